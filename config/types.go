@@ -1,0 +1,246 @@
+package config
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Type is a server's transport, normalized: "stdio", "sse" or "http".
+type Type string
+
+// The transports a server definition may name (§1.1). "streamable_http" and
+// "streamable-http" are read as TypeHTTP.
+const (
+	TypeStdio Type = "stdio"
+	TypeSSE   Type = "sse"
+	TypeHTTP  Type = "http"
+)
+
+// Scope says where a server definition came from (§1.2, §1.4).
+type Scope string
+
+// Scopes, lowest to highest precedence among the everyday three
+// (user < project < local); managed servers override all of them.
+const (
+	ScopeUser    Scope = "user"
+	ScopeProject Scope = "project"
+	ScopeLocal   Scope = "local"
+	ScopeManaged Scope = "managed"
+	// ScopeFlag marks servers given with --mcp-config for one run.
+	ScopeFlag Scope = "flag"
+	// ScopeSession marks servers an embedder handed to a session directly.
+	ScopeSession Scope = "session"
+)
+
+// Trust is the launch-trust level a server's provenance earns (§2).
+type Trust string
+
+const (
+	// TrustUser: the user typed (or an administrator or embedder supplied)
+	// the definition; it starts without asking.
+	TrustUser Trust = "user"
+	// TrustRepo: the repository wrote the definition (project scope); it
+	// never starts before the user approves its fingerprint.
+	TrustRepo Trust = "repo"
+)
+
+// TrustFor returns the trust level of a scope: project scope is
+// repo-authored, everything else was put there by a person or program the
+// user already trusts.
+func TrustFor(s Scope) Trust {
+	if s == ScopeProject {
+		return TrustRepo
+	}
+	return TrustUser
+}
+
+// ToolConfig is the per-tool part of a server definition.
+type ToolConfig struct {
+	// DeferLoading overrides the server's DeferLoading for this tool.
+	DeferLoading *bool `json:"defer_loading,omitempty"`
+}
+
+// Server is one MCP server definition (§1.1). Field values are as written
+// unless the Server came from [ResolvedServer.Effective], where the fields
+// named in §1.6 have had ${VAR} expanded.
+type Server struct {
+	Type           Type                  `json:"type,omitempty"`
+	Command        string                `json:"command,omitempty"`
+	Args           []string              `json:"args,omitempty"`
+	Env            map[string]string     `json:"env,omitempty"`
+	Cwd            string                `json:"cwd,omitempty"`
+	URL            string                `json:"url,omitempty"`
+	Headers        map[string]string     `json:"headers,omitempty"`
+	Enabled        *bool                 `json:"enabled,omitempty"`
+	Description    string                `json:"description,omitempty"`
+	Timeout        int                   `json:"timeout,omitempty"`         // per call, ms
+	StartupTimeout int                   `json:"startup_timeout,omitempty"` // ms
+	DeferLoading   *bool                 `json:"defer_loading,omitempty"`
+	Tools          map[string]ToolConfig `json:"tools,omitempty"`
+	HeadersHelper  string                `json:"headersHelper,omitempty"`
+	EnvPassthrough []string              `json:"env_passthrough,omitempty"`
+}
+
+// IsEnabled reports the definition's own "enabled" field (default true).
+func (s Server) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
+
+// Severity of a [Diagnostic].
+type Severity string
+
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+)
+
+// Position is a place in a config file. Line and Col are 1-based; zero
+// means unknown.
+type Position struct {
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
+	Col  int    `json:"col,omitempty"`
+}
+
+// String renders "file:line:col", dropping what is unknown.
+func (p Position) String() string {
+	switch {
+	case p.File == "":
+		return ""
+	case p.Line == 0:
+		return p.File
+	case p.Col == 0:
+		return fmt.Sprintf("%s:%d", p.File, p.Line)
+	}
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+}
+
+// Diagnostic is one problem found while loading configuration. Errors make
+// the server they name unusable (state "error"); they never hide other
+// servers.
+type Diagnostic struct {
+	Severity Severity `json:"severity"`
+	Position
+	Server  string `json:"server,omitempty"`
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+	// Fix says, in one line, what the user can do about it.
+	Fix string `json:"fix,omitempty"`
+}
+
+// Error renders the diagnostic as one line: "file:line:col: server "x":
+// field "y": message (fix: …)".
+func (d Diagnostic) Error() string {
+	s := ""
+	if p := d.Position.String(); p != "" {
+		s = p + ": "
+	}
+	if d.Server != "" {
+		s += fmt.Sprintf("server %q: ", d.Server)
+	}
+	if d.Field != "" {
+		s += fmt.Sprintf("field %q: ", d.Field)
+	}
+	s += d.Message
+	if d.Fix != "" {
+		s += " (fix: " + d.Fix + ")"
+	}
+	return s
+}
+
+// Availability is why a resolved server will or will not be started,
+// before any runtime state (§1.3, §1.2 managed policy).
+type Availability string
+
+const (
+	// Available: enabled, valid, to be started (subject to launch trust).
+	Available Availability = "available"
+	// Disabled: switched off by its "enabled" field, the workspace layer,
+	// "disabledMcpServers", or managed policy; see DisabledReason.
+	Disabled Availability = "disabled"
+	// Missing: the workspace enables a name no scope defines.
+	Missing Availability = "missing"
+	// Invalid: the definition has an error diagnostic.
+	Invalid Availability = "invalid"
+)
+
+// ResolvedServer is the effective definition of one server name after
+// scopes, workspace enablement and managed policy have been applied.
+type ResolvedServer struct {
+	Name string `json:"name"`
+	// Written is the definition exactly as the file holds it (before ${VAR}
+	// expansion): what launch trust fingerprints.
+	Written Server `json:"written"`
+	// Effective is Written with ${VAR} expanded in the fields §1.6 names and
+	// Type inferred: what the runtime starts.
+	Effective Server `json:"effective"`
+	Scope     Scope  `json:"scope"`
+	// File holds the definition ("" for servers handed in by an embedder
+	// or given as inline --mcp-config JSON).
+	File  string `json:"file,omitempty"`
+	Trust Trust  `json:"trust"`
+	// Pos is where the server's entry starts in File.
+	Pos            Position     `json:"pos"`
+	Availability   Availability `json:"availability"`
+	DisabledReason string       `json:"disabledReason,omitempty"`
+	// Shadows lists lower-precedence scopes that also define this name.
+	Shadows     []Scope      `json:"shadows,omitempty"`
+	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
+	// MissingEnv lists the ${VAR} names that were unset with no default.
+	MissingEnv []string `json:"missingEnv,omitempty"`
+}
+
+// Err returns the first error diagnostic, or nil.
+func (r *ResolvedServer) Err() error {
+	for _, d := range r.Diagnostics {
+		if d.Severity == SeverityError {
+			return d
+		}
+	}
+	return nil
+}
+
+// Files records which configuration files a resolution read (or would
+// write), for the status footer and doctor.
+type Files struct {
+	User      string   `json:"user"`
+	Project   string   `json:"project,omitempty"`
+	Local     string   `json:"local"` // the user file; local servers live under "projects"
+	Managed   string   `json:"managed"`
+	Workspace string   `json:"workspace,omitempty"` // .switchboard/workspace.json
+	Flags     []string `json:"flags,omitempty"`     // --mcp-config sources
+}
+
+// Resolved is the whole configuration view for one workspace: what the
+// runtime consumes. It is built from data only: no process, socket or clock.
+type Resolved struct {
+	// Workspace is the absolute project root ("" when none was found).
+	Workspace string           `json:"workspace"`
+	Servers   []ResolvedServer `json:"servers"` // sorted by name
+	Files     Files            `json:"files"`
+	// Diagnostics holds file-level problems (a file that does not parse,
+	// is a directory, cannot be read) and every server diagnostic too.
+	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
+}
+
+// Server returns the resolved server with that name, or nil.
+func (r *Resolved) Server(name string) *ResolvedServer {
+	i := sort.Search(len(r.Servers), func(i int) bool { return r.Servers[i].Name >= name })
+	if i < len(r.Servers) && r.Servers[i].Name == name {
+		return &r.Servers[i]
+	}
+	for i := range r.Servers { // tolerate an unsorted slice built by hand
+		if r.Servers[i].Name == name {
+			return &r.Servers[i]
+		}
+	}
+	return nil
+}
+
+// HasErrors reports whether any error diagnostic was found.
+func (r *Resolved) HasErrors() bool {
+	for _, d := range r.Diagnostics {
+		if d.Severity == SeverityError {
+			return true
+		}
+	}
+	return false
+}
