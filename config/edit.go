@@ -1,0 +1,569 @@
+package config
+
+// This file is the writing side of the package: the edits the management
+// CLI makes (mcp add, add-json, remove, enable, disable, import). Every edit
+// parses the file as JSONC with hujson, applies a JSON Patch (RFC 6902) to
+// the syntax tree and packs it again, so that a user's comments, trailing
+// commas, key order and unrelated keys survive byte for byte outside the
+// entry that changed. The whole file is never re-marshalled.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/tailscale/hujson"
+)
+
+// Modes of what an edit creates. Files in the home directory can hold
+// secrets (env values, headers), so they and their directories are private.
+const (
+	privateFileMode fs.FileMode = 0o600
+	privateDirMode  fs.FileMode = 0o700
+	sharedFileMode  fs.FileMode = 0o644
+	sharedDirMode   fs.FileMode = 0o755
+)
+
+// SetServer writes the server definition def under name in the object at
+// objPath of the JSONC file at path: objPath is e.g. ["mcpServers"] or
+// ["projects", absWorkspace, "mcpServers"]. An existing entry of that name
+// is replaced in place; a new one is appended to the object. Missing parent
+// objects are created, and so is a missing file (mode 0600, missing
+// directories 0700, since a server's env and headers may hold secrets).
+//
+// Only the changed entry is rewritten: everything else in the file keeps its
+// bytes. def must be one JSON object; it is re-indented to match the file.
+// The file is replaced atomically and keeps its mode. A file that does not
+// parse is left untouched and the error is a [Diagnostic] with
+// file:line:col.
+func SetServer(path string, objPath []string, name string, def json.RawMessage) error {
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(def, &probe); err != nil {
+		return fmt.Errorf("server %q: definition must be a JSON object: %w", name, err)
+	}
+	full := append(append([]string(nil), objPath...), name)
+	return editFile(path, privateFileMode, privateDirMode, func(root *hujson.Value, src []byte) error {
+		return setValue(root, src, full, def)
+	})
+}
+
+// RemoveServer deletes the entry name from the object at objPath of the
+// JSONC file at path, together with the comments that belong to it. found
+// is false (and the file untouched) when the file, the object or the entry
+// does not exist.
+func RemoveServer(path string, objPath []string, name string) (found bool, err error) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	full := append(append([]string(nil), objPath...), name)
+	err = editFile(path, privateFileMode, privateDirMode, func(root *hujson.Value, src []byte) error {
+		found = root.Find(pointer(full)) != nil
+		if !found {
+			return errNoChange
+		}
+		return removeMember(root, full)
+	})
+	return found, err
+}
+
+// WorkspaceFileName is where workspace enablement lives, relative to the
+// project root (§1.3).
+const WorkspaceFileName = ".switchboard/workspace.json"
+
+// SetWorkspaceEnablement records in <root>/.switchboard/workspace.json that
+// the server name is enabled (or disabled) for this workspace: name is
+// added to one of "enabledMcpServers" / "disabledMcpServers" (if absent) and
+// removed from the other. The file and its directory are created when
+// missing. Calling it twice with the same arguments changes nothing.
+func SetWorkspaceEnablement(root, name string, enabled bool) error {
+	path := filepath.Join(root, filepath.FromSlash(WorkspaceFileName))
+	add, drop := "enabledMcpServers", "disabledMcpServers"
+	if !enabled {
+		add, drop = drop, add
+	}
+	// Workspace enablement lists names only; it lives in the repository, so
+	// a file it creates gets the usual shared modes.
+	return editFile(path, sharedFileMode, sharedDirMode, func(v *hujson.Value, src []byte) error {
+		changed := false
+		// Drop every occurrence from the other list, last first so that the
+		// indexes stay valid.
+		if arr, ok := arrayAt(v, drop); ok {
+			for i := len(arr.Elements) - 1; i >= 0; i-- {
+				lit, ok := arr.Elements[i].Value.(hujson.Literal)
+				if !ok || lit.Kind() != '"' || lit.String() != name {
+					continue
+				}
+				if err := removeMember(v, []string{drop, strconv.Itoa(i)}); err != nil {
+					return err
+				}
+				changed = true
+			}
+		}
+		arr, ok := arrayAt(v, add)
+		if ok {
+			for _, e := range arr.Elements {
+				if lit, ok := e.Value.(hujson.Literal); ok && lit.Kind() == '"' && lit.String() == name {
+					if !changed {
+						return errNoChange
+					}
+					return nil
+				}
+			}
+			return appendElement(v, src, add, name)
+		}
+		if f := v.Find(pointer([]string{add})); f != nil {
+			return fmt.Errorf("%q is not an array", add)
+		}
+		list, _ := json.Marshal([]string{name})
+		return setValue(v, src, []string{add}, list)
+	})
+}
+
+// errNoChange tells editFile that the edit found nothing to do.
+var errNoChange = errors.New("no change")
+
+// editFile reads the JSONC file at path (a missing or blank file reads as
+// {}), lets edit patch its syntax tree, and writes the result atomically. A
+// new file gets fileMode (and missing directories dirMode); an existing
+// one keeps its mode.
+func editFile(path string, fileMode, dirMode fs.FileMode, edit func(v *hujson.Value, src []byte) error) error {
+	// Edit the file a symlink points to, rather than replacing the link.
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	src, err := os.ReadFile(path)
+	exists := true
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		exists = false
+	case err != nil:
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	mode := fileMode
+	if exists {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", path, err)
+		}
+		mode = fi.Mode().Perm()
+	}
+
+	text := src
+	if len(bytes.TrimSpace(src)) == 0 {
+		// A new or blank file: start from an empty object, keeping any
+		// whitespace the blank file held out of the way.
+		text = []byte("{}\n")
+	}
+	v, err := hujson.Parse(text)
+	if err != nil {
+		return parseDiagnostic(path, err)
+	}
+	if _, ok := v.Value.(*hujson.Object); !ok {
+		return Diagnostic{
+			Severity: SeverityError,
+			Position: Position{File: path, Line: 1, Col: 1},
+			Message:  "the top level is not a JSON object",
+			Fix:      "make the file one JSON object, e.g. {\"mcpServers\": {}}; it was not changed",
+		}
+	}
+	if err := edit(&v, text); err != nil {
+		if errors.Is(err, errNoChange) {
+			return nil
+		}
+		return fmt.Errorf("editing %s: %w", path, err)
+	}
+	out := v.Pack()
+	if !bytes.HasSuffix(out, []byte("\n")) {
+		out = append(out, '\n')
+	}
+	if exists && bytes.Equal(out, src) {
+		return nil
+	}
+	if !exists {
+		if err := os.MkdirAll(filepath.Dir(path), dirMode); err != nil {
+			return fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
+		}
+	}
+	return writeFileAtomic(path, out, mode)
+}
+
+// writeFileAtomic replaces path with data through a temporary file in the
+// same directory and a rename, so that a crash never leaves half a file.
+func writeFileAtomic(path string, data []byte, mode fs.FileMode) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err = f.Chmod(mode); err != nil {
+		// Chmod on a file is not supported everywhere (e.g. some Windows
+		// file systems); the rename below still keeps the data safe.
+		err = nil
+	}
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+var hujsonPosRE = regexp.MustCompile(`^hujson: line (\d+), column (\d+): (.*)$`)
+
+// parseDiagnostic turns a hujson parse error into a Diagnostic naming the
+// file, line and column.
+func parseDiagnostic(path string, err error) Diagnostic {
+	d := Diagnostic{
+		Severity: SeverityError,
+		Position: Position{File: path},
+		Message:  "invalid JSONC: " + err.Error(),
+		Fix:      "correct the syntax at that position; the file was not changed",
+	}
+	if m := hujsonPosRE.FindStringSubmatch(err.Error()); m != nil {
+		d.Line, _ = strconv.Atoi(m[1])
+		d.Col, _ = strconv.Atoi(m[2])
+		d.Message = "invalid JSONC: " + m[3]
+	}
+	return d
+}
+
+// pointer renders path as a JSON Pointer (RFC 6901), escaping "~" and "/".
+func pointer(path []string) string {
+	var b strings.Builder
+	for _, p := range path {
+		b.WriteByte('/')
+		p = strings.ReplaceAll(p, "~", "~0")
+		b.WriteString(strings.ReplaceAll(p, "/", "~1"))
+	}
+	return b.String()
+}
+
+// patch applies one JSON Patch operation.
+func patch(v *hujson.Value, op string, path []string, value []byte) error {
+	var b bytes.Buffer
+	b.WriteString(`[{"op":`)
+	b.WriteString(strconv.Quote(op))
+	b.WriteString(`,"path":`)
+	ptr, _ := json.Marshal(pointer(path))
+	b.Write(ptr)
+	if value != nil {
+		b.WriteString(`,"value":`)
+		b.Write(value)
+	}
+	b.WriteString(`}]`)
+	return v.Patch(b.Bytes())
+}
+
+// setValue sets the member at path (every element but the last names an
+// object) to value, creating the missing objects along the way. value is
+// re-indented to sit at its place in src.
+func setValue(root *hujson.Value, src []byte, path []string, value json.RawMessage) error {
+	// Find the deepest existing object on the way.
+	depth := 0
+	parent := root
+	for depth < len(path)-1 {
+		next := parent.Find(pointer(path[depth : depth+1]))
+		if next == nil {
+			break
+		}
+		if _, ok := next.Value.(*hujson.Object); !ok {
+			return fmt.Errorf("%s is not an object", pointer(path[:depth+1]))
+		}
+		parent = next
+		depth++
+	}
+	obj := parent.Value.(*hujson.Object)
+	unit := indentUnit(root, src)
+	memberIndent := membersIndent(parent, src, unit)
+
+	if depth == len(path)-1 {
+		if existing := parent.Find(pointer(path[depth:])); existing != nil {
+			// Replace in place: the entry keeps its position and the
+			// comments around it.
+			return patch(root, "replace", path, indentJSON(value, memberIndent, unit))
+		}
+	}
+
+	// Add path[depth] to parent, nesting the rest of the path inside it.
+	nested := []byte(value)
+	for i := len(path) - 1; i > depth; i-- {
+		key, _ := json.Marshal(path[i])
+		nested = append(append(append([]byte("{"), key...), ':'), append(nested, '}')...)
+	}
+	hadTrailingComma := len(obj.Members) > 0 && obj.Members[len(obj.Members)-1].Value.AfterExtra != nil
+	if err := patch(root, "add", path[:depth+1], indentJSON(nested, memberIndent, unit)); err != nil {
+		return err
+	}
+	// The patch appends the member with no layout; give it the layout of
+	// its siblings and put the closing brace on its own line.
+	obj = parent.Value.(*hujson.Object)
+	m := &obj.Members[len(obj.Members)-1]
+	before := bytes.TrimRight(m.Name.BeforeExtra, " \t")
+	if !bytes.HasSuffix(before, []byte("\n")) {
+		before = append(before, '\n')
+	}
+	m.Name.BeforeExtra = append(before, memberIndent...)
+	m.Value.BeforeExtra = hujson.Extra(" ")
+	if hadTrailingComma {
+		m.Value.AfterExtra = hujson.Extra{}
+	}
+	closing := bytes.TrimRight(obj.AfterExtra, " \t")
+	if !bytes.HasSuffix(closing, []byte("\n")) {
+		closing = append(closing, '\n')
+	}
+	obj.AfterExtra = append(closing, lineIndent(src, parent.StartOffset)...)
+	return nil
+}
+
+// removeMember removes the member or element at path, keeping the
+// container's trailing-comma style.
+func removeMember(root *hujson.Value, path []string) error {
+	parent := root.Find(pointer(path[:len(path)-1]))
+	hadTrailingComma := false
+	if parent != nil {
+		switch c := parent.Value.(type) {
+		case *hujson.Object:
+			hadTrailingComma = len(c.Members) > 0 && c.Members[len(c.Members)-1].Value.AfterExtra != nil
+		case *hujson.Array:
+			hadTrailingComma = len(c.Elements) > 0 && c.Elements[len(c.Elements)-1].AfterExtra != nil
+		}
+	}
+	// A one-line array loses its first element: the new first one takes
+	// the removed one's place right after the bracket.
+	var firstBefore hujson.Extra
+	restoreFirst := false
+	if arr, ok := parent.Value.(*hujson.Array); ok && path[len(path)-1] == "0" && len(arr.Elements) > 1 {
+		firstBefore = append(hujson.Extra(nil), arr.Elements[0].BeforeExtra...)
+		next := arr.Elements[1].BeforeExtra
+		restoreFirst = bytes.TrimSpace(next) == nil && bytes.IndexByte(next, '\n') < 0
+	}
+	if err := patch(root, "remove", path, nil); err != nil {
+		return err
+	}
+	if restoreFirst {
+		parent.Value.(*hujson.Array).Elements[0].BeforeExtra = firstBefore
+	}
+	if hadTrailingComma {
+		switch c := parent.Value.(type) {
+		case *hujson.Object:
+			if n := len(c.Members); n > 0 && c.Members[n-1].Value.AfterExtra == nil {
+				c.Members[n-1].Value.AfterExtra = hujson.Extra{}
+			}
+		case *hujson.Array:
+			if n := len(c.Elements); n > 0 && c.Elements[n-1].AfterExtra == nil {
+				c.Elements[n-1].AfterExtra = hujson.Extra{}
+			}
+		}
+	}
+	return nil
+}
+
+// arrayAt returns the array under the top-level key name.
+func arrayAt(root *hujson.Value, name string) (*hujson.Array, bool) {
+	v := root.Find(pointer([]string{name}))
+	if v == nil {
+		return nil, false
+	}
+	arr, ok := v.Value.(*hujson.Array)
+	return arr, ok
+}
+
+// appendElement appends the string s to the array under the top-level key
+// name, laid out like the elements before it.
+func appendElement(root *hujson.Value, src []byte, name, s string) error {
+	arr, _ := arrayAt(root, name)
+	// Lay the new element out like the last one: on its own line with the
+	// same indentation, or after a space on a one-line array.
+	var sep []byte
+	if n := len(arr.Elements); n > 0 {
+		sep = []byte(" ")
+		prev := arr.Elements[n-1].BeforeExtra
+		if i := bytes.LastIndexByte(prev, '\n'); i >= 0 {
+			sep = append([]byte(nil), prev[i:]...)
+		}
+	}
+	hadTrailingComma := len(arr.Elements) > 0 && arr.Elements[len(arr.Elements)-1].AfterExtra != nil
+	lit, _ := json.Marshal(s)
+	if err := patch(root, "add", []string{name, "-"}, lit); err != nil {
+		return err
+	}
+	arr, _ = arrayAt(root, name)
+	e := &arr.Elements[len(arr.Elements)-1]
+	// The patch may have moved the previous element's trailing comment in
+	// front of the new one; keep it, then lay out.
+	before := bytes.TrimRight(e.BeforeExtra, " \t\n")
+	if len(before) > 0 && bytes.IndexByte(sep, '\n') < 0 {
+		sep = append([]byte("\n"), sep...)
+	}
+	e.BeforeExtra = append(before, sep...)
+	if hadTrailingComma {
+		e.AfterExtra = hujson.Extra{}
+	}
+	return nil
+}
+
+// lineIndent returns the blanks that start the line holding offset.
+func lineIndent(src []byte, offset int) []byte {
+	if offset > len(src) {
+		offset = len(src)
+	}
+	start := bytes.LastIndexByte(src[:offset], '\n') + 1
+	end := start
+	for end < len(src) && (src[end] == ' ' || src[end] == '\t') {
+		end++
+	}
+	return append([]byte(nil), src[start:end]...)
+}
+
+// membersIndent is the indentation for a member of the object v: that of
+// its first member when that one starts a line, else one unit deeper than
+// the line holding the opening brace.
+func membersIndent(v *hujson.Value, src []byte, unit string) string {
+	obj := v.Value.(*hujson.Object)
+	if len(obj.Members) > 0 && bytes.IndexByte(obj.Members[0].Name.BeforeExtra, '\n') >= 0 {
+		return string(lineIndent(src, obj.Members[0].Name.StartOffset))
+	}
+	return string(lineIndent(src, v.StartOffset)) + unit
+}
+
+// indentUnit guesses the file's indentation step from the first member of
+// the top-level object; two spaces if it cannot tell.
+func indentUnit(root *hujson.Value, src []byte) string {
+	obj, ok := root.Value.(*hujson.Object)
+	if ok && len(obj.Members) > 0 && bytes.IndexByte(obj.Members[0].Name.BeforeExtra, '\n') >= 0 {
+		if in := lineIndent(src, obj.Members[0].Name.StartOffset); len(in) > 0 {
+			return string(in)
+		}
+	}
+	return "  "
+}
+
+// indentJSON lays out a JSON value for a place whose line starts with
+// prefix, one unit per level. Arrays of scalars stay on one line, as people
+// write args lists. Key order and number spellings are kept.
+func indentJSON(value []byte, prefix, unit string) []byte {
+	dec := json.NewDecoder(bytes.NewReader(value))
+	dec.UseNumber()
+	var b bytes.Buffer
+	if err := writeIndented(&b, dec, prefix, unit); err != nil {
+		return value
+	}
+	return b.Bytes()
+}
+
+func writeIndented(b *bytes.Buffer, dec *json.Decoder, prefix, unit string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch tok {
+	case json.Delim('{'):
+		if !dec.More() {
+			b.WriteString("{}")
+			_, err := dec.Token()
+			return err
+		}
+		b.WriteString("{")
+		for first := true; dec.More(); first = false {
+			if !first {
+				b.WriteString(",")
+			}
+			key, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			b.WriteString("\n" + prefix + unit)
+			writeScalar(b, key)
+			b.WriteString(": ")
+			if err := writeIndented(b, dec, prefix+unit, unit); err != nil {
+				return err
+			}
+		}
+		b.WriteString("\n" + prefix + "}")
+		_, err := dec.Token()
+		return err
+	case json.Delim('['):
+		var elems []json.RawMessage
+		for dec.More() {
+			var e json.RawMessage
+			if err := dec.Decode(&e); err != nil {
+				return err
+			}
+			elems = append(elems, e)
+		}
+		if _, err := dec.Token(); err != nil {
+			return err
+		}
+		scalars := true
+		for _, e := range elems {
+			if c := bytes.TrimSpace(e); len(c) > 0 && (c[0] == '{' || c[0] == '[') {
+				scalars = false
+			}
+		}
+		if scalars {
+			b.WriteString("[")
+			for i, e := range elems {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				var buf bytes.Buffer
+				if err := json.Compact(&buf, e); err != nil {
+					return err
+				}
+				b.Write(buf.Bytes())
+			}
+			b.WriteString("]")
+			return nil
+		}
+		b.WriteString("[")
+		for i, e := range elems {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString("\n" + prefix + unit)
+			sub := json.NewDecoder(bytes.NewReader(e))
+			sub.UseNumber()
+			if err := writeIndented(b, sub, prefix+unit, unit); err != nil {
+				return err
+			}
+		}
+		b.WriteString("\n" + prefix + "]")
+		return nil
+	}
+	writeScalar(b, tok)
+	return nil
+}
+
+// writeScalar writes a string, number, bool or null token as JSON, without
+// escaping <, > and & (they are legal and people read these files).
+func writeScalar(b *bytes.Buffer, tok json.Token) {
+	if n, ok := tok.(json.Number); ok {
+		b.WriteString(n.String())
+		return
+	}
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(tok)
+	b.Truncate(b.Len() - 1) // Encode's newline
+}

@@ -1,0 +1,511 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/tailscale/hujson"
+)
+
+// userFile is a hand-written user file: comments everywhere, a trailing
+// comma, an unrelated key and an unusual key order.
+const userFile = `// My Switchboard servers. Hands off, tools!
+{
+  /* keep me */
+  "theme": "dark", // unrelated key
+  "mcpServers": {
+    // the time server
+    "time": {"command": "uvx", "args": ["mcp-server-time"]},
+    "github": {
+      "url": "https://api.githubcopilot.com/mcp/", // remote
+      "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"},
+    },
+  },
+  "zzz": [1, 2, 3,],
+}
+`
+
+func writeTemp(t *testing.T, name, content string, mode os.FileMode) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func readString(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestSetServer(t *testing.T) {
+	tests := []struct {
+		name    string
+		src     string
+		objPath []string
+		server  string
+		def     string
+		want    string
+	}{
+		{
+			name:    "append to commented file",
+			src:     userFile,
+			objPath: []string{"mcpServers"},
+			server:  "fs",
+			def:     `{"command":"npx","args":["-y","@modelcontextprotocol/server-filesystem","/tmp"]}`,
+			want: `// My Switchboard servers. Hands off, tools!
+{
+  /* keep me */
+  "theme": "dark", // unrelated key
+  "mcpServers": {
+    // the time server
+    "time": {"command": "uvx", "args": ["mcp-server-time"]},
+    "github": {
+      "url": "https://api.githubcopilot.com/mcp/", // remote
+      "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"},
+    },
+    "fs": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
+    },
+  },
+  "zzz": [1, 2, 3,],
+}
+`,
+		},
+		{
+			name:    "replace in place",
+			src:     userFile,
+			objPath: []string{"mcpServers"},
+			server:  "time",
+			def:     `{"command":"uvx","args":["mcp-server-time","--local-timezone=UTC"]}`,
+			want: `// My Switchboard servers. Hands off, tools!
+{
+  /* keep me */
+  "theme": "dark", // unrelated key
+  "mcpServers": {
+    // the time server
+    "time": {
+      "command": "uvx",
+      "args": ["mcp-server-time", "--local-timezone=UTC"]
+    },
+    "github": {
+      "url": "https://api.githubcopilot.com/mcp/", // remote
+      "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"},
+    },
+  },
+  "zzz": [1, 2, 3,],
+}
+`,
+		},
+		{
+			name:    "local scope creates the parents",
+			src:     userFile,
+			objPath: []string{"projects", "/home/me/src/app", "mcpServers"},
+			server:  "db",
+			def:     `{"command":"db-mcp"}`,
+			want: `// My Switchboard servers. Hands off, tools!
+{
+  /* keep me */
+  "theme": "dark", // unrelated key
+  "mcpServers": {
+    // the time server
+    "time": {"command": "uvx", "args": ["mcp-server-time"]},
+    "github": {
+      "url": "https://api.githubcopilot.com/mcp/", // remote
+      "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"},
+    },
+  },
+  "zzz": [1, 2, 3,],
+  "projects": {
+    "/home/me/src/app": {
+      "mcpServers": {
+        "db": {
+          "command": "db-mcp"
+        }
+      }
+    }
+  },
+}
+`,
+		},
+		{
+			name:    "empty object without trailing comma",
+			src:     "{\n\t\"mcpServers\": {}\n}\n",
+			objPath: []string{"mcpServers"},
+			server:  "a",
+			def:     `{"url":"https://x.example/mcp"}`,
+			want:    "{\n\t\"mcpServers\": {\n\t\t\"a\": {\n\t\t\t\"url\": \"https://x.example/mcp\"\n\t\t}\n\t}\n}\n",
+		},
+		{
+			name:    "blank file",
+			src:     "\n",
+			objPath: []string{"mcpServers"},
+			server:  "a",
+			def:     `{"command":"a"}`,
+			want:    "{\n  \"mcpServers\": {\n    \"a\": {\n      \"command\": \"a\"\n    }\n  }\n}\n",
+		},
+		{
+			name:    "name needing pointer escapes",
+			src:     `{"mcpServers": {"a~1b": {"command": "x"}}}`,
+			objPath: []string{"projects", "/w/a~b", "mcpServers"},
+			server:  "a/b",
+			def:     `{"command":"y"}`,
+			want: `{"mcpServers": {"a~1b": {"command": "x"}},
+  "projects": {
+    "/w/a~b": {
+      "mcpServers": {
+        "a/b": {
+          "command": "y"
+        }
+      }
+    }
+  }
+}
+`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeTemp(t, "mcp.json", tt.src, 0o640)
+			if err := SetServer(path, tt.objPath, tt.server, json.RawMessage(tt.def)); err != nil {
+				t.Fatal(err)
+			}
+			got := readString(t, path)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("file (-want +got):\n%s", diff)
+			}
+			if runtime.GOOS != "windows" {
+				fi, _ := os.Stat(path)
+				if fi.Mode().Perm() != 0o640 {
+					t.Errorf("mode = %v, want the file's own 0640", fi.Mode().Perm())
+				}
+			}
+			// The result is valid JSONC holding the new definition.
+			var doc any
+			if err := json.Unmarshal(standardize(t, got), &doc); err != nil {
+				t.Fatalf("result does not parse: %v", err)
+			}
+			// Setting the same definition again changes nothing.
+			if err := SetServer(path, tt.objPath, tt.server, json.RawMessage(tt.def)); err != nil {
+				t.Fatal(err)
+			}
+			if again := readString(t, path); again != got {
+				t.Errorf("second identical SetServer changed the file:\n%s", cmp.Diff(got, again))
+			}
+		})
+	}
+}
+
+// TestSetServerPreservesOutsideEntry checks the byte-for-byte promise
+// directly: the file before and after differ only inside one span.
+func TestSetServerPreservesOutsideEntry(t *testing.T) {
+	path := writeTemp(t, "mcp.json", userFile, 0o600)
+	if err := SetServer(path, []string{"mcpServers"}, "new", json.RawMessage(`{"command":"n"}`)); err != nil {
+		t.Fatal(err)
+	}
+	got := readString(t, path)
+	prefix, suffix := commonPrefix(userFile, got), commonSuffix(userFile, got)
+	suffix = min(suffix, len(userFile)-prefix, len(got)-prefix)
+	{
+		inserted := got[prefix : len(got)-suffix]
+		removed := userFile[prefix : len(userFile)-suffix]
+		if removed != "" {
+			t.Errorf("bytes of the original were changed: %q", removed)
+		}
+		if !strings.Contains(inserted, `"new"`) {
+			t.Errorf("inserted span %q does not hold the entry", inserted)
+		}
+	}
+	for _, keep := range []string{"// My Switchboard servers. Hands off, tools!", "/* keep me */", "// unrelated key", "// the time server", "// remote", `"zzz": [1, 2, 3,],`} {
+		if !strings.Contains(got, keep) {
+			t.Errorf("lost %q", keep)
+		}
+	}
+
+	found, err := RemoveServer(path, []string{"mcpServers"}, "new")
+	if err != nil || !found {
+		t.Fatalf("RemoveServer = %v, %v", found, err)
+	}
+	if got := readString(t, path); got != userFile {
+		t.Errorf("add then remove is not the identity:\n%s", cmp.Diff(userFile, got))
+	}
+}
+
+func TestRemoveServer(t *testing.T) {
+	path := writeTemp(t, "mcp.json", userFile, 0o600)
+	found, err := RemoveServer(path, []string{"mcpServers"}, "time")
+	if err != nil || !found {
+		t.Fatalf("RemoveServer = %v, %v", found, err)
+	}
+	want := strings.Replace(userFile, "    // the time server\n    \"time\": {\"command\": \"uvx\", \"args\": [\"mcp-server-time\"]},\n", "", 1)
+	if diff := cmp.Diff(want, readString(t, path)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+
+	// The last entry: the trailing comma style stays.
+	if _, err := RemoveServer(path, []string{"mcpServers"}, "github"); err != nil {
+		t.Fatal(err)
+	}
+	if got := readString(t, path); !strings.Contains(got, "\"mcpServers\": {\n  },\n  \"zzz\"") {
+		t.Errorf("after removing everything:\n%s", got)
+	}
+
+	for _, tc := range []struct {
+		name    string
+		objPath []string
+		server  string
+	}{
+		{"absent name", []string{"mcpServers"}, "nope"},
+		{"absent object", []string{"projects", "/w", "mcpServers"}, "time"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := readString(t, path)
+			found, err := RemoveServer(path, tc.objPath, tc.server)
+			if err != nil || found {
+				t.Errorf("RemoveServer = %v, %v; want false, nil", found, err)
+			}
+			if readString(t, path) != before {
+				t.Error("file changed")
+			}
+		})
+	}
+
+	found, err = RemoveServer(filepath.Join(t.TempDir(), "none.json"), []string{"mcpServers"}, "x")
+	if err != nil || found {
+		t.Errorf("missing file: RemoveServer = %v, %v", found, err)
+	}
+}
+
+func TestEditBadFile(t *testing.T) {
+	tests := []struct {
+		name      string
+		src       string
+		wantLine  int
+		wantCol   int
+		wantInMsg string
+	}{
+		{"missing comma", "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"}\n    \"b\": {}\n  }\n}\n", 4, 5, "invalid JSONC"},
+		{"unterminated comment", "{\n  /* oops\n}\n", 2, 3, "invalid JSONC"},
+		{"not an object", "[1, 2]\n", 1, 1, "not a JSON object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeTemp(t, "mcp.json", tt.src, 0o600)
+			err := SetServer(path, []string{"mcpServers"}, "c", json.RawMessage(`{"command":"c"}`))
+			var d Diagnostic
+			if !errors.As(err, &d) {
+				t.Fatalf("err = %v (%T), want a Diagnostic", err, err)
+			}
+			if d.File != path || d.Line != tt.wantLine || d.Col != tt.wantCol {
+				t.Errorf("position = %s, want %s:%d:%d", d.Position, path, tt.wantLine, tt.wantCol)
+			}
+			if !strings.Contains(d.Error(), tt.wantInMsg) || d.Fix == "" {
+				t.Errorf("message %q lacks %q or a fix", d.Error(), tt.wantInMsg)
+			}
+			if got := readString(t, path); got != tt.src {
+				t.Errorf("file was changed to %q", got)
+			}
+			if _, err := RemoveServer(path, []string{"mcpServers"}, "a"); !errors.As(err, &d) {
+				t.Errorf("RemoveServer err = %v, want a Diagnostic", err)
+			}
+		})
+	}
+
+	t.Run("directory", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := SetServer(dir, []string{"mcpServers"}, "c", json.RawMessage(`{"command":"c"}`)); err == nil {
+			t.Error("SetServer on a directory succeeded")
+		}
+	})
+	t.Run("definition not an object", func(t *testing.T) {
+		path := writeTemp(t, "mcp.json", "{}", 0o600)
+		if err := SetServer(path, []string{"mcpServers"}, "c", json.RawMessage(`["x"]`)); err == nil {
+			t.Error("SetServer accepted an array definition")
+		}
+	})
+	t.Run("parent not an object", func(t *testing.T) {
+		path := writeTemp(t, "mcp.json", `{"mcpServers": []}`, 0o600)
+		if err := SetServer(path, []string{"mcpServers"}, "c", json.RawMessage(`{"command":"c"}`)); err == nil {
+			t.Error("SetServer wrote into an array")
+		}
+	})
+}
+
+func TestSetServerCreatesPrivateFile(t *testing.T) {
+	home := t.TempDir()
+	path := filepath.Join(home, ".switchboard", "mcp.json")
+	if err := SetServer(path, []string{"mcpServers"}, "a", json.RawMessage(`{"command":"a"}`)); err != nil {
+		t.Fatal(err)
+	}
+	want := "{\n  \"mcpServers\": {\n    \"a\": {\n      \"command\": \"a\"\n    }\n  }\n}\n"
+	if got := readString(t, path); got != want {
+		t.Errorf("(-want +got):\n%s", cmp.Diff(want, got))
+	}
+	if runtime.GOOS == "windows" {
+		return
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("file mode = %v, want 0600", fi.Mode().Perm())
+	}
+	if fi, _ := os.Stat(filepath.Dir(path)); fi.Mode().Perm() != 0o700 {
+		t.Errorf("dir mode = %v, want 0700", fi.Mode().Perm())
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Errorf("left temporary files behind: %v", entries)
+	}
+}
+
+func TestSetServerFollowsSymlink(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symlinks need privileges on Windows")
+	}
+	dir := t.TempDir()
+	target := filepath.Join(dir, "real.json")
+	if err := os.WriteFile(target, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "mcp.json")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := SetServer(link, []string{"mcpServers"}, "a", json.RawMessage(`{"command":"a"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Lstat(link); fi.Mode()&os.ModeSymlink == 0 {
+		t.Error("the symlink was replaced by a file")
+	}
+	if !strings.Contains(readString(t, target), `"a"`) {
+		t.Error("the target was not edited")
+	}
+}
+
+func TestSetWorkspaceEnablement(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, ".switchboard", "workspace.json")
+	steps := []struct {
+		name    string
+		enabled bool
+		want    string
+	}{
+		{"time", true, "{\n  \"enabledMcpServers\": [\"time\"]\n}\n"},
+		{"fs", true, "{\n  \"enabledMcpServers\": [\"time\", \"fs\"]\n}\n"},
+		{"fs", true, "{\n  \"enabledMcpServers\": [\"time\", \"fs\"]\n}\n"},
+		{"time", false, "{\n  \"enabledMcpServers\": [\"fs\"],\n  \"disabledMcpServers\": [\"time\"]\n}\n"},
+		{"time", true, "{\n  \"enabledMcpServers\": [\"fs\", \"time\"],\n  \"disabledMcpServers\": []\n}\n"},
+	}
+	for i, s := range steps {
+		if err := SetWorkspaceEnablement(root, s.name, s.enabled); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		if diff := cmp.Diff(s.want, readString(t, path)); diff != "" {
+			t.Fatalf("step %d (%s, %v) (-want +got):\n%s", i, s.name, s.enabled, diff)
+		}
+	}
+}
+
+func TestSetWorkspaceEnablementKeepsLayout(t *testing.T) {
+	src := `{
+  // servers I want here
+  "enabledMcpServers": [
+    "a", // the a server
+    "b",
+  ],
+  "disabledMcpServers": ["c", "d"], // noisy
+  "other": true
+}
+`
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, ".switchboard"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(root, ".switchboard", "workspace.json")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := SetWorkspaceEnablement(root, "c", true); err != nil {
+		t.Fatal(err)
+	}
+	want := `{
+  // servers I want here
+  "enabledMcpServers": [
+    "a", // the a server
+    "b",
+    "c",
+  ],
+  "disabledMcpServers": ["d"], // noisy
+  "other": true
+}
+`
+	if diff := cmp.Diff(want, readString(t, path)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestIndentJSON(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{}`, `{}`},
+		{`[]`, `[]`},
+		{`{"a":[],"b":{}}`, "{\n>  \"a\": [],\n>  \"b\": {}\n>}"},
+		{`{"url":"https://x/?a=1&b=<2>","n":1.50}`, "{\n>  \"url\": \"https://x/?a=1&b=<2>\",\n>  \"n\": 1.50\n>}"},
+		{`[{"a":1},2]`, "[\n>  {\n>    \"a\": 1\n>  },\n>  2\n>]"},
+		{`{"z":1,"a":2}`, "{\n>  \"z\": 1,\n>  \"a\": 2\n>}"},
+	} {
+		if got := string(indentJSON([]byte(tc.in), ">", "  ")); got != tc.want {
+			t.Errorf("indentJSON(%s) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestPointer(t *testing.T) {
+	for _, tc := range []struct {
+		in   []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"mcpServers", "a"}, "/mcpServers/a"},
+		{[]string{"projects", "/home/x", "mcpServers"}, "/projects/~1home~1x/mcpServers"},
+		{[]string{"a~b/c"}, "/a~0b~1c"},
+	} {
+		if got := pointer(tc.in); got != tc.want {
+			t.Errorf("pointer(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func standardize(t *testing.T, s string) []byte {
+	t.Helper()
+	v, err := hujson.Standardize([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func commonPrefix(a, b string) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+func commonSuffix(a, b string) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[len(a)-1-i] == b[len(b)-1-i] {
+		i++
+	}
+	return i
+}
