@@ -1,0 +1,290 @@
+package toolsurface
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// MaxNameLen is the longest tool name a model sees: the stricter of the
+// OpenAI (64) and Anthropic (128) limits (§5).
+const MaxNameLen = 64
+
+// Prefix and Separator frame a namespaced tool name: Prefix + server +
+// Separator + tool.
+const (
+	Prefix    = "mcp__"
+	Separator = "__"
+)
+
+// hashLen is how many hex digits of sha256 end a truncated name; with the
+// '_' before them they take the last hashLen+1 bytes of MaxNameLen.
+const hashLen = 8
+
+// SanitizePart maps a server or tool name onto the legal alphabet
+// [a-zA-Z0-9_-]: every other rune (and every byte of invalid UTF-8)
+// becomes one '_'. The empty string becomes "_" so that no part of a
+// name is ever empty. The result is not length-limited; see ToolName.
+func SanitizePart(s string) string {
+	if s == "" {
+		return "_"
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if legal(r) {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+func legal(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-'
+}
+
+// ToolName returns the name a model sees for tool of server:
+// "mcp__<server>__<tool>" with both parts passed through SanitizePart.
+//
+// The result always matches ^[a-zA-Z0-9_-]{1,64}$. A name longer than
+// MaxNameLen is cut deterministically: its first 55 bytes, then '_', then
+// the first 8 hex digits of sha256(server + "\x00" + tool) over the
+// unsanitized inputs, so two long names that share a prefix stay distinct.
+// Because the cut keeps the front, "mcp__<server>__" survives whenever the
+// server name is short, and permission rules written against the server
+// prefix keep matching.
+//
+// ToolName is not injective (two tools equal after sanitizing get one
+// name); Router.AddServer detects every such collision.
+func ToolName(server, tool string) string {
+	return fit(Prefix+SanitizePart(server)+Separator+SanitizePart(tool), server, tool)
+}
+
+// fit cuts an already-sanitized (so ASCII) name to MaxNameLen, ending it
+// in a hash of the raw parts.
+func fit(name, server, tool string) string {
+	if len(name) <= MaxNameLen {
+		return name
+	}
+	return name[:MaxNameLen-hashLen-1] + "_" + shortHash(server, tool)
+}
+
+func shortHash(server, tool string) string {
+	sum := sha256.Sum256([]byte(server + "\x00" + tool))
+	return hex.EncodeToString(sum[:])[:hashLen]
+}
+
+// ParseToolName splits a namespaced name "mcp__<server>__<tool>" at the
+// first "__" after the prefix. It is best-effort, meant for help text and
+// completion: it returns the sanitized parts, a server whose name holds
+// "__" splits wrongly, and a truncated name yields a truncated tool. Route
+// calls with Router.Resolve, which returns the original names.
+func ParseToolName(name string) (server, tool string, ok bool) {
+	rest, found := strings.CutPrefix(name, Prefix)
+	if !found {
+		return "", "", false
+	}
+	server, tool, found = strings.Cut(rest, Separator)
+	if !found || server == "" || tool == "" {
+		return "", "", false
+	}
+	return server, tool, true
+}
+
+// ErrCollision is wrapped by every error AddServer returns: two tools would
+// reach the model under one name, so routing would be ambiguous.
+var ErrCollision = errors.New("tool name collision")
+
+// CollisionError says which two tools collide, and under what name.
+// It unwraps to ErrCollision.
+type CollisionError struct {
+	// Name is the model-facing name both tools map to.
+	Name string
+	// Server and Tool are the tool being added.
+	Server, Tool string
+	// OtherServer and OtherTool hold the name already: the same server
+	// for a duplicate inside one tool list, another server for a
+	// cross-server clash. Both are empty when Reserved is set.
+	OtherServer, OtherTool string
+	// Reserved is the embedder's built-in tool Name would shadow.
+	Reserved string
+}
+
+func (e *CollisionError) Error() string {
+	var b strings.Builder
+	b.WriteString(ErrCollision.Error())
+	b.WriteString(": ")
+	switch {
+	case e.Reserved != "":
+		fmt.Fprintf(&b, "tool %s of server %s would shadow built-in tool %s",
+			quote(e.Tool), quote(e.Server), quote(e.Reserved))
+	case e.OtherServer == e.Server && e.OtherTool == e.Tool:
+		fmt.Fprintf(&b, "server %s lists tool %s more than once", quote(e.Server), quote(e.Tool))
+	case e.OtherServer == e.Server:
+		fmt.Fprintf(&b, "server %s: tools %s and %s both become %s",
+			quote(e.Server), quote(e.OtherTool), quote(e.Tool), quote(e.Name))
+	default:
+		fmt.Fprintf(&b, "tool %s of server %s and tool %s of server %s both become %s",
+			quote(e.OtherTool), quote(e.OtherServer), quote(e.Tool), quote(e.Server), quote(e.Name))
+	}
+	return b.String()
+}
+
+func (e *CollisionError) Unwrap() error { return ErrCollision }
+
+// quote keeps a one-line error readable when a server sends a
+// 1,000-character name.
+func quote(s string) string {
+	const max = 80
+	if utf8.RuneCountInString(s) > max {
+		s = string([]rune(s)[:max]) + "…"
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// DefaultReserved returns the built-in tool names a BareRouter refuses when
+// the embedder passes none: the usual coding-agent built-ins plus
+// tool_search, which this package provides.
+func DefaultReserved() []string {
+	return []string{
+		"bash", "shell", "read_file", "write_file", "edit_file", "apply_patch",
+		"list_files", "list_dir", "glob", "grep", "search", "web_fetch", "web_search",
+		"todo_write", "task", "tool_search",
+	}
+}
+
+type route struct{ server, tool string }
+
+// Router maps model-facing tool names back to (server, tool) and enforces
+// the collision rules of §5. The zero value is not usable; call NewRouter or
+// BareRouter. A Router is safe for concurrent use.
+type Router struct {
+	bare     bool
+	reserved map[string]string // lower-cased name → as the embedder spelled it
+
+	mu       sync.RWMutex
+	routes   map[string]route
+	byServer map[string][]string // server → its names, in tool-list order
+}
+
+// NewRouter returns a Router for namespaced names (ToolName). It reserves
+// nothing: every namespaced name starts with "mcp__", so it cannot shadow
+// an embedder's built-in.
+func NewRouter() *Router {
+	return &Router{routes: map[string]route{}, byServer: map[string][]string{}}
+}
+
+// BareRouter returns a Router for embedders that show MCP tools under their
+// own names: a tool's name is SanitizePart(tool), cut to MaxNameLen like
+// ToolName. A name equal to a reserved built-in (compared ignoring case) or
+// to another server's tool is an error, never a shadow. If reserved is nil,
+// DefaultReserved() is used; pass an empty non-nil slice to reserve nothing.
+func BareRouter(reserved []string) *Router {
+	if reserved == nil {
+		reserved = DefaultReserved()
+	}
+	r := NewRouter()
+	r.bare = true
+	r.reserved = make(map[string]string, len(reserved))
+	for _, n := range reserved {
+		r.reserved[strings.ToLower(n)] = n
+	}
+	return r
+}
+
+// nameFor is the model-facing name of tool under this router's mode.
+func (r *Router) nameFor(server, tool string) string {
+	if r.bare {
+		return fit(SanitizePart(tool), server, tool)
+	}
+	return ToolName(server, tool)
+}
+
+// AddServer registers server's tools, replacing any it had before (as after
+// tools/list_changed). If two of the tools are equal, equal after
+// sanitizing, or collide with another server's names or a reserved name,
+// AddServer returns a *CollisionError (wrapping ErrCollision) for the first
+// such tool in list order, and the router then holds no name for server at
+// all: a server in error is not routable, and routing never depends on
+// which server connected first beyond refusing the later one.
+func (r *Router) AddServer(server string, tools []string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.removeLocked(server)
+
+	names := make([]string, 0, len(tools))
+	mine := make(map[string]string, len(tools)) // name → tool
+	for _, tool := range tools {
+		name := r.nameFor(server, tool)
+		if prev, dup := mine[name]; dup {
+			return &CollisionError{Name: name, Server: server, Tool: tool, OtherServer: server, OtherTool: prev}
+		}
+		if builtin, ok := r.reserved[strings.ToLower(name)]; ok {
+			return &CollisionError{Name: name, Server: server, Tool: tool, Reserved: builtin}
+		}
+		if other, taken := r.routes[name]; taken {
+			return &CollisionError{Name: name, Server: server, Tool: tool, OtherServer: other.server, OtherTool: other.tool}
+		}
+		mine[name] = tool
+		names = append(names, name)
+	}
+	for name, tool := range mine {
+		r.routes[name] = route{server, tool}
+	}
+	r.byServer[server] = names
+	return nil
+}
+
+// RemoveServer forgets every name of server. It is idempotent.
+func (r *Router) RemoveServer(server string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.removeLocked(server)
+}
+
+func (r *Router) removeLocked(server string) {
+	for _, name := range r.byServer[server] {
+		delete(r.routes, name)
+	}
+	delete(r.byServer, server)
+}
+
+// Resolve returns the original (unsanitized) server and tool a
+// model-facing name stands for.
+func (r *Router) Resolve(name string) (server, tool string, ok bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	rt, ok := r.routes[name]
+	return rt.server, rt.tool, ok
+}
+
+// Name returns the model-facing name of tool of server, if AddServer
+// registered it. In namespaced mode it equals ToolName(server, tool).
+func (r *Router) Name(server, tool string) (string, bool) {
+	name := r.nameFor(server, tool)
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	rt, ok := r.routes[name]
+	if !ok || rt.server != server || rt.tool != tool {
+		return "", false
+	}
+	return name, true
+}
+
+// Names returns the model-facing names of server's tools in the order
+// AddServer was given them, or nil if the server has none registered.
+func (r *Router) Names(server string) []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	names := r.byServer[server]
+	if names == nil {
+		return nil
+	}
+	return append([]string(nil), names...)
+}
