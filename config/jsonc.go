@@ -1,0 +1,193 @@
+package config
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tailscale/hujson"
+)
+
+// jsoncDoc is one parsed JSONC document. Values alias data.
+type jsoncDoc struct {
+	file string
+	data []byte
+	obj  *hujson.Object // nil when the document is empty, broken or not an object
+}
+
+// fixSyntax is the Fix of every parse error.
+const fixSyntax = "correct the JSON at that position (// and /* */ comments and trailing commas are allowed)"
+
+// parseJSONC parses data as JSONC whose top level must be an object. An
+// empty (all-whitespace) document is an empty object. Problems come back as
+// one error diagnostic; the returned document is never nil.
+func parseJSONC(file string, data []byte) (*jsoncDoc, []Diagnostic) {
+	doc := &jsoncDoc{file: file, data: data}
+	if len(bytes.TrimSpace(data)) == 0 {
+		doc.obj = &hujson.Object{}
+		return doc, nil
+	}
+	// hujson rejects a // comment that ends the input without a newline;
+	// a newline after the end changes no offset inside data.
+	buf := make([]byte, len(data)+1)
+	copy(buf, data)
+	buf[len(data)] = '\n'
+	v, err := hujson.Parse(buf)
+	if err != nil {
+		off, msg := parseErrorOffset(buf, err)
+		return doc, []Diagnostic{{
+			Severity: SeverityError,
+			Position: posAt(file, data, off),
+			Message:  "invalid JSON: " + msg,
+			Fix:      fixSyntax,
+		}}
+	}
+	obj, ok := v.Value.(*hujson.Object)
+	if !ok {
+		return doc, []Diagnostic{{
+			Severity: SeverityError,
+			Position: posAt(file, data, v.StartOffset),
+			Message:  "the top level must be a JSON object, not " + kindName(&v),
+			Fix:      `wrap the content in { "mcpServers": { … } }`,
+		}}
+	}
+	doc.obj = obj
+	return doc, nil
+}
+
+// parseErrorOffset recovers the byte offset and the bare message from a
+// hujson parse error ("hujson: line L, column C: msg"), whose line and
+// column are byte-based.
+func parseErrorOffset(data []byte, err error) (int, string) {
+	s := err.Error()
+	var line, col int
+	if _, scanErr := fmt.Sscanf(s, "hujson: line %d, column %d:", &line, &col); scanErr != nil {
+		return 0, strings.TrimPrefix(s, "hujson: ")
+	}
+	msg := strings.TrimPrefix(s, fmt.Sprintf("hujson: line %d, column %d: ", line, col))
+	off := 0
+	for l := 1; l < line; l++ {
+		i := bytes.IndexByte(data[off:], '\n')
+		if i < 0 {
+			break
+		}
+		off += i + 1
+	}
+	off += col - 1
+	return min(max(off, 0), len(data)), msg
+}
+
+// LineCol converts a byte offset in data to a 1-based line and column. The
+// column counts characters (UTF-8 runes; each invalid byte counts as one),
+// which is what editors show. An offset outside data is clamped to it.
+func LineCol(data []byte, offset int) (line, col int) {
+	offset = min(max(offset, 0), len(data))
+	before := data[:offset]
+	line = 1 + bytes.Count(before, []byte("\n"))
+	start := bytes.LastIndexByte(before, '\n') + 1
+	col = 1 + utf8.RuneCount(before[start:])
+	return line, col
+}
+
+func posAt(file string, data []byte, offset int) Position {
+	line, col := LineCol(data, offset)
+	return Position{File: file, Line: line, Col: col}
+}
+
+// kindName names a JSON value's kind for messages ("a string", "an array").
+func kindName(v *hujson.Value) string {
+	switch v.Value.Kind() {
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	}
+	return "an unknown value"
+}
+
+// memberName returns an object member's (unquoted) name.
+func memberName(m *hujson.ObjectMember) string {
+	lit, _ := m.Name.Value.(hujson.Literal)
+	return lit.String()
+}
+
+// lookupMember returns the last member named key (JSON decoders let the
+// last duplicate win, and so do we), or nil.
+func lookupMember(obj *hujson.Object, key string) *hujson.ObjectMember {
+	if obj == nil {
+		return nil
+	}
+	for i := len(obj.Members) - 1; i >= 0; i-- {
+		if memberName(&obj.Members[i]) == key {
+			return &obj.Members[i]
+		}
+	}
+	return nil
+}
+
+// stringValue returns v's string value when v is a JSON string.
+func stringValue(v *hujson.Value) (string, bool) {
+	lit, ok := v.Value.(hujson.Literal)
+	if !ok || lit.Kind() != '"' {
+		return "", false
+	}
+	return lit.String(), true
+}
+
+func isNull(v *hujson.Value) bool { return v.Value.Kind() == 'n' }
+
+// nameList reads an array of names (such as "disabledMcpServers") from obj.
+// Entries may be strings or, as Claude Code writes allowlists, objects with
+// a "serverName" string. present reports whether the key exists at all.
+func (d *jsoncDoc) nameList(obj *hujson.Object, key string) (names []string, pos map[string]Position, present bool, diags []Diagnostic) {
+	m := lookupMember(obj, key)
+	if m == nil || isNull(&m.Value) {
+		return nil, nil, false, nil
+	}
+	arr, ok := m.Value.Value.(*hujson.Array)
+	if !ok {
+		return nil, nil, true, []Diagnostic{{
+			Severity: SeverityError,
+			Position: posAt(d.file, d.data, m.Value.StartOffset),
+			Field:    key,
+			Message:  "must be an array of server names, not " + kindName(&m.Value),
+			Fix:      fmt.Sprintf(`write "%s": ["name", …]`, key),
+		}}
+	}
+	pos = make(map[string]Position)
+	for i := range arr.Elements {
+		e := &arr.Elements[i]
+		name, ok := stringValue(e)
+		if !ok {
+			if o, isObj := e.Value.(*hujson.Object); isObj {
+				if sm := lookupMember(o, "serverName"); sm != nil {
+					name, ok = stringValue(&sm.Value)
+				}
+			}
+		}
+		if !ok {
+			diags = append(diags, Diagnostic{
+				Severity: SeverityError,
+				Position: posAt(d.file, d.data, e.StartOffset),
+				Field:    key,
+				Message:  "entries must be server names (strings), not " + kindName(e),
+				Fix:      "write the server's name as a string",
+			})
+			continue
+		}
+		if _, dup := pos[name]; !dup {
+			names = append(names, name)
+			pos[name] = posAt(d.file, d.data, e.StartOffset)
+		}
+	}
+	return names, pos, true, diags
+}

@@ -1,0 +1,540 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/tailscale/hujson"
+)
+
+// workspaceLabel names the workspace file in one-line reasons: it always
+// sits at the same place under the root.
+const workspaceLabel = ".switchboard/workspace.json"
+
+// rank orders scopes for the same name: the highest defined wins. Managed
+// is above everything: no scope can override an administrator's server.
+var rank = map[Scope]int{
+	ScopeUser:    1,
+	ScopeProject: 2,
+	ScopeLocal:   3,
+	ScopeFlag:    4,
+	ScopeSession: 5,
+	ScopeManaged: 6,
+}
+
+// candidate is one definition of a name, from one scope.
+type candidate struct {
+	def   serverDef
+	scope Scope
+	file  string // "" for inline --mcp-config and session servers
+	label string // the file, or how the definition was given, for messages
+	order int    // load order, to break ties within a scope (later wins)
+}
+
+type loader struct {
+	lookup func(string) (string, bool)
+	res    *Resolved
+	cands  map[string][]candidate
+	n      int
+	// disabledBy maps a name to the reason of the first disabledMcpServers
+	// list that names it.
+	disabledBy map[string]string
+	// Managed policy.
+	managedFile  string
+	allowPresent bool
+	allowed      map[string]bool
+	denied       map[string]bool
+	// Workspace layer.
+	wsEnabled    []string
+	wsEnabledSet map[string]bool
+	wsEnPos      map[string]Position
+	wsDisabled   map[string]bool
+}
+
+// Load reads every configuration file §1.2–§1.4 name for one workspace and
+// resolves it (§1.6 expansion included) into the view the runtime uses.
+//
+// It returns an error only when the options cannot be used (no home
+// directory can be found, no working directory to start from). Every
+// problem with a file or a server is a [Diagnostic] in the result instead,
+// and a bad file or server never hides the valid servers of other files.
+// Load reads files and the environment; it starts nothing and keeps no
+// state, so it is safe to call concurrently.
+func Load(opts *LoadOptions) (*Resolved, error) {
+	var o LoadOptions
+	if opts != nil {
+		o = *opts
+	}
+	lookup := o.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	homeDir := o.HomeDir
+	if homeDir == "" {
+		h, err := os.UserHomeDir()
+		if err == nil {
+			homeDir = h
+		} else if v, _ := lookup("SWITCHBOARD_HOME"); o.Home == "" && v == "" {
+			return nil, fmt.Errorf("finding the home directory: %w (set HOME or SWITCHBOARD_HOME)", err)
+		}
+	}
+	home := o.Home
+	if home == "" {
+		home = DefaultHome(lookup, homeDir)
+	}
+	cwd := o.Cwd
+	if cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("finding the working directory: %w", err)
+		}
+		cwd = wd
+	}
+	if abs, err := filepath.Abs(cwd); err == nil {
+		cwd = abs
+	}
+	managedDir := o.ManagedDir
+	if managedDir == "" {
+		if v, _ := lookup("SWITCHBOARD_MANAGED_DIR"); v != "" {
+			managedDir = v
+		} else {
+			managedDir = DefaultManagedDir
+		}
+	}
+
+	l := &loader{
+		lookup:     lookup,
+		res:        &Resolved{Servers: []ResolvedServer{}},
+		cands:      make(map[string][]candidate),
+		disabledBy: make(map[string]string),
+		allowed:    make(map[string]bool),
+		denied:     make(map[string]bool),
+		wsDisabled: make(map[string]bool),
+	}
+	root := ""
+	if o.Workspace != "" {
+		root = o.Workspace
+		if !filepath.IsAbs(root) {
+			root = filepath.Join(cwd, root)
+		}
+		root = filepath.Clean(root)
+		if !isDir(root) {
+			l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
+				Severity: SeverityError, Position: Position{File: root},
+				Message: "the workspace is not a directory",
+				Fix:     "pass an existing directory to --workspace",
+			})
+		}
+	} else {
+		root = findRoot(cwd, home)
+	}
+	l.res.Workspace = root
+	userFile := UserFile(home, homeDir)
+	l.res.Files = Files{User: userFile, Local: userFile, Managed: ManagedFile(managedDir)}
+	if root != "" {
+		l.res.Files.Project = ProjectFile(root)
+		l.res.Files.Workspace = WorkspaceFile(root)
+	}
+	l.managedFile = l.res.Files.Managed
+
+	l.loadManaged(l.res.Files.Managed)
+	if !o.StrictMCPConfig {
+		l.loadUser(userFile, root)
+		if root != "" {
+			l.loadProject(l.res.Files.Project)
+			l.loadWorkspace(l.res.Files.Workspace)
+		}
+	}
+	l.loadFlags(o.MCPConfigs, cwd)
+	l.loadSession(o.Session)
+	l.resolve()
+	return l.res, nil
+}
+
+// read returns a scope file's content. ok is false when there is nothing
+// to parse: the file does not exist (not a problem unless required), or it
+// cannot be read (an error diagnostic).
+func (l *loader) read(path string, required bool, fixMissing string) ([]byte, bool) {
+	fi, err := os.Stat(path)
+	if err == nil && fi.IsDir() {
+		l.fileDiag(path, "is a directory, not a JSON file",
+			"remove or rename the directory: this path must be a JSON file")
+		return nil, false
+	}
+	if err == nil {
+		var data []byte
+		if data, err = os.ReadFile(path); err == nil {
+			return data, true
+		}
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, lerr := os.Lstat(path); lerr == nil {
+			l.fileDiag(path, "is a symbolic link to a file that does not exist",
+				"point the link at a JSON file, or remove it")
+		} else if required {
+			l.fileDiag(path, "file not found", fixMissing)
+		}
+		return nil, false
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	fix := fmt.Sprintf("make it readable by you (e.g. chmod 644 %s)", path)
+	if errors.Is(err, fs.ErrPermission) {
+		l.fileDiag(path, "cannot be read: permission denied", fix)
+	} else {
+		l.fileDiag(path, "cannot be read: "+err.Error(), fix)
+	}
+	return nil, false
+}
+
+func (l *loader) fileDiag(path, msg, fix string) {
+	l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
+		Severity: SeverityError, Position: Position{File: path}, Message: msg, Fix: fix,
+	})
+}
+
+// parse parses data and records the document's diagnostics.
+func (l *loader) parse(label string, data []byte) *jsoncDoc {
+	doc, diags := parseJSONC(label, data)
+	l.res.Diagnostics = append(l.res.Diagnostics, diags...)
+	return doc
+}
+
+// addServers records the definitions under obj's "mcpServers" and obj's
+// "disabledMcpServers".
+func (l *loader) addServers(doc *jsoncDoc, obj *hujson.Object, scope Scope, file, label string) {
+	defs, diags := doc.servers(obj)
+	l.res.Diagnostics = append(l.res.Diagnostics, diags...)
+	for _, d := range defs {
+		l.res.Diagnostics = append(l.res.Diagnostics, d.Diags...)
+		l.n++
+		l.cands[d.Name] = append(l.cands[d.Name], candidate{def: d, scope: scope, file: file, label: label, order: l.n})
+	}
+	names, _, _, diags := doc.nameList(obj, "disabledMcpServers")
+	l.res.Diagnostics = append(l.res.Diagnostics, diags...)
+	for _, name := range names {
+		if _, ok := l.disabledBy[name]; !ok {
+			l.disabledBy[name] = "disabledMcpServers in " + label
+		}
+	}
+}
+
+func (l *loader) loadManaged(path string) {
+	data, ok := l.read(path, false, "")
+	if !ok {
+		return
+	}
+	doc := l.parse(path, data)
+	if doc.obj == nil {
+		return
+	}
+	l.addServers(doc, doc.obj, ScopeManaged, path, path)
+	names, _, present, diags := doc.nameList(doc.obj, "allowedMcpServers")
+	l.res.Diagnostics = append(l.res.Diagnostics, diags...)
+	if present && len(diags) == 0 || len(names) > 0 {
+		l.allowPresent = true
+	}
+	for _, n := range names {
+		l.allowed[n] = true
+	}
+	names, _, _, diags = doc.nameList(doc.obj, "deniedMcpServers")
+	l.res.Diagnostics = append(l.res.Diagnostics, diags...)
+	for _, n := range names {
+		l.denied[n] = true
+	}
+}
+
+func (l *loader) loadUser(path, root string) {
+	data, ok := l.read(path, false, "")
+	if !ok {
+		return
+	}
+	doc := l.parse(path, data)
+	if doc.obj == nil {
+		return
+	}
+	l.addServers(doc, doc.obj, ScopeUser, path, path)
+	if root == "" {
+		return
+	}
+	pm := lookupMember(doc.obj, "projects")
+	if pm == nil || isNull(&pm.Value) {
+		return
+	}
+	projects, ok := pm.Value.Value.(*hujson.Object)
+	if !ok {
+		l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
+			Severity: SeverityError, Position: posAt(path, data, pm.Value.StartOffset), Field: "projects",
+			Message: "must be an object keyed by absolute workspace path, not " + kindName(&pm.Value),
+			Fix:     `write "projects": { "/path/to/workspace": { "mcpServers": { … } } }`,
+		})
+		return
+	}
+	// An exact key wins over one that only matches once cleaned ("/a/b/").
+	var entry *hujson.ObjectMember
+	for i := range projects.Members {
+		m := &projects.Members[i]
+		key := memberName(m)
+		if key == root {
+			entry = m
+		} else if filepath.Clean(key) == root && (entry == nil || memberName(entry) != root) {
+			entry = m
+		}
+	}
+	if entry == nil || isNull(&entry.Value) {
+		return
+	}
+	po, ok := entry.Value.Value.(*hujson.Object)
+	if !ok {
+		l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
+			Severity: SeverityError, Position: posAt(path, data, entry.Value.StartOffset), Field: "projects",
+			Message: fmt.Sprintf("the entry for %s must be an object, not %s", root, kindName(&entry.Value)),
+			Fix:     `write { "mcpServers": { … } }`,
+		})
+		return
+	}
+	l.addServers(doc, po, ScopeLocal, path, path)
+}
+
+func (l *loader) loadProject(path string) {
+	data, ok := l.read(path, false, "")
+	if !ok {
+		return
+	}
+	doc := l.parse(path, data)
+	if doc.obj != nil {
+		l.addServers(doc, doc.obj, ScopeProject, path, path)
+	}
+}
+
+func (l *loader) loadWorkspace(path string) {
+	data, ok := l.read(path, false, "")
+	if !ok {
+		return
+	}
+	doc := l.parse(path, data)
+	if doc.obj == nil {
+		return
+	}
+	enabled, enPos, _, diags := doc.nameList(doc.obj, "enabledMcpServers")
+	l.res.Diagnostics = append(l.res.Diagnostics, diags...)
+	disabled, _, _, diags := doc.nameList(doc.obj, "disabledMcpServers")
+	l.res.Diagnostics = append(l.res.Diagnostics, diags...)
+	l.wsEnabled, l.wsEnPos = enabled, enPos
+	l.wsEnabledSet = make(map[string]bool)
+	for _, n := range enabled {
+		l.wsEnabledSet[n] = true
+	}
+	for _, n := range disabled {
+		l.wsDisabled[n] = true
+		if l.wsEnabledSet[n] {
+			l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
+				Severity: SeverityWarning, Position: enPos[n], Server: n,
+				Message: "both enabled and disabled in the workspace; it stays disabled",
+				Fix:     "remove it from one of enabledMcpServers and disabledMcpServers",
+			})
+		}
+	}
+}
+
+func (l *loader) loadFlags(configs []string, cwd string) {
+	inline := 0
+	for _, c := range configs {
+		if strings.HasPrefix(strings.TrimSpace(c), "{") {
+			inline++
+		}
+	}
+	k := 0
+	for _, c := range configs {
+		var data []byte
+		var file, label string
+		if strings.HasPrefix(strings.TrimSpace(c), "{") {
+			k++
+			label = "--mcp-config"
+			if inline > 1 {
+				label = fmt.Sprintf("--mcp-config#%d", k)
+			}
+			data = []byte(c)
+		} else {
+			file = c
+			if !filepath.IsAbs(file) {
+				file = filepath.Join(cwd, file)
+			}
+			label = file
+			var ok bool
+			data, ok = l.read(file, true, "check the path given to --mcp-config (a file, or inline JSON starting with '{')")
+			if !ok {
+				l.res.Files.Flags = append(l.res.Files.Flags, label)
+				continue
+			}
+		}
+		l.res.Files.Flags = append(l.res.Files.Flags, label)
+		doc := l.parse(label, data)
+		if doc.obj == nil {
+			continue
+		}
+		if lookupMember(doc.obj, "mcpServers") == nil {
+			l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
+				Severity: SeverityWarning, Position: posAt(label, data, 0),
+				Message: `no "mcpServers" object: nothing to load`,
+				Fix:     `write { "mcpServers": { "name": { "command": "…" } } }`,
+			})
+		}
+		l.addServers(doc, doc.obj, ScopeFlag, file, label)
+	}
+}
+
+func (l *loader) loadSession(servers map[string]Server) {
+	for _, name := range sortedKeys(servers) {
+		s := servers[name]
+		def := serverDef{Name: name, Server: s, hasCommand: s.Command != "", hasURL: s.URL != ""}
+		diag := func(sev Severity, field, msg, fix string) {
+			def.Diags = append(def.Diags, Diagnostic{Severity: sev, Server: name, Field: field, Message: msg, Fix: fix})
+		}
+		if !ValidName(name) {
+			diag(SeverityError, "", "illegal server name: use 1 to 64 letters, digits, '_', '.' or '-'",
+				"rename the server, e.g. "+fmt.Sprintf("%q", suggestName(name)))
+		}
+		if s.Type != "" {
+			t, known := NormalizeType(string(s.Type))
+			def.Server.Type = t
+			if !known {
+				diag(SeverityError, "type", fmt.Sprintf("unknown transport %q", s.Type), `use "stdio", "sse" or "http"`)
+			}
+		}
+		for _, p := range checkDefinition(def.Server, def.hasCommand, def.hasURL) {
+			diag(p.sev, p.field, p.msg, p.fix)
+		}
+		l.res.Diagnostics = append(l.res.Diagnostics, def.Diags...)
+		l.n++
+		l.cands[name] = append(l.cands[name], candidate{def: def, scope: ScopeSession, label: "the session", order: l.n})
+	}
+}
+
+// resolve picks each name's winner and decides its availability.
+func (l *loader) resolve() {
+	for _, name := range sortedKeys(l.cands) {
+		cs := l.cands[name]
+		sort.SliceStable(cs, func(i, j int) bool {
+			if rank[cs[i].scope] != rank[cs[j].scope] {
+				return rank[cs[i].scope] > rank[cs[j].scope]
+			}
+			return cs[i].order > cs[j].order
+		})
+		win := cs[0]
+		rs := ResolvedServer{
+			Name:        name,
+			Written:     win.def.Server,
+			Scope:       win.scope,
+			File:        win.file,
+			Trust:       TrustFor(win.scope),
+			Pos:         win.def.Pos,
+			Diagnostics: append([]Diagnostic(nil), win.def.Diags...),
+		}
+		var extra []Diagnostic
+		for _, c := range cs[1:] {
+			if !containsScope(rs.Shadows, c.scope) {
+				rs.Shadows = append(rs.Shadows, c.scope)
+			}
+			if win.scope == ScopeManaged {
+				extra = append(extra, Diagnostic{
+					Severity: SeverityWarning, Position: c.def.Pos, Server: name,
+					Message: fmt.Sprintf("ignored: the managed configuration (%s) defines this server and cannot be overridden", l.managedFile),
+					Fix:     "give your server another name to use it alongside the managed one",
+				})
+			}
+		}
+
+		var missing []string
+		rs.Effective, missing = expandServer(rs.Written, l.lookup)
+		rs.MissingEnv = missing
+		if len(missing) > 0 {
+			extra = append(extra, Diagnostic{
+				Severity: SeverityWarning, Position: rs.Pos, Server: name,
+				Message: "Missing environment variables: " + strings.Join(missing, ", "),
+				Fix:     "set them in the environment, or give a default with ${VAR:-default}",
+			})
+		}
+		// A url built from ${VAR} can only be checked once expanded; an
+		// unset variable is already reported above.
+		if t := rs.Effective.Type; (t == TypeHTTP || t == TypeSSE) && strings.Contains(rs.Written.URL, "${") {
+			if _, urlMissing := Expand(rs.Written.URL, l.lookup); len(urlMissing) == 0 {
+				if msg := checkURL(rs.Effective.URL); msg != "" {
+					pos := win.def.urlValuePos
+					if pos.File == "" && pos.Line == 0 {
+						pos = rs.Pos
+					}
+					extra = append(extra, Diagnostic{
+						Severity: SeverityError, Position: pos, Server: name, Field: "url",
+						Message: "after ${VAR} expansion, " + msg,
+						Fix:     "set the variables it uses to form a full http(s) address",
+					})
+				}
+			}
+		}
+		rs.Diagnostics = append(rs.Diagnostics, extra...)
+		l.res.Diagnostics = append(l.res.Diagnostics, extra...)
+		rs.Availability, rs.DisabledReason = l.availability(&rs, win)
+		l.res.Servers = append(l.res.Servers, rs)
+	}
+
+	// Names the workspace enables but nothing defines.
+	for _, name := range l.wsEnabled {
+		if _, defined := l.cands[name]; defined {
+			continue
+		}
+		d := Diagnostic{
+			Severity: SeverityWarning, Position: l.wsEnPos[name], Server: name,
+			Message: fmt.Sprintf("enabled in the workspace (%s) but no configuration defines it", workspaceLabel),
+			Fix:     fmt.Sprintf("add it with `switchboard mcp add %s …`, or remove it from enabledMcpServers", name),
+		}
+		l.res.Servers = append(l.res.Servers, ResolvedServer{
+			Name: name, File: l.res.Files.Workspace, Pos: l.wsEnPos[name],
+			Availability: Missing, Diagnostics: []Diagnostic{d},
+		})
+		l.res.Diagnostics = append(l.res.Diagnostics, d)
+	}
+	sort.SliceStable(l.res.Servers, func(i, j int) bool { return l.res.Servers[i].Name < l.res.Servers[j].Name })
+}
+
+// availability decides, in this order: an invalid definition is Invalid;
+// managed policy (denylist, then allowlist, which managed servers need not
+// be on) disables; then the workspace layer has the last word for this
+// workspace (its disable beats its enable); then the definition's own
+// "enabled": false; then any disabledMcpServers list.
+func (l *loader) availability(rs *ResolvedServer, win candidate) (Availability, string) {
+	name := rs.Name
+	switch {
+	case rs.Err() != nil:
+		return Invalid, ""
+	case l.denied[name]:
+		return Disabled, "managed policy"
+	case l.allowPresent && !l.allowed[name] && win.scope != ScopeManaged:
+		return Disabled, "managed policy"
+	case l.wsDisabled[name]:
+		return Disabled, "disabled in workspace (" + workspaceLabel + ")"
+	case l.wsEnabledSet[name]:
+		return Available, ""
+	case !rs.Written.IsEnabled():
+		return Disabled, "enabled: false in " + win.label
+	case l.disabledBy[name] != "":
+		return Disabled, l.disabledBy[name]
+	}
+	return Available, ""
+}
+
+func containsScope(ss []Scope, s Scope) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
