@@ -73,9 +73,27 @@ func RemoveServer(path string, objPath []string, name string) (found bool, err e
 	return found, err
 }
 
-// WorkspaceFileName is where workspace enablement lives, relative to the
-// project root (§1.3).
-const WorkspaceFileName = ".switchboard/workspace.json"
+// HasServer reports whether the JSONC file at path holds an entry name in
+// the object at objPath. A missing file holds nothing; a file that does not
+// parse is an error ([Diagnostic] with file:line:col).
+func HasServer(path string, objPath []string, name string) (bool, error) {
+	src, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if len(bytes.TrimSpace(src)) == 0 {
+		return false, nil
+	}
+	v, err := hujson.Parse(src)
+	if err != nil {
+		return false, parseDiagnostic(path, err)
+	}
+	full := append(append([]string(nil), objPath...), name)
+	return v.Find(pointer(full)) != nil, nil
+}
 
 // SetWorkspaceEnablement records in <root>/.switchboard/workspace.json that
 // the server name is enabled (or disabled) for this workspace: name is
@@ -83,7 +101,7 @@ const WorkspaceFileName = ".switchboard/workspace.json"
 // removed from the other. The file and its directory are created when
 // missing. Calling it twice with the same arguments changes nothing.
 func SetWorkspaceEnablement(root, name string, enabled bool) error {
-	path := filepath.Join(root, filepath.FromSlash(WorkspaceFileName))
+	path := WorkspaceFile(root)
 	add, drop := "enabledMcpServers", "disabledMcpServers"
 	if !enabled {
 		add, drop = drop, add

@@ -509,3 +509,29 @@ func commonSuffix(a, b string) int {
 	}
 	return i
 }
+
+func TestHasServer(t *testing.T) {
+	path := writeTemp(t, "mcp.json", userFile, 0o600)
+	for _, tc := range []struct {
+		objPath []string
+		name    string
+		want    bool
+	}{
+		{[]string{"mcpServers"}, "time", true},
+		{[]string{"mcpServers"}, "nope", false},
+		{[]string{"projects", "/w", "mcpServers"}, "time", false},
+	} {
+		got, err := HasServer(path, tc.objPath, tc.name)
+		if err != nil || got != tc.want {
+			t.Errorf("HasServer(%q, %q) = %v, %v; want %v", tc.objPath, tc.name, got, err, tc.want)
+		}
+	}
+	if got, err := HasServer(filepath.Join(t.TempDir(), "none"), []string{"mcpServers"}, "a"); got || err != nil {
+		t.Errorf("missing file: %v, %v", got, err)
+	}
+	bad := writeTemp(t, "bad.json", "{,}", 0o600)
+	var d Diagnostic
+	if _, err := HasServer(bad, []string{"mcpServers"}, "a"); !errors.As(err, &d) || d.Line != 1 {
+		t.Errorf("bad file: err = %v", err)
+	}
+}

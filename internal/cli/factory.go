@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/config"
+)
+
+// Factory is what every command needs from the outside world. Commands
+// take it (or the fields they need, copied into their Options) instead of
+// reaching for os.* themselves, so that tests can run them against a temp
+// home, fixed environment and buffers.
+type Factory struct {
+	IO *IOStreams
+	// Getenv looks a variable up, like os.LookupEnv (which System uses).
+	Getenv func(string) (string, bool)
+	// HomeDir is the user's home directory (~).
+	HomeDir string
+	// Cwd is the directory the command was run from.
+	Cwd string
+	// Now is the clock.
+	Now func() time.Time
+	// Global holds the persistent flags, filled in when the root command
+	// parses them.
+	Global *GlobalOptions
+}
+
+// GlobalOptions are the flags every command accepts (SPEC §6).
+type GlobalOptions struct {
+	Workspace       string        // --workspace DIR: the project root
+	Settings        string        // --settings JSON|FILE
+	MCPConfigs      []string      // --mcp-config FILE|JSON, repeatable
+	StrictMCPConfig bool          // --strict-mcp-config
+	JSON            bool          // --json: stable JSON on stdout
+	Tools           string        // --tools MODIFIERS (§5 deferred loading)
+	Wait            time.Duration // --wait: how long one-shot commands wait for servers
+	LogLevel        string        // --log-level debug|info|warn|error
+}
+
+// DefaultWait is the --wait default (§4).
+const DefaultWait = 5 * time.Second
+
+// NewFactory returns the Factory of the running process.
+func NewFactory() *Factory {
+	home, _ := os.UserHomeDir()
+	cwd, _ := os.Getwd()
+	return &Factory{
+		IO:      System(),
+		Getenv:  os.LookupEnv,
+		HomeDir: home,
+		Cwd:     cwd,
+		Now:     time.Now,
+		Global:  &GlobalOptions{Wait: DefaultWait, LogLevel: "warn"},
+	}
+}
+
+// LoadOptions turns the global flags into [config.LoadOptions].
+func (f *Factory) LoadOptions() *config.LoadOptions {
+	g := f.global()
+	return &config.LoadOptions{
+		Home:            f.Home(),
+		HomeDir:         f.HomeDir,
+		Workspace:       f.abs(g.Workspace),
+		Cwd:             f.Cwd,
+		MCPConfigs:      g.MCPConfigs,
+		StrictMCPConfig: g.StrictMCPConfig,
+		LookupEnv:       f.Getenv,
+	}
+}
+
+// LoadConfig reads and resolves the configuration for this run. Problems in
+// the files come back in Resolved.Diagnostics, not as an error: a command
+// shows the valid servers and then the diagnostics (see reportDiagnostics).
+// An error means nothing could be resolved at all; it is a config error
+// (exit code 2).
+func (f *Factory) LoadConfig() (*config.Resolved, error) {
+	r, err := config.Load(f.LoadOptions())
+	if err != nil {
+		return nil, ConfigErr(err, "check the configuration files and flags named above")
+	}
+	return r, nil
+}
+
+// Home is the Switchboard directory: $SWITCHBOARD_HOME, else ~/.switchboard.
+func (f *Factory) Home() string {
+	return config.DefaultHome(f.Getenv, f.HomeDir)
+}
+
+// WorkspaceRoot is the project root: --workspace, else the nearest ancestor
+// of Cwd holding .mcp.json, .switchboard/ or .git. ok is false when there
+// is none.
+func (f *Factory) WorkspaceRoot() (root string, ok bool) {
+	if w := f.global().Workspace; w != "" {
+		return f.abs(w), true
+	}
+	if r := config.FindRoot(f.Cwd); r != "" {
+		return r, true
+	}
+	return "", false
+}
+
+// Logger returns a logger for --log-level writing to stderr. Libraries get
+// it passed in; nothing logs globally.
+func (f *Factory) Logger() *slog.Logger {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.global().LogLevel)); err != nil {
+		level = slog.LevelWarn
+	}
+	var w io.Writer = os.Stderr
+	if f.IO != nil {
+		w = f.IO.ErrOut
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+func (f *Factory) global() *GlobalOptions {
+	if f.Global == nil {
+		f.Global = &GlobalOptions{Wait: DefaultWait, LogLevel: "warn"}
+	}
+	return f.Global
+}
+
+// abs makes a path from the command line absolute against Cwd.
+func (f *Factory) abs(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	if strings.HasPrefix(p, "~"+string(filepath.Separator)) || p == "~" {
+		return filepath.Join(f.HomeDir, p[1:])
+	}
+	return filepath.Join(f.Cwd, p)
+}
+
+// validate checks the global flags that can be checked without
+// reading anything.
+func (g *GlobalOptions) validate() error {
+	switch strings.ToLower(g.LogLevel) {
+	case "debug", "info", "warn", "error":
+	default:
+		return Usagef("use one of debug, info, warn, error", "invalid --log-level %q", g.LogLevel)
+	}
+	if g.Wait < 0 {
+		return Usagef("use a duration such as 5s or 500ms", "invalid --wait %s: must not be negative", g.Wait)
+	}
+	return nil
+}

@@ -1,0 +1,248 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/switchboard-mcp/switchboard/config"
+)
+
+// newMCPCmd returns `switchboard mcp`, the server-management commands.
+func newMCPCmd(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Manage MCP server configuration",
+		Long: `Add, list, inspect, remove, enable and disable MCP servers.
+
+Servers live in three everyday scopes; for the same name the effective one is
+local > project > user:
+  user     ~/.switchboard/mcp.json (every workspace)
+  project  <root>/.mcp.json (shared with the repository; needs approval to start)
+  local    ~/.switchboard/mcp.json under "projects"[<root>] (this workspace, private)
+Edits keep the comments and layout of the files they change.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: groupRunE,
+	}
+	cmd.AddCommand(
+		NewMCPAddCmd(f, nil),
+		NewMCPAddJSONCmd(f, nil),
+		NewMCPListCmd(f, nil),
+		NewMCPGetCmd(f, nil),
+		NewMCPRemoveCmd(f, nil),
+		NewMCPEnableCmd(f, true, nil),
+		NewMCPEnableCmd(f, false, nil),
+		NewMCPImportCmd(f, nil),
+	)
+	for _, newCmd := range extraMCPCommands {
+		cmd.AddCommand(newCmd(f))
+	}
+	return cmd
+}
+
+// writableScopes are the scopes the mcp commands write, in precedence
+// order, highest first.
+var writableScopes = []config.Scope{config.ScopeLocal, config.ScopeProject, config.ScopeUser}
+
+const scopeHint = "use --scope user, project or local"
+
+// parseScope reads a --scope value.
+func parseScope(s string) (config.Scope, error) {
+	switch sc := config.Scope(strings.ToLower(s)); sc {
+	case config.ScopeUser, config.ScopeProject, config.ScopeLocal:
+		return sc, nil
+	}
+	return "", Usagef(scopeHint, "invalid scope %q", s)
+}
+
+// scopeTarget says where a scope's servers are written.
+type scopeTarget struct {
+	Scope config.Scope
+	// File is the JSONC file and ObjPath the object in it that holds the
+	// servers (keyed by name).
+	File    string
+	ObjPath []string
+	// Root is the workspace root ("" for user scope).
+	Root string
+}
+
+// describe is "local scope (workspace /w) in FILE" and the like.
+func (t scopeTarget) describe(f *Factory) string {
+	if t.Scope == config.ScopeLocal {
+		return fmt.Sprintf("local scope (workspace %s) in %s", f.tilde(t.Root), f.tilde(t.File))
+	}
+	return fmt.Sprintf("%s scope in %s", t.Scope, f.tilde(t.File))
+}
+
+// target returns where servers of scope are written (§1.2): the first
+// existing file of the scope, else the one to create.
+func (f *Factory) target(scope config.Scope) (scopeTarget, error) {
+	t := scopeTarget{Scope: scope, ObjPath: []string{"mcpServers"}}
+	if scope == config.ScopeUser {
+		t.File = config.UserFile(f.Home(), f.HomeDir)
+		return t, nil
+	}
+	root, ok := f.WorkspaceRoot()
+	if !ok {
+		return t, Usagef("run it inside a project, pass --workspace DIR, or use --scope user",
+			"%s scope needs a workspace, and none was found from %s (no .mcp.json, .switchboard/ or .git above it)", scope, f.Cwd)
+	}
+	t.Root = root
+	switch scope {
+	case config.ScopeProject:
+		t.File = config.ProjectFile(root)
+	case config.ScopeLocal:
+		t.File = config.UserFile(f.Home(), f.HomeDir)
+		t.ObjPath = []string{"projects", root, "mcpServers"}
+	}
+	return t, nil
+}
+
+// definedIn returns the writable scopes whose file defines name, highest
+// first, and the first error reading one.
+func (f *Factory) definedIn(name string) ([]scopeTarget, error) {
+	var found []scopeTarget
+	for _, sc := range writableScopes {
+		t, err := f.target(sc)
+		if err != nil {
+			continue // no workspace: project and local cannot define it
+		}
+		ok, err := config.HasServer(t.File, t.ObjPath, name)
+		if err != nil {
+			return found, configFileErr(err)
+		}
+		if ok {
+			found = append(found, t)
+		}
+	}
+	return found, nil
+}
+
+// configFileErr turns an error from a config edit into an exit error:
+// a Diagnostic (file:line:col) is a config error (exit 2), anything else
+// (permissions, a full disk) a failure.
+func configFileErr(err error) error {
+	if d, ok := asDiagnostic(err); ok {
+		fix := d.Fix
+		d.Fix = ""
+		return ConfigErr(d, fix)
+	}
+	return FailureErr(err, "")
+}
+
+func asDiagnostic(err error) (config.Diagnostic, bool) {
+	var d config.Diagnostic
+	if errors.As(err, &d) {
+		return d, true
+	}
+	var p *config.Diagnostic
+	if errors.As(err, &p) && p != nil {
+		return *p, true
+	}
+	return d, false
+}
+
+// checkName refuses an illegal server name (§1.1).
+func checkName(name string) error {
+	if !config.ValidName(name) {
+		return Usagef("use 1 to 64 letters, digits, '_', '.' or '-', e.g. "+suggestName(name),
+			"invalid server name %q", name)
+	}
+	return nil
+}
+
+// suggestName turns name into a legal one for the hint.
+func suggestName(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '.', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	s := strings.Trim(b.String(), "-")
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	if s == "" {
+		s = "my-server"
+	}
+	return s
+}
+
+// reportDiagnostics prints the configuration problems on stderr, one line
+// each ("error: file:line:col: …" with its fix), after the command has
+// shown what is valid. only, if not nil, keeps the file-level problems and
+// those of the servers it accepts. It returns the exit error (code 2) when
+// there was any error.
+func reportDiagnostics(w io.Writer, diags []config.Diagnostic, only func(server string) bool) error {
+	errs := 0
+	for _, d := range diags {
+		if only != nil && d.Server != "" && !only(d.Server) {
+			continue
+		}
+		level := "warning"
+		if d.Severity == config.SeverityError {
+			level = "error"
+			errs++
+		}
+		fmt.Fprintf(w, "%s: %s\n", level, d.Error())
+	}
+	if errs == 0 {
+		return nil
+	}
+	noun := "error"
+	if errs > 1 {
+		noun = "errors"
+	}
+	return Configf("fix the positions above; the valid servers are unaffected",
+		"configuration has %d %s", errs, noun)
+}
+
+// tilde shortens a path under the home directory to ~/… for people; paths
+// stay whole in JSON and piped output.
+func (f *Factory) tilde(p string) string {
+	if f.HomeDir == "" || p == "" {
+		return p
+	}
+	if p == f.HomeDir {
+		return "~"
+	}
+	if rel, err := filepath.Rel(f.HomeDir, p); err == nil && !strings.HasPrefix(rel, "..") && !filepath.IsAbs(rel) {
+		return "~" + string(filepath.Separator) + rel
+	}
+	return p
+}
+
+// shellJoin renders a command line the way a person would type it,
+// quoting the words that need it.
+func shellJoin(command string, args []string) string {
+	words := append([]string{command}, args...)
+	for i, w := range words {
+		words[i] = shellQuote(w)
+	}
+	return strings.Join(words, " ")
+}
+
+func shellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	safe := true
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%_-+=:,./${}~", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

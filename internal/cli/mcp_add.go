@@ -1,0 +1,355 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/tailscale/hujson"
+
+	"github.com/switchboard-mcp/switchboard/config"
+)
+
+// MCPAddOptions are the inputs of `mcp add`.
+type MCPAddOptions struct {
+	IO      *IOStreams
+	Factory *Factory
+
+	Scope     string   // --scope: user, project or local (default)
+	Transport string   // --transport: stdio, sse or http ("" infers)
+	Env       []string // -e K=V, repeatable
+	Headers   []string // -H "K: V", repeatable
+	Force     bool     // --force: replace an existing entry of that name
+
+	Name string
+	// Rest is the command and its arguments, or the URL.
+	Rest []string
+	// DashAt is how many arguments came before "--" (-1: no "--").
+	DashAt int
+}
+
+// NewMCPAddCmd returns `mcp add`; runF, if not nil, replaces mcpAddRun.
+func NewMCPAddCmd(f *Factory, runF func(context.Context, *MCPAddOptions) error) *cobra.Command {
+	opts := &MCPAddOptions{IO: f.IO, Factory: f}
+	cmd := &cobra.Command{
+		Use:   "add [flags] NAME -- CMD [ARG...] | add --transport http|sse NAME URL",
+		Short: "Add a server (a local command, or a remote URL)",
+		Long: `Add a server to a scope's configuration file.
+
+A local (stdio) server runs a command; put it after "--" so that its own flags
+are not read as switchboard's:
+  switchboard mcp add time -- uvx mcp-server-time --local-timezone=UTC
+  switchboard mcp add -e GITHUB_TOKEN='${GITHUB_TOKEN}' gh -- github-mcp-server stdio
+
+A remote server has a URL (a single URL argument means --transport http):
+  switchboard mcp add --transport http -H "Authorization: Bearer ${TOKEN}" api https://api.example.com/mcp
+
+The scope is local (this workspace, private to you) unless --scope says user
+or project.`,
+		Example: `  switchboard mcp add fs -- npx -y @modelcontextprotocol/server-filesystem ~/src
+  switchboard mcp add --scope user --transport sse events https://example.com/sse`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return Usagef("usage: switchboard mcp add NAME -- CMD [ARG...]", "mcp add needs a server name")
+			}
+			return nil
+		},
+		ValidArgsFunction: cobra.NoFileCompletions,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name, opts.Rest = args[0], args[1:]
+			opts.DashAt = cmd.ArgsLenAtDash()
+			if opts.DashAt == 0 {
+				// "mcp add -- NAME CMD…": the name came after the dash.
+				opts.DashAt = -1
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return mcpAddRun(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&opts.Scope, "scope", "s", "local", "where to write: user, project or local")
+	fl.StringVarP(&opts.Transport, "transport", "t", "", "stdio, sse or http (default: http for a URL, else stdio)")
+	fl.StringArrayVarP(&opts.Env, "env", "e", nil, "environment variable `KEY=value` for a stdio server (repeatable)")
+	fl.StringArrayVarP(&opts.Headers, "header", "H", nil, "HTTP header `\"Name: value\"` for an http or sse server (repeatable)")
+	fl.BoolVar(&opts.Force, "force", false, "replace an existing server of that name in the scope")
+	registerScopeCompletion(cmd)
+	_ = cmd.RegisterFlagCompletionFunc("transport", cobra.FixedCompletions([]string{"stdio", "sse", "http"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func registerScopeCompletion(cmd *cobra.Command) {
+	_ = cmd.RegisterFlagCompletionFunc("scope", cobra.FixedCompletions([]string{"local", "project", "user"}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// addDef is the definition `mcp add` writes, in the key order people
+// expect to read.
+type addDef struct {
+	Type    config.Type       `json:"type"`
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+func mcpAddRun(ctx context.Context, opts *MCPAddOptions) error {
+	scope, err := parseScope(opts.Scope)
+	if err != nil {
+		return err
+	}
+	if err := checkName(opts.Name); err != nil {
+		return err
+	}
+	def, err := opts.definition()
+	if err != nil {
+		return err
+	}
+	raw, err := marshalNoEscape(def)
+	if err != nil {
+		return err
+	}
+	// The same validation the loader applies (URL scheme and the like).
+	if _, diags := config.ParseServer(opts.Name, raw); hasError(diags) {
+		d := firstError(diags)
+		return Usagef(d.Fix, "server %q: %s", opts.Name, d.Message)
+	}
+	return writeServer(opts.Factory, scope, opts.Name, raw, opts.Force, string(def.Type))
+}
+
+// definition builds the server definition from the flags and arguments.
+func (opts *MCPAddOptions) definition() (addDef, error) {
+	var def addDef
+	transport := opts.Transport
+	if transport == "" {
+		transport = "stdio"
+		if len(opts.Rest) == 1 && looksLikeURL(opts.Rest[0]) && opts.DashAt < 1 {
+			transport = "http"
+		}
+	}
+	t, ok := config.NormalizeType(transport)
+	if !ok {
+		return def, Usagef("use --transport stdio, sse or http", "unknown transport %q", transport)
+	}
+	def.Type = t
+	switch t {
+	case config.TypeStdio:
+		if len(opts.Rest) == 0 {
+			return def, Usagef(fmt.Sprintf("usage: switchboard mcp add %s -- CMD [ARG...]", opts.Name),
+				"server %q has no command to run", opts.Name)
+		}
+		if len(opts.Headers) > 0 {
+			return def, Usagef("headers are for http and sse servers; give a stdio server its secrets with -e KEY=value",
+				"-H given for stdio server %q", opts.Name)
+		}
+		def.Command, def.Args = opts.Rest[0], opts.Rest[1:]
+		env, err := parsePairs(opts.Env, "=", "-e", "write -e KEY=value")
+		if err != nil {
+			return def, err
+		}
+		def.Env = env
+	default:
+		if len(opts.Rest) == 0 {
+			return def, Usagef(fmt.Sprintf("usage: switchboard mcp add --transport %s %s URL", t, opts.Name),
+				"%s server %q has no URL", t, opts.Name)
+		}
+		if len(opts.Rest) > 1 {
+			return def, Usagef(fmt.Sprintf("usage: switchboard mcp add --transport %s %s URL (for a local command use --transport stdio)", t, opts.Name),
+				"%s server %q takes one URL, got %d arguments", t, opts.Name, len(opts.Rest))
+		}
+		if len(opts.Env) > 0 {
+			return def, Usagef(`environment variables are for stdio servers; send values to a remote server with -H "Name: value"`,
+				"-e given for %s server %q", t, opts.Name)
+		}
+		def.URL = opts.Rest[0]
+		headers, err := parsePairs(opts.Headers, ":", "-H", `write -H "Name: value"`)
+		if err != nil {
+			return def, err
+		}
+		def.Headers = headers
+	}
+	return def, nil
+}
+
+// writeServer writes the definition raw under name in scope, refusing to
+// replace an existing entry unless force, and says what it did.
+func writeServer(f *Factory, scope config.Scope, name string, raw []byte, force bool, kind string) error {
+	t, err := f.target(scope)
+	if err != nil {
+		return err
+	}
+	exists, err := config.HasServer(t.File, t.ObjPath, name)
+	if err != nil {
+		return configFileErr(err)
+	}
+	if exists && !force {
+		return Usagef(fmt.Sprintf("pass --force to replace it, or remove it first: switchboard mcp remove %s --scope %s", name, scope),
+			"server %q already exists in %s", name, t.describe(f))
+	}
+	if err := config.SetServer(t.File, t.ObjPath, name, raw); err != nil {
+		return configFileErr(err)
+	}
+	verb := "Added"
+	if exists {
+		verb = "Replaced"
+	}
+	if kind != "" {
+		kind += " "
+	}
+	out := f.IO.Out
+	fmt.Fprintf(out, "%s %sserver %q to %s\n", verb, kind, name, t.describe(f))
+	if scope == config.ScopeProject {
+		fmt.Fprintf(out, "Project servers ask for approval before they first start: switchboard mcp approve %s\n", name)
+	}
+	// Say so when a higher scope hides what was just written.
+	if defined, err := f.definedIn(name); err == nil {
+		for _, d := range defined {
+			if d.Scope != scope && scopeRank(d.Scope) > scopeRank(scope) {
+				fmt.Fprintf(f.IO.ErrOut, "warning: the %s-scope definition of %q overrides this one in this workspace\n", d.Scope, name)
+				break
+			}
+		}
+	}
+	return nil
+}
+
+func scopeRank(s config.Scope) int {
+	switch s {
+	case config.ScopeUser:
+		return 1
+	case config.ScopeProject:
+		return 2
+	case config.ScopeLocal:
+		return 3
+	}
+	return 0
+}
+
+// parsePairs reads KEY<sep>VALUE flag values into a map.
+func parsePairs(values []string, sep, flag, hint string) (map[string]string, error) {
+	if len(values) == 0 {
+		return nil, nil
+	}
+	m := make(map[string]string, len(values))
+	for _, v := range values {
+		k, val, ok := strings.Cut(v, sep)
+		k = strings.TrimSpace(k)
+		if !ok || k == "" || strings.ContainsAny(k, " \t") {
+			return nil, Usagef(hint, "invalid %s %q", flag, v)
+		}
+		if sep == ":" {
+			val = strings.TrimSpace(val)
+		}
+		m[k] = val
+	}
+	return m, nil
+}
+
+func looksLikeURL(s string) bool {
+	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
+}
+
+func hasError(diags []config.Diagnostic) bool {
+	for _, d := range diags {
+		if d.Severity == config.SeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+func firstError(diags []config.Diagnostic) config.Diagnostic {
+	for _, d := range diags {
+		if d.Severity == config.SeverityError {
+			return d
+		}
+	}
+	return config.Diagnostic{}
+}
+
+// marshalNoEscape is json.Marshal without HTML escaping: URLs keep their
+// "&".
+func marshalNoEscape(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSpace(b.Bytes()), nil
+}
+
+// MCPAddJSONOptions are the inputs of `mcp add-json`.
+type MCPAddJSONOptions struct {
+	IO      *IOStreams
+	Factory *Factory
+
+	Scope string
+	Force bool
+	Name  string
+	JSON  string
+}
+
+// NewMCPAddJSONCmd returns `mcp add-json`; runF, if not nil, replaces
+// mcpAddJSONRun.
+func NewMCPAddJSONCmd(f *Factory, runF func(context.Context, *MCPAddJSONOptions) error) *cobra.Command {
+	opts := &MCPAddJSONOptions{IO: f.IO, Factory: f}
+	cmd := &cobra.Command{
+		Use:   "add-json [flags] NAME JSON",
+		Short: "Add a server from its JSON definition",
+		Long: `Add a server from the JSON object that would sit under "mcpServers".
+It is validated exactly as the configuration loader validates files.`,
+		Example: `  switchboard mcp add-json time '{"command":"uvx","args":["mcp-server-time"]}'
+  switchboard mcp add-json --scope user api '{"type":"http","url":"https://api.example.com/mcp"}'`,
+		Args:              exactArgs(2, "a server name and its JSON definition"),
+		ValidArgsFunction: cobra.NoFileCompletions,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name, opts.JSON = args[0], args[1]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return mcpAddJSONRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVarP(&opts.Scope, "scope", "s", "local", "where to write: user, project or local")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "replace an existing server of that name in the scope")
+	registerScopeCompletion(cmd)
+	return cmd
+}
+
+func mcpAddJSONRun(ctx context.Context, opts *MCPAddJSONOptions) error {
+	scope, err := parseScope(opts.Scope)
+	if err != nil {
+		return err
+	}
+	if err := checkName(opts.Name); err != nil {
+		return err
+	}
+	s, diags := config.ParseServer(opts.Name, []byte(opts.JSON))
+	for _, d := range diags {
+		if d.Severity == config.SeverityError {
+			msg := d.Message
+			if p := d.Position; p.Line > 0 {
+				msg = fmt.Sprintf("line %d, column %d: %s", p.Line, p.Col, msg)
+			}
+			if d.Field != "" {
+				msg = fmt.Sprintf("field %q: %s", d.Field, msg)
+			}
+			return Usagef(d.Fix, "invalid definition for %q: %s", opts.Name, msg)
+		}
+	}
+	for _, d := range diags {
+		fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", d.Error())
+	}
+	// JSONC in, JSON written: comments in a shell argument are unusual and
+	// the entry is re-laid-out anyway.
+	raw, err := hujson.Standardize([]byte(opts.JSON))
+	if err != nil {
+		return Usagef("", "invalid definition for %q: %v", opts.Name, err)
+	}
+	return writeServer(opts.Factory, scope, opts.Name, raw, opts.Force, string(config.InferType(s)))
+}

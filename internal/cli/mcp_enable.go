@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/switchboard-mcp/switchboard/config"
+)
+
+// MCPEnableOptions are the inputs of `mcp enable` and `mcp disable`.
+type MCPEnableOptions struct {
+	IO      *IOStreams
+	Factory *Factory
+	Name    string
+	Enable  bool
+}
+
+// NewMCPEnableCmd returns `mcp enable` (enable true) or `mcp disable`;
+// runF, if not nil, replaces mcpEnableRun.
+func NewMCPEnableCmd(f *Factory, enable bool, runF func(context.Context, *MCPEnableOptions) error) *cobra.Command {
+	opts := &MCPEnableOptions{IO: f.IO, Factory: f, Enable: enable}
+	verb, short := "enable", "Enable a server for this workspace"
+	if !enable {
+		verb, short = "disable", "Disable a server for this workspace"
+	}
+	cmd := &cobra.Command{
+		Use:   verb + " NAME",
+		Short: short,
+		Long: short + `.
+
+This edits only the workspace layer, <root>/.switchboard/workspace.json
+("enabledMcpServers" / "disabledMcpServers"), never a server's definition.
+Enabling a name that no scope defines is allowed: it shows as missing until
+it is added.`,
+		Args:              exactArgs(1, "a server name"),
+		ValidArgsFunction: completeServerNames(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return mcpEnableRun(cmd.Context(), opts)
+		},
+	}
+	return cmd
+}
+
+func mcpEnableRun(ctx context.Context, opts *MCPEnableOptions) error {
+	f := opts.Factory
+	if err := checkName(opts.Name); err != nil {
+		return err
+	}
+	verb := "enable"
+	if !opts.Enable {
+		verb = "disable"
+	}
+	root, ok := f.WorkspaceRoot()
+	if !ok {
+		return Usagef("run it inside a project, or pass --workspace DIR",
+			"%s works per workspace, and none was found from %s (no .mcp.json, .switchboard/ or .git above it)", verb, f.Cwd)
+	}
+	if err := config.SetWorkspaceEnablement(root, opts.Name, opts.Enable); err != nil {
+		return configFileErr(err)
+	}
+	done := "Enabled"
+	if !opts.Enable {
+		done = "Disabled"
+	}
+	fmt.Fprintf(opts.IO.Out, "%s %q for workspace %s (%s)\n", done, opts.Name, f.tilde(root), f.tilde(config.WorkspaceFile(root)))
+
+	// Say what still stands in the way, or that nothing defines it.
+	r, err := f.LoadConfig()
+	if err != nil {
+		return nil
+	}
+	s := r.Server(opts.Name)
+	switch {
+	case s == nil && !opts.Enable:
+		fmt.Fprintf(opts.IO.ErrOut, "note: no scope defines %q\n", opts.Name)
+	case s == nil || s.Availability == config.Missing:
+		fmt.Fprintf(opts.IO.ErrOut, "note: no scope defines %q; it shows as missing until you add it (switchboard mcp add %s ...)\n", opts.Name, opts.Name)
+	case opts.Enable && s.Availability == config.Disabled:
+		fmt.Fprintf(opts.IO.ErrOut, "warning: %q stays disabled: %s\n", opts.Name, s.DisabledReason)
+	case opts.Enable && s.Availability == config.Invalid:
+		fmt.Fprintf(opts.IO.ErrOut, "warning: %q is invalid: %v\n", opts.Name, s.Err())
+	}
+	return nil
+}

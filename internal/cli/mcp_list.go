@@ -1,0 +1,434 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/switchboard-mcp/switchboard/config"
+)
+
+// serverJSON is one server in `mcp list --json` and `mcp get --json`. The
+// first eight keys are the contract of SPEC §6; the rest are extra.
+// Command, args and url are as written, before ${VAR} expansion, so that
+// the output never holds a secret the file does not.
+type serverJSON struct {
+	Name    string   `json:"name"`
+	Scope   string   `json:"scope"`
+	Type    string   `json:"type"`
+	Command string   `json:"command"`
+	Args    []string `json:"args"`
+	URL     string   `json:"url"`
+	Enabled bool     `json:"enabled"`
+	File    string   `json:"file"`
+
+	// Availability is available, disabled, missing or invalid.
+	Availability   string `json:"availability"`
+	DisabledReason string `json:"disabledReason,omitempty"`
+	Trust          string `json:"trust,omitempty"`
+	Error          string `json:"error,omitempty"`
+}
+
+// serverDetailJSON is `mcp get --json`: the list object, the rest of the
+// definition, and warnings.
+type serverDetailJSON struct {
+	serverJSON
+	Env            map[string]string `json:"env,omitempty"`
+	Headers        map[string]string `json:"headers,omitempty"`
+	Cwd            string            `json:"cwd,omitempty"`
+	Description    string            `json:"description,omitempty"`
+	Timeout        int               `json:"timeout,omitempty"`
+	StartupTimeout int               `json:"startup_timeout,omitempty"`
+	Shadows        []string          `json:"shadows,omitempty"`
+	MissingEnv     []string          `json:"missingEnv,omitempty"`
+	Warnings       []string          `json:"warnings"`
+}
+
+func toServerJSON(s *config.ResolvedServer) serverJSON {
+	w := s.Written
+	j := serverJSON{
+		Name:           s.Name,
+		Scope:          string(s.Scope),
+		Type:           string(s.Effective.Type),
+		Command:        w.Command,
+		Args:           w.Args,
+		URL:            w.URL,
+		Enabled:        s.Availability == config.Available || s.Availability == config.Invalid && w.IsEnabled(),
+		File:           s.File,
+		Availability:   string(s.Availability),
+		DisabledReason: s.DisabledReason,
+		Trust:          string(s.Trust),
+	}
+	if j.Type == "" {
+		j.Type = string(config.InferType(w))
+	}
+	if j.Args == nil {
+		j.Args = []string{}
+	}
+	if err := s.Err(); err != nil {
+		j.Error = err.Error()
+	}
+	return j
+}
+
+// enabledText is the ENABLED column.
+func enabledText(s *config.ResolvedServer, tty bool) string {
+	switch s.Availability {
+	case config.Available:
+		if tty {
+			return "yes"
+		}
+		return "true"
+	case config.Disabled:
+		if tty {
+			return "no (" + s.DisabledReason + ")"
+		}
+		return "false"
+	}
+	return string(s.Availability) // missing, invalid
+}
+
+// target is what a server runs or dials, as written.
+func targetText(w config.Server) string {
+	if w.Command != "" {
+		return shellJoin(w.Command, w.Args)
+	}
+	return w.URL
+}
+
+// MCPListOptions are the inputs of `mcp list`.
+type MCPListOptions struct {
+	IO      *IOStreams
+	Factory *Factory
+	JSON    bool
+}
+
+// NewMCPListCmd returns `mcp list`; runF, if not nil, replaces mcpListRun.
+func NewMCPListCmd(f *Factory, runF func(context.Context, *MCPListOptions) error) *cobra.Command {
+	opts := &MCPListOptions{IO: f.IO, Factory: f}
+	cmd := &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List the configured servers of every scope",
+		Long: `List the effective server of each name (local > project > user; managed
+servers override all), with its scope, file and whether it is enabled here.
+
+Problems in the configuration files are printed on stderr, one per line with
+file:line:col and a fix, after the valid servers; the exit code is then 2.`,
+		Args:              noArgs,
+		ValidArgsFunction: cobra.NoFileCompletions,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.JSON = f.Global.JSON
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return mcpListRun(cmd.Context(), opts)
+		},
+	}
+	return cmd
+}
+
+func mcpListRun(ctx context.Context, opts *MCPListOptions) error {
+	f := opts.Factory
+	r, err := f.LoadConfig()
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		list := make([]serverJSON, 0, len(r.Servers))
+		for i := range r.Servers {
+			list = append(list, toServerJSON(&r.Servers[i]))
+		}
+		if err := printJSON(opts.IO.Out, list); err != nil {
+			return err
+		}
+		return reportDiagnostics(opts.IO.ErrOut, r.Diagnostics, nil)
+	}
+	tty := opts.IO.IsTTY
+	if len(r.Servers) == 0 && tty {
+		fmt.Fprintln(opts.IO.Out, "No MCP servers configured. Add one with: switchboard mcp add NAME -- CMD [ARG...]")
+	}
+	if len(r.Servers) > 0 {
+		t := newTablePrinter(opts.IO, "name", "type", "scope", "enabled", "command / url", "file")
+		for i := range r.Servers {
+			s := &r.Servers[i]
+			typ := string(s.Effective.Type)
+			if typ == "" {
+				typ = "-"
+			}
+			scope, file := string(s.Scope), s.File
+			if s.Availability == config.Missing {
+				scope = "-"
+			}
+			if tty {
+				file = f.tilde(file)
+			}
+			if file == "" {
+				file = "-"
+			}
+			t.AddRow(s.Name, typ, scope, enabledText(s, tty), targetText(s.Written), file)
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	return reportDiagnostics(opts.IO.ErrOut, r.Diagnostics, nil)
+}
+
+// MCPGetOptions are the inputs of `mcp get`.
+type MCPGetOptions struct {
+	IO      *IOStreams
+	Factory *Factory
+	JSON    bool
+	Name    string
+}
+
+// NewMCPGetCmd returns `mcp get`; runF, if not nil, replaces mcpGetRun.
+func NewMCPGetCmd(f *Factory, runF func(context.Context, *MCPGetOptions) error) *cobra.Command {
+	opts := &MCPGetOptions{IO: f.IO, Factory: f}
+	cmd := &cobra.Command{
+		Use:               "get NAME",
+		Short:             "Show one server's effective definition and why it is (not) used",
+		Args:              exactArgs(1, "a server name"),
+		ValidArgsFunction: completeServerNames(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			opts.JSON = f.Global.JSON
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return mcpGetRun(cmd.Context(), opts)
+		},
+	}
+	return cmd
+}
+
+func mcpGetRun(ctx context.Context, opts *MCPGetOptions) error {
+	f := opts.Factory
+	r, err := f.LoadConfig()
+	if err != nil {
+		return err
+	}
+	s := r.Server(opts.Name)
+	onlyThis := func(server string) bool { return server == opts.Name }
+	if s == nil {
+		if err := reportDiagnostics(opts.IO.ErrOut, r.Diagnostics, onlyThis); err != nil {
+			return Configf("fix the configuration errors above; the server may be defined in a file that did not load",
+				"no server named %q", opts.Name)
+		}
+		hint := "see 'switchboard mcp list' for the configured servers"
+		if near := nearestNames(opts.Name, r); len(near) > 0 {
+			hint = "did you mean " + strings.Join(near, ", ") + "?"
+		}
+		return Failuref(hint, "no server named %q", opts.Name)
+	}
+
+	d := serverDetailJSON{serverJSON: toServerJSON(s)}
+	w := s.Written
+	d.Env, d.Headers, d.Cwd, d.Description = w.Env, w.Headers, w.Cwd, w.Description
+	d.Timeout, d.StartupTimeout = w.Timeout, w.StartupTimeout
+	d.MissingEnv = s.MissingEnv
+	for _, sc := range s.Shadows {
+		d.Shadows = append(d.Shadows, string(sc))
+	}
+	d.Warnings = serverWarnings(f, r, s)
+
+	if opts.JSON {
+		if err := printJSON(opts.IO.Out, d); err != nil {
+			return err
+		}
+	} else if err := printServerDetail(opts.IO, f, r, s, d); err != nil {
+		return err
+	}
+	// The server's own problems are already in the warnings; report the
+	// file-level ones, and the exit code.
+	var fileDiags []config.Diagnostic
+	for _, g := range r.Diagnostics {
+		if g.Server == "" {
+			fileDiags = append(fileDiags, g)
+		}
+	}
+	if err := reportDiagnostics(opts.IO.ErrOut, fileDiags, nil); err != nil {
+		return err
+	}
+	if s.Availability == config.Invalid {
+		return Configf("fix the definition as the warnings say", "server %q is invalid", s.Name)
+	}
+	return nil
+}
+
+// serverWarnings are the one-line warnings of `mcp get`: the server's
+// diagnostics (missing environment variables among them), why it is
+// disabled, and which definitions it shadows.
+func serverWarnings(f *Factory, r *config.Resolved, s *config.ResolvedServer) []string {
+	warnings := []string{}
+	for _, d := range s.Diagnostics {
+		warnings = append(warnings, d.Error())
+	}
+	if s.Availability == config.Disabled {
+		warnings = append(warnings, "disabled: "+s.DisabledReason)
+	}
+	for _, sc := range s.Shadows {
+		file := scopeFile(r, sc)
+		msg := fmt.Sprintf("shadows the %s-scope definition", sc)
+		if file != "" {
+			msg += " in " + file
+		}
+		warnings = append(warnings, msg+fmt.Sprintf("; this %s-scope one is used", s.Scope))
+	}
+	if s.Scope == config.ScopeProject {
+		warnings = append(warnings, "project servers are written by the repository: they start only once approved (switchboard mcp approve "+s.Name+")")
+	}
+	return warnings
+}
+
+// scopeFile is the file that holds a scope's servers.
+func scopeFile(r *config.Resolved, sc config.Scope) string {
+	switch sc {
+	case config.ScopeUser:
+		return r.Files.User
+	case config.ScopeLocal:
+		return r.Files.Local
+	case config.ScopeProject:
+		return r.Files.Project
+	case config.ScopeManaged:
+		return r.Files.Managed
+	}
+	return ""
+}
+
+// printServerDetail prints `mcp get`: aligned "Key: value" lines on a
+// terminal, "key<TAB>value" rows when piped.
+func printServerDetail(io *IOStreams, f *Factory, r *config.Resolved, s *config.ResolvedServer, d serverDetailJSON) error {
+	tty := io.IsTTY
+	path := func(p string) string {
+		if tty {
+			return f.tilde(p)
+		}
+		return p
+	}
+	type row struct{ key, value string }
+	rows := []row{{"name", s.Name}}
+	scope := string(s.Scope)
+	if s.Scope == config.ScopeLocal && r.Workspace != "" {
+		scope += " (workspace " + path(r.Workspace) + ")"
+	}
+	if s.Availability != config.Missing {
+		rows = append(rows, row{"scope", scope})
+	}
+	if s.File != "" {
+		file := path(s.File)
+		if tty && s.Pos.Line > 0 {
+			file += fmt.Sprintf(":%d", s.Pos.Line)
+		}
+		rows = append(rows, row{"file", file})
+	}
+	if d.Type != "" {
+		rows = append(rows, row{"type", d.Type})
+	}
+	w := s.Written
+	if w.Command != "" {
+		rows = append(rows, row{"command", shellJoin(w.Command, w.Args)})
+	}
+	if w.URL != "" {
+		rows = append(rows, row{"url", w.URL})
+	}
+	if w.Cwd != "" {
+		rows = append(rows, row{"cwd", w.Cwd})
+	}
+	for _, k := range sortedKeys(w.Env) {
+		rows = append(rows, row{"env", k + "=" + w.Env[k]})
+	}
+	for _, k := range sortedKeys(w.Headers) {
+		rows = append(rows, row{"header", k + ": " + w.Headers[k]})
+	}
+	if w.Description != "" {
+		rows = append(rows, row{"description", w.Description})
+	}
+	rows = append(rows, row{"enabled", enabledText(s, tty)})
+	if s.Availability != config.Missing {
+		trust := string(s.Trust)
+		if tty {
+			switch s.Trust {
+			case config.TrustUser:
+				trust += " (starts without asking)"
+			case config.TrustRepo:
+				trust += " (repository-authored: starts only once approved)"
+			}
+		}
+		rows = append(rows, row{"trust", trust})
+	}
+
+	var b strings.Builder
+	if tty {
+		width := 0
+		for _, r := range rows[1:] {
+			width = max(width, len(r.key)+1)
+		}
+		fmt.Fprintf(&b, "%s:\n", s.Name)
+		for _, r := range rows[1:] {
+			key := strings.ToUpper(r.key[:1]) + r.key[1:] + ":"
+			fmt.Fprintf(&b, "  %-*s  %s\n", width, key, r.value)
+		}
+		if len(d.Warnings) > 0 {
+			b.WriteString("Warnings:\n")
+			for _, wn := range d.Warnings {
+				fmt.Fprintf(&b, "  - %s\n", wn)
+			}
+		}
+	} else {
+		for _, r := range rows {
+			fmt.Fprintf(&b, "%s\t%s\n", r.key, r.value)
+		}
+		for _, wn := range d.Warnings {
+			fmt.Fprintf(&b, "warning\t%s\n", wn)
+		}
+	}
+	_, err := fmt.Fprint(io.Out, b.String())
+	return err
+}
+
+// nearestNames suggests configured names close to a mistyped one.
+func nearestNames(name string, r *config.Resolved) []string {
+	var out []string
+	lower := strings.ToLower(name)
+	for _, s := range r.Servers {
+		n := strings.ToLower(s.Name)
+		if strings.Contains(n, lower) || strings.Contains(lower, n) || levenshtein(n, lower) <= 2 {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// tablePrinter prints rows as aligned columns under an upper-case header on
+// a terminal, and as plain tab-separated rows (no header) when piped, so
+// that scripts can cut and awk them.
+type tablePrinter struct {
+	w      io.Writer
+	tty    bool
+	header []string
+	rows   [][]string
+}
+
+// newTablePrinter returns a printer for io.Out; header names the columns.
+func newTablePrinter(s *IOStreams, header ...string) *tablePrinter {
+	return &tablePrinter{w: s.Out, tty: s.IsTTY, header: header}
+}
+
+// AddRow adds one row; missing cells are empty.
+func (t *tablePrinter) AddRow(cells ...string) {
+	t.rows = append(t.rows, cells)
+}
+
+// Render writes the table.
+func (t *tablePrinter) Render() error {
+	var b bytes.Buffer
+	if !t.tty {
+		for _, r := range t.rows {
+			for i, c := range r {
+				if i > 0 {
+					b.WriteByte('\t')
+				}
+				// A tab or newline inside a cell would break the row.
+				b.WriteString(strings.NewReplacer("\t", " ", "\n", " ").Replace(c))
+			}
+			b.WriteByte('\n')
+		}
+		_, err := t.w.Write(b.Bytes())
+		return err
+	}
+	rows := t.rows
+	if len(t.header) > 0 {
+		h := make([]string, len(t.header))
+		for i, c := range t.header {
+			h[i] = strings.ToUpper(c)
+		}
+		rows = append([][]string{h}, rows...)
+	}
+	var widths []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, r := range rows {
+		for i, c := range r {
+			b.WriteString(c)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2))
+			}
+		}
+		// Trailing blanks of empty last cells are noise.
+		trimmed := bytes.TrimRight(b.Bytes(), " ")
+		b.Truncate(len(trimmed))
+		b.WriteByte('\n')
+	}
+	_, err := t.w.Write(b.Bytes())
+	return err
+}
+
+// printJSON writes v as indented JSON followed by a newline: the one JSON
+// exporter every --json output goes through. Keys come out in struct field
+// order (maps sorted), and <, > and & are not escaped.
+func printJSON(w io.Writer, v any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("encoding JSON: %w", err)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}

@@ -1,0 +1,173 @@
+// Package cli is the switchboard command line: the root command, global
+// flags, the Factory every command is built from, exit codes (SPEC §6) and
+// the server-management commands (mcp add/list/get/remove/enable/disable/
+// import).
+//
+// Each command follows one shape: a cobra command whose flags fill an
+// Options struct, and a run function xxxRun(ctx, opts) that does the work.
+// New*Cmd constructors take a runF seam: tests pass a function that
+// captures the Options, to check flag parsing alone.
+//
+// Commands in their own files (the runtime commands status, tools, call,
+// demo…) register themselves from init with registerCommand or
+// registerMCPCommand, so that adding one never means editing this file.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+var (
+	extraCommands    []func(*Factory) *cobra.Command
+	extraMCPCommands []func(*Factory) *cobra.Command
+)
+
+// registerCommand adds a top-level command; call it from init.
+func registerCommand(newCmd func(*Factory) *cobra.Command) {
+	extraCommands = append(extraCommands, newCmd)
+}
+
+// registerMCPCommand adds a subcommand of "mcp"; call it from init.
+func registerMCPCommand(newCmd func(*Factory) *cobra.Command) {
+	extraMCPCommands = append(extraMCPCommands, newCmd)
+}
+
+// Main runs switchboard with the process's arguments and streams and
+// returns the exit code. It is the only place errors become exit codes.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, NewFactory(), os.Args[1:])
+}
+
+// Run executes the command line args with f and returns the exit code,
+// having printed any error to f.IO.ErrOut.
+func Run(ctx context.Context, f *Factory, args []string) int {
+	cmd := NewRootCmd(f)
+	cmd.SetArgs(args)
+	cmd.SetIn(f.IO.In)
+	cmd.SetOut(f.IO.Out)
+	cmd.SetErr(f.IO.ErrOut)
+	err := cmd.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	err = classify(err)
+	printError(f.IO.ErrOut, err)
+	return exitCode(err)
+}
+
+// classify turns the untyped errors cobra makes into usage errors.
+func classify(err error) error {
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	msg := err.Error()
+	if strings.HasPrefix(msg, "unknown command ") {
+		// Cobra appends "Did you mean this?" suggestions on more lines.
+		first, rest, _ := strings.Cut(msg, "\n")
+		hint := "run 'switchboard --help' for the list of commands"
+		if s := strings.Fields(rest); len(s) > 0 && strings.HasPrefix(rest, "\nDid you mean this?") {
+			hint = "did you mean: " + strings.Join(s[4:], ", ") + "?"
+		}
+		return UsageErr(errors.New(first), hint)
+	}
+	return err
+}
+
+// printError prints err as one line and its hint, if any, as a second.
+func printError(w io.Writer, err error) {
+	var ee *ExitError
+	if errors.As(err, &ee) && ee.Err == nil {
+		return // already reported
+	}
+	msg := strings.TrimSpace(err.Error())
+	fmt.Fprintf(w, "error: %s\n", msg)
+	if errors.As(err, &ee) && ee.Hint != "" {
+		fmt.Fprintf(w, "hint: %s\n", ee.Hint)
+	}
+}
+
+// NewRootCmd returns the switchboard command with its global flags bound
+// to f.Global and every subcommand added.
+func NewRootCmd(f *Factory) *cobra.Command {
+	if f.Global == nil {
+		f.Global = &GlobalOptions{}
+	}
+	g := f.Global
+	cmd := &cobra.Command{
+		Use:   "switchboard",
+		Short: "Turn configured MCP servers into a safe, live tool surface",
+		Long: "Switchboard is the MCP layer of an AI agent: it manages MCP server configuration,\n" +
+			"launch trust and per-call permissions, and re-exposes every server as one gateway.",
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		// Subcommands must not define their own PersistentPreRunE: cobra
+		// would run theirs instead of this one.
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return g.validate()
+		},
+	}
+	cmd.CompletionOptions.DisableDefaultCmd = true // ours below maps errors to exit codes
+
+	fl := cmd.PersistentFlags()
+	fl.StringVar(&g.Workspace, "workspace", "", "project root `DIR` (default: nearest ancestor with .mcp.json, .switchboard/ or .git)")
+	fl.StringVar(&g.Settings, "settings", "", "extra settings as a JSON string or a `FILE`")
+	// StringArray, not StringSlice: inline JSON is full of commas.
+	fl.StringArrayVar(&g.MCPConfigs, "mcp-config", nil, "add servers from a `FILE|JSON` for this run (repeatable)")
+	fl.BoolVar(&g.StrictMCPConfig, "strict-mcp-config", false, "use only the servers given with --mcp-config")
+	fl.BoolVar(&g.JSON, "json", false, "print stable JSON on stdout")
+	fl.StringVar(&g.Tools, "tools", "", "tool loading `MODIFIERS`, e.g. \"default,Defer(mcp__github__*),NoDefer(mcp__time__now)\"")
+	fl.DurationVar(&g.Wait, "wait", DefaultWait, "how long one-shot commands wait for servers still connecting")
+	fl.StringVar(&g.LogLevel, "log-level", "warn", "log `LEVEL` on stderr: debug, info, warn or error")
+
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return UsageErr(err, fmt.Sprintf("run '%s --help' for usage", c.CommandPath()))
+	})
+
+	cmd.AddCommand(
+		newMCPCmd(f),
+		NewVersionCmd(f, nil),
+		newCompletionCmd(f),
+	)
+	for _, newCmd := range extraCommands {
+		cmd.AddCommand(newCmd(f))
+	}
+	if !hasCommand(cmd, "demo") {
+		cmd.AddCommand(newDemoPlaceholderCmd(f))
+	}
+	return cmd
+}
+
+func hasCommand(parent *cobra.Command, name string) bool {
+	for _, c := range parent.Commands() {
+		if c.Name() == name {
+			return true
+		}
+	}
+	return false
+}
+
+// groupRunE is the RunE of a command that only groups subcommands: no
+// arguments prints help; anything else is an unknown command (exit 2),
+// where cobra would print help and exit 0.
+func groupRunE(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return cmd.Help()
+	}
+	hint := fmt.Sprintf("run '%s --help' for the list of commands", cmd.CommandPath())
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		hint = "did you mean: " + strings.Join(s, ", ") + "?"
+	}
+	return Usagef(hint, "unknown command %q for %q", args[0], cmd.CommandPath())
+}
