@@ -55,8 +55,11 @@ func SetServer(path string, objPath []string, name string, def json.RawMessage) 
 }
 
 // RemoveServer deletes the entry name from the object at objPath of the
-// JSONC file at path, together with the comments that belong to it. found
-// is false (and the file untouched) when the file, the object or the entry
+// JSONC file at path, together with the comments that belong to it. When
+// objPath is nested (a local-scope ["projects", ws, "mcpServers"]), the
+// parents left empty, without comments, are removed too, so that adding
+// and then removing a server gives back the file it started from. found is
+// false (and the file untouched) when the file, the object or the entry
 // does not exist.
 func RemoveServer(path string, objPath []string, name string) (found bool, err error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
@@ -68,7 +71,22 @@ func RemoveServer(path string, objPath []string, name string) (found bool, err e
 		if !found {
 			return errNoChange
 		}
-		return removeMember(root, full)
+		if err := removeMember(root, full); err != nil {
+			return err
+		}
+		// Undo what SetServer creates: the nested parents of a local-scope
+		// entry go once empty. A top-level "mcpServers" stays.
+		for k := len(objPath); k >= 1 && len(objPath) > 1; k-- {
+			v := root.Find(pointer(objPath[:k]))
+			obj, ok := v.Value.(*hujson.Object)
+			if !ok || len(obj.Members) > 0 || len(bytes.TrimSpace(obj.AfterExtra)) > 0 {
+				break
+			}
+			if err := removeMember(root, objPath[:k]); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	return found, err
 }

@@ -243,6 +243,35 @@ func TestSetServerPreservesOutsideEntry(t *testing.T) {
 	}
 }
 
+func TestLocalAddRemoveIsIdentity(t *testing.T) {
+	path := writeTemp(t, "mcp.json", userFile, 0o600)
+	objPath := []string{"projects", "/home/me/app", "mcpServers"}
+	if err := SetServer(path, objPath, "a", json.RawMessage(`{"command":"a"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := SetServer(path, []string{"projects", "/home/me/other", "mcpServers"}, "b", json.RawMessage(`{"command":"b"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := SetServer(path, objPath, "c", json.RawMessage(`{"command":"c"}`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "c"} {
+		if found, err := RemoveServer(path, objPath, name); err != nil || !found {
+			t.Fatalf("RemoveServer(%s) = %v, %v", name, found, err)
+		}
+	}
+	// The other workspace keeps "projects" alive; the emptied one is gone.
+	if got := readString(t, path); strings.Contains(got, "/home/me/app") || !strings.Contains(got, "/home/me/other") {
+		t.Errorf("after removing a and c:\n%s", got)
+	}
+	if found, err := RemoveServer(path, []string{"projects", "/home/me/other", "mcpServers"}, "b"); err != nil || !found {
+		t.Fatalf("RemoveServer(b) = %v, %v", found, err)
+	}
+	if diff := cmp.Diff(userFile, readString(t, path)); diff != "" {
+		t.Errorf("add then remove is not the identity (-want +got):\n%s", diff)
+	}
+}
+
 func TestRemoveServer(t *testing.T) {
 	path := writeTemp(t, "mcp.json", userFile, 0o600)
 	found, err := RemoveServer(path, []string{"mcpServers"}, "time")

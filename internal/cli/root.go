@@ -122,7 +122,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 
 	fl := cmd.PersistentFlags()
 	fl.StringVar(&g.Workspace, "workspace", "", "project root `DIR` (default: nearest ancestor with .mcp.json, .switchboard/ or .git)")
-	fl.StringVar(&g.Settings, "settings", "", "extra settings as a JSON string or a `FILE`")
+	fl.StringVar(&g.Settings, "settings", "", "extra settings, inline or in a file: `JSON|FILE`")
 	// StringArray, not StringSlice: inline JSON is full of commas.
 	fl.StringArrayVar(&g.MCPConfigs, "mcp-config", nil, "add servers from a `FILE|JSON` for this run (repeatable)")
 	fl.BoolVar(&g.StrictMCPConfig, "strict-mcp-config", false, "use only the servers given with --mcp-config")
