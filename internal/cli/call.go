@@ -1,0 +1,259 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/toolsurface"
+)
+
+func init() {
+	registerCommand(func(f *Factory) *cobra.Command { return NewCallCmd(f, nil) })
+}
+
+// CallOptions are the inputs of `switchboard call`.
+type CallOptions struct {
+	runtimeOptions
+	// Name is the namespaced tool name, mcp__<server>__<tool>.
+	Name string
+	// Args is the JSON object of arguments ("{}" when not given).
+	Args string
+	JSON bool
+}
+
+// NewCallCmd returns `switchboard call NAME 'JSON-ARGS'`.
+func NewCallCmd(f *Factory, runF func(context.Context, *CallOptions) error) *cobra.Command {
+	return &cobra.Command{
+		Use:   "call NAME ['JSON-ARGS']",
+		Short: "Call one tool and print its result as the model gets it",
+		Long: `Call an MCP tool by the name a model sees (mcp__<server>__<tool>; see
+'switchboard tools') with a JSON object of arguments (default {}), and print the
+result in the envelope a model receives:
+  <mcp_response server="…" tool="…" trust="untrusted">…</mcp_response>
+
+With --json, print {isError, content, structuredContent, envelope} instead.
+Only the tool's server is started; the call waits for it to connect. Progress
+notifications are shown on a terminal.
+
+Exit status: 0 on success, 1 when the call failed or the tool reported an error
+(isError), 2 for an unknown tool or arguments that are not a JSON object.`,
+		Example: `  switchboard call mcp__demo__echo '{"text":"hello"}'
+  switchboard call mcp__demo__roll_dice --json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 1 || len(args) > 2 {
+				return Usagef("run 'switchboard call --help' for usage",
+					"call takes a tool name and optionally a JSON object of arguments, got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts := &CallOptions{runtimeOptions: newRuntimeOptions(f), Name: args[0], Args: "{}", JSON: f.global().JSON}
+			if len(args) == 2 {
+				opts.Args = args[1]
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return callRun(cmd.Context(), opts)
+		},
+	}
+}
+
+// callJSON is `call --json` (SPEC §6).
+type callJSON struct {
+	IsError           bool          `json:"isError"`
+	Content           []mcp.Content `json:"content"`
+	StructuredContent any           `json:"structuredContent,omitempty"`
+	Envelope          string        `json:"envelope"`
+}
+
+// parseArgs checks that s is one JSON object; a syntax error names its
+// line and column.
+func parseArgs(s string) (json.RawMessage, error) {
+	data := []byte(strings.TrimSpace(s))
+	if len(data) == 0 {
+		data = []byte("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var v any
+	err := dec.Decode(&v)
+	if err == nil && dec.More() {
+		off := dec.InputOffset()
+		line, col := config.LineCol(data, int(off))
+		return nil, Usagef(`pass one JSON object, e.g. '{"text":"hello"}'`,
+			"invalid JSON arguments at line %d, column %d: unexpected data after the object", line, col)
+	}
+	if err != nil {
+		var se *json.SyntaxError
+		off := int64(len(data))
+		msg := err.Error()
+		if errors.As(err, &se) {
+			off = se.Offset - 1
+			msg = se.Error()
+		} else if errors.Is(err, io.ErrUnexpectedEOF) {
+			msg = "unexpected end of input"
+		}
+		line, col := config.LineCol(data, int(max(off, 0)))
+		return nil, Usagef(`pass one JSON object, quoted for the shell, e.g. '{"text":"hello"}'`,
+			"invalid JSON arguments at line %d, column %d: %s", line, col, msg)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return nil, Usagef(`wrap the arguments in an object, e.g. '{"text":"hello"}'`,
+			"tool arguments must be a JSON object, not %s", jsonKind(v))
+	}
+	return json.RawMessage(data), nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return "that"
+}
+
+// toolCandidate reports whether a server can own the namespaced name
+// (its sanitized name is the name's server part), so that call starts only
+// the servers that matter.
+func toolCandidate(name string) func(config.ResolvedServer) bool {
+	return func(rs config.ResolvedServer) bool {
+		return strings.HasPrefix(name, toolsurface.Prefix+toolsurface.SanitizePart(rs.Name)+toolsurface.Separator)
+	}
+}
+
+func callRun(ctx context.Context, opts *CallOptions) (err error) {
+	args, err := parseArgs(opts.Args)
+	if err != nil {
+		return err
+	}
+	s, err := startSession(ctx, &opts.runtimeOptions, toolCandidate(opts.Name))
+	if err != nil {
+		return err
+	}
+	defer func() { err = s.close(err) }()
+
+	// A call waits for its server however long it takes to connect (the
+	// startup timeout bounds that), not just --wait.
+	s.wait(ctx, -1)
+	server, tool := s.lookupTool(ctx, opts.Name)
+
+	res, cerr := s.callWithProgress(ctx, opts.Name, args)
+	if cerr != nil {
+		return callErr(cerr)
+	}
+	env := toolsurface.Envelope(server, tool, res)
+	if opts.JSON {
+		content := res.Content
+		if content == nil {
+			content = []mcp.Content{}
+		}
+		if err := printJSON(opts.IO.Out, callJSON{IsError: res.IsError, Content: content, StructuredContent: res.StructuredContent, Envelope: env}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(opts.IO.Out, env)
+	}
+	if res.IsError {
+		return FailureErr(fmt.Errorf("%s returned an error result", opts.Name), "")
+	}
+	return nil
+}
+
+// lookupTool finds the server's own names for a namespaced tool, for the
+// envelope. When the tool is not listed (the call will say why) it falls
+// back to the parts of the name.
+func (s *session) lookupTool(ctx context.Context, name string) (server, tool string) {
+	if list, err := s.h.Tools(ctx); err == nil || list != nil {
+		for _, t := range list.Tools {
+			if t.Name == name {
+				return t.Server, t.Tool.Name
+			}
+		}
+	}
+	server, tool, _ = toolsurface.ParseToolName(name)
+	return server, tool
+}
+
+// callWithProgress runs the call, showing "calling NAME (1.2s)…" and the
+// server's progress notifications on a terminal.
+func (s *session) callWithProgress(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	start := s.opts.now()
+	var (
+		mu   sync.Mutex
+		last *mcp.ProgressNotificationParams
+	)
+	ctx = host.WithProgress(ctx, func(p *mcp.ProgressNotificationParams) {
+		mu.Lock()
+		last = p
+		mu.Unlock()
+	})
+	s.line.Start(func() string {
+		elapsed := s.opts.now().Sub(start)
+		mu.Lock()
+		p := last
+		mu.Unlock()
+		if p == nil && elapsed < 300*time.Millisecond {
+			return ""
+		}
+		return fmt.Sprintf("calling %s (%s)…%s", name, formatElapsed(elapsed), progressText(p))
+	})
+	defer s.line.Stop()
+	return s.h.Call(ctx, name, args)
+}
+
+// progressText renders a progress notification: " 3/5 copying files".
+func progressText(p *mcp.ProgressNotificationParams) string {
+	if p == nil {
+		return ""
+	}
+	s := " "
+	switch {
+	case p.Total > 0:
+		s += fmt.Sprintf("%g/%g", p.Progress, p.Total)
+	default:
+		s += fmt.Sprintf("%g", p.Progress)
+	}
+	if p.Message != "" {
+		s += " " + oneLineText(p.Message)
+	}
+	return s
+}
+
+// callErr maps a failed call to its exit status and hint.
+func callErr(err error) error {
+	switch {
+	case errors.Is(err, host.ErrUnknownTool):
+		return UsageErr(err, "run `switchboard tools` for the tool names")
+	case errors.Is(err, host.ErrNotConnected):
+		return FailureErr(err, "run `switchboard status` to see why")
+	case errors.Is(err, host.ErrCircuitOpen):
+		return FailureErr(err, "the server failed repeatedly; run `switchboard status`, and retry later")
+	case errors.Is(err, host.ErrTimeout):
+		return FailureErr(err, "raise the server's \"timeout\" (ms) or MCP_TOOL_TIMEOUT")
+	case errors.Is(err, host.ErrMayHaveRun):
+		return FailureErr(err, "check whether it took effect before calling it again")
+	case errors.Is(err, context.Canceled):
+		return FailureErr(errors.New("interrupted"), "")
+	}
+	return FailureErr(err, "")
+}

@@ -1,0 +1,428 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+)
+
+// runtimeOptions is what the runtime commands (status, tools, call,
+// prompts, prompt, resources, read, demo) share: how to load the
+// configuration, how to start a host on it and how long to wait for it.
+// Commands embed it in their own Options.
+type runtimeOptions struct {
+	IO *IOStreams
+	// Config loads the resolved configuration (Factory.LoadConfig).
+	Config func() (*config.Resolved, error)
+	// Wait bounds how long one-shot commands wait for servers still
+	// connecting (--wait).
+	Wait time.Duration
+	// Home is the Switchboard directory; logs go to Home/logs when Home
+	// exists.
+	Home string
+	// LogLevel is --log-level.
+	LogLevel string
+	// Now is the clock used for elapsed times.
+	Now func() time.Time
+	// ErrTTY reports that IO.ErrOut is a terminal: progress is drawn
+	// there, redrawn in place. When false nothing is drawn.
+	ErrTTY bool
+	// Tilde shortens paths under the home directory for people.
+	Tilde func(string) string
+	// HostOptions, if set, adjusts the host options before the host is
+	// built (tests use it for timeouts).
+	HostOptions func(*host.Options)
+}
+
+// newRuntimeOptions fills runtimeOptions from f. Call it when the command
+// runs (after flag parsing), not when it is built: it reads the global flags.
+func newRuntimeOptions(f *Factory) runtimeOptions {
+	g := f.global()
+	return runtimeOptions{
+		IO:       f.IO,
+		Config:   f.LoadConfig,
+		Wait:     g.Wait,
+		Home:     f.Home(),
+		LogLevel: g.LogLevel,
+		Now:      f.Now,
+		ErrTTY:   stderrIsTerminal(f.IO),
+		Tilde:    f.tilde,
+	}
+}
+
+// stderrIsTerminal reports whether s.ErrOut is a terminal. IOStreams knows
+// this only for Out, and progress belongs on stderr.
+func stderrIsTerminal(s *IOStreams) bool {
+	if s == nil {
+		return false
+	}
+	if f, ok := s.ErrOut.(*os.File); ok {
+		return isTerminal(f)
+	}
+	return false
+}
+
+func (o *runtimeOptions) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+func (o *runtimeOptions) tilde(p string) string {
+	if o.Tilde != nil {
+		return o.Tilde(p)
+	}
+	return p
+}
+
+// session is one running host for one command: the configuration it was
+// built from, the host, and the live line on stderr.
+type session struct {
+	opts *runtimeOptions
+	cfg  *config.Resolved
+	h    *host.Host
+	line *liveLine
+	// diags are the configuration diagnostics to report when the command
+	// ends, after what it printed.
+	diags    []config.Diagnostic
+	keep     func(name string) bool
+	logClose func()
+
+	mu       sync.Mutex
+	launched map[string]time.Time // servers that started connecting, and when
+	in       *lineReader          // see input
+}
+
+// startSession loads the configuration, keeps the servers keep accepts
+// (all when keep is nil) and starts a host on them in the background. The
+// caller must call close.
+func startSession(ctx context.Context, o *runtimeOptions, keep func(config.ResolvedServer) bool) (*session, error) {
+	cfg, err := o.Config()
+	if err != nil {
+		return nil, err
+	}
+	return startSessionWith(ctx, o, cfg, keep)
+}
+
+// startSessionWith is startSession on a configuration already resolved.
+func startSessionWith(_ context.Context, o *runtimeOptions, cfg *config.Resolved, keep func(config.ResolvedServer) bool) (*session, error) {
+	s := &session{
+		opts:     o,
+		line:     newLiveLine(o.IO.ErrOut, o.ErrTTY),
+		launched: map[string]time.Time{},
+	}
+	if keep != nil {
+		kept := *cfg
+		kept.Servers = nil
+		names := map[string]bool{}
+		for _, rs := range cfg.Servers {
+			if keep(rs) {
+				kept.Servers = append(kept.Servers, rs)
+				names[rs.Name] = true
+			}
+		}
+		cfg = &kept
+		s.keep = func(name string) bool { return names[name] }
+	}
+	s.cfg = cfg
+	s.diags = cfg.Diagnostics
+
+	logger, closeLog := o.logger()
+	s.logClose = closeLog
+	hopts := &host.Options{
+		Logger:   logger,
+		Prompter: s.prompter(),
+		// The command does its own bounded wait, with progress, before it
+		// asks for lists; whatever is still connecting then is reported,
+		// not waited for again.
+		ToolsWait: time.Millisecond,
+		OnEvent:   s.onEvent,
+	}
+	if o.HostOptions != nil {
+		o.HostOptions(hopts)
+	}
+	s.h = host.New(cfg, hopts)
+	return s, nil
+}
+
+// logger returns the host's logger: a JSON log in Home/logs when the
+// Switchboard directory exists (it is never created just to log), else
+// stderr when --log-level asks for debug or info, else nothing. Never
+// stdout: a command's stdout is its data.
+func (o *runtimeOptions) logger() (*slog.Logger, func()) {
+	discard := slog.New(slog.DiscardHandler)
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.LogLevel)); err != nil {
+		level = slog.LevelWarn
+	}
+	if o.Home != "" {
+		if fi, err := os.Stat(o.Home); err == nil && fi.IsDir() {
+			dir := filepath.Join(o.Home, "logs")
+			if err := os.MkdirAll(dir, 0o700); err == nil {
+				f, err := os.OpenFile(filepath.Join(dir, "switchboard.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+				if err == nil {
+					return slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: min(level, slog.LevelInfo)})), func() { f.Close() }
+				}
+			}
+		}
+	}
+	if level < slog.LevelWarn && o.IO != nil {
+		return slog.New(slog.NewTextHandler(o.IO.ErrOut, &slog.HandlerOptions{Level: level})), func() {}
+	}
+	return discard, func() {}
+}
+
+func (s *session) onEvent(ev host.Event) {
+	if ev.Kind != host.EventState || ev.State != host.StateConnecting {
+		return
+	}
+	s.mu.Lock()
+	if _, ok := s.launched[ev.Server]; !ok {
+		s.launched[ev.Server] = s.opts.now()
+	}
+	s.mu.Unlock()
+}
+
+// wait waits until no server is connecting, for at most bound (no bound
+// when bound < 0), drawing "connecting 2/5: github (1.2s)…" on a terminal.
+// It reports whether every server settled.
+func (s *session) wait(ctx context.Context, bound time.Duration) bool {
+	if bound >= 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, bound)
+		defer cancel()
+	}
+	s.line.Start(s.connectingLine)
+	defer s.line.Stop()
+	return s.h.WaitReady(ctx)
+}
+
+// connectingLine renders the progress of the servers that are starting.
+func (s *session) connectingLine() string {
+	var connecting []host.ServerStatus
+	total, done := 0, 0
+	s.mu.Lock()
+	launched := len(s.launched)
+	s.mu.Unlock()
+	for _, st := range s.h.Status() {
+		switch st.State {
+		case host.StateConnecting:
+			connecting = append(connecting, st)
+			total++
+		case host.StateConnected, host.StateError, host.StateCircuitOpen:
+			total++
+			done++
+		}
+	}
+	total = max(total, launched)
+	if len(connecting) == 0 {
+		return ""
+	}
+	sort.Slice(connecting, func(i, j int) bool { return connecting[i].Since.Before(connecting[j].Since) })
+	first := connecting[0]
+	who := first.Name
+	if n := len(connecting) - 1; n > 0 {
+		who += fmt.Sprintf(" +%d more", n)
+	}
+	return fmt.Sprintf("connecting %d/%d: %s (%s)…", done, total, who, formatElapsed(s.opts.now().Sub(first.Since)))
+}
+
+// fatalConfig returns the config error to exit with when the configuration
+// had errors and not one server could be loaded from it; nil otherwise.
+func (s *session) fatalConfig() error {
+	if !s.cfg.HasErrors() {
+		return nil
+	}
+	for _, rs := range s.cfg.Servers {
+		if rs.Availability != config.Invalid {
+			return nil
+		}
+	}
+	return silentExit(ExitUsage)
+}
+
+// close stops the live line and the host and reports the configuration
+// diagnostics, one line each on stderr. It returns err, or, when err is
+// nil and the configuration was too broken to load anything, the config
+// error (exit 2).
+func (s *session) close(err error) error {
+	s.line.Stop()
+	s.h.Close()
+	s.logClose()
+	if rerr := reportDiagnostics(s.opts.IO.ErrOut, s.diags, s.keep); rerr != nil && err == nil {
+		if s.fatalConfig() != nil {
+			return rerr
+		}
+	}
+	return err
+}
+
+// warn prints the host's warnings (servers still connecting, lists that
+// failed) on stderr, one line each.
+func (s *session) warn(warnings []string) {
+	for _, msg := range warnings {
+		fmt.Fprintf(s.opts.IO.ErrOut, "warning: %s\n", msg)
+	}
+}
+
+// formatElapsed renders a duration for people: 850ms, 1.2s, 12s, 2m5s.
+func formatElapsed(d time.Duration) string {
+	switch {
+	case d < 0:
+		d = 0
+		fallthrough
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < 10*time.Second:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	}
+	return d.Truncate(time.Second).String()
+}
+
+// liveLine is one line of progress on a terminal's stderr, redrawn in
+// place while something runs. On anything but a terminal it draws
+// nothing. Hold lets a prompt take the terminal without the line
+// overwriting it.
+type liveLine struct {
+	w       io.Writer
+	enabled bool
+
+	mu     sync.Mutex
+	render func() string
+	drawn  bool
+	held   int
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+const liveLineTick = 100 * time.Millisecond
+
+func newLiveLine(w io.Writer, enabled bool) *liveLine {
+	return &liveLine{w: w, enabled: enabled}
+}
+
+// Start begins drawing render's text every tick, replacing any renderer.
+// An empty text clears the line.
+func (l *liveLine) Start(render func() string) {
+	if !l.enabled {
+		return
+	}
+	l.mu.Lock()
+	l.render = render
+	running := l.stop != nil
+	if !running {
+		l.stop, l.done = make(chan struct{}), make(chan struct{})
+	}
+	stop, done := l.stop, l.done
+	l.mu.Unlock()
+	if running {
+		return
+	}
+	go func() {
+		defer close(done)
+		t := time.NewTicker(liveLineTick)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				l.draw()
+			}
+		}
+	}()
+}
+
+func (l *liveLine) draw() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held > 0 || l.render == nil {
+		return
+	}
+	text := l.render()
+	if text == "" {
+		l.clearLocked()
+		return
+	}
+	fmt.Fprintf(l.w, "\r\x1b[K%s", text)
+	l.drawn = true
+}
+
+func (l *liveLine) clearLocked() {
+	if l.drawn {
+		fmt.Fprint(l.w, "\r\x1b[K")
+		l.drawn = false
+	}
+}
+
+// Stop stops drawing and clears the line. It is idempotent.
+func (l *liveLine) Stop() {
+	if !l.enabled {
+		return
+	}
+	l.mu.Lock()
+	stop, done := l.stop, l.done
+	l.stop, l.done, l.render = nil, nil, nil
+	l.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-done
+	}
+	l.mu.Lock()
+	l.clearLocked()
+	l.mu.Unlock()
+}
+
+// Hold clears the line and keeps it from drawing until the returned
+// function is called: for prompts and messages that need the terminal.
+func (l *liveLine) Hold() (release func()) {
+	if !l.enabled {
+		return func() {}
+	}
+	l.mu.Lock()
+	l.held++
+	l.clearLocked()
+	l.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			l.held--
+			l.mu.Unlock()
+		})
+	}
+}
+
+// serverOnly keeps the one server named name.
+func serverOnly(name string) func(config.ResolvedServer) bool {
+	return func(rs config.ResolvedServer) bool { return rs.Name == name }
+}
+
+// unknownServer reports the configuration diagnostics (a file that failed
+// to parse may be why) and returns the usage error for a server name that
+// no scope defines.
+func unknownServer(w io.Writer, cfg *config.Resolved, name string) error {
+	_ = reportDiagnostics(w, cfg.Diagnostics, nil)
+	var names []string
+	for _, rs := range cfg.Servers {
+		names = append(names, rs.Name)
+	}
+	hint := "no servers are configured; add one with `switchboard mcp add`, or try `switchboard demo`"
+	if len(names) > 0 {
+		hint = "configured servers: " + strings.Join(names, ", ")
+	}
+	return Usagef(hint, "no server named %q is configured", name)
+}

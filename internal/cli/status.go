@@ -1,0 +1,318 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+)
+
+func init() {
+	registerCommand(func(f *Factory) *cobra.Command { return NewStatusCmd(f, nil) })
+}
+
+// StatusOptions are the inputs of `switchboard status`.
+type StatusOptions struct {
+	runtimeOptions
+	JSON bool
+}
+
+// NewStatusCmd returns `switchboard status`, the /mcp view.
+func NewStatusCmd(f *Factory, runF func(context.Context, *StatusOptions) error) *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "Show every configured server: state, tools, token cost, errors",
+		Long: `Start every configured server, wait at most --wait for them, and show each one:
+its type, scope, state, tool count, the estimated token cost of its tools, and why
+it is not connected. A server in error shows its literal command line and the last
+lines it wrote to stderr. The footer names the configuration files in use.
+
+States: connected, connecting, error, circuit-open, needs-approval, approval-stale,
+disabled, paused, missing.
+
+Exit status 0 even when servers are in error (status is a report); 2 when the
+configuration is too broken to load any server.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts := &StatusOptions{runtimeOptions: newRuntimeOptions(f), JSON: f.global().JSON}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return statusRun(cmd.Context(), opts)
+		},
+	}
+}
+
+// statusRun starts the servers, waits for them and reports.
+func statusRun(ctx context.Context, opts *StatusOptions) (err error) {
+	s, err := startSession(ctx, &opts.runtimeOptions, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { err = s.close(err) }()
+	report := s.snapshot(ctx)
+	if opts.JSON {
+		return printJSON(opts.IO.Out, report.json(s.cfg, opts.now()))
+	}
+	return report.print(opts.IO, s.cfg, &opts.runtimeOptions)
+}
+
+// statusReport is what status shows.
+type statusReport struct {
+	Servers []host.ServerStatus
+}
+
+// snapshot waits (bounded by --wait), lists the tools of the connected
+// servers so that their counts and token costs are known, and takes the
+// host's status.
+func (s *session) snapshot(ctx context.Context) statusReport {
+	s.wait(ctx, s.opts.Wait)
+	// Listing tools fills the counts status shows. It gets its own bound:
+	// --wait may be spent already, and a connected server should still be
+	// asked.
+	lctx, cancel := context.WithTimeout(ctx, max(s.opts.Wait, 2*time.Second))
+	defer cancel()
+	_, _ = s.h.Tools(lctx) // errors show as server states
+	return statusReport{Servers: s.h.Status()}
+}
+
+// errorStates are the states whose command line and stderr are shown.
+func isErrorState(st host.State) bool {
+	return st == host.StateError || st == host.StateCircuitOpen
+}
+
+// statusStderrLines is how many stderr lines a server in error shows.
+const statusStderrLines = 5
+
+func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOptions) error {
+	if len(r.Servers) == 0 {
+		fmt.Fprintln(ios.ErrOut, "No MCP servers are configured.")
+		fmt.Fprintln(ios.ErrOut, "Add one with `switchboard mcp add NAME -- COMMAND [ARGS…]`, or see it all work with `switchboard demo`.")
+		if ios.IsTTY {
+			printFiles(ios.Out, cfg, o)
+		}
+		return nil
+	}
+	now := o.now()
+	if !ios.IsTTY {
+		// Piped: one plain row per server, with the command line last, for
+		// cut and awk; scripts wanting more use --json.
+		t := newTablePrinter(ios)
+		for _, st := range r.Servers {
+			t.AddRow(st.Name, dashEmpty(string(st.Type)), dashEmpty(string(st.Scope)), string(st.State),
+				countCell(st, st.Tools), countCell(st, st.Tokens), reasonText(st, now), st.Command)
+		}
+		return t.Render()
+	}
+	t := newTablePrinter(ios, "name", "type", "scope", "state", "tools", "tokens", "reason")
+	for _, st := range r.Servers {
+		t.AddRow(st.Name, dashEmpty(string(st.Type)), dashEmpty(string(st.Scope)), string(st.State),
+			countCell(st, st.Tools), countCell(st, st.Tokens), truncRunes(reasonText(st, now), reasonWidth(ios)))
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, st := range r.Servers {
+		if !isErrorState(st.State) {
+			continue
+		}
+		fmt.Fprintf(ios.Out, "\n%s (%s): %s\n", st.Name, st.State, dashEmpty(st.Reason))
+		if st.Command != "" {
+			fmt.Fprintf(ios.Out, "  command: %s\n", st.Command)
+		}
+		if st.File != "" {
+			fmt.Fprintf(ios.Out, "  defined in: %s\n", o.tilde(st.File))
+		}
+		if tail := lastNonEmptyLines(st.StderrTail, statusStderrLines); len(tail) > 0 {
+			fmt.Fprintln(ios.Out, "  stderr:")
+			for _, l := range tail {
+				fmt.Fprintf(ios.Out, "    %s\n", truncRunes(l, 200))
+			}
+		}
+	}
+	printFiles(ios.Out, cfg, o)
+	return nil
+}
+
+// reasonText is the REASON cell: the one-line reason, and for a server
+// still connecting how long it has been at it.
+func reasonText(st host.ServerStatus, now time.Time) string {
+	if st.State == host.StateConnecting {
+		s := "still connecting after " + formatElapsed(now.Sub(st.Since))
+		if st.Reason != "" && st.Reason != "starting" {
+			s += ": " + st.Reason
+		}
+		return s
+	}
+	return st.Reason
+}
+
+func reasonWidth(ios *IOStreams) int {
+	if ios.Width > 60 {
+		return max(ios.Width-40, 40)
+	}
+	return 120
+}
+
+// count renders a tool or token count: "-" when the server is not
+// connected (the number is not known).
+func countCell(st host.ServerStatus, n int) string {
+	if st.State != host.StateConnected && st.State != host.StateCircuitOpen && n == 0 {
+		return "-"
+	}
+	return strconv.Itoa(n)
+}
+
+func dashEmpty(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func truncRunes(s string, n int) string {
+	r := []rune(s)
+	if n <= 1 || len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func lastNonEmptyLines(lines []string, n int) []string {
+	var out []string
+	for _, l := range lines {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	if len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return out
+}
+
+// printFiles prints the footer: the configuration files in use, and which
+// of them exist.
+func printFiles(w io.Writer, cfg *config.Resolved, o *runtimeOptions) {
+	f := cfg.Files
+	fmt.Fprintln(w, "\nConfiguration files:")
+	row := func(label, path, note string) {
+		switch {
+		case path == "":
+			fmt.Fprintf(w, "  %-10s %s\n", label, note)
+		default:
+			if !pathExists(path) {
+				note = strings.TrimSpace(note + " (not found)")
+			}
+			if note != "" {
+				note = " " + note
+			}
+			fmt.Fprintf(w, "  %-10s %s%s\n", label, o.tilde(path), note)
+		}
+	}
+	row("user", f.User, "")
+	row("project", f.Project, "(no workspace)")
+	local := ""
+	if cfg.Workspace != "" {
+		local = fmt.Sprintf("under \"projects\" → %q", o.tilde(cfg.Workspace))
+	}
+	if cfg.Workspace == "" {
+		row("local", "", "(no workspace)")
+	} else {
+		row("local", f.Local, local)
+	}
+	row("managed", f.Managed, "")
+	row("workspace", f.Workspace, "(no workspace)")
+	for _, fl := range f.Flags {
+		row("flag", "", fl)
+	}
+}
+
+func pathExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// statusJSON is `status --json` (SPEC §6): servers and files, plus the
+// workspace and the configuration diagnostics.
+type statusJSON struct {
+	Workspace   string              `json:"workspace"`
+	Servers     []statusServerJSON        `json:"servers"`
+	Files       statusFilesJSON           `json:"files"`
+	Diagnostics []config.Diagnostic `json:"diagnostics"`
+}
+
+type statusServerJSON struct {
+	Name    string `json:"name"`
+	Type    string `json:"type"`
+	Scope   string `json:"scope"`
+	State   string `json:"state"`
+	Error   string `json:"error"`
+	Tools   int    `json:"tools"`
+	Tokens  int    `json:"tokens"`
+	Command string `json:"command"`
+	Trust   string `json:"trust"`
+	File    string `json:"file"`
+	// Since is when the server entered its state; ElapsedMs is how long
+	// ago that was (for a connecting server, how long it has been trying).
+	Since      time.Time      `json:"since"`
+	ElapsedMs  int64          `json:"elapsed_ms"`
+	Protocol   string         `json:"protocol"`
+	ServerInfo string         `json:"serverInfo"`
+	Stderr     []string       `json:"stderr"`
+	Reconnects int            `json:"reconnects"`
+	Stats      host.CallStats `json:"stats"`
+}
+
+type statusFilesJSON struct {
+	User      string   `json:"user"`
+	Project   string   `json:"project"`
+	Local     string   `json:"local"`
+	Managed   string   `json:"managed"`
+	Workspace string   `json:"workspace"`
+	Flags     []string `json:"flags"`
+}
+
+func (r statusReport) json(cfg *config.Resolved, now time.Time) statusJSON {
+	out := statusJSON{
+		Workspace: cfg.Workspace,
+		Servers:   []statusServerJSON{},
+		Files: statusFilesJSON{
+			User: cfg.Files.User, Project: cfg.Files.Project, Local: cfg.Files.Local,
+			Managed: cfg.Files.Managed, Workspace: cfg.Files.Workspace, Flags: cfg.Files.Flags,
+		},
+		Diagnostics: cfg.Diagnostics,
+	}
+	if out.Files.Flags == nil {
+		out.Files.Flags = []string{}
+	}
+	if out.Diagnostics == nil {
+		out.Diagnostics = []config.Diagnostic{}
+	}
+	for _, st := range r.Servers {
+		stderr := st.StderrTail
+		if stderr == nil {
+			stderr = []string{}
+		}
+		var elapsed int64
+		if !st.Since.IsZero() {
+			elapsed = now.Sub(st.Since).Milliseconds()
+		}
+		out.Servers = append(out.Servers, statusServerJSON{
+			Name: st.Name, Type: string(st.Type), Scope: string(st.Scope), State: string(st.State),
+			Error: st.Reason, Tools: st.Tools, Tokens: st.Tokens, Command: st.Command,
+			Trust: string(st.Trust), File: st.File, Since: st.Since, ElapsedMs: elapsed,
+			Protocol: st.Protocol, ServerInfo: st.ServerInfo, Stderr: stderr,
+			Reconnects: st.Reconnects, Stats: st.Stats,
+		})
+	}
+	return out
+}

@@ -1,0 +1,179 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/toolsurface"
+)
+
+func init() {
+	registerCommand(func(f *Factory) *cobra.Command { return NewToolsCmd(f, nil) })
+}
+
+// ToolsOptions are the inputs of `switchboard tools`.
+type ToolsOptions struct {
+	runtimeOptions
+	// Server, if set, lists only that server's tools.
+	Server string
+	JSON   bool
+}
+
+// NewToolsCmd returns `switchboard tools`.
+func NewToolsCmd(f *Factory, runF func(context.Context, *ToolsOptions) error) *cobra.Command {
+	opts := &ToolsOptions{}
+	cmd := &cobra.Command{
+		Use:   "tools",
+		Short: "List the tools a model sees, as mcp__<server>__<tool>",
+		Long: `Start the configured servers, wait at most --wait for them, and list the tools
+of every connected server under the names a model sees (mcp__<server>__<tool>).
+Servers still connecting are named in a warning on stderr.
+
+With --json, print an array of {name, server, tool, description, inputSchema}:
+the description as a model gets it (capped) and the input schema normalized.`,
+		Example: `  switchboard tools
+  switchboard tools --server github --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.runtimeOptions = newRuntimeOptions(f)
+			opts.JSON = f.global().JSON
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return toolsRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Server, "server", "", "list only the tools of server `NAME`")
+	return cmd
+}
+
+// toolJSON is one element of `tools --json` (SPEC §6).
+type toolJSON struct {
+	Name        string         `json:"name"`
+	Server      string         `json:"server"`
+	Tool        string         `json:"tool"`
+	Title       string         `json:"title,omitempty"`
+	Description string         `json:"description"`
+	InputSchema map[string]any `json:"inputSchema"`
+}
+
+func toolsRun(ctx context.Context, opts *ToolsOptions) (err error) {
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	var keep func(config.ResolvedServer) bool
+	if opts.Server != "" {
+		if cfg.Server(opts.Server) == nil {
+			return unknownServer(opts.IO.ErrOut, cfg, opts.Server)
+		}
+		keep = serverOnly(opts.Server)
+	}
+	s, err := startSessionWith(ctx, &opts.runtimeOptions, cfg, keep)
+	if err != nil {
+		return err
+	}
+	defer func() { err = s.close(err) }()
+
+	s.wait(ctx, opts.Wait)
+	lctx, cancel := context.WithTimeout(ctx, max(opts.Wait, 2*time.Second))
+	defer cancel()
+	list, err := s.h.Tools(lctx)
+	if err != nil && ctx.Err() != nil {
+		return err
+	}
+	s.warn(list.Warnings)
+
+	if opts.JSON {
+		out := []toolJSON{}
+		for _, t := range list.Tools {
+			out = append(out, toolJSON{
+				Name: t.Name, Server: t.Server, Tool: t.Tool.Name, Title: t.Tool.Title,
+				Description: toolsurface.CapDescription(t.Tool.Description, toolsurface.DefaultDescriptionCap),
+				InputSchema: toolsurface.NormalizeSchema(t.Tool.InputSchema),
+			})
+		}
+		if err := printJSON(opts.IO.Out, out); err != nil {
+			return err
+		}
+	} else if err := printTools(opts.IO, list.Tools); err != nil {
+		return err
+	}
+	if opts.Server != "" {
+		return serverNotReady(s, opts.Server)
+	}
+	if len(list.Tools) == 0 && !opts.JSON {
+		fmt.Fprintln(opts.IO.ErrOut, noToolsMessage(s))
+	}
+	return nil
+}
+
+// serverNotReady is the failure of a command aimed at one server that is
+// not connected: its state and reason, and where to look.
+func serverNotReady(s *session, name string) error {
+	for _, st := range s.h.Status() {
+		if st.Name != name || st.State == host.StateConnected {
+			continue
+		}
+		msg := fmt.Sprintf("server %s is %s", name, st.State)
+		if st.Reason != "" {
+			msg += ": " + st.Reason
+		}
+		hint := "run `switchboard status` for details"
+		switch st.State {
+		case host.StateNeedsApproval, host.StateApprovalStale:
+			return RefusedErr(fmt.Errorf("%s", msg), "run `switchboard mcp approve "+name+"` to allow it to start")
+		case host.StateDisabled:
+			hint = "run `switchboard mcp enable " + name + "` to turn it on"
+		}
+		return FailureErr(fmt.Errorf("%s", msg), hint)
+	}
+	return nil
+}
+
+// noToolsMessage explains an empty tool list.
+func noToolsMessage(s *session) string {
+	if len(s.cfg.Servers) == 0 {
+		return "No MCP servers are configured. Add one with `switchboard mcp add`, or try `switchboard demo`."
+	}
+	return "No tools: no server is connected. Run `switchboard status` to see why."
+}
+
+// printTools prints the tool table: name, server, first line of the
+// description (capped to the terminal).
+func printTools(ios *IOStreams, tools []host.Tool) error {
+	t := newTablePrinter(ios, "name", "server", "description")
+	width := 80
+	if ios.Width > 0 {
+		width = ios.Width
+	}
+	nameW := 0
+	for _, tool := range tools {
+		nameW = max(nameW, len(tool.Name)+len(tool.Server))
+	}
+	descW := max(width-nameW-6, 30)
+	for _, tool := range tools {
+		desc := descFirstLine(tool.Tool.Description)
+		if ios.IsTTY {
+			desc = truncRunes(desc, descW)
+		}
+		t.AddRow(tool.Name, tool.Server, desc)
+	}
+	return t.Render()
+}
+
+// firstLine is the first non-empty line of s, trimmed.
+func descFirstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
+}
