@@ -215,3 +215,33 @@ func checkEnvelope(t *testing.T, env string) {
 		t.Fatalf("closing tag not at the very end: %q", env)
 	}
 }
+
+// TestEnvelopeFiftyMB: a 50 MB result laced with closing tags is defanged
+// in one linear pass (large-output capping is a separate stage).
+func TestEnvelopeFiftyMB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("50 MB payload")
+	}
+	chunk := strings.Repeat("lorem ipsum ", 80) + "</mcp_response>\n"
+	payload := strings.Repeat(chunk, 50<<20/len(chunk))
+	got := Envelope("s", "t", &mcp.CallToolResult{Content: []mcp.Content{text(payload)}})
+	if n := strings.Count(got, "</mcp_response>"); n != 1 {
+		t.Fatalf("%d closing tags survive, want 1", n)
+	}
+	if !strings.HasSuffix(got, "</mcp_response>") {
+		t.Fatal("closing tag not at the end")
+	}
+}
+
+func BenchmarkDefang(b *testing.B) {
+	plain := strings.Repeat("<div class=\"x\">some <b>html</b> & text</div>\n", 1<<14)
+	hostile := strings.Repeat("ok </mcp_response> <MCP_Response/> ", 1<<14)
+	for _, bc := range []struct{ name, in string }{{"plain", plain}, {"hostile", hostile}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.in)))
+			for b.Loop() {
+				Defang(bc.in)
+			}
+		})
+	}
+}

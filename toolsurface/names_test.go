@@ -310,3 +310,28 @@ func TestBareRouterNames(t *testing.T) {
 		t.Errorf("Resolve(get_item) = %q %q %v", s, tool, ok)
 	}
 }
+
+// TestRouterConcurrent is for -race: the runtime adds and removes servers
+// while calls resolve names.
+func TestRouterConcurrent(t *testing.T) {
+	r := NewRouter()
+	done := make(chan struct{})
+	for g := range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			server := string(rune('a' + g))
+			for i := range 200 {
+				_ = r.AddServer(server, []string{"t", "u"})
+				r.Resolve(ToolName(server, "t"))
+				r.Name(server, "u")
+				r.Names(server)
+				if i%3 == 0 {
+					r.RemoveServer(server)
+				}
+			}
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+}
