@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+)
+
+// update rewrites golden files (testdata/*.golden) and the expected files
+// inside testdata/script/*.txtar instead of comparing with them:
+//
+//	go test ./internal/cli -update
+var update = flag.Bool("update", false, "rewrite golden files and script expectations")
+
+// TestMain lets this test binary act as the switchboard command in the
+// acceptance scripts (testscript puts it on their PATH), and as a test
+// server for the runtime tests (the fork-exec trick).
+func TestMain(m *testing.M) {
+	testserver.MaybeRun()
+	testscript.Main(m, map[string]func(){
+		"switchboard": func() { os.Exit(Main()) },
+	})
+}
+
+// TestScripts runs the acceptance tests in testdata/script: each a user
+// session driving the real command in a temp HOME and workspace.
+//
+// Besides the usual testscript commands, scripts have
+//
+//	exitcode N CMD [ARG...]
+//
+// which runs CMD and checks that it exits with status N, keeping its
+// stdout and stderr for the stdout/stderr commands that follow.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		UpdateScripts:       *update,
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			// Nothing may leak in from the real home or /etc: scripts can
+			// override these, but start from a private, empty world.
+			home := filepath.Join(env.WorkDir, "home")
+			env.Setenv("HOME", home)
+			env.Setenv("USERPROFILE", home)
+			env.Setenv("SWITCHBOARD_HOME", filepath.Join(home, ".switchboard"))
+			env.Setenv("SWITCHBOARD_MANAGED_DIR", filepath.Join(env.WorkDir, "managed"))
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exitcode": cmdExitCode,
+		},
+	})
+}
+
+func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N CMD [ARG...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: bad status %q", args[0])
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	case err != nil:
+		ts.Fatalf("exitcode: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
+	}
+}
+
+// golden compares got with testdata/<name>.golden, or rewrites the file
+// with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs (-want +got; run go test -update if the change is right):\n%s", path, cmp.Diff(string(want), got))
+	}
+}
