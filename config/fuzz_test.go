@@ -1,0 +1,152 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/tailscale/hujson"
+)
+
+// validPos reports whether p is a real place in data: a line that exists
+// and a column at most one past its last character.
+func validPos(data []byte, p Position) bool {
+	lines := bytes.Split(data, []byte("\n"))
+	if p.Line < 1 || p.Line > len(lines) {
+		return false
+	}
+	return p.Col >= 1 && p.Col <= utf8.RuneCount(lines[p.Line-1])+1
+}
+
+// FuzzLoadJSONC feeds arbitrary bytes to the parser every config file goes
+// through. Properties: it never panics; every diagnostic and every server
+// position is a real place in the input; a diagnostic naming a server
+// names one that was returned (invalid servers are returned too); and
+// when the document parses, the server names are exactly the keys a
+// standard JSON decoder sees.
+func FuzzLoadJSONC(f *testing.F) {
+	for _, seed := range []string{
+		``,
+		`{}`,
+		`{"mcpServers": {"a": {"command": "npx", "args": ["-y", "x"]}}}`,
+		"{\n // c\n \"mcpServers\": {\"a\": {\"url\": \"https://h\",},}, /* x */\n}",
+		`{"mcpServers": {"a": {"type": "sse"}, "b b": [], "c": {"timeout": -1, "env": {"A": 1}}}}`,
+		`{"mcpServers": {"a": {"command": "x"}, "a": {"url": "ftp://x"}}}`,
+		`{"mcpServers": {"ü": {"command": "\u00fc", "tools": {"t": {"defer_loading": 1}}}}}`,
+		`{"mcpServers": `,
+		`[1, 2]`,
+		"{\"mcpServers\": {\"a\": {\"command\": \"x\"}}} // end",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		const file = "f.json"
+		servers, positions, diags := ParseServers(file, data)
+		for _, d := range diags {
+			if d.File != file || !validPos(data, d.Position) {
+				t.Fatalf("diagnostic with a bad position %+v in %q", d, data)
+			}
+			if d.Message == "" {
+				t.Fatalf("diagnostic without a message: %+v", d)
+			}
+			if d.Server != "" {
+				if _, ok := servers[d.Server]; !ok {
+					t.Fatalf("diagnostic names server %q that was not returned", d.Server)
+				}
+			}
+		}
+		for name := range servers {
+			p, ok := positions[name]
+			if !ok || !validPos(data, p) {
+				t.Fatalf("server %q has a bad position %+v", name, p)
+			}
+		}
+		// Cross-check with a standard decoder when the document parses
+		// (hujson alone, as Standardize sees it) and has an mcpServers object.
+		std, err := hujson.Standardize(slices.Clone(data))
+		if err != nil {
+			return
+		}
+		// Keys are case-sensitive: decode into maps, not a struct, whose
+		// field matching would accept "mCpServers".
+		var doc map[string]json.RawMessage
+		var mcpServers map[string]json.RawMessage
+		if json.Unmarshal(std, &doc) != nil || json.Unmarshal(doc["mcpServers"], &mcpServers) != nil {
+			return
+		}
+		var want []string
+		for k := range mcpServers {
+			want = append(want, k)
+		}
+		slices.Sort(want)
+		if got := sortedKeys(servers); !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Fatalf("server names %q, a JSON decoder sees %q", got, want)
+		}
+	})
+}
+
+// FuzzExpand checks §1.6 expansion. Properties:
+//   - it never panics, and only ever looks up valid names ([A-Z_][A-Z0-9_]*);
+//   - a string with no "${" is returned unchanged (nothing to expand);
+//   - missing names are sorted, unique, valid, and each was written in s
+//     as "${NAME";
+//   - fixed point: when no variable is set and s has no default (":-")
+//     and no escape ("$${"), every placeholder is kept as written, so the
+//     output is s itself;
+//   - values are inserted verbatim and never re-scanned: p+"${V}"+q gives
+//     p+value+q for any value, when p and q hold no '$'.
+func FuzzExpand(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"plain", "v"},
+		{"${HOME}/x", "${HOME}"},
+		{"${A:-${B:-c}}", ""},
+		{"$${X} ${lower} ${A", "$$"},
+		{"${A:-}${B:-$${C}}", "}"},
+		{"${${A}}", "B}"},
+		{"ü${Ä}${_1:-\x00}", "\xff"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, s, value string) {
+		checkedLookup := func(env map[string]string) func(string) (string, bool) {
+			return func(k string) (string, bool) {
+				if !IsVarName(k) {
+					t.Fatalf("looked up invalid name %q", k)
+				}
+				v, ok := env[k]
+				return v, ok
+			}
+		}
+		env := map[string]string{"V": value, "SET": "x", "EMPTY": ""}
+		out, missing := Expand(s, checkedLookup(env))
+		if !strings.Contains(s, "${") && (out != s || missing != nil) {
+			t.Fatalf("Expand(%q) = %q, %q; want it unchanged", s, out, missing)
+		}
+		if !slices.IsSorted(missing) || len(slices.Compact(slices.Clone(missing))) != len(missing) {
+			t.Fatalf("missing %q is not sorted and unique", missing)
+		}
+		for _, m := range missing {
+			if !IsVarName(m) || !strings.Contains(s, "${"+m) {
+				t.Fatalf("missing %q: not a name written in %q", m, s)
+			}
+			if _, set := env[m]; set {
+				t.Fatalf("missing %q is set", m)
+			}
+		}
+
+		if !strings.Contains(s, ":-") && !strings.Contains(s, "$${") {
+			if out, _ := Expand(s, checkedLookup(nil)); out != s {
+				t.Fatalf("with nothing set, Expand(%q) = %q; want it unchanged", s, out)
+			}
+		}
+
+		p := strings.ReplaceAll(s, "$", "")
+		q := strings.ReplaceAll(value, "$", "")
+		if out, missing := Expand(p+"${V}"+q, checkedLookup(env)); out != p+value+q || missing != nil {
+			t.Fatalf("Expand(%q) with V=%q = %q, %q; want %q", p+"${V}"+q, value, out, missing, p+value+q)
+		}
+	})
+}
