@@ -1,0 +1,346 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+)
+
+func init() {
+	registerCommand(func(f *Factory) *cobra.Command { return NewPromptsCmd(f, nil) })
+	registerCommand(func(f *Factory) *cobra.Command { return NewPromptCmd(f, nil) })
+}
+
+// PromptsOptions are the inputs of `switchboard prompts`.
+type PromptsOptions struct {
+	runtimeOptions
+	Server string
+	JSON   bool
+}
+
+// NewPromptsCmd returns `switchboard prompts`.
+func NewPromptsCmd(f *Factory, runF func(context.Context, *PromptsOptions) error) *cobra.Command {
+	opts := &PromptsOptions{}
+	cmd := &cobra.Command{
+		Use:   "prompts",
+		Short: "List the servers' prompts as /server:prompt slash commands",
+		Long: `Start the configured servers, wait at most --wait for them, and list the prompts
+of every connected server as the slash commands they become (/<server>:<prompt>),
+with their arguments (required ones marked *). Render one with 'switchboard prompt'.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.runtimeOptions = newRuntimeOptions(f)
+			opts.JSON = f.global().JSON
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return promptsRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Server, "server", "", "list only the prompts of server `NAME`")
+	return cmd
+}
+
+type promptArgJSON struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Required    bool   `json:"required"`
+}
+
+type promptJSON struct {
+	Name        string          `json:"name"` // /server:prompt
+	Server      string          `json:"server"`
+	Prompt      string          `json:"prompt"`
+	Description string          `json:"description"`
+	Arguments   []promptArgJSON `json:"arguments"`
+}
+
+// slashName is how a prompt is invoked: /<server>:<prompt> (SPEC §5).
+func slashName(server, prompt string) string { return "/" + server + ":" + prompt }
+
+func promptsRun(ctx context.Context, opts *PromptsOptions) (err error) {
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	var keep func(config.ResolvedServer) bool
+	if opts.Server != "" {
+		if cfg.Server(opts.Server) == nil {
+			return unknownServer(opts.IO.ErrOut, cfg, opts.Server)
+		}
+		keep = serverOnly(opts.Server)
+	}
+	s, err := startSessionWith(ctx, &opts.runtimeOptions, cfg, keep)
+	if err != nil {
+		return err
+	}
+	defer func() { err = s.close(err) }()
+	s.wait(ctx, opts.Wait)
+	lctx, cancel := context.WithTimeout(ctx, max(opts.Wait, 2*time.Second))
+	defer cancel()
+	prompts, warnings, lerr := s.h.Prompts(lctx)
+	if lerr != nil && ctx.Err() != nil {
+		return lerr
+	}
+	s.warn(warnings)
+	if opts.JSON {
+		out := []promptJSON{}
+		for _, p := range prompts {
+			j := promptJSON{Name: slashName(p.Server, p.Prompt.Name), Server: p.Server, Prompt: p.Prompt.Name,
+				Description: p.Prompt.Description, Arguments: []promptArgJSON{}}
+			for _, a := range p.Prompt.Arguments {
+				j.Arguments = append(j.Arguments, promptArgJSON{Name: a.Name, Description: a.Description, Required: a.Required})
+			}
+			out = append(out, j)
+		}
+		if err := printJSON(opts.IO.Out, out); err != nil {
+			return err
+		}
+	} else {
+		t := newTablePrinter(opts.IO, "prompt", "arguments", "description")
+		for _, p := range prompts {
+			var args []string
+			for _, a := range p.Prompt.Arguments {
+				n := a.Name
+				if a.Required {
+					n += "*"
+				}
+				args = append(args, n)
+			}
+			desc := descFirstLine(p.Prompt.Description)
+			if opts.IO.IsTTY {
+				desc = truncRunes(desc, 70)
+			}
+			t.AddRow(slashName(p.Server, p.Prompt.Name), strings.Join(args, " "), desc)
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+		if len(prompts) == 0 {
+			fmt.Fprintln(opts.IO.ErrOut, "No prompts: no connected server offers any.")
+		}
+	}
+	if opts.Server != "" {
+		return serverNotReady(s, opts.Server)
+	}
+	return nil
+}
+
+// PromptOptions are the inputs of `switchboard prompt`.
+type PromptOptions struct {
+	runtimeOptions
+	// Server and Prompt come from /server:prompt.
+	Server, Prompt string
+	// Args are the --arg k=v values.
+	Args map[string]string
+	JSON bool
+}
+
+// NewPromptCmd returns `switchboard prompt /server:prompt [--arg k=v]…`.
+func NewPromptCmd(f *Factory, runF func(context.Context, *PromptOptions) error) *cobra.Command {
+	var rawArgs []string
+	cmd := &cobra.Command{
+		Use:   "prompt /SERVER:PROMPT [--arg NAME=VALUE]…",
+		Short: "Render one server prompt with its arguments",
+		Long: `Render a server's prompt (prompts/get) with its arguments and print its messages.
+Required arguments not given with --arg are asked for on a terminal; without one,
+the command fails naming them.`,
+		Example: `  switchboard prompt /demo:explain --arg topic=MCP`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return Usagef("e.g. switchboard prompt /demo:explain --arg topic=MCP", "prompt takes one /server:prompt, got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			server, prompt, err := parseSlashName(args[0])
+			if err != nil {
+				return err
+			}
+			kv, err := parseKeyValues(rawArgs)
+			if err != nil {
+				return err
+			}
+			opts := &PromptOptions{runtimeOptions: newRuntimeOptions(f), Server: server, Prompt: prompt, Args: kv, JSON: f.global().JSON}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return promptRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringArrayVar(&rawArgs, "arg", nil, "prompt argument `NAME=VALUE` (repeatable)")
+	return cmd
+}
+
+// parseSlashName splits "/server:prompt" (the slash is optional).
+func parseSlashName(s string) (server, prompt string, err error) {
+	rest := strings.TrimPrefix(s, "/")
+	server, prompt, ok := strings.Cut(rest, ":")
+	if !ok || server == "" || prompt == "" {
+		return "", "", Usagef("name a prompt as /server:prompt; `switchboard prompts` lists them", "invalid prompt name %q", s)
+	}
+	return server, prompt, nil
+}
+
+// parseKeyValues reads repeated NAME=VALUE flags.
+func parseKeyValues(raw []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, kv := range raw {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, Usagef("write each argument as --arg NAME=VALUE", "invalid --arg %q", kv)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func promptRun(ctx context.Context, opts *PromptOptions) (err error) {
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	if cfg.Server(opts.Server) == nil {
+		return unknownServer(opts.IO.ErrOut, cfg, opts.Server)
+	}
+	s, err := startSessionWith(ctx, &opts.runtimeOptions, cfg, serverOnly(opts.Server))
+	if err != nil {
+		return err
+	}
+	defer func() { err = s.close(err) }()
+	s.wait(ctx, -1)
+	if err := serverNotReady(s, opts.Server); err != nil {
+		return err
+	}
+	prompts, _, lerr := s.h.Prompts(ctx)
+	if lerr != nil {
+		return FailureErr(fmt.Errorf("listing the prompts of %s: %w", opts.Server, lerr), "")
+	}
+	var def *mcp.Prompt
+	var names []string
+	for _, p := range prompts {
+		names = append(names, p.Prompt.Name)
+		if p.Prompt.Name == opts.Prompt {
+			def = p.Prompt
+		}
+	}
+	if def == nil {
+		hint := fmt.Sprintf("server %s offers no prompts", opts.Server)
+		if len(names) > 0 {
+			hint = fmt.Sprintf("server %s offers: %s", opts.Server, strings.Join(names, ", "))
+		}
+		return Usagef(hint, "server %s has no prompt %q", opts.Server, opts.Prompt)
+	}
+	if err := s.completeArgs(ctx, opts.Server, def, opts.Args); err != nil {
+		return err
+	}
+	res, gerr := s.h.GetPrompt(ctx, opts.Server, opts.Prompt, opts.Args)
+	if gerr != nil {
+		if errors.Is(gerr, host.ErrNotConnected) {
+			return FailureErr(gerr, "run `switchboard status` to see why")
+		}
+		return FailureErr(fmt.Errorf("rendering %s: %w", slashName(opts.Server, opts.Prompt), gerr), "")
+	}
+	if opts.JSON {
+		return printJSON(opts.IO.Out, res)
+	}
+	printPromptResult(opts.IO, res)
+	return nil
+}
+
+// completeArgs asks on the terminal for the required arguments not given,
+// or fails naming them.
+func (s *session) completeArgs(ctx context.Context, server string, def *mcp.Prompt, args map[string]string) error {
+	var missing []*mcp.PromptArgument
+	for _, a := range def.Arguments {
+		if _, ok := args[a.Name]; !ok && a.Required {
+			missing = append(missing, a)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if !s.opts.IO.CanPrompt {
+		var names, flags []string
+		for _, a := range missing {
+			names = append(names, a.Name)
+			flags = append(flags, "--arg "+a.Name+"=…")
+		}
+		return Usagef("pass "+strings.Join(flags, " "),
+			"missing required argument%s of %s: %s", plural(len(names)), slashName(server, def.Name), strings.Join(names, ", "))
+	}
+	in := s.input()
+	w := s.opts.IO.ErrOut
+	for _, a := range missing {
+		q := "  " + a.Name
+		if a.Title != "" && a.Title != a.Name {
+			q = "  " + a.Title + " (" + a.Name + ")"
+		}
+		if a.Description != "" {
+			fmt.Fprintf(w, "  %s\n", oneLineText(a.Description))
+		}
+		v, err := askLoop(ctx, in, w, q+": ", func(s string) (any, error) {
+			if strings.TrimSpace(s) == "" {
+				return nil, errors.New("an answer is required")
+			}
+			return s, nil
+		})
+		if err != nil {
+			return Usagef("pass --arg "+a.Name+"=…", "no value for required argument %s", a.Name)
+		}
+		args[a.Name] = v.(string)
+	}
+	return nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// printPromptResult prints a rendered prompt's messages: each preceded by
+// its role when there is more than one, or on a terminal.
+func printPromptResult(ios *IOStreams, res *mcp.GetPromptResult) {
+	labels := len(res.Messages) > 1 || ios.IsTTY
+	for i, m := range res.Messages {
+		if labels {
+			if i > 0 {
+				fmt.Fprintln(ios.Out)
+			}
+			fmt.Fprintf(ios.Out, "[%s]\n", m.Role)
+		}
+		fmt.Fprintln(ios.Out, strings.TrimRight(contentText(m.Content), "\n"))
+	}
+}
+
+// contentText renders one content block for a person.
+func contentText(c mcp.Content) string {
+	switch c := c.(type) {
+	case *mcp.TextContent:
+		return c.Text
+	case *mcp.ImageContent:
+		return fmt.Sprintf("[image %s, %d bytes]", c.MIMEType, len(c.Data))
+	case *mcp.AudioContent:
+		return fmt.Sprintf("[audio %s, %d bytes]", c.MIMEType, len(c.Data))
+	case *mcp.ResourceLink:
+		return fmt.Sprintf("[resource link %s]", c.URI)
+	case *mcp.EmbeddedResource:
+		if c.Resource != nil {
+			if c.Resource.Text != "" {
+				return c.Resource.Text
+			}
+			return fmt.Sprintf("[resource %s, %d bytes]", c.Resource.URI, len(c.Resource.Blob))
+		}
+	}
+	return fmt.Sprintf("[%T]", c)
+}

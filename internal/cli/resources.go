@@ -1,0 +1,217 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+)
+
+func init() {
+	registerCommand(func(f *Factory) *cobra.Command { return NewResourcesCmd(f, nil) })
+	registerCommand(func(f *Factory) *cobra.Command { return NewReadCmd(f, nil) })
+}
+
+// ResourcesOptions are the inputs of `switchboard resources`.
+type ResourcesOptions struct {
+	runtimeOptions
+	Server string
+	JSON   bool
+}
+
+// NewResourcesCmd returns `switchboard resources`.
+func NewResourcesCmd(f *Factory, runF func(context.Context, *ResourcesOptions) error) *cobra.Command {
+	opts := &ResourcesOptions{}
+	cmd := &cobra.Command{
+		Use:   "resources",
+		Short: "List the servers' resources as @server:uri references",
+		Long: `Start the configured servers, wait at most --wait for them, and list the resources
+of every connected server as the references they are read by (@<server>:<uri>).
+Read one with 'switchboard read'.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.runtimeOptions = newRuntimeOptions(f)
+			opts.JSON = f.global().JSON
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return resourcesRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Server, "server", "", "list only the resources of server `NAME`")
+	return cmd
+}
+
+type resourceJSON struct {
+	Ref         string `json:"ref"` // @server:uri
+	Server      string `json:"server"`
+	URI         string `json:"uri"`
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description"`
+	MIMEType    string `json:"mimeType"`
+}
+
+// resourceRef is how a resource is referenced: @<server>:<uri> (SPEC §5).
+func resourceRef(server, uri string) string { return "@" + server + ":" + uri }
+
+func resourcesRun(ctx context.Context, opts *ResourcesOptions) (err error) {
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	var keep func(config.ResolvedServer) bool
+	if opts.Server != "" {
+		if cfg.Server(opts.Server) == nil {
+			return unknownServer(opts.IO.ErrOut, cfg, opts.Server)
+		}
+		keep = serverOnly(opts.Server)
+	}
+	s, err := startSessionWith(ctx, &opts.runtimeOptions, cfg, keep)
+	if err != nil {
+		return err
+	}
+	defer func() { err = s.close(err) }()
+	s.wait(ctx, opts.Wait)
+	lctx, cancel := context.WithTimeout(ctx, max(opts.Wait, 2*time.Second))
+	defer cancel()
+	resources, warnings, lerr := s.h.Resources(lctx)
+	if lerr != nil && ctx.Err() != nil {
+		return lerr
+	}
+	s.warn(warnings)
+	if opts.JSON {
+		out := []resourceJSON{}
+		for _, r := range resources {
+			out = append(out, resourceJSON{Ref: resourceRef(r.Server, r.Resource.URI), Server: r.Server, URI: r.Resource.URI,
+				Name: r.Resource.Name, Title: r.Resource.Title, Description: r.Resource.Description, MIMEType: r.Resource.MIMEType})
+		}
+		if err := printJSON(opts.IO.Out, out); err != nil {
+			return err
+		}
+	} else {
+		t := newTablePrinter(opts.IO, "resource", "type", "description")
+		for _, r := range resources {
+			desc := r.Resource.Title
+			if desc == "" {
+				desc = descFirstLine(r.Resource.Description)
+			}
+			if desc == "" {
+				desc = r.Resource.Name
+			}
+			if opts.IO.IsTTY {
+				desc = truncRunes(desc, 70)
+			}
+			t.AddRow(resourceRef(r.Server, r.Resource.URI), dashEmpty(r.Resource.MIMEType), desc)
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+		if len(resources) == 0 {
+			fmt.Fprintln(opts.IO.ErrOut, "No resources: no connected server offers any.")
+		}
+	}
+	if opts.Server != "" {
+		return serverNotReady(s, opts.Server)
+	}
+	return nil
+}
+
+// ReadOptions are the inputs of `switchboard read`.
+type ReadOptions struct {
+	runtimeOptions
+	Server, URI string
+	JSON        bool
+}
+
+// NewReadCmd returns `switchboard read @server:uri`.
+func NewReadCmd(f *Factory, runF func(context.Context, *ReadOptions) error) *cobra.Command {
+	return &cobra.Command{
+		Use:   "read @SERVER:URI",
+		Short: "Read one resource of a server",
+		Long: `Read a resource (resources/read) and print its contents: text as is, binary
+contents as raw bytes when piped, or a one-line summary on a terminal. With --json,
+print the server's result.`,
+		Example: `  switchboard read @demo:demo://readme`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return Usagef("e.g. switchboard read @demo:demo://readme", "read takes one @server:uri, got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			server, uri, err := parseResourceRef(args[0])
+			if err != nil {
+				return err
+			}
+			opts := &ReadOptions{runtimeOptions: newRuntimeOptions(f), Server: server, URI: uri, JSON: f.global().JSON}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return readRun(cmd.Context(), opts)
+		},
+	}
+}
+
+// parseResourceRef splits "@server:uri" (the @ is optional). Server names
+// cannot hold ':', so the first one ends the name.
+func parseResourceRef(s string) (server, uri string, err error) {
+	rest := strings.TrimPrefix(s, "@")
+	server, uri, ok := strings.Cut(rest, ":")
+	if !ok || server == "" || uri == "" {
+		return "", "", Usagef("name a resource as @server:uri; `switchboard resources` lists them", "invalid resource reference %q", s)
+	}
+	return server, uri, nil
+}
+
+func readRun(ctx context.Context, opts *ReadOptions) (err error) {
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	if cfg.Server(opts.Server) == nil {
+		return unknownServer(opts.IO.ErrOut, cfg, opts.Server)
+	}
+	s, err := startSessionWith(ctx, &opts.runtimeOptions, cfg, serverOnly(opts.Server))
+	if err != nil {
+		return err
+	}
+	defer func() { err = s.close(err) }()
+	s.wait(ctx, -1)
+	if err := serverNotReady(s, opts.Server); err != nil {
+		return err
+	}
+	res, rerr := s.h.ReadResource(ctx, opts.Server, opts.URI)
+	if rerr != nil {
+		if errors.Is(rerr, host.ErrNotConnected) {
+			return FailureErr(rerr, "run `switchboard status` to see why")
+		}
+		return FailureErr(fmt.Errorf("reading %s: %w", resourceRef(opts.Server, opts.URI), rerr),
+			fmt.Sprintf("`switchboard resources --server %s` lists what it offers", opts.Server))
+	}
+	if opts.JSON {
+		return printJSON(opts.IO.Out, res)
+	}
+	for _, c := range res.Contents {
+		switch {
+		case c.Text != "" || c.Blob == nil:
+			fmt.Fprint(opts.IO.Out, c.Text)
+			if c.Text != "" && !strings.HasSuffix(c.Text, "\n") && opts.IO.IsTTY {
+				fmt.Fprintln(opts.IO.Out)
+			}
+		case opts.IO.IsTTY:
+			fmt.Fprintf(opts.IO.Out, "[%s: %s, %d bytes; pipe the output to save it]\n", c.URI, dashEmpty(c.MIMEType), len(c.Blob))
+		default:
+			if _, err := opts.IO.Out.Write(c.Blob); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
