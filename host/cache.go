@@ -1,0 +1,67 @@
+package host
+
+import (
+	"sync"
+	"time"
+)
+
+// DefaultCacheTTL is how long a server's tool, prompt and resource lists are
+// trusted before they are fetched again (SPEC §4).
+const DefaultCacheTTL = 5 * time.Minute
+
+// listCache holds one list fetched from a server. It is invalidated by its
+// TTL, explicitly (list_changed, refresh) and by reconnecting; a fetch
+// started before an invalidation never overwrites it with stale data.
+type listCache[T any] struct {
+	ttl   time.Duration
+	clock Clock
+
+	mu      sync.Mutex
+	items   []T
+	valid   bool
+	fetched time.Time
+	epoch   uint64 // bumped by invalidate
+}
+
+func newListCache[T any](ttl time.Duration, clock Clock) *listCache[T] {
+	if ttl <= 0 {
+		ttl = DefaultCacheTTL
+	}
+	return &listCache[T]{ttl: ttl, clock: clock}
+}
+
+// get returns the cached list when it is valid and fresh, and the epoch a
+// fetch must pass to put.
+func (c *listCache[T]) get() (items []T, ok bool, epoch uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.valid && c.clock.Now().Sub(c.fetched) < c.ttl {
+		return c.items, true, c.epoch
+	}
+	return nil, false, c.epoch
+}
+
+// put stores a fetched list unless the cache was invalidated since epoch.
+func (c *listCache[T]) put(items []T, epoch uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if epoch != c.epoch {
+		return
+	}
+	c.items, c.valid, c.fetched = items, true, c.clock.Now()
+}
+
+func (c *listCache[T]) invalidate() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.valid = false
+	c.items = nil
+	c.epoch++
+}
+
+// peek returns the last stored list even if stale (for status counts).
+func (c *listCache[T]) peek() ([]T, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.items, c.valid
+}

@@ -1,0 +1,216 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/toolsurface"
+)
+
+// ErrTimeout is wrapped by a call that got no result within its timeout.
+var ErrTimeout = errors.New("call timed out")
+
+// Call runs a tool by its namespaced name (mcp__server__tool) with JSON
+// arguments (a map, a struct or json.RawMessage). A tool's own failure is a
+// result with IsError set, not an error; errors mean the call could not be
+// made or finished: unknown tool, server not connected (ErrNotConnected),
+// circuit open (ErrCircuitOpen), timeout (ErrTimeout), or a dropped
+// connection that may have run a side effect (ErrMayHaveRun).
+//
+// A connecting server is waited for (bounded by ctx). A call cut by a
+// dropped connection is retried once, after the reconnect, only when the
+// request never reached the server or the tool declares idempotentHint.
+func (h *Host) Call(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
+	s, tool, err := h.resolveTool(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return s.call(ctx, tool, args)
+}
+
+// CallTool runs a tool by server and tool name, bypassing name routing.
+func (h *Host) CallTool(ctx context.Context, serverName, tool string, args any) (*mcp.CallToolResult, error) {
+	s, err := h.server(serverName)
+	if err != nil {
+		return nil, err
+	}
+	return s.call(ctx, tool, args)
+}
+
+// resolveTool maps a namespaced name to its server and tool, fetching the
+// tool lists of the servers the name can belong to.
+func (h *Host) resolveTool(ctx context.Context, name string) (*server, string, error) {
+	if srv, tool, ok := h.routerResolve(name); ok {
+		if s, err := h.server(srv); err == nil {
+			return s, tool, nil
+		}
+	}
+	var candidates []*server
+	for _, s := range h.all() {
+		if strings.HasPrefix(name, "mcp__"+toolsurface.SanitizePart(s.name)+"__") {
+			candidates = append(candidates, s)
+		}
+	}
+	var firstErr error
+	for _, s := range candidates {
+		if _, err := h.serverTools(ctx, s); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	if srv, tool, ok := h.routerResolve(name); ok {
+		if s, err := h.server(srv); err == nil {
+			return s, tool, nil
+		}
+	}
+	if firstErr != nil {
+		return nil, "", firstErr
+	}
+	if len(candidates) == 0 {
+		if _, _, ok := toolsurface.ParseToolName(name); ok {
+			return nil, "", fmt.Errorf("%w %q: no configured server matches; run `switchboard status`", ErrUnknownTool, name)
+		}
+		return nil, "", fmt.Errorf("%w %q: MCP tool names look like mcp__<server>__<tool>", ErrUnknownTool, name)
+	}
+	return nil, "", fmt.Errorf("%w %q: server %s has no such tool; run `switchboard tools --server %s`",
+		ErrUnknownTool, name, candidates[0].name, candidates[0].name)
+}
+
+func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallToolResult, error) {
+	c, err := s.live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	gen, err := s.breaker.allow()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.name, err)
+	}
+	start := s.h.clock.Now()
+	res, err, healthy := s.callOn(ctx, c, tool, args, true)
+	s.breaker.done(gen, healthy)
+	s.stats.record(s.h.clock.Now().Sub(start), err != nil || (res != nil && res.IsError))
+	return res, err
+}
+
+// callOn makes the call on one connection and applies the retry rule. It
+// reports whether the outcome speaks for the server's health (a timeout or
+// a dropped connection does not).
+func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, mayRetry bool) (*mcp.CallToolResult, error, bool) {
+	timeout := s.callTimeout()
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	params := &mcp.CallToolParams{Name: tool, Arguments: args}
+	if c.logging && c.protocol >= "2026-07-28" {
+		params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: string(s.h.opts.LogLevel)}
+	}
+	if fn, ok := ctx.Value(progressKey{}).(ProgressFunc); ok && fn != nil {
+		tok, unregister := s.h.progress.register(fn)
+		defer unregister()
+		params.SetProgressToken(tok)
+	}
+	idempotent := s.idempotent(tool) // read now: a drop empties the cache
+	var written atomic.Bool
+	res, err := c.session.CallTool(withWriteProbe(cctx, &written), params)
+	if err == nil {
+		return res, nil, true
+	}
+	full := toolName(s.name, tool)
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err(), true
+	case cctx.Err() != nil:
+		return nil, fmt.Errorf("%s: %w: no result within %s; the call was cancelled", full, ErrTimeout, timeout), false
+	}
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) && !c.waitDone(100*time.Millisecond) {
+		// The server answered with an error: it is alive.
+		return nil, fmt.Errorf("%s: server error: %s", full, rpcErr.Message), true
+	}
+	// The transport failed under the call.
+	lost := errors.Is(err, mcp.ErrSessionMissing)
+	if lost {
+		c.sessionLost.Store(true)
+		c.close()
+	} else {
+		c.waitDone(500 * time.Millisecond)
+	}
+	neverWritten := c.recordsWrites && !written.Load()
+	safe := lost || neverWritten || idempotent
+	if !mayRetry || !safe {
+		if c.recordsWrites && !written.Load() {
+			return nil, fmt.Errorf("%s: %w: %v", full, ErrNotConnected, err), false
+		}
+		return nil, fmt.Errorf("%s: %w (%v)", full, ErrMayHaveRun, s.dropDetail(c, err)), false
+	}
+	s.h.log.Info("retrying call after reconnect", "server", s.name, "tool", tool)
+	c2, err2 := s.reconnected(cctx, c)
+	if err2 != nil {
+		return nil, fmt.Errorf("%s: connection lost and not back within the call's time: %v", full, err2), false
+	}
+	return s.callOn(ctx, c2, tool, args, false)
+}
+
+// dropDetail describes why a connection went away under a call.
+func (s *server) dropDetail(c *conn, err error) string {
+	if c.isDone() {
+		return c.dropReason()
+	}
+	return err.Error()
+}
+
+func (c *conn) waitDone(d time.Duration) bool {
+	select {
+	case <-c.done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// reconnected waits for a connection other than old.
+func (s *server) reconnected(ctx context.Context, old *conn) (*conn, error) {
+	for {
+		s.mu.Lock()
+		cur, st, reason, ch := s.conn, s.state, s.reason, s.settled
+		s.mu.Unlock()
+		if cur != nil && cur != old {
+			return cur, nil
+		}
+		if st != StateConnecting && st != StateConnected {
+			return nil, fmt.Errorf("%s is %s: %s", s.name, st, reason)
+		}
+		wait := ch
+		if st == StateConnected { // not yet noticed the drop
+			t := time.NewTimer(20 * time.Millisecond)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil, ctx.Err()
+			case <-t.C:
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-wait:
+		}
+	}
+}
+
+// idempotent reports whether the server declared the tool idempotent.
+func (s *server) idempotent(tool string) bool {
+	tools, _ := s.tools.peek()
+	for _, t := range tools {
+		if t.Name == tool {
+			return t.Annotations != nil && t.Annotations.IdempotentHint
+		}
+	}
+	return false
+}

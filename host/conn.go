@@ -1,0 +1,178 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/proc"
+)
+
+var (
+	errStartupTimeout = errors.New("startup timeout")
+	errSpawn          = errors.New("cannot start")
+)
+
+// conn is one live session with a server, plus the process behind it for
+// stdio servers.
+type conn struct {
+	session    *mcp.ClientSession
+	proc       *proc.Process // nil for remote servers
+	protocol   string
+	serverInfo string
+	grace      time.Duration
+	// recordsWrites says whether writeProbe flags are reliable (stdio);
+	// for remote transports a request is assumed written once sent.
+	recordsWrites bool
+	// logging: the server offers log messages; calls ask for them.
+	logging bool
+	endLife func() // ends a remote transport's lifetime context
+
+	done        chan struct{} // closed when the session ended
+	sessionLost atomic.Bool   // the server forgot our session (HTTP 404)
+	closeOnce   sync.Once
+	mu          sync.Mutex
+	reason      string
+	byProcess   bool // reason is the process's exit, not a protocol failure
+}
+
+// watch closes done when the session ends, and ends the session when the
+// process exits (a grandchild holding stdout open must not keep a dead
+// server "connected").
+func (c *conn) watch() {
+	c.done = make(chan struct{})
+	go func() {
+		err := c.session.Wait()
+		c.setReason(err)
+		close(c.done)
+	}()
+	if c.proc != nil {
+		go func() {
+			select {
+			case <-c.proc.Done():
+				c.mu.Lock()
+				if c.reason == "" {
+					c.reason, c.byProcess = processExit(c.proc).Error(), true
+				}
+				c.mu.Unlock()
+				_ = c.session.Close()
+			case <-c.done:
+			}
+		}()
+	}
+}
+
+func processExit(p *proc.Process) error {
+	if err := p.ExitErr(); err != nil {
+		return fmt.Errorf("server process exited: %v", err)
+	}
+	return errors.New("server process exited")
+}
+
+func (c *conn) setReason(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reason != "" {
+		return
+	}
+	var syntax *json.SyntaxError
+	switch {
+	case err == nil:
+		c.reason = "connection closed"
+	case errors.As(err, &syntax):
+		c.reason = "server wrote output that is not JSON-RPC: " + err.Error()
+	default:
+		c.reason = err.Error()
+	}
+}
+
+// dropReason says why the connection ended, with the server's last stderr
+// line when there is one.
+func (c *conn) dropReason() string {
+	if c.sessionLost.Load() {
+		return "session expired on the server (HTTP 404)"
+	}
+	c.mu.Lock()
+	r, byProcess := c.reason, c.byProcess
+	c.mu.Unlock()
+	if byProcess {
+		if tail := c.proc.StderrTail(1); len(tail) > 0 {
+			r += ": " + tail[0]
+		}
+	}
+	return r
+}
+
+func (c *conn) stderrTail(n int) []string {
+	if c.proc == nil {
+		return nil
+	}
+	return c.proc.StderrTail(n)
+}
+
+// close ends the session and reaps the process: stdin is closed first, then
+// SIGTERM and SIGKILL reach the whole process group. Idempotent.
+func (c *conn) close() {
+	c.closeOnce.Do(func() {
+		c.setReason(errors.New("closed by host"))
+		if c.session != nil { // nil when the handshake failed
+			_ = c.session.Close()
+		}
+		if c.endLife != nil {
+			c.endLife()
+		}
+		if c.proc != nil {
+			_ = c.proc.Close(c.grace)
+		}
+	})
+}
+
+func (c *conn) isDone() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// writeProbeKey marks a call's context so the stdio connection can record
+// that its request reached the pipe (the retry rule of SPEC §4 needs to know).
+type writeProbeKey struct{}
+
+func withWriteProbe(ctx context.Context, flag *atomic.Bool) context.Context {
+	return context.WithValue(ctx, writeProbeKey{}, flag)
+}
+
+// probeTransport wraps a transport so that writes of tools/call requests set
+// the caller's write-probe flag.
+type probeTransport struct{ inner mcp.Transport }
+
+func (t probeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return probeConn{c}, nil
+}
+
+type probeConn struct{ mcp.Connection }
+
+func (c probeConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	if err == nil {
+		if flag, ok := ctx.Value(writeProbeKey{}).(*atomic.Bool); ok {
+			if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" {
+				flag.Store(true)
+			}
+		}
+	}
+	return err
+}

@@ -1,0 +1,137 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+)
+
+// stdio returns a user-scope server that runs test server ts.
+func stdio(name, ts string, args ...string) config.ResolvedServer {
+	cmd, a := testserver.Command(ts, args...)
+	return resolved(name, config.Server{Type: config.TypeStdio, Command: cmd, Args: a})
+}
+
+func resolved(name string, def config.Server) config.ResolvedServer {
+	return config.ResolvedServer{
+		Name: name, Written: def, Effective: def,
+		Scope: config.ScopeUser, Trust: config.TrustUser, Availability: config.Available,
+	}
+}
+
+func cfgOf(servers ...config.ResolvedServer) *config.Resolved {
+	return &config.Resolved{Servers: servers}
+}
+
+// newHost starts a host and closes it when the test ends.
+func newHost(t *testing.T, cfg *config.Resolved, opts *host.Options) *host.Host {
+	t.Helper()
+	if opts == nil {
+		opts = &host.Options{}
+	}
+	if opts.LookupEnv == nil {
+		opts.LookupEnv = func(string) (string, bool) { return "", false }
+	}
+	if opts.CloseGrace == 0 {
+		opts.CloseGrace = 500 * time.Millisecond
+	}
+	h := host.New(cfg, opts)
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+func ctxFor(t *testing.T, d time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func statusOf(h *host.Host, name string) host.ServerStatus {
+	for _, s := range h.Status() {
+		if s.Name == name {
+			return s
+		}
+	}
+	return host.ServerStatus{}
+}
+
+// waitState polls until the server is in state want (bounded, so a hang is
+// a failure, not a stuck test).
+func waitState(t *testing.T, h *host.Host, name string, want host.State, within time.Duration) host.ServerStatus {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		st := statusOf(h, name)
+		if st.State == want {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server %s: state %q (%s), want %q within %v", name, st.State, st.Reason, want, within)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func textOf(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func mustCall(t *testing.T, h *host.Host, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := h.Call(ctxFor(t, 20*time.Second), name, args)
+	if err != nil {
+		t.Fatalf("Call(%s): %v", name, err)
+	}
+	return res
+}
+
+func pidOf(t *testing.T, h *host.Host, server string) int {
+	t.Helper()
+	res := mustCall(t, h, "mcp__"+server+"__pid", map[string]any{})
+	var pid int
+	if _, err := fmt.Sscan(textOf(res), &pid); err != nil {
+		t.Fatalf("pid tool answered %q", textOf(res))
+	}
+	return pid
+}
+
+func alive(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// A zombie is dead for our purposes; field 3 is the state.
+	if i := strings.LastIndexByte(string(data), ')'); i >= 0 && i+2 < len(data) {
+		return data[i+2] != 'Z'
+	}
+	return true
+}
+
+func linuxOnly(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("process checks read /proc")
+	}
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

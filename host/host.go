@@ -1,0 +1,335 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/toolsurface"
+)
+
+// Defaults of SPEC §4.
+const (
+	DefaultStartupTimeout   = 30 * time.Second
+	DefaultCallTimeout      = 120 * time.Second
+	DefaultToolsWait        = 5 * time.Second
+	DefaultCloseGrace       = 2 * time.Second
+	DefaultBreakerCooldown  = 5 * time.Minute
+	DefaultBreakerThreshold = 3
+)
+
+// Sentinel errors callers branch on. Errors returned by a Host wrap them.
+var (
+	// ErrUnknownTool: no connected server offers a tool of that name.
+	ErrUnknownTool = errors.New("unknown tool")
+	// ErrUnknownServer: no server of that name is configured.
+	ErrUnknownServer = errors.New("unknown server")
+	// ErrNotConnected: the server exists but is not connected (its state says why).
+	ErrNotConnected = errors.New("server not connected")
+	// ErrMayHaveRun: the connection dropped while a non-idempotent call was
+	// in flight; it may or may not have run and was not retried.
+	ErrMayHaveRun = errors.New("connection lost during the call; it may or may not have run")
+	// ErrClosed: the Host was closed.
+	ErrClosed = errors.New("host closed")
+)
+
+// Gate decides whether a server may start (launch trust, SPEC §2). It returns
+// "" to let the server start, or the state to show instead (needs-approval,
+// approval-stale, disabled…) with a one-line reason.
+type Gate func(s *config.ResolvedServer) (State, string)
+
+// DefaultGate lets user-trusted servers start and holds repo-authored
+// (project-scope) servers in needs-approval. The trust package replaces it
+// with fingerprinted approvals.
+func DefaultGate(s *config.ResolvedServer) (State, string) {
+	if s.Trust == config.TrustRepo {
+		return StateNeedsApproval, fmt.Sprintf("project-scope server from %s has not been approved; run `switchboard mcp approve %s`", s.File, s.Name)
+	}
+	return "", ""
+}
+
+// Options configure a Host. A nil *Options uses every default.
+type Options struct {
+	// Logger receives structured logs. If nil, logs are discarded.
+	Logger *slog.Logger
+	// Clock drives backoff, the breaker and cache TTLs. If nil, real time.
+	Clock Clock
+	// Gate decides launch trust. If nil, DefaultGate.
+	Gate Gate
+	// Prompter answers elicitation requests. If nil, the elicitation
+	// capability is not advertised and servers' requests are refused.
+	Prompter Prompter
+	// Roots are advertised to servers that ask (absolute paths). If nil, the
+	// resolved workspace root is used when there is one.
+	Roots []string
+	// StartupTimeout bounds connecting to one server. A server's
+	// startup_timeout wins, then $MCP_TIMEOUT (ms), then this. If <= 0, 30 s.
+	StartupTimeout time.Duration
+	// CallTimeout bounds one tool call. A server's timeout wins, then
+	// $MCP_TOOL_TIMEOUT (ms), then this. If <= 0, 120 s.
+	CallTimeout time.Duration
+	// ToolsWait bounds how long Tools, Prompts and Resources wait for
+	// servers still connecting. If <= 0, 5 s.
+	ToolsWait time.Duration
+	// CloseGrace is how long a stdio server gets after stdin closes (and
+	// again after SIGTERM) before it is killed. If <= 0, 2 s.
+	CloseGrace time.Duration
+	// BreakerThreshold consecutive failures open a server's circuit. If <= 0, 3.
+	BreakerThreshold int
+	// BreakerCooldown is how long an open circuit waits before one probe. If <= 0, 5 min.
+	BreakerCooldown time.Duration
+	// CacheTTL bounds how long tool/prompt/resource lists are reused. If <= 0, 5 min.
+	CacheTTL time.Duration
+	// LookupEnv reads MCP_TIMEOUT and MCP_TOOL_TIMEOUT. If nil, os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// Environ is the parent environment stdio servers inherit. If nil, os.Environ.
+	Environ func() []string
+	// NoSupervisor spawns stdio servers directly instead of through the
+	// supervising re-exec of the current binary (see internal/proc).
+	NoSupervisor bool
+	// OnEvent, if set, receives state changes, progress, log messages and
+	// list changes. It is called synchronously; keep it fast.
+	OnEvent func(Event)
+	// LogLevel is the level asked of servers that offer logging
+	// notifications. If empty, "info".
+	LogLevel mcp.LoggingLevel
+	// ClientName and ClientVersion identify the host to servers. Defaults:
+	// "switchboard", Version.
+	ClientName, ClientVersion string
+}
+
+// Version is the host's version, reported to servers at initialize.
+var Version = "0.1.0-dev"
+
+// EventKind says what an Event reports.
+type EventKind string
+
+const (
+	EventState            EventKind = "state"
+	EventProgress         EventKind = "progress"
+	EventLog              EventKind = "log"
+	EventToolsChanged     EventKind = "tools_changed"
+	EventPromptsChanged   EventKind = "prompts_changed"
+	EventResourcesChanged EventKind = "resources_changed"
+)
+
+// Event is something that happened on one server.
+type Event struct {
+	Kind     EventKind
+	Server   string
+	State    State  // EventState
+	Reason   string // EventState
+	Progress *mcp.ProgressNotificationParams
+	Log      *mcp.LoggingMessageParams
+}
+
+// Host runs a set of MCP servers: it starts them concurrently in the
+// background, keeps them healthy and routes calls to them. All methods are
+// safe for concurrent use.
+type Host struct {
+	opts     Options
+	cfg      *config.Resolved
+	log      *slog.Logger
+	clock    Clock
+	ctx      context.Context
+	cancel   context.CancelFunc
+	progress *progressRouter
+
+	mu      sync.Mutex
+	servers map[string]*server
+	order   []string
+	closed  bool
+	router  *toolsurface.Router
+}
+
+// New builds a Host for a resolved configuration and starts every enabled,
+// permitted server in the background. It never blocks on a server; use
+// WaitReady or the bounded waits of Tools/Call.
+func New(cfg *config.Resolved, opts *Options) *Host {
+	h := &Host{cfg: cfg, servers: map[string]*server{}}
+	if opts != nil {
+		h.opts = *opts
+	}
+	o := &h.opts
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Clock == nil {
+		o.Clock = realClock{}
+	}
+	if o.Gate == nil {
+		o.Gate = DefaultGate
+	}
+	if o.LookupEnv == nil {
+		o.LookupEnv = os.LookupEnv
+	}
+	if o.Environ == nil {
+		o.Environ = os.Environ
+	}
+	if o.Roots == nil && cfg != nil && cfg.Workspace != "" {
+		o.Roots = []string{cfg.Workspace}
+	}
+	o.StartupTimeout = durationKnob(o.StartupTimeout, "MCP_TIMEOUT", o.LookupEnv, DefaultStartupTimeout)
+	o.CallTimeout = durationKnob(o.CallTimeout, "MCP_TOOL_TIMEOUT", o.LookupEnv, DefaultCallTimeout)
+	if o.ToolsWait <= 0 {
+		o.ToolsWait = DefaultToolsWait
+	}
+	if o.CloseGrace <= 0 {
+		o.CloseGrace = DefaultCloseGrace
+	}
+	if o.LogLevel == "" {
+		o.LogLevel = "info"
+	}
+	if o.ClientName == "" {
+		o.ClientName = "switchboard"
+	}
+	if o.ClientVersion == "" {
+		o.ClientVersion = Version
+	}
+	h.log, h.clock = o.Logger, o.Clock
+	h.progress = newProgressRouter()
+	h.ctx, h.cancel = context.WithCancel(context.Background())
+	if cfg != nil {
+		for i := range cfg.Servers {
+			rs := cfg.Servers[i]
+			s := newServer(h, rs)
+			h.servers[rs.Name] = s
+			h.order = append(h.order, rs.Name)
+		}
+	}
+	sort.Strings(h.order)
+	for _, name := range h.order {
+		h.servers[name].start()
+	}
+	return h
+}
+
+// durationKnob picks the env value (milliseconds) over the option, then the default.
+func durationKnob(opt time.Duration, env string, lookup func(string) (string, bool), def time.Duration) time.Duration {
+	if v, ok := lookup(env); ok {
+		if ms, err := strconv.Atoi(v); err == nil && ms > 0 {
+			return time.Duration(ms) * time.Millisecond
+		}
+	}
+	if opt > 0 {
+		return opt
+	}
+	return def
+}
+
+// Config returns the resolved configuration the Host was built from.
+func (h *Host) Config() *config.Resolved { return h.cfg }
+
+func (h *Host) server(name string) (*server, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, ErrClosed
+	}
+	s, ok := h.servers[name]
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownServer, name)
+	}
+	return s, nil
+}
+
+func (h *Host) all() []*server {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]*server, 0, len(h.order))
+	for _, n := range h.order {
+		out = append(out, h.servers[n])
+	}
+	return out
+}
+
+// Status returns a snapshot of every server, sorted by name.
+func (h *Host) Status() []ServerStatus {
+	var out []ServerStatus
+	for _, s := range h.all() {
+		out = append(out, s.status())
+	}
+	return out
+}
+
+// WaitReady waits until no server is connecting, or ctx is done. It
+// reports whether every server settled.
+func (h *Host) WaitReady(ctx context.Context) bool {
+	for _, s := range h.all() {
+		if !s.waitSettled(ctx) {
+			return false
+		}
+	}
+	return true
+}
+
+// Pause stops a server for this session only (never a file) and shows it as
+// paused (SPEC §1.4).
+func (h *Host) Pause(name string) error {
+	s, err := h.server(name)
+	if err != nil {
+		return err
+	}
+	s.pause()
+	return nil
+}
+
+// Resume restarts a paused server.
+func (h *Host) Resume(name string) error {
+	s, err := h.server(name)
+	if err != nil {
+		return err
+	}
+	s.resume()
+	return nil
+}
+
+// Retry rebuilds a server's runtime: it closes any connection, resets the
+// circuit breaker and reconnect budget, and connects again.
+func (h *Host) Retry(name string) error {
+	s, err := h.server(name)
+	if err != nil {
+		return err
+	}
+	s.retry()
+	return nil
+}
+
+// Close stops every server (stdin close → SIGTERM to its process group →
+// SIGKILL) concurrently and waits for them. It is idempotent.
+func (h *Host) Close() error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	h.mu.Unlock()
+	h.cancel()
+	var wg sync.WaitGroup
+	for _, s := range h.all() {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.stop() }()
+	}
+	wg.Wait()
+	return nil
+}
+
+func (h *Host) emit(ev Event) {
+	if h.opts.OnEvent != nil {
+		h.opts.OnEvent(ev)
+	}
+}
+
+// toolName is how the Host names a server's tool for a model.
+func toolName(server, tool string) string { return toolsurface.ToolName(server, tool) }

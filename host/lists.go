@@ -1,0 +1,273 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/toolsurface"
+)
+
+// Tool is one tool as a model sees it: its namespaced name and the server's
+// own description of it.
+type Tool struct {
+	// Name is the namespaced name, mcp__<server>__<tool>.
+	Name   string
+	Server string
+	// Tool is the definition as the server sent it (Tool.Name is the
+	// server's own name for it).
+	Tool *mcp.Tool
+}
+
+// ToolList is the result of Tools: what is ready, and a warning for each
+// server that is not.
+type ToolList struct {
+	Tools    []Tool
+	Warnings []string
+}
+
+// Prompt is one prompt of one server.
+type Prompt struct {
+	Server string
+	Prompt *mcp.Prompt
+}
+
+// Resource is one resource of one server.
+type Resource struct {
+	Server   string
+	Resource *mcp.Resource
+}
+
+// Tools returns the tools of every connected server, sorted by name. It
+// waits at most Options.ToolsWait (or until ctx is done) for servers still
+// connecting; those are left out with a warning. Lists are cached per
+// server (TTL, list_changed, reconnect). A server whose tool names collide
+// is put in state error and left out.
+func (h *Host) Tools(ctx context.Context) (*ToolList, error) {
+	out := &ToolList{}
+	err := h.eachReady(ctx, &out.Warnings, func(ctx context.Context, s *server) (func(), error) {
+		tools, err := h.serverTools(ctx, s)
+		return func() {
+			for _, t := range tools {
+				out.Tools = append(out.Tools, Tool{Name: toolName(s.name, t.Name), Server: s.name, Tool: t})
+			}
+		}, err
+	})
+	sort.Slice(out.Tools, func(i, j int) bool { return out.Tools[i].Name < out.Tools[j].Name })
+	return out, err
+}
+
+// Prompts returns the prompts of every connected server (see Tools for the
+// waiting rule).
+func (h *Host) Prompts(ctx context.Context) ([]Prompt, []string, error) {
+	var out []Prompt
+	var warnings []string
+	err := h.eachReady(ctx, &warnings, func(ctx context.Context, s *server) (func(), error) {
+		items, err := fetchList(ctx, s, s.prompts, func(ctx context.Context, c *conn) ([]*mcp.Prompt, error) {
+			if !c.serves(func(caps *mcp.ServerCapabilities) bool { return caps.Prompts != nil }) {
+				return nil, nil
+			}
+			return collect(c.session.Prompts(ctx, nil))
+		})
+		return func() {
+			for _, p := range items {
+				out = append(out, Prompt{Server: s.name, Prompt: p})
+			}
+		}, err
+	})
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Server != out[j].Server {
+			return out[i].Server < out[j].Server
+		}
+		return out[i].Prompt.Name < out[j].Prompt.Name
+	})
+	return out, warnings, err
+}
+
+// Resources returns the resources of every connected server (see Tools for
+// the waiting rule).
+func (h *Host) Resources(ctx context.Context) ([]Resource, []string, error) {
+	var out []Resource
+	var warnings []string
+	err := h.eachReady(ctx, &warnings, func(ctx context.Context, s *server) (func(), error) {
+		items, err := fetchList(ctx, s, s.resources, func(ctx context.Context, c *conn) ([]*mcp.Resource, error) {
+			if !c.serves(func(caps *mcp.ServerCapabilities) bool { return caps.Resources != nil }) {
+				return nil, nil
+			}
+			return collect(c.session.Resources(ctx, nil))
+		})
+		return func() {
+			for _, r := range items {
+				out = append(out, Resource{Server: s.name, Resource: r})
+			}
+		}, err
+	})
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Server != out[j].Server {
+			return out[i].Server < out[j].Server
+		}
+		return out[i].Resource.URI < out[j].Resource.URI
+	})
+	return out, warnings, err
+}
+
+// GetPrompt renders one prompt of one server with its arguments.
+func (h *Host) GetPrompt(ctx context.Context, serverName, prompt string, args map[string]string) (*mcp.GetPromptResult, error) {
+	s, err := h.server(serverName)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.callTimeout())
+	defer cancel()
+	return c.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: prompt, Arguments: args})
+}
+
+// ReadResource reads one resource of one server.
+func (h *Host) ReadResource(ctx context.Context, serverName, uri string) (*mcp.ReadResourceResult, error) {
+	s, err := h.server(serverName)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.callTimeout())
+	defer cancel()
+	return c.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+}
+
+// Refresh drops a server's cached lists (all servers when name is "").
+func (h *Host) Refresh(name string) error {
+	if name == "" {
+		for _, s := range h.all() {
+			s.invalidateAll()
+		}
+		return nil
+	}
+	s, err := h.server(name)
+	if err != nil {
+		return err
+	}
+	s.invalidateAll()
+	return nil
+}
+
+// eachReady waits (bounded) for connecting servers, then runs fetch on every
+// connected one concurrently; add is applied under a lock. Servers not
+// ready add a warning.
+func (h *Host) eachReady(ctx context.Context, warnings *[]string, fetch func(context.Context, *server) (func(), error)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, h.opts.ToolsWait)
+	defer cancel()
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	for _, s := range h.all() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.waitSettled(wctx)
+			st := s.publicState()
+			switch st {
+			case StateConnected:
+			case StateConnecting:
+				mu.Lock()
+				*warnings = append(*warnings, fmt.Sprintf("%s: still connecting; its tools are not included yet", s.name))
+				mu.Unlock()
+				return
+			default:
+				return // not running: status says why
+			}
+			add, err := fetch(ctx, s)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				*warnings = append(*warnings, fmt.Sprintf("%s: %v", s.name, err))
+				return
+			}
+			add()
+		}()
+	}
+	wg.Wait()
+	sort.Strings(*warnings)
+	return ctx.Err()
+}
+
+// serverTools returns one server's tools (cached), registering their
+// namespaced names for routing. Colliding names put the server in error.
+func (h *Host) serverTools(ctx context.Context, s *server) ([]*mcp.Tool, error) {
+	tools, err := fetchList(ctx, s, s.tools, func(ctx context.Context, c *conn) ([]*mcp.Tool, error) {
+		if !c.serves(func(caps *mcp.ServerCapabilities) bool { return caps.Tools != nil }) {
+			return nil, nil
+		}
+		return collect(c.session.Tools(ctx, nil))
+	})
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+	}
+	if err := h.routerSet(s.name, names); err != nil {
+		msg := fmt.Sprintf("tool names collide: %v", err)
+		s.setCollision(msg)
+		return nil, errors.New(msg)
+	}
+	s.setCollision("")
+	return tools, nil
+}
+
+// fetchList returns a cached list or fetches it from the live connection.
+func fetchList[T any](ctx context.Context, s *server, cache *listCache[T], list func(context.Context, *conn) ([]T, error)) ([]T, error) {
+	if items, ok, _ := cache.get(); ok {
+		return items, nil
+	}
+	c, err := s.live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	_, _, epoch := cache.get()
+	ctx, cancel := context.WithTimeout(ctx, s.callTimeout())
+	defer cancel()
+	items, err := list(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	cache.put(items, epoch)
+	return items, nil
+}
+
+func collect[T any](seq func(func(*T, error) bool)) ([]*T, error) {
+	var out []*T
+	for item, err := range seq {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, item)
+	}
+	return out, nil
+}
+
+// serves reports whether the server declared a capability.
+func (c *conn) serves(has func(*mcp.ServerCapabilities) bool) bool {
+	res := c.session.InitializeResult()
+	if res == nil || res.Capabilities == nil {
+		return true // nothing declared: ask anyway
+	}
+	return has(res.Capabilities)
+}
+
+func toolBlockTokens(tools []*mcp.Tool) int { return toolsurface.ToolBlockTokens(tools) }

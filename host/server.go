@@ -1,0 +1,449 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+)
+
+// pinnedProtocol is the revision a server is retried with when the
+// 2026-07-28 server/discover probe kills it (go-sdk issue #1177).
+const pinnedProtocol = "2025-11-25"
+
+// flapWindow: a connection that dies sooner than this after it was made does
+// not refill the reconnect budget, so a server that crashes on every start
+// ends in state error instead of reconnecting forever.
+const flapWindow = 10 * time.Second
+
+// server is the runtime of one configured server: its state machine and
+// its current connection.
+type server struct {
+	h         *Host
+	cfg       config.ResolvedServer
+	name      string
+	breaker   *breaker
+	tools     *listCache[*mcp.Tool]
+	prompts   *listCache[*mcp.Prompt]
+	resources *listCache[*mcp.Resource]
+	stats     stats
+
+	mu         sync.Mutex
+	state      State
+	reason     string
+	since      time.Time
+	conn       *conn
+	lastConn   *conn // for the stderr tail after a failure
+	settled    chan struct{}
+	runCancel  context.CancelFunc
+	runDone    chan struct{}
+	paused     bool
+	reconnects int
+	pinned     string
+	collision  string // non-empty: tool names collide; the server is unusable
+}
+
+func newServer(h *Host, rs config.ResolvedServer) *server {
+	s := &server{h: h, cfg: rs, name: rs.Name, settled: make(chan struct{})}
+	s.breaker = newBreaker(h.opts.BreakerThreshold, h.opts.BreakerCooldown, h.clock, func(from, to BreakerState) {
+		h.log.Info("circuit breaker", "server", rs.Name, "state_from", from.String(), "state_to", to.String())
+		h.emit(Event{Kind: EventState, Server: rs.Name, State: s.publicState(), Reason: s.snapshotReason()})
+	})
+	s.tools = newListCache[*mcp.Tool](h.opts.CacheTTL, h.clock)
+	s.prompts = newListCache[*mcp.Prompt](h.opts.CacheTTL, h.clock)
+	s.resources = newListCache[*mcp.Resource](h.opts.CacheTTL, h.clock)
+	return s
+}
+
+// start decides the initial state from configuration and launch trust and,
+// if the server may run, connects it in the background.
+func (s *server) start() {
+	switch s.cfg.Availability {
+	case config.Disabled:
+		s.settle(StateDisabled, s.cfg.DisabledReason)
+		return
+	case config.Missing:
+		s.settle(StateMissing, "enabled in this workspace but defined in no scope")
+		return
+	case config.Invalid:
+		reason := "invalid definition"
+		if err := s.cfg.Err(); err != nil {
+			reason = err.Error()
+		}
+		s.settle(StateError, reason)
+		return
+	}
+	if st, why := s.h.opts.Gate(&s.cfg); st != "" {
+		s.settle(st, why)
+		return
+	}
+	s.launch()
+}
+
+// launch starts the run loop; the caller must not hold s.mu.
+func (s *server) launch() {
+	ctx, cancel := context.WithCancel(s.h.ctx)
+	done := make(chan struct{})
+	s.mu.Lock()
+	s.runCancel, s.runDone = cancel, done
+	s.mu.Unlock()
+	s.setState(StateConnecting, "starting")
+	go func() {
+		defer close(done)
+		s.run(ctx)
+	}()
+}
+
+// halt stops the run loop and closes the connection; it waits for both.
+func (s *server) halt() {
+	s.mu.Lock()
+	cancel, done, c := s.runCancel, s.runDone, s.conn
+	s.runCancel, s.runDone = nil, nil
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	if c != nil {
+		c.close()
+	}
+	if done != nil {
+		<-done
+	}
+}
+
+func (s *server) stop() {
+	s.halt()
+	s.mu.Lock()
+	c := s.lastConn
+	s.mu.Unlock()
+	if c != nil {
+		c.close()
+	}
+}
+
+func (s *server) pause() {
+	s.mu.Lock()
+	if s.paused {
+		s.mu.Unlock()
+		return
+	}
+	s.paused = true
+	s.mu.Unlock()
+	s.halt()
+	s.invalidateAll()
+	s.settle(StatePaused, "paused for this session")
+}
+
+func (s *server) resume() {
+	s.mu.Lock()
+	if !s.paused {
+		s.mu.Unlock()
+		return
+	}
+	s.paused = false
+	s.mu.Unlock()
+	s.start()
+}
+
+func (s *server) retry() {
+	s.halt()
+	s.mu.Lock()
+	s.paused, s.collision, s.pinned = false, "", ""
+	s.mu.Unlock()
+	s.breaker.reset()
+	s.invalidateAll()
+	s.start()
+}
+
+func (s *server) invalidateAll() {
+	s.tools.invalidate()
+	s.prompts.invalidate()
+	s.resources.invalidate()
+}
+
+// run connects, watches the connection and reconnects after an unexpected
+// close with backoff (SPEC §4), until ctx is cancelled.
+func (s *server) run(ctx context.Context) {
+	c, err := s.connect(ctx)
+	if ctx.Err() != nil {
+		if c != nil {
+			c.close()
+		}
+		return
+	}
+	if err != nil {
+		s.setState(StateError, err.Error())
+		return
+	}
+	attempt := 0
+	for {
+		s.setConnected(c)
+		connectedAt := s.h.clock.Now()
+		select {
+		case <-ctx.Done():
+			return // halt closes the connection
+		case <-c.done:
+		}
+		why := c.dropReason()
+		s.dropConn(c)
+		if ctx.Err() != nil {
+			return
+		}
+		sessionLost := c.sessionLost.Load()
+		if s.h.clock.Now().Sub(connectedAt) >= flapWindow || sessionLost {
+			attempt = 0
+		}
+		s.mu.Lock()
+		s.reconnects++
+		s.mu.Unlock()
+		s.h.log.Warn("server connection lost", "server", s.name, "reason", why)
+		for {
+			attempt++
+			if attempt > MaxReconnectAttempts {
+				s.setState(StateError, fmt.Sprintf("connection lost (%s); gave up after %d reconnect attempts: %s",
+					why, MaxReconnectAttempts, lastErrOr(err, why)))
+				return
+			}
+			delay := Backoff(attempt)
+			if sessionLost && attempt == 1 {
+				delay = 0 // the server forgot our session: start a new one at once
+			}
+			s.setState(StateConnecting, fmt.Sprintf("connection lost (%s); reconnect %d/%d in %s",
+				why, attempt, MaxReconnectAttempts, delay))
+			if delay > 0 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-s.h.clock.After(delay):
+				}
+			}
+			c, err = s.connect(ctx)
+			if ctx.Err() != nil {
+				if c != nil {
+					c.close()
+				}
+				return
+			}
+			if err == nil {
+				break
+			}
+		}
+	}
+}
+
+func lastErrOr(err error, why string) string {
+	if err != nil {
+		return err.Error()
+	}
+	return why
+}
+
+// connect makes one connection, bounded by the startup timeout. A server
+// that dies on the server/discover probe is retried once pinned to
+// 2025-11-25, and the pin is remembered.
+func (s *server) connect(ctx context.Context) (*conn, error) {
+	timeout := s.startupTimeout()
+	s.mu.Lock()
+	pinned := s.pinned
+	s.mu.Unlock()
+	c, err := s.dial(ctx, timeout, pinned)
+	if err == nil || ctx.Err() != nil || pinned != "" || errors.Is(err, errStartupTimeout) || errors.Is(err, errSpawn) {
+		return c, err
+	}
+	s.h.log.Info("connect failed; retrying pinned to an older protocol revision", "server", s.name, "protocol", pinnedProtocol, "error", err)
+	c2, err2 := s.dial(ctx, timeout, pinnedProtocol)
+	if err2 != nil {
+		return nil, err // the first failure explains more
+	}
+	s.mu.Lock()
+	s.pinned = pinnedProtocol
+	s.mu.Unlock()
+	return c2, nil
+}
+
+func (s *server) startupTimeout() time.Duration {
+	if ms := s.cfg.Effective.StartupTimeout; ms > 0 {
+		return time.Duration(ms) * time.Millisecond
+	}
+	return s.h.opts.StartupTimeout
+}
+
+func (s *server) callTimeout() time.Duration {
+	if ms := s.cfg.Effective.Timeout; ms > 0 {
+		return time.Duration(ms) * time.Millisecond
+	}
+	return s.h.opts.CallTimeout
+}
+
+func (s *server) setConnected(c *conn) {
+	s.mu.Lock()
+	s.conn = c
+	s.lastConn = c
+	s.mu.Unlock()
+	s.invalidateAll()
+	s.setState(StateConnected, "")
+}
+
+func (s *server) dropConn(c *conn) {
+	s.mu.Lock()
+	if s.conn == c {
+		s.conn = nil
+	}
+	s.mu.Unlock()
+	c.close()
+	s.invalidateAll()
+}
+
+// setState records a transition, wakes waiters when the server settles and
+// reports it.
+func (s *server) setState(st State, reason string) {
+	s.mu.Lock()
+	from := s.state
+	s.state, s.reason, s.since = st, oneLine(reason), s.h.clock.Now()
+	if st == StateConnecting {
+		select {
+		case <-s.settled:
+			s.settled = make(chan struct{})
+		default:
+		}
+	} else {
+		select {
+		case <-s.settled:
+		default:
+			close(s.settled)
+		}
+	}
+	reason = s.reason
+	s.mu.Unlock()
+	if from != st {
+		s.h.log.Info("server state", "server", s.name, "state_from", string(from), "state_to", string(st), "reason", reason)
+	}
+	s.h.emit(Event{Kind: EventState, Server: s.name, State: st, Reason: reason})
+}
+
+func (s *server) settle(st State, reason string) { s.setState(st, reason) }
+
+// waitSettled waits until the server is not connecting.
+func (s *server) waitSettled(ctx context.Context) bool {
+	for {
+		s.mu.Lock()
+		ch, st := s.settled, s.state
+		s.mu.Unlock()
+		if st != StateConnecting && st != "" {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-ch:
+		}
+	}
+}
+
+// live returns the current connection, waiting (bounded by ctx) while the
+// server is connecting.
+func (s *server) live(ctx context.Context) (*conn, error) {
+	s.waitSettled(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conn != nil && s.collision == "" {
+		return s.conn, nil
+	}
+	st, reason := s.state, s.reason
+	if s.collision != "" {
+		st, reason = StateError, s.collision
+	}
+	if st == StateConnecting {
+		return nil, fmt.Errorf("%w: %s is still connecting (%s)", ErrNotConnected, s.name, reason)
+	}
+	if reason == "" {
+		return nil, fmt.Errorf("%w: %s is %s", ErrNotConnected, s.name, st)
+	}
+	return nil, fmt.Errorf("%w: %s is %s: %s", ErrNotConnected, s.name, st, reason)
+}
+
+// publicState folds the breaker into the state the user sees.
+func (s *server) publicState() State {
+	s.mu.Lock()
+	st := s.state
+	collided := s.collision != ""
+	s.mu.Unlock()
+	if collided {
+		return StateError
+	}
+	if st == StateConnected {
+		if bs, _, _ := s.breaker.snapshot(); bs == BreakerOpen {
+			return StateCircuitOpen
+		}
+	}
+	return st
+}
+
+func (s *server) snapshotReason() string {
+	s.mu.Lock()
+	r := s.reason
+	if s.collision != "" {
+		r = s.collision
+	}
+	s.mu.Unlock()
+	if bs, n, wait := s.breaker.snapshot(); bs == BreakerOpen {
+		return fmt.Sprintf("%d consecutive failures; next probe in %s", n, wait.Round(time.Second))
+	}
+	return r
+}
+
+func (s *server) status() ServerStatus {
+	st := ServerStatus{
+		Name:    s.name,
+		Type:    s.cfg.Effective.Type,
+		Scope:   s.cfg.Scope,
+		Trust:   s.cfg.Trust,
+		File:    s.cfg.File,
+		State:   s.publicState(),
+		Reason:  s.snapshotReason(),
+		Command: commandLine(s.cfg.Effective),
+		Stats:   s.stats.snapshot(),
+	}
+	s.mu.Lock()
+	st.Since = s.since
+	st.Reconnects = s.reconnects
+	c, last := s.conn, s.lastConn
+	s.mu.Unlock()
+	if c != nil {
+		st.Protocol, st.ServerInfo = c.protocol, c.serverInfo
+	}
+	if last != nil && st.State != StateConnected {
+		st.StderrTail = last.stderrTail(20)
+	}
+	if tools, ok := s.tools.peek(); ok {
+		st.Tools = len(tools)
+		st.Tokens = toolBlockTokens(tools)
+	}
+	return st
+}
+
+// setCollision marks the server unusable because its tool names collide.
+func (s *server) setCollision(msg string) {
+	s.mu.Lock()
+	changed := s.collision != msg
+	s.collision = msg
+	s.mu.Unlock()
+	if changed {
+		s.h.log.Error("tool names collide", "server", s.name, "error", msg)
+		s.h.emit(Event{Kind: EventState, Server: s.name, State: StateError, Reason: msg})
+	}
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}

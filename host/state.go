@@ -1,0 +1,65 @@
+package host
+
+import (
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/config"
+)
+
+// State is a server's runtime state (SPEC §4). The strings are part of the
+// JSON contract of `status --json`.
+type State string
+
+const (
+	StateDisabled      State = "disabled"
+	StatePaused        State = "paused"
+	StateMissing       State = "missing"
+	StateNeedsApproval State = "needs-approval"
+	StateApprovalStale State = "approval-stale"
+	StateConnecting    State = "connecting"
+	StateConnected     State = "connected"
+	StateError         State = "error"
+	StateCircuitOpen   State = "circuit-open"
+)
+
+// Settled reports whether a server in this state is done starting: anything
+// but connecting.
+func (s State) Settled() bool { return s != StateConnecting }
+
+// ServerStatus is a snapshot of one server for status views and scripts.
+type ServerStatus struct {
+	Name  string       `json:"name"`
+	Type  config.Type  `json:"type"`
+	Scope config.Scope `json:"scope"`
+	Trust config.Trust `json:"trust"`
+	File  string       `json:"file,omitempty"`
+	State State        `json:"state"`
+	// Reason is one line saying why the server is in its state (empty when
+	// connected and healthy).
+	Reason string `json:"error,omitempty"`
+	// Since is when the server entered State.
+	Since time.Time `json:"since"`
+	// Command is the literal command line (stdio) or URL (remote), as it
+	// would run, with secrets in env and headers never included.
+	Command string `json:"command"`
+	// Tools is the number of tools the server offers (when known).
+	Tools int `json:"tools"`
+	// Tokens estimates what the server's tool block costs in a model's context.
+	Tokens int `json:"tokens"`
+	// Protocol is the negotiated protocol revision; Server names the peer.
+	Protocol   string `json:"protocol,omitempty"`
+	ServerInfo string `json:"serverInfo,omitempty"`
+	// StderrTail holds the last lines the server wrote to stderr (stdio).
+	StderrTail []string `json:"stderr,omitempty"`
+	// Reconnects counts reconnections after unexpected closes.
+	Reconnects int       `json:"reconnects"`
+	Stats      CallStats `json:"stats"`
+}
+
+// CallStats are per-server counters (SPEC §9).
+type CallStats struct {
+	Calls  int64         `json:"calls"`
+	Errors int64         `json:"errors"`
+	P50    time.Duration `json:"p50_ns"`
+	P99    time.Duration `json:"p99_ns"`
+}

@@ -1,0 +1,130 @@
+package host
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestBackoffSchedule(t *testing.T) {
+	tests := []struct {
+		attempt int
+		want    time.Duration
+	}{
+		{0, time.Second}, {1, time.Second}, {2, 2 * time.Second}, {3, 4 * time.Second},
+		{4, 8 * time.Second}, {5, 16 * time.Second}, {6, 30 * time.Second}, {7, 30 * time.Second},
+		{40, 30 * time.Second}, {1 << 30, 30 * time.Second},
+	}
+	for _, tt := range tests {
+		if got := Backoff(tt.attempt); got != tt.want {
+			t.Errorf("Backoff(%d) = %v, want %v", tt.attempt, got, tt.want)
+		}
+	}
+}
+
+func TestBreaker(t *testing.T) {
+	clock := newFakeClock()
+	var transitions []string
+	b := newBreaker(3, 5*time.Minute, clock, func(from, to BreakerState) {
+		transitions = append(transitions, from.String()+">"+to.String())
+	})
+	fail := func() {
+		t.Helper()
+		gen, err := b.allow()
+		if err != nil {
+			t.Fatalf("allow: %v", err)
+		}
+		b.done(gen, false)
+	}
+	fail()
+	fail()
+	if st, _, _ := b.snapshot(); st != BreakerClosed {
+		t.Fatalf("after 2 failures state = %v, want closed", st)
+	}
+	// A success resets the count: failures must be consecutive.
+	gen, _ := b.allow()
+	b.done(gen, true)
+	fail()
+	fail()
+	fail()
+	st, n, wait := b.snapshot()
+	if st != BreakerOpen || n != 3 || wait != 5*time.Minute {
+		t.Fatalf("after 3 consecutive failures = %v/%d/%v, want open/3/5m", st, n, wait)
+	}
+	if _, err := b.allow(); !errors.Is(err, ErrCircuitOpen) {
+		t.Fatalf("open breaker allowed a call: %v", err)
+	}
+	clock.Advance(5*time.Minute - time.Second)
+	if _, err := b.allow(); !errors.Is(err, ErrCircuitOpen) {
+		t.Fatalf("breaker allowed a call before the cooldown ended: %v", err)
+	}
+	clock.Advance(time.Second)
+	probe, err := b.allow()
+	if err != nil {
+		t.Fatalf("half-open breaker refused the probe: %v", err)
+	}
+	if _, err := b.allow(); !errors.Is(err, ErrCircuitOpen) {
+		t.Fatalf("half-open breaker allowed a second call while the probe is in flight: %v", err)
+	}
+	b.done(probe, false) // probe fails → open again, new cooldown
+	if st, _, wait := b.snapshot(); st != BreakerOpen || wait != 5*time.Minute {
+		t.Fatalf("failed probe: %v %v, want open with a fresh cooldown", st, wait)
+	}
+	clock.Advance(5 * time.Minute)
+	probe, err = b.allow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.done(probe, true)
+	if st, _, _ := b.snapshot(); st != BreakerClosed {
+		t.Fatalf("successful probe left the breaker %v", st)
+	}
+	want := []string{"closed>open", "open>half-open", "half-open>open", "open>half-open", "half-open>closed"}
+	if diff := cmp.Diff(want, transitions); diff != "" {
+		t.Errorf("transitions (-want +got):\n%s", diff)
+	}
+}
+
+func TestBreakerIgnoresStaleResults(t *testing.T) {
+	clock := newFakeClock()
+	b := newBreaker(3, time.Minute, clock, nil)
+	old, _ := b.allow() // a slow call admitted while closed
+	for range 3 {
+		g, _ := b.allow()
+		b.done(g, false)
+	}
+	b.done(old, true) // finishes after the breaker opened: must not close it
+	if st, _, _ := b.snapshot(); st != BreakerOpen {
+		t.Fatalf("a stale success changed an open breaker to %v", st)
+	}
+}
+
+func TestListCache(t *testing.T) {
+	clock := newFakeClock()
+	c := newListCache[string](5*time.Minute, clock)
+	if _, ok, _ := c.get(); ok {
+		t.Fatal("empty cache reported a hit")
+	}
+	_, _, epoch := c.get()
+	c.put([]string{"a"}, epoch)
+	if got, ok, _ := c.get(); !ok || len(got) != 1 {
+		t.Fatalf("get after put = %v %v", got, ok)
+	}
+	clock.Advance(5*time.Minute - time.Nanosecond)
+	if _, ok, _ := c.get(); !ok {
+		t.Fatal("cache expired before its TTL")
+	}
+	clock.Advance(time.Nanosecond)
+	if _, ok, _ := c.get(); ok {
+		t.Fatal("cache served a list past its TTL")
+	}
+	// A fetch that started before an invalidation must not store its result.
+	_, _, epoch = c.get()
+	c.invalidate() // e.g. tools/list_changed arrived mid-fetch
+	c.put([]string{"stale"}, epoch)
+	if got, ok, _ := c.get(); ok {
+		t.Fatalf("stale fetch was stored: %v", got)
+	}
+}
