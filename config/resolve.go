@@ -65,6 +65,9 @@ type loader struct {
 // and a bad file or server never hides the valid servers of other files.
 // Load reads files and the environment; it starts nothing and keeps no
 // state, so it is safe to call concurrently.
+//
+// Resolved.Files names the user, project and workspace files even when
+// StrictMCPConfig skipped reading them: they stay the write targets.
 func Load(opts *LoadOptions) (*Resolved, error) {
 	var o LoadOptions
 	if opts != nil {
@@ -238,7 +241,9 @@ func (l *loader) loadManaged(path string) {
 	l.addServers(doc, doc.obj, ScopeManaged, path, path)
 	names, _, present, diags := doc.nameList(doc.obj, "allowedMcpServers")
 	l.res.Diagnostics = append(l.res.Diagnostics, diags...)
-	if present && len(diags) == 0 || len(names) > 0 {
+	// A well-formed list, even empty, is a policy; a malformed one is
+	// reported and only its readable names count.
+	if (present && len(diags) == 0) || len(names) > 0 {
 		l.allowPresent = true
 	}
 	for _, n := range names {
