@@ -1,0 +1,37 @@
+package proc
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"testing"
+)
+
+// TestMain lets the test binary play the supervisor and, when
+// PROC_TEST_ROLE=host, a host that starts one server and waits to be killed.
+func TestMain(m *testing.M) {
+	MaybeRunSupervisor()
+	if os.Getenv("PROC_TEST_ROLE") == "host" {
+		runTestHost()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// runTestHost starts `sh -c $PROC_TEST_SCRIPT`, prints "ready PID" and
+// blocks until killed.
+func runTestHost() {
+	p, err := Start(Spec{
+		Command:   "sh",
+		Args:      []string{"-c", os.Getenv("PROC_TEST_SCRIPT")},
+		Env:       []string{"PATH=" + os.Getenv("PATH")},
+		Supervise: os.Getenv("PROC_TEST_SUPERVISE") == "1",
+	})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Println("ready", p.Pid())
+	bufio.NewReader(os.Stdin).ReadString('\n') // the test never writes
+	select {}
+}

@@ -1,0 +1,346 @@
+package proc
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Spec describes a server process to start.
+type Spec struct {
+	// Command and Args are run directly, without a shell. A bare Command is
+	// looked up in the host's PATH, as exec.Command does.
+	Command string
+	Args    []string
+	// Env is the complete environment of the server. Nil means an empty one.
+	Env []string
+	// Dir is the working directory; "" means the host's.
+	Dir string
+	// StderrLimit is how many bytes of stderr are kept. If <= 0, 64 KiB.
+	StderrLimit int
+	// Supervise runs the server under the supervisor (see package doc) when
+	// SupervisorCommand provides one and the OS has a use for it (Linux,
+	// macOS); otherwise the server is started directly.
+	Supervise bool
+}
+
+const (
+	defaultStderrLimit = 64 << 10
+	// drainDelay is how long stdout and stderr stay readable after the
+	// process is reaped. Normally every writer is dead by then and the
+	// reader meets EOF at once; the delay only ends reads blocked by a
+	// process outside our reach that still holds a pipe.
+	drainDelay = time.Second
+	// killWait bounds each wait after a SIGKILL.
+	killWait = 2 * time.Second
+	// supervisorStartTimeout bounds the supervisor's report that the server runs.
+	supervisorStartTimeout = 10 * time.Second
+)
+
+// Process is a running server. Its methods are safe for concurrent use.
+type Process struct {
+	cmd        *exec.Cmd // the direct child: the supervisor, or the server itself
+	supervised bool
+	stdin      *os.File
+	stdout     *os.File
+	stderr     *os.File // read end, drained into ring
+	ring       *ring
+	copyDone   chan struct{}
+
+	mu     sync.Mutex
+	pid    int  // the server's pid, which is also its process group id
+	exited bool // set before the direct child is reaped; no signal may follow it
+	sys    sysState
+
+	done    chan struct{}
+	exitErr error
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start spawns the server described by spec. Its stderr is captured from
+// the moment of spawn; stdin and stdout are the caller's through Stdin and
+// Stdout. The caller must eventually call Close (or Kill and wait for Done,
+// then Close) to release the process and its pipes.
+func Start(spec Spec) (*Process, error) {
+	if spec.Command == "" {
+		return nil, errors.New("proc: empty command")
+	}
+	name, args := ResolveCommand(spec.Command, spec.Args)
+	limit := spec.StderrLimit
+	if limit <= 0 {
+		limit = defaultStderrLimit
+	}
+	p := &Process{
+		ring:     newRing(limit),
+		copyDone: make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+
+	supPath, supArgs, supervised := supervisorFor(spec.Supervise)
+	if supervised {
+		path := name
+		if filepath.Base(name) == name {
+			lp, err := exec.LookPath(name)
+			if err != nil {
+				return nil, fmt.Errorf("proc: starting %s: %w", spec.Command, err)
+			}
+			path = lp
+		}
+		a := append(append([]string{}, supArgs...), strconv.Itoa(os.Getpid()), path, "--", name)
+		p.cmd = exec.Command(supPath, append(a, args...)...)
+	} else {
+		p.cmd = exec.Command(name, args...)
+	}
+	p.supervised = supervised
+	p.cmd.Env = spec.Env
+	if p.cmd.Env == nil {
+		p.cmd.Env = []string{}
+	}
+	p.cmd.Dir = spec.Dir
+
+	// Our own pipes rather than exec's: with *os.File streams exec starts no
+	// copying goroutines, so Wait cannot hang on a grandchild holding a
+	// pipe, and stdout stays readable after the exit until drained.
+	var parentEnds, childEnds []*os.File
+	closeAll := func(fs []*os.File) {
+		for _, f := range fs {
+			f.Close()
+		}
+	}
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err != nil {
+			closeAll(parentEnds)
+			closeAll(childEnds)
+		}
+		return r, w, err
+	}
+	var err error
+	var stdinR, stdoutW, stderrW, ctlR, ctlW *os.File
+	if stdinR, p.stdin, err = pipe(); err != nil {
+		return nil, fmt.Errorf("proc: %w", err)
+	}
+	parentEnds, childEnds = append(parentEnds, p.stdin), append(childEnds, stdinR)
+	if p.stdout, stdoutW, err = pipe(); err != nil {
+		return nil, fmt.Errorf("proc: %w", err)
+	}
+	parentEnds, childEnds = append(parentEnds, p.stdout), append(childEnds, stdoutW)
+	if p.stderr, stderrW, err = pipe(); err != nil {
+		return nil, fmt.Errorf("proc: %w", err)
+	}
+	parentEnds, childEnds = append(parentEnds, p.stderr), append(childEnds, stderrW)
+	if supervised {
+		if ctlR, ctlW, err = pipe(); err != nil {
+			return nil, fmt.Errorf("proc: %w", err)
+		}
+		parentEnds, childEnds = append(parentEnds, ctlR), append(childEnds, ctlW)
+		p.cmd.ExtraFiles = []*os.File{ctlW} // fd 3 in the supervisor
+	}
+	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = stdinR, stdoutW, stderrW
+
+	p.prepare()
+	err = p.spawn()
+	closeAll(childEnds)
+	if err != nil {
+		closeAll(parentEnds)
+		return nil, fmt.Errorf("proc: starting %s: %w", spec.Command, err)
+	}
+	go p.copyStderr()
+	go p.wait()
+
+	if !supervised {
+		p.mu.Lock()
+		p.pid = p.cmd.Process.Pid
+		p.mu.Unlock()
+		return p, nil
+	}
+	pid, err := readControl(ctlR)
+	ctlR.Close()
+	if err != nil {
+		p.killDirect()
+		p.Close(0)
+		err = fmt.Errorf("proc: starting %s: %w", spec.Command, err)
+		if tail := p.StderrTail(5); len(tail) > 0 {
+			err = fmt.Errorf("%w; stderr: %s", err, strings.Join(tail, " | "))
+		}
+		return nil, err
+	}
+	p.mu.Lock()
+	p.pid = pid
+	p.mu.Unlock()
+	return p, nil
+}
+
+// readControl reads the supervisor's one-line report: "pid N" once the
+// server runs, or "err MESSAGE" if it could not be started.
+func readControl(r *os.File) (int, error) {
+	r.SetReadDeadline(time.Now().Add(supervisorStartTimeout))
+	line, err := bufio.NewReader(io.LimitReader(r, 4096)).ReadString('\n')
+	line = strings.TrimSpace(line)
+	if msg, ok := strings.CutPrefix(line, "err "); ok {
+		return 0, errors.New(msg)
+	}
+	if s, ok := strings.CutPrefix(line, "pid "); ok {
+		if pid, perr := strconv.Atoi(s); perr == nil && pid > 1 {
+			return pid, nil
+		}
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return 0, fmt.Errorf("supervisor did not report within %v", supervisorStartTimeout)
+	}
+	return 0, fmt.Errorf("supervisor failed before starting the server (does main call proc.MaybeRunSupervisor?)")
+}
+
+func (p *Process) copyStderr() {
+	defer close(p.copyDone)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := p.stderr.Read(buf)
+		p.ring.Write(buf[:n])
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (p *Process) wait() {
+	p.exitErr = p.waitOS()
+	close(p.done)
+	time.AfterFunc(drainDelay, p.closeReaders)
+}
+
+func (p *Process) closeReaders() {
+	p.stdout.Close()
+	p.stderr.Close()
+}
+
+// Stdin is the server's standard input. Closing it is the first step of a
+// graceful shutdown; Close does it too.
+func (p *Process) Stdin() io.WriteCloser { return p.stdin }
+
+// Stdout is the server's standard output. It reports EOF once every process
+// holding the pipe has exited; Close closes it, and so does the process's
+// exit after a short drain delay.
+func (p *Process) Stdout() io.ReadCloser { return p.stdout }
+
+// StderrTail returns the last maxLines lines of the server's stderr (all
+// kept lines if maxLines <= 0), from the last StderrLimit bytes.
+func (p *Process) StderrTail(maxLines int) []string { return p.ring.tail(maxLines) }
+
+// Pid is the server's process id, which is also its process group id on
+// Unix. Under the supervisor it is the server's, not the supervisor's.
+func (p *Process) Pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pid
+}
+
+// Done is closed once the server has exited and been reaped; under the
+// supervisor, once the supervisor has also reaped what the server left.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// ExitErr is the exit error (nil for a zero exit status) once Done is
+// closed, and nil before.
+func (p *Process) ExitErr() error {
+	select {
+	case <-p.done:
+		return p.exitErr
+	default:
+		return nil
+	}
+}
+
+// Close stops the server in the order the MCP spec asks: close stdin, wait
+// up to grace for it to exit, send SIGTERM to its process group, wait up to
+// grace again, then SIGKILL the group. It then releases the pipes. Close is
+// idempotent and safe to call concurrently; every call returns once the
+// first one has finished, in about 2*grace at most (grace <= 0 kills at
+// once). It returns an error only if the process could not be reaped.
+func (p *Process) Close(grace time.Duration) error {
+	p.closeOnce.Do(func() { p.closeErr = p.shutdown(grace) })
+	return p.closeErr
+}
+
+func (p *Process) shutdown(grace time.Duration) error {
+	defer p.release()
+	p.stdin.Close()
+	if p.waitDone(grace) {
+		return nil
+	}
+	p.signal(sigTerm)
+	if p.waitDone(grace) {
+		return nil
+	}
+	p.signal(sigKill)
+	if p.waitDone(killWait) {
+		return nil
+	}
+	p.killDirect()
+	if p.waitDone(killWait) {
+		return nil
+	}
+	return fmt.Errorf("proc: process %d did not exit after SIGKILL", p.cmd.Process.Pid)
+}
+
+// release closes the pipes and waits (boundedly) for the stderr reader.
+func (p *Process) release() {
+	p.stdin.Close()
+	p.closeReaders()
+	t := time.NewTimer(killWait)
+	defer t.Stop()
+	select {
+	case <-p.copyDone:
+	case <-t.C:
+	}
+}
+
+func (p *Process) waitDone(d time.Duration) bool {
+	if d <= 0 {
+		select {
+		case <-p.done:
+			return true
+		default:
+			return false
+		}
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// Kill sends SIGKILL to the server's whole process group at once (under the
+// supervisor, also everything the server left behind) and returns without
+// waiting; Done closes when it is gone. Kill is idempotent.
+func (p *Process) Kill() error {
+	err := p.signal(sigKill)
+	if p.supervised {
+		time.AfterFunc(killWait, func() {
+			if !p.waitDone(0) {
+				p.killDirect()
+			}
+		})
+	}
+	return err
+}
+
+type sigKind int
+
+const (
+	sigTerm sigKind = iota
+	sigKill
+)

@@ -1,0 +1,16 @@
+package proc
+
+import (
+	"fmt"
+	"os"
+)
+
+// Windows needs no supervisor: a Job Object with
+// JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE already ends every process of the tree
+// when the host dies.
+const canSupervise = false
+
+func runSupervisor([]string) int {
+	fmt.Fprintln(os.Stderr, "switchboard supervisor: not used on Windows")
+	return 2
+}
