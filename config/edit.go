@@ -95,12 +95,12 @@ func RemoveServer(path string, objPath []string, name string) (found bool, err e
 // the object at objPath. A missing file holds nothing; a file that does not
 // parse is an error ([Diagnostic] with file:line:col).
 func HasServer(path string, objPath []string, name string) (bool, error) {
-	src, err := os.ReadFile(path)
+	src, err := readConfigFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("reading %s: %w", path, err)
+		return false, err
 	}
 	if len(bytes.TrimSpace(src)) == 0 {
 		return false, nil
@@ -174,13 +174,13 @@ func editFile(path string, fileMode, dirMode fs.FileMode, edit func(v *hujson.Va
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
 	}
-	src, err := os.ReadFile(path)
+	src, err := readConfigFile(path)
 	exists := true
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		exists = false
 	case err != nil:
-		return fmt.Errorf("reading %s: %w", path, err)
+		return err
 	}
 	mode := fileMode
 	if exists {
@@ -228,6 +228,33 @@ func editFile(path string, fileMode, dirMode fs.FileMode, edit func(v *hujson.Va
 		}
 	}
 	return writeFileAtomic(path, out, mode)
+}
+
+// readConfigFile reads a config file for editing. A missing file is
+// fs.ErrNotExist; a directory or an unreadable file is a [Diagnostic]
+// naming the file and the fix.
+func readConfigFile(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err == nil && fi.IsDir() {
+		return nil, Diagnostic{
+			Severity: SeverityError, Position: Position{File: path},
+			Message: "is a directory, not a JSON file",
+			Fix:     "remove or rename the directory: this path must be a JSON file",
+		}
+	}
+	src, err := os.ReadFile(path)
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		return src, err
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return nil, Diagnostic{
+		Severity: SeverityError, Position: Position{File: path},
+		Message: "cannot be read: " + err.Error(),
+		Fix:     fmt.Sprintf("make it readable by you (e.g. chmod 600 %s)", path),
+	}
 }
 
 // writeFileAtomic replaces path with data through a temporary file in the

@@ -354,8 +354,13 @@ func TestEditBadFile(t *testing.T) {
 
 	t.Run("directory", func(t *testing.T) {
 		dir := t.TempDir()
-		if err := SetServer(dir, []string{"mcpServers"}, "c", json.RawMessage(`{"command":"c"}`)); err == nil {
-			t.Error("SetServer on a directory succeeded")
+		err := SetServer(dir, []string{"mcpServers"}, "c", json.RawMessage(`{"command":"c"}`))
+		var d Diagnostic
+		if !errors.As(err, &d) || d.File != dir || !strings.Contains(d.Message, "directory") {
+			t.Errorf("SetServer on a directory: err = %v, want a Diagnostic naming it", err)
+		}
+		if _, err := HasServer(dir, []string{"mcpServers"}, "c"); !errors.As(err, &d) {
+			t.Errorf("HasServer on a directory: err = %v, want a Diagnostic", err)
 		}
 	})
 	t.Run("definition not an object", func(t *testing.T) {

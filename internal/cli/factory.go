@@ -28,6 +28,8 @@ type Factory struct {
 	// Global holds the persistent flags, filled in when the root command
 	// parses them.
 	Global *GlobalOptions
+
+	settings config.Settings // --settings, parsed once (see Settings)
 }
 
 // GlobalOptions are the flags every command accepts (SPEC §6).
@@ -84,6 +86,23 @@ func (f *Factory) LoadConfig() (*config.Resolved, error) {
 		return nil, ConfigErr(err, "check the configuration files and flags named above")
 	}
 	return r, nil
+}
+
+// Settings returns the parsed --settings value (nil when not given). The
+// root command parses it before any command runs, so a bad value is a
+// usage error (exit 2) whatever the command.
+func (f *Factory) Settings() (config.Settings, error) {
+	g := f.global()
+	if g.Settings == "" || f.settings != nil {
+		return f.settings, nil
+	}
+	s, err := config.LoadSettings(g.Settings)
+	if err != nil {
+		// The message already names the input and the fix.
+		return nil, ConfigErr(err, "")
+	}
+	f.settings = s
+	return s, nil
 }
 
 // Home is the Switchboard directory: $SWITCHBOARD_HOME, else ~/.switchboard.

@@ -234,42 +234,51 @@ func mcpGetRun(ctx context.Context, opts *MCPGetOptions) error {
 	for _, sc := range s.Shadows {
 		d.Shadows = append(d.Shadows, string(sc))
 	}
-	d.Warnings = serverWarnings(f, r, s)
+	notes := serverNotes(r, s)
+	d.Warnings = []string{}
+	for _, n := range notes {
+		d.Warnings = append(d.Warnings, n.text)
+	}
 
 	if opts.JSON {
 		if err := printJSON(opts.IO.Out, d); err != nil {
 			return err
 		}
-	} else if err := printServerDetail(opts.IO, f, r, s, d); err != nil {
+	} else if err := printServerDetail(opts.IO, f, r, s, d, notes); err != nil {
 		return err
 	}
-	// The server's own problems are already in the warnings; report the
-	// file-level ones, and the exit code.
+	// The server's own problems are already shown; report the file-level
+	// ones, and the exit code.
 	var fileDiags []config.Diagnostic
 	for _, g := range r.Diagnostics {
 		if g.Server == "" {
 			fileDiags = append(fileDiags, g)
 		}
 	}
-	if err := reportDiagnostics(opts.IO.ErrOut, fileDiags, nil); err != nil {
-		return err
-	}
+	fileErr := reportDiagnostics(opts.IO.ErrOut, fileDiags, nil)
 	if s.Availability == config.Invalid {
-		return Configf("fix the definition as the warnings say", "server %q is invalid", s.Name)
+		return Configf("fix the definition as shown above", "server %q is invalid", s.Name)
 	}
-	return nil
+	return fileErr
 }
 
-// serverWarnings are the one-line warnings of `mcp get`: the server's
+// note is one line of `mcp get`'s warnings, with its severity.
+type note struct {
+	severity config.Severity
+	text     string
+}
+
+// serverNotes are the one-line warnings of `mcp get`: the server's
 // diagnostics (missing environment variables among them), why it is
 // disabled, and which definitions it shadows.
-func serverWarnings(f *Factory, r *config.Resolved, s *config.ResolvedServer) []string {
-	warnings := []string{}
+func serverNotes(r *config.Resolved, s *config.ResolvedServer) []note {
+	var notes []note
+	warn := func(text string) { notes = append(notes, note{config.SeverityWarning, text}) }
 	for _, d := range s.Diagnostics {
-		warnings = append(warnings, d.Error())
+		notes = append(notes, note{d.Severity, d.Error()})
 	}
 	if s.Availability == config.Disabled {
-		warnings = append(warnings, "disabled: "+s.DisabledReason)
+		warn("disabled: " + s.DisabledReason)
 	}
 	for _, sc := range s.Shadows {
 		file := scopeFile(r, sc)
@@ -277,12 +286,12 @@ func serverWarnings(f *Factory, r *config.Resolved, s *config.ResolvedServer) []
 		if file != "" {
 			msg += " in " + file
 		}
-		warnings = append(warnings, msg+fmt.Sprintf("; this %s-scope one is used", s.Scope))
+		warn(msg + fmt.Sprintf("; this %s-scope one is used", s.Scope))
 	}
 	if s.Scope == config.ScopeProject {
-		warnings = append(warnings, "project servers are written by the repository: they start only once approved (switchboard mcp approve "+s.Name+")")
+		warn("project servers are written by the repository: they start only once approved (switchboard mcp approve " + s.Name + ")")
 	}
-	return warnings
+	return notes
 }
 
 // scopeFile is the file that holds a scope's servers.
@@ -302,7 +311,7 @@ func scopeFile(r *config.Resolved, sc config.Scope) string {
 
 // printServerDetail prints `mcp get`: aligned "Key: value" lines on a
 // terminal, "key<TAB>value" rows when piped.
-func printServerDetail(io *IOStreams, f *Factory, r *config.Resolved, s *config.ResolvedServer, d serverDetailJSON) error {
+func printServerDetail(io *IOStreams, f *Factory, r *config.Resolved, s *config.ResolvedServer, d serverDetailJSON, notes []note) error {
 	tty := io.IsTTY
 	path := func(p string) string {
 		if tty {
@@ -373,18 +382,22 @@ func printServerDetail(io *IOStreams, f *Factory, r *config.Resolved, s *config.
 			key := strings.ToUpper(r.key[:1]) + r.key[1:] + ":"
 			fmt.Fprintf(&b, "  %-*s  %s\n", width, key, r.value)
 		}
-		if len(d.Warnings) > 0 {
+		if len(notes) > 0 {
 			b.WriteString("Warnings:\n")
-			for _, wn := range d.Warnings {
-				fmt.Fprintf(&b, "  - %s\n", wn)
+			for _, n := range notes {
+				prefix := ""
+				if n.severity == config.SeverityError {
+					prefix = "error: "
+				}
+				fmt.Fprintf(&b, "  - %s%s\n", prefix, n.text)
 			}
 		}
 	} else {
 		for _, r := range rows {
 			fmt.Fprintf(&b, "%s\t%s\n", r.key, r.value)
 		}
-		for _, wn := range d.Warnings {
-			fmt.Fprintf(&b, "warning\t%s\n", wn)
+		for _, n := range notes {
+			fmt.Fprintf(&b, "%s\t%s\n", n.severity, n.text)
 		}
 	}
 	_, err := fmt.Fprint(io.Out, b.String())

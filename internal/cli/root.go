@@ -115,7 +115,11 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		// Subcommands must not define their own PersistentPreRunE: cobra
 		// would run theirs instead of this one.
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			return g.validate()
+			if err := g.validate(); err != nil {
+				return err
+			}
+			_, err := f.Settings()
+			return err
 		},
 	}
 	cmd.CompletionOptions.DisableDefaultCmd = true // ours below maps errors to exit codes
