@@ -421,8 +421,14 @@ func removeMember(root *hujson.Value, path []string) error {
 		next := arr.Elements[1].BeforeExtra
 		restoreFirst = bytes.TrimSpace(next) == nil && bytes.IndexByte(next, '\n') < 0
 	}
+	// Removing the last member can hand the closing bracket the removed
+	// member's indentation; keep the bracket's own.
+	closeIndent, wasLast := closingIndent(parent), isLastMember(parent, path[len(path)-1])
 	if err := patch(root, "remove", path, nil); err != nil {
 		return err
+	}
+	if wasLast && closeIndent != nil {
+		setClosingIndent(parent, closeIndent)
 	}
 	if restoreFirst {
 		parent.Value.(*hujson.Array).Elements[0].BeforeExtra = firstBefore
@@ -440,6 +446,64 @@ func removeMember(root *hujson.Value, path []string) error {
 		}
 	}
 	return nil
+}
+
+// afterExtra returns the whitespace and comments before the closing
+// bracket of an object or array value.
+func afterExtra(v *hujson.Value) *hujson.Extra {
+	switch c := v.Value.(type) {
+	case *hujson.Object:
+		return &c.AfterExtra
+	case *hujson.Array:
+		return &c.AfterExtra
+	}
+	return nil
+}
+
+// closingIndent returns the blanks before the closing bracket of v when
+// the bracket starts its own line, else nil.
+func closingIndent(v *hujson.Value) []byte {
+	if v == nil {
+		return nil
+	}
+	e := afterExtra(v)
+	if e == nil {
+		return nil
+	}
+	i := bytes.LastIndexByte(*e, '\n')
+	if i < 0 || len(bytes.Trim((*e)[i+1:], " \t")) > 0 {
+		return nil
+	}
+	return append([]byte{}, (*e)[i+1:]...)
+}
+
+// setClosingIndent makes the closing bracket of v sit on its own line
+// with the given blanks in front.
+func setClosingIndent(v *hujson.Value, indent []byte) {
+	e := afterExtra(v)
+	if e == nil {
+		return
+	}
+	i := bytes.LastIndexByte(*e, '\n')
+	if i < 0 || len(bytes.Trim((*e)[i+1:], " \t")) > 0 {
+		return
+	}
+	*e = append((*e)[:i+1:i+1], indent...)
+}
+
+// isLastMember reports whether key names the last member or element of v.
+func isLastMember(v *hujson.Value, key string) bool {
+	if v == nil {
+		return false
+	}
+	switch c := v.Value.(type) {
+	case *hujson.Object:
+		n := len(c.Members)
+		return n > 0 && c.Members[n-1].Name.Value.(hujson.Literal).String() == key
+	case *hujson.Array:
+		return key == strconv.Itoa(len(c.Elements)-1)
+	}
+	return false
 }
 
 // arrayAt returns the array under the top-level key name.

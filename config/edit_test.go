@@ -503,6 +503,35 @@ func TestIndentJSON(t *testing.T) {
 	}
 }
 
+func TestRemoveLastKeepsClosingIndent(t *testing.T) {
+	src := "{\n  \"mcpServers\": {\n    \"a\": {}, // first\n    \"b\": {},   // last\n  },\n}\n"
+	path := writeTemp(t, "mcp.json", src, 0o600)
+	if _, err := RemoveServer(path, []string{"mcpServers"}, "b"); err != nil {
+		t.Fatal(err)
+	}
+	want := "{\n  \"mcpServers\": {\n    \"a\": {}, // first\n  },\n}\n"
+	if diff := cmp.Diff(want, readString(t, path)); diff != "" {
+		t.Errorf("object (-want +got):\n%s", diff)
+	}
+
+	root := t.TempDir()
+	ws := WorkspaceFile(root)
+	if err := os.MkdirAll(filepath.Dir(ws), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src = "{\n  \"enabledMcpServers\": [\n    \"x\", // one\n    \"y\",   // two\n  ],\n}\n"
+	if err := os.WriteFile(ws, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := SetWorkspaceEnablement(root, "y", false); err != nil {
+		t.Fatal(err)
+	}
+	want = "{\n  \"enabledMcpServers\": [\n    \"x\", // one\n  ],\n  \"disabledMcpServers\": [\"y\"],\n}\n"
+	if diff := cmp.Diff(want, readString(t, ws)); diff != "" {
+		t.Errorf("array (-want +got):\n%s", diff)
+	}
+}
+
 func TestPointer(t *testing.T) {
 	for _, tc := range []struct {
 		in   []string
