@@ -383,6 +383,17 @@ func translateImport(f *Factory, def []byte, root string) (out []byte, notes []s
 		}
 		notes = append(notes, fmt.Sprintf("dropped %q, which Switchboard does not read", key))
 	}
+	// Cursor and Claude Desktop try Streamable HTTP, then SSE, for a bare
+	// url; Switchboard infers http. A legacy /sse endpoint says which.
+	if v.Find("/type") == nil && v.Find("/transport") == nil {
+		if u := v.Find("/url"); u != nil {
+			if lit, ok := u.Value.(hujson.Literal); ok && strings.HasSuffix(strings.TrimRight(lit.String(), "/"), "/sse") {
+				if err := v.Patch([]byte(`[{"op":"add","path":"/type","value":"sse"}]`)); err == nil {
+					notes = append(notes, `the url ends in /sse: imported as "type": "sse"`)
+				}
+			}
+		}
+	}
 	if disabled && v.Find("/enabled") == nil {
 		if err := v.Patch([]byte(`[{"op":"add","path":"/enabled","value":false}]`)); err != nil {
 			return nil, nil, "cannot translate the definition: " + err.Error()
