@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/switchboard-mcp/switchboard/internal/proc"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
@@ -22,9 +23,11 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files and script expectations")
 
 // TestMain lets this test binary act as the switchboard command in the
-// acceptance scripts (testscript puts it on their PATH), and as a test
-// server for the runtime tests (the fork-exec trick).
+// acceptance scripts (testscript puts it on their PATH), as a server
+// supervisor, and as a test server for the runtime tests (the fork-exec
+// trick), exactly as cmd/switchboard's main does.
 func TestMain(m *testing.M) {
+	proc.MaybeRunSupervisor()
 	testserver.MaybeRun()
 	testscript.Main(m, map[string]func(){
 		"switchboard": func() { os.Exit(Main()) },
