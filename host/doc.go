@@ -1,0 +1,43 @@
+// Package host is Switchboard's runtime: it turns a resolved configuration
+// (package config) into running MCP servers and a live set of tools.
+//
+// New starts every enabled, permitted server concurrently in the background
+// and returns at once. Each server has a small state machine (the states of
+// SPEC §4: disabled, paused, missing, needs-approval, approval-stale,
+// connecting, connected, error, circuit-open), always with a one-line
+// reason, which Status reports.
+//
+// How the pieces fit:
+//
+//   - Launch trust is a Gate: a function that may hold a server in
+//     needs-approval or approval-stale before anything runs. DefaultGate
+//     holds repo-authored (project-scope) servers; the trust package plugs
+//     in fingerprinted approvals.
+//   - Transports come from the official Go SDK. Stdio servers are spawned by
+//     internal/proc without a shell, in their own process group, with stderr
+//     kept in a bounded buffer from the moment of spawn, and (when the
+//     program calls proc.MaybeRunSupervisor first in main) behind a small
+//     supervisor that reaps the whole process tree even if the host is
+//     SIGKILLed. SSE and Streamable HTTP servers get their static headers and
+//     those a headersHelper prints, read afresh at every connect.
+//   - Connect is bounded by the startup timeout; a server that dies on the
+//     2026-07-28 server/discover probe is retried once pinned to 2025-11-25.
+//     Client capabilities are empty unless the host serves them (roots when
+//     there is a workspace, elicitation when there is a Prompter; sampling is
+//     always refused).
+//   - An unexpected close reconnects with backoff (Backoff: 1 s, 2 s, 4 s…,
+//     at most MaxReconnectAttempts), then the server is in error. A call cut
+//     by the drop is retried once only when its request never reached the
+//     server, the tool declares idempotentHint, or an HTTP session was
+//     forgotten (404); otherwise the error wraps ErrMayHaveRun.
+//   - Each server has a circuit breaker (3 consecutive failures open it; after
+//     a cooldown one probe is let through) and TTL caches of its tool,
+//     prompt and resource lists, invalidated by list_changed and reconnects.
+//   - Time is read only through a Clock, so backoff, the breaker and the
+//     caches are tested without sleeping.
+//
+// Tools, Call, Prompts, GetPrompt, Resources and ReadResource are what an
+// agent uses; Pause, Resume and Retry change only the running session. All
+// methods are safe for concurrent use. Close stops every server: stdin is
+// closed, then SIGTERM and SIGKILL reach the process group.
+package host

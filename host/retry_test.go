@@ -1,0 +1,107 @@
+package host_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+)
+
+// killDuring starts a call, kills the server's process while the call is in
+// flight, and returns the call's outcome.
+func killDuring(t *testing.T, h *host.Host, server, tool string, args map[string]any) (string, error) {
+	t.Helper()
+	pid := pidOf(t, h, server)
+	type outcome struct {
+		text string
+		err  error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := h.Call(ctxFor(t, 30*time.Second), "mcp__"+server+"__"+tool, args)
+		if err != nil {
+			done <- outcome{"", err}
+			return
+		}
+		done <- outcome{textOf(res), nil}
+	}()
+	time.Sleep(300 * time.Millisecond) // the request is on the wire
+	killPid(t, pid)
+	select {
+	case o := <-done:
+		return o.text, o.err
+	case <-time.After(20 * time.Second):
+		t.Fatal("call hung after its server was killed")
+	}
+	return "", nil
+}
+
+// A call cut by a dropped connection is never silently run twice: a tool
+// without idempotentHint fails with ErrMayHaveRun, within a second.
+func TestNonIdempotentCallIsNotRetried(t *testing.T) {
+	linuxOnly(t)
+	h := newHost(t, cfgOf(stdio("srv", "hang-call")), nil)
+	begin := time.Now()
+	_, err := killDuring(t, h, "srv", "hang", map[string]any{})
+	if !errors.Is(err, host.ErrMayHaveRun) {
+		t.Fatalf("err = %v, want ErrMayHaveRun", err)
+	}
+	if d := time.Since(begin) - 300*time.Millisecond; d > time.Second {
+		t.Errorf("the error took %v after the kill", d)
+	}
+	if !strings.Contains(err.Error(), "may or may not have run") {
+		t.Errorf("message %q does not say the call may have run", err)
+	}
+	// The server comes back for later calls.
+	waitState(t, h, "srv", host.StateConnected, 20*time.Second)
+}
+
+// An idempotent tool cut by a dropped connection is retried once after the
+// reconnect and succeeds.
+func TestIdempotentCallIsRetriedOnce(t *testing.T) {
+	linuxOnly(t)
+	clock := newRecordingClock()
+	h := newHost(t, cfgOf(stdio("srv", "echo")), &host.Options{Clock: clock})
+	text, err := killDuring(t, h, "srv", "slow", map[string]any{"ms": 1500})
+	if err != nil {
+		t.Fatalf("idempotent call after a kill: %v", err)
+	}
+	if !strings.Contains(text, "slept 1500 ms") {
+		t.Errorf("result = %q", text)
+	}
+	if st := statusOf(h, "srv"); st.Reconnects != 1 {
+		t.Errorf("reconnects = %d, want 1", st.Reconnects)
+	}
+}
+
+// A request that never reached the server (it died before the write) is
+// retried after the reconnect, and runs exactly once.
+func TestUnwrittenCallRunsOnce(t *testing.T) {
+	linuxOnly(t)
+	effects := filepath.Join(t.TempDir(), "effects")
+	s := stdio("srv", "echo")
+	s.Effective.Env = map[string]string{testserver.SideEffectEnv: effects}
+	h := newHost(t, cfgOf(s), &host.Options{Clock: newRecordingClock()})
+	pid := pidOf(t, h, "srv")
+	killPid(t, pid)
+	// Whether the host has noticed the death yet or not, the call must
+	// either wait for the reconnect or find its write refused: both end in
+	// one run.
+	res, err := h.Call(ctxFor(t, 20*time.Second), "mcp__srv__side_effect", map[string]any{"note": "once"})
+	if err != nil {
+		t.Fatalf("call after kill: %v", err)
+	}
+	n, err := testserver.CountSideEffects(effects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Errorf("side effect ran %d times (%q), want exactly 1", n, textOf(res))
+	}
+	_ = os.Remove(effects)
+}
