@@ -108,14 +108,14 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 		t := newTablePrinter(ios)
 		for _, st := range r.Servers {
 			t.AddRow(st.Name, dashEmpty(string(st.Type)), dashEmpty(string(st.Scope)), string(st.State),
-				countCell(st, st.Tools), countCell(st, st.Tokens), reasonText(st, now), st.Command)
+				countCell(st, st.Tools), countCell(st, st.Tokens), reasonText(st, now), commandText(st))
 		}
 		return t.Render()
 	}
 	t := newTablePrinter(ios, "name", "type", "scope", "state", "tools", "tokens", "reason")
 	for _, st := range r.Servers {
 		t.AddRow(st.Name, dashEmpty(string(st.Type)), dashEmpty(string(st.Scope)), string(st.State),
-			countCell(st, st.Tools), countCell(st, st.Tokens), truncRunes(reasonText(st, now), reasonWidth(ios)))
+			countCell(st, st.Tools), countCell(st, st.Tokens), reasonText(st, now))
 	}
 	if err := t.Render(); err != nil {
 		return err
@@ -125,8 +125,8 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 			continue
 		}
 		fmt.Fprintf(ios.Out, "\n%s (%s): %s\n", st.Name, st.State, dashEmpty(st.Reason))
-		if st.Command != "" {
-			fmt.Fprintf(ios.Out, "  command: %s\n", st.Command)
+		if c := commandText(st); c != "" {
+			fmt.Fprintf(ios.Out, "  command: %s\n", c)
 		}
 		if st.File != "" {
 			fmt.Fprintf(ios.Out, "  defined in: %s\n", o.tilde(st.File))
@@ -153,13 +153,6 @@ func reasonText(st host.ServerStatus, now time.Time) string {
 		return s
 	}
 	return st.Reason
-}
-
-func reasonWidth(ios *IOStreams) int {
-	if ios.Width > 60 {
-		return max(ios.Width-40, 40)
-	}
-	return 120
 }
 
 // count renders a tool or token count: "-" when the server is not
@@ -204,33 +197,34 @@ func lastNonEmptyLines(lines []string, n int) []string {
 func printFiles(w io.Writer, cfg *config.Resolved, o *runtimeOptions) {
 	f := cfg.Files
 	fmt.Fprintln(w, "\nConfiguration files:")
+	// row prints one file; a path of "" prints the note alone.
 	row := func(label, path, note string) {
-		switch {
-		case path == "":
+		if path == "" {
 			fmt.Fprintf(w, "  %-10s %s\n", label, note)
-		default:
-			if !pathExists(path) {
-				note = strings.TrimSpace(note + " (not found)")
-			}
-			if note != "" {
-				note = " " + note
-			}
-			fmt.Fprintf(w, "  %-10s %s%s\n", label, o.tilde(path), note)
+			return
 		}
+		if !pathExists(path) {
+			note = strings.TrimSpace(note + " (not found)")
+		}
+		if note != "" {
+			note = " " + note
+		}
+		fmt.Fprintf(w, "  %-10s %s%s\n", label, o.tilde(path), note)
 	}
 	row("user", f.User, "")
-	row("project", f.Project, "(no workspace)")
-	local := ""
-	if cfg.Workspace != "" {
-		local = fmt.Sprintf("under \"projects\" → %q", o.tilde(cfg.Workspace))
-	}
 	if cfg.Workspace == "" {
+		row("project", "", "(no workspace)")
 		row("local", "", "(no workspace)")
 	} else {
-		row("local", f.Local, local)
+		row("project", f.Project, "")
+		row("local", f.Local, fmt.Sprintf("under \"projects\" → %q", o.tilde(cfg.Workspace)))
 	}
 	row("managed", f.Managed, "")
-	row("workspace", f.Workspace, "(no workspace)")
+	if cfg.Workspace == "" {
+		row("workspace", "", "(no workspace)")
+	} else {
+		row("workspace", f.Workspace, "")
+	}
 	for _, fl := range f.Flags {
 		row("flag", "", fl)
 	}
@@ -308,11 +302,20 @@ func (r statusReport) json(cfg *config.Resolved, now time.Time) statusJSON {
 		}
 		out.Servers = append(out.Servers, statusServerJSON{
 			Name: st.Name, Type: string(st.Type), Scope: string(st.Scope), State: string(st.State),
-			Error: st.Reason, Tools: st.Tools, Tokens: st.Tokens, Command: st.Command,
+			Error: st.Reason, Tools: st.Tools, Tokens: st.Tokens, Command: commandText(st),
 			Trust: string(st.Trust), File: st.File, Since: st.Since, ElapsedMs: elapsed,
 			Protocol: st.Protocol, ServerInfo: st.ServerInfo, Stderr: stderr,
 			Reconnects: st.Reconnects, Stats: st.Stats,
 		})
 	}
 	return out
+}
+
+// commandText is the literal command line, or "" when the server has none
+// (the host renders a missing server's empty definition as '').
+func commandText(st host.ServerStatus) string {
+	if st.Command == "''" {
+		return ""
+	}
+	return st.Command
 }
