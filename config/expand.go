@@ -2,7 +2,6 @@ package config
 
 import (
 	"os"
-	"sort"
 	"strings"
 )
 
@@ -36,97 +35,110 @@ func Expand(s string, lookup func(string) (string, bool)) (out string, missing [
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
+	e := expander{s: s, lookup: lookup, miss: make(map[string]bool), closeAt: matchBraces(s)}
 	var b strings.Builder
-	miss := make(map[string]bool)
-	expandInto(&b, s, lookup, miss)
-	if len(miss) > 0 {
-		missing = make([]string, 0, len(miss))
-		for k := range miss {
-			missing = append(missing, k)
-		}
-		sort.Strings(missing)
+	e.expand(&b, 0, len(s))
+	if len(e.miss) > 0 {
+		missing = sortedKeys(e.miss)
 	}
 	return b.String(), missing
 }
 
-func expandInto(b *strings.Builder, s string, lookup func(string) (string, bool), miss map[string]bool) {
-	for i := 0; i < len(s); {
+type expander struct {
+	s      string
+	lookup func(string) (string, bool)
+	miss   map[string]bool
+	// close maps the offset of each "{" that follows a "$" to the offset
+	// of its balancing "}": computed once, it keeps expansion linear in
+	// len(s) however placeholders nest or fail to close.
+	closeAt map[int]int
+}
+
+// matchBraces pairs every "{" preceded by "$" (the brace of "${" and of
+// the escape "$${") with the first later "}" at which as many of those
+// have closed as opened since it. Other braces are plain text.
+func matchBraces(s string) map[int]int {
+	closeAt := make(map[int]int)
+	var open []int
+	for i := 1; i < len(s); i++ {
+		switch {
+		case s[i] == '{' && s[i-1] == '$':
+			open = append(open, i)
+		case s[i] == '}' && len(open) > 0:
+			closeAt[open[len(open)-1]] = i
+			open = open[:len(open)-1]
+		}
+	}
+	return closeAt
+}
+
+// expand writes the expansion of s[lo:hi] to b.
+func (e *expander) expand(b *strings.Builder, lo, hi int) {
+	s := e.s
+	for i := lo; i < hi; {
 		if s[i] != '$' {
-			j := strings.IndexByte(s[i:], '$')
+			j := strings.IndexByte(s[i:hi], '$')
 			if j < 0 {
-				b.WriteString(s[i:])
+				b.WriteString(s[i:hi])
 				return
 			}
 			b.WriteString(s[i : i+j])
 			i += j
 			continue
 		}
-		if strings.HasPrefix(s[i:], "$${") {
+		if strings.HasPrefix(s[i:hi], "$${") {
 			b.WriteString("${")
 			i += 3
 			continue
 		}
-		if !strings.HasPrefix(s[i:], "${") {
+		if !strings.HasPrefix(s[i:hi], "${") {
 			b.WriteByte('$')
 			i++
 			continue
 		}
-		name, def, hasDef, end := placeholder(s, i)
+		name, defLo, defHi, end := e.placeholder(i, hi)
 		if end < 0 {
 			b.WriteString("${")
 			i += 2
 			continue
 		}
-		if v, ok := lookup(name); ok {
+		if v, ok := e.lookup(name); ok {
 			b.WriteString(v)
-		} else if hasDef {
-			expandInto(b, def, lookup, miss)
+		} else if defLo >= 0 {
+			e.expand(b, defLo, defHi)
 		} else {
 			b.WriteString(s[i:end])
-			miss[name] = true
+			e.miss[name] = true
 		}
 		i = end
 	}
 }
 
-// placeholder parses the placeholder starting at s[i:] (which begins with
-// "${"). It returns end < 0 when there is none.
-func placeholder(s string, i int) (name, def string, hasDef bool, end int) {
+// placeholder parses the placeholder at s[i:hi] (which begins with "${"):
+// its name, its default s[defLo:defHi] (defLo < 0 when it has none) and
+// the offset just past it. end < 0 means there is no placeholder.
+func (e *expander) placeholder(i, hi int) (name string, defLo, defHi, end int) {
+	s := e.s
 	j := i + 2
 	k := j
-	for k < len(s) && isVarByte(s[k], k == j) {
+	for k < hi && isVarByte(s[k], k == j) {
 		k++
 	}
 	if k == j {
-		return "", "", false, -1
+		return "", -1, -1, -1
 	}
 	name = s[j:k]
 	switch {
-	case k < len(s) && s[k] == '}':
-		return name, "", false, k + 1
-	case strings.HasPrefix(s[k:], ":-"):
-		start := k + 2
-		depth := 0
-		for p := start; p < len(s); {
-			switch {
-			case strings.HasPrefix(s[p:], "$${"):
-				depth++
-				p += 3
-			case strings.HasPrefix(s[p:], "${"):
-				depth++
-				p += 2
-			case s[p] == '}':
-				if depth == 0 {
-					return name, s[start:p], true, p + 1
-				}
-				depth--
-				p++
-			default:
-				p++
-			}
+	case k < hi && s[k] == '}':
+		return name, -1, -1, k + 1
+	case strings.HasPrefix(s[k:hi], ":-"):
+		// The name and ":-" hold no braces, so this "${" closes where
+		// the default's own braces balance.
+		if c, ok := e.closeAt[i+1]; ok && c < hi {
+			return name, k + 2, c, c + 1
 		}
 	}
-	return "", "", false, -1
+	return "", -1, -1, -1
 }
 
 func isVarByte(c byte, first bool) bool {

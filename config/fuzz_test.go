@@ -24,7 +24,8 @@ func validPos(data []byte, p Position) bool {
 // FuzzLoadJSONC feeds arbitrary bytes to the parser every config file goes
 // through. Properties: it never panics; every diagnostic and every server
 // position is a real place in the input; a diagnostic naming a server
-// names one that was returned (invalid servers are returned too); and
+// names one that was returned (invalid servers are returned too); the
+// cached position lookup agrees with [LineCol]; and
 // when the document parses, the server names are exactly the keys a
 // standard JSON decoder sees.
 func FuzzLoadJSONC(f *testing.F) {
@@ -64,6 +65,16 @@ func FuzzLoadJSONC(f *testing.F) {
 				t.Fatalf("server %q has a bad position %+v", name, p)
 			}
 		}
+		// The cached position lookup agrees with the plain one, for offsets
+		// asked in any order.
+		pd := &jsoncDoc{file: file, data: data}
+		for i := 0; i < min(len(data), 64); i++ {
+			off := (int(data[i])*7919 + i*104729) % (len(data) + 1)
+			if got, want := pd.pos(off), posAt(file, data, off); got != want {
+				t.Fatalf("pos(%d) = %v, want %v (data %q)", off, got, want, data)
+			}
+		}
+
 		// Cross-check with a standard decoder when the document parses
 		// (hujson alone, as Standardize sees it) and has an mcpServers object.
 		std, err := hujson.Standardize(slices.Clone(data))
@@ -96,6 +107,7 @@ func FuzzLoadJSONC(f *testing.F) {
 //   - fixed point: when no variable is set and s has no default (":-")
 //     and no escape ("$${"), every placeholder is kept as written, so the
 //     output is s itself;
+//   - it agrees with refExpandInto, a simpler quadratic expander;
 //   - values are inserted verbatim and never re-scanned: p+"${V}"+q gives
 //     p+value+q for any value, when p and q hold no '$'.
 func FuzzExpand(f *testing.F) {
@@ -143,10 +155,101 @@ func FuzzExpand(f *testing.F) {
 			}
 		}
 
+		// The linear expander agrees with the obvious quadratic one.
+		var ref strings.Builder
+		refMiss := make(map[string]bool)
+		refExpandInto(&ref, s, checkedLookup(env), refMiss)
+		if wantMissing := sortedKeys(refMiss); ref.String() != out || !slices.Equal(wantMissing, missing) && len(wantMissing)+len(missing) > 0 {
+			t.Fatalf("Expand(%q) = %q, %q; the reference gives %q, %q", s, out, missing, ref.String(), wantMissing)
+		}
+
 		p := strings.ReplaceAll(s, "$", "")
 		q := strings.ReplaceAll(value, "$", "")
 		if out, missing := Expand(p+"${V}"+q, checkedLookup(env)); out != p+value+q || missing != nil {
 			t.Fatalf("Expand(%q) with V=%q = %q, %q; want %q", p+"${V}"+q, value, out, missing, p+value+q)
 		}
 	})
+}
+
+// refExpandInto is the first, obviously correct and quadratic, expander:
+// it looks for a default's closing brace by scanning forward each time.
+// FuzzExpand checks that Expand agrees with it.
+func refExpandInto(b *strings.Builder, s string, lookup func(string) (string, bool), miss map[string]bool) {
+	for i := 0; i < len(s); {
+		if s[i] != '$' {
+			j := strings.IndexByte(s[i:], '$')
+			if j < 0 {
+				b.WriteString(s[i:])
+				return
+			}
+			b.WriteString(s[i : i+j])
+			i += j
+			continue
+		}
+		if strings.HasPrefix(s[i:], "$${") {
+			b.WriteString("${")
+			i += 3
+			continue
+		}
+		if !strings.HasPrefix(s[i:], "${") {
+			b.WriteByte('$')
+			i++
+			continue
+		}
+		name, def, hasDef, end := refPlaceholder(s, i)
+		if end < 0 {
+			b.WriteString("${")
+			i += 2
+			continue
+		}
+		if v, ok := lookup(name); ok {
+			b.WriteString(v)
+		} else if hasDef {
+			refExpandInto(b, def, lookup, miss)
+		} else {
+			b.WriteString(s[i:end])
+			miss[name] = true
+		}
+		i = end
+	}
+}
+
+// placeholder parses the placeholder starting at s[i:] (which begins with
+// "${"). It returns end < 0 when there is none.
+func refPlaceholder(s string, i int) (name, def string, hasDef bool, end int) {
+	j := i + 2
+	k := j
+	for k < len(s) && isVarByte(s[k], k == j) {
+		k++
+	}
+	if k == j {
+		return "", "", false, -1
+	}
+	name = s[j:k]
+	switch {
+	case k < len(s) && s[k] == '}':
+		return name, "", false, k + 1
+	case strings.HasPrefix(s[k:], ":-"):
+		start := k + 2
+		depth := 0
+		for p := start; p < len(s); {
+			switch {
+			case strings.HasPrefix(s[p:], "$${"):
+				depth++
+				p += 3
+			case strings.HasPrefix(s[p:], "${"):
+				depth++
+				p += 2
+			case s[p] == '}':
+				if depth == 0 {
+					return name, s[start:p], true, p + 1
+				}
+				depth--
+				p++
+			default:
+				p++
+			}
+		}
+	}
+	return "", "", false, -1
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"fmt"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -14,6 +15,13 @@ type jsoncDoc struct {
 	file string
 	data []byte
 	obj  *hujson.Object // nil when the document is empty, broken or not an object
+
+	// lineStarts and the last position computed at an ASCII byte make
+	// pos cheap for the mostly increasing offsets a parse asks about, so
+	// a large one-line (minified) file does not cost quadratic time.
+	lineStarts        []int
+	lastOff, lastLine int // lastLine 0: nothing cached
+	lastCol           int
 }
 
 // fixSyntax is the Fix of every parse error.
@@ -28,6 +36,16 @@ func parseJSONC(file string, data []byte) (*jsoncDoc, []Diagnostic) {
 		doc.obj = &hujson.Object{}
 		return doc, nil
 	}
+	if off := tooDeep(data); off >= 0 {
+		// The parser recurses per level: refuse before it can exhaust
+		// the stack on a hostile file.
+		return doc, []Diagnostic{{
+			Severity: SeverityError,
+			Position: doc.pos(off),
+			Message:  fmt.Sprintf("invalid JSON: nested more than %d levels deep", maxDepth),
+			Fix:      "flatten the document: a configuration needs only a few levels",
+		}}
+	}
 	// hujson rejects a // comment that ends the input without a newline;
 	// a newline after the end changes no offset inside data.
 	buf := make([]byte, len(data)+1)
@@ -38,7 +56,7 @@ func parseJSONC(file string, data []byte) (*jsoncDoc, []Diagnostic) {
 		off, msg := parseErrorOffset(buf, err)
 		return doc, []Diagnostic{{
 			Severity: SeverityError,
-			Position: posAt(file, data, off),
+			Position: doc.pos(off),
 			Message:  "invalid JSON: " + msg,
 			Fix:      fixSyntax,
 		}}
@@ -47,13 +65,52 @@ func parseJSONC(file string, data []byte) (*jsoncDoc, []Diagnostic) {
 	if !ok {
 		return doc, []Diagnostic{{
 			Severity: SeverityError,
-			Position: posAt(file, data, v.StartOffset),
+			Position: doc.pos(v.StartOffset),
 			Message:  "the top level must be a JSON object, not " + kindName(&v),
 			Fix:      `wrap the content in { "mcpServers": { … } }`,
 		}}
 	}
 	doc.obj = obj
 	return doc, nil
+}
+
+// maxDepth bounds the nesting of arrays and objects in a document.
+const maxDepth = 500
+
+// tooDeep returns the offset of the first '[' or '{' nested deeper than
+// maxDepth, skipping strings and comments, or -1.
+func tooDeep(data []byte) int {
+	depth := 0
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; c {
+		case '"':
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+		case '/':
+			switch {
+			case i+1 < len(data) && data[i+1] == '/':
+				for i < len(data) && data[i] != '\n' {
+					i++
+				}
+			case i+1 < len(data) && data[i+1] == '*':
+				end := bytes.Index(data[i+2:], []byte("*/"))
+				if end < 0 {
+					return -1 // unterminated: the parser reports it
+				}
+				i += 2 + end + 1
+			}
+		case '[', '{':
+			if depth++; depth > maxDepth {
+				return i
+			}
+		case ']', '}':
+			depth--
+		}
+	}
+	return -1
 }
 
 // parseErrorOffset recovers the byte offset and the bare message from a
@@ -88,6 +145,42 @@ func LineCol(data []byte, offset int) (line, col int) {
 	start := bytes.LastIndexByte(before, '\n') + 1
 	col = 1 + utf8.RuneCount(before[start:])
 	return line, col
+}
+
+// pos returns the position of a byte offset in the document; it equals
+// posAt(d.file, d.data, offset).
+func (d *jsoncDoc) pos(offset int) Position {
+	data := d.data
+	offset = min(max(offset, 0), len(data))
+	// Only ASCII bytes are certain to start a character whatever precedes
+	// them, so only they can be counted from (and be) a cached position.
+	ascii := offset < len(data) && data[offset] < utf8.RuneSelf
+	if ascii && d.lastLine > 0 {
+		lo, hi := min(offset, d.lastOff), max(offset, d.lastOff)
+		if seg := data[lo:hi]; bytes.IndexByte(seg, '\n') < 0 {
+			n := utf8.RuneCount(seg)
+			if offset < d.lastOff {
+				n = -n
+			}
+			d.lastOff, d.lastCol = offset, d.lastCol+n
+			return Position{File: d.file, Line: d.lastLine, Col: d.lastCol}
+		}
+	}
+	if d.lineStarts == nil {
+		d.lineStarts = []int{0}
+		for i, c := range data {
+			if c == '\n' {
+				d.lineStarts = append(d.lineStarts, i+1)
+			}
+		}
+	}
+	// The last line starting at or before offset.
+	line := sort.SearchInts(d.lineStarts, offset+1)
+	col := 1 + utf8.RuneCount(data[d.lineStarts[line-1]:offset])
+	if ascii {
+		d.lastOff, d.lastLine, d.lastCol = offset, line, col
+	}
+	return Position{File: d.file, Line: line, Col: col}
 }
 
 func posAt(file string, data []byte, offset int) Position {
@@ -157,7 +250,7 @@ func (d *jsoncDoc) nameList(obj *hujson.Object, key string) (names []string, pos
 	if !ok {
 		return nil, nil, true, []Diagnostic{{
 			Severity: SeverityError,
-			Position: posAt(d.file, d.data, m.Value.StartOffset),
+			Position: d.pos(m.Value.StartOffset),
 			Field:    key,
 			Message:  "must be an array of server names, not " + kindName(&m.Value),
 			Fix:      fmt.Sprintf(`write "%s": ["name", …]`, key),
@@ -177,7 +270,7 @@ func (d *jsoncDoc) nameList(obj *hujson.Object, key string) (names []string, pos
 		if !ok {
 			diags = append(diags, Diagnostic{
 				Severity: SeverityError,
-				Position: posAt(d.file, d.data, e.StartOffset),
+				Position: d.pos(e.StartOffset),
 				Field:    key,
 				Message:  "entries must be server names (strings), not " + kindName(e),
 				Fix:      "write the server's name as a string",
@@ -186,7 +279,7 @@ func (d *jsoncDoc) nameList(obj *hujson.Object, key string) (names []string, pos
 		}
 		if _, dup := pos[name]; !dup {
 			names = append(names, name)
-			pos[name] = posAt(d.file, d.data, e.StartOffset)
+			pos[name] = d.pos(e.StartOffset)
 		}
 	}
 	return names, pos, true, diags

@@ -142,7 +142,7 @@ func (d *jsoncDoc) servers(obj *hujson.Object) ([]serverDef, []Diagnostic) {
 	if !ok {
 		return nil, []Diagnostic{{
 			Severity: SeverityError,
-			Position: posAt(d.file, d.data, m.Value.StartOffset),
+			Position: d.pos(m.Value.StartOffset),
 			Field:    "mcpServers",
 			Message:  "must be an object mapping server names to definitions, not " + kindName(&m.Value),
 			Fix:      `write "mcpServers": { "name": { "command": "…" } }`,
@@ -177,16 +177,16 @@ func (d *jsoncDoc) servers(obj *hujson.Object) ([]serverDef, []Diagnostic) {
 // server parses and validates one definition. nameOff is where its entry
 // (the name) starts.
 func (d *jsoncDoc) server(name string, nameOff int, v *hujson.Value) serverDef {
-	def := serverDef{Name: name, Pos: posAt(d.file, d.data, nameOff)}
+	def := serverDef{Name: name, Pos: d.pos(nameOff)}
 	errAt := func(off int, field, msg, fix string) {
 		def.Diags = append(def.Diags, Diagnostic{
-			Severity: SeverityError, Position: posAt(d.file, d.data, off),
+			Severity: SeverityError, Position: d.pos(off),
 			Server: name, Field: field, Message: msg, Fix: fix,
 		})
 	}
 	warnAt := func(off int, field, msg, fix string) {
 		def.Diags = append(def.Diags, Diagnostic{
-			Severity: SeverityWarning, Position: posAt(d.file, d.data, off),
+			Severity: SeverityWarning, Position: d.pos(off),
 			Server: name, Field: field, Message: msg, Fix: fix,
 		})
 	}
@@ -253,7 +253,7 @@ func (d *jsoncDoc) server(name string, nameOff int, v *hujson.Value) serverDef {
 			s.Command, def.hasCommand = wantString()
 		case "url":
 			s.URL, def.hasURL = wantString()
-			def.urlOff, def.urlValuePos = off, posAt(d.file, d.data, off)
+			def.urlOff, def.urlValuePos = off, d.pos(off)
 		case "cwd":
 			s.Cwd, _ = wantString()
 		case "description":
@@ -294,7 +294,7 @@ func (d *jsoncDoc) server(name string, nameOff int, v *hujson.Value) serverDef {
 			off = def.urlOff
 		}
 		def.Diags = append(def.Diags, Diagnostic{
-			Severity: p.sev, Position: posAt(d.file, d.data, off),
+			Severity: p.sev, Position: d.pos(off),
 			Server: name, Field: p.field, Message: p.msg, Fix: p.fix,
 		})
 	}
@@ -376,7 +376,7 @@ func (d *jsoncDoc) stringArray(v *hujson.Value, server, key string, diags *[]Dia
 	arr, ok := v.Value.(*hujson.Array)
 	if !ok {
 		*diags = append(*diags, Diagnostic{
-			Severity: SeverityError, Position: posAt(d.file, d.data, v.StartOffset),
+			Severity: SeverityError, Position: d.pos(v.StartOffset),
 			Server: server, Field: key,
 			Message: "must be an array of strings, not " + kindName(v),
 			Fix:     fmt.Sprintf(`write "%s": ["…", "…"]`, key),
@@ -389,7 +389,7 @@ func (d *jsoncDoc) stringArray(v *hujson.Value, server, key string, diags *[]Dia
 		s, ok := stringValue(e)
 		if !ok {
 			*diags = append(*diags, Diagnostic{
-				Severity: SeverityError, Position: posAt(d.file, d.data, e.StartOffset),
+				Severity: SeverityError, Position: d.pos(e.StartOffset),
 				Server: server, Field: key,
 				Message: fmt.Sprintf("item %d must be a string, not %s", i, kindName(e)),
 				Fix:     "quote it: every item is passed as a string",
@@ -405,7 +405,7 @@ func (d *jsoncDoc) stringMap(v *hujson.Value, server, key string, diags *[]Diagn
 	obj, ok := v.Value.(*hujson.Object)
 	if !ok {
 		*diags = append(*diags, Diagnostic{
-			Severity: SeverityError, Position: posAt(d.file, d.data, v.StartOffset),
+			Severity: SeverityError, Position: d.pos(v.StartOffset),
 			Server: server, Field: key,
 			Message: "must be an object of string values, not " + kindName(v),
 			Fix:     fmt.Sprintf(`write "%s": { "NAME": "value" }`, key),
@@ -420,7 +420,7 @@ func (d *jsoncDoc) stringMap(v *hujson.Value, server, key string, diags *[]Diagn
 		if !ok {
 			// The value is never quoted: env and header values hold secrets.
 			*diags = append(*diags, Diagnostic{
-				Severity: SeverityError, Position: posAt(d.file, d.data, m.Value.StartOffset),
+				Severity: SeverityError, Position: d.pos(m.Value.StartOffset),
 				Server: server, Field: key + "." + k,
 				Message: "must be a string, not " + kindName(&m.Value),
 				Fix:     "quote the value",
@@ -436,7 +436,7 @@ func (d *jsoncDoc) stringMap(v *hujson.Value, server, key string, diags *[]Diagn
 func (d *jsoncDoc) millis(v *hujson.Value, server, key string, diags *[]Diagnostic) int {
 	bad := func(msg string) int {
 		*diags = append(*diags, Diagnostic{
-			Severity: SeverityError, Position: posAt(d.file, d.data, v.StartOffset),
+			Severity: SeverityError, Position: d.pos(v.StartOffset),
 			Server: server, Field: key, Message: msg,
 			Fix: fmt.Sprintf(`write "%s": 30000 (milliseconds)`, key),
 		})
@@ -464,7 +464,7 @@ func (d *jsoncDoc) tools(v *hujson.Value, server string, diags *[]Diagnostic) ma
 	obj, ok := v.Value.(*hujson.Object)
 	if !ok {
 		*diags = append(*diags, Diagnostic{
-			Severity: SeverityError, Position: posAt(d.file, d.data, v.StartOffset),
+			Severity: SeverityError, Position: d.pos(v.StartOffset),
 			Server: server, Field: "tools",
 			Message: "must be an object keyed by tool name, not " + kindName(v),
 			Fix:     `write "tools": { "tool_name": { "defer_loading": true } }`,
@@ -479,7 +479,7 @@ func (d *jsoncDoc) tools(v *hujson.Value, server string, diags *[]Diagnostic) ma
 		to, ok := m.Value.Value.(*hujson.Object)
 		if !ok {
 			*diags = append(*diags, Diagnostic{
-				Severity: SeverityError, Position: posAt(d.file, d.data, m.Value.StartOffset),
+				Severity: SeverityError, Position: d.pos(m.Value.StartOffset),
 				Server: server, Field: field,
 				Message: "must be an object, not " + kindName(&m.Value),
 				Fix:     `write { "defer_loading": true }`,
@@ -491,7 +491,7 @@ func (d *jsoncDoc) tools(v *hujson.Value, server string, diags *[]Diagnostic) ma
 			tm := &to.Members[j]
 			if memberName(tm) != "defer_loading" {
 				*diags = append(*diags, Diagnostic{
-					Severity: SeverityWarning, Position: posAt(d.file, d.data, tm.Name.StartOffset),
+					Severity: SeverityWarning, Position: d.pos(tm.Name.StartOffset),
 					Server: server, Field: field + "." + memberName(tm),
 					Message: "unknown field; it is ignored", Fix: `the only per-tool field is "defer_loading"`,
 				})
@@ -503,7 +503,7 @@ func (d *jsoncDoc) tools(v *hujson.Value, server string, diags *[]Diagnostic) ma
 			lit, ok := tm.Value.Value.(hujson.Literal)
 			if !ok || (lit.Kind() != 't' && lit.Kind() != 'f') {
 				*diags = append(*diags, Diagnostic{
-					Severity: SeverityError, Position: posAt(d.file, d.data, tm.Value.StartOffset),
+					Severity: SeverityError, Position: d.pos(tm.Value.StartOffset),
 					Server: server, Field: field + ".defer_loading",
 					Message: "must be true or false, not " + kindName(&tm.Value),
 					Fix:     `write "defer_loading": true or false`,

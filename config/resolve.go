@@ -276,7 +276,7 @@ func (l *loader) loadUser(path, root string) {
 	projects, ok := pm.Value.Value.(*hujson.Object)
 	if !ok {
 		l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
-			Severity: SeverityError, Position: posAt(path, data, pm.Value.StartOffset), Field: "projects",
+			Severity: SeverityError, Position: doc.pos(pm.Value.StartOffset), Field: "projects",
 			Message: "must be an object keyed by absolute workspace path, not " + kindName(&pm.Value),
 			Fix:     `write "projects": { "/path/to/workspace": { "mcpServers": { … } } }`,
 		})
@@ -299,7 +299,7 @@ func (l *loader) loadUser(path, root string) {
 	po, ok := entry.Value.Value.(*hujson.Object)
 	if !ok {
 		l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
-			Severity: SeverityError, Position: posAt(path, data, entry.Value.StartOffset), Field: "projects",
+			Severity: SeverityError, Position: doc.pos(entry.Value.StartOffset), Field: "projects",
 			Message: fmt.Sprintf("the entry for %s must be an object, not %s", root, kindName(&entry.Value)),
 			Fix:     `write { "mcpServers": { … } }`,
 		})
@@ -387,7 +387,7 @@ func (l *loader) loadFlags(configs []string, cwd string) {
 		}
 		if lookupMember(doc.obj, "mcpServers") == nil {
 			l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
-				Severity: SeverityWarning, Position: posAt(label, data, 0),
+				Severity: SeverityWarning, Position: doc.pos(0),
 				Message: `no "mcpServers" object: nothing to load`,
 				Fix:     `write { "mcpServers": { "name": { "command": "…" } } }`,
 			})
