@@ -84,14 +84,29 @@ func enabledText(s *config.ResolvedServer, tty bool) string {
 		return "true"
 	case config.Disabled:
 		if tty {
-			return "no (" + s.DisabledReason + ")"
+			return "no (" + shortReason(s.DisabledReason) + ")"
 		}
 		return "false"
 	}
 	return string(s.Availability) // missing, invalid
 }
 
-// target is what a server runs or dials, as written.
+// shortReason cuts a disabled reason down to what fits a table cell; `mcp
+// get` shows it whole.
+func shortReason(r string) string {
+	for _, p := range []struct{ prefix, short string }{
+		{"disabled in workspace", "workspace"},
+		{"enabled: false", "enabled: false"},
+		{"disabledMcpServers", "disabledMcpServers"},
+	} {
+		if strings.HasPrefix(r, p.prefix) {
+			return p.short
+		}
+	}
+	return r
+}
+
+// targetText is what a server runs or dials, as written.
 func targetText(w config.Server) string {
 	if w.Command != "" {
 		return shellJoin(w.Command, w.Args)
