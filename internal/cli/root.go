@@ -147,19 +147,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	for _, newCmd := range extraCommands {
 		cmd.AddCommand(newCmd(f))
 	}
-	if !hasCommand(cmd, "demo") {
-		cmd.AddCommand(newDemoPlaceholderCmd(f))
-	}
 	return cmd
-}
-
-func hasCommand(parent *cobra.Command, name string) bool {
-	for _, c := range parent.Commands() {
-		if c.Name() == name {
-			return true
-		}
-	}
-	return false
 }
 
 // groupRunE is the RunE of a command that only groups subcommands: no
