@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -176,12 +175,10 @@ func demoRun(ctx context.Context, opts *DemoOptions) (err error) {
 		fmt.Fprintf(out, "\n3. A call, and the result as the model gets it\n")
 		fmt.Fprintf(out, "   switchboard call %s '%s'\n\n", name, demoArgs)
 	}
-	start := time.Now()
 	res, cerr := s.callWithProgress(ctx, name, json.RawMessage(demoArgs))
 	if cerr != nil {
 		return callErr(cerr)
 	}
-	took := time.Since(start)
 	env := toolsurface.Envelope(demoServer, demoTool, res)
 
 	if opts.JSON {
@@ -195,7 +192,7 @@ func demoRun(ctx context.Context, opts *DemoOptions) (err error) {
 		return printJSON(out, j)
 	}
 	writeIndented(out, env+"\n", "   ")
-	fmt.Fprintf(out, "   (%s; the tags tell the model that this text comes from a server and is untrusted)\n", formatElapsed(took))
+	fmt.Fprintf(out, "   The model gets the server's text inside these tags, marked as untrusted input.\n")
 
 	fmt.Fprint(out, `
 What next:
