@@ -209,4 +209,3 @@ func TestParseArgs(t *testing.T) {
 		}
 	}
 }
-

@@ -239,8 +239,8 @@ func pathExists(p string) bool {
 // workspace and the configuration diagnostics.
 type statusJSON struct {
 	Workspace   string              `json:"workspace"`
-	Servers     []statusServerJSON        `json:"servers"`
-	Files       statusFilesJSON           `json:"files"`
+	Servers     []statusServerJSON  `json:"servers"`
+	Files       statusFilesJSON     `json:"files"`
 	Diagnostics []config.Diagnostic `json:"diagnostics"`
 }
 
@@ -312,7 +312,7 @@ func (r statusReport) json(cfg *config.Resolved, now time.Time) statusJSON {
 }
 
 // commandText is the literal command line, or "" when the server has none
-// (the host renders a missing server's empty definition as '').
+// (the host quotes a missing server's empty command as a pair of quotes).
 func commandText(st host.ServerStatus) string {
 	if st.Command == "''" {
 		return ""
