@@ -30,18 +30,27 @@ type CallOptions struct {
 	Name string
 	// Args is the JSON object of arguments ("{}" when not given).
 	Args string
-	JSON bool
+	// ArgPairs are --arg NAME=VALUE values, set over Args. Each VALUE is
+	// read as the type the tool's input schema gives NAME (a string when
+	// it gives none).
+	ArgPairs []string
+	JSON     bool
 }
 
 // NewCallCmd returns `switchboard call NAME 'JSON-ARGS'`.
 func NewCallCmd(f *Factory, runF func(context.Context, *CallOptions) error) *cobra.Command {
-	return &cobra.Command{
+	var pairs []string
+	cmd := &cobra.Command{
 		Use:   "call NAME ['JSON-ARGS']",
 		Short: "Call one tool and print its result as the model gets it",
 		Long: `Call an MCP tool by the name a model sees (mcp__<server>__<tool>; see
 'switchboard tools') with a JSON object of arguments (default {}), and print the
 result in the envelope a model receives:
   <mcp_response server="…" tool="…" trust="untrusted">…</mcp_response>
+
+--arg NAME=VALUE sets one argument without writing JSON; VALUE is read as the
+type the tool's input schema declares (number, integer, boolean, object, array
+as JSON; anything else as a string).
 
 With --json, print {isError, content, structuredContent, envelope} instead.
 Only the tool's server is started; the call waits for it to connect. Progress
@@ -50,6 +59,7 @@ notifications are shown on a terminal.
 Exit status: 0 on success, 1 when the call failed or the tool reported an error
 (isError), 2 for an unknown tool or arguments that are not a JSON object.`,
 		Example: `  switchboard call mcp__demo__echo '{"text":"hello"}'
+  switchboard call mcp__demo__add --arg a=2 --arg b=3
   switchboard call mcp__demo__roll_dice --json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
@@ -59,7 +69,7 @@ Exit status: 0 on success, 1 when the call failed or the tool reported an error
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts := &CallOptions{runtimeOptions: newRuntimeOptions(f), Name: args[0], Args: "{}", JSON: f.global().JSON}
+			opts := &CallOptions{runtimeOptions: newRuntimeOptions(f), Name: args[0], Args: "{}", ArgPairs: pairs, JSON: f.global().JSON}
 			if len(args) == 2 {
 				opts.Args = args[1]
 			}
@@ -69,6 +79,8 @@ Exit status: 0 on success, 1 when the call failed or the tool reported an error
 			return callRun(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().StringArrayVar(&pairs, "arg", nil, "set argument `NAME=VALUE` (repeatable; typed by the tool's schema)")
+	return cmd
 }
 
 // callJSON is `call --json` (SPEC §6).
@@ -155,7 +167,12 @@ func callRun(ctx context.Context, opts *CallOptions) (err error) {
 	// A call waits for its server however long it takes to connect (the
 	// startup timeout bounds that), not just --wait.
 	s.wait(ctx, -1)
-	server, tool := s.lookupTool(ctx, opts.Name)
+	server, tool, def := s.lookupTool(ctx, opts.Name)
+	if len(opts.ArgPairs) > 0 {
+		if args, err = setArgs(args, opts.ArgPairs, def); err != nil {
+			return err
+		}
+	}
 
 	res, cerr := s.callWithProgress(ctx, opts.Name, args)
 	if cerr != nil {
@@ -182,16 +199,92 @@ func callRun(ctx context.Context, opts *CallOptions) (err error) {
 // lookupTool finds the server's own names for a namespaced tool, for the
 // envelope. When the tool is not listed (the call will say why) it falls
 // back to the parts of the name.
-func (s *session) lookupTool(ctx context.Context, name string) (server, tool string) {
-	if list, err := s.h.Tools(ctx); err == nil || list != nil {
+func (s *session) lookupTool(ctx context.Context, name string) (server, tool string, def *mcp.Tool) {
+	if list, _ := s.h.Tools(ctx); list != nil {
 		for _, t := range list.Tools {
 			if t.Name == name {
-				return t.Server, t.Tool.Name
+				return t.Server, t.Tool.Name, t.Tool
 			}
 		}
 	}
 	server, tool, _ = toolsurface.ParseToolName(name)
-	return server, tool
+	return server, tool, nil
+}
+
+// setArgs sets --arg NAME=VALUE pairs in the JSON object args, each value
+// typed by the tool's input schema (def may be nil: then all are strings).
+func setArgs(args json.RawMessage, pairs []string, def *mcp.Tool) (json.RawMessage, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(args, &obj); err != nil {
+		return nil, err // parseArgs checked it is an object
+	}
+	if obj == nil {
+		obj = map[string]json.RawMessage{}
+	}
+	var props map[string]any
+	if def != nil {
+		props, _ = toolsurface.NormalizeSchema(def.InputSchema)["properties"].(map[string]any)
+	}
+	for _, kv := range pairs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, Usagef("write each argument as --arg NAME=VALUE", "invalid --arg %q", kv)
+		}
+		typ := ""
+		if p, ok := props[k].(map[string]any); ok {
+			typ, _ = p["type"].(string)
+		}
+		raw, err := typedValue(typ, v)
+		if err != nil {
+			return nil, Usagef(fmt.Sprintf("the tool's schema declares %s as %s", k, typ), "invalid --arg %s: %v", k, err)
+		}
+		obj[k] = raw
+	}
+	return json.Marshal(obj)
+}
+
+// typedValue encodes one --arg value as the JSON type the schema names.
+func typedValue(typ, v string) (json.RawMessage, error) {
+	switch typ {
+	case "number", "integer", "boolean", "object", "array", "null":
+		var x any
+		if err := json.Unmarshal([]byte(v), &x); err != nil {
+			return nil, fmt.Errorf("%q is not a JSON %s", v, typ)
+		}
+		if got := jsonType(x); got != typ && !(typ == "number" && got == "integer") {
+			return nil, fmt.Errorf("%q is not %s", v, withArticle(typ))
+		}
+		return json.RawMessage(v), nil
+	}
+	return json.Marshal(v)
+}
+
+// jsonType names a decoded JSON value's schema type.
+func jsonType(x any) string {
+	switch x := x.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case float64:
+		if x == float64(int64(x)) {
+			return "integer"
+		}
+		return "number"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	}
+	return "object"
+}
+
+func withArticle(typ string) string {
+	switch typ {
+	case "integer", "object", "array":
+		return "an " + typ
+	}
+	return "a " + typ
 }
 
 // callWithProgress runs the call, showing "calling NAME (1.2s)…" and the

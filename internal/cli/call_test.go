@@ -135,6 +135,16 @@ func TestCallExitCodes(t *testing.T) {
 		{name: "server in error", args: []string{"call", "mcp__broken__echo"}, code: 1,
 			stderr: "hint: run `switchboard status` to see why"},
 		{name: "too many arguments", args: []string{"call", "a", "{}", "c"}, code: 2},
+		{name: "--arg typed by the schema", args: []string{"call", "mcp__demo__add", "--arg", "a=2", "--arg", "b=0.5"}, code: 0,
+			stdout: "\n2 + 0.5 = 2.5\n"},
+		{name: "--arg over JSON args", args: []string{"call", "mcp__demo__add", `{"a":1,"b":1}`, "--arg", "b=41"}, code: 0,
+			stdout: "\n1 + 41 = 42\n"},
+		{name: "--arg string", args: []string{"call", "mcp__demo__echo", "--arg", "text=2 + 2 = 4"}, code: 0,
+			stdout: "\n2 + 2 = 4\n"},
+		{name: "--arg of the wrong type", args: []string{"call", "mcp__demo__add", "--arg", "a=two"}, code: 2,
+			stderr: "error: invalid --arg a: \"two\" is not a JSON number\nhint: the tool's schema declares a as number\n"},
+		{name: "--arg without =", args: []string{"call", "mcp__demo__add", "--arg", "a"}, code: 2,
+			stderr: `invalid --arg "a"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, stderr, code := w.run(false, tc.args...)
