@@ -156,31 +156,39 @@ func startSessionWith(_ context.Context, o *runtimeOptions, cfg *config.Resolved
 	return s, nil
 }
 
-// logger returns the host's logger: a JSON log in Home/logs when the
-// Switchboard directory exists (it is never created just to log), else
-// stderr when --log-level asks for debug or info, else nothing. Never
+// logger returns the host's logger: a JSON log in Home/logs at info level
+// when the Switchboard directory exists (it is never created just to log),
+// and text on stderr at --log-level when that asks for debug or info. Never
 // stdout: a command's stdout is its data.
 func (o *runtimeOptions) logger() (*slog.Logger, func()) {
-	discard := slog.New(slog.DiscardHandler)
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(o.LogLevel)); err != nil {
 		level = slog.LevelWarn
 	}
+	var handlers []slog.Handler
+	closeLog := func() {}
 	if o.Home != "" {
 		if fi, err := os.Stat(o.Home); err == nil && fi.IsDir() {
 			dir := filepath.Join(o.Home, "logs")
 			if err := os.MkdirAll(dir, 0o700); err == nil {
 				f, err := os.OpenFile(filepath.Join(dir, "switchboard.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 				if err == nil {
-					return slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: min(level, slog.LevelInfo)})), func() { f.Close() }
+					handlers = append(handlers, slog.NewJSONHandler(f, &slog.HandlerOptions{Level: min(level, slog.LevelInfo)}))
+					closeLog = func() { f.Close() }
 				}
 			}
 		}
 	}
 	if level < slog.LevelWarn && o.IO != nil {
-		return slog.New(slog.NewTextHandler(o.IO.ErrOut, &slog.HandlerOptions{Level: level})), func() {}
+		handlers = append(handlers, slog.NewTextHandler(o.IO.ErrOut, &slog.HandlerOptions{Level: level}))
 	}
-	return discard, func() {}
+	switch len(handlers) {
+	case 0:
+		return slog.New(slog.DiscardHandler), closeLog
+	case 1:
+		return slog.New(handlers[0]), closeLog
+	}
+	return slog.New(slog.NewMultiHandler(handlers...)), closeLog
 }
 
 func (s *session) onEvent(ev host.Event) {

@@ -126,3 +126,24 @@ func (w *rtWorld) mask(s string) string {
 }
 
 func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }
+
+// TestLogs: the host logs to <home>/logs when the Switchboard directory
+// exists, and never to stdout.
+func TestLogs(t *testing.T) {
+	w := newRTWorld(t)
+	w.userServers(map[string]any{"echo": w.server("echo")})
+	out, _, code := w.run(false, "status", "--log-level", "debug")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if strings.Contains(out, "level=") {
+		t.Errorf("logs on stdout:\n%s", out)
+	}
+	b, err := os.ReadFile(filepath.Join(w.sb, "logs", "switchboard.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"state_to":"connected"`) {
+		t.Errorf("log lacks the state change:\n%s", b)
+	}
+}
