@@ -425,7 +425,7 @@ func newEchoServer(name string, cfg *echoConfig, p *proc) *mcp.Server {
 	})
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "headers",
-		Description: "Returns the HTTP request headers this call arrived with, one 'Key: value' a line (none over stdio).",
+		Description: "Returns the HTTP request headers this call arrived with, one 'Key: value' a line (none over stdio, nor over the SDK's SSE transport).",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}, func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
 		if req.Extra == nil || req.Extra.Header == nil {

@@ -160,12 +160,14 @@ func init() {
 					fmt.Fprintf(p.errw, "flap: life %d: serving for good\n", life)
 					return p.serve(ctx, s, p.in)
 				}
-				ctx, cancel := context.WithCancelCause(ctx)
-				defer cancel(nil)
+				// Exit the way a crashing server does: at once, whatever is in
+				// flight, so that nothing queued behind the last call is answered.
+				die := func(why string) {
+					fmt.Fprintf(p.errw, "flap: life %d: exiting %s\n", life, why)
+					os.Exit(*code)
+				}
 				if *after > 0 {
-					t := time.AfterFunc(*after, func() {
-						cancel(exitError{code: *code, msg: fmt.Sprintf("flap: life %d: exiting after %v", life, *after)})
-					})
+					t := time.AfterFunc(*after, func() { die(fmt.Sprintf("after %v", *after)) })
 					defer t.Stop()
 				}
 				if *calls > 0 {
@@ -174,7 +176,7 @@ func init() {
 					// Exit once the answer to the last call has been written.
 					p.out.onWrite = func() {
 						if pending.Load() {
-							cancel(exitError{code: *code, msg: fmt.Sprintf("flap: life %d: exiting after %d tool calls", life, *calls)})
+							die(fmt.Sprintf("after %d tool calls", *calls))
 						}
 					}
 					s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -187,13 +189,7 @@ func init() {
 						}
 					})
 				}
-				err := p.serve(ctx, s, p.in)
-				if cause := context.Cause(ctx); cause != nil {
-					if ee, ok := cause.(exitError); ok {
-						return ee
-					}
-				}
-				return err
+				return p.serve(ctx, s, p.in)
 			}
 		},
 	})
@@ -282,6 +278,9 @@ var topics = []string{"weather", "calendar", "email", "files", "database", "sear
 
 func newManyToolsServer(n, descLen int) *mcp.Server {
 	s := mcp.NewServer(implementation("many-tools"), &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{}})
+	// One raw schema for all: inferring and resolving thousands of schemas
+	// would make the server slow to start.
+	schema := json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","description":"the text to return"}}}`)
 	for i := 1; i <= n; i++ {
 		name := fmt.Sprintf("tool_%04d", i)
 		topic := topics[i%len(topics)]
@@ -289,9 +288,15 @@ func newManyToolsServer(n, descLen int) *mcp.Server {
 		for len(desc) < descLen {
 			desc += " Lorem ipsum dolor sit amet, consectetur adipiscing elit."
 		}
-		mcp.AddTool(s, &mcp.Tool{Name: name, Description: desc, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
-			func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
-				return text(name + ": " + in.Text), nil, nil
+		s.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: schema, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var in echoIn
+				if len(req.Params.Arguments) > 0 {
+					if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+						return errorResult(name + ": bad arguments: " + err.Error()), nil
+					}
+				}
+				return text(name + ": " + in.Text), nil
 			})
 	}
 	return s
@@ -303,7 +308,8 @@ func flood(ctx context.Context, w io.Writer, chunk int, interval time.Duration, 
 	if chunk < 2 {
 		chunk = 2
 	}
-	line := bytes.Repeat([]byte("flood-stderr: lorem ipsum dolor sit amet "), chunk/42+1)[:chunk-1]
+	pattern := []byte("flood-stderr: lorem ipsum dolor sit amet ")
+	line := bytes.Repeat(pattern, chunk/len(pattern)+1)[:chunk-1]
 	line = append(line, '\n')
 	var written int64
 	for ctx.Err() == nil && (total <= 0 || written < total) {

@@ -70,7 +70,7 @@ func Command(name string, args ...string) (string, []string) {
 // the client closes in (nil), ctx is cancelled, or the server ends on purpose.
 //
 // Run is meant to be the whole life of a child process: some fault servers
-// call os.Exit themselves (crash-mid-call) or change signal handling
+// call os.Exit themselves (crash-mid-call, flap) or change signal handling
 // (ignore-stdin-eof). An error that carries an exit status (fault servers that
 // exit on purpose) makes [MaybeRun] exit with that status.
 func Run(ctx context.Context, name string, args []string, in io.Reader, out io.Writer, errw io.Writer) error {

@@ -67,7 +67,7 @@ func newChild(t *testing.T, name string, args ...string) *child {
 	cmd.WaitDelay = time.Second
 	c.t = &mcp.CommandTransport{Command: cmd, TerminateDuration: 300 * time.Millisecond}
 	t.Cleanup(func() {
-		if cmd.Process != nil && cmd.ProcessState == nil {
+		if cmd.Process != nil {
 			_ = cmd.Process.Kill()
 		}
 	})

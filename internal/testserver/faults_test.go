@@ -1,0 +1,368 @@
+package testserver_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+)
+
+// raw is a test server process driven by hand, without the SDK client.
+type raw struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *bufio.Reader
+	stderr *syncBuffer
+	done   chan error
+}
+
+func startRaw(t *testing.T, name string, args ...string) *raw {
+	t.Helper()
+	exe, argv := testserver.Command(name, args...)
+	r := &raw{cmd: exec.Command(exe, argv...), stderr: &syncBuffer{}, done: make(chan error, 1)}
+	r.cmd.Stderr = r.stderr
+	var err error
+	if r.stdin, err = r.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := r.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.stdout = bufio.NewReader(out)
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { r.done <- r.cmd.Wait() }()
+	t.Cleanup(func() { _ = r.cmd.Process.Kill() })
+	return r
+}
+
+const initializeLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}` + "\n"
+
+func (r *raw) send(t *testing.T, line string) {
+	t.Helper()
+	if _, err := io.WriteString(r.stdin, line); err != nil {
+		t.Fatalf("writing to server: %v", err)
+	}
+}
+
+// exited waits up to d for the process to exit and returns its error.
+func (r *raw) exited(d time.Duration) (error, bool) {
+	select {
+	case err := <-r.done:
+		r.done <- err
+		return err, true
+	case <-time.After(d):
+		return nil, false
+	}
+}
+
+// exitStatus waits for the process (which a failed Connect has already
+// waited for) and returns its exit status.
+func (c *child) exitStatus() int {
+	if c.cmd.ProcessState == nil {
+		_ = c.cmd.Wait()
+	}
+	return c.cmd.ProcessState.ExitCode()
+}
+
+func TestHangInit(t *testing.T) {
+	t.Parallel()
+	t.Run("connect times out", func(t *testing.T) {
+		t.Parallel()
+		c := newChild(t, "hang-init")
+		start := time.Now()
+		_, err := c.connect(connectOpts{timeout: 300 * time.Millisecond})
+		if err == nil {
+			t.Fatal("Connect to hang-init succeeded")
+		}
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("Connect took %v", d)
+		}
+	})
+	t.Run("no answer, exits on EOF", func(t *testing.T) {
+		t.Parallel()
+		r := startRaw(t, "hang-init")
+		r.send(t, initializeLine)
+		got := make(chan string, 1)
+		go func() { line, _ := r.stdout.ReadString('\n'); got <- line }()
+		select {
+		case line := <-got:
+			t.Fatalf("hang-init answered: %q", line)
+		case <-time.After(300 * time.Millisecond):
+		}
+		r.stdin.Close()
+		if err, ok := r.exited(5 * time.Second); !ok || err != nil {
+			t.Errorf("after stdin EOF: exited=%v err=%v", ok, err)
+		}
+	})
+	t.Run("-ignore-eof keeps hanging", func(t *testing.T) {
+		t.Parallel()
+		r := startRaw(t, "hang-init", "-ignore-eof")
+		r.stdin.Close()
+		if _, ok := r.exited(300 * time.Millisecond); ok {
+			t.Fatal("hang-init -ignore-eof exited on stdin EOF")
+		}
+		_ = r.cmd.Process.Signal(syscall.SIGTERM)
+		if _, ok := r.exited(5 * time.Second); !ok {
+			t.Error("no exit after SIGTERM")
+		}
+	})
+}
+
+func TestHangCall(t *testing.T) {
+	t.Parallel()
+	cs, c := connect(t, "hang-call")
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "hang"}); err == nil {
+		t.Fatal("hang returned")
+	}
+	// The server still answers other calls...
+	if got := textOf(call(t, cs, "echo", map[string]any{"text": "x"})); got != "x" {
+		t.Errorf("echo = %q", got)
+	}
+	// ...but the stuck handler keeps it alive after stdin closes: Close has
+	// to escalate to SIGTERM (TerminateDuration is 300ms in these tests).
+	start := time.Now()
+	err := cs.Close()
+	if d := time.Since(start); d < 250*time.Millisecond {
+		t.Errorf("Close took %v: the process exited on stdin EOF (err %v)", d, err)
+	}
+	if !strings.Contains(c.stderr.String(), "blocking forever") {
+		t.Errorf("stderr = %q", c.stderr.String())
+	}
+}
+
+func TestCrashMidCall(t *testing.T) {
+	t.Parallel()
+	cs, c := connect(t, "crash-mid-call")
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "crash"})
+	if err == nil {
+		t.Fatal("crash returned a result")
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("crashed call took %v to fail", d)
+	}
+	werr := cs.Close()
+	if code := exitCode(werr); code != 3 {
+		t.Errorf("exit status = %d (%v), want 3", code, werr)
+	}
+	if !strings.Contains(c.stderr.String(), "crash-mid-call: panic: tool crash called") {
+		t.Errorf("stderr = %q", c.stderr.String())
+	}
+}
+
+func TestGarbage(t *testing.T) {
+	t.Parallel()
+	t.Run("raw", func(t *testing.T) {
+		t.Parallel()
+		r := startRaw(t, "garbage")
+		r.send(t, initializeLine)
+		if line, err := r.stdout.ReadString('\n'); err != nil || !strings.Contains(line, `"result"`) {
+			t.Fatalf("initialize answer = %q, %v", line, err)
+		}
+		r.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+		r.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n")
+		if line, _ := r.stdout.ReadString('\n'); !strings.Contains(line, `"tools"`) {
+			t.Fatalf("tools/list answer = %q", line)
+		}
+		r.send(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`+"\n")
+		line, _ := r.stdout.ReadString('\n')
+		if !strings.Contains(line, "not json") {
+			t.Fatalf("first line after tools/call = %q, want garbage", line)
+		}
+		if line, _ := r.stdout.ReadString('\n'); !strings.Contains(line, `"id":3`) {
+			t.Errorf("answer after garbage = %q", line)
+		}
+	})
+	t.Run("sdk client", func(t *testing.T) {
+		t.Parallel()
+		cs, _ := connect(t, "garbage")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}); err == nil {
+			t.Error("call answered after garbage succeeded; want a broken connection")
+		}
+	})
+}
+
+func TestFloodStderr(t *testing.T) {
+	t.Parallel()
+	cs, c := connect(t, "flood-stderr", "-interval", "0", "-total", "4000000")
+	for i := range 20 {
+		want := fmt.Sprint(i)
+		if got := textOf(call(t, cs, "echo", map[string]any{"text": want})); got != want {
+			t.Fatalf("echo = %q", got)
+		}
+	}
+	waitFor(t, "4 MB of stderr", 10*time.Second, func() bool { return c.stderr.Len() >= 4000000 })
+	if !strings.Contains(c.stderr.String(), "flood-stderr: handling tools/call") {
+		t.Error("no per-request stderr line")
+	}
+}
+
+func TestExitInit(t *testing.T) {
+	t.Parallel()
+	c := newChild(t, "exit-init")
+	if _, err := c.connect(connectOpts{}); err == nil {
+		t.Fatal("Connect to exit-init succeeded")
+	}
+	if code := c.exitStatus(); code != 1 {
+		t.Errorf("exit status = %d, want 1", code)
+	}
+	if got := c.stderr.String(); got != "fatal: cannot open database\n" {
+		t.Errorf("stderr = %q", got)
+	}
+}
+
+func TestFlap(t *testing.T) {
+	t.Parallel()
+	t.Run("calls", func(t *testing.T) {
+		t.Parallel()
+		cs, c := connect(t, "flap", "-calls", "2")
+		for i := range 2 {
+			if got := textOf(call(t, cs, "echo", map[string]any{"text": "x"})); got != "x" {
+				t.Fatalf("call %d = %q", i+1, got)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}); err == nil {
+			t.Error("third call succeeded")
+		}
+		if code := exitCode(cs.Close()); code != 1 {
+			t.Errorf("exit status %d, want 1", code)
+		}
+		if !strings.Contains(c.stderr.String(), "flap: life 1: exiting after 2 tool calls") {
+			t.Errorf("stderr = %q", c.stderr.String())
+		}
+	})
+	t.Run("after", func(t *testing.T) {
+		t.Parallel()
+		cs, _ := connect(t, "flap", "-after", "1500ms", "-code", "7")
+		call(t, cs, "echo", map[string]any{"text": "x"})
+		_ = cs.Wait() // until the server goes away
+		if code := exitCode(cs.Close()); code != 7 {
+			t.Errorf("exit status %d, want 7", code)
+		}
+	})
+	t.Run("comes back", func(t *testing.T) {
+		t.Parallel()
+		state := filepath.Join(t.TempDir(), "lives")
+		args := []string{"-calls", "1", "-state", state, "-times", "1"}
+		cs, _ := connect(t, "flap", args...)
+		call(t, cs, "echo", map[string]any{"text": "x"})
+		if code := exitCode(cs.Close()); code != 1 {
+			t.Errorf("first life exit status %d, want 1", code)
+		}
+		// The restarted server serves for good.
+		cs2, c2 := connect(t, "flap", args...)
+		for range 3 {
+			call(t, cs2, "echo", map[string]any{"text": "x"})
+		}
+		if !strings.Contains(c2.stderr.String(), "life 2: serving for good") {
+			t.Errorf("stderr = %q", c2.stderr.String())
+		}
+	})
+}
+
+// TestDiscoverKill shows the go-sdk #1177 failure and its workaround: the
+// default Connect probes with server/discover and the server dies; pinned
+// to 2025-11-25 the first message is initialize and it serves.
+func TestDiscoverKill(t *testing.T) {
+	t.Parallel()
+	c := newChild(t, "discover-kill")
+	if _, err := c.connect(connectOpts{timeout: 5 * time.Second}); err == nil {
+		t.Fatal("default Connect succeeded; want the server to die on server/discover")
+	}
+	if code := c.exitStatus(); code != 1 {
+		t.Errorf("exit status %d, want 1", code)
+	}
+	if !strings.Contains(c.stderr.String(), `got "server/discover"`) {
+		t.Errorf("stderr = %q", c.stderr.String())
+	}
+	cs, _ := connectWith(t, connectOpts{version: legacy}, "discover-kill")
+	if got := textOf(call(t, cs, "echo", map[string]any{"text": "ok"})); got != "ok" {
+		t.Errorf("echo = %q", got)
+	}
+}
+
+func TestSlowStart(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	cs, _ := connect(t, "slow-start", "-delay", "400ms")
+	if d := time.Since(start); d < 400*time.Millisecond {
+		t.Errorf("connected after %v, before the delay", d)
+	}
+	call(t, cs, "echo", map[string]any{"text": "x"})
+}
+
+func TestIgnoreStdinEOF(t *testing.T) {
+	t.Parallel()
+	t.Run("SIGTERM", func(t *testing.T) {
+		t.Parallel()
+		r := startRaw(t, "ignore-stdin-eof")
+		r.stdin.Close()
+		waitFor(t, "the EOF line", 5*time.Second, func() bool { return strings.Contains(r.stderr.String(), "stdin closed; still running") })
+		if _, ok := r.exited(300 * time.Millisecond); ok {
+			t.Fatal("exited on stdin EOF")
+		}
+		_ = r.cmd.Process.Signal(syscall.SIGTERM)
+		err, ok := r.exited(5 * time.Second)
+		if !ok || err != nil {
+			t.Errorf("after SIGTERM: exited=%v err=%v", ok, err)
+		}
+	})
+	t.Run("ignore SIGTERM", func(t *testing.T) {
+		t.Parallel()
+		r := startRaw(t, "ignore-stdin-eof", "-ignore-sigterm")
+		r.stdin.Close()
+		waitFor(t, "the EOF line", 5*time.Second, func() bool { return strings.Contains(r.stderr.String(), "still running") })
+		_ = r.cmd.Process.Signal(syscall.SIGTERM)
+		if _, ok := r.exited(300 * time.Millisecond); ok {
+			t.Fatal("exited on SIGTERM")
+		}
+		_ = r.cmd.Process.Kill()
+		if _, ok := r.exited(5 * time.Second); !ok {
+			t.Error("still running after SIGKILL")
+		}
+	})
+}
+
+func TestManyTools(t *testing.T) {
+	t.Parallel()
+	cs, _ := connect(t, "many-tools", "-n", "1500", "-desc-len", "300")
+	names := toolNames(t, cs) // more than one page (the SDK pages at 1000)
+	if len(names) != 1500 || names[0] != "tool_0001" || names[1499] != "tool_1500" {
+		t.Fatalf("got %d tools, first %q", len(names), names[0])
+	}
+	if got := textOf(call(t, cs, "tool_0042", map[string]any{"text": "hi"})); got != "tool_0042: hi" {
+		t.Errorf("tool_0042 = %q", got)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"no-such-server"}, {"echo", "-no-such-flag"}} {
+		exe, argv := testserver.Command(args[0], args[1:]...)
+		cmd := exec.Command(exe, argv...)
+		out, err := cmd.CombinedOutput()
+		if code := exitCode(err); code != 2 {
+			t.Errorf("%v: exit status %d, want 2 (%s)", args, code, out)
+		}
+	}
+}

@@ -1,0 +1,267 @@
+package testserver_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+)
+
+// headerTransport adds fixed headers to every request.
+type headerTransport map[string]string
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h {
+		r.Header.Set(k, v)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func connectTransport(t *testing.T, tr mcp.Transport) (*mcp.ClientSession, error) {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "v0"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	// Not cancelled after Connect: the SSE client transport ties its event
+	// stream to Connect's context, and cancelling it ends the session.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	cs, err := client.Connect(ctx, tr, nil)
+	if err == nil {
+		t.Cleanup(func() { _ = cs.Close() })
+	}
+	return cs, err
+}
+
+func TestHTTP(t *testing.T) {
+	t.Parallel()
+	srv := testserver.StartHTTP(t, "echo", testserver.HTTPOptions{})
+	t.Run("streamable", func(t *testing.T) {
+		cs, err := connectTransport(t, &mcp.StreamableClientTransport{Endpoint: srv.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := textOf(call(t, cs, "echo", map[string]any{"text": "over http"})); got != "over http" {
+			t.Errorf("echo = %q", got)
+		}
+	})
+	t.Run("sse", func(t *testing.T) {
+		cs, err := connectTransport(t, &mcp.SSEClientTransport{Endpoint: srv.SSEURL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := textOf(call(t, cs, "add", map[string]any{"a": 1, "b": 2})); got != "3" {
+			t.Errorf("add = %q", got)
+		}
+	})
+	if srv.Requests() < 4 {
+		t.Errorf("Requests() = %d after two sessions", srv.Requests())
+	}
+}
+
+func TestHTTPRequireHeader(t *testing.T) {
+	t.Parallel()
+	srv := testserver.StartHTTP(t, "echo", testserver.HTTPOptions{
+		RequireHeader:  "Authorization: Bearer s3cret",
+		RequireHeaders: []string{"X-Tenant: acme"},
+	})
+	// Plain HTTP first: the refusal is a real 401.
+	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+		t.Errorf("without headers: %s, WWW-Authenticate %q", resp.Status, resp.Header.Get("WWW-Authenticate"))
+	}
+
+	for _, tt := range []struct {
+		name    string
+		headers headerTransport
+		ok      bool
+	}{
+		{"none", nil, false},
+		{"wrong token", headerTransport{"Authorization": "Bearer nope", "X-Tenant": "acme"}, false},
+		{"missing tenant", headerTransport{"Authorization": "Bearer s3cret"}, false},
+		{"both", headerTransport{"Authorization": "Bearer s3cret", "X-Tenant": "acme"}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			hc := &http.Client{Transport: tt.headers}
+			if tt.headers == nil {
+				hc = http.DefaultClient
+			}
+			for _, tr := range []mcp.Transport{
+				&mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc, MaxRetries: -1},
+				&mcp.SSEClientTransport{Endpoint: srv.SSEURL, HTTPClient: hc},
+			} {
+				cs, err := connectTransport(t, tr)
+				if tt.ok != (err == nil) {
+					t.Fatalf("%T: Connect error = %v, want ok=%v", tr, err, tt.ok)
+				}
+				if err != nil {
+					continue
+				}
+				got := textOf(call(t, cs, "headers", nil))
+				if _, sse := tr.(*mcp.SSEClientTransport); sse {
+					continue // the SDK's SSE server does not pass headers on to tools
+				}
+				if !strings.Contains(got, "Authorization: Bearer s3cret") || !strings.Contains(got, "X-Tenant: acme") {
+					t.Errorf("%T: headers tool saw %q", tr, got)
+				}
+			}
+		})
+	}
+}
+
+func TestHTTPForgetSessions(t *testing.T) {
+	t.Parallel()
+	srv := testserver.StartHTTP(t, "echo", testserver.HTTPOptions{})
+	cs, err := connectTransport(t, &mcp.StreamableClientTransport{Endpoint: srv.URL, MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call(t, cs, "echo", map[string]any{"text": "before"})
+	id := cs.ID()
+	srv.ForgetSessions()
+
+	// The old session is gone: a request naming it gets 404.
+	req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("Mcp-Protocol-Version", legacy)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("old session after ForgetSessions: %s, want 404", resp.Status)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "after"}})
+	if err == nil {
+		t.Error("call on a forgotten session succeeded")
+	} else if !errors.Is(err, mcp.ErrConnectionClosed) && !strings.Contains(err.Error(), "404") && !strings.Contains(err.Error(), "not found") {
+		t.Logf("call on a forgotten session: %v", err)
+	}
+
+	// A new session works.
+	cs2, err := connectTransport(t, &mcp.StreamableClientTransport{Endpoint: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := textOf(call(t, cs2, "echo", map[string]any{"text": "after"})); got != "after" {
+		t.Errorf("echo on a new session = %q", got)
+	}
+}
+
+func TestHTTPStateless(t *testing.T) {
+	t.Parallel()
+	srv := testserver.StartHTTP(t, "demo", testserver.HTTPOptions{Stateless: true, JSONResponse: true})
+	cs, err := connectTransport(t, &mcp.StreamableClientTransport{Endpoint: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := cs.InitializeResult().ProtocolVersion; v < "2026-07-28" {
+		t.Errorf("stateless server negotiated %q, want 2026-07-28 or later", v)
+	}
+	if got := textOf(call(t, cs, "echo", map[string]any{"text": "stateless"})); got != "stateless" {
+		t.Errorf("echo = %q", got)
+	}
+}
+
+func TestDemo(t *testing.T) {
+	t.Parallel()
+	// In process: the demo needs no process of its own.
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := testserver.NewServer("demo").Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := connectTransport(t, ct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"add", "echo", "roll_dice", "word_count"}, toolNames(t, cs)); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	for tool, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tool.Description) < 20 || tool.Title == "" || tool.Annotations == nil || !tool.Annotations.ReadOnlyHint {
+			t.Errorf("tool %s: want a title, a real description and readOnlyHint: %+v", tool.Name, tool)
+		}
+	}
+	tests := []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"echo", map[string]any{"text": "hello"}, "hello"},
+		{"add", map[string]any{"a": 2, "b": 40}, "2 + 40 = 42"},
+		{"word_count", map[string]any{"text": "one two\nthree"}, "3 words, 2 lines, 13 characters"},
+		{"roll_dice", map[string]any{"count": 3, "sides": 6, "seed": 7}, ""},
+	}
+	for _, tt := range tests {
+		res := call(t, cs, tt.tool, tt.args)
+		if res.IsError || (tt.want != "" && textOf(res) != tt.want) {
+			t.Errorf("%s = %q (isError %v), want %q", tt.tool, textOf(res), res.IsError, tt.want)
+		}
+	}
+	// Dice are deterministic per seed, and differ between seeds.
+	roll := func(seed int) string {
+		return textOf(call(t, cs, "roll_dice", map[string]any{"count": 5, "sides": 20, "seed": seed}))
+	}
+	if a, b := roll(1), roll(1); a != b {
+		t.Errorf("same seed, different rolls: %q vs %q", a, b)
+	}
+	if roll(1) == roll(2) {
+		t.Error("different seeds gave the same rolls")
+	}
+	if res := call(t, cs, "roll_dice", map[string]any{"count": 1000}); !res.IsError {
+		t.Errorf("roll_dice count 1000 = %q, want an error result", textOf(res))
+	}
+	pr, err := cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "explain", Arguments: map[string]string{"topic": "MCP"}})
+	if err != nil || !strings.Contains(pr.Messages[0].Content.(*mcp.TextContent).Text, "Explain MCP") {
+		t.Errorf("explain prompt = %v, %v", pr, err)
+	}
+	rr, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "demo://readme"})
+	if err != nil || !strings.Contains(rr.Contents[0].Text, "roll_dice") {
+		t.Errorf("readme = %v, %v", rr, err)
+	}
+}
+
+func TestDemoProcess(t *testing.T) {
+	t.Parallel()
+	cs, _ := connect(t, "demo")
+	if got := textOf(call(t, cs, "add", map[string]any{"a": 1, "b": 1})); got != "1 + 1 = 2" {
+		t.Errorf("add = %q", got)
+	}
+}
+
+func TestNewServerRefusesProcessOnly(t *testing.T) {
+	t.Parallel()
+	for _, name := range testserver.Names() {
+		func() {
+			defer func() {
+				r := recover()
+				if (r == nil) != testserver.InProcess(name) {
+					t.Errorf("NewServer(%q): panic %v, InProcess %v", name, r, testserver.InProcess(name))
+				}
+			}()
+			testserver.NewServer(name)
+		}()
+		if testserver.Describe(name) == "" {
+			t.Errorf("Describe(%q) is empty", name)
+		}
+	}
+}
