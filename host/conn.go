@@ -38,6 +38,7 @@ type conn struct {
 	done        chan struct{} // closed when the session ended
 	sessionLost atomic.Bool   // the server forgot our session (HTTP 404)
 	closeOnce   sync.Once
+	closing     atomic.Bool // the host is closing it on purpose
 	mu          sync.Mutex
 	reason      string
 	byProcess   bool // reason is the process's exit, not a protocol failure
@@ -50,6 +51,16 @@ func (c *conn) watch() {
 	c.done = make(chan struct{})
 	go func() {
 		err := c.session.Wait()
+		var syntax *json.SyntaxError
+		if c.proc != nil && !c.closing.Load() && !errors.As(err, &syntax) {
+			// The pipe usually closes a moment before the exit is reaped;
+			// the exit status says more than "connection closed".
+			select {
+			case <-c.proc.Done():
+				c.setProcessReason()
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
 		c.setReason(err)
 		close(c.done)
 	}()
@@ -57,15 +68,19 @@ func (c *conn) watch() {
 		go func() {
 			select {
 			case <-c.proc.Done():
-				c.mu.Lock()
-				if c.reason == "" {
-					c.reason, c.byProcess = processExit(c.proc).Error(), true
-				}
-				c.mu.Unlock()
+				c.setProcessReason()
 				_ = c.session.Close()
 			case <-c.done:
 			}
 		}()
+	}
+}
+
+func (c *conn) setProcessReason() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reason == "" {
+		c.reason, c.byProcess = processExit(c.proc).Error(), true
 	}
 }
 
@@ -120,6 +135,7 @@ func (c *conn) stderrTail(n int) []string {
 // close ends the session and reaps the process: stdin is closed first, then
 // SIGTERM and SIGKILL reach the whole process group. Idempotent.
 func (c *conn) close() {
+	c.closing.Store(true)
 	c.closeOnce.Do(func() {
 		c.setReason(errors.New("closed by host"))
 		if c.session != nil { // nil when the handshake failed
