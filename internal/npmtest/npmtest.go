@@ -68,6 +68,9 @@ func Install(t testing.TB) Paths {
 		if errors.As(err, &missing) && os.Getenv("CI") != "true" {
 			t.Skipf("npmtest: %v; skipping the npm end-to-end test (install Node.js 20+ to run it)", err)
 		}
+		if errors.As(err, &missing) {
+			t.Fatalf("npmtest: %v, and CI=true: the npm end-to-end tests must run in CI (install Node.js 20+ with npm)", err)
+		}
 		t.Fatalf("npmtest: %v", err)
 	}
 	return p
