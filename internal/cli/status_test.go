@@ -13,7 +13,7 @@ import (
 )
 
 // statusWorld configures one server in each settled state: connected
-// (echo), error with a stderr line (exit-init), disabled, needs-approval
+// (the demo server, whose tools are stable), error with a stderr line (exit-init), disabled, needs-approval
 // (project scope) and missing (enabled by the workspace, defined nowhere).
 // Connecting, which depends on time, is TestStatusProgress's.
 func statusWorld(t *testing.T) *rtWorld {
@@ -21,7 +21,7 @@ func statusWorld(t *testing.T) *rtWorld {
 	off := w.server("echo")
 	off["enabled"] = false
 	w.userServers(map[string]any{
-		"echo":   w.server("echo"),
+		"demo":   w.server("demo"),
 		"broken": w.server("exit-init"),
 		"off":    off,
 	})
@@ -94,7 +94,7 @@ func TestStatusJSONContract(t *testing.T) {
 		states[s["name"].(string)] = s["state"].(string)
 	}
 	want := map[string]string{
-		"broken": "error", "echo": "connected", "ghost": "missing", "off": "disabled",
+		"broken": "error", "demo": "connected", "ghost": "missing", "off": "disabled",
 		"repo": "needs-approval",
 	}
 	if diff := cmp.Diff(want, states); diff != "" {
