@@ -27,7 +27,7 @@ func init() {
 			"(list_changed), big, image, error_result, env, cwd, pid, stderr, headers; prompt greet; resource test://echo/readme",
 		inProcess: true,
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
-			cfg := echoFlags(fs)
+			cfg := echoFlags(fs, p)
 			p.build = func() *mcp.Server { return newEchoServer("echo", cfg, p) }
 			return p.buildAndServe
 		},
@@ -39,7 +39,8 @@ type echoConfig struct {
 	instructions   *string
 }
 
-func echoFlags(fs *flag.FlagSet) *echoConfig {
+func echoFlags(fs *flag.FlagSet, p *proc) *echoConfig {
+	fs.StringVar(&p.pidFile, "pid-file", "", "append this process's pid to this file when it starts serving (for reaping tests)")
 	return &echoConfig{
 		sideEffectFile: fs.String("side-effect-file", "", "file the side_effect tools append to (default $"+SideEffectEnv+")"),
 		instructions:   fs.String("instructions", "", "server instructions sent at initialize"),

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -42,7 +43,7 @@ func init() {
 		doc:       "serves the echo tools; tool hang never returns and ignores cancellation, so the process outlives stdin EOF until signalled",
 		inProcess: true,
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
-			cfg := echoFlags(fs)
+			cfg := echoFlags(fs, p)
 			p.build = func() *mcp.Server {
 				s := newEchoServer("hang-call", cfg, p)
 				mcp.AddTool(s, &mcp.Tool{
@@ -61,7 +62,7 @@ func init() {
 	register("crash-mid-call", serverDef{
 		doc: "serves the echo tools; tool crash writes why to stderr and exits the process with status 3 while the call is in flight",
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
-			cfg := echoFlags(fs)
+			cfg := echoFlags(fs, p)
 			code := fs.Int("code", 3, "exit status of the crash")
 			p.build = func() *mcp.Server {
 				s := newEchoServer("crash-mid-call", cfg, p)
@@ -82,7 +83,7 @@ func init() {
 	register("garbage", serverDef{
 		doc: "answers initialize and tools/list normally; on the first tool call writes non-JSON garbage to stdout before its answer",
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
-			cfg := echoFlags(fs)
+			cfg := echoFlags(fs, p)
 			every := fs.Bool("every", false, "write garbage before every tool call's answer, not only the first")
 			return func(ctx context.Context) error {
 				s := newEchoServer("garbage", cfg, p)
@@ -104,7 +105,7 @@ func init() {
 	register("flood-stderr", serverDef{
 		doc: "serves the echo tools while writing megabytes to stderr continuously; every request also logs a line to stderr synchronously, so a host that does not drain stderr sees calls stall",
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
-			cfg := echoFlags(fs)
+			cfg := echoFlags(fs, p)
 			chunk := fs.Int("chunk", 64<<10, "bytes per write")
 			interval := fs.Duration("interval", 10*time.Millisecond, "pause between writes")
 			total := fs.Int64("total", 0, "stop flooding after this many bytes (0: never)")
@@ -140,7 +141,7 @@ func init() {
 		doc: "serves the echo tools, then exits after -calls tool calls (after answering the last) or after -after; " +
 			"with -state FILE and -times K only the first K lives flap, so a reconnect sees it come back for good",
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
-			cfg := echoFlags(fs)
+			cfg := echoFlags(fs, p)
 			calls := fs.Int("calls", 0, "exit after answering this many tool calls (0: no limit)")
 			after := fs.Duration("after", 0, "exit this long after starting (0: no limit)")
 			code := fs.Int("code", 1, "exit status")
@@ -198,7 +199,7 @@ func init() {
 		doc: "exits (status 1) if the first message is not initialize, as servers that die on the 2026-07-28 " +
 			"server/discover probe do (go-sdk #1177); serves the echo tools when the first message is initialize",
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
-			cfg := echoFlags(fs)
+			cfg := echoFlags(fs, p)
 			code := fs.Int("code", 1, "exit status")
 			return func(ctx context.Context) error {
 				br := bufio.NewReader(p.in)
@@ -223,7 +224,7 @@ func init() {
 	register("slow-start", serverDef{
 		doc: "sleeps -delay before reading stdin, then serves the echo tools",
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
-			cfg := echoFlags(fs)
+			cfg := echoFlags(fs, p)
 			delay := fs.Duration("delay", 2*time.Second, "how long to wait before serving")
 			return func(ctx context.Context) error {
 				fmt.Fprintf(p.errw, "slow-start: starting in %v\n", *delay)
@@ -240,7 +241,7 @@ func init() {
 	register("ignore-stdin-eof", serverDef{
 		doc: "serves the echo tools; when stdin closes keeps running until SIGTERM (exit 0), or with -ignore-sigterm until SIGKILL",
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
-			cfg := echoFlags(fs)
+			cfg := echoFlags(fs, p)
 			ignoreTerm := fs.Bool("ignore-sigterm", false, "ignore SIGTERM too (and SIGINT): only SIGKILL ends it")
 			return func(ctx context.Context) error {
 				sigs := make(chan os.Signal, 1)
@@ -258,6 +259,39 @@ func init() {
 					fmt.Fprintf(p.errw, "ignore-stdin-eof: got %v; exiting\n", sig)
 				}
 				return err
+			}
+		},
+	})
+
+	register("grandchild", serverDef{
+		doc: "serves the echo tools after starting a grandchild process (a sleeper that holds the server's stderr and " +
+			"lives until signalled) in the server's process group, like an npx or sh -c wrapper; tool grandchild_pid returns " +
+			"its pid, -pid-file records both pids; the server exits on stdin EOF but the grandchild does not",
+		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
+			cfg := echoFlags(fs, p)
+			return func(ctx context.Context) error {
+				exe, args := Command("hang-init", "-ignore-eof")
+				cmd := exec.Command(exe, args...)
+				if f, ok := p.errw.w.(*os.File); ok {
+					cmd.Stderr = f // hold the pipe, as a real grandchild does
+				}
+				if err := cmd.Start(); err != nil {
+					return fmt.Errorf("grandchild: starting the grandchild: %w", err)
+				}
+				go func() { _ = cmd.Wait() }() // reap it if it dies while we live
+				pid := cmd.Process.Pid
+				if err := p.recordPID(pid); err != nil {
+					return err
+				}
+				fmt.Fprintf(p.errw, "grandchild: started grandchild pid %d\n", pid)
+				s := newEchoServer("grandchild", cfg, p)
+				mcp.AddTool(s, &mcp.Tool{
+					Name:        "grandchild_pid",
+					Description: "Returns the pid of the grandchild process this server started.",
+				}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+					return text(strconv.Itoa(pid)), nil, nil
+				})
+				return p.serve(ctx, s, p.in)
 			}
 		},
 	})

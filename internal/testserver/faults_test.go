@@ -1,3 +1,5 @@
+//go:build unix
+
 package testserver_test
 
 import (
@@ -6,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -253,11 +257,20 @@ func TestFlap(t *testing.T) {
 	})
 	t.Run("after", func(t *testing.T) {
 		t.Parallel()
-		cs, _ := connect(t, "flap", "-after", "1500ms", "-code", "7")
-		call(t, cs, "echo", map[string]any{"text": "x"})
-		_ = cs.Wait() // until the server goes away
-		if code := exitCode(cs.Close()); code != 7 {
-			t.Errorf("exit status %d, want 7", code)
+		start := time.Now()
+		r := startRaw(t, "flap", "-after", "300ms", "-code", "7")
+		err, ok := r.exited(10 * time.Second)
+		if !ok {
+			t.Fatal("flap -after 300ms still running after 10s")
+		}
+		if code := exitCode(err); code != 7 {
+			t.Errorf("exit status %d (%v), want 7", code, err)
+		}
+		if d := time.Since(start); d < 300*time.Millisecond {
+			t.Errorf("exited after %v", d)
+		}
+		if !strings.Contains(r.stderr.String(), "flap: life 1: exiting after 300ms") {
+			t.Errorf("stderr = %q", r.stderr.String())
 		}
 	})
 	t.Run("comes back", func(t *testing.T) {
@@ -365,4 +378,47 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("%v: exit status %d, want 2 (%s)", args, code, out)
 		}
 	}
+}
+
+func TestGrandchild(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	cs, c := connect(t, "grandchild", "-pid-file", pidFile)
+	pid, err := strconv.Atoi(textOf(call(t, cs, "grandchild_pid", nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	data, _ := os.ReadFile(pidFile)
+	want := fmt.Sprintf("%d\n%d\n", pid, c.cmd.Process.Pid)
+	if string(data) != want {
+		t.Errorf("pid file = %q, want %q (grandchild, then server)", data, want)
+	}
+	// The server exits on stdin EOF; the grandchild lives on, holding stderr
+	// (WaitDelay, 1s here, is what lets Wait return at all).
+	_ = cs.Close()
+	if !alive(pid) {
+		t.Error("grandchild gone after the server exited")
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the grandchild to die", 5*time.Second, func() bool { return !alive(pid) })
+}
+
+// alive reports whether pid is a live process: a zombie (dead, waiting for
+// a parent that may never reap it) does not count.
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true // no /proc (macOS): trust kill
+	}
+	// The state follows the parenthesized command name.
+	if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && i+2 < len(stat) {
+		return stat[i+2] != 'Z'
+	}
+	return true
 }

@@ -196,6 +196,8 @@ type proc struct {
 	out   *lockedWriter
 	errw  *lockedWriter
 	build func() *mcp.Server
+	// pidFile, if set, gets this process's pid appended when serving starts.
+	pidFile string
 }
 
 // registry is filled by the init functions of the server files.
@@ -211,10 +213,29 @@ func register(name string, def serverDef) {
 // serve runs an SDK server over the process's stdio until the client closes
 // stdin or ctx ends.
 func (p *proc) serve(ctx context.Context, s *mcp.Server, in io.Reader) error {
+	if err := p.recordPID(os.Getpid()); err != nil {
+		return err
+	}
 	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{p.out}}
 	err := s.Run(ctx, t)
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
+	}
+	return err
+}
+
+// recordPID appends pid to the -pid-file, if any.
+func (p *proc) recordPID(pid int) error {
+	if p.pidFile == "" {
+		return nil
+	}
+	f, err := os.OpenFile(p.pidFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("pid file: %w", err)
+	}
+	_, err = fmt.Fprintln(f, pid)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
 	return err
 }
