@@ -79,7 +79,7 @@ type Options struct {
 	// $MCP_TOOL_TIMEOUT (ms), then this. If <= 0, 120 s.
 	CallTimeout time.Duration
 	// ToolsWait bounds how long Tools, Prompts and Resources wait for
-	// servers still connecting. If <= 0, 5 s.
+	// servers still connecting. If 0, 5 s; if < 0, they do not wait.
 	ToolsWait time.Duration
 	// CloseGrace is how long a stdio server gets after stdin closes (and
 	// again after SIGTERM) before it is killed. If <= 0, 2 s.
@@ -181,7 +181,7 @@ func New(cfg *config.Resolved, opts *Options) *Host {
 	}
 	o.StartupTimeout = durationKnob(o.StartupTimeout, "MCP_TIMEOUT", o.LookupEnv, DefaultStartupTimeout)
 	o.CallTimeout = durationKnob(o.CallTimeout, "MCP_TOOL_TIMEOUT", o.LookupEnv, DefaultCallTimeout)
-	if o.ToolsWait <= 0 {
+	if o.ToolsWait == 0 {
 		o.ToolsWait = DefaultToolsWait
 	}
 	if o.CloseGrace <= 0 {

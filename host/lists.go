@@ -168,7 +168,7 @@ func (h *Host) eachReady(ctx context.Context, warnings *[]string, fetch func(con
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	wctx, cancel := context.WithTimeout(ctx, h.opts.ToolsWait)
+	wctx, cancel := context.WithTimeout(ctx, max(h.opts.ToolsWait, 0))
 	defer cancel()
 	var (
 		mu sync.Mutex
@@ -178,7 +178,9 @@ func (h *Host) eachReady(ctx context.Context, warnings *[]string, fetch func(con
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.waitSettled(wctx)
+			if h.opts.ToolsWait > 0 {
+				s.waitSettled(wctx)
+			}
 			st := s.publicState()
 			switch st {
 			case StateConnected:

@@ -36,7 +36,7 @@ type ServerStatus struct {
 	State State        `json:"state"`
 	// Reason is one line saying why the server is in its state (empty when
 	// connected and healthy).
-	Reason string `json:"error,omitempty"`
+	Reason string `json:"error"`
 	// Since is when the server entered State.
 	Since time.Time `json:"since"`
 	// Command is the literal command line (stdio) or URL (remote), as it

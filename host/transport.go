@@ -246,6 +246,9 @@ func commandLine(def config.Server) string {
 	if def.Type == config.TypeSSE || def.Type == config.TypeHTTP {
 		return def.URL
 	}
+	if def.Command == "" {
+		return "" // nothing to run (a missing or invalid server)
+	}
 	parts := []string{shellQuote(def.Command)}
 	for _, a := range def.Args {
 		parts = append(parts, shellQuote(a))

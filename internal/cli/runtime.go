@@ -146,7 +146,7 @@ func startSessionWith(_ context.Context, o *runtimeOptions, cfg *config.Resolved
 		// The command does its own bounded wait, with progress, before it
 		// asks for lists; whatever is still connecting then is reported,
 		// not waited for again.
-		ToolsWait: time.Millisecond,
+		ToolsWait: -1,
 		OnEvent:   s.onEvent,
 	}
 	if o.HostOptions != nil {
