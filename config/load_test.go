@@ -720,3 +720,24 @@ func TestFilePaths(t *testing.T) {
 		t.Errorf("UserFile without homeDir = %s, want %s", got, want)
 	}
 }
+
+func TestLoadUnreadablePath(t *testing.T) {
+	// Runs as root too: a path through a regular file cannot be read by
+	// anyone ("not a directory"), which exercises the unreadable branch.
+	f := newFixture(t)
+	notDir := f.write(filepath.Join(f.dir, "plainfile"), "x")
+	f.env["SWITCHBOARD_HOME"] = notDir
+	f.write(filepath.Join(f.proj, ".mcp.json"), servers(cmdDef("p", "x")))
+	r := f.load(f.opts())
+	userFile := filepath.Join(notDir, "mcp.json")
+	if r.Files.User != userFile {
+		t.Fatalf("Files.User = %s, want %s", r.Files.User, userFile)
+	}
+	want := []string{userFile + ": cannot be read: not a directory (fix: check that every directory on the path exists and the file is readable)"}
+	if diff := cmp.Diff(want, errorsOf(r)); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]row{{"p", ScopeProject, TrustRepo, Available, "", nil, "x"}}, rows(r)); diff != "" {
+		t.Errorf("servers (-want +got):\n%s", diff)
+	}
+}

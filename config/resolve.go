@@ -188,11 +188,12 @@ func (l *loader) read(path string, required bool, fixMissing string) ([]byte, bo
 	if errors.As(err, &pe) {
 		err = pe.Err
 	}
-	fix := fmt.Sprintf("make it readable by you (e.g. chmod 644 %s)", path)
 	if errors.Is(err, fs.ErrPermission) {
-		l.fileDiag(path, "cannot be read: permission denied", fix)
+		l.fileDiag(path, "cannot be read: permission denied",
+			fmt.Sprintf("make it readable by you (e.g. chmod 644 %s)", path))
 	} else {
-		l.fileDiag(path, "cannot be read: "+err.Error(), fix)
+		l.fileDiag(path, "cannot be read: "+err.Error(),
+			"check that every directory on the path exists and the file is readable")
 	}
 	return nil, false
 }
