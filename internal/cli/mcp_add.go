@@ -191,21 +191,8 @@ func writeServer(f *Factory, scope config.Scope, name string, raw []byte, force 
 		return Usagef(fmt.Sprintf("pass --force to replace it, or remove it first: switchboard mcp remove %s --scope %s", name, scope),
 			"server %q already exists in %s", name, t.describe(f))
 	}
-	// A project file is shared through the repository and holds no
-	// secrets of the user's: create it with the usual modes rather than
-	// SetServer's private ones.
-	created := false
-	if scope == config.ScopeProject {
-		if fh, err := os.OpenFile(t.File, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
-			fh.Close()
-			created = true
-		}
-	}
-	if err := config.SetServer(t.File, t.ObjPath, name, raw); err != nil {
-		if created {
-			os.Remove(t.File)
-		}
-		return configFileErr(err)
+	if err := setServer(t, name, raw); err != nil {
+		return err
 	}
 	verb := "Added"
 	if exists {
@@ -227,6 +214,26 @@ func writeServer(f *Factory, scope config.Scope, name string, raw []byte, force 
 				break
 			}
 		}
+	}
+	return nil
+}
+
+// setServer writes one entry to a scope's file. A project file is shared
+// through the repository and holds no secrets of the user's, so a new one
+// gets the usual 0644 rather than SetServer's private 0600.
+func setServer(t scopeTarget, name string, raw []byte) error {
+	created := false
+	if t.Scope == config.ScopeProject {
+		if fh, err := os.OpenFile(t.File, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+			fh.Close()
+			created = true
+		}
+	}
+	if err := config.SetServer(t.File, t.ObjPath, name, raw); err != nil {
+		if created {
+			os.Remove(t.File)
+		}
+		return configFileErr(err)
 	}
 	return nil
 }

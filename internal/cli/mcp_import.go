@@ -179,8 +179,8 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 			rep.Skipped = append(rep.Skipped, e)
 			continue
 		}
-		if err := config.SetServer(t.File, t.ObjPath, e.Name, e.def); err != nil {
-			return configFileErr(err)
+		if err := setServer(t, e.Name, e.def); err != nil {
+			return err
 		}
 		rep.Imported = append(rep.Imported, e)
 	}

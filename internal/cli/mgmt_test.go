@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -519,5 +520,38 @@ func TestVersion(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(out), &v); err != nil || v.Version == "" || len(v.ProtocolRevisions) != 4 {
 		t.Errorf("version --json = %q (%v)", out, err)
+	}
+}
+
+func TestCreatedFileModes(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no Unix modes")
+	}
+	w := newMgmtWorld(t)
+	if err := os.Remove(w.env["SWITCHBOARD_HOME"]); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"mcp", "add", "--scope", "user", "u", "--", "x"},
+		{"mcp", "add", "--scope", "project", "p", "--", "x"},
+		{"mcp", "disable", "u"},
+	} {
+		if _, stderr, code := w.run(false, args...); code != 0 {
+			t.Fatalf("%q: exit %d: %s", args, code, stderr)
+		}
+	}
+	for path, want := range map[string]os.FileMode{
+		w.env["SWITCHBOARD_HOME"]:                               0o700,
+		filepath.Join(w.env["SWITCHBOARD_HOME"], "mcp.json"):    0o600,
+		filepath.Join(w.proj, ".mcp.json"):                      0o644,
+		filepath.Join(w.proj, ".switchboard", "workspace.json"): 0o644,
+	} {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != want {
+			t.Errorf("%s: mode %v, want %v", path, got, want)
+		}
 	}
 }
