@@ -25,13 +25,16 @@
 //     "managed policy"; the workspace layer (<root>/.switchboard/workspace.json)
 //     disables, or enables over the two next rules; a definition's
 //     "enabled": false and any file's "disabledMcpServers" disable. A name
-//     the workspace enables that nothing defines is [Missing].
+//     the workspace enables that nothing defines is [Missing]: it has no
+//     Scope or Trust, and its File and Pos point at the workspace file.
 //   - Trust is [TrustFor] the winning scope.
 //   - Expansion: [Expand] runs over command, each args item, env values,
 //     url and header values (never keys) to make
 //     [ResolvedServer.Effective]; [ResolvedServer.Written] keeps the text
 //     launch trust fingerprints. Unset variables make one warning per
-//     server, "Missing environment variables: A, B".
+//     server, "Missing environment variables: A, B". [Expand] gives the
+//     exact rules ("$${X}" is a literal "${X}", defaults nest, "${lower}"
+//     is left as written).
 //
 // Every problem is a [Diagnostic] with file:line:col (columns count
 // characters) and a one-line fix, both in [Resolved.Diagnostics] and, for
