@@ -173,18 +173,12 @@ func init() {
 				}
 				if *calls > 0 {
 					var n atomic.Int64
-					var pending atomic.Bool
-					// Exit once the answer to the last call has been written.
-					p.out.onWrite = func() {
-						if pending.Load() {
-							die(fmt.Sprintf("after %d tool calls", *calls))
-						}
-					}
 					s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 						return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 							res, err := next(ctx, method, req)
-							if method == "tools/call" && n.Add(1) >= int64(*calls) {
-								pending.Store(true)
+							if method == "tools/call" && n.Add(1) == int64(*calls) {
+								// Exit once the answer to this call is written.
+								p.out.afterNextWrite(func() { die(fmt.Sprintf("after %d tool calls", *calls)) })
 							}
 							return res, err
 						}

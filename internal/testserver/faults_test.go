@@ -239,8 +239,10 @@ func TestFlap(t *testing.T) {
 		t.Parallel()
 		cs, c := connect(t, "flap", "-calls", "2")
 		for i := range 2 {
-			if got := textOf(call(t, cs, "echo", map[string]any{"text": "x"})); got != "x" {
-				t.Fatalf("call %d = %q", i+1, got)
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+			if err != nil || textOf(res) != "x" {
+				time.Sleep(100 * time.Millisecond)
+				t.Fatalf("call %d = %v, %v (stderr %q)", i+1, res, err, c.stderr.String())
 			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

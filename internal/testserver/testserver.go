@@ -290,19 +290,29 @@ func exitStatus(err error, errw io.Writer) int {
 // lockedWriter serializes writes, so that a fault server writing around the
 // SDK (garbage on stdout, floods on stderr) never splits one of its lines.
 type lockedWriter struct {
-	mu      sync.Mutex
-	w       io.Writer
-	onWrite func() // if set, called after each write, under the lock
+	mu   sync.Mutex
+	w    io.Writer
+	next func() // run after the next write completes, under the lock
 }
 
 func (w *lockedWriter) Write(b []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n, err := w.w.Write(b)
-	if w.onWrite != nil {
-		w.onWrite()
+	if f := w.next; f != nil {
+		w.next = nil
+		f()
 	}
 	return n, err
+}
+
+// afterNextWrite arranges for f to run once the next write that starts after
+// this call has completed. Arming takes the lock, so a write already in
+// progress (whose reader may have raced ahead of us) never counts.
+func (w *lockedWriter) afterNextWrite(f func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.next = f
 }
 
 type nopWriteCloser struct{ io.Writer }

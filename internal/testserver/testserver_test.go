@@ -120,7 +120,7 @@ func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
-		t.Fatalf("calling %s: %v", tool, err)
+		t.Fatalf("calling %s at %s: %v", tool, time.Now().Format("15:04:05.000"), err)
 	}
 	return res
 }
