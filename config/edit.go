@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tailscale/hujson"
 )
@@ -49,6 +50,12 @@ func SetServer(path string, objPath []string, name string, def json.RawMessage) 
 		return fmt.Errorf("server %q: definition must be a JSON object: %w", name, err)
 	}
 	full := append(append([]string(nil), objPath...), name)
+	for _, k := range full {
+		// JSON strings are UTF-8: such a key could not be read back.
+		if !utf8.ValidString(k) {
+			return fmt.Errorf("%q is not valid UTF-8 and cannot be a JSON key", k)
+		}
+	}
 	return editFile(path, privateFileMode, privateDirMode, func(root *hujson.Value, src []byte) error {
 		return setValue(root, src, full, def)
 	})

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -597,4 +598,92 @@ func TestHasServer(t *testing.T) {
 	if _, err := HasServer(bad, []string{"mcpServers"}, "a"); !errors.As(err, &d) || d.Line != 1 {
 		t.Errorf("bad file: err = %v", err)
 	}
+}
+
+// FuzzEditRoundTrip: whatever JSONC object a user file holds, adding a
+// server leaves a file that parses and holds it, removing it again leaves a
+// file that parses, and the other top-level keys keep their values.
+func FuzzEditRoundTrip(f *testing.F) {
+	for _, seed := range []string{
+		userFile,
+		"{}",
+		"{\n}\n",
+		`{"mcpServers": {}}`,
+		"{\n\t\"mcpServers\": {\n\t\t\"a\": {\"command\": \"a\"}, // c\n\t},\n}",
+		"// only a comment\n{ /* x */ }",
+		`{"projects": {"/w": {"mcpServers": {"b": {"url": "https://b"}}}}, "x": [1, {"y": null}]}`,
+	} {
+		f.Add([]byte(seed), "fuzz-new", true)
+		f.Add([]byte(seed), "a/b~c", false)
+	}
+	f.Fuzz(func(t *testing.T, src []byte, name string, local bool) {
+		v, err := hujson.Parse(src)
+		if err != nil {
+			return
+		}
+		if _, ok := v.Value.(*hujson.Object); !ok {
+			return
+		}
+		objPath := []string{"mcpServers"}
+		if local {
+			objPath = []string{"projects", "/work space", "mcpServers"}
+		}
+		path := filepath.Join(t.TempDir(), "mcp.json")
+		if err := os.WriteFile(path, src, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		before := topLevel(t, src)
+		if has, err := HasServer(path, objPath, name); err != nil || has {
+			return // the name is taken, or a parent is not an object
+		}
+		if err := SetServer(path, objPath, name, json.RawMessage(`{"command":"x","args":["<&>"]}`)); err != nil {
+			return // e.g. a parent that is not an object: reported, not written
+		}
+		added, _ := os.ReadFile(path)
+		if _, err := hujson.Parse(added); err != nil {
+			t.Fatalf("after SetServer the file does not parse: %v\n%s", err, added)
+		}
+		if has, err := HasServer(path, objPath, name); err != nil || !has {
+			t.Fatalf("after SetServer HasServer = %v, %v\n%s", has, err, added)
+		}
+		if found, err := RemoveServer(path, objPath, name); err != nil || !found {
+			t.Fatalf("RemoveServer = %v, %v", found, err)
+		}
+		removed, _ := os.ReadFile(path)
+		if _, err := hujson.Parse(removed); err != nil {
+			t.Fatalf("after RemoveServer the file does not parse: %v\n%s", err, removed)
+		}
+		after := topLevel(t, removed)
+		for k, want := range before {
+			if k == objPath[0] {
+				continue
+			}
+			if got := after[k]; got != want {
+				t.Fatalf("top-level %q changed: %s -> %s", k, want, got)
+			}
+		}
+	})
+}
+
+// topLevel returns the top-level members of a JSONC object as compact
+// standard JSON.
+func topLevel(t *testing.T, src []byte) map[string]string {
+	t.Helper()
+	std, err := hujson.Standardize(append([]byte(nil), src...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(std, &m); err != nil {
+		return nil // duplicate keys and the like: nothing to compare
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		var b bytes.Buffer
+		if err := json.Compact(&b, v); err != nil {
+			t.Fatal(err)
+		}
+		out[k] = b.String()
+	}
+	return out
 }
