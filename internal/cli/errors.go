@@ -74,7 +74,7 @@ func Failuref(hint, format string, args ...any) *ExitError {
 	return FailureErr(fmt.Errorf(format, args...), hint)
 }
 
-// errSilent is returned by a command that has printed all it had to say
+// silentExit is returned by a command that has printed all it had to say
 // and only needs the exit code; see ExitError.
 func silentExit(code int) *ExitError { return &ExitError{Code: code} }
 

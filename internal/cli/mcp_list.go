@@ -326,8 +326,8 @@ func scopeFile(r *config.Resolved, sc config.Scope) string {
 
 // printServerDetail prints `mcp get`: aligned "Key: value" lines on a
 // terminal, "key<TAB>value" rows when piped.
-func printServerDetail(io *IOStreams, f *Factory, r *config.Resolved, s *config.ResolvedServer, d serverDetailJSON, notes []note) error {
-	tty := io.IsTTY
+func printServerDetail(ios *IOStreams, f *Factory, r *config.Resolved, s *config.ResolvedServer, d serverDetailJSON, notes []note) error {
+	tty := ios.IsTTY
 	path := func(p string) string {
 		if tty {
 			return f.tilde(p)
@@ -415,7 +415,7 @@ func printServerDetail(io *IOStreams, f *Factory, r *config.Resolved, s *config.
 			fmt.Fprintf(&b, "%s\t%s\n", n.severity, n.text)
 		}
 	}
-	_, err := fmt.Fprint(io.Out, b.String())
+	_, err := fmt.Fprint(ios.Out, b.String())
 	return err
 }
 

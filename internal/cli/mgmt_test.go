@@ -303,6 +303,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"mcp", "get", "nope"}, 1, `error: no server named "nope"`},
 		{[]string{"mcp", "remove", "nope"}, 1, `error: no server named "nope" in the user, project or local scope`},
 		{[]string{"nonsense"}, 2, `error: unknown command "nonsense" for "switchboard"`},
+		{[]string{"mcp", "lst"}, 2, `error: unknown command "lst" for "switchboard mcp"`},
 		{[]string{"mcp", "list", "extra"}, 2, `error: switchboard mcp list takes no arguments, got "extra"`},
 		{[]string{"--wait", "soon", "mcp", "list"}, 2, `error: invalid argument "soon" for "--wait" flag`},
 		{[]string{"--log-level", "loud", "mcp", "list"}, 2, `error: invalid --log-level "loud"`},
@@ -317,6 +318,11 @@ func TestExitCodes(t *testing.T) {
 		}
 		if code != 0 && !strings.Contains(stderr, "\nhint: ") {
 			t.Errorf("%q: no hint line in %q", tt.args, stderr)
+		}
+	}
+	for args, hint := range map[string]string{"verison": "hint: did you mean: version?", "mcp lst": "hint: did you mean: list"} {
+		if _, stderr, _ := w.run(false, strings.Fields(args)...); !strings.Contains(stderr, hint) {
+			t.Errorf("%s: stderr %q lacks %q", args, stderr, hint)
 		}
 	}
 }

@@ -158,6 +158,9 @@ func groupRunE(cmd *cobra.Command, args []string) error {
 		return cmd.Help()
 	}
 	hint := fmt.Sprintf("run '%s --help' for the list of commands", cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's own default, which SuggestionsFor does not apply
+	}
 	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
 		hint = "did you mean: " + strings.Join(s, ", ") + "?"
 	}
