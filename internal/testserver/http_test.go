@@ -265,3 +265,22 @@ func TestNewServerRefusesProcessOnly(t *testing.T) {
 		}
 	}
 }
+
+// Close must not wait for a handler that never returns.
+func TestHTTPCloseWithHungCall(t *testing.T) {
+	t.Parallel()
+	srv := testserver.StartHTTP(t, "hang-call", testserver.HTTPOptions{})
+	cs, err := connectTransport(t, &mcp.StreamableClientTransport{Endpoint: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "hang"}) }()
+	time.Sleep(100 * time.Millisecond)
+	done := make(chan struct{})
+	go func() { srv.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close hung on a call that never returns")
+	}
+}
