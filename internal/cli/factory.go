@@ -83,7 +83,7 @@ func (f *Factory) LoadOptions() *config.LoadOptions {
 func (f *Factory) LoadConfig() (*config.Resolved, error) {
 	r, err := config.Load(f.LoadOptions())
 	if err != nil {
-		return nil, ConfigErr(err, "check the configuration files and flags named above")
+		return nil, ConfigErr(err, "set HOME (or SWITCHBOARD_HOME) and run from an existing directory")
 	}
 	return r, nil
 }
@@ -112,13 +112,16 @@ func (f *Factory) Home() string {
 
 // WorkspaceRoot is the project root: --workspace, else the nearest ancestor
 // of Cwd holding .mcp.json, .switchboard/ or .git. ok is false when there
-// is none.
+// is none. It is the root config.Load uses (asked of Load itself, so that
+// what the mcp commands write under "projects" is what Load reads back).
 func (f *Factory) WorkspaceRoot() (root string, ok bool) {
 	if w := f.global().Workspace; w != "" {
-		return f.abs(w), true
+		return filepath.Clean(f.abs(w)), true
 	}
-	if r := config.FindRoot(f.Cwd); r != "" {
-		return r, true
+	opts := f.LoadOptions()
+	opts.StrictMCPConfig, opts.MCPConfigs = true, nil // only the root is wanted: read as little as possible
+	if r, err := config.Load(opts); err == nil && r.Workspace != "" {
+		return r.Workspace, true
 	}
 	return "", false
 }
