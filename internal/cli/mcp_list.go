@@ -168,6 +168,7 @@ func mcpListRun(ctx context.Context, opts *MCPListOptions) error {
 	}
 	if len(r.Servers) > 0 {
 		t := newTablePrinter(opts.IO, "name", "type", "scope", "enabled", "command / url", "file")
+		t.Shrink(4)
 		for i := range r.Servers {
 			s := &r.Servers[i]
 			typ := string(s.Effective.Type)

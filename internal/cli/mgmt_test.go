@@ -387,6 +387,26 @@ func TestTablePrinter(t *testing.T) {
 	}
 }
 
+func TestTablePrinterShrinks(t *testing.T) {
+	io, _, out, _ := Test()
+	io.IsTTY, io.Width = true, 40
+	tp := newTablePrinter(io, "name", "command", "file")
+	tp.Shrink(1)
+	tp.AddRow("fs", "npx -y @modelcontextprotocol/server-filesystem /home/me", "~/f.json")
+	if err := tp.Render(); err != nil {
+		t.Fatal(err)
+	}
+	want := "NAME  COMMAND                   FILE\nfs    npx -y @modelcontextpro…  ~/f.json\n"
+	if out.String() != want {
+		t.Errorf("got %q\nwant %q", out.String(), want)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		if n := len([]rune(line)); n > 40 {
+			t.Errorf("line of %d columns on a 40-column terminal: %q", n, line)
+		}
+	}
+}
+
 func TestPrintJSON(t *testing.T) {
 	var b bytes.Buffer
 	if err := printJSON(&b, map[string]any{"url": "https://x/?a=1&b=<2>", "a": []string{}}); err != nil {

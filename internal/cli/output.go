@@ -15,14 +15,22 @@ import (
 type tablePrinter struct {
 	w      io.Writer
 	tty    bool
+	width  int // terminal width; 0: unknown
 	header []string
 	rows   [][]string
+	// shrink is the column cut down (ending in "…") when a terminal is too
+	// narrow for the table; -1: none.
+	shrink int
 }
 
 // newTablePrinter returns a printer for io.Out; header names the columns.
 func newTablePrinter(s *IOStreams, header ...string) *tablePrinter {
-	return &tablePrinter{w: s.Out, tty: s.IsTTY, header: header}
+	return &tablePrinter{w: s.Out, tty: s.IsTTY, width: s.Width, header: header, shrink: -1}
 }
+
+// Shrink names the column to cut when the table is wider than the
+// terminal (piped output is never cut).
+func (t *tablePrinter) Shrink(col int) { t.shrink = col }
 
 // AddRow adds one row; missing cells are empty.
 func (t *tablePrinter) AddRow(cells ...string) {
@@ -63,6 +71,18 @@ func (t *tablePrinter) Render() error {
 			widths[i] = max(widths[i], utf8.RuneCountInString(c))
 		}
 	}
+	if total := tableWidth(widths); t.width > 0 && total > t.width && t.shrink >= 0 && t.shrink < len(widths) {
+		const minWidth = 12
+		w := max(minWidth, widths[t.shrink]-(total-t.width))
+		if w < widths[t.shrink] {
+			widths[t.shrink] = w
+			for _, r := range rows {
+				if t.shrink < len(r) {
+					r[t.shrink] = truncate(r[t.shrink], w)
+				}
+			}
+		}
+	}
 	for _, r := range rows {
 		for i, c := range r {
 			b.WriteString(c)
@@ -77,6 +97,23 @@ func (t *tablePrinter) Render() error {
 	}
 	_, err := t.w.Write(b.Bytes())
 	return err
+}
+
+func tableWidth(widths []int) int {
+	total := 0
+	for _, w := range widths {
+		total += w + 2
+	}
+	return total - 2
+}
+
+// truncate cuts s to n runes, the last being "…".
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
 }
 
 // printJSON writes v as indented JSON followed by a newline: the one JSON
