@@ -198,20 +198,34 @@ func writeServer(f *Factory, scope config.Scope, name string, raw []byte, force 
 	if exists {
 		verb = "Replaced"
 	}
+	prep := "to"
+	if exists {
+		prep = "in"
+	}
 	if kind != "" {
 		kind += " "
 	}
 	out := f.IO.Out
-	fmt.Fprintf(out, "%s %sserver %q to %s\n", verb, kind, name, t.describe(f))
+	fmt.Fprintf(out, "%s %sserver %q %s %s\n", verb, kind, name, prep, t.describe(f))
 	if scope == config.ScopeProject {
 		fmt.Fprintf(out, "Project servers ask for approval before they first start: switchboard mcp approve %s\n", name)
 	}
-	// Say so when a higher scope hides what was just written.
-	if defined, err := f.definedIn(name); err == nil {
-		for _, d := range defined {
-			if d.Scope != scope && scopeRank(d.Scope) > scopeRank(scope) {
-				fmt.Fprintf(f.IO.ErrOut, "warning: the %s-scope definition of %q overrides this one in this workspace\n", d.Scope, name)
-				break
+	// Say what will keep the new definition from being used as written.
+	r, err := f.LoadConfig()
+	if err != nil {
+		return nil
+	}
+	s := r.Server(name)
+	switch {
+	case s == nil:
+	case s.Scope != scope:
+		fmt.Fprintf(f.IO.ErrOut, "warning: the %s-scope definition of %q overrides this one in this workspace\n", s.Scope, name)
+	case s.Availability == config.Disabled:
+		fmt.Fprintf(f.IO.ErrOut, "warning: %q is disabled here: %s\n", name, s.DisabledReason)
+	default:
+		for _, d := range s.Diagnostics {
+			if d.Severity == config.SeverityWarning {
+				fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", d.Message)
 			}
 		}
 	}
@@ -236,18 +250,6 @@ func setServer(t scopeTarget, name string, raw []byte) error {
 		return configFileErr(err)
 	}
 	return nil
-}
-
-func scopeRank(s config.Scope) int {
-	switch s {
-	case config.ScopeUser:
-		return 1
-	case config.ScopeProject:
-		return 2
-	case config.ScopeLocal:
-		return 3
-	}
-	return 0
 }
 
 // parsePairs reads KEY<sep>VALUE flag values into a map.
