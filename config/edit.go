@@ -226,6 +226,11 @@ func editFile(path string, fileMode, dirMode fs.FileMode, edit func(v *hujson.Va
 	if !bytes.HasSuffix(out, []byte("\n")) {
 		out = append(out, '\n')
 	}
+	// A file written with CRLF line ends (Windows editors) keeps them:
+	// the new lines are laid out with "\n" only.
+	if n := bytes.Count(src, []byte("\r\n")); n > 0 && n == bytes.Count(src, []byte("\n")) {
+		out = toCRLF(out)
+	}
 	if exists && bytes.Equal(out, src) {
 		return nil
 	}
@@ -235,6 +240,18 @@ func editFile(path string, fileMode, dirMode fs.FileMode, edit func(v *hujson.Va
 		}
 	}
 	return writeFileAtomic(path, out, mode)
+}
+
+// toCRLF turns every "\n" not already preceded by "\r" into "\r\n".
+func toCRLF(b []byte) []byte {
+	var out bytes.Buffer
+	for i, c := range b {
+		if c == '\n' && (i == 0 || b[i-1] != '\r') {
+			out.WriteByte('\r')
+		}
+		out.WriteByte(c)
+	}
+	return out.Bytes()
 }
 
 // readConfigFile reads a config file for editing. A missing file is

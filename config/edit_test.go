@@ -533,6 +533,24 @@ func TestRemoveLastKeepsClosingIndent(t *testing.T) {
 	}
 }
 
+func TestEditKeepsCRLF(t *testing.T) {
+	crlf := strings.ReplaceAll(userFile, "\n", "\r\n")
+	path := writeTemp(t, "mcp.json", crlf, 0o600)
+	if err := SetServer(path, []string{"projects", "/w", "mcpServers"}, "a", json.RawMessage(`{"command":"a","args":["x"]}`)); err != nil {
+		t.Fatal(err)
+	}
+	got := readString(t, path)
+	if strings.Count(got, "\n") != strings.Count(got, "\r\n") {
+		t.Errorf("mixed line ends:\n%q", got)
+	}
+	if _, err := RemoveServer(path, []string{"projects", "/w", "mcpServers"}, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if got := readString(t, path); got != crlf {
+		t.Errorf("add then remove changed a CRLF file:\n%s", cmp.Diff(crlf, got))
+	}
+}
+
 func TestPointer(t *testing.T) {
 	for _, tc := range []struct {
 		in   []string
