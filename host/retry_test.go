@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,7 +90,15 @@ func TestUnwrittenCallRunsOnce(t *testing.T) {
 	h := newHost(t, cfgOf(s), &host.Options{Clock: newRecordingClock()})
 	pid := pidOf(t, h, "srv")
 	killPid(t, pid)
-	// Whether the host has noticed the death yet or not, the call must
+	// Wait until it is reaped, not just a zombie: a dying process's other
+	// threads can hold its file table (and so the pipe) a moment longer.
+	for deadline := time.Now().Add(5 * time.Second); exists(pid); {
+		if time.Now().After(deadline) {
+			t.Fatal("killed server still alive")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// The server is dead before the call starts. Whether the host has noticed the death yet or not, the call must
 	// either wait for the reconnect or find its write refused: both end in
 	// one run.
 	res, err := h.Call(ctxFor(t, 20*time.Second), "mcp__srv__side_effect", map[string]any{"note": "once"})
@@ -104,4 +113,9 @@ func TestUnwrittenCallRunsOnce(t *testing.T) {
 		t.Errorf("side effect ran %d times (%q), want exactly 1", n, textOf(res))
 	}
 	_ = os.Remove(effects)
+}
+
+func exists(pid int) bool {
+	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+	return err == nil
 }

@@ -63,6 +63,11 @@ func runSupervisor(args []string) int {
 	}
 	fmt.Fprintf(ctl, "pid %d\n", pid)
 	ctl.Close()
+	// The server alone must hold the host's stdin and stdout pipes: then its
+	// death is EOF to the host at once, and a request written after it died
+	// fails (EPIPE) instead of vanishing into a pipe nobody reads. That is
+	// what lets the host retry a request that never reached the server.
+	releaseStdio()
 
 	exited := make(chan func() syscall.WaitStatus, 1)
 	go func() { exited <- waitServer(pid) }()
@@ -140,4 +145,17 @@ func exitStatus(ws syscall.WaitStatus) int {
 		time.Sleep(time.Second) // the signal is on its way
 	}
 	return 128 + int(ws.Signal())
+}
+
+// releaseStdio points fds 0 and 1 at /dev/null, dropping the supervisor's
+// references to the host's pipes (stderr stays for its own diagnostics).
+func releaseStdio() {
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return
+	}
+	defer null.Close()
+	for _, fd := range []int{0, 1} {
+		_ = dup2(int(null.Fd()), fd)
+	}
 }
