@@ -24,7 +24,7 @@ func runTestHost() {
 	p, err := Start(Spec{
 		Command:   "sh",
 		Args:      []string{"-c", os.Getenv("PROC_TEST_SCRIPT")},
-		Env:       []string{"PATH=" + os.Getenv("PATH")},
+		Env:       testEnv(),
 		Supervise: os.Getenv("PROC_TEST_SUPERVISE") == "1",
 	})
 	if err != nil {
@@ -34,4 +34,10 @@ func runTestHost() {
 	fmt.Println("ready", p.Pid())
 	bufio.NewReader(os.Stdin).ReadString('\n') // the test never writes
 	select {}
+}
+
+// testEnv is the servers' environment. The supervisor is this test binary:
+// under -race it would sleep a second at every exit without GORACE.
+func testEnv() []string {
+	return []string{"PATH=" + os.Getenv("PATH"), "GORACE=atexit_sleep_ms=0"}
 }

@@ -65,15 +65,22 @@ type Process struct {
 
 	closeOnce sync.Once
 	closeErr  error
+	pipesOnce sync.Once
 }
 
 // Start spawns the server described by spec. Its stderr is captured from
 // the moment of spawn; stdin and stdout are the caller's through Stdin and
-// Stdout. The caller must eventually call Close (or Kill and wait for Done,
-// then Close) to release the process and its pipes.
+// Stdout. The caller should always call Close, even after the process has
+// exited: it is what waits for the stderr reader and closes the pipes at once.
 func Start(spec Spec) (*Process, error) {
 	if spec.Command == "" {
 		return nil, errors.New("proc: empty command")
+	}
+	if spec.Dir != "" {
+		// Checked here: a failed chdir in the child reads as a missing program.
+		if fi, err := os.Stat(spec.Dir); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("proc: starting %s: working directory %s is not a directory", spec.Command, spec.Dir)
+		}
 	}
 	name, args := ResolveCommand(spec.Command, spec.Args)
 	limit := spec.StderrLimit
@@ -216,12 +223,15 @@ func (p *Process) copyStderr() {
 func (p *Process) wait() {
 	p.exitErr = p.waitOS()
 	close(p.done)
-	time.AfterFunc(drainDelay, p.closeReaders)
+	time.AfterFunc(drainDelay, p.closePipes)
 }
 
-func (p *Process) closeReaders() {
-	p.stdout.Close()
-	p.stderr.Close()
+func (p *Process) closePipes() {
+	p.pipesOnce.Do(func() {
+		p.stdin.Close()
+		p.stdout.Close()
+		p.stderr.Close()
+	})
 }
 
 // Stdin is the server's standard input. Closing it is the first step of a
@@ -229,8 +239,8 @@ func (p *Process) closeReaders() {
 func (p *Process) Stdin() io.WriteCloser { return p.stdin }
 
 // Stdout is the server's standard output. It reports EOF once every process
-// holding the pipe has exited; Close closes it, and so does the process's
-// exit after a short drain delay.
+// holding the pipe has exited. Close closes it; so does the process's exit,
+// after a short delay to drain it (stdin too).
 func (p *Process) Stdout() io.ReadCloser { return p.stdout }
 
 // StderrTail returns the last maxLines lines of the server's stderr (all
@@ -289,13 +299,12 @@ func (p *Process) shutdown(grace time.Duration) error {
 	if p.waitDone(killWait) {
 		return nil
 	}
-	return fmt.Errorf("proc: process %d did not exit after SIGKILL", p.cmd.Process.Pid)
+	return fmt.Errorf("proc: process %d did not exit after SIGKILL", p.Pid())
 }
 
 // release closes the pipes and waits (boundedly) for the stderr reader.
 func (p *Process) release() {
-	p.stdin.Close()
-	p.closeReaders()
+	p.closePipes()
 	t := time.NewTimer(killWait)
 	defer t.Stop()
 	select {
