@@ -341,3 +341,43 @@ func descendantsAll(root int) []string {
 	}
 	return out
 }
+
+func TestSupervisorFallback(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		setup func() func()
+	}{
+		{"SupervisorCommand nil", func() func() {
+			old := SupervisorCommand
+			SupervisorCommand = nil
+			return func() { SupervisorCommand = old }
+		}},
+		{"MaybeRunSupervisor never called", func() func() {
+			hooked.Store(false)
+			return func() { hooked.Store(true) }
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			restore := tt.setup()
+			p := startSh(t, true, "exec cat")
+			restore()
+			if p.supervised {
+				t.Fatal("started under a supervisor")
+			}
+			if p.Pid() != p.cmd.Process.Pid {
+				t.Errorf("Pid = %d, want the direct child %d", p.Pid(), p.cmd.Process.Pid)
+			}
+			within(t, 10*time.Second, "Close", func() { p.Close(time.Second) })
+			if err := p.ExitErr(); err != nil {
+				t.Errorf("cat on stdin EOF: %v", err)
+			}
+		})
+	}
+}
+
+func TestResolveCommandOutsideWindows(t *testing.T) {
+	cmd, args := ResolveCommand("npx", []string{"-y", "pkg"})
+	if cmd != "npx" || len(args) != 2 {
+		t.Errorf("ResolveCommand = %q %q, want it unchanged", cmd, args)
+	}
+}
