@@ -229,6 +229,9 @@ func (h *Host) serverTools(ctx context.Context, s *server) ([]*mcp.Tool, error) 
 		return nil, errors.New(msg)
 	}
 	s.setCollision("")
+	s.mu.Lock()
+	s.known = tools
+	s.mu.Unlock()
 	return tools, nil
 }
 

@@ -47,6 +47,9 @@ type server struct {
 	reconnects int
 	pinned     string
 	collision  string // non-empty: tool names collide; the server is unusable
+	// known is the last tool list fetched; status counts it even while the
+	// cache is invalidated (list_changed) and not yet fetched again.
+	known []*mcp.Tool
 }
 
 func newServer(h *Host, rs config.ResolvedServer) *server {
@@ -421,9 +424,15 @@ func (s *server) status() ServerStatus {
 	if last != nil && st.State != StateConnected {
 		st.StderrTail = last.stderrTail(20)
 	}
+	s.mu.Lock()
+	known := s.known
+	s.mu.Unlock()
 	if tools, ok := s.tools.peek(); ok {
-		st.Tools = len(tools)
-		st.Tokens = toolBlockTokens(tools)
+		known = tools
+	}
+	if known != nil {
+		st.Tools = len(known)
+		st.Tokens = toolBlockTokens(known)
 	}
 	return st
 }
