@@ -118,45 +118,31 @@ func Start(spec Spec) (*Process, error) {
 	// Our own pipes rather than exec's: with *os.File streams exec starts no
 	// copying goroutines, so Wait cannot hang on a grandchild holding a
 	// pipe, and stdout stays readable after the exit until drained.
-	var parentEnds, childEnds []*os.File
-	closeAll := func(fs []*os.File) {
-		for _, f := range fs {
-			f.Close()
-		}
+	n := 3
+	if supervised {
+		n = 4 // the control pipe, fd 3 in the supervisor
 	}
-	pipe := func() (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
+	var parentEnds, childEnds []*os.File
+	for i := range n {
+		r, w, err := os.Pipe()
 		if err != nil {
 			closeAll(parentEnds)
 			closeAll(childEnds)
-		}
-		return r, w, err
-	}
-	var err error
-	var stdinR, stdoutW, stderrW, ctlR, ctlW *os.File
-	if stdinR, p.stdin, err = pipe(); err != nil {
-		return nil, fmt.Errorf("proc: %w", err)
-	}
-	parentEnds, childEnds = append(parentEnds, p.stdin), append(childEnds, stdinR)
-	if p.stdout, stdoutW, err = pipe(); err != nil {
-		return nil, fmt.Errorf("proc: %w", err)
-	}
-	parentEnds, childEnds = append(parentEnds, p.stdout), append(childEnds, stdoutW)
-	if p.stderr, stderrW, err = pipe(); err != nil {
-		return nil, fmt.Errorf("proc: %w", err)
-	}
-	parentEnds, childEnds = append(parentEnds, p.stderr), append(childEnds, stderrW)
-	if supervised {
-		if ctlR, ctlW, err = pipe(); err != nil {
 			return nil, fmt.Errorf("proc: %w", err)
 		}
-		parentEnds, childEnds = append(parentEnds, ctlR), append(childEnds, ctlW)
-		p.cmd.ExtraFiles = []*os.File{ctlW} // fd 3 in the supervisor
+		if i == 0 { // stdin: the child reads
+			r, w = w, r
+		}
+		parentEnds, childEnds = append(parentEnds, r), append(childEnds, w)
 	}
-	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = stdinR, stdoutW, stderrW
+	p.stdin, p.stdout, p.stderr = parentEnds[0], parentEnds[1], parentEnds[2]
+	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = childEnds[0], childEnds[1], childEnds[2]
+	if supervised {
+		p.cmd.ExtraFiles = childEnds[3:]
+	}
 
 	p.prepare()
-	err = p.spawn()
+	err := p.spawn()
 	closeAll(childEnds)
 	if err != nil {
 		closeAll(parentEnds)
@@ -171,8 +157,8 @@ func Start(spec Spec) (*Process, error) {
 		p.mu.Unlock()
 		return p, nil
 	}
-	pid, err := readControl(ctlR)
-	ctlR.Close()
+	pid, err := readControl(parentEnds[3])
+	parentEnds[3].Close()
 	if err != nil {
 		p.killDirect()
 		p.Close(0)
@@ -186,6 +172,12 @@ func Start(spec Spec) (*Process, error) {
 	p.pid = pid
 	p.mu.Unlock()
 	return p, nil
+}
+
+func closeAll(fs []*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
 }
 
 // readControl reads the supervisor's one-line report: "pid N" once the

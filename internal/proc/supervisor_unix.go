@@ -32,12 +32,11 @@ func runSupervisor(args []string) int {
 	// The server's Pdeathsig belongs to the thread that forks it: this one,
 	// locked until the process exits.
 	runtime.LockOSThread()
-	if len(args) < 4 || args[2] != "--" {
-		fmt.Fprintln(os.Stderr, "switchboard supervisor: bad arguments")
-		return 2
+	hostPid := 0
+	if len(args) >= 4 && args[2] == "--" {
+		hostPid, _ = strconv.Atoi(args[0])
 	}
-	hostPid, err := strconv.Atoi(args[0])
-	if err != nil {
+	if hostPid <= 0 {
 		fmt.Fprintln(os.Stderr, "switchboard supervisor: bad arguments")
 		return 2
 	}
