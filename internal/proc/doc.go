@@ -36,8 +36,9 @@
 //	host ──(pipes)── supervisor ── server (own process group) ── children…
 //
 // The supervisor passes its stdin, stdout and stderr to the server
-// unchanged (no copying, no added latency) and reports the server's pid to
-// the host on a control pipe. On Linux it gets Pdeathsig=SIGTERM, which it
+// unchanged (no copying, no added latency), reports the server's pid to the
+// host on a control pipe, and then drops its own stdin and stdout, so the
+// server's death is EOF to the host at once. It adds about 3 ms to a spawn. On Linux it gets Pdeathsig=SIGTERM, which it
 // catches, and it makes itself a child subreaper (PR_SET_CHILD_SUBREAPER),
 // so every descendant orphaned below it, even one that left the group with
 // setsid, is reparented to it instead of to init. It also polls getppid,

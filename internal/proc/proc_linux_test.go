@@ -242,7 +242,7 @@ func TestKillMidUse(t *testing.T) {
 				} else {
 					syscall.Kill(p.Pid(), syscall.SIGKILL)
 				}
-				within(t, 5*time.Second, "Done", func() { <-p.Done() })
+				within(t, 10*time.Second, "Done", func() { <-p.Done() })
 				if kids := descendants(os.Getpid()); len(kids) > 0 {
 					t.Errorf("processes left after Done: %v", kids)
 				}
@@ -379,5 +379,23 @@ func TestResolveCommandOutsideWindows(t *testing.T) {
 	cmd, args := ResolveCommand("npx", []string{"-y", "pkg"})
 	if cmd != "npx" || len(args) != 2 {
 		t.Errorf("ResolveCommand = %q %q, want it unchanged", cmd, args)
+	}
+}
+
+// BenchmarkStartClose measures a server's spawn, one echo and Close; the
+// supervised case adds the supervisor's own start (this test binary).
+func BenchmarkStartClose(b *testing.B) {
+	for _, m := range modes {
+		b.Run(m.name, func(b *testing.B) {
+			for b.Loop() {
+				p, err := Start(Spec{Command: "cat", Env: testEnv(), Supervise: m.supervise})
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.WriteString(p.Stdin(), "x\n")
+				bufio.NewReader(p.Stdout()).ReadString('\n')
+				p.Close(time.Second)
+			}
+		})
 	}
 }
