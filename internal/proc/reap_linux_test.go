@@ -135,6 +135,7 @@ func TestHostSIGKILL(t *testing.T) {
 		{"supervised/grandchildren", true, "sleep 1000 & sleep 1000; true", 4, true},
 		{"supervised/setsid escape", true, "setsid sleep 1000 & sleep 1000; true", 4, true},
 		{"supervised/double-fork escape", true, "(setsid sleep 1000 &); sleep 1000; true", 4, true},
+		{"supervised/ignores SIGTERM", true, "trap '' TERM; sleep 1000 & sleep 1000; true", 4, true},
 		{"plain/grandchildren", false, "sleep 1000 & sleep 1000; true", 3, false},
 	}
 	for _, tt := range tests {
