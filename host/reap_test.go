@@ -135,6 +135,14 @@ func TestHostSIGKILLLeavesNoSurvivor(t *testing.T) {
 			if !contains(tree, serverPid) || len(tree) < 3 {
 				t.Fatalf("process tree %v does not hold the server %d, sh and sleep", tree, serverPid)
 			}
+			full := tree
+			t.Cleanup(func() { // what a failed or direct-mode run leaves behind
+				for _, p := range full {
+					if alive(p) {
+						_ = syscall.Kill(p, syscall.SIGKILL)
+					}
+				}
+			})
 			if mode == "direct" {
 				// Without the supervisor only the parent-death signal of the
 				// direct child is available: sh dies, and a grandchild that
