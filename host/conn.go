@@ -15,6 +15,9 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/proc"
 )
 
+// stderrDrain bounds the wait for a dead server's last stderr lines.
+const stderrDrain = 300 * time.Millisecond
+
 var (
 	errStartupTimeout = errors.New("startup timeout")
 	errSpawn          = errors.New("cannot start")
@@ -118,6 +121,7 @@ func (c *conn) dropReason() string {
 	r, byProcess := c.reason, c.byProcess
 	c.mu.Unlock()
 	if byProcess {
+		c.proc.WaitStderr(stderrDrain)
 		if tail := c.proc.StderrTail(1); len(tail) > 0 {
 			r += ": " + tail[0]
 		}

@@ -93,6 +93,7 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 		}
 		switch {
 		case died:
+			c.proc.WaitStderr(stderrDrain)
 			msg := processExit(c.proc).Error() + " during initialize"
 			if tail := c.proc.StderrTail(1); len(tail) > 0 {
 				msg += ": " + tail[0]

@@ -294,6 +294,22 @@ func (p *Process) shutdown(grace time.Duration) error {
 	return fmt.Errorf("proc: process %d did not exit after SIGKILL", p.Pid())
 }
 
+// WaitStderr waits up to d for everything the server wrote to stderr to be
+// read into the tail (the pipe reached EOF). It reports whether it was. Use
+// it after Done and before StderrTail: a server's last line (often the one
+// that says why it died) may still be in the pipe when its exit is reaped.
+// A grandchild holding stderr open makes it wait the whole d.
+func (p *Process) WaitStderr(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.copyDone:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
 // release closes the pipes and waits (boundedly) for the stderr reader.
 func (p *Process) release() {
 	p.closePipes()
