@@ -7,7 +7,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
-	"github.com/switchboard-mcp/switchboard/internal/testserver"
+	"github.com/switchboard-mcp/switchboard/internal/testserver/testhttp"
 )
 
 func remote(name string, typ config.Type, url string) config.ResolvedServer {
@@ -15,7 +15,7 @@ func remote(name string, typ config.Type, url string) config.ResolvedServer {
 }
 
 func TestStreamableHTTPAndSSE(t *testing.T) {
-	srv := testserver.StartHTTP(t, "echo", testserver.HTTPOptions{})
+	srv := testhttp.Start(t, "echo", testhttp.Options{})
 	h := newHost(t, cfgOf(
 		remote("streamable", config.TypeHTTP, srv.URL),
 		remote("legacy", config.TypeSSE, srv.SSEURL),
@@ -32,7 +32,7 @@ func TestStreamableHTTPAndSSE(t *testing.T) {
 }
 
 func TestHeadersAndHeadersHelper(t *testing.T) {
-	srv := testserver.StartHTTP(t, "echo", testserver.HTTPOptions{
+	srv := testhttp.Start(t, "echo", testhttp.Options{
 		RequireHeader:  "Authorization: Bearer static-token",
 		RequireHeaders: []string{"X-Team: from-helper"},
 	})
@@ -62,7 +62,7 @@ func TestHeadersAndHeadersHelper(t *testing.T) {
 // A Streamable HTTP session the server forgot (404) is re-initialized
 // transparently: the call that met the 404 still succeeds.
 func TestForgottenSessionReinitializes(t *testing.T) {
-	srv := testserver.StartHTTP(t, "echo", testserver.HTTPOptions{})
+	srv := testhttp.Start(t, "echo", testhttp.Options{})
 	h := newHost(t, cfgOf(remote("remote", config.TypeHTTP, srv.URL)), nil)
 	mustCall(t, h, "mcp__remote__echo", map[string]any{"text": "first"})
 	srv.ForgetSessions()

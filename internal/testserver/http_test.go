@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
+	"github.com/switchboard-mcp/switchboard/internal/testserver/testhttp"
 )
 
 // headerTransport adds fixed headers to every request.
@@ -40,7 +41,7 @@ func connectTransport(t *testing.T, tr mcp.Transport) (*mcp.ClientSession, error
 
 func TestHTTP(t *testing.T) {
 	t.Parallel()
-	srv := testserver.StartHTTP(t, "echo", testserver.HTTPOptions{})
+	srv := testhttp.Start(t, "echo", testhttp.Options{})
 	t.Run("streamable", func(t *testing.T) {
 		cs, err := connectTransport(t, &mcp.StreamableClientTransport{Endpoint: srv.URL})
 		if err != nil {
@@ -66,7 +67,7 @@ func TestHTTP(t *testing.T) {
 
 func TestHTTPRequireHeader(t *testing.T) {
 	t.Parallel()
-	srv := testserver.StartHTTP(t, "echo", testserver.HTTPOptions{
+	srv := testhttp.Start(t, "echo", testhttp.Options{
 		RequireHeader:  "Authorization: Bearer s3cret",
 		RequireHeaders: []string{"X-Tenant: acme"},
 	})
@@ -120,7 +121,7 @@ func TestHTTPRequireHeader(t *testing.T) {
 
 func TestHTTPForgetSessions(t *testing.T) {
 	t.Parallel()
-	srv := testserver.StartHTTP(t, "echo", testserver.HTTPOptions{})
+	srv := testhttp.Start(t, "echo", testhttp.Options{})
 	cs, err := connectTransport(t, &mcp.StreamableClientTransport{Endpoint: srv.URL, MaxRetries: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +165,7 @@ func TestHTTPForgetSessions(t *testing.T) {
 
 func TestHTTPStateless(t *testing.T) {
 	t.Parallel()
-	srv := testserver.StartHTTP(t, "demo", testserver.HTTPOptions{Stateless: true, JSONResponse: true})
+	srv := testhttp.Start(t, "demo", testhttp.Options{Stateless: true, JSONResponse: true})
 	cs, err := connectTransport(t, &mcp.StreamableClientTransport{Endpoint: srv.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -269,7 +270,7 @@ func TestNewServerRefusesProcessOnly(t *testing.T) {
 // Close must not wait for a handler that never returns.
 func TestHTTPCloseWithHungCall(t *testing.T) {
 	t.Parallel()
-	srv := testserver.StartHTTP(t, "hang-call", testserver.HTTPOptions{})
+	srv := testhttp.Start(t, "hang-call", testhttp.Options{})
 	cs, err := connectTransport(t, &mcp.StreamableClientTransport{Endpoint: srv.URL})
 	if err != nil {
 		t.Fatal(err)

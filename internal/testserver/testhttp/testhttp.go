@@ -1,4 +1,8 @@
-package testserver
+// Package testhttp serves the in-process test servers of package testserver
+// over real loopback HTTP (Streamable HTTP and the legacy SSE transport). It
+// lives apart from testserver so that the switchboard binary, which bundles
+// the demo server, does not link the testing package.
+package testhttp
 
 import (
 	"fmt"
@@ -11,11 +15,13 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
-// HTTPOptions configures [StartHTTP]. The zero value serves the server
+// Options configures [Start]. The zero value serves the server
 // without flags, statefully, to anyone.
-type HTTPOptions struct {
+type Options struct {
 	// Args are the server's flags, as for [Command].
 	Args []string
 	// RequireHeader, if set, is a "Key: Value" header every request must carry
@@ -32,10 +38,10 @@ type HTTPOptions struct {
 	JSONResponse bool
 }
 
-// HTTPServer is a real loopback HTTP server running one test server: Streamable
+// Server is a real loopback HTTP server running one test server: Streamable
 // HTTP at URL (path /mcp) and the legacy HTTP+SSE transport at SSEURL (path
 // /sse). Its methods are safe for concurrent use.
-type HTTPServer struct {
+type Server struct {
 	// URL is the Streamable HTTP endpoint, http://127.0.0.1:PORT/mcp.
 	URL string
 	// SSEURL is the HTTP+SSE endpoint, http://127.0.0.1:PORT/sse.
@@ -45,7 +51,7 @@ type HTTPServer struct {
 	Server *mcp.Server
 
 	ts       *httptest.Server
-	opts     HTTPOptions
+	opts     Options
 	required [][2]string
 	stderr   *testWriter
 	requests atomic.Int64
@@ -58,14 +64,18 @@ type HTTPServer struct {
 
 // StartHTTP starts server name (which must be [InProcess]) on a loopback
 // port and closes it when the test ends.
-func StartHTTP(t testing.TB, name string, opts HTTPOptions) *HTTPServer {
+func Start(t testing.TB, name string, opts Options) *Server {
 	t.Helper()
 	tw := &testWriter{t: t}
-	s, err := newServer(name, WithArgs(opts.Args...), WithStderr(tw))
+	if !testserver.InProcess(name) {
+		t.Fatalf("testhttp: server %q cannot run in process (see testserver.InProcess)", name)
+	}
+	s := testserver.NewServer(name, testserver.WithArgs(opts.Args...), testserver.WithStderr(tw))
+	var err error
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &HTTPServer{Server: s, opts: opts, stderr: tw}
+	h := &Server{Server: s, opts: opts, stderr: tw}
 	for _, kv := range append([]string{opts.RequireHeader}, opts.RequireHeaders...) {
 		if kv == "" {
 			continue
@@ -84,7 +94,7 @@ func StartHTTP(t testing.TB, name string, opts HTTPOptions) *HTTPServer {
 	return h
 }
 
-func (h *HTTPServer) newHandlers() {
+func (h *Server) newHandlers() {
 	getServer := func(*http.Request) *mcp.Server { return h.Server }
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -95,7 +105,7 @@ func (h *HTTPServer) newHandlers() {
 	h.sse = mcp.NewSSEHandler(getServer, nil)
 }
 
-func (h *HTTPServer) serveHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	h.requests.Add(1)
 	for _, kv := range h.required {
 		if r.Header.Get(kv[0]) != kv[1] {
@@ -121,17 +131,17 @@ func (h *HTTPServer) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Requests returns how many HTTP requests the server has received, refused
 // ones included.
-func (h *HTTPServer) Requests() int { return int(h.requests.Load()) }
+func (h *Server) Requests() int { return int(h.requests.Load()) }
 
 // ForgetSessions makes the server forget every session, as a restarted server
 // would: open streams end and the next request of an old session gets 404
 // Not Found. New sessions work as before.
-func (h *HTTPServer) ForgetSessions() {
+func (h *Server) ForgetSessions() {
 	h.newHandlers()
 	h.closeSessions()
 }
 
-func (h *HTTPServer) closeSessions() {
+func (h *Server) closeSessions() {
 	sessions := slices.Collect(h.Server.Sessions())
 	for _, ss := range sessions {
 		// Close waits for in-flight calls, which may never end (hang).
@@ -141,7 +151,7 @@ func (h *HTTPServer) closeSessions() {
 
 // Close ends every session and stops the server. It is idempotent and
 // called automatically at the end of the test.
-func (h *HTTPServer) Close() {
+func (h *Server) Close() {
 	h.mu.Lock()
 	closed := h.closed
 	h.closed = true
