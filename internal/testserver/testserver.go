@@ -13,7 +13,7 @@
 //   - In process, with [NewServer] and an in-memory transport, where process
 //     behaviour does not matter (only the servers that need no process of
 //     their own: see [Names] and [InProcess]).
-//   - Over HTTP, with [StartHTTP]: a loopback server with Streamable HTTP at
+//   - Over HTTP, with testhttp.Start (package testserver/testhttp): a loopback server with Streamable HTTP at
 //     /mcp and the legacy SSE transport at /sse, optionally requiring headers.
 //
 // Servers take flags after their name (each has its own flag.FlagSet), e.g.
@@ -99,7 +99,7 @@ func Names() []string {
 }
 
 // InProcess reports whether server name can be built by [NewServer] and
-// served in process (and so by [StartHTTP]). The others need a process of
+// served in process (and so by [testhttp.Start]). The others need a process of
 // their own because they exit, hang before the SDK sees a message, or write
 // around the SDK to stdout.
 func InProcess(name string) bool {

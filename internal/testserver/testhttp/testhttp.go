@@ -62,7 +62,7 @@ type Server struct {
 	closed     bool
 }
 
-// StartHTTP starts server name (which must be [InProcess]) on a loopback
+// Start starts server name (which must be testserver.InProcess) on a loopback
 // port and closes it when the test ends.
 func Start(t testing.TB, name string, opts Options) *Server {
 	t.Helper()
