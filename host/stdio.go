@@ -1,0 +1,49 @@
+package host
+
+import (
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/proc"
+)
+
+// spawn starts a stdio server: no shell, its own process group, the parent
+// environment plus the definition's env, in its cwd.
+func (s *server) spawn(def config.Server) (*proc.Process, error) {
+	env := mergeEnv(s.h.opts.Environ(), def.Env)
+	dir := def.Cwd
+	if dir != "" && !filepath.IsAbs(dir) && s.h.cfg != nil && s.h.cfg.Workspace != "" {
+		dir = filepath.Join(s.h.cfg.Workspace, dir)
+	}
+	cmd, args := proc.ResolveCommand(def.Command, def.Args)
+	return proc.Start(proc.Spec{
+		Command:   cmd,
+		Args:      args,
+		Env:       env,
+		Dir:       dir,
+		Supervise: !s.h.opts.NoSupervisor,
+	})
+}
+
+// mergeEnv overlays extra on base (KEY=VALUE lists); extra wins.
+func mergeEnv(base []string, extra map[string]string) []string {
+	out := make([]string, 0, len(base)+len(extra))
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, over := extra[k]; over {
+			continue
+		}
+		out = append(out, kv)
+	}
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out = append(out, k+"="+extra[k])
+	}
+	return out
+}
