@@ -103,6 +103,9 @@ type Options struct {
 	// LogLevel is the level asked of servers that offer logging
 	// notifications. If empty, "info".
 	LogLevel mcp.LoggingLevel
+	// OAuth configures OAuth 2.1 for remote servers. If nil, a server that
+	// asks for authorization fails with a message naming `mcp login`.
+	OAuth *OAuthOptions
 	// ClientName and ClientVersion identify the host to servers. Defaults:
 	// "switchboard", Version.
 	ClientName, ClientVersion string
@@ -227,8 +230,20 @@ func durationKnob(opt time.Duration, env string, lookup func(string) (string, bo
 	return def
 }
 
-// Config returns the resolved configuration the Host was built from.
-func (h *Host) Config() *config.Resolved { return h.cfg }
+// Config returns the resolved configuration in force (the last one given to
+// New or Apply).
+func (h *Host) Config() *config.Resolved {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.cfg
+}
+
+func (h *Host) workspace() string {
+	if cfg := h.Config(); cfg != nil {
+		return cfg.Workspace
+	}
+	return ""
+}
 
 func (h *Host) server(name string) (*server, error) {
 	h.mu.Lock()
