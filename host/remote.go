@@ -23,7 +23,7 @@ func (s *server) httpClient(ctx context.Context, def config.Server) (*http.Clien
 		headers.Set(k, v)
 	}
 	if def.HeadersHelper != "" {
-		extra, err := runHeadersHelper(ctx, def.HeadersHelper, s.h.opts.Environ(), s.h.cfg)
+		extra, err := runHeadersHelper(ctx, def.HeadersHelper, s.h.opts.Environ(), s.h.workspace())
 		if err != nil {
 			return nil, fmt.Errorf("headersHelper: %v", err)
 		}
@@ -52,7 +52,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // runHeadersHelper runs the helper command through the platform shell (it
 // is a command line the user wrote) and parses "Key: Value" lines. Values
 // are never logged.
-func runHeadersHelper(ctx context.Context, command string, env []string, cfg *config.Resolved) (map[string]string, error) {
+func runHeadersHelper(ctx context.Context, command string, env []string, workspace string) (map[string]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, headersHelperTimeout)
 	defer cancel()
 	var cmd *exec.Cmd
@@ -62,8 +62,8 @@ func runHeadersHelper(ctx context.Context, command string, env []string, cfg *co
 		cmd = exec.CommandContext(ctx, "/bin/sh", "-c", command)
 	}
 	cmd.Env = env
-	if cfg != nil && cfg.Workspace != "" {
-		cmd.Dir = cfg.Workspace
+	if workspace != "" {
+		cmd.Dir = workspace
 	}
 	cmd.Stderr = nil
 	cmd.WaitDelay = time.Second

@@ -14,8 +14,8 @@ import (
 func (s *server) spawn(def config.Server) (*proc.Process, error) {
 	env := mergeEnv(s.h.opts.Environ(), def.Env)
 	dir := def.Cwd
-	if dir != "" && !filepath.IsAbs(dir) && s.h.cfg != nil && s.h.cfg.Workspace != "" {
-		dir = filepath.Join(s.h.cfg.Workspace, dir)
+	if ws := s.h.workspace(); dir != "" && !filepath.IsAbs(dir) && ws != "" {
+		dir = filepath.Join(ws, dir)
 	}
 	cmd, args := proc.ResolveCommand(def.Command, def.Args)
 	return proc.Start(proc.Spec{
