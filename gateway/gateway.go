@@ -1,0 +1,557 @@
+// Package gateway re-serves a [host.Host] as one MCP server (SPEC §7): every
+// connected server's tools under their namespaced names
+// (mcp__<server>__<tool>, schemas cleaned), its prompts as <server>:<prompt>
+// and its resources under their own URIs.
+//
+// A Gateway owns one *mcp.Server. Put it behind any transport of the
+// official Go SDK: [mcp.StdioTransport] for `switchboard serve --stdio`, or
+// [mcp.NewStreamableHTTPHandler] for HTTP (see [Gateway.Server]). Calls go
+// through [host.Host.Call] — the code path `switchboard call` uses, with its
+// breaker, timeouts and retry rule — and their results reach the client in
+// the envelope a model must see (toolsurface.Envelope). Progress
+// notifications of upstream servers are forwarded to the calling client
+// under the client's own progress token, and a client's cancellation
+// cancels the upstream call (the host sends notifications/cancelled).
+//
+// The gateway's lists follow the host: feed host events to
+// [Gateway.HandleEvent] (from host.Options.OnEvent) and the gateway re-lists
+// and applies the difference with AddTool/RemoveTools…, which makes the SDK
+// send list_changed to every connected client.
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/toolsurface"
+)
+
+// DefaultDescriptionMax caps a re-served tool's description (SPEC §5).
+const DefaultDescriptionMax = 2048
+
+// Options configure a Gateway. A nil *Options uses every default.
+type Options struct {
+	// Logger receives structured logs. If nil, logs are discarded. It must
+	// never write to the stdio transport's stdout.
+	Logger *slog.Logger
+	// Name and Version identify the gateway to its clients. Defaults:
+	// "switchboard", host.Version.
+	Name, Version string
+	// Instructions, if set, are sent to clients at initialize.
+	Instructions string
+	// DescriptionMax caps tool descriptions. If <= 0, DefaultDescriptionMax.
+	DescriptionMax int
+	// AdminTools adds switchboard__pause and switchboard__resume, which
+	// pause and resume one upstream server for this gateway's life.
+	AdminTools bool
+	// SyncDebounce is how long the gateway waits after a host event for
+	// more events before it re-lists. If <= 0, 50 ms.
+	SyncDebounce time.Duration
+}
+
+// Gateway aggregates a host's servers into one MCP server. Its methods are
+// safe for concurrent use.
+type Gateway struct {
+	h    *host.Host
+	opts Options
+	log  *slog.Logger
+	srv  *mcp.Server
+
+	kick   chan struct{}
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	syncMu    sync.Mutex        // one sync at a time
+	mu        sync.Mutex        // guards the maps below
+	tools     map[string]toolRoute // gateway tool name → route
+	prompts   map[string]promptRoute
+	resources map[string]resourceRoute
+	synced    chan struct{} // closed after the first sync
+	syncOnce  sync.Once
+}
+
+type toolRoute struct {
+	server, tool, fp string
+}
+
+type promptRoute struct {
+	server, prompt, fp string
+}
+
+type resourceRoute struct {
+	server, fp string
+}
+
+// New builds a Gateway over h and starts keeping its lists in sync in the
+// background. Call Close when done (it does not close h).
+func New(h *host.Host, opts *Options) *Gateway {
+	g := &Gateway{
+		h:         h,
+		kick:      make(chan struct{}, 1),
+		done:      make(chan struct{}),
+		tools:     map[string]toolRoute{},
+		prompts:   map[string]promptRoute{},
+		resources: map[string]resourceRoute{},
+		synced:    make(chan struct{}),
+	}
+	if opts != nil {
+		g.opts = *opts
+	}
+	o := &g.opts
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Name == "" {
+		o.Name = "switchboard"
+	}
+	if o.Version == "" {
+		o.Version = host.Version
+	}
+	if o.DescriptionMax <= 0 {
+		o.DescriptionMax = DefaultDescriptionMax
+	}
+	if o.SyncDebounce <= 0 {
+		o.SyncDebounce = 50 * time.Millisecond
+	}
+	g.log = o.Logger
+	g.srv = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
+		Instructions: o.Instructions,
+		Logger:       o.Logger,
+		// Servers come and go: advertise every list, with list_changed,
+		// even while it is empty.
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+		},
+	})
+	if o.AdminTools {
+		g.addAdminTools()
+	}
+	g.ctx, g.cancel = context.WithCancel(context.Background())
+	go g.loop()
+	g.Kick()
+	return g
+}
+
+// Server returns the MCP server to connect transports to. For HTTP, use
+// mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return
+// g.Server() }, opts).
+func (g *Gateway) Server() *mcp.Server { return g.srv }
+
+// Host returns the host the gateway serves.
+func (g *Gateway) Host() *host.Host { return g.h }
+
+// HandleEvent tells the gateway about a host event; lists are re-read after
+// list changes and state changes. Pass it to host.Options.OnEvent (through
+// a closure, since the host exists before the gateway). It never blocks.
+func (g *Gateway) HandleEvent(ev host.Event) {
+	switch ev.Kind {
+	case host.EventToolsChanged, host.EventPromptsChanged, host.EventResourcesChanged, host.EventState:
+		g.Kick()
+	}
+}
+
+// Kick asks for a re-sync in the background. It never blocks; kicks that
+// arrive while one is pending are merged.
+func (g *Gateway) Kick() {
+	select {
+	case g.kick <- struct{}{}:
+	default:
+	}
+}
+
+// WaitSynced waits until the first sync has finished or ctx is done.
+func (g *Gateway) WaitSynced(ctx context.Context) error {
+	select {
+	case <-g.synced:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close stops the sync loop. It does not close the host. It is idempotent.
+func (g *Gateway) Close() error {
+	g.cancel()
+	<-g.done
+	return nil
+}
+
+func (g *Gateway) loop() {
+	defer close(g.done)
+	for {
+		select {
+		case <-g.ctx.Done():
+			return
+		case <-g.kick:
+		}
+		// Merge a burst of events (a server connecting emits several).
+		t := time.NewTimer(g.opts.SyncDebounce)
+		select {
+		case <-g.ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		select {
+		case <-g.kick:
+		default:
+		}
+		if err := g.Sync(g.ctx); err != nil && g.ctx.Err() == nil {
+			g.log.Warn("gateway sync failed", "error", err)
+		}
+		g.syncOnce.Do(func() { close(g.synced) })
+	}
+}
+
+// Sync re-lists the host's tools, prompts and resources now and applies the
+// difference to the gateway's server. Items that did not change are not
+// touched, so clients get list_changed only for real changes.
+func (g *Gateway) Sync(ctx context.Context) error {
+	g.syncMu.Lock()
+	defer g.syncMu.Unlock()
+	var errs []error
+	if err := g.syncTools(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("tools: %w", err))
+	}
+	if err := g.syncPrompts(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("prompts: %w", err))
+	}
+	if err := g.syncResources(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("resources: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// fingerprint is the JSON of what a client sees of an item: equal
+// fingerprints need no re-registration.
+func fingerprint(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func (g *Gateway) syncTools(ctx context.Context) error {
+	list, err := g.h.Tools(ctx)
+	if err != nil {
+		return err
+	}
+	for _, w := range list.Warnings {
+		g.log.Info("gateway tools", "warning", w)
+	}
+	want := map[string]*mcp.Tool{}
+	routes := map[string]toolRoute{}
+	for _, t := range list.Tools {
+		st := g.serveTool(t)
+		want[t.Name] = st
+		routes[t.Name] = toolRoute{server: t.Server, tool: t.Tool.Name, fp: fingerprint(st)}
+	}
+	g.mu.Lock()
+	var remove []string
+	for name := range g.tools {
+		if _, ok := want[name]; !ok && !isAdminTool(name) {
+			remove = append(remove, name)
+			delete(g.tools, name)
+		}
+	}
+	type add struct {
+		name string
+		tool *mcp.Tool
+	}
+	var adds []add
+	for name, t := range want {
+		if g.tools[name] == routes[name] {
+			continue
+		}
+		g.tools[name] = routes[name]
+		adds = append(adds, add{name, t})
+	}
+	g.mu.Unlock()
+	sort.Strings(remove)
+	sort.Slice(adds, func(i, j int) bool { return adds[i].name < adds[j].name })
+	if len(remove) > 0 {
+		g.srv.RemoveTools(remove...)
+	}
+	for _, a := range adds {
+		g.srv.AddTool(a.tool, g.callTool)
+	}
+	if len(remove)+len(adds) > 0 {
+		g.log.Info("gateway tools changed", "added", len(adds), "removed", len(remove))
+	}
+	return nil
+}
+
+// serveTool is the definition a client sees of one host tool: the
+// namespaced name, a capped description, a schema normalized to an object,
+// and the annotations (hints a client may use to ask more, never less).
+// The output schema is dropped: results reach the client as the envelope.
+func (g *Gateway) serveTool(t host.Tool) *mcp.Tool {
+	desc := toolsurface.CapDescription(t.Tool.Description, g.opts.DescriptionMax)
+	return &mcp.Tool{
+		Name:        t.Name,
+		Title:       t.Tool.Title,
+		Description: desc,
+		InputSchema: toolsurface.NormalizeSchema(t.Tool.InputSchema),
+		Annotations: t.Tool.Annotations,
+	}
+}
+
+// callTool runs one call through the host. Host errors (unknown tool,
+// server down, circuit open, refused…) become error results the model can
+// read; the result is the envelope of SPEC §5.
+func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	name := req.Params.Name
+	var args json.RawMessage
+	if len(req.Params.Arguments) > 0 {
+		args = req.Params.Arguments
+	} else {
+		args = json.RawMessage("{}")
+	}
+	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
+		ss := req.Session
+		ctx = host.WithProgress(ctx, func(p *mcp.ProgressNotificationParams) {
+			fwd := *p
+			fwd.ProgressToken = tok
+			fwd.Meta = nil
+			if err := ss.NotifyProgress(ctx, &fwd); err != nil {
+				g.log.Debug("progress not forwarded", "tool", name, "error", err)
+			}
+		})
+	}
+	ctx = withCaller(ctx, req.Session)
+	server, tool := g.routeOf(name)
+	start := time.Now()
+	res, err := g.h.Call(ctx, name, args)
+	g.log.Info("gateway call", "tool", name, "duration_ms", time.Since(start).Milliseconds(), "ok", err == nil && res != nil && !res.IsError)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return &mcp.CallToolResult{
+			IsError: true,
+			Content: []mcp.Content{&mcp.TextContent{Text: toolsurface.Wrap(server, tool, true, err.Error())}},
+		}, nil
+	}
+	return &mcp.CallToolResult{
+		IsError: res.IsError,
+		Content: []mcp.Content{&mcp.TextContent{Text: toolsurface.Envelope(server, tool, res)}},
+	}, nil
+}
+
+// routeOf returns the server's own names for a namespaced tool, for the
+// envelope; it falls back to the parts of the name.
+func (g *Gateway) routeOf(name string) (server, tool string) {
+	g.mu.Lock()
+	r, ok := g.tools[name]
+	g.mu.Unlock()
+	if ok && r.server != "" {
+		return r.server, r.tool
+	}
+	server, tool, _ = toolsurface.ParseToolName(name)
+	return server, tool
+}
+
+// PromptName is the name a prompt of a server has through the gateway:
+// <server>:<prompt>, as the slash command /<server>:<prompt> of SPEC §5.
+func PromptName(server, prompt string) string { return server + ":" + prompt }
+
+func (g *Gateway) syncPrompts(ctx context.Context) error {
+	items, warnings, err := g.h.Prompts(ctx)
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		g.log.Info("gateway prompts", "warning", w)
+	}
+	want := map[string]*mcp.Prompt{}
+	routes := map[string]promptRoute{}
+	for _, p := range items {
+		name := PromptName(p.Server, p.Prompt.Name)
+		if _, dup := want[name]; dup {
+			continue
+		}
+		cp := *p.Prompt
+		cp.Name = name
+		cp.Description = toolsurface.CapDescription(cp.Description, g.opts.DescriptionMax)
+		want[name] = &cp
+		routes[name] = promptRoute{server: p.Server, prompt: p.Prompt.Name, fp: fingerprint(&cp)}
+	}
+	g.mu.Lock()
+	var remove []string
+	for name := range g.prompts {
+		if _, ok := want[name]; !ok {
+			remove = append(remove, name)
+			delete(g.prompts, name)
+		}
+	}
+	var adds []string
+	for name, r := range routes {
+		if old, ok := g.prompts[name]; ok && old == r {
+			continue
+		}
+		g.prompts[name] = r
+		adds = append(adds, name)
+	}
+	g.mu.Unlock()
+	sort.Strings(remove)
+	sort.Strings(adds)
+	if len(remove) > 0 {
+		g.srv.RemovePrompts(remove...)
+	}
+	for _, name := range adds {
+		g.srv.AddPrompt(want[name], g.getPrompt)
+	}
+	return nil
+}
+
+func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	g.mu.Lock()
+	r, ok := g.prompts[req.Params.Name]
+	g.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("unknown prompt %q", req.Params.Name)
+	}
+	return g.h.GetPrompt(ctx, r.server, r.prompt, req.Params.Arguments)
+}
+
+func (g *Gateway) syncResources(ctx context.Context) error {
+	items, warnings, err := g.h.Resources(ctx)
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		g.log.Info("gateway resources", "warning", w)
+	}
+	// items are sorted by server, then URI: when two servers offer one
+	// URI, the first server by name serves it, always the same one.
+	want := map[string]*mcp.Resource{}
+	routes := map[string]resourceRoute{}
+	for _, r := range items {
+		uri := r.Resource.URI
+		if prev, dup := routes[uri]; dup {
+			g.log.Warn("resource offered by two servers; the first by name serves it", "uri", uri, "server", prev.server, "shadowed", r.Server)
+			continue
+		}
+		cp := *r.Resource
+		cp.Description = toolsurface.CapDescription(cp.Description, g.opts.DescriptionMax)
+		want[uri] = &cp
+		routes[uri] = resourceRoute{server: r.Server, fp: fingerprint(&cp)}
+	}
+	g.mu.Lock()
+	var remove []string
+	for uri := range g.resources {
+		if _, ok := want[uri]; !ok {
+			remove = append(remove, uri)
+			delete(g.resources, uri)
+		}
+	}
+	var adds []string
+	for uri, r := range routes {
+		if old, ok := g.resources[uri]; ok && old == r {
+			continue
+		}
+		g.resources[uri] = r
+		adds = append(adds, uri)
+	}
+	g.mu.Unlock()
+	sort.Strings(remove)
+	sort.Strings(adds)
+	if len(remove) > 0 {
+		g.srv.RemoveResources(remove...)
+	}
+	for _, uri := range adds {
+		g.srv.AddResource(want[uri], g.readResource)
+	}
+	return nil
+}
+
+func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	g.mu.Lock()
+	r, ok := g.resources[uri]
+	g.mu.Unlock()
+	if !ok {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	return g.h.ReadResource(ctx, r.server, uri)
+}
+
+// Names of the admin tools (Options.AdminTools). They are not namespaced
+// like server tools (no mcp__ prefix), so they cannot collide with one.
+const (
+	PauseTool  = "switchboard__pause"
+	ResumeTool = "switchboard__resume"
+)
+
+func isAdminTool(name string) bool { return name == PauseTool || name == ResumeTool }
+
+func (g *Gateway) addAdminTools() {
+	schema := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"server": map[string]any{"type": "string", "description": "the configured name of the server"},
+		},
+		"required": []any{"server"},
+	}
+	admin := func(verb string, act func(string) error) mcp.ToolHandler {
+		return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var in struct {
+				Server string `json:"server"`
+			}
+			if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || strings.TrimSpace(in.Server) == "" {
+				return errorText(`pass {"server": "<name>"}`), nil
+			}
+			if err := act(in.Server); err != nil {
+				return errorText(err.Error()), nil
+			}
+			g.log.Info("gateway admin", "action", verb, "server", in.Server)
+			g.Kick()
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: verb + " " + in.Server}}}, nil
+		}
+	}
+	g.srv.AddTool(&mcp.Tool{
+		Name:        PauseTool,
+		Description: "Pause one upstream MCP server of this Switchboard gateway until it is resumed or the gateway restarts (its tools disappear). Never edits a file.",
+		InputSchema: schema,
+	}, admin("paused", g.h.Pause))
+	g.srv.AddTool(&mcp.Tool{
+		Name:        ResumeTool,
+		Description: "Resume an upstream MCP server paused with switchboard__pause.",
+		InputSchema: schema,
+	}, admin("resumed", g.h.Resume))
+	g.mu.Lock()
+	g.tools[PauseTool], g.tools[ResumeTool] = toolRoute{fp: "admin"}, toolRoute{fp: "admin"}
+	g.mu.Unlock()
+}
+
+func errorText(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+type callerKey struct{}
+
+// withCaller records the client session a call came from, so that an ask
+// can be put to that client.
+func withCaller(ctx context.Context, ss *mcp.ServerSession) context.Context {
+	if ss == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, callerKey{}, ss)
+}
+
+// Caller returns the client session whose call ctx belongs to, or nil.
+func Caller(ctx context.Context) *mcp.ServerSession {
+	ss, _ := ctx.Value(callerKey{}).(*mcp.ServerSession)
+	return ss
+}

@@ -1,0 +1,368 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/gateway"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/proc"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+)
+
+// TestMain lets this test binary double as the test servers and as the
+// process supervisor, so upstream servers are real child processes.
+func TestMain(m *testing.M) {
+	proc.MaybeRunSupervisor()
+	testserver.MaybeRun()
+	os.Exit(m.Run())
+}
+
+func stdio(name, ts string, args ...string) config.ResolvedServer {
+	cmd, a := testserver.Command(ts, args...)
+	def := config.Server{Type: config.TypeStdio, Command: cmd, Args: a}
+	return config.ResolvedServer{
+		Name: name, Written: def, Effective: def,
+		Scope: config.ScopeUser, Trust: config.TrustUser, Availability: config.Available,
+	}
+}
+
+type fixture struct {
+	h       *host.Host
+	g       *gateway.Gateway
+	session *mcp.ClientSession
+	changed chan struct{} // one value per tools/list_changed the client got
+}
+
+// start runs a host on servers, a gateway on it and a Go SDK client
+// connected to the gateway over an in-memory transport.
+func start(t *testing.T, gopts *gateway.Options, servers ...config.ResolvedServer) *fixture {
+	t.Helper()
+	f := &fixture{changed: make(chan struct{}, 64)}
+	var gw struct {
+		sync.Mutex
+		g *gateway.Gateway
+	}
+	f.h = host.New(&config.Resolved{Servers: servers}, &host.Options{
+		LookupEnv:  func(string) (string, bool) { return "", false },
+		CloseGrace: 500 * time.Millisecond,
+		OnEvent: func(ev host.Event) {
+			gw.Lock()
+			g := gw.g
+			gw.Unlock()
+			if g != nil {
+				g.HandleEvent(ev)
+			}
+		},
+	})
+	t.Cleanup(func() { f.h.Close() })
+	f.g = gateway.New(f.h, gopts)
+	gw.Lock()
+	gw.g = f.g
+	gw.Unlock()
+	t.Cleanup(func() { f.g.Close() })
+	ctx := ctxFor(t, 30*time.Second)
+	f.h.WaitReady(ctx)
+	if err := f.g.Sync(ctx); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := f.g.Server().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case f.changed <- struct{}{}:
+			default:
+			}
+		},
+	})
+	f.session, err = client.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.session.Close() })
+	return f
+}
+
+func ctxFor(t *testing.T, d time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func toolNames(t *testing.T, ctx context.Context, cs *mcp.ClientSession) []string {
+	t.Helper()
+	var names []string
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatalf("listing tools: %v", err)
+		}
+		names = append(names, tool.Name)
+	}
+	return names
+}
+
+func has(names []string, want string) bool {
+	for _, n := range names {
+		if n == want {
+			return true
+		}
+	}
+	return false
+}
+
+func textOf(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	var b strings.Builder
+	for _, c := range res.Content {
+		tc, ok := c.(*mcp.TextContent)
+		if !ok {
+			t.Fatalf("content %T, want text", c)
+		}
+		b.WriteString(tc.Text)
+	}
+	return b.String()
+}
+
+func TestToolsOfTwoServersAndCall(t *testing.T) {
+	f := start(t, nil, stdio("alpha", "echo"), stdio("beta", "echo"))
+	ctx := ctxFor(t, 30*time.Second)
+	names := toolNames(t, ctx, f.session)
+	for _, want := range []string{"mcp__alpha__echo", "mcp__beta__echo", "mcp__alpha__add", "mcp__beta__slow"} {
+		if !has(names, want) {
+			t.Errorf("tools lack %s; got %v", want, names)
+		}
+	}
+	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__beta__echo", Arguments: map[string]any{"text": "hi there"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := textOf(t, res)
+	want := "<mcp_response server=\"beta\" tool=\"echo\" trust=\"untrusted\">\nhi there\n</mcp_response>"
+	if res.IsError || got != want {
+		t.Errorf("call = %q (isError %v), want %q", got, res.IsError, want)
+	}
+
+	// Every schema a client sees is an object.
+	for tool, err := range f.session.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(tool.InputSchema)
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil || m["type"] != "object" {
+			t.Errorf("%s: schema %s is not an object", tool.Name, b)
+		}
+	}
+}
+
+func TestToolErrorIsAResult(t *testing.T) {
+	f := start(t, nil, stdio("alpha", "echo"))
+	ctx := ctxFor(t, 30*time.Second)
+	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__alpha__error_result", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(textOf(t, res), `is_error="true"`) {
+		t.Errorf("error_result came back as %q (isError %v)", textOf(t, res), res.IsError)
+	}
+}
+
+func TestProgressIsForwarded(t *testing.T) {
+	f := start(t, nil, stdio("alpha", "echo"))
+	ctx := ctxFor(t, 30*time.Second)
+	var mu sync.Mutex
+	var got []string
+	// A second client, with a progress handler.
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := f.g.Server().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	client := mcp.NewClient(&mcp.Implementation{Name: "progress-client"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			got = append(got, req.Params.ProgressToken.(string)+" "+req.Params.Message)
+			mu.Unlock()
+		},
+	})
+	cs, err := client.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	params := &mcp.CallToolParams{Name: "mcp__alpha__slow", Arguments: map[string]any{"ms": 200, "steps": 2}}
+	params.SetProgressToken("tok-1")
+	res, err := cs.CallTool(ctx, params)
+	if err != nil || res.IsError {
+		t.Fatalf("slow: %v %v", err, res)
+	}
+	// Notifications may trail the result a little.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		if n >= 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff([]string{"tok-1 step 1 of 2", "tok-1 step 2 of 2"}, got); diff != "" {
+		t.Errorf("progress (-want +got):\n%s", diff)
+	}
+}
+
+func TestCancellationReachesUpstream(t *testing.T) {
+	f := start(t, nil, stdio("alpha", "echo"))
+	ctx := ctxFor(t, 30*time.Second)
+	cctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := f.session.CallTool(cctx, &mcp.CallToolParams{Name: "mcp__alpha__slow", Arguments: map[string]any{"ms": 60000, "steps": 1}})
+		errc <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Fatal("cancelled call returned no error")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("cancelled call did not return")
+	}
+	// The upstream server is still usable: the cancelled call ended there
+	// (notifications/cancelled) rather than holding it.
+	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__alpha__echo", Arguments: map[string]any{"text": "after"}})
+	if err != nil || res.IsError {
+		t.Fatalf("call after cancel: %v %v", err, res)
+	}
+}
+
+func TestPromptsAndResources(t *testing.T) {
+	f := start(t, nil, stdio("alpha", "echo"), stdio("beta", "echo"))
+	ctx := ctxFor(t, 30*time.Second)
+	var prompts []string
+	for p, err := range f.session.Prompts(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		prompts = append(prompts, p.Name)
+	}
+	if diff := cmp.Diff([]string{"alpha:greet", "beta:greet"}, prompts); diff != "" {
+		t.Errorf("prompts (-want +got):\n%s", diff)
+	}
+	pr, err := f.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: "beta:greet", Arguments: map[string]string{"name": "Ada"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pr.Messages[0].Content.(*mcp.TextContent).Text; got != "Say hello to Ada." {
+		t.Errorf("prompt text %q", got)
+	}
+	// Both servers offer test://echo/readme: it is listed once.
+	var uris []string
+	for r, err := range f.session.Resources(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		uris = append(uris, r.URI)
+	}
+	if diff := cmp.Diff([]string{"test://echo/readme"}, uris); diff != "" {
+		t.Errorf("resources (-want +got):\n%s", diff)
+	}
+	rr, err := f.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://echo/readme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rr.Contents[0].Text, "echo test server") {
+		t.Errorf("resource text %q", rr.Contents[0].Text)
+	}
+}
+
+func TestListChangedFollowsUpstream(t *testing.T) {
+	f := start(t, nil, stdio("alpha", "echo"))
+	ctx := ctxFor(t, 30*time.Second)
+	if has(toolNames(t, ctx, f.session), "mcp__alpha__fresh") {
+		t.Fatal("fresh exists before add_tool")
+	}
+	drain(f.changed)
+	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__alpha__add_tool", Arguments: map[string]any{"name": "fresh"}})
+	if err != nil || res.IsError {
+		t.Fatalf("add_tool: %v %v", err, res)
+	}
+	waitTool(t, ctx, f, "mcp__alpha__fresh", true)
+}
+
+func TestAdminPauseResume(t *testing.T) {
+	f := start(t, &gateway.Options{AdminTools: true}, stdio("alpha", "echo"), stdio("beta", "echo"))
+	ctx := ctxFor(t, 30*time.Second)
+	names := toolNames(t, ctx, f.session)
+	if !has(names, gateway.PauseTool) || !has(names, gateway.ResumeTool) {
+		t.Fatalf("admin tools missing: %v", names)
+	}
+	drain(f.changed)
+	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: gateway.PauseTool, Arguments: map[string]any{"server": "beta"}})
+	if err != nil || res.IsError {
+		t.Fatalf("pause: %v %v", err, res)
+	}
+	waitTool(t, ctx, f, "mcp__beta__echo", false)
+	if !has(toolNames(t, ctx, f.session), "mcp__alpha__echo") {
+		t.Error("pausing beta removed alpha's tools")
+	}
+	res, err = f.session.CallTool(ctx, &mcp.CallToolParams{Name: gateway.ResumeTool, Arguments: map[string]any{"server": "beta"}})
+	if err != nil || res.IsError {
+		t.Fatalf("resume: %v %v", err, res)
+	}
+	waitTool(t, ctx, f, "mcp__beta__echo", true)
+
+	res, err = f.session.CallTool(ctx, &mcp.CallToolParams{Name: gateway.PauseTool, Arguments: map[string]any{"server": "nope"}})
+	if err != nil || !res.IsError || !strings.Contains(textOf(t, res), "unknown server") {
+		t.Errorf("pause of an unknown server: %v %v", err, res)
+	}
+}
+
+func drain(c chan struct{}) {
+	for {
+		select {
+		case <-c:
+		default:
+			return
+		}
+	}
+}
+
+// waitTool waits for a tools/list_changed after which the tool is (or is
+// not) listed.
+func waitTool(t *testing.T, ctx context.Context, f *fixture, name string, present bool) {
+	t.Helper()
+	for {
+		select {
+		case <-f.changed:
+			if has(toolNames(t, ctx, f.session), name) == present {
+				return
+			}
+		case <-ctx.Done():
+			t.Fatalf("no list_changed making %s present=%v; tools: %v", name, present, toolNames(t, context.Background(), f.session))
+		}
+	}
+}
