@@ -72,8 +72,8 @@ type Gateway struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	syncMu    sync.Mutex        // one sync at a time
-	mu        sync.Mutex        // guards the maps below
+	syncMu    sync.Mutex           // one sync at a time
+	mu        sync.Mutex           // guards the maps below
 	tools     map[string]toolRoute // gateway tool name → route
 	prompts   map[string]promptRoute
 	resources map[string]resourceRoute
