@@ -1,0 +1,153 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+)
+
+type loadWorld struct {
+	home, proj, managed string
+}
+
+func newLoadWorld(t *testing.T) *loadWorld {
+	dir := t.TempDir()
+	w := &loadWorld{home: filepath.Join(dir, "home", ".switchboard"), proj: filepath.Join(dir, "proj"), managed: filepath.Join(dir, "etc")}
+	return w
+}
+
+func write(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (w *loadWorld) opts() *LoadOptions {
+	return &LoadOptions{Home: w.home, Workspace: w.proj, ManagedDir: w.managed, LookupEnv: func(string) (string, bool) { return "", false }}
+}
+
+func TestLoadScopes(t *testing.T) {
+	w := newLoadWorld(t)
+	write(t, UserSettingsPath(w.home), `{
+		// user rules
+		"permissions": {"allow": ["mcp__user_ok", "mcp__shared"], "deny": ["mcp__user_no"]},
+		"projects": {
+			"`+w.proj+`": {"permissions": {"allow": ["mcp__local_ok"]}},
+			"/somewhere/else": {"permissions": {"allow": ["mcp__elsewhere"]}},
+		},
+	}`)
+	write(t, ProjectSettingsPath(w.proj), `{"permissions": {"allow": ["mcp__repo_self", "mcp__user_ok"], "ask": ["mcp__shared"], "deny": ["mcp__repo_no"]}}`)
+	write(t, ManagedSettingsPath(w.managed), `{"permissions": {"deny": ["mcp__local_ok__forbidden"]}}`)
+	flag, err := config.LoadSettings(`{"permissions": {"allow": ["mcp__flag_ok"]}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := w.opts()
+	o.Flag = flag
+	p := Load(o)
+
+	for _, tc := range []struct {
+		server, tool string
+		want         Action
+		from         Scope
+	}{
+		{"user_ok", "x", Allow, ScopeUser},
+		{"user_no", "x", Deny, ScopeUser},
+		{"local_ok", "x", Allow, ScopeLocal},
+		{"local_ok", "forbidden", Deny, ScopeManaged},
+		{"elsewhere", "x", Ask, ""},
+		{"flag_ok", "x", Allow, ScopeFlag},
+		{"repo_self", "x", Ask, ""}, // project allow ignored
+		{"repo_no", "x", Deny, ScopeProject},
+		{"shared", "x", Ask, ScopeProject},
+	} {
+		d := p.Decide(call(tc.server, tc.tool))
+		var from Scope
+		if d.Rule != nil {
+			from = d.Rule.Source.Scope
+		}
+		if d.Action != tc.want || from != tc.from {
+			t.Errorf("%s/%s: %s from %q (%s), want %s from %q", tc.server, tc.tool, d.Action, from, d.Reason, tc.want, tc.from)
+		}
+	}
+	var probs []string
+	for _, pr := range p.Problems(nil) {
+		probs = append(probs, pr.Rule.Text+": "+pr.Source.String())
+	}
+	want := []string{
+		"mcp__repo_self: project settings " + ProjectSettingsPath(w.proj),
+		"mcp__user_ok: project settings " + ProjectSettingsPath(w.proj),
+	}
+	if diff := cmp.Diff(want, probs); diff != "" {
+		t.Errorf("Problems (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadFailsClosed(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, text, want string
+	}{
+		{"broken project file", "project", `{"permissions": {"deny": [`, "line 1, column 27"},
+		{"broken managed file", "managed", `{"permissions": "all"}`, `"permissions" must be an object`},
+		{"bad local entry", "local", "", `"projects" entry for`},
+		{"unreadable user file", "user-dir", "", "cannot read"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newLoadWorld(t)
+			user := `{"permissions": {"allow": ["mcp__github"]}}`
+			switch tc.file {
+			case "project":
+				write(t, ProjectSettingsPath(w.proj), tc.text)
+			case "managed":
+				write(t, ManagedSettingsPath(w.managed), tc.text)
+			case "local":
+				user = `{"permissions": {"allow": ["mcp__github"]}, "projects": {"` + w.proj + `": {"permissions": {"allow": "mcp__x"}}}}`
+			case "user-dir":
+				if err := os.MkdirAll(UserSettingsPath(w.home), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				write(t, ManagedSettingsPath(w.managed), `{"permissions": {"allow": ["mcp__github"]}}`)
+			}
+			if tc.file != "user-dir" {
+				write(t, UserSettingsPath(w.home), user)
+			}
+			p := Load(w.opts())
+			d := p.Decide(call("github", "merge"))
+			if d.Action != Ask || !strings.Contains(d.Reason, "allow rules are off") || d.Suggest != "" {
+				t.Errorf("Decide = %+v; want ask with allow rules off", d)
+			}
+			probs := p.Problems(nil)
+			if len(probs) == 0 || !strings.Contains(probs[0].Message, tc.want) || probs[0].Rule != nil {
+				t.Errorf("Problems = %+v; want a file problem mentioning %q", probs, tc.want)
+			}
+		})
+	}
+}
+
+func TestLoadDefaults(t *testing.T) {
+	w := newLoadWorld(t)
+	write(t, ManagedSettingsPath(w.managed), `{"permissions": {"deny": ["mcp__x"]}}`)
+	write(t, UserSettingsPath(w.home), `{"permissions": {"allow": ["mcp__y"]}}`)
+	env := map[string]string{"SWITCHBOARD_MANAGED_DIR": w.managed, "SWITCHBOARD_HOME": w.home}
+	p := Load(&LoadOptions{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	if d := p.Decide(call("x", "t")); d.Action != Deny {
+		t.Errorf("managed dir from $SWITCHBOARD_MANAGED_DIR not read: %+v", d)
+	}
+	if d := p.Decide(call("y", "t")); d.Action != Allow {
+		t.Errorf("home from $SWITCHBOARD_HOME not read: %+v", d)
+	}
+	// Nothing anywhere: every call is asked for.
+	empty := newLoadWorld(t)
+	if d := Load(empty.opts()).Decide(call("y", "t")); d.Action != Ask || len(Load(empty.opts()).Problems(nil)) != 0 {
+		t.Errorf("empty world: %+v", d)
+	}
+}

@@ -1,0 +1,353 @@
+package policy
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Scope says which settings a rule came from.
+type Scope string
+
+// The rule sources of SPEC §3, and the session scope of rules an embedder
+// or a command adds for one run.
+const (
+	ScopeManaged Scope = "managed" // <managed dir>/managed-settings.json
+	ScopeFlag    Scope = "flag"    // --settings
+	ScopeLocal   Scope = "local"   // ~/.switchboard/settings.json "projects"[<workspace>]
+	ScopeUser    Scope = "user"    // ~/.switchboard/settings.json
+	ScopeProject Scope = "project" // <root>/.switchboard/settings.json: deny and ask only
+	ScopeSession Scope = "session" // handed in by an embedder or a command
+)
+
+// scopeOrder is the order rules are reported in when several match: the
+// administrator's first, the repository's last.
+var scopeOrder = map[Scope]int{ScopeManaged: 0, ScopeFlag: 1, ScopeSession: 2, ScopeLocal: 3, ScopeUser: 4, ScopeProject: 5}
+
+// Source is where a rule was written.
+type Source struct {
+	Scope Scope `json:"scope"`
+	// File is the settings file ("" for inline --settings or rules handed
+	// in by code).
+	File string `json:"file,omitempty"`
+}
+
+// String names the source for people: "user settings /home/u/.switchboard/settings.json".
+func (s Source) String() string {
+	name := string(s.Scope) + " settings"
+	switch s.Scope {
+	case ScopeFlag:
+		name = "--settings"
+	case ScopeSession:
+		name = "session rules"
+	}
+	if s.File != "" {
+		return name + " " + s.File
+	}
+	return name
+}
+
+// Rule is one entry of a "permissions" list.
+type Rule struct {
+	// Text is the rule as written.
+	Text string `json:"rule"`
+	// List is the list it is in: allow, ask or deny.
+	List   Action `json:"list"`
+	Source Source `json:"source"`
+
+	pat Pattern
+	err error
+}
+
+// NewRule parses text as a rule of list from src. A malformed rule is kept
+// (it matches nothing; see [Rule.Problem]).
+func NewRule(list Action, text string, src Source) Rule {
+	p, err := ParseRule(text)
+	return Rule{Text: text, List: list, Source: src, pat: p, err: err}
+}
+
+// Pattern returns the parsed rule.
+func (r Rule) Pattern() Pattern { return r.pat }
+
+// Err returns why the rule is malformed, or nil.
+func (r Rule) Err() error { return r.err }
+
+// String renders the rule and its source: `"mcp__github" (allow, user settings …)`.
+func (r Rule) String() string {
+	return fmt.Sprintf("%q (%s, %s)", r.Text, r.List, r.Source)
+}
+
+// Problem returns why the rule can never take effect, or "": it is
+// malformed, matches nothing by the grammar, is mcp__* in allow, or is an
+// allow rule of the project's own settings.
+func (r Rule) Problem() string {
+	switch {
+	case r.err != nil:
+		return "malformed rule: " + r.err.Error()
+	case r.pat.Never() != "":
+		return r.pat.Never()
+	case r.List == Allow && r.Source.Scope == ScopeProject:
+		return "allow rules in the project's own settings are ignored: a repository may only tighten permissions (deny, ask); put the rule in your user or local settings"
+	case r.List == Allow && r.pat.kind == kindAll:
+		return "mcp__* has no effect in allow (it would allow every tool of every server); allow servers or tools one by one"
+	}
+	return ""
+}
+
+// effective reports whether the rule can decide anything.
+func (r Rule) effective() bool { return r.Problem() == "" }
+
+// Matches reports whether the rule applies to req. Argument globs of allow
+// rules must match both the value and, for a path, its cleaned form; those
+// of deny and ask rules match either, so that "/tmp/../etc" neither slips
+// past a deny of /etc/** nor into an allow of /tmp/**.
+func (r Rule) Matches(req Request) bool {
+	if !r.effective() || !r.pat.matchName(req) {
+		return false
+	}
+	strict := r.List == Allow
+	return r.pat.matchArgs(req.Args, func(re *regexp.Regexp, v string) bool {
+		raw, clean, differ := cleanVariants(v)
+		if !differ {
+			return re.MatchString(raw)
+		}
+		if strict {
+			return re.MatchString(raw) && re.MatchString(clean)
+		}
+		return re.MatchString(raw) || re.MatchString(clean)
+	})
+}
+
+// Annotations are the hints a server declares for a tool. They are
+// untrusted: they can only make a decision stricter.
+type Annotations struct {
+	// ReadOnlyHint grants nothing; it is carried for completeness.
+	ReadOnlyHint bool
+	// DestructiveHint is true when the server explicitly declared
+	// destructiveHint: true. An allowed call is then asked for.
+	DestructiveHint bool
+}
+
+// Request is one tool call to decide.
+type Request struct {
+	// Tool is the full name the model sees: mcp__<server>__<tool>.
+	Tool string
+	// Server and ToolName are the configured server name and the server's
+	// own tool name. When Server is empty they are read from Tool.
+	Server   string
+	ToolName string
+	// Args are the call's arguments (a JSON object, decoded).
+	Args        map[string]any
+	Annotations Annotations
+	// Autopilot says the agent skips questions for its own tools. It does
+	// not skip them for MCP tools: an MCP tool no rule allows is still
+	// asked for.
+	Autopilot bool
+}
+
+// Decision is the answer for one Request.
+type Decision struct {
+	Action Action `json:"action"`
+	// Rule is the rule that decided, nil when none matched (the default
+	// is ask). For an allowed tool that declares destructiveHint it is the
+	// allow rule that was overridden.
+	Rule *Rule `json:"rule,omitempty"`
+	// Reason says in one line why.
+	Reason string `json:"reason"`
+	// Suggest is the rule that would allow the call without asking, for
+	// messages: the tool's own name, e.g. mcp__github__merge_pull_request.
+	// Empty when no allow rule can help (a deny or ask rule decided, or
+	// the tool declares itself destructive).
+	Suggest string `json:"suggest,omitempty"`
+}
+
+// Policy is a set of rules from every source. A nil or empty Policy asks
+// for every call. It is immutable and safe for concurrent use.
+type Policy struct {
+	rules    []Rule
+	problems []Problem
+	// allowOff, when set, is why every allow rule is off: a settings file
+	// could not be read, so the deny rules it may hold are unknown.
+	allowOff string
+}
+
+// New returns a Policy of rules.
+func New(rules ...Rule) *Policy {
+	return &Policy{rules: append([]Rule(nil), rules...)}
+}
+
+// RulesFrom returns the rules of a settings document's "permissions"
+// (as config.Settings.Permissions returns them) from src.
+func RulesFrom(src Source, allow, ask, deny []string) []Rule {
+	var out []Rule
+	for _, l := range []struct {
+		list  Action
+		texts []string
+	}{{Deny, deny}, {Ask, ask}, {Allow, allow}} {
+		for _, t := range l.texts {
+			out = append(out, NewRule(l.list, t, src))
+		}
+	}
+	return out
+}
+
+// With returns a copy of p with more rules (session rules of a command or
+// embedder). p may be nil.
+func (p *Policy) With(rules ...Rule) *Policy {
+	q := &Policy{}
+	if p != nil {
+		*q = *p
+	}
+	q.rules = append(append([]Rule(nil), q.rules...), rules...)
+	return q
+}
+
+// Rules returns every rule, in source order.
+func (p *Policy) Rules() []Rule {
+	if p == nil {
+		return nil
+	}
+	return append([]Rule(nil), p.rules...)
+}
+
+// Decide returns the decision for req: the first matching deny rule
+// denies; else the first matching ask rule asks; else a matching allow
+// rule allows, unless the tool declares destructiveHint (then ask); else
+// ask. Among rules of one list the administrator's (managed) is reported
+// first and the repository's (project) last.
+func (p *Policy) Decide(req Request) Decision {
+	tool := req.Tool
+	if tool == "" {
+		tool = mcpPrefix + req.Server + "__" + req.ToolName
+	}
+	var rules []Rule
+	allowOff := ""
+	if p != nil {
+		rules, allowOff = p.rules, p.allowOff
+	}
+	first := func(list Action) *Rule {
+		var best *Rule
+		for i := range rules {
+			r := &rules[i]
+			if r.List != list || !r.Matches(req) {
+				continue
+			}
+			if best == nil || scopeOrder[r.Source.Scope] < scopeOrder[best.Source.Scope] {
+				best = r
+			}
+		}
+		if best != nil {
+			c := *best
+			return &c
+		}
+		return nil
+	}
+	if r := first(Deny); r != nil {
+		return Decision{Action: Deny, Rule: r, Reason: fmt.Sprintf("denied by rule %s", r)}
+	}
+	if r := first(Ask); r != nil {
+		return Decision{Action: Ask, Rule: r, Reason: fmt.Sprintf("rule %s says to ask", r)}
+	}
+	if allowOff == "" {
+		if r := first(Allow); r != nil {
+			if req.Annotations.DestructiveHint {
+				return Decision{Action: Ask, Rule: r, Reason: fmt.Sprintf(
+					"the tool declares destructiveHint: true, so it is asked for even though rule %s allows it", r)}
+			}
+			return Decision{Action: Allow, Rule: r, Reason: fmt.Sprintf("allowed by rule %s", r)}
+		}
+	}
+	reason := "no permission rule allows " + tool
+	if allowOff != "" {
+		reason = "allow rules are off: " + allowOff
+	}
+	if req.Autopilot {
+		reason += " (autopilot does not skip questions for MCP tools)"
+	}
+	d := Decision{Action: Ask, Reason: reason}
+	if allowOff == "" {
+		d.Suggest = tool
+	}
+	return d
+}
+
+// Problem is something about the rules that keeps them from doing what
+// their author meant: a settings file that cannot be read, a rule that can
+// never match, an ignored allow rule, a rule naming a server that is not
+// configured.
+type Problem struct {
+	// Rule is the rule concerned; nil for a file problem.
+	Rule    *Rule
+	Source  Source
+	Message string
+	// Fix says in one line what to do about it.
+	Fix string
+}
+
+// Problems returns every problem with the rules. servers are the names of
+// the configured servers (nil skips the check that rules name one).
+func (p *Policy) Problems(servers []string) []Problem {
+	if p == nil {
+		return nil
+	}
+	out := append([]Problem(nil), p.problems...)
+	for i := range p.rules {
+		r := p.rules[i]
+		if msg := r.Problem(); msg != "" {
+			out = append(out, Problem{Rule: &r, Source: r.Source, Message: msg, Fix: ruleFix(r)})
+			continue
+		}
+		if servers == nil || r.pat.kind == kindAll {
+			continue
+		}
+		named := false
+		for _, s := range servers {
+			if r.pat.NamesServer(s) {
+				named = true
+				break
+			}
+		}
+		if !named {
+			out = append(out, Problem{Rule: &r, Source: r.Source,
+				Message: "it names a server that is not configured",
+				Fix:     "check the server's name with `switchboard mcp list`, or remove the rule"})
+		}
+	}
+	return out
+}
+
+func ruleFix(r Rule) string {
+	switch {
+	case r.err != nil:
+		return `write mcp__<server>__<tool>(name:"glob", …) with double-quoted globs`
+	case r.List == Allow && r.Source.Scope == ScopeProject:
+		return "move it to ~/.switchboard/settings.json (user) or its \"projects\" entry for this workspace (local)"
+	case r.List == Allow && r.pat.kind == kindAll:
+		return "list the servers to allow: mcp__<server>"
+	case strings.TrimSpace(r.Text) == "*":
+		return "write mcp__* in deny or ask, or mcp__<server>"
+	case r.pat.kind == kindNone:
+		return "use mcp__<server> (all its tools) or mcp__<server>__<tool>; * only as a whole last segment"
+	}
+	return ""
+}
+
+// Hint returns the one line that tells a person how to let the call of d
+// run without asking: the allow rule to add to userFile (the user
+// settings file, as the person should read it) or to pass with --settings.
+// It is "" when no allow rule can help.
+func (d Decision) Hint(userFile string) string {
+	if d.Suggest == "" {
+		switch {
+		case d.Action == Deny && d.Rule != nil:
+			return fmt.Sprintf("remove %q from permissions.deny in %s to let it run", d.Rule.Text, d.Rule.Source)
+		case d.Action == Ask && d.Rule != nil && d.Rule.List == Ask:
+			return fmt.Sprintf("run it where a person can answer, or remove %q from permissions.ask in %s", d.Rule.Text, d.Rule.Source)
+		case d.Action == Ask:
+			return "run it where a person can answer the question"
+		}
+		return ""
+	}
+	return fmt.Sprintf(`add %q to permissions.allow in %s, or run with --settings '{"permissions":{"allow":[%q]}}'`,
+		d.Suggest, userFile, d.Suggest)
+}

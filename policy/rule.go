@@ -1,0 +1,334 @@
+package policy
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// Action is what a decision or a rule list says about a call.
+type Action string
+
+// The three actions, which are also the names of the three rule lists.
+const (
+	Allow Action = "allow"
+	Ask   Action = "ask"
+	Deny  Action = "deny"
+)
+
+// mcpPrefix starts every MCP tool name and every rule about one.
+const mcpPrefix = "mcp__"
+
+// patternKind is what a rule's name part covers.
+type patternKind int
+
+const (
+	kindNone   patternKind = iota // matches nothing (see Pattern.never)
+	kindAll                       // mcp__*
+	kindServer                    // mcp__server__* (or mcp__server: see kindName)
+	kindName                      // mcp__server or mcp__server__tool
+)
+
+// Pattern is a parsed rule text. The zero Pattern matches nothing.
+type Pattern struct {
+	text string
+	kind patternKind
+	// name is the folded text after "mcp__" (without a trailing "__*").
+	name  string
+	args  []argMatch
+	never string // why a well-formed pattern matches nothing
+}
+
+// argMatch is one k:"glob" constraint of an argument rule.
+type argMatch struct {
+	key  string
+	glob string
+	re   *regexp.Regexp
+}
+
+// ParseRule parses a rule text (SPEC §3). A malformed rule (bad argument
+// syntax, characters no tool name can hold) returns an error and a Pattern
+// that matches nothing. A well-formed rule that can never match an MCP tool
+// by the grammar (mcp__git*, mcp__github__get_*, a bare *, a rule for
+// something other than an MCP tool) is not an error: its Pattern matches
+// nothing and [Pattern.Never] says why.
+func ParseRule(text string) (Pattern, error) {
+	p := Pattern{text: text}
+	t := strings.TrimSpace(text)
+	if t == "" {
+		p.never = "the rule is empty"
+		return p, errors.New("empty rule")
+	}
+	if !utf8.ValidString(t) {
+		p.never = "the rule is not valid UTF-8"
+		return p, errors.New("the rule is not valid UTF-8")
+	}
+	name := t
+	if i := strings.IndexByte(t, '('); i >= 0 {
+		name = t[:i]
+		args, err := parseArgs(t[i+1:])
+		if err != nil {
+			p.never = "the rule is malformed"
+			return p, fmt.Errorf("argument list: %w", err)
+		}
+		p.args = args
+	} else if strings.IndexByte(t, ')') >= 0 {
+		p.never = "the rule is malformed"
+		return p, errors.New(`")" without "("`)
+	}
+	name = strings.TrimSpace(name)
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.' || r == '*') {
+			p.never = "the rule is malformed"
+			return p, fmt.Errorf("%q cannot appear in a tool name; rules use letters, digits, _, - and . (and * as a whole last segment)", r)
+		}
+	}
+	if name == "*" {
+		p.never = "a bare * has no effect on MCP tools; write mcp__* (in deny or ask) or mcp__<server>"
+		return p, nil
+	}
+	f := fold(name)
+	rest, ok := strings.CutPrefix(f, mcpPrefix)
+	switch {
+	case !ok:
+		p.never = "it does not name an MCP tool; MCP rules start with mcp__"
+	case rest == "*":
+		p.kind = kindAll
+	case rest == "" || rest == "__*":
+		p.never = "it names no server; write mcp__<server> or mcp__<server>__<tool>"
+	case strings.HasSuffix(rest, "__*") && !strings.Contains(rest[:len(rest)-3], "*"):
+		p.kind, p.name = kindServer, rest[:len(rest)-3]
+	case strings.Contains(rest, "*"):
+		p.never = "* may replace only a whole last segment (mcp__<server>__*); this rule matches nothing"
+	default:
+		p.kind, p.name = kindName, rest
+	}
+	return p, nil
+}
+
+// parseArgs parses `k:"v", k2:"v2")` — the text after "(" up to and
+// including the final ")", which must end the rule.
+func parseArgs(s string) ([]argMatch, error) {
+	var out []argMatch
+	i := 0
+	skip := func() {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+	}
+	for {
+		skip()
+		if i < len(s) && s[i] == ')' && len(out) == 0 {
+			return nil, errors.New(`empty argument list; write (name:"glob")`)
+		}
+		// Key: bare word or quoted string.
+		var key string
+		if i < len(s) && s[i] == '"' {
+			k, n, err := quoted(s[i:])
+			if err != nil {
+				return nil, err
+			}
+			key, i = k, i+n
+		} else {
+			start := i
+			for i < len(s) && isKeyByte(s[i]) {
+				i++
+			}
+			key = s[start:i]
+		}
+		if key == "" {
+			return nil, errors.New(`expected an argument name, as in (path:"/tmp/**")`)
+		}
+		skip()
+		if i >= len(s) || s[i] != ':' {
+			return nil, fmt.Errorf(`expected ":" after argument name %q`, key)
+		}
+		i++
+		skip()
+		if i >= len(s) || s[i] != '"' {
+			return nil, fmt.Errorf(`the value of %q must be a double-quoted glob, as in %s:"/tmp/**"`, key, key)
+		}
+		v, n, err := quoted(s[i:])
+		if err != nil {
+			return nil, err
+		}
+		i += n
+		out = append(out, argMatch{key: key, glob: v, re: compileGlob(v)})
+		skip()
+		switch {
+		case i < len(s) && s[i] == ',':
+			i++
+		case i < len(s) && s[i] == ')':
+			if strings.TrimSpace(s[i+1:]) != "" {
+				return nil, errors.New(`text after the closing ")"`)
+			}
+			return out, nil
+		default:
+			return nil, errors.New(`expected "," or ")" after an argument`)
+		}
+	}
+}
+
+func isKeyByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '$'
+}
+
+// quoted reads a JSON string at the start of s and returns its value and
+// length.
+func quoted(s string) (string, int, error) {
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"':
+			var v string
+			if err := json.Unmarshal([]byte(s[:i+1]), &v); err != nil {
+				return "", 0, fmt.Errorf("bad string %s: %v", s[:i+1], err)
+			}
+			return v, i + 1, nil
+		}
+	}
+	return "", 0, errors.New(`unterminated string: missing closing "`)
+}
+
+// compileGlob turns a glob into an anchored regexp: ** matches anything,
+// * anything but /, and every other character itself.
+func compileGlob(g string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString(`(?s)\A`)
+	for i := 0; i < len(g); {
+		switch {
+		case strings.HasPrefix(g[i:], "**"):
+			b.WriteString(`.*`)
+			i += 2
+			for i < len(g) && g[i] == '*' { // *** is **
+				i++
+			}
+		case g[i] == '*':
+			b.WriteString(`[^/]*`)
+			i++
+		default:
+			r, n := utf8.DecodeRuneInString(g[i:])
+			if r == utf8.RuneError && n == 1 {
+				b.WriteString(regexp.QuoteMeta(g[i : i+1]))
+			} else {
+				b.WriteString(regexp.QuoteMeta(g[i : i+n]))
+			}
+			i += n
+		}
+	}
+	b.WriteString(`\z`)
+	return regexp.MustCompile(b.String())
+}
+
+// fold maps a name onto the alphabet rules compare in: ASCII letters
+// lower-cased, digits and _ kept, and every other character (-, ., and
+// whatever a server's name holds that a tool name cannot) made _.
+func fold(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		switch {
+		case r >= 'A' && r <= 'Z':
+			b.WriteRune(r + 'a' - 'A')
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '_', r == '*':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// Text returns the rule as written.
+func (p Pattern) Text() string { return p.text }
+
+// Never returns why the pattern can match no MCP tool, or "" when it can
+// match some. A malformed rule's Pattern also never matches.
+func (p Pattern) Never() string {
+	if p.kind == kindNone && p.never == "" {
+		return "the rule is malformed"
+	}
+	return p.never
+}
+
+// AllTools reports whether the pattern is mcp__* (with or without
+// argument constraints).
+func (p Pattern) AllTools() bool { return p.kind == kindAll }
+
+// HasArgs reports whether the pattern constrains arguments.
+func (p Pattern) HasArgs() bool { return len(p.args) > 0 }
+
+// NamesServer reports whether the pattern can match a tool of the named
+// server: mcp__* names every server; a pattern that never matches names
+// none.
+func (p Pattern) NamesServer(server string) bool {
+	s := fold(server)
+	switch p.kind {
+	case kindAll:
+		return true
+	case kindServer:
+		return p.name == s
+	case kindName:
+		return p.name == s || strings.HasPrefix(p.name, s+"__")
+	}
+	return false
+}
+
+// Match reports whether the pattern matches the tool and arguments of req
+// (Annotations and Autopilot play no part). Argument globs are matched
+// against the value as given.
+func (p Pattern) Match(req Request) bool {
+	return p.matchName(req) && p.matchArgs(req.Args, func(re *regexp.Regexp, v string) bool { return re.MatchString(v) })
+}
+
+// matchName compares the name part with the request's server and tool, and
+// with its full model-visible name (which may be a cut, hashed form).
+func (p Pattern) matchName(req Request) bool {
+	server, tool := req.Server, req.ToolName
+	if server == "" {
+		if rest, ok := strings.CutPrefix(req.Tool, mcpPrefix); ok {
+			server, tool, _ = strings.Cut(rest, "__")
+		}
+	}
+	s := fold(server)
+	switch p.kind {
+	case kindAll:
+		return server != "" || strings.HasPrefix(req.Tool, mcpPrefix)
+	case kindServer:
+		return s != "" && p.name == s
+	case kindName:
+		if s != "" && (p.name == s || (tool != "" && p.name == s+"__"+fold(tool))) {
+			return true
+		}
+		full, ok := strings.CutPrefix(fold(req.Tool), mcpPrefix)
+		return ok && full != "" && p.name == full
+	}
+	return false
+}
+
+// matchArgs checks every argument constraint with match.
+func (p Pattern) matchArgs(args map[string]any, match func(*regexp.Regexp, string) bool) bool {
+	for _, a := range p.args {
+		v, ok := args[a.key].(string)
+		if !ok || !match(a.re, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// cleanVariants returns the forms of an argument value a glob is tried
+// against: the value, and for a path the cleaned path too, so that
+// /tmp/../etc/passwd is not taken for a path under /tmp.
+func cleanVariants(v string) (string, string, bool) {
+	if !strings.Contains(v, "/") {
+		return v, v, false
+	}
+	c := path.Clean(v)
+	return v, c, c != v
+}
