@@ -76,6 +76,17 @@ func Install(t testing.TB) Paths {
 	return p
 }
 
+// Ensure is Install for programs that are not tests, such as the bench
+// program: it installs the pinned packages when needed (logging progress to
+// logf, which may be nil) and returns where they are, or an error saying
+// what is missing (node or npm not in $PATH) or what failed.
+func Ensure(logf func(string, ...any)) (Paths, error) {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	return install(logf)
+}
+
 type missingToolError struct{ tool string }
 
 func (e missingToolError) Error() string {
