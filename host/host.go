@@ -153,6 +153,7 @@ type Host struct {
 	order   []string
 	closed  bool
 	router  *toolsurface.Router
+	oauth   oauthAuths
 }
 
 // New builds a Host for a resolved configuration and starts every enabled,

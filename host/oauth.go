@@ -1,4 +1,443 @@
 package host
 
-// OAuthOptions configure OAuth 2.1 for Streamable HTTP and SSE servers (SPEC §4).
-type OAuthOptions struct{}
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
+
+	"github.com/switchboard-mcp/switchboard/config"
+)
+
+// ErrLoginRequired: a remote server asks for OAuth authorization and the
+// host has no usable token and no way to ask the user (no
+// OAuthOptions.Authorize). Errors wrapping it name the command to run.
+var ErrLoginRequired = errors.New("authorization required")
+
+// Grant types for OAuthOptions.Grant.
+const (
+	// GrantAuthorizationCode is the user's flow: a browser (or
+	// OAuthOptions.Authorize) approves, PKCE protects the code.
+	GrantAuthorizationCode = "authorization_code"
+	// GrantClientCredentials is the service flow (SEP-1046): a
+	// pre-registered confidential client authenticates with a secret or a
+	// private-key JWT; no user is involved.
+	GrantClientCredentials = "client_credentials"
+)
+
+// OAuthOptions configure OAuth 2.1 for Streamable HTTP and SSE servers
+// (SPEC §4). Discovery, registration, PKCE, scopes and token exchange follow
+// the MCP authorization spec; the Go SDK's auth packages do most of it.
+//
+// A server whose definition sets its own Authorization header is left
+// alone: the user chose static credentials.
+type OAuthOptions struct {
+	// Dir holds one token file per server (mode 0600, directory 0700). If
+	// "", tokens are kept in memory for the Host's life only.
+	Dir string
+	// Grant is GrantAuthorizationCode (if "") or GrantClientCredentials.
+	Grant string
+	// ClientID and ClientSecret name a pre-registered client (mcp login
+	// --client-id). If ClientID is "", the host uses ClientMetadataURL when
+	// the authorization server accepts client ID metadata documents, and
+	// dynamic client registration otherwise. A client ID stored by an
+	// earlier login is used when these are empty.
+	ClientID, ClientSecret string
+	// ClientMetadataURL is the https URL of a client ID metadata document
+	// describing this client. If "", that registration method is not used.
+	ClientMetadataURL string
+	// RedirectURL is where the authorization server sends the user back
+	// with the code (a loopback URL, see Loopback). If "",
+	// "http://127.0.0.1/callback" is registered; it only matters when
+	// Authorize is set.
+	RedirectURL string
+	// Authorize is the user's part of the authorization code flow: it is
+	// given the authorization URL and returns the URL the authorization
+	// server redirected back to (holding code, state and iss). If nil, a
+	// server that needs a new authorization fails with ErrLoginRequired;
+	// stored tokens are still used and refreshed.
+	Authorize AuthorizeFunc
+	// PrivateKeyPEM, if set with GrantClientCredentials, authenticates the
+	// client with a signed JWT (private_key_jwt, RFC 7523) instead of a
+	// secret. PKCS#8 or SEC 1 EC keys (ES256/384/512) and RSA keys (RS256).
+	PrivateKeyPEM []byte
+	// SigningAlg overrides the JWT algorithm picked from the key.
+	SigningAlg string
+	// HTTPClient makes OAuth's own requests (metadata, registration,
+	// tokens). If nil, a client on the same transport as the servers'
+	// traffic is used.
+	HTTPClient *http.Client
+}
+
+// AuthorizeFunc shows the user the authorization URL and returns the
+// redirect back from the authorization server. server names the MCP
+// server being authorized.
+type AuthorizeFunc func(ctx context.Context, server, authURL string) (*url.URL, error)
+
+// FollowRedirect returns an AuthorizeFunc that fetches the authorization
+// URL with client (nil: a plain client) instead of opening a browser and
+// takes the first redirect as the answer: for authorization servers that
+// approve without a person, such as test servers.
+func FollowRedirect(client *http.Client) AuthorizeFunc {
+	return func(ctx context.Context, _, authURL string) (*url.URL, error) {
+		c := http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		if client != nil {
+			c.Transport, c.Jar, c.Timeout = client.Transport, client.Jar, client.Timeout
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		resp.Body.Close()
+		return redirectTarget(resp.StatusCode, resp.Header.Get("Location"), req.URL)
+	}
+}
+
+// redirectTarget reads where an authorization endpoint sent the user.
+func redirectTarget(status int, location string, base *url.URL) (*url.URL, error) {
+	if status < 300 || status > 399 {
+		return nil, fmt.Errorf("authorization endpoint answered %d, not a redirect", status)
+	}
+	if location == "" {
+		return nil, errors.New("authorization endpoint redirected without a Location")
+	}
+	u, err := base.Parse(location)
+	if err != nil {
+		return nil, fmt.Errorf("authorization endpoint redirected to a bad URL: %v", err)
+	}
+	return u, nil
+}
+
+// maxAuthTries bounds authorizations in a row that did not lead to an
+// accepted request (scope step-up included), so a server that never
+// accepts cannot loop the host.
+const maxAuthTries = 3
+
+// serverAuth is one server's OAuth state. It outlives connections so a
+// reconnect reuses the token.
+type serverAuth struct {
+	h        *Host
+	name     string
+	resource string
+	opts     *OAuthOptions
+	client   *http.Client // OAuth's own requests
+
+	mu      sync.Mutex
+	handler auth.OAuthHandler
+	stored  oauth2.TokenSource // from an earlier login, until handler exists
+	tries   int                // authorizations since a request was last accepted
+	dpop    *dpopKey
+}
+
+// oauthAuths holds every server's OAuth state.
+type oauthAuths struct {
+	mu sync.Mutex
+	m  map[string]*serverAuth
+}
+
+// serverAuthFor returns the server's OAuth state, made on first use; a
+// changed URL starts afresh (a token is never sent to another server).
+func (h *Host) serverAuthFor(name string, def config.Server, base http.RoundTripper) *serverAuth {
+	h.oauth.mu.Lock()
+	defer h.oauth.mu.Unlock()
+	if a := h.oauth.m[name]; a != nil && a.resource == def.URL {
+		return a
+	}
+	o := h.opts.OAuth
+	client := o.HTTPClient
+	if client == nil {
+		client = &http.Client{Transport: base}
+	}
+	a := &serverAuth{h: h, name: name, resource: def.URL, opts: o, client: client}
+	if st, err := loadStoredAuth(o.Dir, name); err != nil {
+		h.log.Warn("oauth: ignoring unreadable token file", "server", name, "error", err.Error())
+	} else if st != nil && st.Resource == def.URL && st.Token != nil {
+		a.stored = a.persisting(st.config(), st.tokenSource(a.ctx(), client), st)
+	}
+	if h.oauth.m == nil {
+		h.oauth.m = map[string]*serverAuth{}
+	}
+	h.oauth.m[name] = a
+	return a
+}
+
+// ctx is the context token refreshes run under: the Host's life.
+func (a *serverAuth) ctx() context.Context { return a.h.ctx }
+
+// withOAuth wraps a remote server's transport so requests carry its token
+// and a 401 (or a 403 asking for more scope) runs the authorization flow
+// and retries. base is the transport under any header additions; OAuth's
+// own requests go through it.
+func (s *server) withOAuth(def config.Server, base, rt http.RoundTripper) http.RoundTripper {
+	if s.h.opts.OAuth == nil {
+		return rt
+	}
+	for k := range def.Headers {
+		if http.CanonicalHeaderKey(k) == "Authorization" {
+			return rt
+		}
+	}
+	return &oauthTransport{base: rt, a: s.h.serverAuthFor(s.name, def, base)}
+}
+
+type oauthTransport struct {
+	base http.RoundTripper
+	a    *serverAuth
+}
+
+func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	for try := 0; ; try++ {
+		r := req.Clone(req.Context())
+		if try > 0 && req.Body != nil {
+			body, err := req.GetBody()
+			if err != nil {
+				return nil, err
+			}
+			r.Body = body
+		}
+		if err := t.a.sign(r); err != nil {
+			return nil, err
+		}
+		resp, err := t.base.RoundTrip(r)
+		if err != nil {
+			return nil, err
+		}
+		if !needsAuth(resp) {
+			t.a.accepted(resp)
+			return resp, nil
+		}
+		if t.a.dpopNonceRetry(resp) && try == 0 {
+			drain(resp)
+			continue
+		}
+		if try > 0 && req.Body != nil && req.GetBody == nil {
+			return resp, nil // cannot replay the body
+		}
+		if try >= 2 {
+			return resp, nil // authorized and still refused: let the caller see it
+		}
+		if err := t.a.authorize(r, resp); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// needsAuth reports a refusal the authorization flow can answer: a 401,
+// or a 403 whose challenge asks for more scope (step-up).
+func needsAuth(resp *http.Response) bool {
+	switch resp.StatusCode {
+	case http.StatusUnauthorized:
+		return true
+	case http.StatusForbidden:
+		cs, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+		for _, c := range cs {
+			if c.Params["error"] == "insufficient_scope" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func drain(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	resp.Body.Close()
+}
+
+// accepted notes a request the server let through.
+func (a *serverAuth) accepted(resp *http.Response) {
+	a.mu.Lock()
+	a.tries = 0
+	a.mu.Unlock()
+	a.noteDPoPNonce(resp)
+}
+
+// sign adds the Authorization header (and a DPoP proof) when there is a token.
+func (a *serverAuth) sign(req *http.Request) error {
+	ts, err := a.tokenSource(req.Context())
+	if err != nil || ts == nil {
+		return err
+	}
+	tok, err := ts.Token()
+	if err != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) {
+			// A refused refresh means the grant is gone: send the request
+			// bare, so the 401 starts a new authorization.
+			a.h.log.Info("oauth: token refresh refused", "server", a.name, "error", re.ErrorCode)
+			a.mu.Lock()
+			a.stored = nil
+			a.handler = nil
+			a.mu.Unlock()
+			return nil
+		}
+		return fmt.Errorf("oauth token for %s: %v", a.name, err)
+	}
+	if tok == nil || tok.AccessToken == "" {
+		return nil
+	}
+	scheme := "Bearer"
+	if a.dpopKey() != nil && tokenIsDPoP(tok) {
+		scheme = "DPoP"
+		proof, err := a.dpopKey().proof(req.Method, req.URL, tok.AccessToken, a.dpopNonce(req.URL))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("DPoP", proof)
+	}
+	req.Header.Set("Authorization", scheme+" "+tok.AccessToken)
+	return nil
+}
+
+func (a *serverAuth) tokenSource(ctx context.Context) (oauth2.TokenSource, error) {
+	a.mu.Lock()
+	h, stored := a.handler, a.stored
+	a.mu.Unlock()
+	if h != nil {
+		ts, err := h.TokenSource(ctx)
+		if ts != nil || err != nil {
+			return ts, err
+		}
+	}
+	return stored, nil
+}
+
+// authorize runs the flow for a refused request, at most maxAuthTries
+// times until a request is accepted.
+func (a *serverAuth) authorize(req *http.Request, resp *http.Response) error {
+	a.mu.Lock()
+	a.tries++
+	tries := a.tries
+	a.mu.Unlock()
+	if tries > maxAuthTries {
+		drain(resp)
+		return fmt.Errorf("server %s still refused access after %d authorizations", a.name, maxAuthTries)
+	}
+	h, err := a.ensureHandler()
+	if err != nil {
+		drain(resp)
+		return err
+	}
+	// The flow fetches metadata and tokens on its own client, bounded by
+	// the request that needs it.
+	if err := h.Authorize(req.Context(), req, resp); err != nil {
+		if errors.Is(err, ErrLoginRequired) {
+			return err
+		}
+		return fmt.Errorf("authorizing with %s: %w", a.name, err)
+	}
+	return nil
+}
+
+// ensureHandler builds the grant's handler on first need.
+func (a *serverAuth) ensureHandler() (auth.OAuthHandler, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.handler != nil {
+		return a.handler, nil
+	}
+	h, err := a.newHandler()
+	if err != nil {
+		return nil, err
+	}
+	a.handler = h
+	return h, nil
+}
+
+func (a *serverAuth) newHandler() (auth.OAuthHandler, error) {
+	o := a.opts
+	switch o.Grant {
+	case GrantClientCredentials:
+		if o.ClientID == "" {
+			return nil, fmt.Errorf("client credentials for %s need a client ID", a.name)
+		}
+		if len(o.PrivateKeyPEM) > 0 {
+			return newJWTClientHandler(a, o.ClientID, o.PrivateKeyPEM, o.SigningAlg)
+		}
+		return extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
+			Credentials: &oauthex.ClientCredentials{ClientID: o.ClientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: o.ClientSecret}},
+			HTTPClient:  a.client,
+		})
+	case "", GrantAuthorizationCode:
+	default:
+		return nil, fmt.Errorf("unknown OAuth grant %q", o.Grant)
+	}
+	if o.Authorize == nil {
+		return loginRequired{a.name}, nil
+	}
+	clientID, secret := o.ClientID, o.ClientSecret
+	if clientID == "" {
+		if st, _ := loadStoredAuth(o.Dir, a.name); st != nil && st.Resource == a.resource && st.PreRegistered {
+			clientID, secret = st.ClientID, st.ClientSecret
+		}
+	}
+	redirect := o.RedirectURL
+	if redirect == "" {
+		redirect = "http://127.0.0.1/callback"
+	}
+	cfg := &auth.AuthorizationCodeHandlerConfig{
+		RedirectURL: redirect,
+		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			back, err := o.Authorize(ctx, a.name, args.URL)
+			if err != nil {
+				return nil, err
+			}
+			q := back.Query()
+			if e := q.Get("error"); e != "" {
+				return nil, fmt.Errorf("authorization refused: %s", oneLine(e+" "+q.Get("error_description")))
+			}
+			return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
+		},
+		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{
+			Metadata: &oauthex.ClientRegistrationMetadata{
+				RedirectURIs: []string{redirect},
+				ClientName:   a.h.opts.ClientName,
+				GrantTypes:   []string{"authorization_code", "refresh_token"},
+			},
+		},
+		RequestRefreshToken: true,
+		Client:              a.client,
+		NewTokenSource: func(ctx context.Context, cfg *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
+			st := newStoredAuth(a.resource, cfg, tok)
+			st.PreRegistered = cfg.ClientID == clientID && clientID != ""
+			if err := saveStoredAuth(o.Dir, a.name, st); err != nil {
+				a.h.log.Warn("oauth: could not save the token", "server", a.name, "error", err.Error())
+			}
+			return a.persisting(cfg, cfg.TokenSource(context.WithValue(a.ctx(), oauth2.HTTPClient, a.client), tok), st), nil
+		},
+	}
+	if o.ClientMetadataURL != "" {
+		cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: o.ClientMetadataURL}
+	}
+	if clientID != "" {
+		creds := &oauthex.ClientCredentials{ClientID: clientID}
+		if secret != "" {
+			creds.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: secret}
+		}
+		cfg.PreregisteredClient = creds
+	}
+	return auth.NewAuthorizationCodeHandler(cfg)
+}
+
+// loginRequired is the handler of a host that cannot ask the user.
+type loginRequired struct{ name string }
+
+func (loginRequired) TokenSource(context.Context) (oauth2.TokenSource, error) { return nil, nil }
+
+func (l loginRequired) Authorize(_ context.Context, _ *http.Request, resp *http.Response) error {
+	drain(resp)
+	return fmt.Errorf("%w: run `switchboard mcp login %s`", ErrLoginRequired, l.name)
+}

@@ -31,7 +31,9 @@ func (s *server) httpClient(ctx context.Context, def config.Server) (*http.Clien
 			headers.Set(k, v)
 		}
 	}
-	return &http.Client{Transport: &headerTransport{base: http.DefaultTransport, headers: headers}}, nil
+	base := http.DefaultTransport
+	rt := http.RoundTripper(&headerTransport{base: base, headers: headers})
+	return &http.Client{Transport: s.withOAuth(def, base, rt)}, nil // SPEC §4 OAuth: oauth.go
 }
 
 type headerTransport struct {

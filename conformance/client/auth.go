@@ -1,5 +1,34 @@
 package main
 
-import "github.com/switchboard-mcp/switchboard/host"
+import (
+	"fmt"
 
-func authOptions(scenario string, cctx map[string]any) (*host.OAuthOptions, error) { return nil, nil }
+	"github.com/switchboard-mcp/switchboard/host"
+)
+
+// authOptions are the OAuth settings a user would give for the scenario:
+// the suite's authorization server approves without a person, so the
+// no-browser path follows its redirect; pre-registered or client
+// credentials come from the scenario context, as a user would paste them.
+func authOptions(scenario string, cctx map[string]any) (*host.OAuthOptions, error) {
+	str := func(k string) string { s, _ := cctx[k].(string); return s }
+	o := &host.OAuthOptions{
+		Authorize:         host.FollowRedirect(nil),
+		RedirectURL:       "http://localhost:3000/callback",
+		ClientMetadataURL: "https://conformance-test.local/client-metadata.json",
+		ClientID:          str("client_id"),
+		ClientSecret:      str("client_secret"),
+	}
+	switch scenario {
+	case "auth/client-credentials-basic":
+		o.Grant = host.GrantClientCredentials
+	case "auth/client-credentials-jwt":
+		o.Grant = host.GrantClientCredentials
+		o.PrivateKeyPEM = []byte(str("private_key_pem"))
+		o.SigningAlg = str("signing_algorithm")
+		if len(o.PrivateKeyPEM) == 0 {
+			return nil, fmt.Errorf("context has no private_key_pem")
+		}
+	}
+	return o, nil
+}

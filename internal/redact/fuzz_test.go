@@ -1,0 +1,65 @@
+package redact
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// FuzzString: String never panics, and a planted secret of at least
+// MinSecretLen bytes never survives, wherever it is put in the text.
+func FuzzString(f *testing.F) {
+	f.Add("Authorization: Bearer ", "planted-secret-2", " trailing")
+	f.Add("https://x.test/?access_token=", "tok-123456", "&a=1")
+	f.Add("", "<redacted>", "")
+	f.Add("x", "d>ab", "ab")
+	f.Add("API_TOKEN=", "planted-secret-1", "\nnext line")
+	f.Fuzz(func(t *testing.T, before, secret, after string) {
+		text := before + secret + after
+		got := String(text, secret)
+		if len(secret) >= MinSecretLen && strings.Contains(got, secret) {
+			t.Fatalf("String(%q, %q) = %q still holds the secret", text, secret, got)
+		}
+		var s Set
+		s.Add(secret)
+		if got := s.String(text); len(secret) >= MinSecretLen && strings.Contains(got, secret) {
+			t.Fatalf("Set.String(%q) = %q still holds %q", text, got, secret)
+		}
+	})
+}
+
+// FuzzArgs: Args never panics on any JSON object, never modifies its
+// input, and the value of a secret-named key never survives in the output.
+func FuzzArgs(f *testing.F) {
+	f.Add(`{"path":"/tmp"}`, "password", "planted-secret-3")
+	f.Add(`{"a":{"b":[1,"x",{"c":null}]}}`, "apiKey", "k-0000")
+	f.Add(`[]`, "token", "tok")
+	f.Fuzz(func(t *testing.T, doc, key, secret string) {
+		var base map[string]any
+		if json.Unmarshal([]byte(doc), &base) != nil || base == nil {
+			base = map[string]any{}
+		}
+		base[key] = secret
+		base["nested"] = map[string]any{key: []any{secret}, "list": []any{map[string]any{key: secret}}}
+		before, err := json.Marshal(base)
+		if err != nil {
+			return
+		}
+		out := Args(base)
+		after, _ := json.Marshal(base)
+		if string(before) != string(after) {
+			t.Fatalf("Args modified its input")
+		}
+		if !IsSecretKey(key) {
+			return
+		}
+		enc, err := json.Marshal(out)
+		if err != nil {
+			t.Fatalf("output does not encode: %v", err)
+		}
+		quoted, _ := json.Marshal(secret)
+		if len(secret) >= MinSecretLen && strings.Contains(string(enc), string(quoted)) && !strings.Contains(doc, secret) {
+			t.Fatalf("Args(%s) = %s holds the value of %q", before, enc, key)
+		}
+	})
+}

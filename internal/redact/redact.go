@@ -1,0 +1,377 @@
+// Package redact keeps secrets out of everything Switchboard prints or logs
+// (SPEC §3): tool arguments, environment values and HTTP headers.
+//
+// One rule decides by key: a key that contains token, secret, password,
+// passwd, key, auth, cookie or credential (any case) holds a secret, and
+// its value becomes [Placeholder]. Header values are secrets whatever
+// their name. Free text — an error that quotes a URL, a server's stderr —
+// is scrubbed by [String]: values known to be secret are replaced wherever
+// they appear, and so are the shapes secrets take in text
+// (`Authorization: Bearer …`, `?access_token=…`, `API_KEY=…`,
+// `https://user:pass@host`). [Handler] applies all of this to every slog
+// record, so a logger wrapped once cannot leak through a forgotten call
+// site.
+//
+// The package is internal: it is how Switchboard's own packages print; the
+// host applies it to the logger an embedder hands in.
+package redact
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Placeholder replaces every redacted value.
+const Placeholder = "<redacted>"
+
+// MinSecretLen is the shortest known secret value [String] scrubs:
+// replacing a one- or two-letter value everywhere would garble the text
+// and such a value protects nothing.
+const MinSecretLen = 4
+
+var secretKey = regexp.MustCompile(`(?i)token|secret|password|passwd|key|auth|cookie|credential`)
+
+// IsSecretKey reports whether a key (an argument, env or field name) names
+// a secret.
+func IsSecretKey(key string) bool { return secretKey.MatchString(key) }
+
+// Value returns value, or Placeholder when key names a secret. Other
+// values are scrubbed as free text.
+func Value(key, value string) string {
+	if IsSecretKey(key) {
+		if value == "" {
+			return ""
+		}
+		return Placeholder
+	}
+	return String(value)
+}
+
+// Args returns a deep copy of tool arguments with secrets redacted: a
+// secret key's whole value (a scalar, or everything under it), and secret
+// shapes inside other strings. It never modifies args.
+func Args(args map[string]any) map[string]any {
+	if args == nil {
+		return nil
+	}
+	out := make(map[string]any, len(args))
+	for k, v := range args {
+		if IsSecretKey(k) && v != nil {
+			out[k] = Placeholder
+			continue
+		}
+		out[k] = Any(v)
+	}
+	return out
+}
+
+// Any redacts a JSON-like value: maps and slices deeply (as [Args]),
+// strings as free text, map[string]string as environment, http.Header
+// entirely; json.RawMessage and []byte are decoded as JSON first; other
+// values (structs) go through their JSON encoding. Numbers, booleans and
+// nil are returned as they are.
+func Any(v any) any {
+	switch v := v.(type) {
+	case nil, bool, float64, float32, int, int64, int32, uint, uint64, uint32, json.Number:
+		return v
+	case string:
+		return String(v)
+	case map[string]any:
+		return Args(v)
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = Any(e)
+		}
+		return out
+	case []string:
+		out := make([]string, len(v))
+		for i, e := range v {
+			out[i] = String(e)
+		}
+		return out
+	case map[string]string:
+		return Env(v)
+	case http.Header:
+		return Headers(v)
+	case json.RawMessage:
+		return anyJSON(v)
+	case []byte:
+		return anyJSON(v)
+	case error:
+		return String(v.Error())
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return String(fmt.Sprint(v))
+	}
+	return anyJSON(b)
+}
+
+func anyJSON(b []byte) any {
+	var decoded any
+	if err := json.Unmarshal(b, &decoded); err != nil {
+		return String(string(b))
+	}
+	return Any(decoded)
+}
+
+var (
+	envRef     = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*\}`)
+	schemeWord = regexp.MustCompile(`(?i)^(bearer|basic|token)\b`)
+)
+
+// ConfigValue returns a configured env (header false) or header (header
+// true) value as it may be shown to the user. A value made only of ${VAR}
+// references — for a header, after an optional Bearer/Basic/token word —
+// names a secret without being one and is shown as written. Otherwise a
+// header value is [Placeholder] and an env value follows [Value].
+func ConfigValue(key, value string, header bool) string {
+	rest := strings.TrimSpace(envRef.ReplaceAllString(value, ""))
+	if header {
+		rest = strings.TrimSpace(schemeWord.ReplaceAllString(rest, ""))
+	}
+	if rest == "" && value != "" && envRef.MatchString(value) {
+		return value
+	}
+	if header {
+		if value == "" {
+			return ""
+		}
+		return Placeholder
+	}
+	return Value(key, value)
+}
+
+// Headers returns a copy of h with every value redacted: header values
+// are credentials more often than not, whatever their name.
+func Headers(h http.Header) http.Header {
+	if h == nil {
+		return nil
+	}
+	out := make(http.Header, len(h))
+	for k, vs := range h {
+		out[k] = make([]string, len(vs))
+		for i := range vs {
+			out[k][i] = Placeholder
+		}
+	}
+	return out
+}
+
+// HeaderMap is [Headers] for a map of single values, as config holds them.
+func HeaderMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k := range m {
+		out[k] = Placeholder
+	}
+	return out
+}
+
+// Env returns a copy of an environment map with the values of secret keys
+// redacted (see [Value]).
+func Env(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = Value(k, v)
+	}
+	return out
+}
+
+// Environ is [Env] for KEY=VALUE lists such as os.Environ.
+func Environ(kv []string) []string {
+	if kv == nil {
+		return nil
+	}
+	out := make([]string, len(kv))
+	for i, e := range kv {
+		k, v, ok := strings.Cut(e, "=")
+		if !ok {
+			out[i] = String(e)
+			continue
+		}
+		out[i] = k + "=" + Value(k, v)
+	}
+	return out
+}
+
+// Secrets returns the values of env and headers that [String] should
+// scrub from text: every header value, and the env values whose key names
+// a secret or that look like a credential (see [LooksSecret]).
+func Secrets(env, headers map[string]string) []string {
+	var out []string
+	for k, v := range env {
+		if IsSecretKey(k) || LooksSecret(v) {
+			out = append(out, v)
+		}
+	}
+	for _, v := range headers {
+		out = append(out, v)
+		// "Bearer abc": the credential alone can appear in text too.
+		if _, cred, ok := strings.Cut(v, " "); ok {
+			out = append(out, strings.TrimSpace(cred))
+		}
+	}
+	return out
+}
+
+// LooksSecret reports whether a value has the shape of a generated
+// credential: at least 20 characters without spaces, mixing letters and
+// digits, and not a path or URL.
+func LooksSecret(v string) bool {
+	if len(v) < 20 || strings.ContainsAny(v, " \t/\\") {
+		return false
+	}
+	var letter, digit bool
+	for _, r := range v {
+		switch {
+		case r >= '0' && r <= '9':
+			digit = true
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+			letter = true
+		}
+	}
+	return letter && digit
+}
+
+// The shapes a secret takes in free text. Each keeps what names the secret
+// and replaces the secret itself.
+var patterns = []struct {
+	re   *regexp.Regexp
+	repl string
+}{
+	// Authorization: Bearer abc, Cookie: a=b; c=d — to the end of the line.
+	{regexp.MustCompile(`(?i)\b((?:proxy-)?authorization|(?:set-)?cookie|x-api-key|api-key)(["']?\s*[:=]\s*)("[^"\r\n]*"|[^\r\n"]+)`), "${1}${2}" + Placeholder},
+	// Bearer abc / Basic abc wherever they appear.
+	{regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9\-._~+/]+=*`), "${1}${2}" + Placeholder},
+	// https://user:password@host
+	{regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@]*:)[^/\s@]+@`), "${1}" + Placeholder + "@"},
+	// ?access_token=abc&… — query and form parameters with a secret name.
+	{regexp.MustCompile(`(?i)([?&;][^=&\s#?]*(?:token|secret|password|passwd|key|auth|cookie|credential|signature|sig|code)[^=&\s#?]*=)[^&\s#"'<>]*[^&\s#"'<>:.,;)]`), "${1}" + Placeholder},
+	// --api-key abc, -password abc: a secret-named flag and its value.
+	{regexp.MustCompile(`(?i)((?:^|\s)--?[A-Za-z0-9_\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_\-]*[ \t]+)([^\s-][^\s]*)`), "${1}" + Placeholder},
+	// API_TOKEN=abc, password: abc, "client_secret": "abc".
+	{regexp.MustCompile(`(?i)(["']?[A-Za-z0-9_.\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_.\-]*["']?[ \t]*[:=][ \t]*)("[^"\r\n]*"|'[^'\r\n]*'|[^\s,;&})"'<>]+)`), "${1}" + Placeholder},
+}
+
+// String scrubs free text: the shapes secrets take (see the package doc)
+// and every occurrence of the given secret values of at least
+// [MinSecretLen] bytes. No given secret survives in the result.
+func String(s string, secrets ...string) string {
+	for _, p := range patterns {
+		if p.re.MatchString(s) {
+			s = p.re.ReplaceAllString(s, p.repl)
+		}
+	}
+	return scrub(s, secrets)
+}
+
+func scrub(s string, secrets []string) string {
+	if len(secrets) == 0 {
+		return s
+	}
+	// Longest first, so that a secret containing another goes whole.
+	secrets = append([]string(nil), secrets...)
+	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
+	for _, sec := range secrets {
+		if len(sec) >= MinSecretLen {
+			s = strings.ReplaceAll(s, sec, Placeholder)
+		}
+	}
+	// A secret that overlaps the placeholder (or another replacement) may
+	// have been formed again; a shorter mark shrinks the text at every
+	// replacement, so this ends.
+	for again := true; again; {
+		again = false
+		for _, sec := range secrets {
+			if len(sec) >= MinSecretLen && strings.Contains(s, sec) {
+				s = strings.ReplaceAll(s, sec, "***")
+				again = true
+			}
+		}
+	}
+	return s
+}
+
+// Set is a set of known secret values to scrub from text, such as the
+// configured env and header values of every server. It is safe for
+// concurrent use; the zero value is an empty set.
+type Set struct {
+	mu     sync.RWMutex
+	values map[string]struct{}
+	list   []string
+}
+
+// Add adds values; those shorter than [MinSecretLen] are ignored.
+func (s *Set) Add(values ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, v := range values {
+		if len(v) < MinSecretLen {
+			continue
+		}
+		if _, dup := s.values[v]; dup {
+			continue
+		}
+		if s.values == nil {
+			s.values = map[string]struct{}{}
+		}
+		s.values[v] = struct{}{}
+		s.list = append(s.list, v)
+	}
+}
+
+// String is [String] with the set's values (nil Set: no known values).
+func (s *Set) String(text string) string {
+	if s == nil {
+		return String(text)
+	}
+	s.mu.RLock()
+	list := s.list
+	s.mu.RUnlock()
+	return String(text, list...)
+}
+
+// Error returns err with its message scrubbed by [Set.String]; errors.Is
+// and errors.As still see err. A nil err gives nil.
+func (s *Set) Error(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := s.String(err.Error())
+	if msg == err.Error() {
+		return err
+	}
+	return &scrubbedError{msg: msg, err: err}
+}
+
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+func (e *scrubbedError) Unwrap() error { return e.err }
+
+// Strings applies [Set.String] to each element of a copy of lines.
+func (s *Set) Strings(lines []string) []string {
+	if lines == nil {
+		return nil
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = s.String(l)
+	}
+	return out
+}

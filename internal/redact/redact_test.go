@@ -1,0 +1,234 @@
+package redact
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestValueAndIsSecretKey(t *testing.T) {
+	for _, k := range []string{"API_TOKEN", "token", "client_secret", "PASSWORD", "db_passwd", "apiKey", "X-Api-Key",
+		"Authorization", "auth", "Cookie", "AWS_CREDENTIALS", "GITHUB_PERSONAL_ACCESS_TOKEN"} {
+		if got := Value(k, "s3cr3t-value"); got != Placeholder {
+			t.Errorf("Value(%q) = %q, want %q", k, got, Placeholder)
+		}
+	}
+	for _, k := range []string{"NODE_ENV", "path", "query", "name", "DEBUG", "url"} {
+		if got := Value(k, "plain"); got != "plain" {
+			t.Errorf("Value(%q, plain) = %q, want it unchanged", k, got)
+		}
+	}
+	if got := Value("url", "https://x.test/?access_token=abcd1234"); got != "https://x.test/?access_token="+Placeholder {
+		t.Errorf("a non-secret key's value is still scrubbed as text: %q", got)
+	}
+	if got := Value("token", ""); got != "" {
+		t.Errorf("empty secret = %q, want empty (nothing to hide, and emptiness is useful to see)", got)
+	}
+}
+
+func TestArgsDeep(t *testing.T) {
+	in := map[string]any{
+		"path":     "/tmp/x",
+		"password": "planted-secret-3",
+		"count":    3.0,
+		"nested": map[string]any{
+			"apiKey": "k-123456",
+			"list":   []any{map[string]any{"token": "t-999999", "ok": true}, "Bearer abc.def.ghi"},
+		},
+		"auth":   map[string]any{"user": "me", "pass": "pw-777777"},
+		"url":    "https://h.test/cb?code=xyz987&state=1",
+		"absent": nil,
+	}
+	orig, _ := json.Marshal(in)
+	got := Args(in)
+	want := map[string]any{
+		"path":     "/tmp/x",
+		"password": Placeholder,
+		"count":    3.0,
+		"nested": map[string]any{
+			"apiKey": Placeholder,
+			"list":   []any{map[string]any{"token": Placeholder, "ok": true}, "Bearer " + Placeholder},
+		},
+		"auth":   Placeholder,
+		"url":    "https://h.test/cb?code=" + Placeholder + "&state=1",
+		"absent": nil,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("Args (-want +got):\n%s", d)
+	}
+	if after, _ := json.Marshal(in); !bytes.Equal(orig, after) {
+		t.Errorf("Args modified its input")
+	}
+}
+
+func TestAnyShapes(t *testing.T) {
+	type req struct {
+		Password string `json:"password"`
+		Name     string `json:"name"`
+	}
+	if d := cmp.Diff(map[string]any{"password": Placeholder, "name": "n"}, Any(req{"pw-123456", "n"})); d != "" {
+		t.Errorf("struct: %s", d)
+	}
+	if d := cmp.Diff(map[string]any{"secret": Placeholder}, Any(json.RawMessage(`{"secret":"abcdef"}`))); d != "" {
+		t.Errorf("raw JSON: %s", d)
+	}
+	if got := Any(errors.New("GET https://u:hunter22@h.test/ failed")); got != "GET https://u:"+Placeholder+"@h.test/ failed" {
+		t.Errorf("error: %q", got)
+	}
+}
+
+func TestHeadersEnv(t *testing.T) {
+	h := http.Header{"Authorization": {"Bearer planted-secret-2"}, "X-Team": {"blue", "green"}}
+	if d := cmp.Diff(http.Header{"Authorization": {Placeholder}, "X-Team": {Placeholder, Placeholder}}, Headers(h)); d != "" {
+		t.Errorf("Headers: %s", d)
+	}
+	if h.Get("Authorization") != "Bearer planted-secret-2" {
+		t.Error("Headers modified its input")
+	}
+	if d := cmp.Diff(map[string]string{"X-Team": Placeholder}, HeaderMap(map[string]string{"X-Team": "blue"})); d != "" {
+		t.Errorf("HeaderMap: %s", d)
+	}
+	env := map[string]string{"API_TOKEN": "planted-secret-1", "NODE_ENV": "production"}
+	if d := cmp.Diff(map[string]string{"API_TOKEN": Placeholder, "NODE_ENV": "production"}, Env(env)); d != "" {
+		t.Errorf("Env: %s", d)
+	}
+	if d := cmp.Diff([]string{"API_TOKEN=" + Placeholder, "HOME=/home/me", "odd"}, Environ([]string{"API_TOKEN=x1234", "HOME=/home/me", "odd"})); d != "" {
+		t.Errorf("Environ: %s", d)
+	}
+}
+
+func TestString(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`Post "https://api.test/mcp?access_token=tok123456&x=1": dial tcp: refused`,
+			`Post "https://api.test/mcp?access_token=` + Placeholder + `&x=1": dial tcp: refused`},
+		{"Authorization: Bearer abc.def", "Authorization: " + Placeholder},
+		{"sent header authorization=Basic dXNlcjpwYXNz", "sent header authorization=" + Placeholder},
+		{"token is Bearer eyJhbGciOi.x.y done", "token is Bearer " + Placeholder + " done"},
+		{"API_TOKEN=planted-secret-1 node server.js", "API_TOKEN=" + Placeholder + " node server.js"},
+		{`{"client_secret": "abc", "name": "x"}`, `{"client_secret": ` + Placeholder + `, "name": "x"}`},
+		{"password: hunter2", "password: " + Placeholder},
+		{"connect https://bob:hunter22@db.test:5432/x", "connect https://bob:" + Placeholder + "@db.test:5432/x"},
+		{"Cookie: session=abc; theme=dark", "Cookie: " + Placeholder},
+		{"nothing secret here: 42 tools, state connected", "nothing secret here: 42 tools, state connected"},
+	}
+	for _, tt := range tests {
+		if got := String(tt.in); got != tt.want {
+			t.Errorf("String(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+		}
+	}
+	if got := String("server said: hello planted-secret-9!", "planted-secret-9"); got != "server said: hello "+Placeholder+"!" {
+		t.Errorf("known secret: %q", got)
+	}
+	if got := String("a b c", "b"); got != "a b c" {
+		t.Errorf("a secret shorter than MinSecretLen is not scrubbed (it would garble text): %q", got)
+	}
+	// A secret that overlaps the placeholder must still not survive.
+	for _, sec := range []string{"dacted>", "<red", "d>ab", "ted><re"} {
+		for _, text := range []string{sec, sec + sec, "x" + sec + "ab" + sec + "b", sec + "ab"} {
+			if got := String(text, sec); strings.Contains(got, sec) {
+				t.Errorf("String(%q, %q) = %q still holds it", text, sec, got)
+			}
+		}
+	}
+}
+
+func TestSecretsAndSet(t *testing.T) {
+	sec := Secrets(map[string]string{"API_TOKEN": "planted-secret-1", "MODE": "fast", "X": "ghp_1234567890abcdefghij"},
+		map[string]string{"Authorization": "Bearer planted-secret-2"})
+	var s Set
+	s.Add(sec...)
+	s.Add("ab") // too short: ignored
+	text := "env planted-secret-1 mode fast, X ghp_1234567890abcdefghij, cred planted-secret-2 ab"
+	got := s.String(text)
+	for _, v := range []string{"planted-secret-1", "planted-secret-2", "ghp_1234567890abcdefghij"} {
+		if strings.Contains(got, v) {
+			t.Errorf("Set.String left %q in %q", v, got)
+		}
+	}
+	if !strings.Contains(got, "mode fast") || !strings.HasSuffix(got, " ab") {
+		t.Errorf("Set.String removed more than the secrets: %q", got)
+	}
+	var nilSet *Set
+	if nilSet.String("password=x1") != "password="+Placeholder {
+		t.Error("a nil Set still scrubs shapes")
+	}
+}
+
+func TestHandler(t *testing.T) {
+	var buf bytes.Buffer
+	var known Set
+	known.Add("planted-secret-4")
+	log := slog.New(HandlerWith(slog.NewJSONHandler(&buf, nil), &known)).With("token", "planted-secret-5")
+	log.Info("stderr: planted-secret-4 and Authorization: Bearer planted-secret-6",
+		"server", "fs",
+		"tools", 3,
+		"args", map[string]any{"password": "planted-secret-3", "path": "/tmp"},
+		"headers", http.Header{"X-Key": {"planted-secret-2"}},
+		"error", errors.New("GET ?api_key=planted-secret-7 failed"),
+		slog.Group("env", "API_TOKEN", "planted-secret-1", "MODE", "fast"),
+		"reason", "exited: planted-secret-4",
+	)
+	out := buf.String()
+	for _, v := range []string{"planted-secret-1", "planted-secret-2", "planted-secret-3", "planted-secret-4",
+		"planted-secret-5", "planted-secret-6", "planted-secret-7"} {
+		if strings.Contains(out, v) {
+			t.Errorf("log line holds %s: %s", v, out)
+		}
+	}
+	for _, keep := range []string{`"server":"fs"`, `"tools":3`, `"path":"/tmp"`, `"MODE":"fast"`} {
+		if !strings.Contains(out, keep) {
+			t.Errorf("log line lost %s: %s", keep, out)
+		}
+	}
+	// Wrapping twice does not redact twice.
+	h := Handler(slog.NewTextHandler(&buf, nil))
+	if Handler(h) != h {
+		t.Error("Handler(Handler(h)) wraps again")
+	}
+}
+
+func TestConfigValue(t *testing.T) {
+	tests := []struct {
+		key, value string
+		header     bool
+		want       string
+	}{
+		{"Authorization", "Bearer ${GITHUB_TOKEN}", true, "Bearer ${GITHUB_TOKEN}"},
+		{"Authorization", "Bearer planted-secret-2", true, Placeholder},
+		{"Authorization", "Bearer ${T:-sk-live-default}", true, Placeholder},
+		{"X-Team", "blue", true, Placeholder},
+		{"API_TOKEN", "${API_TOKEN}", false, "${API_TOKEN}"},
+		{"API_TOKEN", "planted-secret-1", false, Placeholder},
+		{"TZ", "UTC", false, "UTC"},
+		{"DB_URL", "${DATABASE_URL:-postgres://localhost/dev}", false, "${DATABASE_URL:-postgres://localhost/dev}"},
+		{"DB_URL", "postgres://me:pw1234@db/x", false, "postgres://me:" + Placeholder + "@db/x"},
+	}
+	for _, tt := range tests {
+		if got := ConfigValue(tt.key, tt.value, tt.header); got != tt.want {
+			t.Errorf("ConfigValue(%q, %q, %v) = %q, want %q", tt.key, tt.value, tt.header, got, tt.want)
+		}
+	}
+}
+
+func TestSetError(t *testing.T) {
+	var s Set
+	s.Add("planted-secret-8")
+	base := errors.New("boom")
+	err := s.Error(fmt.Errorf("server said planted-secret-8: %w", base))
+	if strings.Contains(err.Error(), "planted-secret-8") || !errors.Is(err, base) {
+		t.Errorf("Set.Error = %q (errors.Is base: %v)", err, errors.Is(err, base))
+	}
+	if s.Error(base) != base || s.Error(nil) != nil {
+		t.Error("an error with nothing to scrub is returned as it is")
+	}
+	if got := String("run server --api-key sk-123456 --verbose"); got != "run server --api-key "+Placeholder+" --verbose" {
+		t.Errorf("flag value: %q", got)
+	}
+}
