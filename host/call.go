@@ -21,8 +21,9 @@ var ErrTimeout = errors.New("call timed out")
 // arguments (a map, a struct or json.RawMessage). A tool's own failure is a
 // result with IsError set, not an error; errors mean the call could not be
 // made or finished: unknown tool, server not connected (ErrNotConnected),
-// circuit open (ErrCircuitOpen), timeout (ErrTimeout), or a dropped
-// connection that may have run a side effect (ErrMayHaveRun).
+// circuit open (ErrCircuitOpen), timeout (ErrTimeout), a dropped
+// connection that may have run a side effect (ErrMayHaveRun), or refused by
+// Options.Permit (ErrDenied).
 //
 // A connecting server is waited for (bounded by ctx). A call cut by a
 // dropped connection is retried once, after the reconnect, only when the
@@ -32,6 +33,9 @@ func (h *Host) Call(ctx context.Context, name string, args any) (*mcp.CallToolRe
 	if err != nil {
 		return nil, err
 	}
+	if args, err = h.permit(ctx, s, tool, args); err != nil {
+		return nil, err
+	}
 	return s.call(ctx, tool, args)
 }
 
@@ -39,6 +43,9 @@ func (h *Host) Call(ctx context.Context, name string, args any) (*mcp.CallToolRe
 func (h *Host) CallTool(ctx context.Context, serverName, tool string, args any) (*mcp.CallToolResult, error) {
 	s, err := h.server(serverName)
 	if err != nil {
+		return nil, err
+	}
+	if args, err = h.permit(ctx, s, tool, args); err != nil {
 		return nil, err
 	}
 	return s.call(ctx, tool, args)

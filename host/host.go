@@ -66,6 +66,9 @@ type Options struct {
 	Clock Clock
 	// Gate decides launch trust. If nil, DefaultGate.
 	Gate Gate
+	// Permit decides whether each tool call may run (per-call permissions,
+	// SPEC §3; see PolicyPermit). If nil, every call runs.
+	Permit Permit
 	// Prompter answers elicitation requests. If nil, the elicitation
 	// capability is not advertised and servers' requests are refused.
 	Prompter Prompter

@@ -1,0 +1,183 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/policy"
+)
+
+// ErrDenied is wrapped by every call refused by a permission rule, by the
+// person asked, or because a question was needed and nobody could answer
+// it (SPEC §3). The call never reached the server.
+var ErrDenied = errors.New("permission denied")
+
+// PermitRequest describes a tool call about to be made.
+type PermitRequest struct {
+	// Tool is the name the model sees, mcp__<server>__<tool>.
+	Tool string
+	// Server is the configured server name; ToolName the server's own name
+	// for the tool.
+	Server, ToolName string
+	// Args are the call's arguments, decoded from exactly the JSON that
+	// will be sent (nil when the call has none or they are not an object).
+	Args map[string]any
+	// Annotations are the tool's hints as the server declared them
+	// (untrusted), nil when unknown.
+	Annotations *mcp.ToolAnnotations
+}
+
+// Permit decides whether a call may run: nil lets it run, an error
+// (wrapping ErrDenied) refuses it and is returned by Call. It is called
+// once per call, after the tool is resolved and before the circuit
+// breaker, and may block (to ask a person) until ctx is done.
+type Permit func(ctx context.Context, req PermitRequest) error
+
+// Answer is a person's answer to a permission question.
+type Answer int
+
+const (
+	// AnswerDeny refuses this call.
+	AnswerDeny Answer = iota
+	// AnswerOnce lets this call run.
+	AnswerOnce
+	// AnswerAlways lets this call and every later call of the same tool
+	// run, for the life of the Permit (one session), unless a rule denies.
+	AnswerAlways
+)
+
+// Asker puts a permission question to a person: a terminal, or an MCP
+// client through elicitation. An error counts as AnswerDeny.
+type Asker interface {
+	AskPermission(ctx context.Context, req PermitRequest, d policy.Decision) (Answer, error)
+}
+
+// PermitOptions configure PolicyPermit. A nil *PermitOptions means
+// headless, no autopilot.
+type PermitOptions struct {
+	// Asker answers questions. If nil, nobody can be asked: an ask is a
+	// deny, whose error names the rule that would allow the call.
+	Asker Asker
+	// Autopilot is passed to every policy.Request. It skips no question
+	// for MCP tools; it is there so that reasons can say so.
+	Autopilot bool
+	// UserSettings names the user settings file in hints, as a person
+	// should read it. If empty, "~/.switchboard/settings.json".
+	UserSettings string
+}
+
+// DeniedError is the error of a call refused by PolicyPermit. It unwraps
+// to ErrDenied.
+type DeniedError struct {
+	Tool     string
+	Decision policy.Decision
+	// Asked reports that a person was asked and refused.
+	Asked bool
+	// Hint says in one line what would let the call run ("" when nothing
+	// would).
+	Hint string
+}
+
+func (e *DeniedError) Error() string {
+	switch {
+	case e.Asked:
+		return fmt.Sprintf("%s: call refused when asked", e.Tool)
+	case e.Decision.Action == policy.Deny:
+		return fmt.Sprintf("%s: %s", e.Tool, e.Decision.Reason)
+	}
+	return fmt.Sprintf("%s: needs permission and nobody can answer here (%s)", e.Tool, e.Decision.Reason)
+}
+
+func (e *DeniedError) Unwrap() error { return ErrDenied }
+
+// PolicyPermit returns a Permit deciding with p (nil: no rules, so every
+// call is asked for): allow runs, deny refuses, ask puts the question to
+// opts.Asker — or refuses when there is none (SPEC §3: ask with nobody to
+// ask is deny). AnswerAlways is remembered by the returned Permit per tool
+// name. It is safe for concurrent use; questions are not serialized (the
+// Asker may do so).
+func PolicyPermit(p *policy.Policy, opts *PermitOptions) Permit {
+	var o PermitOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.UserSettings == "" {
+		o.UserSettings = "~/.switchboard/settings.json"
+	}
+	var (
+		mu     sync.Mutex
+		always = map[string]bool{}
+	)
+	return func(ctx context.Context, req PermitRequest) error {
+		preq := policy.Request{Tool: req.Tool, Server: req.Server, ToolName: req.ToolName, Args: req.Args, Autopilot: o.Autopilot}
+		if a := req.Annotations; a != nil {
+			preq.Annotations = policy.Annotations{ReadOnlyHint: a.ReadOnlyHint, DestructiveHint: a.DestructiveHint != nil && *a.DestructiveHint}
+		}
+		d := p.Decide(preq)
+		switch d.Action {
+		case policy.Allow:
+			return nil
+		case policy.Deny:
+			return &DeniedError{Tool: req.Tool, Decision: d, Hint: d.Hint(o.UserSettings)}
+		}
+		mu.Lock()
+		ok := always[req.Tool]
+		mu.Unlock()
+		if ok {
+			return nil
+		}
+		if o.Asker == nil {
+			return &DeniedError{Tool: req.Tool, Decision: d, Hint: d.Hint(o.UserSettings)}
+		}
+		ans, err := o.Asker.AskPermission(ctx, req, d)
+		switch {
+		case err != nil:
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return &DeniedError{Tool: req.Tool, Decision: d, Hint: d.Hint(o.UserSettings)}
+		case ans == AnswerAlways:
+			mu.Lock()
+			always[req.Tool] = true
+			mu.Unlock()
+			return nil
+		case ans == AnswerOnce:
+			return nil
+		}
+		return &DeniedError{Tool: req.Tool, Decision: d, Asked: true}
+	}
+}
+
+// permit asks Options.Permit about a call and returns the arguments to
+// send: the very JSON the decision saw.
+func (h *Host) permit(ctx context.Context, s *server, tool string, args any) (any, error) {
+	if h.opts.Permit == nil {
+		return args, nil
+	}
+	req := PermitRequest{Tool: toolName(s.name, tool), Server: s.name, ToolName: tool}
+	if args != nil {
+		raw, err := json.Marshal(args)
+		if err != nil {
+			return nil, fmt.Errorf("%s: arguments: %w", req.Tool, err)
+		}
+		_ = json.Unmarshal(raw, &req.Args) // not an object: no named arguments
+		args = json.RawMessage(raw)
+	}
+	if tools, err := h.serverTools(ctx, s); err == nil {
+		for _, t := range tools {
+			if t.Name == tool {
+				req.Annotations = t.Annotations
+			}
+		}
+	}
+	if err := h.opts.Permit(ctx, req); err != nil {
+		h.log.Info("call refused", "server", s.name, "tool", tool)
+		return nil, err
+	}
+	return args, nil
+}

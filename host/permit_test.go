@@ -1,0 +1,169 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/policy"
+)
+
+// answerer is an Asker with fixed answers that records its questions.
+type answerer struct {
+	mu     sync.Mutex
+	answer host.Answer
+	asked  []string
+	last   policy.Decision
+}
+
+func (a *answerer) AskPermission(_ context.Context, req host.PermitRequest, d policy.Decision) (host.Answer, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.asked = append(a.asked, req.Tool)
+	a.last = d
+	return a.answer, nil
+}
+
+func effectRuns(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "\n")
+}
+
+// TestPermitHook: the hook sees the resolved call (names, decoded
+// arguments, the server's annotations) before anything reaches the server,
+// and a refusal keeps the tool from running, by name and by CallTool.
+func TestPermitHook(t *testing.T) {
+	effect := filepath.Join(t.TempDir(), "effect")
+	var (
+		mu   sync.Mutex
+		seen []host.PermitRequest
+	)
+	h := newHost(t, cfgOf(stdio("e", "echo", "-side-effect-file", effect)), &host.Options{
+		Permit: func(_ context.Context, req host.PermitRequest) error {
+			mu.Lock()
+			seen = append(seen, req)
+			mu.Unlock()
+			if req.ToolName == "side_effect" {
+				return &host.DeniedError{Tool: req.Tool, Decision: policy.Decision{Action: policy.Deny, Reason: "test says no"}}
+			}
+			return nil
+		},
+	})
+	ctx := ctxFor(t, 20*time.Second)
+	if _, err := h.Call(ctx, "mcp__e__side_effect", map[string]any{"note": "x"}); !errors.Is(err, host.ErrDenied) {
+		t.Fatalf("Call = %v, want ErrDenied", err)
+	}
+	if _, err := h.CallTool(ctx, "e", "side_effect", nil); !errors.Is(err, host.ErrDenied) {
+		t.Fatalf("CallTool = %v, want ErrDenied", err)
+	}
+	if n := effectRuns(t, effect); n != 0 {
+		t.Fatalf("a refused side_effect ran %d times", n)
+	}
+	if got := textOf(mustCall(t, h, "mcp__e__echo", map[string]any{"text": "hi"})); got != "hi" {
+		t.Errorf("permitted echo = %q", got)
+	}
+	if _, err := h.Call(ctx, "mcp__e__destructive", []byte(`{"target":"all"}`)); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 4 {
+		t.Fatalf("hook saw %d calls, want 4: %+v", len(seen), seen)
+	}
+	if r := seen[0]; r.Tool != "mcp__e__side_effect" || r.Server != "e" || r.ToolName != "side_effect" || r.Args["note"] != "x" {
+		t.Errorf("first request = %+v", r)
+	}
+	if r := seen[3]; r.Annotations == nil || r.Annotations.DestructiveHint == nil || !*r.Annotations.DestructiveHint {
+		t.Errorf("destructive tool's annotations = %+v", r.Annotations)
+	}
+}
+
+func TestPolicyPermit(t *testing.T) {
+	effect := filepath.Join(t.TempDir(), "effect")
+	user := policy.Source{Scope: policy.ScopeUser, File: "settings.json"}
+	pol := policy.New(
+		policy.NewRule(policy.Allow, "mcp__e__echo", user),
+		policy.NewRule(policy.Allow, "mcp__e__destructive", user),
+		policy.NewRule(policy.Deny, `mcp__e__side_effect(note:"rm *")`, user),
+	)
+	cfg := cfgOf(stdio("e", "echo", "-side-effect-file", effect))
+
+	t.Run("headless", func(t *testing.T) {
+		h := newHost(t, cfg, &host.Options{Permit: host.PolicyPermit(pol, nil)})
+		ctx := ctxFor(t, 20*time.Second)
+		if got := textOf(mustCall(t, h, "mcp__e__echo", map[string]any{"text": "ok"})); got != "ok" {
+			t.Errorf("allowed echo = %q", got)
+		}
+		_, err := h.Call(ctx, "mcp__e__side_effect", map[string]any{"note": "hello"})
+		var de *host.DeniedError
+		if !errors.As(err, &de) || !errors.Is(err, host.ErrDenied) {
+			t.Fatalf("unlisted call = %v, want a DeniedError", err)
+		}
+		if want := `add "mcp__e__side_effect" to permissions.allow in ~/.switchboard/settings.json`; !strings.Contains(de.Hint, want) {
+			t.Errorf("hint %q lacks %q", de.Hint, want)
+		}
+		if !strings.Contains(err.Error(), "nobody can answer") {
+			t.Errorf("error %q", err)
+		}
+		_, err = h.Call(ctx, "mcp__e__side_effect", map[string]any{"note": "rm *"})
+		if !errors.As(err, &de) || de.Decision.Action != policy.Deny || !strings.Contains(de.Hint, "permissions.deny") {
+			t.Fatalf("denied call = %v (%+v)", err, de)
+		}
+		// destructiveHint turns the allow rule into a question.
+		if _, err = h.Call(ctx, "mcp__e__destructive", nil); !errors.Is(err, host.ErrDenied) {
+			t.Fatalf("destructive call = %v, want ErrDenied", err)
+		}
+		// readOnlyHint grants nothing.
+		if _, err = h.Call(ctx, "mcp__e__env", map[string]any{"names": []string{"HOME"}}); !errors.Is(err, host.ErrDenied) {
+			t.Fatalf("read-only call = %v, want ErrDenied", err)
+		}
+		if n := effectRuns(t, effect); n != 0 {
+			t.Fatalf("side_effect ran %d times", n)
+		}
+	})
+
+	t.Run("asked", func(t *testing.T) {
+		a := &answerer{answer: host.AnswerOnce}
+		h := newHost(t, cfg, &host.Options{Permit: host.PolicyPermit(pol, &host.PermitOptions{Asker: a, Autopilot: true})})
+		ctx := ctxFor(t, 20*time.Second)
+		mustCall(t, h, "mcp__e__side_effect", map[string]any{"note": "1"})
+		if n := effectRuns(t, effect); n != 1 {
+			t.Fatalf("side_effect answered once ran %d times", n)
+		}
+		if !strings.Contains(a.last.Reason, "autopilot") {
+			t.Errorf("autopilot reason = %q", a.last.Reason)
+		}
+		a.answer = host.AnswerDeny
+		_, err := h.Call(ctx, "mcp__e__side_effect", map[string]any{"note": "2"})
+		var de *host.DeniedError
+		if !errors.As(err, &de) || !de.Asked {
+			t.Fatalf("refused call = %v", err)
+		}
+		a.answer = host.AnswerAlways
+		mustCall(t, h, "mcp__e__side_effect", map[string]any{"note": "3"})
+		a.answer = host.AnswerDeny
+		mustCall(t, h, "mcp__e__side_effect", map[string]any{"note": "4"}) // remembered: not asked
+		if _, err := h.Call(ctx, "mcp__e__side_effect", map[string]any{"note": "rm *"}); !errors.Is(err, host.ErrDenied) {
+			t.Errorf("always does not lift a deny rule: %v", err)
+		}
+		if got := strings.Join(a.asked, ","); got != "mcp__e__side_effect,mcp__e__side_effect,mcp__e__side_effect" {
+			t.Errorf("asked %s", got)
+		}
+		if n := effectRuns(t, effect); n != 3 {
+			t.Errorf("side_effect ran %d times, want 3", n)
+		}
+	})
+}
