@@ -57,7 +57,9 @@ Only the tool's server is started; the call waits for it to connect. Progress
 notifications are shown on a terminal.
 
 Exit status: 0 on success, 1 when the call failed or the tool reported an error
-(isError), 2 for an unknown tool or arguments that are not a JSON object.`,
+(isError), 2 for an unknown tool or arguments that are not a JSON object, 3
+when a permission rule refuses the call, or it needs permission and nobody is
+at a terminal to answer (the message names the rule that would allow it).`,
 		Example: `  switchboard call mcp__demo__echo '{"text":"hello"}'
   switchboard call mcp__demo__add --arg a=2 --arg b=3
   switchboard call mcp__demo__roll_dice --json`,
@@ -335,6 +337,8 @@ func progressText(p *mcp.ProgressNotificationParams) string {
 // callErr maps a failed call to its exit status and hint.
 func callErr(err error) error {
 	switch {
+	case errors.Is(err, host.ErrDenied):
+		return deniedErr(err)
 	case errors.Is(err, host.ErrUnknownTool):
 		return UsageErr(err, "run `switchboard tools` for the tool names")
 	case errors.Is(err, host.ErrNotConnected):

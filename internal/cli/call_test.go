@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,6 +20,8 @@ func demoWorld(t *testing.T) *rtWorld {
 		"echo":   w.server("echo"),
 		"broken": w.server("exit-init"),
 	})
+	// Calls need permission (§3); these tests are about calls, not rules.
+	w.writeJSON(filepath.Join(w.sb, "settings.json"), map[string]any{"permissions": map[string]any{"allow": []string{"mcp__demo", "mcp__echo"}}})
 	return w
 }
 

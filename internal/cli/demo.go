@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
+	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
@@ -108,6 +109,9 @@ func demoRun(ctx context.Context, opts *DemoOptions) (err error) {
 		return err
 	}
 	out := opts.IO.Out
+	// The bundled server is ours and read-only: the demo allows its calls
+	// for this run (deny rules still apply).
+	opts.SessionRules = append(opts.SessionRules, policy.NewRule(policy.Allow, toolsurface.Prefix+demoServer, policy.Source{Scope: policy.ScopeSession}))
 	s, err := startSessionWith(ctx, &opts.runtimeOptions, cfg, serverOnly(demoServer))
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/policy"
 )
 
 // runtimeOptions is what the runtime commands (status, tools, call,
@@ -39,6 +40,11 @@ type runtimeOptions struct {
 	ErrTTY bool
 	// Tilde shortens paths under the home directory for people.
 	Tilde func(string) string
+	// Policy loads the per-call permission rules (§3; see permit.go) for a
+	// configuration. If nil, calls are not checked.
+	Policy func(*config.Resolved) *policy.Policy
+	// SessionRules are permission rules a command adds for its own run.
+	SessionRules []policy.Rule
 	// HostOptions, if set, adjusts the host options before the host is
 	// built (tests use it for timeouts).
 	HostOptions func(*host.Options)
@@ -57,6 +63,7 @@ func newRuntimeOptions(f *Factory) runtimeOptions {
 		Now:      f.Now,
 		ErrTTY:   stderrIsTerminal(f.IO),
 		Tilde:    f.tilde,
+		Policy:   f.permissionPolicy,
 	}
 }
 
@@ -143,6 +150,7 @@ func startSessionWith(_ context.Context, o *runtimeOptions, cfg *config.Resolved
 	hopts := &host.Options{
 		Logger:   logger,
 		Prompter: s.prompter(),
+		Permit:   s.permit(cfg),
 		// The command does its own bounded wait, with progress, before it
 		// asks for lists; whatever is still connecting then is reported,
 		// not waited for again.
