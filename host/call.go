@@ -99,10 +99,12 @@ func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallTool
 		return nil, fmt.Errorf("%s: %w", s.name, err)
 	}
 	start := s.h.clock.Now()
+	s.h.log.Debug("calling tool", "server", s.name, "tool", tool, "args", args) // redacted by the Host's log handler
 	res, err, healthy := s.callOn(ctx, c, tool, args, true)
 	s.breaker.done(gen, healthy)
 	s.stats.record(s.h.clock.Now().Sub(start), err != nil || (res != nil && res.IsError))
-	return res, err
+	// A server's error message may quote the arguments or its secrets.
+	return res, s.h.secrets.Error(err)
 }
 
 // callOn makes the call on one connection and applies the retry rule. It

@@ -6,15 +6,18 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/redact"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
@@ -60,12 +63,25 @@ func DefaultGate(s *config.ResolvedServer) (State, string) {
 
 // Options configure a Host. A nil *Options uses every default.
 type Options struct {
-	// Logger receives structured logs. If nil, logs are discarded.
+	// Logger receives structured logs. If nil, logs are discarded. The
+	// Host redacts what it logs (tool arguments, env and header values, and
+	// the configured secret values wherever they appear; SPEC §3).
 	Logger *slog.Logger
 	// Clock drives backoff, the breaker and cache TTLs. If nil, real time.
 	Clock Clock
 	// Gate decides launch trust. If nil, DefaultGate.
 	Gate Gate
+	// AllowPrivateNetworkForProjectServers lets project-scope (repo-authored)
+	// remote servers reach loopback, private and reserved addresses, as
+	// servers the user wrote always may (SPEC §8). Cloud metadata and
+	// link-local addresses stay refused for every server. Set it only from
+	// the user's own settings, never from a file the repository holds.
+	AllowPrivateNetworkForProjectServers bool
+	// Resolver resolves remote servers' host names at dial time, where the
+	// address check runs. If nil, net.DefaultResolver.
+	Resolver interface {
+		LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error)
+	}
 	// Permit decides whether each tool call may run (per-call permissions,
 	// SPEC §3; see PolicyPermit). If nil, every call runs.
 	Permit Permit
@@ -157,6 +173,9 @@ type Host struct {
 	closed  bool
 	router  *toolsurface.Router
 	oauth   oauthAuths
+	// secrets are the configured env and header values (and headersHelper
+	// output) scrubbed from logs, status reasons and stderr tails.
+	secrets *redact.Set
 }
 
 // New builds a Host for a resolved configuration and starts every enabled,
@@ -203,6 +222,8 @@ func New(cfg *config.Resolved, opts *Options) *Host {
 	if o.ClientVersion == "" {
 		o.ClientVersion = Version
 	}
+	h.secrets = knownSecrets(cfg, o.Environ())
+	o.Logger = slog.New(redact.HandlerWith(o.Logger.Handler(), h.secrets))
 	h.log, h.clock = o.Logger, o.Clock
 	h.progress = newProgressRouter()
 	h.ctx, h.cancel = context.WithCancel(context.Background())
@@ -352,3 +373,24 @@ func (h *Host) emit(ev Event) {
 
 // toolName is how the Host names a server's tool for a model.
 func toolName(server, tool string) string { return toolsurface.ToolName(server, tool) }
+
+// knownSecrets collects the values to scrub from every message: each
+// server's env and header values that are secrets (as expanded), and the
+// parent environment's secret-named or token-shaped values (expansion can
+// put them in args or URLs).
+func knownSecrets(cfg *config.Resolved, environ []string) *redact.Set {
+	set := &redact.Set{}
+	if cfg != nil {
+		for _, rs := range cfg.Servers {
+			set.Add(redact.Secrets(rs.Effective.Env, rs.Effective.Headers)...)
+		}
+	}
+	env := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	set.Add(redact.Secrets(env, nil)...)
+	return set
+}

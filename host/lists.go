@@ -28,6 +28,14 @@ type Tool struct {
 type ToolList struct {
 	Tools    []Tool
 	Warnings []string
+	// Deferred are the tools left out of Tools because they are deferred
+	// (defer_loading, --tools modifiers or automatic deferral; see
+	// deferred.go) and not yet loaded by tool_search. When any tool is
+	// deferred, Tools holds the built-in tool_search (Server "").
+	Deferred []Tool
+	// deferrable are all deferred tools, loaded or not: what tool_search
+	// searches.
+	deferrable []Tool
 }
 
 // Prompt is one prompt of one server.
@@ -58,6 +66,7 @@ func (h *Host) Tools(ctx context.Context) (*ToolList, error) {
 		}, err
 	})
 	sort.Slice(out.Tools, func(i, j int) bool { return out.Tools[i].Name < out.Tools[j].Name })
+	h.applyDeferral(out)
 	return out, err
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"runtime"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/netguard"
+	"github.com/switchboard-mcp/switchboard/internal/redact"
 )
 
 // httpClient returns a client that adds the static headers and those the
@@ -31,18 +34,71 @@ func (s *server) httpClient(ctx context.Context, def config.Server) (*http.Clien
 			headers.Set(k, v)
 		}
 	}
-	base := http.DefaultTransport
-	rt := http.RoundTripper(&headerTransport{base: base, headers: headers})
-	return &http.Client{Transport: s.withOAuth(def, base, rt)}, nil // SPEC §4 OAuth: oauth.go
+	shown := map[string]string{}
+	for k := range headers {
+		shown[k] = headers.Get(k)
+	}
+	s.h.secrets.Add(redact.Secrets(nil, shown)...) // helper output too: scrubbed from every message
+	s.h.log.Debug("connecting", "server", s.name, "url", def.URL, "headers", headers)
+	// SPEC §8: every connection, redirect and OAuth fetch of this server
+	// goes through the address check of its scope.
+	policy := s.netPolicy()
+	if err := policy.CheckURL(def.URL); err != nil {
+		return nil, err
+	}
+	base := policy.Transport(nil)
+	rt := http.RoundTripper(&headerTransport{base: base, headers: headers, host: endpointHost(def.URL)})
+	return &http.Client{Transport: s.withOAuth(def, base, rt), CheckRedirect: policy.CheckRedirect}, nil // SPEC §4 OAuth: oauth.go
+}
+
+// netPolicy is the outbound address policy of the server (SPEC §8):
+// servers the user wrote may reach private addresses; repo-authored ones
+// may not unless the user's settings allow it. Metadata and link-local
+// addresses are refused for all.
+func (s *server) netPolicy() netguard.Policy {
+	p := netguard.Policy{
+		AllowPrivate: s.cfg.Trust != config.TrustRepo || s.h.opts.AllowPrivateNetworkForProjectServers,
+		Hint: "project-scope servers may not reach private addresses; to allow it, set " +
+			`"allowPrivateNetworkForProjectServers": true in your user settings (~/.switchboard/settings.json)`,
+	}
+	if s.h.opts.Resolver != nil {
+		p.Resolver = s.h.opts.Resolver
+	}
+	return p
+}
+
+// OutboundClient returns an HTTP client for requests made on behalf of
+// server name (OAuth discovery and token fetches, say): its connections
+// and redirects are held to the server's outbound address policy (SPEC
+// §8). It carries none of the server's headers.
+func (h *Host) OutboundClient(name string) (*http.Client, error) {
+	s, err := h.server(name)
+	if err != nil {
+		return nil, err
+	}
+	return netguard.Client(s.netPolicy(), nil), nil
+}
+
+// endpointHost is the host[:port] of a server URL ("" if it does not parse).
+func endpointHost(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Host
 }
 
 type headerTransport struct {
 	base    http.RoundTripper
 	headers http.Header
+	// host is the endpoint's host: the configured headers (credentials,
+	// often) go only there, not to another host an SSE endpoint event or a
+	// redirect names.
+	host string
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
+	if len(t.headers) > 0 && strings.EqualFold(req.URL.Host, t.host) {
 		req = req.Clone(req.Context())
 		for k, vs := range t.headers {
 			req.Header[k] = append([]string(nil), vs...)

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/netguard"
 )
 
 // pinnedProtocol is the revision a server is retried with when the
@@ -256,7 +257,7 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	pinned := s.pinned
 	s.mu.Unlock()
 	c, err := s.dial(ctx, timeout, pinned)
-	if err == nil || ctx.Err() != nil || pinned != "" || errors.Is(err, errStartupTimeout) || errors.Is(err, errSpawn) {
+	if err == nil || ctx.Err() != nil || pinned != "" || errors.Is(err, errStartupTimeout) || errors.Is(err, errSpawn) || errors.Is(err, netguard.ErrRefused) {
 		return c, err
 	}
 	s.h.log.Info("connect failed; retrying pinned to an older protocol revision", "server", s.name, "protocol", pinnedProtocol, "error", err)
@@ -308,7 +309,7 @@ func (s *server) dropConn(c *conn) {
 func (s *server) setState(st State, reason string) {
 	s.mu.Lock()
 	from := s.state
-	s.state, s.reason, s.since = st, oneLine(reason), s.h.clock.Now()
+	s.state, s.reason, s.since = st, oneLine(s.h.secrets.String(reason)), s.h.clock.Now()
 	if st == StateConnecting {
 		select {
 		case <-s.settled:
@@ -410,7 +411,7 @@ func (s *server) status() ServerStatus {
 		File:    s.cfg.File,
 		State:   s.publicState(),
 		Reason:  s.snapshotReason(),
-		Command: commandLine(s.cfg.Effective),
+		Command: s.h.secrets.String(commandLine(s.cfg.Effective)),
 		Stats:   s.stats.snapshot(),
 	}
 	s.mu.Lock()
@@ -422,7 +423,7 @@ func (s *server) status() ServerStatus {
 		st.Protocol, st.ServerInfo = c.protocol, c.serverInfo
 	}
 	if last != nil && st.State != StateConnected {
-		st.StderrTail = last.stderrTail(20)
+		st.StderrTail = s.h.secrets.Strings(last.stderrTail(20)) // a server may echo its secrets
 	}
 	s.mu.Lock()
 	known := s.known

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/redact"
 )
 
 // Factory is what every command needs from the outside world. Commands
@@ -137,7 +138,7 @@ func (f *Factory) Logger() *slog.Logger {
 	if f.IO != nil {
 		w = f.IO.ErrOut
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	return slog.New(redact.Handler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})))
 }
 
 func (f *Factory) global() *GlobalOptions {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/redact"
 )
 
 // serverJSON is one server in `mcp list --json` and `mcp get --json`. The
@@ -54,8 +55,8 @@ func toServerJSON(s *config.ResolvedServer) serverJSON {
 		Scope:          string(s.Scope),
 		Type:           string(s.Effective.Type),
 		Command:        w.Command,
-		Args:           w.Args,
-		URL:            w.URL,
+		Args:           redact.CommandArgs(w.Args),
+		URL:            redact.String(w.URL),
 		Enabled:        s.Availability == config.Available || s.Availability == config.Invalid && w.IsEnabled(),
 		File:           s.File,
 		Availability:   string(s.Availability),
@@ -109,9 +110,30 @@ func shortReason(r string) string {
 // targetText is what a server runs or dials, as written.
 func targetText(w config.Server) string {
 	if w.Command != "" {
-		return shellJoin(w.Command, w.Args)
+		return shellJoin(w.Command, redact.CommandArgs(w.Args))
 	}
-	return w.URL
+	return redact.String(w.URL)
+}
+
+// shownEnv and shownHeaders are a definition's env and headers as they may
+// be printed: ${VAR} references as written, secret values redacted (SPEC §3).
+func shownEnv(m map[string]string) map[string]string {
+	return shownValues(m, false)
+}
+
+func shownHeaders(m map[string]string) map[string]string {
+	return shownValues(m, true)
+}
+
+func shownValues(m map[string]string, header bool) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = redact.ConfigValue(k, v, header)
+	}
+	return out
 }
 
 // MCPListOptions are the inputs of `mcp list`.
@@ -244,7 +266,7 @@ func mcpGetRun(ctx context.Context, opts *MCPGetOptions) error {
 
 	d := serverDetailJSON{serverJSON: toServerJSON(s)}
 	w := s.Written
-	d.Env, d.Headers, d.Cwd, d.Description = w.Env, w.Headers, w.Cwd, w.Description
+	d.Env, d.Headers, d.Cwd, d.Description = shownEnv(w.Env), shownHeaders(w.Headers), w.Cwd, w.Description
 	d.Timeout, d.StartupTimeout = w.Timeout, w.StartupTimeout
 	d.MissingEnv = s.MissingEnv
 	for _, sc := range s.Shadows {
@@ -356,19 +378,19 @@ func printServerDetail(ios *IOStreams, f *Factory, r *config.Resolved, s *config
 	}
 	w := s.Written
 	if w.Command != "" {
-		rows = append(rows, row{"command", shellJoin(w.Command, w.Args)})
+		rows = append(rows, row{"command", targetText(w)})
 	}
 	if w.URL != "" {
-		rows = append(rows, row{"url", w.URL})
+		rows = append(rows, row{"url", redact.String(w.URL)})
 	}
 	if w.Cwd != "" {
 		rows = append(rows, row{"cwd", w.Cwd})
 	}
-	for _, k := range sortedKeys(w.Env) {
-		rows = append(rows, row{"env", k + "=" + w.Env[k]})
+	for _, k := range sortedKeys(d.Env) {
+		rows = append(rows, row{"env", k + "=" + d.Env[k]})
 	}
-	for _, k := range sortedKeys(w.Headers) {
-		rows = append(rows, row{"header", k + ": " + w.Headers[k]})
+	for _, k := range sortedKeys(d.Headers) {
+		rows = append(rows, row{"header", k + ": " + d.Headers[k]})
 	}
 	if w.Description != "" {
 		rows = append(rows, row{"description", w.Description})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/redact"
 	"github.com/switchboard-mcp/switchboard/policy"
 )
 
@@ -48,6 +49,10 @@ type runtimeOptions struct {
 	// HostOptions, if set, adjusts the host options before the host is
 	// built (tests use it for timeouts).
 	HostOptions func(*host.Options)
+	// Private reports whether the user's settings allow project-scope
+	// servers to reach private addresses in a workspace (SPEC §8,
+	// "allowPrivateNetworkForProjectServers"; see netsettings.go). If nil, no.
+	Private func(workspace string) bool
 }
 
 // newRuntimeOptions fills runtimeOptions from f. Call it when the command
@@ -64,6 +69,7 @@ func newRuntimeOptions(f *Factory) runtimeOptions {
 		ErrTTY:   stderrIsTerminal(f.IO),
 		Tilde:    f.tilde,
 		Policy:   f.permissionPolicy,
+		Private:  f.allowPrivateNetwork,
 	}
 }
 
@@ -157,6 +163,7 @@ func startSessionWith(_ context.Context, o *runtimeOptions, cfg *config.Resolved
 		ToolsWait: -1,
 		OnEvent:   s.onEvent,
 	}
+	hopts.AllowPrivateNetworkForProjectServers = o.Private != nil && o.Private(cfg.Workspace)
 	if o.HostOptions != nil {
 		o.HostOptions(hopts)
 	}
@@ -194,9 +201,9 @@ func (o *runtimeOptions) logger() (*slog.Logger, func()) {
 	case 0:
 		return slog.New(slog.DiscardHandler), closeLog
 	case 1:
-		return slog.New(handlers[0]), closeLog
+		return slog.New(redact.Handler(handlers[0])), closeLog
 	}
-	return slog.New(slog.NewMultiHandler(handlers...)), closeLog
+	return slog.New(redact.Handler(slog.NewMultiHandler(handlers...))), closeLog
 }
 
 func (s *session) onEvent(ev host.Event) {

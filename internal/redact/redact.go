@@ -148,6 +148,26 @@ func ConfigValue(key, value string, header bool) string {
 	return Value(key, value)
 }
 
+var secretFlag = regexp.MustCompile(`(?i)^--?[A-Za-z0-9_\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_\-]*$`)
+
+// CommandArgs returns a copy of a command's arguments with secrets
+// redacted: the argument after a secret-named flag (--api-key VALUE), and
+// the shapes of [String] in each argument (--token=VALUE, URLs).
+func CommandArgs(args []string) []string {
+	if args == nil {
+		return nil
+	}
+	out := make([]string, len(args))
+	for i, a := range args {
+		if i > 0 && secretFlag.MatchString(args[i-1]) && !strings.HasPrefix(a, "-") && !envRef.MatchString(a) {
+			out[i] = Placeholder
+			continue
+		}
+		out[i] = String(a)
+	}
+	return out
+}
+
 // Headers returns a copy of h with every value redacted: header values
 // are credentials more often than not, whatever their name.
 func Headers(h http.Header) http.Header {
@@ -260,7 +280,7 @@ var patterns = []struct {
 	// ?access_token=abc&… — query and form parameters with a secret name.
 	{regexp.MustCompile(`(?i)([?&;][^=&\s#?]*(?:token|secret|password|passwd|key|auth|cookie|credential|signature|sig|code)[^=&\s#?]*=)[^&\s#"'<>]*[^&\s#"'<>:.,;)]`), "${1}" + Placeholder},
 	// --api-key abc, -password abc: a secret-named flag and its value.
-	{regexp.MustCompile(`(?i)((?:^|\s)--?[A-Za-z0-9_\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_\-]*[ \t]+)([^\s-][^\s]*)`), "${1}" + Placeholder},
+	{regexp.MustCompile(`(?i)((?:^|\s)--?[A-Za-z0-9_\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_\-]*[ \t]+)([^\s\-$][^\s]*)`), "${1}" + Placeholder},
 	// API_TOKEN=abc, password: abc, "client_secret": "abc".
 	{regexp.MustCompile(`(?i)(["']?[A-Za-z0-9_.\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_.\-]*["']?[ \t]*[:=][ \t]*)("[^"\r\n]*"|'[^'\r\n]*'|[^\s,;&})"'<>]+)`), "${1}" + Placeholder},
 }

@@ -232,3 +232,11 @@ func TestSetError(t *testing.T) {
 		t.Errorf("flag value: %q", got)
 	}
 }
+
+func TestCommandArgs(t *testing.T) {
+	got := CommandArgs([]string{"server", "--api-key", "sk-123456", "--token=abc12345", "--verbose", "--auth", "${AUTH}", "https://u:pw123456@h/"})
+	want := []string{"server", "--api-key", Placeholder, "--token=" + Placeholder, "--verbose", "--auth", "${AUTH}", "https://u:" + Placeholder + "@h/"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("CommandArgs (-want +got):\n%s", d)
+	}
+}

@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/policy"
+)
+
+// allowPrivateNetworkKey is the setting that lets project-scope remote
+// servers reach loopback, private and reserved addresses (SPEC §8).
+const allowPrivateNetworkKey = "allowPrivateNetworkForProjectServers"
+
+// allowPrivateNetwork reports whether the user allowed project-scope
+// servers to reach private addresses: "allowPrivateNetworkForProjectServers":
+// true in managed settings, --settings, the user settings or their local
+// ("projects") entry for workspace. Never from project settings: a
+// repository must not open the user's network to its own servers. A file
+// that cannot be read or parsed allows nothing (policy's loader reports it).
+func (f *Factory) allowPrivateNetwork(workspace string) bool {
+	managed := config.DefaultManagedDir
+	if d, ok := f.Getenv("SWITCHBOARD_MANAGED_DIR"); ok && d != "" {
+		managed = d
+	}
+	var docs []config.Settings
+	docs = append(docs, readSettingsFile(policy.ManagedSettingsPath(managed)))
+	if s, err := f.Settings(); err == nil {
+		docs = append(docs, s)
+	}
+	user := readSettingsFile(policy.UserSettingsPath(f.Home()))
+	docs = append(docs, user)
+	if projects, ok := user["projects"].(map[string]any); ok && workspace != "" {
+		for k, v := range projects {
+			if filepath.Clean(k) == filepath.Clean(workspace) {
+				if m, ok := v.(map[string]any); ok {
+					docs = append(docs, config.Settings(m))
+				}
+			}
+		}
+	}
+	for _, s := range docs {
+		if b, _ := s[allowPrivateNetworkKey].(bool); b {
+			return true
+		}
+	}
+	return false
+}
+
+// readSettingsFile reads a settings file, nil when it is missing or bad.
+func readSettingsFile(path string) config.Settings {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	s, err := config.ParseSettings(path, data)
+	if err != nil {
+		return nil
+	}
+	return s
+}
