@@ -29,6 +29,9 @@ var ErrTimeout = errors.New("call timed out")
 // dropped connection is retried once, after the reconnect, only when the
 // request never reached the server or the tool declares idempotentHint.
 func (h *Host) Call(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
+	if name == ToolSearchName {
+		return h.callToolSearch(ctx, args)
+	}
 	s, tool, err := h.resolveTool(ctx, name)
 	if err != nil {
 		return nil, err

@@ -125,6 +125,17 @@ type Options struct {
 	// OAuth configures OAuth 2.1 for remote servers. If nil, a server that
 	// asks for authorization fails with a message naming `mcp login`.
 	OAuth *OAuthOptions
+	// ToolModifiers are the session's --tools modifiers (SPEC §5): they beat
+	// each server's and tool's defer_loading, and NoDefer beats Defer.
+	ToolModifiers toolsurface.Modifiers
+	// AutoDeferShare defers the tools of a server whose tool block (as
+	// toolsurface.ToolBlockTokens estimates it) would take more than this
+	// share of ContextBudget, unless defer_loading or ToolModifiers say
+	// otherwise. If 0, DefaultAutoDeferShare (10%); if < 0, never.
+	AutoDeferShare float64
+	// ContextBudget is the model context, in tokens, AutoDeferShare is a
+	// share of. If <= 0, DefaultContextBudget (200,000).
+	ContextBudget int
 	// ClientName and ClientVersion identify the host to servers. Defaults:
 	// "switchboard", Version.
 	ClientName, ClientVersion string
@@ -172,6 +183,8 @@ type Host struct {
 	order   []string
 	closed  bool
 	router  *toolsurface.Router
+	// deferred holds the tools tool_search activated (deferred.go).
+	deferred deferState
 	oauth   oauthAuths
 	// secrets are the configured env and header values (and headersHelper
 	// output) scrubbed from logs, status reasons and stderr tails.

@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
@@ -43,7 +42,8 @@ type OAuthOptions struct {
 	// Dir holds one token file per server (mode 0600, directory 0700). If
 	// "", tokens are kept in memory for the Host's life only.
 	Dir string
-	// Grant is GrantAuthorizationCode (if "") or GrantClientCredentials.
+	// Grant is GrantAuthorizationCode (if ""), GrantClientCredentials,
+	// GrantJWTBearer or GrantEnterprise.
 	Grant string
 	// ClientID and ClientSecret name a pre-registered client (mcp login
 	// --client-id). If ClientID is "", the host uses ClientMetadataURL when
@@ -69,8 +69,12 @@ type OAuthOptions struct {
 	// client with a signed JWT (private_key_jwt, RFC 7523) instead of a
 	// secret. PKCS#8 or SEC 1 EC keys (ES256/384/512) and RSA keys (RS256).
 	PrivateKeyPEM []byte
-	// SigningAlg overrides the JWT algorithm picked from the key.
+	// SigningAlg is the JWT algorithm; if "", it is picked from the key.
 	SigningAlg string
+	// Assertion supplies the workload identity JWT of GrantJWTBearer.
+	Assertion AssertionFunc
+	// IdP is the enterprise identity provider of GrantEnterprise.
+	IdP *EnterpriseIdP
 	// HTTPClient makes OAuth's own requests (metadata, registration,
 	// tokens). If nil, a client on the same transport as the servers'
 	// traffic is used.
@@ -161,7 +165,15 @@ func (h *Host) serverAuthFor(name string, def config.Server, base http.RoundTrip
 	if client == nil {
 		client = &http.Client{Transport: base}
 	}
-	a := &serverAuth{h: h, name: name, resource: def.URL, opts: o, client: client}
+	a := &serverAuth{h: h, name: name, resource: def.URL, opts: o}
+	// OAuth's own requests carry DPoP proofs once the server asks for them.
+	inner := client.Transport
+	if inner == nil {
+		inner = http.DefaultTransport
+	}
+	c := *client
+	c.Transport = &dpopClientTransport{a: a, base: inner}
+	a.client = &c
 	if st, err := loadStoredAuth(o.Dir, name); err != nil {
 		h.log.Warn("oauth: ignoring unreadable token file", "server", name, "error", err.Error())
 	} else if st != nil && st.Resource == def.URL && st.Token != nil {
@@ -199,9 +211,11 @@ type oauthTransport struct {
 }
 
 func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	for try := 0; ; try++ {
+	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+	authTries, nonceTries := 0, 0
+	for attempt := 0; ; attempt++ {
 		r := req.Clone(req.Context())
-		if try > 0 && req.Body != nil {
+		if attempt > 0 && req.GetBody != nil {
 			body, err := req.GetBody()
 			if err != nil {
 				return nil, err
@@ -219,16 +233,18 @@ func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			t.a.accepted(resp)
 			return resp, nil
 		}
-		if t.a.dpopNonceRetry(resp) && try == 0 {
+		if !replayable {
+			return resp, nil
+		}
+		if nonceTries < 2 && t.a.dpopNonceRetry(resp) {
+			nonceTries++
 			drain(resp)
 			continue
 		}
-		if try > 0 && req.Body != nil && req.GetBody == nil {
-			return resp, nil // cannot replay the body
-		}
-		if try >= 2 {
+		if authTries >= 2 {
 			return resp, nil // authorized and still refused: let the caller see it
 		}
+		authTries++
 		if err := t.a.authorize(r, resp); err != nil {
 			return nil, err
 		}
@@ -247,6 +263,18 @@ func needsAuth(resp *http.Response) bool {
 			if c.Params["error"] == "insufficient_scope" {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// challengedWith reports a WWW-Authenticate challenge of that scheme
+// (lower case).
+func challengedWith(resp *http.Response, scheme string) bool {
+	cs, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	for _, c := range cs {
+		if c.Scheme == scheme {
+			return true
 		}
 	}
 	return false
@@ -290,9 +318,9 @@ func (a *serverAuth) sign(req *http.Request) error {
 		return nil
 	}
 	scheme := "Bearer"
-	if a.dpopKey() != nil && tokenIsDPoP(tok) {
+	if k := a.dpopKey(); k != nil && tokenIsDPoP(tok) {
 		scheme = "DPoP"
-		proof, err := a.dpopKey().proof(req.Method, req.URL, tok.AccessToken, a.dpopNonce(req.URL))
+		proof, err := k.proof(req.Method, req.URL, tok.AccessToken, k.nonce(req.URL))
 		if err != nil {
 			return err
 		}
@@ -325,6 +353,12 @@ func (a *serverAuth) authorize(req *http.Request, resp *http.Response) error {
 	if tries > maxAuthTries {
 		drain(resp)
 		return fmt.Errorf("server %s still refused access after %d authorizations", a.name, maxAuthTries)
+	}
+	if challengedWith(resp, "dpop") {
+		if err := a.enableDPoP(); err != nil {
+			drain(resp)
+			return err
+		}
 	}
 	h, err := a.ensureHandler()
 	if err != nil {
@@ -360,17 +394,11 @@ func (a *serverAuth) ensureHandler() (auth.OAuthHandler, error) {
 func (a *serverAuth) newHandler() (auth.OAuthHandler, error) {
 	o := a.opts
 	switch o.Grant {
-	case GrantClientCredentials:
-		if o.ClientID == "" {
-			return nil, fmt.Errorf("client credentials for %s need a client ID", a.name)
+	case GrantClientCredentials, GrantJWTBearer, GrantEnterprise:
+		if o.Grant == GrantClientCredentials && (o.ClientID == "" || o.ClientSecret == "" && len(o.PrivateKeyPEM) == 0) {
+			return nil, fmt.Errorf("client credentials for %s need a client ID and a secret or private key", a.name)
 		}
-		if len(o.PrivateKeyPEM) > 0 {
-			return newJWTClientHandler(a, o.ClientID, o.PrivateKeyPEM, o.SigningAlg)
-		}
-		return extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
-			Credentials: &oauthex.ClientCredentials{ClientID: o.ClientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: o.ClientSecret}},
-			HTTPClient:  a.client,
-		})
+		return &grantHandler{a: a}, nil
 	case "", GrantAuthorizationCode:
 	default:
 		return nil, fmt.Errorf("unknown OAuth grant %q", o.Grant)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/switchboard-mcp/switchboard/host"
@@ -28,6 +29,21 @@ func authOptions(scenario string, cctx map[string]any) (*host.OAuthOptions, erro
 		o.SigningAlg = str("signing_algorithm")
 		if len(o.PrivateKeyPEM) == 0 {
 			return nil, fmt.Errorf("context has no private_key_pem")
+		}
+	case "auth/wif-jwt-bearer":
+		// The platform's workload identity token, as a file or command
+		// would supply it.
+		o.Grant = host.GrantJWTBearer
+		jwt := str("valid_jwt")
+		o.Assertion = func(context.Context) (string, error) { return jwt, nil }
+	case "auth/enterprise-managed-authorization", "auth/cross-app-access-complete-flow":
+		// The user's ID token from their enterprise login.
+		o.Grant = host.GrantEnterprise
+		idToken := str("idp_id_token")
+		o.IdP = &host.EnterpriseIdP{
+			Issuer: str("idp_issuer"), TokenEndpoint: str("idp_token_endpoint"),
+			ClientID: str("idp_client_id"), ClientSecret: str("idp_client_secret"),
+			IDToken: func(context.Context) (string, error) { return idToken, nil },
 		}
 	}
 	return o, nil
