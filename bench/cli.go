@@ -1,0 +1,272 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+)
+
+// measured is one run of a command.
+type measured struct {
+	wall time.Duration
+	// own is the CPU time of the process itself, children the CPU time of
+	// the children it reaped; -1 when unknown.
+	own, children time.Duration
+	out           []byte
+}
+
+// stdioServer is one entry of an mcpServers object.
+type stdioServer struct {
+	Type    string   `json:"type"`
+	Command string   `json:"command"`
+	Args    []string `json:"args"`
+}
+
+// servers returns n copies of server named prefix00, prefix01, …
+func servers(prefix string, n int, s stdioServer) map[string]stdioServer {
+	m := map[string]stdioServer{}
+	for i := range n {
+		m[fmt.Sprintf("%s%02d", prefix, i)] = s
+	}
+	return m
+}
+
+func merge(ms ...map[string]stdioServer) map[string]stdioServer {
+	out := map[string]stdioServer{}
+	for _, m := range ms {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// sbServer is the Go test server name run by the switchboard binary.
+func (b *bench) sbServer(name string) stdioServer {
+	return stdioServer{Type: "stdio", Command: b.sb, Args: []string{testserver.Arg, name}}
+}
+
+// slowServer answers only after sleeping 1 s (a shell, then exec).
+func (b *bench) slowServer() stdioServer {
+	return stdioServer{Type: "stdio", Command: "/bin/sh", Args: []string{"-c", "sleep 1; exec '" + b.sb + "' " + testserver.Arg + " echo"}}
+}
+
+// sandbox is a fresh HOME and working directory for one peer, so that
+// nothing of the real user's configuration is read or written.
+func (b *bench) sandbox(name string) (home, work string, err error) {
+	home = filepath.Join(b.tmp, "home-"+name)
+	work = filepath.Join(b.tmp, "work-"+name)
+	for _, d := range []string{home, work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return "", "", err
+		}
+	}
+	return home, work, nil
+}
+
+// env is the environment every measured command gets: a small fixed one,
+// with HOME pointing at a sandbox.
+func env(home string, extra ...string) []string {
+	e := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8", "TMPDIR=" + os.TempDir()}
+	return append(e, extra...)
+}
+
+// status runs `switchboard status --json` on servers and returns the run
+// and how many servers ended connected.
+func (b *bench) status(cfg map[string]stdioServer, extra ...string) (measured, int, error) {
+	home, work, err := b.sandbox("switchboard")
+	if err != nil {
+		return measured{}, 0, err
+	}
+	file := filepath.Join(work, "servers.json")
+	if err := writeJSON(file, map[string]any{"mcpServers": cfg}); err != nil {
+		return measured{}, 0, err
+	}
+	args := append([]string{"status", "--json", "--strict-mcp-config", "--mcp-config", file}, extra...)
+	cmd := exec.Command(b.sb, args...)
+	cmd.Dir, cmd.Env = work, env(home)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	m, err := measure(cmd, 2*time.Minute)
+	if err != nil {
+		return m, 0, fmt.Errorf("switchboard status: %v\n%s", err, lastLines(errb.String(), 5))
+	}
+	m.out = out.Bytes()
+	var rep struct {
+		Servers []struct{ Name, State string } `json:"servers"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		return m, 0, fmt.Errorf("switchboard status --json: %v", err)
+	}
+	n := 0
+	for _, s := range rep.Servers {
+		if s.State == "connected" {
+			n++
+		}
+	}
+	return m, n, nil
+}
+
+func writeJSON(file string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, data, 0o644)
+}
+
+func secs(d time.Duration) float64 { return d.Seconds() }
+
+// cpuMs is a CPU time in ms, NaN when unknown.
+func cpuMs(d time.Duration) float64 {
+	if d < 0 {
+		return math.NaN()
+	}
+	return ms(d)
+}
+
+// fanout: parallel start-up of slow servers, and the host's CPU per server.
+func (b *bench) fanout() error {
+	if runtime.GOOS == "windows" {
+		return fmt.Errorf("needs /bin/sh")
+	}
+	if _, err := b.switchboard(); err != nil {
+		return err
+	}
+	slow := servers("slow", 10, b.slowServer())
+	fast := servers("fast", 20, b.sbServer("echo"))
+	var slowWall, fastWall, fastOwn, fastChildren []float64
+	for r := range b.rounds {
+		m, n, err := b.status(slow)
+		if err != nil {
+			return err
+		}
+		if n != 10 {
+			return fmt.Errorf("10 slow servers: only %d connected", n)
+		}
+		slowWall = append(slowWall, secs(m.wall))
+		m, n, err = b.status(fast)
+		if err != nil {
+			return err
+		}
+		if n != 20 {
+			return fmt.Errorf("20 fast servers: only %d connected", n)
+		}
+		fastWall = append(fastWall, secs(m.wall))
+		fastOwn = append(fastOwn, cpuMs(m.own)/20)
+		fastChildren = append(fastChildren, cpuMs(m.children)/20)
+		fmt.Fprintf(os.Stderr, "  round %d  10 slow: %.2f s  20 fast: %.2f s, own CPU %.1f ms/server\n", r+1, slowWall[r], fastWall[r], fastOwn[r])
+	}
+	tb := &table{
+		title: fmt.Sprintf("Fan-out start-up: `switchboard status` (medians of %d rounds)", b.rounds),
+		head:  []string{"case", "wall s", "host CPU ms/server", "supervisor+server CPU ms/server", "target"},
+	}
+	tb.add("10 servers that sleep 1 s before answering", median(slowWall), "", "", "≤ 1.6 s")
+	tb.add("20 fast Go echo servers", median(fastWall), median(fastOwn), median(fastChildren), "report")
+	tb.note("Host CPU is the status process's own utime+stime (/proc/<pid>/stat, 10 ms ticks) ÷ 20: spawning, handshakes, tools/list, the report, shutdown.")
+	tb.note("Supervisor+server CPU is what it reaped (cutime+cstime): the per-server supervisor processes and the servers themselves.")
+	tb.print()
+	return nil
+}
+
+// cold: one call from a cold start, server start included.
+func (b *bench) cold() error {
+	if _, err := b.switchboard(); err != nil {
+		return err
+	}
+	targets, npm, npmErr := b.targets()
+	type row struct{ target, client string }
+	walls := map[row][]float64{}
+	ratios := map[row][]float64{}
+	clients := []string{"switchboard", "bare", "ts"}
+	labels := map[string]string{"switchboard": "switchboard call (one-shot CLI)", "bare": "Go SDK client (bench child)", "ts": "TypeScript SDK client (node)"}
+	for r := range b.rounds {
+		for _, t := range targets {
+			got := map[string]float64{}
+			for i := range clients {
+				c := clients[(i+r)%len(clients)]
+				if c == "ts" && npmErr != nil {
+					continue
+				}
+				var m measured
+				var err error
+				if c == "switchboard" {
+					m, err = b.sbCall(t)
+				} else {
+					spec := clientSpec{Kind: c, Mode: "cold", Command: t.command, Args: t.args, Tool: t.tool, Arguments: t.arguments, SDKRoot: npm.Dir}
+					var cmd *exec.Cmd
+					if cmd, err = b.clientCmd(spec, npm.Node); err == nil {
+						var errb bytes.Buffer
+						cmd.Stderr = &errb
+						m, err = measure(cmd, time.Minute)
+						if err != nil {
+							err = fmt.Errorf("%v\n%s", err, lastLines(errb.String(), 5))
+						}
+					}
+				}
+				if err != nil {
+					return fmt.Errorf("%s on %s: %w", c, t.name, err)
+				}
+				got[c] = ms(m.wall)
+				walls[row{t.name, c}] = append(walls[row{t.name, c}], ms(m.wall))
+			}
+			for c, v := range got {
+				ratios[row{t.name, c}] = append(ratios[row{t.name, c}], ratio(v, got["ts"]))
+			}
+			fmt.Fprintf(os.Stderr, "  round %d  %-18s switchboard %.0f ms  bare %.0f ms  ts %.0f ms\n", r+1, t.name, got["switchboard"], got["bare"], got["ts"])
+		}
+	}
+	tb := &table{
+		title: fmt.Sprintf("Cold call: start the server, connect, one echo call, shut down (wall time, medians of %d rounds)", b.rounds),
+		head:  []string{"server", "client", "wall ms", "÷ TypeScript client"},
+	}
+	for _, t := range targets {
+		for _, c := range clients {
+			if w := walls[row{t.name, c}]; len(w) > 0 {
+				tb.add(t.name, labels[c], median(w), median(ratios[row{t.name, c}]))
+			}
+		}
+	}
+	tb.note("switchboard call: the built binary with a temp HOME and --strict-mcp-config; it also lists the server's tools to route the name.")
+	if npmErr != nil {
+		tb.note("server-everything and the TypeScript client were skipped: %v", npmErr)
+	}
+	tb.print()
+	return nil
+}
+
+// sbCall runs one `switchboard call` on target t.
+func (b *bench) sbCall(t target) (measured, error) {
+	home, work, err := b.sandbox("switchboard")
+	if err != nil {
+		return measured{}, err
+	}
+	file := filepath.Join(work, "one.json")
+	if err := writeJSON(file, map[string]any{"mcpServers": map[string]stdioServer{
+		"srv": {Type: "stdio", Command: t.command, Args: t.args},
+	}}); err != nil {
+		return measured{}, err
+	}
+	args, _ := json.Marshal(t.arguments)
+	cmd := exec.Command(b.sb, "call", "mcp__srv__"+t.tool, string(args), "--json", "--strict-mcp-config", "--mcp-config", file)
+	cmd.Dir, cmd.Env = work, env(home)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	m, err := measure(cmd, time.Minute)
+	if err != nil {
+		return m, fmt.Errorf("switchboard call: %v\n%s", err, lastLines(errb.String(), 5))
+	}
+	if !strings.Contains(out.String(), "hello switchboard") {
+		return m, fmt.Errorf("switchboard call printed %q", lastLines(out.String(), 3))
+	}
+	return m, nil
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+
+	"github.com/switchboard-mcp/switchboard/internal/npmtest"
+)
+
+// target is one server the clients drive.
+type target struct {
+	name      string
+	command   string
+	args      []string
+	tool      string
+	arguments map[string]any
+}
+
+// targets returns the Go echo server and, when npm is usable,
+// server-everything; the error says why server-everything and the
+// TypeScript client are missing.
+func (b *bench) targets() ([]target, npmtest.Paths, error) {
+	cmd, args := b.echoCommand()
+	ts := []target{{name: "go echo", command: cmd, args: args, tool: "echo", arguments: map[string]any{"text": "hello switchboard"}}}
+	p, err := npmtest.Ensure(func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) })
+	if err != nil {
+		return ts, p, err
+	}
+	ts = append(ts, target{name: "server-everything", command: p.Node, args: []string{p.Everything},
+		tool: "echo", arguments: map[string]any{"message": "hello switchboard"}})
+	return ts, p, nil
+}
+
+type latencySample struct {
+	p50, p99, initMs, rssMiB float64
+}
+
+// latency: call latency of three clients on the same servers, run back to
+// back in each round.
+func (b *bench) latency() error {
+	targets, npm, npmErr := b.targets()
+	clients := []string{"bare", "host", "ts"}
+	labels := map[string]string{"bare": "Go SDK ClientSession.CallTool", "host": "switchboard host.Call", "ts": "TypeScript SDK client (node)"}
+	// results[target][client] has one sample per round.
+	results := map[string]map[string][]latencySample{}
+	ratios := map[string]map[string][]float64{}
+	for _, t := range targets {
+		results[t.name] = map[string][]latencySample{}
+		ratios[t.name] = map[string][]float64{}
+	}
+	for r := range b.rounds {
+		for _, t := range targets {
+			p50 := map[string]float64{}
+			for i := range clients {
+				c := clients[(i+r)%len(clients)] // rotate who goes first
+				if c == "ts" && npmErr != nil {
+					continue
+				}
+				spec := clientSpec{Kind: c, Mode: "latency", N: b.n, Warmup: b.warmup,
+					Command: t.command, Args: t.args, Tool: t.tool, Arguments: t.arguments, SDKRoot: npm.Dir}
+				res, rss, err := b.latencyRun(spec, npm.Node)
+				if err != nil {
+					return fmt.Errorf("%s on %s: %w", c, t.name, err)
+				}
+				s := latencySample{p50: res.P50, p99: res.P99, initMs: res.InitMs, rssMiB: math.NaN()}
+				if rss > 0 {
+					s.rssMiB = float64(rss) / 1024
+				}
+				results[t.name][c] = append(results[t.name][c], s)
+				p50[c] = res.P50
+				fmt.Fprintf(os.Stderr, "  round %d  %-18s %-5s p50 %7.1f µs  p99 %8.1f µs\n", r+1, t.name, c, res.P50, res.P99)
+			}
+			for _, c := range clients {
+				if v, ok := p50[c]; ok {
+					ratios[t.name][c] = append(ratios[t.name][c], ratio(v, p50["bare"]))
+				}
+			}
+		}
+	}
+
+	tb := &table{
+		title: fmt.Sprintf("Call latency: %d sequential calls per client per round after %d warm-up calls (medians of %d rounds)", b.n, b.warmup, b.rounds),
+		head:  []string{"server", "client", "p50 µs", "p99 µs", "p50 ÷ Go SDK", "client RSS MiB", "connect ms"},
+	}
+	for _, t := range targets {
+		for _, c := range clients {
+			ss := results[t.name][c]
+			if len(ss) == 0 {
+				continue
+			}
+			col := func(f func(latencySample) float64) float64 {
+				var xs []float64
+				for _, s := range ss {
+					xs = append(xs, f(s))
+				}
+				return median(xs)
+			}
+			tb.add(t.name, labels[c],
+				col(func(s latencySample) float64 { return s.p50 }),
+				col(func(s latencySample) float64 { return s.p99 }),
+				median(ratios[t.name][c]),
+				col(func(s latencySample) float64 { return s.rssMiB }),
+				col(func(s latencySample) float64 { return s.initMs }))
+		}
+	}
+	tb.note("Each client is its own child process; RSS is its VmRSS (/proc) with the session open after the calls.")
+	tb.note("host.Call runs the server under the supervisor process (not counted in the RSS); the bare client spawns it directly.")
+	tb.note("p50 ÷ Go SDK is the median of the per-round ratios (target for host.Call: ≤ 1.10).")
+	if npmErr != nil {
+		tb.note("server-everything and the TypeScript client were skipped: %v", npmErr)
+	}
+	tb.print()
+	return nil
+}

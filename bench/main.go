@@ -1,0 +1,206 @@
+// Command bench measures Switchboard side by side with the clients and
+// peers users compare it with, in one run, and prints a table of medians and
+// ratios (issue 8). Every figure in docs/benchmarks.md comes from it or from
+// the Go benchmarks in host/.
+//
+//	go run ./bench                       # every scenario
+//	go run ./bench -rounds 5 latency     # one scenario, five rounds
+//	go run ./bench -n 5000 latency cold
+//
+// Scenarios:
+//
+//	latency  call latency p50/p99 and client RSS: bare Go SDK client, host.Call
+//	         and the TypeScript SDK client, each a child process, against the Go
+//	         echo test server and server-everything (npm)
+//	fanout   `switchboard status` on 10 servers that each sleep 1 s before
+//	         they answer (wall time), and on 20 fast servers (the host's own
+//	         CPU per server)
+//	peers    `switchboard status` vs Claude Code's `claude mcp list` and
+//	         gemini-cli's `gemini mcp list` on 20 fast servers, 10 slow ones and
+//	         20 fast + 1 hung (installs the peers with npm in bench/.peers/,
+//	         which is gitignored; -peers picks them)
+//	cold     one-shot `switchboard call` vs the same call by the TypeScript SDK
+//	         client and a bare Go SDK client, server start included
+//
+// Timings on a shared machine are noisy: each scenario runs -rounds rounds,
+// the peers of one round run back to back (in a rotating order), and the
+// table shows the median over rounds of each figure and of each per-round
+// ratio. The gateway rows of issue 8 (relay, HTTP throughput, gateway RSS)
+// are not here: the gateway does not exist yet.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/proc"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+)
+
+var scenarios = []struct {
+	name string
+	run  func(*bench) error
+}{
+	{"latency", (*bench).latency},
+	{"fanout", (*bench).fanout},
+	{"peers", (*bench).peers},
+	{"cold", (*bench).cold},
+}
+
+type bench struct {
+	rounds    int
+	n         int
+	warmup    int
+	root      string // module root
+	tmp       string
+	sb        string // the switchboard binary built for this run
+	self      string // this program, which doubles as the Go echo server
+	hung      bool
+	peersDir  string
+	claudeVer string
+	geminiVer string
+	peerNames []string
+}
+
+func main() {
+	proc.MaybeRunSupervisor()
+	testserver.MaybeRun()
+	maybeRunClient()
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	b := &bench{}
+	flag.IntVar(&b.rounds, "rounds", 3, "rounds per scenario; tables show medians over rounds")
+	flag.IntVar(&b.n, "n", 2000, "timed calls per client per round (latency)")
+	flag.IntVar(&b.warmup, "warmup", 200, "untimed calls before the timed ones (latency)")
+	flag.BoolVar(&b.hung, "hung", true, "peers: also run the one-hung-server case (Claude Code then takes ~30 s a round)")
+	flag.StringVar(&b.claudeVer, "claude-version", "2.1.332", "peers: @anthropic-ai/claude-code version to install")
+	flag.StringVar(&b.geminiVer, "gemini-version", "0.61.0", "peers: @google/gemini-cli version to install")
+	peerList := flag.String("peers", "claude,gemini", "peers: which peers to run (comma-separated: claude, gemini)")
+	flag.Usage = func() {
+		fmt.Fprintf(os.Stderr, "usage: go run ./bench [flags] [scenario…]\nscenarios:")
+		for _, s := range scenarios {
+			fmt.Fprintf(os.Stderr, " %s", s.name)
+		}
+		fmt.Fprintln(os.Stderr, " (default: all)")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if b.rounds < 1 || b.n < 1 || b.warmup < 0 {
+		return errors.New("-rounds and -n must be at least 1, -warmup at least 0")
+	}
+	b.peerNames = strings.Split(*peerList, ",")
+	want := flag.Args()
+	for _, w := range want {
+		if !slices.ContainsFunc(scenarios, func(s struct {
+			name string
+			run  func(*bench) error
+		}) bool {
+			return s.name == w
+		}) {
+			return fmt.Errorf("unknown scenario %q (known: latency, fanout, peers, cold)", w)
+		}
+	}
+
+	var err error
+	if b.root, err = moduleRoot(); err != nil {
+		return err
+	}
+	if b.self, err = os.Executable(); err != nil {
+		return err
+	}
+	if b.tmp, err = os.MkdirTemp("", "switchboard-bench-"); err != nil {
+		return err
+	}
+	defer os.RemoveAll(b.tmp)
+	b.peersDir = filepath.Join(b.root, "bench", ".peers")
+
+	fmt.Printf("switchboard bench — %s, %s/%s, %d CPUs, Go %s, rounds %d%s\n\n",
+		time.Now().Format("2006-01-02 15:04 MST"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), b.rounds, loadavg())
+	failed := false
+	for _, s := range scenarios {
+		if len(want) > 0 && !slices.Contains(want, s.name) {
+			continue
+		}
+		if err := s.run(b); err != nil {
+			fmt.Printf("%s: FAILED: %v\n\n", s.name, err)
+			failed = true
+		}
+	}
+	fmt.Println("Not measured here: the gateway rows of issue 8 (serve --stdio relay, HTTP throughput, gateway RSS) — the gateway does not exist yet.")
+	if l := loadavg(); l != "" {
+		fmt.Printf("At the end:%s\n", l)
+	}
+	if failed {
+		return errors.New("some scenarios failed")
+	}
+	return nil
+}
+
+// switchboard builds cmd/switchboard once per run.
+func (b *bench) switchboard() (string, error) {
+	if b.sb != "" {
+		return b.sb, nil
+	}
+	out := filepath.Join(b.tmp, "switchboard")
+	if runtime.GOOS == "windows" {
+		out += ".exe"
+	}
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/switchboard")
+	cmd.Dir = b.root
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building switchboard: %v\n%s", err, msg)
+	}
+	b.sb = out
+	return out, nil
+}
+
+// echoCommand is the Go echo test server, run by this program.
+func (b *bench) echoCommand() (string, []string) {
+	return b.self, []string{testserver.Arg, "echo"}
+}
+
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil &&
+			strings.HasPrefix(string(data), "module github.com/switchboard-mcp/switchboard\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("run the bench from inside the switchboard module (go run ./bench)")
+		}
+		dir = parent
+	}
+}
+
+// loadavg returns ", load average X Y Z" from /proc/loadavg, or "": other
+// work on the machine is the main source of noise, so the tables say how
+// busy it was.
+func loadavg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return ""
+	}
+	return " load average " + strings.Join(f[:3], " ")
+}
