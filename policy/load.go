@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/switchboard-mcp/switchboard/config"
 )
@@ -81,7 +82,7 @@ func Load(opts *LoadOptions) *Policy {
 	}
 	fail := func(src Source, err error) {
 		p.problems = append(p.problems, Problem{Source: src, Message: err.Error(),
-			Fix: "fix the file; until then no allow rule applies and every call is asked for"})
+			Fix: "fix the file (JSON with // comments allowed); until then no allow rule applies and every call is asked for"})
 		if p.allowOff == "" {
 			p.allowOff = fmt.Sprintf("%s cannot be used (%v)", src, err)
 		}
@@ -103,7 +104,7 @@ func Load(opts *LoadOptions) *Policy {
 		if o.Workspace != "" {
 			local, err := localSettings(s, o.Workspace)
 			if err != nil {
-				fail(Source{Scope: ScopeLocal, File: uf}, fmt.Errorf("%s: %w", uf, err))
+				fail(Source{Scope: ScopeLocal, File: uf}, err)
 			} else if local != nil {
 				add(Source{Scope: ScopeLocal, File: uf}, local)
 			}
@@ -133,9 +134,18 @@ func readSettings(path string) (config.Settings, error) {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return nil, fmt.Errorf("%s: cannot read: %v", path, err)
+		return nil, fmt.Errorf("cannot read it: %v", err)
 	}
-	return config.ParseSettings(path, data)
+	st, err := config.ParseSettings(path, data)
+	if err != nil {
+		// The Problem names the file and has its own fix.
+		msg := strings.TrimPrefix(err.Error(), path+": ")
+		if i := strings.LastIndex(msg, " (fix: "); i >= 0 {
+			msg = msg[:i]
+		}
+		return nil, errors.New(msg)
+	}
+	return st, nil
 }
 
 // localSettings returns the "projects" entry of the user settings for the

@@ -99,7 +99,7 @@ func TestLoadFailsClosed(t *testing.T) {
 		{"broken project file", "project", `{"permissions": {"deny": [`, "line 1, column 27"},
 		{"broken managed file", "managed", `{"permissions": "all"}`, `"permissions" must be an object`},
 		{"bad local entry", "local", "", `"projects" entry for`},
-		{"unreadable user file", "user-dir", "", "cannot read"},
+		{"unreadable user file", "user-dir", "", "cannot read it: is a directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newLoadWorld(t)

@@ -1,0 +1,309 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/policy"
+)
+
+func init() {
+	registerCommand(func(f *Factory) *cobra.Command { return NewDoctorCmd(f, nil) })
+}
+
+// DoctorOptions are the inputs of `switchboard doctor`.
+type DoctorOptions struct {
+	runtimeOptions
+	JSON bool
+}
+
+// NewDoctorCmd returns `switchboard doctor`: why is my server not used?
+func NewDoctorCmd(f *Factory, runF func(context.Context, *DoctorOptions) error) *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Check everything that keeps a server or a tool from being used, each with its fix",
+		Long: `Run every check that explains why a server or a tool is not used, and say how
+to fix each problem:
+
+  config       the configuration files parse, with file:line:col for each problem
+  server       each server's state after --wait, and why it is not connected
+               (with the last lines it wrote to stderr when it failed)
+  env          ${VAR} references that are not set
+  shadowed     a definition hidden by one of the same name in a higher scope
+  permissions  permission rules that can never match or are ignored: mcp__git*,
+               mcp__github__get_* (* only replaces a whole last segment), a bare *,
+               mcp__* in allow, allow rules in the project's own settings,
+               malformed argument rules, rules naming a server that is not
+               configured, settings files that do not parse
+
+With --json, print an array of {check, server, ok, message, fix}.
+
+Exit status 0 when every check passes, 1 when one fails.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts := &DoctorOptions{runtimeOptions: newRuntimeOptions(f), JSON: f.global().JSON}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return doctorRun(cmd.Context(), opts)
+		},
+	}
+}
+
+// doctorLevel grades a check: a note is something a person may want to
+// know (a disabled or shadowed server) that is not a failure.
+type doctorLevel string
+
+const (
+	doctorPass doctorLevel = "pass"
+	doctorNote doctorLevel = "note"
+	doctorFail doctorLevel = "fail"
+)
+
+// doctorCheck is one row of doctor (SPEC §6: {check, server, ok, message, fix}).
+type doctorCheck struct {
+	Check   string      `json:"check"`
+	Server  string      `json:"server"`
+	OK      bool        `json:"ok"`
+	Level   doctorLevel `json:"level"`
+	Message string      `json:"message"`
+	Fix     string      `json:"fix"`
+	// Details are more lines for people (a failed server's stderr).
+	Details []string `json:"details,omitempty"`
+}
+
+func check(name, server string, level doctorLevel, message, fix string) doctorCheck {
+	return doctorCheck{Check: name, Server: server, OK: level != doctorFail, Level: level, Message: message, Fix: fix}
+}
+
+func doctorRun(ctx context.Context, opts *DoctorOptions) (err error) {
+	s, err := startSession(ctx, &opts.runtimeOptions, nil)
+	if err != nil {
+		return err
+	}
+	// Doctor reports the diagnostics itself, as checks.
+	s.diags = nil
+	defer func() { err = s.close(err) }()
+	report := s.snapshot(ctx)
+
+	var pol *policy.Policy
+	if opts.Policy != nil {
+		pol = opts.Policy(s.cfg)
+	}
+	checks := doctorChecks(s.cfg, report.Servers, pol, &opts.runtimeOptions)
+	if opts.JSON {
+		if err := printJSON(opts.IO.Out, checks); err != nil {
+			return err
+		}
+	} else if err := printDoctor(opts.IO, checks, s.cfg, &opts.runtimeOptions); err != nil {
+		return err
+	}
+	for _, c := range checks {
+		if !c.OK {
+			return silentExit(ExitFailure)
+		}
+	}
+	return nil
+}
+
+// missingEnvPrefix starts the diagnostic config adds for unset variables;
+// doctor shows those as env checks instead.
+const missingEnvPrefix = "Missing environment variables"
+
+// doctorChecks runs every check on what the session found.
+func doctorChecks(cfg *config.Resolved, servers []host.ServerStatus, pol *policy.Policy, o *runtimeOptions) []doctorCheck {
+	var out []doctorCheck
+
+	// Configuration files.
+	nconfig := 0
+	for _, d := range cfg.Diagnostics {
+		if d.Server != "" && strings.HasPrefix(d.Message, missingEnvPrefix) {
+			continue
+		}
+		msg := d.Message
+		if d.Field != "" {
+			msg = fmt.Sprintf("field %q: %s", d.Field, msg)
+		}
+		if p := d.Position; p.File != "" {
+			p.File = o.tilde(p.File)
+			msg = p.String() + ": " + msg
+		}
+		out = append(out, check("config", d.Server, doctorFail, msg, d.Fix))
+		nconfig++
+	}
+	if nconfig == 0 {
+		out = append(out, check("config", "", doctorPass, "the configuration files parse and every definition is valid", ""))
+	}
+
+	// Servers: state, missing variables, shadowed definitions.
+	status := map[string]host.ServerStatus{}
+	for _, st := range servers {
+		status[st.Name] = st
+	}
+	var names []string
+	for _, rs := range cfg.Servers {
+		names = append(names, rs.Name)
+		st, ok := status[rs.Name]
+		if !ok {
+			continue
+		}
+		out = append(out, serverCheck(rs, st, o))
+		if len(rs.MissingEnv) > 0 {
+			out = append(out, check("env", rs.Name, doctorFail,
+				missingEnvPrefix+": "+strings.Join(rs.MissingEnv, ", "),
+				"set them in the environment, or give each a default: ${VAR:-default}"))
+		}
+		if len(rs.Shadows) > 0 {
+			var hidden []string
+			for _, sc := range rs.Shadows {
+				hidden = append(hidden, string(sc))
+			}
+			where := string(rs.Scope)
+			if rs.File != "" {
+				where += " (" + o.tilde(rs.File) + ")"
+			}
+			out = append(out, check("shadowed", rs.Name, doctorNote,
+				fmt.Sprintf("the %s definition is used; it hides the %s one", where, strings.Join(hidden, " and ")),
+				fmt.Sprintf("edit the %s definition, or remove it with `switchboard mcp remove %s --scope %s`", rs.Scope, rs.Name, rs.Scope)))
+		}
+	}
+
+	// Permission rules.
+	probs := pol.Problems(names)
+	for _, p := range probs {
+		src := p.Source
+		if src.File != "" {
+			src.File = o.tilde(src.File)
+		}
+		msg := p.Message
+		if p.Rule != nil {
+			msg = fmt.Sprintf("%q in permissions.%s of %s: %s", p.Rule.Text, p.Rule.List, src, p.Message)
+		} else {
+			msg = fmt.Sprintf("%s: %s", src, oneLineText(msg)) // the file names itself in src
+		}
+		out = append(out, check("permissions", ruleServer(p, names), doctorFail, msg, p.Fix))
+	}
+	if len(probs) == 0 {
+		n := len(pol.Rules())
+		msg := "no permission rules: every MCP tool call is asked for"
+		if n > 0 {
+			msg = fmt.Sprintf("%d permission rules, each of which can match", n)
+		}
+		out = append(out, check("permissions", "", doctorPass, msg, ""))
+	}
+	return out
+}
+
+// ruleServer names the one configured server a rule is about, if any.
+func ruleServer(p policy.Problem, names []string) string {
+	if p.Rule == nil || p.Rule.Pattern().AllTools() {
+		return ""
+	}
+	for _, n := range names {
+		if p.Rule.Pattern().NamesServer(n) {
+			return n
+		}
+	}
+	return ""
+}
+
+// serverCheck says whether a server is in use, and if not why and what to do.
+func serverCheck(rs config.ResolvedServer, st host.ServerStatus, o *runtimeOptions) doctorCheck {
+	name := rs.Name
+	reason := st.Reason
+	switch st.State {
+	case host.StateConnected:
+		return check("server", name, doctorPass, fmt.Sprintf("connected: %d tools, about %d tokens", st.Tools, st.Tokens), "")
+	case host.StateConnecting:
+		return check("server", name, doctorFail, "still connecting after "+formatElapsed(o.now().Sub(st.Since)),
+			"it is slow to start: wait longer with --wait 30s, or raise its \"startup_timeout\" (ms)")
+	case host.StateDisabled:
+		fix := fmt.Sprintf("switchboard mcp enable %s", name)
+		if strings.Contains(reason, "managed") {
+			fix = "your administrator's managed settings disable it"
+		}
+		return check("server", name, doctorNote, "disabled: "+dashEmpty(reason), fix)
+	case host.StatePaused:
+		return check("server", name, doctorNote, "paused for this session", "resume it")
+	case host.StateMissing:
+		return check("server", name, doctorFail, "missing: "+dashEmpty(reason),
+			fmt.Sprintf("define it with `switchboard mcp add %s …`, or take it out of enabledMcpServers", name))
+	case host.StateNeedsApproval, host.StateApprovalStale:
+		return check("server", name, doctorFail, string(st.State)+": "+dashEmpty(reason),
+			fmt.Sprintf("review what it runs, then `switchboard mcp approve %s`", name))
+	}
+	c := check("server", name, doctorFail, string(st.State)+": "+dashEmpty(reason), "")
+	switch {
+	case rs.Availability == config.Invalid:
+		c.Fix = "fix the definition (see the config check)"
+	case st.State == host.StateCircuitOpen:
+		c.Fix = "it failed repeatedly; fix the cause, then check again with `switchboard doctor`"
+	case commandText(st) != "" && rs.Effective.Type == config.TypeStdio:
+		c.Fix = "run its command by hand to see why: " + commandText(st)
+	default:
+		c.Fix = "check that " + dashEmpty(commandText(st)) + " is reachable, and its headers or login"
+	}
+	for _, l := range lastNonEmptyLines(st.StderrTail, statusStderrLines) {
+		c.Details = append(c.Details, "stderr: "+truncRunes(l, 200))
+	}
+	return c
+}
+
+// printDoctor prints the checks: a table on a terminal with each fix and
+// detail under its row and a summary; tab-separated rows when piped.
+func printDoctor(ios *IOStreams, checks []doctorCheck, cfg *config.Resolved, o *runtimeOptions) error {
+	if !ios.IsTTY {
+		t := newTablePrinter(ios)
+		for _, c := range checks {
+			t.AddRow(string(c.Level), c.Check, dashEmpty(c.Server), c.Message, c.Fix)
+		}
+		return t.Render()
+	}
+	w := ios.Out
+	if cfg.Workspace != "" {
+		fmt.Fprintf(w, "Workspace %s\n\n", o.tilde(cfg.Workspace))
+	}
+	width := 0
+	label := func(c doctorCheck) string {
+		if c.Server == "" {
+			return c.Check
+		}
+		return c.Check + " " + c.Server
+	}
+	for _, c := range checks {
+		width = max(width, len([]rune(label(c))))
+	}
+	failed := 0
+	for _, c := range checks {
+		mark := map[doctorLevel]string{doctorPass: "ok  ", doctorNote: "note", doctorFail: "FAIL"}[c.Level]
+		if !c.OK {
+			failed++
+		}
+		fmt.Fprintf(w, "%s  %-*s  %s\n", mark, width, label(c), c.Message)
+		indent := strings.Repeat(" ", 6+width+2)
+		for _, d := range c.Details {
+			fmt.Fprintf(w, "%s%s\n", indent, d)
+		}
+		if c.Fix != "" {
+			fmt.Fprintf(w, "%sfix: %s\n", indent, c.Fix)
+		}
+	}
+	fmt.Fprintln(w)
+	summary(w, failed, len(checks))
+	return nil
+}
+
+func summary(w io.Writer, failed, total int) {
+	switch failed {
+	case 0:
+		fmt.Fprintf(w, "All %d checks passed.\n", total)
+	default:
+		fmt.Fprintf(w, "%d of %d checks failed.\n", failed, total)
+	}
+}

@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// doctorWorld has one of each thing doctor checks: a connected server, one
+// that dies at startup, a disabled one, one with an unset variable, one
+// shadowed by a local definition, a project file that does not parse, and
+// permission rules that can never match.
+func doctorWorld(t *testing.T) *rtWorld {
+	w := newRTWorld(t)
+	envy := w.server("demo")
+	envy["env"] = map[string]string{"API_TOKEN": "${DOCTOR_UNSET_TOKEN}"}
+	off := w.server("demo")
+	off["enabled"] = false
+	w.writeJSON(filepath.Join(w.sb, "mcp.json"), map[string]any{
+		"mcpServers": map[string]any{
+			"demo":   w.server("demo"),
+			"broken": w.server("exit-init"),
+			"off":    off,
+			"envy":   envy,
+		},
+		"projects": map[string]any{w.proj: map[string]any{"mcpServers": map[string]any{"demo": w.server("demo")}}},
+	})
+	if err := os.WriteFile(filepath.Join(w.proj, ".mcp.json"), []byte("{\n  \"mcpServers\": {\n    \"x\": {\"command\": \"a\",,}\n  }\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.writeJSON(filepath.Join(w.sb, "settings.json"), map[string]any{"permissions": map[string]any{
+		"allow": []string{"mcp__demo", "mcp__git*", "mcp__demo__get_*", "*", "mcp__*", `mcp__demo__echo(text:hi)`, "mcp__github__merge_pull_request"},
+		"deny":  []string{"mcp__*__delete"},
+	}})
+	w.writeJSON(filepath.Join(w.proj, ".switchboard", "settings.json"), map[string]any{"permissions": map[string]any{
+		"allow": []string{"mcp__broken"},
+		"deny":  []string{"mcp__demo__roll_dice"},
+	}})
+	return w
+}
+
+func TestDoctorGolden(t *testing.T) {
+	w := doctorWorld(t)
+	out, stderr, code := w.run(true, "doctor")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
+	}
+	golden(t, "doctor_tty", w.mask(out))
+
+	out, stderr, code = w.run(false, "doctor", "--json")
+	if code != 1 {
+		t.Fatalf("--json: exit %d, want 1; stderr:\n%s", code, stderr)
+	}
+	golden(t, "doctor_json", w.mask(out))
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		for _, k := range []string{"check", "server", "ok", "message", "fix"} {
+			if _, ok := r[k]; !ok {
+				t.Errorf("row %v has no key %q", r, k)
+			}
+		}
+	}
+
+	out, _, _ = w.run(false, "doctor")
+	if !strings.Contains(out, "fail\tserver\tbroken\terror: ") {
+		t.Errorf("piped rows:\n%s", out)
+	}
+}
+
+func TestDoctorAllOK(t *testing.T) {
+	w := newRTWorld(t)
+	w.userServers(map[string]any{"demo": w.server("demo")})
+	w.writeJSON(filepath.Join(w.sb, "settings.json"), map[string]any{"permissions": map[string]any{"allow": []string{"mcp__demo__echo"}}})
+	out, stderr, code := w.run(true, "doctor")
+	if code != 0 {
+		t.Fatalf("exit %d; stdout:\n%s\nstderr:\n%s", code, out, stderr)
+	}
+	for _, want := range []string{"ok    server demo", "connected: 4 tools", "1 permission rules, each of which can match", "All 3 checks passed."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestDoctorBrokenSettings: a settings file that does not parse is a
+// failed check with its line and column, and turns allow rules off.
+func TestDoctorBrokenSettings(t *testing.T) {
+	w := newRTWorld(t)
+	w.userServers(map[string]any{"demo": w.server("demo")})
+	if err := os.MkdirAll(w.sb, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.sb, "settings.json"), []byte("{\"permissions\": {\"allow\": [\"mcp__demo\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := w.run(false, "doctor", "--json")
+	if code != 1 || !strings.Contains(out, `"message": "user settings ~/.switchboard/settings.json: line 2, column 1: `) {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	_, stderr, code := w.run(false, "call", "mcp__demo__echo", `{"text":"x"}`)
+	if code != 3 || !strings.Contains(stderr, "allow rules are off") {
+		t.Errorf("call with a broken settings file: exit %d, stderr:\n%s", code, stderr)
+	}
+}
