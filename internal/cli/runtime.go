@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
 	"github.com/switchboard-mcp/switchboard/policy"
+	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
 // runtimeOptions is what the runtime commands (status, tools, call,
@@ -46,6 +47,8 @@ type runtimeOptions struct {
 	Policy func(*config.Resolved) *policy.Policy
 	// SessionRules are permission rules a command adds for its own run.
 	SessionRules []policy.Rule
+	// Tools is --tools: the session's tool-loading modifiers (§5).
+	Tools string
 	// HostOptions, if set, adjusts the host options before the host is
 	// built (tests use it for timeouts).
 	HostOptions func(*host.Options)
@@ -68,6 +71,7 @@ func newRuntimeOptions(f *Factory) runtimeOptions {
 		Now:      f.Now,
 		ErrTTY:   stderrIsTerminal(f.IO),
 		Tilde:    f.tilde,
+		Tools:    g.Tools,
 		Policy:   f.permissionPolicy,
 		Private:  f.allowPrivateNetwork,
 	}
@@ -130,6 +134,10 @@ func startSession(ctx context.Context, o *runtimeOptions, keep func(config.Resol
 
 // startSessionWith is startSession on a configuration already resolved.
 func startSessionWith(_ context.Context, o *runtimeOptions, cfg *config.Resolved, keep func(config.ResolvedServer) bool) (*session, error) {
+	mods, err := toolsurface.ParseToolModifiers(o.Tools)
+	if err != nil {
+		return nil, UsageErr(err, `e.g. --tools "default,Defer(mcp__github__*),NoDefer(mcp__time__now)"`)
+	}
 	s := &session{
 		opts:     o,
 		line:     newLiveLine(o.IO.ErrOut, o.ErrTTY),
@@ -164,6 +172,7 @@ func startSessionWith(_ context.Context, o *runtimeOptions, cfg *config.Resolved
 		OnEvent:   s.onEvent,
 	}
 	hopts.AllowPrivateNetworkForProjectServers = o.Private != nil && o.Private(cfg.Workspace)
+	hopts.ToolModifiers = mods
 	if o.HostOptions != nil {
 		o.HostOptions(hopts)
 	}

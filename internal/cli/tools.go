@@ -61,6 +61,9 @@ type toolJSON struct {
 	Title       string         `json:"title,omitempty"`
 	Description string         `json:"description"`
 	InputSchema map[string]any `json:"inputSchema"`
+	// Deferred marks a tool left out of the model's list until tool_search
+	// loads it (defer_loading, --tools, automatic deferral).
+	Deferred bool `json:"deferred,omitempty"`
 }
 
 func toolsRun(ctx context.Context, opts *ToolsOptions) (err error) {
@@ -99,10 +102,17 @@ func toolsRun(ctx context.Context, opts *ToolsOptions) (err error) {
 				InputSchema: toolsurface.NormalizeSchema(t.Tool.InputSchema),
 			})
 		}
+		for _, t := range list.Deferred {
+			out = append(out, toolJSON{
+				Name: t.Name, Server: t.Server, Tool: t.Tool.Name, Title: t.Tool.Title,
+				Description: toolsurface.CapDescription(t.Tool.Description, toolsurface.DefaultDescriptionCap),
+				InputSchema: toolsurface.NormalizeSchema(t.Tool.InputSchema), Deferred: true,
+			})
+		}
 		if err := printJSON(opts.IO.Out, out); err != nil {
 			return err
 		}
-	} else if err := printTools(opts.IO, list.Tools); err != nil {
+	} else if err := printTools(opts.IO, list.Tools, list.Deferred); err != nil {
 		return err
 	}
 	if opts.Server != "" {
@@ -146,8 +156,12 @@ func noToolsMessage(s *session) string {
 }
 
 // printTools prints the tool table: name, server, first line of the
-// description (capped to the terminal).
-func printTools(ios *IOStreams, tools []host.Tool) error {
+// description (capped to the terminal). When some tools are deferred, they
+// are listed too, and a deferred column tells them apart.
+func printTools(ios *IOStreams, tools, deferred []host.Tool) error {
+	if len(deferred) > 0 {
+		return printToolsDeferred(ios, tools, deferred)
+	}
 	t := newTablePrinter(ios, "name", "server", "description")
 	width := 80
 	if ios.Width > 0 {
@@ -164,6 +178,49 @@ func printTools(ios *IOStreams, tools []host.Tool) error {
 			desc = truncRunes(desc, descW)
 		}
 		t.AddRow(tool.Name, tool.Server, desc)
+	}
+	return t.Render()
+}
+
+func printToolsDeferred(ios *IOStreams, tools, deferred []host.Tool) error {
+	isDeferred := map[string]bool{}
+	for _, d := range deferred {
+		isDeferred[d.Name] = true
+	}
+	// Both lists are sorted by name: merge them.
+	all := make([]host.Tool, 0, len(tools)+len(deferred))
+	for i, j := 0, 0; i < len(tools) || j < len(deferred); {
+		if j == len(deferred) || i < len(tools) && tools[i].Name < deferred[j].Name {
+			all = append(all, tools[i])
+			i++
+		} else {
+			all = append(all, deferred[j])
+			j++
+		}
+	}
+	t := newTablePrinter(ios, "name", "server", "deferred", "description")
+	width := 80
+	if ios.Width > 0 {
+		width = ios.Width
+	}
+	nameW := 0
+	for _, tool := range all {
+		nameW = max(nameW, len(tool.Name)+len(tool.Server))
+	}
+	descW := max(width-nameW-15, 30)
+	for _, tool := range all {
+		desc := descFirstLine(tool.Tool.Description)
+		if ios.IsTTY {
+			desc = truncRunes(desc, descW)
+		}
+		server, d := tool.Server, "no"
+		if server == "" {
+			server = "(built-in)"
+		}
+		if isDeferred[tool.Name] {
+			d = "yes"
+		}
+		t.AddRow(tool.Name, server, d, desc)
 	}
 	return t.Render()
 }

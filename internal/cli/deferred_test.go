@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// --tools modifiers reach the host: `tools` marks deferred tools, lists
+// tool_search, and a bad value is a usage error of one line.
+func TestToolsModifiersFlag(t *testing.T) {
+	w := demoWorld(t)
+	t.Run("json marks deferred tools", func(t *testing.T) {
+		out, stderr, code := w.run(false, "--tools", "default,Defer(mcp__echo__*),NoDefer(mcp__echo__add)", "tools", "--server", "echo", "--json")
+		if code != 0 {
+			t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+		}
+		var tools []struct {
+			Name     string `json:"name"`
+			Server   string `json:"server"`
+			Deferred bool   `json:"deferred"`
+		}
+		if err := json.Unmarshal([]byte(out), &tools); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]bool{}
+		for _, tl := range tools {
+			got[tl.Name] = tl.Deferred
+		}
+		if d, ok := got["mcp__echo__add"]; !ok || d {
+			t.Errorf("mcp__echo__add: listed %v, deferred %v; want listed, not deferred (NoDefer wins)", ok, d)
+		}
+		if d, ok := got["mcp__echo__echo"]; !ok || !d {
+			t.Errorf("mcp__echo__echo: listed %v, deferred %v; want listed as deferred", ok, d)
+		}
+		if d, ok := got["tool_search"]; !ok || d {
+			t.Errorf("tool_search: listed %v, deferred %v", ok, d)
+		}
+	})
+	t.Run("table has a deferred column", func(t *testing.T) {
+		out, stderr, code := w.run(false, "--tools", "Defer(mcp__echo__echo)", "tools", "--server", "echo")
+		if code != 0 {
+			t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+		}
+		for _, want := range []string{"mcp__echo__echo\techo\tyes\t", "mcp__echo__add\techo\tno\t", "tool_search\t(built-in)\tno\t"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("stdout lacks %q:\n%s", want, out)
+			}
+		}
+	})
+	t.Run("no modifiers, no column", func(t *testing.T) {
+		out, _, _ := w.run(false, "tools", "--server", "echo")
+		if strings.Contains(out, "tool_search") || strings.Contains(out, "\tyes\t") {
+			t.Errorf("nothing deferred, yet:\n%s", out)
+		}
+	})
+	t.Run("a bad value exits 2", func(t *testing.T) {
+		_, stderr, code := w.run(false, "--tools", "Defer(mcp__git*)", "tools")
+		if code != 2 || !strings.Contains(stderr, "* may only replace a whole last segment") || !strings.Contains(stderr, "hint: e.g. --tools") {
+			t.Errorf("exit %d, stderr %q", code, stderr)
+		}
+	})
+}
