@@ -36,6 +36,10 @@ func ParsePattern(s string) (Pattern, error) {
 		return Pattern{}, fmt.Errorf("pattern %s names no server: write mcp__<server>[__<tool>]", quote(orig))
 	case strings.Contains(server, "*"):
 		return Pattern{}, fmt.Errorf("pattern %s: * may only replace a whole last segment, as in mcp__* or mcp__<server>__*", quote(orig))
+	case server[0] == '_' || server[len(server)-1] == '_':
+		// mcp___x or mcp__x___y: where the server ends and the separator
+		// begins is ambiguous.
+		return Pattern{}, fmt.Errorf("pattern %s is ambiguous: a server name in a pattern may not start or end with '_'", quote(orig))
 	case !hasTool:
 		tool = ""
 	case tool == "":
