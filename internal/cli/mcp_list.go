@@ -55,8 +55,8 @@ func toServerJSON(s *config.ResolvedServer) serverJSON {
 		Scope:          string(s.Scope),
 		Type:           string(s.Effective.Type),
 		Command:        w.Command,
-		Args:           redact.CommandArgs(w.Args),
-		URL:            redact.String(w.URL),
+		Args:           shownArgs(w),
+		URL:            shownURL(w),
 		Enabled:        s.Availability == config.Available || s.Availability == config.Invalid && w.IsEnabled(),
 		File:           s.File,
 		Availability:   string(s.Availability),
@@ -110,9 +110,25 @@ func shortReason(r string) string {
 // targetText is what a server runs or dials, as written.
 func targetText(w config.Server) string {
 	if w.Command != "" {
-		return shellJoin(w.Command, redact.CommandArgs(w.Args))
+		return shellJoin(w.Command, shownArgs(w))
 	}
-	return redact.String(w.URL)
+	return shownURL(w)
+}
+
+// shownArgs and shownURL are a definition's args and URL as they may be
+// printed: secret-looking parts redacted (--api-key VALUE, ?token=VALUE),
+// and so is any secret value of its own env or headers that they repeat.
+func shownArgs(w config.Server) []string {
+	args := redact.CommandArgs(w.Args)
+	known := redact.Secrets(w.Env, w.Headers)
+	for i := range args {
+		args[i] = redact.String(args[i], known...)
+	}
+	return args
+}
+
+func shownURL(w config.Server) string {
+	return redact.String(w.URL, redact.Secrets(w.Env, w.Headers)...)
 }
 
 // shownEnv and shownHeaders are a definition's env and headers as they may
@@ -381,7 +397,7 @@ func printServerDetail(ios *IOStreams, f *Factory, r *config.Resolved, s *config
 		rows = append(rows, row{"command", targetText(w)})
 	}
 	if w.URL != "" {
-		rows = append(rows, row{"url", redact.String(w.URL)})
+		rows = append(rows, row{"url", shownURL(w)})
 	}
 	if w.Cwd != "" {
 		rows = append(rows, row{"cwd", w.Cwd})
