@@ -583,12 +583,17 @@ const maxRefDepth = 8
 
 // maxRefExpansions bounds the $refs inlined in one schema, so a schema
 // whose definitions refer to each other many times over cannot blow up.
-const maxRefExpansions = 1000
+const maxRefExpansions = 200
+
+// maxCleanWork bounds the subschemas cleaned for one Gemini schema once
+// $refs are being inlined: past it, references are no longer expanded.
+const maxCleanWork = 50000
 
 type geminiCleaner struct {
 	root     map[string]any
 	stack    []string // $refs being inlined
 	expanded int
+	work     int
 }
 
 // deref resolves v if it is a local $ref, for flattenRoot.
@@ -597,6 +602,7 @@ func (g *geminiCleaner) deref(v any) any { return resolveLocal(g.root, v) }
 // clean rewrites one (sub)schema into Gemini's subset. depth counts nested
 // $ref expansions.
 func (g *geminiCleaner) clean(v any, depth int, root bool) any {
+	g.work++
 	s, ok := v.(map[string]any)
 	if !ok {
 		return map[string]any{} // true, false, or garbage: untyped
@@ -619,7 +625,7 @@ func (g *geminiCleaner) clean(v any, depth int, root bool) any {
 		switch {
 		case !found:
 			appendDesc(m, "(reference "+ref+" could not be resolved)")
-		case recursive || depth >= maxRefDepth || g.expanded >= maxRefExpansions:
+		case recursive || depth >= maxRefDepth || g.expanded >= maxRefExpansions || g.work >= maxCleanWork:
 			appendDesc(m, "(recursive: a value of the same shape as "+refName(ref)+", described above)")
 		default:
 			if tm, ok := target.(map[string]any); ok {

@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+
+	"github.com/switchboard-mcp/switchboard/host"
 )
 
 // Exit codes (SPEC §6). Main is the only place that turns errors into them.
@@ -79,7 +81,8 @@ func Failuref(hint, format string, args ...any) *ExitError {
 func silentExit(code int) *ExitError { return &ExitError{Code: code} }
 
 // exitCode maps any error to its exit code: an *ExitError anywhere in the
-// chain decides; everything else is a failure.
+// chain decides; a call refused by a permission rule (host.ErrDenied) is
+// 3; everything else is a failure.
 func exitCode(err error) int {
 	if err == nil {
 		return ExitOK
@@ -87,6 +90,9 @@ func exitCode(err error) int {
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		return ee.Code
+	}
+	if errors.Is(err, host.ErrDenied) {
+		return ExitRefused
 	}
 	return ExitFailure
 }

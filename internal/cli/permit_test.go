@@ -3,10 +3,13 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-mcp/switchboard/host"
 )
 
 // permWorld has the echo server, whose side_effect tools append a line to
@@ -151,5 +154,18 @@ func TestCallPermissionPrompt(t *testing.T) {
 	_, stderr, code = ask("a\n", "call", "mcp__echo__destructive")
 	if code != 0 || !strings.Contains(stderr, "Allow mcp__echo__destructive with no arguments?") {
 		t.Errorf("always: exit %d; stderr:\n%s", code, stderr)
+	}
+}
+
+func TestDeniedExitCode(t *testing.T) {
+	denied := fmt.Errorf("calling: %w", &host.DeniedError{Tool: "mcp__a__b"})
+	if got := exitCode(denied); got != ExitRefused {
+		t.Errorf("exitCode(denied) = %d, want %d", got, ExitRefused)
+	}
+	if got := exitCode(callErr(denied)); got != ExitRefused {
+		t.Errorf("exitCode(callErr(denied)) = %d, want %d", got, ExitRefused)
+	}
+	if got := exitCode(errors.New("other")); got != ExitFailure {
+		t.Errorf("exitCode(other) = %d", got)
 	}
 }

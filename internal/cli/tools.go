@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -22,7 +23,10 @@ type ToolsOptions struct {
 	runtimeOptions
 	// Server, if set, lists only that server's tools.
 	Server string
-	JSON   bool
+	// Provider, if set, prints the tools as that model provider's tool
+	// definitions (openai, anthropic, gemini), with or without --json.
+	Provider string
+	JSON     bool
 }
 
 // NewToolsCmd returns `switchboard tools`.
@@ -36,9 +40,17 @@ of every connected server under the names a model sees (mcp__<server>__<tool>).
 Servers still connecting are named in a warning on stderr.
 
 With --json, print an array of {name, server, tool, description, inputSchema}:
-the description as a model gets it (capped) and the input schema normalized.`,
+the description as a model gets it (capped) and the input schema normalized.
+
+With --provider openai|anthropic|gemini, print instead the JSON array of tool
+definitions that provider's API takes, schemas cleaned for it (OpenAI:
+{type:"function",function:{name,description,parameters}}; Anthropic: {name,
+description,input_schema}; Gemini: function declarations {name,description,
+parameters}). Provider shapes are JSON by nature, so they print as JSON with or
+without --json.`,
 		Example: `  switchboard tools
-  switchboard tools --server github --json`,
+  switchboard tools --server github --json
+  switchboard tools --provider gemini --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.runtimeOptions = newRuntimeOptions(f)
@@ -50,6 +62,7 @@ the description as a model gets it (capped) and the input schema normalized.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Server, "server", "", "list only the tools of server `NAME`")
+	cmd.Flags().StringVar(&opts.Provider, "provider", "", "print the tools in `PROVIDER`'s own format: openai, anthropic or gemini")
 	return cmd
 }
 
@@ -67,6 +80,12 @@ type toolJSON struct {
 }
 
 func toolsRun(ctx context.Context, opts *ToolsOptions) (err error) {
+	var provider toolsurface.Provider
+	if opts.Provider != "" {
+		if provider, err = toolsurface.ParseProvider(opts.Provider); err != nil {
+			return UsageErr(err, "pass --provider openai, anthropic or gemini")
+		}
+	}
 	cfg, err := opts.Config()
 	if err != nil {
 		return err
@@ -93,7 +112,11 @@ func toolsRun(ctx context.Context, opts *ToolsOptions) (err error) {
 	}
 	s.warn(list.Warnings)
 
-	if opts.JSON {
+	if provider != "" {
+		if err := printProviderTools(opts.IO.Out, provider, list.Tools); err != nil {
+			return err
+		}
+	} else if opts.JSON {
 		out := []toolJSON{}
 		for _, t := range list.Tools {
 			out = append(out, toolJSON{
@@ -118,10 +141,23 @@ func toolsRun(ctx context.Context, opts *ToolsOptions) (err error) {
 	if opts.Server != "" {
 		return serverNotReady(s, opts.Server)
 	}
-	if len(list.Tools) == 0 && !opts.JSON {
+	if len(list.Tools) == 0 && !opts.JSON && provider == "" {
 		fmt.Fprintln(opts.IO.ErrOut, noToolsMessage(s))
 	}
 	return nil
+}
+
+// printProviderTools prints tools as provider p's tool definitions.
+func printProviderTools(w io.Writer, p toolsurface.Provider, tools []host.Tool) error {
+	in := make([]toolsurface.Tool, 0, len(tools))
+	for _, t := range tools {
+		in = append(in, toolsurface.Tool{Name: t.Name, Description: t.Tool.Description, InputSchema: t.Tool.InputSchema})
+	}
+	shaped, err := toolsurface.Shape(p, in)
+	if err != nil {
+		return FailureErr(err, "")
+	}
+	return printJSON(w, shaped)
 }
 
 // serverNotReady is the failure of a command aimed at one server that is
