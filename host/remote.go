@@ -26,7 +26,7 @@ func (s *server) httpClient(ctx context.Context, def config.Server) (*http.Clien
 		headers.Set(k, v)
 	}
 	if def.HeadersHelper != "" {
-		extra, err := runHeadersHelper(ctx, def.HeadersHelper, s.h.opts.Environ(), s.h.workspace())
+		extra, err := runHeadersHelper(ctx, def.HeadersHelper, s.parentEnv(), s.h.workspace())
 		if err != nil {
 			return nil, fmt.Errorf("headersHelper: %v", err)
 		}

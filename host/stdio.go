@@ -7,12 +7,14 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/proc"
+	"github.com/switchboard-mcp/switchboard/trust"
 )
 
 // spawn starts a stdio server: no shell, its own process group, the parent
-// environment plus the definition's env, in its cwd.
+// environment (filtered for repo-authored servers, see parentEnv) plus the
+// definition's env, in its cwd.
 func (s *server) spawn(def config.Server) (*proc.Process, error) {
-	env := mergeEnv(s.h.opts.Environ(), def.Env)
+	env := mergeEnv(s.parentEnv(), def.Env)
 	dir := def.Cwd
 	if ws := s.h.workspace(); dir != "" && !filepath.IsAbs(dir) && ws != "" {
 		dir = filepath.Join(ws, dir)
@@ -25,6 +27,14 @@ func (s *server) spawn(def config.Server) (*proc.Process, error) {
 		Dir:       dir,
 		Supervise: !s.h.opts.NoSupervisor,
 	})
+}
+
+// parentEnv is the part of the parent environment the server's processes
+// (the server itself, its headersHelper) inherit: all of it for servers the
+// user wrote, only the base set and the variables the approved definition
+// names for project-scope ones (SPEC §2, trust.Environ).
+func (s *server) parentEnv() []string {
+	return trust.Environ(&s.cfg, s.h.opts.Environ())
 }
 
 // mergeEnv overlays extra on base (KEY=VALUE lists); extra wins.

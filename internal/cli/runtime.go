@@ -52,6 +52,9 @@ type runtimeOptions struct {
 	// HostOptions, if set, adjusts the host options before the host is
 	// built (tests use it for timeouts).
 	HostOptions func(*host.Options)
+	// Trust builds the launch-trust gate of a run (§2; see trust.go). If
+	// nil, host.DefaultGate holds every project server.
+	Trust func(*config.Resolved) (*launchTrust, error)
 	// Private reports whether the user's settings allow project-scope
 	// servers to reach private addresses in a workspace (SPEC §8,
 	// "allowPrivateNetworkForProjectServers"; see netsettings.go). If nil, no.
@@ -71,6 +74,7 @@ func newRuntimeOptions(f *Factory) runtimeOptions {
 		Now:      f.Now,
 		ErrTTY:   stderrIsTerminal(f.IO),
 		Tilde:    f.tilde,
+		Trust:    f.launchTrust,
 		Tools:    g.Tools,
 		Policy:   f.permissionPolicy,
 		Private:  f.allowPrivateNetwork,
@@ -133,7 +137,7 @@ func startSession(ctx context.Context, o *runtimeOptions, keep func(config.Resol
 }
 
 // startSessionWith is startSession on a configuration already resolved.
-func startSessionWith(_ context.Context, o *runtimeOptions, cfg *config.Resolved, keep func(config.ResolvedServer) bool) (*session, error) {
+func startSessionWith(ctx context.Context, o *runtimeOptions, cfg *config.Resolved, keep func(config.ResolvedServer) bool) (*session, error) {
 	mods, err := toolsurface.ParseToolModifiers(o.Tools)
 	if err != nil {
 		return nil, UsageErr(err, `e.g. --tools "default,Defer(mcp__github__*),NoDefer(mcp__time__now)"`)
@@ -158,6 +162,10 @@ func startSessionWith(_ context.Context, o *runtimeOptions, cfg *config.Resolved
 	}
 	s.cfg = cfg
 	s.diags = cfg.Diagnostics
+	gate, err := s.launchGate(ctx)
+	if err != nil {
+		return nil, err
+	}
 
 	logger, closeLog := o.logger()
 	s.logClose = closeLog
@@ -170,6 +178,7 @@ func startSessionWith(_ context.Context, o *runtimeOptions, cfg *config.Resolved
 		// not waited for again.
 		ToolsWait: -1,
 		OnEvent:   s.onEvent,
+		Gate:      gate,
 	}
 	hopts.AllowPrivateNetworkForProjectServers = o.Private != nil && o.Private(cfg.Workspace)
 	hopts.ToolModifiers = mods

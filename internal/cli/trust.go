@@ -1,0 +1,415 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/trust"
+)
+
+// UserSettingsFile and ManagedSettingsFile name the settings files that may
+// pre-approve project servers (§2), beside --settings. Local settings live
+// in the user settings file under "projects"["<absolute workspace>"].
+// Nothing under the workspace is ever read for this: a repository must
+// not approve its own servers.
+const (
+	UserSettingsFile    = "settings.json"
+	ManagedSettingsFile = "managed-settings.json"
+)
+
+// launchTrust is one run's launch-trust state: the store, what the user's
+// settings approve in advance, and the servers denied for this run only.
+type launchTrust struct {
+	store     *trust.Store
+	pre       trust.PreApproval
+	workspace string
+	environ   func() []string
+	now       func() time.Time
+	// warnings are problems with the store or settings files, reported
+	// with the configuration diagnostics.
+	warnings []config.Diagnostic
+
+	mu     sync.Mutex
+	denied map[string]bool
+}
+
+// launchTrust builds the launch trust of a run on cfg: the store in the
+// Switchboard home and the pre-approvals of --settings, managed, user and
+// local settings.
+func (f *Factory) launchTrust(cfg *config.Resolved) (*launchTrust, error) {
+	lt := &launchTrust{
+		store:     trust.Open(f.Home()),
+		workspace: cfg.Workspace,
+		environ:   os.Environ,
+		now:       f.Now,
+		denied:    map[string]bool{},
+	}
+	if lt.now == nil {
+		lt.now = time.Now
+	}
+	cli, err := f.Settings()
+	if err != nil {
+		return nil, err
+	}
+	sources, warnings := settingsSources(f.Home(), filepath.Dir(cfg.Files.Managed), cfg.Workspace, cli)
+	lt.pre = trust.NewPreApproval(sources...)
+	if hasRepoServers(cfg) {
+		// Only worth saying when a project server depends on it.
+		lt.warnings = warnings
+		if err := lt.store.Err(); err != nil {
+			lt.warnings = append(lt.warnings, config.Diagnostic{Severity: config.SeverityWarning, Message: err.Error()})
+		}
+	}
+	return lt, nil
+}
+
+func hasRepoServers(cfg *config.Resolved) bool {
+	for _, rs := range cfg.Servers {
+		if rs.Trust == config.TrustRepo {
+			return true
+		}
+	}
+	return false
+}
+
+// settingsSources reads the settings that may pre-approve project servers,
+// in order: --settings, managed, local, user. A file that does not parse
+// contributes nothing (fail closed) and a warning.
+func settingsSources(home, managedDir, workspace string, cli config.Settings) ([]trust.SettingsSource, []config.Diagnostic) {
+	var out []trust.SettingsSource
+	var warnings []config.Diagnostic
+	if cli != nil {
+		out = append(out, trust.SettingsSource{Label: "--settings", Settings: cli})
+	}
+	read := func(path string) config.Settings {
+		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err == nil {
+			var s config.Settings
+			if s, err = config.ParseSettings(path, data); err == nil {
+				return s
+			}
+			warnings = append(warnings, config.Diagnostic{Severity: config.SeverityWarning,
+				Message: err.Error() + "; its project server approvals are ignored"})
+			return nil
+		}
+		warnings = append(warnings, config.Diagnostic{Severity: config.SeverityWarning, Position: config.Position{File: path},
+			Message: fmt.Sprintf("cannot be read (%v); its project server approvals are ignored", unwrapPath(err))})
+		return nil
+	}
+	if managedDir != "" {
+		p := filepath.Join(managedDir, ManagedSettingsFile)
+		if s := read(p); s != nil {
+			out = append(out, trust.SettingsSource{Label: "managed settings " + p, Settings: s})
+		}
+	}
+	if home != "" {
+		p := filepath.Join(home, UserSettingsFile)
+		if s := read(p); s != nil {
+			if local, ok := localSettings(s, workspace); ok {
+				if err := local.Validate(); err != nil {
+					warnings = append(warnings, config.Diagnostic{Severity: config.SeverityWarning, Position: config.Position{File: p},
+						Message: fmt.Sprintf("projects[%q]: %v; its project server approvals are ignored", workspace, err)})
+				} else {
+					out = append(out, trust.SettingsSource{Label: fmt.Sprintf("local settings in %s", p), Settings: local})
+				}
+			}
+			out = append(out, trust.SettingsSource{Label: "user settings " + p, Settings: userLevel(s)})
+		}
+	}
+	return out, warnings
+}
+
+// localSettings returns the "projects"[workspace] object of the user
+// settings, if there is one.
+func localSettings(s config.Settings, workspace string) (config.Settings, bool) {
+	if workspace == "" {
+		return nil, false
+	}
+	projects, _ := s["projects"].(map[string]any)
+	local, ok := projects[workspace].(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	return config.Settings(local), true
+}
+
+// userLevel is the user settings without "projects": a workspace's local
+// entry applies to that workspace only.
+func userLevel(s config.Settings) config.Settings {
+	out := config.Settings{}
+	for k, v := range s {
+		if k != "projects" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// verdict decides one server; a server denied for this run keeps the
+// verdict that got it asked about.
+func (lt *launchTrust) verdict(rs *config.ResolvedServer) trust.Verdict {
+	return trust.Decide(lt.store, lt.pre, rs, lt.workspace)
+}
+
+// gate is the host.Gate of the run.
+func (lt *launchTrust) gate(rs *config.ResolvedServer) (host.State, string) {
+	v := lt.verdict(rs)
+	if v.Allowed() {
+		return "", ""
+	}
+	lt.mu.Lock()
+	denied := lt.denied[rs.Name]
+	lt.mu.Unlock()
+	reason := v.Reason(rs)
+	if denied {
+		reason = fmt.Sprintf("you did not approve it for this run; run `%s` to review it again", trust.ApproveCommand(rs.Name))
+	}
+	switch v.Status {
+	case trust.Stale:
+		return host.StateApprovalStale, reason
+	case trust.Rejected:
+		return host.StateDisabled, reason
+	}
+	return host.StateNeedsApproval, reason
+}
+
+// pending returns the available servers of cfg that need a person's
+// approval before they can start.
+func (lt *launchTrust) pending(cfg *config.Resolved) []*config.ResolvedServer {
+	var out []*config.ResolvedServer
+	for i := range cfg.Servers {
+		rs := &cfg.Servers[i]
+		if rs.Availability != config.Available {
+			continue
+		}
+		if st := lt.verdict(rs).Status; st == trust.NeedsApproval || st == trust.Stale {
+			out = append(out, rs)
+		}
+	}
+	return out
+}
+
+// askPending asks the person at the terminal about every server that
+// needs approval, before anything starts. An approval is stored; a no (or
+// closed input) holds the server for this run only.
+func (lt *launchTrust) askPending(ctx context.Context, cfg *config.Resolved, in *lineReader, w io.Writer) {
+	for _, rs := range lt.pending(cfg) {
+		v := lt.verdict(rs)
+		writeReview(w, rs, v, lt.environ())
+		ok, err := askApproval(ctx, in, w, "Approve and start it? [y]es (remembered for this workspace), [N]o (not this run): ")
+		if err == nil && ok {
+			if _, err := lt.store.Approve(lt.workspace, rs, lt.now()); err != nil {
+				fmt.Fprintf(w, "  Could not save the approval (%v); it is not started.\n", err)
+				lt.deny(rs.Name)
+				continue
+			}
+			fmt.Fprintf(w, "  Approved %s.\n\n", rs.Name)
+			continue
+		}
+		lt.deny(rs.Name)
+		fmt.Fprintf(w, "  Not approved: %s will not start in this run.\n\n", rs.Name)
+	}
+}
+
+func (lt *launchTrust) deny(name string) {
+	lt.mu.Lock()
+	lt.denied[name] = true
+	lt.mu.Unlock()
+}
+
+// askApproval asks a yes/no question; only an explicit yes approves.
+func askApproval(ctx context.Context, in *lineReader, w io.Writer, question string) (bool, error) {
+	v, err := askLoop(ctx, in, w, question, func(s string) (any, error) {
+		switch strings.ToLower(strings.TrimSpace(s)) {
+		case "y", "yes":
+			return true, nil
+		case "", "n", "no":
+			return false, nil
+		}
+		return nil, errors.New("type y or n")
+	})
+	if err != nil {
+		fmt.Fprintln(w)
+		return false, err
+	}
+	return v.(bool), nil
+}
+
+// secretKey matches env and header keys whose values are secrets (§3).
+var secretKey = regexp.MustCompile(`(?i)token|secret|password|passwd|key|auth|cookie|credential`)
+
+// writeReview shows what approving rs would let run (§2): the literal
+// command line, every env pair (values of secret-looking keys redacted),
+// dangerous loader keys in plain words, cwd, url, header keys (values
+// redacted), headersHelper, which of the user's variables pass, and for
+// a stale approval what changed.
+func writeReview(w io.Writer, rs *config.ResolvedServer, v trust.Verdict, parent []string) {
+	def := rs.Written
+	from := rs.File
+	if from == "" {
+		from = "a project file"
+	}
+	fmt.Fprintf(w, "\nProject server %q (from %s) needs your approval to start.\n", rs.Name, from)
+	fmt.Fprintln(w, "The repository wrote this definition, not you: it runs with your rights. Approve it only if you trust exactly this.")
+	if v.Status == trust.Stale && v.Previous != nil {
+		fmt.Fprintf(w, "\n  It CHANGED since you approved it on %s: %s\n", v.Previous.ApprovedAt.Local().Format("2006-01-02 15:04"), v.Describe(def))
+		prev := v.Previous.Definition
+		shownCmd := false
+		for _, f := range v.Changed {
+			switch f {
+			case "command", "args":
+				if !shownCmd {
+					fmt.Fprintf(w, "    command was: %s\n", trust.CommandLine(prev.Command, prev.Args))
+				}
+				shownCmd = true
+			case "cwd":
+				fmt.Fprintf(w, "    cwd was:  %s\n", quoteOrNone(prev.Cwd))
+			case "url":
+				fmt.Fprintf(w, "    url was:  %s\n", quoteOrNone(prev.URL))
+			case "headersHelper":
+				fmt.Fprintf(w, "    headersHelper was: %s\n", quoteOrNone(prev.HeadersHelper))
+			case "env_passthrough":
+				fmt.Fprintf(w, "    env_passthrough was: %s\n", quoteList(prev.EnvPassthrough))
+			}
+		}
+	}
+	fmt.Fprintln(w)
+	typ := config.InferType(def)
+	fmt.Fprintf(w, "  type:     %s\n", typ)
+	if def.Command != "" || len(def.Args) > 0 {
+		fmt.Fprintf(w, "  command:  %s\n", trust.CommandLine(def.Command, def.Args))
+	}
+	if def.Cwd != "" {
+		fmt.Fprintf(w, "  cwd:      %s\n", trust.Quote(def.Cwd))
+	}
+	if def.URL != "" {
+		fmt.Fprintf(w, "  url:      %s\n", trust.Quote(def.URL))
+	}
+	if len(def.Env) > 0 {
+		label := "  env:      "
+		for _, k := range sortedKeys(def.Env) {
+			val := trust.Quote(def.Env[k])
+			if secretKey.MatchString(k) {
+				val = "<redacted>"
+			}
+			fmt.Fprintf(w, "%s%s=%s\n", label, trust.Quote(k), val)
+			if why := trust.Danger(k); why != "" {
+				fmt.Fprintf(w, "            ⚠ %s\n", why)
+			}
+			label = "            "
+		}
+	}
+	if len(def.Headers) > 0 {
+		label := "  headers:  "
+		for _, k := range sortedKeys(def.Headers) {
+			fmt.Fprintf(w, "%s%s: <redacted>\n", label, trust.Quote(k))
+			label = "            "
+		}
+	}
+	if def.HeadersHelper != "" {
+		fmt.Fprintf(w, "  headersHelper (runs in a shell at every connect): %s\n", trust.Quote(def.HeadersHelper))
+	}
+	if len(def.EnvPassthrough) > 0 {
+		fmt.Fprintf(w, "  env_passthrough: %s\n", quoteList(def.EnvPassthrough))
+	}
+	if typ == config.TypeStdio || def.HeadersHelper != "" {
+		passed := trust.PassedVariables(rs, parent)
+		named := map[string]bool{}
+		for _, n := range trust.Named(def) {
+			named[n] = true
+		}
+		inBase := map[string]bool{}
+		for _, n := range trust.BaseEnv {
+			inBase[n] = true
+		}
+		var base, extra []string
+		for _, n := range passed {
+			if named[n] && !inBase[n] && !strings.HasPrefix(n, "LC_") {
+				extra = append(extra, n)
+			} else {
+				base = append(base, n)
+			}
+		}
+		fmt.Fprintf(w, "  from your environment it gets only: %s\n", orNone(base))
+		if len(extra) > 0 {
+			fmt.Fprintf(w, "    and, because the definition names them: %s\n", strings.Join(extra, ", "))
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+func quoteList(l []string) string {
+	q := make([]string, len(l))
+	for i, s := range l {
+		q[i] = trust.Quote(s)
+	}
+	return orNone(q)
+}
+
+func quoteOrNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return trust.Quote(s)
+}
+
+func orNone(l []string) string {
+	if len(l) == 0 {
+		return "(nothing)"
+	}
+	return strings.Join(l, ", ")
+}
+
+
+// trustRefusal returns the exit-3 error for a command aimed at the
+// servers of s when one of them is held by launch trust, or nil.
+func trustRefusal(s *session) error {
+	for _, st := range s.h.Status() {
+		if st.State != host.StateNeedsApproval && st.State != host.StateApprovalStale {
+			continue
+		}
+		return RefusedErr(fmt.Errorf("server %s is %s: %s", st.Name, st.State, st.Reason),
+			fmt.Sprintf("run `%s` to review and approve it", trust.ApproveCommand(st.Name)))
+	}
+	return nil
+}
+
+// launchGate builds the run's launch trust and, on a terminal, asks about
+// the servers that need approval before anything starts. It returns nil
+// (host.DefaultGate) when the options build no trust.
+func (s *session) launchGate(ctx context.Context) (host.Gate, error) {
+	if s.opts.Trust == nil {
+		return nil, nil
+	}
+	lt, err := s.opts.Trust(s.cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.diags = append(append([]config.Diagnostic(nil), s.diags...), lt.warnings...)
+	if s.opts.IO.CanPrompt {
+		lt.askPending(ctx, s.cfg, s.input(), s.opts.IO.ErrOut)
+	}
+	return lt.gate, nil
+}

@@ -1,0 +1,229 @@
+package trust
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+)
+
+var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+func repoServer(name string, def config.Server) *config.ResolvedServer {
+	return &config.ResolvedServer{Name: name, Written: def, Scope: config.ScopeProject, Trust: config.TrustRepo, File: "/ws/.mcp.json"}
+}
+
+func TestStoreApproveCheckRevoke(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "sb")
+	ws := "/ws"
+	rs := repoServer("fs", config.Server{Command: "npx", Args: []string{"-y", "fs"}, Env: map[string]string{"A": "1"}})
+	s := Open(home)
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v := s.Check(rs, ws); v.Status != NeedsApproval {
+		t.Fatalf("before approval: %v", v.Status)
+	}
+	if _, err := s.Approve(ws, rs, t0); err != nil {
+		t.Fatal(err)
+	}
+	// A fresh Open sees it: it was written to the file.
+	s2 := Open(home)
+	if v := s2.Check(rs, ws); v.Status != Approved {
+		t.Fatalf("after approval: %v (%v)", v.Status, s2.Err())
+	}
+	// Per workspace: another checkout is not approved.
+	if v := s2.Check(rs, "/other"); v.Status != NeedsApproval {
+		t.Errorf("other workspace: %v", v.Status)
+	}
+	// Modes.
+	if runtime.GOOS != "windows" {
+		for p, want := range map[string]os.FileMode{home: 0o700, filepath.Join(home, FileName): 0o600} {
+			fi, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fi.Mode().Perm(); got != want {
+				t.Errorf("%s mode %04o, want %04o", p, got, want)
+			}
+		}
+	}
+	// Changes make it stale, naming the fields.
+	for _, tc := range []struct {
+		change func(*config.Server)
+		want   []string
+		desc   string
+	}{
+		{func(d *config.Server) { d.Command = "sh" }, []string{"command"}, "command"},
+		{func(d *config.Server) { d.Args = []string{"-y", "fs@evil"} }, []string{"args"}, "args"},
+		{func(d *config.Server) { d.Env = map[string]string{"A": "1", "NODE_OPTIONS": "--require /tmp/x.js"} }, []string{"env"}, "env (added NODE_OPTIONS)"},
+		{func(d *config.Server) { d.Env = map[string]string{"A": "2"} }, []string{"env"}, "env (values changed)"},
+		{func(d *config.Server) { d.Cwd = "/tmp"; d.EnvPassthrough = []string{"AWS_SECRET_ACCESS_KEY"} }, []string{"cwd", "env_passthrough"}, "cwd, env_passthrough"},
+	} {
+		def := rs.Written
+		def.Env = map[string]string{"A": "1"}
+		tc.change(&def)
+		changed := repoServer("fs", def)
+		v := s2.Check(changed, ws)
+		if v.Status != Stale {
+			t.Errorf("%s: status %v, want stale", tc.desc, v.Status)
+			continue
+		}
+		if diff := cmp.Diff(tc.want, v.Changed); diff != "" {
+			t.Errorf("changed (-want +got):\n%s", diff)
+		}
+		if got := v.Describe(changed.Written); got != tc.desc {
+			t.Errorf("Describe = %q, want %q", got, tc.desc)
+		}
+		if r := v.Reason(changed); !strings.Contains(r, "switchboard mcp approve fs") || !strings.Contains(r, tc.desc) {
+			t.Errorf("reason %q names neither the change nor the command", r)
+		}
+	}
+	// User scope is trusted whatever the store says.
+	user := *rs
+	user.Scope, user.Trust = config.ScopeUser, config.TrustUser
+	if v := s2.Check(&user, ws); v.Status != Trusted {
+		t.Errorf("user server: %v", v.Status)
+	}
+	// Revoke and reset.
+	if found, err := s2.Revoke(ws, "fs"); err != nil || !found {
+		t.Fatalf("revoke: %v %v", found, err)
+	}
+	if found, _ := s2.Revoke(ws, "fs"); found {
+		t.Error("revoked twice")
+	}
+	if v := Open(home).Check(rs, ws); v.Status != NeedsApproval {
+		t.Errorf("after revoke: %v", v.Status)
+	}
+	s2.Approve(ws, rs, t0)
+	s2.Approve(ws, repoServer("git", config.Server{Command: "git-mcp"}), t0)
+	s2.Approve("/other", rs, t0)
+	names, err := s2.Reset(ws)
+	if err != nil || !cmp.Equal(names, []string{"fs", "git"}) {
+		t.Fatalf("reset: %v %v", names, err)
+	}
+	s3 := Open(home)
+	if len(s3.Approved(ws)) != 0 || len(s3.Approved("/other")) != 1 {
+		t.Errorf("reset touched the wrong workspace: %v %v", s3.Approved(ws), s3.Approved("/other"))
+	}
+}
+
+// TestStoreKeepsConcurrentWrites: two Store values (two processes) each
+// approve a server; neither loses the other's.
+func TestStoreKeepsConcurrentWrites(t *testing.T) {
+	home := t.TempDir()
+	a, b := Open(home), Open(home)
+	if _, err := a.Approve("/ws", repoServer("one", config.Server{Command: "1"}), t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Approve("/ws", repoServer("two", config.Server{Command: "2"}), t0); err != nil {
+		t.Fatal(err)
+	}
+	if got := Open(home).Approved("/ws"); !cmp.Equal(got, []string{"one", "two"}) {
+		t.Errorf("approved = %v", got)
+	}
+}
+
+func TestStoreFailsClosed(t *testing.T) {
+	rs := repoServer("fs", config.Server{Command: "x"})
+	for _, tc := range []struct {
+		name, content string
+		mode          os.FileMode
+		want          string
+	}{
+		{"garbage", "{not json", 0o600, "is corrupt"},
+		{"wrong shape", `{"version": 1, "workspaces": {"/ws": {"servers": {"fs": {"fingerprint": "md5:x"}}}}}`, 0o600, "no valid fingerprint"},
+		{"future version", `{"version": 9, "workspaces": {}}`, 0o600, "version 9"},
+		{"trailing data", `{"version": 1, "workspaces": {}} {}`, 0o600, "unexpected data"},
+		{"world writable", "", 0o666, "can be written by other users"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.mode&0o022 != 0 && runtime.GOOS == "windows" {
+				t.Skip("no mode bits on Windows")
+			}
+			home := t.TempDir()
+			// Start from a valid approval, then damage the file.
+			good := Open(home)
+			if _, err := good.Approve("/ws", rs, t0); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(home, FileName)
+			if tc.content != "" {
+				if err := os.WriteFile(path, []byte(tc.content), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Chmod(path, tc.mode); err != nil {
+				t.Fatal(err)
+			}
+			before, _ := os.ReadFile(path)
+			s := Open(home)
+			err := s.Err()
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "nothing is approved") {
+				t.Fatalf("Err = %v, want it to say %q and that nothing is approved", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("Err is not one line: %q", err)
+			}
+			if v := s.Check(rs, "/ws"); v.Status != NeedsApproval {
+				t.Errorf("a bad store approved: %v", v.Status)
+			}
+			if _, err := s.Approve("/ws", rs, t0); err == nil {
+				t.Error("Approve wrote over a bad store")
+			}
+			if after, _ := os.ReadFile(path); string(after) != string(before) {
+				t.Error("the bad file was changed: its content is lost")
+			}
+		})
+	}
+}
+
+func TestStoreDirectoryIsError(t *testing.T) {
+	home := t.TempDir()
+	if err := os.Mkdir(filepath.Join(home, FileName), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := Open(home).Err(); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("Err = %v", err)
+	}
+}
+
+func TestPreApproval(t *testing.T) {
+	a := repoServer("a", config.Server{Command: "a"})
+	b := repoServer("b", config.Server{Command: "b"})
+	user := &config.ResolvedServer{Name: "u", Trust: config.TrustUser, Scope: config.ScopeUser}
+	none := NewPreApproval()
+	if _, ok := none.Check(a); ok {
+		t.Error("empty settings approved")
+	}
+	p := NewPreApproval(
+		SettingsSource{"--settings", config.Settings{"enabledMcpjsonServers": []any{"a"}}},
+		SettingsSource{"user", config.Settings{"disabledMcpjsonServers": []any{"b"}, "enableAllProjectMcpServers": true}},
+	)
+	if v, ok := p.Check(a); !ok || v.Status != PreApproved || v.Source != "--settings" {
+		t.Errorf("a: %+v %v", v, ok)
+	}
+	if v, ok := p.Check(b); !ok || v.Status != Rejected || v.Source != "user" || v.Allowed() {
+		t.Errorf("b: %+v %v", v, ok)
+	}
+	if v, ok := p.Check(repoServer("c", config.Server{Command: "c"})); !ok || v.Status != PreApproved || v.Source != "user" {
+		t.Errorf("c (all): %+v %v", v, ok)
+	}
+	if _, ok := p.Check(user); ok {
+		t.Error("settings ruled on a user server")
+	}
+	// Decide: settings first, then the store.
+	s := Open(t.TempDir())
+	if v := Decide(s, NewPreApproval(), a, "/ws"); v.Status != NeedsApproval {
+		t.Errorf("Decide without settings: %v", v.Status)
+	}
+	if v := Decide(s, p, a, "/ws"); v.Status != PreApproved {
+		t.Errorf("Decide with settings: %v", v.Status)
+	}
+}
