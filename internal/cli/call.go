@@ -35,6 +35,9 @@ type CallOptions struct {
 	// it gives none).
 	ArgPairs []string
 	JSON     bool
+	// Getenv reads MAX_MCP_OUTPUT_TOKENS and
+	// SWITCHBOARD_DISABLE_MCP_LARGE_OUTPUT_FILES (Factory.Getenv).
+	Getenv func(string) (string, bool)
 }
 
 // NewCallCmd returns `switchboard call NAME 'JSON-ARGS'`.
@@ -52,7 +55,13 @@ result in the envelope a model receives:
 type the tool's input schema declares (number, integer, boolean, object, array
 as JSON; anything else as a string).
 
-With --json, print {isError, content, structuredContent, envelope} instead.
+A result over MAX_MCP_OUTPUT_TOKENS (default 20000 tokens, about 80 KB) is
+saved whole to <switchboard home>/tool-results/ and a guide to reading it in
+pages printed instead, as a model would get it; with images or audio, or with
+SWITCHBOARD_DISABLE_MCP_LARGE_OUTPUT_FILES=1, it is truncated instead.
+
+With --json, print {isError, content, structuredContent, envelope} instead;
+envelope is the text a model gets.
 Only the tool's server is started; the call waits for it to connect. Progress
 notifications are shown on a terminal.
 
@@ -71,7 +80,7 @@ at a terminal to answer (the message names the rule that would allow it).`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts := &CallOptions{runtimeOptions: newRuntimeOptions(f), Name: args[0], Args: "{}", ArgPairs: pairs, JSON: f.global().JSON}
+			opts := &CallOptions{runtimeOptions: newRuntimeOptions(f), Name: args[0], Args: "{}", ArgPairs: pairs, JSON: f.global().JSON, Getenv: f.Getenv}
 			if len(args) == 2 {
 				opts.Args = args[1]
 			}
@@ -183,7 +192,7 @@ func callRun(ctx context.Context, opts *CallOptions) (err error) {
 		}
 		return callErr(cerr)
 	}
-	env := toolsurface.Envelope(server, tool, res)
+	env := presentResult(opts, server, tool, res)
 	if opts.JSON {
 		content := res.Content
 		if content == nil {
@@ -199,6 +208,30 @@ func callRun(ctx context.Context, opts *CallOptions) (err error) {
 		return FailureErr(fmt.Errorf("%s returned an error result", opts.Name), "")
 	}
 	return nil
+}
+
+// presentResult is the result as a model gets it (SPEC §5): the envelope,
+// or for a large result the guide to its spill file or the truncated text.
+// A bad setting or a failed write is a warning on stderr.
+func presentResult(opts *CallOptions, server, tool string, res *mcp.CallToolResult) string {
+	getenv := func(k string) string {
+		if opts.Getenv == nil {
+			return ""
+		}
+		v, _ := opts.Getenv(k)
+		return v
+	}
+	oo, err := toolsurface.OutputOptionsFromEnv(getenv, opts.Home)
+	if err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintln(opts.IO.ErrOut, "warning: "+line)
+		}
+	}
+	out := toolsurface.Present(server, tool, res, &oo)
+	if out.Fallback == toolsurface.FallbackWriteError {
+		fmt.Fprintf(opts.IO.ErrOut, "warning: could not save the large result, so it was truncated: %v\n", out.WriteErr)
+	}
+	return out.Text
 }
 
 // lookupTool finds the server's own names for a namespaced tool, for the
