@@ -125,6 +125,9 @@ func TestLoadFailsClosed(t *testing.T) {
 			if d.Action != Ask || !strings.Contains(d.Reason, "allow rules are off") || d.Suggest != "" {
 				t.Errorf("Decide = %+v; want ask with allow rules off", d)
 			}
+			if h := d.Hint("x"); !strings.Contains(h, "switchboard doctor") {
+				t.Errorf("Hint = %q; want it to point at doctor", h)
+			}
 			probs := p.Problems(nil)
 			if len(probs) == 0 || !strings.Contains(probs[0].Message, tc.want) || probs[0].Rule != nil {
 				t.Errorf("Problems = %+v; want a file problem mentioning %q", probs, tc.want)

@@ -343,6 +343,9 @@ func (d Decision) Hint(userFile string) string {
 			return fmt.Sprintf("remove %q from permissions.deny in %s to let it run", d.Rule.Text, d.Rule.Source)
 		case d.Action == Ask && d.Rule != nil && d.Rule.List == Ask:
 			return fmt.Sprintf("run it where a person can answer, or remove %q from permissions.ask in %s", d.Rule.Text, d.Rule.Source)
+		case d.Action == Ask && d.Rule == nil:
+			// No rule matched and no suggestion: allow rules are off.
+			return "fix the settings file named above (`switchboard doctor` shows where), or run it where a person can answer"
 		case d.Action == Ask:
 			return "run it where a person can answer the question"
 		}
