@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,8 +25,9 @@ type PermitRequest struct {
 	// Server is the configured server name; ToolName the server's own name
 	// for the tool.
 	Server, ToolName string
-	// Args are the call's arguments, decoded from exactly the JSON that
-	// will be sent (nil when the call has none or they are not an object).
+	// Args are the call's arguments, exactly as they will be sent (the
+	// object is re-encoded from this map), numbers as json.Number; nil
+	// when the call has none or they are not an object.
 	Args map[string]any
 	// Annotations are the tool's hints as the server declared them
 	// (untrusted), nil when unknown.
@@ -165,8 +167,19 @@ func (h *Host) permit(ctx context.Context, s *server, tool string, args any) (an
 		if err != nil {
 			return nil, fmt.Errorf("%s: arguments: %w", req.Tool, err)
 		}
-		_ = json.Unmarshal(raw, &req.Args) // not an object: no named arguments
 		args = json.RawMessage(raw)
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if dec.Decode(&req.Args) == nil && req.Args != nil {
+			// Send the object as decided on, re-encoded: with a key given
+			// twice, a server that keeps the first value would otherwise
+			// see other arguments than the rules did (Go keeps the last).
+			if canon, err := json.Marshal(req.Args); err == nil {
+				args = json.RawMessage(canon)
+			}
+		} else {
+			req.Args = nil // not an object: no named arguments
+		}
 	}
 	if tools, err := h.serverTools(ctx, s); err == nil {
 		for _, t := range tools {

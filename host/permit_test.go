@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -166,4 +167,17 @@ func TestPolicyPermit(t *testing.T) {
 			t.Errorf("side_effect ran %d times, want 3", n)
 		}
 	})
+}
+
+// TestPermitSeesWhatIsSent: the arguments the hook decides on are the
+// arguments the server gets, even when the JSON names a key twice.
+func TestPermitSeesWhatIsSent(t *testing.T) {
+	var saw any
+	h := newHost(t, cfgOf(stdio("e", "echo")), &host.Options{
+		Permit: func(_ context.Context, req host.PermitRequest) error { saw = req.Args["text"]; return nil },
+	})
+	res := mustCall(t, h, "mcp__e__echo", json.RawMessage(`{"text":"first","text":"second"}`))
+	if got := textOf(res); got != saw || got == "" {
+		t.Errorf("the hook saw %v, the server got %q", saw, got)
+	}
 }
