@@ -65,6 +65,12 @@ type OAuthOptions struct {
 	// server that needs a new authorization fails with ErrLoginRequired;
 	// stored tokens are still used and refreshed.
 	Authorize AuthorizeFunc
+	// NoBrowser, when Authorize is nil, makes the host fetch the
+	// authorization URL itself (through the same address checks as the
+	// server's traffic) and take the redirect as the answer: for
+	// authorization servers that approve without a person, such as test
+	// servers. See FollowRedirect.
+	NoBrowser bool
 	// PrivateKeyPEM, if set with GrantClientCredentials, authenticates the
 	// client with a signed JWT (private_key_jwt, RFC 7523) instead of a
 	// secret. PKCS#8 or SEC 1 EC keys (ES256/384/512) and RSA keys (RS256).
@@ -403,7 +409,11 @@ func (a *serverAuth) newHandler() (auth.OAuthHandler, error) {
 	default:
 		return nil, fmt.Errorf("unknown OAuth grant %q", o.Grant)
 	}
-	if o.Authorize == nil {
+	authorize := o.Authorize
+	if authorize == nil && o.NoBrowser {
+		authorize = FollowRedirect(a.client)
+	}
+	if authorize == nil {
 		return loginRequired{a.name}, nil
 	}
 	clientID, secret := o.ClientID, o.ClientSecret
@@ -419,7 +429,7 @@ func (a *serverAuth) newHandler() (auth.OAuthHandler, error) {
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL: redirect,
 		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-			back, err := o.Authorize(ctx, a.name, args.URL)
+			back, err := authorize(ctx, a.name, args.URL)
 			if err != nil {
 				return nil, err
 			}

@@ -14,7 +14,7 @@ import (
 func authOptions(scenario string, cctx map[string]any) (*host.OAuthOptions, error) {
 	str := func(k string) string { s, _ := cctx[k].(string); return s }
 	o := &host.OAuthOptions{
-		Authorize:         host.FollowRedirect(nil),
+		NoBrowser:         true,
 		RedirectURL:       "http://localhost:3000/callback",
 		ClientMetadataURL: "https://conformance-test.local/client-metadata.json",
 		ClientID:          str("client_id"),

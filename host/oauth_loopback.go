@@ -1,0 +1,87 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+)
+
+// Loopback is the people's path of the authorization code flow: a
+// one-shot HTTP listener on 127.0.0.1 that receives the authorization
+// server's redirect (RFC 8252 §7.3). Set OAuthOptions.RedirectURL to
+// RedirectURL and OAuthOptions.Authorize to Authorize; Show opens the
+// browser (or prints the URL).
+type Loopback struct {
+	// RedirectURL is http://127.0.0.1:<port>/callback.
+	RedirectURL string
+
+	show func(authURL string)
+	ln   net.Listener
+	srv  *http.Server
+	got  chan *url.URL
+	once sync.Once
+}
+
+// NewLoopback listens on a free loopback port. show is given each
+// authorization URL; it should open a browser and print the URL for people
+// to open themselves. Close it when done.
+func NewLoopback(show func(authURL string)) (*Loopback, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listening for the authorization callback: %v", err)
+	}
+	l := &Loopback{
+		RedirectURL: fmt.Sprintf("http://%s/callback", ln.Addr()),
+		show:        show,
+		ln:          ln,
+		got:         make(chan *url.URL, 1),
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/callback", func(w http.ResponseWriter, r *http.Request) {
+		u := *r.URL
+		u.Scheme, u.Host = "http", ln.Addr().String()
+		select {
+		case l.got <- &u:
+		default: // an answer is already waiting; a second one is ignored
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if r.URL.Query().Get("error") != "" {
+			fmt.Fprintln(w, "Authorization was refused. You can close this window.")
+			return
+		}
+		fmt.Fprintln(w, "Authorization received. You can close this window and return to the terminal.")
+	})
+	l.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = l.srv.Serve(ln) }()
+	return l, nil
+}
+
+// Authorize shows authURL and waits for the redirect back (or ctx).
+func (l *Loopback) Authorize(ctx context.Context, _ string, authURL string) (*url.URL, error) {
+	// Drop an answer left from an earlier, abandoned attempt.
+	select {
+	case <-l.got:
+	default:
+	}
+	if l.show != nil {
+		l.show(authURL)
+	}
+	select {
+	case u := <-l.got:
+		return u, nil
+	case <-ctx.Done():
+		return nil, errors.New("no answer from the browser before the time ran out")
+	}
+}
+
+// Close stops the listener.
+func (l *Loopback) Close() error {
+	var err error
+	l.once.Do(func() { err = l.srv.Close() })
+	return err
+}

@@ -1,0 +1,183 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+)
+
+func init() {
+	registerMCPCommand(func(f *Factory) *cobra.Command { return NewMCPLoginCmd(f, nil) })
+	registerMCPCommand(func(f *Factory) *cobra.Command { return NewMCPLogoutCmd(f, nil) })
+}
+
+// oauthDir is where OAuth tokens live: one 0600 file per server.
+func oauthDir(home string) string { return filepath.Join(home, "oauth") }
+
+// MCPLoginOptions are the inputs of `mcp login`.
+type MCPLoginOptions struct {
+	IO      *IOStreams
+	Factory *Factory
+	Name    string
+	// ClientID and ClientSecret name a pre-registered client (--client-id,
+	// --client-secret); without them the host registers itself.
+	ClientID, ClientSecret string
+	// NoBrowser follows the authorization redirect without a browser, for
+	// authorization servers that approve on their own (--no-browser).
+	NoBrowser bool
+	// Timeout bounds the whole login (--timeout).
+	Timeout time.Duration
+	// OpenBrowser opens a URL; if nil, the platform's opener is used.
+	OpenBrowser func(url string) error
+}
+
+// NewMCPLoginCmd returns `mcp login`; runF, if not nil, replaces mcpLoginRun.
+func NewMCPLoginCmd(f *Factory, runF func(context.Context, *MCPLoginOptions) error) *cobra.Command {
+	opts := &MCPLoginOptions{IO: f.IO, Factory: f}
+	cmd := &cobra.Command{
+		Use:   "login NAME",
+		Short: "Authorize Switchboard with a remote server (OAuth)",
+		Long: `Run the OAuth 2.1 authorization of a Streamable HTTP or SSE server: discover its
+authorization server, register (or use --client-id), open the browser to approve,
+and receive the answer on a loopback port. Tokens are stored 0600 under the
+Switchboard directory and refreshed before they expire.`,
+		Args:              exactArgs(1, "a server name"),
+		ValidArgsFunction: completeServerNames(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return mcpLoginRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.ClientID, "client-id", "", "a client ID registered with the authorization server")
+	cmd.Flags().StringVar(&opts.ClientSecret, "client-secret", "", "the secret of --client-id, if it has one")
+	cmd.Flags().BoolVar(&opts.NoBrowser, "no-browser", false, "follow the authorization redirect without a browser (servers that approve on their own)")
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 5*time.Minute, "how long to wait for the approval")
+	return cmd
+}
+
+func mcpLoginRun(ctx context.Context, opts *MCPLoginOptions) error {
+	f := opts.Factory
+	cfg, err := f.LoadConfig()
+	if err != nil {
+		return err
+	}
+	rs := cfg.Server(opts.Name)
+	if rs == nil {
+		return notDefinedErr(f, opts.Name)
+	}
+	if t := rs.Effective.Type; t != config.TypeHTTP && t != config.TypeSSE {
+		return Usagef("OAuth applies to http and sse servers", "server %q is a %s server", opts.Name, t)
+	}
+	if opts.ClientSecret != "" && opts.ClientID == "" {
+		return Usagef("pass --client-id with --client-secret", "--client-secret needs --client-id")
+	}
+	dir := oauthDir(f.Home())
+	if _, err := host.Logout(dir, opts.Name); err != nil {
+		return FailureErr(err, "")
+	}
+	oauth := &host.OAuthOptions{Dir: dir, ClientID: opts.ClientID, ClientSecret: opts.ClientSecret, NoBrowser: opts.NoBrowser}
+	if !opts.NoBrowser {
+		open := opts.OpenBrowser
+		if open == nil {
+			open = openBrowser
+		}
+		lb, err := host.NewLoopback(func(u string) {
+			fmt.Fprintf(opts.IO.ErrOut, "Opening the browser to authorize %s. If it does not open, visit:\n  %s\n", opts.Name, u)
+			_ = open(u)
+		})
+		if err != nil {
+			return FailureErr(err, "")
+		}
+		defer lb.Close()
+		oauth.RedirectURL, oauth.Authorize = lb.RedirectURL, lb.Authorize
+	}
+	ro := newRuntimeOptions(f)
+	ro.HostOptions = func(o *host.Options) {
+		o.OAuth = oauth
+		o.StartupTimeout = opts.Timeout // a person is approving
+	}
+	s, err := startSessionWith(ctx, &ro, cfg, func(r config.ResolvedServer) bool { return r.Name == opts.Name })
+	if err != nil {
+		return err
+	}
+	s.wait(ctx, opts.Timeout)
+	var st host.ServerStatus
+	for _, x := range s.h.Status() {
+		if x.Name == opts.Name {
+			st = x
+		}
+	}
+	if st.State != host.StateConnected {
+		return s.close(Failuref("", "login to %s failed: %s %s", opts.Name, st.State, st.Reason))
+	}
+	file := host.TokenFile(dir, opts.Name)
+	fmt.Fprintf(opts.IO.Out, "Logged in to %s; tokens are in %s\n", opts.Name, f.tilde(file))
+	return s.close(nil)
+}
+
+// openBrowser asks the platform to open url.
+func openBrowser(url string) error {
+	var cmd *exec.Cmd
+	switch runtime.GOOS {
+	case "darwin":
+		cmd = exec.Command("open", url)
+	case "windows":
+		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", url)
+	default:
+		cmd = exec.Command("xdg-open", url)
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go func() { _ = cmd.Wait() }()
+	return nil
+}
+
+// MCPLogoutOptions are the inputs of `mcp logout`.
+type MCPLogoutOptions struct {
+	IO      *IOStreams
+	Factory *Factory
+	Name    string
+}
+
+// NewMCPLogoutCmd returns `mcp logout`; runF, if not nil, replaces mcpLogoutRun.
+func NewMCPLogoutCmd(f *Factory, runF func(context.Context, *MCPLogoutOptions) error) *cobra.Command {
+	opts := &MCPLogoutOptions{IO: f.IO, Factory: f}
+	return &cobra.Command{
+		Use:               "logout NAME",
+		Short:             "Forget a remote server's OAuth tokens",
+		Args:              exactArgs(1, "a server name"),
+		ValidArgsFunction: completeServerNames(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return mcpLogoutRun(cmd.Context(), opts)
+		},
+	}
+}
+
+func mcpLogoutRun(_ context.Context, opts *MCPLogoutOptions) error {
+	had, err := host.Logout(oauthDir(opts.Factory.Home()), opts.Name)
+	if err != nil {
+		return FailureErr(err, "")
+	}
+	if !had {
+		return FailureErr(errors.New("not logged in to "+opts.Name), "")
+	}
+	fmt.Fprintf(opts.IO.Out, "Logged out of %s\n", opts.Name)
+	return nil
+}
