@@ -454,10 +454,16 @@ func (p Policy) DialContext(ctx context.Context, network, addr string) (net.Conn
 // proxy would resolve and connect on its own and so escape the dial-time
 // check, and so is any DialTLSContext, for the same reason.
 func (p Policy) Transport(base *http.Transport) http.RoundTripper {
-	if base == nil {
-		base = http.DefaultTransport.(*http.Transport)
+	var t *http.Transport
+	switch dt, ok := http.DefaultTransport.(*http.Transport); {
+	case base != nil:
+		t = base.Clone()
+	case ok:
+		t = dt.Clone()
+	default:
+		t = &http.Transport{ForceAttemptHTTP2: true, MaxIdleConns: 100, IdleConnTimeout: 90 * time.Second,
+			TLSHandshakeTimeout: 10 * time.Second, ExpectContinueTimeout: time.Second}
 	}
-	t := base.Clone()
 	t.Proxy = nil
 	t.DialTLSContext = nil
 	t.DialTLS = nil //nolint:staticcheck // cleared so that it cannot bypass DialContext
