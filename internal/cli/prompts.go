@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
 func init() {
@@ -63,8 +64,19 @@ type promptJSON struct {
 	Arguments   []promptArgJSON `json:"arguments"`
 }
 
-// slashName is how a prompt is invoked: /<server>:<prompt> (SPEC §5).
-func slashName(server, prompt string) string { return "/" + server + ":" + prompt }
+// slashName is how a prompt is named in messages: /<server>:<prompt>
+// (SPEC §5), sanitized as toolsurface.SlashCommand does.
+func slashName(server, prompt string) string { return toolsurface.SlashCommand(server, prompt) }
+
+// slashCommands assigns the listed prompts their slash commands, telling
+// apart prompts whose names collide once sanitized.
+func slashCommands(prompts []host.Prompt) *toolsurface.SlashCommands {
+	refs := make([]toolsurface.PromptRef, len(prompts))
+	for i, p := range prompts {
+		refs[i] = toolsurface.PromptRef{Server: p.Server, Prompt: p.Prompt.Name}
+	}
+	return toolsurface.NewSlashCommands(refs)
+}
 
 func promptsRun(ctx context.Context, opts *PromptsOptions) (err error) {
 	cfg, err := opts.Config()
@@ -91,10 +103,12 @@ func promptsRun(ctx context.Context, opts *PromptsOptions) (err error) {
 		return lerr
 	}
 	s.warn(warnings)
+	cmds := slashCommands(prompts)
+	command := func(p host.Prompt) string { c, _ := cmds.Command(p.Server, p.Prompt.Name); return c }
 	if opts.JSON {
 		out := []promptJSON{}
 		for _, p := range prompts {
-			j := promptJSON{Name: slashName(p.Server, p.Prompt.Name), Server: p.Server, Prompt: p.Prompt.Name,
+			j := promptJSON{Name: command(p), Server: p.Server, Prompt: p.Prompt.Name,
 				Description: p.Prompt.Description, Arguments: []promptArgJSON{}}
 			for _, a := range p.Prompt.Arguments {
 				j.Arguments = append(j.Arguments, promptArgJSON{Name: a.Name, Description: a.Description, Required: a.Required})
@@ -119,7 +133,7 @@ func promptsRun(ctx context.Context, opts *PromptsOptions) (err error) {
 			if opts.IO.IsTTY {
 				desc = truncRunes(desc, 70)
 			}
-			t.AddRow(slashName(p.Server, p.Prompt.Name), strings.Join(args, " "), desc)
+			t.AddRow(command(p), strings.Join(args, " "), desc)
 		}
 		if err := t.Render(); err != nil {
 			return err
@@ -177,15 +191,16 @@ the command fails naming them.`,
 		},
 	}
 	cmd.Flags().StringArrayVar(&rawArgs, "arg", nil, "prompt argument `NAME=VALUE` (repeatable)")
+	cmd.ValidArgsFunction = completePromptNames(f)
+	_ = cmd.RegisterFlagCompletionFunc("arg", completePromptArgs(f))
 	return cmd
 }
 
 // parseSlashName splits "/server:prompt" (the slash is optional).
 func parseSlashName(s string) (server, prompt string, err error) {
-	rest := strings.TrimPrefix(s, "/")
-	server, prompt, ok := strings.Cut(rest, ":")
-	if !ok || server == "" || prompt == "" {
-		return "", "", Usagef("name a prompt as /server:prompt; `switchboard prompts` lists them", "invalid prompt name %q", s)
+	server, prompt, err = toolsurface.ParseSlashCommand(s)
+	if err != nil {
+		return "", "", UsageErr(err, "name a prompt as /server:prompt; `switchboard prompts` lists them")
 	}
 	return server, prompt, nil
 }
@@ -226,9 +241,12 @@ func promptRun(ctx context.Context, opts *PromptOptions) (err error) {
 	}
 	var def *mcp.Prompt
 	var names []string
+	// The command may be the sanitized one `prompts` showed, or the name
+	// as the server spells it.
+	ref, _ := slashCommands(prompts).Resolve("/" + opts.Server + ":" + opts.Prompt)
 	for _, p := range prompts {
 		names = append(names, p.Prompt.Name)
-		if p.Prompt.Name == opts.Prompt {
+		if p.Server == ref.Server && p.Prompt.Name == ref.Prompt {
 			def = p.Prompt
 		}
 	}
@@ -242,7 +260,7 @@ func promptRun(ctx context.Context, opts *PromptOptions) (err error) {
 	if err := s.completeArgs(ctx, opts.Server, def, opts.Args); err != nil {
 		return err
 	}
-	res, gerr := s.h.GetPrompt(ctx, opts.Server, opts.Prompt, opts.Args)
+	res, gerr := s.h.GetPrompt(ctx, opts.Server, def.Name, opts.Args)
 	if gerr != nil {
 		if errors.Is(gerr, host.ErrNotConnected) {
 			return FailureErr(gerr, "run `switchboard status` to see why")
@@ -287,11 +305,22 @@ func (s *session) completeArgs(ctx context.Context, server string, def *mcp.Prom
 		if a.Description != "" {
 			fmt.Fprintf(w, "  %s\n", oneLineText(a.Description))
 		}
-		v, err := askLoop(ctx, in, w, q+": ", func(s string) (any, error) {
-			if strings.TrimSpace(s) == "" {
+		// Offer what the server suggests (completion/complete); "abc?"
+		// asks again for the values that start with abc.
+		if hint := s.suggest(ctx, server, def.Name, a.Name, "", args); hint != "" {
+			fmt.Fprintf(w, "  %s (type the start of a value and ? for more)\n", hint)
+		}
+		v, err := askLoop(ctx, in, w, q+": ", func(answer string) (any, error) {
+			if partial, ok := strings.CutSuffix(answer, "?"); ok {
+				if hint := s.suggest(ctx, server, def.Name, a.Name, partial, args); hint != "" {
+					return nil, errors.New(hint)
+				}
+				return nil, fmt.Errorf("no suggestions for %q", partial)
+			}
+			if strings.TrimSpace(answer) == "" {
 				return nil, errors.New("an answer is required")
 			}
-			return s, nil
+			return answer, nil
 		})
 		if err != nil {
 			return Usagef("pass --arg "+a.Name+"=…", "no value for required argument %s", a.Name)
@@ -299,6 +328,30 @@ func (s *session) completeArgs(ctx context.Context, server string, def *mcp.Prom
 		args[a.Name] = v.(string)
 	}
 	return nil
+}
+
+// suggest returns "suggestions: a, b, c" for an argument of a prompt, or ""
+// when the server offers none (or takes too long: a person is waiting).
+func (s *session) suggest(ctx context.Context, server, prompt, arg, partial string, given map[string]string) string {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	got, err := s.h.Complete(ctx, server, host.PromptArgRef(prompt), arg, partial, given)
+	if err != nil || len(got.Values) == 0 {
+		return ""
+	}
+	const show = 10
+	vals := got.Values
+	more := ""
+	if len(vals) > show || got.HasMore {
+		n := max(got.Total, len(vals)) - min(len(vals), show)
+		if n > 0 {
+			more = fmt.Sprintf(" (+%d more)", n)
+		} else {
+			more = " (more)"
+		}
+		vals = vals[:min(len(vals), show)]
+	}
+	return "suggestions: " + strings.Join(vals, ", ") + more
 }
 
 func plural(n int) string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
 func init() {
@@ -59,7 +60,7 @@ type resourceJSON struct {
 }
 
 // resourceRef is how a resource is referenced: @<server>:<uri> (SPEC §5).
-func resourceRef(server, uri string) string { return "@" + server + ":" + uri }
+func resourceRef(server, uri string) string { return toolsurface.ResourceRef(server, uri) }
 
 func resourcesRun(ctx context.Context, opts *ResourcesOptions) (err error) {
 	cfg, err := opts.Config()
@@ -162,10 +163,9 @@ print the server's result.`,
 // parseResourceRef splits "@server:uri" (the @ is optional). Server names
 // cannot hold ':', so the first one ends the name.
 func parseResourceRef(s string) (server, uri string, err error) {
-	rest := strings.TrimPrefix(s, "@")
-	server, uri, ok := strings.Cut(rest, ":")
-	if !ok || server == "" || uri == "" {
-		return "", "", Usagef("name a resource as @server:uri; `switchboard resources` lists them", "invalid resource reference %q", s)
+	server, uri, err = toolsurface.ParseResourceRef(s)
+	if err != nil {
+		return "", "", UsageErr(err, "name a resource as @server:uri; `switchboard resources` lists them")
 	}
 	return server, uri, nil
 }
