@@ -228,6 +228,12 @@ func (h *Host) serverTools(ctx context.Context, s *server) ([]*mcp.Tool, error) 
 	if err != nil {
 		return nil, err
 	}
+	s.routes.mu.Lock()
+	defer s.routes.mu.Unlock()
+	if h.stillRouted(s, tools) {
+		return tools, nil
+	}
+	s.routes.tools, s.routes.first = nil, ""
 	names := make([]string, len(tools))
 	for i, t := range tools {
 		names[i] = t.Name
@@ -241,7 +247,38 @@ func (h *Host) serverTools(ctx context.Context, s *server) ([]*mcp.Tool, error) 
 	s.mu.Lock()
 	s.known = tools
 	s.mu.Unlock()
+	s.routes.tools = tools
+	if len(tools) > 0 {
+		s.routes.first = h.routerName(s.name, tools[0].Name)
+	}
 	return tools, nil
+}
+
+// routeMemo is the tool list last registered for a server without a
+// collision, and the model-facing name of its first tool. mu serializes
+// registrations of one server, so the memo always matches the router.
+type routeMemo struct {
+	mu    sync.Mutex
+	tools []*mcp.Tool
+	first string
+}
+
+// stillRouted reports whether tools (a list served from the cache) is the
+// very list last registered for s, and the router still holds it (a config
+// reload may have removed the server's names). The caller holds s.routes.mu.
+func (h *Host) stillRouted(s *server, tools []*mcp.Tool) bool {
+	m := &s.routes
+	if m.tools == nil || len(m.tools) != len(tools) {
+		return false
+	}
+	if len(tools) == 0 {
+		return true
+	}
+	if &m.tools[0] != &tools[0] {
+		return false
+	}
+	srv, tool, ok := h.routerResolve(m.first)
+	return ok && srv == s.name && tool == tools[0].Name
 }
 
 // fetchList returns a cached list or fetches it from the live connection.

@@ -21,3 +21,14 @@ func (h *Host) routerResolve(name string) (server, tool string, ok bool) {
 	}
 	return h.router.Resolve(name)
 }
+
+// routerName is the routed name of a server's tool, or "".
+func (h *Host) routerName(server, tool string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.router == nil {
+		return ""
+	}
+	name, _ := h.router.Name(server, tool)
+	return name
+}

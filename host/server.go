@@ -51,6 +51,11 @@ type server struct {
 	// known is the last tool list fetched; status counts it even while the
 	// cache is invalidated (list_changed) and not yet fetched again.
 	known []*mcp.Tool
+
+	// routes remembers which tool list is registered in the Host's router,
+	// so that serverTools (run by every Call) does not rename every tool
+	// again while the cached list is unchanged.
+	routes routeMemo
 }
 
 func newServer(h *Host, rs config.ResolvedServer) *server {
