@@ -8,7 +8,8 @@
 // [mcp.NewStreamableHTTPHandler] for HTTP (see [Gateway.Server]). Calls go
 // through [host.Host.Call] — the code path `switchboard call` uses, with its
 // breaker, timeouts and retry rule — and their results reach the client in
-// the envelope a model must see (toolsurface.Envelope). Progress
+// the envelope a model must see, large results spilled or truncated
+// (toolsurface.Present). Progress
 // notifications of upstream servers are forwarded to the calling client
 // under the client's own progress token, and a client's cancellation
 // cancels the upstream call (the host sends notifications/cancelled).
@@ -54,6 +55,11 @@ type Options struct {
 	// AdminTools adds switchboard__pause and switchboard__resume, which
 	// pause and resume one upstream server for this gateway's life.
 	AdminTools bool
+	// Output decides how large results are presented (toolsurface.Present):
+	// over the limit they are written to a file under Output.StateDir —
+	// useful only when the client runs on this machine — or truncated. If
+	// nil, the default limit applies and large results are truncated.
+	Output *toolsurface.OutputOptions
 	// SyncDebounce is how long the gateway waits after a host event for
 	// more events before it re-lists. If <= 0, 50 ms.
 	SyncDebounce time.Duration
@@ -338,14 +344,23 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		msg := err.Error()
+		var de *host.DeniedError
+		if errors.As(err, &de) && de.Hint != "" {
+			msg += "\nhint: " + de.Hint
+		}
 		return &mcp.CallToolResult{
 			IsError: true,
-			Content: []mcp.Content{&mcp.TextContent{Text: toolsurface.Wrap(server, tool, true, err.Error())}},
+			Content: []mcp.Content{&mcp.TextContent{Text: toolsurface.Wrap(server, tool, true, msg)}},
 		}, nil
+	}
+	out := toolsurface.Present(server, tool, res, g.opts.Output)
+	if out.Fallback == toolsurface.FallbackWriteError {
+		g.log.Warn("could not save a large result, so it was truncated", "tool", name, "error", out.WriteErr)
 	}
 	return &mcp.CallToolResult{
 		IsError: res.IsError,
-		Content: []mcp.Content{&mcp.TextContent{Text: toolsurface.Envelope(server, tool, res)}},
+		Content: []mcp.Content{&mcp.TextContent{Text: out.Text}},
 	}, nil
 }
 
@@ -358,7 +373,10 @@ func (g *Gateway) routeOf(name string) (server, tool string) {
 	if ok && r.server != "" {
 		return r.server, r.tool
 	}
-	server, tool, _ = toolsurface.ParseToolName(name)
+	server, tool, ok = toolsurface.ParseToolName(name)
+	if !ok {
+		return "switchboard", name // the host's own tools, e.g. tool_search
+	}
 	return server, tool
 }
 
