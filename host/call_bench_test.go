@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
+	"github.com/switchboard-mcp/switchboard/policy"
 )
 
 // The call benchmarks compare host.Call with a bare Go SDK
@@ -21,6 +22,8 @@ import (
 // the p50 of each and their ratio from the same run (target ≤ 1.10):
 //
 //	go test ./host -run '^$' -bench CallOverhead -benchtime 5000x -count 5
+//
+// The /policy cases add PolicyPermit with an allow rule, as the CLI runs.
 //
 // See docs/benchmarks.md for figures.
 
@@ -44,13 +47,21 @@ func bareSession(b *testing.B) *mcp.ClientSession {
 }
 
 // benchHost starts a host on one echo server and makes one call, so the
-// server is connected and its names routed before the clock starts.
-func benchHost(b *testing.B) *host.Host {
+// server is connected and its names routed before the clock starts. With
+// withPolicy, calls go through PolicyPermit with an allow rule for the
+// server, as the CLI's and the gateway's do (the policy decision, the
+// argument copy and the annotation lookup included).
+func benchHost(b *testing.B, withPolicy bool) *host.Host {
 	b.Helper()
-	h := host.New(cfgOf(stdio("echo", "echo")), &host.Options{
+	opts := &host.Options{
 		LookupEnv:  func(string) (string, bool) { return "", false },
 		CloseGrace: 500 * time.Millisecond,
-	})
+	}
+	if withPolicy {
+		opts.Permit = host.PolicyPermit(policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser},
+			[]string{"mcp__echo"}, nil, []string{"mcp__echo__destructive"})...), nil)
+	}
+	h := host.New(cfgOf(stdio("echo", "echo")), opts)
 	b.Cleanup(func() { h.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -108,9 +119,22 @@ func BenchmarkCallBare(b *testing.B) {
 }
 
 // BenchmarkCallHost is one host.Call per iteration (routing, breaker,
-// timeout, stats and the write probe included).
+// timeout, stats and the write probe included; policy in the /policy case).
 func BenchmarkCallHost(b *testing.B) {
-	h := benchHost(b)
+	for _, pol := range []bool{false, true} {
+		b.Run(policyName(pol), func(b *testing.B) { benchCallHost(b, pol) })
+	}
+}
+
+func policyName(withPolicy bool) string {
+	if withPolicy {
+		return "policy"
+	}
+	return "nopolicy"
+}
+
+func benchCallHost(b *testing.B, withPolicy bool) {
+	h := benchHost(b, withPolicy)
 	ds := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	cpu0 := cpuTime()
@@ -127,8 +151,14 @@ func BenchmarkCallHost(b *testing.B) {
 // BenchmarkCallOverhead alternates a bare call and a host call, so both see
 // the same machine load, and reports each p50 and host/bare.
 func BenchmarkCallOverhead(b *testing.B) {
+	for _, pol := range []bool{false, true} {
+		b.Run(policyName(pol), func(b *testing.B) { benchCallOverhead(b, pol) })
+	}
+}
+
+func benchCallOverhead(b *testing.B, withPolicy bool) {
 	cs := bareSession(b)
-	h := benchHost(b)
+	h := benchHost(b, withPolicy)
 	bareCall(b, cs)
 	bare := make([]time.Duration, 0, b.N)
 	hosted := make([]time.Duration, 0, b.N)
