@@ -279,7 +279,7 @@ type tokenError struct {
 }
 
 func (e *tokenError) Error() string {
-	msg := fmt.Sprintf("%s (HTTP %d)", e.Code, e.Status)
+	msg := fmt.Sprintf("%s (HTTP %d)", oneLine(e.Code), e.Status)
 	if e.Description != "" {
 		msg += ": " + oneLine(e.Description)
 	}
