@@ -22,6 +22,16 @@
 //     every tag in the payload that could close the envelope early (Defang,
 //     Wrap).
 //
-// Provider shapes, tool_search with deferred loading, and large-output spill
-// files build on these and live alongside them.
+//   - Tool search. A SearchIndex ranks tools for a query with BM25F over
+//     their names, server names, argument names and descriptions (with
+//     stemming, synonyms, +required words and select:NAME); the host's
+//     built-in tool_search (ToolSearchName) runs it over deferred tools.
+//     ParseToolModifiers reads the --tools modifiers (Defer, NoDefer) that
+//     decide, over the configuration, which tools are deferred.
+//   - Prompts and resources. SlashCommand / SlashCommands name prompts as
+//     collision-free /<server>:<prompt> commands; ParseResourceRef reads
+//     @<server>:<uri> references.
+//
+// Provider shapes and large-output spill files build on these and live
+// alongside them.
 package toolsurface
