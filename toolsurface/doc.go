@@ -12,10 +12,12 @@
 //     tools — a server whose names would collide, so routing is never
 //     ambiguous. BareRouter serves embedders that want bare tool names and
 //     refuses names that would shadow their built-ins.
+//
 //   - Descriptions and schemas are third-party text: CapDescription bounds
 //     a description, NormalizeSchema makes any input schema an object
 //     schema, and EstimateTokens / ToolBlockTokens give the context cost
 //     status shows per server.
+//
 //   - Results. Envelope renders a CallToolResult for a model (RenderContent:
 //     text as is, media and binaries as one-line placeholders) and wraps it
 //     in <mcp_response server="…" tool="…" trust="untrusted">, defanging
@@ -28,6 +30,7 @@
 //     built-in tool_search (ToolSearchName) runs it over deferred tools.
 //     ParseToolModifiers reads the --tools modifiers (Defer, NoDefer) that
 //     decide, over the configuration, which tools are deferred.
+//
 //   - Prompts and resources. SlashCommand / SlashCommands name prompts as
 //     collision-free /<server>:<prompt> commands; ParseResourceRef reads
 //     @<server>:<uri> references.
