@@ -310,12 +310,19 @@ func truncate(parts []part, maxTokens int) string {
 	}
 	full := false
 	for _, p := range parts {
-		text := Defang(p.text)
 		sep := 0
 		if b.Len() > 0 {
 			sep = 1
 		}
 		left := budget - b.Len() - sep
+		// Defang only grows text, so a part longer than what is left is
+		// cut anyway: defang just the prefix that can be kept. A tag cut
+		// in two at the end cannot be completed by what follows.
+		text, tooLong := p.text, len(p.text) > max(left, 0)
+		if tooLong {
+			text = cutUTF8(text, max(left, 0)+1)
+		}
+		text = Defang(text)
 		cost := len(text)
 		if p.kind == "image" || p.kind == "audio" {
 			cost = max(cost, p.cost)
@@ -323,7 +330,7 @@ func truncate(parts []part, maxTokens int) string {
 		switch {
 		case full || left <= 0:
 			drop(p.kind)
-		case cost <= left:
+		case cost <= left && !tooLong:
 			if sep == 1 {
 				b.WriteByte('\n')
 			}
@@ -409,7 +416,7 @@ func guide(path, full string, maxTokens int) string {
 	}
 	longest = max(longest, cur, 1)
 	format := "plain text"
-	if json.Valid([]byte(full)) {
+	if t := strings.TrimSpace(full[:min(len(full), 64)]); (strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")) && json.Valid([]byte(full)) {
 		format = "JSON (query it with jq, or read it in pages)"
 	}
 	var b strings.Builder

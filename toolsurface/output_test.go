@@ -459,3 +459,15 @@ func FuzzPresent(f *testing.F) {
 		}
 	})
 }
+
+// TestPresentTruncateCutCharacter: a block cut in the middle of a
+// character is still a cut block — what follows it is dropped, not glued
+// on after the shortened text.
+func TestPresentTruncateCutCharacter(t *testing.T) {
+	res := textResult("123456😀X", "n")
+	out := toolsurface.Present("s", "t", res, &toolsurface.OutputOptions{MaxTokens: 2})
+	want := "123456\n[OUTPUT TRUNCATED - exceeded 2 token limit]\n[Dropped 1 text block due to size limit]"
+	if got := payloadOf(t, out.Text); got != want {
+		t.Errorf("payload %q, want %q", got, want)
+	}
+}
