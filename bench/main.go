@@ -21,6 +21,7 @@
 //	         which is gitignored; -peers picks them)
 //	cold     one-shot `switchboard call` vs the same call by the TypeScript SDK
 //	         client and a bare Go SDK client, server start included
+//	toolsearch  tool_search (toolsurface.SearchIndex) over 10,000 tools
 //
 // Timings on a shared machine are noisy: each scenario runs -rounds rounds,
 // the peers of one round run back to back (in a rotating order), and the
@@ -53,6 +54,7 @@ var scenarios = []struct {
 	{"fanout", (*bench).fanout},
 	{"peers", (*bench).peers},
 	{"cold", (*bench).cold},
+	{"toolsearch", (*bench).toolsearch},
 }
 
 type bench struct {
@@ -110,7 +112,7 @@ func run() error {
 		}) bool {
 			return s.name == w
 		}) {
-			return fmt.Errorf("unknown scenario %q (known: latency, fanout, peers, cold)", w)
+			return fmt.Errorf("unknown scenario %q (known: latency, fanout, peers, cold, toolsearch)", w)
 		}
 	}
 
