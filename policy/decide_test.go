@@ -327,3 +327,31 @@ func TestProblems(t *testing.T) {
 		t.Errorf("Problems (-want +got):\n%s", diff)
 	}
 }
+
+func TestPatternQueries(t *testing.T) {
+	for _, tc := range []struct {
+		rule         string
+		server       string
+		names, whole bool
+	}{
+		{"mcp__github", "GitHub", true, true},
+		{"mcp__github__*", "github", true, true},
+		{"mcp__github__merge", "github", true, false},
+		{`mcp__github__merge(repo:"a/*")`, "github", true, false},
+		{"mcp__*", "github", true, false},
+		{"mcp__git*", "github", false, false},
+		{"mcp__gitlab", "github", false, false},
+	} {
+		p, _ := ParseRule(tc.rule)
+		if got := p.NamesServer(tc.server); got != tc.names {
+			t.Errorf("%s NamesServer(%s) = %v", tc.rule, tc.server, got)
+		}
+		if got := p.WholeServer(tc.server); got != tc.whole {
+			t.Errorf("%s WholeServer(%s) = %v", tc.rule, tc.server, got)
+		}
+	}
+	p, _ := ParseRule(`mcp__github__merge(repo:"a/*")`)
+	if !p.MatchName(call("github", "merge")) || p.Match(call("github", "merge")) {
+		t.Errorf("MatchName must leave the argument constraint aside, Match must not")
+	}
+}

@@ -279,6 +279,16 @@ func (p Pattern) NamesServer(server string) bool {
 	return false
 }
 
+// WholeServer reports whether the pattern covers every tool of the named
+// server (mcp__server, mcp__server__*), as opposed to one of its tools.
+func (p Pattern) WholeServer(server string) bool {
+	return (p.kind == kindServer || p.kind == kindName) && p.name == fold(server)
+}
+
+// MatchName reports whether the pattern names req's tool, leaving its
+// argument constraints aside.
+func (p Pattern) MatchName(req Request) bool { return p.matchName(req) }
+
 // Match reports whether the pattern matches the tool and arguments of req
 // (Annotations and Autopilot play no part). Argument globs are matched
 // against the value as given.

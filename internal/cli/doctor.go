@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -96,7 +98,13 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) (err error) {
 	if opts.Policy != nil {
 		pol = opts.Policy(s.cfg)
 	}
-	checks := doctorChecks(s.cfg, report.Servers, pol, &opts.runtimeOptions)
+	tools := map[string][]host.Tool{}
+	if list, _ := s.h.Tools(ctx); list != nil { // cached by snapshot
+		for _, t := range list.Tools {
+			tools[t.Server] = append(tools[t.Server], t)
+		}
+	}
+	checks := doctorChecks(s.cfg, report.Servers, tools, pol, &opts.runtimeOptions)
 	if opts.JSON {
 		if err := printJSON(opts.IO.Out, checks); err != nil {
 			return err
@@ -116,8 +124,9 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) (err error) {
 // doctor shows those as env checks instead.
 const missingEnvPrefix = "Missing environment variables"
 
-// doctorChecks runs every check on what the session found.
-func doctorChecks(cfg *config.Resolved, servers []host.ServerStatus, pol *policy.Policy, o *runtimeOptions) []doctorCheck {
+// doctorChecks runs every check on what the session found: the servers'
+// states and the tools of the connected ones.
+func doctorChecks(cfg *config.Resolved, servers []host.ServerStatus, tools map[string][]host.Tool, pol *policy.Policy, o *runtimeOptions) []doctorCheck {
 	var out []doctorCheck
 
 	// Configuration files.
@@ -175,7 +184,7 @@ func doctorChecks(cfg *config.Resolved, servers []host.ServerStatus, pol *policy
 	}
 
 	// Permission rules.
-	probs := pol.Problems(names)
+	probs := append(pol.Problems(names), unknownToolRules(pol, status, tools)...)
 	for _, p := range probs {
 		src := p.Source
 		if src.File != "" {
@@ -196,6 +205,43 @@ func doctorChecks(cfg *config.Resolved, servers []host.ServerStatus, pol *policy
 			msg = fmt.Sprintf("%d permission rules, each of which can match", n)
 		}
 		out = append(out, check("permissions", "", doctorPass, msg, ""))
+	}
+	return out
+}
+
+// unknownToolRules finds rules naming one tool of a connected server that
+// offers no tool of that name (a typo, or a tool since renamed).
+func unknownToolRules(pol *policy.Policy, status map[string]host.ServerStatus, tools map[string][]host.Tool) []policy.Problem {
+	var out []policy.Problem
+	for _, r := range pol.Rules() {
+		pat := r.Pattern()
+		if r.Problem() != "" || pat.AllTools() {
+			continue
+		}
+		for _, srv := range slices.Sorted(maps.Keys(tools)) {
+			list := tools[srv]
+			if status[srv].State != host.StateConnected || !pat.NamesServer(srv) || pat.WholeServer(srv) {
+				continue
+			}
+			found := false
+			var offered []string
+			for _, t := range list {
+				offered = append(offered, t.Tool.Name)
+				if pat.MatchName(policy.Request{Tool: t.Name, Server: srv, ToolName: t.Tool.Name}) {
+					found = true
+				}
+			}
+			if found {
+				continue
+			}
+			if len(offered) > 8 {
+				offered = append(offered[:8], "…")
+			}
+			rule := r
+			out = append(out, policy.Problem{Rule: &rule, Source: r.Source,
+				Message: fmt.Sprintf("server %s offers no tool of that name (it has %s)", srv, strings.Join(offered, ", ")),
+				Fix:     fmt.Sprintf("write the name as `switchboard tools --server %s` shows it", srv)})
+		}
 	}
 	return out
 }

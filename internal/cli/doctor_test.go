@@ -31,8 +31,9 @@ func doctorWorld(t *testing.T) *rtWorld {
 		t.Fatal(err)
 	}
 	w.writeJSON(filepath.Join(w.sb, "settings.json"), map[string]any{"permissions": map[string]any{
-		"allow": []string{"mcp__demo", "mcp__git*", "mcp__demo__get_*", "*", "mcp__*", `mcp__demo__echo(text:hi)`, "mcp__github__merge_pull_request"},
-		"deny":  []string{"mcp__*__delete"},
+		"allow": []string{"mcp__demo", "mcp__git*", "mcp__demo__get_*", "*", "mcp__*", `mcp__demo__echo(text:hi)`, "mcp__github__merge_pull_request",
+			"mcp__demo__wordcount", `mcp__demo__word_count(text:"*")`},
+		"deny": []string{"mcp__*__delete"},
 	}})
 	w.writeJSON(filepath.Join(w.proj, ".switchboard", "settings.json"), map[string]any{"permissions": map[string]any{
 		"allow": []string{"mcp__broken"},
