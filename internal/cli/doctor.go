@@ -42,7 +42,8 @@ to fix each problem:
                mcp__github__get_* (* only replaces a whole last segment), a bare *,
                mcp__* in allow, allow rules in the project's own settings,
                malformed argument rules, rules naming a server that is not
-               configured, settings files that do not parse
+               configured or a tool the connected server does not offer,
+               settings files that do not parse
 
 With --json, print an array of {check, server, ok, message, fix}.
 
