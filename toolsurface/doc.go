@@ -35,6 +35,13 @@
 //     collision-free /<server>:<prompt> commands; ParseResourceRef reads
 //     @<server>:<uri> references.
 //
-// Provider shapes and large-output spill files build on these and live
-// alongside them.
+//   - Provider shapes. Shape turns tools into OpenAI, Anthropic or Gemini
+//     tool definitions, each schema cleaned for its provider by CleanSchema
+//     (no keyword the provider rejects; Gemini's OpenAPI subset gets $refs
+//     inlined, type lists made nullable, formats and bounds rewritten).
+//
+//   - Large output. Present applies MAX_MCP_OUTPUT_TOKENS to a result: a
+//     large one is written to a spill file (through an injectable writer)
+//     and the model gets a paging guide, or it is truncated with a marker
+//     and notes on the blocks left out.
 package toolsurface
