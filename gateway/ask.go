@@ -3,9 +3,12 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -20,6 +23,10 @@ import (
 // message naming the rule to add (SPEC §3: ask with nobody to ask is deny).
 var ErrCannotAsk = errors.New("the calling client does not support elicitation")
 
+// errAsking is what the Asker returns while the question is out: the
+// gateway answers the call with the question instead of a denial.
+var errAsking = errors.New("waiting for the client's answer")
+
 // Answers a client may give to a permission question, as the elicitation's
 // "decision" field holds them.
 const (
@@ -28,40 +35,116 @@ const (
 	DecisionDeny    = "deny"
 )
 
+// permissionInput is the id of the permission question among a call's
+// input requests.
+const permissionInput = "switchboard_permission"
+
 // Asker is the host.Asker of a gateway: it puts the permission question of
 // a call to the very client that made it, as an MCP elicitation ("Allow
 // mcp__x__y with {…}? once / for this session / deny"), with secret
 // arguments redacted. Pass it in host.PermitOptions.Asker of the host the
-// gateway serves. Its zero value is ready to use and it is safe for
-// concurrent use.
-type Asker struct{}
+// gateway serves.
+//
+// The question travels as the call's input request (multi round-trip,
+// SEP-2322): a client on protocol 2026-07-28 answers it and sends the call
+// again; for older clients the SDK sends elicitation/create and calls the
+// gateway again with the answer. Either way the call is decided again with
+// the answer, so a rule changed meanwhile still wins.
+//
+// "session" allows the tool for the asking client's MCP session only (a
+// stateless HTTP request is a session of its own, so there it means once).
+// Its zero value is ready to use and it is safe for concurrent use.
+type Asker struct {
+	mu      sync.Mutex
+	allowed map[*mcp.ServerSession]map[string]bool
+}
+
+// askState carries one call's client, capabilities and answers from the
+// gateway's tool handler to the Asker, and the question back.
+type askState struct {
+	session   *mcp.ServerSession
+	canElicit bool
+	responses mcp.InputResponseMap
+	state     string // RequestState echoed by the client
+
+	question *mcp.ElicitParams // set by the Asker when it needs an answer
+	key      string            // the question's RequestState
+}
+
+type askKey struct{}
+
+func askFrom(ctx context.Context) *askState {
+	st, _ := ctx.Value(askKey{}).(*askState)
+	return st
+}
 
 // AskPermission implements host.Asker. A client that declines, cancels or
 // answers anything but once/session counts as deny.
-func (Asker) AskPermission(ctx context.Context, req host.PermitRequest, d policy.Decision) (host.Answer, error) {
-	ss := Caller(ctx)
-	if ss == nil || !canElicit(ss) {
+func (a *Asker) AskPermission(ctx context.Context, req host.PermitRequest, d policy.Decision) (host.Answer, error) {
+	st := askFrom(ctx)
+	if st == nil {
 		return host.AnswerDeny, ErrCannotAsk
 	}
-	res, err := ss.Elicit(ctx, PermissionQuestion(req, d))
-	if err != nil {
-		return host.AnswerDeny, fmt.Errorf("asking the client: %w", err)
+	if a.sessionAllows(st.session, req.Tool) {
+		return host.AnswerOnce, nil
 	}
-	if res.Action != "accept" {
+	key := questionKey(req)
+	if r, ok := st.responses[permissionInput].(*mcp.ElicitResult); ok && st.state == key {
+		if r.Action != "accept" {
+			return host.AnswerDeny, nil
+		}
+		switch r.Content["decision"] {
+		case DecisionOnce:
+			return host.AnswerOnce, nil
+		case DecisionSession:
+			a.allow(st.session, req.Tool)
+			return host.AnswerOnce, nil
+		}
 		return host.AnswerDeny, nil
 	}
-	switch res.Content["decision"] {
-	case DecisionOnce:
-		return host.AnswerOnce, nil
-	case DecisionSession:
-		return host.AnswerAlways, nil
+	if !st.canElicit {
+		return host.AnswerDeny, ErrCannotAsk
 	}
-	return host.AnswerDeny, nil
+	st.question, st.key = PermissionQuestion(req, d), key
+	return host.AnswerDeny, errAsking
 }
 
-func canElicit(ss *mcp.ServerSession) bool {
-	p := ss.InitializeParams()
-	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
+func (a *Asker) sessionAllows(ss *mcp.ServerSession, tool string) bool {
+	if ss == nil {
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.allowed[ss][tool]
+}
+
+func (a *Asker) allow(ss *mcp.ServerSession, tool string) {
+	if ss == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.allowed == nil {
+		a.allowed = map[*mcp.ServerSession]map[string]bool{}
+	}
+	if a.allowed[ss] == nil {
+		a.allowed[ss] = map[string]bool{}
+		go func() { // forget the session's answers when it ends
+			ss.Wait()
+			a.mu.Lock()
+			delete(a.allowed, ss)
+			a.mu.Unlock()
+		}()
+	}
+	a.allowed[ss][tool] = true
+}
+
+// questionKey ties an answer to the call it was asked for: the same tool
+// with the same arguments.
+func questionKey(req host.PermitRequest) string {
+	b, _ := json.Marshal(req.Args) // map keys are sorted
+	sum := sha256.Sum256(append([]byte(req.Tool+"\x00"), b...))
+	return "permission:" + hex.EncodeToString(sum[:16])
 }
 
 // PermissionQuestion is the form elicitation a gateway sends for a call
@@ -79,7 +162,7 @@ func PermissionQuestion(req host.PermitRequest, d policy.Decision) *mcp.ElicitPa
 				"decision": map[string]any{
 					"type":        "string",
 					"title":       "Allow this call?",
-					"description": "once: this call only; session: this tool until the gateway restarts; deny: refuse",
+					"description": "once: this call only; session: this tool for the rest of this session; deny: refuse",
 					"enum":        []any{DecisionOnce, DecisionSession, DecisionDeny},
 					"enumNames":   []any{"Allow once", "Allow for this session", "Deny"},
 				},

@@ -335,10 +335,26 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 			}
 		})
 	}
-	ctx = withCaller(ctx, req.Session)
+	ask := &askState{
+		session:   req.Session,
+		responses: req.Params.InputResponses,
+		state:     req.Params.RequestState,
+	}
+	if caps := req.ClientCapabilities(); caps != nil && caps.Elicitation != nil {
+		ask.canElicit = true
+	}
+	ctx = context.WithValue(ctx, askKey{}, ask)
 	server, tool := g.routeOf(name)
 	start := time.Now()
 	res, err := g.h.Call(ctx, name, args)
+	if err != nil && ask.question != nil && errors.Is(err, host.ErrDenied) {
+		// The permission question goes back to the client, which answers
+		// and calls again (the SDK does this for older clients).
+		return &mcp.CallToolResult{
+			InputRequests: mcp.InputRequestMap{permissionInput: ask.question},
+			RequestState:  ask.key,
+		}, nil
+	}
 	g.log.Info("gateway call", "tool", name, "duration_ms", time.Since(start).Milliseconds(), "ok", err == nil && res != nil && !res.IsError)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -555,21 +571,4 @@ func (g *Gateway) addAdminTools() {
 
 func errorText(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: s}}}
-}
-
-type callerKey struct{}
-
-// withCaller records the client session a call came from, so that an ask
-// can be put to that client.
-func withCaller(ctx context.Context, ss *mcp.ServerSession) context.Context {
-	if ss == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, callerKey{}, ss)
-}
-
-// Caller returns the client session whose call ctx belongs to, or nil.
-func Caller(ctx context.Context) *mcp.ServerSession {
-	ss, _ := ctx.Value(callerKey{}).(*mcp.ServerSession)
-	return ss
 }

@@ -1,0 +1,142 @@
+package gateway_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/gateway"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/policy"
+)
+
+// rules: echo allowed, add denied, everything else asked.
+func testPermit() host.Permit {
+	p := policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser},
+		[]string{"mcp__alpha__echo"}, nil, []string{"mcp__alpha__add"})...)
+	return host.PolicyPermit(p, &host.PermitOptions{Asker: &gateway.Asker{}})
+}
+
+func TestAskBecomesElicitation(t *testing.T) {
+	var (
+		mu       sync.Mutex
+		asked    []string
+		decision = gateway.DecisionOnce
+	)
+	client := &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			asked = append(asked, req.Params.Message)
+			if decision == "" {
+				return &mcp.ElicitResult{Action: "decline"}, nil
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": decision}}, nil
+		},
+	}
+	f := startWith(t, fixtureOpts{permit: testPermit(), client: client}, nil, stdio("alpha", "echo"))
+	ctx := ctxFor(t, 30*time.Second)
+	call := func(name string, args map[string]any) *mcp.CallToolResult {
+		t.Helper()
+		res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return res
+	}
+	lastAsk := func() (string, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(asked) == 0 {
+			return "", 0
+		}
+		return asked[len(asked)-1], len(asked)
+	}
+
+	// Allowed: runs without a question.
+	if res := call("mcp__alpha__echo", map[string]any{"text": "ok"}); res.IsError {
+		t.Errorf("allowed call failed: %s", textOf(t, res))
+	}
+	if _, n := lastAsk(); n != 0 {
+		t.Errorf("an allowed call asked %d questions", n)
+	}
+	// Denied: refused without a question, naming the rule.
+	res := call("mcp__alpha__add", map[string]any{"a": 1, "b": 2})
+	if !res.IsError || !strings.Contains(textOf(t, res), "mcp__alpha__add") || !strings.Contains(textOf(t, res), "deny") {
+		t.Errorf("denied call: isError %v, %q", res.IsError, textOf(t, res))
+	}
+	if _, n := lastAsk(); n != 0 {
+		t.Errorf("a denied call asked %d questions", n)
+	}
+	// Unlisted: asked, with secrets redacted; "once" lets it run.
+	res = call("mcp__alpha__env", map[string]any{"names": []any{"HOME"}})
+	msg, n := lastAsk()
+	if n != 1 || !strings.Contains(msg, `Allow mcp__alpha__env with {"names":["HOME"]}?`) {
+		t.Errorf("question %d: %q", n, msg)
+	}
+	if res.IsError {
+		t.Errorf("call allowed once failed: %s", textOf(t, res))
+	}
+	// Once is once: the next call is asked again, and deny refuses it.
+	mu.Lock()
+	decision = gateway.DecisionDeny
+	mu.Unlock()
+	res = call("mcp__alpha__env", map[string]any{"names": []any{"HOME"}})
+	if _, n := lastAsk(); n != 2 {
+		t.Errorf("second call asked %d questions in all, want 2", n)
+	}
+	if !res.IsError || !strings.Contains(textOf(t, res), "refused when asked") {
+		t.Errorf("call denied when asked: isError %v, %q", res.IsError, textOf(t, res))
+	}
+	// A declined question is a deny too.
+	mu.Lock()
+	decision = ""
+	mu.Unlock()
+	if res := call("mcp__alpha__pid", nil); !res.IsError {
+		t.Errorf("declined question let the call run: %q", textOf(t, res))
+	}
+	// "session" lets the tool run from then on without asking.
+	mu.Lock()
+	decision = gateway.DecisionSession
+	mu.Unlock()
+	call("mcp__alpha__cwd", nil)
+	_, before := lastAsk()
+	if res := call("mcp__alpha__cwd", nil); res.IsError {
+		t.Errorf("call allowed for the session failed: %s", textOf(t, res))
+	}
+	if _, after := lastAsk(); after != before {
+		t.Errorf("a tool allowed for the session was asked again")
+	}
+}
+
+func TestAskWithoutElicitationIsDenyWithHint(t *testing.T) {
+	f := startWith(t, fixtureOpts{permit: testPermit()}, nil, stdio("alpha", "echo"))
+	ctx := ctxFor(t, 30*time.Second)
+	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__alpha__pid", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := textOf(t, res)
+	if !res.IsError || !strings.Contains(got, "nobody can answer") || !strings.Contains(got, `"mcp__alpha__pid"`) {
+		t.Errorf("ask without elicitation: isError %v, %q", res.IsError, got)
+	}
+}
+
+func TestPermissionQuestionRedactsSecrets(t *testing.T) {
+	q := gateway.PermissionQuestion(host.PermitRequest{
+		Tool: "mcp__gh__create", Args: map[string]any{"repo": "o/r", "api_token": "s3cr3t-value", "nested": map[string]any{"password": "hunter22"}},
+	}, policy.Decision{Action: policy.Ask, Reason: "no permission rule allows mcp__gh__create"})
+	for _, secret := range []string{"s3cr3t-value", "hunter22"} {
+		if strings.Contains(q.Message, secret) {
+			t.Errorf("question shows %q: %s", secret, q.Message)
+		}
+	}
+	if !strings.Contains(q.Message, `"repo":"o/r"`) || !strings.Contains(q.Message, "no permission rule allows") {
+		t.Errorf("question lacks the arguments or the reason: %s", q.Message)
+	}
+}
