@@ -398,12 +398,13 @@ func knownSecrets(cfg *config.Resolved, environ []string) *redact.Set {
 			set.Add(redact.Secrets(rs.Effective.Env, rs.Effective.Headers)...)
 		}
 	}
-	env := map[string]string{}
 	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			env[k] = v
+		k, v, _ := strings.Cut(kv, "=")
+		// SSH_AUTH_SOCK, XAUTHORITY: secret-named paths, not secrets;
+		// scrubbing them would garble every message naming a file.
+		if redact.LooksSecret(v) || redact.IsSecretKey(k) && !strings.ContainsAny(v, `/\`) {
+			set.Add(v)
 		}
 	}
-	set.Add(redact.Secrets(env, nil)...)
 	return set
 }
