@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -146,9 +147,12 @@ func TestSecretsNeverLoggedOrShown(t *testing.T) {
 	var logs syncBuffer
 	h := newHost(t, cfgOf(dying, echo, web), &host.Options{
 		Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		// A secret of the host's own environment, which expansion could
+		// have put anywhere.
+		Environ: func() []string { return append(os.Environ(), "PARENT_TOKEN=planted-secret-6") },
 	})
 	mustCall(t, h, "mcp__echo__echo", map[string]any{"text": "hi", "password": "planted-secret-3"})
-	mustCall(t, h, "mcp__echo__stderr", map[string]any{"text": "debug: SERVICE_PASSWORD is planted-secret-4"})
+	mustCall(t, h, "mcp__echo__stderr", map[string]any{"text": "debug: SERVICE_PASSWORD is planted-secret-4, parent planted-secret-6"})
 	mustCall(t, h, "mcp__web__echo", map[string]any{"text": "over http"})
 	if _, err := h.Call(ctxFor(t, 20*time.Second), "mcp__dying__echo", map[string]any{}); err == nil {
 		t.Error("call to a dead server succeeded")
@@ -167,7 +171,7 @@ func TestSecretsNeverLoggedOrShown(t *testing.T) {
 	if !strings.Contains(logs.String(), `"msg":"calling tool"`) {
 		t.Errorf("no debug line for the call; the test would prove nothing:\n%s", logs.String())
 	}
-	for _, secret := range []string{"planted-secret-1", "planted-secret-2", "planted-secret-3", "planted-secret-4", "planted-secret-5"} {
+	for _, secret := range []string{"planted-secret-1", "planted-secret-2", "planted-secret-3", "planted-secret-4", "planted-secret-5", "planted-secret-6"} {
 		if strings.Contains(shown, secret) {
 			t.Errorf("status holds %s: %s", secret, shown)
 		}
