@@ -112,7 +112,14 @@ func mcpApproveRun(ctx context.Context, opts *MCPApproveOptions) error {
 	}
 	fmt.Fprintf(opts.IO.Out, "Approved %s for workspace %s (%s).\n", opts.Name, f.tilde(cfg.Workspace), a.Fingerprint)
 	if rs.Availability != config.Available {
-		fmt.Fprintf(opts.IO.ErrOut, "note: %s is %s (%s), so it still will not start.\n", opts.Name, rs.Availability, strings.TrimSpace(rs.DisabledReason))
+		why := rs.DisabledReason
+		if err := rs.Err(); err != nil {
+			why = err.Error()
+		}
+		if why != "" {
+			why = ": " + why
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "note: %s is %s%s, so it still will not start.\n", opts.Name, rs.Availability, why)
 	}
 	return nil
 }

@@ -382,7 +382,6 @@ func orNone(l []string) string {
 	return strings.Join(l, ", ")
 }
 
-
 // trustRefusal returns the exit-3 error for a command aimed at the
 // servers of s when one of them is held by launch trust, or nil.
 func trustRefusal(s *session) error {

@@ -14,8 +14,8 @@ import (
 	"github.com/switchboard-mcp/switchboard/trust"
 )
 
-// trustWorld is an rtWorld with a project server "repo" (the echo test
-// server) and, when user is true, the same server in user scope as "mine".
+// trustWorld is an rtWorld with the project server "repo" (repoDef) and
+// the echo test server in user scope as "mine".
 func trustWorld(t *testing.T, repoDef map[string]any) *rtWorld {
 	w := newRTWorld(t)
 	w.userServers(map[string]any{"mine": w.server("echo")})
@@ -147,7 +147,7 @@ func TestRepoServerEnvironment(t *testing.T) {
 	allow := `"permissions": {"allow": ["mcp__repo__env", "mcp__mine__env"]}`
 	for i, flags := range [][]string{
 		{"--settings", `{"enableAllProjectMcpServers": true, ` + allow + `}`}, // pre-approved: still filtered
-		{"--settings", `{` + allow + `}`},                                      // approved below
+		{"--settings", `{` + allow + `}`},                                     // approved below
 	} {
 		if i == 1 {
 			if _, errOut, code := w.run(false, "mcp", "approve", "repo", "--yes"); code != 0 {
