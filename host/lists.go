@@ -54,7 +54,9 @@ type Resource struct {
 // waits at most Options.ToolsWait (or until ctx is done) for servers still
 // connecting; those are left out with a warning. Lists are cached per
 // server (TTL, list_changed, reconnect). A server whose tool names collide
-// is put in state error and left out.
+// is put in state error and left out. Deferred tools not yet loaded by
+// tool_search are in ToolList.Deferred instead of Tools, which then holds
+// the built-in tool_search (see Options.ToolModifiers).
 func (h *Host) Tools(ctx context.Context) (*ToolList, error) {
 	out := &ToolList{}
 	err := h.eachReady(ctx, &out.Warnings, func(ctx context.Context, s *server) (func(), error) {
