@@ -71,6 +71,10 @@ type OAuthOptions struct {
 	// authorization servers that approve without a person, such as test
 	// servers. See FollowRedirect.
 	NoBrowser bool
+	// Fresh ignores stored tokens, so the server's first refusal starts a
+	// new authorization (`mcp login`); the stored file is replaced only
+	// once a new token is obtained.
+	Fresh bool
 	// PrivateKeyPEM, if set with GrantClientCredentials, authenticates the
 	// client with a signed JWT (private_key_jwt, RFC 7523) instead of a
 	// secret. PKCS#8 or SEC 1 EC keys (ES256/384/512) and RSA keys (RS256).
@@ -180,7 +184,9 @@ func (h *Host) serverAuthFor(name string, def config.Server, base http.RoundTrip
 	c := *client
 	c.Transport = &dpopClientTransport{a: a, base: inner}
 	a.client = &c
-	if st, err := loadStoredAuth(o.Dir, name); err != nil {
+	if o.Fresh {
+		// nothing stored is used
+	} else if st, err := loadStoredAuth(o.Dir, name); err != nil {
 		h.log.Warn("oauth: ignoring unreadable token file", "server", name, "error", err.Error())
 	} else if st != nil && st.Resource == def.URL && st.Token != nil {
 		a.stored = a.persisting(st.config(), st.tokenSource(a.ctx(), client), st)

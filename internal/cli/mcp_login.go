@@ -84,10 +84,8 @@ func mcpLoginRun(ctx context.Context, opts *MCPLoginOptions) error {
 		return Usagef("pass --client-id with --client-secret", "--client-secret needs --client-id")
 	}
 	dir := oauthDir(f.Home())
-	if _, err := host.Logout(dir, opts.Name); err != nil {
-		return FailureErr(err, "")
-	}
-	oauth := &host.OAuthOptions{Dir: dir, ClientID: opts.ClientID, ClientSecret: opts.ClientSecret, NoBrowser: opts.NoBrowser}
+	// A failed login keeps the tokens of the last one.
+	oauth := &host.OAuthOptions{Dir: dir, ClientID: opts.ClientID, ClientSecret: opts.ClientSecret, NoBrowser: opts.NoBrowser, Fresh: true}
 	if !opts.NoBrowser {
 		open := opts.OpenBrowser
 		if open == nil {

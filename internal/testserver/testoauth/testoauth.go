@@ -1,0 +1,205 @@
+// Package testoauth runs a real loopback MCP server (the echo test server
+// over Streamable HTTP and SSE) behind OAuth bearer tokens, with its own
+// small authorization server: protected-resource and authorization-server
+// metadata, dynamic client registration, an authorize endpoint that
+// approves at once (so a client can follow its redirect without a
+// browser), PKCE-checked code exchange and refresh. Tests of the host's
+// and the CLI's OAuth use it.
+package testoauth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+)
+
+// Server is one running OAuth-protected MCP server. Set Resource and
+// ExpiresIn before the first client connects. Its methods are safe for
+// concurrent use.
+type Server struct {
+	// URL is the Streamable HTTP endpoint (/mcp), SSEURL the HTTP+SSE one
+	// (/sse); the authorization server is at their origin.
+	URL, SSEURL, base string
+	// Resource, if set, is what the protected-resource metadata claims.
+	Resource string
+	// ExpiresIn is the tokens' lifetime in seconds (0: 3600).
+	ExpiresIn int
+
+	mu         sync.Mutex
+	deny       bool
+	codes      map[string]string // code → PKCE challenge
+	tokens     map[string]bool   // valid access tokens
+	refresh    map[string]bool   // valid refresh tokens
+	n          int
+	authorizes int
+	refreshes  int
+	tokenReqs  int
+	seen       []string // Authorization headers the MCP endpoint saw
+	resources  []string // resource parameters of authorization and token requests
+}
+
+// Start starts a server and closes it when the test ends.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	o := &Server{codes: map[string]string{}, tokens: map[string]bool{}, refresh: map[string]bool{}}
+	mcpSrv := testserver.NewServer("echo")
+	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcpSrv }, nil)
+	sse := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return mcpSrv }, nil)
+	mux := http.NewServeMux()
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	o.base, o.URL, o.SSEURL = ts.URL, ts.URL+"/mcp", ts.URL+"/sse"
+	verify := func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if !o.tokens[tok] {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{Expiration: time.Now().Add(time.Hour)}, nil
+	}
+	protect := func(path string, h http.Handler) {
+		guarded := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: ts.URL + "/.well-known/oauth-protected-resource" + path})(h)
+		mux.Handle(path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			o.mu.Lock()
+			o.seen = append(o.seen, r.Header.Get("Authorization"))
+			o.mu.Unlock()
+			guarded.ServeHTTP(w, r)
+		}))
+	}
+	protect("/mcp", streamable)
+	protect("/sse", sse)
+	for _, path := range []string{"/mcp", "/sse"} {
+		mux.HandleFunc("/.well-known/oauth-protected-resource"+path, func(w http.ResponseWriter, r *http.Request) {
+			res := ts.URL + path
+			if o.Resource != "" {
+				res = o.Resource
+			}
+			writeJSON(w, 200, map[string]any{"resource": res, "authorization_servers": []string{ts.URL}})
+		})
+	}
+	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]any{
+			"issuer": ts.URL, "authorization_endpoint": ts.URL + "/authorize", "token_endpoint": ts.URL + "/token",
+			"registration_endpoint": ts.URL + "/register", "code_challenge_methods_supported": []string{"S256"},
+			"response_types_supported": []string{"code"}, "token_endpoint_auth_methods_supported": []string{"none"},
+			"grant_types_supported": []string{"authorization_code", "refresh_token"},
+		})
+	})
+	mux.HandleFunc("/register", func(w http.ResponseWriter, r *http.Request) {
+		var md map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&md)
+		md["client_id"] = "client-1"
+		writeJSON(w, 201, md)
+	})
+	mux.HandleFunc("/authorize", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if q.Get("code_challenge_method") != "S256" || q.Get("resource") == "" {
+			http.Error(w, "PKCE S256 and resource are required", 400)
+			return
+		}
+		o.mu.Lock()
+		if o.deny {
+			o.mu.Unlock()
+			back, _ := url.Parse(q.Get("redirect_uri"))
+			back.RawQuery = url.Values{"error": {"access_denied"}, "state": {q.Get("state")}}.Encode()
+			http.Redirect(w, r, back.String(), http.StatusFound)
+			return
+		}
+		o.resources = append(o.resources, q.Get("resource"))
+		o.authorizes++
+		o.n++
+		code := fmt.Sprintf("code-%d", o.n)
+		o.codes[code] = q.Get("code_challenge")
+		o.mu.Unlock()
+		back, _ := url.Parse(q.Get("redirect_uri"))
+		bq := back.Query()
+		bq.Set("code", code)
+		bq.Set("state", q.Get("state"))
+		back.RawQuery = bq.Encode()
+		http.Redirect(w, r, back.String(), http.StatusFound)
+	})
+	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.tokenReqs++
+		o.resources = append(o.resources, r.PostForm.Get("resource"))
+		switch r.PostForm.Get("grant_type") {
+		case "authorization_code":
+			challenge, ok := o.codes[r.PostForm.Get("code")]
+			sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
+			if !ok || base64.RawURLEncoding.EncodeToString(sum[:]) != challenge {
+				writeJSON(w, 400, map[string]any{"error": "invalid_grant"})
+				return
+			}
+			delete(o.codes, r.PostForm.Get("code"))
+		case "refresh_token":
+			if !o.refresh[r.PostForm.Get("refresh_token")] {
+				writeJSON(w, 400, map[string]any{"error": "invalid_grant"})
+				return
+			}
+			o.refreshes++
+		default:
+			writeJSON(w, 400, map[string]any{"error": "unsupported_grant_type"})
+			return
+		}
+		o.n++
+		at, rt := fmt.Sprintf("at-%d", o.n), fmt.Sprintf("rt-%d", o.n)
+		o.tokens[at], o.refresh[rt] = true, true
+		exp := o.ExpiresIn
+		if exp == 0 {
+			exp = 3600
+		}
+		writeJSON(w, 200, map[string]any{"access_token": at, "token_type": "Bearer", "refresh_token": rt, "expires_in": exp})
+	})
+	return o
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// Counts reports the authorizations, refresh grants and token requests so far.
+func (o *Server) Counts() (authorizes, refreshes, tokenReqs int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.authorizes, o.refreshes, o.tokenReqs
+}
+
+// Deny makes the authorize endpoint refuse (error=access_denied) or
+// approve again.
+func (o *Server) Deny(deny bool) {
+	o.mu.Lock()
+	o.deny = deny
+	o.mu.Unlock()
+}
+
+// Seen returns the Authorization headers the MCP endpoints received.
+func (o *Server) Seen() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.seen...)
+}
+
+// Resources returns the resource parameters of the authorization and
+// token requests so far.
+func (o *Server) Resources() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.resources...)
+}
