@@ -312,7 +312,7 @@ func writeReview(w io.Writer, rs *config.ResolvedServer, v trust.Verdict, parent
 		for _, k := range sortedKeys(def.Env) {
 			val := trust.Quote(def.Env[k])
 			if secretKey.MatchString(k) {
-				val = "<redacted>"
+				val = redactedValue(def.Env[k])
 			}
 			fmt.Fprintf(w, "%s%s=%s\n", label, trust.Quote(k), val)
 			if why := trust.Danger(k); why != "" {
@@ -324,7 +324,7 @@ func writeReview(w io.Writer, rs *config.ResolvedServer, v trust.Verdict, parent
 	if len(def.Headers) > 0 {
 		label := "  headers:  "
 		for _, k := range sortedKeys(def.Headers) {
-			fmt.Fprintf(w, "%s%s: <redacted>\n", label, trust.Quote(k))
+			fmt.Fprintf(w, "%s%s: %s\n", label, trust.Quote(k), redactedValue(def.Headers[k]))
 			label = "            "
 		}
 	}
@@ -366,6 +366,20 @@ func quoteList(l []string) string {
 		q[i] = trust.Quote(s)
 	}
 	return orNone(q)
+}
+
+// redactedValue hides a secret value but says which of the user's
+// variables it is made from: that the repository's server gets
+// ${GITHUB_TOKEN} is exactly what a person must see.
+func redactedValue(v string) string {
+	refs := trust.References(config.Server{Command: v})
+	if len(refs) == 0 {
+		return "<redacted>"
+	}
+	for i, r := range refs {
+		refs[i] = "${" + r + "}"
+	}
+	return "<redacted> (made from " + strings.Join(refs, ", ") + ")"
 }
 
 func quoteOrNone(s string) string {

@@ -176,8 +176,9 @@ func TestRepoServerEnvironment(t *testing.T) {
 // full and asked about before anything starts; yes is stored, no holds it
 // for this run only.
 func TestInteractiveApproval(t *testing.T) {
+	t.Setenv("GITHUB_TOKEN", "ghp-planted") // in the parent: the review lists it as passing
 	def := w0server()
-	def["env"] = map[string]any{"NODE_OPTIONS": "--require ./hook.js", "API_KEY": "sk-literal-secret", "DEBUG": "1"}
+	def["env"] = map[string]any{"NODE_OPTIONS": "--require ./hook.js", "API_KEY": "sk-literal-secret", "DEBUG": "1", "GH_AUTH": "Bearer ${GITHUB_TOKEN}"}
 	def["cwd"] = "sub dir"
 	w := trustWorld(t, def)
 	os.MkdirAll(filepath.Join(w.proj, "sub dir"), 0o755)
@@ -199,7 +200,9 @@ func TestInteractiveApproval(t *testing.T) {
 		"command:  " + trust.CommandLine(w0server()["command"].(string), w0server()["args"].([]string)),
 		"cwd:      'sub dir'",
 		"DEBUG=1",
-		"API_KEY=<redacted>",
+		"API_KEY=<redacted>\n",
+		"GH_AUTH=<redacted> (made from ${GITHUB_TOKEN})",
+		"and, because the definition names them: GITHUB_TOKEN",
 		"NODE_OPTIONS='--require ./hook.js'",
 		"⚠ NODE_OPTIONS changes how node loads code: this server can run any code before its own",
 		"from your environment it gets only: ",
@@ -209,7 +212,7 @@ func TestInteractiveApproval(t *testing.T) {
 			t.Errorf("review lacks %q:\n%s", want, review)
 		}
 	}
-	if strings.Contains(review, "sk-literal-secret") {
+	if strings.Contains(review, "sk-literal-secret") || strings.Contains(review, "ghp-planted") {
 		t.Errorf("review shows a secret value:\n%s", review)
 	}
 	if states["repo"] != "needs-approval" || !strings.Contains(reasons["repo"], "mcp approve repo") {
