@@ -1,0 +1,194 @@
+package cli
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/gateway"
+	"github.com/switchboard-mcp/switchboard/host"
+)
+
+// serveHTTP serves the gateway at /mcp and a health check at /healthz
+// until ctx is done, then shuts down within ShutdownGrace.
+func serveHTTP(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", opts.HTTP)
+	if err != nil {
+		return FailureErr(fmt.Errorf("listening on %s: %w", opts.HTTP, err), "pick a free port, or stop what holds it")
+	}
+	addr := ln.Addr().String()
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.Server() }, &mcp.StreamableHTTPOptions{
+		Stateless: opts.Stateless,
+		Logger:    log,
+		// Idle sessions of clients that vanished are closed.
+		SessionTimeout: 30 * time.Minute,
+	})
+	guard := &httpGuard{
+		token:   opts.Token,
+		origins: ownOrigins(opts.HTTP, addr, opts.AllowOrigins),
+		log:     log,
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", guard.wrap(mcpHandler))
+	mux.HandleFunc("/healthz", healthz(g.Host(), opts.Stateless))
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	log.Info("gateway listening", "addr", addr, "stateless", opts.Stateless, "token", opts.Token != "")
+	if opts.Listening != nil {
+		opts.Listening(addr)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return FailureErr(fmt.Errorf("serving HTTP: %w", err), "")
+	case <-ctx.Done():
+	}
+	grace := opts.ShutdownGrace
+	if grace <= 0 {
+		grace = DefaultShutdownGrace
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		// Streams still open after the grace (a client's GET stream):
+		// cut them.
+		srv.Close()
+	}
+	return nil
+}
+
+// httpGuard enforces §7 on every /mcp request: a foreign browser Origin is
+// refused (403) and, when a token is set, a request without it is refused
+// (401).
+type httpGuard struct {
+	token   string
+	origins map[string]bool
+	log     *slog.Logger
+}
+
+func (g *httpGuard) wrap(next http.Handler) http.Handler {
+	want := sha256.Sum256([]byte(g.token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o := r.Header.Get("Origin"); o != "" && !g.origins[normalizeOrigin(o)] {
+			g.log.Warn("refused a request from a foreign origin", "origin", o)
+			http.Error(w, "forbidden: origin not allowed (start serve with --allow-origin to allow it)", http.StatusForbidden)
+			return
+		}
+		if g.token != "" {
+			got, ok := bearer(r.Header.Get("Authorization"))
+			sum := sha256.Sum256([]byte(got))
+			// Compare digests: constant time, whatever the lengths.
+			if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
+				http.Error(w, "unauthorized: send Authorization: Bearer <token>", http.StatusUnauthorized)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bearer returns the token of an "Authorization: Bearer <token>" header.
+func bearer(h string) (string, bool) {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok = strings.TrimSpace(tok)
+	return tok, tok != ""
+}
+
+// ownOrigins are the origins a browser page served by the gateway's own
+// address would send: the bound host (unless it is a wildcard) and, for
+// loopback or wildcard binds, the loopback names — never the request's Host
+// header, which a DNS-rebinding attacker controls. Allowed origins are
+// added as given.
+func ownOrigins(bind, actual string, allowed []string) map[string]bool {
+	out := map[string]bool{}
+	host, _, _ := net.SplitHostPort(bind)
+	_, port, _ := net.SplitHostPort(actual)
+	var hosts []string
+	ip := net.ParseIP(host)
+	switch {
+	case host == "" || (ip != nil && ip.IsUnspecified()):
+		hosts = []string{"localhost", "127.0.0.1", "[::1]"}
+	case isLoopbackAddr(bind):
+		hosts = []string{"localhost", "127.0.0.1", "[::1]"}
+	case ip != nil && ip.To4() == nil:
+		hosts = []string{"[" + host + "]"}
+	default:
+		hosts = []string{host}
+	}
+	for _, h := range hosts {
+		for _, scheme := range []string{"http", "https"} {
+			out[normalizeOrigin(scheme+"://"+h+":"+port)] = true
+		}
+	}
+	for _, a := range allowed {
+		out[normalizeOrigin(a)] = true
+	}
+	return out
+}
+
+// normalizeOrigin lowercases scheme and host, drops a trailing slash and a
+// default port, so that equal origins compare equal.
+func normalizeOrigin(o string) string {
+	o = strings.TrimRight(strings.TrimSpace(o), "/")
+	u, err := url.Parse(o)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return strings.ToLower(o)
+	}
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	if h, p, err := net.SplitHostPort(host); err == nil && ((scheme == "http" && p == "80") || (scheme == "https" && p == "443")) {
+		host = h
+		if strings.Contains(h, ":") {
+			host = "[" + h + "]"
+		}
+	}
+	return scheme + "://" + host
+}
+
+// healthz answers a load balancer: 200 with counts, never names, commands
+// or errors (no auth is asked, so nothing in it may be secret).
+func healthz(h *host.Host, stateless bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		type status struct {
+			Status    string `json:"status"`
+			Servers   int    `json:"servers"`
+			Connected int    `json:"connected"`
+			Stateless bool   `json:"stateless"`
+		}
+		st := status{Status: "ok", Stateless: stateless}
+		for _, s := range h.Status() {
+			st.Servers++
+			if s.State == host.StateConnected {
+				st.Connected++
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		if err := json.NewEncoder(w).Encode(st); err != nil && !errors.Is(err, net.ErrClosed) {
+			return
+		}
+	}
+}
