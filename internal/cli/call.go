@@ -159,6 +159,9 @@ func jsonKind(v any) string {
 // (its sanitized name is the name's server part), so that call starts only
 // the servers that matter.
 func toolCandidate(name string) func(config.ResolvedServer) bool {
+	if name == host.ToolSearchName {
+		return nil // the built-in searches the deferred tools of every server
+	}
 	return func(rs config.ResolvedServer) bool {
 		return strings.HasPrefix(name, toolsurface.Prefix+toolsurface.SanitizePart(rs.Name)+toolsurface.Separator)
 	}

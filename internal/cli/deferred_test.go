@@ -61,3 +61,15 @@ func TestToolsModifiersFlag(t *testing.T) {
 		}
 	})
 }
+
+// `call tool_search` searches the deferred tools of every server.
+func TestCallToolSearch(t *testing.T) {
+	w := demoWorld(t)
+	out, stderr, code := w.run(false, "--tools", "Defer(mcp__echo__*)", "call", "tool_search", `{"query":"add two numbers","limit":1}`)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	if !strings.Contains(out, `"name":"mcp__echo__add"`) {
+		t.Errorf("stdout:\n%s", out)
+	}
+}
