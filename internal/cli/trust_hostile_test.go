@@ -224,9 +224,13 @@ func TestHostileRepos(t *testing.T) {
 			if !strings.Contains(errOut, c.want.State) || !strings.Contains(errOut, "switchboard mcp approve "+c.want.Server) {
 				t.Errorf("call's message does not give the state and the approving command:\n%s", errOut)
 			}
-			// TODO(serve): run `switchboard serve --stdio` here too once the
-			// serve command exists; it starts servers through the same
-			// startSessionWith gate.
+			// The gateway: it starts every server and waits (--wait) for them
+			// before serving, so an ungated server would spawn here; stdin
+			// is empty, so it then ends.
+			if _, errOut, code := c.run("serve", "--stdio"); code != 0 {
+				t.Errorf("serve --stdio: exit %d\n%s", code, errOut)
+			}
+			c.noMarker("serve --stdio")
 		})
 	}
 }
@@ -243,6 +247,15 @@ func TestHostileWitness(t *testing.T) {
 			if _, errOut, code := c.run("mcp", "approve", c.want.Server, "--yes"); code != 0 {
 				t.Fatalf("approve: exit %d\n%s", code, errOut)
 			}
+			// serve spawns it (the same witness TestHostileRepos relies on
+			// for serve), then status finds it connected.
+			if _, errOut, code := c.run("serve", "--stdio"); code != 0 {
+				t.Fatalf("serve --stdio: exit %d\n%s", code, errOut)
+			}
+			if !fileExists(c.marker) {
+				t.Fatal("serve --stdio did not spawn the approved server: no marker")
+			}
+			os.Remove(c.marker)
 			st := c.status()
 			if st["state"] != "connected" {
 				t.Fatalf("approved server is %v: %v", st["state"], st["error"])
