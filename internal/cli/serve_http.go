@@ -48,6 +48,9 @@ func serveHTTP(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, log 
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	log.Info("gateway listening", "addr", addr, "stateless", opts.Stateless, "token", opts.Token != "")
+	// One line for the person (or script) who started it: where to point
+	// clients. Never a token.
+	fmt.Fprintf(opts.IO.ErrOut, "switchboard: gateway serving http://%s/mcp (health: /healthz)\n", addr)
 	if opts.Listening != nil {
 		opts.Listening(addr)
 	}

@@ -1,0 +1,443 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+)
+
+// gatewayWorld is a private home and workspace for a gateway run as its
+// own process: the switchboard command (this test binary, which testscript
+// puts on PATH as "switchboard") started with them.
+type gatewayWorld struct {
+	dir, home, sbHome, ws string
+	env                   []string
+}
+
+func newGatewayWorld(t *testing.T) *gatewayWorld {
+	t.Helper()
+	dir := t.TempDir()
+	w := &gatewayWorld{dir: dir, home: filepath.Join(dir, "home"), ws: filepath.Join(dir, "ws")}
+	w.sbHome = filepath.Join(w.home, ".switchboard")
+	for _, d := range []string{w.sbHome, filepath.Join(w.ws, ".git")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.env = append(os.Environ(),
+		"HOME="+w.home, "SWITCHBOARD_HOME="+w.sbHome,
+		"SWITCHBOARD_MANAGED_DIR="+filepath.Join(dir, "managed"),
+		"XDG_CONFIG_HOME="+filepath.Join(w.home, ".config"),
+		TokenEnv+"=",
+	)
+	return w
+}
+
+// servers writes the user-scope config: each name runs the echo test server.
+func (w *gatewayWorld) servers(t *testing.T, names ...string) {
+	t.Helper()
+	m := map[string]any{}
+	for _, n := range names {
+		cmd, args := testserver.Command("echo")
+		m[n] = map[string]any{"type": "stdio", "command": cmd, "args": args}
+	}
+	writeJSON(t, filepath.Join(w.sbHome, "mcp.json"), map[string]any{"mcpServers": m})
+}
+
+func (w *gatewayWorld) permissions(t *testing.T, allow, deny []string) {
+	t.Helper()
+	writeJSON(t, filepath.Join(w.sbHome, "settings.json"), map[string]any{"permissions": map[string]any{"allow": allow, "deny": deny}})
+}
+
+func writeJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Write then rename, as editors do: the watcher must see it either way.
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// switchboardBin is the switchboard command testscript put on PATH.
+func switchboardBin(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("switchboard")
+	if err != nil {
+		t.Fatalf("switchboard is not on PATH (testscript.Main puts it there): %v", err)
+	}
+	return p
+}
+
+func (w *gatewayWorld) command(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(switchboardBin(t), append([]string{"--workspace", w.ws}, args...)...)
+	cmd.Env = w.env
+	cmd.Dir = w.ws
+	return cmd
+}
+
+type clientEvents struct {
+	mu        sync.Mutex
+	asked     []string
+	decision  string
+	changed   chan struct{}
+	elicitErr error
+}
+
+func (e *clientEvents) options() *mcp.ClientOptions {
+	return &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			e.asked = append(e.asked, req.Params.Message)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": e.decision}}, nil
+		},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case e.changed <- struct{}{}:
+			default:
+			}
+		},
+	}
+}
+
+func listNames(t *testing.T, ctx context.Context, cs *mcp.ClientSession) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatalf("tools/list: %v", err)
+		}
+		out[tool.Name] = true
+	}
+	return out
+}
+
+func callText(t *testing.T, ctx context.Context, cs *mcp.ClientSession, name string, args map[string]any) (string, bool) {
+	t.Helper()
+	if args == nil {
+		args = map[string]any{}
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String(), res.IsError
+}
+
+var pidRE = regexp.MustCompile(`\b\d+\b`)
+
+// TestGatewayStdioGoClient is the issue's "done means": a Go SDK client
+// lists the tools of two upstream servers through `serve --stdio`, calls
+// an allowed one, is refused a denied one, is asked (elicitation) for an
+// unlisted one and answers; then the config file is edited while it runs
+// and a new server's tools appear without the other servers restarting.
+func TestGatewayStdioGoClient(t *testing.T) {
+	w := newGatewayWorld(t)
+	w.servers(t, "alpha", "beta")
+	w.permissions(t, []string{"mcp__alpha__echo"}, []string{"mcp__alpha__add"})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	ev := &clientEvents{decision: "once", changed: make(chan struct{}, 16)}
+	client := mcp.NewClient(&mcp.Implementation{Name: "gateway-test", Version: "1"}, ev.options())
+	cmd := w.command(t, "serve", "--stdio")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer cs.Close()
+
+	names := listNames(t, ctx, cs)
+	for _, want := range []string{"mcp__alpha__echo", "mcp__alpha__add", "mcp__beta__echo", "mcp__beta__pid"} {
+		if !names[want] {
+			t.Errorf("tools lack %s", want)
+		}
+	}
+	if txt, isErr := callText(t, ctx, cs, "mcp__alpha__echo", map[string]any{"text": "through the gateway"}); isErr || !strings.Contains(txt, "through the gateway") || !strings.Contains(txt, `<mcp_response server="alpha" tool="echo"`) {
+		t.Errorf("allowed call: isError %v, %q", isErr, txt)
+	}
+	if txt, isErr := callText(t, ctx, cs, "mcp__alpha__add", map[string]any{"a": 1, "b": 2}); !isErr || !strings.Contains(txt, "deny") {
+		t.Errorf("denied call: isError %v, %q", isErr, txt)
+	}
+	ev.mu.Lock()
+	n := len(ev.asked)
+	ev.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d questions before the unlisted call", n)
+	}
+	betaPid, isErr := callText(t, ctx, cs, "mcp__beta__pid", nil)
+	ev.mu.Lock()
+	asked := append([]string(nil), ev.asked...)
+	ev.mu.Unlock()
+	if isErr || len(asked) != 1 || !strings.Contains(asked[0], "Allow mcp__beta__pid") {
+		t.Fatalf("unlisted call: isError %v, %q; questions %q", isErr, betaPid, asked)
+	}
+	betaPid = pidRE.FindString(betaPid)
+	if betaPid == "" {
+		t.Fatalf("beta's pid tool gave no pid")
+	}
+
+	// Edit the config while the client is connected: add gamma.
+	w.servers(t, "alpha", "beta", "gamma")
+	deadline := time.After(30 * time.Second)
+	for !listNames(t, ctx, cs)["mcp__gamma__echo"] {
+		select {
+		case <-ev.changed:
+		case <-deadline:
+			t.Fatalf("gamma's tools did not appear after the config edit; stderr:\n%s", stderr.String())
+		}
+	}
+	// beta kept its process: same pid, and the session is the same one.
+	ev.mu.Lock()
+	ev.decision = "session"
+	ev.mu.Unlock()
+	again, isErr := callText(t, ctx, cs, "mcp__beta__pid", nil)
+	if isErr || pidRE.FindString(again) != betaPid {
+		t.Errorf("beta restarted on an unrelated edit: pid %s before, %q after", betaPid, again)
+	}
+	if txt, isErr := callText(t, ctx, cs, "mcp__gamma__echo", map[string]any{"text": "new"}); !isErr && !strings.Contains(txt, "new") {
+		t.Errorf("gamma call: %q", txt)
+	}
+	// Nothing but protocol on stdout: the client would have failed on any
+	// stray line. Logs stay off stdout even at debug level is checked by
+	// the client surviving the whole session above.
+}
+
+// TestGatewayHTTP checks §7's HTTP rules on a gateway process: /healthz
+// without auth, 401 without the token, 403 for a foreign Origin, and a Go
+// SDK client with the token.
+func TestGatewayHTTP(t *testing.T) {
+	w := newGatewayWorld(t)
+	w.servers(t, "alpha")
+	w.permissions(t, []string{"mcp__alpha"}, nil)
+	tokenFile := filepath.Join(w.dir, "token")
+	if err := os.WriteFile(tokenFile, []byte("s3cret-gateway-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--token-file", tokenFile)
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	// /healthz: no token needed, counts only.
+	resp, err := http.Get(base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var hz struct {
+		Status  string `json:"status"`
+		Servers int    `json:"servers"`
+	}
+	if resp.StatusCode != 200 || json.Unmarshal(body, &hz) != nil || hz.Status != "ok" || hz.Servers != 1 {
+		t.Errorf("healthz: %d %s", resp.StatusCode, body)
+	}
+	if strings.Contains(string(body), "s3cret") || strings.Contains(string(body), "alpha") {
+		t.Errorf("healthz says too much: %s", body)
+	}
+
+	initBody := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`
+	post := func(header map[string]string) int {
+		req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(initBody))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, tc := range []struct {
+		name   string
+		header map[string]string
+		want   int
+	}{
+		{"no token", nil, 401},
+		{"wrong token", map[string]string{"Authorization": "Bearer nope"}, 401},
+		{"token as basic", map[string]string{"Authorization": "Basic s3cret-gateway-token"}, 401},
+		{"foreign origin", map[string]string{"Authorization": "Bearer s3cret-gateway-token", "Origin": "http://evil.example"}, 403},
+		{"rebinding host", map[string]string{"Authorization": "Bearer s3cret-gateway-token", "Origin": "http://evil.example:80", "Host": "evil.example"}, 403},
+		{"own origin", map[string]string{"Authorization": "Bearer s3cret-gateway-token", "Origin": "http://localhost:" + portOf(base)}, 200},
+		{"no origin", map[string]string{"Authorization": "Bearer s3cret-gateway-token"}, 200},
+	} {
+		if got := post(tc.header); got != tc.want {
+			t.Errorf("%s: status %d, want %d", tc.name, got, tc.want)
+		}
+	}
+
+	// A real client with the token.
+	hc := &http.Client{Transport: bearerTransport{token: "s3cret-gateway-token"}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "http-test"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer cs.Close()
+	if txt, isErr := callText(t, ctx, cs, "mcp__alpha__echo", map[string]any{"text": "over http"}); isErr || !strings.Contains(txt, "over http") {
+		t.Errorf("call over HTTP: isError %v, %q", isErr, txt)
+	}
+}
+
+func portOf(base string) string { return base[strings.LastIndex(base, ":")+1:] }
+
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+var servingRE = regexp.MustCompile(`gateway serving (http://\S+)/mcp`)
+
+// startHTTPGateway starts `switchboard serve --http …` as a process and
+// returns its base URL once it listens; stop sends SIGTERM and waits.
+func startHTTPGateway(t *testing.T, w *gatewayWorld, args ...string) (base string, stop func()) {
+	t.Helper()
+	cmd := w.command(t, append([]string{"serve"}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	found := make(chan string, 1)
+	var logMu sync.Mutex
+	var logBuf strings.Builder
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			logMu.Lock()
+			logBuf.WriteString(sc.Text() + "\n")
+			logMu.Unlock()
+			if m := servingRE.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	stop = func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-waited:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			t.Errorf("serve did not stop within 20s of SIGTERM")
+		}
+	}
+	select {
+	case base = <-found:
+		return base, stop
+	case err := <-waited:
+		logMu.Lock()
+		defer logMu.Unlock()
+		t.Fatalf("serve exited before listening: %v\n%s", err, logBuf.String())
+	case <-time.After(30 * time.Second):
+		stop()
+		t.Fatal("serve did not listen within 30s")
+	}
+	return "", nil
+}
+
+// TestServeFlags checks the usage errors of serve without starting it.
+func TestServeFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"serve", "--stdio", "--http", "127.0.0.1:1"}, nil, "--stdio and --http cannot be used together"},
+		{[]string{"serve", "--http", "0.0.0.0:8080"}, nil, "a bearer token is required"},
+		{[]string{"serve", "--http", ":8080"}, nil, "a bearer token is required"},
+		{[]string{"serve", "--stateless"}, nil, "apply to HTTP only"},
+		{[]string{"serve", "--http", "nonsense"}, nil, "invalid --http address"},
+		{[]string{"serve", "--http", "127.0.0.1:0", "--token-file", "/nonexistent/token"}, nil, "reading --token-file"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			w := newMgmtWorld(t)
+			_, errOut, code := w.run(false, tc.args...)
+			if code != ExitUsage || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit 2 and %q", code, errOut, tc.want)
+			}
+		})
+	}
+}
+
+func TestIsLoopbackAddr(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:80": true, "localhost:1": true, "[::1]:8080": true, "127.1.2.3:9": true,
+		"0.0.0.0:80": false, ":80": false, "[::]:80": false, "10.0.0.1:80": false, "example.com:80": false, "bad": false,
+	} {
+		if got := isLoopbackAddr(addr); got != want {
+			t.Errorf("isLoopbackAddr(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}
+
+func TestOwnOrigins(t *testing.T) {
+	o := ownOrigins("127.0.0.1:0", "127.0.0.1:4000", []string{"https://App.Example.com/"})
+	for _, ok := range []string{"http://localhost:4000", "http://127.0.0.1:4000", "http://[::1]:4000", "https://app.example.com", "HTTP://LOCALHOST:4000/"} {
+		if !o[normalizeOrigin(ok)] {
+			t.Errorf("%s refused", ok)
+		}
+	}
+	for _, bad := range []string{"http://evil.example:4000", "http://localhost:4001", "null", "http://127.0.0.1.evil.example:4000"} {
+		if o[normalizeOrigin(bad)] {
+			t.Errorf("%s allowed", bad)
+		}
+	}
+	if !ownOrigins("gw.example.com:443", "10.0.0.5:443", nil)[normalizeOrigin("https://gw.example.com")] {
+		t.Error("a named bind host's default-port origin is refused")
+	}
+}
+
+func TestBearer(t *testing.T) {
+	for h, want := range map[string]string{"Bearer abc": "abc", "bearer  abc ": "abc", "Basic abc": "", "Bearer": "", "": "", "Bearer ": ""} {
+		got, ok := bearer(h)
+		if got != want || ok != (want != "") {
+			t.Errorf("bearer(%q) = %q, %v", h, got, ok)
+		}
+	}
+}
