@@ -37,13 +37,7 @@ var versions = []string{"0.1.16", "0.2.0-alpha.12"}
 var knownFailures = map[string]string{
 	"0.1.16 auth/2025-03-26-oauth-metadata-backcompat": "this suite version serves authorization server metadata whose issuer (<server>/oauth) differs from the URL it is fetched from; " +
 		"the host refuses that (RFC 8414 §3.3), as 0.2.0's auth/metadata-issuer-mismatch requires; 0.2.0 fixed the scenario and passes",
-	"0.2.0-alpha.12 sep-2640-client-no-prefetch":       skillsReason,
-	"0.2.0-alpha.12 sep-2640-client-verify-digest":     skillsReason,
-	"0.2.0-alpha.12 sep-2640-client-verify-size":       skillsReason,
-	"0.2.0-alpha.12 sep-2640-client-verify-frontmatter": skillsReason,
 }
-
-const skillsReason = "skills extension (SEP-2640) not implemented: the Go SDK v1.8.0 client cannot send skills/list; the suite reports 0 checks"
 
 // check is one entry of the suite's checks.json.
 type check struct {

@@ -85,6 +85,20 @@ func run(ctx context.Context, scenario, url string, cctx map[string]any) error {
 			}
 		}
 		return nil
+	case "sep-2640-client-no-prefetch":
+		// A person looks at what skills there are and loads none.
+		_, err := skills(ctx, h)
+		return err
+	case "sep-2640-client-verify-digest", "sep-2640-client-verify-size", "sep-2640-client-verify-frontmatter":
+		// A person loads the first skill; the host must refuse tampered files.
+		list, err := skills(ctx, h)
+		if err != nil {
+			return err
+		}
+		if _, err := h.LoadSkill(ctx, list[0]); err != nil {
+			fmt.Fprintf(os.Stderr, "client: load %s: %v\n", list[0].URI, err)
+		}
+		return nil
 	case "sep-2322-client-request-state":
 		for _, name := range []string{"test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated", "test_mrtr_no_result_type"} {
 			if _, err := h.CallTool(ctx, serverName, name, map[string]any{}); err != nil {
@@ -161,6 +175,21 @@ func tools(ctx context.Context, h *host.Host) ([]*mcp.Tool, error) {
 		}
 	}
 	return out, nil
+}
+
+// skills lists the server's skills, failing when there are none.
+func skills(ctx context.Context, h *host.Host) ([]host.Skill, error) {
+	if _, err := tools(ctx, h); err != nil {
+		return nil, err
+	}
+	list, err := h.Skills(ctx, serverName)
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return nil, fmt.Errorf("the server lists no skills")
+	}
+	return list, nil
 }
 
 // echoSchema sends the focal tool's input schema, as the host kept it,
