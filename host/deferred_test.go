@@ -2,7 +2,9 @@ package host_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -246,5 +248,42 @@ func TestDeferralTokenSaving(t *testing.T) {
 		without, with, 100*float64(without-with)/float64(without))
 	if with >= without/10 {
 		t.Errorf("deferred block %d tokens, want under a tenth of %d", with, without)
+	}
+}
+
+// Concurrent searches and listings agree and race on nothing (run with
+// -race): every search's hit ends up loaded.
+func TestToolSearchConcurrent(t *testing.T) {
+	many := stdio("many", "many-tools", "-n", "50")
+	many.Effective.DeferLoading = boolp(true)
+	h := newHost(t, cfgOf(many), nil)
+	toolsOf(t, h)
+	var wg sync.WaitGroup
+	errs := make(chan string, 40)
+	for i := 1; i <= 20; i++ {
+		wg.Add(2)
+		name := fmt.Sprintf("tool_%04d", i)
+		go func() {
+			defer wg.Done()
+			res, err := h.Call(ctxFor(t, 30*time.Second), host.ToolSearchName, map[string]any{"query": name, "limit": 1})
+			if err != nil || res.IsError || !strings.Contains(textOf(res), "mcp__many__"+name) {
+				errs <- fmt.Sprintf("search %s: %v %s", name, err, textOf(res))
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			if _, err := h.Tools(ctxFor(t, 30*time.Second)); err != nil {
+				errs <- err.Error()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	visible := names(toolsOf(t, h).Tools)
+	if n := countPrefix(visible, "mcp__many__"); n != 20 {
+		t.Errorf("%d many tools loaded after 20 searches, want 20", n)
 	}
 }
