@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/npmtest"
+)
+
+type tsResult struct {
+	Asked []string `json:"asked"`
+	Calls map[string]struct {
+		IsError bool   `json:"isError"`
+		Text    string `json:"text"`
+	} `json:"calls"`
+	Tools   []string `json:"tools"`
+	Prompts []string `json:"prompts"`
+}
+
+// runTSClient runs testdata/gateway/ts_client.mjs with node.
+func runTSClient(t *testing.T, w *gatewayWorld, env []string, args ...string) tsResult {
+	t.Helper()
+	p := npmtest.Install(t)
+	script, err := filepath.Abs("testdata/gateway/ts_client.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, p.Node, append([]string{script}, args...)...)
+	cmd.Env = append(append(append([]string{}, w.env...), "SDK="+p.SDK), env...)
+	cmd.Dir = w.ws
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ts client: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
+	}
+	var res tsResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("ts client output %q: %v\nstderr: %s", out, err, stderr.String())
+	}
+	return res
+}
+
+func checkTSResult(t *testing.T, res tsResult) {
+	t.Helper()
+	have := map[string]bool{}
+	for _, n := range res.Tools {
+		have[n] = true
+	}
+	for _, want := range []string{"mcp__alpha__echo", "mcp__beta__echo", "mcp__beta__pid"} {
+		if !have[want] {
+			t.Errorf("tools lack %s: %v", want, res.Tools)
+		}
+	}
+	if c := res.Calls["mcp__alpha__echo"]; c.IsError || !strings.Contains(c.Text, "from typescript") {
+		t.Errorf("allowed call: %+v", c)
+	}
+	if c := res.Calls["mcp__alpha__add"]; !c.IsError || !strings.Contains(c.Text, "deny") {
+		t.Errorf("denied call: %+v", c)
+	}
+	if c := res.Calls["mcp__beta__pid"]; c.IsError || pidRE.FindString(c.Text) == "" {
+		t.Errorf("asked call: %+v", c)
+	}
+	if len(res.Asked) != 1 || !strings.Contains(res.Asked[0], "Allow mcp__beta__pid") {
+		t.Errorf("questions: %q", res.Asked)
+	}
+	if !strings.Contains(strings.Join(res.Prompts, " "), "alpha:greet") {
+		t.Errorf("prompts: %v", res.Prompts)
+	}
+}
+
+// TestGatewayTypeScriptClientStdio: the official TypeScript SDK client
+// spawns `switchboard serve --stdio` and goes through allow, deny and ask.
+func TestGatewayTypeScriptClientStdio(t *testing.T) {
+	w := newGatewayWorld(t)
+	w.servers(t, "alpha", "beta")
+	w.permissions(t, []string{"mcp__alpha__echo"}, []string{"mcp__alpha__add"})
+	res := runTSClient(t, w, nil, "stdio", switchboardBin(t), "--workspace", w.ws, "serve", "--stdio")
+	checkTSResult(t, res)
+}
+
+// TestGatewayTypeScriptClientHTTP: the same over Streamable HTTP with a
+// bearer token.
+func TestGatewayTypeScriptClientHTTP(t *testing.T) {
+	w := newGatewayWorld(t)
+	w.servers(t, "alpha", "beta")
+	w.permissions(t, []string{"mcp__alpha__echo"}, []string{"mcp__alpha__add"})
+	tokenFile := filepath.Join(w.dir, "token")
+	if err := os.WriteFile(tokenFile, []byte("ts-token-123"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--token-file", tokenFile)
+	defer stop()
+	res := runTSClient(t, w, []string{"TOKEN=ts-token-123"}, "http", base+"/mcp")
+	checkTSResult(t, res)
+}
