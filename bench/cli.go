@@ -236,7 +236,7 @@ func (b *bench) cold() error {
 			}
 		}
 	}
-	tb.note("switchboard call: the built binary with a temp HOME and --strict-mcp-config; it also lists the server's tools to route the name.")
+	tb.note("switchboard call: the built binary with a temp HOME, --strict-mcp-config and an allow rule (--settings); it also lists the server's tools to route the name and checks the policy.")
 	if npmErr != nil {
 		tb.note("server-everything and the TypeScript client were skipped: %v", npmErr)
 	}
@@ -257,7 +257,10 @@ func (b *bench) sbCall(t target) (measured, error) {
 		return measured{}, err
 	}
 	args, _ := json.Marshal(t.arguments)
-	cmd := exec.Command(b.sb, "call", "mcp__srv__"+t.tool, string(args), "--json", "--strict-mcp-config", "--mcp-config", file)
+	// An allow rule, as a user who runs the tool by hand has: with no rule
+	// a one-shot call asks, and with nobody to ask it is refused.
+	cmd := exec.Command(b.sb, "call", "mcp__srv__"+t.tool, string(args), "--json", "--strict-mcp-config", "--mcp-config", file,
+		"--settings", `{"permissions":{"allow":["mcp__srv"]}}`)
 	cmd.Dir, cmd.Env = work, env(home)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
