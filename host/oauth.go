@@ -149,6 +149,8 @@ type serverAuth struct {
 	opts     *OAuthOptions
 	client   *http.Client // OAuth's own requests
 
+	authMu sync.Mutex // one authorization flow at a time
+
 	mu      sync.Mutex
 	handler auth.OAuthHandler
 	stored  oauth2.TokenSource // from an earlier login, until handler exists
@@ -234,7 +236,8 @@ func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			r.Body = body
 		}
-		if err := t.a.sign(r); err != nil {
+		used, err := t.a.sign(r)
+		if err != nil {
 			return nil, err
 		}
 		resp, err := t.base.RoundTrip(r)
@@ -257,7 +260,7 @@ func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, nil // authorized and still refused: let the caller see it
 		}
 		authTries++
-		if err := t.a.authorize(r, resp); err != nil {
+		if err := t.a.authorize(r, resp, used); err != nil {
 			return nil, err
 		}
 	}
@@ -305,11 +308,12 @@ func (a *serverAuth) accepted(resp *http.Response) {
 	a.noteDPoPNonce(resp)
 }
 
-// sign adds the Authorization header (and a DPoP proof) when there is a token.
-func (a *serverAuth) sign(req *http.Request) error {
+// sign adds the Authorization header (and a DPoP proof) when there is a
+// token, and returns the access token it sent.
+func (a *serverAuth) sign(req *http.Request) (string, error) {
 	ts, err := a.tokenSource(req.Context())
 	if err != nil || ts == nil {
-		return err
+		return "", err
 	}
 	tok, err := ts.Token()
 	if err != nil {
@@ -322,24 +326,24 @@ func (a *serverAuth) sign(req *http.Request) error {
 			a.stored = nil
 			a.handler = nil
 			a.mu.Unlock()
-			return nil
+			return "", nil
 		}
-		return fmt.Errorf("oauth token for %s: %v", a.name, err)
+		return "", fmt.Errorf("oauth token for %s: %v", a.name, err)
 	}
 	if tok == nil || tok.AccessToken == "" {
-		return nil
+		return "", nil
 	}
 	scheme := "Bearer"
 	if k := a.dpopKey(); k != nil && tokenIsDPoP(tok) {
 		scheme = "DPoP"
 		proof, err := k.proof(req.Method, req.URL, tok.AccessToken, k.nonce(req.URL))
 		if err != nil {
-			return err
+			return "", err
 		}
 		req.Header.Set("DPoP", proof)
 	}
 	req.Header.Set("Authorization", scheme+" "+tok.AccessToken)
-	return nil
+	return tok.AccessToken, nil
 }
 
 func (a *serverAuth) tokenSource(ctx context.Context) (oauth2.TokenSource, error) {
@@ -356,8 +360,19 @@ func (a *serverAuth) tokenSource(ctx context.Context) (oauth2.TokenSource, error
 }
 
 // authorize runs the flow for a refused request, at most maxAuthTries
-// times until a request is accepted.
-func (a *serverAuth) authorize(req *http.Request, resp *http.Response) error {
+// times until a request is accepted. used is the access token the request
+// carried. Flows run one at a time: a request refused while another
+// request's flow ran retries with the new token instead of starting its
+// own (one browser prompt, not one per request).
+func (a *serverAuth) authorize(req *http.Request, resp *http.Response, used string) error {
+	a.authMu.Lock()
+	defer a.authMu.Unlock()
+	if ts, _ := a.tokenSource(req.Context()); ts != nil {
+		if tok, err := ts.Token(); err == nil && tok.AccessToken != "" && tok.AccessToken != used {
+			drain(resp)
+			return nil
+		}
+	}
 	a.mu.Lock()
 	a.tries++
 	tries := a.tries
@@ -482,6 +497,10 @@ type loginRequired struct{ name string }
 func (loginRequired) TokenSource(context.Context) (oauth2.TokenSource, error) { return nil, nil }
 
 func (l loginRequired) Authorize(_ context.Context, _ *http.Request, resp *http.Response) error {
-	drain(resp)
+	defer drain(resp)
+	if !challengedWith(resp, "bearer") && !challengedWith(resp, "dpop") {
+		// Not an OAuth refusal (no Bearer challenge): a login would not help.
+		return fmt.Errorf("server refused access (HTTP %d)", resp.StatusCode)
+	}
 	return fmt.Errorf("%w: run `switchboard mcp login %s`", ErrLoginRequired, l.name)
 }

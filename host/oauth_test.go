@@ -2,11 +2,13 @@ package host_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -124,6 +126,29 @@ func TestOAuthTokenIsNotSentToAnotherURL(t *testing.T) {
 		if got != "" {
 			t.Errorf("server b got Authorization %q, a token issued for server a", got)
 		}
+	}
+}
+
+// Requests refused together run one authorization, not one each.
+func TestOAuthOneFlowForConcurrentRefusals(t *testing.T) {
+	srv := testoauth.Start(t)
+	h := newHost(t, cfgOf(remote("s", config.TypeHTTP, srv.URL)), &host.Options{OAuth: &host.OAuthOptions{Dir: t.TempDir(), NoBrowser: true}})
+	mustCall(t, h, "mcp__s__echo", map[string]any{"text": "x"})
+	srv.Revoke()
+	before, _, _ := srv.Counts()
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := h.Call(ctxFor(t, 30*time.Second), "mcp__s__echo", map[string]any{"text": fmt.Sprint(i)}); err != nil {
+				t.Errorf("call %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if after, _, _ := srv.Counts(); after-before != 1 {
+		t.Errorf("%d authorizations for one revoked token, want 1", after-before)
 	}
 }
 

@@ -189,6 +189,13 @@ func (o *Server) Deny(deny bool) {
 	o.mu.Unlock()
 }
 
+// Revoke invalidates every token issued so far, access and refresh.
+func (o *Server) Revoke() {
+	o.mu.Lock()
+	o.tokens, o.refresh = map[string]bool{}, map[string]bool{}
+	o.mu.Unlock()
+}
+
 // Seen returns the Authorization headers the MCP endpoints received.
 func (o *Server) Seen() []string {
 	o.mu.Lock()
