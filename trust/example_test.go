@@ -49,3 +49,30 @@ func ExampleEnviron() {
 	// [GITHUB_TOKEN HOME PATH]
 	// sh -c 'echo hi; touch /tmp/x' $'evil\x1b[2K'
 }
+
+// An embedder's launch gate: settings the user controls first, then the
+// store. The state names are host.State values, so a host.Gate can return
+// host.State(state) directly.
+func ExampleDecide() {
+	home, _ := os.MkdirTemp("", "sb")
+	defer os.RemoveAll(home)
+	store := trust.Open(home)
+	pre := trust.NewPreApproval(trust.SettingsSource{Label: "--settings", Settings: config.Settings{"enabledMcpjsonServers": []any{"docs"}}})
+	gate := func(rs *config.ResolvedServer) (state, reason string) {
+		v := trust.Decide(store, pre, rs, "/ws")
+		return v.State(), v.Reason(rs)
+	}
+	for _, name := range []string{"docs", "fs"} {
+		rs := &config.ResolvedServer{Name: name, Scope: config.ScopeProject, Trust: config.TrustRepo,
+			File: "/ws/.mcp.json", Written: config.Server{Command: name + "-mcp"}}
+		state, reason := gate(rs)
+		fmt.Printf("%s: %q\n", name, state)
+		if reason != "" {
+			fmt.Println("  " + reason)
+		}
+	}
+	// Output:
+	// docs: ""
+	// fs: "needs-approval"
+	//   project server from /ws/.mcp.json has not been approved in this workspace; run `switchboard mcp approve fs`
+}

@@ -227,3 +227,14 @@ func TestPreApproval(t *testing.T) {
 		t.Errorf("Decide with settings: %v", v.Status)
 	}
 }
+
+func TestVerdictState(t *testing.T) {
+	for st, want := range map[Status]string{Trusted: "", Approved: "", PreApproved: "", NeedsApproval: "needs-approval", Stale: "approval-stale", Rejected: "disabled"} {
+		if got := (Verdict{Status: st}).State(); got != want {
+			t.Errorf("%v.State() = %q, want %q", st, got, want)
+		}
+		if (Verdict{Status: st}.State() == "") != (Verdict{Status: st}).Allowed() {
+			t.Errorf("%v: State and Allowed disagree", st)
+		}
+	}
+}

@@ -276,3 +276,18 @@ func (v Verdict) Reason(rs *config.ResolvedServer) string {
 	}
 	return ""
 }
+
+// State is the §4 server state a verdict holds a server in:
+// "needs-approval", "approval-stale" or "disabled" (Rejected), and ""
+// when the server may start. The names are host.State's.
+func (v Verdict) State() string {
+	switch v.Status {
+	case NeedsApproval:
+		return "needs-approval"
+	case Stale:
+		return "approval-stale"
+	case Rejected:
+		return "disabled"
+	}
+	return ""
+}

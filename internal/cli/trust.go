@@ -186,13 +186,7 @@ func (lt *launchTrust) gate(rs *config.ResolvedServer) (host.State, string) {
 	if denied {
 		reason = fmt.Sprintf("you did not approve it for this run; run `%s` to review it again", trust.ApproveCommand(rs.Name))
 	}
-	switch v.Status {
-	case trust.Stale:
-		return host.StateApprovalStale, reason
-	case trust.Rejected:
-		return host.StateDisabled, reason
-	}
-	return host.StateNeedsApproval, reason
+	return host.State(v.State()), reason
 }
 
 // pending returns the available servers of cfg that need a person's
@@ -267,8 +261,8 @@ var secretKey = regexp.MustCompile(`(?i)token|secret|password|passwd|key|auth|co
 // a stale approval what changed.
 func writeReview(w io.Writer, rs *config.ResolvedServer, v trust.Verdict, parent []string) {
 	def := rs.Written
-	from := rs.File
-	if from == "" {
+	from := trust.Quote(rs.File) // a directory name can hold escape sequences too
+	if rs.File == "" {
 		from = "a project file"
 	}
 	fmt.Fprintf(w, "\nProject server %q (from %s) needs your approval to start.\n", rs.Name, from)
