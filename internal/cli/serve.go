@@ -237,12 +237,19 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 				log.Warn("reloading the configuration failed; keeping the one in force", "error", err)
 				return
 			}
-			for _, d := range next.Diagnostics {
-				log.Warn("configuration problem", "file", d.Position.File, "message", d.Message)
+			if bad := fileErrors(next); len(bad) > 0 {
+				// Half-typed JSON must not stop the servers it defines:
+				// keep what runs until the files are valid again.
+				for _, d := range bad {
+					log.Warn("configuration not reloaded", "file", d.Position.File, "line", d.Position.Line, "message", d.Message)
+				}
+				return
 			}
 			setPermit(next)
 			res := s.h.Apply(next)
-			log.Info("configuration reloaded", "added", res.Added, "removed", res.Removed, "restarted", res.Restarted)
+			if res.Changed() {
+				log.Info("configuration reloaded", "added", res.Added, "removed", res.Removed, "restarted", res.Restarted)
+			}
 			g.Kick()
 		})
 		if werr != nil {
@@ -256,6 +263,18 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		return serveStdio(ctx, opts, g)
 	}
 	return serveHTTP(ctx, opts, g, log)
+}
+
+// fileErrors are the errors of whole files (a file that does not parse),
+// as opposed to one server's invalid entry.
+func fileErrors(cfg *config.Resolved) []config.Diagnostic {
+	var out []config.Diagnostic
+	for _, d := range cfg.Diagnostics {
+		if d.Severity == config.SeverityError && d.Server == "" {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // gatewayPermit is the permission check of the gateway: the rules of the

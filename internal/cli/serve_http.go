@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -151,7 +152,7 @@ func ownOrigins(bind, actual string, allowed []string) map[string]bool {
 // normalizeOrigin lowercases scheme and host, drops a trailing slash and a
 // default port, so that equal origins compare equal.
 func normalizeOrigin(o string) string {
-	o = strings.TrimRight(strings.TrimSpace(o), "/")
+	o = strings.TrimRightFunc(strings.TrimSpace(o), func(r rune) bool { return r == '/' || unicode.IsSpace(r) })
 	u, err := url.Parse(o)
 	if err != nil || u.Scheme == "" || u.Host == "" {
 		return strings.ToLower(o)

@@ -275,6 +275,10 @@ func TestGatewayHTTP(t *testing.T) {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		for k, v := range header {
+			if k == "Host" {
+				req.Host = v // Go sends req.Host, not a Host header
+				continue
+			}
 			req.Header.Set(k, v)
 		}
 		resp, err := http.DefaultClient.Do(req)
@@ -295,6 +299,7 @@ func TestGatewayHTTP(t *testing.T) {
 		{"token as basic", map[string]string{"Authorization": "Basic s3cret-gateway-token"}, 401},
 		{"foreign origin", map[string]string{"Authorization": "Bearer s3cret-gateway-token", "Origin": "http://evil.example"}, 403},
 		{"rebinding host", map[string]string{"Authorization": "Bearer s3cret-gateway-token", "Origin": "http://evil.example:80", "Host": "evil.example"}, 403},
+		{"rebinding host, no origin", map[string]string{"Authorization": "Bearer s3cret-gateway-token", "Host": "evil.example:" + portOf(base)}, 403},
 		{"own origin", map[string]string{"Authorization": "Bearer s3cret-gateway-token", "Origin": "http://localhost:" + portOf(base)}, 200},
 		{"no origin", map[string]string{"Authorization": "Bearer s3cret-gateway-token"}, 200},
 	} {

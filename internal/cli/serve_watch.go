@@ -19,8 +19,8 @@ const reloadDebounce = 200 * time.Millisecond
 
 // watchConfig watches the directories of the configuration files in use
 // (user, project, workspace, managed, --mcp-config files) and calls reload,
-// debounced, after a JSON file in one of them changes: a file that does
-// not exist yet is picked up when it is created. Settings files live
+// debounced, after anything in one of them changes: a file that does not
+// exist yet is picked up when it is created. Settings files live
 // beside them, so a changed permission rule is reloaded too. stop ends the
 // watch and waits for a reload in progress.
 func watchConfig(cfg *config.Resolved, log *slog.Logger, reload func()) (stop func(), err error) {
@@ -75,7 +75,10 @@ func watchConfig(cfg *config.Resolved, log *slog.Logger, reload func()) (stop fu
 				if !ok {
 					return
 				}
-				if !strings.HasSuffix(ev.Name, ".json") || ev.Op == fsnotify.Chmod {
+				// Any change counts, not only *.json: a Kubernetes ConfigMap
+				// is updated by swapping a "..data" symlink. A reload
+				// that changes nothing is a cheap no-op.
+				if ev.Op == fsnotify.Chmod || strings.HasSuffix(ev.Name, "~") {
 					continue
 				}
 				if timer == nil {
