@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -121,6 +122,10 @@ func mcpLoginRun(ctx context.Context, opts *MCPLoginOptions) error {
 		return s.close(Failuref("", "login to %s failed: %s %s", opts.Name, st.State, st.Reason))
 	}
 	file := host.TokenFile(dir, opts.Name)
+	if _, err := os.Stat(file); err != nil {
+		fmt.Fprintf(opts.IO.Out, "%s connected without asking for authorization; there is nothing to store\n", opts.Name)
+		return s.close(nil)
+	}
 	fmt.Fprintf(opts.IO.Out, "Logged in to %s; tokens are in %s\n", opts.Name, f.tilde(file))
 	return s.close(nil)
 }

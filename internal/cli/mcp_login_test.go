@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/testserver/testhttp"
 	"github.com/switchboard-mcp/switchboard/internal/testserver/testoauth"
 )
 
@@ -71,6 +72,16 @@ func TestMCPLoginLogout(t *testing.T) {
 	}
 	if _, stderr, code = w.run(false, "mcp", "logout", "guarded"); code != ExitFailure || !strings.Contains(stderr, "not logged in to guarded") {
 		t.Errorf("second logout: exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestMCPLoginOpenServer(t *testing.T) {
+	srv := testhttp.Start(t, "echo", testhttp.Options{})
+	w := newMgmtWorld(t)
+	w.write(filepath.Join(w.env["SWITCHBOARD_HOME"], "mcp.json"), `{"mcpServers": {"open": {"type": "http", "url": "`+srv.URL+`"}}}`)
+	out, stderr, code := w.run(false, "mcp", "login", "open", "--no-browser")
+	if code != 0 || !strings.Contains(out, "without asking for authorization") {
+		t.Errorf("login to an open server: exit %d\nstdout %q\nstderr %q", code, out, stderr)
 	}
 }
 
