@@ -29,7 +29,7 @@ type gatewayWorld struct {
 	env                   []string
 }
 
-func newGatewayWorld(t *testing.T) *gatewayWorld {
+func newGatewayWorld(t testing.TB) *gatewayWorld {
 	t.Helper()
 	dir := t.TempDir()
 	w := &gatewayWorld{dir: dir, home: filepath.Join(dir, "home"), ws: filepath.Join(dir, "ws")}
@@ -49,7 +49,7 @@ func newGatewayWorld(t *testing.T) *gatewayWorld {
 }
 
 // servers writes the user-scope config: each name runs the echo test server.
-func (w *gatewayWorld) servers(t *testing.T, names ...string) {
+func (w *gatewayWorld) servers(t testing.TB, names ...string) {
 	t.Helper()
 	m := map[string]any{}
 	for _, n := range names {
@@ -59,12 +59,12 @@ func (w *gatewayWorld) servers(t *testing.T, names ...string) {
 	writeJSON(t, filepath.Join(w.sbHome, "mcp.json"), map[string]any{"mcpServers": m})
 }
 
-func (w *gatewayWorld) permissions(t *testing.T, allow, deny []string) {
+func (w *gatewayWorld) permissions(t testing.TB, allow, deny []string) {
 	t.Helper()
 	writeJSON(t, filepath.Join(w.sbHome, "settings.json"), map[string]any{"permissions": map[string]any{"allow": allow, "deny": deny}})
 }
 
-func writeJSON(t *testing.T, path string, v any) {
+func writeJSON(t testing.TB, path string, v any) {
 	t.Helper()
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -81,7 +81,7 @@ func writeJSON(t *testing.T, path string, v any) {
 }
 
 // switchboardBin is the switchboard command testscript put on PATH.
-func switchboardBin(t *testing.T) string {
+func switchboardBin(t testing.TB) string {
 	t.Helper()
 	p, err := exec.LookPath("switchboard")
 	if err != nil {
@@ -90,7 +90,7 @@ func switchboardBin(t *testing.T) string {
 	return p
 }
 
-func (w *gatewayWorld) command(t *testing.T, args ...string) *exec.Cmd {
+func (w *gatewayWorld) command(t testing.TB, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(switchboardBin(t), append([]string{"--workspace", w.ws}, args...)...)
 	cmd.Env = w.env
@@ -334,7 +334,7 @@ var servingRE = regexp.MustCompile(`gateway serving (http://\S+)/mcp`)
 
 // startHTTPGateway starts `switchboard serve --http …` as a process and
 // returns its base URL once it listens; stop sends SIGTERM and waits.
-func startHTTPGateway(t *testing.T, w *gatewayWorld, args ...string) (base string, stop func()) {
+func startHTTPGateway(t testing.TB, w *gatewayWorld, args ...string) (base string, stop func()) {
 	t.Helper()
 	cmd := w.command(t, append([]string{"serve"}, args...)...)
 	stderr, err := cmd.StderrPipe()
