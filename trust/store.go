@@ -93,15 +93,44 @@ type Store struct {
 	mu   sync.Mutex
 	data storeFile
 	err  error
+	// seen is the file as last read (nil: it did not exist), so that a
+	// change made by another process is picked up (see refresh).
+	seen os.FileInfo
 }
 
 // Open reads the store of the Switchboard home directory home. It never
 // fails: a missing file is an empty store, and a bad one is reported by
 // [Store.Err] while the store approves nothing.
+//
+// A Store notices when another process changes the file (an approval
+// given with `switchboard mcp approve` while a gateway runs) and reads it
+// again before its next answer.
 func Open(home string) *Store {
 	s := &Store{path: filepath.Join(home, FileName)}
-	s.data, s.err = readStore(s.path)
+	s.mu.Lock()
+	s.reloadLocked()
+	s.mu.Unlock()
 	return s
+}
+
+// reloadLocked reads the file and remembers which one it read.
+func (s *Store) reloadLocked() {
+	s.seen, _ = os.Stat(s.path)
+	s.data, s.err = readStore(s.path)
+}
+
+// refreshLocked reads the file again if it is not the one last read: it
+// was replaced (every write renames a new file in), changed or removed.
+func (s *Store) refreshLocked() {
+	fi, err := os.Stat(s.path)
+	switch {
+	case err != nil && s.seen == nil:
+		return
+	case err == nil && s.seen != nil && os.SameFile(fi, s.seen) &&
+		fi.ModTime().Equal(s.seen.ModTime()) && fi.Size() == s.seen.Size() && fi.Mode() == s.seen.Mode():
+		return
+	}
+	s.reloadLocked()
 }
 
 // Path is the store's file.
@@ -112,6 +141,7 @@ func (s *Store) Path() string { return s.path }
 func (s *Store) Err() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.refreshLocked()
 	return s.err
 }
 
@@ -119,6 +149,7 @@ func (s *Store) Err() error {
 func (s *Store) Lookup(workspace, name string) (Approval, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.refreshLocked()
 	if s.err != nil {
 		return Approval{}, false
 	}
@@ -133,6 +164,7 @@ func (s *Store) Lookup(workspace, name string) (Approval, bool) {
 func (s *Store) Approved(workspace string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.refreshLocked()
 	ws := s.data.Workspaces[workspace]
 	if s.err != nil || ws == nil {
 		return nil
@@ -215,6 +247,7 @@ func (s *Store) update(change func(*storeFile)) error {
 		return err
 	}
 	s.data, s.err = data, nil
+	s.seen, _ = os.Stat(s.path)
 	return nil
 }
 

@@ -238,3 +238,38 @@ func TestVerdictState(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreSeesOtherProcesses: a long-lived Store (a gateway's) sees an
+// approval, a revoke and damage made through another Store (another
+// process) without being reopened.
+func TestStoreSeesOtherProcesses(t *testing.T) {
+	home := t.TempDir()
+	rs := repoServer("fs", config.Server{Command: "x"})
+	long, other := Open(home), Open(home)
+	if v := long.Check(rs, "/ws"); v.Status != NeedsApproval {
+		t.Fatalf("before: %v", v.Status)
+	}
+	if _, err := other.Approve("/ws", rs, t0); err != nil {
+		t.Fatal(err)
+	}
+	if v := long.Check(rs, "/ws"); v.Status != Approved {
+		t.Errorf("after another process approved: %v", v.Status)
+	}
+	if _, err := other.Revoke("/ws", "fs"); err != nil {
+		t.Fatal(err)
+	}
+	if v := long.Check(rs, "/ws"); v.Status != NeedsApproval {
+		t.Errorf("after another process revoked: %v", v.Status)
+	}
+	other.Approve("/ws", rs, t0)
+	if err := os.WriteFile(filepath.Join(home, FileName), []byte("{broken"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if v := long.Check(rs, "/ws"); v.Status != NeedsApproval || long.Err() == nil {
+		t.Errorf("after the file was damaged: %v, Err %v", v.Status, long.Err())
+	}
+	os.Remove(filepath.Join(home, FileName))
+	if v := long.Check(rs, "/ws"); v.Status != NeedsApproval || long.Err() != nil {
+		t.Errorf("after the file was removed: %v, Err %v", v.Status, long.Err())
+	}
+}

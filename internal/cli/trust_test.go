@@ -318,3 +318,47 @@ func TestApproveCommands(t *testing.T) {
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// TestApprovalWhileRunning: a long-running host (the gateway) holds a
+// project server; `mcp approve` in another process, then a configuration
+// reload (serve watches the Switchboard directory, where trust.json lives),
+// starts it without restarting anything else.
+func TestApprovalWhileRunning(t *testing.T) {
+	w := trustWorld(t, w0server())
+	f, _, _, _ := w.factory(false)
+	cfg, err := f.LoadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt, err := f.launchTrust(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := host.New(cfg, &host.Options{Gate: lt.gate, CloseGrace: 200 * time.Millisecond})
+	defer h.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h.WaitReady(ctx)
+	state := func() host.State {
+		for _, st := range h.Status() {
+			if st.Name == "repo" {
+				return st.State
+			}
+		}
+		return ""
+	}
+	if st := state(); st != host.StateNeedsApproval {
+		t.Fatalf("before: %s", st)
+	}
+	if _, errOut, code := w.run(false, "mcp", "approve", "repo", "--yes"); code != 0 {
+		t.Fatalf("approve: %d\n%s", code, errOut)
+	}
+	res := h.Apply(cfg)
+	if len(res.Regated) != 1 || res.Regated[0] != "repo" {
+		t.Errorf("Apply = %+v, want repo regated", res)
+	}
+	h.WaitReady(ctx)
+	if st := state(); st != host.StateConnected {
+		t.Errorf("after approval and reload: %s", st)
+	}
+}
