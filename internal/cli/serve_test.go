@@ -170,9 +170,9 @@ func TestGatewayStdioGoClient(t *testing.T) {
 
 	ev := &clientEvents{decision: "once", changed: make(chan struct{}, 16)}
 	client := mcp.NewClient(&mcp.Implementation{Name: "gateway-test", Version: "1"}, ev.options())
-	cmd := w.command(t, "serve", "--stdio")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	cmd := w.command(t, "--log-level", "info", "serve", "--stdio")
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
@@ -230,9 +230,33 @@ func TestGatewayStdioGoClient(t *testing.T) {
 	if txt, isErr := callText(t, ctx, cs, "mcp__gamma__echo", map[string]any{"text": "new"}); !isErr && !strings.Contains(txt, "new") {
 		t.Errorf("gamma call: %q", txt)
 	}
-	// Nothing but protocol on stdout: the client would have failed on any
-	// stray line. Logs stay off stdout even at debug level is checked by
-	// the client surviving the whole session above.
+
+	// A save that leaves the file broken changes nothing: the servers it
+	// defines keep running until it is valid again.
+	if err := os.WriteFile(filepath.Join(w.sbHome, "mcp.json"), []byte(`{"mcpServers": {"alpha": `), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitLog := time.Now().Add(30 * time.Second)
+	for !strings.Contains(stderr.String(), "configuration not reloaded") {
+		if time.Now().After(waitLog) {
+			t.Fatalf("no 'configuration not reloaded' after a broken save; stderr:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	names = listNames(t, ctx, cs)
+	for _, want := range []string{"mcp__alpha__echo", "mcp__beta__pid", "mcp__gamma__echo"} {
+		if !names[want] {
+			t.Errorf("after a broken save, tools lack %s", want)
+		}
+	}
+	if again, _ := callText(t, ctx, cs, "mcp__beta__pid", nil); pidRE.FindString(again) != betaPid {
+		t.Errorf("beta restarted on a broken save: %q", again)
+	}
+	// Nothing but protocol reached stdout (the client would have failed
+	// on a stray line), although the log was at info level.
+	if !strings.Contains(stderr.String(), "level=INFO") {
+		t.Errorf("no info logs on stderr at --log-level info:\n%s", stderr.String())
+	}
 }
 
 // TestGatewayHTTP checks §7's HTTP rules on a gateway process: /healthz
@@ -445,4 +469,22 @@ func TestBearer(t *testing.T) {
 			t.Errorf("bearer(%q) = %q, %v", h, got, ok)
 		}
 	}
+}
+
+// syncBuffer is a bytes buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
