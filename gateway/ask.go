@@ -190,3 +190,28 @@ func argsText(args map[string]any) string {
 	}
 	return string(b)
 }
+
+// Prompter is the host.Prompter of a gateway: an elicitation that an
+// upstream server sends during a call is put to the client that made the
+// call, when that client declared elicitation support and takes
+// elicitation/create requests (protocol before 2026-07-28). Otherwise, or
+// when the request does not belong to a call through the gateway, it is
+// declined (SPEC §4: declined when nobody can answer). Its zero value is
+// ready to use.
+type Prompter struct{}
+
+// Elicit implements host.Prompter.
+func (Prompter) Elicit(ctx context.Context, server string, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	st := askFrom(ctx)
+	if st == nil || st.session == nil || !st.canElicit {
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}
+	res, err := st.session.Elicit(ctx, params)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}
+	return res, nil
+}

@@ -21,7 +21,15 @@ func testPermit() host.Permit {
 	return host.PolicyPermit(p, &host.PermitOptions{Asker: &gateway.Asker{}})
 }
 
+// The question rides the call's input requests for a 2026-07-28 client,
+// and is sent as elicitation/create (by the SDK) to an older one.
 func TestAskBecomesElicitation(t *testing.T) {
+	for _, protocol := range []string{"", "2025-11-25"} {
+		t.Run("protocol="+protocol, func(t *testing.T) { askBecomesElicitation(t, protocol) })
+	}
+}
+
+func askBecomesElicitation(t *testing.T, protocol string) {
 	var (
 		mu       sync.Mutex
 		asked    []string
@@ -39,7 +47,7 @@ func TestAskBecomesElicitation(t *testing.T) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": decision}}, nil
 		},
 	}
-	f := startWith(t, fixtureOpts{permit: testPermit(), client: client}, nil, stdio("alpha", "echo"))
+	f := startWith(t, fixtureOpts{permit: testPermit(), client: client, protocol: protocol}, nil, stdio("alpha", "echo"))
 	ctx := ctxFor(t, 30*time.Second)
 	call := func(name string, args map[string]any) *mcp.CallToolResult {
 		t.Helper()
@@ -138,5 +146,48 @@ func TestPermissionQuestionRedactsSecrets(t *testing.T) {
 	}
 	if !strings.Contains(q.Message, `"repo":"o/r"`) || !strings.Contains(q.Message, "no permission rule allows") {
 		t.Errorf("question lacks the arguments or the reason: %s", q.Message)
+	}
+}
+
+// An upstream server's elicitation during a call reaches the calling
+// client (here on protocol 2025-11-25, which takes elicitation/create).
+func TestUpstreamElicitationReachesCaller(t *testing.T) {
+	var asked []string
+	var mu sync.Mutex
+	client := &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			mu.Lock()
+			asked = append(asked, req.Params.Message)
+			mu.Unlock()
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "teal"}}, nil
+		},
+	}
+	f := startWith(t, fixtureOpts{client: client, prompter: gateway.Prompter{}, protocol: "2025-11-25"}, nil, stdio("alpha", "echo"))
+	ctx := ctxFor(t, 30*time.Second)
+	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__alpha__ask", Arguments: map[string]any{"question": "Colour?"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := textOf(t, res); res.IsError || !strings.Contains(got, "answer: teal") {
+		t.Errorf("ask through the gateway: isError %v, %q", res.IsError, got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 1 || asked[0] != "Colour?" {
+		t.Errorf("client was asked %q", asked)
+	}
+}
+
+// A client without elicitation support: the upstream question is declined.
+func TestUpstreamElicitationDeclinedWithoutSupport(t *testing.T) {
+	f := startWith(t, fixtureOpts{prompter: gateway.Prompter{}}, nil, stdio("alpha", "echo"))
+	ctx := ctxFor(t, 30*time.Second)
+	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__alpha__ask", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := textOf(t, res); !strings.Contains(got, "the user chose decline") {
+		t.Errorf("ask without elicitation: %q", got)
 	}
 }

@@ -38,8 +38,10 @@ func stdio(name, ts string, args ...string) config.ResolvedServer {
 
 // fixtureOpts adjust the host a fixture builds.
 type fixtureOpts struct {
-	permit host.Permit
-	client *mcp.ClientOptions
+	permit   host.Permit
+	prompter host.Prompter
+	client   *mcp.ClientOptions
+	protocol string // the client's protocol version ("" for the latest)
 }
 
 type fixture struct {
@@ -67,6 +69,7 @@ func startWith(t *testing.T, fo fixtureOpts, gopts *gateway.Options, servers ...
 		LookupEnv:  func(string) (string, bool) { return "", false },
 		CloseGrace: 500 * time.Millisecond,
 		Permit:     fo.permit,
+		Prompter:   fo.prompter,
 		OnEvent: func(ev host.Event) {
 			gw.Lock()
 			g := gw.g
@@ -104,7 +107,11 @@ func startWith(t *testing.T, fo fixtureOpts, gopts *gateway.Options, servers ...
 		}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, copts)
-	f.session, err = client.Connect(ctx, ct, nil)
+	var so *mcp.ClientSessionOptions
+	if fo.protocol != "" {
+		so = &mcp.ClientSessionOptions{ProtocolVersion: fo.protocol}
+	}
+	f.session, err = client.Connect(ctx, ct, so)
 	if err != nil {
 		t.Fatal(err)
 	}

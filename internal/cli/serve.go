@@ -178,9 +178,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 	setPermit(cfg)
 	prevHook := opts.HostOptions
 	opts.HostOptions = func(ho *host.Options) {
-		// Upstream elicitations cannot reach a person here; they are not
-		// advertised (§4: declined when headless).
-		ho.Prompter = nil
+		// A server's elicitation during a call goes to the calling
+		// client when it can take it, else it is declined.
+		ho.Prompter = gateway.Prompter{}
 		ho.ToolsWait = 0 // the default bound: lists wait for connecting servers
 		if opts.Policy != nil {
 			ho.Permit = func(ctx context.Context, req host.PermitRequest) error {
