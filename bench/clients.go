@@ -151,10 +151,14 @@ func (b *bench) clientCmd(spec clientSpec, node string) (*exec.Cmd, error) {
 
 // latencyRun runs one latency client and returns its figures and its RSS
 // (KiB, read from /proc while its session is still open; 0 if unknown).
-func (b *bench) latencyRun(spec clientSpec, node string) (clientResult, int64, error) {
+func (b *bench) latencyRun(spec clientSpec, node, home string) (clientResult, int64, error) {
 	cmd, err := b.clientCmd(spec, node)
 	if err != nil {
 		return clientResult{}, 0, err
+	}
+	if home != "" {
+		// A switchboard under the client reads no real user configuration.
+		cmd.Env = append(os.Environ(), "HOME="+home)
 	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -40,8 +40,12 @@ type latencySample struct {
 // back in each round.
 func (b *bench) latency() error {
 	targets, npm, npmErr := b.targets()
-	clients := []string{"bare", "host", "ts"}
-	labels := map[string]string{"bare": "Go SDK ClientSession.CallTool", "host": "switchboard host.Call", "ts": "TypeScript SDK client (node)"}
+	clients := []string{"bare", "host", "ts", "relay"}
+	labels := map[string]string{"bare": "Go SDK ClientSession.CallTool", "host": "switchboard host.Call", "ts": "TypeScript SDK client (node)",
+		"relay": "Go SDK client → switchboard serve --stdio → server"}
+	if _, err := b.switchboard(); err != nil {
+		return err
+	}
 	// results[target][client] has one sample per round.
 	results := map[string]map[string][]latencySample{}
 	ratios := map[string]map[string][]float64{}
@@ -59,7 +63,16 @@ func (b *bench) latency() error {
 				}
 				spec := clientSpec{Kind: c, Mode: "latency", N: b.n, Warmup: b.warmup,
 					Command: t.command, Args: t.args, Tool: t.tool, Arguments: t.arguments, SDKRoot: npm.Dir}
-				res, rss, err := b.latencyRun(spec, npm.Node)
+				var home string
+				if c == "relay" {
+					// The bare client, talking to the gateway instead of the server.
+					args, h, err := b.serveArgs("relay", map[string]stdioServer{"srv": {Type: "stdio", Command: t.command, Args: t.args}})
+					if err != nil {
+						return err
+					}
+					spec.Kind, spec.Command, spec.Args, spec.Tool, home = "bare", b.sb, args, "mcp__srv__"+t.tool, h
+				}
+				res, rss, err := b.latencyRun(spec, npm.Node, home)
 				if err != nil {
 					return fmt.Errorf("%s on %s: %w", c, t.name, err)
 				}
@@ -106,7 +119,8 @@ func (b *bench) latency() error {
 	}
 	tb.note("Each client is its own child process; RSS is its VmRSS (/proc) with the session open after the calls.")
 	tb.note("host.Call runs the server under the supervisor process (not counted in the RSS); the bare client spawns it directly.")
-	tb.note("p50 ÷ Go SDK is the median of the per-round ratios (target for host.Call: ≤ 1.10).")
+	tb.note("p50 ÷ Go SDK is the median of the per-round ratios (targets: host.Call ≤ 1.10; the gateway relay, two hops, ≤ 2.2).")
+	tb.note("The relay row's client is the bare Go SDK client; its RSS is the client's, not the gateway's (see the gateway scenario).")
 	if npmErr != nil {
 		tb.note("server-everything and the TypeScript client were skipped: %v", npmErr)
 	}

@@ -9,8 +9,9 @@
 //
 // Scenarios:
 //
-//	latency  call latency p50/p99 and client RSS: bare Go SDK client, host.Call
-//	         and the TypeScript SDK client, each a child process, against the Go
+//	latency  call latency p50/p99 and client RSS: bare Go SDK client, host.Call,
+//	         the TypeScript SDK client and the bare client through
+//	         `switchboard serve --stdio`, each a child process, against the Go
 //	         echo test server and server-everything (npm)
 //	fanout   `switchboard status` on 10 servers that each sleep 1 s before
 //	         they answer (wall time), and on 20 fast servers (the host's own
@@ -22,12 +23,13 @@
 //	cold     one-shot `switchboard call` vs the same call by the TypeScript SDK
 //	         client and a bare Go SDK client, server start included
 //	toolsearch  tool_search (toolsurface.SearchIndex) over 10,000 tools
+//	gateway  `switchboard serve`: RSS with 1 and 20 connected servers, and HTTP
+//	         throughput and p99 with 16 concurrent clients
 //
 // Timings on a shared machine are noisy: each scenario runs -rounds rounds,
 // the peers of one round run back to back (in a rotating order), and the
 // table shows the median over rounds of each figure and of each per-round
-// ratio. The gateway rows of issue 8 (relay, HTTP throughput, gateway RSS)
-// are not here: the gateway does not exist yet.
+// ratio.
 package main
 
 import (
@@ -55,6 +57,7 @@ var scenarios = []struct {
 	{"peers", (*bench).peers},
 	{"cold", (*bench).cold},
 	{"toolsearch", (*bench).toolsearch},
+	{"gateway", (*bench).gateway},
 }
 
 type bench struct {
@@ -112,7 +115,7 @@ func run() error {
 		}) bool {
 			return s.name == w
 		}) {
-			return fmt.Errorf("unknown scenario %q (known: latency, fanout, peers, cold, toolsearch)", w)
+			return fmt.Errorf("unknown scenario %q (known: latency, fanout, peers, cold, toolsearch, gateway)", w)
 		}
 	}
 
@@ -141,7 +144,6 @@ func run() error {
 			failed = true
 		}
 	}
-	fmt.Println("Not measured here: the gateway rows of issue 8 (serve --stdio relay, HTTP throughput, gateway RSS) — the gateway does not exist yet.")
 	if l := loadavg(); l != "" {
 		fmt.Printf("At the end:%s\n", l)
 	}
