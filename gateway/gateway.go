@@ -290,11 +290,28 @@ func (g *Gateway) syncTools(ctx context.Context) error {
 		g.srv.RemoveTools(remove...)
 	}
 	for _, a := range adds {
-		g.srv.AddTool(a.tool, g.callTool)
+		if err := addTool(g.srv, a.tool, g.callTool); err != nil {
+			g.log.Warn("tool not served", "tool", a.name, "error", err)
+			g.mu.Lock()
+			delete(g.tools, a.name)
+			g.mu.Unlock()
+		}
 	}
 	if len(remove)+len(adds) > 0 {
 		g.log.Info("gateway tools changed", "added", len(adds), "removed", len(remove))
 	}
+	return nil
+}
+
+// addTool is Server.AddTool, which panics on a schema it rejects; a tool
+// the SDK will not serve is reported instead of ending the gateway.
+func addTool(srv *mcp.Server, t *mcp.Tool, h mcp.ToolHandler) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	srv.AddTool(t, h)
 	return nil
 }
 
