@@ -18,6 +18,13 @@
 // [Gateway.HandleEvent] (from host.Options.OnEvent) and the gateway re-lists
 // and applies the difference with AddTool/RemoveTools…, which makes the SDK
 // send list_changed to every connected client.
+//
+// Two helpers go into the host's options, since the host is built first:
+// [Asker] (host.PermitOptions.Asker) puts a permission question to the
+// client whose call needs it, as an elicitation, and [Prompter]
+// (host.Options.Prompter) hands an upstream server's elicitation to the
+// client whose call it belongs to. Both find that client through the
+// call's context, so one host can serve many clients at once.
 package gateway
 
 import (
