@@ -139,8 +139,9 @@ func New(h *host.Host, opts *Options) *Gateway {
 	}
 	g.log = o.Logger
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
-		Instructions: o.Instructions,
-		Logger:       o.Logger,
+		Instructions:      o.Instructions,
+		Logger:            o.Logger,
+		CompletionHandler: g.complete,
 		// Servers come and go: advertise every list, with list_changed,
 		// even while it is empty.
 		Capabilities: &mcp.ServerCapabilities{
@@ -543,6 +544,46 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	return g.h.ReadResource(ctx, r.server, uri)
+}
+
+// complete forwards completion/complete for a prompt (<server>:<prompt>)
+// or a resource to the server that offers it. Anything else completes to
+// nothing.
+func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	p := req.Params
+	empty := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
+	if p == nil || p.Ref == nil {
+		return empty, nil
+	}
+	ref := *p.Ref
+	var server string
+	g.mu.Lock()
+	switch ref.Type {
+	case "ref/prompt":
+		if r, ok := g.prompts[ref.Name]; ok {
+			server, ref.Name = r.server, r.prompt
+		}
+	case "ref/resource":
+		if r, ok := g.resources[ref.URI]; ok {
+			server = r.server
+		}
+	}
+	g.mu.Unlock()
+	if server == "" {
+		return empty, nil
+	}
+	var given map[string]string
+	if p.Context != nil {
+		given = p.Context.Arguments
+	}
+	res, err := g.h.Complete(ctx, server, &ref, p.Argument.Name, p.Argument.Value, given)
+	if err != nil {
+		return nil, err
+	}
+	if res.Values == nil {
+		res.Values = []string{}
+	}
+	return &mcp.CompleteResult{Completion: *res}, nil
 }
 
 // Names of the admin tools (Options.AdminTools). They are not namespaced
