@@ -182,6 +182,11 @@ func startSessionWith(ctx context.Context, o *runtimeOptions, cfg *config.Resolv
 	}
 	hopts.AllowPrivateNetworkForProjectServers = o.Private != nil && o.Private(cfg.Workspace)
 	hopts.ToolModifiers = mods
+	if o.Home != "" {
+		// Stored tokens are used and refreshed; a new authorization is
+		// `mcp login`'s (mcp_login.go).
+		hopts.OAuth = &host.OAuthOptions{Dir: oauthDir(o.Home)}
+	}
 	if o.HostOptions != nil {
 		o.HostOptions(hopts)
 	}
