@@ -186,12 +186,14 @@ func (h *Host) serverAuthFor(name string, def config.Server, base http.RoundTrip
 	c := *client
 	c.Transport = &dpopClientTransport{a: a, base: inner}
 	a.client = &c
-	if o.Fresh {
-		// nothing stored is used
-	} else if st, err := loadStoredAuth(o.Dir, name); err != nil {
+	switch st, err := loadStoredAuth(o.Dir, name); {
+	case o.Fresh:
+	case err != nil:
 		h.log.Warn("oauth: ignoring unreadable token file", "server", name, "error", err.Error())
-	} else if st != nil && st.Resource == def.URL && st.Token != nil {
-		a.stored = a.persisting(st.config(), st.tokenSource(a.ctx(), client), st)
+	case st != nil && st.Resource == def.URL && !tokenIsDPoP(st.Token):
+		// A token is bound to the URL it was issued for. (DPoP-bound
+		// tokens are not reused: their key lives as long as the Host.)
+		a.stored = a.persisting(st.tokenSource(a.ctx(), client), st)
 	}
 	if h.oauth.m == nil {
 		h.oauth.m = map[string]*serverAuth{}
@@ -475,7 +477,7 @@ func (a *serverAuth) newHandler() (auth.OAuthHandler, error) {
 			if err := saveStoredAuth(o.Dir, a.name, st); err != nil {
 				a.h.log.Warn("oauth: could not save the token", "server", a.name, "error", err.Error())
 			}
-			return a.persisting(cfg, cfg.TokenSource(context.WithValue(a.ctx(), oauth2.HTTPClient, a.client), tok), st), nil
+			return a.persisting(cfg.TokenSource(context.WithValue(a.ctx(), oauth2.HTTPClient, a.client), tok), st), nil
 		},
 	}
 	if o.ClientMetadataURL != "" {

@@ -139,7 +139,7 @@ func Logout(dir, server string) (bool, error) {
 }
 
 // persisting wraps a token source so a refreshed token is saved.
-func (a *serverAuth) persisting(cfg *oauth2.Config, ts oauth2.TokenSource, st *storedAuth) oauth2.TokenSource {
+func (a *serverAuth) persisting(ts oauth2.TokenSource, st *storedAuth) oauth2.TokenSource {
 	return &savingSource{a: a, ts: ts, st: *st}
 }
 
