@@ -131,6 +131,11 @@ func FuzzMatch(f *testing.F) {
 		}
 
 		d := New(NewRule(Allow, rule, userSrc)).Decide(req)
+		for _, list := range []Action{Allow, Ask, Deny} {
+			checkReference(t, New(NewRule(list, rule, userSrc), NewRule(Allow, "mcp__"+server, projectSrc)), req)
+			checkReference(t, New(NewRule(list, rule, userSrc)), vreq)
+		}
+		checkReference(t, New(NewRule(Allow, rule, userSrc), NewRule(Ask, rule, projectSrc), NewRule(Deny, variant(name)+args, managedSrc)), req)
 		if d.Action == Deny || (d.Action == Allow && (grammarNever(rule) || p.AllTools())) {
 			t.Fatalf("allow %q decided %+v", rule, d)
 		}

@@ -120,6 +120,7 @@ func Load(opts *LoadOptions) *Policy {
 			add(Source{Scope: ScopeProject, File: pf}, s)
 		}
 	}
+	p.compile()
 	return p
 }
 

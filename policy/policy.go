@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -94,28 +95,57 @@ func (r Rule) Problem() string {
 	return ""
 }
 
-// effective reports whether the rule can decide anything.
-func (r Rule) effective() bool { return r.Problem() == "" }
+// effective reports whether the rule can decide anything: Problem() is
+// "" (checked without building its message).
+func (r *Rule) effective() bool {
+	switch {
+	case r.err != nil, r.pat.Never() != "":
+		return false
+	case r.List == Allow && (r.Source.Scope == ScopeProject || r.pat.kind == kindAll):
+		return false
+	}
+	return true
+}
 
 // Matches reports whether the rule applies to req. Argument globs of allow
 // rules must match both the value and, for a path, its cleaned form; those
 // of deny and ask rules match either, so that "/tmp/../etc" neither slips
 // past a deny of /etc/** nor into an allow of /tmp/**.
 func (r Rule) Matches(req Request) bool {
-	if !r.effective() || !r.pat.matchName(req) {
+	if !r.effective() {
+		return false
+	}
+	fr := foldRequest(req)
+	return r.matches(&fr, req.Args)
+}
+
+// matches is Matches for an effective rule and a folded request.
+func (r *Rule) matches(fr *foldedRequest, args map[string]any) bool {
+	if !r.pat.matchFolded(fr) {
 		return false
 	}
 	strict := r.List == Allow
-	return r.pat.matchArgs(req.Args, func(re *regexp.Regexp, v string) bool {
-		raw, clean, differ := cleanVariants(v)
-		if !differ {
-			return re.MatchString(raw)
+	for i := range r.pat.args {
+		a := &r.pat.args[i]
+		v, ok := args[a.key].(string)
+		if !ok || !matchValue(a.re, v, strict) {
+			return false
 		}
-		if strict {
-			return re.MatchString(raw) && re.MatchString(clean)
-		}
-		return re.MatchString(raw) || re.MatchString(clean)
-	})
+	}
+	return true
+}
+
+// matchValue matches one argument glob: for a path that cleaning changes,
+// strict (allow) needs both forms to match, others either.
+func matchValue(re *regexp.Regexp, v string, strict bool) bool {
+	raw, clean, differ := cleanVariants(v)
+	if !differ {
+		return re.MatchString(raw)
+	}
+	if strict {
+		return re.MatchString(raw) && re.MatchString(clean)
+	}
+	return re.MatchString(raw) || re.MatchString(clean)
 }
 
 // Annotations are the hints a server declares for a tool. They are
@@ -169,11 +199,72 @@ type Policy struct {
 	// allowOff, when set, is why every allow rule is off: a settings file
 	// could not be read, so the deny rules it may hold are unknown.
 	allowOff string
+	// lists are the effective rules by list, prepared once by compile.
+	lists *ruleLists
+}
+
+// ruleLists are a Policy's effective rules of each list, each list in the
+// order rules are reported in (scope, then source order), with their
+// reasons rendered once: Decide takes the first that matches.
+type ruleLists struct {
+	deny, ask, allow []compiledRule
+}
+
+type compiledRule struct {
+	rule   *Rule
+	reason string // the Decision's reason when this rule decides
+	// destructive is the reason when an allow rule is overridden by the
+	// tool's destructiveHint.
+	destructive string
+}
+
+// compile prepares p.lists from p.rules; New, With and Load call it before
+// the Policy is shared.
+func (p *Policy) compile() {
+	p.lists = compileRules(p.rules)
+}
+
+func compileRules(rules []Rule) *ruleLists {
+	l := &ruleLists{}
+	for i := range rules {
+		r := &rules[i]
+		if !r.effective() {
+			continue
+		}
+		s := r.String()
+		switch r.List {
+		case Deny:
+			l.deny = append(l.deny, compiledRule{rule: r, reason: "denied by rule " + s})
+		case Ask:
+			l.ask = append(l.ask, compiledRule{rule: r, reason: "rule " + s + " says to ask"})
+		case Allow:
+			l.allow = append(l.allow, compiledRule{rule: r, reason: "allowed by rule " + s,
+				destructive: "the tool declares destructiveHint: true, so it is asked for even though rule " + s + " allows it"})
+		}
+	}
+	for _, list := range [][]compiledRule{l.deny, l.ask, l.allow} {
+		sort.SliceStable(list, func(i, j int) bool {
+			return scopeOrder[list[i].rule.Source.Scope] < scopeOrder[list[j].rule.Source.Scope]
+		})
+	}
+	return l
+}
+
+// first returns the first rule of list that matches, or nil.
+func first(list []compiledRule, fr *foldedRequest, args map[string]any) *compiledRule {
+	for i := range list {
+		if list[i].rule.matches(fr, args) {
+			return &list[i]
+		}
+	}
+	return nil
 }
 
 // New returns a Policy of rules.
 func New(rules ...Rule) *Policy {
-	return &Policy{rules: append([]Rule(nil), rules...)}
+	p := &Policy{rules: append([]Rule(nil), rules...)}
+	p.compile()
+	return p
 }
 
 // RulesFrom returns the rules of a settings document's "permissions"
@@ -196,9 +287,10 @@ func RulesFrom(src Source, allow, ask, deny []string) []Rule {
 func (p *Policy) With(rules ...Rule) *Policy {
 	q := &Policy{}
 	if p != nil {
-		*q = *p
+		q.rules, q.problems, q.allowOff = p.rules, p.problems, p.allowOff
 	}
 	q.rules = append(append([]Rule(nil), q.rules...), rules...)
+	q.compile()
 	return q
 }
 
@@ -216,46 +308,38 @@ func (p *Policy) Rules() []Rule {
 // ask. Among rules of one list the administrator's (managed) is reported
 // first and the repository's (project) last.
 func (p *Policy) Decide(req Request) Decision {
+	var lists *ruleLists
+	allowOff := ""
+	if p != nil {
+		lists, allowOff = p.lists, p.allowOff
+		if lists == nil && len(p.rules) > 0 {
+			lists = compileRules(p.rules) // not built by New, With or Load
+		}
+	}
+	if lists != nil {
+		fr := foldRequest(req)
+		decided := func(a Action, c *compiledRule, reason string) Decision {
+			r := *c.rule // the caller's copy
+			return Decision{Action: a, Rule: &r, Reason: reason}
+		}
+		if c := first(lists.deny, &fr, req.Args); c != nil {
+			return decided(Deny, c, c.reason)
+		}
+		if c := first(lists.ask, &fr, req.Args); c != nil {
+			return decided(Ask, c, c.reason)
+		}
+		if allowOff == "" {
+			if c := first(lists.allow, &fr, req.Args); c != nil {
+				if req.Annotations.DestructiveHint {
+					return decided(Ask, c, c.destructive)
+				}
+				return decided(Allow, c, c.reason)
+			}
+		}
+	}
 	tool := req.Tool
 	if tool == "" {
 		tool = mcpPrefix + req.Server + "__" + req.ToolName
-	}
-	var rules []Rule
-	allowOff := ""
-	if p != nil {
-		rules, allowOff = p.rules, p.allowOff
-	}
-	first := func(list Action) *Rule {
-		var best *Rule
-		for i := range rules {
-			r := &rules[i]
-			if r.List != list || !r.Matches(req) {
-				continue
-			}
-			if best == nil || scopeOrder[r.Source.Scope] < scopeOrder[best.Source.Scope] {
-				best = r
-			}
-		}
-		if best != nil {
-			c := *best
-			return &c
-		}
-		return nil
-	}
-	if r := first(Deny); r != nil {
-		return Decision{Action: Deny, Rule: r, Reason: fmt.Sprintf("denied by rule %s", r)}
-	}
-	if r := first(Ask); r != nil {
-		return Decision{Action: Ask, Rule: r, Reason: fmt.Sprintf("rule %s says to ask", r)}
-	}
-	if allowOff == "" {
-		if r := first(Allow); r != nil {
-			if req.Annotations.DestructiveHint {
-				return Decision{Action: Ask, Rule: r, Reason: fmt.Sprintf(
-					"the tool declares destructiveHint: true, so it is asked for even though rule %s allows it", r)}
-			}
-			return Decision{Action: Allow, Rule: r, Reason: fmt.Sprintf("allowed by rule %s", r)}
-		}
 	}
 	reason := "no permission rule allows " + tool
 	if allowOff != "" {

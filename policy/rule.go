@@ -227,11 +227,20 @@ func compileGlob(g string) *regexp.Regexp {
 
 // fold maps a name onto the alphabet rules compare in: ASCII letters
 // lower-cased, digits and _ kept, and every other character (-, ., and
-// whatever a server's name holds that a tool name cannot) made _.
+// whatever a server's name holds that a tool name cannot) made _. A name
+// already in that alphabet is returned as it is, without allocating.
 func fold(s string) string {
+	i := 0
+	for i < len(s) && isFolded(s[i]) {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
 	var b strings.Builder
 	b.Grow(len(s))
-	for _, r := range s {
+	b.WriteString(s[:i])
+	for _, r := range s[i:] {
 		switch {
 		case r >= 'A' && r <= 'Z':
 			b.WriteRune(r + 'a' - 'A')
@@ -242,6 +251,11 @@ func fold(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// isFolded reports whether fold keeps the byte c as it is.
+func isFolded(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '*'
 }
 
 // Text returns the rule as written.
@@ -299,26 +313,58 @@ func (p Pattern) Match(req Request) bool {
 // matchName compares the name part with the request's server and tool, and
 // with its full model-visible name (which may be a cut, hashed form).
 func (p Pattern) matchName(req Request) bool {
+	fr := foldRequest(req)
+	return p.matchFolded(&fr)
+}
+
+// foldedRequest is a request's names folded once, for comparing with
+// every rule of a policy.
+type foldedRequest struct {
+	server string // folded server name ("" when none)
+	tool   string // folded tool name ("" when none)
+	full   string // folded full name after "mcp__" ("" when it has none)
+	anyMCP bool   // the request names an MCP tool (for mcp__*)
+}
+
+func foldRequest(req Request) foldedRequest {
 	server, tool := req.Server, req.ToolName
 	if server == "" {
 		if rest, ok := strings.CutPrefix(req.Tool, mcpPrefix); ok {
 			server, tool, _ = strings.Cut(rest, "__")
 		}
 	}
-	s := fold(server)
+	fr := foldedRequest{
+		server: fold(server),
+		tool:   fold(tool),
+		anyMCP: server != "" || strings.HasPrefix(req.Tool, mcpPrefix),
+	}
+	if full, ok := strings.CutPrefix(fold(req.Tool), mcpPrefix); ok {
+		fr.full = full
+	}
+	return fr
+}
+
+// matchFolded is matchName on a folded request.
+func (p *Pattern) matchFolded(fr *foldedRequest) bool {
 	switch p.kind {
 	case kindAll:
-		return server != "" || strings.HasPrefix(req.Tool, mcpPrefix)
+		return fr.anyMCP
 	case kindServer:
-		return s != "" && p.name == s
+		return fr.server != "" && p.name == fr.server
 	case kindName:
-		if s != "" && (p.name == s || (tool != "" && p.name == s+"__"+fold(tool))) {
+		if fr.server != "" && (p.name == fr.server || (fr.tool != "" && isJoined(p.name, fr.server, fr.tool))) {
 			return true
 		}
-		full, ok := strings.CutPrefix(fold(req.Tool), mcpPrefix)
-		return ok && full != "" && p.name == full
+		return fr.full != "" && p.name == fr.full
 	}
 	return false
+}
+
+// isJoined reports whether name is server + "__" + tool, without building
+// the joined string.
+func isJoined(name, server, tool string) bool {
+	return len(name) == len(server)+2+len(tool) &&
+		name[:len(server)] == server && name[len(server):len(server)+2] == "__" && name[len(server)+2:] == tool
 }
 
 // matchArgs checks every argument constraint with match.
