@@ -10,7 +10,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
@@ -79,24 +78,11 @@ func slashCommands(prompts []host.Prompt) *toolsurface.SlashCommands {
 }
 
 func promptsRun(ctx context.Context, opts *PromptsOptions) (err error) {
-	cfg, err := opts.Config()
-	if err != nil {
-		return err
-	}
-	var keep func(config.ResolvedServer) bool
-	if opts.Server != "" {
-		if cfg.Server(opts.Server) == nil {
-			return unknownServer(opts.IO.ErrOut, cfg, opts.Server)
-		}
-		keep = serverOnly(opts.Server)
-	}
-	s, err := startSessionWith(ctx, &opts.runtimeOptions, cfg, keep)
+	s, lctx, cancel, err := startListing(ctx, &opts.runtimeOptions, opts.Server)
 	if err != nil {
 		return err
 	}
 	defer func() { err = s.close(err) }()
-	s.wait(ctx, opts.Wait)
-	lctx, cancel := context.WithTimeout(ctx, max(opts.Wait, 2*time.Second))
 	defer cancel()
 	prompts, warnings, lerr := s.h.Prompts(lctx)
 	if lerr != nil && ctx.Err() != nil {

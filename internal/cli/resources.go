@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
@@ -63,24 +61,11 @@ type resourceJSON struct {
 func resourceRef(server, uri string) string { return toolsurface.ResourceRef(server, uri) }
 
 func resourcesRun(ctx context.Context, opts *ResourcesOptions) (err error) {
-	cfg, err := opts.Config()
-	if err != nil {
-		return err
-	}
-	var keep func(config.ResolvedServer) bool
-	if opts.Server != "" {
-		if cfg.Server(opts.Server) == nil {
-			return unknownServer(opts.IO.ErrOut, cfg, opts.Server)
-		}
-		keep = serverOnly(opts.Server)
-	}
-	s, err := startSessionWith(ctx, &opts.runtimeOptions, cfg, keep)
+	s, lctx, cancel, err := startListing(ctx, &opts.runtimeOptions, opts.Server)
 	if err != nil {
 		return err
 	}
 	defer func() { err = s.close(err) }()
-	s.wait(ctx, opts.Wait)
-	lctx, cancel := context.WithTimeout(ctx, max(opts.Wait, 2*time.Second))
 	defer cancel()
 	resources, warnings, lerr := s.h.Resources(lctx)
 	if lerr != nil && ctx.Err() != nil {

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
@@ -86,25 +84,11 @@ func toolsRun(ctx context.Context, opts *ToolsOptions) (err error) {
 			return UsageErr(err, "pass --provider openai, anthropic or gemini")
 		}
 	}
-	cfg, err := opts.Config()
-	if err != nil {
-		return err
-	}
-	var keep func(config.ResolvedServer) bool
-	if opts.Server != "" {
-		if cfg.Server(opts.Server) == nil {
-			return unknownServer(opts.IO.ErrOut, cfg, opts.Server)
-		}
-		keep = serverOnly(opts.Server)
-	}
-	s, err := startSessionWith(ctx, &opts.runtimeOptions, cfg, keep)
+	s, lctx, cancel, err := startListing(ctx, &opts.runtimeOptions, opts.Server)
 	if err != nil {
 		return err
 	}
 	defer func() { err = s.close(err) }()
-
-	s.wait(ctx, opts.Wait)
-	lctx, cancel := context.WithTimeout(ctx, max(opts.Wait, 2*time.Second))
 	defer cancel()
 	list, err := s.h.Tools(lctx)
 	if err != nil && ctx.Err() != nil {
