@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"sort"
 	"sync"
 
@@ -75,21 +76,12 @@ func (h *Host) Tools(ctx context.Context) (*ToolList, error) {
 // Prompts returns the prompts of every connected server (see Tools for the
 // waiting rule).
 func (h *Host) Prompts(ctx context.Context) ([]Prompt, []string, error) {
-	var out []Prompt
-	var warnings []string
-	err := h.eachReady(ctx, &warnings, func(ctx context.Context, s *server) (func(), error) {
-		items, err := fetchList(ctx, s, s.prompts, func(ctx context.Context, c *conn) ([]*mcp.Prompt, error) {
-			if !c.serves(func(caps *mcp.ServerCapabilities) bool { return caps.Prompts != nil }) {
-				return nil, nil
-			}
-			return collect(c.session.Prompts(ctx, nil))
-		})
-		return func() {
-			for _, p := range items {
-				out = append(out, Prompt{Server: s.name, Prompt: p})
-			}
-		}, err
-	})
+	out, warnings, err := gather(ctx, h, func(s *server) *listCache[*mcp.Prompt] { return s.prompts },
+		func(caps *mcp.ServerCapabilities) bool { return caps.Prompts != nil },
+		func(ctx context.Context, cs *mcp.ClientSession) iter.Seq2[*mcp.Prompt, error] {
+			return cs.Prompts(ctx, nil)
+		},
+		func(server string, p *mcp.Prompt) Prompt { return Prompt{Server: server, Prompt: p} })
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Server != out[j].Server {
 			return out[i].Server < out[j].Server
@@ -102,26 +94,42 @@ func (h *Host) Prompts(ctx context.Context) ([]Prompt, []string, error) {
 // Resources returns the resources of every connected server (see Tools for
 // the waiting rule).
 func (h *Host) Resources(ctx context.Context) ([]Resource, []string, error) {
-	var out []Resource
-	var warnings []string
-	err := h.eachReady(ctx, &warnings, func(ctx context.Context, s *server) (func(), error) {
-		items, err := fetchList(ctx, s, s.resources, func(ctx context.Context, c *conn) ([]*mcp.Resource, error) {
-			if !c.serves(func(caps *mcp.ServerCapabilities) bool { return caps.Resources != nil }) {
-				return nil, nil
-			}
-			return collect(c.session.Resources(ctx, nil))
-		})
-		return func() {
-			for _, r := range items {
-				out = append(out, Resource{Server: s.name, Resource: r})
-			}
-		}, err
-	})
+	out, warnings, err := gather(ctx, h, func(s *server) *listCache[*mcp.Resource] { return s.resources },
+		func(caps *mcp.ServerCapabilities) bool { return caps.Resources != nil },
+		func(ctx context.Context, cs *mcp.ClientSession) iter.Seq2[*mcp.Resource, error] {
+			return cs.Resources(ctx, nil)
+		},
+		func(server string, r *mcp.Resource) Resource { return Resource{Server: server, Resource: r} })
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Server != out[j].Server {
 			return out[i].Server < out[j].Server
 		}
 		return out[i].Resource.URI < out[j].Resource.URI
+	})
+	return out, warnings, err
+}
+
+// gather collects one kind of list (prompts, resources) from every ready
+// server: cache picks the server's cache, declared says whether the server
+// offers the feature, list fetches it, and wrap pairs an item with its server.
+func gather[T, O any](ctx context.Context, h *Host, cache func(*server) *listCache[*T],
+	declared func(*mcp.ServerCapabilities) bool,
+	list func(context.Context, *mcp.ClientSession) iter.Seq2[*T, error],
+	wrap func(server string, item *T) O) ([]O, []string, error) {
+	var out []O
+	var warnings []string
+	err := h.eachReady(ctx, &warnings, func(ctx context.Context, s *server) (func(), error) {
+		items, err := fetchList(ctx, s, cache(s), func(ctx context.Context, c *conn) ([]*T, error) {
+			if !c.serves(declared) {
+				return nil, nil
+			}
+			return collect(list(ctx, c.session))
+		})
+		return func() {
+			for _, it := range items {
+				out = append(out, wrap(s.name, it))
+			}
+		}, err
 	})
 	return out, warnings, err
 }
