@@ -212,3 +212,30 @@ func FuzzRedirectTarget(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseSigningKey(f *testing.F) {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	der, _ := x509.MarshalPKCS8PrivateKey(key)
+	f.Add(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), "ES256")
+	sec1, _ := x509.MarshalECPrivateKey(key)
+	f.Add(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: sec1}), "")
+	f.Add([]byte("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"), "RS256")
+	f.Fuzz(func(t *testing.T, data []byte, alg string) {
+		s, err := parseSigningKey(data, alg)
+		if err != nil {
+			if s != nil {
+				t.Fatalf("error with a signer")
+			}
+			if strings.Contains(err.Error(), "BEGIN") {
+				t.Fatalf("error quotes the key: %v", err)
+			}
+			return
+		}
+		if alg != "" && s.alg != alg {
+			t.Fatalf("asked for %s, got %s", alg, s.alg)
+		}
+		if _, err := s.sign(nil, map[string]any{"iss": "x"}); err != nil {
+			t.Fatalf("a parsed key cannot sign: %v", err)
+		}
+	})
+}
