@@ -62,8 +62,11 @@ type Asker struct {
 // askState carries one call's client, capabilities and answers from the
 // gateway's tool handler to the Asker, and the question back.
 type askState struct {
-	session   *mcp.ServerSession
-	canElicit bool
+	session *mcp.ServerSession
+	// caps returns the client's capabilities for this call. It is read
+	// only when a question comes up: the SDK decodes them afresh from the
+	// request's _meta each time, which most calls never need.
+	caps      func() *mcp.ClientCapabilities
 	responses mcp.InputResponseMap
 	state     string // RequestState echoed by the client
 
@@ -72,6 +75,15 @@ type askState struct {
 }
 
 type askKey struct{}
+
+// canElicit reports whether the client can answer an elicitation.
+func (st *askState) canElicit() bool {
+	if st.caps == nil {
+		return false
+	}
+	c := st.caps()
+	return c != nil && c.Elicitation != nil
+}
 
 func askFrom(ctx context.Context) *askState {
 	st, _ := ctx.Value(askKey{}).(*askState)
@@ -102,7 +114,7 @@ func (a *Asker) AskPermission(ctx context.Context, req host.PermitRequest, d pol
 		}
 		return host.AnswerDeny, nil
 	}
-	if !st.canElicit {
+	if !st.canElicit() {
 		return host.AnswerDeny, ErrCannotAsk
 	}
 	st.question, st.key = PermissionQuestion(req, d), key
@@ -203,7 +215,7 @@ type Prompter struct{}
 // Elicit implements host.Prompter.
 func (Prompter) Elicit(ctx context.Context, server string, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	st := askFrom(ctx)
-	if st == nil || st.session == nil || !st.canElicit {
+	if st == nil || st.session == nil || !st.canElicit() {
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}
 	res, err := st.session.Elicit(ctx, params)

@@ -362,11 +362,9 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	ask := &askState{
 		session:   req.Session,
+		caps:      req.ClientCapabilities,
 		responses: req.Params.InputResponses,
 		state:     req.Params.RequestState,
-	}
-	if caps := req.ClientCapabilities(); caps != nil && caps.Elicitation != nil {
-		ask.canElicit = true
 	}
 	ctx = context.WithValue(ctx, askKey{}, ask)
 	server, tool := g.routeOf(name)
@@ -380,7 +378,17 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 			RequestState:  ask.key,
 		}, nil
 	}
-	g.log.Info("gateway call", "tool", name, "duration_ms", time.Since(start).Milliseconds(), "ok", err == nil && res != nil && !res.IsError)
+	// A call that worked is logged at debug: at info, every call of a
+	// busy session was a synchronous write to the log file. Failures stay
+	// at info.
+	ok := err == nil && res != nil && !res.IsError
+	level := slog.LevelInfo
+	if ok {
+		level = slog.LevelDebug
+	}
+	if g.log.Enabled(ctx, level) {
+		g.log.Log(ctx, level, "gateway call", "tool", name, "duration_ms", time.Since(start).Milliseconds(), "ok", ok)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -163,7 +163,7 @@ func (h *Host) permit(ctx context.Context, s *server, tool string, args any) (an
 	}
 	req := PermitRequest{Tool: toolName(s.name, tool), Server: s.name, ToolName: tool}
 	if args != nil {
-		raw, err := json.Marshal(args)
+		raw, err := argsJSON(args)
 		if err != nil {
 			return nil, fmt.Errorf("%s: arguments: %w", req.Tool, err)
 		}
@@ -193,4 +193,14 @@ func (h *Host) permit(ctx context.Context, s *server, tool string, args any) (an
 		return nil, err
 	}
 	return args, nil
+}
+
+// argsJSON returns the JSON of a call's arguments. Valid JSON handed in as
+// json.RawMessage (as the gateway relays it) is used as it is: json.Marshal
+// would only have copied it compacted.
+func argsJSON(args any) ([]byte, error) {
+	if raw, ok := args.(json.RawMessage); ok && json.Valid(raw) {
+		return raw, nil
+	}
+	return json.Marshal(args)
 }
