@@ -185,7 +185,7 @@ type Host struct {
 	router  *toolsurface.Router
 	// deferred holds the tools tool_search activated (deferred.go).
 	deferred deferState
-	oauth   oauthAuths
+	oauth    oauthAuths
 	// secrets are the configured env and header values (and headersHelper
 	// output) scrubbed from logs, status reasons and stderr tails.
 	secrets *redact.Set

@@ -22,7 +22,9 @@ func TestAllowPrivateNetworkSources(t *testing.T) {
 		{"local for another workspace", func(w *rtWorld, _ *Factory) {
 			w.writeJSON(filepath.Join(w.sb, "settings.json"), map[string]any{"projects": map[string]any{w.work: on}})
 		}, false},
-		{"managed", func(w *rtWorld, _ *Factory) { w.writeJSON(filepath.Join(w.work, "managed", "managed-settings.json"), on) }, true},
+		{"managed", func(w *rtWorld, _ *Factory) {
+			w.writeJSON(filepath.Join(w.work, "managed", "managed-settings.json"), on)
+		}, true},
 		{"--settings", func(_ *rtWorld, f *Factory) { f.Global.Settings = `{"allowPrivateNetworkForProjectServers": true}` }, true},
 		{"the repository's settings", func(w *rtWorld, _ *Factory) {
 			w.writeJSON(filepath.Join(w.proj, ".switchboard", "settings.json"), on)

@@ -77,7 +77,7 @@ func TestPromptCompletion(t *testing.T) {
 		}
 		for _, want := range []string{
 			"suggestions: Engineering, Sales, Marketing, Support",
-			"  suggestions: Engineering\n", // the answer "Eng?" asks for more
+			"  suggestions: Engineering\n",     // the answer "Eng?" asks for more
 			"suggestions: Alice, Bob, Charlie", // names of the department chosen
 		} {
 			if !strings.Contains(errOut.String(), want) {
