@@ -2,7 +2,11 @@ package gateway_test
 
 import (
 	"context"
+	"log/slog"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"testing"
 	"time"
@@ -65,29 +69,120 @@ func BenchmarkGatewayCall(b *testing.B) {
 	}
 	defer bare.Close()
 
+	alternate(b, cs, "mcp__echo__echo", bare, "echo")
+}
+
+// relayEnv makes this test binary a relay process: a Gateway on stdio
+// over a host with the echo test server, as `switchboard serve --stdio`
+// runs (PolicyPermit, a JSON log file at info). Its value is a directory
+// for the log and, if relayProfileEnv is set, a CPU profile of the relay.
+const (
+	relayEnv        = "SWITCHBOARD_BENCH_RELAY"
+	relayProfileEnv = "SWITCHBOARD_BENCH_RELAY_CPUPROFILE"
+)
+
+func init() {
+	dir, ok := os.LookupEnv(relayEnv)
+	if !ok {
+		return
+	}
+	profile := os.Getenv(relayProfileEnv)
+	os.Unsetenv(relayEnv) // not for the servers and supervisors it starts
+	os.Unsetenv(relayProfileEnv)
+	if profile != "" {
+		if f, err := os.Create(profile); err == nil {
+			pprof.StartCPUProfile(f)
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
+	logf, err := os.OpenFile(filepath.Join(dir, "relay.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		panic(err)
+	}
+	defer logf.Close()
+	log := slog.New(slog.NewJSONHandler(logf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	h := host.New(&config.Resolved{Servers: []config.ResolvedServer{stdio("echo", "echo")}}, &host.Options{
+		Logger:     log,
+		CloseGrace: 500 * time.Millisecond,
+		Permit: host.PolicyPermit(policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser},
+			[]string{"mcp__echo"}, nil, []string{"mcp__echo__destructive"})...), nil),
+	})
+	g := gateway.New(h, &gateway.Options{Logger: log})
+	ctx := context.Background()
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	h.WaitReady(wctx)
+	cancel()
+	g.Sync(ctx)
+	g.Server().Run(ctx, &mcp.StdioTransport{})
+	g.Close()
+	h.Close()
+	pprof.StopCPUProfile()
+	os.Exit(0)
+}
+
+// BenchmarkGatewayRelay is the relay of `serve --stdio` with its process
+// hop: a Go SDK client calls the echo test server through a relay child
+// process (this binary: see relayEnv), alternating call by call with a
+// bare client of a second echo server process; it reports each p50 and
+// their ratio (target ≤ 2.2). With SWITCHBOARD_BENCH_RELAY_CPUPROFILE=file
+// the relay writes its own CPU profile:
+//
+//	go test ./gateway -run '^$' -bench GatewayRelay -benchtime 3000x -count 5
+//	go test -c -o gw.test ./gateway && SWITCHBOARD_BENCH_RELAY_CPUPROFILE=$PWD/relay.prof ./gw.test -test.run '^$' -test.bench GatewayRelay -test.benchtime 10000x
+//	go tool pprof -top -cum gw.test relay.prof
+func BenchmarkGatewayRelay(b *testing.B) {
+	ctx := context.Background()
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(self, "-test.run", "^$")
+	cmd.Env = append(os.Environ(), relayEnv+"="+b.TempDir())
+	cmd.Stderr = os.Stderr
+	copts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
+	relay, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, copts).
+		Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer relay.Close()
+	name, args := testserver.Command("echo")
+	bare, err := mcp.NewClient(&mcp.Implementation{Name: "bare", Version: "1"}, copts).
+		Connect(ctx, &mcp.CommandTransport{Command: exec.Command(name, args...), TerminateDuration: time.Second}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bare.Close()
+	alternate(b, relay, "mcp__echo__echo", bare, "echo")
+}
+
+// alternate calls tool a on sa and tool d on sd once per iteration, which
+// goes first alternating, and reports the p50 of each and their ratio.
+func alternate(b *testing.B, sa *mcp.ClientSession, a string, sd *mcp.ClientSession, d string) {
+	ctx := context.Background()
 	arguments := map[string]any{"text": "hello switchboard"}
 	call := func(cs *mcp.ClientSession, tool string) time.Duration {
 		start := time.Now()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: arguments})
-		d := time.Since(start)
+		el := time.Since(start)
 		if err != nil || res.IsError {
 			b.Fatalf("%s: %v %v", tool, err, res)
 		}
-		return d
+		return el
 	}
-	call(cs, "mcp__echo__echo") // warm up both
-	call(bare, "echo")
-	gw := make([]time.Duration, 0, b.N)
+	call(sa, a) // warm up both
+	call(sd, d)
+	via := make([]time.Duration, 0, b.N)
 	direct := make([]time.Duration, 0, b.N)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if i%2 == 0 {
-			gw = append(gw, call(cs, "mcp__echo__echo"))
-			direct = append(direct, call(bare, "echo"))
+			via = append(via, call(sa, a))
+			direct = append(direct, call(sd, d))
 		} else {
-			direct = append(direct, call(bare, "echo"))
-			gw = append(gw, call(cs, "mcp__echo__echo"))
+			direct = append(direct, call(sd, d))
+			via = append(via, call(sa, a))
 		}
 	}
 	b.StopTimer()
@@ -95,8 +190,8 @@ func BenchmarkGatewayCall(b *testing.B) {
 		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 		return float64(ds[len(ds)/2].Nanoseconds()) / 1e3
 	}
-	g50, d50 := p50(gw), p50(direct)
+	v50, d50 := p50(via), p50(direct)
 	b.ReportMetric(d50, "direct-p50-µs")
-	b.ReportMetric(g50, "gateway-p50-µs")
-	b.ReportMetric(g50/d50, "gateway/direct-p50")
+	b.ReportMetric(v50, "gateway-p50-µs")
+	b.ReportMetric(v50/d50, "gateway/direct-p50")
 }
