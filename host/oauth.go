@@ -156,6 +156,7 @@ type serverAuth struct {
 	stored  oauth2.TokenSource // from an earlier login, until handler exists
 	tries   int                // authorizations since a request was last accepted
 	dpop    *dpopKey
+	legacy  legacyFlow // the running flow's discovery (oauth_legacy.go)
 }
 
 // oauthAuths holds every server's OAuth state.
@@ -184,7 +185,7 @@ func (h *Host) serverAuthFor(name string, def config.Server, base http.RoundTrip
 		inner = http.DefaultTransport
 	}
 	c := *client
-	c.Transport = &dpopClientTransport{a: a, base: inner}
+	c.Transport = &legacyIssuerTransport{a: a, base: &dpopClientTransport{a: a, base: inner}}
 	a.client = &c
 	switch st, err := loadStoredAuth(o.Dir, name); {
 	case o.Fresh:
@@ -396,6 +397,8 @@ func (a *serverAuth) authorize(req *http.Request, resp *http.Response, used stri
 	}
 	// The flow fetches metadata and tokens on its own client, bounded by
 	// the request that needs it.
+	a.beginFlow(resp)
+	defer a.endFlow()
 	if err := h.Authorize(req.Context(), req, resp); err != nil {
 		if errors.Is(err, ErrLoginRequired) {
 			return err
@@ -460,7 +463,7 @@ func (a *serverAuth) newHandler() (auth.OAuthHandler, error) {
 			if e := q.Get("error"); e != "" {
 				return nil, fmt.Errorf("authorization refused: %s", oneLine(e+" "+q.Get("error_description")))
 			}
-			return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
+			return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: a.legacyIss(q.Get("iss"))}, nil
 		},
 		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{
 			Metadata: &oauthex.ClientRegistrationMetadata{

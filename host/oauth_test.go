@@ -3,6 +3,7 @@ package host_test
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -207,4 +208,58 @@ func lbRedirect(authURL string) string {
 	back, _ := url.Parse(u.Query().Get("redirect_uri"))
 	back.RawQuery = url.Values{"code": {"c1"}, "state": {u.Query().Get("state")}}.Encode()
 	return back.String()
+}
+
+// A 2025-03-26-era server (no protected-resource metadata) whose metadata
+// at its origin root names a same-origin issuer with a path: accepted,
+// with a warning naming the mismatch.
+func TestOAuthLegacySameOriginIssuerAccepted(t *testing.T) {
+	srv := testoauth.Start(t)
+	srv.NoPRM = true
+	issuer := strings.TrimSuffix(srv.URL, "/mcp") + "/oauth"
+	srv.Issuer = issuer
+	var logs syncBuffer
+	h := newHost(t, cfgOf(remote("legacy", config.TypeHTTP, srv.URL)), &host.Options{
+		OAuth:  &host.OAuthOptions{Dir: t.TempDir(), NoBrowser: true},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	res := mustCall(t, h, "mcp__legacy__echo", map[string]any{"text": "old server"})
+	if !strings.Contains(textOf(res), "old server") {
+		t.Fatalf("echo = %q", textOf(res))
+	}
+	if a, _, _ := srv.Counts(); a == 0 {
+		t.Error("no authorization ran")
+	}
+	if out := logs.String(); !strings.Contains(out, "level=WARN") || !strings.Contains(out, issuer) {
+		t.Errorf("no warning naming the issuer %s; logs:\n%s", issuer, out)
+	}
+}
+
+// The refused mismatches: a cross-origin issuer on the legacy path, and
+// any mismatch (even same-origin) once protected-resource metadata exists.
+func TestOAuthIssuerMismatchRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		noPRM  bool
+		issuer func(origin string) string
+	}{
+		{"legacy cross-origin", true, func(string) string { return "https://attacker.example.com" }},
+		{"legacy cross-port", true, func(origin string) string { return "http://127.0.0.1:1/oauth" }},
+		{"PRM same-origin", false, func(origin string) string { return origin + "/oauth" }},
+		{"PRM cross-origin", false, func(string) string { return "https://attacker.example.com" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := testoauth.Start(t)
+			srv.NoPRM = tc.noPRM
+			srv.Issuer = tc.issuer(strings.TrimSuffix(srv.URL, "/mcp"))
+			h := newHost(t, cfgOf(remote("m", config.TypeHTTP, srv.URL)), &host.Options{OAuth: &host.OAuthOptions{Dir: t.TempDir(), NoBrowser: true}})
+			st := waitState(t, h, "m", host.StateError, 30*time.Second)
+			if !strings.Contains(st.Reason, "issuer") {
+				t.Errorf("reason = %q, want it to name the issuer mismatch", st.Reason)
+			}
+			if a, _, tok := srv.Counts(); a != 0 || tok != 0 {
+				t.Errorf("metadata with issuer %q was used: %d authorizations, %d token requests", srv.Issuer, a, tok)
+			}
+		})
+	}
 }

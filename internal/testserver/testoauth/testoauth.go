@@ -37,6 +37,12 @@ type Server struct {
 	Resource string
 	// ExpiresIn is the tokens' lifetime in seconds (0: 3600).
 	ExpiresIn int
+	// Issuer, if set, is the issuer the authorization server metadata
+	// claims (by default the origin it is served from).
+	Issuer string
+	// NoPRM makes a 2025-03-26-era server: no protected-resource metadata
+	// (404) and no resource_metadata in the challenge.
+	NoPRM bool
 
 	mu         sync.Mutex
 	deny       bool
@@ -72,10 +78,15 @@ func Start(t testing.TB) *Server {
 	}
 	protect := func(path string, h http.Handler) {
 		guarded := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: ts.URL + "/.well-known/oauth-protected-resource" + path})(h)
+		legacy := auth.RequireBearerToken(verify, nil)(h)
 		mux.Handle(path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			o.mu.Lock()
 			o.seen = append(o.seen, r.Header.Get("Authorization"))
 			o.mu.Unlock()
+			if o.NoPRM {
+				legacy.ServeHTTP(w, r)
+				return
+			}
 			guarded.ServeHTTP(w, r)
 		}))
 	}
@@ -83,6 +94,10 @@ func Start(t testing.TB) *Server {
 	protect("/sse", sse)
 	for _, path := range []string{"/mcp", "/sse"} {
 		mux.HandleFunc("/.well-known/oauth-protected-resource"+path, func(w http.ResponseWriter, r *http.Request) {
+			if o.NoPRM {
+				http.NotFound(w, r)
+				return
+			}
 			res := ts.URL + path
 			if o.Resource != "" {
 				res = o.Resource
@@ -91,8 +106,12 @@ func Start(t testing.TB) *Server {
 		})
 	}
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		issuer := ts.URL
+		if o.Issuer != "" {
+			issuer = o.Issuer
+		}
 		writeJSON(w, 200, map[string]any{
-			"issuer": ts.URL, "authorization_endpoint": ts.URL + "/authorize", "token_endpoint": ts.URL + "/token",
+			"issuer": issuer, "authorization_endpoint": ts.URL + "/authorize", "token_endpoint": ts.URL + "/token",
 			"registration_endpoint": ts.URL + "/register", "code_challenge_methods_supported": []string{"S256"},
 			"response_types_supported": []string{"code"}, "token_endpoint_auth_methods_supported": []string{"none"},
 			"grant_types_supported": []string{"authorization_code", "refresh_token"},
