@@ -39,10 +39,8 @@ var versions = []string{"0.1.16", "0.2.0-alpha.12"}
 
 // knownFailures are scenarios the host does not pass yet, with why. The
 // test fails if one of them starts passing, so the list cannot go stale.
-var knownFailures = map[string]string{
-	"0.1.16 auth/2025-03-26-oauth-metadata-backcompat": "this suite version serves authorization server metadata whose issuer (<server>/oauth) differs from the URL it is fetched from; " +
-		"the host refuses that (RFC 8414 §3.3), as 0.2.0's auth/metadata-issuer-mismatch requires; 0.2.0 fixed the scenario and passes",
-}
+// It is empty: every scenario of both versions must pass.
+var knownFailures = map[string]string{}
 
 // check is one entry of the suite's checks.json.
 type check struct {
