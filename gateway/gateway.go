@@ -454,25 +454,7 @@ func (g *Gateway) syncPrompts(ctx context.Context) error {
 		want[name] = &cp
 		routes[name] = promptRoute{server: p.Server, prompt: p.Prompt.Name, fp: fingerprint(&cp)}
 	}
-	g.mu.Lock()
-	var remove []string
-	for name := range g.prompts {
-		if _, ok := want[name]; !ok {
-			remove = append(remove, name)
-			delete(g.prompts, name)
-		}
-	}
-	var adds []string
-	for name, r := range routes {
-		if old, ok := g.prompts[name]; ok && old == r {
-			continue
-		}
-		g.prompts[name] = r
-		adds = append(adds, name)
-	}
-	g.mu.Unlock()
-	sort.Strings(remove)
-	sort.Strings(adds)
+	remove, adds := replaceRoutes(&g.mu, g.prompts, routes)
 	if len(remove) > 0 {
 		g.srv.RemovePrompts(remove...)
 	}
@@ -515,25 +497,7 @@ func (g *Gateway) syncResources(ctx context.Context) error {
 		want[uri] = &cp
 		routes[uri] = resourceRoute{server: r.Server, fp: fingerprint(&cp)}
 	}
-	g.mu.Lock()
-	var remove []string
-	for uri := range g.resources {
-		if _, ok := want[uri]; !ok {
-			remove = append(remove, uri)
-			delete(g.resources, uri)
-		}
-	}
-	var adds []string
-	for uri, r := range routes {
-		if old, ok := g.resources[uri]; ok && old == r {
-			continue
-		}
-		g.resources[uri] = r
-		adds = append(adds, uri)
-	}
-	g.mu.Unlock()
-	sort.Strings(remove)
-	sort.Strings(adds)
+	remove, adds := replaceRoutes(&g.mu, g.resources, routes)
 	if len(remove) > 0 {
 		g.srv.RemoveResources(remove...)
 	}
@@ -644,4 +608,28 @@ func (g *Gateway) addAdminTools() {
 
 func errorText(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// replaceRoutes makes cur hold exactly next (under mu) and returns, sorted,
+// the names that went away and the names that are new or changed: what the
+// caller must remove from and add to the MCP server.
+func replaceRoutes[R comparable](mu *sync.Mutex, cur, next map[string]R) (remove, adds []string) {
+	mu.Lock()
+	for name := range cur {
+		if _, ok := next[name]; !ok {
+			remove = append(remove, name)
+			delete(cur, name)
+		}
+	}
+	for name, r := range next {
+		if old, ok := cur[name]; ok && old == r {
+			continue
+		}
+		cur[name] = r
+		adds = append(adds, name)
+	}
+	mu.Unlock()
+	sort.Strings(remove)
+	sort.Strings(adds)
+	return remove, adds
 }
