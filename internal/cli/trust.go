@@ -8,10 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/redact"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
@@ -251,9 +252,6 @@ func askApproval(ctx context.Context, in *lineReader, w io.Writer, question stri
 	return v.(bool), nil
 }
 
-// secretKey matches env and header keys whose values are secrets (§3).
-var secretKey = regexp.MustCompile(`(?i)token|secret|password|passwd|key|auth|cookie|credential`)
-
 // writeReview shows what approving rs would let run (§2): the literal
 // command line, every env pair (values of secret-looking keys redacted),
 // dangerous loader keys in plain words, cwd, url, header keys (values
@@ -305,7 +303,7 @@ func writeReview(w io.Writer, rs *config.ResolvedServer, v trust.Verdict, parent
 		label := "  env:      "
 		for _, k := range sortedKeys(def.Env) {
 			val := trust.Quote(def.Env[k])
-			if secretKey.MatchString(k) {
+			if redact.IsSecretKey(k) {
 				val = redactedValue(def.Env[k])
 			}
 			fmt.Fprintf(w, "%s%s=%s\n", label, trust.Quote(k), val)
