@@ -157,6 +157,17 @@ func (h *Host) applyDeferral(out *ToolList) {
 			out.Deferred = append(out.Deferred, t)
 		}
 	}
+	held := map[string]int{}
+	for _, t := range out.Deferred {
+		held[t.Server]++
+	}
+	for name := range byServer {
+		if s := servers[name]; s != nil {
+			s.mu.Lock()
+			s.deferred = held[name]
+			s.mu.Unlock()
+		}
+	}
 	if len(out.deferrable) > 0 {
 		kept = append(kept, Tool{Name: ToolSearchName, Tool: toolSearchTool(out.deferrable)})
 		sort.Slice(kept, func(i, j int) bool { return kept[i].Name < kept[j].Name })

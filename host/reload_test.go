@@ -80,3 +80,30 @@ func TestApplyRegatesAndKeepsPause(t *testing.T) {
 	}
 	waitState(t, h, "paused", host.StateConnected, 20*time.Second)
 }
+
+// Status counts the tools a server's last listing held back for tool_search.
+func TestStatusCountsDeferredTools(t *testing.T) {
+	yes := true
+	lazy := stdio("lazy", "echo")
+	lazy.Effective.DeferLoading = &yes
+	h := newHost(t, cfgOf(lazy, stdio("eager", "echo")), nil)
+	list, err := h.Tools(ctxFor(t, 20*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lz, eg := statusOf(h, "lazy"), statusOf(h, "eager")
+	if lz.Deferred == 0 || lz.Deferred != lz.Tools || lz.Deferred != len(list.Deferred) {
+		t.Errorf("lazy: %d of %d tools deferred, listing deferred %d", lz.Deferred, lz.Tools, len(list.Deferred))
+	}
+	if eg.Deferred != 0 {
+		t.Errorf("eager: %d tools deferred", eg.Deferred)
+	}
+	// Activating one through tool_search leaves one fewer held back.
+	h.Activate(list.Deferred[0].Name)
+	if _, err := h.Tools(ctxFor(t, 20*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if got := statusOf(h, "lazy").Deferred; got != lz.Deferred-1 {
+		t.Errorf("after activating one: %d deferred, want %d", got, lz.Deferred-1)
+	}
+}

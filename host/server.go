@@ -56,6 +56,8 @@ type server struct {
 	// so that serverTools (run by every Call) does not rename every tool
 	// again while the cached list is unchanged.
 	routes routeMemo
+	// deferred is how many of its tools the last listing held back.
+	deferred int
 }
 
 func newServer(h *Host, rs config.ResolvedServer) *server {
@@ -439,6 +441,11 @@ func (s *server) status() ServerStatus {
 	if known != nil {
 		st.Tools = len(known)
 		st.Tokens = toolBlockTokens(known)
+	}
+	if st.State == StateConnected || st.State == StateCircuitOpen {
+		s.mu.Lock()
+		st.Deferred = s.deferred
+		s.mu.Unlock()
 	}
 	return st
 }

@@ -46,6 +46,10 @@ type ServerStatus struct {
 	Tools int `json:"tools"`
 	// Tokens estimates what the server's tool block costs in a model's context.
 	Tokens int `json:"tokens"`
+	// Deferred is how many of the server's tools were held back from the
+	// model's tool list at the last listing (deferred loading, §5); they are
+	// found through tool_search. Tokens counts the whole block regardless.
+	Deferred int `json:"deferred"`
 	// Protocol is the negotiated protocol revision; Server names the peer.
 	Protocol   string `json:"protocol,omitempty"`
 	ServerInfo string `json:"serverInfo,omitempty"`

@@ -48,6 +48,22 @@ func TestToolsModifiersFlag(t *testing.T) {
 			}
 		}
 	})
+	t.Run("status counts deferred tools", func(t *testing.T) {
+		out, stderr, code := w.run(false, "--tools", "Defer(mcp__echo__*),NoDefer(mcp__echo__add)", "status")
+		if code != 0 {
+			t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+		}
+		var echoRow string
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, "echo\t") {
+				echoRow = line
+			}
+		}
+		fields := strings.Split(echoRow, "\t")
+		if len(fields) < 5 || !strings.HasSuffix(fields[4], " deferred)") || strings.Contains(fields[4], "(0 ") {
+			t.Errorf("echo row %q: want its tools cell to say how many are deferred", echoRow)
+		}
+	})
 	t.Run("no modifiers, no column", func(t *testing.T) {
 		out, _, _ := w.run(false, "tools", "--server", "echo")
 		if strings.Contains(out, "tool_search") || strings.Contains(out, "\tyes\t") {

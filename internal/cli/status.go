@@ -108,14 +108,14 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 		t := newTablePrinter(ios)
 		for _, st := range r.Servers {
 			t.AddRow(st.Name, dashEmpty(string(st.Type)), dashEmpty(string(st.Scope)), string(st.State),
-				countCell(st, st.Tools), countCell(st, st.Tokens), reasonText(st, now), commandText(st))
+				toolsCell(st), countCell(st, st.Tokens), reasonText(st, now), commandText(st))
 		}
 		return t.Render()
 	}
 	t := newTablePrinter(ios, "name", "type", "scope", "state", "tools", "tokens", "reason")
 	for _, st := range r.Servers {
 		t.AddRow(st.Name, dashEmpty(string(st.Type)), dashEmpty(string(st.Scope)), string(st.State),
-			countCell(st, st.Tools), countCell(st, st.Tokens), reasonText(st, now))
+			toolsCell(st), countCell(st, st.Tokens), reasonText(st, now))
 	}
 	if err := t.Render(); err != nil {
 		return err
@@ -157,6 +157,15 @@ func reasonText(st host.ServerStatus, now time.Time) string {
 
 // count renders a tool or token count: "-" when the server is not
 // connected (the number is not known).
+// toolsCell is the tool count, with how many are deferred when any are.
+func toolsCell(st host.ServerStatus) string {
+	c := countCell(st, st.Tools)
+	if st.Deferred > 0 {
+		c += fmt.Sprintf(" (%d deferred)", st.Deferred)
+	}
+	return c
+}
+
 func countCell(st host.ServerStatus, n int) string {
 	if st.State != host.StateConnected && st.State != host.StateCircuitOpen && n == 0 {
 		return "-"
@@ -245,16 +254,18 @@ type statusJSON struct {
 }
 
 type statusServerJSON struct {
-	Name    string `json:"name"`
-	Type    string `json:"type"`
-	Scope   string `json:"scope"`
-	State   string `json:"state"`
-	Error   string `json:"error"`
-	Tools   int    `json:"tools"`
-	Tokens  int    `json:"tokens"`
-	Command string `json:"command"`
-	Trust   string `json:"trust"`
-	File    string `json:"file"`
+	Name   string `json:"name"`
+	Type   string `json:"type"`
+	Scope  string `json:"scope"`
+	State  string `json:"state"`
+	Error  string `json:"error"`
+	Tools  int    `json:"tools"`
+	Tokens int    `json:"tokens"`
+	// Deferred counts the tools held back for tool_search (§5).
+	Deferred int    `json:"deferred"`
+	Command  string `json:"command"`
+	Trust    string `json:"trust"`
+	File     string `json:"file"`
 	// Since is when the server entered its state; ElapsedMs is how long
 	// ago that was (for a connecting server, how long it has been trying).
 	Since      time.Time      `json:"since"`
@@ -302,7 +313,7 @@ func (r statusReport) json(cfg *config.Resolved, now time.Time) statusJSON {
 		}
 		out.Servers = append(out.Servers, statusServerJSON{
 			Name: st.Name, Type: string(st.Type), Scope: string(st.Scope), State: string(st.State),
-			Error: st.Reason, Tools: st.Tools, Tokens: st.Tokens, Command: commandText(st),
+			Error: st.Reason, Tools: st.Tools, Tokens: st.Tokens, Deferred: st.Deferred, Command: commandText(st),
 			Trust: string(st.Trust), File: st.File, Since: st.Since, ElapsedMs: elapsed,
 			Protocol: st.Protocol, ServerInfo: st.ServerInfo, Stderr: stderr,
 			Reconnects: st.Reconnects, Stats: st.Stats,
