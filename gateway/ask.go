@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -164,7 +163,7 @@ func questionKey(req host.PermitRequest) string {
 // redacted, cut to 400 characters) and why it is asked, and one required
 // enum field "decision": once, session or deny.
 func PermissionQuestion(req host.PermitRequest, d policy.Decision) *mcp.ElicitParams {
-	msg := fmt.Sprintf("Allow %s with %s? (%s)", req.Tool, argsText(req.Args), d.Reason)
+	msg := fmt.Sprintf("Allow %s with %s? (%s)", req.Tool, redact.ArgsSummary(req.Args, questionArgsMax), d.Reason)
 	return &mcp.ElicitParams{
 		Mode:    "form",
 		Message: msg,
@@ -182,25 +181,6 @@ func PermissionQuestion(req host.PermitRequest, d policy.Decision) *mcp.ElicitPa
 			"required": []any{"decision"},
 		},
 	}
-}
-
-// argsText renders arguments for a question, secrets redacted.
-func argsText(args map[string]any) string {
-	if len(args) == 0 {
-		return "no arguments"
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(redact.Args(args)); err != nil {
-		return "arguments that cannot be shown"
-	}
-	b := bytes.TrimSpace(buf.Bytes())
-	const max = 400
-	if r := []rune(string(b)); len(r) > max {
-		return string(r[:max]) + "…"
-	}
-	return string(b)
 }
 
 // Prompter is the host.Prompter of a gateway: an elicitation that an
@@ -227,3 +207,6 @@ func (Prompter) Elicit(ctx context.Context, server string, params *mcp.ElicitPar
 	}
 	return res, nil
 }
+
+// questionArgsMax bounds the arguments shown in a permission question.
+const questionArgsMax = 400

@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -70,7 +68,7 @@ func (a *termAsker) AskPermission(ctx context.Context, req host.PermitRequest, d
 	defer a.mu.Unlock()
 	release := a.line.Hold()
 	defer release()
-	fmt.Fprintf(a.out, "\nAllow %s with %s?\n", req.Tool, argsText(req.Args))
+	fmt.Fprintf(a.out, "\nAllow %s with %s?\n", req.Tool, redact.ArgsSummary(req.Args, questionArgsMax))
 	fmt.Fprintf(a.out, "  why asked: %s\n", d.Reason)
 	v, err := askLoop(ctx, a.in, a.out, "  [o]nce, [a]lways for this session, [d]eny: ", func(s string) (any, error) {
 		switch strings.ToLower(strings.TrimSpace(s)) {
@@ -93,26 +91,6 @@ func (a *termAsker) AskPermission(ctx context.Context, req host.PermitRequest, d
 	return v.(host.Answer), nil
 }
 
-// argsText renders call arguments for a question, secrets redacted, cut to
-// a length a person reads.
-func argsText(args map[string]any) string {
-	if len(args) == 0 {
-		return "no arguments"
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(redact.Args(args)); err != nil {
-		return "arguments that cannot be shown"
-	}
-	b := bytes.TrimSpace(buf.Bytes())
-	const max = 400
-	if r := []rune(string(b)); len(r) > max {
-		return string(r[:max]) + "…"
-	}
-	return string(b)
-}
-
 // deniedErr maps a refused call to exit status 3 with the hint that names
 // the rule to add (or the rule that refused).
 func deniedErr(err error) error {
@@ -122,3 +100,6 @@ func deniedErr(err error) error {
 	}
 	return RefusedErr(err, "")
 }
+
+// questionArgsMax bounds the arguments shown in a permission question.
+const questionArgsMax = 400

@@ -17,6 +17,7 @@
 package redact
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -394,4 +395,23 @@ func (s *Set) Strings(lines []string) []string {
 		out[i] = s.String(l)
 	}
 	return out
+}
+
+// ArgsSummary renders tool arguments as compact JSON for a question put to
+// a person, secrets redacted (Args) and cut to maxRunes ("…" marks a cut).
+func ArgsSummary(args map[string]any, maxRunes int) string {
+	if len(args) == 0 {
+		return "no arguments"
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(Args(args)); err != nil {
+		return "arguments that cannot be shown"
+	}
+	b := bytes.TrimSpace(buf.Bytes())
+	if r := []rune(string(b)); len(r) > maxRunes {
+		return string(r[:maxRunes]) + "…"
+	}
+	return string(b)
 }

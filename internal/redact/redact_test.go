@@ -240,3 +240,17 @@ func TestCommandArgs(t *testing.T) {
 		t.Errorf("CommandArgs (-want +got):\n%s", d)
 	}
 }
+
+func TestArgsSummary(t *testing.T) {
+	if got := ArgsSummary(nil, 400); got != "no arguments" {
+		t.Errorf("no args: %q", got)
+	}
+	got := ArgsSummary(map[string]any{"path": "/tmp/<x>", "api_key": "planted-secret"}, 400)
+	if strings.Contains(got, "planted-secret") || !strings.Contains(got, `"/tmp/<x>"`) {
+		t.Errorf("summary %q: want the secret redacted and the path unescaped", got)
+	}
+	long := ArgsSummary(map[string]any{"text": strings.Repeat("é", 1000)}, 10)
+	if r := []rune(long); len(r) != 11 || r[10] != '…' {
+		t.Errorf("cut summary %q: want 10 runes and …", long)
+	}
+}
