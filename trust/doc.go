@@ -13,8 +13,10 @@
 //     fingerprint.
 //   - [Store] keeps approvals in <home>/trust.json (0600), per workspace and
 //     server name: the fingerprint, when, and a summary that lets a stale
-//     approval say which fields changed. A corrupt or foreign-writable store
-//     fails closed: nothing is approved.
+//     approval say which fields changed. A workspace is filed under
+//     [WorkspaceKey], its path with symlinks resolved, so one directory is
+//     one workspace whichever path reaches it. A corrupt or foreign-writable
+//     store fails closed: nothing is approved.
 //   - [Store.Check] gives a [Verdict]: Trusted (not repo-authored),
 //     Approved, NeedsApproval, or Stale with the changed fields.
 //     [PreApproval] holds what the user's own settings approve in advance
@@ -29,6 +31,7 @@
 //   - [Quote] and [CommandLine] render the literal command line for the
 //     prompt, escaping anything a terminal would act on or hide.
 //
-// The package is pure apart from the store's file: it never spawns,
+// The package is pure apart from the store's file and resolving workspace
+// paths: it never spawns,
 // dials or reads the clock, and it does not import the host.
 package trust

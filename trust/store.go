@@ -70,7 +70,9 @@ func Summarize(def config.Server) Summary {
 // storeFile is the JSON document of trust.json.
 type storeFile struct {
 	Version int `json:"version"`
-	// Workspaces maps an absolute workspace root to its approvals.
+	// Workspaces maps a workspace's key ([WorkspaceKey]: its absolute
+	// root with symlinks resolved) to its approvals. Files written before
+	// keys were resolved may hold unresolved paths; see workspaceKeys.
 	Workspaces map[string]*workspaceEntry `json:"workspaces"`
 }
 
@@ -78,8 +80,8 @@ type workspaceEntry struct {
 	Servers map[string]*Approval `json:"servers"`
 }
 
-// Store is the launch-trust store: approvals per workspace (absolute
-// root) and server name, in <home>/trust.json (mode 0600 in a 0700
+// Store is the launch-trust store: approvals per workspace (its absolute
+// root with symlinks resolved, [WorkspaceKey]) and server name, in <home>/trust.json (mode 0600 in a 0700
 // directory). A Store is safe for concurrent use. Writes replace the file
 // atomically (write a temporary file, then rename), after reading it again
 // so that approvals made meanwhile by another process are kept.
@@ -145,32 +147,98 @@ func (s *Store) Err() error {
 	return s.err
 }
 
-// Lookup returns the approval of a server in a workspace.
+// WorkspaceKey is the key the store files a workspace's approvals under:
+// the cleaned absolute path with every symbolic link resolved
+// ([filepath.EvalSymlinks]). One directory reached through several paths
+// (a symlinked checkout, /tmp and /private/tmp on macOS) is then one
+// workspace, and a symlink repointed at another directory does not carry
+// the first one's approvals along. When resolution fails (the directory
+// does not exist, or a component of the path cannot be read) the key is
+// the cleaned path itself: such a path can never be another existing
+// directory's resolved path, so two directories never share a key. A path
+// that is not absolute has no key ("").
+//
+// It reads the file system (the links along the path) on every call, so
+// that a repointed link is seen at once.
+func WorkspaceKey(workspace string) string {
+	if workspace == "" || !filepath.IsAbs(workspace) {
+		return ""
+	}
+	clean := filepath.Clean(workspace)
+	if real, err := filepath.EvalSymlinks(clean); err == nil && filepath.IsAbs(real) {
+		return filepath.Clean(real)
+	}
+	return clean
+}
+
+// workspaceKeys returns where approvals of workspace may be filed: its
+// key ([WorkspaceKey]) first, then — when it differs — the path exactly
+// as given, the key a version that did not resolve links wrote. Such a
+// legacy entry is honored only for that very path: it grants what the
+// older version granted for it, and nothing through any other path (the
+// link may point elsewhere now than when it was approved). Approve moves
+// the entry to the key; Revoke and Reset remove both.
+func workspaceKeys(workspace string) []string {
+	key := WorkspaceKey(workspace)
+	if key == "" {
+		return nil
+	}
+	if literal := filepath.Clean(workspace); literal != key {
+		return []string{key, literal}
+	}
+	return []string{key}
+}
+
+// Lookup returns the approval of a server in a workspace: the one filed
+// under its key, else one filed under the path as given (see
+// [WorkspaceKey]).
 func (s *Store) Lookup(workspace, name string) (Approval, bool) {
+	l := s.lookupAll(workspace, name)
+	if len(l) == 0 {
+		return Approval{}, false
+	}
+	return l[0], true
+}
+
+// lookupAll returns the approvals of a server filed for workspace, in the
+// order of workspaceKeys.
+func (s *Store) lookupAll(workspace, name string) []Approval {
+	keys := workspaceKeys(workspace)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.refreshLocked()
 	if s.err != nil {
-		return Approval{}, false
+		return nil
 	}
-	ws := s.data.Workspaces[workspace]
-	if ws == nil || ws.Servers[name] == nil {
-		return Approval{}, false
+	var out []Approval
+	for _, k := range keys {
+		if ws := s.data.Workspaces[k]; ws != nil && ws.Servers[name] != nil {
+			out = append(out, *ws.Servers[name])
+		}
 	}
-	return *ws.Servers[name], true
+	return out
 }
 
-// Approved returns the names approved in a workspace, sorted.
+// Approved returns the names approved in a workspace, sorted (nil when
+// there are none).
 func (s *Store) Approved(workspace string) []string {
+	keys := workspaceKeys(workspace)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.refreshLocked()
-	ws := s.data.Workspaces[workspace]
-	if s.err != nil || ws == nil {
+	if s.err != nil {
 		return nil
 	}
-	names := make([]string, 0, len(ws.Servers))
-	for n := range ws.Servers {
+	seen := map[string]bool{}
+	for _, k := range keys {
+		if ws := s.data.Workspaces[k]; ws != nil {
+			for n := range ws.Servers {
+				seen[n] = true
+			}
+		}
+	}
+	var names []string // nil when none, as before
+	for n := range seen {
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -178,11 +246,14 @@ func (s *Store) Approved(workspace string) []string {
 }
 
 // Approve records rs's written definition as approved in workspace (an
-// absolute path) at now, and saves the store.
+// absolute path) at now, and saves the store. It is filed under the
+// workspace's key ([WorkspaceKey]); an approval of the same server filed
+// by an older version under the unresolved path is replaced.
 func (s *Store) Approve(workspace string, rs *config.ResolvedServer, now time.Time) (Approval, error) {
 	if workspace == "" || !filepath.IsAbs(workspace) {
 		return Approval{}, fmt.Errorf("approving %s: the workspace must be an absolute path, not %q", rs.Name, workspace)
 	}
+	keys := workspaceKeys(workspace)
 	a := Approval{
 		Fingerprint: Fingerprint(rs.Written),
 		ApprovedAt:  now.UTC().Truncate(time.Second),
@@ -190,44 +261,87 @@ func (s *Store) Approve(workspace string, rs *config.ResolvedServer, now time.Ti
 		Fields:      fieldDigests(rs.Written),
 	}
 	err := s.update(func(d *storeFile) {
-		ws := d.Workspaces[workspace]
+		for _, k := range keys[1:] {
+			deleteServer(d, k, rs.Name)
+		}
+		ws := d.Workspaces[keys[0]]
 		if ws == nil {
 			ws = &workspaceEntry{Servers: map[string]*Approval{}}
-			d.Workspaces[workspace] = ws
+			d.Workspaces[keys[0]] = ws
 		}
 		ws.Servers[rs.Name] = &a
 	})
 	return a, err
 }
 
-// Revoke forgets the approval of name in workspace and saves the store. It
-// reports whether there was one.
+// deleteServer removes name's approval filed under key, and the
+// workspace's entry when it is left empty. It reports whether there was
+// one.
+func deleteServer(d *storeFile, key, name string) bool {
+	ws := d.Workspaces[key]
+	if ws == nil || ws.Servers[name] == nil {
+		return false
+	}
+	delete(ws.Servers, name)
+	if len(ws.Servers) == 0 {
+		delete(d.Workspaces, key)
+	}
+	return true
+}
+
+// filedFor returns every key of d under which approvals of workspace are
+// filed: its key, the path as given, and any other stored path that
+// resolves to the same directory now (an older version's entry made
+// through another symlink). Forgetting a workspace forgets all of them,
+// so that no path to the directory keeps an approval the user withdrew.
+func filedFor(d *storeFile, workspace string) []string {
+	key := WorkspaceKey(workspace)
+	want := map[string]bool{workspace: true} // not absolute: only exactly this string
+	for _, k := range workspaceKeys(workspace) {
+		want[k] = true
+	}
+	var out []string
+	for k := range d.Workspaces {
+		if want[k] || (key != "" && WorkspaceKey(k) == key) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Revoke forgets the approval of name in workspace (under every path
+// filed for it, see [Store.Approve]) and saves the store. It reports
+// whether there was one.
 func (s *Store) Revoke(workspace, name string) (bool, error) {
 	found := false
 	err := s.update(func(d *storeFile) {
-		if ws := d.Workspaces[workspace]; ws != nil && ws.Servers[name] != nil {
-			found = true
-			delete(ws.Servers, name)
-			if len(ws.Servers) == 0 {
-				delete(d.Workspaces, workspace)
+		for _, k := range filedFor(d, workspace) {
+			if deleteServer(d, k, name) {
+				found = true
 			}
 		}
 	})
 	return found, err
 }
 
-// Reset forgets every approval of workspace and saves the store. It
-// returns the names that were approved, sorted.
+// Reset forgets every approval of workspace (under every path filed for
+// it) and saves the store. It returns the names that were approved,
+// sorted.
 func (s *Store) Reset(workspace string) ([]string, error) {
-	var names []string
+	seen := map[string]bool{}
 	err := s.update(func(d *storeFile) {
-		if ws := d.Workspaces[workspace]; ws != nil {
-			for n := range ws.Servers {
-				names = append(names, n)
+		for _, k := range filedFor(d, workspace) {
+			for n := range d.Workspaces[k].Servers {
+				seen[n] = true
 			}
-			delete(d.Workspaces, workspace)
+			delete(d.Workspaces, k)
 		}
 	})
+	var names []string
+	for n := range seen {
+		names = append(names, n)
+	}
 	sort.Strings(names)
 	return names, err
 }

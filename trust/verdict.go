@@ -71,8 +71,8 @@ func (v Verdict) Allowed() bool {
 	return v.Status == Trusted || v.Status == Approved || v.Status == PreApproved
 }
 
-// Check decides whether rs may start in workspace (its absolute root)
-// from the store alone: Trusted for anything not repo-authored, else
+// Check decides whether rs may start in workspace (its absolute root,
+// looked up by [WorkspaceKey]) from the store alone: Trusted for anything not repo-authored, else
 // Approved, Stale (with the changed fields) or NeedsApproval. A store that
 // failed to load approves nothing. Pre-approval by settings is
 // [PreApproval.Check]'s.
@@ -81,13 +81,16 @@ func (s *Store) Check(rs *config.ResolvedServer, workspace string) Verdict {
 	if rs.Trust != config.TrustRepo {
 		return Verdict{Status: Trusted, Fingerprint: fp}
 	}
-	a, ok := s.Lookup(workspace, rs.Name)
-	if !ok || workspace == "" {
+	found := s.lookupAll(workspace, rs.Name)
+	if len(found) == 0 || workspace == "" {
 		return Verdict{Status: NeedsApproval, Fingerprint: fp}
 	}
-	if a.Fingerprint == fp {
-		return Verdict{Status: Approved, Fingerprint: fp, Previous: &a}
+	for _, a := range found {
+		if a.Fingerprint == fp {
+			return Verdict{Status: Approved, Fingerprint: fp, Previous: &a}
+		}
 	}
+	a := found[0]
 	return Verdict{Status: Stale, Fingerprint: fp, Previous: &a, Changed: changedFields(a, rs.Written)}
 }
 
