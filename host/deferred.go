@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
@@ -38,6 +40,10 @@ type deferState struct {
 	indexed []*mcp.Tool
 	// cost caches each server's tool-block estimate by list identity.
 	cost map[string]blockCost
+	// search is the tool_search definition last built, for the servers
+	// (joined by ",") in searchFor: reused while they stay the same.
+	search    *mcp.Tool
+	searchFor string
 }
 
 type blockCost struct {
@@ -127,8 +133,11 @@ func (h *Host) deferDecision(s *server, tool string, big bool) bool {
 }
 
 // applyDeferral moves the deferred, not yet activated tools of out into
-// out.Deferred and, when any tool is deferrable, adds the built-in
-// tool_search to out.Tools. out.Tools must be sorted by name; it stays so.
+// out.Deferred and adds the built-in tool_search to out.Tools when any tool
+// is deferrable, or when the configuration defers tools explicitly even
+// if their servers are not connected (so a deferring server's start-up,
+// crash or reconnect leaves the tool block as it was). out.Tools must be
+// sorted by name; it stays so.
 func (h *Host) applyDeferral(out *ToolList) {
 	byServer := map[string][]*mcp.Tool{}
 	for _, t := range out.Tools {
@@ -168,29 +177,102 @@ func (h *Host) applyDeferral(out *ToolList) {
 			s.mu.Unlock()
 		}
 	}
-	if len(out.deferrable) > 0 {
-		kept = append(kept, Tool{Name: ToolSearchName, Tool: toolSearchTool(out.deferrable)})
-		sort.Slice(kept, func(i, j int) bool { return kept[i].Name < kept[j].Name })
+	cand := h.deferCandidates()
+	if len(out.deferrable) > 0 || len(cand.explicit) > 0 {
+		ts := Tool{Name: ToolSearchName, Tool: h.toolSearchTool(cand.all)}
+		i := sort.Search(len(kept), func(i int) bool { return kept[i].Name >= ToolSearchName })
+		kept = slices.Insert(kept, i, ts)
 	}
 	out.Tools = kept
 }
 
-// toolSearchTool is the definition of tool_search, naming the servers
-// whose tools it can load.
-func toolSearchTool(deferrable []Tool) *mcp.Tool {
-	count := map[string]int{}
-	for _, t := range deferrable {
-		count[t.Server]++
+// deferCandidates are the servers whose tools the configuration in force
+// could defer, sorted by name: all of them, and those that defer by
+// configuration (defer_loading or a Defer modifier) rather than by size.
+type deferCandidates struct {
+	all, explicit []string
+}
+
+// deferCandidates works out, from the configuration alone, which servers
+// could have deferred tools: a server that cannot run (disabled, missing,
+// invalid) or whose every tool a NoDefer modifier keeps loaded has none;
+// one with defer_loading set (on itself or any tool) or named by a Defer
+// modifier may have some; so may any server without defer_loading: false
+// while automatic deferral is on. Which servers are connected, and in what
+// order they connected, never matters: tool_search's definition is built
+// from this, and it must not change while servers connect, crash and
+// reconnect, or every such moment would void a model provider's prompt
+// cache (the tool block comes first in the prompt). It is a superset of
+// the servers deferDecision defers tools of.
+func (h *Host) deferCandidates() deferCandidates {
+	var c deferCandidates
+	auto := h.autoDeferThreshold() > 0
+	mods := h.opts.ToolModifiers
+	for _, s := range h.all() { // sorted by name
+		switch s.cfg.Availability {
+		case config.Disabled, config.Missing, config.Invalid:
+			continue
+		}
+		if slices.ContainsFunc(mods.NoDefer, func(p toolsurface.Pattern) bool { return coversServer(p, s.name) }) {
+			continue
+		}
+		def := s.cfg.Effective
+		explicit := (def.DeferLoading != nil && *def.DeferLoading) ||
+			slices.ContainsFunc(mods.Defer, func(p toolsurface.Pattern) bool { return mayCover(p, s.name) })
+		for _, tc := range def.Tools {
+			explicit = explicit || (tc.DeferLoading != nil && *tc.DeferLoading)
+		}
+		switch {
+		case explicit:
+			c.explicit = append(c.explicit, s.name)
+		case !auto || def.DeferLoading != nil: // defer_loading: false, or nothing is auto-deferred
+			continue
+		}
+		c.all = append(c.all, s.name)
 	}
-	servers := make([]string, 0, len(count))
-	for s := range count {
-		servers = append(servers, s)
+	return c
+}
+
+// coversServer reports whether p matches every tool of server.
+func coversServer(p toolsurface.Pattern, server string) bool {
+	return p.Server == "" || p.Tool == "" && p.Match(server, "x")
+}
+
+// mayCover reports whether p matches some tool of server.
+func mayCover(p toolsurface.Pattern, server string) bool {
+	if p.Tool == "" {
+		return coversServer(p, server)
 	}
-	sort.Strings(servers)
+	return p.Match(server, p.Tool)
+}
+
+// toolSearchTool is the definition of tool_search for the candidate
+// servers (sorted): the same *mcp.Tool, byte for byte, while they stay
+// the same.
+func (h *Host) toolSearchTool(servers []string) *mcp.Tool {
+	key := strings.Join(servers, ",")
+	d := &h.deferred
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.search == nil || d.searchFor != key {
+		d.search, d.searchFor = toolSearchDefinition(servers), key
+	}
+	return d.search
+}
+
+// toolSearchDefinition is tool_search as the model sees it. It names the
+// servers whose tools may be deferred (so the model knows what it can find
+// there, and what +server to write), never how many tools are deferred
+// now or which servers are connected: see deferCandidates.
+func toolSearchDefinition(servers []string) *mcp.Tool {
+	from := ""
+	if len(servers) > 0 {
+		from = " (the MCP servers whose tools may be deferred: " + strings.Join(servers, ", ") + ")"
+	}
 	return &mcp.Tool{
 		Name: ToolSearchName,
-		Description: "Finds and loads tools that are available but not loaded yet (deferred tools of the MCP servers " +
-			strings.Join(servers, ", ") + "). Their names and schemas are not in your tool list until a search returns them, " +
+		Description: "Finds and loads tools that are available but not loaded yet" + from + ". " +
+			"Their names and schemas are not in your tool list until a search returns them, " +
 			"so call this whenever you need a capability you do not see among your tools. " +
 			"Query with keywords for what you want to do, e.g. \"create github issue\" or \"read file\"; " +
 			"write +word to require a word in the tool's or server's name (\"+slack send message\"); " +
@@ -251,7 +333,7 @@ func (h *Host) callToolSearch(ctx context.Context, args any) (*mcp.CallToolResul
 		return nil, err
 	}
 	if len(list.deferrable) == 0 {
-		return toolError("no tools are deferred: every available tool is already in your tool list"), nil
+		return toolError(h.nothingDeferred()), nil
 	}
 	limit := int(in.Limit)
 	if limit <= 0 {
@@ -304,6 +386,25 @@ func (h *Host) callToolSearch(ctx context.Context, args any) (*mcp.CallToolResul
 	res := textResult(strings.TrimRight(b.String(), "\n"))
 	res.StructuredContent = map[string]any{"tools": found}
 	return res, nil
+}
+
+// nothingDeferred explains an empty search space: either nothing is
+// deferred, or the servers that defer by configuration are not connected
+// (tool_search is listed for them all the same, see applyDeferral).
+func (h *Host) nothingDeferred() string {
+	var down []string
+	for _, name := range h.deferCandidates().explicit {
+		if s, err := h.server(name); err == nil {
+			if st := s.publicState(); st != StateConnected {
+				down = append(down, fmt.Sprintf("%s (%s)", name, st))
+			}
+		}
+	}
+	if len(down) == 0 {
+		return "no tools are deferred: every available tool is already in your tool list"
+	}
+	return "no deferred tools are available right now: the servers that defer tools are not connected: " +
+		strings.Join(down, ", ") + ". Try again later, or use the tools in your list."
 }
 
 func plural(n int) string {
