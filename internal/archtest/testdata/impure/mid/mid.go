@@ -1,0 +1,4 @@
+// Package mid is an innocent-looking step between pure and host.
+package mid
+
+import _ "example.com/impure/host"
