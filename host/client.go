@@ -44,6 +44,7 @@ func (s *server) newClient(c *conn) *mcp.Client {
 		},
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
 			s.resources.invalidate()
+			s.templates.invalidate() // resources/list_changed covers templates
 			h.emit(Event{Kind: EventResourcesChanged, Server: s.name})
 		},
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {

@@ -92,7 +92,8 @@ func (h *Host) Prompts(ctx context.Context) ([]Prompt, []string, error) {
 }
 
 // Resources returns the resources of every connected server (see Tools for
-// the waiting rule).
+// the waiting rule). Templated resources are not listed here: see
+// ResourceTemplates.
 func (h *Host) Resources(ctx context.Context) ([]Resource, []string, error) {
 	out, warnings, err := gather(ctx, h, func(s *server) *listCache[*mcp.Resource] { return s.resources },
 		func(caps *mcp.ServerCapabilities) bool { return caps.Resources != nil },
@@ -109,9 +110,10 @@ func (h *Host) Resources(ctx context.Context) ([]Resource, []string, error) {
 	return out, warnings, err
 }
 
-// gather collects one kind of list (prompts, resources) from every ready
-// server: cache picks the server's cache, declared says whether the server
-// offers the feature, list fetches it, and wrap pairs an item with its server.
+// gather collects one kind of list (prompts, resources, resource templates)
+// from every ready server: cache picks the server's cache, declared says
+// whether the server offers the feature, list fetches it, and wrap pairs an
+// item with its server.
 func gather[T, O any](ctx context.Context, h *Host, cache func(*server) *listCache[*T],
 	declared func(*mcp.ServerCapabilities) bool,
 	list func(context.Context, *mcp.ClientSession) iter.Seq2[*T, error],
@@ -149,7 +151,8 @@ func (h *Host) GetPrompt(ctx context.Context, serverName, prompt string, args ma
 	return c.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: prompt, Arguments: args})
 }
 
-// ReadResource reads one resource of one server.
+// ReadResource reads one resource of one server: a URI it lists, or one
+// built from one of its ResourceTemplates.
 func (h *Host) ReadResource(ctx context.Context, serverName, uri string) (*mcp.ReadResourceResult, error) {
 	s, err := h.server(serverName)
 	if err != nil {

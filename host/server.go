@@ -33,6 +33,7 @@ type server struct {
 	tools     *listCache[*mcp.Tool]
 	prompts   *listCache[*mcp.Prompt]
 	resources *listCache[*mcp.Resource]
+	templates *listCache[*mcp.ResourceTemplate]
 	stats     stats
 
 	mu         sync.Mutex
@@ -69,6 +70,7 @@ func newServer(h *Host, rs config.ResolvedServer) *server {
 	s.tools = newListCache[*mcp.Tool](h.opts.CacheTTL, h.clock)
 	s.prompts = newListCache[*mcp.Prompt](h.opts.CacheTTL, h.clock)
 	s.resources = newListCache[*mcp.Resource](h.opts.CacheTTL, h.clock)
+	s.templates = newListCache[*mcp.ResourceTemplate](h.opts.CacheTTL, h.clock)
 	return s
 }
 
@@ -176,6 +178,7 @@ func (s *server) invalidateAll() {
 	s.tools.invalidate()
 	s.prompts.invalidate()
 	s.resources.invalidate()
+	s.templates.invalidate()
 }
 
 // run connects, watches the connection and reconnects after an unexpected
