@@ -1,7 +1,9 @@
 // Package gateway re-serves a [host.Host] as one MCP server (SPEC §7): every
 // connected server's tools under their namespaced names
 // (mcp__<server>__<tool>, schemas cleaned), its prompts as <server>:<prompt>
-// and its resources under their own URIs.
+// and its resources and resource templates under their own URIs. A read of
+// a URI goes to the server that lists it or, failing that, to the first
+// server (by name) with a template that matches it.
 //
 // A Gateway owns one *mcp.Server. Put it behind any transport of the
 // official Go SDK: [mcp.StdioTransport] for `switchboard serve --stdio`, or
@@ -33,12 +35,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
@@ -90,8 +95,12 @@ type Gateway struct {
 	tools     map[string]toolRoute // gateway tool name → route
 	prompts   map[string]promptRoute
 	resources map[string]resourceRoute
-	synced    chan struct{} // closed after the first sync
-	syncOnce  sync.Once
+	templates map[string]resourceRoute // URI template → route
+	// matchOrder is the order in which reads try the templates: the served
+	// ones, by server name, then URI template.
+	matchOrder []templateMatch
+	synced     chan struct{} // closed after the first sync
+	syncOnce   sync.Once
 }
 
 type toolRoute struct {
@@ -106,6 +115,11 @@ type resourceRoute struct {
 	server, fp string
 }
 
+type templateMatch struct {
+	uriTemplate, server string
+	re                  *regexp.Regexp
+}
+
 // New builds a Gateway over h and starts keeping its lists in sync in the
 // background. Call Close when done (it does not close h).
 func New(h *host.Host, opts *Options) *Gateway {
@@ -116,6 +130,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 		tools:     map[string]toolRoute{},
 		prompts:   map[string]promptRoute{},
 		resources: map[string]resourceRoute{},
+		templates: map[string]resourceRoute{},
 		synced:    make(chan struct{}),
 	}
 	if opts != nil {
@@ -230,9 +245,10 @@ func (g *Gateway) loop() {
 	}
 }
 
-// Sync re-lists the host's tools, prompts and resources now and applies the
-// difference to the gateway's server. Items that did not change are not
-// touched, so clients get list_changed only for real changes.
+// Sync re-lists the host's tools, prompts, resources and resource templates
+// now and applies the difference to the gateway's server. Items that did
+// not change are not touched, so clients get list_changed only for real
+// changes.
 func (g *Gateway) Sync(ctx context.Context) error {
 	g.syncMu.Lock()
 	defer g.syncMu.Unlock()
@@ -245,6 +261,9 @@ func (g *Gateway) Sync(ctx context.Context) error {
 	}
 	if err := g.syncResources(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("resources: %w", err))
+	}
+	if err := g.syncTemplates(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("resource templates: %w", err))
 	}
 	return errors.Join(errs...)
 }
@@ -313,14 +332,8 @@ func (g *Gateway) syncTools(ctx context.Context) error {
 
 // addTool is Server.AddTool, which panics on a schema it rejects; a tool
 // the SDK will not serve is reported instead of ending the gateway.
-func addTool(srv *mcp.Server, t *mcp.Tool, h mcp.ToolHandler) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%v", r)
-		}
-	}()
-	srv.AddTool(t, h)
-	return nil
+func addTool(srv *mcp.Server, t *mcp.Tool, h mcp.ToolHandler) error {
+	return recoverPanic(func() { srv.AddTool(t, h) })
 }
 
 // serveTool is the definition a client sees of one host tool: the
@@ -502,25 +515,120 @@ func (g *Gateway) syncResources(ctx context.Context) error {
 		g.srv.RemoveResources(remove...)
 	}
 	for _, uri := range adds {
-		g.srv.AddResource(want[uri], g.readResource)
+		if err := recoverPanic(func() { g.srv.AddResource(want[uri], g.readResource) }); err != nil {
+			g.log.Warn("resource not served", "uri", uri, "server", routes[uri].server, "error", err)
+			g.mu.Lock()
+			delete(g.resources, uri)
+			g.mu.Unlock()
+		}
 	}
 	return nil
 }
 
+// syncTemplates serves the host's resource templates under their own URI
+// templates, as syncResources serves resources: when two servers offer one
+// template, the first server by name serves it.
+func (g *Gateway) syncTemplates(ctx context.Context) error {
+	items, warnings, err := g.h.ResourceTemplates(ctx)
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		g.log.Info("gateway resource templates", "warning", w)
+	}
+	want := map[string]*mcp.ResourceTemplate{}
+	routes := map[string]resourceRoute{}
+	var order []templateMatch
+	for _, t := range items { // sorted by server, then URI template
+		ut := t.Template.URITemplate
+		if prev, dup := routes[ut]; dup {
+			g.log.Warn("resource template offered by two servers; the first by name serves it", "uri_template", ut, "server", prev.server, "shadowed", t.Server)
+			continue
+		}
+		// The SDK would panic on a template it cannot parse; such a
+		// template could never match a read anyway.
+		parsed, err := uritemplate.New(ut)
+		if err != nil {
+			g.log.Warn("resource template not served", "uri_template", ut, "server", t.Server, "error", err)
+			continue
+		}
+		cp := *t.Template
+		cp.Description = toolsurface.CapDescription(cp.Description, g.opts.DescriptionMax)
+		want[ut] = &cp
+		routes[ut] = resourceRoute{server: t.Server, fp: fingerprint(&cp)}
+		order = append(order, templateMatch{uriTemplate: ut, server: t.Server, re: parsed.Regexp()})
+	}
+	remove, adds := replaceRoutes(&g.mu, g.templates, routes)
+	// Route reads the new way before the SDK tells clients about the
+	// change: a client that reads on list_changed must reach the new
+	// server. Templates not registered yet (or no longer) are refused by
+	// the SDK before they reach readResource.
+	g.mu.Lock()
+	g.matchOrder = order
+	g.mu.Unlock()
+	if len(remove) > 0 {
+		g.srv.RemoveResourceTemplates(remove...)
+	}
+	for _, ut := range adds {
+		if err := recoverPanic(func() { g.srv.AddResourceTemplate(want[ut], g.readResource) }); err != nil {
+			g.log.Warn("resource template not served", "uri_template", ut, "server", routes[ut].server, "error", err)
+			g.mu.Lock()
+			delete(g.templates, ut)
+			g.matchOrder = slices.DeleteFunc(slices.Clone(g.matchOrder), func(m templateMatch) bool { return m.uriTemplate == ut })
+			g.mu.Unlock()
+		}
+	}
+	if len(remove)+len(adds) > 0 {
+		g.log.Info("gateway resource templates changed", "added", len(adds), "removed", len(remove))
+	}
+	return nil
+}
+
+// readResource reads a listed resource or a URI built from a template.
+// The SDK calls it only for a URI that is listed or matches a served
+// template (anything else is "resource not found"); it routes the URI to
+// the server that lists it, else to the first server (by name) with a
+// matching template — the same server whatever template the SDK matched.
+// The read goes through host.ReadResource, as `switchboard read` does.
 func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
-	g.mu.Lock()
-	r, ok := g.resources[uri]
-	g.mu.Unlock()
+	server, ok := g.resourceServer(uri)
 	if !ok {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	return g.h.ReadResource(ctx, r.server, uri)
+	return g.h.ReadResource(ctx, server, uri)
 }
 
-// complete forwards completion/complete for a prompt (<server>:<prompt>)
-// or a resource to the server that offers it. Anything else completes to
-// nothing.
+// resourceServer returns the server a read of uri goes to.
+func (g *Gateway) resourceServer(uri string) (string, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if r, ok := g.resources[uri]; ok {
+		return r.server, true
+	}
+	for _, m := range g.matchOrder {
+		if m.re.MatchString(uri) {
+			return m.server, true
+		}
+	}
+	return "", false
+}
+
+// recoverPanic runs f, turning a panic (the SDK's answer to an item it
+// rejects) into an error, so one bad upstream item cannot end the gateway.
+func recoverPanic(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	f()
+	return nil
+}
+
+// complete forwards completion/complete for a prompt (<server>:<prompt>),
+// a resource or a resource template to the server that offers it.
+// Anything else completes to nothing.
 func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	p := req.Params
 	empty := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
@@ -536,7 +644,11 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 			server, ref.Name = r.server, r.prompt
 		}
 	case "ref/resource":
+		// A resource's URI or, above all, a template's: completion
+		// fills in the template's variables.
 		if r, ok := g.resources[ref.URI]; ok {
+			server = r.server
+		} else if r, ok := g.templates[ref.URI]; ok {
 			server = r.server
 		}
 	}
