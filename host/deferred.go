@@ -134,10 +134,10 @@ func (h *Host) deferDecision(s *server, tool string, big bool) bool {
 
 // applyDeferral moves the deferred, not yet activated tools of out into
 // out.Deferred and adds the built-in tool_search to out.Tools when any tool
-// is deferrable, or when the configuration defers tools explicitly even
-// if their servers are not connected (so a deferring server's start-up,
-// crash or reconnect leaves the tool block as it was). out.Tools must be
-// sorted by name; it stays so.
+// is deferrable, when the configuration defers tools explicitly, or when a
+// server not listed now had deferred tools when last up — connected or
+// not, so a deferring server's start-up, crash or reconnect leaves the
+// tool block as it was. out.Tools must be sorted by name; it stays so.
 func (h *Host) applyDeferral(out *ToolList) {
 	byServer := map[string][]*mcp.Tool{}
 	for _, t := range out.Tools {
@@ -178,12 +178,38 @@ func (h *Host) applyDeferral(out *ToolList) {
 		}
 	}
 	cand := h.deferCandidates()
-	if len(out.deferrable) > 0 || len(cand.explicit) > 0 {
+	if len(out.deferrable) > 0 || len(cand.explicit) > 0 || h.deferredWhenLastUp(byServer, threshold) {
 		ts := Tool{Name: ToolSearchName, Tool: h.toolSearchTool(cand.all)}
 		i := sort.Search(len(kept), func(i int) bool { return kept[i].Name >= ToolSearchName })
 		kept = slices.Insert(kept, i, ts)
 	}
 	out.Tools = kept
+}
+
+// deferredWhenLastUp reports whether a server missing from this listing
+// (crashed and reconnecting, paused, in error) had tools that are deferred
+// when it was last listed: tool_search stays listed for it, as it does for
+// a server that defers by configuration, so its outage and return leave
+// the tool block as it was.
+func (h *Host) deferredWhenLastUp(listed map[string][]*mcp.Tool, threshold int) bool {
+	for _, s := range h.all() {
+		if _, up := listed[s.name]; up {
+			continue
+		}
+		s.mu.Lock()
+		known := s.known
+		s.mu.Unlock()
+		if len(known) == 0 {
+			continue
+		}
+		big := threshold > 0 && h.blockTokens(s.name, known) > threshold
+		for _, t := range known {
+			if h.deferDecision(s, t.Name, big) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // deferCandidates are the servers whose tools the configuration in force
@@ -389,11 +415,11 @@ func (h *Host) callToolSearch(ctx context.Context, args any) (*mcp.CallToolResul
 }
 
 // nothingDeferred explains an empty search space: either nothing is
-// deferred, or the servers that defer by configuration are not connected
-// (tool_search is listed for them all the same, see applyDeferral).
+// deferred, or the servers that could defer tools are not connected
+// (tool_search may be listed for them all the same, see applyDeferral).
 func (h *Host) nothingDeferred() string {
 	var down []string
-	for _, name := range h.deferCandidates().explicit {
+	for _, name := range h.deferCandidates().all {
 		if s, err := h.server(name); err == nil {
 			if st := s.publicState(); st != StateConnected {
 				down = append(down, fmt.Sprintf("%s (%s)", name, st))
@@ -403,7 +429,7 @@ func (h *Host) nothingDeferred() string {
 	if len(down) == 0 {
 		return "no tools are deferred: every available tool is already in your tool list"
 	}
-	return "no deferred tools are available right now: the servers that defer tools are not connected: " +
+	return "no tools are deferred right now; servers whose tools may be deferred are not connected: " +
 		strings.Join(down, ", ") + ". Try again later, or use the tools in your list."
 }
 

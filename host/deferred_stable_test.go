@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,10 +24,11 @@ import (
 // server is up when is decided by the test, not by timing.
 
 // gated runs test server ts behind /bin/sh, which waits for the file gate
-// to exist before it execs the server.
+// to exist, writes its pid (the server's, after exec) to gate.pid and
+// execs the server.
 func gated(name, gate, ts string, args ...string) config.ResolvedServer {
 	cmd, a := testserver.Command(ts, args...)
-	line := "while [ ! -e " + shq(gate) + " ]; do sleep 0.02; done; exec " + shq(cmd)
+	line := "while [ ! -e " + shq(gate) + " ]; do sleep 0.02; done; echo $$ >" + shq(gate+".pid") + "; exec " + shq(cmd)
 	for _, s := range a {
 		line += " " + shq(s)
 	}
@@ -149,52 +151,84 @@ func TestToolsOrderIndependentOfConnectOrder(t *testing.T) {
 }
 
 // A deferring server's crash and reconnect leave tool_search as it was,
-// listed the whole time.
+// listed the whole time, whether the server defers by configuration or
+// for its size.
 func TestToolSearchDefinitionSurvivesReconnect(t *testing.T) {
 	linuxOnly(t)
-	gate := filepath.Join(t.TempDir(), "gate")
-	open(t, gate)
-	echo := gated("echo", gate, "echo")
-	echo.Effective.DeferLoading = boolp(true)
-	h := newHost(t, cfgOf(echo, stdio("plain", "echo")), &host.Options{ToolsWait: -1, Clock: newRecordingClock()})
-	waitState(t, h, "echo", host.StateConnected, 20*time.Second)
-	waitState(t, h, "plain", host.StateConnected, 20*time.Second)
-	before := listNow(t, h)
-	want := searchDef(t, before)
-	if want == "" || len(before.Deferred) == 0 {
-		t.Fatalf("tool_search %q, %d deferred; want echo's tools deferred", want, len(before.Deferred))
+	cases := []struct {
+		name   string
+		server func(gate string) config.ResolvedServer
+		opts   host.Options
+	}{
+		{"defer_loading", func(gate string) config.ResolvedServer {
+			s := gated("deferring", gate, "echo")
+			s.Effective.DeferLoading = boolp(true)
+			return s
+		}, host.Options{}},
+		{"automatic", func(gate string) config.ResolvedServer {
+			return gated("deferring", gate, "many-tools", "-n", "300")
+		}, host.Options{ContextBudget: 50_000}},
 	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			gate := filepath.Join(t.TempDir(), "gate")
+			open(t, gate)
+			opts := c.opts
+			opts.ToolsWait, opts.Clock = -1, newRecordingClock()
+			h := newHost(t, cfgOf(c.server(gate), stdio("plain", "echo")), &opts)
+			waitState(t, h, "deferring", host.StateConnected, 20*time.Second)
+			waitState(t, h, "plain", host.StateConnected, 20*time.Second)
+			before := listNow(t, h)
+			want := searchDef(t, before)
+			if want == "" || len(before.Deferred) == 0 {
+				t.Fatalf("tool_search %q, %d deferred; want the server's tools deferred", want, len(before.Deferred))
+			}
 
-	pid := pidOf(t, h, "echo") // deferred tools can be called by name
-	if err := os.Remove(gate); err != nil {
+			pid := pidIn(t, gate+".pid")
+			if err := os.Remove(gate); err != nil {
+				t.Fatal(err)
+			}
+			killPid(t, pid)
+			waitState(t, h, "deferring", host.StateConnecting, 10*time.Second)
+			during := listNow(t, h)
+			if len(during.Deferred) != 0 {
+				t.Fatalf("%d deferred while the server is down", len(during.Deferred))
+			}
+			if got := searchDef(t, during); got != want {
+				t.Errorf("while the server reconnects, tool_search =\n%s\nwant\n%s", got, want)
+			}
+			if d := cmp.Diff(order(before), order(during)); d != "" {
+				t.Errorf("the crash changed the tool block (-before +during):\n%s", d)
+			}
+			res := mustCall(t, h, host.ToolSearchName, map[string]any{"query": "echo"})
+			if !res.IsError || !strings.Contains(textOf(res), "deferring (connecting)") {
+				t.Errorf("search while the server is down: isError %v, %q", res.IsError, textOf(res))
+			}
+
+			open(t, gate)
+			waitState(t, h, "deferring", host.StateConnected, 20*time.Second)
+			after := listNow(t, h)
+			if pidIn(t, gate+".pid") == pid || len(after.Deferred) != len(before.Deferred) {
+				t.Fatalf("the server did not come back: %d deferred", len(after.Deferred))
+			}
+			if got := searchDef(t, after); got != want {
+				t.Errorf("after the reconnect, tool_search =\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}
+
+func pidIn(t *testing.T, file string) int {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
 		t.Fatal(err)
 	}
-	killPid(t, pid)
-	waitState(t, h, "echo", host.StateConnecting, 10*time.Second)
-	during := listNow(t, h)
-	if len(during.Deferred) != 0 {
-		t.Fatalf("%d deferred while echo is down", len(during.Deferred))
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("pid file %s: %v", file, err)
 	}
-	if got := searchDef(t, during); got != want {
-		t.Errorf("while echo reconnects, tool_search =\n%s\nwant\n%s", got, want)
-	}
-	if d := cmp.Diff(order(before), order(during)); d != "" {
-		t.Errorf("echo's crash changed the tool block (-before +during):\n%s", d)
-	}
-	res := mustCall(t, h, host.ToolSearchName, map[string]any{"query": "echo"})
-	if !res.IsError || !strings.Contains(textOf(res), "echo (connecting)") {
-		t.Errorf("search while echo is down: isError %v, %q", res.IsError, textOf(res))
-	}
-
-	open(t, gate)
-	waitState(t, h, "echo", host.StateConnected, 20*time.Second)
-	after := listNow(t, h)
-	if pidOf(t, h, "echo") == pid || len(after.Deferred) != len(before.Deferred) {
-		t.Fatalf("echo did not come back: %d deferred", len(after.Deferred))
-	}
-	if got := searchDef(t, after); got != want {
-		t.Errorf("after the reconnect, tool_search =\n%s\nwant\n%s", got, want)
-	}
+	return pid
 }
 
 // The definition changes when, and only when, the configuration changes
