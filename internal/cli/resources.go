@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -29,10 +30,17 @@ func NewResourcesCmd(f *Factory, runF func(context.Context, *ResourcesOptions) e
 	opts := &ResourcesOptions{}
 	cmd := &cobra.Command{
 		Use:   "resources",
-		Short: "List the servers' resources as @server:uri references",
+		Short: "List the servers' resources and resource templates as @server:uri references",
 		Long: `Start the configured servers, wait at most --wait for them, and list the resources
 of every connected server as the references they are read by (@<server>:<uri>).
-Read one with 'switchboard read'.`,
+Read one with 'switchboard read'.
+
+Resource templates follow the resources, marked (template): a URI template such
+as @notes:notes://{id} stands for every URI built from it, so fill in the
+variables and read that (switchboard read @notes:notes://42).
+
+With --json, an array of {kind, ref, server, uri, name, title, description,
+mimeType}: kind is "resource" or "template" (whose uri is the URI template).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.runtimeOptions = newRuntimeOptions(f)
@@ -48,7 +56,8 @@ Read one with 'switchboard read'.`,
 }
 
 type resourceJSON struct {
-	Ref         string `json:"ref"` // @server:uri
+	Kind        string `json:"kind"` // "resource" or "template"
+	Ref         string `json:"ref"`  // @server:uri
 	Server      string `json:"server"`
 	URI         string `json:"uri"`
 	Name        string `json:"name"`
@@ -71,35 +80,50 @@ func resourcesRun(ctx context.Context, opts *ResourcesOptions) (err error) {
 	if lerr != nil && ctx.Err() != nil {
 		return lerr
 	}
-	s.warn(warnings)
+	templates, twarnings, lerr := s.h.ResourceTemplates(lctx)
+	if lerr != nil && ctx.Err() != nil {
+		return lerr
+	}
+	// Both lists warn about the same servers still connecting.
+	warnings = append(warnings, twarnings...)
+	slices.Sort(warnings)
+	s.warn(slices.Compact(warnings))
+	rows := make([]resourceJSON, 0, len(resources)+len(templates))
+	for _, r := range resources {
+		rows = append(rows, resourceJSON{Kind: "resource", Ref: resourceRef(r.Server, r.Resource.URI), Server: r.Server, URI: r.Resource.URI,
+			Name: r.Resource.Name, Title: r.Resource.Title, Description: r.Resource.Description, MIMEType: r.Resource.MIMEType})
+	}
+	for _, rt := range templates {
+		t := rt.Template
+		rows = append(rows, resourceJSON{Kind: "template", Ref: resourceRef(rt.Server, t.URITemplate), Server: rt.Server, URI: t.URITemplate,
+			Name: t.Name, Title: t.Title, Description: t.Description, MIMEType: t.MIMEType})
+	}
 	if opts.JSON {
-		out := []resourceJSON{}
-		for _, r := range resources {
-			out = append(out, resourceJSON{Ref: resourceRef(r.Server, r.Resource.URI), Server: r.Server, URI: r.Resource.URI,
-				Name: r.Resource.Name, Title: r.Resource.Title, Description: r.Resource.Description, MIMEType: r.Resource.MIMEType})
-		}
-		if err := printJSON(opts.IO.Out, out); err != nil {
+		if err := printJSON(opts.IO.Out, rows); err != nil {
 			return err
 		}
 	} else {
 		t := newTablePrinter(opts.IO, "resource", "type", "description")
-		for _, r := range resources {
-			desc := r.Resource.Title
+		for _, r := range rows {
+			desc := r.Title
 			if desc == "" {
-				desc = descFirstLine(r.Resource.Description)
+				desc = descFirstLine(r.Description)
 			}
 			if desc == "" {
-				desc = r.Resource.Name
+				desc = r.Name
+			}
+			if r.Kind == "template" {
+				desc = "(template) " + desc
 			}
 			if opts.IO.IsTTY {
 				desc = truncRunes(desc, 70)
 			}
-			t.AddRow(resourceRef(r.Server, r.Resource.URI), dashEmpty(r.Resource.MIMEType), desc)
+			t.AddRow(r.Ref, dashEmpty(r.MIMEType), desc)
 		}
 		if err := t.Render(); err != nil {
 			return err
 		}
-		if len(resources) == 0 {
+		if len(rows) == 0 {
 			fmt.Fprintln(opts.IO.ErrOut, "No resources: no connected server offers any.")
 		}
 	}
