@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/policy"
+	"github.com/switchboard-mcp/switchboard/trust"
 )
 
 func init() {
@@ -36,6 +37,14 @@ to fix each problem:
   config       the configuration files parse, with file:line:col for each problem
   server       each server's state after --wait, and why it is not connected
                (with the last lines it wrote to stderr when it failed)
+  trust        each server's launch-trust verdict (project servers from the
+               repository's .mcp.json start only once approved): approved,
+               pre-approved by your settings, rejected, pending approval (with
+               the literal command it would run and the command that approves
+               it) or changed since approval (and what changed); user, local
+               and managed servers need no approval. A server held by launch
+               trust is reported here rather than under server. Also: a trust
+               store or settings file that cannot be used
   env          ${VAR} references that are not set
   shadowed     a definition hidden by one of the same name in a higher scope
   permissions  permission rules that can never match or are ignored: mcp__git*,
@@ -45,7 +54,8 @@ to fix each problem:
                configured or a tool the connected server does not offer,
                settings files that do not parse
 
-With --json, print an array of {check, server, ok, message, fix}.
+With --json, print an array of {check, server, ok, message, fix}; trust checks
+add "approval" (the object of 'switchboard mcp get NAME --json').
 
 Exit status 0 when every check passes, 1 when one fails.`,
 		Args: cobra.NoArgs,
@@ -77,8 +87,11 @@ type doctorCheck struct {
 	Level   doctorLevel `json:"level"`
 	Message string      `json:"message"`
 	Fix     string      `json:"fix"`
-	// Details are more lines for people (a failed server's stderr).
+	// Details are more lines for people (a failed server's stderr, what a
+	// server held by launch trust would run).
 	Details []string `json:"details,omitempty"`
+	// Approval is the launch-trust verdict of a trust check.
+	Approval *approvalJSON `json:"approval,omitempty"`
 }
 
 func check(name, server string, level doctorLevel, message, fix string) doctorCheck {
@@ -105,7 +118,14 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) (err error) {
 			tools[t.Server] = append(tools[t.Server], t)
 		}
 	}
-	checks := doctorChecks(s.cfg, report.Servers, tools, pol, &opts.runtimeOptions)
+	var lt *launchTrust
+	if opts.Trust != nil {
+		// Built afresh: it sees approvals given at the prompt of this run.
+		if lt, err = opts.Trust(s.cfg); err != nil {
+			return err
+		}
+	}
+	checks := doctorChecks(s.cfg, report.Servers, tools, pol, lt, &opts.runtimeOptions)
 	if opts.JSON {
 		if err := printJSON(opts.IO.Out, checks); err != nil {
 			return err
@@ -127,7 +147,8 @@ const missingEnvPrefix = "Missing environment variables"
 
 // doctorChecks runs every check on what the session found: the servers'
 // states and the tools of the connected ones.
-func doctorChecks(cfg *config.Resolved, servers []host.ServerStatus, tools map[string][]host.Tool, pol *policy.Policy, o *runtimeOptions) []doctorCheck {
+// lt, if not nil, gives each server's launch-trust verdict.
+func doctorChecks(cfg *config.Resolved, servers []host.ServerStatus, tools map[string][]host.Tool, pol *policy.Policy, lt *launchTrust, o *runtimeOptions) []doctorCheck {
 	var out []doctorCheck
 
 	// Configuration files.
@@ -151,7 +172,20 @@ func doctorChecks(cfg *config.Resolved, servers []host.ServerStatus, tools map[s
 		out = append(out, check("config", "", doctorPass, "the configuration files parse and every definition is valid", ""))
 	}
 
-	// Servers: state, missing variables, shadowed definitions.
+	// The trust store and the settings that pre-approve: when unusable,
+	// nothing is approved (fail closed), which is worth saying once.
+	if lt != nil {
+		for _, d := range lt.warnings {
+			msg := d.Message
+			if p := d.Position; p.File != "" {
+				p.File = o.tilde(p.File)
+				msg = p.String() + ": " + msg
+			}
+			out = append(out, check("trust", "", doctorFail, msg, d.Fix))
+		}
+	}
+
+	// Servers: state, launch trust, missing variables, shadowed definitions.
 	status := map[string]host.ServerStatus{}
 	for _, st := range servers {
 		status[st.Name] = st
@@ -163,7 +197,18 @@ func doctorChecks(cfg *config.Resolved, servers []host.ServerStatus, tools map[s
 		if !ok {
 			continue
 		}
-		out = append(out, serverCheck(rs, st, o))
+		if lt == nil || rs.Availability == config.Missing {
+			out = append(out, serverCheck(rs, st, o))
+		} else {
+			a := lt.approval(&rs)
+			// Held by launch trust, and nothing else: the trust check says
+			// it all (a server check would repeat it, with a worse fix).
+			held := !a.Allowed && rs.Availability == config.Available && string(st.State) == a.State
+			if !held {
+				out = append(out, serverCheck(rs, st, o))
+			}
+			out = append(out, trustCheck(rs, st, a, held, o))
+		}
 		if len(rs.MissingEnv) > 0 {
 			out = append(out, check("env", rs.Name, doctorFail,
 				missingEnvPrefix+": "+strings.Join(rs.MissingEnv, ", "),
@@ -299,6 +344,33 @@ func serverCheck(rs config.ResolvedServer, st host.ServerStatus, o *runtimeOptio
 	for _, l := range lastNonEmptyLines(st.StderrTail, statusStderrLines) {
 		c.Details = append(c.Details, "stderr: "+truncRunes(l, 200))
 	}
+	return c
+}
+
+// trustCheck reports a server's launch-trust verdict. held says that the
+// verdict is what keeps the server from starting: its message is then the
+// one status shows (st.Reason).
+func trustCheck(rs config.ResolvedServer, st host.ServerStatus, a approvalJSON, held bool, o *runtimeOptions) doctorCheck {
+	level := doctorPass
+	msg := approvalSummary(&rs, a, o.tilde)
+	fix := a.Fix
+	switch {
+	case held && a.Verdict == trust.Rejected.String():
+		level = doctorNote
+	case held:
+		level = doctorFail
+		msg = string(st.State) + ": " + dashEmpty(st.Reason)
+		fix = fmt.Sprintf("review what it runs, then `%s`", trust.ApproveCommand(rs.Name))
+	case !a.Allowed:
+		// It does not start for another reason too (disabled, invalid):
+		// worth knowing before enabling it, not a failure.
+		level = doctorNote
+	}
+	c := check("trust", rs.Name, level, msg, fix)
+	for _, l := range approvalDetails(a) {
+		c.Details = append(c.Details, l.label+": "+l.value)
+	}
+	c.Approval = &a
 	return c
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
+	"github.com/switchboard-mcp/switchboard/trust"
 )
 
 // serverJSON is one server in `mcp list --json` and `mcp get --json`. The
@@ -45,7 +46,10 @@ type serverDetailJSON struct {
 	StartupTimeout int               `json:"startup_timeout,omitempty"`
 	Shadows        []string          `json:"shadows,omitempty"`
 	MissingEnv     []string          `json:"missingEnv,omitempty"`
-	Warnings       []string          `json:"warnings"`
+	// Approval is the launch-trust verdict (§2) in this workspace; absent
+	// for a name nobody defines.
+	Approval *approvalJSON `json:"approval,omitempty"`
+	Warnings []string      `json:"warnings"`
 }
 
 func toServerJSON(s *config.ResolvedServer) serverJSON {
@@ -110,9 +114,28 @@ func shortReason(r string) string {
 // targetText is what a server runs or dials, as written.
 func targetText(w config.Server) string {
 	if w.Command != "" {
-		return shellJoin(w.Command, shownArgs(w))
+		words := append([]string{w.Command}, shownArgs(w)...)
+		for i, word := range words {
+			if q := trust.Quote(word); strings.HasPrefix(q, "$'") {
+				words[i] = q
+			} else {
+				words[i] = shellQuote(word)
+			}
+		}
+		return strings.Join(words, " ")
 	}
-	return shownURL(w)
+	return terminalSafe(shownURL(w))
+}
+
+// terminalSafe returns s, or its $'…' quoted form (trust.Quote) when it
+// holds something a terminal would act on or hide: escape sequences,
+// invisible or reordering characters. Definitions, project ones above all,
+// are written by others; what is printed must be what is there.
+func terminalSafe(s string) string {
+	if q := trust.Quote(s); strings.HasPrefix(q, "$'") {
+		return q
+	}
+	return s
 }
 
 // shownArgs and shownURL are a definition's args and URL as they may be
@@ -288,7 +311,21 @@ func mcpGetRun(ctx context.Context, opts *MCPGetOptions) error {
 	for _, sc := range s.Shadows {
 		d.Shadows = append(d.Shadows, string(sc))
 	}
-	notes := serverNotes(r, s)
+	var trustNotes []string
+	if s.Availability != config.Missing {
+		lt, err := f.launchTrust(r)
+		if err != nil {
+			return err
+		}
+		a := lt.approval(s)
+		d.Approval = &a
+		if s.Trust == config.TrustRepo {
+			for _, w := range lt.warnings { // a broken trust store or settings file
+				trustNotes = append(trustNotes, w.Error())
+			}
+		}
+	}
+	notes := serverNotes(r, s, d.Approval, trustNotes)
 	d.Warnings = []string{}
 	for _, n := range notes {
 		d.Warnings = append(d.Warnings, n.text)
@@ -324,8 +361,10 @@ type note struct {
 
 // serverNotes are the one-line warnings of `mcp get`: the server's
 // diagnostics (missing environment variables among them), why it is
-// disabled, and which definitions it shadows.
-func serverNotes(r *config.Resolved, s *config.ResolvedServer) []note {
+// disabled, which definitions it shadows, and why launch trust holds it
+// (approval, in the words of `status`) with the problems of the trust
+// store or settings behind that verdict (trustNotes).
+func serverNotes(r *config.Resolved, s *config.ResolvedServer, approval *approvalJSON, trustNotes []string) []note {
 	var notes []note
 	warn := func(text string) { notes = append(notes, note{config.SeverityWarning, text}) }
 	for _, d := range s.Diagnostics {
@@ -342,8 +381,11 @@ func serverNotes(r *config.Resolved, s *config.ResolvedServer) []note {
 		}
 		warn(msg + fmt.Sprintf("; this %s-scope one is used", s.Scope))
 	}
-	if s.Scope == config.ScopeProject {
-		warn("project servers are written by the repository: they start only once approved (switchboard mcp approve " + s.Name + ")")
+	if approval != nil && approval.Reason != "" {
+		warn(approval.Reason)
+	}
+	for _, t := range trustNotes {
+		warn(t)
 	}
 	return notes
 }
@@ -413,18 +455,34 @@ func printServerDetail(ios *IOStreams, f *Factory, r *config.Resolved, s *config
 	}
 	rows = append(rows, row{"enabled", enabledText(s, tty)})
 	if s.Availability != config.Missing {
-		trust := string(s.Trust)
+		tr := string(s.Trust)
 		if tty {
 			switch s.Trust {
 			case config.TrustUser:
-				trust += " (starts without asking)"
+				tr += " (starts without asking)"
 			case config.TrustRepo:
-				trust += " (repository-authored: starts only once approved)"
+				tr += " (repository-authored: starts only once approved)"
 			}
 		}
-		rows = append(rows, row{"trust", trust})
+		rows = append(rows, row{"trust", tr})
+	}
+	if a := d.Approval; a != nil {
+		if tty {
+			rows = append(rows, row{"approval", approvalSummary(s, *a, path)})
+		} else {
+			rows = append(rows, row{"approval", a.Verdict})
+		}
+		for _, l := range approvalDetails(*a) {
+			rows = append(rows, row{l.label, l.value})
+		}
+		if a.Fix != "" {
+			rows = append(rows, row{"fix", a.Fix})
+		}
 	}
 
+	for i := range rows {
+		rows[i].value = terminalSafe(rows[i].value)
+	}
 	var b strings.Builder
 	if tty {
 		width := 0
@@ -443,15 +501,15 @@ func printServerDetail(ios *IOStreams, f *Factory, r *config.Resolved, s *config
 				if n.severity == config.SeverityError {
 					prefix = "error: "
 				}
-				fmt.Fprintf(&b, "  - %s%s\n", prefix, n.text)
+				fmt.Fprintf(&b, "  - %s%s\n", prefix, terminalSafe(n.text))
 			}
 		}
 	} else {
 		for _, r := range rows {
-			fmt.Fprintf(&b, "%s\t%s\n", r.key, r.value)
+			fmt.Fprintf(&b, "%s\t%s\n", strings.ReplaceAll(r.key, " ", "_"), r.value)
 		}
 		for _, n := range notes {
-			fmt.Fprintf(&b, "%s\t%s\n", n.severity, n.text)
+			fmt.Fprintf(&b, "%s\t%s\n", n.severity, terminalSafe(n.text))
 		}
 	}
 	_, err := fmt.Fprint(ios.Out, b.String())

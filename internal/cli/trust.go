@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -417,4 +418,191 @@ func (s *session) launchGate(ctx context.Context) (host.Gate, error) {
 		lt.askPending(ctx, s.cfg, s.input(), s.opts.IO.ErrOut)
 	}
 	return lt.gate, nil
+}
+
+// approvalJSON is a server's launch-trust verdict (§2) as `mcp get --json`
+// ("approval") and `doctor --json` (the "trust" rows' "approval") show it.
+// The keys are stable; scripts may rely on them.
+type approvalJSON struct {
+	// Verdict is trust.Status's name: trusted (needs no approval), approved,
+	// pre-approved, rejected, needs-approval or approval-stale.
+	Verdict string `json:"verdict"`
+	// Required is whether the server needs approval at all (project scope).
+	Required bool `json:"required"`
+	// Allowed is whether launch trust lets it start.
+	Allowed bool `json:"allowed"`
+	// State is the §4 state the verdict holds it in (needs-approval,
+	// approval-stale, disabled), or "" when it may start.
+	State string `json:"state,omitempty"`
+	// Reason is the one line `status` shows for a held server.
+	Reason string `json:"reason,omitempty"`
+	// Workspace is the workspace the approval is for, and WorkspaceKey
+	// the path approvals are filed under (symlinks resolved) when it
+	// differs.
+	Workspace    string `json:"workspace,omitempty"`
+	WorkspaceKey string `json:"workspaceKey,omitempty"`
+	// Fingerprint is the fingerprint of the definition as written now.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// ApprovedAt and ApprovedFingerprint are the stored approval's
+	// (approved, approval-stale).
+	ApprovedAt          string `json:"approvedAt,omitempty"`
+	ApprovedFingerprint string `json:"approvedFingerprint,omitempty"`
+	// Changed names the fields changed since the approval, and Changes
+	// says it in words ("env (added NODE_OPTIONS)").
+	Changed []string `json:"changed,omitempty"`
+	Changes string   `json:"changes,omitempty"`
+	// ApprovedCommand is the command line that was approved, when the
+	// command or args changed since.
+	ApprovedCommand string `json:"approvedCommand,omitempty"`
+	// Source names the settings that pre-approved or rejected it.
+	Source string `json:"source,omitempty"`
+	// Command is the literal command line that would run (secret-looking
+	// arguments redacted), URL what it would connect to, HeadersHelper the
+	// command it would run for headers; only where approval is required.
+	Command       string `json:"command,omitempty"`
+	Cwd           string `json:"cwd,omitempty"`
+	URL           string `json:"url,omitempty"`
+	HeadersHelper string `json:"headersHelper,omitempty"`
+	// Fix is the command that approves it (needs-approval,
+	// approval-stale), or what to change (rejected).
+	Fix string `json:"fix,omitempty"`
+}
+
+// approval describes rs's launch-trust verdict in this run's workspace.
+// Nothing secret is shown: arguments and URLs pass through the redaction
+// `mcp get` uses, env and header values are not shown at all.
+func (lt *launchTrust) approval(rs *config.ResolvedServer) approvalJSON {
+	v := lt.verdict(rs)
+	a := approvalJSON{
+		Verdict:  v.Status.String(),
+		Required: rs.Trust == config.TrustRepo,
+		Allowed:  v.Allowed(),
+		State:    v.State(),
+		Reason:   v.Reason(rs),
+	}
+	if !a.Required {
+		return a
+	}
+	a.Fingerprint = v.Fingerprint
+	if lt.workspace != "" {
+		a.Workspace = lt.workspace
+		if k := trust.WorkspaceKey(lt.workspace); k != lt.workspace {
+			a.WorkspaceKey = k
+		}
+	}
+	w := rs.Written
+	if w.Command != "" || len(w.Args) > 0 {
+		a.Command = trust.CommandLine(w.Command, shownArgs(w))
+	}
+	a.Cwd = w.Cwd
+	a.URL = shownURL(w)
+	if w.HeadersHelper != "" {
+		a.HeadersHelper = redact.String(w.HeadersHelper, redact.Secrets(w.Env, w.Headers)...)
+	}
+	if p := v.Previous; p != nil {
+		a.ApprovedAt = p.ApprovedAt.UTC().Format(time.RFC3339)
+		if v.Status == trust.Stale {
+			a.ApprovedFingerprint = p.Fingerprint
+		}
+	}
+	switch v.Status {
+	case trust.NeedsApproval:
+		a.Fix = trust.ApproveCommand(rs.Name)
+	case trust.Stale:
+		a.Fix = trust.ApproveCommand(rs.Name)
+		a.Changed = v.Changed
+		a.Changes = v.Describe(w)
+		if p := v.Previous; p != nil && (slices.Contains(v.Changed, "command") || slices.Contains(v.Changed, "args")) {
+			secrets := redact.Secrets(w.Env, w.Headers)
+			args := redact.CommandArgs(p.Definition.Args)
+			for i := range args {
+				args[i] = redact.String(args[i], secrets...)
+			}
+			a.ApprovedCommand = trust.CommandLine(p.Definition.Command, args)
+		}
+	case trust.PreApproved:
+		a.Source = v.Source
+	case trust.Rejected:
+		a.Source = v.Source
+		a.Fix = fmt.Sprintf("take %s out of disabledMcpjsonServers in %s, then `%s`", rs.Name, v.Source, trust.ApproveCommand(rs.Name))
+	}
+	return a
+}
+
+// approvalSummary is the verdict in one line for people: what `mcp get`
+// shows after "Approval:" and doctor's trust check says. tilde shortens
+// paths under the home directory.
+func approvalSummary(rs *config.ResolvedServer, a approvalJSON, tilde func(string) string) string {
+	ws := "this workspace"
+	if a.Workspace != "" {
+		ws = "workspace " + tilde(a.Workspace)
+	}
+	switch a.Verdict {
+	case trust.Trusted.String():
+		return fmt.Sprintf("not needed: %s; it starts without asking", trustedBecause(rs.Scope))
+	case trust.Approved.String():
+		return fmt.Sprintf("approved in %s on %s", ws, approvedOn(a.ApprovedAt))
+	case trust.PreApproved.String():
+		return "pre-approved by " + a.Source + " (enableAllProjectMcpServers or enabledMcpjsonServers)"
+	case trust.Rejected.String():
+		return "rejected by disabledMcpjsonServers in " + a.Source + ": it never starts and is not asked about"
+	case trust.NeedsApproval.String():
+		return fmt.Sprintf("pending: never approved in %s, so it does not start until you approve it", ws)
+	case trust.Stale.String():
+		return fmt.Sprintf("changed since it was approved in %s on %s: %s; it does not start until you approve it again", ws, approvedOn(a.ApprovedAt), a.Changes)
+	}
+	return a.Verdict
+}
+
+// trustedBecause says why a scope's servers need no approval.
+func trustedBecause(sc config.Scope) string {
+	switch sc {
+	case config.ScopeUser, config.ScopeLocal:
+		return string(sc) + " scope, written by you"
+	case config.ScopeManaged:
+		return "managed scope, set by your administrator"
+	case config.ScopeFlag:
+		return "given with --mcp-config"
+	case config.ScopeSession:
+		return "handed in by the program embedding Switchboard"
+	}
+	return string(sc) + " scope"
+}
+
+func approvedOn(rfc3339 string) string {
+	t, err := time.Parse(time.RFC3339, rfc3339)
+	if err != nil {
+		return "an unknown date"
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// approvalLine is one labelled line backing a verdict up.
+type approvalLine struct{ label, value string }
+
+// approvalDetails are the lines that back a held verdict up for people:
+// exactly what would run (terminal-safe, see trust.Quote) and, for a
+// stale approval whose command changed, what was approved before.
+func approvalDetails(a approvalJSON) []approvalLine {
+	if a.Allowed || a.Verdict == trust.Rejected.String() || !a.Required {
+		return nil
+	}
+	var out []approvalLine
+	add := func(label, value string) {
+		if value != "" {
+			out = append(out, approvalLine{label, value})
+		}
+	}
+	add("approved command", a.ApprovedCommand)
+	add("would run", a.Command)
+	if a.Cwd != "" {
+		add("in", trust.Quote(a.Cwd))
+	}
+	if a.URL != "" {
+		add("would connect to", trust.Quote(a.URL))
+	}
+	if a.HeadersHelper != "" {
+		add("headers helper", trust.Quote(a.HeadersHelper))
+	}
+	return out
 }
