@@ -92,7 +92,7 @@ func mcpApproveRun(ctx context.Context, opts *MCPApproveOptions) error {
 	}
 	v := lt.store.Check(rs, cfg.Workspace)
 	if v.Status == trust.Approved {
-		fmt.Fprintf(opts.IO.Out, "%s is already approved in workspace %s (%s).\n", opts.Name, f.tilde(cfg.Workspace), v.Fingerprint)
+		fmt.Fprintf(opts.IO.Out, "%s is already approved in workspace %s (%s).\n", opts.Name, workspaceName(f, cfg.Workspace), v.Fingerprint)
 		return nil
 	}
 	writeReview(opts.IO.ErrOut, rs, v, lt.environ())
@@ -110,7 +110,7 @@ func mcpApproveRun(ctx context.Context, opts *MCPApproveOptions) error {
 	if err != nil {
 		return FailureErr(err, "")
 	}
-	fmt.Fprintf(opts.IO.Out, "Approved %s for workspace %s (%s).\n", opts.Name, f.tilde(cfg.Workspace), a.Fingerprint)
+	fmt.Fprintf(opts.IO.Out, "Approved %s for workspace %s (%s).\n", opts.Name, workspaceName(f, cfg.Workspace), a.Fingerprint)
 	if rs.Availability != config.Available {
 		why := rs.DisabledReason
 		if err := rs.Err(); err != nil {
@@ -122,6 +122,17 @@ func mcpApproveRun(ctx context.Context, opts *MCPApproveOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "note: %s is %s%s, so it still will not start.\n", opts.Name, rs.Availability, why)
 	}
 	return nil
+}
+
+// workspaceName names a workspace for people: its path as found, and the
+// directory it resolves to when that differs (approvals are filed under
+// the resolved path, see trust.WorkspaceKey).
+func workspaceName(f *Factory, ws string) string {
+	name := f.tilde(ws)
+	if k := trust.WorkspaceKey(ws); k != "" && k != ws {
+		name += " (" + f.tilde(k) + ")"
+	}
+	return name
 }
 
 // MCPRevokeOptions are the inputs of `mcp revoke`.
@@ -198,10 +209,10 @@ func mcpRevokeRun(_ context.Context, opts *MCPRevokeOptions) error {
 		return FailureErr(err, "")
 	}
 	if !found {
-		fmt.Fprintf(opts.IO.Out, "%s was not approved in workspace %s; nothing to revoke.\n", opts.Name, f.tilde(root))
+		fmt.Fprintf(opts.IO.Out, "%s was not approved in workspace %s; nothing to revoke.\n", opts.Name, workspaceName(f, root))
 		return nil
 	}
-	fmt.Fprintf(opts.IO.Out, "Revoked the approval of %s in workspace %s. %s\n", opts.Name, f.tilde(root), revokeNote)
+	fmt.Fprintf(opts.IO.Out, "Revoked the approval of %s in workspace %s. %s\n", opts.Name, workspaceName(f, root), revokeNote)
 	return nil
 }
 
@@ -240,9 +251,9 @@ func resetChoices(ios *IOStreams, f *Factory, verb string) error {
 		return FailureErr(err, "")
 	}
 	if len(names) == 0 {
-		fmt.Fprintf(ios.Out, "No project server approvals to forget in workspace %s.\n", f.tilde(root))
+		fmt.Fprintf(ios.Out, "No project server approvals to forget in workspace %s.\n", workspaceName(f, root))
 		return nil
 	}
-	fmt.Fprintf(ios.Out, "Forgot %d approval(s) in workspace %s: %s. %s\n", len(names), f.tilde(root), strings.Join(names, ", "), revokeNote)
+	fmt.Fprintf(ios.Out, "Forgot %d approval(s) in workspace %s: %s. %s\n", len(names), workspaceName(f, root), strings.Join(names, ", "), revokeNote)
 	return nil
 }
