@@ -91,6 +91,10 @@ func TestWorkspaceKey(t *testing.T) {
 		if got := WorkspaceKey(tc.in); got != tc.want {
 			t.Errorf("WorkspaceKey(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+		// A key is its own key: looking it up again finds the same entry.
+		if tc.want != "" && WorkspaceKey(tc.want) != tc.want {
+			t.Errorf("WorkspaceKey(%q) = %q: a key is not its own key", tc.want, WorkspaceKey(tc.want))
+		}
 	}
 	if WorkspaceKey(proj) == WorkspaceKey(other) {
 		t.Error("two directories share a key")
