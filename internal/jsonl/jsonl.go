@@ -1,0 +1,444 @@
+// Package jsonl is the newline-delimited JSON-RPC connection Switchboard
+// speaks over a pair of pipes: to every stdio server, and to the client of
+// `switchboard serve --stdio`.
+//
+// It is a drop-in [mcp.Transport] for the SDK's [mcp.IOTransport] with the
+// same wire behaviour (one JSON-RPC message or batch per line, a value may
+// continue over several lines, batches only before protocol 2025-06-18, a
+// bound on the bytes buffered for one message, the same case-sensitive
+// decoding and nesting limit), built to decode each message once. The SDK
+// v1.8.0 decodes a frame up to three times, each through a new decoder
+// with a fresh 32 KiB buffer; on a relay that is most of the garbage and,
+// on a 2-core machine, most of the latency (docs/benchmarks.md).
+package jsonl
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ErrInvalidFrame is wrapped by every error about bytes on the pipe that
+// are not a JSON-RPC message: a caller can say "the server wrote something
+// that is not JSON-RPC" rather than "the connection broke".
+var ErrInvalidFrame = errors.New("not a JSON-RPC message")
+
+// ErrFrameTooLarge is wrapped when one message exceeds the line limit.
+var ErrFrameTooLarge = errors.New("JSON-RPC message exceeds the maximum line length")
+
+// Transport connects over Reader (messages in) and Writer (messages out).
+// Closing the connection closes both.
+type Transport struct {
+	Reader io.ReadCloser
+	Writer io.WriteCloser
+	// MaxLineLength bounds the bytes buffered for one incoming message:
+	// 0 means [mcp.DefaultMaxLineLength], a negative value no bound.
+	MaxLineLength int
+}
+
+// Connect implements [mcp.Transport]. It starts the reading goroutine.
+func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
+	limit := t.MaxLineLength
+	if limit == 0 {
+		limit = mcp.DefaultMaxLineLength
+	}
+	c := &conn{
+		r:      t.Reader,
+		w:      t.Writer,
+		closed: make(chan struct{}),
+	}
+	if pollable(t.Reader) {
+		// Read reads in the caller's goroutine: Close interrupts it.
+		c.br, c.limit = bufio.NewReaderSize(t.Reader, readBuffer), limit
+	} else {
+		// A blocking file (a terminal, a non-pipe stdin) would not wake
+		// on Close: a goroutine reads, and Read waits on it or on Close.
+		c.incoming = make(chan frame)
+		go c.readLoop(limit)
+	}
+	return c, nil
+}
+
+const readBuffer = 64 << 10
+
+// pollable reports whether a Read blocked on r returns when r is closed:
+// true for the pipes os/exec and os.Pipe make (they are in the runtime's
+// poller, and only such files accept a deadline).
+func pollable(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && f.SetReadDeadline(time.Time{}) == nil
+}
+
+// frame is what the reading goroutine hands to Read: the decoded
+// messages of one line (several for a batch), or the error that ended
+// reading.
+type frame struct {
+	msgs  []jsonrpc.Message
+	batch bool
+	err   error
+}
+
+type conn struct {
+	r io.ReadCloser
+	w io.WriteCloser
+
+	// Either br (a pollable reader, read by Read itself) or incoming (fed
+	// by readLoop).
+	br       *bufio.Reader
+	limit    int
+	incoming chan frame
+	queue    []jsonrpc.Message // rest of the last batch; Read is serial
+
+	writeMu sync.Mutex
+
+	// mu guards the protocol watch and the batches being answered.
+	mu sync.Mutex
+	// initID is the ID of the initialize (or server/discover) call seen
+	// in either direction; its answer settles noBatch.
+	initID       jsonrpc.ID
+	initSet      bool
+	initDiscover bool
+	// noBatch is set once the session's protocol forbids batches
+	// (2025-06-18 and later; also every protocol with server/discover).
+	noBatch bool
+	batches map[jsonrpc.ID]*batch
+
+	closeOnce sync.Once
+	closed    chan struct{}
+	closeErr  error
+}
+
+// batch collects the answers to the calls of one incoming batch, which
+// JSON-RPC sends back as one array.
+type batch struct {
+	unresolved map[jsonrpc.ID]int
+	responses  []*jsonrpc.Response
+}
+
+func (c *conn) SessionID() string { return "" }
+
+func (c *conn) readLoop(limit int) {
+	br := bufio.NewReaderSize(c.r, readBuffer)
+	for {
+		f := readOne(br, limit)
+		select {
+		case c.incoming <- f:
+		case <-c.closed:
+			return
+		}
+		if f.err != nil {
+			return
+		}
+	}
+}
+
+// readOne reads and decodes the next frame.
+func readOne(br *bufio.Reader, limit int) (f frame) {
+	data, err := readFrame(br, limit)
+	if err != nil {
+		f.err = err
+	} else {
+		f.msgs, f.batch, f.err = decodeFrame(data)
+	}
+	return f
+}
+
+// readFrame returns the next JSON value of the stream: one line, or
+// several when a value continues over lines. Blank lines are skipped. The
+// returned slice is the caller's (never reused).
+func readFrame(br *bufio.Reader, limit int) ([]byte, error) {
+	var acc []byte
+	for {
+		line, err := readLine(br, limit-len(acc), limit)
+		if err != nil {
+			if err == io.EOF && len(bytes.TrimSpace(acc)) > 0 {
+				return nil, fmt.Errorf("%w: %s", ErrInvalidFrame, "unexpected end of input inside a message")
+			}
+			return nil, err
+		}
+		if acc == nil {
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			acc = line
+		} else {
+			acc = append(acc, line...)
+		}
+		switch complete(acc) {
+		case scanComplete:
+			return acc, nil
+		case scanTooDeep:
+			return nil, fmt.Errorf("%w: %v", ErrInvalidFrame, errTooDeep)
+		}
+		// An open object, array or string goes on over the next line, if
+		// what came so far can begin a value at all (else the decoder
+		// says why not, now rather than after more input).
+		if !validPrefix(acc) {
+			return acc, nil
+		}
+	}
+}
+
+// readLine reads through the next newline into a new slice, failing with
+// ErrFrameTooLarge past budget bytes.
+func readLine(br *bufio.Reader, budget, limit int) ([]byte, error) {
+	var out []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if limit > 0 && len(out)+len(chunk) > budget {
+			return nil, fmt.Errorf("%w (%d bytes)", ErrFrameTooLarge, limit)
+		}
+		if err == nil || err == bufio.ErrBufferFull {
+			if out == nil && err == nil {
+				// The common case: the whole line was in the buffer.
+				return append(make([]byte, 0, len(chunk)), chunk...), nil
+			}
+			out = append(out, chunk...)
+			if err == nil {
+				return out, nil
+			}
+			continue
+		}
+		// EOF or a read error: a last line without its newline still counts.
+		out = append(out, chunk...)
+		if len(bytes.TrimSpace(out)) > 0 && err == io.EOF {
+			return out, nil
+		}
+		return nil, err
+	}
+}
+
+// validPrefix reports whether data is the beginning of a JSON object or
+// array that more input could complete.
+func validPrefix(data []byte) bool {
+	t := bytes.TrimLeft(data, " \t\r\n")
+	if len(t) == 0 || (t[0] != '{' && t[0] != '[') {
+		return false
+	}
+	var syn *json.SyntaxError
+	err := json.Unmarshal(t, new(json.RawMessage))
+	return errors.As(err, &syn) && syn.Offset >= int64(len(t)) && strings.HasPrefix(syn.Error(), "unexpected end of JSON input")
+}
+
+type scanState int
+
+const (
+	scanComplete scanState = iota
+	scanOpen
+	scanTooDeep
+)
+
+// maxDepth is the nesting limit of the SDK's decoder.
+const maxDepth = 1000
+
+var errTooDeep = fmt.Errorf("exceeded maximum nesting depth of %d", maxDepth)
+
+// complete reports whether data holds a finished JSON value as far as
+// nesting goes (malformed JSON is left to the decoder), or nests deeper
+// than maxDepth.
+func complete(data []byte) scanState {
+	depth, inString, escaped := 0, false, false
+	for _, b := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+			continue
+		}
+		switch b {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			if depth > maxDepth {
+				return scanTooDeep
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	if inString || depth > 0 {
+		return scanOpen
+	}
+	return scanComplete
+}
+
+func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(c.queue) > 0 {
+		next := c.queue[0]
+		c.queue = c.queue[1:]
+		return next, nil
+	}
+	var f frame
+	if c.br != nil {
+		select {
+		case <-c.closed:
+			return nil, io.EOF
+		default:
+		}
+		f = readOne(c.br, c.limit)
+		if f.err != nil {
+			select {
+			case <-c.closed:
+				return nil, io.EOF // the read failed because of Close
+			default:
+			}
+			return nil, f.err
+		}
+	} else {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case f = <-c.incoming:
+		case <-c.closed:
+			return nil, io.EOF
+		}
+		if f.err != nil {
+			return nil, f.err
+		}
+	}
+	for _, m := range f.msgs {
+		c.watchRead(m)
+	}
+	if f.batch {
+		if err := c.acceptBatch(f.msgs); err != nil {
+			return nil, err
+		}
+	}
+	c.queue = f.msgs[1:]
+	return f.msgs[0], nil
+}
+
+// acceptBatch refuses a batch the session's protocol forbids and records
+// the calls in it, whose answers go back together.
+func (c *conn) acceptBatch(msgs []jsonrpc.Message) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.noBatch {
+		return errors.New("JSON-RPC batching is not supported in 2025-06-18 and later")
+	}
+	var b *batch
+	for _, m := range msgs {
+		req, ok := m.(*jsonrpc.Request)
+		if !ok || !req.ID.IsValid() {
+			continue
+		}
+		if b == nil {
+			b = &batch{unresolved: map[jsonrpc.ID]int{}}
+		}
+		if _, dup := b.unresolved[req.ID]; dup {
+			return fmt.Errorf("duplicate message ID %v in a batch", req.ID.Raw())
+		}
+		if _, dup := c.batches[req.ID]; dup {
+			return fmt.Errorf("%w: batch contains previously seen request %v", jsonrpc2ErrInvalidRequest, req.ID.Raw())
+		}
+		b.unresolved[req.ID] = len(b.responses)
+		b.responses = append(b.responses, nil)
+	}
+	if b == nil {
+		return nil
+	}
+	if c.batches == nil {
+		c.batches = map[jsonrpc.ID]*batch{}
+	}
+	for id := range b.unresolved {
+		c.batches[id] = b
+	}
+	return nil
+}
+
+// jsonrpc2ErrInvalidRequest is the JSON-RPC "invalid request" error.
+var jsonrpc2ErrInvalidRequest = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request"}
+
+func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var data []byte
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		done, inBatch := c.answer(resp)
+		if inBatch {
+			if done == nil {
+				return nil // the rest of the batch is still running
+			}
+			var err error
+			if data, err = encodeBatch(done); err != nil {
+				return err
+			}
+		}
+	} else {
+		c.watchWrite(msg)
+	}
+	if data == nil {
+		var err error
+		if data, err = jsonrpc.EncodeMessage(msg); err != nil {
+			return fmt.Errorf("marshaling message: %v", err)
+		}
+	}
+	data = append(data, '\n')
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	_, err := c.w.Write(data)
+	return err
+}
+
+// answer files resp under its batch, if it answers a batched call: done
+// is the whole batch once its last answer is in.
+func (c *conn) answer(resp *jsonrpc.Response) (done []*jsonrpc.Response, inBatch bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.watchAnswerLocked(resp)
+	b, ok := c.batches[resp.ID]
+	if !ok {
+		return nil, false
+	}
+	b.responses[b.unresolved[resp.ID]] = resp
+	delete(b.unresolved, resp.ID)
+	delete(c.batches, resp.ID)
+	if len(b.unresolved) == 0 {
+		return b.responses, true
+	}
+	return nil, true
+}
+
+func encodeBatch(resps []*jsonrpc.Response) ([]byte, error) {
+	buf := []byte{'['}
+	for i, r := range resps {
+		raw, err := jsonrpc.EncodeMessage(r)
+		if err != nil {
+			return nil, fmt.Errorf("encoding batch message: %w", err)
+		}
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, raw...)
+	}
+	return append(buf, ']'), nil
+}
+
+func (c *conn) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.closed) // first: a Read that fails on the closed file says EOF
+		c.closeErr = errors.Join(c.r.Close(), c.w.Close())
+	})
+	return c.closeErr
+}
