@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 	"github.com/switchboard-mcp/switchboard/internal/proc"
 )
 
@@ -55,7 +57,7 @@ func (c *conn) watch() {
 	go func() {
 		err := c.session.Wait()
 		var syntax *json.SyntaxError
-		if c.proc != nil && !c.closing.Load() && !errors.As(err, &syntax) {
+		if c.proc != nil && !c.closing.Load() && !errors.As(err, &syntax) && !errors.Is(err, jsonl.ErrInvalidFrame) {
 			// The pipe usually closes a moment before the exit is reaped;
 			// the exit status says more than "connection closed".
 			select {
@@ -104,6 +106,8 @@ func (c *conn) setReason(err error) {
 	switch {
 	case err == nil:
 		c.reason = "connection closed"
+	case errors.Is(err, jsonl.ErrInvalidFrame):
+		c.reason = "server wrote output that is not JSON-RPC: " + strings.TrimPrefix(err.Error(), jsonl.ErrInvalidFrame.Error()+": ")
 	case errors.As(err, &syntax):
 		c.reason = "server wrote output that is not JSON-RPC: " + err.Error()
 	default:

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 )
 
 // headersHelperTimeout bounds a headersHelper command.
@@ -30,7 +31,7 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 		}
 		c.proc = p
 		c.recordsWrites = true
-		transport = probeTransport{&mcp.IOTransport{Reader: p.Stdout(), Writer: p.Stdin()}}
+		transport = probeTransport{&jsonl.Transport{Reader: p.Stdout(), Writer: p.Stdin()}}
 	case config.TypeSSE, config.TypeHTTP:
 		hc, err := s.httpClient(cctx, def)
 		if err != nil {
