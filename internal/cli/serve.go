@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
@@ -162,6 +163,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	defer tuneServeRuntime(opts.HTTP == "", opts.Getenv)()
 	// A protocol on stdout, a service on a socket: nothing is drawn on
 	// stderr and nobody is asked on the terminal.
 	opts.ErrTTY = false
@@ -327,7 +329,14 @@ func (o *ServeOptions) shutdown(s *session, err error) error {
 // serveStdio speaks MCP on IO.In/IO.Out until the client closes stdin or
 // ctx is done.
 func serveStdio(ctx context.Context, opts *ServeOptions, g *gateway.Gateway) error {
-	t := &mcp.IOTransport{Reader: readCloser(opts.IO.In), Writer: nopWriteCloser{opts.IO.Out}}
+	in := readCloser(opts.IO.In)
+	if opts.IO.In == os.Stdin {
+		// A pipe from the client, read without a goroutine hop per message.
+		stdin, restore := jsonl.Stdin()
+		defer restore()
+		in = stdin
+	}
+	t := &jsonl.Transport{Reader: in, Writer: nopWriteCloser{opts.IO.Out}}
 	err := g.Server().Run(ctx, t)
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) || ctx.Err() != nil {
 		return nil
