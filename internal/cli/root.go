@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -46,7 +47,32 @@ func registerMCPCommand(newCmd func(*Factory) *cobra.Command) {
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	defer startCPUProfile()()
 	return Run(ctx, NewFactory(), os.Args[1:])
+}
+
+// CPUProfileEnv names a file for a CPU profile of the whole command, for
+// whoever measures Switchboard (docs/benchmarks.md): e.g. the relay of
+// `serve --stdio` under a benchmark client.
+const CPUProfileEnv = "SWITCHBOARD_CPUPROFILE"
+
+func startCPUProfile() (stop func()) {
+	path := os.Getenv(CPUProfileEnv)
+	if path == "" {
+		return func() {}
+	}
+	os.Unsetenv(CPUProfileEnv) // not for the servers it starts
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "warning: %s: %v\n", CPUProfileEnv, err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		fmt.Fprintf(os.Stderr, "warning: %s: %v\n", CPUProfileEnv, err)
+		return func() {}
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }
 
 // Run executes the command line args with f and returns the exit code,
