@@ -6,8 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/policy"
 )
@@ -74,11 +78,17 @@ func BenchmarkGatewayCall(b *testing.B) {
 
 // relayEnv makes this test binary a relay process: a Gateway on stdio
 // over a host with the echo test server, as `switchboard serve --stdio`
-// runs (PolicyPermit, a JSON log file at info). Its value is a directory
-// for the log and, if relayProfileEnv is set, a CPU profile of the relay.
+// runs (PolicyPermit, a JSON log file at info, the jsonl transport, one P
+// and GOGC=200 as internal/cli's serve_runtime.go sets). Its value is a
+// directory for the log and, if relayProfileEnv is set, a CPU profile of
+// the relay.
 const (
 	relayEnv        = "SWITCHBOARD_BENCH_RELAY"
 	relayProfileEnv = "SWITCHBOARD_BENCH_RELAY_CPUPROFILE"
+	// relayGCEnv and relayProcsEnv replace serve's GOGC and GOMAXPROCS
+	// in the relay alone, for a before/after.
+	relayGCEnv    = "SWITCHBOARD_BENCH_RELAY_GOGC"
+	relayProcsEnv = "SWITCHBOARD_BENCH_RELAY_GOMAXPROCS"
 )
 
 func init() {
@@ -89,6 +99,17 @@ func init() {
 	profile := os.Getenv(relayProfileEnv)
 	os.Unsetenv(relayEnv) // not for the servers and supervisors it starts
 	os.Unsetenv(relayProfileEnv)
+	gcPercent, procs := 200, 1
+	if v, err := strconv.Atoi(os.Getenv(relayGCEnv)); err == nil {
+		gcPercent = v
+	}
+	if v, err := strconv.Atoi(os.Getenv(relayProcsEnv)); err == nil {
+		procs = v
+	}
+	os.Unsetenv(relayGCEnv)
+	os.Unsetenv(relayProcsEnv)
+	debug.SetGCPercent(gcPercent)
+	runtime.GOMAXPROCS(procs)
 	if profile != "" {
 		if f, err := os.Create(profile); err == nil {
 			pprof.StartCPUProfile(f)
@@ -113,7 +134,9 @@ func init() {
 	h.WaitReady(wctx)
 	cancel()
 	g.Sync(ctx)
-	g.Server().Run(ctx, &mcp.StdioTransport{})
+	stdin, restore := jsonl.Stdin()
+	g.Server().Run(ctx, &jsonl.Transport{Reader: stdin, Writer: os.Stdout})
+	restore()
 	g.Close()
 	h.Close()
 	pprof.StopCPUProfile()

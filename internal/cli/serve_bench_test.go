@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"net/http"
+	"os"
 	"os/exec"
 	"sort"
 	"sync"
@@ -65,9 +66,14 @@ func BenchmarkCallDirect(b *testing.B) {
 
 // BenchmarkCallGateway: the same client and server, through
 // `switchboard serve --stdio` (permission check, envelope, output cap).
+// SWITCHBOARD_BENCH_SERVE_GOGC sets GOGC for serve alone.
 func BenchmarkCallGateway(b *testing.B) {
 	w := benchWorld(b)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: w.command(b, "serve", "--stdio")}, nil)
+	cmd := w.command(b, "serve", "--stdio")
+	if v := os.Getenv("SWITCHBOARD_BENCH_SERVE_GOGC"); v != "" {
+		cmd.Env = append(cmd.Env, "GOGC="+v)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
