@@ -66,12 +66,16 @@ func BenchmarkCallDirect(b *testing.B) {
 
 // BenchmarkCallGateway: the same client and server, through
 // `switchboard serve --stdio` (permission check, envelope, output cap).
-// SWITCHBOARD_BENCH_SERVE_GOGC sets GOGC for serve alone.
+// SWITCHBOARD_BENCH_SERVE_GOGC and _GOMEMLIMIT set GOGC and GOMEMLIMIT for
+// serve alone (its own settings are in serve_runtime.go).
 func BenchmarkCallGateway(b *testing.B) {
 	w := benchWorld(b)
 	cmd := w.command(b, "serve", "--stdio")
 	if v := os.Getenv("SWITCHBOARD_BENCH_SERVE_GOGC"); v != "" {
 		cmd.Env = append(cmd.Env, "GOGC="+v)
+	}
+	if v := os.Getenv("SWITCHBOARD_BENCH_SERVE_GOMEMLIMIT"); v != "" {
+		cmd.Env = append(cmd.Env, "GOMEMLIMIT="+v)
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
