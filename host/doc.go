@@ -13,8 +13,9 @@
 //     needs-approval or approval-stale before anything runs. DefaultGate
 //     holds repo-authored (project-scope) servers; the trust package plugs
 //     in fingerprinted approvals.
-//   - Transports come from the official Go SDK. Stdio servers are spawned by
-//     internal/proc without a shell, in their own process group, with stderr
+//   - Transports come from the official Go SDK, except stdio framing, which
+//     is internal/jsonl (the SDK's wire behaviour, one decode per message).
+//     Stdio servers are spawned by internal/proc without a shell, in their own process group, with stderr
 //     kept in a bounded buffer from the moment of spawn, and (when the
 //     program calls proc.MaybeRunSupervisor first in main) behind a small
 //     supervisor that reaps the whole process tree even if the host is
@@ -36,8 +37,8 @@
 //   - Time is read only through a Clock, so backoff, the breaker and the
 //     caches are tested without sleeping.
 //
-// Tools, Call, Prompts, GetPrompt, Resources and ReadResource are what an
-// agent uses; Pause, Resume and Retry change only the running session. All
+// Tools, Call, Prompts, GetPrompt, Resources, ResourceTemplates and
+// ReadResource are what an agent uses; Pause, Resume and Retry change only the running session. All
 // methods are safe for concurrent use. Close stops every server: stdin is
 // closed, then SIGTERM and SIGKILL reach the process group.
 package host

@@ -32,7 +32,11 @@ type ToolList struct {
 	// Deferred are the tools left out of Tools because they are deferred
 	// (defer_loading, --tools modifiers or automatic deferral; see
 	// deferred.go) and not yet loaded by tool_search. When any tool is
-	// deferred, Tools holds the built-in tool_search (Server "").
+	// deferred, or the configuration defers tools of a server not up yet
+	// (or down since it had deferred tools), Tools holds the built-in
+	// tool_search (Server ""), whose definition depends only on the
+	// configuration, so the tool block stays the same as servers come and
+	// go.
 	Deferred []Tool
 	// deferrable are all deferred tools, loaded or not: what tool_search
 	// searches.
@@ -57,7 +61,7 @@ type Resource struct {
 // server (TTL, list_changed, reconnect). A server whose tool names collide
 // is put in state error and left out. Deferred tools not yet loaded by
 // tool_search are in ToolList.Deferred instead of Tools, which then holds
-// the built-in tool_search (see Options.ToolModifiers).
+// the built-in tool_search (see ToolList.Deferred and Options.ToolModifiers).
 func (h *Host) Tools(ctx context.Context) (*ToolList, error) {
 	out := &ToolList{}
 	err := h.eachReady(ctx, &out.Warnings, func(ctx context.Context, s *server) (func(), error) {
