@@ -155,8 +155,14 @@ type serverAuth struct {
 	handler auth.OAuthHandler
 	stored  oauth2.TokenSource // from an earlier login, until handler exists
 	tries   int                // authorizations since a request was last accepted
-	dpop    *dpopKey
-	legacy  legacyFlow // the running flow's discovery (oauth_legacy.go)
+	dpop    *dpopKey           // the key the current tokens are bound to
+	// pendingDPoP is the key a running authorization binds its tokens to.
+	pendingDPoP *dpopKey
+	// unusable, if set, is why the stored tokens cannot be used (their
+	// DPoP key file is missing, exposed or corrupt): every request fails
+	// with it until the user logs out and in again.
+	unusable error
+	legacy   legacyFlow // the running flow's discovery (oauth_legacy.go)
 }
 
 // oauthAuths holds every server's OAuth state.
@@ -191,10 +197,25 @@ func (h *Host) serverAuthFor(name string, def config.Server, base http.RoundTrip
 	case o.Fresh:
 	case err != nil:
 		h.log.Warn("oauth: ignoring unreadable token file", "server", name, "error", err.Error())
-	case st != nil && st.Resource == def.URL && !tokenIsDPoP(st.Token):
-		// A token is bound to the URL it was issued for. (DPoP-bound
-		// tokens are not reused: their key lives as long as the Host.)
-		a.stored = a.persisting(st.tokenSource(a.ctx(), client), st)
+	case st == nil || st.Resource != def.URL:
+		// A token is bound to the URL it was issued for.
+	case !tokenIsDPoP(st.Token):
+		a.stored = a.persisting(st.tokenSource(a.ctx(), a.client), st)
+	case st.DPoPJKT == "":
+		// Stored by a version that kept the key in memory only: the key
+		// is gone, so the token cannot be used.
+		h.log.Info("oauth: ignoring a DPoP-bound token stored without its key", "server", name)
+	default:
+		// A DPoP-bound token is used with the key it is bound to, or not
+		// at all: a key file that cannot be trusted fails every request.
+		s, err := loadDPoPKey(o.Dir, name, st.DPoPJKT)
+		if err != nil {
+			a.unusable = err
+			break
+		}
+		a.dpop = newDPoPKey(s)
+		h.secrets.Add(a.dpop.secret())
+		a.stored = a.persisting(st.tokenSource(a.ctx(), a.client), st)
 	}
 	if h.oauth.m == nil {
 		h.oauth.m = map[string]*serverAuth{}
@@ -314,6 +335,12 @@ func (a *serverAuth) accepted(resp *http.Response) {
 // sign adds the Authorization header (and a DPoP proof) when there is a
 // token, and returns the access token it sent.
 func (a *serverAuth) sign(req *http.Request) (string, error) {
+	a.mu.Lock()
+	unusable := a.unusable
+	a.mu.Unlock()
+	if unusable != nil {
+		return "", unusable
+	}
 	ts, err := a.tokenSource(req.Context())
 	if err != nil || ts == nil {
 		return "", err
@@ -337,7 +364,12 @@ func (a *serverAuth) sign(req *http.Request) (string, error) {
 		return "", nil
 	}
 	scheme := "Bearer"
-	if k := a.dpopKey(); k != nil && tokenIsDPoP(tok) {
+	if tokenIsDPoP(tok) {
+		k := a.dpopKey()
+		if k == nil {
+			// Never send a bound token without its proof.
+			return "", fmt.Errorf("oauth token for %s is DPoP-bound but its key is gone: run `switchboard mcp login %s`", a.name, a.name)
+		}
 		scheme = "DPoP"
 		proof, err := k.proof(req.Method, req.URL, tok.AccessToken, k.nonce(req.URL))
 		if err != nil {
@@ -477,7 +509,7 @@ func (a *serverAuth) newHandler() (auth.OAuthHandler, error) {
 		NewTokenSource: func(ctx context.Context, cfg *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
 			st := newStoredAuth(a.resource, cfg, tok)
 			st.PreRegistered = cfg.ClientID == clientID && clientID != ""
-			if err := saveStoredAuth(o.Dir, a.name, st); err != nil {
+			if err := saveLogin(o.Dir, a.name, st, a.commitDPoP(tok)); err != nil {
 				a.h.log.Warn("oauth: could not save the token", "server", a.name, "error", err.Error())
 			}
 			return a.persisting(cfg.TokenSource(context.WithValue(a.ctx(), oauth2.HTTPClient, a.client), tok), st), nil

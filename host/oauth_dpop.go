@@ -2,6 +2,7 @@ package host
 
 import (
 	"bytes"
+	"crypto/ecdsa"
 	"crypto/sha256"
 	"io"
 	"mime"
@@ -17,34 +18,91 @@ import (
 
 // dpopKey binds a server's tokens to a key (DPoP, RFC 9449): the token
 // request and every request to the server carry a fresh proof signed by
-// it. It is made when the server challenges with the DPoP scheme and
-// lives as long as the server's OAuth state (the token is bound to it).
+// it. A key is made for each new authorization (a login) when the server
+// challenges with the DPoP scheme, and is kept with the tokens it binds
+// (oauth_dpop_store.go): refreshes and later runs use the same key.
 type dpopKey struct {
 	signer *jwsSigner
+	jkt    string // RFC 7638 thumbprint: what the tokens' cnf names
 
 	mu     sync.Mutex
 	nonces map[string]string // origin → last nonce the server gave
 }
 
+func newDPoPKey(s *jwsSigner) *dpopKey {
+	return &dpopKey{signer: s, jkt: s.thumbprint(), nonces: map[string]string{}}
+}
+
+// dpopKey is the key the current tokens are bound to (nil: none).
 func (a *serverAuth) dpopKey() *dpopKey {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.dpop
 }
 
-// enableDPoP makes the proof key on the first DPoP challenge.
+// enableDPoP makes the key a new authorization's tokens will be bound to
+// (on a DPoP challenge). It is only the current key once a token bound to
+// it arrives (commitDPoP): until then the current tokens keep theirs, and
+// a failed login leaves them usable.
 func (a *serverAuth) enableDPoP() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.dpop != nil {
+	if a.pendingDPoP != nil {
 		return nil
 	}
 	s, err := newDPoPSigner()
 	if err != nil {
 		return err
 	}
-	a.dpop = &dpopKey{signer: s, nonces: map[string]string{}}
+	k := newDPoPKey(s)
+	if a.dpop != nil {
+		a.dpop.mu.Lock()
+		for o, n := range a.dpop.nonces {
+			k.nonces[o] = n
+		}
+		a.dpop.mu.Unlock()
+	}
+	a.pendingDPoP = k
+	a.h.secrets.Add(k.secret())
 	return nil
+}
+
+// commitDPoP makes the new authorization's key the current one, now that
+// tok was issued with its proof, and returns the key tok is bound to (nil
+// if tok is not DPoP-bound).
+func (a *serverAuth) commitDPoP(tok *oauth2.Token) *dpopKey {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.pendingDPoP != nil {
+		a.dpop, a.pendingDPoP = a.pendingDPoP, nil
+	}
+	if tok == nil || !tokenIsDPoP(tok) {
+		return nil
+	}
+	return a.dpop
+}
+
+// proofKey is the key a token request's proof is signed with: a refresh
+// proves the key the refresh token is bound to; a new grant, the new key.
+func (a *serverAuth) proofKey(form []byte) *dpopKey {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	q, _ := url.ParseQuery(string(form))
+	if a.pendingDPoP != nil && q.Get("grant_type") != "refresh_token" {
+		return a.pendingDPoP
+	}
+	return a.dpop
+}
+
+// secret is the private key as it would appear in text (the key file's
+// "d"), for the host's set of values scrubbed from every log line.
+func (k *dpopKey) secret() string {
+	if e, ok := k.signer.key.(*ecdsa.PrivateKey); ok {
+		if d, err := e.Bytes(); err == nil {
+			return b64.EncodeToString(d)
+		}
+	}
+	return ""
 }
 
 // proof is a DPoP proof JWT for one request; accessToken, if set, is bound
@@ -116,9 +174,8 @@ type dpopClientTransport struct {
 }
 
 func (t *dpopClientTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	k := t.a.dpopKey()
 	ct, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
-	if k == nil || req.Method != http.MethodPost || ct != "application/x-www-form-urlencoded" {
+	if req.Method != http.MethodPost || ct != "application/x-www-form-urlencoded" || (t.a.dpopKey() == nil && !t.a.dpopPending()) {
 		return t.base.RoundTrip(req)
 	}
 	var body []byte
@@ -130,6 +187,7 @@ func (t *dpopClientTransport) RoundTrip(req *http.Request) (*http.Response, erro
 		}
 		body = b
 	}
+	k := t.a.proofKey(body)
 	for try := 0; ; try++ {
 		r := req.Clone(req.Context())
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -149,4 +207,10 @@ func (t *dpopClientTransport) RoundTrip(req *http.Request) (*http.Response, erro
 		}
 		drain(resp) // use_dpop_nonce: retry with the nonce
 	}
+}
+
+func (a *serverAuth) dpopPending() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.pendingDPoP != nil
 }

@@ -168,6 +168,7 @@ func (g *grantHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		}
 		return err
 	}
+	g.a.commitDPoP(tok)
 	g.mu.Lock()
 	g.ts = oauth2.StaticTokenSource(tok)
 	g.granted = scopes

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 
 	"golang.org/x/oauth2"
@@ -16,7 +18,8 @@ import (
 
 // storedAuth is one server's token file: the token, and what refreshing
 // it needs (the client and the token endpoint). Resource binds it to the
-// server URL it was issued for.
+// server URL it was issued for. DPoPJKT, for a DPoP-bound token, is the
+// thumbprint of the key in DPoPKeyFile it is bound to.
 type storedAuth struct {
 	Resource      string        `json:"resource"`
 	ClientID      string        `json:"client_id"`
@@ -26,6 +29,7 @@ type storedAuth struct {
 	AuthStyle     int           `json:"auth_style,omitempty"`
 	Scopes        []string      `json:"scopes,omitempty"`
 	Token         *oauth2.Token `json:"token"`
+	DPoPJKT       string        `json:"dpop_jkt,omitempty"`
 }
 
 func newStoredAuth(resource string, cfg *oauth2.Config, tok *oauth2.Token) *storedAuth {
@@ -66,6 +70,11 @@ func parseStoredAuth(data []byte) (*storedAuth, error) {
 			return nil, errors.New("not a token file (bad token endpoint)")
 		}
 	}
+	if st.DPoPJKT != "" {
+		if b, err := b64.Strict().DecodeString(st.DPoPJKT); err != nil || len(b) != sha256.Size {
+			return nil, errors.New("not a token file (bad DPoP key thumbprint)")
+		}
+	}
 	return &st, nil
 }
 
@@ -97,16 +106,56 @@ func saveStoredAuth(dir, server string, st *storedAuth) error {
 	if dir == "" {
 		return nil
 	}
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeStoreFile(dir, TokenFile(dir, server), ".token-*", data)
+}
+
+// saveLogin stores what a login obtained: the key first, then the tokens
+// that name it, so the token file (the one that is read first) never names
+// a key that is not there yet. A token that is not DPoP-bound removes a
+// key file left by an earlier login. If the key cannot be written, the
+// tokens are not either: tokens whose key is lost are useless.
+func saveLogin(dir, server string, st *storedAuth, key *dpopKey) error {
+	if dir == "" {
+		return nil
+	}
+	if key != nil {
+		if err := saveDPoPKey(dir, server, key.signer); err != nil {
+			return fmt.Errorf("saving the DPoP key: %v", err)
+		}
+		st.DPoPJKT = key.jkt
+	} else {
+		st.DPoPJKT = ""
+	}
+	if err := saveStoredAuth(dir, server, st); err != nil {
+		return err
+	}
+	if key == nil {
+		if _, err := removeStoreFile(DPoPKeyFile(dir, server)); err != nil {
+			return fmt.Errorf("removing the old DPoP key: %v", err)
+		}
+	}
+	return nil
+}
+
+// writeStoreFile writes data to file (in dir) 0600, replacing the old file
+// in one step. dir is made 0700, and tightened to 0700 if others may use it
+// (it is the OAuth store, and nothing else belongs there).
+func writeStoreFile(dir, file, pattern string, data []byte) error {
 	tokenFileMu.Lock()
 	defer tokenFileMu.Unlock()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return err
+	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o077 != 0 && runtime.GOOS != "windows" {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return err
+		}
 	}
-	f, err := os.CreateTemp(dir, ".token-*")
+	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return err
 	}
@@ -119,23 +168,28 @@ func saveStoredAuth(dir, server string, st *storedAuth) error {
 		f.Close()
 		return err
 	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(f.Name(), TokenFile(dir, server))
+	return os.Rename(f.Name(), file)
 }
 
-// Logout forgets the OAuth tokens stored for server under dir. It reports
-// whether there were any.
+// Logout forgets the OAuth tokens stored for server under dir, and the
+// DPoP key they were bound to. It reports whether there were any.
 func Logout(dir, server string) (bool, error) {
-	err := os.Remove(TokenFile(dir, server))
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
+	hadTokens, err := removeStoreFile(TokenFile(dir, server))
 	if err != nil {
 		return false, fmt.Errorf("removing the tokens of %s: %v", server, err)
 	}
-	return true, nil
+	hadKey, err := removeStoreFile(DPoPKeyFile(dir, server))
+	if err != nil {
+		return hadTokens, fmt.Errorf("removing the DPoP key of %s: %v", server, err)
+	}
+	return hadTokens || hadKey, nil
 }
 
 // persisting wraps a token source so a refreshed token is saved.

@@ -3,8 +3,9 @@
 // small authorization server: protected-resource and authorization-server
 // metadata, dynamic client registration, an authorize endpoint that
 // approves at once (so a client can follow its redirect without a
-// browser), PKCE-checked code exchange and refresh. Tests of the host's
-// and the CLI's OAuth use it.
+// browser), PKCE-checked code exchange and refresh, and, when DPoP is set,
+// DPoP-bound tokens (RFC 9449) with every proof checked. Tests of the
+// host's and the CLI's OAuth use it.
 package testoauth
 
 import (
@@ -43,6 +44,10 @@ type Server struct {
 	// NoPRM makes a 2025-03-26-era server: no protected-resource metadata
 	// (404) and no resource_metadata in the challenge.
 	NoPRM bool
+	// DPoP makes the server enforce DPoP (see dpop.go): tokens are bound
+	// to the key of the token request's proof, and used only with proofs
+	// by that key.
+	DPoP bool
 
 	mu         sync.Mutex
 	deny       bool
@@ -53,14 +58,19 @@ type Server struct {
 	authorizes int
 	refreshes  int
 	tokenReqs  int
-	seen       []string // Authorization headers the MCP endpoint saw
-	resources  []string // resource parameters of authorization and token requests
+	seen       []string          // Authorization headers the MCP endpoint saw
+	resources  []string          // resource parameters of authorization and token requests
+	bound      map[string]string // DPoP: token (access or refresh) → jkt of its key
+	jtis       map[string]bool   // DPoP proof jtis seen
+	keysSeen   map[string]bool   // DPoP: jkts of accepted proofs
+	refusals   []string          // DPoP: why requests were refused
 }
 
 // Start starts a server and closes it when the test ends.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	o := &Server{codes: map[string]string{}, tokens: map[string]bool{}, refresh: map[string]bool{}}
+	o := &Server{codes: map[string]string{}, tokens: map[string]bool{}, refresh: map[string]bool{},
+		bound: map[string]string{}, jtis: map[string]bool{}, keysSeen: map[string]bool{}}
 	mcpSrv := testserver.NewServer("echo")
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcpSrv }, nil)
 	sse := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return mcpSrv }, nil)
@@ -82,6 +92,19 @@ func Start(t testing.TB) *Server {
 		mux.Handle(path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			o.mu.Lock()
 			o.seen = append(o.seen, r.Header.Get("Authorization"))
+			if o.DPoP {
+				why := o.checkDPoPAccess(r)
+				if why != "" {
+					o.refusals = append(o.refusals, path+": "+why)
+				}
+				o.mu.Unlock()
+				if why != "" {
+					refuseDPoP(w, ts.URL+"/.well-known/oauth-protected-resource"+path, why)
+					return
+				}
+				h.ServeHTTP(w, r)
+				return
+			}
 			o.mu.Unlock()
 			if o.NoPRM {
 				legacy.ServeHTTP(w, r)
@@ -110,12 +133,16 @@ func Start(t testing.TB) *Server {
 		if o.Issuer != "" {
 			issuer = o.Issuer
 		}
-		writeJSON(w, 200, map[string]any{
+		md := map[string]any{
 			"issuer": issuer, "authorization_endpoint": ts.URL + "/authorize", "token_endpoint": ts.URL + "/token",
 			"registration_endpoint": ts.URL + "/register", "code_challenge_methods_supported": []string{"S256"},
 			"response_types_supported": []string{"code"}, "token_endpoint_auth_methods_supported": []string{"none"},
 			"grant_types_supported": []string{"authorization_code", "refresh_token"},
-		})
+		}
+		if o.DPoP {
+			md["dpop_signing_alg_values_supported"] = []string{"ES256"}
+		}
+		writeJSON(w, 200, md)
 	})
 	mux.HandleFunc("/register", func(w http.ResponseWriter, r *http.Request) {
 		var md map[string]any
@@ -156,6 +183,20 @@ func Start(t testing.TB) *Server {
 		defer o.mu.Unlock()
 		o.tokenReqs++
 		o.resources = append(o.resources, r.PostForm.Get("resource"))
+		var jkt string
+		if o.DPoP {
+			var err error
+			if jkt, err = o.verifyProof(r, ""); err != nil {
+				o.refusals = append(o.refusals, "/token: "+err.Error())
+				writeJSON(w, 400, map[string]any{"error": "invalid_dpop_proof", "error_description": err.Error()})
+				return
+			}
+			if rt := r.PostForm.Get("refresh_token"); r.PostForm.Get("grant_type") == "refresh_token" && o.refresh[rt] && o.bound[rt] != jkt {
+				o.refusals = append(o.refusals, "/token: refresh proof key is not the key the refresh token is bound to")
+				writeJSON(w, 400, map[string]any{"error": "invalid_grant", "error_description": "DPoP proof key does not match the refresh token"})
+				return
+			}
+		}
 		switch r.PostForm.Get("grant_type") {
 		case "authorization_code":
 			challenge, ok := o.codes[r.PostForm.Get("code")]
@@ -182,7 +223,13 @@ func Start(t testing.TB) *Server {
 		if exp == 0 {
 			exp = 3600
 		}
-		writeJSON(w, 200, map[string]any{"access_token": at, "token_type": "Bearer", "refresh_token": rt, "expires_in": exp})
+		typ := "Bearer"
+		if o.DPoP {
+			typ = "DPoP"
+			o.bound[at], o.bound[rt] = jkt, jkt
+			o.keysSeen[jkt] = true
+		}
+		writeJSON(w, 200, map[string]any{"access_token": at, "token_type": typ, "refresh_token": rt, "expires_in": exp})
 	})
 	return o
 }
