@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
@@ -205,7 +206,9 @@ func callRun(ctx context.Context, opts *CallOptions) (err error) {
 			return err
 		}
 	} else {
-		fmt.Fprintln(opts.IO.Out, env)
+		// What a person reads is the model's envelope with anything the
+		// terminal would act on escaped; the model gets it unchanged.
+		fmt.Fprintln(opts.IO.Out, termsafe.Text(env))
 	}
 	if res.IsError {
 		return FailureErr(fmt.Errorf("%s returned an error result", opts.Name), "")
@@ -227,12 +230,12 @@ func presentResult(opts *CallOptions, server, tool string, res *mcp.CallToolResu
 	oo, err := toolsurface.OutputOptionsFromEnv(getenv, opts.Home)
 	if err != nil {
 		for _, line := range strings.Split(err.Error(), "\n") {
-			fmt.Fprintln(opts.IO.ErrOut, "warning: "+line)
+			fmt.Fprintln(opts.IO.ErrOut, "warning: "+termsafe.Line(line))
 		}
 	}
 	out := toolsurface.Present(server, tool, res, &oo)
 	if out.Fallback == toolsurface.FallbackWriteError {
-		fmt.Fprintf(opts.IO.ErrOut, "warning: could not save the large result, so it was truncated: %v\n", out.WriteErr)
+		fmt.Fprintf(opts.IO.ErrOut, "warning: could not save the large result, so it was truncated: %s\n", termsafe.Line(fmt.Sprint(out.WriteErr)))
 	}
 	return out.Text
 }

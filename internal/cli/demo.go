@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
@@ -142,12 +143,12 @@ func demoRun(ctx context.Context, opts *DemoOptions) (err error) {
 			countCell(st, st.Tools), countCell(st, st.Tokens), reasonText(st, opts.now()))
 		_ = t.Render()
 		writeIndented(out, b.String(), "   ")
-		fmt.Fprintf(out, "   command: %s\n", st.Command)
+		fmt.Fprintf(out, "   command: %s\n", termsafe.Line(st.Command))
 	}
 	if st.State != host.StateConnected {
 		if !opts.JSON {
 			for _, l := range lastNonEmptyLines(st.StderrTail, statusStderrLines) {
-				fmt.Fprintf(out, "   stderr: %s\n", l)
+				fmt.Fprintf(out, "   stderr: %s\n", termsafe.Line(l))
 			}
 		}
 		return Failuref("the demo server runs from this binary; `switchboard status --log-level debug` may say more",
@@ -195,7 +196,7 @@ func demoRun(ctx context.Context, opts *DemoOptions) (err error) {
 			callJSON: callJSON{IsError: res.IsError, Content: res.Content, StructuredContent: res.StructuredContent, Envelope: env}}
 		return printJSON(out, j)
 	}
-	writeIndented(out, env+"\n", "   ")
+	writeIndented(out, termsafe.Text(env)+"\n", "   ")
 	fmt.Fprintf(out, "   The model gets the server's text inside these tags, marked as untrusted input.\n")
 
 	fmt.Fprint(out, `

@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/trust"
 )
@@ -386,14 +387,16 @@ func printDoctor(ios *IOStreams, checks []doctorCheck, cfg *config.Resolved, o *
 	}
 	w := ios.Out
 	if cfg.Workspace != "" {
-		fmt.Fprintf(w, "Workspace %s\n\n", o.tilde(cfg.Workspace))
+		fmt.Fprintf(w, "Workspace %s\n\n", termsafe.Line(o.tilde(cfg.Workspace)))
 	}
 	width := 0
+	// Messages, details and fixes quote servers' errors and stderr,
+	// rules and paths written by others: each line is made safe to print.
 	label := func(c doctorCheck) string {
 		if c.Server == "" {
-			return c.Check
+			return termsafe.Line(c.Check)
 		}
-		return c.Check + " " + c.Server
+		return termsafe.Line(c.Check + " " + c.Server)
 	}
 	for _, c := range checks {
 		width = max(width, len([]rune(label(c))))
@@ -404,13 +407,13 @@ func printDoctor(ios *IOStreams, checks []doctorCheck, cfg *config.Resolved, o *
 		if !c.OK {
 			failed++
 		}
-		fmt.Fprintf(w, "%s  %-*s  %s\n", mark, width, label(c), c.Message)
+		fmt.Fprintf(w, "%s  %-*s  %s\n", mark, width, label(c), termsafe.Line(c.Message))
 		indent := strings.Repeat(" ", 6+width+2)
 		for _, d := range c.Details {
-			fmt.Fprintf(w, "%s%s\n", indent, d)
+			fmt.Fprintf(w, "%s%s\n", indent, termsafe.Line(d))
 		}
 		if c.Fix != "" {
-			fmt.Fprintf(w, "%sfix: %s\n", indent, c.Fix)
+			fmt.Fprintf(w, "%sfix: %s\n", indent, termsafe.Line(c.Fix))
 		}
 	}
 	fmt.Fprintln(w)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 )
 
 // newMCPCmd returns `switchboard mcp`, the server-management commands.
@@ -192,7 +193,7 @@ func reportDiagnostics(w io.Writer, diags []config.Diagnostic, only func(server 
 			level = "error"
 			errs++
 		}
-		fmt.Fprintf(w, "%s: %s\n", level, d.Error())
+		fmt.Fprintf(w, "%s: %s\n", level, termsafe.Line(d.Error())) // paths and values from the files
 	}
 	if errs == 0 {
 		return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 )
 
 // MCPAddOptions are the inputs of `mcp add`.
@@ -221,11 +222,11 @@ func writeServer(f *Factory, scope config.Scope, name string, raw []byte, force 
 	case s.Scope != scope:
 		fmt.Fprintf(f.IO.ErrOut, "warning: the %s-scope definition of %q overrides this one in this workspace\n", s.Scope, name)
 	case s.Availability == config.Disabled:
-		fmt.Fprintf(f.IO.ErrOut, "warning: %q is disabled here: %s\n", name, s.DisabledReason)
+		fmt.Fprintf(f.IO.ErrOut, "warning: %q is disabled here: %s\n", name, termsafe.Line(s.DisabledReason))
 	default:
 		for _, d := range s.Diagnostics {
 			if d.Severity == config.SeverityWarning {
-				fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", d.Message)
+				fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", termsafe.Line(d.Message))
 			}
 		}
 	}
@@ -366,7 +367,7 @@ func mcpAddJSONRun(ctx context.Context, opts *MCPAddJSONOptions) error {
 		}
 	}
 	for _, d := range diags {
-		fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", d.Error())
+		fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", termsafe.Line(d.Error()))
 	}
 	// JSONC in, JSON written: comments in a shell argument are unusual and
 	// the entry is re-laid-out anyway.

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/trust"
 )
 
@@ -119,7 +120,7 @@ func mcpApproveRun(ctx context.Context, opts *MCPApproveOptions) error {
 		if why != "" {
 			why = ": " + why
 		}
-		fmt.Fprintf(opts.IO.ErrOut, "note: %s is %s%s, so it still will not start.\n", opts.Name, rs.Availability, why)
+		fmt.Fprintf(opts.IO.ErrOut, "note: %s is %s%s, so it still will not start.\n", opts.Name, rs.Availability, termsafe.Line(why))
 	}
 	return nil
 }
@@ -132,7 +133,7 @@ func workspaceName(f *Factory, ws string) string {
 	if k := trust.WorkspaceKey(ws); k != "" && k != ws {
 		name += " (" + f.tilde(k) + ")"
 	}
-	return name
+	return termsafe.Line(name) // a directory name can hold escape sequences
 }
 
 // MCPRevokeOptions are the inputs of `mcp revoke`.

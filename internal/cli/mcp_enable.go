@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 )
 
 // MCPEnableOptions are the inputs of `mcp enable` and `mcp disable`.
@@ -82,9 +83,9 @@ func mcpEnableRun(ctx context.Context, opts *MCPEnableOptions) error {
 	case s == nil || s.Availability == config.Missing:
 		fmt.Fprintf(opts.IO.ErrOut, "note: no scope defines %q; it shows as missing until you add it (switchboard mcp add %s ...)\n", opts.Name, opts.Name)
 	case opts.Enable && s.Availability == config.Disabled:
-		fmt.Fprintf(opts.IO.ErrOut, "warning: %q stays disabled: %s\n", opts.Name, s.DisabledReason)
+		fmt.Fprintf(opts.IO.ErrOut, "warning: %q stays disabled: %s\n", opts.Name, termsafe.Line(s.DisabledReason))
 	case opts.Enable && s.Availability == config.Invalid:
-		fmt.Fprintf(opts.IO.ErrOut, "warning: %q is invalid: %v\n", opts.Name, s.Err())
+		fmt.Fprintf(opts.IO.ErrOut, "warning: %q is invalid: %s\n", opts.Name, termsafe.Line(s.Err().Error()))
 	}
 	return nil
 }

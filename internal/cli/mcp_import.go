@@ -16,6 +16,7 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 )
 
 // importSources are the tools `mcp import --from` reads (§1.8).
@@ -190,20 +191,21 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 	}
 	out := opts.IO.Out
 	if len(entries) == 0 {
-		fmt.Fprintf(out, "No servers found in %s\n", strings.Join(tildeAll(f, found), ", "))
+		fmt.Fprintf(out, "No servers found in %s\n", termsafe.Line(strings.Join(tildeAll(f, found), ", ")))
 		return nil
 	}
 	fmt.Fprintf(out, "Imported %d of %d %s servers into %s\n", len(rep.Imported), len(entries), label, t.describe(f))
 	for _, e := range rep.Imported {
-		fmt.Fprintf(out, "  + %s\n", e.Name)
+		// Names, notes and reasons quote another program's config file.
+		fmt.Fprintf(out, "  + %s\n", termsafe.Line(e.Name))
 		for _, n := range e.Notes {
-			fmt.Fprintf(out, "      %s\n", n)
+			fmt.Fprintf(out, "      %s\n", termsafe.Line(n))
 		}
 	}
 	if len(rep.Skipped) > 0 {
 		fmt.Fprintf(out, "Skipped %d:\n", len(rep.Skipped))
 		for _, e := range rep.Skipped {
-			fmt.Fprintf(out, "  - %s: %s\n", e.Name, e.Reason)
+			fmt.Fprintf(out, "  - %s: %s\n", termsafe.Line(e.Name), termsafe.Line(e.Reason))
 		}
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 )
 
 func init() {
@@ -93,7 +94,9 @@ func mcpLoginRun(ctx context.Context, opts *MCPLoginOptions) error {
 			open = openBrowser
 		}
 		lb, err := host.NewLoopback(func(u string) {
-			fmt.Fprintf(opts.IO.ErrOut, "Opening the browser to authorize %s. If it does not open, visit:\n  %s\n", opts.Name, u)
+			// The authorization server named this URL: shown escaped, so
+			// that it cannot hide where it leads.
+			fmt.Fprintf(opts.IO.ErrOut, "Opening the browser to authorize %s. If it does not open, visit:\n  %s\n", opts.Name, termsafe.Line(u))
 			_ = open(u)
 		})
 		if err != nil {
@@ -126,7 +129,7 @@ func mcpLoginRun(ctx context.Context, opts *MCPLoginOptions) error {
 		fmt.Fprintf(opts.IO.Out, "%s connected without asking for authorization; there is nothing to store\n", opts.Name)
 		return s.close(nil)
 	}
-	fmt.Fprintf(opts.IO.Out, "Logged in to %s; tokens are in %s\n", opts.Name, f.tilde(file))
+	fmt.Fprintf(opts.IO.Out, "Logged in to %s; tokens are in %s\n", opts.Name, termsafe.Line(f.tilde(file)))
 	return s.close(nil)
 }
 

@@ -369,7 +369,7 @@ func TestTablePrinter(t *testing.T) {
 		tty  bool
 		want string
 	}{
-		{true, "NAME    TYPE   TARGET\ntime    stdio  uvx a\tb\ngithub  http\nfs      stdio  x\n"},
+		{true, "NAME    TYPE   TARGET\ntime    stdio  uvx a b\ngithub  http\nfs      stdio  x\n"},
 		{false, "time\tstdio\tuvx a b\ngithub\thttp\t\nfs\tstdio\tx\n"},
 	} {
 		io, _, out, _ := Test()

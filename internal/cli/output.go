@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 )
 
 // tablePrinter prints rows as aligned columns under an upper-case header on
@@ -32,10 +35,20 @@ func newTablePrinter(s *IOStreams, header ...string) *tablePrinter {
 // terminal (piped output is never cut).
 func (t *tablePrinter) Shrink(col int) { t.shrink = col }
 
-// AddRow adds one row; missing cells are empty.
+// AddRow adds one row; missing cells are empty. Cells are made safe to
+// print (termsafe.Line): much of what tables show — names, descriptions,
+// reasons, paths — was written by a repository or a server, and must not
+// act on the terminal. A tab or newline inside a cell would break the row:
+// it becomes a space.
 func (t *tablePrinter) AddRow(cells ...string) {
-	t.rows = append(t.rows, cells)
+	row := make([]string, len(cells))
+	for i, c := range cells {
+		row[i] = termsafe.Line(cellSpaces.Replace(c))
+	}
+	t.rows = append(t.rows, row)
 }
+
+var cellSpaces = strings.NewReplacer("\r\n", " ", "\t", " ", "\n", " ")
 
 // Render writes the table.
 func (t *tablePrinter) Render() error {
@@ -46,8 +59,7 @@ func (t *tablePrinter) Render() error {
 				if i > 0 {
 					b.WriteByte('\t')
 				}
-				// A tab or newline inside a cell would break the row.
-				b.WriteString(strings.NewReplacer("\t", " ", "\n", " ").Replace(c))
+				b.WriteString(c)
 			}
 			b.WriteByte('\n')
 		}
@@ -119,6 +131,11 @@ func truncate(s string, n int) string {
 // printJSON writes v as indented JSON followed by a newline: the one JSON
 // exporter every --json output goes through. Keys come out in struct field
 // order (maps sorted), and <, > and & are not escaped.
+//
+// encoding/json escapes C0 controls but writes C1 controls, DEL and bidi
+// or invisible format characters as they are; those are written as \u
+// escapes too (escapeJSON), so --json on a terminal cannot act on it
+// either. The JSON means exactly the same.
 func printJSON(w io.Writer, v any) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -127,6 +144,35 @@ func printJSON(w io.Writer, v any) error {
 	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("encoding JSON: %w", err)
 	}
-	_, err := w.Write(b.Bytes())
+	_, err := w.Write(escapeJSON(b.Bytes()))
 	return err
+}
+
+// escapeJSON rewrites every character of encoded JSON that termsafe calls
+// unsafe as a \u escape (a surrogate pair above U+FFFF). Outside strings
+// JSON is printable ASCII, so only string contents change, and they decode
+// to the same text. encoding/json has already made the text valid UTF-8.
+func escapeJSON(b []byte) []byte {
+	// RuneError: a json.RawMessage is copied as it is, invalid UTF-8
+	// included; it comes out as U+FFFD.
+	unsafe := func(r rune) bool { return r >= 0x7f && (r == utf8.RuneError || termsafe.Unsafe(r)) }
+	i := bytes.IndexFunc(b, unsafe)
+	if i < 0 {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	out = append(out, b[:i]...)
+	for _, r := range string(b[i:]) {
+		if !unsafe(r) || r == utf8.RuneError {
+			out = utf8.AppendRune(out, r)
+			continue
+		}
+		if r > 0xffff {
+			r1, r2 := utf16.EncodeRune(r)
+			out = fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
+			continue
+		}
+		out = fmt.Appendf(out, `\u%04x`, r)
+	}
+	return out
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/policy"
 )
 
@@ -68,8 +69,8 @@ func (a *termAsker) AskPermission(ctx context.Context, req host.PermitRequest, d
 	defer a.mu.Unlock()
 	release := a.line.Hold()
 	defer release()
-	fmt.Fprintf(a.out, "\nAllow %s with %s?\n", req.Tool, redact.ArgsSummary(req.Args, questionArgsMax))
-	fmt.Fprintf(a.out, "  why asked: %s\n", d.Reason)
+	fmt.Fprintf(a.out, "\nAllow %s with %s?\n", termsafe.Line(req.Tool), termsafe.Line(redact.ArgsSummary(req.Args, questionArgsMax)))
+	fmt.Fprintf(a.out, "  why asked: %s\n", termsafe.Line(d.Reason))
 	v, err := askLoop(ctx, a.in, a.out, "  [o]nce, [a]lways for this session, [d]eny: ", func(s string) (any, error) {
 		switch strings.ToLower(strings.TrimSpace(s)) {
 		case "o", "once", "y", "yes":

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 )
 
 // Elicitation actions (MCP elicitation/create results).
@@ -83,9 +84,11 @@ func (p *termPrompter) Elicit(ctx context.Context, server string, params *mcp.El
 	if params == nil {
 		params = &mcp.ElicitParams{}
 	}
-	fmt.Fprintf(p.out, "\nServer %q asks: %s\n", server, strings.TrimSpace(params.Message))
+	// The message and URL are the server's: escaped, so that they cannot
+	// redraw the question below or disguise the link.
+	fmt.Fprintf(p.out, "\nServer %q asks: %s\n", server, termsafe.Text(strings.TrimSpace(params.Message)))
 	if params.Mode == "url" || (params.URL != "" && params.RequestedSchema == nil) {
-		fmt.Fprintf(p.out, "  It wants you to open: %s\n", params.URL)
+		fmt.Fprintf(p.out, "  It wants you to open: %s\n", termsafe.Line(params.URL))
 	}
 	choice, err := p.ask(ctx, "Answer it? [y]es, [n]o (decline), [c]ancel: ", func(s string) (any, error) {
 		switch strings.ToLower(strings.TrimSpace(s)) {
@@ -106,7 +109,7 @@ func (p *termPrompter) Elicit(ctx context.Context, server string, params *mcp.El
 	}
 	fields, err := schemaFields(params.RequestedSchema)
 	if err != nil {
-		fmt.Fprintf(p.out, "  The request's form cannot be shown (%v); declining.\n", err)
+		fmt.Fprintf(p.out, "  The request's form cannot be shown (%s); declining.\n", termsafe.Line(err.Error()))
 		return &mcp.ElicitResult{Action: elicitDecline}, nil
 	}
 	content := map[string]any{}
@@ -142,7 +145,7 @@ func (p *termPrompter) ask(ctx context.Context, question string, parse func(stri
 
 func askLoop(ctx context.Context, in *lineReader, out io.Writer, question string, parse func(string) (any, error)) (any, error) {
 	for {
-		fmt.Fprint(out, question)
+		fmt.Fprint(out, termsafe.Line(question))
 		s, err := in.ReadLine(ctx)
 		if err != nil {
 			return nil, err
@@ -151,7 +154,7 @@ func askLoop(ctx context.Context, in *lineReader, out io.Writer, question string
 		if perr == nil {
 			return v, nil
 		}
-		fmt.Fprintf(out, "  %v\n", perr)
+		fmt.Fprintf(out, "  %s\n", termsafe.Line(perr.Error()))
 	}
 }
 
@@ -275,6 +278,7 @@ func (p *termPrompter) askField(ctx context.Context, f schemaField) (any, error)
 	if label == "" {
 		label = f.Name
 	}
+	label = termsafe.Line(label) // the server's words, like the rest of the form
 	if f.Description != "" {
 		fmt.Fprintf(p.out, "  %s: %s\n", label, oneLineText(f.Description))
 	}
@@ -284,7 +288,7 @@ func (p *termPrompter) askField(ctx context.Context, f schemaField) (any, error)
 			if i < len(f.EnumNames) && f.EnumNames[i] != "" && f.EnumNames[i] != e {
 				name = fmt.Sprintf("%s (%s)", f.EnumNames[i], e)
 			}
-			fmt.Fprintf(p.out, "    %d) %s\n", i+1, name)
+			fmt.Fprintf(p.out, "    %d) %s\n", i+1, termsafe.Line(name))
 		}
 	}
 	q := "  " + label
@@ -407,5 +411,5 @@ func (l *lineReader) ReadLine(ctx context.Context) (string, error) {
 
 // oneLineText is s on one line, for messages from servers.
 func oneLineText(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return termsafe.Line(strings.Join(strings.Fields(s), " "))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
@@ -284,7 +285,7 @@ func (s *session) completeArgs(ctx context.Context, server string, def *mcp.Prom
 	in := s.input()
 	w := s.opts.IO.ErrOut
 	for _, a := range missing {
-		q := "  " + a.Name
+		q := "  " + a.Name // askLoop makes the question safe to print
 		if a.Title != "" && a.Title != a.Name {
 			q = "  " + a.Title + " (" + a.Name + ")"
 		}
@@ -294,7 +295,7 @@ func (s *session) completeArgs(ctx context.Context, server string, def *mcp.Prom
 		// Offer what the server suggests (completion/complete); "abc?"
 		// asks again for the values that start with abc.
 		if hint := s.suggest(ctx, server, def.Name, a.Name, "", args); hint != "" {
-			fmt.Fprintf(w, "  %s (type the start of a value and ? for more)\n", hint)
+			fmt.Fprintf(w, "  %s (type the start of a value and ? for more)\n", termsafe.Line(hint))
 		}
 		v, err := askLoop(ctx, in, w, q+": ", func(answer string) (any, error) {
 			if partial, ok := strings.CutSuffix(answer, "?"); ok {
@@ -356,9 +357,11 @@ func printPromptResult(ios *IOStreams, res *mcp.GetPromptResult) {
 			if i > 0 {
 				fmt.Fprintln(ios.Out)
 			}
-			fmt.Fprintf(ios.Out, "[%s]\n", m.Role)
+			fmt.Fprintf(ios.Out, "[%s]\n", termsafe.Line(string(m.Role)))
 		}
-		fmt.Fprintln(ios.Out, strings.TrimRight(contentText(m.Content), "\n"))
+		// The server wrote the text: its lines are kept, anything the
+		// terminal would act on is shown escaped.
+		fmt.Fprintln(ios.Out, termsafe.Text(strings.TrimRight(contentText(m.Content), "\n")))
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
@@ -210,12 +211,18 @@ func readRun(ctx context.Context, opts *ReadOptions) (err error) {
 	for _, c := range res.Contents {
 		switch {
 		case c.Text != "" || c.Blob == nil:
-			fmt.Fprint(opts.IO.Out, c.Text)
+			text := c.Text
+			if opts.IO.IsTTY {
+				// On a terminal the server's text must not act on it;
+				// piped, it is data and passes unchanged, like a blob.
+				text = termsafe.Text(text)
+			}
+			fmt.Fprint(opts.IO.Out, text)
 			if c.Text != "" && !strings.HasSuffix(c.Text, "\n") && opts.IO.IsTTY {
 				fmt.Fprintln(opts.IO.Out)
 			}
 		case opts.IO.IsTTY:
-			fmt.Fprintf(opts.IO.Out, "[%s: %s, %d bytes; pipe the output to save it]\n", c.URI, dashEmpty(c.MIMEType), len(c.Blob))
+			fmt.Fprintf(opts.IO.Out, "[%s: %s, %d bytes; pipe the output to save it]\n", termsafe.Line(c.URI), termsafe.Line(dashEmpty(c.MIMEType)), len(c.Blob))
 		default:
 			if _, err := opts.IO.Out.Write(c.Blob); err != nil {
 				return err

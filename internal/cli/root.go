@@ -25,6 +25,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 )
 
 var (
@@ -118,9 +120,10 @@ func printError(w io.Writer, err error) {
 		return // already reported
 	}
 	msg := strings.TrimSpace(err.Error())
-	fmt.Fprintf(w, "error: %s\n", msg)
+	// Errors quote servers and repositories: escaped (termsafe).
+	fmt.Fprintf(w, "error: %s\n", termsafe.Text(msg))
 	if errors.As(err, &ee) && ee.Hint != "" {
-		fmt.Fprintf(w, "hint: %s\n", ee.Hint)
+		fmt.Fprintf(w, "hint: %s\n", termsafe.Line(ee.Hint))
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
@@ -318,7 +319,7 @@ func (s *session) close(err error) error {
 // failed) on stderr, one line each.
 func (s *session) warn(warnings []string) {
 	for _, msg := range warnings {
-		fmt.Fprintf(s.opts.IO.ErrOut, "warning: %s\n", msg)
+		fmt.Fprintf(s.opts.IO.ErrOut, "warning: %s\n", termsafe.Line(msg))
 	}
 }
 
@@ -403,7 +404,7 @@ func (l *liveLine) draw() {
 		l.clearLocked()
 		return
 	}
-	fmt.Fprintf(l.w, "\r\x1b[K%s", text)
+	fmt.Fprintf(l.w, "\r\x1b[K%s", termsafe.Line(text)) // server names, progress messages
 	l.drawn = true
 }
 

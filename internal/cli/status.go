@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 )
 
 func init() {
@@ -124,17 +125,19 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 		if !isErrorState(st.State) {
 			continue
 		}
-		fmt.Fprintf(ios.Out, "\n%s (%s): %s\n", st.Name, st.State, dashEmpty(st.Reason))
+		// The reason, command line, path and stderr were written by the
+		// repository or the server: shown escaped, never acted on.
+		fmt.Fprintf(ios.Out, "\n%s (%s): %s\n", termsafe.Line(st.Name), st.State, termsafe.Line(dashEmpty(st.Reason)))
 		if c := commandText(st); c != "" {
-			fmt.Fprintf(ios.Out, "  command: %s\n", c)
+			fmt.Fprintf(ios.Out, "  command: %s\n", termsafe.Line(c))
 		}
 		if st.File != "" {
-			fmt.Fprintf(ios.Out, "  defined in: %s\n", o.tilde(st.File))
+			fmt.Fprintf(ios.Out, "  defined in: %s\n", termsafe.Line(o.tilde(st.File)))
 		}
 		if tail := lastNonEmptyLines(st.StderrTail, statusStderrLines); len(tail) > 0 {
 			fmt.Fprintln(ios.Out, "  stderr:")
 			for _, l := range tail {
-				fmt.Fprintf(ios.Out, "    %s\n", truncRunes(l, 200))
+				fmt.Fprintf(ios.Out, "    %s\n", termsafe.Line(truncRunes(l, 200)))
 			}
 		}
 	}
@@ -209,7 +212,7 @@ func printFiles(w io.Writer, cfg *config.Resolved, o *runtimeOptions) {
 	// row prints one file; a path of "" prints the note alone.
 	row := func(label, path, note string) {
 		if path == "" {
-			fmt.Fprintf(w, "  %-10s %s\n", label, note)
+			fmt.Fprintf(w, "  %-10s %s\n", label, termsafe.Line(note))
 			return
 		}
 		if !pathExists(path) {
@@ -218,7 +221,7 @@ func printFiles(w io.Writer, cfg *config.Resolved, o *runtimeOptions) {
 		if note != "" {
 			note = " " + note
 		}
-		fmt.Fprintf(w, "  %-10s %s%s\n", label, o.tilde(path), note)
+		fmt.Fprintf(w, "  %-10s %s%s\n", label, termsafe.Line(o.tilde(path)), termsafe.Line(note))
 	}
 	row("user", f.User, "")
 	if cfg.Workspace == "" {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/trust"
 )
 
@@ -217,7 +218,7 @@ func (lt *launchTrust) askPending(ctx context.Context, cfg *config.Resolved, in 
 		ok, err := askApproval(ctx, in, w, "Approve and start it? [y]es (remembered for this workspace), [N]o (not this run): ")
 		if err == nil && ok {
 			if _, err := lt.store.Approve(lt.workspace, rs, lt.now()); err != nil {
-				fmt.Fprintf(w, "  Could not save the approval (%v); it is not started.\n", err)
+				fmt.Fprintf(w, "  Could not save the approval (%s); it is not started.\n", termsafe.Line(err.Error()))
 				lt.deny(rs.Name)
 				continue
 			}
@@ -267,7 +268,7 @@ func writeReview(w io.Writer, rs *config.ResolvedServer, v trust.Verdict, parent
 	fmt.Fprintf(w, "\nProject server %q (from %s) needs your approval to start.\n", rs.Name, from)
 	fmt.Fprintln(w, "The repository wrote this definition, not you: it runs with your rights. Approve it only if you trust exactly this.")
 	if v.Status == trust.Stale && v.Previous != nil {
-		fmt.Fprintf(w, "\n  It CHANGED since you approved it on %s: %s\n", v.Previous.ApprovedAt.Local().Format("2006-01-02 15:04"), v.Describe(def))
+		fmt.Fprintf(w, "\n  It CHANGED since you approved it on %s: %s\n", v.Previous.ApprovedAt.Local().Format("2006-01-02 15:04"), termsafe.Line(v.Describe(def)))
 		prev := v.Previous.Definition
 		shownCmd := false
 		for _, f := range v.Changed {
@@ -347,7 +348,7 @@ func writeReview(w io.Writer, rs *config.ResolvedServer, v trust.Verdict, parent
 		}
 		fmt.Fprintf(w, "  from your environment it gets only: %s\n", orNone(base))
 		if len(extra) > 0 {
-			fmt.Fprintf(w, "    and, because the definition names them: %s\n", strings.Join(extra, ", "))
+			fmt.Fprintf(w, "    and, because the definition names them: %s\n", termsafe.Line(strings.Join(extra, ", ")))
 		}
 	}
 	fmt.Fprintln(w)

@@ -1,0 +1,275 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+	"github.com/switchboard-mcp/switchboard/policy"
+)
+
+// hostileWorld is a workspace whose servers and repository try to take
+// over the terminal: a user server (hostile-output) that puts
+// testserver.HostileText into everything it says, the same server failing
+// before its handshake (its stderr and reason are shown), and a project
+// .mcp.json, in a directory whose very name holds escape sequences, whose
+// servers' args, env keys, cwd and URL do.
+func hostileWorld(t *testing.T) *rtWorld {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("directory names with control characters")
+	}
+	w := newRTWorld(t)
+	w.proj = filepath.Join(w.work, "repo\x1b]0;title\x07\u202eoper")
+	if err := os.MkdirAll(filepath.Join(w.proj, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.userServers(map[string]any{
+		"hostile": w.server("hostile-output"),
+		"dead":    w.server("hostile-output", "-exit"),
+	})
+	repo := w.server("echo", "--x\x1b[2J\u202e", "\u009b31m")
+	repo["env"] = map[string]any{"K\x1b]52;c;eA==\x07": "v\x1b[1A"}
+	repo["cwd"] = "sub\u2066dir"
+	w.writeJSON(filepath.Join(w.proj, ".mcp.json"), map[string]any{"mcpServers": map[string]any{
+		"repo":   repo,
+		"remote": map[string]any{"type": "http", "url": "https://example.com/\u202e\u009b2J/mcp"},
+	}})
+	return w
+}
+
+// rawUnsafe returns the first character of out a terminal would act on or
+// hide (newlines and tabs are the output's own), and whether there is one.
+func rawUnsafe(out string) (string, bool) {
+	for i, r := range out {
+		if r == '\n' || r == '\t' {
+			continue
+		}
+		if termsafe.Unsafe(r) || r == '\uFFFD' {
+			lo, hi := max(0, i-40), min(len(out), i+40)
+			return out[lo:hi], true
+		}
+	}
+	return "", false
+}
+
+// checkSafe fails when stdout or stderr of a command holds a raw escape
+// sequence, C1 control or bidi character, and, when want is not empty, when
+// stdout and stderr together lack the escaped form of one of want: the
+// hostile text must have arrived and be shown, not dropped.
+func checkSafe(t *testing.T, cmd, stdout, stderr string, want ...string) {
+	t.Helper()
+	for name, s := range map[string]string{"stdout": stdout, "stderr": stderr} {
+		if near, bad := rawUnsafe(s); bad {
+			t.Errorf("%s: raw terminal control on %s near %q", cmd, name, near)
+		}
+	}
+	for _, w := range want {
+		if !strings.Contains(stdout+stderr, w) {
+			t.Errorf("%s: output lacks %q:\nstdout:\n%s\nstderr:\n%s", cmd, w, stdout, stderr)
+		}
+	}
+}
+
+// allowHostile lets call run the hostile server's tools headless.
+const allowHostile = `--settings={"permissions":{"allow":["mcp__hostile"]}}`
+
+// escaped is testserver.HostileText as termsafe.Line shows it.
+var escaped = termsafe.Line(testserver.HostileText)
+
+func TestHostileOutputRuntimeCommands(t *testing.T) {
+	w := hostileWorld(t)
+	uri := testserver.HostileResourceURI
+	for _, tc := range []struct {
+		args []string
+		tty  bool
+		code int
+		want []string
+	}{
+		{[]string{"status"}, true, 0, []string{`fatal: ` + escaped, `exited`, `repo\x1b]0;title\x07\u202eoper`}},
+		{[]string{"status"}, false, 0, []string{`repo\x1b]0;title\x07\u202eoper`}},
+		{[]string{"tools"}, true, 0, []string{`description \x1b[2J\x1b[H`}},
+		{[]string{"tools"}, false, 0, []string{`description ` + escaped}},
+		{[]string{"call", allowHostile, "mcp__hostile__echo_hostile"}, false, 0, []string{`result ` + escaped, "second line\tend"}},
+		{[]string{"call", allowHostile, "mcp__hostile__echo_hostile"}, true, 0, []string{`result ` + escaped}},
+		{[]string{"call", allowHostile, "mcp__hostile__fail_hostile"}, false, 1, []string{`failure ` + escaped}},
+		{[]string{"call", allowHostile, "--log-level", "debug", "mcp__hostile__echo_hostile"}, false, 0, []string{`result ` + escaped}},
+		{[]string{"prompts"}, true, 0, []string{`prompt description \x1b[2J`}},
+		{[]string{"prompts"}, false, 0, []string{`prompt description ` + escaped}},
+		{[]string{"prompt", "/hostile:hostile_prompt", "--arg", "topic=x"}, false, 0, []string{`prompt ` + escaped + "\nabout x"}},
+		{[]string{"prompt", "/hostile:hostile_prompt"}, false, 2, []string{"topic"}},
+		{[]string{"resources"}, true, 0, []string{`title \x1b[2J\x1b[H`}},
+		{[]string{"resources"}, false, 0, []string{`title ` + escaped}},
+		{[]string{"read", "@hostile:" + uri}, true, 0, []string{`resource ` + escaped + "\nline two\n"}},
+		{[]string{"read", "@hostile:nope\x1b[2J"}, false, 2, []string{`nope\x1b[2J`}},
+		{[]string{"doctor"}, true, 1, []string{`fatal: ` + escaped, `--x\x1b[2J\u202e`, `repo\x1b]0;title`}},
+		{[]string{"doctor"}, false, 1, []string{`fatal: \x1b[2J\x1b[H`, `repo\x1b]0;title`}},
+		{[]string{"mcp", "list"}, true, 0, []string{`repo\x1b]0;title\x07\u202eoper`, `\u202e`}},
+		{[]string{"mcp", "list"}, false, 0, []string{`repo\x1b]0;title\x07\u202eoper`}},
+		{[]string{"mcp", "get", "repo"}, true, 0, []string{`--x\x1b[2J\u202e`}},
+		{[]string{"mcp", "get", "remote"}, false, 0, []string{`\u202e`}},
+	} {
+		name := strings.Join(tc.args, " ")
+		if tc.tty {
+			name += " (tty)"
+		}
+		t.Run(name, func(t *testing.T) {
+			out, errOut, code := w.run(tc.tty, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out, errOut)
+			}
+			checkSafe(t, name, out, errOut, tc.want...)
+		})
+	}
+}
+
+// Piped, `read` prints a text resource as the data it is, like a blob:
+// byte for byte what the server sent (documented in docs/security.md).
+func TestHostileOutputReadPipedIsData(t *testing.T) {
+	w := hostileWorld(t)
+	out, errOut, code := w.run(false, "read", "@hostile:"+testserver.HostileResourceURI)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if want := "resource " + testserver.HostileText + "\nline two\n"; out != want {
+		t.Errorf("read piped = %q, want the server's text %q", out, want)
+	}
+}
+
+// --json keeps every string exactly (it decodes to what the server sent)
+// and still never puts a raw control or bidi character on the terminal:
+// encoding/json escapes C0, printJSON the rest.
+func TestHostileOutputJSON(t *testing.T) {
+	w := hostileWorld(t)
+	for _, args := range [][]string{
+		{"status", "--json"},
+		{"tools", "--json"},
+		{"call", allowHostile, "--json", "mcp__hostile__echo_hostile"},
+		{"prompts", "--json"},
+		{"resources", "--json"},
+		{"doctor", "--json"},
+		{"mcp", "list", "--json"},
+	} {
+		name := strings.Join(args, " ")
+		t.Run(name, func(t *testing.T) {
+			out, errOut, _ := w.run(false, args...)
+			checkSafe(t, name, out, errOut, `\u001b`)
+			var v any
+			if err := json.Unmarshal([]byte(out), &v); err != nil {
+				t.Fatalf("not JSON: %v\n%s", err, out)
+			}
+		})
+	}
+	out, _, _ := w.run(false, "tools", "--json")
+	var tools []toolJSON
+	if err := json.Unmarshal([]byte(out), &tools); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, tl := range tools {
+		if tl.Tool == "echo_hostile" {
+			found = true
+			if want := "title " + testserver.HostileText; tl.Title != want {
+				t.Errorf("title decodes to %q, want %q", tl.Title, want)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("echo_hostile not listed:\n%s", out)
+	}
+}
+
+func TestEscapeJSON(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a": "plain ☕ text"}`:  `{"a": "plain ☕ text"}`,
+		"\"\u009b2J\u202e\x7f\"": `"\u009b2J\u202e\u007f"`,
+		"\"\U000E0041\"":         `"\udb40\udc41"`,
+		"\"\xff\"":               "\"\uFFFD\"",
+	} {
+		got := string(escapeJSON([]byte(in)))
+		if got != want {
+			t.Errorf("escapeJSON(%q) = %q, want %q", in, got, want)
+		}
+		var a, b any
+		if json.Unmarshal([]byte(in), &a) == nil {
+			if err := json.Unmarshal([]byte(got), &b); err != nil {
+				t.Errorf("escapeJSON(%q) is not JSON: %v", in, err)
+			}
+		}
+	}
+}
+
+// The live progress line draws server text (progress messages, names):
+// escaped like everything else.
+func TestLiveLineEscapes(t *testing.T) {
+	var b bytes.Buffer
+	l := newLiveLine(&b, true)
+	l.render = func() string {
+		return "calling x…" + progressText(&mcp.ProgressNotificationParams{Progress: 1, Message: "step\x1b]0;t\x07\u202e"})
+	}
+	l.draw()
+	got := strings.TrimPrefix(b.String(), "\r\x1b[K")
+	if near, bad := rawUnsafe(got); bad {
+		t.Errorf("live line draws a raw control near %q", near)
+	}
+	if !strings.Contains(got, `step\x1b]0;t\x07\u202e`) {
+		t.Errorf("live line = %q, want the escaped message", got)
+	}
+}
+
+// The questions a server or a repository gets asked on the terminal —
+// elicitation, the permission question — are where overwriting the screen
+// pays most: what the server wrote is shown escaped, never drawn.
+func TestHostileQuestions(t *testing.T) {
+	h := testserver.HostileText
+	t.Run("elicitation", func(t *testing.T) {
+		ios, in, _, errOut := Test()
+		in.WriteString("y\n1\n")
+		p := &termPrompter{in: newLineReader(ios.In), out: errOut, line: newLiveLine(errOut, false)}
+		schema, _ := json.Marshal(map[string]any{"type": "object", "required": []string{"pick"},
+			"properties": map[string]any{"pick": map[string]any{"type": "string", "title": "pick" + h,
+				"description": "desc" + h, "enum": []string{"a" + h}, "enumNames": []string{"A" + h}}}})
+		_, err := p.Elicit(context.Background(), "srv", &mcp.ElicitParams{Message: "question\n" + h, RequestedSchema: json.RawMessage(schema)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSafe(t, "elicit", "", errOut.String(), "question\n"+escaped, "pick"+escaped, "A"+escaped)
+	})
+	t.Run("url elicitation", func(t *testing.T) {
+		ios, in, _, errOut := Test()
+		in.WriteString("n\n")
+		p := &termPrompter{in: newLineReader(ios.In), out: errOut, line: newLiveLine(errOut, false)}
+		if _, err := p.Elicit(context.Background(), "srv", &mcp.ElicitParams{Mode: "url", Message: "open", URL: "https://x/" + h}); err != nil {
+			t.Fatal(err)
+		}
+		checkSafe(t, "url elicit", "", errOut.String(), "https://x/"+escaped)
+	})
+	t.Run("headless", func(t *testing.T) {
+		var b bytes.Buffer
+		p := &headlessPrompter{w: &b, line: newLiveLine(&b, false)}
+		_, _ = p.Elicit(context.Background(), "srv", &mcp.ElicitParams{Message: "m" + h})
+		checkSafe(t, "headless elicit", "", b.String(), `m\x1b[2J`)
+	})
+	t.Run("permission", func(t *testing.T) {
+		ios, in, _, errOut := Test()
+		in.WriteString("d\n")
+		a := &termAsker{in: newLineReader(ios.In), out: errOut, line: newLiveLine(errOut, false)}
+		_, err := a.AskPermission(context.Background(),
+			host.PermitRequest{Tool: "mcp__s__t" + h, Args: map[string]any{"path": "/tmp/" + h}},
+			policy.Decision{Reason: "because" + h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSafe(t, "permission", "", errOut.String(), "mcp__s__t"+escaped, "because"+escaped, `/tmp/\u001b[2J`)
+	})
+}
