@@ -119,7 +119,8 @@ func (s *jwsSigner) thumbprint() string {
 // keyFileError is a key file the host will not use; it names the file and
 // how to start afresh.
 func keyFileError(file, server, why string) error {
-	return fmt.Errorf("DPoP key file %s %s; the stored tokens of %s cannot be used without their key: run `switchboard mcp logout %s`, then `switchboard mcp login %s`",
+	// No "key:" in the text: redaction would take what follows for a secret.
+	return fmt.Errorf("DPoP key file %s %s; the stored tokens of %s are bound to that key, so run `switchboard mcp logout %s`, then `switchboard mcp login %s`",
 		file, why, server, server, server)
 }
 

@@ -174,7 +174,7 @@ func TestOAuthDPoPKeyFileFailsClosed(t *testing.T) {
 				Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 			})
 			st := waitState(t, h, "d", host.StateError, 30*time.Second)
-			for _, want := range []string{file, tc.reason, "switchboard mcp logout d", "switchboard mcp login d"} {
+			for _, want := range []string{file, tc.reason, "run `switchboard mcp logout d`, then `switchboard mcp login d`"} {
 				if !strings.Contains(st.Reason, want) {
 					t.Errorf("reason = %q, want it to name %q", st.Reason, want)
 				}

@@ -22,7 +22,8 @@ func init() {
 	registerMCPCommand(func(f *Factory) *cobra.Command { return NewMCPLogoutCmd(f, nil) })
 }
 
-// oauthDir is where OAuth tokens live: one 0600 file per server.
+// oauthDir is where OAuth tokens live: one 0600 file per server, and one
+// for the DPoP key of a server whose tokens are bound to one.
 func oauthDir(home string) string { return filepath.Join(home, "oauth") }
 
 // MCPLoginOptions are the inputs of `mcp login`.
@@ -51,7 +52,8 @@ func NewMCPLoginCmd(f *Factory, runF func(context.Context, *MCPLoginOptions) err
 		Long: `Run the OAuth 2.1 authorization of a Streamable HTTP or SSE server: discover its
 authorization server, register (or use --client-id), open the browser to approve,
 and receive the answer on a loopback port. Tokens are stored 0600 under the
-Switchboard directory and refreshed before they expire.`,
+Switchboard directory and refreshed before they expire; a server that binds its
+tokens to a key (DPoP) gets a new key at each login, stored 0600 with them.`,
 		Args:              exactArgs(1, "a server name"),
 		ValidArgsFunction: completeServerNames(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -163,7 +165,7 @@ func NewMCPLogoutCmd(f *Factory, runF func(context.Context, *MCPLogoutOptions) e
 	opts := &MCPLogoutOptions{IO: f.IO, Factory: f}
 	return &cobra.Command{
 		Use:               "logout NAME",
-		Short:             "Forget a remote server's OAuth tokens",
+		Short:             "Forget a remote server's OAuth tokens (and their DPoP key)",
 		Args:              exactArgs(1, "a server name"),
 		ValidArgsFunction: completeServerNames(f),
 		RunE: func(cmd *cobra.Command, args []string) error {

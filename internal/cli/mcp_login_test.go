@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,6 +100,100 @@ func TestMCPLoginRefusesWhatItCannotDo(t *testing.T) {
 		_, stderr, code := w.run(false, c.args...)
 		if code == 0 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want an error with %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// A DPoP-enforcing server: the login stores the key the tokens are bound
+// to next to them (0600), a later run (a new host) calls with the stored
+// token and key without a login, the private key appears in no output or
+// log, a key file others may read stops every run with an error naming it
+// and the way out, and logout removes the key with the tokens.
+func TestMCPLoginDPoPKeyPersists(t *testing.T) {
+	srv := testoauth.Start(t)
+	srv.DPoP = true
+	w := newMgmtWorld(t)
+	home := w.env["SWITCHBOARD_HOME"]
+	w.write(filepath.Join(home, "mcp.json"), `{"mcpServers": {"guarded": {"type": "http", "url": "`+srv.URL+`"}}}`)
+	w.write(filepath.Join(home, "settings.json"), `{"permissions": {"allow": ["mcp__guarded__echo"]}}`)
+	var shown strings.Builder
+	run := func(args ...string) (string, string, int) {
+		out, stderr, code := w.run(false, append(args, "--log-level", "debug")...)
+		shown.WriteString(out + stderr)
+		return out, stderr, code
+	}
+
+	out, stderr, code := run("mcp", "login", "guarded", "--no-browser")
+	dir := filepath.Join(home, "oauth")
+	keyFile := host.DPoPKeyFile(dir, "guarded")
+	if code != 0 || !strings.Contains(out, "Logged in to guarded") {
+		t.Fatalf("login: exit %d\nstdout %q\nstderr %q", code, out, stderr)
+	}
+	fi, err := os.Stat(keyFile)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("DPoP key file %s: %v; want it, mode 0600", keyFile, err)
+	}
+	if di, _ := os.Stat(dir); di.Mode().Perm() != 0o700 {
+		t.Errorf("token dir mode %v, want 0700", di.Mode().Perm())
+	}
+	key, _ := os.ReadFile(keyFile)
+	var kf struct {
+		JWK struct{ D string } `json:"jwk"`
+	}
+	if err := json.Unmarshal(key, &kf); err != nil || kf.JWK.D == "" {
+		t.Fatalf("key file holds no private key: %v", err)
+	}
+	logins, _, _ := srv.Counts()
+	seen := len(srv.Seen())
+
+	out, stderr, code = run("call", "mcp__guarded__echo", `{"text":"after restart"}`)
+	if code != 0 || !strings.Contains(out, "after restart") {
+		t.Errorf("call after login: exit %d\nstdout %q\nstderr %q", code, out, stderr)
+	}
+	if again, _, _ := srv.Counts(); again != logins {
+		t.Errorf("the call authorized again (%d authorizations) instead of using the stored token and key", again-logins)
+	}
+	for _, s := range srv.Seen()[seen:] {
+		if !strings.HasPrefix(s, "DPoP ") {
+			t.Errorf("the call sent Authorization %q, want the DPoP scheme", s)
+		}
+	}
+	if r := srv.DPoPRefusals(); len(r) != 1 { // the login's first, bare request
+		t.Errorf("DPoP refusals %q, want only the login's first request", r)
+	}
+
+	logs, _ := os.ReadFile(filepath.Join(home, "logs", "switchboard.log"))
+	if !strings.Contains(shown.String(), "level=DEBUG") || len(logs) == 0 {
+		t.Fatalf("no debug output or log file; the next check would prove nothing")
+	}
+	for what, text := range map[string]string{"output": shown.String(), "log": string(logs)} {
+		if strings.Contains(text, kf.JWK.D) {
+			t.Errorf("the %s holds the DPoP private key", what)
+		}
+	}
+
+	if err := os.Chmod(keyFile, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	seen = len(srv.Seen())
+	out, stderr, _ = run("call", "mcp__guarded__echo", `{"text":"exposed"}`)
+	for _, want := range []string{"guarded.dpop.key", "mode 0644", "run `switchboard mcp logout guarded`, then `switchboard mcp login guarded`"} {
+		if !strings.Contains(out+stderr, want) {
+			t.Errorf("a key file others may read: stdout %q, stderr %q; want %q", out, stderr, want)
+		}
+	}
+	for _, s := range srv.Seen()[seen:] {
+		if s != "" {
+			t.Errorf("a request carried Authorization %q with an exposed key file", s)
+		}
+	}
+
+	if out, _, code = run("mcp", "logout", "guarded"); code != 0 || !strings.Contains(out, "Logged out of guarded") {
+		t.Errorf("logout: exit %d, stdout %q", code, out)
+	}
+	for _, f := range []string{keyFile, host.TokenFile(dir, "guarded")} {
+		if _, err := os.Stat(f); !os.IsNotExist(err) {
+			t.Errorf("%s after logout: %v", f, err)
 		}
 	}
 }
