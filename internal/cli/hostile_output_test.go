@@ -118,6 +118,8 @@ func TestHostileOutputRuntimeCommands(t *testing.T) {
 		{[]string{"mcp", "list"}, false, 0, []string{`repo\x1b]0;title\x07\u202eoper`}},
 		{[]string{"mcp", "get", "repo"}, true, 0, []string{`--x\x1b[2J\u202e`}},
 		{[]string{"mcp", "get", "remote"}, false, 0, []string{`\u202e`}},
+		{[]string{"__complete", "prompt", "/hos"}, false, 0, []string{`prompt description \x1b[2J\x1b[H`}},
+		{[]string{"__complete", "prompt", "/hostile:hostile_prompt", "--arg", ""}, false, 0, []string{"topic=\targument \\x1b[2J\\x1b[H"}},
 	} {
 		name := strings.Join(tc.args, " ")
 		if tc.tty {

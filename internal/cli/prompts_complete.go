@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 )
 
 // completionWait bounds how long shell completion waits for servers: a
@@ -54,7 +55,7 @@ func completePromptNames(f *Factory) func(*cobra.Command, []string, string) ([]c
 		for _, p := range prompts {
 			c, _ := cmds.Command(p.Server, p.Prompt.Name)
 			if strings.HasPrefix(c, toComplete) || strings.HasPrefix(c, "/"+toComplete) {
-				out = append(out, cobra.CompletionWithDesc(c, descFirstLine(p.Prompt.Description)))
+				out = append(out, cobra.CompletionWithDesc(c, termsafe.Line(descFirstLine(p.Prompt.Description))))
 			}
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp
@@ -110,7 +111,10 @@ func completePromptArgs(f *Factory) func(*cobra.Command, []string, string) ([]co
 				if _, done := given[a.Name]; done || !strings.HasPrefix(a.Name, name) {
 					continue
 				}
-				out = append(out, cobra.CompletionWithDesc(a.Name+"=", oneLineText(a.Description)))
+				// The shell shows descriptions and types the names into
+				// the command line: nothing in them may act on the terminal
+				// (or add a tab, which would split name from description).
+				out = append(out, cobra.CompletionWithDesc(termsafe.Line(a.Name)+"=", oneLineText(a.Description)))
 			}
 			return out, none | cobra.ShellCompDirectiveNoSpace
 		}
@@ -121,7 +125,7 @@ func completePromptArgs(f *Factory) func(*cobra.Command, []string, string) ([]co
 		}
 		out := make([]cobra.Completion, 0, len(got.Values))
 		for _, v := range got.Values {
-			out = append(out, name+"="+v)
+			out = append(out, name+"="+termsafe.Line(v))
 		}
 		return out, none
 	}
