@@ -188,6 +188,10 @@ func (t *dpopClientTransport) RoundTrip(req *http.Request) (*http.Response, erro
 		body = b
 	}
 	k := t.a.proofKey(body)
+	if k == nil {
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		return t.base.RoundTrip(req)
+	}
 	for try := 0; ; try++ {
 		r := req.Clone(req.Context())
 		r.Body = io.NopCloser(bytes.NewReader(body))
