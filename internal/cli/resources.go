@@ -146,9 +146,10 @@ func NewReadCmd(f *Factory, runF func(context.Context, *ReadOptions) error) *cob
 	return &cobra.Command{
 		Use:   "read @SERVER:URI",
 		Short: "Read one resource of a server",
-		Long: `Read a resource (resources/read) and print its contents: text as is, binary
-contents as raw bytes when piped, or a one-line summary on a terminal. With --json,
-print the server's result.`,
+		Long: `Read a resource (resources/read) and print its contents. Piped, text and binary
+contents are written as they are; on a terminal, text is shown with anything the
+terminal would act on (escape sequences, control and bidi characters) escaped, and
+binary contents as a one-line summary. With --json, print the server's result.`,
 		Example: `  switchboard read @demo:demo://readme`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
