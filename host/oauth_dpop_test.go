@@ -2,10 +2,12 @@ package host_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +21,19 @@ import (
 // the token directory and the private key ("d") that was stored.
 func dpopLogin(t *testing.T, expiresIn int, logs *syncBuffer) (*testoauth.Server, string, string) {
 	t.Helper()
+	return dpopLoginOver(t, config.TypeHTTP, expiresIn, logs)
+}
+
+// dpopURL is the test server's endpoint for a transport.
+func dpopURL(srv *testoauth.Server, typ config.Type) string {
+	if typ == config.TypeSSE {
+		return srv.SSEURL
+	}
+	return srv.URL
+}
+
+func dpopLoginOver(t *testing.T, typ config.Type, expiresIn int, logs *syncBuffer) (*testoauth.Server, string, string) {
+	t.Helper()
 	srv := testoauth.Start(t)
 	srv.DPoP = true
 	srv.ExpiresIn = expiresIn
@@ -27,7 +42,7 @@ func dpopLogin(t *testing.T, expiresIn int, logs *syncBuffer) (*testoauth.Server
 	if logs != nil {
 		opts.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	h := newHost(t, cfgOf(remote("d", config.TypeHTTP, srv.URL)), opts)
+	h := newHost(t, cfgOf(remote("d", typ, dpopURL(srv, typ))), opts)
 	if res := mustCall(t, h, "mcp__d__echo", map[string]any{"text": "bound"}); !strings.Contains(textOf(res), "bound") {
 		t.Fatalf("echo = %q", textOf(res))
 	}
@@ -70,15 +85,17 @@ func storedKeyD(t *testing.T, dir, name string) string {
 func TestOAuthDPoPTokenAndKeySurviveRestart(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
+		typ       config.Type
 		expiresIn int
 	}{
-		{"stored access token", 0},
+		{"stored access token", config.TypeHTTP, 0},
 		// Tokens within oauth2's expiry margin: every use refreshes, and
 		// the refresh must prove the key the refresh token is bound to.
-		{"refreshed", 2},
+		{"refreshed", config.TypeHTTP, 2},
+		{"sse", config.TypeSSE, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv, dir, _ := dpopLogin(t, tc.expiresIn, nil)
+			srv, dir, _ := dpopLoginOver(t, tc.typ, tc.expiresIn, nil)
 			tokenFile, _ := os.ReadFile(host.TokenFile(dir, "d"))
 			if !strings.Contains(string(tokenFile), `"dpop_jkt"`) || !strings.Contains(string(tokenFile), `"DPoP"`) {
 				t.Fatalf("token file names no DPoP key:\n%s", tokenFile)
@@ -90,7 +107,7 @@ func TestOAuthDPoPTokenAndKeySurviveRestart(t *testing.T) {
 			seenBefore := len(srv.Seen())
 			_, refreshesBefore, _ := srv.Counts()
 
-			h := newHost(t, cfgOf(remote("d", config.TypeHTTP, srv.URL)), &host.Options{OAuth: &host.OAuthOptions{Dir: dir}})
+			h := newHost(t, cfgOf(remote("d", tc.typ, dpopURL(srv, tc.typ))), &host.Options{OAuth: &host.OAuthOptions{Dir: dir}})
 			if res := mustCall(t, h, "mcp__d__echo", map[string]any{"text": "after restart"}); !strings.Contains(textOf(res), "after restart") {
 				t.Fatalf("echo = %q", textOf(res))
 			}
@@ -302,4 +319,35 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Requests refused together after the server revoked everything run one
+// new authorization, whose new key and tokens replace the old pair at once:
+// no request is signed with a key its token is not bound to and then
+// given up on.
+func TestOAuthDPoPConcurrentReauthorization(t *testing.T) {
+	srv, dir, d1 := dpopLogin(t, 0, nil)
+	h := newHost(t, cfgOf(remote("d", config.TypeHTTP, srv.URL)), &host.Options{OAuth: &host.OAuthOptions{Dir: dir, NoBrowser: true}})
+	mustCall(t, h, "mcp__d__echo", map[string]any{"text": "x"})
+	srv.Revoke()
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := h.Call(ctxFor(t, 30*time.Second), "mcp__d__echo", map[string]any{"text": fmt.Sprint(i)}); err != nil {
+				t.Errorf("call %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if a, _, _ := srv.Counts(); a != 2 {
+		t.Errorf("%d authorizations after the revocation, want 1", a-1)
+	}
+	if d2 := storedKeyD(t, dir, "d"); d2 == d1 {
+		t.Errorf("the new authorization kept the old key")
+	}
+	h.Close()
+	h2 := newHost(t, cfgOf(remote("d", config.TypeHTTP, srv.URL)), &host.Options{OAuth: &host.OAuthOptions{Dir: dir}})
+	mustCall(t, h2, "mcp__d__echo", map[string]any{"text": "the new pair was stored"})
 }
