@@ -148,6 +148,7 @@ func FuzzParseStoredAuth(f *testing.F) {
 	f.Add([]byte(`{"resource":"https://mcp.example/mcp","client_id":"c","token_url":"https://as.example/token","token":{"access_token":"at","refresh_token":"rt","expiry":"2030-01-01T00:00:00Z"}}`))
 	f.Add([]byte(`{"resource":"http://127.0.0.1:1/mcp","token":{"refresh_token":"rt"},"scopes":["a","b"],"auth_style":2}`))
 	f.Add([]byte(`{"token":null}`))
+	f.Add([]byte(`{"resource":"https://mcp.example/mcp","token":{"access_token":"at","token_type":"DPoP"},"dpop_jkt":"0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		st, err := parseStoredAuth(data)
 		if err != nil {
