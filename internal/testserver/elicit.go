@@ -1,0 +1,136 @@
+package testserver
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The elicit server asks its caller questions during tool calls, the way a
+// real server does on protocol 2026-07-28: its tools answer with input
+// requests (multi round-trip, SEP-2322) and finish when the call comes
+// back with the answers. The SDK turns those into elicitation/create
+// requests for an older client. It counts every tools/call it handles, so a
+// test can see whether a call (or a retry) reached it.
+func init() {
+	register("elicit", serverDef{
+		doc: "questions during calls (multi round-trip input requests): ask (one question), ask_twice (a second " +
+			"question after the first is answered), ask_both (two questions at once); calls reports how many " +
+			"tools/call requests the server has handled, itself included; -protocol 2025-11-25 makes them elicitation/create requests",
+		inProcess: true,
+		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
+			protocol := fs.String("protocol", "", "speak only this protocol revision (2025-11-25: the SDK sends the questions as elicitation/create requests)")
+			p.build = func() *mcp.Server { return newElicitServer(*protocol) }
+			return p.buildAndServe
+		},
+	})
+}
+
+type elicitAskIn struct {
+	Question string `json:"question,omitempty" jsonschema:"the question to ask (default: What is your favourite colour?)"`
+}
+
+// answerSchema is a form with one required string field, name.
+func answerSchema(name string) map[string]any {
+	return map[string]any{
+		"type":       "object",
+		"properties": map[string]any{name: map[string]any{"type": "string"}},
+		"required":   []any{name},
+	}
+}
+
+// answerOf returns the reply to input request key: the field of the same
+// name when accepted, else "the user chose <action>".
+func answerOf(resp mcp.InputResponse, key string) string {
+	r, ok := resp.(*mcp.ElicitResult)
+	if !ok {
+		return fmt.Sprintf("no answer to %s", key)
+	}
+	if r.Action != "accept" {
+		return "the user chose " + r.Action
+	}
+	return fmt.Sprint(r.Content[key])
+}
+
+func newElicitServer(protocol string) *mcp.Server {
+	var opts *mcp.ServerOptions
+	if protocol != "" {
+		opts = &mcp.ServerOptions{SupportedProtocolVersions: []string{protocol}}
+	}
+	s := mcp.NewServer(implementation("elicit"), opts)
+	var calls atomic.Int64
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/call" {
+				calls.Add(1)
+			}
+			return next(ctx, method, req)
+		}
+	})
+
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "ask",
+		Description: "Asks one question (input request \"answer\") and returns \"answer: <reply>\".",
+	}, func(_ context.Context, req *mcp.CallToolRequest, in elicitAskIn) (*mcp.CallToolResult, any, error) {
+		resp, ok := req.Params.InputResponses["answer"]
+		if !ok {
+			q := in.Question
+			if q == "" {
+				q = "What is your favourite colour?"
+			}
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{
+				"answer": &mcp.ElicitParams{Message: q, RequestedSchema: answerSchema("answer")},
+			}}, nil, nil
+		}
+		return text("answer: " + answerOf(resp, "answer")), nil, nil
+	})
+
+	// ask_twice keeps the first answer in the request state, as a server
+	// without shared storage does.
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "ask_twice",
+		Description: "Asks for a name, then for a colour, and returns \"name: <n>, colour: <c>\".",
+	}, func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
+		if resp, ok := req.Params.InputResponses["colour"]; ok {
+			name, _ := strings.CutPrefix(req.Params.RequestState, "name=")
+			return text(fmt.Sprintf("name: %s, colour: %s", name, answerOf(resp, "colour"))), nil, nil
+		}
+		if resp, ok := req.Params.InputResponses["name"]; ok {
+			return &mcp.CallToolResult{
+				InputRequests: mcp.InputRequestMap{
+					"colour": &mcp.ElicitParams{Message: "Your colour?", RequestedSchema: answerSchema("colour")},
+				},
+				RequestState: "name=" + answerOf(resp, "name"),
+			}, nil, nil
+		}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{
+			"name": &mcp.ElicitParams{Message: "Your name?", RequestedSchema: answerSchema("name")},
+		}}, nil, nil
+	})
+
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "ask_both",
+		Description: "Asks two questions at once (input requests \"first\" and \"second\") and returns \"first: <a>, second: <b>\".",
+	}, func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
+		r := req.Params.InputResponses
+		if r["first"] == nil || r["second"] == nil {
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{
+				"first":  &mcp.ElicitParams{Message: "First?", RequestedSchema: answerSchema("first")},
+				"second": &mcp.ElicitParams{Message: "Second?", RequestedSchema: answerSchema("second")},
+			}}, nil, nil
+		}
+		return text(fmt.Sprintf("first: %s, second: %s", answerOf(r["first"], "first"), answerOf(r["second"], "second"))), nil, nil
+	})
+
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "calls",
+		Description: "Returns \"calls: <n>\": the tools/call requests this server has handled, this one included.",
+	}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+		return text(fmt.Sprintf("calls: %d", calls.Load())), nil, nil
+	})
+	return s
+}
