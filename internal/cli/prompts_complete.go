@@ -55,7 +55,7 @@ func completePromptNames(f *Factory) func(*cobra.Command, []string, string) ([]c
 		for _, p := range prompts {
 			c, _ := cmds.Command(p.Server, p.Prompt.Name)
 			if strings.HasPrefix(c, toComplete) || strings.HasPrefix(c, "/"+toComplete) {
-				out = append(out, cobra.CompletionWithDesc(c, termsafe.Line(descFirstLine(p.Prompt.Description))))
+				out = append(out, cobra.CompletionWithDesc(c, descFirstLine(p.Prompt.Description)))
 			}
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp

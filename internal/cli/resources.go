@@ -117,7 +117,7 @@ func resourcesRun(ctx context.Context, opts *ResourcesOptions) (err error) {
 				desc = "(template) " + desc
 			}
 			if opts.IO.IsTTY {
-				desc = truncRunes(desc, 70)
+				desc = truncRunes(termsafe.Line(desc), 70) // escaped, then cut
 			}
 			t.AddRow(r.Ref, dashEmpty(r.MIMEType), desc)
 		}

@@ -137,7 +137,7 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 		if tail := lastNonEmptyLines(st.StderrTail, statusStderrLines); len(tail) > 0 {
 			fmt.Fprintln(ios.Out, "  stderr:")
 			for _, l := range tail {
-				fmt.Fprintf(ios.Out, "    %s\n", termsafe.Line(truncRunes(l, 200)))
+				fmt.Fprintf(ios.Out, "    %s\n", truncRunes(termsafe.Line(l), 200))
 			}
 		}
 	}

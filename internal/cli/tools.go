@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
@@ -245,11 +246,13 @@ func printToolsDeferred(ios *IOStreams, tools, deferred []host.Tool) error {
 	return t.Render()
 }
 
-// firstLine is the first non-empty line of s, trimmed.
+// descFirstLine is the first non-empty line of s, trimmed and made safe
+// to print (termsafe.Line) before it is cut to a column: the server wrote
+// it.
 func descFirstLine(s string) string {
 	for _, l := range strings.Split(s, "\n") {
 		if l = strings.TrimSpace(l); l != "" {
-			return l
+			return termsafe.Line(l)
 		}
 	}
 	return ""
