@@ -71,6 +71,10 @@ type askState struct {
 
 	question *mcp.ElicitParams // set by the Asker when it needs an answer
 	key      string            // the question's RequestState
+
+	// held is set for a client on protocol 2026-07-28: an upstream
+	// server's question goes back to the client in the call's result.
+	held *heldCall
 }
 
 type askKey struct{}
@@ -82,6 +86,24 @@ func (st *askState) canElicit() bool {
 	}
 	c := st.caps()
 	return c != nil && c.Elicitation != nil
+}
+
+// canElicitMode reports whether the client declared support for an
+// elicitation of the given mode ("" is form). A client that names neither
+// mode takes forms.
+func (st *askState) canElicitMode(mode string) bool {
+	if st.caps == nil {
+		return false
+	}
+	c := st.caps()
+	if c == nil || c.Elicitation == nil {
+		return false
+	}
+	e := c.Elicitation
+	if mode == "url" {
+		return e.URL != nil
+	}
+	return e.Form != nil || e.URL == nil
 }
 
 func askFrom(ctx context.Context) *askState {
@@ -155,8 +177,11 @@ func (a *Asker) allow(ss *mcp.ServerSession, tool string) {
 func questionKey(req host.PermitRequest) string {
 	b, _ := json.Marshal(req.Args) // map keys are sorted
 	sum := sha256.Sum256(append([]byte(req.Tool+"\x00"), b...))
-	return "permission:" + hex.EncodeToString(sum[:16])
+	return permissionStatePrefix + hex.EncodeToString(sum[:16])
 }
+
+// permissionStatePrefix begins the requestState of a permission question.
+const permissionStatePrefix = "permission:"
 
 // PermissionQuestion is the form elicitation a gateway sends for a call
 // whose decision is ask: a message naming the tool, its arguments (secrets
@@ -185,16 +210,27 @@ func PermissionQuestion(req host.PermitRequest, d policy.Decision) *mcp.ElicitPa
 
 // Prompter is the host.Prompter of a gateway: an elicitation that an
 // upstream server sends during a call is put to the client that made the
-// call, when that client declared elicitation support and takes
-// elicitation/create requests (protocol before 2026-07-28). Otherwise, or
-// when the request does not belong to a call through the gateway, it is
-// declined (SPEC §4: declined when nobody can answer). Its zero value is
-// ready to use.
+// call, when that client declared elicitation support (for the question's
+// mode). A client on a protocol before 2026-07-28 gets it as an
+// elicitation/create request, as the server sent it. A client on
+// 2026-07-28 gets it in the call's result, as an input request whose
+// message names the server ("[github] …"), with a requestState that holds
+// the upstream call until the client calls again with the answer (or
+// Options.ElicitationTimeout passes; then the upstream call is cancelled).
+// Otherwise, or when the request does not belong to a call through the
+// gateway, it is declined (SPEC §4: declined when nobody can answer). Its
+// zero value is ready to use.
 type Prompter struct{}
 
 // Elicit implements host.Prompter.
 func (Prompter) Elicit(ctx context.Context, server string, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	st := askFrom(ctx)
+	if st != nil && st.held != nil {
+		if params == nil || !st.canElicitMode(params.Mode) {
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		}
+		return st.held.elicit(ctx, server, params)
+	}
 	if st == nil || st.session == nil || !st.canElicit() {
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}

@@ -75,6 +75,13 @@ type Options struct {
 	// SyncDebounce is how long the gateway waits after a host event for
 	// more events before it re-lists. If <= 0, 50 ms.
 	SyncDebounce time.Duration
+	// ElicitationTimeout is how long a question that an upstream server
+	// asks during a call of a client on protocol 2026-07-28 waits for the
+	// client's retry with the answer; then the question is withdrawn and
+	// the upstream call cancelled. The call's own timeout (host) bounds
+	// the whole call, questions included. If <= 0,
+	// DefaultElicitationTimeout.
+	ElicitationTimeout time.Duration
 }
 
 // Gateway aggregates a host's servers into one MCP server. Its methods are
@@ -84,6 +91,9 @@ type Gateway struct {
 	opts Options
 	log  *slog.Logger
 	srv  *mcp.Server
+	// relay holds calls whose upstream server asked a 2026-07-28 client
+	// a question.
+	relay *relay
 
 	kick   chan struct{}
 	ctx    context.Context
@@ -152,7 +162,11 @@ func New(h *host.Host, opts *Options) *Gateway {
 	if o.SyncDebounce <= 0 {
 		o.SyncDebounce = 50 * time.Millisecond
 	}
+	if o.ElicitationTimeout <= 0 {
+		o.ElicitationTimeout = DefaultElicitationTimeout
+	}
 	g.log = o.Logger
+	g.relay = newRelay(o.ElicitationTimeout, o.Logger)
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
 		Instructions:      o.Instructions,
 		Logger:            o.Logger,
@@ -211,8 +225,11 @@ func (g *Gateway) WaitSynced(ctx context.Context) error {
 	}
 }
 
-// Close stops the sync loop. It does not close the host. It is idempotent.
+// Close stops the sync loop and cancels the calls held for a client's
+// answer; a 2026-07-28 client's call made after Close is refused. It does
+// not close the host. It is idempotent.
 func (g *Gateway) Close() error {
+	g.relay.close()
 	g.cancel()
 	<-g.done
 	return nil
@@ -353,7 +370,10 @@ func (g *Gateway) serveTool(t host.Tool) *mcp.Tool {
 
 // callTool runs one call through the host. Host errors (unknown tool,
 // server down, circuit open, refused…) become error results the model can
-// read; the result is the envelope of SPEC §5.
+// read; the result is the envelope of SPEC §5. A call of a client on
+// protocol 2026-07-28 runs on its own goroutine, so that an upstream
+// server's question can go back to the client in the call's result
+// (callMultiRoundTrip).
 func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	name := req.Params.Name
 	var args json.RawMessage
@@ -361,6 +381,9 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		args = req.Params.Arguments
 	} else {
 		args = json.RawMessage("{}")
+	}
+	if multiRoundTrip(req.Session) {
+		return g.callMultiRoundTrip(ctx, req, name, args)
 	}
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 		ss := req.Session
@@ -380,9 +403,14 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		state:     req.Params.RequestState,
 	}
 	ctx = context.WithValue(ctx, askKey{}, ask)
-	server, tool := g.routeOf(name)
 	start := time.Now()
 	res, err := g.h.Call(ctx, name, args)
+	return g.result(ctx, name, start, ask, res, err)
+}
+
+// result turns the host's answer to a call into the client's result: the
+// permission question, an error result or the envelope.
+func (g *Gateway) result(ctx context.Context, name string, start time.Time, ask *askState, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
 	if err != nil && ask.question != nil && errors.Is(err, host.ErrDenied) {
 		// The permission question goes back to the client, which answers
 		// and calls again (the SDK does this for older clients).
@@ -391,6 +419,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 			RequestState:  ask.key,
 		}, nil
 	}
+	server, tool := g.routeOf(name)
 	// A call that worked is logged at debug: at info, every call of a
 	// busy session was a synchronous write to the log file. Failures stay
 	// at info.
@@ -424,6 +453,16 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		IsError: res.IsError,
 		Content: []mcp.Content{&mcp.TextContent{Text: out.Text}},
 	}, nil
+}
+
+// refusal is the error result of a call the gateway would not make.
+func (g *Gateway) refusal(name, msg string) *mcp.CallToolResult {
+	server, tool := g.routeOf(name)
+	g.log.Info("gateway call refused", "tool", name, "reason", msg)
+	return &mcp.CallToolResult{
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: toolsurface.Wrap(server, tool, true, msg)}},
+	}
 }
 
 // routeOf returns the server's own names for a namespaced tool, for the

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 	"github.com/switchboard-mcp/switchboard/internal/proc"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
@@ -42,6 +43,9 @@ type fixtureOpts struct {
 	prompter host.Prompter
 	client   *mcp.ClientOptions
 	protocol string // the client's protocol version ("" for the latest)
+	// pipe connects the client over a pair of OS pipes with the
+	// transport of `serve --stdio`, instead of in memory.
+	pipe bool
 }
 
 type fixture struct {
@@ -90,12 +94,6 @@ func startWith(t *testing.T, fo fixtureOpts, gopts *gateway.Options, servers ...
 	if err := f.g.Sync(ctx); err != nil {
 		t.Fatalf("Sync: %v", err)
 	}
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := f.g.Server().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
 	copts := fo.client
 	if copts == nil {
 		copts = &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
@@ -106,17 +104,54 @@ func startWith(t *testing.T, fo fixtureOpts, gopts *gateway.Options, servers ...
 		default:
 		}
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, copts)
-	var so *mcp.ClientSessionOptions
-	if fo.protocol != "" {
-		so = &mcp.ClientSessionOptions{ProtocolVersion: fo.protocol}
+	f.session = f.connect(t, fo.pipe, copts, fo.protocol)
+	return f
+}
+
+// connect connects one more Go SDK client to the fixture's gateway, over
+// OS pipes (pipe) or in memory, on protocol ("" for the latest).
+func (f *fixture) connect(t *testing.T, pipe bool, copts *mcp.ClientOptions, protocol string) *mcp.ClientSession {
+	t.Helper()
+	ctx := ctxFor(t, 30*time.Second)
+	var ct, st mcp.Transport
+	if pipe {
+		sr, cw, err := os.Pipe() // client → gateway
+		if err != nil {
+			t.Fatal(err)
+		}
+		cr, sw, err := os.Pipe() // gateway → client
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			for _, p := range []*os.File{sr, cw, cr, sw} {
+				p.Close()
+			}
+		})
+		st = &jsonl.Transport{Reader: sr, Writer: sw}
+		ct = &mcp.IOTransport{Reader: cr, Writer: cw}
+	} else {
+		ct, st = mcp.NewInMemoryTransports()
 	}
-	f.session, err = client.Connect(ctx, ct, so)
+	ss, err := f.g.Server().Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { f.session.Close() })
-	return f
+	t.Cleanup(func() { ss.Close() })
+	if copts == nil {
+		copts = &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, copts)
+	var so *mcp.ClientSessionOptions
+	if protocol != "" {
+		so = &mcp.ClientSessionOptions{ProtocolVersion: protocol}
+	}
+	cs, err := client.Connect(ctx, ct, so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
 }
 
 func ctxFor(t *testing.T, d time.Duration) context.Context {
