@@ -275,3 +275,50 @@ func TestHostileQuestions(t *testing.T) {
 		checkSafe(t, "permission", "", errOut.String(), "mcp__s__t"+escaped, "because"+escaped, `/tmp/\u001b[2J`)
 	})
 }
+
+// A workspace's .vscode/mcp.json is the repository's too: `mcp import`
+// reports its names, notes and reasons escaped.
+func TestHostileOutputImport(t *testing.T) {
+	w := hostileWorld(t)
+	h := testserver.HostileText
+	b, _ := json.Marshal(map[string]any{"servers": map[string]any{
+		"bad" + h: map[string]any{"command": "x"},
+		"input":   map[string]any{"command": "x", "env": map[string]any{"K": "${input:" + h + "}"}},
+		"extra":   map[string]any{"command": "x", "envFile" + h: "y"},
+	}})
+	if err := os.MkdirAll(filepath.Join(w.proj, ".vscode"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.proj, ".vscode", "mcp.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tty := range []bool{false, true} {
+		out, errOut, _ := w.run(tty, "mcp", "import", "--from", "vscode")
+		checkSafe(t, "mcp import", out, errOut, `bad\x1b[2J`, `input:\u001b[2J`, `repo\x1b]0;title`)
+	}
+}
+
+// The management commands name the workspace — a directory whose name the
+// repository chose — in what they print.
+func TestHostileOutputManagement(t *testing.T) {
+	w := hostileWorld(t)
+	for _, args := range [][]string{
+		{"mcp", "add", "--scope", "local", "mine", "--", "true"},
+		{"mcp", "add", "--scope", "project", "theirs", "--", "true"},
+		{"mcp", "disable", "mine"},
+		{"mcp", "enable", "mine"},
+		{"mcp", "remove", "--scope", "local", "mine"},
+		{"mcp", "approve", "repo", "--yes"},
+		{"mcp", "approve", "repo", "--yes"}, // already approved
+		{"mcp", "revoke", "repo"},
+		{"mcp", "approve", "repo", "--yes"},
+		{"mcp", "reset-project-choices"},
+	} {
+		name := strings.Join(args, " ")
+		out, errOut, code := w.run(false, args...)
+		if code != 0 {
+			t.Errorf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", name, code, out, errOut)
+		}
+		checkSafe(t, name, out, errOut, `repo\x1b]0;title`)
+	}
+}

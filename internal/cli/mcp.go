@@ -72,11 +72,13 @@ type scopeTarget struct {
 }
 
 // describe is "local scope (workspace /w) in FILE" and the like.
+// The paths are made safe to print: a checkout's directory name is
+// whatever the repository (or whoever named it) chose.
 func (t scopeTarget) describe(f *Factory) string {
 	if t.Scope == config.ScopeLocal {
-		return fmt.Sprintf("local scope (workspace %s) in %s", f.tilde(t.Root), f.tilde(t.File))
+		return termsafe.Line(fmt.Sprintf("local scope (workspace %s) in %s", f.tilde(t.Root), f.tilde(t.File)))
 	}
-	return fmt.Sprintf("%s scope in %s", t.Scope, f.tilde(t.File))
+	return termsafe.Line(fmt.Sprintf("%s scope in %s", t.Scope, f.tilde(t.File)))
 }
 
 // target returns where servers of scope are written (§1.2): the first

@@ -69,7 +69,7 @@ func mcpEnableRun(ctx context.Context, opts *MCPEnableOptions) error {
 	if !opts.Enable {
 		done = "Disabled"
 	}
-	fmt.Fprintf(opts.IO.Out, "%s %q for workspace %s (%s)\n", done, opts.Name, f.tilde(root), f.tilde(config.WorkspaceFile(root)))
+	fmt.Fprintf(opts.IO.Out, "%s %q for workspace %s (%s)\n", done, opts.Name, termsafe.Line(f.tilde(root)), termsafe.Line(f.tilde(config.WorkspaceFile(root))))
 
 	// Say what still stands in the way, or that nothing defines it.
 	r, err := f.LoadConfig()
