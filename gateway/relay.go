@@ -378,6 +378,7 @@ func (r *relay) counts() (held, running int) {
 	return len(r.held), len(r.calls)
 }
 
+// full reports whether maxHeldQuestions calls already wait for answers.
 func (r *relay) full() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
