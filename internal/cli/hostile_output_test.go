@@ -102,7 +102,7 @@ func TestHostileOutputRuntimeCommands(t *testing.T) {
 		{[]string{"tools"}, false, 0, []string{`description ` + escaped}},
 		{[]string{"call", allowHostile, "mcp__hostile__echo_hostile"}, false, 0, []string{`result ` + escaped, "second line\tend"}},
 		{[]string{"call", allowHostile, "mcp__hostile__echo_hostile"}, true, 0, []string{`result ` + escaped}},
-		{[]string{"call", allowHostile, "mcp__hostile__fail_hostile"}, false, 1, []string{`failure ` + escaped}},
+		{[]string{"call", allowHostile, "mcp__hostile__fail_hostile"}, false, 1, []string{`failure ` + escaped + `\nhint: a line of its own`}},
 		{[]string{"call", allowHostile, "--log-level", "debug", "mcp__hostile__echo_hostile"}, false, 0, []string{`result ` + escaped}},
 		{[]string{"prompts"}, true, 0, []string{`prompt description \x1b[2J`}},
 		{[]string{"prompts"}, false, 0, []string{`prompt description ` + escaped}},

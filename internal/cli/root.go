@@ -120,8 +120,9 @@ func printError(w io.Writer, err error) {
 		return // already reported
 	}
 	msg := strings.TrimSpace(err.Error())
-	// Errors quote servers and repositories: escaped (termsafe).
-	fmt.Fprintf(w, "error: %s\n", termsafe.Text(msg))
+	// Errors quote servers and repositories: escaped (termsafe), and one
+	// line, so that a server's message cannot add a "hint:" of its own.
+	fmt.Fprintf(w, "error: %s\n", termsafe.Line(msg))
 	if errors.As(err, &ee) && ee.Hint != "" {
 		fmt.Fprintf(w, "hint: %s\n", termsafe.Line(ee.Hint))
 	}

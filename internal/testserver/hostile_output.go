@@ -79,7 +79,7 @@ func newHostileOutputServer() *mcp.Server {
 		})
 	s.AddTool(&mcp.Tool{Name: "fail_hostile", Description: "fails with a protocol error whose message is hostile", InputSchema: obj},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "failure " + HostileText}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "failure " + HostileText + "\nhint: a line of its own"}
 		})
 	s.AddTool(&mcp.Tool{Name: HostileToolName, Description: "a tool whose name is hostile", InputSchema: obj},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
