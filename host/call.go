@@ -128,7 +128,10 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, may
 	}
 	idempotent := s.idempotent(tool) // read now: a drop empties the cache
 	var written atomic.Bool
+	cctx = markCall(cctx)
+	leave := s.calls.enter(cctx)
 	res, err := c.session.CallTool(withWriteProbe(cctx, &written), params)
+	leave()
 	if err == nil {
 		return res, nil, true
 	}

@@ -59,7 +59,9 @@ func (s *server) newClient(c *conn) *mcp.Client {
 	}
 	if h.opts.Prompter != nil {
 		opts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return h.opts.Prompter.Elicit(ctx, s.name, req.Params)
+			qctx, stop := s.questionContext(ctx)
+			defer stop()
+			return h.opts.Prompter.Elicit(qctx, s.name, req.Params)
 		}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: h.opts.ClientName, Version: h.opts.ClientVersion}, opts)

@@ -35,6 +35,7 @@ type server struct {
 	resources *listCache[*mcp.Resource]
 	templates *listCache[*mcp.ResourceTemplate]
 	stats     stats
+	calls     inflight // tool calls in flight, to attribute a question (elicit.go)
 
 	mu         sync.Mutex
 	state      State
