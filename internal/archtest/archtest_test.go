@@ -58,6 +58,8 @@ var pure = []rule{
 	{Pkg: "toolsurface", DenyDeps: []string{module + "/..."}},
 	{Pkg: "internal/redact"},
 	{Pkg: "internal/netguard"},
+	// termsafe only rewrites strings for a terminal.
+	{Pkg: "internal/termsafe", DenyDeps: append([]string{module + "/..."}, noIO...)},
 }
 
 // TestPurePackages is the one test of the layout rules: the real import
