@@ -55,23 +55,23 @@ func (b *bench) gateway() error {
 	if _, err := b.switchboard(); err != nil {
 		return err
 	}
-	var rss1, rss20, tput, p50, p99 []float64
+	var rss1, rss20, sup20, tput, p50, p99 []float64
 	for r := range b.rounds {
-		one, err := b.gatewayRSS(1)
+		one, _, err := b.gatewayRSS(1)
 		if err != nil {
 			return err
 		}
-		twenty, err := b.gatewayRSS(20)
+		twenty, sup, err := b.gatewayRSS(20)
 		if err != nil {
 			return err
 		}
-		rss1, rss20 = append(rss1, one), append(rss20, twenty)
+		rss1, rss20, sup20 = append(rss1, one), append(rss20, twenty), append(sup20, sup)
 		t, q50, q99, err := b.gatewayHTTP(16, max(b.n/4, 200))
 		if err != nil {
 			return err
 		}
 		tput, p50, p99 = append(tput, t), append(p50, q50), append(p99, q99)
-		fmt.Fprintf(os.Stderr, "  round %d  RSS 1 server %.1f MiB, 20 servers %.1f MiB  HTTP %.0f calls/s p50 %.0f µs p99 %.0f µs\n", r+1, one, twenty, t, q50, q99)
+		fmt.Fprintf(os.Stderr, "  round %d  RSS 1 server %.1f MiB, 20 servers %.1f MiB (supervisors' PSS %.1f MiB)  HTTP %.0f calls/s p50 %.0f µs p99 %.0f µs\n", r+1, one, twenty, sup, t, q50, q99)
 	}
 	tb := &table{
 		title: fmt.Sprintf("Gateway (`switchboard serve`, medians of %d rounds)", b.rounds),
@@ -80,21 +80,24 @@ func (b *bench) gateway() error {
 	tb.add("serve --stdio RSS, 1 connected server (MiB)", median(rss1), "")
 	tb.add("serve --stdio RSS, 20 connected servers (MiB)", median(rss20), "≤ 40 MiB")
 	tb.add("per extra server (MiB)", (median(rss20)-median(rss1))/19, "report")
+	tb.add("its supervisor process, per server: PSS (MiB)", median(sup20)/20, "report")
 	tb.add("serve --http, 16 concurrent clients: calls/s", median(tput), "report")
 	tb.add("serve --http, 16 concurrent clients: p50 µs", median(p50), "")
 	tb.add("serve --http, 16 concurrent clients: p99 µs", median(p99), "report")
 	tb.note("RSS is the serve process's VmRSS after a client listed every server's tools (servers and supervisors not counted).")
+	tb.note("Each stdio server runs under a supervisor process (internal/proc); its PSS (/proc/<pid>/smaps_rollup: private pages plus its share of the binary's pages) is counted apart.")
 	tb.note("HTTP: %d Go SDK clients over Streamable HTTP on loopback, each making %d sequential echo calls to one Go echo server behind the gateway.", 16, max(b.n/4, 200))
 	tb.print()
 	return nil
 }
 
 // gatewayRSS starts `serve --stdio` on n fast servers, waits until a client
-// sees all their tools, and returns the serve process's RSS in MiB.
-func (b *bench) gatewayRSS(n int) (float64, error) {
+// sees all their tools, and returns the serve process's RSS and the summed
+// PSS of its supervisor processes, in MiB.
+func (b *bench) gatewayRSS(n int) (float64, float64, error) {
 	args, home, err := b.serveArgs("gateway", servers("fast", n, b.sbServer("echo")))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	cmd := exec.Command(b.sb, args...)
 	cmd.Env = env(home)
@@ -103,13 +106,13 @@ func (b *bench) gatewayRSS(n int) (float64, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v0"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
 	if err != nil {
-		return 0, fmt.Errorf("connecting to serve --stdio: %w", err)
+		return 0, 0, fmt.Errorf("connecting to serve --stdio: %w", err)
 	}
 	defer cs.Close()
 	for {
 		res, err := cs.ListTools(ctx, nil)
 		if err != nil {
-			return 0, fmt.Errorf("tools/list through the gateway: %w", err)
+			return 0, 0, fmt.Errorf("tools/list through the gateway: %w", err)
 		}
 		servers := map[string]bool{}
 		for _, t := range res.Tools {
@@ -122,15 +125,15 @@ func (b *bench) gatewayRSS(n int) (float64, error) {
 		}
 		select {
 		case <-ctx.Done():
-			return 0, fmt.Errorf("only %d of %d servers' tools appeared through the gateway", len(servers), n)
+			return 0, 0, fmt.Errorf("only %d of %d servers' tools appeared through the gateway", len(servers), n)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
 	rss := vmRSS(cmd.Process.Pid)
 	if rss == 0 {
-		return 0, errors.New("cannot read the gateway's RSS")
+		return 0, 0, errors.New("cannot read the gateway's RSS")
 	}
-	return float64(rss) / 1024, nil
+	return float64(rss) / 1024, float64(childrenPSS(cmd.Process.Pid)) / 1024, nil
 }
 
 // cutServer splits mcp__<server>__<tool>.
