@@ -8,7 +8,8 @@
 // is scrubbed by [String]: values known to be secret are replaced wherever
 // they appear, and so are the shapes secrets take in text
 // (`Authorization: Bearer …`, `?access_token=…`, `API_KEY=…`,
-// `https://user:pass@host`). [Handler] applies all of this to every slog
+// `https://user:pass@host`, PEM private keys, the private members of a
+// JSON Web Key). [Handler] applies all of this to every slog
 // record, so a logger wrapped once cannot leak through a forgotten call
 // site.
 //
@@ -282,6 +283,14 @@ var patterns = []struct {
 	{regexp.MustCompile(`(?i)([?&;][^=&\s#?]*(?:token|secret|password|passwd|key|auth|cookie|credential|signature|sig|code)[^=&\s#?]*=)[^&\s#"'<>]*[^&\s#"'<>:.,;)]`), "${1}" + Placeholder},
 	// --api-key abc, -password abc: a secret-named flag and its value.
 	{regexp.MustCompile(`(?i)((?:^|\s)--?[A-Za-z0-9_\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_\-]*[ \t]+)([^\s\-$][^\s]*)`), "${1}" + Placeholder},
+	// A PEM private key (PKCS#1, PKCS#8, EC, OpenSSH, encrypted): the
+	// armour stays, the body goes; a block cut off before its END line goes
+	// to the end of the text.
+	{regexp.MustCompile(`(?s)(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----).*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`), "${1}" + Placeholder + "${2}"},
+	// The private members of a JSON Web Key (RFC 7518 §6.2.2, §6.3.2):
+	// "d", and RSA's "p", "q", "dp", "dq", "qi", when they hold a
+	// base64url value long enough to be key material.
+	{regexp.MustCompile(`("(?:d|p|q|dp|dq|qi)"[ \t]*:[ \t]*)"[A-Za-z0-9_\-]{16,}={0,2}"`), "${1}\"" + Placeholder + "\""},
 	// API_TOKEN=abc, password: abc, "client_secret": "abc".
 	{regexp.MustCompile(`(?i)(["']?[A-Za-z0-9_.\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_.\-]*["']?[ \t]*[:=][ \t]*)("[^"\r\n]*"|'[^'\r\n]*'|[^\s,;&})"'<>]+)`), "${1}" + Placeholder},
 }

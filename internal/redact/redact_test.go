@@ -117,6 +117,14 @@ func TestString(t *testing.T) {
 		{"connect https://bob:hunter22@db.test:5432/x", "connect https://bob:" + Placeholder + "@db.test:5432/x"},
 		{"Cookie: session=abc; theme=dark", "Cookie: " + Placeholder},
 		{"nothing secret here: 42 tools, state connected", "nothing secret here: 42 tools, state connected"},
+		{"load: -----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49\nAwEHBG0wawIBAQQg\n-----END PRIVATE KEY-----\nok",
+			"load: -----BEGIN PRIVATE KEY-----" + Placeholder + "-----END PRIVATE KEY-----\nok"},
+		{"-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk3yByxZpYRTBnVJk5oY", "-----BEGIN EC PRIVATE KEY-----" + Placeholder},
+		{"-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----",
+			"-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----"},
+		{`dpop key {"kty":"EC","crv":"P-256","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","d":"jpsQnnGQmL-YBIffH1136cLyQ70ylvAJdHmvBwu7Hnk"}`,
+			`dpop key {"kty":"EC","crv":"P-256","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","d":"` + Placeholder + `"}`},
+		{`{"d": "short", "q": "what is it?"}`, `{"d": "short", "q": "what is it?"}`},
 	}
 	for _, tt := range tests {
 		if got := String(tt.in); got != tt.want {
