@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/jsonl"
+	"github.com/switchboard-mcp/switchboard/trust"
 )
 
 // headersHelperTimeout bounds a headersHelper command.
@@ -122,7 +123,9 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 }
 
 // commandLine renders what a server runs, literally: the command and args
-// quoted as a shell would need them, or the URL.
+// quoted as a shell would need them (trust.Quote: $'…' escapes for what a
+// terminal would act on or hide, as the approval prompt shows it), or the
+// URL.
 func commandLine(def config.Server) string {
 	if def.Type == config.TypeSSE || def.Type == config.TypeHTTP {
 		return def.URL
@@ -130,22 +133,9 @@ func commandLine(def config.Server) string {
 	if def.Command == "" {
 		return "" // nothing to run (a missing or invalid server)
 	}
-	parts := []string{shellQuote(def.Command)}
+	parts := []string{trust.Quote(def.Command)}
 	for _, a := range def.Args {
-		parts = append(parts, shellQuote(a))
+		parts = append(parts, trust.Quote(a))
 	}
 	return strings.Join(parts, " ")
-}
-
-func shellQuote(s string) string {
-	if s == "" {
-		return "''"
-	}
-	if strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == ':' || r == '=' || r == '@' || r == ',' || r == '+' ||
-			(r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9'))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
