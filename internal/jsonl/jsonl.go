@@ -158,7 +158,11 @@ func readOne(br *bufio.Reader, limit int) (f frame) {
 // several when a value continues over lines. Blank lines are skipped. The
 // returned slice is the caller's (never reused).
 func readFrame(br *bufio.Reader, limit int) ([]byte, error) {
-	var acc []byte
+	var (
+		acc     []byte
+		sc      scanner
+		checked int // len(acc) at the last validPrefix
+	)
 	for {
 		line, err := readLine(br, limit-len(acc), limit)
 		if err != nil {
@@ -175,17 +179,24 @@ func readFrame(br *bufio.Reader, limit int) ([]byte, error) {
 		} else {
 			acc = append(acc, line...)
 		}
-		switch complete(acc) {
+		// The nesting scan goes on where it stopped: each byte is scanned
+		// once, however many lines a value takes.
+		switch sc.feed(line) {
 		case scanComplete:
 			return acc, nil
 		case scanTooDeep:
 			return nil, fmt.Errorf("%w: %v", ErrInvalidFrame, errTooDeep)
 		}
 		// An open object, array or string goes on over the next line, if
-		// what came so far can begin a value at all (else the decoder
-		// says why not, now rather than after more input).
-		if !validPrefix(acc) {
-			return acc, nil
+		// what came so far can begin a value at all (else the decoder says
+		// why not, now rather than after more input). Checked on the first
+		// line and then each time the value has doubled, so that a message
+		// over many lines costs linear time, not quadratic.
+		if checked == 0 || len(acc) >= 2*checked {
+			checked = len(acc)
+			if !validPrefix(acc) {
+				return acc, nil
+			}
 		}
 	}
 }
@@ -248,32 +259,43 @@ var errTooDeep = fmt.Errorf("exceeded maximum nesting depth of %d", maxDepth)
 // nesting goes (malformed JSON is left to the decoder), or nests deeper
 // than maxDepth.
 func complete(data []byte) scanState {
-	depth, inString, escaped := 0, false, false
+	var sc scanner
+	return sc.feed(data)
+}
+
+// scanner follows the nesting of a JSON text fed to it in pieces.
+type scanner struct {
+	depth             int
+	inString, escaped bool
+}
+
+// feed scans the next piece and reports the state after it.
+func (sc *scanner) feed(data []byte) scanState {
 	for _, b := range data {
-		if inString {
+		if sc.inString {
 			switch {
-			case escaped:
-				escaped = false
+			case sc.escaped:
+				sc.escaped = false
 			case b == '\\':
-				escaped = true
+				sc.escaped = true
 			case b == '"':
-				inString = false
+				sc.inString = false
 			}
 			continue
 		}
 		switch b {
 		case '"':
-			inString = true
+			sc.inString = true
 		case '{', '[':
-			depth++
-			if depth > maxDepth {
+			sc.depth++
+			if sc.depth > maxDepth {
 				return scanTooDeep
 			}
 		case '}', ']':
-			depth--
+			sc.depth--
 		}
 	}
-	if inString || depth > 0 {
+	if sc.inString || sc.depth > 0 {
 		return scanOpen
 	}
 	return scanComplete

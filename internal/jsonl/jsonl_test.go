@@ -279,6 +279,30 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+// TestLongMultiLineMessage: a message pretty-printed over 100,000 lines is
+// read whole; each byte is scanned a bounded number of times (a rescan per
+// line would take minutes here, and within would fail).
+func TestLongMultiLineMessage(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("{\n\"jsonrpc\": \"2.0\",\n\"method\": \"notifications/message\",\n\"params\": {\"data\": [\n")
+	for i := range 100_000 {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		fmt.Fprintf(&b, "  %d", i)
+	}
+	b.WriteString("\n]}}\n")
+	m, err := readOne(t, b.String(), 0)
+	req, ok := m.(*jsonrpc.Request)
+	if err != nil || !ok || req.Method != "notifications/message" {
+		t.Fatalf("read %T %v", m, err)
+	}
+	var p struct{ Data []int }
+	if err := json.Unmarshal(req.Params, &p); err != nil || len(p.Data) != 100_000 || p.Data[99_999] != 99_999 {
+		t.Errorf("params: %d numbers, %v", len(p.Data), err)
+	}
+}
+
 // TestCloseUnblocksRead: Close ends a Read that waits for input.
 func TestCloseUnblocksRead(t *testing.T) {
 	r, _ := pipe(t)
