@@ -14,7 +14,8 @@
 //   - Scopes. For one name the definition that wins is, highest first:
 //     managed (nothing overrides an administrator), session (handed in by
 //     an embedder), flag (--mcp-config; later flags win), local (the user
-//     file's "projects"[<workspace>]), project (<root>/.mcp.json or
+//     file's "projects"[<workspace>], matched by [MatchProjectKeys] however
+//     the directory is spelled), project (<root>/.mcp.json or
 //     <root>/mcp.json), user (~/.switchboard/mcp.json or the legacy
 //     ~/.switchboard.json). Within a scope only the first existing file is
 //     read. Lower definitions are listed in [ResolvedServer.Shadows]. With

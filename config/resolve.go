@@ -214,9 +214,21 @@ func (l *loader) parse(label string, data []byte) *jsoncDoc {
 // addServers records the definitions under obj's "mcpServers" and obj's
 // "disabledMcpServers".
 func (l *loader) addServers(doc *jsoncDoc, obj *hujson.Object, scope Scope, file, label string) {
+	l.addServersExcept(doc, obj, scope, file, label, nil)
+}
+
+// addServersExcept is addServers leaving out the definitions of the names
+// in skip (their problems included: they are not used). It returns the
+// names it defined.
+func (l *loader) addServersExcept(doc *jsoncDoc, obj *hujson.Object, scope Scope, file, label string, skip map[string]bool) []string {
 	defs, diags := doc.servers(obj)
 	l.res.Diagnostics = append(l.res.Diagnostics, diags...)
+	var defined []string
 	for _, d := range defs {
+		if skip[d.Name] {
+			continue
+		}
+		defined = append(defined, d.Name)
 		l.res.Diagnostics = append(l.res.Diagnostics, d.Diags...)
 		l.n++
 		l.cands[d.Name] = append(l.cands[d.Name], candidate{def: d, scope: scope, file: file, label: label, order: l.n})
@@ -228,6 +240,7 @@ func (l *loader) addServers(doc *jsoncDoc, obj *hujson.Object, scope Scope, file
 			l.disabledBy[name] = "disabledMcpServers in " + label
 		}
 	}
+	return defined
 }
 
 func (l *loader) loadManaged(path string) {
@@ -283,30 +296,40 @@ func (l *loader) loadUser(path, root string) {
 		})
 		return
 	}
-	// An exact key wins over one that only matches once cleaned ("/a/b/").
-	var entry *hujson.ObjectMember
+	// Every entry for this directory is read, best first (see
+	// MatchProjectKeys); a name in two of them comes from the best one.
+	byKey := map[string]*hujson.ObjectMember{}
 	for i := range projects.Members {
-		m := &projects.Members[i]
-		key := memberName(m)
-		if key == root {
-			entry = m
-		} else if filepath.Clean(key) == root && (entry == nil || memberName(entry) != root) {
-			entry = m
+		byKey[memberName(&projects.Members[i])] = &projects.Members[i] // the later of a repeated key
+	}
+	keys := MatchProjectKeys(memberNames(projects), root)
+	defined := map[string]bool{}
+	for i, key := range keys {
+		entry := byKey[key]
+		if i > 0 {
+			l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
+				Severity: SeverityWarning, Position: doc.pos(entry.Name.StartOffset), Field: "projects",
+				Message: fmt.Sprintf("%q and %q are two entries for the same workspace (%s); the servers of both are used, those of %q winning for a name in both",
+					keys[0], key, ProjectKey(root), keys[0]),
+				Fix: fmt.Sprintf("move what %q holds into %q and delete it (switchboard edits %q)", key, keys[0], keys[0]),
+			})
+		}
+		if isNull(&entry.Value) {
+			continue
+		}
+		po, ok := entry.Value.Value.(*hujson.Object)
+		if !ok {
+			l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
+				Severity: SeverityError, Position: doc.pos(entry.Value.StartOffset), Field: "projects",
+				Message: fmt.Sprintf("the entry for %s must be an object, not %s", key, kindName(&entry.Value)),
+				Fix:     `write { "mcpServers": { … } }`,
+			})
+			continue
+		}
+		for _, name := range l.addServersExcept(doc, po, ScopeLocal, path, path, defined) {
+			defined[name] = true
 		}
 	}
-	if entry == nil || isNull(&entry.Value) {
-		return
-	}
-	po, ok := entry.Value.Value.(*hujson.Object)
-	if !ok {
-		l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
-			Severity: SeverityError, Position: doc.pos(entry.Value.StartOffset), Field: "projects",
-			Message: fmt.Sprintf("the entry for %s must be an object, not %s", root, kindName(&entry.Value)),
-			Fix:     `write { "mcpServers": { … } }`,
-		})
-		return
-	}
-	l.addServers(doc, po, ScopeLocal, path, path)
 }
 
 func (l *loader) loadProject(path string) {
