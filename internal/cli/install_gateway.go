@@ -195,7 +195,8 @@ func gatewayTarget(opts *InstallGatewayOptions, client, scope, root string) (str
 		case "user":
 			return filepath.Join(opts.HomeDir, ".claude.json"), []string{"mcpServers"}, nil
 		case "local":
-			return filepath.Join(opts.HomeDir, ".claude.json"), []string{"projects", root, "mcpServers"}, nil
+			file := filepath.Join(opts.HomeDir, ".claude.json")
+			return file, config.LocalObjPath(localKeys(file, root)[0]), nil
 		}
 		return filepath.Join(root, ".mcp.json"), []string{"mcpServers"}, nil
 	case "cursor":

@@ -67,8 +67,24 @@ type scopeTarget struct {
 	// servers (keyed by name).
 	File    string
 	ObjPath []string
+	// Others are further objects of File holding this scope's servers:
+	// the other "projects" entries of the same workspace spelled another
+	// way (config.LocalKeys), read too and cleaned by remove.
+	Others [][]string
 	// Root is the workspace root ("" for user scope).
 	Root string
+}
+
+// holder returns the object of t that holds name (ObjPath first, then
+// Others), and whether one does.
+func (t scopeTarget) holder(name string) ([]string, bool, error) {
+	for _, p := range append([][]string{t.ObjPath}, t.Others...) {
+		ok, err := config.HasServer(t.File, p, name)
+		if err != nil || ok {
+			return p, ok, err
+		}
+	}
+	return t.ObjPath, false, nil
 }
 
 // describe is "local scope (workspace /w) in FILE" and the like.
@@ -100,9 +116,26 @@ func (f *Factory) target(scope config.Scope) (scopeTarget, error) {
 		t.File = config.ProjectFile(root)
 	case config.ScopeLocal:
 		t.File = config.UserFile(f.Home(), f.HomeDir)
-		t.ObjPath = []string{"projects", root, "mcpServers"}
+		keys := localKeys(t.File, root)
+		t.ObjPath = config.LocalObjPath(keys[0])
+		for _, k := range keys[1:] {
+			t.Others = append(t.Others, config.LocalObjPath(k))
+		}
 	}
 	return t, nil
+}
+
+// localKeys returns the "projects" keys of file for the workspace root,
+// the one to edit first: the entry this directory already has, however
+// it is spelled (a symlink, a trailing slash), else the resolved path a
+// new entry is filed under (config.ProjectKey, as launch trust files
+// approvals). A file that does not parse is reported by the edit itself.
+func localKeys(file, root string) []string {
+	keys, _ := config.LocalKeys(file, root)
+	if len(keys) == 0 {
+		return []string{config.ProjectKey(root)}
+	}
+	return keys
 }
 
 // definedIn returns the writable scopes whose file defines name, highest
@@ -114,7 +147,7 @@ func (f *Factory) definedIn(name string) ([]scopeTarget, error) {
 		if err != nil {
 			continue // no workspace: project and local cannot define it
 		}
-		ok, err := config.HasServer(t.File, t.ObjPath, name)
+		_, ok, err := t.holder(name)
 		if err != nil {
 			return found, configFileErr(err)
 		}

@@ -184,7 +184,10 @@ func writeServer(f *Factory, scope config.Scope, name string, raw []byte, force 
 	if err != nil {
 		return err
 	}
-	exists, err := config.HasServer(t.File, t.ObjPath, name)
+	// A name already in another spelling's entry of this workspace is
+	// replaced there, not defined twice.
+	var exists bool
+	t.ObjPath, exists, err = t.holder(name)
 	if err != nil {
 		return configFileErr(err)
 	}

@@ -167,8 +167,11 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 		if e.Reason == "" {
 			e.Reason = checkImport(e.Name, e.def)
 		}
+		dest := t
 		if e.Reason == "" {
-			exists, err := config.HasServer(t.File, t.ObjPath, e.Name)
+			var exists bool
+			var err error
+			dest.ObjPath, exists, err = t.holder(e.Name)
 			if err != nil {
 				return configFileErr(err)
 			}
@@ -180,7 +183,7 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 			rep.Skipped = append(rep.Skipped, e)
 			continue
 		}
-		if err := setServer(t, e.Name, e.def); err != nil {
+		if err := setServer(dest, e.Name, e.def); err != nil {
 			return err
 		}
 		rep.Imported = append(rep.Imported, e)

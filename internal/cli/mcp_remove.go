@@ -78,9 +78,15 @@ func mcpRemoveRun(ctx context.Context, opts *MCPRemoveOptions) error {
 }
 
 func removeFrom(f *Factory, t scopeTarget, name string) error {
-	found, err := config.RemoveServer(t.File, t.ObjPath, name)
-	if err != nil {
-		return configFileErr(err)
+	// Every entry of the workspace loses it, so that no other spelling
+	// brings it back.
+	found := false
+	for _, p := range append([][]string{t.ObjPath}, t.Others...) {
+		ok, err := config.RemoveServer(t.File, p, name)
+		if err != nil {
+			return configFileErr(err)
+		}
+		found = found || ok
 	}
 	if !found {
 		hint := "see 'switchboard mcp list' for where servers are defined"

@@ -2,7 +2,7 @@ package cli
 
 import (
 	"os"
-	"path/filepath"
+	"sort"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/policy"
@@ -31,11 +31,11 @@ func (f *Factory) allowPrivateNetwork(workspace string) bool {
 	user := readSettingsFile(policy.UserSettingsPath(f.Home()))
 	docs = append(docs, user)
 	if projects, ok := user["projects"].(map[string]any); ok && workspace != "" {
-		for k, v := range projects {
-			if filepath.Clean(k) == filepath.Clean(workspace) {
-				if m, ok := v.(map[string]any); ok {
-					docs = append(docs, config.Settings(m))
-				}
+		// Every entry for this directory, however spelled (a symlink, a
+		// trailing slash), as config.Load reads the local servers.
+		for _, k := range projectKeys(projects, workspace) {
+			if m, ok := projects[k].(map[string]any); ok {
+				docs = append(docs, config.Settings(m))
 			}
 		}
 	}
@@ -45,6 +45,18 @@ func (f *Factory) allowPrivateNetwork(workspace string) bool {
 		}
 	}
 	return false
+}
+
+// projectKeys returns the keys of a settings file's "projects" object
+// that belong to workspace, best first (config.MatchProjectKeys; a map
+// keeps no file order, so ties go by name).
+func projectKeys(projects map[string]any, workspace string) []string {
+	keys := make([]string, 0, len(projects))
+	for k := range projects {
+		keys = append(keys, k)
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(keys))) // MatchProjectKeys puts the later first
+	return config.MatchProjectKeys(keys, workspace)
 }
 
 // readSettingsFile reads a settings file, nil when it is missing or bad.

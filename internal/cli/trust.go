@@ -122,13 +122,26 @@ func settingsSources(home, managedDir, workspace string, cli config.Settings) ([
 	if home != "" {
 		p := filepath.Join(home, UserSettingsFile)
 		if s := read(p); s != nil {
-			if local, ok := localSettings(s, workspace); ok {
+			keys, locals := localSettings(s, workspace)
+			for i, local := range locals {
+				label := fmt.Sprintf("local settings in %s", p)
+				if len(keys) > 1 {
+					// Each entry of this directory counts (a rejection in
+					// any wins); name which one decided.
+					label = fmt.Sprintf("local settings in %s (projects[%q])", p, keys[i])
+				}
 				if err := local.Validate(); err != nil {
 					warnings = append(warnings, config.Diagnostic{Severity: config.SeverityWarning, Position: config.Position{File: p},
-						Message: fmt.Sprintf("projects[%q]: %v; its project server approvals are ignored", workspace, err)})
+						Message: fmt.Sprintf("projects[%q]: %v; its project server approvals are ignored", keys[i], err)})
 				} else {
-					out = append(out, trust.SettingsSource{Label: fmt.Sprintf("local settings in %s", p), Settings: local})
+					out = append(out, trust.SettingsSource{Label: label, Settings: local})
 				}
+			}
+			if len(keys) > 1 {
+				warnings = append(warnings, config.Diagnostic{Severity: config.SeverityWarning, Position: config.Position{File: p},
+					Message: fmt.Sprintf("projects[%q] and projects[%q] are two entries for the same workspace; the project server approvals of both are used",
+						keys[0], keys[1]),
+					Fix: fmt.Sprintf("merge them into projects[%q]", keys[0])})
 			}
 			out = append(out, trust.SettingsSource{Label: "user settings " + p, Settings: userLevel(s)})
 		}
@@ -136,18 +149,24 @@ func settingsSources(home, managedDir, workspace string, cli config.Settings) ([
 	return out, warnings
 }
 
-// localSettings returns the "projects"[workspace] object of the user
-// settings, if there is one.
-func localSettings(s config.Settings, workspace string) (config.Settings, bool) {
+// localSettings returns the "projects" entries of the user settings that
+// belong to workspace, best first, and their keys: the entry spelled as
+// the workspace, or as another path to the same directory (a symlink,
+// a trailing slash; see config.MatchProjectKeys).
+func localSettings(s config.Settings, workspace string) ([]string, []config.Settings) {
 	if workspace == "" {
-		return nil, false
+		return nil, nil
 	}
 	projects, _ := s["projects"].(map[string]any)
-	local, ok := projects[workspace].(map[string]any)
-	if !ok {
-		return nil, false
+	var keys []string
+	var out []config.Settings
+	for _, k := range projectKeys(projects, workspace) {
+		if local, ok := projects[k].(map[string]any); ok {
+			keys = append(keys, k)
+			out = append(out, config.Settings(local))
+		}
 	}
-	return config.Settings(local), true
+	return keys, out
 }
 
 // userLevel is the user settings without "projects": a workspace's local

@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-mcp/switchboard/config"
+)
+
+// linkedWorld is an rtWorld whose project is also reached through the
+// symbolic link alias (work/alias → work/proj).
+func linkedWorld(t *testing.T) (*rtWorld, string) {
+	t.Helper()
+	w := newRTWorld(t)
+	alias := filepath.Join(w.work, "alias")
+	if err := os.Symlink(w.proj, alias); err != nil {
+		t.Skipf("cannot make symbolic links here: %v", err)
+	}
+	return w, alias
+}
+
+// runIn runs a command line with cwd as the working directory.
+func (w *rtWorld) runIn(cwd string, args ...string) (stdout, stderr string, code int) {
+	w.t.Helper()
+	f, _, out, errOut := w.factory(false)
+	f.Cwd = cwd
+	code = Run(context.Background(), f, args)
+	return out.String(), errOut.String(), code
+}
+
+// TestLocalScopeTwoSpellings: a user file holding the workspace under two
+// spellings (an older entry under the link, a newer one under the target)
+// loses nothing: list shows the servers of both and says which entry to
+// keep; add edits the entry that holds the name; remove clears every entry.
+func TestLocalScopeTwoSpellings(t *testing.T) {
+	w, alias := linkedWorld(t)
+	user := filepath.Join(w.sb, "mcp.json")
+	w.writeJSON(user, map[string]any{"projects": map[string]any{
+		alias:  map[string]any{"mcpServers": map[string]any{"a": map[string]any{"command": "a-link"}, "c": map[string]any{"command": "c"}}},
+		w.proj: map[string]any{"mcpServers": map[string]any{"a": map[string]any{"command": "a-target"}, "b": map[string]any{"command": "b"}}},
+	}})
+
+	out, errOut, code := w.runIn(alias, "mcp", "list")
+	if code != 0 {
+		t.Fatalf("list: exit %d\n%s", code, errOut)
+	}
+	for _, want := range []string{"a\tstdio\tlocal\ttrue\ta-link\t", "b\tstdio\tlocal\ttrue\tb\t", "c\tstdio\tlocal\ttrue\tc\t"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("list through the link lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errOut, "warning: ") || !strings.Contains(errOut, `"`+alias+`" and "`+w.proj+`" are two entries for the same workspace`) {
+		t.Errorf("no warning naming both keys:\n%s", errOut)
+	}
+	out, _, _ = w.runIn(w.proj, "mcp", "list")
+	if !strings.Contains(out, "a\tstdio\tlocal\ttrue\ta-target\t") {
+		t.Errorf("through the target, its own entry wins:\n%s", out)
+	}
+
+	// c is only in the link's entry: replaced there, not added twice.
+	if _, errOut, code := w.runIn(w.proj, "mcp", "add", "--force", "c", "--", "c2"); code != 0 {
+		t.Fatalf("add --force c: exit %d\n%s", code, errOut)
+	}
+	for _, key := range []string{alias, w.proj} {
+		has, err := config.HasServer(user, config.LocalObjPath(key), "c")
+		if want := key == alias; err != nil || has != want {
+			t.Errorf("c under %s: %v, %v; want %v", key, has, err, want)
+		}
+	}
+	// remove: no spelling keeps a.
+	out, errOut, code = w.runIn(alias, "mcp", "remove", "a")
+	if code != 0 || !strings.Contains(out, `Removed server "a" from local scope`) {
+		t.Fatalf("remove a: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, key := range []string{alias, w.proj} {
+		if has, err := config.HasServer(user, config.LocalObjPath(key), "a"); has || err != nil {
+			t.Errorf("a left under %s (%v)", key, err)
+		}
+	}
+	if out, _, _ := w.runIn(w.proj, "mcp", "list"); strings.Contains(out, "a\t") {
+		t.Errorf("a is still listed:\n%s", out)
+	}
+}
+
+// TestLocalSettingsThroughSymlink: the per-workspace entries of the user
+// settings (project server pre-approvals, private networks) apply however
+// the workspace is spelled, and only to that directory.
+func TestLocalSettingsThroughSymlink(t *testing.T) {
+	byName := map[string]any{"enabledMcpjsonServers": []string{"repo"}}
+	reject := map[string]any{"disabledMcpjsonServers": []string{"repo"}}
+	for _, tc := range []struct {
+		name     string
+		projects func(w *rtWorld, alias string) map[string]any
+		via      func(w *rtWorld, alias string) string
+		want     string
+	}{
+		{"keyed by the target, entered through the link",
+			func(w *rtWorld, _ string) map[string]any { return map[string]any{w.proj: byName} },
+			func(_ *rtWorld, alias string) string { return alias }, "connected"},
+		{"keyed by the link, entered through the target",
+			func(_ *rtWorld, alias string) map[string]any { return map[string]any{alias + "/": byName} },
+			func(w *rtWorld, _ string) string { return w.proj }, "connected"},
+		{"a rejection under either spelling wins",
+			func(w *rtWorld, alias string) map[string]any { return map[string]any{w.proj: byName, alias: reject} },
+			func(w *rtWorld, _ string) string { return w.proj }, "disabled"},
+		{"another directory's entry does not apply",
+			func(w *rtWorld, _ string) map[string]any { return map[string]any{w.work: byName} },
+			func(_ *rtWorld, alias string) string { return alias }, "needs-approval"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, alias := linkedWorld(t)
+			w.userServers(map[string]any{"mine": w.server("echo")})
+			w.writeJSON(filepath.Join(w.proj, ".mcp.json"), map[string]any{"mcpServers": map[string]any{"repo": w0server()}})
+			w.writeJSON(filepath.Join(w.sb, UserSettingsFile), map[string]any{"projects": tc.projects(w, alias)})
+			states, reasons := statusStates(t, w, "--workspace", tc.via(w, alias))
+			if states["repo"] != tc.want {
+				t.Errorf("repo is %s (%s), want %s", states["repo"], reasons["repo"], tc.want)
+			}
+		})
+	}
+}
+
+func TestAllowPrivateNetworkThroughSymlink(t *testing.T) {
+	on := map[string]any{allowPrivateNetworkKey: true}
+	w, alias := linkedWorld(t)
+	other := filepath.Join(w.work, "other")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, _, _, _ := w.factory(false)
+	for _, tc := range []struct {
+		key, workspace string
+		want           bool
+	}{
+		{w.proj, alias, true},
+		{alias, w.proj, true},
+		{alias, other, false},
+		{other, alias, false},
+	} {
+		w.writeJSON(filepath.Join(w.sb, "settings.json"), map[string]any{"projects": map[string]any{tc.key: on}})
+		if got := f.allowPrivateNetwork(tc.workspace); got != tc.want {
+			t.Errorf("entry %s, workspace %s: allowPrivateNetwork = %v, want %v", tc.key, tc.workspace, got, tc.want)
+		}
+	}
+}
