@@ -27,6 +27,10 @@ type mgmtWorld struct {
 func newMgmtWorld(t *testing.T) *mgmtWorld {
 	t.Helper()
 	dir := t.TempDir()
+	// Resolved (macOS /var → /private/var): local entries are keyed so.
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = r
+	}
 	w := &mgmtWorld{
 		t:    t,
 		dir:  dir,

@@ -229,7 +229,9 @@ func printFiles(w io.Writer, cfg *config.Resolved, o *runtimeOptions) {
 		row("local", "", "(no workspace)")
 	} else {
 		row("project", f.Project, "")
-		row("local", f.Local, fmt.Sprintf("under \"projects\" → %q", o.tilde(cfg.Workspace)))
+		// The entry read and edited, which may spell the directory
+		// another way than the root (a symlink).
+		row("local", f.Local, fmt.Sprintf("under \"projects\" → %q", o.tilde(localKeys(f.Local, cfg.Workspace)[0])))
 	}
 	row("managed", f.Managed, "")
 	if cfg.Workspace == "" {

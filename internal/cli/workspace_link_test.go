@@ -146,3 +146,46 @@ func TestAllowPrivateNetworkThroughSymlink(t *testing.T) {
 		}
 	}
 }
+
+// TestInstallGatewayLocalThroughSymlink: Claude Code's own entry for the
+// directory, under whichever spelling it keeps, is the one edited.
+func TestInstallGatewayLocalThroughSymlink(t *testing.T) {
+	w, alias := linkedWorld(t)
+	claude := filepath.Join(w.home, ".claude.json")
+	w.writeJSON(claude, map[string]any{"projects": map[string]any{
+		alias: map[string]any{"allowedTools": []string{}, "mcpServers": map[string]any{}},
+	}})
+	if _, errOut, code := w.runIn(w.proj, "mcp", "install-gateway", "--client", "claude-code", "--scope", "local", "--command", "/opt/sb/switchboard"); code != 0 {
+		t.Fatalf("install-gateway: exit %d\n%s", code, errOut)
+	}
+	projects, _ := readJSONC(t, claude)["projects"].(map[string]any)
+	if len(projects) != 1 {
+		t.Fatalf("projects = %v, want the one entry", projects)
+	}
+	entry, _ := projects[alias].(map[string]any)
+	servers, _ := entry["mcpServers"].(map[string]any)
+	if servers["switchboard"] == nil || entry["allowedTools"] == nil {
+		t.Errorf("the entry under %s = %v, want the gateway added beside its other keys", alias, entry)
+	}
+}
+
+// TestStatusNamesLocalEntry: the status footer names the "projects" entry
+// in use, spelled as the file spells it, when the workspace is entered
+// through a link.
+func TestStatusNamesLocalEntry(t *testing.T) {
+	w, alias := linkedWorld(t)
+	w.writeJSON(filepath.Join(w.sb, "mcp.json"), map[string]any{"projects": map[string]any{
+		w.proj: map[string]any{"mcpServers": map[string]any{"echo": w.server("echo")}},
+	}})
+	f, _, out, errOut := w.factory(true)
+	f.Cwd = alias
+	if code := Run(context.Background(), f, []string{"status"}); code != 0 {
+		t.Fatalf("status: exit %d\n%s", code, errOut)
+	}
+	if want := `under "projects" → "` + w.proj + `"`; !strings.Contains(out.String(), want) {
+		t.Errorf("status lacks %s:\n%s", want, out)
+	}
+	if !strings.Contains(out.String(), "connected") {
+		t.Errorf("the local server did not start through the link:\n%s", out)
+	}
+}
