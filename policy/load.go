@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/switchboard-mcp/switchboard/config"
@@ -102,10 +103,11 @@ func Load(opts *LoadOptions) *Policy {
 		fail(Source{Scope: ScopeUser, File: uf}, err)
 	} else if s != nil {
 		if o.Workspace != "" {
-			local, err := localSettings(s, o.Workspace)
+			locals, err := localSettings(s, o.Workspace)
 			if err != nil {
 				fail(Source{Scope: ScopeLocal, File: uf}, err)
-			} else if local != nil {
+			}
+			for _, local := range locals {
 				add(Source{Scope: ScopeLocal, File: uf}, local)
 			}
 		}
@@ -149,9 +151,13 @@ func readSettings(path string) (config.Settings, error) {
 	return st, nil
 }
 
-// localSettings returns the "projects" entry of the user settings for the
-// workspace (an exact key wins over one equal once cleaned), or nil.
-func localSettings(s config.Settings, workspace string) (config.Settings, error) {
+// localSettings returns the "projects" entries of the user settings that
+// belong to the workspace, best match first, as config matches them
+// (config.MatchProjectKeys: the exact spelling, the cleaned one, then any
+// key that resolves to the same directory through symlinks). The rules of
+// every matching entry apply: each is the user's own word about this
+// directory, and a deny in any of them still wins.
+func localSettings(s config.Settings, workspace string) ([]config.Settings, error) {
 	pv, ok := s["projects"]
 	if !ok || pv == nil {
 		return nil, nil
@@ -160,25 +166,26 @@ func localSettings(s config.Settings, workspace string) (config.Settings, error)
 	if !ok {
 		return nil, errors.New(`"projects" must be an object keyed by absolute workspace path`)
 	}
-	entry, ok := projects[workspace]
-	if !ok {
-		for k, v := range projects {
-			if filepath.Clean(k) == workspace {
-				entry, ok = v, true
-				break
-			}
+	keys := make([]string, 0, len(projects))
+	for k := range projects {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // a map has no file order; ties are then stable
+	var out []config.Settings
+	for _, k := range config.MatchProjectKeys(keys, workspace) {
+		entry := projects[k]
+		if entry == nil {
+			continue
 		}
+		m, isObj := entry.(map[string]any)
+		if !isObj {
+			return out, fmt.Errorf(`"projects" entry for %s must be an object`, k)
+		}
+		local := config.Settings(m)
+		if err := local.Validate(); err != nil {
+			return out, fmt.Errorf(`"projects" entry for %s: %w`, k, err)
+		}
+		out = append(out, local)
 	}
-	if !ok || entry == nil {
-		return nil, nil
-	}
-	m, isObj := entry.(map[string]any)
-	if !isObj {
-		return nil, fmt.Errorf(`"projects" entry for %s must be an object`, workspace)
-	}
-	local := config.Settings(m)
-	if err := local.Validate(); err != nil {
-		return nil, fmt.Errorf(`"projects" entry for %s: %w`, workspace, err)
-	}
-	return local, nil
+	return out, nil
 }

@@ -154,3 +154,48 @@ func TestLoadDefaults(t *testing.T) {
 		t.Errorf("empty world: %+v", d)
 	}
 }
+
+// Local rules follow the directory, not its spelling: an entry written
+// under the real path applies when the workspace is opened through a
+// symlink, and two entries for one directory both count (a deny in either
+// wins). Another directory's entry never applies.
+func TestLoadLocalThroughSymlink(t *testing.T) {
+	w := newLoadWorld(t)
+	if err := os.MkdirAll(w.proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	real, err := filepath.EvalSymlinks(w.proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(filepath.Dir(w.proj), "link")
+	if err := os.Symlink(w.proj, link); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(filepath.Dir(w.proj), "other")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, UserSettingsPath(w.home), `{"projects": {
+		"`+real+`": {"permissions": {"allow": ["mcp__local_ok", "mcp__both"]}},
+		"`+link+`": {"permissions": {"deny": ["mcp__both"]}},
+		"`+other+`": {"permissions": {"allow": ["mcp__elsewhere"]}},
+	}}`)
+	for _, ws := range []string{link, real} {
+		o := w.opts()
+		o.Workspace = ws
+		p := Load(o)
+		for _, tc := range []struct {
+			server string
+			want   Action
+		}{
+			{"local_ok", Allow},
+			{"both", Deny},
+			{"elsewhere", Ask},
+		} {
+			if d := p.Decide(call(tc.server, "x")); d.Action != tc.want {
+				t.Errorf("workspace %s: %s is %s (%s), want %s", ws, tc.server, d.Action, d.Reason, tc.want)
+			}
+		}
+	}
+}
