@@ -159,17 +159,10 @@ func (s *Store) Err() error {
 // that is not absolute has no key ("").
 //
 // It reads the file system (the links along the path) on every call, so
-// that a repointed link is seen at once.
-func WorkspaceKey(workspace string) string {
-	if workspace == "" || !filepath.IsAbs(workspace) {
-		return ""
-	}
-	clean := filepath.Clean(workspace)
-	if real, err := filepath.EvalSymlinks(clean); err == nil && filepath.IsAbs(real) {
-		return filepath.Clean(real)
-	}
-	return clean
-}
+// that a repointed link is seen at once. It is config.ProjectKey, the key
+// the configuration files a workspace's local entries under: one
+// directory, one key, for servers, settings and approvals alike.
+func WorkspaceKey(workspace string) string { return config.ProjectKey(workspace) }
 
 // workspaceKeys returns where approvals of workspace may be filed: its
 // key ([WorkspaceKey]) first, then — when it differs — the path exactly
