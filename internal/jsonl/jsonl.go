@@ -47,7 +47,9 @@ type Transport struct {
 	MaxLineLength int
 }
 
-// Connect implements [mcp.Transport]. It starts the reading goroutine.
+// Connect implements [mcp.Transport]. A pipe (a file in the runtime's
+// poller) is read by Read itself; any other reader by a goroutine that
+// Connect starts.
 func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 	limit := t.MaxLineLength
 	if limit == 0 {
