@@ -102,19 +102,9 @@ func RemoveServer(path string, objPath []string, name string) (found bool, err e
 // the object at objPath. A missing file holds nothing; a file that does not
 // parse is an error ([Diagnostic] with file:line:col).
 func HasServer(path string, objPath []string, name string) (bool, error) {
-	src, err := readConfigFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
+	v, err := parseExisting(path)
+	if v == nil || err != nil {
 		return false, err
-	}
-	if len(bytes.TrimSpace(src)) == 0 {
-		return false, nil
-	}
-	v, err := hujson.Parse(src)
-	if err != nil {
-		return false, parseDiagnostic(path, err)
 	}
 	full := append(append([]string(nil), objPath...), name)
 	return v.Find(pointer(full)) != nil, nil
@@ -717,4 +707,25 @@ func writeScalar(b *bytes.Buffer, tok json.Token) {
 	enc.SetEscapeHTML(false)
 	enc.Encode(tok)
 	b.Truncate(b.Len() - 1) // Encode's newline
+}
+
+// parseExisting reads and parses the JSONC file at path for a lookup: nil
+// (and no error) when it does not exist or holds only white space; a
+// [Diagnostic] with file:line:col when it does not parse.
+func parseExisting(path string) (*hujson.Value, error) {
+	src, err := readConfigFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(src)) == 0 {
+		return nil, nil
+	}
+	v, err := hujson.Parse(src)
+	if err != nil {
+		return nil, parseDiagnostic(path, err)
+	}
+	return &v, nil
 }

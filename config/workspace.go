@@ -8,9 +8,6 @@ package config
 // under the resolved path, as trust.WorkspaceKey files approvals.
 
 import (
-	"bytes"
-	"errors"
-	"io/fs"
 	"path/filepath"
 	"sort"
 
@@ -123,19 +120,9 @@ func MatchProjectKeys(keys []string, workspace string) []string {
 // file, or one without a "projects" object, has none; a file that does
 // not parse is an error ([Diagnostic] with file:line:col).
 func LocalKeys(path, workspace string) ([]string, error) {
-	src, err := readConfigFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	v, err := parseExisting(path)
+	if v == nil || err != nil {
 		return nil, err
-	}
-	if len(bytes.TrimSpace(src)) == 0 {
-		return nil, nil
-	}
-	v, err := hujson.Parse(src)
-	if err != nil {
-		return nil, parseDiagnostic(path, err)
 	}
 	obj, ok := v.Value.(*hujson.Object)
 	if !ok {
