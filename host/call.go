@@ -124,6 +124,9 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, may
 	if fn, ok := ctx.Value(progressKey{}).(ProgressFunc); ok && fn != nil {
 		tok, unregister := s.h.progress.register(fn)
 		defer unregister()
+		// Runs before unregister: the progress read before the result is
+		// delivered before the call returns.
+		defer s.h.progress.settle(tok, progressSettle)
 		params.SetProgressToken(tok)
 	}
 	idempotent := s.idempotent(tool) // read now: a drop empties the cache

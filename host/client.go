@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -83,13 +84,29 @@ func WithProgress(ctx context.Context, fn ProgressFunc) context.Context {
 }
 
 // progressRouter hands progress notifications to the call that asked.
+//
+// The SDK hands notifications to their handler concurrently with the
+// responses it reads after them, so a call could return before the progress
+// its server sent first had been delivered (for a fast call, often all of
+// it), and the late notifications were dropped with the call's token. Over
+// stdio the connection counts each call's progress notifications as it
+// reads them (noteRead, in wire order), and the call waits, briefly, until
+// as many have been delivered (settle) before it returns.
 type progressRouter struct {
-	next atomic.Int64
-	mu   sync.Mutex
-	fns  map[int64]ProgressFunc
+	next    atomic.Int64
+	mu      sync.Mutex
+	fns     map[int64]ProgressFunc
+	pending map[int64]int           // read off the wire, not yet delivered
+	settled map[int64]chan struct{} // closed when pending reaches 0
 }
 
-func newProgressRouter() *progressRouter { return &progressRouter{fns: map[int64]ProgressFunc{}} }
+// progressSettle bounds how long a call waits for its progress
+// notifications already read to be delivered.
+const progressSettle = 250 * time.Millisecond
+
+func newProgressRouter() *progressRouter {
+	return &progressRouter{fns: map[int64]ProgressFunc{}, pending: map[int64]int{}, settled: map[int64]chan struct{}{}}
+}
 
 func (r *progressRouter) register(fn ProgressFunc) (token int64, unregister func()) {
 	token = r.next.Add(1)
@@ -99,20 +116,66 @@ func (r *progressRouter) register(fn ProgressFunc) (token int64, unregister func
 	return token, func() {
 		r.mu.Lock()
 		delete(r.fns, token)
+		delete(r.pending, token)
+		if ch := r.settled[token]; ch != nil {
+			close(ch)
+			delete(r.settled, token)
+		}
 		r.mu.Unlock()
 	}
 }
 
-func (r *progressRouter) deliver(p *mcp.ProgressNotificationParams) {
-	var tok int64
-	switch t := p.ProgressToken.(type) {
+// progressToken reads the router's token from a notification's token.
+func progressToken(t any) (int64, bool) {
+	switch t := t.(type) {
 	case float64:
-		tok = int64(t)
+		return int64(t), true
 	case int64:
-		tok = t
+		return t, true
 	case int:
-		tok = int64(t)
-	default:
+		return int64(t), true
+	}
+	return 0, false
+}
+
+// noteRead counts a progress notification read for a registered call.
+func (r *progressRouter) noteRead(token any) {
+	tok, ok := progressToken(token)
+	if !ok {
+		return
+	}
+	r.mu.Lock()
+	if _, live := r.fns[tok]; live {
+		r.pending[tok]++
+	}
+	r.mu.Unlock()
+}
+
+// settle waits until every progress notification read for token has been
+// delivered, for at most bound.
+func (r *progressRouter) settle(token int64, bound time.Duration) {
+	r.mu.Lock()
+	if r.pending[token] == 0 {
+		r.mu.Unlock()
+		return
+	}
+	ch := r.settled[token]
+	if ch == nil {
+		ch = make(chan struct{})
+		r.settled[token] = ch
+	}
+	r.mu.Unlock()
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+	}
+}
+
+func (r *progressRouter) deliver(p *mcp.ProgressNotificationParams) {
+	tok, ok := progressToken(p.ProgressToken)
+	if !ok {
 		return
 	}
 	r.mu.Lock()
@@ -121,4 +184,15 @@ func (r *progressRouter) deliver(p *mcp.ProgressNotificationParams) {
 	if fn != nil {
 		fn(p)
 	}
+	r.mu.Lock()
+	if r.pending[tok] > 0 {
+		r.pending[tok]--
+		if r.pending[tok] == 0 {
+			if ch := r.settled[tok]; ch != nil {
+				close(ch)
+				delete(r.settled, tok)
+			}
+		}
+	}
+	r.mu.Unlock()
 }

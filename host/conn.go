@@ -175,19 +175,40 @@ func withWriteProbe(ctx context.Context, flag *atomic.Bool) context.Context {
 	return context.WithValue(ctx, writeProbeKey{}, flag)
 }
 
-// probeTransport wraps a transport so that writes of tools/call requests set
-// the caller's write-probe flag.
-type probeTransport struct{ inner mcp.Transport }
+// probeTransport wraps a stdio transport so that writes of tools/call
+// requests set the caller's write-probe flag, and progress notifications
+// are counted as they are read (progressRouter). It must not wrap the SDK's
+// own HTTP connections, whose unexported methods a wrapper would hide.
+type probeTransport struct {
+	inner    mcp.Transport
+	progress *progressRouter
+}
 
 func (t probeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c, err := t.inner.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return probeConn{c}, nil
+	return probeConn{c, t.progress}, nil
 }
 
-type probeConn struct{ mcp.Connection }
+type probeConn struct {
+	mcp.Connection
+	progress *progressRouter
+}
+
+func (c probeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && req.Method == "notifications/progress" && c.progress != nil {
+		var p struct {
+			Token any `json:"progressToken"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil {
+			c.progress.noteRead(p.Token)
+		}
+	}
+	return msg, err
+}
 
 func (c probeConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	err := c.Connection.Write(ctx, msg)

@@ -398,12 +398,10 @@ func TestProgressLoggingRootsElicitationSampling(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	// The server sends step 4 right before its result, and the SDK hands
-	// notifications to the client concurrently with responses, so the last
-	// step may arrive after the call returned (and is then dropped). The
-	// others arrive, in order.
-	if len(steps) < 3 || len(steps) > 4 {
-		t.Errorf("progress steps = %v, want 1..3 (and maybe 4)", steps)
+	// The server sends step 4 right before its result; the host delivers
+	// every step it read before the result before Call returns.
+	if len(steps) != 4 {
+		t.Errorf("progress steps = %v, want 1..4", steps)
 	}
 	for i, p := range steps {
 		if p != float64(i+1) {

@@ -32,7 +32,7 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 		}
 		c.proc = p
 		c.recordsWrites = true
-		transport = probeTransport{&jsonl.Transport{Reader: p.Stdout(), Writer: p.Stdin()}}
+		transport = probeTransport{&jsonl.Transport{Reader: p.Stdout(), Writer: p.Stdin()}, s.h.progress}
 	case config.TypeSSE, config.TypeHTTP:
 		hc, err := s.httpClient(cctx, def)
 		if err != nil {
