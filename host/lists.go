@@ -85,13 +85,8 @@ func (h *Host) Prompts(ctx context.Context) ([]Prompt, []string, error) {
 		func(ctx context.Context, cs *mcp.ClientSession) iter.Seq2[*mcp.Prompt, error] {
 			return cs.Prompts(ctx, nil)
 		},
+		func(p *mcp.Prompt) string { return p.Name },
 		func(server string, p *mcp.Prompt) Prompt { return Prompt{Server: server, Prompt: p} })
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Server != out[j].Server {
-			return out[i].Server < out[j].Server
-		}
-		return out[i].Prompt.Name < out[j].Prompt.Name
-	})
 	return out, warnings, err
 }
 
@@ -104,25 +99,25 @@ func (h *Host) Resources(ctx context.Context) ([]Resource, []string, error) {
 		func(ctx context.Context, cs *mcp.ClientSession) iter.Seq2[*mcp.Resource, error] {
 			return cs.Resources(ctx, nil)
 		},
+		func(r *mcp.Resource) string { return r.URI },
 		func(server string, r *mcp.Resource) Resource { return Resource{Server: server, Resource: r} })
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Server != out[j].Server {
-			return out[i].Server < out[j].Server
-		}
-		return out[i].Resource.URI < out[j].Resource.URI
-	})
 	return out, warnings, err
 }
 
 // gather collects one kind of list (prompts, resources, resource templates)
-// from every ready server: cache picks the server's cache, declared says
-// whether the server offers the feature, list fetches it, and wrap pairs an
-// item with its server.
+// from every ready server, sorted by server and then by key: cache picks
+// the server's cache, declared says whether the server offers the feature,
+// list fetches it, and wrap pairs an item with its server.
 func gather[T, O any](ctx context.Context, h *Host, cache func(*server) *listCache[*T],
 	declared func(*mcp.ServerCapabilities) bool,
 	list func(context.Context, *mcp.ClientSession) iter.Seq2[*T, error],
+	key func(*T) string,
 	wrap func(server string, item *T) O) ([]O, []string, error) {
-	var out []O
+	type entry struct {
+		server string
+		item   *T
+	}
+	var all []entry
 	var warnings []string
 	err := h.eachReady(ctx, &warnings, func(ctx context.Context, s *server) (func(), error) {
 		items, err := fetchList(ctx, s, cache(s), func(ctx context.Context, c *conn) ([]*T, error) {
@@ -133,10 +128,22 @@ func gather[T, O any](ctx context.Context, h *Host, cache func(*server) *listCac
 		})
 		return func() {
 			for _, it := range items {
-				out = append(out, wrap(s.name, it))
+				all = append(all, entry{s.name, it})
 			}
 		}, err
 	})
+	// Sorted by server, then by key: the same order whichever server
+	// answered first.
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].server != all[j].server {
+			return all[i].server < all[j].server
+		}
+		return key(all[i].item) < key(all[j].item)
+	})
+	out := make([]O, 0, len(all))
+	for _, e := range all {
+		out = append(out, wrap(e.server, e.item))
+	}
 	return out, warnings, err
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"iter"
-	"sort"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,15 +30,10 @@ func (h *Host) ResourceTemplates(ctx context.Context) ([]ResourceTemplate, []str
 	out, warnings, err := gather(ctx, h, func(s *server) *listCache[*mcp.ResourceTemplate] { return s.templates },
 		func(caps *mcp.ServerCapabilities) bool { return caps.Resources != nil },
 		listTemplates,
+		func(t *mcp.ResourceTemplate) string { return t.URITemplate },
 		func(server string, t *mcp.ResourceTemplate) ResourceTemplate {
 			return ResourceTemplate{Server: server, Template: t}
 		})
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Server != out[j].Server {
-			return out[i].Server < out[j].Server
-		}
-		return out[i].Template.URITemplate < out[j].Template.URITemplate
-	})
 	return out, warnings, err
 }
 
