@@ -86,16 +86,23 @@ func TokenFile(dir, server string) string {
 // tokenFileMu serializes writes of token files within the process.
 var tokenFileMu sync.Mutex
 
+// loadStoredAuth reads a server's token file; (nil, nil) when there is
+// none. A file others may read (Switchboard writes 0600) is not used: its
+// tokens may have been copied, and the next login replaces it, 0600 again.
 func loadStoredAuth(dir, server string) (*storedAuth, error) {
 	if dir == "" {
 		return nil, nil
 	}
-	data, err := os.ReadFile(TokenFile(dir, server))
+	file := TokenFile(dir, server)
+	data, err := os.ReadFile(file)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
+	}
+	if fi, err := os.Stat(file); err == nil && fi.Mode().Perm()&0o077 != 0 && runtime.GOOS != "windows" {
+		return nil, fmt.Errorf("%s has mode %04o, so others may have read its tokens (it must be 0600); log in again to replace it", file, fi.Mode().Perm())
 	}
 	return parseStoredAuth(data)
 }

@@ -263,3 +263,48 @@ func TestOAuthIssuerMismatchRefused(t *testing.T) {
 		})
 	}
 }
+
+// A token file others may read is not used: the host asks for a login
+// instead, as with no token at all, and the warning names the file and its
+// mode. A login then writes it 0600 again.
+func TestOAuthTokenFileReadableByOthersIsNotUsed(t *testing.T) {
+	srv := testoauth.Start(t)
+	dir := filepath.Join(t.TempDir(), "oauth")
+	h := newHost(t, cfgOf(remote("r", config.TypeHTTP, srv.URL)), &host.Options{OAuth: &host.OAuthOptions{Dir: dir, NoBrowser: true}})
+	mustCall(t, h, "mcp__r__echo", map[string]any{"text": "authorized"})
+	h.Close()
+	file := host.TokenFile(dir, "r")
+	if err := os.Chmod(file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), nil))
+	h2 := newHost(t, cfgOf(remote("r", config.TypeHTTP, srv.URL)), &host.Options{Logger: logger, OAuth: &host.OAuthOptions{Dir: dir}})
+	st := waitState(t, h2, "r", host.StateError, 30*time.Second)
+	if !strings.Contains(st.Reason, "switchboard mcp login r") {
+		t.Errorf("reason = %q, want it to ask for a login", st.Reason)
+	}
+	mu.Lock()
+	got := logs.String()
+	mu.Unlock()
+	if !strings.Contains(got, "mode 0644") {
+		t.Errorf("the log does not say why the token file was not used:\n%s", got)
+	}
+	h2.Close()
+
+	h3 := newHost(t, cfgOf(remote("r", config.TypeHTTP, srv.URL)), &host.Options{OAuth: &host.OAuthOptions{Dir: dir, NoBrowser: true, Fresh: true}})
+	mustCall(t, h3, "mcp__r__echo", map[string]any{"text": "again"})
+	h3.Close()
+	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("after a new login the token file is %v (%v), want mode 0600", fi.Mode(), err)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
