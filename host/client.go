@@ -88,10 +88,11 @@ func WithProgress(ctx context.Context, fn ProgressFunc) context.Context {
 // The SDK hands notifications to their handler concurrently with the
 // responses it reads after them, so a call could return before the progress
 // its server sent first had been delivered (for a fast call, often all of
-// it), and the late notifications were dropped with the call's token. Over
-// stdio the connection counts each call's progress notifications as it
-// reads them (noteRead, in wire order), and the call waits, briefly, until
-// as many have been delivered (settle) before it returns.
+// it), and the late notifications were dropped with the call's token. The
+// host counts each call's progress notifications as they are read, in wire
+// order (noteRead: probeConn over stdio, progressScanTransport over HTTP),
+// and the call waits, briefly, until as many have been delivered (settle)
+// before it returns.
 type progressRouter struct {
 	next    atomic.Int64
 	mu      sync.Mutex

@@ -178,7 +178,8 @@ func withWriteProbe(ctx context.Context, flag *atomic.Bool) context.Context {
 // probeTransport wraps a stdio transport so that writes of tools/call
 // requests set the caller's write-probe flag, and progress notifications
 // are counted as they are read (progressRouter). It must not wrap the SDK's
-// own HTTP connections, whose unexported methods a wrapper would hide.
+// own HTTP connections, whose unexported methods a wrapper would hide: over
+// HTTP, progressScanTransport counts them in the response streams instead.
 type probeTransport struct {
 	inner    mcp.Transport
 	progress *progressRouter

@@ -7,7 +7,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/testserver/testhttp"
 )
 
 // Every progress notification a server sends before its result reaches the
@@ -17,6 +19,14 @@ import (
 // the last step often arrived after the call had returned and was dropped.
 func TestProgressAllBeforeResult(t *testing.T) {
 	h := newHost(t, cfgOf(stdio("echo", "echo")), nil)
+	progressEveryCall(t, h, "mcp__echo__slow")
+}
+
+// progressEveryCall makes 40 fast calls of the slow tool, each sending 3
+// progress notifications right before its result, and fails unless every
+// one was delivered when Call returned.
+func progressEveryCall(t *testing.T, h *host.Host, tool string) {
+	t.Helper()
 	ctx := ctxFor(t, 60*time.Second)
 	for i := range 40 {
 		var mu sync.Mutex
@@ -26,7 +36,7 @@ func TestProgressAllBeforeResult(t *testing.T) {
 			steps = append(steps, p.Progress)
 			mu.Unlock()
 		})
-		if _, err := h.Call(pctx, "mcp__echo__slow", map[string]any{"ms": 1, "steps": 3}); err != nil {
+		if _, err := h.Call(pctx, tool, map[string]any{"ms": 1, "steps": 3}); err != nil {
 			t.Fatal(err)
 		}
 		mu.Lock()
@@ -35,5 +45,18 @@ func TestProgressAllBeforeResult(t *testing.T) {
 		if len(got) != 3 || got[0] != 1 || got[1] != 2 || got[2] != 3 {
 			t.Fatalf("call %d: progress %v when Call returned, want [1 2 3]", i, got)
 		}
+	}
+}
+
+// The same over Streamable HTTP and the legacy SSE transport: the progress
+// events come on the same event stream as the result, before it.
+func TestProgressAllBeforeResultHTTP(t *testing.T) {
+	srv := testhttp.Start(t, "echo", testhttp.Options{})
+	for _, typ := range []config.Type{config.TypeHTTP, config.TypeSSE} {
+		t.Run(string(typ), func(t *testing.T) {
+			u := map[config.Type]string{config.TypeHTTP: srv.URL, config.TypeSSE: srv.SSEURL}[typ]
+			h := newHost(t, cfgOf(remote("r", typ, u)), nil)
+			progressEveryCall(t, h, "mcp__r__slow")
+		})
 	}
 }

@@ -48,7 +48,9 @@ func (s *server) httpClient(ctx context.Context, def config.Server) (*http.Clien
 	}
 	base := policy.Transport(nil)
 	rt := http.RoundTripper(&headerTransport{base: base, headers: headers, host: endpointHost(def.URL)})
-	return &http.Client{Transport: s.withOAuth(def, base, rt), CheckRedirect: policy.CheckRedirect}, nil // SPEC §4 OAuth: oauth.go
+	rt = s.withOAuth(def, base, rt) // SPEC §4 OAuth: oauth.go
+	rt = progressScanTransport{base: rt, progress: s.h.progress}
+	return &http.Client{Transport: rt, CheckRedirect: policy.CheckRedirect}, nil
 }
 
 // netPolicy is the outbound address policy of the server (SPEC §8):
