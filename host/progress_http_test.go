@@ -58,7 +58,7 @@ func TestProgressScanBody(t *testing.T) {
 	b.WriteString("data: " + strings.Replace(progressEvent, "%d", "1", 1) + "\r\n\r\n")
 	b.WriteString("data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"data\":\"notifications/progress\"}}\n\n")
 	b.WriteString("data: " + strings.Replace(strings.Replace(progressEvent, "%d", "2", 1), `"progressToken":1`, `"progressToken":99`, 1) + "\n\n") // another call's
-	b.WriteString("data: {\"jsonrpc\":\"2.0\",\n")                                                                                     // one event over two data lines
+	b.WriteString("data: {\"jsonrpc\":\"2.0\",\n")                                                                                                 // one event over two data lines
 	b.WriteString("data: \"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":3}}\n\n")
 	b.WriteString("data: " + strings.Repeat("x", maxScannedEvent) + "\n\n") // too big: passed on unexamined
 	b.WriteString("data: " + strings.Replace(progressEvent, "%d", "4", 1) + "\n\n")
