@@ -2,10 +2,12 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -150,6 +152,22 @@ func (r *progressRouter) noteRead(token any) {
 		r.pending[tok]++
 	}
 	r.mu.Unlock()
+}
+
+// noteMessage counts msg as read (noteRead) if it is a progress
+// notification: the one test of "is this a call's progress" for every
+// transport.
+func (r *progressRouter) noteMessage(msg jsonrpc.Message) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.Method != "notifications/progress" {
+		return
+	}
+	var p struct {
+		Token any `json:"progressToken"`
+	}
+	if json.Unmarshal(req.Params, &p) == nil {
+		r.noteRead(p.Token)
+	}
 }
 
 // settle waits until every progress notification read for token has been

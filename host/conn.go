@@ -200,13 +200,8 @@ type probeConn struct {
 
 func (c probeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
-	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && req.Method == "notifications/progress" && c.progress != nil {
-		var p struct {
-			Token any `json:"progressToken"`
-		}
-		if json.Unmarshal(req.Params, &p) == nil {
-			c.progress.noteRead(p.Token)
-		}
+	if err == nil && c.progress != nil {
+		c.progress.noteMessage(msg)
 	}
 	return msg, err
 }

@@ -2,10 +2,11 @@ package host
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"mime"
 	"net/http"
+
+	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 )
 
 // Over HTTP the SDK's connections are its own (a wrapper would hide their
@@ -101,15 +102,9 @@ func (b *progressScanBody) endLine() {
 
 func (b *progressScanBody) event(data []byte) {
 	if !bytes.Contains(data, []byte(`"notifications/progress"`)) {
-		return
+		return // the cheap test first: most events are not progress
 	}
-	var msg struct {
-		Method string `json:"method"`
-		Params struct {
-			Token any `json:"progressToken"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(data, &msg) == nil && msg.Method == "notifications/progress" {
-		b.progress.noteRead(msg.Params.Token)
+	if msg, err := jsonl.Decode(data); err == nil {
+		b.progress.noteMessage(msg)
 	}
 }

@@ -137,8 +137,6 @@ func (c *conn) watchRequest(msg jsonrpc.Message) {
 	c.mu.Unlock()
 }
 
-func (c *conn) watchWrite(msg jsonrpc.Message) { c.watchRequest(msg) }
-
 // watchRead notes an initialize call read, or the answer to ours.
 func (c *conn) watchRead(msg jsonrpc.Message) {
 	if resp, ok := msg.(*jsonrpc.Response); ok {

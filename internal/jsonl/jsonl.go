@@ -410,7 +410,7 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			}
 		}
 	} else {
-		c.watchWrite(msg)
+		c.watchRequest(msg)
 	}
 	if data == nil {
 		var err error
