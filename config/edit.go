@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/tailscale/hujson"
@@ -306,7 +307,9 @@ func writeFileAtomic(path string, data []byte, mode fs.FileMode) (err error) {
 	return nil
 }
 
-var hujsonPosRE = regexp.MustCompile(`^hujson: line (\d+), column (\d+): (.*)$`)
+var hujsonPosRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^hujson: line (\d+), column (\d+): (.*)$`)
+})
 
 // parseDiagnostic turns a hujson parse error into a Diagnostic naming the
 // file, line and column.
@@ -317,7 +320,7 @@ func parseDiagnostic(path string, err error) Diagnostic {
 		Message:  "invalid JSONC: " + err.Error(),
 		Fix:      "correct the syntax at that position; the file was not changed",
 	}
-	if m := hujsonPosRE.FindStringSubmatch(err.Error()); m != nil {
+	if m := hujsonPosRE().FindStringSubmatch(err.Error()); m != nil {
 		d.Line, _ = strconv.Atoi(m[1])
 		d.Col, _ = strconv.Atoi(m[2])
 		d.Message = "invalid JSONC: " + m[3]

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -45,7 +44,22 @@ type Tool struct {
 	InputSchema any
 }
 
-var legalToolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+// legalToolName reports whether name matches ^[a-zA-Z0-9_-]{1,64}$, the
+// names every provider accepts. (As a regexp, the counted repetition cost
+// every process of the binary a compile at start-up.)
+func legalToolName(name string) bool {
+	if len(name) < 1 || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // Shape converts tools to the tool definitions provider p accepts, one JSON
 // object per tool, in order:
@@ -68,7 +82,7 @@ func Shape(p Provider, tools []Tool) ([]json.RawMessage, error) {
 	}
 	out := make([]json.RawMessage, 0, len(tools))
 	for i, t := range tools {
-		if !legalToolName.MatchString(t.Name) {
+		if !legalToolName(t.Name) {
 			return nil, fmt.Errorf("tool %d: name %s is not legal for model providers (want ^[a-zA-Z0-9_-]{1,64}$; build names with ToolName)", i, quote(t.Name))
 		}
 		desc := CapDescription(t.Description, DefaultDescriptionCap)

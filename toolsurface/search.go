@@ -431,7 +431,7 @@ func (ix *SearchIndex) parseQuery(q string) ([]queryTerm, int, int) {
 			}
 			continue
 		}
-		for _, syn := range synonyms[p.stem] {
+		for _, syn := range synonyms()[p.stem] {
 			if id, ok := ix.terms[syn]; ok {
 				addTerm(id, synonymWeight, 0, p.word)
 			}

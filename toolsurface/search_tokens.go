@@ -2,6 +2,7 @@ package toolsurface
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -173,8 +174,10 @@ func undouble(w string) string {
 
 // synonyms maps a stemmed query term to stemmed terms that mean nearly the
 // same for tools; they are searched at a lower weight (synonymWeight) so
-// an exact word still wins.
-var synonyms = buildSynonyms([][]string{
+// an exact word still wins. Built on first search, not at start-up.
+var synonyms = sync.OnceValue(func() map[string][]string { return buildSynonyms(synonymGroups) })
+
+var synonymGroups = [][]string{
 	{"create", "new", "add", "make", "insert", "open"},
 	{"delete", "remove", "destroy", "drop", "erase"},
 	{"get", "fetch", "read", "retrieve", "show", "view", "describe", "load"},
@@ -208,7 +211,7 @@ var synonyms = buildSynonyms([][]string{
 	{"bucket", "s3"},
 	{"email", "mail"},
 	{"calendar", "event", "meeting"},
-})
+}
 
 func buildSynonyms(groups [][]string) map[string][]string {
 	m := map[string][]string{}

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/tailscale/hujson"
@@ -271,7 +272,7 @@ func readImportFile(path, from string) ([]importEntry, error) {
 	v, err := hujson.Parse(data)
 	if err != nil {
 		msg := err.Error()
-		if m := parsePosRE.FindStringSubmatch(msg); m != nil {
+		if m := parsePosRE().FindStringSubmatch(msg); m != nil {
 			msg = fmt.Sprintf("%s:%s:%s: invalid JSONC: %s", path, m[1], m[2], m[3])
 		} else {
 			msg = path + ": " + msg
@@ -309,12 +310,18 @@ func readImportFile(path, from string) ([]importEntry, error) {
 	return out, nil
 }
 
+// Compiled on first use: every run of the binary (supervisors and test
+// servers too) links this package, few of them import anything.
 var (
-	parsePosRE = regexp.MustCompile(`^hujson: line (\d+), column (\d+): (.*)$`)
+	parsePosRE = lazyRegexp(`^hujson: line (\d+), column (\d+): (.*)$`)
 	// placeholderRE matches ${…} in JSON text.
-	placeholderRE = regexp.MustCompile(`\$\{([^}]*)\}`)
-	ourVarRE      = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*(:-.*)?$`)
+	placeholderRE = lazyRegexp(`\$\{([^}]*)\}`)
+	ourVarRE      = lazyRegexp(`^[A-Z_][A-Z0-9_]*(:-.*)?$`)
 )
+
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // importFields are the definition fields Switchboard reads (§1.1); others
 // are dropped with a note.
@@ -330,10 +337,10 @@ var importFields = map[string]bool{
 // server cannot be imported.
 func translateImport(f *Factory, def []byte, root string) (out []byte, notes []string, skip string) {
 	var inputs, unknown []string
-	text := placeholderRE.ReplaceAllStringFunc(string(def), func(m string) string {
+	text := placeholderRE().ReplaceAllStringFunc(string(def), func(m string) string {
 		inner := m[2 : len(m)-1]
 		switch {
-		case ourVarRE.MatchString(inner):
+		case ourVarRE().MatchString(inner):
 			return m
 		case strings.HasPrefix(inner, "env:"):
 			return "${" + strings.TrimPrefix(inner, "env:") + "}"

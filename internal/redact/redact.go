@@ -36,11 +36,18 @@ const Placeholder = "<redacted>"
 // and such a value protects nothing.
 const MinSecretLen = 4
 
-var secretKey = regexp.MustCompile(`(?i)token|secret|password|passwd|key|auth|cookie|credential`)
+// The expressions below are compiled on first use, not at start-up: every
+// process of the switchboard binary links this package (the supervisor and
+// test servers too) and most never redact anything.
+var secretKey = lazyRegexp(`(?i)token|secret|password|passwd|key|auth|cookie|credential`)
+
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // IsSecretKey reports whether a key (an argument, env or field name) names
 // a secret.
-func IsSecretKey(key string) bool { return secretKey.MatchString(key) }
+func IsSecretKey(key string) bool { return secretKey().MatchString(key) }
 
 // Value returns value, or Placeholder when key names a secret. Other
 // values are scrubbed as free text.
@@ -124,8 +131,8 @@ func anyJSON(b []byte) any {
 }
 
 var (
-	envRef     = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*\}`)
-	schemeWord = regexp.MustCompile(`(?i)^(bearer|basic|token)\b`)
+	envRef     = lazyRegexp(`\$\{[A-Za-z_][A-Za-z0-9_]*\}`)
+	schemeWord = lazyRegexp(`(?i)^(bearer|basic|token)\b`)
 )
 
 // ConfigValue returns a configured env (header false) or header (header
@@ -134,11 +141,11 @@ var (
 // names a secret without being one and is shown as written. Otherwise a
 // header value is [Placeholder] and an env value follows [Value].
 func ConfigValue(key, value string, header bool) string {
-	rest := strings.TrimSpace(envRef.ReplaceAllString(value, ""))
+	rest := strings.TrimSpace(envRef().ReplaceAllString(value, ""))
 	if header {
-		rest = strings.TrimSpace(schemeWord.ReplaceAllString(rest, ""))
+		rest = strings.TrimSpace(schemeWord().ReplaceAllString(rest, ""))
 	}
-	if rest == "" && value != "" && envRef.MatchString(value) {
+	if rest == "" && value != "" && envRef().MatchString(value) {
 		return value
 	}
 	if header {
@@ -150,7 +157,7 @@ func ConfigValue(key, value string, header bool) string {
 	return Value(key, value)
 }
 
-var secretFlag = regexp.MustCompile(`(?i)^--?[A-Za-z0-9_\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_\-]*$`)
+var secretFlag = lazyRegexp(`(?i)^--?[A-Za-z0-9_\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_\-]*$`)
 
 // CommandArgs returns a copy of a command's arguments with secrets
 // redacted: the argument after a secret-named flag (--api-key VALUE), and
@@ -161,7 +168,7 @@ func CommandArgs(args []string) []string {
 	}
 	out := make([]string, len(args))
 	for i, a := range args {
-		if i > 0 && secretFlag.MatchString(args[i-1]) && !strings.HasPrefix(a, "-") && !envRef.MatchString(a) {
+		if i > 0 && secretFlag().MatchString(args[i-1]) && !strings.HasPrefix(a, "-") && !envRef().MatchString(a) {
 			out[i] = Placeholder
 			continue
 		}
@@ -269,37 +276,41 @@ func LooksSecret(v string) bool {
 
 // The shapes a secret takes in free text. Each keeps what names the secret
 // and replaces the secret itself.
-var patterns = []struct {
+type pattern struct {
 	re   *regexp.Regexp
 	repl string
-}{
-	// Authorization: Bearer abc, Cookie: a=b; c=d — to the end of the line.
-	{regexp.MustCompile(`(?i)\b((?:proxy-)?authorization|(?:set-)?cookie|x-api-key|api-key)(["']?\s*[:=]\s*)("[^"\r\n]*"|[^\r\n"]+)`), "${1}${2}" + Placeholder},
-	// Bearer abc / Basic abc wherever they appear.
-	{regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9\-._~+/]+=*`), "${1}${2}" + Placeholder},
-	// https://user:password@host
-	{regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@]*:)[^/\s@]+@`), "${1}" + Placeholder + "@"},
-	// ?access_token=abc&… — query and form parameters with a secret name.
-	{regexp.MustCompile(`(?i)([?&;][^=&\s#?]*(?:token|secret|password|passwd|key|auth|cookie|credential|signature|sig|code)[^=&\s#?]*=)[^&\s#"'<>]*[^&\s#"'<>:.,;)]`), "${1}" + Placeholder},
-	// --api-key abc, -password abc: a secret-named flag and its value.
-	{regexp.MustCompile(`(?i)((?:^|\s)--?[A-Za-z0-9_\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_\-]*[ \t]+)([^\s\-$][^\s]*)`), "${1}" + Placeholder},
-	// A PEM private key (PKCS#1, PKCS#8, EC, OpenSSH, encrypted): the
-	// armour stays, the body goes; a block cut off before its END line goes
-	// to the end of the text.
-	{regexp.MustCompile(`(?s)(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----).*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`), "${1}" + Placeholder + "${2}"},
-	// The private members of a JSON Web Key (RFC 7518 §6.2.2, §6.3.2):
-	// "d", and RSA's "p", "q", "dp", "dq", "qi", when they hold a
-	// base64url value long enough to be key material.
-	{regexp.MustCompile(`("(?:d|p|q|dp|dq|qi)"[ \t]*:[ \t]*)"[A-Za-z0-9_\-]{16,}={0,2}"`), "${1}\"" + Placeholder + "\""},
-	// API_TOKEN=abc, password: abc, "client_secret": "abc".
-	{regexp.MustCompile(`(?i)(["']?[A-Za-z0-9_.\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_.\-]*["']?[ \t]*[:=][ \t]*)("[^"\r\n]*"|'[^'\r\n]*'|[^\s,;&})"'<>]+)`), "${1}" + Placeholder},
 }
+
+var patterns = sync.OnceValue(func() []pattern {
+	return []pattern{
+		// Authorization: Bearer abc, Cookie: a=b; c=d — to the end of the line.
+		{regexp.MustCompile(`(?i)\b((?:proxy-)?authorization|(?:set-)?cookie|x-api-key|api-key)(["']?\s*[:=]\s*)("[^"\r\n]*"|[^\r\n"]+)`), "${1}${2}" + Placeholder},
+		// Bearer abc / Basic abc wherever they appear.
+		{regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9\-._~+/]+=*`), "${1}${2}" + Placeholder},
+		// https://user:password@host
+		{regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@]*:)[^/\s@]+@`), "${1}" + Placeholder + "@"},
+		// ?access_token=abc&… — query and form parameters with a secret name.
+		{regexp.MustCompile(`(?i)([?&;][^=&\s#?]*(?:token|secret|password|passwd|key|auth|cookie|credential|signature|sig|code)[^=&\s#?]*=)[^&\s#"'<>]*[^&\s#"'<>:.,;)]`), "${1}" + Placeholder},
+		// --api-key abc, -password abc: a secret-named flag and its value.
+		{regexp.MustCompile(`(?i)((?:^|\s)--?[A-Za-z0-9_\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_\-]*[ \t]+)([^\s\-$][^\s]*)`), "${1}" + Placeholder},
+		// A PEM private key (PKCS#1, PKCS#8, EC, OpenSSH, encrypted): the
+		// armour stays, the body goes; a block cut off before its END line goes
+		// to the end of the text.
+		{regexp.MustCompile(`(?s)(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----).*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`), "${1}" + Placeholder + "${2}"},
+		// The private members of a JSON Web Key (RFC 7518 §6.2.2, §6.3.2):
+		// "d", and RSA's "p", "q", "dp", "dq", "qi", when they hold a
+		// base64url value long enough to be key material.
+		{regexp.MustCompile(`("(?:d|p|q|dp|dq|qi)"[ \t]*:[ \t]*)"[A-Za-z0-9_\-]{16,}={0,2}"`), "${1}\"" + Placeholder + "\""},
+		// API_TOKEN=abc, password: abc, "client_secret": "abc".
+		{regexp.MustCompile(`(?i)(["']?[A-Za-z0-9_.\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_.\-]*["']?[ \t]*[:=][ \t]*)("[^"\r\n]*"|'[^'\r\n]*'|[^\s,;&})"'<>]+)`), "${1}" + Placeholder},
+	}
+})
 
 // String scrubs free text: the shapes secrets take (see the package doc)
 // and every occurrence of the given secret values of at least
 // [MinSecretLen] bytes. No given secret survives in the result.
 func String(s string, secrets ...string) string {
-	for _, p := range patterns {
+	for _, p := range patterns() {
 		if p.re.MatchString(s) {
 			s = p.re.ReplaceAllString(s, p.repl)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,7 +39,9 @@ type templateNameIn struct {
 	Name string `json:"name" jsonschema:"the scheme-local name: the template is test://<name>/{id}"`
 }
 
-var templateNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
+// templateNameRE is compiled on first use: its counted repetition is costly
+// and every process of the switchboard binary links this package.
+var templateNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`) })
 
 func newTemplatesServer(tag string, noList bool) *mcp.Server {
 	s := mcp.NewServer(implementation("templates"), &mcp.ServerOptions{
@@ -78,8 +81,8 @@ func newTemplatesServer(tag string, noList bool) *mcp.Server {
 		Name:        "add_template",
 		Description: "Adds the resource template test://<name>/{id} at runtime; the server then sends notifications/resources/list_changed.",
 	}, func(_ context.Context, _ *mcp.CallToolRequest, in templateNameIn) (*mcp.CallToolResult, any, error) {
-		if !templateNameRE.MatchString(in.Name) {
-			return errorResult("name must match " + templateNameRE.String()), nil, nil
+		if !templateNameRE().MatchString(in.Name) {
+			return errorResult("name must match " + templateNameRE().String()), nil, nil
 		}
 		addTemplate(s, in.Name, in.Name, tag)
 		return text("added template test://" + in.Name + "/{id}"), nil, nil
