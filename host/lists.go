@@ -9,8 +9,6 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
 // Tool is one tool as a model sees it: its namespaced name and the server's
@@ -344,5 +342,3 @@ func (c *conn) serves(has func(*mcp.ServerCapabilities) bool) bool {
 	}
 	return has(res.Capabilities)
 }
-
-func toolBlockTokens(tools []*mcp.Tool) int { return toolsurface.ToolBlockTokens(tools) }

@@ -444,7 +444,7 @@ func (s *server) status() ServerStatus {
 	}
 	if known != nil {
 		st.Tools = len(known)
-		st.Tokens = toolBlockTokens(known)
+		st.Tokens = s.h.blockTokens(s.name, known) // cached: deferral computes it too
 	}
 	if st.State == StateConnected || st.State == StateCircuitOpen {
 		s.mu.Lock()
