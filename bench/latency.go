@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 
 	"github.com/switchboard-mcp/switchboard/internal/npmtest"
 )
@@ -36,19 +37,25 @@ type latencySample struct {
 	p50, p99, initMs, rssMiB float64
 }
 
-// latency: call latency of three clients on the same servers, run back to
-// back in each round.
+// latency: call latency of the clients on the same servers, run back to
+// back in each round: the bare Go SDK client, host.Call, the TypeScript
+// client, and the bare client through two relays: `switchboard serve
+// --stdio` and the SDK-only relay that is its floor.
 func (b *bench) latency() error {
 	targets, npm, npmErr := b.targets()
-	clients := []string{"bare", "host", "ts", "relay"}
+	clients := []string{"bare", "host", "ts", "relay", "sdkrelay", "jsonlrelay"}
 	labels := map[string]string{"bare": "Go SDK ClientSession.CallTool", "host": "switchboard host.Call", "ts": "TypeScript SDK client (node)",
-		"relay": "Go SDK client → switchboard serve --stdio → server"}
+		"relay":      "Go SDK client → switchboard serve --stdio → server",
+		"sdkrelay":   "Go SDK client → SDK-only relay (floor) → server",
+		"jsonlrelay": "Go SDK client → SDK relay on switchboard's jsonl transport → server"}
 	if _, err := b.switchboard(); err != nil {
 		return err
 	}
 	// results[target][client] has one sample per round.
 	results := map[string]map[string][]latencySample{}
 	ratios := map[string]map[string][]float64{}
+	// Per target, per round: serve --stdio ÷ each SDK-only relay.
+	overFloor := map[string]map[string][]float64{"sdkrelay": {}, "jsonlrelay": {}}
 	for _, t := range targets {
 		results[t.name] = map[string][]latencySample{}
 		ratios[t.name] = map[string][]float64{}
@@ -72,6 +79,12 @@ func (b *bench) latency() error {
 					}
 					spec.Kind, spec.Command, spec.Args, spec.Tool, home = "bare", b.sb, args, "mcp__srv__"+t.tool, h
 				}
+				if c == "sdkrelay" || c == "jsonlrelay" {
+					// The bare client, talking to an SDK-only relay.
+					variant := map[string]string{"sdkrelay": "sdk", "jsonlrelay": "jsonl"}[c]
+					spec.Kind = "bare"
+					spec.Command, spec.Args = b.sdkRelayCommand(variant, t)
+				}
 				res, rss, err := b.latencyRun(spec, npm.Node, home)
 				if err != nil {
 					return fmt.Errorf("%s on %s: %w", c, t.name, err)
@@ -82,12 +95,15 @@ func (b *bench) latency() error {
 				}
 				results[t.name][c] = append(results[t.name][c], s)
 				p50[c] = res.P50
-				fmt.Fprintf(os.Stderr, "  round %d  %-18s %-5s p50 %7.1f µs  p99 %8.1f µs\n", r+1, t.name, c, res.P50, res.P99)
+				fmt.Fprintf(os.Stderr, "  round %d  %-18s %-10s p50 %7.1f µs  p99 %8.1f µs\n", r+1, t.name, c, res.P50, res.P99)
 			}
 			for _, c := range clients {
 				if v, ok := p50[c]; ok {
 					ratios[t.name][c] = append(ratios[t.name][c], ratio(v, p50["bare"]))
 				}
+			}
+			for f := range overFloor {
+				overFloor[f][t.name] = append(overFloor[f][t.name], ratio(p50["relay"], p50[f]))
 			}
 		}
 	}
@@ -120,7 +136,19 @@ func (b *bench) latency() error {
 	tb.note("Each client is its own child process; RSS is its VmRSS (/proc) with the session open after the calls.")
 	tb.note("host.Call runs the server under the supervisor process (not counted in the RSS); the bare client spawns it directly.")
 	tb.note("p50 ÷ Go SDK is the median of the per-round ratios (targets: host.Call ≤ 1.10; the gateway relay, two hops, ≤ 2.2).")
-	tb.note("The relay row's client is the bare Go SDK client; its RSS is the client's, not the gateway's (see the gateway scenario).")
+	tb.note("The relay rows' client is the bare Go SDK client; their RSS is the client's, not the relay's (see the gateway scenario).")
+	tb.note("SDK-only relay (floor): this program as a relay made of nothing but the Go SDK: an mcp.Server on mcp.StdioTransport re-serving the tools")
+	tb.note("  its ClientSession (mcp.CommandTransport, no supervisor) lists, each call forwarded with CallTool and returned as is (no policy, naming")
+	tb.note("  or envelope), with serve --stdio's runtime settings (GOMAXPROCS=1, GOGC=200): the cost of the two SDK halves any Go relay is built from.")
+	tb.note("SDK relay on switchboard's jsonl transport: the same relay with both stdio transports replaced by internal/jsonl, the one serve uses on both sides:")
+	tb.note("  the SDK's halves with switchboard's transport and nothing else of switchboard.")
+	for _, f := range []string{"sdkrelay", "jsonlrelay"} {
+		var per []string
+		for _, t := range targets {
+			per = append(per, fmt.Sprintf("%s %s", t.name, num(median(overFloor[f][t.name]))))
+		}
+		tb.note("serve --stdio ÷ %s, median of per-round p50 ratios (above 1: what switchboard adds to it): %s.", map[string]string{"sdkrelay": "SDK-only relay", "jsonlrelay": "SDK relay on jsonl"}[f], strings.Join(per, ", "))
+	}
 	if npmErr != nil {
 		tb.note("server-everything and the TypeScript client were skipped: %v", npmErr)
 	}

@@ -10,21 +10,28 @@
 // Scenarios:
 //
 //	latency  call latency p50/p99 and client RSS: bare Go SDK client, host.Call,
-//	         the TypeScript SDK client and the bare client through
-//	         `switchboard serve --stdio`, each a child process, against the Go
-//	         echo test server and server-everything (npm)
+//	         the TypeScript SDK client, the bare client through
+//	         `switchboard serve --stdio` and, as its floors, the bare client
+//	         through a relay made of nothing but the Go SDK, on the SDK's
+//	         stdio transports and on switchboard's internal/jsonl; each a
+//	         child process, against the Go echo test server and
+//	         server-everything (npm)
 //	fanout   `switchboard status` on 10 servers that each sleep 1 s before
 //	         they answer (wall time), and on 20 fast servers (the host's own
-//	         CPU per server)
-//	peers    `switchboard status` vs Claude Code's `claude mcp list` and
-//	         gemini-cli's `gemini mcp list` on 20 fast servers, 10 slow ones and
-//	         20 fast + 1 hung (installs the peers with npm in bench/.peers/,
-//	         which is gitignored; -peers picks them)
+//	         CPU per server); next to each, the floor: a bare Go SDK fan-out
+//	         (connect and list every server at once, no supervisor)
+//	peers    `switchboard status` and the bare Go SDK fan-out vs Claude Code's
+//	         `claude mcp list` and gemini-cli's `gemini mcp list` on 20 fast
+//	         servers, 10 slow ones and 20 fast + 1 hung (installs the peers
+//	         with npm in bench/.peers/, which is gitignored; -peers picks them)
 //	cold     one-shot `switchboard call` vs the same call by the TypeScript SDK
 //	         client and a bare Go SDK client, server start included
 //	toolsearch  tool_search (toolsurface.SearchIndex) over 10,000 tools
 //	gateway  `switchboard serve`: RSS with 1 and 20 connected servers, and HTTP
 //	         throughput and p99 with 16 concurrent clients
+//
+// The floors (floors.go) are this program re-executed in a hidden mode, so
+// they are measured exactly like the switchboard programs next to them.
 //
 // Timings on a shared machine are noisy: each scenario runs -rounds rounds,
 // the peers of one round run back to back (in a rotating order), and the
@@ -48,16 +55,18 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
-var scenarios = []struct {
-	name string
-	run  func(*bench) error
-}{
-	{"latency", (*bench).latency},
-	{"fanout", (*bench).fanout},
-	{"peers", (*bench).peers},
-	{"cold", (*bench).cold},
-	{"toolsearch", (*bench).toolsearch},
-	{"gateway", (*bench).gateway},
+type scenario struct {
+	name, desc string
+	run        func(*bench) error
+}
+
+var scenarios = []scenario{
+	{"latency", "call latency: Go SDK client, host.Call, TypeScript client, serve --stdio relay, SDK-only relays (floors)", (*bench).latency},
+	{"fanout", "switchboard status on 10 slow / 20 fast servers, next to a bare Go SDK fan-out (floor)", (*bench).fanout},
+	{"peers", "switchboard status and the bare Go SDK fan-out vs claude/gemini mcp list", (*bench).peers},
+	{"cold", "one-shot switchboard call vs the Go SDK and TypeScript clients", (*bench).cold},
+	{"toolsearch", "tool_search over 10,000 tools", (*bench).toolsearch},
+	{"gateway", "serve: RSS with 1 and 20 servers, HTTP throughput with 16 clients", (*bench).gateway},
 }
 
 type bench struct {
@@ -79,6 +88,7 @@ func main() {
 	proc.MaybeRunSupervisor()
 	testserver.MaybeRun()
 	maybeRunClient()
+	maybeRunFloor()
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -95,11 +105,11 @@ func run() error {
 	flag.StringVar(&b.geminiVer, "gemini-version", "0.61.0", "peers: @google/gemini-cli version to install")
 	peerList := flag.String("peers", "claude,gemini", "peers: which peers to run (comma-separated: claude, gemini)")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: go run ./bench [flags] [scenario…]\nscenarios:")
+		fmt.Fprintf(os.Stderr, "usage: go run ./bench [flags] [scenario…]\nscenarios (default: all):\n")
 		for _, s := range scenarios {
-			fmt.Fprintf(os.Stderr, " %s", s.name)
+			fmt.Fprintf(os.Stderr, "  %-11s %s\n", s.name, s.desc)
 		}
-		fmt.Fprintln(os.Stderr, " (default: all)")
+		fmt.Fprintln(os.Stderr, "flags:")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -108,14 +118,13 @@ func run() error {
 	}
 	b.peerNames = strings.Split(*peerList, ",")
 	want := flag.Args()
+	var known []string
+	for _, s := range scenarios {
+		known = append(known, s.name)
+	}
 	for _, w := range want {
-		if !slices.ContainsFunc(scenarios, func(s struct {
-			name string
-			run  func(*bench) error
-		}) bool {
-			return s.name == w
-		}) {
-			return fmt.Errorf("unknown scenario %q (known: latency, fanout, peers, cold, toolsearch, gateway)", w)
+		if !slices.Contains(known, w) {
+			return fmt.Errorf("unknown scenario %q (known: %s)", w, strings.Join(known, ", "))
 		}
 	}
 
