@@ -134,7 +134,9 @@ func cpuMs(d time.Duration) float64 {
 	return ms(d)
 }
 
-// fanout: parallel start-up of slow servers, and the host's CPU per server.
+// fanout: parallel start-up of slow servers, and the host's CPU per server,
+// each next to its floor: the bare Go SDK fan-out on the same servers, run
+// back to back with status in a rotating order.
 func (b *bench) fanout() error {
 	if runtime.GOOS == "windows" {
 		return fmt.Errorf("needs /bin/sh")
@@ -142,38 +144,71 @@ func (b *bench) fanout() error {
 	if _, err := b.switchboard(); err != nil {
 		return err
 	}
-	slow := servers("slow", 10, b.slowServer())
-	fast := servers("fast", 20, b.sbServer("echo"))
-	var slowWall, fastWall, fastOwn, fastChildren []float64
+	type fanCase struct {
+		name string
+		cfg  map[string]stdioServer
+		n    int
+	}
+	cases := []fanCase{
+		{"10 servers that sleep 1 s before answering", servers("slow", 10, b.slowServer()), 10},
+		{"20 fast Go echo servers", servers("fast", 20, b.sbServer("echo")), 20},
+	}
+	type runner struct {
+		name string
+		run  func(map[string]stdioServer) (measured, int, error)
+	}
+	runners := []runner{{"switchboard status", func(cfg map[string]stdioServer) (measured, int, error) { return b.status(cfg) }},
+		{"bare Go SDK fan-out", b.sdkFanout}}
+	// wall[case][runner], own and children CPU per server, and the
+	// per-round ratio of status to the floor.
+	wall := make([][][]float64, len(cases))
+	own := make([][][]float64, len(cases))
+	children := make([][][]float64, len(cases))
+	overFloor := make([][]float64, len(cases))
+	for i := range cases {
+		wall[i], own[i], children[i] = make([][]float64, len(runners)), make([][]float64, len(runners)), make([][]float64, len(runners))
+	}
 	for r := range b.rounds {
-		m, n, err := b.status(slow)
-		if err != nil {
-			return err
+		for i, c := range cases {
+			got := make([]float64, len(runners))
+			for k := range runners {
+				j := (k + r) % len(runners)
+				m, n, err := runners[j].run(c.cfg)
+				if err != nil {
+					return fmt.Errorf("%s, %s: %w", runners[j].name, c.name, err)
+				}
+				if n != c.n {
+					return fmt.Errorf("%s, %s: only %d connected", runners[j].name, c.name, n)
+				}
+				got[j] = secs(m.wall)
+				wall[i][j] = append(wall[i][j], secs(m.wall))
+				own[i][j] = append(own[i][j], cpuMs(m.own)/float64(c.n))
+				children[i][j] = append(children[i][j], cpuMs(m.children)/float64(c.n))
+			}
+			overFloor[i] = append(overFloor[i], ratio(got[0], got[1]))
+			fmt.Fprintf(os.Stderr, "  round %d  %-42s status %.2f s (own CPU %.1f ms/server)  SDK fan-out %.2f s (%.1f ms/server)\n",
+				r+1, c.name, got[0], own[i][0][r], got[1], own[i][1][r])
 		}
-		if n != 10 {
-			return fmt.Errorf("10 slow servers: only %d connected", n)
-		}
-		slowWall = append(slowWall, secs(m.wall))
-		m, n, err = b.status(fast)
-		if err != nil {
-			return err
-		}
-		if n != 20 {
-			return fmt.Errorf("20 fast servers: only %d connected", n)
-		}
-		fastWall = append(fastWall, secs(m.wall))
-		fastOwn = append(fastOwn, cpuMs(m.own)/20)
-		fastChildren = append(fastChildren, cpuMs(m.children)/20)
-		fmt.Fprintf(os.Stderr, "  round %d  10 slow: %.2f s  20 fast: %.2f s, own CPU %.1f ms/server\n", r+1, slowWall[r], fastWall[r], fastOwn[r])
 	}
 	tb := &table{
-		title: fmt.Sprintf("Fan-out start-up: `switchboard status` (medians of %d rounds)", b.rounds),
-		head:  []string{"case", "wall s", "host CPU ms/server", "supervisor+server CPU ms/server", "target"},
+		title: fmt.Sprintf("Fan-out start-up: `switchboard status` and its floor, a bare Go SDK fan-out (medians of %d rounds)", b.rounds),
+		head:  []string{"case", "program", "wall s", "÷ floor", "host CPU ms/server", "supervisor+server CPU ms/server", "target"},
 	}
-	tb.add("10 servers that sleep 1 s before answering", median(slowWall), "", "", "≤ 1.6 s")
-	tb.add("20 fast Go echo servers", median(fastWall), median(fastOwn), median(fastChildren), "report")
-	tb.note("Host CPU is the status process's own utime+stime (/proc/<pid>/stat, 10 ms ticks) ÷ 20: spawning, handshakes, tools/list, the report, shutdown.")
-	tb.note("Supervisor+server CPU is what it reaped (cutime+cstime): the per-server supervisor processes and the servers themselves.")
+	targets := []string{"≤ 1.6 s", "report"}
+	for i, c := range cases {
+		for j, rn := range runners {
+			rat, target := median(overFloor[i]), targets[i]
+			if j == 1 {
+				rat, target = 1, "floor"
+			}
+			tb.add(c.name, rn.name, median(wall[i][j]), rat, median(own[i][j]), median(children[i][j]), target)
+		}
+	}
+	tb.note("÷ floor is the median of the per-round ratios of status's wall time to the fan-out's.")
+	tb.note("Host CPU is the process's own utime+stime (/proc/<pid>/stat, 10 ms ticks) ÷ servers: spawning, handshakes, tools/list, the report, shutdown.")
+	tb.note("Supervisor+server CPU is what it reaped (cutime+cstime): for status the per-server supervisor processes and the servers, for the floor the servers alone.")
+	tb.note("Bare Go SDK fan-out (floor): this program in a hidden mode that reads the same server file, starts every server at once with mcp.CommandTransport,")
+	tb.note("  connects, lists each one's tools, closes them all and exits (no supervisor, no configuration, no policy): what a Go host without supervision reaches here.")
 	tb.print()
 	return nil
 }

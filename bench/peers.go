@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,44 +139,50 @@ func (b *bench) peers() error {
 	type benchCase struct {
 		name    string
 		cfg     map[string]stdioServer
-		connect int // servers that must end connected
+		connect int  // servers that must end connected
+		floor   bool // also run the bare Go SDK fan-out
 		target  string
 	}
 	cases := []benchCase{
-		{"20 fast Go echo servers", fast, 20, "switchboard ≤ 0.25× Claude Code"},
-		{"10 servers that sleep 1 s before answering", servers("slow", 10, b.slowServer()), 10, "switchboard ≤ 1.6 s"},
+		{"20 fast Go echo servers", fast, 20, true, "switchboard ≤ 0.25× Claude Code"},
+		{"10 servers that sleep 1 s before answering", servers("slow", 10, b.slowServer()), 10, true, "switchboard ≤ 1.6 s"},
 	}
 	if b.hung {
+		// No floor here: the bare fan-out has no wait of its own to give up on
+		// the hung server after.
 		cases = append(cases, benchCase{"20 fast + 1 that never answers initialize",
-			merge(fast, servers("hung", 1, b.sbServer("hang-init"))), 20, "switchboard ≤ 6.5 s"})
+			merge(fast, servers("hung", 1, b.sbServer("hang-init"))), 20, false, "switchboard ≤ 6.5 s"})
 	}
-	head := []string{"case", "switchboard s"}
+	head := []string{"case", "switchboard s", "bare SDK fan-out s"}
 	for _, p := range ps {
-		head = append(head, p.name+" s", "switchboard ÷ "+p.name)
+		head = append(head, p.name+" s", "switchboard ÷ "+p.name, "bare SDK ÷ "+p.name)
 	}
-	head = append(head, "CPU ms: switchboard")
+	head = append(head, "CPU ms: switchboard", "bare SDK")
 	for _, p := range ps {
 		head = append(head, p.name)
 	}
 	head = append(head, "target")
 	tb := &table{
-		title: fmt.Sprintf("Against the peers: `switchboard status` vs `claude mcp list` / `gemini mcp list`, which connect to and health-check every server (medians of %d rounds)", b.rounds),
+		title: fmt.Sprintf("Against the peers: `switchboard status` and a bare Go SDK fan-out vs `claude mcp list` / `gemini mcp list`, which connect to and health-check every server (medians of %d rounds)", b.rounds),
 		head:  head,
 	}
 	hungLines := map[string]string{}
 	for _, c := range cases {
-		var sw, scpu []float64
+		var sw, scpu, fw, fcpu []float64
 		pw := make([][]float64, len(ps))
 		prat := make([][]float64, len(ps))
+		frat := make([][]float64, len(ps))
 		pcpu := make([][]float64, len(ps))
 		for r := range b.rounds {
-			// Rotate who goes first; switchboard is runner 0.
-			n := len(ps) + 1
-			var sm measured
+			// Rotate who goes first; switchboard is runner 0, the bare SDK
+			// fan-out runner 1, the peers the rest.
+			n := len(ps) + 2
+			var sm, fm measured
 			pm := make([]measured, len(ps))
 			for k := range n {
 				who := (k + r) % n
-				if who == 0 {
+				switch who {
+				case 0:
 					m, got, err := b.status(c.cfg)
 					if err != nil {
 						return fmt.Errorf("%s: %w", c.name, err)
@@ -185,8 +192,21 @@ func (b *bench) peers() error {
 					}
 					sm = m
 					continue
+				case 1:
+					if !c.floor {
+						continue
+					}
+					m, got, err := b.sdkFanout(c.cfg)
+					if err != nil {
+						return fmt.Errorf("%s: %w", c.name, err)
+					}
+					if got != c.connect {
+						return fmt.Errorf("%s: the bare SDK fan-out connected %d servers, want %d", c.name, got, c.connect)
+					}
+					fm = m
+					continue
 				}
-				p := ps[who-1]
+				p := ps[who-2]
 				m, got, err := b.list(p, c.cfg)
 				if err != nil {
 					return fmt.Errorf("%s: %w", c.name, err)
@@ -199,23 +219,32 @@ func (b *bench) peers() error {
 						hungLines[p.name] = strings.TrimSpace(l)
 					}
 				}
-				pm[who-1] = m
+				pm[who-2] = m
+			}
+			fwall, fown := math.NaN(), math.NaN()
+			if c.floor {
+				fwall, fown = secs(fm.wall), cpuMs(fm.own)
 			}
 			sw, scpu = append(sw, secs(sm.wall)), append(scpu, cpuMs(sm.own))
+			fw, fcpu = append(fw, fwall), append(fcpu, fown)
 			line := fmt.Sprintf("  round %d  %-42s switchboard %.2f s", r+1, c.name, secs(sm.wall))
+			if c.floor {
+				line += fmt.Sprintf("  bare SDK %.2f s", fwall)
+			}
 			for i, p := range ps {
 				pw[i] = append(pw[i], secs(pm[i].wall))
 				prat[i] = append(prat[i], ratio(secs(sm.wall), secs(pm[i].wall)))
+				frat[i] = append(frat[i], ratio(fwall, secs(pm[i].wall)))
 				pcpu[i] = append(pcpu[i], cpuMs(pm[i].own))
 				line += fmt.Sprintf("  %s %.2f s", p.name, secs(pm[i].wall))
 			}
 			fmt.Fprintln(os.Stderr, line)
 		}
-		row := []any{c.name, median(sw)}
+		row := []any{c.name, median(sw), median(fw)}
 		for i := range ps {
-			row = append(row, median(pw[i]), median(prat[i]))
+			row = append(row, median(pw[i]), median(prat[i]), median(frat[i]))
 		}
-		row = append(row, median(scpu))
+		row = append(row, median(scpu), median(fcpu))
 		for i := range ps {
 			row = append(row, median(pcpu[i]))
 		}
@@ -228,6 +257,9 @@ func (b *bench) peers() error {
 	}
 	tb.note("Peers: %s, installed with npm in bench/.peers/. Each run gets a temp HOME and working directory: Claude Code reads the servers from $HOME/.claude.json (user scope), gemini-cli from $HOME/.gemini/settings.json (the folder marked trusted), switchboard from --mcp-config with --strict-mcp-config.", strings.Join(names, ", "))
 	tb.note("CPU is each process's own utime+stime, servers excluded. switchboard status waits at most --wait (5 s) and then shows a slower server as connecting.")
+	tb.note("Bare SDK fan-out (floor): this program in a hidden mode that reads the same server file, starts every server at once with mcp.CommandTransport,")
+	tb.note("  connects, lists each one's tools, closes them all and exits (no supervisor, no configuration, no policy): what a Go host without supervision")
+	tb.note("  reaches on this machine. Its ratio is to the peer's time in the same round; it does not run with the hung server (it has no wait to give up after).")
 	for _, p := range ps {
 		if l := hungLines[p.name]; l != "" {
 			tb.note("%s's line for the hung server: %s", p.name, l)
