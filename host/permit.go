@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sjson "github.com/segmentio/encoding/json"
 
 	"github.com/switchboard-mcp/switchboard/policy"
 )
@@ -167,19 +167,7 @@ func (h *Host) permit(ctx context.Context, s *server, tool string, args any) (an
 		if err != nil {
 			return nil, fmt.Errorf("%s: arguments: %w", req.Tool, err)
 		}
-		args = json.RawMessage(raw)
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		if dec.Decode(&req.Args) == nil && req.Args != nil {
-			// Send the object as decided on, re-encoded: with a key given
-			// twice, a server that keeps the first value would otherwise
-			// see other arguments than the rules did (Go keeps the last).
-			if canon, err := json.Marshal(req.Args); err == nil {
-				args = json.RawMessage(canon)
-			}
-		} else {
-			req.Args = nil // not an object: no named arguments
-		}
+		req.Args, args = permitArgs(raw)
 	}
 	if tools, err := h.serverTools(ctx, s); err == nil {
 		for _, t := range tools {
@@ -193,6 +181,70 @@ func (h *Host) permit(ctx context.Context, s *server, tool string, args any) (an
 		return nil, err
 	}
 	return args, nil
+}
+
+// argsParseFlags decode numbers as json.Number, keeping their exact text
+// (encoding/json's UseNumber).
+const argsParseFlags = sjson.UseNumber
+
+// permitArgs decodes the JSON of a call's arguments (valid JSON, as
+// argsJSON returns it) for the permission decision, and returns the
+// arguments to send: the object as decided on, re-encoded. With a key
+// given twice, a server that keeps the first value would otherwise see
+// other arguments than the rules did (the decoding keeps the last). When
+// raw is not an object (or is null), there are no named arguments and raw
+// is sent as it is.
+//
+// It decodes and re-encodes with segmentio's encoding/json rather than a
+// json.Decoder (a reader, a buffer and a scanner each call) and
+// json.Marshal; FuzzPermitArgs checks that the map and the bytes are
+// those encoding/json gives.
+func permitArgs(raw []byte) (map[string]any, json.RawMessage) {
+	if len(raw) > maxArgsDepth && tooDeep(raw) {
+		return nil, raw // encoding/json refuses it: no named arguments
+	}
+	// Made here: for a nil map, the parser makes one sized for 64 keys.
+	m := map[string]any{}
+	if _, err := sjson.Parse(raw, &m, argsParseFlags); err != nil || m == nil {
+		return nil, raw
+	}
+	canon, err := sjson.Marshal(m)
+	if err != nil {
+		return m, raw
+	}
+	return m, canon
+}
+
+// maxArgsDepth is encoding/json's limit on nesting, which segmentio's
+// parser does not have.
+const maxArgsDepth = 10000
+
+// tooDeep reports whether the JSON raw (valid JSON) nests objects and
+// arrays more than maxArgsDepth deep.
+func tooDeep(raw []byte) bool {
+	depth, inString, escaped := 0, false, false
+	for _, b := range raw {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+		case b == '"':
+			inString = true
+		case b == '{' || b == '[':
+			if depth++; depth > maxArgsDepth {
+				return true
+			}
+		case b == '}' || b == ']':
+			depth--
+		}
+	}
+	return false
 }
 
 // argsJSON returns the JSON of a call's arguments. Valid JSON handed in as
