@@ -336,7 +336,16 @@ func serveStdio(ctx context.Context, opts *ServeOptions, g *gateway.Gateway) err
 		defer restore()
 		in = stdin
 	}
-	t := &jsonl.Transport{Reader: in, Writer: nopWriteCloser{opts.IO.Out}}
+	var out io.WriteCloser = nopWriteCloser{opts.IO.Out}
+	if opts.IO.Out == os.Stdout {
+		// Likewise written without a blocking system call per message.
+		stdout, restore := jsonl.Stdout()
+		defer restore()
+		if stdout != os.Stdout {
+			out = stdout // a duplicate: closing it leaves fd 1 open
+		}
+	}
+	t := &jsonl.Transport{Reader: in, Writer: out}
 	err := g.Server().Run(ctx, t)
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) || ctx.Err() != nil {
 		return nil

@@ -58,11 +58,21 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 	c := &conn{
 		r:      t.Reader,
 		w:      t.Writer,
+		out:    t.Writer,
 		closed: make(chan struct{}),
+	}
+	if f, ok := t.Writer.(*os.File); ok {
+		if w, ok := rawPipe(f, true).(io.Writer); ok {
+			c.out = w
+		}
 	}
 	if pollable(t.Reader) {
 		// Read reads in the caller's goroutine: Close interrupts it.
-		c.br, c.limit = bufio.NewReaderSize(t.Reader, readBuffer), limit
+		var in io.Reader = t.Reader
+		if r, ok := rawPipe(t.Reader.(*os.File), false).(io.Reader); ok {
+			in = r
+		}
+		c.br, c.limit = bufio.NewReaderSize(in, readBuffer), limit
 	} else {
 		// A blocking file (a terminal, a non-pipe stdin) would not wake
 		// on Close: a goroutine reads, and Read waits on it or on Close.
@@ -92,8 +102,9 @@ type frame struct {
 }
 
 type conn struct {
-	r io.ReadCloser
-	w io.WriteCloser
+	r   io.ReadCloser
+	w   io.WriteCloser
+	out io.Writer // w, or raw writes to its descriptor (rawPipe)
 
 	// Either br (a pollable reader, read by Read itself) or incoming (fed
 	// by readLoop).
@@ -421,7 +432,7 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	data = append(data, '\n')
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	_, err := c.w.Write(data)
+	_, err := c.out.Write(data)
 	return err
 }
 

@@ -5,6 +5,7 @@ package jsonl
 import (
 	"os"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -22,24 +23,41 @@ import (
 // the mode belongs to the pipe, not to one descriptor, and a plain
 // blocking read would fail with EAGAIN.
 func Stdin() (f *os.File, restore func()) {
-	fi, err := os.Stdin.Stat()
+	return pollableDup(os.Stdin, syscall.Stdin, "/dev/stdin", func(f *os.File) error { return f.SetReadDeadline(time.Time{}) })
+}
+
+// Stdout is [Stdin] for standard output: a close-on-exec, non-blocking
+// duplicate of fd 1 in the runtime's poller when it is a pipe or a socket
+// (the connection then writes it without a blocking system call per
+// message), else os.Stdout. Nothing else may write standard output while
+// the returned file is in use: a plain write to fd 1 could fail with
+// EAGAIN when the pipe is full.
+func Stdout() (f *os.File, restore func()) {
+	return pollableDup(os.Stdout, syscall.Stdout, "/dev/stdout", func(f *os.File) error { return f.SetWriteDeadline(time.Time{}) })
+}
+
+// pollableDup duplicates std, descriptor num, when it is a pipe or a
+// socket, in non-blocking mode; inPoller tells whether the runtime took
+// the duplicate into its poller. (std.Fd would switch std to blocking.)
+func pollableDup(std *os.File, num int, name string, inPoller func(*os.File) error) (f *os.File, restore func()) {
+	fi, err := std.Stat()
 	if err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
-		return os.Stdin, func() {}
+		return std, func() {}
 	}
-	fd, err := unix.FcntlInt(uintptr(syscall.Stdin), unix.F_DUPFD_CLOEXEC, 0)
+	fd, err := unix.FcntlInt(uintptr(num), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
-		return os.Stdin, func() {}
+		return std, func() {}
 	}
 	if err := syscall.SetNonblock(fd, true); err != nil {
 		syscall.Close(fd)
-		return os.Stdin, func() {}
+		return std, func() {}
 	}
-	restore = func() { syscall.SetNonblock(syscall.Stdin, false) }
-	f = os.NewFile(uintptr(fd), "/dev/stdin")
-	if !pollable(f) {
+	restore = func() { syscall.SetNonblock(num, false) }
+	f = os.NewFile(uintptr(fd), name)
+	if inPoller(f) != nil {
 		f.Close()
 		restore()
-		return os.Stdin, func() {}
+		return std, func() {}
 	}
 	return f, restore
 }

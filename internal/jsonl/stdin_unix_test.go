@@ -4,6 +4,7 @@ package jsonl_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -20,11 +21,17 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 )
 
-const stdinChildEnv = "JSONL_TEST_STDIN_CHILD"
+const (
+	stdinChildEnv  = "JSONL_TEST_STDIN_CHILD"
+	stdoutChildEnv = "JSONL_TEST_STDOUT_CHILD"
+)
 
 func TestMain(m *testing.M) {
 	if os.Getenv(stdinChildEnv) == "1" {
 		os.Exit(stdinChild())
+	}
+	if os.Getenv(stdoutChildEnv) == "1" {
+		os.Exit(stdoutChild())
 	}
 	os.Exit(m.Run())
 }
@@ -96,6 +103,87 @@ func TestStdinPipe(t *testing.T) {
 	for _, want := range []string{"method: ping", "pollable: true", "close ended read: true", "fd 0 open: true", "fd 0 blocking: true"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("child said:\n%s\nwant %q", out.String(), want)
+		}
+	}
+}
+
+// bigText is larger than a pipe's buffer (64 KiB on Linux), so writing it
+// to a reader that waits fills the pipe and the write must wait too.
+var bigText = strings.Repeat("0123456789abcdef", 20<<10)
+
+// stdoutChild writes two messages to its standard output through
+// jsonl.Stdout, the first larger than the pipe, restores, and reports on
+// stderr whether the duplicate was pollable and fd 1 is blocking again.
+func stdoutChild() int {
+	f, restore := jsonl.Stdout()
+	fmt.Fprintln(os.Stderr, "pollable:", f != os.Stdout)
+	conn, err := (&jsonl.Transport{Reader: io.NopCloser(strings.NewReader("")), Writer: f}).Connect(context.Background())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "connect:", err)
+		return 1
+	}
+	for i, text := range []string{bigText, "small"} {
+		params := fmt.Sprintf(`{"level":"info","data":%q}`, text)
+		msg := &jsonrpc.Request{Method: "notifications/message", Params: []byte(params)}
+		if err := conn.Write(context.Background(), msg); err != nil {
+			fmt.Fprintf(os.Stderr, "write %d: %v\n", i, err)
+			return 1
+		}
+	}
+	conn.Close()
+	restore()
+	var st syscall.Stat_t
+	fmt.Fprintln(os.Stderr, "fd 1 open:", syscall.Fstat(1, &st) == nil)
+	fl, err := unix.FcntlInt(1, unix.F_GETFL, 0)
+	fmt.Fprintln(os.Stderr, "fd 1 blocking:", err == nil && fl&unix.O_NONBLOCK == 0)
+	return 0
+}
+
+// TestStdoutPipe: a serve-like process whose stdout is a pipe writes it
+// through the poller without losing or reordering a byte, also when a
+// message is larger than the pipe and the reader is slow to start, and
+// leaves fd 1 open and blocking again.
+func TestStdoutPipe(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, "-test.run", "^$")
+	cmd.Env = append(os.Environ(), stdoutChildEnv+"=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // let the child fill the pipe and wait
+	data, err := io.ReadAll(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := within(t, 20*time.Second, "the child", func() error { return cmd.Wait() }); err != nil {
+		t.Fatalf("child: %v\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("got %d lines (%d bytes), want 2; child said:\n%s", len(lines), len(data), stderr.String())
+	}
+	for i, want := range []string{bigText, "small"} {
+		m, err := jsonl.Decode([]byte(lines[i]))
+		if err != nil {
+			t.Fatalf("line %d: %v", i, err)
+		}
+		var p struct{ Data string }
+		if err := json.Unmarshal(m.(*jsonrpc.Request).Params, &p); err != nil || p.Data != want {
+			t.Fatalf("line %d: data of %d bytes (err %v), want %d bytes", i, len(p.Data), err, len(want))
+		}
+	}
+	for _, want := range []string{"pollable: true", "fd 1 open: true", "fd 1 blocking: true"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("child said:\n%s\nwant %q", stderr.String(), want)
 		}
 	}
 }

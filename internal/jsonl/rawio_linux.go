@@ -1,0 +1,116 @@
+//go:build linux
+
+package jsonl
+
+import (
+	"io"
+	"os"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// rawPipe returns a reader or writer for f that moves bytes with raw
+// read(2) and write(2) calls, when f is a non-blocking file in the
+// runtime's poller (the pipes os/exec and os.Pipe make, and the stdin
+// that [Stdin] returns); otherwise nil.
+//
+// Why: each os.File read or write is a system call the runtime brackets
+// with entersyscall/exitsyscall, and when every processor was idle (a
+// relay waiting for its server is, twice per call) entersyscall also wakes
+// the runtime's sysmon thread with a futex. On a non-blocking descriptor
+// a read or write never blocks — it returns EAGAIN and the poller waits —
+// so the bracketing buys nothing, and the wake-up costs a context switch
+// on a machine whose other core is running the server. The files' own
+// poller still does the waiting, so Close and deadlines behave as before.
+func rawPipe(f *os.File, write bool) any {
+	var err error
+	if write {
+		err = f.SetWriteDeadline(time.Time{})
+	} else {
+		err = f.SetReadDeadline(time.Time{})
+	}
+	if err != nil { // not in the poller: blocking I/O, keep the os.File
+		return nil
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	if write {
+		return rawWriter{f, rc}
+	}
+	return rawReader{f, rc}
+}
+
+type rawReader struct {
+	f  *os.File // kept alive while its descriptor is in use
+	rc syscall.RawConn
+}
+
+func (r rawReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	var n int
+	var errno syscall.Errno
+	err := r.rc.Read(func(fd uintptr) bool {
+		for {
+			r1, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+			switch e {
+			case 0:
+				n = int(r1)
+				return true
+			case syscall.EINTR:
+				continue
+			case syscall.EAGAIN:
+				return false // the poller waits, then calls again
+			default:
+				errno = e
+				return true
+			}
+		}
+	})
+	switch {
+	case err != nil:
+		return 0, err // closed, or a deadline passed
+	case errno != 0:
+		return 0, &os.PathError{Op: "read", Path: r.f.Name(), Err: errno}
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+type rawWriter struct {
+	f  *os.File
+	rc syscall.RawConn
+}
+
+func (w rawWriter) Write(p []byte) (int, error) {
+	var n int
+	var errno syscall.Errno
+	err := w.rc.Write(func(fd uintptr) bool {
+		for n < len(p) {
+			r1, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[n])), uintptr(len(p)-n))
+			switch e {
+			case 0:
+				n += int(r1)
+			case syscall.EINTR:
+			case syscall.EAGAIN:
+				return false // the pipe is full: wait until it drains
+			default:
+				errno = e
+				return true
+			}
+		}
+		return true
+	})
+	switch {
+	case err != nil:
+		return n, err
+	case errno != 0:
+		return n, &os.PathError{Op: "write", Path: w.f.Name(), Err: errno}
+	}
+	return n, nil
+}
