@@ -78,6 +78,7 @@ type bench struct {
 	sb        string // the switchboard binary built for this run
 	self      string // this program, which doubles as the Go echo server
 	hung      bool
+	cgo       bool
 	peersDir  string
 	claudeVer string
 	geminiVer string
@@ -100,6 +101,7 @@ func run() error {
 	flag.IntVar(&b.rounds, "rounds", 3, "rounds per scenario; tables show medians over rounds")
 	flag.IntVar(&b.n, "n", 2000, "timed calls per client per round (latency)")
 	flag.IntVar(&b.warmup, "warmup", 200, "untimed calls before the timed ones (latency)")
+	flag.BoolVar(&b.cgo, "cgo", false, "build switchboard with cgo, as a plain go install does where a C compiler is present (default: CGO_ENABLED=0, the README's install)")
 	flag.BoolVar(&b.hung, "hung", true, "peers: also run the one-hung-server case (Claude Code then takes ~30 s a round)")
 	flag.StringVar(&b.claudeVer, "claude-version", "2.1.332", "peers: @anthropic-ai/claude-code version to install")
 	flag.StringVar(&b.geminiVer, "gemini-version", "0.61.0", "peers: @google/gemini-cli version to install")
@@ -141,8 +143,12 @@ func run() error {
 	defer os.RemoveAll(b.tmp)
 	b.peersDir = filepath.Join(b.root, "bench", ".peers")
 
-	fmt.Printf("switchboard bench — %s, %s/%s, %d CPUs, Go %s, rounds %d%s\n\n",
-		time.Now().Format("2006-01-02 15:04 MST"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), b.rounds, loadavg())
+	build := "CGO_ENABLED=0"
+	if b.cgo {
+		build = "CGO_ENABLED=1"
+	}
+	fmt.Printf("switchboard bench — %s, %s/%s, %d CPUs, Go %s, switchboard built with %s, rounds %d%s\n\n",
+		time.Now().Format("2006-01-02 15:04 MST"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), build, b.rounds, loadavg())
 	failed := false
 	for _, s := range scenarios {
 		if len(want) > 0 && !slices.Contains(want, s.name) {
@@ -173,6 +179,12 @@ func (b *bench) switchboard() (string, error) {
 	}
 	cmd := exec.Command("go", "build", "-o", out, "./cmd/switchboard")
 	cmd.Dir = b.root
+	// Built as the README installs it: a static binary, which every
+	// switchboard process (and each server's supervisor) starts sooner.
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b.cgo {
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	}
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building switchboard: %v\n%s", err, msg)
 	}
