@@ -371,9 +371,9 @@ func (g *Gateway) serveTool(t host.Tool) *mcp.Tool {
 // callTool runs one call through the host. Host errors (unknown tool,
 // server down, circuit open, refused…) become error results the model can
 // read; the result is the envelope of SPEC §5. A call of a client on
-// protocol 2026-07-28 that declared elicitation runs on its own goroutine,
-// so that an upstream server's question can go back to the client in the
-// call's result (callMultiRoundTrip).
+// protocol 2026-07-28 runs on its own goroutine, so that an upstream
+// server's question can go back to the client in the call's result
+// (callMultiRoundTrip).
 func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	name := req.Params.Name
 	var args json.RawMessage

@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -53,10 +54,7 @@ var errClosed = errors.New("the gateway is closed")
 // requestState delivers the answer and waits for what comes next — the
 // call's result or the server's next question.
 //
-// A client that declared no elicitation is never asked: an upstream
-// server's question is declined (Prompter). Its calls run on the request's
-// own goroutine (callInline), registered like held calls so that the end
-// of its connection or Close cancels them.
+// The host calls run on goroutines kept from call to call (workers).
 //
 // A requestState is 256 random bits, bound to the client that got it (its
 // connection, or over HTTP its Authorization header) and to the call's
@@ -71,16 +69,53 @@ type relay struct {
 	mu      sync.Mutex
 	closed  bool
 	held    map[string]*heldCall        // requestState (without prefix) → call waiting for the retry
-	calls   map[*running]struct{}       // host calls running, held or inline
+	calls   map[*heldCall]struct{}      // calls whose host call is running
 	watched map[*mcp.ServerSession]bool // sessions whose end cancels their calls
+
+	pool workers
 }
 
-// running is a host call of a 2026-07-28 client, which the end of the
-// client's connection and Close cancel.
-type running struct {
-	session *mcp.ServerSession // the client's connection; nil over HTTP
-	cancel  context.CancelFunc
-	inline  bool // on the request's goroutine (callInline)
+// maxIdleWorkers bounds the goroutines kept waiting for a host call.
+const maxIdleWorkers = 8
+
+// workers run the relay's host calls on goroutines kept for the next call
+// once theirs returns. A goroutine's stack grows to the depth of a host
+// call (the SDK's decoding of the server's answer is deep): on a fresh
+// goroutine per call, that was several stack copies per call, 8% of the
+// relay's CPU. A kept stack is shrunk only by the garbage collector, a
+// halving at a time.
+type workers struct {
+	jobs chan func()   // unbuffered: a send reaches only an idle worker
+	quit chan struct{} // closed by relay.close: idle workers end
+	idle atomic.Int32
+}
+
+// run runs f on an idle worker, or on a new one.
+func (w *workers) run(f func()) {
+	select {
+	case w.jobs <- f:
+	default:
+		go w.work(f)
+	}
+}
+
+// work runs f, then waits for the next job, unless maxIdleWorkers wait
+// already or the relay is closed.
+func (w *workers) work(f func()) {
+	for {
+		f()
+		if w.idle.Add(1) > maxIdleWorkers {
+			w.idle.Add(-1)
+			return
+		}
+		select {
+		case f = <-w.jobs:
+			w.idle.Add(-1)
+		case <-w.quit:
+			w.idle.Add(-1)
+			return
+		}
+	}
 }
 
 func newRelay(timeout time.Duration, log *slog.Logger) *relay {
@@ -89,8 +124,9 @@ func newRelay(timeout time.Duration, log *slog.Logger) *relay {
 		timeout:  timeout,
 		log:      log,
 		held:     map[string]*heldCall{},
-		calls:    map[*running]struct{}{},
+		calls:    map[*heldCall]struct{}{},
 		watched:  map[*mcp.ServerSession]bool{},
+		pool:     workers{jobs: make(chan func()), quit: make(chan struct{})},
 	}
 }
 
@@ -124,16 +160,8 @@ func ownerOf(req *mcp.CallToolRequest) owner {
 	return owner{session: req.Session}
 }
 
-// sessionOf is ownerOf(req).session, without the digest over HTTP.
-func sessionOf(req *mcp.CallToolRequest) *mcp.ServerSession {
-	if ex := req.Extra; ex != nil && ex.Header != nil {
-		return nil
-	}
-	return req.Session
-}
-
-// heldCall is one call of a 2026-07-28 client, run on its own goroutine so
-// that it can outlive the request that started it.
+// heldCall is one call of a 2026-07-28 client, run on a worker so that it
+// can outlive the request that started it.
 type heldCall struct {
 	r      *relay
 	name   string          // the gateway tool name
@@ -142,7 +170,6 @@ type heldCall struct {
 	start  time.Time
 	ask    *askState
 	cancel context.CancelFunc
-	run    running       // its host call, while it runs
 	done   chan struct{} // closed once res and err are set
 	res    *mcp.CallToolResult
 	err    error
@@ -200,9 +227,6 @@ func (g *Gateway) callMultiRoundTrip(ctx context.Context, req *mcp.CallToolReque
 	case state != "" && !strings.HasPrefix(state, permissionStatePrefix):
 		return g.refusal(name, "the call's requestState was not issued by this gateway; call the tool again without it"), nil
 	default:
-		if declaresNoElicitation(req) {
-			return g.callInline(ctx, req, name, args)
-		}
 		var err error
 		if c, err = g.startHeld(ctx, req, name, args); err != nil {
 			return g.refusal(name, err.Error()), nil
@@ -211,7 +235,7 @@ func (g *Gateway) callMultiRoundTrip(ctx context.Context, req *mcp.CallToolReque
 	return g.await(ctx, c)
 }
 
-// startHeld starts the host call of a new call on its own goroutine.
+// startHeld starts the host call of a new call on a worker.
 func (g *Gateway) startHeld(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage) (*heldCall, error) {
 	r := g.relay
 	c := &heldCall{
@@ -234,91 +258,28 @@ func (g *Gateway) startHeld(ctx context.Context, req *mcp.CallToolRequest, name 
 		c.sink = &progressSink{ctx: ctx, ss: req.Session, token: tok}
 		cctx = host.WithProgress(cctx, c.progress)
 	}
-	c.run = running{session: c.owner.session, cancel: cancel}
-	if err := r.start(&c.run); err != nil {
-		cancel()
-		return nil, err
-	}
-	go func() {
-		res, err := g.h.Call(cctx, name, args)
-		cancel()
-		r.finish(&c.run)
-		c.res, c.err = res, err
-		close(c.done)
-	}()
-	return c, nil
-}
-
-// declaresNoElicitation reports that the client of req surely declared no
-// elicitation: req.ClientCapabilities() has none. It looks without
-// decoding them (the SDK encodes and decodes the capabilities in _meta
-// again at each look): the capabilities in the request's _meta, as the
-// request brought them (a JSON object), have no "elicitation" or a null
-// one, and the session's have none, in case those in _meta do not decode.
-// Anything else is not sure.
-func declaresNoElicitation(req *mcp.CallToolRequest) bool {
-	caps, ok := req.Params.GetMeta()[mcp.MetaKeyClientCapabilities].(map[string]any)
-	if !ok || req.Session == nil {
-		return false
-	}
-	if e, ok := caps["elicitation"]; ok && e != nil {
-		return false
-	}
-	p := req.Session.InitializeParams()
-	return p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil
-}
-
-// callInline runs a new call of a 2026-07-28 client that declared no
-// elicitation. An upstream server's question is declined for it without
-// being held (Prompter, like a permission question: AskPermission), so
-// the host call runs on the request's own goroutine and ends with it; the
-// end of the client's connection and Close cancel it as they do a held
-// call.
-func (g *Gateway) callInline(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	run := &running{session: sessionOf(req), cancel: cancel, inline: true}
-	if err := g.relay.start(run); err != nil {
-		return g.refusal(name, err.Error()), nil
-	}
-	defer g.relay.finish(run)
-	ask := &askState{
-		session:   req.Session,
-		caps:      req.ClientCapabilities,
-		responses: req.Params.InputResponses,
-		state:     req.Params.RequestState,
-	}
-	cctx = context.WithValue(cctx, askKey{}, ask)
-	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
-		sink := &progressSink{ctx: ctx, ss: req.Session, token: tok}
-		cctx = host.WithProgress(cctx, func(p *mcp.ProgressNotificationParams) { g.relay.forward(sink, name, p) })
-	}
-	start := time.Now()
-	res, err := g.h.Call(cctx, name, args)
-	return g.result(ctx, name, start, ask, res, err)
-}
-
-// start registers a running host call, unless the gateway is closed, and
-// watches its client's connection.
-func (r *relay) start(run *running) error {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.closed {
-		return errClosed
+		r.mu.Unlock()
+		cancel()
+		return nil, errClosed
 	}
-	r.calls[run] = struct{}{}
-	if ss := run.session; ss != nil && !r.watched[ss] {
+	r.calls[c] = struct{}{}
+	if ss := c.owner.session; ss != nil && !r.watched[ss] {
 		r.watched[ss] = true
 		go r.watch(ss)
 	}
-	return nil
-}
-
-// finish forgets a host call that returned.
-func (r *relay) finish(run *running) {
-	r.mu.Lock()
-	delete(r.calls, run)
 	r.mu.Unlock()
+	r.pool.run(func() {
+		res, err := g.h.Call(cctx, name, args)
+		cancel()
+		r.mu.Lock()
+		delete(r.calls, c)
+		r.mu.Unlock()
+		c.res, c.err = res, err
+		close(c.done)
+	})
+	return c, nil
 }
 
 // await waits for the held call's next question or its result. A question
@@ -435,17 +396,21 @@ func (r *relay) watch(ss *mcp.ServerSession) {
 			c.timer.Stop()
 		}
 	}
-	for run := range r.calls {
-		if run.session == ss {
-			run.cancel()
+	for c := range r.calls {
+		if c.owner.session == ss {
+			c.cancel()
 		}
 	}
 }
 
-// close cancels every held and running call. It is idempotent.
+// close cancels every held and running call, and ends the idle workers.
+// It is idempotent.
 func (r *relay) close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if !r.closed {
+		close(r.pool.quit)
+	}
 	r.closed = true
 	for token, c := range r.held {
 		delete(r.held, token)
@@ -453,8 +418,8 @@ func (r *relay) close() {
 		c.timer.Stop()
 		c.cancel()
 	}
-	for run := range r.calls {
-		run.cancel()
+	for c := range r.calls {
+		c.cancel()
 	}
 }
 
@@ -466,19 +431,8 @@ func (r *relay) counts() (held, running int) {
 	return len(r.held), len(r.calls)
 }
 
-// inlineCalls returns how many of the running host calls run on their
-// request's goroutine (for tests).
-func (r *relay) inlineCalls() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for run := range r.calls {
-		if run.inline {
-			n++
-		}
-	}
-	return n
-}
+// idleWorkers returns how many workers wait for a host call (for tests).
+func (r *relay) idleWorkers() int { return int(r.pool.idle.Load()) }
 
 // full reports whether maxHeldQuestions calls already wait for answers.
 func (r *relay) full() bool {
@@ -604,18 +558,13 @@ func (c *heldCall) progress(p *mcp.ProgressNotificationParams) {
 	c.mu.Lock()
 	s := c.sink
 	c.mu.Unlock()
-	if s != nil {
-		c.r.forward(s, c.name, p)
+	if s == nil {
+		return
 	}
-}
-
-// forward sends the progress of a call of tool name to the request s
-// waits for, under that request's progress token.
-func (r *relay) forward(s *progressSink, name string, p *mcp.ProgressNotificationParams) {
 	fwd := *p
 	fwd.ProgressToken = s.token
 	fwd.Meta = nil
 	if err := s.ss.NotifyProgress(s.ctx, &fwd); err != nil {
-		r.log.Debug("progress not forwarded", "tool", name, "error", err)
+		c.r.log.Debug("progress not forwarded", "tool", c.name, "error", err)
 	}
 }

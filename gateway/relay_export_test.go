@@ -1,5 +1,8 @@
 package gateway
 
-// RelayInline returns how many of the running host calls run on their
-// request's own goroutine (callInline), not held.
-func RelayInline(g *Gateway) int { return g.relay.inlineCalls() }
+// RelayIdleWorkers returns how many of the relay's workers wait for a
+// host call.
+func RelayIdleWorkers(g *Gateway) int { return g.relay.idleWorkers() }
+
+// MaxIdleWorkers is how many workers the relay keeps waiting at most.
+const MaxIdleWorkers = maxIdleWorkers
