@@ -196,7 +196,7 @@ func (h *Host) serverAuthFor(name string, def config.Server, base http.RoundTrip
 	switch st, err := loadStoredAuth(o.Dir, name); {
 	case o.Fresh:
 	case err != nil:
-		h.log.Warn("oauth: ignoring unreadable token file", "server", name, "error", err.Error())
+		h.log.Warn("ignoring an unreadable OAuth token file", "server", name, "error", err.Error())
 	case st == nil || st.Resource != def.URL:
 		// A token is bound to the URL it was issued for.
 	case !tokenIsDPoP(st.Token):
@@ -204,7 +204,7 @@ func (h *Host) serverAuthFor(name string, def config.Server, base http.RoundTrip
 	case st.DPoPJKT == "":
 		// Stored by a version that kept the key in memory only: the key
 		// is gone, so the token cannot be used.
-		h.log.Info("oauth: ignoring a DPoP-bound token stored without its key", "server", name)
+		h.log.Info("ignoring a DPoP-bound OAuth token stored without its key", "server", name)
 	default:
 		// A DPoP-bound token is used with the key it is bound to, or not
 		// at all: a key file that cannot be trusted fails every request.
@@ -351,7 +351,7 @@ func (a *serverAuth) sign(req *http.Request) (string, error) {
 		if errors.As(err, &re) {
 			// A refused refresh means the grant is gone: send the request
 			// bare, so the 401 starts a new authorization.
-			a.h.log.Info("oauth: token refresh refused", "server", a.name, "error", re.ErrorCode)
+			a.h.log.Info("OAuth token refresh refused", "server", a.name, "error", re.ErrorCode)
 			a.mu.Lock()
 			a.stored = nil
 			a.handler = nil
@@ -510,7 +510,7 @@ func (a *serverAuth) newHandler() (auth.OAuthHandler, error) {
 			st := newStoredAuth(a.resource, cfg, tok)
 			st.PreRegistered = cfg.ClientID == clientID && clientID != ""
 			if err := saveLogin(o.Dir, a.name, st, a.commitDPoP(tok)); err != nil {
-				a.h.log.Warn("oauth: could not save the token", "server", a.name, "error", err.Error())
+				a.h.log.Warn("could not save the OAuth token", "server", a.name, "error", err.Error())
 			}
 			return a.persisting(cfg.TokenSource(context.WithValue(a.ctx(), oauth2.HTTPClient, a.client), tok), st), nil
 		},

@@ -158,6 +158,9 @@ func loadDPoPKey(dir, server, jkt string) (*jwsSigner, error) {
 	if perm := ofi.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
 		return nil, keyFileError(file, server, fmt.Sprintf("has mode %04o, so others may read the private key (it must be 0600)", perm))
 	}
+	if who := otherOwner(ofi); who != "" {
+		return nil, keyFileError(file, server, "belongs to "+who+", so the key may be theirs")
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
 	if err != nil {
 		return nil, keyFileError(file, server, "cannot be read")

@@ -147,6 +147,7 @@ func TestOAuthDPoPKeyFileFailsClosed(t *testing.T) {
 		reason string
 	}{
 		{"readable by others", func(t *testing.T, file string) { must(t, os.Chmod(file, 0o644)) }, "mode 0644"},
+		{"another user's", func(t *testing.T, file string) { chownToNobody(t, file) }, "belongs to uid 65534"},
 		{"corrupt", func(t *testing.T, file string) { must(t, os.WriteFile(file, []byte(`{"alg":"ES256","jwk":{`), 0o600)) }, "corrupt"},
 		{"public half tampered", func(t *testing.T, file string) {
 			data, _ := os.ReadFile(file)

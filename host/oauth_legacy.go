@@ -119,7 +119,7 @@ func (a *serverAuth) legacyMetadata(u *url.URL, resp *http.Response) (*http.Resp
 	if !ok {
 		return resp, nil // matching, or what the SDK reports or refuses
 	}
-	a.h.log.Warn("oauth: accepting a 2025-03-26 server's authorization server metadata whose issuer differs from its origin",
+	a.h.log.Warn("accepting, for OAuth, a 2025-03-26 server's authorization server metadata whose issuer differs from its origin",
 		"server", a.name, "issuer", issuer, "metadata", u.String())
 	a.mu.Lock()
 	a.legacy.alias = issuer

@@ -101,8 +101,13 @@ func loadStoredAuth(dir, server string) (*storedAuth, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := os.Stat(file); err == nil && fi.Mode().Perm()&0o077 != 0 && runtime.GOOS != "windows" {
-		return nil, fmt.Errorf("%s has mode %04o, so others may have read its tokens (it must be 0600); log in again to replace it", file, fi.Mode().Perm())
+	if fi, err := os.Stat(file); err == nil {
+		if fi.Mode().Perm()&0o077 != 0 && runtime.GOOS != "windows" {
+			return nil, fmt.Errorf("%s has mode %04o, so others may have read its tokens (it must be 0600); log in again to replace it", file, fi.Mode().Perm())
+		}
+		if who := otherOwner(fi); who != "" {
+			return nil, fmt.Errorf("%s belongs to %s, so its tokens may be theirs; remove it and log in again", file, who)
+		}
 	}
 	return parseStoredAuth(data)
 }
@@ -157,9 +162,15 @@ func writeStoreFile(dir, file, pattern string, data []byte) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o077 != 0 && runtime.GOOS != "windows" {
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return err
+	if fi, err := os.Stat(dir); err == nil {
+		if who := otherOwner(fi); who != "" {
+			// Its owner could swap the files we write for their own.
+			return fmt.Errorf("%s belongs to %s, so it cannot hold your tokens; remove it and log in again", dir, who)
+		}
+		if fi.Mode().Perm()&0o077 != 0 && runtime.GOOS != "windows" {
+			if err := os.Chmod(dir, 0o700); err != nil {
+				return err
+			}
 		}
 	}
 	f, err := os.CreateTemp(dir, pattern)
@@ -222,7 +233,7 @@ func (s *savingSource) Token() (*oauth2.Token, error) {
 	if s.st.Token == nil || s.st.Token.AccessToken != tok.AccessToken {
 		s.st.Token = tok
 		if err := saveStoredAuth(s.a.opts.Dir, s.a.name, &s.st); err != nil {
-			s.a.h.log.Warn("oauth: could not save the refreshed token", "server", s.a.name, "error", err.Error())
+			s.a.h.log.Warn("could not save the refreshed OAuth token", "server", s.a.name, "error", err.Error())
 		}
 	}
 	return tok, nil

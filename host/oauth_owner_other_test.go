@@ -1,0 +1,8 @@
+//go:build !unix
+
+package host_test
+
+import "testing"
+
+// chownToNobody: files have no Unix owner to give away here.
+func chownToNobody(t *testing.T, _ string) { t.Skip("no Unix file owners on this system") }

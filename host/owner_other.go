@@ -1,0 +1,9 @@
+//go:build !unix
+
+package host
+
+import "os"
+
+// otherOwner is Unix-only: elsewhere the store's ACLs are the user's
+// profile's, and the mode bits mean little.
+func otherOwner(os.FileInfo) string { return "" }
