@@ -115,19 +115,7 @@ func (f *fixture) connect(t *testing.T, pipe bool, copts *mcp.ClientOptions, pro
 	ctx := ctxFor(t, 30*time.Second)
 	var ct, st mcp.Transport
 	if pipe {
-		sr, cw, err := os.Pipe() // client → gateway
-		if err != nil {
-			t.Fatal(err)
-		}
-		cr, sw, err := os.Pipe() // gateway → client
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			for _, p := range []*os.File{sr, cw, cr, sw} {
-				p.Close()
-			}
-		})
+		sr, sw, cr, cw := clientPipes(t)
 		st = &jsonl.Transport{Reader: sr, Writer: sw}
 		ct = &mcp.IOTransport{Reader: cr, Writer: cw}
 	} else {
@@ -413,4 +401,25 @@ func waitTool(t *testing.T, ctx context.Context, f *fixture, name string, presen
 			t.Fatalf("no list_changed making %s present=%v; tools: %v", name, present, toolNames(t, context.Background(), f.session))
 		}
 	}
+}
+
+// clientPipes makes the OS pipes between a client and the gateway: the
+// gateway reads sr and writes sw, the client reads cr and writes cw. The
+// test's cleanup closes all four.
+func clientPipes(t *testing.T) (sr, sw, cr, cw *os.File) {
+	t.Helper()
+	sr, cw, err := os.Pipe() // client → gateway
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr, sw, err = os.Pipe() // gateway → client
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, p := range []*os.File{sr, cw, cr, sw} {
+			p.Close()
+		}
+	})
+	return sr, sw, cr, cw
 }

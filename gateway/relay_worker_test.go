@@ -3,7 +3,6 @@ package gateway_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -184,19 +183,7 @@ func TestRelayWorkerCallCancelled(t *testing.T) {
 func TestRelayWorkerCallClientGone(t *testing.T) {
 	f, _ := startProbed(t, fixtureOpts{}, stdio("alpha", "echo"))
 	ctx := ctxFor(t, 30*time.Second)
-	sr, cw, err := os.Pipe() // client → gateway
-	if err != nil {
-		t.Fatal(err)
-	}
-	cr, sw, err := os.Pipe() // gateway → client
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, p := range []*os.File{sr, cw, cr, sw} {
-			p.Close()
-		}
-	})
+	sr, sw, cr, cw := clientPipes(t)
 	ss, err := f.g.Server().Connect(ctx, &jsonl.Transport{Reader: sr, Writer: sw}, nil)
 	if err != nil {
 		t.Fatal(err)
