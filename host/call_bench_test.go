@@ -4,7 +4,6 @@ import (
 	"context"
 	"os/exec"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
@@ -187,9 +186,3 @@ func benchCallOverhead(b *testing.B, withPolicy bool) {
 	}
 }
 
-// cpuTime is this process's user+system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}

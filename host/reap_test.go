@@ -1,3 +1,5 @@
+//go:build linux
+
 package host_test
 
 import (
@@ -50,8 +52,6 @@ func maybeRunHost() {
 	fmt.Println("READY", textOf(res))
 	select {}
 }
-
-func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // descendants lists every process below pid (from /proc).
 func descendants(pid int) []int {

@@ -1,8 +1,8 @@
 package host_test
 
 import (
+	"os"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -33,9 +33,14 @@ func (c *recordingClock) Delays() []time.Duration {
 	return append([]time.Duration(nil), c.delays...)
 }
 
+// killPid kills process pid at once (SIGKILL on Unix).
 func killPid(t *testing.T, pid int) {
 	t.Helper()
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	p, err := os.FindProcess(pid)
+	if err == nil {
+		err = p.Kill()
+	}
+	if err != nil {
 		t.Fatalf("kill %d: %v", pid, err)
 	}
 }
