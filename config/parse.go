@@ -81,15 +81,6 @@ type serverDef struct {
 	Diags       []Diagnostic
 }
 
-func (d *serverDef) invalid() bool {
-	for _, g := range d.Diags {
-		if g.Severity == SeverityError {
-			return true
-		}
-	}
-	return false
-}
-
 // ParseServers parses a JSONC document of the form {"mcpServers": {…}} (a
 // config file, an --mcp-config value). It returns every definition found,
 // including invalid ones, as written (type aliases normalized, nothing
@@ -244,7 +235,7 @@ func (d *jsoncDoc) server(name string, nameOff int, v *hujson.Value) serverDef {
 			}
 			if typeSeen != "" && s.Type != t {
 				errAt(off, key, fmt.Sprintf("%q says %q but %q says %q", key, str, typeSeen, s.Type),
-					fmt.Sprintf(`keep only one of "type" and "transport"`))
+					`keep only one of "type" and "transport"`)
 			}
 			if typeSeen == "" || s.Type == t {
 				s.Type, typeSeen = t, key

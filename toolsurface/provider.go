@@ -490,7 +490,7 @@ func cleanStandard(v any, root bool) any {
 		for _, k := range schemaListKeys {
 			if list, ok := out[k].([]any); ok {
 				out[k] = cleanList(list)
-			} else if _, present := out[k]; present {
+			} else {
 				delete(out, k)
 			}
 		}

@@ -396,9 +396,6 @@ func checkSchema(p toolsurface.Provider, root map[string]any) []string {
 				}
 			}
 		} else {
-			if _, ok := m["$ref"].(string); ok {
-				// Allowed for JSON Schema consumers; the target must exist.
-			}
 			for _, k := range []string{"exclusiveMinimum", "exclusiveMaximum"} {
 				if _, ok := m[k].(bool); ok {
 					bad(path, "%s is a boolean (draft-04)", k)

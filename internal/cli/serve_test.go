@@ -99,11 +99,10 @@ func (w *gatewayWorld) command(t testing.TB, args ...string) *exec.Cmd {
 }
 
 type clientEvents struct {
-	mu        sync.Mutex
-	asked     []string
-	decision  string
-	changed   chan struct{}
-	elicitErr error
+	mu       sync.Mutex
+	asked    []string
+	decision string
+	changed  chan struct{}
 }
 
 func (e *clientEvents) options() *mcp.ClientOptions {
