@@ -3,6 +3,7 @@
 package jsonl
 
 import (
+	"errors"
 	"io"
 	"os"
 	"syscall"
@@ -73,7 +74,7 @@ func (r rawReader) Read(p []byte) (int, error) {
 	})
 	switch {
 	case err != nil:
-		return 0, err // closed, or a deadline passed
+		return 0, pollError("read", r.f, err)
 	case errno != 0:
 		return 0, &os.PathError{Op: "read", Path: r.f.Name(), Err: errno}
 	case n == 0:
@@ -108,9 +109,20 @@ func (w rawWriter) Write(p []byte) (int, error) {
 	})
 	switch {
 	case err != nil:
-		return n, err
+		return n, pollError("write", w.f, err)
 	case errno != 0:
 		return n, &os.PathError{Op: "write", Path: w.f.Name(), Err: errno}
 	}
 	return n, nil
+}
+
+// pollError reports a failed wait of the poller as os.File does: a passed
+// deadline as os.ErrDeadlineExceeded, and otherwise (the file was closed:
+// the poller's own error says "use of closed file") as os.ErrClosed, so
+// that errors.Is works on what the raw path returns as on the file's own.
+func pollError(op string, f *os.File, err error) error {
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		err = os.ErrClosed
+	}
+	return &os.PathError{Op: op, Path: f.Name(), Err: err}
 }
