@@ -185,4 +185,3 @@ func benchCallOverhead(b *testing.B, withPolicy bool) {
 		b.ReportMetric(float64(ph)/float64(pb), "host/bare-p50")
 	}
 }
-
