@@ -61,15 +61,15 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		out:    t.Writer,
 		closed: make(chan struct{}),
 	}
-	if f, ok := t.Writer.(*os.File); ok {
-		if w, ok := rawPipe(f, true).(io.Writer); ok {
+	if f, ok := t.Writer.(*os.File); ok && inPoller(f, true) {
+		if w := rawWrite(f); w != nil {
 			c.out = w
 		}
 	}
 	if pollable(t.Reader) {
 		// Read reads in the caller's goroutine: Close interrupts it.
 		var in io.Reader = t.Reader
-		if r, ok := rawPipe(t.Reader.(*os.File), false).(io.Reader); ok {
+		if r := rawRead(t.Reader.(*os.File)); r != nil {
 			in = r
 		}
 		c.br, c.limit = bufio.NewReaderSize(in, readBuffer), limit
@@ -89,7 +89,16 @@ const readBuffer = 64 << 10
 // poller, and only such files accept a deadline).
 func pollable(r io.Reader) bool {
 	f, ok := r.(*os.File)
-	return ok && f.SetReadDeadline(time.Time{}) == nil
+	return ok && inPoller(f, false)
+}
+
+// inPoller reports whether f is in the runtime's poller for reading (or
+// writing): only such files accept a deadline.
+func inPoller(f *os.File, write bool) bool {
+	if write {
+		return f.SetWriteDeadline(time.Time{}) == nil
+	}
+	return f.SetReadDeadline(time.Time{}) == nil
 }
 
 // frame is what the reading goroutine hands to Read: the decoded
@@ -276,10 +285,26 @@ func complete(data []byte) scanState {
 	return sc.feed(data)
 }
 
+// NestsDeeper reports whether the JSON text data nests objects and arrays
+// more than limit deep (strings are skipped; whether data is valid JSON is
+// not checked).
+func NestsDeeper(data []byte, limit int) bool {
+	sc := scanner{limit: limit}
+	return sc.feed(data) == scanTooDeep
+}
+
 // scanner follows the nesting of a JSON text fed to it in pieces.
 type scanner struct {
+	limit             int // deepest nesting allowed; 0 means maxDepth
 	depth             int
 	inString, escaped bool
+}
+
+func (sc *scanner) max() int {
+	if sc.limit > 0 {
+		return sc.limit
+	}
+	return maxDepth
 }
 
 // feed scans the next piece and reports the state after it.
@@ -301,7 +326,7 @@ func (sc *scanner) feed(data []byte) scanState {
 			sc.inString = true
 		case '{', '[':
 			sc.depth++
-			if sc.depth > maxDepth {
+			if sc.depth > sc.max() {
 				return scanTooDeep
 			}
 		case '}', ']':

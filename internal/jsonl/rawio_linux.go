@@ -7,14 +7,13 @@ import (
 	"io"
 	"os"
 	"syscall"
-	"time"
 	"unsafe"
 )
 
-// rawPipe returns a reader or writer for f that moves bytes with raw
-// read(2) and write(2) calls, when f is a non-blocking file in the
-// runtime's poller (the pipes os/exec and os.Pipe make, and the stdin
-// that [Stdin] returns); otherwise nil.
+// rawRead and rawWrite return a reader or writer for f that moves bytes
+// with raw read(2) and write(2) calls. f must be a non-blocking file in the
+// runtime's poller (inPoller: the pipes os/exec and os.Pipe make, and the
+// files [Stdin] and [Stdout] return); nil when f has no raw descriptor.
 //
 // Why: each os.File read or write is a system call the runtime brackets
 // with entersyscall/exitsyscall, and when every processor was idle (a
@@ -24,24 +23,20 @@ import (
 // so the bracketing buys nothing, and the wake-up costs a context switch
 // on a machine whose other core is running the server. The files' own
 // poller still does the waiting, so Close and deadlines behave as before.
-func rawPipe(f *os.File, write bool) any {
-	var err error
-	if write {
-		err = f.SetWriteDeadline(time.Time{})
-	} else {
-		err = f.SetReadDeadline(time.Time{})
-	}
-	if err != nil { // not in the poller: blocking I/O, keep the os.File
-		return nil
-	}
+func rawRead(f *os.File) io.Reader {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return nil
 	}
-	if write {
-		return rawWriter{f, rc}
-	}
 	return rawReader{f, rc}
+}
+
+func rawWrite(f *os.File) io.Writer {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return rawWriter{f, rc}
 }
 
 type rawReader struct {

@@ -19,9 +19,11 @@ func rawPipes(t *testing.T) (r, w *os.File, rr io.Reader, rw io.Writer) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close(); w.Close() })
-	rr, ok1 := rawPipe(r, false).(io.Reader)
-	rw, ok2 := rawPipe(w, true).(io.Writer)
-	if !ok1 || !ok2 {
+	if !inPoller(r, false) || !inPoller(w, true) {
+		t.Fatal("os.Pipe's files should be in the poller")
+	}
+	rr, rw = rawRead(r), rawWrite(w)
+	if rr == nil || rw == nil {
 		t.Fatal("os.Pipe's files should take the raw path")
 	}
 	return r, w, rr, rw

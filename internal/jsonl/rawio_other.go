@@ -2,7 +2,13 @@
 
 package jsonl
 
-import "os"
+import (
+	"io"
+	"os"
+)
 
-// rawPipe is Linux-only (see rawio_linux.go); elsewhere the os.File is used.
-func rawPipe(*os.File, bool) any { return nil }
+// rawRead and rawWrite are Linux-only (see rawio_linux.go); elsewhere the
+// os.File is used.
+func rawRead(*os.File) io.Reader { return nil }
+
+func rawWrite(*os.File) io.Writer { return nil }

@@ -5,7 +5,6 @@ package jsonl
 import (
 	"os"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,7 +22,7 @@ import (
 // the mode belongs to the pipe, not to one descriptor, and a plain
 // blocking read would fail with EAGAIN.
 func Stdin() (f *os.File, restore func()) {
-	return pollableDup(os.Stdin, syscall.Stdin, "/dev/stdin", func(f *os.File) error { return f.SetReadDeadline(time.Time{}) })
+	return pollableDup(os.Stdin, syscall.Stdin, "/dev/stdin", false)
 }
 
 // Stdout is [Stdin] for standard output: a close-on-exec, non-blocking
@@ -33,13 +32,14 @@ func Stdin() (f *os.File, restore func()) {
 // the returned file is in use: a plain write to fd 1 could fail with
 // EAGAIN when the pipe is full.
 func Stdout() (f *os.File, restore func()) {
-	return pollableDup(os.Stdout, syscall.Stdout, "/dev/stdout", func(f *os.File) error { return f.SetWriteDeadline(time.Time{}) })
+	return pollableDup(os.Stdout, syscall.Stdout, "/dev/stdout", true)
 }
 
 // pollableDup duplicates std, descriptor num, when it is a pipe or a
-// socket, in non-blocking mode; inPoller tells whether the runtime took
-// the duplicate into its poller. (std.Fd would switch std to blocking.)
-func pollableDup(std *os.File, num int, name string, inPoller func(*os.File) error) (f *os.File, restore func()) {
+// socket, in non-blocking mode, for writing or reading, if the runtime
+// takes the duplicate into its poller. (std.Fd would switch std to
+// blocking.)
+func pollableDup(std *os.File, num int, name string, write bool) (f *os.File, restore func()) {
 	fi, err := std.Stat()
 	if err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
 		return std, func() {}
@@ -54,7 +54,7 @@ func pollableDup(std *os.File, num int, name string, inPoller func(*os.File) err
 	}
 	restore = func() { syscall.SetNonblock(num, false) }
 	f = os.NewFile(uintptr(fd), name)
-	if inPoller(f) != nil {
+	if !inPoller(f, write) {
 		f.Close()
 		restore()
 		return std, func() {}
