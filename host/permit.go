@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	sjson "github.com/segmentio/encoding/json"
 
+	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 	"github.com/switchboard-mcp/switchboard/policy"
 )
 
@@ -200,7 +201,7 @@ const argsParseFlags = sjson.UseNumber
 // json.Marshal; FuzzPermitArgs checks that the map and the bytes are
 // those encoding/json gives.
 func permitArgs(raw []byte) (map[string]any, json.RawMessage) {
-	if len(raw) > maxArgsDepth && tooDeep(raw) {
+	if len(raw) > maxArgsDepth && jsonl.NestsDeeper(raw, maxArgsDepth) {
 		return nil, raw // encoding/json refuses it: no named arguments
 	}
 	// Made here: for a nil map, the parser makes one sized for 64 keys.
@@ -218,34 +219,6 @@ func permitArgs(raw []byte) (map[string]any, json.RawMessage) {
 // maxArgsDepth is encoding/json's limit on nesting, which segmentio's
 // parser does not have.
 const maxArgsDepth = 10000
-
-// tooDeep reports whether the JSON raw (valid JSON) nests objects and
-// arrays more than maxArgsDepth deep.
-func tooDeep(raw []byte) bool {
-	depth, inString, escaped := 0, false, false
-	for _, b := range raw {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-		case b == '"':
-			inString = true
-		case b == '{' || b == '[':
-			if depth++; depth > maxArgsDepth {
-				return true
-			}
-		case b == '}' || b == ']':
-			depth--
-		}
-	}
-	return false
-}
 
 // argsJSON returns the JSON of a call's arguments. Valid JSON handed in as
 // json.RawMessage (as the gateway relays it) is used as it is: json.Marshal
