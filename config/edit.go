@@ -197,7 +197,7 @@ func editFile(path string, fileMode, dirMode fs.FileMode, edit func(v *hujson.Va
 	}
 	v, err := hujson.Parse(text)
 	if err != nil {
-		return parseDiagnostic(path, err)
+		return ParseDiagnostic(path, err)
 	}
 	if _, ok := v.Value.(*hujson.Object); !ok {
 		return Diagnostic{
@@ -311,9 +311,9 @@ var hujsonPosRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^hujson: line (\d+), column (\d+): (.*)$`)
 })
 
-// parseDiagnostic turns a hujson parse error into a Diagnostic naming the
-// file, line and column.
-func parseDiagnostic(path string, err error) Diagnostic {
+// ParseDiagnostic turns an error of hujson.Parse on the file at path into a
+// Diagnostic naming the file, line and column.
+func ParseDiagnostic(path string, err error) Diagnostic {
 	d := Diagnostic{
 		Severity: SeverityError,
 		Position: Position{File: path},
@@ -728,7 +728,7 @@ func parseExisting(path string) (*hujson.Value, error) {
 	}
 	v, err := hujson.Parse(src)
 	if err != nil {
-		return nil, parseDiagnostic(path, err)
+		return nil, ParseDiagnostic(path, err)
 	}
 	return &v, nil
 }

@@ -271,11 +271,9 @@ func readImportFile(path, from string) ([]importEntry, error) {
 	}
 	v, err := hujson.Parse(data)
 	if err != nil {
-		msg := err.Error()
-		if m := parsePosRE().FindStringSubmatch(msg); m != nil {
-			msg = fmt.Sprintf("%s:%s:%s: invalid JSONC: %s", path, m[1], m[2], m[3])
-		} else {
-			msg = path + ": " + msg
+		msg := path + ": " + err.Error()
+		if d := config.ParseDiagnostic(path, err); d.Line > 0 {
+			msg = d.Position.String() + ": " + d.Message
 		}
 		return nil, ConfigErr(errors.New(msg), "fix the file, or point --file at a good copy")
 	}
@@ -313,7 +311,6 @@ func readImportFile(path, from string) ([]importEntry, error) {
 // Compiled on first use: every run of the binary (supervisors and test
 // servers too) links this package, few of them import anything.
 var (
-	parsePosRE = lazyRegexp(`^hujson: line (\d+), column (\d+): (.*)$`)
 	// placeholderRE matches ${…} in JSON text.
 	placeholderRE = lazyRegexp(`\$\{([^}]*)\}`)
 	ourVarRE      = lazyRegexp(`^[A-Z_][A-Z0-9_]*(:-.*)?$`)
