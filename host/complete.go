@@ -31,11 +31,7 @@ func (h *Host) Complete(ctx context.Context, serverName string, ref *mcp.Complet
 	if ref == nil || arg == "" {
 		return nil, fmt.Errorf("complete: a reference and an argument name are required")
 	}
-	s, err := h.server(serverName)
-	if err != nil {
-		return nil, err
-	}
-	c, err := s.live(ctx)
+	s, c, err := h.liveServer(ctx, serverName)
 	if err != nil {
 		return nil, err
 	}

@@ -147,11 +147,7 @@ func gather[T, O any](ctx context.Context, h *Host, cache func(*server) *listCac
 
 // GetPrompt renders one prompt of one server with its arguments.
 func (h *Host) GetPrompt(ctx context.Context, serverName, prompt string, args map[string]string) (*mcp.GetPromptResult, error) {
-	s, err := h.server(serverName)
-	if err != nil {
-		return nil, err
-	}
-	c, err := s.live(ctx)
+	s, c, err := h.liveServer(ctx, serverName)
 	if err != nil {
 		return nil, err
 	}
@@ -163,11 +159,7 @@ func (h *Host) GetPrompt(ctx context.Context, serverName, prompt string, args ma
 // ReadResource reads one resource of one server: a URI it lists, or one
 // built from one of its ResourceTemplates.
 func (h *Host) ReadResource(ctx context.Context, serverName, uri string) (*mcp.ReadResourceResult, error) {
-	s, err := h.server(serverName)
-	if err != nil {
-		return nil, err
-	}
-	c, err := s.live(ctx)
+	s, c, err := h.liveServer(ctx, serverName)
 	if err != nil {
 		return nil, err
 	}

@@ -361,6 +361,20 @@ func (s *server) waitSettled(ctx context.Context) bool {
 	}
 }
 
+// liveServer is the named server and its connection, once connected
+// (live waits for it).
+func (h *Host) liveServer(ctx context.Context, name string) (*server, *conn, error) {
+	s, err := h.server(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := s.live(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, c, nil
+}
+
 // live returns the current connection, waiting (bounded by ctx) while the
 // server is connecting.
 func (s *server) live(ctx context.Context) (*conn, error) {

@@ -58,11 +58,7 @@ type LoadedSkill struct {
 // (SEP-2640); nil when it does not. It reads no skill file: files are
 // retrieved only when a skill is loaded (LoadSkill).
 func (h *Host) Skills(ctx context.Context, serverName string) ([]Skill, error) {
-	s, err := h.server(serverName)
-	if err != nil {
-		return nil, err
-	}
-	c, err := s.live(ctx)
+	s, c, err := h.liveServer(ctx, serverName)
 	if err != nil {
 		return nil, err
 	}
