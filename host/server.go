@@ -206,6 +206,12 @@ func (s *server) run(ctx context.Context) {
 		case <-c.done:
 		}
 		why := c.dropReason()
+		if ctx.Err() == nil {
+			// Connecting before the connection is dropped: a call that
+			// finds no connection then waits for the reconnect, instead
+			// of failing with "srv is connected" in between.
+			s.setState(StateConnecting, "connection lost ("+why+")")
+		}
 		s.dropConn(c)
 		if ctx.Err() != nil {
 			return
