@@ -58,16 +58,7 @@ func dpopLoginOver(t *testing.T, typ config.Type, expiresIn int, logs *syncBuffe
 func storedKeyD(t *testing.T, dir, name string) string {
 	t.Helper()
 	file := host.DPoPKeyFile(dir, name)
-	fi, err := os.Stat(file)
-	if err != nil {
-		t.Fatalf("DPoP key file: %v", err)
-	}
-	if fi.Mode().Perm() != 0o600 {
-		t.Errorf("key file mode = %v, want 0600", fi.Mode().Perm())
-	}
-	if di, _ := os.Stat(dir); di.Mode().Perm() != 0o700 {
-		t.Errorf("token dir mode = %v, want 0700", di.Mode().Perm())
-	}
+	checkStoreModes(t, dir, file, "DPoP key file")
 	data, _ := os.ReadFile(file)
 	var kf struct {
 		JWK struct{ D string } `json:"jwk"`

@@ -33,16 +33,7 @@ func TestOAuthLoginStoresTokensAndReusesThem(t *testing.T) {
 			}
 			h.Close()
 			file := host.TokenFile(dir, name)
-			fi, err := os.Stat(file)
-			if err != nil {
-				t.Fatalf("token file: %v", err)
-			}
-			if fi.Mode().Perm() != 0o600 {
-				t.Errorf("token file mode = %v, want 0600", fi.Mode().Perm())
-			}
-			if di, _ := os.Stat(dir); di.Mode().Perm() != 0o700 {
-				t.Errorf("token dir mode = %v, want 0700", di.Mode().Perm())
-			}
+			checkStoreModes(t, dir, file, "token file")
 			before, _, _ := srv.Counts()
 
 			// A later run that cannot ask anyone uses the stored token.
@@ -308,3 +299,19 @@ func TestOAuthTokenFileReadableByOthersIsNotUsed(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// checkStoreModes checks that file of the OAuth store (what names it) is
+// 0600 in a 0700 directory.
+func checkStoreModes(t *testing.T, dir, file, what string) {
+	t.Helper()
+	fi, err := os.Stat(file)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("%s mode = %v, want 0600", what, fi.Mode().Perm())
+	}
+	if di, _ := os.Stat(dir); di.Mode().Perm() != 0o700 {
+		t.Errorf("token dir mode = %v, want 0700", di.Mode().Perm())
+	}
+}
