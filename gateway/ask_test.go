@@ -152,18 +152,8 @@ func TestPermissionQuestionRedactsSecrets(t *testing.T) {
 // An upstream server's elicitation during a call reaches the calling
 // client (here on protocol 2025-11-25, which takes elicitation/create).
 func TestUpstreamElicitationReachesCaller(t *testing.T) {
-	var asked []string
-	var mu sync.Mutex
-	client := &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
-		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			mu.Lock()
-			asked = append(asked, req.Params.Message)
-			mu.Unlock()
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "teal"}}, nil
-		},
-	}
-	f := startWith(t, fixtureOpts{client: client, prompter: gateway.Prompter{}, protocol: "2025-11-25"}, nil, stdio("alpha", "echo"))
+	a := &answering{answer: func(string) *mcp.ElicitResult { return accept("answer", "teal") }}
+	f := startWith(t, fixtureOpts{client: a.options(), prompter: gateway.Prompter{}, protocol: "2025-11-25"}, nil, stdio("alpha", "echo"))
 	ctx := ctxFor(t, 30*time.Second)
 	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__alpha__ask", Arguments: map[string]any{"question": "Colour?"}})
 	if err != nil {
@@ -172,9 +162,7 @@ func TestUpstreamElicitationReachesCaller(t *testing.T) {
 	if got := textOf(t, res); res.IsError || !strings.Contains(got, "answer: teal") {
 		t.Errorf("ask through the gateway: isError %v, %q", res.IsError, got)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(asked) != 1 || asked[0] != "Colour?" {
+	if asked := a.messages(); len(asked) != 1 || asked[0] != "Colour?" {
 		t.Errorf("client was asked %q", asked)
 	}
 }

@@ -20,18 +20,8 @@ import (
 func TestLegacyUpstreamQuestionReachesCaller(t *testing.T) {
 	for _, protocol := range []string{"2025-11-25", ""} {
 		t.Run("client="+protocol, func(t *testing.T) {
-			var mu sync.Mutex
-			var asked []string
-			client := &mcp.ClientOptions{
-				Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
-				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-					mu.Lock()
-					asked = append(asked, req.Params.Message)
-					mu.Unlock()
-					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "teal"}}, nil
-				},
-			}
-			f := startWith(t, fixtureOpts{client: client, prompter: gateway.Prompter{}, protocol: protocol, pipe: true},
+			a := &answering{answer: func(string) *mcp.ElicitResult { return accept("answer", "teal") }}
+			f := startWith(t, fixtureOpts{client: a.options(), prompter: gateway.Prompter{}, protocol: protocol, pipe: true},
 				nil, stdio("alpha", "elicit", "-protocol", "2025-11-25"))
 			ctx := ctxFor(t, 30*time.Second)
 			res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__alpha__ask", Arguments: map[string]any{"question": "Colour?"}})
@@ -41,9 +31,7 @@ func TestLegacyUpstreamQuestionReachesCaller(t *testing.T) {
 			if got := textOf(t, res); res.IsError || !strings.Contains(got, "answer: teal") {
 				t.Errorf("ask through the gateway: isError %v, %q", res.IsError, got)
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if len(asked) != 1 || !strings.HasSuffix(asked[0], "Colour?") {
+			if asked := a.messages(); len(asked) != 1 || !strings.HasSuffix(asked[0], "Colour?") {
 				t.Errorf("client was asked %q, want the server's question once", asked)
 			}
 		})
