@@ -65,11 +65,29 @@ func stdinChild() int {
 		fmt.Println("close ended read: false")
 	}
 	restore()
-	var st syscall.Stat_t
-	fmt.Println("fd 0 open:", syscall.Fstat(0, &st) == nil)
-	fl, err := unix.FcntlInt(0, unix.F_GETFL, 0)
-	fmt.Println("fd 0 blocking:", err == nil && fl&unix.O_NONBLOCK == 0)
+	reportFd(os.Stdout, 0)
 	return 0
+}
+
+// reportFd says whether fd is still open and blocking again, for the test
+// that started this child.
+func reportFd(w io.Writer, fd int) {
+	var st syscall.Stat_t
+	fmt.Fprintf(w, "fd %d open: %v\n", fd, syscall.Fstat(fd, &st) == nil)
+	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	fmt.Fprintf(w, "fd %d blocking: %v\n", fd, err == nil && fl&unix.O_NONBLOCK == 0)
+}
+
+// child is this test binary run as the child named by env (TestMain).
+func child(t *testing.T, env string) *exec.Cmd {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, "-test.run", "^$")
+	cmd.Env = append(os.Environ(), env+"=1")
+	return cmd
 }
 
 // TestStdinPipe: a serve-like process whose stdin is a pipe reads it
@@ -77,12 +95,7 @@ func stdinChild() int {
 // peer), keeps fd 0 open after the connection closes (no later file can
 // take the number), and leaves the pipe blocking again.
 func TestStdinPipe(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(self, "-test.run", "^$")
-	cmd.Env = append(os.Environ(), stdinChildEnv+"=1")
+	cmd := child(t, stdinChildEnv)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -132,10 +145,7 @@ func stdoutChild() int {
 	}
 	conn.Close()
 	restore()
-	var st syscall.Stat_t
-	fmt.Fprintln(os.Stderr, "fd 1 open:", syscall.Fstat(1, &st) == nil)
-	fl, err := unix.FcntlInt(1, unix.F_GETFL, 0)
-	fmt.Fprintln(os.Stderr, "fd 1 blocking:", err == nil && fl&unix.O_NONBLOCK == 0)
+	reportFd(os.Stderr, 1)
 	return 0
 }
 
@@ -144,12 +154,7 @@ func stdoutChild() int {
 // message is larger than the pipe and the reader is slow to start, and
 // leaves fd 1 open and blocking again.
 func TestStdoutPipe(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(self, "-test.run", "^$")
-	cmd.Env = append(os.Environ(), stdoutChildEnv+"=1")
+	cmd := child(t, stdoutChildEnv)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
