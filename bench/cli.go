@@ -83,28 +83,16 @@ func env(home string, extra ...string) []string {
 // status runs `switchboard status --json` on servers and returns the run
 // and how many servers ended connected.
 func (b *bench) status(cfg map[string]stdioServer, extra ...string) (measured, int, error) {
-	home, work, err := b.sandbox("switchboard")
+	m, err := b.runOn(cfg, "switchboard", "switchboard status", func(file string) (string, []string) {
+		return b.sb, append([]string{"status", "--json", "--strict-mcp-config", "--mcp-config", file}, extra...)
+	})
 	if err != nil {
-		return measured{}, 0, err
+		return m, 0, err
 	}
-	file := filepath.Join(work, "servers.json")
-	if err := writeJSON(file, map[string]any{"mcpServers": cfg}); err != nil {
-		return measured{}, 0, err
-	}
-	args := append([]string{"status", "--json", "--strict-mcp-config", "--mcp-config", file}, extra...)
-	cmd := exec.Command(b.sb, args...)
-	cmd.Dir, cmd.Env = work, env(home)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	m, err := measure(cmd, 2*time.Minute)
-	if err != nil {
-		return m, 0, fmt.Errorf("switchboard status: %v\n%s", err, lastLines(errb.String(), 5))
-	}
-	m.out = out.Bytes()
 	var rep struct {
 		Servers []struct{ Name, State string } `json:"servers"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+	if err := json.Unmarshal(m.out, &rep); err != nil {
 		return m, 0, fmt.Errorf("switchboard status --json: %v", err)
 	}
 	n := 0
@@ -114,6 +102,31 @@ func (b *bench) status(cfg map[string]stdioServer, extra ...string) (measured, i
 		}
 	}
 	return m, n, nil
+}
+
+// runOn runs the command that command(file) gives, file being the
+// servers.json of cfg in a fresh sandbox named name, and measures it; its
+// stdout is in m.out. what names it in errors, with the end of its stderr.
+func (b *bench) runOn(cfg map[string]stdioServer, name, what string, command func(file string) (string, []string)) (measured, error) {
+	home, work, err := b.sandbox(name)
+	if err != nil {
+		return measured{}, err
+	}
+	file := filepath.Join(work, "servers.json")
+	if err := writeJSON(file, map[string]any{"mcpServers": cfg}); err != nil {
+		return measured{}, err
+	}
+	bin, args := command(file)
+	cmd := exec.Command(bin, args...)
+	cmd.Dir, cmd.Env = work, env(home)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	m, err := measure(cmd, 2*time.Minute)
+	if err != nil {
+		return m, fmt.Errorf("%s: %v\n%s", what, err, lastLines(errb.String(), 10))
+	}
+	m.out = out.Bytes()
+	return m, nil
 }
 
 func writeJSON(file string, v any) error {

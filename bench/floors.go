@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"sort"
@@ -245,26 +243,15 @@ func (b *bench) sdkRelayCommand(variant string, t target) (string, []string) {
 // sdkFanout runs the SDK-only fan-out on servers, measured as status is,
 // and returns the run and how many servers it connected.
 func (b *bench) sdkFanout(cfg map[string]stdioServer) (measured, int, error) {
-	home, work, err := b.sandbox("sdk-fanout")
+	m, err := b.runOn(cfg, "sdk-fanout", "SDK-only fan-out", func(file string) (string, []string) {
+		return b.self, []string{sdkFanoutArg, file}
+	})
 	if err != nil {
-		return measured{}, 0, err
+		return m, 0, err
 	}
-	file := filepath.Join(work, "servers.json")
-	if err := writeJSON(file, map[string]any{"mcpServers": cfg}); err != nil {
-		return measured{}, 0, err
-	}
-	cmd := exec.Command(b.self, sdkFanoutArg, file)
-	cmd.Dir, cmd.Env = work, env(home)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	m, err := measure(cmd, 2*time.Minute)
-	if err != nil {
-		return m, 0, fmt.Errorf("SDK-only fan-out: %v\n%s", err, lastLines(errb.String(), 10))
-	}
-	m.out = out.Bytes()
 	var res fanoutResult
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
-		return m, 0, fmt.Errorf("SDK-only fan-out printed %q: %v", lastLines(out.String(), 3), err)
+	if err := json.Unmarshal(m.out, &res); err != nil {
+		return m, 0, fmt.Errorf("SDK-only fan-out printed %q: %v", lastLines(string(m.out), 3), err)
 	}
 	return m, res.Connected, nil
 }
