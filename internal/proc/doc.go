@@ -29,25 +29,40 @@
 // are orphaned to init and survive unless they exit on their own (for
 // instance on stdin EOF). macOS has no parent-death signal at all.
 //
-// Supervised mode closes that gap. The host re-executes itself as a small
-// supervisor (SupervisorCommand; the program's main must call
-// MaybeRunSupervisor first), which sits between host and server:
+// Supervised mode closes that gap. The host re-executes itself once as a
+// small supervisor (SupervisorCommand; the program's main must call
+// MaybeRunSupervisor first), which starts every supervised server of that
+// host and sits between host and servers:
 //
-//	host ──(pipes)── supervisor ── server (own process group) ── children…
+//	host ──(socket)── supervisor ─┬─ server (own process group) ── children…
+//	  └───────(pipes)─────────────┘  server …
 //
-// The supervisor passes its stdin, stdout and stderr to the server
-// unchanged (no copying, no added latency), reports the server's pid to the
-// host on a control pipe, and then drops its own stdin and stdout, so the
-// server's death is EOF to the host at once. It adds about 3 ms to a spawn. On Linux it gets Pdeathsig=SIGTERM, which it
-// catches, and it makes itself a child subreaper (PR_SET_CHILD_SUBREAPER),
-// so every descendant orphaned below it, even one that left the group with
-// setsid, is reparented to it instead of to init. It also polls getppid,
-// the only sign of the host's death on macOS. When the server exits, or the
-// host dies, it sends SIGTERM to the server's group, then SIGKILL, kills
-// every remaining descendant it can find in /proc, reaps them, and exits
-// with the server's status (or dies by the same signal), so the host's
-// ExitErr reads as without it. Close and Kill also signal the server's group
-// directly, so a wedged supervisor cannot keep the server alive.
+// The host makes each server's pipes and hands the server's ends to the
+// supervisor over a Unix socket (SCM_RIGHTS); the supervisor forks and
+// execs the server with them and drops its copies, so the server alone
+// holds them (no copying, no added latency) and its death is EOF to the
+// host at once. One supervisor costs about 3 ms of CPU to start, once per
+// host instead of once per server. It adds TagEnv to each server's
+// environment, a tag unique to that server that its descendants inherit.
+//
+// On Linux the supervisor is a child subreaper (PR_SET_CHILD_SUBREAPER),
+// so every descendant orphaned below it, even one that left its server's
+// group with setsid, is reparented to it instead of to init. When a server
+// exits, the supervisor sends SIGTERM to what is left of its group and to
+// the orphans whose tag is that server's (or a server's already gone),
+// SIGKILL after a grace period, reaps them all, and only then reports the
+// exit to the host, with the server's own wait status (ExitError). An
+// orphan that cleared its tag cannot be attributed: it is killed once no
+// server of the host is left, or when the host dies.
+//
+// The supervisor learns of the host's death from the socket's EOF, from
+// Pdeathsig=SIGTERM on Linux, and by polling getppid (the only sign on
+// macOS). Then it sends SIGTERM to every server's group, SIGKILL after a
+// grace period, kills every remaining descendant it can find in /proc,
+// and exits. Close and Kill signal a server's group directly, so a wedged
+// supervisor cannot keep a server alive; should the supervisor itself be
+// killed, its servers get SIGKILL (their Pdeathsig), their exit error is
+// the supervisor's death, and the next Start launches a new one.
 //
 // What remains uncovered: in plain mode, descendants of the server after the
 // host's SIGKILL, and descendants that leave the server's group; on macOS,

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
 )
 
@@ -18,20 +19,27 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// runTestHost starts `sh -c $PROC_TEST_SCRIPT`, prints "ready PID" and
-// blocks until killed.
+// runTestHost starts `sh -c $PROC_TEST_SCRIPT` ($PROC_TEST_SERVERS times,
+// default once), prints "ready PID" (of the first) and blocks until killed.
 func runTestHost() {
-	p, err := Start(Spec{
-		Command:   "sh",
-		Args:      []string{"-c", os.Getenv("PROC_TEST_SCRIPT")},
-		Env:       testEnv(),
-		Supervise: os.Getenv("PROC_TEST_SUPERVISE") == "1",
-	})
-	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(1)
+	n, _ := strconv.Atoi(os.Getenv("PROC_TEST_SERVERS"))
+	first := 0
+	for range max(n, 1) {
+		p, err := Start(Spec{
+			Command:   "sh",
+			Args:      []string{"-c", os.Getenv("PROC_TEST_SCRIPT")},
+			Env:       testEnv(),
+			Supervise: os.Getenv("PROC_TEST_SUPERVISE") == "1",
+		})
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		if first == 0 {
+			first = p.Pid()
+		}
 	}
-	fmt.Println("ready", p.Pid())
+	fmt.Println("ready", first)
 	bufio.NewReader(os.Stdin).ReadString('\n') // the test never writes
 	select {}
 }

@@ -1,15 +1,12 @@
 package proc
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 )
@@ -47,8 +44,9 @@ const (
 
 // Process is a running server. Its methods are safe for concurrent use.
 type Process struct {
-	cmd        *exec.Cmd // the direct child: the supervisor, or the server itself
+	cmd        *exec.Cmd // the server, when started directly; nil under the supervisor
 	supervised bool
+	exitCh     chan error // under the supervisor: the server's exit, as it reported it
 	stdin      *os.File
 	stdout     *os.File
 	stderr     *os.File // read end, drained into ring
@@ -57,7 +55,7 @@ type Process struct {
 
 	mu     sync.Mutex
 	pid    int  // the server's pid, which is also its process group id
-	exited bool // set before the direct child is reaped; no signal may follow it
+	exited bool // set before the server is reaped (or once the supervisor reports it); no signal may follow it
 	sys    sysState
 
 	done    chan struct{}
@@ -94,8 +92,10 @@ func Start(spec Spec) (*Process, error) {
 	}
 
 	supPath, supArgs, supervised := supervisorFor(spec.Supervise)
+	p.supervised = supervised
+	var path string
 	if supervised {
-		path := name
+		path = name
 		if filepath.Base(name) == name {
 			lp, err := exec.LookPath(name)
 			if err != nil {
@@ -103,27 +103,21 @@ func Start(spec Spec) (*Process, error) {
 			}
 			path = lp
 		}
-		a := append(append([]string{}, supArgs...), strconv.Itoa(os.Getpid()), path, "--", name)
-		p.cmd = exec.Command(supPath, append(a, args...)...)
+		p.exitCh = make(chan error, 1)
 	} else {
 		p.cmd = exec.Command(name, args...)
+		p.cmd.Env = spec.Env
+		if p.cmd.Env == nil {
+			p.cmd.Env = []string{}
+		}
+		p.cmd.Dir = spec.Dir
 	}
-	p.supervised = supervised
-	p.cmd.Env = spec.Env
-	if p.cmd.Env == nil {
-		p.cmd.Env = []string{}
-	}
-	p.cmd.Dir = spec.Dir
 
 	// Our own pipes rather than exec's: with *os.File streams exec starts no
 	// copying goroutines, so Wait cannot hang on a grandchild holding a
 	// pipe, and stdout stays readable after the exit until drained.
-	n := 3
-	if supervised {
-		n = 4 // the control pipe, fd 3 in the supervisor
-	}
 	var parentEnds, childEnds []*os.File
-	for i := range n {
+	for i := range 3 {
 		r, w, err := os.Pipe()
 		if err != nil {
 			closeAll(parentEnds)
@@ -136,11 +130,28 @@ func Start(spec Spec) (*Process, error) {
 		parentEnds, childEnds = append(parentEnds, r), append(childEnds, w)
 	}
 	p.stdin, p.stdout, p.stderr = parentEnds[0], parentEnds[1], parentEnds[2]
-	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = childEnds[0], childEnds[1], childEnds[2]
+
 	if supervised {
-		p.cmd.ExtraFiles = childEnds[3:]
+		env := spec.Env
+		if env == nil {
+			env = []string{}
+		}
+		pid, err := startSupervised(p, supPath, supArgs, spawnReq{
+			Path: path, Argv: append([]string{name}, args...), Env: env, Dir: spec.Dir,
+		}, childEnds)
+		if err != nil {
+			closeAll(parentEnds)
+			return nil, fmt.Errorf("proc: starting %s: %w", spec.Command, err)
+		}
+		p.mu.Lock()
+		p.pid = pid
+		p.mu.Unlock()
+		go p.copyStderr()
+		go p.wait()
+		return p, nil
 	}
 
+	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = childEnds[0], childEnds[1], childEnds[2]
 	p.prepare()
 	err := p.spawn()
 	closeAll(childEnds)
@@ -150,26 +161,8 @@ func Start(spec Spec) (*Process, error) {
 	}
 	go p.copyStderr()
 	go p.wait()
-
-	if !supervised {
-		p.mu.Lock()
-		p.pid = p.cmd.Process.Pid
-		p.mu.Unlock()
-		return p, nil
-	}
-	pid, err := readControl(parentEnds[3])
-	parentEnds[3].Close()
-	if err != nil {
-		p.killDirect()
-		p.Close(0)
-		err = fmt.Errorf("proc: starting %s: %w", spec.Command, err)
-		if tail := p.StderrTail(5); len(tail) > 0 {
-			err = fmt.Errorf("%w; stderr: %s", err, strings.Join(tail, " | "))
-		}
-		return nil, err
-	}
 	p.mu.Lock()
-	p.pid = pid
+	p.pid = p.cmd.Process.Pid
 	p.mu.Unlock()
 	return p, nil
 }
@@ -178,26 +171,6 @@ func closeAll(fs []*os.File) {
 	for _, f := range fs {
 		f.Close()
 	}
-}
-
-// readControl reads the supervisor's one-line report: "pid N" once the
-// server runs, or "err MESSAGE" if it could not be started.
-func readControl(r *os.File) (int, error) {
-	r.SetReadDeadline(time.Now().Add(supervisorStartTimeout))
-	line, err := bufio.NewReader(io.LimitReader(r, 4096)).ReadString('\n')
-	line = strings.TrimSpace(line)
-	if msg, ok := strings.CutPrefix(line, "err "); ok {
-		return 0, errors.New(msg)
-	}
-	if s, ok := strings.CutPrefix(line, "pid "); ok {
-		if pid, perr := strconv.Atoi(s); perr == nil && pid > 1 {
-			return pid, nil
-		}
-	}
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return 0, fmt.Errorf("supervisor did not report within %v", supervisorStartTimeout)
-	}
-	return 0, fmt.Errorf("supervisor failed before starting the server (does main call proc.MaybeRunSupervisor?)")
 }
 
 func (p *Process) copyStderr() {

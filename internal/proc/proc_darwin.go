@@ -1,13 +1,21 @@
 package proc
 
-import "syscall"
+import (
+	"os/exec"
+	"syscall"
+)
 
 // macOS has no parent-death signal: the supervisor polls getppid instead.
 func setPdeathsig(*syscall.SysProcAttr, bool) {}
 
-func (p *Process) spawn() error { return p.cmd.Start() }
+func startCmd(cmd *exec.Cmd) error { return cmd.Start() }
+
+func (p *Process) spawn() error { return startCmd(p.cmd) }
 
 func (p *Process) waitOS() error {
+	if p.supervised {
+		return p.waitSupervised()
+	}
 	// No waitid(WNOWAIT) here: the pid is reaped before afterExit signals
 	// the group. The group only survives the leader if members remain, and
 	// then its id cannot be reused.
@@ -15,6 +23,5 @@ func (p *Process) waitOS() error {
 	p.mu.Lock()
 	p.afterExit()
 	p.mu.Unlock()
-	p.afterReap(err)
 	return err
 }

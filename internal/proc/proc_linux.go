@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"os/exec"
 	"runtime"
 	"sync"
 	"syscall"
@@ -25,22 +26,28 @@ func startSpawnThread() {
 	}()
 }
 
-func setPdeathsig(a *syscall.SysProcAttr, supervised bool) {
-	if supervised {
+func setPdeathsig(a *syscall.SysProcAttr, supervisor bool) {
+	if supervisor {
 		a.Pdeathsig = syscall.SIGTERM // catchable: the supervisor cleans up
 	} else {
 		a.Pdeathsig = syscall.SIGKILL // reaches only the server, not its children
 	}
 }
 
-func (p *Process) spawn() error {
+// startCmd starts cmd on the spawn thread.
+func startCmd(cmd *exec.Cmd) error {
 	spawnOnce.Do(startSpawnThread)
 	res := make(chan error, 1)
-	spawnThread <- func() { res <- p.cmd.Start() }
+	spawnThread <- func() { res <- cmd.Start() }
 	return <-res
 }
 
+func (p *Process) spawn() error { return startCmd(p.cmd) }
+
 func (p *Process) waitOS() error {
+	if p.supervised {
+		return p.waitSupervised()
+	}
 	// Wait for the exit without reaping, so the zombie keeps the pid and
 	// pgid reserved while afterExit signals the group.
 	var info unix.Siginfo
@@ -49,7 +56,5 @@ func (p *Process) waitOS() error {
 	p.mu.Lock()
 	p.afterExit()
 	p.mu.Unlock()
-	err := p.cmd.Wait()
-	p.afterReap(err)
-	return err
+	return p.cmd.Wait()
 }

@@ -4,55 +4,54 @@ package proc
 
 import (
 	"errors"
-	"os/exec"
+	"strconv"
 	"syscall"
+	"time"
 )
 
-type sysState struct{}
-
-// prepare puts the direct child in a process group of its own, so signals
-// reach whatever it spawns and a terminal's Ctrl-C reaches only the host.
-func (p *Process) prepare() {
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	setPdeathsig(p.cmd.SysProcAttr, p.supervised)
+// sysState is the supervisor a supervised server runs under.
+type sysState struct {
+	sup *supervisor
 }
 
-// signal delivers a shutdown step. Plain: to the server's group. Supervised:
-// SIGTERM goes to the supervisor, which forwards it to the server's group;
-// SIGKILL goes straight to the server's group (no need to trust a wedged
-// supervisor) and SIGUSR1 tells the supervisor to kill its leftovers now.
+// prepare puts a directly started server in a process group of its own, so
+// signals reach whatever it spawns and a terminal's Ctrl-C reaches only the
+// host.
+func (p *Process) prepare() {
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setPdeathsig(p.cmd.SysProcAttr, false)
+}
+
+// signal delivers a shutdown step to the server's process group: the host
+// signals it itself, supervised or not (no need to trust a wedged
+// supervisor). A SIGKILL also tells the supervisor to kill what the server
+// left at once, without the usual grace.
 func (p *Process) signal(k sigKind) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.exited {
 		return nil
 	}
-	child := p.cmd.Process.Pid
-	switch {
-	case !p.supervised && k == sigTerm:
-		return killGroup(child, syscall.SIGTERM)
-	case !p.supervised:
-		return killGroup(child, syscall.SIGKILL)
-	case k == sigTerm:
-		return ignoreGone(syscall.Kill(child, syscall.SIGTERM))
-	default:
-		return errors.Join(killGroup(p.pid, syscall.SIGKILL), ignoreGone(syscall.Kill(child, syscall.SIGUSR1)))
+	if k == sigTerm {
+		return killGroup(p.pid, syscall.SIGTERM)
 	}
+	err := killGroup(p.pid, syscall.SIGKILL)
+	if p.supervised {
+		p.sys.sup.send(frameKill, killReq{Pid: p.pid})
+	}
+	return err
 }
 
-// killDirect is the last resort: SIGKILL the direct child's group and the
-// server's group, supervisor or not.
+// killDirect is the last resort: SIGKILL the server's group again.
 func (p *Process) killDirect() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.exited {
-		return
+	if !p.exited {
+		killGroup(p.pid, syscall.SIGKILL)
 	}
-	killGroup(p.cmd.Process.Pid, syscall.SIGKILL)
-	killGroup(p.pid, syscall.SIGKILL)
 }
 
-// afterExit runs under p.mu once the direct child has exited.
+// afterExit runs under p.mu once the server has exited.
 func (p *Process) afterExit() {
 	p.exited = true
 	if !p.supervised {
@@ -62,19 +61,58 @@ func (p *Process) afterExit() {
 	}
 }
 
-// afterReap runs once the direct child has been reaped.
-func (p *Process) afterReap(err error) {
-	var ee *exec.ExitError
-	if p.supervised && errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
-			// The supervisor was killed (OOM killer, or our last resort)
-			// and may not have cleaned up; the server has Pdeathsig, its
-			// group may not.
-			p.mu.Lock()
-			killGroup(p.pid, syscall.SIGKILL)
-			p.mu.Unlock()
-		}
+// waitSupervised waits for the supervisor's report of the server's exit,
+// sent once it has also swept what the server left.
+func (p *Process) waitSupervised() error {
+	err := <-p.exitCh
+	p.mu.Lock()
+	p.afterExit()
+	p.mu.Unlock()
+	if errors.Is(err, errSupervisorGone) {
+		// Killed with its supervisor (Pdeathsig); now reparented, it is
+		// reaped elsewhere. Done waits, boundedly, until the group is gone.
+		waitGroupGone(p.pid, killWait)
 	}
+	return err
+}
+
+// ExitError is a supervised server's exit status, as the supervisor reaped
+// it. (A server started directly reports an *exec.ExitError.)
+type ExitError struct {
+	Status syscall.WaitStatus
+}
+
+func exitError(ws syscall.WaitStatus) error {
+	if ws.Exited() && ws.ExitStatus() == 0 {
+		return nil
+	}
+	return &ExitError{ws}
+}
+
+// Error reads as os.ProcessState's does: "exit status 1", "signal: killed".
+func (e *ExitError) Error() string {
+	switch ws := e.Status; {
+	case ws.Exited():
+		return "exit status " + strconv.Itoa(ws.ExitStatus())
+	case ws.Signaled():
+		s := "signal: " + ws.Signal().String()
+		if ws.CoreDump() {
+			s += " (core dumped)"
+		}
+		return s
+	}
+	return "wait status " + strconv.Itoa(int(e.Status))
+}
+
+// ExitCode is the exit code, or -1 if the server was killed by a signal.
+func (e *ExitError) ExitCode() int { return e.Status.ExitStatus() }
+
+// Signal is the signal that killed the server, or 0 if it exited.
+func (e *ExitError) Signal() syscall.Signal {
+	if e.Status.Signaled() {
+		return e.Status.Signal()
+	}
+	return 0
 }
 
 // killGroup signals process group pgid. It refuses pgid <= 1: kill(0) and
@@ -91,4 +129,13 @@ func ignoreGone(err error) error {
 		return nil
 	}
 	return err
+}
+
+// waitGroupGone polls until process group pgid has no member, or d passed.
+func waitGroupGone(pgid int, d time.Duration) {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if syscall.Kill(-pgid, 0) == syscall.ESRCH {
+			return
+		}
+	}
 }

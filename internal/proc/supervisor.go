@@ -15,7 +15,7 @@ var hooked atomic.Bool
 
 // SupervisorCommand says how to start the supervisor: a program whose main
 // calls MaybeRunSupervisor, and the arguments that make its os.Args[1] equal
-// SupervisorArg (the server's command line is appended after them). ok=false,
+// SupervisorArg (the host's pid is appended after them). ok=false,
 // or a nil SupervisorCommand, means "no supervisor": servers are started
 // directly. The default re-executes this program (os.Executable) and is
 // available only once MaybeRunSupervisor has been called in this process, so
@@ -37,8 +37,8 @@ func selfSupervisor() (string, []string, bool) {
 
 // MaybeRunSupervisor must be called first thing in main (and in TestMain of
 // tests that start supervised servers). If os.Args[1] is SupervisorArg, it
-// runs the supervisor and exits the process with the server's status;
-// otherwise it returns at once.
+// runs the supervisor, which serves its host until the host is gone, and
+// exits the process; otherwise it returns at once.
 func MaybeRunSupervisor() {
 	hooked.Store(true)
 	if len(os.Args) < 2 || os.Args[1] != SupervisorArg {
@@ -52,4 +52,24 @@ func supervisorFor(want bool) (string, []string, bool) {
 		return "", nil, false
 	}
 	return SupervisorCommand()
+}
+
+// The host and its supervisor (see runSupervisor, startSupervised) talk
+// over a Unix stream socket in these frames.
+const (
+	frameSpawn = 'S' // spawnReq, with stdin, stdout and stderr attached
+	frameKill  = 'K' // killReq: the server got SIGKILL, sweep its leftovers at once
+	maxFrame   = 16 << 20
+)
+
+type spawnReq struct {
+	ID   uint64   `json:"id"`
+	Path string   `json:"path"`
+	Argv []string `json:"argv"`
+	Env  []string `json:"env"`
+	Dir  string   `json:"dir,omitempty"`
+}
+
+type killReq struct {
+	Pid int `json:"pid"`
 }

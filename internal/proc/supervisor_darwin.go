@@ -1,6 +1,9 @@
 package proc
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+)
 
 // macOS has no child subreaper: a descendant that leaves the server's
 // process group and is orphaned goes to launchd, out of our reach.
@@ -8,22 +11,26 @@ func becomeSubreaper() error { return nil }
 
 func serverAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
-func waitServer(pid int) func() syscall.WaitStatus {
-	var ws syscall.WaitStatus
-	for {
-		_, err := syscall.Wait4(pid, &ws, 0, nil)
-		if err != syscall.EINTR {
-			return func() syscall.WaitStatus { return ws }
-		}
-	}
-}
-
-func reapChildren() {}
-
-// leftovers reports the group as a whole while it has members.
-func leftovers(pgid int) []int {
+// leftovers reports group pgid as a whole while it has members (as -pgid,
+// which the sweep signals as a group); no orphan is ever ours here.
+func (sv *supState) leftovers(pgid int, owned func(string) bool, since uint64) []int {
 	if pgid > 1 && syscall.Kill(-pgid, 0) == nil {
 		return []int{-pgid}
 	}
 	return nil
+}
+
+// socketPair is the host–supervisor socket, close-on-exec on both ends.
+// macOS has no SOCK_CLOEXEC: ForkLock keeps a concurrent fork from
+// inheriting them before the flag is set.
+func socketPair() (host, sup *os.File, err error) {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	syscall.CloseOnExec(fds[0])
+	syscall.CloseOnExec(fds[1])
+	return os.NewFile(uintptr(fds[0]), "supervisor"), os.NewFile(uintptr(fds[1]), "supervisor"), nil
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"strconv"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -19,89 +18,49 @@ func becomeSubreaper() error {
 }
 
 func serverAttr() *syscall.SysProcAttr {
-	// Should the supervisor itself be SIGKILLed, the server goes too.
+	// Should the supervisor itself be SIGKILLed, its servers go too.
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
-// waitServer blocks until the server has exited, reaping orphans reparented
-// to us meanwhile. The server's zombie is left for the returned func to reap,
-// so its pgid stays reserved until then.
-func waitServer(pid int) func() syscall.WaitStatus {
-	for {
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err == unix.EINTR {
-			continue
+// leftovers lists the live processes a sweep is to kill: the members of
+// group pgid, and the orphans below us that owned picks. An orphan is a
+// child of ours that is not a live server (orphans are reparented to us,
+// the subreaper), taken with everything below it; its owner is the TagEnv
+// value of its environment, or of the first process below it that has
+// one, or "" when none has. With owned nil, every process below us is
+// listed, servers included.
+//
+// Reading every process's stat file costs milliseconds, and a sweep runs at
+// every server's exit, so the common case is told without it: the group
+// is empty and every orphan (usually none) carries a tag owned rejects.
+// That look at the orphans may be one taken after since reaps (see
+// orphanView). Called under sv.mu.
+func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uint64) []int {
+	groupAlive := pgid > 1 && syscall.Kill(-pgid, 0) != syscall.ESRCH
+	if owned == nil {
+		if kids, ok := ownChildren(); ok && len(kids) == 0 {
+			return nil
 		}
-		who := siginfoPid(&info)
-		if err != nil || who == pid {
-			break
+	} else {
+		v := sv.orphans
+		if since == 0 || v == nil || v.reaps < since {
+			v = sv.lookAtOrphans()
 		}
-		var ws syscall.WaitStatus
-		syscall.Wait4(who, &ws, syscall.WNOHANG, nil)
-	}
-	return func() syscall.WaitStatus {
-		var ws syscall.WaitStatus
-		for {
-			_, err := syscall.Wait4(pid, &ws, 0, nil)
-			if err != syscall.EINTR {
-				return ws
-			}
+		clean := v.ok && !groupAlive
+		for _, tag := range v.tags {
+			// An untagged orphan's owner is found below it, by the full scan.
+			clean = clean && tag != "" && !owned(tag)
 		}
-	}
-}
-
-// siginfoPid reads si_pid, which x/sys/unix does not expose: it follows
-// three ints, aligned to the pointer size (the union holds pointers).
-func siginfoPid(info *unix.Siginfo) int {
-	const ptr = unsafe.Sizeof(uintptr(0))
-	const off = (12 + ptr - 1) &^ (ptr - 1)
-	return int(*(*int32)(unsafe.Add(unsafe.Pointer(info), off)))
-}
-
-// haveChildren reports whether this process has a child, live or not yet
-// reaped.
-func haveChildren() bool {
-	for {
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WSTOPPED|unix.WCONTINUED|unix.WNOHANG|unix.WNOWAIT, nil)
-		if err == unix.EINTR {
-			continue
-		}
-		return err != unix.ECHILD
-	}
-}
-
-func reapChildren() {
-	for {
-		var ws syscall.WaitStatus
-		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
-		if err == syscall.EINTR {
-			continue
-		}
-		if pid <= 0 || err != nil {
-			return
+		if clean {
+			return nil
 		}
 	}
-}
-
-// leftovers lists the live members of group pgid and every live descendant
-// of this process, from one scan of /proc. The common case, a server that
-// left nothing behind, is told by two system calls instead: no process is
-// in the group and we have no child (every descendant left is a child of
-// ours or of one, as orphans are reparented to us, the subreaper). Reading
-// every process's stat file cost each supervisor milliseconds of CPU at
-// exit, and a host starts one per server.
-func leftovers(pgid int) []int {
-	if syscall.Kill(-pgid, 0) == syscall.ESRCH && !haveChildren() {
-		return nil
-	}
+	children := map[int][]int{}
+	var out []int
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	children := map[int][]int{}
-	var out []int
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -116,17 +75,106 @@ func leftovers(pgid int) []int {
 			continue
 		}
 		children[ppid] = append(children[ppid], pid)
-		if pgrp == pgid {
+		if pgid > 1 && pgrp == pgid {
 			out = append(out, pid)
 		}
 	}
-	queue := children[os.Getpid()]
-	for len(queue) > 0 {
-		pid := queue[0]
-		queue = append(queue[1:], children[pid]...)
-		out = append(out, pid)
+	below := func(root int) []int {
+		tree := []int{root}
+		for i := 0; i < len(tree); i++ {
+			tree = append(tree, children[tree[i]]...)
+		}
+		return tree
+	}
+	for _, pid := range children[os.Getpid()] {
+		switch {
+		case owned == nil:
+			out = append(out, below(pid)...)
+		case sv.servers[pid] != nil:
+		default:
+			tree := below(pid)
+			owner := ""
+			for _, p := range tree {
+				if owner, _ = processTag(p); owner != "" {
+					break
+				}
+			}
+			if owned(owner) {
+				out = append(out, tree...)
+			}
+		}
 	}
 	return out
+}
+
+// lookAtOrphans takes and keeps a new orphanView. Called under sv.mu.
+func (sv *supState) lookAtOrphans() *orphanView {
+	v := &orphanView{reaps: sv.reaps}
+	var kids []int
+	kids, v.ok = ownChildren()
+	for _, pid := range kids {
+		if sv.servers[pid] == nil {
+			tag, _ := processTag(pid)
+			v.tags = append(v.tags, tag)
+		}
+	}
+	sv.orphans = v
+	return v
+}
+
+// ownChildren lists our children from /proc/self/task/TID/children (each
+// thread's own: a reparented orphan may be listed under any of them). ok
+// is false where the kernel does not offer those files.
+func ownChildren() (pids []int, ok bool) {
+	d, err := os.Open("/proc/self/task")
+	if err != nil {
+		return nil, false
+	}
+	tids, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil || len(tids) == 0 {
+		return nil, false
+	}
+	for _, tid := range tids {
+		b, err := os.ReadFile("/proc/self/task/" + tid + "/children")
+		if err != nil {
+			if os.IsNotExist(err) {
+				if _, serr := os.Stat("/proc/self/task/" + tid); serr == nil {
+					return nil, false // the kernel has no children files
+				}
+				continue // the thread exited
+			}
+			return nil, false
+		}
+		for _, f := range bytes.Fields(b) {
+			if pid, err := strconv.Atoi(string(f)); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids, true
+}
+
+// processTag reads TagEnv from the environment pid started with; "" if it
+// has none or the file cannot be read.
+func processTag(pid int) (string, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return "", err
+	}
+	return environTag(b), nil
+}
+
+// environTag finds TagEnv's value in an environ file (NUL-separated
+// KEY=VALUE entries, written by the process itself, so anything at all).
+func environTag(b []byte) string {
+	prefix := []byte(TagEnv + "=")
+	for kv := range bytes.SplitSeq(b, []byte{0}) {
+		if v, ok := bytes.CutPrefix(kv, prefix); ok {
+			return string(v)
+		}
+	}
+	return ""
 }
 
 // parseStat reads state, ppid and pgrp from /proc/PID/stat. The command
@@ -143,4 +191,13 @@ func parseStat(b []byte) (state byte, ppid, pgrp int, ok bool) {
 	ppid, err1 := strconv.Atoi(string(f[1]))
 	pgrp, err2 := strconv.Atoi(string(f[2]))
 	return f[0][0], ppid, pgrp, err1 == nil && err2 == nil
+}
+
+// socketPair is the host–supervisor socket, close-on-exec on both ends.
+func socketPair() (host, sup *os.File, err error) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return os.NewFile(uintptr(fds[0]), "supervisor"), os.NewFile(uintptr(fds[1]), "supervisor"), nil
 }

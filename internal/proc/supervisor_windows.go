@@ -14,3 +14,7 @@ func runSupervisor([]string) int {
 	fmt.Fprintln(os.Stderr, "switchboard supervisor: not used on Windows")
 	return 2
 }
+
+func startSupervised(*Process, string, []string, spawnReq, []*os.File) (int, error) {
+	return 0, fmt.Errorf("no supervisor on Windows")
+}

@@ -1,0 +1,190 @@
+package proc
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// supervisorsOf lists the children of pid that run as a supervisor.
+func supervisorsOf(pid int) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		k, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		_, state, ppid, ok := readProc(k)
+		if !ok || ppid != pid || state == 'Z' {
+			continue
+		}
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if strings.Contains(string(cmdline), "\x00"+SupervisorArg+"\x00") {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// Twenty servers started at once share one supervisor, their parent.
+func TestOneSupervisorForAll(t *testing.T) {
+	ps := make([]*Process, 20)
+	var wg sync.WaitGroup
+	for i := range ps {
+		wg.Go(func() { ps[i] = startSh(t, true, "exec cat") })
+	}
+	wg.Wait()
+	sup := SupervisorPid()
+	if got := supervisorsOf(os.Getpid()); len(got) != 1 || got[0] != sup {
+		t.Fatalf("supervisor processes %v, want exactly the one SupervisorPid names (%d)", got, sup)
+	}
+	for _, p := range ps {
+		if _, _, ppid, ok := readProc(p.Pid()); !ok || ppid != sup {
+			t.Errorf("server %d: parent %d, want the supervisor %d", p.Pid(), ppid, sup)
+		}
+	}
+	for _, p := range ps {
+		wg.Go(func() {
+			if err := p.Close(time.Second); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	within(t, 10*time.Second, "closing 20 servers", wg.Wait)
+	if kids := descendants(os.Getpid()); len(kids) > 0 {
+		t.Errorf("processes left: %v", kids)
+	}
+}
+
+// orphanOf starts a server that leaves an orphan at once: the subshell that
+// started it exits, so it is reparented to the supervisor. prefix runs the
+// orphan (env -u clears the tag). It returns the server and the orphan,
+// once the orphan is the supervisor's child.
+func orphanOf(t *testing.T, prefix string) (*Process, procInfo) {
+	t.Helper()
+	p := startSh(t, true, "("+prefix+"setsid sleep 1000 & echo $! >&2); exec sleep 1000")
+	pid, err := strconv.Atoi(waitStderr(t, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan, _, _, ok := readProc(pid)
+	if !ok {
+		t.Fatalf("orphan %d is not running", pid)
+	}
+	t.Cleanup(func() { killAll([]procInfo{orphan}) })
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, _, ppid, _ := readProc(pid); ppid == SupervisorPid() {
+			return p, orphan
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("orphan %v never became the supervisor's child", orphan)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// An orphan escaped from its server's group and its tree dies with its own
+// server, not with another: the supervisor knows whose it is by its tag.
+func TestOrphanDiesWithItsServer(t *testing.T) {
+	a, orphanA := orphanOf(t, "")
+	b, orphanB := orphanOf(t, "")
+	within(t, 10*time.Second, "closing a", func() { a.Close(200 * time.Millisecond) })
+	if left := waitGone([]procInfo{orphanA}, 0); len(left) > 0 {
+		t.Errorf("a's orphan %v outlived a's Done", left)
+	}
+	if !alive(orphanB) {
+		t.Fatalf("b's orphan %v died with a", orphanB)
+	}
+	select {
+	case <-b.Done():
+		t.Fatalf("b died with a: %v", b.ExitErr())
+	default:
+	}
+	within(t, 10*time.Second, "closing b", func() { b.Close(200 * time.Millisecond) })
+	if left := waitGone([]procInfo{orphanB}, 0); len(left) > 0 {
+		t.Errorf("b's orphan %v outlived b's Done", left)
+	}
+}
+
+// An orphan that cleared its tag cannot be told from a live server's, so it
+// is left while any server lives, and killed once none does.
+func TestUntaggedOrphanDiesWithTheLastServer(t *testing.T) {
+	a, orphan := orphanOf(t, "env -u "+TagEnv+" ")
+	if tag, _ := processTag(orphan.pid); tag != "" {
+		t.Fatalf("orphan still carries tag %q", tag)
+	}
+	other := startSh(t, true, "exec cat")
+	within(t, 10*time.Second, "closing a", func() { a.Close(200 * time.Millisecond) })
+	time.Sleep(leftoverGrace + 200*time.Millisecond)
+	if !alive(orphan) {
+		t.Fatalf("untagged orphan %v was killed while another server may own it", orphan)
+	}
+	within(t, 10*time.Second, "closing the other", func() { other.Close(time.Second) })
+	if left := waitGone([]procInfo{orphan}, 5*time.Second); len(left) > 0 {
+		t.Errorf("untagged orphan %v survived the last server", left)
+	}
+}
+
+// If the supervisor dies, its servers die with it and say so; the next
+// Start brings a new supervisor.
+func TestSupervisorKilled(t *testing.T) {
+	p1 := startSh(t, true, "exec cat")
+	p2 := startSh(t, true, "sleep 1000 & exec cat")
+	old := SupervisorPid()
+	tree := descendants(old)
+	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*Process{p1, p2} {
+		within(t, 10*time.Second, "Done", func() { <-p.Done() })
+		if err := p.ExitErr(); !errors.Is(err, errSupervisorGone) {
+			t.Errorf("ExitErr = %v, want %v", err, errSupervisorGone)
+		}
+	}
+	if left := waitGone(tree, 5*time.Second); len(left) > 0 {
+		t.Errorf("survived the supervisor: %v", left)
+	}
+	p3 := startSh(t, true, "exec cat")
+	if now := SupervisorPid(); now == old || now == 0 {
+		t.Errorf("supervisor %d after the old one (%d) died", now, old)
+	}
+	within(t, 10*time.Second, "Close", func() { p3.Close(time.Second) })
+	if err := p3.ExitErr(); err != nil {
+		t.Errorf("cat on stdin EOF: %v", err)
+	}
+}
+
+// A supervisor that cannot run fails Start with what it said.
+func TestSupervisorBroken(t *testing.T) {
+	if sup := SupervisorPid(); sup != 0 {
+		syscall.Kill(sup, syscall.SIGKILL)
+		deadline := time.Now().Add(10 * time.Second)
+		for SupervisorPid() != 0 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	old := SupervisorCommand
+	defer func() { SupervisorCommand = old }()
+	SupervisorCommand = func() (string, []string, bool) {
+		return "/bin/sh", []string{"-c", "echo cannot supervise >&2; exit 3", "sh"}, true
+	}
+	p, err := Start(Spec{Command: "cat", Env: testEnv(), Supervise: true})
+	if err == nil {
+		p.Close(0)
+		t.Fatal("Start succeeded under a broken supervisor")
+	}
+	for _, want := range []string{"cannot supervise", "exit status 3"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	SupervisorCommand = old
+	startSh(t, true, "exec cat").Close(time.Second)
+}

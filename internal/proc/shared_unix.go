@@ -1,0 +1,345 @@
+//go:build linux || darwin
+
+package proc
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// The host's end of the shared supervisor. One supervisor serves every
+// supervised server of a host process: the first supervised Start launches
+// it, and the next Start after it died launches another.
+//
+// The two talk over a Unix stream socket. The host sends frames: one kind
+// byte (the server's three std pipes ride on it as SCM_RIGHTS for a spawn),
+// a big-endian uint32 length and that much JSON. The supervisor answers
+// with JSON lines: a spawn's outcome, a server's exit once what it left is
+// swept. See runSupervisor for the other end.
+
+// event is one line from the supervisor: a spawn's outcome (ID set, then
+// Pid or Err) or a server's exit (Exit set, with its wait status).
+type event struct {
+	ID     uint64 `json:"id,omitempty"`
+	Pid    int    `json:"pid,omitempty"`
+	Err    string `json:"err,omitempty"`
+	Exit   int    `json:"exit,omitempty"`
+	Status uint32 `json:"status,omitempty"`
+}
+
+// supervisor is a running shared supervisor, seen from the host.
+// pendingSpawn is a Start waiting for the supervisor's answer.
+type pendingSpawn struct {
+	p  *Process
+	ch chan event
+}
+
+type supervisor struct {
+	cmd    *exec.Cmd
+	conn   *net.UnixConn
+	stderr *ring // the supervisor's own diagnostics, for error messages
+
+	wmu sync.Mutex // one frame at a time
+
+	mu      sync.Mutex
+	nextID  uint64
+	pending map[uint64]pendingSpawn // spawns awaiting their outcome
+	procs   map[int]*Process        // started servers, by pid, until their exit
+	dead    error                   // why the connection ended; nil while it lives
+	gone    chan struct{}           // closed once dead is set
+}
+
+var (
+	supMu  sync.Mutex
+	shared *supervisor
+)
+
+// errSupervisorGone is the exit error of a server whose supervisor died
+// first: the server was killed with it, and its real status is unknown.
+var errSupervisorGone = errors.New("the supervisor exited, so the server was killed")
+
+// sharedSupervisor returns the host's supervisor, launching it if there is
+// none or the last one died.
+func sharedSupervisor(path string, args []string) (*supervisor, error) {
+	supMu.Lock()
+	defer supMu.Unlock()
+	if s := shared; s != nil {
+		s.mu.Lock()
+		alive := s.dead == nil
+		s.mu.Unlock()
+		if alive {
+			return s, nil
+		}
+	}
+	s, err := launchSupervisor(path, args)
+	if err != nil {
+		return nil, err
+	}
+	shared = s
+	return s, nil
+}
+
+// SupervisorPid is the pid of the host's shared supervisor, or 0 when none
+// runs. Tests use it to tell the supervisor from a leftover.
+func SupervisorPid() int {
+	supMu.Lock()
+	defer supMu.Unlock()
+	if shared == nil {
+		return 0
+	}
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.dead != nil {
+		return 0
+	}
+	return shared.cmd.Process.Pid
+}
+
+func launchSupervisor(path string, args []string) (*supervisor, error) {
+	hostEnd, supEnd, err := socketPair()
+	if err != nil {
+		return nil, fmt.Errorf("supervisor socket: %w", err)
+	}
+	defer supEnd.Close()
+	c, err := net.FileConn(hostEnd)
+	hostEnd.Close()
+	if err != nil {
+		return nil, fmt.Errorf("supervisor socket: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	s := &supervisor{
+		conn:    c.(*net.UnixConn),
+		stderr:  newRing(4 << 10),
+		pending: map[uint64]pendingSpawn{},
+		procs:   map[int]*Process{},
+		gone:    make(chan struct{}),
+	}
+	s.cmd = exec.Command(path, append(append([]string{}, args...), strconv.Itoa(os.Getpid()))...)
+	s.cmd.Env = supervisorEnv()
+	s.cmd.Dir = "/" // pins no directory of the user's
+	s.cmd.Stderr = errW
+	s.cmd.ExtraFiles = []*os.File{supEnd} // fd 3
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setPdeathsig(s.cmd.SysProcAttr, true)
+	err = startCmd(s.cmd)
+	errW.Close()
+	if err != nil {
+		errR.Close()
+		c.Close()
+		return nil, fmt.Errorf("starting the supervisor: %w", err)
+	}
+	stderrDone := make(chan struct{})
+	go func() {
+		defer close(stderrDone)
+		defer errR.Close()
+		buf := make([]byte, 1024)
+		for {
+			n, err := errR.Read(buf)
+			s.stderr.Write(buf[:n])
+			if err != nil {
+				return
+			}
+		}
+	}()
+	go s.read(stderrDone)
+	return s, nil
+}
+
+// supervisorEnv is the supervisor's own environment: nothing of the host's
+// (it is our code and needs no PATH: the host resolves every command), one
+// P, and GORACE so that a race-enabled test binary does not sleep at exit.
+func supervisorEnv() []string {
+	env := []string{"GOMAXPROCS=1"}
+	if v, ok := os.LookupEnv("GORACE"); ok {
+		env = append(env, "GORACE="+v)
+	}
+	return env
+}
+
+// read dispatches the supervisor's events until the connection ends, then
+// fails everything that still depends on it.
+func (s *supervisor) read(stderrDone <-chan struct{}) {
+	r := bufio.NewReader(s.conn)
+	var err error
+	for {
+		var line []byte
+		line, err = r.ReadBytes('\n')
+		if err != nil {
+			break
+		}
+		var ev event
+		if json.Unmarshal(line, &ev) != nil {
+			err = fmt.Errorf("supervisor said %q", strings.TrimSpace(string(line)))
+			break
+		}
+		s.dispatch(ev)
+	}
+	s.conn.Close()
+	s.cmd.Wait()
+	t := time.NewTimer(time.Second)
+	select { // its last words, if any
+	case <-stderrDone:
+	case <-t.C:
+	}
+	t.Stop()
+	s.fail(err)
+}
+
+func (s *supervisor) dispatch(ev event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ev.Exit > 0 {
+		if p := s.procs[ev.Exit]; p != nil {
+			delete(s.procs, ev.Exit)
+			p.exitCh <- exitError(syscall.WaitStatus(ev.Status))
+		}
+		return
+	}
+	ps, ok := s.pending[ev.ID]
+	delete(s.pending, ev.ID)
+	switch {
+	case !ok && ev.Pid > 1: // Start gave up waiting: nobody would close this server
+		killGroup(ev.Pid, syscall.SIGKILL)
+	case !ok:
+	case ev.Pid > 1:
+		// Registered here, before the next line is read: the server's exit
+		// may be that line.
+		s.procs[ev.Pid] = ps.p
+		ps.ch <- ev
+	default:
+		ps.ch <- ev
+	}
+}
+
+// fail ends every spawn and server that depended on a supervisor that is
+// gone. Its servers had Pdeathsig=SIGKILL; their groups get one too.
+func (s *supervisor) fail(err error) {
+	msg := "the supervisor exited"
+	if err != nil && !errors.Is(err, net.ErrClosed) && err.Error() != "EOF" {
+		msg = fmt.Sprintf("the supervisor failed: %v", err)
+	}
+	if st := s.cmd.ProcessState; st != nil && !st.Success() {
+		msg += " (" + st.String() + ")"
+	}
+	if tail := s.stderr.tail(3); len(tail) > 0 {
+		msg += "; its stderr: " + strings.Join(tail, " | ")
+	}
+	s.mu.Lock()
+	s.dead = errors.New(msg)
+	pending, procs := s.pending, s.procs
+	s.pending, s.procs = nil, nil
+	s.mu.Unlock()
+	close(s.gone)
+	for _, ps := range pending {
+		ps.ch <- event{Err: msg}
+	}
+	for pid, p := range procs {
+		killGroup(pid, syscall.SIGKILL)
+		p.exitCh <- errSupervisorGone
+	}
+}
+
+// send writes one frame. files, if any, ride on its first byte.
+func (s *supervisor) send(kind byte, v any, files ...*os.File) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	frame := make([]byte, 5, 5+len(body))
+	frame[0] = kind
+	binary.BigEndian.PutUint32(frame[1:], uint32(len(body)))
+	frame = append(frame, body...)
+	var oob []byte
+	if len(files) > 0 {
+		fds := make([]int, len(files))
+		for i, f := range files {
+			fds[i] = int(f.Fd())
+		}
+		oob = syscall.UnixRights(fds...)
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	n, _, err := s.conn.WriteMsgUnix(frame, oob, nil)
+	if err == nil && n < len(frame) {
+		_, err = s.conn.Write(frame[n:])
+	}
+	return err
+}
+
+// startSupervised asks the shared supervisor to start the server path argv
+// with p's pipes, whose child ends are childEnds (closed here either way).
+func startSupervised(p *Process, supPath string, supArgs []string, req spawnReq, childEnds []*os.File) (int, error) {
+	defer closeAll(childEnds)
+	s, err := sharedSupervisor(supPath, supArgs)
+	if err != nil {
+		return 0, err
+	}
+	ch := make(chan event, 1)
+	s.mu.Lock()
+	if s.dead != nil {
+		err := s.dead
+		s.mu.Unlock()
+		return 0, err
+	}
+	s.nextID++
+	req.ID = s.nextID
+	s.pending[req.ID] = pendingSpawn{p, ch}
+	p.sys.sup = s
+	s.mu.Unlock()
+	if err := s.send(frameSpawn, req, childEnds...); err != nil {
+		s.forget(req.ID)
+		t := time.NewTimer(killWait)
+		defer t.Stop()
+		select {
+		case <-s.gone: // it died: say why rather than "broken pipe"
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return 0, s.dead
+		case <-t.C:
+			return 0, fmt.Errorf("asking the supervisor: %w", err)
+		}
+	}
+	closeAll(childEnds) // the server alone must hold them: its exit is EOF at once
+	t := time.NewTimer(supervisorStartTimeout)
+	defer t.Stop()
+	var ev event
+	select {
+	case ev = <-ch:
+	case <-t.C:
+		s.forget(req.ID)
+		select {
+		case ev = <-ch: // answered just in time
+		default:
+			return 0, fmt.Errorf("supervisor did not report within %v", supervisorStartTimeout)
+		}
+	}
+	if ev.Err != "" {
+		return 0, errors.New(ev.Err)
+	}
+	return ev.Pid, nil
+}
+
+// forget drops a spawn nobody waits for any more; dispatch kills the server
+// if it starts after all.
+func (s *supervisor) forget(id uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending != nil {
+		delete(s.pending, id)
+	}
+}
