@@ -50,6 +50,7 @@ func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	defer startCPUProfile()()
+	tuneOneShotRuntime(os.LookupEnv)
 	return Run(ctx, NewFactory(), os.Args[1:])
 }
 
