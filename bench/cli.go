@@ -219,7 +219,7 @@ func (b *bench) fanout() error {
 	}
 	tb.note("÷ floor is the median of the per-round ratios of status's wall time to the fan-out's.")
 	tb.note("Host CPU is the process's own utime+stime (/proc/<pid>/stat, 10 ms ticks) ÷ servers: spawning, handshakes, tools/list, the report, shutdown.")
-	tb.note("Supervisor+server CPU is what it reaped (cutime+cstime): for status the per-server supervisor processes and the servers, for the floor the servers alone.")
+	tb.note("Supervisor+server CPU is that of everything the command started, also what ends after it (the bench runs it under a subreaper): for status the supervisor and the servers, for the floor the servers alone.")
 	tb.note("Bare Go SDK fan-out (floor): this program in a hidden mode that reads the same server file, starts every server at once with mcp.CommandTransport,")
 	tb.note("  connects, lists each one's tools, closes them all and exits (no supervisor, no configuration, no policy): what a Go host without supervision reaches here.")
 	tb.print()

@@ -21,6 +21,7 @@ import (
 func TestMain(m *testing.M) {
 	testserver.MaybeRun()
 	maybeRunFloor()
+	maybeRunMeasured()
 	os.Exit(m.Run())
 }
 

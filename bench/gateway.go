@@ -71,7 +71,7 @@ func (b *bench) gateway() error {
 			return err
 		}
 		tput, p50, p99 = append(tput, t), append(p50, q50), append(p99, q99)
-		fmt.Fprintf(os.Stderr, "  round %d  RSS 1 server %.1f MiB, 20 servers %.1f MiB (supervisors' PSS %.1f MiB)  HTTP %.0f calls/s p50 %.0f µs p99 %.0f µs\n", r+1, one, twenty, sup, t, q50, q99)
+		fmt.Fprintf(os.Stderr, "  round %d  RSS 1 server %.1f MiB, 20 servers %.1f MiB (supervisor's PSS %.1f MiB)  HTTP %.0f calls/s p50 %.0f µs p99 %.0f µs\n", r+1, one, twenty, sup, t, q50, q99)
 	}
 	tb := &table{
 		title: fmt.Sprintf("Gateway (`switchboard serve`, medians of %d rounds)", b.rounds),
@@ -80,20 +80,20 @@ func (b *bench) gateway() error {
 	tb.add("serve --stdio RSS, 1 connected server (MiB)", median(rss1), "")
 	tb.add("serve --stdio RSS, 20 connected servers (MiB)", median(rss20), "≤ 40 MiB")
 	tb.add("per extra server (MiB)", (median(rss20)-median(rss1))/19, "report")
-	tb.add("its supervisor process, per server: PSS (MiB)", median(sup20)/20, "report")
+	tb.add("its supervisor process (one for all servers): PSS (MiB)", median(sup20), "report")
 	tb.add("serve --http, 16 concurrent clients: calls/s", median(tput), "report")
 	tb.add("serve --http, 16 concurrent clients: p50 µs", median(p50), "")
 	tb.add("serve --http, 16 concurrent clients: p99 µs", median(p99), "report")
 	tb.note("RSS is the serve process's VmRSS after a client listed every server's tools (servers and supervisors not counted).")
-	tb.note("Each stdio server runs under a supervisor process (internal/proc); its PSS (/proc/<pid>/smaps_rollup: private pages plus its share of the binary's pages) is counted apart.")
+	tb.note("The stdio servers run under one supervisor process (internal/proc); its PSS (/proc/<pid>/smaps_rollup: private pages plus its share of the binary's pages) is counted apart.")
 	tb.note("HTTP: %d Go SDK clients over Streamable HTTP on loopback, each making %d sequential echo calls to one Go echo server behind the gateway.", 16, max(b.n/4, 200))
 	tb.print()
 	return nil
 }
 
 // gatewayRSS starts `serve --stdio` on n fast servers, waits until a client
-// sees all their tools, and returns the serve process's RSS and the summed
-// PSS of its supervisor processes, in MiB.
+// sees all their tools, and returns the serve process's RSS and the PSS of
+// its children (its supervisor), in MiB.
 func (b *bench) gatewayRSS(n int) (float64, float64, error) {
 	args, home, err := b.serveArgs("gateway", servers("fast", n, b.sbServer("echo")))
 	if err != nil {

@@ -90,6 +90,7 @@ func main() {
 	testserver.MaybeRun()
 	maybeRunClient()
 	maybeRunFloor()
+	maybeRunMeasured()
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -180,7 +181,7 @@ func (b *bench) switchboard() (string, error) {
 	cmd := exec.Command("go", "build", "-o", out, "./cmd/switchboard")
 	cmd.Dir = b.root
 	// Built as the README installs it: a static binary, which every
-	// switchboard process (and each server's supervisor) starts sooner.
+	// switchboard process (and the servers' supervisor) starts sooner.
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b.cgo {
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=1")

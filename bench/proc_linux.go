@@ -4,14 +4,17 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
-	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // vmRSS returns the resident set size of process pid in KiB, or 0.
@@ -30,7 +33,7 @@ func vmRSS(pid int) int64 {
 }
 
 // childrenPSS sums the proportional set size (KiB) of the direct children
-// of pid: for serve, its supervisor processes.
+// of pid: for serve, its supervisor.
 func childrenPSS(pid int) int64 {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
@@ -72,40 +75,125 @@ func childrenPSS(pid int) int64 {
 // Linux this runs on).
 const clockTick = 10 * time.Millisecond
 
+// measureArg re-executes this program as the subreaper measure runs each
+// command under (runMeasured): then the CPU of every process the command
+// started is counted, also of those that end after it. switchboard's
+// supervisor, which reaps the servers, exits just after the host.
+const measureArg = "__bench-measure" // then the limit, the command's path and its args
+
 // measure runs cmd to its end (killing it after limit) and reports its wall
-// time and CPU time: its own (every thread of the process) and that of the
-// children it reaped (supervisors and servers). It catches the process as a
-// zombie (waitid with WNOWAIT) to read /proc/<pid>/stat before reaping it.
+// time and CPU time: its own (every thread of the process) and that of
+// everything it started (supervisor and servers), whether the command
+// reaped it or left it to end after itself.
 func measure(cmd *exec.Cmd, limit time.Duration) (measured, error) {
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	self, err := os.Executable()
+	if err != nil {
 		return measured{}, err
 	}
-	t := time.AfterFunc(limit, func() { cmd.Process.Kill() })
+	r, w, err := os.Pipe()
+	if err != nil {
+		return measured{}, err
+	}
+	defer r.Close()
+	wrapped := exec.Command(self, append([]string{measureArg, limit.String(), cmd.Path}, cmd.Args[1:]...)...)
+	wrapped.Dir, wrapped.Env = cmd.Dir, cmd.Env
+	wrapped.Stdin, wrapped.Stdout, wrapped.Stderr = cmd.Stdin, cmd.Stdout, cmd.Stderr
+	wrapped.ExtraFiles = []*os.File{w}
+	runErr := wrapped.Run()
+	w.Close()
+	var rep measureReport
+	if err := json.NewDecoder(r).Decode(&rep); err != nil {
+		return measured{}, fmt.Errorf("measuring %s: %v (%v)", cmd.Path, runErr, err)
+	}
+	m := measured{wall: rep.Wall, own: rep.Own, children: rep.Children}
+	if rep.Err != "" {
+		return m, errors.New(rep.Err)
+	}
+	return m, nil
+}
+
+// measureReport is what runMeasured writes on fd 3.
+type measureReport struct {
+	Wall, Own, Children time.Duration
+	Err                 string // the command's failure, if it failed
+}
+
+// maybeRunMeasured runs runMeasured and exits when this process was
+// started as measure's subreaper; otherwise it returns at once.
+func maybeRunMeasured() {
+	if len(os.Args) < 4 || os.Args[1] != measureArg {
+		return
+	}
+	rep := runMeasured(os.Args[2], os.Args[3], os.Args[4:])
+	out := os.NewFile(3, "report")
+	json.NewEncoder(out).Encode(rep)
+	out.Close()
+	os.Exit(0)
+}
+
+// runMeasured runs the command as a child subreaper: whatever the command
+// leaves behind is reparented here and reaped, so RUSAGE_CHILDREN at the
+// end holds the CPU of the whole tree. The wall time ends when the command
+// itself exits; its own CPU is read from /proc/<pid>/stat while it is a
+// zombie (waitid with WNOWAIT), before it is reaped.
+func runMeasured(limitArg, path string, args []string) measureReport {
+	limit, err := time.ParseDuration(limitArg)
+	if err != nil {
+		return measureReport{Err: err.Error()}
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return measureReport{Err: fmt.Sprintf("PR_SET_CHILD_SUBREAPER: %v", err)}
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Args[0] = filepath.Base(path)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return measureReport{Err: err.Error()}
+	}
+	t := time.AfterFunc(limit, killChildren)
 	defer t.Stop()
-	var info [128]byte // siginfo_t
+	var info unix.Siginfo
+	for unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
+	}
+	rep := measureReport{Wall: time.Since(start), Own: -1, Children: -1}
+	if data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid)); err == nil {
+		if i := bytes.LastIndexByte(data, ')'); i >= 0 {
+			if f := strings.Fields(string(data[i+1:])); len(f) > 12 { // f[0] is field 3, the state
+				u, _ := strconv.ParseInt(f[11], 10, 64)
+				s, _ := strconv.ParseInt(f[12], 10, 64)
+				rep.Own = time.Duration(u+s) * clockTick
+			}
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		rep.Err = err.Error()
+	}
+	// What it left: bounded, as the command was.
+	t.Reset(max(limit-time.Since(start), 10*time.Second))
 	for {
-		const pPID, wEXITED, wNOWAIT = 1, 4, 0x1000000
-		_, _, e := syscall.Syscall6(syscall.SYS_WAITID, pPID, uintptr(cmd.Process.Pid),
-			uintptr(unsafe.Pointer(&info[0])), wEXITED|wNOWAIT, 0, 0)
-		if e != syscall.EINTR {
+		_, err := unix.Wait4(-1, nil, 0, nil)
+		if err == unix.ECHILD {
 			break
 		}
 	}
-	m := measured{wall: time.Since(start), own: -1, children: -1}
-	if data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid)); err == nil {
-		if i := bytes.LastIndexByte(data, ')'); i >= 0 {
-			f := strings.Fields(string(data[i+1:])) // f[0] is field 3, the state
-			tick := func(k int) time.Duration {
-				n, _ := strconv.ParseInt(f[k], 10, 64)
-				return time.Duration(n) * clockTick
-			}
-			if len(f) > 14 {
-				m.own = tick(11) + tick(12)      // utime, stime
-				m.children = tick(13) + tick(14) // cutime, cstime
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_CHILDREN, &ru) == nil && rep.Own >= 0 {
+		total := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		rep.Children = max(total-rep.Own, 0)
+	}
+	return rep
+}
+
+// killChildren SIGKILLs every child of this process.
+func killChildren() {
+	tasks, _ := os.ReadDir("/proc/self/task")
+	for _, t := range tasks {
+		b, _ := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				unix.Kill(pid, unix.SIGKILL)
 			}
 		}
 	}
-	err := cmd.Wait()
-	return m, err
 }
