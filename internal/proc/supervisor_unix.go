@@ -70,7 +70,7 @@ type supState struct {
 	mu      sync.Mutex
 	seq     int
 	servers map[int]*supServer
-	ending  int // servers reaped whose sweep has not finished
+	ending  map[int]*supServer // reaped, their sweep not finished
 	reaps   uint64
 	orphans *orphanView // the last look, nil before the first
 
@@ -108,6 +108,7 @@ func runSupervisor(args []string) int {
 		hostPid:  hostPid,
 		tagBase:  strconv.Itoa(os.Getpid()) + ".",
 		servers:  map[int]*supServer{},
+		ending:   map[int]*supServer{},
 		kick:     make(chan struct{}, 1),
 		hostGone: make(chan struct{}),
 	}
@@ -260,6 +261,9 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 func (sv *supState) kill(pid int) {
 	sv.mu.Lock()
 	s := sv.servers[pid]
+	if s == nil {
+		s = sv.ending[pid] // its sweep may be waiting out the grace
+	}
 	sv.mu.Unlock()
 	if s != nil {
 		s.killNow.Store(true)
@@ -296,7 +300,7 @@ func (sv *supState) reap() {
 		s := sv.servers[pid]
 		if s != nil {
 			delete(sv.servers, pid)
-			sv.ending++
+			sv.ending[pid] = s
 			sv.reaps++
 			s.reapSeq = sv.reaps
 		}
@@ -317,8 +321,8 @@ func (sv *supState) finish(s *supServer, ws syscall.WaitStatus) {
 	}, s.reapSeq, leftoverGrace, &s.killNow)
 	sv.send(event{Exit: s.pid, Status: uint32(ws)})
 	sv.mu.Lock()
-	sv.ending--
-	idle := len(sv.servers) == 0 && sv.ending == 0
+	delete(sv.ending, s.pid)
+	idle := len(sv.servers) == 0 && len(sv.ending) == 0
 	sv.mu.Unlock()
 	if idle {
 		// No server is left to own an untagged orphan (one that cleared
