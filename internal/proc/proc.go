@@ -136,8 +136,17 @@ func Start(spec Spec) (*Process, error) {
 		if env == nil {
 			env = []string{}
 		}
+		// The supervisor runs in "/": "" and a relative Dir mean the host's
+		// working directory, as for a direct start.
+		dir := spec.Dir
+		if wd, err := os.Getwd(); err == nil && !filepath.IsAbs(dir) {
+			dir = filepath.Join(wd, dir)
+		}
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path) // relative to Dir, as exec.Cmd has it
+		}
 		pid, err := startSupervised(p, supPath, supArgs, spawnReq{
-			Path: path, Argv: append([]string{name}, args...), Env: env, Dir: spec.Dir,
+			Path: path, Argv: append([]string{name}, args...), Env: env, Dir: dir,
 		}, childEnds)
 		if err != nil {
 			closeAll(parentEnds)

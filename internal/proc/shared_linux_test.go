@@ -2,7 +2,9 @@ package proc
 
 import (
 	"errors"
+	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -187,4 +189,52 @@ func TestSupervisorBroken(t *testing.T) {
 	}
 	SupervisorCommand = old
 	startSh(t, true, "exec cat").Close(time.Second)
+}
+
+// With no Dir a server runs in the host's working directory, as a direct
+// start would, not in the supervisor's ("/").
+func TestEmptyDirIsTheHosts(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			p := startSh(t, m.supervise, "pwd -P")
+			b, _ := io.ReadAll(p.Stdout())
+			want, _ := filepath.EvalSymlinks(wd)
+			if got := strings.TrimSpace(string(b)); got != want {
+				t.Errorf("server ran in %q, want the host's %q", got, want)
+			}
+		})
+	}
+}
+
+// A relative Dir is the host's working directory's, and a relative command
+// path is Dir's, as exec.Cmd has them, supervised or not.
+func TestRelativeDirAndCommand(t *testing.T) {
+	tmp, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(tmp, "sub", "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "sub", "bin", "where"), []byte("#!/bin/sh\npwd -P\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(tmp)
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			p, err := Start(Spec{Command: "./bin/where", Dir: "sub", Env: testEnv(), Supervise: m.supervise})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close(time.Second)
+			b, _ := io.ReadAll(p.Stdout())
+			if got, want := strings.TrimSpace(string(b)), filepath.Join(tmp, "sub"); got != want {
+				t.Errorf("server ran in %q, want %q", got, want)
+			}
+		})
+	}
 }

@@ -113,7 +113,7 @@ func runSupervisor(args []string) int {
 		hostGone: make(chan struct{}),
 	}
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT) // not SIGHUP: one ignored (nohup) stays ignored in the servers
 	if err := becomeSubreaper(); err != nil {
 		fmt.Fprintf(os.Stderr, "switchboard supervisor: %v\n", err)
 	}
