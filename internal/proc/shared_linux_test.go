@@ -2,9 +2,11 @@ package proc
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -236,5 +238,85 @@ func TestRelativeDirAndCommand(t *testing.T) {
 				t.Errorf("server ran in %q, want %q", got, want)
 			}
 		})
+	}
+}
+
+// Servers start, close and get killed concurrently while the supervisor
+// itself is SIGKILLed now and then. Every Start either fails cleanly or
+// yields a server whose Done closes; afterwards no process, fd or goroutine
+// is left beyond the one supervisor that runs.
+func TestSupervisorChaos(t *testing.T) {
+	scripts := []string{"exec cat", "sleep 1000 & exec cat", "(setsid sleep 1000 &); exec cat", "trap '' TERM; exec cat"}
+	startSh(t, true, "exec cat").Close(time.Second) // the supervisor and spawn thread live on
+	time.Sleep(2 * drainDelay)
+	goroutines, fds := runtime.NumGoroutine(), countFDs(t)
+	rounds := 30
+	if testing.Short() {
+		rounds = 10
+	}
+	started, failed := 0, 0
+	for round := range rounds {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for i := range 6 {
+			wg.Go(func() {
+				p, err := Start(Spec{Command: "sh", Args: []string{"-c", scripts[(round+i)%len(scripts)]}, Env: testEnv(), Supervise: true})
+				mu.Lock()
+				if err != nil {
+					failed++
+					mu.Unlock()
+					if !strings.Contains(err.Error(), "supervisor") {
+						t.Errorf("Start failed for another reason than the supervisor's death: %v", err)
+					}
+					return
+				}
+				started++
+				mu.Unlock()
+				time.Sleep(time.Duration(i) * 3 * time.Millisecond)
+				switch i % 3 {
+				case 0:
+					p.Close(50 * time.Millisecond)
+				case 1:
+					p.Kill()
+					<-p.Done()
+					p.Close(0)
+				default:
+					io.WriteString(p.Stdin(), "x\n")
+					p.Close(time.Second)
+				}
+				select {
+				case <-p.Done():
+				default:
+					t.Errorf("Done open after Close")
+				}
+			})
+		}
+		if round%5 == 2 {
+			time.Sleep(time.Duration(round%4) * 2 * time.Millisecond)
+			if sup := SupervisorPid(); sup != 0 {
+				syscall.Kill(sup, syscall.SIGKILL)
+			}
+		}
+		within(t, 30*time.Second, fmt.Sprintf("round %d", round), wg.Wait)
+	}
+	t.Logf("%d servers started, %d starts failed with the supervisor", started, failed)
+	if started == 0 {
+		t.Fatal("no server started")
+	}
+	if got := settle(goroutines, runtime.NumGoroutine); got > goroutines {
+		t.Errorf("goroutines: %d before, %d after", goroutines, got)
+	}
+	if got := settle(fds, func() int { return countFDs(t) }); got > fds {
+		t.Errorf("fds: %d before, %d after", fds, got)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for kids := descendants(os.Getpid()); len(kids) > 0; kids = descendants(os.Getpid()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("processes left: %v", kids)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if sups := supervisorsOf(os.Getpid()); len(sups) > 1 {
+		t.Errorf("%d supervisors run: %v", len(sups), sups)
 	}
 }
