@@ -55,14 +55,26 @@
 // orphan that cleared its tag cannot be attributed: it is killed once no
 // server of the host is left, or when the host dies.
 //
+// Host and supervisor name a server by the ID of its spawn, never by its
+// pid, which is free for reuse as soon as the server is reaped: the
+// supervisor reports the reaping at once (the host then stops signalling
+// the group) and the end of the sweep later (Done). A sweep stops
+// signalling a group once it has seen it empty. The supervisor starts
+// servers exactly as exec.Cmd would from the host: the same bytes of
+// arguments and environment (the last of a repeated key), an empty or
+// relative Dir taken from the host's working directory.
+//
 // The supervisor learns of the host's death from the socket's EOF, from
 // Pdeathsig=SIGTERM on Linux, and by polling getppid (the only sign on
-// macOS). Then it sends SIGTERM to every server's group, SIGKILL after a
-// grace period, kills every remaining descendant it can find in /proc,
-// and exits. Close and Kill signal a server's group directly, so a wedged
-// supervisor cannot keep a server alive; should the supervisor itself be
-// killed, its servers get SIGKILL (their Pdeathsig), their exit error is
-// the supervisor's death, and the next Start launches a new one.
+// macOS). Then it sends SIGTERM to every server's group (also of those
+// whose leftovers it is sweeping), SIGKILL after a grace period, kills
+// every remaining descendant it can find in /proc, and exits. Close and
+// Kill signal a server's group directly, so a wedged supervisor cannot
+// keep a server alive; should Close still not see the end reported, it
+// kills the supervisor as a last resort. A supervisor that dies takes its
+// servers with it (their Pdeathsig); their exit error says so, and the
+// next Start launches a new one (a Start that raced the death retries
+// once with it).
 //
 // What remains uncovered: in plain mode, descendants of the server after the
 // host's SIGKILL, and descendants that leave the server's group; on macOS,

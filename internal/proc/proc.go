@@ -93,15 +93,19 @@ func Start(spec Spec) (*Process, error) {
 
 	supPath, supArgs, supervised := supervisorFor(spec.Supervise)
 	p.supervised = supervised
-	var path string
+	var req spawnReq
 	if supervised {
-		path = name
+		path := name
 		if filepath.Base(name) == name {
 			lp, err := exec.LookPath(name)
 			if err != nil {
 				return nil, fmt.Errorf("proc: starting %s: %w", spec.Command, err)
 			}
 			path = lp
+		}
+		var err error
+		if req, err = supervisedSpawn(path, name, args, spec); err != nil {
+			return nil, fmt.Errorf("proc: starting %s: %w", spec.Command, err)
 		}
 		p.exitCh = make(chan error, 1)
 	} else {
@@ -113,56 +117,38 @@ func Start(spec Spec) (*Process, error) {
 		p.cmd.Dir = spec.Dir
 	}
 
-	// Our own pipes rather than exec's: with *os.File streams exec starts no
-	// copying goroutines, so Wait cannot hang on a grandchild holding a
-	// pipe, and stdout stays readable after the exit until drained.
-	var parentEnds, childEnds []*os.File
-	for i := range 3 {
-		r, w, err := os.Pipe()
-		if err != nil {
-			closeAll(parentEnds)
-			closeAll(childEnds)
-			return nil, fmt.Errorf("proc: %w", err)
+	if supervised {
+		for retried := false; ; retried = true {
+			parentEnds, childEnds, err := pipes()
+			if err != nil {
+				return nil, err
+			}
+			p.stdin, p.stdout, p.stderr = parentEnds[0], parentEnds[1], parentEnds[2]
+			pid, err, retry := startSupervised(p, supPath, supArgs, req, childEnds)
+			if err != nil {
+				closeAll(parentEnds)
+				if retry && !retried {
+					continue // the supervisor died with the request: a new one, once
+				}
+				return nil, fmt.Errorf("proc: starting %s: %w", spec.Command, err)
+			}
+			p.mu.Lock()
+			p.pid = pid
+			p.mu.Unlock()
+			go p.copyStderr()
+			go p.wait()
+			return p, nil
 		}
-		if i == 0 { // stdin: the child reads
-			r, w = w, r
-		}
-		parentEnds, childEnds = append(parentEnds, r), append(childEnds, w)
+	}
+
+	parentEnds, childEnds, err := pipes()
+	if err != nil {
+		return nil, err
 	}
 	p.stdin, p.stdout, p.stderr = parentEnds[0], parentEnds[1], parentEnds[2]
-
-	if supervised {
-		env := spec.Env
-		if env == nil {
-			env = []string{}
-		}
-		// The supervisor runs in "/": "" and a relative Dir mean the host's
-		// working directory, as for a direct start.
-		dir := spec.Dir
-		if wd, err := os.Getwd(); err == nil && !filepath.IsAbs(dir) {
-			dir = filepath.Join(wd, dir)
-		}
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(dir, path) // relative to Dir, as exec.Cmd has it
-		}
-		pid, err := startSupervised(p, supPath, supArgs, spawnReq{
-			Path: path, Argv: append([]string{name}, args...), Env: env, Dir: dir,
-		}, childEnds)
-		if err != nil {
-			closeAll(parentEnds)
-			return nil, fmt.Errorf("proc: starting %s: %w", spec.Command, err)
-		}
-		p.mu.Lock()
-		p.pid = pid
-		p.mu.Unlock()
-		go p.copyStderr()
-		go p.wait()
-		return p, nil
-	}
-
 	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = childEnds[0], childEnds[1], childEnds[2]
 	p.prepare()
-	err := p.spawn()
+	err = p.spawn()
 	closeAll(childEnds)
 	if err != nil {
 		closeAll(parentEnds)
@@ -174,6 +160,26 @@ func Start(spec Spec) (*Process, error) {
 	p.pid = p.cmd.Process.Pid
 	p.mu.Unlock()
 	return p, nil
+}
+
+// pipes makes the server's stdin, stdout and stderr: our own pipes rather
+// than exec's, so that exec starts no copying goroutines (Wait cannot hang
+// on a grandchild holding a pipe) and stdout stays readable after the exit
+// until drained. parentEnds are ours, childEnds the server's.
+func pipes() (parentEnds, childEnds []*os.File, err error) {
+	for i := range 3 {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll(parentEnds)
+			closeAll(childEnds)
+			return nil, nil, fmt.Errorf("proc: %w", err)
+		}
+		if i == 0 { // stdin: the child reads
+			r, w = w, r
+		}
+		parentEnds, childEnds = append(parentEnds, r), append(childEnds, w)
+	}
+	return parentEnds, childEnds, nil
 }
 
 func closeAll(fs []*os.File) {
@@ -270,6 +276,10 @@ func (p *Process) shutdown(grace time.Duration) error {
 		return nil
 	}
 	p.killDirect()
+	if p.waitDone(killWait) {
+		return nil
+	}
+	p.killSupervisor()
 	if p.waitDone(killWait) {
 		return nil
 	}

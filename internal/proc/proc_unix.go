@@ -9,9 +9,11 @@ import (
 	"time"
 )
 
-// sysState is the supervisor a supervised server runs under.
+// sysState is the supervisor a supervised server runs under, and the ID of
+// its spawn there.
 type sysState struct {
 	sup *supervisor
+	id  uint64
 }
 
 // prepare puts a directly started server in a process group of its own, so
@@ -24,22 +26,31 @@ func (p *Process) prepare() {
 
 // signal delivers a shutdown step to the server's process group: the host
 // signals it itself, supervised or not (no need to trust a wedged
-// supervisor). A SIGKILL also tells the supervisor to kill what the server
-// left at once, without the usual grace.
+// supervisor), until the server is reaped. A SIGKILL also tells the
+// supervisor to kill what the server left at once, without the usual
+// grace, also while it sweeps.
 func (p *Process) signal(k sigKind) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.supervised && k == sigKill {
+		p.sys.sup.send(frameKill, killReq{ID: p.sys.id})
+	}
 	if p.exited {
 		return nil
 	}
 	if k == sigTerm {
 		return killGroup(p.pid, syscall.SIGTERM)
 	}
-	err := killGroup(p.pid, syscall.SIGKILL)
+	return killGroup(p.pid, syscall.SIGKILL)
+}
+
+// killSupervisor is Close's last resort under a supervisor that has not
+// reported the server's end: it kills that supervisor, and with it every
+// server it holds (see supervisor.kill).
+func (p *Process) killSupervisor() {
 	if p.supervised {
-		p.sys.sup.send(frameKill, killReq{Pid: p.pid})
+		p.sys.sup.kill()
 	}
-	return err
 }
 
 // killDirect is the last resort: SIGKILL the server's group again.

@@ -320,3 +320,162 @@ func TestSupervisorChaos(t *testing.T) {
 		t.Errorf("%d supervisors run: %v", len(sups), sups)
 	}
 }
+
+// Bytes that are not UTF-8 in an argument or the environment reach the
+// server unchanged, as exec passes them.
+func TestNonUTF8ArgsAndEnv(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			p, err := Start(Spec{
+				Command:   "sh",
+				Args:      []string{"-c", `printf '%s|%s' "$X" "$1" | od -An -tx1 | tr -d ' \n'`, "sh", "a\xffb"},
+				Env:       append(testEnv(), "X=\xe9t\xe9"),
+				Supervise: m.supervise,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close(time.Second)
+			b, _ := io.ReadAll(p.Stdout())
+			if want := "e974e97c61ff62"; string(b) != want {
+				t.Errorf("server saw bytes %s, want %s", b, want)
+			}
+		})
+	}
+}
+
+// A key given twice: the last value wins, once, as with exec.Cmd.
+func TestDuplicateEnvKeys(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			p, err := Start(Spec{Command: "env", Env: append(testEnv(), "DUP=first", "DUP=second"), Supervise: m.supervise})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close(time.Second)
+			b, _ := io.ReadAll(p.Stdout())
+			if n := strings.Count(string(b), "DUP="); n != 1 || !strings.Contains(string(b), "DUP=second") {
+				t.Errorf("environment %q, want one DUP=second", b)
+			}
+		})
+	}
+}
+
+// The host runs in a symlinked directory and Dir is "../sib": ".." is
+// resolved by the kernel (physically), not by cleaning the path.
+func TestRelativeDirThroughSymlink(t *testing.T) {
+	tmp, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"real/proj", "real/sib"} {
+		if err := os.MkdirAll(filepath.Join(tmp, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(tmp, "real", "proj"), filepath.Join(tmp, "link")); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(filepath.Join(tmp, "link"))
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			p, err := Start(Spec{Command: "sh", Args: []string{"-c", "pwd -P"}, Dir: "../sib", Env: testEnv(), Supervise: m.supervise})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close(time.Second)
+			b, _ := io.ReadAll(p.Stdout())
+			if got, want := strings.TrimSpace(string(b)), filepath.Join(tmp, "real", "sib"); got != want {
+				t.Errorf("ran in %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// A Start right after the supervisor died, before the host noticed, gets a
+// new supervisor instead of failing.
+func TestStartRightAfterSupervisorDeath(t *testing.T) {
+	for i := range 5 {
+		p := startSh(t, true, "exec cat")
+		syscall.Kill(SupervisorPid(), syscall.SIGKILL)
+		io.ReadAll(p.Stdout()) // the server died with it: EOF, as a reconnecting host sees it
+		q, err := Start(Spec{Command: "cat", Env: testEnv(), Supervise: true})
+		if err != nil {
+			t.Fatalf("attempt %d: Start after the supervisor died: %v", i, err)
+		}
+		q.Close(time.Second)
+	}
+}
+
+// A server's pid is reused by the next server while the first one's
+// leftovers are still being swept: each Process still reads its own end,
+// and the sweep does not kill the newcomer. ns_last_pid forces the reuse.
+func TestPidReusedDuringSweep(t *testing.T) {
+	if err := os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte("1"), 0); err != nil {
+		t.Skipf("cannot steer pids here: %v", err)
+	}
+	// a leaves an orphan that ignores SIGTERM, so its sweep lasts the
+	// grace; a's own group is empty, so its pid is free meanwhile.
+	a := startSh(t, true, `(trap '' TERM; setsid sh -c "trap '' TERM; echo \$\$ >&2; exec sleep 1000" &); sleep 0.3; exit 7`)
+	apid := a.Pid()
+	waitStderr(t, a)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		if _, err := os.Stat("/proc/" + strconv.Itoa(apid)); err != nil {
+			break // reaped
+		}
+	}
+	var b *Process
+	for try := 0; try < 20 && b == nil; try++ {
+		os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(apid-1)), 0)
+		if p := startSh(t, true, "exec cat"); p.Pid() == apid {
+			b = p
+		}
+	}
+	if b == nil {
+		t.Skip("could not get a's pid again")
+	}
+	within(t, 10*time.Second, "a's Done", func() { <-a.Done() })
+	var ee *ExitError
+	if err := a.ExitErr(); !errors.As(err, &ee) || ee.ExitCode() != 7 {
+		t.Errorf("a's exit: %v, want exit status 7", err)
+	}
+	select {
+	case <-b.Done():
+		t.Fatalf("b, a cat waiting on stdin, reads as exited: %v", b.ExitErr())
+	default:
+	}
+	io.WriteString(b.Stdin(), "still here\n")
+	line := make([]byte, 11)
+	if _, err := io.ReadFull(b.Stdout(), line); err != nil || string(line) != "still here\n" {
+		t.Errorf("b after a's sweep: %q, %v", line, err)
+	}
+}
+
+// A supervisor that no longer answers (stopped here) cannot keep Close
+// waiting for ever: its last resort kills that supervisor, Done closes,
+// and the next Start gets a new one.
+func TestWedgedSupervisor(t *testing.T) {
+	p := startSh(t, true, "exec cat")
+	sup := SupervisorPid()
+	if err := syscall.Kill(sup, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(sup, syscall.SIGKILL) })
+	within(t, 20*time.Second, "Close", func() { p.Close(100 * time.Millisecond) })
+	select {
+	case <-p.Done():
+	default:
+		t.Fatal("Done open after Close")
+	}
+	if err := p.ExitErr(); !errors.Is(err, errSupervisorGone) {
+		t.Errorf("ExitErr = %v, want %v", err, errSupervisorGone)
+	}
+	q := startSh(t, true, "exec cat")
+	if now := SupervisorPid(); now == sup || now == 0 {
+		t.Errorf("supervisor %d after the wedged one (%d) was killed", now, sup)
+	}
+	within(t, 10*time.Second, "Close", func() { q.Close(time.Second) })
+	if err := q.ExitErr(); err != nil {
+		t.Errorf("cat on stdin EOF: %v", err)
+	}
+}

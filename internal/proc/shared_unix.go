@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -25,20 +26,9 @@ import (
 // The two talk over a Unix stream socket. The host sends frames: one kind
 // byte (the server's three std pipes ride on it as SCM_RIGHTS for a spawn),
 // a big-endian uint32 length and that much JSON. The supervisor answers
-// with JSON lines: a spawn's outcome, a server's exit once what it left is
-// swept. See runSupervisor for the other end.
+// with JSON lines (event): a spawn's outcome, the server's reaping, and the
+// end of the sweep of what it left. See runSupervisor for the other end.
 
-// event is one line from the supervisor: a spawn's outcome (ID set, then
-// Pid or Err) or a server's exit (Exit set, with its wait status).
-type event struct {
-	ID     uint64 `json:"id,omitempty"`
-	Pid    int    `json:"pid,omitempty"`
-	Err    string `json:"err,omitempty"`
-	Exit   int    `json:"exit,omitempty"`
-	Status uint32 `json:"status,omitempty"`
-}
-
-// supervisor is a running shared supervisor, seen from the host.
 // pendingSpawn is a Start waiting for the supervisor's answer.
 type pendingSpawn struct {
 	p  *Process
@@ -55,7 +45,7 @@ type supervisor struct {
 	mu      sync.Mutex
 	nextID  uint64
 	pending map[uint64]pendingSpawn // spawns awaiting their outcome
-	procs   map[int]*Process        // started servers, by pid, until their exit
+	procs   map[uint64]*Process     // started servers, by spawn ID, until Done
 	dead    error                   // why the connection ended; nil while it lives
 	gone    chan struct{}           // closed once dead is set
 }
@@ -70,8 +60,8 @@ var (
 var errSupervisorGone = errors.New("the supervisor exited, so the server was killed")
 
 // sharedSupervisor returns the host's supervisor, launching it if there is
-// none or the last one died.
-func sharedSupervisor(path string, args []string) (*supervisor, error) {
+// none or the last one died; fresh says it was launched now.
+func sharedSupervisor(path string, args []string) (s *supervisor, fresh bool, err error) {
 	supMu.Lock()
 	defer supMu.Unlock()
 	if s := shared; s != nil {
@@ -79,15 +69,15 @@ func sharedSupervisor(path string, args []string) (*supervisor, error) {
 		alive := s.dead == nil
 		s.mu.Unlock()
 		if alive {
-			return s, nil
+			return s, false, nil
 		}
 	}
-	s, err := launchSupervisor(path, args)
+	s, err = launchSupervisor(path, args)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	shared = s
-	return s, nil
+	return s, true, nil
 }
 
 // SupervisorPid is the pid of the host's shared supervisor, or 0 when none
@@ -126,7 +116,7 @@ func launchSupervisor(path string, args []string) (*supervisor, error) {
 		conn:    c.(*net.UnixConn),
 		stderr:  newRing(4 << 10),
 		pending: map[uint64]pendingSpawn{},
-		procs:   map[int]*Process{},
+		procs:   map[uint64]*Process{},
 		gone:    make(chan struct{}),
 	}
 	s.cmd = exec.Command(path, append(append([]string{}, args...), strconv.Itoa(os.Getpid()))...)
@@ -203,9 +193,15 @@ func (s *supervisor) read(stderrDone <-chan struct{}) {
 func (s *supervisor) dispatch(ev event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ev.Exit > 0 {
-		if p := s.procs[ev.Exit]; p != nil {
-			delete(s.procs, ev.Exit)
+	if p := s.procs[ev.ID]; p != nil && (ev.Reaped || ev.Done) {
+		if ev.Reaped {
+			// Its pid is free for reuse from now on: no more group signals.
+			p.mu.Lock()
+			p.exited = true
+			p.mu.Unlock()
+		}
+		if ev.Done {
+			delete(s.procs, ev.ID)
 			p.exitCh <- exitError(syscall.WaitStatus(ev.Status))
 		}
 		return
@@ -214,12 +210,16 @@ func (s *supervisor) dispatch(ev event) {
 	delete(s.pending, ev.ID)
 	switch {
 	case !ok && ev.Pid > 1: // Start gave up waiting: nobody would close this server
+		s.send(frameKill, killReq{ID: ev.ID})
 		killGroup(ev.Pid, syscall.SIGKILL)
 	case !ok:
 	case ev.Pid > 1:
 		// Registered here, before the next line is read: the server's exit
 		// may be that line.
-		s.procs[ev.Pid] = ps.p
+		s.procs[ev.ID] = ps.p
+		ps.p.mu.Lock()
+		ps.p.pid = ev.Pid
+		ps.p.mu.Unlock()
 		ps.ch <- ev
 	default:
 		ps.ch <- ev
@@ -230,7 +230,7 @@ func (s *supervisor) dispatch(ev event) {
 // gone. Its servers had Pdeathsig=SIGKILL; their groups get one too.
 func (s *supervisor) fail(err error) {
 	msg := "the supervisor exited"
-	if err != nil && !errors.Is(err, net.ErrClosed) && err.Error() != "EOF" {
+	if err != nil && !errors.Is(err, net.ErrClosed) && !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
 		msg = fmt.Sprintf("the supervisor failed: %v", err)
 	}
 	if st := s.cmd.ProcessState; st != nil && !st.Success() {
@@ -246,10 +246,14 @@ func (s *supervisor) fail(err error) {
 	s.mu.Unlock()
 	close(s.gone)
 	for _, ps := range pending {
-		ps.ch <- event{Err: msg}
+		ps.ch <- event{Err: msg, lost: true}
 	}
-	for pid, p := range procs {
-		killGroup(pid, syscall.SIGKILL)
+	for _, p := range procs {
+		p.mu.Lock()
+		if !p.exited {
+			killGroup(p.pid, syscall.SIGKILL)
+		}
+		p.mu.Unlock()
 		p.exitCh <- errSupervisorGone
 	}
 }
@@ -281,25 +285,35 @@ func (s *supervisor) send(kind byte, v any, files ...*os.File) error {
 	return err
 }
 
-// startSupervised asks the shared supervisor to start the server path argv
-// with p's pipes, whose child ends are childEnds (closed here either way).
-func startSupervised(p *Process, supPath string, supArgs []string, req spawnReq, childEnds []*os.File) (int, error) {
+// startSupervised asks the shared supervisor to start the server req
+// describes with p's pipes, whose child ends are childEnds (closed here
+// either way). retry reports that a supervisor found alive died before it
+// answered: the request was lost with it, and a new Start with new pipes
+// will launch a new one.
+func startSupervised(p *Process, supPath string, supArgs []string, req spawnReq, childEnds []*os.File) (pid int, err error, retry bool) {
 	defer closeAll(childEnds)
-	s, err := sharedSupervisor(supPath, supArgs)
+	s, fresh, err := sharedSupervisor(supPath, supArgs)
 	if err != nil {
-		return 0, err
+		return 0, err, false
 	}
+	pid, err, lost := s.spawn(p, req, childEnds)
+	return pid, err, lost && !fresh
+}
+
+// spawn asks s for one server. lost reports that s died before it
+// answered.
+func (s *supervisor) spawn(p *Process, req spawnReq, childEnds []*os.File) (pid int, err error, lost bool) {
 	ch := make(chan event, 1)
 	s.mu.Lock()
 	if s.dead != nil {
 		err := s.dead
 		s.mu.Unlock()
-		return 0, err
+		return 0, err, true
 	}
 	s.nextID++
 	req.ID = s.nextID
 	s.pending[req.ID] = pendingSpawn{p, ch}
-	p.sys.sup = s
+	p.sys.sup, p.sys.id = s, req.ID
 	s.mu.Unlock()
 	if err := s.send(frameSpawn, req, childEnds...); err != nil {
 		s.forget(req.ID)
@@ -309,9 +323,9 @@ func startSupervised(p *Process, supPath string, supArgs []string, req spawnReq,
 		case <-s.gone: // it died: say why rather than "broken pipe"
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			return 0, s.dead
+			return 0, s.dead, true
 		case <-t.C:
-			return 0, fmt.Errorf("asking the supervisor: %w", err)
+			return 0, fmt.Errorf("asking the supervisor: %w", err), false
 		}
 	}
 	closeAll(childEnds) // the server alone must hold them: its exit is EOF at once
@@ -325,14 +339,19 @@ func startSupervised(p *Process, supPath string, supArgs []string, req spawnReq,
 		select {
 		case ev = <-ch: // answered just in time
 		default:
-			return 0, fmt.Errorf("supervisor did not report within %v", supervisorStartTimeout)
+			return 0, fmt.Errorf("supervisor did not report within %v", supervisorStartTimeout), false
 		}
 	}
 	if ev.Err != "" {
-		return 0, errors.New(ev.Err)
+		return 0, errors.New(ev.Err), ev.lost
 	}
-	return ev.Pid, nil
+	return ev.Pid, nil, false
 }
+
+// kill is the last resort against a supervisor that no longer answers: it
+// takes every server of this host down with it (their Pdeathsig), and the
+// next Start launches a new one.
+func (s *supervisor) kill() { s.cmd.Process.Kill() }
 
 // forget drops a spawn nobody waits for any more; dispatch kills the server
 // if it starts after all.

@@ -1,8 +1,14 @@
 package proc
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync/atomic"
+	"syscall"
 )
 
 // SupervisorArg is the hidden first argument that makes MaybeRunSupervisor
@@ -55,21 +61,114 @@ func supervisorFor(want bool) (string, []string, bool) {
 }
 
 // The host and its supervisor (see runSupervisor, startSupervised) talk
-// over a Unix stream socket in these frames.
+// over a Unix stream socket in these frames. Servers are named by the ID
+// of their spawn, never by pid: a pid is free for reuse once the server is
+// reaped, while its leftovers may still be swept.
 const (
 	frameSpawn = 'S' // spawnReq, with stdin, stdout and stderr attached
 	frameKill  = 'K' // killReq: the server got SIGKILL, sweep its leftovers at once
 	maxFrame   = 16 << 20
 )
 
+// spawnReq is a server to start. Path, arguments, environment and
+// directory are bytes, not strings: JSON would replace bytes that are not
+// UTF-8, and exec passes them through unchanged.
 type spawnReq struct {
 	ID   uint64   `json:"id"`
-	Path string   `json:"path"`
-	Argv []string `json:"argv"`
-	Env  []string `json:"env"`
-	Dir  string   `json:"dir,omitempty"`
+	Path []byte   `json:"path"`
+	Argv [][]byte `json:"argv"`
+	Env  [][]byte `json:"env"`
+	Dir  []byte   `json:"dir,omitempty"`
 }
 
 type killReq struct {
-	Pid int `json:"pid"`
+	ID uint64 `json:"id"`
+}
+
+// event is one line from the supervisor about spawn ID: its outcome (Pid
+// or Err), then its reaping (Reaped, with the wait status), then the end
+// of the sweep of what it left (Done).
+type event struct {
+	ID     uint64 `json:"id"`
+	Pid    int    `json:"pid,omitempty"`
+	Err    string `json:"err,omitempty"`
+	Reaped bool   `json:"reaped,omitempty"`
+	Status uint32 `json:"status,omitempty"`
+	Done   bool   `json:"done,omitempty"`
+
+	lost bool // not on the wire: the supervisor died before answering
+}
+
+// supervisedSpawn is the request for the server path (argv[0] name, then
+// args) of spec, which the supervisor is to start as exec.Cmd would from
+// the host: the supervisor runs in "/", so an empty or relative Dir is
+// made the host's (its physical working directory joined without cleaning,
+// so that ".." is the kernel's to resolve), and the environment loses
+// repeated keys but the last, as exec.Cmd's does. A relative path with a
+// slash stays relative: exec resolves it in Dir.
+func supervisedSpawn(path, name string, args []string, spec Spec) (spawnReq, error) {
+	env, err := dedupEnv(spec.Env)
+	if err != nil {
+		return spawnReq{}, err
+	}
+	dir := spec.Dir
+	if !filepath.IsAbs(dir) {
+		wd, err := syscall.Getwd()
+		if err != nil {
+			return spawnReq{}, fmt.Errorf("the host's working directory: %w", err)
+		}
+		if dir != "" {
+			wd += string(filepath.Separator) + dir
+		}
+		dir = wd
+	}
+	return spawnReq{
+		Path: []byte(path),
+		Argv: toBytes(append([]string{name}, args...)),
+		Env:  toBytes(env),
+		Dir:  []byte(dir),
+	}, nil
+}
+
+// dedupEnv keeps the last value of each key, drops empty entries and
+// refuses NUL, as exec.Cmd does with an environment on Unix.
+func dedupEnv(env []string) ([]string, error) {
+	out := make([]string, 0, len(env))
+	saw := make(map[string]bool, len(env))
+	for i := len(env) - 1; i >= 0; i-- {
+		kv := env[i]
+		if strings.IndexByte(kv, 0) >= 0 {
+			return nil, errors.New("environment variable contains NUL")
+		}
+		k, _, ok := strings.Cut(kv[min(1, len(kv)):], "=") // a leading "=" is part of the key
+		if len(kv) > 0 {
+			k = kv[:1] + k
+		}
+		switch {
+		case kv == "":
+		case !ok:
+			out = append(out, kv)
+		case !saw[k]:
+			saw[k] = true
+			out = append(out, kv)
+		}
+	}
+	slices.Reverse(out)
+	return out, nil
+}
+
+func toBytes(ss []string) [][]byte {
+	out := make([][]byte, len(ss))
+	for i, s := range ss {
+		out[i] = []byte(s)
+	}
+	return out
+}
+
+func toStrings(bs [][]byte) []string {
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = string(b)
+	}
+	return out
 }

@@ -3,6 +3,7 @@
 package proc
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -42,10 +43,12 @@ const TagEnv = "SWITCHBOARD_PROC_TAG"
 
 // supServer is a server as the supervisor knows it.
 type supServer struct {
-	pid     int
-	tag     string
-	reapSeq uint64      // sv.reaps once it was reaped
-	killNow atomic.Bool // the host sent SIGKILL: no grace for leftovers
+	id        uint64 // the host's spawn ID
+	pid       int
+	tag       string
+	reapSeq   uint64      // sv.reaps once it was reaped
+	killNow   atomic.Bool // the host sent SIGKILL: no grace for leftovers
+	groupGone atomic.Bool // its group was seen empty: its id may be reused
 }
 
 // orphanView is one look at the orphans below us (our children that are
@@ -57,9 +60,16 @@ type orphanView struct {
 	ok    bool // false: the kernel could not list our children
 }
 
-// supState is the supervisor's state. mu guards servers (live, not yet
-// reaped) and is held while a sweep looks at the tree, so that a server
-// started meanwhile is never taken for a leftover.
+// spawnJob is a spawn request with the pipes that came with it.
+type spawnJob struct {
+	req   spawnReq
+	files []*os.File
+}
+
+// supState is the supervisor's state. mu guards the maps and is held
+// while a sweep looks at the tree, so that a server started meanwhile is
+// never taken for a leftover; it is not held across a fork, which may wait
+// long for a slow exec.
 type supState struct {
 	conn    *net.UnixConn
 	hostPid int
@@ -67,13 +77,16 @@ type supState struct {
 
 	wmu sync.Mutex // one event line at a time
 
-	mu      sync.Mutex
-	seq     int
-	servers map[int]*supServer
-	ending  map[int]*supServer // reaped, their sweep not finished
-	reaps   uint64
-	orphans *orphanView // the last look, nil before the first
+	mu       sync.Mutex
+	seq      int
+	servers  map[int]*supServer    // live, by pid (unique until reaped)
+	ending   map[uint64]*supServer // reaped, their sweep not finished, by ID
+	spawning bool                  // a fork is between ForkExec and its registration
+	early    map[int]syscall.WaitStatus
+	reaps    uint64
+	orphans  *orphanView // the last look, nil before the first
 
+	spawns   chan spawnJob // to the spawn thread
 	kick     chan struct{} // a server was started: the reaper may wait again
 	hostGone chan struct{}
 	goneOnce sync.Once
@@ -108,7 +121,9 @@ func runSupervisor(args []string) int {
 		hostPid:  hostPid,
 		tagBase:  strconv.Itoa(os.Getpid()) + ".",
 		servers:  map[int]*supServer{},
-		ending:   map[int]*supServer{},
+		ending:   map[uint64]*supServer{},
+		early:    map[int]syscall.WaitStatus{},
+		spawns:   make(chan spawnJob, 64),
 		kick:     make(chan struct{}, 1),
 		hostGone: make(chan struct{}),
 	}
@@ -122,7 +137,15 @@ func runSupervisor(args []string) int {
 	}
 	go sv.reap()
 	go sv.watchHost(sigs)
-	sv.serve()
+	go sv.serve()
+	for job := range sv.spawns {
+		select {
+		case <-sv.hostGone:
+			closeAll(job.files)
+		default:
+			sv.spawn(job.req, job.files)
+		}
+	}
 	sv.shutdown()
 	return 0
 }
@@ -155,8 +178,10 @@ func (sv *supState) markHostGone() {
 }
 
 // serve handles the host's frames until the socket ends: the host died
-// (or closed it, which it does only by dying).
+// (or closed it, which it does only by dying). Spawns go to the spawn
+// thread; a kill is handled at once, never behind a slow exec.
 func (sv *supState) serve() {
+	defer close(sv.spawns)
 	defer sv.markHostGone()
 	oob := make([]byte, syscall.CmsgSpace(3*4))
 	var head [5]byte
@@ -186,16 +211,16 @@ func (sv *supState) serve() {
 		switch head[0] {
 		case frameSpawn:
 			var req spawnReq
-			if json.Unmarshal(body, &req) != nil || len(files) != 3 {
+			if json.Unmarshal(body, &req) != nil || len(files) != 3 || len(req.Argv) == 0 {
 				closeAll(files)
 				sv.send(event{ID: req.ID, Err: "supervisor: malformed spawn request"})
 				continue
 			}
-			sv.spawn(req, files)
+			sv.spawns <- spawnJob{req, files}
 		case frameKill:
 			var req killReq
 			if json.Unmarshal(body, &req) == nil {
-				sv.kill(req.Pid)
+				sv.kill(req.ID)
 			}
 			closeAll(files)
 		default:
@@ -230,45 +255,59 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 	defer closeAll(files)
 	env := make([]string, 0, len(req.Env)+1)
 	for _, kv := range req.Env {
-		if !strings.HasPrefix(kv, TagEnv+"=") {
-			env = append(env, kv)
+		if !bytes.HasPrefix(kv, []byte(TagEnv+"=")) {
+			env = append(env, string(kv))
 		}
 	}
 	sv.mu.Lock()
-	defer sv.mu.Unlock()
 	sv.seq++
 	tag := sv.tagBase + strconv.Itoa(sv.seq)
-	pid, err := syscall.ForkExec(req.Path, req.Argv, &syscall.ProcAttr{
-		Dir:   req.Dir,
+	sv.spawning = true
+	sv.mu.Unlock()
+	pid, err := syscall.ForkExec(string(req.Path), toStrings(req.Argv), &syscall.ProcAttr{
+		Dir:   string(req.Dir),
 		Env:   append(env, TagEnv+"="+tag),
 		Files: []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd()},
 		Sys:   serverAttr(),
 	})
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	sv.spawning = false
+	early, reaped := sv.early[pid]
+	clear(sv.early)
 	if err != nil {
 		sv.send(event{ID: req.ID, Err: fmt.Sprintf("fork/exec %s: %v", req.Path, err)})
 		return
 	}
-	// Registered before the reaper can look it up (it takes mu), and
-	// announced before its exit can be (the exit is sent after a reap).
-	sv.servers[pid] = &supServer{pid: pid, tag: tag}
+	// Announced before its reaping can be, which is sent under mu too.
+	s := &supServer{id: req.ID, pid: pid, tag: tag}
 	sv.send(event{ID: req.ID, Pid: pid})
+	if reaped { // it exited, and the reaper took it, before it was registered
+		sv.reaped(s, early)
+	} else {
+		sv.servers[pid] = s
+	}
 	select {
 	case sv.kick <- struct{}{}:
 	default:
 	}
 }
 
-func (sv *supState) kill(pid int) {
+func (sv *supState) kill(id uint64) {
 	sv.mu.Lock()
-	s := sv.servers[pid]
-	if s == nil {
-		s = sv.ending[pid] // its sweep may be waiting out the grace
+	s := sv.ending[id] // its sweep may be waiting out the grace
+	for _, live := range sv.servers {
+		if live.id == id {
+			s = live
+		}
 	}
-	sv.mu.Unlock()
 	if s != nil {
 		s.killNow.Store(true)
-		killGroup(pid, syscall.SIGKILL)
+		if sv.servers[s.pid] == s {
+			killGroup(s.pid, syscall.SIGKILL)
+		}
 	}
+	sv.mu.Unlock()
 }
 
 // send writes one event line to the host. After the host's death it fails,
@@ -281,7 +320,8 @@ func (sv *supState) send(ev event) {
 }
 
 // reap waits for every child: a server's exit starts its sweep; anything
-// else is an orphan reparented to us, reaped and forgotten.
+// else is an orphan reparented to us, reaped and forgotten, unless a fork
+// is under way: then it may be that fork's child, and is kept in early.
 func (sv *supState) reap() {
 	for {
 		var ws syscall.WaitStatus
@@ -297,37 +337,43 @@ func (sv *supState) reap() {
 			continue
 		}
 		sv.mu.Lock()
-		s := sv.servers[pid]
-		if s != nil {
+		if s := sv.servers[pid]; s != nil {
 			delete(sv.servers, pid)
-			sv.ending[pid] = s
-			sv.reaps++
-			s.reapSeq = sv.reaps
+			sv.reaped(s, ws)
+		} else if sv.spawning {
+			sv.early[pid] = ws
 		}
 		sv.mu.Unlock()
-		if s != nil {
-			go sv.finish(s, ws)
-		}
 	}
 }
 
-// finish sweeps what server s left, then reports its exit. The reaped
-// leader no longer holds its group id, but a group with members left
-// keeps it, so the group signals reach exactly those members.
+// reaped records that server s was reaped, tells the host (its pid is free
+// for reuse from now on) and sweeps what it left. Called under mu.
+func (sv *supState) reaped(s *supServer, ws syscall.WaitStatus) {
+	sv.ending[s.id] = s
+	sv.reaps++
+	s.reapSeq = sv.reaps
+	sv.send(event{ID: s.id, Reaped: true, Status: uint32(ws)})
+	go sv.finish(s, ws)
+}
+
+// finish sweeps what server s left, then reports that it is done. Its
+// group outlives it while it has members, and keeps its id reserved until
+// then, so the group signals reach exactly those members.
 func (sv *supState) finish(s *supServer, ws syscall.WaitStatus) {
-	sv.sweep(s.pid, func(owner string) bool {
+	sv.sweep(s, func(owner string) bool {
 		// Its own orphans, and those of servers already gone.
 		return owner == s.tag || sv.ours(owner) && !sv.liveTag(owner)
-	}, s.reapSeq, leftoverGrace, &s.killNow)
-	sv.send(event{Exit: s.pid, Status: uint32(ws)})
+	}, s.reapSeq, leftoverGrace)
+	sv.send(event{ID: s.id, Done: true, Status: uint32(ws)})
 	sv.mu.Lock()
-	delete(sv.ending, s.pid)
+	delete(sv.ending, s.id)
 	idle := len(sv.servers) == 0 && len(sv.ending) == 0
 	sv.mu.Unlock()
 	if idle {
 		// No server is left to own an untagged orphan (one that cleared
 		// its environment): it is a leftover of one that is gone.
-		sv.sweep(0, func(owner string) bool { return !sv.liveTag(owner) }, 0, leftoverGrace, nil)
+		sv.sweep(nil, func(owner string) bool { return !sv.liveTag(owner) }, 0, leftoverGrace)
 	}
 }
 
@@ -344,24 +390,34 @@ func (sv *supState) liveTag(tag string) bool {
 	return false
 }
 
-// sweep kills group pgid (if > 1) and the orphans below us that owned
-// says are to go (see leftovers); with owned nil, every process below us.
-// Each gets SIGTERM once, then SIGKILL after grace (at once if now is set);
-// sweep gives up after sweepLimit more. Its first look may reuse a view of
-// the orphans taken after since reaps (0: a fresh one).
-func (sv *supState) sweep(pgid int, owned func(owner string) bool, since uint64, grace time.Duration, now *atomic.Bool) {
+// sweep kills what server s left (its group, while it has members) and
+// the orphans below us that owned says are to go (see leftovers); with s
+// nil, only orphans, and with owned nil too, every process below us. Each
+// gets SIGTERM once, then SIGKILL after grace (at once once the host asks
+// to kill s); sweep gives up after sweepLimit more. Its first look may
+// reuse a view of the orphans taken after since reaps (0: a fresh one).
+func (sv *supState) sweep(s *supServer, owned func(owner string) bool, since uint64, grace time.Duration) {
 	termBy := time.Now().Add(grace)
 	giveUp := termBy.Add(sweepLimit)
 	termed := map[int]bool{}
 	for {
 		t := time.Now()
-		if now != nil && now.Load() && t.Before(termBy) {
+		if s != nil && s.killNow.Load() && t.Before(termBy) {
 			termBy = t
 			giveUp = termBy.Add(sweepLimit)
 		}
 		sv.mu.Lock()
+		pgid := 0
+		if s != nil && !s.groupGone.Load() {
+			// Once empty, a group's id may be reused: by one of our
+			// servers (then it is in servers) or by any process.
+			if sv.servers[s.pid] != nil || syscall.Kill(-s.pid, 0) == syscall.ESRCH {
+				s.groupGone.Store(true)
+			} else {
+				pgid = s.pid
+			}
+		}
 		left := sv.leftovers(pgid, owned, since)
-		since = 0
 		for _, pid := range left {
 			switch {
 			case !t.Before(termBy):
@@ -372,6 +428,7 @@ func (sv *supState) sweep(pgid int, owned func(owner string) bool, since uint64,
 			}
 		}
 		sv.mu.Unlock()
+		since = 0
 		if len(left) == 0 || t.After(giveUp) {
 			return
 		}
@@ -380,26 +437,29 @@ func (sv *supState) sweep(pgid int, owned func(owner string) bool, since uint64,
 }
 
 // shutdown runs once the host is gone: SIGTERM to every server's group,
-// SIGKILL after hostGoneGrace, then every process left below us goes.
+// also of those whose leftovers are being swept, SIGKILL after
+// hostGoneGrace, then every process left below us goes.
 func (sv *supState) shutdown() {
 	signalAll := func(sig syscall.Signal) int {
 		sv.mu.Lock()
 		defer sv.mu.Unlock()
-		for pid := range sv.servers {
-			killGroup(pid, sig)
+		for _, s := range sv.servers {
+			killGroup(s.pid, sig)
 		}
-		return len(sv.servers)
+		for _, s := range sv.ending {
+			if !s.groupGone.Load() && sv.servers[s.pid] == nil {
+				killGroup(s.pid, sig)
+			}
+		}
+		return len(sv.servers) + len(sv.ending)
 	}
 	signalAll(syscall.SIGTERM)
 	for deadline := time.Now().Add(hostGoneGrace); time.Now().Before(deadline); {
-		sv.mu.Lock()
-		n := len(sv.servers)
-		sv.mu.Unlock()
-		if n == 0 {
+		if signalAll(0) == 0 {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	signalAll(syscall.SIGKILL)
-	sv.sweep(0, nil, 0, leftoverGrace, nil) // nil: everything below us
+	sv.sweep(nil, nil, 0, leftoverGrace) // everything below us
 }

@@ -15,6 +15,6 @@ func runSupervisor([]string) int {
 	return 2
 }
 
-func startSupervised(*Process, string, []string, spawnReq, []*os.File) (int, error) {
-	return 0, fmt.Errorf("no supervisor on Windows")
+func startSupervised(*Process, string, []string, spawnReq, []*os.File) (int, error, bool) {
+	return 0, fmt.Errorf("no supervisor on Windows"), false
 }
