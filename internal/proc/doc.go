@@ -59,7 +59,10 @@
 // pid, which is free for reuse as soon as the server is reaped: the
 // supervisor reports the reaping at once (the host then stops signalling
 // the group) and the end of the sweep later (Done). A sweep stops
-// signalling a group once it has seen it empty. The supervisor starts
+// signalling a group once it has seen it empty or its id names a process
+// again (a new one: a group's id is not reused while it has members), and
+// leaves orphans alone while a fork is under way, whose child is the
+// supervisor's before it is registered as a server. The supervisor starts
 // servers exactly as exec.Cmd would from the host: the same bytes of
 // arguments and environment (the last of a repeated key), an empty or
 // relative Dir taken from the host's working directory.
@@ -74,12 +77,15 @@
 // kills the supervisor as a last resort. A supervisor that dies takes its
 // servers with it (their Pdeathsig); their exit error says so, and the
 // next Start launches a new one (a Start that raced the death retries
-// once with it).
+// once with it). What its servers left, now reparented to init, is found
+// on Linux by the tag in /proc and killed by the host.
 //
 // What remains uncovered: in plain mode, descendants of the server after the
 // host's SIGKILL, and descendants that leave the server's group; on macOS,
 // a descendant that leaves the group and is orphaned (no subreaper there);
-// and, anywhere, work handed to a process outside the tree (a system daemon).
+// an orphan that cleared its tag when the supervisor is killed (not when
+// the host is); and, anywhere, work handed to a process outside the tree
+// (a system daemon).
 //
 // On Windows each server is created suspended, put in a Job Object with
 // JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE, then resumed: the job kills the whole

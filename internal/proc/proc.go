@@ -56,7 +56,9 @@ type Process struct {
 	mu     sync.Mutex
 	pid    int  // the server's pid, which is also its process group id
 	exited bool // set before the server is reaped (or once the supervisor reports it); no signal may follow it
-	sys    sysState
+	// reapedErr is the exit status the supervisor reported at the reaping.
+	reapedErr error
+	sys       sysState
 
 	done    chan struct{}
 	exitErr error

@@ -1,8 +1,11 @@
 package proc
 
 import (
+	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -57,4 +60,24 @@ func (p *Process) waitOS() error {
 	p.afterExit()
 	p.mu.Unlock()
 	return p.cmd.Wait()
+}
+
+// killTagged SIGKILLs every process whose environment carries a TagEnv
+// value starting with prefix: what a dead supervisor's servers left, now
+// out of anyone's tree. It reads every process's environment, so it runs
+// only when a supervisor has died.
+func killTagged(prefix string) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if tag, _ := processTag(pid); strings.HasPrefix(tag, prefix) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }

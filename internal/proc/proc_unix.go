@@ -150,3 +150,11 @@ func waitGroupGone(pgid int, d time.Duration) {
 		}
 	}
 }
+
+// groupGone reports that process group pgid, whose leader has been reaped,
+// is no more: it has no member, or its id names a process again, which can
+// only be a new one (a group's id is not reused while it has members). Its
+// id must not be signalled after that.
+func groupGone(pgid int) bool {
+	return syscall.Kill(-pgid, 0) == syscall.ESRCH || syscall.Kill(pgid, 0) != syscall.ESRCH
+}

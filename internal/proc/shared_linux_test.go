@@ -15,6 +15,10 @@ import (
 	"time"
 )
 
+// testSupervisors are the pids (as tag prefixes) of supervisors a test
+// killed; their tags must not outlive them.
+var testSupervisors map[string]bool
+
 // supervisorsOf lists the children of pid that run as a supervisor.
 func supervisorsOf(pid int) []int {
 	var out []int
@@ -247,6 +251,7 @@ func TestRelativeDirAndCommand(t *testing.T) {
 // is left beyond the one supervisor that runs.
 func TestSupervisorChaos(t *testing.T) {
 	scripts := []string{"exec cat", "sleep 1000 & exec cat", "(setsid sleep 1000 &); exec cat", "trap '' TERM; exec cat"}
+	testSupervisors = map[string]bool{}
 	startSh(t, true, "exec cat").Close(time.Second) // the supervisor and spawn thread live on
 	time.Sleep(2 * drainDelay)
 	goroutines, fds := runtime.NumGoroutine(), countFDs(t)
@@ -294,6 +299,7 @@ func TestSupervisorChaos(t *testing.T) {
 		if round%5 == 2 {
 			time.Sleep(time.Duration(round%4) * 2 * time.Millisecond)
 			if sup := SupervisorPid(); sup != 0 {
+				testSupervisors[strconv.Itoa(sup)] = true
 				syscall.Kill(sup, syscall.SIGKILL)
 			}
 		}
@@ -319,6 +325,33 @@ func TestSupervisorChaos(t *testing.T) {
 	if sups := supervisorsOf(os.Getpid()); len(sups) > 1 {
 		t.Errorf("%d supervisors run: %v", len(sups), sups)
 	}
+	// What escaped to init is no descendant: look for tags of supervisors
+	// that are gone, anywhere.
+	if left := taggedElsewhere(SupervisorPid()); len(left) > 0 {
+		t.Errorf("processes of dead supervisors left: %v", left)
+	}
+}
+
+// taggedElsewhere lists the processes that carry a tag of this test's
+// supervisors other than live.
+func taggedElsewhere(live int) []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		tag, _ := processTag(pid)
+		sup, _, ok := strings.Cut(tag, ".")
+		if !ok || sup == strconv.Itoa(live) {
+			continue
+		}
+		if pi, state, _, ok := readProc(pid); ok && state != 'Z' && testSupervisors[sup] {
+			out = append(out, pi.String()+" tag "+tag)
+		}
+	}
+	return out
 }
 
 // Bytes that are not UTF-8 in an argument or the environment reach the
@@ -477,5 +510,116 @@ func TestWedgedSupervisor(t *testing.T) {
 	within(t, 10*time.Second, "Close", func() { q.Close(time.Second) })
 	if err := q.ExitErr(); err != nil {
 		t.Errorf("cat on stdin EOF: %v", err)
+	}
+}
+
+// startDuring starts servers for d and returns them.
+func startDuring(t *testing.T, d time.Duration) []*Process {
+	var news []*Process
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); {
+		news = append(news, startSh(t, true, "exec cat"))
+	}
+	return news
+}
+
+// countDead closes news and reports how many had died by themselves.
+func countDead(t *testing.T, news []*Process) int {
+	dead := 0
+	for _, p := range news {
+		select {
+		case <-p.Done():
+			dead++
+			t.Logf("server %d died: %v", p.Pid(), p.ExitErr())
+		default:
+		}
+		p.Close(0)
+	}
+	return dead
+}
+
+// Servers started while another server's leftovers (a group member that
+// ignores SIGTERM) are swept are not taken for its orphans: a fork's child
+// is ours before it is registered as a server.
+func TestSweepSparesServersStartedDuringIt(t *testing.T) {
+	keep := startSh(t, true, "exec cat") // so no sweep is the idle one
+	defer keep.Close(time.Second)
+	dead, total := 0, 0
+	for range 3 {
+		a := startSh(t, true, `sh -c "trap '' TERM; exec sleep 1000" & sleep 0.2; exit 0`)
+		time.Sleep(150 * time.Millisecond)
+		news := startDuring(t, 600*time.Millisecond)
+		within(t, 10*time.Second, "a's Done", func() { <-a.Done() })
+		time.Sleep(300 * time.Millisecond)
+		total += len(news)
+		dead += countDead(t, news)
+	}
+	if dead > 0 {
+		t.Errorf("%d of %d servers started during another's sweep were killed", dead, total)
+	}
+}
+
+// The same for the sweep of untagged orphans once the last server is gone.
+func TestIdleSweepSparesServersStartedDuringIt(t *testing.T) {
+	dead, total := 0, 0
+	for range 3 {
+		a := startSh(t, true, `(env -u `+TagEnv+` setsid sh -c "trap '' TERM; exec sleep 1000" &); exit 0`)
+		within(t, 10*time.Second, "a's Done", func() { <-a.Done() })
+		a.Close(0)
+		news := startDuring(t, 500*time.Millisecond)
+		time.Sleep(300 * time.Millisecond)
+		total += len(news)
+		dead += countDead(t, news)
+		time.Sleep(time.Second) // the idle sweep ends
+	}
+	if dead > 0 {
+		t.Errorf("%d of %d servers started during the idle sweep were killed", dead, total)
+	}
+}
+
+// The supervisor dies while it sweeps a reaped server's group member that
+// ignores SIGTERM: the host kills the member, and the server's exit error
+// is its own status, which the reaping already told.
+func TestSupervisorDiesMidSweep(t *testing.T) {
+	a := startSh(t, true, `sh -c "trap '' TERM; echo \$\$ >&2; exec sleep 1000" & sleep 0.2; exit 3`)
+	pid, err := strconv.Atoi(waitStderr(t, a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	member, _, _, ok := readProc(pid)
+	if !ok {
+		t.Fatal("the group member is not running")
+	}
+	t.Cleanup(func() { killAll([]procInfo{member}) })
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		a.mu.Lock()
+		reaped := a.exited
+		a.mu.Unlock()
+		if reaped {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("never reaped")
+		}
+	}
+	syscall.Kill(SupervisorPid(), syscall.SIGKILL)
+	within(t, 10*time.Second, "Done", func() { <-a.Done() })
+	if left := waitGone([]procInfo{member}, 3*time.Second); len(left) > 0 {
+		t.Errorf("group member %v survives the supervisor's death", left)
+	}
+	var ee *ExitError
+	if err := a.ExitErr(); !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Errorf("ExitErr = %v, want the server's own exit status 3", err)
+	}
+}
+
+// An orphan reparented to the supervisor has no parent-death signal: when
+// the supervisor is killed it goes to init, and the host kills it by its tag.
+func TestOrphanDiesWithKilledSupervisor(t *testing.T) {
+	p, orphan := orphanOf(t, "")
+	syscall.Kill(SupervisorPid(), syscall.SIGKILL) // what Close's last resort does, or the OOM killer
+	within(t, 10*time.Second, "Done", func() { <-p.Done() })
+	if left := waitGone([]procInfo{orphan}, 5*time.Second); len(left) > 0 {
+		_, _, ppid, _ := readProc(orphan.pid)
+		t.Errorf("orphan %v (parent %d) outlives its dead supervisor", left, ppid)
 	}
 }

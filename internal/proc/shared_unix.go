@@ -198,6 +198,7 @@ func (s *supervisor) dispatch(ev event) {
 			// Its pid is free for reuse from now on: no more group signals.
 			p.mu.Lock()
 			p.exited = true
+			p.reapedErr = exitError(syscall.WaitStatus(ev.Status))
 			p.mu.Unlock()
 		}
 		if ev.Done {
@@ -248,13 +249,24 @@ func (s *supervisor) fail(err error) {
 	for _, ps := range pending {
 		ps.ch <- event{Err: msg, lost: true}
 	}
+	// Its servers died with it (Pdeathsig); what they left in their groups
+	// or escaped from them, reparented to init now, carries their tags.
+	if s.cmd.Process != nil {
+		killTagged(strconv.Itoa(s.cmd.Process.Pid) + ".")
+	}
 	for _, p := range procs {
 		p.mu.Lock()
-		if !p.exited {
+		exitErr := errSupervisorGone
+		if p.exited { // reaped: its status is known, its leftovers were being swept
+			exitErr = p.reapedErr
+			if !groupGone(p.pid) {
+				killGroup(p.pid, syscall.SIGKILL)
+			}
+		} else {
 			killGroup(p.pid, syscall.SIGKILL)
 		}
 		p.mu.Unlock()
-		p.exitCh <- errSupervisorGone
+		p.exitCh <- exitErr
 	}
 }
 

@@ -115,7 +115,7 @@ func supervisedSpawn(path, name string, args []string, spec Spec) (spawnReq, err
 	if !filepath.IsAbs(dir) {
 		wd, err := syscall.Getwd()
 		if err != nil {
-			return spawnReq{}, fmt.Errorf("the host's working directory: %w", err)
+			return spawnReq{}, fmt.Errorf("its working directory would be the host's, which is gone (%w): give the server a directory of its own", err)
 		}
 		if dir != "" {
 			wd += string(filepath.Separator) + dir

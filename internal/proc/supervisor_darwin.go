@@ -13,11 +13,11 @@ func serverAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: tr
 
 // leftovers reports group pgid as a whole while it has members (as -pgid,
 // which the sweep signals as a group); no orphan is ever ours here.
-func (sv *supState) leftovers(pgid int, owned func(string) bool, since uint64) []int {
+func (sv *supState) leftovers(pgid int, owned func(string) bool, since uint64) (left []int, complete bool) {
 	if pgid > 1 && syscall.Kill(-pgid, 0) == nil {
-		return []int{-pgid}
+		return []int{-pgid}, true
 	}
-	return nil
+	return nil, true
 }
 
 // socketPair is the host–supervisor socket, close-on-exec on both ends.

@@ -28,20 +28,26 @@ func serverAttr() *syscall.SysProcAttr {
 // the subreaper), taken with everything below it; its owner is the TagEnv
 // value of its environment, or of the first process below it that has
 // one, or "" when none has. With owned nil, every process below us is
-// listed, servers included.
+// listed, servers included. complete is false when orphans could not be
+// judged now: while a fork is under way, its child is ours but not yet a
+// server, and must not be taken for an orphan.
 //
 // Reading every process's stat file costs milliseconds, and a sweep runs at
 // every server's exit, so the common case is told without it: the group
 // is empty and every orphan (usually none) carries a tag owned rejects.
 // That look at the orphans may be one taken after since reaps (see
 // orphanView). Called under sv.mu.
-func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uint64) []int {
+func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uint64) (left []int, complete bool) {
 	groupAlive := pgid > 1 && syscall.Kill(-pgid, 0) != syscall.ESRCH
-	if owned == nil {
+	strays := owned != nil && !sv.spawning
+	switch {
+	case owned == nil:
 		if kids, ok := ownChildren(); ok && len(kids) == 0 {
-			return nil
+			return nil, true
 		}
-	} else {
+	case !strays && !groupAlive:
+		return nil, false
+	case strays:
 		v := sv.orphans
 		if since == 0 || v == nil || v.reaps < since {
 			v = sv.lookAtOrphans()
@@ -52,14 +58,13 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 			clean = clean && tag != "" && !owned(tag)
 		}
 		if clean {
-			return nil
+			return nil, true
 		}
 	}
 	children := map[int][]int{}
-	var out []int
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		return nil
+		return nil, owned == nil || strays
 	}
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
@@ -76,7 +81,7 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 		}
 		children[ppid] = append(children[ppid], pid)
 		if pgid > 1 && pgrp == pgid {
-			out = append(out, pid)
+			left = append(left, pid)
 		}
 	}
 	below := func(root int) []int {
@@ -89,8 +94,8 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 	for _, pid := range children[os.Getpid()] {
 		switch {
 		case owned == nil:
-			out = append(out, below(pid)...)
-		case sv.servers[pid] != nil:
+			left = append(left, below(pid)...)
+		case !strays, sv.servers[pid] != nil:
 		default:
 			tree := below(pid)
 			owner := ""
@@ -100,11 +105,11 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 				}
 			}
 			if owned(owner) {
-				out = append(out, tree...)
+				left = append(left, tree...)
 			}
 		}
 	}
-	return out
+	return left, owned == nil || strays
 }
 
 // lookAtOrphans takes and keeps a new orphanView. Called under sv.mu.

@@ -67,9 +67,9 @@ type spawnJob struct {
 }
 
 // supState is the supervisor's state. mu guards the maps and is held
-// while a sweep looks at the tree, so that a server started meanwhile is
-// never taken for a leftover; it is not held across a fork, which may wait
-// long for a slow exec.
+// while a sweep looks at the tree; it is not held across a fork, which may
+// wait long for a slow exec, so while one is under way (spawning) a sweep
+// leaves orphans alone: the fork's child is ours but not yet a server.
 type supState struct {
 	conn    *net.UnixConn
 	hostPid int
@@ -409,15 +409,13 @@ func (sv *supState) sweep(s *supServer, owned func(owner string) bool, since uin
 		sv.mu.Lock()
 		pgid := 0
 		if s != nil && !s.groupGone.Load() {
-			// Once empty, a group's id may be reused: by one of our
-			// servers (then it is in servers) or by any process.
-			if sv.servers[s.pid] != nil || syscall.Kill(-s.pid, 0) == syscall.ESRCH {
+			if groupGone(s.pid) {
 				s.groupGone.Store(true)
 			} else {
 				pgid = s.pid
 			}
 		}
-		left := sv.leftovers(pgid, owned, since)
+		left, complete := sv.leftovers(pgid, owned, since)
 		for _, pid := range left {
 			switch {
 			case !t.Before(termBy):
@@ -429,7 +427,7 @@ func (sv *supState) sweep(s *supServer, owned func(owner string) bool, since uin
 		}
 		sv.mu.Unlock()
 		since = 0
-		if len(left) == 0 || t.After(giveUp) {
+		if len(left) == 0 && complete || t.After(giveUp) {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -447,7 +445,7 @@ func (sv *supState) shutdown() {
 			killGroup(s.pid, sig)
 		}
 		for _, s := range sv.ending {
-			if !s.groupGone.Load() && sv.servers[s.pid] == nil {
+			if !s.groupGone.Load() && !groupGone(s.pid) {
 				killGroup(s.pid, sig)
 			}
 		}
