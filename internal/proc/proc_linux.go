@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -67,13 +66,8 @@ func (p *Process) waitOS() error {
 // out of anyone's tree. It reads every process's environment, so it runs
 // only when a supervisor has died.
 func killTagged(prefix string) {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
+	for _, pid := range allPids() {
+		if pid == os.Getpid() {
 			continue
 		}
 		if tag, _ := processTag(pid); strings.HasPrefix(tag, prefix) {

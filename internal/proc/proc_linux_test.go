@@ -330,14 +330,9 @@ func TestEnvNilIsEmpty(t *testing.T) {
 
 // descendantsAll lists every descendant of root with its state, zombies too.
 func descendantsAll(root int) []string {
-	ents, _ := os.ReadDir("/proc")
 	kids := map[int][]int{}
 	desc := map[int]string{}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
+	for _, pid := range allPids() {
 		if pi, state, ppid, ok := readProc(pid); ok {
 			kids[ppid] = append(kids[ppid], pid)
 			desc[pid] = fmt.Sprintf("%v:%c<-%d", pi, state, ppid)

@@ -45,13 +45,8 @@ func alive(pi procInfo) bool {
 // shared supervisor, which lives as long as the test (its servers are
 // listed).
 func descendants(root int) []procInfo {
-	ents, _ := os.ReadDir("/proc")
 	kids := map[int][]procInfo{}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
+	for _, pid := range allPids() {
 		if pi, state, ppid, ok := readProc(pid); ok && state != 'Z' {
 			kids[ppid] = append(kids[ppid], pi)
 		}

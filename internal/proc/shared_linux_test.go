@@ -22,17 +22,12 @@ var testSupervisors map[string]bool
 // supervisorsOf lists the children of pid that run as a supervisor.
 func supervisorsOf(pid int) []int {
 	var out []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		k, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
+	for _, k := range allPids() {
 		_, state, ppid, ok := readProc(k)
 		if !ok || ppid != pid || state == 'Z' {
 			continue
 		}
-		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(k) + "/cmdline")
 		if strings.Contains(string(cmdline), "\x00"+SupervisorArg+"\x00") {
 			out = append(out, k)
 		}
@@ -159,12 +154,19 @@ func TestSupervisorKilled(t *testing.T) {
 	if left := waitGone(tree, 5*time.Second); len(left) > 0 {
 		t.Errorf("survived the supervisor: %v", left)
 	}
-	p3 := startSh(t, true, "exec cat")
+	checkNewSupervisor(t, old)
+}
+
+// checkNewSupervisor starts a server after supervisor old is gone: it runs
+// under a new one and closes cleanly.
+func checkNewSupervisor(t *testing.T, old int) {
+	t.Helper()
+	p := startSh(t, true, "exec cat")
 	if now := SupervisorPid(); now == old || now == 0 {
-		t.Errorf("supervisor %d after the old one (%d) died", now, old)
+		t.Errorf("supervisor %d after the old one (%d) was gone", now, old)
 	}
-	within(t, 10*time.Second, "Close", func() { p3.Close(time.Second) })
-	if err := p3.ExitErr(); err != nil {
+	within(t, 10*time.Second, "Close", func() { p.Close(time.Second) })
+	if err := p.ExitErr(); err != nil {
 		t.Errorf("cat on stdin EOF: %v", err)
 	}
 }
@@ -336,12 +338,7 @@ func TestSupervisorChaos(t *testing.T) {
 // supervisors other than live.
 func taggedElsewhere(live int) []string {
 	var out []string
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
+	for _, pid := range allPids() {
 		tag, _ := processTag(pid)
 		sup, _, ok := strings.Cut(tag, ".")
 		if !ok || sup == strconv.Itoa(live) {
@@ -503,14 +500,7 @@ func TestWedgedSupervisor(t *testing.T) {
 	if err := p.ExitErr(); !errors.Is(err, errSupervisorGone) {
 		t.Errorf("ExitErr = %v, want %v", err, errSupervisorGone)
 	}
-	q := startSh(t, true, "exec cat")
-	if now := SupervisorPid(); now == sup || now == 0 {
-		t.Errorf("supervisor %d after the wedged one (%d) was killed", now, sup)
-	}
-	within(t, 10*time.Second, "Close", func() { q.Close(time.Second) })
-	if err := q.ExitErr(); err != nil {
-		t.Errorf("cat on stdin EOF: %v", err)
-	}
+	checkNewSupervisor(t, sup)
 }
 
 // startDuring starts servers for d and returns them.

@@ -62,16 +62,12 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 		}
 	}
 	children := map[int][]int{}
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
+	pids := allPids()
+	if pids == nil {
 		return nil, owned == nil || strays
 	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+	for _, pid := range pids {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 		if err != nil {
 			continue
 		}
@@ -110,6 +106,21 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 		}
 	}
 	return left, owned == nil || strays
+}
+
+// allPids lists every process in /proc (nil if it cannot be read).
+func allPids() []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	pids := make([]int, 0, len(ents))
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // lookAtOrphans takes and keeps a new orphanView. Called under sv.mu.
