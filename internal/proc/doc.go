@@ -61,24 +61,31 @@
 // the group) and the end of the sweep later (Done). A sweep stops
 // signalling a group once it has seen it empty or its id names a process
 // again (a new one: a group's id is not reused while it has members), and
-// leaves orphans alone while a fork is under way, whose child is the
-// supervisor's before it is registered as a server. The supervisor starts
+// counts a fork under way as a live server (its child is the supervisor's
+// before it is registered: untagged until it execs, then with its tag).
+// Forks run one at a time on one thread; nothing else waits for them, so
+// an exec that hangs holds up only the spawns queued behind it. The
+// supervisor starts
 // servers exactly as exec.Cmd would from the host: the same bytes of
 // arguments and environment (the last of a repeated key), an empty or
 // relative Dir taken from the host's working directory.
 //
 // The supervisor learns of the host's death from the socket's EOF, from
 // Pdeathsig=SIGTERM on Linux, and by polling getppid (the only sign on
-// macOS). Then it sends SIGTERM to every server's group (also of those
-// whose leftovers it is sweeping), SIGKILL after a grace period, kills
-// every remaining descendant it can find in /proc, and exits. Close and
+// macOS), and stops its servers at once, whatever fork may be hanging:
+// SIGTERM to every server's group (also of those whose leftovers it is
+// sweeping), SIGKILL after a grace period, then every remaining descendant
+// it can find in /proc, and it exits. Close and
 // Kill signal a server's group directly, so a wedged supervisor cannot
 // keep a server alive; should Close still not see the end reported, it
 // kills the supervisor as a last resort. A supervisor that dies takes its
 // servers with it (their Pdeathsig); their exit error says so, and the
 // next Start launches a new one (a Start that raced the death retries
 // once with it). What its servers left, now reparented to init, is found
-// on Linux by the tag in /proc and killed by the host.
+// on Linux by the tag in /proc and killed by the host, pass after pass
+// until none is left. A tag's base is random, picked by the host for each
+// supervisor, so it is never another supervisor's, even one in another
+// pid namespace.
 //
 // What remains uncovered: in plain mode, descendants of the server after the
 // host's SIGKILL, and descendants that leave the server's group; on macOS,

@@ -11,6 +11,7 @@ import (
 // TestMain lets the test binary play the supervisor and, when
 // PROC_TEST_ROLE=host, a host that starts one server and waits to be killed.
 func TestMain(m *testing.M) {
+	testHooks = true // see slowSpawnForTests
 	MaybeRunSupervisor()
 	if os.Getenv("PROC_TEST_ROLE") == "host" {
 		runTestHost()
@@ -40,6 +41,10 @@ func runTestHost() {
 		}
 	}
 	fmt.Println("ready", first)
+	if d := os.Getenv("PROC_TEST_SLOW_SPAWN"); d != "" { // one more server, whose fork hangs
+		go Start(Spec{Command: "sh", Args: []string{"-c", "exec sleep 1000"},
+			Env: append(testEnv(), slowSpawnEnv+"="+d), Supervise: true})
+	}
 	bufio.NewReader(os.Stdin).ReadString('\n') // the test never writes
 	select {}
 }

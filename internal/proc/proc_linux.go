@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -63,15 +64,24 @@ func (p *Process) waitOS() error {
 
 // killTagged SIGKILLs every process whose environment carries a TagEnv
 // value starting with prefix: what a dead supervisor's servers left, now
-// out of anyone's tree. It reads every process's environment, so it runs
-// only when a supervisor has died.
+// out of anyone's tree. A pass reads every process's environment, so it
+// runs only when a supervisor has died; it repeats until a pass finds
+// nothing (what forked during the last one is found by the next), for
+// sweepLimit at most.
 func killTagged(prefix string) {
-	for _, pid := range allPids() {
-		if pid == os.Getpid() {
-			continue
+	for giveUp := time.Now().Add(sweepLimit); time.Now().Before(giveUp); time.Sleep(10 * time.Millisecond) {
+		found := false
+		for _, pid := range allPids() {
+			if pid == os.Getpid() {
+				continue
+			}
+			if tag, _ := processTag(pid); strings.HasPrefix(tag, prefix) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				found = true
+			}
 		}
-		if tag, _ := processTag(pid); strings.HasPrefix(tag, prefix) {
-			syscall.Kill(pid, syscall.SIGKILL)
+		if !found {
+			return
 		}
 	}
 }

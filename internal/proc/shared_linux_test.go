@@ -1,10 +1,12 @@
 package proc
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -15,9 +17,9 @@ import (
 	"time"
 )
 
-// testSupervisors are the pids (as tag prefixes) of supervisors a test
-// killed; their tags must not outlive them.
-var testSupervisors map[string]bool
+// deadTagBases are the tag bases of supervisors a test killed: their tags
+// must not outlive them.
+var deadTagBases map[string]bool
 
 // supervisorsOf lists the children of pid that run as a supervisor.
 func supervisorsOf(pid int) []int {
@@ -253,7 +255,7 @@ func TestRelativeDirAndCommand(t *testing.T) {
 // is left beyond the one supervisor that runs.
 func TestSupervisorChaos(t *testing.T) {
 	scripts := []string{"exec cat", "sleep 1000 & exec cat", "(setsid sleep 1000 &); exec cat", "trap '' TERM; exec cat"}
-	testSupervisors = map[string]bool{}
+	deadTagBases = map[string]bool{}
 	startSh(t, true, "exec cat").Close(time.Second) // the supervisor and spawn thread live on
 	time.Sleep(2 * drainDelay)
 	goroutines, fds := runtime.NumGoroutine(), countFDs(t)
@@ -301,7 +303,7 @@ func TestSupervisorChaos(t *testing.T) {
 		if round%5 == 2 {
 			time.Sleep(time.Duration(round%4) * 2 * time.Millisecond)
 			if sup := SupervisorPid(); sup != 0 {
-				testSupervisors[strconv.Itoa(sup)] = true
+				deadTagBases[currentTagBase()] = true
 				syscall.Kill(sup, syscall.SIGKILL)
 			}
 		}
@@ -329,22 +331,18 @@ func TestSupervisorChaos(t *testing.T) {
 	}
 	// What escaped to init is no descendant: look for tags of supervisors
 	// that are gone, anywhere.
-	if left := taggedElsewhere(SupervisorPid()); len(left) > 0 {
+	if left := taggedWith(deadTagBases); len(left) > 0 {
 		t.Errorf("processes of dead supervisors left: %v", left)
 	}
 }
 
-// taggedElsewhere lists the processes that carry a tag of this test's
-// supervisors other than live.
-func taggedElsewhere(live int) []string {
+// taggedWith lists the live processes whose tag has one of bases.
+func taggedWith(bases map[string]bool) []string {
 	var out []string
 	for _, pid := range allPids() {
 		tag, _ := processTag(pid)
-		sup, _, ok := strings.Cut(tag, ".")
-		if !ok || sup == strconv.Itoa(live) {
-			continue
-		}
-		if pi, state, _, ok := readProc(pid); ok && state != 'Z' && testSupervisors[sup] {
+		base, _, ok := strings.Cut(tag, ".")
+		if pi, state, _, alive := readProc(pid); ok && alive && state != 'Z' && bases[base+"."] {
 			out = append(out, pi.String()+" tag "+tag)
 		}
 	}
@@ -611,5 +609,82 @@ func TestOrphanDiesWithKilledSupervisor(t *testing.T) {
 	if left := waitGone([]procInfo{orphan}, 5*time.Second); len(left) > 0 {
 		_, _, ppid, _ := readProc(orphan.pid)
 		t.Errorf("orphan %v (parent %d) outlives its dead supervisor", left, ppid)
+	}
+}
+
+// The host is SIGKILLed while the supervisor's fork of another server
+// hangs: the servers it runs still go within the host-gone grace, not
+// when (if ever) that exec returns.
+func TestHostKilledDuringSlowSpawn(t *testing.T) {
+	host := exec.Command(os.Args[0], "-test.run=^$")
+	host.Env = append(os.Environ(), "PROC_TEST_ROLE=host", "PROC_TEST_SUPERVISE=1",
+		"PROC_TEST_SCRIPT=exec sleep 1000", "PROC_TEST_SLOW_SPAWN=30s")
+	out, err := host.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	host.Stderr = os.Stderr
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer host.Process.Kill()
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	var server int
+	if _, err := fmt.Sscanf(line, "ready %d", &server); err != nil {
+		t.Fatalf("host said %q", line)
+	}
+	tree := waitTree(t, host.Process.Pid, 3, 2) // supervisor, the server, the hanging fork's child
+	defer killAll(tree)
+	syscall.Kill(host.Process.Pid, syscall.SIGKILL)
+	host.Wait()
+	if left := waitGone(tree, hostGoneGrace+5*time.Second); len(left) > 0 {
+		t.Fatalf("outlived the host while a fork hung: %v", left)
+	}
+}
+
+// A server exits leaving an orphan while another server's fork hangs: its
+// sweep still kills the orphan before Done, rather than waiting the fork
+// out and giving up.
+func TestSweepDuringSlowSpawn(t *testing.T) {
+	a, orphan := orphanOf(t, "")
+	slow := make(chan *Process, 1)
+	go func() {
+		p, _ := Start(Spec{Command: "sh", Args: []string{"-c", "exec sleep 1000"},
+			Env: append(testEnv(), slowSpawnEnv+"=5s"), Supervise: true})
+		slow <- p
+	}()
+	time.Sleep(200 * time.Millisecond) // the fork is under way
+	within(t, 10*time.Second, "closing a", func() { a.Close(200 * time.Millisecond) })
+	select {
+	case p := <-slow:
+		t.Errorf("a's Close ended only after the hung fork did")
+		slow <- p
+	default:
+	}
+	if left := waitGone([]procInfo{orphan}, 0); len(left) > 0 {
+		t.Errorf("a's orphan %v outlived a's Done while another fork hung", left)
+	}
+	if p := <-slow; p != nil {
+		p.Close(0)
+	}
+}
+
+// When the supervisor dies, the host's hunt by tag keeps going until it
+// finds nothing: processes that fork while it looks are found too.
+func TestTagHuntOutlastsForkingLeftovers(t *testing.T) {
+	script := ""
+	for range 8 {
+		script += `(setsid sh -c 'while :; do sleep 1000 & sleep 0.003; done' &); `
+	}
+	deadTagBases = map[string]bool{}
+	for round := range 3 {
+		p := startSh(t, true, script+"exec sleep 1000")
+		time.Sleep(300 * time.Millisecond)
+		deadTagBases[currentTagBase()] = true
+		syscall.Kill(SupervisorPid(), syscall.SIGKILL)
+		within(t, 10*time.Second, "Done", func() { <-p.Done() })
+		if left := taggedWith(deadTagBases); len(left) > 0 {
+			t.Errorf("round %d: %d processes of the dead supervisor left, e.g. %v", round, len(left), left[0])
+		}
 	}
 }

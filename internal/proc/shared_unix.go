@@ -36,9 +36,10 @@ type pendingSpawn struct {
 }
 
 type supervisor struct {
-	cmd    *exec.Cmd
-	conn   *net.UnixConn
-	stderr *ring // the supervisor's own diagnostics, for error messages
+	cmd     *exec.Cmd
+	tagBase string // of its servers' tags (newTagBase)
+	conn    *net.UnixConn
+	stderr  *ring // the supervisor's own diagnostics, for error messages
 
 	wmu sync.Mutex // one frame at a time
 
@@ -96,6 +97,16 @@ func SupervisorPid() int {
 	return shared.cmd.Process.Pid
 }
 
+// currentTagBase is the tag base of the host's supervisor ("" if none).
+func currentTagBase() string {
+	supMu.Lock()
+	defer supMu.Unlock()
+	if shared == nil {
+		return ""
+	}
+	return shared.tagBase
+}
+
 func launchSupervisor(path string, args []string) (*supervisor, error) {
 	hostEnd, supEnd, err := socketPair()
 	if err != nil {
@@ -119,7 +130,8 @@ func launchSupervisor(path string, args []string) (*supervisor, error) {
 		procs:   map[uint64]*Process{},
 		gone:    make(chan struct{}),
 	}
-	s.cmd = exec.Command(path, append(append([]string{}, args...), strconv.Itoa(os.Getpid()))...)
+	s.tagBase = newTagBase()
+	s.cmd = exec.Command(path, append(append([]string{}, args...), strconv.Itoa(os.Getpid()), s.tagBase)...)
 	s.cmd.Env = supervisorEnv()
 	s.cmd.Dir = "/" // pins no directory of the user's
 	s.cmd.Stderr = errW
@@ -251,9 +263,7 @@ func (s *supervisor) fail(err error) {
 	}
 	// Its servers died with it (Pdeathsig); what they left in their groups
 	// or escaped from them, reparented to init now, carries their tags.
-	if s.cmd.Process != nil {
-		killTagged(strconv.Itoa(s.cmd.Process.Pid) + ".")
-	}
+	killTagged(s.tagBase)
 	for _, p := range procs {
 		p.mu.Lock()
 		exitErr := errSupervisorGone

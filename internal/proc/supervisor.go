@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -155,6 +156,28 @@ func dedupEnv(env []string) ([]string, error) {
 	}
 	slices.Reverse(out)
 	return out, nil
+}
+
+// newTagBase is the start of every tag one supervisor gives: random, so
+// that no two supervisors share one, even across pid namespaces (where a
+// supervisor's pid could be another's) or after a pid is reused.
+func newTagBase() string {
+	return rand.Text()[:16] + "."
+}
+
+// validTagBase checks a tag base from the command line: what newTagBase
+// makes, nothing that could spill into another variable.
+func validTagBase(s string) bool {
+	body, ok := strings.CutSuffix(s, ".")
+	if !ok || len(body) < 8 || len(body) > 64 {
+		return false
+	}
+	for _, c := range body {
+		if !('A' <= c && c <= 'Z' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z') {
+			return false
+		}
+	}
+	return true
 }
 
 func toBytes(ss []string) [][]byte {

@@ -28,9 +28,8 @@ func serverAttr() *syscall.SysProcAttr {
 // the subreaper), taken with everything below it; its owner is the TagEnv
 // value of its environment, or of the first process below it that has
 // one, or "" when none has. With owned nil, every process below us is
-// listed, servers included. complete is false when orphans could not be
-// judged now: while a fork is under way, its child is ours but not yet a
-// server, and must not be taken for an orphan.
+// listed, servers included. complete is false when the orphans could not
+// be looked at (no /proc).
 //
 // Reading every process's stat file costs milliseconds, and a sweep runs at
 // every server's exit, so the common case is told without it: the group
@@ -39,15 +38,12 @@ func serverAttr() *syscall.SysProcAttr {
 // orphanView). Called under sv.mu.
 func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uint64) (left []int, complete bool) {
 	groupAlive := pgid > 1 && syscall.Kill(-pgid, 0) != syscall.ESRCH
-	strays := owned != nil && !sv.spawning
 	switch {
 	case owned == nil:
 		if kids, ok := ownChildren(); ok && len(kids) == 0 {
 			return nil, true
 		}
-	case !strays && !groupAlive:
-		return nil, false
-	case strays:
+	default:
 		v := sv.orphans
 		if since == 0 || v == nil || v.reaps < since {
 			v = sv.lookAtOrphans()
@@ -64,7 +60,7 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 	children := map[int][]int{}
 	pids := allPids()
 	if pids == nil {
-		return nil, owned == nil || strays
+		return nil, false
 	}
 	for _, pid := range pids {
 		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
@@ -91,7 +87,7 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 		switch {
 		case owned == nil:
 			left = append(left, below(pid)...)
-		case !strays, sv.servers[pid] != nil:
+		case sv.servers[pid] != nil:
 		default:
 			tree := below(pid)
 			owner := ""
@@ -105,7 +101,7 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 			}
 		}
 	}
-	return left, owned == nil || strays
+	return left, true
 }
 
 // allPids lists every process in /proc (nil if it cannot be read).

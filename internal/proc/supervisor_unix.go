@@ -68,8 +68,9 @@ type spawnJob struct {
 
 // supState is the supervisor's state. mu guards the maps and is held
 // while a sweep looks at the tree; it is not held across a fork, which may
-// wait long for a slow exec, so while one is under way (spawning) a sweep
-// leaves orphans alone: the fork's child is ours but not yet a server.
+// wait long for a slow exec. While one is under way (spawning), its child
+// is ours but not yet a server: untagged before its exec, spawnTag after,
+// and sweeps count both as a live server's (see owns).
 type supState struct {
 	conn    *net.UnixConn
 	hostPid int
@@ -82,6 +83,7 @@ type supState struct {
 	servers  map[int]*supServer    // live, by pid (unique until reaped)
 	ending   map[uint64]*supServer // reaped, their sweep not finished, by ID
 	spawning bool                  // a fork is between ForkExec and its registration
+	spawnTag string                // that fork's child's tag, once it has exec'd
 	early    map[int]syscall.WaitStatus
 	reaps    uint64
 	orphans  *orphanView // the last look, nil before the first
@@ -92,15 +94,16 @@ type supState struct {
 	goneOnce sync.Once
 }
 
-// runSupervisor implements the supervisor mode. args are HOSTPID; fd 3 is
-// the socket to the host. It starts every supervised server of that host,
+// runSupervisor implements the supervisor mode. args are HOSTPID and the
+// base of its servers' tags (see supervisorTagBase); fd 3 is the socket to
+// the host. It starts every supervised server of that host,
 // reaps them and what they leave, and when the host dies stops them all.
 func runSupervisor(args []string) int {
 	// Servers get Pdeathsig=SIGKILL, which belongs to the thread that forks
 	// them: this one, which spawns them all and lives as long as we do.
 	runtime.LockOSThread()
 	hostPid := 0
-	if len(args) == 1 {
+	if len(args) == 2 && validTagBase(args[1]) {
 		hostPid, _ = strconv.Atoi(args[0])
 	}
 	if hostPid <= 0 {
@@ -119,7 +122,7 @@ func runSupervisor(args []string) int {
 	sv := &supState{
 		conn:     uc,
 		hostPid:  hostPid,
-		tagBase:  strconv.Itoa(os.Getpid()) + ".",
+		tagBase:  args[1],
 		servers:  map[int]*supServer{},
 		ending:   map[uint64]*supServer{},
 		early:    map[int]syscall.WaitStatus{},
@@ -138,6 +141,14 @@ func runSupervisor(args []string) int {
 	go sv.reap()
 	go sv.watchHost(sigs)
 	go sv.serve()
+	go func() {
+		// Not after the spawn loop: an exec that hangs there must not
+		// hold up the servers' end. Exiting also fires the Pdeathsig of
+		// whatever that fork started.
+		<-sv.hostGone
+		sv.shutdown()
+		os.Exit(0)
+	}()
 	for job := range sv.spawns {
 		select {
 		case <-sv.hostGone:
@@ -146,8 +157,7 @@ func runSupervisor(args []string) int {
 			sv.spawn(job.req, job.files)
 		}
 	}
-	sv.shutdown()
-	return 0
+	select {} // shutdown exits
 }
 
 // watchHost notices the host's death by the parent-death signal or the
@@ -262,7 +272,7 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 	sv.mu.Lock()
 	sv.seq++
 	tag := sv.tagBase + strconv.Itoa(sv.seq)
-	sv.spawning = true
+	sv.spawning, sv.spawnTag = true, tag
 	sv.mu.Unlock()
 	pid, err := syscall.ForkExec(string(req.Path), toStrings(req.Argv), &syscall.ProcAttr{
 		Dir:   string(req.Dir),
@@ -270,9 +280,10 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 		Files: []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd()},
 		Sys:   serverAttr(),
 	})
+	slowSpawnForTests(env)
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
-	sv.spawning = false
+	sv.spawning, sv.spawnTag = false, ""
 	early, reaped := sv.early[pid]
 	clear(sv.early)
 	if err != nil {
@@ -290,6 +301,25 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 	select {
 	case sv.kick <- struct{}{}:
 	default:
+	}
+}
+
+// testHooks is set by this package's tests (TestMain), never otherwise:
+// then a server whose environment holds slowSpawnEnv=DURATION makes its
+// fork last that much longer, as a hung exec on a slow filesystem would.
+var testHooks bool
+
+const slowSpawnEnv = "SWITCHBOARD_PROC_TEST_SLOW_SPAWN"
+
+func slowSpawnForTests(env []string) {
+	if !testHooks {
+		return
+	}
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, slowSpawnEnv+"="); ok {
+			d, _ := time.ParseDuration(v)
+			time.Sleep(d)
+		}
 	}
 }
 
@@ -363,7 +393,7 @@ func (sv *supState) reaped(s *supServer, ws syscall.WaitStatus) {
 func (sv *supState) finish(s *supServer, ws syscall.WaitStatus) {
 	sv.sweep(s, func(owner string) bool {
 		// Its own orphans, and those of servers already gone.
-		return owner == s.tag || sv.ours(owner) && !sv.liveTag(owner)
+		return owner == s.tag || owner != "" && sv.ours(owner) && !sv.liveTag(owner)
 	}, s.reapSeq, leftoverGrace)
 	sv.send(event{ID: s.id, Done: true, Status: uint32(ws)})
 	sv.mu.Lock()
@@ -373,15 +403,23 @@ func (sv *supState) finish(s *supServer, ws syscall.WaitStatus) {
 	if idle {
 		// No server is left to own an untagged orphan (one that cleared
 		// its environment): it is a leftover of one that is gone.
-		sv.sweep(nil, func(owner string) bool { return !sv.liveTag(owner) }, 0, leftoverGrace)
+		// It stands down once a server runs again, which may own one.
+		sv.sweep(nil, func(owner string) bool {
+			return len(sv.servers) == 0 && !sv.liveTag(owner)
+		}, 0, leftoverGrace)
 	}
 }
 
 // ours reports whether tag was given by this supervisor.
 func (sv *supState) ours(tag string) bool { return strings.HasPrefix(tag, sv.tagBase) }
 
-// liveTag reports whether tag is a live server's. Called under mu.
+// liveTag reports whether tag is a live server's, counting a fork under
+// way: its child is untagged ("") until it execs, then has spawnTag.
+// Called under mu.
 func (sv *supState) liveTag(tag string) bool {
+	if sv.spawning && (tag == "" || tag == sv.spawnTag) {
+		return true
+	}
 	for _, s := range sv.servers {
 		if s.tag == tag {
 			return true

@@ -18,3 +18,8 @@ func runSupervisor([]string) int {
 func startSupervised(*Process, string, []string, spawnReq, []*os.File) (int, error, bool) {
 	return 0, fmt.Errorf("no supervisor on Windows"), false
 }
+
+// testHooks has no use on Windows (see supervisor_unix.go).
+var testHooks bool
+
+const slowSpawnEnv = "SWITCHBOARD_PROC_TEST_SLOW_SPAWN"
