@@ -63,8 +63,12 @@
 // again (a new one: a group's id is not reused while it has members), and
 // counts a fork under way as a live server (its child is the supervisor's
 // before it is registered: untagged until it execs, then with its tag).
-// Forks run one at a time on one thread; nothing else waits for them, so
-// an exec that hangs holds up only the spawns queued behind it. The
+// Forks run one at a time on one thread. On Linux a fork is a vfork, whose
+// thread waits in the kernel, holding its P, until the child has exec'd,
+// which an exec on a hung network mount can make last for ever; the
+// supervisor therefore runs with two Ps and collects garbage only itself,
+// never while a fork is under way, so an exec that hangs holds up only the
+// spawns queued behind it, not the reaping, sweeps or shutdown. The
 // supervisor starts
 // servers exactly as exec.Cmd would from the host: the same bytes of
 // arguments and environment (the last of a repeated key), an empty or

@@ -45,6 +45,10 @@ func runTestHost() {
 		go Start(Spec{Command: "sh", Args: []string{"-c", "exec sleep 1000"},
 			Env: append(testEnv(), slowSpawnEnv+"="+d), Supervise: true})
 	}
+	if os.Getenv("PROC_TEST_SECOND") == "1" { // one more server once the test says so
+		bufio.NewReader(os.Stdin).ReadString('\n')
+		go Start(Spec{Command: "sh", Args: []string{"-c", "exec sleep 1000"}, Env: testEnv(), Supervise: true})
+	}
 	bufio.NewReader(os.Stdin).ReadString('\n') // the test never writes
 	select {}
 }

@@ -66,9 +66,11 @@ func (p *Process) waitOS() error {
 // value starting with prefix: what a dead supervisor's servers left, now
 // out of anyone's tree. A pass reads every process's environment, so it
 // runs only when a supervisor has died; it repeats until a pass finds
-// nothing (what forked during the last one is found by the next), for
+// nothing new (what forked during the last one is found by the next; one
+// that cannot be killed, in uninterruptible sleep, is not waited for), for
 // sweepLimit at most.
 func killTagged(prefix string) {
+	killed := map[int]bool{}
 	for giveUp := time.Now().Add(sweepLimit); time.Now().Before(giveUp); time.Sleep(10 * time.Millisecond) {
 		found := false
 		for _, pid := range allPids() {
@@ -77,7 +79,8 @@ func killTagged(prefix string) {
 			}
 			if tag, _ := processTag(pid); strings.HasPrefix(tag, prefix) {
 				syscall.Kill(pid, syscall.SIGKILL)
-				found = true
+				found = found || !killed[pid]
+				killed[pid] = true
 			}
 		}
 		if !found {

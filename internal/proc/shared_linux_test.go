@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -686,5 +687,107 @@ func TestTagHuntOutlastsForkingLeftovers(t *testing.T) {
 		if left := taggedWith(deadTagBases); len(left) > 0 {
 			t.Errorf("round %d: %d processes of the dead supervisor left, e.g. %v", round, len(left), left[0])
 		}
+	}
+}
+
+// hangExecs makes every execve of the supervisor's children (its forks)
+// wait d in the kernel, as on a hung network mount, by strace's fault
+// injection; the supervisor's vfork waits with it. It returns a stop func.
+func hangExecs(t *testing.T, sup int, d time.Duration) func() {
+	t.Helper()
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		t.Skip("strace is needed to make an exec hang")
+	}
+	cmd := exec.Command(strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=execve",
+		"-e", fmt.Sprintf("inject=execve:delay_enter=%d", d.Microseconds()), "-p", strconv.Itoa(sup))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stop := func() { cmd.Process.Kill(); cmd.Wait() }
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", sup))
+		if strings.Contains(string(b), "TracerPid:\t"+strconv.Itoa(cmd.Process.Pid)) {
+			return stop
+		}
+		if time.Now().After(deadline) {
+			stop()
+			t.Skipf("strace could not attach to the supervisor: %s", b)
+		}
+	}
+}
+
+// A server's exec hangs in the kernel: the supervisor goes on serving the
+// others. Closing one ends (Done) without the last resort of killing the
+// supervisor, before the hung exec returns.
+func TestHungExecDoesNotStopTheSupervisor(t *testing.T) {
+	a, orphan := orphanOf(t, "")
+	sup := SupervisorPid()
+	stop := hangExecs(t, sup, 8*time.Second)
+	defer stop()
+	slow := make(chan *Process, 1)
+	go func() {
+		p, _ := Start(Spec{Command: "sh", Args: []string{"-c", "exec sleep 1000"}, Env: testEnv(), Supervise: true})
+		slow <- p
+	}()
+	time.Sleep(300 * time.Millisecond) // the fork waits on its exec
+	within(t, 6*time.Second, "closing a", func() { a.Close(200 * time.Millisecond) })
+	select {
+	case p := <-slow:
+		t.Errorf("a's Close ended only after the hung exec did")
+		slow <- p
+	default:
+	}
+	if err := a.ExitErr(); errors.Is(err, errSupervisorGone) {
+		t.Errorf("a ended with its supervisor killed: %v", err)
+	}
+	if now := SupervisorPid(); now != sup {
+		t.Errorf("supervisor %d replaced by %d", sup, now)
+	}
+	if left := waitGone([]procInfo{orphan}, 0); len(left) > 0 {
+		t.Errorf("a's orphan %v outlived a's Done", left)
+	}
+	stop()
+	if p := <-slow; p != nil {
+		p.Close(0)
+	}
+}
+
+// The host is SIGKILLed while a server's exec hangs in the kernel: the
+// servers that run still go within the host-gone grace.
+func TestHostKilledDuringHungExec(t *testing.T) {
+	host := exec.Command(os.Args[0], "-test.run=^$")
+	host.Env = append(os.Environ(), "PROC_TEST_ROLE=host", "PROC_TEST_SUPERVISE=1",
+		"PROC_TEST_SCRIPT=exec sleep 1000", "PROC_TEST_SECOND=1")
+	out, err := host.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := host.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	host.Stderr = os.Stderr
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer host.Process.Kill()
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	var server int
+	if _, err := fmt.Sscanf(line, "ready %d", &server); err != nil {
+		t.Fatalf("host said %q", line)
+	}
+	tree := waitTree(t, host.Process.Pid, 2, 1) // the supervisor and the server
+	defer killAll(tree)
+	_, _, sup, _ := readProc(server)
+	stop := hangExecs(t, sup, 20*time.Second)
+	defer stop()
+	io.WriteString(in, "go\n") // the second server: its exec hangs
+	time.Sleep(300 * time.Millisecond)
+	syscall.Kill(host.Process.Pid, syscall.SIGKILL)
+	host.Wait()
+	i := slices.IndexFunc(tree, func(pi procInfo) bool { return pi.pid == server })
+	if left := waitGone(tree[i:i+1], hostGoneGrace+3*time.Second); len(left) > 0 {
+		t.Fatalf("the server outlived its host while another's exec hung: %v", left)
 	}
 }

@@ -22,7 +22,8 @@ var hooked atomic.Bool
 
 // SupervisorCommand says how to start the supervisor: a program whose main
 // calls MaybeRunSupervisor, and the arguments that make its os.Args[1] equal
-// SupervisorArg (the host's pid is appended after them). ok=false,
+// SupervisorArg (the host's pid and the base of the servers' tags are
+// appended after them). ok=false,
 // or a nil SupervisorCommand, means "no supervisor": servers are started
 // directly. The default re-executes this program (os.Executable) and is
 // available only once MaybeRunSupervisor has been called in this process, so

@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -70,7 +72,7 @@ type spawnJob struct {
 // while a sweep looks at the tree; it is not held across a fork, which may
 // wait long for a slow exec. While one is under way (spawning), its child
 // is ours but not yet a server: untagged before its exec, spawnTag after,
-// and sweeps count both as a live server's (see owns).
+// and sweeps count both as a live server's (see liveTag).
 type supState struct {
 	conn    *net.UnixConn
 	hostPid int
@@ -95,8 +97,8 @@ type supState struct {
 }
 
 // runSupervisor implements the supervisor mode. args are HOSTPID and the
-// base of its servers' tags (see supervisorTagBase); fd 3 is the socket to
-// the host. It starts every supervised server of that host,
+// base of its servers' tags (see newTagBase); fd 3 is the socket to the
+// host. It starts every supervised server of that host,
 // reaps them and what they leave, and when the host dies stops them all.
 func runSupervisor(args []string) int {
 	// Servers get Pdeathsig=SIGKILL, which belongs to the thread that forks
@@ -130,6 +132,9 @@ func runSupervisor(args []string) int {
 		kick:     make(chan struct{}, 1),
 		hostGone: make(chan struct{}),
 	}
+	// See collectGarbage: no collection but ours, short of this bound.
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(supervisorMemoryLimit)
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT) // not SIGHUP: one ignored (nohup) stays ignored in the servers
 	if err := becomeSubreaper(); err != nil {
@@ -290,6 +295,12 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 		sv.send(event{ID: req.ID, Err: fmt.Sprintf("fork/exec %s: %v", req.Path, err)})
 		return
 	}
+	select {
+	case <-sv.hostGone: // shutdown may have swept already; on macOS nothing else would stop it
+		killGroup(pid, syscall.SIGKILL)
+		return
+	default:
+	}
 	// Announced before its reaping can be, which is sent under mu too.
 	s := &supServer{id: req.ID, pid: pid, tag: tag}
 	sv.send(event{ID: req.ID, Pid: pid})
@@ -399,6 +410,9 @@ func (sv *supState) finish(s *supServer, ws syscall.WaitStatus) {
 	sv.mu.Lock()
 	delete(sv.ending, s.id)
 	idle := len(sv.servers) == 0 && len(sv.ending) == 0
+	if !sv.spawning {
+		collectGarbage()
+	}
 	sv.mu.Unlock()
 	if idle {
 		// No server is left to own an untagged orphan (one that cleared
@@ -407,6 +421,31 @@ func (sv *supState) finish(s *supServer, ws syscall.WaitStatus) {
 		sv.sweep(nil, func(owner string) bool {
 			return len(sv.servers) == 0 && !sv.liveTag(owner)
 		}, 0, leftoverGrace)
+	}
+}
+
+// A fork on Linux is a vfork: the forking thread waits, in the kernel and
+// holding its P, until the child has exec'd, which an exec on a hung
+// network mount can make last for ever. With one P, or during a garbage
+// collection (whose stop-the-world waits for every P), the whole
+// supervisor would stop with it: no reaping, no sweeps, no shutdown when
+// the host dies. So the supervisor runs with two Ps, and its collector
+// runs only when collectGarbage calls it, under mu and never while a fork
+// is under way (spawning, set under mu before the fork). supervisorMemoryLimit is the
+// safety net should garbage ever pile up regardless.
+const (
+	supervisorMemoryLimit = 64 << 20
+	collectAbove          = 8 << 20 // heap bytes that make collectGarbage collect
+)
+
+var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+
+// collectGarbage collects if the heap has grown past collectAbove. Called
+// under mu, when no fork is under way.
+func collectGarbage() {
+	metrics.Read(heapSample)
+	if heapSample[0].Value.Kind() == metrics.KindUint64 && heapSample[0].Value.Uint64() > collectAbove {
+		runtime.GC()
 	}
 }
 
@@ -498,4 +537,14 @@ func (sv *supState) shutdown() {
 	}
 	signalAll(syscall.SIGKILL)
 	sv.sweep(nil, nil, 0, leftoverGrace) // everything below us
+	// A fork under way ends in spawn, which kills its child now that the
+	// host is gone (on Linux its Pdeathsig would too, once we exit).
+	for deadline := time.Now().Add(hostGoneGrace); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		sv.mu.Lock()
+		forking := sv.spawning
+		sv.mu.Unlock()
+		if !forking {
+			break
+		}
+	}
 }
