@@ -67,9 +67,11 @@
 // thread waits in the kernel, holding its P, until the child has exec'd,
 // which an exec on a hung network mount can make last for ever; the
 // supervisor therefore runs with two Ps and collects garbage only itself,
-// never while a fork is under way, so an exec that hangs holds up only the
-// spawns queued behind it, not the reaping, sweeps or shutdown. The
-// supervisor starts
+// never while a fork is under way (sweeps slow down meanwhile), so an exec
+// that hangs holds up only the spawns queued behind it (at most 64; more
+// are refused), not the reaping, sweeps or shutdown. The one limit: should
+// the garbage of a very long hang reach 1 GiB, the runtime collects and
+// waits for the fork. The supervisor starts
 // servers exactly as exec.Cmd would from the host: the same bytes of
 // arguments and environment (the last of a repeated key), an empty or
 // relative Dir taken from the host's working directory.
@@ -95,8 +97,9 @@
 // host's SIGKILL, and descendants that leave the server's group; on macOS,
 // a descendant that leaves the group and is orphaned (no subreaper there);
 // an orphan that cleared its tag when the supervisor is killed (not when
-// the host is); and, anywhere, work handed to a process outside the tree
-// (a system daemon).
+// the host is); on macOS, a server whose exec hangs for longer than the
+// host-gone grace when the host dies (its pid is not known yet); and,
+// anywhere, work handed to a process outside the tree (a system daemon).
 //
 // On Windows each server is created suspended, put in a Job Object with
 // JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE, then resumed: the job kills the whole

@@ -301,6 +301,9 @@ func (s *supervisor) send(kind byte, v any, files ...*os.File) error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	// Bounded: a supervisor that stopped reading must not hold a Close
+	// (signal writes under p.mu) or a Start for ever.
+	s.conn.SetWriteDeadline(time.Now().Add(killWait))
 	n, _, err := s.conn.WriteMsgUnix(frame, oob, nil)
 	if err == nil && n < len(frame) {
 		_, err = s.conn.Write(frame[n:])

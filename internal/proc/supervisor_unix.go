@@ -231,7 +231,12 @@ func (sv *supState) serve() {
 				sv.send(event{ID: req.ID, Err: "supervisor: malformed spawn request"})
 				continue
 			}
-			sv.spawns <- spawnJob{req, files}
+			select {
+			case sv.spawns <- spawnJob{req, files}:
+			default: // never block the kill frames behind spawns (an exec may hang)
+				closeAll(files)
+				sv.send(event{ID: req.ID, Err: fmt.Sprintf("supervisor: %d spawns are waiting for an earlier one (is an exec hanging?)", cap(sv.spawns))})
+			}
 		case frameKill:
 			var req killReq
 			if json.Unmarshal(body, &req) == nil {
@@ -275,6 +280,12 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 		}
 	}
 	sv.mu.Lock()
+	select {
+	case <-sv.hostGone: // shutdown may be under way: no new server
+		sv.mu.Unlock()
+		return
+	default:
+	}
 	sv.seq++
 	tag := sv.tagBase + strconv.Itoa(sv.seq)
 	sv.spawning, sv.spawnTag = true, tag
@@ -431,10 +442,13 @@ func (sv *supState) finish(s *supServer, ws syscall.WaitStatus) {
 // supervisor would stop with it: no reaping, no sweeps, no shutdown when
 // the host dies. So the supervisor runs with two Ps, and its collector
 // runs only when collectGarbage calls it, under mu and never while a fork
-// is under way (spawning, set under mu before the fork). supervisorMemoryLimit is the
-// safety net should garbage ever pile up regardless.
+// is under way (spawning, set under mu before the fork), between a sweep's
+// steps and after it. supervisorMemoryLimit is the safety net should
+// garbage pile up regardless; it is high because reaching it during a
+// hung fork would stop the supervisor (sweeps slow down meanwhile, see
+// sweep, to make little garbage).
 const (
-	supervisorMemoryLimit = 64 << 20
+	supervisorMemoryLimit = 1 << 30
 	collectAbove          = 8 << 20 // heap bytes that make collectGarbage collect
 )
 
@@ -502,12 +516,20 @@ func (sv *supState) sweep(s *supServer, owned func(owner string) bool, since uin
 				syscall.Kill(pid, syscall.SIGTERM)
 			}
 		}
+		forking := sv.spawning
+		if !forking {
+			collectGarbage()
+		}
 		sv.mu.Unlock()
 		since = 0
 		if len(left) == 0 && complete || t.After(giveUp) {
 			return
 		}
-		time.Sleep(10 * time.Millisecond)
+		if forking {
+			time.Sleep(100 * time.Millisecond) // little garbage: it cannot be collected now
+		} else {
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 }
 
