@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -120,6 +121,33 @@ func killAll(procs []procInfo) {
 	}
 }
 
+// startTestHost runs this test binary as a host (see runTestHost) with env
+// added, and returns it once it has said "ready" with its first server's
+// pid; in is its stdin. It is killed when the test ends.
+func startTestHost(t *testing.T, env ...string) (host *exec.Cmd, server int, in io.Writer) {
+	t.Helper()
+	host = exec.Command(os.Args[0], "-test.run=^$")
+	host.Env = append(append(os.Environ(), "PROC_TEST_ROLE=host"), env...)
+	out, err := host.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin, err := host.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	host.Stderr = os.Stderr
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { host.Process.Kill(); host.Wait() })
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if _, err := fmt.Sscanf(line, "ready %d", &server); err != nil {
+		t.Fatalf("host said %q", line)
+	}
+	return host, server, stdin
+}
+
 // TestHostSIGKILL is the zero-orphan test: a host process starts a server
 // whose command leaves grandchildren, the host is SIGKILLed, and every
 // process of the tree must be gone within a few seconds.
@@ -145,25 +173,9 @@ func TestHostSIGKILL(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			host := exec.Command(os.Args[0], "-test.run=^$")
-			host.Env = append(os.Environ(), "PROC_TEST_ROLE=host", "PROC_TEST_SCRIPT="+tt.script,
+			host, serverPid, _ := startTestHost(t, "PROC_TEST_SCRIPT="+tt.script,
 				"PROC_TEST_SERVERS="+strconv.Itoa(tt.servers),
 				"PROC_TEST_SUPERVISE="+map[bool]string{true: "1", false: "0"}[tt.supervise])
-			host.Stdin = nil
-			out, err := host.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			host.Stderr = os.Stderr
-			if err := host.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer host.Process.Kill()
-			line, _ := bufio.NewReader(out).ReadString('\n')
-			var serverPid int
-			if _, err := fmt.Sscanf(line, "ready %d", &serverPid); err != nil {
-				t.Fatalf("host said %q", line)
-			}
 			tree := waitTree(t, host.Process.Pid, tt.want, tt.sleeps)
 			defer killAll(tree)
 			t.Logf("tree under host %d: %v", host.Process.Pid, tree)

@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -617,23 +616,7 @@ func TestOrphanDiesWithKilledSupervisor(t *testing.T) {
 // hangs: the servers it runs still go within the host-gone grace, not
 // when (if ever) that exec returns.
 func TestHostKilledDuringSlowSpawn(t *testing.T) {
-	host := exec.Command(os.Args[0], "-test.run=^$")
-	host.Env = append(os.Environ(), "PROC_TEST_ROLE=host", "PROC_TEST_SUPERVISE=1",
-		"PROC_TEST_SCRIPT=exec sleep 1000", "PROC_TEST_SLOW_SPAWN=30s")
-	out, err := host.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	host.Stderr = os.Stderr
-	if err := host.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer host.Process.Kill()
-	line, _ := bufio.NewReader(out).ReadString('\n')
-	var server int
-	if _, err := fmt.Sscanf(line, "ready %d", &server); err != nil {
-		t.Fatalf("host said %q", line)
-	}
+	host, _, _ := startTestHost(t, "PROC_TEST_SUPERVISE=1", "PROC_TEST_SCRIPT=exec sleep 1000", "PROC_TEST_SLOW_SPAWN=30s")
 	tree := waitTree(t, host.Process.Pid, 3, 2) // supervisor, the server, the hanging fork's child
 	defer killAll(tree)
 	syscall.Kill(host.Process.Pid, syscall.SIGKILL)
@@ -756,27 +739,7 @@ func TestHungExecDoesNotStopTheSupervisor(t *testing.T) {
 // The host is SIGKILLed while a server's exec hangs in the kernel: the
 // servers that run still go within the host-gone grace.
 func TestHostKilledDuringHungExec(t *testing.T) {
-	host := exec.Command(os.Args[0], "-test.run=^$")
-	host.Env = append(os.Environ(), "PROC_TEST_ROLE=host", "PROC_TEST_SUPERVISE=1",
-		"PROC_TEST_SCRIPT=exec sleep 1000", "PROC_TEST_SECOND=1")
-	out, err := host.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := host.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	host.Stderr = os.Stderr
-	if err := host.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer host.Process.Kill()
-	line, _ := bufio.NewReader(out).ReadString('\n')
-	var server int
-	if _, err := fmt.Sscanf(line, "ready %d", &server); err != nil {
-		t.Fatalf("host said %q", line)
-	}
+	host, server, in := startTestHost(t, "PROC_TEST_SUPERVISE=1", "PROC_TEST_SCRIPT=exec sleep 1000", "PROC_TEST_SECOND=1")
 	tree := waitTree(t, host.Process.Pid, 2, 1) // the supervisor and the server
 	defer killAll(tree)
 	_, _, sup, _ := readProc(server)
