@@ -18,8 +18,8 @@
 //     Stdio servers are spawned by internal/proc without a shell, in their own process group, with stderr
 //     kept in a bounded buffer from the moment of spawn, and (when the
 //     program calls proc.MaybeRunSupervisor first in main) under one small
-//     supervisor per host that reaps each server's whole process tree, even
-//     if the host is SIGKILLed. SSE and Streamable HTTP servers get their static headers and
+//     supervisor per host that reaps each server's process tree, even if
+//     the host is SIGKILLed (internal/proc lists what it cannot reach). SSE and Streamable HTTP servers get their static headers and
 //     those a headersHelper prints, read afresh at every connect.
 //   - Connect is bounded by the startup timeout; a server that dies on the
 //     2026-07-28 server/discover probe is retried once pinned to 2025-11-25.

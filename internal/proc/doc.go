@@ -68,7 +68,7 @@
 // which an exec on a hung network mount can make last for ever; the
 // supervisor therefore runs with two Ps and collects garbage only itself,
 // never while a fork is under way (sweeps slow down meanwhile), so an exec
-// that hangs holds up only the spawns queued behind it (at most 64; more
+// that hangs holds up only the spawns queued behind it (at most 1024; more
 // are refused), not the reaping, sweeps or shutdown. The one limit: should
 // the garbage of a very long hang reach 1 GiB, the runtime collects and
 // waits for the fork. The supervisor starts
@@ -84,8 +84,11 @@
 // it can find in /proc, and it exits. Close and
 // Kill signal a server's group directly, so a wedged supervisor cannot
 // keep a server alive; should Close still not see the end reported, it
-// kills the supervisor as a last resort. A supervisor that dies takes its
-// servers with it (their Pdeathsig); their exit error says so, and the
+// kills the supervisor as a last resort; one that stops reading the host's
+// frames for 5 s is retired (its socket closed, which stops its servers).
+// A supervisor that dies takes its servers with it (on Linux by their
+// Pdeathsig; on macOS the host kills the groups of those it reported);
+// their exit error says so, and the
 // next Start launches a new one (a Start that raced the death retries
 // once with it). What its servers left, now reparented to init, is found
 // on Linux by the tag in /proc and killed by the host, pass after pass

@@ -754,3 +754,25 @@ func TestHostKilledDuringHungExec(t *testing.T) {
 		t.Fatalf("the server outlived its host while another's exec hung: %v", left)
 	}
 }
+
+// A frame the supervisor did not read in time may be half written: the
+// host retires that supervisor (its servers go with it) and the next
+// Start gets a new one, instead of a stream out of step for good.
+func TestHalfWrittenFrameRetiresTheSupervisor(t *testing.T) {
+	running := startSh(t, true, "exec cat")
+	sup := SupervisorPid()
+	if err := syscall.Kill(sup, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(sup, syscall.SIGKILL)
+	big := append(testEnv(), "BIG="+strings.Repeat("x", 600<<10)) // more than the socket buffers hold
+	if p, err := Start(Spec{Command: "cat", Env: big, Supervise: true}); err == nil {
+		p.Close(0)
+		t.Fatal("Start succeeded with the supervisor stopped")
+	} else {
+		t.Logf("Start with the supervisor stopped: %v", err)
+	}
+	syscall.Kill(sup, syscall.SIGCONT)
+	within(t, 15*time.Second, "the running server's end", func() { <-running.Done() })
+	checkNewSupervisor(t, sup)
+}

@@ -302,14 +302,25 @@ func (s *supervisor) send(kind byte, v any, files ...*os.File) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	// Bounded: a supervisor that stopped reading must not hold a Close
-	// (signal writes under p.mu) or a Start for ever.
-	s.conn.SetWriteDeadline(time.Now().Add(killWait))
+	// (signal writes under p.mu) or a Start for ever. A frame that failed
+	// may be half written, and the stream cannot be resynchronised: the
+	// supervisor is retired. Closing the socket is EOF to it, so it stops
+	// every server it holds; read sees the end and fails what waits on it,
+	// and the next Start launches a new one.
+	s.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
 	n, _, err := s.conn.WriteMsgUnix(frame, oob, nil)
 	if err == nil && n < len(frame) {
 		_, err = s.conn.Write(frame[n:])
 	}
+	if err != nil {
+		s.conn.Close()
+	}
 	return err
 }
+
+// writeTimeout bounds one frame's write to the supervisor, which reads
+// them at once unless it is stopped or wedged.
+const writeTimeout = 5 * time.Second
 
 // startSupervised asks the shared supervisor to start the server req
 // describes with p's pipes, whose child ends are childEnds (closed here

@@ -128,7 +128,7 @@ func runSupervisor(args []string) int {
 		servers:  map[int]*supServer{},
 		ending:   map[uint64]*supServer{},
 		early:    map[int]syscall.WaitStatus{},
-		spawns:   make(chan spawnJob, 64),
+		spawns:   make(chan spawnJob, 1024),
 		kick:     make(chan struct{}, 1),
 		hostGone: make(chan struct{}),
 	}
