@@ -85,7 +85,8 @@
 // Kill signal a server's group directly, so a wedged supervisor cannot
 // keep a server alive; should Close still not see the end reported, it
 // kills the supervisor as a last resort; one that stops reading the host's
-// frames for 5 s is retired (its socket closed, which stops its servers).
+// frames for 5 s is retired (killed, with its servers), and the Start that
+// found it so tries once more under a new one.
 // A supervisor that dies takes its servers with it (on Linux by their
 // Pdeathsig; on macOS the host kills the groups of those it reported);
 // their exit error says so, and the

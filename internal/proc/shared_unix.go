@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -41,7 +42,8 @@ type supervisor struct {
 	conn    *net.UnixConn
 	stderr  *ring // the supervisor's own diagnostics, for error messages
 
-	wmu sync.Mutex // one frame at a time
+	wmu     sync.Mutex  // one frame at a time
+	retired atomic.Bool // a write failed: never used again (see send)
 
 	mu      sync.Mutex
 	nextID  uint64
@@ -67,7 +69,7 @@ func sharedSupervisor(path string, args []string) (s *supervisor, fresh bool, er
 	defer supMu.Unlock()
 	if s := shared; s != nil {
 		s.mu.Lock()
-		alive := s.dead == nil
+		alive := s.dead == nil && !s.retired.Load()
 		s.mu.Unlock()
 		if alive {
 			return s, false, nil
@@ -304,16 +306,18 @@ func (s *supervisor) send(kind byte, v any, files ...*os.File) error {
 	// Bounded: a supervisor that stopped reading must not hold a Close
 	// (signal writes under p.mu) or a Start for ever. A frame that failed
 	// may be half written, and the stream cannot be resynchronised: the
-	// supervisor is retired. Closing the socket is EOF to it, so it stops
-	// every server it holds; read sees the end and fails what waits on it,
+	// supervisor is retired. It is killed (a stopped one could not read
+	// the socket's end), which takes its servers with it; read sees the
+	// end and fails what waits on it (what they left is killed by tag),
 	// and the next Start launches a new one.
 	s.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
 	n, _, err := s.conn.WriteMsgUnix(frame, oob, nil)
 	if err == nil && n < len(frame) {
 		_, err = s.conn.Write(frame[n:])
 	}
-	if err != nil {
+	if err != nil && !s.retired.Swap(true) {
 		s.conn.Close()
+		s.kill()
 	}
 	return err
 }
@@ -353,6 +357,7 @@ func (s *supervisor) spawn(p *Process, req spawnReq, childEnds []*os.File) (pid 
 	p.sys.sup, p.sys.id = s, req.ID
 	s.mu.Unlock()
 	if err := s.send(frameSpawn, req, childEnds...); err != nil {
+		// The send retired s: a new Start may use a new one.
 		s.forget(req.ID)
 		t := time.NewTimer(killWait)
 		defer t.Stop()
@@ -362,7 +367,7 @@ func (s *supervisor) spawn(p *Process, req spawnReq, childEnds []*os.File) (pid 
 			defer s.mu.Unlock()
 			return 0, s.dead, true
 		case <-t.C:
-			return 0, fmt.Errorf("asking the supervisor: %w", err), false
+			return 0, fmt.Errorf("asking the supervisor: %w", err), true
 		}
 	}
 	closeAll(childEnds) // the server alone must hold them: its exit is EOF at once
