@@ -192,14 +192,7 @@ func closeAll(fs []*os.File) {
 
 func (p *Process) copyStderr() {
 	defer close(p.copyDone)
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := p.stderr.Read(buf)
-		p.ring.Write(buf[:n])
-		if err != nil {
-			return
-		}
-	}
+	p.ring.drain(p.stderr, 32<<10)
 }
 
 func (p *Process) wait() {

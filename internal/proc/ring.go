@@ -2,6 +2,7 @@ package proc
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"sync"
 )
@@ -16,6 +17,19 @@ type ring struct {
 }
 
 func newRing(size int) *ring { return &ring{buf: make([]byte, size)} }
+
+// drain copies src into the ring, bufSize bytes at a time, until a read
+// fails (EOF once every writer is gone, or src is closed).
+func (r *ring) drain(src io.Reader, bufSize int) {
+	buf := make([]byte, bufSize)
+	for {
+		n, err := src.Read(buf)
+		r.Write(buf[:n])
+		if err != nil {
+			return
+		}
+	}
+}
 
 func (r *ring) Write(p []byte) (int, error) {
 	n := len(p)

@@ -151,14 +151,7 @@ func launchSupervisor(path string, args []string) (*supervisor, error) {
 	go func() {
 		defer close(stderrDone)
 		defer errR.Close()
-		buf := make([]byte, 1024)
-		for {
-			n, err := errR.Read(buf)
-			s.stderr.Write(buf[:n])
-			if err != nil {
-				return
-			}
-		}
+		s.stderr.drain(errR, 1024)
 	}()
 	go s.read(stderrDone)
 	return s, nil
