@@ -53,7 +53,7 @@ func descendants(root int) []procInfo {
 		}
 	}
 	var out []procInfo
-	sup := SupervisorPid()
+	sup := supervisorPid()
 	queue := []int{root}
 	for len(queue) > 0 {
 		for _, k := range kids[queue[0]] {

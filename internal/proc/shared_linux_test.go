@@ -17,6 +17,32 @@ import (
 	"time"
 )
 
+// supervisorPid is the pid of the host's shared supervisor, or 0 when none
+// runs: what tells the supervisor from a leftover.
+func supervisorPid() int {
+	supMu.Lock()
+	defer supMu.Unlock()
+	if shared == nil {
+		return 0
+	}
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.dead != nil {
+		return 0
+	}
+	return shared.cmd.Process.Pid
+}
+
+// currentTagBase is the tag base of the host's supervisor ("" if none).
+func currentTagBase() string {
+	supMu.Lock()
+	defer supMu.Unlock()
+	if shared == nil {
+		return ""
+	}
+	return shared.tagBase
+}
+
 // deadTagBases are the tag bases of supervisors a test killed: their tags
 // must not outlive them.
 var deadTagBases map[string]bool
@@ -45,9 +71,9 @@ func TestOneSupervisorForAll(t *testing.T) {
 		wg.Go(func() { ps[i] = startSh(t, true, "exec cat") })
 	}
 	wg.Wait()
-	sup := SupervisorPid()
+	sup := supervisorPid()
 	if got := supervisorsOf(os.Getpid()); len(got) != 1 || got[0] != sup {
-		t.Fatalf("supervisor processes %v, want exactly the one SupervisorPid names (%d)", got, sup)
+		t.Fatalf("supervisor processes %v, want exactly the one supervisorPid names (%d)", got, sup)
 	}
 	for _, p := range ps {
 		if _, _, ppid, ok := readProc(p.Pid()); !ok || ppid != sup {
@@ -85,7 +111,7 @@ func orphanOf(t *testing.T, prefix string) (*Process, procInfo) {
 	t.Cleanup(func() { killAll([]procInfo{orphan}) })
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if _, _, ppid, _ := readProc(pid); ppid == SupervisorPid() {
+		if _, _, ppid, _ := readProc(pid); ppid == supervisorPid() {
 			return p, orphan
 		}
 		if time.Now().After(deadline) {
@@ -142,7 +168,7 @@ func TestUntaggedOrphanDiesWithTheLastServer(t *testing.T) {
 func TestSupervisorKilled(t *testing.T) {
 	p1 := startSh(t, true, "exec cat")
 	p2 := startSh(t, true, "sleep 1000 & exec cat")
-	old := SupervisorPid()
+	old := supervisorPid()
 	tree := descendants(old)
 	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -164,7 +190,7 @@ func TestSupervisorKilled(t *testing.T) {
 func checkNewSupervisor(t *testing.T, old int) {
 	t.Helper()
 	p := startSh(t, true, "exec cat")
-	if now := SupervisorPid(); now == old || now == 0 {
+	if now := supervisorPid(); now == old || now == 0 {
 		t.Errorf("supervisor %d after the old one (%d) was gone", now, old)
 	}
 	within(t, 10*time.Second, "Close", func() { p.Close(time.Second) })
@@ -175,10 +201,10 @@ func checkNewSupervisor(t *testing.T, old int) {
 
 // A supervisor that cannot run fails Start with what it said.
 func TestSupervisorBroken(t *testing.T) {
-	if sup := SupervisorPid(); sup != 0 {
+	if sup := supervisorPid(); sup != 0 {
 		syscall.Kill(sup, syscall.SIGKILL)
 		deadline := time.Now().Add(10 * time.Second)
-		for SupervisorPid() != 0 && time.Now().Before(deadline) {
+		for supervisorPid() != 0 && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
@@ -302,7 +328,7 @@ func TestSupervisorChaos(t *testing.T) {
 		}
 		if round%5 == 2 {
 			time.Sleep(time.Duration(round%4) * 2 * time.Millisecond)
-			if sup := SupervisorPid(); sup != 0 {
+			if sup := supervisorPid(); sup != 0 {
 				deadTagBases[currentTagBase()] = true
 				syscall.Kill(sup, syscall.SIGKILL)
 			}
@@ -425,7 +451,7 @@ func TestRelativeDirThroughSymlink(t *testing.T) {
 func TestStartRightAfterSupervisorDeath(t *testing.T) {
 	for i := range 5 {
 		p := startSh(t, true, "exec cat")
-		syscall.Kill(SupervisorPid(), syscall.SIGKILL)
+		syscall.Kill(supervisorPid(), syscall.SIGKILL)
 		io.ReadAll(p.Stdout()) // the server died with it: EOF, as a reconnecting host sees it
 		q, err := Start(Spec{Command: "cat", Env: testEnv(), Supervise: true})
 		if err != nil {
@@ -484,7 +510,7 @@ func TestPidReusedDuringSweep(t *testing.T) {
 // and the next Start gets a new one.
 func TestWedgedSupervisor(t *testing.T) {
 	p := startSh(t, true, "exec cat")
-	sup := SupervisorPid()
+	sup := supervisorPid()
 	if err := syscall.Kill(sup, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -589,7 +615,7 @@ func TestSupervisorDiesMidSweep(t *testing.T) {
 			t.Fatal("never reaped")
 		}
 	}
-	syscall.Kill(SupervisorPid(), syscall.SIGKILL)
+	syscall.Kill(supervisorPid(), syscall.SIGKILL)
 	within(t, 10*time.Second, "Done", func() { <-a.Done() })
 	if left := waitGone([]procInfo{member}, 3*time.Second); len(left) > 0 {
 		t.Errorf("group member %v survives the supervisor's death", left)
@@ -604,7 +630,7 @@ func TestSupervisorDiesMidSweep(t *testing.T) {
 // the supervisor is killed it goes to init, and the host kills it by its tag.
 func TestOrphanDiesWithKilledSupervisor(t *testing.T) {
 	p, orphan := orphanOf(t, "")
-	syscall.Kill(SupervisorPid(), syscall.SIGKILL) // what Close's last resort does, or the OOM killer
+	syscall.Kill(supervisorPid(), syscall.SIGKILL) // what Close's last resort does, or the OOM killer
 	within(t, 10*time.Second, "Done", func() { <-p.Done() })
 	if left := waitGone([]procInfo{orphan}, 5*time.Second); len(left) > 0 {
 		_, _, ppid, _ := readProc(orphan.pid)
@@ -665,7 +691,7 @@ func TestTagHuntOutlastsForkingLeftovers(t *testing.T) {
 		p := startSh(t, true, script+"exec sleep 1000")
 		time.Sleep(300 * time.Millisecond)
 		deadTagBases[currentTagBase()] = true
-		syscall.Kill(SupervisorPid(), syscall.SIGKILL)
+		syscall.Kill(supervisorPid(), syscall.SIGKILL)
 		within(t, 10*time.Second, "Done", func() { <-p.Done() })
 		if left := taggedWith(deadTagBases); len(left) > 0 {
 			t.Errorf("round %d: %d processes of the dead supervisor left, e.g. %v", round, len(left), left[0])
@@ -705,7 +731,7 @@ func hangExecs(t *testing.T, sup int, d time.Duration) func() {
 // supervisor, before the hung exec returns.
 func TestHungExecDoesNotStopTheSupervisor(t *testing.T) {
 	a, orphan := orphanOf(t, "")
-	sup := SupervisorPid()
+	sup := supervisorPid()
 	stop := hangExecs(t, sup, 8*time.Second)
 	defer stop()
 	slow := make(chan *Process, 1)
@@ -724,7 +750,7 @@ func TestHungExecDoesNotStopTheSupervisor(t *testing.T) {
 	if err := a.ExitErr(); errors.Is(err, errSupervisorGone) {
 		t.Errorf("a ended with its supervisor killed: %v", err)
 	}
-	if now := SupervisorPid(); now != sup {
+	if now := supervisorPid(); now != sup {
 		t.Errorf("supervisor %d replaced by %d", sup, now)
 	}
 	if left := waitGone([]procInfo{orphan}, 0); len(left) > 0 {
@@ -761,7 +787,7 @@ func TestHostKilledDuringHungExec(t *testing.T) {
 // is still stopped, instead of a stream out of step for good.
 func TestHalfWrittenFrameRetiresTheSupervisor(t *testing.T) {
 	running := startSh(t, true, "exec cat")
-	sup := SupervisorPid()
+	sup := supervisorPid()
 	if err := syscall.Kill(sup, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -775,7 +801,7 @@ func TestHalfWrittenFrameRetiresTheSupervisor(t *testing.T) {
 		t.Fatalf("Start with the supervisor stopped: %v", err)
 	}
 	defer p.Close(time.Second)
-	if now := SupervisorPid(); now == sup || now == 0 {
+	if now := supervisorPid(); now == sup || now == 0 {
 		t.Errorf("the Start ran under supervisor %d, want a new one (the stopped one is %d)", now, sup)
 	}
 	within(t, 15*time.Second, "the running server's end", func() { <-running.Done() })

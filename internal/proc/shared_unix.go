@@ -83,32 +83,6 @@ func sharedSupervisor(path string, args []string) (s *supervisor, fresh bool, er
 	return s, true, nil
 }
 
-// SupervisorPid is the pid of the host's shared supervisor, or 0 when none
-// runs. Tests use it to tell the supervisor from a leftover.
-func SupervisorPid() int {
-	supMu.Lock()
-	defer supMu.Unlock()
-	if shared == nil {
-		return 0
-	}
-	shared.mu.Lock()
-	defer shared.mu.Unlock()
-	if shared.dead != nil {
-		return 0
-	}
-	return shared.cmd.Process.Pid
-}
-
-// currentTagBase is the tag base of the host's supervisor ("" if none).
-func currentTagBase() string {
-	supMu.Lock()
-	defer supMu.Unlock()
-	if shared == nil {
-		return ""
-	}
-	return shared.tagBase
-}
-
 func launchSupervisor(path string, args []string) (*supervisor, error) {
 	hostEnd, supEnd, err := socketPair()
 	if err != nil {
