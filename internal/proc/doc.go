@@ -65,13 +65,20 @@
 // before it is registered: untagged until it execs, then with its tag).
 // Forks run one at a time on one thread. On Linux a fork is a vfork, whose
 // thread waits in the kernel, holding its P, until the child has exec'd,
-// which an exec on a hung network mount can make last for ever; the
-// supervisor therefore runs with two Ps and collects garbage only itself,
-// never while a fork is under way (sweeps slow down meanwhile), so an exec
-// that hangs holds up only the spawns queued behind it (at most 1024; more
-// are refused), not the reaping, sweeps or shutdown. The one limit: should
-// the garbage of a very long hang reach 1 GiB, the runtime collects and
-// waits for the fork. The supervisor starts
+// which an exec on a hung network mount can make last for ever. So a
+// server whose program or directory is on a filesystem not known to be
+// local (NFS, SMB, 9p, FUSE…: the host looks with statfs) is started
+// through the exec helper (ExecHelperArg): the supervisor forks and execs
+// its own program, which changes directory and execs the server; should
+// that hang, it hangs in the helper, which the supervisor already counts
+// as the server (its pid, group and tag), not in the fork. The server is
+// announced to the host once the exec is done; a Start that gives up
+// waiting has it killed. As a second line, the supervisor runs with two Ps
+// and collects garbage only itself, never while a fork is under way
+// (sweeps slow down meanwhile), so an exec that hangs where no one
+// expected it holds up only the spawns queued behind it (at most 1024;
+// more are refused), not the reaping, sweeps or shutdown, unless the
+// garbage of a very long hang reaches 1 GiB. The supervisor starts
 // servers exactly as exec.Cmd would from the host: the same bytes of
 // arguments and environment (the last of a repeated key), an empty or
 // relative Dir taken from the host's working directory.

@@ -14,6 +14,7 @@ func TestMain(m *testing.M) {
 	testHooks = true // see slowSpawnForTests
 	MaybeRunSupervisor()
 	if os.Getenv("PROC_TEST_ROLE") == "host" {
+		forceIndirect = os.Getenv("PROC_TEST_INDIRECT") == "1"
 		runTestHost()
 		return
 	}

@@ -38,9 +38,11 @@ const (
 	drainDelay = time.Second
 	// killWait bounds each wait after a SIGKILL.
 	killWait = 2 * time.Second
-	// supervisorStartTimeout bounds the supervisor's report that the server runs.
-	supervisorStartTimeout = 10 * time.Second
 )
+
+// supervisorStartTimeout bounds the wait for the supervisor's report that
+// the server runs (a variable for the tests).
+var supervisorStartTimeout = 10 * time.Second
 
 // Process is a running server. Its methods are safe for concurrent use.
 type Process struct {

@@ -348,6 +348,9 @@ func (s *supervisor) spawn(p *Process, req spawnReq, childEnds []*os.File) (pid 
 		select {
 		case ev = <-ch: // answered just in time
 		default:
+			// Its exec may hang on a dead mount: what waits in it must go,
+			// not live on to exec a server nobody would stop.
+			s.send(frameKill, killReq{ID: req.ID})
 			return 0, fmt.Errorf("supervisor did not report within %v", supervisorStartTimeout), false
 		}
 	}

@@ -16,6 +16,11 @@ import (
 // run the supervisor.
 const SupervisorArg = "__switchboard-supervise"
 
+// ExecHelperArg is the hidden first argument that makes MaybeRunSupervisor
+// run the exec helper: the supervisor starts a server whose program or
+// directory is on a filesystem that can hang through it (see mayHang).
+const ExecHelperArg = "__switchboard-exec"
+
 // hooked records that this program calls MaybeRunSupervisor, so re-executing
 // it as a supervisor is safe.
 var hooked atomic.Bool
@@ -46,13 +51,19 @@ func selfSupervisor() (string, []string, bool) {
 // MaybeRunSupervisor must be called first thing in main (and in TestMain of
 // tests that start supervised servers). If os.Args[1] is SupervisorArg, it
 // runs the supervisor, which serves its host until the host is gone, and
-// exits the process; otherwise it returns at once.
+// exits the process; if it is ExecHelperArg, it runs the exec helper, which
+// becomes a server; otherwise it returns at once.
 func MaybeRunSupervisor() {
 	hooked.Store(true)
-	if len(os.Args) < 2 || os.Args[1] != SupervisorArg {
+	if len(os.Args) < 2 {
 		return
 	}
-	os.Exit(runSupervisor(os.Args[2:]))
+	switch os.Args[1] {
+	case SupervisorArg:
+		os.Exit(runSupervisor(os.Args[2:]))
+	case ExecHelperArg:
+		os.Exit(runExecHelper(os.Args[2:]))
+	}
 }
 
 func supervisorFor(want bool) (string, []string, bool) {
@@ -81,6 +92,8 @@ type spawnReq struct {
 	Argv [][]byte `json:"argv"`
 	Env  [][]byte `json:"env"`
 	Dir  []byte   `json:"dir,omitempty"`
+	// Indirect: start it through the exec helper (see mayHang).
+	Indirect bool `json:"indirect,omitempty"`
 }
 
 type killReq struct {
@@ -100,6 +113,10 @@ type event struct {
 
 	lost bool // not on the wire: the supervisor died before answering
 }
+
+// forceIndirect makes every supervised spawn go through the exec helper;
+// set by tests only.
+var forceIndirect bool
 
 // supervisedSpawn is the request for the server path (argv[0] name, then
 // args) of spec, which the supervisor is to start as exec.Cmd would from
@@ -124,11 +141,16 @@ func supervisedSpawn(path, name string, args []string, spec Spec) (spawnReq, err
 		}
 		dir = wd
 	}
+	prog := path
+	if !filepath.IsAbs(prog) {
+		prog = filepath.Join(dir, prog)
+	}
 	return spawnReq{
-		Path: []byte(path),
-		Argv: toBytes(append([]string{name}, args...)),
-		Env:  toBytes(env),
-		Dir:  []byte(dir),
+		Path:     []byte(path),
+		Argv:     toBytes(append([]string{name}, args...)),
+		Env:      toBytes(env),
+		Dir:      []byte(dir),
+		Indirect: forceIndirect || mayHang(prog) || mayHang(dir),
 	}, nil
 }
 

@@ -9,6 +9,20 @@ import (
 // process group and is orphaned goes to launchd, out of our reach.
 func becomeSubreaper() error { return nil }
 
+// mayHang is false on macOS: no server goes through the exec helper there.
+// A fork is not a vfork, so an exec hanging on a network mount holds up
+// the spawns queued behind it, but not the rest of the supervisor.
+func mayHang(string) bool { return false }
+
+// selfExecutable names our program for an exec.
+func selfExecutable() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return os.Args[0]
+	}
+	return exe
+}
+
 func serverAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
 // leftovers reports group pgid as a whole while it has members (as -pgid,

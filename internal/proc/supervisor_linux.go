@@ -17,6 +17,10 @@ func becomeSubreaper() error {
 	return nil
 }
 
+// selfExecutable names our program for an exec: the kernel's link to it,
+// valid even once the file was replaced or removed (an upgrade).
+func selfExecutable() string { return "/proc/self/exe" }
+
 func serverAttr() *syscall.SysProcAttr {
 	// Should the supervisor itself be SIGKILLed, its servers go too.
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

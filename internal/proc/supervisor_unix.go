@@ -51,6 +51,14 @@ type supServer struct {
 	reapSeq   uint64      // sv.reaps once it was reaped
 	killNow   atomic.Bool // the host sent SIGKILL: no grace for leftovers
 	groupGone atomic.Bool // its group was seen empty: its id may be reused
+
+	// Guarded by mu. A server started through the exec helper is announced
+	// to the host (its pid) only once the helper's exec has succeeded; one
+	// reaped before that waits in held. One that failed (the exec, or the
+	// host gave up on it) is never announced, and its end is not reported.
+	announced bool
+	failed    bool
+	held      *syscall.WaitStatus
 }
 
 // orphanView is one look at the orphans below us (our children that are
@@ -87,6 +95,7 @@ type supState struct {
 	spawning bool                  // a fork is between ForkExec and its registration
 	spawnTag string                // that fork's child's tag, once it has exec'd
 	early    map[int]syscall.WaitStatus
+	queued   map[uint64]bool // spawns not yet registered; true: the host gave up on it
 	reaps    uint64
 	orphans  *orphanView // the last look, nil before the first
 
@@ -128,10 +137,12 @@ func runSupervisor(args []string) int {
 		servers:  map[int]*supServer{},
 		ending:   map[uint64]*supServer{},
 		early:    map[int]syscall.WaitStatus{},
+		queued:   map[uint64]bool{},
 		spawns:   make(chan spawnJob, 1024),
 		kick:     make(chan struct{}, 1),
 		hostGone: make(chan struct{}),
 	}
+	selfExe = selfExecutable()
 	// See collectGarbage: no collection but ours, short of this bound.
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(supervisorMemoryLimit)
@@ -163,6 +174,48 @@ func runSupervisor(args []string) int {
 		}
 	}
 	select {} // shutdown exits
+}
+
+// selfExe is the supervisor's own program, which it runs as the exec
+// helper (see spawn).
+var selfExe string
+
+// The exec helper must exec from the process's first thread: the
+// parent-death signal the supervisor's fork set belongs to that thread
+// (threads made since have none), and an exec keeps the calling thread's.
+// Locked during package init, main runs on it too.
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == ExecHelperArg {
+		runtime.LockOSThread()
+	}
+}
+
+// runExecHelper is the exec helper's mode: args are the server's
+// directory, program and argv. It changes to that directory and execs the
+// program, as a direct fork would; should either fail, it writes the
+// error's text to fd 3, the supervisor's report pipe, and exits 127. The
+// exec closes fd 3: the supervisor's EOF that it succeeded. What the
+// server inherits is what it would have from the supervisor's fork: the
+// same environment, process group, parent-death signal, signal mask and
+// ignored signals (the only ones a Go program can have ignored at start,
+// SIGHUP and SIGINT, the runtime keeps ignored) and file limit (exec
+// restores the one the runtime raised).
+func runExecHelper(args []string) int {
+	if len(args) < 3 {
+		fmt.Fprintln(os.Stderr, "switchboard exec helper: bad arguments")
+		return 2
+	}
+	syscall.CloseOnExec(3)
+	fail := func(err error) int {
+		syscall.Write(3, []byte(err.Error()))
+		return 127
+	}
+	if dir := args[0]; dir != "" {
+		if err := syscall.Chdir(dir); err != nil {
+			return fail(err)
+		}
+	}
+	return fail(syscall.Exec(args[1], args[2:], os.Environ()))
 }
 
 // watchHost notices the host's death by the parent-death signal or the
@@ -231,9 +284,15 @@ func (sv *supState) serve() {
 				sv.send(event{ID: req.ID, Err: "supervisor: malformed spawn request"})
 				continue
 			}
+			sv.mu.Lock()
+			sv.queued[req.ID] = false
+			sv.mu.Unlock()
 			select {
 			case sv.spawns <- spawnJob{req, files}:
 			default: // never block the kill frames behind spawns (an exec may hang)
+				sv.mu.Lock()
+				delete(sv.queued, req.ID)
+				sv.mu.Unlock()
 				closeAll(files)
 				sv.send(event{ID: req.ID, Err: fmt.Sprintf("supervisor: %d spawns are waiting for an earlier one (is an exec hanging?)", cap(sv.spawns))})
 			}
@@ -271,6 +330,14 @@ func parseRights(oob []byte) ([]*os.File, error) {
 // its stdin, stdout and stderr, then drops our copies of them: the server
 // alone must hold them, so that its death is EOF to the host at once and a
 // request written after it died fails (EPIPE) instead of vanishing.
+//
+// A server whose program or directory is on a filesystem that can hang
+// (req.Indirect, see mayHang) is started through the exec helper: this
+// thread forks and execs our own binary, which is local, and the helper
+// then changes directory and execs the server. Should that exec hang, it
+// hangs in the helper, not in our fork, so the spawns queued behind it
+// and the rest of the supervisor go on; awaitExec announces the server
+// once the exec is done.
 func (sv *supState) spawn(req spawnReq, files []*os.File) {
 	defer closeAll(files)
 	env := make([]string, 0, len(req.Env)+1)
@@ -279,6 +346,23 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 			env = append(env, string(kv))
 		}
 	}
+	path, argv, dir := string(req.Path), toStrings(req.Argv), string(req.Dir)
+	fds := []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd()}
+	var execR, execW *os.File // the helper's report of its exec: EOF, or why it failed
+	if req.Indirect {
+		var err error
+		if execR, execW, err = os.Pipe(); err != nil {
+			sv.mu.Lock()
+			delete(sv.queued, req.ID)
+			sv.mu.Unlock()
+			sv.send(event{ID: req.ID, Err: fmt.Sprintf("fork/exec %s: the exec helper's pipe: %v", req.Path, err)})
+			return
+		}
+		defer execW.Close()
+		argv = append([]string{os.Args[0], ExecHelperArg, dir, path}, argv...)
+		path, dir = selfExe, "/"
+		fds = append(fds, execW.Fd())
+	}
 	sv.mu.Lock()
 	select {
 	case <-sv.hostGone: // shutdown may be under way: no new server
@@ -286,43 +370,91 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 		return
 	default:
 	}
+	if sv.queued[req.ID] { // the host gave up on it before its turn
+		delete(sv.queued, req.ID)
+		sv.mu.Unlock()
+		return
+	}
 	sv.seq++
 	tag := sv.tagBase + strconv.Itoa(sv.seq)
 	sv.spawning, sv.spawnTag = true, tag
 	sv.mu.Unlock()
-	pid, err := syscall.ForkExec(string(req.Path), toStrings(req.Argv), &syscall.ProcAttr{
-		Dir:   string(req.Dir),
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
+		Dir:   dir,
 		Env:   append(env, TagEnv+"="+tag),
-		Files: []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd()},
+		Files: fds,
 		Sys:   serverAttr(),
 	})
+	if execW != nil {
+		execW.Close() // the helper's copy alone keeps it open, until its exec
+	}
 	slowSpawnForTests(env)
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	sv.spawning, sv.spawnTag = false, ""
 	early, reaped := sv.early[pid]
 	clear(sv.early)
+	gaveUp := sv.queued[req.ID]
+	delete(sv.queued, req.ID)
 	if err != nil {
+		if execR != nil {
+			execR.Close()
+		}
 		sv.send(event{ID: req.ID, Err: fmt.Sprintf("fork/exec %s: %v", req.Path, err)})
 		return
 	}
 	select {
 	case <-sv.hostGone: // shutdown may have swept already; on macOS nothing else would stop it
 		killGroup(pid, syscall.SIGKILL)
+		if execR != nil {
+			execR.Close()
+		}
 		return
 	default:
 	}
-	// Announced before its reaping can be, which is sent under mu too.
 	s := &supServer{id: req.ID, pid: pid, tag: tag}
-	sv.send(event{ID: req.ID, Pid: pid})
+	switch {
+	case gaveUp:
+		s.failed = true
+		killGroup(pid, syscall.SIGKILL)
+	case !req.Indirect:
+		// Announced before its reaping can be, which is sent under mu too.
+		s.announced = true
+		sv.send(event{ID: req.ID, Pid: pid})
+	}
 	if reaped { // it exited, and the reaper took it, before it was registered
-		sv.reaped(s, early)
+		sv.exited(s, early)
 	} else {
 		sv.servers[pid] = s
+	}
+	if execR != nil {
+		go sv.awaitExec(s, execR, req.Path)
 	}
 	select {
 	case sv.kick <- struct{}{}:
 	default:
+	}
+}
+
+// awaitExec waits for the exec helper of server s to exec the server (its
+// report pipe closes) or to say why it could not, then tells the host as
+// spawn would have: the server's pid, or the error a direct exec gives.
+func (sv *supState) awaitExec(s *supServer, r *os.File, path []byte) {
+	msg, _ := io.ReadAll(io.LimitReader(r, 4<<10))
+	r.Close()
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	switch {
+	case s.failed: // the host gave up on it
+	case len(msg) > 0:
+		s.failed = true
+		sv.send(event{ID: s.id, Err: fmt.Sprintf("fork/exec %s: %s", path, msg)})
+	default:
+		s.announced = true
+		sv.send(event{ID: s.id, Pid: s.pid})
+	}
+	if s.held != nil {
+		sv.reaped(s, *s.held)
 	}
 }
 
@@ -358,6 +490,11 @@ func (sv *supState) kill(id uint64) {
 		if sv.servers[s.pid] == s {
 			killGroup(s.pid, syscall.SIGKILL)
 		}
+		if !s.announced { // the host gave up waiting for its exec
+			s.failed = true
+		}
+	} else if _, ok := sv.queued[id]; ok {
+		sv.queued[id] = true // the host gave up before it was started
 	}
 	sv.mu.Unlock()
 }
@@ -391,12 +528,22 @@ func (sv *supState) reap() {
 		sv.mu.Lock()
 		if s := sv.servers[pid]; s != nil {
 			delete(sv.servers, pid)
-			sv.reaped(s, ws)
+			sv.exited(s, ws)
 		} else if sv.spawning {
 			sv.early[pid] = ws
 		}
 		sv.mu.Unlock()
 	}
+}
+
+// exited handles the reaping of server s, unless the host is still to hear
+// of its start (awaitExec does it then). Called under mu.
+func (sv *supState) exited(s *supServer, ws syscall.WaitStatus) {
+	if !s.announced && !s.failed {
+		s.held = &ws
+		return
+	}
+	sv.reaped(s, ws)
 }
 
 // reaped records that server s was reaped, tells the host (its pid is free
@@ -405,7 +552,9 @@ func (sv *supState) reaped(s *supServer, ws syscall.WaitStatus) {
 	sv.ending[s.id] = s
 	sv.reaps++
 	s.reapSeq = sv.reaps
-	sv.send(event{ID: s.id, Reaped: true, Status: uint32(ws)})
+	if s.announced {
+		sv.send(event{ID: s.id, Reaped: true, Status: uint32(ws)})
+	}
 	go sv.finish(s, ws)
 }
 
@@ -417,8 +566,10 @@ func (sv *supState) finish(s *supServer, ws syscall.WaitStatus) {
 		// Its own orphans, and those of servers already gone.
 		return owner == s.tag || owner != "" && sv.ours(owner) && !sv.liveTag(owner)
 	}, s.reapSeq, leftoverGrace)
-	sv.send(event{ID: s.id, Done: true, Status: uint32(ws)})
 	sv.mu.Lock()
+	if s.announced { // under mu: announced only there
+		sv.send(event{ID: s.id, Done: true, Status: uint32(ws)})
+	}
 	delete(sv.ending, s.id)
 	idle := len(sv.servers) == 0 && len(sv.ending) == 0
 	if !sv.spawning {

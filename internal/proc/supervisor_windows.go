@@ -15,6 +15,14 @@ func runSupervisor([]string) int {
 	return 2
 }
 
+func runExecHelper([]string) int {
+	fmt.Fprintln(os.Stderr, "switchboard exec helper: not used on Windows")
+	return 2
+}
+
+// mayHang: nothing is supervised on Windows.
+func mayHang(string) bool { return false }
+
 func startSupervised(*Process, string, []string, spawnReq, []*os.File) (int, error, bool) {
 	return 0, fmt.Errorf("no supervisor on Windows"), false
 }

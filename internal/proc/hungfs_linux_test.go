@@ -1,0 +1,210 @@
+package proc
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/testfuse"
+)
+
+// hungServer puts a server script on a FUSE mount whose daemon then stalls
+// every open, as a hung network mount would: a stat of the program works
+// (so Start's checks pass), its exec waits in the kernel. It returns the
+// program's path.
+func hungServer(t *testing.T) (*testfuse.FS, string) {
+	f := testfuse.Mount(t)
+	f.AddFile("server", []byte("#!/bin/sh\nexec cat\n"), 0o755)
+	f.Stall(testfuse.Opens)
+	return f, filepath.Join(f.Dir, "server")
+}
+
+// A server whose program sits on a hung mount holds up no other server's
+// start: its exec waits outside the supervisor's one spawn thread. Once
+// the mount answers, it starts and serves.
+func TestServerOnHungMountHoldsUpNoOther(t *testing.T) {
+	f, bin := hungServer(t)
+	type started struct {
+		p   *Process
+		err error
+	}
+	hung := make(chan started, 1)
+	go func() {
+		p, err := Start(Spec{Command: bin, Env: testEnv(), Supervise: true})
+		hung <- started{p, err}
+	}()
+	if !f.WaitForHeld(5 * time.Second) {
+		t.Fatal("the server's exec never reached the mount")
+	}
+	within(t, 3*time.Second, "starting another server while one's exec hangs", func() {
+		p := startSh(t, true, "exec cat")
+		p.Close(time.Second)
+	})
+	f.Resume()
+	var s started
+	within(t, 5*time.Second, "the hung server's start once the mount answers", func() { s = <-hung })
+	if s.err != nil {
+		t.Fatalf("the server on the mount, once it answered: %v", s.err)
+	}
+	defer s.p.Close(time.Second)
+	roundTrip(t, s.p)
+}
+
+// A Start that gives up on an exec hanging on a dead mount leaves nothing
+// behind: the process waiting in the kernel is killed, not left to finish
+// its exec into a server nobody would stop.
+func TestStartGivingUpOnHungExecLeavesNothing(t *testing.T) {
+	defer setStartTimeout(time.Second)()
+	f, bin := hungServer(t)
+	_, err := Start(Spec{Command: bin, Env: testEnv(), Supervise: true})
+	if err == nil || !strings.Contains(err.Error(), "did not report") {
+		t.Fatalf("Start on a hung mount: %v, want the supervisor's timeout", err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); f.Waiting() > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("a process still waits on the mount after Start gave up")
+		}
+	}
+	f.Resume() // were the exec still pending, it would now start the server
+	time.Sleep(300 * time.Millisecond)
+	if left := tagged(currentTagBase()); len(left) > 0 {
+		t.Errorf("processes of the abandoned start remain: %v", left)
+	}
+}
+
+// A server started through the exec helper is the one a direct exec would
+// have started: same arguments, environment, directory, process group,
+// signal mask and dispositions, and file limit.
+func TestIndirectExecIsTransparent(t *testing.T) {
+	dir := t.TempDir()
+	// The last command is an exec: what it reads of /proc/self is what the
+	// server had (sh blocks every signal while it forks a child).
+	script := `echo "argv: $0 $*"; pwd; env | grep -v -e '^` + TagEnv + `=' -e '^_=' -e '^PWD=' -e '^SHLVL=' | sort;` +
+		` ulimit -n; set -- $(cat /proc/$$/stat); [ "$5" = $$ ] && echo "own group"; echo "tagged: ${` + TagEnv + `:+yes}";` +
+		` exec grep -E '^Sig(Blk|Ign)' /proc/self/status`
+	run := func(indirect bool) string {
+		defer setForceIndirect(indirect)()
+		p, err := Start(Spec{Command: "sh", Args: []string{"-c", script, "zero", "one", "two"}, Env: append(testEnv(), "A=1", "B=é"), Dir: dir, Supervise: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Stdin().Close()
+		b, _ := io.ReadAll(p.Stdout())
+		p.Close(time.Second)
+		return string(b)
+	}
+	direct, indirect := run(false), run(true)
+	if direct != indirect {
+		t.Errorf("through the exec helper:\n%s\ndirect:\n%s", indirect, direct)
+	}
+	for _, want := range []string{"argv: zero one two", dir, "A=1", "own group", "tagged: yes", "SigBlk:"} {
+		if !strings.Contains(indirect, want) {
+			t.Errorf("the helper's server did not see %q:\n%s", want, indirect)
+		}
+	}
+}
+
+// An exec the helper cannot do fails Start with the error a direct exec
+// gives.
+func TestIndirectExecErrors(t *testing.T) {
+	dir := t.TempDir()
+	notExec := filepath.Join(dir, "data")
+	os.WriteFile(notExec, []byte("x"), 0o644)
+	for _, path := range []string{filepath.Join(dir, "missing"), notExec} {
+		errs := make([]string, 2)
+		for i, indirect := range []bool{false, true} {
+			restore := setForceIndirect(indirect)
+			_, err := startPath(path)
+			restore()
+			if err == nil {
+				t.Fatalf("%s (indirect %v) started", path, indirect)
+			}
+			errs[i] = err.Error()
+		}
+		if errs[0] != errs[1] {
+			t.Errorf("%s: the helper says %q, a direct exec %q", path, errs[1], errs[0])
+		}
+	}
+}
+
+func startPath(path string) (*Process, error) {
+	p, err := Start(Spec{Command: path, Env: testEnv(), Supervise: true})
+	if err == nil {
+		p.Close(time.Second)
+		return nil, errors.New("started")
+	}
+	return p, err
+}
+
+// roundTrip checks that p, a cat, echoes a line.
+func roundTrip(t *testing.T, p *Process) {
+	t.Helper()
+	if _, err := io.WriteString(p.Stdin(), "ping\n"); err != nil {
+		t.Fatal(err)
+	}
+	var line string
+	within(t, 5*time.Second, "the echo", func() { line, _ = bufio.NewReader(p.Stdout()).ReadString('\n') })
+	if line != "ping\n" {
+		t.Fatalf("echo: %q", line)
+	}
+}
+
+func tagged(base string) []string { return taggedWith(map[string]bool{base: true}) }
+
+func setStartTimeout(d time.Duration) (restore func()) {
+	old := supervisorStartTimeout
+	supervisorStartTimeout = d
+	return func() { supervisorStartTimeout = old }
+}
+
+func setForceIndirect(on bool) (restore func()) {
+	old := forceIndirect
+	forceIndirect = on
+	return func() { forceIndirect = old }
+}
+
+// A server started through the exec helper keeps the parent-death signal
+// of the supervisor's fork: with its host stopped (so that only the kernel
+// can act), killing the supervisor kills it. Direct and indirect alike.
+func TestIndirectServerDiesWithItsSupervisor(t *testing.T) {
+	for _, indirect := range []string{"0", "1"} {
+		host, server, _ := startTestHost(t, "PROC_TEST_SUPERVISE=1", "PROC_TEST_SCRIPT=exec sleep 1000", "PROC_TEST_INDIRECT="+indirect)
+		pi, _, sup, _ := readProc(server)
+		if sup <= 1 || sup == host.Process.Pid {
+			t.Fatalf("indirect=%s: the server's parent is %d, want a supervisor", indirect, sup)
+		}
+		syscall.Kill(host.Process.Pid, syscall.SIGSTOP)
+		syscall.Kill(sup, syscall.SIGKILL)
+		gone := waitGone([]procInfo{pi}, 5*time.Second)
+		syscall.Kill(host.Process.Pid, syscall.SIGKILL)
+		syscall.Kill(host.Process.Pid, syscall.SIGCONT)
+		if len(gone) > 0 {
+			syscall.Kill(server, syscall.SIGKILL)
+			t.Errorf("indirect=%s: the server outlived its supervisor: no parent-death signal", indirect)
+		}
+	}
+}
+
+// mayHang tells a FUSE mount (as it would NFS or SMB) from a local disk,
+// and takes what it cannot look at for remote.
+func TestMayHang(t *testing.T) {
+	f := testfuse.Mount(t)
+	f.AddFile("server", []byte("#!/bin/sh\n"), 0o755)
+	for path, want := range map[string]bool{
+		t.TempDir():                        false,
+		"/proc/self":                       false,
+		f.Dir:                              true,
+		filepath.Join(f.Dir, "server"):     true,
+		filepath.Join(t.TempDir(), "none"): true,
+	} {
+		if got := mayHang(path); got != want {
+			t.Errorf("mayHang(%s) = %v, want %v", path, got, want)
+		}
+	}
+}
