@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -206,5 +207,44 @@ func TestMayHang(t *testing.T) {
 		if got := mayHang(path); got != want {
 			t.Errorf("mayHang(%s) = %v, want %v", path, got, want)
 		}
+	}
+}
+
+// A Start whose environment is too large to send is refused on its own:
+// the supervisor, and the other servers, go on.
+func TestOversizedStartHarmsNoOther(t *testing.T) {
+	other := startSh(t, true, "exec cat")
+	big := "BIG=" + strings.Repeat("x", 13<<20) // more than maxFrame once in JSON
+	_, err := Start(Spec{Command: "sh", Args: []string{"-c", "exec cat"}, Env: append(testEnv(), big), Supervise: true})
+	if !errors.Is(err, errTooLarge) {
+		t.Errorf("Start with 13 MiB of environment: %v, want %v", err, errTooLarge)
+	}
+	select {
+	case <-other.Done():
+		t.Fatalf("another server ended: %v", other.ExitErr())
+	case <-time.After(500 * time.Millisecond):
+	}
+	roundTrip(t, other)
+}
+
+// A SIGHUP to the supervisor (pkill -HUP switchboard, to reload a gateway)
+// stops nothing; the servers still get SIGHUP's default action.
+func TestSupervisorIgnoresSIGHUP(t *testing.T) {
+	p := startSh(t, true, "exec cat")
+	sup := supervisorPid()
+	syscall.Kill(sup, syscall.SIGHUP)
+	select {
+	case <-p.Done():
+		t.Fatalf("the server ended after its supervisor got SIGHUP: %v", p.ExitErr())
+	case <-time.After(500 * time.Millisecond):
+	}
+	if now := supervisorPid(); now != sup {
+		t.Errorf("supervisor %d replaced by %d", sup, now)
+	}
+	roundTrip(t, p)
+	q := startSh(t, true, "exec grep SigIgn /proc/self/status")
+	b, _ := io.ReadAll(q.Stdout())
+	if ign, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(string(b), "SigIgn:")), 16, 64); ign&(1<<(syscall.SIGHUP-1)) != 0 {
+		t.Errorf("a server has SIGHUP ignored: %s", b)
 	}
 }

@@ -1,9 +1,11 @@
 package proc
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -71,17 +73,32 @@ func (p *Process) waitOS() error {
 // sweepLimit at most.
 func killTagged(prefix string) {
 	killed := map[int]bool{}
+	ownGroup := syscall.Getpgrp()
 	for giveUp := time.Now().Add(sweepLimit); time.Now().Before(giveUp); time.Sleep(10 * time.Millisecond) {
-		found := false
-		for _, pid := range allPids() {
+		pids := allPids()
+		found := pids == nil // out of descriptors, say: look again
+		for _, pid := range pids {
 			if pid == os.Getpid() {
 				continue
 			}
-			if tag, _ := processTag(pid); strings.HasPrefix(tag, prefix) {
-				syscall.Kill(pid, syscall.SIGKILL)
-				found = found || !killed[pid]
-				killed[pid] = true
+			tag, err := processTag(pid)
+			if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+				found = true
+				continue
 			}
+			if !strings.HasPrefix(tag, prefix) {
+				continue
+			}
+			// Its group too, as a whole: a process that forks a successor
+			// and exits is gone before the next pass could find it.
+			if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
+				if _, _, pgrp, ok := parseStat(b); ok && pgrp > 1 && pgrp != ownGroup {
+					killGroup(pgrp, syscall.SIGKILL)
+				}
+			}
+			syscall.Kill(pid, syscall.SIGKILL)
+			found = found || !killed[pid]
+			killed[pid] = true
 		}
 		if !found {
 			return

@@ -256,6 +256,11 @@ func (s *supervisor) send(kind byte, v any, files ...*os.File) error {
 	if err != nil {
 		return err
 	}
+	if len(body) > maxFrame {
+		// The supervisor would take it for a broken host and stop every
+		// server; exec would refuse it anyway (E2BIG).
+		return fmt.Errorf("%w (%d MiB)", errTooLarge, len(body)>>20)
+	}
 	frame := make([]byte, 5, 5+len(body))
 	frame[0] = kind
 	binary.BigEndian.PutUint32(frame[1:], uint32(len(body)))
@@ -288,6 +293,10 @@ func (s *supervisor) send(kind byte, v any, files ...*os.File) error {
 	}
 	return err
 }
+
+// errTooLarge refuses a spawn whose arguments and environment make a frame
+// larger than the supervisor reads.
+var errTooLarge = errors.New("its arguments and environment are too large to start")
 
 // writeTimeout bounds one frame's write to the supervisor, which reads
 // them at once unless it is stopped or wedged.
@@ -324,8 +333,11 @@ func (s *supervisor) spawn(p *Process, req spawnReq, childEnds []*os.File) (pid 
 	p.sys.sup, p.sys.id = s, req.ID
 	s.mu.Unlock()
 	if err := s.send(frameSpawn, req, childEnds...); err != nil {
-		// The send retired s: a new Start may use a new one.
 		s.forget(req.ID)
+		if errors.Is(err, errTooLarge) { // nothing was sent
+			return 0, err, false
+		}
+		// The send retired s: a new Start may use a new one.
 		t := time.NewTimer(killWait)
 		defer t.Stop()
 		select {

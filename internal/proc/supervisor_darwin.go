@@ -14,6 +14,10 @@ func becomeSubreaper() error { return nil }
 // the spawns queued behind it, but not the rest of the supervisor.
 func mayHang(string) bool { return false }
 
+// peekExited leaves the wait to the caller (pid -1: any child); macOS has
+// no subreaper, so no orphan is ever ours to look at.
+func peekExited() (pid, group int, err error) { return -1, 0, nil }
+
 // selfExecutable names our program for an exec.
 func selfExecutable() string {
 	exe, err := os.Executable()

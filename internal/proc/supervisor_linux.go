@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -35,6 +36,14 @@ func serverAttr() *syscall.SysProcAttr {
 // listed, servers included. complete is false when the orphans could not
 // be looked at (no /proc).
 //
+// A group is also listed as a whole (as -pgid, which the sweep signals as
+// a group): group pgid while it has members, and the group of each
+// orphan listed, unless it is ours, the host's or a live server's, or a
+// fork is under way (its child's group is not registered yet). A group
+// signal reaches every member at once, a process that forks a successor
+// and exits faster than /proc can be read included; listing members one
+// by one never catches that one.
+//
 // Reading every process's stat file costs milliseconds, and a sweep runs at
 // every server's exit, so the common case is told without it: the group
 // is empty and every orphan (usually none) carries a tag owned rejects.
@@ -61,10 +70,23 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 			return nil, true
 		}
 	}
+	if groupAlive {
+		left = append(left, -pgid)
+	}
+	if owned == nil && !sv.spawning {
+		// Everything is to go: also the groups of orphans that fork and
+		// exit too fast to be seen alive (see reap).
+		for _, g := range sv.recentOrphanGroups() {
+			if sv.servers[g] == nil && syscall.Kill(-g, 0) == nil {
+				left = append(left, -g)
+			}
+		}
+	}
 	children := map[int][]int{}
+	groupOf := map[int]int{}
 	pids := allPids()
 	if pids == nil {
-		return nil, false
+		return left, false
 	}
 	for _, pid := range pids {
 		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
@@ -76,8 +98,24 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 			continue
 		}
 		children[ppid] = append(children[ppid], pid)
+		groupOf[pid] = pgrp
 		if pgid > 1 && pgrp == pgid {
 			left = append(left, pid)
+		}
+	}
+	ownGroup, hostGroup := syscall.Getpgrp(), 0
+	if g, err := syscall.Getpgid(sv.hostPid); err == nil {
+		hostGroup = g
+	}
+	groups := map[int]bool{}
+	take := func(tree []int) {
+		left = append(left, tree...)
+		for _, p := range tree {
+			g := groupOf[p]
+			if g > 1 && g != ownGroup && g != hostGroup && g != pgid && sv.servers[g] == nil && !sv.spawning && !groups[g] {
+				groups[g] = true
+				left = append(left, -g)
+			}
 		}
 	}
 	below := func(root int) []int {
@@ -90,7 +128,7 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 	for _, pid := range children[os.Getpid()] {
 		switch {
 		case owned == nil:
-			left = append(left, below(pid)...)
+			take(below(pid))
 		case sv.servers[pid] != nil:
 		default:
 			tree := below(pid)
@@ -101,11 +139,31 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 				}
 			}
 			if owned(owner) {
-				left = append(left, tree...)
+				take(tree)
 			}
 		}
 	}
 	return left, true
+}
+
+// peekExited waits for a child to exit and returns its pid and process
+// group, read while it is a zombie (waitid with WNOWAIT leaves it so); the
+// caller reaps it. group is 0 if it could not be read.
+func peekExited() (pid, group int, err error) {
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
+		return 0, 0, err
+	}
+	// si_pid follows si_signo, si_errno and si_code, aligned as a pointer.
+	word := unsafe.Sizeof(uintptr(0))
+	off := (3*4 + word - 1) &^ (word - 1)
+	pid = int(*(*int32)(unsafe.Add(unsafe.Pointer(&info), off)))
+	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
+		if _, _, pgrp, ok := parseStat(b); ok {
+			group = pgrp
+		}
+	}
+	return pid, group, nil
 }
 
 // allPids lists every process in /proc (nil if it cannot be read).

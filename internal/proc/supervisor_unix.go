@@ -88,16 +88,17 @@ type supState struct {
 
 	wmu sync.Mutex // one event line at a time
 
-	mu       sync.Mutex
-	seq      int
-	servers  map[int]*supServer    // live, by pid (unique until reaped)
-	ending   map[uint64]*supServer // reaped, their sweep not finished, by ID
-	spawning bool                  // a fork is between ForkExec and its registration
-	spawnTag string                // that fork's child's tag, once it has exec'd
-	early    map[int]syscall.WaitStatus
-	queued   map[uint64]bool // spawns not yet registered; true: the host gave up on it
-	reaps    uint64
-	orphans  *orphanView // the last look, nil before the first
+	mu           sync.Mutex
+	seq          int
+	servers      map[int]*supServer    // live, by pid (unique until reaped)
+	ending       map[uint64]*supServer // reaped, their sweep not finished, by ID
+	spawning     bool                  // a fork is between ForkExec and its registration
+	spawnTag     string                // that fork's child's tag, once it has exec'd
+	early        map[int]syscall.WaitStatus
+	queued       map[uint64]bool   // spawns not yet registered; true: the host gave up on it
+	orphanGroups map[int]time.Time // groups seen on orphans' exits, and when (see reap)
+	reaps        uint64
+	orphans      *orphanView // the last look, nil before the first
 
 	spawns   chan spawnJob // to the spawn thread
 	kick     chan struct{} // a server was started: the reaper may wait again
@@ -131,23 +132,32 @@ func runSupervisor(args []string) int {
 		return 2
 	}
 	sv := &supState{
-		conn:     uc,
-		hostPid:  hostPid,
-		tagBase:  args[1],
-		servers:  map[int]*supServer{},
-		ending:   map[uint64]*supServer{},
-		early:    map[int]syscall.WaitStatus{},
-		queued:   map[uint64]bool{},
-		spawns:   make(chan spawnJob, 1024),
-		kick:     make(chan struct{}, 1),
-		hostGone: make(chan struct{}),
+		conn:         uc,
+		hostPid:      hostPid,
+		tagBase:      args[1],
+		servers:      map[int]*supServer{},
+		ending:       map[uint64]*supServer{},
+		early:        map[int]syscall.WaitStatus{},
+		queued:       map[uint64]bool{},
+		orphanGroups: map[int]time.Time{},
+		spawns:       make(chan spawnJob, 1024),
+		kick:         make(chan struct{}, 1),
+		hostGone:     make(chan struct{}),
 	}
 	selfExe = selfExecutable()
 	// See collectGarbage: no collection but ours, short of this bound.
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(supervisorMemoryLimit)
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT) // not SIGHUP: one ignored (nohup) stays ignored in the servers
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	// SIGHUP is not a reason to stop: `pkill -HUP switchboard` asks a
+	// gateway to reload, and a stopped supervisor whose host died gets one
+	// (the host's death is known otherwise). Caught, not ignored, so that
+	// the servers get the default; one ignored at start (nohup) stays so,
+	// for them too.
+	if !signal.Ignored(syscall.SIGHUP) {
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
+	}
 	if err := becomeSubreaper(); err != nil {
 		fmt.Fprintf(os.Stderr, "switchboard supervisor: %v\n", err)
 	}
@@ -434,6 +444,9 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 	case sv.kick <- struct{}{}:
 	default:
 	}
+	// Each spawn leaves garbage (its request, its environment), and long
+	// running servers never start a sweep, which would collect it.
+	collectGarbage()
 }
 
 // awaitExec waits for the exec helper of server s to exec the server (its
@@ -511,10 +524,19 @@ func (sv *supState) send(ev event) {
 // reap waits for every child: a server's exit starts its sweep; anything
 // else is an orphan reparented to us, reaped and forgotten, unless a fork
 // is under way: then it may be that fork's child, and is kept in early.
+//
+// An orphan's group, read from it as a zombie before it is reaped, is
+// kept for a while in orphanGroups: a process that forks a successor and
+// exits over and over is never caught alive by a look at /proc, but each
+// of its hops dies as our child, so its group is known, and shutdown
+// signals that group as a whole.
 func (sv *supState) reap() {
 	for {
 		var ws syscall.WaitStatus
-		pid, err := syscall.Wait4(-1, &ws, 0, nil)
+		pid, group, err := peekExited()
+		if err == nil {
+			pid, err = syscall.Wait4(pid, &ws, 0, nil)
+		}
 		switch {
 		case err == syscall.EINTR:
 			continue
@@ -529,11 +551,52 @@ func (sv *supState) reap() {
 		if s := sv.servers[pid]; s != nil {
 			delete(sv.servers, pid)
 			sv.exited(s, ws)
-		} else if sv.spawning {
-			sv.early[pid] = ws
+		} else {
+			if group > 1 && group != pid {
+				sv.noteOrphanGroup(group)
+			}
+			if sv.spawning {
+				sv.early[pid] = ws
+			}
 		}
 		sv.mu.Unlock()
 	}
+}
+
+// orphanGroupTTL is how long a group seen on an orphan's exit counts as
+// one of ours. A group that hops keeps renewing it; one that ended stops,
+// well before its id could name an unrelated group.
+const orphanGroupTTL = time.Second
+
+// noteOrphanGroup records group, seen on an orphan's exit. Called under mu.
+func (sv *supState) noteOrphanGroup(group int) {
+	now := time.Now()
+	if len(sv.orphanGroups) >= 1024 {
+		for g, seen := range sv.orphanGroups {
+			if now.Sub(seen) > orphanGroupTTL {
+				delete(sv.orphanGroups, g)
+			}
+		}
+		if len(sv.orphanGroups) >= 1024 {
+			return
+		}
+	}
+	sv.orphanGroups[group] = now
+}
+
+// recentOrphanGroups lists the groups seen on orphans' exits lately.
+// Called under mu.
+func (sv *supState) recentOrphanGroups() []int {
+	var out []int
+	now := time.Now()
+	for g, seen := range sv.orphanGroups {
+		if now.Sub(seen) > orphanGroupTTL {
+			delete(sv.orphanGroups, g)
+			continue
+		}
+		out = append(out, g)
+	}
+	return out
 }
 
 // exited handles the reaping of server s, unless the host is still to hear

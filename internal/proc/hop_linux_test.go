@@ -1,0 +1,99 @@
+package proc
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// hopper is a shell command for a process that forks a successor and
+// exits, over and over (a few hundred µs a hop, faster than /proc can be
+// read), ignoring SIGTERM, until the file stop exists. It writes its group
+// to stop.pgid and a heartbeat to stop.beat. The test's cleanup stops it
+// for sure: the stop file, then SIGKILL to its group.
+func hopper(t *testing.T) (cmd, stop string) {
+	t.Helper()
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("perl is needed for a process that forks faster than /proc can be read")
+	}
+	stop = t.TempDir() + "/stop"
+	t.Cleanup(func() {
+		os.WriteFile(stop, nil, 0o600)
+		time.Sleep(100 * time.Millisecond)
+		if b, err := os.ReadFile(stop + ".pgid"); err == nil {
+			if g, _ := strconv.Atoi(string(b)); g > 1 {
+				syscall.Kill(-g, syscall.SIGKILL)
+			}
+		}
+	})
+	cmd = `perl -e 'open(P, ">` + stop + `.pgid"); print P getpgrp(); close P; $SIG{TERM}="IGNORE";` +
+		` while (1) { exit 0 if -e "` + stop + `"; exit 0 if fork; if (++$n % 200 == 0) { open(F, ">>` + stop + `.beat"); print F "$$\n"; close F } }'`
+	return cmd, stop
+}
+
+// hopping reports whether the hopper of stop still runs: its heartbeat
+// grows within half a second.
+func hopping(stop string) bool {
+	size := func() int64 {
+		if fi, err := os.Stat(stop + ".beat"); err == nil {
+			return fi.Size()
+		}
+		return 0
+	}
+	a := size()
+	time.Sleep(500 * time.Millisecond)
+	return size() > a
+}
+
+// stopsHopping waits up to d for the hopper of stop to stop.
+func stopsHopping(stop string, d time.Duration) bool {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); {
+		if !hopping(stop) {
+			return true
+		}
+	}
+	return false
+}
+
+// A leftover in a server's group that keeps changing pid dies with the
+// server: the sweep signals the group as a whole, and reports the server
+// done only once the group is empty.
+func TestForkingLeftoverDiesWithItsServer(t *testing.T) {
+	hop, stop := hopper(t)
+	startSh(t, true, "exec cat") // a live server: no idle sweep
+	p := startSh(t, true, "("+hop+" &); sleep 0.3; exit 0")
+	pgid := p.Pid()
+	within(t, 15*time.Second, "Done", func() { <-p.Done() })
+	if syscall.Kill(-pgid, 0) == nil {
+		t.Errorf("the exited server's group %d still has members after Done", pgid)
+	}
+	if !stopsHopping(stop, 3*time.Second) {
+		t.Errorf("the leftover still forks after its server's Done")
+	}
+}
+
+// A process that forks and exits over and over dies with the host, in the
+// server's group or in a session of its own.
+func TestForkingLeftoversDieWithTheHost(t *testing.T) {
+	for _, tc := range []struct{ name, script string }{
+		{"in the server's group", "(HOP &); exec sleep 1000"},
+		{"setsid", "(setsid HOP &); exec sleep 1000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hop, stop := hopper(t)
+			host, _, _ := startTestHost(t, "PROC_TEST_SCRIPT="+strings.Replace(tc.script, "HOP", hop, 1), "PROC_TEST_SUPERVISE=1")
+			if !hopping(stop) {
+				t.Fatal("the hopper never ran")
+			}
+			syscall.Kill(host.Process.Pid, syscall.SIGKILL)
+			host.Wait()
+			if !stopsHopping(stop, hostGoneGrace+leftoverGrace+sweepLimit+2*time.Second) {
+				t.Errorf("a descendant of the server outlived the host")
+			}
+		})
+	}
+}
