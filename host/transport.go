@@ -11,11 +11,45 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/jsonl"
+	"github.com/switchboard-mcp/switchboard/internal/proc"
 	"github.com/switchboard-mcp/switchboard/trust"
 )
 
 // headersHelperTimeout bounds a headersHelper command.
 const headersHelperTimeout = 10 * time.Second
+
+// spawnWithin is spawn, bounded by ctx: looking up the program and its
+// directory waits for ever on a network mount that stopped answering, and
+// the kernel cannot be interrupted there. A process that starts after all
+// is closed.
+func (s *server) spawnWithin(ctx context.Context, timeout time.Duration, def config.Server) (*proc.Process, error) {
+	type started struct {
+		p   *proc.Process
+		err error
+	}
+	ch := make(chan started, 1)
+	go func() {
+		p, err := s.spawn(def)
+		ch <- started{p, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, fmt.Errorf("%w %q: %v", errSpawn, def.Command, r.err)
+		}
+		return r.p, nil
+	case <-ctx.Done():
+		go func() {
+			if r := <-ch; r.p != nil {
+				r.p.Close(s.h.opts.CloseGrace)
+			}
+		}()
+		if ctx.Err() == context.DeadlineExceeded {
+			return nil, fmt.Errorf("%w: %q did not start within %s (is its program or cwd on a network mount that stopped answering?)", errStartupTimeout, def.Command, timeout)
+		}
+		return nil, ctx.Err()
+	}
+}
 
 // dial starts (for stdio) and initializes one session, bounded by timeout.
 func (s *server) dial(ctx context.Context, timeout time.Duration, protocol string) (*conn, error) {
@@ -26,9 +60,9 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 	var transport mcp.Transport
 	switch def.Type {
 	case config.TypeStdio, "":
-		p, err := s.spawn(def)
+		p, err := s.spawnWithin(cctx, timeout, def)
 		if err != nil {
-			return nil, fmt.Errorf("%w %q: %v", errSpawn, def.Command, err)
+			return nil, err
 		}
 		c.proc = p
 		c.recordsWrites = true

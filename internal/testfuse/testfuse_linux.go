@@ -99,13 +99,28 @@ func (f *FS) AddDir(name string) {
 	f.root.AddChild(name, ch, true)
 }
 
-// Stall makes the requests s names wait until Resume.
+// Stall makes the requests s names wait until Resume, or maxStall.
 func (f *FS) Stall(s Stall) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.stall = s
-	f.resumed = make(chan struct{})
+	resumed := make(chan struct{})
+	f.resumed = resumed
+	time.AfterFunc(maxStall, func() {
+		f.mu.Lock()
+		mine := f.resumed == resumed
+		f.mu.Unlock()
+		if mine {
+			f.Resume()
+		}
+	})
 }
+
+// maxStall bounds every stall. The daemon runs in the test process: were
+// that process to exit (a test timeout's panic) while one of its own
+// threads waits on the mount, the kernel would wait for an answer no one
+// can give any more, and the process would never end.
+const maxStall = 30 * time.Second
 
 // Resume answers every held request and stalls nothing more.
 func (f *FS) Resume() {
