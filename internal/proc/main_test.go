@@ -48,7 +48,14 @@ func runTestHost() {
 	}
 	if os.Getenv("PROC_TEST_SECOND") == "1" { // one more server once the test says so
 		bufio.NewReader(os.Stdin).ReadString('\n')
-		go Start(Spec{Command: "sh", Args: []string{"-c", "exec sleep 1000"}, Env: testEnv(), Supervise: true})
+		go func() {
+			p, err := Start(Spec{Command: "sh", Args: []string{"-c", "exec sleep 1000"}, Env: testEnv(), Supervise: true})
+			if err != nil {
+				fmt.Println("second error", err)
+			} else {
+				fmt.Println("second", p.Pid())
+			}
+		}()
 	}
 	bufio.NewReader(os.Stdin).ReadString('\n') // the test never writes
 	select {}

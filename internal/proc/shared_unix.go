@@ -108,6 +108,9 @@ func launchSupervisor(path string, args []string) (*supervisor, error) {
 	}
 	s.tagBase = newTagBase()
 	s.cmd = exec.Command(path, append(append([]string{}, args...), strconv.Itoa(os.Getpid()), s.tagBase)...)
+	if path == selfExeLink {
+		s.cmd.Args[0] = os.Args[0] // what ps shows
+	}
 	s.cmd.Env = supervisorEnv()
 	s.cmd.Dir = "/" // pins no directory of the user's
 	s.cmd.Stderr = errW

@@ -30,7 +30,8 @@ var hooked atomic.Bool
 // SupervisorArg (the host's pid and the base of the servers' tags are
 // appended after them). ok=false,
 // or a nil SupervisorCommand, means "no supervisor": servers are started
-// directly. The default re-executes this program (os.Executable) and is
+// directly. The default re-executes this program (on Linux the very file
+// it runs from, through /proc/self/exe; elsewhere os.Executable) and is
 // available only once MaybeRunSupervisor has been called in this process, so
 // an embedder who never calls it gets the direct start rather than a second
 // copy of their program. Set it before the first Start; it is read without
@@ -41,12 +42,21 @@ func selfSupervisor() (string, []string, bool) {
 	if !hooked.Load() {
 		return "", nil, false
 	}
+	if _, err := os.Stat(selfExeLink); err == nil {
+		// This very program, even once its file was replaced (an upgrade
+		// under a running gateway) or removed: a supervisor of another
+		// version would not speak this host's frames.
+		return selfExeLink, []string{SupervisorArg}, true
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return "", nil, false
 	}
 	return exe, []string{SupervisorArg}, true
 }
+
+// selfExeLink is the kernel's link to the running program (Linux).
+const selfExeLink = "/proc/self/exe"
 
 // MaybeRunSupervisor must be called first thing in main (and in TestMain of
 // tests that start supervised servers). If os.Args[1] is SupervisorArg, it

@@ -20,7 +20,7 @@ func becomeSubreaper() error {
 
 // selfExecutable names our program for an exec: the kernel's link to it,
 // valid even once the file was replaced or removed (an upgrade).
-func selfExecutable() string { return "/proc/self/exe" }
+func selfExecutable() string { return selfExeLink }
 
 func serverAttr() *syscall.SysProcAttr {
 	// Should the supervisor itself be SIGKILLed, its servers go too.

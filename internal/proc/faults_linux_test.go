@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -246,5 +247,50 @@ func TestSupervisorIgnoresSIGHUP(t *testing.T) {
 	b, _ := io.ReadAll(q.Stdout())
 	if ign, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(string(b), "SigIgn:")), 16, 64); ign&(1<<(syscall.SIGHUP-1)) != 0 {
 		t.Errorf("a server has SIGHUP ignored: %s", b)
+	}
+}
+
+// A host whose program file was replaced or removed since it started (an
+// upgrade under a running gateway) still starts a supervisor of its own
+// version when the old one has died.
+func TestSupervisorOfARemovedProgram(t *testing.T) {
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(t.TempDir(), "host")
+	if err := os.WriteFile(prog, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	host := exec.Command(prog, "-test.run=^$")
+	host.Env = append(os.Environ(), "PROC_TEST_ROLE=host", "PROC_TEST_SUPERVISE=1", "PROC_TEST_SCRIPT=exec sleep 1000", "PROC_TEST_SECOND=1")
+	out, _ := host.StdoutPipe()
+	in, _ := host.StdinPipe()
+	host.Stderr = os.Stderr
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { host.Process.Kill(); host.Wait() }()
+	r := bufio.NewReader(out)
+	var server int
+	if line, _ := r.ReadString('\n'); !strings.HasPrefix(line, "ready ") {
+		t.Fatalf("host said %q", line)
+	} else {
+		server, _ = strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "ready ")))
+	}
+	_, _, sup, _ := readProc(server)
+	os.Remove(prog) // as an upgrade's rename over it would
+	syscall.Kill(sup, syscall.SIGKILL)
+	time.Sleep(200 * time.Millisecond)
+	io.WriteString(in, "go\n")
+	var line string
+	within(t, 10*time.Second, "the second start", func() { line, _ = r.ReadString('\n') })
+	if !strings.HasPrefix(line, "second ") || strings.HasPrefix(line, "second error") {
+		t.Fatalf("a Start after the program was removed: %q", line)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "second ")))
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	if _, _, newSup, alive := readProc(pid); !alive || newSup == sup || newSup <= 1 {
+		t.Errorf("the second server runs under %d (alive %v), want a new supervisor", newSup, alive)
 	}
 }
