@@ -2,6 +2,7 @@ package proc
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -292,5 +294,84 @@ func TestSupervisorOfARemovedProgram(t *testing.T) {
 	defer syscall.Kill(pid, syscall.SIGKILL)
 	if _, _, newSup, alive := readProc(pid); !alive || newSup == sup || newSup <= 1 {
 		t.Errorf("the second server runs under %d (alive %v), want a new supervisor", newSup, alive)
+	}
+}
+
+// A server holds its own three pipes and nothing else: not another
+// server's pipes received at the moment it was forked, nor the exec
+// helper's report pipe.
+func TestServersInheritNoOtherDescriptors(t *testing.T) {
+	var fds []string
+	for i := 3; i < 64; i++ {
+		fds = append(fds, strconv.Itoa(i))
+	}
+	// No command substitution: the shell would open descriptors of its own.
+	script := `for i in ` + strings.Join(fds, " ") + `; do [ -e /proc/$$/fd/$i ] && printf '%s ' $i; done; exec cat`
+	for _, indirect := range []bool{false, true} {
+		restore := setForceIndirect(indirect)
+		var wg sync.WaitGroup
+		out := make([]string, 12)
+		for i := range out {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p, err := Start(Spec{Command: "sh", Args: []string{"-c", script}, Env: testEnv(), Supervise: true})
+				if err != nil {
+					out[i] = err.Error()
+					return
+				}
+				p.Stdin().Close()
+				b, _ := io.ReadAll(p.Stdout())
+				p.Close(time.Second)
+				out[i] = string(b)
+			}()
+		}
+		wg.Wait()
+		restore()
+		for i, o := range out {
+			if o != "" {
+				t.Errorf("indirect=%v: server %d holds more than its stdio: fds %s", indirect, i, o)
+			}
+		}
+	}
+}
+
+// What the host inherited from its own parent and left open (here fds 3
+// and 4) reaches no server.
+func TestStrayHostDescriptorsReachNoServer(t *testing.T) {
+	dir := t.TempDir()
+	report := filepath.Join(dir, "fds")
+	var fds []string
+	for i := 3; i < 64; i++ {
+		fds = append(fds, strconv.Itoa(i))
+	}
+	// The loop's output is not redirected: the shell would keep its own
+	// stdout in a descriptor of its own meanwhile.
+	script := `s=; for i in ` + strings.Join(fds, " ") + `; do [ -e /proc/$$/fd/$i ] && s="$s $i"; done; echo $s > ` + report + `; exec sleep 1000`
+	stray1, _ := os.Open(os.DevNull)
+	stray2, _ := os.Create(filepath.Join(dir, "secret"))
+	defer stray1.Close()
+	defer stray2.Close()
+	host := exec.Command(os.Args[0], "-test.run=^$")
+	host.Env = append(os.Environ(), "PROC_TEST_ROLE=host", "PROC_TEST_SUPERVISE=1", "PROC_TEST_SCRIPT="+script)
+	host.ExtraFiles = []*os.File{stray1, stray2}
+	out, _ := host.StdoutPipe()
+	host.Stderr = os.Stderr
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { host.Process.Kill(); host.Wait() }()
+	if line, _ := bufio.NewReader(out).ReadString('\n'); !strings.HasPrefix(line, "ready ") {
+		t.Fatalf("host said %q", line)
+	}
+	var got []byte
+	for deadline := time.Now().Add(5 * time.Second); len(got) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		got, _ = os.ReadFile(report) // one line once written
+	}
+	if len(got) == 0 {
+		t.Fatal("the server never reported")
+	}
+	if len(bytes.TrimSpace(got)) > 0 {
+		t.Errorf("the server holds the host's inherited descriptors: fds %s", got)
 	}
 }

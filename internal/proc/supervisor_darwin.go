@@ -18,6 +18,27 @@ func mayHang(string) bool { return false }
 // no subreaper, so no orphan is ever ours to look at.
 func peekExited() (pid, group int, err error) { return -1, 0, nil }
 
+// closeOnExecFrom marks every descriptor from first on close-on-exec.
+func closeOnExecFrom(first int) {
+	var lim syscall.Rlimit
+	max := 1 << 12
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim) == nil && lim.Cur < 1<<16 {
+		max = int(lim.Cur)
+	}
+	for fd := first; fd < max; fd++ {
+		syscall.CloseOnExec(fd) // EBADF for the unused ones
+	}
+}
+
+// macOS has no MSG_CMSG_CLOEXEC: received descriptors are made
+// close-on-exec under ForkLock (see recvFrameHead).
+const recvmsgFlags = 0
+
+func lockForkForRecv() (unlock func()) {
+	syscall.ForkLock.RLock()
+	return syscall.ForkLock.RUnlock
+}
+
 // selfExecutable names our program for an exec.
 func selfExecutable() string {
 	exe, err := os.Executable()

@@ -18,6 +18,28 @@ func becomeSubreaper() error {
 	return nil
 }
 
+// closeOnExecFrom marks every descriptor from first on close-on-exec.
+func closeOnExecFrom(first int) {
+	if unix.CloseRange(uint(first), ^uint(0), unix.CLOSE_RANGE_CLOEXEC) == nil {
+		return
+	}
+	// Before Linux 5.11: one by one.
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd >= first {
+			syscall.CloseOnExec(fd)
+		}
+	}
+}
+
+// Descriptors received from the host are close-on-exec from the start.
+const recvmsgFlags = syscall.MSG_CMSG_CLOEXEC
+
+func lockForkForRecv() (unlock func()) { return func() {} }
+
 // selfExecutable names our program for an exec: the kernel's link to it,
 // valid even once the file was replaced or removed (an upgrade).
 func selfExecutable() string { return selfExeLink }

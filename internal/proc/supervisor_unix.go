@@ -123,6 +123,10 @@ func runSupervisor(args []string) int {
 		return 2
 	}
 	syscall.CloseOnExec(3) // the socket is not the servers'
+	// Nor is anything else we inherited: the host passes on whatever its
+	// own parent left open (a shell's descriptors, a secret passed as
+	// --password-fd). A server gets its three pipes and nothing more.
+	closeOnExecFrom(4)
 	f := os.NewFile(3, "control")
 	c, err := net.FileConn(f)
 	f.Close()
@@ -263,12 +267,24 @@ func (sv *supState) serve() {
 	defer sv.markHostGone()
 	oob := make([]byte, syscall.CmsgSpace(3*4))
 	var head [5]byte
+	raw, scErr := sv.conn.SyscallConn()
 	for {
 		// The kind byte alone first: the frame's descriptors arrive with it.
-		n, oobn, _, _, err := sv.conn.ReadMsgUnix(head[:1], oob)
+		var n int
 		var files []*os.File
-		if err == nil && oobn > 0 {
-			files, err = parseRights(oob[:oobn])
+		err := scErr
+		if err == nil {
+			var recvErr error
+			err = raw.Read(func(fd uintptr) bool {
+				n, files, recvErr = recvFrameHead(int(fd), head[:1], oob)
+				return recvErr != syscall.EAGAIN && recvErr != syscall.EINTR
+			})
+			if err == nil {
+				err = recvErr
+			}
+		}
+		if err == nil && n == 0 {
+			err = io.EOF
 		}
 		if err == nil && n == 1 {
 			_, err = io.ReadFull(sv.conn, head[1:])
@@ -316,6 +332,25 @@ func (sv *supState) serve() {
 			closeAll(files)
 		}
 	}
+}
+
+// recvFrameHead receives a frame's first byte, and the descriptors that
+// come with it, already close-on-exec: a server forked at that moment must
+// not inherit another server's pipes. Linux receives them so
+// (MSG_CMSG_CLOEXEC); elsewhere ForkLock holds forks off until the flag is
+// set. fd is non-blocking: EAGAIN means nothing has come yet.
+func recvFrameHead(fd int, p, oob []byte) (n int, files []*os.File, err error) {
+	unlock := lockForkForRecv()
+	defer unlock()
+	n, oobn, _, _, err := syscall.Recvmsg(fd, p, oob, recvmsgFlags)
+	if err != nil || oobn == 0 {
+		return n, nil, err
+	}
+	files, err = parseRights(oob[:oobn])
+	for _, f := range files {
+		syscall.CloseOnExec(int(f.Fd()))
+	}
+	return n, files, err
 }
 
 func parseRights(oob []byte) ([]*os.File, error) {
