@@ -51,9 +51,19 @@
 // exits, the supervisor sends SIGTERM to what is left of its group and to
 // the orphans whose tag is that server's (or a server's already gone),
 // SIGKILL after a grace period, reaps them all, and only then reports the
-// exit to the host, with the server's own wait status (ExitError). An
+// exit to the host, with the server's own wait status (ExitError). A group
+// is signalled as a whole while it has members (a process that forks a
+// successor and exits is never seen alive by a look at /proc, but a group
+// signal reaches it), and so are the groups of the orphans a sweep takes,
+// unless a group is the host's, the supervisor's or a live server's. An
 // orphan that cleared its tag cannot be attributed: it is killed once no
-// server of the host is left, or when the host dies.
+// server of the host is left, or when the host dies; when the host dies,
+// the groups seen on orphans that exited in the last second are signalled
+// too (read from their zombies before they are reaped).
+//
+// A server inherits its three pipes and nothing else: the supervisor marks
+// every descriptor it inherited close-on-exec when it starts, and receives
+// the host's pipes close-on-exec. SIGHUP does not stop it.
 //
 // Host and supervisor name a server by the ID of its spawn, never by its
 // pid, which is free for reuse as soon as the server is reaped: the
