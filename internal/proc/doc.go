@@ -54,12 +54,15 @@
 // exit to the host, with the server's own wait status (ExitError). A group
 // is signalled as a whole while it has members (a process that forks a
 // successor and exits is never seen alive by a look at /proc, but a group
-// signal reaches it), and so are the groups of the orphans a sweep takes,
-// unless a group is the host's, the supervisor's or a live server's. An
-// orphan that cleared its tag cannot be attributed: it is killed once no
-// server of the host is left, or when the host dies; when the host dies,
-// the groups seen on orphans that exited in the last second are signalled
-// too (read from their zombies before they are reaped).
+// signal reaches it), and so are the groups of the orphans a sweep takes
+// that are in a session of their own (setsid: only what descends from the
+// orphan can be in it); a group of the host's session is never signalled
+// for an orphan, since anything of that session (the user's shell, another
+// job) may have joined it. An orphan that cleared its tag cannot be
+// attributed: it is killed once no server of the host is left, or when the
+// host dies; when the host dies, the groups in sessions of their own seen
+// on orphans that exited in the last second are signalled too (read from
+// their zombies before they are reaped).
 //
 // A server inherits its three pipes and nothing else: the supervisor marks
 // every descriptor it inherited close-on-exec when it starts, and receives

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -373,5 +374,178 @@ func TestStrayHostDescriptorsReachNoServer(t *testing.T) {
 	}
 	if len(bytes.TrimSpace(got)) > 0 {
 		t.Errorf("the server holds the host's inherited descriptors: fds %s", got)
+	}
+}
+
+// An exec that fails is reaped by ForkExec itself, which the reaper may
+// have seen first (waitid WNOWAIT): it must go on reaping the others.
+func TestFailedExecsLeaveTheReaperWorking(t *testing.T) {
+	if sup := supervisorPid(); sup != 0 { // a fresh one: its reaper's first wait
+		syscall.Kill(sup, syscall.SIGKILL)
+		for deadline := time.Now().Add(10 * time.Second); supervisorPid() != 0 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	a := startSh(t, true, "exec cat")
+	bad := filepath.Join(t.TempDir(), "notexec")
+	os.WriteFile(bad, []byte("#!/bin/sh\n"), 0o644)
+	for range 20 {
+		if p, err := Start(Spec{Command: bad, Env: testEnv(), Supervise: true}); err == nil {
+			p.Close(0)
+			t.Fatal("started a file that is not executable")
+		}
+	}
+	a.Stdin().Close() // cat exits at once
+	select {
+	case <-a.Done():
+	case <-time.After(5 * time.Second):
+		_, st, _, _ := readProc(a.Pid())
+		t.Fatalf("server %d exited (state %c) but its end was not reported", a.Pid(), st)
+	}
+}
+
+// joiner starts, from a server, a process that joins process group g
+// (any group of the session may be joined) and ignores SIGTERM; it returns
+// the server script part and a func giving the joiner's pid.
+func joinerScript(t *testing.T, group string) (script string, pid func() int) {
+	t.Helper()
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("perl is needed to join another process group")
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "joiner")
+	script = `(perl -e 'setpgrp(0, ` + group + `) or die "setpgrp: $!"; $SIG{TERM}="IGNORE"; open(F, ">` + file + `"); print F $$; close F; sleep 1000' 2>` + dir + `/err &)`
+	pid = func() int {
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			b, _ := os.ReadFile(file)
+			if j, _ := strconv.Atoi(string(b)); j > 0 {
+				t.Cleanup(func() { syscall.Kill(j, syscall.SIGKILL) })
+				return j
+			}
+		}
+		b, _ := os.ReadFile(dir + "/err")
+		t.Fatalf("the joiner did not start: %s", b)
+		return 0
+	}
+	return script, pid
+}
+
+// bystander starts a sleep standing for a user's process (in process group
+// pgid; 0: a group of its own). ended is closed once it has exited, with
+// its error in *err; the test's cleanup kills it.
+func bystander(t *testing.T, pgid int) (cmd *exec.Cmd, ended <-chan struct{}, err *error) {
+	t.Helper()
+	cmd = exec.Command("sleep", "1000")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: pgid}
+	if e := cmd.Start(); e != nil {
+		t.Fatal(e)
+	}
+	done := make(chan struct{})
+	err = new(error)
+	go func() { *err = cmd.Wait(); close(done) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-done })
+	return cmd, done, err
+}
+
+// A server's leftover that joined another job's process group gets that
+// group signalled by no sweep: the other job lives.
+func TestSweepSparesGroupsOfTheSession(t *testing.T) {
+	job, ended, err := bystander(t, 0) // the user's job, a group of its own
+	join, joiner := joinerScript(t, strconv.Itoa(job.Process.Pid))
+	p := startSh(t, true, join+"; sleep 0.3; exit 0")
+	joiner()
+	within(t, 15*time.Second, "Done", func() { <-p.Done() })
+	select {
+	case <-ended:
+		t.Errorf("another job's process was killed by the sweep: %v", *err)
+	case <-time.After(time.Second):
+	}
+}
+
+// When the host dies, the group it ran in (a shell's job: `switchboard |
+// tee log`) is not the supervisor's to signal, even if a server's leftover
+// joined it.
+func TestHostDeathSparesTheHostsJob(t *testing.T) {
+	join, joiner := joinerScript(t, `getpgrp('"$HP"')`)
+	script := `HP=$(cut -d' ' -f4 /proc/$PPID/stat); ` + join + `; exec sleep 1000`
+	host := exec.Command(os.Args[0], "-test.run=^$")
+	host.Env = append(os.Environ(), "PROC_TEST_ROLE=host", "PROC_TEST_SUPERVISE=1", "PROC_TEST_SCRIPT="+script)
+	host.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a job of its own
+	out, _ := host.StdoutPipe()
+	host.StdinPipe()
+	host.Stderr = os.Stderr
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { host.Process.Kill(); host.Wait() })
+	_, ended, err := bystander(t, host.Process.Pid) // `| tee log`, in the host's job
+	if line, _ := bufio.NewReader(out).ReadString('\n'); !strings.HasPrefix(line, "ready") {
+		t.Fatalf("host said %q", line)
+	}
+	if g, _ := syscall.Getpgid(joiner()); g != host.Process.Pid {
+		t.Fatalf("the joiner's group is %d, want the host's %d", g, host.Process.Pid)
+	}
+	host.Process.Kill()
+	host.Wait()
+	select {
+	case <-ended:
+		t.Errorf("the user's process in the host's job was killed: %v", *err)
+	case <-time.After(hostGoneGrace + leftoverGrace + time.Second):
+	}
+}
+
+// The exec helper's server gets its environment entry for entry, even
+// ones Go's own copy would merge ("=A=1" and "=B=2" share the key "").
+func TestIndirectExecKeepsEveryEnvironmentEntry(t *testing.T) {
+	run := func(indirect bool) string {
+		defer setForceIndirect(indirect)()
+		p, err := Start(Spec{Command: "cat", Args: []string{"/proc/self/environ"}, Env: append(testEnv(), "=A=1", "=B=2", "LD_X=1"), Supervise: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Stdin().Close()
+		b, _ := io.ReadAll(p.Stdout())
+		p.Close(time.Second)
+		var keep []string
+		for _, kv := range strings.Split(string(b), "\x00") {
+			if !strings.HasPrefix(kv, TagEnv+"=") && kv != "" {
+				keep = append(keep, kv)
+			}
+		}
+		slices.Sort(keep)
+		return strings.Join(keep, " ")
+	}
+	if d, i := run(false), run(true); d != i {
+		t.Errorf("environment differs:\ndirect:   %q\nindirect: %q", d, i)
+	}
+}
+
+// The server's loader variables do not apply to the exec helper (our own
+// program, which may be dynamically linked): a static server that runs
+// with a broken LD_LIBRARY_PATH directly runs so through the helper too.
+func TestIndirectExecIgnoresTheServersLoaderVariables(t *testing.T) {
+	libs := t.TempDir()
+	os.WriteFile(filepath.Join(libs, "libc.so.6"), nil, 0o755) // a broken libc
+	server, err := exec.LookPath("go")                         // the Go toolchain is static
+	if err != nil {
+		t.Skip("no go command")
+	}
+	run := func(indirect bool) string {
+		defer setForceIndirect(indirect)()
+		p, err := Start(Spec{Command: server, Args: []string{"version"}, Env: append(testEnv(), "LD_LIBRARY_PATH="+libs), Supervise: true})
+		if err != nil {
+			return "Start: " + err.Error()
+		}
+		defer p.Close(time.Second)
+		p.Stdin().Close()
+		b, _ := io.ReadAll(p.Stdout())
+		return string(b)
+	}
+	direct := run(false)
+	if !strings.HasPrefix(direct, "go version") {
+		t.Skipf("%s does not run with the broken library path here: %q", server, direct)
+	}
+	if indirect := run(true); indirect != direct {
+		t.Errorf("through the helper: %q, directly: %q", indirect, direct)
 	}
 }

@@ -24,13 +24,16 @@ func FuzzParseStat(f *testing.F) {
 		if !ok || gs != state || gp != ppid || gg != pgrp {
 			t.Errorf("parseStat(%q) = %c %d %d %v, want %c %d %d", line, gs, gp, gg, ok, state, ppid, pgrp)
 		}
+		if sid, ok := parseSession([]byte(line)); !ok || sid != 5 {
+			t.Errorf("parseSession(%q) = %d %v, want 5", line, sid, ok)
+		}
 	})
 }
 
 func FuzzParseStatNeverPanics(f *testing.F) {
 	f.Add([]byte("1 (a) S 0 1"))
 	f.Add([]byte(")"))
-	f.Fuzz(func(t *testing.T, b []byte) { parseStat(b) })
+	f.Fuzz(func(t *testing.T, b []byte) { parseStat(b); parseSession(b) })
 }
 
 func FuzzEnvironTag(f *testing.F) {

@@ -73,7 +73,7 @@ func (p *Process) waitOS() error {
 // sweepLimit at most.
 func killTagged(prefix string) {
 	killed := map[int]bool{}
-	ownGroup := syscall.Getpgrp()
+	ownSession, _ := unix.Getsid(0)
 	for giveUp := time.Now().Add(sweepLimit); time.Now().Before(giveUp); time.Sleep(10 * time.Millisecond) {
 		pids := allPids()
 		found := pids == nil // out of descriptors, say: look again
@@ -89,10 +89,12 @@ func killTagged(prefix string) {
 			if !strings.HasPrefix(tag, prefix) {
 				continue
 			}
-			// Its group too, as a whole: a process that forks a successor
-			// and exits is gone before the next pass could find it.
+			// Its group too, as a whole, if it is in a session of its own
+			// (see leftovers): a process that forks a successor and exits
+			// is gone before the next pass could find it.
 			if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
-				if _, _, pgrp, ok := parseStat(b); ok && pgrp > 1 && pgrp != ownGroup {
+				_, _, pgrp, ok := parseStat(b)
+				if sid, sok := parseSession(b); ok && sok && pgrp > 1 && ownSession > 0 && sid != ownSession {
 					killGroup(pgrp, syscall.SIGKILL)
 				}
 			}

@@ -60,11 +60,14 @@ func serverAttr() *syscall.SysProcAttr {
 //
 // A group is also listed as a whole (as -pgid, which the sweep signals as
 // a group): group pgid while it has members, and the group of each
-// orphan listed, unless it is ours, the host's or a live server's, or a
-// fork is under way (its child's group is not registered yet). A group
-// signal reaches every member at once, a process that forks a successor
-// and exits faster than /proc can be read included; listing members one
-// by one never catches that one.
+// orphan listed whose session is not ours (it called setsid: only what
+// descends from it can be in that session, so the group is all ours),
+// unless a fork is under way. A group signal reaches every member at once,
+// a process that forks a successor and exits faster than /proc can be read
+// included; listing members one by one never catches that one. A group of
+// our own session is never signalled for an orphan: anything of the
+// session (the user's shell, another job, the host's) may be in it, since
+// any process may join a group of its session.
 //
 // Reading every process's stat file costs milliseconds, and a sweep runs at
 // every server's exit, so the common case is told without it: the group
@@ -99,13 +102,14 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 		// Everything is to go: also the groups of orphans that fork and
 		// exit too fast to be seen alive (see reap).
 		for _, g := range sv.recentOrphanGroups() {
-			if sv.servers[g] == nil && syscall.Kill(-g, 0) == nil {
+			if g != syscall.Getpgrp() && sv.servers[g] == nil && syscall.Kill(-g, 0) == nil {
 				left = append(left, -g)
 			}
 		}
 	}
 	children := map[int][]int{}
-	groupOf := map[int]int{}
+	groupOf := map[int]int{} // of the processes in a session not ours
+	ownSession, _ := unix.Getsid(0)
 	pids := allPids()
 	if pids == nil {
 		return left, false
@@ -120,21 +124,19 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 			continue
 		}
 		children[ppid] = append(children[ppid], pid)
-		groupOf[pid] = pgrp
+		if sid, ok := parseSession(b); ok && sid != ownSession && ownSession > 0 {
+			groupOf[pid] = pgrp
+		}
 		if pgid > 1 && pgrp == pgid {
 			left = append(left, pid)
 		}
-	}
-	ownGroup, hostGroup := syscall.Getpgrp(), 0
-	if g, err := syscall.Getpgid(sv.hostPid); err == nil {
-		hostGroup = g
 	}
 	groups := map[int]bool{}
 	take := func(tree []int) {
 		left = append(left, tree...)
 		for _, p := range tree {
 			g := groupOf[p]
-			if g > 1 && g != ownGroup && g != hostGroup && g != pgid && sv.servers[g] == nil && !sv.spawning && !groups[g] {
+			if g > 1 && g != pgid && sv.servers[g] == nil && !sv.spawning && !groups[g] {
 				groups[g] = true
 				left = append(left, -g)
 			}
@@ -170,7 +172,8 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 
 // peekExited waits for a child to exit and returns its pid and process
 // group, read while it is a zombie (waitid with WNOWAIT leaves it so); the
-// caller reaps it. group is 0 if it could not be read.
+// caller reaps it. group is 0 if it could not be read, or is a group of
+// our own session (see leftovers).
 func peekExited() (pid, group int, err error) {
 	var info unix.Siginfo
 	if err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
@@ -181,7 +184,9 @@ func peekExited() (pid, group int, err error) {
 	off := (3*4 + word - 1) &^ (word - 1)
 	pid = int(*(*int32)(unsafe.Add(unsafe.Pointer(&info), off)))
 	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
-		if _, _, pgrp, ok := parseStat(b); ok {
+		_, _, pgrp, ok := parseStat(b)
+		sid, sok := parseSession(b)
+		if own, err := unix.Getsid(0); ok && sok && err == nil && sid != own {
 			group = pgrp
 		}
 	}
@@ -287,6 +292,21 @@ func parseStat(b []byte) (state byte, ppid, pgrp int, ok bool) {
 	ppid, err1 := strconv.Atoi(string(f[1]))
 	pgrp, err2 := strconv.Atoi(string(f[2]))
 	return f[0][0], ppid, pgrp, err1 == nil && err2 == nil
+}
+
+// parseSession reads the session id from /proc/PID/stat (the field after
+// pgrp).
+func parseSession(b []byte) (sid int, ok bool) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 4 {
+		return 0, false
+	}
+	sid, err := strconv.Atoi(string(f[3]))
+	return sid, err == nil
 }
 
 // socketPair is the host–supervisor socket, close-on-exec on both ends.

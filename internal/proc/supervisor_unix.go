@@ -204,32 +204,76 @@ func init() {
 	}
 }
 
-// runExecHelper is the exec helper's mode: args are the server's
+// runExecHelper is the exec helper's mode: args are the number of loader
+// variables that follow, those KEY=VALUE entries, then the server's
 // directory, program and argv. It changes to that directory and execs the
-// program, as a direct fork would; should either fail, it writes the
-// error's text to fd 3, the supervisor's report pipe, and exits 127. The
-// exec closes fd 3: the supervisor's EOF that it succeeded. What the
-// server inherits is what it would have from the supervisor's fork: the
-// same environment, process group, parent-death signal, signal mask and
-// ignored signals (the only ones a Go program can have ignored at start,
-// SIGHUP and SIGINT, the runtime keeps ignored) and file limit (exec
-// restores the one the runtime raised).
+// program, as a direct fork would, with its own environment as it was
+// given (read raw: Go's copy keeps one entry per text before the first
+// "=") and the loader's variables. Just before the exec it writes one NUL
+// to fd 3, the supervisor's report pipe, which the exec then closes: a NUL
+// and EOF is success, a NUL and text the reason it failed (it then exits
+// 127), nothing at all a helper that died first. What the server inherits
+// is what it would have from the supervisor's fork: the same environment,
+// process group, parent-death signal, signal mask and ignored signals (the
+// only ones a Go program can have ignored at start, SIGHUP and SIGINT, the
+// runtime keeps ignored) and file limit (exec restores the one the
+// runtime raised).
 func runExecHelper(args []string) int {
-	if len(args) < 3 {
+	n := -1
+	if len(args) > 0 {
+		if v, err := strconv.Atoi(args[0]); err == nil && v >= 0 && len(args) >= v+4 {
+			n = v
+		}
+	}
+	if n < 0 {
 		fmt.Fprintln(os.Stderr, "switchboard exec helper: bad arguments")
 		return 2
 	}
 	syscall.CloseOnExec(3)
+	loader, rest := args[1:1+n], args[1+n:]
 	fail := func(err error) int {
-		syscall.Write(3, []byte(err.Error()))
+		syscall.Write(3, append([]byte{0}, err.Error()...))
 		return 127
 	}
-	if dir := args[0]; dir != "" {
+	if dir := rest[0]; dir != "" {
 		if err := syscall.Chdir(dir); err != nil {
 			return fail(err)
 		}
 	}
-	return fail(syscall.Exec(args[1], args[2:], os.Environ()))
+	env := append(rawEnviron(), loader...)
+	syscall.Write(3, []byte{0})
+	err := syscall.Exec(rest[1], rest[2:], env)
+	syscall.Write(3, []byte(err.Error()))
+	return 127
+}
+
+// rawEnviron is this process's environment as exec gave it: every entry,
+// in order (/proc/self/environ), or Go's copy where that cannot be read.
+func rawEnviron() []string {
+	b, err := os.ReadFile("/proc/self/environ")
+	if err != nil {
+		return os.Environ()
+	}
+	var env []string
+	for kv := range bytes.SplitSeq(b, []byte{0}) {
+		if len(kv) > 0 {
+			env = append(env, string(kv))
+		}
+	}
+	return env
+}
+
+// splitLoaderEnv separates the dynamic loader's variables (LD_*) from
+// the rest of env.
+func splitLoaderEnv(env []string) (rest, loader []string) {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "LD_") {
+			loader = append(loader, kv)
+		} else {
+			rest = append(rest, kv)
+		}
+	}
+	return rest, loader
 }
 
 // watchHost notices the host's death by the parent-death signal or the
@@ -404,7 +448,12 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 			return
 		}
 		defer execW.Close()
-		argv = append([]string{os.Args[0], ExecHelperArg, dir, path}, argv...)
+		// The loader's variables are the server's, not the helper's (ours
+		// may be a dynamically linked program): they go in its arguments.
+		var loader []string
+		env, loader = splitLoaderEnv(env)
+		head := append([]string{os.Args[0], ExecHelperArg, strconv.Itoa(len(loader))}, loader...)
+		argv = append(append(head, dir, path), argv...)
 		path, dir = selfExe, "/"
 		fds = append(fds, execW.Fd())
 	}
@@ -494,9 +543,12 @@ func (sv *supState) awaitExec(s *supServer, r *os.File, path []byte) {
 	defer sv.mu.Unlock()
 	switch {
 	case s.failed: // the host gave up on it
-	case len(msg) > 0:
+	case len(msg) == 0: // it died before it got to the exec
 		s.failed = true
-		sv.send(event{ID: s.id, Err: fmt.Sprintf("fork/exec %s: %s", path, msg)})
+		sv.send(event{ID: s.id, Err: fmt.Sprintf("fork/exec %s: the exec helper ended before the exec (its stderr is the server's)", path)})
+	case len(msg) > 1:
+		s.failed = true
+		sv.send(event{ID: s.id, Err: fmt.Sprintf("fork/exec %s: %s", path, msg[1:])})
 	default:
 		s.announced = true
 		sv.send(event{ID: s.id, Pid: s.pid})
@@ -570,7 +622,11 @@ func (sv *supState) reap() {
 		var ws syscall.WaitStatus
 		pid, group, err := peekExited()
 		if err == nil {
-			pid, err = syscall.Wait4(pid, &ws, 0, nil)
+			if pid, err = syscall.Wait4(pid, &ws, 0, nil); err == syscall.ECHILD {
+				// Reaped by another between the two: ForkExec reaps the
+				// child of an exec that failed. We have children still.
+				continue
+			}
 		}
 		switch {
 		case err == syscall.EINTR:
