@@ -265,22 +265,8 @@ func TestSupervisorOfARemovedProgram(t *testing.T) {
 	if err := os.WriteFile(prog, self, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	host := exec.Command(prog, "-test.run=^$")
-	host.Env = append(os.Environ(), "PROC_TEST_ROLE=host", "PROC_TEST_SUPERVISE=1", "PROC_TEST_SCRIPT=exec sleep 1000", "PROC_TEST_SECOND=1")
-	out, _ := host.StdoutPipe()
-	in, _ := host.StdinPipe()
-	host.Stderr = os.Stderr
-	if err := host.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { host.Process.Kill(); host.Wait() }()
-	r := bufio.NewReader(out)
-	var server int
-	if line, _ := r.ReadString('\n'); !strings.HasPrefix(line, "ready ") {
-		t.Fatalf("host said %q", line)
-	} else {
-		server, _ = strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "ready ")))
-	}
+	server, r, in := launchTestHost(t, exec.Command(prog, "-test.run=^$"),
+		"PROC_TEST_SUPERVISE=1", "PROC_TEST_SCRIPT=exec sleep 1000", "PROC_TEST_SECOND=1")
 	_, _, sup, _ := readProc(server)
 	os.Remove(prog) // as an upgrade's rename over it would
 	syscall.Kill(sup, syscall.SIGKILL)
@@ -354,17 +340,8 @@ func TestStrayHostDescriptorsReachNoServer(t *testing.T) {
 	defer stray1.Close()
 	defer stray2.Close()
 	host := exec.Command(os.Args[0], "-test.run=^$")
-	host.Env = append(os.Environ(), "PROC_TEST_ROLE=host", "PROC_TEST_SUPERVISE=1", "PROC_TEST_SCRIPT="+script)
 	host.ExtraFiles = []*os.File{stray1, stray2}
-	out, _ := host.StdoutPipe()
-	host.Stderr = os.Stderr
-	if err := host.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { host.Process.Kill(); host.Wait() }()
-	if line, _ := bufio.NewReader(out).ReadString('\n'); !strings.HasPrefix(line, "ready ") {
-		t.Fatalf("host said %q", line)
-	}
+	launchTestHost(t, host, "PROC_TEST_SUPERVISE=1", "PROC_TEST_SCRIPT="+script)
 	var got []byte
 	for deadline := time.Now().Add(5 * time.Second); len(got) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		got, _ = os.ReadFile(report) // one line once written
@@ -469,19 +446,9 @@ func TestHostDeathSparesTheHostsJob(t *testing.T) {
 	join, joiner := joinerScript(t, `getpgrp('"$HP"')`)
 	script := `HP=$(cut -d' ' -f4 /proc/$PPID/stat); ` + join + `; exec sleep 1000`
 	host := exec.Command(os.Args[0], "-test.run=^$")
-	host.Env = append(os.Environ(), "PROC_TEST_ROLE=host", "PROC_TEST_SUPERVISE=1", "PROC_TEST_SCRIPT="+script)
 	host.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a job of its own
-	out, _ := host.StdoutPipe()
-	host.StdinPipe()
-	host.Stderr = os.Stderr
-	if err := host.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { host.Process.Kill(); host.Wait() })
+	launchTestHost(t, host, "PROC_TEST_SUPERVISE=1", "PROC_TEST_SCRIPT="+script)
 	_, ended, err := bystander(t, host.Process.Pid) // `| tee log`, in the host's job
-	if line, _ := bufio.NewReader(out).ReadString('\n'); !strings.HasPrefix(line, "ready") {
-		t.Fatalf("host said %q", line)
-	}
 	if g, _ := syscall.Getpgid(joiner()); g != host.Process.Pid {
 		t.Fatalf("the joiner's group is %d, want the host's %d", g, host.Process.Pid)
 	}

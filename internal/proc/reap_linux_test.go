@@ -127,8 +127,19 @@ func killAll(procs []procInfo) {
 func startTestHost(t *testing.T, env ...string) (host *exec.Cmd, server int, in io.Writer) {
 	t.Helper()
 	host = exec.Command(os.Args[0], "-test.run=^$")
+	server, _, in = launchTestHost(t, host, env...)
+	return host, server, in
+}
+
+// launchTestHost starts host, a command running this test binary (its
+// Path may be a copy elsewhere; its SysProcAttr and ExtraFiles are the
+// test's), as a test host with env added, and returns once the host has
+// said "ready" with its first server's pid: that pid, the rest of its
+// stdout, and its stdin. It is killed when the test ends.
+func launchTestHost(t *testing.T, host *exec.Cmd, env ...string) (server int, out *bufio.Reader, in io.Writer) {
+	t.Helper()
 	host.Env = append(append(os.Environ(), "PROC_TEST_ROLE=host"), env...)
-	out, err := host.StdoutPipe()
+	stdout, err := host.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,11 +152,12 @@ func startTestHost(t *testing.T, env ...string) (host *exec.Cmd, server int, in 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { host.Process.Kill(); host.Wait() })
-	line, _ := bufio.NewReader(out).ReadString('\n')
+	out = bufio.NewReader(stdout)
+	line, _ := out.ReadString('\n')
 	if _, err := fmt.Sscanf(line, "ready %d", &server); err != nil {
 		t.Fatalf("host said %q", line)
 	}
-	return host, server, stdin
+	return server, out, stdin
 }
 
 // TestHostSIGKILL is the zero-orphan test: a host process starts a server
