@@ -17,7 +17,7 @@
 //     is internal/jsonl (the SDK's wire behaviour, one decode per message).
 //     Stdio servers are spawned by internal/proc without a shell, in their own process group, with stderr
 //     kept in a bounded buffer from the moment of spawn, and (when the
-//     program calls proc.MaybeRunSupervisor first in main) under one small
+//     program calls MaybeRunSupervisor first in main) under one small
 //     supervisor per host that reaps each server's process tree, even if
 //     the host is SIGKILLed (internal/proc lists what it cannot reach). SSE and Streamable HTTP servers get their static headers and
 //     those a headersHelper prints, read afresh at every connect.

@@ -35,3 +35,13 @@ func Example() {
 	// 2 + 3 = 5
 	// connected
 }
+
+// The first line of main in a program that embeds a Host: in the copies of
+// the program that the host starts as its servers' supervisor, it does the
+// supervising and exits; here it returns at once.
+func ExampleMaybeRunSupervisor() {
+	host.MaybeRunSupervisor()
+	fmt.Println("main goes on")
+	// Output:
+	// main goes on
+}

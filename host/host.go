@@ -114,7 +114,7 @@ type Options struct {
 	// Environ is the parent environment stdio servers inherit. If nil, os.Environ.
 	Environ func() []string
 	// NoSupervisor spawns stdio servers directly instead of through the
-	// supervising re-exec of the current binary (see internal/proc).
+	// supervising re-exec of the current binary (see MaybeRunSupervisor).
 	NoSupervisor bool
 	// OnEvent, if set, receives state changes, progress, log messages and
 	// list changes. It is called synchronously; keep it fast.
