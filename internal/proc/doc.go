@@ -51,22 +51,28 @@
 // exits, the supervisor sends SIGTERM to what is left of its group and to
 // the orphans whose tag is that server's (or a server's already gone),
 // SIGKILL after a grace period, reaps them all, and only then reports the
-// exit to the host, with the server's own wait status (ExitError). A group
-// is signalled as a whole while it has members (a process that forks a
-// successor and exits is never seen alive by a look at /proc, but a group
-// signal reaches it), and so are the groups of the orphans a sweep takes
-// that are in a session of their own (setsid: only what descends from the
-// orphan can be in it); a group of the host's session is never signalled
-// for an orphan, since anything of that session (the user's shell, another
-// job) may have joined it. An orphan that cleared its tag cannot be
-// attributed: it is killed once no server of the host is left, or when the
-// host dies; when the host dies, the groups in sessions of their own seen
-// on orphans that exited in the last second are signalled too (read from
-// their zombies before they are reaped).
+// exit to the host, with the server's own wait status (ExitError).
+//
+// The supervisor leads a session of its own, so every process group below
+// it was made by its descendants and holds nothing else (a process may
+// join a group of its own session only): the user's shell and jobs, and
+// the host's, are out of reach, and servers have no controlling terminal.
+// A group is therefore signalled as a whole: the server's while it has
+// members, and that of each orphan a sweep takes. A process that forks a
+// successor and exits, over and over, is never seen alive by a look at
+// /proc, but a group signal reaches it, and the reaper reads the group of
+// each orphan that exits from its zombie: when no server is left, or the
+// host dies, the groups seen in the last second are signalled too. Such a
+// loop outside its server's group cannot be attributed while other servers
+// run. Nor can an orphan that cleared its tag, or whose environment cannot
+// be read: it is killed once no server of the host is left, or when the
+// host dies.
 //
 // A server inherits its three pipes and nothing else: the supervisor marks
 // every descriptor it inherited close-on-exec when it starts, and receives
-// the host's pipes close-on-exec. SIGHUP does not stop it.
+// the host's pipes close-on-exec. SIGHUP does not stop it. The supervisor
+// is this very program, re-executed by its path while that is still the
+// file it runs from, else through /proc/self/exe (after an upgrade).
 //
 // Host and supervisor name a server by the ID of its spawn, never by its
 // pid, which is free for reuse as soon as the server is reaped: the

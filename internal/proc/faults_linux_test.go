@@ -381,30 +381,33 @@ func TestFailedExecsLeaveTheReaperWorking(t *testing.T) {
 	}
 }
 
-// joiner starts, from a server, a process that joins process group g
-// (any group of the session may be joined) and ignores SIGTERM; it returns
-// the server script part and a func giving the joiner's pid.
-func joinerScript(t *testing.T, group string) (script string, pid func() int) {
+// joinerScript is the part of a server script that starts a process
+// trying to join process group group (a perl expression); joined waits
+// for its report: the pid that joined, or why it could not.
+func joinerScript(t *testing.T, group string) (script string, joined func() (pid int, refusal string)) {
 	t.Helper()
 	if _, err := exec.LookPath("perl"); err != nil {
 		t.Skip("perl is needed to join another process group")
 	}
-	dir := t.TempDir()
-	file := filepath.Join(dir, "joiner")
-	script = `(perl -e 'setpgrp(0, ` + group + `) or die "setpgrp: $!"; $SIG{TERM}="IGNORE"; open(F, ">` + file + `"); print F $$; close F; sleep 1000' 2>` + dir + `/err &)`
-	pid = func() int {
+	file := filepath.Join(t.TempDir(), "joiner")
+	script = `(perl -e 'if (!setpgrp(0, ` + group + `)) { open(F, ">` + file + `.tmp"); print F "refused: $!"; close F; rename("` + file + `.tmp", "` + file + `"); exit 1 }` +
+		` $SIG{TERM}="IGNORE"; open(F, ">` + file + `.tmp"); print F $$; close F; rename("` + file + `.tmp", "` + file + `"); sleep 1000' &)`
+	joined = func() (int, string) {
 		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			b, _ := os.ReadFile(file)
-			if j, _ := strconv.Atoi(string(b)); j > 0 {
-				t.Cleanup(func() { syscall.Kill(j, syscall.SIGKILL) })
-				return j
+			b, err := os.ReadFile(file)
+			if err != nil {
+				continue
 			}
+			if j, err := strconv.Atoi(string(b)); err == nil {
+				t.Cleanup(func() { syscall.Kill(j, syscall.SIGKILL) })
+				return j, ""
+			}
+			return 0, string(b)
 		}
-		b, _ := os.ReadFile(dir + "/err")
-		t.Fatalf("the joiner did not start: %s", b)
-		return 0
+		t.Fatal("the joiner never reported")
+		return 0, ""
 	}
-	return script, pid
+	return script, joined
 }
 
 // bystander starts a sleep standing for a user's process (in process group
@@ -424,13 +427,16 @@ func bystander(t *testing.T, pgid int) (cmd *exec.Cmd, ended <-chan struct{}, er
 	return cmd, done, err
 }
 
-// A server's leftover that joined another job's process group gets that
-// group signalled by no sweep: the other job lives.
-func TestSweepSparesGroupsOfTheSession(t *testing.T) {
+// A server's process cannot join a process group of the user's session
+// (here another job's): servers run in the supervisor's session, so no
+// group a sweep signals can hold anything but ours. The other job lives.
+func TestServersCannotJoinTheUsersJobs(t *testing.T) {
 	job, ended, err := bystander(t, 0) // the user's job, a group of its own
-	join, joiner := joinerScript(t, strconv.Itoa(job.Process.Pid))
+	join, joined := joinerScript(t, strconv.Itoa(job.Process.Pid))
 	p := startSh(t, true, join+"; sleep 0.3; exit 0")
-	joiner()
+	if pid, refusal := joined(); pid != 0 || !strings.HasPrefix(refusal, "refused") {
+		t.Errorf("a server's process joined another job's group: pid %d, %q", pid, refusal)
+	}
 	within(t, 15*time.Second, "Done", func() { <-p.Done() })
 	select {
 	case <-ended:
@@ -439,18 +445,17 @@ func TestSweepSparesGroupsOfTheSession(t *testing.T) {
 	}
 }
 
-// When the host dies, the group it ran in (a shell's job: `switchboard |
-// tee log`) is not the supervisor's to signal, even if a server's leftover
-// joined it.
+// Nor can it join the host's job (`switchboard | tee log`), which the host's
+// death thus leaves alone.
 func TestHostDeathSparesTheHostsJob(t *testing.T) {
-	join, joiner := joinerScript(t, `getpgrp('"$HP"')`)
+	join, joined := joinerScript(t, `getpgrp('"$HP"')`)
 	script := `HP=$(cut -d' ' -f4 /proc/$PPID/stat); ` + join + `; exec sleep 1000`
 	host := exec.Command(os.Args[0], "-test.run=^$")
 	host.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a job of its own
 	launchTestHost(t, host, "PROC_TEST_SUPERVISE=1", "PROC_TEST_SCRIPT="+script)
 	_, ended, err := bystander(t, host.Process.Pid) // `| tee log`, in the host's job
-	if g, _ := syscall.Getpgid(joiner()); g != host.Process.Pid {
-		t.Fatalf("the joiner's group is %d, want the host's %d", g, host.Process.Pid)
+	if pid, refusal := joined(); pid != 0 || !strings.HasPrefix(refusal, "refused") {
+		t.Errorf("a server's process joined the host's group: pid %d, %q", pid, refusal)
 	}
 	host.Process.Kill()
 	host.Wait()
@@ -514,5 +519,68 @@ func TestIndirectExecIgnoresTheServersLoaderVariables(t *testing.T) {
 	}
 	if indirect := run(true); indirect != direct {
 		t.Errorf("through the helper: %q, directly: %q", indirect, direct)
+	}
+}
+
+// The exec helper is a Go program: the server's GO* variables (here a
+// GOMEMLIMIT meant for another tool, which the Go runtime refuses) do not
+// reach it.
+func TestIndirectExecIgnoresTheServersGoVariables(t *testing.T) {
+	run := func(indirect bool) string {
+		defer setForceIndirect(indirect)()
+		p, err := Start(Spec{Command: "sh", Args: []string{"-c", "echo started $GOMEMLIMIT"}, Env: append(testEnv(), "GOMEMLIMIT=1GB", "GODEBUG=nonsense=1"), Supervise: true})
+		if err != nil {
+			return "Start: " + err.Error()
+		}
+		defer p.Close(time.Second)
+		p.Stdin().Close()
+		b, _ := io.ReadAll(p.Stdout())
+		return strings.TrimSpace(string(b))
+	}
+	if direct, indirect := run(false), run(true); direct != "started 1GB" || indirect != direct {
+		t.Errorf("direct: %q; through the helper: %q", direct, indirect)
+	}
+}
+
+// Spawns the host gave up on while they waited behind a slow one cost the
+// supervisor no descriptor.
+func TestAbandonedIndirectSpawnsLeakNothing(t *testing.T) {
+	startSh(t, true, "exec cat")
+	sup := supervisorPid()
+	time.Sleep(300 * time.Millisecond)
+	fds := func() int { ents, _ := os.ReadDir("/proc/" + strconv.Itoa(sup) + "/fd"); return len(ents) }
+	before := fds()
+	defer setStartTimeout(500 * time.Millisecond)()
+	defer setForceIndirect(true)()
+	go Start(Spec{Command: "sh", Args: []string{"-c", "exec cat"}, Env: append(testEnv(), slowSpawnEnv+"=3s"), Supervise: true})
+	time.Sleep(200 * time.Millisecond)
+	var wg sync.WaitGroup
+	for range 5 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if p, err := Start(Spec{Command: "sh", Args: []string{"-c", "exec cat"}, Env: testEnv(), Supervise: true}); err == nil {
+				p.Close(0)
+			}
+		}()
+	}
+	wg.Wait()
+	time.Sleep(4 * time.Second) // the slow spawn ends, the queued ones are dropped
+	if after := fds(); after > before {
+		t.Errorf("the supervisor holds %d descriptors more than before", after-before)
+	}
+}
+
+// The supervisor runs under the program's own name (ps, pgrep), not as
+// "exe" from /proc/self/exe, while the program's file is in place.
+func TestSupervisorKeepsTheProgramsName(t *testing.T) {
+	startSh(t, true, "exec cat")
+	comm, _ := os.ReadFile("/proc/" + strconv.Itoa(supervisorPid()) + "/comm")
+	want := filepath.Base(os.Args[0])
+	if len(want) > 15 {
+		want = want[:15]
+	}
+	if got := strings.TrimSpace(string(comm)); got != want {
+		t.Errorf("the supervisor is named %q, want %q", got, want)
 	}
 }

@@ -10,12 +10,13 @@ import (
 	"time"
 )
 
-// hopper is a shell command for a process that forks a successor and
-// exits, over and over (a few hundred µs a hop, faster than /proc can be
+// hopper is a shell command for a process that first runs the perl
+// statement first (e.g. one that changes its process group), then forks a
+// successor and exits, over and over (a few hundred µs a hop, faster than /proc can be
 // read), ignoring SIGTERM, until the file stop exists. It writes its group
 // to stop.pgid and a heartbeat to stop.beat. The test's cleanup stops it
 // for sure: the stop file, then SIGKILL to its group.
-func hopper(t *testing.T) (cmd, stop string) {
+func hopper(t *testing.T, first string) (cmd, stop string) {
 	t.Helper()
 	if _, err := exec.LookPath("perl"); err != nil {
 		t.Skip("perl is needed for a process that forks faster than /proc can be read")
@@ -30,8 +31,9 @@ func hopper(t *testing.T) (cmd, stop string) {
 			}
 		}
 	})
-	cmd = `perl -e 'open(P, ">` + stop + `.pgid"); print P getpgrp(); close P; $SIG{TERM}="IGNORE";` +
-		` while (1) { exit 0 if -e "` + stop + `"; exit 0 if fork; if (++$n % 200 == 0) { open(F, ">>` + stop + `.beat"); print F "$$\n"; close F } }'`
+	// It also stops by itself after a minute, whatever happens to the test.
+	cmd = `perl -e '` + first + ` open(P, ">` + stop + `.pgid"); print P getpgrp(); close P; $SIG{TERM}="IGNORE"; $end = time + 60;` +
+		` while (1) { exit 0 if -e "` + stop + `" or time > $end; exit 0 if fork; if (++$n % 200 == 0) { open(F, ">>` + stop + `.beat"); print F "$$\n"; close F } }'`
 	return cmd, stop
 }
 
@@ -63,7 +65,7 @@ func stopsHopping(stop string, d time.Duration) bool {
 // server: the sweep signals the group as a whole, and reports the server
 // done only once the group is empty.
 func TestForkingLeftoverDiesWithItsServer(t *testing.T) {
-	hop, stop := hopper(t)
+	hop, stop := hopper(t, "")
 	startSh(t, true, "exec cat") // a live server: no idle sweep
 	p := startSh(t, true, "("+hop+" &); sleep 0.3; exit 0")
 	pgid := p.Pid()
@@ -77,14 +79,15 @@ func TestForkingLeftoverDiesWithItsServer(t *testing.T) {
 }
 
 // A process that forks and exits over and over dies with the host, in the
-// server's group or in a session of its own.
+// server's group, in a group of its own or in a session of its own.
 func TestForkingLeftoversDieWithTheHost(t *testing.T) {
-	for _, tc := range []struct{ name, script string }{
-		{"in the server's group", "(HOP &); exec sleep 1000"},
-		{"setsid", "(setsid HOP &); exec sleep 1000"},
+	for _, tc := range []struct{ name, first, script string }{
+		{"in the server's group", "", "(HOP &); exec sleep 1000"},
+		{"in a group of its own", "setpgrp(0, 0) or die;", "(HOP &); exec sleep 1000"},
+		{"setsid", "", "(setsid HOP &); exec sleep 1000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			hop, stop := hopper(t)
+			hop, stop := hopper(t, tc.first)
 			host, _, _ := startTestHost(t, "PROC_TEST_SCRIPT="+strings.Replace(tc.script, "HOP", hop, 1), "PROC_TEST_SUPERVISE=1")
 			if !hopping(stop) {
 				t.Fatal("the hopper never ran")
@@ -93,6 +96,25 @@ func TestForkingLeftoversDieWithTheHost(t *testing.T) {
 			host.Wait()
 			if !stopsHopping(stop, hostGoneGrace+leftoverGrace+sweepLimit+2*time.Second) {
 				t.Errorf("a descendant of the server outlived the host")
+			}
+		})
+	}
+}
+
+// A fork-and-exit loop that left its server's group is not told apart
+// from another server's leftovers while servers run (its hops are never
+// seen alive to read their tag), but it dies once no server is left.
+func TestForkingOrphanDiesWithTheLastServer(t *testing.T) {
+	for _, tc := range []struct{ name, first, script string }{
+		{"in a group of its own", "setpgrp(0, 0) or die;", "(HOP &); sleep 0.3; exit 0"},
+		{"setsid", "", "(setsid HOP &); sleep 0.3; exit 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hop, stop := hopper(t, tc.first)
+			p := startSh(t, true, strings.Replace(tc.script, "HOP", hop, 1))
+			within(t, 15*time.Second, "Done", func() { <-p.Done() })
+			if !stopsHopping(stop, leftoverGrace+sweepLimit+2*time.Second) {
+				t.Errorf("the loop outlived the last server")
 			}
 		})
 	}

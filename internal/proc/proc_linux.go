@@ -70,10 +70,10 @@ func (p *Process) waitOS() error {
 // runs only when a supervisor has died; it repeats until a pass finds
 // nothing new (what forked during the last one is found by the next; one
 // that cannot be killed, in uninterruptible sleep, is not waited for), for
-// sweepLimit at most.
-func killTagged(prefix string) {
+// sweepLimit at most. session is the dead supervisor's (its pid: it led
+// one).
+func killTagged(prefix string, session int) {
 	killed := map[int]bool{}
-	ownSession, _ := unix.Getsid(0)
 	for giveUp := time.Now().Add(sweepLimit); time.Now().Before(giveUp); time.Sleep(10 * time.Millisecond) {
 		pids := allPids()
 		found := pids == nil // out of descriptors, say: look again
@@ -89,12 +89,14 @@ func killTagged(prefix string) {
 			if !strings.HasPrefix(tag, prefix) {
 				continue
 			}
-			// Its group too, as a whole, if it is in a session of its own
-			// (see leftovers): a process that forks a successor and exits
-			// is gone before the next pass could find it.
+			// Its group too, as a whole, when it is in the dead
+			// supervisor's session (see leftovers: every group there is
+			// ours): a process that forks a successor and exits is gone
+			// before the next pass could find it. A tag is only a variable;
+			// elsewhere the tagged process alone is ours to kill.
 			if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
 				_, _, pgrp, ok := parseStat(b)
-				if sid, sok := parseSession(b); ok && sok && pgrp > 1 && ownSession > 0 && sid != ownSession {
+				if sid, sok := parseSession(b); ok && sok && pgrp > 1 && sid == session {
 					killGroup(pgrp, syscall.SIGKILL)
 				}
 			}

@@ -115,7 +115,14 @@ func launchSupervisor(path string, args []string) (*supervisor, error) {
 	s.cmd.Dir = "/" // pins no directory of the user's
 	s.cmd.Stderr = errW
 	s.cmd.ExtraFiles = []*os.File{supEnd} // fd 3
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A session of its own: everything in it, and in any session made
+	// below it, is ours, so a process group there can be signalled as a
+	// whole without hitting the user's shell or another job (a process may
+	// join any group of its session, never one of another). Servers thus
+	// have no controlling terminal (in a background group, reading it would
+	// only have stopped them), and a terminal's Ctrl-C or hangup reaches
+	// only the host.
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	setPdeathsig(s.cmd.SysProcAttr, true)
 	err = startCmd(s.cmd)
 	errW.Close()
@@ -236,7 +243,7 @@ func (s *supervisor) fail(err error) {
 	}
 	// Its servers died with it (Pdeathsig); what they left in their groups
 	// or escaped from them, reparented to init now, carries their tags.
-	killTagged(s.tagBase)
+	killTagged(s.tagBase, s.cmd.Process.Pid)
 	for _, p := range procs {
 		p.mu.Lock()
 		exitErr := errSupervisorGone

@@ -42,14 +42,8 @@ func selfSupervisor() (string, []string, bool) {
 	if !hooked.Load() {
 		return "", nil, false
 	}
-	if _, err := os.Stat(selfExeLink); err == nil {
-		// This very program, even once its file was replaced (an upgrade
-		// under a running gateway) or removed: a supervisor of another
-		// version would not speak this host's frames.
-		return selfExeLink, []string{SupervisorArg}, true
-	}
-	exe, err := os.Executable()
-	if err != nil {
+	exe := selfProgram()
+	if exe == "" {
 		return "", nil, false
 	}
 	return exe, []string{SupervisorArg}, true
@@ -57,6 +51,29 @@ func selfSupervisor() (string, []string, bool) {
 
 // selfExeLink is the kernel's link to the running program (Linux).
 const selfExeLink = "/proc/self/exe"
+
+// selfProgram names this very program for an exec: its path while that
+// is still the file it runs from (ps and pkill then show its name), else,
+// once the file was replaced (an upgrade under a running gateway) or
+// removed, the kernel's link to it, which a copy of another version could
+// not be (it would not speak this host's frames). "" if neither works.
+func selfProgram() string {
+	exe, err := os.Executable()
+	link, lerr := os.Stat(selfExeLink)
+	switch {
+	case lerr != nil: // no /proc: macOS
+		if err != nil {
+			return ""
+		}
+		return exe
+	case err != nil:
+		return selfExeLink
+	}
+	if fi, err := os.Stat(exe); err == nil && os.SameFile(fi, link) {
+		return exe
+	}
+	return selfExeLink
+}
 
 // MaybeRunSupervisor must be called first thing in main (and in TestMain of
 // tests that start supervised servers). If os.Args[1] is SupervisorArg, it

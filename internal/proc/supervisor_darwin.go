@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"errors"
 	"os"
 	"syscall"
 )
@@ -39,13 +40,10 @@ func lockForkForRecv() (unlock func()) {
 	return syscall.ForkLock.RUnlock
 }
 
-// selfExecutable names our program for an exec.
-func selfExecutable() string {
-	exe, err := os.Executable()
-	if err != nil {
-		return os.Args[0]
-	}
-	return exe
+// helperFiles: macOS never starts a server through the exec helper
+// (mayHang is false there).
+func helperFiles([]string) (*os.File, []*os.File, error) {
+	return nil, nil, errors.New("no exec helper on macOS")
 }
 
 func serverAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }

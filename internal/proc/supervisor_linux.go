@@ -3,6 +3,7 @@ package proc
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"syscall"
@@ -35,14 +36,39 @@ func closeOnExecFrom(first int) {
 	}
 }
 
+// helperFiles makes the exec helper's fds 3 and 4 (ends, ours to close
+// once it is forked): the write end of its report pipe, whose read end is
+// r, and a memory file holding env, NUL-separated.
+func helperFiles(env []string) (r *os.File, ends []*os.File, err error) {
+	fd, err := unix.MemfdCreate("switchboard-server-env", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, nil, err
+	}
+	envFile := os.NewFile(uintptr(fd), "server-env")
+	var b []byte
+	for _, kv := range env {
+		b = append(append(b, kv...), 0)
+	}
+	if _, err := envFile.Write(b); err != nil {
+		envFile.Close()
+		return nil, nil, err
+	}
+	if _, err := envFile.Seek(0, io.SeekStart); err != nil {
+		envFile.Close()
+		return nil, nil, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		envFile.Close()
+		return nil, nil, err
+	}
+	return r, []*os.File{w, envFile}, nil
+}
+
 // Descriptors received from the host are close-on-exec from the start.
 const recvmsgFlags = syscall.MSG_CMSG_CLOEXEC
 
 func lockForkForRecv() (unlock func()) { return func() {} }
-
-// selfExecutable names our program for an exec: the kernel's link to it,
-// valid even once the file was replaced or removed (an upgrade).
-func selfExecutable() string { return selfExeLink }
 
 func serverAttr() *syscall.SysProcAttr {
 	// Should the supervisor itself be SIGKILLed, its servers go too.
@@ -59,15 +85,14 @@ func serverAttr() *syscall.SysProcAttr {
 // be looked at (no /proc).
 //
 // A group is also listed as a whole (as -pgid, which the sweep signals as
-// a group): group pgid while it has members, and the group of each
-// orphan listed whose session is not ours (it called setsid: only what
-// descends from it can be in that session, so the group is all ours),
-// unless a fork is under way. A group signal reaches every member at once,
-// a process that forks a successor and exits faster than /proc can be read
-// included; listing members one by one never catches that one. A group of
-// our own session is never signalled for an orphan: anything of the
-// session (the user's shell, another job, the host's) may be in it, since
-// any process may join a group of its session.
+// a group): group pgid while it has members, and the group of each orphan
+// listed, unless it is ours (which a descendant may have joined) or a live
+// server's, or a fork is under way. The supervisor leads a session of its
+// own, so every group of every process below it is one its descendants
+// made: no other process can be in it (a process may join a group of its
+// own session only). A group signal reaches every member at once, a
+// process that forks a successor and exits faster than /proc can be read
+// included; listing members one by one never catches that one.
 //
 // Reading every process's stat file costs milliseconds, and a sweep runs at
 // every server's exit, so the common case is told without it: the group
@@ -98,9 +123,10 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 	if groupAlive {
 		left = append(left, -pgid)
 	}
-	if owned == nil && !sv.spawning {
-		// Everything is to go: also the groups of orphans that fork and
-		// exit too fast to be seen alive (see reap).
+	if (owned == nil || len(sv.servers) == 0) && !sv.spawning {
+		// Everything is to go (the host is gone, or no server is left to
+		// own an orphan): also the groups of orphans that fork and exit
+		// too fast to be seen alive (see reap).
 		for _, g := range sv.recentOrphanGroups() {
 			if g != syscall.Getpgrp() && sv.servers[g] == nil && syscall.Kill(-g, 0) == nil {
 				left = append(left, -g)
@@ -108,8 +134,8 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 		}
 	}
 	children := map[int][]int{}
-	groupOf := map[int]int{} // of the processes in a session not ours
-	ownSession, _ := unix.Getsid(0)
+	groupOf := map[int]int{}
+	ownGroup := syscall.Getpgrp()
 	pids := allPids()
 	if pids == nil {
 		return left, false
@@ -124,9 +150,7 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 			continue
 		}
 		children[ppid] = append(children[ppid], pid)
-		if sid, ok := parseSession(b); ok && sid != ownSession && ownSession > 0 {
-			groupOf[pid] = pgrp
-		}
+		groupOf[pid] = pgrp
 		if pgid > 1 && pgrp == pgid {
 			left = append(left, pid)
 		}
@@ -136,7 +160,7 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 		left = append(left, tree...)
 		for _, p := range tree {
 			g := groupOf[p]
-			if g > 1 && g != pgid && sv.servers[g] == nil && !sv.spawning && !groups[g] {
+			if g > 1 && g != ownGroup && g != pgid && sv.servers[g] == nil && !sv.spawning && !groups[g] {
 				groups[g] = true
 				left = append(left, -g)
 			}
@@ -172,8 +196,7 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 
 // peekExited waits for a child to exit and returns its pid and process
 // group, read while it is a zombie (waitid with WNOWAIT leaves it so); the
-// caller reaps it. group is 0 if it could not be read, or is a group of
-// our own session (see leftovers).
+// caller reaps it. group is 0 if it could not be read, or is our own.
 func peekExited() (pid, group int, err error) {
 	var info unix.Siginfo
 	if err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
@@ -184,9 +207,7 @@ func peekExited() (pid, group int, err error) {
 	off := (3*4 + word - 1) &^ (word - 1)
 	pid = int(*(*int32)(unsafe.Add(unsafe.Pointer(&info), off)))
 	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
-		_, _, pgrp, ok := parseStat(b)
-		sid, sok := parseSession(b)
-		if own, err := unix.Getsid(0); ok && sok && err == nil && sid != own {
+		if _, _, pgrp, ok := parseStat(b); ok && pgrp != syscall.Getpgrp() {
 			group = pgrp
 		}
 	}

@@ -148,7 +148,7 @@ func runSupervisor(args []string) int {
 		kick:         make(chan struct{}, 1),
 		hostGone:     make(chan struct{}),
 	}
-	selfExe = selfExecutable()
+	selfExe = selfProgram()
 	// See collectGarbage: no collection but ours, short of this bound.
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(supervisorMemoryLimit)
@@ -204,55 +204,33 @@ func init() {
 	}
 }
 
-// runExecHelper is the exec helper's mode: args are the number of loader
-// variables that follow, those KEY=VALUE entries, then the server's
-// directory, program and argv. It changes to that directory and execs the
-// program, as a direct fork would, with its own environment as it was
-// given (read raw: Go's copy keeps one entry per text before the first
-// "=") and the loader's variables. Just before the exec it writes one NUL
-// to fd 3, the supervisor's report pipe, which the exec then closes: a NUL
-// and EOF is success, a NUL and text the reason it failed (it then exits
-// 127), nothing at all a helper that died first. What the server inherits
-// is what it would have from the supervisor's fork: the same environment,
-// process group, parent-death signal, signal mask and ignored signals (the
-// only ones a Go program can have ignored at start, SIGHUP and SIGINT, the
-// runtime keeps ignored) and file limit (exec restores the one the
-// runtime raised).
+// runExecHelper is the exec helper's mode: args are the server's
+// directory, program and argv; fd 4 holds its environment (NUL-separated
+// entries), fd 3 is the supervisor's report pipe. It changes to that
+// directory and execs the program, as a direct fork would. Just before the
+// exec it writes one NUL to fd 3, which the exec then closes: a NUL and EOF
+// is success, a NUL and text the reason it failed (it then exits 127),
+// nothing at all a helper that died first. What the server inherits is
+// what it would have from the supervisor's fork: the same environment,
+// entry for entry, process group, parent-death signal, signal mask and
+// ignored signals (the only ones a Go program can have ignored at start,
+// SIGHUP and SIGINT, the runtime keeps ignored) and file limit (exec
+// restores the one the runtime raised).
 func runExecHelper(args []string) int {
-	n := -1
-	if len(args) > 0 {
-		if v, err := strconv.Atoi(args[0]); err == nil && v >= 0 && len(args) >= v+4 {
-			n = v
-		}
-	}
-	if n < 0 {
+	if len(args) < 3 {
 		fmt.Fprintln(os.Stderr, "switchboard exec helper: bad arguments")
 		return 2
 	}
 	syscall.CloseOnExec(3)
-	loader, rest := args[1:1+n], args[1+n:]
 	fail := func(err error) int {
 		syscall.Write(3, append([]byte{0}, err.Error()...))
 		return 127
 	}
-	if dir := rest[0]; dir != "" {
-		if err := syscall.Chdir(dir); err != nil {
-			return fail(err)
-		}
-	}
-	env := append(rawEnviron(), loader...)
-	syscall.Write(3, []byte{0})
-	err := syscall.Exec(rest[1], rest[2:], env)
-	syscall.Write(3, []byte(err.Error()))
-	return 127
-}
-
-// rawEnviron is this process's environment as exec gave it: every entry,
-// in order (/proc/self/environ), or Go's copy where that cannot be read.
-func rawEnviron() []string {
-	b, err := os.ReadFile("/proc/self/environ")
+	envFile := os.NewFile(4, "environment")
+	b, err := io.ReadAll(envFile)
+	envFile.Close()
 	if err != nil {
-		return os.Environ()
+		return fail(fmt.Errorf("reading the server's environment: %w", err))
 	}
 	var env []string
 	for kv := range bytes.SplitSeq(b, []byte{0}) {
@@ -260,20 +238,15 @@ func rawEnviron() []string {
 			env = append(env, string(kv))
 		}
 	}
-	return env
-}
-
-// splitLoaderEnv separates the dynamic loader's variables (LD_*) from
-// the rest of env.
-func splitLoaderEnv(env []string) (rest, loader []string) {
-	for _, kv := range env {
-		if strings.HasPrefix(kv, "LD_") {
-			loader = append(loader, kv)
-		} else {
-			rest = append(rest, kv)
+	if dir := args[0]; dir != "" {
+		if err := syscall.Chdir(dir); err != nil {
+			return fail(err)
 		}
 	}
-	return rest, loader
+	syscall.Write(3, []byte{0})
+	err = syscall.Exec(args[1], args[2:], env)
+	syscall.Write(3, []byte(err.Error()))
+	return 127
 }
 
 // watchHost notices the host's death by the parent-death signal or the
@@ -435,28 +408,6 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 			env = append(env, string(kv))
 		}
 	}
-	path, argv, dir := string(req.Path), toStrings(req.Argv), string(req.Dir)
-	fds := []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd()}
-	var execR, execW *os.File // the helper's report of its exec: EOF, or why it failed
-	if req.Indirect {
-		var err error
-		if execR, execW, err = os.Pipe(); err != nil {
-			sv.mu.Lock()
-			delete(sv.queued, req.ID)
-			sv.mu.Unlock()
-			sv.send(event{ID: req.ID, Err: fmt.Sprintf("fork/exec %s: the exec helper's pipe: %v", req.Path, err)})
-			return
-		}
-		defer execW.Close()
-		// The loader's variables are the server's, not the helper's (ours
-		// may be a dynamically linked program): they go in its arguments.
-		var loader []string
-		env, loader = splitLoaderEnv(env)
-		head := append([]string{os.Args[0], ExecHelperArg, strconv.Itoa(len(loader))}, loader...)
-		argv = append(append(head, dir, path), argv...)
-		path, dir = selfExe, "/"
-		fds = append(fds, execW.Fd())
-	}
 	sv.mu.Lock()
 	select {
 	case <-sv.hostGone: // shutdown may be under way: no new server
@@ -473,15 +424,41 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 	tag := sv.tagBase + strconv.Itoa(sv.seq)
 	sv.spawning, sv.spawnTag = true, tag
 	sv.mu.Unlock()
-	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
-		Dir:   dir,
+	path := string(req.Path)
+	attr := &syscall.ProcAttr{
+		Dir:   string(req.Dir),
 		Env:   append(env, TagEnv+"="+tag),
-		Files: fds,
+		Files: []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd()},
 		Sys:   serverAttr(),
-	})
-	if execW != nil {
-		execW.Close() // the helper's copy alone keeps it open, until its exec
 	}
+	argv := toStrings(req.Argv)
+	var execR *os.File // the helper's report of its exec (see runExecHelper)
+	var helperEnds []*os.File
+	if req.Indirect {
+		// The helper is a Go program: it runs with the supervisor's own
+		// environment (and the tag), and gets the server's in a file, so
+		// that the server's GO* or loader variables neither configure nor
+		// break it.
+		r, ends, err := helperFiles(attr.Env)
+		if err != nil {
+			sv.mu.Lock()
+			sv.spawning, sv.spawnTag = false, ""
+			clear(sv.early)
+			delete(sv.queued, req.ID)
+			sv.mu.Unlock()
+			sv.send(event{ID: req.ID, Err: fmt.Sprintf("fork/exec %s: the exec helper's files: %v", req.Path, err)})
+			return
+		}
+		execR, helperEnds = r, ends
+		argv = append([]string{os.Args[0], ExecHelperArg, attr.Dir, path}, argv...)
+		path, attr.Dir = selfExe, "/"
+		attr.Env = append(os.Environ(), TagEnv+"="+tag)
+		for _, f := range ends {
+			attr.Files = append(attr.Files, f.Fd())
+		}
+	}
+	pid, err := syscall.ForkExec(path, argv, attr)
+	closeAll(helperEnds) // the helper's copies alone keep them open, until its exec
 	slowSpawnForTests(env)
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
@@ -622,7 +599,8 @@ func (sv *supState) reap() {
 		var ws syscall.WaitStatus
 		pid, group, err := peekExited()
 		if err == nil {
-			if pid, err = syscall.Wait4(pid, &ws, 0, nil); err == syscall.ECHILD {
+			peeked := pid > 0 // macOS does not peek: pid -1, any child
+			if pid, err = syscall.Wait4(pid, &ws, 0, nil); err == syscall.ECHILD && peeked {
 				// Reaped by another between the two: ForkExec reaps the
 				// child of an exec that failed. We have children still.
 				continue
