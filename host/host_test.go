@@ -295,14 +295,17 @@ func TestReconnectGivesUp(t *testing.T) {
 	s := stdio("flappy", "flap", "-calls", "1", "-state", lives)
 	clock := newRecordingClock()
 	h := newHost(t, cfgOf(s), &host.Options{Clock: clock})
-	mustCall(t, h, "mcp__flappy__echo", map[string]any{"text": "x"})
-	// Subsequent lives also exit after one call, but connect succeeds; to
-	// make connects fail, remove the binary's ability to start: point the
-	// lives counter at a directory so the server errors before serving.
+	waitState(t, h, "flappy", host.StateConnected, 20*time.Second)
+	// Subsequent lives would also exit after one call, but connect; to make
+	// connects fail, the lives counter becomes a directory, so the server
+	// errors before serving. Done before the call that ends the first life:
+	// the clock fires every backoff at once, so the first reconnect could
+	// come before the test's next line.
 	_ = os.Remove(lives)
 	if err := os.Mkdir(lives, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	mustCall(t, h, "mcp__flappy__echo", map[string]any{"text": "x"})
 	st := waitState(t, h, "flappy", host.StateError, 30*time.Second)
 	if !strings.Contains(st.Reason, "gave up after 3 reconnect attempts") {
 		t.Errorf("reason = %q", st.Reason)
