@@ -18,6 +18,12 @@ import (
 // for sure: the stop file, then SIGKILL to its group.
 func hopper(t *testing.T, first string) (cmd, stop string) {
 	t.Helper()
+	return hopperEach(t, first, "")
+}
+
+// hopperEach is hopper whose every hop first runs the perl statement each.
+func hopperEach(t *testing.T, first, each string) (cmd, stop string) {
+	t.Helper()
 	if _, err := exec.LookPath("perl"); err != nil {
 		t.Skip("perl is needed for a process that forks faster than /proc can be read")
 	}
@@ -33,7 +39,7 @@ func hopper(t *testing.T, first string) (cmd, stop string) {
 	})
 	// It also stops by itself after a minute, whatever happens to the test.
 	cmd = `perl -e '` + first + ` open(P, ">` + stop + `.pgid"); print P getpgrp(); close P; $SIG{TERM}="IGNORE"; $end = time + 60;` +
-		` while (1) { exit 0 if -e "` + stop + `" or time > $end; exit 0 if fork; if (++$n % 200 == 0) { open(F, ">>` + stop + `.beat"); print F "$$\n"; close F } }'`
+		` while (1) { exit 0 if -e "` + stop + `" or time > $end; ` + each + ` exit 0 if fork; if (++$n % 200 == 0) { open(F, ">>` + stop + `.beat"); print F "$$\n"; close F } }'`
 	return cmd, stop
 }
 

@@ -28,4 +28,4 @@ func (p *Process) waitOS() error {
 
 // killTagged has nothing to do on macOS: there is no /proc to find what a
 // dead supervisor's servers left, and no subreaper had kept it anyway.
-func killTagged(string, int) {}
+func killTagged(string) {}

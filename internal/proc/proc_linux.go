@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -70,13 +71,19 @@ func (p *Process) waitOS() error {
 // runs only when a supervisor has died; it repeats until a pass finds
 // nothing new (what forked during the last one is found by the next; one
 // that cannot be killed, in uninterruptible sleep, is not waited for), for
-// sweepLimit at most. session is the dead supervisor's (its pid: it led
-// one).
-func killTagged(prefix string, session int) {
+// sweepLimit at most.
+func killTagged(prefix string) {
 	killed := map[int]bool{}
+	ownGroup := syscall.Getpgrp()
 	for giveUp := time.Now().Add(sweepLimit); time.Now().Before(giveUp); time.Sleep(10 * time.Millisecond) {
 		pids := allPids()
 		found := pids == nil // out of descriptors, say: look again
+		// Newest first: a process that forks a successor and exits lives
+		// a few hundred µs; read at once after the listing, it is still
+		// there, and its group is then known.
+		slices.Reverse(pids)
+		groups := map[int]bool{} // of tagged processes; true: no member seen untagged
+		var tagged []int
 		for _, pid := range pids {
 			if pid == os.Getpid() {
 				continue
@@ -89,17 +96,29 @@ func killTagged(prefix string, session int) {
 			if !strings.HasPrefix(tag, prefix) {
 				continue
 			}
-			// Its group too, as a whole, when it is in the dead
-			// supervisor's session (see leftovers: every group there is
-			// ours): a process that forks a successor and exits is gone
-			// before the next pass could find it. A tag is only a variable;
-			// elsewhere the tagged process alone is ours to kill.
-			if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
-				_, _, pgrp, ok := parseStat(b)
-				if sid, sok := parseSession(b); ok && sok && pgrp > 1 && sid == session {
-					killGroup(pgrp, syscall.SIGKILL)
+			tagged = append(tagged, pid)
+			if g := groupOf(pid); g > 1 && g != ownGroup {
+				groups[g] = true
+			}
+		}
+		// Such a group is killed as a whole, unless it has a member that is
+		// not tagged: a tag is only a variable, and a daemon that copied a
+		// tagged caller's environment into its child keeps its group.
+		if len(groups) > 0 {
+			for _, pid := range allPids() {
+				if g := groupOf(pid); groups[g] {
+					if tag, err := processTag(pid); err == nil && !strings.HasPrefix(tag, prefix) {
+						groups[g] = false
+					}
 				}
 			}
+			for g, all := range groups {
+				if all {
+					killGroup(g, syscall.SIGKILL)
+				}
+			}
+		}
+		for _, pid := range tagged {
 			syscall.Kill(pid, syscall.SIGKILL)
 			found = found || !killed[pid]
 			killed[pid] = true
@@ -108,4 +127,14 @@ func killTagged(prefix string, session int) {
 			return
 		}
 	}
+}
+
+// groupOf is the process group of pid (0 if it cannot be read).
+func groupOf(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	_, _, pgrp, _ := parseStat(b)
+	return pgrp
 }

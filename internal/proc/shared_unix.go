@@ -243,7 +243,7 @@ func (s *supervisor) fail(err error) {
 	}
 	// Its servers died with it (Pdeathsig); what they left in their groups
 	// or escaped from them, reparented to init now, carries their tags.
-	killTagged(s.tagBase, s.cmd.Process.Pid)
+	killTagged(s.tagBase)
 	for _, p := range procs {
 		p.mu.Lock()
 		exitErr := errSupervisorGone

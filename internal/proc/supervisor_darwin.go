@@ -17,7 +17,7 @@ func mayHang(string) bool { return false }
 
 // peekExited leaves the wait to the caller (pid -1: any child); macOS has
 // no subreaper, so no orphan is ever ours to look at.
-func peekExited() (pid, group int, err error) { return -1, 0, nil }
+func peekExited() (pid int, group orphanGroup, err error) { return -1, orphanGroup{}, nil }
 
 // closeOnExecFrom marks every descriptor from first on close-on-exec.
 func closeOnExecFrom(first int) {
@@ -46,7 +46,8 @@ func helperFiles([]string) (*os.File, []*os.File, error) {
 	return nil, nil, errors.New("no exec helper on macOS")
 }
 
-func serverAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+// serverAttr starts a server in a session of its own (see Linux's).
+func serverAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
 
 // leftovers reports group pgid as a whole while it has members (as -pgid,
 // which the sweep signals as a group); no orphan is ever ours here.

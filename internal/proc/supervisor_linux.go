@@ -40,11 +40,17 @@ func closeOnExecFrom(first int) {
 // once it is forked): the write end of its report pipe, whose read end is
 // r, and a memory file holding env, NUL-separated.
 func helperFiles(env []string) (r *os.File, ends []*os.File, err error) {
-	fd, err := unix.MemfdCreate("switchboard-server-env", unix.MFD_CLOEXEC)
-	if err != nil {
-		return nil, nil, err
+	var envFile *os.File
+	if fd, err := unix.MemfdCreate("switchboard-server-env", unix.MFD_CLOEXEC); err == nil {
+		envFile = os.NewFile(uintptr(fd), "server-env")
+	} else {
+		// No memfd (before Linux 3.17, or refused by a seccomp filter): a
+		// temporary file only we can read, unlinked at once.
+		if envFile, err = os.CreateTemp("", "switchboard-env-"); err != nil {
+			return nil, nil, err
+		}
+		os.Remove(envFile.Name())
 	}
-	envFile := os.NewFile(uintptr(fd), "server-env")
 	var b []byte
 	for _, kv := range env {
 		b = append(append(b, kv...), 0)
@@ -70,9 +76,13 @@ const recvmsgFlags = syscall.MSG_CMSG_CLOEXEC
 
 func lockForkForRecv() (unlock func()) { return func() {} }
 
+// serverAttr starts a server in a session of its own (so in a process
+// group of its own, whose id is its pid): what it starts can join no group
+// but those of its own session, neither the supervisor's nor another
+// server's, let alone the user's. Should the supervisor itself be
+// SIGKILLed, its servers go too.
 func serverAttr() *syscall.SysProcAttr {
-	// Should the supervisor itself be SIGKILLed, its servers go too.
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 // leftovers lists the live processes a sweep is to kill: the members of
@@ -86,13 +96,14 @@ func serverAttr() *syscall.SysProcAttr {
 //
 // A group is also listed as a whole (as -pgid, which the sweep signals as
 // a group): group pgid while it has members, and the group of each orphan
-// listed, unless it is ours (which a descendant may have joined) or a live
-// server's, or a fork is under way. The supervisor leads a session of its
-// own, so every group of every process below it is one its descendants
-// made: no other process can be in it (a process may join a group of its
-// own session only). A group signal reaches every member at once, a
-// process that forks a successor and exits faster than /proc can be read
-// included; listing members one by one never catches that one.
+// listed, unless it is a live server's (the orphan stayed in its group:
+// possible only for that server's own orphans) or a fork is under way.
+// Every server leads a session of its own, so every group of every process
+// below us is one our descendants made: no other process can be in it (a
+// process may join a group of its own session only). A group signal
+// reaches every member at once, a process that forks a successor and
+// exits faster than /proc can be read included; listing members one by one
+// never catches that one.
 //
 // Reading every process's stat file costs milliseconds, and a sweep runs at
 // every server's exit, so the common case is told without it: the group
@@ -127,7 +138,13 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 		// Everything is to go (the host is gone, or no server is left to
 		// own an orphan): also the groups of orphans that fork and exit
 		// too fast to be seen alive (see reap).
-		for _, g := range sv.recentOrphanGroups() {
+		for _, og := range sv.recentOrphanGroups() {
+			g := og.group
+			// Its id names the same group still: the one that had it is
+			// not gone (its leader, if alive, is in the session seen).
+			if sid, err := unix.Getsid(g); err == nil && sid != og.session {
+				continue
+			}
 			if g != syscall.Getpgrp() && sv.servers[g] == nil && syscall.Kill(-g, 0) == nil {
 				left = append(left, -g)
 			}
@@ -196,19 +213,21 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 
 // peekExited waits for a child to exit and returns its pid and process
 // group, read while it is a zombie (waitid with WNOWAIT leaves it so); the
-// caller reaps it. group is 0 if it could not be read, or is our own.
-func peekExited() (pid, group int, err error) {
+// caller reaps it. group is zero if it could not be read, or is our own.
+func peekExited() (pid int, group orphanGroup, err error) {
 	var info unix.Siginfo
 	if err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
-		return 0, 0, err
+		return 0, orphanGroup{}, err
 	}
 	// si_pid follows si_signo, si_errno and si_code, aligned as a pointer.
 	word := unsafe.Sizeof(uintptr(0))
 	off := (3*4 + word - 1) &^ (word - 1)
 	pid = int(*(*int32)(unsafe.Add(unsafe.Pointer(&info), off)))
 	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
-		if _, _, pgrp, ok := parseStat(b); ok && pgrp != syscall.Getpgrp() {
-			group = pgrp
+		_, _, pgrp, ok := parseStat(b)
+		sid, sok := parseSession(b)
+		if ok && sok && pgrp != syscall.Getpgrp() {
+			group = orphanGroup{group: pgrp, session: sid}
 		}
 	}
 	return pid, group, nil

@@ -95,8 +95,8 @@ type supState struct {
 	spawning     bool                  // a fork is between ForkExec and its registration
 	spawnTag     string                // that fork's child's tag, once it has exec'd
 	early        map[int]syscall.WaitStatus
-	queued       map[uint64]bool   // spawns not yet registered; true: the host gave up on it
-	orphanGroups map[int]time.Time // groups seen on orphans' exits, and when (see reap)
+	queued       map[uint64]bool           // spawns not yet registered; true: the host gave up on it
+	orphanGroups map[orphanGroup]time.Time // groups seen on orphans' exits, and when (see reap)
 	reaps        uint64
 	orphans      *orphanView // the last look, nil before the first
 
@@ -143,12 +143,18 @@ func runSupervisor(args []string) int {
 		ending:       map[uint64]*supServer{},
 		early:        map[int]syscall.WaitStatus{},
 		queued:       map[uint64]bool{},
-		orphanGroups: map[int]time.Time{},
+		orphanGroups: map[orphanGroup]time.Time{},
 		spawns:       make(chan spawnJob, 1024),
 		kick:         make(chan struct{}, 1),
 		hostGone:     make(chan struct{}),
 	}
+	// The helper is this very program, whatever is at its path now (an
+	// upgrade may have replaced the file): the kernel's link where there
+	// is one (its name does not matter, it lasts until the exec).
 	selfExe = selfProgram()
+	if _, err := os.Stat(selfExeLink); err == nil {
+		selfExe = selfExeLink
+	}
 	// See collectGarbage: no collection but ours, short of this bound.
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(supervisorMemoryLimit)
@@ -621,7 +627,7 @@ func (sv *supState) reap() {
 			delete(sv.servers, pid)
 			sv.exited(s, ws)
 		} else {
-			if group > 1 && group != pid {
+			if group.group > 1 && group.group != pid {
 				sv.noteOrphanGroup(group)
 			}
 			if sv.spawning {
@@ -632,13 +638,18 @@ func (sv *supState) reap() {
 	}
 }
 
+// orphanGroup is a process group seen on an orphan's exit, and the
+// session it was in.
+type orphanGroup struct{ group, session int }
+
 // orphanGroupTTL is how long a group seen on an orphan's exit counts as
-// one of ours. A group that hops keeps renewing it; one that ended stops,
-// well before its id could name an unrelated group.
+// one of ours. A group that hops keeps renewing it; one that ended stops.
+// Its id could name another group by then only after the pids wrapped;
+// leftovers checks the session too.
 const orphanGroupTTL = time.Second
 
 // noteOrphanGroup records group, seen on an orphan's exit. Called under mu.
-func (sv *supState) noteOrphanGroup(group int) {
+func (sv *supState) noteOrphanGroup(group orphanGroup) {
 	now := time.Now()
 	if len(sv.orphanGroups) >= 1024 {
 		for g, seen := range sv.orphanGroups {
@@ -655,8 +666,8 @@ func (sv *supState) noteOrphanGroup(group int) {
 
 // recentOrphanGroups lists the groups seen on orphans' exits lately.
 // Called under mu.
-func (sv *supState) recentOrphanGroups() []int {
-	var out []int
+func (sv *supState) recentOrphanGroups() []orphanGroup {
+	var out []orphanGroup
 	now := time.Now()
 	for g, seen := range sv.orphanGroups {
 		if now.Sub(seen) > orphanGroupTTL {

@@ -1,0 +1,198 @@
+package proc
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Tests from the eleventh review of the supervisor.
+
+// A server's process cannot join the supervisor's own process group (every
+// server leads a session of its own), where no sweep could reach it.
+func TestServersCannotJoinTheSupervisorsGroup(t *testing.T) {
+	startSh(t, true, "exec cat")
+	sup := supervisorPid()
+	join, joined := joinerScript(t, strconv.Itoa(sup))
+	startSh(t, true, join+"; exec cat")
+	if pid, refusal := joined(); pid != 0 || !strings.HasPrefix(refusal, "refused") {
+		t.Errorf("a server's process joined the supervisor's group: pid %d, %q", pid, refusal)
+	}
+}
+
+// A setsid'ed fork-and-exit loop dies when its supervisor is killed: the
+// host's hunt for the dead supervisor's tags kills its group. (Each hop here
+// lives 2 ms: the hunt must see one alive to learn the group, which a loop
+// of a few hundred µs a hop, on a loaded machine, can escape; the host's
+// death, unlike the supervisor's, is not a hunt: see the hop tests.)
+func TestSetsidLoopDiesWithAKilledSupervisor(t *testing.T) {
+	hop, stop := hopperEach(t, "", "select(undef, undef, undef, 0.002);")
+	p := startSh(t, true, "(setsid "+hop+" &); exec sleep 1000")
+	if !hopping(stop) {
+		t.Fatal("the hopper never ran")
+	}
+	syscall.Kill(supervisorPid(), syscall.SIGKILL)
+	within(t, 10*time.Second, "Done", func() { <-p.Done() })
+	if !stopsHopping(stop, sweepLimit+2*time.Second) {
+		t.Errorf("a setsid'd leftover outlived its killed supervisor")
+	}
+}
+
+// After an upgrade replaced the program's file, the exec helper is still
+// this very program, not the new file.
+func TestHelperIsTheRunningProgram(t *testing.T) {
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "host")
+	if err := os.WriteFile(prog, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, r, in := launchTestHost(t, exec.Command(prog, "-test.run=^$"),
+		"PROC_TEST_SUPERVISE=1", "PROC_TEST_SCRIPT=exec sleep 1000", "PROC_TEST_SECOND=1", "PROC_TEST_INDIRECT=1")
+	marker := filepath.Join(dir, "ran")
+	// An "upgrade": a new file renamed over the old path.
+	if err := os.WriteFile(prog+".new", []byte("#!/bin/sh\necho \"$@\" > "+marker+"\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(prog+".new", prog); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(in, "go\n")
+	var line string
+	within(t, 15*time.Second, "the second start", func() { line, _ = r.ReadString('\n') })
+	b, _ := os.ReadFile(marker)
+	t.Logf("host said %q; replaced program ran with %q", strings.TrimSpace(line), strings.TrimSpace(string(b)))
+	if len(b) > 0 || strings.HasPrefix(line, "second error") {
+		t.Errorf("the supervisor ran the file now at its path as the exec helper")
+	}
+}
+
+// A group id seen on an orphan's exit is not signalled once it names
+// another group: here, inside a pid namespace with pid_max 1000, an
+// unrelated process takes the id within the second the supervisor keeps
+// it.
+func TestRecentOrphanGroupReusedIsSpared(t *testing.T) {
+	if os.Getenv("PROC_TEST_PIDNS_INNER") == "1" {
+		pidReuseInner(t)
+		return
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("unshare")
+	}
+	cmd := exec.Command("unshare", "-p", "-f", "--mount-proc", "sh", "-c",
+		`echo 1000 > /proc/sys/kernel/pid_max && exec "$0" -test.run='^TestRecentOrphanGroupReusedIsSpared$' -test.v -test.count=1`, os.Args[0])
+	cmd.Env = append(os.Environ(), "PROC_TEST_PIDNS_INNER=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		t.Logf("inner run (%v):\n%s", err, out.String())
+		if err != nil {
+			t.Errorf("inner run failed")
+		}
+	case <-time.After(60 * time.Second):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		t.Fatalf("inner run hung:\n%s", out.String())
+	}
+}
+
+func pidReuseInner(t *testing.T) {
+	b, _ := os.ReadFile("/proc/sys/kernel/pid_max")
+	t.Logf("pid %d, pid_max %s", os.Getpid(), strings.TrimSpace(string(b)))
+	// Pids below 300 are never reused: get past them first.
+	exec.Command("perl", "-e", `for (1..400) { $p = fork; exit 0 unless $p; waitpid($p, 0) }`).Run()
+	hop, stop := hopper(t, "setpgrp(0, 0) or die;")
+	a := startSh(t, true, "("+hop+" &); sleep 0.3; exit 0")
+	var g int
+	for deadline := time.Now().Add(5 * time.Second); g == 0 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if b, err := os.ReadFile(stop + ".pgid"); err == nil {
+			g, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		}
+	}
+	if g <= 1 {
+		t.Fatal("no hopper group")
+	}
+	within(t, 15*time.Second, "a's Done", func() { <-a.Done() })
+	for deadline := time.Now().Add(5 * time.Second); syscall.Kill(-g, 0) == nil; time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the hopper's group never emptied")
+		}
+	}
+	gone := time.Now()
+	// A bystander outside the supervisor's tree (a child of this host,
+	// i.e. of the namespace's init) that gets pid g and leads group g.
+	by := exec.Command("perl", "-e", `$g = shift; for (1..5000) { $p = fork; if (!$p) { if ($$ == $g) { setpgrp(0, 0); open(STDOUT, ">/dev/null"); sleep 30 } exit 0 } if ($p == $g) { print "$p\n"; exit 0 } waitpid($p, 0) } exit 1`, strconv.Itoa(g))
+	outf, _ := os.Create(t.TempDir() + "/by")
+	by.Stdout = outf
+	err := by.Run()
+	outf.Close()
+	outb, _ := os.ReadFile(outf.Name())
+	if err != nil {
+		t.Fatalf("no bystander got pid %d: %v", g, err)
+	}
+	t.Logf("bystander %s got pid/group %d %v after the hopper's group emptied", strings.TrimSpace(string(outb)), g, time.Since(gone))
+	defer syscall.Kill(g, syscall.SIGKILL)
+	// The next server exits while it is the only one: its sweep lists the
+	// recent orphan groups.
+	p := startSh(t, true, "sleep 0.2 & exit 0") // leaves a child in its group: the sweep is not the quick clean one
+	within(t, 10*time.Second, "b's Done", func() { <-p.Done() })
+	time.Sleep(300 * time.Millisecond)
+	_, state, _, ok := readProc(g)
+	t.Logf("bystander %d after the sweep: state %c ok %v (%v after the hopper's group emptied)", g, state, ok, time.Since(gone))
+	if !ok || state == 'Z' {
+		t.Errorf("the supervisor killed bystander %d, which is no descendant of it", g)
+	}
+}
+
+// Where memfd_create is refused (a seccomp filter, an old kernel), the
+// exec helper gets the server's environment from an unlinked temporary
+// file instead.
+func TestIndirectExecWithoutMemfd(t *testing.T) {
+	startSh(t, true, "exec cat")
+	sup := supervisorPid()
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		t.Skip("strace is needed to refuse memfd_create")
+	}
+	cmd := exec.Command(strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=memfd_create",
+		"-e", "inject=memfd_create:error=ENOSYS", "-p", strconv.Itoa(sup))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(sup) + "/status")
+		if strings.Contains(string(b), "TracerPid:\t"+strconv.Itoa(cmd.Process.Pid)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Skip("strace could not attach to the supervisor")
+		}
+	}
+	defer setForceIndirect(true)()
+	p, err := Start(Spec{Command: "sh", Args: []string{"-c", "echo $A; exec cat"}, Env: append(testEnv(), "A=through a file"), Supervise: true})
+	if err != nil {
+		t.Fatalf("an indirect Start without memfd_create: %v", err)
+	}
+	defer p.Close(time.Second)
+	p.Stdin().Close()
+	if b, _ := io.ReadAll(p.Stdout()); string(b) != "through a file\n" {
+		t.Errorf("the server saw %q", b)
+	}
+}
