@@ -81,6 +81,7 @@ func killTagged(prefix string) {
 		// Newest first: a process that forks a successor and exits lives
 		// a few hundred µs; read at once after the listing, it is still
 		// there, and its group is then known.
+		slices.Sort(pids) // /proc lists them as names: "10" before "9"
 		slices.Reverse(pids)
 		groups := map[int]bool{} // of tagged processes; true: no member seen untagged
 		var tagged []int
