@@ -13,9 +13,9 @@
 //
 // Close follows the MCP spec's order: close stdin, wait, SIGTERM the
 // server's process group, wait, SIGKILL the group. Every server runs in a
-// process group of its own (under the supervisor, a session of its own), so
-// signals reach its children too, and a terminal's Ctrl-C reaches only the
-// host. When the server exits by itself,
+// process group of its own (under the supervisor, in the supervisor's
+// session), so signals reach its children too, and a terminal's Ctrl-C
+// reaches only the host. When the server exits by itself,
 // what it left in its group is killed as well. The std streams are *os.File
 // pipes owned by this package, so exec.Cmd.Wait has no copying goroutine to
 // wait for and cannot hang on a grandchild that holds a pipe; the pipes are
@@ -54,18 +54,21 @@
 // SIGKILL after a grace period, reaps them all, and only then reports the
 // exit to the host, with the server's own wait status (ExitError).
 //
-// The supervisor, and every server, leads a session of its own, so every
-// process group below the supervisor was made by a server's descendants and
-// holds nothing else (a process may join a group of its own session only):
-// the user's shell and jobs, the host's, the supervisor's and the other
-// servers' are out of reach, and servers have no controlling terminal. A
+// The supervisor leads a session of its own, so every process group below
+// it was made by its servers' descendants, or is its own, and holds nothing
+// else (a process may join a group of its own session only): the user's
+// shell and jobs, and the host's, are out of reach, and servers have no
+// controlling terminal. (A server is not a session leader itself: it would
+// take as its terminal any tty it opens, and could not call setpgid.) A
 // group is therefore signalled as a whole: the server's while it has
-// members, and that of each orphan a sweep takes. A process that forks a
+// members, and that of each orphan a sweep takes; the supervisor's own,
+// which a descendant may join, is signalled last when the host dies. A process that forks a
 // successor and exits, over and over, is never seen alive by a look at
 // /proc, but a group signal reaches it, and the reaper reads the group of
 // each orphan that exits from its zombie: when no server is left, or the
 // host dies, the groups seen in the last second are signalled too (unless
-// the id now names a group of another session). Such a
+// the id now names a group of another session, by its leader or a member
+// seen). Such a
 // loop outside its server's group cannot be attributed while other servers
 // run. Nor can an orphan that cleared its tag, or whose environment cannot
 // be read: it is killed once no server of the host is left, or when the

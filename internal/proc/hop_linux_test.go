@@ -23,6 +23,10 @@ func hopper(t *testing.T, first string) (cmd, stop string) {
 
 // hopperEach is hopper whose every hop first runs the perl statement each.
 func hopperEach(t *testing.T, first, each string) (cmd, stop string) {
+	beat := "200" // hops between heartbeats: a few every hopping window
+	if each != "" {
+		beat = "10"
+	}
 	t.Helper()
 	if _, err := exec.LookPath("perl"); err != nil {
 		t.Skip("perl is needed for a process that forks faster than /proc can be read")
@@ -39,7 +43,7 @@ func hopperEach(t *testing.T, first, each string) (cmd, stop string) {
 	})
 	// It also stops by itself after a minute, whatever happens to the test.
 	cmd = `perl -e '` + first + ` open(P, ">` + stop + `.pgid"); print P getpgrp(); close P; $SIG{TERM}="IGNORE"; $end = time + 60;` +
-		` while (1) { exit 0 if -e "` + stop + `" or time > $end; ` + each + ` exit 0 if fork; if (++$n % 200 == 0) { open(F, ">>` + stop + `.beat"); print F "$$\n"; close F } }'`
+		` while (1) { exit 0 if -e "` + stop + `" or time > $end; ` + each + ` exit 0 if fork; if (++$n % ` + beat + ` == 0) { open(F, ">>` + stop + `.beat"); print F "$$\n"; close F } }'`
 	return cmd, stop
 }
 

@@ -142,11 +142,11 @@ func launchSupervisor(path string, args []string) (*supervisor, error) {
 }
 
 // supervisorEnv is the supervisor's own environment: nothing of the host's
-// (it is our code and needs no PATH: the host resolves every command), two
-// Ps (see collectGarbage), and GORACE so that a race-enabled test binary
+// (it is our code and needs no PATH: the host resolves every command) but
+// its temporary directory, two Ps (see collectGarbage), and GORACE so that a race-enabled test binary
 // does not sleep at exit.
 func supervisorEnv() []string {
-	env := []string{"GOMAXPROCS=2"}
+	env := []string{"GOMAXPROCS=2", "TMPDIR=" + os.TempDir()} // TMPDIR: see helperFiles
 	if v, ok := os.LookupEnv("GORACE"); ok {
 		env = append(env, "GORACE="+v)
 	}

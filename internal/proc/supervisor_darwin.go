@@ -46,8 +46,8 @@ func helperFiles([]string) (*os.File, []*os.File, error) {
 	return nil, nil, errors.New("no exec helper on macOS")
 }
 
-// serverAttr starts a server in a session of its own (see Linux's).
-func serverAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
+// serverAttr starts a server in a process group of its own (see Linux's).
+func serverAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
 // leftovers reports group pgid as a whole while it has members (as -pgid,
 // which the sweep signals as a group); no orphan is ever ours here.

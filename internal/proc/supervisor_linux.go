@@ -76,13 +76,13 @@ const recvmsgFlags = syscall.MSG_CMSG_CLOEXEC
 
 func lockForkForRecv() (unlock func()) { return func() {} }
 
-// serverAttr starts a server in a session of its own (so in a process
-// group of its own, whose id is its pid): what it starts can join no group
-// but those of its own session, neither the supervisor's nor another
-// server's, let alone the user's. Should the supervisor itself be
-// SIGKILLed, its servers go too.
+// serverAttr starts a server in a process group of its own, in the
+// supervisor's session, so that what it starts can join no group of the
+// user's (not a session of its own: a session leader takes as its terminal
+// any tty it opens, and may not call setpgid, which servers do). Should the
+// supervisor itself be SIGKILLed, its servers go too.
 func serverAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 // leftovers lists the live processes a sweep is to kill: the members of
@@ -96,11 +96,11 @@ func serverAttr() *syscall.SysProcAttr {
 //
 // A group is also listed as a whole (as -pgid, which the sweep signals as
 // a group): group pgid while it has members, and the group of each orphan
-// listed, unless it is a live server's (the orphan stayed in its group:
-// possible only for that server's own orphans) or a fork is under way.
-// Every server leads a session of its own, so every group of every process
-// below us is one our descendants made: no other process can be in it (a
-// process may join a group of its own session only). A group signal
+// listed, unless it is ours or a live server's, or a fork is under way.
+// The supervisor leads a session of its own, so every group of every
+// process below us is one our descendants made (or ours, which they may
+// join; shutdown ends with a signal to it): no other process can be in it
+// (a process may join a group of its own session only). A group signal
 // reaches every member at once, a process that forks a successor and
 // exits faster than /proc can be read included; listing members one by one
 // never catches that one.
@@ -134,24 +134,20 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 	if groupAlive {
 		left = append(left, -pgid)
 	}
+	var recent []orphanGroup
 	if (owned == nil || len(sv.servers) == 0) && !sv.spawning {
 		// Everything is to go (the host is gone, or no server is left to
 		// own an orphan): also the groups of orphans that fork and exit
 		// too fast to be seen alive (see reap).
-		for _, og := range sv.recentOrphanGroups() {
-			g := og.group
-			// Its id names the same group still: the one that had it is
-			// not gone (its leader, if alive, is in the session seen).
-			if sid, err := unix.Getsid(g); err == nil && sid != og.session {
-				continue
-			}
-			if g != syscall.Getpgrp() && sv.servers[g] == nil && syscall.Kill(-g, 0) == nil {
-				left = append(left, -g)
-			}
-		}
+		recent = sv.recentOrphanGroups()
 	}
 	children := map[int][]int{}
 	groupOf := map[int]int{}
+	otherSession := map[int]bool{} // groups seen with a member in another session than recent's
+	recentSession := map[int]int{}
+	for _, og := range recent {
+		recentSession[og.group] = og.session
+	}
 	ownGroup := syscall.Getpgrp()
 	pids := allPids()
 	if pids == nil {
@@ -168,8 +164,24 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 		}
 		children[ppid] = append(children[ppid], pid)
 		groupOf[pid] = pgrp
+		if want, ok := recentSession[pgrp]; ok {
+			if sid, sok := parseSession(b); sok && sid != want {
+				otherSession[pgrp] = true
+			}
+		}
 		if pgid > 1 && pgrp == pgid {
 			left = append(left, pid)
+		}
+	}
+	for _, og := range recent {
+		g := og.group
+		// Its id names the same group still: not if a process with that id
+		// (its leader) or a member seen is in another session.
+		if sid, err := unix.Getsid(g); err == nil && sid != og.session || otherSession[g] {
+			continue
+		}
+		if g != ownGroup && sv.servers[g] == nil && syscall.Kill(-g, 0) == nil {
+			left = append(left, -g)
 		}
 	}
 	groups := map[int]bool{}

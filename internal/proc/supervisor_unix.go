@@ -183,6 +183,10 @@ func runSupervisor(args []string) int {
 		// whatever that fork started.
 		<-sv.hostGone
 		sv.shutdown()
+		// Last, our own group: what a server's descendants put in it (they
+		// may join it: same session) dies with us, even a process that
+		// forks and exits too fast to be found.
+		syscall.Kill(0, syscall.SIGKILL)
 		os.Exit(0)
 	}()
 	for job := range sv.spawns {

@@ -10,19 +10,40 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-// Tests from the eleventh review of the supervisor.
+// Process groups, sessions and terminals: tests from the eleventh and
+// twelfth reviews of the supervisor.
 
-// A server's process cannot join the supervisor's own process group (every
-// server leads a session of its own), where no sweep could reach it.
-func TestServersCannotJoinTheSupervisorsGroup(t *testing.T) {
-	startSh(t, true, "exec cat")
-	sup := supervisorPid()
-	join, joined := joinerScript(t, strconv.Itoa(sup))
-	startSh(t, true, join+"; exec cat")
-	if pid, refusal := joined(); pid != 0 || !strings.HasPrefix(refusal, "refused") {
-		t.Errorf("a server's process joined the supervisor's group: pid %d, %q", pid, refusal)
+// A fork-and-exit loop that joined the supervisor's own process group
+// (allowed: same session), which no sweep signals, dies with the host: the
+// supervisor's last act is a signal to its own group.
+func TestLoopInTheSupervisorsGroupDiesWithTheHost(t *testing.T) {
+	join := `open(S, "/proc/self/stat"); $s = <S>; close S; $s =~ s/.*\) //; @f = split / /, $s; setpgrp(0, $f[3]) or die "setpgrp: $!";`
+	hop, stop := hopper(t, join)
+	host, _, _ := startTestHost(t, "PROC_TEST_SCRIPT=("+hop+" &); exec sleep 1000", "PROC_TEST_SUPERVISE=1")
+	if !hopping(stop) {
+		t.Fatal("the loop never ran")
+	}
+	syscall.Kill(host.Process.Pid, syscall.SIGKILL)
+	host.Wait()
+	if !stopsHopping(stop, hostGoneGrace+leftoverGrace+sweepLimit+2*time.Second) {
+		t.Errorf("a loop in the supervisor's group outlived the host")
+	}
+}
+
+// A server may still put itself in a process group of its own (Python's
+// os.setpgrp() at start), as it could under a direct start.
+func TestServerMaySetItsProcessGroup(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("perl is needed to call setpgid")
+	}
+	p := startSh(t, true, `exec perl -e 'if (setpgrp(0, 0)) { print "ok\n" } else { print "setpgrp: $!\n" }'`)
+	p.Stdin().Close()
+	if b, _ := io.ReadAll(p.Stdout()); string(b) != "ok\n" {
+		t.Errorf("a supervised server's setpgid(0, 0): %q", b)
 	}
 }
 
@@ -194,5 +215,121 @@ func TestIndirectExecWithoutMemfd(t *testing.T) {
 	p.Stdin().Close()
 	if b, _ := io.ReadAll(p.Stdout()); string(b) != "through a file\n" {
 		t.Errorf("the server saw %q", b)
+	}
+}
+
+// A server that opens a terminal device (a serial port, say) does not take
+// it as its controlling terminal: a 0x03 byte on the line is data, not a
+// SIGINT (a server is not a session leader).
+func TestServerTakesNoTerminalItOpens(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			ptm, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+			if err != nil {
+				t.Skip(err)
+			}
+			defer ptm.Close()
+			if err := unix.IoctlSetPointerInt(int(ptm.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+				t.Fatal(err)
+			}
+			n, err := unix.IoctlGetInt(int(ptm.Fd()), unix.TIOCGPTN)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slave := "/dev/pts/" + strconv.Itoa(n)
+			p := startSh(t, m.supervise, `exec perl -e 'open(T, "+<", "`+slave+`") or die "open: $!"; $|=1; print "opened\n"; sleep 1; print "alive\n"'`)
+			p.Stdin().Close()
+			buf := make([]byte, 7)
+			if _, err := io.ReadFull(p.Stdout(), buf); err != nil || string(buf) != "opened\n" {
+				t.Fatalf("server said %q, %v", buf, err)
+			}
+			ptm.Write([]byte{3}) // one byte of a binary protocol, say
+			rest, _ := io.ReadAll(p.Stdout())
+			<-p.Done()
+			t.Logf("%s: after a 0x03 byte on its tty the server said %q and ended with %v", m.name, rest, p.ExitErr())
+			if string(rest) != "alive\n" {
+				t.Errorf("%s: a byte on the terminal the server opened killed it (%v)", m.name, p.ExitErr())
+			}
+		})
+	}
+}
+
+// The same when the group's id now names a group whose leader is gone: a
+// member seen in another session keeps it.
+func TestRecentOrphanGroupReusedLeaderGoneIsSpared(t *testing.T) {
+	if os.Getenv("PROC_TEST_PIDNS_INNER_LEADER") == "1" {
+		pidReuseLeaderGoneInner(t)
+		return
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("unshare")
+	}
+	cmd := exec.Command("unshare", "-p", "-f", "--mount-proc", "sh", "-c",
+		`echo 1000 > /proc/sys/kernel/pid_max && exec "$0" -test.run='^TestRecentOrphanGroupReusedLeaderGoneIsSpared$' -test.v -test.count=1`, os.Args[0])
+	cmd.Env = append(os.Environ(), "PROC_TEST_PIDNS_INNER_LEADER=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		t.Logf("inner run (%v):\n%s", err, out.String())
+		if err != nil {
+			t.Errorf("inner run failed")
+		}
+	case <-time.After(60 * time.Second):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		t.Fatalf("inner run hung:\n%s", out.String())
+	}
+}
+
+func pidReuseLeaderGoneInner(t *testing.T) {
+	exec.Command("perl", "-e", `for (1..400) { $p = fork; exit 0 unless $p; waitpid($p, 0) }`).Run()
+	hop, stop := hopper(t, "setpgrp(0, 0) or die;")
+	a := startSh(t, true, "("+hop+" &); sleep 0.3; exit 0")
+	var g int
+	for deadline := time.Now().Add(5 * time.Second); g == 0 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if b, err := os.ReadFile(stop + ".pgid"); err == nil {
+			g, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		}
+	}
+	if g <= 1 {
+		t.Fatal("no hopper group")
+	}
+	within(t, 15*time.Second, "a's Done", func() { <-a.Done() })
+	for deadline := time.Now().Add(5 * time.Second); syscall.Kill(-g, 0) == nil; time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the hopper's group never emptied")
+		}
+	}
+	gone := time.Now()
+	// A bystander (no descendant of the supervisor, in this host's
+	// session) gets pid g, makes group g, leaves a member in it and exits.
+	by := exec.Command("perl", "-e", `$g = shift; for (1..5000) { $p = fork; if (!$p) { if ($$ == $g) { setpgrp(0, 0); $m = fork; if (!$m) { open(STDOUT, ">/dev/null"); open(STDERR, ">/dev/null"); sleep 30; exit 0 } print "$m\n"; } exit 0 } waitpid($p, 0); exit 0 if $p == $g } exit 1`, strconv.Itoa(g))
+	outb, err := by.Output()
+	if err != nil {
+		t.Fatalf("no bystander got pid %d: %v", g, err)
+	}
+	member, _ := strconv.Atoi(strings.TrimSpace(string(outb)))
+	if member <= 1 {
+		t.Fatalf("bystander said %q", outb)
+	}
+	defer syscall.Kill(-g, syscall.SIGKILL)
+	_, err = unix.Getsid(g)
+	t.Logf("group %d: leader gone (getsid: %v), member %d, %v after the hopper's group emptied", g, err, member, time.Since(gone))
+	if os.Getenv("PROC_TEST_NOSWEEP") != "1" {
+		p := startSh(t, true, "sleep 0.2 & exit 0")
+		within(t, 10*time.Second, "b's Done", func() { <-p.Done() })
+	}
+	time.Sleep(300 * time.Millisecond)
+	_, state, _, ok := readProc(member)
+	t.Logf("bystander's member %d after the sweep: state %c ok %v (%v after the hopper's group emptied)", member, state, ok, time.Since(gone))
+	if !ok || state == 'Z' {
+		t.Errorf("the supervisor killed %d, a member of an unrelated group %d whose leader had exited", member, g)
 	}
 }
