@@ -102,34 +102,8 @@ func TestHelperIsTheRunningProgram(t *testing.T) {
 // unrelated process takes the id within the second the supervisor keeps
 // it.
 func TestRecentOrphanGroupReusedIsSpared(t *testing.T) {
-	if os.Getenv("PROC_TEST_PIDNS_INNER") == "1" {
+	if inSmallPidNamespace(t, "TestRecentOrphanGroupReusedIsSpared") {
 		pidReuseInner(t)
-		return
-	}
-	if _, err := exec.LookPath("unshare"); err != nil {
-		t.Skip("unshare")
-	}
-	cmd := exec.Command("unshare", "-p", "-f", "--mount-proc", "sh", "-c",
-		`echo 1000 > /proc/sys/kernel/pid_max && exec "$0" -test.run='^TestRecentOrphanGroupReusedIsSpared$' -test.v -test.count=1`, os.Args[0])
-	cmd.Env = append(os.Environ(), "PROC_TEST_PIDNS_INNER=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		t.Logf("inner run (%v):\n%s", err, out.String())
-		if err != nil {
-			t.Errorf("inner run failed")
-		}
-	case <-time.After(60 * time.Second):
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-		t.Fatalf("inner run hung:\n%s", out.String())
 	}
 }
 
@@ -257,34 +231,8 @@ func TestServerTakesNoTerminalItOpens(t *testing.T) {
 // The same when the group's id now names a group whose leader is gone: a
 // member seen in another session keeps it.
 func TestRecentOrphanGroupReusedLeaderGoneIsSpared(t *testing.T) {
-	if os.Getenv("PROC_TEST_PIDNS_INNER_LEADER") == "1" {
+	if inSmallPidNamespace(t, "TestRecentOrphanGroupReusedLeaderGoneIsSpared") {
 		pidReuseLeaderGoneInner(t)
-		return
-	}
-	if _, err := exec.LookPath("unshare"); err != nil {
-		t.Skip("unshare")
-	}
-	cmd := exec.Command("unshare", "-p", "-f", "--mount-proc", "sh", "-c",
-		`echo 1000 > /proc/sys/kernel/pid_max && exec "$0" -test.run='^TestRecentOrphanGroupReusedLeaderGoneIsSpared$' -test.v -test.count=1`, os.Args[0])
-	cmd.Env = append(os.Environ(), "PROC_TEST_PIDNS_INNER_LEADER=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		t.Logf("inner run (%v):\n%s", err, out.String())
-		if err != nil {
-			t.Errorf("inner run failed")
-		}
-	case <-time.After(60 * time.Second):
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-		t.Fatalf("inner run hung:\n%s", out.String())
 	}
 }
 
@@ -332,4 +280,40 @@ func pidReuseLeaderGoneInner(t *testing.T) {
 	if !ok || state == 'Z' {
 		t.Errorf("the supervisor killed %d, a member of an unrelated group %d whose leader had exited", member, g)
 	}
+}
+
+// inSmallPidNamespace runs test (this binary's test of that name) again
+// inside a new pid namespace whose pid_max is 1000, so that pids wrap
+// within a test; inner is true in that run, which does the work.
+func inSmallPidNamespace(t *testing.T, test string) (inner bool) {
+	t.Helper()
+	if os.Getenv("PROC_TEST_PIDNS_INNER") == test {
+		return true
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("unshare is needed for a pid namespace")
+	}
+	cmd := exec.Command("unshare", "-p", "-f", "--mount-proc", "sh", "-c",
+		`echo 1000 > /proc/sys/kernel/pid_max && exec "$0" -test.run="^$1\$" -test.v -test.count=1`, os.Args[0], test)
+	cmd.Env = append(os.Environ(), "PROC_TEST_PIDNS_INNER="+test)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		t.Logf("inner run (%v):\n%s", err, out.String())
+		if err != nil {
+			t.Errorf("inner run failed")
+		}
+	case <-time.After(60 * time.Second):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		t.Fatalf("inner run hung:\n%s", out.String())
+	}
+	return false
 }
