@@ -108,28 +108,7 @@ func TestRecentOrphanGroupReusedIsSpared(t *testing.T) {
 }
 
 func pidReuseInner(t *testing.T) {
-	b, _ := os.ReadFile("/proc/sys/kernel/pid_max")
-	t.Logf("pid %d, pid_max %s", os.Getpid(), strings.TrimSpace(string(b)))
-	// Pids below 300 are never reused: get past them first.
-	exec.Command("perl", "-e", `for (1..400) { $p = fork; exit 0 unless $p; waitpid($p, 0) }`).Run()
-	hop, stop := hopper(t, "setpgrp(0, 0) or die;")
-	a := startSh(t, true, "("+hop+" &); sleep 0.3; exit 0")
-	var g int
-	for deadline := time.Now().Add(5 * time.Second); g == 0 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if b, err := os.ReadFile(stop + ".pgid"); err == nil {
-			g, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		}
-	}
-	if g <= 1 {
-		t.Fatal("no hopper group")
-	}
-	within(t, 15*time.Second, "a's Done", func() { <-a.Done() })
-	for deadline := time.Now().Add(5 * time.Second); syscall.Kill(-g, 0) == nil; time.Sleep(2 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the hopper's group never emptied")
-		}
-	}
-	gone := time.Now()
+	g, gone := loopGroupGone(t)
 	// A bystander outside the supervisor's tree (a child of this host,
 	// i.e. of the namespace's init) that gets pid g and leads group g.
 	by := exec.Command("perl", "-e", `$g = shift; for (1..5000) { $p = fork; if (!$p) { if ($$ == $g) { setpgrp(0, 0); open(STDOUT, ">/dev/null"); sleep 30 } exit 0 } if ($p == $g) { print "$p\n"; exit 0 } waitpid($p, 0) } exit 1`, strconv.Itoa(g))
@@ -237,25 +216,7 @@ func TestRecentOrphanGroupReusedLeaderGoneIsSpared(t *testing.T) {
 }
 
 func pidReuseLeaderGoneInner(t *testing.T) {
-	exec.Command("perl", "-e", `for (1..400) { $p = fork; exit 0 unless $p; waitpid($p, 0) }`).Run()
-	hop, stop := hopper(t, "setpgrp(0, 0) or die;")
-	a := startSh(t, true, "("+hop+" &); sleep 0.3; exit 0")
-	var g int
-	for deadline := time.Now().Add(5 * time.Second); g == 0 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if b, err := os.ReadFile(stop + ".pgid"); err == nil {
-			g, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		}
-	}
-	if g <= 1 {
-		t.Fatal("no hopper group")
-	}
-	within(t, 15*time.Second, "a's Done", func() { <-a.Done() })
-	for deadline := time.Now().Add(5 * time.Second); syscall.Kill(-g, 0) == nil; time.Sleep(2 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the hopper's group never emptied")
-		}
-	}
-	gone := time.Now()
+	g, gone := loopGroupGone(t)
 	// A bystander (no descendant of the supervisor, in this host's
 	// session) gets pid g, makes group g, leaves a member in it and exits.
 	by := exec.Command("perl", "-e", `$g = shift; for (1..5000) { $p = fork; if (!$p) { if ($$ == $g) { setpgrp(0, 0); $m = fork; if (!$m) { open(STDOUT, ">/dev/null"); open(STDERR, ">/dev/null"); sleep 30; exit 0 } print "$m\n"; } exit 0 } waitpid($p, 0); exit 0 if $p == $g } exit 1`, strconv.Itoa(g))
@@ -316,4 +277,33 @@ func inSmallPidNamespace(t *testing.T, test string) (inner bool) {
 		t.Fatalf("inner run hung:\n%s", out.String())
 	}
 	return false
+}
+
+// loopGroupGone runs, in a small pid namespace, a server whose fork-and-exit
+// loop has a group of its own, and returns that group's id once the
+// server's end has killed the loop (its last sweep, no server left) and the
+// group is empty, and when.
+func loopGroupGone(t *testing.T) (g int, gone time.Time) {
+	t.Helper()
+	b, _ := os.ReadFile("/proc/sys/kernel/pid_max")
+	t.Logf("pid %d, pid_max %s", os.Getpid(), strings.TrimSpace(string(b)))
+	// Pids below 300 are never reused: get past them first.
+	exec.Command("perl", "-e", `for (1..400) { $p = fork; exit 0 unless $p; waitpid($p, 0) }`).Run()
+	hop, stop := hopper(t, "setpgrp(0, 0) or die;")
+	a := startSh(t, true, "("+hop+" &); sleep 0.3; exit 0")
+	for deadline := time.Now().Add(5 * time.Second); g == 0 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if b, err := os.ReadFile(stop + ".pgid"); err == nil {
+			g, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		}
+	}
+	if g <= 1 {
+		t.Fatal("no loop group")
+	}
+	within(t, 15*time.Second, "the server's Done", func() { <-a.Done() })
+	for deadline := time.Now().Add(5 * time.Second); syscall.Kill(-g, 0) == nil; time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the loop's group never emptied")
+		}
+	}
+	return g, time.Now()
 }
