@@ -17,23 +17,6 @@ import (
 // Process groups, sessions and terminals: tests from the eleventh and
 // twelfth reviews of the supervisor.
 
-// A fork-and-exit loop that joined the supervisor's own process group
-// (allowed: same session), which no sweep signals, dies with the host: the
-// supervisor's last act is a signal to its own group.
-func TestLoopInTheSupervisorsGroupDiesWithTheHost(t *testing.T) {
-	join := `open(S, "/proc/self/stat"); $s = <S>; close S; $s =~ s/.*\) //; @f = split / /, $s; setpgrp(0, $f[3]) or die "setpgrp: $!";`
-	hop, stop := hopper(t, join)
-	host, _, _ := startTestHost(t, "PROC_TEST_SCRIPT=("+hop+" &); exec sleep 1000", "PROC_TEST_SUPERVISE=1")
-	if !hopping(stop) {
-		t.Fatal("the loop never ran")
-	}
-	syscall.Kill(host.Process.Pid, syscall.SIGKILL)
-	host.Wait()
-	if !stopsHopping(stop, hostGoneGrace+leftoverGrace+sweepLimit+2*time.Second) {
-		t.Errorf("a loop in the supervisor's group outlived the host")
-	}
-}
-
 // A server may still put itself in a process group of its own (Python's
 // os.setpgrp() at start), as it could under a direct start.
 func TestServerMaySetItsProcessGroup(t *testing.T) {

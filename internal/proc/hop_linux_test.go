@@ -89,12 +89,17 @@ func TestForkingLeftoverDiesWithItsServer(t *testing.T) {
 }
 
 // A process that forks and exits over and over dies with the host, in the
-// server's group, in a group of its own or in a session of its own.
+// server's group, in a group of its own, in a session of its own or in the
+// supervisor's group.
 func TestForkingLeftoversDieWithTheHost(t *testing.T) {
 	for _, tc := range []struct{ name, first, script string }{
 		{"in the server's group", "", "(HOP &); exec sleep 1000"},
 		{"in a group of its own", "setpgrp(0, 0) or die;", "(HOP &); exec sleep 1000"},
 		{"setsid", "", "(setsid HOP &); exec sleep 1000"},
+		// Allowed (same session), and never signalled by a sweep: the
+		// supervisor's last act is a signal to its own group.
+		{"in the supervisor's group", `open(S, "/proc/self/stat"); $s = <S>; close S; $s =~ s/.*\) //; @f = split / /, $s;` +
+			` setpgrp(0, $f[3]) or die "setpgrp: $!";`, "(HOP &); exec sleep 1000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hop, stop := hopper(t, tc.first)
