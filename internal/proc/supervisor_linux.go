@@ -142,7 +142,7 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 		recent = sv.recentOrphanGroups()
 	}
 	children := map[int][]int{}
-	groupOf := map[int]int{}
+	pgrpOf := map[int]int{}
 	otherSession := map[int]bool{} // groups seen with a member in another session than recent's
 	recentSession := map[int]int{}
 	for _, og := range recent {
@@ -163,7 +163,7 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 			continue
 		}
 		children[ppid] = append(children[ppid], pid)
-		groupOf[pid] = pgrp
+		pgrpOf[pid] = pgrp
 		if want, ok := recentSession[pgrp]; ok {
 			if sid, sok := parseSession(b); sok && sid != want {
 				otherSession[pgrp] = true
@@ -188,7 +188,7 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 	take := func(tree []int) {
 		left = append(left, tree...)
 		for _, p := range tree {
-			g := groupOf[p]
+			g := pgrpOf[p]
 			if g > 1 && g != ownGroup && g != pgid && sv.servers[g] == nil && !sv.spawning && !groups[g] {
 				groups[g] = true
 				left = append(left, -g)
