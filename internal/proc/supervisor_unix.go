@@ -151,9 +151,9 @@ func runSupervisor(args []string) int {
 	// The helper is this very program, whatever is at its path now (an
 	// upgrade may have replaced the file): the kernel's link where there
 	// is one (its name does not matter, it lasts until the exec).
-	selfExe = selfProgram()
-	if _, err := os.Stat(selfExeLink); err == nil {
-		selfExe = selfExeLink
+	selfExe = selfExeLink
+	if _, err := os.Stat(selfExeLink); err != nil {
+		selfExe = selfProgram()
 	}
 	// See collectGarbage: no collection but ours, short of this bound.
 	debug.SetGCPercent(-1)
@@ -405,7 +405,8 @@ func parseRights(oob []byte) ([]*os.File, error) {
 //
 // A server whose program or directory is on a filesystem that can hang
 // (req.Indirect, see mayHang) is started through the exec helper: this
-// thread forks and execs our own binary, which is local, and the helper
+// thread forks and execs our own binary (on a local disk, we assume:
+// docs/security.md says what if not), and the helper
 // then changes directory and execs the server. Should that exec hang, it
 // hangs in the helper, not in our fork, so the spawns queued behind it
 // and the rest of the supervisor go on; awaitExec announces the server
