@@ -62,7 +62,7 @@
 // take as its terminal any tty it opens, and could not call setpgid.) A
 // group is therefore signalled as a whole: the server's while it has
 // members, and that of each orphan a sweep takes; the supervisor's own,
-// which a descendant may join, is signalled last when the host dies. A process that forks a
+// which a descendant may join, only last, when the host dies. A process that forks a
 // successor and exits, over and over, is never seen alive by a look at
 // /proc, but a group signal reaches it, and the reaper reads the group of
 // each orphan that exits from its zombie: when no server is left, or the
@@ -134,8 +134,13 @@
 // a descendant that leaves the group and is orphaned (no subreaper there);
 // an orphan that cleared its tag when the supervisor is killed (not when
 // the host is); on macOS, a server whose exec hangs for longer than the
-// host-gone grace when the host dies (its pid is not known yet); and,
-// anywhere, work handed to a process outside the tree (a system daemon).
+// host-gone grace when the host dies (its pid is not known yet); on Linux,
+// a process that forks a successor and exits, over and over, and moves to
+// a new process group (setpgid or setsid) at every hop: no look at /proc
+// sees it alive and no group keeps it (a cgroup per server, or a pid
+// namespace, would); one that joined the supervisor's own group lives
+// until the host dies; and, anywhere, work handed to a process outside the
+// tree (a system daemon).
 //
 // On Windows each server is created suspended, put in a Job Object with
 // JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE, then resumed: the job kills the whole
