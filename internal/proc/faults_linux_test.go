@@ -552,9 +552,15 @@ func TestAbandonedIndirectSpawnsLeakNothing(t *testing.T) {
 	before := fds()
 	defer setStartTimeout(500 * time.Millisecond)()
 	defer setForceIndirect(true)()
-	go Start(Spec{Command: "sh", Args: []string{"-c", "exec cat"}, Env: append(testEnv(), slowSpawnEnv+"=3s"), Supervise: true})
-	time.Sleep(200 * time.Millisecond)
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // the slow one: the others queue behind it
+		defer wg.Done()
+		if p, err := Start(Spec{Command: "sh", Args: []string{"-c", "exec cat"}, Env: append(testEnv(), slowSpawnEnv+"=3s"), Supervise: true}); err == nil {
+			p.Close(0)
+		}
+	}()
+	time.Sleep(200 * time.Millisecond)
 	for range 5 {
 		wg.Add(1)
 		go func() {
