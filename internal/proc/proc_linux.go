@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -132,10 +131,6 @@ func killTagged(prefix string) {
 
 // groupOf is the process group of pid (0 if it cannot be read).
 func groupOf(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	_, _, pgrp, _ := parseStat(b)
-	return pgrp
+	st, _ := readStat(pid)
+	return st.pgrp
 }

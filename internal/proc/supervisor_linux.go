@@ -154,20 +154,15 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 		return left, false
 	}
 	for _, pid := range pids {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
+		st, ok := readStat(pid)
+		if !ok || st.state == 'Z' {
 			continue
 		}
-		state, ppid, pgrp, ok := parseStat(b)
-		if !ok || state == 'Z' {
-			continue
-		}
-		children[ppid] = append(children[ppid], pid)
+		pgrp := st.pgrp
+		children[st.ppid] = append(children[st.ppid], pid)
 		pgrpOf[pid] = pgrp
-		if want, ok := recentSession[pgrp]; ok {
-			if sid, sok := parseSession(b); sok && sid != want {
-				otherSession[pgrp] = true
-			}
+		if want, ok := recentSession[pgrp]; ok && st.session != want {
+			otherSession[pgrp] = true
 		}
 		if pgid > 1 && pgrp == pgid {
 			left = append(left, pid)
@@ -235,12 +230,8 @@ func peekExited() (pid int, group orphanGroup, err error) {
 	word := unsafe.Sizeof(uintptr(0))
 	off := (3*4 + word - 1) &^ (word - 1)
 	pid = int(*(*int32)(unsafe.Add(unsafe.Pointer(&info), off)))
-	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
-		_, _, pgrp, ok := parseStat(b)
-		sid, sok := parseSession(b)
-		if ok && sok && pgrp != syscall.Getpgrp() {
-			group = orphanGroup{group: pgrp, session: sid}
-		}
+	if st, ok := readStat(pid); ok && st.pgrp != syscall.Getpgrp() {
+		group = orphanGroup{group: st.pgrp, session: st.session}
 	}
 	return pid, group, nil
 }
@@ -330,35 +321,37 @@ func environTag(b []byte) string {
 	return ""
 }
 
-// parseStat reads state, ppid and pgrp from /proc/PID/stat. The command
-// name may hold spaces and parentheses, so fields start after the last ')'.
-func parseStat(b []byte) (state byte, ppid, pgrp int, ok bool) {
+// procStat is what the supervisor reads of a process's /proc/PID/stat.
+type procStat struct {
+	state               byte
+	ppid, pgrp, session int
+}
+
+// readStat reads and parses /proc/PID/stat.
+func readStat(pid int) (procStat, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, false
+	}
+	return parseStat(b)
+}
+
+// parseStat reads state, ppid, pgrp and session from /proc/PID/stat. The
+// command name may hold spaces and parentheses, so fields start after the
+// last ')'.
+func parseStat(b []byte) (procStat, bool) {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, 0, 0, false
+		return procStat{}, false
 	}
 	f := bytes.Fields(b[i+1:])
-	if len(f) < 3 || len(f[0]) != 1 {
-		return 0, 0, 0, false
+	if len(f) < 4 || len(f[0]) != 1 {
+		return procStat{}, false
 	}
 	ppid, err1 := strconv.Atoi(string(f[1]))
 	pgrp, err2 := strconv.Atoi(string(f[2]))
-	return f[0][0], ppid, pgrp, err1 == nil && err2 == nil
-}
-
-// parseSession reads the session id from /proc/PID/stat (the field after
-// pgrp).
-func parseSession(b []byte) (sid int, ok bool) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 4 {
-		return 0, false
-	}
-	sid, err := strconv.Atoi(string(f[3]))
-	return sid, err == nil
+	sid, err3 := strconv.Atoi(string(f[3]))
+	return procStat{f[0][0], ppid, pgrp, sid}, err1 == nil && err2 == nil && err3 == nil
 }
 
 // socketPair is the host–supervisor socket, close-on-exec on both ends.
