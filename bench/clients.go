@@ -35,6 +35,9 @@ type clientSpec struct {
 	Tool      string         `json:"tool"`
 	Arguments map[string]any `json:"arguments"`
 	SDKRoot   string         `json:"sdk_root,omitempty"`
+	// Protocol, when set, is the protocol version the bare client asks
+	// for (ClientSessionOptions.ProtocolVersion); empty is the SDK's newest.
+	Protocol string `json:"protocol,omitempty"`
 }
 
 // clientResult is the one line a latency client prints.
@@ -43,6 +46,8 @@ type clientResult struct {
 	P50    float64 `json:"p50_us"`
 	P99    float64 `json:"p99_us"`
 	Calls  int     `json:"calls"`
+	// Protocol is the version the session negotiated (bare client only).
+	Protocol string `json:"protocol,omitempty"`
 }
 
 func maybeRunClient() {
@@ -67,6 +72,7 @@ func runGoClient(spec clientSpec) error {
 	start := time.Now()
 	var call func() error
 	var closeFn func()
+	var protocol string
 	switch spec.Kind {
 	case "bare":
 		client := mcp.NewClient(&mcp.Implementation{Name: "bench-bare", Version: "v0"},
@@ -75,9 +81,12 @@ func runGoClient(spec clientSpec) error {
 		defer cancel()
 		cs, err := client.Connect(cctx, &mcp.CommandTransport{
 			Command: exec.Command(spec.Command, spec.Args...), TerminateDuration: 2 * time.Second,
-		}, nil)
+		}, &mcp.ClientSessionOptions{ProtocolVersion: spec.Protocol})
 		if err != nil {
 			return fmt.Errorf("connect: %w", err)
+		}
+		if ir := cs.InitializeResult(); ir != nil {
+			protocol = ir.ProtocolVersion
 		}
 		closeFn = func() { cs.Close() }
 		params := &mcp.CallToolParams{Name: spec.Tool, Arguments: spec.Arguments}
@@ -128,7 +137,7 @@ func runGoClient(spec clientSpec) error {
 		}
 		ds[i] = time.Since(t0)
 	}
-	res := clientResult{InitMs: ms(initDur), P50: us(percentile(ds, 50)), P99: us(percentile(ds, 99)), Calls: spec.N}
+	res := clientResult{InitMs: ms(initDur), P50: us(percentile(ds, 50)), P99: us(percentile(ds, 99)), Calls: spec.N, Protocol: protocol}
 	if err := json.NewEncoder(os.Stdout).Encode(res); err != nil {
 		return err
 	}

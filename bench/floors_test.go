@@ -20,6 +20,7 @@ import (
 // bench binary does.
 func TestMain(m *testing.M) {
 	testserver.MaybeRun()
+	maybeRunClient()
 	maybeRunFloor()
 	maybeRunMeasured()
 	os.Exit(m.Run())

@@ -43,14 +43,30 @@ type latencySample struct {
 // --stdio` and the SDK-only relay that is its floor.
 func (b *bench) latency() error {
 	targets, npm, npmErr := b.targets()
-	clients := []string{"bare", "host", "ts", "relay", "sdkrelay", "jsonlrelay"}
+	clients := []string{"bare", "host", "ts", "relay", "sdkrelay", "jsonlrelay", "samerelay"}
 	labels := map[string]string{"bare": "Go SDK ClientSession.CallTool", "host": "switchboard host.Call", "ts": "TypeScript SDK client (node)",
 		"relay":      "Go SDK client → switchboard serve --stdio → server",
 		"sdkrelay":   "Go SDK client → SDK-only relay (floor) → server",
-		"jsonlrelay": "Go SDK client → SDK relay on switchboard's jsonl transport → server"}
+		"jsonlrelay": "Go SDK client → SDK relay on switchboard's jsonl transport → server",
+		"samerelay":  "same as serve --stdio, the client asking for the server's own protocol"}
 	if _, err := b.switchboard(); err != nil {
 		return err
 	}
+	// own[target] is the protocol version the bare client and the server
+	// settle on directly: what "samerelay" asks serve --stdio for, so that
+	// both hops speak what the direct path speaks.
+	own := map[string]string{}
+	for _, t := range targets {
+		res, _, err := b.latencyRun(clientSpec{Kind: "bare", Mode: "latency", N: 1,
+			Command: t.command, Args: t.args, Tool: t.tool, Arguments: t.arguments}, npm.Node, "")
+		if err != nil {
+			return fmt.Errorf("protocol probe on %s: %w", t.name, err)
+		}
+		own[t.name] = res.Protocol
+	}
+	// protocols[target][client] is the version the client's session
+	// negotiated on its first hop.
+	protocols := map[string]map[string]string{}
 	// results[target][client] has one sample per round.
 	results := map[string]map[string][]latencySample{}
 	ratios := map[string]map[string][]float64{}
@@ -59,6 +75,7 @@ func (b *bench) latency() error {
 	for _, t := range targets {
 		results[t.name] = map[string][]latencySample{}
 		ratios[t.name] = map[string][]float64{}
+		protocols[t.name] = map[string]string{}
 	}
 	for r := range b.rounds {
 		for _, t := range targets {
@@ -71,7 +88,10 @@ func (b *bench) latency() error {
 				spec := clientSpec{Kind: c, Mode: "latency", N: b.n, Warmup: b.warmup,
 					Command: t.command, Args: t.args, Tool: t.tool, Arguments: t.arguments, SDKRoot: npm.Dir}
 				var home string
-				if c == "relay" {
+				if c == "samerelay" {
+					spec.Protocol = own[t.name]
+				}
+				if c == "relay" || c == "samerelay" {
 					// The bare client, talking to the gateway instead of the server.
 					args, h, err := b.serveArgs("relay", map[string]stdioServer{"srv": {Type: "stdio", Command: t.command, Args: t.args}})
 					if err != nil {
@@ -95,6 +115,7 @@ func (b *bench) latency() error {
 				}
 				results[t.name][c] = append(results[t.name][c], s)
 				p50[c] = res.P50
+				protocols[t.name][c] = res.Protocol
 				fmt.Fprintf(os.Stderr, "  round %d  %-18s %-10s p50 %7.1f µs  p99 %8.1f µs\n", r+1, t.name, c, res.P50, res.P99)
 			}
 			for _, c := range clients {
@@ -148,6 +169,19 @@ func (b *bench) latency() error {
 			per = append(per, fmt.Sprintf("%s %s", t.name, num(median(overFloor[f][t.name]))))
 		}
 		tb.note("serve --stdio ÷ %s, median of per-round p50 ratios (above 1: what switchboard adds to it): %s.", map[string]string{"sdkrelay": "SDK-only relay", "jsonlrelay": "SDK relay on jsonl"}[f], strings.Join(per, ", "))
+	}
+	tb.note("A Go SDK client asks for the newest protocol (2026-07-28) and gets the newest both ends speak. That protocol puts a _meta triple in every")
+	tb.note("  request, which the SDK's server decodes and validates per call, so a relay that speaks it to a client while its server speaks an older")
+	tb.note("  one pays on its first hop what the direct path never does. \"The client asking for the server's own protocol\" pins the client")
+	tb.note("  (ClientSessionOptions.ProtocolVersion) to the version it negotiates with the server directly, so every hop speaks the same protocol.")
+	for _, t := range targets {
+		var per []string
+		for _, c := range clients {
+			if v := protocols[t.name][c]; v != "" {
+				per = append(per, c+" "+v)
+			}
+		}
+		tb.note("Negotiated on each client's first hop, %s: %s.", t.name, strings.Join(per, ", "))
 	}
 	if npmErr != nil {
 		tb.note("server-everything and the TypeScript client were skipped: %v", npmErr)
