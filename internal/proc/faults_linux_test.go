@@ -590,3 +590,37 @@ func TestSupervisorKeepsTheProgramsName(t *testing.T) {
 		t.Errorf("the supervisor is named %q, want %q", got, want)
 	}
 }
+
+// A server waiting in the kernel for a mount whose daemon took the request
+// and lost its peer (sshfs, rclone) cannot be killed by anyone. Closing it
+// fails with an error saying so, and leaves every other server running:
+// the supervisor is not wedged, and killing it would not free the server.
+// Once the mount answers, the server's death is reported as any other.
+func TestUnkillableServerSparesTheOthers(t *testing.T) {
+	f := testfuse.Mount(t)
+	f.AddFile("data", []byte("x"), 0o644)
+	f.Stall(testfuse.Opens)
+	f.Deafen()
+	defer f.Resume()
+	other := startSh(t, true, "exec cat")
+	stuck := startSh(t, true, "exec cat "+filepath.Join(f.Dir, "data"))
+	if !f.WaitForHeld(5 * time.Second) {
+		t.Fatal("the server's open never reached the mount")
+	}
+	sup := supervisorPid()
+	err := stuck.Close(100 * time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "waiting in the kernel") {
+		t.Errorf("Close of the stuck server: %v; want an error saying it waits in the kernel", err)
+	}
+	select {
+	case <-other.Done():
+		t.Fatalf("closing an unkillable server ended another server: %v", other.ExitErr())
+	case <-time.After(300 * time.Millisecond):
+	}
+	if now := supervisorPid(); now != sup {
+		t.Errorf("supervisor %d replaced by %d", sup, now)
+	}
+	roundTrip(t, other)
+	f.Resume()
+	within(t, 5*time.Second, "the stuck server's end once the mount answers", func() { <-stuck.Done() })
+}

@@ -276,6 +276,12 @@ func (p *Process) shutdown(grace time.Duration) error {
 	if p.waitDone(killWait) {
 		return nil
 	}
+	if state, ok := p.inKernel(); ok {
+		// Not the supervisor's fault, and killing it would not free the
+		// server: it ends when the kernel lets it (the mount answers), and
+		// its end is then reported as any other.
+		return fmt.Errorf("proc: process %d did not exit after SIGKILL: it is waiting in the kernel (state %c), as on a mount that stopped answering", p.Pid(), state)
+	}
 	p.killSupervisor()
 	if p.waitDone(killWait) {
 		return nil

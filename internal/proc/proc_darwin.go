@@ -12,6 +12,10 @@ func startCmd(cmd *exec.Cmd) error { return cmd.Start() }
 
 func (p *Process) spawn() error { return startCmd(p.cmd) }
 
+// inKernel is Linux's (/proc); on macOS a server that outlasts its
+// SIGKILL is taken for a wedged supervisor's.
+func (p *Process) inKernel() (byte, bool) { return 0, false }
+
 func (p *Process) waitOS() error {
 	if p.supervised {
 		return p.waitSupervised()

@@ -49,6 +49,22 @@ func startCmd(cmd *exec.Cmd) error {
 
 func (p *Process) spawn() error { return startCmd(p.cmd) }
 
+// inKernel reports whether the server, SIGKILLed and still not reaped, is
+// alive as its parent's child and not a zombie: the kernel holds it (an
+// uninterruptible wait, as on a FUSE or NFS mount whose server is gone),
+// not its parent. The state is /proc's letter for it, usually D.
+func (p *Process) inKernel() (byte, bool) {
+	parent := os.Getpid()
+	if p.supervised {
+		parent = p.sys.sup.cmd.Process.Pid
+	}
+	st, ok := readStat(p.Pid())
+	if !ok || st.state == 'Z' || st.state == 'X' || st.ppid != parent {
+		return 0, false
+	}
+	return st.state, true
+}
+
 func (p *Process) waitOS() error {
 	if p.supervised {
 		return p.waitSupervised()

@@ -120,3 +120,5 @@ func (p *Process) waitOS() error {
 }
 
 func (p *Process) killSupervisor() {}
+
+func (p *Process) inKernel() (byte, bool) { return 0, false }

@@ -39,6 +39,7 @@ type FS struct {
 
 	mu      sync.Mutex
 	stall   Stall
+	deaf    bool          // held requests ignore even a dying caller
 	resumed chan struct{} // closed by Resume
 	waiting int           // requests held now
 }
@@ -116,6 +117,16 @@ func (f *FS) Stall(s Stall) {
 	})
 }
 
+// Deafen makes the requests held from now on wait even for a caller that
+// is being killed, until Resume (or maxStall): a daemon that took the
+// request and waits on a peer that is gone (sshfs, rclone) holds its
+// caller in the kernel, SIGKILL or not. Resume ends it.
+func (f *FS) Deafen() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.deaf = true
+}
+
 // maxStall bounds every stall. The daemon runs in the test process: were
 // that process to exit (a test timeout's panic) while one of its own
 // threads waits on the mount, the kernel would wait for an answer no one
@@ -126,6 +137,7 @@ const maxStall = 30 * time.Second
 func (f *FS) Resume() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.deaf = false
 	if f.stall != Nothing {
 		f.stall = Nothing
 		close(f.resumed)
@@ -160,7 +172,7 @@ func (f *FS) gate(ctx context.Context, op Stall) syscall.Errno {
 		f.mu.Unlock()
 		return 0
 	}
-	resumed := f.resumed
+	resumed, deaf := f.resumed, f.deaf
 	f.waiting++
 	f.mu.Unlock()
 	defer func() {
@@ -168,6 +180,10 @@ func (f *FS) gate(ctx context.Context, op Stall) syscall.Errno {
 		f.waiting--
 		f.mu.Unlock()
 	}()
+	if deaf {
+		<-resumed
+		return 0
+	}
 	select {
 	case <-resumed:
 		return 0

@@ -60,3 +60,45 @@ func TestStallHoldsTheKernel(t *testing.T) {
 		t.Fatalf("statfs after Resume: %v", err)
 	}
 }
+
+// A deaf stall holds its caller through a SIGKILL, until Resume; a plain
+// one lets a killed caller go.
+func TestDeafStallOutlastsSIGKILL(t *testing.T) {
+	f := Mount(t)
+	f.AddFile("data", []byte("x"), 0o644)
+	path := filepath.Join(f.Dir, "data")
+	for _, deaf := range []bool{false, true} {
+		f.Stall(Opens)
+		if deaf {
+			f.Deafen()
+		}
+		cmd := exec.Command("cat", path)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		if !f.WaitForHeld(5 * time.Second) {
+			t.Fatal("the open never reached the daemon")
+		}
+		cmd.Process.Kill()
+		select {
+		case <-done:
+			if deaf {
+				t.Fatal("a SIGKILL freed the caller of a deaf stall")
+			}
+			f.Resume()
+			continue
+		case <-time.After(time.Second):
+			if !deaf {
+				t.Fatal("a SIGKILL did not free the caller of a plain stall")
+			}
+		}
+		f.Resume()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the caller is still held after Resume")
+		}
+	}
+}
