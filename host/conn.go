@@ -20,6 +20,11 @@ import (
 // stderrDrain bounds the wait for a dead server's last stderr lines.
 const stderrDrain = 300 * time.Millisecond
 
+// killBound bounds the wait for a SIGKILLed server's exit where nothing
+// else bounds it: the supervisor's own fallback, a direct kill, comes at
+// two seconds.
+const killBound = 3 * time.Second
+
 var (
 	errStartupTimeout = errors.New("startup timeout")
 	errSpawn          = errors.New("cannot start")
@@ -126,8 +131,8 @@ func (c *conn) dropReason() string {
 	c.mu.Unlock()
 	if byProcess {
 		c.proc.WaitStderr(stderrDrain)
-		if tail := c.proc.StderrTail(1); len(tail) > 0 {
-			r += ": " + tail[0]
+		if l := reasonLine(c.proc.StderrTail(reasonTailLines)); l != "" {
+			r += ": " + l
 		}
 	}
 	return r

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/testfuse"
 )
@@ -29,4 +30,37 @@ func TestServerOnHungMountFailsAtItsTimeout(t *testing.T) {
 	waitState(t, h, "good", host.StateConnected, 10*time.Second)
 	mustCall(t, h, "mcp__good__echo", map[string]any{"text": "still here"})
 	f.Resume() // the abandoned start goes on, and its process is closed
+}
+
+// A server that never answers initialize because it waits in the kernel
+// for a mount whose daemon took its read and lost its peer — where even
+// SIGKILL does not free it — fails at its startup timeout, serves nothing,
+// and holds up neither the other servers nor the host's Close.
+func TestUnkillableServerFailsAtItsTimeout(t *testing.T) {
+	f := testfuse.Mount(t)
+	f.AddFile("data", []byte("x"), 0o644)
+	f.Stall(testfuse.Opens)
+	f.Deafen()
+	defer f.Resume()
+	stuck := resolved("stuck", config.Server{Type: config.TypeStdio, Command: "/bin/sh",
+		Args: []string{"-c", "exec cat " + filepath.Join(f.Dir, "data")}, StartupTimeout: 500})
+	h := host.New(cfgOf(stdio("good", "echo"), stuck), &host.Options{
+		LookupEnv:  func(string) (string, bool) { return "", false },
+		CloseGrace: 200 * time.Millisecond,
+	})
+	closed := make(chan struct{})
+	defer func() {
+		go func() { h.Close(); close(closed) }()
+		select {
+		case <-closed:
+		case <-time.After(10 * time.Second):
+			t.Errorf("Host.Close still blocked after 10s with a server stuck in the kernel")
+		}
+	}()
+	st := waitState(t, h, "stuck", host.StateError, 8*time.Second)
+	if !strings.Contains(st.Reason, "500ms") {
+		t.Errorf("stuck's reason: %q", st.Reason)
+	}
+	waitState(t, h, "good", host.StateConnected, 10*time.Second)
+	mustCall(t, h, "mcp__good__echo", map[string]any{"text": "still here"})
 }

@@ -100,7 +100,11 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 	}
 	session, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
-		timedOut := cctx.Err() != nil && ctx.Err() == nil
+		// The deadline, not the cancel that a death during the handshake
+		// makes (below): a server that hangs in initialize often exits
+		// once the SDK gives up and closes its stdin, and must still be
+		// reported as too slow, not as exited.
+		timedOut := errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 		died := false
 		if c.proc != nil {
 			// The handshake may fail on the closed pipe a moment before the
@@ -115,17 +119,24 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 			case <-time.After(wait):
 			}
 			_ = c.proc.Kill()
-			<-c.proc.Done()
+			select {
+			case <-c.proc.Done():
+			case <-time.After(killBound):
+				// SIGKILL does not free a process the kernel holds (a read
+				// on a mount whose server is gone): stop waiting for it
+				// here; Close releases its pipes whenever it ends.
+				go c.proc.Close(0)
+			}
 			s.mu.Lock()
 			s.lastConn = c // keep its stderr for status
 			s.mu.Unlock()
 		}
 		switch {
-		case died:
+		case died && !timedOut:
 			c.proc.WaitStderr(stderrDrain)
 			msg := processExit(c.proc).Error() + " during initialize"
-			if tail := c.proc.StderrTail(1); len(tail) > 0 {
-				msg += ": " + tail[0]
+			if l := reasonLine(c.proc.StderrTail(reasonTailLines)); l != "" {
+				msg += ": " + l
 			}
 			return nil, errors.New(msg)
 		case timedOut:
