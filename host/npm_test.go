@@ -137,3 +137,15 @@ func startEverythingHTTP(t *testing.T, p npmtest.Paths) int {
 	}
 	return port
 }
+
+// A Node server that crashes at start is reported with the line that says
+// why, not Node's version banner, which is its last line.
+func TestNodeCrashReasonNamesTheError(t *testing.T) {
+	p := npmtest.Install(t)
+	missing := filepath.Join(t.TempDir(), "does-not-exist.js")
+	h := newHost(t, cfgOf(resolved("crash", config.Server{Type: config.TypeStdio, Command: p.Node, Args: []string{missing}})), nil)
+	st := waitState(t, h, "crash", host.StateError, 30*time.Second)
+	if !strings.Contains(st.Reason, "Error: Cannot find module") || strings.Contains(st.Reason, "Node.js v") {
+		t.Errorf("reason %q; want the line naming the error", st.Reason)
+	}
+}

@@ -1,0 +1,57 @@
+package host
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The reason a server died is the line that names the error, not the
+// runtime's banner or punctuation after it.
+func TestReasonLine(t *testing.T) {
+	for _, tc := range []struct {
+		name, stderr, want string
+	}{
+		{"node, missing module", `node:internal/modules/cjs/loader:1228
+  throw err;
+  ^
+
+Error: Cannot find module '/tmp/does-not-exist.js'
+    at Module._resolveFilename (node:internal/modules/cjs/loader:1225:15)
+    at node:internal/main/run_main_module:28:49 {
+  code: 'MODULE_NOT_FOUND',
+  requireStack: []
+}
+
+Node.js v20.20.2`, "Error: Cannot find module '/tmp/does-not-exist.js'"},
+		{"node, type error", "file:///srv/index.js:3\nfoo.bar();\n    ^\n\nTypeError: foo.bar is not a function\n    at file:///srv/index.js:3:5\n\nNode.js v20.20.2", "TypeError: foo.bar is not a function"},
+		{"node ESM", "node:internal/errors:496\n    ErrorCaptureStackTrace(err);\n    ^\n\nError [ERR_MODULE_NOT_FOUND]: Cannot find package 'zod'\n    at new NodeError (node:internal/errors:405:5) {\n  code: 'ERR_MODULE_NOT_FOUND'\n}\n\nNode.js v20.20.2", "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'zod'"},
+		{"python", "Traceback (most recent call last):\n  File \"/srv/server.py\", line 1, in <module>\n    import mcp\nModuleNotFoundError: No module named 'mcp'", "ModuleNotFoundError: No module named 'mcp'"},
+		{"go panic", "panic: listen: address in use\n\ngoroutine 1 [running]:\nmain.main()\n\t/src/main.go:12 +0x1d\nexit status 2", "panic: listen: address in use"},
+		{"plain last line", "starting\nGITHUB_TOKEN is not set", "GITHUB_TOKEN is not set"},
+		{"banner only", "Node.js v20.20.2\n}\n", ""},
+		{"empty", "", ""},
+	} {
+		if got := reasonLine(strings.Split(tc.stderr, "\n")); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// Whatever a server writes, the reason is one of its lines, trimmed, or
+// nothing.
+func FuzzReasonLine(f *testing.F) {
+	f.Add("Error: x\nNode.js v20\n}")
+	f.Add("panic: y\n\tat z")
+	f.Add("  ^  \n\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		lines := strings.Split(s, "\n")
+		got := reasonLine(lines)
+		if got == "" {
+			return
+		}
+		if !slices.ContainsFunc(lines, func(l string) bool { return strings.TrimSpace(l) == got }) {
+			t.Fatalf("reason %q is none of the lines %q", got, lines)
+		}
+	})
+}
