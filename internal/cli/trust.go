@@ -511,6 +511,9 @@ func (lt *launchTrust) approval(rs *config.ResolvedServer) approvalJSON {
 		}
 	}
 	w := rs.Written
+	// Redacted (shownArgs) only where a value is inert data: anything a
+	// shell would act on is shown as written, so no redaction hides the
+	// change to check ("--api-key=$(curl …|sh)").
 	if w.Command != "" || len(w.Args) > 0 {
 		a.Command = trust.CommandLine(w.Command, shownArgs(w))
 	}
@@ -533,12 +536,7 @@ func (lt *launchTrust) approval(rs *config.ResolvedServer) approvalJSON {
 		a.Changed = v.Changed
 		a.Changes = v.Describe(w)
 		if p := v.Previous; p != nil && (slices.Contains(v.Changed, "command") || slices.Contains(v.Changed, "args")) {
-			secrets := redact.Secrets(w.Env, w.Headers)
-			args := redact.CommandArgs(p.Definition.Args)
-			for i := range args {
-				args[i] = redact.String(args[i], secrets...)
-			}
-			a.ApprovedCommand = trust.CommandLine(p.Definition.Command, args)
+			a.ApprovedCommand = trust.CommandLine(p.Definition.Command, redact.CommandArgs(p.Definition.Args, redact.Secrets(w.Env, w.Headers)...))
 		}
 	case trust.PreApproved:
 		a.Source = v.Source

