@@ -345,7 +345,9 @@ func serveStdio(ctx context.Context, opts *ServeOptions, g *gateway.Gateway) err
 			out = stdout // a duplicate: closing it leaves fd 1 open
 		}
 	}
-	t := &jsonl.Transport{Reader: in, Writer: out}
+	// A client's bad line is answered with a JSON-RPC error, not the end
+	// of its session.
+	t := &jsonl.Transport{Reader: in, Writer: out, Tolerant: true}
 	err := g.Server().Run(ctx, t)
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) || ctx.Err() != nil {
 		return nil

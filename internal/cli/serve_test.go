@@ -487,3 +487,61 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// A client's line that is not a JSON-RPC message gets a JSON-RPC error with
+// a null id (-32700 when it does not parse, -32600 when it is JSON but no
+// message), and the session goes on: the initialize after it is answered.
+func TestGatewayStdioAnswersABadLine(t *testing.T) {
+	w := newGatewayWorld(t)
+	w.servers(t, "alpha")
+	cmd := w.command(t, "serve", "--stdio")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	io.WriteString(stdin, "garbage\n"+`{"foo":1}`+"\n"+
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n")
+	type reply struct {
+		ID    any `json:"id"`
+		Error *struct {
+			Code int64 `json:"code"`
+		} `json:"error"`
+		Result json.RawMessage `json:"result"`
+	}
+	lines := bufio.NewScanner(stdout)
+	lines.Buffer(nil, 1<<20)
+	var got []reply
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for len(got) < 3 && lines.Scan() {
+			var r reply
+			if err := json.Unmarshal(lines.Bytes(), &r); err != nil {
+				t.Errorf("not JSON on stdout: %q", lines.Text())
+				return
+			}
+			got = append(got, r)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-done
+	}
+	if len(got) != 3 || got[0].ID != nil || got[0].Error == nil || got[0].Error.Code != -32700 ||
+		got[1].ID != nil || got[1].Error == nil || got[1].Error.Code != -32600 ||
+		got[2].ID != float64(1) || got[2].Error != nil || len(got[2].Result) == 0 {
+		t.Errorf("replies %+v; want a parse error, an invalid request, then the initialize result\nstderr: %s", got, stderr.String())
+	}
+}

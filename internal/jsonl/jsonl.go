@@ -45,6 +45,14 @@ type Transport struct {
 	// MaxLineLength bounds the bytes buffered for one incoming message:
 	// 0 means [mcp.DefaultMaxLineLength], a negative value no bound.
 	MaxLineLength int
+	// Tolerant answers an incoming frame that is not a JSON-RPC message
+	// with a JSON-RPC error whose id is null (-32700 for bytes that do not
+	// parse as JSON, -32600 for JSON that is not a message), as JSON-RPC
+	// 2.0 asks of a server, and reads on; otherwise such a frame ends the
+	// connection with an error wrapping [ErrInvalidFrame]. A message over
+	// MaxLineLength ends it either way. For the serving side of a
+	// connection: a client's one bad line should not end its session.
+	Tolerant bool
 }
 
 // Connect implements [mcp.Transport]. A pipe (a file in the runtime's
@@ -56,10 +64,11 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		limit = mcp.DefaultMaxLineLength
 	}
 	c := &conn{
-		r:      t.Reader,
-		w:      t.Writer,
-		out:    t.Writer,
-		closed: make(chan struct{}),
+		r:        t.Reader,
+		w:        t.Writer,
+		out:      t.Writer,
+		tolerant: t.Tolerant,
+		closed:   make(chan struct{}),
 	}
 	if f, ok := t.Writer.(*os.File); ok && inPoller(f, true) {
 		if w := rawWrite(f); w != nil {
@@ -108,6 +117,9 @@ type frame struct {
 	msgs  []jsonrpc.Message
 	batch bool
 	err   error
+	// code is the JSON-RPC error code for an err that is about the
+	// frame's content, which was read whole: the stream can go on.
+	code int64
 }
 
 type conn struct {
@@ -122,7 +134,8 @@ type conn struct {
 	incoming chan frame
 	queue    []jsonrpc.Message // rest of the last batch; Read is serial
 
-	writeMu sync.Mutex
+	writeMu  sync.Mutex
+	tolerant bool // see Transport.Tolerant
 
 	// mu guards the protocol watch and the batches being answered.
 	mu sync.Mutex
@@ -159,19 +172,68 @@ func (c *conn) readLoop(limit int) {
 		case <-c.closed:
 			return
 		}
-		if f.err != nil {
+		if f.err != nil && !c.goesOn(f) {
 			return
 		}
 	}
 }
 
+// goesOn reports whether the stream goes on after frame f failed: its
+// content was bad, it was read whole, and the connection is tolerant.
+func (c *conn) goesOn(f frame) bool {
+	return c.tolerant && f.code != 0
+}
+
+// refuse answers a bad frame as JSON-RPC 2.0 asks: an error response whose
+// id is null, since none could be read.
+func (c *conn) refuse(f frame) error {
+	msg := "Parse error"
+	if f.code == codeInvalidRequest {
+		msg = "Invalid Request"
+	}
+	data, err := json.Marshal(struct {
+		Version string `json:"jsonrpc"`
+		ID      any    `json:"id"`
+		Error   struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}{Version: "2.0", Error: struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	}{f.code, msg + ": " + strings.TrimPrefix(f.err.Error(), ErrInvalidFrame.Error()+": ")}})
+	if err != nil {
+		return err
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	_, err = c.out.Write(append(data, '\n'))
+	return err
+}
+
+// JSON-RPC 2.0's codes for a frame that is not a message.
+const (
+	codeParseError     = -32700
+	codeInvalidRequest = -32600
+)
+
 // readOne reads and decodes the next frame.
 func readOne(br *bufio.Reader, limit int) (f frame) {
 	data, err := readFrame(br, limit)
-	if err != nil {
+	switch {
+	case err != nil:
 		f.err = err
-	} else {
+		if errors.Is(err, ErrInvalidFrame) {
+			f.code = codeParseError // too deep: its lines were read whole
+		}
+	default:
 		f.msgs, f.batch, f.err = decodeFrame(data)
+		if f.err != nil {
+			f.code = codeInvalidRequest
+			if !json.Valid(data) {
+				f.code = codeParseError
+			}
+		}
 	}
 	return f
 }
@@ -349,31 +411,38 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return next, nil
 	}
 	var f frame
-	if c.br != nil {
-		select {
-		case <-c.closed:
-			return nil, io.EOF
-		default:
-		}
-		f = readOne(c.br, c.limit)
-		if f.err != nil {
+	for {
+		if c.br != nil {
 			select {
 			case <-c.closed:
-				return nil, io.EOF // the read failed because of Close
+				return nil, io.EOF
 			default:
 			}
+			f = readOne(c.br, c.limit)
+			if f.err != nil {
+				select {
+				case <-c.closed:
+					return nil, io.EOF // the read failed because of Close
+				default:
+				}
+			}
+		} else {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case f = <-c.incoming:
+			case <-c.closed:
+				return nil, io.EOF
+			}
+		}
+		if f.err == nil {
+			break
+		}
+		if !c.goesOn(f) {
 			return nil, f.err
 		}
-	} else {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case f = <-c.incoming:
-		case <-c.closed:
-			return nil, io.EOF
-		}
-		if f.err != nil {
-			return nil, f.err
+		if err := c.refuse(f); err != nil {
+			return nil, err
 		}
 	}
 	for _, m := range f.msgs {

@@ -316,3 +316,57 @@ func TestCloseUnblocksRead(t *testing.T) {
 		t.Error("Read returned no error after Close")
 	}
 }
+
+// A tolerant connection answers each bad frame with a JSON-RPC error whose
+// id is null and reads on, whether it reads a pipe itself or through its
+// reader goroutine; a message over the limit still ends it.
+func TestTolerantAnswersBadFrames(t *testing.T) {
+	for _, pollable := range []bool{true, false} {
+		t.Run(fmt.Sprintf("pollable=%v", pollable), func(t *testing.T) {
+			var in io.ReadCloser
+			var feed io.WriteCloser
+			if pollable {
+				in, feed = pipe(t)
+			} else {
+				in, feed = io.Pipe()
+			}
+			outR, outW := pipe(t)
+			c, err := (&jsonl.Transport{Reader: in, Writer: outW, Tolerant: true, MaxLineLength: 4096}).Connect(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			go io.WriteString(feed, "garbage\n"+`{"foo":1}`+"\n"+`{"jsonrpc":"2.0","id":7,"method":"ping"}`+"\n"+
+				`{"jsonrpc":"2.0","method":"x","params":"`+strings.Repeat("a", 5000)+`"}`+"\n")
+			m := within(t, 10*time.Second, "read past the bad frames", func() jsonrpc.Message {
+				m, err := c.Read(context.Background())
+				if err != nil {
+					t.Errorf("read: %v", err)
+				}
+				return m
+			})
+			if req, ok := m.(*jsonrpc.Request); !ok || req.Method != "ping" {
+				t.Fatalf("read %#v; want the ping after the bad frames", m)
+			}
+			br := bufio.NewReader(outR)
+			for _, code := range []float64{-32700, -32600} {
+				line, err := br.ReadBytes('\n')
+				var r map[string]any
+				if err != nil || json.Unmarshal(line, &r) != nil {
+					t.Fatalf("answer: %q, %v", line, err)
+				}
+				e, _ := r["error"].(map[string]any)
+				if id, has := r["id"]; !has || id != nil || e == nil || e["code"] != code {
+					t.Errorf("answer %s; want id null and code %v", line, code)
+				}
+			}
+			err = within(t, 10*time.Second, "read the oversized frame", func() error {
+				_, err := c.Read(context.Background())
+				return err
+			})
+			if !errors.Is(err, jsonl.ErrFrameTooLarge) {
+				t.Errorf("oversized frame: %v; want ErrFrameTooLarge", err)
+			}
+		})
+	}
+}
