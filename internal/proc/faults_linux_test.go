@@ -624,3 +624,27 @@ func TestUnkillableServerSparesTheOthers(t *testing.T) {
 	f.Resume()
 	within(t, 5*time.Second, "the stuck server's end once the mount answers", func() { <-stuck.Done() })
 }
+
+// A server inherits the signals its host had ignored (nohup, a shell's
+// background job), under the supervisor as when the host starts it itself
+// (review 14: the supervisor's SIGINT handler gave supervised servers the
+// default action).
+func TestServersKeepTheHostsIgnoredSIGINT(t *testing.T) {
+	for _, supervise := range []string{"0", "1"} {
+		host := exec.Command("sh", "-c", `trap "" INT; exec "$0"`, os.Args[0])
+		server, _, _ := launchTestHost(t, host, "PROC_TEST_SUPERVISE="+supervise, "PROC_TEST_SCRIPT=exec sleep 1000")
+		b, err := os.ReadFile(("/proc/"+strconv.Itoa(server)+"/status"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ign uint64
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "SigIgn:"); ok {
+				ign, _ = strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			}
+		}
+		if ign&(1<<(syscall.SIGINT-1)) == 0 {
+			t.Errorf("supervise=%s: the server does not ignore SIGINT (SigIgn %#x), which its host ignored", supervise, ign)
+		}
+	}
+}

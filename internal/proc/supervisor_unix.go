@@ -159,7 +159,13 @@ func runSupervisor(args []string) int {
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(supervisorMemoryLimit)
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	signal.Notify(sigs, syscall.SIGTERM)
+	// SIGINT too, unless the host had it ignored: catching it would give
+	// the servers the default action, where a server started by the host
+	// itself would inherit the ignoring (nohup, a backgrounded job).
+	if !signal.Ignored(syscall.SIGINT) {
+		signal.Notify(sigs, syscall.SIGINT)
+	}
 	// SIGHUP is not a reason to stop: `pkill -HUP switchboard` asks a
 	// gateway to reload, and a stopped supervisor whose host died gets one
 	// (the host's death is known otherwise). Caught, not ignored, so that
