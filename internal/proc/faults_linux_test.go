@@ -633,7 +633,7 @@ func TestServersKeepTheHostsIgnoredSIGINT(t *testing.T) {
 	for _, supervise := range []string{"0", "1"} {
 		host := exec.Command("sh", "-c", `trap "" INT; exec "$0"`, os.Args[0])
 		server, _, _ := launchTestHost(t, host, "PROC_TEST_SUPERVISE="+supervise, "PROC_TEST_SCRIPT=exec sleep 1000")
-		b, err := os.ReadFile(("/proc/"+strconv.Itoa(server)+"/status"))
+		b, err := os.ReadFile(("/proc/" + strconv.Itoa(server) + "/status"))
 		if err != nil {
 			t.Fatal(err)
 		}
