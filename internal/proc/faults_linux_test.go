@@ -648,3 +648,50 @@ func TestServersKeepTheHostsIgnoredSIGINT(t *testing.T) {
 		}
 	}
 }
+
+// One server's leftover can join a process group made by another, live,
+// server's child (same session: allowed). Sweeping the first server's
+// leftovers must not signal that group: it holds the other server's
+// process, which is not the first server's to end.
+func TestLeftoverInAnotherServersGroupSparesIt(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("perl is needed")
+	}
+	// Server B runs a helper in a process group of its own (as a Go server
+	// with Setpgid, or Python's process_group=0, does), and waits.
+	b := startSh(t, true, `perl -e 'setpgrp(0,0); exec "sleep", "1000"' & echo $! >&2; wait`)
+	helper, err := strconv.Atoi(waitStderr(t, b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hi, _, _, ok := readProc(helper)
+	if !ok {
+		t.Fatal("B's helper is not running")
+	}
+	t.Cleanup(func() { killAll([]procInfo{hi}) })
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if groupOf(helper) == helper {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("B's helper never made its group")
+		}
+	}
+	// Server A leaves an orphan that joins that group, then exits.
+	join, joined := joinerScript(t, strconv.Itoa(helper))
+	a := startSh(t, true, join+"; sleep 0.3; exit 0")
+	j, refusal := joined()
+	if j == 0 {
+		t.Skipf("could not join: %s", refusal)
+	}
+	within(t, 15*time.Second, "A's Done", func() { <-a.Done() })
+	time.Sleep(500 * time.Millisecond)
+	if !alive(hi) {
+		t.Errorf("server B's helper %v was killed by the sweep of server A's leftovers", hi)
+	}
+	select {
+	case <-b.Done():
+		t.Errorf("server B ended: %v", b.ExitErr())
+	default:
+	}
+}

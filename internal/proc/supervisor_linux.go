@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"syscall"
 	"unsafe"
@@ -131,9 +132,6 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 			return nil, true
 		}
 	}
-	if groupAlive {
-		left = append(left, -pgid)
-	}
 	var recent []orphanGroup
 	if (owned == nil || len(sv.servers) == 0) && !sv.spawning {
 		// Everything is to go (the host is gone, or no server is left to
@@ -179,17 +177,6 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 			left = append(left, -g)
 		}
 	}
-	groups := map[int]bool{}
-	take := func(tree []int) {
-		left = append(left, tree...)
-		for _, p := range tree {
-			g := pgrpOf[p]
-			if g > 1 && g != ownGroup && g != pgid && sv.servers[g] == nil && !sv.spawning && !groups[g] {
-				groups[g] = true
-				left = append(left, -g)
-			}
-		}
-	}
 	below := func(root int) []int {
 		tree := []int{root}
 		for i := 0; i < len(tree); i++ {
@@ -197,6 +184,42 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 		}
 		return tree
 	}
+	// What a live server's tree holds is not this sweep's to end, nor is
+	// a group with such a member signalled as a whole: a leftover may have
+	// joined a group that another server's child made (all share our
+	// session), or the other way round. The leftovers' own members are
+	// in left one by one.
+	live := map[int]bool{}       // groups
+	liveMember := map[int]bool{} // pids
+	if owned != nil {
+		for spid := range sv.servers {
+			for _, p := range below(spid) {
+				liveMember[p] = true
+				if g, ok := pgrpOf[p]; ok {
+					live[g] = true
+				}
+			}
+		}
+	}
+	if groupAlive && !live[pgid] {
+		left = append(left, -pgid)
+	}
+	groups := map[int]bool{}
+	take := func(tree []int) {
+		left = append(left, tree...)
+		for _, p := range tree {
+			g := pgrpOf[p]
+			if g > 1 && g != ownGroup && g != pgid && sv.servers[g] == nil && !live[g] && !sv.spawning && !groups[g] {
+				groups[g] = true
+				left = append(left, -g)
+			}
+		}
+	}
+	defer func() {
+		if len(liveMember) > 0 {
+			left = slices.DeleteFunc(left, func(p int) bool { return liveMember[p] })
+		}
+	}()
 	for _, pid := range children[os.Getpid()] {
 		switch {
 		case owned == nil:
