@@ -3,6 +3,7 @@ package proc
 import (
 	"errors"
 	"os"
+	"strconv"
 	"syscall"
 )
 
@@ -19,8 +20,19 @@ func mayHang(string) bool { return false }
 // no subreaper, so no orphan is ever ours to look at.
 func peekExited() (pid int, group orphanGroup, err error) { return -1, orphanGroup{}, nil }
 
-// closeOnExecFrom marks every descriptor from first on close-on-exec.
+// closeOnExecFrom marks every descriptor from first on close-on-exec:
+// those /dev/fd lists (the runtime has already raised the soft limit to
+// kern.maxfilesperproc, so a loop up to it is long), else every number up
+// to the soft limit or 4096.
 func closeOnExecFrom(first int) {
+	if ents, err := os.ReadDir("/dev/fd"); err == nil {
+		for _, e := range ents {
+			if fd, err := strconv.Atoi(e.Name()); err == nil && fd >= first {
+				syscall.CloseOnExec(fd)
+			}
+		}
+		return
+	}
 	var lim syscall.Rlimit
 	max := 1 << 12
 	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim) == nil && lim.Cur < 1<<16 {
