@@ -56,6 +56,9 @@ var pure = []rule{
 	// toolsurface builds on the MCP SDK alone: another package of this
 	// module would pull I/O into it or make a cycle with the runtime.
 	{Pkg: "toolsurface", DenyDeps: []string{module + "/..."}},
+	// filelock only takes a lock on a file: config and trust wait on it
+	// while they edit, so it may sleep, but it never spawns or dials.
+	{Pkg: "internal/filelock", DenyDeps: noIO},
 	{Pkg: "internal/redact"},
 	{Pkg: "internal/netguard"},
 	// termsafe only rewrites strings for a terminal.

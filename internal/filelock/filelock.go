@@ -1,0 +1,79 @@
+// Package filelock serializes the read-modify-write of a file across
+// processes: two `switchboard mcp add` run at once, or the CLI and a
+// gateway approving at the same moment, each read the file, change it and
+// rename a new one in. Without a lock the second rename drops what the
+// first added.
+//
+// The lock is an advisory lock (flock on Unix, LockFileEx on Windows) on a
+// sibling file, <file>.lock, created 0600 and removed again when the lock
+// is released, so that no stray file is left next to a repository's
+// .mcp.json. Only writers that take the lock are serialized; readers never
+// need it, since every write replaces the file atomically.
+package filelock
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+)
+
+// DefaultTimeout is how long an edit waits for another process's edit of
+// the same file: edits take milliseconds, so reaching it means a process
+// is stuck holding the lock.
+const DefaultTimeout = 10 * time.Second
+
+// ErrTimeout is returned (wrapped) by [Lock] when the lock stayed taken
+// for the whole timeout.
+var ErrTimeout = errors.New("timed out waiting for the lock")
+
+// Lock takes the exclusive lock of the file at path (on path+".lock"),
+// waiting at most timeout for a holder to release it; the error of a
+// timeout wraps [ErrTimeout] and names path. unlock releases it and is to
+// be called once, after the new file has been renamed into place. The lock
+// serializes goroutines of one process as well as processes; the kernel
+// drops it if the process dies, so a crash never wedges the next edit.
+func Lock(path string, timeout time.Duration) (unlock func(), err error) {
+	name := path + ".lock"
+	deadline := time.Now().Add(timeout)
+	wait := time.Millisecond
+	for {
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|noFollow, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("locking %s: %w", path, err)
+		}
+		ok, err := tryLock(f)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", path, err)
+		}
+		if ok && current(f, name) {
+			return func() { release(f, name) }, nil
+		}
+		if ok {
+			// The holder we waited for removed this lock file on release;
+			// another process may hold the one now at name.
+			unlockFile(f)
+			f.Close()
+			continue
+		}
+		f.Close()
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%s is being changed by another process (its lock %s stayed taken for %v): %w; try again, or end the process that holds it",
+				path, name, timeout, ErrTimeout)
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 25*time.Millisecond)
+	}
+}
+
+// current reports whether f, just locked, is still the file at name: a
+// lock on a file already removed from name protects nothing.
+func current(f *os.File, name string) bool {
+	held, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	now, err := os.Lstat(name)
+	return err == nil && os.SameFile(held, now)
+}
