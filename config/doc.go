@@ -46,5 +46,7 @@
 //
 // The package is pure: it reads files and the environment it is given,
 // and never starts a process, opens a socket or reads the clock. Writing
-// configuration (preserving comments) is in edit.go.
+// configuration (preserving comments) is in edit.go; there alone the
+// package waits, for another process's edit of the same file to finish
+// (a lock held from the read to the rename, see internal/filelock).
 package config

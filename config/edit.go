@@ -22,6 +22,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/tailscale/hujson"
+
+	"github.com/switchboard-mcp/switchboard/internal/filelock"
 )
 
 // Modes of what an edit creates. Files in the home directory can hold
@@ -45,6 +47,11 @@ const (
 // The file is replaced atomically and keeps its mode. A file that does not
 // parse is left untouched and the error is a [Diagnostic] with
 // file:line:col.
+//
+// SetServer, [RemoveServer] and [SetWorkspaceEnablement] are safe to call
+// at once from several goroutines and processes: edits of one file take
+// turns (waiting at most 10s for the file's lock, then failing with an
+// error naming the file), so that none is lost.
 func SetServer(path string, objPath []string, name string, def json.RawMessage) error {
 	var probe map[string]json.RawMessage
 	if err := json.Unmarshal(def, &probe); err != nil {
@@ -167,11 +174,28 @@ var errNoChange = errors.New("no change")
 // {}), lets edit patch its syntax tree, and writes the result atomically. A
 // new file gets fileMode (and missing directories dirMode); an existing
 // one keeps its mode.
+//
+// The whole read-modify-write holds the file's lock ([filelock]), so that
+// edits made at once by several processes (setup scripts adding servers
+// in parallel, the CLI beside another tool) all survive instead of the
+// last rename dropping the others.
 func editFile(path string, fileMode, dirMode fs.FileMode, edit func(v *hujson.Value, src []byte) error) error {
 	// Edit the file a symlink points to, rather than replacing the link.
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
 	}
+	// The lock file lives beside the file, so its directory must exist
+	// first; a new file is about to be written there anyway.
+	if _, err := os.Stat(filepath.Dir(path)); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(path), dirMode); err != nil {
+			return fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
+		}
+	}
+	unlock, err := filelock.Lock(path, filelock.DefaultTimeout)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	src, err := readConfigFile(path)
 	exists := true
 	switch {
@@ -224,11 +248,6 @@ func editFile(path string, fileMode, dirMode fs.FileMode, edit func(v *hujson.Va
 	}
 	if exists && bytes.Equal(out, src) {
 		return nil
-	}
-	if !exists {
-		if err := os.MkdirAll(filepath.Dir(path), dirMode); err != nil {
-			return fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
-		}
 	}
 	return writeFileAtomic(path, out, mode)
 }
