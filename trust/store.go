@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/filelock"
 )
 
 // FileName is the store's file in the Switchboard home directory.
@@ -82,9 +83,10 @@ type workspaceEntry struct {
 
 // Store is the launch-trust store: approvals per workspace (its absolute
 // root with symlinks resolved, [WorkspaceKey]) and server name, in <home>/trust.json (mode 0600 in a 0700
-// directory). A Store is safe for concurrent use. Writes replace the file
-// atomically (write a temporary file, then rename), after reading it again
-// so that approvals made meanwhile by another process are kept.
+// directory). A Store is safe for concurrent use, also by several
+// processes at once. Writes replace the file atomically (write a temporary
+// file, then rename), after reading it again under the file's lock so that
+// approvals made meanwhile by another process are kept.
 //
 // A file that cannot be read, does not parse, or can be written by other
 // users fails closed: nothing is approved, [Store.Err] says why and how to
@@ -341,9 +343,21 @@ func (s *Store) Reset(workspace string) ([]string, error) {
 
 // update re-reads the file, applies change and writes the result
 // atomically. It refuses while the file is unusable.
+//
+// The file's lock ([filelock]) is held from the read to the rename, so
+// that approvals written at once by other processes (parallel `mcp
+// approve`, a gateway asking) are kept rather than overwritten.
 func (s *Store) update(change func(*storeFile)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+		return fmt.Errorf("saving the trust store: %w", err)
+	}
+	unlock, err := filelock.Lock(s.path, filelock.DefaultTimeout)
+	if err != nil {
+		return fmt.Errorf("saving the trust store: %w", err)
+	}
+	defer unlock()
 	data, err := readStore(s.path)
 	if err != nil {
 		s.err = err
