@@ -12,6 +12,7 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/filelock"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 )
 
@@ -249,11 +250,24 @@ func setServer(t scopeTarget, name string, raw []byte) error {
 	}
 	if err := config.SetServer(t.File, t.ObjPath, name, raw); err != nil {
 		if created {
-			os.Remove(t.File)
+			removeIfEmpty(t.File)
 		}
 		return configFileErr(err)
 	}
 	return nil
+}
+
+// removeIfEmpty removes the empty file setServer created for an edit that
+// failed, unless another process has written its own entry there since.
+func removeIfEmpty(path string) {
+	unlock, err := filelock.Lock(path, filelock.DefaultTimeout)
+	if err != nil {
+		return
+	}
+	defer unlock()
+	if fi, err := os.Stat(path); err == nil && fi.Size() == 0 {
+		os.Remove(path)
+	}
 }
 
 // parsePairs reads KEY<sep>VALUE flag values into a map.
