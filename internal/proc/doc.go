@@ -78,7 +78,10 @@
 // every descriptor it inherited close-on-exec when it starts, and receives
 // the host's pipes close-on-exec. SIGHUP does not stop it. The supervisor
 // is this very program, re-executed by its path while that is still the
-// file it runs from, else through /proc/self/exe (after an upgrade).
+// file it runs from, else through /proc/self/exe (after an upgrade). On
+// macOS, which has no /proc, it is re-executed by its path
+// (os.Executable), so a supervisor started after an upgrade replaced the
+// file is the new version.
 //
 // Host and supervisor name a server by the ID of its spawn, never by its
 // pid, which is free for reuse as soon as the server is reaped: the
