@@ -149,6 +149,14 @@ func NewRootCmd(f *Factory) *cobra.Command {
 			if err := g.validate(); err != nil {
 				return err
 			}
+			if g.Workspace != "" {
+				// Before anything is read or written: a mistyped root would
+				// otherwise get a "projects" entry or a .switchboard/ folder.
+				if st, err := os.Stat(f.abs(g.Workspace)); err != nil || !st.IsDir() {
+					return Usagef("pass an existing directory (the project root) to --workspace",
+						"--workspace %s: not a directory", g.Workspace)
+				}
+			}
 			_, err := f.Settings()
 			return err
 		},
