@@ -213,8 +213,8 @@ func editFile(path string, fileMode, dirMode fs.FileMode, edit func(v *hujson.Va
 		mode = fi.Mode().Perm()
 	}
 
-	text := src
-	if len(bytes.TrimSpace(src)) == 0 {
+	text, mark := StripBOM(src)
+	if len(bytes.TrimSpace(text)) == 0 {
 		// A new or blank file: start from an empty object, keeping any
 		// whitespace the blank file held out of the way.
 		text = []byte("{}\n")
@@ -240,6 +240,9 @@ func editFile(path string, fileMode, dirMode fs.FileMode, edit func(v *hujson.Va
 	out := v.Pack()
 	if !bytes.HasSuffix(out, []byte("\n")) {
 		out = append(out, '\n')
+	}
+	if mark != nil {
+		out = append(append([]byte(nil), mark...), out...)
 	}
 	// A file written with CRLF line ends (Windows editors) keeps them:
 	// the new lines are laid out with "\n" only.
@@ -742,6 +745,7 @@ func parseExisting(path string) (*hujson.Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	src, _ = StripBOM(src)
 	if len(bytes.TrimSpace(src)) == 0 {
 		return nil, nil
 	}

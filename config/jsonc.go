@@ -27,6 +27,19 @@ type jsoncDoc struct {
 // fixSyntax is the Fix of every parse error.
 const fixSyntax = "correct the JSON at that position (// and /* */ comments and trailing commas are allowed)"
 
+// bom is the UTF-8 byte order mark some Windows editors begin a file with.
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
+// StripBOM returns data without a leading UTF-8 byte order mark, and the
+// mark itself (nil when there is none): JSON forbids it, Notepad writes it,
+// and a file read or edited keeps it.
+func StripBOM(data []byte) (rest, mark []byte) {
+	if bytes.HasPrefix(data, bom) {
+		return data[len(bom):], data[:len(bom)]
+	}
+	return data, nil
+}
+
 // parseJSONC parses data as JSONC whose top level must be an object. An
 // empty (all-whitespace) document is an empty object. Problems come back as
 // one error diagnostic; the returned document is never nil.
@@ -51,6 +64,9 @@ func parseJSONC(file string, data []byte) (*jsoncDoc, []Diagnostic) {
 	buf := make([]byte, len(data)+1)
 	copy(buf, data)
 	buf[len(data)] = '\n'
+	if _, mark := StripBOM(buf); mark != nil {
+		copy(buf, "   ") // white space of the same length: offsets stay
+	}
 	v, err := hujson.Parse(buf)
 	if err != nil {
 		off, msg := parseErrorOffset(buf, err)

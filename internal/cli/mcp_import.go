@@ -269,6 +269,7 @@ func readImportFile(path, from string) ([]importEntry, error) {
 		}
 		return nil, FailureErr(fmt.Errorf("reading %s: %w", path, err), "")
 	}
+	data, _ = config.StripBOM(data)
 	v, err := hujson.Parse(data)
 	if err != nil {
 		msg := path + ": " + err.Error()
