@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -97,13 +98,51 @@ func (f *Factory) Settings() (config.Settings, error) {
 	if g.Settings == "" || f.settings != nil {
 		return f.settings, nil
 	}
-	s, err := config.LoadSettings(g.Settings)
+	arg := g.Settings
+	inline := strings.HasPrefix(strings.TrimSpace(arg), "{")
+	if !inline {
+		arg = f.abs(arg) // against the command's directory, as every path flag
+	}
+	s, err := config.LoadSettings(arg)
 	if err != nil {
 		// The message already names the input and the fix.
 		return nil, ConfigErr(err, "")
 	}
+	if !inline {
+		if err := f.notFromTheRepository(arg, s); err != nil {
+			return nil, err
+		}
+	}
 	f.settings = s
 	return s, nil
+}
+
+// notFromTheRepository refuses a --settings file inside the workspace root
+// that grants anything (SPEC §2: pre-approval never comes from a file a
+// repository can commit, whoever names it; its allow rules would let the
+// repository's servers act unasked). Deny and ask rules there are kept:
+// they only tighten.
+func (f *Factory) notFromTheRepository(file string, s config.Settings) error {
+	allow, _, _ := s.Permissions()
+	if !s.EnableAllProjectMcpServers() && len(s.EnabledMcpjsonServers()) == 0 && len(allow) == 0 {
+		return nil
+	}
+	root, ok := f.WorkspaceRoot()
+	if !ok {
+		return nil
+	}
+	real := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return filepath.Clean(p)
+	}
+	rel, err := filepath.Rel(real(root), real(file))
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil
+	}
+	return ConfigErr(fmt.Errorf("--settings %s: the file is inside the repository %s, so it may not approve project servers or allow tools: a repository must not approve its own servers", file, root),
+		"pass those keys inline (--settings '{\"enabledMcpjsonServers\": [\"name\"]}') or from a file outside the repository")
 }
 
 // Home is the Switchboard directory: $SWITCHBOARD_HOME, else ~/.switchboard.
