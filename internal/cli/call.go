@@ -243,15 +243,26 @@ func presentResult(opts *CallOptions, server, tool string, res *mcp.CallToolResu
 // lookupTool finds the server's own names for a namespaced tool, for the
 // envelope. When the tool is not listed (the call will say why) it falls
 // back to the parts of the name.
+// hostToolServer is the envelope's server for the host's own tools
+// (tool_search), as the gateway names it.
+const hostToolServer = "switchboard"
+
 func (s *session) lookupTool(ctx context.Context, name string) (server, tool string, def *mcp.Tool) {
 	if list, _ := s.h.Tools(ctx); list != nil {
 		for _, t := range list.Tools {
 			if t.Name == name {
-				return t.Server, t.Tool.Name, t.Tool
+				server = t.Server
+				if server == "" {
+					server = hostToolServer
+				}
+				return server, t.Tool.Name, t.Tool
 			}
 		}
 	}
-	server, tool, _ = toolsurface.ParseToolName(name)
+	server, tool, ok := toolsurface.ParseToolName(name)
+	if !ok {
+		return hostToolServer, name, nil
+	}
 	return server, tool, nil
 }
 

@@ -85,7 +85,7 @@ func TestCallToolSearch(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}
-	if !strings.Contains(out, `"name":"mcp__echo__add"`) {
+	if !strings.Contains(out, `"name":"mcp__echo__add"`) || !strings.HasPrefix(out, `<mcp_response server="switchboard" tool="tool_search"`) {
 		t.Errorf("stdout:\n%s", out)
 	}
 }
