@@ -224,7 +224,9 @@ func writeServer(f *Factory, scope config.Scope, name string, raw []byte, force 
 	switch {
 	case s == nil:
 	case s.Scope != scope:
-		fmt.Fprintf(f.IO.ErrOut, "warning: the %s-scope definition of %q overrides this one in this workspace\n", s.Scope, name)
+		fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", placement(s, scope))
+	case len(s.Shadows) > 0:
+		fmt.Fprintf(f.IO.ErrOut, "note: %s\n", placement(s, scope))
 	case s.Availability == config.Disabled:
 		fmt.Fprintf(f.IO.ErrOut, "warning: %q is disabled here: %s\n", name, termsafe.Line(s.DisabledReason))
 	default:
@@ -235,6 +237,23 @@ func writeServer(f *Factory, scope config.Scope, name string, raw []byte, force 
 		}
 	}
 	return nil
+}
+
+// placement says how a definition just written in scope sits among those
+// of the same name, when it does not simply stand alone: overridden by one
+// in a higher scope, or hiding those in lower ones ("" otherwise).
+func placement(s *config.ResolvedServer, scope config.Scope) string {
+	if s.Scope != scope {
+		return fmt.Sprintf("the %s-scope definition of %q overrides this one in this workspace", s.Scope, s.Name)
+	}
+	if len(s.Shadows) == 0 {
+		return ""
+	}
+	var hidden []string
+	for _, sc := range s.Shadows {
+		hidden = append(hidden, string(sc))
+	}
+	return fmt.Sprintf("in this workspace it takes the place of the %s-scope definition of %q", strings.Join(hidden, " and "), s.Name)
 }
 
 // setServer writes one entry to a scope's file. A project file is shared

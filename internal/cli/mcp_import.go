@@ -190,6 +190,18 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 		rep.Imported = append(rep.Imported, e)
 	}
 
+	// Say where an imported definition stands among those of the same name.
+	if len(rep.Imported) > 0 {
+		if r, err := f.LoadConfig(); err == nil {
+			for i, e := range rep.Imported {
+				if s := r.Server(e.Name); s != nil {
+					if p := placement(s, scope); p != "" {
+						rep.Imported[i].Notes = append(rep.Imported[i].Notes, p)
+					}
+				}
+			}
+		}
+	}
 	if opts.JSON {
 		return printJSON(opts.IO.Out, rep)
 	}
