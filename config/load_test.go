@@ -125,6 +125,10 @@ func TestLoadPrecedence(t *testing.T) {
 	wantFiles := Files{
 		User: userFile, Local: userFile, Project: filepath.Join(f.proj, ".mcp.json"),
 		Managed: filepath.Join(f.etcDir, "managed-mcp.json"), Workspace: filepath.Join(f.proj, ".switchboard", "workspace.json"),
+		Searched: []string{
+			filepath.Join(f.etcDir, "managed-mcp.json"), userFile,
+			filepath.Join(f.proj, ".mcp.json"), filepath.Join(f.proj, ".switchboard", "workspace.json"),
+		},
 	}
 	if diff := cmp.Diff(wantFiles, r.Files); diff != "" {
 		t.Errorf("files (-want +got):\n%s", diff)

@@ -71,29 +71,50 @@ func findRoot(cwd, home string) string {
 // unreadable file: loading then reports it rather than quietly reading the
 // next one.
 func UserFile(home string, homeDir string) string {
-	primary := filepath.Join(home, "mcp.json")
-	if exists(primary) {
-		return primary
-	}
+	return firstExisting(userFiles(home, homeDir))
+}
+
+// userFiles lists the user-scope files in the order UserFile tries them.
+func userFiles(home, homeDir string) []string {
+	files := []string{filepath.Join(home, "mcp.json")}
 	if homeDir != "" {
-		if legacy := filepath.Join(homeDir, ".switchboard.json"); exists(legacy) {
-			return legacy
+		files = append(files, filepath.Join(homeDir, ".switchboard.json"))
+	}
+	return files
+}
+
+// projectFiles lists the project-scope files in the order ProjectFile
+// tries them.
+func projectFiles(root string) []string {
+	return []string{filepath.Join(root, ".mcp.json"), filepath.Join(root, "mcp.json")}
+}
+
+// upToFirstExisting returns paths up to and including the first that
+// exists, or all of them when none does: the files whose appearance or
+// change decides what a scope reads.
+func upToFirstExisting(paths []string) []string {
+	for i, p := range paths {
+		if exists(p) {
+			return paths[:i+1]
 		}
 	}
-	return primary
+	return paths
 }
 
 // ProjectFile returns the project-scope file of a root: the first existing
 // of <root>/.mcp.json and <root>/mcp.json, else <root>/.mcp.json.
 func ProjectFile(root string) string {
-	primary := filepath.Join(root, ".mcp.json")
-	if exists(primary) {
-		return primary
+	return firstExisting(projectFiles(root))
+}
+
+// firstExisting returns the first of paths that exists, else the first.
+func firstExisting(paths []string) string {
+	for _, p := range paths {
+		if exists(p) {
+			return p
+		}
 	}
-	if alt := filepath.Join(root, "mcp.json"); exists(alt) {
-		return alt
-	}
-	return primary
+	return paths[0]
 }
 
 // WorkspaceFile returns the workspace enablement file of a root (§1.3):

@@ -144,6 +144,14 @@ func Load(opts *LoadOptions) (*Resolved, error) {
 		l.res.Files.Workspace = WorkspaceFile(root)
 	}
 	l.managedFile = l.res.Files.Managed
+	l.res.Files.Searched = []string{l.res.Files.Managed}
+	if !o.StrictMCPConfig {
+		l.res.Files.Searched = append(l.res.Files.Searched, upToFirstExisting(userFiles(home, homeDir))...)
+		if root != "" {
+			l.res.Files.Searched = append(l.res.Files.Searched, upToFirstExisting(projectFiles(root))...)
+			l.res.Files.Searched = append(l.res.Files.Searched, l.res.Files.Workspace)
+		}
+	}
 
 	l.loadManaged(l.res.Files.Managed)
 	if !o.StrictMCPConfig {
@@ -397,6 +405,7 @@ func (l *loader) loadFlags(configs []string, cwd string) {
 				file = filepath.Join(cwd, file)
 			}
 			label = file
+			l.res.Files.Searched = append(l.res.Files.Searched, file)
 			var ok bool
 			data, ok = l.read(file, true, "check the path given to --mcp-config (a file, or inline JSON starting with '{')")
 			if !ok {

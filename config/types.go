@@ -207,6 +207,15 @@ type Files struct {
 	Managed   string   `json:"managed"`
 	Workspace string   `json:"workspace,omitempty"` // .switchboard/workspace.json
 	Flags     []string `json:"flags,omitempty"`     // --mcp-config sources
+	// Searched lists every file Load looked for, whether it was there or
+	// not: the files it read and, in each scope, the files before them
+	// that it found missing (~/.switchboard/mcp.json while the legacy
+	// ~/.switchboard.json is in use, or both while neither exists). A file
+	// appearing, changing or going away at one of these paths can change
+	// what Load returns; at any other path it cannot (settings files
+	// aside: they are the policy package's). A long-running host watches
+	// them (§1.7).
+	Searched []string `json:"-"`
 }
 
 // Resolved is the whole configuration view for one workspace: what the
