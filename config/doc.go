@@ -40,7 +40,9 @@
 // Every problem is a [Diagnostic] with file:line:col (columns count
 // characters) and a one-line fix, both in [Resolved.Diagnostics] and, for
 // a server's own problems, in [ResolvedServer.Diagnostics]. One broken file
-// or server never hides the valid servers of other files.
+// or server never hides the valid servers of other files. A long-running
+// host that reloads gives every Load the same [LastGood], so that a file
+// broken mid-edit keeps its last good contents in effect until it is fixed.
 //
 // [LoadSettings] reads a --settings value (inline JSON or a file).
 //

@@ -27,4 +27,8 @@ type LoadOptions struct {
 	// LookupEnv reads the environment for ${VAR} expansion and the
 	// SWITCHBOARD_* overrides. If nil, os.LookupEnv is used.
 	LookupEnv func(key string) (string, bool)
+	// LastGood, if set, keeps the last good contents of a file that is
+	// now broken in effect (see [LastGood]). If nil, a broken file defines
+	// nothing.
+	LastGood *LastGood
 }

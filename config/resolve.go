@@ -37,10 +37,11 @@ type candidate struct {
 }
 
 type loader struct {
-	lookup func(string) (string, bool)
-	res    *Resolved
-	cands  map[string][]candidate
-	n      int
+	lookup   func(string) (string, bool)
+	lastGood *LastGood
+	res      *Resolved
+	cands    map[string][]candidate
+	n        int
 	// disabledBy maps a name to the reason of the first disabledMcpServers
 	// list that names it.
 	disabledBy map[string]string
@@ -112,6 +113,7 @@ func Load(opts *LoadOptions) (*Resolved, error) {
 
 	l := &loader{
 		lookup:     lookup,
+		lastGood:   o.LastGood,
 		res:        &Resolved{Servers: []ResolvedServer{}},
 		cands:      make(map[string][]candidate),
 		disabledBy: make(map[string]string),
@@ -206,6 +208,33 @@ func (l *loader) read(path string, required bool, fixMissing string) ([]byte, bo
 	return nil, false
 }
 
+// load reads and parses a configuration file; nil when there is nothing
+// to use. With a LastGood, a file that is there but cannot be read or
+// parsed is replaced by its last good contents (see LastGood).
+func (l *loader) load(path string, required bool, fixMissing string) *jsoncDoc {
+	data, ok := l.read(path, required, fixMissing)
+	if ok {
+		if doc := l.parse(path, data); doc.obj != nil {
+			l.lastGood.remember(path, data)
+			return doc
+		}
+	} else if !exists(path) {
+		l.lastGood.forget(path)
+		return nil
+	}
+	good, ok := l.lastGood.get(path)
+	if !ok {
+		return nil
+	}
+	l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
+		Severity: SeverityWarning, Position: Position{File: path},
+		Message: "not loaded: its last good contents stay in effect until it is fixed",
+		Fix:     "fix the error reported for this file",
+	})
+	doc, _ := parseJSONC(path, good)
+	return doc
+}
+
 func (l *loader) fileDiag(path, msg, fix string) {
 	l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
 		Severity: SeverityError, Position: Position{File: path}, Message: msg, Fix: fix,
@@ -252,12 +281,8 @@ func (l *loader) addServersExcept(doc *jsoncDoc, obj *hujson.Object, scope Scope
 }
 
 func (l *loader) loadManaged(path string) {
-	data, ok := l.read(path, false, "")
-	if !ok {
-		return
-	}
-	doc := l.parse(path, data)
-	if doc.obj == nil {
+	doc := l.load(path, false, "")
+	if doc == nil {
 		return
 	}
 	l.addServers(doc, doc.obj, ScopeManaged, path, path)
@@ -279,12 +304,8 @@ func (l *loader) loadManaged(path string) {
 }
 
 func (l *loader) loadUser(path, root string) {
-	data, ok := l.read(path, false, "")
-	if !ok {
-		return
-	}
-	doc := l.parse(path, data)
-	if doc.obj == nil {
+	doc := l.load(path, false, "")
+	if doc == nil {
 		return
 	}
 	l.addServers(doc, doc.obj, ScopeUser, path, path)
@@ -341,23 +362,14 @@ func (l *loader) loadUser(path, root string) {
 }
 
 func (l *loader) loadProject(path string) {
-	data, ok := l.read(path, false, "")
-	if !ok {
-		return
-	}
-	doc := l.parse(path, data)
-	if doc.obj != nil {
+	if doc := l.load(path, false, ""); doc != nil {
 		l.addServers(doc, doc.obj, ScopeProject, path, path)
 	}
 }
 
 func (l *loader) loadWorkspace(path string) {
-	data, ok := l.read(path, false, "")
-	if !ok {
-		return
-	}
-	doc := l.parse(path, data)
-	if doc.obj == nil {
+	doc := l.load(path, false, "")
+	if doc == nil {
 		return
 	}
 	enabled, enPos, _, diags := doc.nameList(doc.obj, "enabledMcpServers")
@@ -390,7 +402,7 @@ func (l *loader) loadFlags(configs []string, cwd string) {
 	}
 	k := 0
 	for _, c := range configs {
-		var data []byte
+		var doc *jsoncDoc
 		var file, label string
 		if strings.HasPrefix(strings.TrimSpace(c), "{") {
 			k++
@@ -398,7 +410,10 @@ func (l *loader) loadFlags(configs []string, cwd string) {
 			if inline > 1 {
 				label = fmt.Sprintf("--mcp-config#%d", k)
 			}
-			data = []byte(c)
+			doc = l.parse(label, []byte(c))
+			if doc.obj == nil {
+				doc = nil
+			}
 		} else {
 			file = c
 			if !filepath.IsAbs(file) {
@@ -406,16 +421,10 @@ func (l *loader) loadFlags(configs []string, cwd string) {
 			}
 			label = file
 			l.res.Files.Searched = append(l.res.Files.Searched, file)
-			var ok bool
-			data, ok = l.read(file, true, "check the path given to --mcp-config (a file, or inline JSON starting with '{')")
-			if !ok {
-				l.res.Files.Flags = append(l.res.Files.Flags, label)
-				continue
-			}
+			doc = l.load(file, true, "check the path given to --mcp-config (a file, or inline JSON starting with '{')")
 		}
 		l.res.Files.Flags = append(l.res.Files.Flags, label)
-		doc := l.parse(label, data)
-		if doc.obj == nil {
+		if doc == nil {
 			continue
 		}
 		if lookupMember(doc.obj, "mcpServers") == nil {
