@@ -59,6 +59,9 @@ type ServeOptions struct {
 	// ShutdownGrace bounds the graceful part of shutdown. If <= 0,
 	// DefaultShutdownGrace.
 	ShutdownGrace time.Duration
+	// HomeDir is the user's home directory: the highest folder watched for
+	// a configuration folder under it that does not exist yet.
+	HomeDir string
 	// Getenv reads MAX_MCP_OUTPUT_TOKENS and friends.
 	Getenv func(string) (string, bool)
 	// Listening, if set, is called with the HTTP address once it listens
@@ -93,8 +96,9 @@ or an --allow-origin value gets 403.
 
 A call that the permission rules would ask about is asked of the calling client
 as an elicitation when it supports one, else refused with the rule to add.
-Configuration files are watched: a changed server restarts, a new one starts,
-a removed one stops, and clients are told the lists changed.
+Configuration files are watched, also those in folders made after serve
+started: a changed server restarts, a new one starts, a removed one stops, and
+clients are told the lists changed.
 
 SIGINT or SIGTERM stops serving and reaps every server.`,
 		Example: `  switchboard serve --stdio
@@ -104,6 +108,7 @@ SIGINT or SIGTERM stops serving and reaps every server.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.runtimeOptions = newRuntimeOptions(f)
 			opts.Getenv = f.Getenv
+			opts.HomeDir = f.HomeDir
 			opts.Watch = !noWatch
 			if stdio && opts.HTTP != "" {
 				return Usagef("pick one", "--stdio and --http cannot be used together")
@@ -233,7 +238,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 	}
 
 	if opts.Watch {
-		stop, werr := watchConfig(cfg, log, func() {
+		cur := cfg // the configuration in force, for the watcher only
+		files := func() []watchFile { return configWatchFiles(cur, opts.Home, opts.HomeDir) }
+		stop, werr := watchConfig(files, log, func() {
 			next, err := opts.Config()
 			if err != nil {
 				log.Warn("reloading the configuration failed; keeping the one in force", "error", err)
@@ -247,6 +254,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 				}
 				return
 			}
+			cur = next
 			setPermit(next)
 			res := s.h.Apply(next)
 			if res.Changed() {

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"errors"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -11,50 +13,194 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/policy"
 )
 
 // reloadDebounce merges the burst of events one save makes (editors write
 // a temp file and rename it) into one reload.
 const reloadDebounce = 200 * time.Millisecond
 
-// watchConfig watches the directories of the configuration files in use
-// (user, project, workspace, managed, --mcp-config files) and calls reload,
-// debounced, after anything in one of them changes: a file that does not
-// exist yet is picked up when it is created. Settings files live
-// beside them, so a changed permission rule is reloaded too. stop ends the
-// watch and waits for a reload in progress.
-func watchConfig(cfg *config.Resolved, log *slog.Logger, reload func()) (stop func(), err error) {
+// maxWatchSyncs bounds the rounds of syncWatches: each round that adds a
+// watch looks again, since a folder may appear between a look and a watch.
+const maxWatchSyncs = 8
+
+// watchFile is a file whose creation, change or removal reloads the
+// configuration.
+type watchFile struct {
+	path string
+	// bound is the highest folder watched while path's folder does not
+	// exist; "" means no bound (the filesystem root).
+	bound string
+	// shared marks a folder that holds more than configuration (the home
+	// or the project folder): there only changes to path count. In a
+	// folder of Switchboard's own, every change counts: a Kubernetes
+	// ConfigMap is updated by swapping a "..data" symlink.
+	shared bool
+}
+
+// configWatchFiles lists the files a reload depends on: every
+// configuration file the load of cfg looked for (config.Files.Searched),
+// and the permission settings files. home is the Switchboard directory,
+// homeDir the user's home (the bound for files under it, as the project
+// root is for the project's files).
+func configWatchFiles(cfg *config.Resolved, home, homeDir string) []watchFile {
+	paths := append([]string(nil), cfg.Files.Searched...)
+	if home != "" {
+		paths = append(paths, policy.UserSettingsPath(home))
+	}
+	if cfg.Files.Managed != "" {
+		paths = append(paths, policy.ManagedSettingsPath(filepath.Dir(cfg.Files.Managed)))
+	}
+	root := absClean(cfg.Workspace)
+	if root != "" {
+		paths = append(paths, policy.ProjectSettingsPath(root))
+	}
+	homeDir = absClean(homeDir)
+	var out []watchFile
+	for _, p := range paths {
+		if p = absClean(p); p == "" {
+			continue
+		}
+		f := watchFile{path: p}
+		dir := filepath.Dir(p)
+		f.shared = dir == homeDir || dir == root
+		switch {
+		case root != "" && within(p, root):
+			f.bound = root
+		case homeDir != "" && within(p, homeDir):
+			f.bound = homeDir
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func absClean(p string) string {
+	if p == "" {
+		return ""
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return filepath.Clean(p)
+}
+
+// within reports whether p is dir or below it.
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// configWatcher keeps fsnotify watches on the folders of the files in
+// force, or, for a folder that does not exist yet, on its nearest existing
+// ancestor, so that a folder created later (a first `mcp add` makes
+// ~/.switchboard) is watched as soon as it appears. Only its goroutine
+// uses it.
+type configWatcher struct {
+	w     *fsnotify.Watcher
+	log   *slog.Logger
+	files func() []watchFile
+	// watched are the folders added to w.
+	watched map[string]bool
+	// counts are the paths whose events count; every event in a folder of
+	// anyChange counts.
+	counts    map[string]bool
+	anyChange map[string]bool
+	// failed are folders that could not be watched, reported once.
+	failed map[string]bool
+}
+
+// plan computes the folders to watch now and which events count.
+func (c *configWatcher) plan() (dirs, counts, anyChange map[string]bool) {
+	dirs, counts, anyChange = map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, f := range c.files() {
+		dir := filepath.Dir(f.path)
+		if isDirPath(dir) {
+			dirs[dir], counts[dir] = true, true // dir: its own removal
+			if f.shared {
+				counts[f.path] = true
+			} else {
+				anyChange[dir] = true
+			}
+			continue
+		}
+		// Watch the nearest existing ancestor for the next folder down.
+		for child := dir; ; {
+			parent := filepath.Dir(child)
+			if parent == child || (f.bound != "" && !within(parent, f.bound)) {
+				break
+			}
+			if isDirPath(parent) {
+				dirs[parent], counts[parent], counts[child] = true, true, true
+				break
+			}
+			child = parent
+		}
+	}
+	return dirs, counts, anyChange
+}
+
+// syncWatches makes the watches match the files in force and reports
+// whether it added one: what happened in that folder before is not known
+// from events, so the caller reloads after.
+func (c *configWatcher) syncWatches() (added bool) {
+	for range maxWatchSyncs {
+		dirs, counts, anyChange := c.plan()
+		c.counts, c.anyChange = counts, anyChange
+		again := false
+		for d := range c.watched {
+			if !dirs[d] {
+				_ = c.w.Remove(d) // already gone with its folder, maybe
+				delete(c.watched, d)
+			}
+		}
+		for d := range dirs {
+			if c.watched[d] {
+				continue
+			}
+			if err := c.w.Add(d); err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					again = true // removed since plan looked: look again
+				} else if !c.failed[d] {
+					c.failed[d] = true
+					c.log.Warn("cannot watch a configuration folder", "dir", d, "error", err)
+				}
+				continue
+			}
+			c.watched[d] = true
+			added, again = true, true
+		}
+		if !again {
+			break
+		}
+	}
+	return added
+}
+
+// relevant reports whether ev can change the configuration.
+func (c *configWatcher) relevant(ev fsnotify.Event) bool {
+	if ev.Op == fsnotify.Chmod || strings.HasSuffix(ev.Name, "~") {
+		return false
+	}
+	return c.counts[ev.Name] || c.anyChange[filepath.Dir(ev.Name)]
+}
+
+// watchConfig watches the folders of the configuration files that files
+// lists (see configWatchFiles) and calls reload, debounced, after a
+// change that can matter: a file that does not exist yet is picked up when
+// it is created, and so is one in a folder that does not exist yet, or
+// that is removed and made again. files is called again after each reload,
+// so the watches follow the configuration in force; it and reload run on
+// the watcher's goroutine, never at the same time; reload runs once soon
+// after the start too. stop ends the watch and waits for a reload in
+// progress.
+func watchConfig(files func() []watchFile, log *slog.Logger, reload func()) (stop func(), err error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, err
 	}
-	files := []string{cfg.Files.User, cfg.Files.Managed, cfg.Files.Project, cfg.Files.Workspace}
-	if cfg.Workspace != "" {
-		files = append(files, filepath.Join(cfg.Workspace, ".mcp.json"), filepath.Join(cfg.Workspace, ".switchboard", "settings.json"))
-	}
-	for _, f := range cfg.Files.Flags {
-		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
-			files = append(files, f)
-		}
-	}
-	dirs := map[string]bool{}
-	for _, f := range files {
-		if f == "" {
-			continue
-		}
-		dir := filepath.Dir(f)
-		if dirs[dir] {
-			continue
-		}
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			continue
-		}
-		if err := w.Add(dir); err != nil {
-			log.Warn("cannot watch a configuration directory", "dir", dir, "error", err)
-			continue
-		}
-		dirs[dir] = true
-	}
+	c := &configWatcher{w: w, log: log, files: files, watched: map[string]bool{}, failed: map[string]bool{}}
+	c.syncWatches()
 	var (
 		wg   sync.WaitGroup
 		done = make(chan struct{})
@@ -62,39 +208,46 @@ func watchConfig(cfg *config.Resolved, log *slog.Logger, reload func()) (stop fu
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		var timer *time.Timer
-		var fire <-chan time.Time
+		// The first reload reads what changed between the caller's load
+		// and the watches; it changes nothing otherwise.
+		timer := time.NewTimer(reloadDebounce)
+		schedule := func() { timer.Reset(reloadDebounce) }
+		defer timer.Stop()
 		for {
 			select {
 			case <-done:
-				if timer != nil {
-					timer.Stop()
-				}
 				return
 			case ev, ok := <-w.Events:
 				if !ok {
 					return
 				}
-				// Any change counts, not only *.json: a Kubernetes ConfigMap
-				// is updated by swapping a "..data" symlink. A reload
-				// that changes nothing is a cheap no-op.
-				if ev.Op == fsnotify.Chmod || strings.HasSuffix(ev.Name, "~") {
-					continue
+				if (ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename)) && c.watched[ev.Name] {
+					// The folder went with its watch: watch it again (or
+					// its parent) at the next sync.
+					_ = w.Remove(ev.Name)
+					delete(c.watched, ev.Name)
 				}
-				if timer == nil {
-					timer = time.NewTimer(reloadDebounce)
-				} else {
-					timer.Reset(reloadDebounce)
+				if c.relevant(ev) {
+					schedule()
 				}
-				fire = timer.C
 			case err, ok := <-w.Errors:
 				if !ok {
 					return
 				}
 				log.Warn("watching the configuration", "error", err)
-			case <-fire:
-				fire = nil
+				if errors.Is(err, fsnotify.ErrEventOverflow) {
+					schedule() // events were lost: look at everything again
+				}
+			case <-timer.C:
+				// Watch new folders before reading, so that nothing
+				// written between the read and the watch is missed.
+				c.syncWatches()
 				reload()
+				if c.syncWatches() {
+					// The configuration now in force looks elsewhere:
+					// read what the new watches did not see.
+					schedule()
+				}
 			}
 		}
 	}()
@@ -106,4 +259,9 @@ func watchConfig(cfg *config.Resolved, log *slog.Logger, reload func()) (stop fu
 			wg.Wait()
 		})
 	}, nil
+}
+
+func isDirPath(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }

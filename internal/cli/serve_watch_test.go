@@ -1,0 +1,301 @@
+package cli
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+)
+
+// freshWorld is a gatewayWorld of a new user: a home with no
+// ~/.switchboard, a workspace with only .git, and no managed folder.
+// sbHome is where the Switchboard folder will be (~/.switchboard unless
+// sbHome is given, which is then set as SWITCHBOARD_HOME); the managed
+// folder is two levels below one that does not exist either.
+func freshWorld(t *testing.T, sbHome string) *gatewayWorld {
+	t.Helper()
+	dir := t.TempDir()
+	w := &gatewayWorld{dir: dir, home: filepath.Join(dir, "home"), ws: filepath.Join(dir, "ws")}
+	for _, d := range []string{w.home, filepath.Join(w.ws, ".git")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "SWITCHBOARD_") || k == "HOME" || k == "USERPROFILE" || k == "XDG_CONFIG_HOME" {
+			continue
+		}
+		w.env = append(w.env, kv)
+	}
+	w.env = append(w.env, "HOME="+w.home, "USERPROFILE="+w.home,
+		"SWITCHBOARD_MANAGED_DIR="+filepath.Join(dir, "etc", "switchboard"),
+		"XDG_CONFIG_HOME="+filepath.Join(w.home, ".config"))
+	w.sbHome = filepath.Join(w.home, ".switchboard")
+	if sbHome != "" {
+		w.sbHome = sbHome
+		w.env = append(w.env, "SWITCHBOARD_HOME="+sbHome)
+	}
+	return w
+}
+
+// stdioGateway runs `serve --stdio` in w and connects a Go SDK client.
+func stdioGateway(t *testing.T, ctx context.Context, w *gatewayWorld) (*mcp.ClientSession, *syncBuffer) {
+	t.Helper()
+	ev := &clientEvents{decision: "once", changed: make(chan struct{}, 16)}
+	client := mcp.NewClient(&mcp.Implementation{Name: "watch-test", Version: "1"}, ev.options())
+	cmd := w.command(t, "--log-level", "info", "serve", "--stdio")
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, stderr
+}
+
+// run runs a switchboard command in w and fails the test if it fails.
+func (w *gatewayWorld) run(t *testing.T, args ...string) {
+	t.Helper()
+	if out, err := w.command(t, args...).CombinedOutput(); err != nil {
+		t.Fatalf("switchboard %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// addEcho runs `switchboard mcp add --scope SCOPE NAME -- <echo server>`.
+func (w *gatewayWorld) addEcho(t *testing.T, scope, name string) {
+	t.Helper()
+	cmd, args := testserver.Command("echo")
+	w.run(t, append([]string{"mcp", "add", "--scope", scope, name, "--", cmd}, args...)...)
+}
+
+// echoServers is an mcpServers document of echo test servers.
+func echoServers(names ...string) map[string]any {
+	m := map[string]any{}
+	for _, n := range names {
+		cmd, args := testserver.Command("echo")
+		m[n] = map[string]any{"command": cmd, "args": args}
+	}
+	return map[string]any{"mcpServers": m}
+}
+
+// servedServers lists the servers whose echo tool the gateway serves.
+func servedServers(t *testing.T, ctx context.Context, cs *mcp.ClientSession) []string {
+	t.Helper()
+	var out []string
+	for name := range listNames(t, ctx, cs) {
+		if s, ok := strings.CutSuffix(strings.TrimPrefix(name, "mcp__"), "__echo"); ok {
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// waitServed polls tools/list until exactly want is served; the bound is
+// generous, as the machine may be busy.
+func waitServed(t *testing.T, ctx context.Context, cs *mcp.ClientSession, stderr *syncBuffer, step string, want ...string) {
+	t.Helper()
+	sort.Strings(want)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got := servedServers(t, ctx, cs)
+		if strings.Join(got, ",") == strings.Join(want, ",") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the gateway serves %q, want %q; stderr:\n%s", step, got, want, stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestGatewayWatchesFoldersCreatedLater: a gateway started before any
+// configuration folder exists (a new user's first gateway) sees the
+// servers added afterwards, wherever the loader reads them, and keeps
+// seeing them when a folder is removed and made again.
+func TestGatewayWatchesFoldersCreatedLater(t *testing.T) {
+	t.Run("user folder made by mcp add", func(t *testing.T) {
+		w := freshWorld(t, "")
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		cs, stderr := stdioGateway(t, ctx, w)
+		waitServed(t, ctx, cs, stderr, "start")
+		w.addEcho(t, "user", "d")
+		waitServed(t, ctx, cs, stderr, "mcp add --scope user", "d")
+		// The folder removed and made again.
+		if err := os.RemoveAll(w.sbHome); err != nil {
+			t.Fatal(err)
+		}
+		waitServed(t, ctx, cs, stderr, "~/.switchboard removed")
+		w.addEcho(t, "user", "e")
+		waitServed(t, ctx, cs, stderr, "~/.switchboard made again", "e")
+	})
+
+	t.Run("SWITCHBOARD_HOME made later", func(t *testing.T) {
+		w := freshWorld(t, filepath.Join(t.TempDir(), "elsewhere", "sb"))
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		cs, stderr := stdioGateway(t, ctx, w)
+		waitServed(t, ctx, cs, stderr, "start")
+		w.addEcho(t, "user", "d")
+		waitServed(t, ctx, cs, stderr, "mcp add into a new SWITCHBOARD_HOME", "d")
+	})
+
+	t.Run("legacy file, then ~/.switchboard", func(t *testing.T) {
+		w := freshWorld(t, "")
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		cs, stderr := stdioGateway(t, ctx, w)
+		waitServed(t, ctx, cs, stderr, "start")
+		writeJSON(t, filepath.Join(w.home, ".switchboard.json"), echoServers("legacy"))
+		waitServed(t, ctx, cs, stderr, "~/.switchboard.json written", "legacy")
+		// ~/.switchboard/mcp.json, made later, comes before the legacy file.
+		if err := os.Mkdir(w.sbHome, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeJSON(t, filepath.Join(w.sbHome, "mcp.json"), echoServers("d"))
+		waitServed(t, ctx, cs, stderr, "~/.switchboard/mcp.json written", "d")
+	})
+
+	t.Run("workspace folder", func(t *testing.T) {
+		w := freshWorld(t, "")
+		w.addEcho(t, "user", "echo")
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		cs, stderr := stdioGateway(t, ctx, w)
+		waitServed(t, ctx, cs, stderr, "start", "echo")
+		sbDir := filepath.Join(w.ws, ".switchboard")
+		if err := os.Mkdir(sbDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		w.run(t, "mcp", "disable", "echo")
+		waitServed(t, ctx, cs, stderr, "mkdir .switchboard; mcp disable echo")
+		w.run(t, "mcp", "enable", "echo")
+		waitServed(t, ctx, cs, stderr, "mcp enable echo", "echo")
+		// Removed, then made again by the command itself.
+		if err := os.RemoveAll(sbDir); err != nil {
+			t.Fatal(err)
+		}
+		w.run(t, "mcp", "disable", "echo")
+		waitServed(t, ctx, cs, stderr, "rm -r .switchboard; mcp disable echo")
+		w.run(t, "mcp", "enable", "echo")
+		waitServed(t, ctx, cs, stderr, "mcp enable echo again", "echo")
+	})
+
+	t.Run("managed folder", func(t *testing.T) {
+		w := freshWorld(t, "")
+		w.addEcho(t, "user", "echo")
+		w.addEcho(t, "user", "other")
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		cs, stderr := stdioGateway(t, ctx, w)
+		waitServed(t, ctx, cs, stderr, "start", "echo", "other")
+		managed := filepath.Join(w.dir, "etc", "switchboard")
+		if err := os.MkdirAll(managed, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeJSON(t, filepath.Join(managed, "managed-mcp.json"), map[string]any{"deniedMcpServers": []string{"echo"}})
+		waitServed(t, ctx, cs, stderr, "managed deny written into a new folder", "other")
+	})
+}
+
+// TestWatchConfigEveryLocation drives the watcher with the loader, as
+// serve does, over every place a configuration file can be: each folder
+// is made only after the watch has started.
+func TestWatchConfigEveryLocation(t *testing.T) {
+	dir := t.TempDir()
+	homeDir := filepath.Join(dir, "home")
+	root := filepath.Join(dir, "ws")
+	for _, d := range []string{homeDir, filepath.Join(root, ".git")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sbHome := filepath.Join(homeDir, ".switchboard")
+	managedDir := filepath.Join(dir, "etc", "switchboard")
+	flagFile := filepath.Join(dir, "flags", "more", "flag.json")
+	lo := &config.LoadOptions{
+		Home: sbHome, HomeDir: homeDir, Cwd: root, ManagedDir: managedDir,
+		MCPConfigs: []string{flagFile}, LookupEnv: func(string) (string, bool) { return "", false },
+		LastGood: &config.LastGood{},
+	}
+	load := func() *config.Resolved {
+		cfg, err := config.Load(lo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	cur := load()
+	loaded := make(chan *config.Resolved, 100)
+	stop, err := watchConfig(func() []watchFile { return configWatchFiles(cur, sbHome, homeDir) }, slog.New(slog.DiscardHandler), func() {
+		cur = load()
+		loaded <- cur
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+
+	// waitFor waits for a reload whose configuration passes ok.
+	waitFor := func(step string, ok func(*config.Resolved) bool) {
+		t.Helper()
+		deadline := time.After(30 * time.Second)
+		for {
+			select {
+			case cfg := <-loaded:
+				if ok(cfg) {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("%s: no reload saw it", step)
+			}
+		}
+	}
+	has := func(name string, scope config.Scope, avail config.Availability) func(*config.Resolved) bool {
+		return func(cfg *config.Resolved) bool {
+			s := cfg.Server(name)
+			return s != nil && s.Scope == scope && s.Availability == avail
+		}
+	}
+	write := func(path string, v any) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeJSON(t, path, v)
+	}
+
+	write(filepath.Join(homeDir, ".switchboard.json"), echoServers("legacy"))
+	waitFor("legacy ~/.switchboard.json", has("legacy", config.ScopeUser, config.Available))
+	write(filepath.Join(sbHome, "mcp.json"), echoServers("user"))
+	waitFor("new ~/.switchboard/mcp.json", func(cfg *config.Resolved) bool {
+		return has("user", config.ScopeUser, config.Available)(cfg) && cfg.Server("legacy") == nil
+	})
+	write(filepath.Join(root, "mcp.json"), echoServers("proj"))
+	waitFor("<root>/mcp.json", has("proj", config.ScopeProject, config.Available))
+	write(filepath.Join(root, ".switchboard", "workspace.json"), map[string]any{"disabledMcpServers": []string{"user"}})
+	waitFor("new <root>/.switchboard/workspace.json", has("user", config.ScopeUser, config.Disabled))
+	write(flagFile, echoServers("flag"))
+	waitFor("--mcp-config file in a new folder", has("flag", config.ScopeFlag, config.Available))
+	write(filepath.Join(managedDir, "managed-mcp.json"), map[string]any{"deniedMcpServers": []string{"proj"}})
+	waitFor("managed file in a new folder", has("proj", config.ScopeProject, config.Disabled))
+
+	// A folder removed and made again is watched again.
+	if err := os.RemoveAll(filepath.Join(root, ".switchboard")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(".switchboard removed", has("user", config.ScopeUser, config.Available))
+	write(filepath.Join(root, ".switchboard", "workspace.json"), map[string]any{"disabledMcpServers": []string{"flag"}})
+	waitFor(".switchboard made again", has("flag", config.ScopeFlag, config.Disabled))
+}
