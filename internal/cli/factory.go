@@ -83,7 +83,12 @@ func (f *Factory) LoadOptions() *config.LoadOptions {
 // An error means nothing could be resolved at all; it is a config error
 // (exit code 2).
 func (f *Factory) LoadConfig() (*config.Resolved, error) {
-	r, err := config.Load(f.LoadOptions())
+	return f.loadConfig(f.LoadOptions())
+}
+
+// loadConfig is LoadConfig with the options given.
+func (f *Factory) loadConfig(lo *config.LoadOptions) (*config.Resolved, error) {
+	r, err := config.Load(lo)
 	if err != nil {
 		return nil, ConfigErr(err, "set HOME (or SWITCHBOARD_HOME) and run from an existing directory")
 	}

@@ -98,7 +98,8 @@ A call that the permission rules would ask about is asked of the calling client
 as an elicitation when it supports one, else refused with the rule to add.
 Configuration files are watched, also those in folders made after serve
 started: a changed server restarts, a new one starts, a removed one stops, and
-clients are told the lists changed.
+clients are told the lists changed. A file that does not parse keeps the
+contents it last loaded with until it is fixed; the other files' edits apply.
 
 SIGINT or SIGTERM stops serving and reaps every server.`,
 		Example: `  switchboard serve --stdio
@@ -107,6 +108,14 @@ SIGINT or SIGTERM stops serving and reaps every server.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.runtimeOptions = newRuntimeOptions(f)
+			// Reloads keep a file that is broken mid-edit as it last
+			// loaded (see config.LastGood); the first load remembers it.
+			lastGood := &config.LastGood{}
+			opts.Config = func() (*config.Resolved, error) {
+				lo := f.LoadOptions()
+				lo.LastGood = lastGood
+				return f.loadConfig(lo)
+			}
 			opts.Getenv = f.Getenv
 			opts.HomeDir = f.HomeDir
 			opts.Watch = !noWatch
@@ -246,13 +255,12 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 				log.Warn("reloading the configuration failed; keeping the one in force", "error", err)
 				return
 			}
-			if bad := fileErrors(next); len(bad) > 0 {
-				// Half-typed JSON must not stop the servers it defines:
-				// keep what runs until the files are valid again.
-				for _, d := range bad {
-					log.Warn("configuration not reloaded", "file", d.Position.File, "line", d.Position.Line, "message", d.Message)
-				}
-				return
+			// A file that does not parse keeps its last good contents
+			// (Config loads with a LastGood): a typo mid-edit stops no
+			// server, and edits to the other files, a managed deny list
+			// above all, apply now.
+			for _, d := range fileDiagnostics(next) {
+				log.Warn("configuration file", "severity", d.Severity, "file", d.Position.File, "line", d.Position.Line, "col", d.Position.Col, "error", d.Error())
 			}
 			cur = next
 			setPermit(next)
@@ -275,12 +283,13 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 	return serveHTTP(ctx, opts, g, log)
 }
 
-// fileErrors are the errors of whole files (a file that does not parse),
-// as opposed to one server's invalid entry.
-func fileErrors(cfg *config.Resolved) []config.Diagnostic {
+// fileDiagnostics are the problems of whole files (a file that does not
+// parse, and the warning that its last good contents stay in effect), as
+// opposed to one server's.
+func fileDiagnostics(cfg *config.Resolved) []config.Diagnostic {
 	var out []config.Diagnostic
 	for _, d := range cfg.Diagnostics {
-		if d.Severity == config.SeverityError && d.Server == "" {
+		if d.Server == "" {
 			out = append(out, d)
 		}
 	}

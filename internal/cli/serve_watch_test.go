@@ -209,6 +209,80 @@ func TestGatewayWatchesFoldersCreatedLater(t *testing.T) {
 	})
 }
 
+// TestGatewayBrokenFileKeepsLastGood: a file that stops parsing keeps its
+// last good contents in effect (its servers keep their processes, its
+// error is logged with file:line:col), while edits to the other files
+// apply, a managed deny list among them; a broken managed file keeps its
+// last deny list.
+func TestGatewayBrokenFileKeepsLastGood(t *testing.T) {
+	w := freshWorld(t, "")
+	userFile := filepath.Join(w.sbHome, "mcp.json")
+	if err := os.MkdirAll(w.sbHome, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeJSON(t, userFile, echoServers("a", "b", "c"))
+	managed := filepath.Join(w.dir, "etc", "switchboard")
+	if err := os.MkdirAll(managed, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	managedFile := filepath.Join(managed, "managed-mcp.json")
+	writeJSON(t, managedFile, map[string]any{"deniedMcpServers": []string{}})
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cs, stderr := stdioGateway(t, ctx, w)
+	waitServed(t, ctx, cs, stderr, "start", "a", "b", "c")
+	pid := func(server string) string {
+		t.Helper()
+		txt, isErr := callText(t, ctx, cs, "mcp__"+server+"__pid", nil)
+		if isErr || pidRE.FindString(txt) == "" {
+			t.Fatalf("%s's pid tool: %q", server, txt)
+		}
+		return pidRE.FindString(txt)
+	}
+	aPid := pid("a")
+
+	// Mid-edit: the user file does not parse.
+	if err := os.WriteFile(userFile, []byte("{\"mcpServers\": {\n  \"a\": "), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// While it is broken, the other files' edits apply: the workspace
+	// disables c, and the managed policy denies b.
+	w.run(t, "mcp", "disable", "c")
+	writeJSON(t, managedFile, map[string]any{"deniedMcpServers": []string{"b"}})
+	waitServed(t, ctx, cs, stderr, "user file broken; c disabled, b denied", "a")
+	if got := pid("a"); got != aPid {
+		t.Errorf("a restarted while its file was broken: pid %s, then %s", aPid, got)
+	}
+	wantErr := userFile + ":2:"
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(stderr.String(), wantErr) || !strings.Contains(stderr.String(), "last good contents") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the log lacks %q and the last-good notice:\n%s", wantErr, stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	// A broken managed file keeps its last deny list; fixing the user file
+	// applies it as written now.
+	if err := os.WriteFile(managedFile, []byte(`{"deniedMcpServers": ["b",`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	writeJSON(t, userFile, echoServers("a", "b", "c", "d"))
+	waitServed(t, ctx, cs, stderr, "user file fixed, managed file broken", "a", "d")
+	if got := pid("a"); got != aPid {
+		t.Errorf("a restarted when its file was fixed unchanged: pid %s, then %s", aPid, got)
+	}
+
+	// A file removed while broken is forgotten: its servers stop.
+	if err := os.WriteFile(userFile, []byte(`{`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(userFile); err != nil {
+		t.Fatal(err)
+	}
+	waitServed(t, ctx, cs, stderr, "user file removed")
+}
+
 // TestWatchConfigEveryLocation drives the watcher with the loader, as
 // serve does, over every place a configuration file can be: each folder
 // is made only after the watch has started.
