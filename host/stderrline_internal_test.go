@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-mcp/switchboard/config"
 )
 
 // The reason a server died is the line that names the error, not the
@@ -54,4 +56,16 @@ func FuzzReasonLine(f *testing.F) {
 			t.Fatalf("reason %q is none of the lines %q", got, lines)
 		}
 	})
+}
+
+// A database URL in a server's arguments, also when it came from an
+// environment variable whose name says nothing, keeps its password out of
+// status (review 15).
+func TestStatusCommandHidesADatabasePassword(t *testing.T) {
+	environ := []string{"DATABASE_URL=postgresql://app:Pa$$w0rd&1@db.internal:5432/prod", "HOME=/home/u"}
+	def := config.Server{Type: config.TypeStdio, Command: "npx",
+		Args: []string{"-y", "@modelcontextprotocol/server-postgres", "postgresql://app:Pa$$w0rd&1@db.internal:5432/prod"}}
+	if got := shownCommandLine(def, knownSecrets(nil, environ)); strings.Contains(got, "Pa$$w0rd") || !strings.Contains(got, "server-postgres") {
+		t.Errorf("status command: %s", got)
+	}
 }

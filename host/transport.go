@@ -180,5 +180,5 @@ func shownCommandLine(def config.Server, secrets *redact.Set) string {
 	if def.Command == "" {
 		return "" // nothing to run (a missing or invalid server)
 	}
-	return trust.CommandLine(def.Command, secrets.CommandArgs(def.Args))
+	return trust.CommandLine(secrets.String(def.Command), secrets.CommandArgs(def.Args))
 }

@@ -483,6 +483,10 @@ type approvalJSON struct {
 	Cwd           string `json:"cwd,omitempty"`
 	URL           string `json:"url,omitempty"`
 	HeadersHelper string `json:"headersHelper,omitempty"`
+	// Redacted is set when the command, approved command or URL above
+	// hides something that looks secret: `mcp approve` shows them as they
+	// are before it asks (SPEC §2), and is the place to check them.
+	Redacted bool `json:"redacted,omitempty"`
 	// Fix is the command that approves it (needs-approval,
 	// approval-stale), or what to change (rejected).
 	Fix string `json:"fix,omitempty"`
@@ -511,14 +515,13 @@ func (lt *launchTrust) approval(rs *config.ResolvedServer) approvalJSON {
 		}
 	}
 	w := rs.Written
-	// Redacted (shownArgs) only where a value is inert data: anything a
-	// shell would act on is shown as written, so no redaction hides the
-	// change to check ("--api-key=$(curl …|sh)").
 	if w.Command != "" || len(w.Args) > 0 {
 		a.Command = trust.CommandLine(w.Command, shownArgs(w))
+		a.Redacted = a.Command != trust.CommandLine(w.Command, w.Args)
 	}
 	a.Cwd = w.Cwd
 	a.URL = shownURL(w)
+	a.Redacted = a.Redacted || a.URL != w.URL
 	if w.HeadersHelper != "" {
 		a.HeadersHelper = redact.String(w.HeadersHelper, redact.Secrets(w.Env, w.Headers)...)
 	}
@@ -537,6 +540,7 @@ func (lt *launchTrust) approval(rs *config.ResolvedServer) approvalJSON {
 		a.Changes = v.Describe(w)
 		if p := v.Previous; p != nil && (slices.Contains(v.Changed, "command") || slices.Contains(v.Changed, "args")) {
 			a.ApprovedCommand = trust.CommandLine(p.Definition.Command, redact.CommandArgs(p.Definition.Args, redact.Secrets(w.Env, w.Headers)...))
+			a.Redacted = a.Redacted || a.ApprovedCommand != trust.CommandLine(p.Definition.Command, p.Definition.Args)
 		}
 	case trust.PreApproved:
 		a.Source = v.Source
@@ -621,6 +625,9 @@ func approvalDetails(a approvalJSON) []approvalLine {
 	}
 	if a.HeadersHelper != "" {
 		add("headers helper", trust.Quote(a.HeadersHelper))
+	}
+	if a.Redacted {
+		add("note", "values that look secret are hidden here; `switchboard mcp approve` shows everything as it is before it asks")
 	}
 	return out
 }

