@@ -625,6 +625,46 @@ func TestUnkillableServerSparesTheOthers(t *testing.T) {
 	within(t, 5*time.Second, "the stuck server's end once the mount answers", func() { <-stuck.Done() })
 }
 
+// The same with the read on a worker thread, as Node and Python servers
+// read files: SIGKILL ends the main thread (its task is a zombie) while the
+// held thread keeps the process alive; that is the kernel's doing too, and
+// must not take the supervisor and every other server down (review 15).
+func TestUnkillableThreadedServerSparesTheOthers(t *testing.T) {
+	f := testfuse.Mount(t)
+	f.AddFile("data", []byte("x"), 0o644)
+	f.Stall(testfuse.Opens)
+	f.Deafen()
+	defer f.Resume()
+	other := startSh(t, true, "exec cat")
+	stuck, err := Start(Spec{Command: os.Args[0], Supervise: true,
+		Env: append(testEnv(), "PROC_TEST_ROLE=threadread", "PROC_TEST_FILE="+filepath.Join(f.Dir, "data"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.WaitForHeld(10 * time.Second) {
+		t.Fatal("the server's open never reached the mount")
+	}
+	sup := supervisorPid()
+	err = stuck.Close(100 * time.Millisecond)
+	if st, ok := readStat(stuck.Pid()); !ok || st.state != 'Z' {
+		t.Logf("the main thread is %c after Close, not a zombie: the test does not show the threaded case", st.state)
+	}
+	if err == nil || !strings.Contains(err.Error(), "waiting in the kernel") {
+		t.Errorf("Close of the stuck server: %v; want an error saying it waits in the kernel", err)
+	}
+	select {
+	case <-other.Done():
+		t.Fatalf("closing an unkillable server ended another server: %v", other.ExitErr())
+	case <-time.After(300 * time.Millisecond):
+	}
+	if now := supervisorPid(); now != sup {
+		t.Errorf("supervisor %d replaced by %d", sup, now)
+	}
+	roundTrip(t, other)
+	f.Resume()
+	within(t, 5*time.Second, "the stuck server's end once the mount answers", func() { <-stuck.Done() })
+}
+
 // A server inherits the signals its host had ignored (nohup, a shell's
 // background job), under the supervisor as when the host starts it itself
 // (review 14: the supervisor's SIGINT handler gave supervised servers the

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"testing"
 )
@@ -13,6 +14,10 @@ import (
 func TestMain(m *testing.M) {
 	testHooks = true // see slowSpawnForTests
 	MaybeRunSupervisor()
+	if os.Getenv("PROC_TEST_ROLE") == "threadread" {
+		runThreadRead()
+		return
+	}
 	if os.Getenv("PROC_TEST_ROLE") == "host" {
 		forceIndirect = os.Getenv("PROC_TEST_INDIRECT") == "1"
 		runTestHost()
@@ -65,4 +70,19 @@ func runTestHost() {
 // under -race it would sleep a second at every exit without GORACE.
 func testEnv() []string {
 	return []string{"PATH=" + os.Getenv("PATH"), "GORACE=atexit_sleep_ms=0"}
+}
+
+// runThreadRead reads $PROC_TEST_FILE on a thread other than the main
+// one, which waits on a channel, as a Node server's libuv pool or a Python
+// worker thread reads a file: a SIGKILL ends the main thread at once, and
+// a read the kernel holds keeps the process from ending.
+func runThreadRead() {
+	runtime.LockOSThread() // main stays on the leader thread; the read cannot run there
+	done := make(chan struct{})
+	go func() {
+		os.ReadFile(os.Getenv("PROC_TEST_FILE"))
+		close(done)
+	}()
+	<-done
+	os.Exit(0)
 }

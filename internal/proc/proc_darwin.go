@@ -1,8 +1,11 @@
 package proc
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // macOS has no parent-death signal: the supervisor polls getppid instead.
@@ -12,9 +15,25 @@ func startCmd(cmd *exec.Cmd) error { return cmd.Start() }
 
 func (p *Process) spawn() error { return startCmd(p.cmd) }
 
-// inKernel is Linux's (/proc); on macOS a server that outlasts its
-// SIGKILL is taken for a wedged supervisor's.
-func (p *Process) inKernel() (byte, bool) { return 0, false }
+// inKernel reports whether the server, SIGKILLed seconds ago and still
+// not reaped, is its parent's child and not a zombie: on macOS a process
+// turns zombie once its last thread has ended, so one that is not is held
+// by the kernel (a thread waiting on a mount that stopped answering), not
+// by a wedged parent. The state given is 'D', Linux's letter for it.
+func (p *Process) inKernel() (byte, bool) {
+	parent := os.Getpid()
+	if p.supervised {
+		parent = p.sys.sup.cmd.Process.Pid
+	}
+	kp, err := unix.SysctlKinfoProc("kern.proc.pid", p.Pid())
+	if err != nil || kp.Proc.P_pid != int32(p.Pid()) || int(kp.Eproc.Ppid) != parent || kp.Proc.P_stat == sZomb {
+		return 0, false
+	}
+	return 'D', true
+}
+
+// sZomb is p_stat's value for a zombie (<sys/proc.h>: SZOMB).
+const sZomb = 5
 
 func (p *Process) waitOS() error {
 	if p.supervised {

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -50,19 +51,40 @@ func startCmd(cmd *exec.Cmd) error {
 func (p *Process) spawn() error { return startCmd(p.cmd) }
 
 // inKernel reports whether the server, SIGKILLed and still not reaped, is
-// alive as its parent's child and not a zombie: the kernel holds it (an
-// uninterruptible wait, as on a FUSE or NFS mount whose server is gone),
-// not its parent. The state is /proc's letter for it, usually D.
+// its parent's child with a thread still alive: the kernel holds that
+// thread (an uninterruptible wait, as on a FUSE or NFS mount whose server
+// is gone), not its parent. The held thread is often not the main one (a
+// Node or Python worker reading a file), whose task is then a zombie while
+// the process cannot end. The state is /proc's letter for the live
+// thread, usually D.
 func (p *Process) inKernel() (byte, bool) {
 	parent := os.Getpid()
 	if p.supervised {
 		parent = p.sys.sup.cmd.Process.Pid
 	}
-	st, ok := readStat(p.Pid())
-	if !ok || st.state == 'Z' || st.state == 'X' || st.ppid != parent {
+	pid := p.Pid()
+	st, ok := readStat(pid)
+	if !ok || st.ppid != parent {
 		return 0, false
 	}
-	return st.state, true
+	alive := func(s byte) bool { return s != 'Z' && s != 'X' }
+	if alive(st.state) {
+		return st.state, true
+	}
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil {
+		return 0, false
+	}
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil || tid == pid {
+			continue
+		}
+		if ts, ok := readStat(tid); ok && alive(ts.state) {
+			return ts.state, true
+		}
+	}
+	return 0, false
 }
 
 func (p *Process) waitOS() error {
