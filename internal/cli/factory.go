@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -122,32 +123,93 @@ func (f *Factory) Settings() (config.Settings, error) {
 	return s, nil
 }
 
-// notFromTheRepository refuses a --settings file inside the workspace root
+// notFromTheRepository refuses a --settings file inside the repository
 // that grants anything (SPEC §2: pre-approval never comes from a file a
 // repository can commit, whoever names it; its allow rules would let the
-// repository's servers act unasked). Deny and ask rules there are kept:
-// they only tighten.
+// repository's servers act unasked, and allowPrivateNetworkForProjectServers
+// would open the local network to them). Such a file may only tighten:
+// deny and ask rules, disabledMcpjsonServers. The repository is the
+// workspace root and, above it, the enclosing git checkout (a monorepo's
+// package is a workspace of its own).
 func (f *Factory) notFromTheRepository(file string, s config.Settings) error {
-	allow, _, _ := s.Permissions()
-	if !s.EnableAllProjectMcpServers() && len(s.EnabledMcpjsonServers()) == 0 && len(allow) == 0 {
+	grants := grantingKeys(s)
+	if len(grants) == 0 {
 		return nil
 	}
 	root, ok := f.WorkspaceRoot()
 	if !ok {
 		return nil
 	}
-	real := func(p string) string {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return r
-		}
-		return filepath.Clean(p)
+	repo := root
+	if top := gitTop(root, f.HomeDir); top != "" {
+		repo = top
 	}
-	rel, err := filepath.Rel(real(root), real(file))
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	if !fileWithin(file, repo) {
 		return nil
 	}
-	return ConfigErr(fmt.Errorf("--settings %s: the file is inside the repository %s, so it may not approve project servers or allow tools: a repository must not approve its own servers", file, root),
+	return ConfigErr(fmt.Errorf("--settings %s: the file is inside the repository %s, so it may only tighten (permissions.deny, permissions.ask, disabledMcpjsonServers), not set %s: a repository must not approve its own servers",
+		file, repo, strings.Join(grants, ", ")),
 		"pass those keys inline (--settings '{\"enabledMcpjsonServers\": [\"name\"]}') or from a file outside the repository")
+}
+
+// grantingKeys names what a settings document sets beyond tightening.
+func grantingKeys(s config.Settings) []string {
+	var keys []string
+	for k, v := range s {
+		switch k {
+		case "$schema", "disabledMcpjsonServers":
+		case "permissions":
+			p, _ := v.(map[string]any)
+			for pk, pv := range p {
+				if l, _ := pv.([]any); pk == "allow" && len(l) == 0 || pk == "ask" || pk == "deny" {
+					continue
+				}
+				keys = append(keys, "permissions."+pk)
+			}
+		default:
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// gitTop returns the nearest directory at or above dir holding .git, but
+// not home itself unless dir is home (a home directory kept in git would
+// otherwise make every file under it part of the repository); "" if none.
+func gitTop(dir, home string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if d == home && d != dir {
+			return ""
+		}
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
+}
+
+// fileWithin reports whether file is in dir or below it, comparing directories by
+// identity (os.SameFile), so that symlinks and a case-insensitive file
+// system do not hide it.
+func fileWithin(file, dir string) bool {
+	di, err := os.Stat(dir)
+	if err != nil {
+		return false
+	}
+	if r, err := filepath.EvalSymlinks(file); err == nil {
+		file = r
+	}
+	for d := filepath.Dir(filepath.Clean(file)); ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil && os.SameFile(fi, di) {
+			return true
+		}
+		if filepath.Dir(d) == d {
+			return false
+		}
+	}
 }
 
 // Home is the Switchboard directory: $SWITCHBOARD_HOME, else ~/.switchboard.

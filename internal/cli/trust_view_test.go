@@ -268,3 +268,35 @@ func TestMCPGetShowsASwappedPayload(t *testing.T) {
 		t.Errorf("mcp approve (no terminal): exit %d; the prompt does not show the payload:\n%s", code, stderr)
 	}
 }
+
+// A --settings file the repository holds may only tighten: it may not open
+// the local network to the repository's servers, nor approve them from
+// another folder of the same git checkout than the workspace (a monorepo's
+// package), and a home directory kept in git does not make the user's own
+// files the repository's (review 15).
+func TestRepositorySettingsFileMayOnlyTighten(t *testing.T) {
+	w := newRTWorld(t) // w.proj holds .git
+	try := func(cwd, file string, content map[string]any) error {
+		w.writeJSON(file, content)
+		f, _, _, _ := w.factory(false)
+		f.Cwd = cwd
+		f.Global.Settings = file
+		_, err := f.Settings()
+		return err
+	}
+	if err := try(w.proj, filepath.Join(w.proj, ".switchboard", "net.json"), map[string]any{allowPrivateNetworkKey: true}); err == nil {
+		t.Errorf("a repository file turned on %s", allowPrivateNetworkKey)
+	}
+	pkg := filepath.Join(w.proj, "packages", "svc")
+	w.writeJSON(filepath.Join(pkg, ".mcp.json"), map[string]any{"mcpServers": map[string]any{"repo": w.server("echo")}})
+	if err := try(pkg, filepath.Join(w.proj, "ci", "switchboard.json"), map[string]any{"enableAllProjectMcpServers": true}); err == nil {
+		t.Errorf("a file elsewhere in the git checkout approved the servers of the package's workspace")
+	}
+	if err := try(pkg, filepath.Join(w.proj, "ci", "deny.json"), map[string]any{"permissions": map[string]any{"deny": []string{"mcp__repo"}, "allow": []string{}}, "disabledMcpjsonServers": []string{"x"}}); err != nil {
+		t.Errorf("a repository file that only tightens was refused: %v", err)
+	}
+	outside := filepath.Join(filepath.Dir(w.proj), "approve.json")
+	if err := try(pkg, outside, map[string]any{"enableAllProjectMcpServers": true}); err != nil {
+		t.Errorf("a file outside the repository was refused: %v", err)
+	}
+}
