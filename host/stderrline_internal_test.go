@@ -32,6 +32,9 @@ Node.js v20.20.2`, "Error: Cannot find module '/tmp/does-not-exist.js'"},
 		{"go panic", "panic: listen: address in use\n\ngoroutine 1 [running]:\nmain.main()\n\t/src/main.go:12 +0x1d\nexit status 2", "panic: listen: address in use"},
 		{"plain last line", "starting\nGITHUB_TOKEN is not set", "GITHUB_TOKEN is not set"},
 		{"banner only", "Node.js v20.20.2\n}\n", ""},
+		{"an old error, then the fatal line", "error: telemetry endpoint unreachable, continuing without it\nserving on stdio\n2026/11/30 03:00:00 open /data/index.db: permission denied", "2026/11/30 03:00:00 open /data/index.db: permission denied"},
+		{"a timestamped error last", "starting\n2026-11-30T03:00:00Z ERROR: cannot bind port 8080", "2026-11-30T03:00:00Z ERROR: cannot bind port 8080"},
+		{"an error, then a line of the server", "Error: retrying in 5s\nlistening", "listening"},
 		{"empty", "", ""},
 	} {
 		if got := reasonLine(strings.Split(tc.stderr, "\n")); got != tc.want {
