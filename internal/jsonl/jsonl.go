@@ -435,6 +435,11 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				return nil, io.EOF
 			}
 		}
+		if f.err == nil && f.batch {
+			if err := c.acceptBatch(f.msgs); err != nil {
+				f.err, f.code = err, codeInvalidRequest // a well-formed frame: the stream can go on
+			}
+		}
 		if f.err == nil {
 			break
 		}
@@ -447,11 +452,6 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 	for _, m := range f.msgs {
 		c.watchRead(m)
-	}
-	if f.batch {
-		if err := c.acceptBatch(f.msgs); err != nil {
-			return nil, err
-		}
 	}
 	c.queue = f.msgs[1:]
 	return f.msgs[0], nil

@@ -370,3 +370,42 @@ func TestTolerantAnswersBadFrames(t *testing.T) {
 		})
 	}
 }
+
+// A tolerant connection answers a batch the session's protocol forbids
+// (2025-06-18 and later) with an error, as any bad frame, and reads on
+// (review 15).
+func TestTolerantAnswersAForbiddenBatch(t *testing.T) {
+	in, feed := pipe(t)
+	outR, outW := pipe(t)
+	c, err := (&jsonl.Transport{Reader: in, Writer: outW, Tolerant: true}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(feed, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`+"\n")
+	m := within(t, 5*time.Second, "initialize", func() jsonrpc.Message { m, _ := c.Read(context.Background()); return m })
+	res := &jsonrpc.Response{ID: m.(*jsonrpc.Request).ID, Result: []byte(`{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"x","version":"1"}}`)}
+	if err := c.Write(context.Background(), res); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(feed, `[{"jsonrpc":"2.0","id":2,"method":"ping"}]`+"\n"+`{"jsonrpc":"2.0","id":3,"method":"ping"}`+"\n")
+	m = within(t, 5*time.Second, "read after the batch", func() jsonrpc.Message {
+		m, err := c.Read(context.Background())
+		if err != nil {
+			t.Errorf("a tolerant connection ended on a batch: %v", err)
+		}
+		return m
+	})
+	if req, ok := m.(*jsonrpc.Request); !ok || req.ID.Raw() != int64(3) {
+		t.Errorf("read %#v; want the ping with id 3", m)
+	}
+	br := bufio.NewReader(outR)
+	line := within(t, 5*time.Second, "the answer to the batch", func() []byte {
+		br.ReadBytes('\n') // the initialize result
+		line, _ := br.ReadBytes('\n')
+		return line
+	})
+	if !strings.Contains(string(line), `"id":null`) || !strings.Contains(string(line), `-32600`) {
+		t.Errorf("answer to the batch: %s", line)
+	}
+}
