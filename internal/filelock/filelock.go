@@ -5,10 +5,15 @@
 // first added.
 //
 // The lock is an advisory lock (flock on Unix, LockFileEx on Windows) on a
-// sibling file, <file>.lock, created 0600 and removed again when the lock
-// is released, so that no stray file is left next to a repository's
-// .mcp.json. Only writers that take the lock are serialized; readers never
-// need it, since every write replaces the file atomically.
+// sibling file, <file>.lock, created empty (0644: it holds nothing, and a
+// lock file left by another user's crashed process in a shared checkout
+// must still open) and removed again when the lock is released, so that no
+// stray file is left next to a repository's .mcp.json; a symbolic link
+// there is refused. Only writers that take the lock are serialized;
+// readers never need it, since every write replaces the file atomically.
+// On an NFS home directory Linux emulates flock with POSIX locks, which do
+// not exclude two goroutines of one process from each other: there only
+// processes are serialized.
 package filelock
 
 import (
@@ -38,7 +43,17 @@ func Lock(path string, timeout time.Duration) (unlock func(), err error) {
 	deadline := time.Now().Add(timeout)
 	wait := time.Millisecond
 	for {
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|noFollow, 0o600)
+		// A symbolic link is refused: a repository could commit one named
+		// .mcp.json.lock, and creating the file would create its target.
+		// O_NOFOLLOW says so atomically where there is one (Unix); the
+		// look first covers Windows, where a link is a reparse point.
+		if fi, err := os.Lstat(name); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return nil, fmt.Errorf("locking %s: %s is a symbolic link; remove it", path, name)
+		}
+		// Read-only, and readable by all (it holds nothing): a lock file
+		// left by a process of another user that crashed holding it, in a
+		// shared checkout, can still be opened and locked.
+		f, err := os.OpenFile(name, os.O_RDONLY|os.O_CREATE|noFollow, 0o644)
 		if err != nil {
 			return nil, fmt.Errorf("locking %s: %w", path, err)
 		}
