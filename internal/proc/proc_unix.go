@@ -30,11 +30,14 @@ func (p *Process) prepare() {
 // supervisor to kill what the server left at once, without the usual
 // grace, also while it sweeps.
 func (p *Process) signal(k sigKind) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.supervised && k == sigKill {
+		// Not under p.mu: the host's event reader takes it (dispatch), and
+		// must never wait on a write to the supervisor, which may itself be
+		// waiting for the host to read its events.
 		p.sys.sup.send(frameKill, killReq{ID: p.sys.id})
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.exited {
 		return nil
 	}

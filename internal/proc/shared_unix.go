@@ -203,7 +203,9 @@ func (s *supervisor) dispatch(ev event) {
 	delete(s.pending, ev.ID)
 	switch {
 	case !ok && ev.Pid > 1: // Start gave up waiting: nobody would close this server
-		s.send(frameKill, killReq{ID: ev.ID})
+		// Sent from another goroutine: the event reader never waits on a
+		// write to the supervisor, which may be waiting for it to read.
+		go s.send(frameKill, killReq{ID: ev.ID})
 		killGroup(ev.Pid, syscall.SIGKILL)
 	case !ok:
 	case ev.Pid > 1:
