@@ -120,6 +120,7 @@ type session struct {
 	diags    []config.Diagnostic
 	keep     func(name string) bool
 	logClose func()
+	trust    *launchTrust // nil when the run builds no launch trust
 
 	mu       sync.Mutex
 	launched map[string]time.Time // servers that started connecting, and when

@@ -264,6 +264,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 			}
 			cur = next
 			setPermit(next)
+			if s.trust != nil {
+				s.trust.reloadSettings(next)
+			}
 			res := s.h.Apply(next)
 			if res.Changed() {
 				log.Info("configuration reloaded", "added", res.Added, "removed", res.Removed, "restarted", res.Restarted)

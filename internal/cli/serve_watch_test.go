@@ -373,3 +373,37 @@ func TestWatchConfigEveryLocation(t *testing.T) {
 	write(filepath.Join(root, ".switchboard", "workspace.json"), map[string]any{"disabledMcpServers": []string{"flag"}})
 	waitFor(".switchboard made again", has("flag", config.ScopeFlag, config.Disabled))
 }
+
+// A gateway re-reads the settings that pre-approve project servers when
+// they change: once the user withdraws enableAllProjectMcpServers, a
+// definition the repository then changes is held, not started (review 16).
+func TestGatewayFollowsPreApprovalEdits(t *testing.T) {
+	w := freshWorld(t, "")
+	if err := os.MkdirAll(w.sbHome, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	settings := filepath.Join(w.sbHome, "settings.json")
+	writeJSON(t, settings, map[string]any{"enableAllProjectMcpServers": true})
+	proj := filepath.Join(w.ws, ".mcp.json")
+	writeJSON(t, proj, echoServers("repo"))
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cs, stderr := stdioGateway(t, ctx, w)
+	waitServed(t, ctx, cs, stderr, "start, pre-approved", "repo")
+
+	// The user withdraws the pre-approval, and a user server is added so
+	// that we know when a reload after it has been applied.
+	writeJSON(t, settings, map[string]any{})
+	writeJSON(t, filepath.Join(w.sbHome, "mcp.json"), echoServers("mine"))
+	waitServed(t, ctx, cs, stderr, "pre-approval withdrawn", "mine", "repo")
+
+	// The repository swaps the definition.
+	swapped := echoServers("repo")
+	def := swapped["mcpServers"].(map[string]any)["repo"].(map[string]any)
+	def["env"] = map[string]any{"SWAPPED": "1"}
+	writeJSON(t, proj, swapped)
+	time.Sleep(5 * time.Second) // a bound, not a timing: the restart happens within it or not at all
+	if got := servedServers(t, ctx, cs); len(got) != 1 || got[0] != "mine" {
+		t.Errorf("after the pre-approval was withdrawn, the repository's changed definition is served: %q (want only \"mine\")", got)
+	}
+}

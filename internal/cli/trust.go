@@ -35,8 +35,14 @@ const (
 // settings approve in advance, and the servers denied for this run only.
 type launchTrust struct {
 	store     *trust.Store
-	pre       trust.PreApproval
 	workspace string
+	// home and cli are what the pre-approvals are read from again
+	// (reloadSettings), with the managed folder.
+	home string
+	cli  config.Settings
+
+	preMu sync.RWMutex
+	pre   trust.PreApproval
 	environ   func() []string
 	now       func() time.Time
 	// warnings are problems with the store or settings files, reported
@@ -53,6 +59,7 @@ type launchTrust struct {
 func (f *Factory) launchTrust(cfg *config.Resolved) (*launchTrust, error) {
 	lt := &launchTrust{
 		store:     trust.Open(f.Home()),
+		home:      f.Home(),
 		workspace: cfg.Workspace,
 		environ:   os.Environ,
 		now:       f.Now,
@@ -65,6 +72,7 @@ func (f *Factory) launchTrust(cfg *config.Resolved) (*launchTrust, error) {
 	if err != nil {
 		return nil, err
 	}
+	lt.cli = cli
 	sources, warnings := settingsSources(f.Home(), filepath.Dir(cfg.Files.Managed), cfg.Workspace, cli)
 	lt.pre = trust.NewPreApproval(sources...)
 	if hasRepoServers(cfg) {
@@ -192,7 +200,24 @@ func unwrapPath(err error) error {
 // verdict decides one server; a server denied for this run keeps the
 // verdict that got it asked about.
 func (lt *launchTrust) verdict(rs *config.ResolvedServer) trust.Verdict {
-	return trust.Decide(lt.store, lt.pre, rs, lt.workspace)
+	lt.preMu.RLock()
+	pre := lt.pre
+	lt.preMu.RUnlock()
+	return trust.Decide(lt.store, pre, rs, lt.workspace)
+}
+
+// reloadSettings reads the settings that pre-approve or reject project
+// servers again (managed, local, user; --settings as given): a gateway
+// follows edits of them as it follows the configuration, so a withdrawn
+// pre-approval holds a server the repository then changes, and a new
+// disabledMcpjsonServers holds it at its next start. As with a revoked
+// approval, a server running now is not stopped.
+func (lt *launchTrust) reloadSettings(cfg *config.Resolved) {
+	sources, _ := settingsSources(lt.home, filepath.Dir(cfg.Files.Managed), lt.workspace, lt.cli)
+	pre := trust.NewPreApproval(sources...)
+	lt.preMu.Lock()
+	lt.pre = pre
+	lt.preMu.Unlock()
 }
 
 // gate is the host.Gate of the run.
@@ -433,6 +458,7 @@ func (s *session) launchGate(ctx context.Context) (host.Gate, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.trust = lt
 	s.diags = append(append([]config.Diagnostic(nil), s.diags...), lt.warnings...)
 	if s.opts.IO.CanPrompt {
 		lt.askPending(ctx, s.cfg, s.input(), s.opts.IO.ErrOut)
