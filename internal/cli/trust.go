@@ -41,10 +41,10 @@ type launchTrust struct {
 	home string
 	cli  config.Settings
 
-	preMu sync.RWMutex
-	pre   trust.PreApproval
-	environ   func() []string
-	now       func() time.Time
+	preMu   sync.RWMutex
+	pre     trust.PreApproval
+	environ func() []string
+	now     func() time.Time
 	// warnings are problems with the store or settings files, reported
 	// with the configuration diagnostics.
 	warnings []config.Diagnostic
