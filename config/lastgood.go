@@ -14,8 +14,10 @@ import "sync"
 //     with a warning that its last good contents stay in effect. A file
 //     broken since the first Load has nothing remembered and defines
 //     nothing, as without a LastGood;
-//   - a file that is gone is forgotten: removing a file always removes
-//     what it defined.
+//   - a file that is gone (no file there, a symbolic link to nothing, a
+//     directory) is forgotten: removing a file always removes what it
+//     defined; so is every file a Load no longer reads (a scope that fell
+//     back to its next file, a workspace that moved).
 //
 // Only whole files are kept: a file that parses is used as it is now, an
 // invalid server or a malformed list in it included, so the valid parts of
@@ -46,6 +48,20 @@ func (g *LastGood) forget(path string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	delete(g.files, path)
+}
+
+// retain forgets every file but those in keep.
+func (g *LastGood) retain(keep map[string]bool) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for p := range g.files {
+		if !keep[p] {
+			delete(g.files, p)
+		}
+	}
 }
 
 func (g *LastGood) get(path string) ([]byte, bool) {

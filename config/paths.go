@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // DefaultHome returns the Switchboard directory: $SWITCHBOARD_HOME when set
@@ -139,6 +140,16 @@ const DefaultManagedDir = "/etc/switchboard"
 func exists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil || !errors.Is(err, fs.ErrNotExist)
+}
+
+// gone reports whether no file is at p to read any more: nothing there, a
+// symbolic link to nothing, a path through a non-directory, a directory.
+func gone(p string) bool {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+	}
+	return fi.IsDir()
 }
 
 func isDir(p string) bool {

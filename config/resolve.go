@@ -39,6 +39,7 @@ type candidate struct {
 type loader struct {
 	lookup   func(string) (string, bool)
 	lastGood *LastGood
+	loaded   map[string]bool // the paths load was asked for
 	res      *Resolved
 	cands    map[string][]candidate
 	n        int
@@ -166,6 +167,10 @@ func Load(opts *LoadOptions) (*Resolved, error) {
 	l.loadFlags(o.MCPConfigs, cwd)
 	l.loadSession(o.Session)
 	l.resolve()
+	// Only the files this load used are kept: one the scope no longer
+	// reads (its first choice was removed, the workspace root moved) must
+	// not come back later as "last good" of a broken new file there.
+	l.lastGood.retain(l.loaded)
 	return l.res, nil
 }
 
@@ -212,13 +217,17 @@ func (l *loader) read(path string, required bool, fixMissing string) ([]byte, bo
 // to use. With a LastGood, a file that is there but cannot be read or
 // parsed is replaced by its last good contents (see LastGood).
 func (l *loader) load(path string, required bool, fixMissing string) *jsoncDoc {
+	if l.loaded == nil {
+		l.loaded = map[string]bool{}
+	}
+	l.loaded[path] = true
 	data, ok := l.read(path, required, fixMissing)
 	if ok {
 		if doc := l.parse(path, data); doc.obj != nil {
 			l.lastGood.remember(path, data)
 			return doc
 		}
-	} else if !exists(path) {
+	} else if gone(path) {
 		l.lastGood.forget(path)
 		return nil
 	}
