@@ -51,8 +51,8 @@ func TestLastGoodForgetsAFileTheScopeNoLongerReads(t *testing.T) {
 }
 
 // A file replaced by a symbolic link to nothing (its target removed: a
-// dotfiles checkout moved away) defines nothing without a LastGood, but
-// with one its old contents stay in effect indefinitely.
+// dotfiles checkout moved away) is gone: its old contents do not stay in
+// effect (review 16).
 func TestLastGoodForgetsAFileNowADanglingLink(t *testing.T) {
 	f := newFixture(t)
 	user := f.write(filepath.Join(f.home, "mcp.json"), servers(cmdDef("old", "old-cmd")))
