@@ -20,6 +20,12 @@ import (
 // a temp file and rename it) into one reload.
 const reloadDebounce = 200 * time.Millisecond
 
+// reloadMaxDelay bounds how long events can put a reload off: a file
+// written again and again in a watched folder (a log, a repository's
+// .switchboard/) must not keep an edit, a managed deny list above all,
+// from being applied.
+const reloadMaxDelay = time.Second
+
 // maxWatchSyncs bounds the rounds of syncWatches: each round that adds a
 // watch looks again, since a folder may appear between a look and a watch.
 const maxWatchSyncs = 8
@@ -211,7 +217,14 @@ func watchConfig(files func() []watchFile, log *slog.Logger, reload func()) (sto
 		// The first reload reads what changed between the caller's load
 		// and the watches; it changes nothing otherwise.
 		timer := time.NewTimer(reloadDebounce)
-		schedule := func() { timer.Reset(reloadDebounce) }
+		pending := time.Now() // the first event not read yet; zero if none
+		schedule := func() {
+			now := time.Now()
+			if pending.IsZero() {
+				pending = now
+			}
+			timer.Reset(max(min(reloadDebounce, pending.Add(reloadMaxDelay).Sub(now)), 0))
+		}
 		defer timer.Stop()
 		for {
 			select {
@@ -239,6 +252,7 @@ func watchConfig(files func() []watchFile, log *slog.Logger, reload func()) (sto
 					schedule() // events were lost: look at everything again
 				}
 			case <-timer.C:
+				pending = time.Time{}
 				// Watch new folders before reading, so that nothing
 				// written between the read and the watch is missed.
 				c.syncWatches()

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -405,5 +407,53 @@ func TestGatewayFollowsPreApprovalEdits(t *testing.T) {
 	time.Sleep(5 * time.Second) // a bound, not a timing: the restart happens within it or not at all
 	if got := servedServers(t, ctx, cs); len(got) != 1 || got[0] != "mine" {
 		t.Errorf("after the pre-approval was withdrawn, the repository's changed definition is served: %q (want only \"mine\")", got)
+	}
+}
+
+// A folder written to again and again (a server's log beside a
+// configuration file) does not put a reload off for ever: a configuration
+// edit applies within a bound (review 16).
+func TestWatchReloadsDespiteBusyFolder(t *testing.T) {
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "servers.json")
+	if err := os.WriteFile(cfgFile, []byte(`{"mcpServers": {}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var reloads atomic.Int32
+	files := func() []watchFile { return []watchFile{{path: cfgFile}} }
+	stop, err := watchConfig(files, slog.New(slog.NewTextHandler(io.Discard, nil)), func() { reloads.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	time.Sleep(600 * time.Millisecond) // the start-up reload
+	base := reloads.Load()
+
+	// A server's log in the same folder, written every 50ms.
+	done := make(chan struct{})
+	go func() {
+		log := filepath.Join(dir, "server.log")
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			f, err := os.OpenFile(log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+			if err == nil {
+				f.WriteString("line\n")
+				f.Close()
+			}
+		}
+	}()
+	defer close(done)
+	time.Sleep(100 * time.Millisecond)
+	// The user edits the configuration.
+	if err := os.WriteFile(cfgFile, []byte(`{"mcpServers": {"x": {"command": "x"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	if got := reloads.Load() - base; got == 0 {
+		t.Errorf("no reload 3s after the configuration changed: the debounce is reset by every unrelated write in the folder")
 	}
 }
