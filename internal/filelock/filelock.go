@@ -19,6 +19,7 @@ package filelock
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 )
@@ -50,10 +51,14 @@ func Lock(path string, timeout time.Duration) (unlock func(), err error) {
 		if fi, err := os.Lstat(name); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 			return nil, fmt.Errorf("locking %s: %s is a symbolic link; remove it", path, name)
 		}
-		// Read-only, and readable by all (it holds nothing): a lock file
-		// left by a process of another user that crashed holding it, in a
-		// shared checkout, can still be opened and locked.
-		f, err := os.OpenFile(name, os.O_RDONLY|os.O_CREATE|noFollow, 0o644)
+		// Opened for writing (NFS emulates flock with POSIX locks, which
+		// want it), or read-only where that is refused: readable by all
+		// (it holds nothing), a lock file left by another user's process
+		// that crashed holding it, in a shared checkout, still opens.
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|noFollow, 0o644)
+		if errors.Is(err, fs.ErrPermission) {
+			f, err = os.OpenFile(name, os.O_RDONLY|noFollow, 0)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("locking %s: %w", path, err)
 		}
