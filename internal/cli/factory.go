@@ -174,19 +174,22 @@ func grantingKeys(s config.Settings) []string {
 	return keys
 }
 
-// gitTop returns the nearest directory at or above dir holding .git, but
-// not home itself unless dir is home (a home directory kept in git would
-// otherwise make every file under it part of the repository); "" if none.
+// gitTop returns the outermost directory at or above dir holding .git:
+// the checkout the user cloned, around a submodule or a nested clone (whose
+// .git may be a file) as well. It stops below home unless dir is home (a
+// home directory kept in git would otherwise make every file under it part
+// of the repository); "" if none.
 func gitTop(dir, home string) string {
+	top := ""
 	for d := dir; ; d = filepath.Dir(d) {
 		if d == home && d != dir {
-			return ""
+			return top
 		}
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return d
+			top = d
 		}
 		if filepath.Dir(d) == d {
-			return ""
+			return top
 		}
 	}
 }

@@ -300,3 +300,23 @@ func TestRepositorySettingsFileMayOnlyTighten(t *testing.T) {
 		t.Errorf("a file outside the repository was refused: %v", err)
 	}
 }
+
+// A --settings file elsewhere in the checkout the user cloned may not
+// approve the servers of a submodule in it (its .git is a file) either
+// (review 16).
+func TestSuperprojectSettingsFileMayNotApproveASubmodule(t *testing.T) {
+	w := newRTWorld(t) // w.proj holds .git
+	sub := filepath.Join(w.proj, "vendor", "tool")
+	w.writeJSON(filepath.Join(sub, ".mcp.json"), map[string]any{"mcpServers": map[string]any{"repo": w.server("echo")}})
+	if err := os.WriteFile(filepath.Join(sub, ".git"), []byte("gitdir: ../../.git/modules/tool\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(w.proj, "ci", "switchboard.json")
+	w.writeJSON(file, map[string]any{"enableAllProjectMcpServers": true})
+	f, _, _, _ := w.factory(false)
+	f.Cwd = sub
+	f.Global.Settings = file
+	if _, err := f.Settings(); err == nil {
+		t.Errorf("a file of the superproject's checkout approved the servers of its submodule's workspace")
+	}
+}
