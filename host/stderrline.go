@@ -59,7 +59,8 @@ func noiseLine(l string) bool {
 		return true
 	}
 	if strings.HasPrefix(l, "Node.js v") || strings.HasPrefix(l, "at ") ||
-		strings.HasPrefix(l, "File \"") || strings.HasPrefix(l, "goroutine ") {
+		strings.HasPrefix(l, "File \"") || strings.HasPrefix(l, "goroutine ") ||
+		strings.HasPrefix(l, "exit status ") || strings.HasPrefix(l, "note: run with `RUST_BACKTRACE") {
 		return true
 	}
 	return false

@@ -35,6 +35,8 @@ Node.js v20.20.2`, "Error: Cannot find module '/tmp/does-not-exist.js'"},
 		{"an old error, then the fatal line", "error: telemetry endpoint unreachable, continuing without it\nserving on stdio\n2026/11/30 03:00:00 open /data/index.db: permission denied", "2026/11/30 03:00:00 open /data/index.db: permission denied"},
 		{"a timestamped error last", "starting\n2026-11-30T03:00:00Z ERROR: cannot bind port 8080", "2026-11-30T03:00:00Z ERROR: cannot bind port 8080"},
 		{"an error, then a line of the server", "Error: retrying in 5s\nlistening", "listening"},
+		{"go run's exit status", "serving on stdio\n2026/11/30 03:00:00 open /data/index.db: permission denied\nexit status 1", "2026/11/30 03:00:00 open /data/index.db: permission denied"},
+		{"rust panic", "thread 'main' panicked at src/main.rs:4:5:\nno config file\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace", "no config file"},
 		{"empty", "", ""},
 	} {
 		if got := reasonLine(strings.Split(tc.stderr, "\n")); got != tc.want {

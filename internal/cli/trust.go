@@ -550,6 +550,7 @@ func (lt *launchTrust) approval(rs *config.ResolvedServer) approvalJSON {
 	a.Redacted = a.Redacted || a.URL != w.URL
 	if w.HeadersHelper != "" {
 		a.HeadersHelper = redact.String(w.HeadersHelper, redact.Secrets(w.Env, w.Headers)...)
+		a.Redacted = a.Redacted || a.HeadersHelper != w.HeadersHelper
 	}
 	if p := v.Previous; p != nil {
 		a.ApprovedAt = p.ApprovedAt.UTC().Format(time.RFC3339)
