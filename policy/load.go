@@ -56,7 +56,9 @@ type LoadOptions struct {
 // and project. It never fails: a file that does not exist holds no rules;
 // one that cannot be read or parsed is a [Problem], and turns every allow
 // rule off (its deny rules are unknown, so nothing is allowed without
-// asking) until it is fixed.
+// asking) until it is fixed. The managed file, the administrator's, fails
+// closed: while it cannot be read every MCP call is denied, since the
+// person asked could otherwise allow what it denies.
 func Load(opts *LoadOptions) *Policy {
 	var o LoadOptions
 	if opts != nil {
@@ -91,7 +93,13 @@ func Load(opts *LoadOptions) *Policy {
 
 	mf := ManagedSettingsPath(o.ManagedDir)
 	if s, err := readSettings(mf); err != nil {
-		fail(Source{Scope: ScopeManaged, File: mf}, err)
+		// The administrator's deny rules are unknown, and the person an
+		// ask would reach is not the one who may lift them: every MCP
+		// call is denied until the file is fixed (fail closed).
+		src := Source{Scope: ScopeManaged, File: mf}
+		fail(src, err)
+		p.problems[len(p.problems)-1].Fix = "ask the administrator to fix the file (JSON with // comments allowed); until then every MCP call is denied"
+		p.denyAll = fmt.Sprintf("%s cannot be used (%v)", src, err)
 	} else if s != nil {
 		add(Source{Scope: ScopeManaged, File: mf}, s)
 	}

@@ -97,7 +97,6 @@ func TestLoadFailsClosed(t *testing.T) {
 		name, file, text, want string
 	}{
 		{"broken project file", "project", `{"permissions": {"deny": [`, "line 1, column 27"},
-		{"broken managed file", "managed", `{"permissions": "all"}`, `"permissions" must be an object`},
 		{"bad local entry", "local", "", `"projects" entry for`},
 		{"unreadable user file", "user-dir", "", "cannot read it: is a directory"},
 	} {
@@ -133,6 +132,30 @@ func TestLoadFailsClosed(t *testing.T) {
 				t.Errorf("Problems = %+v; want a file problem mentioning %q", probs, tc.want)
 			}
 		})
+	}
+}
+
+// A managed settings file that cannot be used denies every MCP call: its
+// deny rules are unknown, and the person an ask would reach is not the
+// administrator who may lift them. doctor names the file.
+func TestLoadBrokenManagedFileDeniesAll(t *testing.T) {
+	w := newLoadWorld(t)
+	write(t, ManagedSettingsPath(w.managed), `{"permissions": "all"}`)
+	write(t, UserSettingsPath(w.home), `{"permissions": {"allow": ["mcp__github"]}}`)
+	p := Load(w.opts())
+	d := p.Decide(call("github", "merge"))
+	if d.Action != Deny || !strings.Contains(d.Reason, "managed settings") || d.Rule != nil {
+		t.Errorf("Decide = %+v; want deny naming the managed settings", d)
+	}
+	if h := d.Hint("x"); !strings.Contains(h, "administrator") || !strings.Contains(h, "switchboard doctor") {
+		t.Errorf("Hint = %q", h)
+	}
+	if q := p.With(RulesFrom(Source{Scope: ScopeFlag}, []string{"mcp__github"}, nil, nil)...); q.Decide(call("github", "merge")).Action != Deny {
+		t.Errorf("a session allow rule lifted the deny of an unreadable managed file")
+	}
+	probs := p.Problems(nil)
+	if len(probs) == 0 || !strings.Contains(probs[0].Message, `"permissions" must be an object`) || !strings.Contains(probs[0].Fix, "every MCP call is denied") {
+		t.Errorf("Problems = %+v", probs)
 	}
 }
 

@@ -199,6 +199,9 @@ type Policy struct {
 	// allowOff, when set, is why every allow rule is off: a settings file
 	// could not be read, so the deny rules it may hold are unknown.
 	allowOff string
+	// denyAll, when set, is why every MCP call is denied: the managed
+	// settings, whose deny rules nobody else may lift, could not be read.
+	denyAll string
 	// lists are the effective rules by list, prepared once by compile.
 	lists *ruleLists
 }
@@ -287,7 +290,7 @@ func RulesFrom(src Source, allow, ask, deny []string) []Rule {
 func (p *Policy) With(rules ...Rule) *Policy {
 	q := &Policy{}
 	if p != nil {
-		q.rules, q.problems, q.allowOff = p.rules, p.problems, p.allowOff
+		q.rules, q.problems, q.allowOff, q.denyAll = p.rules, p.problems, p.allowOff, p.denyAll
 	}
 	q.rules = append(append([]Rule(nil), q.rules...), rules...)
 	q.compile()
@@ -308,6 +311,9 @@ func (p *Policy) Rules() []Rule {
 // ask. Among rules of one list the administrator's (managed) is reported
 // first and the repository's (project) last.
 func (p *Policy) Decide(req Request) Decision {
+	if p != nil && p.denyAll != "" {
+		return Decision{Action: Deny, Reason: "every MCP call is denied: " + p.denyAll}
+	}
 	var lists *ruleLists
 	allowOff := ""
 	if p != nil {
@@ -425,6 +431,8 @@ func (d Decision) Hint(userFile string) string {
 		switch {
 		case d.Action == Deny && d.Rule != nil:
 			return fmt.Sprintf("remove %q from permissions.deny in %s to let it run", d.Rule.Text, d.Rule.Source)
+		case d.Action == Deny:
+			return "ask the administrator to fix the managed settings file (`switchboard doctor` shows the error)"
 		case d.Action == Ask && d.Rule != nil && d.Rule.List == Ask:
 			return fmt.Sprintf("run it where a person can answer, or remove %q from permissions.ask in %s", d.Rule.Text, d.Rule.Source)
 		case d.Action == Ask && d.Rule == nil:
