@@ -123,9 +123,8 @@ func (c *configWatcher) plan() (dirs, counts, anyChange map[string]bool) {
 		dir := filepath.Dir(f.path)
 		if isDirPath(dir) {
 			dirs[dir], counts[dir] = true, true // dir: its own removal
-			if f.shared {
-				counts[f.path] = true
-			} else {
+			counts[f.path] = true
+			if !f.shared {
 				anyChange[dir] = true
 			}
 			continue
@@ -185,8 +184,13 @@ func (c *configWatcher) syncWatches() (added bool) {
 
 // relevant reports whether ev can change the configuration.
 func (c *configWatcher) relevant(ev fsnotify.Event) bool {
-	if ev.Op == fsnotify.Chmod || strings.HasSuffix(ev.Name, "~") {
+	if strings.HasSuffix(ev.Name, "~") {
 		return false
+	}
+	if ev.Op == fsnotify.Chmod {
+		// A configuration file's own mode counts (one made readable again
+		// loads); the mode changes of everything else in its folder do not.
+		return c.counts[ev.Name]
 	}
 	return c.counts[ev.Name] || c.anyChange[filepath.Dir(ev.Name)]
 }

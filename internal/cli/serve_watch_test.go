@@ -457,3 +457,35 @@ func TestWatchReloadsDespiteBusyFolder(t *testing.T) {
 		t.Errorf("no reload 3s after the configuration changed: the debounce is reset by every unrelated write in the folder")
 	}
 }
+
+// A configuration file whose mode changes is read again: one that was made
+// unreadable and then readable again loads (review 16: chmod events were
+// all ignored).
+func TestWatchReloadsOnAModeChange(t *testing.T) {
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "servers.json")
+	if err := os.WriteFile(cfgFile, []byte(`{"mcpServers": {}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var reloads atomic.Int32
+	stop, err := watchConfig(func() []watchFile { return []watchFile{{path: cfgFile}} },
+		slog.New(slog.NewTextHandler(io.Discard, nil)), func() { reloads.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	for deadline := time.Now().Add(10 * time.Second); reloads.Load() == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no first reload")
+		}
+	}
+	base := reloads.Load()
+	if err := os.Chmod(cfgFile, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); reloads.Load() == base; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no reload after the file's mode changed")
+		}
+	}
+}
