@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // DefaultHome returns the Switchboard directory: $SWITCHBOARD_HOME when set
@@ -144,10 +143,11 @@ func exists(p string) bool {
 
 // gone reports whether no file is at p to read any more: nothing there, a
 // symbolic link to nothing, a path through a non-directory, a directory.
+// A file there that may not be read is not gone.
 func gone(p string) bool {
 	fi, err := os.Stat(p)
 	if err != nil {
-		return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+		return !errors.Is(err, fs.ErrPermission)
 	}
 	return fi.IsDir()
 }
