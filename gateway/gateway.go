@@ -75,6 +75,14 @@ type Options struct {
 	// SyncDebounce is how long the gateway waits after a host event for
 	// more events before it re-lists. If <= 0, 50 ms.
 	SyncDebounce time.Duration
+	// FirstListWait is how long a client's request about the servers'
+	// items (a list, a call, a prompt, a read) waits for the gateway's
+	// first sync, which gives servers still connecting up to the host's
+	// ToolsWait. Requests after it never wait, and initialize, ping and
+	// notifications never do: a client is answered at once however slow a
+	// server is to start. If <= 0, nothing waits (a client gets what is
+	// synced so far, and list_changed as more comes).
+	FirstListWait time.Duration
 	// ElicitationTimeout is how long a question that an upstream server
 	// asks during a call of a client on protocol 2026-07-28 waits for the
 	// client's retry with the answer; then the question is withdrawn and
@@ -182,6 +190,9 @@ func New(h *host.Host, opts *Options) *Gateway {
 	if o.AdminTools {
 		g.addAdminTools()
 	}
+	if o.FirstListWait > 0 {
+		g.srv.AddReceivingMiddleware(g.waitFirstSync)
+	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	go g.loop()
 	g.Kick()
@@ -212,6 +223,25 @@ func (g *Gateway) Kick() {
 	select {
 	case g.kick <- struct{}{}:
 	default:
+	}
+}
+
+// noSyncWait are the requests answered without waiting for the first
+// sync: the session's own, which know nothing of the servers.
+var noSyncWait = map[string]bool{"initialize": true, "ping": true, "server/discover": true, "logging/setLevel": true}
+
+// waitFirstSync holds a request about the servers' items (a list, a call,
+// a prompt, a read) until the first sync has finished, at most
+// Options.FirstListWait, so that a client that calls a tool it knows
+// without listing first finds it.
+func (g *Gateway) waitFirstSync(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if !noSyncWait[method] && !strings.HasPrefix(method, "notifications/") {
+			wctx, cancel := context.WithTimeout(ctx, g.opts.FirstListWait)
+			_ = g.WaitSynced(wctx)
+			cancel()
+		}
+		return next(ctx, method, req)
 	}
 }
 
@@ -269,19 +299,25 @@ func (g *Gateway) loop() {
 func (g *Gateway) Sync(ctx context.Context) error {
 	g.syncMu.Lock()
 	defer g.syncMu.Unlock()
-	var errs []error
-	if err := g.syncTools(ctx); err != nil {
-		errs = append(errs, fmt.Errorf("tools: %w", err))
+	// The four lists at once: each waits up to the host's ToolsWait for a
+	// server still connecting, and one after the other they would wait
+	// four times as long. Each keeps its own routes.
+	kinds := []struct {
+		name string
+		sync func(context.Context) error
+	}{{"tools", g.syncTools}, {"prompts", g.syncPrompts}, {"resources", g.syncResources}, {"resource templates", g.syncTemplates}}
+	errs := make([]error, len(kinds))
+	var wg sync.WaitGroup
+	for i, k := range kinds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := k.sync(ctx); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", k.name, err)
+			}
+		}()
 	}
-	if err := g.syncPrompts(ctx); err != nil {
-		errs = append(errs, fmt.Errorf("prompts: %w", err))
-	}
-	if err := g.syncResources(ctx); err != nil {
-		errs = append(errs, fmt.Errorf("resources: %w", err))
-	}
-	if err := g.syncTemplates(ctx); err != nil {
-		errs = append(errs, fmt.Errorf("resource templates: %w", err))
-	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 

@@ -545,3 +545,32 @@ func TestGatewayStdioAnswersABadLine(t *testing.T) {
 		t.Errorf("replies %+v; want a parse error, an invalid request, then the initialize result\nstderr: %s", got, stderr.String())
 	}
 }
+
+// A server slow to start holds up no client: serve --stdio answers
+// initialize, and the first tools/list (after --wait) with the servers that
+// are up, while the slow one is still starting (QA: the gateway answered
+// nobody until its slowest server connected).
+func TestGatewayAnswersWhileAServerStarts(t *testing.T) {
+	w := newGatewayWorld(t)
+	fastCmd, fastArgs := testserver.Command("echo")
+	slowCmd, slowArgs := testserver.Command("slow-start", "-delay", "10m")
+	writeJSON(t, filepath.Join(w.sbHome, "mcp.json"), map[string]any{"mcpServers": map[string]any{
+		"fast": map[string]any{"command": fastCmd, "args": fastArgs},
+		"slow": map[string]any{"command": slowCmd, "args": slowArgs, "startup_timeout": 600000},
+	}})
+	// The bound is a guard with a wide margin, not a timing: with --wait 1s
+	// the answers take about a second; before the fix every list of the
+	// first sync waited in turn for slow (four times 5 s, after --wait).
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "gateway-test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: w.command(t, "serve", "--stdio", "--wait", "1s")}, nil)
+	if err != nil {
+		t.Fatalf("connect while a server is starting: %v", err)
+	}
+	defer cs.Close()
+	names := listNames(t, ctx, cs)
+	if !names["mcp__fast__echo"] || names["mcp__slow__echo"] {
+		t.Errorf("tools %v; want fast's and not yet slow's", names)
+	}
+}

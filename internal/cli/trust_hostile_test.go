@@ -3,11 +3,14 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -120,6 +123,65 @@ func (c *hostileCase) run(args ...string) (stdout, stderr string, code int) {
 	return out.String(), errOut.String(), code
 }
 
+// serve runs `serve --stdio` as a client drives it: initialize, then
+// tools/list, and stdin closes once the list is answered. The first list
+// waits for the gateway's first sync, which gives servers --wait to
+// connect: an ungated server is spawned by then.
+func (c *hostileCase) serve() (stderr string, code int) {
+	c.t.Helper()
+	f, _, _, errOut := c.factory(false)
+	getenv := f.Getenv
+	f.Getenv = func(k string) (string, bool) {
+		switch k {
+		case "MARKER":
+			return c.marker, true
+		case "EXE":
+			return c.exe, true
+		}
+		return getenv(k)
+	}
+	args := []string{"serve", "--stdio"}
+	if c.want.Settings != "" {
+		args = append([]string{"--settings", c.want.Settings}, args...)
+	}
+	in, feed := io.Pipe()
+	listed := make(chan struct{})
+	f.IO.In = in
+	f.IO.Out = &answerWatch{id: `"id":2`, seen: listed}
+	go func() {
+		io.WriteString(feed, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n"+
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
+			`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n")
+		select {
+		case <-listed:
+		case <-time.After(60 * time.Second): // a guard against a hang, not a timing
+		}
+		feed.Close()
+	}()
+	code = Run(context.Background(), f, args)
+	return errOut.String(), code
+}
+
+// answerWatch is a client's stdout: it closes seen once a line holding id
+// has been written.
+type answerWatch struct {
+	mu   sync.Mutex
+	buf  []byte
+	id   string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (w *answerWatch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	if strings.Contains(string(w.buf), w.id) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return len(p), nil
+}
+
 func (c *hostileCase) noMarker(after string) {
 	c.t.Helper()
 	if _, err := os.Stat(c.marker); err == nil {
@@ -224,10 +286,9 @@ func TestHostileRepos(t *testing.T) {
 			if !strings.Contains(errOut, c.want.State) || !strings.Contains(errOut, "switchboard mcp approve "+c.want.Server) {
 				t.Errorf("call's message does not give the state and the approving command:\n%s", errOut)
 			}
-			// The gateway: it starts every server and waits (--wait) for them
-			// before serving, so an ungated server would spawn here; stdin
-			// is empty, so it then ends.
-			if _, errOut, code := c.run("serve", "--stdio"); code != 0 {
+			// The gateway, as a client drives it: its first tools/list waits
+			// (--wait) for the servers, so an ungated server would spawn here.
+			if errOut, code := c.serve(); code != 0 {
 				t.Errorf("serve --stdio: exit %d\n%s", code, errOut)
 			}
 			c.noMarker("serve --stdio")
@@ -249,7 +310,7 @@ func TestHostileWitness(t *testing.T) {
 			}
 			// serve spawns it (the same witness TestHostileRepos relies on
 			// for serve), then status finds it connected.
-			if _, errOut, code := c.run("serve", "--stdio"); code != 0 {
+			if errOut, code := c.serve(); code != 0 {
 				t.Fatalf("serve --stdio: exit %d\n%s", code, errOut)
 			}
 			if !fileExists(c.marker) {
