@@ -246,7 +246,6 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 	gw.Store(g)
 	defer g.Close()
 
-
 	if opts.Watch {
 		cur := cfg // the configuration in force, for the watcher only
 		files := func() []watchFile { return configWatchFiles(cur, opts.Home, opts.HomeDir) }
