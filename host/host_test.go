@@ -531,3 +531,63 @@ func TestStatusCommandRedactsArgsOneByOne(t *testing.T) {
 		t.Errorf("status command\n got %s\nwant %s", got, want)
 	}
 }
+
+// A server whose circuit opened is listed again once its cooldown is over,
+// with an event saying so, so that a call can be the probe that closes it
+// (QA: it was left out of every list for good, and a gateway answered its
+// tools as unknown).
+func TestCircuitOpenServerIsListedAgainAfterCooldown(t *testing.T) {
+	hang := stdio("hangs", "hang-call")
+	hang.Effective.Timeout = 200
+	events := make(chan host.Event, 64)
+	h := newHost(t, cfgOf(hang), &host.Options{BreakerCooldown: time.Second,
+		OnEvent: func(ev host.Event) {
+			select {
+			case events <- ev:
+			default:
+			}
+		}})
+	waitState(t, h, "hangs", host.StateConnected, 20*time.Second)
+	listed := func() bool {
+		list, err := h.Tools(ctxFor(t, 10*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range list.Tools {
+			if tool.Name == "mcp__hangs__echo" {
+				return true
+			}
+		}
+		return false
+	}
+	for range 3 {
+		if _, err := h.Call(ctxFor(t, 10*time.Second), "mcp__hangs__hang", map[string]any{}); !errors.Is(err, host.ErrTimeout) {
+			t.Fatalf("hang call: %v, want ErrTimeout", err)
+		}
+	}
+	waitState(t, h, "hangs", host.StateCircuitOpen, time.Second)
+	if listed() {
+		t.Error("listed while its circuit is open")
+	}
+	for len(events) > 0 {
+		<-events
+	}
+	// After the cooldown: an event, and the server listed as connected.
+	deadline := time.After(20 * time.Second)
+	for got := false; !got; {
+		select {
+		case ev := <-events:
+			got = ev.Kind == host.EventState && ev.Server == "hangs" && ev.State == host.StateConnected
+		case <-deadline:
+			t.Fatal("no event when the cooldown was over")
+		}
+	}
+	if !listed() {
+		t.Fatal("not listed again after the cooldown")
+	}
+	// The probe succeeds and closes the circuit.
+	mustCall(t, h, "mcp__hangs__echo", map[string]any{"text": "probe"})
+	if st := statusOf(h, "hangs"); st.State != host.StateConnected {
+		t.Errorf("after a good probe: %s (%s)", st.State, st.Reason)
+	}
+}

@@ -67,6 +67,18 @@ func newServer(h *Host, rs config.ResolvedServer) *server {
 	s.breaker = newBreaker(h.opts.BreakerThreshold, h.opts.BreakerCooldown, h.clock, func(from, to BreakerState) {
 		h.log.Info("circuit breaker", "server", rs.Name, "state_from", from.String(), "state_to", to.String())
 		h.emit(Event{Kind: EventState, Server: rs.Name, State: s.publicState(), Reason: s.snapshotReason()})
+		if to == BreakerOpen {
+			// Once the cooldown is over the server is listed again, so that
+			// a call can be its probe (half-open): say so then, or a list
+			// that left it out (a gateway's) would never show it again.
+			go func() {
+				select {
+				case <-h.clock.After(s.breaker.cooldown):
+					h.emit(Event{Kind: EventState, Server: rs.Name, State: s.publicState(), Reason: s.snapshotReason()})
+				case <-h.ctx.Done():
+				}
+			}()
+		}
 	})
 	s.tools = newListCache[*mcp.Tool](h.opts.CacheTTL, h.clock)
 	s.prompts = newListCache[*mcp.Prompt](h.opts.CacheTTL, h.clock)
@@ -413,7 +425,9 @@ func (s *server) publicState() State {
 		return StateError
 	}
 	if st == StateConnected {
-		if bs, _, _ := s.breaker.snapshot(); bs == BreakerOpen {
+		// Open until its cooldown is over; then the next call is the probe,
+		// and the server is listed as connected for it.
+		if bs, _, wait := s.breaker.snapshot(); bs == BreakerOpen && wait > 0 {
 			return StateCircuitOpen
 		}
 	}
