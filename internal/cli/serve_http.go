@@ -88,6 +88,9 @@ type httpGuard struct {
 func (g *httpGuard) wrap(next http.Handler) http.Handler {
 	want := sha256.Sum256([]byte(g.token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Host names are case-insensitive: the SDK's DNS-rebinding check
+		// behind us knows "localhost" only in lower case.
+		r.Host = strings.ToLower(r.Host)
 		if o := r.Header.Get("Origin"); o != "" && !g.origins[normalizeOrigin(o)] {
 			g.log.Warn("refused a request from a foreign origin", "origin", o)
 			http.Error(w, "forbidden: origin not allowed (start serve with --allow-origin to allow it)", http.StatusForbidden)

@@ -325,6 +325,7 @@ func TestGatewayHTTP(t *testing.T) {
 		{"rebinding host, no origin", map[string]string{"Authorization": "Bearer s3cret-gateway-token", "Host": "evil.example:" + portOf(base)}, 403},
 		{"own origin", map[string]string{"Authorization": "Bearer s3cret-gateway-token", "Origin": "http://localhost:" + portOf(base)}, 200},
 		{"no origin", map[string]string{"Authorization": "Bearer s3cret-gateway-token"}, 200},
+		{"loopback host in capitals", map[string]string{"Authorization": "Bearer s3cret-gateway-token", "Host": "LOCALHOST:" + portOf(base)}, 200},
 	} {
 		if got := post(tc.header); got != tc.want {
 			t.Errorf("%s: status %d, want %d", tc.name, got, tc.want)
