@@ -158,6 +158,10 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, may
 	} else {
 		c.waitDone(500 * time.Millisecond)
 	}
+	if c.tooLarge.Load() {
+		// It ran, and would send the same again: no retry.
+		return nil, fmt.Errorf("%s: the tool ran, but its result is over the %d MiB message limit and was dropped (the server is reconnected)", full, mcp.DefaultMaxLineLength>>20), false
+	}
 	neverWritten := c.recordsWrites && !written.Load()
 	safe := lost || neverWritten || idempotent
 	if !mayRetry || !safe {

@@ -47,6 +47,7 @@ type conn struct {
 
 	done        chan struct{} // closed when the session ended
 	sessionLost atomic.Bool   // the server forgot our session (HTTP 404)
+	tooLarge    atomic.Bool   // it ended on a message over the line limit
 	closeOnce   sync.Once
 	closing     atomic.Bool // the host is closing it on purpose
 	mu          sync.Mutex
@@ -62,7 +63,10 @@ func (c *conn) watch() {
 	go func() {
 		err := c.session.Wait()
 		var syntax *json.SyntaxError
-		if c.proc != nil && !c.closing.Load() && !errors.As(err, &syntax) && !errors.Is(err, jsonl.ErrInvalidFrame) {
+		if errors.Is(err, jsonl.ErrFrameTooLarge) {
+			c.tooLarge.Store(true)
+		}
+		if c.proc != nil && !c.closing.Load() && !errors.As(err, &syntax) && !errors.Is(err, jsonl.ErrInvalidFrame) && !errors.Is(err, jsonl.ErrFrameTooLarge) {
 			// The pipe usually closes a moment before the exit is reaped;
 			// the exit status says more than "connection closed".
 			select {
@@ -111,6 +115,8 @@ func (c *conn) setReason(err error) {
 	switch {
 	case err == nil:
 		c.reason = "connection closed"
+	case errors.Is(err, jsonl.ErrFrameTooLarge):
+		c.reason = "server sent a message over the " + fmt.Sprint(mcp.DefaultMaxLineLength>>20) + " MiB limit (a result too large to take), so the connection was closed"
 	case errors.Is(err, jsonl.ErrInvalidFrame):
 		c.reason = "server wrote output that is not JSON-RPC: " + strings.TrimPrefix(err.Error(), jsonl.ErrInvalidFrame.Error()+": ")
 	case errors.As(err, &syntax):

@@ -591,3 +591,26 @@ func TestCircuitOpenServerIsListedAgainAfterCooldown(t *testing.T) {
 		t.Errorf("after a good probe: %s (%s)", st.State, st.Reason)
 	}
 }
+
+// A result over the message limit is reported as such, once: the tool ran
+// and would send the same again, so the call is not retried (QA: it read as
+// a crash, "broken pipe", and an idempotent call killed the server twice).
+func TestResultOverTheLineLimit(t *testing.T) {
+	h := newHost(t, cfgOf(stdio("echo", "echo")), nil)
+	waitState(t, h, "echo", host.StateConnected, 20*time.Second)
+	_, err := h.Call(ctxFor(t, 60*time.Second), "mcp__echo__big", map[string]any{"bytes": 20 << 20})
+	if err == nil || !strings.Contains(err.Error(), "the tool ran, but its result is over the 16 MiB message limit") {
+		t.Fatalf("call: %v; want the message limit named", err)
+	}
+	// The server is reconnected once; a retry would have dropped it again.
+	deadline := time.Now().Add(20 * time.Second)
+	for st := statusOf(h, "echo"); st.State != host.StateConnected || st.Reconnects < 1; st = statusOf(h, "echo") {
+		if time.Now().After(deadline) {
+			t.Fatalf("not reconnected: %s (%s), %d reconnects", st.State, st.Reason, st.Reconnects)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st := statusOf(h, "echo"); st.Reconnects != 1 {
+		t.Errorf("reconnects %d; want 1 (the call is not retried)", st.Reconnects)
+	}
+}
