@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -105,7 +106,15 @@ func (c *hostileCase) put(rel, dst string) {
 // ${VAR} expansion.
 func (c *hostileCase) run(args ...string) (stdout, stderr string, code int) {
 	c.t.Helper()
-	f, _, out, errOut := c.factory(false)
+	f, out, errOut, args := c.command(args)
+	code = Run(context.Background(), f, args)
+	return out.String(), errOut.String(), code
+}
+
+// command is the factory of a run in the case's world (MARKER and EXE set)
+// and its arguments, with the case's --settings.
+func (c *hostileCase) command(args []string) (f *Factory, out, errOut *bytes.Buffer, _ []string) {
+	f, _, out, errOut = c.factory(false)
 	getenv := f.Getenv
 	f.Getenv = func(k string) (string, bool) {
 		switch k {
@@ -119,8 +128,7 @@ func (c *hostileCase) run(args ...string) (stdout, stderr string, code int) {
 	if c.want.Settings != "" {
 		args = append([]string{"--settings", c.want.Settings}, args...)
 	}
-	code = Run(context.Background(), f, args)
-	return out.String(), errOut.String(), code
+	return f, out, errOut, args
 }
 
 // serve runs `serve --stdio` as a client drives it: initialize, then
@@ -129,21 +137,7 @@ func (c *hostileCase) run(args ...string) (stdout, stderr string, code int) {
 // connect: an ungated server is spawned by then.
 func (c *hostileCase) serve() (stderr string, code int) {
 	c.t.Helper()
-	f, _, _, errOut := c.factory(false)
-	getenv := f.Getenv
-	f.Getenv = func(k string) (string, bool) {
-		switch k {
-		case "MARKER":
-			return c.marker, true
-		case "EXE":
-			return c.exe, true
-		}
-		return getenv(k)
-	}
-	args := []string{"serve", "--stdio"}
-	if c.want.Settings != "" {
-		args = append([]string{"--settings", c.want.Settings}, args...)
-	}
+	f, _, errOut, args := c.command([]string{"serve", "--stdio"})
 	in, feed := io.Pipe()
 	listed := make(chan struct{})
 	f.IO.In = in
