@@ -686,15 +686,8 @@ func TestLeftoverInAnotherServersGroupSparesIt(t *testing.T) {
 	// Server B runs a helper in a process group of its own (as a Go server
 	// with Setpgid, or Python's process_group=0, does), and waits.
 	b := startSh(t, true, `perl -e 'setpgrp(0,0); exec "sleep", "1000"' & echo $! >&2; wait`)
-	helper, err := strconv.Atoi(waitStderr(t, b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hi, _, _, ok := readProc(helper)
-	if !ok {
-		t.Fatal("B's helper is not running")
-	}
-	t.Cleanup(func() { killAll([]procInfo{hi}) })
+	hi := reportedProcess(t, b, "B's helper")
+	helper := hi.pid
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if groupOf(helper) == helper {
 			break

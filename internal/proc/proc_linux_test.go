@@ -63,6 +63,22 @@ func exitSignal(err error) syscall.Signal {
 }
 
 // waitStderr polls until the server's stderr has a line, and returns it.
+// reportedProcess is the process whose pid the server p wrote to stderr,
+// which must be running; it is killed when the test ends.
+func reportedProcess(t *testing.T, p *Process, what string) procInfo {
+	t.Helper()
+	pid, err := strconv.Atoi(waitStderr(t, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _, _, ok := readProc(pid)
+	if !ok {
+		t.Fatalf("%s %d is not running", what, pid)
+	}
+	t.Cleanup(func() { killAll([]procInfo{info}) })
+	return info
+}
+
 func waitStderr(t *testing.T, p *Process) string {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)

@@ -100,15 +100,8 @@ func TestOneSupervisorForAll(t *testing.T) {
 func orphanOf(t *testing.T, prefix string) (*Process, procInfo) {
 	t.Helper()
 	p := startSh(t, true, "("+prefix+"setsid sleep 1000 & echo $! >&2); exec sleep 1000")
-	pid, err := strconv.Atoi(waitStderr(t, p))
-	if err != nil {
-		t.Fatal(err)
-	}
-	orphan, _, _, ok := readProc(pid)
-	if !ok {
-		t.Fatalf("orphan %d is not running", pid)
-	}
-	t.Cleanup(func() { killAll([]procInfo{orphan}) })
+	orphan := reportedProcess(t, p, "orphan")
+	pid := orphan.pid
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		if _, _, ppid, _ := readProc(pid); ppid == supervisorPid() {
@@ -595,15 +588,7 @@ func TestIdleSweepSparesServersStartedDuringIt(t *testing.T) {
 // is its own status, which the reaping already told.
 func TestSupervisorDiesMidSweep(t *testing.T) {
 	a := startSh(t, true, `sh -c "trap '' TERM; echo \$\$ >&2; exec sleep 1000" & sleep 0.2; exit 3`)
-	pid, err := strconv.Atoi(waitStderr(t, a))
-	if err != nil {
-		t.Fatal(err)
-	}
-	member, _, _, ok := readProc(pid)
-	if !ok {
-		t.Fatal("the group member is not running")
-	}
-	t.Cleanup(func() { killAll([]procInfo{member}) })
+	member := reportedProcess(t, a, "the group member")
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		a.mu.Lock()
 		reaped := a.exited
