@@ -168,15 +168,7 @@ func TestGatewayStdioGoClient(t *testing.T) {
 	defer cancel()
 
 	ev := &clientEvents{decision: "once", changed: make(chan struct{}, 16)}
-	client := mcp.NewClient(&mcp.Implementation{Name: "gateway-test", Version: "1"}, ev.options())
-	cmd := w.command(t, "--log-level", "info", "serve", "--stdio")
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	defer cs.Close()
+	cs, stderr := stdioGatewayAnswering(t, ctx, w, ev)
 
 	names := listNames(t, ctx, cs)
 	for _, want := range []string{"mcp__alpha__echo", "mcp__alpha__add", "mcp__beta__echo", "mcp__beta__pid"} {

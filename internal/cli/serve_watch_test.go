@@ -52,8 +52,14 @@ func freshWorld(t *testing.T, sbHome string) *gatewayWorld {
 // stdioGateway runs `serve --stdio` in w and connects a Go SDK client.
 func stdioGateway(t *testing.T, ctx context.Context, w *gatewayWorld) (*mcp.ClientSession, *syncBuffer) {
 	t.Helper()
-	ev := &clientEvents{decision: "once", changed: make(chan struct{}, 16)}
-	client := mcp.NewClient(&mcp.Implementation{Name: "watch-test", Version: "1"}, ev.options())
+	return stdioGatewayAnswering(t, ctx, w, &clientEvents{decision: "once", changed: make(chan struct{}, 16)})
+}
+
+// stdioGatewayAnswering is stdioGateway with a client whose answers and
+// events are ev's.
+func stdioGatewayAnswering(t *testing.T, ctx context.Context, w *gatewayWorld, ev *clientEvents) (*mcp.ClientSession, *syncBuffer) {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "gateway-test", Version: "1"}, ev.options())
 	cmd := w.command(t, "--log-level", "info", "serve", "--stdio")
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
@@ -414,19 +420,8 @@ func TestGatewayFollowsPreApprovalEdits(t *testing.T) {
 // configuration file) does not put a reload off for ever: a configuration
 // edit applies within a bound (review 16).
 func TestWatchReloadsDespiteBusyFolder(t *testing.T) {
-	dir := t.TempDir()
-	cfgFile := filepath.Join(dir, "servers.json")
-	if err := os.WriteFile(cfgFile, []byte(`{"mcpServers": {}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var reloads atomic.Int32
-	files := func() []watchFile { return []watchFile{{path: cfgFile}} }
-	stop, err := watchConfig(files, slog.New(slog.NewTextHandler(io.Discard, nil)), func() { reloads.Add(1) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	time.Sleep(600 * time.Millisecond) // the start-up reload
+	cfgFile, reloads := watchOneFile(t)
+	dir := filepath.Dir(cfgFile)
 	base := reloads.Load()
 
 	// A server's log in the same folder, written every 50ms.
@@ -462,23 +457,7 @@ func TestWatchReloadsDespiteBusyFolder(t *testing.T) {
 // unreadable and then readable again loads (review 16: chmod events were
 // all ignored).
 func TestWatchReloadsOnAModeChange(t *testing.T) {
-	dir := t.TempDir()
-	cfgFile := filepath.Join(dir, "servers.json")
-	if err := os.WriteFile(cfgFile, []byte(`{"mcpServers": {}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var reloads atomic.Int32
-	stop, err := watchConfig(func() []watchFile { return []watchFile{{path: cfgFile}} },
-		slog.New(slog.NewTextHandler(io.Discard, nil)), func() { reloads.Add(1) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	for deadline := time.Now().Add(10 * time.Second); reloads.Load() == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no first reload")
-		}
-	}
+	cfgFile, reloads := watchOneFile(t)
 	base := reloads.Load()
 	if err := os.Chmod(cfgFile, 0o600); err != nil {
 		t.Fatal(err)
@@ -488,4 +467,28 @@ func TestWatchReloadsOnAModeChange(t *testing.T) {
 			t.Fatal("no reload after the file's mode changed")
 		}
 	}
+}
+
+// watchOneFile watches one configuration file in a folder of its own (every
+// change there counts), counting reloads, and returns once the start-up
+// reload has run.
+func watchOneFile(t *testing.T) (cfgFile string, reloads *atomic.Int32) {
+	t.Helper()
+	cfgFile = filepath.Join(t.TempDir(), "servers.json")
+	if err := os.WriteFile(cfgFile, []byte(`{"mcpServers": {}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reloads = new(atomic.Int32)
+	stop, err := watchConfig(func() []watchFile { return []watchFile{{path: cfgFile}} },
+		slog.New(slog.NewTextHandler(io.Discard, nil)), func() { reloads.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	for deadline := time.Now().Add(10 * time.Second); reloads.Load() == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no start-up reload")
+		}
+	}
+	return cfgFile, reloads
 }
