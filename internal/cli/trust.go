@@ -73,8 +73,7 @@ func (f *Factory) launchTrust(cfg *config.Resolved) (*launchTrust, error) {
 		return nil, err
 	}
 	lt.cli = cli
-	sources, warnings := settingsSources(f.Home(), filepath.Dir(cfg.Files.Managed), cfg.Workspace, cli)
-	lt.pre = trust.NewPreApproval(sources...)
+	warnings := lt.reloadSettings(cfg)
 	if hasRepoServers(cfg) {
 		// Only worth saying when a project server depends on it.
 		lt.warnings = warnings
@@ -207,17 +206,20 @@ func (lt *launchTrust) verdict(rs *config.ResolvedServer) trust.Verdict {
 }
 
 // reloadSettings reads the settings that pre-approve or reject project
-// servers again (managed, local, user; --settings as given): a gateway
+// servers (managed, local, user; --settings as given), and returns the
+// problems of those that cannot be used. A gateway reads them again on
+// each reload: it
 // follows edits of them as it follows the configuration, so a withdrawn
 // pre-approval holds a server the repository then changes, and a new
 // disabledMcpjsonServers holds it at its next start. As with a revoked
 // approval, a server running now is not stopped.
-func (lt *launchTrust) reloadSettings(cfg *config.Resolved) {
-	sources, _ := settingsSources(lt.home, filepath.Dir(cfg.Files.Managed), lt.workspace, lt.cli)
+func (lt *launchTrust) reloadSettings(cfg *config.Resolved) (warnings []config.Diagnostic) {
+	sources, warnings := settingsSources(lt.home, filepath.Dir(cfg.Files.Managed), lt.workspace, lt.cli)
 	pre := trust.NewPreApproval(sources...)
 	lt.preMu.Lock()
 	lt.pre = pre
 	lt.preMu.Unlock()
+	return warnings
 }
 
 // gate is the host.Gate of the run.
