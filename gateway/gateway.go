@@ -75,14 +75,14 @@ type Options struct {
 	// SyncDebounce is how long the gateway waits after a host event for
 	// more events before it re-lists. If <= 0, 50 ms.
 	SyncDebounce time.Duration
-	// FirstListWait is how long a client's request about the servers'
+	// FirstSyncWait is how long a client's request about the servers'
 	// items (a list, a call, a prompt, a read) waits for the gateway's
 	// first sync, which gives servers still connecting up to the host's
 	// ToolsWait. Requests after it never wait, and initialize, ping and
 	// notifications never do: a client is answered at once however slow a
 	// server is to start. If <= 0, nothing waits (a client gets what is
 	// synced so far, and list_changed as more comes).
-	FirstListWait time.Duration
+	FirstSyncWait time.Duration
 	// ElicitationTimeout is how long a question that an upstream server
 	// asks during a call of a client on protocol 2026-07-28 waits for the
 	// client's retry with the answer; then the question is withdrawn and
@@ -190,7 +190,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 	if o.AdminTools {
 		g.addAdminTools()
 	}
-	if o.FirstListWait > 0 {
+	if o.FirstSyncWait > 0 {
 		g.srv.AddReceivingMiddleware(g.waitFirstSync)
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
@@ -232,12 +232,12 @@ var noSyncWait = map[string]bool{"initialize": true, "ping": true, "server/disco
 
 // waitFirstSync holds a request about the servers' items (a list, a call,
 // a prompt, a read) until the first sync has finished, at most
-// Options.FirstListWait, so that a client that calls a tool it knows
+// Options.FirstSyncWait, so that a client that calls a tool it knows
 // without listing first finds it.
 func (g *Gateway) waitFirstSync(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if !noSyncWait[method] && !strings.HasPrefix(method, "notifications/") {
-			wctx, cancel := context.WithTimeout(ctx, g.opts.FirstListWait)
+			wctx, cancel := context.WithTimeout(ctx, g.opts.FirstSyncWait)
 			_ = g.WaitSynced(wctx)
 			cancel()
 		}
