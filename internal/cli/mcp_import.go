@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -17,7 +19,9 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/redact"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
+	"github.com/switchboard-mcp/switchboard/trust"
 )
 
 // importSources are the tools `mcp import --from` reads (§1.8).
@@ -33,8 +37,13 @@ type MCPImportOptions struct {
 	Factory *Factory
 	JSON    bool
 
-	From  string // claude-desktop, vscode or cursor
-	Scope string
+	From string // claude-desktop, vscode or cursor
+	// Scope is where the servers of the user's own files are written.
+	// Servers of a file inside the workspace (the repository's) go to
+	// project scope unless ScopeSet (the user passed --scope), and then
+	// into a user or local Scope only when confirmed on a terminal.
+	Scope    string
+	ScopeSet bool
 	// File, if set, is read instead of the tool's usual files.
 	File  string
 	Force bool // overwrite servers that already exist in the scope
@@ -55,6 +64,21 @@ func NewMCPImportCmd(f *Factory, runF func(context.Context, *MCPImportOptions) e
   vscode          <workspace>/.vscode/mcp.json ("servers" and "inputs")
   cursor          ~/.cursor/mcp.json and <workspace>/.cursor/mcp.json
 
+A file inside the workspace (.vscode/mcp.json, .cursor/mcp.json, or a --file
+there, also when reached through a symbolic link) was written by the
+repository, not by you. Its servers are imported into project scope (the
+workspace's .mcp.json), where, like every repository server, they do not start
+until you approve them (switchboard mcp approve NAME) and get only a base set
+of your environment. With an explicit --scope user or local, each such server
+is shown (where it came from and its literal command line) and imported there
+only if you confirm it on a terminal; without a terminal it is skipped, and
+--scope project imports it needing approval. When your own ~/.cursor/mcp.json
+and the repository's file define the same name, yours is imported and the
+repository's is skipped, and the output says so.
+
+Files of yours outside the workspace (Claude Desktop's, ~/.cursor/mcp.json, a
+--file elsewhere) go into --scope, local by default.
+
 VS Code and Cursor variables are translated: ${env:NAME} becomes ${NAME},
 ${workspaceFolder} the workspace path and ${userHome} the home directory.
 Servers that need an ${input:…} prompt, or another variable Switchboard cannot
@@ -64,6 +88,7 @@ never overwritten without --force.`,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.JSON = f.Global.JSON
+			opts.ScopeSet = cmd.Flags().Changed("scope")
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -72,7 +97,7 @@ never overwritten without --force.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.From, "from", "", "the tool to import from: claude-desktop, vscode or cursor")
-	fl.StringVarP(&opts.Scope, "scope", "s", "local", "where to write: user, project or local")
+	fl.StringVarP(&opts.Scope, "scope", "s", "local", "where to write: user, project or local (the repository's files: project unless given)")
 	fl.StringVar(&opts.File, "file", "", "read this `FILE` instead of the tool's usual location")
 	fl.BoolVar(&opts.Force, "force", false, "overwrite servers that already exist in the scope")
 	registerScopeCompletion(cmd)
@@ -84,18 +109,36 @@ never overwritten without --force.`,
 type importEntry struct {
 	Name string `json:"name"`
 	File string `json:"file"`
+	// Author is who wrote File: "user", or "repository" for a file inside
+	// the workspace (see repoFile).
+	Author string `json:"author"`
+	// Scope is where the server was imported.
+	Scope string `json:"scope,omitempty"`
 	// Reason is why it was skipped; Notes what was changed on the way.
 	Reason string   `json:"reason,omitempty"`
 	Notes  []string `json:"notes,omitempty"`
 	def    []byte
 }
 
+const (
+	authorUser = "user"
+	authorRepo = "repository"
+)
+
+// importReport is the result of an import. Scope and File are where the
+// servers of the user's own files go; each imported entry says its own.
 type importReport struct {
 	From     string        `json:"from"`
 	Scope    string        `json:"scope"`
 	File     string        `json:"file"`
 	Imported []importEntry `json:"imported"`
 	Skipped  []importEntry `json:"skipped"`
+}
+
+// importFile is a source file and who wrote it.
+type importFile struct {
+	path string
+	repo bool
 }
 
 func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
@@ -126,41 +169,66 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 	} else {
 		files = importPaths(f, opts.From, root)
 	}
-	var found []string
+	var found []importFile
+	var seen []os.FileInfo
 	for _, p := range files {
-		if _, err := os.Stat(p); err == nil {
-			found = append(found, p)
+		fi, err := os.Stat(p)
+		if err != nil || sameFileAs(fi, seen) {
+			continue // the workspace is the home directory: one file, read once
 		}
+		seen = append(seen, fi)
+		found = append(found, importFile{path: p, repo: repoFile(f.HomeDir, p, root)})
 	}
 	if len(found) == 0 {
 		return Failuref("pass the file with --file PATH",
 			"no %s configuration found (looked for %s)", label, strings.Join(tildeAll(f, files), ", "))
 	}
 
-	// Later files win for the same name (Cursor: the workspace file).
+	// For the same name a later file wins (Cursor: the workspace file over
+	// the user's) among files of one author; the user's own file always
+	// wins over the repository's.
 	var entries []importEntry
 	index := map[string]int{}
-	for _, p := range found {
-		es, err := readImportFile(p, opts.From)
+	for _, src := range found {
+		es, err := readImportFile(src.path, opts.From)
 		if err != nil {
 			return err
 		}
 		for _, e := range es {
-			if i, dup := index[e.Name]; dup {
-				old := entries[i]
-				old.Reason = "overridden by the definition in " + f.tilde(e.File)
-				old.def = nil
-				entries = append(entries, old)
-				entries[i] = e
-				index[e.Name] = i
+			e.Author = authorUser
+			if src.repo {
+				e.Author = authorRepo
+			}
+			i, dup := index[e.Name]
+			if !dup {
+				index[e.Name] = len(entries)
+				entries = append(entries, e)
 				continue
 			}
-			index[e.Name] = len(entries)
-			entries = append(entries, e)
+			old := entries[i]
+			switch {
+			case old.Author == authorUser && e.Author == authorRepo:
+				e.Reason = fmt.Sprintf("the repository's definition has the name of yours in %s, and yours wins", f.tilde(old.File))
+				e.def = nil
+				entries = append(entries, e)
+				continue
+			case old.Author == authorRepo && e.Author == authorUser:
+				old.Reason = fmt.Sprintf("the repository's definition has the name of yours in %s, and yours wins", f.tilde(e.File))
+			default:
+				old.Reason = "overridden by the definition in " + f.tilde(e.File)
+			}
+			old.def = nil
+			entries = append(entries, old)
+			entries[i] = e
 		}
 	}
 
+	var (
+		project *scopeTarget // where the repository's servers go, made on first use
+		in      *lineReader
+	)
 	rep := importReport{From: opts.From, Scope: string(scope), File: t.File, Imported: []importEntry{}, Skipped: []importEntry{}}
+	var dests []scopeTarget // the targets written, in order of first use
 	for _, e := range entries {
 		if e.Reason == "" {
 			e.def, e.Notes, e.Reason = translateImport(f, e.def, root)
@@ -169,15 +237,50 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 			e.Reason = checkImport(e.Name, e.def)
 		}
 		dest := t
+		// A repository's server is imported as one: into project scope,
+		// where it needs approval, unless the user named user or local
+		// scope and confirms this server there.
+		confirm := false
+		if e.Reason == "" && e.Author == authorRepo && scope != config.ScopeProject {
+			if opts.ScopeSet {
+				confirm = true
+			} else {
+				if project == nil {
+					pt, err := f.target(config.ScopeProject)
+					if err != nil {
+						return err
+					}
+					project = &pt
+				}
+				dest = *project
+			}
+		}
 		if e.Reason == "" {
 			var exists bool
 			var err error
-			dest.ObjPath, exists, err = t.holder(e.Name)
+			dest.ObjPath, exists, err = dest.holder(e.Name)
 			if err != nil {
 				return configFileErr(err)
 			}
 			if exists && !opts.Force {
-				e.Reason = fmt.Sprintf("already exists in %s scope (pass --force to overwrite)", scope)
+				e.Reason = fmt.Sprintf("already exists in %s scope (pass --force to overwrite)", dest.Scope)
+			}
+		}
+		if e.Reason == "" && confirm {
+			if !opts.IO.CanPrompt {
+				e.Reason = fmt.Sprintf("written by the repository (%s): in %s scope it would start without approval; "+
+					"import it with --scope project, where it needs approval, or run this on a terminal to confirm it", f.tilde(e.File), scope)
+			} else {
+				if in == nil {
+					in = newLineReader(opts.IO.In)
+				}
+				writeImportReview(opts.IO.ErrOut, f, e, scope)
+				yes, err := askApproval(ctx, in, opts.IO.ErrOut, fmt.Sprintf("Import it into %s scope anyway? [y]es, [N]o (skip it): ", scope))
+				if err != nil || !yes {
+					e.Reason = "written by the repository, and you did not confirm it; --scope project imports it needing approval"
+				} else {
+					e.Notes = append(e.Notes, fmt.Sprintf("written by the repository; you confirmed it, so in %s scope it starts without approval", scope))
+				}
 			}
 		}
 		if e.Reason != "" {
@@ -187,6 +290,13 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 		if err := setServer(dest, e.Name, e.def); err != nil {
 			return err
 		}
+		if e.Author == authorRepo && dest.Scope == config.ScopeProject {
+			e.Notes = append([]string{fmt.Sprintf("imported as project scope: written by the repository, needs approval (%s)", "switchboard mcp approve "+e.Name)}, e.Notes...)
+		}
+		e.Scope = string(dest.Scope)
+		if !slices.ContainsFunc(dests, func(d scopeTarget) bool { return d.Scope == dest.Scope }) {
+			dests = append(dests, dest)
+		}
 		rep.Imported = append(rep.Imported, e)
 	}
 
@@ -195,7 +305,7 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 		if r, err := f.LoadConfig(); err == nil {
 			for i, e := range rep.Imported {
 				if s := r.Server(e.Name); s != nil {
-					if p := placement(s, scope); p != "" {
+					if p := placement(s, config.Scope(e.Scope)); p != "" {
 						rep.Imported[i].Notes = append(rep.Imported[i].Notes, p)
 					}
 				}
@@ -207,13 +317,28 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 	}
 	out := opts.IO.Out
 	if len(entries) == 0 {
-		fmt.Fprintf(out, "No servers found in %s\n", termsafe.Line(strings.Join(tildeAll(f, found), ", ")))
+		paths := make([]string, len(found))
+		for i, src := range found {
+			paths[i] = src.path
+		}
+		fmt.Fprintf(out, "No servers found in %s\n", termsafe.Line(strings.Join(tildeAll(f, paths), ", ")))
 		return nil
 	}
-	fmt.Fprintf(out, "Imported %d of %d %s servers into %s\n", len(rep.Imported), len(entries), label, t.describe(f))
+	if len(dests) == 0 {
+		dests = []scopeTarget{t}
+	}
+	where := make([]string, len(dests))
+	for i, d := range dests {
+		where[i] = d.describe(f)
+	}
+	fmt.Fprintf(out, "Imported %d of %d %s servers into %s\n", len(rep.Imported), len(entries), label, strings.Join(where, " and "))
 	for _, e := range rep.Imported {
 		// Names, notes and reasons quote another program's config file.
-		fmt.Fprintf(out, "  + %s\n", termsafe.Line(e.Name))
+		line := "  + " + e.Name
+		if len(dests) > 1 {
+			line += " (" + e.Scope + " scope)"
+		}
+		fmt.Fprintln(out, termsafe.Line(line))
 		for _, n := range e.Notes {
 			fmt.Fprintf(out, "      %s\n", termsafe.Line(n))
 		}
@@ -225,6 +350,90 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 		}
 	}
 	return nil
+}
+
+// repoFile reports whether the file at path is the repository's: reached
+// through a path inside the workspace root (a link the repository commits
+// is its choice, wherever it points), or resolving to a file inside it (a
+// link of the user's into a checkout). A root that is the home directory,
+// or above it, is not a repository but where the user's own files live
+// (run from ~ with no project above, the root is the current directory).
+func repoFile(home, path, root string) bool {
+	if root == "" || (home != "" && pathWithin(home, root)) {
+		return false
+	}
+	if pathWithin(filepath.Dir(path), root) {
+		return true
+	}
+	r, err := filepath.EvalSymlinks(path)
+	return err == nil && pathWithin(filepath.Dir(r), root)
+}
+
+// pathWithin reports whether dir is p or one of p's ancestors as p is
+// written, comparing each by identity so that another spelling of dir (a
+// link to it) counts.
+func pathWithin(p, dir string) bool {
+	di, err := os.Stat(dir)
+	if err != nil {
+		return false
+	}
+	for d := filepath.Clean(p); ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil && os.SameFile(fi, di) {
+			return true
+		}
+		if filepath.Dir(d) == d {
+			return false
+		}
+	}
+}
+
+func sameFileAs(fi os.FileInfo, seen []os.FileInfo) bool {
+	for _, s := range seen {
+		if os.SameFile(fi, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeImportReview shows a repository's server before the user decides
+// to import it into a scope that starts it without approval: who wrote it
+// and what exactly it would run.
+func writeImportReview(w io.Writer, f *Factory, e importEntry, scope config.Scope) {
+	fmt.Fprintf(w, "\nServer %q (from %s) was written by the repository, not by you.\n", e.Name, trust.Quote(f.tilde(e.File)))
+	fmt.Fprintf(w, "In %s scope it would start without asking, with your whole environment.\n\n", scope)
+	def, _ := config.ParseServer(e.Name, e.def)
+	fmt.Fprintf(w, "  type:     %s\n", config.InferType(def))
+	if def.Command != "" || len(def.Args) > 0 {
+		fmt.Fprintf(w, "  command:  %s\n", trust.CommandLine(def.Command, def.Args))
+	}
+	if def.Cwd != "" {
+		fmt.Fprintf(w, "  cwd:      %s\n", trust.Quote(def.Cwd))
+	}
+	if def.URL != "" {
+		fmt.Fprintf(w, "  url:      %s\n", trust.Quote(def.URL))
+	}
+	label := "  env:      "
+	for _, k := range sortedKeys(def.Env) {
+		val := trust.Quote(def.Env[k])
+		if redact.IsSecretKey(k) {
+			val = redactedValue(def.Env[k])
+		}
+		fmt.Fprintf(w, "%s%s=%s\n", label, trust.Quote(k), val)
+		if why := trust.Danger(k); why != "" {
+			fmt.Fprintf(w, "            ⚠ %s\n", why)
+		}
+		label = "            "
+	}
+	label = "  headers:  "
+	for _, k := range sortedKeys(def.Headers) {
+		fmt.Fprintf(w, "%s%s: %s\n", label, trust.Quote(k), redactedValue(def.Headers[k]))
+		label = "            "
+	}
+	if def.HeadersHelper != "" {
+		fmt.Fprintf(w, "  headersHelper (runs in a shell at every connect): %s\n", trust.Quote(def.HeadersHelper))
+	}
+	fmt.Fprintln(w)
 }
 
 // importPaths are the files a tool keeps its servers in, lowest priority
