@@ -101,8 +101,9 @@ func (e *DeniedError) Unwrap() error { return ErrDenied }
 // PolicyPermit returns a Permit deciding with p (nil: no rules, so every
 // call is asked for): allow runs, deny refuses, ask puts the question to
 // opts.Asker — or refuses when there is none (SPEC §3: ask with nobody to
-// ask is deny). AnswerAlways is remembered by the returned Permit per tool
-// name. It is safe for concurrent use; questions are not serialized (the
+// ask is deny). AnswerAlways is remembered by the returned Permit per
+// (server, tool) pair, never per joined name, so that it cannot pass to
+// another server's tool of the same name. It is safe for concurrent use; questions are not serialized (the
 // Asker may do so).
 func PolicyPermit(p *policy.Policy, opts *PermitOptions) Permit {
 	var o PermitOptions
@@ -114,7 +115,7 @@ func PolicyPermit(p *policy.Policy, opts *PermitOptions) Permit {
 	}
 	var (
 		mu     sync.Mutex
-		always = map[string]bool{}
+		always = map[[2]string]bool{}
 	)
 	return func(ctx context.Context, req PermitRequest) error {
 		preq := policy.Request{Tool: req.Tool, Server: req.Server, ToolName: req.ToolName, Args: req.Args, Autopilot: o.Autopilot}
@@ -129,7 +130,11 @@ func PolicyPermit(p *policy.Policy, opts *PermitOptions) Permit {
 			return &DeniedError{Tool: req.Tool, Decision: d, Hint: d.Hint(o.UserSettings)}
 		}
 		mu.Lock()
-		ok := always[req.Tool]
+		key := [2]string{req.Server, req.ToolName}
+		if req.Server == "" {
+			key[1] = req.Tool
+		}
+		ok := always[key]
 		mu.Unlock()
 		if ok {
 			return nil
@@ -146,7 +151,7 @@ func PolicyPermit(p *policy.Policy, opts *PermitOptions) Permit {
 			return &DeniedError{Tool: req.Tool, Decision: d, Hint: d.Hint(o.UserSettings)}
 		case ans == AnswerAlways:
 			mu.Lock()
-			always[req.Tool] = true
+			always[key] = true
 			mu.Unlock()
 			return nil
 		case ans == AnswerOnce:

@@ -44,12 +44,15 @@ func (h *Host) Apply(cfg *config.Resolved) ApplyResult {
 	old := h.servers
 	next := make(map[string]*server, len(cfg.Servers))
 	var stop, start, regate []*server
+	// A server whose name conflict came or went is restarted like a changed
+	// one, so the outcome is that of a fresh start (see nameConflict).
+	wasRefused, refused := nameConflicts(h.cfg), nameConflicts(cfg)
 	for _, rs := range cfg.Servers {
 		if _, dup := next[rs.Name]; dup {
 			continue // config never yields duplicates; be safe
 		}
 		o, existed := old[rs.Name]
-		if existed && sameDefinition(o.cfg, rs) {
+		if existed && sameDefinition(o.cfg, rs) && wasRefused[rs.Name] == refused[rs.Name] {
 			next[rs.Name] = o
 			if st := o.publicState(); st == StateNeedsApproval || st == StateApprovalStale {
 				regate = append(regate, o)

@@ -1,6 +1,10 @@
 package host
 
-import "github.com/switchboard-mcp/switchboard/toolsurface"
+import (
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/policy"
+	"github.com/switchboard-mcp/switchboard/toolsurface"
+)
 
 // routerSet replaces a server's names in the routing table.
 func (h *Host) routerSet(server string, tools []string) error {
@@ -31,4 +35,26 @@ func (h *Host) routerName(server, tool string) string {
 	}
 	name, _ := h.router.Name(server, tool)
 	return name
+}
+
+// nameConflict says why server name must not run, or "": its name cannot
+// be told apart from another server's in tool names and permission rules
+// (policy.ServerConflicts). It is decided from the configuration in force
+// alone — the set of configured names, whatever their state — so the
+// outcome never depends on which server connected first: a server so
+// refused is in error and never started, and no call can reach it.
+func (h *Host) nameConflict(name string) string {
+	return nameConflicts(h.Config())[name]
+}
+
+// nameConflicts are the refused servers of cfg and why.
+func nameConflicts(cfg *config.Resolved) map[string]string {
+	if cfg == nil {
+		return nil
+	}
+	names := make([]string, len(cfg.Servers))
+	for i, rs := range cfg.Servers {
+		names[i] = rs.Name
+	}
+	return policy.ServerConflicts(names)
 }

@@ -105,6 +105,10 @@ func (s *server) start() {
 		s.settle(StateError, reason)
 		return
 	}
+	if why := s.h.nameConflict(s.name); why != "" {
+		s.settle(StateError, why)
+		return
+	}
 	if st, why := s.h.opts.Gate(&s.cfg); st != "" {
 		s.settle(st, why)
 		return

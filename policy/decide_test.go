@@ -98,7 +98,10 @@ func TestPatternGrammar(t *testing.T) {
 		{"mcp-- counts as mcp__", allow("mcp--github"), merge, Allow},
 		{"folding does not merge different letters", allow("mcp__my_server"), call("myserver", "x"), Ask},
 		// names the host builds
-		{"a server whose name holds __", allow("mcp__a__b"), call("a__b", "c"), Allow},
+		// A rule is read as (server, tool), the server ending at the first
+		// "__": mcp__a__b is tool b of server a, never server a__b (whose
+		// name the host refuses; see TestParsedPairMatching).
+		{"a server whose name holds __", allow("mcp__a__b"), call("a__b", "c"), Ask},
 		{"the server part of a __ name is not that server", allow("mcp__a"), call("a__b", "c"), Ask},
 		{"the full model-visible name of a cut name",
 			allow("mcp__a_very_long_server_name__a_very_long_tool_name_that_is_cut_1234abcd"),

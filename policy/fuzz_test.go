@@ -67,7 +67,7 @@ func namePart(rule string) (name, args string) {
 func FuzzParseRule(f *testing.F) {
 	for _, s := range []string{
 		"mcp__github", "mcp__github__*", "mcp__github__merge_pull_request", "mcp__*", "mcp__git*",
-		"mcp__github__get_*", "*", "Bash", `mcp__fs__write_file(path:"/tmp/**")`,
+		"mcp__github__get_*", "*", "Bash", "mcp__a__b__*", "mcp__a_", "mcp__a__b__c", `mcp__fs__write_file(path:"/tmp/**")`,
 		`mcp__github__merge_pull_request(repo:"myorg/*", branch:"main")`, `mcp__x("a b":"c\"d")`,
 		`mcp__fs(path:/tmp)`, `mcp__fs(`, `mcp__fs()`, "MCP--My.Server", "mcp__", "",
 	} {
@@ -100,6 +100,10 @@ func FuzzMatch(f *testing.F) {
 	f.Add(`mcp__my-server__do.thing(path:"/tmp/**")`, "My_Server", "do-thing", "path", "/tmp/a/b")
 	f.Add(`mcp__gh__merge(repo:"myorg/*")`, "gh", "merge", "repo", "myorg/../evil/x")
 	f.Add(`MCP__A__B`, "a__b", "c", "", "")
+	// Issue 22: one joined name, two (server, tool) pairs.
+	f.Add("mcp__a__b__c", "a__b", "c", "", "")
+	f.Add("mcp__a__b__c", "a", "b__c", "", "")
+	f.Add("mcp__a___c", "a_", "c", "", "")
 	f.Fuzz(func(t *testing.T, rule, server, tool, key, val string) {
 		req := Request{Tool: "mcp__" + server + "__" + tool, Server: server, ToolName: tool}
 		if key != "" {
@@ -112,6 +116,12 @@ func FuzzMatch(f *testing.F) {
 		}
 		if got && grammarNever(rule) {
 			t.Fatalf("%q matched %+v although the grammar says it matches nothing", rule, req)
+		}
+		// A rule names one (server, tool) pair: only mcp__* matches a
+		// server whose name a host refuses, and a rule never matches two
+		// servers whose joined names are equal.
+		if got && !p.AllTools() && ServerNameProblem(server) != "" {
+			t.Fatalf("%q matched server %q, whose name no rule can name", rule, server)
 		}
 		for _, list := range []Action{Allow, Ask, Deny} {
 			if NewRule(list, rule, userSrc).Matches(req) && !got && !strings.Contains(val, "/") {

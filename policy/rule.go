@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -38,9 +41,12 @@ type Pattern struct {
 	text string
 	kind patternKind
 	// name is the folded text after "mcp__" (without a trailing "__*").
-	name  string
-	args  []argMatch
-	never string // why a well-formed pattern matches nothing
+	name string
+	// server and tool are name parsed (see ParseRule): the server segment
+	// ends at the first "__"; tool is "" for a whole-server pattern.
+	server, tool string
+	args         []argMatch
+	never        string // why a well-formed pattern matches nothing
 }
 
 // argMatch is one k:"glob" constraint of an argument rule.
@@ -56,6 +62,15 @@ type argMatch struct {
 // by the grammar (mcp__git*, mcp__github__get_*, a bare *, a rule for
 // something other than an MCP tool) is not an error: its Pattern matches
 // nothing and [Pattern.Never] says why.
+//
+// The name part is read as a (server, tool) pair, never as a joined string:
+// after folding, the server segment is everything up to the first "__"
+// after mcp__, and the tool the rest (mcp__a__b__c is server a, tool
+// b__c). That reading is unambiguous because no server may have a name
+// that holds "__" or ends in "_" once folded ([ServerNameProblem]): the
+// host refuses such servers, so mcp__a__b__c can never mean server a__b,
+// tool c — nor mcp__a__b__* all tools of a server a__b, which is why that
+// rule matches nothing.
 func ParseRule(text string) (Pattern, error) {
 	p := Pattern{text: text}
 	t := strings.TrimSpace(text)
@@ -101,13 +116,82 @@ func ParseRule(text string) (Pattern, error) {
 	case rest == "" || rest == "__*":
 		p.never = "it names no server; write mcp__<server> or mcp__<server>__<tool>"
 	case strings.HasSuffix(rest, "__*") && !strings.Contains(rest[:len(rest)-3], "*"):
-		p.kind, p.name = kindServer, rest[:len(rest)-3]
+		p.kind, p.name, p.server = kindServer, rest[:len(rest)-3], rest[:len(rest)-3]
 	case strings.Contains(rest, "*"):
 		p.never = "* may replace only a whole last segment (mcp__<server>__*); this rule matches nothing"
 	default:
 		p.kind, p.name = kindName, rest
+		p.server, p.tool, _ = strings.Cut(rest, "__")
+	}
+	if p.kind != kindNone && p.kind != kindAll {
+		if why := foldedServerProblem(p.server); why != "" {
+			p.kind, p.never = kindNone, "no server can be named "+p.server+" ("+why+"); this rule matches nothing"
+		}
 	}
 	return p, nil
+}
+
+// ServerNameProblem says why a configured server name cannot be told apart
+// from another server's tools in tool names (mcp__<server>__<tool>) and
+// permission rules, or returns "". Rules fold case and count - and . as _
+// (SPEC §3), and read the server segment up to the first "__"; so, once
+// folded, a server name must not hold "__" (server a__b's tool c and server
+// a's tool b__c would both be mcp__a__b__c) nor end in "_" (server a_'s
+// tool c and server a's tool _c would both be mcp__a___c). A host puts a
+// server with such a name in error instead of starting it.
+func ServerNameProblem(name string) string {
+	return foldedServerProblem(fold(name))
+}
+
+func foldedServerProblem(f string) string {
+	switch {
+	case strings.Contains(f, "__"):
+		return `its name holds "__" once - and . count as _, so its tools' names and rules could mean another server's tools`
+	case strings.HasSuffix(f, "_"):
+		return `its name ends in _ (or - or .), so its tools' names and rules could mean another server's tools`
+	}
+	return ""
+}
+
+// ServerConflicts returns, for every server of names that must not run,
+// why: its name has a [ServerNameProblem], or another name equals it once
+// folded (my-srv, my_srv and My.Srv are one server to every rule), in
+// which case every server of that group is refused — a rule cannot say
+// which one it meant, and refusing all of them (rather than, say, the
+// later one by name order) leaves nothing for a repository to win by
+// picking a name. The result depends only on the set of names, never on
+// their order or on which server connected first.
+func ServerConflicts(names []string) map[string]string {
+	groups := map[string][]string{}
+	for _, n := range names {
+		f := fold(n)
+		if !slices.Contains(groups[f], n) {
+			groups[f] = append(groups[f], n)
+		}
+	}
+	out := map[string]string{}
+	for f, group := range groups {
+		sort.Strings(group)
+		for _, n := range group {
+			if why := foldedServerProblem(f); why != "" {
+				out[n] = fmt.Sprintf("server name %q cannot be used: %s; rename it", n, why)
+				continue
+			}
+			if len(group) > 1 {
+				out[n] = fmt.Sprintf("server names %s are one name to tool names and permission rules (case is ignored, - and . count as _); none of them runs until all but one are renamed",
+					quoteAll(group))
+			}
+		}
+	}
+	return out
+}
+
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
 }
 
 // parseArgs parses `k:"v", k2:"v2")` — the text after "(" up to and
@@ -285,10 +369,8 @@ func (p Pattern) NamesServer(server string) bool {
 	switch p.kind {
 	case kindAll:
 		return true
-	case kindServer:
-		return p.name == s
-	case kindName:
-		return p.name == s || strings.HasPrefix(p.name, s+"__")
+	case kindServer, kindName:
+		return p.server == s
 	}
 	return false
 }
@@ -296,7 +378,7 @@ func (p Pattern) NamesServer(server string) bool {
 // WholeServer reports whether the pattern covers every tool of the named
 // server (mcp__server, mcp__server__*), as opposed to one of its tools.
 func (p Pattern) WholeServer(server string) bool {
-	return (p.kind == kindServer || p.kind == kindName) && p.name == fold(server)
+	return (p.kind == kindServer || p.kind == kindName) && p.tool == "" && p.server == fold(server)
 }
 
 // MatchName reports whether the pattern names req's tool, leaving its
@@ -322,8 +404,11 @@ func (p Pattern) matchName(req Request) bool {
 type foldedRequest struct {
 	server string // folded server name ("" when none)
 	tool   string // folded tool name ("" when none)
-	full   string // folded full name after "mcp__" ("" when it has none)
-	anyMCP bool   // the request names an MCP tool (for mcp__*)
+	// shown is the tool part of the folded full (model-visible) name, when
+	// that name starts with the folded server and "__": it differs from
+	// tool when the name was cut to fit and ends in a hash.
+	shown  string
+	anyMCP bool // the request names an MCP tool (for mcp__*)
 }
 
 func foldRequest(req Request) foldedRequest {
@@ -338,33 +423,28 @@ func foldRequest(req Request) foldedRequest {
 		tool:   fold(tool),
 		anyMCP: server != "" || strings.HasPrefix(req.Tool, mcpPrefix),
 	}
-	if full, ok := strings.CutPrefix(fold(req.Tool), mcpPrefix); ok {
-		fr.full = full
+	if full, ok := strings.CutPrefix(fold(req.Tool), mcpPrefix); ok && fr.server != "" {
+		fr.shown, _ = strings.CutPrefix(full, fr.server+"__")
 	}
 	return fr
 }
 
-// matchFolded is matchName on a folded request.
+// matchFolded is matchName on a folded request: the pattern's server must
+// be the request's server, and its tool (if any) the request's tool or the
+// tool part of the name the model saw (a cut name, whose hash covers the
+// server's and the tool's own names). The joined string is never compared
+// as a whole, so no split of it can name another server.
 func (p *Pattern) matchFolded(fr *foldedRequest) bool {
 	switch p.kind {
 	case kindAll:
 		return fr.anyMCP
-	case kindServer:
-		return fr.server != "" && p.name == fr.server
-	case kindName:
-		if fr.server != "" && (p.name == fr.server || (fr.tool != "" && isJoined(p.name, fr.server, fr.tool))) {
-			return true
+	case kindServer, kindName:
+		if fr.server == "" || p.server != fr.server {
+			return false
 		}
-		return fr.full != "" && p.name == fr.full
+		return p.tool == "" || (fr.tool != "" && p.tool == fr.tool) || (fr.shown != "" && p.tool == fr.shown)
 	}
 	return false
-}
-
-// isJoined reports whether name is server + "__" + tool, without building
-// the joined string.
-func isJoined(name, server, tool string) bool {
-	return len(name) == len(server)+2+len(tool) &&
-		name[:len(server)] == server && name[len(server):len(server)+2] == "__" && name[len(server)+2:] == tool
 }
 
 // matchArgs checks every argument constraint with match.

@@ -37,6 +37,7 @@ func init() {
 type echoConfig struct {
 	sideEffectFile *string
 	instructions   *string
+	extraTool      *string
 }
 
 func echoFlags(fs *flag.FlagSet, p *proc) *echoConfig {
@@ -44,6 +45,7 @@ func echoFlags(fs *flag.FlagSet, p *proc) *echoConfig {
 	return &echoConfig{
 		sideEffectFile: fs.String("side-effect-file", "", "file the side_effect tools append to (default $"+SideEffectEnv+")"),
 		instructions:   fs.String("instructions", "", "server instructions sent at initialize"),
+		extraTool:      fs.String("tool", "", `also serve a tool of this name, answering "<name>: <text>" (for name-collision tests)`),
 	}
 }
 
@@ -159,6 +161,13 @@ func newEchoServer(name string, cfg *echoConfig, p *proc) *mcp.Server {
 		},
 	})
 	addBasicTools(s)
+	if cfg != nil && *cfg.extraTool != "" {
+		n := *cfg.extraTool
+		mcp.AddTool(s, &mcp.Tool{Name: n, Description: "An echo under a name given by -tool; its answer starts with that name."},
+			func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+				return text(n + ": " + in.Text), nil, nil
+			})
+	}
 
 	mcp.AddTool(s, &mcp.Tool{
 		Name: "slow",
