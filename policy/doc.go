@@ -15,6 +15,11 @@
 //     mcp__github__get_* match nothing (no error; [Policy.Problems] says
 //     so), and a bare * has no effect on MCP tools;
 //   - matching is case-insensitive, and - and . count as _;
+//   - a rule names a (server, tool) pair, never a joined string: the
+//     server segment ends at the first "__" (mcp__a__b__c is tool b__c of
+//     server a). A server whose folded name holds "__" or ends in "_", or
+//     that folds to the same name as another, is refused by the host
+//     ([ServerConflicts]), so no rule can mean two servers' tools;
 //   - an argument rule constrains named string arguments with globs, e.g.
 //     mcp__fs__write_file(path:"/tmp/**"): * stays within one path segment,
 //     ** crosses /; every pair must match, and a rule whose argument is

@@ -81,9 +81,11 @@ func shortHash(server, tool string) string {
 }
 
 // ParseToolName splits a namespaced name "mcp__<server>__<tool>" at the
-// first "__" after the prefix. It is best-effort, meant for help text and
-// completion: it returns the sanitized parts, a server whose name holds
-// "__" splits wrongly, and a truncated name yields a truncated tool. Route
+// first "__" after the prefix, as permission rules do (policy.ParseRule):
+// a host refuses servers whose names hold "__" or end in "_" once folded,
+// so the split is the server's. It is meant for help text and completion:
+// it returns the sanitized parts, and a truncated name yields a truncated
+// tool. Route
 // calls with Router.Resolve, which returns the original names.
 func ParseToolName(name string) (server, tool string, ok bool) {
 	rest, found := strings.CutPrefix(name, Prefix)
