@@ -155,9 +155,9 @@ func New(h *host.Host, opts *Options) *Gateway {
 		g.opts = *opts
 	}
 	o := &g.opts
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
+	// Warnings quote the Host's errors, and a dial error quotes a URL
+	// whose ${VAR} values are secrets: scrub what the Host knows.
+	o.Logger = h.RedactLogger(o.Logger)
 	if o.Name == "" {
 		o.Name = "switchboard"
 	}

@@ -378,6 +378,19 @@ func (h *Host) Close() error {
 	return nil
 }
 
+// RedactLogger returns l (nil: discard) with every record scrubbed as the
+// Host's own are (SPEC §3): the shapes secrets take, and every secret
+// value the Host knows — configured env and header values, what ${VAR}
+// expansion put in a URL, helper output. A gateway or command that logs
+// the Host's errors logs through it. Safe for concurrent use; the values
+// the Host learns later are scrubbed too.
+func (h *Host) RedactLogger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(redact.HandlerWith(l.Handler(), h.secrets))
+}
+
 func (h *Host) emit(ev Event) {
 	if h.opts.OnEvent != nil {
 		h.opts.OnEvent(ev)
@@ -387,15 +400,50 @@ func (h *Host) emit(ev Event) {
 // toolName is how the Host names a server's tool for a model.
 func toolName(server, tool string) string { return toolsurface.ToolName(server, tool) }
 
+// serverSecrets are the values of one server to scrub from every message:
+// its env and header values that are secrets (as expanded), and whatever
+// ${VAR} expansion put in its URL's userinfo, path, query or fragment
+// (redact.URLExpansions): a variable's name says nothing of its value, and
+// net/http quotes the whole URL in a dial error.
+func serverSecrets(rs config.ResolvedServer) []string {
+	out := redact.Secrets(rs.Effective.Env, rs.Effective.Headers)
+	if w := rs.Written.URL; strings.Contains(w, "${") {
+		template, _ := config.Expand(w, func(string) (string, bool) { return redact.Mark, true })
+		for _, v := range redact.URLExpansions(template, rs.Effective.URL) {
+			// An unset variable keeps its placeholder: that names a secret,
+			// it is not one (and the URL is shown as written).
+			if !unexpanded(v) {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// unexpanded reports whether v is made of ${…} placeholders only.
+func unexpanded(v string) bool {
+	for v != "" {
+		if !strings.HasPrefix(v, "${") {
+			return false
+		}
+		end := strings.IndexByte(v, '}')
+		if end < 0 {
+			return false
+		}
+		v = v[end+1:]
+	}
+	return true
+}
+
 // knownSecrets collects the values to scrub from every message: each
-// server's env and header values that are secrets (as expanded), and the
+// server's secrets (serverSecrets), and the
 // parent environment's secret-named or token-shaped values (expansion can
 // put them in args or URLs).
 func knownSecrets(cfg *config.Resolved, environ []string) *redact.Set {
 	set := &redact.Set{}
 	if cfg != nil {
 		for _, rs := range cfg.Servers {
-			set.Add(redact.Secrets(rs.Effective.Env, rs.Effective.Headers)...)
+			set.Add(serverSecrets(rs)...)
 		}
 	}
 	for _, kv := range environ {

@@ -60,6 +60,8 @@ func (h *Host) Apply(cfg *config.Resolved) ApplyResult {
 			}
 			continue
 		}
+		// A server the file gained since New has secrets the set lacks.
+		h.secrets.Add(serverSecrets(rs)...)
 		ns := newServer(h, rs)
 		if existed {
 			ns.paused = o.isPaused()

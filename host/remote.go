@@ -39,7 +39,7 @@ func (s *server) httpClient(ctx context.Context, def config.Server) (*http.Clien
 		shown[k] = headers.Get(k)
 	}
 	s.h.secrets.Add(redact.Secrets(nil, shown)...) // helper output too: scrubbed from every message
-	s.h.log.Debug("connecting", "server", s.name, "url", def.URL, "headers", headers)
+	s.h.log.Debug("connecting", "server", s.name, "url", shownURL(s.cfg, s.h.secrets), "headers", headers)
 	// SPEC §8: every connection, redirect and OAuth fetch of this server
 	// goes through the address check of its scope.
 	policy := s.netPolicy()

@@ -460,7 +460,7 @@ func (s *server) status() ServerStatus {
 		File:    s.cfg.File,
 		State:   s.publicState(),
 		Reason:  s.snapshotReason(),
-		Command: shownCommandLine(s.cfg.Effective, s.h.secrets),
+		Command: shownCommandLine(s.cfg, s.h.secrets),
 		Stats:   s.stats.snapshot(),
 	}
 	s.mu.Lock()

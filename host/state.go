@@ -39,8 +39,10 @@ type ServerStatus struct {
 	Reason string `json:"error"`
 	// Since is when the server entered State.
 	Since time.Time `json:"since"`
-	// Command is the literal command line (stdio) or URL (remote), as it
-	// would run, with secrets in env and headers never included.
+	// Command is the literal command line (stdio), as it would run, or the
+	// URL (remote) as written, with its ${VAR} references unexpanded; secrets
+	// in env and headers, userinfo passwords and secret-named parameters
+	// are never included.
 	Command string `json:"command"`
 	// Tools is the number of tools the server offers (when known).
 	Tools int `json:"tools"`

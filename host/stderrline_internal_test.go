@@ -70,7 +70,7 @@ func TestStatusCommandHidesADatabasePassword(t *testing.T) {
 	environ := []string{"DATABASE_URL=postgresql://app:Pa$$w0rd&1@db.internal:5432/prod", "HOME=/home/u"}
 	def := config.Server{Type: config.TypeStdio, Command: "npx",
 		Args: []string{"-y", "@modelcontextprotocol/server-postgres", "postgresql://app:Pa$$w0rd&1@db.internal:5432/prod"}}
-	if got := shownCommandLine(def, knownSecrets(nil, environ)); strings.Contains(got, "Pa$$w0rd") || !strings.Contains(got, "server-postgres") {
+	if got := shownCommandLine(config.ResolvedServer{Effective: def}, knownSecrets(nil, environ)); strings.Contains(got, "Pa$$w0rd") || !strings.Contains(got, "server-postgres") {
 		t.Errorf("status command: %s", got)
 	}
 }

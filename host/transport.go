@@ -172,13 +172,26 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 // args quoted as a shell would need them (trust.CommandLine: $'…' escapes
 // for what a terminal would act on or hide, as the approval prompt shows
 // it), each argument redacted on its own (redact.CommandArgs: known secret
-// values, and inert secret-named values), or the URL, scrubbed.
-func shownCommandLine(def config.Server, secrets *redact.Set) string {
+// values, and inert secret-named values), or the URL as written, scrubbed.
+func shownCommandLine(rs config.ResolvedServer, secrets *redact.Set) string {
+	def := rs.Effective
 	if def.Type == config.TypeSSE || def.Type == config.TypeHTTP {
-		return secrets.String(def.URL)
+		return shownURL(rs, secrets)
 	}
 	if def.Command == "" {
 		return "" // nothing to run (a missing or invalid server)
 	}
 	return trust.CommandLine(secrets.String(def.Command), secrets.CommandArgs(def.Args))
+}
+
+// shownURL is a server's URL as it may be printed or logged: as written,
+// with its ${VAR} references (as `mcp get` shows it, and Claude Code does):
+// an expanded value is a secret whatever its variable's name. Userinfo
+// passwords, secret-named parameters and known values are redacted too.
+func shownURL(rs config.ResolvedServer, secrets *redact.Set) string {
+	u := rs.Written.URL
+	if u == "" {
+		u = rs.Effective.URL // an embedder's server may hold only what runs
+	}
+	return secrets.String(redact.URL(u))
 }

@@ -230,6 +230,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 	}
 	log, closeLog := opts.logger()
 	defer closeLog()
+	log = s.h.RedactLogger(log) // the HTTP guard's and the SDK's lines too
 	defer func() { err = opts.shutdown(s, err) }()
 
 	g := gateway.New(s.h, &gateway.Options{

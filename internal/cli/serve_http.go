@@ -91,10 +91,25 @@ func (g *httpGuard) wrap(next http.Handler) http.Handler {
 		// Host names are case-insensitive: the SDK's DNS-rebinding check
 		// behind us knows "localhost" only in lower case.
 		r.Host = strings.ToLower(r.Host)
-		if o := r.Header.Get("Origin"); o != "" && !g.origins[normalizeOrigin(o)] {
-			g.log.Warn("refused a request from a foreign origin", "origin", o)
-			http.Error(w, "forbidden: origin not allowed (start serve with --allow-origin to allow it)", http.StatusForbidden)
-			return
+		// Every Origin header is judged, not the first: a request with an
+		// empty or allowed one first and a foreign one after is foreign.
+		for _, o := range r.Header.Values("Origin") {
+			if o != "" && !g.origins[normalizeOrigin(o)] {
+				g.log.Warn("refused a request from a foreign origin", "origin", o)
+				http.Error(w, "forbidden: origin not allowed (start serve with --allow-origin to allow it)", http.StatusForbidden)
+				return
+			}
+		}
+		// A header that means one thing, sent twice, is read by one reader
+		// from its first copy and by another (a proxy, a balancer keyed on
+		// the session) from its last: refuse it rather than pick. (Two Host
+		// headers net/http already refuses with 400.)
+		for _, h := range singleHeaders {
+			if len(r.Header.Values(h)) > 1 {
+				g.log.Warn("refused a request with a repeated header", "header", h)
+				http.Error(w, "bad request: more than one "+h+" header", http.StatusBadRequest)
+				return
+			}
 		}
 		if g.token != "" {
 			got, ok := bearer(r.Header.Get("Authorization"))
@@ -109,6 +124,10 @@ func (g *httpGuard) wrap(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// singleHeaders are the request headers the gateway or the SDK behind it
+// reads as one value.
+var singleHeaders = []string{"Authorization", "Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-Id"}
 
 // bearer returns the token of an "Authorization: Bearer <token>" header.
 func bearer(h string) (string, bool) {

@@ -14,6 +14,9 @@ func FuzzString(f *testing.F) {
 	f.Add("", "<redacted>", "")
 	f.Add("x", "d>ab", "ab")
 	f.Add("API_TOKEN=", "planted-secret-1", "\nnext line")
+	f.Add(`Post "https://api.example.com/mcp?k=`, "acme-planted-7f3k9q", `": dial tcp: connection refused`)
+	f.Add("https://x.test/cb#access_token=", "tok-123456", "&state=s")
+	f.Add("https://", "ghp_16C7e42F292c6912E7710c838347Ae178B4a", "@github.com/o/r")
 	f.Fuzz(func(t *testing.T, before, secret, after string) {
 		text := before + secret + after
 		got := String(text, secret)
@@ -84,6 +87,28 @@ func FuzzCommandArgs(f *testing.F) {
 			if w != args[i] && !strings.Contains(w, Placeholder) && !strings.Contains(w, "***") {
 				t.Fatalf("CommandArgs(%q)[%d] = %q changed without a mark", args, i, w)
 			}
+		}
+	})
+}
+
+// FuzzURLExpansions: URLExpansions never panics, and a value expanded
+// once into a URL after its host (path, query, fragment) never survives
+// String with what it returns, wherever that URL is quoted.
+func FuzzURLExpansions(f *testing.F) {
+	f.Add("https://api.example.com/mcp?k=", "acme-planted-1", "")
+	f.Add("https://x/", "tenant-key-v", "/mcp")
+	f.Add("http://127.0.0.1:1/t/", "a%2Fb c", "?v=2")
+	f.Add("https://x/?", "k=v&token", "#f")
+	f.Fuzz(func(t *testing.T, before, value, after string) {
+		effective := before + value + after
+		got := URLExpansions(before+Mark+after, effective)
+		_, hostHi := hostSpan(effective)
+		if strings.Contains(before+after, Mark) || len(value) < MinSecretLen || len(before) < hostHi || hostHi == 0 {
+			return
+		}
+		text := `Post "` + effective + `": dial tcp: connection refused`
+		if s := String(text, got...); strings.Contains(s, value) {
+			t.Fatalf("URLExpansions(%q, %q) = %q: %q still holds %q", before+Mark+after, effective, got, s, value)
 		}
 	})
 }

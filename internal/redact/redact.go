@@ -292,8 +292,9 @@ var patterns = sync.OnceValue(func() []pattern {
 		{regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9\-._~+/]+=*`), "${1}${2}" + Placeholder},
 		// https://user:password@host
 		{regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@]*:)[^/\s@]+@`), "${1}" + Placeholder + "@"},
-		// ?access_token=abc&… — query and form parameters with a secret name.
-		{regexp.MustCompile(`(?i)([?&;][^=&\s#?]*(?:token|secret|password|passwd|key|auth|cookie|credential|signature|sig|code)[^=&\s#?]*=)[^&\s#"'<>]*[^&\s#"'<>:.,;)]`), "${1}" + Placeholder},
+		// ?access_token=abc&… — query, form and fragment (#access_token=,
+		// as OAuth's implicit flow returns it) parameters with a secret name.
+		{regexp.MustCompile(`(?i)([?&;#][^=&\s#?]*(?:token|secret|password|passwd|key|auth|cookie|credential|signature|sig|code)[^=&\s#?]*=)[^&\s#"'<>]*[^&\s#"'<>:.,;)]`), "${1}" + Placeholder},
 		// --api-key abc, -password abc: a secret-named flag and its value.
 		{regexp.MustCompile(`(?i)((?:^|\s)--?[A-Za-z0-9_\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_\-]*[ \t]+)([^\s\-$][^\s]*)`), "${1}" + Placeholder},
 		// A PEM private key (PKCS#1, PKCS#8, EC, OpenSSH, encrypted): the
@@ -309,6 +310,19 @@ var patterns = sync.OnceValue(func() []pattern {
 	}
 })
 
+// https://<token>@host: a userinfo without a password that is a credential
+// itself (git hosts take tokens so). Only a token-shaped one goes: git@
+// and bob@ stay.
+var userOnly = lazyRegexp(`(?i)\b[a-z][a-z0-9+.\-]*://[^/\s:@?#]+@`)
+
+func tokenUser(m string) string {
+	i := strings.Index(m, "://") + 3
+	if !LooksSecret(m[i : len(m)-1]) {
+		return m
+	}
+	return m[:i] + Placeholder + "@"
+}
+
 // String scrubs free text: the shapes secrets take (see the package doc)
 // and every occurrence of the given secret values of at least
 // [MinSecretLen] bytes. No given secret survives in the result.
@@ -317,6 +331,9 @@ func String(s string, secrets ...string) string {
 		if p.re.MatchString(s) {
 			s = p.re.ReplaceAllString(s, p.repl)
 		}
+	}
+	if userOnly().MatchString(s) {
+		s = userOnly().ReplaceAllStringFunc(s, tokenUser)
 	}
 	return scrub(s, secrets)
 }
