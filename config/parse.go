@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tailscale/hujson"
 )
@@ -308,6 +309,24 @@ func checkDefinition(s Server, hasCommand, hasURL bool) []problem {
 	add := func(sev Severity, field, msg, fix string) {
 		out = append(out, problem{sev: sev, field: field, msg: msg, fix: fix})
 	}
+	for _, k := range sortedKeys(s.Env) {
+		if why := EnvKeyProblem(k); why != "" {
+			add(SeverityError, "env", fmt.Sprintf("the variable name %s %s", quoteKey(k), why),
+				"use a plain variable name (letters, digits and '_'); the value goes after the ':'")
+		}
+	}
+	for _, k := range s.EnvPassthrough {
+		if why := EnvKeyProblem(k); why != "" {
+			add(SeverityError, "env_passthrough", fmt.Sprintf("the variable name %s %s", quoteKey(k), why),
+				"list plain variable names (letters, digits and '_')")
+		}
+	}
+	for _, k := range sortedKeys(s.Headers) {
+		if !validHeaderName(k) {
+			add(SeverityError, "headers", fmt.Sprintf("%s is not a valid HTTP header name", quoteKey(k)),
+				`write the name alone ("Authorization"), the value after the ':'`)
+		}
+	}
 	switch t := InferType(s); t {
 	case "":
 		switch {
@@ -342,6 +361,51 @@ func checkDefinition(s Server, hasCommand, hasURL bool) []problem {
 	}
 	return out
 }
+
+// EnvKeyProblem says why k cannot be the name of an environment variable,
+// or returns "". A name holding '=' would reach the process as another
+// variable ("NODE_OPTIONS=--require x" is NODE_OPTIONS), hiding a
+// dangerous one from the approval prompt; NUL and other control bytes are
+// refused by every platform or cut the entry short. Embedders handing
+// servers in directly are held to the same rule by the host.
+func EnvKeyProblem(k string) string {
+	switch {
+	case k == "":
+		return "is empty"
+	case strings.ContainsRune(k, '='):
+		return "contains '=', which would make it another variable"
+	}
+	for _, r := range k {
+		if r < 0x20 || r == 0x7f {
+			return "contains a control character"
+		}
+	}
+	if !utf8.ValidString(k) {
+		return "is not valid UTF-8"
+	}
+	return ""
+}
+
+// validHeaderName reports whether k is an HTTP field name (RFC 9110 token).
+func validHeaderName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// quoteKey quotes a written key for a message, escaping what a terminal
+// would act on.
+func quoteKey(k string) string { return strconv.QuoteToASCII(k) }
 
 const fixURL = `write a full address such as "https://example.com/mcp"`
 

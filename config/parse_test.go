@@ -115,6 +115,33 @@ func TestParseServersDiagnostics(t *testing.T) {
 			Message: "ignored: a stdio server is started from its command, not reached by url",
 			Fix:     `remove "url", or set "type": "http" for a remote server`,
 		}}},
+		// A key holding '=' reaches the process as another variable: here
+		// NODE_OPTIONS, which the approval prompt would not flag (issue 22).
+		{"env key with =", `"x": {"command": "node", "env": {"NODE_OPTIONS=--require /x/hook.js --max-old-space-size": "4096"}}`, []Diagnostic{{
+			Severity: SeverityError, Position: at(5), Server: "x", Field: "env",
+			Message: `the variable name "NODE_OPTIONS=--require /x/hook.js --max-old-space-size" contains '=', which would make it another variable`,
+			Fix:     "use a plain variable name (letters, digits and '_'); the value goes after the ':'",
+		}}},
+		{"env key with NUL", `"x": {"command": "node", "env": {"LD_PRELOAD\u0000X": "/x.so"}}`, []Diagnostic{{
+			Severity: SeverityError, Position: at(5), Server: "x", Field: "env",
+			Message: `the variable name "LD_PRELOAD\x00X" contains a control character`,
+			Fix:     "use a plain variable name (letters, digits and '_'); the value goes after the ':'",
+		}}},
+		{"empty env key", `"x": {"command": "node", "env": {"": "v"}}`, []Diagnostic{{
+			Severity: SeverityError, Position: at(5), Server: "x", Field: "env",
+			Message: `the variable name "" is empty`,
+			Fix:     "use a plain variable name (letters, digits and '_'); the value goes after the ':'",
+		}}},
+		{"passthrough name with =", `"x": {"command": "node", "env_passthrough": ["PATH=/evil"]}`, []Diagnostic{{
+			Severity: SeverityError, Position: at(5), Server: "x", Field: "env_passthrough",
+			Message: `the variable name "PATH=/evil" contains '=', which would make it another variable`,
+			Fix:     "list plain variable names (letters, digits and '_')",
+		}}},
+		{"header name with a colon", `"x": {"url": "https://a", "headers": {"X-A: b\r\nAuthorization": "v"}}`, []Diagnostic{{
+			Severity: SeverityError, Position: at(5), Server: "x", Field: "headers",
+			Message: `"X-A: b\r\nAuthorization" is not a valid HTTP header name`,
+			Fix:     `write the name alone ("Authorization"), the value after the ':'`,
+		}}},
 		{"http without url", `"x": {"type": "http"}`, []Diagnostic{{
 			Severity: SeverityError, Position: at(5), Server: "x", Field: "url",
 			Message: "an http server needs a url", Fix: `add "url": "https://…"`,

@@ -1,8 +1,11 @@
 package host
 
 import (
+	"fmt"
 	"path/filepath"
+	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/switchboard-mcp/switchboard/config"
@@ -14,6 +17,14 @@ import (
 // environment (filtered for repo-authored servers, see parentEnv) plus the
 // definition's env, in its cwd.
 func (s *server) spawn(def config.Server) (*proc.Process, error) {
+	// The configuration loader refuses such names; a server handed in
+	// directly is held to the same rule here, since "K=V" as a key would
+	// set a variable the approval prompt never showed.
+	for k := range def.Env {
+		if why := config.EnvKeyProblem(k); why != "" {
+			return nil, fmt.Errorf("env: the variable name %s %s", strconv.QuoteToASCII(k), why)
+		}
+	}
 	env := mergeEnv(s.parentEnv(), def.Env)
 	dir := def.Cwd
 	if ws := s.h.workspace(); dir != "" && !filepath.IsAbs(dir) && ws != "" {
@@ -40,9 +51,13 @@ func (s *server) parentEnv() []string {
 // mergeEnv overlays extra on base (KEY=VALUE lists); extra wins.
 func mergeEnv(base []string, extra map[string]string) []string {
 	out := make([]string, 0, len(base)+len(extra))
+	over := make(map[string]bool, len(extra))
+	for k := range extra {
+		over[envName(k)] = true
+	}
 	for _, kv := range base {
 		k, _, _ := strings.Cut(kv, "=")
-		if _, over := extra[k]; over {
+		if over[envName(k)] {
 			continue
 		}
 		out = append(out, kv)
@@ -56,4 +71,14 @@ func mergeEnv(base []string, extra map[string]string) []string {
 		out = append(out, k+"="+extra[k])
 	}
 	return out
+}
+
+// envName is the form in which two variable names are the same variable:
+// Windows does not tell PATH from Path, so an overlay of "Path" must drop
+// the parent's "PATH" rather than leave both for the program to pick from.
+func envName(k string) string {
+	if runtime.GOOS == "windows" {
+		return strings.ToUpper(k)
+	}
+	return k
 }

@@ -39,7 +39,10 @@ func hostileWorld(t *testing.T) *rtWorld {
 		"dead":    w.server("hostile-output", "-exit"),
 	})
 	repo := w.server("echo", "--x\x1b[2J\u202e", "\u009b31m")
-	repo["env"] = map[string]any{"K\x1b]52;c;eA==\x07": "v\x1b[1A"}
+	// An env key may not hold control characters or '=' (a configuration
+	// error of its own); bidi controls are legal in a name, and must still
+	// be shown escaped.
+	repo["env"] = map[string]any{"K\u202e\u2066X": "v\x1b[1A"}
 	repo["cwd"] = "sub\u2066dir"
 	w.writeJSON(filepath.Join(w.proj, ".mcp.json"), map[string]any{"mcpServers": map[string]any{
 		"repo":   repo,
