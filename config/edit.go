@@ -123,31 +123,59 @@ func HasServer(path string, objPath []string, name string) (bool, error) {
 // added to one of "enabledMcpServers" / "disabledMcpServers" (if absent) and
 // removed from the other. The file and its directory are created when
 // missing. Calling it twice with the same arguments changes nothing.
+//
+// The workspace file belongs to the repository: its enable lifts only what
+// the repository itself disabled (see [Load]). To record the user's own
+// choice, which may lift anything but managed policy, use
+// [SetLocalEnablement]. It refuses to write through a symbolic link that
+// leaves root ([CheckRepoFile]).
 func SetWorkspaceEnablement(root, name string, enabled bool) error {
 	path := WorkspaceFile(root)
+	if err := CheckRepoFile(root, path); err != nil {
+		return err
+	}
+	// Workspace enablement lists names only; it lives in the repository, so
+	// a file it creates gets the usual shared modes.
+	return setEnablement(path, nil, name, enabled, sharedFileMode, sharedDirMode)
+}
+
+// SetLocalEnablement records the user's own choice that the server name is
+// enabled (or disabled) in the workspace whose local entry is at
+// ["projects", key] of the user file at path (key as [ProjectKey] or an
+// existing entry [MatchProjectKeys] found): name is added to that entry's
+// "enabledMcpServers" or "disabledMcpServers" and removed from the other.
+// This layer lives in the home directory, so, unlike the repository's
+// workspace file, it can switch back on what any file disabled (managed
+// policy aside). A new file is private (0600).
+func SetLocalEnablement(path, key, name string, enabled bool) error {
+	return setEnablement(path, []string{"projects", key}, name, enabled, privateFileMode, privateDirMode)
+}
+
+// setEnablement is the edit of both layers: the lists live in the object
+// at objPath (nil: the top level).
+func setEnablement(path string, objPath []string, name string, enabled bool, fileMode, dirMode fs.FileMode) error {
 	add, drop := "enabledMcpServers", "disabledMcpServers"
 	if !enabled {
 		add, drop = drop, add
 	}
-	// Workspace enablement lists names only; it lives in the repository, so
-	// a file it creates gets the usual shared modes.
-	return editFile(path, sharedFileMode, sharedDirMode, func(v *hujson.Value, src []byte) error {
+	at := func(key string) []string { return append(append([]string(nil), objPath...), key) }
+	return editFile(path, fileMode, dirMode, func(v *hujson.Value, src []byte) error {
 		changed := false
 		// Drop every occurrence from the other list, last first so that the
 		// indexes stay valid.
-		if arr, ok := arrayAt(v, drop); ok {
+		if arr, ok := arrayAt(v, at(drop)); ok {
 			for i := len(arr.Elements) - 1; i >= 0; i-- {
 				lit, ok := arr.Elements[i].Value.(hujson.Literal)
 				if !ok || lit.Kind() != '"' || lit.String() != name {
 					continue
 				}
-				if err := removeMember(v, []string{drop, strconv.Itoa(i)}); err != nil {
+				if err := removeMember(v, append(at(drop), strconv.Itoa(i))); err != nil {
 					return err
 				}
 				changed = true
 			}
 		}
-		arr, ok := arrayAt(v, add)
+		arr, ok := arrayAt(v, at(add))
 		if ok {
 			for _, e := range arr.Elements {
 				if lit, ok := e.Value.(hujson.Literal); ok && lit.Kind() == '"' && lit.String() == name {
@@ -157,14 +185,87 @@ func SetWorkspaceEnablement(root, name string, enabled bool) error {
 					return nil
 				}
 			}
-			return appendElement(v, src, add, name)
+			return appendElement(v, src, at(add), name)
 		}
-		if f := v.Find(pointer([]string{add})); f != nil {
+		if f := v.Find(pointer(at(add))); f != nil {
 			return fmt.Errorf("%q is not an array", add)
 		}
 		list, _ := json.Marshal([]string{name})
-		return setValue(v, src, []string{add}, list)
+		return setValue(v, src, at(add), list)
 	})
+}
+
+// resolveForWrite returns where a write to path would land: the deepest
+// existing part of the path with its links resolved, then the rest, a
+// dangling link followed to the file it would create. ok is false for a
+// chain of links too long to follow.
+func resolveForWrite(path string) (string, bool) {
+	for hops := 0; hops < 40; hops++ {
+		probe, rest := path, ""
+		for {
+			if _, err := os.Lstat(probe); err == nil {
+				break
+			}
+			parent := filepath.Dir(probe)
+			if parent == probe {
+				return path, true
+			}
+			rest = filepath.Join(filepath.Base(probe), rest)
+			probe = parent
+		}
+		if real, err := filepath.EvalSymlinks(probe); err == nil {
+			return filepath.Join(real, rest), true
+		}
+		// probe exists but does not resolve: a dangling link (its parents
+		// resolve, or probe's parent would have been the deepest part).
+		target, err := os.Readlink(probe)
+		if err != nil {
+			return "", false
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(probe), target)
+		}
+		path = filepath.Join(target, rest)
+	}
+	return "", false
+}
+
+// LinkOutError is the refusal to write a repository file that is a
+// symbolic link (or lies under one) leading out of the repository. It
+// names the path in the repository, never the link's target.
+type LinkOutError struct {
+	Path string // the file as it sits in the repository
+}
+
+func (e *LinkOutError) Error() string {
+	return fmt.Sprintf("%s is reached through a symbolic link that leads out of the repository; switchboard does not write through it", e.Path)
+}
+
+// CheckRepoFile returns a [*LinkOutError] when writing path, a file of the
+// repository at root (its .mcp.json, .switchboard/workspace.json), would
+// write somewhere outside root: the file, or a directory on its way, is a
+// symbolic link whose target lies elsewhere. A repository must not be able
+// to point an edit made for it at the user's own files. A link that stays
+// inside root is followed as usual. Nil for a path outside root (not a
+// repository file) and for a path that does not exist yet under a
+// directory that resolves inside root.
+func CheckRepoFile(root, path string) error {
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil // no root to escape from; the write fails on its own
+	}
+	rel, err := filepath.Rel(filepath.Clean(root), filepath.Clean(path))
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil
+	}
+	real, ok := resolveForWrite(filepath.Clean(path))
+	if !ok {
+		return &LinkOutError{Path: path}
+	}
+	if r, err := filepath.Rel(realRoot, real); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return &LinkOutError{Path: path}
+	}
+	return nil
 }
 
 // errNoChange tells editFile that the edit found nothing to do.
@@ -545,9 +646,9 @@ func isLastMember(v *hujson.Value, key string) bool {
 	return false
 }
 
-// arrayAt returns the array under the top-level key name.
-func arrayAt(root *hujson.Value, name string) (*hujson.Array, bool) {
-	v := root.Find(pointer([]string{name}))
+// arrayAt returns the array at path.
+func arrayAt(root *hujson.Value, path []string) (*hujson.Array, bool) {
+	v := root.Find(pointer(path))
 	if v == nil {
 		return nil, false
 	}
@@ -555,10 +656,10 @@ func arrayAt(root *hujson.Value, name string) (*hujson.Array, bool) {
 	return arr, ok
 }
 
-// appendElement appends the string s to the array under the top-level key
-// name, laid out like the elements before it.
-func appendElement(root *hujson.Value, src []byte, name, s string) error {
-	arr, _ := arrayAt(root, name)
+// appendElement appends the string s to the array at path, laid out like
+// the elements before it.
+func appendElement(root *hujson.Value, src []byte, path []string, s string) error {
+	arr, _ := arrayAt(root, path)
 	// Lay the new element out like the last one: on its own line with the
 	// same indentation, or after a space on a one-line array.
 	var sep []byte
@@ -571,10 +672,10 @@ func appendElement(root *hujson.Value, src []byte, name, s string) error {
 	}
 	hadTrailingComma := len(arr.Elements) > 0 && arr.Elements[len(arr.Elements)-1].AfterExtra != nil
 	lit, _ := json.Marshal(s)
-	if err := patch(root, "add", []string{name, "-"}, lit); err != nil {
+	if err := patch(root, "add", append(append([]string(nil), path...), "-"), lit); err != nil {
 		return err
 	}
-	arr, _ = arrayAt(root, name)
+	arr, _ = arrayAt(root, path)
 	e := &arr.Elements[len(arr.Elements)-1]
 	// The patch may have moved the previous element's trailing comment in
 	// front of the new one; keep it, then lay out.

@@ -304,29 +304,51 @@ func TestLoadEnablement(t *testing.T) {
     "ws-off": {"command": "x"},
     "self-off": {"command": "x", "enabled": false},
     "ws-revived": {"command": "x", "enabled": false},
+    "ws-unlisted": {"command": "x"},
     "listed-off": {"command": "x"},
     "both": {"command": "x"},
+    "local-revived": {"command": "x", "enabled": false},
+    "local-unlisted": {"command": "x"},
+    "local-off": {"command": "x"},
   },
-  "disabledMcpServers": ["listed-off"],
+  "disabledMcpServers": ["listed-off", "ws-unlisted", "local-unlisted"],
+  "projects": {
+    "`+f.proj+`": {
+      // the user's own layer for this workspace (mcp enable / disable)
+      "enabledMcpServers": ["local-revived", "local-unlisted", "ws-off", "local-ghost"],
+      "disabledMcpServers": ["local-off"],
+    },
+  },
 }`)
-	project := f.write(filepath.Join(f.proj, ".mcp.json"), `{"mcpServers": {}, "disabledMcpServers": ["on-in-project"]}`)
+	project := f.write(filepath.Join(f.proj, ".mcp.json"), `{"mcpServers": {"repo-off": {"command": "x", "enabled": false}, "repo-listed": {"command": "x"}}, "disabledMcpServers": ["on-in-project", "repo-listed"]}`)
 	f.write(filepath.Join(f.home, "mcp.json.unused"), "")
 	ws := f.write(filepath.Join(f.proj, ".switchboard", "workspace.json"), `{
   // the workspace layer
-  "enabledMcpServers": ["ws-revived", "ghost", "both"],
+  "enabledMcpServers": ["ws-revived", "ghost", "both", "ws-unlisted", "repo-off", "repo-listed", "local-off"],
   "disabledMcpServers": ["ws-off", "both"],
 }`)
-	_ = project
 	r := f.load(f.opts())
+	// The repository's workspace file may lift only what the repository
+	// disabled (repo-off, repo-listed); what the user switched off stays
+	// off (ws-revived, ws-unlisted, local-off) unless the user's own local
+	// layer lifts it (local-revived, local-unlisted, ws-off).
 	want := []row{
 		{"both", ScopeUser, TrustUser, Disabled, "disabled in workspace (.switchboard/workspace.json)", nil, "x"},
 		{"ghost", "", "", Missing, "", nil, ""},
 		{"listed-off", ScopeUser, TrustUser, Disabled, "disabledMcpServers in " + user, nil, "x"},
+		{"local-ghost", "", "", Missing, "", nil, ""},
+		{"local-off", ScopeUser, TrustUser, Disabled, "disabledMcpServers in " + user, nil, "x"},
+		{"local-revived", ScopeUser, TrustUser, Available, "", nil, "x"},
+		{"local-unlisted", ScopeUser, TrustUser, Available, "", nil, "x"},
 		{"on", ScopeUser, TrustUser, Available, "", nil, "x"},
+		{"repo-listed", ScopeProject, TrustRepo, Available, "", nil, "x"},
+		{"repo-off", ScopeProject, TrustRepo, Available, "", nil, "x"},
 		{"self-off", ScopeUser, TrustUser, Disabled, "enabled: false in " + user, nil, "x"},
-		{"ws-off", ScopeUser, TrustUser, Disabled, "disabled in workspace (.switchboard/workspace.json)", nil, "x"},
-		{"ws-revived", ScopeUser, TrustUser, Available, "", nil, "x"},
+		{"ws-off", ScopeUser, TrustUser, Available, "", nil, "x"},
+		{"ws-revived", ScopeUser, TrustUser, Disabled, "enabled: false in " + user, nil, "x"},
+		{"ws-unlisted", ScopeUser, TrustUser, Disabled, "disabledMcpServers in " + user, nil, "x"},
 	}
+	_ = project
 	if diff := cmp.Diff(want, rows(r)); diff != "" {
 		t.Errorf("servers (-want +got):\n%s", diff)
 	}

@@ -46,6 +46,10 @@ type loader struct {
 	// disabledBy maps a name to the reason of the first disabledMcpServers
 	// list that names it.
 	disabledBy map[string]string
+	// userDisabledBy is disabledBy without the lists a repository wrote
+	// (the project file): the disables a repository's workspace file may
+	// not lift.
+	userDisabledBy map[string]string
 	// Managed policy.
 	managedFile  string
 	allowPresent bool
@@ -56,6 +60,13 @@ type loader struct {
 	wsEnabledSet map[string]bool
 	wsEnPos      map[string]Position
 	wsDisabled   map[string]bool
+	// Local layer: the user's own enable/disable lists for this workspace,
+	// in the user file under "projects" (what `mcp enable` writes).
+	localEnabled    []string
+	localEnabledSet map[string]bool
+	localEnPos      map[string]Position
+	localDisabled   map[string]bool
+	localLabel      string
 }
 
 // Load reads every configuration file §1.2–§1.4 name for one workspace and
@@ -113,14 +124,18 @@ func Load(opts *LoadOptions) (*Resolved, error) {
 	}
 
 	l := &loader{
-		lookup:     lookup,
-		lastGood:   o.LastGood,
-		res:        &Resolved{Servers: []ResolvedServer{}},
-		cands:      make(map[string][]candidate),
-		disabledBy: make(map[string]string),
-		allowed:    make(map[string]bool),
-		denied:     make(map[string]bool),
-		wsDisabled: make(map[string]bool),
+		lookup:          lookup,
+		lastGood:        o.LastGood,
+		res:             &Resolved{Servers: []ResolvedServer{}},
+		cands:           make(map[string][]candidate),
+		disabledBy:      make(map[string]string),
+		userDisabledBy:  make(map[string]string),
+		localEnabledSet: make(map[string]bool),
+		localEnPos:      make(map[string]Position),
+		localDisabled:   make(map[string]bool),
+		allowed:         make(map[string]bool),
+		denied:          make(map[string]bool),
+		wsDisabled:      make(map[string]bool),
 	}
 	root := ""
 	if o.Workspace != "" {
@@ -285,6 +300,9 @@ func (l *loader) addServersExcept(doc *jsoncDoc, obj *hujson.Object, scope Scope
 		if _, ok := l.disabledBy[name]; !ok {
 			l.disabledBy[name] = "disabledMcpServers in " + label
 		}
+		if _, ok := l.userDisabledBy[name]; !ok && scope != ScopeProject {
+			l.userDisabledBy[name] = "disabledMcpServers in " + label
+		}
 	}
 	return defined
 }
@@ -367,6 +385,28 @@ func (l *loader) loadUser(path, root string) {
 		for _, name := range l.addServersExcept(doc, po, ScopeLocal, path, path, defined) {
 			defined[name] = true
 		}
+		l.loadLocalEnablement(doc, po, path)
+	}
+}
+
+// loadLocalEnablement reads the user's own "enabledMcpServers" of a local
+// entry (its "disabledMcpServers" are read with its servers, and also kept
+// here): the layer `mcp enable` and `mcp disable` write, which lives in the
+// home directory and so may lift what any repository file disabled.
+func (l *loader) loadLocalEnablement(doc *jsoncDoc, po *hujson.Object, path string) {
+	l.localLabel = path
+	enabled, enPos, _, diags := doc.nameList(po, "enabledMcpServers")
+	l.res.Diagnostics = append(l.res.Diagnostics, diags...)
+	disabled, _, _, _ := doc.nameList(po, "disabledMcpServers") // reported by addServers
+	for _, n := range enabled {
+		if !l.localEnabledSet[n] {
+			l.localEnabledSet[n] = true
+			l.localEnabled = append(l.localEnabled, n)
+			l.localEnPos[n] = enPos[n]
+		}
+	}
+	for _, n := range disabled {
+		l.localDisabled[n] = true
 	}
 }
 
@@ -541,18 +581,32 @@ func (l *loader) resolve() {
 		l.res.Servers = append(l.res.Servers, rs)
 	}
 
-	// Names the workspace enables but nothing defines.
+	// Names the workspace (the user's local layer first) enables but
+	// nothing defines.
+	type enabledName struct {
+		name, file, label string
+		pos               Position
+	}
+	var wanted []enabledName
+	for _, name := range l.localEnabled {
+		wanted = append(wanted, enabledName{name, l.localLabel, l.localLabel, l.localEnPos[name]})
+	}
 	for _, name := range l.wsEnabled {
-		if _, defined := l.cands[name]; defined {
+		wanted = append(wanted, enabledName{name, l.res.Files.Workspace, workspaceLabel, l.wsEnPos[name]})
+	}
+	listed := map[string]bool{}
+	for _, w := range wanted {
+		if _, defined := l.cands[w.name]; defined || listed[w.name] {
 			continue
 		}
+		listed[w.name] = true
 		d := Diagnostic{
-			Severity: SeverityWarning, Position: l.wsEnPos[name], Server: name,
-			Message: fmt.Sprintf("enabled in the workspace (%s) but no configuration defines it", workspaceLabel),
-			Fix:     fmt.Sprintf("add it with `switchboard mcp add %s …`, or remove it from enabledMcpServers", name),
+			Severity: SeverityWarning, Position: w.pos, Server: w.name,
+			Message: fmt.Sprintf("enabled in the workspace (%s) but no configuration defines it", w.label),
+			Fix:     fmt.Sprintf("add it with `switchboard mcp add %s …`, or remove it from enabledMcpServers", w.name),
 		}
 		l.res.Servers = append(l.res.Servers, ResolvedServer{
-			Name: name, File: l.res.Files.Workspace, Pos: l.wsEnPos[name],
+			Name: w.name, File: w.file, Pos: w.pos,
 			Availability: Missing, Diagnostics: []Diagnostic{d},
 		})
 		l.res.Diagnostics = append(l.res.Diagnostics, d)
@@ -562,11 +616,16 @@ func (l *loader) resolve() {
 
 // availability decides, in this order: an invalid definition is Invalid;
 // managed policy (denylist, then allowlist, which managed servers need not
-// be on) disables; then the workspace layer has the last word for this
-// workspace (its disable beats its enable); then the definition's own
-// "enabled": false; then any disabledMcpServers list.
+// be on) disables; then the user's local layer for this workspace (in the
+// user file; its disable beats its enable); then the repository's
+// workspace file, whose disable always counts but whose enable lifts only
+// what the repository itself disabled (its own definition's "enabled":
+// false, its own disabledMcpServers), never what the user switched off;
+// then the definition's own "enabled": false; then any disabledMcpServers
+// list.
 func (l *loader) availability(rs *ResolvedServer, win candidate) (Availability, string) {
 	name := rs.Name
+	userOff := (!rs.Written.IsEnabled() && win.scope != ScopeProject) || l.userDisabledBy[name] != ""
 	switch {
 	case rs.Err() != nil:
 		return Invalid, ""
@@ -574,9 +633,13 @@ func (l *loader) availability(rs *ResolvedServer, win candidate) (Availability, 
 		return Disabled, "managed policy"
 	case l.allowPresent && !l.allowed[name] && win.scope != ScopeManaged:
 		return Disabled, "managed policy"
+	case l.localDisabled[name]:
+		return Disabled, "disabledMcpServers in " + l.localLabel
+	case l.localEnabledSet[name]:
+		return Available, ""
 	case l.wsDisabled[name]:
 		return Disabled, "disabled in workspace (" + workspaceLabel + ")"
-	case l.wsEnabledSet[name]:
+	case l.wsEnabledSet[name] && !userOff:
 		return Available, ""
 	case !rs.Written.IsEnabled():
 		return Disabled, "enabled: false in " + win.label

@@ -26,9 +26,9 @@ func TestHostileCorpusVerdicts(t *testing.T) {
 		t.Run(e.Name(), func(t *testing.T) {
 			dir := filepath.Join("testdata", "hostile", e.Name())
 			var want struct {
-				Server, State, Settings string
-				Changed                 []string
-				ApproveElsewhere        bool
+				Server, State, Settings, Scope string
+				Changed                        []string
+				ApproveElsewhere, Approve      bool
 			}
 			b, err := os.ReadFile(filepath.Join(dir, "want.json"))
 			if err != nil {
@@ -63,6 +63,23 @@ func TestHostileCorpusVerdicts(t *testing.T) {
 			}
 			cur, _ := os.ReadFile(filepath.Join(dir, ".mcp.json"))
 			rs := load(string(cur))
+			// Cases held by configuration itself (an invalid definition, a
+			// server the user switched off) are decided before trust is.
+			switch want.State {
+			case "error":
+				if rs.Availability != config.Invalid {
+					t.Errorf("availability %v, want invalid", rs.Availability)
+				}
+				return
+			case "disabled":
+				if rs.Availability != config.Disabled {
+					t.Errorf("availability %v (%s), want disabled", rs.Availability, rs.DisabledReason)
+				}
+				if want.Scope != "" && string(rs.Scope) != want.Scope {
+					t.Errorf("scope %s, want %s", rs.Scope, want.Scope)
+				}
+				return
+			}
 			if want.ApproveElsewhere {
 				store.Approve(filepath.Join(work, "elsewhere"), rs, time.Unix(0, 0))
 			}

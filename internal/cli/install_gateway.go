@@ -151,6 +151,11 @@ func installGatewayRun(opts *InstallGatewayOptions) error {
 	if opts.File != "" {
 		file = opts.File
 	}
+	if root != "" {
+		if err := config.CheckRepoFile(root, file); err != nil {
+			return linkOutErr(nil, err)
+		}
+	}
 
 	args := []string{"serve", "--stdio"}
 	switch {

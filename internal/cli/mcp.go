@@ -114,6 +114,9 @@ func (f *Factory) target(scope config.Scope) (scopeTarget, error) {
 	switch scope {
 	case config.ScopeProject:
 		t.File = config.ProjectFile(root)
+		if err := config.CheckRepoFile(root, t.File); err != nil {
+			return t, linkOutErr(f, err)
+		}
 	case config.ScopeLocal:
 		t.File = config.UserFile(f.Home(), f.HomeDir)
 		keys := localKeys(t.File, root)
@@ -162,6 +165,10 @@ func (f *Factory) definedIn(name string) ([]scopeTarget, error) {
 // a Diagnostic (file:line:col) is a config error (exit 2), anything else
 // (permissions, a full disk) a failure.
 func configFileErr(err error) error {
+	var lo *config.LinkOutError
+	if errors.As(err, &lo) {
+		return linkOutErr(nil, err)
+	}
 	if d, ok := asDiagnostic(err); ok {
 		fix := d.Fix
 		d.Fix = ""
@@ -281,4 +288,21 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// linkOutErr is the refusal to write a repository file through a link
+// that leaves the repository. The message names the file in the
+// repository only: where the link points is the repository's choice, and
+// may be a file of the user's the repository wants named or written.
+func linkOutErr(f *Factory, err error) error {
+	var lo *config.LinkOutError
+	if !errors.As(err, &lo) {
+		return err
+	}
+	p := lo.Path
+	if f != nil {
+		p = f.tilde(p)
+	}
+	return ConfigErr(fmt.Errorf("%s is a symbolic link (or lies under one) that leads out of the repository; switchboard will not write through it", termsafe.Line(p)),
+		"remove the link (or replace it with a real file) to let switchboard write here")
 }

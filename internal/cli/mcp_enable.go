@@ -31,10 +31,13 @@ func NewMCPEnableCmd(f *Factory, enable bool, runF func(context.Context, *MCPEna
 		Short: short,
 		Long: short + `.
 
-This edits only the workspace layer, <root>/.switchboard/workspace.json
-("enabledMcpServers" / "disabledMcpServers"), never a server's definition.
-Enabling a name that no scope defines is allowed: it shows as missing until
-it is added.`,
+This records your own choice for this workspace in your user file
+(~/.switchboard/mcp.json, under "projects" → the workspace →
+"enabledMcpServers" / "disabledMcpServers"), never in the repository and
+never in a server's definition. Your choice beats every file of the
+repository (.mcp.json, .switchboard/workspace.json), whose lists may only
+switch servers off; only managed policy stands above it. Enabling a name that
+no scope defines is allowed: it shows as missing until it is added.`,
 		Args:              exactArgs(1, "a server name"),
 		ValidArgsFunction: completeServerNames(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -62,14 +65,19 @@ func mcpEnableRun(ctx context.Context, opts *MCPEnableOptions) error {
 		return Usagef("run it inside a project, or pass --workspace DIR",
 			"%s works per workspace, and none was found from %s (no .mcp.json, .switchboard/ or .git above it)", verb, f.Cwd)
 	}
-	if err := config.SetWorkspaceEnablement(root, opts.Name, opts.Enable); err != nil {
+	// The user's choice is kept in the user's own file, never in the
+	// repository: a file the repository commits may only switch servers
+	// off, so it could not carry this "on" (and a "off" there would be
+	// shared with everyone who clones it).
+	file := config.UserFile(f.Home(), f.HomeDir)
+	if err := config.SetLocalEnablement(file, localKeys(file, root)[0], opts.Name, opts.Enable); err != nil {
 		return configFileErr(err)
 	}
 	done := "Enabled"
 	if !opts.Enable {
 		done = "Disabled"
 	}
-	fmt.Fprintf(opts.IO.Out, "%s %q for workspace %s (%s)\n", done, opts.Name, termsafe.Line(f.tilde(root)), termsafe.Line(f.tilde(config.WorkspaceFile(root))))
+	fmt.Fprintf(opts.IO.Out, "%s %q for workspace %s (%s)\n", done, opts.Name, termsafe.Line(f.tilde(root)), termsafe.Line(f.tilde(file)))
 
 	// Say what still stands in the way, or that nothing defines it.
 	r, err := f.LoadConfig()

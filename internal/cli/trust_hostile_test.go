@@ -32,6 +32,18 @@ type hostileWant struct {
 	ApproveElsewhere bool `json:"approveElsewhere"`
 	// Settings is a --settings value passed to every command.
 	Settings string `json:"settings"`
+	// Approve: the user approves the definition as the repository wrote
+	// it, as a user shown the prompt might, before anything else runs.
+	Approve bool `json:"approve"`
+	// CallExit is call's exit code (default 3, refused); a server held for
+	// another reason than approval (invalid, disabled) exits otherwise.
+	CallExit int `json:"callExit"`
+}
+
+// gated reports whether the case holds its server for want of approval,
+// so that every message must name the approving command.
+func (w hostileWant) gated() bool {
+	return w.State == "needs-approval" || w.State == "approval-stale"
 }
 
 // hostileCase is one corpus case set up in a private world.
@@ -201,6 +213,11 @@ func (c *hostileCase) approveFirst() {
 			c.t.Fatalf("approving in the other workspace: exit %d\n%s", code, errOut)
 		}
 	}
+	if c.want.Approve {
+		if _, errOut, code := c.run("mcp", "approve", c.want.Server, "--yes"); code != 0 {
+			c.t.Fatalf("approving the definition as written: exit %d\n%s", code, errOut)
+		}
+	}
 	c.noMarker("mcp approve")
 }
 
@@ -208,7 +225,7 @@ func (c *hostileCase) approveFirst() {
 func (c *hostileCase) status() map[string]any {
 	c.t.Helper()
 	out, errOut, code := c.run("status", "--json")
-	if code != 0 {
+	if code != 0 && !(code == ExitUsage && c.want.State == "error") { // a configuration error exits 2
 		c.t.Fatalf("status: exit %d\n%s", code, errOut)
 	}
 	var got struct {
@@ -248,7 +265,7 @@ func TestHostileRepos(t *testing.T) {
 				t.Errorf("state = %v, want %s (reason %v)", st["state"], c.want.State, st["error"])
 			}
 			reason, _ := st["error"].(string)
-			if !strings.Contains(reason, "switchboard mcp approve "+c.want.Server) {
+			if c.want.gated() && !strings.Contains(reason, "switchboard mcp approve "+c.want.Server) {
 				t.Errorf("reason %q does not name the approving command", reason)
 			}
 			for _, f := range c.want.Changed {
@@ -269,20 +286,24 @@ func TestHostileRepos(t *testing.T) {
 			}
 			_, errOut, code := c.run("tools", "--server", c.want.Server)
 			c.noMarker("tools --server")
-			if code != ExitRefused {
+			if c.want.gated() && code != ExitRefused {
 				t.Errorf("tools --server %s: exit %d, want 3\n%s", c.want.Server, code, errOut)
+			}
+			wantExit := ExitRefused
+			if c.want.CallExit != 0 {
+				wantExit = c.want.CallExit
 			}
 			_, errOut, code = c.run("call", "mcp__"+c.want.Server+"__echo", `{"text":"hi"}`)
 			c.noMarker("call")
-			if code != ExitRefused {
-				t.Errorf("call: exit %d, want 3\n%s", code, errOut)
+			if code != wantExit {
+				t.Errorf("call: exit %d, want %d\n%s", code, wantExit, errOut)
 			}
-			if !strings.Contains(errOut, c.want.State) || !strings.Contains(errOut, "switchboard mcp approve "+c.want.Server) {
+			if c.want.gated() && (!strings.Contains(errOut, c.want.State) || !strings.Contains(errOut, "switchboard mcp approve "+c.want.Server)) {
 				t.Errorf("call's message does not give the state and the approving command:\n%s", errOut)
 			}
 			// The gateway, as a client drives it: its first tools/list waits
 			// (--wait) for the servers, so an ungated server would spawn here.
-			if errOut, code := c.serve(); code != 0 {
+			if errOut, code := c.serve(); code != 0 && !(code == ExitUsage && c.want.State == "error") {
 				t.Errorf("serve --stdio: exit %d\n%s", code, errOut)
 			}
 			c.noMarker("serve --stdio")
