@@ -564,17 +564,16 @@ func TestCreatedFileModes(t *testing.T) {
 	for _, args := range [][]string{
 		{"mcp", "add", "--scope", "user", "u", "--", "x"},
 		{"mcp", "add", "--scope", "project", "p", "--", "x"},
-		{"mcp", "disable", "u"},
+		{"mcp", "disable", "u"}, // the user file's local layer, not the repository
 	} {
 		if _, stderr, code := w.run(false, args...); code != 0 {
 			t.Fatalf("%q: exit %d: %s", args, code, stderr)
 		}
 	}
 	for path, want := range map[string]os.FileMode{
-		w.env["SWITCHBOARD_HOME"]:                               0o700,
-		filepath.Join(w.env["SWITCHBOARD_HOME"], "mcp.json"):    0o600,
-		filepath.Join(w.proj, ".mcp.json"):                      0o644,
-		filepath.Join(w.proj, ".switchboard", "workspace.json"): 0o644,
+		w.env["SWITCHBOARD_HOME"]:                            0o700,
+		filepath.Join(w.env["SWITCHBOARD_HOME"], "mcp.json"): 0o600,
+		filepath.Join(w.proj, ".mcp.json"):                   0o644,
 	} {
 		fi, err := os.Stat(path)
 		if err != nil {

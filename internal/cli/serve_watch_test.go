@@ -254,8 +254,13 @@ func TestGatewayBrokenFileKeepsLastGood(t *testing.T) {
 		t.Fatal(err)
 	}
 	// While it is broken, the other files' edits apply: the workspace
-	// disables c, and the managed policy denies b.
-	w.run(t, "mcp", "disable", "c")
+	// disables c, and the managed policy denies b. (The repository's
+	// workspace file is written by hand: `mcp disable` writes the user
+	// file, which is the broken one here.)
+	if err := os.MkdirAll(filepath.Join(w.ws, ".switchboard"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeJSON(t, filepath.Join(w.ws, ".switchboard", "workspace.json"), map[string]any{"disabledMcpServers": []string{"c"}})
 	writeJSON(t, managedFile, map[string]any{"deniedMcpServers": []string{"b"}})
 	waitServed(t, ctx, cs, stderr, "user file broken; c disabled, b denied", "a")
 	if got := pid("a"); got != aPid {
