@@ -68,11 +68,14 @@ func ToolName(server, tool string) string {
 
 // fit cuts an already-sanitized (so ASCII) name to MaxNameLen, ending it
 // in a hash of the raw parts.
-func fit(name, server, tool string) string {
-	if len(name) <= MaxNameLen {
+func fit(name, server, tool string) string { return fitTo(name, MaxNameLen, server, tool) }
+
+// fitTo is fit for a limit of max bytes (max > hashLen+1).
+func fitTo(name string, max int, server, tool string) string {
+	if len(name) <= max {
 		return name
 	}
-	return name[:MaxNameLen-hashLen-1] + "_" + shortHash(server, tool)
+	return name[:max-hashLen-1] + "_" + shortHash(server, tool)
 }
 
 func shortHash(server, tool string) string {
