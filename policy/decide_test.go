@@ -199,7 +199,15 @@ func TestAnnotationsOnlyTighten(t *testing.T) {
 		want  Action
 	}{
 		{"destructiveHint turns allow into ask", allow("mcp__fs"), destructive, Ask},
-		{"destructiveHint with a tool rule still asks", allow("mcp__fs__delete"), destructive, Ask},
+		{"destructiveHint with mcp__server__* asks", allow("mcp__fs__*"), destructive, Ask},
+		{"an exact tool rule allows a destructive tool", allow("mcp__fs__delete"), destructive, Allow},
+		{"an exact rule spelled otherwise still names the tool", allow("mcp__FS__Delete"), destructive, Allow},
+		{"an exact rule with a matching argument condition allows it", allow(`mcp__fs__delete(path:"/tmp/**")`), destructive.with(map[string]any{"path": "/tmp/a"}), Allow},
+		{"an exact rule whose argument condition fails: ask", allow(`mcp__fs__delete(path:"/tmp/**")`), destructive.with(map[string]any{"path": "/etc/a"}), Ask},
+		{"broad then exact: the exact rule allows", allow("mcp__fs", "mcp__fs__delete"), destructive, Allow},
+		{"an exact rule does not lift an ask rule", append(allow("mcp__fs__delete"), ask("mcp__fs")...), destructive, Ask},
+		{"an exact rule does not lift a deny", append(allow("mcp__fs__delete"), deny("mcp__fs")...), destructive, Deny},
+		{"an exact rule of the project's settings allows nothing", rulesOf(Allow, Source{Scope: ScopeProject}, "mcp__fs__delete"), destructive, Ask},
 		{"destructiveHint does not loosen a deny", deny("mcp__fs"), destructive, Deny},
 		{"destructiveHint and no rule: ask", nil, destructive, Ask},
 		{"readOnlyHint grants nothing", nil, readOnly, Ask},
@@ -216,8 +224,11 @@ func TestAnnotationsOnlyTighten(t *testing.T) {
 		})
 	}
 	d := New(allow("mcp__fs")...).Decide(destructive)
-	if d.Suggest != "" || d.Rule == nil || !strings.Contains(d.Reason, "destructiveHint") {
-		t.Errorf("destructive decision = %+v; want the allow rule, a reason naming destructiveHint, no suggestion", d)
+	if d.Suggest != "mcp__fs__delete" || d.Rule == nil || d.TightenedBy != TightenedByDestructive || !strings.Contains(d.Reason, "destructiveHint") {
+		t.Errorf("destructive decision = %+v; want the allow rule, a reason naming destructiveHint, tightenedBy, and the exact rule suggested", d)
+	}
+	if d := New(allow("mcp__fs__delete")...).Decide(destructive); d.TightenedBy != "" || d.Rule == nil || d.Rule.Text != "mcp__fs__delete" {
+		t.Errorf("exact allow of a destructive tool = %+v", d)
 	}
 }
 

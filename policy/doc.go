@@ -32,13 +32,19 @@
 // settings (<root>/.switchboard/settings.json, written by the repository)
 // may only tighten: their deny and ask rules apply, their allow rules are
 // ignored. Tool annotations come from the server and are untrusted: a
-// declared destructiveHint turns an allow into an ask, and readOnlyHint
-// grants nothing. Autopilot (an agent mode that skips questions for the
+// declared destructiveHint keeps a broad grant (mcp__server,
+// mcp__server__*) from allowing the tool, so it is asked for, while an
+// allow rule that names the tool exactly (mcp__server__tool, with or
+// without argument conditions) still allows it — the user named that tool
+// (SPEC §10.2); readOnlyHint grants nothing. Autopilot (an agent mode that skips questions for the
 // agent's own tools) changes nothing here: MCP tools are still asked for
 // unless a rule allows them.
 //
 // What to do with an ask — put the question to a person, or refuse when
 // nobody can answer — is the caller's business (the host does it).
+// [ExactRule] is the rule a person's "always" answer writes, and
+// [CheckRule] says why a rule a command was asked to write would not take
+// effect.
 //
 // [Load] is the one function that does I/O: it reads the settings files of
 // every scope (user, local, managed, project) and takes the parsed

@@ -34,7 +34,7 @@ func Example() {
 	// deny delete_repo: denied by rule "mcp__github__delete_repo" (deny, project settings .switchboard/settings.json)
 	// allow write_file: allowed by rule "mcp__fs__write_file(path:\"/tmp/**\")" (allow, user settings ~/.switchboard/settings.json)
 	// ask write_file: no permission rule allows mcp__fs__write_file
-	// ask close_issue: the tool declares destructiveHint: true, so it is asked for even though rule "mcp__github" (allow, user settings ~/.switchboard/settings.json) allows it
+	// ask close_issue: the tool declares destructiveHint: true, so it is asked for even though rule "mcp__github" (allow, user settings ~/.switchboard/settings.json) allows it: a grant of a whole server does not cover a destructive tool; a rule naming the tool does
 	// problem: mcp__fs: allow rules in the project's own settings are ignored: a repository may only tighten permissions (deny, ask); put the rule in your user or local settings
 	// problem: mcp__git*: * may replace only a whole last segment (mcp__<server>__*); this rule matches nothing
 }

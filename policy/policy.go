@@ -154,7 +154,9 @@ type Annotations struct {
 	// ReadOnlyHint grants nothing; it is carried for completeness.
 	ReadOnlyHint bool
 	// DestructiveHint is true when the server explicitly declared
-	// destructiveHint: true. An allowed call is then asked for.
+	// destructiveHint: true. A call allowed only by a broad grant
+	// (mcp__server, mcp__server__*) is then asked for; an allow rule that
+	// names the tool exactly still allows it (SPEC §10.2).
 	DestructiveHint bool
 }
 
@@ -179,17 +181,24 @@ type Request struct {
 type Decision struct {
 	Action Action `json:"action"`
 	// Rule is the rule that decided, nil when none matched (the default
-	// is ask). For an allowed tool that declares destructiveHint it is the
-	// allow rule that was overridden.
+	// is ask). For a tool that declares destructiveHint and is allowed
+	// only by a broad grant it is that allow rule, overridden.
 	Rule *Rule `json:"rule,omitempty"`
 	// Reason says in one line why.
 	Reason string `json:"reason"`
 	// Suggest is the rule that would allow the call without asking, for
-	// messages: the tool's own name, e.g. mcp__github__merge_pull_request.
-	// Empty when no allow rule can help (a deny or ask rule decided, or
-	// the tool declares itself destructive).
+	// messages: the tool's own name, e.g. mcp__github__merge_pull_request
+	// (which allows a destructive tool too, since it names it). Empty when
+	// no allow rule can help (a deny or ask rule decided).
 	Suggest string `json:"suggest,omitempty"`
+	// TightenedBy names the tool annotation that turned an allow into an
+	// ask ("destructiveHint"), or is "".
+	TightenedBy string `json:"tightenedBy,omitempty"`
 }
+
+// TightenedByDestructive is Decision.TightenedBy when a tool's
+// destructiveHint kept a broad grant from allowing it.
+const TightenedByDestructive = "destructiveHint"
 
 // Policy is a set of rules from every source. A nil or empty Policy asks
 // for every call. It is immutable and safe for concurrent use.
@@ -242,7 +251,8 @@ func compileRules(rules []Rule) *ruleLists {
 			l.ask = append(l.ask, compiledRule{rule: r, reason: "rule " + s + " says to ask"})
 		case Allow:
 			l.allow = append(l.allow, compiledRule{rule: r, reason: "allowed by rule " + s,
-				destructive: "the tool declares destructiveHint: true, so it is asked for even though rule " + s + " allows it"})
+				destructive: "the tool declares destructiveHint: true, so it is asked for even though rule " + s +
+					" allows it: a grant of a whole server does not cover a destructive tool; a rule naming the tool does"})
 		}
 	}
 	for _, list := range [][]compiledRule{l.deny, l.ask, l.allow} {
@@ -251,6 +261,18 @@ func compileRules(rules []Rule) *ruleLists {
 		})
 	}
 	return l
+}
+
+// firstExact returns the first rule of list that names the request's tool
+// exactly (mcp__server__tool, with or without argument conditions) and
+// matches, or nil.
+func firstExact(list []compiledRule, fr *foldedRequest, args map[string]any) *compiledRule {
+	for i := range list {
+		if list[i].rule.pat.NamesTool() && list[i].rule.matches(fr, args) {
+			return &list[i]
+		}
+	}
+	return nil
 }
 
 // first returns the first rule of list that matches, or nil.
@@ -307,9 +329,12 @@ func (p *Policy) Rules() []Rule {
 
 // Decide returns the decision for req: the first matching deny rule
 // denies; else the first matching ask rule asks; else a matching allow
-// rule allows, unless the tool declares destructiveHint (then ask); else
-// ask. Among rules of one list the administrator's (managed) is reported
-// first and the repository's (project) last.
+// rule allows — but a tool that declares destructiveHint is allowed only
+// by an allow rule that names it exactly (mcp__server__tool, with or
+// without argument conditions); a broad grant (mcp__server,
+// mcp__server__*) then asks (SPEC §10.2); else ask. Among rules of one
+// list the administrator's (managed) is reported first and the
+// repository's (project) last.
 func (p *Policy) Decide(req Request) Decision {
 	if p != nil && p.denyAll != "" {
 		return Decision{Action: Deny, Reason: "every MCP call is denied: " + p.denyAll}
@@ -321,6 +346,10 @@ func (p *Policy) Decide(req Request) Decision {
 		if lists == nil && len(p.rules) > 0 {
 			lists = compileRules(p.rules) // not built by New, With or Load
 		}
+	}
+	tool := req.Tool
+	if tool == "" {
+		tool = mcpPrefix + req.Server + "__" + req.ToolName
 	}
 	if lists != nil {
 		fr := foldRequest(req)
@@ -336,16 +365,19 @@ func (p *Policy) Decide(req Request) Decision {
 		}
 		if allowOff == "" {
 			if c := first(lists.allow, &fr, req.Args); c != nil {
-				if req.Annotations.DestructiveHint {
-					return decided(Ask, c, c.destructive)
+				if !req.Annotations.DestructiveHint {
+					return decided(Allow, c, c.reason)
 				}
-				return decided(Allow, c, c.reason)
+				// The annotation tightens broad grants only: a rule
+				// naming the tool is the user's word about this tool.
+				if e := firstExact(lists.allow, &fr, req.Args); e != nil {
+					return decided(Allow, e, e.reason)
+				}
+				d := decided(Ask, c, c.destructive)
+				d.Suggest, d.TightenedBy = tool, TightenedByDestructive
+				return d
 			}
 		}
-	}
-	tool := req.Tool
-	if tool == "" {
-		tool = mcpPrefix + req.Server + "__" + req.ToolName
 	}
 	reason := "no permission rule allows " + tool
 	if allowOff != "" {

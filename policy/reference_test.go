@@ -47,8 +47,24 @@ func referenceDecide(p *Policy, req Request) Decision {
 	if allowOff == "" {
 		if r := first(Allow); r != nil {
 			if req.Annotations.DestructiveHint {
-				return Decision{Action: Ask, Rule: r, Reason: fmt.Sprintf(
-					"the tool declares destructiveHint: true, so it is asked for even though rule %s allows it", r)}
+				// Only a rule naming the tool exactly allows it.
+				var exact *Rule
+				for i := range rules {
+					e := &rules[i]
+					if e.List != Allow || e.Problem() != "" || !e.Pattern().NamesTool() || !e.Matches(req) {
+						continue
+					}
+					if exact == nil || scopeOrder[e.Source.Scope] < scopeOrder[exact.Source.Scope] {
+						exact = e
+					}
+				}
+				if exact != nil {
+					c := *exact
+					return Decision{Action: Allow, Rule: &c, Reason: fmt.Sprintf("allowed by rule %s", exact)}
+				}
+				return Decision{Action: Ask, Rule: r, Suggest: tool, TightenedBy: "destructiveHint", Reason: fmt.Sprintf(
+					"the tool declares destructiveHint: true, so it is asked for even though rule %s allows it: "+
+						"a grant of a whole server does not cover a destructive tool; a rule naming the tool does", r)}
 			}
 			return Decision{Action: Allow, Rule: r, Reason: fmt.Sprintf("allowed by rule %s", r)}
 		}
@@ -122,6 +138,9 @@ func TestDecideMatchesReference(t *testing.T) {
 		Request{Tool: "mcp__a__b__c"}, Request{Tool: "mcp__a__b"}, Request{Server: "a", ToolName: "b"},
 		Request{Tool: "mcp__x", Autopilot: true}, Request{Tool: "Bash"}, Request{},
 		Request{Tool: "mcp__echo__echo", Annotations: Annotations{DestructiveHint: true}},
+		Request{Tool: "mcp__echo__destructive", Annotations: Annotations{DestructiveHint: true}},
+		Request{Tool: "mcp__github__delete_repository", Annotations: Annotations{DestructiveHint: true}},
+		Request{Server: "fs", ToolName: "write_file", Args: map[string]any{"path": "/tmp/x"}, Annotations: Annotations{DestructiveHint: true}},
 		Request{Tool: "mcp__server07__do_it", Server: "server07", ToolName: "do.it"},
 		Request{Tool: "mcp__ünï__c0de", Server: "ünï", ToolName: "c0de"},
 	)

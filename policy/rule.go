@@ -361,6 +361,31 @@ func (p Pattern) AllTools() bool { return p.kind == kindAll }
 // HasArgs reports whether the pattern constrains arguments.
 func (p Pattern) HasArgs() bool { return len(p.args) > 0 }
 
+// NamesTool reports whether the pattern names one tool exactly
+// (mcp__server__tool, with or without argument conditions), as opposed to
+// every tool of a server or of every server. Only such an allow rule
+// allows a tool that declares destructiveHint.
+func (p Pattern) NamesTool() bool { return p.kind == kindName && p.tool != "" }
+
+// Server and Tool return the pattern's folded server and tool parts: for
+// mcp__GitHub__get_me, "github" and "get_me". Tool is "" for a pattern of
+// a whole server (or of every server), both are "" for one that never
+// matches.
+func (p Pattern) Server() string {
+	if p.kind == kindNone {
+		return ""
+	}
+	return p.server
+}
+
+// Tool: see [Pattern.Server].
+func (p Pattern) Tool() string {
+	if p.kind == kindNone {
+		return ""
+	}
+	return p.tool
+}
+
 // NamesServer reports whether the pattern can match a tool of the named
 // server: mcp__* names every server; a pattern that never matches names
 // none.
