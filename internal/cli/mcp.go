@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
+	"github.com/switchboard-mcp/switchboard/policy"
 )
 
 // newMCPCmd returns `switchboard mcp`, the server-management commands.
@@ -194,6 +195,21 @@ func checkName(name string) error {
 	if !config.ValidName(name) {
 		return Usagef("use 1 to 64 letters, digits, '_', '.' or '-', e.g. "+suggestName(name),
 			"invalid server name %q", name)
+	}
+	return nil
+}
+
+// checkNewName is checkName for a server about to be written: also a name
+// the runtime would refuse, because its tools' names and permission rules
+// could be read as another server's (a__b, x_), is refused here, before
+// it is written, rather than left to show as an error later.
+func checkNewName(name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if why := policy.ServerNameProblem(name); why != "" {
+		return Usagef("rename it, e.g. "+suggestName(strings.TrimRight(strings.ReplaceAll(name, "__", "_"), "_.-")),
+			"server name %q cannot be used: %s", name, why)
 	}
 	return nil
 }

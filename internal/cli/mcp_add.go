@@ -105,7 +105,7 @@ func mcpAddRun(ctx context.Context, opts *MCPAddOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := checkName(opts.Name); err != nil {
+	if err := checkNewName(opts.Name); err != nil {
 		return err
 	}
 	def, err := opts.definition()
@@ -386,7 +386,7 @@ func mcpAddJSONRun(ctx context.Context, opts *MCPAddJSONOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := checkName(opts.Name); err != nil {
+	if err := checkNewName(opts.Name); err != nil {
 		return err
 	}
 	s, diags := config.ParseServer(opts.Name, []byte(opts.JSON))

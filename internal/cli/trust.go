@@ -313,6 +313,13 @@ func writeReview(w io.Writer, rs *config.ResolvedServer, v trust.Verdict, parent
 	}
 	fmt.Fprintf(w, "\nProject server %q (from %s) needs your approval to start.\n", rs.Name, from)
 	fmt.Fprintln(w, "The repository wrote this definition, not you: it runs with your rights. Approve it only if you trust exactly this.")
+	for _, sc := range rs.Shadows {
+		if sc == config.ScopeUser {
+			// Project scope wins the name (SPEC §1.2), so once approved it
+			// also inherits every rule the user wrote for that name.
+			fmt.Fprintf(w, "  ⚠ It has the name of your own server %q (user scope) and replaces it in this workspace: your permission rules for mcp__%s apply to it once approved.\n", rs.Name, rs.Name)
+		}
+	}
 	if v.Status == trust.Stale && v.Previous != nil {
 		fmt.Fprintf(w, "\n  It CHANGED since you approved it on %s: %s\n", v.Previous.ApprovedAt.Local().Format("2006-01-02 15:04"), termsafe.Line(v.Describe(def)))
 		prev := v.Previous.Definition

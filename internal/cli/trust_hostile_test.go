@@ -365,3 +365,16 @@ func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
+
+// TestHostileShadowWarned: a repository server named like the user's own
+// shows, in the approval review, that it replaces the user's server and
+// inherits the rules written for that name.
+func TestHostileShadowWarned(t *testing.T) {
+	c := newHostileCase(t, "shadow-user-name")
+	out, errOut, _ := c.run("mcp", "approve", c.want.Server)
+	if !strings.Contains(out+errOut, `It has the name of your own server "github" (user scope) and replaces it`) ||
+		!strings.Contains(out+errOut, "your permission rules for mcp__github apply to it") {
+		t.Errorf("the review does not say it replaces the user's server:\n%s\n%s", out, errOut)
+	}
+	c.noMarker("mcp approve")
+}
