@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -183,6 +185,25 @@ func doctorChecks(cfg *config.Resolved, servers []host.ServerStatus, tools map[s
 				msg = p.String() + ": " + msg
 			}
 			out = append(out, check("trust", "", doctorFail, msg, d.Fix))
+		}
+	}
+
+	// Approvals by name alone, for every repository: a repository that
+	// names its server like one of these starts it without asking.
+	if lt != nil && lt.home != "" {
+		if user := readUserSettings(filepath.Join(lt.home, UserSettingsFile)); user != nil {
+			var what string
+			switch {
+			case user.EnableAllProjectMcpServers():
+				what = `"enableAllProjectMcpServers": true approves every project server of every repository you open`
+			case len(user.EnabledMcpjsonServers()) > 0:
+				what = fmt.Sprintf(`"enabledMcpjsonServers" %s approves a server of that name in every repository you open, whatever it runs`,
+					termsafe.Line(strings.Join(user.EnabledMcpjsonServers(), ", ")))
+			}
+			if what != "" {
+				out = append(out, check("trust", "", doctorNote, o.tilde(filepath.Join(lt.home, UserSettingsFile))+": "+what,
+					`move it under "projects" → this workspace's path (local settings), or approve each server with switchboard mcp approve NAME`))
+			}
 		}
 	}
 
@@ -428,4 +449,18 @@ func summary(w io.Writer, failed, total int) {
 	default:
 		fmt.Fprintf(w, "%d of %d checks failed.\n", failed, total)
 	}
+}
+
+// readUserSettings reads the user settings file's top level, or nil when
+// it is absent or unusable (settingsSources reports that).
+func readUserSettings(path string) config.Settings {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	s, err := config.ParseSettings(path, data)
+	if err != nil {
+		return nil
+	}
+	return userLevel(s)
 }
