@@ -67,14 +67,14 @@ func askBecomesElicitation(t *testing.T, protocol string) {
 	}
 
 	// Allowed: runs without a question.
-	if res := call("mcp__alpha__echo", map[string]any{"text": "ok"}); res.IsError {
+	if res := call("alpha__echo", map[string]any{"text": "ok"}); res.IsError {
 		t.Errorf("allowed call failed: %s", textOf(t, res))
 	}
 	if _, n := lastAsk(); n != 0 {
 		t.Errorf("an allowed call asked %d questions", n)
 	}
 	// Denied: refused without a question, naming the rule.
-	res := call("mcp__alpha__add", map[string]any{"a": 1, "b": 2})
+	res := call("alpha__add", map[string]any{"a": 1, "b": 2})
 	if !res.IsError || !strings.Contains(textOf(t, res), "mcp__alpha__add") || !strings.Contains(textOf(t, res), "deny") {
 		t.Errorf("denied call: isError %v, %q", res.IsError, textOf(t, res))
 	}
@@ -82,7 +82,7 @@ func askBecomesElicitation(t *testing.T, protocol string) {
 		t.Errorf("a denied call asked %d questions", n)
 	}
 	// Unlisted: asked, with secrets redacted; "once" lets it run.
-	res = call("mcp__alpha__env", map[string]any{"names": []any{"HOME"}})
+	res = call("alpha__env", map[string]any{"names": []any{"HOME"}})
 	msg, n := lastAsk()
 	if n != 1 || !strings.Contains(msg, `Allow mcp__alpha__env with {"names":["HOME"]}?`) {
 		t.Errorf("question %d: %q", n, msg)
@@ -94,7 +94,7 @@ func askBecomesElicitation(t *testing.T, protocol string) {
 	mu.Lock()
 	decision = gateway.DecisionDeny
 	mu.Unlock()
-	res = call("mcp__alpha__env", map[string]any{"names": []any{"HOME"}})
+	res = call("alpha__env", map[string]any{"names": []any{"HOME"}})
 	if _, n := lastAsk(); n != 2 {
 		t.Errorf("second call asked %d questions in all, want 2", n)
 	}
@@ -105,16 +105,16 @@ func askBecomesElicitation(t *testing.T, protocol string) {
 	mu.Lock()
 	decision = ""
 	mu.Unlock()
-	if res := call("mcp__alpha__pid", nil); !res.IsError {
+	if res := call("alpha__pid", nil); !res.IsError {
 		t.Errorf("declined question let the call run: %q", textOf(t, res))
 	}
 	// "session" lets the tool run from then on without asking.
 	mu.Lock()
 	decision = gateway.DecisionSession
 	mu.Unlock()
-	call("mcp__alpha__cwd", nil)
+	call("alpha__cwd", nil)
 	_, before := lastAsk()
-	if res := call("mcp__alpha__cwd", nil); res.IsError {
+	if res := call("alpha__cwd", nil); res.IsError {
 		t.Errorf("call allowed for the session failed: %s", textOf(t, res))
 	}
 	if _, after := lastAsk(); after != before {
@@ -125,7 +125,7 @@ func askBecomesElicitation(t *testing.T, protocol string) {
 func TestAskWithoutElicitationIsDenyWithHint(t *testing.T) {
 	f := startWith(t, fixtureOpts{permit: testPermit()}, nil, stdio("alpha", "echo"))
 	ctx := ctxFor(t, 30*time.Second)
-	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__alpha__pid", Arguments: map[string]any{}})
+	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__pid", Arguments: map[string]any{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestUpstreamElicitationReachesCaller(t *testing.T) {
 	a := &answering{answer: func(string) *mcp.ElicitResult { return accept("answer", "teal") }}
 	f := startWith(t, fixtureOpts{client: a.options(), prompter: gateway.Prompter{}, protocol: "2025-11-25"}, nil, stdio("alpha", "echo"))
 	ctx := ctxFor(t, 30*time.Second)
-	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__alpha__ask", Arguments: map[string]any{"question": "Colour?"}})
+	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__ask", Arguments: map[string]any{"question": "Colour?"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestUpstreamElicitationReachesCaller(t *testing.T) {
 func TestUpstreamElicitationDeclinedWithoutSupport(t *testing.T) {
 	f := startWith(t, fixtureOpts{prompter: gateway.Prompter{}}, nil, stdio("alpha", "echo"))
 	ctx := ctxFor(t, 30*time.Second)
-	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__alpha__ask", Arguments: map[string]any{}})
+	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__ask", Arguments: map[string]any{}})
 	if err != nil {
 		t.Fatal(err)
 	}

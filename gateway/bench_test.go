@@ -73,7 +73,7 @@ func BenchmarkGatewayCall(b *testing.B) {
 	}
 	defer bare.Close()
 
-	alternate(b, cs, "mcp__echo__echo", bare, "echo")
+	alternate(b, cs, "echo__echo", bare, "echo")
 }
 
 // relayEnv makes this test binary a relay process: a Gateway on stdio
@@ -176,7 +176,7 @@ func BenchmarkGatewayRelay(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer bare.Close()
-	alternate(b, relay, "mcp__echo__echo", bare, "echo")
+	alternate(b, relay, "echo__echo", bare, "echo")
 }
 
 // alternate calls tool a on sa and tool d on sd once per iteration, which

@@ -46,7 +46,7 @@ func Example() {
 		return
 	}
 	defer cs.Close()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__demo__echo", Arguments: map[string]any{"text": "hello"}})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "demo__echo", Arguments: map[string]any{"text": "hello"}})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,7 +1,8 @@
 // Package gateway re-serves a [host.Host] as one MCP server (SPEC §7): every
-// connected server's tools under their namespaced names
-// (mcp__<server>__<tool>, schemas cleaned), its prompts as <server>:<prompt>
-// and its resources and resource templates under their own URIs. A read of
+// connected server's tools as <server>__<tool> (SPEC §10.1: the client adds
+// its own mcp__<entry>__, so the name is cut to Options.NameBudget; schemas
+// cleaned), its prompts as <server>:<prompt> and its resources and resource
+// templates under their own URIs. A read of
 // a URI goes to the server that lists it or, failing that, to the first
 // server (by name) with a template that matches it.
 //
@@ -64,6 +65,12 @@ type Options struct {
 	Instructions string
 	// DescriptionMax caps tool descriptions. If <= 0, DefaultDescriptionMax.
 	DescriptionMax int
+	// NameBudget is the longest tool name served (toolsurface.ServedName):
+	// a client puts its own prefix before it (Claude Code's is
+	// mcp__<entry>__), and the whole must stay within 64 characters. If
+	// <= 0, toolsurface.DefaultNameBudget (room for mcp__switchboard__);
+	// otherwise clamped to [toolsurface.MinNameBudget, 64].
+	NameBudget int
 	// AdminTools adds switchboard__pause and switchboard__resume, which
 	// pause and resume one upstream server for this gateway's life.
 	AdminTools bool
@@ -118,11 +125,17 @@ type Gateway struct {
 	// ones, by server name, then URI template.
 	matchOrder []templateMatch
 	synced     chan struct{} // closed after the first sync
-	syncOnce   sync.Once
+	// servedOf maps the host's name of every tool, deferred ones too, to
+	// its served name (tool_search speaks of host names).
+	servedOf map[string]string
+	syncOnce sync.Once
 }
 
+// toolRoute is where a served tool name goes: the host's name for it
+// (mcp__<server>__<tool>, which host.Call routes exactly and the
+// permission rules match), and the server's own names for the envelope.
 type toolRoute struct {
-	server, tool, fp string
+	server, tool, hostName, fp string
 }
 
 type promptRoute struct {
@@ -167,6 +180,10 @@ func New(h *host.Host, opts *Options) *Gateway {
 	if o.DescriptionMax <= 0 {
 		o.DescriptionMax = DefaultDescriptionMax
 	}
+	if o.NameBudget <= 0 {
+		o.NameBudget = toolsurface.DefaultNameBudget
+	}
+	o.NameBudget = min(max(o.NameBudget, toolsurface.MinNameBudget), toolsurface.MaxNameLen)
 	if o.SyncDebounce <= 0 {
 		o.SyncDebounce = 50 * time.Millisecond
 	}
@@ -336,14 +353,47 @@ func (g *Gateway) syncTools(ctx context.Context) error {
 	for _, w := range list.Warnings {
 		g.log.Info("gateway tools", "warning", w)
 	}
+	// Served names are the host's less "mcp__", cut to the budget; the
+	// route keeps the host's name, so a call never re-parses a cut name.
+	// A name two tools would share is served for neither (and an admin
+	// tool's name for no server's tool).
+	served := make([]toolsurface.ServedTool, len(list.Tools))
+	for i, t := range list.Tools {
+		served[i] = toolsurface.ServedTool{Server: t.Server, Tool: t.Tool.Name}
+		if t.Server == "" {
+			served[i] = toolsurface.ServedTool{Name: t.Name} // the host's own, tool_search
+		}
+	}
+	var reserved []string
+	if g.opts.AdminTools {
+		reserved = []string{PauseTool, ResumeTool}
+	}
+	index, clashes := toolsurface.ServedRoutes(served, g.opts.NameBudget, reserved)
+	for _, c := range clashes {
+		g.log.Warn("tool not served: its name through the gateway is not unique", "tool", c.Name, "error", c)
+	}
 	want := map[string]*mcp.Tool{}
 	routes := map[string]toolRoute{}
-	for _, t := range list.Tools {
-		st := g.serveTool(t)
-		want[t.Name] = st
-		routes[t.Name] = toolRoute{server: t.Server, tool: t.Tool.Name, fp: fingerprint(st)}
+	for name, i := range index {
+		t := list.Tools[i]
+		st := g.serveTool(name, t)
+		want[name] = st
+		routes[name] = toolRoute{server: t.Server, tool: t.Tool.Name, hostName: t.Name, fp: fingerprint(st)}
+	}
+	served = served[:0]
+	for _, t := range list.Deferred {
+		served = append(served, toolsurface.ServedTool{Server: t.Server, Tool: t.Tool.Name})
+	}
+	deferred := map[string]string{} // host name → served name, for tool_search
+	later, _ := toolsurface.ServedRoutes(served, g.opts.NameBudget, reserved)
+	for name, i := range later {
+		deferred[list.Deferred[i].Name] = name
+	}
+	for name, r := range routes {
+		deferred[r.hostName] = name
 	}
 	g.mu.Lock()
+	g.servedOf = deferred
 	var remove []string
 	for name := range g.tools {
 		if _, ok := want[name]; !ok && !isAdminTool(name) {
@@ -389,14 +439,17 @@ func addTool(srv *mcp.Server, t *mcp.Tool, h mcp.ToolHandler) error {
 	return recoverPanic(func() { srv.AddTool(t, h) })
 }
 
-// serveTool is the definition a client sees of one host tool: the
-// namespaced name, a capped description, a schema normalized to an object,
-// and the annotations (hints a client may use to ask more, never less).
-// The output schema is dropped: results reach the client as the envelope.
-func (g *Gateway) serveTool(t host.Tool) *mcp.Tool {
+// serveTool is the definition a client sees of one host tool: the served
+// name, a capped description, a schema normalized to an object, and the
+// annotations (hints a client may use to ask more, never less). The output
+// schema is dropped: results reach the client as the envelope.
+func (g *Gateway) serveTool(name string, t host.Tool) *mcp.Tool {
 	desc := toolsurface.CapDescription(t.Tool.Description, g.opts.DescriptionMax)
+	if t.Server == "" && t.Name == host.ToolSearchName {
+		desc = strings.ReplaceAll(desc, "mcp__server__tool", "server__tool")
+	}
 	return &mcp.Tool{
-		Name:        t.Name,
+		Name:        name,
 		Title:       t.Tool.Title,
 		Description: desc,
 		InputSchema: toolsurface.NormalizeSchema(t.Tool.InputSchema),
@@ -440,8 +493,77 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	ctx = context.WithValue(ctx, askKey{}, ask)
 	start := time.Now()
-	res, err := g.h.Call(ctx, name, args)
+	res, err := g.call(ctx, name, args)
 	return g.result(ctx, name, start, ask, res, err)
+}
+
+// call runs the tool served as name through the host, by the host's own
+// name for it: the route holds the exact (server, tool), so permission
+// rules see mcp__<server>__<tool> whatever the served name, and a cut
+// name is never parsed. A name with no route (removed since the client
+// listed it) reaches the host as is, which calls it unknown.
+func (g *Gateway) call(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	g.mu.Lock()
+	r, ok := g.tools[name]
+	g.mu.Unlock()
+	if !ok || r.hostName == "" {
+		return g.h.Call(ctx, name, args)
+	}
+	if r.hostName == host.ToolSearchName {
+		return g.toolSearch(ctx, args)
+	}
+	return g.h.Call(ctx, r.hostName, args)
+}
+
+// toolSearch runs tool_search with the names of the client's side: a
+// select: of served names (or of served names behind a client's
+// mcp__<entry>__) is a select of the host's names, and the tools found are
+// named as the gateway serves them.
+func (g *Gateway) toolSearch(ctx context.Context, args json.RawMessage) (*mcp.CallToolResult, error) {
+	g.mu.Lock()
+	servedOf := g.servedOf
+	g.mu.Unlock()
+	hostOf := make(map[string]string, len(servedOf))
+	for h, s := range servedOf {
+		hostOf[s] = h
+	}
+	var in map[string]any
+	if json.Unmarshal(args, &in) == nil {
+		if q, ok := in["query"].(string); ok {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(q), "select:"); ok {
+				names := strings.Split(rest, ",")
+				for i, n := range names {
+					n = strings.TrimSpace(n)
+					if h, ok := hostOf[n]; ok {
+						names[i] = h
+					} else if _, after, ok := strings.Cut(strings.TrimPrefix(n, toolsurface.Prefix), toolsurface.Separator); ok && strings.HasPrefix(n, toolsurface.Prefix) && hostOf[after] != "" {
+						names[i] = hostOf[after]
+					}
+				}
+				in["query"] = "select:" + strings.Join(names, ",")
+				if b, err := json.Marshal(in); err == nil {
+					args = b
+				}
+			}
+		}
+	}
+	res, err := g.h.Call(ctx, host.ToolSearchName, args)
+	if err != nil || res == nil {
+		return res, err
+	}
+	for i, c := range res.Content {
+		tc, ok := c.(*mcp.TextContent)
+		if !ok {
+			continue
+		}
+		text := tc.Text
+		for h, s := range servedOf {
+			text = strings.ReplaceAll(text, `{"name":"`+h+`"`, `{"name":"`+s+`"`)
+		}
+		res.Content[i] = &mcp.TextContent{Text: text, Meta: tc.Meta, Annotations: tc.Annotations}
+	}
+	res.StructuredContent = nil // the text says it, with the served names
+	return res, nil
 }
 
 // result turns the host's answer to a call into the client's result: the
@@ -501,7 +623,7 @@ func (g *Gateway) refusal(name, msg string) *mcp.CallToolResult {
 	}
 }
 
-// routeOf returns the server's own names for a namespaced tool, for the
+// routeOf returns the server's own names for a served tool, for the
 // envelope; it falls back to the parts of the name.
 func (g *Gateway) routeOf(name string) (server, tool string) {
 	g.mu.Lock()
@@ -510,9 +632,12 @@ func (g *Gateway) routeOf(name string) (server, tool string) {
 	if ok && r.server != "" {
 		return r.server, r.tool
 	}
-	server, tool, ok = toolsurface.ParseToolName(name)
+	if ok {
+		return "switchboard", name // the host's own tools (tool_search), the admin tools
+	}
+	server, tool, ok = strings.Cut(name, toolsurface.Separator)
 	if !ok {
-		return "switchboard", name // the host's own tools, e.g. tool_search
+		return "switchboard", name
 	}
 	return server, tool
 }
@@ -745,8 +870,9 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	return &mcp.CompleteResult{Completion: *res}, nil
 }
 
-// Names of the admin tools (Options.AdminTools). They are not namespaced
-// like server tools (no mcp__ prefix), so they cannot collide with one.
+// Names of the admin tools (Options.AdminTools). A server's tool that
+// would be served under one of them (server "switchboard", tool "pause")
+// is not served while they are.
 const (
 	PauseTool  = "switchboard__pause"
 	ResumeTool = "switchboard__resume"

@@ -187,12 +187,12 @@ func TestToolsOfTwoServersAndCall(t *testing.T) {
 	f := start(t, nil, stdio("alpha", "echo"), stdio("beta", "echo"))
 	ctx := ctxFor(t, 30*time.Second)
 	names := toolNames(t, ctx, f.session)
-	for _, want := range []string{"mcp__alpha__echo", "mcp__beta__echo", "mcp__alpha__add", "mcp__beta__slow"} {
+	for _, want := range []string{"alpha__echo", "beta__echo", "alpha__add", "beta__slow"} {
 		if !has(names, want) {
 			t.Errorf("tools lack %s; got %v", want, names)
 		}
 	}
-	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__beta__echo", Arguments: map[string]any{"text": "hi there"}})
+	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "beta__echo", Arguments: map[string]any{"text": "hi there"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestToolsOfTwoServersAndCall(t *testing.T) {
 func TestToolErrorIsAResult(t *testing.T) {
 	f := start(t, nil, stdio("alpha", "echo"))
 	ctx := ctxFor(t, 30*time.Second)
-	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__alpha__error_result", Arguments: map[string]any{}})
+	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__error_result", Arguments: map[string]any{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func TestProgressIsForwarded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	params := &mcp.CallToolParams{Name: "mcp__alpha__slow", Arguments: map[string]any{"ms": 600, "steps": 3}}
+	params := &mcp.CallToolParams{Name: "alpha__slow", Arguments: map[string]any{"ms": 600, "steps": 3}}
 	params.SetProgressToken("tok-1")
 	res, err := cs.CallTool(ctx, params)
 	if err != nil || res.IsError {
@@ -274,7 +274,7 @@ func TestCancellationReachesUpstream(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := f.session.CallTool(cctx, &mcp.CallToolParams{Name: "mcp__alpha__slow", Arguments: map[string]any{"ms": 60000, "steps": 1}})
+		_, err := f.session.CallTool(cctx, &mcp.CallToolParams{Name: "alpha__slow", Arguments: map[string]any{"ms": 60000, "steps": 1}})
 		errc <- err
 	}()
 	time.Sleep(200 * time.Millisecond)
@@ -289,7 +289,7 @@ func TestCancellationReachesUpstream(t *testing.T) {
 	}
 	// The upstream server is still usable: the cancelled call ended there
 	// (notifications/cancelled) rather than holding it.
-	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__alpha__echo", Arguments: map[string]any{"text": "after"}})
+	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "after"}})
 	if err != nil || res.IsError {
 		t.Fatalf("call after cancel: %v %v", err, res)
 	}
@@ -338,15 +338,15 @@ func TestPromptsAndResources(t *testing.T) {
 func TestListChangedFollowsUpstream(t *testing.T) {
 	f := start(t, nil, stdio("alpha", "echo"))
 	ctx := ctxFor(t, 30*time.Second)
-	if has(toolNames(t, ctx, f.session), "mcp__alpha__fresh") {
+	if has(toolNames(t, ctx, f.session), "alpha__fresh") {
 		t.Fatal("fresh exists before add_tool")
 	}
 	drain(f.changed)
-	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__alpha__add_tool", Arguments: map[string]any{"name": "fresh"}})
+	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__add_tool", Arguments: map[string]any{"name": "fresh"}})
 	if err != nil || res.IsError {
 		t.Fatalf("add_tool: %v %v", err, res)
 	}
-	waitTool(t, ctx, f, "mcp__alpha__fresh", true)
+	waitTool(t, ctx, f, "alpha__fresh", true)
 }
 
 func TestAdminPauseResume(t *testing.T) {
@@ -361,15 +361,15 @@ func TestAdminPauseResume(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("pause: %v %v", err, res)
 	}
-	waitTool(t, ctx, f, "mcp__beta__echo", false)
-	if !has(toolNames(t, ctx, f.session), "mcp__alpha__echo") {
+	waitTool(t, ctx, f, "beta__echo", false)
+	if !has(toolNames(t, ctx, f.session), "alpha__echo") {
 		t.Error("pausing beta removed alpha's tools")
 	}
 	res, err = f.session.CallTool(ctx, &mcp.CallToolParams{Name: gateway.ResumeTool, Arguments: map[string]any{"server": "beta"}})
 	if err != nil || res.IsError {
 		t.Fatalf("resume: %v %v", err, res)
 	}
-	waitTool(t, ctx, f, "mcp__beta__echo", true)
+	waitTool(t, ctx, f, "beta__echo", true)
 
 	res, err = f.session.CallTool(ctx, &mcp.CallToolParams{Name: gateway.PauseTool, Arguments: map[string]any{"server": "nope"}})
 	if err != nil || !res.IsError || !strings.Contains(textOf(t, res), "unknown server") {

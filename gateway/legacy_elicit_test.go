@@ -24,7 +24,7 @@ func TestLegacyUpstreamQuestionReachesCaller(t *testing.T) {
 			f := startWith(t, fixtureOpts{client: a.options(), prompter: gateway.Prompter{}, protocol: protocol, pipe: true},
 				nil, stdio("alpha", "elicit", "-protocol", "2025-11-25"))
 			ctx := ctxFor(t, 30*time.Second)
-			res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__alpha__ask", Arguments: map[string]any{"question": "Colour?"}})
+			res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__ask", Arguments: map[string]any{"question": "Colour?"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,7 +78,7 @@ func TestLegacyUpstreamQuestionAmbiguousIsDeclined(t *testing.T) {
 	}
 	first := make(chan result, 1)
 	go func() {
-		res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__alpha__ask", Arguments: map[string]any{"question": "One?"}})
+		res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__ask", Arguments: map[string]any{"question": "One?"}})
 		first <- result{res, err}
 	}()
 	select {
@@ -91,7 +91,7 @@ func TestLegacyUpstreamQuestionAmbiguousIsDeclined(t *testing.T) {
 	}
 	// The first call is in flight, its question unanswered: a second call
 	// on the same server now asks too.
-	res, err := other.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__alpha__ask", Arguments: map[string]any{"question": "Two?"}})
+	res, err := other.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__ask", Arguments: map[string]any{"question": "Two?"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -271,7 +271,7 @@ func (g *Gateway) startHeld(ctx context.Context, req *mcp.CallToolRequest, name 
 	}
 	r.mu.Unlock()
 	r.pool.run(func() {
-		res, err := g.h.Call(cctx, name, args)
+		res, err := g.call(cctx, name, args)
 		cancel()
 		r.mu.Lock()
 		delete(r.calls, c)

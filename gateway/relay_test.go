@@ -94,7 +94,7 @@ func question(t *testing.T, res *mcp.CallToolResult) (key string, p *mcp.ElicitP
 // reached it (the calls call itself included).
 func upstreamCalls(t *testing.T, cs *mcp.ClientSession) string {
 	t.Helper()
-	got, _ := callText(t, cs, &mcp.CallToolParams{Name: "mcp__alpha__calls", Arguments: map[string]any{}})
+	got, _ := callText(t, cs, &mcp.CallToolParams{Name: "alpha__calls", Arguments: map[string]any{}})
 	return got
 }
 
@@ -159,7 +159,7 @@ func TestUpstreamQuestionSDKRoundTrip(t *testing.T) {
 		if tc.question != "" {
 			args["question"] = tc.question
 		}
-		got, res := callText(t, f.session, &mcp.CallToolParams{Name: "mcp__alpha__" + tc.tool, Arguments: args})
+		got, res := callText(t, f.session, &mcp.CallToolParams{Name: "alpha__" + tc.tool, Arguments: args})
 		if res.IsError || !strings.Contains(got, tc.want) || !strings.Contains(got, `server="alpha"`) {
 			t.Errorf("%s: isError %v, %q, want the envelope around %q", tc.tool, res.IsError, got, tc.want)
 		}
@@ -191,7 +191,7 @@ func TestUpstreamQuestionSDKRoundTrip(t *testing.T) {
 func TestUpstreamQuestionRawRetry(t *testing.T) {
 	f := startWith(t, fixtureOpts{client: rawClient(), prompter: gateway.Prompter{}, pipe: true}, nil, stdio("alpha", "elicit"))
 	args := map[string]any{"question": "Colour?"}
-	_, res := callText(t, f.session, &mcp.CallToolParams{Name: "mcp__alpha__ask", Arguments: args})
+	_, res := callText(t, f.session, &mcp.CallToolParams{Name: "alpha__ask", Arguments: args})
 	key, q := question(t, res)
 	if q.Message != "[alpha] Colour?" || !strings.HasPrefix(key, "upstream_") {
 		t.Errorf("question %q: %q", key, q.Message)
@@ -202,7 +202,7 @@ func TestUpstreamQuestionRawRetry(t *testing.T) {
 	}
 	retry := func(state string, args map[string]any, responses mcp.InputResponseMap) (string, *mcp.CallToolResult) {
 		t.Helper()
-		return callText(t, f.session, &mcp.CallToolParams{Name: "mcp__alpha__ask", Arguments: args, InputResponses: responses, RequestState: state})
+		return callText(t, f.session, &mcp.CallToolParams{Name: "alpha__ask", Arguments: args, InputResponses: responses, RequestState: state})
 	}
 
 	// A retry with other arguments is refused, and leaves the question
@@ -247,7 +247,7 @@ func TestUpstreamQuestionRawRetry(t *testing.T) {
 func TestUpstreamQuestionForgedState(t *testing.T) {
 	f := startWith(t, fixtureOpts{client: rawClient(), prompter: gateway.Prompter{}, pipe: true}, nil, stdio("alpha", "elicit"))
 	args := map[string]any{"question": "Colour?"}
-	_, res := callText(t, f.session, &mcp.CallToolParams{Name: "mcp__alpha__ask", Arguments: args})
+	_, res := callText(t, f.session, &mcp.CallToolParams{Name: "alpha__ask", Arguments: args})
 	key, _ := question(t, res)
 	real := res.RequestState
 	inst, _, _ := strings.Cut(strings.TrimPrefix(real, "relay:"), ".")
@@ -259,7 +259,7 @@ func TestUpstreamQuestionForgedState(t *testing.T) {
 		{"made-up", "not issued by this gateway"},
 	} {
 		got, res := callText(t, f.session, &mcp.CallToolParams{
-			Name: "mcp__alpha__ask", Arguments: args, RequestState: tc.state,
+			Name: "alpha__ask", Arguments: args, RequestState: tc.state,
 			InputResponses: mcp.InputResponseMap{key: accept("answer", "forged")},
 		})
 		if !res.IsError {
@@ -272,7 +272,7 @@ func TestUpstreamQuestionForgedState(t *testing.T) {
 	}
 	// The real question still waits and is answered.
 	got, res := callText(t, f.session, &mcp.CallToolParams{
-		Name: "mcp__alpha__ask", Arguments: args, RequestState: real,
+		Name: "alpha__ask", Arguments: args, RequestState: real,
 		InputResponses: mcp.InputResponseMap{key: accept("answer", "teal")},
 	})
 	if res.IsError || !strings.Contains(got, "answer: teal") {
@@ -303,11 +303,11 @@ func TestUpstreamQuestionUnanswered(t *testing.T) {
 	f := startWith(t, fixtureOpts{client: rawClient(), prompter: gateway.Prompter{}, pipe: true},
 		&gateway.Options{ElicitationTimeout: 50 * time.Millisecond}, stdio("alpha", "elicit"))
 	args := map[string]any{"question": "Colour?"}
-	_, res := callText(t, f.session, &mcp.CallToolParams{Name: "mcp__alpha__ask", Arguments: args})
+	_, res := callText(t, f.session, &mcp.CallToolParams{Name: "alpha__ask", Arguments: args})
 	key, _ := question(t, res)
 	waitRelayIdle(t, f.g)
 	got, res := callText(t, f.session, &mcp.CallToolParams{
-		Name: "mcp__alpha__ask", Arguments: args, RequestState: res.RequestState,
+		Name: "alpha__ask", Arguments: args, RequestState: res.RequestState,
 		InputResponses: mcp.InputResponseMap{key: accept("answer", "late")},
 	})
 	if !res.IsError {
@@ -323,7 +323,7 @@ func TestUpstreamQuestionUnanswered(t *testing.T) {
 func TestUpstreamQuestionClientGone(t *testing.T) {
 	f := startWith(t, fixtureOpts{prompter: gateway.Prompter{}, pipe: true}, nil, stdio("alpha", "elicit"))
 	cs := f.connect(t, true, rawClient(), "")
-	_, res := callText(t, cs, &mcp.CallToolParams{Name: "mcp__alpha__ask", Arguments: map[string]any{}})
+	_, res := callText(t, cs, &mcp.CallToolParams{Name: "alpha__ask", Arguments: map[string]any{}})
 	question(t, res)
 	if held, _ := gateway.RelayCounts(f.g); held != 1 {
 		t.Fatalf("held %d calls, want 1", held)
@@ -355,7 +355,7 @@ func TestUpstreamQuestionSessions(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := c.cs.CallTool(ctxFor(t, 30*time.Second), &mcp.CallToolParams{Name: "mcp__alpha__ask", Arguments: c.args})
+			res, err := c.cs.CallTool(ctxFor(t, 30*time.Second), &mcp.CallToolParams{Name: "alpha__ask", Arguments: c.args})
 			if err != nil {
 				t.Errorf("call %d: %v", i, err)
 				return
@@ -374,7 +374,7 @@ func TestUpstreamQuestionSessions(t *testing.T) {
 	// The other client cannot answer the first client's question, even
 	// repeating its call exactly.
 	got, res := callText(t, other, &mcp.CallToolParams{
-		Name: "mcp__alpha__ask", Arguments: calls[0].args, RequestState: calls[0].state,
+		Name: "alpha__ask", Arguments: calls[0].args, RequestState: calls[0].state,
 		InputResponses: mcp.InputResponseMap{calls[0].key: accept("answer", "stolen")},
 	})
 	if !res.IsError {
@@ -383,7 +383,7 @@ func TestUpstreamQuestionSessions(t *testing.T) {
 	wantContains(t, "another client's retry", got, "no question is waiting")
 	// Nor can a call answer another call of the same client.
 	got, res = callText(t, f.session, &mcp.CallToolParams{
-		Name: "mcp__alpha__ask", Arguments: calls[1].args, RequestState: calls[0].state,
+		Name: "alpha__ask", Arguments: calls[1].args, RequestState: calls[0].state,
 		InputResponses: mcp.InputResponseMap{calls[0].key: accept("answer", "crossed")},
 	})
 	if !res.IsError {
@@ -393,7 +393,7 @@ func TestUpstreamQuestionSessions(t *testing.T) {
 	for _, i := range []int{2, 1, 0} {
 		c := calls[i]
 		got, res := callText(t, c.cs, &mcp.CallToolParams{
-			Name: "mcp__alpha__ask", Arguments: c.args, RequestState: c.state,
+			Name: "alpha__ask", Arguments: c.args, RequestState: c.state,
 			InputResponses: mcp.InputResponseMap{c.key: accept("answer", fmt.Sprintf("A%d", i))},
 		})
 		if res.IsError || !strings.Contains(got, fmt.Sprintf("answer: A%d", i)) {
@@ -419,7 +419,7 @@ func TestUpstreamQuestionConcurrentSDK(t *testing.T) {
 			defer wg.Done()
 			cs := sessions[i%2]
 			res, err := cs.CallTool(ctxFor(t, 30*time.Second), &mcp.CallToolParams{
-				Name: "mcp__alpha__ask", Arguments: map[string]any{"question": fmt.Sprintf("ask-%d", i)},
+				Name: "alpha__ask", Arguments: map[string]any{"question": fmt.Sprintf("ask-%d", i)},
 			})
 			if err != nil {
 				t.Errorf("call %d: %v", i, err)
@@ -447,7 +447,7 @@ func TestUpstreamQuestionAfterPermission(t *testing.T) {
 		return accept("answer", "teal")
 	}}
 	f := startWith(t, fixtureOpts{client: a.options(), permit: testPermit(), prompter: gateway.Prompter{}, pipe: true}, nil, stdio("alpha", "elicit"))
-	got, res := callText(t, f.session, &mcp.CallToolParams{Name: "mcp__alpha__ask", Arguments: map[string]any{"question": "Colour?"}})
+	got, res := callText(t, f.session, &mcp.CallToolParams{Name: "alpha__ask", Arguments: map[string]any{"question": "Colour?"}})
 	if res.IsError || !strings.Contains(got, "answer: teal") {
 		t.Errorf("call: isError %v, %q", res.IsError, got)
 	}
@@ -486,7 +486,7 @@ func TestUpstreamQuestionStatelessHTTP(t *testing.T) {
 	// The SDK's own round trip, across requests.
 	a := &answering{answer: func(string) *mcp.ElicitResult { return accept("answer", "teal") }}
 	cs := connect(url1, "alice", a.options())
-	if got, _ := callText(t, cs, &mcp.CallToolParams{Name: "mcp__alpha__ask", Arguments: map[string]any{"question": "Colour?"}}); !strings.Contains(got, "answer: teal") {
+	if got, _ := callText(t, cs, &mcp.CallToolParams{Name: "alpha__ask", Arguments: map[string]any{"question": "Colour?"}}); !strings.Contains(got, "answer: teal") {
 		t.Errorf("stateless round trip: %q", got)
 	}
 	if msgs := a.messages(); len(msgs) != 1 || msgs[0] != "[alpha] Colour?" {
@@ -497,10 +497,10 @@ func TestUpstreamQuestionStatelessHTTP(t *testing.T) {
 	// other instance, then by its owner.
 	raw := connect(url1, "alice", rawClient())
 	args := map[string]any{"question": "Colour?"}
-	_, res := callText(t, raw, &mcp.CallToolParams{Name: "mcp__alpha__ask", Arguments: args})
+	_, res := callText(t, raw, &mcp.CallToolParams{Name: "alpha__ask", Arguments: args})
 	key, _ := question(t, res)
 	retry := mcp.CallToolParams{
-		Name: "mcp__alpha__ask", Arguments: args, RequestState: res.RequestState,
+		Name: "alpha__ask", Arguments: args, RequestState: res.RequestState,
 		InputResponses: mcp.InputResponseMap{key: accept("answer", "teal")},
 	}
 	for _, tc := range []struct {
@@ -537,7 +537,7 @@ func (a authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // is declined without reaching it, and nothing is held.
 func TestUpstreamQuestionWithoutElicitation(t *testing.T) {
 	f := startWith(t, fixtureOpts{prompter: gateway.Prompter{}, pipe: true}, nil, stdio("alpha", "elicit"))
-	got, res := callText(t, f.session, &mcp.CallToolParams{Name: "mcp__alpha__ask", Arguments: map[string]any{}})
+	got, res := callText(t, f.session, &mcp.CallToolParams{Name: "alpha__ask", Arguments: map[string]any{}})
 	if res.IsError || !strings.Contains(got, "answer: the user chose decline") {
 		t.Errorf("call: isError %v, %q", res.IsError, got)
 	}
@@ -547,11 +547,11 @@ func TestUpstreamQuestionWithoutElicitation(t *testing.T) {
 // Closing the gateway cancels the calls it holds.
 func TestUpstreamQuestionGatewayClose(t *testing.T) {
 	f := startWith(t, fixtureOpts{client: rawClient(), prompter: gateway.Prompter{}, pipe: true}, nil, stdio("alpha", "elicit"))
-	_, res := callText(t, f.session, &mcp.CallToolParams{Name: "mcp__alpha__ask", Arguments: map[string]any{}})
+	_, res := callText(t, f.session, &mcp.CallToolParams{Name: "alpha__ask", Arguments: map[string]any{}})
 	question(t, res)
 	f.g.Close()
 	waitRelayIdle(t, f.g)
-	got, res := callText(t, f.session, &mcp.CallToolParams{Name: "mcp__alpha__ask", Arguments: map[string]any{}})
+	got, res := callText(t, f.session, &mcp.CallToolParams{Name: "alpha__ask", Arguments: map[string]any{}})
 	if !res.IsError {
 		t.Errorf("a call after Close: %q", got)
 	}

@@ -102,7 +102,7 @@ func waitRunning(t *testing.T, g *gateway.Gateway, n int) {
 
 func echo(t *testing.T, cs *mcp.ClientSession, text string) {
 	t.Helper()
-	got, res := callText(t, cs, &mcp.CallToolParams{Name: "mcp__alpha__echo", Arguments: map[string]any{"text": text}})
+	got, res := callText(t, cs, &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": text}})
 	if res.IsError || !strings.Contains(got, text) {
 		t.Errorf("echo %q: isError %v, %q", text, res.IsError, got)
 	}
@@ -164,7 +164,7 @@ func TestRelayWorkerCallCancelled(t *testing.T) {
 			cctx, cancel := context.WithCancel(ctxFor(t, 30*time.Second))
 			errc := make(chan error, 1)
 			go func() {
-				_, err := f.session.CallTool(cctx, &mcp.CallToolParams{Name: "mcp__alpha__" + c.tool, Arguments: c.args})
+				_, err := f.session.CallTool(cctx, &mcp.CallToolParams{Name: "alpha__" + c.tool, Arguments: c.args})
 				errc <- err
 			}()
 			waitRunning(t, f.g, 1)
@@ -194,7 +194,7 @@ func TestRelayWorkerCallClientGone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__alpha__slow", Arguments: map[string]any{"ms": 60000, "steps": 1}})
+	go cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__slow", Arguments: map[string]any{"ms": 60000, "steps": 1}})
 	waitRunning(t, f.g, 1)
 	cw.Close()
 	cr.Close()
@@ -210,7 +210,7 @@ func TestRelayWorkerCallGatewayClose(t *testing.T) {
 	}
 	done := make(chan answer, 1)
 	go func() {
-		res, err := f.session.CallTool(ctxFor(t, 30*time.Second), &mcp.CallToolParams{Name: "mcp__alpha__slow", Arguments: map[string]any{"ms": 60000, "steps": 1}})
+		res, err := f.session.CallTool(ctxFor(t, 30*time.Second), &mcp.CallToolParams{Name: "alpha__slow", Arguments: map[string]any{"ms": 60000, "steps": 1}})
 		done <- answer{res, err}
 	}()
 	waitRunning(t, f.g, 1)
@@ -219,7 +219,7 @@ func TestRelayWorkerCallGatewayClose(t *testing.T) {
 	if a := <-done; a.err == nil && !a.res.IsError {
 		t.Errorf("the call in flight at Close answered %q", textOf(t, a.res))
 	}
-	got, res := callText(t, f.session, &mcp.CallToolParams{Name: "mcp__alpha__echo", Arguments: map[string]any{"text": "late"}})
+	got, res := callText(t, f.session, &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "late"}})
 	if !res.IsError {
 		t.Errorf("a call after Close: %q", got)
 	}
@@ -239,7 +239,7 @@ func TestRelayWorkerCallProgress(t *testing.T) {
 		},
 	}}, stdio("alpha", "echo"))
 	for _, tok := range []string{"tok-1", "tok-2"} { // the second on a reused worker
-		params := &mcp.CallToolParams{Name: "mcp__alpha__slow", Arguments: map[string]any{"ms": 600, "steps": 3}}
+		params := &mcp.CallToolParams{Name: "alpha__slow", Arguments: map[string]any{"ms": 600, "steps": 3}}
 		params.SetProgressToken(tok)
 		if _, res := callText(t, f.session, params); res.IsError {
 			t.Fatalf("slow: %v", res)
@@ -270,7 +270,7 @@ func TestRelayWorkerCallDeclinesQuestion(t *testing.T) {
 		t.Run(strings.Join(append([]string{"server"}, server...), " "), func(t *testing.T) {
 			f, _ := startProbed(t, fixtureOpts{}, stdio("alpha", "elicit", server...))
 			for range 2 { // the second on a reused worker
-				got, res := callText(t, f.session, &mcp.CallToolParams{Name: "mcp__alpha__ask", Arguments: map[string]any{}})
+				got, res := callText(t, f.session, &mcp.CallToolParams{Name: "alpha__ask", Arguments: map[string]any{}})
 				if res.IsError || !strings.Contains(got, "answer: the user chose decline") {
 					t.Errorf("ask: isError %v, %q", res.IsError, got)
 				}

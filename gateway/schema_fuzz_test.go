@@ -25,7 +25,7 @@ func FuzzServeTool(f *testing.F) {
 		if !json.Valid([]byte(schema)) {
 			in = nil
 		}
-		st := g.serveTool(host.Tool{Name: "mcp__s__t", Server: "s", Tool: &mcp.Tool{Name: "t", Description: desc, InputSchema: in}})
+		st := g.serveTool("s__t", host.Tool{Name: "mcp__s__t", Server: "s", Tool: &mcp.Tool{Name: "t", Description: desc, InputSchema: in}})
 		if err := addTool(srv, st, noop); err != nil {
 			t.Fatalf("schema %s: the SDK refused the served tool: %v", schema, err)
 		}

@@ -196,7 +196,7 @@ func TestTemplateListChangedFollowsUpstream(t *testing.T) {
 		t.Fatalf("read before add_template: %v, want resource not found", err)
 	}
 	drain(changed)
-	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__alpha__add_template", Arguments: map[string]any{"name": "books"}})
+	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__add_template", Arguments: map[string]any{"name": "books"}})
 	if err != nil || res.IsError {
 		t.Fatalf("add_template: %v %v", err, res)
 	}
@@ -205,7 +205,7 @@ func TestTemplateListChangedFollowsUpstream(t *testing.T) {
 		t.Errorf("templates (-want +got):\n%s", diff)
 	}
 	drain(changed)
-	res, err = f.session.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__alpha__remove_template", Arguments: map[string]any{"name": "books"}})
+	res, err = f.session.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__remove_template", Arguments: map[string]any{"name": "books"}})
 	if err != nil || res.IsError {
 		t.Fatalf("remove_template: %v %v", err, res)
 	}
