@@ -7,10 +7,57 @@ import (
 	"time"
 )
 
-// ErrCircuitOpen is returned (wrapped) by calls to a server whose circuit
-// breaker is open: it failed repeatedly and is not being tried until its
-// cooldown ends.
+// ErrCircuitOpen is returned (wrapped, as a *CircuitOpenError) by calls to a
+// server whose circuit breaker is open: it failed repeatedly and calls fail
+// fast until it answers again or its cooldown ends.
 var ErrCircuitOpen = errors.New("circuit open")
+
+// CircuitOpenError is the error of a call refused at once because its
+// server's circuit is open. It wraps ErrCircuitOpen. A gateway or CLI shows
+// it to the model as an isError result: the tool is still listed, the
+// server is just not being called for now.
+type CircuitOpenError struct {
+	// Server is the configured name of the server.
+	Server string
+	// Failures is how many calls failed in a row to open the circuit.
+	Failures int
+	// LastFailure says why the last of them failed (may be empty).
+	LastFailure string
+	// Watching: the server stopped answering altogether, so the host pings
+	// it in the background and closes the circuit as soon as it answers.
+	Watching bool
+	// ProbeIn is how long until a call is let through as a probe (the end
+	// of the cooldown); 0 when a probe call is in flight now.
+	ProbeIn time.Duration
+	// ProbeAt is when that will be (zero while a probe call is in flight).
+	ProbeAt time.Time
+}
+
+func (e *CircuitOpenError) Error() string {
+	msg := "circuit open"
+	if e.Server != "" {
+		msg = e.Server + ": " + msg
+	}
+	if e.Failures > 0 {
+		msg += fmt.Sprintf(" after %d consecutive failures", e.Failures)
+	}
+	if e.LastFailure != "" {
+		msg += " (last: " + e.LastFailure + ")"
+	}
+	msg += "; the call was not made"
+	switch {
+	case e.ProbeAt.IsZero():
+		msg += "; a probe call is in flight, and calls fail fast until it returns"
+	case e.Watching:
+		msg += fmt.Sprintf("; the server does not answer: it is pinged in the background and the circuit closes as soon as it answers (at the latest, a call probes it in %s)", e.ProbeIn.Round(time.Second))
+	default:
+		msg += fmt.Sprintf("; the next call after %s (in %s) probes it", e.ProbeAt.UTC().Format(time.TimeOnly+"Z"), e.ProbeIn.Round(time.Second))
+	}
+	return msg
+}
+
+// Unwrap makes errors.Is(err, ErrCircuitOpen) hold.
+func (e *CircuitOpenError) Unwrap() error { return ErrCircuitOpen }
 
 // BreakerState is the state of a per-server circuit breaker.
 type BreakerState int
@@ -36,12 +83,14 @@ func (s BreakerState) String() string {
 // breaker is a consecutive-failure circuit breaker shaped like gobreaker:
 // Threshold failures in a row open it; after Cooldown one probe is let
 // through (half-open); the probe's success closes it, its failure reopens
-// it. A generation counter makes results from an older state harmless.
+// it. Evidence from outside the calls (a reconnect, an answered ping) can
+// close it at once (recover). A generation counter makes results from an
+// older state harmless.
 type breaker struct {
 	threshold int
 	cooldown  time.Duration
 	clock     Clock
-	onChange  func(from, to BreakerState)
+	onChange  func(from, to BreakerState, gen uint64)
 
 	mu         sync.Mutex
 	state      BreakerState
@@ -51,7 +100,7 @@ type breaker struct {
 	probing    bool
 }
 
-func newBreaker(threshold int, cooldown time.Duration, clock Clock, onChange func(from, to BreakerState)) *breaker {
+func newBreaker(threshold int, cooldown time.Duration, clock Clock, onChange func(from, to BreakerState, gen uint64)) *breaker {
 	if threshold <= 0 {
 		threshold = 3
 	}
@@ -65,35 +114,61 @@ func newBreaker(threshold int, cooldown time.Duration, clock Clock, onChange fun
 }
 
 // allow reports whether a call may proceed. It returns the generation the
-// caller must hand back to done, or an error wrapping ErrCircuitOpen.
-func (b *breaker) allow() (uint64, error) {
+// caller must hand back to done (or release), or the refusal (Server,
+// LastFailure and Watching are the caller's to fill in).
+func (b *breaker) allow() (uint64, *CircuitOpenError) {
 	b.mu.Lock()
 	from := b.state
-	defer func() { to := b.state; b.mu.Unlock(); b.notify(from, to) }()
+	defer func() { to, gen := b.state, b.generation; b.mu.Unlock(); b.notify(from, to, gen) }()
 	switch b.state {
 	case BreakerOpen:
-		wait := b.cooldown - b.clock.Now().Sub(b.openedAt)
-		if wait > 0 {
-			return 0, fmt.Errorf("%w after %d consecutive failures; next try in %s",
-				ErrCircuitOpen, b.failures, wait.Round(time.Second))
+		if r := b.refusalLocked(); r != nil {
+			return 0, r
 		}
 		b.setState(BreakerHalfOpen)
 		b.probing = true
 		return b.generation, nil
 	case BreakerHalfOpen:
 		if b.probing {
-			return 0, fmt.Errorf("%w: a probe call is in flight", ErrCircuitOpen)
+			return 0, &CircuitOpenError{Failures: b.failures}
 		}
 		b.probing = true
 	}
 	return b.generation, nil
 }
 
+// refusing returns the refusal a call would get now, without admitting a
+// probe: for requests that are not tool calls (prompts, reads), which fail
+// fast too but never count as the probe.
+func (b *breaker) refusing() *CircuitOpenError {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch b.state {
+	case BreakerOpen:
+		return b.refusalLocked()
+	case BreakerHalfOpen:
+		if b.probing {
+			return &CircuitOpenError{Failures: b.failures}
+		}
+	}
+	return nil
+}
+
+// refusalLocked is the refusal of an open breaker whose cooldown is not
+// over, else nil. The caller holds b.mu.
+func (b *breaker) refusalLocked() *CircuitOpenError {
+	wait := b.cooldown - b.clock.Now().Sub(b.openedAt)
+	if wait <= 0 {
+		return nil
+	}
+	return &CircuitOpenError{Failures: b.failures, ProbeIn: wait, ProbeAt: b.openedAt.Add(b.cooldown)}
+}
+
 // done records the outcome of a call admitted in generation gen.
 func (b *breaker) done(gen uint64, ok bool) {
 	b.mu.Lock()
 	from := b.state
-	defer func() { to := b.state; b.mu.Unlock(); b.notify(from, to) }()
+	defer func() { to, g := b.state, b.generation; b.mu.Unlock(); b.notify(from, to, g) }()
 	if gen != b.generation {
 		return // the breaker moved on; this result is stale
 	}
@@ -117,16 +192,44 @@ func (b *breaker) done(gen uint64, ok bool) {
 	}
 }
 
+// release gives back an admission of generation gen whose call was never
+// made (the server was not connected): it says nothing of the server's
+// health, but a half-open breaker must let the next call probe.
+func (b *breaker) release(gen uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if gen == b.generation && b.state == BreakerHalfOpen {
+		b.probing = false
+	}
+}
+
 func (b *breaker) open() {
 	b.openedAt = b.clock.Now()
 	b.setState(BreakerOpen)
 }
 
-// reset closes the breaker (an explicit retry by the user).
+// recover closes the breaker if it is still in generation gen and not
+// closed: the server was seen answering again (an answered ping). It
+// reports whether it closed it.
+func (b *breaker) recover(gen uint64) bool {
+	b.mu.Lock()
+	from := b.state
+	defer func() { to, g := b.state, b.generation; b.mu.Unlock(); b.notify(from, to, g) }()
+	if gen != b.generation || b.state == BreakerClosed {
+		return false
+	}
+	b.failures = 0
+	b.probing = false
+	b.setState(BreakerClosed)
+	return true
+}
+
+// reset closes the breaker (an explicit retry by the user, or a new
+// connection).
 func (b *breaker) reset() {
 	b.mu.Lock()
 	from := b.state
-	defer func() { to := b.state; b.mu.Unlock(); b.notify(from, to) }()
+	defer func() { to, gen := b.state, b.generation; b.mu.Unlock(); b.notify(from, to, gen) }()
 	b.failures = 0
 	b.probing = false
 	if b.state != BreakerClosed {
@@ -152,8 +255,8 @@ func (b *breaker) setState(to BreakerState) {
 	b.generation++
 }
 
-func (b *breaker) notify(from, to BreakerState) {
+func (b *breaker) notify(from, to BreakerState, gen uint64) {
 	if b.onChange != nil && from != to {
-		b.onChange(from, to)
+		b.onChange(from, to, gen)
 	}
 }

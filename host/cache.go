@@ -15,6 +15,9 @@ const DefaultCacheTTL = 5 * time.Minute
 type listCache[T any] struct {
 	ttl   time.Duration
 	clock Clock
+	// method is the request that fetches the list ("tools/list"…), for
+	// the messages about a failed fetch.
+	method string
 
 	mu      sync.Mutex
 	items   []T

@@ -93,17 +93,25 @@ func (h *Host) resolveTool(ctx context.Context, name string) (*server, string, e
 }
 
 func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallToolResult, error) {
+	// The breaker first: an open circuit fails fast, without waiting for
+	// a reconnect.
+	gen, refused := s.breaker.allow()
+	if refused != nil {
+		return nil, s.circuitOpen(refused)
+	}
 	c, err := s.live(ctx)
 	if err != nil {
+		s.breaker.release(gen)
 		return nil, err
-	}
-	gen, err := s.breaker.allow()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.name, err)
 	}
 	start := s.h.clock.Now()
 	s.h.log.Debug("calling tool", "server", s.name, "tool", tool, "args", args) // redacted by the Host's log handler
 	res, err, healthy := s.callOn(ctx, c, tool, args, true)
+	if !healthy && err != nil {
+		s.mu.Lock()
+		s.lastFailure = oneLine(s.h.secrets.String(err.Error()))
+		s.mu.Unlock()
+	}
 	s.breaker.done(gen, healthy)
 	s.stats.record(s.h.clock.Now().Sub(start), err != nil || (res != nil && res.IsError))
 	// A server's error message may quote the arguments or its secrets.
@@ -176,6 +184,15 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, may
 		return nil, fmt.Errorf("%s: connection lost and not back within the call's time: %v", full, err2), false
 	}
 	return s.callOn(ctx, c2, tool, args, false)
+}
+
+// circuitOpen completes the breaker's refusal with what the server knows.
+func (s *server) circuitOpen(r *CircuitOpenError) error {
+	r.Server = s.name
+	s.mu.Lock()
+	r.LastFailure, r.Watching = s.lastFailure, s.watching
+	s.mu.Unlock()
+	return r
 }
 
 // dropDetail describes why a connection went away under a call.

@@ -48,11 +48,14 @@ type conn struct {
 	done        chan struct{} // closed when the session ended
 	sessionLost atomic.Bool   // the server forgot our session (HTTP 404)
 	tooLarge    atomic.Bool   // it ended on a message over the line limit
-	closeOnce   sync.Once
-	closing     atomic.Bool // the host is closing it on purpose
-	mu          sync.Mutex
-	reason      string
-	byProcess   bool // reason is the process's exit, not a protocol failure
+	// badFrame is the first frame read that was not JSON-RPC (stdio): the
+	// SDK does not always keep it in the error chain of a failed Connect.
+	badFrame  atomic.Pointer[jsonl.FrameError]
+	closeOnce sync.Once
+	closing   atomic.Bool // the host is closing it on purpose
+	mu        sync.Mutex
+	reason    string
+	byProcess bool // reason is the process's exit, not a protocol failure
 }
 
 // watch closes done when the session ends, and ends the session when the
@@ -126,6 +129,23 @@ func (c *conn) setReason(err error) {
 	}
 }
 
+// strayStdoutError is a handshake that failed on a stray stdout line
+// (strayStdout): retrying with another protocol revision cannot help.
+type strayStdoutError string
+
+func (e strayStdoutError) Error() string { return string(e) }
+
+// strayStdout names a handshake that failed on fe, a line that is not
+// JSON-RPC (a banner or log line meant for stderr): the server's first
+// words on stdout are the protocol, and such a line ends the connection.
+func strayStdout(fe *jsonl.FrameError) (string, bool) {
+	if fe == nil {
+		return "", false
+	}
+	return "wrote a non-JSON line on stdout before initialize: " + fe.Head +
+		" (stdout carries only JSON-RPC; the server must log to stderr)", true
+}
+
 // dropReason says why the connection ended, with the server's last stderr
 // line when there is one.
 func (c *conn) dropReason() string {
@@ -194,6 +214,7 @@ func withWriteProbe(ctx context.Context, flag *atomic.Bool) context.Context {
 type probeTransport struct {
 	inner    mcp.Transport
 	progress *progressRouter
+	badFrame *atomic.Pointer[jsonl.FrameError] // if set, gets the first bad frame read
 }
 
 func (t probeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -201,18 +222,23 @@ func (t probeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return probeConn{c, t.progress}, nil
+	return probeConn{c, t.progress, t.badFrame}, nil
 }
 
 type probeConn struct {
 	mcp.Connection
 	progress *progressRouter
+	badFrame *atomic.Pointer[jsonl.FrameError]
 }
 
 func (c probeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if err == nil && c.progress != nil {
 		c.progress.noteMessage(msg)
+	}
+	var fe *jsonl.FrameError
+	if err != nil && c.badFrame != nil && errors.As(err, &fe) {
+		c.badFrame.CompareAndSwap(nil, fe)
 	}
 	return msg, err
 }

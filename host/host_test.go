@@ -532,10 +532,12 @@ func TestStatusCommandRedactsArgsOneByOne(t *testing.T) {
 	}
 }
 
-// A server whose circuit opened is listed again once its cooldown is over,
-// with an event saying so, so that a call can be the probe that closes it
-// (QA: it was left out of every list for good, and a gateway answered its
-// tools as unknown).
+// A server whose circuit opened keeps its tools listed, and a call fails
+// fast with ErrCircuitOpen; once its cooldown is over an event says so and
+// a call is the probe that closes it. The server answers pings (its tool
+// hangs, not the server), so the pings alone do not close it. (QA: it was
+// left out of every list, and a gateway answered its tools as unknown;
+// issue 16.)
 func TestCircuitOpenServerIsListedAgainAfterCooldown(t *testing.T) {
 	hang := stdio("hangs", "hang-call")
 	hang.Effective.Timeout = 200
@@ -566,8 +568,12 @@ func TestCircuitOpenServerIsListedAgainAfterCooldown(t *testing.T) {
 		}
 	}
 	waitState(t, h, "hangs", host.StateCircuitOpen, time.Second)
-	if listed() {
-		t.Error("listed while its circuit is open")
+	if !listed() {
+		t.Error("not listed while its circuit is open")
+	}
+	var coe *host.CircuitOpenError
+	if _, err := h.Call(ctxFor(t, 10*time.Second), "mcp__hangs__echo", map[string]any{"text": "x"}); !errors.As(err, &coe) || coe.Server != "hangs" || coe.Failures != 3 || coe.Watching {
+		t.Errorf("call through the open circuit: %v (%+v); want a CircuitOpenError, not watching (it answers pings)", err, coe)
 	}
 	for len(events) > 0 {
 		<-events

@@ -207,6 +207,13 @@ func (h *Host) eachReady(ctx context.Context, warnings *[]string, fetch func(con
 			st := s.publicState()
 			switch st {
 			case StateConnected:
+			case StateCircuitOpen:
+				// Its last known lists stay (fetchList serves them without
+				// asking the server): a call fails fast with an isError
+				// result saying so, and the lists do not churn.
+				mu.Lock()
+				*warnings = append(*warnings, fmt.Sprintf("%s: circuit open (%s)", s.name, s.snapshotReason()))
+				mu.Unlock()
 			case StateConnecting:
 				mu.Lock()
 				*warnings = append(*warnings, fmt.Sprintf("%s: still connecting; its tools are not included yet", s.name))
@@ -241,6 +248,11 @@ func (h *Host) serverTools(ctx context.Context, s *server) ([]*mcp.Tool, error) 
 	})
 	if err != nil {
 		return nil, err
+	}
+	if tools == nil && s.publicState() == StateCircuitOpen {
+		s.mu.Lock()
+		tools = s.known // the cache was dropped (list_changed) while open
+		s.mu.Unlock()
 	}
 	s.routes.mu.Lock()
 	defer s.routes.mu.Unlock()
@@ -296,8 +308,14 @@ func (h *Host) stillRouted(s *server, tools []*mcp.Tool) bool {
 }
 
 // fetchList returns a cached list or fetches it from the live connection.
+// A server whose circuit is open is not asked: its last list is served,
+// even past its TTL. A failed fetch is recorded for status (setListErr).
 func fetchList[T any](ctx context.Context, s *server, cache *listCache[T], list func(context.Context, *conn) ([]T, error)) ([]T, error) {
 	if items, ok, _ := cache.get(); ok {
+		return items, nil
+	}
+	if s.publicState() == StateCircuitOpen {
+		items, _ := cache.peek()
 		return items, nil
 	}
 	c, err := s.live(ctx)
@@ -305,15 +323,24 @@ func fetchList[T any](ctx context.Context, s *server, cache *listCache[T], list 
 		return nil, err
 	}
 	_, _, epoch := cache.get()
-	ctx, cancel := context.WithTimeout(ctx, s.callTimeout())
+	lctx, cancel := context.WithTimeout(ctx, s.callTimeout())
 	defer cancel()
-	items, err := list(ctx, c)
+	items, err := list(lctx, c)
 	if err != nil {
+		if ctx.Err() == nil {
+			err = fmt.Errorf("%s failed: %w", cache.method, err)
+			s.setListErr(cache.method, errors.Unwrap(err))
+		}
 		return nil, err
 	}
+	s.setListErr(cache.method, nil)
 	cache.put(items, epoch)
 	return items, nil
 }
+
+// listMethods are the list requests whose failures status reports, in the
+// order it reports them.
+var listMethods = []string{"tools/list", "prompts/list", "resources/list", "resources/templates/list"}
 
 func collect[T any](seq func(func(*T, error) bool)) ([]*T, error) {
 	var out []*T

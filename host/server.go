@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
@@ -60,17 +62,35 @@ type server struct {
 	routes routeMemo
 	// deferred is how many of its tools the last listing held back.
 	deferred int
+
+	// lastFailure is why the last call that counted against the breaker
+	// failed, for the circuit-open message.
+	lastFailure string
+	// watchCancel stops the pings of an open circuit (watchOpen); watching
+	// says the server did not answer them in time, so the first answer
+	// closes the circuit.
+	watchCancel context.CancelFunc
+	watching    bool
+	// listErrs holds, per list method ("tools/list", "prompts/list"…), why
+	// the last fetch of it failed; a fetch that works clears it, and so
+	// does a new connection.
+	listErrs map[string]string
 }
 
 func newServer(h *Host, rs config.ResolvedServer) *server {
 	s := &server{h: h, cfg: rs, name: rs.Name, settled: make(chan struct{})}
-	s.breaker = newBreaker(h.opts.BreakerThreshold, h.opts.BreakerCooldown, h.clock, func(from, to BreakerState) {
+	s.breaker = newBreaker(h.opts.BreakerThreshold, h.opts.BreakerCooldown, h.clock, func(from, to BreakerState, gen uint64) {
 		h.log.Info("circuit breaker", "server", rs.Name, "state_from", from.String(), "state_to", to.String())
+		if from == BreakerOpen {
+			s.stopWatch()
+		}
+		if to == BreakerOpen {
+			s.watchOpen(gen)
+		}
 		h.emit(Event{Kind: EventState, Server: rs.Name, State: s.publicState(), Reason: s.snapshotReason()})
 		if to == BreakerOpen {
-			// Once the cooldown is over the server is listed again, so that
-			// a call can be its probe (half-open): say so then, or a list
-			// that left it out (a gateway's) would never show it again.
+			// Once the cooldown is over the state is connected again (the
+			// next call is the probe): say so then.
 			go func() {
 				select {
 				case <-h.clock.After(s.breaker.cooldown):
@@ -84,6 +104,7 @@ func newServer(h *Host, rs config.ResolvedServer) *server {
 	s.prompts = newListCache[*mcp.Prompt](h.opts.CacheTTL, h.clock)
 	s.resources = newListCache[*mcp.Resource](h.opts.CacheTTL, h.clock)
 	s.templates = newListCache[*mcp.ResourceTemplate](h.opts.CacheTTL, h.clock)
+	s.tools.method, s.prompts.method, s.resources.method, s.templates.method = "tools/list", "prompts/list", "resources/list", "resources/templates/list"
 	return s
 }
 
@@ -290,7 +311,7 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	pinned := s.pinned
 	s.mu.Unlock()
 	c, err := s.dial(ctx, timeout, pinned)
-	if err == nil || ctx.Err() != nil || pinned != "" || errors.Is(err, errStartupTimeout) || errors.Is(err, errSpawn) || errors.Is(err, netguard.ErrRefused) {
+	if err == nil || ctx.Err() != nil || pinned != "" || errors.Is(err, errStartupTimeout) || errors.Is(err, errSpawn) || errors.As(err, new(strayStdoutError)) || errors.Is(err, netguard.ErrRefused) {
 		return c, err
 	}
 	s.h.log.Info("connect failed; retrying pinned to an older protocol revision", "server", s.name, "protocol", pinnedProtocol, "error", err)
@@ -322,8 +343,13 @@ func (s *server) setConnected(c *conn) {
 	s.mu.Lock()
 	s.conn = c
 	s.lastConn = c
+	s.listErrs = nil
 	s.mu.Unlock()
 	s.invalidateAll()
+	// A new connection that initialized is the server answering again: an
+	// open circuit closes at once, instead of failing calls for the rest of
+	// its cooldown.
+	s.breaker.reset()
 	s.setState(StateConnected, "")
 }
 
@@ -444,11 +470,160 @@ func (s *server) snapshotReason() string {
 	if s.collision != "" {
 		r = s.collision
 	}
+	st, last, watching := s.state, s.lastFailure, s.watching
+	listErr := s.listErrorLocked()
 	s.mu.Unlock()
-	if bs, n, wait := s.breaker.snapshot(); bs == BreakerOpen {
-		return fmt.Sprintf("%d consecutive failures; next probe in %s", n, wait.Round(time.Second))
+	if bs, n, wait := s.breaker.snapshot(); bs == BreakerOpen && st == StateConnected && wait > 0 {
+		msg := fmt.Sprintf("%d consecutive failures", n)
+		if last != "" {
+			msg += " (last: " + last + ")"
+		}
+		msg += "; its tools stay listed and calls fail fast"
+		if watching {
+			return msg + fmt.Sprintf("; it does not answer: pinging it, the circuit closes as soon as it answers (a call probes it in %s at the latest)", wait.Round(time.Second))
+		}
+		return msg + fmt.Sprintf("; next probe in %s", wait.Round(time.Second))
+	}
+	if r == "" && st == StateConnected {
+		return listErr
 	}
 	return r
+}
+
+// listErrorLocked is one line naming the lists whose last fetch failed,
+// or "". The caller holds s.mu.
+func (s *server) listErrorLocked() string {
+	var parts []string
+	for _, method := range listMethods {
+		if e, ok := s.listErrs[method]; ok {
+			parts = append(parts, method+" failed: "+e)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// setListErr records (err != nil) or clears the failure of one list method.
+func (s *server) setListErr(method string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil {
+		delete(s.listErrs, method)
+		return
+	}
+	if s.listErrs == nil {
+		s.listErrs = map[string]string{}
+	}
+	s.listErrs[method] = oneLine(s.h.secrets.String(err.Error()))
+}
+
+// stallBound is how long a server whose circuit just opened gets to answer
+// a ping. One that answers is alive although its calls failed (a tool that
+// hangs on its backend): the cooldown decides, and a call probes it then.
+// One that does not has stopped answering altogether (stalled, stopped,
+// wedged), so its first answer closes the circuit.
+const stallBound = time.Second
+
+// probeGap is the pause before pinging again after a ping's connection
+// failed.
+const probeGap = 250 * time.Millisecond
+
+// watchOpen starts pinging the server of a circuit that opened in
+// generation gen (pingUntilAnswered); stopWatch, called when the breaker
+// leaves the open state, ends it.
+func (s *server) watchOpen(gen uint64) {
+	ctx, cancel := context.WithCancel(s.h.ctx)
+	s.mu.Lock()
+	if s.watchCancel != nil {
+		s.watchCancel()
+	}
+	s.watchCancel, s.watching = cancel, false
+	s.mu.Unlock()
+	go s.pingUntilAnswered(ctx, gen)
+}
+
+func (s *server) stopWatch() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.watchCancel != nil {
+		s.watchCancel()
+		s.watchCancel = nil
+	}
+	s.watching = false
+}
+
+func (s *server) setWatching() {
+	s.mu.Lock()
+	changed := !s.watching
+	s.watching = true
+	s.mu.Unlock()
+	if changed {
+		s.h.log.Info("circuit open and the server does not answer; pinging it until it does", "server", s.name)
+		s.h.emit(Event{Kind: EventState, Server: s.name, State: s.publicState(), Reason: s.snapshotReason()})
+	}
+}
+
+// pingUntilAnswered keeps one ping in flight on the current connection,
+// without a deadline, until the server answers or ctx ends. A stalled
+// server (SIGSTOP, a blocked event loop) answers the moment it runs again,
+// so the circuit closes within the round trip of its recovery rather than
+// at the end of the cooldown. A connection that drops is left to the
+// reconnect, which closes the circuit when it succeeds.
+func (s *server) pingUntilAnswered(ctx context.Context, gen uint64) {
+	first := true
+	stalled := false
+	for ctx.Err() == nil {
+		s.mu.Lock()
+		c, st, settled := s.conn, s.state, s.settled
+		s.mu.Unlock()
+		if c == nil {
+			if st != StateConnecting {
+				return // error or paused: a reconnect or retry resets the breaker
+			}
+			stalled, first = true, false
+			s.setWatching()
+			select {
+			case <-ctx.Done():
+				return
+			case <-settled:
+			}
+			continue
+		}
+		answered := make(chan error, 1)
+		go func() { answered <- c.session.Ping(ctx, nil) }()
+		var bound <-chan time.Time
+		if first {
+			bound = s.h.clock.After(stallBound)
+		}
+		first = false
+		var err error
+	wait:
+		for {
+			select {
+			case err = <-answered:
+				break wait
+			case <-bound:
+				bound, stalled = nil, true
+				s.setWatching()
+			case <-ctx.Done():
+				return
+			}
+		}
+		var rpcErr *jsonrpc.Error
+		if err == nil || errors.As(err, &rpcErr) { // any answer: it is alive
+			if stalled && s.breaker.recover(gen) {
+				s.h.log.Info("circuit closed: the server answers again", "server", s.name)
+			}
+			return
+		}
+		stalled = true
+		s.setWatching()
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.done:
+		case <-s.h.clock.After(probeGap):
+		}
+	}
 }
 
 func (s *server) status() ServerStatus {
@@ -466,6 +641,9 @@ func (s *server) status() ServerStatus {
 	s.mu.Lock()
 	st.Since = s.since
 	st.Reconnects = s.reconnects
+	if len(s.listErrs) > 0 {
+		st.ListErrors = maps.Clone(s.listErrs)
+	}
 	c, last := s.conn, s.lastConn
 	s.mu.Unlock()
 	if c != nil {

@@ -57,6 +57,11 @@ type ServerStatus struct {
 	ServerInfo string `json:"serverInfo,omitempty"`
 	// StderrTail holds the last lines the server wrote to stderr (stdio).
 	StderrTail []string `json:"stderr,omitempty"`
+	// ListErrors holds, per list request ("tools/list", "prompts/list",
+	// "resources/list", "resources/templates/list"), why its last fetch
+	// failed. A connected server with any is not healthy, whatever its
+	// state: Reason names them too, and its Tools count is not known.
+	ListErrors map[string]string `json:"listErrors,omitempty"`
 	// Reconnects counts reconnections after unexpected closes.
 	Reconnects int       `json:"reconnects"`
 	Stats      CallStats `json:"stats"`

@@ -38,6 +38,11 @@ Node.js v20.20.2`, "Error: Cannot find module '/tmp/does-not-exist.js'"},
 		{"go run's exit status", "serving on stdio\n2026/11/30 03:00:00 open /data/index.db: permission denied\nexit status 1", "2026/11/30 03:00:00 open /data/index.db: permission denied"},
 		{"rust panic", "thread 'main' panicked at src/main.rs:4:5:\nno config file\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace", "no config file"},
 		{"empty", "", ""},
+		{"an error, then the usage text", "error: required option '--api-key <key>' not specified\nUsage: server [options]\n\nOptions:\n  --api-key <key>  the key\n  -h, --help       display help for command", "error: required option '--api-key <key>' not specified"},
+		{"argparse: usage, then the error", "usage: server.py [-h] --token TOKEN\nserver.py: error: the following arguments are required: --token", "server.py: error: the following arguments are required: --token"},
+		{"go flag package", "flag provided but not defined: -prot\nUsage of /srv/server:\n  -port int\n    \tport to listen on (default 8080)", "flag provided but not defined: -prot"},
+		{"usage only", "Usage: server --token TOKEN\n  --token  the API token", "Usage: server --token TOKEN"},
+		{"a stack of errors: the first is the cause", "Error: connect ECONNREFUSED 127.0.0.1:5432\n    at TCPConnectWrap.afterConnect\nError: database unavailable\n    at main (/srv/index.js:9:3)\n\nNode.js v20.20.2", "Error: connect ECONNREFUSED 127.0.0.1:5432"},
 	} {
 		if got := reasonLine(strings.Split(tc.stderr, "\n")); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)

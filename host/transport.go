@@ -67,7 +67,7 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 		}
 		c.proc = p
 		c.recordsWrites = true
-		transport = probeTransport{&jsonl.Transport{Reader: p.Stdout(), Writer: p.Stdin()}, s.h.progress}
+		transport = probeTransport{inner: &jsonl.Transport{Reader: p.Stdout(), Writer: p.Stdin()}, progress: s.h.progress, badFrame: &c.badFrame}
 	case config.TypeSSE, config.TypeHTTP:
 		hc, err := s.httpClient(cctx, def)
 		if err != nil {
@@ -131,6 +131,9 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 			s.mu.Lock()
 			s.lastConn = c // keep its stderr for status
 			s.mu.Unlock()
+		}
+		if msg, ok := strayStdout(c.badFrame.Load()); ok {
+			return nil, strayStdoutError(msg)
 		}
 		switch {
 		case died && !timedOut:

@@ -27,14 +27,14 @@ func TestBackoffSchedule(t *testing.T) {
 func TestBreaker(t *testing.T) {
 	clock := newFakeClock()
 	var transitions []string
-	b := newBreaker(3, 5*time.Minute, clock, func(from, to BreakerState) {
+	b := newBreaker(3, 5*time.Minute, clock, func(from, to BreakerState, _ uint64) {
 		transitions = append(transitions, from.String()+">"+to.String())
 	})
 	fail := func() {
 		t.Helper()
-		gen, err := b.allow()
-		if err != nil {
-			t.Fatalf("allow: %v", err)
+		gen, refused := b.allow()
+		if refused != nil {
+			t.Fatalf("allow: %v", refused)
 		}
 		b.done(gen, false)
 	}
@@ -53,29 +53,29 @@ func TestBreaker(t *testing.T) {
 	if st != BreakerOpen || n != 3 || wait != 5*time.Minute {
 		t.Fatalf("after 3 consecutive failures = %v/%d/%v, want open/3/5m", st, n, wait)
 	}
-	if _, err := b.allow(); !errors.Is(err, ErrCircuitOpen) {
-		t.Fatalf("open breaker allowed a call: %v", err)
+	if _, refused := b.allow(); refused == nil || !errors.Is(refused, ErrCircuitOpen) {
+		t.Fatal("open breaker allowed a call")
 	}
 	clock.Advance(5*time.Minute - time.Second)
-	if _, err := b.allow(); !errors.Is(err, ErrCircuitOpen) {
-		t.Fatalf("breaker allowed a call before the cooldown ended: %v", err)
+	if _, refused := b.allow(); refused == nil {
+		t.Fatal("breaker allowed a call before the cooldown ended")
 	}
 	clock.Advance(time.Second)
-	probe, err := b.allow()
-	if err != nil {
-		t.Fatalf("half-open breaker refused the probe: %v", err)
+	probe, refused := b.allow()
+	if refused != nil {
+		t.Fatalf("half-open breaker refused the probe: %v", refused)
 	}
-	if _, err := b.allow(); !errors.Is(err, ErrCircuitOpen) {
-		t.Fatalf("half-open breaker allowed a second call while the probe is in flight: %v", err)
+	if _, refused := b.allow(); refused == nil {
+		t.Fatal("half-open breaker allowed a second call while the probe is in flight")
 	}
 	b.done(probe, false) // probe fails → open again, new cooldown
 	if st, _, wait := b.snapshot(); st != BreakerOpen || wait != 5*time.Minute {
 		t.Fatalf("failed probe: %v %v, want open with a fresh cooldown", st, wait)
 	}
 	clock.Advance(5 * time.Minute)
-	probe, err = b.allow()
-	if err != nil {
-		t.Fatal(err)
+	probe, refused = b.allow()
+	if refused != nil {
+		t.Fatal(refused)
 	}
 	b.done(probe, true)
 	if st, _, _ := b.snapshot(); st != BreakerClosed {

@@ -24,6 +24,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -33,6 +34,36 @@ import (
 // are not a JSON-RPC message: a caller can say "the server wrote something
 // that is not JSON-RPC" rather than "the connection broke".
 var ErrInvalidFrame = errors.New("not a JSON-RPC message")
+
+// FrameError is the error, wrapping ErrInvalidFrame, of a frame that was
+// read whole but is not a JSON-RPC message. Head is the frame's start, so
+// that a caller can show what was written instead ("a banner on stdout").
+type FrameError struct {
+	// Head is the frame's first line, at most frameHeadMax bytes, trimmed.
+	Head string
+	err  error
+}
+
+func (e *FrameError) Error() string { return e.err.Error() }
+func (e *FrameError) Unwrap() error { return e.err }
+
+const frameHeadMax = 200
+
+// frameHead is the first line of data, trimmed and cut at frameHeadMax
+// bytes (on a UTF-8 boundary).
+func frameHead(data []byte) string {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		data = data[:i]
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) > frameHeadMax {
+		data = data[:frameHeadMax]
+		for len(data) > 0 && !utf8.Valid(data) {
+			data = data[:len(data)-1]
+		}
+	}
+	return string(data)
+}
 
 // ErrFrameTooLarge is wrapped when one message exceeds the line limit.
 var ErrFrameTooLarge = errors.New("JSON-RPC message exceeds the maximum line length")
@@ -229,6 +260,7 @@ func readOne(br *bufio.Reader, limit int) (f frame) {
 	default:
 		f.msgs, f.batch, f.err = decodeFrame(data)
 		if f.err != nil {
+			f.err = &FrameError{Head: frameHead(data), err: f.err}
 			f.code = codeInvalidRequest
 			if !json.Valid(data) {
 				f.code = codeParseError

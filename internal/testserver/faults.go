@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -286,6 +287,65 @@ func init() {
 					return text(strconv.Itoa(pid)), nil, nil
 				})
 				return p.serve(ctx, s, p.in)
+			}
+		},
+	})
+
+	register("list-error", serverDef{
+		doc: "serves the echo tools, but answers the list requests named by -fail (comma-separated, default tools/list) " +
+			"with a JSON-RPC internal error carrying -message; tool calls work",
+		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
+			cfg := echoFlags(fs, p)
+			failing := fs.String("fail", "tools/list", "the list methods that fail, comma-separated")
+			msg := fs.String("message", "backend unavailable: index not loaded", "the error message")
+			return func(ctx context.Context) error {
+				fail := map[string]bool{}
+				for _, m := range strings.Split(*failing, ",") {
+					fail[strings.TrimSpace(m)] = true
+				}
+				s := newEchoServer("list-error", cfg, p)
+				s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+					return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+						if fail[method] {
+							fmt.Fprintf(p.errw, "list-error: failing %s\n", method)
+							return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: *msg}
+						}
+						return next(ctx, method, req)
+					}
+				})
+				return p.serve(ctx, s, p.in)
+			}
+		},
+	})
+
+	register("usage-exit", serverDef{
+		doc: "writes an error line and then its usage text to stderr (as CLIs do for a missing option) and exits 2 " +
+			"before reading stdin; with -error-last the error line comes after the usage",
+		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
+			msg := fs.String("message", "error: required option '--api-key <key>' not specified", "the error line")
+			last := fs.Bool("error-last", false, "write the error line after the usage text")
+			return func(context.Context) error {
+				usage := "Usage: usage-exit [options]\n\nA test MCP server.\n\nOptions:\n  --api-key <key>  the API key to use\n  --port <port>    unused\n  -h, --help       display help for command\n"
+				if *last {
+					fmt.Fprint(p.errw, usage)
+					fmt.Fprintln(p.errw, *msg)
+				} else {
+					fmt.Fprintln(p.errw, *msg)
+					fmt.Fprint(p.errw, usage)
+				}
+				return exitError{code: 2}
+			}
+		},
+	})
+
+	register("stdout-banner", serverDef{
+		doc: "writes -line to stdout before reading anything (a banner a server meant for stderr), then serves the echo tools",
+		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
+			cfg := echoFlags(fs, p)
+			line := fs.String("line", "Secure MCP Filesystem Server running on stdio", "the line written to stdout first")
+			return func(ctx context.Context) error {
+				fmt.Fprintln(p.out, *line)
+				return p.serve(ctx, newEchoServer("stdout-banner", cfg, p), p.in)
 			}
 		},
 	})

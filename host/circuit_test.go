@@ -1,0 +1,123 @@
+//go:build unix
+
+package host_test
+
+import (
+	"errors"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/host"
+)
+
+// A server that stops answering (SIGSTOP) trips its breaker; its tools stay
+// listed, a call fails at once with a CircuitOpenError, and once it runs
+// again (SIGCONT) the circuit closes within a second of its answer, long
+// before the cooldown (issue 16, point 3).
+func TestStalledServerCircuitClosesWhenItAnswersAgain(t *testing.T) {
+	linuxOnly(t)
+	srv := stdio("stall", "echo")
+	srv.Effective.Timeout = 300
+	h := newHost(t, cfgOf(srv), &host.Options{BreakerCooldown: time.Hour})
+	waitState(t, h, "stall", host.StateConnected, 20*time.Second)
+	pid := pidOf(t, h, "stall")
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := true
+	t.Cleanup(func() {
+		if stopped {
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		}
+	})
+	for range 3 {
+		if _, err := h.Call(ctxFor(t, 10*time.Second), "mcp__stall__echo", map[string]any{"text": "x"}); !errors.Is(err, host.ErrTimeout) {
+			t.Fatalf("call to the stopped server: %v, want ErrTimeout", err)
+		}
+	}
+	waitState(t, h, "stall", host.StateCircuitOpen, time.Second)
+
+	list, err := h.Tools(ctxFor(t, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasTool(list, "mcp__stall__echo") {
+		t.Errorf("tools of the open circuit not listed: %d tools, warnings %q", len(list.Tools), list.Warnings)
+	}
+	// The host pings it; once the ping goes unanswered it says so.
+	waitFor(t, 10*time.Second, "the open circuit's reason says it is pinged", func() bool {
+		_, err := h.Call(ctxFor(t, 10*time.Second), "mcp__stall__echo", map[string]any{"text": "x"})
+		var coe *host.CircuitOpenError
+		return errors.As(err, &coe) && coe.Watching
+	})
+	start := time.Now()
+	_, err = h.Call(ctxFor(t, 10*time.Second), "mcp__stall__echo", map[string]any{"text": "x"})
+	if took := time.Since(start); took > 100*time.Millisecond {
+		t.Errorf("call through the open circuit took %v; want it to fail fast (< 100 ms)", took)
+	}
+	var coe *host.CircuitOpenError
+	if !errors.As(err, &coe) || !errors.Is(err, host.ErrCircuitOpen) || coe.Server != "stall" || coe.Failures != 3 {
+		t.Fatalf("call through the open circuit: %v; want a CircuitOpenError of stall after 3 failures", err)
+	}
+	if coe.LastFailure == "" || coe.ProbeIn <= 0 {
+		t.Errorf("refusal %+v; want the last failure and when it probes", coe)
+	}
+
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	stopped = false
+	resumed := time.Now()
+	st := waitState(t, h, "stall", host.StateConnected, 5*time.Second)
+	if took := time.Since(resumed); took > time.Second {
+		t.Errorf("circuit closed %v after the server ran again; want within a second", took)
+	}
+	if st.Reconnects != 0 {
+		t.Errorf("%d reconnects: the same connection should serve again", st.Reconnects)
+	}
+	mustCall(t, h, "mcp__stall__echo", map[string]any{"text": "back"})
+}
+
+// A reconnect closes an open circuit at once: the server killed while its
+// circuit is open comes back, and calls work without waiting out the
+// cooldown.
+func TestReconnectClosesTheCircuit(t *testing.T) {
+	linuxOnly(t)
+	srv := stdio("stall", "echo")
+	srv.Effective.Timeout = 300
+	h := newHost(t, cfgOf(srv), &host.Options{BreakerCooldown: time.Hour})
+	waitState(t, h, "stall", host.StateConnected, 20*time.Second)
+	pid := pidOf(t, h, "stall")
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := h.Call(ctxFor(t, 10*time.Second), "mcp__stall__echo", map[string]any{"text": "x"}); !errors.Is(err, host.ErrTimeout) {
+			t.Fatalf("call to the stopped server: %v, want ErrTimeout", err)
+		}
+	}
+	waitState(t, h, "stall", host.StateCircuitOpen, time.Second)
+	killPid(t, pid)
+	// While it reconnects a call still fails fast, not after the reconnect.
+	start := time.Now()
+	if _, err := h.Call(ctxFor(t, 10*time.Second), "mcp__stall__echo", map[string]any{"text": "x"}); !errors.Is(err, host.ErrCircuitOpen) {
+		t.Errorf("call while reconnecting: %v, want ErrCircuitOpen", err)
+	} else if took := time.Since(start); took > 100*time.Millisecond {
+		t.Errorf("call through the open circuit took %v", took)
+	}
+	waitFor(t, 20*time.Second, "reconnected with the circuit closed", func() bool {
+		st := statusOf(h, "stall")
+		return st.State == host.StateConnected && st.Reconnects == 1
+	})
+	mustCall(t, h, "mcp__stall__echo", map[string]any{"text": "back"})
+}
+
+func hasTool(list *host.ToolList, name string) bool {
+	for _, tool := range list.Tools {
+		if tool.Name == name {
+			return true
+		}
+	}
+	return false
+}
