@@ -31,7 +31,10 @@ var errAsking = errors.New("waiting for the client's answer")
 const (
 	DecisionOnce    = "once"
 	DecisionSession = "session"
-	DecisionDeny    = "deny"
+	// DecisionAlways writes the tool's exact allow rule with
+	// Asker.Rules (offered only when Rules is set and a rule can help).
+	DecisionAlways = "always"
+	DecisionDeny   = "deny"
 )
 
 // permissionInput is the id of the permission question among a call's
@@ -52,8 +55,14 @@ const permissionInput = "switchboard_permission"
 //
 // "session" allows the tool for the asking client's MCP session only (a
 // stateless HTTP request is a session of its own, so there it means once).
+// "always" (offered when Rules is set) also writes the tool's exact allow
+// rule (policy.ExactRule) with Rules, and the question says where.
 // Its zero value is ready to use and it is safe for concurrent use.
 type Asker struct {
+	// Rules, if set, writes the allow rule of an "always" answer (SPEC
+	// §10.2). If nil, "always" is not offered.
+	Rules host.RuleWriter
+
 	mu      sync.Mutex
 	allowed map[*mcp.ServerSession]map[string]bool
 }
@@ -132,14 +141,41 @@ func (a *Asker) AskPermission(ctx context.Context, req host.PermitRequest, d pol
 		case DecisionSession:
 			a.allow(st.session, req.Tool)
 			return host.AnswerOnce, nil
+		case DecisionAlways:
+			rule := a.alwaysRule(req, d)
+			if rule == "" {
+				return host.AnswerDeny, nil // not offered
+			}
+			// The person said yes: a write that fails still lets the
+			// tool run for this session.
+			_, _ = a.Rules.WriteAllow(rule)
+			a.allow(st.session, req.Tool)
+			return host.AnswerOnce, nil
 		}
 		return host.AnswerDeny, nil
 	}
 	if !st.canElicit() {
 		return host.AnswerDeny, ErrCannotAsk
 	}
-	st.question, st.key = PermissionQuestion(req, d), key
+	st.question, st.key = permissionQuestion(req, d, a.alwaysRule(req, d), a.rulesWhere()), key
 	return host.AnswerDeny, errAsking
+}
+
+// alwaysRule is the rule "always" writes for the question of d, or "" when
+// "always" is not offered: no Rules, or no allow rule would let the call
+// run without asking (an ask rule decided, or allow rules are off).
+func (a *Asker) alwaysRule(req host.PermitRequest, d policy.Decision) string {
+	if a.Rules == nil || d.Suggest == "" {
+		return ""
+	}
+	return policy.ExactRule(policy.Request{Tool: req.Tool, Server: req.Server, ToolName: req.ToolName})
+}
+
+func (a *Asker) rulesWhere() string {
+	if a.Rules == nil {
+		return ""
+	}
+	return a.Rules.Where()
 }
 
 func (a *Asker) sessionAllows(ss *mcp.ServerSession, tool string) bool {
@@ -188,8 +224,14 @@ const permissionStatePrefix = "permission:"
 // redacted, cut to 400 characters) and why it is asked, and one required
 // enum field "decision": once, session or deny.
 func PermissionQuestion(req host.PermitRequest, d policy.Decision) *mcp.ElicitParams {
+	return permissionQuestion(req, d, "", "")
+}
+
+// permissionQuestion is PermissionQuestion, with "always" offered when
+// rule is set: it writes rule to where.
+func permissionQuestion(req host.PermitRequest, d policy.Decision, rule, where string) *mcp.ElicitParams {
 	msg := fmt.Sprintf("Allow %s with %s? (%s)", req.Tool, redact.ArgsSummary(req.Args, questionArgsMax), d.Reason)
-	return &mcp.ElicitParams{
+	q := &mcp.ElicitParams{
 		Mode:    "form",
 		Message: msg,
 		RequestedSchema: map[string]any{
@@ -206,6 +248,15 @@ func PermissionQuestion(req host.PermitRequest, d policy.Decision) *mcp.ElicitPa
 			"required": []any{"decision"},
 		},
 	}
+	if rule != "" {
+		always := fmt.Sprintf("always: write the allow rule %q to %s, so that it is not asked again", rule, where)
+		q.Message += " — " + always
+		field := q.RequestedSchema.(map[string]any)["properties"].(map[string]any)["decision"].(map[string]any)
+		field["description"] = "once: this call only; session: this tool for the rest of this session; " + always + "; deny: refuse"
+		field["enum"] = []any{DecisionOnce, DecisionSession, DecisionAlways, DecisionDeny}
+		field["enumNames"] = []any{"Allow once", "Allow for this session", "Always allow (writes " + rule + " to " + where + ")", "Deny"}
+	}
+	return q
 }
 
 // Prompter is the host.Prompter of a gateway: an elicitation that an

@@ -51,8 +51,22 @@ const (
 	AnswerOnce
 	// AnswerAlways lets this call and every later call of the same tool
 	// run, for the life of the Permit (one session), unless a rule denies.
+	// An Asker whose person answered "always" writes the tool's allow rule
+	// with a [RuleWriter] (so that later sessions do not ask) and returns
+	// AnswerAlways for this one.
 	AnswerAlways
 )
+
+// RuleWriter writes the allow rule of an "always" answer (SPEC §10.2) to a
+// settings file, so that later sessions let the tool run without asking.
+type RuleWriter interface {
+	// Where says in one line where WriteAllow writes, for the question:
+	// "local settings ~/.switchboard/settings.json (workspace ~/proj)".
+	Where() string
+	// WriteAllow adds rule to that file's permissions.allow (a no-op when
+	// it is there) and returns where it wrote.
+	WriteAllow(rule string) (where string, err error)
+}
 
 // Asker puts a permission question to a person: a terminal, or an MCP
 // client through elicitation. An error counts as AnswerDeny.

@@ -123,9 +123,14 @@ func TestPolicyPermit(t *testing.T) {
 		if !errors.As(err, &de) || de.Decision.Action != policy.Deny || !strings.Contains(de.Hint, "permissions.deny") {
 			t.Fatalf("denied call = %v (%+v)", err, de)
 		}
-		// destructiveHint turns the allow rule into a question.
-		if _, err = h.Call(ctx, "mcp__e__destructive", nil); !errors.Is(err, host.ErrDenied) {
-			t.Fatalf("destructive call = %v, want ErrDenied", err)
+		// A rule naming the destructive tool exactly allows it (SPEC §10.2).
+		mustCall(t, h, "mcp__e__destructive", map[string]any{"target": "x"})
+		// A grant of the whole server does not: destructiveHint turns it
+		// into a question, whose hint names the exact rule.
+		broad := newHost(t, cfg, &host.Options{Permit: host.PolicyPermit(policy.New(policy.NewRule(policy.Allow, "mcp__e", user)), nil)})
+		if _, err = broad.Call(ctx, "mcp__e__destructive", nil); !errors.As(err, &de) || de.Decision.TightenedBy != policy.TightenedByDestructive ||
+			!strings.Contains(de.Hint, `add "mcp__e__destructive" to permissions.allow`) {
+			t.Fatalf("destructive call under mcp__e = %v (%+v), want a DeniedError tightened by destructiveHint", err, de)
 		}
 		// readOnlyHint grants nothing.
 		if _, err = h.Call(ctx, "mcp__e__env", map[string]any{"names": []string{"HOME"}}); !errors.Is(err, host.ErrDenied) {

@@ -70,8 +70,10 @@ func TestCallPermissions(t *testing.T) {
 		{name: "argument rule allows a matching value", args: []string{"call", "mcp__echo__side_effect", `{"note":"ok then"}`}, code: 0, runs: 2},
 		{name: "argument rule: another value is asked", args: []string{"call", "mcp__echo__side_effect", `{"note":"sure"}`}, code: 3, runs: 2,
 			stderr: []string{"no permission rule allows mcp__echo__side_effect"}},
-		{name: "destructive tool allowed by rule is still asked", args: []string{"call", "mcp__echo__destructive", `{"target":"x"}`}, code: 3, runs: 2,
-			stderr: []string{"destructiveHint: true", "hint: run it where a person can answer the question"}},
+		{name: "destructive tool named by an exact allow rule runs", args: []string{"call", "mcp__echo__destructive", `{"target":"x"}`}, code: 0, runs: 2},
+		{name: "an ask rule still asks for a destructive tool an exact rule allows", args: []string{"call", "mcp__echo__destructive", `{"target":"x"}`,
+			"--settings", `{"permissions":{"ask":["mcp__echo__destructive"]}}`}, code: 3, runs: 2,
+			stderr: []string{`rule "mcp__echo__destructive" (ask, --settings) says to ask`}},
 		{name: "readOnlyHint grants nothing", args: []string{"call", "mcp__echo__env", `{"names":["HOME"]}`}, code: 3, runs: 2,
 			stderr: []string{`add "mcp__echo__env" to permissions.allow`}},
 		{name: "--settings deny beats the user allow", args: []string{"call", "mcp__echo__echo", `{"text":"hi"}`,
@@ -133,7 +135,7 @@ func TestCallPermissionPrompt(t *testing.T) {
 	if code != 0 || w.runs() != 1 {
 		t.Fatalf("answered once: exit %d, runs %d; stderr:\n%s", code, w.runs(), stderr)
 	}
-	for _, want := range []string{`Allow mcp__echo__side_effect with {"note":"hello"}?`, "why asked: no permission rule allows mcp__echo__side_effect", "[o]nce, [a]lways for this session, [d]eny"} {
+	for _, want := range []string{`Allow mcp__echo__side_effect with {"note":"hello"}?`, "why asked: no permission rule allows mcp__echo__side_effect", "[o]nce · [s]ession · [a]lways · [d]eny"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("question lacks %q:\n%s", want, stderr)
 		}
@@ -151,9 +153,9 @@ func TestCallPermissionPrompt(t *testing.T) {
 	if code != 3 || w.runs() != 1 || !strings.Contains(stderr, "input closed: denied") {
 		t.Errorf("input closed: exit %d, runs %d; stderr:\n%s", code, w.runs(), stderr)
 	}
-	_, stderr, code = ask("a\n", "call", "mcp__echo__destructive")
+	_, stderr, code = ask("s\n", "call", "mcp__echo__destructive")
 	if code != 0 || !strings.Contains(stderr, "Allow mcp__echo__destructive with no arguments?") {
-		t.Errorf("always: exit %d; stderr:\n%s", code, stderr)
+		t.Errorf("session: exit %d; stderr:\n%s", code, stderr)
 	}
 }
 

@@ -185,7 +185,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 	var (
 		gw     atomic.Pointer[gateway.Gateway]
 		permit atomic.Pointer[host.Permit]
-		asker  = &gateway.Asker{}
+		asker  = &gateway.Asker{Rules: opts.ruleWriter(cfg.Workspace)}
 	)
 	setPermit := func(cfg *config.Resolved) {
 		p := opts.gatewayPermit(cfg, asker)

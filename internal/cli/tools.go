@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
+	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
@@ -38,8 +39,14 @@ func NewToolsCmd(f *Factory, runF func(context.Context, *ToolsOptions) error) *c
 of every connected server under the names a model sees (mcp__<server>__<tool>).
 Servers still connecting are named in a warning on stderr.
 
-With --json, print an array of {name, server, tool, description, inputSchema}:
-the description as a model gets it (capped) and the input schema normalized.
+With --json, print an array of {name, server, tool, description, inputSchema,
+permission, rule, tightenedBy}: the description as a model gets it (capped),
+the input schema normalized, and what the permission rules say about calling
+the tool: permission is allow, ask or deny, rule the rule that decided (""
+for the default, ask), and tightenedBy "destructiveHint" when the tool's
+annotation kept a broad grant (mcp__server) from allowing it. Rules with
+argument conditions decide only some calls: they are listed in
+conditionalRules. The table shows the decision as its PERMISSION column.
 
 With --provider openai|anthropic|gemini, print instead the JSON array of tool
 definitions that provider's API takes, schemas cleaned for it (OpenAI:
@@ -76,6 +83,72 @@ type toolJSON struct {
 	// Deferred marks a tool left out of the model's list until tool_search
 	// loads it (defer_loading, --tools, automatic deferral).
 	Deferred bool `json:"deferred,omitempty"`
+	toolPermission
+}
+
+// toolPermission is what the permission rules (SPEC §3, §10.2) say about
+// calling a tool, its arguments aside; empty for a built-in tool and when
+// the command checks no permissions.
+type toolPermission struct {
+	// Permission is allow, ask or deny.
+	Permission policy.Action `json:"permission,omitempty"`
+	// Rule is the rule that decided; "" for the default (ask).
+	Rule string `json:"rule"`
+	// RuleSource is where Rule is written.
+	RuleSource string `json:"ruleSource,omitempty"`
+	// TightenedBy names the annotation that turned an allow into an ask.
+	TightenedBy string `json:"tightenedBy,omitempty"`
+	// ConditionalRules are the rules with argument conditions that name
+	// the tool: they decide the calls whose arguments they match.
+	ConditionalRules []string `json:"conditionalRules,omitempty"`
+}
+
+// cell is the PERMISSION column: the decision, and the lists of the
+// argument rules that decide some calls otherwise.
+func (p toolPermission) cell() string {
+	if p.Permission == "" {
+		return "-"
+	}
+	s := string(p.Permission)
+	if p.TightenedBy != "" {
+		s += " (" + p.TightenedBy + ")"
+	}
+	if len(p.ConditionalRules) > 0 {
+		s += " (some arguments: other rules)"
+	}
+	return s
+}
+
+// toolPermissions returns what the session's rules say about each tool.
+func (s *session) toolPermissions() func(host.Tool) toolPermission {
+	if s.opts.Policy == nil {
+		return func(host.Tool) toolPermission { return toolPermission{} }
+	}
+	p := s.opts.Policy(s.cfg)
+	if len(s.opts.SessionRules) > 0 {
+		p = p.With(s.opts.SessionRules...)
+	}
+	rules := p.Rules()
+	return func(t host.Tool) toolPermission {
+		if t.Server == "" || t.Tool == nil {
+			return toolPermission{} // built in (tool_search)
+		}
+		req := policy.Request{Tool: t.Name, Server: t.Server, ToolName: t.Tool.Name}
+		if a := t.Tool.Annotations; a != nil {
+			req.Annotations = policy.Annotations{ReadOnlyHint: a.ReadOnlyHint, DestructiveHint: a.DestructiveHint != nil && *a.DestructiveHint}
+		}
+		d := p.Decide(req)
+		out := toolPermission{Permission: d.Action, TightenedBy: d.TightenedBy}
+		if d.Rule != nil {
+			out.Rule, out.RuleSource = d.Rule.Text, d.Rule.Source.String()
+		}
+		for _, r := range rules {
+			if r.Pattern().HasArgs() && r.Problem() == "" && r.Pattern().MatchName(req) {
+				out.ConditionalRules = append(out.ConditionalRules, string(r.List)+" "+r.Text)
+			}
+		}
+		return out
+	}
 }
 
 func toolsRun(ctx context.Context, opts *ToolsOptions) (err error) {
@@ -102,12 +175,14 @@ func toolsRun(ctx context.Context, opts *ToolsOptions) (err error) {
 			return err
 		}
 	} else if opts.JSON {
+		perm := s.toolPermissions()
 		out := []toolJSON{}
 		for _, t := range list.Tools {
 			out = append(out, toolJSON{
 				Name: t.Name, Server: t.Server, Tool: t.Tool.Name, Title: t.Tool.Title,
-				Description: toolsurface.CapDescription(t.Tool.Description, toolsurface.DefaultDescriptionCap),
-				InputSchema: toolsurface.NormalizeSchema(t.Tool.InputSchema),
+				Description:    toolsurface.CapDescription(t.Tool.Description, toolsurface.DefaultDescriptionCap),
+				InputSchema:    toolsurface.NormalizeSchema(t.Tool.InputSchema),
+				toolPermission: perm(t),
 			})
 		}
 		for _, t := range list.Deferred {
@@ -115,12 +190,13 @@ func toolsRun(ctx context.Context, opts *ToolsOptions) (err error) {
 				Name: t.Name, Server: t.Server, Tool: t.Tool.Name, Title: t.Tool.Title,
 				Description: toolsurface.CapDescription(t.Tool.Description, toolsurface.DefaultDescriptionCap),
 				InputSchema: toolsurface.NormalizeSchema(t.Tool.InputSchema), Deferred: true,
+				toolPermission: perm(t),
 			})
 		}
 		if err := printJSON(opts.IO.Out, out); err != nil {
 			return err
 		}
-	} else if err := printTools(opts.IO, list.Tools, list.Deferred); err != nil {
+	} else if err := printTools(opts.IO, list.Tools, list.Deferred, s.toolPermissions()); err != nil {
 		return err
 	}
 	if opts.Server != "" {
@@ -176,34 +252,36 @@ func noToolsMessage(s *session) string {
 	return "No tools: no server is connected. Run `switchboard status` to see why."
 }
 
-// printTools prints the tool table: name, server, first line of the
-// description (capped to the terminal). When some tools are deferred, they
-// are listed too, and a deferred column tells them apart.
-func printTools(ios *IOStreams, tools, deferred []host.Tool) error {
+// printTools prints the tool table: name, server, permission (perm), first
+// line of the description (capped to the terminal). When some tools are
+// deferred, they are listed too, and a deferred column tells them apart.
+func printTools(ios *IOStreams, tools, deferred []host.Tool, perm func(host.Tool) toolPermission) error {
 	if len(deferred) > 0 {
-		return printToolsDeferred(ios, tools, deferred)
+		return printToolsDeferred(ios, tools, deferred, perm)
 	}
-	t := newTablePrinter(ios, "name", "server", "description")
+	t := newTablePrinter(ios, "name", "server", "permission", "description")
 	width := 80
 	if ios.Width > 0 {
 		width = ios.Width
 	}
 	nameW := 0
-	for _, tool := range tools {
-		nameW = max(nameW, len(tool.Name)+len(tool.Server))
+	cells := make([]string, len(tools))
+	for i, tool := range tools {
+		cells[i] = perm(tool).cell()
+		nameW = max(nameW, len(tool.Name)+len(tool.Server)+len(cells[i]))
 	}
-	descW := max(width-nameW-6, 30)
-	for _, tool := range tools {
+	descW := max(width-nameW-9, 30)
+	for i, tool := range tools {
 		desc := descFirstLine(tool.Tool.Description)
 		if ios.IsTTY {
 			desc = truncRunes(desc, descW)
 		}
-		t.AddRow(tool.Name, tool.Server, desc)
+		t.AddRow(tool.Name, tool.Server, cells[i], desc)
 	}
 	return t.Render()
 }
 
-func printToolsDeferred(ios *IOStreams, tools, deferred []host.Tool) error {
+func printToolsDeferred(ios *IOStreams, tools, deferred []host.Tool, perm func(host.Tool) toolPermission) error {
 	isDeferred := map[string]bool{}
 	for _, d := range deferred {
 		isDeferred[d.Name] = true
@@ -219,17 +297,19 @@ func printToolsDeferred(ios *IOStreams, tools, deferred []host.Tool) error {
 			j++
 		}
 	}
-	t := newTablePrinter(ios, "name", "server", "deferred", "description")
+	t := newTablePrinter(ios, "name", "server", "permission", "deferred", "description")
 	width := 80
 	if ios.Width > 0 {
 		width = ios.Width
 	}
 	nameW := 0
-	for _, tool := range all {
-		nameW = max(nameW, len(tool.Name)+len(tool.Server))
+	cells := make([]string, len(all))
+	for i, tool := range all {
+		cells[i] = perm(tool).cell()
+		nameW = max(nameW, len(tool.Name)+len(tool.Server)+len(cells[i]))
 	}
-	descW := max(width-nameW-15, 30)
-	for _, tool := range all {
+	descW := max(width-nameW-18, 30)
+	for i, tool := range all {
 		desc := descFirstLine(tool.Tool.Description)
 		if ios.IsTTY {
 			desc = truncRunes(desc, descW)
@@ -241,7 +321,7 @@ func printToolsDeferred(ios *IOStreams, tools, deferred []host.Tool) error {
 		if isDeferred[tool.Name] {
 			d = "yes"
 		}
-		t.AddRow(tool.Name, server, d, desc)
+		t.AddRow(tool.Name, server, cells[i], d, desc)
 	}
 	return t.Render()
 }
