@@ -43,7 +43,7 @@ const permissionInput = "switchboard_permission"
 
 // Asker is the host.Asker of a gateway: it puts the permission question of
 // a call to the very client that made it, as an MCP elicitation ("Allow
-// mcp__x__y with {…}? once / for this session / deny"), with secret
+// mcp__x__y with {…}? once / for this session / always / deny"), with secret
 // arguments redacted. Pass it in host.PermitOptions.Asker of the host the
 // gateway serves.
 //
