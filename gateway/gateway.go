@@ -90,6 +90,10 @@ type Options struct {
 	// server is to start. If <= 0, nothing waits (a client gets what is
 	// synced so far, and list_changed as more comes).
 	FirstSyncWait time.Duration
+	// Stateless tells the gateway that it is served by a stateless HTTP
+	// handler, which cannot send a client on a protocol before 2026-07-28
+	// anything outside a call: such clients are not offered list_changed.
+	Stateless bool
 	// ElicitationTimeout is how long a question that an upstream server
 	// asks during a call of a client on protocol 2026-07-28 waits for the
 	// client's retry with the answer; then the question is withdrawn and
@@ -109,6 +113,9 @@ type Gateway struct {
 	// relay holds calls whose upstream server asked a 2026-07-28 client
 	// a question.
 	relay *relay
+	// calls are the tool calls in flight, to cancel when their client
+	// goes away or the gateway shuts down.
+	calls calls
 
 	kick   chan struct{}
 	ctx    context.Context
@@ -192,9 +199,12 @@ func New(h *host.Host, opts *Options) *Gateway {
 	}
 	g.log = o.Logger
 	g.relay = newRelay(o.ElicitationTimeout, o.Logger)
+	g.calls.init()
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
-		Instructions:      o.Instructions,
-		Logger:            o.Logger,
+		Instructions: o.Instructions,
+		// A list_changed that cannot reach a client that left without
+		// ending its session is logged once a minute, not per session.
+		Logger:            quietNotifications(o.Logger),
 		CompletionHandler: g.complete,
 		// Servers come and go: advertise every list, with list_changed,
 		// even while it is empty.
@@ -210,6 +220,11 @@ func New(h *host.Host, opts *Options) *Gateway {
 	if o.FirstSyncWait > 0 {
 		g.srv.AddReceivingMiddleware(g.waitFirstSync)
 	}
+	if o.Stateless {
+		g.srv.AddReceivingMiddleware(statelessCaps)
+	}
+	// Outermost: a call's cancellation and timeout cover all of it.
+	g.srv.AddReceivingMiddleware(g.trackCalls)
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	go g.loop()
 	g.Kick()
@@ -590,7 +605,7 @@ func (g *Gateway) result(ctx context.Context, name string, start time.Time, ask 
 		g.log.Log(ctx, level, "gateway call", "tool", name, "duration_ms", time.Since(start).Milliseconds(), "ok", ok)
 	}
 	if err != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil && !host.IsTimeout(ctx, err) {
 			return nil, ctx.Err()
 		}
 		msg := err.Error()

@@ -17,6 +17,42 @@ import (
 // ErrTimeout is wrapped by a call that got no result within its timeout.
 var ErrTimeout = errors.New("call timed out")
 
+// errDeadline is the cause of a context from WithCallDeadline that ran out.
+var errDeadline = fmt.Errorf("%w: the call's deadline passed", ErrTimeout)
+
+type callDeadlineKey struct{}
+
+// WithCallDeadline gives a call made under ctx (Call, CallTool) the
+// deadline d when that comes before the call's own timeout would end: a
+// caller that starts the clock before the call reaches its server (the
+// gateway, before a permission question) makes that time count against
+// the timeout, and a retry after a reconnect keeps it. The returned
+// context ends at d with a cause that wraps ErrTimeout (see IsTimeout),
+// so whatever waits under it ends then too. The deadline survives
+// context.WithoutCancel. Call the CancelFunc when the call is over.
+func WithCallDeadline(ctx context.Context, d time.Time) (context.Context, context.CancelFunc) {
+	if prev, ok := ctx.Value(callDeadlineKey{}).(time.Time); ok && prev.Before(d) {
+		d = prev
+	}
+	ctx = context.WithValue(ctx, callDeadlineKey{}, d)
+	return context.WithDeadlineCause(ctx, d, errDeadline)
+}
+
+// CallTimeout is the timeout of a call to the server of this name: its
+// `timeout`, else Options.CallTimeout (also for a name it does not know).
+func (h *Host) CallTimeout(server string) time.Duration {
+	if s, err := h.server(server); err == nil {
+		return s.callTimeout()
+	}
+	return h.opts.CallTimeout
+}
+
+// IsTimeout reports whether err, or the cause of ctx's end, is a call's
+// timeout (ErrTimeout).
+func IsTimeout(ctx context.Context, err error) bool {
+	return errors.Is(err, ErrTimeout) || (ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrTimeout))
+}
+
 // Call runs a tool by its namespaced name (mcp__server__tool) with JSON
 // arguments (a map, a struct or json.RawMessage). A tool's own failure is a
 // result with IsError set, not an error; errors mean the call could not be
@@ -105,8 +141,14 @@ func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallTool
 		return nil, err
 	}
 	start := s.h.clock.Now()
+	// One deadline for the whole call, a retry after a reconnect included:
+	// it does not start the clock again.
+	deadline := start.Add(s.callTimeout())
+	if d, ok := ctx.Value(callDeadlineKey{}).(time.Time); ok && d.Before(deadline) {
+		deadline = d
+	}
 	s.h.log.Debug("calling tool", "server", s.name, "tool", tool, "args", args) // redacted by the Host's log handler
-	res, err, healthy := s.callOn(ctx, c, tool, args, true)
+	res, err, healthy := s.callOn(ctx, c, tool, args, deadline, true)
 	if !healthy && err != nil {
 		s.mu.Lock()
 		s.lastFailure = oneLine(s.h.secrets.String(err.Error()))
@@ -121,9 +163,9 @@ func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallTool
 // callOn makes the call on one connection and applies the retry rule. It
 // reports whether the outcome speaks for the server's health (a timeout or
 // a dropped connection does not).
-func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, mayRetry bool) (*mcp.CallToolResult, error, bool) {
+func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, deadline time.Time, mayRetry bool) (*mcp.CallToolResult, error, bool) {
 	timeout := s.callTimeout()
-	cctx, cancel := context.WithTimeout(ctx, timeout)
+	cctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}
 	if c.logging && c.protocol >= "2026-07-28" {
@@ -148,7 +190,7 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, may
 	}
 	full := toolName(s.name, tool)
 	switch {
-	case ctx.Err() != nil:
+	case ctx.Err() != nil && !errors.Is(context.Cause(ctx), ErrTimeout):
 		return nil, ctx.Err(), true
 	case cctx.Err() != nil:
 		return nil, fmt.Errorf("%s: %w: no result within %s; the call was cancelled", full, ErrTimeout, timeout), false
@@ -183,7 +225,7 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, may
 	if err2 != nil {
 		return nil, fmt.Errorf("%s: connection lost and not back within the call's time: %v", full, err2), false
 	}
-	return s.callOn(ctx, c2, tool, args, false)
+	return s.callOn(ctx, c2, tool, args, deadline, false)
 }
 
 // circuitOpen completes the breaker's refusal with what the server knows.

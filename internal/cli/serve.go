@@ -31,9 +31,15 @@ func init() {
 // token (SPEC §7).
 const TokenEnv = "SWITCHBOARD_GATEWAY_TOKEN"
 
-// DefaultShutdownGrace bounds a graceful shutdown of serve: open HTTP
-// requests get this long before they are cut; then every server is reaped.
+// DefaultShutdownGrace bounds a graceful shutdown of serve: calls in
+// flight get this long to finish; then they are cancelled (the servers get
+// notifications/cancelled), open HTTP requests are cut and every server is
+// reaped, within serveCloseGrace twice more.
 const DefaultShutdownGrace = 5 * time.Second
+
+// serveCloseGrace is the host's CloseGrace in serve: how long a server gets
+// after stdin closes, and again after SIGTERM.
+const serveCloseGrace = time.Second
 
 // ServeOptions are the inputs of `switchboard serve`.
 type ServeOptions struct {
@@ -59,6 +65,16 @@ type ServeOptions struct {
 	// ShutdownGrace bounds the graceful part of shutdown. If <= 0,
 	// DefaultShutdownGrace.
 	ShutdownGrace time.Duration
+	// MaxSessions caps the live HTTP sessions (--max-sessions): a new one
+	// past it evicts the one idle longest. If <= 0, DefaultMaxSessions.
+	MaxSessions int
+	// SessionIdleTimeout closes an HTTP session that has had no request
+	// for this long (--session-idle-timeout). If <= 0,
+	// DefaultSessionIdleTimeout.
+	SessionIdleTimeout time.Duration
+	// BodyTimeout bounds the reading of an HTTP request's body
+	// (--body-timeout). If <= 0, DefaultBodyTimeout.
+	BodyTimeout time.Duration
 	// HomeDir is the user's home directory: the highest folder watched for
 	// a configuration folder under it that does not exist yet.
 	HomeDir string
@@ -101,7 +117,10 @@ started: a changed server restarts, a new one starts, a removed one stops, and
 clients are told the lists changed. A file that does not parse keeps the
 contents it last loaded with until it is fixed; the other files' edits apply.
 
-SIGINT or SIGTERM stops serving and reaps every server.`,
+SIGINT or SIGTERM stops taking calls, gives the calls in flight 5 s, cancels
+the rest (the servers get notifications/cancelled) and reaps every server.
+A client that ends its HTTP session, drops its connection or closes stdin has
+its calls cancelled likewise.`,
 		Example: `  switchboard serve --stdio
   SWITCHBOARD_GATEWAY_TOKEN=$(cat ~/.gw-token) switchboard serve --http 0.0.0.0:8080
   switchboard serve --http 127.0.0.1:8080 --stateless --admin-tools`,
@@ -143,6 +162,9 @@ SIGINT or SIGTERM stops serving and reaps every server.`,
 	fl.StringVar(&tokenFile, "token-file", "", "read the HTTP bearer token from `FILE` (else $"+TokenEnv+")")
 	fl.StringArrayVar(&opts.AllowOrigins, "allow-origin", nil, "allow browser requests from `ORIGIN` (e.g. https://app.example.com; repeatable)")
 	fl.BoolVar(&opts.Stateless, "stateless", false, "serve HTTP without sessions, so instances can sit behind a load balancer")
+	fl.IntVar(&opts.MaxSessions, "max-sessions", DefaultMaxSessions, "keep at most `N` HTTP sessions; a new one past it ends the one idle longest")
+	fl.DurationVar(&opts.SessionIdleTimeout, "session-idle-timeout", DefaultSessionIdleTimeout, "end an HTTP session that sent nothing for `D`")
+	fl.DurationVar(&opts.BodyTimeout, "body-timeout", DefaultBodyTimeout, "refuse an HTTP request whose body takes longer than `D` to arrive")
 	fl.BoolVar(&opts.AdminTools, "admin-tools", false, "add the switchboard__pause and switchboard__resume tools")
 	fl.BoolVar(&noWatch, "no-watch", false, "do not reload the configuration when its files change")
 	return cmd
@@ -194,6 +216,11 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 	setPermit(cfg)
 	prevHook := opts.HostOptions
 	opts.HostOptions = func(ho *host.Options) {
+		// Shutdown is bounded: a server that ignores stdin's end gets 1 s,
+		// then SIGTERM, then 1 s more (see DefaultShutdownGrace).
+		if ho.CloseGrace <= 0 {
+			ho.CloseGrace = serveCloseGrace
+		}
 		// A server's elicitation during a call goes to the calling
 		// client when it can take it, else it is declined.
 		ho.Prompter = gateway.Prompter{}
@@ -236,6 +263,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 	g := gateway.New(s.h, &gateway.Options{
 		Logger:     log,
 		AdminTools: opts.AdminTools,
+		Stateless:  opts.Stateless,
 		Output:     opts.outputOptions(log),
 		// Clients list right after initialize: the first lists wait for the
 		// first sync, which gives servers --wait to connect. Nothing else
@@ -348,7 +376,8 @@ func (o *ServeOptions) shutdown(s *session, err error) error {
 }
 
 // serveStdio speaks MCP on IO.In/IO.Out until the client closes stdin or
-// ctx is done.
+// ctx is done. Stdin's end cancels the calls in flight (the SDK does);
+// ctx's end gives them ShutdownGrace, then cancels them.
 func serveStdio(ctx context.Context, opts *ServeOptions, g *gateway.Gateway) error {
 	in := readCloser(opts.IO.In)
 	if opts.IO.In == os.Stdin {
@@ -369,11 +398,37 @@ func serveStdio(ctx context.Context, opts *ServeOptions, g *gateway.Gateway) err
 	// A client's bad line is answered with a JSON-RPC error, not the end
 	// of its session.
 	t := &jsonl.Transport{Reader: in, Writer: out, Tolerant: true}
-	err := g.Server().Run(ctx, t)
+	// The session runs until shutdown is done with the calls: closing it
+	// at once would wait for them without ever cancelling them.
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	go func() {
+		select {
+		case <-ctx.Done():
+			sctx, cancel := context.WithTimeout(context.Background(), opts.shutdownGrace())
+			g.Shutdown(sctx)
+			cancel()
+			stop()
+		case <-runCtx.Done():
+		}
+	}()
+	err := g.Server().Run(runCtx, t)
+	// Stdin's end cancelled the calls in flight: let their
+	// notifications/cancelled go out before the servers are closed.
+	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	g.Shutdown(sctx)
+	cancel()
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) || ctx.Err() != nil {
 		return nil
 	}
 	return FailureErr(fmt.Errorf("serving on stdio: %w", err), "")
+}
+
+func (o *ServeOptions) shutdownGrace() time.Duration {
+	if o.ShutdownGrace > 0 {
+		return o.ShutdownGrace
+	}
+	return DefaultShutdownGrace
 }
 
 func readCloser(r io.Reader) io.ReadCloser {

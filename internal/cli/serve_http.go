@@ -29,24 +29,32 @@ func serveHTTP(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, log 
 		return FailureErr(fmt.Errorf("listening on %s: %w", opts.HTTP, err), "pick a free port, or stop what holds it")
 	}
 	addr := ln.Addr().String()
+	idle := opts.SessionIdleTimeout
+	if idle <= 0 {
+		idle = DefaultSessionIdleTimeout
+	}
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.Server() }, &mcp.StreamableHTTPOptions{
 		Stateless: opts.Stateless,
 		Logger:    log,
 		// Idle sessions of clients that vanished are closed.
-		SessionTimeout: 30 * time.Minute,
+		SessionTimeout: idle,
 	})
 	guard := &httpGuard{
 		token:   opts.Token,
 		origins: ownOrigins(opts.HTTP, addr, opts.AllowOrigins),
 		log:     log,
 	}
+	life := newHTTPLife(g, mcpHandler, opts, log)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", guard.wrap(mcpHandler))
+	mux.Handle("/mcp", guard.wrap(life))
 	mux.HandleFunc("/healthz", healthz(g.Host(), opts.Stateless))
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		// A keep-alive connection with no request on it is closed (SSE
+		// streams are requests, and stay).
+		IdleTimeout: 2 * time.Minute,
+		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	log.Info("gateway listening", "addr", addr, "stateless", opts.Stateless, "token", opts.Token != "")
 	// One line for the person (or script) who started it: where to point
@@ -62,17 +70,24 @@ func serveHTTP(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, log 
 		return FailureErr(fmt.Errorf("serving HTTP: %w", err), "")
 	case <-ctx.Done():
 	}
-	grace := opts.ShutdownGrace
-	if grace <= 0 {
-		grace = DefaultShutdownGrace
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	// Stop accepting; give the calls in flight the grace, then cancel
+	// them (notifications/cancelled upstream) and cut what is still open
+	// — a client's GET stream never ends by itself.
+	sctx, cancel := context.WithTimeout(context.Background(), opts.shutdownGrace())
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		// Streams still open after the grace (a client's GET stream):
-		// cut them.
-		srv.Close()
+	stopped := make(chan struct{})
+	go func() {
+		_ = srv.Shutdown(sctx)
+		close(stopped)
+	}()
+	g.Shutdown(sctx)
+	t := time.NewTimer(250 * time.Millisecond) // for the last answers to be written
+	defer t.Stop()
+	select {
+	case <-stopped:
+	case <-t.C:
 	}
+	srv.Close()
 	return nil
 }
 

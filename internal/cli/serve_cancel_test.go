@@ -1,0 +1,551 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+)
+
+// Issue 16, point 4: calls end when their client goes away, and shutdown
+// is bounded. Each test runs the real command (this test binary) with the
+// cancel-log test server, which writes "started" when its wait tool is
+// called and "cancelled …" for every notifications/cancelled it receives.
+
+// cancelWorld is a gateway world with one server "cl" (cancel-log), all of
+// whose tools are allowed unless ask is set.
+type cancelWorld struct {
+	*gatewayWorld
+	log, pids string
+}
+
+func newCancelWorld(t *testing.T, ask bool, extra map[string]any) *cancelWorld {
+	t.Helper()
+	w := &cancelWorld{gatewayWorld: newGatewayWorld(t)}
+	w.log = filepath.Join(w.dir, "cancel.log")
+	w.pids = filepath.Join(w.dir, "pids")
+	cmd, args := testserver.Command("cancel-log", "-cancel-file", w.log, "-pid-file", w.pids)
+	def := map[string]any{"type": "stdio", "command": cmd, "args": args}
+	for k, v := range extra {
+		def[k] = v
+	}
+	writeJSON(t, filepath.Join(w.sbHome, "mcp.json"), map[string]any{"mcpServers": map[string]any{"cl": def}})
+	if !ask {
+		w.permissions(t, []string{"mcp__cl"}, nil)
+	}
+	return w
+}
+
+// waitLog waits until the server's log holds a line starting with prefix.
+func (w *cancelWorld) waitLog(t *testing.T, prefix string, within time.Duration) bool {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		b, _ := os.ReadFile(w.log)
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, prefix) {
+				return true
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
+
+// serverPIDs returns the pids the upstream server wrote.
+func (w *cancelWorld) serverPIDs(t *testing.T) []int {
+	t.Helper()
+	b, _ := os.ReadFile(w.pids)
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if n, err := strconv.Atoi(f); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// rawHTTP is an MCP client over plain HTTP requests, on protocol
+// 2025-11-25, so a test can drop a request or DELETE its session.
+type rawHTTP struct {
+	t   *testing.T
+	url string
+	sid string
+}
+
+func (c *rawHTTP) request(ctx context.Context, method, body string) *http.Request {
+	req, err := http.NewRequestWithContext(ctx, method, c.url, strings.NewReader(body))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if c.sid != "" {
+		req.Header.Set("Mcp-Session-Id", c.sid)
+	}
+	return req
+}
+
+// rpc posts body and returns the JSON-RPC response with the given id (the
+// data of the first SSE event, or the JSON body, that has it).
+func (c *rawHTTP) rpc(ctx context.Context, body string) (map[string]any, *http.Response, error) {
+	resp, err := http.DefaultClient.Do(c.request(ctx, "POST", body))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		b, _ := io.ReadAll(resp.Body)
+		return nil, resp, fmt.Errorf("status %d: %s", resp.StatusCode, b)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimPrefix(sc.Text(), "data: ")
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil && m["id"] != nil && m["method"] == nil {
+			return m, resp, nil
+		}
+	}
+	return nil, resp, fmt.Errorf("no response in the body: %v", sc.Err())
+}
+
+func (c *rawHTTP) initialize(ctx context.Context, caps string) map[string]any {
+	c.t.Helper()
+	m, resp, err := c.rpc(ctx, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"raw","version":"1"}}}`)
+	if err != nil {
+		c.t.Fatalf("initialize: %v", err)
+	}
+	c.sid = resp.Header.Get("Mcp-Session-Id")
+	r, err := http.DefaultClient.Do(c.request(ctx, "POST", `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	r.Body.Close()
+	return m
+}
+
+func callBody(id int, tool string, args string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, tool, args)
+}
+
+// waitTool is the served name of cl's wait tool (mcp__cl__wait, or cl__wait
+// once names lose their mcp__).
+func (c *rawHTTP) waitTool(ctx context.Context) string {
+	c.t.Helper()
+	m, _, err := c.rpc(ctx, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`)
+	if err != nil {
+		c.t.Fatalf("tools/list: %v", err)
+	}
+	return findTool(c.t, m, "cl__wait")
+}
+
+func findTool(t *testing.T, m map[string]any, suffix string) string {
+	t.Helper()
+	res, _ := m["result"].(map[string]any)
+	tools, _ := res["tools"].([]any)
+	for _, x := range tools {
+		if name, _ := x.(map[string]any)["name"].(string); strings.HasSuffix(name, suffix) {
+			return name
+		}
+	}
+	t.Fatalf("no tool *%s in %v", suffix, m)
+	return ""
+}
+
+// TestGatewayHTTPDeleteCancelsCalls: DELETE of a session with a long call
+// in flight returns in < 1 s and the server receives notifications/cancelled
+// (before: DELETE waited for the call, and the server never heard of it).
+func TestGatewayHTTPDeleteCancelsCalls(t *testing.T) {
+	w := newCancelWorld(t, false, nil)
+	base, stop := startHTTPGateway(t, w.gatewayWorld, "--http", "127.0.0.1:0")
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := &rawHTTP{t: t, url: base + "/mcp"}
+	c.initialize(ctx, `{}`)
+	tool := c.waitTool(ctx)
+	callDone := make(chan error, 1)
+	go func() {
+		_, _, err := c.rpc(ctx, callBody(3, tool, `{}`))
+		callDone <- err
+	}()
+	if !w.waitLog(t, "started", 20*time.Second) {
+		t.Fatal("the call never reached the server")
+	}
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(c.request(ctx, "DELETE", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("DELETE took %v with a call in flight, want < 1s", took)
+	}
+	if resp.StatusCode != http.StatusNoContent {
+		t.Errorf("DELETE: status %d", resp.StatusCode)
+	}
+	if !w.waitLog(t, "cancelled", 5*time.Second) {
+		t.Error("the server never received notifications/cancelled")
+	}
+	select {
+	case <-callDone:
+	case <-time.After(10 * time.Second):
+		t.Error("the call's request was still open 10s after DELETE")
+	}
+}
+
+// TestGatewayHTTPDroppedRequestCancelsCall: a client that drops its
+// connection mid-call has the upstream call cancelled.
+func TestGatewayHTTPDroppedRequestCancelsCall(t *testing.T) {
+	for _, stateless := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stateless=%v", stateless), func(t *testing.T) {
+			w := newCancelWorld(t, false, nil)
+			args := []string{"--http", "127.0.0.1:0"}
+			if stateless {
+				args = append(args, "--stateless")
+			}
+			base, stop := startHTTPGateway(t, w.gatewayWorld, args...)
+			defer stop()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			c := &rawHTTP{t: t, url: base + "/mcp"}
+			c.initialize(ctx, `{}`)
+			tool := c.waitTool(ctx)
+			callCtx, drop := context.WithCancel(ctx)
+			callDone := make(chan error, 1)
+			go func() {
+				_, _, err := c.rpc(callCtx, callBody(3, tool, `{}`))
+				callDone <- err
+			}()
+			if !w.waitLog(t, "started", 20*time.Second) {
+				t.Fatal("the call never reached the server")
+			}
+			drop() // closes the connection
+			<-callDone
+			if !w.waitLog(t, "cancelled", 5*time.Second) {
+				t.Error("the server never received notifications/cancelled after the client dropped the connection")
+			}
+		})
+	}
+}
+
+// TestGatewayStatelessForwardsCancel: with --stateless, a client's
+// notifications/cancelled (a request of its own) cancels its call, and an
+// older client is not promised list_changed it could never receive.
+func TestGatewayStatelessForwardsCancel(t *testing.T) {
+	w := newCancelWorld(t, false, nil)
+	base, stop := startHTTPGateway(t, w.gatewayWorld, "--http", "127.0.0.1:0", "--stateless")
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := &rawHTTP{t: t, url: base + "/mcp"}
+	init := c.initialize(ctx, `{}`)
+	caps, _ := init["result"].(map[string]any)["capabilities"].(map[string]any)
+	if tools, _ := caps["tools"].(map[string]any); tools == nil || tools["listChanged"] == true {
+		t.Errorf("stateless initialize: tools capability %v; want tools without listChanged", caps["tools"])
+	}
+	tool := c.waitTool(ctx)
+	type answer struct {
+		m   map[string]any
+		err error
+	}
+	callDone := make(chan answer, 1)
+	go func() {
+		m, _, err := c.rpc(ctx, callBody(7, tool, `{}`))
+		callDone <- answer{m, err}
+	}()
+	if !w.waitLog(t, "started", 20*time.Second) {
+		t.Fatal("the call never reached the server")
+	}
+	r, err := http.DefaultClient.Do(c.request(ctx, "POST", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if !w.waitLog(t, "cancelled", 5*time.Second) {
+		t.Error("the server never received notifications/cancelled")
+	}
+	select {
+	case <-callDone:
+	case <-time.After(10 * time.Second):
+		t.Error("the cancelled call's request was still open 10s later")
+	}
+}
+
+// stdioProc is serve --stdio as a process, spoken to line by line.
+type stdioProc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan map[string]any
+	exited chan error
+}
+
+func startStdio(t *testing.T, w *gatewayWorld, args ...string) *stdioProc {
+	t.Helper()
+	cmd := w.command(t, append([]string{"serve", "--stdio"}, args...)...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &stdioProc{t: t, cmd: cmd, stdin: stdin, lines: make(chan map[string]any, 100), exited: make(chan error, 1)}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				p.lines <- m
+			}
+		}
+		close(p.lines)
+	}()
+	go func() { p.exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		select {
+		case <-p.exited:
+		default:
+			cmd.Process.Kill()
+		}
+	})
+	return p
+}
+
+func (p *stdioProc) send(line string) {
+	if _, err := io.WriteString(p.stdin, line+"\n"); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// await returns the response with this id, or a request of this method
+// from the gateway; nil if none comes within d.
+func (p *stdioProc) await(id float64, method string, d time.Duration) map[string]any {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case m, ok := <-p.lines:
+			if !ok {
+				return nil
+			}
+			if method != "" && m["method"] == method {
+				return m
+			}
+			if m["method"] == nil && m["id"] == id {
+				return m
+			}
+		case <-t.C:
+			return nil
+		}
+	}
+}
+
+func (p *stdioProc) initialize(caps string) {
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":` + caps + `,"clientInfo":{"name":"raw","version":"1"}}}`)
+	if p.await(1, "", 30*time.Second) == nil {
+		p.t.Fatal("no answer to initialize")
+	}
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`)
+}
+
+// TestGatewayStdioEOFCancelsCalls: a client that closes serve's stdin
+// mid-call has the upstream call cancelled, and serve exits.
+func TestGatewayStdioEOFCancelsCalls(t *testing.T) {
+	w := newCancelWorld(t, false, nil)
+	p := startStdio(t, w.gatewayWorld)
+	p.initialize(`{}`)
+	tool := findTool(t, p.await(2, "", 30*time.Second), "cl__wait")
+	p.send(callBody(3, tool, `{}`))
+	if !w.waitLog(t, "started", 20*time.Second) {
+		t.Fatal("the call never reached the server")
+	}
+	p.stdin.Close()
+	if !w.waitLog(t, "cancelled", 5*time.Second) {
+		t.Error("the server never received notifications/cancelled after stdin closed")
+	}
+	select {
+	case <-p.exited:
+	case <-time.After(10 * time.Second):
+		t.Error("serve --stdio still running 10s after stdin closed")
+	}
+}
+
+// TestGatewayUnansweredPermissionQuestionTimesOut: a 2025-11-25 client
+// that never answers the permission question (elicitation/create) gets
+// the call's timeout, not a call held forever.
+func TestGatewayUnansweredPermissionQuestionTimesOut(t *testing.T) {
+	w := newCancelWorld(t, true, map[string]any{"timeout": 1500})
+	p := startStdio(t, w.gatewayWorld)
+	p.initialize(`{"elicitation":{}}`)
+	tool := findTool(t, p.await(2, "", 30*time.Second), "cl__echo")
+	p.send(callBody(3, tool, `{"text":"hi"}`))
+	if p.await(-1, "elicitation/create", 20*time.Second) == nil {
+		t.Fatal("no permission question reached the client")
+	}
+	// Never answered.
+	m := p.await(3, "", 20*time.Second)
+	if m == nil {
+		t.Fatal("the call was still held 20s after its 1.5s timeout")
+	}
+	b, _ := json.Marshal(m)
+	if !strings.Contains(string(b), "timed out") || !strings.Contains(string(b), `"isError":true`) {
+		t.Errorf("answer %s; want an isError result saying the call timed out", b)
+	}
+}
+
+// TestGatewaySIGTERMBoundedWithHungCall: SIGTERM with a hung call (a tool
+// that ignores cancellation, in a server that then outlives stdin EOF)
+// exits within the 5 s grace + 2 s, the server hears notifications/cancelled,
+// and no server process survives (before: serve lived on until the call's
+// own 120 s timeout).
+func TestGatewaySIGTERMBoundedWithHungCall(t *testing.T) {
+	for _, mode := range []string{"http", "stdio"} {
+		t.Run(mode, func(t *testing.T) {
+			w := newCancelWorld(t, false, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			var (
+				signal func() error
+				exited <-chan error
+			)
+			if mode == "http" {
+				cmd := w.command(t, "serve", "--http", "127.0.0.1:0")
+				stderr, _ := cmd.StderrPipe()
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				done := make(chan error, 1)
+				go func() { done <- cmd.Wait() }()
+				t.Cleanup(func() { cmd.Process.Kill() })
+				found := make(chan string, 1)
+				go func() {
+					sc := bufio.NewScanner(stderr)
+					for sc.Scan() {
+						if m := servingRE.FindStringSubmatch(sc.Text()); m != nil {
+							found <- m[1]
+						}
+					}
+				}()
+				var base string
+				select {
+				case base = <-found:
+				case <-time.After(30 * time.Second):
+					t.Fatal("serve did not listen")
+				}
+				c := &rawHTTP{t: t, url: base + "/mcp"}
+				c.initialize(ctx, `{}`)
+				tool := c.waitTool(ctx)
+				go c.rpc(ctx, callBody(3, tool, `{"ignore_cancel":true}`))
+				signal = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+				exited = done
+			} else {
+				p := startStdio(t, w.gatewayWorld)
+				p.initialize(`{}`)
+				tool := findTool(t, p.await(2, "", 30*time.Second), "cl__wait")
+				p.send(callBody(3, tool, `{"ignore_cancel":true}`))
+				exited = p.exited
+				// The client keeps stdin open: only the signal ends it.
+				signal = func() error { return p.cmd.Process.Signal(syscall.SIGTERM) }
+			}
+			if !w.waitLog(t, "started", 20*time.Second) {
+				t.Fatal("the call never reached the server")
+			}
+			start := time.Now()
+			if err := signal(); err != nil {
+				t.Fatal(err)
+			}
+			limit := DefaultShutdownGrace + 2*time.Second
+			select {
+			case <-exited:
+				if took := time.Since(start); took > limit {
+					t.Errorf("serve took %v to exit after SIGTERM with a hung call, want <= %v", took, limit)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("serve still running 30s after SIGTERM with a hung call")
+			}
+			if !w.waitLog(t, "cancelled", time.Second) {
+				t.Error("the server never received notifications/cancelled")
+			}
+			for _, pid := range w.serverPIDs(t) {
+				deadline := time.Now().Add(2 * time.Second)
+				for alive(pid) {
+					if time.Now().After(deadline) {
+						syscall.Kill(pid, syscall.SIGKILL)
+						t.Fatalf("server process %d survived serve", pid)
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+		})
+	}
+}
+
+// TestGatewayHTTPSlowBodyCutOff: a client that sends its headers and then
+// trickles the body is answered 408 and cut off at --body-timeout.
+func TestGatewayHTTPSlowBodyCutOff(t *testing.T) {
+	w := newCancelWorld(t, false, nil)
+	base, stop := startHTTPGateway(t, w.gatewayWorld, "--http", "127.0.0.1:0", "--body-timeout", "500ms")
+	defer stop()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":", strings.TrimPrefix(base, "http://"))
+	conn.SetReadDeadline(time.Now().Add(15 * time.Second))
+	got, _ := io.ReadAll(conn) // ends when the gateway closes the connection
+	if !strings.Contains(string(got), " 408 ") {
+		t.Errorf("a slow body got %q; want 408 and the connection closed", got)
+	}
+}
+
+// TestGatewayHTTPSessionCapEvictsOldestIdle: past --max-sessions, a new
+// session ends the one idle longest; the others live on.
+func TestGatewayHTTPSessionCapEvictsOldestIdle(t *testing.T) {
+	w := newCancelWorld(t, false, nil)
+	base, stop := startHTTPGateway(t, w.gatewayWorld, "--http", "127.0.0.1:0", "--max-sessions", "2")
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var cs []*rawHTTP
+	for i := 0; i < 3; i++ {
+		c := &rawHTTP{t: t, url: base + "/mcp"}
+		c.initialize(ctx, `{}`)
+		cs = append(cs, c)
+	}
+	ping := func(c *rawHTTP) error {
+		_, _, err := c.rpc(ctx, `{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+		return err
+	}
+	if err := ping(cs[0]); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("the oldest idle session answered (%v); want it ended (404)", err)
+	}
+	for i, c := range cs[1:] {
+		if err := ping(c); err != nil {
+			t.Errorf("session %d: %v", i+1, err)
+		}
+	}
+}

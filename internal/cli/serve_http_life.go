@@ -1,0 +1,317 @@
+package cli
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/gateway"
+)
+
+// Defaults of serve --http's robustness flags.
+const (
+	// DefaultMaxSessions caps live HTTP sessions (--max-sessions). A
+	// session costs about 9 KiB; clients that leave without DELETE leave
+	// theirs behind until the idle timeout.
+	DefaultMaxSessions = 1000
+	// DefaultSessionIdleTimeout ends a session with no request for this
+	// long (--session-idle-timeout).
+	DefaultSessionIdleTimeout = 30 * time.Minute
+	// DefaultBodyTimeout bounds the reading of a request's body
+	// (--body-timeout); the headers have 10 s of their own.
+	DefaultBodyTimeout = 10 * time.Second
+)
+
+const sessionIDHeader = "Mcp-Session-Id"
+
+// httpLife sits between the guard and the SDK's handler. It
+//
+//   - reads a POST's body within BodyTimeout (a client that trickles it is
+//     answered 408 and its connection closed), without a deadline on what
+//     follows, so SSE streams live on;
+//   - ties each POST's calls to it (gateway.BindHTTP): a client that drops
+//     the connection mid-call has the call cancelled;
+//   - cancels a session's calls on its DELETE before the SDK closes it
+//     (which would wait for them);
+//   - with --stateless, where a client's notifications/cancelled arrives in
+//     a request of its own, finds the call it names;
+//   - caps live sessions: past MaxSessions a new one ends the session idle
+//     longest, or is refused (503) when every session is busy.
+type httpLife struct {
+	g         *gateway.Gateway
+	next      http.Handler
+	stateless bool
+	body      time.Duration
+	log       *slog.Logger
+	sessions  *sessionCap // nil when stateless
+}
+
+func newHTTPLife(g *gateway.Gateway, next http.Handler, opts *ServeOptions, log *slog.Logger) *httpLife {
+	l := &httpLife{g: g, next: next, stateless: opts.Stateless, body: opts.BodyTimeout, log: log}
+	if l.body <= 0 {
+		l.body = DefaultBodyTimeout
+	}
+	if !opts.Stateless {
+		n := opts.MaxSessions
+		if n <= 0 {
+			n = DefaultMaxSessions
+		}
+		l.sessions = &sessionCap{max: n, live: map[string]*liveSession{}, srv: g.Server(), g: g, log: log}
+	}
+	return l
+}
+
+func (l *httpLife) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r.Header.Del(gateway.CarrierHeader) // only BindHTTP sets it
+	sid := r.Header.Get(sessionIDHeader)
+	switch r.Method {
+	case http.MethodDelete:
+		if sid != "" && !l.stateless {
+			l.g.CancelSession(sid)
+		}
+		l.next.ServeHTTP(w, r)
+		return
+	case http.MethodPost:
+	default:
+		if l.sessions != nil && sid != "" {
+			l.sessions.begin(sid)
+			defer l.sessions.end(sid)
+		}
+		l.next.ServeHTTP(w, r)
+		return
+	}
+	body, ok := l.readBody(w, r)
+	if !ok {
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var keys []string
+	if l.stateless {
+		keys = l.statelessCancels(r, body)
+	}
+	if l.sessions != nil {
+		if sid == "" {
+			if !l.sessions.admit() {
+				w.Header().Set("Retry-After", "5")
+				http.Error(w, "too many sessions: every one is busy (serve --max-sessions)", http.StatusServiceUnavailable)
+				return
+			}
+			defer func() { l.sessions.created(w.Header().Get(sessionIDHeader)) }()
+		} else {
+			l.sessions.begin(sid)
+			defer l.sessions.end(sid)
+		}
+	}
+	r, release := l.g.BindHTTP(r, keys...)
+	defer release()
+	l.next.ServeHTTP(w, r)
+}
+
+// readBody reads a POST's body within the body timeout, at most the SDK's
+// limit. On failure it has answered the client.
+func (l *httpLife) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(l.body))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, mcp.DefaultMaxRequestBodyBytes))
+	if err == nil {
+		// What follows (the answer, an SSE stream) may take as long as
+		// it takes; the server's watch for a closed connection must not
+		// fail. (After a failure the deadline stays: the connection is
+		// not read again.)
+		_ = rc.SetReadDeadline(time.Time{})
+		return body, true
+	}
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		l.log.Info("cut off a client whose request body was too slow", "remote", r.RemoteAddr, "limit_ms", l.body.Milliseconds())
+		w.Header().Set("Connection", "close")
+		http.Error(w, "request body not received in time", http.StatusRequestTimeout)
+	default:
+		http.Error(w, "reading the request body failed", http.StatusBadRequest)
+	}
+	return nil, false
+}
+
+// statelessCancels returns the keys of the calls in body and cancels the
+// calls named by a notifications/cancelled in it. A stateless client is
+// known by its credentials and address: another client cannot cancel its
+// calls by guessing request ids.
+func (l *httpLife) statelessCancels(r *http.Request, body []byte) []string {
+	host, _, _ := net.SplitHostPort(r.RemoteAddr)
+	sum := sha256.Sum256([]byte(r.Header.Get("Authorization") + "\x00" + host))
+	who := hex.EncodeToString(sum[:8]) + "\x00"
+	var keys []string
+	for _, m := range jsonMessages(body) {
+		switch {
+		case m.Method == "notifications/cancelled":
+			var p struct {
+				RequestID json.RawMessage `json:"requestId"`
+			}
+			if json.Unmarshal(m.Params, &p) == nil && len(p.RequestID) > 0 {
+				l.g.CancelHTTP(who + compactJSON(p.RequestID))
+			}
+		case len(m.ID) > 0 && m.Method != "":
+			keys = append(keys, who+compactJSON(m.ID))
+		}
+	}
+	return keys
+}
+
+func compactJSON(b []byte) string {
+	var out bytes.Buffer
+	if json.Compact(&out, b) != nil {
+		return string(b)
+	}
+	return out.String()
+}
+
+type rpcMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// jsonMessages decodes a POST body: one JSON-RPC message or a batch.
+func jsonMessages(body []byte) []rpcMessage {
+	body = bytes.TrimSpace(body)
+	if len(body) > 0 && body[0] == '[' {
+		var ms []rpcMessage
+		_ = json.Unmarshal(body, &ms)
+		return ms
+	}
+	var m rpcMessage
+	if json.Unmarshal(body, &m) != nil {
+		return nil
+	}
+	return []rpcMessage{m}
+}
+
+// sessionCap keeps the live sessions with their last use, to end the one
+// idle longest when a new one would exceed the cap.
+type sessionCap struct {
+	mu      sync.Mutex
+	max     int
+	pending int // admitted, not yet created
+	live    map[string]*liveSession
+	srv     *mcp.Server
+	g       *gateway.Gateway
+	log     *slog.Logger
+}
+
+type liveSession struct {
+	last time.Time
+	busy int // requests in progress
+	ss   *mcp.ServerSession
+}
+
+// admit makes room for a new session, ending the one idle longest if need
+// be; false if every session is busy.
+func (c *sessionCap) admit() bool {
+	c.mu.Lock()
+	if len(c.live)+c.pending < c.max {
+		c.pending++
+		c.mu.Unlock()
+		return true
+	}
+	var oldID string
+	var old *liveSession
+	for id, s := range c.live {
+		if s.busy == 0 && (old == nil || s.last.Before(old.last)) {
+			oldID, old = id, s
+		}
+	}
+	if old == nil {
+		c.mu.Unlock()
+		c.log.Warn("refused a new session: every session is busy", "max_sessions", c.max)
+		return false
+	}
+	delete(c.live, oldID)
+	c.pending++
+	c.mu.Unlock()
+	c.log.Info("ended the session idle longest to make room for a new one", "max_sessions", c.max, "idle_ms", time.Since(old.last).Milliseconds())
+	c.g.CancelSession(oldID)
+	if ss := c.session(old, oldID); ss != nil {
+		go ss.Close()
+	}
+	return true
+}
+
+// created records the session a POST without one made (id "" if none).
+func (c *sessionCap) created(id string) {
+	var ss *mcp.ServerSession
+	if id != "" {
+		for s := range c.srv.Sessions() {
+			if s.ID() == id {
+				ss = s
+				break
+			}
+		}
+	}
+	c.mu.Lock()
+	c.pending--
+	if ss != nil {
+		c.live[id] = &liveSession{last: time.Now(), ss: ss}
+	}
+	c.mu.Unlock()
+	if ss != nil {
+		go func() {
+			_ = ss.Wait()
+			c.mu.Lock()
+			if s := c.live[id]; s != nil && s.ss == ss {
+				delete(c.live, id)
+			}
+			c.mu.Unlock()
+		}()
+	}
+}
+
+func (c *sessionCap) session(s *liveSession, id string) *mcp.ServerSession {
+	if s.ss != nil {
+		return s.ss
+	}
+	for ss := range c.srv.Sessions() {
+		if ss.ID() == id {
+			return ss
+		}
+	}
+	return nil
+}
+
+func (c *sessionCap) begin(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.live[id]; s != nil {
+		s.busy++
+		s.last = time.Now()
+	}
+}
+
+func (c *sessionCap) end(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.live[id]; s != nil && s.busy > 0 {
+		s.busy--
+		s.last = time.Now()
+	}
+}
+
+// count returns the live sessions (for tests).
+func (c *sessionCap) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.live)
+}
