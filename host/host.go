@@ -113,6 +113,10 @@ type Options struct {
 	LookupEnv func(string) (string, bool)
 	// Environ is the parent environment stdio servers inherit. If nil, os.Environ.
 	Environ func() []string
+	// ChildEnv is added to the environment of every stdio server (after
+	// the filter of project-scope servers, over the definition's env): a
+	// gateway sets GatewayEnv here.
+	ChildEnv map[string]string
 	// NoSupervisor spawns stdio servers directly instead of through the
 	// supervising re-exec of the current binary (see MaybeRunSupervisor).
 	NoSupervisor bool

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -25,7 +26,10 @@ func (s *server) spawn(def config.Server) (*proc.Process, error) {
 			return nil, fmt.Errorf("env: the variable name %s %s", strconv.QuoteToASCII(k), why)
 		}
 	}
-	env := mergeEnv(s.parentEnv(), def.Env)
+	if IsGatewayCommand(def.Command, def.Args) {
+		return nil, errors.New(selfUpstreamReason)
+	}
+	env := mergeEnv(mergeEnv(s.parentEnv(), def.Env), s.h.opts.ChildEnv)
 	dir := def.Cwd
 	if ws := s.h.workspace(); dir != "" && !filepath.IsAbs(dir) && ws != "" {
 		dir = filepath.Join(ws, dir)

@@ -3,15 +3,24 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/tailscale/hujson"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
 func init() {
@@ -30,8 +39,19 @@ type InstallGatewayOptions struct {
 	// File overrides the client's config file (tests, unusual setups).
 	File string
 	// Command is the switchboard executable written into the entry
-	// (default: this executable, absolute).
+	// (default: see gatewayCommand).
 	Command string
+	// Move takes the servers the client would see twice (its own entry
+	// and through the gateway) out of the file, after a backup beside it.
+	Move bool
+	// Config loads Switchboard's own configuration: the servers the
+	// gateway will serve and the files it reads. If nil, neither is
+	// checked.
+	Config func() (*config.Resolved, error)
+	// Executable and LookPath find this executable and a switchboard on
+	// PATH. If nil, os.Executable and exec.LookPath.
+	Executable func() (string, error)
+	LookPath   func(string) (string, error)
 	// Root is the workspace root (for project and local scopes); ok is
 	// false when there is none.
 	Root func() (string, bool)
@@ -48,12 +68,24 @@ type gatewayClient struct {
 	scopes       []string
 	// entryKey is the object holding servers: mcpServers, or servers (VS Code).
 	entryKey string
+	// budget is the gateway's --name-budget for an entry of that name:
+	// what is left of the 64 characters a model provider takes once the
+	// client has added its own prefix to a tool's name (SPEC §10.1).
+	budget func(entry string) int
 }
 
 var gatewayClients = map[string]gatewayClient{
-	"claude-code": {name: "Claude Code", defaultScope: "user", scopes: []string{"user", "project", "local"}, entryKey: "mcpServers"},
-	"cursor":      {name: "Cursor", defaultScope: "user", scopes: []string{"user", "project"}, entryKey: "mcpServers"},
-	"vscode":      {name: "VS Code", defaultScope: "project", scopes: []string{"user", "project"}, entryKey: "servers"},
+	// Claude Code names tool T of entry E mcp__E__T.
+	"claude-code": {name: "Claude Code", defaultScope: "user", scopes: []string{"user", "project", "local"}, entryKey: "mcpServers",
+		budget: toolsurface.NameBudget},
+	// Cursor holds the server's and the tool's name together to 60.
+	"cursor": {name: "Cursor", defaultScope: "user", scopes: []string{"user", "project"}, entryKey: "mcpServers",
+		budget: func(entry string) int { return 60 - len(toolsurface.SanitizePart(entry)) }},
+	// VS Code names tool T of server E mcp_E_T, within 64.
+	"vscode": {name: "VS Code", defaultScope: "project", scopes: []string{"user", "project"}, entryKey: "servers",
+		budget: func(entry string) int {
+			return toolsurface.MaxNameLen - len("mcp_"+toolsurface.SanitizePart(entry)+"_")
+		}},
 }
 
 // NewInstallGatewayCmd returns `switchboard mcp install-gateway`.
@@ -74,11 +106,24 @@ Files written (comments and every other entry are kept):
 
 A user-scope entry follows the project the client runs in; a local-scope entry
 names the workspace. Restart the client (or reload its MCP servers) afterwards.
-You may want to remove the servers the gateway now serves from the client's own
-configuration, so their tools are not listed twice.`,
+
+The entry passes --name-budget, so that every tool name the client builds from
+the entry's name stays within the 64 characters model providers accept.
+
+The command written is this switchboard when it is installed (not a temporary
+'go run' or 'go test' build), else the switchboard on PATH; into a file the
+repository shares (project scope), plain 'switchboard', found on each user's PATH.
+
+Servers the client already has (same name, command or URL as one of Switchboard's)
+would be listed twice, directly and through the gateway: they are named, and
+--move takes them out of the client's file, keeping a backup beside it.
+
+Claude Code's .mcp.json is also a file Switchboard reads: the gateway skips its
+own entry there (a gateway never serves itself) and says so.`,
 		Example: `  switchboard mcp install-gateway --client claude-code
   switchboard mcp install-gateway --client vscode --scope project
-  switchboard mcp install-gateway --client cursor --name sb`,
+  switchboard mcp install-gateway --client cursor --name sb
+  switchboard mcp install-gateway --client claude-code --move`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.IO = f.IO
@@ -94,6 +139,7 @@ configuration, so their tools are not listed twice.`,
 			if v, ok := f.Getenv("XDG_CONFIG_HOME"); ok && v != "" && runtime.GOOS == "linux" {
 				opts.ConfigDir = v
 			}
+			opts.Config = func() (*config.Resolved, error) { return f.loadConfig(f.LoadOptions()) }
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -105,7 +151,8 @@ configuration, so their tools are not listed twice.`,
 	fl.StringVarP(&opts.Scope, "scope", "s", "", "user, project or local (claude-code only); default user (vscode: project)")
 	fl.StringVar(&opts.Name, "name", "switchboard", "the entry's `NAME` in the client's config")
 	fl.StringVar(&opts.File, "file", "", "write to `FILE` instead of the client's own config file")
-	fl.StringVar(&opts.Command, "command", "", "the switchboard executable to run (default: this one)")
+	fl.StringVar(&opts.Command, "command", "", "the switchboard executable to run (default: this one when installed, else switchboard on PATH)")
+	fl.BoolVar(&opts.Move, "move", false, "take the servers the client would see twice out of its file (a backup is kept beside it)")
 	return cmd
 }
 
@@ -124,16 +171,9 @@ func installGatewayRun(opts *InstallGatewayOptions) error {
 	if strings.TrimSpace(opts.Name) == "" {
 		return Usagef("pass --name NAME", "the entry needs a name")
 	}
-	command := opts.Command
-	if command == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return FailureErr(fmt.Errorf("finding this executable: %w", err), "pass --command /path/to/switchboard")
-		}
-		command = exe
-	}
-	if abs, err := filepath.Abs(command); err == nil {
-		command = abs
+	budget := c.budget(opts.Name)
+	if budget < toolsurface.MinNameBudget {
+		return Usagef("pass a shorter --name", "the entry name %q leaves %s only %d characters for a tool's name (it needs %d)", opts.Name, c.name, budget, toolsurface.MinNameBudget)
 	}
 
 	var root string
@@ -156,6 +196,32 @@ func installGatewayRun(opts *InstallGatewayOptions) error {
 			return linkOutErr(nil, err)
 		}
 	}
+	// A file inside the repository is shared with everyone who clones it.
+	shared := scope == "project"
+	if opts.Root != nil && !shared && opts.File != "" {
+		if r, ok := opts.Root(); ok {
+			shared = within(file, r)
+		}
+	}
+	command, notes, err := gatewayCommand(opts, shared)
+	if err != nil {
+		return err
+	}
+	var cfg *config.Resolved
+	if opts.Config != nil {
+		if cfg, err = opts.Config(); err != nil {
+			return err
+		}
+	}
+	tilde := opts.Tilde
+	if tilde == nil {
+		tilde = func(s string) string { return s }
+	}
+	if cfg != nil && readsServers(cfg, file) {
+		notes = append(notes, fmt.Sprintf("Switchboard reads %s as a server source too: its gateway skips the entry %q there "+
+			"(status shows it as error: a gateway never serves itself), and the servers defined there reach %s both directly and through the gateway.",
+			tilde(file), opts.Name, c.name))
+	}
 
 	args := []string{"serve", "--stdio"}
 	switch {
@@ -165,6 +231,7 @@ func installGatewayRun(opts *InstallGatewayOptions) error {
 		// VS Code expands it; other clients start servers in the project.
 		args = append(args, "--workspace", "${workspaceFolder}")
 	}
+	args = append(args, "--name-budget", strconv.Itoa(budget))
 	entry := map[string]any{"type": "stdio", "command": command, "args": args}
 	def, err := json.Marshal(entry)
 	if err != nil {
@@ -181,13 +248,223 @@ func installGatewayRun(opts *InstallGatewayOptions) error {
 	if existed {
 		verb = "Updated"
 	}
-	tilde := opts.Tilde
-	if tilde == nil {
-		tilde = func(s string) string { return s }
-	}
 	fmt.Fprintf(opts.IO.Out, "%s the Switchboard gateway as %q to %s's %s config in %s\n", verb, opts.Name, c.name, scope, tilde(file))
+	for _, n := range notes {
+		fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", n)
+	}
+	if cfg != nil {
+		if err := reportTwice(opts, c, cfg, file, objPath, tilde); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(opts.IO.ErrOut, "Restart %s (or reload its MCP servers) to use it.\n", c.name)
 	return nil
+}
+
+// gatewayCommand is the program the entry runs. A file the repository
+// shares gets plain "switchboard", found on each user's PATH: a path on
+// this machine means nothing on another. Otherwise this executable, by
+// its absolute path, unless it is a temporary build (`go run`, a test
+// binary), which is gone tomorrow: then the switchboard on PATH, else
+// "switchboard" with a warning.
+func gatewayCommand(opts *InstallGatewayOptions, shared bool) (string, []string, error) {
+	if c := opts.Command; c != "" {
+		if strings.ContainsRune(c, '/') || strings.ContainsRune(c, filepath.Separator) {
+			if abs, err := filepath.Abs(c); err == nil {
+				c = abs
+			}
+		}
+		return c, nil, nil
+	}
+	executable, lookPath := opts.Executable, opts.LookPath
+	if executable == nil {
+		executable = os.Executable
+	}
+	if lookPath == nil {
+		lookPath = exec.LookPath
+	}
+	onPath, _ := lookPath("switchboard")
+	if onPath != "" {
+		if abs, err := filepath.Abs(onPath); err == nil {
+			onPath = abs
+		}
+	}
+	const install = "install it (go install github.com/switchboard-mcp/switchboard/cmd/switchboard@latest, or a release) or pass --command"
+	if shared {
+		if onPath == "" {
+			return "switchboard", []string{"there is no switchboard on PATH here, so the client cannot start the gateway yet: " + install}, nil
+		}
+		return "switchboard", nil, nil
+	}
+	exe, err := executable()
+	if err == nil && !isTempBuild(exe) {
+		if abs, err := filepath.Abs(exe); err == nil {
+			exe = abs
+		}
+		return exe, nil, nil
+	}
+	if onPath != "" {
+		return onPath, nil, nil
+	}
+	why := "this switchboard is a temporary build"
+	if err != nil {
+		why = "this executable cannot be found (" + err.Error() + ")"
+	}
+	return "switchboard", []string{why + " and there is no switchboard on PATH, so the entry runs plain \"switchboard\": " + install}, nil
+}
+
+// isTempBuild reports whether exe is a build that will not last: one
+// under the temporary folder (go run, go test) or the go build cache.
+func isTempBuild(exe string) bool {
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	for _, dir := range []string{os.TempDir(), "/tmp", "/var/folders"} {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			dir = real
+		}
+		if within(exe, dir) {
+			return true
+		}
+	}
+	return strings.Contains(filepath.ToSlash(exe), "/go-build")
+}
+
+// readsServers reports whether Switchboard reads servers from file.
+func readsServers(cfg *config.Resolved, file string) bool {
+	for _, f := range append(append([]string(nil), cfg.Files.Searched...), cfg.Files.Project, cfg.Files.User) {
+		if f != "" && sameFile(f, file) {
+			return true
+		}
+	}
+	return false
+}
+
+func sameFile(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
+// clientEntry is what install-gateway compares of a client's server entry.
+type clientEntry struct {
+	Command string   `json:"command"`
+	Args    []string `json:"args"`
+	URL     string   `json:"url"`
+}
+
+// reportTwice names the client's own servers that the gateway serves too,
+// and with --move takes them out of file (after a backup).
+func reportTwice(opts *InstallGatewayOptions, c gatewayClient, cfg *config.Resolved, file string, objPath []string, tilde func(string) string) error {
+	entries, err := readEntries(file, objPath)
+	if err != nil {
+		return ConfigErr(err, "fix the file")
+	}
+	sourceToo := readsServers(cfg, file)
+	var twice []string
+	why := map[string]string{}
+	for _, name := range slices.Sorted(maps.Keys(entries)) {
+		e := entries[name]
+		if name == opts.Name || host.IsGatewayCommand(e.Command, e.Args) {
+			continue
+		}
+		for _, rs := range cfg.Servers {
+			s := rs.Written
+			if rs.Availability != config.Available || host.IsGatewayCommand(rs.Effective.Command, rs.Effective.Args) {
+				continue
+			}
+			switch {
+			case rs.Name == name:
+				why[name] = "same name"
+			case e.Command != "" && e.Command == s.Command && slices.Equal(e.Args, s.Args):
+				why[name] = "same command as " + rs.Name
+			case e.URL != "" && e.URL == s.URL:
+				why[name] = "same URL as " + rs.Name
+			default:
+				continue
+			}
+			twice = append(twice, name)
+			break
+		}
+	}
+	if len(twice) == 0 {
+		return nil
+	}
+	var list []string
+	for _, n := range twice {
+		list = append(list, fmt.Sprintf("%s (%s)", n, why[n]))
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "%s will list these servers' tools twice, from its own entry and through the gateway: %s.\n", c.name, strings.Join(list, ", "))
+	if sourceToo {
+		fmt.Fprintf(opts.IO.ErrOut, "They are defined in %s, which Switchboard reads as well, so --move would take them from the gateway too: "+
+			"turn them off in %s instead (Claude Code: /mcp, or \"disabledMcpjsonServers\" in its settings).\n", tilde(file), c.name)
+		return nil
+	}
+	if !opts.Move {
+		fmt.Fprintf(opts.IO.ErrOut, "Run it again with --move to take them out of %s (a backup is kept beside it).\n", tilde(file))
+		return nil
+	}
+	backup := file + ".switchboard-backup"
+	if err := copyFile(file, backup); err != nil {
+		return FailureErr(fmt.Errorf("backing up %s: %w", file, err), "nothing was moved")
+	}
+	for _, n := range twice {
+		if _, err := config.RemoveServer(file, objPath, n); err != nil {
+			return ConfigErr(err, "the backup is "+tilde(backup))
+		}
+	}
+	fmt.Fprintf(opts.IO.Out, "Moved %s out of %s (backup: %s); the gateway serves them.\n", strings.Join(twice, ", "), tilde(file), tilde(backup))
+	return nil
+}
+
+// readEntries reads the server entries of the object at objPath of a JSONC
+// file; a missing file or object holds none.
+func readEntries(file string, objPath []string) (map[string]clientEntry, error) {
+	b, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	std, err := hujson.Standardize(b)
+	if err != nil {
+		return nil, config.ParseDiagnostic(file, err)
+	}
+	var v any
+	if err := json.Unmarshal(std, &v); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	for _, k := range objPath {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	m, _ := v.(map[string]any)
+	out := make(map[string]clientEntry, len(m))
+	for name, raw := range m {
+		b, _ := json.Marshal(raw)
+		var e clientEntry
+		_ = json.Unmarshal(b, &e) // an entry of another shape compares as empty
+		out[name] = e
+	}
+	return out, nil
+}
+
+// copyFile copies src to dst with src's mode (a client's file may hold
+// tokens).
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, fi.Mode().Perm())
 }
 
 // gatewayTarget is the client's config file and the path of the object

@@ -3,9 +3,11 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -52,11 +54,14 @@ func TestInstallGatewayKeepsOtherEntries(t *testing.T) {
 		path []string
 		want []any
 	}{
-		{[]string{"--client", "vscode"}, vs, []string{"servers", "switchboard"}, []any{"serve", "--stdio", "--workspace", "${workspaceFolder}"}},
-		{[]string{"--client", "claude-code"}, claude, []string{"mcpServers", "switchboard"}, []any{"serve", "--stdio"}},
-		{[]string{"--client", "claude-code", "--scope", "local", "--name", "sb"}, claude, []string{"projects", w.proj, "mcpServers", "sb"}, []any{"serve", "--stdio", "--workspace", w.proj}},
-		{[]string{"--client", "cursor"}, filepath.Join(w.home, ".cursor", "mcp.json"), []string{"mcpServers", "switchboard"}, []any{"serve", "--stdio"}},
-		{[]string{"--client", "cursor", "--scope", "project", "--file", "elsewhere.json"}, filepath.Join(w.proj, "elsewhere.json"), []string{"mcpServers", "switchboard"}, []any{"serve", "--stdio"}},
+		// The budget leaves room for the client's prefix: Claude Code's
+		// mcp__switchboard__ (46) or mcp__sb__ (55), VS Code's
+		// mcp_switchboard_ (48), Cursor's 60 for server and tool (49).
+		{[]string{"--client", "vscode"}, vs, []string{"servers", "switchboard"}, []any{"serve", "--stdio", "--workspace", "${workspaceFolder}", "--name-budget", "48"}},
+		{[]string{"--client", "claude-code"}, claude, []string{"mcpServers", "switchboard"}, []any{"serve", "--stdio", "--name-budget", "46"}},
+		{[]string{"--client", "claude-code", "--scope", "local", "--name", "sb"}, claude, []string{"projects", w.proj, "mcpServers", "sb"}, []any{"serve", "--stdio", "--workspace", w.proj, "--name-budget", "55"}},
+		{[]string{"--client", "cursor"}, filepath.Join(w.home, ".cursor", "mcp.json"), []string{"mcpServers", "switchboard"}, []any{"serve", "--stdio", "--name-budget", "49"}},
+		{[]string{"--client", "cursor", "--scope", "project", "--file", "elsewhere.json"}, filepath.Join(w.proj, "elsewhere.json"), []string{"mcpServers", "switchboard"}, []any{"serve", "--stdio", "--name-budget", "49"}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			out, errOut, code := w.run(false, append([]string{"mcp", "install-gateway", "--command", "/opt/sb/switchboard"}, tc.args...)...)
@@ -110,6 +115,7 @@ func TestInstallGatewayErrors(t *testing.T) {
 		{[]string{"--client", "emacs"}, "unknown or missing --client"},
 		{nil, "unknown or missing --client"},
 		{[]string{"--client", "cursor", "--scope", "local"}, "Cursor has no local scope"},
+		{[]string{"--client", "claude-code", "--name", strings.Repeat("g", 50)}, "pass a shorter --name"},
 	} {
 		_, errOut, code := w.run(false, append([]string{"mcp", "install-gateway"}, tc.args...)...)
 		if code != ExitUsage || !strings.Contains(errOut, tc.want) {
@@ -158,7 +164,95 @@ func TestInstalledGatewayRuns(t *testing.T) {
 		t.Fatalf("starting the installed entry %s %v: %v", e.Command, e.Args, err)
 	}
 	defer cs.Close()
-	if !listNames(t, ctx, cs)["mcp__alpha__echo"] {
+	if !listNames(t, ctx, cs)["alpha__echo"] {
 		t.Error("the installed gateway does not list alpha's tools")
+	}
+}
+
+// TestGatewayCommandIsPortable: the entry never names a temporary build,
+// and a file the repository shares gets plain "switchboard".
+func TestGatewayCommandIsPortable(t *testing.T) {
+	tmpExe := filepath.Join(os.TempDir(), "go-build123", "b001", "exe", "switchboard")
+	for _, tc := range []struct {
+		name     string
+		exe      string
+		onPath   string
+		shared   bool
+		want     string
+		warnings int
+	}{
+		{"installed", "/usr/local/bin/switchboard", "", false, "/usr/local/bin/switchboard", 0},
+		{"go run, on PATH", tmpExe, "/home/u/go/bin/switchboard", false, "/home/u/go/bin/switchboard", 0},
+		{"go run, not on PATH", tmpExe, "", false, "switchboard", 1},
+		{"shared file", "/usr/local/bin/switchboard", "/usr/local/bin/switchboard", true, "switchboard", 0},
+		{"shared file, not on PATH", tmpExe, "", true, "switchboard", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := &InstallGatewayOptions{
+				Executable: func() (string, error) { return tc.exe, nil },
+				LookPath: func(string) (string, error) {
+					if tc.onPath == "" {
+						return "", exec.ErrNotFound
+					}
+					return tc.onPath, nil
+				},
+			}
+			got, warnings, err := gatewayCommand(opts, tc.shared)
+			if err != nil || got != tc.want || len(warnings) != tc.warnings {
+				t.Errorf("gatewayCommand = %q, %q, %v; want %q with %d warnings", got, warnings, err, tc.want, tc.warnings)
+			}
+		})
+	}
+	// --command is kept as given, a bare name too (not made absolute).
+	if got, _, _ := gatewayCommand(&InstallGatewayOptions{Command: "switchboard"}, true); got != "switchboard" {
+		t.Errorf("--command switchboard became %q", got)
+	}
+}
+
+// TestInstallGatewayTwiceAndMove: the servers the client already has and
+// the gateway serves too are named; --move takes them out after a backup.
+func TestInstallGatewayTwiceAndMove(t *testing.T) {
+	w := newMgmtWorld(t)
+	w.write(filepath.Join(w.env["SWITCHBOARD_HOME"], "mcp.json"), `{"mcpServers": {
+  "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]},
+  "github": {"command": "github-mcp-server", "args": ["stdio"]},
+  "web": {"url": "https://mcp.example.com/mcp"}
+}}`)
+	claude := filepath.Join(w.home, ".claude.json")
+	orig := `{
+  "mcpServers": {
+    "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]},
+    "gh": {"command": "github-mcp-server", "args": ["stdio"]},
+    "remote": {"type": "http", "url": "https://mcp.example.com/mcp"},
+    "mine": {"command": "only-in-claude"} // keep me
+  }
+}`
+	w.write(claude, orig)
+	args := []string{"mcp", "install-gateway", "--client", "claude-code", "--command", "/opt/sb/switchboard"}
+	_, errOut, code := w.run(false, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"twice", "gh (same command as github)", "memory (same name)", "remote (same URL as web)", "--move"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if strings.Contains(errOut, "mine") {
+		t.Errorf("a server only the client has is named:\n%s", errOut)
+	}
+	out, errOut, code := w.run(false, append(args, "--move")...)
+	if code != 0 || !strings.Contains(out, "Moved gh, memory, remote") {
+		t.Fatalf("--move: exit %d: %s%s", code, out, errOut)
+	}
+	servers := readJSONC(t, claude)["mcpServers"].(map[string]any)
+	if diff := cmp.Diff([]string{"mine", "switchboard"}, slices.Sorted(maps.Keys(servers))); diff != "" {
+		t.Errorf("entries left (-want +got):\n%s", diff)
+	}
+	if b, err := os.ReadFile(claude + ".switchboard-backup"); err != nil || !strings.Contains(string(b), `"gh"`) || !strings.Contains(string(b), `"memory"`) {
+		t.Errorf("backup: %v %s", err, b)
+	}
+	if b, _ := os.ReadFile(claude); !strings.Contains(string(b), "// keep me") {
+		t.Errorf("the comment was lost:\n%s", b)
 	}
 }

@@ -82,7 +82,7 @@ func BenchmarkCallGateway(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer cs.Close()
-	benchCalls(b, cs, "mcp__alpha__echo")
+	benchCalls(b, cs, "alpha__echo")
 }
 
 // BenchmarkGatewayHTTP16: 16 Go SDK clients call through one HTTP gateway
@@ -102,7 +102,7 @@ func BenchmarkGatewayHTTP16(b *testing.B) {
 		defer cs.Close()
 		sessions = append(sessions, cs)
 	}
-	params := &mcp.CallToolParams{Name: "mcp__alpha__echo", Arguments: map[string]any{"text": "ping"}}
+	params := &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "ping"}}
 	var (
 		mu  sync.Mutex
 		ds  []time.Duration

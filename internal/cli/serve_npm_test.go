@@ -55,18 +55,18 @@ func checkTSResult(t *testing.T, res tsResult) {
 	for _, n := range res.Tools {
 		have[n] = true
 	}
-	for _, want := range []string{"mcp__alpha__echo", "mcp__beta__echo", "mcp__beta__pid"} {
+	for _, want := range []string{"alpha__echo", "beta__echo", "beta__pid"} {
 		if !have[want] {
 			t.Errorf("tools lack %s: %v", want, res.Tools)
 		}
 	}
-	if c := res.Calls["mcp__alpha__echo"]; c.IsError || !strings.Contains(c.Text, "from typescript") {
+	if c := res.Calls["alpha__echo"]; c.IsError || !strings.Contains(c.Text, "from typescript") {
 		t.Errorf("allowed call: %+v", c)
 	}
-	if c := res.Calls["mcp__alpha__add"]; !c.IsError || !strings.Contains(c.Text, "deny") {
+	if c := res.Calls["alpha__add"]; !c.IsError || !strings.Contains(c.Text, "deny") {
 		t.Errorf("denied call: %+v", c)
 	}
-	if c := res.Calls["mcp__beta__pid"]; c.IsError || pidRE.FindString(c.Text) == "" {
+	if c := res.Calls["beta__pid"]; c.IsError || pidRE.FindString(c.Text) == "" {
 		t.Errorf("asked call: %+v", c)
 	}
 	if len(res.Asked) != 1 || !strings.Contains(res.Asked[0], "Allow mcp__beta__pid") {

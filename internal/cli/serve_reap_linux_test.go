@@ -59,7 +59,7 @@ func TestServeStopReapsServers(t *testing.T) {
 			defer cs.Close()
 			var pids []int
 			for _, s := range []string{"alpha", "beta"} {
-				txt, isErr := callText(t, ctx, cs, "mcp__"+s+"__pid", nil)
+				txt, isErr := callText(t, ctx, cs, s+"__pid", nil)
 				pid, err := strconv.Atoi(pidRE.FindString(txt))
 				if isErr || err != nil || !alive(pid) {
 					t.Fatalf("%s pid: %q", s, txt)

@@ -123,7 +123,7 @@ http {
 	defer cs.Close()
 	pids := map[string]int{}
 	for i := 0; i < 20; i++ {
-		txt, isErr := callText(t, ctx, cs, "mcp__alpha__pid", nil)
+		txt, isErr := callText(t, ctx, cs, "alpha__pid", nil)
 		pid := pidRE.FindString(txt)
 		if isErr || pid == "" {
 			t.Fatalf("call %d through nginx: %q", i, txt)

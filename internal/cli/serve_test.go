@@ -171,15 +171,15 @@ func TestGatewayStdioGoClient(t *testing.T) {
 	cs, stderr := stdioGatewayAnswering(t, ctx, w, ev)
 
 	names := listNames(t, ctx, cs)
-	for _, want := range []string{"mcp__alpha__echo", "mcp__alpha__add", "mcp__beta__echo", "mcp__beta__pid"} {
+	for _, want := range []string{"alpha__echo", "alpha__add", "beta__echo", "beta__pid"} {
 		if !names[want] {
 			t.Errorf("tools lack %s", want)
 		}
 	}
-	if txt, isErr := callText(t, ctx, cs, "mcp__alpha__echo", map[string]any{"text": "through the gateway"}); isErr || !strings.Contains(txt, "through the gateway") || !strings.Contains(txt, `<mcp_response server="alpha" tool="echo"`) {
+	if txt, isErr := callText(t, ctx, cs, "alpha__echo", map[string]any{"text": "through the gateway"}); isErr || !strings.Contains(txt, "through the gateway") || !strings.Contains(txt, `<mcp_response server="alpha" tool="echo"`) {
 		t.Errorf("allowed call: isError %v, %q", isErr, txt)
 	}
-	if txt, isErr := callText(t, ctx, cs, "mcp__alpha__add", map[string]any{"a": 1, "b": 2}); !isErr || !strings.Contains(txt, "deny") {
+	if txt, isErr := callText(t, ctx, cs, "alpha__add", map[string]any{"a": 1, "b": 2}); !isErr || !strings.Contains(txt, "deny") {
 		t.Errorf("denied call: isError %v, %q", isErr, txt)
 	}
 	ev.mu.Lock()
@@ -188,7 +188,7 @@ func TestGatewayStdioGoClient(t *testing.T) {
 	if n != 0 {
 		t.Errorf("%d questions before the unlisted call", n)
 	}
-	betaPid, isErr := callText(t, ctx, cs, "mcp__beta__pid", nil)
+	betaPid, isErr := callText(t, ctx, cs, "beta__pid", nil)
 	ev.mu.Lock()
 	asked := append([]string(nil), ev.asked...)
 	ev.mu.Unlock()
@@ -203,7 +203,7 @@ func TestGatewayStdioGoClient(t *testing.T) {
 	// Edit the config while the client is connected: add gamma.
 	w.servers(t, "alpha", "beta", "gamma")
 	deadline := time.After(30 * time.Second)
-	for !listNames(t, ctx, cs)["mcp__gamma__echo"] {
+	for !listNames(t, ctx, cs)["gamma__echo"] {
 		select {
 		case <-ev.changed:
 		case <-deadline:
@@ -214,11 +214,11 @@ func TestGatewayStdioGoClient(t *testing.T) {
 	ev.mu.Lock()
 	ev.decision = "session"
 	ev.mu.Unlock()
-	again, isErr := callText(t, ctx, cs, "mcp__beta__pid", nil)
+	again, isErr := callText(t, ctx, cs, "beta__pid", nil)
 	if isErr || pidRE.FindString(again) != betaPid {
 		t.Errorf("beta restarted on an unrelated edit: pid %s before, %q after", betaPid, again)
 	}
-	if txt, isErr := callText(t, ctx, cs, "mcp__gamma__echo", map[string]any{"text": "new"}); !isErr && !strings.Contains(txt, "new") {
+	if txt, isErr := callText(t, ctx, cs, "gamma__echo", map[string]any{"text": "new"}); !isErr && !strings.Contains(txt, "new") {
 		t.Errorf("gamma call: %q", txt)
 	}
 
@@ -235,12 +235,12 @@ func TestGatewayStdioGoClient(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	names = listNames(t, ctx, cs)
-	for _, want := range []string{"mcp__alpha__echo", "mcp__beta__pid", "mcp__gamma__echo"} {
+	for _, want := range []string{"alpha__echo", "beta__pid", "gamma__echo"} {
 		if !names[want] {
 			t.Errorf("after a broken save, tools lack %s", want)
 		}
 	}
-	if again, _ := callText(t, ctx, cs, "mcp__beta__pid", nil); pidRE.FindString(again) != betaPid {
+	if again, _ := callText(t, ctx, cs, "beta__pid", nil); pidRE.FindString(again) != betaPid {
 		t.Errorf("beta restarted on a broken save: %q", again)
 	}
 	// Nothing but protocol reached stdout (the client would have failed
@@ -331,7 +331,7 @@ func TestGatewayHTTP(t *testing.T) {
 		t.Fatalf("connect: %v", err)
 	}
 	defer cs.Close()
-	if txt, isErr := callText(t, ctx, cs, "mcp__alpha__echo", map[string]any{"text": "over http"}); isErr || !strings.Contains(txt, "over http") {
+	if txt, isErr := callText(t, ctx, cs, "alpha__echo", map[string]any{"text": "over http"}); isErr || !strings.Contains(txt, "over http") {
 		t.Errorf("call over HTTP: isError %v, %q", isErr, txt)
 	}
 }
@@ -563,7 +563,7 @@ func TestGatewayAnswersWhileAServerStarts(t *testing.T) {
 	}
 	defer cs.Close()
 	names := listNames(t, ctx, cs)
-	if !names["mcp__fast__echo"] || names["mcp__slow__echo"] {
+	if !names["fast__echo"] || names["slow__echo"] {
 		t.Errorf("tools %v; want fast's and not yet slow's", names)
 	}
 }

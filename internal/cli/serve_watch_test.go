@@ -101,7 +101,7 @@ func servedServers(t *testing.T, ctx context.Context, cs *mcp.ClientSession) []s
 	t.Helper()
 	var out []string
 	for name := range listNames(t, ctx, cs) {
-		if s, ok := strings.CutSuffix(strings.TrimPrefix(name, "mcp__"), "__echo"); ok {
+		if s, ok := strings.CutSuffix(name, "__echo"); ok {
 			out = append(out, s)
 		}
 	}
@@ -241,7 +241,7 @@ func TestGatewayBrokenFileKeepsLastGood(t *testing.T) {
 	waitServed(t, ctx, cs, stderr, "start", "a", "b", "c")
 	pid := func(server string) string {
 		t.Helper()
-		txt, isErr := callText(t, ctx, cs, "mcp__"+server+"__pid", nil)
+		txt, isErr := callText(t, ctx, cs, server+"__pid", nil)
 		if isErr || pidRE.FindString(txt) == "" {
 			t.Fatalf("%s's pid tool: %q", server, txt)
 		}

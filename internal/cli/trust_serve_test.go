@@ -39,10 +39,10 @@ func TestGatewayHoldsThenStartsApproved(t *testing.T) {
 	defer cs.Close()
 
 	names := listNames(t, ctx, cs)
-	if !names["mcp__mine__echo"] || names["mcp__repo__echo"] {
+	if !names["mine__echo"] || names["repo__echo"] {
 		t.Fatalf("tools before approval: %v", names)
 	}
-	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__repo__echo", Arguments: map[string]any{"text": "x"}}); err == nil && !res.IsError {
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "repo__echo", Arguments: map[string]any{"text": "x"}}); err == nil && !res.IsError {
 		t.Errorf("a call to the held server ran: %+v", res.Content)
 	}
 
@@ -53,7 +53,7 @@ func TestGatewayHoldsThenStartsApproved(t *testing.T) {
 	deadline := time.After(30 * time.Second)
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
-	for !listNames(t, ctx, cs)["mcp__repo__echo"] {
+	for !listNames(t, ctx, cs)["repo__echo"] {
 		select {
 		case <-ev.changed:
 		case <-tick.C:
@@ -61,7 +61,7 @@ func TestGatewayHoldsThenStartsApproved(t *testing.T) {
 			t.Fatalf("the approved server's tools never appeared; stderr:\n%s", stderr.String())
 		}
 	}
-	if txt, isErr := callText(t, ctx, cs, "mcp__repo__echo", map[string]any{"text": "approved now"}); isErr || !strings.Contains(txt, "approved now") {
+	if txt, isErr := callText(t, ctx, cs, "repo__echo", map[string]any{"text": "approved now"}); isErr || !strings.Contains(txt, "approved now") {
 		t.Errorf("call after approval: isError %v, %q", isErr, txt)
 	}
 	if _, err := os.Stat(filepath.Join(w.sbHome, "trust.json")); err != nil {

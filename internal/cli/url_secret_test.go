@@ -109,11 +109,11 @@ func TestGatewayURLSecretNotLogged(t *testing.T) {
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
-	if txt, isErr := callText(t, ctx, cs, "mcp__webq__echo", map[string]any{"text": "through the gateway"}); isErr || !strings.Contains(txt, "through the gateway") {
+	if txt, isErr := callText(t, ctx, cs, "webq__echo", map[string]any{"text": "through the gateway"}); isErr || !strings.Contains(txt, "through the gateway") {
 		t.Errorf("call: isError %v, %q", isErr, txt)
 	}
 	// Ask for what fails: a call to a server in error, whose answer quotes it.
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__webp__echo", Arguments: map[string]any{}})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "webp__echo", Arguments: map[string]any{}})
 	var answer string
 	if err != nil {
 		answer = err.Error()

@@ -35,9 +35,9 @@ out.protocol = transport.protocolVersion ?? null;
 out.tools = (await client.listTools()).tools.map((t) => t.name).sort();
 const text = (r) => r.content.filter((c) => c.type === "text").map((c) => c.text).join("");
 for (const [name, args] of [
-  ["mcp__alpha__echo", { text: "from typescript" }],
-  ["mcp__alpha__add", { a: 1, b: 2 }],
-  ["mcp__beta__pid", {}],
+  ["alpha__echo", { text: "from typescript" }],
+  ["alpha__add", { a: 1, b: 2 }],
+  ["beta__pid", {}],
 ]) {
   const r = await client.callTool({ name, arguments: args });
   out.calls[name] = { isError: !!r.isError, text: text(r) };
