@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/filelock"
+	"github.com/switchboard-mcp/switchboard/internal/redact"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 )
 
@@ -22,6 +23,7 @@ type MCPAddOptions struct {
 	Factory *Factory
 
 	Scope     string   // --scope: user, project or local (default)
+	ScopeSet  bool     // --scope was given (else no workspace means user)
 	Transport string   // --transport: stdio, sse or http ("" infers)
 	Env       []string // -e K=V, repeatable
 	Headers   []string // -H "K: V", repeatable
@@ -47,11 +49,13 @@ are not read as switchboard's:
   switchboard mcp add time -- uvx mcp-server-time --local-timezone=UTC
   switchboard mcp add -e GITHUB_TOKEN='${GITHUB_TOKEN}' gh -- github-mcp-server stdio
 
-A remote server has a URL (a single URL argument means --transport http):
-  switchboard mcp add --transport http -H "Authorization: Bearer ${TOKEN}" api https://api.example.com/mcp
+A remote server has a URL (a single URL argument means --transport http).
+Quote a header in single quotes, so that the shell leaves ${TOKEN} for
+Switchboard to expand when it connects (and the secret out of the file):
+  switchboard mcp add --transport http -H 'Authorization: Bearer ${TOKEN}' api https://api.example.com/mcp
 
 The scope is local (this workspace, private to you) unless --scope says user
-or project.`,
+or project; outside any workspace it is user.`,
 		Example: `  switchboard mcp add fs -- npx -y @modelcontextprotocol/server-filesystem ~/src
   switchboard mcp add --scope user --transport sse events https://example.com/sse`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -63,6 +67,7 @@ or project.`,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name, opts.Rest = args[0], args[1:]
+			opts.ScopeSet = cmd.Flags().Changed("scope")
 			opts.DashAt = cmd.ArgsLenAtDash()
 			if opts.DashAt == 0 {
 				// "mcp add -- NAME CMD…": the name came after the dash.
@@ -101,7 +106,7 @@ type addDef struct {
 }
 
 func mcpAddRun(ctx context.Context, opts *MCPAddOptions) error {
-	scope, err := parseScope(opts.Scope)
+	scope, err := defaultScope(opts.Factory, opts.Scope, opts.ScopeSet)
 	if err != nil {
 		return err
 	}
@@ -174,8 +179,51 @@ func (opts *MCPAddOptions) definition() (addDef, error) {
 			return def, err
 		}
 		def.Headers = headers
+		for _, k := range sortedKeys(headers) {
+			if w := headerWarning(k, headers[k]); w != "" {
+				fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", w)
+			}
+		}
 	}
 	return def, nil
+}
+
+// headerWarning says what is likely wrong with a header given to -H: an
+// empty value (the shell expanded "$TOKEN" in double quotes to nothing),
+// or one that looks like a credential written out in full (the shell
+// expanded it, and the file would hold it in clear).
+func headerWarning(name, value string) string {
+	v := strings.TrimSpace(value)
+	if strings.Contains(v, "${") {
+		return ""
+	}
+	if f := strings.Fields(v); len(f) == 2 && strings.EqualFold(f[0], "bearer") {
+		v = f[1]
+	} else if len(f) == 1 && strings.EqualFold(f[0], "bearer") {
+		v = ""
+	}
+	switch {
+	case v == "":
+		return fmt.Sprintf("header %s has an empty value; if you wrote \"$VAR\" in double quotes, the shell replaced it (with nothing): write -H '%s: ${VAR}' in single quotes so that Switchboard expands it when it connects", termsafe.Line(name), termsafe.Line(name))
+	case redact.LooksSecret(v):
+		return fmt.Sprintf("header %s holds what looks like a credential, written into the file in clear; to keep it out, write -H '%s: ${VAR}' in single quotes and set VAR in the environment", termsafe.Line(name), termsafe.Line(name))
+	}
+	return ""
+}
+
+// defaultScope is the scope to write: --scope when given; else local in a
+// workspace, and user outside any (said in one line), so that a first
+// `mcp add` in the home directory works instead of asking for a flag.
+func defaultScope(f *Factory, flag string, set bool) (config.Scope, error) {
+	scope, err := parseScope(flag)
+	if err != nil || set || scope != config.ScopeLocal {
+		return scope, err
+	}
+	if _, ok := f.WorkspaceRoot(); !ok {
+		fmt.Fprintf(f.IO.ErrOut, "note: no workspace here (no .mcp.json, .switchboard/ or .git above %s), so the server goes to user scope, for every workspace\n", termsafe.Line(f.tilde(f.Cwd)))
+		return config.ScopeUser, nil
+	}
+	return scope, nil
 }
 
 // writeServer writes the definition raw under name in scope, refusing to
@@ -348,10 +396,11 @@ type MCPAddJSONOptions struct {
 	IO      *IOStreams
 	Factory *Factory
 
-	Scope string
-	Force bool
-	Name  string
-	JSON  string
+	Scope    string
+	ScopeSet bool // --scope was given (else no workspace means user)
+	Force    bool
+	Name     string
+	JSON     string
 }
 
 // NewMCPAddJSONCmd returns `mcp add-json`; runF, if not nil, replaces
@@ -369,6 +418,7 @@ It is validated exactly as the configuration loader validates files.`,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name, opts.JSON = args[0], args[1]
+			opts.ScopeSet = cmd.Flags().Changed("scope")
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -382,7 +432,7 @@ It is validated exactly as the configuration loader validates files.`,
 }
 
 func mcpAddJSONRun(ctx context.Context, opts *MCPAddJSONOptions) error {
-	scope, err := parseScope(opts.Scope)
+	scope, err := defaultScope(opts.Factory, opts.Scope, opts.ScopeSet)
 	if err != nil {
 		return err
 	}

@@ -212,7 +212,7 @@ func TestMCPAddFlagParsing(t *testing.T) {
 		},
 		{
 			args: []string{"--scope", "user", "-e", "A=1", "--env", "B=2=3", "gh", "--", "gh-mcp"},
-			want: MCPAddOptions{Scope: "user", Env: []string{"A=1", "B=2=3"}, Name: "gh", Rest: []string{"gh-mcp"}, DashAt: 1},
+			want: MCPAddOptions{Scope: "user", ScopeSet: true, Env: []string{"A=1", "B=2=3"}, Name: "gh", Rest: []string{"gh-mcp"}, DashAt: 1},
 		},
 		{
 			args: []string{"-t", "http", "-H", "Authorization: Bearer x", "--header", "X-A: b", "api", "https://x/mcp"},
@@ -225,7 +225,7 @@ func TestMCPAddFlagParsing(t *testing.T) {
 		},
 		{
 			args: []string{"-s", "project", "--force", "x", "--", "cmd", "-y", "--flag"},
-			want: MCPAddOptions{Scope: "project", Force: true, Name: "x", Rest: []string{"cmd", "-y", "--flag"}, DashAt: 1},
+			want: MCPAddOptions{Scope: "project", ScopeSet: true, Force: true, Name: "x", Rest: []string{"cmd", "-y", "--flag"}, DashAt: 1},
 		},
 	}
 	for _, tt := range tests {
