@@ -42,7 +42,7 @@ func TestToolsModifiersFlag(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 		}
-		for _, want := range []string{"mcp__echo__echo\techo\tyes\t", "mcp__echo__add\techo\tno\t", "tool_search\t(built-in)\tno\t"} {
+		for _, want := range []string{"mcp__echo__echo\techo\tallow\tyes\t", "mcp__echo__add\techo\tallow\tno\t", "tool_search\t(built-in)\t-\tno\t"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("stdout lacks %q:\n%s", want, out)
 			}
