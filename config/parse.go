@@ -65,7 +65,7 @@ func InferType(s Server) Type {
 var knownFields = []string{
 	"type", "transport", "command", "args", "env", "cwd", "url", "headers",
 	"enabled", "description", "timeout", "startup_timeout", "defer_loading",
-	"tools", "headersHelper", "env_passthrough",
+	"tools", "headersHelper", "env_passthrough", "sandbox",
 }
 
 // serverDef is one parsed definition with its place and problems.
@@ -270,6 +270,8 @@ func (d *jsoncDoc) server(name string, nameOff int, v *hujson.Value) serverDef {
 			s.StartupTimeout = d.millis(val, name, key, &def.Diags)
 		case "tools":
 			s.Tools = d.tools(val, name, &def.Diags)
+		case "sandbox":
+			s.Sandbox = d.sandbox(val, name, &def.Diags)
 		default:
 			fix := "remove it"
 			if near := nearestField(key); near != "" {

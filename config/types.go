@@ -79,6 +79,8 @@ type Server struct {
 	Tools          map[string]ToolConfig `json:"tools,omitempty"`
 	HeadersHelper  string                `json:"headersHelper,omitempty"`
 	EnvPassthrough []string              `json:"env_passthrough,omitempty"`
+	// Sandbox confines a stdio server (§10.4); nil: the scope's default.
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
 }
 
 // IsEnabled reports the definition's own "enabled" field (default true).

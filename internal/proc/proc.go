@@ -27,6 +27,9 @@ type Spec struct {
 	// SupervisorCommand provides one and the OS has a use for it (Linux,
 	// macOS); otherwise the server is started directly.
 	Supervise bool
+	// Sandbox, if set, confines the server (see Sandbox); Start fails,
+	// wrapping ErrSandboxUnavailable, where it cannot.
+	Sandbox *Sandbox
 }
 
 const (
@@ -97,6 +100,12 @@ func Start(spec Spec) (*Process, error) {
 
 	supPath, supArgs, supervised := supervisorFor(spec.Supervise)
 	p.supervised = supervised
+	if spec.Sandbox != nil {
+		var err error
+		if name, args, err = sandboxCommand(spec.Sandbox, name, args, supervised); err != nil {
+			return nil, fmt.Errorf("proc: starting %s: %w", spec.Command, err)
+		}
+	}
 	var req spawnReq
 	if supervised {
 		path := name
@@ -110,6 +119,11 @@ func Start(spec Spec) (*Process, error) {
 		var err error
 		if req, err = supervisedSpawn(path, name, args, spec); err != nil {
 			return nil, fmt.Errorf("proc: starting %s: %w", spec.Command, err)
+		}
+		if spec.Sandbox != nil {
+			if err := sandboxRequest(spec.Sandbox, &req); err != nil {
+				return nil, fmt.Errorf("proc: starting %s: %w", spec.Command, err)
+			}
 		}
 		p.exitCh = make(chan error, 1)
 	} else {

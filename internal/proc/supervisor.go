@@ -90,6 +90,8 @@ func MaybeRunSupervisor() {
 		os.Exit(runSupervisor(os.Args[2:]))
 	case ExecHelperArg:
 		os.Exit(runExecHelper(os.Args[2:]))
+	case SandboxHelperArg:
+		os.Exit(runSandboxHelper(os.Args[2:]))
 	}
 }
 
@@ -121,6 +123,9 @@ type spawnReq struct {
 	Dir  []byte   `json:"dir,omitempty"`
 	// Indirect: start it through the exec helper (see mayHang).
 	Indirect bool `json:"indirect,omitempty"`
+	// Sandbox is the plan of a sandboxed server (JSON; Linux), which
+	// the sandbox helper starts (see Sandbox).
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 type killReq struct {

@@ -215,7 +215,7 @@ var selfExe string
 // (threads made since have none), and an exec keeps the calling thread's.
 // Locked during package init, main runs on it too.
 func init() {
-	if len(os.Args) > 1 && os.Args[1] == ExecHelperArg {
+	if len(os.Args) > 1 && (os.Args[1] == ExecHelperArg || os.Args[1] == SandboxHelperArg) {
 		runtime.LockOSThread()
 	}
 }
@@ -232,7 +232,11 @@ func init() {
 // ignored signals (the only ones a Go program can have ignored at start,
 // SIGHUP and SIGINT, the runtime keeps ignored) and file limit (exec
 // restores the one the runtime raised).
-func runExecHelper(args []string) int {
+func runExecHelper(args []string) int { return execHelper(args, nil) }
+
+// execHelper is runExecHelper, which for the sandbox helper also builds
+// the sandbox of plan sb before the chdir and confines itself after it.
+func execHelper(args []string, sb *sandboxPlan) int {
 	if len(args) < 3 {
 		fmt.Fprintln(os.Stderr, "switchboard exec helper: bad arguments")
 		return 2
@@ -254,8 +258,19 @@ func runExecHelper(args []string) int {
 			env = append(env, string(kv))
 		}
 	}
+	if sb != nil {
+		if err := sb.build(); err != nil {
+			return fail(err)
+		}
+		env = sandboxEnv(env)
+	}
 	if dir := args[0]; dir != "" {
 		if err := syscall.Chdir(dir); err != nil {
+			return fail(err)
+		}
+	}
+	if sb != nil {
+		if err := sb.confine(); err != nil {
 			return fail(err)
 		}
 	}
@@ -451,6 +466,20 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 	argv := toStrings(req.Argv)
 	var execR *os.File // the helper's report of its exec (see runExecHelper)
 	var helperEnds []*os.File
+	var sandboxed bool
+	if req.Sandbox != "" {
+		sys, err := sandboxSpawn(req.Sandbox)
+		if err != nil {
+			sv.mu.Lock()
+			sv.spawning, sv.spawnTag = false, ""
+			clear(sv.early)
+			delete(sv.queued, req.ID)
+			sv.mu.Unlock()
+			sv.send(event{ID: req.ID, Err: fmt.Sprintf("fork/exec %s: %v", req.Path, err)})
+			return
+		}
+		attr.Sys, sandboxed, req.Indirect = sys, true, true
+	}
 	if req.Indirect {
 		// The helper is a Go program: it runs with the supervisor's own
 		// environment (and the tag), and gets the server's in a file, so
@@ -467,7 +496,11 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 			return
 		}
 		execR, helperEnds = r, ends
-		argv = append([]string{os.Args[0], ExecHelperArg, attr.Dir, path}, argv...)
+		if sandboxed {
+			argv = append([]string{os.Args[0], SandboxHelperArg, req.Sandbox, attr.Dir, path}, argv...)
+		} else {
+			argv = append([]string{os.Args[0], ExecHelperArg, attr.Dir, path}, argv...)
+		}
 		path, attr.Dir = selfExe, "/"
 		attr.Env = append(os.Environ(), TagEnv+"="+tag)
 		for _, f := range ends {
@@ -475,6 +508,9 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 		}
 	}
 	pid, err := syscall.ForkExec(path, argv, attr)
+	if err != nil && sandboxed {
+		err = sandboxForkError(err)
+	}
 	closeAll(helperEnds) // the helper's copies alone keep them open, until its exec
 	slowSpawnForTests(env)
 	sv.mu.Lock()

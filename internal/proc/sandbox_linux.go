@@ -1,0 +1,479 @@
+package proc
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// systemDirs are shown read-only to every sandboxed server: what programs
+// and their interpreters are made of. A symbolic link among them (/bin on
+// a merged /usr) is recreated as one.
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix/store"}
+
+// devFiles are the devices a sandboxed server may open.
+var devFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
+
+// mountKind says what a sandbox mount puts at its target.
+type mountKind string
+
+const (
+	mountRO      mountKind = "ro"      // a read-only bind of Source
+	mountRW      mountKind = "rw"      // a read-write bind of Source
+	mountDev     mountKind = "dev"     // a read-write bind of a device file
+	mountTmpfs   mountKind = "tmpfs"   // a private, empty, writable directory
+	mountSymlink mountKind = "symlink" // a symbolic link to Source
+	mountEmpty   mountKind = "empty"   // an empty, read-only directory
+	mountProc    mountKind = "proc"    // the host's /proc (Landlock keeps others' out of reach)
+)
+
+type sandboxMount struct {
+	Kind   mountKind `json:"kind"`
+	Target string    `json:"target"`
+	Source string    `json:"source,omitempty"`
+	File   bool      `json:"file,omitempty"` // Source is not a directory
+}
+
+// sandboxPlan is what the sandbox helper builds, decided by the host
+// (which looks at the paths) and carried in the spawn request.
+type sandboxPlan struct {
+	Mounts  []sandboxMount `json:"mounts"`
+	Network bool           `json:"network,omitempty"` // the host's; else a namespace of its own
+	UID     int            `json:"uid"`
+	GID     int            `json:"gid"`
+}
+
+// sandboxUnavailable says why this kernel cannot sandbox, or "".
+func sandboxUnavailable() string {
+	if b, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); err == nil && strings.TrimSpace(string(b)) == "0" {
+		return "user namespaces are disabled (/proc/sys/user/max_user_namespaces is 0)"
+	}
+	if os.Geteuid() != 0 {
+		if b, err := os.ReadFile("/proc/sys/kernel/unprivileged_userns_clone"); err == nil && strings.TrimSpace(string(b)) == "0" {
+			return "unprivileged user namespaces are disabled (/proc/sys/kernel/unprivileged_userns_clone is 0)"
+		}
+		if b, err := os.ReadFile("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"); err == nil && strings.TrimSpace(string(b)) == "1" {
+			return "AppArmor forbids unprivileged user namespaces (/proc/sys/kernel/apparmor_restrict_unprivileged_userns is 1)"
+		}
+	}
+	if v, err := llsys.LandlockGetABIVersion(); err != nil || v < 1 {
+		return fmt.Sprintf("the kernel has no Landlock (%v; it needs Linux 5.13 or later with landlock in the lsm= list)", err)
+	}
+	return ""
+}
+
+// SandboxSupport says whether this system can start a sandboxed server:
+// "" if it can, else what is missing.
+func SandboxSupport() string { return sandboxUnavailable() }
+
+// planSandbox decides the sandbox of a server whose program is prog (an
+// absolute path) and working directory dir.
+func planSandbox(sb *Sandbox, prog string) (*sandboxPlan, error) {
+	if why := sandboxUnavailable(); why != "" {
+		return nil, fmt.Errorf("%w: %s", ErrSandboxUnavailable, why)
+	}
+	if len(sb.Allow) > 0 && !sb.Network {
+		return nil, fmt.Errorf("%w: a network allow-list (%s) is not enforced yet; use \"network\": false or true", ErrSandboxUnavailable, strings.Join(sb.Allow, ", "))
+	}
+	p := &sandboxPlan{Network: sb.Network, UID: os.Getuid(), GID: os.Getgid()}
+	var targets []string // directories bound so far
+	add := func(m sandboxMount) { p.Mounts = append(p.Mounts, m) }
+	bind := func(kind mountKind, path string) error {
+		path = filepath.Clean(path)
+		src, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return err
+		}
+		fi, err := os.Stat(src)
+		if err != nil {
+			return err
+		}
+		add(sandboxMount{Kind: kind, Target: path, Source: src, File: !fi.IsDir()})
+		if fi.IsDir() {
+			targets = append(targets, path)
+		}
+		return nil
+	}
+	for _, d := range systemDirs {
+		fi, err := os.Lstat(d)
+		switch {
+		case err != nil:
+		case fi.Mode()&os.ModeSymlink != 0:
+			if l, err := os.Readlink(d); err == nil {
+				add(sandboxMount{Kind: mountSymlink, Target: d, Source: l})
+			}
+		case fi.IsDir():
+			bind(mountRO, d)
+		}
+	}
+	add(sandboxMount{Kind: mountTmpfs, Target: "/tmp"})
+	add(sandboxMount{Kind: mountTmpfs, Target: "/dev"})
+	add(sandboxMount{Kind: mountTmpfs, Target: "/dev/shm"})
+	for _, d := range devFiles {
+		if _, err := os.Stat(d); err == nil {
+			add(sandboxMount{Kind: mountDev, Target: d, Source: d, File: true})
+		}
+	}
+	for _, l := range [][2]string{{"/dev/fd", "/proc/self/fd"}, {"/dev/stdin", "/proc/self/fd/0"}, {"/dev/stdout", "/proc/self/fd/1"}, {"/dev/stderr", "/proc/self/fd/2"}} {
+		add(sandboxMount{Kind: mountSymlink, Target: l[0], Source: l[1]})
+	}
+	add(sandboxMount{Kind: mountProc, Target: "/proc", Source: "/proc"})
+	if sb.Home != "" && filepath.IsAbs(sb.Home) {
+		add(sandboxMount{Kind: mountEmpty, Target: filepath.Clean(sb.Home)})
+	}
+	for _, w := range sb.Write {
+		if !filepath.IsAbs(w) {
+			return nil, fmt.Errorf("sandbox: %q is not an absolute path", w)
+		}
+		if _, err := os.Stat(w); errors.Is(err, os.ErrNotExist) {
+			if err := os.MkdirAll(w, 0o700); err != nil {
+				return nil, fmt.Errorf("sandbox: creating %s: %w", w, err)
+			}
+		}
+		if err := bind(mountRW, w); err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	for _, r := range sb.Read {
+		if !filepath.IsAbs(r) {
+			return nil, fmt.Errorf("sandbox: %q is not an absolute path", r)
+		}
+		if err := bind(mountRO, r); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	// The program itself, when nothing else shows it: the approved
+	// definition names it, so it may be run.
+	if filepath.IsAbs(prog) && !under(prog, targets) {
+		if err := bind(mountRO, prog); err != nil {
+			return nil, fmt.Errorf("sandbox: the program: %w", err)
+		}
+	}
+	// Parents before children, so that a path below another is mounted on
+	// top of it; the order given otherwise (later wins).
+	slices.SortStableFunc(p.Mounts, func(a, b sandboxMount) int {
+		return strings.Count(a.Target, "/") - strings.Count(b.Target, "/")
+	})
+	return p, nil
+}
+
+// under reports whether path is one of dirs or below one.
+func under(path string, dirs []string) bool {
+	for _, d := range dirs {
+		if path == d || strings.HasPrefix(path, strings.TrimSuffix(d, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// sandboxAttr is serverAttr for a sandboxed server's helper: new user and
+// mount namespaces (and network, unless shared), where the user is mapped
+// to itself and keeps, across the exec of the helper, the capabilities it
+// needs to build the view (ambient, dropped before the server's exec).
+func sandboxAttr(p *sandboxPlan) *syscall.SysProcAttr {
+	a := serverAttr()
+	a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS
+	if !p.Network {
+		a.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: p.UID, HostID: p.UID, Size: 1}}
+	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: p.GID, HostID: p.GID, Size: 1}}
+	a.GidMappingsEnableSetgroups = false
+	a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
+	return a
+}
+
+// sandboxForkError explains a fork that the kernel refused to put in new
+// namespaces.
+func sandboxForkError(err error) error {
+	if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EUSERS) {
+		return fmt.Errorf("%v: the kernel refused the sandbox's user namespace (are user namespaces allowed for this user?)", err)
+	}
+	return err
+}
+
+func encodePlan(p *sandboxPlan) string {
+	b, _ := json.Marshal(p)
+	return string(b)
+}
+
+// sandboxSpawn is the supervisor's side of a sandboxed spawn: the
+// attributes of the helper's fork, from the request's plan.
+func sandboxSpawn(plan string) (*syscall.SysProcAttr, error) {
+	var p sandboxPlan
+	if err := json.Unmarshal([]byte(plan), &p); err != nil {
+		return nil, fmt.Errorf("a malformed sandbox plan: %v", err)
+	}
+	return sandboxAttr(&p), nil
+}
+
+// runSandboxHelper is the sandbox helper's mode: args are the plan (JSON)
+// then what runExecHelper takes.
+func runSandboxHelper(args []string) int {
+	if len(args) < 1 {
+		fmt.Fprintln(os.Stderr, "switchboard sandbox helper: bad arguments")
+		return 2
+	}
+	var p sandboxPlan
+	if err := json.Unmarshal([]byte(args[0]), &p); err != nil {
+		fmt.Fprintln(os.Stderr, "switchboard sandbox helper: bad plan")
+		return 2
+	}
+	return execHelper(args[1:], &p)
+}
+
+// build makes the server's view: a fresh tmpfs becomes the root, holding
+// the plan's mounts of the old root, which is then detached. It runs in
+// the helper's own mount namespace: nothing of it is seen outside.
+func (p *sandboxPlan) build() error {
+	step := func(what string, err error) error {
+		if err != nil {
+			return fmt.Errorf("sandbox: %s: %w", what, err)
+		}
+		return nil
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return step("making mounts private", err)
+	}
+	// Any existing directory serves as the new root's mount point: it is
+	// moved to / at once. /tmp is on every system.
+	base := "/tmp"
+	if err := unix.Mount("tmpfs", base, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+		return step("mounting the new root", err)
+	}
+	if err := os.Mkdir(base+"/.oldroot", 0o700); err != nil {
+		return step("preparing the new root", err)
+	}
+	if err := unix.PivotRoot(base, base+"/.oldroot"); err != nil {
+		return step("pivot_root", err)
+	}
+	if err := os.Chdir("/"); err != nil {
+		return step("chdir /", err)
+	}
+	const old = "/.oldroot"
+	for _, m := range p.Mounts {
+		t := m.Target
+		switch m.Kind {
+		case mountSymlink:
+			os.MkdirAll(filepath.Dir(t), 0o755)
+			if err := os.Symlink(m.Source, t); err != nil && !errors.Is(err, os.ErrExist) {
+				return step("link "+t, err)
+			}
+		case mountTmpfs:
+			if err := os.MkdirAll(t, 0o755); err != nil {
+				return step("mkdir "+t, err)
+			}
+			mode := "mode=1777"
+			if t == "/dev" {
+				mode = "mode=0755"
+			}
+			if err := unix.Mount("tmpfs", t, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, mode); err != nil {
+				return step("tmpfs on "+t, err)
+			}
+		case mountEmpty:
+			if err := os.MkdirAll(t, 0o755); err != nil {
+				return step("mkdir "+t, err)
+			}
+		default: // binds
+			if m.File {
+				os.MkdirAll(filepath.Dir(t), 0o755)
+				if f, err := os.OpenFile(t, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+					f.Close()
+				}
+			} else if err := os.MkdirAll(t, 0o755); err != nil {
+				return step("mkdir "+t, err)
+			}
+			if err := unix.Mount(old+m.Source, t, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+				return step("bind "+m.Source, err)
+			}
+			if m.Kind == mountRO {
+				// Only the top mount turns read-only; Landlock refuses writes below it all the same.
+				if err := unix.Mount("", t, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+					// Flags locked by the mount's owner (nodev, noexec) must be kept: ask the mount.
+					var st unix.Statfs_t
+					flags := uintptr(unix.MS_REMOUNT | unix.MS_BIND | unix.MS_RDONLY)
+					if unix.Statfs(t, &st) == nil {
+						for _, f := range [][2]uintptr{{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC},
+							{unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME}} {
+							if uintptr(st.Flags)&f[0] != 0 {
+								flags |= f[1]
+							}
+						}
+					}
+					if err := unix.Mount("", t, "", flags, ""); err != nil {
+						return step("read-only "+t, err)
+					}
+				}
+			}
+		}
+	}
+	if err := unix.Unmount(old, unix.MNT_DETACH); err != nil {
+		return step("detaching the old root", err)
+	}
+	os.Remove(old)
+	if err := unix.Mount("", "/", "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+		return step("read-only root", err)
+	}
+	if !p.Network {
+		if err := loopbackUp(); err != nil {
+			return step("bringing loopback up", err)
+		}
+	}
+	return nil
+}
+
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+// confine restricts this thread, which execs the server next, for good:
+// Landlock (read and execute below /, write only to the plan's read-write
+// paths, /tmp and the devices; no signal to, no abstract socket of, and
+// no ptrace or /proc access to any process outside), no_new_privs, and no
+// capability left, even in the bounding set (so that not even a root
+// user regains one at the exec).
+func (p *sandboxPlan) confine() error {
+	abi, err := llsys.LandlockGetABIVersion()
+	if err != nil || abi < 1 {
+		return fmt.Errorf("sandbox: no Landlock: %v", err)
+	}
+	const fileRights = llsys.AccessFSExecute | llsys.AccessFSWriteFile | llsys.AccessFSReadFile
+	handled := uint64(1<<13 - 1) // ABI 1
+	fileOnly := uint64(fileRights)
+	if abi >= 2 {
+		handled |= llsys.AccessFSRefer
+	}
+	if abi >= 3 {
+		handled |= llsys.AccessFSTruncate
+		fileOnly |= llsys.AccessFSTruncate
+	}
+	if abi >= 5 {
+		handled |= llsys.AccessFSIoctlDev
+		fileOnly |= llsys.AccessFSIoctlDev
+	}
+	attr := llsys.RulesetAttr{HandledAccessFS: handled}
+	if abi >= 6 {
+		attr.Scoped = llsys.ScopeAbstractUnixSocket | llsys.ScopeSignal
+	}
+	rs, err := llsys.LandlockCreateRuleset(&attr, 0)
+	if err != nil {
+		return fmt.Errorf("sandbox: landlock_create_ruleset: %w", err)
+	}
+	defer unix.Close(rs)
+	allow := func(path string, access uint64, file bool) error {
+		fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("sandbox: %s: %w", path, err)
+		}
+		defer unix.Close(fd)
+		if file {
+			access &= fileOnly
+		}
+		if err := llsys.LandlockAddPathBeneathRule(rs, &llsys.PathBeneathAttr{AllowedAccess: access & handled, ParentFd: fd}, 0); err != nil {
+			return fmt.Errorf("sandbox: landlock rule for %s: %w", path, err)
+		}
+		return nil
+	}
+	if err := allow("/", llsys.AccessFSExecute|llsys.AccessFSReadFile|llsys.AccessFSReadDir, false); err != nil {
+		return err
+	}
+	for _, m := range p.Mounts {
+		switch {
+		case m.Kind == mountRW, m.Kind == mountTmpfs && m.Target != "/dev":
+			if err := allow(m.Target, handled, m.File); err != nil {
+				return err
+			}
+		case m.Kind == mountDev:
+			if err := allow(m.Target, llsys.AccessFSReadFile|llsys.AccessFSWriteFile|llsys.AccessFSIoctlDev|llsys.AccessFSTruncate, true); err != nil {
+				return err
+			}
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("sandbox: no_new_privs: %w", err)
+	}
+	if err := llsys.LandlockRestrictSelf(rs, 0); err != nil {
+		return fmt.Errorf("sandbox: landlock_restrict_self: %w", err)
+	}
+	return dropCapabilities()
+}
+
+// dropCapabilities empties this thread's bounding, ambient, inheritable,
+// permitted and effective sets.
+func dropCapabilities() error {
+	last := 40
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			last = n
+		}
+	}
+	for c := 0; c <= last; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
+			return fmt.Errorf("sandbox: dropping capability %d: %w", c, err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("sandbox: clearing ambient capabilities: %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("sandbox: capset: %w", err)
+	}
+	return nil
+}
+
+// sandboxEnv fixes what the view hides from the server's environment: a
+// TMPDIR it cannot see becomes the private /tmp.
+func sandboxEnv(env []string) []string {
+	for i, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
+			if fi, err := os.Stat(v); err != nil || !fi.IsDir() {
+				env[i] = "TMPDIR=/tmp"
+			}
+		}
+	}
+	return env
+}
+
+// sandboxCommand checks that a sandboxed server can be started: on Linux
+// only under the supervisor, which builds the sandbox.
+func sandboxCommand(sb *Sandbox, name string, args []string, supervised bool) (string, []string, error) {
+	if !supervised {
+		return "", nil, fmt.Errorf("%w: a sandboxed server is started by the supervisor, and this program has none (its main must call proc.MaybeRunSupervisor)", ErrSandboxUnavailable)
+	}
+	return name, args, nil
+}
+
+// sandboxRequest adds the plan of sandbox sb to a spawn request.
+func sandboxRequest(sb *Sandbox, req *spawnReq) error {
+	p, err := planSandbox(sb, string(req.Path))
+	if err != nil {
+		return err
+	}
+	req.Sandbox = encodePlan(p)
+	return nil
+}
