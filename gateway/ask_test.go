@@ -179,3 +179,82 @@ func TestUpstreamElicitationDeclinedWithoutSupport(t *testing.T) {
 		t.Errorf("ask without elicitation: %q", got)
 	}
 }
+
+// fakeRules records the rules an "always" answer writes.
+type fakeRules struct {
+	mu      sync.Mutex
+	written []string
+}
+
+func (r *fakeRules) Where() string { return "user settings ~/.switchboard/settings.json" }
+
+func (r *fakeRules) WriteAllow(rule string) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.written = append(r.written, rule)
+	return r.Where(), nil
+}
+
+// TestAskAlwaysWritesTheRule: with Asker.Rules, the question offers
+// "always" and says where it writes; the answer writes the tool's exact
+// allow rule and lets the tool run for the session. Where an ask rule
+// decided, no allow rule helps: "always" is not offered, nor honoured.
+func TestAskAlwaysWritesTheRule(t *testing.T) {
+	rules := &fakeRules{}
+	var (
+		mu    sync.Mutex
+		asked []*mcp.ElicitParams
+	)
+	client := &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			asked = append(asked, req.Params)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": gateway.DecisionAlways}}, nil
+		},
+	}
+	p := policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser}, nil, []string{"mcp__alpha__cwd"}, nil)...)
+	permit := host.PolicyPermit(p, &host.PermitOptions{Asker: &gateway.Asker{Rules: rules}})
+	f := startWith(t, fixtureOpts{permit: permit, client: client, protocol: "2025-11-25"}, nil, stdio("alpha", "echo"))
+	ctx := ctxFor(t, 30*time.Second)
+	for i := 0; i < 2; i++ {
+		res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__pid", Arguments: map[string]any{}})
+		if err != nil || res.IsError {
+			t.Fatalf("call %d answered always: %v %v", i, err, res)
+		}
+	}
+	mu.Lock()
+	n := len(asked)
+	q := asked[0]
+	mu.Unlock()
+	if n != 1 {
+		t.Errorf("asked %d times, want once", n)
+	}
+	if !strings.Contains(q.Message, `always: write the allow rule "mcp__alpha__pid" to user settings ~/.switchboard/settings.json`) {
+		t.Errorf("question %q does not say what always writes where", q.Message)
+	}
+	rules.mu.Lock()
+	written := strings.Join(rules.written, ",")
+	rules.mu.Unlock()
+	if written != "mcp__alpha__pid" {
+		t.Errorf("written %q", written)
+	}
+	// An ask rule decided: always is neither offered nor honoured (the
+	// answer does not even fit the question's schema).
+	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__cwd", Arguments: map[string]any{}})
+	if err == nil && !res.IsError {
+		t.Errorf("always under an ask rule ran the call: %v", res)
+	}
+	mu.Lock()
+	last := asked[len(asked)-1]
+	mu.Unlock()
+	if strings.Contains(last.Message, "always:") {
+		t.Errorf("always offered under an ask rule: %q", last.Message)
+	}
+	rules.mu.Lock()
+	defer rules.mu.Unlock()
+	if len(rules.written) != 1 {
+		t.Errorf("written %v", rules.written)
+	}
+}
