@@ -11,7 +11,8 @@ const SandboxHelperArg = "__switchboard-sandbox"
 // Sandbox confines a server: what it may see of the filesystem and of the
 // network. The server sees the system directories (read-only), Read
 // (read-only), Write (read-write), a private empty /tmp, and nothing else:
-// the rest of Home, and every other path, does not exist for it. Network
+// every other path (the rest of the home directory) does not exist for it,
+// but for the directories leading to those it sees. Network
 // false gives it a network of its own with only a loopback interface, so
 // every connection out fails at once (ECONNREFUSED or ENETUNREACH), never
 // hangs.
@@ -32,9 +33,6 @@ type Sandbox struct {
 	// Read and Write are absolute paths. A Write path that does not exist
 	// is created (0700); a Read path that does not exist is left out.
 	Read, Write []string
-	// Home is hidden: the server sees it empty (and cannot write to it),
-	// except for the paths below it that Read and Write list.
-	Home string
 	// Network shares the host's network; false confines the server to a
 	// network of its own, loopback only.
 	Network bool

@@ -127,9 +127,6 @@ func planSandbox(sb *Sandbox, prog string) (*sandboxPlan, error) {
 		add(sandboxMount{Kind: mountSymlink, Target: l[0], Source: l[1]})
 	}
 	add(sandboxMount{Kind: mountProc, Target: "/proc", Source: "/proc"})
-	if sb.Home != "" && filepath.IsAbs(sb.Home) {
-		add(sandboxMount{Kind: mountEmpty, Target: filepath.Clean(sb.Home)})
-	}
 	for _, w := range sb.Write {
 		if !filepath.IsAbs(w) {
 			return nil, fmt.Errorf("sandbox: %q is not an absolute path", w)
