@@ -42,16 +42,16 @@ const CarrierHeader = "X-Switchboard-Carrier"
 
 // calls is the set of tool calls in flight.
 type calls struct {
-	mu       sync.Mutex
-	closing  bool
-	set      map[*liveCall]struct{}
-	idle     chan struct{} // closed when set becomes empty while closing
+	mu      sync.Mutex
+	closing bool
+	set     map[*liveCall]struct{}
+	idle    chan struct{} // closed when set becomes empty while closing
 	// cancelled is when a call last ended cancelled: the SDK sends its
 	// notifications/cancelled upstream in the background, and refuses to
 	// once the server's connection closes.
 	cancelled time.Time
-	carriers map[string]*carrier
-	keys     map[string]*carrier // BindHTTP keys → carrier
+	carriers  map[string]*carrier
+	keys      map[string]*carrier // BindHTTP keys → carrier
 }
 
 type liveCall struct {
@@ -85,6 +85,9 @@ func (c *calls) add(lc *liveCall) bool {
 func (c *calls) remove(lc *liveCall, cancelled bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if _, ok := c.set[lc]; !ok {
+		return
+	}
 	if cancelled {
 		c.cancelled = time.Now()
 	}
@@ -130,7 +133,7 @@ func (g *Gateway) trackCalls(next mcp.MethodHandler) mcp.MethodHandler {
 		if !g.calls.add(lc) {
 			return g.refusal(name, "the gateway is shutting down; call the tool again when it is back"), nil
 		}
-		defer func() { g.calls.remove(lc, ctx.Err() != nil) }()
+		defer g.calls.remove(lc, false) // if next panics; a second remove is a no-op
 		if cr := g.carrierOf(creq.Extra); cr != nil {
 			stop := context.AfterFunc(cr.ctx, func() { cancel(errClientGone) })
 			defer stop()
@@ -143,6 +146,7 @@ func (g *Gateway) trackCalls(next mcp.MethodHandler) mcp.MethodHandler {
 		ctx, stopT := host.WithCallDeadline(ctx, time.Now().Add(timeout))
 		defer stopT()
 		res, err := next(ctx, method, req)
+		g.calls.remove(lc, ctx.Err() != nil)
 		if err != nil && host.IsTimeout(ctx, err) {
 			// Ran out while the SDK waited for the client's answer to a
 			// question (older protocols), or while a held call waited.

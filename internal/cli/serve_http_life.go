@@ -245,7 +245,14 @@ func (c *sessionCap) admit() bool {
 	c.log.Info("ended the session idle longest to make room for a new one", "max_sessions", c.max, "idle_ms", time.Since(old.last).Milliseconds())
 	c.g.CancelSession(oldID)
 	if ss := c.session(old, oldID); ss != nil {
-		go ss.Close()
+		// An idle session closes at once; do not let one that does not
+		// hold up the new client.
+		closed := make(chan struct{})
+		go func() { ss.Close(); close(closed) }()
+		select {
+		case <-closed:
+		case <-time.After(time.Second):
+		}
 	}
 	return true
 }
