@@ -31,12 +31,18 @@ func TestMain(m *testing.M) {
 func runTestHost() {
 	n, _ := strconv.Atoi(os.Getenv("PROC_TEST_SERVERS"))
 	first := 0
+	var sb *Sandbox
+	if os.Getenv("PROC_TEST_SANDBOX") == "1" {
+		wd, _ := os.Getwd() // the servers' directory
+		sb = &Sandbox{Read: []string{wd}}
+	}
 	for range max(n, 1) {
 		p, err := Start(Spec{
 			Command:   "sh",
 			Args:      []string{"-c", os.Getenv("PROC_TEST_SCRIPT")},
 			Env:       testEnv(),
 			Supervise: os.Getenv("PROC_TEST_SUPERVISE") == "1",
+			Sandbox:   sb,
 		})
 		if err != nil {
 			fmt.Println("error", err)

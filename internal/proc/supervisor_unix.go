@@ -266,6 +266,9 @@ func execHelper(args []string, sb *sandboxPlan) int {
 	}
 	if dir := args[0]; dir != "" {
 		if err := syscall.Chdir(dir); err != nil {
+			if sb != nil {
+				err = fmt.Errorf("sandbox: its working directory %s: %w (is it among the sandbox's paths?)", dir, err)
+			}
 			return fail(err)
 		}
 	}
