@@ -66,6 +66,7 @@ var knownFields = []string{
 	"type", "transport", "command", "args", "env", "cwd", "url", "headers",
 	"enabled", "description", "timeout", "startup_timeout", "defer_loading",
 	"tools", "headersHelper", "env_passthrough", "sandbox",
+	"enabledTools", "disabledTools",
 }
 
 // serverDef is one parsed definition with its place and problems.
@@ -272,6 +273,10 @@ func (d *jsoncDoc) server(name string, nameOff int, v *hujson.Value) serverDef {
 			s.Tools = d.tools(val, name, &def.Diags)
 		case "sandbox":
 			s.Sandbox = d.sandbox(val, name, &def.Diags)
+		case "enabledTools":
+			s.EnabledTools = d.globList(val, name, key, &def.Diags)
+		case "disabledTools":
+			s.DisabledTools = d.globList(val, name, key, &def.Diags)
 		default:
 			fix := "remove it"
 			if near := nearestField(key); near != "" {

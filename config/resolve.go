@@ -67,6 +67,9 @@ type loader struct {
 	localEnPos      map[string]Position
 	localDisabled   map[string]bool
 	localLabel      string
+	// filters are the "toolFilters" layers by server name, in the order
+	// managed, local, workspace.
+	filters map[string]ToolFilter
 }
 
 // Load reads every configuration file §1.2–§1.4 name for one workspace and
@@ -313,6 +316,7 @@ func (l *loader) loadManaged(path string) {
 		return
 	}
 	l.addServers(doc, doc.obj, ScopeManaged, path, path)
+	l.toolFilters(doc, doc.obj, "the managed configuration ("+path+")")
 	names, _, present, diags := doc.nameList(doc.obj, "allowedMcpServers")
 	l.res.Diagnostics = append(l.res.Diagnostics, diags...)
 	// A well-formed list, even empty, is a policy; a malformed one is
@@ -395,6 +399,7 @@ func (l *loader) loadUser(path, root string) {
 // home directory and so may lift what any repository file disabled.
 func (l *loader) loadLocalEnablement(doc *jsoncDoc, po *hujson.Object, path string) {
 	l.localLabel = path
+	l.toolFilters(doc, po, "your settings for this workspace ("+path+")")
 	enabled, enPos, _, diags := doc.nameList(po, "enabledMcpServers")
 	l.res.Diagnostics = append(l.res.Diagnostics, diags...)
 	disabled, _, _, _ := doc.nameList(po, "disabledMcpServers") // reported by addServers
@@ -425,6 +430,7 @@ func (l *loader) loadWorkspace(path string) {
 	l.res.Diagnostics = append(l.res.Diagnostics, diags...)
 	disabled, _, _, diags := doc.nameList(doc.obj, "disabledMcpServers")
 	l.res.Diagnostics = append(l.res.Diagnostics, diags...)
+	l.toolFilters(doc, doc.obj, workspaceLabel)
 	l.wsEnabled, l.wsEnPos = enabled, enPos
 	l.wsEnabledSet = make(map[string]bool)
 	for _, n := range enabled {
@@ -578,6 +584,7 @@ func (l *loader) resolve() {
 		rs.Diagnostics = append(rs.Diagnostics, extra...)
 		l.res.Diagnostics = append(l.res.Diagnostics, extra...)
 		rs.Availability, rs.DisabledReason = l.availability(&rs, win)
+		rs.Tools = l.serverFilter(&rs, win.label)
 		l.res.Servers = append(l.res.Servers, rs)
 	}
 

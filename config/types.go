@@ -81,6 +81,12 @@ type Server struct {
 	EnvPassthrough []string              `json:"env_passthrough,omitempty"`
 	// Sandbox confines a stdio server (§10.4); nil: the scope's default.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
+	// EnabledTools and DisabledTools filter the tools the model sees
+	// (globs of tool names, '*' any run of characters); see [ToolFilter].
+	// They hide tools and change nothing about what runs, so launch trust
+	// does not fingerprint them.
+	EnabledTools  []string `json:"enabledTools,omitempty"`
+	DisabledTools []string `json:"disabledTools,omitempty"`
 }
 
 // IsEnabled reports the definition's own "enabled" field (default true).
@@ -188,6 +194,10 @@ type ResolvedServer struct {
 	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
 	// MissingEnv lists the ${VAR} names that were unset with no default.
 	MissingEnv []string `json:"missingEnv,omitempty"`
+	// Tools is every tool filter that applies to this server: its own
+	// definition's, then the managed, local and workspace layers' (see
+	// [ToolFilter]). A tool is shown only if every layer lets it through.
+	Tools ToolFilter `json:"toolFilter,omitempty"`
 }
 
 // Err returns the first error diagnostic, or nil.
