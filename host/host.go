@@ -120,6 +120,12 @@ type Options struct {
 	// NoSupervisor spawns stdio servers directly instead of through the
 	// supervising re-exec of the current binary (see MaybeRunSupervisor).
 	NoSupervisor bool
+	// SandboxDefaults are the per-scope sandboxes of stdio servers whose
+	// definition has no "sandbox" field (SPEC §10.4; from user or managed
+	// settings, never the repository's). If nil, project-scope servers
+	// are sandboxed and the others are not. A sandboxed server needs the
+	// supervisor: with NoSupervisor it does not start.
+	SandboxDefaults config.SandboxDefaults
 	// OnEvent, if set, receives state changes, progress, log messages and
 	// list changes. It is called synchronously; keep it fast.
 	OnEvent func(Event)

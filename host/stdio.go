@@ -41,6 +41,7 @@ func (s *server) spawn(def config.Server) (*proc.Process, error) {
 		Env:       env,
 		Dir:       dir,
 		Supervise: !s.h.opts.NoSupervisor,
+		Sandbox:   s.sandboxSpec(dir),
 	})
 }
 

@@ -17,7 +17,7 @@ const encodingVersion = "switchboard-launch-v1"
 
 // Fields are the names [Verdict.Changed] uses, in the order they are
 // encoded and reported.
-var Fields = []string{"type", "command", "args", "env", "cwd", "url", "headers", "headersHelper", "env_passthrough"}
+var Fields = []string{"type", "command", "args", "env", "cwd", "url", "headers", "headersHelper", "env_passthrough", "sandbox"}
 
 // Encode returns the structural encoding of what def would run, as written
 // (before ${VAR} expansion): the canonical JSON of
@@ -28,7 +28,12 @@ var Fields = []string{"type", "command", "args", "env", "cwd", "url", "headers",
 // type is inferred when empty ([config.InferType]); env and headers are
 // sorted by key; env_passthrough is sorted and deduplicated (its order
 // means nothing; it decides which of the user's variables a repo server
-// sees, so it is part of what is approved). Absent and empty lists or maps
+// sees, so it is part of what is approved). A written "sandbox" field
+// (SPEC §10.4) is appended, canonical (false, true, or {"fs": {"read",
+// "write"}, "network"} with the lists as written); a definition without
+// one encodes exactly as before the field existed, so approvals given
+// then stay valid: its sandbox is the scope's default, which the user's
+// settings decide, never the repository. Absent and empty lists or maps
 // encode the same, since they run the same. Every string is a JSON string,
 // so no separator can be forged: {"a":"b=c"} and {"a=b":"c"} encode as
 // [["a","b=c"]] and [["a=b","c"]].
@@ -46,7 +51,11 @@ func encoding(def config.Server) []any {
 	out := make([]any, 0, len(Fields)+1)
 	out = append(out, encodingVersion)
 	for _, name := range Fields {
-		out = append(out, f[name])
+		v, ok := f[name]
+		if !ok {
+			continue // "sandbox" not written
+		}
+		out = append(out, v)
 	}
 	return out
 }
@@ -55,7 +64,7 @@ func encoding(def config.Server) []any {
 func fieldValues(def config.Server) map[string]any {
 	pass := append([]string(nil), def.EnvPassthrough...)
 	sort.Strings(pass)
-	return map[string]any{
+	m := map[string]any{
 		"type":            str(string(config.InferType(def))),
 		"command":         str(def.Command),
 		"args":            strs(def.Args),
@@ -66,6 +75,29 @@ func fieldValues(def config.Server) map[string]any {
 		"headersHelper":   str(def.HeadersHelper),
 		"env_passthrough": strs(dedupe(pass)),
 	}
+	if sb := def.Sandbox; sb != nil {
+		m["sandbox"] = sandboxValue(sb)
+	}
+	return m
+}
+
+// sandboxValue is a written sandbox's canonical value.
+func sandboxValue(sb *config.Sandbox) any {
+	if sb.Off {
+		return false
+	}
+	var fs any // null: the default view
+	if sb.FS != nil {
+		fs = map[string]any{"read": strs(sb.FS.Read), "write": strs(sb.FS.Write)}
+	}
+	var net any = false
+	switch {
+	case sb.Network.All:
+		net = true
+	case len(sb.Network.Allow) > 0:
+		net = strs(sb.Network.Allow)
+	}
+	return map[string]any{"fs": fs, "network": net}
 }
 
 // fieldDigests returns the SHA-256 (hex) of each field's canonical JSON:
