@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"path"
 	"path/filepath"
 	"slices"
@@ -86,8 +85,20 @@ func (n *SandboxNetwork) UnmarshalJSON(b []byte) error {
 
 // checkHostPort says why hp is not "host:port", or "".
 func checkHostPort(hp string) string {
-	h, p, err := net.SplitHostPort(hp)
-	if err != nil || h == "" {
+	// Split by hand: config is pure and does not import net (archtest).
+	// "[::1]:8080" and "host:443"; a bare IPv6 address without brackets
+	// has more than one ':' and is refused.
+	i := strings.LastIndexByte(hp, ':')
+	if i < 0 {
+		return `is not "host:port"`
+	}
+	h, p := hp[:i], hp[i+1:]
+	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
+		h = h[1 : len(h)-1]
+	} else if strings.ContainsAny(h, ":[]") {
+		return `is not "host:port"`
+	}
+	if h == "" {
 		return `is not "host:port"`
 	}
 	if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
