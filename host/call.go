@@ -154,7 +154,13 @@ func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallTool
 		s.lastFailure = oneLine(s.h.secrets.String(err.Error()))
 		s.mu.Unlock()
 	}
-	s.breaker.done(gen, healthy)
+	if err != nil && healthy && ctx.Err() != nil {
+		// The caller gave up: that says nothing of the server, so it
+		// neither counts as a failure nor wipes out the failures before it.
+		s.breaker.release(gen)
+	} else {
+		s.breaker.done(gen, healthy)
+	}
 	s.stats.record(s.h.clock.Now().Sub(start), err != nil || (res != nil && res.IsError))
 	// A server's error message may quote the arguments or its secrets.
 	return res, s.h.secrets.Error(err)

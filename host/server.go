@@ -71,6 +71,10 @@ type server struct {
 	// closes the circuit.
 	watchCancel context.CancelFunc
 	watching    bool
+	// pingClosedAt is when an answered ping last closed the circuit. A
+	// circuit that opens again within a cooldown of that is left to its
+	// cooldown: pings said it was back, and its calls failed anyway.
+	pingClosedAt time.Time
 	// listErrs holds, per list method ("tools/list", "prompts/list"…), why
 	// the last fetch of it failed; a fetch that works clears it, and so
 	// does a new connection.
@@ -520,8 +524,10 @@ func (s *server) setListErr(method string, err error) {
 // a ping. One that answers is alive although its calls failed (a tool that
 // hangs on its backend): the cooldown decides, and a call probes it then.
 // One that does not has stopped answering altogether (stalled, stopped,
-// wedged), so its first answer closes the circuit.
-const stallBound = time.Second
+// wedged), so its first answer closes the circuit. A live server answers
+// a ping in milliseconds; the bound is short so that a stall that ends
+// soon after the circuit opened is still told apart.
+const stallBound = 250 * time.Millisecond
 
 // probeGap is the pause before pinging again after a ping's connection
 // failed.
@@ -537,7 +543,12 @@ func (s *server) watchOpen(gen uint64) {
 		s.watchCancel()
 	}
 	s.watchCancel, s.watching = cancel, false
+	recent := !s.pingClosedAt.IsZero() && s.h.clock.Now().Sub(s.pingClosedAt) < s.breaker.cooldown
 	s.mu.Unlock()
+	if recent {
+		s.h.log.Info("circuit open again soon after pings closed it; waiting out the cooldown", "server", s.name)
+		return
+	}
 	go s.pingUntilAnswered(ctx, gen)
 }
 
@@ -610,8 +621,13 @@ func (s *server) pingUntilAnswered(ctx context.Context, gen uint64) {
 		}
 		var rpcErr *jsonrpc.Error
 		if err == nil || errors.As(err, &rpcErr) { // any answer: it is alive
-			if stalled && s.breaker.recover(gen) {
-				s.h.log.Info("circuit closed: the server answers again", "server", s.name)
+			if stalled {
+				s.mu.Lock()
+				s.pingClosedAt = s.h.clock.Now()
+				s.mu.Unlock()
+				if s.breaker.recover(gen) {
+					s.h.log.Info("circuit closed: the server answers again", "server", s.name)
+				}
 			}
 			return
 		}
