@@ -231,6 +231,9 @@ func doctorChecks(cfg *config.Resolved, servers []host.ServerStatus, tools map[s
 			}
 			out = append(out, trustCheck(rs, st, a, held, o))
 		}
+		if c, ok := sandboxCheck(&rs, st, cfg.Workspace, o); ok {
+			out = append(out, c)
+		}
 		if len(rs.MissingEnv) > 0 {
 			out = append(out, check("env", rs.Name, doctorFail,
 				missingEnvPrefix+": "+strings.Join(rs.MissingEnv, ", "),

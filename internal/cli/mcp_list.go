@@ -50,6 +50,10 @@ type serverDetailJSON struct {
 	// for a name nobody defines.
 	Approval *approvalJSON `json:"approval,omitempty"`
 	Warnings []string      `json:"warnings"`
+	// Sandbox says in words what a stdio server can reach (SPEC §10.4);
+	// SandboxPolicy is the same as data (absent: unconfined).
+	Sandbox       string                `json:"sandbox,omitempty"`
+	SandboxPolicy *config.SandboxPolicy `json:"sandboxPolicy,omitempty"`
 }
 
 func toServerJSON(s *config.ResolvedServer) serverJSON {
@@ -303,6 +307,10 @@ func mcpGetRun(ctx context.Context, opts *MCPGetOptions) error {
 	d.Env, d.Headers, d.Cwd, d.Description = shownEnv(w.Env), shownHeaders(w.Headers), w.Cwd, w.Description
 	d.Timeout, d.StartupTimeout = w.Timeout, w.StartupTimeout
 	d.MissingEnv = s.MissingEnv
+	if defaults := f.sandboxDefaults(); config.InferType(s.Effective) == config.TypeStdio {
+		d.Sandbox = sandboxWords(s, r.Workspace, defaults, f.tilde)
+		d.SandboxPolicy = sandboxOf(s, r.Workspace, defaults)
+	}
 	for _, sc := range s.Shadows {
 		d.Shadows = append(d.Shadows, string(sc))
 	}
@@ -449,6 +457,9 @@ func printServerDetail(ios *IOStreams, f *Factory, r *config.Resolved, s *config
 		rows = append(rows, row{"description", w.Description})
 	}
 	rows = append(rows, row{"enabled", enabledText(s, tty)})
+	if d.Sandbox != "" {
+		rows = append(rows, row{"sandbox", d.Sandbox})
+	}
 	if s.Availability != config.Missing {
 		tr := string(s.Trust)
 		if tty {

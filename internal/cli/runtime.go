@@ -60,6 +60,9 @@ type runtimeOptions struct {
 	// servers to reach private addresses in a workspace (SPEC §8,
 	// "allowPrivateNetworkForProjectServers"; see netsettings.go). If nil, no.
 	Private func(workspace string) bool
+	// Sandbox returns the per-scope sandbox defaults of the user's and
+	// managed settings (SPEC §10.4; see sandbox.go). If nil, the built-in ones.
+	Sandbox func() config.SandboxDefaults
 }
 
 // newRuntimeOptions fills runtimeOptions from f. Call it when the command
@@ -79,6 +82,7 @@ func newRuntimeOptions(f *Factory) runtimeOptions {
 		Tools:    g.Tools,
 		Policy:   f.permissionPolicy,
 		Private:  f.allowPrivateNetwork,
+		Sandbox:  f.sandboxDefaults,
 	}
 }
 
@@ -184,6 +188,9 @@ func startSessionWith(ctx context.Context, o *runtimeOptions, cfg *config.Resolv
 	}
 	hopts.AllowPrivateNetworkForProjectServers = o.Private != nil && o.Private(cfg.Workspace)
 	hopts.ToolModifiers = mods
+	if o.Sandbox != nil {
+		hopts.SandboxDefaults = o.Sandbox()
+	}
 	if o.Home != "" {
 		// Stored tokens are used and refreshed; a new authorization is
 		// `mcp login`'s (mcp_login.go).

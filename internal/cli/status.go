@@ -69,6 +69,8 @@ func statusRun(ctx context.Context, opts *StatusOptions) (err error) {
 // statusReport is what status shows.
 type statusReport struct {
 	Servers []host.ServerStatus
+	// Sandbox says what each stdio server can reach (sandbox.go).
+	Sandbox map[string]string
 }
 
 // snapshot waits (bounded by --wait), lists the tools of the connected
@@ -82,7 +84,7 @@ func (s *session) snapshot(ctx context.Context) statusReport {
 	lctx, cancel := context.WithTimeout(ctx, max(s.opts.Wait, 2*time.Second))
 	defer cancel()
 	_, _ = s.h.Tools(lctx) // errors show as server states
-	return statusReport{Servers: s.h.Status()}
+	return statusReport{Servers: s.h.Status(), Sandbox: s.sandboxes()}
 }
 
 // errorStates are the states whose command line and stderr are shown.
@@ -121,6 +123,7 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 	if err := t.Render(); err != nil {
 		return err
 	}
+	printSandboxes(ios.Out, r)
 	for _, st := range r.Servers {
 		if !isErrorState(st.State) {
 			continue
@@ -280,6 +283,8 @@ type statusServerJSON struct {
 	Stderr     []string       `json:"stderr"`
 	Reconnects int            `json:"reconnects"`
 	Stats      host.CallStats `json:"stats"`
+	// Sandbox: what a stdio server can reach, in words (SPEC §10.4).
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 type statusFilesJSON struct {
@@ -321,7 +326,7 @@ func (r statusReport) json(cfg *config.Resolved, now time.Time) statusJSON {
 			Error: st.Reason, Tools: st.Tools, Tokens: st.Tokens, Deferred: st.Deferred, Command: commandText(st),
 			Trust: string(st.Trust), File: st.File, Since: st.Since, ElapsedMs: elapsed,
 			Protocol: st.Protocol, ServerInfo: st.ServerInfo, Stderr: stderr,
-			Reconnects: st.Reconnects, Stats: st.Stats,
+			Reconnects: st.Reconnects, Stats: st.Stats, Sandbox: r.Sandbox[st.Name],
 		})
 	}
 	return out

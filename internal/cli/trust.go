@@ -51,6 +51,8 @@ type launchTrust struct {
 
 	mu     sync.Mutex
 	denied map[string]bool
+	// sandbox are the settings' sandbox defaults, for the review.
+	sandbox config.SandboxDefaults
 }
 
 // launchTrust builds the launch trust of a run on cfg: the store in the
@@ -58,6 +60,7 @@ type launchTrust struct {
 // local settings.
 func (f *Factory) launchTrust(cfg *config.Resolved) (*launchTrust, error) {
 	lt := &launchTrust{
+		sandbox:   f.sandboxDefaults(),
 		store:     trust.Open(f.Home()),
 		home:      f.Home(),
 		workspace: cfg.Workspace,
@@ -260,7 +263,7 @@ func (lt *launchTrust) pending(cfg *config.Resolved) []*config.ResolvedServer {
 func (lt *launchTrust) askPending(ctx context.Context, cfg *config.Resolved, in *lineReader, w io.Writer) {
 	for _, rs := range lt.pending(cfg) {
 		v := lt.verdict(rs)
-		writeReview(w, rs, v, lt.environ())
+		writeReview(w, rs, v, lt.environ(), lt.sandboxWords(rs))
 		ok, err := askApproval(ctx, in, w, "Approve and start it? [y]es (remembered for this workspace), [N]o (not this run): ")
 		if err == nil && ok {
 			if _, err := lt.store.Approve(lt.workspace, rs, lt.now()); err != nil {
@@ -305,7 +308,7 @@ func askApproval(ctx context.Context, in *lineReader, w io.Writer, question stri
 // dangerous loader keys in plain words, cwd, url, header keys (values
 // redacted), headersHelper, which of the user's variables pass, and for
 // a stale approval what changed.
-func writeReview(w io.Writer, rs *config.ResolvedServer, v trust.Verdict, parent []string) {
+func writeReview(w io.Writer, rs *config.ResolvedServer, v trust.Verdict, parent []string, sandbox string) {
 	def := rs.Written
 	from := trust.Quote(rs.File) // a directory name can hold escape sequences too
 	if rs.File == "" {
@@ -380,6 +383,9 @@ func writeReview(w io.Writer, rs *config.ResolvedServer, v trust.Verdict, parent
 	}
 	if len(def.EnvPassthrough) > 0 {
 		fmt.Fprintf(w, "  env_passthrough: %s\n", quoteList(def.EnvPassthrough))
+	}
+	if sandbox != "" {
+		fmt.Fprintf(w, "  sandbox:  %s\n", termsafe.Line(sandbox))
 	}
 	if typ == config.TypeStdio || def.HeadersHelper != "" {
 		passed := trust.PassedVariables(rs, parent)

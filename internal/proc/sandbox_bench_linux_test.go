@@ -1,0 +1,43 @@
+package proc
+
+import (
+	"bufio"
+	"io"
+	"testing"
+	"time"
+)
+
+// BenchmarkStart measures a server's start-up under the supervisor, plain
+// and sandboxed: Start, one line echoed back (the server runs), Close.
+// The supervisor is started before the timer (once per host in real use).
+//
+//	go test ./internal/proc -run XXX -bench BenchmarkStart -count 3
+func BenchmarkStart(b *testing.B) {
+	if why := SandboxSupport(); why != "" {
+		b.Skip(why)
+	}
+	warm, err := Start(Spec{Command: "cat", Env: testEnv(), Supervise: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	warm.Close(time.Second)
+	dir := b.TempDir()
+	for _, bc := range []struct {
+		name string
+		sb   *Sandbox
+	}{{"plain", nil}, {"sandboxed", &Sandbox{Write: []string{dir}}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				p, err := Start(Spec{Command: "cat", Env: testEnv(), Dir: dir, Supervise: true, Sandbox: bc.sb})
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.WriteString(p.Stdin(), "x\n")
+				if _, err := bufio.NewReader(p.Stdout()).ReadString('\n'); err != nil {
+					b.Fatal(err)
+				}
+				p.Close(time.Second)
+			}
+		})
+	}
+}
