@@ -141,7 +141,9 @@ func refusedPath(stderr []string, p *config.SandboxPolicy) (string, bool) {
 			!strings.Contains(low, "no such file") && !strings.Contains(low, "permission denied") && !strings.Contains(low, "read-only file system") {
 			continue
 		}
-		for _, f := range strings.FieldsFunc(l, func(r rune) bool { return r == ' ' || r == '\'' || r == '"' || r == ',' || r == ':' || r == '(' || r == ')' }) {
+		for _, f := range strings.FieldsFunc(l, func(r rune) bool {
+			return r == ' ' || r == '\'' || r == '"' || r == ',' || r == ':' || r == '(' || r == ')'
+		}) {
 			if filepath.IsAbs(f) && !p.Covers(f) && !sandboxSystemPath(f) {
 				return filepath.Clean(f), true
 			}
