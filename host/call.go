@@ -196,7 +196,10 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	}
 	full := toolName(s.name, tool)
 	switch {
-	case ctx.Err() != nil && !errors.Is(context.Cause(ctx), ErrTimeout):
+	// A caller whose context ends at the call's deadline (the gateway's
+	// relay cancels its worker then) ran out of time too: the server did
+	// not answer within the timeout, which the breaker must count.
+	case ctx.Err() != nil && !errors.Is(context.Cause(ctx), ErrTimeout) && s.h.clock.Now().Before(deadline):
 		return nil, ctx.Err(), true
 	case cctx.Err() != nil:
 		return nil, fmt.Errorf("%s: %w: no result within %s; the call was cancelled", full, ErrTimeout, timeout), false
