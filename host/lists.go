@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -328,8 +329,9 @@ func fetchList[T any](ctx context.Context, s *server, cache *listCache[T], list 
 	items, err := list(lctx, c)
 	if err != nil {
 		if ctx.Err() == nil {
-			err = fmt.Errorf("%s failed: %w", cache.method, err)
-			s.setListErr(cache.method, errors.Unwrap(err))
+			why := strings.TrimPrefix(err.Error(), fmt.Sprintf("calling %q: ", cache.method))
+			s.setListErr(cache.method, errors.New(why))
+			err = fmt.Errorf("%s failed: %s", cache.method, why)
 		}
 		return nil, err
 	}

@@ -336,6 +336,10 @@ func serverCheck(rs config.ResolvedServer, st host.ServerStatus, o *runtimeOptio
 	reason := st.Reason
 	switch st.State {
 	case host.StateConnected:
+		if len(st.ListErrors) > 0 {
+			return check("server", name, doctorFail, "connected, but "+dashEmpty(reason),
+				"the server answers, but not every list it offers: check its logs or run its command by hand; `switchboard status` shows its stderr")
+		}
 		return check("server", name, doctorPass, fmt.Sprintf("connected: %d tools, about %d tokens", st.Tools, st.Tokens), "")
 	case host.StateConnecting:
 		return check("server", name, doctorFail, "still connecting after "+formatElapsed(o.now().Sub(st.Since)),

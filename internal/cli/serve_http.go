@@ -218,11 +218,23 @@ func healthz(h *host.Host, stateless bool) http.HandlerFunc {
 			Servers   int    `json:"servers"`
 			Connected int    `json:"connected"`
 			Stateless bool   `json:"stateless"`
+			// CircuitOpen counts servers whose circuit is open (their
+			// tools stay listed, calls fail fast); ListFailed connected
+			// servers whose tools, prompts or resources list fails.
+			CircuitOpen int            `json:"circuit_open"`
+			ListFailed  int            `json:"list_failed"`
+			States      map[string]int `json:"states"`
 		}
-		st := status{Status: "ok", Stateless: stateless}
+		st := status{Status: "ok", Stateless: stateless, States: map[string]int{}}
 		for _, s := range h.Status() {
 			st.Servers++
-			if s.State == host.StateConnected {
+			st.States[string(s.State)]++
+			switch {
+			case s.State == host.StateCircuitOpen:
+				st.CircuitOpen++
+			case s.State == host.StateConnected && len(s.ListErrors) > 0:
+				st.ListFailed++
+			case s.State == host.StateConnected:
 				st.Connected++
 			}
 		}

@@ -84,6 +84,11 @@ func (s *session) snapshot(ctx context.Context) statusReport {
 	lctx, cancel := context.WithTimeout(ctx, max(s.opts.Wait, 2*time.Second))
 	defer cancel()
 	_, _ = s.h.Tools(lctx) // errors show as server states
+	// Prompts and resources too, so that a server whose prompts/list or
+	// resources/list fails is not shown as healthy (their failures are
+	// in each status' ListErrors); all but the failing ones are cached.
+	_, _, _ = s.h.Prompts(lctx)
+	_, _, _ = s.h.Resources(lctx)
 	return statusReport{Servers: s.h.Status(), Sandbox: s.sandboxes()}
 }
 
@@ -125,7 +130,7 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 	}
 	printSandboxes(ios.Out, r)
 	for _, st := range r.Servers {
-		if !isErrorState(st.State) {
+		if !isErrorState(st.State) && len(st.ListErrors) == 0 {
 			continue
 		}
 		// The reason, command line, path and stderr were written by the
@@ -173,6 +178,9 @@ func toolsCell(st host.ServerStatus) string {
 }
 
 func countCell(st host.ServerStatus, n int) string {
+	if _, failed := st.ListErrors["tools/list"]; failed && n == 0 {
+		return "?" // not known: the list failed, it is not empty
+	}
 	if st.State != host.StateConnected && st.State != host.StateCircuitOpen && n == 0 {
 		return "-"
 	}
@@ -285,6 +293,8 @@ type statusServerJSON struct {
 	Stats      host.CallStats `json:"stats"`
 	// Sandbox: what a stdio server can reach, in words (SPEC §10.4).
 	Sandbox string `json:"sandbox,omitempty"`
+	// ListErrors: per list request ("tools/list"…), why it failed.
+	ListErrors map[string]string `json:"listErrors,omitempty"`
 }
 
 type statusFilesJSON struct {
@@ -327,6 +337,7 @@ func (r statusReport) json(cfg *config.Resolved, now time.Time) statusJSON {
 			Trust: string(st.Trust), File: st.File, Since: st.Since, ElapsedMs: elapsed,
 			Protocol: st.Protocol, ServerInfo: st.ServerInfo, Stderr: stderr,
 			Reconnects: st.Reconnects, Stats: st.Stats, Sandbox: r.Sandbox[st.Name],
+			ListErrors: st.ListErrors,
 		})
 	}
 	return out
