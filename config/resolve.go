@@ -340,6 +340,7 @@ func (l *loader) loadUser(path, root string) {
 		return
 	}
 	l.addServers(doc, doc.obj, ScopeUser, path, path)
+	l.toolFilters(doc, doc.obj, "your settings ("+path+")")
 	if root == "" {
 		return
 	}

@@ -84,6 +84,9 @@ func (h *Host) CallTool(ctx context.Context, serverName, tool string, args any) 
 	if err != nil {
 		return nil, err
 	}
+	if hid, why := h.hidden(serverName, tool); hid {
+		return nil, &FilteredError{Server: serverName, Tool: tool, Reason: why}
+	}
 	if args, err = h.permit(ctx, s, tool, args); err != nil {
 		return nil, err
 	}
@@ -117,6 +120,9 @@ func (h *Host) resolveTool(ctx context.Context, name string) (*server, string, e
 	}
 	if firstErr != nil {
 		return nil, "", firstErr
+	}
+	if err := h.filteredCall(name, candidates); err != nil {
+		return nil, "", err
 	}
 	if len(candidates) == 0 {
 		if _, _, ok := toolsurface.ParseToolName(name); ok {

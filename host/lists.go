@@ -255,6 +255,7 @@ func (h *Host) serverTools(ctx context.Context, s *server) ([]*mcp.Tool, error) 
 		tools = s.known // the cache was dropped (list_changed) while open
 		s.mu.Unlock()
 	}
+	tools = h.filterTools(s.name, tools)
 	s.routes.mu.Lock()
 	defer s.routes.mu.Unlock()
 	if h.stillRouted(s, tools) {

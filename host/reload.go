@@ -2,6 +2,7 @@ package host
 
 import (
 	"reflect"
+	"slices"
 	"sort"
 	"sync"
 
@@ -84,6 +85,7 @@ func (h *Host) Apply(cfg *config.Resolved) ApplyResult {
 		order = append(order, name)
 	}
 	sort.Strings(order)
+	refilter := filtersChanged(h.cfg, cfg)
 	h.servers, h.order, h.cfg = next, order, cfg
 	if h.router != nil {
 		for _, s := range stop {
@@ -107,6 +109,14 @@ func (h *Host) Apply(cfg *config.Resolved) ApplyResult {
 	}
 	for _, s := range regate {
 		s.start()
+	}
+	// A changed tool filter needs no restart: the lists are filtered when
+	// read, and clients are told to read them again.
+	for _, name := range refilter {
+		if !slices.Contains(res.Restarted, name) {
+			h.log.Info("tool filter changed", "server", name)
+			h.emit(Event{Kind: EventToolsChanged, Server: name})
+		}
 	}
 	for _, list := range [][]string{res.Added, res.Removed, res.Restarted, res.Regated} {
 		sort.Strings(list)

@@ -392,6 +392,10 @@ func callErr(err error) error {
 	switch {
 	case errors.Is(err, host.ErrDenied):
 		return deniedErr(err)
+	case errors.Is(err, host.ErrFiltered):
+		var fe *host.FilteredError
+		errors.As(err, &fe)
+		return RefusedErr(err, fmt.Sprintf("to use it, take it out of that filter (switchboard mcp tools enable %s %s)", fe.Server, fe.Tool))
 	case errors.Is(err, host.ErrUnknownTool):
 		return UsageErr(err, "run `switchboard tools` for the tool names")
 	case errors.Is(err, host.ErrNotConnected):

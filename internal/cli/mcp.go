@@ -39,6 +39,7 @@ Edits keep the comments and layout of the files they change.`,
 		NewMCPEnableCmd(f, true, nil),
 		NewMCPEnableCmd(f, false, nil),
 		NewMCPImportCmd(f, nil),
+		newMCPToolsCmd(f),
 	)
 	for _, newCmd := range extraMCPCommands {
 		cmd.AddCommand(newCmd(f))

@@ -1,0 +1,98 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/toolsurface"
+)
+
+// ErrFiltered is wrapped by a [*FilteredError]: the tool exists but a tool
+// filter (enabledTools / disabledTools, see [config.ToolFilter]) hides it.
+var ErrFiltered = errors.New("tool hidden by a tool filter")
+
+// FilteredError is a call of a tool that a tool filter hides from the
+// model. Reason names the layer and glob.
+type FilteredError struct {
+	Server, Tool, Reason string
+}
+
+func (e *FilteredError) Error() string {
+	return fmt.Sprintf("tool %q of server %q is hidden: %s", e.Tool, e.Server, e.Reason)
+}
+
+func (e *FilteredError) Unwrap() error { return ErrFiltered }
+
+// hidden reports whether server's tool is filtered out, and why.
+func (h *Host) hidden(server, tool string) (bool, string) {
+	h.mu.Lock()
+	cfg := h.cfg
+	h.mu.Unlock()
+	if cfg == nil {
+		return false, ""
+	}
+	if rs := cfg.Server(server); rs != nil {
+		return rs.Tools.Hidden(tool)
+	}
+	return false, ""
+}
+
+// filterTools returns the tools of server that no filter hides: what the
+// model, tool_search and the gateway's clients see. tools itself is
+// returned when the server has no filter, so that the cached list keeps
+// its identity (stillRouted).
+func (h *Host) filterTools(server string, tools []*mcp.Tool) []*mcp.Tool {
+	h.mu.Lock()
+	cfg := h.cfg
+	h.mu.Unlock()
+	var f config.ToolFilter
+	if cfg != nil {
+		if rs := cfg.Server(server); rs != nil {
+			f = rs.Tools
+		}
+	}
+	if f.IsZero() {
+		return tools
+	}
+	out := make([]*mcp.Tool, 0, len(tools))
+	for _, t := range tools {
+		if hid, _ := f.Hidden(t.Name); !hid {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// filteredCall returns the FilteredError for a namespaced name that no
+// visible tool answers but a hidden tool of one of servers would: the
+// message then names the filter instead of saying there is no such tool.
+func (h *Host) filteredCall(name string, servers []*server) error {
+	for _, s := range servers {
+		tool := strings.TrimPrefix(name, "mcp__"+toolsurface.SanitizePart(s.name)+"__")
+		if hid, why := h.hidden(s.name, tool); hid {
+			return &FilteredError{Server: s.name, Tool: tool, Reason: why}
+		}
+	}
+	return nil
+}
+
+// filtersChanged lists the servers of both configurations whose tool
+// filters differ: a running server keeps running, and only its lists are
+// fetched again.
+func filtersChanged(old, next *config.Resolved) []string {
+	var out []string
+	if old == nil || next == nil {
+		return nil
+	}
+	for _, rs := range next.Servers {
+		if o := old.Server(rs.Name); o != nil && !reflect.DeepEqual(o.Tools, rs.Tools) {
+			out = append(out, rs.Name)
+		}
+	}
+	return out
+}
