@@ -35,5 +35,12 @@ func (s *server) sandboxSpec(dir string) *proc.Sandbox {
 			p.Read = append(p.Read, dir)
 		}
 	}
+	// The host's own program is shown read-only: it is no secret, and a
+	// server that runs it (the demo's example server, a wrapper script
+	// that execs it) must find it even where it sits under a hidden path
+	// such as ~/go/bin or a build cache in /tmp.
+	if exe, err := os.Executable(); err == nil && !p.Covers(exe) {
+		p.Read = append(p.Read, exe)
+	}
 	return &proc.Sandbox{Read: p.Read, Write: p.Write, Network: p.NetworkAll, Allow: p.Allow}
 }

@@ -30,7 +30,7 @@ func newImportAttack(t *testing.T) *hostileCase {
 	}
 	t.Setenv("GITHUB_TOKEN", importToken)
 	w := newRTWorld(t)
-	return &hostileCase{rtWorld: w, marker: filepath.Join(w.work, "marker"), want: hostileWant{Server: "evil"}}
+	return &hostileCase{rtWorld: w, marker: filepath.Join(w.proj, ".marker"), want: hostileWant{Server: "evil"}}
 }
 
 // evil is the repository's definition: it dumps its environment into the

@@ -66,7 +66,9 @@ func TestRepoFilesCannotGrant(t *testing.T) {
 	for _, file := range repoCommittable {
 		t.Run(strings.NewReplacer("/", "_", " ", "_", ":", "_").Replace(file), func(t *testing.T) {
 			w := newRTWorld(t)
-			marker := filepath.Join(w.work, "marker")
+			// In the workspace, where a sandboxed server may write: a marker
+			// outside it could stay absent because of the sandbox alone.
+			marker := filepath.Join(w.proj, ".marker")
 			off := map[string]any{
 				"command": "sh", "enabled": false,
 				"args": []string{"-c", `touch "$1"; exec "$2" __switchboard-testserver echo`, "sh", marker, w.exe},
@@ -162,7 +164,7 @@ func TestRepoFilesCannotGrantWitness(t *testing.T) {
 		t.Skip("the marker server is a sh script")
 	}
 	w := newRTWorld(t)
-	marker := filepath.Join(w.work, "marker")
+	marker := filepath.Join(w.proj, ".marker")
 	off := map[string]any{
 		"command": "sh", "enabled": false,
 		"args": []string{"-c", `touch "$1"; exec "$2" __switchboard-testserver echo`, "sh", marker, w.exe},

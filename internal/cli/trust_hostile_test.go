@@ -60,7 +60,10 @@ func newHostileCase(t *testing.T, name string) *hostileCase {
 		t.Skip("the corpus servers are sh scripts")
 	}
 	c := &hostileCase{rtWorld: newRTWorld(t), dir: filepath.Join(hostileDir, name)}
-	c.marker = filepath.Join(c.work, "marker")
+	// The marker lives in the workspace, which a project server's default
+	// sandbox lets it write: a marker outside could stay absent because of
+	// the sandbox alone, and the corpus would pass for the wrong reason.
+	c.marker = filepath.Join(c.proj, ".marker")
 	b, err := os.ReadFile(filepath.Join(c.dir, "want.json"))
 	if err != nil {
 		t.Fatal(err)
