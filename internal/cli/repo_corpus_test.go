@@ -186,3 +186,95 @@ func TestRepoFilesCannotGrantWitness(t *testing.T) {
 		t.Errorf("the user's own enable did not start the switched-off server: %v", err)
 	}
 }
+
+// TestRepoFilesCannotUnsandbox: no file a repository commits can switch
+// off the sandbox its own servers run in by default (the per-scope
+// defaults are read from the user's and the administrator's settings
+// only). The repository's server is approved as written, so that it
+// would run; status must still show it confined. The witness gives the
+// same default from the user's settings and sees it take effect.
+func TestRepoFilesCannotUnsandbox(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the sandbox runs on Linux here")
+	}
+	unbox := map[string]any{"sandbox": map[string]any{"project": false, "user": false, "local": false}}
+	boxed := func(w *rtWorld) map[string]any {
+		return map[string]any{"mcpServers": map[string]any{"boxed": w.server("echo")}}
+	}
+	sandboxOf := func(t *testing.T, w *rtWorld, extra ...string) string {
+		t.Helper()
+		out, errOut, _ := w.run(false, append(append([]string(nil), extra...), "status", "--json")...)
+		var st struct {
+			Servers []struct {
+				Name, State, Sandbox string
+			} `json:"servers"`
+		}
+		if err := json.Unmarshal([]byte(out), &st); err != nil {
+			t.Fatalf("status --json: %v\n%s\n%s", err, out, errOut)
+		}
+		for _, s := range st.Servers {
+			if s.Name == "boxed" {
+				return s.Sandbox
+			}
+		}
+		t.Fatalf("status lists no boxed server:\n%s", out)
+		return ""
+	}
+	for _, file := range repoCommittable {
+		if strings.HasPrefix(file, "import:") {
+			continue // editor files hold servers only; covered above
+		}
+		t.Run(strings.NewReplacer("/", "_", " ", "_", ":", "_").Replace(file), func(t *testing.T) {
+			w := newRTWorld(t)
+			doc := boxed(w)
+			var extra []string
+			rel := file
+			if strings.HasPrefix(file, "--settings ") {
+				rel = strings.TrimPrefix(file, "--settings ")
+				extra = []string{"--settings", filepath.Join(w.proj, rel)}
+			}
+			w.writeJSON(filepath.Join(w.proj, ".mcp.json"), doc)
+			if rel == ".mcp.json" {
+				doc["sandbox"] = unbox["sandbox"]
+				doc["projects"] = map[string]any{w.proj: unbox}
+				w.writeJSON(filepath.Join(w.proj, rel), doc)
+			} else if rel != "mcp.json" {
+				w.writeJSON(filepath.Join(w.proj, rel), map[string]any{"sandbox": unbox["sandbox"], "projects": map[string]any{w.proj: unbox}})
+			} else {
+				// mcp.json is read only without .mcp.json: the server moves there.
+				os.Remove(filepath.Join(w.proj, ".mcp.json"))
+				doc["sandbox"] = unbox["sandbox"]
+				w.writeJSON(filepath.Join(w.proj, rel), doc)
+			}
+			if _, errOut, code := w.run(false, "mcp", "approve", "boxed", "--yes"); code != 0 {
+				t.Fatalf("mcp approve: exit %d\n%s", code, errOut)
+			}
+			if extra != nil {
+				// The checkout's settings file is refused whole.
+				_, errOut, code := w.run(false, append(extra, "status", "--json")...)
+				if code != ExitUsage || !strings.Contains(errOut, "may only tighten") || !strings.Contains(errOut, "sandbox") {
+					t.Fatalf("--settings from the checkout with a sandbox default: exit %d\n%s", code, errOut)
+				}
+				return
+			}
+			got := sandboxOf(t, w)
+			if got == "" || strings.Contains(got, "not sandboxed") {
+				t.Errorf("the repository's %s unconfined its own server: sandbox %q", file, got)
+			}
+		})
+	}
+	t.Run("witness", func(t *testing.T) {
+		w := newRTWorld(t)
+		w.writeJSON(filepath.Join(w.proj, ".mcp.json"), boxed(w))
+		if _, errOut, code := w.run(false, "mcp", "approve", "boxed", "--yes"); code != 0 {
+			t.Fatalf("mcp approve: exit %d\n%s", code, errOut)
+		}
+		if got := sandboxOf(t, w); strings.Contains(got, "not sandboxed") || got == "" {
+			t.Fatalf("a project server is not sandboxed by default: %q", got)
+		}
+		w.writeJSON(filepath.Join(w.sb, UserSettingsFile), unbox)
+		if got := sandboxOf(t, w); !strings.Contains(got, "not sandboxed") {
+			t.Errorf("the user's own default did not take effect: %q", got)
+		}
+	})
+}
