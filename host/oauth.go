@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -20,6 +21,12 @@ import (
 // host has no usable token and no way to ask the user (no
 // OAuthOptions.Authorize). Errors wrapping it name the command to run.
 var ErrLoginRequired = errors.New("authorization required")
+
+// ErrHeaderRequired: a remote server refuses access (HTTP 401) and
+// publishes no OAuth metadata, so no login can help: it wants a
+// credential the user has (an API key, a personal token) in a header of
+// the server's definition. A server's status Reason contains its text.
+var ErrHeaderRequired = errors.New("it publishes no OAuth metadata, so `switchboard mcp login` cannot help: it wants a credential (an API key or token) in a header")
 
 // Grant types for OAuthOptions.Grant.
 const (
@@ -472,7 +479,7 @@ func (a *serverAuth) newHandler() (auth.OAuthHandler, error) {
 		authorize = FollowRedirect(a.client)
 	}
 	if authorize == nil {
-		return loginRequired{a.name}, nil
+		return loginRequired{name: a.name, client: a.client}, nil
 	}
 	clientID, secret := o.ClientID, o.ClientSecret
 	if clientID == "" {
@@ -529,15 +536,52 @@ func (a *serverAuth) newHandler() (auth.OAuthHandler, error) {
 }
 
 // loginRequired is the handler of a host that cannot ask the user.
-type loginRequired struct{ name string }
+type loginRequired struct {
+	name   string
+	client *http.Client // to look for the server's OAuth metadata
+}
 
 func (loginRequired) TokenSource(context.Context) (oauth2.TokenSource, error) { return nil, nil }
 
-func (l loginRequired) Authorize(_ context.Context, _ *http.Request, resp *http.Response) error {
+func (l loginRequired) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	defer drain(resp)
-	if !challengedWith(resp, "bearer") && !challengedWith(resp, "dpop") {
-		// Not an OAuth refusal (no Bearer challenge): a login would not help.
-		return fmt.Errorf("server refused access (HTTP %d)", resp.StatusCode)
+	// A login needs OAuth metadata to find an authorization server. A
+	// server without any (no Bearer challenge, or one naming no
+	// resource_metadata with nothing at the well-known URLs) wants a
+	// credential the user already has — an API key or personal token —
+	// sent as a header: `mcp login` would only fail.
+	if !challengedWith(resp, "bearer") && !challengedWith(resp, "dpop") || !hasOAuthMetadata(ctx, l.client, resp, req.URL) {
+		return fmt.Errorf("server refused access (HTTP %d): %w", resp.StatusCode, ErrHeaderRequired)
 	}
 	return fmt.Errorf("%w: run `switchboard mcp login %s`", ErrLoginRequired, l.name)
+}
+
+// hasOAuthMetadata reports whether the server of u publishes OAuth
+// metadata a login could start from: protected-resource metadata (the
+// challenge's resource_metadata, then the path-based and root well-known
+// URLs, as discover looks) or, for 2025-03-26 servers, authorization-server
+// metadata at the origin.
+func hasOAuthMetadata(ctx context.Context, client *http.Client, resp *http.Response, u *url.URL) bool {
+	if client == nil || u == nil {
+		return true // cannot tell: keep the login advice
+	}
+	cs, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	for _, c := range cs {
+		if c.Params["resource_metadata"] != "" {
+			return true
+		}
+	}
+	resource := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+	root := &url.URL{Scheme: u.Scheme, Host: u.Host}
+	candidates := []string{root.String() + "/.well-known/oauth-protected-resource"}
+	if p := strings.TrimSuffix(u.Path, "/"); p != "" {
+		candidates = append([]string{root.String() + "/.well-known/oauth-protected-resource" + p}, candidates...)
+	}
+	for _, c := range candidates {
+		if m, err := oauthex.GetProtectedResourceMetadata(ctx, c, resource, client); err == nil && m != nil {
+			return true
+		}
+	}
+	asm, err := auth.GetAuthServerMetadata(ctx, root.String(), client)
+	return err == nil && asm != nil
 }

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -11,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/tailscale/hujson"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
@@ -173,6 +176,9 @@ func doctorChecks(cfg *config.Resolved, servers []host.ServerStatus, tools map[s
 	}
 	if nconfig == 0 {
 		out = append(out, check("config", "", doctorPass, "the configuration files parse and every definition is valid", ""))
+	}
+	if c, ok := sharedFileCheck(cfg.Workspace, o); ok {
+		out = append(out, c)
 	}
 
 	// The trust store and the settings that pre-approve: when unusable,
@@ -367,6 +373,8 @@ func serverCheck(rs config.ResolvedServer, st host.ServerStatus, o *runtimeOptio
 		c.Fix = "it failed repeatedly; fix the cause, then check again with `switchboard doctor`"
 	case commandText(st) != "" && rs.Effective.Type == config.TypeStdio:
 		c.Fix = "run its command by hand to see why: " + commandText(st)
+	case headerHint(st) != "":
+		c.Fix = headerHint(st)
 	default:
 		c.Fix = "check that " + dashEmpty(commandText(st)) + " is reachable, and its headers or login"
 	}
@@ -374,6 +382,32 @@ func serverCheck(rs config.ResolvedServer, st host.ServerStatus, o *runtimeOptio
 		c.Details = append(c.Details, "stderr: "+truncRunes(l, 200))
 	}
 	return c
+}
+
+// sharedFileCheck notes a workspace's .mcp.json that only a JSONC reader
+// can read: Switchboard accepts comments and trailing commas, but the file
+// is shared with Claude Code and other clients, which read it as strict
+// JSON and reject it. Switchboard's own edits add neither; these are the
+// user's, so doctor says so instead of rewriting them.
+func sharedFileCheck(root string, o *runtimeOptions) (doctorCheck, bool) {
+	if root == "" {
+		return doctorCheck{}, false
+	}
+	path := filepath.Join(root, ".mcp.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return doctorCheck{}, false
+	}
+	text, _ := config.StripBOM(data)
+	if len(bytes.TrimSpace(text)) == 0 || json.Valid(text) {
+		return doctorCheck{}, false
+	}
+	if _, err := hujson.Parse(text); err != nil {
+		return doctorCheck{}, false // the config check reports it
+	}
+	return check("config", "", doctorNote,
+		o.tilde(path)+" has comments or trailing commas: Switchboard reads it, but Claude Code and other clients that share this file read strict JSON and reject it",
+		"remove the comments and trailing commas from "+o.tilde(path)+"; notes on your own servers can live in ~/.switchboard/mcp.json, which only Switchboard reads"), true
 }
 
 // trustCheck reports a server's launch-trust verdict. held says that the

@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"flag"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,6 +63,7 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitCode,
+			"http401":  cmdHTTP401,
 		},
 	})
 }
@@ -85,6 +88,25 @@ func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
 	}
+}
+
+// cmdHTTP401 is `http401 VAR [CHALLENGE]`: it starts a loopback HTTP
+// server, for the rest of the script, that answers every request 401 —
+// with CHALLENGE as its WWW-Authenticate header when given — and publishes
+// no OAuth metadata (the well-known URLs are 401 too), and sets VAR to its
+// /mcp URL.
+func cmdHTTP401(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: http401 VAR [CHALLENGE]")
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(args) == 2 {
+			w.Header().Set("WWW-Authenticate", args[1])
+		}
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+	}))
+	ts.Defer(srv.Close)
+	ts.Setenv(args[0], srv.URL+"/mcp")
 }
 
 // golden compares got with testdata/<name>.golden, or rewrites the file

@@ -239,9 +239,24 @@ func serverNotReady(s *session, name string) error {
 		case host.StateDisabled:
 			hint = "run `switchboard mcp enable " + name + "` to turn it on"
 		}
+		if h := headerHint(st); h != "" {
+			hint = h
+		}
 		return FailureErr(fmt.Errorf("%s", msg), hint)
 	}
 	return nil
+}
+
+// headerHint is the advice for a remote server that refused access and
+// publishes no OAuth metadata (host.ErrHeaderRequired): send the
+// credential as a header, single-quoted so that the shell keeps ${TOKEN}
+// for Switchboard to expand. "" for any other server.
+func headerHint(st host.ServerStatus) string {
+	if !strings.Contains(st.Reason, host.ErrHeaderRequired.Error()) {
+		return ""
+	}
+	return fmt.Sprintf("give it the header it wants: `switchboard mcp remove %s`, then `switchboard mcp add --transport %s -H 'Authorization: Bearer ${TOKEN}' %s %s` (or add \"headers\" to its entry in %s)",
+		st.Name, dashEmpty(string(st.Type)), st.Name, dashEmpty(commandText(st)), dashEmpty(st.File))
 }
 
 // noToolsMessage explains an empty tool list.
