@@ -125,7 +125,9 @@ func promptsRun(ctx context.Context, opts *PromptsOptions) (err error) {
 		if err := t.Render(); err != nil {
 			return err
 		}
-		if len(prompts) == 0 {
+		if len(prompts) == 0 && noServerReadable(s.cfg) {
+			fmt.Fprintln(opts.IO.ErrOut, unreadableMessage)
+		} else if len(prompts) == 0 {
 			fmt.Fprintln(opts.IO.ErrOut, "No prompts: no connected server offers any.")
 		}
 	}

@@ -124,7 +124,9 @@ func resourcesRun(ctx context.Context, opts *ResourcesOptions) (err error) {
 		if err := t.Render(); err != nil {
 			return err
 		}
-		if len(rows) == 0 {
+		if len(rows) == 0 && noServerReadable(s.cfg) {
+			fmt.Fprintln(opts.IO.ErrOut, unreadableMessage)
+		} else if len(rows) == 0 {
 			fmt.Fprintln(opts.IO.ErrOut, "No resources: no connected server offers any.")
 		}
 	}

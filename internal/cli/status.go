@@ -101,6 +101,10 @@ func isErrorState(st host.State) bool {
 const statusStderrLines = 5
 
 func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOptions) error {
+	if len(r.Servers) == 0 && noServerReadable(cfg) {
+		fmt.Fprintln(ios.ErrOut, unreadableMessage)
+		return nil
+	}
 	if len(r.Servers) == 0 {
 		fmt.Fprintln(ios.ErrOut, "No MCP servers are configured.")
 		fmt.Fprintln(ios.ErrOut, "Add one with `switchboard mcp add NAME -- COMMAND [ARGS…]`, or see it all work with `switchboard demo`.")

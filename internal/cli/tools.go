@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/policy"
@@ -259,8 +260,33 @@ func headerHint(st host.ServerStatus) string {
 		st.Name, dashEmpty(string(st.Type)), st.Name, dashEmpty(commandText(st)), dashEmpty(st.File))
 }
 
+// noServerReadable reports a configuration with errors and no valid
+// server: the files hold servers, perhaps, but none could be read, and
+// saying "No MCP servers are configured" would send the user to add one.
+func noServerReadable(cfg *config.Resolved) bool {
+	errs := false
+	for _, d := range cfg.Diagnostics {
+		errs = errs || d.Severity == config.SeverityError
+	}
+	if !errs {
+		return false
+	}
+	for _, rs := range cfg.Servers {
+		if rs.Availability != config.Invalid {
+			return false
+		}
+	}
+	return true
+}
+
+// unreadableMessage is what an empty listing says when noServerReadable.
+const unreadableMessage = "No server could be read because of the configuration errors below."
+
 // noToolsMessage explains an empty tool list.
 func noToolsMessage(s *session) string {
+	if noServerReadable(s.cfg) {
+		return unreadableMessage
+	}
 	if len(s.cfg.Servers) == 0 {
 		return "No MCP servers are configured. Add one with `switchboard mcp add`, or try `switchboard demo`."
 	}
