@@ -143,6 +143,9 @@ type Gateway struct {
 // permission rules match), and the server's own names for the envelope.
 type toolRoute struct {
 	server, tool, hostName, fp string
+	// app: the tool links an MCP App (apps.go), whose result the client
+	// gets with its structured content.
+	app bool
 }
 
 type promptRoute struct {
@@ -151,6 +154,9 @@ type promptRoute struct {
 
 type resourceRoute struct {
 	server, fp string
+	// uri is the server's own URI for a resource served under another
+	// (an App's, AppURI); "" when the same.
+	uri string
 }
 
 type templateMatch struct {
@@ -393,7 +399,7 @@ func (g *Gateway) syncTools(ctx context.Context) error {
 		t := list.Tools[i]
 		st := g.serveTool(name, t)
 		want[name] = st
-		routes[name] = toolRoute{server: t.Server, tool: t.Tool.Name, hostName: t.Name, fp: fingerprint(st)}
+		routes[name] = toolRoute{server: t.Server, tool: t.Tool.Name, hostName: t.Name, fp: fingerprint(st), app: st.Meta != nil}
 	}
 	served = served[:0]
 	for _, t := range list.Deferred {
@@ -463,13 +469,17 @@ func (g *Gateway) serveTool(name string, t host.Tool) *mcp.Tool {
 	if t.Server == "" && t.Name == host.ToolSearchName {
 		desc = strings.ReplaceAll(desc, "mcp__server__tool", "server__tool")
 	}
-	return &mcp.Tool{
+	st := &mcp.Tool{
 		Name:        name,
 		Title:       t.Tool.Title,
 		Description: desc,
 		InputSchema: toolsurface.NormalizeSchema(t.Tool.InputSchema),
 		Annotations: t.Tool.Annotations,
 	}
+	if t.Server != "" {
+		st.Meta = toolAppMeta(t.Server, t.Tool.Meta)
+	}
+	return st
 }
 
 // callTool runs one call through the host. Host errors (unknown tool,
@@ -622,10 +632,17 @@ func (g *Gateway) result(ctx context.Context, name string, start time.Time, ask 
 	if out.Fallback == toolsurface.FallbackWriteError {
 		g.log.Warn("could not save a large result, so it was truncated", "tool", name, "error", out.WriteErr)
 	}
-	return &mcp.CallToolResult{
+	served := &mcp.CallToolResult{
 		IsError: res.IsError,
 		Content: []mcp.Content{&mcp.TextContent{Text: out.Text}},
-	}, nil
+	}
+	g.mu.Lock()
+	app := g.tools[name].app
+	g.mu.Unlock()
+	if app {
+		appResult(served, res)
+	}
+	return served, nil
 }
 
 // refusal is the error result of a call the gateway would not make.
@@ -715,15 +732,19 @@ func (g *Gateway) syncResources(ctx context.Context) error {
 	want := map[string]*mcp.Resource{}
 	routes := map[string]resourceRoute{}
 	for _, r := range items {
-		uri := r.Resource.URI
+		uri := AppURI(r.Server, r.Resource.URI)
 		if prev, dup := routes[uri]; dup {
 			g.log.Warn("resource offered by two servers; the first by name serves it", "uri", uri, "server", prev.server, "shadowed", r.Server)
 			continue
 		}
 		cp := *r.Resource
+		cp.URI = uri
 		cp.Description = toolsurface.CapDescription(cp.Description, g.opts.DescriptionMax)
 		want[uri] = &cp
 		routes[uri] = resourceRoute{server: r.Server, fp: fingerprint(&cp)}
+		if uri != r.Resource.URI {
+			routes[uri] = resourceRoute{server: r.Server, fp: routes[uri].fp, uri: r.Resource.URI}
+		}
 	}
 	remove, adds := replaceRoutes(&g.mu, g.resources, routes)
 	if len(remove) > 0 {
@@ -807,26 +828,32 @@ func (g *Gateway) syncTemplates(ctx context.Context) error {
 // The read goes through host.ReadResource, as `switchboard read` does.
 func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
-	server, ok := g.resourceServer(uri)
+	server, upstream, ok := g.resourceServer(uri)
 	if !ok {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	return g.h.ReadResource(ctx, server, uri)
+	res, err := g.h.ReadResource(ctx, server, upstream)
+	servedContents(res, upstream, uri)
+	return res, err
 }
 
-// resourceServer returns the server a read of uri goes to.
-func (g *Gateway) resourceServer(uri string) (string, bool) {
+// resourceServer returns the server a read of uri goes to, and the
+// server's own URI for it.
+func (g *Gateway) resourceServer(uri string) (server, upstream string, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if r, ok := g.resources[uri]; ok {
-		return r.server, true
+		if r.uri != "" {
+			return r.server, r.uri, true
+		}
+		return r.server, uri, true
 	}
 	for _, m := range g.matchOrder {
 		if m.re.MatchString(uri) {
-			return m.server, true
+			return m.server, uri, true
 		}
 	}
-	return "", false
+	return "", "", false
 }
 
 // recoverPanic runs f, turning a panic (the SDK's answer to an item it

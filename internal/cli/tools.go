@@ -84,6 +84,9 @@ type toolJSON struct {
 	// Deferred marks a tool left out of the model's list until tool_search
 	// loads it (defer_loading, --tools, automatic deferral).
 	Deferred bool `json:"deferred,omitempty"`
+	// UI is the ui:// resource the tool shows as an MCP App (its
+	// _meta.ui.resourceUri, the server's own URI); "" without one.
+	UI string `json:"ui,omitempty"`
 	toolPermission
 }
 
@@ -183,6 +186,7 @@ func toolsRun(ctx context.Context, opts *ToolsOptions) (err error) {
 				Name: t.Name, Server: t.Server, Tool: t.Tool.Name, Title: t.Tool.Title,
 				Description:    toolsurface.CapDescription(t.Tool.Description, toolsurface.DefaultDescriptionCap),
 				InputSchema:    toolsurface.NormalizeSchema(t.Tool.InputSchema),
+				UI:             host.UIResourceURI(t.Tool),
 				toolPermission: perm(t),
 			})
 		}
@@ -191,6 +195,7 @@ func toolsRun(ctx context.Context, opts *ToolsOptions) (err error) {
 				Name: t.Name, Server: t.Server, Tool: t.Tool.Name, Title: t.Tool.Title,
 				Description: toolsurface.CapDescription(t.Tool.Description, toolsurface.DefaultDescriptionCap),
 				InputSchema: toolsurface.NormalizeSchema(t.Tool.InputSchema), Deferred: true,
+				UI:             host.UIResourceURI(t.Tool),
 				toolPermission: perm(t),
 			})
 		}

@@ -48,6 +48,11 @@ type Paths struct {
 	Everything string
 	Filesystem string
 	Memory     string
+	// BasicApp is the entry script of @modelcontextprotocol/server-basic-vanillajs,
+	// an MCP Apps example server (a tool whose _meta.ui.resourceUri names a
+	// ui:// HTML resource). `Node <entry> --stdio` serves stdio; without the
+	// flag it serves Streamable HTTP.
+	BasicApp string
 	// SDK is the folder of the pinned @modelcontextprotocol/sdk package, for
 	// TypeScript client scripts (resolve imports from Dir).
 	SDK string
@@ -154,6 +159,7 @@ func install(logf func(string, ...any)) (Paths, error) {
 		{"server-everything", &p.Everything},
 		{"server-filesystem", &p.Filesystem},
 		{"server-memory", &p.Memory},
+		{"server-basic-vanillajs", &p.BasicApp},
 	} {
 		entry, err := binEntry(filepath.Join(dir, "node_modules", "@modelcontextprotocol", e.pkg))
 		if err != nil {
