@@ -9,8 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +25,12 @@ import (
 // servers and started itself, recursively. Now it refuses its own entry
 // (by its command) and a gateway that a wrapper starts refuses to run (by
 // the environment marker), so the process count stays put.
+//
+// Should the guard regress, the test must not take the machine with it:
+// every command that may start servers runs under a runaway (see
+// runaway_linux_test.go), which from its first 50 ms kills the whole tree
+// once more than one `switchboard serve` runs below it, within a cgroup
+// whose pids.max caps it meanwhile, and the test fails at once.
 func TestProjectGatewayNeverStartsItself(t *testing.T) {
 	w := newGatewayWorld(t)
 	bin := switchboardBin(t)
@@ -59,38 +65,103 @@ func TestProjectGatewayNeverStartsItself(t *testing.T) {
 		t.Fatalf("approve: %v\n%s", err, out)
 	}
 
-	// Start the entry as Claude Code would: in the project, by PATH.
+	// Start the entry as Claude Code would: in the project, by PATH, and
+	// watched from its first instant.
 	gw := exec.Command(bin, e.Args...)
 	gw.Env, gw.Dir = w.env, w.ws
+	var gwStderr lockedBuffer
+	gw.Stderr = &gwStderr
+	stdin, err := gw.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := gw.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := startRunaway(t, "gateway", gw, 1)
+	exited := make(chan struct{})
+	go func() { _ = gw.Wait(); close(exited) }()
+	var reapOnce sync.Once
+	reap := func() {
+		reapOnce.Do(func() {
+			stdin.Close()
+			select {
+			case <-exited:
+			case <-time.After(10 * time.Second):
+				t.Errorf("the gateway did not exit 10 s after its stdin closed; killing its tree")
+				g.killAll()
+				<-exited
+			}
+			g.stopWatching()
+		})
+	}
+	defer reap()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "claude-code-ish"}, nil).Connect(ctx, &mcp.CommandTransport{Command: gw}, nil)
+	go func() {
+		// A killed tree ends the session; end the test's waits with it.
+		select {
+		case <-g.tripped:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "claude-code-ish"}, nil).Connect(ctx, &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
 	if err != nil {
-		t.Fatalf("starting the installed entry: %v", err)
+		g.check(t)
+		t.Fatalf("starting the installed entry: %v\nstderr: %s", err, gwStderr.String())
 	}
 	defer cs.Close()
-	names := listNames(t, ctx, cs)
+	names := map[string]bool{}
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			g.check(t)
+			t.Fatalf("tools/list: %v", err)
+		}
+		names[tool.Name] = true
+	}
 	if !names["alpha__echo"] {
 		t.Errorf("alpha's tools are not served: %v", names)
 	}
-	// Count the gateways below the client's one, for a while: the
+	// Keep counting the gateways below the client's one for a while: the
 	// recursion went 16 → 44 processes in 6 s.
-	most := 0
-	for deadline := time.Now().Add(4 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		most = max(most, len(servesBelow(gw.Process.Pid)))
+	select {
+	case <-g.tripped:
+	case <-time.After(4 * time.Second):
 	}
-	if most > 1 {
-		t.Errorf("%d switchboard serve processes below the gateway at once (want at most the wrapped one, briefly): %v", most, servesBelow(gw.Process.Pid))
+	g.check(t)
+	if most, _ := g.result(); most > 1 {
+		t.Errorf("%d switchboard serve processes below the gateway at once (want at most the wrapped one, briefly)", most)
 	}
+	cs.Close()
+	reap()
+
+	// status starts the servers too, the gateway's entry among them. status
+	// is no gateway, so the wrapped serve it starts runs as one, and that
+	// one's own wrapped child refuses: two at most.
 	st := w.command(t, "status", "--json")
-	var stdout bytes.Buffer
-	st.Stdout = &stdout
-	_ = st.Run()
+	var stdoutBuf bytes.Buffer
+	st.Stdout = &stdoutBuf
+	sg := startRunaway(t, "status", st, 2)
+	stExited := make(chan struct{})
+	go func() { _ = st.Wait(); close(stExited) }()
+	select {
+	case <-stExited:
+	case <-sg.tripped:
+		<-stExited
+	case <-time.After(60 * time.Second):
+		t.Errorf("status did not finish in 60 s; killing its tree")
+		sg.killAll()
+		<-stExited
+	}
+	sg.stopWatching()
+	sg.check(t)
 	var status struct {
 		Servers []struct{ Name, State, Error string } `json:"servers"`
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &status); err != nil {
-		t.Fatalf("status --json: %v\n%s", err, stdout.String())
+	if err := json.Unmarshal(stdoutBuf.Bytes(), &status); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, stdoutBuf.String())
 	}
 	for _, s := range status.Servers {
 		if s.Name == "switchboard" && (s.State != "error" || !strings.Contains(s.Error, "never serves itself")) {
@@ -99,41 +170,21 @@ func TestProjectGatewayNeverStartsItself(t *testing.T) {
 	}
 }
 
-// servesBelow lists the descendants of pid that run `switchboard serve`.
-func servesBelow(pid int) []string {
-	parent := map[int]int{}
-	cmdline := map[int]string{}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid …; comm may hold spaces.
-		rest := string(stat[bytes.LastIndexByte(stat, ')')+1:])
-		f := strings.Fields(rest)
-		if len(f) < 2 {
-			continue
-		}
-		parent[p], _ = strconv.Atoi(f[1])
-		c, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		cmdline[p] = strings.ReplaceAll(strings.TrimRight(string(c), "\x00"), "\x00", " ")
-	}
-	var out []string
-	for p, c := range cmdline {
-		if !strings.Contains(c, "switchboard") || !strings.Contains(" "+c+" ", " serve ") {
-			continue
-		}
-		for q := parent[p]; q > 1; q = parent[q] {
-			if q == pid {
-				out = append(out, strconv.Itoa(p)+": "+c)
-				break
-			}
-		}
-	}
-	return out
+// lockedBuffer is a bytes.Buffer that a process's output and the test may
+// use at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

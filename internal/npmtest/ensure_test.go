@@ -16,7 +16,7 @@ func TestEnsureMatchesInstall(t *testing.T) {
 	if got != want {
 		t.Errorf("Ensure = %+v, Install = %+v", got, want)
 	}
-	for _, p := range []string{got.Dir, got.Node, got.Everything, got.Filesystem, got.Memory, got.BasicApp, got.SDK} {
+	for _, p := range []string{got.Dir, got.Node, got.Everything, got.Filesystem, got.Memory, got.BasicApp, got.SDK, got.Inspector, got.Claude} {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("path %s: %v", p, err)
 		}

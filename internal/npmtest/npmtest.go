@@ -17,6 +17,14 @@
 //
 // server-everything also serves Streamable HTTP (`node entry streamableHttp`,
 // port from $PORT, endpoint /mcp) and SSE (`sse`); see npmtest_test.go.
+//
+// Two real MCP clients are pinned too, for tests of the gateway behind them:
+//
+//	exec.Command(p.Node, p.Inspector, "--cli", cmd, args…, "--method", "tools/list")
+//	exec.Command(p.Claude, "mcp", "list") // with HOME set to a temporary folder
+//
+// Claude Code is the largest part of the install: its native binary for
+// this platform is about 400 MB on disk.
 package npmtest
 
 import (
@@ -56,6 +64,14 @@ type Paths struct {
 	// SDK is the folder of the pinned @modelcontextprotocol/sdk package, for
 	// TypeScript client scripts (resolve imports from Dir).
 	SDK string
+	// Inspector is the entry script of @modelcontextprotocol/inspector (its
+	// launcher): run it as `Node Inspector --cli <server command…> --method …`.
+	Inspector string
+	// Claude is the Claude Code executable (@anthropic-ai/claude-code's
+	// native binary for this platform): run it directly, not with Node, and
+	// with HOME pointing at a temporary folder, since it keeps its config in
+	// ~/.claude.json and ~/.claude.
+	Claude string
 }
 
 // InstallTimeout bounds one `npm ci`.
@@ -167,7 +183,34 @@ func install(logf func(string, ...any)) (Paths, error) {
 		}
 		*e.dest = entry
 	}
+	inspector, err := namedBinEntry(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "inspector"), "mcp-inspector")
+	if err != nil {
+		return Paths{}, err
+	}
+	p.Inspector = inspector
+	if p.Claude, err = claudeBinary(filepath.Join(dir, "node_modules", "@anthropic-ai")); err != nil {
+		return Paths{}, err
+	}
 	return p, nil
+}
+
+// claudeBinary finds Claude Code's native executable in the @anthropic-ai
+// folder: npm installs the one platform package (claude-code-<os>-<arch>…)
+// that fits this machine, and the wrapper's postinstall copies its binary
+// over bin/claude.exe. The platform package's own copy is used, so that
+// it works also where npm ran no install scripts.
+func claudeBinary(scope string) (string, error) {
+	matches, _ := filepath.Glob(filepath.Join(scope, "claude-code-*", "claude*"))
+	sort.Strings(matches)
+	for _, m := range matches {
+		if b := filepath.Base(m); b != "claude" && b != "claude.exe" {
+			continue
+		}
+		if fi, err := os.Stat(m); err == nil && fi.Mode().IsRegular() {
+			return m, nil
+		}
+	}
+	return "", fmt.Errorf("no Claude Code binary for this platform under %s/claude-code-* (npm installs the one that fits the machine; is this platform one that @anthropic-ai/claude-code ships?)", scope)
 }
 
 func stampMatches(stamp, want string) bool {
@@ -214,6 +257,31 @@ func binEntry(pkgDir string) (string, error) {
 	entry := filepath.Join(pkgDir, filepath.FromSlash(rel))
 	if _, err := os.Stat(entry); err != nil {
 		return "", fmt.Errorf("%s: bin entry: %w", pkg.Name, err)
+	}
+	return entry, nil
+}
+
+// namedBinEntry returns the absolute path of the script that the "bin"
+// map of the package in pkgDir names name.
+func namedBinEntry(pkgDir, name string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(pkgDir, "package.json"))
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", pkgDir, err)
+	}
+	var pkg struct {
+		Name string            `json:"name"`
+		Bin  map[string]string `json:"bin"`
+	}
+	if err := json.Unmarshal(data, &pkg); err != nil {
+		return "", fmt.Errorf("parsing %s/package.json: %w", pkgDir, err)
+	}
+	rel, ok := pkg.Bin[name]
+	if !ok {
+		return "", fmt.Errorf("%s has no bin entry %q", pkg.Name, name)
+	}
+	entry := filepath.Join(pkgDir, filepath.FromSlash(rel))
+	if _, err := os.Stat(entry); err != nil {
+		return "", fmt.Errorf("%s: bin entry %s: %w", pkg.Name, name, err)
 	}
 	return entry, nil
 }

@@ -184,7 +184,7 @@ func TestInstallIsInstantSecondTime(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("second Install took %v", d)
 	}
-	for _, f := range []string{p.Node, p.Everything, p.Filesystem, p.Memory, p.SDK} {
+	for _, f := range []string{p.Node, p.Everything, p.Filesystem, p.Memory, p.SDK, p.Inspector, p.Claude} {
 		if !filepath.IsAbs(f) {
 			t.Errorf("%q is not absolute", f)
 		}
