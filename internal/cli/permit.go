@@ -200,6 +200,12 @@ func (a *termAsker) pickTarget(ctx context.Context) (grantTarget, error) {
 func deniedErr(err error) error {
 	var de *host.DeniedError
 	if errors.As(err, &de) {
+		if r := de.Decision.Suggest; r != "" && de.Decision.Action != policy.Deny {
+			// The command writes the rule, checked, comments kept; the
+			// --settings form allows one run only.
+			return RefusedErr(err, fmt.Sprintf(`run `+"`switchboard permissions allow %s`"+` to allow it, or allow it for one run with --settings '{"permissions":{"allow":[%q]}}'`,
+				shellQuote(r), r))
+		}
 		return RefusedErr(err, de.Hint)
 	}
 	return RefusedErr(err, "")

@@ -63,7 +63,7 @@ func TestCallPermissions(t *testing.T) {
 		{name: "unlisted call headless is refused, naming the rule", args: []string{"call", "mcp__echo__idempotent_side_effect", `{"note":"x"}`}, code: 3,
 			stderr: []string{
 				"error: mcp__echo__idempotent_side_effect: needs permission and nobody can answer here (no permission rule allows mcp__echo__idempotent_side_effect)",
-				`hint: add "mcp__echo__idempotent_side_effect" to permissions.allow in ~/.switchboard/settings.json, or run with --settings '{"permissions":{"allow":["mcp__echo__idempotent_side_effect"]}}'`,
+				"hint: run `switchboard permissions allow mcp__echo__idempotent_side_effect` to allow it, or allow it for one run with --settings '{\"permissions\":{\"allow\":[\"mcp__echo__idempotent_side_effect\"]}}'",
 			}},
 		{name: "the rule the hint names lets it run", args: []string{"call", "mcp__echo__idempotent_side_effect", `{"note":"x"}`,
 			"--settings", `{"permissions":{"allow":["mcp__echo__idempotent_side_effect"]}}`}, code: 0, runs: 1},

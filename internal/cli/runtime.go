@@ -38,8 +38,9 @@ type runtimeOptions struct {
 	LogLevel string
 	// Now is the clock used for elapsed times.
 	Now func() time.Time
-	// ErrTTY reports that IO.ErrOut is a terminal: progress is drawn
-	// there, redrawn in place. When false nothing is drawn.
+	// ErrTTY reports that IO.ErrOut is a terminal whose TERM is not
+	// "dumb": progress is drawn there, redrawn in place. When false
+	// nothing is drawn.
 	ErrTTY bool
 	// Tilde shortens paths under the home directory for people.
 	Tilde func(string) string
@@ -93,7 +94,9 @@ func stderrIsTerminal(s *IOStreams) bool {
 		return false
 	}
 	if f, ok := s.ErrOut.(*os.File); ok {
-		return isTerminal(f)
+		// A dumb terminal (Emacs shell, some CI consoles) cannot move the
+		// cursor back: a redrawn line would pile up as \r-joined text.
+		return isTerminal(f) && os.Getenv("TERM") != "dumb"
 	}
 	return false
 }

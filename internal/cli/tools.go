@@ -295,6 +295,14 @@ func noToolsMessage(s *session) string {
 	if len(s.cfg.Servers) == 0 {
 		return "No MCP servers are configured. Add one with `switchboard mcp add`, or try `switchboard demo`."
 	}
+	for _, st := range s.h.Status() {
+		if st.State == host.StateConnecting {
+			// Most often a first run: npx and uvx download the server
+			// before it starts, which takes longer than the default wait.
+			return fmt.Sprintf("No tools yet: still connecting after %s (a server run by npx or uvx downloads itself the first time): run it again, or wait longer with --wait 60s.",
+				formatElapsed(s.opts.Wait))
+		}
+	}
 	return "No tools: no server is connected. Run `switchboard status` to see why."
 }
 
