@@ -3,7 +3,10 @@
 package host_test
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"os"
 	"syscall"
 	"testing"
 	"time"
@@ -25,6 +28,7 @@ func TestStalledServerCircuitClosesWhenItAnswersAgain(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	waitStopped(t, pid)
 	stopped := true
 	t.Cleanup(func() {
 		if stopped {
@@ -92,6 +96,7 @@ func TestReconnectClosesTheCircuit(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	waitStopped(t, pid)
 	for range 3 {
 		if _, err := h.Call(ctxFor(t, 10*time.Second), "mcp__stall__echo", map[string]any{"text": "x"}); !errors.Is(err, host.ErrTimeout) {
 			t.Fatalf("call to the stopped server: %v, want ErrTimeout", err)
@@ -120,4 +125,20 @@ func hasTool(list *host.ToolList, name string) bool {
 		}
 	}
 	return false
+}
+
+// waitStopped waits until the kernel shows pid stopped: kill(2) returns
+// before the stop takes effect, and on a busy machine a request sent at
+// once could still be answered.
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	waitFor(t, 10*time.Second, "the server stopped", func() bool {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return false
+		}
+		// The state follows the command name in parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		return i > 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't')
+	})
 }

@@ -1,3 +1,8 @@
+// The tests signal and watch real processes by pid (alive, syscall.Kill),
+// which serve_reap_linux_test.go provides for Linux.
+
+//go:build linux
+
 package cli
 
 import (
