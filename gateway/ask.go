@@ -127,22 +127,27 @@ func (a *Asker) AskPermission(ctx context.Context, req host.PermitRequest, d pol
 	if st == nil {
 		return host.AnswerDeny, ErrCannotAsk
 	}
+	rec := recordFrom(ctx)
 	if a.sessionAllows(st.session, req.Tool) {
+		rec.answered("session-grant")
 		return host.AnswerOnce, nil
 	}
 	key := questionKey(req)
 	if r, ok := st.responses[permissionInput].(*mcp.ElicitResult); ok && st.state == key {
 		if r.Action != "accept" {
+			rec.answered(r.Action)
 			return host.AnswerDeny, nil
 		}
-		switch r.Content["decision"] {
+		answer, _ := r.Content["decision"].(string)
+		rec.answered(answer)
+		switch answer {
 		case DecisionOnce:
 			return host.AnswerOnce, nil
 		case DecisionSession:
 			a.allow(st.session, req.Tool)
 			return host.AnswerOnce, nil
 		case DecisionAlways:
-			rule := a.alwaysRule(req, d)
+			rule := a.alwaysRule(ctx, req, d)
 			if rule == "" {
 				return host.AnswerDeny, nil // not offered
 			}
@@ -157,15 +162,18 @@ func (a *Asker) AskPermission(ctx context.Context, req host.PermitRequest, d pol
 	if !st.canElicit() {
 		return host.AnswerDeny, ErrCannotAsk
 	}
-	st.question, st.key = permissionQuestion(req, d, a.alwaysRule(req, d), a.rulesWhere()), key
+	st.question, st.key = permissionQuestion(req, d, a.alwaysRule(ctx, req, d), a.rulesWhere()), key
+	rec.question()
 	return host.AnswerDeny, errAsking
 }
 
 // alwaysRule is the rule "always" writes for the question of d, or "" when
 // "always" is not offered: no Rules, or no allow rule would let the call
-// run without asking (an ask rule decided, or allow rules are off).
-func (a *Asker) alwaysRule(req host.PermitRequest, d policy.Decision) string {
-	if a.Rules == nil || d.Suggest == "" {
+// run without asking (an ask rule decided, or allow rules are off), or
+// the caller is a principal with a key of the gateway's auth file: the
+// rule would be written to settings that apply to every caller.
+func (a *Asker) alwaysRule(ctx context.Context, req host.PermitRequest, d policy.Decision) string {
+	if a.Rules == nil || d.Suggest == "" || recordFrom(ctx).who().Keyed() {
 		return ""
 	}
 	return policy.ExactRule(policy.Request{Tool: req.Tool, Server: req.Server, ToolName: req.ToolName})

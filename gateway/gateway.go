@@ -101,6 +101,15 @@ type Options struct {
 	// the whole call, questions included. If <= 0,
 	// DefaultElicitationTimeout.
 	ElicitationTimeout time.Duration
+	// Auth, if set, knows the principals of an HTTP gateway (the callers
+	// the HTTP handler authenticated): their rate limits apply to their
+	// calls, and NewPermit scopes rules to them. If nil, callers are
+	// anonymous.
+	Auth *Auth
+	// Audit, if set, receives one line per tool call.
+	Audit *AuditLog
+	// Metrics, if set, counts calls, decisions and latencies.
+	Metrics *Metrics
 }
 
 // Gateway aggregates a host's servers into one MCP server. Its methods are
@@ -116,6 +125,8 @@ type Gateway struct {
 	// calls are the tool calls in flight, to cancel when their client
 	// goes away or the gateway shuts down.
 	calls calls
+	// records are the audit records of calls waiting for an answer.
+	records records
 
 	kick   chan struct{}
 	ctx    context.Context
@@ -231,6 +242,14 @@ func New(h *host.Host, opts *Options) *Gateway {
 	}
 	// Outermost: a call's cancellation and timeout cover all of it.
 	g.srv.AddReceivingMiddleware(g.trackCalls)
+	if g.observing() {
+		// Around even that: the audit line and metrics see the answer the
+		// client gets, timeouts included.
+		g.srv.AddReceivingMiddleware(g.observe)
+		if o.Metrics != nil {
+			o.Metrics.bind(g)
+		}
+	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	go g.loop()
 	g.Kick()

@@ -19,11 +19,14 @@ const (
 	ScopeUser    Scope = "user"    // ~/.switchboard/settings.json
 	ScopeProject Scope = "project" // <root>/.switchboard/settings.json: deny and ask only
 	ScopeSession Scope = "session" // handed in by an embedder or a command
+	// ScopePrincipal rules apply to the calls of one principal (or the
+	// members of one group) of a team gateway (SPEC §10.6); see [Scoped].
+	ScopePrincipal Scope = "principal"
 )
 
 // scopeOrder is the order rules are reported in when several match: the
 // administrator's first, the repository's last.
-var scopeOrder = map[Scope]int{ScopeManaged: 0, ScopeFlag: 1, ScopeSession: 2, ScopeLocal: 3, ScopeUser: 4, ScopeProject: 5}
+var scopeOrder = map[Scope]int{ScopeManaged: 0, ScopeFlag: 1, ScopeSession: 2, ScopePrincipal: 2, ScopeLocal: 3, ScopeUser: 4, ScopeProject: 5}
 
 // Source is where a rule was written.
 type Source struct {
@@ -31,6 +34,9 @@ type Source struct {
 	// File is the settings file ("" for inline --settings or rules handed
 	// in by code).
 	File string `json:"file,omitempty"`
+	// Principal is the principal or "group:<name>" a ScopePrincipal rule
+	// is for.
+	Principal string `json:"principal,omitempty"`
 }
 
 // String names the source for people: "user settings /home/u/.switchboard/settings.json".
@@ -41,6 +47,8 @@ func (s Source) String() string {
 		name = "--settings"
 	case ScopeSession:
 		name = "session rules"
+	case ScopePrincipal:
+		name = "gateway rules for " + s.Principal
 	}
 	if s.File != "" {
 		return name + " " + s.File

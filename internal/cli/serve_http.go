@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +13,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/gateway"
@@ -40,14 +39,28 @@ func serveHTTP(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, log 
 		SessionTimeout: idle,
 	})
 	guard := &httpGuard{
-		token:   opts.Token,
+		auth:    opts.auth,
 		origins: ownOrigins(opts.HTTP, addr, opts.AllowOrigins),
 		log:     log,
+	}
+	if guard.auth == nil {
+		guard.auth = gateway.NewAuth(&gateway.AuthOptions{SharedToken: opts.Token})
 	}
 	life := newHTTPLife(g, mcpHandler, opts, log)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", guard.wrap(life))
 	mux.HandleFunc("/healthz", healthz(g.Host(), opts.Stateless))
+	if opts.metrics != nil {
+		// Behind the same auth as /mcp: the counts name servers and tools.
+		mux.Handle("/metrics", guard.wrap(opts.metrics.Handler()))
+		if opts.MetricsAddr != "" {
+			stop, err := serveMetrics(opts.MetricsAddr, guard, opts.metrics, log)
+			if err != nil {
+				return err
+			}
+			defer stop()
+		}
+	}
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -92,16 +105,31 @@ func serveHTTP(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, log 
 }
 
 // httpGuard enforces §7 on every /mcp request: a foreign browser Origin is
-// refused (403) and, when a token is set, a request without it is refused
-// (401).
+// refused (403) and, once any credential exists (the shared token, the
+// gateway auth file), a request without a valid one is refused (401).
+// The caller's principal reaches the SDK as its TokenInfo, which binds an
+// HTTP session to it and the gateway's rules and limits to its calls.
 type httpGuard struct {
-	token   string
+	auth    *gateway.Auth
 	origins map[string]bool
 	log     *slog.Logger
 }
 
+// principalKey carries the authenticated principal from the guard to the
+// SDK's bearer-token middleware.
+type principalKey struct{}
+
+// sdkAuth hands the principal the guard found to the SDK.
+var sdkAuth = auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+	p, _ := ctx.Value(principalKey{}).(*gateway.Principal)
+	if p == nil {
+		return nil, auth.ErrInvalidToken
+	}
+	return p.TokenInfo(), nil
+}, nil)
+
 func (g *httpGuard) wrap(next http.Handler) http.Handler {
-	want := sha256.Sum256([]byte(g.token))
+	withPrincipal := sdkAuth(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Host names are case-insensitive: the SDK's DNS-rebinding check
 		// behind us knows "localhost" only in lower case.
@@ -126,18 +154,35 @@ func (g *httpGuard) wrap(next http.Handler) http.Handler {
 				return
 			}
 		}
-		if g.token != "" {
-			got, ok := bearer(r.Header.Get("Authorization"))
-			sum := sha256.Sum256([]byte(got))
-			// Compare digests: constant time, whatever the lengths.
-			if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+		if g.auth.Required() {
+			got, _ := bearer(r.Header.Get("Authorization"))
+			// Compared by digest, in constant time (gateway.Auth).
+			p, err := g.auth.Authenticate(got)
+			if err != nil {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
 				http.Error(w, "unauthorized: send Authorization: Bearer <token>", http.StatusUnauthorized)
 				return
 			}
+			withPrincipal.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// serveMetrics serves /metrics alone on addr (serve --metrics), behind
+// the guard, until stop is called.
+func serveMetrics(addr string, guard *httpGuard, m *gateway.Metrics, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, FailureErr(fmt.Errorf("listening on %s for metrics: %w", addr, err), "pick a free port for --metrics")
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", guard.wrap(m.Handler()))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	go func() { _ = srv.Serve(ln) }()
+	log.Info("metrics listening", "addr", ln.Addr().String())
+	return func() { _ = srv.Close() }, nil
 }
 
 // singleHeaders are the request headers the gateway or the SDK behind it

@@ -13,6 +13,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/policy"
 )
 
@@ -282,4 +283,26 @@ func watchConfig(files func() []watchFile, log *slog.Logger, reload func()) (sto
 func isDirPath(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
+}
+
+// authWatch adds the gateway auth file (when there is one) to the files
+// the watcher reloads on.
+func authWatch(files []watchFile, a *gateway.Auth, homeDir string) []watchFile {
+	if a == nil {
+		return files
+	}
+	p := absClean(a.File())
+	if p == "" {
+		return files
+	}
+	for _, f := range files {
+		if f.path == p {
+			return files
+		}
+	}
+	f := watchFile{path: p, shared: true}
+	if homeDir = absClean(homeDir); homeDir != "" && within(p, homeDir) {
+		f.bound = homeDir
+	}
+	return append(files, f)
 }

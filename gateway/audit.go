@@ -1,0 +1,282 @@
+package gateway
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/redact"
+)
+
+// Defaults of an AuditLog.
+const (
+	// DefaultAuditMaxSize is the size at which the audit log is rotated.
+	DefaultAuditMaxSize = 100 << 20
+	// DefaultAuditKeep is how many rotated files are kept (<file>.1 is the
+	// newest).
+	DefaultAuditKeep = 5
+)
+
+// AuditEntry is one line of the audit log: one tool call.
+type AuditEntry struct {
+	Time time.Time `json:"time"`
+	// Principal and Groups say who called ("" over stdio or an HTTP
+	// gateway without authentication).
+	Principal string   `json:"principal,omitempty"`
+	Groups    []string `json:"groups,omitempty"`
+	// Session is a digest of the client's session id (the id itself is a
+	// credential of sorts): equal digests are one session.
+	Session string `json:"session,omitempty"`
+	// Tool is the rule name mcp__<server>__<tool> (the served name for the
+	// gateway's own tools and names it does not serve).
+	Tool       string `json:"tool"`
+	Server     string `json:"server,omitempty"`
+	ServerTool string `json:"server_tool,omitempty"`
+	// Decision is allow, ask, deny or rate_limited ("" when no rule was
+	// consulted: an unknown tool, a gateway without rules), Rule the rule
+	// that made it and RuleSource where that rule is written.
+	Decision   string `json:"decision,omitempty"`
+	Rule       string `json:"rule,omitempty"`
+	RuleSource string `json:"rule_source,omitempty"`
+	// Asked reports that a person was asked; Answer is what they answered
+	// (once, session, always, deny, decline, cancel), or session-grant
+	// when an earlier "session" answer let the call run.
+	Asked       bool    `json:"asked"`
+	Answer      string  `json:"answer,omitempty"`
+	DurationMS  float64 `json:"duration_ms"`
+	ResultBytes int     `json:"result_bytes"`
+	IsError     bool    `json:"is_error"`
+	Error       string  `json:"error,omitempty"`
+	// ArgsHMAC is the HMAC-SHA256, under the install's audit key, of the
+	// arguments' canonical JSON: equal arguments have equal hashes, and
+	// nobody without the key can test a guess. Args are the arguments
+	// with secrets redacted (SPEC §3) and long strings cut; never raw.
+	ArgsHMAC string         `json:"args_hmac,omitempty"`
+	Args     map[string]any `json:"args,omitempty"`
+}
+
+// AuditOptions configure an AuditLog. A nil *AuditOptions uses every
+// default.
+type AuditOptions struct {
+	// Key is the HMAC key of ArgsHMAC. If empty, a random key for this
+	// process is used (hashes then compare only within one run); see
+	// LoadAuditKey for a key per install.
+	Key []byte
+	// MaxSize rotates the file before a line would take it past this many
+	// bytes. If <= 0, DefaultAuditMaxSize.
+	MaxSize int64
+	// Keep is how many rotated files are kept. If <= 0, DefaultAuditKeep.
+	Keep int
+	// Logger receives write failures. If nil, they are discarded.
+	Logger *slog.Logger
+}
+
+// AuditLog appends one JSON line per tool call to a file opened for
+// appending only (mode 0600), rotated by size: <file> → <file>.1 → … →
+// <file>.<Keep>. It is safe for concurrent use.
+type AuditLog struct {
+	path string
+	key  []byte
+	max  int64
+	keep int
+	log  *slog.Logger
+
+	mu   sync.Mutex
+	f    *os.File
+	size int64
+}
+
+// OpenAudit opens (creating it and its folder) the audit log at path.
+func OpenAudit(path string, opts *AuditOptions) (*AuditLog, error) {
+	l := &AuditLog{path: path}
+	if opts != nil {
+		l.key, l.max, l.keep, l.log = opts.Key, opts.MaxSize, opts.Keep, opts.Logger
+	}
+	if len(l.key) == 0 {
+		l.key = make([]byte, 32)
+		if _, err := rand.Read(l.key); err != nil {
+			return nil, fmt.Errorf("audit key: %w", err)
+		}
+	}
+	if l.max <= 0 {
+		l.max = DefaultAuditMaxSize
+	}
+	if l.keep <= 0 {
+		l.keep = DefaultAuditKeep
+	}
+	if l.log == nil {
+		l.log = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	if err := l.open(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *AuditLog) open() error {
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("opening the audit log: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("opening the audit log: %w", err)
+	}
+	l.f, l.size = f, fi.Size()
+	return nil
+}
+
+// Path returns the file's path.
+func (l *AuditLog) Path() string { return l.path }
+
+// Close closes the file. Lines written after it are dropped.
+func (l *AuditLog) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
+
+// auditArgMax cuts each string of the redacted arguments.
+const auditArgMax = 200
+
+// write fills e's argument fields from raw and appends e.
+func (l *AuditLog) write(e *AuditEntry, raw json.RawMessage) {
+	var args map[string]any
+	if len(raw) > 0 && json.Unmarshal(raw, &args) == nil && args != nil {
+		canon, _ := json.Marshal(args) // map keys sorted
+		m := hmac.New(sha256.New, l.key)
+		m.Write(canon)
+		e.ArgsHMAC = hex.EncodeToString(m.Sum(nil))
+		e.Args = cutStrings(redact.Args(args)).(map[string]any)
+	} else if len(raw) > 0 {
+		m := hmac.New(sha256.New, l.key)
+		m.Write(raw)
+		e.ArgsHMAC = hex.EncodeToString(m.Sum(nil))
+	}
+	if err := l.Write(e); err != nil {
+		l.log.Warn("audit line not written", "error", err)
+	}
+}
+
+func cutStrings(v any) any {
+	switch v := v.(type) {
+	case string:
+		if r := []rune(v); len(r) > auditArgMax {
+			return string(r[:auditArgMax]) + "…"
+		}
+	case map[string]any:
+		for k, e := range v {
+			v[k] = cutStrings(e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = cutStrings(e)
+		}
+	}
+	return v
+}
+
+// Write appends e as one line, rotating first when the line would take the
+// file past MaxSize.
+func (l *AuditLog) Write(e *AuditEntry) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return errors.New("the audit log is closed")
+	}
+	if l.size > 0 && l.size+int64(len(b)) > l.max {
+		if err := l.rotate(); err != nil {
+			return err
+		}
+	}
+	n, err := l.f.Write(b)
+	l.size += int64(n)
+	return err
+}
+
+func (l *AuditLog) rotate() error {
+	if err := l.f.Close(); err != nil {
+		l.log.Warn("closing the audit log", "error", err)
+	}
+	l.f = nil
+	for i := l.keep - 1; i >= 1; i-- {
+		from := l.path + "." + strconv.Itoa(i)
+		if err := os.Rename(from, l.path+"."+strconv.Itoa(i+1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			l.log.Warn("rotating the audit log", "error", err)
+		}
+	}
+	if err := os.Rename(l.path, l.path+".1"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("rotating the audit log: %w", err)
+	}
+	return l.open()
+}
+
+// LoadAuditKey returns the install's audit key from path, creating it
+// (32 random bytes, hex, mode 0600) when it does not exist.
+func LoadAuditKey(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		key, derr := hex.DecodeString(string(trimSpace(b)))
+		if derr != nil || len(key) < 16 {
+			return nil, fmt.Errorf("%s does not hold an audit key (hex, at least 16 bytes); remove it to make a new one", path)
+		}
+		return key, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("reading the audit key: %w", err)
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, fmt.Errorf("audit key: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("audit key: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return LoadAuditKey(path) // another process made it first
+	}
+	if err != nil {
+		return nil, fmt.Errorf("writing the audit key: %w", err)
+	}
+	_, werr := f.WriteString(hex.EncodeToString(key) + "\n")
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return nil, fmt.Errorf("writing the audit key: %w", werr)
+	}
+	return key, nil
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r' || b[len(b)-1] == ' ') {
+		b = b[:len(b)-1]
+	}
+	return b
+}

@@ -1,0 +1,266 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/policy"
+)
+
+// callRecord is what the gateway learns about one tool call on its way —
+// who made it, how it was decided, what the person answered — for the
+// call's audit line and metrics. It travels in the call's context; a call
+// that waits for a client's answer (a question in its result) keeps its
+// record until the retry that carries the answer.
+type callRecord struct {
+	start     time.Time
+	principal *Principal
+	session   string // a digest of the client's session id
+	name      string // the served tool name
+	args      json.RawMessage
+
+	mu       sync.Mutex
+	decision string // allow, ask, deny, rate_limited; "" when no rule was consulted
+	rule     *policy.Rule
+	asked    bool
+	answer   string
+	resumed  bool
+}
+
+type recordKey struct{}
+
+func recordFrom(ctx context.Context) *callRecord {
+	r, _ := ctx.Value(recordKey{}).(*callRecord)
+	return r
+}
+
+// who is the call's principal; nil when it has none (or r is nil).
+func (r *callRecord) who() *Principal {
+	if r == nil {
+		return nil
+	}
+	return r.principal
+}
+
+func (r *callRecord) decided(d policy.Decision) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.decision, r.rule = string(d.Action), d.Rule
+}
+
+// question notes that the person is being asked.
+func (r *callRecord) question() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.asked = true
+	r.mu.Unlock()
+}
+
+// answered notes the person's answer (once, session, always, deny,
+// decline, cancel), or "session-grant" for an earlier "session" answer
+// that let the call run without asking.
+func (r *callRecord) answered(answer string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	if answer != "session-grant" {
+		r.asked = true
+	}
+	r.answer = answer
+	r.mu.Unlock()
+}
+
+// observing reports whether calls are recorded (for audit, metrics or
+// principals' rules and limits).
+func (g *Gateway) observing() bool {
+	return g.opts.Auth != nil || g.opts.Audit != nil || g.opts.Metrics != nil
+}
+
+// observe is the outermost middleware of tools/call when the gateway has
+// principals, an audit log or metrics: it gives the call its record, takes
+// the call from its principal's rate limit, and writes the audit line and
+// metrics once the call is over.
+func (g *Gateway) observe(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		creq, ok := req.(*mcp.CallToolRequest)
+		if method != "tools/call" || !ok || creq.Params == nil {
+			return next(ctx, method, req)
+		}
+		rec := g.records.take(creq)
+		if rec == nil {
+			rec = &callRecord{start: time.Now(), name: creq.Params.Name, args: creq.Params.Arguments}
+			if ex := creq.Extra; ex != nil {
+				rec.principal = PrincipalFromTokenInfo(ex.TokenInfo)
+			}
+			if ss := creq.Session; ss != nil && ss.ID() != "" {
+				sum := sha256.Sum256([]byte(ss.ID()))
+				rec.session = hex.EncodeToString(sum[:8])
+			}
+			server, tool := g.hostRoute(rec.name)
+			if err := g.opts.Auth.Limit(rec.principal, server, tool); err != nil {
+				rec.decision = "rate_limited"
+				res := g.refusal(rec.name, err.Error())
+				g.finish(rec, res, nil)
+				return res, nil
+			}
+		}
+		ctx = context.WithValue(ctx, recordKey{}, rec)
+		res, err := next(ctx, method, req)
+		if cr, ok := res.(*mcp.CallToolResult); ok && err == nil && cr != nil && len(cr.InputRequests) > 0 && cr.RequestState != "" {
+			// A question went back to the client: the call goes on with
+			// its retry.
+			g.records.park(creq, cr.RequestState, rec, g.opts.ElicitationTimeout)
+			return res, err
+		}
+		g.finish(rec, res, err)
+		return res, err
+	}
+}
+
+// hostRoute returns the server's and tool's own names of a served tool
+// ("" and the name for the gateway's own tools and unknown names).
+func (g *Gateway) hostRoute(name string) (server, tool string) {
+	g.mu.Lock()
+	r, ok := g.tools[name]
+	g.mu.Unlock()
+	if ok && r.server != "" {
+		return r.server, r.tool
+	}
+	return "", name
+}
+
+// finish writes the call's audit line and metrics.
+func (g *Gateway) finish(rec *callRecord, res mcp.Result, err error) {
+	dur := time.Since(rec.start)
+	cr, _ := res.(*mcp.CallToolResult)
+	server, tool := g.hostRoute(rec.name)
+	var out outcome
+	out.duration = dur
+	switch {
+	case err != nil:
+		out.err = err.Error()
+	case cr == nil:
+		out.err = "no result"
+	default:
+		out.isError = cr.IsError
+		for _, c := range cr.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				out.size += len(tc.Text)
+			}
+		}
+	}
+	rec.mu.Lock()
+	decision, rule, asked, answer := rec.decision, rec.rule, rec.asked, rec.answer
+	rec.mu.Unlock()
+	if g.opts.Metrics != nil {
+		g.opts.Metrics.call(server, tool, decision, out)
+	}
+	if g.opts.Audit != nil {
+		e := &AuditEntry{
+			Time: rec.start.UTC(), Session: rec.session, Tool: rec.name, Server: server, ServerTool: tool,
+			Decision: decision, Asked: asked, Answer: answer,
+			DurationMS: float64(dur.Microseconds()) / 1000, ResultBytes: out.size, IsError: out.isError || out.err != "",
+		}
+		if server != "" {
+			e.Tool = "mcp__" + server + "__" + tool
+		}
+		if p := rec.principal; p != nil {
+			e.Principal, e.Groups = p.Name, p.Groups
+		}
+		if rule != nil {
+			e.Rule, e.RuleSource = rule.Text, rule.Source.String()
+		}
+		switch {
+		case out.err != "":
+			e.Error = out.err
+		case decision == string(policy.Deny):
+			e.Error = "refused by a deny rule"
+		case decision == "rate_limited":
+			e.Error = "refused: over a rate limit"
+		case decision == string(policy.Ask) && out.isError && !allowing[answer]:
+			e.Error = "refused: nobody could be asked"
+			if answer != "" {
+				e.Error = "refused: the person answered " + answer
+			}
+		case out.isError:
+			e.Error = "the call ended with an error result"
+		}
+		g.opts.Audit.write(e, rec.args)
+	}
+}
+
+// allowing are the answers that let a call run.
+var allowing = map[string]bool{DecisionOnce: true, DecisionSession: true, DecisionAlways: true, "session-grant": true}
+
+// outcome is how a call ended.
+type outcome struct {
+	duration time.Duration
+	size     int
+	isError  bool
+	err      string // a protocol error
+}
+
+// records are the records of calls that wait for a client's answer,
+// by the requestState the client will send back.
+type records struct {
+	mu sync.Mutex
+	m  map[string]parked
+}
+
+type parked struct {
+	rec     *callRecord
+	expires time.Time
+}
+
+func recordsKey(req *mcp.CallToolRequest, state string) string {
+	who := ""
+	if ex := req.Extra; ex != nil && ex.TokenInfo != nil {
+		who = ex.TokenInfo.UserID
+	}
+	return who + "\x00" + state
+}
+
+func (rs *records) park(req *mcp.CallToolRequest, state string, rec *callRecord, ttl time.Duration) {
+	now := time.Now()
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.m == nil {
+		rs.m = map[string]parked{}
+	}
+	for k, p := range rs.m {
+		if now.After(p.expires) {
+			delete(rs.m, k)
+		}
+	}
+	rs.m[recordsKey(req, state)] = parked{rec: rec, expires: now.Add(ttl + time.Minute)}
+}
+
+// take returns the parked record of a retry, or nil.
+func (rs *records) take(req *mcp.CallToolRequest) *callRecord {
+	state := req.Params.RequestState
+	if state == "" {
+		return nil
+	}
+	k := recordsKey(req, state)
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	p, ok := rs.m[k]
+	if !ok || p.rec.name != req.Params.Name {
+		return nil
+	}
+	delete(rs.m, k)
+	p.rec.resumed = true
+	return p.rec
+}

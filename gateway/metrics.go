@@ -1,0 +1,144 @@
+package gateway
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/switchboard-mcp/switchboard/host"
+)
+
+// Metrics are a gateway's Prometheus metrics, in a registry of their own
+// (nothing global):
+//
+//	switchboard_gateway_calls_total{server,tool}            tool calls answered
+//	switchboard_gateway_call_errors_total{server,tool}      of them, errors (an error result or a protocol error)
+//	switchboard_gateway_call_duration_seconds{server,tool}  latency histogram
+//	switchboard_gateway_decisions_total{decision}           allow, ask, deny, rate_limited, none
+//	switchboard_gateway_sessions                            client sessions open
+//	switchboard_server_up{server}                           1 when connected and healthy
+//	switchboard_server_circuit_open{server}                 1 while the breaker is open
+//	switchboard_server_state{server,state}                  1 for the server's state
+//	switchboard_server_reconnects_total{server}             reconnects after unexpected closes
+//
+// server is "" for the gateway's own tools (tool_search, the admin tools)
+// and for names it does not serve, whose tool label is then "(unknown)",
+// so a client cannot grow the label set without bound. Create it with
+// NewMetrics, pass it in Options.Metrics and serve Handler.
+type Metrics struct {
+	reg       *prometheus.Registry
+	calls     *prometheus.CounterVec
+	errors    *prometheus.CounterVec
+	latency   *prometheus.HistogramVec
+	decisions *prometheus.CounterVec
+	g         *Gateway
+}
+
+// NewMetrics returns the metrics of a gateway over h (the servers' states
+// are read from h at each scrape), with the Go runtime's and the process's
+// own collectors.
+func NewMetrics(h *host.Host) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	labels := []string{"server", "tool"}
+	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchboard_gateway_calls_total", Help: "Tool calls the gateway answered, by server and tool.",
+	}, labels)
+	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchboard_gateway_call_errors_total", Help: "Tool calls that ended with an error result or a protocol error.",
+	}, labels)
+	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "switchboard_gateway_call_duration_seconds", Help: "Time from a tool call's arrival to its answer.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 120},
+	}, labels)
+	m.decisions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchboard_gateway_decisions_total", Help: "Permission decisions of tool calls (none: no rule was consulted).",
+	}, []string{"decision"})
+	m.reg.MustRegister(m.calls, m.errors, m.latency, m.decisions,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		&hostCollector{h: h, m: m})
+	return m
+}
+
+// Registry returns the registry, for an embedder's own collectors.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the metrics in Prometheus's text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// bind tells m the gateway whose sessions it counts.
+func (m *Metrics) bind(g *Gateway) { m.g = g }
+
+func (m *Metrics) call(server, tool, decision string, out outcome) {
+	if server == "" && tool != "" {
+		if m.g == nil || !m.g.serves(tool) {
+			tool = "(unknown)"
+		}
+	}
+	if decision == "" {
+		decision = "none"
+	}
+	m.calls.WithLabelValues(server, tool).Inc()
+	if out.isError || out.err != "" {
+		m.errors.WithLabelValues(server, tool).Inc()
+	}
+	m.latency.WithLabelValues(server, tool).Observe(out.duration.Seconds())
+	m.decisions.WithLabelValues(decision).Inc()
+}
+
+// serves reports whether name is a tool the gateway serves.
+func (g *Gateway) serves(name string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, ok := g.tools[name]
+	return ok
+}
+
+var (
+	descSessions   = prometheus.NewDesc("switchboard_gateway_sessions", "Client sessions open.", nil, nil)
+	descUp         = prometheus.NewDesc("switchboard_server_up", "1 when the server is connected and its lists work.", []string{"server"}, nil)
+	descCircuit    = prometheus.NewDesc("switchboard_server_circuit_open", "1 while the server's circuit breaker is open.", []string{"server"}, nil)
+	descState      = prometheus.NewDesc("switchboard_server_state", "1 for the state the server is in.", []string{"server", "state"}, nil)
+	descReconnects = prometheus.NewDesc("switchboard_server_reconnects_total", "Reconnects after unexpected closes.", []string{"server"}, nil)
+)
+
+// hostCollector reads the servers' states and the sessions at scrape time.
+type hostCollector struct {
+	h *host.Host
+	m *Metrics
+}
+
+func (c *hostCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descSessions, descUp, descCircuit, descState, descReconnects} {
+		ch <- d
+	}
+}
+
+func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
+	if g := c.m.g; g != nil {
+		n := 0
+		for range g.srv.Sessions() {
+			n++
+		}
+		ch <- prometheus.MustNewConstMetric(descSessions, prometheus.GaugeValue, float64(n))
+	}
+	if c.h == nil {
+		return
+	}
+	for _, s := range c.h.Status() {
+		up, open := 0.0, 0.0
+		if s.State == host.StateConnected && len(s.ListErrors) == 0 {
+			up = 1
+		}
+		if s.State == host.StateCircuitOpen {
+			open = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, up, s.Name)
+		ch <- prometheus.MustNewConstMetric(descCircuit, prometheus.GaugeValue, open, s.Name)
+		ch <- prometheus.MustNewConstMetric(descState, prometheus.GaugeValue, 1, s.Name, string(s.State))
+		ch <- prometheus.MustNewConstMetric(descReconnects, prometheus.CounterValue, float64(s.Reconnects), s.Name)
+	}
+}

@@ -1,0 +1,347 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/gateway"
+)
+
+// addKey runs `switchboard gateway key add NAME --group …` and returns the
+// key it printed.
+func (w *gatewayWorld) addKey(t *testing.T, name string, groups ...string) string {
+	t.Helper()
+	args := []string{"gateway", "key", "add", name}
+	for _, g := range groups {
+		args = append(args, "--group", g)
+	}
+	out, err := w.command(t, args...).Output()
+	if err != nil {
+		t.Fatalf("gateway key add %s: %v", name, err)
+	}
+	key := strings.TrimSpace(string(out))
+	if !strings.HasPrefix(key, gateway.KeyPrefix) || strings.Contains(key, "\n") {
+		t.Fatalf("gateway key add printed %q, want one key", out)
+	}
+	return key
+}
+
+// editAuth changes the gateway auth file as an administrator would by
+// hand, keeping its mode.
+func (w *gatewayWorld) editAuth(t *testing.T, edit func(*gateway.AuthFile)) {
+	t.Helper()
+	path := filepath.Join(w.sbHome, gateway.AuthFileName)
+	f, _, err := gateway.ReadAuthFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(f)
+	writeJSON(t, path, f)
+}
+
+type teamClient struct {
+	cs    *mcp.ClientSession
+	mu    sync.Mutex
+	asked []string
+}
+
+func (w *gatewayWorld) teamClient(t *testing.T, ctx context.Context, base, key, answer string) *teamClient {
+	t.Helper()
+	c := &teamClient{}
+	opts := &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			c.mu.Lock()
+			c.asked = append(c.asked, req.Params.Message)
+			c.mu.Unlock()
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": answer}}, nil
+		},
+	}
+	hc := &http.Client{Transport: bearerTransport{token: key}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "team-test"}, opts).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	c.cs = cs
+	return c
+}
+
+func (c *teamClient) questions() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.asked)
+}
+
+func initStatus(t *testing.T, base, key, session string) (int, string) {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`
+	if session != "" {
+		body = `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`
+	}
+	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id")
+}
+
+// TestGatewayTeam is issue 19's first "done means" on a real `serve
+// --http`: principals with keys from `gateway key add`, rules scoped to a
+// principal and a group (alice's call is allowed, bob's denied, carol's
+// asked of her own session only), a rate limit answered with when to
+// retry, a session that another principal cannot use, the shared token
+// as one more principal, a revoked key refused within a second without a
+// restart, and an audit line per call that never holds a planted secret.
+func TestGatewayTeam(t *testing.T) {
+	w := newGatewayWorld(t)
+	w.servers(t, "alpha")
+	w.permissions(t, nil, nil) // no rule: every call is asked for
+	const shared = "shared-gateway-token-0123456789"
+	w.env = append(w.env, TokenEnv+"="+shared)
+	alice := w.addKey(t, "alice", "eng")
+	bob := w.addKey(t, "bob", "eng")
+	carol := w.addKey(t, "carol")
+	erin := w.addKey(t, "erin")
+	w.editAuth(t, func(f *gateway.AuthFile) {
+		f.Principals["group:eng"] = &gateway.AuthEntry{Allow: []string{"mcp__alpha"}}
+		f.Principals["bob"].Deny = []string{"mcp__alpha__echo"}
+		f.Principals["erin"].Allow = []string{"mcp__alpha__echo"}
+		f.Principals["erin"].RateLimit = &gateway.RateLimit{Tools: map[string]int{"mcp__alpha": 2}}
+		f.Principals["token"] = &gateway.AuthEntry{Allow: []string{"mcp__alpha__add"}}
+	})
+	if fi, err := os.Stat(filepath.Join(w.sbHome, gateway.AuthFileName)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("auth file: %v, mode %v; want 0600", err, fi.Mode())
+	}
+	raw, _ := os.ReadFile(filepath.Join(w.sbHome, gateway.AuthFileName))
+	for _, k := range []string{alice, bob, carol, erin} {
+		if strings.Contains(string(raw), strings.Split(k, "_")[2]) {
+			t.Fatalf("the auth file holds a key in clear:\n%s", raw)
+		}
+	}
+	auditFile := filepath.Join(w.dir, "audit", "calls.jsonl")
+	base, stopServe := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--audit-log", auditFile)
+	var once sync.Once
+	stop := func() { once.Do(stopServe) }
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	const planted = "planted-s3cret-value-7f3a"
+	ac := w.teamClient(t, ctx, base, alice, "deny")
+	if txt, isErr := callText(t, ctx, ac.cs, "alpha__echo", map[string]any{"text": "from alice"}); isErr || !strings.Contains(txt, "from alice") {
+		t.Errorf("alice (group:eng allows mcp__alpha): isError %v, %q", isErr, txt)
+	}
+	// A secret argument reaches the server (which refuses the unknown
+	// argument), never the audit log.
+	if _, isErr := callText(t, ctx, ac.cs, "alpha__echo", map[string]any{"text": "with a secret", "password": planted}); !isErr {
+		t.Errorf("the echo server took an unknown argument")
+	}
+	bc := w.teamClient(t, ctx, base, bob, "once")
+	if txt, isErr := callText(t, ctx, bc.cs, "alpha__echo", map[string]any{"text": "from bob"}); !isErr || !strings.Contains(txt, `denied by rule "mcp__alpha__echo"`) || !strings.Contains(txt, "gateway rules for bob") {
+		t.Errorf("bob (denied for bob, allowed for his group): isError %v, %q", isErr, txt)
+	}
+	cc := w.teamClient(t, ctx, base, carol, "once")
+	if txt, isErr := callText(t, ctx, cc.cs, "alpha__echo", map[string]any{"text": "from carol"}); isErr {
+		t.Errorf("carol answered once, yet: %q", txt)
+	}
+	if cc.questions() != 1 || ac.questions() != 0 || bc.questions() != 0 {
+		t.Errorf("questions: carol %d, alice %d, bob %d; want only carol's own session asked, once", cc.questions(), ac.questions(), bc.questions())
+	}
+
+	// Erin may call alpha's tools twice a minute.
+	ec := w.teamClient(t, ctx, base, erin, "deny")
+	for i := range 3 {
+		txt, isErr := callText(t, ctx, ec.cs, "alpha__echo", map[string]any{"text": "erin"})
+		if i < 2 && isErr {
+			t.Errorf("erin's call %d: %q", i+1, txt)
+		}
+		if i == 2 && (!isErr || !strings.Contains(txt, "rate limit: erin may make 2 calls per minute of mcp__alpha") || !strings.Contains(txt, "try again in")) {
+			t.Errorf("erin's third call: isError %v, %q; want the rate limit and when to retry", isErr, txt)
+		}
+	}
+
+	// The shared token is a principal too, with its own rules.
+	tc := w.teamClient(t, ctx, base, shared, "deny")
+	if txt, isErr := callText(t, ctx, tc.cs, "alpha__add", map[string]any{"a": 2, "b": 3}); isErr || !strings.Contains(txt, "5") {
+		t.Errorf("shared token: isError %v, %q", isErr, txt)
+	}
+
+	// A session is its principal's: bob cannot use carol's.
+	code, sid := initStatus(t, base, carol, "")
+	if code != 200 || sid == "" {
+		t.Fatalf("carol's initialize: %d, session %q", code, sid)
+	}
+	if code, _ := initStatus(t, base, bob, sid); code != http.StatusForbidden {
+		t.Errorf("bob with carol's session: status %d, want 403", code)
+	}
+	if code, _ := initStatus(t, base, "sbk_00000000_forged", ""); code != http.StatusUnauthorized {
+		t.Errorf("a forged key: status %d, want 401", code)
+	}
+
+	// Revoked while serving: refused within a second, no restart.
+	if code, _ := initStatus(t, base, bob, ""); code != 200 {
+		t.Fatalf("bob before revoke: %d", code)
+	}
+	if out, err := w.command(t, "gateway", "key", "revoke", "bob").CombinedOutput(); err != nil {
+		t.Fatalf("revoke: %v\n%s", err, out)
+	}
+	revoked := time.Now()
+	for {
+		code, _ := initStatus(t, base, bob, "")
+		if code == http.StatusUnauthorized {
+			t.Logf("revoked key refused after %v", time.Since(revoked).Round(time.Millisecond))
+			break
+		}
+		if time.Since(revoked) > time.Second {
+			t.Fatalf("bob's revoked key still gets %d after %v", code, time.Since(revoked))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if code, _ := initStatus(t, base, alice, ""); code != 200 {
+		t.Errorf("alice after bob's revoke: %d", code)
+	}
+
+	// The audit log: one line per call, with its decision; never the
+	// planted secret.
+	stop()
+	b, err := os.ReadFile(auditFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), planted) {
+		t.Errorf("the audit log holds the planted secret:\n%s", b)
+	}
+	var lines []gateway.AuditEntry
+	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	for sc.Scan() {
+		var e gateway.AuditEntry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("audit line %q: %v", sc.Text(), err)
+		}
+		lines = append(lines, e)
+	}
+	type row struct {
+		principal, decision, rule, answer, errText string
+		asked                                      bool
+	}
+	var got []row
+	for _, e := range lines {
+		got = append(got, row{e.Principal, e.Decision, e.Rule, e.Answer, e.Error, e.Asked})
+		if e.Tool != "mcp__alpha__echo" && e.Tool != "mcp__alpha__add" {
+			t.Errorf("audit tool %q", e.Tool)
+		}
+		if e.ArgsHMAC == "" || e.Session == "" {
+			t.Errorf("audit line without args hash or session: %+v", e)
+		}
+	}
+	want := []row{
+		{"alice", "allow", "mcp__alpha", "", "", false},
+		{"alice", "allow", "mcp__alpha", "", "the call ended with an error result", false},
+		{"bob", "deny", "mcp__alpha__echo", "", "refused by a deny rule", false},
+		{"carol", "ask", "", "once", "", true},
+		{"erin", "allow", "mcp__alpha__echo", "", "", false},
+		{"erin", "allow", "mcp__alpha__echo", "", "", false},
+		{"erin", "rate_limited", "", "", "refused: over a rate limit", false},
+		{"token", "allow", "mcp__alpha__add", "", "", false},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("audit has %d lines, want %d:\n%s", len(got), len(want), b)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("audit line %d: %+v, want %+v", i+1, got[i], want[i])
+		}
+	}
+	if len(lines) > 1 {
+		if v := lines[1].Args["password"]; v != "[REDACTED]" && v != "<redacted>" {
+			t.Errorf("the password argument in the audit line: %v", v)
+		}
+		if lines[1].Args["text"] != "with a secret" {
+			t.Errorf("the text argument in the audit line: %v", lines[1].Args["text"])
+		}
+		if lines[0].ArgsHMAC == lines[1].ArgsHMAC {
+			t.Error("two calls with other arguments have one hash")
+		}
+	}
+}
+
+// TestGatewayKeyCommands checks the key commands' files: hashed keys, mode
+// 0600, comments kept, list never shows a key, revoke keeps the rules.
+func TestGatewayKeyCommands(t *testing.T) {
+	w := newGatewayWorld(t)
+	path := filepath.Join(w.sbHome, gateway.AuthFileName)
+	if err := os.WriteFile(path, []byte("// the team's gateway\n{\"principals\": {\"group:eng\": {\"deny\": [\"mcp__prod\"]}}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	k1 := w.addKey(t, "alice", "eng")
+	k2 := w.addKey(t, "alice", "ops")
+	if k1 == k2 {
+		t.Fatal("two keys alike")
+	}
+	raw, _ := os.ReadFile(path)
+	if !strings.Contains(string(raw), "// the team's gateway") {
+		t.Errorf("the comment is gone:\n%s", raw)
+	}
+	f, _, err := gateway.ReadAuthFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := f.Principals["alice"]
+	if a == nil || len(a.Keys) != 2 || strings.Join(a.Groups, ",") != "eng,ops" || a.Keys[0].SHA256 != gateway.KeyHash(k1) {
+		t.Fatalf("alice: %+v", a)
+	}
+	out, err := w.command(t, "gateway", "key", "list").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), k1) || !strings.Contains(string(out), "alice") || !strings.Contains(string(out), a.Keys[0].ID) {
+		t.Errorf("list:\n%s", out)
+	}
+	if out, err := w.command(t, "gateway", "key", "revoke", "alice").CombinedOutput(); err != nil || !strings.Contains(string(out), "Revoked 2 key(s)") {
+		t.Fatalf("revoke: %v %s", err, out)
+	}
+	if out, err := w.command(t, "gateway", "key", "revoke", "nobody").CombinedOutput(); err == nil {
+		t.Errorf("revoking an unknown principal worked: %s", out)
+	}
+	f, _, _ = gateway.ReadAuthFile(path)
+	if len(f.Principals["alice"].Keys) != 0 || len(f.Principals["group:eng"].Deny) != 1 {
+		t.Errorf("after revoke: %+v %+v", f.Principals["alice"], f.Principals["group:eng"])
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v", fi.Mode())
+	}
+	a2 := gateway.NewAuth(&gateway.AuthOptions{File: path})
+	if _, err := a2.Authenticate(k1); err == nil {
+		t.Error("a revoked key authenticates")
+	}
+	// A file others can write accepts no key.
+	k3 := w.addKey(t, "carol")
+	os.Chmod(path, 0o622)
+	if _, err := gateway.NewAuth(&gateway.AuthOptions{File: path}).Authenticate(k3); err == nil {
+		t.Error("a key of a group-writable auth file authenticates")
+	}
+}
