@@ -45,8 +45,9 @@ type CallOptions struct {
 func NewCallCmd(f *Factory, runF func(context.Context, *CallOptions) error) *cobra.Command {
 	var pairs []string
 	cmd := &cobra.Command{
-		Use:   "call NAME ['JSON-ARGS']",
-		Short: "Call one tool and print its result as the model gets it",
+		Use:               "call NAME ['JSON-ARGS']",
+		ValidArgsFunction: completeToolNames(f),
+		Short:             "Call one tool and print its result as the model gets it",
 		Long: `Call an MCP tool by the name a model sees (mcp__<server>__<tool>; see
 'switchboard tools') with a JSON object of arguments (default {}), and print the
 result in the envelope a model receives:
@@ -194,6 +195,11 @@ func callRun(ctx context.Context, opts *CallOptions) (err error) {
 		if rerr := trustRefusal(s); rerr != nil && errors.Is(cerr, host.ErrNotConnected) {
 			return rerr // held by launch trust: exit 3 (trust.go)
 		}
+		if errors.Is(cerr, host.ErrUnknownTool) {
+			if near := suggestTool(ctx, s, opts); near != "" {
+				return UsageErr(cerr, fmt.Sprintf("did you mean %s? (`switchboard tools` lists the names)", near))
+			}
+		}
 		return callErr(cerr)
 	}
 	env := presentResult(opts, server, tool, res)
@@ -214,6 +220,69 @@ func callRun(ctx context.Context, opts *CallOptions) (err error) {
 		return FailureErr(fmt.Errorf("%s returned an error result", opts.Name), "")
 	}
 	return nil
+}
+
+// suggestTool is the tool name nearest a mistyped one (by edit distance,
+// at most a third of the name's length), or "". The tools of the servers
+// the call started come first; when the name matched no server, the
+// configured server nearest its server part is started to look (bounded
+// by --wait): the mistake is most often in the server's part then.
+func suggestTool(ctx context.Context, s *session, opts *CallOptions) string {
+	names := func(s *session) []string {
+		var out []string
+		if list, _ := s.h.Tools(ctx); list != nil {
+			for _, t := range append(append([]host.Tool(nil), list.Tools...), list.Deferred...) {
+				if t.Server != "" {
+					out = append(out, t.Name)
+				}
+			}
+		}
+		return out
+	}
+	if near := nearestTool(opts.Name, names(s)); near != "" {
+		return near
+	}
+	rest, ok := strings.CutPrefix(opts.Name, toolsurface.Prefix)
+	if !ok {
+		return ""
+	}
+	part, _, _ := strings.Cut(rest, toolsurface.Separator)
+	cfg, err := opts.Config() // the session's holds only the servers it started
+	if err != nil {
+		return ""
+	}
+	best, bestD := "", 3 // a server name within 2 edits
+	for _, rs := range cfg.Servers {
+		if d := levenshtein(strings.ToLower(part), strings.ToLower(toolsurface.SanitizePart(rs.Name))); d < bestD && rs.Availability == config.Available {
+			best, bestD = rs.Name, d
+		}
+	}
+	if best == "" || bestD == 0 {
+		return ""
+	}
+	o := opts.runtimeOptions
+	quiet := *o.IO
+	quiet.ErrOut, quiet.CanPrompt = io.Discard, false
+	o.IO, o.ErrTTY = &quiet, false
+	o2, err := startSession(ctx, &o, serverOnly(best))
+	if err != nil {
+		return ""
+	}
+	defer o2.close(nil)
+	o2.wait(ctx, o.Wait)
+	return nearestTool(opts.Name, names(o2))
+}
+
+// nearestTool is the name of names nearest name, within a third of its
+// length in edits; "" when none is that close.
+func nearestTool(name string, names []string) string {
+	best, bestD := "", len(name)/3+1
+	for _, n := range names {
+		if d := levenshtein(strings.ToLower(name), strings.ToLower(n)); d < bestD && n != name {
+			best, bestD = n, d
+		}
+	}
+	return best
 }
 
 // presentResult is the result as a model gets it (SPEC §5): the envelope,

@@ -1,10 +1,15 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 )
 
 var completionShells = []string{"bash", "zsh", "fish", "powershell"}
@@ -61,5 +66,104 @@ func completeServerNames(f *Factory) func(*cobra.Command, []string, string) ([]c
 			}
 		}
 		return names, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeFlagServerNames completes a flag's value (tools --server) with
+// the configured server names.
+func completeFlagServerNames(f *Factory) func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	names := completeServerNames(f)
+	return func(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return names(cmd, nil, toComplete)
+	}
+}
+
+// completeToolNames completes `call` with the names a model sees
+// (mcp__server__tool), deferred tools included and filtered ones not. Once
+// the server's part is typed, only that server is started.
+func completeToolNames(f *Factory) func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var keep func(config.ResolvedServer) bool
+		if rest, ok := strings.CutPrefix(toComplete, "mcp__"); ok {
+			if server, _, ok := strings.Cut(rest, "__"); ok && server != "" {
+				keep = serverOnly(server)
+			}
+		}
+		ctx := context.Background()
+		s, err := completionSession(ctx, f, keep)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		defer s.close(nil)
+		list, _ := s.h.Tools(ctx)
+		if list == nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var out []cobra.Completion
+		for _, t := range append(append([]host.Tool(nil), list.Tools...), list.Deferred...) {
+			if t.Server != "" && strings.HasPrefix(t.Name, toComplete) {
+				out = append(out, cobra.CompletionWithDesc(termsafe.Line(t.Name), descFirstLine(t.Tool.Description)))
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeResourceRefs completes `read` with the @server:uri of every
+// listed resource (templates need filling in, so they are left out). Once
+// "@server:" is typed, only that server is started.
+func completeResourceRefs(f *Factory) func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var keep func(config.ResolvedServer) bool
+		if server, _, ok := strings.Cut(strings.TrimPrefix(toComplete, "@"), ":"); ok && server != "" {
+			keep = serverOnly(server)
+		}
+		ctx := context.Background()
+		s, err := completionSession(ctx, f, keep)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		defer s.close(nil)
+		resources, _, _ := s.h.Resources(ctx)
+		var out []cobra.Completion
+		for _, r := range resources {
+			ref := termsafe.Line(resourceRef(r.Server, r.Resource.URI))
+			if strings.HasPrefix(ref, toComplete) || strings.HasPrefix(ref, "@"+toComplete) {
+				out = append(out, cobra.CompletionWithDesc(ref, descFirstLine(r.Resource.Name)))
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeApprovable completes `mcp approve` with only the servers it can
+// approve: project servers whose launch needs a person's approval (new, or
+// changed since approved). Nothing is started.
+func completeApprovable(f *Factory) func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		cfg, err := f.LoadConfig()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		lt, err := f.launchTrust(cfg)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var out []cobra.Completion
+		for _, rs := range lt.pending(cfg) {
+			if strings.HasPrefix(rs.Name, toComplete) {
+				out = append(out, cobra.CompletionWithDesc(rs.Name, lt.verdict(rs).Status.String()))
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
 	}
 }

@@ -148,6 +148,7 @@ own entry there (a gateway never serves itself) and says so.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Client, "client", "", "the MCP client: claude-code, cursor or vscode")
+	_ = cmd.RegisterFlagCompletionFunc("client", cobra.FixedCompletions(slices.Sorted(maps.Keys(gatewayClients)), cobra.ShellCompDirectiveNoFileComp))
 	fl.StringVarP(&opts.Scope, "scope", "s", "", "user, project or local (claude-code only); default user (vscode: project)")
 	fl.StringVar(&opts.Name, "name", "switchboard", "the entry's `NAME` in the client's config")
 	fl.StringVar(&opts.File, "file", "", "write to `FILE` instead of the client's own config file")

@@ -47,7 +47,7 @@ server is held as approval-stale until you approve it again.
 		Example: `  switchboard mcp approve filesystem
   switchboard mcp approve filesystem --yes`,
 		Args:              exactArgs(1, "a server name"),
-		ValidArgsFunction: completeServerNames(f),
+		ValidArgsFunction: completeApprovable(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
 			if runF != nil {

@@ -146,8 +146,9 @@ type ReadOptions struct {
 // NewReadCmd returns `switchboard read @server:uri`.
 func NewReadCmd(f *Factory, runF func(context.Context, *ReadOptions) error) *cobra.Command {
 	return &cobra.Command{
-		Use:   "read @SERVER:URI",
-		Short: "Read one resource of a server",
+		Use:               "read @SERVER:URI",
+		ValidArgsFunction: completeResourceRefs(f),
+		Short:             "Read one resource of a server",
 		Long: `Read a resource (resources/read) and print its contents. Piped, text and binary
 contents are written as they are; on a terminal, text is shown with anything the
 terminal would act on (escape sequences, control and bidi characters) escaped, and

@@ -69,6 +69,7 @@ without --json.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Server, "server", "", "list only the tools of server `NAME`")
+	_ = cmd.RegisterFlagCompletionFunc("server", completeFlagServerNames(f))
 	cmd.Flags().StringVar(&opts.Provider, "provider", "", "print the tools in `PROVIDER`'s own format: openai, anthropic or gemini")
 	return cmd
 }
