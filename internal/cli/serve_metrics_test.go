@@ -1,0 +1,189 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// prometheusBin finds Debian's prometheus; without it the test is skipped,
+// except under CI=true, where .ci/run installs it.
+func prometheusBin(t *testing.T) string {
+	t.Helper()
+	if p, err := exec.LookPath("prometheus"); err == nil {
+		return p
+	}
+	if _, err := os.Stat("/usr/bin/prometheus"); err == nil {
+		return "/usr/bin/prometheus"
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("prometheus is not installed (apt-get install prometheus; .ci/run does)")
+	}
+	t.Skip("prometheus is not installed (apt-get install prometheus)")
+	return ""
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestGatewayMetricsPrometheus has a real Prometheus scrape a real `serve
+// --http` with an API key, and checks that the call counters it stored
+// match the calls made: 7 allowed echo calls, 3 denied add calls.
+func TestGatewayMetricsPrometheus(t *testing.T) {
+	prom := prometheusBin(t)
+	w := newGatewayWorld(t)
+	w.servers(t, "alpha")
+	w.permissions(t, []string{"mcp__alpha__echo"}, []string{"mcp__alpha__add"})
+	key := w.addKey(t, "scraper")
+	metricsAddr := freePort(t)
+	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--metrics", metricsAddr)
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+
+	get := func(u, tok string) (int, string) {
+		req, _ := http.NewRequestWithContext(ctx, "GET", u, nil)
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, u := range []string{base + "/metrics", "http://" + metricsAddr + "/metrics"} {
+		if code, _ := get(u, ""); code != http.StatusUnauthorized {
+			t.Errorf("%s without a key: %d, want 401", u, code)
+		}
+	}
+
+	c := w.teamClient(t, ctx, base, key, "deny")
+	for range 7 {
+		if txt, isErr := callText(t, ctx, c.cs, "alpha__echo", map[string]any{"text": "hi"}); isErr {
+			t.Fatalf("echo: %s", txt)
+		}
+	}
+	for range 3 {
+		if _, isErr := callText(t, ctx, c.cs, "alpha__add", map[string]any{"a": 1, "b": 2}); !isErr {
+			t.Fatal("a denied call ran")
+		}
+	}
+	code, body := get(base+"/metrics", key)
+	if code != 200 || !strings.Contains(body, `switchboard_gateway_calls_total{server="alpha",tool="echo"} 7`) {
+		t.Fatalf("/metrics with the key: %d\n%s", code, body)
+	}
+
+	// Prometheus, on loopback, scraping the gateway's own port with the key.
+	dir := t.TempDir()
+	target := strings.TrimPrefix(base, "http://")
+	cfg := fmt.Sprintf(`global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: switchboard
+    metrics_path: /metrics
+    authorization:
+      type: Bearer
+      credentials: %s
+    static_configs:
+      - targets: ["%s"]
+`, key, target)
+	cfgFile := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	promAddr := freePort(t)
+	cmd := exec.Command(prom, "--config.file="+cfgFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+promAddr, "--log.level=warn")
+	logFile, _ := os.Create(filepath.Join(dir, "prometheus.log"))
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+		}
+		logFile.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(dir, "prometheus.log"))
+			t.Logf("prometheus log:\n%s", b)
+		}
+	}()
+
+	query := func(q string) (map[string]string, bool) {
+		u := "http://" + promAddr + "/api/v1/query?query=" + url.QueryEscape(q)
+		req, _ := http.NewRequestWithContext(ctx, "GET", u, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, false
+		}
+		defer resp.Body.Close()
+		var r struct {
+			Status string `json:"status"`
+			Data   struct {
+				Result []struct {
+					Metric map[string]string `json:"metric"`
+					Value  []any             `json:"value"`
+				} `json:"result"`
+			} `json:"data"`
+		}
+		if json.NewDecoder(resp.Body).Decode(&r) != nil || r.Status != "success" {
+			return nil, false
+		}
+		out := map[string]string{}
+		for _, s := range r.Data.Result {
+			if len(s.Value) == 2 {
+				out[s.Metric["tool"]+s.Metric["decision"]], _ = s.Value[1].(string)
+			}
+		}
+		return out, true
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		calls, ok1 := query(`switchboard_gateway_calls_total{job="switchboard",server="alpha"}`)
+		errs, ok2 := query(`switchboard_gateway_call_errors_total{job="switchboard",server="alpha"}`)
+		dec, ok3 := query(`switchboard_gateway_decisions_total{job="switchboard"}`)
+		up, ok4 := query(`up{job="switchboard"}`)
+		if ok1 && ok2 && ok3 && ok4 && calls["echo"] == "7" && calls["add"] == "3" && errs["add"] == "3" && errs["echo"] == "" &&
+			dec["allow"] == "7" && dec["deny"] == "3" && up[""] == "1" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Prometheus has calls %v, errors %v, decisions %v, up %v; want echo 7, add 3 (3 errors), allow 7, deny 3", calls, errs, dec, up)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if hist, ok := query(`switchboard_gateway_call_duration_seconds_count{job="switchboard",server="alpha",tool="echo"}`); !ok || hist["echo"] != "7" {
+		t.Errorf("latency histogram count: %v", hist)
+	}
+	if st, ok := query(`switchboard_server_up{job="switchboard",server="alpha"}`); !ok || st[""] != "1" {
+		t.Errorf("server up: %v", st)
+	}
+}
