@@ -49,6 +49,9 @@ func (s Source) String() string {
 		name = "session rules"
 	case ScopePrincipal:
 		name = "gateway rules for " + s.Principal
+		if s.File != "" {
+			return name + " in " + s.File
+		}
 	}
 	if s.File != "" {
 		return name + " " + s.File

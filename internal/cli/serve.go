@@ -252,6 +252,11 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		if err := checkBind(opts.HTTP, cred); err != nil {
 			return err
 		}
+		if opts.MetricsAddr != "" {
+			if err := checkBind(opts.MetricsAddr, cred); err != nil {
+				return err
+			}
+		}
 	}
 	cfg, err := opts.Config()
 	if err != nil {
@@ -338,6 +343,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 	}
 
 	g := gateway.New(s.h, &gateway.Options{
+		Version:    buildVersion(), // the serverInfo clients see: as `switchboard version` says
 		Logger:     log,
 		AdminTools: opts.AdminTools,
 		Stateless:  opts.Stateless,
