@@ -20,7 +20,7 @@ import (
 
 // addKey runs `switchboard gateway key add NAME --group …` and returns the
 // key it printed.
-func (w *gatewayWorld) addKey(t *testing.T, name string, groups ...string) string {
+func (w *gatewayWorld) addKey(t testing.TB, name string, groups ...string) string {
 	t.Helper()
 	args := []string{"gateway", "key", "add", name}
 	for _, g := range groups {
@@ -170,6 +170,9 @@ func TestGatewayTeam(t *testing.T) {
 	}
 	if cc.questions() != 1 || ac.questions() != 0 || bc.questions() != 0 {
 		t.Errorf("questions: carol %d, alice %d, bob %d; want only carol's own session asked, once", cc.questions(), ac.questions(), bc.questions())
+	} else if q := cc.asked[0]; !strings.Contains(q, "Allow mcp__alpha__echo") || strings.Contains(q, "always") {
+		// "always" would write an allow rule for every principal.
+		t.Errorf("carol's question: %q; want one without always", q)
 	}
 
 	// Erin may call alpha's tools twice a minute.

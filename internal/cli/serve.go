@@ -134,7 +134,12 @@ with --log-level, to stderr; never to stdout.
 /healthz. The bearer token comes from --token-file or $SWITCHBOARD_GATEWAY_TOKEN;
 it is required unless ADDR is a loopback address, and once set every request
 must carry it (401 otherwise). A browser Origin other than the gateway's own
-or an --allow-origin value gets 403.
+or an --allow-origin value gets 403. A team gateway gives each caller a key of
+its own ('switchboard gateway key add NAME'), kept hashed in the auth file
+(--auth-file, default ~/.switchboard/gateway-auth.json) with rules and rate
+limits scoped to principals and groups; the file is reloaded while serving.
+--audit-log FILE writes one JSON line per call; /metrics serves Prometheus
+metrics behind the same auth (--metrics ADDR serves them elsewhere too).
 
 A call that the permission rules would ask about is asked of the calling client
 as an elicitation when it supports one, else refused with the rule to add.
