@@ -23,10 +23,10 @@ func TestScoped(t *testing.T) {
 		want   policy.Action
 	}{
 		{"alice", []string{"eng"}, "mcp__github__get_me", nil, policy.Allow},
-		{"alice", []string{"eng"}, "mcp__github__delete_repo", nil, policy.Deny},      // the group's deny beats her allow
-		{"alice", []string{"eng"}, "mcp__prod__query", nil, policy.Deny},              // the settings' deny beats her allow
-		{"alice", nil, "mcp__github__delete_repo", nil, policy.Allow},                 // not in eng
-		{"carol", []string{"eng"}, "mcp__github__get_me", nil, policy.Ask},            // alice's allow is hers
+		{"alice", []string{"eng"}, "mcp__github__delete_repo", nil, policy.Deny}, // the group's deny beats her allow
+		{"alice", []string{"eng"}, "mcp__prod__query", nil, policy.Deny},         // the settings' deny beats her allow
+		{"alice", nil, "mcp__github__delete_repo", nil, policy.Allow},            // not in eng
+		{"carol", []string{"eng"}, "mcp__github__get_me", nil, policy.Ask},       // alice's allow is hers
 		{"carol", []string{"eng"}, "mcp__fs__write", map[string]any{"path": "/tmp/x"}, policy.Allow},
 		{"carol", []string{"eng"}, "mcp__fs__write", map[string]any{"path": "/etc/x"}, policy.Ask},
 		{"bob", nil, "mcp__fs__read", nil, policy.Deny}, // his deny beats the settings' allow
