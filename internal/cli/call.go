@@ -273,16 +273,46 @@ func suggestTool(ctx context.Context, s *session, opts *CallOptions) string {
 	return nearestTool(opts.Name, names(o2))
 }
 
-// nearestTool is the name of names nearest name, within a third of its
-// length in edits; "" when none is that close.
+// nearestTool is the name of names nearest name: within a third of the
+// typed tool part's length in edits (at least one; a swap of two letters
+// is one), so that "ecoh" finds "echo" but "nope" does not find "add".
+// "" when none is that close.
 func nearestTool(name string, names []string) string {
-	best, bestD := "", len(name)/3+1
+	part := name[strings.LastIndex(name, toolsurface.Separator)+1:]
+	best, bestD := "", max(1, len([]rune(part))/3)+1
 	for _, n := range names {
-		if d := levenshtein(strings.ToLower(name), strings.ToLower(n)); d < bestD && n != name {
+		if d := swapDistance(strings.ToLower(name), strings.ToLower(n)); d < bestD && n != name {
 			best, bestD = n, d
 		}
 	}
 	return best
+}
+
+// swapDistance is the edit distance of a and b counting a swap of two
+// adjacent characters as one edit (optimal string alignment).
+func swapDistance(a, b string) int {
+	x, y := []rune(a), []rune(b)
+	d := make([][]int, len(x)+1)
+	for i := range d {
+		d[i] = make([]int, len(y)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(x); i++ {
+		for j := 1; j <= len(y); j++ {
+			cost := 1
+			if x[i-1] == y[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(x)][len(y)]
 }
 
 // presentResult is the result as a model gets it (SPEC §5): the envelope,

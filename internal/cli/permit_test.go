@@ -75,7 +75,7 @@ func TestCallPermissions(t *testing.T) {
 			"--settings", `{"permissions":{"ask":["mcp__echo__destructive"]}}`}, code: 3, runs: 2,
 			stderr: []string{`rule "mcp__echo__destructive" (ask, --settings) says to ask`}},
 		{name: "readOnlyHint grants nothing", args: []string{"call", "mcp__echo__env", `{"names":["HOME"]}`}, code: 3, runs: 2,
-			stderr: []string{`add "mcp__echo__env" to permissions.allow`}},
+			stderr: []string{"run `switchboard permissions allow mcp__echo__env`"}},
 		{name: "--settings deny beats the user allow", args: []string{"call", "mcp__echo__echo", `{"text":"hi"}`,
 			"--settings", `{"permissions":{"deny":["mcp__echo"]}}`}, code: 3, runs: 2, stderr: []string{"(deny, --settings)"}},
 	} {
