@@ -465,7 +465,9 @@ func printDoctor(ios *IOStreams, checks []doctorCheck, cfg *config.Resolved, o *
 	}
 	failed := 0
 	for _, c := range checks {
-		mark := map[doctorLevel]string{doctorPass: "ok  ", doctorNote: "note", doctorFail: "FAIL"}[c.Level]
+		// The level's own word, as piped rows and --json spell it: what
+		// a person reads is what a script greps.
+		mark := string(c.Level)
 		if !c.OK {
 			failed++
 		}

@@ -81,7 +81,7 @@ func TestDoctorAllOK(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d; stdout:\n%s\nstderr:\n%s", code, out, stderr)
 	}
-	for _, want := range []string{"ok    server demo", "connected: 4 tools", "1 permission rules, each of which can match", "ok    trust demo   not needed: user scope, written by you; it starts without asking", "All 4 checks passed."} {
+	for _, want := range []string{"pass  server demo", "connected: 4 tools", "1 permission rules, each of which can match", "pass  trust demo   not needed: user scope, written by you; it starts without asking", "All 4 checks passed."} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}

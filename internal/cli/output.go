@@ -14,7 +14,10 @@ import (
 
 // tablePrinter prints rows as aligned columns under an upper-case header on
 // a terminal, and as plain tab-separated rows (no header) when piped, so
-// that scripts can cut and awk them.
+// that scripts can cut and awk them. gh prints piped tables the same way;
+// a header line would be read as data by every script that exists. Piped
+// rows all have the same number of fields (the header's, or the widest
+// row's): a missing cell is an empty field, never a missing tab.
 type tablePrinter struct {
 	w      io.Writer
 	tty    bool
@@ -54,12 +57,18 @@ var cellSpaces = strings.NewReplacer("\r\n", " ", "\t", " ", "\n", " ")
 func (t *tablePrinter) Render() error {
 	var b bytes.Buffer
 	if !t.tty {
+		cols := len(t.header)
 		for _, r := range t.rows {
-			for i, c := range r {
+			cols = max(cols, len(r))
+		}
+		for _, r := range t.rows {
+			for i := range cols {
 				if i > 0 {
 					b.WriteByte('\t')
 				}
-				b.WriteString(c)
+				if i < len(r) {
+					b.WriteString(r[i])
+				}
 			}
 			b.WriteByte('\n')
 		}

@@ -179,9 +179,11 @@ func startSessionWith(ctx context.Context, o *runtimeOptions, cfg *config.Resolv
 	logger, closeLog := o.logger()
 	s.logClose = closeLog
 	hopts := &host.Options{
-		Logger:   logger,
-		Prompter: s.prompter(),
-		Permit:   s.permit(cfg),
+		// The clientInfo servers see: as `switchboard version` says.
+		ClientVersion: buildVersion(),
+		Logger:        logger,
+		Prompter:      s.prompter(),
+		Permit:        s.permit(cfg),
 		// The command does its own bounded wait, with progress, before it
 		// asks for lists; whatever is still connecting then is reported,
 		// not waited for again.

@@ -49,6 +49,10 @@ annotation kept a broad grant (mcp__server) from allowing it. Rules with
 argument conditions decide only some calls: they are listed in
 conditionalRules. The table shows the decision as its PERMISSION column.
 
+Piped, each tool is one tab-separated row with the same five columns, and no
+header row (as gh does, so that cut and awk see only data): name, server,
+permission, description, deferred (yes or no).
+
 With --provider openai|anthropic|gemini, print instead the JSON array of tool
 definitions that provider's API takes, schemas cleaned for it (OpenAI:
 {type:"function",function:{name,description,parameters}}; Anthropic: {name,
@@ -331,6 +335,12 @@ func printTools(ios *IOStreams, tools, deferred []host.Tool, perm func(host.Tool
 		if ios.IsTTY {
 			desc = truncRunes(desc, descW)
 		}
+		if !ios.IsTTY {
+			// Piped columns are fixed (see the command's help): deferred
+			// is always the fifth.
+			t.AddRow(tool.Name, tool.Server, cells[i], desc, "no")
+			continue
+		}
 		t.AddRow(tool.Name, tool.Server, cells[i], desc)
 	}
 	return t.Render()
@@ -375,6 +385,10 @@ func printToolsDeferred(ios *IOStreams, tools, deferred []host.Tool, perm func(h
 		}
 		if isDeferred[tool.Name] {
 			d = "yes"
+		}
+		if !ios.IsTTY {
+			t.AddRow(tool.Name, server, cells[i], desc, d)
+			continue
 		}
 		t.AddRow(tool.Name, server, cells[i], d, desc)
 	}

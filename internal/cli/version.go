@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/switchboard-mcp/switchboard/host"
 )
 
 // Version is the switchboard version; release builds set it with
@@ -56,7 +58,8 @@ func versionRun(_ context.Context, opts *VersionOptions) error {
 }
 
 // buildVersion is Version, else the module version Go recorded, else
-// "dev".
+// host.Version: the one version string `version` prints, the host sends
+// servers as its clientInfo and the gateway gives clients as serverInfo.
 func buildVersion() string {
 	if Version != "" {
 		return Version
@@ -64,7 +67,7 @@ func buildVersion() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
 	}
-	return "dev"
+	return host.Version
 }
 
 // noArgs is cobra.NoArgs with a usage error (exit 2).
