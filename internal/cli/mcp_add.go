@@ -29,6 +29,11 @@ type MCPAddOptions struct {
 	Headers   []string // -H "K: V", repeatable
 	Force     bool     // --force: replace an existing entry of that name
 
+	// FromRegistry is --from-registry NAME[@VERSION]: the definition comes
+	// from the MCP Registry (mcp_registry.go); Registry is --registry URL.
+	FromRegistry string
+	Registry     string
+
 	Name string
 	// Rest is the command and its arguments, or the URL.
 	Rest []string
@@ -57,16 +62,19 @@ Switchboard to expand when it connects (and the secret out of the file):
 The scope is local (this workspace, private to you) unless --scope says user
 or project; outside any workspace it is user.`,
 		Example: `  switchboard mcp add fs -- npx -y @modelcontextprotocol/server-filesystem ~/src
-  switchboard mcp add --scope user --transport sse events https://example.com/sse`,
+  switchboard mcp add --scope user --transport sse events https://example.com/sse
+  switchboard mcp add --from-registry io.github.owner/weather -e 'API_KEY=${API_KEY}'`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
+			if len(args) == 0 && !cmd.Flags().Changed("from-registry") {
 				return Usagef("usage: switchboard mcp add NAME -- CMD [ARG...]", "mcp add needs a server name")
 			}
 			return nil
 		},
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Name, opts.Rest = args[0], args[1:]
+			if len(args) > 0 {
+				opts.Name, opts.Rest = args[0], args[1:]
+			}
 			opts.ScopeSet = cmd.Flags().Changed("scope")
 			opts.DashAt = cmd.ArgsLenAtDash()
 			if opts.DashAt == 0 {
@@ -75,6 +83,9 @@ or project; outside any workspace it is user.`,
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
+			}
+			if opts.FromRegistry != "" {
+				return mcpAddFromRegistryRun(cmd.Context(), opts)
 			}
 			return mcpAddRun(cmd.Context(), opts)
 		},
@@ -85,6 +96,8 @@ or project; outside any workspace it is user.`,
 	fl.StringArrayVarP(&opts.Env, "env", "e", nil, "environment variable `KEY=value` for a stdio server (repeatable)")
 	fl.StringArrayVarP(&opts.Headers, "header", "H", nil, "HTTP header `\"Name: value\"` for an http or sse server (repeatable)")
 	fl.BoolVar(&opts.Force, "force", false, "replace an existing server of that name in the scope")
+	fl.StringVar(&opts.FromRegistry, "from-registry", "", "install `NAME[@VERSION]` from the MCP Registry (see mcp search); -e gives its values")
+	fl.StringVar(&opts.Registry, "registry", "", "the registry's `URL` for --from-registry (default $SWITCHBOARD_REGISTRY_URL, settings' \"registry\", else the official one)")
 	registerScopeCompletion(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("transport", cobra.FixedCompletions([]string{"stdio", "sse", "http"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
