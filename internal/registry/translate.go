@@ -411,20 +411,23 @@ func (b *builder) lookup(key string) Var {
 }
 
 // resolve is the text written for v, and whether v is set at all (an
-// optional value with no default and none given is left out).
-func (b *builder) resolve(v Var) (string, bool) {
+// optional value with no default and none given is left out). lit
+// reports text of the publisher's (a default), not yet escaped: the
+// caller escapes it together with the fixed text around it, since "$"
+// and "{HOME}" escaped apart would still join into "${HOME}".
+func (b *builder) resolve(v Var) (s string, lit, ok bool) {
 	val, given := b.opts.Values[v.Key]
 	switch {
 	case v.Secret && b.opts.SecretRefs && (given || v.Required):
-		return "${" + v.Ref + "}", true
+		return "${" + v.Ref + "}", false, true
 	case given:
-		return val, true
+		return val, false, true
 	case v.Default != "":
-		return escape(v.Default), true
+		return v.Default, true, true
 	case v.Required:
 		b.noteMissing(v)
 	}
-	return "", false
+	return "", false, false
 }
 
 func (b *builder) noteMissing(v Var) {
@@ -437,9 +440,14 @@ func (b *builder) noteMissing(v Var) {
 }
 
 // fill expands the {variables} of a fixed value; ok is false when one is
-// unset (then the whole value is left out).
+// unset (then the whole value is left out). The publisher's text (the
+// value and defaults) is escaped as a whole, between the user's values.
 func (b *builder) fill(value string, vars map[string]Input) (string, bool) {
-	var out strings.Builder
+	var out, lit strings.Builder
+	flush := func() {
+		out.WriteString(escape(lit.String()))
+		lit.Reset()
+	}
 	ok := true
 	rest := value
 	for {
@@ -453,17 +461,23 @@ func (b *builder) fill(value string, vars map[string]Input) (string, bool) {
 		}
 		name := rest[i+1 : i+j]
 		if _, isVar := vars[name]; !isVar {
-			out.WriteString(escape(rest[:i+j+1]))
+			lit.WriteString(rest[:i+j+1])
 			rest = rest[i+j+1:]
 			continue
 		}
-		out.WriteString(escape(rest[:i]))
-		s, set := b.resolve(b.lookup(name))
+		lit.WriteString(rest[:i])
+		s, isLit, set := b.resolve(b.lookup(name))
 		ok = ok && set
-		out.WriteString(s)
+		if isLit {
+			lit.WriteString(s)
+		} else {
+			flush()
+			out.WriteString(s)
+		}
 		rest = rest[i+j+1:]
 	}
-	out.WriteString(escape(rest))
+	lit.WriteString(rest)
+	flush()
 	return out.String(), ok
 }
 
@@ -473,7 +487,11 @@ func (b *builder) value(key string, in Input) (string, bool) {
 	if in.Value != "" {
 		return b.fill(in.Value, in.Variables)
 	}
-	return b.resolve(b.lookup(key))
+	s, lit, ok := b.resolve(b.lookup(key))
+	if lit {
+		s = escape(s)
+	}
+	return s, ok
 }
 
 func (b *builder) args(list []Argument) []string {
