@@ -23,12 +23,17 @@ import (
 
 // Defaults of SPEC §4.
 const (
-	DefaultStartupTimeout   = 30 * time.Second
-	DefaultCallTimeout      = 120 * time.Second
-	DefaultToolsWait        = 5 * time.Second
-	DefaultCloseGrace       = 2 * time.Second
-	DefaultBreakerCooldown  = 5 * time.Minute
-	DefaultBreakerThreshold = 3
+	DefaultStartupTimeout = 30 * time.Second
+	// DefaultRunnerStartupTimeout is the start-up bound of a server run by
+	// a package runner (npx, uvx, bunx, pnpx, pipx, dnx) when nothing sets
+	// one: its first start downloads the package, which took 13–31 s on a
+	// cold cache here, past the plain 30 s default.
+	DefaultRunnerStartupTimeout = 120 * time.Second
+	DefaultCallTimeout          = 120 * time.Second
+	DefaultToolsWait            = 5 * time.Second
+	DefaultCloseGrace           = 2 * time.Second
+	DefaultBreakerCooldown      = 5 * time.Minute
+	DefaultBreakerThreshold     = 3
 )
 
 // Sentinel errors callers branch on. Errors returned by a Host wrap them.
@@ -199,6 +204,9 @@ type Host struct {
 	// secrets are the configured env and header values (and headersHelper
 	// output) scrubbed from logs, status reasons and stderr tails.
 	secrets *redact.Set
+	// startupDefaulted: neither Options.StartupTimeout nor $MCP_TIMEOUT
+	// was given, so package runners get their longer default.
+	startupDefaulted bool
 }
 
 // New builds a Host for a resolved configuration and starts every enabled,
@@ -227,6 +235,9 @@ func New(cfg *config.Resolved, opts *Options) *Host {
 	}
 	if o.Roots == nil && cfg != nil && cfg.Workspace != "" {
 		o.Roots = []string{cfg.Workspace}
+	}
+	if _, set := o.LookupEnv("MCP_TIMEOUT"); !set && o.StartupTimeout <= 0 {
+		h.startupDefaulted = true
 	}
 	o.StartupTimeout = durationKnob(o.StartupTimeout, "MCP_TIMEOUT", o.LookupEnv, DefaultStartupTimeout)
 	o.CallTimeout = durationKnob(o.CallTimeout, "MCP_TOOL_TIMEOUT", o.LookupEnv, DefaultCallTimeout)

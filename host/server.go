@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -333,7 +334,22 @@ func (s *server) startupTimeout() time.Duration {
 	if ms := s.cfg.Effective.StartupTimeout; ms > 0 {
 		return time.Duration(ms) * time.Millisecond
 	}
+	if s.h.startupDefaulted && isPackageRunner(s.cfg.Effective.Command) {
+		return DefaultRunnerStartupTimeout
+	}
 	return s.h.opts.StartupTimeout
+}
+
+// isPackageRunner reports whether command is a runner that may download
+// the server's package on its first start.
+func isPackageRunner(command string) bool {
+	base := strings.ToLower(path.Base(strings.ReplaceAll(command, "\\", "/")))
+	base = strings.TrimSuffix(strings.TrimSuffix(base, ".exe"), ".cmd")
+	switch base {
+	case "npx", "uvx", "bunx", "pnpx", "pipx", "dnx":
+		return true
+	}
+	return false
 }
 
 func (s *server) callTimeout() time.Duration {

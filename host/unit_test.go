@@ -128,3 +128,21 @@ func TestListCache(t *testing.T) {
 		t.Fatalf("stale fetch was stored: %v", got)
 	}
 }
+
+// A package runner's first start downloads the package: without a start-up
+// bound of their own, such servers get DefaultRunnerStartupTimeout, and
+// every other server the plain default.
+func TestRunnerStartupTimeout(t *testing.T) {
+	for _, c := range []struct {
+		command string
+		runner  bool
+	}{
+		{"npx", true}, {"/usr/bin/npx", true}, {`C:\Program Files\nodejs\npx.cmd`, true},
+		{"uvx", true}, {"bunx", true}, {"pipx", true}, {"dnx", true},
+		{"node", false}, {"npx-helper", false}, {"python", false}, {"", false},
+	} {
+		if got := isPackageRunner(c.command); got != c.runner {
+			t.Errorf("isPackageRunner(%q) = %v, want %v", c.command, got, c.runner)
+		}
+	}
+}

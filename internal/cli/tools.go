@@ -304,7 +304,7 @@ func noToolsMessage(s *session) string {
 		if st.State == host.StateConnecting {
 			// Most often a first run: npx and uvx download the server
 			// before it starts, which takes longer than the default wait.
-			return fmt.Sprintf("No tools yet: still connecting after %s (a server run by npx or uvx downloads itself the first time, which can take more than the 30s it gets to start): give it longer once with `MCP_TIMEOUT=120000 switchboard tools --wait 120s`.",
+			return fmt.Sprintf("No tools yet: still connecting after %s (a server run by npx or uvx downloads itself the first time; it gets 120s to start): wait for it once with `switchboard tools --wait 120s`.",
 				formatElapsed(s.opts.Wait))
 		}
 	}
