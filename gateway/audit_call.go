@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboard-mcp/switchboard/policy"
 )
@@ -31,6 +32,7 @@ type callRecord struct {
 	asked    bool
 	answer   string
 	resumed  bool
+	span     trace.Span // the call's server span, when tracing
 }
 
 type recordKey struct{}
@@ -85,7 +87,7 @@ func (r *callRecord) answered(answer string) {
 // observing reports whether calls are recorded (for audit, metrics or
 // principals' rules and limits).
 func (g *Gateway) observing() bool {
-	return g.opts.Auth != nil || g.opts.Audit != nil || g.opts.Metrics != nil
+	return g.opts.Auth != nil || g.opts.Audit != nil || g.opts.Metrics != nil || g.opts.Tracing != nil
 }
 
 // observe is the outermost middleware of tools/call when the gateway has
@@ -108,6 +110,7 @@ func (g *Gateway) observe(next mcp.MethodHandler) mcp.MethodHandler {
 				sum := sha256.Sum256([]byte(ss.ID()))
 				rec.session = hex.EncodeToString(sum[:8])
 			}
+			ctx, rec.span = g.opts.Tracing.startCall(ctx, creq, rec)
 			server, tool := g.hostRoute(rec.name)
 			if err := g.opts.Auth.Limit(rec.principal, server, tool); err != nil {
 				rec.decision = "rate_limited"
@@ -115,6 +118,9 @@ func (g *Gateway) observe(next mcp.MethodHandler) mcp.MethodHandler {
 				g.finish(rec, res, nil)
 				return res, nil
 			}
+		} else if rec.span != nil {
+			// The retry of a call that asked: the same call, the same span.
+			ctx = trace.ContextWithSpan(ctx, rec.span)
 		}
 		ctx = context.WithValue(ctx, recordKey{}, rec)
 		res, err := next(ctx, method, req)
@@ -167,6 +173,7 @@ func (g *Gateway) finish(rec *callRecord, res mcp.Result, err error) {
 	if g.opts.Metrics != nil {
 		g.opts.Metrics.call(server, tool, decision, out)
 	}
+	endCall(rec.span, decision, out)
 	if g.opts.Audit != nil {
 		e := &AuditEntry{
 			Time: rec.start.UTC(), Session: rec.session, Tool: rec.name, Server: server, ServerTool: tool,

@@ -110,6 +110,8 @@ type Options struct {
 	Audit *AuditLog
 	// Metrics, if set, counts calls, decisions and latencies.
 	Metrics *Metrics
+	// Tracing, if set, traces calls (OpenTelemetry, OTLP).
+	Tracing *Tracing
 }
 
 // Gateway aggregates a host's servers into one MCP server. Its methods are
@@ -556,7 +558,10 @@ func (g *Gateway) call(ctx context.Context, name string, args json.RawMessage) (
 	if r.hostName == host.ToolSearchName {
 		return g.toolSearch(ctx, args)
 	}
-	return g.h.Call(ctx, r.hostName, args)
+	ctx, end := g.traceUpstream(ctx, r.server, r.hostName)
+	res, err := g.h.Call(ctx, r.hostName, args)
+	end(res, err)
+	return res, err
 }
 
 // toolSearch runs tool_search with the names of the client's side: a

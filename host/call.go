@@ -183,6 +183,16 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	if c.logging && c.protocol >= "2026-07-28" {
 		params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: string(s.h.opts.LogLevel)}
 	}
+	if extra, _ := ctx.Value(callMetaKey{}).(map[string]any); len(extra) > 0 {
+		if params.Meta == nil {
+			params.Meta = mcp.Meta{}
+		}
+		for k, v := range extra {
+			if _, set := params.Meta[k]; !set {
+				params.Meta[k] = v
+			}
+		}
+	}
 	if fn, ok := ctx.Value(progressKey{}).(ProgressFunc); ok && fn != nil {
 		tok, unregister := s.h.progress.register(fn)
 		defer unregister()
@@ -309,4 +319,14 @@ func (s *server) idempotent(tool string) bool {
 		}
 	}
 	return false
+}
+
+type callMetaKey struct{}
+
+// WithCallMeta returns a context whose tool calls carry meta in their
+// request's _meta, beside what the host sets itself (which wins): a
+// gateway forwards a trace's traceparent this way, so that a server's own
+// spans join the trace.
+func WithCallMeta(ctx context.Context, meta map[string]any) context.Context {
+	return context.WithValue(ctx, callMetaKey{}, meta)
 }

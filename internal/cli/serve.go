@@ -346,6 +346,20 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 	if opts.HTTP != "" {
 		opts.metrics = gateway.NewMetrics(s.h)
 	}
+	// OpenTelemetry traces when the standard OTEL_* variables ask for them.
+	tracing, terr := gateway.TracingFromEnv(ctx, opts.Getenv)
+	if terr != nil {
+		log.Warn("not tracing", "error", terr)
+	}
+	if tracing != nil {
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			if err := tracing.Shutdown(sctx); err != nil {
+				log.Warn("the last spans were not exported", "error", err)
+			}
+		}()
+	}
 
 	g := gateway.New(s.h, &gateway.Options{
 		Version:    buildVersion(), // the serverInfo clients see: as `switchboard version` says
@@ -363,6 +377,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		Auth:    opts.auth,
 		Audit:   audit,
 		Metrics: opts.metrics,
+		Tracing: tracing,
 	})
 	gw.Store(g)
 	defer g.Close()

@@ -2,19 +2,27 @@ package cli
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 // prometheusBin finds Debian's prometheus; without it the test is skipped,
@@ -185,5 +193,71 @@ scrape_configs:
 	}
 	if st, ok := query(`switchboard_server_up{job="switchboard",server="alpha"}`); !ok || st[""] != "1" {
 		t.Errorf("server up: %v", st)
+	}
+}
+
+// TestGatewayTraceOTLP: `serve --http` with OTEL_EXPORTER_OTLP_ENDPOINT
+// exports, through the real OTLP exporter, a server span that continues
+// the client's traceparent (from the call's _meta) and a client span for
+// the upstream call under it; SIGTERM flushes them.
+func TestGatewayTraceOTLP(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		spans []*tracepb.Span
+	)
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var req coltracepb.ExportTraceServiceRequest
+		if r.URL.Path != "/v1/traces" || proto.Unmarshal(b, &req) != nil {
+			http.Error(w, "bad export", http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		for _, rs := range req.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				spans = append(spans, ss.Spans...)
+			}
+		}
+		mu.Unlock()
+		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.Write(out)
+	}))
+	defer collector.Close()
+	w := newGatewayWorld(t)
+	w.servers(t, "alpha")
+	w.permissions(t, []string{"mcp__alpha"}, nil)
+	w.env = append(w.env, "OTEL_EXPORTER_OTLP_ENDPOINT="+collector.URL, "OTEL_SERVICE_NAME=switchboard-test")
+	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "trace-test"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "traced"},
+		Meta: mcp.Meta{"traceparent": "00-" + traceID + "-00f067aa0ba902b7-01"}})
+	if err != nil || res.IsError {
+		t.Fatalf("call: %v %v", err, res)
+	}
+	cs.Close()
+	stop()
+	mu.Lock()
+	defer mu.Unlock()
+	var server, client *tracepb.Span
+	for _, s := range spans {
+		switch {
+		case s.Kind == tracepb.Span_SPAN_KIND_SERVER && s.Name == "tools/call alpha__echo":
+			server = s
+		case s.Kind == tracepb.Span_SPAN_KIND_CLIENT && s.Name == "tools/call mcp__alpha__echo":
+			client = s
+		}
+	}
+	if server == nil || client == nil {
+		t.Fatalf("exported spans: %v", spans)
+	}
+	if hex.EncodeToString(server.TraceId) != traceID || hex.EncodeToString(client.TraceId) != traceID || string(client.ParentSpanId) != string(server.SpanId) {
+		t.Errorf("server span %x/%x, client span %x parent %x: not one trace", server.TraceId, server.SpanId, client.TraceId, client.ParentSpanId)
 	}
 }
