@@ -100,7 +100,10 @@ func (g *Gateway) observe(next mcp.MethodHandler) mcp.MethodHandler {
 		if method != "tools/call" || !ok || creq.Params == nil {
 			return next(ctx, method, req)
 		}
-		rec := g.records.take(creq)
+		var rec *callRecord
+		if st := creq.Params.RequestState; st != "" {
+			rec = g.records.take(g.recordsKey(creq, st), creq.Params.Name)
+		}
 		if rec == nil {
 			rec = &callRecord{start: time.Now(), name: creq.Params.Name, args: creq.Params.Arguments}
 			if ex := creq.Extra; ex != nil {
@@ -127,7 +130,7 @@ func (g *Gateway) observe(next mcp.MethodHandler) mcp.MethodHandler {
 		if cr, ok := res.(*mcp.CallToolResult); ok && err == nil && cr != nil && len(cr.InputRequests) > 0 && cr.RequestState != "" {
 			// A question went back to the client: the call goes on with
 			// its retry.
-			g.records.park(creq, cr.RequestState, rec, g.opts.ElicitationTimeout)
+			g.records.park(g.recordsKey(creq, cr.RequestState), rec, g.opts.ElicitationTimeout)
 			return res, err
 		}
 		g.finish(rec, res, err)
@@ -231,15 +234,22 @@ type parked struct {
 	expires time.Time
 }
 
-func recordsKey(req *mcp.CallToolRequest, state string) string {
-	who := ""
+// recordsKey ties a parked record to its caller: the principal and, but
+// in stateless mode (where each request is a session of its own), the
+// session — a permission question's requestState is the same for every
+// caller of one tool with the same arguments.
+func (g *Gateway) recordsKey(req *mcp.CallToolRequest, state string) string {
+	who, sid := "", ""
 	if ex := req.Extra; ex != nil && ex.TokenInfo != nil {
 		who = ex.TokenInfo.UserID
 	}
-	return who + "\x00" + state
+	if req.Session != nil && !g.opts.Stateless {
+		sid = req.Session.ID()
+	}
+	return who + "\x00" + sid + "\x00" + state
 }
 
-func (rs *records) park(req *mcp.CallToolRequest, state string, rec *callRecord, ttl time.Duration) {
+func (rs *records) park(key string, rec *callRecord, ttl time.Duration) {
 	now := time.Now()
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
@@ -251,20 +261,17 @@ func (rs *records) park(req *mcp.CallToolRequest, state string, rec *callRecord,
 			delete(rs.m, k)
 		}
 	}
-	rs.m[recordsKey(req, state)] = parked{rec: rec, expires: now.Add(ttl + time.Minute)}
+	rs.m[key] = parked{rec: rec, expires: now.Add(ttl + time.Minute)}
 }
 
-// take returns the parked record of a retry, or nil.
-func (rs *records) take(req *mcp.CallToolRequest) *callRecord {
-	state := req.Params.RequestState
-	if state == "" {
-		return nil
-	}
-	k := recordsKey(req, state)
+// take returns the record parked under key for a retry of the call of
+// name, or nil.
+func (rs *records) take(key, name string) *callRecord {
+	k := key
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	p, ok := rs.m[k]
-	if !ok || p.rec.name != req.Params.Name {
+	if !ok || p.rec.name != name {
 		return nil
 	}
 	delete(rs.m, k)
