@@ -348,3 +348,46 @@ func TestGatewayKeyCommands(t *testing.T) {
 		t.Error("a key of a group-writable auth file authenticates")
 	}
 }
+
+// TestGatewayTeamStateless: principals, their rules and the audit log
+// hold with --stateless too, where every request is a session of its own.
+func TestGatewayTeamStateless(t *testing.T) {
+	w := newGatewayWorld(t)
+	w.servers(t, "alpha")
+	w.permissions(t, nil, nil)
+	alice := w.addKey(t, "alice", "eng")
+	bob := w.addKey(t, "bob")
+	w.editAuth(t, func(f *gateway.AuthFile) {
+		f.Principals["group:eng"] = &gateway.AuthEntry{Allow: []string{"mcp__alpha__echo"}}
+	})
+	auditFile := filepath.Join(w.dir, "audit.jsonl")
+	base, stopServe := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--stateless", "--audit-log", auditFile)
+	var once sync.Once
+	stop := func() { once.Do(stopServe) }
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ac := w.teamClient(t, ctx, base, alice, "deny")
+	if txt, isErr := callText(t, ctx, ac.cs, "alpha__echo", map[string]any{"text": "stateless"}); isErr {
+		t.Errorf("alice: %q", txt)
+	}
+	bc := w.teamClient(t, ctx, base, bob, "deny")
+	if txt, isErr := callText(t, ctx, bc.cs, "alpha__echo", map[string]any{"text": "stateless"}); !isErr || !strings.Contains(txt, "refused") {
+		t.Errorf("bob (no rule; he answers deny): isError %v, %q", isErr, txt)
+	}
+	if code, _ := initStatus(t, base, "", ""); code != http.StatusUnauthorized {
+		t.Errorf("no key: %d", code)
+	}
+	stop()
+	b, _ := os.ReadFile(auditFile)
+	var who []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var e gateway.AuditEntry
+		if json.Unmarshal([]byte(l), &e) == nil {
+			who = append(who, e.Principal+":"+e.Decision+":"+e.Answer)
+		}
+	}
+	if got := strings.Join(who, " "); got != "alice:allow: bob:ask:deny" {
+		t.Errorf("audit: %s\n%s", got, b)
+	}
+}
