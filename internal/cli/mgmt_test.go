@@ -374,7 +374,7 @@ func TestTablePrinter(t *testing.T) {
 		want string
 	}{
 		{true, "NAME    TYPE   TARGET\ntime    stdio  uvx a b\ngithub  http\nfs      stdio  x\n"},
-		{false, "time\tstdio\tuvx a b\ngithub\thttp\t\nfs\tstdio\tx\n"},
+		{false, "NAME\tTYPE\tTARGET\ntime\tstdio\tuvx a b\ngithub\thttp\t\nfs\tstdio\tx\n"},
 	} {
 		io, _, out, _ := Test()
 		io.IsTTY = tc.tty

@@ -13,11 +13,12 @@ import (
 )
 
 // tablePrinter prints rows as aligned columns under an upper-case header on
-// a terminal, and as plain tab-separated rows (no header) when piped, so
-// that scripts can cut and awk them. gh prints piped tables the same way;
-// a header line would be read as data by every script that exists. Piped
-// rows all have the same number of fields (the header's, or the widest
-// row's): a missing cell is an empty field, never a missing tab.
+// a terminal, and as tab-separated rows under the same header, as its own
+// first line, when piped: what a person reading `| less` needs to know
+// which field is which, and what a script skips with `tail -n +2` (scripts
+// that want no header use --json, whose keys are the stable contract).
+// Piped rows all have the same number of fields (the header's, or the
+// widest row's): a missing cell is an empty field, never a missing tab.
 type tablePrinter struct {
 	w      io.Writer
 	tty    bool
@@ -61,7 +62,15 @@ func (t *tablePrinter) Render() error {
 		for _, r := range t.rows {
 			cols = max(cols, len(r))
 		}
-		for _, r := range t.rows {
+		rows := t.rows
+		if len(t.header) > 0 {
+			h := make([]string, len(t.header))
+			for i, c := range t.header {
+				h[i] = strings.ToUpper(c)
+			}
+			rows = append([][]string{h}, rows...)
+		}
+		for _, r := range rows {
 			for i := range cols {
 				if i > 0 {
 					b.WriteByte('\t')

@@ -17,7 +17,8 @@ func TestPromptsAndResources(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 		}
-		want := "/demo:explain\ttopic*\tAsk the model to explain a topic in plain words, with one example.\n" +
+		want := "PROMPT\tARGUMENTS\tDESCRIPTION\n" +
+			"/demo:explain\ttopic*\tAsk the model to explain a topic in plain words, with one example.\n" +
 			"/echo:greet\tname*\tA greeting for name.\n"
 		if diff := cmp.Diff(want, out); diff != "" {
 			t.Errorf("prompts (-want +got):\n%s", diff)
@@ -71,7 +72,7 @@ func TestPromptsAndResources(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 		}
-		if !strings.HasPrefix(out, "@demo:demo://readme\ttext/markdown\tAbout the demo server\n") {
+		if !strings.HasPrefix(out, "RESOURCE\tTYPE\tDESCRIPTION\n@demo:demo://readme\ttext/markdown\tAbout the demo server\n") {
 			t.Errorf("resources = %q", out)
 		}
 	})

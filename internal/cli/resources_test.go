@@ -58,7 +58,8 @@ func TestResourcesWithTemplates(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 		}
-		want := "@demo:demo://readme\ttext/markdown\tAbout the demo server\n" +
+		want := "RESOURCE\tTYPE\tDESCRIPTION\n" +
+			"@demo:demo://readme\ttext/markdown\tAbout the demo server\n" +
 			"@more:test://notes/{id}\ttext/plain\t(template) A note by id\n" +
 			"@notes:test://notes/{id}\ttext/plain\t(template) A note by id\n"
 		if diff := cmp.Diff(want, out); diff != "" {
@@ -67,7 +68,7 @@ func TestResourcesWithTemplates(t *testing.T) {
 	})
 	t.Run("--server", func(t *testing.T) {
 		out, stderr, code := w.run(false, "resources", "--server", "notes")
-		if code != 0 || out != "@notes:test://notes/{id}\ttext/plain\t(template) A note by id\n" {
+		if code != 0 || out != "RESOURCE\tTYPE\tDESCRIPTION\n@notes:test://notes/{id}\ttext/plain\t(template) A note by id\n" {
 			t.Errorf("exit %d, stdout %q, stderr %q", code, out, stderr)
 		}
 	})

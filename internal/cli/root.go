@@ -142,8 +142,8 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		Long: "Switchboard is the MCP layer of an AI agent: it manages MCP server configuration,\n" +
 			"launch trust and per-call permissions, and re-exposes every server as one gateway.\n\n" +
 			"Tables are aligned under a header on a terminal. Piped, they are tab-separated rows\n" +
-			"with fixed columns and no header row, as gh prints them, so that cut and awk see only\n" +
-			"data; --json gives every field by name.",
+			"with fixed columns under a tab-separated header line (skip it with tail -n +2);\n" +
+			"--json gives every field by name.",
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		// Subcommands must not define their own PersistentPreRunE: cobra

@@ -49,9 +49,10 @@ annotation kept a broad grant (mcp__server) from allowing it. Rules with
 argument conditions decide only some calls: they are listed in
 conditionalRules. The table shows the decision as its PERMISSION column.
 
-Piped, each tool is one tab-separated row with the same five columns, and no
-header row (as gh does, so that cut and awk see only data): name, server,
-permission, description, deferred (yes or no).
+Piped, the first line is the header (NAME SERVER PERMISSION DESCRIPTION
+DEFERRED, tab-separated), then each tool is one tab-separated row with the
+same five columns: name, server, permission, description, deferred (yes or
+no). Skip the header with tail -n +2, or use --json.
 
 With --provider openai|anthropic|gemini, print instead the JSON array of tool
 definitions that provider's API takes, schemas cleaned for it (OpenAI:
@@ -319,6 +320,9 @@ func printTools(ios *IOStreams, tools, deferred []host.Tool, perm func(host.Tool
 		return printToolsDeferred(ios, tools, deferred, perm)
 	}
 	t := newTablePrinter(ios, "name", "server", "permission", "description")
+	if !ios.IsTTY {
+		t = newTablePrinter(ios, "name", "server", "permission", "description", "deferred")
+	}
 	width := 80
 	if ios.Width > 0 {
 		width = ios.Width
@@ -363,6 +367,10 @@ func printToolsDeferred(ios *IOStreams, tools, deferred []host.Tool, perm func(h
 		}
 	}
 	t := newTablePrinter(ios, "name", "server", "permission", "deferred", "description")
+	if !ios.IsTTY {
+		// Piped columns are fixed: deferred is always the fifth.
+		t = newTablePrinter(ios, "name", "server", "permission", "description", "deferred")
+	}
 	width := 80
 	if ios.Width > 0 {
 		width = ios.Width
