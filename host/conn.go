@@ -111,10 +111,15 @@ func processExit(p *proc.Process) error {
 func (c *conn) setReason(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.reason != "" {
+	var syntax *json.SyntaxError
+	bad := errors.Is(err, jsonl.ErrInvalidFrame) || errors.Is(err, jsonl.ErrFrameTooLarge) || errors.As(err, &syntax)
+	// A bad frame says more than the exit that follows it (a server that
+	// writes garbage and dies): whichever of the two was noticed first, the
+	// frame is the reason.
+	if c.reason != "" && !(bad && c.byProcess) {
 		return
 	}
-	var syntax *json.SyntaxError
+	c.byProcess = false
 	switch {
 	case err == nil:
 		c.reason = "connection closed"
