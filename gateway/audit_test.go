@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -122,7 +123,7 @@ func TestRateLimit(t *testing.T) {
 	}})
 	now := time.Unix(1_000_000, 0)
 	a := gateway.NewAuth(&gateway.AuthOptions{File: path, Now: func() time.Time { return now }})
-	p, err := a.Authenticate(key)
+	p, err := a.Authenticate(context.Background(), key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,14 +166,14 @@ func TestAuthenticate(t *testing.T) {
 		"alice": {Groups: []string{"ops", "eng"}, Keys: []gateway.AuthKey{{ID: id, SHA256: gateway.KeyHash(key)}}},
 	}})
 	a := gateway.NewAuth(&gateway.AuthOptions{File: path, SharedToken: "shared-secret"})
-	if p, err := a.Authenticate(key); err != nil || p.Name != "alice" || strings.Join(p.Groups, ",") != "eng,ops" || !p.Keyed() {
+	if p, err := a.Authenticate(context.Background(), key); err != nil || p.Name != "alice" || strings.Join(p.Groups, ",") != "eng,ops" || !p.Keyed() {
 		t.Errorf("alice's key: %+v %v", p, err)
 	}
-	if p, err := a.Authenticate("shared-secret"); err != nil || p.Name != gateway.SharedTokenPrincipal || p.Keyed() {
+	if p, err := a.Authenticate(context.Background(), "shared-secret"); err != nil || p.Name != gateway.SharedTokenPrincipal || p.Keyed() {
 		t.Errorf("shared token: %+v %v", p, err)
 	}
 	for _, bad := range []string{"", key[:len(key)-1], key + "x", gateway.KeyPrefix + id + "_AAAA", "shared-secre"} {
-		if _, err := a.Authenticate(bad); !errors.Is(err, gateway.ErrUnauthorized) {
+		if _, err := a.Authenticate(context.Background(), bad); !errors.Is(err, gateway.ErrUnauthorized) {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}
@@ -182,12 +183,38 @@ func TestAuthenticate(t *testing.T) {
 	if err := a.Reload(); err == nil {
 		t.Error("a broken file reloaded")
 	}
-	if _, err := a.Authenticate(key); err == nil || !a.Required() {
+	if _, err := a.Authenticate(context.Background(), key); err == nil || !a.Required() {
 		t.Errorf("broken file: key accepted (%v) or auth not required", err)
 	}
 	os.Remove(path)
 	a.Reload()
 	if !a.Required() {
 		t.Error("removing the auth file opened the gateway")
+	}
+}
+
+// Verify is the seam for other bearer tokens (OAuth access tokens): it
+// sees only tokens that are neither keys nor the shared token, and makes
+// authentication required.
+func TestAuthVerifySeam(t *testing.T) {
+	var seen []string
+	a := gateway.NewAuth(&gateway.AuthOptions{SharedToken: "shared", Verify: func(_ context.Context, tok string) (*gateway.Principal, error) {
+		seen = append(seen, tok)
+		if tok == "jwt-of-dana" {
+			return &gateway.Principal{Name: "dana", Groups: []string{"eng"}}, nil
+		}
+		return nil, gateway.ErrUnauthorized
+	}})
+	ctx := context.Background()
+	if p, err := a.Authenticate(ctx, "jwt-of-dana"); err != nil || p.Name != "dana" {
+		t.Errorf("verified token: %+v %v", p, err)
+	}
+	if _, err := a.Authenticate(ctx, "jwt-of-mallory"); err == nil {
+		t.Error("a refused token authenticated")
+	}
+	a.Authenticate(ctx, "shared")
+	a.Authenticate(ctx, gateway.KeyPrefix+"0badc0de_xyz")
+	if strings.Join(seen, ",") != "jwt-of-dana,jwt-of-mallory" || !a.Required() {
+		t.Errorf("Verify saw %q; required %v", seen, a.Required())
 	}
 }

@@ -98,6 +98,13 @@ type AuthOptions struct {
 	Logger *slog.Logger
 	// Now is the clock of rate limits. If nil, time.Now.
 	Now func() time.Time
+	// Verify, if set, authenticates a bearer token that is neither a key
+	// of the auth file nor the shared token — the seam for OAuth access
+	// tokens (a JWT verified against an issuer's JWKS, its claims mapped
+	// to a Principal's name and groups). It returns an error wrapping
+	// ErrUnauthorized for a token it refuses. Setting it makes every
+	// request authenticate.
+	Verify func(ctx context.Context, token string) (*Principal, error)
 }
 
 // Auth knows the callers of an HTTP gateway: the principals and hashed
@@ -113,6 +120,8 @@ type Auth struct {
 	shared [sha256.Size]byte
 	log    *slog.Logger
 	now    func() time.Time
+
+	verify func(ctx context.Context, token string) (*Principal, error)
 
 	state    atomic.Pointer[authState]
 	required atomic.Bool
@@ -144,6 +153,10 @@ func NewAuth(opts *AuthOptions) *Auth {
 		a.file = opts.File
 		a.log = opts.Logger
 		a.now = opts.Now
+		a.verify = opts.Verify
+		if a.verify != nil {
+			a.required.Store(true)
+		}
 		if opts.SharedToken != "" {
 			a.shared = sha256.Sum256([]byte(opts.SharedToken))
 			a.required.Store(true)
@@ -190,9 +203,10 @@ func (a *Auth) Reload() error {
 }
 
 // Authenticate returns the principal whose credential token is: a key of
-// the auth file or the shared token. Keys are compared by their SHA-256 in
-// constant time.
-func (a *Auth) Authenticate(token string) (*Principal, error) {
+// the auth file, the shared token, or a token AuthOptions.Verify accepts.
+// Keys and the shared token are compared by their SHA-256 in constant
+// time.
+func (a *Auth) Authenticate(ctx context.Context, token string) (*Principal, error) {
 	if token == "" {
 		return nil, fmt.Errorf("%w: no bearer token", ErrUnauthorized)
 	}
@@ -206,6 +220,9 @@ func (a *Auth) Authenticate(token string) (*Principal, error) {
 	var zero [sha256.Size]byte
 	if a.shared != zero && subtle.ConstantTimeCompare(sum[:], a.shared[:]) == 1 {
 		return &Principal{Name: SharedTokenPrincipal}, nil
+	}
+	if _, isKey := keyID(token); a.verify != nil && !isKey {
+		return a.verify(ctx, token)
 	}
 	return nil, fmt.Errorf("%w: unknown or revoked key", ErrUnauthorized)
 }
@@ -221,8 +238,8 @@ func (a *Auth) Scoped() *policy.Scoped {
 
 // Verifier is a TokenVerifier for auth.RequireBearerToken.
 func (a *Auth) Verifier() auth.TokenVerifier {
-	return func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		p, err := a.Authenticate(token)
+	return func(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		p, err := a.Authenticate(ctx, token)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
 		}

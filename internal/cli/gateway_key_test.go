@@ -338,13 +338,13 @@ func TestGatewayKeyCommands(t *testing.T) {
 		t.Errorf("mode %v", fi.Mode())
 	}
 	a2 := gateway.NewAuth(&gateway.AuthOptions{File: path})
-	if _, err := a2.Authenticate(k1); err == nil {
+	if _, err := a2.Authenticate(context.Background(), k1); err == nil {
 		t.Error("a revoked key authenticates")
 	}
 	// A file others can write accepts no key.
 	k3 := w.addKey(t, "carol")
 	os.Chmod(path, 0o622)
-	if _, err := gateway.NewAuth(&gateway.AuthOptions{File: path}).Authenticate(k3); err == nil {
+	if _, err := gateway.NewAuth(&gateway.AuthOptions{File: path}).Authenticate(context.Background(), k3); err == nil {
 		t.Error("a key of a group-writable auth file authenticates")
 	}
 }

@@ -157,7 +157,7 @@ func (g *httpGuard) wrap(next http.Handler) http.Handler {
 		if g.auth.Required() {
 			got, _ := bearer(r.Header.Get("Authorization"))
 			// Compared by digest, in constant time (gateway.Auth).
-			p, err := g.auth.Authenticate(got)
+			p, err := g.auth.Authenticate(r.Context(), got)
 			if err != nil {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
 				http.Error(w, "unauthorized: send Authorization: Bearer <token>", http.StatusUnauthorized)
