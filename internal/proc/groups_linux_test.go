@@ -38,7 +38,7 @@ func TestServerMaySetItsProcessGroup(t *testing.T) {
 func TestSetsidLoopDiesWithAKilledSupervisor(t *testing.T) {
 	hop, stop := hopperEach(t, "", "select(undef, undef, undef, 0.002);")
 	p := startSh(t, true, "(setsid "+hop+" &); exec sleep 1000")
-	if !hopping(stop) {
+	if !startsHopping(stop, 20*time.Second) {
 		t.Fatal("the hopper never ran")
 	}
 	syscall.Kill(supervisorPid(), syscall.SIGKILL)
