@@ -497,13 +497,8 @@ func summary(w io.Writer, failed, total int) {
 // readUserSettings reads the user settings file's top level, or nil when
 // it is absent or unusable (settingsSources reports that).
 func readUserSettings(path string) config.Settings {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil
+	if s := readSettingsFile(path); s != nil {
+		return userLevel(s)
 	}
-	s, err := config.ParseSettings(path, data)
-	if err != nil {
-		return nil
-	}
-	return userLevel(s)
+	return nil
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/switchboard-mcp/switchboard/config"
-	"github.com/switchboard-mcp/switchboard/internal/redact"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/trust"
 )
@@ -403,36 +402,7 @@ func writeImportReview(w io.Writer, f *Factory, e importEntry, scope config.Scop
 	fmt.Fprintf(w, "\nServer %q (from %s) was written by the repository, not by you.\n", e.Name, trust.Quote(f.tilde(e.File)))
 	fmt.Fprintf(w, "In %s scope it would start without asking, with your whole environment.\n\n", scope)
 	def, _ := config.ParseServer(e.Name, e.def)
-	fmt.Fprintf(w, "  type:     %s\n", config.InferType(def))
-	if def.Command != "" || len(def.Args) > 0 {
-		fmt.Fprintf(w, "  command:  %s\n", trust.CommandLine(def.Command, def.Args))
-	}
-	if def.Cwd != "" {
-		fmt.Fprintf(w, "  cwd:      %s\n", trust.Quote(def.Cwd))
-	}
-	if def.URL != "" {
-		fmt.Fprintf(w, "  url:      %s\n", trust.Quote(def.URL))
-	}
-	label := "  env:      "
-	for _, k := range sortedKeys(def.Env) {
-		val := trust.Quote(def.Env[k])
-		if redact.IsSecretKey(k) {
-			val = redactedValue(def.Env[k])
-		}
-		fmt.Fprintf(w, "%s%s=%s\n", label, trust.Quote(k), val)
-		if why := trust.Danger(k); why != "" {
-			fmt.Fprintf(w, "            ⚠ %s\n", why)
-		}
-		label = "            "
-	}
-	label = "  headers:  "
-	for _, k := range sortedKeys(def.Headers) {
-		fmt.Fprintf(w, "%s%s: %s\n", label, trust.Quote(k), redactedValue(def.Headers[k]))
-		label = "            "
-	}
-	if def.HeadersHelper != "" {
-		fmt.Fprintf(w, "  headersHelper (runs in a shell at every connect): %s\n", trust.Quote(def.HeadersHelper))
-	}
+	writeDefinition(w, def)
 	fmt.Fprintln(w)
 }
 

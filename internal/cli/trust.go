@@ -308,6 +308,43 @@ func askApproval(ctx context.Context, in *lineReader, w io.Writer, question stri
 // dangerous loader keys in plain words, cwd, url, header keys (values
 // redacted), headersHelper, which of the user's variables pass, and for
 // a stale approval what changed.
+// writeDefinition prints what a definition would run, literally, for a
+// person deciding whether to let it: type, command line, cwd, url, every
+// env pair (secret-named values hidden, keys that change how programs load
+// code flagged), headers (values hidden) and a headersHelper.
+func writeDefinition(w io.Writer, def config.Server) {
+	fmt.Fprintf(w, "  type:     %s\n", config.InferType(def))
+	if def.Command != "" || len(def.Args) > 0 {
+		fmt.Fprintf(w, "  command:  %s\n", trust.CommandLine(def.Command, def.Args))
+	}
+	if def.Cwd != "" {
+		fmt.Fprintf(w, "  cwd:      %s\n", trust.Quote(def.Cwd))
+	}
+	if def.URL != "" {
+		fmt.Fprintf(w, "  url:      %s\n", trust.Quote(def.URL))
+	}
+	label := "  env:      "
+	for _, k := range sortedKeys(def.Env) {
+		val := trust.Quote(def.Env[k])
+		if redact.IsSecretKey(k) {
+			val = redactedValue(def.Env[k])
+		}
+		fmt.Fprintf(w, "%s%s=%s\n", label, trust.Quote(k), val)
+		if why := trust.Danger(k); why != "" {
+			fmt.Fprintf(w, "            ⚠ %s\n", why)
+		}
+		label = "            "
+	}
+	label = "  headers:  "
+	for _, k := range sortedKeys(def.Headers) {
+		fmt.Fprintf(w, "%s%s: %s\n", label, trust.Quote(k), redactedValue(def.Headers[k]))
+		label = "            "
+	}
+	if def.HeadersHelper != "" {
+		fmt.Fprintf(w, "  headersHelper (runs in a shell at every connect): %s\n", trust.Quote(def.HeadersHelper))
+	}
+}
+
 func writeReview(w io.Writer, rs *config.ResolvedServer, v trust.Verdict, parent []string, sandbox string) {
 	def := rs.Written
 	from := trust.Quote(rs.File) // a directory name can hold escape sequences too
@@ -347,40 +384,7 @@ func writeReview(w io.Writer, rs *config.ResolvedServer, v trust.Verdict, parent
 	}
 	fmt.Fprintln(w)
 	typ := config.InferType(def)
-	fmt.Fprintf(w, "  type:     %s\n", typ)
-	if def.Command != "" || len(def.Args) > 0 {
-		fmt.Fprintf(w, "  command:  %s\n", trust.CommandLine(def.Command, def.Args))
-	}
-	if def.Cwd != "" {
-		fmt.Fprintf(w, "  cwd:      %s\n", trust.Quote(def.Cwd))
-	}
-	if def.URL != "" {
-		fmt.Fprintf(w, "  url:      %s\n", trust.Quote(def.URL))
-	}
-	if len(def.Env) > 0 {
-		label := "  env:      "
-		for _, k := range sortedKeys(def.Env) {
-			val := trust.Quote(def.Env[k])
-			if redact.IsSecretKey(k) {
-				val = redactedValue(def.Env[k])
-			}
-			fmt.Fprintf(w, "%s%s=%s\n", label, trust.Quote(k), val)
-			if why := trust.Danger(k); why != "" {
-				fmt.Fprintf(w, "            ⚠ %s\n", why)
-			}
-			label = "            "
-		}
-	}
-	if len(def.Headers) > 0 {
-		label := "  headers:  "
-		for _, k := range sortedKeys(def.Headers) {
-			fmt.Fprintf(w, "%s%s: %s\n", label, trust.Quote(k), redactedValue(def.Headers[k]))
-			label = "            "
-		}
-	}
-	if def.HeadersHelper != "" {
-		fmt.Fprintf(w, "  headersHelper (runs in a shell at every connect): %s\n", trust.Quote(def.HeadersHelper))
-	}
+	writeDefinition(w, def)
 	if len(def.EnvPassthrough) > 0 {
 		fmt.Fprintf(w, "  env_passthrough: %s\n", quoteList(def.EnvPassthrough))
 	}
