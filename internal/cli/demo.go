@@ -201,11 +201,13 @@ func demoRun(ctx context.Context, opts *DemoOptions) (err error) {
 
 	fmt.Fprint(out, `
 What next:
-   switchboard mcp add NAME -- COMMAND [ARGS…]   add a server of your own, e.g.
-       switchboard mcp add time -- uvx mcp-server-time
+   switchboard mcp add NAME -- COMMAND [ARGS…]   add a server of your own, e.g. (with Node installed)
+       switchboard mcp add everything -- npx -y @modelcontextprotocol/server-everything
    switchboard status                            see every configured server and why it is (not) running
    switchboard tools                             list their tools as a model sees them
-   switchboard call mcp__time__get_current_time '{"timezone":"Europe/Paris"}'
+   switchboard permissions allow mcp__everything__echo
+                                                 let that tool run without asking
+   switchboard call mcp__everything__echo '{"message":"hello"}'
    switchboard prompts | resources               the servers' prompts and resources
 `)
 	return nil
