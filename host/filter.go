@@ -28,18 +28,19 @@ func (e *FilteredError) Error() string {
 
 func (e *FilteredError) Unwrap() error { return ErrFiltered }
 
+// toolFilter is server's tool filter in the configuration in force.
+func (h *Host) toolFilter(server string) config.ToolFilter {
+	if cfg := h.Config(); cfg != nil {
+		if rs := cfg.Server(server); rs != nil {
+			return rs.Tools
+		}
+	}
+	return nil
+}
+
 // hidden reports whether server's tool is filtered out, and why.
 func (h *Host) hidden(server, tool string) (bool, string) {
-	h.mu.Lock()
-	cfg := h.cfg
-	h.mu.Unlock()
-	if cfg == nil {
-		return false, ""
-	}
-	if rs := cfg.Server(server); rs != nil {
-		return rs.Tools.Hidden(tool)
-	}
-	return false, ""
+	return h.toolFilter(server).Hidden(tool)
 }
 
 // filterTools returns the tools of server that no filter hides: what the
@@ -47,15 +48,7 @@ func (h *Host) hidden(server, tool string) (bool, string) {
 // returned when the server has no filter, so that the cached list keeps
 // its identity (stillRouted).
 func (h *Host) filterTools(server string, tools []*mcp.Tool) []*mcp.Tool {
-	h.mu.Lock()
-	cfg := h.cfg
-	h.mu.Unlock()
-	var f config.ToolFilter
-	if cfg != nil {
-		if rs := cfg.Server(server); rs != nil {
-			f = rs.Tools
-		}
-	}
+	f := h.toolFilter(server)
 	if f.IsZero() {
 		return tools
 	}

@@ -16,23 +16,31 @@ func SandboxOf(rs *config.ResolvedServer, workspace string, defaults config.Sand
 	return config.EffectiveSandbox(rs, workspace, home, defaults)
 }
 
-// sandboxSpec is the proc sandbox of server s, started in dir, nil when
-// unconfined. A server without a cwd starts in the host's working
-// directory, which its sandbox then shows too (read-write in the default
-// view, read-only in one the definition lists), or it could not start.
-func (s *server) sandboxSpec(dir string) *proc.Sandbox {
+// sandboxSpec is the proc sandbox of server s (nil when unconfined) and
+// the directory to start it in, given its cwd dir. A sandboxed server
+// without a cwd starts in the workspace, which its view holds anyway: the
+// host's own working directory (the home directory, say, for a gateway a
+// client started there) would otherwise be added to what it may reach.
+// Only with no workspace does it start in the host's directory. A start
+// directory the view lacks is added (read-write in the default view,
+// read-only in one the definition lists), or the server could not start.
+func (s *server) sandboxSpec(dir string) (*proc.Sandbox, string) {
 	p := SandboxOf(&s.cfg, s.h.workspace(), s.h.opts.SandboxDefaults)
 	if p == nil {
-		return nil
+		return nil, dir
 	}
-	if dir == "" {
-		dir, _ = os.Getwd()
+	start := dir
+	if start == "" {
+		start = s.h.workspace()
 	}
-	if dir != "" && !p.Covers(dir) {
+	if start == "" {
+		start, _ = os.Getwd()
+	}
+	if start != "" && !p.Covers(start) {
 		if sb := s.cfg.Written.Sandbox; sb == nil || sb.FS == nil {
-			p.Write = append(p.Write, dir)
+			p.Write = append(p.Write, start)
 		} else {
-			p.Read = append(p.Read, dir)
+			p.Read = append(p.Read, start)
 		}
 	}
 	// The host's own program is shown read-only: it is no secret, and a
@@ -42,5 +50,5 @@ func (s *server) sandboxSpec(dir string) *proc.Sandbox {
 	if exe, err := os.Executable(); err == nil && !p.Covers(exe) {
 		p.Read = append(p.Read, exe)
 	}
-	return &proc.Sandbox{Read: p.Read, Write: p.Write, Network: p.NetworkAll, Allow: p.Allow}
+	return &proc.Sandbox{Read: p.Read, Write: p.Write, Network: p.NetworkAll, Allow: p.Allow}, start
 }

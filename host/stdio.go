@@ -34,17 +34,7 @@ func (s *server) spawn(def config.Server) (*proc.Process, error) {
 	if ws := s.h.workspace(); dir != "" && !filepath.IsAbs(dir) && ws != "" {
 		dir = filepath.Join(ws, dir)
 	}
-	sb := s.sandboxSpec(dir)
-	if sb != nil && dir == "" {
-		// A sandboxed server without a cwd starts in the workspace, which
-		// its view holds anyway: the host's own working directory (the home
-		// directory, say, for a gateway a client started there) would
-		// otherwise be added to what it may reach.
-		if ws := s.h.workspace(); ws != "" {
-			dir = ws
-			sb = s.sandboxSpec(dir)
-		}
-	}
+	sb, dir := s.sandboxSpec(dir)
 	cmd, args := proc.ResolveCommand(def.Command, def.Args)
 	return proc.Start(proc.Spec{
 		Command:   cmd,
