@@ -45,20 +45,26 @@ func TestMain(m *testing.M) {
 //
 // which runs CMD and checks that it exits with status N, keeping its
 // stdout and stderr for the stdout/stderr commands that follow.
+// privateWorld points a script's home, Switchboard folder, managed folder
+// and XDG config into its work directory: nothing may leak in from the
+// real home or /etc. Scripts can override these, but start from a
+// private, empty world.
+func privateWorld(env *testscript.Env) {
+	home := filepath.Join(env.WorkDir, "home")
+	env.Setenv("HOME", home)
+	env.Setenv("USERPROFILE", home)
+	env.Setenv("SWITCHBOARD_HOME", filepath.Join(home, ".switchboard"))
+	env.Setenv("SWITCHBOARD_MANAGED_DIR", filepath.Join(env.WorkDir, "managed"))
+	env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+}
+
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		UpdateScripts:       *update,
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
-			// Nothing may leak in from the real home or /etc: scripts can
-			// override these, but start from a private, empty world.
-			home := filepath.Join(env.WorkDir, "home")
-			env.Setenv("HOME", home)
-			env.Setenv("USERPROFILE", home)
-			env.Setenv("SWITCHBOARD_HOME", filepath.Join(home, ".switchboard"))
-			env.Setenv("SWITCHBOARD_MANAGED_DIR", filepath.Join(env.WorkDir, "managed"))
-			env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+			privateWorld(env)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -76,12 +76,7 @@ func TestRegistryReal(t *testing.T) {
 		UpdateScripts:       *update,
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
-			home := filepath.Join(env.WorkDir, "home")
-			env.Setenv("HOME", home)
-			env.Setenv("USERPROFILE", home)
-			env.Setenv("SWITCHBOARD_HOME", filepath.Join(home, ".switchboard"))
-			env.Setenv("SWITCHBOARD_MANAGED_DIR", filepath.Join(env.WorkDir, "managed"))
-			env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+			privateWorld(env)
 			env.Setenv("SWITCHBOARD_REGISTRY_URL", regURL)
 			env.Setenv("REGISTRY", regURL)
 			env.Setenv("REMOTE_URL", remote)

@@ -24,12 +24,7 @@ func TestReadmeScripts(t *testing.T) {
 		UpdateScripts:       *update,
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
-			home := filepath.Join(env.WorkDir, "home")
-			env.Setenv("HOME", home)
-			env.Setenv("USERPROFILE", home)
-			env.Setenv("SWITCHBOARD_HOME", filepath.Join(home, ".switchboard"))
-			env.Setenv("SWITCHBOARD_MANAGED_DIR", filepath.Join(env.WorkDir, "managed"))
-			env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+			privateWorld(env)
 			env.Setenv("NODE_MODULES", filepath.Join(p.Dir, "node_modules"))
 			env.Setenv("npm_config_offline", "true")
 			env.Setenv("npm_config_update_notifier", "false")
