@@ -306,6 +306,9 @@ func (l *loader) addServersExcept(doc *jsoncDoc, obj *hujson.Object, scope Scope
 		if _, ok := l.userDisabledBy[name]; !ok && scope != ScopeProject {
 			l.userDisabledBy[name] = "disabledMcpServers in " + label
 		}
+		if scope == ScopeLocal {
+			l.localDisabled[name] = true // the user's own layer (loadLocalEnablement)
+		}
 	}
 	return defined
 }
@@ -395,24 +398,21 @@ func (l *loader) loadUser(path, root string) {
 }
 
 // loadLocalEnablement reads the user's own "enabledMcpServers" of a local
-// entry (its "disabledMcpServers" are read with its servers, and also kept
-// here): the layer `mcp enable` and `mcp disable` write, which lives in the
-// home directory and so may lift what any repository file disabled.
+// entry (its "disabledMcpServers" are read with its servers, which record
+// them in localDisabled): the layer `mcp enable` and `mcp disable` write,
+// which lives in the home directory and so may lift what any repository
+// file disabled.
 func (l *loader) loadLocalEnablement(doc *jsoncDoc, po *hujson.Object, path string) {
 	l.localLabel = path
 	l.toolFilters(doc, po, "your settings for this workspace ("+path+")")
 	enabled, enPos, _, diags := doc.nameList(po, "enabledMcpServers")
 	l.res.Diagnostics = append(l.res.Diagnostics, diags...)
-	disabled, _, _, _ := doc.nameList(po, "disabledMcpServers") // reported by addServers
 	for _, n := range enabled {
 		if !l.localEnabledSet[n] {
 			l.localEnabledSet[n] = true
 			l.localEnabled = append(l.localEnabled, n)
 			l.localEnPos[n] = enPos[n]
 		}
-	}
-	for _, n := range disabled {
-		l.localDisabled[n] = true
 	}
 }
 
