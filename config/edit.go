@@ -160,38 +160,20 @@ func setEnablement(path string, objPath []string, name string, enabled bool, fil
 	}
 	at := func(key string) []string { return append(append([]string(nil), objPath...), key) }
 	return editFile(path, fileMode, dirMode, func(v *hujson.Value, src []byte) error {
-		changed := false
-		// Drop every occurrence from the other list, last first so that the
-		// indexes stay valid.
-		if arr, ok := arrayAt(v, at(drop)); ok {
-			for i := len(arr.Elements) - 1; i >= 0; i-- {
-				lit, ok := arr.Elements[i].Value.(hujson.Literal)
-				if !ok || lit.Kind() != '"' || lit.String() != name {
-					continue
-				}
-				if err := removeMember(v, append(at(drop), strconv.Itoa(i))); err != nil {
-					return err
-				}
-				changed = true
+		dropped := 0
+		// The other list is left alone when it is not an array (the
+		// loader reports it).
+		if _, ok := arrayAt(v, at(drop)); ok {
+			n, err := dropString(v, at(drop), name)
+			if err != nil {
+				return err
 			}
+			dropped = n
 		}
-		arr, ok := arrayAt(v, at(add))
-		if ok {
-			for _, e := range arr.Elements {
-				if lit, ok := e.Value.(hujson.Literal); ok && lit.Kind() == '"' && lit.String() == name {
-					if !changed {
-						return errNoChange
-					}
-					return nil
-				}
-			}
-			return appendElement(v, src, at(add), name)
+		if err := addString(v, src, at(add), name); err != errNoChange || dropped == 0 {
+			return err
 		}
-		if f := v.Find(pointer(at(add))); f != nil {
-			return fmt.Errorf("%q is not an array", add)
-		}
-		list, _ := json.Marshal([]string{name})
-		return setValue(v, src, at(add), list)
+		return nil
 	})
 }
 
@@ -688,6 +670,49 @@ func appendElement(root *hujson.Value, src []byte, path []string, s string) erro
 		e.AfterExtra = hujson.Extra{}
 	}
 	return nil
+}
+
+// addString appends the string s to the array at path, creating the array
+// and the objects on its way; errNoChange when it is there already.
+func addString(v *hujson.Value, src []byte, path []string, s string) error {
+	if arr, ok := arrayAt(v, path); ok {
+		for _, e := range arr.Elements {
+			if lit, ok := e.Value.(hujson.Literal); ok && lit.Kind() == '"' && lit.String() == s {
+				return errNoChange
+			}
+		}
+		return appendElement(v, src, path, s)
+	}
+	if f := v.Find(pointer(path)); f != nil {
+		return fmt.Errorf("%s is not an array", pointer(path))
+	}
+	one, _ := json.Marshal([]string{s})
+	return setValue(v, src, path, one)
+}
+
+// dropString removes every element equal to the string s from the array at
+// path (last first, so that the indexes stay valid) and returns how many.
+// A missing array holds none; a value that is not an array is an error.
+func dropString(v *hujson.Value, path []string, s string) (int, error) {
+	arr, ok := arrayAt(v, path)
+	if !ok {
+		if f := v.Find(pointer(path)); f != nil {
+			return 0, fmt.Errorf("%s is not an array", pointer(path))
+		}
+		return 0, nil
+	}
+	n := 0
+	for i := len(arr.Elements) - 1; i >= 0; i-- {
+		lit, ok := arr.Elements[i].Value.(hujson.Literal)
+		if !ok || lit.Kind() != '"' || lit.String() != s {
+			continue
+		}
+		if err := removeMember(v, append(append([]string(nil), path...), strconv.Itoa(i))); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 // lineIndent returns the blanks that start the line holding offset.

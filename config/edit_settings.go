@@ -9,10 +9,8 @@ package config
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
-	"strconv"
 
 	"github.com/tailscale/hujson"
 )
@@ -105,49 +103,6 @@ func RemovePermissionRule(path string, objPath []string, list, rule string) (rem
 		return pruneEmpty(v, at("")[:len(objPath)+1])
 	})
 	return removed, err
-}
-
-// addString appends the string s to the array at path, creating the array
-// and the objects on its way; errNoChange when it is there already.
-func addString(v *hujson.Value, src []byte, path []string, s string) error {
-	if arr, ok := arrayAt(v, path); ok {
-		for _, e := range arr.Elements {
-			if lit, ok := e.Value.(hujson.Literal); ok && lit.Kind() == '"' && lit.String() == s {
-				return errNoChange
-			}
-		}
-		return appendElement(v, src, path, s)
-	}
-	if f := v.Find(pointer(path)); f != nil {
-		return fmt.Errorf("%s is not an array", pointer(path))
-	}
-	one, _ := json.Marshal([]string{s})
-	return setValue(v, src, path, one)
-}
-
-// dropString removes every element equal to the string s from the array at
-// path (last first, so that the indexes stay valid) and returns how many.
-// A missing array holds none; a value that is not an array is an error.
-func dropString(v *hujson.Value, path []string, s string) (int, error) {
-	arr, ok := arrayAt(v, path)
-	if !ok {
-		if f := v.Find(pointer(path)); f != nil {
-			return 0, fmt.Errorf("%s is not an array", pointer(path))
-		}
-		return 0, nil
-	}
-	n := 0
-	for i := len(arr.Elements) - 1; i >= 0; i-- {
-		lit, ok := arr.Elements[i].Value.(hujson.Literal)
-		if !ok || lit.Kind() != '"' || lit.String() != s {
-			continue
-		}
-		if err := removeMember(v, append(append([]string(nil), path...), strconv.Itoa(i))); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, nil
 }
 
 // pruneEmpty removes the permission lists of the "permissions" object at

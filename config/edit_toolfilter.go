@@ -2,7 +2,6 @@ package config
 
 import (
 	"encoding/json"
-	"strconv"
 
 	"github.com/tailscale/hujson"
 )
@@ -22,40 +21,21 @@ func SetToolsHidden(path string, objPath []string, server string, tools []string
 	at := func(key string) []string { return append(append([]string(nil), base...), key) }
 	return editFile(path, privateFileMode, privateDirMode, func(v *hujson.Value, src []byte) error {
 		changed := false
-		has := func(key, name string) (int, bool) {
-			arr, ok := arrayAt(v, at(key))
-			if !ok {
-				return -1, false
-			}
-			for i, e := range arr.Elements {
-				if lit, ok := e.Value.(hujson.Literal); ok && lit.Kind() == '"' && lit.String() == name {
-					return i, true
+		add := func(key, name string) error {
+			if f := v.Find(pointer(at(key))); f != nil {
+				if _, ok := f.Value.(*hujson.Array); !ok {
+					// A value that is not an array is replaced by the list.
+					changed = true
+					list, _ := json.Marshal([]string{name})
+					return setValue(v, src, at(key), list)
 				}
 			}
-			return -1, false
-		}
-		add := func(key, name string) error {
-			if _, ok := has(key, name); ok {
+			err := addString(v, src, at(key), name)
+			if err == errNoChange {
 				return nil
 			}
 			changed = true
-			if _, ok := arrayAt(v, at(key)); ok {
-				return appendElement(v, src, at(key), name)
-			}
-			list, _ := json.Marshal([]string{name})
-			return setValue(v, src, at(key), list)
-		}
-		drop := func(key, name string) error {
-			for {
-				i, ok := has(key, name)
-				if !ok {
-					return nil
-				}
-				changed = true
-				if err := removeMember(v, append(at(key), strconv.Itoa(i))); err != nil {
-					return err
-				}
-			}
+			return err
 		}
 		for _, t := range tools {
 			if hide {
@@ -64,8 +44,13 @@ func SetToolsHidden(path string, objPath []string, server string, tools []string
 				}
 				continue
 			}
-			if err := drop("disabledTools", t); err != nil {
-				return err
+			// A "disabledTools" that is not an array hides nothing to drop.
+			if _, ok := arrayAt(v, at("disabledTools")); ok {
+				n, err := dropString(v, at("disabledTools"), t)
+				if err != nil {
+					return err
+				}
+				changed = changed || n > 0
 			}
 			if _, ok := arrayAt(v, at("enabledTools")); ok {
 				if err := add("enabledTools", t); err != nil {
