@@ -198,21 +198,10 @@ func gitTop(dir, home string) string {
 // identity (os.SameFile), so that symlinks and a case-insensitive file
 // system do not hide it.
 func fileWithin(file, dir string) bool {
-	di, err := os.Stat(dir)
-	if err != nil {
-		return false
-	}
 	if r, err := filepath.EvalSymlinks(file); err == nil {
 		file = r
 	}
-	for d := filepath.Dir(filepath.Clean(file)); ; d = filepath.Dir(d) {
-		if fi, err := os.Stat(d); err == nil && os.SameFile(fi, di) {
-			return true
-		}
-		if filepath.Dir(d) == d {
-			return false
-		}
-	}
+	return pathWithin(filepath.Dir(file), dir)
 }
 
 // Home is the Switchboard directory: $SWITCHBOARD_HOME, else ~/.switchboard.

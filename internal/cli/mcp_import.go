@@ -361,11 +361,7 @@ func repoFile(home, path, root string) bool {
 	if root == "" || (home != "" && pathWithin(home, root)) {
 		return false
 	}
-	if pathWithin(filepath.Dir(path), root) {
-		return true
-	}
-	r, err := filepath.EvalSymlinks(path)
-	return err == nil && pathWithin(filepath.Dir(r), root)
+	return pathWithin(filepath.Dir(path), root) || fileWithin(path, root)
 }
 
 // pathWithin reports whether dir is p or one of p's ancestors as p is
