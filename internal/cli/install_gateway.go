@@ -218,7 +218,8 @@ func installGatewayRun(opts *InstallGatewayOptions) error {
 	if tilde == nil {
 		tilde = func(s string) string { return s }
 	}
-	if cfg != nil && readsServers(cfg, file) {
+	sourceToo := cfg != nil && readsServers(cfg, file)
+	if sourceToo {
 		notes = append(notes, fmt.Sprintf("Switchboard reads %s as a server source too: its gateway skips the entry %q there "+
 			"(status shows it as error: a gateway never serves itself), and the servers defined there reach %s both directly and through the gateway.",
 			tilde(file), opts.Name, c.name))
@@ -254,7 +255,7 @@ func installGatewayRun(opts *InstallGatewayOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", n)
 	}
 	if cfg != nil {
-		if err := reportTwice(opts, c, cfg, file, objPath, tilde); err != nil {
+		if err := reportTwice(opts, c, cfg, file, objPath, sourceToo, tilde); err != nil {
 			return err
 		}
 	}
@@ -358,13 +359,13 @@ type clientEntry struct {
 }
 
 // reportTwice names the client's own servers that the gateway serves too,
-// and with --move takes them out of file (after a backup).
-func reportTwice(opts *InstallGatewayOptions, c gatewayClient, cfg *config.Resolved, file string, objPath []string, tilde func(string) string) error {
+// and with --move takes them out of file (after a backup). sourceToo is
+// whether Switchboard reads servers from file (readsServers).
+func reportTwice(opts *InstallGatewayOptions, c gatewayClient, cfg *config.Resolved, file string, objPath []string, sourceToo bool, tilde func(string) string) error {
 	entries, err := readEntries(file, objPath)
 	if err != nil {
 		return ConfigErr(err, "fix the file")
 	}
-	sourceToo := readsServers(cfg, file)
 	var twice []string
 	why := map[string]string{}
 	for _, name := range slices.Sorted(maps.Keys(entries)) {
