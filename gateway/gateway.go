@@ -148,6 +148,8 @@ type Gateway struct {
 	// servedOf maps the host's name of every tool, deferred ones too, to
 	// its served name (tool_search speaks of host names).
 	servedOf map[string]string
+	// hostOf is servedOf inverted: served name → host name.
+	hostOf   map[string]string
 	syncOnce sync.Once
 }
 
@@ -434,8 +436,12 @@ func (g *Gateway) syncTools(ctx context.Context) error {
 	for name, r := range routes {
 		deferred[r.hostName] = name
 	}
+	hostOf := make(map[string]string, len(deferred))
+	for h, s := range deferred {
+		hostOf[s] = h
+	}
 	g.mu.Lock()
-	g.servedOf = deferred
+	g.servedOf, g.hostOf = deferred, hostOf
 	var remove []string
 	for name := range g.tools {
 		if _, ok := want[name]; !ok && !isAdminTool(name) {
@@ -570,12 +576,8 @@ func (g *Gateway) call(ctx context.Context, name string, args json.RawMessage) (
 // named as the gateway serves them.
 func (g *Gateway) toolSearch(ctx context.Context, args json.RawMessage) (*mcp.CallToolResult, error) {
 	g.mu.Lock()
-	servedOf := g.servedOf
+	servedOf, hostOf := g.servedOf, g.hostOf
 	g.mu.Unlock()
-	hostOf := make(map[string]string, len(servedOf))
-	for h, s := range servedOf {
-		hostOf[s] = h
-	}
 	var in map[string]any
 	if json.Unmarshal(args, &in) == nil {
 		if q, ok := in["query"].(string); ok {
