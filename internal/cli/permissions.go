@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -388,17 +390,11 @@ func orderedRules(rules []policy.Rule) []policy.Rule {
 	scopeOrder := map[policy.Scope]int{policy.ScopeManaged: 0, policy.ScopeFlag: 1, policy.ScopeSession: 2,
 		policy.ScopeLocal: 3, policy.ScopeUser: 4, policy.ScopeProject: 5}
 	out := append([]policy.Rule(nil), rules...)
-	// A stable insertion sort keeps each file's own order.
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0; j-- {
-			a, b := out[j-1], out[j]
-			if listOrder[a.List] < listOrder[b.List] ||
-				listOrder[a.List] == listOrder[b.List] && scopeOrder[a.Source.Scope] <= scopeOrder[b.Source.Scope] {
-				break
-			}
-			out[j-1], out[j] = b, a
-		}
-	}
+	// A stable sort keeps each file's own order.
+	slices.SortStableFunc(out, func(a, b policy.Rule) int {
+		return cmp.Or(cmp.Compare(listOrder[a.List], listOrder[b.List]),
+			cmp.Compare(scopeOrder[a.Source.Scope], scopeOrder[b.Source.Scope]))
+	})
 	return out
 }
 
