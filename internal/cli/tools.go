@@ -187,23 +187,21 @@ func toolsRun(ctx context.Context, opts *ToolsOptions) (err error) {
 	} else if opts.JSON {
 		perm := s.toolPermissions()
 		out := []toolJSON{}
-		for _, t := range list.Tools {
+		add := func(t host.Tool, deferred bool) {
 			out = append(out, toolJSON{
 				Name: t.Name, Server: t.Server, Tool: t.Tool.Name, Title: t.Tool.Title,
 				Description:    toolsurface.CapDescription(t.Tool.Description, toolsurface.DefaultDescriptionCap),
 				InputSchema:    toolsurface.NormalizeSchema(t.Tool.InputSchema),
+				Deferred:       deferred,
 				UI:             host.UIResourceURI(t.Tool),
 				toolPermission: perm(t),
 			})
 		}
+		for _, t := range list.Tools {
+			add(t, false)
+		}
 		for _, t := range list.Deferred {
-			out = append(out, toolJSON{
-				Name: t.Name, Server: t.Server, Tool: t.Tool.Name, Title: t.Tool.Title,
-				Description: toolsurface.CapDescription(t.Tool.Description, toolsurface.DefaultDescriptionCap),
-				InputSchema: toolsurface.NormalizeSchema(t.Tool.InputSchema), Deferred: true,
-				UI:             host.UIResourceURI(t.Tool),
-				toolPermission: perm(t),
-			})
+			add(t, true)
 		}
 		if err := printJSON(opts.IO.Out, out); err != nil {
 			return err
