@@ -94,18 +94,18 @@ func (a *Auth) Limit(p *Principal, server, tool string) error {
 	req := policy.Request{Server: server, ToolName: tool}
 	now := a.now()
 	type taken struct {
-		r     *rate.Reservation
-		limit string
-		entry string
+		r              *rate.Reservation
+		entry, pattern string // pattern "" for the per-minute budget
+		n              int
 	}
 	var got []taken
 	worst := -1
 	var worstDelay time.Duration
 	a.limits.mu.Lock()
 	defer a.limits.mu.Unlock()
-	take := func(entry, pattern string, n int, limit string) {
+	take := func(entry, pattern string, n int) {
 		r := a.limits.get(limitKey{p.Name, entry, pattern, n}).ReserveN(now, 1)
-		got = append(got, taken{r, limit, entry})
+		got = append(got, taken{r, entry, pattern, n})
 		d := time.Duration(math.MaxInt64)
 		if r.OK() {
 			d = r.DelayFrom(now)
@@ -120,14 +120,14 @@ func (a *Auth) Limit(p *Principal, server, tool string) error {
 			continue
 		}
 		if c.perMinute > 0 {
-			take(e, "", c.perMinute, fmt.Sprintf("%d calls per minute", c.perMinute))
+			take(e, "", c.perMinute)
 		}
 		if server == "" {
 			continue
 		}
 		for _, t := range c.tools {
 			if t.rule.Matches(req) {
-				take(e, t.text, t.n, fmt.Sprintf("%d calls per minute of %s", t.n, t.text))
+				take(e, t.text, t.n)
 			}
 		}
 	}
@@ -137,5 +137,11 @@ func (a *Auth) Limit(p *Principal, server, tool string) error {
 	for _, t := range got {
 		t.r.CancelAt(now)
 	}
-	return &RateLimitedError{Principal: p.Name, Limit: got[worst].limit, Entry: got[worst].entry, RetryAfter: worstDelay}
+	// The limit's words only for a refusal, not for every call.
+	w := got[worst]
+	limit := fmt.Sprintf("%d calls per minute", w.n)
+	if w.pattern != "" {
+		limit += " of " + w.pattern
+	}
+	return &RateLimitedError{Principal: p.Name, Limit: limit, Entry: w.entry, RetryAfter: worstDelay}
 }
