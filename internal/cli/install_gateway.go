@@ -139,7 +139,7 @@ own entry there (a gateway never serves itself) and says so.`,
 			if v, ok := f.Getenv("XDG_CONFIG_HOME"); ok && v != "" && runtime.GOOS == "linux" {
 				opts.ConfigDir = v
 			}
-			opts.Config = func() (*config.Resolved, error) { return f.loadConfig(f.LoadOptions()) }
+			opts.Config = f.LoadConfig
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
