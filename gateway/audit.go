@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -241,7 +242,7 @@ func (l *AuditLog) rotate() error {
 func LoadAuditKey(path string) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if err == nil {
-		key, derr := hex.DecodeString(string(trimSpace(b)))
+		key, derr := hex.DecodeString(string(bytes.TrimRight(b, "\n\r ")))
 		if derr != nil || len(key) < 16 {
 			return nil, fmt.Errorf("%s does not hold an audit key (hex, at least 16 bytes); remove it to make a new one", path)
 		}
@@ -272,11 +273,4 @@ func LoadAuditKey(path string) ([]byte, error) {
 		return nil, fmt.Errorf("writing the audit key: %w", werr)
 	}
 	return key, nil
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r' || b[len(b)-1] == ' ') {
-		b = b[:len(b)-1]
-	}
-	return b
 }
