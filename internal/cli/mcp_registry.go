@@ -41,10 +41,7 @@ func (f *Factory) registryURL(flag string) string {
 	if v, ok := f.Getenv(registryEnv); ok && v != "" {
 		return v
 	}
-	managed := config.DefaultManagedDir
-	if d, ok := f.Getenv("SWITCHBOARD_MANAGED_DIR"); ok && d != "" {
-		managed = d
-	}
+	managed := f.managedDir()
 	var docs []config.Settings
 	if s, err := f.Settings(); err == nil {
 		docs = append(docs, s)

@@ -19,10 +19,7 @@ const allowPrivateNetworkKey = "allowPrivateNetworkForProjectServers"
 // repository must not open the user's network to its own servers. A file
 // that cannot be read or parsed allows nothing (policy's loader reports it).
 func (f *Factory) allowPrivateNetwork(workspace string) bool {
-	managed := config.DefaultManagedDir
-	if d, ok := f.Getenv("SWITCHBOARD_MANAGED_DIR"); ok && d != "" {
-		managed = d
-	}
+	managed := f.managedDir()
 	var docs []config.Settings
 	docs = append(docs, readSettingsFile(policy.ManagedSettingsPath(managed)))
 	if s, err := f.Settings(); err == nil {
@@ -57,6 +54,15 @@ func projectKeys(projects map[string]any, workspace string) []string {
 	}
 	sort.Sort(sort.Reverse(sort.StringSlice(keys))) // MatchProjectKeys puts the later first
 	return config.MatchProjectKeys(keys, workspace)
+}
+
+// managedDir is the directory of the managed settings:
+// $SWITCHBOARD_MANAGED_DIR, else config.DefaultManagedDir.
+func (f *Factory) managedDir() string {
+	if d, ok := f.Getenv("SWITCHBOARD_MANAGED_DIR"); ok && d != "" {
+		return d
+	}
+	return config.DefaultManagedDir
 }
 
 // readSettingsFile reads a settings file, nil when it is missing or bad.

@@ -18,10 +18,7 @@ import (
 // overriding the one before; never project settings: a repository must
 // not unconfine its own servers. A file that cannot be read sets nothing.
 func (f *Factory) sandboxDefaults() config.SandboxDefaults {
-	managed := config.DefaultManagedDir
-	if d, ok := f.Getenv("SWITCHBOARD_MANAGED_DIR"); ok && d != "" {
-		managed = d
-	}
+	managed := f.managedDir()
 	docs := []config.Settings{readSettingsFile(policy.UserSettingsPath(f.Home()))}
 	if s, err := f.Settings(); err == nil {
 		docs = append(docs, s)
