@@ -432,6 +432,7 @@ func readEntries(file string, objPath []string) (map[string]clientEntry, error) 
 	if err != nil {
 		return nil, err
 	}
+	b, _ = config.StripBOM(b) // as editFile reads it: Windows editors write one
 	std, err := hujson.Standardize(b)
 	if err != nil {
 		return nil, config.ParseDiagnostic(file, err)

@@ -256,3 +256,16 @@ func TestInstallGatewayTwiceAndMove(t *testing.T) {
 		t.Errorf("the comment was lost:\n%s", b)
 	}
 }
+
+// A client file that starts with a byte-order mark (Windows editors write
+// one) is read like editFile reads it: the servers seen twice are named.
+func TestInstallGatewayTwiceWithBOM(t *testing.T) {
+	w := newMgmtWorld(t)
+	w.write(filepath.Join(w.env["SWITCHBOARD_HOME"], "mcp.json"), `{"mcpServers": {"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}}}`)
+	claude := filepath.Join(w.home, ".claude.json")
+	w.write(claude, "\ufeff"+`{"mcpServers": {"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}}}`)
+	_, errOut, code := w.run(false, "mcp", "install-gateway", "--client", "claude-code", "--command", "/opt/sb/switchboard")
+	if code != 0 || !strings.Contains(errOut, "memory (same name)") {
+		t.Fatalf("exit %d; stderr lacks the server seen twice:\n%s", code, errOut)
+	}
+}
