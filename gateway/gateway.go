@@ -767,10 +767,11 @@ func (g *Gateway) syncResources(ctx context.Context) error {
 		cp.URI = uri
 		cp.Description = toolsurface.CapDescription(cp.Description, g.opts.DescriptionMax)
 		want[uri] = &cp
-		routes[uri] = resourceRoute{server: r.Server, fp: fingerprint(&cp)}
+		rr := resourceRoute{server: r.Server, fp: fingerprint(&cp)}
 		if uri != r.Resource.URI {
-			routes[uri] = resourceRoute{server: r.Server, fp: routes[uri].fp, uri: r.Resource.URI}
+			rr.uri = r.Resource.URI
 		}
+		routes[uri] = rr
 	}
 	remove, adds := replaceRoutes(&g.mu, g.resources, routes)
 	if len(remove) > 0 {
