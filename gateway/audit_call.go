@@ -267,14 +267,13 @@ func (rs *records) park(key string, rec *callRecord, ttl time.Duration) {
 // take returns the record parked under key for a retry of the call of
 // name, or nil.
 func (rs *records) take(key, name string) *callRecord {
-	k := key
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	p, ok := rs.m[k]
+	p, ok := rs.m[key]
 	if !ok || p.rec.name != name {
 		return nil
 	}
-	delete(rs.m, k)
+	delete(rs.m, key)
 	p.rec.resumed = true
 	return p.rec
 }
