@@ -98,7 +98,7 @@ func (s *Store) Check(rs *config.ResolvedServer, workspace string) Verdict {
 func changedFields(a Approval, def config.Server) []string {
 	now := fieldDigests(def)
 	var out []string
-	for _, f := range Fields {
+	for _, f := range fields {
 		if a.Fields[f] != now[f] {
 			out = append(out, f)
 		}
@@ -293,4 +293,43 @@ func (v Verdict) State() string {
 		return "disabled"
 	}
 	return ""
+}
+
+// PreApprovalFrom builds the pre-approval of the layers of st a repository
+// cannot write (managed, the run's own settings, local, user; never
+// project settings), and returns as warnings the layers that cannot be
+// used: each contributes nothing (fail closed).
+func PreApprovalFrom(st *config.SettingsStack) (PreApproval, []config.Diagnostic) {
+	var sources []SettingsSource
+	var warnings []config.Diagnostic
+	var locals []string
+	localFile := ""
+	for _, l := range st.Trusted() {
+		if l.Scope == config.SettingsLocal && l.Key != "" {
+			locals = append(locals, l.Key)
+			localFile = l.File
+		}
+	}
+	for _, l := range st.Trusted() {
+		if l.Err != nil {
+			warnings = append(warnings, config.Diagnostic{Severity: config.SeverityWarning, Position: config.Position{File: l.File},
+				Message: fmt.Sprintf("%v; its project server approvals are ignored", l.Err)})
+			continue
+		}
+		label := l.Label()
+		switch {
+		case l.Scope == config.SettingsFlag:
+			label = "--settings"
+		case l.Scope == config.SettingsLocal && len(locals) == 1:
+			label = "local settings in " + l.File
+		}
+		sources = append(sources, SettingsSource{Label: label, Settings: l.Settings})
+	}
+	if len(locals) > 1 {
+		warnings = append(warnings, config.Diagnostic{Severity: config.SeverityWarning, Position: config.Position{File: localFile},
+			Message: fmt.Sprintf("projects[%q] and projects[%q] are two entries for the same workspace; the project server approvals of both are used",
+				locals[0], locals[1]),
+			Fix: fmt.Sprintf("merge them into projects[%q]", locals[0])})
+	}
+	return NewPreApproval(sources...), warnings
 }
