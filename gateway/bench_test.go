@@ -3,6 +3,8 @@ package gateway_test
 import (
 	"context"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,6 +87,9 @@ func BenchmarkGatewayCall(b *testing.B) {
 const (
 	relayEnv        = "SWITCHBOARD_BENCH_RELAY"
 	relayProfileEnv = "SWITCHBOARD_BENCH_RELAY_CPUPROFILE"
+	// relayMemProfileEnv names a file for the relay's allocation profile,
+	// written when it exits.
+	relayMemProfileEnv = "SWITCHBOARD_BENCH_RELAY_MEMPROFILE"
 	// relayGCEnv and relayProcsEnv replace serve's GOGC and GOMAXPROCS
 	// in the relay alone, for a before/after.
 	relayGCEnv    = "SWITCHBOARD_BENCH_RELAY_GOGC"
@@ -96,9 +101,10 @@ func init() {
 	if !ok {
 		return
 	}
-	profile := os.Getenv(relayProfileEnv)
+	profile, memProfile := os.Getenv(relayProfileEnv), os.Getenv(relayMemProfileEnv)
 	os.Unsetenv(relayEnv) // not for the servers and supervisors it starts
 	os.Unsetenv(relayProfileEnv)
+	os.Unsetenv(relayMemProfileEnv)
 	gcPercent, procs := 200, 1
 	if v, err := strconv.Atoi(os.Getenv(relayGCEnv)); err == nil {
 		gcPercent = v
@@ -140,6 +146,12 @@ func init() {
 	g.Close()
 	h.Close()
 	pprof.StopCPUProfile()
+	if memProfile != "" {
+		if f, err := os.Create(memProfile); err == nil {
+			pprof.Lookup("allocs").WriteTo(f, 0)
+			f.Close()
+		}
+	}
 	os.Exit(0)
 }
 
@@ -148,7 +160,8 @@ func init() {
 // process (this binary: see relayEnv), alternating call by call with a
 // bare client of a second echo server process; it reports each p50 and
 // their ratio (target ≤ 2.2). With SWITCHBOARD_BENCH_RELAY_CPUPROFILE=file
-// the relay writes its own CPU profile:
+// the relay writes its own CPU profile (and with
+// SWITCHBOARD_BENCH_RELAY_MEMPROFILE its allocation profile):
 //
 //	go test ./gateway -run '^$' -bench GatewayRelay -benchtime 3000x -count 5
 //	go test -c -o gw.test ./gateway && SWITCHBOARD_BENCH_RELAY_CPUPROFILE=$PWD/relay.prof ./gw.test -test.run '^$' -test.bench GatewayRelay -test.benchtime 10000x
@@ -217,4 +230,133 @@ func alternate(b *testing.B, sa *mcp.ClientSession, a string, sd *mcp.ClientSess
 	b.ReportMetric(d50, "direct-p50-µs")
 	b.ReportMetric(v50, "gateway-p50-µs")
 	b.ReportMetric(v50/d50, "gateway/direct-p50")
+}
+
+// httpGateway is a Gateway over the echo test server served by the SDK's
+// Streamable HTTP handler on a loopback listener, as `serve --http` serves
+// it (less serve's auth and session bookkeeping), with a PolicyPermit
+// allowing the echo tools; it returns the endpoint.
+func httpGateway(b *testing.B) string {
+	ctx := context.Background()
+	h := host.New(&config.Resolved{Servers: []config.ResolvedServer{stdio("echo", "echo")}}, &host.Options{
+		LookupEnv:  func(string) (string, bool) { return "", false },
+		CloseGrace: 500 * time.Millisecond,
+		Permit: host.PolicyPermit(policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser},
+			[]string{"mcp__echo"}, nil, []string{"mcp__echo__destructive"})...), nil),
+	})
+	b.Cleanup(func() { h.Close() })
+	g := gateway.New(h, &gateway.Options{FirstSyncWait: 10 * time.Second})
+	b.Cleanup(func() { g.Close() })
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := g.WaitSynced(wctx); err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.Server() }, nil))
+	b.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// BenchmarkGatewayHTTP is the HTTP hop in one process, for a CPU or
+// allocation profile of it: one Go SDK client calls echo through
+// httpGateway, one call at a time.
+//
+//	go test ./gateway -run '^$' -bench 'GatewayHTTP$' -benchtime 10000x -cpuprofile http.prof -memprofile httpmem.prof
+func BenchmarkGatewayHTTP(b *testing.B) {
+	ctx := context.Background()
+	url := httpGateway(b)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	params := &mcp.CallToolParams{Name: "echo__echo", Arguments: map[string]any{"text": "hello switchboard"}}
+	if _, err := cs.CallTool(ctx, params); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := cs.CallTool(ctx, params)
+		if err != nil || res.IsError {
+			b.Fatalf("call: %v %v", err, res)
+		}
+	}
+}
+
+// BenchmarkGatewayIdleSessions is the memory an idle HTTP session holds in
+// the gateway's process: it opens b.N sessions (each initialized, its
+// tools listed once, then left alone) and reports the growth of the live
+// heap per session after a GC. The client's half of each session lives in
+// the same process and is counted apart, by the same measure on a bare
+// SDK server (BenchmarkSDKIdleSessions), so the difference is the
+// gateway's.
+//
+//	go test ./gateway -run '^$' -bench 'IdleSessions' -benchtime 500x
+func BenchmarkGatewayIdleSessions(b *testing.B) {
+	idleSessions(b, httpGateway(b))
+}
+
+// BenchmarkSDKIdleSessions is BenchmarkGatewayIdleSessions on a bare Go
+// SDK server with one echo tool: the floor.
+func BenchmarkSDKIdleSessions(b *testing.B) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+		Text string `json:"text"`
+	}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	b.Cleanup(srv.Close)
+	idleSessions(b, srv.URL)
+}
+
+// heapProfileEnv names a file for a heap profile taken while the idle
+// sessions are open (run with -test.memprofilerate 512 to see small
+// objects).
+const heapProfileEnv = "SWITCHBOARD_BENCH_IDLE_HEAPPROFILE"
+
+func idleSessions(b *testing.B, url string) {
+	ctx := context.Background()
+	// One session first, so that what every session shares (the client's
+	// HTTP transport, the server's first allocations) is not counted.
+	open := func() *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).
+			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			b.Fatal(err)
+		}
+		return cs
+	}
+	first := open()
+	defer first.Close()
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
+	sessions := make([]*mcp.ClientSession, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sessions = append(sessions, open())
+	}
+	b.StopTimer()
+	after := heap()
+	if path := os.Getenv(heapProfileEnv); path != "" {
+		if f, err := os.Create(path); err == nil {
+			pprof.Lookup("heap").WriteTo(f, 0)
+			f.Close()
+		}
+	}
+	b.ReportMetric(float64(int64(after)-int64(before))/float64(b.N), "heap-B/session")
+	for _, cs := range sessions {
+		cs.Close()
+	}
 }

@@ -86,9 +86,15 @@ func BenchmarkCallGateway(b *testing.B) {
 }
 
 // BenchmarkGatewayHTTP16: 16 Go SDK clients call through one HTTP gateway
-// at once; calls/s is the throughput.
+// at once; calls/s is the throughput. SWITCHBOARD_BENCH_SERVE_CPUPROFILE
+// names a file for a CPU profile of the serve process alone:
+//
+//	SWITCHBOARD_BENCH_SERVE_CPUPROFILE=/tmp/http.prof go test ./internal/cli -run '^$' -bench GatewayHTTP16 -benchtime 20000x
 func BenchmarkGatewayHTTP16(b *testing.B) {
 	w := benchWorld(b)
+	if v := os.Getenv("SWITCHBOARD_BENCH_SERVE_CPUPROFILE"); v != "" {
+		w.env = append(w.env, CPUProfileEnv+"="+v)
+	}
 	base, stop := startHTTPGateway(b, w, "--http", "127.0.0.1:0")
 	defer stop()
 	const clients = 16
