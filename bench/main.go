@@ -26,7 +26,7 @@
 //	         with npm in bench/.peers/, which is gitignored; -peers picks them)
 //	cold     one-shot `switchboard call` vs the same call by the TypeScript SDK
 //	         client and a bare Go SDK client, server start included
-//	toolsearch  tool_search (toolsurface.SearchIndex) over 10,000 tools
+//	toolsearch  tool_search (toolsurface/search.Index) over 10,000 tools
 //	gateway  `switchboard serve`: RSS with 1 and 20 connected servers, and HTTP
 //	         throughput and p99 with 16 concurrent clients
 //

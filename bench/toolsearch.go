@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/toolsurface"
+	"github.com/switchboard-mcp/switchboard/toolsurface/search"
 )
 
 // searchQueries are queries a model sends tool_search: words, a camelCase
@@ -37,7 +38,7 @@ func (b *bench) toolsearch() error {
 		return fmt.Errorf("search corpus: %w", err)
 	}
 	const total = 10_000
-	var docs []toolsurface.SearchDoc
+	var docs []search.Doc
 	for copyN := 0; len(docs) < total; copyN++ {
 		for _, s := range corpus {
 			server := s.Server
@@ -46,7 +47,7 @@ func (b *bench) toolsearch() error {
 			}
 			for _, t := range s.Tools {
 				if len(docs) < total {
-					docs = append(docs, toolsurface.SearchDocFor(toolsurface.ToolName(server, t.Name), server, t))
+					docs = append(docs, search.DocFor(toolsurface.ToolName(server, t.Name), server, t))
 				}
 			}
 		}
@@ -54,7 +55,7 @@ func (b *bench) toolsearch() error {
 	var builds, p50s, p99s []float64
 	for r := range b.rounds {
 		start := time.Now()
-		ix := toolsurface.NewSearchIndex(docs)
+		ix := search.NewIndex(docs)
 		builds = append(builds, ms(time.Since(start)))
 		n := max(b.n, 1000)
 		ds := make([]time.Duration, n)
@@ -69,7 +70,7 @@ func (b *bench) toolsearch() error {
 		fmt.Fprintf(os.Stderr, "  round %d  index %.0f ms  search p50 %.1f µs  p99 %.1f µs\n", r+1, builds[r], p50s[r], p99s[r])
 	}
 	tb := &table{
-		title: fmt.Sprintf("tool_search over %d tools (toolsurface.SearchIndex, limit 5, medians of %d rounds)", len(docs), b.rounds),
+		title: fmt.Sprintf("tool_search over %d tools (toolsurface/search.Index, limit 5, medians of %d rounds)", len(docs), b.rounds),
 		head:  []string{"measure", "value", "target"},
 	}
 	tb.add("search p50 µs", median(p50s), "≤ 1000 µs")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
+	"github.com/switchboard-mcp/switchboard/toolsurface/search"
 )
 
 // Defaults of automatic deferral (SPEC §5 deferred loading): a server whose
@@ -36,7 +37,7 @@ type deferState struct {
 	active map[string]bool // namespaced names tool_search (or Activate) loaded
 	// index is the search index over the deferrable tools last seen, and
 	// indexed the tool definitions it was built from (by identity).
-	index   *toolsurface.SearchIndex
+	index   *search.Index
 	indexed []*mcp.Tool
 	// cost caches each server's tool-block estimate by list identity.
 	cost map[string]blockCost
@@ -314,7 +315,7 @@ func toolSearchDefinition(servers []string) *mcp.Tool {
 
 // searchIndex returns the index over deferrable, rebuilt when the tool
 // definitions changed.
-func (h *Host) searchIndex(deferrable []Tool) *toolsurface.SearchIndex {
+func (h *Host) searchIndex(deferrable []Tool) *search.Index {
 	d := &h.deferred
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -325,13 +326,13 @@ func (h *Host) searchIndex(deferrable []Tool) *toolsurface.SearchIndex {
 	if same {
 		return d.index
 	}
-	docs := make([]toolsurface.SearchDoc, len(deferrable))
+	docs := make([]search.Doc, len(deferrable))
 	d.indexed = make([]*mcp.Tool, len(deferrable))
 	for i, t := range deferrable {
-		docs[i] = toolsurface.SearchDocFor(t.Name, t.Server, t.Tool)
+		docs[i] = search.DocFor(t.Name, t.Server, t.Tool)
 		d.indexed[i] = t.Tool
 	}
-	d.index = toolsurface.NewSearchIndex(docs)
+	d.index = search.NewIndex(docs)
 	return d.index
 }
 
@@ -363,7 +364,7 @@ func (h *Host) callToolSearch(ctx context.Context, args any) (*mcp.CallToolResul
 	}
 	limit := int(in.Limit)
 	if limit <= 0 {
-		limit = toolsurface.DefaultSearchLimit
+		limit = search.DefaultLimit
 	}
 	hits := h.searchIndex(list.deferrable).Search(in.Query, limit)
 	if len(hits) == 0 {

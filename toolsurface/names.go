@@ -153,6 +153,11 @@ func quote(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
+// ToolSearchName is the name of the built-in tool a model calls to find
+// deferred tools (toolsurface/search ranks them). A BareRouter reserves it
+// by default, and a gateway serves it under this name.
+const ToolSearchName = "tool_search"
+
 // DefaultReserved returns the built-in tool names a BareRouter refuses when
 // the embedder passes none: the usual coding-agent built-ins plus
 // tool_search, which this package provides.
@@ -160,7 +165,7 @@ func DefaultReserved() []string {
 	return []string{
 		"bash", "shell", "read_file", "write_file", "edit_file", "apply_patch",
 		"list_files", "list_dir", "glob", "grep", "search", "web_fetch", "web_search",
-		"todo_write", "task", "tool_search",
+		"todo_write", "task", ToolSearchName,
 	}
 }
 

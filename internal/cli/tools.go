@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
+	"github.com/switchboard-mcp/switchboard/toolsurface/shape"
 )
 
 func init() {
@@ -162,9 +163,9 @@ func (s *session) toolPermissions() func(host.Tool) toolPermission {
 }
 
 func toolsRun(ctx context.Context, opts *ToolsOptions) (err error) {
-	var provider toolsurface.Provider
+	var provider shape.Provider
 	if opts.Provider != "" {
-		if provider, err = toolsurface.ParseProvider(opts.Provider); err != nil {
+		if provider, err = shape.ParseProvider(opts.Provider); err != nil {
 			return UsageErr(err, "pass --provider openai, anthropic or gemini")
 		}
 	}
@@ -219,12 +220,12 @@ func toolsRun(ctx context.Context, opts *ToolsOptions) (err error) {
 }
 
 // printProviderTools prints tools as provider p's tool definitions.
-func printProviderTools(w io.Writer, p toolsurface.Provider, tools []host.Tool) error {
+func printProviderTools(w io.Writer, p shape.Provider, tools []host.Tool) error {
 	in := make([]toolsurface.Tool, 0, len(tools))
 	for _, t := range tools {
 		in = append(in, toolsurface.Tool{Name: t.Name, Description: t.Tool.Description, InputSchema: t.Tool.InputSchema})
 	}
-	shaped, err := toolsurface.Shape(p, in)
+	shaped, err := shape.Tools(p, in)
 	if err != nil {
 		return FailureErr(err, "")
 	}

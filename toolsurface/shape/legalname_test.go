@@ -1,4 +1,4 @@
-package toolsurface
+package shape
 
 import (
 	"regexp"

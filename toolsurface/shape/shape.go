@@ -1,4 +1,4 @@
-package toolsurface
+package shape
 
 import (
 	"bytes"
@@ -7,12 +7,15 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
-// Provider names a model provider whose tool format Shape produces.
+// Provider names a model provider whose tool format Tools produces.
 type Provider string
 
-// The providers Shape knows.
+// The providers this package knows.
 const (
 	OpenAI    Provider = "openai"
 	Anthropic Provider = "anthropic"
@@ -34,14 +37,14 @@ func ParseProvider(s string) (Provider, error) {
 	return "", fmt.Errorf("unknown provider %s: use openai, anthropic or gemini", quote(s))
 }
 
-// Tool is one tool as Shape takes it: the model-facing (namespaced) name,
-// the server's description, and the server's input schema in any form
-// NormalizeSchema accepts (a map, json.RawMessage, []byte, or a value that
-// marshals to JSON).
-type Tool struct {
-	Name        string
-	Description string
-	InputSchema any
+// quote keeps a one-line error readable when a server sends a
+// 1,000-character name.
+func quote(s string) string {
+	const max = 80
+	if utf8.RuneCountInString(s) > max {
+		s = string([]rune(s)[:max]) + "…"
+	}
+	return fmt.Sprintf("%q", s)
 }
 
 // legalToolName reports whether name matches ^[a-zA-Z0-9_-]{1,64}$, the
@@ -61,7 +64,7 @@ func legalToolName(name string) bool {
 	return true
 }
 
-// Shape converts tools to the tool definitions provider p accepts, one JSON
+// Tools converts tools to the tool definitions provider p accepts, one JSON
 // object per tool, in order:
 //
 //   - OpenAI (Chat Completions): {"type":"function","function":{"name",
@@ -72,21 +75,22 @@ func legalToolName(name string) bool {
 //     has no "parameters" key, because Gemini rejects an object schema with
 //     empty properties.
 //
-// Descriptions are capped at DefaultDescriptionCap and schemas cleaned with
-// CleanSchema. Shape never modifies its input. It fails on an unknown
-// provider and on a name that is not ^[a-zA-Z0-9_-]{1,64}$ (use ToolName or
-// a Router to make names), naming the tool.
-func Shape(p Provider, tools []Tool) ([]json.RawMessage, error) {
+// Descriptions are capped at toolsurface.DefaultDescriptionCap and schemas
+// cleaned with Schema. Tools never modifies its input. It fails on an
+// unknown provider and on a name that is not ^[a-zA-Z0-9_-]{1,64}$ (make
+// names with toolsurface.ToolName or a toolsurface.Router), naming the
+// tool.
+func Tools(p Provider, tools []toolsurface.Tool) ([]json.RawMessage, error) {
 	if _, err := ParseProvider(string(p)); err != nil || string(p) != strings.ToLower(string(p)) {
 		return nil, fmt.Errorf("unknown provider %s: use openai, anthropic or gemini", quote(string(p)))
 	}
 	out := make([]json.RawMessage, 0, len(tools))
 	for i, t := range tools {
 		if !legalToolName(t.Name) {
-			return nil, fmt.Errorf("tool %d: name %s is not legal for model providers (want ^[a-zA-Z0-9_-]{1,64}$; build names with ToolName)", i, quote(t.Name))
+			return nil, fmt.Errorf("tool %d: name %s is not legal for model providers (want ^[a-zA-Z0-9_-]{1,64}$; build names with toolsurface.ToolName)", i, quote(t.Name))
 		}
-		desc := CapDescription(t.Description, DefaultDescriptionCap)
-		params := CleanSchema(p, t.InputSchema)
+		desc := toolsurface.CapDescription(t.Description, toolsurface.DefaultDescriptionCap)
+		params := Schema(p, t.InputSchema)
 		var v any
 		switch p {
 		case OpenAI:
@@ -122,14 +126,16 @@ func marshal(v any) (json.RawMessage, error) {
 	return json.RawMessage(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
 }
 
-// CleanSchema returns the input schema of a tool cleaned for provider p: a
-// fresh value (schema is never modified) that starts as NormalizeSchema's
-// object schema and is then rewritten as follows.
+// Schema returns the input schema of a tool cleaned for provider p: a
+// fresh value (schema is never modified) that starts as
+// toolsurface.NormalizeSchema's object schema and is then rewritten as
+// follows.
 //
 // For every provider:
 //   - "$schema" is dropped wherever a schema may stand;
-//   - every "description" in the schema is capped at DefaultDescriptionCap
-//     (a non-string description is dropped);
+//   - every "description" in the schema is capped at
+//     toolsurface.DefaultDescriptionCap (a non-string description is
+//     dropped);
 //   - the root may not hold allOf, anyOf, oneOf, not, if/then/else, enum or
 //     const (Anthropic and OpenAI reject them there): the properties of the
 //     root's allOf/anyOf/oneOf branches are merged into the root's (the
@@ -187,8 +193,8 @@ func marshal(v any) (json.RawMessage, error) {
 //     maxProperties, pattern, example and default are kept.
 //
 // An unknown provider gets the OpenAI/Anthropic cleaning.
-func CleanSchema(p Provider, schema any) map[string]any {
-	root := NormalizeSchema(schema)
+func Schema(p Provider, schema any) map[string]any {
+	root := toolsurface.NormalizeSchema(schema)
 	if p == Gemini {
 		g := &geminiCleaner{root: root}
 		flattenRoot(root, g.deref)
@@ -555,7 +561,7 @@ func hasType(m map[string]any, t string) bool {
 func capDesc(m map[string]any) {
 	if d, present := m["description"]; present {
 		if s, ok := d.(string); ok {
-			m["description"] = CapDescription(s, DefaultDescriptionCap)
+			m["description"] = toolsurface.CapDescription(s, toolsurface.DefaultDescriptionCap)
 		} else {
 			delete(m, "description")
 		}

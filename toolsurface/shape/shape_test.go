@@ -1,4 +1,4 @@
-package toolsurface_test
+package shape_test
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/npmtest"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
+	"github.com/switchboard-mcp/switchboard/toolsurface/shape"
 )
 
 // The -update flag rewrites golden files. Another test file of this binary
@@ -169,9 +170,9 @@ func shapeInput(t testing.TB, tools []corpusTool) ([]toolsurface.Tool, *toolsurf
 // testdata/providers/<provider>.golden (-update rewrites them).
 func TestShapeGolden(t *testing.T) {
 	in, _ := shapeInput(t, corpus(t))
-	for _, p := range toolsurface.Providers() {
+	for _, p := range shape.Providers() {
 		t.Run(string(p), func(t *testing.T) {
-			out, err := toolsurface.Shape(p, in)
+			out, err := shape.Tools(p, in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -203,8 +204,8 @@ func TestShapeProperties(t *testing.T) {
 	in, r := shapeInput(t, tools)
 	snapshot := func() []byte { b, _ := json.Marshal(in); return b }
 	before := snapshot()
-	for _, p := range toolsurface.Providers() {
-		out, err := toolsurface.Shape(p, in)
+	for _, p := range shape.Providers() {
+		out, err := shape.Tools(p, in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,7 +222,7 @@ func TestShapeProperties(t *testing.T) {
 				t.Errorf("%s: %s: description of %d runes", p, name, len([]rune(desc)))
 			}
 			if !hasParams {
-				if p != toolsurface.Gemini {
+				if p != shape.Gemini {
 					t.Errorf("%s: %s has no parameters", p, name)
 				}
 				continue
@@ -237,7 +238,7 @@ func TestShapeProperties(t *testing.T) {
 }
 
 // unshape reads a shaped tool back: name, description and parameters.
-func unshape(t testing.TB, p toolsurface.Provider, raw json.RawMessage) (name, desc string, params map[string]any, has bool) {
+func unshape(t testing.TB, p shape.Provider, raw json.RawMessage) (name, desc string, params map[string]any, has bool) {
 	t.Helper()
 	var m map[string]any
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -245,10 +246,10 @@ func unshape(t testing.TB, p toolsurface.Provider, raw json.RawMessage) (name, d
 	if err := dec.Decode(&m); err != nil {
 		t.Fatalf("%s: shaped tool is not JSON: %v", p, err)
 	}
-	want := map[toolsurface.Provider][]string{
-		toolsurface.OpenAI:    {"function", "type"},
-		toolsurface.Anthropic: {"description", "input_schema", "name"},
-		toolsurface.Gemini:    {"description", "name", "parameters"},
+	want := map[shape.Provider][]string{
+		shape.OpenAI:    {"function", "type"},
+		shape.Anthropic: {"description", "input_schema", "name"},
+		shape.Gemini:    {"description", "name", "parameters"},
 	}[p]
 	keys := func(m map[string]any) string {
 		var ks []string
@@ -258,7 +259,7 @@ func unshape(t testing.TB, p toolsurface.Provider, raw json.RawMessage) (name, d
 		return fmt.Sprint(sortStrings(ks))
 	}
 	switch p {
-	case toolsurface.OpenAI:
+	case shape.OpenAI:
 		if keys(m) != fmt.Sprint(want) || m["type"] != "function" {
 			t.Fatalf("openai tool %s has keys %s", raw[:min(len(raw), 200)], keys(m))
 		}
@@ -268,7 +269,7 @@ func unshape(t testing.TB, p toolsurface.Provider, raw json.RawMessage) (name, d
 		}
 		params, has = fn["parameters"].(map[string]any)
 		return fn["name"].(string), fn["description"].(string), params, has
-	case toolsurface.Anthropic:
+	case shape.Anthropic:
 		if keys(m) != fmt.Sprint(want) {
 			t.Fatalf("anthropic tool has keys %s", keys(m))
 		}
@@ -302,7 +303,7 @@ var geminiKeys = map[string]bool{
 
 // checkSchema walks a cleaned parameters schema (keywords only, never
 // property names or data) and lists what provider p would reject.
-func checkSchema(p toolsurface.Provider, root map[string]any) []string {
+func checkSchema(p shape.Provider, root map[string]any) []string {
 	var problems []string
 	bad := func(path, format string, args ...any) {
 		problems = append(problems, path+": "+fmt.Sprintf(format, args...))
@@ -321,7 +322,7 @@ func checkSchema(p toolsurface.Provider, root map[string]any) []string {
 	var walk func(path string, v any)
 	walk = func(path string, v any) {
 		m, ok := v.(map[string]any)
-		if _, isBool := v.(bool); isBool && p != toolsurface.Gemini && !strings.Contains(path[strings.LastIndex(path, ".")+1:], "properties[") {
+		if _, isBool := v.(bool); isBool && p != shape.Gemini && !strings.Contains(path[strings.LastIndex(path, ".")+1:], "properties[") {
 			return // boolean schemas are JSON Schema; only property schemas must be objects
 		}
 		if !ok {
@@ -350,7 +351,7 @@ func checkSchema(p toolsurface.Provider, root map[string]any) []string {
 				bad(path, "object without properties")
 			}
 		}
-		if p == toolsurface.Gemini {
+		if p == shape.Gemini {
 			for k := range m {
 				if !geminiKeys[k] {
 					bad(path, "keyword %s is not in Gemini's Schema", k)
@@ -454,16 +455,16 @@ func checkSchema(p toolsurface.Provider, root map[string]any) []string {
 func TestParseProvider(t *testing.T) {
 	for _, tt := range []struct {
 		in   string
-		want toolsurface.Provider
+		want shape.Provider
 		err  string
 	}{
-		{"openai", toolsurface.OpenAI, ""},
-		{" Anthropic ", toolsurface.Anthropic, ""},
-		{"GEMINI", toolsurface.Gemini, ""},
+		{"openai", shape.OpenAI, ""},
+		{" Anthropic ", shape.Anthropic, ""},
+		{"GEMINI", shape.Gemini, ""},
 		{"", "", `unknown provider "": use openai, anthropic or gemini`},
 		{"claude", "", `unknown provider "claude": use openai, anthropic or gemini`},
 	} {
-		got, err := toolsurface.ParseProvider(tt.in)
+		got, err := shape.ParseProvider(tt.in)
 		gotErr := ""
 		if err != nil {
 			gotErr = err.Error()
@@ -475,16 +476,16 @@ func TestParseProvider(t *testing.T) {
 }
 
 func TestShapeErrors(t *testing.T) {
-	if _, err := toolsurface.Shape("cohere", nil); err == nil || !strings.Contains(err.Error(), `unknown provider "cohere"`) {
+	if _, err := shape.Tools("cohere", nil); err == nil || !strings.Contains(err.Error(), `unknown provider "cohere"`) {
 		t.Errorf("unknown provider: err = %v", err)
 	}
 	for _, name := range []string{"", "has space", strings.Repeat("a", 65), "mcp__s__é"} {
-		_, err := toolsurface.Shape(toolsurface.OpenAI, []toolsurface.Tool{{Name: "ok"}, {Name: name}})
+		_, err := shape.Tools(shape.OpenAI, []toolsurface.Tool{{Name: "ok"}, {Name: name}})
 		if err == nil || !strings.Contains(err.Error(), "tool 1: name") {
 			t.Errorf("name %q: err = %v", name, err)
 		}
 	}
-	out, err := toolsurface.Shape(toolsurface.Anthropic, nil)
+	out, err := shape.Tools(shape.Anthropic, nil)
 	if err != nil || len(out) != 0 {
 		t.Errorf("no tools: %v, %v", out, err)
 	}
@@ -496,51 +497,51 @@ func TestCleanSchemaRewrites(t *testing.T) {
 	j := func(s string) json.RawMessage { return json.RawMessage(s) }
 	for _, tt := range []struct {
 		name   string
-		p      toolsurface.Provider
+		p      shape.Provider
 		schema json.RawMessage
 		want   string
 	}{
-		{"true is the empty object", toolsurface.OpenAI, j(`true`), `{"properties":{},"type":"object"}`},
-		{"boolean property schemas", toolsurface.Anthropic,
+		{"true is the empty object", shape.OpenAI, j(`true`), `{"properties":{},"type":"object"}`},
+		{"boolean property schemas", shape.Anthropic,
 			j(`{"properties":{"any":true,"never":false},"required":["never","any"],"additionalProperties":false}`),
 			`{"additionalProperties":false,"properties":{"any":{}},"required":["any"],"type":"object"}`},
-		{"root oneOf: a property in several branches gets each schema", toolsurface.OpenAI,
+		{"root oneOf: a property in several branches gets each schema", shape.OpenAI,
 			j(`{"oneOf":[{"properties":{"mode":{"const":"id"},"id":{"type":"integer"}},"required":["mode","id"]},{"properties":{"mode":{"const":"path"}},"required":["mode"]}]}`),
 			`{"properties":{"id":{"type":"integer"},"mode":{"anyOf":[{"const":"id"},{"const":"path"}]}},"required":["mode"],"type":"object"}`},
-		{"$schema dropped, nested too", toolsurface.Anthropic,
+		{"$schema dropped, nested too", shape.Anthropic,
 			j(`{"$schema":"x","type":"object","properties":{"a":{"$schema":"y","type":"string"}}}`),
 			`{"properties":{"a":{"type":"string"}},"type":"object"}`},
-		{"draft-04 exclusive bound to numeric", toolsurface.OpenAI,
+		{"draft-04 exclusive bound to numeric", shape.OpenAI,
 			j(`{"properties":{"n":{"type":"number","minimum":5,"exclusiveMinimum":true,"maximum":9,"exclusiveMaximum":false}}}`),
 			`{"properties":{"n":{"exclusiveMinimum":5,"maximum":9,"type":"number"}},"type":"object"}`},
-		{"array gets items", toolsurface.OpenAI, j(`{"properties":{"l":{"type":"array"}}}`),
+		{"array gets items", shape.OpenAI, j(`{"properties":{"l":{"type":"array"}}}`),
 			`{"properties":{"l":{"items":{},"type":"array"}},"type":"object"}`},
-		{"root anyOf merged, required in every branch kept", toolsurface.Anthropic,
+		{"root anyOf merged, required in every branch kept", shape.Anthropic,
 			j(`{"anyOf":[{"properties":{"a":{"type":"string"},"m":{"type":"string"}},"required":["m","a"]},{"properties":{"b":{"type":"string"}},"required":["m","b"]}]}`),
 			`{"properties":{"a":{"type":"string"},"b":{"type":"string"},"m":{"type":"string"}},"required":["m"],"type":"object"}`},
-		{"gemini: nullable type list", toolsurface.Gemini, j(`{"properties":{"s":{"type":["string","null"]}}}`),
+		{"gemini: nullable type list", shape.Gemini, j(`{"properties":{"s":{"type":["string","null"]}}}`),
 			`{"properties":{"s":{"nullable":true,"type":"string"}},"type":"object"}`},
-		{"gemini: Optional[int] hoisted", toolsurface.Gemini, j(`{"properties":{"i":{"anyOf":[{"type":"integer"},{"type":"null"}],"title":"I"}}}`),
+		{"gemini: Optional[int] hoisted", shape.Gemini, j(`{"properties":{"i":{"anyOf":[{"type":"integer"},{"type":"null"}],"title":"I"}}}`),
 			`{"properties":{"i":{"nullable":true,"title":"I","type":"integer"}},"type":"object"}`},
-		{"gemini: const to enum", toolsurface.Gemini, j(`{"properties":{"k":{"const":"x"}}}`),
+		{"gemini: const to enum", shape.Gemini, j(`{"properties":{"k":{"const":"x"}}}`),
 			`{"properties":{"k":{"enum":["x"],"type":"string"}},"type":"object"}`},
-		{"gemini: integer enum to description", toolsurface.Gemini, j(`{"properties":{"k":{"type":"integer","enum":[1,2]}}}`),
+		{"gemini: integer enum to description", shape.Gemini, j(`{"properties":{"k":{"type":"integer","enum":[1,2]}}}`),
 			`{"properties":{"k":{"description":"(one of: 1, 2)","type":"integer"}},"type":"object"}`},
-		{"gemini: format uri dropped", toolsurface.Gemini, j(`{"properties":{"u":{"type":"string","format":"uri","description":"A link."}}}`),
+		{"gemini: format uri dropped", shape.Gemini, j(`{"properties":{"u":{"type":"string","format":"uri","description":"A link."}}}`),
 			`{"properties":{"u":{"description":"A link. (format: uri)","type":"string"}},"type":"object"}`},
-		{"gemini: draft-07 exclusive bound", toolsurface.Gemini, j(`{"properties":{"n":{"type":"number","exclusiveMinimum":0}}}`),
+		{"gemini: draft-07 exclusive bound", shape.Gemini, j(`{"properties":{"n":{"type":"number","exclusiveMinimum":0}}}`),
 			`{"properties":{"n":{"description":"(must be greater than 0)","minimum":0,"type":"number"}},"type":"object"}`},
-		{"gemini: $ref inlined, additionalProperties dropped", toolsurface.Gemini,
+		{"gemini: $ref inlined, additionalProperties dropped", shape.Gemini,
 			j(`{"$defs":{"p":{"type":"object","properties":{"x":{"type":"number"}},"additionalProperties":false}},"properties":{"a":{"$ref":"#/$defs/p"}}}`),
 			`{"properties":{"a":{"properties":{"x":{"type":"number"}},"type":"object"}},"type":"object"}`},
-		{"gemini: free-form map loses its type", toolsurface.Gemini, j(`{"properties":{"m":{"type":"object","additionalProperties":{"type":"string"}}}}`),
+		{"gemini: free-form map loses its type", shape.Gemini, j(`{"properties":{"m":{"type":"object","additionalProperties":{"type":"string"}}}}`),
 			`{"properties":{"m":{"description":"(a JSON object)"}},"type":"object"}`},
-		{"gemini: recursive ref", toolsurface.Gemini,
+		{"gemini: recursive ref", shape.Gemini,
 			j(`{"$defs":{"n":{"type":"object","properties":{"next":{"$ref":"#/$defs/n"},"v":{"type":"string"}}}},"properties":{"head":{"$ref":"#/$defs/n"}}}`),
 			`{"properties":{"head":{"properties":{"next":{"description":"(recursive: a value of the same shape as n, described above)"},"v":{"type":"string"}},"type":"object"}},"type":"object"}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			b, err := json.Marshal(toolsurface.CleanSchema(tt.p, tt.schema))
+			b, err := json.Marshal(shape.Schema(tt.p, tt.schema))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -563,7 +564,7 @@ func TestCleanSchemaRefBlowup(t *testing.T) {
 		defs[fmt.Sprintf("d%d", i)] = map[string]any{"type": "object", "properties": props}
 	}
 	schema := map[string]any{"$defs": defs, "properties": map[string]any{"top": map[string]any{"$ref": "#/$defs/d30"}}}
-	b, err := json.Marshal(toolsurface.CleanSchema(toolsurface.Gemini, schema))
+	b, err := json.Marshal(shape.Schema(shape.Gemini, schema))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -572,10 +573,10 @@ func TestCleanSchemaRefBlowup(t *testing.T) {
 	}
 }
 
-// FuzzCleanSchema: whatever JSON a server sends as a schema, every
+// FuzzSchema: whatever JSON a server sends as a schema, every
 // provider's cleaned schema holds no keyword that provider rejects, and
 // Shape accepts it.
-func FuzzCleanSchema(f *testing.F) {
+func FuzzSchema(f *testing.F) {
 	for _, c := range corpus(f)[:40] {
 		f.Add([]byte(c.InputSchema))
 	}
@@ -583,8 +584,8 @@ func FuzzCleanSchema(f *testing.F) {
 	f.Add([]byte(`{"type":["object","null"],"properties":{"a":{"$ref":"#"}}}`))
 	f.Add([]byte(`{"properties":{"a":{"allOf":[{"$ref":"#/properties/a"}]}}}`))
 	f.Fuzz(func(t *testing.T, schema []byte) {
-		for _, p := range toolsurface.Providers() {
-			clean := toolsurface.CleanSchema(p, json.RawMessage(schema))
+		for _, p := range shape.Providers() {
+			clean := shape.Schema(p, json.RawMessage(schema))
 			b, err := json.Marshal(clean)
 			if err != nil {
 				t.Fatalf("%s: cleaned schema does not marshal: %v", p, err)
@@ -598,7 +599,7 @@ func FuzzCleanSchema(f *testing.F) {
 			for _, problem := range checkSchema(p, back) {
 				t.Errorf("%s: %s\nin:  %s\nout: %s", p, problem, schema, b)
 			}
-			if _, err := toolsurface.Shape(p, []toolsurface.Tool{{Name: "mcp__f__t", InputSchema: json.RawMessage(schema)}}); err != nil {
+			if _, err := shape.Tools(p, []toolsurface.Tool{{Name: "mcp__f__t", InputSchema: json.RawMessage(schema)}}); err != nil {
 				t.Fatalf("%s: Shape: %v", p, err)
 			}
 		}

@@ -1,10 +1,10 @@
-package toolsurface_test
+package shape_test
 
 import (
 	"fmt"
 	"testing"
 
-	"github.com/switchboard-mcp/switchboard/toolsurface"
+	"github.com/switchboard-mcp/switchboard/toolsurface/shape"
 )
 
 // BenchmarkShape shapes 100 tools (the npm reference servers' tools and the
@@ -19,11 +19,11 @@ func BenchmarkShape(b *testing.B) {
 		tools = append(tools, c)
 	}
 	in, _ := shapeInput(b, tools)
-	for _, p := range toolsurface.Providers() {
+	for _, p := range shape.Providers() {
 		b.Run(string(p), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := toolsurface.Shape(p, in); err != nil {
+				if _, err := shape.Tools(p, in); err != nil {
 					b.Fatal(err)
 				}
 			}

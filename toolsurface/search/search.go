@@ -1,4 +1,4 @@
-package toolsurface
+package search
 
 import (
 	"math"
@@ -8,29 +8,27 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
-// ToolSearchName is the name of the built-in tool a model calls to find
-// deferred tools (§5 deferred loading).
-const ToolSearchName = "tool_search"
+// DefaultLimit is how many hits Search returns when asked for none.
+const DefaultLimit = 5
 
-// DefaultSearchLimit is how many hits Search returns when asked for none.
-const DefaultSearchLimit = 5
-
-// MaxSearchLimit caps how many hits one search returns.
-const MaxSearchLimit = 50
+// MaxLimit caps how many hits one search returns.
+const MaxLimit = 50
 
 // SelectPrefix starts a query that names tools instead of describing them:
 // "select:mcp__github__create_issue,mcp__jira__get_issue".
 const SelectPrefix = "select:"
 
-// SearchArg is one argument of a tool, as the index sees it.
-type SearchArg struct {
+// Arg is one argument of a tool, as the index sees it.
+type Arg struct {
 	Name, Description string
 }
 
-// SearchDoc is one tool as the search index sees it.
-type SearchDoc struct {
+// Doc is one tool as the search index sees it.
+type Doc struct {
 	// Name is the model-facing name (mcp__<server>__<tool>); it identifies
 	// the tool in hits and must be unique in one index.
 	Name string
@@ -38,26 +36,26 @@ type SearchDoc struct {
 	Server, Tool string
 	Title        string
 	Description  string
-	Args         []SearchArg
+	Args         []Arg
 }
 
-// SearchDocFor builds the SearchDoc of a server's tool: its title,
+// DocFor builds the Doc of a server's tool: its title,
 // description (capped as a model would see it) and the names and
 // descriptions of the top-level properties of its normalized input schema,
 // sorted by name.
-func SearchDocFor(name, server string, t *mcp.Tool) SearchDoc {
-	d := SearchDoc{Name: name, Server: server}
+func DocFor(name, server string, t *mcp.Tool) Doc {
+	d := Doc{Name: name, Server: server}
 	if t == nil {
 		return d
 	}
 	d.Tool, d.Title = t.Name, t.Title
-	d.Description = CapDescription(t.Description, DefaultDescriptionCap)
-	props, _ := NormalizeSchema(t.InputSchema)["properties"].(map[string]any)
+	d.Description = toolsurface.CapDescription(t.Description, toolsurface.DefaultDescriptionCap)
+	props, _ := toolsurface.NormalizeSchema(t.InputSchema)["properties"].(map[string]any)
 	for k, v := range props {
-		a := SearchArg{Name: k}
+		a := Arg{Name: k}
 		if m, ok := v.(map[string]any); ok {
 			if s, ok := m["description"].(string); ok {
-				a.Description = CapDescription(s, 512)
+				a.Description = toolsurface.CapDescription(s, 512)
 			}
 		}
 		d.Args = append(d.Args, a)
@@ -109,11 +107,11 @@ type posting struct {
 	inName bool    // the term is in the tool's name or server name
 }
 
-// SearchIndex ranks tools for a query with BM25F over their names, server
+// Index ranks tools for a query with BM25F over their names, server
 // names, argument names and descriptions (see Search). Build it once with
-// NewSearchIndex; it is immutable afterwards and safe for concurrent use.
-type SearchIndex struct {
-	docs    []SearchDoc
+// NewIndex; it is immutable afterwards and safe for concurrent use.
+type Index struct {
+	docs    []Doc
 	byName  map[string]int   // exact Name → doc
 	byLower map[string][]int // lower-cased Name and Tool → docs
 	terms   map[string]int32 // stemmed term → id
@@ -129,10 +127,10 @@ type scratch struct {
 	touched []int32
 }
 
-// NewSearchIndex indexes docs. A doc whose Name repeats an earlier one is
+// NewIndex indexes docs. A doc whose Name repeats an earlier one is
 // ignored: names identify hits.
-func NewSearchIndex(docs []SearchDoc) *SearchIndex {
-	ix := &SearchIndex{byName: map[string]int{}, byLower: map[string][]int{}, terms: map[string]int32{}}
+func NewIndex(docs []Doc) *Index {
+	ix := &Index{byName: map[string]int{}, byLower: map[string][]int{}, terms: map[string]int32{}}
 	for _, d := range docs {
 		if _, dup := ix.byName[d.Name]; dup {
 			continue
@@ -233,13 +231,13 @@ func NewSearchIndex(docs []SearchDoc) *SearchIndex {
 }
 
 // Len is the number of tools indexed.
-func (ix *SearchIndex) Len() int { return len(ix.docs) }
+func (ix *Index) Len() int { return len(ix.docs) }
 
 // Doc returns the indexed document of a tool by its Name.
-func (ix *SearchIndex) Doc(name string) (SearchDoc, bool) {
+func (ix *Index) Doc(name string) (Doc, bool) {
 	i, ok := ix.byName[name]
 	if !ok {
-		return SearchDoc{}, false
+		return Doc{}, false
 	}
 	return ix.docs[i], true
 }
@@ -252,7 +250,7 @@ type queryTerm struct {
 }
 
 // Search returns at most limit tools for query, best first; if limit <= 0,
-// DefaultSearchLimit, and never more than MaxSearchLimit. Ties are broken
+// DefaultLimit, and never more than MaxLimit. Ties are broken
 // by name, so the result is deterministic.
 //
 // The query is read as words: split like tool names (snake_case, camelCase,
@@ -272,11 +270,11 @@ type queryTerm struct {
 //   - "select:NAME[,NAME…]" returns exactly the named tools that exist, in
 //     the order given, each with score 1, ignoring limit (a name may be the
 //     model-facing name or, if no tool has that, the server's own name).
-func (ix *SearchIndex) Search(query string, limit int) []Hit {
+func (ix *Index) Search(query string, limit int) []Hit {
 	if limit <= 0 {
-		limit = DefaultSearchLimit
+		limit = DefaultLimit
 	}
-	limit = min(limit, MaxSearchLimit)
+	limit = min(limit, MaxLimit)
 	q := strings.TrimSpace(query)
 	if len(q) >= len(SelectPrefix) && strings.EqualFold(q[:len(SelectPrefix)], SelectPrefix) {
 		return ix.selectNames(q[len(SelectPrefix):])
@@ -353,7 +351,7 @@ func better(a, b Hit) bool {
 // parseQuery turns a query into weighted index terms, in a fixed order so
 // that scores add up identically on every run. It returns how many
 // required (+word) terms and how many words (after stop words) there are.
-func (ix *SearchIndex) parseQuery(q string) ([]queryTerm, int, int) {
+func (ix *Index) parseQuery(q string) ([]queryTerm, int, int) {
 	var out []queryTerm
 	seen := map[int32]int{} // term id → index in out
 	addTerm := func(id int32, w float64, req, word int) {
@@ -451,7 +449,7 @@ var stopWords = map[string]bool{
 
 // completions returns up to 8 indexed terms that start with prefix (at
 // least 3 letters), in sorted order.
-func (ix *SearchIndex) completions(prefix string) []int32 {
+func (ix *Index) completions(prefix string) []int32 {
 	if len(prefix) < 3 {
 		return nil
 	}
@@ -466,7 +464,7 @@ func (ix *SearchIndex) completions(prefix string) []int32 {
 }
 
 // selectNames resolves "a,b,c" to the tools of those names.
-func (ix *SearchIndex) selectNames(list string) []Hit {
+func (ix *Index) selectNames(list string) []Hit {
 	var out []Hit
 	seen := map[int]bool{}
 	for _, n := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' }) {

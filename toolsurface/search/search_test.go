@@ -1,4 +1,4 @@
-package toolsurface
+package search
 
 import (
 	"encoding/json"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
 // corpusServer is one server of testdata/search_corpus.json: realistic
@@ -23,7 +25,7 @@ type corpusServer struct {
 	Tools  []*mcp.Tool `json:"tools"`
 }
 
-func loadCorpus(t testing.TB) []SearchDoc {
+func loadCorpus(t testing.TB) []Doc {
 	t.Helper()
 	b, err := os.ReadFile("testdata/search_corpus.json")
 	if err != nil {
@@ -33,10 +35,10 @@ func loadCorpus(t testing.TB) []SearchDoc {
 	if err := json.Unmarshal(b, &servers); err != nil {
 		t.Fatal(err)
 	}
-	var docs []SearchDoc
+	var docs []Doc
 	for _, s := range servers {
 		for _, tool := range s.Tools {
-			docs = append(docs, SearchDocFor(ToolName(s.Server, tool.Name), s.Server, tool))
+			docs = append(docs, DocFor(toolsurface.ToolName(s.Server, tool.Name), s.Server, tool))
 		}
 	}
 	return docs
@@ -46,7 +48,7 @@ func TestSearchDump(t *testing.T) {
 	if os.Getenv("DUMP") == "" {
 		t.Skip()
 	}
-	ix := NewSearchIndex(loadCorpus(t))
+	ix := NewIndex(loadCorpus(t))
 	for _, q := range strings.Split(os.Getenv("DUMP"), ";") {
 		fmt.Printf("%q:\n", q)
 		for _, h := range ix.Search(q, 5) {
@@ -126,7 +128,7 @@ func TestSearchRanking(t *testing.T) {
 	if len(docs) < 500 {
 		t.Fatalf("corpus has %d tools, want at least 500", len(docs))
 	}
-	ix := NewSearchIndex(docs)
+	ix := NewIndex(docs)
 	if len(rankCases) < 30 {
 		t.Fatalf("%d ranking cases, want at least 30", len(rankCases))
 	}
@@ -148,7 +150,7 @@ func TestSearchRanking(t *testing.T) {
 }
 
 func TestSearchForms(t *testing.T) {
-	ix := NewSearchIndex(loadCorpus(t))
+	ix := NewIndex(loadCorpus(t))
 	names := func(hits []Hit) []string {
 		var out []string
 		for _, h := range hits {
@@ -180,11 +182,11 @@ func TestSearchForms(t *testing.T) {
 		}
 	})
 	t.Run("limits", func(t *testing.T) {
-		if n := len(ix.Search("issue", 0)); n != DefaultSearchLimit {
-			t.Errorf("limit 0 gave %d hits, want %d", n, DefaultSearchLimit)
+		if n := len(ix.Search("issue", 0)); n != DefaultLimit {
+			t.Errorf("limit 0 gave %d hits, want %d", n, DefaultLimit)
 		}
-		if n := len(ix.Search("issue", 1000)); n > MaxSearchLimit {
-			t.Errorf("limit 1000 gave %d hits, cap is %d", n, MaxSearchLimit)
+		if n := len(ix.Search("issue", 1000)); n > MaxLimit {
+			t.Errorf("limit 1000 gave %d hits, cap is %d", n, MaxLimit)
 		}
 	})
 	t.Run("nothing to find", func(t *testing.T) {
@@ -193,7 +195,7 @@ func TestSearchForms(t *testing.T) {
 				t.Errorf("Search(%q) = %v, want nil", q, hits)
 			}
 		}
-		if hits := NewSearchIndex(nil).Search("issue", 5); hits != nil {
+		if hits := NewIndex(nil).Search("issue", 5); hits != nil {
 			t.Errorf("empty index found %v", hits)
 		}
 	})
@@ -221,10 +223,10 @@ func TestSearchForms(t *testing.T) {
 
 func TestSearchDeterministic(t *testing.T) {
 	docs := loadCorpus(t)
-	ix := NewSearchIndex(docs)
-	shuffled := append([]SearchDoc(nil), docs...)
+	ix := NewIndex(docs)
+	shuffled := append([]Doc(nil), docs...)
 	rand.New(rand.NewSource(1)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-	ix2 := NewSearchIndex(shuffled)
+	ix2 := NewIndex(shuffled)
 	for _, c := range rankCases {
 		a, b := ix.Search(c.query, 10), ix2.Search(c.query, 10)
 		if diff := cmp.Diff(a, b); diff != "" {
@@ -278,16 +280,16 @@ func TestTokenizeAndStem(t *testing.T) {
 }
 
 // bigCorpus makes n tools by repeating the corpus under numbered servers.
-func bigCorpus(tb testing.TB, n int) []SearchDoc {
+func bigCorpus(tb testing.TB, n int) []Doc {
 	base := loadCorpus(tb)
-	out := make([]SearchDoc, 0, n)
+	out := make([]Doc, 0, n)
 	for i := 0; len(out) < n; i++ {
 		for _, d := range base {
 			if len(out) == n {
 				break
 			}
 			d.Server = fmt.Sprintf("%s%d", d.Server, i)
-			d.Name = ToolName(d.Server, d.Tool)
+			d.Name = toolsurface.ToolName(d.Server, d.Tool)
 			out = append(out, d)
 		}
 	}
@@ -297,7 +299,7 @@ func bigCorpus(tb testing.TB, n int) []SearchDoc {
 // BenchmarkToolSearch measures one query over 10,000 tools (the p50 in
 // docs/benchmarks.md comes from TestToolSearchLatency).
 func BenchmarkToolSearch(b *testing.B) {
-	ix := NewSearchIndex(bigCorpus(b, 10000))
+	ix := NewIndex(bigCorpus(b, 10000))
 	queries := make([]string, len(rankCases))
 	for i, c := range rankCases {
 		queries[i] = c.query
@@ -316,7 +318,7 @@ func BenchmarkToolSearch(b *testing.B) {
 func BenchmarkSearchIndexBuild(b *testing.B) {
 	docs := bigCorpus(b, 10000)
 	for b.Loop() {
-		NewSearchIndex(docs)
+		NewIndex(docs)
 	}
 }
 
@@ -330,15 +332,15 @@ func FuzzSearch(f *testing.F) {
 	f.Add("mcp__fuzz__tool", "ünïcode Straße", 2)
 	base := loadCorpus(f)[:60]
 	f.Fuzz(func(t *testing.T, query, text string, limit int) {
-		docs := append([]SearchDoc{{Name: "mcp__fuzz__tool", Server: "fuzz", Tool: text, Description: text,
-			Args: []SearchArg{{Name: text, Description: query}}}}, base...)
-		ix := NewSearchIndex(docs)
+		docs := append([]Doc{{Name: "mcp__fuzz__tool", Server: "fuzz", Tool: text, Description: text,
+			Args: []Arg{{Name: text, Description: query}}}}, base...)
+		ix := NewIndex(docs)
 		hits := ix.Search(query, limit)
 		max := limit
 		if max <= 0 {
-			max = DefaultSearchLimit
+			max = DefaultLimit
 		}
-		max = min(max, MaxSearchLimit)
+		max = min(max, MaxLimit)
 		isSelect := len(strings.TrimSpace(query)) >= len(SelectPrefix) && strings.EqualFold(strings.TrimSpace(query)[:len(SelectPrefix)], SelectPrefix)
 		if !isSelect && len(hits) > max {
 			t.Fatalf("%d hits for limit %d", len(hits), limit)

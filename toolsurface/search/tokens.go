@@ -1,4 +1,4 @@
-package toolsurface
+package search
 
 import (
 	"strings"
@@ -16,7 +16,10 @@ const maxTokenLen = 40
 // one (camelCase), before the last capital of a run followed by a lower-case
 // letter (HTTPServer → http, server) and between letters and digits
 // (s3 → s, 3; v2api → v, 2, api). snake_case, kebab-case and dotted names
-// therefore split into their words. Terms are not stemmed; see Stem.
+// therefore split into their words. A run split only by case (GitHub,
+// PromQL) is also given whole, as users type it as one word, and so is a
+// short run mixing letters and digits (s3, k8s, ec2). Terms are not
+// stemmed; see Stem.
 func Tokenize(s string) []string {
 	var out []string
 	forEachToken(s, func(tok string) { out = append(out, tok) })
