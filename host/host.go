@@ -137,9 +137,17 @@ type Options struct {
 	// LogLevel is the level asked of servers that offer logging
 	// notifications. If empty, "info".
 	LogLevel mcp.LoggingLevel
-	// OAuth configures OAuth 2.1 for remote servers. If nil, a server that
-	// asks for authorization fails with a message naming `mcp login`.
-	OAuth *OAuthOptions
+	// Authorizer authorizes the requests of remote servers whose
+	// definition sets no Authorization header (package oauth's Client does
+	// OAuth 2.1). If nil, they carry only the definition's headers, and a
+	// server that asks for authorization fails.
+	Authorizer Authorizer
+	// ErrorHint, if set, is asked about each error that leaves a server in
+	// StateError; a non-empty answer is added to the server's Reason, so
+	// that an application can tell its user what to do (the CLI names its
+	// login command for an *oauth.LoginRequiredError). err is the cause,
+	// for errors.As. It must be fast and safe for concurrent use.
+	ErrorHint func(server string, err error) string
 	// ToolModifiers are the session's --tools modifiers (SPEC §5): they beat
 	// each server's and tool's defer_loading, and NoDefer beats Defer.
 	ToolModifiers toolsurface.Modifiers
@@ -200,7 +208,6 @@ type Host struct {
 	router  *toolsurface.Router
 	// deferred holds the tools tool_search activated (deferred.go).
 	deferred deferState
-	oauth    oauthAuths
 	// secrets are the configured env and header values (and headersHelper
 	// output) scrubbed from logs, status reasons and stderr tails.
 	secrets *redact.Set

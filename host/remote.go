@@ -48,7 +48,7 @@ func (s *server) httpClient(ctx context.Context, def config.Server) (*http.Clien
 	}
 	base := policy.Transport(nil)
 	rt := http.RoundTripper(&headerTransport{base: base, headers: headers, host: endpointHost(def.URL)})
-	rt = s.withOAuth(def, base, rt) // SPEC §4 OAuth: oauth.go
+	rt = s.withAuth(def, base, rt) // Options.Authorizer: auth.go
 	rt = progressScanTransport{base: rt, progress: s.h.progress}
 	return &http.Client{Transport: rt, CheckRedirect: policy.CheckRedirect}, nil
 }

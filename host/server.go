@@ -235,7 +235,7 @@ func (s *server) run(ctx context.Context) {
 		return
 	}
 	if err != nil {
-		s.setState(StateError, err.Error())
+		s.setState(StateError, s.errorReason(err))
 		return
 	}
 	attempt := 0
@@ -270,7 +270,7 @@ func (s *server) run(ctx context.Context) {
 			attempt++
 			if attempt > MaxReconnectAttempts {
 				s.setState(StateError, fmt.Sprintf("connection lost (%s); gave up after %d reconnect attempts: %s",
-					why, MaxReconnectAttempts, lastErrOr(err, why)))
+					why, MaxReconnectAttempts, s.lastErrOr(err, why)))
 				return
 			}
 			delay := Backoff(attempt)
@@ -300,9 +300,9 @@ func (s *server) run(ctx context.Context) {
 	}
 }
 
-func lastErrOr(err error, why string) string {
+func (s *server) lastErrOr(err error, why string) string {
 	if err != nil {
-		return err.Error()
+		return s.errorReason(err)
 	}
 	return why
 }

@@ -152,7 +152,7 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 		if c.endLife != nil {
 			c.endLife()
 		}
-		return nil, fmt.Errorf("initialize failed: %v", err)
+		return nil, fmt.Errorf("initialize failed: %w", err)
 	}
 	c.session = session
 	if res := session.InitializeResult(); res != nil {

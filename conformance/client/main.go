@@ -24,6 +24,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/oauth"
 )
 
 // serverName is the name of the one configured server.
@@ -67,7 +68,8 @@ func run(ctx context.Context, scenario, url string, cctx map[string]any) error {
 		if err != nil {
 			return err
 		}
-		opts.OAuth = a
+		a.Logger, a.ClientName = opts.Logger, opts.ClientName
+		opts.Authorizer = oauth.New(a)
 	}
 	h := host.New(oneServer(url, config.TypeHTTP), opts)
 	defer h.Close()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/oauth"
 )
 
 // Exit codes (SPEC §6). Main is the only place that turns errors into them.
@@ -95,4 +96,20 @@ func exitCode(err error) int {
 		return ExitRefused
 	}
 	return ExitFailure
+}
+
+// authHint is what the user can do about an OAuth error: the commands that
+// log in (again). "" for any other error. The library's errors name no
+// command; the CLI adds this to a server's status reason (host's
+// ErrorHint) and as the hint of a failed command.
+func authHint(err error) string {
+	var kf *oauth.KeyFileError
+	var lr *oauth.LoginRequiredError
+	switch {
+	case errors.As(err, &kf):
+		return fmt.Sprintf("run `switchboard mcp logout %s`, then `switchboard mcp login %s`", kf.Server, kf.Server)
+	case errors.As(err, &lr):
+		return fmt.Sprintf("run `switchboard mcp login %s`", lr.Server)
+	}
+	return ""
 }

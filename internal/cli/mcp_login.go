@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
+	"github.com/switchboard-mcp/switchboard/oauth"
 )
 
 func init() {
@@ -89,13 +90,13 @@ func mcpLoginRun(ctx context.Context, opts *MCPLoginOptions) error {
 	}
 	dir := oauthDir(f.Home())
 	// A failed login keeps the tokens of the last one.
-	oauth := &host.OAuthOptions{Dir: dir, ClientID: opts.ClientID, ClientSecret: opts.ClientSecret, NoBrowser: opts.NoBrowser, Fresh: true}
+	o := &oauth.Options{Dir: dir, ClientID: opts.ClientID, ClientSecret: opts.ClientSecret, NoBrowser: opts.NoBrowser, Fresh: true}
 	if !opts.NoBrowser {
 		open := opts.OpenBrowser
 		if open == nil {
 			open = openBrowser
 		}
-		lb, err := host.NewLoopback(func(u string) {
+		lb, err := oauth.NewLoopback(func(u string) {
 			// The authorization server named this URL: shown escaped, so
 			// that it cannot hide where it leads.
 			fmt.Fprintf(opts.IO.ErrOut, "Opening the browser to authorize %s. If it does not open, visit:\n  %s\n", opts.Name, termsafe.Line(u))
@@ -105,12 +106,13 @@ func mcpLoginRun(ctx context.Context, opts *MCPLoginOptions) error {
 			return FailureErr(err, "")
 		}
 		defer lb.Close()
-		oauth.RedirectURL, oauth.Authorize = lb.RedirectURL, lb.Authorize
+		o.RedirectURL, o.Authorize = lb.RedirectURL, lb.Authorize
 	}
 	ro := newRuntimeOptions(f)
-	ro.HostOptions = func(o *host.Options) {
-		o.OAuth = oauth
-		o.StartupTimeout = opts.Timeout // a person is approving
+	ro.HostOptions = func(ho *host.Options) {
+		o.Logger = ho.Logger
+		ho.Authorizer = oauth.New(o)
+		ho.StartupTimeout = opts.Timeout // a person is approving
 	}
 	s, err := startSessionWith(ctx, &ro, cfg, func(r config.ResolvedServer) bool { return r.Name == opts.Name })
 	if err != nil {
@@ -126,7 +128,7 @@ func mcpLoginRun(ctx context.Context, opts *MCPLoginOptions) error {
 	if st.State != host.StateConnected {
 		return s.close(Failuref("", "login to %s failed: %s %s", opts.Name, st.State, st.Reason))
 	}
-	file := host.TokenFile(dir, opts.Name)
+	file := oauth.TokenFile(dir, opts.Name)
 	if _, err := os.Stat(file); err != nil {
 		fmt.Fprintf(opts.IO.Out, "%s connected without asking for authorization; there is nothing to store\n", opts.Name)
 		return s.close(nil)
@@ -179,7 +181,7 @@ func NewMCPLogoutCmd(f *Factory, runF func(context.Context, *MCPLogoutOptions) e
 }
 
 func mcpLogoutRun(_ context.Context, opts *MCPLogoutOptions) error {
-	had, err := host.Logout(oauthDir(opts.Factory.Home()), opts.Name)
+	had, err := oauth.Logout(oauthDir(opts.Factory.Home()), opts.Name)
 	if err != nil {
 		return FailureErr(err, "")
 	}

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/testserver/testhttp"
 	"github.com/switchboard-mcp/switchboard/internal/testserver/testoauth"
+	"github.com/switchboard-mcp/switchboard/oauth"
 )
 
 // mcp login against a real OAuth-protected server: the token is stored
@@ -30,7 +30,7 @@ func TestMCPLoginLogout(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Logged in to guarded") {
 		t.Fatalf("login: exit %d\nstdout %q\nstderr %q", code, out, stderr)
 	}
-	file := host.TokenFile(filepath.Join(home, "oauth"), "guarded")
+	file := oauth.TokenFile(filepath.Join(home, "oauth"), "guarded")
 	fi, err := os.Stat(file)
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("token file %s: %v, mode %v; want 0600", file, err, fi.Mode().Perm())
@@ -125,7 +125,7 @@ func TestMCPLoginDPoPKeyPersists(t *testing.T) {
 
 	out, stderr, code := run("mcp", "login", "guarded", "--no-browser")
 	dir := filepath.Join(home, "oauth")
-	keyFile := host.DPoPKeyFile(dir, "guarded")
+	keyFile := oauth.DPoPKeyFile(dir, "guarded")
 	if code != 0 || !strings.Contains(out, "Logged in to guarded") {
 		t.Fatalf("login: exit %d\nstdout %q\nstderr %q", code, out, stderr)
 	}
@@ -191,7 +191,7 @@ func TestMCPLoginDPoPKeyPersists(t *testing.T) {
 	if out, _, code = run("mcp", "logout", "guarded"); code != 0 || !strings.Contains(out, "Logged out of guarded") {
 		t.Errorf("logout: exit %d, stdout %q", code, out)
 	}
-	for _, f := range []string{keyFile, host.TokenFile(dir, "guarded")} {
+	for _, f := range []string{keyFile, oauth.TokenFile(dir, "guarded")} {
 		if _, err := os.Stat(f); !os.IsNotExist(err) {
 			t.Errorf("%s after logout: %v", f, err)
 		}

@@ -101,6 +101,9 @@ func classify(err error) error {
 	if errors.As(err, &ee) {
 		return err
 	}
+	if hint := authHint(err); hint != "" {
+		return FailureErr(err, hint)
+	}
 	msg := err.Error()
 	if strings.HasPrefix(msg, "unknown command ") {
 		// Cobra appends "Did you mean this?" suggestions on more lines.

@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
+	"github.com/switchboard-mcp/switchboard/oauth"
 	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
@@ -199,8 +200,9 @@ func startSessionWith(ctx context.Context, o *runtimeOptions, cfg *config.Resolv
 	if o.Home != "" {
 		// Stored tokens are used and refreshed; a new authorization is
 		// `mcp login`'s (mcp_login.go).
-		hopts.OAuth = &host.OAuthOptions{Dir: oauthDir(o.Home)}
+		hopts.Authorizer = oauth.New(&oauth.Options{Dir: oauthDir(o.Home), Logger: logger})
 	}
+	hopts.ErrorHint = func(_ string, err error) string { return authHint(err) }
 	if o.HostOptions != nil {
 		o.HostOptions(hopts)
 	}

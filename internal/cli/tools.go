@@ -11,6 +11,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
+	"github.com/switchboard-mcp/switchboard/oauth"
 	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 	"github.com/switchboard-mcp/switchboard/toolsurface/shape"
@@ -259,11 +260,11 @@ func serverNotReady(s *session, name string) error {
 }
 
 // headerHint is the advice for a remote server that refused access and
-// publishes no OAuth metadata (host.ErrHeaderRequired): send the
+// publishes no OAuth metadata (oauth.ErrHeaderRequired): send the
 // credential as a header, single-quoted so that the shell keeps ${TOKEN}
 // for Switchboard to expand. "" for any other server.
 func headerHint(st host.ServerStatus) string {
-	if !strings.Contains(st.Reason, host.ErrHeaderRequired.Error()) {
+	if !strings.Contains(st.Reason, oauth.ErrHeaderRequired.Error()) {
 		return ""
 	}
 	return fmt.Sprintf("give it the header it wants: `switchboard mcp remove %s`, then `switchboard mcp add --transport %s -H 'Authorization: Bearer ${TOKEN}' %s %s` (or add \"headers\" to its entry in %s)",

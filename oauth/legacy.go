@@ -1,4 +1,4 @@
-package host
+package oauth
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 // lived at <origin>/.well-known/oauth-authorization-server. Servers of that
 // era often answer there with an issuer that is a path on the same origin
 // (<origin>/oauth), which RFC 8414 §3.3 (the issuer must be the URL the
-// metadata was derived from) refuses. The host accepts that one mismatch,
+// metadata was derived from) refuses. The Client accepts that one mismatch,
 // and only it: during a flow that found no protected-resource metadata at
 // all (no resource_metadata in the challenge, every well-known PRM URL
 // answered 4xx), for metadata fetched from the MCP server's own origin
@@ -119,7 +119,7 @@ func (a *serverAuth) legacyMetadata(u *url.URL, resp *http.Response) (*http.Resp
 	if !ok {
 		return resp, nil // matching, or what the SDK reports or refuses
 	}
-	a.h.log.Warn("accepting, for OAuth, a 2025-03-26 server's authorization server metadata whose issuer differs from its origin",
+	a.log.Warn("accepting, for OAuth, a 2025-03-26 server's authorization server metadata whose issuer differs from its origin",
 		"server", a.name, "issuer", issuer, "metadata", u.String())
 	a.mu.Lock()
 	a.legacy.alias = issuer

@@ -1,4 +1,4 @@
-package host
+package oauth
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 
 // Loopback is the people's path of the authorization code flow: a
 // one-shot HTTP listener on 127.0.0.1 that receives the authorization
-// server's redirect (RFC 8252 §7.3). Set OAuthOptions.RedirectURL to
-// RedirectURL and OAuthOptions.Authorize to Authorize; Show opens the
+// server's redirect (RFC 8252 §7.3). Set Options.RedirectURL to
+// RedirectURL and Options.Authorize to Authorize; Show opens the
 // browser (or prints the URL).
 type Loopback struct {
 	// RedirectURL is http://127.0.0.1:<port>/callback.

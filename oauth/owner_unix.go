@@ -1,6 +1,6 @@
 //go:build unix
 
-package host
+package oauth
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 )
 
 // otherOwner says, for a file of the OAuth store, which other user owns
-// it ("" when this user does). Switchboard only ever creates these files
+// it ("" when this user does). The Client only ever creates these files
 // itself, so a file that belongs to someone else was put there by them:
 // its tokens or key could be theirs, and requests signed with them would
 // act as their account.
@@ -18,5 +18,5 @@ func otherOwner(fi os.FileInfo) string {
 	if !ok || int(st.Uid) == os.Getuid() {
 		return ""
 	}
-	return fmt.Sprintf("uid %d (not uid %d, who runs switchboard)", st.Uid, os.Getuid())
+	return fmt.Sprintf("uid %d (not uid %d, who runs this program)", st.Uid, os.Getuid())
 }

@@ -1,4 +1,4 @@
-package host
+package oauth
 
 import (
 	"context"
@@ -233,7 +233,7 @@ func (s *savingSource) Token() (*oauth2.Token, error) {
 	if s.st.Token == nil || s.st.Token.AccessToken != tok.AccessToken {
 		s.st.Token = tok
 		if err := saveStoredAuth(s.a.opts.Dir, s.a.name, &s.st); err != nil {
-			s.a.h.log.Warn("could not save the refreshed OAuth token", "server", s.a.name, "error", err.Error())
+			s.a.log.Warn("could not save the refreshed OAuth token", "server", s.a.name, "error", err.Error())
 		}
 	}
 	return tok, nil

@@ -1,4 +1,4 @@
-package host_test
+package oauth_test
 
 import (
 	"encoding/json"
@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/testserver/testoauth"
+	"github.com/switchboard-mcp/switchboard/oauth"
 )
 
 // dpopLogin logs in to a DPoP-enforcing server with a host that approves
@@ -38,11 +39,11 @@ func dpopLoginOver(t *testing.T, typ config.Type, expiresIn int, logs *syncBuffe
 	srv.DPoP = true
 	srv.ExpiresIn = expiresIn
 	dir := filepath.Join(t.TempDir(), "oauth")
-	opts := &host.Options{OAuth: &host.OAuthOptions{Dir: dir, NoBrowser: true}}
+	var logger *slog.Logger
 	if logs != nil {
-		opts.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	h := newHost(t, cfgOf(remote("d", typ, dpopURL(srv, typ))), opts)
+	h := newHost(t, cfgOf(remote("d", typ, dpopURL(srv, typ))), opts(&oauth.Options{Dir: dir, NoBrowser: true}, logger))
 	if res := mustCall(t, h, "mcp__d__echo", map[string]any{"text": "bound"}); !strings.Contains(textOf(res), "bound") {
 		t.Fatalf("echo = %q", textOf(res))
 	}
@@ -57,7 +58,7 @@ func dpopLoginOver(t *testing.T, typ config.Type, expiresIn int, logs *syncBuffe
 // private key it holds.
 func storedKeyD(t *testing.T, dir, name string) string {
 	t.Helper()
-	file := host.DPoPKeyFile(dir, name)
+	file := oauth.DPoPKeyFile(dir, name)
 	checkStoreModes(t, dir, file, "DPoP key file")
 	data, _ := os.ReadFile(file)
 	var kf struct {
@@ -87,7 +88,7 @@ func TestOAuthDPoPTokenAndKeySurviveRestart(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, dir, _ := dpopLoginOver(t, tc.typ, tc.expiresIn, nil)
-			tokenFile, _ := os.ReadFile(host.TokenFile(dir, "d"))
+			tokenFile, _ := os.ReadFile(oauth.TokenFile(dir, "d"))
 			if !strings.Contains(string(tokenFile), `"dpop_jkt"`) || !strings.Contains(string(tokenFile), `"DPoP"`) {
 				t.Fatalf("token file names no DPoP key:\n%s", tokenFile)
 			}
@@ -98,7 +99,7 @@ func TestOAuthDPoPTokenAndKeySurviveRestart(t *testing.T) {
 			seenBefore := len(srv.Seen())
 			_, refreshesBefore, _ := srv.Counts()
 
-			h := newHost(t, cfgOf(remote("d", tc.typ, dpopURL(srv, tc.typ))), &host.Options{OAuth: &host.OAuthOptions{Dir: dir}})
+			h := newHost(t, cfgOf(remote("d", tc.typ, dpopURL(srv, tc.typ))), opts(&oauth.Options{Dir: dir}, nil))
 			if res := mustCall(t, h, "mcp__d__echo", map[string]any{"text": "after restart"}); !strings.Contains(textOf(res), "after restart") {
 				t.Fatalf("echo = %q", textOf(res))
 			}
@@ -159,7 +160,7 @@ func TestOAuthDPoPKeyFileFailsClosed(t *testing.T) {
 		{"another key", func(t *testing.T, file string) {
 			// A valid key file, but not of the key the tokens are bound to.
 			_, otherDir, _ := dpopLogin(t, 0, nil)
-			data, _ := os.ReadFile(host.DPoPKeyFile(otherDir, "d"))
+			data, _ := os.ReadFile(oauth.DPoPKeyFile(otherDir, "d"))
 			must(t, os.WriteFile(file, data, 0o600))
 		}, "another key"},
 		{"missing", func(t *testing.T, file string) { must(t, os.Remove(file)) }, "is missing"},
@@ -172,18 +173,15 @@ func TestOAuthDPoPKeyFileFailsClosed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs syncBuffer
 			srv, dir, d := dpopLogin(t, 2, &logs)
-			file := host.DPoPKeyFile(dir, "d")
+			file := oauth.DPoPKeyFile(dir, "d")
 			tc.spoil(t, file)
 			spoilt, _ := os.ReadFile(file)
 			_, _, tokReqs := srv.Counts()
 			seenBefore := len(srv.Seen())
 
-			h := newHost(t, cfgOf(remote("d", config.TypeHTTP, srv.URL)), &host.Options{
-				OAuth:  &host.OAuthOptions{Dir: dir, NoBrowser: true},
-				Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-			})
+			h := newHost(t, cfgOf(remote("d", config.TypeHTTP, srv.URL)), opts(&oauth.Options{Dir: dir, NoBrowser: true}, slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 			st := waitState(t, h, "d", host.StateError, 30*time.Second)
-			for _, want := range []string{file, tc.reason, "run `switchboard mcp logout d`, then `switchboard mcp login d`"} {
+			for _, want := range []string{file, tc.reason, "key file error for d"} {
 				if !strings.Contains(st.Reason, want) {
 					t.Errorf("reason = %q, want it to name %q", st.Reason, want)
 				}
@@ -211,10 +209,10 @@ func TestOAuthDPoPKeyFileFailsClosed(t *testing.T) {
 func TestOAuthDPoPBindingRefusedAsksForLogin(t *testing.T) {
 	srv, dir, _ := dpopLogin(t, 2, nil)
 	srv.RejectBindings()
-	h := newHost(t, cfgOf(remote("d", config.TypeHTTP, srv.URL)), &host.Options{OAuth: &host.OAuthOptions{Dir: dir}})
+	h := newHost(t, cfgOf(remote("d", config.TypeHTTP, srv.URL)), opts(&oauth.Options{Dir: dir}, nil))
 	st := waitState(t, h, "d", host.StateError, 30*time.Second)
-	if !strings.Contains(st.Reason, "switchboard mcp login d") {
-		t.Errorf("reason = %q, want it to name `switchboard mcp login d`", st.Reason)
+	if !strings.Contains(st.Reason, "login required for d") {
+		t.Errorf("reason = %q, want it to ask for a login", st.Reason)
 	}
 	found := false
 	for _, r := range srv.DPoPRefusals() {
@@ -233,7 +231,7 @@ func TestOAuthDPoPBindingRefusedAsksForLogin(t *testing.T) {
 func TestOAuthDPoPLoginReplacesKeyAndFailedLoginKeepsIt(t *testing.T) {
 	srv, dir, d1 := dpopLogin(t, 0, nil)
 	relogin := func() *host.Host {
-		return newHost(t, cfgOf(remote("d", config.TypeHTTP, srv.URL)), &host.Options{OAuth: &host.OAuthOptions{Dir: dir, NoBrowser: true, Fresh: true}})
+		return newHost(t, cfgOf(remote("d", config.TypeHTTP, srv.URL)), opts(&oauth.Options{Dir: dir, NoBrowser: true, Fresh: true}, nil))
 	}
 	h := relogin()
 	mustCall(t, h, "mcp__d__echo", map[string]any{"text": "x"})
@@ -245,8 +243,8 @@ func TestOAuthDPoPLoginReplacesKeyAndFailedLoginKeepsIt(t *testing.T) {
 	if n := len(srv.DPoPKeys()); n != 2 {
 		t.Errorf("proofs by %d keys after two logins, want 2", n)
 	}
-	keyFile, _ := os.ReadFile(host.DPoPKeyFile(dir, "d"))
-	tokenFile, _ := os.ReadFile(host.TokenFile(dir, "d"))
+	keyFile, _ := os.ReadFile(oauth.DPoPKeyFile(dir, "d"))
+	tokenFile, _ := os.ReadFile(oauth.TokenFile(dir, "d"))
 
 	srv.Deny(true)
 	h = relogin()
@@ -255,27 +253,27 @@ func TestOAuthDPoPLoginReplacesKeyAndFailedLoginKeepsIt(t *testing.T) {
 	}
 	h.Close()
 	srv.Deny(false)
-	k, _ := os.ReadFile(host.DPoPKeyFile(dir, "d"))
-	tf, _ := os.ReadFile(host.TokenFile(dir, "d"))
+	k, _ := os.ReadFile(oauth.DPoPKeyFile(dir, "d"))
+	tf, _ := os.ReadFile(oauth.TokenFile(dir, "d"))
 	if string(k) != string(keyFile) || string(tf) != string(tokenFile) {
 		t.Fatalf("a failed login changed the stored key or tokens")
 	}
-	h = newHost(t, cfgOf(remote("d", config.TypeHTTP, srv.URL)), &host.Options{OAuth: &host.OAuthOptions{Dir: dir}})
+	h = newHost(t, cfgOf(remote("d", config.TypeHTTP, srv.URL)), opts(&oauth.Options{Dir: dir}, nil))
 	mustCall(t, h, "mcp__d__echo", map[string]any{"text": "still logged in"})
 }
 
 func TestOAuthDPoPLogoutRemovesKey(t *testing.T) {
 	srv, dir, _ := dpopLogin(t, 0, nil)
-	if had, err := host.Logout(dir, "d"); !had || err != nil {
+	if had, err := oauth.Logout(dir, "d"); !had || err != nil {
 		t.Fatalf("Logout = %v, %v; want true, nil", had, err)
 	}
-	for _, f := range []string{host.TokenFile(dir, "d"), host.DPoPKeyFile(dir, "d")} {
+	for _, f := range []string{oauth.TokenFile(dir, "d"), oauth.DPoPKeyFile(dir, "d")} {
 		if _, err := os.Stat(f); !os.IsNotExist(err) {
 			t.Errorf("%s after logout: %v", f, err)
 		}
 	}
-	h := newHost(t, cfgOf(remote("d", config.TypeHTTP, srv.URL)), &host.Options{OAuth: &host.OAuthOptions{Dir: dir}})
-	if st := waitState(t, h, "d", host.StateError, 30*time.Second); !strings.Contains(st.Reason, "switchboard mcp login d") {
+	h := newHost(t, cfgOf(remote("d", config.TypeHTTP, srv.URL)), opts(&oauth.Options{Dir: dir}, nil))
+	if st := waitState(t, h, "d", host.StateError, 30*time.Second); !strings.Contains(st.Reason, "login required for d") {
 		t.Errorf("after logout: reason %q, want it to name the login", st.Reason)
 	}
 }
@@ -286,16 +284,13 @@ func TestOAuthDPoPLogoutRemovesKey(t *testing.T) {
 func TestOAuthDPoPKeyNeverLogged(t *testing.T) {
 	var logs syncBuffer
 	srv, dir, d := dpopLogin(t, 2, &logs)
-	h := newHost(t, cfgOf(remote("d", config.TypeHTTP, srv.URL)), &host.Options{
-		OAuth:  &host.OAuthOptions{Dir: dir},
-		Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	})
+	h := newHost(t, cfgOf(remote("d", config.TypeHTTP, srv.URL)), opts(&oauth.Options{Dir: dir}, slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	mustCall(t, h, "mcp__d__echo", map[string]any{"text": "x"})
 	if !strings.Contains(logs.String(), `"msg":"calling tool"`) {
 		t.Fatalf("no debug line for the call; the test would prove nothing:\n%s", logs.String())
 	}
 	shown := jsonOf(h.Status())
-	keyFile, _ := os.ReadFile(host.DPoPKeyFile(dir, "d"))
+	keyFile, _ := os.ReadFile(oauth.DPoPKeyFile(dir, "d"))
 	for _, secret := range []string{d, string(keyFile)} {
 		if strings.Contains(logs.String(), secret) {
 			t.Errorf("the log holds the private key:\n%s", logs.String())
@@ -319,7 +314,7 @@ func must(t *testing.T, err error) {
 // given up on.
 func TestOAuthDPoPConcurrentReauthorization(t *testing.T) {
 	srv, dir, d1 := dpopLogin(t, 0, nil)
-	h := newHost(t, cfgOf(remote("d", config.TypeHTTP, srv.URL)), &host.Options{OAuth: &host.OAuthOptions{Dir: dir, NoBrowser: true}})
+	h := newHost(t, cfgOf(remote("d", config.TypeHTTP, srv.URL)), opts(&oauth.Options{Dir: dir, NoBrowser: true}, nil))
 	mustCall(t, h, "mcp__d__echo", map[string]any{"text": "x"})
 	srv.Revoke()
 	var wg sync.WaitGroup
@@ -340,6 +335,6 @@ func TestOAuthDPoPConcurrentReauthorization(t *testing.T) {
 		t.Errorf("the new authorization kept the old key")
 	}
 	h.Close()
-	h2 := newHost(t, cfgOf(remote("d", config.TypeHTTP, srv.URL)), &host.Options{OAuth: &host.OAuthOptions{Dir: dir}})
+	h2 := newHost(t, cfgOf(remote("d", config.TypeHTTP, srv.URL)), opts(&oauth.Options{Dir: dir}, nil))
 	mustCall(t, h2, "mcp__d__echo", map[string]any{"text": "the new pair was stored"})
 }

@@ -1,10 +1,11 @@
-package host
+package oauth
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -14,24 +15,58 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
-	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/redact"
 )
 
-// ErrLoginRequired: a remote server asks for OAuth authorization and the
-// host has no usable token and no way to ask the user (no
-// OAuthOptions.Authorize). Errors wrapping it name the command to run.
-var ErrLoginRequired = errors.New("authorization required")
+// LoginRequiredError: a remote server asks for OAuth authorization and
+// the Client has no usable token and no way to ask the user (no
+// Options.Authorize), or the stored tokens cannot be used until the user
+// logs in again. An application tells its user how to log in (the CLI
+// names `switchboard mcp login`); errors.As finds it under the transport's
+// wrapping.
+type LoginRequiredError struct {
+	// Server names the MCP server that needs a login.
+	Server string
+	// Why, if set, says why the stored tokens cannot be used.
+	Why string
+}
+
+// Error says which server needs a login, and why when Why is set.
+func (e *LoginRequiredError) Error() string {
+	if e.Why != "" {
+		return fmt.Sprintf("%s needs a new OAuth login: %s", e.Server, e.Why)
+	}
+	return fmt.Sprintf("%s asks for OAuth authorization, and there is no usable token", e.Server)
+}
+
+// KeyFileError: the stored tokens of Server are bound to a DPoP key
+// (RFC 9449) whose file cannot be trusted or read. The Client never makes
+// a new key for them and never sends them without their proof, so every
+// request fails with it until the user removes the stored tokens (Logout)
+// and logs in again.
+type KeyFileError struct {
+	// Server names the MCP server; File is the key file (DPoPKeyFile).
+	Server, File string
+	// Problem says what is wrong with the file ("is missing", …).
+	Problem string
+}
+
+// Error names the file and what is wrong with it.
+func (e *KeyFileError) Error() string {
+	// No "key:" in the text: redaction would take what follows for a secret.
+	return fmt.Sprintf("DPoP key file %s %s; the stored tokens of %s are bound to that key", e.File, e.Problem, e.Server)
+}
 
 // ErrHeaderRequired: a remote server refuses access (HTTP 401) and
 // publishes no OAuth metadata, so no login can help: it wants a
 // credential the user has (an API key, a personal token) in a header of
-// the server's definition. A server's status Reason contains its text.
-var ErrHeaderRequired = errors.New("it publishes no OAuth metadata, so `switchboard mcp login` cannot help: it wants a credential (an API key or token) in a header")
+// the server's definition. Errors wrapping it say so.
+var ErrHeaderRequired = errors.New("it publishes no OAuth metadata, so logging in cannot help: it wants a credential (an API key or token) in a header")
 
-// Grant types for OAuthOptions.Grant.
+// Grant types for Options.Grant.
 const (
 	// GrantAuthorizationCode is the user's flow: a browser (or
-	// OAuthOptions.Authorize) approves, PKCE protects the code.
+	// Options.Authorize) approves, PKCE protects the code.
 	GrantAuthorizationCode = "authorization_code"
 	// GrantClientCredentials is the service flow (SEP-1046): a
 	// pre-registered confidential client authenticates with a secret or a
@@ -39,21 +74,19 @@ const (
 	GrantClientCredentials = "client_credentials"
 )
 
-// OAuthOptions configure OAuth 2.1 for Streamable HTTP and SSE servers
-// (SPEC §4). Discovery, registration, PKCE, scopes and token exchange follow
-// the MCP authorization spec; the Go SDK's auth packages do most of it.
-//
-// A server whose definition sets its own Authorization header is left
-// alone: the user chose static credentials.
-type OAuthOptions struct {
+// Options configure a Client. The zero value (or nil) is a Client that
+// keeps tokens in memory, uses dynamic client registration and cannot ask
+// a user: a server that needs a new authorization fails with a
+// *LoginRequiredError.
+type Options struct {
 	// Dir holds one token file per server (mode 0600, directory 0700). If
-	// "", tokens are kept in memory for the Host's life only.
+	// "", tokens are kept in memory for the Client's life only.
 	Dir string
 	// Grant is GrantAuthorizationCode (if ""), GrantClientCredentials,
 	// GrantJWTBearer or GrantEnterprise.
 	Grant string
-	// ClientID and ClientSecret name a pre-registered client (mcp login
-	// --client-id). If ClientID is "", the host uses ClientMetadataURL when
+	// ClientID and ClientSecret name a pre-registered client. If ClientID
+	// is "", the Client uses ClientMetadataURL when
 	// the authorization server accepts client ID metadata documents, and
 	// dynamic client registration otherwise. A client ID stored by an
 	// earlier login is used when these are empty.
@@ -69,17 +102,17 @@ type OAuthOptions struct {
 	// Authorize is the user's part of the authorization code flow: it is
 	// given the authorization URL and returns the URL the authorization
 	// server redirected back to (holding code, state and iss). If nil, a
-	// server that needs a new authorization fails with ErrLoginRequired;
-	// stored tokens are still used and refreshed.
+	// server that needs a new authorization fails with a
+	// *LoginRequiredError; stored tokens are still used and refreshed.
 	Authorize AuthorizeFunc
-	// NoBrowser, when Authorize is nil, makes the host fetch the
+	// NoBrowser, when Authorize is nil, makes the Client fetch the
 	// authorization URL itself (through the same address checks as the
 	// server's traffic) and take the redirect as the answer: for
 	// authorization servers that approve without a person, such as test
 	// servers. See FollowRedirect.
 	NoBrowser bool
 	// Fresh ignores stored tokens, so the server's first refusal starts a
-	// new authorization (`mcp login`); the stored file is replaced only
+	// new authorization (a login); the stored file is replaced only
 	// once a new token is obtained.
 	Fresh bool
 	// PrivateKeyPEM, if set with GrantClientCredentials, authenticates the
@@ -93,9 +126,16 @@ type OAuthOptions struct {
 	// IdP is the enterprise identity provider of GrantEnterprise.
 	IdP *EnterpriseIdP
 	// HTTPClient makes OAuth's own requests (metadata, registration,
-	// tokens). If nil, a client on the same transport as the servers'
-	// traffic is used.
+	// tokens). If nil, a client on the outbound transport the host gives
+	// for each server (Client.Transport) is used.
 	HTTPClient *http.Client
+	// ClientName is the client_name of dynamic client registration. If "",
+	// "switchboard".
+	ClientName string
+	// Logger receives warnings (a token file not used, a token not saved).
+	// If nil, nothing is logged. Values the Client knows to be secret (its
+	// DPoP private keys) are scrubbed from what it logs.
+	Logger *slog.Logger
 }
 
 // AuthorizeFunc shows the user the authorization URL and returns the
@@ -142,6 +182,54 @@ func redirectTarget(status int, location string, base *url.URL) (*url.URL, error
 	return u, nil
 }
 
+// Client does OAuth 2.1 for the remote servers of a host: it wraps each
+// server's transport (Transport) so requests carry the server's token and
+// a refusal runs the authorization flow and retries. It keeps each
+// server's state (tokens, DPoP key) across reconnects. A Client is safe
+// for concurrent use; a *Client is a host.Authorizer.
+type Client struct {
+	opts    Options
+	log     *slog.Logger
+	secrets *redact.Set // DPoP private keys, scrubbed from logs and errors
+
+	mu sync.Mutex
+	m  map[string]*serverAuth
+}
+
+// New returns a Client configured by opts (nil: the zero Options).
+func New(opts *Options) *Client {
+	c := &Client{secrets: &redact.Set{}, m: map[string]*serverAuth{}}
+	if opts != nil {
+		c.opts = *opts
+	}
+	if c.opts.ClientName == "" {
+		c.opts.ClientName = "switchboard"
+	}
+	l := c.opts.Logger
+	if l == nil {
+		l = slog.New(slog.DiscardHandler)
+	}
+	c.log = slog.New(redact.HandlerWith(l.Handler(), c.secrets))
+	return c
+}
+
+// Transport returns next with the requests of server (an MCP server
+// named so, at URL resource) authorized: they carry its token (and DPoP
+// proof), and a 401 (or a 403 asking for more scope) runs the
+// authorization flow and retries. outbound carries OAuth's own requests
+// (metadata, registration, tokens) unless Options.HTTPClient is set: the
+// host passes a transport held to the server's address policy, without
+// the server's headers.
+//
+// ctx bounds what the Client does outside a request for this server
+// (token refreshes run under it): a host passes its own lifetime. The
+// server's state is made at the first call and reused by later ones for
+// the same name and URL while ctx lasts; a changed URL starts afresh (a
+// token is never sent to another server).
+func (c *Client) Transport(ctx context.Context, server, resource string, outbound, next http.RoundTripper) http.RoundTripper {
+	return &oauthTransport{base: next, a: c.serverAuthFor(ctx, server, resource, outbound)}
+}
+
 // maxAuthTries bounds authorizations in a row that did not lead to an
 // accepted request (scope step-up included), so a server that never
 // accepts cannot loop the host.
@@ -150,10 +238,12 @@ const maxAuthTries = 3
 // serverAuth is one server's OAuth state. It outlives connections so a
 // reconnect reuses the token.
 type serverAuth struct {
-	h        *Host
+	c        *Client
+	life     context.Context
 	name     string
 	resource string
-	opts     *OAuthOptions
+	opts     *Options
+	log      *slog.Logger
 	client   *http.Client // OAuth's own requests
 
 	authMu sync.Mutex // one authorization flow at a time
@@ -169,49 +259,43 @@ type serverAuth struct {
 	// DPoP key file is missing, exposed or corrupt): every request fails
 	// with it until the user logs out and in again.
 	unusable error
-	legacy   legacyFlow // the running flow's discovery (oauth_legacy.go)
-}
-
-// oauthAuths holds every server's OAuth state.
-type oauthAuths struct {
-	mu sync.Mutex
-	m  map[string]*serverAuth
+	legacy   legacyFlow // the running flow's discovery (legacy.go)
 }
 
 // serverAuthFor returns the server's OAuth state, made on first use; a
-// changed URL starts afresh (a token is never sent to another server).
-func (h *Host) serverAuthFor(name string, def config.Server, base http.RoundTripper) *serverAuth {
-	h.oauth.mu.Lock()
-	defer h.oauth.mu.Unlock()
-	if a := h.oauth.m[name]; a != nil && a.resource == def.URL {
+// changed URL, or a ctx that has ended, starts afresh.
+func (c *Client) serverAuthFor(ctx context.Context, name, resource string, base http.RoundTripper) *serverAuth {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a := c.m[name]; a != nil && a.resource == resource && a.life.Err() == nil {
 		return a
 	}
-	o := h.opts.OAuth
+	o := &c.opts
 	client := o.HTTPClient
 	if client == nil {
 		client = &http.Client{Transport: base}
 	}
-	a := &serverAuth{h: h, name: name, resource: def.URL, opts: o}
+	a := &serverAuth{c: c, life: ctx, name: name, resource: resource, opts: o, log: c.log}
 	// OAuth's own requests carry DPoP proofs once the server asks for them.
 	inner := client.Transport
 	if inner == nil {
 		inner = http.DefaultTransport
 	}
-	c := *client
-	c.Transport = &legacyIssuerTransport{a: a, base: &dpopClientTransport{a: a, base: inner}}
-	a.client = &c
+	cl := *client
+	cl.Transport = &legacyIssuerTransport{a: a, base: &dpopClientTransport{a: a, base: inner}}
+	a.client = &cl
 	switch st, err := loadStoredAuth(o.Dir, name); {
 	case o.Fresh:
 	case err != nil:
-		h.log.Warn("ignoring an unreadable OAuth token file", "server", name, "error", err.Error())
-	case st == nil || st.Resource != def.URL:
+		a.log.Warn("ignoring an unreadable OAuth token file", "server", name, "error", err.Error())
+	case st == nil || st.Resource != resource:
 		// A token is bound to the URL it was issued for.
 	case !tokenIsDPoP(st.Token):
 		a.stored = a.persisting(st.tokenSource(a.ctx(), a.client), st)
 	case st.DPoPJKT == "":
 		// Stored by a version that kept the key in memory only: the key
 		// is gone, so the token cannot be used.
-		h.log.Info("ignoring a DPoP-bound OAuth token stored without its key", "server", name)
+		a.log.Info("ignoring a DPoP-bound OAuth token stored without its key", "server", name)
 	default:
 		// A DPoP-bound token is used with the key it is bound to, or not
 		// at all: a key file that cannot be trusted fails every request.
@@ -221,41 +305,29 @@ func (h *Host) serverAuthFor(name string, def config.Server, base http.RoundTrip
 			break
 		}
 		a.dpop = newDPoPKey(s)
-		h.secrets.Add(a.dpop.secret())
+		c.secrets.Add(a.dpop.secret())
 		a.stored = a.persisting(st.tokenSource(a.ctx(), a.client), st)
 	}
-	if h.oauth.m == nil {
-		h.oauth.m = map[string]*serverAuth{}
-	}
-	h.oauth.m[name] = a
+	c.m[name] = a
 	return a
 }
 
-// ctx is the context token refreshes run under: the Host's life.
-func (a *serverAuth) ctx() context.Context { return a.h.ctx }
-
-// withOAuth wraps a remote server's transport so requests carry its token
-// and a 401 (or a 403 asking for more scope) runs the authorization flow
-// and retries. base is the transport under any header additions; OAuth's
-// own requests go through it.
-func (s *server) withOAuth(def config.Server, base, rt http.RoundTripper) http.RoundTripper {
-	if s.h.opts.OAuth == nil {
-		return rt
-	}
-	for k := range def.Headers {
-		if http.CanonicalHeaderKey(k) == "Authorization" {
-			return rt
-		}
-	}
-	return &oauthTransport{base: rt, a: s.h.serverAuthFor(s.name, def, base)}
-}
+// ctx is the context token refreshes run under: the host's life.
+func (a *serverAuth) ctx() context.Context { return a.life }
 
 type oauthTransport struct {
 	base http.RoundTripper
 	a    *serverAuth
 }
 
+// RoundTrip sends req authorized. Its errors never hold the Client's
+// secrets.
 func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.roundTrip(req)
+	return resp, t.a.c.secrets.Error(err)
+}
+
+func (t *oauthTransport) roundTrip(req *http.Request) (*http.Response, error) {
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	authTries, nonceTries := 0, 0
 	for attempt := 0; ; attempt++ {
@@ -358,7 +430,7 @@ func (a *serverAuth) sign(req *http.Request) (string, error) {
 		if errors.As(err, &re) {
 			// A refused refresh means the grant is gone: send the request
 			// bare, so the 401 starts a new authorization.
-			a.h.log.Info("OAuth token refresh refused", "server", a.name, "error", re.ErrorCode)
+			a.log.Info("OAuth token refresh refused", "server", a.name, "error", re.ErrorCode)
 			a.mu.Lock()
 			a.stored = nil
 			a.handler = nil
@@ -375,7 +447,7 @@ func (a *serverAuth) sign(req *http.Request) (string, error) {
 		k := a.dpopKey()
 		if k == nil {
 			// Never send a bound token without its proof.
-			return "", fmt.Errorf("oauth token for %s is DPoP-bound but its key is gone: run `switchboard mcp login %s`", a.name, a.name)
+			return "", &LoginRequiredError{Server: a.name, Why: "its token is DPoP-bound, but the key is gone"}
 		}
 		scheme = "DPoP"
 		proof, err := k.proof(req.Method, req.URL, tok.AccessToken, k.nonce(req.URL))
@@ -439,7 +511,7 @@ func (a *serverAuth) authorize(req *http.Request, resp *http.Response, used stri
 	a.beginFlow(resp)
 	defer a.endFlow()
 	if err := h.Authorize(req.Context(), req, resp); err != nil {
-		if errors.Is(err, ErrLoginRequired) {
+		if errors.As(err, new(*LoginRequiredError)) {
 			return err
 		}
 		return fmt.Errorf("authorizing with %s: %w", a.name, err)
@@ -507,7 +579,7 @@ func (a *serverAuth) newHandler() (auth.OAuthHandler, error) {
 		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{
 			Metadata: &oauthex.ClientRegistrationMetadata{
 				RedirectURIs: []string{redirect},
-				ClientName:   a.h.opts.ClientName,
+				ClientName:   a.opts.ClientName,
 				GrantTypes:   []string{"authorization_code", "refresh_token"},
 			},
 		},
@@ -517,7 +589,7 @@ func (a *serverAuth) newHandler() (auth.OAuthHandler, error) {
 			st := newStoredAuth(a.resource, cfg, tok)
 			st.PreRegistered = cfg.ClientID == clientID && clientID != ""
 			if err := saveLogin(o.Dir, a.name, st, a.commitDPoP(tok)); err != nil {
-				a.h.log.Warn("could not save the OAuth token", "server", a.name, "error", err.Error())
+				a.log.Warn("could not save the OAuth token", "server", a.name, "error", err.Error())
 			}
 			return a.persisting(cfg.TokenSource(context.WithValue(a.ctx(), oauth2.HTTPClient, a.client), tok), st), nil
 		},
@@ -535,7 +607,7 @@ func (a *serverAuth) newHandler() (auth.OAuthHandler, error) {
 	return auth.NewAuthorizationCodeHandler(cfg)
 }
 
-// loginRequired is the handler of a host that cannot ask the user.
+// loginRequired is the handler of a Client that cannot ask the user.
 type loginRequired struct {
 	name   string
 	client *http.Client // to look for the server's OAuth metadata
@@ -553,7 +625,7 @@ func (l loginRequired) Authorize(ctx context.Context, req *http.Request, resp *h
 	if !challengedWith(resp, "bearer") && !challengedWith(resp, "dpop") || !hasOAuthMetadata(ctx, l.client, resp, req.URL) {
 		return fmt.Errorf("server refused access (HTTP %d): %w", resp.StatusCode, ErrHeaderRequired)
 	}
-	return fmt.Errorf("%w: run `switchboard mcp login %s`", ErrLoginRequired, l.name)
+	return &LoginRequiredError{Server: l.name}
 }
 
 // hasOAuthMetadata reports whether the server of u publishes OAuth

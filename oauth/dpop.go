@@ -1,4 +1,4 @@
-package host
+package oauth
 
 import (
 	"bytes"
@@ -63,7 +63,7 @@ func (a *serverAuth) enableDPoP() error {
 		a.dpop.mu.Unlock()
 	}
 	a.pendingDPoP = k
-	a.h.secrets.Add(k.secret())
+	a.c.secrets.Add(k.secret())
 	return nil
 }
 
@@ -95,7 +95,7 @@ func (a *serverAuth) proofKey(form []byte) *dpopKey {
 }
 
 // secret is the private key as it would appear in text (the key file's
-// "d"), for the host's set of values scrubbed from every log line.
+// "d"), for the Client's set of values scrubbed from its logs and errors.
 func (k *dpopKey) secret() string {
 	if e, ok := k.signer.key.(*ecdsa.PrivateKey); ok {
 		if d, err := e.Bytes(); err == nil {

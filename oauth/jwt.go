@@ -1,4 +1,4 @@
-package host
+package oauth
 
 import (
 	"crypto"

@@ -1,6 +1,6 @@
 //go:build unix
 
-package host_test
+package oauth_test
 
 import (
 	"log/slog"
@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/testserver/testoauth"
+	"github.com/switchboard-mcp/switchboard/oauth"
 )
 
 // A token file that belongs to another user is not used either: they could
@@ -21,19 +22,16 @@ import (
 func TestOAuthTokenFileOfAnotherUserIsNotUsed(t *testing.T) {
 	srv := testoauth.Start(t)
 	dir := filepath.Join(t.TempDir(), "oauth")
-	h := newHost(t, cfgOf(remote("r", config.TypeHTTP, srv.URL)), &host.Options{OAuth: &host.OAuthOptions{Dir: dir, NoBrowser: true}})
+	h := newHost(t, cfgOf(remote("r", config.TypeHTTP, srv.URL)), opts(&oauth.Options{Dir: dir, NoBrowser: true}, nil))
 	mustCall(t, h, "mcp__r__echo", map[string]any{"text": "authorized"})
 	h.Close()
-	file := host.TokenFile(dir, "r")
+	file := oauth.TokenFile(dir, "r")
 	chownToNobody(t, file)
 
 	var logs syncBuffer
-	h2 := newHost(t, cfgOf(remote("r", config.TypeHTTP, srv.URL)), &host.Options{
-		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-		OAuth:  &host.OAuthOptions{Dir: dir},
-	})
+	h2 := newHost(t, cfgOf(remote("r", config.TypeHTTP, srv.URL)), opts(&oauth.Options{Dir: dir}, slog.New(slog.NewTextHandler(&logs, nil))))
 	st := waitState(t, h2, "r", host.StateError, 30*time.Second)
-	if !strings.Contains(st.Reason, "switchboard mcp login r") {
+	if !strings.Contains(st.Reason, "login required for r") {
 		t.Errorf("reason = %q, want it to ask for a login", st.Reason)
 	}
 	if got := logs.String(); !strings.Contains(got, "belongs to uid 65534") {
@@ -41,7 +39,7 @@ func TestOAuthTokenFileOfAnotherUserIsNotUsed(t *testing.T) {
 	}
 	h2.Close()
 
-	h3 := newHost(t, cfgOf(remote("r", config.TypeHTTP, srv.URL)), &host.Options{OAuth: &host.OAuthOptions{Dir: dir, NoBrowser: true, Fresh: true}})
+	h3 := newHost(t, cfgOf(remote("r", config.TypeHTTP, srv.URL)), opts(&oauth.Options{Dir: dir, NoBrowser: true, Fresh: true}, nil))
 	mustCall(t, h3, "mcp__r__echo", map[string]any{"text": "again"})
 	h3.Close()
 	if fi, err := os.Stat(file); err != nil || otherUID(fi) {
@@ -77,10 +75,7 @@ func TestOAuthStoreDirOfAnotherUserIsRefused(t *testing.T) {
 	}
 	chownToNobody(t, dir)
 	var logs syncBuffer
-	h := newHost(t, cfgOf(remote("r", config.TypeHTTP, srv.URL)), &host.Options{
-		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-		OAuth:  &host.OAuthOptions{Dir: dir, NoBrowser: true},
-	})
+	h := newHost(t, cfgOf(remote("r", config.TypeHTTP, srv.URL)), opts(&oauth.Options{Dir: dir, NoBrowser: true}, slog.New(slog.NewTextHandler(&logs, nil))))
 	mustCall(t, h, "mcp__r__echo", map[string]any{"text": "authorized"})
 	if got := logs.String(); !strings.Contains(got, "could not save the OAuth token") || !strings.Contains(got, "belongs to uid 65534") {
 		t.Errorf("the log does not say why the token was not saved:\n%s", got)

@@ -1,4 +1,4 @@
-package host
+package oauth
 
 import (
 	"context"
@@ -18,14 +18,14 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// More grant types for OAuthOptions.Grant: flows without a person, where
+// More grant types for Options.Grant: flows without a person, where
 // the client proves who it is with an assertion.
 const (
 	// GrantJWTBearer is the RFC 7523 JWT-bearer grant with a workload
-	// identity token (SEP-1933): OAuthOptions.Assertion supplies the JWT.
+	// identity token (SEP-1933): Options.Assertion supplies the JWT.
 	GrantJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 	// GrantEnterprise is enterprise-managed authorization (SEP-990): the
-	// user's token from the enterprise identity provider (OAuthOptions.IdP)
+	// user's token from the enterprise identity provider (Options.IdP)
 	// is exchanged there for an identity assertion grant (RFC 8693), which
 	// the server's authorization server takes as a JWT-bearer grant.
 	GrantEnterprise = "enterprise"
@@ -56,7 +56,7 @@ const (
 // grantHandler gets tokens without a person: client credentials (secret or
 // private-key JWT), a workload JWT-bearer assertion, or an enterprise
 // identity assertion. A grant the authorization server refused is not
-// retried: the error stays until the host is rebuilt, since asking again
+// retried: the error stays for the Client's life, since asking again
 // with the same credentials cannot succeed.
 type grantHandler struct {
 	a *serverAuth
@@ -128,7 +128,7 @@ func (g *grantHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		}
 	case GrantJWTBearer:
 		if o.Assertion == nil {
-			return errors.New("the JWT-bearer grant needs an assertion (OAuthOptions.Assertion)")
+			return errors.New("the JWT-bearer grant needs an assertion (Options.Assertion)")
 		}
 		assertion, err := o.Assertion(ctx)
 		if err != nil {
@@ -189,7 +189,7 @@ func grantName(g string) string {
 func (g *grantHandler) identityAssertion(ctx context.Context, issuer, resource string, scopes []string) (string, error) {
 	idp := g.a.opts.IdP
 	if idp == nil || idp.IDToken == nil {
-		return "", errors.New("enterprise authorization needs an identity provider with an ID token (OAuthOptions.IdP)")
+		return "", errors.New("enterprise authorization needs an identity provider with an ID token (Options.IdP)")
 	}
 	idToken, err := idp.IDToken(ctx)
 	if err != nil {
@@ -339,4 +339,14 @@ func parseTokenResponse(status int, body []byte) (*oauth2.Token, error) {
 		tok.Expiry = time.Now().Add(time.Duration(secs) * time.Second)
 	}
 	return tok, nil
+}
+
+// oneLine keeps the first line of s: text from a server never spans lines
+// in an error.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i]
+	}
+	return s
 }

@@ -1,4 +1,4 @@
-package host_test
+package oauth_test
 
 import (
 	"errors"
@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/testserver/testoauth"
+	"github.com/switchboard-mcp/switchboard/oauth"
 )
 
 func TestOAuthLoginStoresTokensAndReusesThem(t *testing.T) {
@@ -26,18 +27,18 @@ func TestOAuthLoginStoresTokensAndReusesThem(t *testing.T) {
 			u := map[config.Type]string{config.TypeHTTP: srv.URL, config.TypeSSE: srv.SSEURL}[typ]
 			name := "remote-" + string(typ)
 			// The login: the authorization server approves on its own.
-			h := newHost(t, cfgOf(remote(name, typ, u)), &host.Options{OAuth: &host.OAuthOptions{Dir: dir, NoBrowser: true}})
+			h := newHost(t, cfgOf(remote(name, typ, u)), opts(&oauth.Options{Dir: dir, NoBrowser: true}, nil))
 			res := mustCall(t, h, "mcp__"+name+"__echo", map[string]any{"text": "authorized"})
 			if !strings.Contains(textOf(res), "authorized") {
 				t.Fatalf("echo = %q", textOf(res))
 			}
 			h.Close()
-			file := host.TokenFile(dir, name)
+			file := oauth.TokenFile(dir, name)
 			checkStoreModes(t, dir, file, "token file")
 			before, _, _ := srv.Counts()
 
 			// A later run that cannot ask anyone uses the stored token.
-			h2 := newHost(t, cfgOf(remote(name, typ, u)), &host.Options{OAuth: &host.OAuthOptions{Dir: dir}})
+			h2 := newHost(t, cfgOf(remote(name, typ, u)), opts(&oauth.Options{Dir: dir}, nil))
 			mustCall(t, h2, "mcp__"+name+"__echo", map[string]any{"text": "again"})
 			if after, _, _ := srv.Counts(); after != before {
 				t.Errorf("the stored token was not used: %d new authorizations", after-before)
@@ -46,12 +47,12 @@ func TestOAuthLoginStoresTokensAndReusesThem(t *testing.T) {
 	}
 }
 
-func TestOAuthWithoutTokenNamesLogin(t *testing.T) {
+func TestOAuthWithoutTokenAsksForLogin(t *testing.T) {
 	srv := testoauth.Start(t)
-	h := newHost(t, cfgOf(remote("locked", config.TypeHTTP, srv.URL)), &host.Options{OAuth: &host.OAuthOptions{Dir: t.TempDir()}})
+	h := newHost(t, cfgOf(remote("locked", config.TypeHTTP, srv.URL)), opts(&oauth.Options{Dir: t.TempDir()}, nil))
 	st := waitState(t, h, "locked", host.StateError, 30*time.Second)
-	if !strings.Contains(st.Reason, "switchboard mcp login locked") {
-		t.Errorf("reason = %q, want it to name `switchboard mcp login locked`", st.Reason)
+	if !strings.Contains(st.Reason, "login required for locked") {
+		t.Errorf("reason = %q, want a *LoginRequiredError for locked", st.Reason)
 	}
 	if a, _, _ := srv.Counts(); a != 0 {
 		t.Errorf("a host that cannot ask anyone started %d authorizations", a)
@@ -64,16 +65,16 @@ func TestOAuthRefreshesAndSavesTheNewToken(t *testing.T) {
 	// every use needs a refresh.
 	srv.ExpiresIn = 2
 	dir := t.TempDir()
-	h := newHost(t, cfgOf(remote("r", config.TypeHTTP, srv.URL)), &host.Options{OAuth: &host.OAuthOptions{Dir: dir, NoBrowser: true}})
+	h := newHost(t, cfgOf(remote("r", config.TypeHTTP, srv.URL)), opts(&oauth.Options{Dir: dir, NoBrowser: true}, nil))
 	mustCall(t, h, "mcp__r__echo", map[string]any{"text": "x"})
 	h.Close()
-	first, err := os.ReadFile(host.TokenFile(dir, "r"))
+	first, err := os.ReadFile(oauth.TokenFile(dir, "r"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	authBefore, _, _ := srv.Counts()
 
-	h2 := newHost(t, cfgOf(remote("r", config.TypeHTTP, srv.URL)), &host.Options{OAuth: &host.OAuthOptions{Dir: dir}})
+	h2 := newHost(t, cfgOf(remote("r", config.TypeHTTP, srv.URL)), opts(&oauth.Options{Dir: dir}, nil))
 	mustCall(t, h2, "mcp__r__echo", map[string]any{"text": "y"})
 	authAfter, refreshes, _ := srv.Counts()
 	if refreshes == 0 {
@@ -82,7 +83,7 @@ func TestOAuthRefreshesAndSavesTheNewToken(t *testing.T) {
 	if authAfter != authBefore {
 		t.Errorf("the refresh token was not used: %d new authorizations", authAfter-authBefore)
 	}
-	second, _ := os.ReadFile(host.TokenFile(dir, "r"))
+	second, _ := os.ReadFile(oauth.TokenFile(dir, "r"))
 	if string(first) == string(second) {
 		t.Errorf("the refreshed token was not saved")
 	}
@@ -95,7 +96,7 @@ func TestOAuthRefusesResourceMismatch(t *testing.T) {
 	srv := testoauth.Start(t)
 	const foreign = "https://elsewhere.example/mcp"
 	srv.Resource = foreign
-	h := newHost(t, cfgOf(remote("m", config.TypeHTTP, srv.URL)), &host.Options{OAuth: &host.OAuthOptions{Dir: t.TempDir(), NoBrowser: true}})
+	h := newHost(t, cfgOf(remote("m", config.TypeHTTP, srv.URL)), opts(&oauth.Options{Dir: t.TempDir(), NoBrowser: true}, nil))
 	h.WaitReady(ctxFor(t, 30*time.Second))
 	for _, r := range srv.Resources() {
 		if r != srv.URL {
@@ -108,11 +109,11 @@ func TestOAuthTokenIsNotSentToAnotherURL(t *testing.T) {
 	a := testoauth.Start(t)
 	b := testoauth.Start(t)
 	dir := t.TempDir()
-	h := newHost(t, cfgOf(remote("s", config.TypeHTTP, a.URL)), &host.Options{OAuth: &host.OAuthOptions{Dir: dir, NoBrowser: true}})
+	h := newHost(t, cfgOf(remote("s", config.TypeHTTP, a.URL)), opts(&oauth.Options{Dir: dir, NoBrowser: true}, nil))
 	mustCall(t, h, "mcp__s__echo", map[string]any{"text": "x"})
 	h.Close()
 	// The same name now points elsewhere: the stored token must stay home.
-	h2 := newHost(t, cfgOf(remote("s", config.TypeHTTP, b.URL)), &host.Options{OAuth: &host.OAuthOptions{Dir: dir}})
+	h2 := newHost(t, cfgOf(remote("s", config.TypeHTTP, b.URL)), opts(&oauth.Options{Dir: dir}, nil))
 	waitState(t, h2, "s", host.StateError, 30*time.Second)
 	for _, got := range b.Seen() {
 		if got != "" {
@@ -124,7 +125,7 @@ func TestOAuthTokenIsNotSentToAnotherURL(t *testing.T) {
 // Requests refused together run one authorization, not one each.
 func TestOAuthOneFlowForConcurrentRefusals(t *testing.T) {
 	srv := testoauth.Start(t)
-	h := newHost(t, cfgOf(remote("s", config.TypeHTTP, srv.URL)), &host.Options{OAuth: &host.OAuthOptions{Dir: t.TempDir(), NoBrowser: true}})
+	h := newHost(t, cfgOf(remote("s", config.TypeHTTP, srv.URL)), opts(&oauth.Options{Dir: t.TempDir(), NoBrowser: true}, nil))
 	mustCall(t, h, "mcp__s__echo", map[string]any{"text": "x"})
 	srv.Revoke()
 	before, _, _ := srv.Counts()
@@ -147,23 +148,23 @@ func TestOAuthOneFlowForConcurrentRefusals(t *testing.T) {
 func TestLogout(t *testing.T) {
 	srv := testoauth.Start(t)
 	dir := t.TempDir()
-	h := newHost(t, cfgOf(remote("s", config.TypeHTTP, srv.URL)), &host.Options{OAuth: &host.OAuthOptions{Dir: dir, NoBrowser: true}})
+	h := newHost(t, cfgOf(remote("s", config.TypeHTTP, srv.URL)), opts(&oauth.Options{Dir: dir, NoBrowser: true}, nil))
 	mustCall(t, h, "mcp__s__echo", map[string]any{"text": "x"})
 	h.Close()
-	if had, err := host.Logout(dir, "s"); !had || err != nil {
+	if had, err := oauth.Logout(dir, "s"); !had || err != nil {
 		t.Fatalf("Logout = %v, %v; want true, nil", had, err)
 	}
-	if _, err := os.Stat(host.TokenFile(dir, "s")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(oauth.TokenFile(dir, "s")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("token file still there: %v", err)
 	}
-	if had, err := host.Logout(dir, "s"); had || err != nil {
+	if had, err := oauth.Logout(dir, "s"); had || err != nil {
 		t.Errorf("second Logout = %v, %v; want false, nil", had, err)
 	}
 }
 
 func TestLoopbackReceivesTheRedirect(t *testing.T) {
 	var shown string
-	lb, err := host.NewLoopback(func(u string) {
+	lb, err := oauth.NewLoopback(func(u string) {
 		shown = u
 		// The "browser": the authorization server redirects it back.
 		go func() {
@@ -210,10 +211,7 @@ func TestOAuthLegacySameOriginIssuerAccepted(t *testing.T) {
 	issuer := strings.TrimSuffix(srv.URL, "/mcp") + "/oauth"
 	srv.Issuer = issuer
 	var logs syncBuffer
-	h := newHost(t, cfgOf(remote("legacy", config.TypeHTTP, srv.URL)), &host.Options{
-		OAuth:  &host.OAuthOptions{Dir: t.TempDir(), NoBrowser: true},
-		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-	})
+	h := newHost(t, cfgOf(remote("legacy", config.TypeHTTP, srv.URL)), opts(&oauth.Options{Dir: t.TempDir(), NoBrowser: true}, slog.New(slog.NewTextHandler(&logs, nil))))
 	res := mustCall(t, h, "mcp__legacy__echo", map[string]any{"text": "old server"})
 	if !strings.Contains(textOf(res), "old server") {
 		t.Fatalf("echo = %q", textOf(res))
@@ -243,7 +241,7 @@ func TestOAuthIssuerMismatchRefused(t *testing.T) {
 			srv := testoauth.Start(t)
 			srv.NoPRM = tc.noPRM
 			srv.Issuer = tc.issuer(strings.TrimSuffix(srv.URL, "/mcp"))
-			h := newHost(t, cfgOf(remote("m", config.TypeHTTP, srv.URL)), &host.Options{OAuth: &host.OAuthOptions{Dir: t.TempDir(), NoBrowser: true}})
+			h := newHost(t, cfgOf(remote("m", config.TypeHTTP, srv.URL)), opts(&oauth.Options{Dir: t.TempDir(), NoBrowser: true}, nil))
 			st := waitState(t, h, "m", host.StateError, 30*time.Second)
 			if !strings.Contains(st.Reason, "issuer") {
 				t.Errorf("reason = %q, want it to name the issuer mismatch", st.Reason)
@@ -261,10 +259,10 @@ func TestOAuthIssuerMismatchRefused(t *testing.T) {
 func TestOAuthTokenFileReadableByOthersIsNotUsed(t *testing.T) {
 	srv := testoauth.Start(t)
 	dir := filepath.Join(t.TempDir(), "oauth")
-	h := newHost(t, cfgOf(remote("r", config.TypeHTTP, srv.URL)), &host.Options{OAuth: &host.OAuthOptions{Dir: dir, NoBrowser: true}})
+	h := newHost(t, cfgOf(remote("r", config.TypeHTTP, srv.URL)), opts(&oauth.Options{Dir: dir, NoBrowser: true}, nil))
 	mustCall(t, h, "mcp__r__echo", map[string]any{"text": "authorized"})
 	h.Close()
-	file := host.TokenFile(dir, "r")
+	file := oauth.TokenFile(dir, "r")
 	if err := os.Chmod(file, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -275,9 +273,9 @@ func TestOAuthTokenFileReadableByOthersIsNotUsed(t *testing.T) {
 		defer mu.Unlock()
 		return logs.Write(p)
 	}), nil))
-	h2 := newHost(t, cfgOf(remote("r", config.TypeHTTP, srv.URL)), &host.Options{Logger: logger, OAuth: &host.OAuthOptions{Dir: dir}})
+	h2 := newHost(t, cfgOf(remote("r", config.TypeHTTP, srv.URL)), opts(&oauth.Options{Dir: dir}, logger))
 	st := waitState(t, h2, "r", host.StateError, 30*time.Second)
-	if !strings.Contains(st.Reason, "switchboard mcp login r") {
+	if !strings.Contains(st.Reason, "login required for r") {
 		t.Errorf("reason = %q, want it to ask for a login", st.Reason)
 	}
 	mu.Lock()
@@ -288,7 +286,7 @@ func TestOAuthTokenFileReadableByOthersIsNotUsed(t *testing.T) {
 	}
 	h2.Close()
 
-	h3 := newHost(t, cfgOf(remote("r", config.TypeHTTP, srv.URL)), &host.Options{OAuth: &host.OAuthOptions{Dir: dir, NoBrowser: true, Fresh: true}})
+	h3 := newHost(t, cfgOf(remote("r", config.TypeHTTP, srv.URL)), opts(&oauth.Options{Dir: dir, NoBrowser: true, Fresh: true}, nil))
 	mustCall(t, h3, "mcp__r__echo", map[string]any{"text": "again"})
 	h3.Close()
 	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {

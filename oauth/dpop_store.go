@@ -1,4 +1,4 @@
-package host
+package oauth
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ import (
 //
 // A key file that cannot be trusted (readable by others, not a regular
 // file, not a key, or not the key the tokens are bound to) is an error the
-// user sees: the host never makes a new key and carries on with tokens
+// user sees: the Client never makes a new key and carries on with tokens
 // bound to the old one, and never sends a bound token without its proof.
 
 // DPoPKeyFile is where the DPoP private key of a server's tokens is kept
@@ -40,7 +40,7 @@ func DPoPKeyFile(dir, server string) string {
 const maxKeyFile = 64 << 10
 
 // keyFile is the stored form: the private key as a JWK (RFC 7517), EC
-// P-256, the one kind of key the host makes for DPoP.
+// P-256, the one kind of key the Client makes for DPoP.
 type keyFile struct {
 	Alg string  `json:"alg"`
 	JWK *keyJWK `json:"jwk"`
@@ -116,12 +116,9 @@ func (s *jwsSigner) thumbprint() string {
 	return b64.EncodeToString(sum[:])
 }
 
-// keyFileError is a key file the host will not use; it names the file and
-// how to start afresh.
+// keyFileError is a key file the Client will not use.
 func keyFileError(file, server, why string) error {
-	// No "key:" in the text: redaction would take what follows for a secret.
-	return fmt.Errorf("DPoP key file %s %s; the stored tokens of %s are bound to that key, so run `switchboard mcp logout %s`, then `switchboard mcp login %s`",
-		file, why, server, server, server)
+	return &KeyFileError{Server: server, File: file, Problem: why}
 }
 
 // loadDPoPKey reads the key the stored tokens of server are bound to
