@@ -43,22 +43,32 @@ const KeyPrefix = "sbk_"
 // missing, unknown or revoked credential.
 var ErrUnauthorized = errors.New("unauthorized")
 
+// errNoToken is the refusal of a request without a credential.
+var errNoToken = fmt.Errorf("%w: no bearer token", ErrUnauthorized)
+
 // Principal is who makes a call through an HTTP gateway with
-// authentication: a named holder of API keys, or the shared token.
+// authentication: a named holder of API keys, the bearer of an OAuth
+// access token, or the shared token.
 type Principal struct {
-	// Name is the principal's name in the auth file, or
-	// SharedTokenPrincipal.
+	// Name is the principal's name in the auth file, the name an access
+	// token's claim gives it (JWTOptions.PrincipalClaim), or
+	// SharedTokenPrincipal. Rules and limits of the auth file entry of
+	// that name apply to it.
 	Name string
 	// Groups are the principal's groups, sorted.
 	Groups []string
 	// KeyID is the id of the key that authenticated it ("" for the shared
-	// token).
+	// token and access tokens).
 	KeyID string
+	// Issuer is the issuer of the access token that authenticated it (""
+	// for keys and the shared token).
+	Issuer string
 }
 
-// Keyed reports whether p holds a key of the auth file (as opposed to the
-// shared token, which stands for the person who runs the gateway).
-func (p *Principal) Keyed() bool { return p != nil && p.KeyID != "" }
+// Keyed reports whether p is one of the team's principals — it holds a key
+// of the auth file or an access token — as opposed to the shared token,
+// which stands for the person who runs the gateway.
+func (p *Principal) Keyed() bool { return p != nil && (p.KeyID != "" || p.Issuer != "") }
 
 // principalExtra is the TokenInfo.Extra key under which the *Principal
 // travels to the tool handler.
@@ -103,8 +113,13 @@ type AuthOptions struct {
 	// tokens (a JWT verified against an issuer's JWKS, its claims mapped
 	// to a Principal's name and groups). It returns an error wrapping
 	// ErrUnauthorized for a token it refuses. Setting it makes every
-	// request authenticate.
+	// request authenticate. [JWTVerifier.Verify] is one.
 	Verify func(ctx context.Context, token string) (*Principal, error)
+	// ResourceMetadataURL, if set, is the URL of the gateway's OAuth
+	// protected resource metadata (RFC 9728; [JWTVerifier.MetadataURL]):
+	// Challenge names it, so that a client refused with 401 finds the
+	// authorization server to log in with.
+	ResourceMetadataURL string
 }
 
 // Auth knows the callers of an HTTP gateway: the principals and hashed
@@ -121,7 +136,8 @@ type Auth struct {
 	log    *slog.Logger
 	now    func() time.Time
 
-	verify func(ctx context.Context, token string) (*Principal, error)
+	verify  func(ctx context.Context, token string) (*Principal, error)
+	metaURL string
 
 	state    atomic.Pointer[authState]
 	required atomic.Bool
@@ -154,6 +170,7 @@ func NewAuth(opts *AuthOptions) *Auth {
 		a.log = opts.Logger
 		a.now = opts.Now
 		a.verify = opts.Verify
+		a.metaURL = opts.ResourceMetadataURL
 		if a.verify != nil {
 			a.required.Store(true)
 		}
@@ -208,7 +225,7 @@ func (a *Auth) Reload() error {
 // time.
 func (a *Auth) Authenticate(ctx context.Context, token string) (*Principal, error) {
 	if token == "" {
-		return nil, fmt.Errorf("%w: no bearer token", ErrUnauthorized)
+		return nil, errNoToken
 	}
 	sum := sha256.Sum256([]byte(token))
 	if id, ok := keyID(token); ok {
@@ -225,6 +242,30 @@ func (a *Auth) Authenticate(ctx context.Context, token string) (*Principal, erro
 		return a.verify(ctx, token)
 	}
 	return nil, fmt.Errorf("%w: unknown or revoked key", ErrUnauthorized)
+}
+
+// Challenge is the WWW-Authenticate header of a 401 answer to a request
+// that Authenticate refused with err (RFC 6750 §3, RFC 9728 §5.1): it
+// names the resource metadata, if there is any, and for a credential that
+// was presented and refused says invalid_token and which check failed —
+// never the credential.
+func (a *Auth) Challenge(err error) string {
+	var b strings.Builder
+	b.WriteString(`Bearer realm="switchboard"`)
+	if a != nil && a.metaURL != "" {
+		fmt.Fprintf(&b, `, resource_metadata="%s"`, a.metaURL)
+	}
+	if err != nil && !errors.Is(err, errNoToken) {
+		desc := "the key is unknown or revoked"
+		for _, r := range []error{ErrTokenMalformed, ErrTokenSignature, ErrTokenIssuer, ErrTokenAudience, ErrTokenExpired, ErrTokenClaims, ErrIssuerUnavailable} {
+			if errors.Is(err, r) {
+				desc = r.Error()
+				break
+			}
+		}
+		fmt.Fprintf(&b, `, error="invalid_token", error_description="%s"`, desc)
+	}
+	return b.String()
 }
 
 // Scoped returns the permission rules of the auth file's principals and
