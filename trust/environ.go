@@ -2,16 +2,22 @@ package trust
 
 import (
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/switchboard-mcp/switchboard/config"
 )
 
-// BaseEnv is the part of the parent environment every repo-authored
-// (project-scope) server inherits (§2). "LC_*" stands for every variable
-// whose name starts with LC_.
-var BaseEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_*", "TERM", "TMPDIR", "SHELL", "TZ"}
+// BaseEnv returns the names of the part of the parent environment every
+// repo-authored (project-scope) server inherits (§2). "LC_*" stands for
+// every variable whose name starts with LC_. The slice is a fresh copy: a
+// caller may keep or change it without widening what Environ passes on.
+func BaseEnv() []string { return slices.Clone(baseEnv) }
+
+// baseEnv is BaseEnv's list. It is unexported so that no importer can
+// append to what every repository's server inherits.
+var baseEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_*", "TERM", "TMPDIR", "SHELL", "TZ"}
 
 // windowsBaseEnv is what a Windows program cannot start without (the
 // system directory, the shell, executable extensions, temp dirs, the
@@ -104,7 +110,7 @@ func PassedVariables(rs *config.ResolvedServer, parent []string) []string {
 func allowSet(def config.Server) map[string]bool {
 	allow := map[string]bool{}
 	add := func(n string) { allow[envKey(n)] = true }
-	for _, n := range BaseEnv {
+	for _, n := range baseEnv {
 		add(n)
 	}
 	if runtime.GOOS == "windows" {

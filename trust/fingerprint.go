@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"sort"
 	"unicode/utf8"
 
@@ -15,9 +16,14 @@ import (
 // instead of silently comparing unlike things.
 const encodingVersion = "switchboard-launch-v1"
 
-// Fields are the names [Verdict.Changed] uses, in the order they are
-// encoded and reported.
-var Fields = []string{"type", "command", "args", "env", "cwd", "url", "headers", "headersHelper", "env_passthrough", "sandbox"}
+// Fields returns the names [Verdict.Changed] uses, in the order they are
+// encoded and reported. The slice is a fresh copy: changing it cannot
+// change what a fingerprint covers.
+func Fields() []string { return slices.Clone(fields) }
+
+// fields is Fields' list, unexported so that no importer can shorten what
+// an approval covers.
+var fields = []string{"type", "command", "args", "env", "cwd", "url", "headers", "headersHelper", "env_passthrough", "sandbox"}
 
 // Encode returns the structural encoding of what def would run, as written
 // (before ${VAR} expansion): the canonical JSON of
@@ -48,9 +54,9 @@ func Encode(def config.Server) []byte {
 // encoding is the value Encode marshals.
 func encoding(def config.Server) []any {
 	f := fieldValues(def)
-	out := make([]any, 0, len(Fields)+1)
+	out := make([]any, 0, len(fields)+1)
 	out = append(out, encodingVersion)
-	for _, name := range Fields {
+	for _, name := range fields {
 		v, ok := f[name]
 		if !ok {
 			continue // "sandbox" not written
@@ -60,7 +66,7 @@ func encoding(def config.Server) []any {
 	return out
 }
 
-// fieldValues maps each of Fields to its canonical value.
+// fieldValues maps each of fields to its canonical value.
 func fieldValues(def config.Server) map[string]any {
 	pass := append([]string(nil), def.EnvPassthrough...)
 	sort.Strings(pass)
@@ -104,7 +110,7 @@ func sandboxValue(sb *config.Sandbox) any {
 // what the store keeps to say which fields changed, without keeping
 // values that may be secrets.
 func fieldDigests(def config.Server) map[string]string {
-	out := make(map[string]string, len(Fields))
+	out := make(map[string]string, len(fields))
 	for name, v := range fieldValues(def) {
 		b, _ := json.Marshal(v)
 		sum := sha256.Sum256(b)

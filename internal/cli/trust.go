@@ -398,7 +398,7 @@ func writeReview(w io.Writer, rs *config.ResolvedServer, v trust.Verdict, parent
 			named[n] = true
 		}
 		inBase := map[string]bool{}
-		for _, n := range trust.BaseEnv {
+		for _, n := range trust.BaseEnv() {
 			inBase[n] = true
 		}
 		var base, extra []string
