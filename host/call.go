@@ -177,7 +177,8 @@ func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallTool
 // a dropped connection does not).
 func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, deadline time.Time, mayRetry bool) (*mcp.CallToolResult, error, bool) {
 	timeout := s.callTimeout()
-	cctx, cancel := context.WithDeadline(ctx, deadline)
+	// deadline is on the Host's clock; the context runs out in real time.
+	cctx, cancel := context.WithTimeout(ctx, deadline.Sub(s.h.clock.Now()))
 	defer cancel()
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}
 	if c.logging && c.protocol >= "2026-07-28" {
@@ -198,7 +199,7 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 		defer unregister()
 		// Runs before unregister: the progress read before the result is
 		// delivered before the call returns.
-		defer s.h.progress.settle(tok, progressSettle)
+		defer s.h.progress.settle(tok, s.h.clock.After(progressSettle))
 		params.SetProgressToken(tok)
 	}
 	idempotent := s.idempotent(tool) // read now: a drop empties the cache
@@ -274,7 +275,7 @@ func (c *conn) waitDone(d time.Duration) bool {
 	select {
 	case <-c.done:
 		return true
-	case <-time.After(d):
+	case <-c.clock.After(d):
 		return false
 	}
 }
@@ -293,12 +294,10 @@ func (s *server) reconnected(ctx context.Context, old *conn) (*conn, error) {
 		}
 		wait := ch
 		if st == StateConnected { // not yet noticed the drop
-			t := time.NewTimer(20 * time.Millisecond)
 			select {
 			case <-ctx.Done():
-				t.Stop()
 				return nil, ctx.Err()
-			case <-t.C:
+			case <-s.h.clock.After(20 * time.Millisecond):
 			}
 			continue
 		}

@@ -171,8 +171,8 @@ func (r *progressRouter) noteMessage(msg jsonrpc.Message) {
 }
 
 // settle waits until every progress notification read for token has been
-// delivered, for at most bound.
-func (r *progressRouter) settle(token int64, bound time.Duration) {
+// delivered, at most until bound fires.
+func (r *progressRouter) settle(token int64, bound <-chan time.Time) {
 	r.mu.Lock()
 	if r.pending[token] == 0 {
 		r.mu.Unlock()
@@ -184,11 +184,9 @@ func (r *progressRouter) settle(token int64, bound time.Duration) {
 		r.settled[token] = ch
 	}
 	r.mu.Unlock()
-	t := time.NewTimer(bound)
-	defer t.Stop()
 	select {
 	case <-ch:
-	case <-t.C:
+	case <-bound:
 	}
 }
 

@@ -38,6 +38,7 @@ type conn struct {
 	protocol   string
 	serverInfo string
 	grace      time.Duration
+	clock      Clock // the Host's
 	// recordsWrites says whether writeProbe flags are reliable (stdio);
 	// for remote transports a request is assumed written once sent.
 	recordsWrites bool
@@ -75,7 +76,7 @@ func (c *conn) watch() {
 			select {
 			case <-c.proc.Done():
 				c.setProcessReason()
-			case <-time.After(250 * time.Millisecond):
+			case <-c.clock.After(250 * time.Millisecond):
 			}
 		}
 		c.setReason(err)

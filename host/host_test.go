@@ -278,7 +278,7 @@ func TestReconnectAfterKill(t *testing.T) {
 	if pid2 := pidOf(t, h, "echo"); pid2 == pid {
 		t.Errorf("same pid after reconnect")
 	}
-	if got := clock.Delays(); len(got) == 0 || got[0] != time.Second {
+	if got := clock.Backoffs(); len(got) == 0 || got[0] != time.Second {
 		t.Errorf("reconnect delays = %v, want first 1s", got)
 	}
 	if st := statusOf(h, "echo"); st.Reconnects != 1 {
@@ -311,7 +311,7 @@ func TestReconnectGivesUp(t *testing.T) {
 		t.Errorf("reason = %q", st.Reason)
 	}
 	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}
-	got := clock.Delays()
+	got := clock.Backoffs()
 	if len(got) < 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
 		t.Errorf("backoff delays = %v, want %v", got, want)
 	}

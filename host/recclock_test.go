@@ -5,32 +5,136 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/host"
 )
 
-// recordingClock is real time, except that every After fires at once and
-// the delay asked for is recorded: backoff is checked without sleeping.
-type recordingClock struct {
-	mu     sync.Mutex
-	delays []time.Duration
+// testClock is real time that a test can move ahead. Now is the wall clock
+// plus the time skipped so far; an After fires when its time comes, by
+// waiting or by a skip. Every delay asked for is recorded.
+//
+// Waits of at least skipFrom (when it is set) are skipped as they are asked
+// for: they fire at once and move the clock ahead by as much. A second is the
+// first reconnect backoff, so newRecordingClock skips the host's pacing
+// (backoff, the breaker's cooldown, the bound on a SIGKILLed process's exit)
+// while its short waits (polls, a dying process's last words) and every
+// timeout of a server's work (context deadlines, real time) run as they do.
+type testClock struct {
+	skipFrom time.Duration
+	mu       sync.Mutex
+	skipped  time.Duration
+	waits    []*clockWait
+	delays   []time.Duration
+	asked    chan struct{} // gets a value (if there is room) on each After
 }
 
-func newRecordingClock() *recordingClock { return &recordingClock{} }
+type clockWait struct {
+	d  time.Duration // as asked for
+	at time.Time
+	ch chan time.Time
+}
 
-func (c *recordingClock) Now() time.Time { return time.Now() }
+// newRecordingClock skips every wait of a second or more.
+func newRecordingClock() *testClock { return &testClock{skipFrom: time.Second} }
 
-func (c *recordingClock) After(d time.Duration) <-chan time.Time {
+// newSkipClock skips only what the test skips with Advance.
+func newSkipClock() *testClock { return &testClock{asked: make(chan struct{}, 1)} }
+
+func (c *testClock) Now() time.Time {
 	c.mu.Lock()
-	c.delays = append(c.delays, d)
-	c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	ch <- time.Now()
-	return ch
+	defer c.mu.Unlock()
+	return time.Now().Add(c.skipped)
 }
 
-func (c *recordingClock) Delays() []time.Duration {
+func (c *testClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.delays = append(c.delays, d)
+	if c.asked != nil {
+		select {
+		case c.asked <- struct{}{}:
+		default:
+		}
+	}
+	w := &clockWait{d: d, at: time.Now().Add(c.skipped + d), ch: make(chan time.Time, 1)}
+	c.waits = append(c.waits, w)
+	if c.skipFrom > 0 && d >= c.skipFrom {
+		c.skipped += d
+		c.fireLocked()
+	} else {
+		time.AfterFunc(d, func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			c.fireLocked()
+		})
+	}
+	return w.ch
+}
+
+// Advance moves the clock ahead by d, firing every wait that then is due.
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.skipped += d
+	c.fireLocked()
+}
+
+func (c *testClock) fireLocked() {
+	now := time.Now().Add(c.skipped)
+	kept := c.waits[:0]
+	for _, w := range c.waits {
+		if w.at.After(now) {
+			kept = append(kept, w)
+			continue
+		}
+		w.ch <- now
+	}
+	clear(c.waits[len(kept):])
+	c.waits = kept
+}
+
+// Delays returns every delay asked for, in order.
+func (c *testClock) Delays() []time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]time.Duration(nil), c.delays...)
+}
+
+// Backoffs returns the delays asked for that are reconnect backoffs (the
+// values of host.Backoff), in order; the other waits are left out.
+func (c *testClock) Backoffs() []time.Duration {
+	var out []time.Duration
+	for _, d := range c.Delays() {
+		for n := 1; n <= host.MaxReconnectAttempts+1; n++ {
+			if d == host.Backoff(n) {
+				out = append(out, d)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// waitFor blocks until some After asked for d is pending (newSkipClock), so
+// that an Advance reaches it: the test waits for the host, not for time.
+func (c *testClock) waitFor(t *testing.T, d time.Duration) {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		c.mu.Lock()
+		for _, w := range c.waits {
+			if w.d == d {
+				c.mu.Unlock()
+				return
+			}
+		}
+		c.mu.Unlock()
+		select {
+		case <-c.asked:
+		case <-deadline:
+			t.Fatalf("the host never waited %v on the clock (delays asked: %v)", d, c.Delays())
+		}
+	}
 }
 
 // killPid kills process pid at once (SIGKILL on Unix).

@@ -57,7 +57,7 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	def := s.cfg.Effective
-	c := &conn{grace: s.h.opts.CloseGrace}
+	c := &conn{grace: s.h.opts.CloseGrace, clock: s.h.clock}
 	var transport mcp.Transport
 	switch def.Type {
 	case config.TypeStdio, "":
@@ -93,7 +93,10 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 		go func() {
 			select {
 			case <-c.proc.Done():
-				time.Sleep(50 * time.Millisecond) // let a last answer be read
+				select { // let a last answer be read
+				case <-s.h.clock.After(50 * time.Millisecond):
+				case <-cctx.Done():
+				}
 				cancel()
 			case <-cctx.Done():
 			}
@@ -117,12 +120,12 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 			select {
 			case <-c.proc.Done():
 				died = true
-			case <-time.After(wait):
+			case <-s.h.clock.After(wait):
 			}
 			_ = c.proc.Kill()
 			select {
 			case <-c.proc.Done():
-			case <-time.After(killBound):
+			case <-s.h.clock.After(killBound):
 				// SIGKILL does not free a process the kernel holds (a read
 				// on a mount whose server is gone): stop waiting for it
 				// here; Close releases its pipes whenever it ends.
