@@ -24,6 +24,7 @@ type callRecord struct {
 	principal *Principal
 	session   string // a digest of the client's session id
 	name      string // the served tool name
+	route     resolved
 	args      json.RawMessage
 
 	mu       sync.Mutex
@@ -105,7 +106,7 @@ func (g *Gateway) observe(next mcp.MethodHandler) mcp.MethodHandler {
 			rec = g.records.take(g.recordsKey(creq, st), creq.Params.Name)
 		}
 		if rec == nil {
-			rec = &callRecord{start: time.Now(), name: creq.Params.Name, args: creq.Params.Arguments}
+			rec = &callRecord{start: time.Now(), name: creq.Params.Name, route: g.resolve(creq.Params.Name), args: creq.Params.Arguments}
 			if ex := creq.Extra; ex != nil {
 				rec.principal = PrincipalFromTokenInfo(ex.TokenInfo)
 			}
@@ -114,7 +115,7 @@ func (g *Gateway) observe(next mcp.MethodHandler) mcp.MethodHandler {
 				rec.session = hex.EncodeToString(sum[:8])
 			}
 			ctx, rec.span = g.opts.Tracing.startCall(ctx, creq, rec)
-			server, tool := g.hostRoute(rec.name)
+			server, tool := rec.route.hostNames()
 			if err := g.opts.Auth.Limit(rec.principal, server, tool); err != nil {
 				rec.decision = "rate_limited"
 				res := g.refusal(rec.name, err.Error())
@@ -138,23 +139,11 @@ func (g *Gateway) observe(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// hostRoute returns the server's and tool's own names of a served tool
-// ("" and the name for the gateway's own tools and unknown names).
-func (g *Gateway) hostRoute(name string) (server, tool string) {
-	g.mu.Lock()
-	r, ok := g.tools[name]
-	g.mu.Unlock()
-	if ok && r.server != "" {
-		return r.server, r.tool
-	}
-	return "", name
-}
-
 // finish writes the call's audit line and metrics.
 func (g *Gateway) finish(rec *callRecord, res mcp.Result, err error) {
 	dur := time.Since(rec.start)
 	cr, _ := res.(*mcp.CallToolResult)
-	server, tool := g.hostRoute(rec.name)
+	server, tool := rec.route.hostNames()
 	var out outcome
 	out.duration = dur
 	switch {

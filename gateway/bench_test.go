@@ -360,3 +360,31 @@ func idleSessions(b *testing.B, url string) {
 		cs.Close()
 	}
 }
+
+// BenchmarkGatewayFirstSync is the time from New to the end of the
+// gateway's first sync, over a host whose echo server is connected: what
+// a client's first call waits for (Options.FirstSyncWait) after serve
+// starts, less the server's own start.
+//
+//	go test ./gateway -run '^$' -bench GatewayFirstSync -benchtime 50x -count 6
+func BenchmarkGatewayFirstSync(b *testing.B) {
+	ctx := context.Background()
+	h := host.New(&config.Resolved{Servers: []config.ResolvedServer{stdio("echo", "echo")}}, &host.Options{
+		LookupEnv:  func(string) (string, bool) { return "", false },
+		CloseGrace: 500 * time.Millisecond,
+	})
+	defer h.Close()
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	h.WaitReady(wctx)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		g := gateway.New(h, &gateway.Options{FirstSyncWait: 10 * time.Second})
+		if err := g.WaitSynced(wctx); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		g.Close()
+		b.StartTimer()
+	}
+}

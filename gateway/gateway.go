@@ -297,6 +297,12 @@ var noSyncWait = map[string]bool{"initialize": true, "ping": true, "server/disco
 // without listing first finds it.
 func (g *Gateway) waitFirstSync(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		select {
+		case <-g.synced:
+			// Synced: no request waits again, so none pays for a timer.
+			return next(ctx, method, req)
+		default:
+		}
 		if !noSyncWait[method] && !strings.HasPrefix(method, "notifications/") {
 			wctx, cancel := context.WithTimeout(ctx, g.opts.FirstSyncWait)
 			_ = g.WaitSynced(wctx)
@@ -328,6 +334,7 @@ func (g *Gateway) Close() error {
 
 func (g *Gateway) loop() {
 	defer close(g.done)
+	first := true
 	for {
 		select {
 		case <-g.ctx.Done():
@@ -335,13 +342,19 @@ func (g *Gateway) loop() {
 		case <-g.kick:
 		}
 		// Merge a burst of events (a server connecting emits several).
-		t := time.NewTimer(g.opts.SyncDebounce)
-		select {
-		case <-g.ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
+		// Not before the first sync: New's kick is the only event, the
+		// host's lists wait up to its ToolsWait for servers still
+		// connecting anyway, and a client's first request waits for it.
+		if !first {
+			t := time.NewTimer(g.opts.SyncDebounce)
+			select {
+			case <-g.ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
 		}
+		first = false
 		select {
 		case <-g.kick:
 		default:
@@ -517,6 +530,7 @@ func (g *Gateway) serveTool(name string, t host.Tool) *mcp.Tool {
 // (callMultiRoundTrip).
 func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	name := req.Params.Name
+	rt := g.callRoute(ctx, name)
 	var args json.RawMessage
 	if len(req.Params.Arguments) > 0 {
 		args = req.Params.Arguments
@@ -524,7 +538,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		args = json.RawMessage("{}")
 	}
 	if multiRoundTrip(req.Session) {
-		return g.callMultiRoundTrip(ctx, req, name, args)
+		return g.callMultiRoundTrip(ctx, req, rt, args)
 	}
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 		ss := req.Session
@@ -545,8 +559,8 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	ctx = context.WithValue(ctx, askKey{}, ask)
 	start := time.Now()
-	res, err := g.call(ctx, name, args)
-	return g.result(ctx, name, start, ask, res, err)
+	res, err := g.call(ctx, rt, args)
+	return g.result(ctx, rt, start, ask, res, err)
 }
 
 // call runs the tool served as name through the host, by the host's own
@@ -554,12 +568,10 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 // rules see mcp__<server>__<tool> whatever the served name, and a cut
 // name is never parsed. A name with no route (removed since the client
 // listed it) reaches the host as is, which calls it unknown.
-func (g *Gateway) call(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	g.mu.Lock()
-	r, ok := g.tools[name]
-	g.mu.Unlock()
-	if !ok || r.hostName == "" {
-		return g.h.Call(ctx, name, args)
+func (g *Gateway) call(ctx context.Context, rt resolved, args json.RawMessage) (*mcp.CallToolResult, error) {
+	r := rt.r
+	if !rt.ok || r.hostName == "" {
+		return g.h.Call(ctx, rt.name, args)
 	}
 	if r.hostName == host.ToolSearchName {
 		return g.toolSearch(ctx, args)
@@ -619,7 +631,8 @@ func (g *Gateway) toolSearch(ctx context.Context, args json.RawMessage) (*mcp.Ca
 
 // result turns the host's answer to a call into the client's result: the
 // permission question, an error result or the envelope.
-func (g *Gateway) result(ctx context.Context, name string, start time.Time, ask *askState, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
+func (g *Gateway) result(ctx context.Context, rt resolved, start time.Time, ask *askState, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
+	name := rt.name
 	if err != nil && ask.question != nil && errors.Is(err, host.ErrDenied) {
 		// The permission question goes back to the client, which answers
 		// and calls again (the SDK does this for older clients).
@@ -628,7 +641,7 @@ func (g *Gateway) result(ctx context.Context, name string, start time.Time, ask 
 			RequestState:  ask.key,
 		}, nil
 	}
-	server, tool := g.routeOf(name)
+	server, tool := rt.names()
 	// A call that worked is logged at debug: at info, every call of a
 	// busy session was a synchronous write to the log file. Failures stay
 	// at info.
@@ -662,10 +675,7 @@ func (g *Gateway) result(ctx context.Context, name string, start time.Time, ask 
 		IsError: res.IsError,
 		Content: []mcp.Content{&mcp.TextContent{Text: out.Text}},
 	}
-	g.mu.Lock()
-	app := g.tools[name].app
-	g.mu.Unlock()
-	if app {
+	if rt.r.app {
 		appResult(served, res)
 	}
 	return served, nil
@@ -681,23 +691,60 @@ func (g *Gateway) refusal(name, msg string) *mcp.CallToolResult {
 	}
 }
 
-// routeOf returns the server's own names for a served tool, for the
-// envelope; it falls back to the parts of the name.
-func (g *Gateway) routeOf(name string) (server, tool string) {
+// resolved is a served tool name with its route, looked up once for a
+// call: every layer of the call (its timeout, the permission check, the
+// envelope, the audit line) reads the same route.
+type resolved struct {
+	name string
+	r    toolRoute
+	ok   bool // the name has a route
+}
+
+// resolve looks name's route up.
+func (g *Gateway) resolve(name string) resolved {
 	g.mu.Lock()
 	r, ok := g.tools[name]
 	g.mu.Unlock()
-	if ok && r.server != "" {
-		return r.server, r.tool
+	return resolved{name: name, r: r, ok: ok}
+}
+
+// callRoute is the route of the call of name in ctx: the one its audit
+// record resolved (observe), or a fresh lookup.
+func (g *Gateway) callRoute(ctx context.Context, name string) resolved {
+	if rec := recordFrom(ctx); rec != nil && rec.route.name == name {
+		return rec.route
 	}
-	if ok {
-		return "switchboard", name // the host's own tools (tool_search), the admin tools
+	return g.resolve(name)
+}
+
+// names returns the server's own names for a served tool, for the
+// envelope; it falls back to the parts of the name.
+func (rt resolved) names() (server, tool string) {
+	if rt.ok && rt.r.server != "" {
+		return rt.r.server, rt.r.tool
 	}
-	server, tool, ok = strings.Cut(name, toolsurface.Separator)
+	if rt.ok {
+		return "switchboard", rt.name // the host's own tools (tool_search), the admin tools
+	}
+	server, tool, ok := strings.Cut(rt.name, toolsurface.Separator)
 	if !ok {
-		return "switchboard", name
+		return "switchboard", rt.name
 	}
 	return server, tool
+}
+
+// hostNames returns the server's and tool's own names of a served tool
+// ("" and the name for the gateway's own tools and unknown names).
+func (rt resolved) hostNames() (server, tool string) {
+	if rt.ok && rt.r.server != "" {
+		return rt.r.server, rt.r.tool
+	}
+	return "", rt.name
+}
+
+// routeOf returns the server's own names for a served tool (names).
+func (g *Gateway) routeOf(name string) (server, tool string) {
+	return g.resolve(name).names()
 }
 
 // PromptName is the name a prompt of a server has through the gateway:

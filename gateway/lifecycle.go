@@ -141,7 +141,7 @@ func (g *Gateway) trackCalls(next mcp.MethodHandler) mcp.MethodHandler {
 		// The call's timeout runs from now: a permission question the SDK
 		// puts to an older client (elicitation/create, before the call
 		// reaches its server) counts against it.
-		server, _ := g.routeOf(name)
+		server, _ := g.callRoute(ctx, name).names()
 		timeout := g.h.CallTimeout(server)
 		ctx, stopT := host.WithCallDeadline(ctx, time.Now().Add(timeout))
 		defer stopT()

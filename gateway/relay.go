@@ -165,6 +165,7 @@ func ownerOf(req *mcp.CallToolRequest) owner {
 type heldCall struct {
 	r      *relay
 	name   string          // the gateway tool name
+	route  resolved        // its route, as the call started
 	args   json.RawMessage // as first sent: a retry must repeat them
 	owner  owner
 	start  time.Time
@@ -213,7 +214,8 @@ func multiRoundTrip(ss *mcp.ServerSession) bool {
 
 // callMultiRoundTrip runs a call of a 2026-07-28 client: a new call, or
 // the retry of a held one that carries the answers to its questions.
-func (g *Gateway) callMultiRoundTrip(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+func (g *Gateway) callMultiRoundTrip(ctx context.Context, req *mcp.CallToolRequest, rt resolved, args json.RawMessage) (*mcp.CallToolResult, error) {
+	name := rt.name
 	state := req.Params.RequestState
 	var c *heldCall
 	switch {
@@ -228,7 +230,7 @@ func (g *Gateway) callMultiRoundTrip(ctx context.Context, req *mcp.CallToolReque
 		return g.refusal(name, "the call's requestState was not issued by this gateway; call the tool again without it"), nil
 	default:
 		var err error
-		if c, err = g.startHeld(ctx, req, name, args); err != nil {
+		if c, err = g.startHeld(ctx, req, rt, args); err != nil {
 			return g.refusal(name, err.Error()), nil
 		}
 	}
@@ -236,10 +238,10 @@ func (g *Gateway) callMultiRoundTrip(ctx context.Context, req *mcp.CallToolReque
 }
 
 // startHeld starts the host call of a new call on a worker.
-func (g *Gateway) startHeld(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage) (*heldCall, error) {
+func (g *Gateway) startHeld(ctx context.Context, req *mcp.CallToolRequest, rt resolved, args json.RawMessage) (*heldCall, error) {
 	r := g.relay
 	c := &heldCall{
-		r: r, name: name, args: args, owner: ownerOf(req), start: time.Now(),
+		r: r, name: rt.name, route: rt, args: args, owner: ownerOf(req), start: time.Now(),
 		done: make(chan struct{}), changed: make(chan struct{}, 1),
 	}
 	c.ask = &askState{
@@ -271,7 +273,7 @@ func (g *Gateway) startHeld(ctx context.Context, req *mcp.CallToolRequest, name 
 	}
 	r.mu.Unlock()
 	r.pool.run(func() {
-		res, err := g.call(cctx, name, args)
+		res, err := g.call(cctx, rt, args)
 		cancel()
 		r.mu.Lock()
 		delete(r.calls, c)
@@ -300,7 +302,7 @@ func (g *Gateway) await(ctx context.Context, c *heldCall) (*mcp.CallToolResult, 
 		select {
 		case <-c.done:
 			c.detach()
-			return g.result(ctx, c.name, c.start, c.ask, c.res, c.err)
+			return g.result(ctx, c.route, c.start, c.ask, c.res, c.err)
 		case <-c.changed:
 		case <-ctx.Done():
 			c.cancel()
