@@ -90,7 +90,8 @@ func TestReconnectClosesTheCircuit(t *testing.T) {
 	linuxOnly(t)
 	srv := stdio("stall", "echo")
 	srv.Effective.Timeout = 300
-	h := newHost(t, cfgOf(srv), &host.Options{BreakerCooldown: time.Hour})
+	clock := newSkipClock()
+	h := newHost(t, cfgOf(srv), &host.Options{BreakerCooldown: time.Hour, Clock: clock})
 	waitState(t, h, "stall", host.StateConnected, 20*time.Second)
 	pid := pidOf(t, h, "stall")
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
@@ -111,6 +112,9 @@ func TestReconnectClosesTheCircuit(t *testing.T) {
 	} else if took := time.Since(start); took > 100*time.Millisecond {
 		t.Errorf("call through the open circuit took %v", took)
 	}
+	// The reconnect waits out its backoff (on the clock), not the cooldown.
+	clock.waitFor(t, host.Backoff(1))
+	clock.Advance(host.Backoff(1))
 	waitFor(t, 20*time.Second, "reconnected with the circuit closed", func() bool {
 		st := statusOf(h, "stall")
 		return st.State == host.StateConnected && st.Reconnects == 1

@@ -47,6 +47,8 @@ func TestUnkillableServerFailsAtItsTimeout(t *testing.T) {
 	h := host.New(cfgOf(stdio("good", "echo"), stuck), &host.Options{
 		LookupEnv:  func(string) (string, bool) { return "", false },
 		CloseGrace: 200 * time.Millisecond,
+		// Skips the bound on the wait for the SIGKILLed server's exit.
+		Clock: newRecordingClock(),
 	})
 	closed := make(chan struct{})
 	defer func() {

@@ -46,7 +46,7 @@ func killDuring(t *testing.T, h *host.Host, server, tool string, args map[string
 // without idempotentHint fails with ErrMayHaveRun, within a second.
 func TestNonIdempotentCallIsNotRetried(t *testing.T) {
 	linuxOnly(t)
-	h := newHost(t, cfgOf(stdio("srv", "hang-call")), nil)
+	h := newHost(t, cfgOf(stdio("srv", "hang-call")), &host.Options{Clock: newRecordingClock()})
 	begin := time.Now()
 	_, err := killDuring(t, h, "srv", "hang", map[string]any{})
 	if !errors.Is(err, host.ErrMayHaveRun) {
