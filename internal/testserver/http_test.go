@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/internal/testserver/testhttp"
@@ -178,69 +177,8 @@ func TestHTTPStateless(t *testing.T) {
 	}
 }
 
-func TestDemo(t *testing.T) {
-	t.Parallel()
-	// In process: the demo needs no process of its own.
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := testserver.NewServer("demo").Connect(context.Background(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := connectTransport(t, ct)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]string{"add", "echo", "roll_dice", "word_count"}, toolNames(t, cs)); diff != "" {
-		t.Errorf("tools (-want +got):\n%s", diff)
-	}
-	for tool, err := range cs.Tools(context.Background(), nil) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(tool.Description) < 20 || tool.Title == "" || tool.Annotations == nil || !tool.Annotations.ReadOnlyHint {
-			t.Errorf("tool %s: want a title, a real description and readOnlyHint: %+v", tool.Name, tool)
-		}
-	}
-	tests := []struct {
-		tool string
-		args map[string]any
-		want string
-	}{
-		{"echo", map[string]any{"text": "hello"}, "hello"},
-		{"add", map[string]any{"a": 2, "b": 40}, "2 + 40 = 42"},
-		{"word_count", map[string]any{"text": "one two\nthree"}, "3 words, 2 lines, 13 characters"},
-		{"roll_dice", map[string]any{"count": 3, "sides": 6, "seed": 7}, ""},
-	}
-	for _, tt := range tests {
-		res := call(t, cs, tt.tool, tt.args)
-		if res.IsError || (tt.want != "" && textOf(res) != tt.want) {
-			t.Errorf("%s = %q (isError %v), want %q", tt.tool, textOf(res), res.IsError, tt.want)
-		}
-	}
-	// Dice are deterministic per seed, and differ between seeds.
-	roll := func(seed int) string {
-		return textOf(call(t, cs, "roll_dice", map[string]any{"count": 5, "sides": 20, "seed": seed}))
-	}
-	if a, b := roll(1), roll(1); a != b {
-		t.Errorf("same seed, different rolls: %q vs %q", a, b)
-	}
-	if roll(1) == roll(2) {
-		t.Error("different seeds gave the same rolls")
-	}
-	if res := call(t, cs, "roll_dice", map[string]any{"count": 1000}); !res.IsError {
-		t.Errorf("roll_dice count 1000 = %q, want an error result", textOf(res))
-	}
-	pr, err := cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "explain", Arguments: map[string]string{"topic": "MCP"}})
-	if err != nil || !strings.Contains(pr.Messages[0].Content.(*mcp.TextContent).Text, "Explain MCP") {
-		t.Errorf("explain prompt = %v, %v", pr, err)
-	}
-	rr, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "demo://readme"})
-	if err != nil || !strings.Contains(rr.Contents[0].Text, "roll_dice") {
-		t.Errorf("readme = %v, %v", rr, err)
-	}
-}
-
+// The demo server itself is tested in internal/demoserver; here it is
+// reached by name, as a process, like every other test server.
 func TestDemoProcess(t *testing.T) {
 	t.Parallel()
 	cs, _ := connect(t, "demo")

@@ -1,12 +1,17 @@
-// Package testserver holds the real MCP servers that Switchboard's runtime
-// tests and the `switchboard demo` command talk to.
+// Package testserver holds the real MCP servers that Switchboard's tests
+// talk to: fault servers that crash, hang and flood, hostile ones, and the
+// demo server of internal/demoserver under the name "demo".
+//
+// It is for tests only: _test.go files and test-only programs (bench)
+// import it, and the switchboard binary never links it (internal/archtest
+// checks both the import graph and the built binary).
 //
 // Every server is written with the official Go SDK and behaves like a real
 // third-party server: a crash really exits the process, a hang really blocks,
 // a flood really fills the stderr pipe. Tests use them in three ways:
 //
 //   - As a child process, through the fork-exec trick. The test binary's
-//     TestMain (or the switchboard binary's main) calls [MaybeRun] first;
+//     TestMain (or a test-only program's main) calls [MaybeRun] first;
 //     [Command] returns the argv that re-executes the current binary as the
 //     named server. This is the way to test spawning, killing, hangs, floods
 //     and crashes.
@@ -33,6 +38,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/demoserver"
 )
 
 // Arg is the first argument that makes [MaybeRun] run a test server instead
@@ -46,7 +53,12 @@ const Arg = "__switchboard-testserver"
 // The exit status is 0 when the server ends normally (stdin closed), the
 // server's own status for the fault servers that exit on purpose, and 2 with a
 // message on stderr for an unknown server or bad flags.
+//
+// It also serves internal/demoserver when the process was started by
+// demoserver.Command, so that a test binary whose TestMain calls MaybeRun
+// can stand in for the switchboard binary in `switchboard demo`.
 func MaybeRun() {
+	demoserver.MaybeRun()
 	if len(os.Args) < 3 || os.Args[1] != Arg {
 		return
 	}
