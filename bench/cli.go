@@ -50,14 +50,15 @@ func merge(ms ...map[string]stdioServer) map[string]stdioServer {
 	return out
 }
 
-// sbServer is the Go test server name run by the switchboard binary.
+// sbServer is the Go test server name, run by this program (the
+// switchboard binary holds no test servers).
 func (b *bench) sbServer(name string) stdioServer {
-	return stdioServer{Type: "stdio", Command: b.sb, Args: []string{testserver.Arg, name}}
+	return stdioServer{Type: "stdio", Command: b.self, Args: []string{testserver.Arg, name}}
 }
 
 // slowServer answers only after sleeping 1 s (a shell, then exec).
 func (b *bench) slowServer() stdioServer {
-	return stdioServer{Type: "stdio", Command: "/bin/sh", Args: []string{"-c", "sleep 1; exec '" + b.sb + "' " + testserver.Arg + " echo"}}
+	return stdioServer{Type: "stdio", Command: "/bin/sh", Args: []string{"-c", "sleep 1; exec '" + b.self + "' " + testserver.Arg + " echo"}}
 }
 
 // sandbox is a fresh HOME and working directory for one peer, so that

@@ -6,14 +6,15 @@ import (
 	"os"
 
 	"github.com/switchboard-mcp/switchboard/internal/cli"
+	"github.com/switchboard-mcp/switchboard/internal/demoserver"
 	"github.com/switchboard-mcp/switchboard/internal/proc"
-	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
 func main() {
 	// Both hooks return at once unless this process was re-executed as a
-	// server supervisor or as a bundled test server.
+	// server supervisor or as the demo's example server. The test servers
+	// are not here: they live with the tests (internal/testserver).
 	proc.MaybeRunSupervisor()
-	testserver.MaybeRun()
+	demoserver.MaybeRun()
 	os.Exit(cli.Main())
 }

@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/demoserver"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
-	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
@@ -38,8 +38,8 @@ type DemoOptions struct {
 	// replaces its servers with the bundled one.
 	LoadOptions *config.LoadOptions
 	// ServerCommand returns the argv of the bundled server
-	// (testserver.Command("demo")).
-	ServerCommand func() (string, []string)
+	// (demoserver.Command: this binary, re-executed).
+	ServerCommand func() (string, []string, error)
 	JSON          bool
 }
 
@@ -57,7 +57,7 @@ them, call one, and print the result in the envelope the model gets.`,
 			opts := &DemoOptions{
 				runtimeOptions: newRuntimeOptions(f),
 				LoadOptions:    f.LoadOptions(),
-				ServerCommand:  func() (string, []string) { return testserver.Command(demoServer) },
+				ServerCommand:  demoserver.Command,
 				JSON:           f.global().JSON,
 			}
 			if runF != nil {
@@ -76,7 +76,10 @@ func demoConfig(opts *DemoOptions) (*config.Resolved, error) {
 	if opts.LoadOptions != nil {
 		lo = *opts.LoadOptions
 	}
-	command, args := opts.ServerCommand()
+	command, args, err := opts.ServerCommand()
+	if err != nil {
+		return nil, FailureErr(err, "")
+	}
 	lo.MCPConfigs = nil
 	lo.StrictMCPConfig = true
 	lo.Session = map[string]config.Server{demoServer: {
