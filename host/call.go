@@ -125,13 +125,9 @@ func (h *Host) resolveTool(ctx context.Context, name string) (*server, string, e
 		return nil, "", err
 	}
 	if len(candidates) == 0 {
-		if _, _, ok := toolsurface.ParseToolName(name); ok {
-			return nil, "", fmt.Errorf("%w %q: no configured server matches; run `switchboard status`", ErrUnknownTool, name)
-		}
-		return nil, "", fmt.Errorf("%w %q: MCP tool names look like mcp__<server>__<tool>", ErrUnknownTool, name)
+		return nil, "", &UnknownToolError{Name: name}
 	}
-	return nil, "", fmt.Errorf("%w %q: server %s has no such tool; run `switchboard tools --server %s`",
-		ErrUnknownTool, name, candidates[0].name, candidates[0].name)
+	return nil, "", &UnknownToolError{Name: name, Server: candidates[0].name}
 }
 
 func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallToolResult, error) {

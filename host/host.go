@@ -58,10 +58,11 @@ type Gate func(s *config.ResolvedServer) (State, string)
 
 // DefaultGate lets user-trusted servers start and holds repo-authored
 // (project-scope) servers in needs-approval. The trust package replaces it
-// with fingerprinted approvals.
+// with fingerprinted approvals. Its reason states the fact; how to approve
+// is the embedder's to say.
 func DefaultGate(s *config.ResolvedServer) (State, string) {
 	if s.Trust == config.TrustRepo {
-		return StateNeedsApproval, fmt.Sprintf("project-scope server from %s has not been approved; run `switchboard mcp approve %s`", s.File, s.Name)
+		return StateNeedsApproval, fmt.Sprintf("project-scope server from %s has not been approved", s.File)
 	}
 	return "", ""
 }
@@ -125,6 +126,13 @@ type Options struct {
 	// NoSupervisor spawns stdio servers directly instead of through the
 	// supervising re-exec of the current binary (see MaybeRunSupervisor).
 	NoSupervisor bool
+	// SDKStdioTransport speaks to stdio servers over the SDK's own
+	// mcp.IOTransport instead of Switchboard's (internal/jsonl: the same
+	// wire behaviour, each message decoded once). A fallback; what is lost
+	// is a dearer relay and two diagnoses: the line a server wrote on
+	// stdout that is not JSON-RPC, and a result over the message limit,
+	// which are reported as a bare connection failure.
+	SDKStdioTransport bool
 	// SandboxDefaults are the per-scope sandboxes of stdio servers whose
 	// definition has no "sandbox" field (SPEC §10.4; from user or managed
 	// settings, never the repository's). If nil, project-scope servers
