@@ -26,8 +26,11 @@ var update = flag.Bool("update", false, "rewrite golden files and script expecta
 
 // TestMain lets this test binary act as the switchboard command in the
 // acceptance scripts (testscript puts it on their PATH), as a server
-// supervisor, and as a test server for the runtime tests (the fork-exec
-// trick), exactly as cmd/switchboard's main does.
+// supervisor and as the demo's server, as cmd/switchboard's main does, and
+// besides as a test server for the runtime tests (the fork-exec trick;
+// testserver.MaybeRun serves the demo too). The real binary holds no test
+// servers, so a script that configures `switchboard __switchboard-testserver
+// NAME` runs this test binary, never a built switchboard.
 func TestMain(m *testing.M) {
 	proc.MaybeRunSupervisor()
 	testserver.MaybeRun()
