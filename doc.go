@@ -1,0 +1,41 @@
+// Package switchboard is the front door for an agent that embeds
+// Switchboard: the MCP servers a person configured, behind the same safety
+// the switchboard CLI and gateway apply, in a few lines.
+//
+//	sb, err := switchboard.Open(ctx, switchboard.Options{Workspace: root, Prompter: p, Logger: l})
+//	if err != nil { … }
+//	defer sb.Close()
+//	tools, _ := sb.Tools(ctx, shape.Anthropic) // hand these to the model
+//	res, err := sb.Call(ctx, "mcp__github__search_issues", args)
+//	// res.Text goes back to the model
+//	go sb.Watch(ctx) // follow edits of the configuration and settings
+//
+// What Open does, in order:
+//
+//   - loads the configuration of every scope (managed, user, local,
+//     project, and the files the run names; see package config), and
+//     reads the settings of every layer once ([ReadSettings]): managed,
+//     the run's own, local, user and project, each labelled;
+//   - decides what may start ([LaunchTrust]): a server the person wrote
+//     starts; a project server — one a repository wrote — starts only once
+//     the person approved that exact definition or their own settings
+//     approve it in advance. A repository's own files never count, and a
+//     settings file inside the repository may only tighten
+//     ([CheckSettingsFile]). The [Prompter] is asked about each pending
+//     server before anything starts; a headless run holds them;
+//   - compiles the permission rules (package policy): deny wins, an ask
+//     goes to the Prompter, and headless an ask is a deny naming the rule
+//     that would allow the call;
+//   - starts every server that may start, in the background, each in the
+//     sandbox its scope's defaults give it (package host).
+//
+// [Switchboard.Call] applies the rules, wraps the result as untrusted data
+// and bounds its size (package toolsurface); [Switchboard.Reload] and
+// [Switchboard.Watch] apply edits of the configuration and settings in one
+// step; [Switchboard.Gateway] serves the same servers to other MCP
+// clients (package gateway).
+//
+// The CLI is built on this package: what it adds is presentation (flags,
+// prompts, tables, exit codes). docs/configuration.md and docs/security.md
+// describe the files and the trust model.
+package switchboard

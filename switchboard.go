@@ -1,0 +1,508 @@
+package switchboard
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/gateway"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/watch"
+	"github.com/switchboard-mcp/switchboard/oauth"
+	"github.com/switchboard-mcp/switchboard/policy"
+	"github.com/switchboard-mcp/switchboard/toolsurface"
+	"github.com/switchboard-mcp/switchboard/toolsurface/shape"
+)
+
+// Prompter is the person at the other end, asked before a project server
+// starts, before a call the permission rules say to ask about, and when a
+// server asks for input (elicitation). Embed [Headless] to answer only
+// some of them: the rest are refused.
+type Prompter interface {
+	// ApproveServer is asked, before anything starts, about each project
+	// server that needs approval. Only (true, nil) approves; a plain no is
+	// (false, nil) or ErrNotApproved.
+	ApproveServer(ctx context.Context, r Review) (bool, error)
+	host.Asker
+	host.Prompter
+}
+
+// Headless is the Prompter of a run nobody can answer: no server is
+// approved, every ask is a deny (whose error names the rule that would
+// allow the call), every elicitation is declined.
+type Headless struct{}
+
+// ApproveServer approves nothing.
+func (Headless) ApproveServer(context.Context, Review) (bool, error) { return false, nil }
+
+// AskPermission denies.
+func (Headless) AskPermission(context.Context, host.PermitRequest, policy.Decision) (host.Answer, error) {
+	return host.AnswerDeny, nil
+}
+
+// Elicit declines.
+func (Headless) Elicit(context.Context, string, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	return &mcp.ElicitResult{Action: "decline"}, nil
+}
+
+// Options configure [Open]. The zero value is a headless run on the
+// user's own servers and settings, with no workspace.
+type Options struct {
+	// Workspace is the project root whose .mcp.json, mcp.json and
+	// .switchboard/ are read ("" for none: user and managed servers only).
+	Workspace string
+	// Home is the Switchboard directory. If "", $SWITCHBOARD_HOME, else
+	// ~/.switchboard.
+	Home string
+	// HomeDir is the user's home directory. If "", os.UserHomeDir.
+	HomeDir string
+	// ManagedDir holds the administrator's managed-mcp.json and
+	// managed-settings.json. If "", $SWITCHBOARD_MANAGED_DIR, else
+	// /etc/switchboard.
+	ManagedDir string
+	// ConfigFiles are more configuration files the person chose for this
+	// run (as --mcp-config); StrictConfig uses only them.
+	ConfigFiles  []string
+	StrictConfig bool
+	// Settings are the run's own settings (as --settings), trusted as the
+	// person's. SettingsFile names the file they came from: one inside the
+	// workspace's repository may only tighten ([CheckSettingsFile]).
+	Settings     config.Settings
+	SettingsFile string
+	// Load, if set, loads the configuration, at Open and on each Reload,
+	// in place of config.Load on the fields above: a front end with flags
+	// of its own (the CLI) loads it its way. Workspace, Home and ManagedDir
+	// still say where the settings are.
+	Load func() (*config.Resolved, error)
+	// Rules are permission rules this run adds (they join the settings').
+	Rules []policy.Rule
+	// Prompter answers questions. If nil, [Headless].
+	Prompter Prompter
+	// Logger gets the host's log lines (secrets redacted). If nil, none.
+	Logger *slog.Logger
+	// LookupEnv reads the environment ($SWITCHBOARD_HOME and friends, and
+	// the ${VAR}s of configurations). If nil, os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// Output bounds what a call returns to the model. If nil, the
+	// defaults under Home ([toolsurface.OutputOptions]).
+	Output *toolsurface.OutputOptions
+	// Permit builds the per-call check from the policy in force (it is
+	// called again on every reload). If nil, [host.PolicyPermit] asking
+	// the Prompter.
+	Permit func(*policy.Policy) host.Permit
+	// Host, if set, adjusts the host's options last (timeouts, tool
+	// modifiers, the client version servers see).
+	Host func(*host.Options)
+	// Now is the clock of approvals. If nil, time.Now.
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.LookupEnv == nil {
+		o.LookupEnv = os.LookupEnv
+	}
+	if o.HomeDir == "" {
+		o.HomeDir, _ = os.UserHomeDir()
+	}
+	if o.Home == "" {
+		o.Home = config.DefaultHome(o.LookupEnv, o.HomeDir)
+	}
+	if o.ManagedDir == "" {
+		if d, ok := o.LookupEnv("SWITCHBOARD_MANAGED_DIR"); ok && d != "" {
+			o.ManagedDir = d
+		} else {
+			o.ManagedDir = config.DefaultManagedDir
+		}
+	}
+	if o.Workspace != "" {
+		if abs, err := filepath.Abs(o.Workspace); err == nil {
+			o.Workspace = abs
+		}
+	}
+	if o.Prompter == nil {
+		o.Prompter = Headless{}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Switchboard is one running set of MCP servers with Switchboard's safety
+// in front of them: launch trust decides what starts, the permission
+// rules what may be called, and every result reaches the model wrapped as
+// untrusted data and bounded in size. Build it with [Open]; it is safe for
+// concurrent use.
+type Switchboard struct {
+	opts     Options
+	lo       *config.LoadOptions
+	trust    *LaunchTrust
+	host     *host.Host
+	output   toolsurface.OutputOptions
+	reloadMu sync.Mutex // one Reload at a time
+
+	cfg      atomic.Pointer[config.Resolved]
+	settings atomic.Pointer[config.SettingsStack]
+	policy   atomic.Pointer[policy.Policy]
+	permit   atomic.Pointer[host.Permit]
+
+	mu       sync.Mutex
+	gateways []*gateway.Gateway
+	subs     map[int]func(host.Event)
+	nextSub  int
+}
+
+// Open loads the configuration and settings of opts.Workspace, asks the
+// Prompter about the project servers that need approval, and starts every
+// server that may start, in the background. It fails only when nothing
+// can be loaded at all (no home directory, a --settings file inside the
+// repository that grants); problems in the files are in Diagnostics and
+// the servers they spare start.
+func Open(ctx context.Context, opts Options) (*Switchboard, error) {
+	o := opts.withDefaults()
+	if o.Settings != nil && o.SettingsFile != "" {
+		if err := CheckSettingsFile(o.SettingsFile, o.Settings, o.Workspace, o.HomeDir); err != nil {
+			return nil, err
+		}
+	}
+	sb := &Switchboard{opts: o, subs: map[int]func(host.Event){}}
+	sb.lo = &config.LoadOptions{
+		Home: o.Home, HomeDir: o.HomeDir, Workspace: o.Workspace, Cwd: o.Workspace,
+		ManagedDir: o.ManagedDir, MCPConfigs: o.ConfigFiles, StrictMCPConfig: o.StrictConfig,
+		LookupEnv: o.LookupEnv, LastGood: &config.LastGood{},
+	}
+	if sb.lo.Cwd == "" {
+		sb.lo.Cwd = o.HomeDir
+	}
+	cfg, err := sb.load()
+	if err != nil {
+		return nil, err
+	}
+	st := sb.readSettings(cfg)
+	sb.trust = NewLaunchTrust(o.Home, cfg.Workspace, st, o.Now)
+	if canApprove(o.Prompter) {
+		if err := sb.trust.Ask(ctx, cfg, o.Prompter); err != nil && ctx.Err() != nil {
+			return nil, err
+		}
+	}
+	sb.setPolicy(st)
+	sb.cfg.Store(cfg)
+	sb.settings.Store(st)
+
+	if o.Output != nil {
+		sb.output = *o.Output
+	} else {
+		sb.output = toolsurface.OutputOptions{StateDir: o.Home}
+	}
+	hopts := &host.Options{
+		Logger:   o.Logger,
+		Gate:     sb.trust.Gate,
+		Prompter: o.Prompter,
+		Permit: func(ctx context.Context, req host.PermitRequest) error {
+			if p := sb.permit.Load(); p != nil && *p != nil {
+				return (*p)(ctx, req)
+			}
+			return nil
+		},
+		AllowPrivateNetworkForProjectServers: st.AllowPrivateNetwork(),
+		SandboxDefaults:                      st.SandboxDefaults(),
+		LookupEnv:                            o.LookupEnv,
+		// Stored OAuth tokens are used and refreshed; a new authorization
+		// is a login (package oauth), which the front end runs.
+		Authorizer: oauth.New(&oauth.Options{Dir: filepath.Join(o.Home, "oauth"), Logger: o.Logger}),
+	}
+	if o.Host != nil {
+		o.Host(hopts)
+	}
+	if own := hopts.OnEvent; own != nil {
+		// The hook set a callback of its own: it runs first.
+		hopts.OnEvent = func(ev host.Event) { own(ev); sb.publish(ev) }
+	} else {
+		hopts.OnEvent = sb.publish
+	}
+	sb.host = host.New(cfg, hopts)
+	return sb, nil
+}
+
+// load loads the configuration: Options.Load, else config.Load.
+func (sb *Switchboard) load() (*config.Resolved, error) {
+	if sb.opts.Load != nil {
+		return sb.opts.Load()
+	}
+	return config.Load(sb.lo)
+}
+
+// canApprove reports whether p can approve a server at all: a headless
+// run asks nobody, and its pending servers keep their own reason (needs
+// approval) rather than "not approved for this run".
+func canApprove(p Prompter) bool {
+	switch p.(type) {
+	case nil, Headless, *Headless:
+		return false
+	}
+	return true
+}
+
+// readSettings reads the settings of cfg's workspace, with the managed
+// folder the configuration was loaded from.
+func (sb *Switchboard) readSettings(cfg *config.Resolved) *config.SettingsStack {
+	managed := sb.opts.ManagedDir
+	if cfg.Files.Managed != "" {
+		managed = filepath.Dir(cfg.Files.Managed)
+	}
+	return config.ReadSettings(sb.opts.settingsPlaces(cfg.Workspace, managed))
+}
+
+// setPolicy compiles the permission rules of st and the run's own.
+func (sb *Switchboard) setPolicy(st *config.SettingsStack) {
+	p := policy.FromSettings(st)
+	if len(sb.opts.Rules) > 0 {
+		p = p.With(sb.opts.Rules...)
+	}
+	sb.policy.Store(p)
+	var permit host.Permit
+	if sb.opts.Permit != nil {
+		permit = sb.opts.Permit(p)
+	} else {
+		permit = host.PolicyPermit(p, &host.PermitOptions{
+			Asker:        sb.opts.Prompter,
+			UserSettings: config.UserSettingsPath(sb.opts.Home),
+		})
+	}
+	sb.permit.Store(&permit)
+}
+
+// Host is the running host, for what the front door does not wrap
+// (prompts, resources, completions, skills).
+func (sb *Switchboard) Host() *host.Host { return sb.host }
+
+// Config is the configuration in force.
+func (sb *Switchboard) Config() *config.Resolved { return sb.cfg.Load() }
+
+// Settings are the settings layers in force.
+func (sb *Switchboard) Settings() *config.SettingsStack { return sb.settings.Load() }
+
+// Policy is the permission policy in force.
+func (sb *Switchboard) Policy() *policy.Policy { return sb.policy.Load() }
+
+// Trust is the run's launch trust.
+func (sb *Switchboard) Trust() *LaunchTrust { return sb.trust }
+
+// Diagnostics are the problems of the configuration and settings files in
+// force, each naming file:line:col where it has one.
+func (sb *Switchboard) Diagnostics() []config.Diagnostic {
+	out := slices.Clone(sb.cfg.Load().Diagnostics)
+	out = append(out, sb.trust.Warnings()...)
+	for _, pr := range sb.policy.Load().Problems(nil) {
+		out = append(out, config.Diagnostic{Severity: config.SeverityWarning, Position: config.Position{File: pr.Source.File},
+			Message: pr.Message, Fix: pr.Fix})
+	}
+	return out
+}
+
+// Status is every server's state, with the reason of those that are not
+// connected.
+func (sb *Switchboard) Status() []host.ServerStatus { return sb.host.Status() }
+
+// Ready waits until no server is still connecting, or ctx is done, and
+// reports whether every server settled.
+func (sb *Switchboard) Ready(ctx context.Context) bool { return sb.host.WaitReady(ctx) }
+
+// Tools returns the tools of every connected server as provider's tool
+// definitions ("anthropic", "openai", "gemini"; see [shape.Provider]):
+// names mcp__<server>__<tool> within the provider's limits, schemas in the
+// subset it accepts. A server still connecting is waited for, bounded by
+// ctx.
+func (sb *Switchboard) Tools(ctx context.Context, provider shape.Provider) ([]json.RawMessage, error) {
+	list, err := sb.host.Tools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	in := make([]toolsurface.Tool, 0, len(list.Tools))
+	for _, t := range list.Tools {
+		in = append(in, toolsurface.Tool{Name: t.Name, Description: t.Tool.Description, InputSchema: t.Tool.InputSchema})
+	}
+	return shape.Tools(provider, in)
+}
+
+// Result is a tool call's result as the model gets it.
+type Result struct {
+	// Text is what goes back to the model: the result inside its
+	// untrusted-data envelope, or, when it is too large, the guide to the
+	// file holding it (or its truncation).
+	Text string
+	// IsError is the server's isError.
+	IsError bool
+	// Raw is the server's result, unwrapped: for the program, never for
+	// the model.
+	Raw *mcp.CallToolResult
+}
+
+// Call runs the tool named mcp__<server>__<tool> (as Tools names it) with
+// args, after the permission rules allow it (asking the Prompter when
+// they say to ask), and returns its result enveloped and bounded. A held
+// server's tool is a *NotApprovedError; a denied call wraps host.ErrDenied.
+func (sb *Switchboard) Call(ctx context.Context, name string, args map[string]any) (*Result, error) {
+	res, err := sb.host.Call(ctx, name, args)
+	if err != nil {
+		if errors.Is(err, host.ErrUnknownTool) || errors.Is(err, host.ErrNotConnected) {
+			if server, _, ok := toolsurface.ParseToolName(name); ok {
+				for _, held := range Held(sb.host.Status()) {
+					if toolsurface.SanitizePart(held.Server) == server {
+						return nil, held
+					}
+				}
+			}
+		}
+		return nil, err
+	}
+	server, tool, _ := toolsurface.ParseToolName(name)
+	out := toolsurface.Present(server, tool, res, &sb.output)
+	return &Result{Text: out.Text, IsError: res.IsError, Raw: res}, nil
+}
+
+// Subscribe calls fn with every host event (a server's state, progress,
+// log lines, list changes) until ctx is done. fn runs on the host's
+// goroutines and must not block.
+func (sb *Switchboard) Subscribe(ctx context.Context, fn func(host.Event)) {
+	sb.mu.Lock()
+	id := sb.nextSub
+	sb.nextSub++
+	sb.subs[id] = fn
+	sb.mu.Unlock()
+	context.AfterFunc(ctx, func() {
+		sb.mu.Lock()
+		delete(sb.subs, id)
+		sb.mu.Unlock()
+	})
+}
+
+func (sb *Switchboard) publish(ev host.Event) {
+	sb.mu.Lock()
+	fns := make([]func(host.Event), 0, len(sb.subs)+len(sb.gateways))
+	for _, fn := range sb.subs {
+		fns = append(fns, fn)
+	}
+	for _, g := range sb.gateways {
+		fns = append(fns, g.HandleEvent)
+	}
+	sb.mu.Unlock()
+	for _, fn := range fns {
+		fn(ev)
+	}
+}
+
+// Gateway returns an MCP server that serves this Switchboard's servers
+// (see package gateway): serve it on stdio or Streamable HTTP. It follows
+// reloads. Options.Permit should route asks to the calling client
+// ([gateway.Asker]); close the gateway before the Switchboard.
+func (sb *Switchboard) Gateway(opts *gateway.Options) *gateway.Gateway {
+	g := gateway.New(sb.host, opts)
+	sb.mu.Lock()
+	sb.gateways = append(sb.gateways, g)
+	sb.mu.Unlock()
+	return g
+}
+
+// Reload reads the configuration and every settings file again and
+// applies them in one step: the permission rules and launch-trust
+// pre-approvals in force change first, then servers are added, removed or
+// restarted ([host.Host.Apply]), then gateways list again. A file that
+// does not parse keeps its last good contents. A running server whose
+// approval was withdrawn is not stopped; its next start is held.
+func (sb *Switchboard) Reload() (host.ApplyResult, error) {
+	sb.reloadMu.Lock()
+	defer sb.reloadMu.Unlock()
+	next, err := sb.load()
+	if err != nil {
+		return host.ApplyResult{}, err
+	}
+	st := sb.readSettings(next)
+	sb.setPolicy(st)
+	sb.trust.SetSettings(st)
+	sb.settings.Store(st)
+	sb.cfg.Store(next)
+	res := sb.host.Apply(next)
+	sb.mu.Lock()
+	gws := slices.Clone(sb.gateways)
+	sb.mu.Unlock()
+	for _, g := range gws {
+		g.Kick()
+	}
+	return res, nil
+}
+
+// WatchOptions adjust [Switchboard.WatchWith].
+type WatchOptions struct {
+	// Also are more files whose change reloads (a gateway's auth file).
+	Also func() []string
+	// Before runs on each reload, before the configuration is read.
+	Before func()
+	// After runs after each reload with its result or error.
+	After func(host.ApplyResult, error)
+	// Logger gets the watcher's own problems (a folder it cannot watch).
+	Logger *slog.Logger
+}
+
+// Watch follows the configuration and settings files in force until ctx
+// is done, and [Switchboard.Reload]s, debounced, after each change that
+// can matter: a file created later, in a folder created later, is picked
+// up too. It returns ctx's error, or at once when the files cannot be
+// watched.
+func (sb *Switchboard) Watch(ctx context.Context) error {
+	return sb.WatchWith(ctx, nil)
+}
+
+// WatchWith is Watch with options.
+func (sb *Switchboard) WatchWith(ctx context.Context, wo *WatchOptions) error {
+	var w WatchOptions
+	if wo != nil {
+		w = *wo
+	}
+	if w.Logger == nil {
+		w.Logger = sb.opts.Logger
+	}
+	if w.Logger == nil {
+		w.Logger = slog.New(slog.DiscardHandler)
+	}
+	files := func() []watch.File {
+		fs := watch.Files(sb.cfg.Load(), sb.opts.Home, sb.opts.HomeDir)
+		if w.Also != nil {
+			for _, p := range w.Also() {
+				fs = watch.With(fs, p, sb.opts.HomeDir)
+			}
+		}
+		return fs
+	}
+	stop, err := watch.Start(files, w.Logger, func() {
+		if w.Before != nil {
+			w.Before()
+		}
+		res, err := sb.Reload()
+		if w.After != nil {
+			w.After(res, err)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	defer stop()
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// Close stops every server (each gets its grace, then is killed) and
+// returns when they are gone.
+func (sb *Switchboard) Close() error {
+	return sb.host.Close()
+}
