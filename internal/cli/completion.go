@@ -159,9 +159,9 @@ func completeApprovable(f *Factory) func(*cobra.Command, []string, string) ([]co
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		var out []cobra.Completion
-		for _, rs := range lt.pending(cfg) {
+		for _, rs := range lt.Pending(cfg) {
 			if strings.HasPrefix(rs.Name, toComplete) {
-				out = append(out, cobra.CompletionWithDesc(rs.Name, lt.verdict(rs).Status.String()))
+				out = append(out, cobra.CompletionWithDesc(rs.Name, lt.Verdict(rs).Status.String()))
 			}
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp

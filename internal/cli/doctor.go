@@ -116,7 +116,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) (err error) {
 
 	var pol *policy.Policy
 	if opts.Policy != nil {
-		pol = opts.Policy(s.cfg)
+		pol = s.sb.Policy()
 	}
 	tools := map[string][]host.Tool{}
 	if list, _ := s.h.Tools(ctx); list != nil { // cached by snapshot
@@ -197,7 +197,7 @@ func doctorChecks(cfg *config.Resolved, servers []host.ServerStatus, tools map[s
 	// Approvals by name alone, for every repository: a repository that
 	// names its server like one of these starts it without asking.
 	if lt != nil && lt.home != "" {
-		if user := readUserSettings(filepath.Join(lt.home, UserSettingsFile)); user != nil {
+		if user := userSettings(lt.settings); user != nil {
 			var what string
 			switch {
 			case user.EnableAllProjectMcpServers():
@@ -273,7 +273,7 @@ func doctorChecks(cfg *config.Resolved, servers []host.ServerStatus, tools map[s
 		} else {
 			msg = fmt.Sprintf("%s: %s", src, oneLineText(msg)) // the file names itself in src
 		}
-		out = append(out, check("permissions", ruleServer(p, names), doctorFail, msg, p.Fix))
+		out = append(out, check("permissions", ruleServer(p, names), doctorFail, msg, problemFix(p)))
 	}
 	if len(probs) == 0 {
 		n := len(pol.Rules())
@@ -494,11 +494,17 @@ func summary(w io.Writer, failed, total int) {
 	}
 }
 
-// readUserSettings reads the user settings file's top level, or nil when
-// it is absent or unusable (settingsSources reports that).
-func readUserSettings(path string) config.Settings {
-	if s := readSettingsFile(path); s != nil {
-		return userLevel(s)
+// userSettings is the user settings file's top level (without
+// "projects"), or nil when it is absent or unusable (the trust warnings
+// report that).
+func userSettings(st *config.SettingsStack) config.Settings {
+	if st == nil {
+		return nil
+	}
+	for _, l := range st.Layers {
+		if l.Scope == config.SettingsUser {
+			return l.Settings
+		}
 	}
 	return nil
 }

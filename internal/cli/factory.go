@@ -1,14 +1,16 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
@@ -124,74 +126,23 @@ func (f *Factory) Settings() (config.Settings, error) {
 }
 
 // notFromTheRepository refuses a --settings file inside the repository
-// that grants anything (SPEC §2: pre-approval never comes from a file a
-// repository can commit, whoever names it; its allow rules would let the
-// repository's servers act unasked, and allowPrivateNetworkForProjectServers
-// would open the local network to them). Such a file may only tighten:
-// deny and ask rules, disabledMcpjsonServers. The repository is the
-// workspace root and, above it, the enclosing git checkout (a monorepo's
-// package is a workspace of its own).
+// that grants anything (switchboard.CheckSettingsFile: pre-approval never
+// comes from a file a repository can commit, whoever names it). Such a
+// file may only tighten: deny and ask rules, disabledMcpjsonServers. The
+// repository is the workspace root and, above it, the enclosing git
+// checkout (a monorepo's package is a workspace of its own).
 func (f *Factory) notFromTheRepository(file string, s config.Settings) error {
-	grants := grantingKeys(s)
-	if len(grants) == 0 {
-		return nil
-	}
 	root, ok := f.WorkspaceRoot()
 	if !ok {
 		return nil
 	}
-	repo := root
-	if top := gitTop(root, f.HomeDir); top != "" {
-		repo = top
+	var re *switchboard.RepoSettingsError
+	if err := switchboard.CheckSettingsFile(file, s, root, f.HomeDir); errors.As(err, &re) {
+		return ConfigErr(fmt.Errorf("--settings %s: the file is inside the repository %s, so it may only tighten (permissions.deny, permissions.ask, disabledMcpjsonServers), not set %s: a repository must not approve its own servers",
+			re.File, re.Repo, strings.Join(re.Keys, ", ")),
+			"pass those keys inline (--settings '{\"enabledMcpjsonServers\": [\"name\"]}') or from a file outside the repository")
 	}
-	if !fileWithin(file, repo) {
-		return nil
-	}
-	return ConfigErr(fmt.Errorf("--settings %s: the file is inside the repository %s, so it may only tighten (permissions.deny, permissions.ask, disabledMcpjsonServers), not set %s: a repository must not approve its own servers",
-		file, repo, strings.Join(grants, ", ")),
-		"pass those keys inline (--settings '{\"enabledMcpjsonServers\": [\"name\"]}') or from a file outside the repository")
-}
-
-// grantingKeys names what a settings document sets beyond tightening.
-func grantingKeys(s config.Settings) []string {
-	var keys []string
-	for k, v := range s {
-		switch k {
-		case "$schema", "disabledMcpjsonServers":
-		case "permissions":
-			p, _ := v.(map[string]any)
-			for pk, pv := range p {
-				if l, _ := pv.([]any); pk == "allow" && len(l) == 0 || pk == "ask" || pk == "deny" {
-					continue
-				}
-				keys = append(keys, "permissions."+pk)
-			}
-		default:
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// gitTop returns the outermost directory at or above dir holding .git:
-// the checkout the user cloned, around a submodule or a nested clone (whose
-// .git may be a file) as well. It stops below home unless dir is home (a
-// home directory kept in git would otherwise make every file under it part
-// of the repository); "" if none.
-func gitTop(dir, home string) string {
-	top := ""
-	for d := dir; ; d = filepath.Dir(d) {
-		if d == home && d != dir {
-			return top
-		}
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			top = d
-		}
-		if filepath.Dir(d) == d {
-			return top
-		}
-	}
+	return nil
 }
 
 // fileWithin reports whether file is in dir or below it, comparing directories by

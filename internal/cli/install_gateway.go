@@ -509,3 +509,10 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// within reports whether p is dir or below it, comparing the cleaned
+// spellings.
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}

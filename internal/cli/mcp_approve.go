@@ -88,10 +88,10 @@ func mcpApproveRun(ctx context.Context, opts *MCPApproveOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := lt.store.Err(); err != nil {
+	if err := lt.Store().Err(); err != nil {
 		return FailureErr(err, "")
 	}
-	v := lt.store.Check(rs, cfg.Workspace)
+	v := lt.Store().Check(rs, cfg.Workspace)
 	if v.Status == trust.Approved {
 		fmt.Fprintf(opts.IO.Out, "%s is already approved in workspace %s (%s).\n", opts.Name, workspaceName(f, cfg.Workspace), v.Fingerprint)
 		return nil
@@ -107,7 +107,7 @@ func mcpApproveRun(ctx context.Context, opts *MCPApproveOptions) error {
 			return FailureErr(fmt.Errorf("%s was not approved", opts.Name), "")
 		}
 	}
-	a, err := lt.store.Approve(cfg.Workspace, rs, lt.now())
+	a, err := lt.Store().Approve(cfg.Workspace, rs, lt.now())
 	if err != nil {
 		return FailureErr(err, "")
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/netguard"
 	"github.com/switchboard-mcp/switchboard/internal/registry"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
-	"github.com/switchboard-mcp/switchboard/policy"
 )
 
 func init() { registerMCPCommand(func(f *Factory) *cobra.Command { return NewMCPSearchCmd(f, nil) }) }
@@ -41,14 +40,8 @@ func (f *Factory) registryURL(flag string) string {
 	if v, ok := f.Getenv(registryEnv); ok && v != "" {
 		return v
 	}
-	managed := f.managedDir()
-	var docs []config.Settings
-	if s, err := f.Settings(); err == nil {
-		docs = append(docs, s)
-	}
-	docs = append(docs, readSettingsFile(policy.UserSettingsPath(f.Home())), readSettingsFile(policy.ManagedSettingsPath(managed)))
-	for _, s := range docs {
-		if v, ok := s[registrySettingKey].(string); ok && v != "" {
+	if st, err := f.settingsStack(nil); err == nil {
+		if v := st.Preference(registrySettingKey); v != "" {
 			return v
 		}
 	}

@@ -1,16 +1,48 @@
 package cli
 
 import (
-	"os"
-	"sort"
+	"path/filepath"
+	"strings"
 
+	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
-	"github.com/switchboard-mcp/switchboard/policy"
 )
 
-// allowPrivateNetworkKey is the setting that lets project-scope remote
-// servers reach loopback, private and reserved addresses (SPEC §8).
-const allowPrivateNetworkKey = "allowPrivateNetworkForProjectServers"
+// switchboardOptions are the front door's options of this run's global
+// flags: the Switchboard directory, the managed folder, --settings.
+func (f *Factory) switchboardOptions() switchboard.Options {
+	o := switchboard.Options{
+		Home:       f.Home(),
+		HomeDir:    f.HomeDir,
+		ManagedDir: f.managedDir(),
+		LookupEnv:  f.Getenv,
+		Now:        f.Now,
+	}
+	if s, err := f.Settings(); err == nil && s != nil {
+		o.Settings = s
+		if arg := f.global().Settings; !strings.HasPrefix(strings.TrimSpace(arg), "{") {
+			o.SettingsFile = f.abs(arg)
+		}
+	}
+	return o
+}
+
+// settingsStack reads every settings layer of a run on cfg (nil: no
+// workspace) through the front door's one reader: what the permission
+// rules, launch trust, network and sandbox defaults of the run come from.
+func (f *Factory) settingsStack(cfg *config.Resolved) (*config.SettingsStack, error) {
+	if _, err := f.Settings(); err != nil {
+		return nil, err
+	}
+	o := f.switchboardOptions()
+	if cfg != nil {
+		o.Workspace = cfg.Workspace
+		if cfg.Files.Managed != "" {
+			o.ManagedDir = filepath.Dir(cfg.Files.Managed)
+		}
+	}
+	return switchboard.ReadSettings(o), nil
+}
 
 // allowPrivateNetwork reports whether the user allowed project-scope
 // servers to reach private addresses: "allowPrivateNetworkForProjectServers":
@@ -19,41 +51,8 @@ const allowPrivateNetworkKey = "allowPrivateNetworkForProjectServers"
 // repository must not open the user's network to its own servers. A file
 // that cannot be read or parsed allows nothing (policy's loader reports it).
 func (f *Factory) allowPrivateNetwork(workspace string) bool {
-	managed := f.managedDir()
-	var docs []config.Settings
-	docs = append(docs, readSettingsFile(policy.ManagedSettingsPath(managed)))
-	if s, err := f.Settings(); err == nil {
-		docs = append(docs, s)
-	}
-	user := readSettingsFile(policy.UserSettingsPath(f.Home()))
-	docs = append(docs, user)
-	if projects, ok := user["projects"].(map[string]any); ok && workspace != "" {
-		// Every entry for this directory, however spelled (a symlink, a
-		// trailing slash), as config.Load reads the local servers.
-		for _, k := range projectKeys(projects, workspace) {
-			if m, ok := projects[k].(map[string]any); ok {
-				docs = append(docs, config.Settings(m))
-			}
-		}
-	}
-	for _, s := range docs {
-		if b, _ := s[allowPrivateNetworkKey].(bool); b {
-			return true
-		}
-	}
-	return false
-}
-
-// projectKeys returns the keys of a settings file's "projects" object
-// that belong to workspace, best first (config.MatchProjectKeys; a map
-// keeps no file order, so ties go by name).
-func projectKeys(projects map[string]any, workspace string) []string {
-	keys := make([]string, 0, len(projects))
-	for k := range projects {
-		keys = append(keys, k)
-	}
-	sort.Sort(sort.Reverse(sort.StringSlice(keys))) // MatchProjectKeys puts the later first
-	return config.MatchProjectKeys(keys, workspace)
+	st, err := f.settingsStack(&config.Resolved{Workspace: workspace})
+	return err == nil && st.AllowPrivateNetwork()
 }
 
 // managedDir is the directory of the managed settings:
@@ -63,17 +62,4 @@ func (f *Factory) managedDir() string {
 		return d
 	}
 	return config.DefaultManagedDir
-}
-
-// readSettingsFile reads a settings file, nil when it is missing or bad.
-func readSettingsFile(path string) config.Settings {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil
-	}
-	s, err := config.ParseSettings(path, data)
-	if err != nil {
-		return nil
-	}
-	return s
 }

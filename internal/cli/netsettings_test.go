@@ -3,12 +3,14 @@ package cli
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/switchboard-mcp/switchboard/config"
 )
 
 // allowPrivateNetworkForProjectServers counts from managed, --settings,
 // user and local settings, never from the repository's settings.
 func TestAllowPrivateNetworkSources(t *testing.T) {
-	on := map[string]any{allowPrivateNetworkKey: true}
+	on := map[string]any{config.AllowPrivateNetworkKey: true}
 	tests := []struct {
 		name  string
 		setup func(w *rtWorld, f *Factory)
@@ -30,10 +32,10 @@ func TestAllowPrivateNetworkSources(t *testing.T) {
 			w.writeJSON(filepath.Join(w.proj, ".switchboard", "settings.json"), on)
 		}, false},
 		{"false in user settings", func(w *rtWorld, _ *Factory) {
-			w.writeJSON(filepath.Join(w.sb, "settings.json"), map[string]any{allowPrivateNetworkKey: false})
+			w.writeJSON(filepath.Join(w.sb, "settings.json"), map[string]any{config.AllowPrivateNetworkKey: false})
 		}, false},
 		{"a string is not true", func(w *rtWorld, _ *Factory) {
-			w.writeJSON(filepath.Join(w.sb, "settings.json"), map[string]any{allowPrivateNetworkKey: "true"})
+			w.writeJSON(filepath.Join(w.sb, "settings.json"), map[string]any{config.AllowPrivateNetworkKey: "true"})
 		}, false},
 	}
 	for _, tt := range tests {

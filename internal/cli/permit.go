@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -21,31 +20,24 @@ import (
 // settings. It never fails; problems with the files turn allow rules off
 // and are shown by doctor.
 func (f *Factory) permissionPolicy(cfg *config.Resolved) *policy.Policy {
-	o := &policy.LoadOptions{Home: f.Home(), LookupEnv: f.Getenv}
-	if cfg != nil {
-		o.Workspace = cfg.Workspace
-		if cfg.Files.Managed != "" {
-			o.ManagedDir = filepath.Dir(cfg.Files.Managed)
-		}
+	st, err := f.settingsStack(cfg)
+	if err != nil {
+		// --settings is parsed before any command runs; this cannot
+		// happen, but if it did, nothing is allowed unasked.
+		st = &config.SettingsStack{Layers: []config.SettingsLayer{{Scope: config.SettingsFlag, Err: err}}}
 	}
-	if s, err := f.Settings(); err == nil && s != nil {
-		o.Flag = s
-		if arg := f.global().Settings; !strings.HasPrefix(strings.TrimSpace(arg), "{") {
-			o.FlagFile = f.abs(arg)
-		}
-	}
-	return policy.Load(o)
+	return policy.FromSettings(st)
 }
 
-// permit returns the session's per-call permission check: the rules of
-// runtimeOptions.Policy and SessionRules, a question at the terminal when a person can answer, and a
-// refusal naming the rule to add when nobody can. nil (no check) when the
-// command has no Policy.
-func (s *session) permit(cfg *config.Resolved) host.Permit {
+// permitFor returns the session's per-call permission check on p, the
+// front door's policy in force: p with runtimeOptions.SessionRules, a
+// question at the terminal when a person can answer, and a refusal naming
+// the rule to add when nobody can. nil (no check) when the command has no
+// Policy.
+func (s *session) permitFor(p *policy.Policy) host.Permit {
 	if s.opts.Policy == nil {
 		return nil
 	}
-	p := s.opts.Policy(cfg)
 	if len(s.opts.SessionRules) > 0 {
 		p = p.With(s.opts.SessionRules...)
 	}
@@ -53,7 +45,7 @@ func (s *session) permit(cfg *config.Resolved) host.Permit {
 	if s.opts.IO.CanPrompt {
 		a := &termAsker{in: s.input(), out: s.opts.IO.ErrOut, line: s.line, tilde: s.opts.tilde}
 		if s.opts.Home != "" {
-			a.targets = grantTargets(s.opts.Home, cfg.Workspace)
+			a.targets = grantTargets(s.opts.Home, s.cfg.Workspace)
 		}
 		po.Asker = a
 	}
@@ -206,7 +198,7 @@ func deniedErr(err error) error {
 			return RefusedErr(err, fmt.Sprintf(`run `+"`switchboard permissions allow %s`"+` to allow it, or allow it for one run with --settings '{"permissions":{"allow":[%q]}}'`,
 				shellQuote(r), r))
 		}
-		return RefusedErr(err, de.Hint)
+		return RefusedErr(err, deniedHint(de))
 	}
 	return RefusedErr(err, "")
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,11 +13,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard"
+
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
-	"github.com/switchboard-mcp/switchboard/oauth"
 	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
@@ -58,10 +60,13 @@ type runtimeOptions struct {
 	// Trust builds the launch-trust gate of a run (§2; see trust.go). If
 	// nil, host.DefaultGate holds every project server.
 	Trust func(*config.Resolved) (*launchTrust, error)
-	// Private reports whether the user's settings allow project-scope
-	// servers to reach private addresses in a workspace (SPEC §8,
-	// "allowPrivateNetworkForProjectServers"; see netsettings.go). If nil, no.
-	Private func(workspace string) bool
+	// Permit, if set, builds the per-call check from the policy in force
+	// in place of the session's own (serve routes asks to the client).
+	Permit func(*policy.Policy) host.Permit
+	// Front returns the front door's options of the global flags (the
+	// Switchboard directory, the managed folder, --settings): the session
+	// is a switchboard.Switchboard built on them.
+	Front func() switchboard.Options
 	// Sandbox returns the per-scope sandbox defaults of the user's and
 	// managed settings (SPEC §10.4; see sandbox.go). If nil, the built-in ones.
 	Sandbox func() config.SandboxDefaults
@@ -83,7 +88,7 @@ func newRuntimeOptions(f *Factory) runtimeOptions {
 		Trust:    f.launchTrust,
 		Tools:    g.Tools,
 		Policy:   f.permissionPolicy,
-		Private:  f.allowPrivateNetwork,
+		Front:    f.switchboardOptions,
 		Sandbox:  f.sandboxDefaults,
 	}
 }
@@ -121,7 +126,8 @@ func (o *runtimeOptions) tilde(p string) string {
 type session struct {
 	opts *runtimeOptions
 	cfg  *config.Resolved
-	h    *host.Host
+	sb   *switchboard.Switchboard
+	h    *host.Host // sb.Host()
 	line *liveLine
 	// diags are the configuration diagnostics to report when the command
 	// ends, after what it printed.
@@ -172,42 +178,91 @@ func startSessionWith(ctx context.Context, o *runtimeOptions, cfg *config.Resolv
 	}
 	s.cfg = cfg
 	s.diags = cfg.Diagnostics
-	gate, err := s.launchGate(ctx)
-	if err != nil {
-		return nil, err
-	}
 
 	logger, closeLog := o.logger()
 	s.logClose = closeLog
-	hopts := &host.Options{
+	front := switchboard.Options{}
+	if o.Front != nil {
+		front = o.Front()
+	}
+	front.Workspace = cfg.Workspace
+	if cfg.Files.Managed != "" {
+		front.ManagedDir = filepath.Dir(cfg.Files.Managed)
+	}
+	first := true
+	front.Load = func() (*config.Resolved, error) {
+		if first { // the configuration this command already loaded
+			first = false
+			return cfg, nil
+		}
+		return o.Config()
+	}
+	front.Logger = logger
+	front.Permit = s.permitFor
+	if o.Permit != nil {
+		front.Permit = o.Permit
+	}
+	if s.opts.IO.CanPrompt {
+		// Project servers that need approval are asked about at the
+		// terminal before anything starts; headless, they stay held.
+		front.Prompter = &sessionPrompter{s: s}
+	}
+	front.Host = func(hopts *host.Options) {
 		// The clientInfo servers see: as `switchboard version` says.
-		ClientVersion: buildVersion(),
-		Logger:        logger,
-		Prompter:      s.prompter(),
-		Permit:        s.permit(cfg),
+		hopts.ClientVersion = buildVersion()
+		hopts.Prompter = s.prompter()
 		// The command does its own bounded wait, with progress, before it
 		// asks for lists; whatever is still connecting then is reported,
 		// not waited for again.
-		ToolsWait: -1,
-		OnEvent:   s.onEvent,
-		Gate:      gate,
+		hopts.ToolsWait = -1
+		hopts.OnEvent = s.onEvent
+		hopts.ToolModifiers = mods
+		if o.Home == "" {
+			hopts.Authorizer = nil // no token store to read
+		}
+		// What to run when a server needs a login (`mcp login`).
+		hopts.ErrorHint = func(_ string, err error) string { return authHint(err) }
+		if o.HostOptions != nil {
+			o.HostOptions(hopts)
+		}
 	}
-	hopts.AllowPrivateNetworkForProjectServers = o.Private != nil && o.Private(cfg.Workspace)
-	hopts.ToolModifiers = mods
-	if o.Sandbox != nil {
-		hopts.SandboxDefaults = o.Sandbox()
+	sb, err := switchboard.Open(ctx, front)
+	if err != nil {
+		if re := (*switchboard.RepoSettingsError)(nil); errors.As(err, &re) {
+			return nil, ConfigErr(err, "")
+		}
+		return nil, err
 	}
-	if o.Home != "" {
-		// Stored tokens are used and refreshed; a new authorization is
-		// `mcp login`'s (mcp_login.go).
-		hopts.Authorizer = oauth.New(&oauth.Options{Dir: oauthDir(o.Home), Logger: logger})
+	s.sb = sb
+	s.h = sb.Host()
+	if o.Trust != nil {
+		s.trust = &launchTrust{LaunchTrust: sb.Trust(), settings: sb.Settings(), environ: os.Environ, now: o.now}
+		if hasRepoServers(cfg) {
+			s.trust.warnings = sb.Trust().Warnings()
+			s.diags = append(append([]config.Diagnostic(nil), s.diags...), s.trust.warnings...)
+		}
 	}
-	hopts.ErrorHint = func(_ string, err error) string { return authHint(err) }
-	if o.HostOptions != nil {
-		o.HostOptions(hopts)
-	}
-	s.h = host.New(cfg, hopts)
 	return s, nil
+}
+
+// sessionPrompter asks about project servers at the session's terminal
+// (the review, then yes or no); permission questions and elicitation have
+// their own (permit.go, prompter.go).
+type sessionPrompter struct {
+	switchboard.Headless
+	s *session
+}
+
+func (p *sessionPrompter) ApproveServer(ctx context.Context, r switchboard.Review) (bool, error) {
+	return p.reviewer().ApproveServer(ctx, r)
+}
+
+func (p *sessionPrompter) Approved(rs *config.ResolvedServer, err error) {
+	p.reviewer().Approved(rs, err)
+}
+
+func (p *sessionPrompter) reviewer() *reviewPrompter {
+	return &reviewPrompter{environ: os.Environ, in: p.s.input(), w: p.s.opts.IO.ErrOut}
 }
 
 // logger returns the host's logger: a JSON log in Home/logs at info level

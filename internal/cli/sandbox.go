@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/switchboard-mcp/switchboard"
+
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/proc"
@@ -13,24 +15,17 @@ import (
 	"github.com/switchboard-mcp/switchboard/policy"
 )
 
-// sandboxDefaults reads the per-scope sandbox defaults (SPEC §10.4) of
-// the user's settings, then --settings, then managed settings, each
-// overriding the one before; never project settings: a repository must
-// not unconfine its own servers. A file that cannot be read sets nothing.
+// sandboxDefaults reads the per-scope sandbox defaults of the user's
+// settings, then --settings, then managed settings, each overriding the
+// one before; never project settings: a repository must not unconfine its
+// own servers (config.SettingsStack.SandboxDefaults). A file that cannot
+// be read sets nothing.
 func (f *Factory) sandboxDefaults() config.SandboxDefaults {
-	managed := f.managedDir()
-	docs := []config.Settings{readSettingsFile(policy.UserSettingsPath(f.Home()))}
-	if s, err := f.Settings(); err == nil {
-		docs = append(docs, s)
+	st, err := f.settingsStack(nil)
+	if err != nil {
+		return nil
 	}
-	docs = append(docs, readSettingsFile(policy.ManagedSettingsPath(managed)))
-	var out config.SandboxDefaults
-	for _, s := range docs {
-		if d, err := s.SandboxDefaults(); err == nil && d != nil {
-			out = out.Merge(d)
-		}
-	}
-	return out
+	return st.SandboxDefaults()
 }
 
 // sandboxOf is the effective sandbox of rs in workspace (for a project
@@ -59,12 +54,27 @@ func sandboxWords(rs *config.ResolvedServer, workspace string, defaults config.S
 	return s
 }
 
+// reviewSandboxWords is what the approval review says of the sandbox the
+// front door will run the server in.
+func reviewSandboxWords(r switchboard.Review) string {
+	if config.InferType(r.Server.Effective) != config.TypeStdio {
+		return ""
+	}
+	s := config.DescribeSandbox(r.Sandbox, nil)
+	if r.Sandbox != nil {
+		if why := proc.SandboxSupport(); why != "" {
+			s += " — but it cannot start here: " + why
+		}
+	}
+	return s
+}
+
 // sandboxWords is what the approval review says of rs's sandbox.
 func (lt *launchTrust) sandboxWords(rs *config.ResolvedServer) string {
 	if lt == nil {
 		return sandboxWords(rs, "", nil, nil)
 	}
-	return sandboxWords(rs, lt.workspace, lt.sandbox, nil)
+	return sandboxWords(rs, lt.Workspace(), lt.SandboxDefaults(), nil)
 }
 
 // sandboxes says what each stdio server of the session can reach.

@@ -12,12 +12,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/host"
@@ -272,16 +272,12 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 	// stderr and nobody is asked on the terminal.
 	opts.ErrTTY = false
 
-	var (
-		gw     atomic.Pointer[gateway.Gateway]
-		permit atomic.Pointer[host.Permit]
-		asker  = &gateway.Asker{Rules: opts.ruleWriter(cfg.Workspace)}
-	)
-	setPermit := func(cfg *config.Resolved) {
-		p := opts.gatewayPermit(cfg, asker, opts.auth)
-		permit.Store(&p)
+	// Questions go to the calling client (gateway.Asker); the check is
+	// rebuilt from the policy in force on every reload.
+	asker := &gateway.Asker{Rules: opts.ruleWriter(cfg.Workspace)}
+	if opts.Policy != nil {
+		opts.Permit = func(p *policy.Policy) host.Permit { return opts.gatewayPermit(p, asker, opts.auth) }
 	}
-	setPermit(cfg)
 	prevHook := opts.HostOptions
 	opts.HostOptions = func(ho *host.Options) {
 		// Shutdown is bounded: a server that ignores stdin's end gets 1 s,
@@ -303,23 +299,6 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		ho.ToolsWait = opts.Wait
 		if ho.ToolsWait <= 0 {
 			ho.ToolsWait = -1 // no wait
-		}
-		if opts.Policy != nil {
-			ho.Permit = func(ctx context.Context, req host.PermitRequest) error {
-				if p := *permit.Load(); p != nil {
-					return p(ctx, req)
-				}
-				return nil
-			}
-		}
-		sessionEvent := ho.OnEvent
-		ho.OnEvent = func(ev host.Event) {
-			if sessionEvent != nil {
-				sessionEvent(ev)
-			}
-			if g := gw.Load(); g != nil {
-				g.HandleEvent(ev)
-			}
 		}
 		if prevHook != nil {
 			prevHook(ho)
@@ -361,7 +340,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		}()
 	}
 
-	g := gateway.New(s.h, &gateway.Options{
+	g := s.sb.Gateway(&gateway.Options{
 		Version:    buildVersion(), // the serverInfo clients see: as `switchboard version` says
 		Logger:     log,
 		AdminTools: opts.AdminTools,
@@ -379,50 +358,52 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		Metrics: opts.metrics,
 		Tracing: tracing,
 	})
-	gw.Store(g)
 	defer g.Close()
 
 	if opts.Watch {
-		cur := cfg // the configuration in force, for the watcher only
-		files := func() []watchFile {
-			return authWatch(configWatchFiles(cur, opts.Home, opts.HomeDir), opts.auth, opts.HomeDir)
-		}
-		stop, werr := watchConfig(files, log, func() {
-			// Keys first: a revoked key is refused before anything else
-			// is reloaded.
-			if a := opts.auth; a != nil {
-				if err := a.Reload(); err != nil {
-					log.Warn("gateway auth file cannot be used; no key is accepted until it is fixed", "file", a.File(), "error", err)
-				}
+		wctx, stopWatch := context.WithCancel(ctx)
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			err := s.sb.WatchWith(wctx, &switchboard.WatchOptions{
+				Logger: log,
+				Also: func() []string {
+					if a := opts.auth; a != nil {
+						return []string{a.File()}
+					}
+					return nil
+				},
+				// Keys first: a revoked key is refused before anything
+				// else is reloaded.
+				Before: func() {
+					if a := opts.auth; a != nil {
+						if err := a.Reload(); err != nil {
+							log.Warn("gateway auth file cannot be used; no key is accepted until it is fixed", "file", a.File(), "error", err)
+						}
+					}
+				},
+				After: func(res host.ApplyResult, err error) {
+					if err != nil {
+						log.Warn("reloading the configuration failed; keeping the one in force", "error", err)
+						return
+					}
+					// A file that does not parse keeps its last good
+					// contents (Config loads with a LastGood): a typo
+					// mid-edit stops no server, and edits to the other
+					// files, a managed deny list above all, apply now.
+					for _, d := range fileDiagnostics(s.sb.Config()) {
+						log.Warn("configuration file", "severity", d.Severity, "file", d.Position.File, "line", d.Position.Line, "col", d.Position.Col, "error", d.Error())
+					}
+					if res.Changed() {
+						log.Info("configuration reloaded", "added", res.Added, "removed", res.Removed, "restarted", res.Restarted)
+					}
+				},
+			})
+			if err != nil && wctx.Err() == nil {
+				log.Warn("not watching the configuration files", "error", err)
 			}
-			next, err := opts.Config()
-			if err != nil {
-				log.Warn("reloading the configuration failed; keeping the one in force", "error", err)
-				return
-			}
-			// A file that does not parse keeps its last good contents
-			// (Config loads with a LastGood): a typo mid-edit stops no
-			// server, and edits to the other files, a managed deny list
-			// above all, apply now.
-			for _, d := range fileDiagnostics(next) {
-				log.Warn("configuration file", "severity", d.Severity, "file", d.Position.File, "line", d.Position.Line, "col", d.Position.Col, "error", d.Error())
-			}
-			cur = next
-			setPermit(next)
-			if s.trust != nil {
-				s.trust.reloadSettings(next)
-			}
-			res := s.h.Apply(next)
-			if res.Changed() {
-				log.Info("configuration reloaded", "added", res.Added, "removed", res.Removed, "restarted", res.Restarted)
-			}
-			g.Kick()
-		})
-		if werr != nil {
-			log.Warn("not watching the configuration files", "error", werr)
-		} else {
-			defer stop()
-		}
+		}()
+		defer func() { stopWatch(); <-watched }()
 	}
 
 	if opts.HTTP == "" {
@@ -447,11 +428,7 @@ func fileDiagnostics(cfg *config.Resolved) []config.Diagnostic {
 // gatewayPermit is the permission check of the gateway: the rules of the
 // configuration's workspace and session, with questions put to the calling
 // client. nil when the command checks no permissions.
-func (o *ServeOptions) gatewayPermit(cfg *config.Resolved, asker host.Asker, a *gateway.Auth) host.Permit {
-	if o.Policy == nil {
-		return nil
-	}
-	p := o.Policy(cfg)
+func (o *ServeOptions) gatewayPermit(p *policy.Policy, asker host.Asker, a *gateway.Auth) host.Permit {
 	if len(o.SessionRules) > 0 {
 		p = p.With(o.SessionRules...)
 	}

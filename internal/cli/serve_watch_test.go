@@ -2,19 +2,15 @@ package cli
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
@@ -296,97 +292,6 @@ func TestGatewayBrokenFileKeepsLastGood(t *testing.T) {
 	waitServed(t, ctx, cs, stderr, "user file removed")
 }
 
-// TestWatchConfigEveryLocation drives the watcher with the loader, as
-// serve does, over every place a configuration file can be: each folder
-// is made only after the watch has started.
-func TestWatchConfigEveryLocation(t *testing.T) {
-	dir := t.TempDir()
-	homeDir := filepath.Join(dir, "home")
-	root := filepath.Join(dir, "ws")
-	for _, d := range []string{homeDir, filepath.Join(root, ".git")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sbHome := filepath.Join(homeDir, ".switchboard")
-	managedDir := filepath.Join(dir, "etc", "switchboard")
-	flagFile := filepath.Join(dir, "flags", "more", "flag.json")
-	lo := &config.LoadOptions{
-		Home: sbHome, HomeDir: homeDir, Cwd: root, ManagedDir: managedDir,
-		MCPConfigs: []string{flagFile}, LookupEnv: func(string) (string, bool) { return "", false },
-		LastGood: &config.LastGood{},
-	}
-	load := func() *config.Resolved {
-		cfg, err := config.Load(lo)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cfg
-	}
-	cur := load()
-	loaded := make(chan *config.Resolved, 100)
-	stop, err := watchConfig(func() []watchFile { return configWatchFiles(cur, sbHome, homeDir) }, slog.New(slog.DiscardHandler), func() {
-		cur = load()
-		loaded <- cur
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-
-	// waitFor waits for a reload whose configuration passes ok.
-	waitFor := func(step string, ok func(*config.Resolved) bool) {
-		t.Helper()
-		deadline := time.After(30 * time.Second)
-		for {
-			select {
-			case cfg := <-loaded:
-				if ok(cfg) {
-					return
-				}
-			case <-deadline:
-				t.Fatalf("%s: no reload saw it", step)
-			}
-		}
-	}
-	has := func(name string, scope config.Scope, avail config.Availability) func(*config.Resolved) bool {
-		return func(cfg *config.Resolved) bool {
-			s := cfg.Server(name)
-			return s != nil && s.Scope == scope && s.Availability == avail
-		}
-	}
-	write := func(path string, v any) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		writeJSON(t, path, v)
-	}
-
-	write(filepath.Join(homeDir, ".switchboard.json"), echoServers("legacy"))
-	waitFor("legacy ~/.switchboard.json", has("legacy", config.ScopeUser, config.Available))
-	write(filepath.Join(sbHome, "mcp.json"), echoServers("user"))
-	waitFor("new ~/.switchboard/mcp.json", func(cfg *config.Resolved) bool {
-		return has("user", config.ScopeUser, config.Available)(cfg) && cfg.Server("legacy") == nil
-	})
-	write(filepath.Join(root, "mcp.json"), echoServers("proj"))
-	waitFor("<root>/mcp.json", has("proj", config.ScopeProject, config.Available))
-	write(filepath.Join(root, ".switchboard", "workspace.json"), map[string]any{"disabledMcpServers": []string{"user"}})
-	waitFor("new <root>/.switchboard/workspace.json", has("user", config.ScopeUser, config.Disabled))
-	write(flagFile, echoServers("flag"))
-	waitFor("--mcp-config file in a new folder", has("flag", config.ScopeFlag, config.Available))
-	write(filepath.Join(managedDir, "managed-mcp.json"), map[string]any{"deniedMcpServers": []string{"proj"}})
-	waitFor("managed file in a new folder", has("proj", config.ScopeProject, config.Disabled))
-
-	// A folder removed and made again is watched again.
-	if err := os.RemoveAll(filepath.Join(root, ".switchboard")); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(".switchboard removed", has("user", config.ScopeUser, config.Available))
-	write(filepath.Join(root, ".switchboard", "workspace.json"), map[string]any{"disabledMcpServers": []string{"flag"}})
-	waitFor(".switchboard made again", has("flag", config.ScopeFlag, config.Disabled))
-}
-
 // A gateway re-reads the settings that pre-approve project servers when
 // they change: once the user withdraws enableAllProjectMcpServers, a
 // definition the repository then changes is held, not started (review 16).
@@ -419,81 +324,4 @@ func TestGatewayFollowsPreApprovalEdits(t *testing.T) {
 	if got := servedServers(t, ctx, cs); len(got) != 1 || got[0] != "mine" {
 		t.Errorf("after the pre-approval was withdrawn, the repository's changed definition is served: %q (want only \"mine\")", got)
 	}
-}
-
-// A folder written to again and again (a server's log beside a
-// configuration file) does not put a reload off for ever: a configuration
-// edit applies within a bound (review 16).
-func TestWatchReloadsDespiteBusyFolder(t *testing.T) {
-	cfgFile, reloads := watchOneFile(t)
-	dir := filepath.Dir(cfgFile)
-	base := reloads.Load()
-
-	// A server's log in the same folder, written every 50ms.
-	done := make(chan struct{})
-	go func() {
-		log := filepath.Join(dir, "server.log")
-		for i := 0; ; i++ {
-			select {
-			case <-done:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-			f, err := os.OpenFile(log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-			if err == nil {
-				f.WriteString("line\n")
-				f.Close()
-			}
-		}
-	}()
-	defer close(done)
-	time.Sleep(100 * time.Millisecond)
-	// The user edits the configuration.
-	if err := os.WriteFile(cfgFile, []byte(`{"mcpServers": {"x": {"command": "x"}}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(3 * time.Second)
-	if got := reloads.Load() - base; got == 0 {
-		t.Errorf("no reload 3s after the configuration changed: the debounce is reset by every unrelated write in the folder")
-	}
-}
-
-// A configuration file whose mode changes is read again: one that was made
-// unreadable and then readable again loads (review 16: chmod events were
-// all ignored).
-func TestWatchReloadsOnAModeChange(t *testing.T) {
-	cfgFile, reloads := watchOneFile(t)
-	base := reloads.Load()
-	if err := os.Chmod(cfgFile, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(10 * time.Second); reloads.Load() == base; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no reload after the file's mode changed")
-		}
-	}
-}
-
-// watchOneFile watches one configuration file in a folder of its own (every
-// change there counts), counting reloads, and returns once the start-up
-// reload has run.
-func watchOneFile(t *testing.T) (cfgFile string, reloads *atomic.Int32) {
-	t.Helper()
-	cfgFile = filepath.Join(t.TempDir(), "servers.json")
-	if err := os.WriteFile(cfgFile, []byte(`{"mcpServers": {}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	reloads = new(atomic.Int32)
-	stop, err := watchConfig(func() []watchFile { return []watchFile{{path: cfgFile}} },
-		slog.New(slog.NewTextHandler(io.Discard, nil)), func() { reloads.Add(1) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
-	for deadline := time.Now().Add(10 * time.Second); reloads.Load() == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no start-up reload")
-		}
-	}
-	return cfgFile, reloads
 }

@@ -136,7 +136,7 @@ func (s *session) toolPermissions() func(host.Tool) toolPermission {
 	if s.opts.Policy == nil {
 		return func(host.Tool) toolPermission { return toolPermission{} }
 	}
-	p := s.opts.Policy(s.cfg)
+	p := s.sb.Policy()
 	if len(s.opts.SessionRules) > 0 {
 		p = p.With(s.opts.SessionRules...)
 	}

@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
 
 	"github.com/switchboard-mcp/switchboard/config"
@@ -22,67 +20,54 @@ import (
 )
 
 // UserSettingsFile and ManagedSettingsFile name the settings files that may
-// pre-approve project servers (§2), beside --settings. Local settings live
-// in the user settings file under "projects"["<absolute workspace>"].
-// Nothing under the workspace is ever read for this: a repository must
-// not approve its own servers.
+// pre-approve project servers, beside --settings. Local settings live in
+// the user settings file under "projects"["<absolute workspace>"]. Nothing
+// under the workspace is ever read for this: a repository must not
+// approve its own servers.
 const (
-	UserSettingsFile    = "settings.json"
-	ManagedSettingsFile = "managed-settings.json"
+	UserSettingsFile    = config.SettingsFileName
+	ManagedSettingsFile = config.ManagedSettingsFileName
 )
 
-// launchTrust is one run's launch-trust state: the store, what the user's
-// settings approve in advance, and the servers denied for this run only.
+// launchTrust is one run's launch trust (switchboard.LaunchTrust: the
+// store, the pre-approvals of the settings, the servers denied for this
+// run) with what the CLI shows of it.
 type launchTrust struct {
-	store     *trust.Store
-	workspace string
-	// home and cli are what the pre-approvals are read from again
-	// (reloadSettings), with the managed folder.
-	home string
-	cli  config.Settings
-
-	preMu   sync.RWMutex
-	pre     trust.PreApproval
-	environ func() []string
-	now     func() time.Time
+	*switchboard.LaunchTrust
+	// home is the Switchboard directory; settings the layers the
+	// pre-approvals were read from.
+	home     string
+	settings *config.SettingsStack
+	environ  func() []string
+	now      func() time.Time
 	// warnings are problems with the store or settings files, reported
-	// with the configuration diagnostics.
+	// with the configuration diagnostics when a project server depends on
+	// them.
 	warnings []config.Diagnostic
-
-	mu     sync.Mutex
-	denied map[string]bool
-	// sandbox are the settings' sandbox defaults, for the review.
-	sandbox config.SandboxDefaults
 }
 
 // launchTrust builds the launch trust of a run on cfg: the store in the
 // Switchboard home and the pre-approvals of --settings, managed, user and
 // local settings.
 func (f *Factory) launchTrust(cfg *config.Resolved) (*launchTrust, error) {
-	lt := &launchTrust{
-		sandbox:   f.sandboxDefaults(),
-		store:     trust.Open(f.Home()),
-		home:      f.Home(),
-		workspace: cfg.Workspace,
-		environ:   os.Environ,
-		now:       f.Now,
-		denied:    map[string]bool{},
-	}
-	if lt.now == nil {
-		lt.now = time.Now
-	}
-	cli, err := f.Settings()
+	st, err := f.settingsStack(cfg)
 	if err != nil {
 		return nil, err
 	}
-	lt.cli = cli
-	warnings := lt.reloadSettings(cfg)
+	now := f.Now
+	if now == nil {
+		now = time.Now
+	}
+	lt := &launchTrust{
+		LaunchTrust: switchboard.NewLaunchTrust(f.Home(), cfg.Workspace, st, now),
+		home:        f.Home(),
+		settings:    st,
+		environ:     os.Environ,
+		now:         now,
+	}
 	if hasRepoServers(cfg) {
 		// Only worth saying when a project server depends on it.
-		lt.warnings = warnings
-		if err := lt.store.Err(); err != nil {
-			lt.warnings = append(lt.warnings, config.Diagnostic{Severity: config.SeverityWarning, Message: err.Error()})
-		}
+		lt.warnings = lt.Warnings()
 	}
 	return lt, nil
 }
@@ -96,193 +81,37 @@ func hasRepoServers(cfg *config.Resolved) bool {
 	return false
 }
 
-// settingsSources reads the settings that may pre-approve project servers,
-// in order: --settings, managed, local, user. A file that does not parse
-// contributes nothing (fail closed) and a warning.
-func settingsSources(home, managedDir, workspace string, cli config.Settings) ([]trust.SettingsSource, []config.Diagnostic) {
-	var out []trust.SettingsSource
-	var warnings []config.Diagnostic
-	if cli != nil {
-		out = append(out, trust.SettingsSource{Label: "--settings", Settings: cli})
-	}
-	read := func(path string) config.Settings {
-		data, err := os.ReadFile(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err == nil {
-			var s config.Settings
-			if s, err = config.ParseSettings(path, data); err == nil {
-				return s
-			}
-			warnings = append(warnings, config.Diagnostic{Severity: config.SeverityWarning,
-				Message: err.Error() + "; its project server approvals are ignored"})
-			return nil
-		}
-		warnings = append(warnings, config.Diagnostic{Severity: config.SeverityWarning, Position: config.Position{File: path},
-			Message: fmt.Sprintf("cannot be read (%v); its project server approvals are ignored", unwrapPath(err))})
-		return nil
-	}
-	if managedDir != "" {
-		p := filepath.Join(managedDir, ManagedSettingsFile)
-		if s := read(p); s != nil {
-			out = append(out, trust.SettingsSource{Label: "managed settings " + p, Settings: s})
-		}
-	}
-	if home != "" {
-		p := filepath.Join(home, UserSettingsFile)
-		if s := read(p); s != nil {
-			keys, locals := localSettings(s, workspace)
-			for i, local := range locals {
-				label := fmt.Sprintf("local settings in %s", p)
-				if len(keys) > 1 {
-					// Each entry of this directory counts (a rejection in
-					// any wins); name which one decided.
-					label = fmt.Sprintf("local settings in %s (projects[%q])", p, keys[i])
-				}
-				if err := local.Validate(); err != nil {
-					warnings = append(warnings, config.Diagnostic{Severity: config.SeverityWarning, Position: config.Position{File: p},
-						Message: fmt.Sprintf("projects[%q]: %v; its project server approvals are ignored", keys[i], err)})
-				} else {
-					out = append(out, trust.SettingsSource{Label: label, Settings: local})
-				}
-			}
-			if len(keys) > 1 {
-				warnings = append(warnings, config.Diagnostic{Severity: config.SeverityWarning, Position: config.Position{File: p},
-					Message: fmt.Sprintf("projects[%q] and projects[%q] are two entries for the same workspace; the project server approvals of both are used",
-						keys[0], keys[1]),
-					Fix: fmt.Sprintf("merge them into projects[%q]", keys[0])})
-			}
-			out = append(out, trust.SettingsSource{Label: "user settings " + p, Settings: userLevel(s)})
-		}
-	}
-	return out, warnings
-}
-
-// localSettings returns the "projects" entries of the user settings that
-// belong to workspace, best first, and their keys: the entry spelled as
-// the workspace, or as another path to the same directory (a symlink,
-// a trailing slash; see config.MatchProjectKeys).
-func localSettings(s config.Settings, workspace string) ([]string, []config.Settings) {
-	if workspace == "" {
-		return nil, nil
-	}
-	projects, _ := s["projects"].(map[string]any)
-	var keys []string
-	var out []config.Settings
-	for _, k := range projectKeys(projects, workspace) {
-		if local, ok := projects[k].(map[string]any); ok {
-			keys = append(keys, k)
-			out = append(out, config.Settings(local))
-		}
-	}
-	return keys, out
-}
-
-// userLevel is the user settings without "projects": a workspace's local
-// entry applies to that workspace only.
-func userLevel(s config.Settings) config.Settings {
-	out := config.Settings{}
-	for k, v := range s {
-		if k != "projects" {
-			out[k] = v
-		}
-	}
-	return out
-}
-
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
-// verdict decides one server; a server denied for this run keeps the
-// verdict that got it asked about.
-func (lt *launchTrust) verdict(rs *config.ResolvedServer) trust.Verdict {
-	lt.preMu.RLock()
-	pre := lt.pre
-	lt.preMu.RUnlock()
-	return trust.Decide(lt.store, pre, rs, lt.workspace)
-}
-
-// reloadSettings reads the settings that pre-approve or reject project
-// servers (managed, local, user; --settings as given), and returns the
-// problems of those that cannot be used. A gateway reads them again on
-// each reload: it
-// follows edits of them as it follows the configuration, so a withdrawn
-// pre-approval holds a server the repository then changes, and a new
-// disabledMcpjsonServers holds it at its next start. As with a revoked
-// approval, a server running now is not stopped.
-func (lt *launchTrust) reloadSettings(cfg *config.Resolved) (warnings []config.Diagnostic) {
-	sources, warnings := settingsSources(lt.home, filepath.Dir(cfg.Files.Managed), lt.workspace, lt.cli)
-	pre := trust.NewPreApproval(sources...)
-	lt.preMu.Lock()
-	lt.pre = pre
-	lt.preMu.Unlock()
-	return warnings
-}
-
-// gate is the host.Gate of the run.
-func (lt *launchTrust) gate(rs *config.ResolvedServer) (host.State, string) {
-	v := lt.verdict(rs)
-	if v.Allowed() {
-		return "", ""
-	}
-	lt.mu.Lock()
-	denied := lt.denied[rs.Name]
-	lt.mu.Unlock()
-	reason := v.Reason(rs)
-	if denied {
-		reason = fmt.Sprintf("you did not approve it for this run; run `%s` to review it again", trust.ApproveCommand(rs.Name))
-	}
-	return host.State(v.State()), reason
-}
-
-// pending returns the available servers of cfg that need a person's
-// approval before they can start.
-func (lt *launchTrust) pending(cfg *config.Resolved) []*config.ResolvedServer {
-	var out []*config.ResolvedServer
-	for i := range cfg.Servers {
-		rs := &cfg.Servers[i]
-		if rs.Availability != config.Available {
-			continue
-		}
-		if st := lt.verdict(rs).Status; st == trust.NeedsApproval || st == trust.Stale {
-			out = append(out, rs)
-		}
-	}
-	return out
-}
-
 // askPending asks the person at the terminal about every server that
 // needs approval, before anything starts. An approval is stored; a no (or
 // closed input) holds the server for this run only.
 func (lt *launchTrust) askPending(ctx context.Context, cfg *config.Resolved, in *lineReader, w io.Writer) {
-	for _, rs := range lt.pending(cfg) {
-		v := lt.verdict(rs)
-		writeReview(w, rs, v, lt.environ(), lt.sandboxWords(rs))
-		ok, err := askApproval(ctx, in, w, "Approve and start it? [y]es (remembered for this workspace), [N]o (not this run): ")
-		if err == nil && ok {
-			if _, err := lt.store.Approve(lt.workspace, rs, lt.now()); err != nil {
-				fmt.Fprintf(w, "  Could not save the approval (%s); it is not started.\n", termsafe.Line(err.Error()))
-				lt.deny(rs.Name)
-				continue
-			}
-			fmt.Fprintf(w, "  Approved %s.\n\n", rs.Name)
-			continue
-		}
-		lt.deny(rs.Name)
-		fmt.Fprintf(w, "  Not approved: %s will not start in this run.\n\n", rs.Name)
-	}
+	_ = lt.Ask(ctx, cfg, &reviewPrompter{environ: lt.environ, in: in, w: w})
 }
 
-func (lt *launchTrust) deny(name string) {
-	lt.mu.Lock()
-	lt.denied[name] = true
-	lt.mu.Unlock()
+// reviewPrompter asks about a project server at the terminal: the review
+// (what exactly it runs), then a yes or no.
+type reviewPrompter struct {
+	switchboard.Headless
+	environ func() []string
+	in      *lineReader
+	w       io.Writer
+}
+
+func (p *reviewPrompter) ApproveServer(ctx context.Context, r switchboard.Review) (bool, error) {
+	writeReview(p.w, r.Server, r.Verdict, p.environ(), reviewSandboxWords(r))
+	ok, err := askApproval(ctx, p.in, p.w, "Approve and start it? [y]es (remembered for this workspace), [N]o (not this run): ")
+	if err != nil || !ok {
+		fmt.Fprintf(p.w, "  Not approved: %s will not start in this run.\n\n", r.Server.Name)
+	}
+	return ok, err
+}
+
+func (p *reviewPrompter) Approved(rs *config.ResolvedServer, err error) {
+	if err != nil {
+		fmt.Fprintf(p.w, "  Could not save the approval (%s); it is not started.\n", termsafe.Line(err.Error()))
+		return
+	}
+	fmt.Fprintf(p.w, "  Approved %s.\n\n", rs.Name)
 }
 
 // askApproval asks a yes/no question; only an explicit yes approves.
@@ -466,25 +295,6 @@ func trustRefusal(s *session) error {
 	return nil
 }
 
-// launchGate builds the run's launch trust and, on a terminal, asks about
-// the servers that need approval before anything starts. It returns nil
-// (host.DefaultGate) when the options build no trust.
-func (s *session) launchGate(ctx context.Context) (host.Gate, error) {
-	if s.opts.Trust == nil {
-		return nil, nil
-	}
-	lt, err := s.opts.Trust(s.cfg)
-	if err != nil {
-		return nil, err
-	}
-	s.trust = lt
-	s.diags = append(append([]config.Diagnostic(nil), s.diags...), lt.warnings...)
-	if s.opts.IO.CanPrompt {
-		lt.askPending(ctx, s.cfg, s.input(), s.opts.IO.ErrOut)
-	}
-	return lt.gate, nil
-}
-
 // approvalJSON is a server's launch-trust verdict (§2) as `mcp get --json`
 // ("approval") and `doctor --json` (the "trust" rows' "approval") show it.
 // The keys are stable; scripts may rely on them.
@@ -541,7 +351,7 @@ type approvalJSON struct {
 // Nothing secret is shown: arguments and URLs pass through the redaction
 // `mcp get` uses, env and header values are not shown at all.
 func (lt *launchTrust) approval(rs *config.ResolvedServer) approvalJSON {
-	v := lt.verdict(rs)
+	v := lt.Verdict(rs)
 	a := approvalJSON{
 		Verdict:  v.Status.String(),
 		Required: rs.Trust == config.TrustRepo,
@@ -553,9 +363,9 @@ func (lt *launchTrust) approval(rs *config.ResolvedServer) approvalJSON {
 		return a
 	}
 	a.Fingerprint = v.Fingerprint
-	if lt.workspace != "" {
-		a.Workspace = lt.workspace
-		if k := trust.WorkspaceKey(lt.workspace); k != lt.workspace {
+	if lt.Workspace() != "" {
+		a.Workspace = lt.Workspace()
+		if k := trust.WorkspaceKey(lt.Workspace()); k != lt.Workspace() {
 			a.WorkspaceKey = k
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/trust"
 )
@@ -249,27 +248,6 @@ func TestInteractiveApproval(t *testing.T) {
 	}
 }
 
-// TestGateStates maps verdicts to host states with reasons.
-func TestGateStates(t *testing.T) {
-	lt := &launchTrust{store: trust.Open(t.TempDir()), workspace: "/ws", denied: map[string]bool{}, now: time.Now}
-	rs := &config.ResolvedServer{Name: "r", Scope: config.ScopeProject, Trust: config.TrustRepo, File: "/ws/.mcp.json", Written: config.Server{Command: "x"}}
-	if st, why := lt.gate(rs); st != host.StateNeedsApproval || !strings.Contains(why, "switchboard mcp approve r") {
-		t.Errorf("gate = %s %q", st, why)
-	}
-	lt.store.Approve("/ws", rs, time.Now())
-	if st, _ := lt.gate(rs); st != "" {
-		t.Errorf("approved: %s", st)
-	}
-	rs.Written.Command = "y"
-	if st, why := lt.gate(rs); st != host.StateApprovalStale || !strings.Contains(why, "(command)") {
-		t.Errorf("stale: %s %q", st, why)
-	}
-	user := &config.ResolvedServer{Name: "u", Scope: config.ScopeUser, Trust: config.TrustUser}
-	if st, _ := lt.gate(user); st != "" {
-		t.Errorf("user: %s", st)
-	}
-}
-
 // TestApproveCommands covers mcp approve, revoke and reset-project-choices.
 func TestApproveCommands(t *testing.T) {
 	w := trustWorld(t, w0server())
@@ -334,7 +312,7 @@ func TestApprovalWhileRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := host.New(cfg, &host.Options{Gate: lt.gate, CloseGrace: 200 * time.Millisecond})
+	h := host.New(cfg, &host.Options{Gate: lt.Gate, CloseGrace: 200 * time.Millisecond})
 	defer h.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

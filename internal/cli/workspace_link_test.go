@@ -124,7 +124,7 @@ func TestLocalSettingsThroughSymlink(t *testing.T) {
 }
 
 func TestAllowPrivateNetworkThroughSymlink(t *testing.T) {
-	on := map[string]any{allowPrivateNetworkKey: true}
+	on := map[string]any{config.AllowPrivateNetworkKey: true}
 	w, alias := linkedWorld(t)
 	other := filepath.Join(w.work, "other")
 	if err := os.MkdirAll(other, 0o755); err != nil {
