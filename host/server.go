@@ -43,6 +43,7 @@ type server struct {
 	mu         sync.Mutex
 	state      State
 	reason     string
+	cause      error // the error that put it in StateError (ServerStatus.Err)
 	since      time.Time
 	conn       *conn
 	lastConn   *conn // for the stderr tail after a failure
@@ -235,7 +236,7 @@ func (s *server) run(ctx context.Context) {
 		return
 	}
 	if err != nil {
-		s.setState(StateError, s.errorReason(err))
+		s.fail(err, s.errorReason(err))
 		return
 	}
 	attempt := 0
@@ -269,7 +270,7 @@ func (s *server) run(ctx context.Context) {
 		for {
 			attempt++
 			if attempt > MaxReconnectAttempts {
-				s.setState(StateError, fmt.Sprintf("connection lost (%s); gave up after %d reconnect attempts: %s",
+				s.fail(err, fmt.Sprintf("connection lost (%s); gave up after %d reconnect attempts: %s",
 					why, MaxReconnectAttempts, s.lastErrOr(err, why)))
 				return
 			}
@@ -385,10 +386,14 @@ func (s *server) dropConn(c *conn) {
 
 // setState records a transition, wakes waiters when the server settles and
 // reports it.
-func (s *server) setState(st State, reason string) {
+func (s *server) setState(st State, reason string) { s.setStateCause(st, reason, nil) }
+
+// setStateCause is setState that also records the error that caused st.
+func (s *server) setStateCause(st State, reason string, cause error) {
 	s.mu.Lock()
 	from := s.state
 	s.state, s.reason, s.since = st, oneLine(s.h.secrets.String(reason)), s.h.clock.Now()
+	s.cause = s.h.secrets.Error(cause)
 	if st == StateConnecting {
 		select {
 		case <-s.settled:
@@ -672,6 +677,9 @@ func (s *server) status() ServerStatus {
 	}
 	s.mu.Lock()
 	st.Since = s.since
+	if st.State == StateError && s.collision == "" {
+		st.Err = s.cause
+	}
 	st.Reconnects = s.reconnects
 	if len(s.listErrs) > 0 {
 		st.ListErrors = maps.Clone(s.listErrs)

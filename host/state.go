@@ -37,6 +37,10 @@ type ServerStatus struct {
 	// Reason is one line saying why the server is in its state (empty when
 	// connected and healthy).
 	Reason string `json:"error"`
+	// Err, in StateError, is the error that put the server there, if one
+	// did (nil otherwise), for errors.As: an *oauth.LoginRequiredError, a
+	// refused address. Reason holds its text (secrets scrubbed, one line).
+	Err error `json:"-"`
 	// Since is when the server entered State.
 	Since time.Time `json:"since"`
 	// Command is the literal command line (stdio), as it would run, or the

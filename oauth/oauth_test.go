@@ -54,6 +54,14 @@ func TestOAuthWithoutTokenAsksForLogin(t *testing.T) {
 	if !strings.Contains(st.Reason, "login required for locked") {
 		t.Errorf("reason = %q, want a *LoginRequiredError for locked", st.Reason)
 	}
+	// The status carries the cause itself, for an application to branch on.
+	var lr *oauth.LoginRequiredError
+	if !errors.As(st.Err, &lr) || lr.Server != "locked" {
+		t.Errorf("status Err = %#v, want a *LoginRequiredError for locked", st.Err)
+	}
+	if strings.Contains(st.Err.Error()+st.Reason, "switchboard mcp") {
+		t.Errorf("the library names a CLI command: %q", st.Reason)
+	}
 	if a, _, _ := srv.Counts(); a != 0 {
 		t.Errorf("a host that cannot ask anyone started %d authorizations", a)
 	}
