@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -76,4 +78,79 @@ func ExampleDPoPKeyFile() {
 	// Output:
 	// home/.switchboard/oauth/corp.json
 	// home/.switchboard/oauth/corp.dpop.key
+}
+
+// A Loopback receives the authorization server's redirect on 127.0.0.1:
+// its RedirectURL and Authorize go into Options. Here the "browser" that
+// show opens is an HTTP client, and the authorization server approves at
+// once.
+func ExampleNewLoopback() {
+	lb, err := oauth.NewLoopback(func(authURL string) {
+		// A real show opens the browser and prints the URL. The
+		// authorization server would send the browser back to
+		// redirect_uri with a code.
+		u, _ := url.Parse(authURL)
+		back := u.Query().Get("redirect_uri") + "?code=c1&state=" + u.Query().Get("state")
+		go func() {
+			if resp, err := http.Get(back); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer lb.Close()
+	_ = &oauth.Options{RedirectURL: lb.RedirectURL, Authorize: lb.Authorize}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	authURL := "https://as.example/authorize?" + url.Values{"redirect_uri": {lb.RedirectURL}, "state": {"s1"}}.Encode()
+	back, err := lb.Authorize(ctx, "docs", authURL)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(back.Query().Get("code"), back.Query().Get("state"))
+	// Output: c1 s1
+}
+
+// Logout forgets what a login stored for one server: its token file and
+// DPoP key file. It reports whether there was anything to forget.
+func ExampleLogout() {
+	dir, err := os.MkdirTemp("", "oauth")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	_ = os.WriteFile(oauth.TokenFile(dir, "docs"), []byte("{}"), 0o600) // as a login leaves it
+
+	fmt.Println(oauth.Logout(dir, "docs"))
+	fmt.Println(oauth.Logout(dir, "docs"))
+	// Output:
+	// true <nil>
+	// false <nil>
+}
+
+// FollowRedirect is the Authorize of authorization servers that approve
+// without a person (test servers, say): it fetches the authorization URL
+// and takes the redirect as the answer (Options.NoBrowser uses it).
+func ExampleFollowRedirect() {
+	as := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		back := r.URL.Query().Get("redirect_uri") + "?code=c1&state=" + r.URL.Query().Get("state")
+		http.Redirect(w, r, back, http.StatusFound)
+	}))
+	defer as.Close()
+
+	authorize := oauth.FollowRedirect(nil)
+	authURL := as.URL + "/authorize?" + url.Values{"redirect_uri": {"http://127.0.0.1/callback"}, "state": {"s1"}}.Encode()
+	back, err := authorize(context.Background(), "docs", authURL)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(back)
+	// Output: http://127.0.0.1/callback?code=c1&state=s1
 }
