@@ -324,6 +324,12 @@ func TestProblems(t *testing.T) {
 		if pr.Fix == "" {
 			t.Errorf("problem %q has no fix", pr.Message)
 		}
+		if strings.Contains(pr.Fix, "`switchboard") {
+			t.Errorf("fix %q names a CLI command; the CLI adds those", pr.Fix)
+		}
+		if want := pr.Rule.Text == "mcp__nosuch__tool"; pr.NoSuchServer != want {
+			t.Errorf("problem of %s: NoSuchServer = %v, want %v", pr.Rule.Text, pr.NoSuchServer, want)
+		}
 		got = append(got, pr.Rule.Text+" ("+string(pr.Source.Scope)+"): "+pr.Message)
 	}
 	want := []string{

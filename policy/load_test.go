@@ -124,8 +124,8 @@ func TestLoadFailsClosed(t *testing.T) {
 			if d.Action != Ask || !strings.Contains(d.Reason, "allow rules are off") || d.Suggest != "" {
 				t.Errorf("Decide = %+v; want ask with allow rules off", d)
 			}
-			if h := d.Hint("x"); !strings.Contains(h, "switchboard doctor") {
-				t.Errorf("Hint = %q; want it to point at doctor", h)
+			if h := d.Hint("x"); h != "fix the settings file named above, or run it where a person can answer" {
+				t.Errorf("Hint = %q; want it to say to fix the file (a library hint names no CLI command)", h)
 			}
 			probs := p.Problems(nil)
 			if len(probs) == 0 || !strings.Contains(probs[0].Message, tc.want) || probs[0].Rule != nil {
@@ -147,8 +147,8 @@ func TestLoadBrokenManagedFileDeniesAll(t *testing.T) {
 	if d.Action != Deny || !strings.Contains(d.Reason, "managed settings") || d.Rule != nil {
 		t.Errorf("Decide = %+v; want deny naming the managed settings", d)
 	}
-	if h := d.Hint("x"); !strings.Contains(h, "administrator") || !strings.Contains(h, "switchboard doctor") {
-		t.Errorf("Hint = %q", h)
+	if h := d.Hint("x"); h != "ask the administrator to fix the managed settings file" {
+		t.Errorf("Hint = %q; want it to send the person to the administrator (a library hint names no CLI command)", h)
 	}
 	if q := p.With(RulesFrom(Source{Scope: ScopeFlag}, []string{"mcp__github"}, nil, nil)...); q.Decide(call("github", "merge")).Action != Deny {
 		t.Errorf("a session allow rule lifted the deny of an unreadable managed file")

@@ -413,8 +413,13 @@ type Problem struct {
 	Rule    *Rule
 	Source  Source
 	Message string
-	// Fix says in one line what to do about it.
+	// Fix says in one line what to do about it, in terms of the settings
+	// (it names no command of any front end).
 	Fix string
+	// NoSuchServer reports a rule that names a server that is not
+	// configured (checked only when Problems is given the servers), so a
+	// front end can point at its own list of servers.
+	NoSuchServer bool
 }
 
 // Problems returns every problem with the rules. servers are the names of
@@ -441,9 +446,9 @@ func (p *Policy) Problems(servers []string) []Problem {
 			}
 		}
 		if !named {
-			out = append(out, Problem{Rule: &r, Source: r.Source,
+			out = append(out, Problem{Rule: &r, Source: r.Source, NoSuchServer: true,
 				Message: "it names a server that is not configured",
-				Fix:     "check the server's name with `switchboard mcp list`, or remove the rule"})
+				Fix:     "check the server's name against the configured servers, or remove the rule"})
 		}
 	}
 	return out
@@ -475,12 +480,12 @@ func (d Decision) Hint(userFile string) string {
 		case d.Action == Deny && d.Rule != nil:
 			return fmt.Sprintf("remove %q from permissions.deny in %s to let it run", d.Rule.Text, d.Rule.Source)
 		case d.Action == Deny:
-			return "ask the administrator to fix the managed settings file (`switchboard doctor` shows the error)"
+			return "ask the administrator to fix the managed settings file"
 		case d.Action == Ask && d.Rule != nil && d.Rule.List == Ask:
 			return fmt.Sprintf("run it where a person can answer, or remove %q from permissions.ask in %s", d.Rule.Text, d.Rule.Source)
 		case d.Action == Ask && d.Rule == nil:
 			// No rule matched and no suggestion: allow rules are off.
-			return "fix the settings file named above (`switchboard doctor` shows where), or run it where a person can answer"
+			return "fix the settings file named above, or run it where a person can answer"
 		case d.Action == Ask:
 			return "run it where a person can answer the question"
 		}

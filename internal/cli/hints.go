@@ -1,0 +1,35 @@
+package cli
+
+import (
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/policy"
+)
+
+// The library packages state facts and fixes in terms of files and
+// settings; the commands a person runs to act on them are the CLI's to
+// name, and are added here, where the CLI prints them.
+
+// problemFix is the fix doctor prints for a permission-rule problem.
+func problemFix(p policy.Problem) string {
+	if p.NoSuchServer {
+		return "check the server's name with `switchboard mcp list`, or remove the rule"
+	}
+	return p.Fix
+}
+
+// deniedHint is the hint printed under a refused call: the policy's
+// hint, pointing at doctor when a settings file that cannot be used is
+// why (no rule decided, and none can be suggested).
+func deniedHint(de *host.DeniedError) string {
+	d := de.Decision
+	if de.Hint == "" || d.Suggest != "" || d.Rule != nil {
+		return de.Hint
+	}
+	switch d.Action {
+	case policy.Deny:
+		return de.Hint + " (`switchboard doctor` shows the error)"
+	case policy.Ask:
+		return "fix the settings file named above (`switchboard doctor` shows where), or run it where a person can answer"
+	}
+	return de.Hint
+}
