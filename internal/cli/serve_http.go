@@ -50,6 +50,7 @@ func serveHTTP(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, log 
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", guard.wrap(life))
 	mux.HandleFunc("/healthz", healthz(g.Host(), opts.Stateless))
+	mountOAuth(ctx, mux, opts, log) // RFC 9728 metadata (serve_jwt.go)
 	if opts.metrics != nil {
 		// Behind the same auth as /mcp: the counts name servers and tools.
 		mux.Handle("/metrics", guard.wrap(opts.metrics.Handler()))
@@ -159,7 +160,7 @@ func (g *httpGuard) wrap(next http.Handler) http.Handler {
 			// Compared by digest, in constant time (gateway.Auth).
 			p, err := g.auth.Authenticate(r.Context(), got)
 			if err != nil {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
+				w.Header().Set("WWW-Authenticate", g.auth.Challenge(err)) // names the OAuth metadata, if any
 				http.Error(w, "unauthorized: send Authorization: Bearer <token>", http.StatusUnauthorized)
 				return
 			}

@@ -188,7 +188,10 @@ func start(t testing.TB, bin string, opts *Options) (*Server, error) {
 	}
 	s.Issuer = opts.Issuer
 	if s.Issuer == "" {
-		s.Issuer = s.Public + "/"
+		// No trailing slash: a client (the Go SDK's among them) would
+		// insert the well-known path before it, and Hydra answers
+		// /.well-known/…/ with a redirect such a client refuses.
+		s.Issuer = s.Public
 	}
 	top := opts.TopLevelClaims
 	if top == nil {
@@ -212,6 +215,8 @@ func start(t testing.TB, bin string, opts *Options) (*Server, error) {
 		"strategies": map[string]any{"access_token": "jwt"},
 		"oauth2":     map[string]any{"allowed_top_level_claims": top},
 		"oidc":       map[string]any{"dynamic_client_registration": map[string]any{"enabled": true}},
+		// Advertised, so that an MCP client registers itself (RFC 7591).
+		"webfinger": map[string]any{"oidc_discovery": map[string]any{"client_registration_url": s.Public + "/oauth2/register"}},
 	}
 	dir := t.TempDir()
 	b, _ := json.Marshal(cfg)
@@ -297,6 +302,10 @@ type Client struct {
 	Scope string
 	// RedirectURIs, for the authorization code grant.
 	RedirectURIs []string
+	// AuthMethod is how it authenticates at the token endpoint: if empty,
+	// client_secret_basic (the Go SDK's OAuth client wants
+	// client_secret_post).
+	AuthMethod string
 }
 
 // CreateClient registers c through the admin API and returns it with its
@@ -306,12 +315,15 @@ func (s *Server) CreateClient(t testing.TB, c Client) Client {
 	if len(c.GrantTypes) == 0 {
 		c.GrantTypes = []string{"client_credentials"}
 	}
+	if c.AuthMethod == "" {
+		c.AuthMethod = "client_secret_basic"
+	}
 	body := map[string]any{
 		"grant_types":                c.GrantTypes,
 		"audience":                   c.Audience,
 		"scope":                      c.Scope,
 		"redirect_uris":              c.RedirectURIs,
-		"token_endpoint_auth_method": "client_secret_basic",
+		"token_endpoint_auth_method": c.AuthMethod,
 	}
 	var got struct {
 		ID     string `json:"client_id"`
