@@ -99,6 +99,9 @@ type ServeOptions struct {
 	// MetricsAddr is --metrics: serve /metrics on this address too (it is
 	// always on the gateway's own port).
 	MetricsAddr string
+	// oauthOptions are --oauth-issuer, --resource-url and the rest
+	// (serve_jwt.go).
+	oauthOptions
 
 	auth    *gateway.Auth    // the HTTP gateway's callers
 	metrics *gateway.Metrics // the HTTP gateway's metrics
@@ -220,6 +223,7 @@ its calls cancelled likewise.`,
 	fl.StringVar(&opts.AuditLog, "audit-log", "", "append one JSON line per tool call to `FILE` (arguments only hashed and redacted)")
 	fl.Int64Var(&opts.AuditMaxSize, "audit-max-size", gateway.DefaultAuditMaxSize, "rotate the audit log at `BYTES`")
 	fl.StringVar(&opts.MetricsAddr, "metrics", "", "also serve Prometheus /metrics on `ADDR` (it is always on the gateway's port, behind the same auth)")
+	opts.addOAuthFlags(cmd)
 	return cmd
 }
 
@@ -249,7 +253,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		}
 		// Keys of the auth file count as credentials for the bind check;
 		// once the file or a token exists, every request must carry one.
-		opts.auth = gateway.NewAuth(&gateway.AuthOptions{File: opts.AuthFile, SharedToken: opts.Token})
+		opts.auth = gateway.NewAuth(opts.withOAuth(&gateway.AuthOptions{File: opts.AuthFile, SharedToken: opts.Token}))
 		cred := opts.Token
 		if opts.auth.Required() {
 			cred = "keys"
