@@ -110,7 +110,7 @@ func runSDKRelay(variant, command string, args []string) error {
 		}
 		// The server exits on stdin EOF, which closing the session sends.
 		defer func() { _ = waitBounded(cmd, 5*time.Second) }()
-		upstream = &jsonl.Transport{Reader: r, Writer: w}
+		upstream = jsonl.New(r, w, jsonl.Options{})
 	}
 	cs, err := floorClient().Connect(cctx, upstream, nil)
 	if err != nil {
@@ -137,7 +137,7 @@ func runSDKRelay(variant, command string, args []string) error {
 		// As serve --stdio reads its client.
 		stdin, restore := jsonl.Stdin()
 		defer restore()
-		downstream = &jsonl.Transport{Reader: stdin, Writer: nopWriteCloser{os.Stdout}}
+		downstream = jsonl.New(stdin, nopWriteCloser{os.Stdout}, jsonl.Options{})
 	}
 	err = srv.Run(ctx, downstream)
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {

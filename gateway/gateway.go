@@ -7,7 +7,8 @@
 // server (by name) with a template that matches it.
 //
 // A Gateway owns one *mcp.Server. Put it behind any transport of the
-// official Go SDK: [mcp.StdioTransport] for `switchboard serve --stdio`, or
+// official Go SDK: a stdio transport such as [mcp.StdioTransport] (`switchboard
+// serve --stdio` uses internal/jsonl's, the same wire behaviour), or
 // [mcp.NewStreamableHTTPHandler] for HTTP (see [Gateway.Server]). Calls go
 // through [host.Host.Call] — the code path `switchboard call` uses, with its
 // breaker, timeouts and retry rule — and their results reach the client in

@@ -14,7 +14,9 @@
 //     holds repo-authored (project-scope) servers; the trust package plugs
 //     in fingerprinted approvals.
 //   - Transports come from the official Go SDK, except stdio framing, which
-//     is internal/jsonl (the SDK's wire behaviour, one decode per message).
+//     is internal/jsonl (the SDK's wire behaviour, one decode per message;
+//     Options.SDKStdioTransport takes the SDK's mcp.IOTransport instead, and
+//     internal/jsonl's package doc says which SDK change lets it go).
 //     Stdio servers are spawned by internal/proc without a shell, in their own process group, with stderr
 //     kept in a bounded buffer from the moment of spawn, and (when the
 //     program calls MaybeRunSupervisor first in main) under one small
@@ -34,8 +36,9 @@
 //   - Each server has a circuit breaker (3 consecutive failures open it; after
 //     a cooldown one probe is let through) and TTL caches of its tool,
 //     prompt and resource lists, invalidated by list_changed and reconnects.
-//   - Time is read only through a Clock, so backoff, the breaker and the
-//     caches are tested without sleeping.
+//   - Time is read only through a Clock, so backoff, the breaker, the
+//     caches and the bounded waits on a dying server are tested without
+//     sleeping; the timeouts of a server's work run out in real time.
 //
 // Tools, Call, Prompts, GetPrompt, Resources, ResourceTemplates and
 // ReadResource are what an agent uses; Pause, Resume and Retry change only the running session. All

@@ -34,6 +34,11 @@ func cfgOf(servers ...config.ResolvedServer) *config.Resolved {
 	return &config.Resolved{Servers: servers}
 }
 
+// sdkStdioEnv set to 1 runs the hosts of newHost with their stdio servers
+// on the SDK's own transport instead of internal/jsonl
+// (TestStdioTestsOnTheSDKTransport sets it).
+const sdkStdioEnv = "SWITCHBOARD_TEST_SDK_STDIO"
+
 // newHost starts a host and closes it when the test ends.
 func newHost(t *testing.T, cfg *config.Resolved, opts *host.Options) *host.Host {
 	t.Helper()
@@ -45,6 +50,9 @@ func newHost(t *testing.T, cfg *config.Resolved, opts *host.Options) *host.Host 
 	}
 	if opts.CloseGrace == 0 {
 		opts.CloseGrace = 500 * time.Millisecond
+	}
+	if os.Getenv(sdkStdioEnv) == "1" {
+		opts.SDKStdioTransport = true
 	}
 	h := host.New(cfg, opts)
 	t.Cleanup(func() { h.Close() })

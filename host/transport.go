@@ -52,6 +52,12 @@ func (s *server) spawnWithin(ctx context.Context, timeout time.Duration, def con
 	}
 }
 
+// stdioTransport is the transport to a stdio server's process: the one
+// place the host picks internal/jsonl or, with sdk, the SDK's own.
+func stdioTransport(p *proc.Process, sdk bool) mcp.Transport {
+	return jsonl.New(p.Stdout(), p.Stdin(), jsonl.Options{SDK: sdk})
+}
+
 // dial starts (for stdio) and initializes one session, bounded by timeout.
 func (s *server) dial(ctx context.Context, timeout time.Duration, protocol string) (*conn, error) {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
@@ -67,7 +73,7 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 		}
 		c.proc = p
 		c.recordsWrites = true
-		transport = probeTransport{inner: &jsonl.Transport{Reader: p.Stdout(), Writer: p.Stdin()}, progress: s.h.progress, badFrame: &c.badFrame}
+		transport = probeTransport{inner: stdioTransport(p, s.h.opts.SDKStdioTransport), progress: s.h.progress, badFrame: &c.badFrame}
 	case config.TypeSSE, config.TypeHTTP:
 		hc, err := s.httpClient(cctx, def)
 		if err != nil {

@@ -10,6 +10,29 @@
 // v1.8.0 decodes a frame up to three times, each through a new decoder
 // with a fresh 32 KiB buffer; on a relay that is most of the garbage and,
 // on a 2-core machine, most of the latency (docs/benchmarks.md).
+//
+// # Fenced, to be deleted
+//
+// [New] is the only place that chooses between this package and the SDK's
+// transport; host.Options.SDKStdioTransport takes the SDK's, and the host's
+// tests of what a transport carries run on both (host's
+// TestStdioTestsOnTheSDKTransport). The package can be deleted, and New's
+// callers take &mcp.IOTransport{...}, once a go-sdk release's IOTransport:
+//   - decodes each incoming line once, without a decoder and buffer per
+//     frame, and reads in the caller's goroutine: measured as in
+//     docs/benchmarks.md ("The relay's floors"), the SDK-only relay is then
+//     as fast as the SDK relay on jsonl;
+//   - exports its frame errors: a sentinel for a message over
+//     MaxLineLength (v1.8.0's errFrameTooLarge is unexported) and an error
+//     that carries the start of a frame that is not JSON-RPC, which the host
+//     needs to name a result over the limit and a banner on stdout;
+//   - can answer a bad frame with a JSON-RPC error and read on (Tolerant),
+//     as `serve --stdio` does for its client.
+//
+// What else lives here moves then: [Decode] (the HTTP progress scan) is
+// jsonrpc.DecodeMessage, [NestsDeeper] goes to the host's permit check, and
+// [Stdin] and [Stdout] are only worth keeping for a transport that reads
+// and writes non-blocking pipes itself.
 package jsonl
 
 import (

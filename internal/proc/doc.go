@@ -5,7 +5,8 @@
 // must stop all of them when it closes the server, when the server dies, and
 // when the host itself dies — including by SIGKILL, when no code of ours
 // runs. Start returns a Process whose Stdin and Stdout are the protocol
-// stream (hand them to mcp.IOTransport) and whose stderr is kept, from the
+// stream (hand them to a stdio transport: the host's internal/jsonl, or
+// mcp.IOTransport) and whose stderr is kept, from the
 // moment of spawn, in a ring of the last Spec.StderrLimit bytes (StderrTail),
 // so a flood never blocks the child nor grows memory.
 //
