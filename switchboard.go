@@ -242,9 +242,10 @@ func (sb *Switchboard) load() (*config.Resolved, error) {
 	return config.Load(sb.lo)
 }
 
-// canApprove reports whether p can approve a server at all: a headless
-// run asks nobody, and its pending servers keep their own reason (needs
-// approval) rather than "not approved for this run".
+// canApprove reports whether p can answer at all: a headless run asks
+// nobody, so its pending servers keep their own reason (needs approval)
+// rather than "not approved for this run", and its denies name the rule
+// that would allow the call rather than "refused when asked".
 func canApprove(p Prompter) bool {
 	switch p.(type) {
 	case nil, Headless, *Headless:
@@ -274,10 +275,13 @@ func (sb *Switchboard) setPolicy(st *config.SettingsStack) {
 	if sb.opts.Permit != nil {
 		permit = sb.opts.Permit(p)
 	} else {
-		permit = host.PolicyPermit(p, &host.PermitOptions{
-			Asker:        sb.opts.Prompter,
-			UserSettings: config.UserSettingsPath(sb.opts.Home),
-		})
+		po := &host.PermitOptions{UserSettings: config.UserSettingsPath(sb.opts.Home)}
+		if canApprove(sb.opts.Prompter) {
+			// Headless, nobody is asked: the deny names the rule that
+			// would allow the call.
+			po.Asker = sb.opts.Prompter
+		}
+		permit = host.PolicyPermit(p, po)
 	}
 	sb.permit.Store(&permit)
 }
