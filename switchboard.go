@@ -353,10 +353,10 @@ type Result struct {
 }
 
 // Call runs the tool named mcp__<server>__<tool> (as Tools names it) with
-// args, after the permission rules allow it (asking the Prompter when
+// args (a map, a struct, or the model's JSON as json.RawMessage), after the permission rules allow it (asking the Prompter when
 // they say to ask), and returns its result enveloped and bounded. A held
 // server's tool is a *NotApprovedError; a denied call wraps host.ErrDenied.
-func (sb *Switchboard) Call(ctx context.Context, name string, args map[string]any) (*Result, error) {
+func (sb *Switchboard) Call(ctx context.Context, name string, args any) (*Result, error) {
 	res, err := sb.host.Call(ctx, name, args)
 	if err != nil {
 		if errors.Is(err, host.ErrUnknownTool) || errors.Is(err, host.ErrNotConnected) {
@@ -504,6 +504,14 @@ func (sb *Switchboard) WatchWith(ctx context.Context, wo *WatchOptions) error {
 	<-ctx.Done()
 	return ctx.Err()
 }
+
+// MaybeRunSupervisor must be the first call in main of a program that
+// opens a Switchboard: every stdio server then runs under a small
+// supervisor, a second copy of the program, which stops the server and
+// everything it started even when the program is killed, and which runs
+// the sandbox of servers that have one (host.MaybeRunSupervisor). In such
+// a copy it does that work and exits; otherwise it returns at once.
+func MaybeRunSupervisor() { host.MaybeRunSupervisor() }
 
 // Close stops every server (each gets its grace, then is killed) and
 // returns when they are gone.

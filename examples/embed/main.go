@@ -20,6 +20,7 @@ import (
 )
 
 func main() {
+	switchboard.MaybeRunSupervisor() // servers run supervised (and sandboxed) by a copy of this program
 	ctx := context.Background()
 	if len(os.Args) < 2 {
 		os.Args = append(os.Args, ".") // the workspace: the current directory
@@ -37,13 +38,10 @@ func main() {
 	for _, st := range sb.Status() {
 		fmt.Printf("server %s: %s %s\n", st.Name, st.State, st.Reason)
 	}
-	var args map[string]any
 	if err == nil && len(os.Args) > 3 {
-		if err = json.Unmarshal([]byte(os.Args[3]), &args); err == nil {
-			var res *switchboard.Result
-			if res, err = sb.Call(ctx, os.Args[2], args); err == nil {
-				fmt.Println("result", res.Text)
-			}
+		var res *switchboard.Result // the model's arguments go as they are
+		if res, err = sb.Call(ctx, os.Args[2], json.RawMessage(os.Args[3])); err == nil {
+			fmt.Println("result", res.Text)
 		}
 	}
 	if err != nil {
