@@ -22,7 +22,9 @@
 //     program calls MaybeRunSupervisor first in main) under one small
 //     supervisor per host that reaps each server's process tree, even if
 //     the host is SIGKILLed (internal/proc lists what it cannot reach). SSE and Streamable HTTP servers get their static headers and
-//     those a headersHelper prints, read afresh at every connect.
+//     those a headersHelper prints, read afresh at every connect; an
+//     Options.Authorizer (package oauth's Client: OAuth 2.1) authorizes
+//     the requests of those that set no Authorization header themselves.
 //   - Connect is bounded by the startup timeout; a server that dies on the
 //     2026-07-28 server/discover probe is retried once pinned to 2025-11-25.
 //     Client capabilities are empty unless the host serves them (roots when
