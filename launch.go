@@ -3,7 +3,6 @@ package switchboard
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -106,7 +105,7 @@ func (lt *LaunchTrust) Gate(rs *config.ResolvedServer) (host.State, string) {
 	}
 	reason := v.Reason(rs)
 	if lt.Denied(rs.Name) {
-		reason = fmt.Sprintf("you did not approve it for this run; run `%s` to review it again", trust.ApproveCommand(rs.Name))
+		reason = "you did not approve it for this run"
 	}
 	return host.State(v.State()), reason
 }

@@ -13,7 +13,7 @@ import (
 func TestGateStates(t *testing.T) {
 	lt := NewLaunchTrust(t.TempDir(), "/ws", &config.SettingsStack{}, time.Now)
 	rs := &config.ResolvedServer{Name: "r", Scope: config.ScopeProject, Trust: config.TrustRepo, File: "/ws/.mcp.json", Written: config.Server{Command: "x"}}
-	if st, why := lt.Gate(rs); st != host.StateNeedsApproval || !strings.Contains(why, "switchboard mcp approve r") {
+	if st, why := lt.Gate(rs); st != host.StateNeedsApproval || !strings.Contains(why, "has not been approved") || strings.Contains(why, "switchboard") {
 		t.Errorf("gate = %s %q", st, why)
 	}
 	lt.Store().Approve("/ws", rs, time.Now())

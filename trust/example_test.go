@@ -74,5 +74,5 @@ func ExampleDecide() {
 	// Output:
 	// docs: ""
 	// fs: "needs-approval"
-	//   project server from /ws/.mcp.json has not been approved in this workspace; run `switchboard mcp approve fs`
+	//   project server from /ws/.mcp.json has not been approved in this workspace
 }

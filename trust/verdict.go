@@ -256,14 +256,11 @@ func Decide(s *Store, p PreApproval, rs *config.ResolvedServer, workspace string
 	return s.Check(rs, workspace)
 }
 
-// ApproveCommand is the command that approves a server, for messages.
-func ApproveCommand(name string) string {
-	return "switchboard mcp approve " + name
-}
-
 // Reason is the one-line reason a server that may not start shows in
-// status: what is wrong, what changed (Stale) and the command that
-// approves it. It is "" for a verdict that allows the server.
+// status: what is wrong and, for Stale, what changed. It states the fact
+// only; how to approve is the front end's to say (the CLI adds its
+// `switchboard mcp approve` command). It is "" for a verdict that allows
+// the server.
 func (v Verdict) Reason(rs *config.ResolvedServer) string {
 	from := "a project file"
 	if rs.File != "" {
@@ -271,9 +268,9 @@ func (v Verdict) Reason(rs *config.ResolvedServer) string {
 	}
 	switch v.Status {
 	case NeedsApproval:
-		return fmt.Sprintf("project server from %s has not been approved in this workspace; run `%s`", from, ApproveCommand(rs.Name))
+		return fmt.Sprintf("project server from %s has not been approved in this workspace", from)
 	case Stale:
-		return fmt.Sprintf("definition in %s changed since it was approved (%s); run `%s` to review it again", from, v.Describe(rs.Written), ApproveCommand(rs.Name))
+		return fmt.Sprintf("definition in %s changed since it was approved (%s)", from, v.Describe(rs.Written))
 	case Rejected:
 		return fmt.Sprintf("rejected by disabledMcpjsonServers in %s", v.Source)
 	}

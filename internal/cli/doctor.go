@@ -423,7 +423,7 @@ func trustCheck(rs config.ResolvedServer, st host.ServerStatus, a approvalJSON, 
 	case held:
 		level = doctorFail
 		msg = string(st.State) + ": " + dashEmpty(st.Reason)
-		fix = fmt.Sprintf("review what it runs, then `%s`", trust.ApproveCommand(rs.Name))
+		fix = fmt.Sprintf("review what it runs, then `%s`", approveCommand(rs.Name))
 	case !a.Allowed:
 		// It does not start for another reason too (disabled, invalid):
 		// worth knowing before enabling it, not a failure.

@@ -9,6 +9,31 @@ import (
 // settings; the commands a person runs to act on them are the CLI's to
 // name, and are added here, where the CLI prints them.
 
+// approveCommand is the command that approves a project server.
+func approveCommand(name string) string { return "switchboard mcp approve " + name }
+
+// approvalHint adds to the reason of a server held by launch trust (the
+// trust package states only the fact) the command that approves it.
+func approvalHint(state host.State, name, reason string) string {
+	switch state {
+	case host.StateNeedsApproval:
+		return reason + "; run `" + approveCommand(name) + "`"
+	case host.StateApprovalStale:
+		return reason + "; run `" + approveCommand(name) + "` to review it again"
+	}
+	return reason
+}
+
+// statuses is the host's status of every server, as the CLI shows it: a
+// server held by launch trust says how to approve it.
+func (s *session) statuses() []host.ServerStatus {
+	list := s.h.Status()
+	for i := range list {
+		list[i].Reason = approvalHint(list[i].State, list[i].Name, list[i].Reason)
+	}
+	return list
+}
+
 // problemFix is the fix doctor prints for a permission-rule problem.
 func problemFix(p policy.Problem) string {
 	if p.NoSuchServer {

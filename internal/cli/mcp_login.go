@@ -120,7 +120,7 @@ func mcpLoginRun(ctx context.Context, opts *MCPLoginOptions) error {
 	}
 	s.wait(ctx, opts.Timeout)
 	var st host.ServerStatus
-	for _, x := range s.h.Status() {
+	for _, x := range s.statuses() {
 		if x.Name == opts.Name {
 			st = x
 		}

@@ -89,7 +89,7 @@ func (s *session) snapshot(ctx context.Context) statusReport {
 	// in each status' ListErrors); all but the failing ones are cached.
 	_, _, _ = s.h.Prompts(lctx)
 	_, _, _ = s.h.Resources(lctx)
-	return statusReport{Servers: s.h.Status(), Sandbox: s.sandboxes()}
+	return statusReport{Servers: s.statuses(), Sandbox: s.sandboxes()}
 }
 
 // errorStates are the states whose command line and stderr are shown.

@@ -236,7 +236,7 @@ func printProviderTools(w io.Writer, p shape.Provider, tools []host.Tool) error 
 // serverNotReady is the failure of a command aimed at one server that is
 // not connected: its state and reason, and where to look.
 func serverNotReady(s *session, name string) error {
-	for _, st := range s.h.Status() {
+	for _, st := range s.statuses() {
 		if st.Name != name || st.State == host.StateConnected {
 			continue
 		}

@@ -285,12 +285,12 @@ func orNone(l []string) string {
 // trustRefusal returns the exit-3 error for a command aimed at the
 // servers of s when one of them is held by launch trust, or nil.
 func trustRefusal(s *session) error {
-	for _, st := range s.h.Status() {
+	for _, st := range s.statuses() {
 		if st.State != host.StateNeedsApproval && st.State != host.StateApprovalStale {
 			continue
 		}
 		return RefusedErr(fmt.Errorf("server %s is %s: %s", st.Name, st.State, st.Reason),
-			fmt.Sprintf("run `%s` to review and approve it", trust.ApproveCommand(st.Name)))
+			fmt.Sprintf("run `%s` to review and approve it", approveCommand(st.Name)))
 	}
 	return nil
 }
@@ -357,7 +357,7 @@ func (lt *launchTrust) approval(rs *config.ResolvedServer) approvalJSON {
 		Required: rs.Trust == config.TrustRepo,
 		Allowed:  v.Allowed(),
 		State:    v.State(),
-		Reason:   v.Reason(rs),
+		Reason:   approvalHint(host.State(v.State()), rs.Name, v.Reason(rs)),
 	}
 	if !a.Required {
 		return a
@@ -389,9 +389,9 @@ func (lt *launchTrust) approval(rs *config.ResolvedServer) approvalJSON {
 	}
 	switch v.Status {
 	case trust.NeedsApproval:
-		a.Fix = trust.ApproveCommand(rs.Name)
+		a.Fix = approveCommand(rs.Name)
 	case trust.Stale:
-		a.Fix = trust.ApproveCommand(rs.Name)
+		a.Fix = approveCommand(rs.Name)
 		a.Changed = v.Changed
 		a.Changes = v.Describe(w)
 		if p := v.Previous; p != nil && (slices.Contains(v.Changed, "command") || slices.Contains(v.Changed, "args")) {
@@ -402,7 +402,7 @@ func (lt *launchTrust) approval(rs *config.ResolvedServer) approvalJSON {
 		a.Source = v.Source
 	case trust.Rejected:
 		a.Source = v.Source
-		a.Fix = fmt.Sprintf("take %s out of disabledMcpjsonServers in %s, then `%s`", rs.Name, v.Source, trust.ApproveCommand(rs.Name))
+		a.Fix = fmt.Sprintf("take %s out of disabledMcpjsonServers in %s, then `%s`", rs.Name, v.Source, approveCommand(rs.Name))
 	}
 	return a
 }
