@@ -158,7 +158,7 @@ type Switchboard struct {
 
 	mu       sync.Mutex
 	gateways []*gateway.Gateway
-	subs     map[int]func(host.Event)
+	subs     map[int]subscription
 	nextSub  int
 }
 
@@ -175,7 +175,7 @@ func Open(ctx context.Context, opts Options) (*Switchboard, error) {
 			return nil, err
 		}
 	}
-	sb := &Switchboard{opts: o, subs: map[int]func(host.Event){}}
+	sb := &Switchboard{opts: o, subs: map[int]subscription{}}
 	sb.lo = &config.LoadOptions{
 		Home: o.Home, HomeDir: o.HomeDir, Workspace: o.Workspace, Cwd: o.Workspace,
 		ManagedDir: o.ManagedDir, MCPConfigs: o.ConfigFiles, StrictMCPConfig: o.StrictConfig,
@@ -382,7 +382,7 @@ func (sb *Switchboard) Subscribe(ctx context.Context, fn func(host.Event)) {
 	sb.mu.Lock()
 	id := sb.nextSub
 	sb.nextSub++
-	sb.subs[id] = fn
+	sb.subs[id] = subscription{ctx, fn}
 	sb.mu.Unlock()
 	context.AfterFunc(ctx, func() {
 		sb.mu.Lock()
@@ -391,11 +391,18 @@ func (sb *Switchboard) Subscribe(ctx context.Context, fn func(host.Event)) {
 	})
 }
 
+type subscription struct {
+	ctx context.Context
+	fn  func(host.Event)
+}
+
 func (sb *Switchboard) publish(ev host.Event) {
 	sb.mu.Lock()
 	fns := make([]func(host.Event), 0, len(sb.subs)+len(sb.gateways))
-	for _, fn := range sb.subs {
-		fns = append(fns, fn)
+	for _, sub := range sb.subs {
+		if sub.ctx.Err() == nil { // ended, and not removed yet
+			fns = append(fns, sub.fn)
+		}
 	}
 	for _, g := range sb.gateways {
 		fns = append(fns, g.HandleEvent)

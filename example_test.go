@@ -1,0 +1,152 @@
+package switchboard_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard"
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+	"github.com/switchboard-mcp/switchboard/policy"
+	"github.com/switchboard-mcp/switchboard/toolsurface/shape"
+)
+
+// world makes a Switchboard directory with one user server, demo, and
+// returns options that use it and nothing of the machine's own.
+func world() (switchboard.Options, func()) {
+	dir, _ := os.MkdirTemp("", "switchboard-example-")
+	home := filepath.Join(dir, "sb")
+	cmd, args := testserver.Command("demo") // any MCP server command works here
+	os.MkdirAll(home, 0o700)
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"demo": map[string]any{"command": cmd, "args": args}}})
+	os.WriteFile(filepath.Join(home, "mcp.json"), b, 0o600)
+	env := map[string]string{}
+	return switchboard.Options{
+		Home: home, HomeDir: dir, ManagedDir: filepath.Join(dir, "managed"),
+		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+	}, func() { os.RemoveAll(dir) }
+}
+
+// An agent's MCP layer: open the servers the person configured, hand the
+// model their tools, run the calls it makes.
+func Example() {
+	opts, cleanup := world()
+	defer cleanup()
+	// The person's own rule; without it, a headless call is denied.
+	opts.Settings = config.Settings{"permissions": map[string]any{"allow": []any{"mcp__demo__add"}}}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sb, err := switchboard.Open(ctx, opts)
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	defer sb.Close()
+
+	tools, _ := sb.Tools(ctx, shape.Anthropic) // waits for servers still connecting
+	fmt.Println(len(tools) > 0)
+	res, err := sb.Call(ctx, "mcp__demo__add", json.RawMessage(`{"a": 2, "b": 3}`))
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	fmt.Println(strings.Contains(res.Text, "2 + 3 = 5"), strings.HasPrefix(res.Text, "<mcp_response"))
+	// Output:
+	// true
+	// true true
+}
+
+// Headless, a call no rule allows is denied, naming the rule that would
+// allow it.
+func ExampleSwitchboard_Call_denied() {
+	opts, cleanup := world()
+	defer cleanup()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sb, err := switchboard.Open(ctx, opts)
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	defer sb.Close()
+	_, err = sb.Call(ctx, "mcp__demo__add", map[string]any{"a": 2, "b": 3})
+	fmt.Println(strings.Contains(fmt.Sprint(err), "no permission rule allows mcp__demo__add"))
+	// Output:
+	// true
+}
+
+// Every settings layer of a run, in precedence order, each labelled.
+func ExampleReadSettings() {
+	opts, cleanup := world()
+	defer cleanup()
+	os.WriteFile(config.UserSettingsPath(opts.Home), []byte(`{"permissions": {"deny": ["mcp__demo__delete"]}}`), 0o600)
+	opts.Settings = config.Settings{"permissions": map[string]any{"ask": []any{"mcp__demo"}}}
+
+	for _, l := range switchboard.ReadSettings(opts).Layers {
+		fmt.Println(l.Scope, l.Scope.Trusted())
+	}
+	// Output:
+	// flag true
+	// user true
+}
+
+// A settings file inside the repository may only tighten.
+func ExampleCheckSettingsFile() {
+	dir, _ := os.MkdirTemp("", "repo-")
+	defer os.RemoveAll(dir)
+	os.Mkdir(filepath.Join(dir, ".git"), 0o755)
+	file := filepath.Join(dir, "team-settings.json")
+	os.WriteFile(file, nil, 0o600)
+
+	tighten := config.Settings{"permissions": map[string]any{"deny": []any{"mcp__github"}}}
+	grant := config.Settings{"enableAllProjectMcpServers": true}
+	fmt.Println(switchboard.CheckSettingsFile(file, tighten, dir, ""))
+	err := switchboard.CheckSettingsFile(file, grant, dir, "")
+	fmt.Println(err.(*switchboard.RepoSettingsError).Keys)
+	// Output:
+	// <nil>
+	// [enableAllProjectMcpServers]
+}
+
+// The launch-trust gate on its own: a server a repository wrote waits for
+// the person's approval; the person's own starts.
+func ExampleLaunchTrust_Gate() {
+	home, _ := os.MkdirTemp("", "sb-")
+	defer os.RemoveAll(home)
+	lt := switchboard.NewLaunchTrust(home, "/work/repo", &config.SettingsStack{}, nil)
+	repo := &config.ResolvedServer{Name: "evil", Scope: config.ScopeProject, Trust: config.TrustRepo,
+		File: "/work/repo/.mcp.json", Written: config.Server{Command: "npx", Args: []string{"evil-mcp"}}}
+	state, _ := lt.Gate(repo)
+	fmt.Println(state)
+	lt.Approve(repo)
+	state, _ = lt.Gate(repo)
+	fmt.Printf("%q\n", state)
+	// Output:
+	// needs-approval
+	// ""
+}
+
+// A run's own rules join the settings' (deny still wins).
+func ExampleOptions_rules() {
+	opts, cleanup := world()
+	defer cleanup()
+	opts.Rules = []policy.Rule{policy.NewRule(policy.Allow, "mcp__demo", policy.Source{Scope: policy.ScopeSession})}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sb, err := switchboard.Open(ctx, opts)
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	defer sb.Close()
+	res, err := sb.Call(ctx, "mcp__demo__add", map[string]any{"a": 1, "b": 1})
+	fmt.Println(err == nil && strings.Contains(res.Text, "1 + 1 = 2"))
+	// Output:
+	// true
+}

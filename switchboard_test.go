@@ -1,0 +1,135 @@
+package switchboard_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard"
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+)
+
+func writeJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+".tmp", b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func servers(names ...string) map[string]any {
+	m := map[string]any{}
+	for _, n := range names {
+		cmd, args := testserver.Command("echo")
+		m[n] = map[string]any{"command": cmd, "args": args}
+	}
+	return map[string]any{"mcpServers": m}
+}
+
+// TestWatchReloadsConfigAndSettingsInOneStep: with Watch running, a server
+// added to the configuration and an allow rule added to the settings take
+// effect together, real files and a real server; the rule's removal takes
+// the call away again; subscribers see the new server's states, and a
+// subscription ends with its context.
+func TestWatchReloadsConfigAndSettingsInOneStep(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, "sb")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeJSON(t, filepath.Join(home, "mcp.json"), servers("one"))
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	sb, err := switchboard.Open(ctx, switchboard.Options{Home: home, HomeDir: dir, ManagedDir: filepath.Join(dir, "managed"),
+		LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	var seen atomic.Int32
+	subCtx, endSub := context.WithCancel(ctx)
+	sb.Subscribe(subCtx, func(ev host.Event) {
+		if ev.Server == "two" && ev.Kind == host.EventState {
+			seen.Add(1)
+		}
+	})
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan error, 1)
+	go func() { watched <- sb.Watch(watchCtx) }()
+
+	call := func() error {
+		_, err := sb.Call(ctx, "mcp__two__echo", map[string]any{"text": "hi"})
+		return err
+	}
+	// until polls for a condition; the bound is a guard against a hang.
+	until := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); !ok(); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 30s", what)
+			}
+		}
+	}
+
+	writeJSON(t, filepath.Join(home, "mcp.json"), servers("one", "two"))
+	writeJSON(t, config.UserSettingsPath(home), map[string]any{"permissions": map[string]any{"allow": []string{"mcp__two__echo"}}})
+	until("the new server's call, allowed by the new rule", func() bool { return call() == nil })
+	if seen.Load() == 0 {
+		t.Error("the subscriber saw no state of the new server")
+	}
+
+	writeJSON(t, config.UserSettingsPath(home), map[string]any{})
+	until("the call denied once the rule is gone", func() bool { return errors.Is(call(), host.ErrDenied) })
+
+	endSub()
+	before := seen.Load()
+	writeJSON(t, filepath.Join(home, "mcp.json"), servers("one"))
+	until("the removed server gone", func() bool {
+		for _, st := range sb.Status() {
+			if st.Name == "two" {
+				return false
+			}
+		}
+		return true
+	})
+	if n := seen.Load(); n != before {
+		t.Errorf("an ended subscription still got %d events", n-before)
+	}
+	stopWatch()
+	if err := <-watched; !errors.Is(err, context.Canceled) {
+		t.Errorf("Watch returned %v, want context.Canceled", err)
+	}
+}
+
+// TestRepoSettingsFileMayOnlyTighten: Open refuses a settings file inside
+// the repository that grants, before anything starts.
+func TestRepoSettingsFileMayOnlyTighten(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(ws, "settings.json")
+	writeJSON(t, file, map[string]any{"enabledMcpjsonServers": []string{"evil"}})
+	_, err := switchboard.Open(context.Background(), switchboard.Options{Workspace: ws, Home: filepath.Join(dir, "sb"), HomeDir: dir,
+		Settings: config.Settings{"enabledMcpjsonServers": []any{"evil"}}, SettingsFile: file,
+		LookupEnv: func(string) (string, bool) { return "", false }})
+	var re *switchboard.RepoSettingsError
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), "may only tighten") {
+		t.Fatalf("Open = %v, want a RepoSettingsError", err)
+	}
+}
