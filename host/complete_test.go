@@ -16,6 +16,7 @@ import (
 // its department argument, then the name argument from the department
 // chosen.
 func TestCompleteEverything(t *testing.T) {
+	t.Parallel() // waits on its own child processes and measures no time
 	p := npmtest.Install(t)
 	h := newHost(t, cfgOf(
 		resolved("everything", config.Server{Type: config.TypeStdio, Command: p.Node, Args: []string{p.Everything}}),

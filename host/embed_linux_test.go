@@ -18,6 +18,7 @@ import (
 // servers started under the supervisor (internal/proc cannot be imported
 // from outside this module).
 func TestEmbedderGetsTheSupervisor(t *testing.T) {
+	t.Parallel() // waits on its own child processes and measures no time
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command to build an embedding program")

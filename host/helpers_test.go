@@ -39,6 +39,11 @@ func cfgOf(servers ...config.ResolvedServer) *config.Resolved {
 // (TestStdioTestsOnTheSDKTransport sets it).
 const sdkStdioEnv = "SWITCHBOARD_TEST_SDK_STDIO"
 
+// hungGrace is the CloseGrace of tests whose servers hang (in a call, in
+// initialize, in a slow start) and so do not exit on stdin EOF: they are
+// sent SIGTERM after it, instead of after newHost's half second.
+const hungGrace = 100 * time.Millisecond
+
 // newHost starts a host and closes it when the test ends.
 func newHost(t *testing.T, cfg *config.Resolved, opts *host.Options) *host.Host {
 	t.Helper()

@@ -92,7 +92,7 @@ func TestEveryStateReachable(t *testing.T) {
 		return host.DefaultGate(s)
 	}
 	h := newHost(t, cfgOf(disabled, missing, invalid, project, stale, slow, failing, hang, stdio("ok", "echo")),
-		&host.Options{Gate: gate, BreakerCooldown: time.Hour})
+		&host.Options{Gate: gate, BreakerCooldown: time.Hour, CloseGrace: hungGrace})
 
 	if st := statusOf(h, "slow"); st.State != host.StateConnecting {
 		t.Errorf("slow-start server: %q, want connecting", st.State)
@@ -165,7 +165,7 @@ func TestFaultsAreIsolated(t *testing.T) {
 		stdio("garbage", "garbage"),
 		stdio("flood", "flood-stderr"),
 		stdio("exit-init", "exit-init"),
-	), nil)
+	), &host.Options{CloseGrace: hungGrace})
 
 	// The healthy server keeps answering while the others fail, throughout.
 	stop := make(chan struct{})
@@ -474,7 +474,7 @@ func mustEval(t *testing.T, p string) string {
 // Tools waits only a bound for a slow server and says so.
 func TestToolsWaitIsBounded(t *testing.T) {
 	h := newHost(t, cfgOf(stdio("fast", "echo"), stdio("slow", "slow-start", "-delay", "30s")),
-		&host.Options{ToolsWait: 300 * time.Millisecond})
+		&host.Options{ToolsWait: 300 * time.Millisecond, CloseGrace: hungGrace})
 	begin := time.Now()
 	list, err := h.Tools(ctxFor(t, 20*time.Second))
 	if err != nil {
@@ -543,7 +543,7 @@ func TestCircuitOpenServerIsListedAgainAfterCooldown(t *testing.T) {
 	hang.Effective.Timeout = 200
 	events := make(chan host.Event, 64)
 	clock := newSkipClock()
-	h := newHost(t, cfgOf(hang), &host.Options{BreakerCooldown: time.Second, Clock: clock,
+	h := newHost(t, cfgOf(hang), &host.Options{BreakerCooldown: time.Second, Clock: clock, CloseGrace: hungGrace,
 		OnEvent: func(ev host.Event) {
 			select {
 			case events <- ev:

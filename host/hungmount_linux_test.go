@@ -16,6 +16,7 @@ import (
 // other servers serve meanwhile. (Looking at a directory there waits in
 // the kernel for ever; only the wait for it can be bounded.)
 func TestServerOnHungMountFailsAtItsTimeout(t *testing.T) {
+	t.Parallel() // waits on its own child processes and measures no time
 	f := testfuse.Mount(t)
 	f.AddDir("work")
 	stuck := stdio("stuck", "echo")
@@ -37,6 +38,7 @@ func TestServerOnHungMountFailsAtItsTimeout(t *testing.T) {
 // SIGKILL does not free it — fails at its startup timeout, serves nothing,
 // and holds up neither the other servers nor the host's Close.
 func TestUnkillableServerFailsAtItsTimeout(t *testing.T) {
+	t.Parallel() // waits on its own child processes and measures no time
 	f := testfuse.Mount(t)
 	f.AddFile("data", []byte("x"), 0o644)
 	f.Stall(testfuse.Opens)

@@ -22,6 +22,7 @@ import (
 // a user: server-everything over stdio and Streamable HTTP, filesystem and
 // memory over stdio, all at once.
 func TestReferenceServers(t *testing.T) {
+	t.Parallel() // waits on its own child processes and measures no time
 	p := npmtest.Install(t)
 	root := t.TempDir()
 	if err := os.WriteFile(filepath.Join(root, "hello.txt"), []byte("hello from the filesystem server\n"), 0o644); err != nil {

@@ -66,11 +66,15 @@ var permitArgsCases = []string{
 	`{"a":"` + strings.Repeat(`[\"`, 10001) + `"}`,
 }
 
-// TestPermitArgsAgrees: on the cases above, permitArgs decodes and
-// re-encodes as the json.Decoder it replaces.
+// TestPermitArgsAgrees: on the cases above that are not valid JSON,
+// permitArgs decodes and re-encodes as the json.Decoder it replaces. The
+// valid ones are FuzzPermitArgs's seeds, which every go test run checks
+// the same way (the 9,999-deep one takes a second: once is enough).
 func TestPermitArgsAgrees(t *testing.T) {
 	for _, c := range permitArgsCases {
-		checkPermitArgs(t, []byte(c))
+		if !json.Valid([]byte(c)) {
+			checkPermitArgs(t, []byte(c))
+		}
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 // the packages read-only, the workspace read-write, no network; the
 // filesystem server cannot read a file the sandbox hides even when asked.
 func TestReferenceServersSandboxed(t *testing.T) {
+	t.Parallel() // waits on its own child processes and measures no time
 	if why := proc.SandboxSupport(); why != "" {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("no sandbox on this CI machine: %s", why)
