@@ -354,9 +354,9 @@ func TestLoadEnablement(t *testing.T) {
 	}
 	ghost := r.Server("ghost")
 	wantGhost := []Diagnostic{{
-		Severity: SeverityWarning, Position: Position{File: ws, Line: 3, Col: 39}, Server: "ghost",
+		Severity: SeverityWarning, Position: Position{File: ws, Line: 3, Col: 39}, Server: "ghost", Undefined: true,
 		Message: "enabled in the workspace (.switchboard/workspace.json) but no configuration defines it",
-		Fix:     "add it with `switchboard mcp add ghost …`, or remove it from enabledMcpServers",
+		Fix:     "define it in a configuration file, or remove it from enabledMcpServers",
 	}}
 	if diff := cmp.Diff(wantGhost, ghost.Diagnostics); diff != "" {
 		t.Errorf("ghost diagnostics (-want +got):\n%s", diff)

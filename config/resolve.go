@@ -609,9 +609,9 @@ func (l *loader) resolve() {
 		}
 		listed[w.name] = true
 		d := Diagnostic{
-			Severity: SeverityWarning, Position: w.pos, Server: w.name,
+			Severity: SeverityWarning, Position: w.pos, Server: w.name, Undefined: true,
 			Message: fmt.Sprintf("enabled in the workspace (%s) but no configuration defines it", w.label),
-			Fix:     fmt.Sprintf("add it with `switchboard mcp add %s …`, or remove it from enabledMcpServers", w.name),
+			Fix:     "define it in a configuration file, or remove it from enabledMcpServers",
 		}
 		l.res.Servers = append(l.res.Servers, ResolvedServer{
 			Name: w.name, File: w.file, Pos: w.pos,

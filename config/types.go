@@ -130,8 +130,13 @@ type Diagnostic struct {
 	Server  string `json:"server,omitempty"`
 	Field   string `json:"field,omitempty"`
 	Message string `json:"message"`
-	// Fix says, in one line, what the user can do about it.
+	// Fix says, in one line, what the user can do about it, in terms of
+	// the files (it names no command of any front end).
 	Fix string `json:"fix,omitempty"`
+	// Undefined marks the warning for a name enabledMcpServers lists that
+	// no configuration defines, so a front end can offer its own way to
+	// define it. It is not part of the JSON form.
+	Undefined bool `json:"-"`
 }
 
 // Error renders the diagnostic as one line: "file:line:col: server "x":

@@ -365,7 +365,7 @@ func (r *relay) resume(req *mcp.CallToolRequest, token, name string, args json.R
 func (r *relay) unknownState(token string) string {
 	if inst, _, ok := strings.Cut(token, "."); ok && inst != r.instance {
 		return "the call's requestState was issued by another gateway instance (or an earlier run of this one): " +
-			"a server's question is held by the instance that asked it, so with several `switchboard serve --stateless` " +
+			"a server's question is held by the instance that asked it, so with several stateless gateway " +
 			"instances behind a load balancer, send a client's calls to one instance; call the tool again"
 	}
 	return fmt.Sprintf("no question is waiting under the call's requestState: it was answered already, "+

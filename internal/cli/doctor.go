@@ -171,7 +171,7 @@ func doctorChecks(cfg *config.Resolved, servers []host.ServerStatus, tools map[s
 			p.File = o.tilde(p.File)
 			msg = p.String() + ": " + msg
 		}
-		out = append(out, check("config", d.Server, doctorFail, msg, d.Fix))
+		out = append(out, check("config", d.Server, doctorFail, msg, cliDiagnostic(d).Fix))
 		nconfig++
 	}
 	if nconfig == 0 {

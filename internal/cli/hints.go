@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"fmt"
+
+	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/policy"
 )
@@ -32,6 +35,28 @@ func (s *session) statuses() []host.ServerStatus {
 		list[i].Reason = approvalHint(list[i].State, list[i].Name, list[i].Reason)
 	}
 	return list
+}
+
+// cliDiagnostic is a configuration diagnostic as the CLI prints it: an
+// enabled name that nothing defines can be added with `mcp add`.
+func cliDiagnostic(d config.Diagnostic) config.Diagnostic {
+	if d.Undefined && d.Server != "" {
+		d.Fix = fmt.Sprintf("add it with `switchboard mcp add %s …`, or remove it from enabledMcpServers", d.Server)
+	}
+	return d
+}
+
+// cliDiagnostics is cliDiagnostic of each of ds, in a new slice (nil for
+// none).
+func cliDiagnostics(ds []config.Diagnostic) []config.Diagnostic {
+	if ds == nil {
+		return nil
+	}
+	out := make([]config.Diagnostic, len(ds))
+	for i, d := range ds {
+		out[i] = cliDiagnostic(d)
+	}
+	return out
 }
 
 // problemFix is the fix doctor prints for a permission-rule problem.

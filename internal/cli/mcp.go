@@ -252,7 +252,7 @@ func reportDiagnostics(w io.Writer, diags []config.Diagnostic, only func(server 
 			level = "error"
 			errs++
 		}
-		fmt.Fprintf(w, "%s: %s\n", level, termsafe.Line(d.Error())) // paths and values from the files
+		fmt.Fprintf(w, "%s: %s\n", level, termsafe.Line(cliDiagnostic(d).Error())) // paths and values from the files
 	}
 	if errs == 0 {
 		return nil

@@ -371,7 +371,7 @@ func serverNotes(r *config.Resolved, s *config.ResolvedServer, approval *approva
 	var notes []note
 	warn := func(text string) { notes = append(notes, note{config.SeverityWarning, text}) }
 	for _, d := range s.Diagnostics {
-		notes = append(notes, note{d.Severity, d.Error()})
+		notes = append(notes, note{d.Severity, cliDiagnostic(d).Error()})
 	}
 	if s.Availability == config.Disabled {
 		warn("disabled: " + s.DisabledReason)

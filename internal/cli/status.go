@@ -318,7 +318,7 @@ func (r statusReport) json(cfg *config.Resolved, now time.Time) statusJSON {
 			User: cfg.Files.User, Project: cfg.Files.Project, Local: cfg.Files.Local,
 			Managed: cfg.Files.Managed, Workspace: cfg.Files.Workspace, Flags: cfg.Files.Flags,
 		},
-		Diagnostics: cfg.Diagnostics,
+		Diagnostics: cliDiagnostics(cfg.Diagnostics),
 	}
 	if out.Files.Flags == nil {
 		out.Files.Flags = []string{}
