@@ -158,13 +158,12 @@ type Switchboard struct {
 
 	mu       sync.Mutex
 	gateways []*gateway.Gateway
-	subs     map[int]subscription
-	nextSub  int
 }
 
 // Open loads the configuration and settings of opts.Workspace, asks the
 // Prompter about the project servers that need approval, and starts every
-// server that may start, in the background. It fails only when nothing
+// server that may start, in the background. ctx bounds the opening (the
+// questions); the Switchboard lives until Close. It fails only when nothing
 // can be loaded at all (no home directory, a --settings file inside the
 // repository that grants); problems in the files are in Diagnostics and
 // the servers they spare start.
@@ -175,7 +174,7 @@ func Open(ctx context.Context, opts Options) (*Switchboard, error) {
 			return nil, err
 		}
 	}
-	sb := &Switchboard{opts: o, subs: map[int]subscription{}}
+	sb := &Switchboard{opts: o}
 	sb.lo = &config.LoadOptions{
 		Home: o.Home, HomeDir: o.HomeDir, Workspace: o.Workspace, Cwd: o.Workspace,
 		ManagedDir: o.ManagedDir, MCPConfigs: o.ConfigFiles, StrictMCPConfig: o.StrictConfig,
@@ -230,7 +229,9 @@ func Open(ctx context.Context, opts Options) (*Switchboard, error) {
 	} else {
 		hopts.OnEvent = sb.publish
 	}
-	sb.host = host.New(cfg, hopts)
+	// The servers' connections carry ctx's values; the Switchboard lives
+	// until Close, not until ctx is done.
+	sb.host = host.Start(context.WithoutCancel(ctx), cfg, hopts)
 	return sb, nil
 }
 
@@ -376,40 +377,19 @@ func (sb *Switchboard) Call(ctx context.Context, name string, args any) (*Result
 }
 
 // Subscribe calls fn with every host event (a server's state, progress,
-// log lines, list changes) until ctx is done. fn runs on the host's
-// goroutines and must not block.
+// log lines, list changes) until ctx is done ([host.Host.Subscribe]). fn
+// runs on the host's goroutines and must not block.
 func (sb *Switchboard) Subscribe(ctx context.Context, fn func(host.Event)) {
-	sb.mu.Lock()
-	id := sb.nextSub
-	sb.nextSub++
-	sb.subs[id] = subscription{ctx, fn}
-	sb.mu.Unlock()
-	context.AfterFunc(ctx, func() {
-		sb.mu.Lock()
-		delete(sb.subs, id)
-		sb.mu.Unlock()
-	})
+	sb.host.Subscribe(ctx, fn)
 }
 
-type subscription struct {
-	ctx context.Context
-	fn  func(host.Event)
-}
-
+// publish hands an event to the gateways.
 func (sb *Switchboard) publish(ev host.Event) {
 	sb.mu.Lock()
-	fns := make([]func(host.Event), 0, len(sb.subs)+len(sb.gateways))
-	for _, sub := range sb.subs {
-		if sub.ctx.Err() == nil { // ended, and not removed yet
-			fns = append(fns, sub.fn)
-		}
-	}
-	for _, g := range sb.gateways {
-		fns = append(fns, g.HandleEvent)
-	}
+	gws := slices.Clone(sb.gateways)
 	sb.mu.Unlock()
-	for _, fn := range fns {
-		fn(ev)
+	for _, g := range gws {
+		g.HandleEvent(ev)
 	}
 }
 

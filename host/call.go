@@ -59,12 +59,18 @@ func IsTimeout(ctx context.Context, err error) bool {
 // made or finished: unknown tool, server not connected (ErrNotConnected),
 // circuit open (ErrCircuitOpen), timeout (ErrTimeout), a dropped
 // connection that may have run a side effect (ErrMayHaveRun), or refused by
-// Options.Permit (ErrDenied).
+// Options.Permit (ErrDenied); after Close, ErrClosed.
 //
 // A connecting server is waited for (bounded by ctx). A call cut by a
 // dropped connection is retried once, after the reconnect, only when the
 // request never reached the server or the tool declares idempotentHint.
 func (h *Host) Call(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
+	h.mu.Lock()
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
 	if name == ToolSearchName {
 		return h.callToolSearch(ctx, args)
 	}

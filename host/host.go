@@ -214,6 +214,10 @@ type Host struct {
 	order   []string
 	closed  bool
 	router  *toolsurface.Router
+	// subs are the Subscribe callbacks, by id.
+	subMu   sync.Mutex
+	subs    map[int]subscription
+	nextSub int
 	// deferred holds the tools tool_search activated (deferred.go).
 	deferred deferState
 	// secrets are the configured env and header values (and headersHelper
@@ -224,11 +228,19 @@ type Host struct {
 	startupDefaulted bool
 }
 
-// New builds a Host for a resolved configuration and starts every enabled,
-// permitted server in the background. It never blocks on a server; use
-// WaitReady or the bounded waits of Tools/Call.
+// New is Start(context.Background(), cfg, opts): a Host that lives until
+// Close.
 func New(cfg *config.Resolved, opts *Options) *Host {
-	h := &Host{cfg: cfg, servers: map[string]*server{}}
+	return Start(context.Background(), cfg, opts)
+}
+
+// Start builds a Host for a resolved configuration and starts every
+// enabled, permitted server in the background. It never blocks on a
+// server; use WaitReady or the bounded waits of Tools/Call. The servers'
+// connections carry ctx's values (a trace, for one); when ctx is done the
+// Host closes, as Close does. Close it either way.
+func Start(ctx context.Context, cfg *config.Resolved, opts *Options) *Host {
+	h := &Host{cfg: cfg, servers: map[string]*server{}, subs: map[int]subscription{}}
 	if opts != nil {
 		h.opts = *opts
 	}
@@ -275,7 +287,11 @@ func New(cfg *config.Resolved, opts *Options) *Host {
 	o.Logger = slog.New(redact.HandlerWith(o.Logger.Handler(), h.secrets))
 	h.log, h.clock = o.Logger, o.Clock
 	h.progress = newProgressRouter()
-	h.ctx, h.cancel = context.WithCancel(context.Background())
+	h.ctx, h.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, func() { h.Close() })
+		context.AfterFunc(h.ctx, func() { stop() })
+	}
 	if cfg != nil {
 		for i := range cfg.Servers {
 			rs := cfg.Servers[i]
@@ -431,6 +447,38 @@ func (h *Host) emit(ev Event) {
 	if h.opts.OnEvent != nil {
 		h.opts.OnEvent(ev)
 	}
+	h.subMu.Lock()
+	fns := make([]func(Event), 0, len(h.subs))
+	for _, sub := range h.subs {
+		if sub.ctx.Err() == nil { // ended, and not removed yet
+			fns = append(fns, sub.fn)
+		}
+	}
+	h.subMu.Unlock()
+	for _, fn := range fns {
+		fn(ev)
+	}
+}
+
+// Subscribe calls fn with every event (Options.OnEvent's) from now until
+// ctx is done: an event after ctx is done is not delivered. fn runs on the
+// Host's goroutines and must not block.
+func (h *Host) Subscribe(ctx context.Context, fn func(Event)) {
+	h.subMu.Lock()
+	id := h.nextSub
+	h.nextSub++
+	h.subs[id] = subscription{ctx, fn}
+	h.subMu.Unlock()
+	context.AfterFunc(ctx, func() {
+		h.subMu.Lock()
+		delete(h.subs, id)
+		h.subMu.Unlock()
+	})
+}
+
+type subscription struct {
+	ctx context.Context
+	fn  func(Event)
 }
 
 // toolName is how the Host names a server's tool for a model.

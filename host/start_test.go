@@ -1,0 +1,63 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/host"
+)
+
+// TestStartClosesWithItsContext: a Host started on a context closes when
+// the context is done, as Close does, and a subscription gets events until
+// its own context ends (and one made later gets them).
+func TestStartClosesWithItsContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := host.Start(ctx, cfgOf(stdio("a", "echo")), &host.Options{CloseGrace: 200 * time.Millisecond,
+		LookupEnv: func(string) (string, bool) { return "", false }})
+	defer h.Close()
+	var got, late atomic.Int32
+	subCtx, endSub := context.WithCancel(context.Background())
+	h.Subscribe(subCtx, func(ev host.Event) {
+		if ev.Kind == host.EventState && ev.Server == "a" {
+			got.Add(1)
+		}
+	})
+	wait, stop := context.WithTimeout(context.Background(), 30*time.Second)
+	defer stop()
+	if _, err := h.Call(wait, "mcp__a__echo", map[string]any{"text": "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if got.Load() == 0 {
+		t.Error("the subscription got no state event of a server that connected")
+	}
+	endSub()
+	h.Subscribe(context.Background(), func(host.Event) { late.Add(1) })
+	before := got.Load()
+	// A reconnect: the live subscription sees it, the ended one does not.
+	if err := h.Retry("a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Call(wait, "mcp__a__echo", map[string]any{"text": "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if late.Load() == 0 {
+		t.Error("a subscription made later saw nothing of a reconnect")
+	}
+
+	cancel()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := h.Call(wait, "mcp__a__echo", map[string]any{"text": "hi"}); errors.Is(err, host.ErrClosed) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the Host still takes calls after its context was cancelled")
+		}
+	}
+	if n := got.Load(); n != before {
+		t.Errorf("an ended subscription got %d more events", n-before)
+	}
+}
