@@ -60,6 +60,9 @@ var pure = []rule{
 	// toolsurface builds on the MCP SDK alone: another package of this
 	// module would pull I/O into it or make a cycle with the runtime.
 	{Pkg: "toolsurface", DenyDeps: []string{module + "/..."}},
+	// Its shape and search packages build on it (and the SDK) alone.
+	{Pkg: "toolsurface/shape", DenyDeps: []string{module + "/host/...", module + "/gateway/...", module + "/internal/..."}},
+	{Pkg: "toolsurface/search", DenyDeps: []string{module + "/host/...", module + "/gateway/...", module + "/internal/..."}},
 	// filelock only takes a lock on a file: config and trust wait on it
 	// while they edit, so it may sleep, but it never spawns or dials.
 	{Pkg: "internal/filelock", DenyDeps: noIO},

@@ -1,7 +1,8 @@
 // Package archtest holds no code: its tests enforce the layout rules of
 // this module (STYLE.md "pure cores, I/O at the edges").
 //
-// The pure packages — config, policy, trust, toolsurface, internal/filelock,
+// The pure packages — config, policy, trust, toolsurface (with
+// toolsurface/shape and toolsurface/search), internal/filelock,
 // internal/redact, internal/netguard and internal/termsafe — decide from
 // data: inside this module they may depend only on one another, never on
 // host, gateway or the CLI, and some may not reach the network, spawn
