@@ -216,9 +216,11 @@ func Open(ctx context.Context, opts Options) (*Switchboard, error) {
 		AllowPrivateNetworkForProjectServers: st.AllowPrivateNetwork(),
 		SandboxDefaults:                      st.SandboxDefaults(),
 		LookupEnv:                            o.LookupEnv,
+	}
+	if o.Home != "" {
 		// Stored OAuth tokens are used and refreshed; a new authorization
 		// is a login (package oauth), which the front end runs.
-		Authorizer: oauth.New(&oauth.Options{Dir: filepath.Join(o.Home, "oauth"), Logger: o.Logger}),
+		hopts.Authorizer = oauth.New(&oauth.Options{Dir: filepath.Join(o.Home, "oauth"), Logger: o.Logger})
 	}
 	if o.Host != nil {
 		o.Host(hopts)
