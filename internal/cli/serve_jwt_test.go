@@ -110,6 +110,9 @@ func TestGatewayOAuthHydra(t *testing.T) {
 		return cs
 	}
 	alice := login("alice", "eng")
+	if names := listNames(t, ctx, alice); !names["alpha__echo"] {
+		t.Fatalf("alice's tools/list: %v, want alpha__echo", names)
+	}
 	if txt, isErr := callText(t, ctx, alice, "alpha__echo", map[string]any{"text": "from alice"}); isErr || !strings.Contains(txt, "from alice") {
 		t.Errorf("alice (group:eng allows mcp__alpha): isError %v, %q", isErr, txt)
 	}
