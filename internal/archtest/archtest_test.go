@@ -78,6 +78,17 @@ var apart = []rule{
 	// oauth is handed to host as its Authorizer: it knows nothing of
 	// host, the gateway, the CLI or the front door.
 	{Pkg: "oauth", Impure: true, DenyDeps: []string{module, module + "/host/...", module + "/gateway/...", module + "/internal/cli/..."}},
+	// The CLI is presentation on the front door: it reads no settings file
+	// itself (one settings loader, switchboard.ReadSettings over
+	// config.ReadSettings, is what policy, trust and the network and
+	// sandbox defaults come from).
+	{Pkg: "internal/cli", Impure: true, DenyText: map[string]string{
+		"config.ParseSettings(":  "the CLI reads settings through the front door (switchboard.ReadSettings)",
+		"config.ReadSettings(":   "the CLI reads settings through the front door (switchboard.ReadSettings)",
+		"policy.Load(":           "the policy comes from the front door's settings stack (policy.FromSettings)",
+		"trust.NewPreApproval(":  "pre-approvals come from the front door's launch trust",
+		"trust.PreApprovalFrom(": "pre-approvals come from the front door's launch trust",
+	}},
 }
 
 // TestPurePackages is the one test of the layout rules: the real import
