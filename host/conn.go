@@ -54,6 +54,7 @@ type conn struct {
 	badFrame  atomic.Pointer[jsonl.FrameError]
 	closeOnce sync.Once
 	closing   atomic.Bool // the host is closing it on purpose
+	abandoned atomic.Bool // its process outlived SIGKILL; a Close of its own runs
 	mu        sync.Mutex
 	reason    string
 	byProcess bool // reason is the process's exit, not a protocol failure
@@ -189,7 +190,7 @@ func (c *conn) close() {
 		if c.endLife != nil {
 			c.endLife()
 		}
-		if c.proc != nil {
+		if c.proc != nil && !c.abandoned.Load() {
 			_ = c.proc.Close(c.grace)
 		}
 	})

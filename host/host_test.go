@@ -580,6 +580,7 @@ func TestCircuitOpenServerIsListedAgainAfterCooldown(t *testing.T) {
 		<-events
 	}
 	// After the cooldown: an event, and the server listed as connected.
+	clock.waitFor(t, time.Second) // the host waits out the cooldown on the clock
 	clock.Advance(time.Second)
 	deadline := time.After(20 * time.Second)
 	for got := false; !got; {

@@ -49,6 +49,7 @@ func TestStdioTestsOnTheSDKTransport(t *testing.T) {
 	if os.Getenv(sdkStdioEnv) == "1" {
 		return // this is the child
 	}
+	t.Parallel() // a process of its own, which runs its tests one at a time
 	args := []string{"-test.run=^(" + strings.Join(sdkTransportTests, "|") + ")$", "-test.count=1", "-test.v"}
 	if testing.Short() {
 		args = append(args, "-test.short")

@@ -134,7 +134,9 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 			case <-s.h.clock.After(killBound):
 				// SIGKILL does not free a process the kernel holds (a read
 				// on a mount whose server is gone): stop waiting for it
-				// here; Close releases its pipes whenever it ends.
+				// here; Close releases its pipes whenever it ends, and
+				// the host's Close does not wait for it again.
+				c.abandoned.Store(true)
 				go c.proc.Close(0)
 			}
 			s.mu.Lock()
