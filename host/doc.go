@@ -1,6 +1,11 @@
 // Package host is Switchboard's runtime: it turns a resolved configuration
 // (package config) into running MCP servers and a live set of tools.
 //
+// Most agents want the front door instead, package switchboard (the
+// module's root): it reads the settings, puts launch trust and the
+// permission policy in front of a Host, and reloads both with the
+// configuration. Use host directly to run servers under rules of your own.
+//
 // New starts every enabled, permitted server concurrently in the background
 // and returns at once. Each server has a small state machine (the states of
 // SPEC §4: disabled, paused, missing, needs-approval, approval-stale,
