@@ -3,12 +3,14 @@ package switchboard_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
@@ -149,4 +151,102 @@ func ExampleOptions_rules() {
 	fmt.Println(err == nil && strings.Contains(res.Text, "1 + 1 = 2"))
 	// Output:
 	// true
+}
+
+// The same servers served to another MCP client, here over an in-memory
+// transport: the gateway follows the Switchboard's reloads.
+func ExampleSwitchboard_Gateway() {
+	opts, cleanup := world()
+	defer cleanup()
+	opts.Settings = config.Settings{"permissions": map[string]any{"allow": []any{"mcp__demo__add"}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sb, err := switchboard.Open(ctx, opts)
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	defer sb.Close()
+	g := sb.Gateway(nil)
+	defer g.Close()
+	sb.Ready(ctx)
+	g.Sync(ctx)
+
+	ct, st := mcp.NewInMemoryTransports()
+	ss, _ := g.Server().Connect(ctx, st, nil)
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "example"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "demo__add", Arguments: map[string]any{"a": 2, "b": 3}})
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	fmt.Println(strings.Contains(res.Content[0].(*mcp.TextContent).Text, "2 + 3 = 5"))
+	// Output:
+	// true
+}
+
+// A project server nobody approved is held; a call of its tool says so
+// with a typed error (no command to run: the front end adds that).
+func ExampleNotApprovedError() {
+	opts, cleanup := world()
+	defer cleanup()
+	ws, _ := os.MkdirTemp("", "repo-")
+	defer os.RemoveAll(ws)
+	cmd, args := testserver.Command("demo")
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"repo": map[string]any{"command": cmd, "args": args}}})
+	os.WriteFile(filepath.Join(ws, ".mcp.json"), b, 0o644)
+	opts.Workspace = ws
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sb, err := switchboard.Open(ctx, opts) // headless: nobody is asked
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	defer sb.Close()
+	sb.Ready(ctx)
+	_, err = sb.Call(ctx, "mcp__repo__add", map[string]any{"a": 1, "b": 2})
+	var na *switchboard.NotApprovedError
+	if errors.As(err, &na) {
+		fmt.Println(na.Server, na.State, errors.Is(err, switchboard.ErrNotApproved))
+	}
+	// Output:
+	// repo needs-approval true
+}
+
+// Reload applies an edit of the configuration and settings in one step.
+func ExampleSwitchboard_Reload() {
+	opts, cleanup := world()
+	defer cleanup()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sb, err := switchboard.Open(ctx, opts)
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	defer sb.Close()
+
+	cmd, args := testserver.Command("demo")
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"demo":  map[string]any{"command": cmd, "args": args},
+		"other": map[string]any{"command": cmd, "args": args},
+	}})
+	os.WriteFile(filepath.Join(opts.Home, "mcp.json"), b, 0o600)
+	res, err := sb.Reload()
+	fmt.Println(res.Added, err)
+	for _, st := range sb.Status() {
+		fmt.Println(st.Name)
+	}
+	// Output:
+	// [other] <nil>
+	// demo
+	// other
 }
