@@ -1,4 +1,5 @@
-// Package config reads Switchboard's MCP server configuration (SPEC §1) and
+// Package config reads Switchboard's MCP server configuration
+// (docs/configuration.md) and
 // resolves it into the one view the runtime uses: which servers exist for
 // a workspace, from which scope, with what trust, and whether each is
 // available, disabled, missing or invalid, and why.

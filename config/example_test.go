@@ -29,7 +29,7 @@ func ExampleLoad() {
     "time": {"command": "uvx", "args": ["mcp-server-time"]},
   },
 }`), 0o644)
-	// The repository's servers: project scope, approval needed (§2).
+	// The repository's servers: project scope, approval needed (launch trust).
 	os.WriteFile(filepath.Join(proj, ".mcp.json"), []byte(`{
   "mcpServers": {
     "time": {"command": "./tools/time-server"},

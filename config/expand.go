@@ -5,7 +5,8 @@ import (
 	"strings"
 )
 
-// Expand replaces ${VAR} and ${VAR:-default} in s (§1.6), reading
+// Expand replaces ${VAR} and ${VAR:-default} in s (docs/configuration.md,
+// Environment expansion), reading
 // variables with lookup (os.LookupEnv if nil). It returns the expanded
 // string and the names that were unset and had no default, sorted and
 // without duplicates. The rules, precisely:
@@ -159,7 +160,7 @@ func IsVarName(name string) bool {
 	return true
 }
 
-// expandServer returns s with §1.6's fields expanded (command, each args
+// expandServer returns s with ${VAR} expanded in its fields (command, each args
 // item, env values, url, header values; never keys) and its type
 // inferred, plus the missing variables of all of them, sorted and unique.
 // The result shares no slice or map with s.

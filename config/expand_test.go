@@ -89,7 +89,7 @@ func TestExpandServer(t *testing.T) {
 		Command: "${BIN:-npx}",
 		Args:    []string{"--token", "${TOKEN}", "${ARG_MISSING}"},
 		Env:     map[string]string{"${KEY}": "${TOKEN}", "DB": "${DATABASE_URL}"},
-		Cwd:     "${HOST}", // cwd is not expanded (§1.6 does not name it)
+		Cwd:     "${HOST}", // cwd is not expanded (expansion does not name it)
 		URL:     "https://${HOST}/mcp",
 		Headers: map[string]string{"Authorization": "Bearer ${API_TOKEN}"},
 	}

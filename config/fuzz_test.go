@@ -99,7 +99,8 @@ func FuzzLoadJSONC(f *testing.F) {
 	})
 }
 
-// FuzzExpand checks §1.6 expansion. Properties:
+// FuzzExpand checks ${VAR} expansion (docs/configuration.md, Environment
+// expansion). Properties:
 //   - it never panics, and only ever looks up valid names ([A-Z_][A-Z0-9_]*);
 //   - a string with no "${" is returned unchanged (nothing to expand);
 //   - missing names are sorted, unique, valid, and each was written in s

@@ -3,7 +3,8 @@ package config
 import "sync"
 
 // LastGood remembers the last good contents of configuration files, so
-// that a long-running host (SPEC §1.7) keeps a file that is broken mid-edit
+// that a long-running host (one that reloads live; docs/gateway.md, Live
+// reload) keeps a file that is broken mid-edit
 // in effect as it last loaded, instead of stopping every server it defines
 // over a typo. Give the same LastGood to every Load
 // ([LoadOptions.LastGood]):

@@ -21,7 +21,7 @@ type LoadOptions struct {
 	MCPConfigs []string
 	// StrictMCPConfig uses only MCPConfigs (and managed servers/policy).
 	StrictMCPConfig bool
-	// Session holds servers an embedder hands in directly (§1.4): they skip
+	// Session holds servers an embedder hands in directly: they skip
 	// the files and are user-trusted.
 	Session map[string]Server
 	// LookupEnv reads the environment for ${VAR} expansion and the

@@ -12,7 +12,7 @@ import (
 	"github.com/tailscale/hujson"
 )
 
-// ValidName reports whether name is a legal server name (§1.1):
+// ValidName reports whether name is a legal server name:
 // 1 to 64 of A-Z, a-z, 0-9, '_', '.' and '-'.
 func ValidName(name string) bool {
 	if len(name) == 0 || len(name) > 64 {
@@ -60,7 +60,8 @@ func InferType(s Server) Type {
 	return ""
 }
 
-// knownFields are the server definition fields of §1.1, for the unknown
+// knownFields are the server definition fields (docs/configuration.md,
+// Server definition), for the unknown
 // field warning's suggestion.
 var knownFields = []string{
 	"type", "transport", "command", "args", "env", "cwd", "url", "headers",
@@ -308,7 +309,9 @@ type problem struct {
 }
 
 // checkDefinition validates the parts of a definition that depend on each
-// other (§1.1). hasCommand/hasURL say the keys were written, even empty.
+// other (stdio needs a command, sse and http an http(s) url; a type is
+// inferred from which was written). hasCommand/hasURL say the keys were
+// written, even empty.
 // Field types and the transport name are checked by the parser; a url
 // holding ${VAR} is checked after expansion instead.
 func checkDefinition(s Server, hasCommand, hasURL bool) []problem {

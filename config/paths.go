@@ -64,7 +64,7 @@ func findRoot(cwd, home string) string {
 	}
 }
 
-// UserFile returns the user-scope file (§1.2): the first existing of
+// UserFile returns the user-scope file: the first existing of
 // <home>/mcp.json and the legacy <homeDir>/.switchboard.json, else
 // <home>/mcp.json, where writes create it. An empty homeDir skips the
 // legacy file. "Existing" means anything is there, even a directory or an
@@ -117,7 +117,7 @@ func firstExisting(paths []string) string {
 	return paths[0]
 }
 
-// WorkspaceFile returns the workspace enablement file of a root (§1.3):
+// WorkspaceFile returns the workspace enablement file of a root:
 // <root>/.switchboard/workspace.json.
 func WorkspaceFile(root string) string {
 	return filepath.Join(root, ".switchboard", "workspace.json")

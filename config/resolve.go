@@ -72,8 +72,10 @@ type loader struct {
 	filters map[string]ToolFilter
 }
 
-// Load reads every configuration file §1.2–§1.4 name for one workspace and
-// resolves it (§1.6 expansion included) into the view the runtime uses.
+// Load reads every configuration file of one workspace (the scopes, the
+// workspace layer and the session's servers; docs/configuration.md, Files and
+// scopes) and resolves it, ${VAR} expansion included, into the view the
+// runtime uses.
 //
 // It returns an error only when the options cannot be used (no home
 // directory can be found, no working directory to start from). Every

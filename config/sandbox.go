@@ -14,7 +14,8 @@ import (
 	"github.com/tailscale/hujson"
 )
 
-// Sandbox is a server's "sandbox" field as written (§10.4):
+// Sandbox is a server's "sandbox" field as written (docs/security.md,
+// Sandbox):
 //
 //	"sandbox": false                  // run unconfined
 //	"sandbox": true                   // the default sandbox

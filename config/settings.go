@@ -18,7 +18,7 @@ type Settings map[string]any
 // settingsFix is the fix line of every --settings error.
 const settingsFix = `pass a JSON object, e.g. --settings '{"enableAllProjectMcpServers": true}', or the path of a file holding one`
 
-// LoadSettings reads a --settings value (§2): inline JSON when it starts
+// LoadSettings reads a --settings value: inline JSON when it starts
 // with '{' (after white space), else the path of a file. Both may be JSONC.
 // The top level must be an object, and the keys Switchboard knows must
 // have the right types (see [Settings.Validate]). Errors are one line
@@ -123,7 +123,8 @@ func (s Settings) EnabledMcpjsonServers() []string {
 	return l
 }
 
-// Permissions returns the "permissions" rule lists (§3), each nil when
+// Permissions returns the "permissions" rule lists (see package policy),
+// each nil when
 // absent.
 func (s Settings) Permissions() (allow, ask, deny []string) {
 	p, _ := s["permissions"].(map[string]any)

@@ -8,7 +8,7 @@ import (
 // Type is a server's transport, normalized: "stdio", "sse" or "http".
 type Type string
 
-// The transports a server definition may name (§1.1). "streamable_http" and
+// The transports a server definition may name. "streamable_http" and
 // "streamable-http" are read as TypeHTTP.
 const (
 	TypeStdio Type = "stdio"
@@ -16,7 +16,8 @@ const (
 	TypeHTTP  Type = "http"
 )
 
-// Scope says where a server definition came from (§1.2, §1.4).
+// Scope says where a server definition came from (docs/configuration.md,
+// Files and scopes, and Precedence).
 type Scope string
 
 // Scopes, lowest to highest precedence among the everyday three
@@ -32,7 +33,8 @@ const (
 	ScopeSession Scope = "session"
 )
 
-// Trust is the launch-trust level a server's provenance earns (§2).
+// Trust is the launch-trust level a server's provenance earns (see package
+// trust).
 type Trust string
 
 const (
@@ -60,9 +62,11 @@ type ToolConfig struct {
 	DeferLoading *bool `json:"defer_loading,omitempty"`
 }
 
-// Server is one MCP server definition (§1.1). Field values are as written
+// Server is one MCP server definition (docs/configuration.md, Server
+// definition). Field values are as written
 // unless the Server came from [ResolvedServer.Effective], where the fields
-// named in §1.6 have had ${VAR} expanded.
+// that expansion names (command, args, env values, url, header values)
+// have had ${VAR} expanded.
 type Server struct {
 	Type           Type                  `json:"type,omitempty"`
 	Command        string                `json:"command,omitempty"`
@@ -79,7 +83,8 @@ type Server struct {
 	Tools          map[string]ToolConfig `json:"tools,omitempty"`
 	HeadersHelper  string                `json:"headersHelper,omitempty"`
 	EnvPassthrough []string              `json:"env_passthrough,omitempty"`
-	// Sandbox confines a stdio server (§10.4); nil: the scope's default.
+	// Sandbox confines a stdio server (docs/security.md, Sandbox); nil: the
+	// scope's default.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
 	// EnabledTools and DisabledTools filter the tools the model sees
 	// (globs of tool names, '*' any run of characters); see [ToolFilter].
@@ -160,7 +165,8 @@ func (d Diagnostic) Error() string {
 }
 
 // Availability is why a resolved server will or will not be started,
-// before any runtime state (§1.3, §1.2 managed policy).
+// before any runtime state: the workspace layer and managed policy
+// (docs/configuration.md, Workspace enablement and availability).
 type Availability string
 
 const (
@@ -182,7 +188,7 @@ type ResolvedServer struct {
 	// Written is the definition exactly as the file holds it (before ${VAR}
 	// expansion): what launch trust fingerprints.
 	Written Server `json:"written"`
-	// Effective is Written with ${VAR} expanded in the fields §1.6 names and
+	// Effective is Written with ${VAR} expanded where expansion applies and
 	// Type inferred: what the runtime starts.
 	Effective Server `json:"effective"`
 	Scope     Scope  `json:"scope"`
@@ -231,7 +237,7 @@ type Files struct {
 	// appearing, changing or going away at one of these paths can change
 	// what Load returns; at any other path it cannot (settings files
 	// aside: they are the policy package's). A long-running host watches
-	// them (§1.7).
+	// them and reloads (docs/gateway.md, Live reload).
 	Searched []string `json:"-"`
 }
 
