@@ -42,7 +42,8 @@ func join(sets ...[]Rule) []Rule {
 	return out
 }
 
-// TestPatternGrammar has a row for every pattern rule of SPEC §3, the
+// TestPatternGrammar has a row for every pattern rule of the grammar
+// (docs/security.md, Rules), the
 // forms that match nothing included.
 func TestPatternGrammar(t *testing.T) {
 	merge := call("github", "merge_pull_request")

@@ -1,4 +1,4 @@
-// Package policy decides whether one MCP tool call may run (SPEC §3):
+// Package policy decides whether one MCP tool call may run:
 // allow, ask a person, or deny.
 //
 // # How the pieces fit
@@ -36,7 +36,7 @@
 // mcp__server__*) from allowing the tool, so it is asked for, while an
 // allow rule that names the tool exactly (mcp__server__tool, with or
 // without argument conditions) still allows it — the user named that tool
-// (SPEC §10.2); readOnlyHint grants nothing. Autopilot (an agent mode that skips questions for the
+// (docs/security.md, Annotations); readOnlyHint grants nothing. Autopilot (an agent mode that skips questions for the
 // agent's own tools) changes nothing here: MCP tools are still asked for
 // unless a rule allows them.
 //

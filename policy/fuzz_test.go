@@ -5,7 +5,8 @@ import (
 	"testing"
 )
 
-// grammarNever is an independent reading of SPEC §3 for the name part of
+// grammarNever is an independent reading of the rule grammar (package doc)
+// for the name part of
 // a rule: true when the grammar says the rule matches no MCP tool.
 func grammarNever(text string) bool {
 	name := strings.TrimSpace(text)
@@ -41,7 +42,7 @@ func upperASCII(s string) string {
 	return string(b)
 }
 
-// variant rewrites a name the way §3 says must not matter: case, and _
+// variant rewrites a name the way the grammar says must not matter: case, and _
 // written as - or . (alternating).
 func variant(s string) string {
 	b := []byte(upperASCII(s))

@@ -26,7 +26,7 @@ func ExactRule(req Request) string {
 }
 
 // CheckRule says why text, put in the list named list, would not take
-// effect by SPEC §3's grammar — it is malformed (a bad argument
+// effect by the rule grammar (see the package doc) — it is malformed (a bad argument
 // condition), matches nothing (mcp__git*, mcp__github__get_*, a bare *, a
 // rule not about MCP tools), or is mcp__* in allow — and what to write
 // instead; both "" when it is a rule that can take effect. Commands that

@@ -10,7 +10,8 @@ import (
 // Scope says which settings a rule came from.
 type Scope string
 
-// The rule sources of SPEC §3, and the session scope of rules an embedder
+// The rule sources (docs/security.md, Where rules come from), and the
+// session scope of rules an embedder
 // or a command adds for one run.
 const (
 	ScopeManaged Scope = "managed" // <managed dir>/managed-settings.json
@@ -20,7 +21,7 @@ const (
 	ScopeProject Scope = "project" // <root>/.switchboard/settings.json: deny and ask only
 	ScopeSession Scope = "session" // handed in by an embedder or a command
 	// ScopePrincipal rules apply to the calls of one principal (or the
-	// members of one group) of a team gateway (SPEC §10.6); see [Scoped].
+	// members of one group) of a team gateway; see [Scoped].
 	ScopePrincipal Scope = "principal"
 )
 
@@ -167,7 +168,7 @@ type Annotations struct {
 	// DestructiveHint is true when the server explicitly declared
 	// destructiveHint: true. A call allowed only by a broad grant
 	// (mcp__server, mcp__server__*) is then asked for; an allow rule that
-	// names the tool exactly still allows it (SPEC §10.2).
+	// names the tool exactly still allows it: the user named that tool.
 	DestructiveHint bool
 }
 
@@ -343,7 +344,7 @@ func (p *Policy) Rules() []Rule {
 // rule allows — but a tool that declares destructiveHint is allowed only
 // by an allow rule that names it exactly (mcp__server__tool, with or
 // without argument conditions); a broad grant (mcp__server,
-// mcp__server__*) then asks (SPEC §10.2); else ask. Among rules of one
+// mcp__server__*) then asks; else ask. Among rules of one
 // list the administrator's (managed) is reported first and the
 // repository's (project) last.
 func (p *Policy) Decide(req Request) Decision {

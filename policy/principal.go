@@ -11,7 +11,8 @@ type Lists struct {
 const groupPrefix = "group:"
 
 // Scoped holds permission rules scoped to the principals and groups of a
-// team gateway (SPEC §10.6): keyed by principal name, or "group:<name>"
+// team gateway (docs/gateway.md, Principal rules): keyed by principal
+// name, or "group:<name>"
 // for every member of a group. Its rules add to those of the settings
 // files (Policy.With), so a deny anywhere still wins, then ask, then
 // allow. A nil *Scoped holds no rules. It is immutable and safe for

@@ -56,7 +56,8 @@ type argMatch struct {
 	re   *regexp.Regexp
 }
 
-// ParseRule parses a rule text (SPEC §3). A malformed rule (bad argument
+// ParseRule parses a rule text (the grammar is in the package doc). A
+// malformed rule (bad argument
 // syntax, characters no tool name can hold) returns an error and a Pattern
 // that matches nothing. A well-formed rule that can never match an MCP tool
 // by the grammar (mcp__git*, mcp__github__get_*, a bare *, a rule for
@@ -134,7 +135,7 @@ func ParseRule(text string) (Pattern, error) {
 // ServerNameProblem says why a configured server name cannot be told apart
 // from another server's tools in tool names (mcp__<server>__<tool>) and
 // permission rules, or returns "". Rules fold case and count - and . as _
-// (SPEC §3), and read the server segment up to the first "__"; so, once
+// (see the package doc), and read the server segment up to the first "__"; so, once
 // folded, a server name must not hold "__" (server a__b's tool c and server
 // a's tool b__c would both be mcp__a__b__c) nor end in "_" (server a_'s
 // tool c and server a's tool _c would both be mcp__a___c). A host puts a

@@ -9,7 +9,7 @@ import (
 )
 
 // DefaultDescriptionCap is the default limit, in characters (runes), on a
-// tool description a model sees (§5).
+// tool description a model sees.
 const DefaultDescriptionCap = 2048
 
 // Ellipsis marks text this package cut short.
@@ -141,7 +141,7 @@ func decodeObject(schema any) (map[string]any, bool) {
 }
 
 // EstimateTokens estimates how many model tokens s costs: one token per 4
-// bytes, rounded up. It is the same rule MAX_MCP_OUTPUT_TOKENS uses (§5):
+// bytes, rounded up. It is the same rule MAX_MCP_OUTPUT_TOKENS uses:
 // cheap, tokenizer-free, and close enough for budgets and the status view.
 func EstimateTokens(s string) int {
 	return (len(s) + 3) / 4

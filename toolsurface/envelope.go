@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// EnvelopeTag is the element every MCP result is wrapped in (§5).
+// EnvelopeTag is the element every MCP result is wrapped in.
 const EnvelopeTag = "mcp_response"
 
 // Envelope renders res with RenderContent and wraps it with Wrap:

@@ -5,7 +5,8 @@ import (
 	"strings"
 )
 
-// Pattern names MCP tools with the grammar of permission rules (§3):
+// Pattern names MCP tools with the grammar of permission rules (see package
+// policy):
 // "mcp__server__tool" (one tool), "mcp__server__*" or "mcp__server" (all
 // of a server's tools) and "mcp__*" (every MCP tool). A "*" may only stand
 // for a whole last segment. Matching ignores case, and '-' and '.' count
@@ -91,7 +92,8 @@ func (p Pattern) Match(server, tool string) bool {
 	return full == foldName(p.Server+Separator+p.Tool)
 }
 
-// foldName is the comparison form of §3: lower case, '-' and '.' as '_'.
+// foldName is the comparison form of permission rules: lower case, '-' and
+// '.' as '_'.
 func foldName(s string) string {
 	return strings.Map(func(r rune) rune {
 		switch {
@@ -104,7 +106,8 @@ func foldName(s string) string {
 	}, s)
 }
 
-// Modifiers are the session's tool-loading modifiers (--tools, §5): which
+// Modifiers are the session's tool-loading modifiers (--tools;
+// docs/configuration.md, Flags): which
 // tools to defer or keep loaded, over what the configuration says.
 type Modifiers struct {
 	// Default is set when the list says "default": start from the

@@ -11,7 +11,7 @@ import (
 )
 
 // MaxNameLen is the longest tool name a model sees: the stricter of the
-// OpenAI (64) and Anthropic (128) limits (§5).
+// OpenAI (64) and Anthropic (128) limits.
 const MaxNameLen = 64
 
 // Prefix and Separator frame a namespaced tool name: Prefix + server +
@@ -172,7 +172,7 @@ func DefaultReserved() []string {
 type route struct{ server, tool string }
 
 // Router maps model-facing tool names back to (server, tool) and enforces
-// the collision rules of §5. The zero value is not usable; call NewRouter or
+// the collision rules of the package doc. The zero value is not usable; call NewRouter or
 // BareRouter. A Router is safe for concurrent use.
 type Router struct {
 	bare     bool

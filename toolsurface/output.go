@@ -19,7 +19,7 @@ import (
 )
 
 // DefaultMaxOutputTokens is the result size, in estimated tokens
-// (EstimateTokens), above which Present spills or truncates (§5).
+// (EstimateTokens), above which Present spills or truncates.
 const DefaultMaxOutputTokens = 20000
 
 // The environment variables OutputOptionsFromEnv reads.
@@ -111,7 +111,8 @@ func WriteSpillFile(path string, data []byte) error {
 // to a file.
 type Fallback string
 
-// The situations in which a large result is truncated (§5).
+// The situations in which a large result is truncated instead of spilled to
+// a file (docs/configuration.md, Large tool output and provider shapes).
 const (
 	FallbackNone       Fallback = ""
 	FallbackMedia      Fallback = "the result holds images or audio"
@@ -138,8 +139,8 @@ type Output struct {
 	WriteErr error
 }
 
-// Present renders a tool result the way a model gets it (§5 "Large
-// output"):
+// Present renders a tool result the way a model gets it
+// (docs/configuration.md, Large tool output and provider shapes):
 //
 //   - A result of at most MaxTokens estimated tokens is Envelope(server,
 //     tool, res), unchanged.

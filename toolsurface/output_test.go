@@ -370,7 +370,7 @@ func TestPresentRealServer(t *testing.T) {
 }
 
 // TestStatusTokens: status shows, per server, the estimated cost of its
-// tool block (§5 context meter): ToolBlockTokens of the tools it lists.
+// tool block (its context meter): ToolBlockTokens of the tools it lists.
 func TestStatusTokens(t *testing.T) {
 	h := echoHost(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -2,7 +2,7 @@ package toolsurface
 
 import "sort"
 
-// Names a gateway serves (SPEC §10.1). A client puts a gateway's tools
+// Names a gateway serves (docs/gateway.md, Tool names). A client puts a gateway's tools
 // behind its own prefix — Claude Code calls tool T of its entry E
 // "mcp__E__T" — so the gateway serves "<server>__<tool>", without the
 // "mcp__" that the client adds, and cut to a budget that leaves room for

@@ -42,7 +42,7 @@ func TestServedName(t *testing.T) {
 			t.Errorf("ServedName(%q, %q, %d) = %q, want %q", tc.server, tc.tool, tc.budget, got, tc.want)
 		}
 	}
-	// Cut: the front, '_', the §5 hash of the raw parts — the same hash
+	// Cut: the front, '_', the hash of the raw parts — the same hash
 	// ToolName ends a cut name with.
 	tool := strings.Repeat("x", 80)
 	got := toolsurface.ServedName("fs", tool, 46)

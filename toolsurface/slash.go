@@ -9,8 +9,8 @@ import (
 	"unicode"
 )
 
-// SlashCommand returns the slash command a prompt of a server becomes
-// (§5): "/<server>:<prompt>". Both parts are sanitized so that the command
+// SlashCommand returns the slash command a prompt of a server becomes:
+// "/<server>:<prompt>". Both parts are sanitized so that the command
 // is one shell word and splits back unambiguously: every rune that is not
 // an ASCII letter, digit, '_', '-' or '.' becomes '_' (':' , '/', spaces
 // and control characters included), and an empty part becomes "_".
@@ -149,7 +149,7 @@ func (c *SlashCommands) Resolve(cmd string) (PromptRef, bool) {
 	return r, ok
 }
 
-// ResourceRef returns how a resource of a server is referenced (§5):
+// ResourceRef returns how a resource of a server is referenced:
 // "@<server>:<uri>".
 func ResourceRef(server, uri string) string { return "@" + server + ":" + uri }
 

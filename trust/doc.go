@@ -1,5 +1,5 @@
-// Package trust decides which MCP servers may start (SPEC §2, launch
-// trust). A server is arbitrary code run with the user's rights, and a
+// Package trust decides which MCP servers may start (launch trust;
+// docs/security.md, Launch trust). A server is arbitrary code run with the user's rights, and a
 // repository's .mcp.json is written by whoever wrote the repository, so
 // project-scope (repo-authored) servers never start until the user
 // approves exactly what would run.

@@ -10,7 +10,8 @@ import (
 )
 
 // BaseEnv returns the names of the part of the parent environment every
-// repo-authored (project-scope) server inherits (§2). "LC_*" stands for
+// repo-authored (project-scope) server inherits (docs/security.md,
+// Environment of repo-authored servers). "LC_*" stands for
 // every variable whose name starts with LC_. The slice is a fresh copy: a
 // caller may keep or change it without widening what Environ passes on.
 func BaseEnv() []string { return slices.Clone(baseEnv) }

@@ -35,7 +35,7 @@ var fields = []string{"type", "command", "args", "env", "cwd", "url", "headers",
 // sorted by key; env_passthrough is sorted and deduplicated (its order
 // means nothing; it decides which of the user's variables a repo server
 // sees, so it is part of what is approved). A written "sandbox" field
-// (SPEC §10.4) is appended, canonical (false, true, or {"fs": {"read",
+// (docs/security.md, Sandbox) is appended, canonical (false, true, or {"fs": {"read",
 // "write"}, "network"} with the lists as written); a definition without
 // one encodes exactly as before the field existed, so approvals given
 // then stay valid: its sandbox is the scope's default, which the user's

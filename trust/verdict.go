@@ -31,7 +31,7 @@ const (
 	Stale
 )
 
-// String is the state name §4 uses where there is one.
+// String is the server state name (host.State) where there is one.
 func (s Status) String() string {
 	switch s {
 	case Trusted:
@@ -174,7 +174,7 @@ type SettingsSource struct {
 }
 
 // PreApproval is what the user's own settings say about project servers
-// in advance (§2): enableAllProjectMcpServers, enabledMcpjsonServers and
+// in advance: enableAllProjectMcpServers, enabledMcpjsonServers and
 // disabledMcpjsonServers. Build it only from settings the repository
 // cannot write: --settings, user settings, local settings (the user file's
 // "projects" entry for the workspace) and managed settings; never from
@@ -277,7 +277,7 @@ func (v Verdict) Reason(rs *config.ResolvedServer) string {
 	return ""
 }
 
-// State is the §4 server state a verdict holds a server in:
+// State is the runtime server state (host.State) a verdict holds a server in:
 // "needs-approval", "approval-stale" or "disabled" (Rejected), and ""
 // when the server may start. The names are host.State's.
 func (v Verdict) State() string {

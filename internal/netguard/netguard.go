@@ -1,5 +1,6 @@
 // Package netguard keeps outbound HTTP from reaching addresses a remote MCP
-// server must not make Switchboard reach (SPEC §8): cloud metadata
+// server must not make Switchboard reach (docs/security.md, Outbound URL
+// safety): cloud metadata
 // endpoints and link-local addresses always, and loopback, private and
 // reserved addresses unless the [Policy] allows them.
 //

@@ -1,5 +1,6 @@
 // Package redact keeps secrets out of everything Switchboard prints or logs
-// (SPEC §3): tool arguments, environment values and HTTP headers.
+// (docs/security.md, What is never logged): tool arguments, environment
+// values and HTTP headers.
 //
 // One rule decides by key: a key that contains token, secret, password,
 // passwd, key, auth, cookie or credential (any case) holds a secret, and
