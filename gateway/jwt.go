@@ -355,13 +355,18 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (*Principal, err
 	}
 	idt, err := ov.Verify(ctx, token)
 	if err != nil {
+		// go-oidc checks the signature before the times, so an expired
+		// token was signed by the issuer. Its other errors are told apart
+		// by their text; a misread one only names the wrong reason: every
+		// error refuses the token.
 		var exp *oidc.TokenExpiredError
+		msg := err.Error()
 		switch {
-		case errors.As(err, &exp), strings.Contains(err.Error(), "nbf"):
+		case errors.As(err, &exp), strings.Contains(msg, "before the nbf"):
 			return nil, fmt.Errorf("%w: %w", ErrUnauthorized, ErrTokenExpired)
-		case strings.Contains(err.Error(), "malformed jwt"):
+		case strings.Contains(msg, "malformed jwt"), strings.Contains(msg, "not signed"), strings.Contains(msg, "multiple signatures"):
 			return nil, fmt.Errorf("%w: %w", ErrUnauthorized, ErrTokenMalformed)
-		case strings.Contains(err.Error(), "fetching keys"):
+		case strings.Contains(msg, "fetching keys"):
 			return nil, fmt.Errorf("%w: %w: %v", ErrUnauthorized, ErrIssuerUnavailable, err)
 		}
 		return nil, fmt.Errorf("%w: %w", ErrUnauthorized, ErrTokenSignature)

@@ -276,6 +276,9 @@ func TestJWTIssuerUnavailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !gateway.NewAuth(&gateway.AuthOptions{Verify: v.Verify}).Required() {
+		t.Errorf("an Auth with a verifier lets requests without credentials in")
+	}
 	if err := v.Discover(context.Background()); !errors.Is(err, gateway.ErrIssuerUnavailable) {
 		t.Errorf("Discover = %v, want ErrIssuerUnavailable", err)
 	}
