@@ -35,11 +35,7 @@ func TestStalledServerCircuitClosesWhenItAnswersAgain(t *testing.T) {
 			_ = syscall.Kill(pid, syscall.SIGCONT)
 		}
 	})
-	for range 3 {
-		if _, err := h.Call(ctxFor(t, 10*time.Second), "mcp__stall__echo", map[string]any{"text": "x"}); !errors.Is(err, host.ErrTimeout) {
-			t.Fatalf("call to the stopped server: %v, want ErrTimeout", err)
-		}
-	}
+	timeOutThrice(t, h, "mcp__stall__echo", map[string]any{"text": "x"})
 	waitState(t, h, "stall", host.StateCircuitOpen, time.Second)
 
 	list, err := h.Tools(ctxFor(t, 10*time.Second))
@@ -98,11 +94,7 @@ func TestReconnectClosesTheCircuit(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitStopped(t, pid)
-	for range 3 {
-		if _, err := h.Call(ctxFor(t, 10*time.Second), "mcp__stall__echo", map[string]any{"text": "x"}); !errors.Is(err, host.ErrTimeout) {
-			t.Fatalf("call to the stopped server: %v, want ErrTimeout", err)
-		}
-	}
+	timeOutThrice(t, h, "mcp__stall__echo", map[string]any{"text": "x"})
 	waitState(t, h, "stall", host.StateCircuitOpen, time.Second)
 	killPid(t, pid)
 	// While it reconnects a call still fails fast, not after the reconnect.

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboard-mcp/switchboard/host"
 )
 
@@ -21,11 +23,23 @@ func TestRetriedCallKeepsItsDeadline(t *testing.T) {
 	h := newHost(t, cfgOf(stdio("srv", "echo")), &host.Options{CallTimeout: timeout, Clock: clock})
 	pid := pidOf(t, h, "srv")
 	done := make(chan error, 1)
+	running := make(chan struct{}, 1)
+	ctx := host.WithProgress(ctxFor(t, 60*time.Second), func(*mcp.ProgressNotificationParams) {
+		select {
+		case running <- struct{}{}:
+		default:
+		}
+	})
 	go func() {
-		_, err := h.Call(ctxFor(t, 60*time.Second), "mcp__srv__slow", map[string]any{"ms": 60000})
+		// A progress notification every 100 ms.
+		_, err := h.Call(ctx, "mcp__srv__slow", map[string]any{"ms": 60000, "steps": 600})
 		done <- err
 	}()
-	time.Sleep(300 * time.Millisecond) // the request is on the wire; then the drop
+	select { // the call runs on the server; then the drop
+	case <-running:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no progress from the slow call")
+	}
 	killPid(t, pid)
 	clock.Advance(timeout)
 	// The reconnect's backoff, skipped too (it ends on its own in real

@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -43,6 +44,27 @@ const sdkStdioEnv = "SWITCHBOARD_TEST_SDK_STDIO"
 // initialize, in a slow start) and so do not exit on stdin EOF: they are
 // sent SIGTERM after it, instead of after newHost's half second.
 const hungGrace = 100 * time.Millisecond
+
+// timeOutThrice makes the three calls that open a circuit (the breaker's
+// threshold), each of which must run out its timeout: the server hangs in
+// the tool or is stopped. They run at once, so the test waits out one
+// timeout, not three in a row.
+func timeOutThrice(t *testing.T, h *host.Host, tool string, args map[string]any) {
+	t.Helper()
+	ctx := ctxFor(t, 10*time.Second)
+	errs := make(chan error, 3)
+	for range 3 {
+		go func() {
+			_, err := h.Call(ctx, tool, args)
+			errs <- err
+		}()
+	}
+	for range 3 {
+		if err := <-errs; !errors.Is(err, host.ErrTimeout) {
+			t.Fatalf("%s: %v, want ErrTimeout", tool, err)
+		}
+	}
+}
 
 // newHost starts a host and closes it when the test ends.
 func newHost(t *testing.T, cfg *config.Resolved, opts *host.Options) *host.Host {

@@ -106,12 +106,7 @@ func TestEveryStateReachable(t *testing.T) {
 
 	// Three timed-out calls open the circuit.
 	waitState(t, h, "hangs", host.StateConnected, 20*time.Second)
-	for range 3 {
-		_, err := h.Call(ctxFor(t, 10*time.Second), "mcp__hangs__hang", map[string]any{})
-		if !errors.Is(err, host.ErrTimeout) {
-			t.Fatalf("hang call: %v, want ErrTimeout", err)
-		}
-	}
+	timeOutThrice(t, h, "mcp__hangs__hang", map[string]any{})
 	st := waitState(t, h, "hangs", host.StateCircuitOpen, time.Second)
 	if _, err := h.Call(ctxFor(t, 5*time.Second), "mcp__hangs__echo", map[string]any{"text": "x"}); !errors.Is(err, host.ErrCircuitOpen) {
 		t.Errorf("call through open circuit: %v, want ErrCircuitOpen", err)
@@ -563,11 +558,7 @@ func TestCircuitOpenServerIsListedAgainAfterCooldown(t *testing.T) {
 		}
 		return false
 	}
-	for range 3 {
-		if _, err := h.Call(ctxFor(t, 10*time.Second), "mcp__hangs__hang", map[string]any{}); !errors.Is(err, host.ErrTimeout) {
-			t.Fatalf("hang call: %v, want ErrTimeout", err)
-		}
-	}
+	timeOutThrice(t, h, "mcp__hangs__hang", map[string]any{})
 	waitState(t, h, "hangs", host.StateCircuitOpen, time.Second)
 	if !listed() {
 		t.Error("not listed while its circuit is open")
@@ -605,7 +596,7 @@ func TestCircuitOpenServerIsListedAgainAfterCooldown(t *testing.T) {
 // and would send the same again, so the call is not retried (QA: it read as
 // a crash, "broken pipe", and an idempotent call killed the server twice).
 func TestResultOverTheLineLimit(t *testing.T) {
-	h := newHost(t, cfgOf(stdio("echo", "echo")), nil)
+	h := newHost(t, cfgOf(stdio("echo", "echo")), &host.Options{Clock: newRecordingClock()})
 	waitState(t, h, "echo", host.StateConnected, 20*time.Second)
 	_, err := h.Call(ctxFor(t, 60*time.Second), "mcp__echo__big", map[string]any{"bytes": 20 << 20})
 	if err == nil || !strings.Contains(err.Error(), "the tool ran, but its result is over the 16 MiB message limit") {

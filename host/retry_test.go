@@ -9,12 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
 // killDuring starts a call, kills the server's process while the call is in
-// flight, and returns the call's outcome.
+// flight (at its first progress notification, or 300 ms in for a tool that
+// sends none), and returns the call's outcome.
 func killDuring(t *testing.T, h *host.Host, server, tool string, args map[string]any) (string, error) {
 	t.Helper()
 	pid := pidOf(t, h, server)
@@ -23,15 +26,25 @@ func killDuring(t *testing.T, h *host.Host, server, tool string, args map[string
 		err  error
 	}
 	done := make(chan outcome, 1)
+	running := make(chan struct{}, 1)
+	ctx := host.WithProgress(ctxFor(t, 30*time.Second), func(*mcp.ProgressNotificationParams) {
+		select {
+		case running <- struct{}{}:
+		default:
+		}
+	})
 	go func() {
-		res, err := h.Call(ctxFor(t, 30*time.Second), "mcp__"+server+"__"+tool, args)
+		res, err := h.Call(ctx, "mcp__"+server+"__"+tool, args)
 		if err != nil {
 			done <- outcome{"", err}
 			return
 		}
 		done <- outcome{textOf(res), nil}
 	}()
-	time.Sleep(300 * time.Millisecond) // the request is on the wire
+	select { // the request is on the wire
+	case <-running:
+	case <-time.After(300 * time.Millisecond):
+	}
 	killPid(t, pid)
 	select {
 	case o := <-done:
@@ -68,11 +81,12 @@ func TestIdempotentCallIsRetriedOnce(t *testing.T) {
 	linuxOnly(t)
 	clock := newRecordingClock()
 	h := newHost(t, cfgOf(stdio("srv", "echo")), &host.Options{Clock: clock})
-	text, err := killDuring(t, h, "srv", "slow", map[string]any{"ms": 1500})
+	// A progress notification every 100 ms: the kill comes at the first.
+	text, err := killDuring(t, h, "srv", "slow", map[string]any{"ms": 800, "steps": 8})
 	if err != nil {
 		t.Fatalf("idempotent call after a kill: %v", err)
 	}
-	if !strings.Contains(text, "slept 1500 ms") {
+	if !strings.Contains(text, "slept 800 ms") {
 		t.Errorf("result = %q", text)
 	}
 	if st := statusOf(h, "srv"); st.Reconnects != 1 {
