@@ -17,7 +17,7 @@ import (
 
 // AppURI is the URI under which the gateway serves the ui:// resource uri
 // of server: ui://<server>/<the rest of uri>. Other URIs are returned as
-// they are. Server names (SPEC §1.1) are valid URI host names.
+// they are. Server names ([A-Za-z0-9_.-]{1,64}) are valid URI host names.
 func AppURI(server, uri string) string {
 	if !host.IsUIResourceURI(uri) {
 		return uri

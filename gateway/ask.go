@@ -19,7 +19,7 @@ import (
 // ErrCannotAsk is returned by [Asker] when the calling client cannot be
 // asked (it declared no elicitation support, or the call did not come
 // through a gateway); host.PolicyPermit then denies the call with the
-// message naming the rule to add (SPEC §3: ask with nobody to ask is deny).
+// message naming the rule to add (an ask with nobody to ask is a deny).
 var ErrCannotAsk = errors.New("the calling client does not support elicitation")
 
 // errAsking is what the Asker returns while the question is out: the
@@ -59,8 +59,9 @@ const permissionInput = "switchboard_permission"
 // rule (policy.ExactRule) with Rules, and the question says where.
 // Its zero value is ready to use and it is safe for concurrent use.
 type Asker struct {
-	// Rules, if set, writes the allow rule of an "always" answer (SPEC
-	// §10.2). If nil, "always" is not offered.
+	// Rules, if set, writes the allow rule of an "always" answer
+	// (docs/security.md, Asking, and nobody to ask). If nil, "always" is
+	// not offered.
 	Rules host.RuleWriter
 
 	mu      sync.Mutex
@@ -277,7 +278,7 @@ func permissionQuestion(req host.PermitRequest, d policy.Decision, rule, where s
 // the upstream call until the client calls again with the answer (or
 // Options.ElicitationTimeout passes; then the upstream call is cancelled).
 // Otherwise, or when the request does not belong to a call through the
-// gateway, it is declined (SPEC §4: declined when nobody can answer). Its
+// gateway, it is declined, as elicitation is whenever nobody can answer. Its
 // zero value is ready to use.
 type Prompter struct{}
 

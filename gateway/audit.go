@@ -62,7 +62,8 @@ type AuditEntry struct {
 	// ArgsHMAC is the HMAC-SHA256, under the install's audit key, of the
 	// arguments' canonical JSON: equal arguments have equal hashes, and
 	// nobody without the key can test a guess. Args are the arguments
-	// with secrets redacted (SPEC §3) and long strings cut; never raw.
+	// with secrets redacted (see internal/redact) and long strings cut;
+	// never raw.
 	ArgsHMAC string         `json:"args_hmac,omitempty"`
 	Args     map[string]any `json:"args,omitempty"`
 }

@@ -333,7 +333,7 @@ type AuthFile struct {
 type AuthEntry struct {
 	Groups []string  `json:"groups,omitempty"`
 	Keys   []AuthKey `json:"keys,omitempty"`
-	// Allow, Ask and Deny are permission rules (SPEC §3, argument rules
+	// Allow, Ask and Deny are permission rules (see package policy; argument rules
 	// included) for this principal's (or group's) calls, on top of the
 	// rules of every settings file; a deny anywhere still wins.
 	Allow []string `json:"allow,omitempty"`

@@ -10,7 +10,7 @@ import (
 )
 
 // NewPermit is host.PolicyPermit for a gateway whose callers are
-// principals (SPEC §10.6): a call is decided by p together with the rules
+// principals (docs/gateway.md, For teams): a call is decided by p together with the rules
 // a scopes to its principal and the principal's groups (a nil a, or a call
 // without a principal, is decided by p alone). Deny anywhere beats ask
 // beats allow, as everywhere; an ask goes to opts.Asker, which puts it to

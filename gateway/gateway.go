@@ -1,5 +1,5 @@
-// Package gateway re-serves a [host.Host] as one MCP server (SPEC §7): every
-// connected server's tools as <server>__<tool> (SPEC §10.1: the client adds
+// Package gateway re-serves a [host.Host] as one MCP server (docs/gateway.md):
+// every connected server's tools as <server>__<tool> (the client adds
 // its own mcp__<entry>__, so the name is cut to Options.NameBudget; schemas
 // cleaned), its prompts as <server>:<prompt> and its resources and resource
 // templates under their own URIs. A read of
@@ -51,7 +51,8 @@ import (
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
-// DefaultDescriptionMax caps a re-served tool's description (SPEC §5).
+// DefaultDescriptionMax caps a re-served tool's description, in characters,
+// as the host caps what a model sees.
 const DefaultDescriptionMax = 2048
 
 // Options configure a Gateway. A nil *Options uses every default.
@@ -525,7 +526,8 @@ func (g *Gateway) serveTool(name string, t host.Tool) *mcp.Tool {
 
 // callTool runs one call through the host. Host errors (unknown tool,
 // server down, circuit open, refused…) become error results the model can
-// read; the result is the envelope of SPEC §5. A call of a client on
+// read; the result is the <mcp_response> envelope (see package
+// toolsurface). A call of a client on
 // protocol 2026-07-28 runs on its own goroutine, so that an upstream
 // server's question can go back to the client in the call's result
 // (callMultiRoundTrip).
@@ -749,7 +751,8 @@ func (g *Gateway) routeOf(name string) (server, tool string) {
 }
 
 // PromptName is the name a prompt of a server has through the gateway:
-// <server>:<prompt>, as the slash command /<server>:<prompt> of SPEC §5.
+// <server>:<prompt>, as the slash command /<server>:<prompt>
+// (toolsurface.SlashCommand).
 func PromptName(server, prompt string) string { return server + ":" + prompt }
 
 func (g *Gateway) syncPrompts(ctx context.Context) error {

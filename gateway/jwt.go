@@ -170,8 +170,8 @@ func (v *JWTVerifier) Issuer() string { return v.opts.Issuer }
 // Resource returns the gateway's resource URL.
 func (v *JWTVerifier) Resource() string { return v.opts.Resource }
 
-// MetadataURL is where the protected resource metadata is, by RFC 9728
-// §3.1: https://host/.well-known/oauth-protected-resource/<path>. Put it in
+// MetadataURL is where the protected resource metadata is, by
+// RFC 9728 §3.1: https://host/.well-known/oauth-protected-resource/<path>. Put it in
 // AuthOptions.ResourceMetadataURL.
 func (v *JWTVerifier) MetadataURL() string { return v.metaURL }
 

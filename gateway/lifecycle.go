@@ -17,7 +17,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/host"
 )
 
-// How calls end when their client goes away (SPEC §7, issue 16).
+// How calls end when their client goes away (docs/gateway.md, issue 16).
 //
 // Every tools/call runs under a context the gateway can cancel: the SDK
 // cancels it when the client sends notifications/cancelled or (stdio) its

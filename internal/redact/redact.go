@@ -302,7 +302,7 @@ var patterns = sync.OnceValue(func() []pattern {
 		// armour stays, the body goes; a block cut off before its END line goes
 		// to the end of the text.
 		{regexp.MustCompile(`(?s)(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----).*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`), "${1}" + Placeholder + "${2}"},
-		// The private members of a JSON Web Key (RFC 7518 §6.2.2, §6.3.2):
+		// The private members of a JSON Web Key (RFC 7518 §6.2.2 and RFC 7518 §6.3.2):
 		// "d", and RSA's "p", "q", "dp", "dq", "qi", when they hold a
 		// base64url value long enough to be key material.
 		{regexp.MustCompile(`("(?:d|p|q|dp|dq|qi)"[ \t]*:[ \t]*)"[A-Za-z0-9_\-]{16,}={0,2}"`), "${1}\"" + Placeholder + "\""},
