@@ -6,7 +6,8 @@ import (
 )
 
 // DefaultCacheTTL is how long a server's tool, prompt and resource lists are
-// trusted before they are fetched again (SPEC §4).
+// trusted before they are fetched again (a list_changed notification, a
+// reconnect or a refresh drops them sooner).
 const DefaultCacheTTL = 5 * time.Minute
 
 // listCache holds one list fetched from a server. It is invalidated by its

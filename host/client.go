@@ -11,8 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Prompter answers a server's elicitation requests on behalf of the user
-// (SPEC §4). The CLI implements it on a terminal and declines when headless;
+// Prompter answers a server's elicitation requests on behalf of the user.
+// The CLI implements it on a terminal and declines when headless;
 // the gateway forwards to its own client.
 type Prompter interface {
 	Elicit(ctx context.Context, server string, params *mcp.ElicitParams) (*mcp.ElicitResult, error)
@@ -28,7 +28,7 @@ func (Decliner) Elicit(context.Context, string, *mcp.ElicitParams) (*mcp.ElicitR
 
 // newClient builds the SDK client for one connection. Capabilities are
 // empty unless the host really serves them: roots only with roots to give,
-// elicitation only with a Prompter, and never sampling (refused, SPEC §4).
+// elicitation only with a Prompter, and never sampling (always refused).
 func (s *server) newClient(c *conn) *mcp.Client {
 	h := s.h
 	caps := &mcp.ClientCapabilities{}

@@ -206,7 +206,8 @@ func (c *conn) isDone() bool {
 }
 
 // writeProbeKey marks a call's context so the stdio connection can record
-// that its request reached the pipe (the retry rule of SPEC §4 needs to know).
+// that its request reached the pipe (a call cut by a dropped transport is
+// retried only if its request was never written, or the tool is idempotent).
 type writeProbeKey struct{}
 
 func withWriteProbe(ctx context.Context, flag *atomic.Bool) context.Context {

@@ -17,7 +17,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/toolsurface/search"
 )
 
-// Defaults of automatic deferral (SPEC §5 deferred loading): a server whose
+// Defaults of automatic deferral (docs/configuration.md, Flags: --tools): a server whose
 // tool block would take more than a tenth of a 200k-token context is
 // deferred behind tool_search.
 const (

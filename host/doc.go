@@ -8,7 +8,7 @@
 //
 // New starts every enabled, permitted server concurrently in the background
 // and returns at once. Each server has a small state machine (the states of
-// SPEC §4: disabled, paused, missing, needs-approval, approval-stale,
+// [State]: disabled, paused, missing, needs-approval, approval-stale,
 // connecting, connected, error, circuit-open), always with a one-line
 // reason, which Status reports.
 //

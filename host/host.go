@@ -21,7 +21,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
-// Defaults of SPEC §4.
+// Runtime defaults: timeouts, waits and the circuit breaker.
 const (
 	DefaultStartupTimeout = 30 * time.Second
 	// DefaultRunnerStartupTimeout is the start-up bound of a server run by
@@ -51,9 +51,9 @@ var (
 	ErrClosed = errors.New("host closed")
 )
 
-// Gate decides whether a server may start (launch trust, SPEC §2). It returns
-// "" to let the server start, or the state to show instead (needs-approval,
-// approval-stale, disabled…) with a one-line reason.
+// Gate decides whether a server may start (launch trust; see package trust).
+// It returns "" to let the server start, or the state to show instead
+// (needs-approval, approval-stale, disabled…) with a one-line reason.
 type Gate func(s *config.ResolvedServer) (State, string)
 
 // DefaultGate lets user-trusted servers start and holds repo-authored
@@ -71,7 +71,7 @@ func DefaultGate(s *config.ResolvedServer) (State, string) {
 type Options struct {
 	// Logger receives structured logs. If nil, logs are discarded. The
 	// Host redacts what it logs (tool arguments, env and header values, and
-	// the configured secret values wherever they appear; SPEC §3).
+	// the configured secret values wherever they appear).
 	Logger *slog.Logger
 	// Clock drives backoff, the breaker and cache TTLs. If nil, real time.
 	Clock Clock
@@ -79,7 +79,8 @@ type Options struct {
 	Gate Gate
 	// AllowPrivateNetworkForProjectServers lets project-scope (repo-authored)
 	// remote servers reach loopback, private and reserved addresses, as
-	// servers the user wrote always may (SPEC §8). Cloud metadata and
+	// servers the user wrote always may (docs/security.md, Outbound URL
+	// safety). Cloud metadata and
 	// link-local addresses stay refused for every server. Set it only from
 	// the user's own settings, never from a file the repository holds.
 	AllowPrivateNetworkForProjectServers bool
@@ -89,7 +90,7 @@ type Options struct {
 		LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error)
 	}
 	// Permit decides whether each tool call may run (per-call permissions,
-	// SPEC §3; see PolicyPermit). If nil, every call runs.
+	// see PolicyPermit and package policy). If nil, every call runs.
 	Permit Permit
 	// Prompter answers elicitation requests. If nil, the elicitation
 	// capability is not advertised and servers' requests are refused.
@@ -134,7 +135,7 @@ type Options struct {
 	// which are reported as a bare connection failure.
 	SDKStdioTransport bool
 	// SandboxDefaults are the per-scope sandboxes of stdio servers whose
-	// definition has no "sandbox" field (SPEC §10.4; from user or managed
+	// definition has no "sandbox" field (docs/security.md, Sandbox; from user or managed
 	// settings, never the repository's). If nil, project-scope servers
 	// are sandboxed and the others are not. A sandboxed server needs the
 	// supervisor: with NoSupervisor it does not start.
@@ -156,7 +157,7 @@ type Options struct {
 	// login command for an *oauth.LoginRequiredError). err is the cause,
 	// for errors.As. It must be fast and safe for concurrent use.
 	ErrorHint func(server string, err error) string
-	// ToolModifiers are the session's --tools modifiers (SPEC §5): they beat
+	// ToolModifiers are the session's --tools modifiers: they beat
 	// each server's and tool's defer_loading, and NoDefer beats Defer.
 	ToolModifiers toolsurface.Modifiers
 	// AutoDeferShare defers the tools of a server whose tool block (as
@@ -379,7 +380,7 @@ func (h *Host) WaitReady(ctx context.Context) bool {
 }
 
 // Pause stops a server for this session only (never a file) and shows it as
-// paused (SPEC §1.4).
+// paused; Resume undoes it.
 func (h *Host) Pause(name string) error {
 	s, err := h.server(name)
 	if err != nil {
@@ -431,7 +432,7 @@ func (h *Host) Close() error {
 }
 
 // RedactLogger returns l (nil: discard) with every record scrubbed as the
-// Host's own are (SPEC §3): the shapes secrets take, and every secret
+// Host's own are: the shapes secrets take, and every secret
 // value the Host knows — configured env and header values, what ${VAR}
 // expansion put in a URL, helper output. A gateway or command that logs
 // the Host's errors logs through it. Safe for concurrent use; the values

@@ -69,7 +69,7 @@ func TestUnknownToolAndServer(t *testing.T) {
 	}
 }
 
-// Every state of SPEC §4 is reachable and carries a one-line reason.
+// Every State is reachable and carries a one-line reason.
 func TestEveryStateReachable(t *testing.T) {
 	disabled := stdio("off", "echo")
 	disabled.Availability, disabled.DisabledReason = config.Disabled, "disabled in workspace (.switchboard/workspace.json)"

@@ -29,7 +29,7 @@ func (r resolverTo) LookupIPAddr(context.Context, string) ([]net.IPAddr, error) 
 	return []net.IPAddr{{IP: net.ParseIP(string(r))}}, nil
 }
 
-// SPEC §8 end to end: a project-scope server whose URL is the loopback test
+// Outbound URL safety (docs/security.md) end to end: a project-scope server whose URL is the loopback test
 // server ends in state error with the refusal, and never sends it a request;
 // the same URL at user scope connects; the user's setting lets the project
 // server connect too. A host name that resolves to 127.0.0.1 is refused the
@@ -38,7 +38,7 @@ func TestOutboundAddressPolicy(t *testing.T) {
 	srv := testhttp.Start(t, "echo", testhttp.Options{})
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(strings.TrimSuffix(srv.URL, "/mcp"), "http://"))
 	named := "http://mcp.example.test:" + port + "/mcp"
-	gate := func(*config.ResolvedServer) (host.State, string) { return "", "" } // approved: only §8 is under test
+	gate := func(*config.ResolvedServer) (host.State, string) { return "", "" } // approved: only the address check is under test
 	h := newHost(t, cfgOf(
 		project(remote("repo", config.TypeHTTP, srv.URL)),
 		project(remote("reponamed", config.TypeHTTP, named)),
@@ -133,7 +133,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// Redaction (SPEC §3): configured env and header values, tool arguments and
+// Redaction (docs/security.md, What is never logged): configured env and header values, tool arguments and
 // what a server echoes on stderr never reach the log, the status reason or
 // the stderr tail, even at debug level.
 func TestSecretsNeverLoggedOrShown(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 
 // ErrDenied is wrapped by every call refused by a permission rule, by the
 // person asked, or because a question was needed and nobody could answer
-// it (SPEC §3). The call never reached the server.
+// it. The call never reached the server.
 var ErrDenied = errors.New("permission denied")
 
 // PermitRequest describes a tool call about to be made.
@@ -58,7 +58,7 @@ const (
 	AnswerAlways
 )
 
-// RuleWriter writes the allow rule of an "always" answer (SPEC §10.2) to a
+// RuleWriter writes the allow rule of an "always" answer to a
 // settings file, so that later sessions let the tool run without asking.
 type RuleWriter interface {
 	// Where says in one line where WriteAllow writes, for the question:
@@ -115,8 +115,8 @@ func (e *DeniedError) Unwrap() error { return ErrDenied }
 
 // PolicyPermit returns a Permit deciding with p (nil: no rules, so every
 // call is asked for): allow runs, deny refuses, ask puts the question to
-// opts.Asker — or refuses when there is none (SPEC §3: ask with nobody to
-// ask is deny). AnswerAlways is remembered by the returned Permit per
+// opts.Asker — or refuses when there is none (an ask with nobody to ask is
+// a deny). AnswerAlways is remembered by the returned Permit per
 // (server, tool) pair, never per joined name, so that it cannot pass to
 // another server's tool of the same name. It is safe for concurrent use; questions are not serialized (the
 // Asker may do so).

@@ -123,7 +123,8 @@ func TestPolicyPermit(t *testing.T) {
 		if !errors.As(err, &de) || de.Decision.Action != policy.Deny || !strings.Contains(de.Hint, "permissions.deny") {
 			t.Fatalf("denied call = %v (%+v)", err, de)
 		}
-		// A rule naming the destructive tool exactly allows it (SPEC §10.2).
+		// A rule naming the destructive tool exactly allows it (docs/security.md,
+		// Annotations).
 		mustCall(t, h, "mcp__e__destructive", map[string]any{"target": "x"})
 		// A grant of the whole server does not: destructiveHint turns it
 		// into a question, whose hint names the exact rule.

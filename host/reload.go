@@ -24,8 +24,8 @@ func (r ApplyResult) Changed() bool {
 	return len(r.Added)+len(r.Removed)+len(r.Restarted) > 0
 }
 
-// Apply switches the Host to a new resolved configuration (SPEC §1.7 live
-// reload) by diffing it with the one in force: a server whose resolved
+// Apply switches the Host to a new resolved configuration (live reload;
+// docs/gateway.md, Live reload) by diffing it with the one in force: a server whose resolved
 // definition is unchanged keeps running untouched (its sessions and caches
 // survive); a changed one is stopped and started again; a new one is
 // started; a removed one is stopped. A paused server stays paused across a

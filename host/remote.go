@@ -40,7 +40,7 @@ func (s *server) httpClient(ctx context.Context, def config.Server) (*http.Clien
 	}
 	s.h.secrets.Add(redact.Secrets(nil, shown)...) // helper output too: scrubbed from every message
 	s.h.log.Debug("connecting", "server", s.name, "url", shownURL(s.cfg, s.h.secrets), "headers", headers)
-	// SPEC §8: every connection, redirect and OAuth fetch of this server
+	// Every connection, redirect and OAuth fetch of this server
 	// goes through the address check of its scope.
 	policy := s.netPolicy()
 	if err := policy.CheckURL(def.URL); err != nil {
@@ -53,7 +53,8 @@ func (s *server) httpClient(ctx context.Context, def config.Server) (*http.Clien
 	return &http.Client{Transport: rt, CheckRedirect: policy.CheckRedirect}, nil
 }
 
-// netPolicy is the outbound address policy of the server (SPEC §8):
+// netPolicy is the outbound address policy of the server (docs/security.md,
+// Outbound URL safety):
 // servers the user wrote may reach private addresses; repo-authored ones
 // may not unless the user's settings allow it. Metadata and link-local
 // addresses are refused for all.
@@ -71,8 +72,8 @@ func (s *server) netPolicy() netguard.Policy {
 
 // OutboundClient returns an HTTP client for requests made on behalf of
 // server name (OAuth discovery and token fetches, say): its connections
-// and redirects are held to the server's outbound address policy (SPEC
-// §8). It carries none of the server's headers.
+// and redirects are held to the server's outbound address policy
+// (docs/security.md, Outbound URL safety). It carries none of the server's headers.
 func (h *Host) OutboundClient(name string) (*http.Client, error) {
 	s, err := h.server(name)
 	if err != nil {

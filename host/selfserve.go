@@ -12,7 +12,7 @@ import (
 // sets, to its process id, in the environment of every stdio server it
 // starts (Options.ChildEnv). A `switchboard serve` that finds it set was
 // started as an upstream server of a gateway, directly or through a
-// wrapper, and refuses to run: a gateway never serves itself (SPEC §10.1),
+// wrapper, and refuses to run: a gateway never serves itself,
 // or a gateway entry in a file Switchboard also reads (a project's
 // .mcp.json) would start gateways without end.
 const GatewayEnv = "SWITCHBOARD_GATEWAY"

@@ -226,7 +226,7 @@ func (s *server) invalidateAll() {
 }
 
 // run connects, watches the connection and reconnects after an unexpected
-// close with backoff (SPEC §4), until ctx is cancelled.
+// close with backoff (see Backoff), until ctx is cancelled.
 func (s *server) run(ctx context.Context) {
 	c, err := s.connect(ctx)
 	if ctx.Err() != nil {

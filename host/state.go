@@ -6,7 +6,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 )
 
-// State is a server's runtime state (SPEC §4). The strings are part of the
+// State is a server's runtime state. The strings are part of the
 // JSON contract of `status --json`.
 type State string
 
@@ -53,7 +53,7 @@ type ServerStatus struct {
 	// Tokens estimates what the server's tool block costs in a model's context.
 	Tokens int `json:"tokens"`
 	// Deferred is how many of the server's tools were held back from the
-	// model's tool list at the last listing (deferred loading, §5); they are
+	// model's tool list at the last listing (deferred loading); they are
 	// found through tool_search. Tokens counts the whole block regardless.
 	Deferred int `json:"deferred"`
 	// Protocol is the negotiated protocol revision; Server names the peer.
@@ -71,7 +71,7 @@ type ServerStatus struct {
 	Stats      CallStats `json:"stats"`
 }
 
-// CallStats are per-server counters (SPEC §9).
+// CallStats are per-server counters, as status shows them.
 type CallStats struct {
 	Calls  int64         `json:"calls"`
 	Errors int64         `json:"errors"`

@@ -9,7 +9,8 @@ import (
 // latencyWindow is how many recent call durations the percentiles use.
 const latencyWindow = 1024
 
-// stats counts calls and keeps a window of recent latencies (SPEC §9).
+// stats counts calls and keeps a window of recent latencies, for the p50
+// and p99 of CallStats.
 type stats struct {
 	mu     sync.Mutex
 	calls  int64

@@ -49,7 +49,8 @@ func (s *server) spawn(def config.Server) (*proc.Process, error) {
 // parentEnv is the part of the parent environment the server's processes
 // (the server itself, its headersHelper) inherit: all of it for servers the
 // user wrote, only the base set and the variables the approved definition
-// names for project-scope ones (SPEC §2, trust.Environ).
+// names for project-scope ones (trust.Environ; docs/security.md,
+// Environment of repo-authored servers).
 func (s *server) parentEnv() []string {
 	return trust.Environ(&s.cfg, s.h.opts.Environ())
 }

@@ -173,8 +173,8 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 		}
 	}
 	c.watch()
-	// Servers send log messages only once a level is set (SPEC §4: logging
-	// is surfaced): per session before 2026-07-28, per request after.
+	// Servers send log messages only once a level is set (their logging is
+	// surfaced): per session before 2026-07-28, per request after.
 	c.logging = c.serves(func(caps *mcp.ServerCapabilities) bool { return caps.Logging != nil })
 	if c.logging && c.protocol < "2026-07-28" {
 		_ = session.SetLoggingLevel(cctx, &mcp.SetLoggingLevelParams{Level: s.h.opts.LogLevel})

@@ -12,7 +12,7 @@ import (
 
 // TestRepoServerEnvironmentFiltered: the processes of a project-scope
 // server (the server itself and its headersHelper) get only the base
-// environment and what the definition names (SPEC §2, trust.Environ); a
+// environment and what the definition names (trust.Environ); a
 // user-scope server gets the whole parent environment.
 func TestRepoServerEnvironmentFiltered(t *testing.T) {
 	if runtime.GOOS == "windows" {
