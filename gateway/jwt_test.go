@@ -60,7 +60,7 @@ func audOf(c map[string]any) []string {
 // audience, one expired and one signed by another key (a second Hydra
 // naming the first one's issuer) are refused, each for its own reason; a
 // user's token from the authorization code flow maps sub and the groups
-// claim to the principal.
+// claim to the principal; a rotated signing key needs no restart.
 func TestJWTHydra(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts ORY Hydra")
@@ -163,6 +163,20 @@ func TestJWTHydra(t *testing.T) {
 		}
 		if rules := a.Scoped().For(got.Name, got.Groups); len(rules) != 1 || rules[0].Text != "mcp__prod" || rules[0].List != policy.Deny {
 			t.Errorf("rules for alice of eng = %v, want the deny of group:eng", rules)
+		}
+	})
+
+	// Last: the issuer's keys change under the verifier, which has the old
+	// set cached; a token by the new key is accepted without a restart.
+	t.Run("key rotation", func(t *testing.T) {
+		idp.RotateAccessTokenKey(t, "rotated-1")
+		tok := idp.Token(t, svc, resource)
+		hdr, err := base64.RawURLEncoding.DecodeString(strings.Split(tok, ".")[0])
+		if err != nil || !strings.Contains(string(hdr), `"kid":"rotated-1"`) {
+			t.Fatalf("after rotation Hydra signs with %s; the test needs the new key", hdr)
+		}
+		if p, err := verify(tok); err != nil || p.Name != svc.ID {
+			t.Errorf("a token by the rotated key: %+v, %v", p, err)
 		}
 	})
 }

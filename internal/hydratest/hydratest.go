@@ -342,6 +342,14 @@ func (s *Server) SetAccessTokenLifespan(t testing.TB, id string, d time.Duration
 		map[string]any{"client_credentials_grant_access_token_lifespan": d.String()}, nil)
 }
 
+// RotateAccessTokenKey adds a new signing key, named kid, to the key set
+// Hydra signs access tokens with; the tokens it issues from then on are
+// signed by it.
+func (s *Server) RotateAccessTokenKey(t testing.TB, kid string) {
+	t.Helper()
+	s.admin(t, http.MethodPost, "/admin/keys/hydra.jwt.access-token", map[string]any{"alg": "RS256", "use": "sig", "kid": kid}, nil)
+}
+
 // Token takes an access token for c by the client credentials grant, for
 // the audiences given.
 func (s *Server) Token(t testing.TB, c Client, audience ...string) string {
