@@ -96,7 +96,8 @@ at a terminal to answer (the message names the rule that would allow it).`,
 	return cmd
 }
 
-// callJSON is `call --json` (SPEC §6).
+// callJSON is `call --json`, a contract scripts rely on: isError, content,
+// envelope.
 type callJSON struct {
 	IsError           bool          `json:"isError"`
 	Content           []mcp.Content `json:"content"`
@@ -315,7 +316,7 @@ func swapDistance(a, b string) int {
 	return d[len(x)][len(y)]
 }
 
-// presentResult is the result as a model gets it (SPEC §5): the envelope,
+// presentResult is the result as a model gets it (toolsurface.Present): the envelope,
 // or for a large result the guide to its spill file or the truncated text.
 // A bad setting or a failed write is a warning on stderr.
 func presentResult(opts *CallOptions, server, tool string, res *mcp.CallToolResult) string {

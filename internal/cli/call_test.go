@@ -20,7 +20,7 @@ func demoWorld(t *testing.T) *rtWorld {
 		"echo":   w.server("echo"),
 		"broken": w.server("exit-init"),
 	})
-	// Calls need permission (§3); these tests are about calls, not rules.
+	// Calls need permission; these tests are about calls, not rules.
 	w.writeJSON(filepath.Join(w.sb, "settings.json"), map[string]any{"permissions": map[string]any{"allow": []string{"mcp__demo", "mcp__echo"}}})
 	return w
 }

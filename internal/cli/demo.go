@@ -69,7 +69,7 @@ them, call one, and print the result in the envelope the model gets.`,
 }
 
 // demoConfig resolves a configuration holding only the bundled server, as
-// a session server (§1.4: it skips the files and is user-trusted). Managed
+// a session server (it skips the files and is user-trusted). Managed
 // policy still applies.
 func demoConfig(opts *DemoOptions) (*config.Resolved, error) {
 	lo := config.LoadOptions{}

@@ -85,7 +85,8 @@ const (
 	doctorFail doctorLevel = "fail"
 )
 
-// doctorCheck is one row of doctor (SPEC §6: {check, server, ok, message, fix}).
+// doctorCheck is one row of doctor (`doctor --json` keys scripts rely on:
+// check, server, ok, message, fix).
 type doctorCheck struct {
 	Check   string      `json:"check"`
 	Server  string      `json:"server"`

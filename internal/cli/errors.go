@@ -8,7 +8,8 @@ import (
 	"github.com/switchboard-mcp/switchboard/oauth"
 )
 
-// Exit codes (SPEC §6). Main is the only place that turns errors into them.
+// Exit codes, a contract scripts rely on (README, The CLI). Main is the only
+// place that turns errors into them.
 const (
 	ExitOK      = 0
 	ExitFailure = 1 // the command failed, including a tool result with isError

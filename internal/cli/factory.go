@@ -37,19 +37,20 @@ type Factory struct {
 	settings config.Settings // --settings, parsed once (see Settings)
 }
 
-// GlobalOptions are the flags every command accepts (SPEC §6).
+// GlobalOptions are the flags every command accepts.
 type GlobalOptions struct {
 	Workspace       string        // --workspace DIR: the project root
 	Settings        string        // --settings JSON|FILE
 	MCPConfigs      []string      // --mcp-config FILE|JSON, repeatable
 	StrictMCPConfig bool          // --strict-mcp-config
 	JSON            bool          // --json: stable JSON on stdout
-	Tools           string        // --tools MODIFIERS (§5 deferred loading)
+	Tools           string        // --tools MODIFIERS (deferred loading)
 	Wait            time.Duration // --wait: how long one-shot commands wait for servers
 	LogLevel        string        // --log-level debug|info|warn|error
 }
 
-// DefaultWait is the --wait default (§4).
+// DefaultWait is the --wait default: how long one-shot commands wait for
+// servers still connecting.
 const DefaultWait = 5 * time.Second
 
 // NewFactory returns the Factory of the running process.

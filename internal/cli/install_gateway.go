@@ -70,7 +70,8 @@ type gatewayClient struct {
 	entryKey string
 	// budget is the gateway's --name-budget for an entry of that name:
 	// what is left of the 64 characters a model provider takes once the
-	// client has added its own prefix to a tool's name (SPEC §10.1).
+	// client has added its own prefix to a tool's name (docs/gateway.md, Tool
+	// names).
 	budget func(entry string) int
 }
 

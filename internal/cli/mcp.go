@@ -99,7 +99,7 @@ func (t scopeTarget) describe(f *Factory) string {
 	return termsafe.Line(fmt.Sprintf("%s scope in %s", t.Scope, f.tilde(t.File)))
 }
 
-// target returns where servers of scope are written (§1.2): the first
+// target returns where servers of scope are written: the first
 // existing file of the scope, else the one to create.
 func (f *Factory) target(scope config.Scope) (scopeTarget, error) {
 	t := scopeTarget{Scope: scope, ObjPath: []string{"mcpServers"}}
@@ -191,7 +191,7 @@ func asDiagnostic(err error) (config.Diagnostic, bool) {
 	return d, false
 }
 
-// checkName refuses an illegal server name (§1.1).
+// checkName refuses an illegal server name (config.ValidName).
 func checkName(name string) error {
 	if !config.ValidName(name) {
 		return Usagef("use 1 to 64 letters, digits, '_', '.' or '-', e.g. "+suggestName(name),

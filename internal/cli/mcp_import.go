@@ -23,7 +23,8 @@ import (
 	"github.com/switchboard-mcp/switchboard/trust"
 )
 
-// importSources are the tools `mcp import --from` reads (§1.8).
+// importSources are the tools `mcp import --from` reads (docs/configuration.md,
+// Importing from other tools).
 var importSources = map[string]string{
 	"claude-desktop": "Claude Desktop",
 	"vscode":         "VS Code",
@@ -508,7 +509,7 @@ func lazyRegexp(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
-// importFields are the definition fields Switchboard reads (§1.1); others
+// importFields are the definition fields Switchboard reads; others
 // are dropped with a note.
 var importFields = map[string]bool{
 	"type": true, "transport": true, "command": true, "args": true, "env": true, "cwd": true,

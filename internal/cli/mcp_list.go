@@ -14,7 +14,7 @@ import (
 )
 
 // serverJSON is one server in `mcp list --json` and `mcp get --json`. The
-// first eight keys are the contract of SPEC §6; the rest are extra.
+// first eight keys are the contract scripts rely on; the rest are extra.
 // Command, args and url are as written, before ${VAR} expansion, so that
 // the output never holds a secret the file does not.
 type serverJSON struct {
@@ -46,11 +46,12 @@ type serverDetailJSON struct {
 	StartupTimeout int               `json:"startup_timeout,omitempty"`
 	Shadows        []string          `json:"shadows,omitempty"`
 	MissingEnv     []string          `json:"missingEnv,omitempty"`
-	// Approval is the launch-trust verdict (§2) in this workspace; absent
+	// Approval is the launch-trust verdict in this workspace; absent
 	// for a name nobody defines.
 	Approval *approvalJSON `json:"approval,omitempty"`
 	Warnings []string      `json:"warnings"`
-	// Sandbox says in words what a stdio server can reach (SPEC §10.4);
+	// Sandbox says in words what a stdio server can reach (docs/security.md,
+	// Sandbox);
 	// SandboxPolicy is the same as data (absent: unconfined).
 	Sandbox       string                `json:"sandbox,omitempty"`
 	SandboxPolicy *config.SandboxPolicy `json:"sandboxPolicy,omitempty"`
@@ -154,7 +155,7 @@ func shownURL(w config.Server) string {
 }
 
 // shownEnv and shownHeaders are a definition's env and headers as they may
-// be printed: ${VAR} references as written, secret values redacted (SPEC §3).
+// be printed: ${VAR} references as written, secret values redacted.
 func shownEnv(m map[string]string) map[string]string {
 	return shownValues(m, false)
 }

@@ -49,7 +49,8 @@ func (f *Factory) registryURL(flag string) string {
 }
 
 // registryClient returns a client for the registry flag names (see
-// registryURL). Its connections follow SPEC §8 as for a URL the user
+// registryURL). Its connections follow the outbound address checks
+// (docs/security.md, Outbound URL safety) as for a URL the user
 // typed: loopback and private addresses are allowed (a private
 // sub-registry on the company network), cloud metadata and link-local
 // ones never, checked at dial time and on every redirect.

@@ -137,7 +137,7 @@ func TestMCPListGolden(t *testing.T) {
 	}
 }
 
-// TestMCPListJSONContract checks the keys of SPEC §6 that scripts rely on,
+// TestMCPListJSONContract checks the `mcp list --json` keys scripts rely on,
 // independently of the golden files.
 func TestMCPListJSONContract(t *testing.T) {
 	w := listWorld(t)

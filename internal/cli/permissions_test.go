@@ -120,7 +120,7 @@ func TestGatewayAlwaysWritesTheRule(t *testing.T) {
 	defer cancel()
 	ev := &clientEvents{decision: gateway.DecisionAlways, changed: make(chan struct{}, 16)}
 	cs, stderr := stdioGatewayAnswering(t, ctx, w, ev)
-	// The gateway's own name for the tool (SPEC §10.1: it may drop mcp__).
+	// The gateway's own name for the tool (docs/gateway.md, Tool names: it may drop mcp__).
 	pid := ""
 	for name := range listNames(t, ctx, cs) {
 		if strings.HasSuffix(name, "alpha__pid") {

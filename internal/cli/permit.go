@@ -15,7 +15,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/policy"
 )
 
-// permissionPolicy loads the permission rules (SPEC §3) of every scope for
+// permissionPolicy loads the permission rules (see package policy) of every scope for
 // the workspace of cfg: managed, --settings, local, user and project
 // settings. It never fails; problems with the files turn allow rules off
 // and are shown by doctor.

@@ -46,7 +46,7 @@ func (s *session) input() *lineReader {
 }
 
 // headlessPrompter declines every request and says so, since nobody can
-// answer (SPEC §4: elicitation is declined when headless).
+// answer (elicitation is declined when headless).
 type headlessPrompter struct {
 	w    io.Writer
 	line *liveLine

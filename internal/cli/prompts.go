@@ -64,8 +64,8 @@ type promptJSON struct {
 	Arguments   []promptArgJSON `json:"arguments"`
 }
 
-// slashName is how a prompt is named in messages: /<server>:<prompt>
-// (SPEC §5), sanitized as toolsurface.SlashCommand does.
+// slashName is how a prompt is named in messages: /<server>:<prompt>,
+// sanitized as toolsurface.SlashCommand does.
 func slashName(server, prompt string) string { return toolsurface.SlashCommand(server, prompt) }
 
 // slashCommands assigns the listed prompts their slash commands, telling

@@ -10,7 +10,8 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/testserver/testhttp"
 )
 
-// TestNoSecretInOutputOrLogs (SPEC §3): the real commands, at --log-level
+// TestNoSecretInOutputOrLogs (docs/security.md, What is never logged): the
+// real commands, at --log-level
 // debug, with secrets planted in env, headers, tool arguments and a
 // server's stderr; no planted value may appear on stdout, stderr or in any
 // file under the logs directory.

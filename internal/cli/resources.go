@@ -67,7 +67,7 @@ type resourceJSON struct {
 	MIMEType    string `json:"mimeType"`
 }
 
-// resourceRef is how a resource is referenced: @<server>:<uri> (SPEC §5).
+// resourceRef is how a resource is referenced: @<server>:<uri>.
 func resourceRef(server, uri string) string { return toolsurface.ResourceRef(server, uri) }
 
 func resourcesRun(ctx context.Context, opts *ResourcesOptions) (err error) {

@@ -1,5 +1,5 @@
 // Package cli is the switchboard command line: the root command, global
-// flags, the Factory every command is built from, exit codes (SPEC §6) and
+// flags, the Factory every command is built from, exit codes and
 // the server-management commands (mcp add/list/get/remove/enable/disable/
 // import).
 //

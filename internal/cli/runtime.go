@@ -47,17 +47,17 @@ type runtimeOptions struct {
 	ErrTTY bool
 	// Tilde shortens paths under the home directory for people.
 	Tilde func(string) string
-	// Policy loads the per-call permission rules (§3; see permit.go) for a
+	// Policy loads the per-call permission rules (see permit.go) for a
 	// configuration. If nil, calls are not checked.
 	Policy func(*config.Resolved) *policy.Policy
 	// SessionRules are permission rules a command adds for its own run.
 	SessionRules []policy.Rule
-	// Tools is --tools: the session's tool-loading modifiers (§5).
+	// Tools is --tools: the session's tool-loading modifiers.
 	Tools string
 	// HostOptions, if set, adjusts the host options before the host is
 	// built (tests use it for timeouts).
 	HostOptions func(*host.Options)
-	// Trust builds the launch-trust gate of a run (§2; see trust.go). If
+	// Trust builds the launch-trust gate of a run (see trust.go). If
 	// nil, host.DefaultGate holds every project server.
 	Trust func(*config.Resolved) (*launchTrust, error)
 	// Permit, if set, builds the per-call check from the policy in force
@@ -68,7 +68,7 @@ type runtimeOptions struct {
 	// is a switchboard.Switchboard built on them.
 	Front func() switchboard.Options
 	// Sandbox returns the per-scope sandbox defaults of the user's and
-	// managed settings (SPEC §10.4; see sandbox.go). If nil, the built-in ones.
+	// managed settings (see sandbox.go). If nil, the built-in ones.
 	Sandbox func() config.SandboxDefaults
 }
 

@@ -31,7 +31,7 @@ func init() {
 }
 
 // TokenEnv is the environment variable holding the HTTP gateway's bearer
-// token (SPEC §7).
+// token (docs/gateway.md, Streamable HTTP).
 const TokenEnv = "SWITCHBOARD_GATEWAY_TOKEN"
 
 // DefaultShutdownGrace bounds a graceful shutdown of serve: calls in
@@ -541,7 +541,7 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// checkBind refuses to serve off loopback without a token (§7).
+// checkBind refuses to serve off loopback without a token.
 func checkBind(addr, token string) error {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		return Usagef("give a host and port, e.g. 127.0.0.1:8080 or 0.0.0.0:8080", "invalid --http address %q: %v", addr, err)

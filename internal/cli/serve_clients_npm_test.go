@@ -181,7 +181,7 @@ func TestGatewayBehindClaudeCodeAndInspector(t *testing.T) {
 		}
 	}
 	// The 120-character tool is served under a cut name (front, _, 8 hex
-	// digits of the §5 hash), which the gateway routes by its table.
+	// digits of the name hash), which the gateway routes by its table.
 	long := testserver.LongToolNames[4]
 	var cut string
 	for _, n := range names {

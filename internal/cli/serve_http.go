@@ -105,7 +105,8 @@ func serveHTTP(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, log 
 	return nil
 }
 
-// httpGuard enforces §7 on every /mcp request: a foreign browser Origin is
+// httpGuard enforces the gateway's HTTP rules (docs/gateway.md, Streamable
+// HTTP) on every /mcp request: a foreign browser Origin is
 // refused (403) and, once any credential exists (the shared token, the
 // gateway auth file), a request without a valid one is refused (401).
 // The caller's principal reaches the SDK as its TokenInfo, which binds an

@@ -250,7 +250,7 @@ func TestGatewayStdioGoClient(t *testing.T) {
 	}
 }
 
-// TestGatewayHTTP checks §7's HTTP rules on a gateway process: /healthz
+// TestGatewayHTTP checks the gateway's HTTP rules on a gateway process: /healthz
 // without auth, 401 without the token, 403 for a foreign Origin, and a Go
 // SDK client with the token.
 func TestGatewayHTTP(t *testing.T) {

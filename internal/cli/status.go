@@ -264,7 +264,7 @@ func pathExists(p string) bool {
 	return err == nil
 }
 
-// statusJSON is `status --json` (SPEC §6): servers and files, plus the
+// statusJSON is `status --json`, a contract scripts rely on: servers and files, plus the
 // workspace and the configuration diagnostics.
 type statusJSON struct {
 	Workspace   string              `json:"workspace"`
@@ -281,7 +281,7 @@ type statusServerJSON struct {
 	Error  string `json:"error"`
 	Tools  int    `json:"tools"`
 	Tokens int    `json:"tokens"`
-	// Deferred counts the tools held back for tool_search (§5).
+	// Deferred counts the tools held back for tool_search.
 	Deferred int    `json:"deferred"`
 	Command  string `json:"command"`
 	Trust    string `json:"trust"`
@@ -295,7 +295,8 @@ type statusServerJSON struct {
 	Stderr     []string       `json:"stderr"`
 	Reconnects int            `json:"reconnects"`
 	Stats      host.CallStats `json:"stats"`
-	// Sandbox: what a stdio server can reach, in words (SPEC §10.4).
+	// Sandbox: what a stdio server can reach, in words (docs/security.md,
+	// Sandbox).
 	Sandbox string `json:"sandbox,omitempty"`
 	// ListErrors: per list request ("tools/list"…), why it failed.
 	ListErrors map[string]string `json:"listErrors,omitempty"`

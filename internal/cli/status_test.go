@@ -64,8 +64,8 @@ func TestStatusGolden(t *testing.T) {
 	}
 }
 
-// TestStatusJSONContract checks the keys scripts rely on (SPEC §6) and
-// that states are spelled exactly as §4 does.
+// TestStatusJSONContract checks the keys scripts rely on and that states
+// are spelled exactly as host.State spells them.
 func TestStatusJSONContract(t *testing.T) {
 	w := statusWorld(t)
 	out, _, err := runStatus(t, w, false, true)

@@ -81,7 +81,7 @@ without --json.`,
 	return cmd
 }
 
-// toolJSON is one element of `tools --json` (SPEC §6).
+// toolJSON is one element of `tools --json`, a contract scripts rely on.
 type toolJSON struct {
 	Name        string         `json:"name"`
 	Server      string         `json:"server"`
@@ -98,7 +98,7 @@ type toolJSON struct {
 	toolPermission
 }
 
-// toolPermission is what the permission rules (SPEC §3, §10.2) say about
+// toolPermission is what the permission rules (see package policy) say about
 // calling a tool, its arguments aside; empty for a built-in tool and when
 // the command checks no permissions.
 type toolPermission struct {

@@ -132,7 +132,7 @@ func askApproval(ctx context.Context, in *lineReader, w io.Writer, question stri
 	return v.(bool), nil
 }
 
-// writeReview shows what approving rs would let run (§2): the literal
+// writeReview shows what approving rs would let run: the literal
 // command line, every env pair (values of secret-looking keys redacted),
 // dangerous loader keys in plain words, cwd, url, header keys (values
 // redacted), headersHelper, which of the user's variables pass, and for
@@ -184,7 +184,7 @@ func writeReview(w io.Writer, rs *config.ResolvedServer, v trust.Verdict, parent
 	fmt.Fprintln(w, "The repository wrote this definition, not you: it runs with your rights. Approve it only if you trust exactly this.")
 	for _, sc := range rs.Shadows {
 		if sc == config.ScopeUser {
-			// Project scope wins the name (SPEC §1.2), so once approved it
+			// Project scope wins the name over user scope, so once approved it
 			// also inherits every rule the user wrote for that name.
 			fmt.Fprintf(w, "  ⚠ It has the name of your own server %q (user scope) and replaces it in this workspace: your permission rules for mcp__%s apply to it once approved.\n", rs.Name, rs.Name)
 		}
@@ -295,7 +295,7 @@ func trustRefusal(s *session) error {
 	return nil
 }
 
-// approvalJSON is a server's launch-trust verdict (§2) as `mcp get --json`
+// approvalJSON is a server's launch-trust verdict as `mcp get --json`
 // ("approval") and `doctor --json` (the "trust" rows' "approval") show it.
 // The keys are stable; scripts may rely on them.
 type approvalJSON struct {
@@ -306,7 +306,7 @@ type approvalJSON struct {
 	Required bool `json:"required"`
 	// Allowed is whether launch trust lets it start.
 	Allowed bool `json:"allowed"`
-	// State is the §4 state the verdict holds it in (needs-approval,
+	// State is the host.State the verdict holds it in (needs-approval,
 	// approval-stale, disabled), or "" when it may start.
 	State string `json:"state,omitempty"`
 	// Reason is the one line `status` shows for a held server.
@@ -340,7 +340,7 @@ type approvalJSON struct {
 	HeadersHelper string `json:"headersHelper,omitempty"`
 	// Redacted is set when the command, approved command or URL above
 	// hides something that looks secret: `mcp approve` shows them as they
-	// are before it asks (SPEC §2), and is the place to check them.
+	// are before it asks, and is the place to check them.
 	Redacted bool `json:"redacted,omitempty"`
 	// Fix is the command that approves it (needs-approval,
 	// approval-stale), or what to change (rejected).

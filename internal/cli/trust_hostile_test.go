@@ -16,7 +16,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// hostileDir is the hostile-repository corpus (SPEC §2): each directory a
+// hostileDir is the hostile-repository corpus (docs/security.md, The
+// hostile-repository corpus): each directory a
 // workspace whose server writes a marker file the moment it is spawned.
 const hostileDir = "../../trust/testdata/hostile"
 
