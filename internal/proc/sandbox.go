@@ -37,9 +37,23 @@ type Sandbox struct {
 	// network of its own, loopback only.
 	Network bool
 	// Allow lists "host:port" the server may connect to although Network
-	// is false. Not enforced yet on any platform: Start refuses a
-	// Sandbox that lists any (fail closed).
+	// is false (an address, "[v6]:port", or a name the supervisor
+	// resolves). Linux: the server keeps its network of its own, and the
+	// supervisor, outside it, relays to these alone: through an HTTP proxy
+	// inside (CONNECT, or an absolute http:// request; the server's
+	// HTTP_PROXY, HTTPS_PROXY and ALL_PROXY name it, NO_PROXY sends
+	// loopback direct), and, for a listed loopback destination, through a
+	// listener at that same address inside. Anything else is refused: 403
+	// from the proxy, ECONNREFUSED or ENETUNREACH direct. macOS: loopback
+	// destinations only (a profile cannot name other hosts); another
+	// makes Start fail.
 	Allow []string
+	// AllowPrivate lets Allow's destinations be loopback, private and
+	// reserved addresses (internal/netguard's rules): a server the user
+	// wrote, or the user's settings allow it. Metadata and link-local
+	// addresses are refused whatever it says; so are private ones without
+	// it (the zero value), as for a project-scope server's URL.
+	AllowPrivate bool
 }
 
 // ErrSandboxUnavailable is wrapped by Start's error when a server must be

@@ -50,6 +50,13 @@ type sandboxPlan struct {
 	Network bool           `json:"network,omitempty"` // the host's; else a namespace of its own
 	UID     int            `json:"uid"`
 	GID     int            `json:"gid"`
+	// Allow lists the destinations (canonical "host:port") the forwarder
+	// relays to from a namespace of its own; AllowPrivate lets those be
+	// loopback and private addresses (see Sandbox).
+	Allow        []string `json:"allow,omitempty"`
+	AllowPrivate bool     `json:"allowPrivate,omitempty"`
+
+	proxyPort uint16 // the helper's: the proxy's port in the namespace, once open
 }
 
 // sandboxUnavailable says why this kernel cannot sandbox, or "".
@@ -81,10 +88,19 @@ func planSandbox(sb *Sandbox, prog string) (*sandboxPlan, error) {
 	if why := sandboxUnavailable(); why != "" {
 		return nil, fmt.Errorf("%w: %s", ErrSandboxUnavailable, why)
 	}
-	if len(sb.Allow) > 0 && !sb.Network {
-		return nil, fmt.Errorf("%w: a network allow-list (%s) is not enforced yet; use \"network\": false or true", ErrSandboxUnavailable, strings.Join(sb.Allow, ", "))
-	}
 	p := &sandboxPlan{Network: sb.Network, UID: os.Getuid(), GID: os.Getgid()}
+	if !sb.Network && len(sb.Allow) > 0 {
+		allow, err := parseAllow(sb.Allow)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: the network allow-list: %w", err)
+		}
+		for _, t := range allow {
+			if !slices.Contains(p.Allow, t.String()) {
+				p.Allow = append(p.Allow, t.String())
+			}
+		}
+		p.AllowPrivate = sb.AllowPrivate
+	}
 	var targets []string // directories bound so far
 	add := func(m sandboxMount) { p.Mounts = append(p.Mounts, m) }
 	bind := func(kind mountKind, path string) error {
@@ -186,7 +202,9 @@ func sandboxAttr(p *sandboxPlan) *syscall.SysProcAttr {
 	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: p.UID, HostID: p.UID, Size: 1}}
 	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: p.GID, HostID: p.GID, Size: 1}}
 	a.GidMappingsEnableSetgroups = false
-	a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
+	// NET_BIND_SERVICE: a listed loopback destination below port 1024 is
+	// listened for at its own port (see openNetwork).
+	a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_NET_BIND_SERVICE}
 	return a
 }
 
@@ -205,13 +223,19 @@ func encodePlan(p *sandboxPlan) string {
 }
 
 // sandboxSpawn is the supervisor's side of a sandboxed spawn: the
-// attributes of the helper's fork, from the request's plan.
-func sandboxSpawn(plan string) (*syscall.SysProcAttr, error) {
+// attributes of the helper's fork, from the request's plan, and the
+// network forwarder of a plan with an allow-list (nil without), whose
+// child end is to be the helper's forwarderFd.
+func sandboxSpawn(plan string) (*syscall.SysProcAttr, *netForwarder, error) {
 	var p sandboxPlan
 	if err := json.Unmarshal([]byte(plan), &p); err != nil {
-		return nil, fmt.Errorf("a malformed sandbox plan: %v", err)
+		return nil, nil, fmt.Errorf("a malformed sandbox plan: %v", err)
 	}
-	return sandboxAttr(&p), nil
+	fwd, err := newForwarder(&p)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sandboxAttr(&p), fwd, nil
 }
 
 // runSandboxHelper is the sandbox helper's mode: args are the plan (JSON)
@@ -225,6 +249,9 @@ func runSandboxHelper(args []string) int {
 	if err := json.Unmarshal([]byte(args[0]), &p); err != nil {
 		fmt.Fprintln(os.Stderr, "switchboard sandbox helper: bad plan")
 		return 2
+	}
+	if p.forwarded() {
+		syscall.CloseOnExec(forwarderFd) // the server must not hold the supervisor's socket
 	}
 	return execHelper(args[1:], &p)
 }
@@ -326,8 +353,17 @@ func (p *sandboxPlan) build() error {
 			return step("bringing loopback up", err)
 		}
 	}
+	if p.forwarded() {
+		if err := p.openNetwork(); err != nil {
+			return step("the network forwarder", err)
+		}
+	}
 	return nil
 }
+
+// forwarded reports whether the plan's network is a namespace of its own
+// with an allow-list, relayed by the supervisor.
+func (p *sandboxPlan) forwarded() bool { return !p.Network && len(p.Allow) > 0 }
 
 func loopbackUp() error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
@@ -443,8 +479,18 @@ func dropCapabilities() error {
 	return nil
 }
 
-// sandboxEnv fixes what the view hides from the server's environment: a
-// TMPDIR it cannot see becomes the private /tmp.
+// environ fixes what the view hides from the server's environment: a
+// TMPDIR it cannot see becomes the private /tmp; with an allow-list, the
+// proxy variables name the forwarder's proxy. Called once build is done.
+func (p *sandboxPlan) environ(env []string) []string {
+	env = sandboxEnv(env)
+	if p.proxyPort != 0 {
+		env = proxyEnv(env, p.proxyPort)
+	}
+	return env
+}
+
+// sandboxEnv makes a TMPDIR the server cannot see the private /tmp.
 func sandboxEnv(env []string) []string {
 	for i, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {

@@ -59,6 +59,8 @@ type supServer struct {
 	announced bool
 	failed    bool
 	held      *syscall.WaitStatus
+
+	fwd *netForwarder // its sandbox's network forwarder, closed once it and its leftovers are gone
 }
 
 // orphanView is one look at the orphans below us (our children that are
@@ -262,7 +264,7 @@ func execHelper(args []string, sb *sandboxPlan) int {
 		if err := sb.build(); err != nil {
 			return fail(err)
 		}
-		env = sandboxEnv(env)
+		env = sb.environ(env)
 	}
 	if dir := args[0]; dir != "" {
 		if err := syscall.Chdir(dir); err != nil {
@@ -470,8 +472,9 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 	var execR *os.File // the helper's report of its exec (see runExecHelper)
 	var helperEnds []*os.File
 	var sandboxed bool
+	var fwd *netForwarder // a sandbox's network forwarder (netproxy_linux.go)
 	if req.Sandbox != "" {
-		sys, err := sandboxSpawn(req.Sandbox)
+		sys, f, err := sandboxSpawn(req.Sandbox)
 		if err != nil {
 			sv.mu.Lock()
 			sv.spawning, sv.spawnTag = false, ""
@@ -481,7 +484,7 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 			sv.send(event{ID: req.ID, Err: fmt.Sprintf("fork/exec %s: %v", req.Path, err)})
 			return
 		}
-		attr.Sys, sandboxed, req.Indirect = sys, true, true
+		attr.Sys, sandboxed, req.Indirect, fwd = sys, true, true, f
 	}
 	if req.Indirect {
 		// The helper is a Go program: it runs with the supervisor's own
@@ -509,12 +512,16 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 		for _, f := range ends {
 			attr.Files = append(attr.Files, f.Fd())
 		}
+		if fwd != nil {
+			attr.Files = append(attr.Files, fwd.child.Fd()) // forwarderFd
+		}
 	}
 	pid, err := syscall.ForkExec(path, argv, attr)
 	if err != nil && sandboxed {
 		err = sandboxForkError(err)
 	}
 	closeAll(helperEnds) // the helper's copies alone keep them open, until its exec
+	fwd.forked(err == nil, sv.collectIdle)
 	slowSpawnForTests(env)
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
@@ -533,13 +540,14 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 	select {
 	case <-sv.hostGone: // shutdown may have swept already; on macOS nothing else would stop it
 		killGroup(pid, syscall.SIGKILL)
+		fwd.close()
 		if execR != nil {
 			execR.Close()
 		}
 		return
 	default:
 	}
-	s := &supServer{id: req.ID, pid: pid, tag: tag}
+	s := &supServer{id: req.ID, pid: pid, tag: tag, fwd: fwd}
 	switch {
 	case gaveUp:
 		s.failed = true
@@ -759,6 +767,7 @@ func (sv *supState) finish(s *supServer, ws syscall.WaitStatus) {
 		// Its own orphans, and those of servers already gone.
 		return owner == s.tag || owner != "" && sv.ours(owner) && !sv.liveTag(owner)
 	}, s.reapSeq, leftoverGrace)
+	s.fwd.close()
 	sv.mu.Lock()
 	if s.announced { // under mu: announced only there
 		sv.send(event{ID: s.id, Done: true, Status: uint32(ws)})

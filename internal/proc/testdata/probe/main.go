@@ -3,16 +3,35 @@
 // bounded, so a hang shows as "NAME error: timeout" rather than a stuck test.
 //
 //	probe KEYFILE HOMEDIR OUTSIDEFILE HOST:PORT
+//	probe net HOST:PORT…
+//
+// With net, it reaches each HOST:PORT, whose listener sends a line
+// naming it, three ways: "direct" (a plain connect), "connect" (an HTTP
+// CONNECT through $HTTPS_PROXY, as a proxy-aware client does) and "get"
+// (net/http with the proxy of $HTTP_PROXY, which sends an absolute-form
+// request; the listener answers HTTP too). Each line is "WAY HOST:PORT
+// ok LINE" or "WAY HOST:PORT error: …".
 package main
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/url"
 	"os"
+	"strings"
 	"time"
 )
 
 func main() {
+	if len(os.Args) > 2 && os.Args[1] == "net" {
+		for _, addr := range os.Args[2:] {
+			tryNet(addr)
+		}
+		return
+	}
 	if len(os.Args) != 5 {
 		fmt.Fprintln(os.Stderr, "usage: probe KEYFILE HOMEDIR OUTSIDEFILE HOST:PORT")
 		os.Exit(2)
@@ -47,6 +66,9 @@ func try(name string, f func() error) {
 	go func() { done <- f() }()
 	select {
 	case err := <-done:
+		if err == errReported {
+			return
+		}
 		if err != nil {
 			fmt.Printf("%s error: %v\n", name, err)
 		} else {
@@ -55,4 +77,92 @@ func try(name string, f func() error) {
 	case <-time.After(5 * time.Second):
 		fmt.Printf("%s error: timeout\n", name)
 	}
+}
+
+func tryNet(addr string) {
+	report := func(way string, f func() (string, error)) {
+		try(way+" "+addr, func() error {
+			line, err := f()
+			if err == nil {
+				fmt.Printf("%s %s ok %s\n", way, addr, line)
+				return errReported
+			}
+			return err
+		})
+	}
+	report("direct", func() (string, error) {
+		c, err := net.DialTimeout("tcp", addr, 3*time.Second)
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "HELLO\n")
+		return readLine(c)
+	})
+	report("connect", func() (string, error) {
+		proxy, err := proxyAddr("HTTPS_PROXY")
+		if err != nil {
+			return "", err
+		}
+		c, err := net.DialTimeout("tcp", proxy, 3*time.Second)
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(4 * time.Second))
+		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\nHELLO\n", addr, addr)
+		br := bufio.NewReader(c)
+		resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+		if err != nil {
+			return "", err
+		}
+		if resp.StatusCode != 200 {
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+			return "", fmt.Errorf("proxy: %s: %s", resp.Status, strings.TrimSpace(string(b)))
+		}
+		return readLine(br)
+	})
+	report("get", func() (string, error) {
+		proxy, err := proxyAddr("HTTP_PROXY")
+		if err != nil {
+			return "", err
+		}
+		// An explicit proxy: net/http's own reading of the environment
+		// never proxies a loopback destination.
+		tr := &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: proxy})}
+		c := &http.Client{Transport: tr, Timeout: 4 * time.Second}
+		resp, err := c.Get("http://" + addr + "/")
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		if resp.StatusCode != 200 {
+			return "", fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(b)))
+		}
+		return strings.TrimSpace(string(b)), nil
+	})
+}
+
+// errReported marks an attempt that printed its own "ok" line.
+var errReported = fmt.Errorf("reported")
+
+func readLine(r io.Reader) (string, error) {
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil {
+		return "", fmt.Errorf("reading: %w", err)
+	}
+	return strings.TrimSpace(line), nil
+}
+
+func proxyAddr(key string) (string, error) {
+	v := os.Getenv(key)
+	if v == "" {
+		return "", fmt.Errorf("no %s", key)
+	}
+	u, err := url.Parse(v)
+	if err != nil || u.Host == "" {
+		return "", fmt.Errorf("%s=%q is not a proxy URL", key, v)
+	}
+	return u.Host, nil
 }

@@ -1,0 +1,140 @@
+package proc
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+)
+
+// namedListener listens on 127.0.0.1 and answers each connection with
+// its name: a line to a line, an HTTP response to a GET.
+func namedListener(t *testing.T, name string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				line, err := br.ReadString('\n')
+				if err != nil {
+					return
+				}
+				if !strings.HasPrefix(line, "GET ") {
+					fmt.Fprintf(c, "%s\n", name)
+					return
+				}
+				for {
+					l, err := br.ReadString('\n')
+					if err != nil || strings.TrimSpace(l) == "" {
+						break
+					}
+				}
+				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(name), name)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// netProbe runs the probe's net mode on addrs under sb (nil:
+// unsandboxed) and returns its lines by "WAY ADDR".
+func netProbe(t *testing.T, bin string, sb *Sandbox, addrs ...string) map[string]string {
+	t.Helper()
+	ws := t.TempDir()
+	if sb != nil {
+		sb.Write = append(sb.Write, ws)
+	}
+	out, errs := runSandboxed(t, sb, ws, bin, append([]string{"net"}, addrs...)...)
+	got := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.SplitN(l, " ", 3)
+		if len(f) == 3 {
+			got[f[0]+" "+f[1]] = f[2]
+		}
+	}
+	if len(got) != 3*len(addrs) {
+		t.Fatalf("probe output %q, stderr %q", out, errs)
+	}
+	return got
+}
+
+// A sandbox with a network allow-list reaches the listed loopback
+// listener of the host three ways (a plain connect to its address, which
+// the sandbox forwards; CONNECT through the proxy; an absolute-form GET
+// through it), and an unlisted one none: direct, the connection is
+// refused, since nothing listens at that address in its network; through
+// the proxy, 403. Every refused attempt is an error, none a hang (the
+// probe bounds each). Unsandboxed, both listeners answer (the control).
+func TestSandboxNetworkAllowList(t *testing.T) {
+	requireSandbox(t)
+	bin := probeBinary(t)
+	listed, other := namedListener(t, "listed"), namedListener(t, "other")
+
+	control := netProbe(t, bin, nil, listed, other)
+	for _, a := range []string{listed, other} {
+		if got, want := control["direct "+a], "ok "+map[string]string{listed: "listed", other: "other"}[a]; got != want {
+			t.Errorf("unsandboxed, direct %s: %q, want %q (the control must succeed)", a, got, want)
+		}
+	}
+
+	boxed := netProbe(t, bin, &Sandbox{Allow: []string{listed}, AllowPrivate: true}, listed, other)
+	t.Logf("sandboxed: %q", boxed)
+	for _, way := range []string{"direct", "connect", "get"} {
+		if got := boxed[way+" "+listed]; got != "ok listed" {
+			t.Errorf("sandboxed, %s to the listed %s: %q, want ok listed", way, listed, got)
+		}
+		got := boxed[way+" "+other]
+		if !strings.HasPrefix(got, "error: ") || strings.Contains(got, "timeout") {
+			t.Errorf("sandboxed, %s to the unlisted %s: %q, want an error, not a hang", way, other, got)
+		}
+	}
+	if got := boxed["direct "+other]; !strings.Contains(got, "connection refused") {
+		t.Errorf("direct to the unlisted %s: %q, want connection refused", other, got)
+	}
+	for _, way := range []string{"connect", "get"} {
+		if got := boxed[way+" "+other]; !strings.Contains(got, "403") || !strings.Contains(got, "allow-list") {
+			t.Errorf("%s to the unlisted %s: %q, want the proxy's 403 naming the allow-list", way, other, got)
+		}
+	}
+}
+
+// Without AllowPrivate (a project-scope server the user's settings do
+// not let reach private addresses) a listed loopback destination is
+// refused all the same, with netguard's reason; and a name is resolved
+// outside, by the supervisor: "localhost:PORT" listed reaches the
+// host's listener when private addresses are allowed.
+func TestSandboxNetworkPolicy(t *testing.T) {
+	requireSandbox(t)
+	bin := probeBinary(t)
+	listed := namedListener(t, "listed")
+
+	project := netProbe(t, bin, &Sandbox{Allow: []string{listed}}, listed)
+	t.Logf("project policy: %q", project)
+	if got := project["direct "+listed]; !strings.Contains(got, "connection refused") {
+		t.Errorf("direct, private refused: %q, want connection refused", got)
+	}
+	if got := project["connect "+listed]; !strings.Contains(got, "403") || !strings.Contains(got, "loopback") {
+		t.Errorf("CONNECT, private refused: %q, want 403 naming loopback", got)
+	}
+
+	_, port, _ := net.SplitHostPort(listed)
+	name := "localhost:" + port
+	named := netProbe(t, bin, &Sandbox{Allow: []string{name}, AllowPrivate: true}, name)
+	t.Logf("by name: %q", named)
+	for _, way := range []string{"direct", "connect", "get"} {
+		if got := named[way+" "+name]; got != "ok listed" {
+			t.Errorf("%s to %s: %q, want ok listed", way, name, got)
+		}
+	}
+}
