@@ -31,7 +31,7 @@ import (
 // authorization code flow with PKCE; the test plays the user and
 // Hydra's login app) and calls tools as that user, whose groups claim
 // brings the auth file's group rules to bear (alice of eng allowed, bob of
-// ops denied). Tokens for another audience, expired, or signed by another
+// ops denied; carol, of no group, is asked on her own session). Tokens for another audience, expired, or signed by another
 // key (a second Hydra claiming the first one's issuer) are refused with
 // 401, the metadata URL and the reason; no token reaches the log or the
 // audit log.
@@ -79,6 +79,8 @@ func TestGatewayOAuthHydra(t *testing.T) {
 	}
 
 	// A real MCP client logs in through the discovery the gateway offers.
+	var qmu sync.Mutex
+	questions := map[string][]string{} // subject → the permission questions its session got
 	login := func(subject string, groups ...string) *mcp.ClientSession {
 		t.Helper()
 		const redirect = "http://127.0.0.1:9/callback"
@@ -102,7 +104,16 @@ func TestGatewayOAuthHydra(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "oauth-test"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: resource, OAuthHandler: h}, nil)
+		copts := &mcp.ClientOptions{
+			Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
+			ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				qmu.Lock()
+				questions[subject] = append(questions[subject], req.Params.Message)
+				qmu.Unlock()
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "once"}}, nil
+			},
+		}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "oauth-test"}, copts).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: resource, OAuthHandler: h}, nil)
 		if err != nil {
 			t.Fatalf("%s: connect with OAuth: %v", subject, err)
 		}
@@ -120,6 +131,19 @@ func TestGatewayOAuthHydra(t *testing.T) {
 	if txt, isErr := callText(t, ctx, bob, "alpha__echo", map[string]any{"text": "from bob"}); !isErr || !strings.Contains(txt, `denied by rule "mcp__alpha__echo"`) {
 		t.Errorf("bob (group:ops denies mcp__alpha__echo): isError %v, %q", isErr, txt)
 	}
+	// No rule for carol: she is asked, on her own session only, and not
+	// offered "always" (it would write a rule for every caller).
+	carol := login("carol")
+	if txt, isErr := callText(t, ctx, carol, "alpha__echo", map[string]any{"text": "from carol"}); isErr || !strings.Contains(txt, "from carol") {
+		t.Errorf("carol (asked, answered once): isError %v, %q", isErr, txt)
+	}
+	qmu.Lock()
+	if len(questions["carol"]) != 1 || len(questions["alice"]) != 0 || len(questions["bob"]) != 0 {
+		t.Errorf("questions %q; want one, to carol", questions)
+	} else if q := questions["carol"][0]; !strings.Contains(q, "Allow mcp__alpha__echo") || strings.Contains(q, "always") {
+		t.Errorf("carol's question %q; want one without always", q)
+	}
+	qmu.Unlock()
 
 	// Tokens of the client credentials grant: one good, three refused.
 	svc := idp.CreateClient(t, hydratest.Client{Audience: []string{resource, "http://other.example.test/mcp"}})
@@ -169,8 +193,8 @@ func TestGatewayOAuthHydra(t *testing.T) {
 		}
 		who = append(who, line.Principal+"/"+strings.Join(line.Groups, ",")+"/"+line.Decision)
 	}
-	if strings.Join(who, " ") != "alice/eng/allow bob/ops/deny" {
-		t.Errorf("audit lines %v, want alice's allowed call and bob's denied one", who)
+	if strings.Join(who, " ") != "alice/eng/allow bob/ops/deny carol//ask" {
+		t.Errorf("audit lines %v, want alice's allowed call, bob's denied one and carol's asked one", who)
 	}
 	logs := string(raw) + w.logs(t)
 	if !strings.Contains(logs, "accepting OAuth access tokens") {
