@@ -15,4 +15,9 @@
 //
 // The tests ask `go list -deps -json` for the real import graph and name
 // the offending import chain.
+//
+// Comments and docs (every Go file outside testdata, README.md, docs/*.md)
+// cite no section of the product spec, which is not in the repository:
+// they say the rule, or point at a package doc or a section of docs/.
+// Sections of RFCs may be cited.
 package archtest
