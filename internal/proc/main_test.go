@@ -32,9 +32,12 @@ func runTestHost() {
 	n, _ := strconv.Atoi(os.Getenv("PROC_TEST_SERVERS"))
 	first := 0
 	var sb *Sandbox
-	if os.Getenv("PROC_TEST_SANDBOX") == "1" {
+	if v := os.Getenv("PROC_TEST_SANDBOX"); v == "1" || v == "allow" {
 		wd, _ := os.Getwd() // the servers' directory
 		sb = &Sandbox{Read: []string{wd}}
+		if v == "allow" { // a forwarder too, with a loopback listener at a listed address inside
+			sb.Allow, sb.AllowPrivate = []string{"127.0.0.1:9", "example.com:443"}, true
+		}
 	}
 	for range max(n, 1) {
 		p, err := Start(Spec{

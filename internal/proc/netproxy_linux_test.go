@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"fmt"
 	"net"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // namedListener listens on 127.0.0.1 and answers each connection with
@@ -137,4 +140,62 @@ func TestSandboxNetworkPolicy(t *testing.T) {
 			t.Errorf("%s to %s: %q, want ok listed", way, name, got)
 		}
 	}
+}
+
+// supervisorSockets counts the sockets the supervisor holds.
+func supervisorSockets(t *testing.T) int {
+	t.Helper()
+	pid := supervisorPid()
+	if pid == 0 {
+		t.Fatal("no supervisor")
+	}
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if l, err := os.Readlink(dir + "/" + e.Name()); err == nil && strings.HasPrefix(l, "socket:") {
+			n++
+		}
+	}
+	return n
+}
+
+// The forwarder lasts as long as its server: while it runs the
+// supervisor holds its listeners (in the server's network namespace,
+// which they keep alive), and once the server is gone it holds none.
+func TestSandboxNetworkForwarderEnds(t *testing.T) {
+	requireSandbox(t)
+	warm, err := Start(Spec{Command: "cat", Env: testEnv(), Supervise: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer warm.Close(time.Second)
+	before := supervisorSockets(t)
+	dir := t.TempDir()
+	// "ready" once the helper has sent its listeners (it does before the exec).
+	p, err := Start(Spec{Command: "sh", Args: []string{"-c", "echo ready; exec cat"}, Env: testEnv(), Dir: dir, Supervise: true,
+		Sandbox: &Sandbox{Write: []string{dir}, Allow: []string{"127.0.0.1:9", "example.com:443"}, AllowPrivate: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(p.Stdout()).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("the sandboxed server said %q, %v", line, err)
+	}
+	// The listeners arrive at the supervisor asynchronously; wait for them.
+	var during int
+	within(t, 10*time.Second, "the forwarder's listeners", func() {
+		for during = supervisorSockets(t); during < before+2; during = supervisorSockets(t) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	p.Close(time.Second)
+	within(t, 10*time.Second, "the forwarder's end", func() {
+		for supervisorSockets(t) > before {
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	t.Logf("supervisor sockets: %d before, %d with the forwarder, %d after", before, during, supervisorSockets(t))
 }

@@ -173,26 +173,30 @@ func TestHostSIGKILL(t *testing.T) {
 		sleeps    int // of which are sleep
 		// the guarantee; without the supervisor only the direct child is covered
 		allGone bool
-		sandbox bool // in a sandbox: its namespaces must not hide anything from the reaping
+		// "1": in a sandbox, whose namespaces must not hide anything from
+		// the reaping; "allow": one with a network allow-list, whose
+		// forwarder in the supervisor must not either.
+		sandbox string
 	}{
-		{"supervised/grandchildren", true, 0, "sleep 1000 & sleep 1000; true", 4, 2, true, false},
-		{"supervised/setsid escape", true, 0, "setsid sleep 1000 & sleep 1000; true", 4, 2, true, false},
-		{"supervised/double-fork escape", true, 0, "(setsid sleep 1000 &); sleep 1000; true", 4, 2, true, false},
-		{"supervised/ignores SIGTERM", true, 0, "trap '' TERM; sleep 1000 & sleep 1000; true", 4, 2, true, false},
+		{"supervised/grandchildren", true, 0, "sleep 1000 & sleep 1000; true", 4, 2, true, ""},
+		{"supervised/setsid escape", true, 0, "setsid sleep 1000 & sleep 1000; true", 4, 2, true, ""},
+		{"supervised/double-fork escape", true, 0, "(setsid sleep 1000 &); sleep 1000; true", 4, 2, true, ""},
+		{"supervised/ignores SIGTERM", true, 0, "trap '' TERM; sleep 1000 & sleep 1000; true", 4, 2, true, ""},
 		// One supervisor for three servers, each with an escaped orphan and
 		// an untagged one (the tag cannot save those here: the host is gone).
-		{"supervised/three servers", true, 3, "(setsid sleep 1000 &); (env -u " + TagEnv + " setsid sleep 1000 &); sleep 1000; true", 1 + 3*4, 3 * 3, true, false},
-		{"plain/grandchildren", false, 0, "sleep 1000 & sleep 1000; true", 3, 2, false, false},
-		{"sandboxed/double-fork escape", true, 0, "(setsid sleep 1000 &); sleep 1000; true", 4, 2, true, true},
-		{"sandboxed/three servers", true, 3, "(setsid sleep 1000 &); (env -u " + TagEnv + " setsid sleep 1000 &); sleep 1000; true", 1 + 3*4, 3 * 3, true, true},
+		{"supervised/three servers", true, 3, "(setsid sleep 1000 &); (env -u " + TagEnv + " setsid sleep 1000 &); sleep 1000; true", 1 + 3*4, 3 * 3, true, ""},
+		{"plain/grandchildren", false, 0, "sleep 1000 & sleep 1000; true", 3, 2, false, ""},
+		{"sandboxed/double-fork escape", true, 0, "(setsid sleep 1000 &); sleep 1000; true", 4, 2, true, "1"},
+		{"sandboxed/three servers", true, 3, "(setsid sleep 1000 &); (env -u " + TagEnv + " setsid sleep 1000 &); sleep 1000; true", 1 + 3*4, 3 * 3, true, "1"},
+		{"sandboxed/allow-list/three servers", true, 3, "(setsid sleep 1000 &); (env -u " + TagEnv + " setsid sleep 1000 &); sleep 1000; true", 1 + 3*4, 3 * 3, true, "allow"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.sandbox {
+			if tt.sandbox != "" {
 				requireSandbox(t)
 			}
 			host, serverPid, _ := startTestHost(t, "PROC_TEST_SCRIPT="+tt.script,
-				"PROC_TEST_SANDBOX="+map[bool]string{true: "1", false: "0"}[tt.sandbox],
+				"PROC_TEST_SANDBOX="+tt.sandbox,
 				"PROC_TEST_SERVERS="+strconv.Itoa(tt.servers),
 				"PROC_TEST_SUPERVISE="+map[bool]string{true: "1", false: "0"}[tt.supervise])
 			tree := waitTree(t, host.Process.Pid, tt.want, tt.sleeps)
