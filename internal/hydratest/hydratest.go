@@ -32,7 +32,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -229,7 +228,7 @@ func start(t testing.TB, bin string, opts *Options) (*Server, error) {
 	cmd.Env = append(os.Environ(), "HOME="+dir)
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -237,7 +236,7 @@ func start(t testing.TB, bin string, opts *Options) (*Server, error) {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	stop := func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(cmd)
 		<-exited
 	}
 	deadline := time.Now().Add(90 * time.Second)
