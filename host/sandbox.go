@@ -50,5 +50,12 @@ func (s *server) sandboxSpec(dir string) (*proc.Sandbox, string) {
 	if exe, err := os.Executable(); err == nil && !p.Covers(exe) {
 		p.Read = append(p.Read, exe)
 	}
-	return &proc.Sandbox{Read: p.Read, Write: p.Write, Network: p.NetworkAll, Allow: p.Allow}, start
+	// A network allow-list is held to the server's outbound address
+	// policy, as a remote server's URL is (docs/security.md, Outbound URL
+	// safety): loopback and private
+	// destinations only for a server the user wrote or where the user's
+	// settings allow it. The supervisor resolves names with the system's
+	// resolver (Options.Resolver is the host's, in another process).
+	return &proc.Sandbox{Read: p.Read, Write: p.Write, Network: p.NetworkAll, Allow: p.Allow,
+		AllowPrivate: s.netPolicy().AllowPrivate}, start
 }
