@@ -256,7 +256,7 @@ func (a *Auth) Challenge(err error) string {
 		fmt.Fprintf(&b, `, resource_metadata="%s"`, a.metaURL)
 	}
 	if err != nil && !errors.Is(err, errNoToken) {
-		desc := "the key is unknown or revoked"
+		desc := "unknown or revoked key or token"
 		for _, r := range []error{ErrTokenMalformed, ErrTokenSignature, ErrTokenIssuer, ErrTokenAudience, ErrTokenExpired, ErrTokenClaims, ErrIssuerUnavailable} {
 			if errors.Is(err, r) {
 				desc = r.Error()

@@ -332,7 +332,7 @@ func TestAuthChallenge(t *testing.T) {
 		want string
 	}{
 		{noTok, `Bearer realm="switchboard", resource_metadata="` + meta + `"`},
-		{badKey, `Bearer realm="switchboard", resource_metadata="` + meta + `", error="invalid_token", error_description="the key is unknown or revoked"`},
+		{badKey, `Bearer realm="switchboard", resource_metadata="` + meta + `", error="invalid_token", error_description="unknown or revoked key or token"`},
 		{errors.Join(gateway.ErrUnauthorized, gateway.ErrTokenExpired), `Bearer realm="switchboard", resource_metadata="` + meta + `", error="invalid_token", error_description="access token has expired"`},
 	} {
 		if got := a.Challenge(tc.err); got != tc.want {
