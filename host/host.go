@@ -73,7 +73,8 @@ type Options struct {
 	// Host redacts what it logs (tool arguments, env and header values, and
 	// the configured secret values wherever they appear).
 	Logger *slog.Logger
-	// Clock drives backoff, the breaker and cache TTLs. If nil, real time.
+	// Clock drives backoff, the breaker, cache TTLs and the host's bounded
+	// waits on a server (see Clock). If nil, real time.
 	Clock Clock
 	// Gate decides launch trust. If nil, DefaultGate.
 	Gate Gate

@@ -29,7 +29,6 @@ type testClock struct {
 }
 
 type clockWait struct {
-	d  time.Duration // as asked for
 	at time.Time
 	ch chan time.Time
 }
@@ -56,7 +55,7 @@ func (c *testClock) After(d time.Duration) <-chan time.Time {
 		default:
 		}
 	}
-	w := &clockWait{d: d, at: time.Now().Add(c.skipped + d), ch: make(chan time.Time, 1)}
+	w := &clockWait{at: time.Now().Add(c.skipped + d), ch: make(chan time.Time, 1)}
 	c.waits = append(c.waits, w)
 	if c.skipFrom > 0 && d >= c.skipFrom {
 		c.skipped += d
@@ -115,15 +114,17 @@ func (c *testClock) Backoffs() []time.Duration {
 	return out
 }
 
-// waitFor blocks until some After asked for d is pending (newSkipClock), so
-// that an Advance reaches it: the test waits for the host, not for time.
+// waitFor blocks until the host has asked for a wait of d (newSkipClock),
+// so that an Advance after it reaches that wait: the test waits for the
+// host, not for time. (Should the wait end in real time first, under load,
+// the Advance finds it done.)
 func (c *testClock) waitFor(t *testing.T, d time.Duration) {
 	t.Helper()
 	deadline := time.After(20 * time.Second)
 	for {
 		c.mu.Lock()
-		for _, w := range c.waits {
-			if w.d == d {
+		for _, asked := range c.delays {
+			if asked == d {
 				c.mu.Unlock()
 				return
 			}
