@@ -130,10 +130,11 @@ type Options struct {
 	NoSupervisor bool
 	// SDKStdioTransport speaks to stdio servers over the SDK's own
 	// mcp.IOTransport instead of Switchboard's (internal/jsonl: the same
-	// wire behaviour, each message decoded once). A fallback; what is lost
-	// is a dearer relay and two diagnoses: the line a server wrote on
-	// stdout that is not JSON-RPC, and a result over the message limit,
-	// which are reported as a bare connection failure.
+	// wire behaviour, each message decoded once). A fallback. It costs CPU
+	// per message (the SDK decodes each up to three times) and two
+	// diagnoses: a line on stdout that is not JSON-RPC is not quoted, and a
+	// result over the message limit is not named; both read as the server's
+	// connection failing.
 	SDKStdioTransport bool
 	// SandboxDefaults are the per-scope sandboxes of stdio servers whose
 	// definition has no "sandbox" field (docs/security.md, Sandbox; from user or managed
