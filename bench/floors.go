@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/jsonl"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
 // The floors: programs made of nothing but the official Go SDK, measured
@@ -57,6 +58,8 @@ func maybeRunFloor() {
 		err = runSDKRelay(os.Args[2], os.Args[3], os.Args[4:])
 	case sdkFanoutArg:
 		err = runSDKFanout(os.Args[2])
+	case httpEchoArg:
+		err = runHTTPEcho(os.Args[2], func() *mcp.Server { return testserver.NewServer("echo") })
 	default:
 		return
 	}

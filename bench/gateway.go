@@ -2,21 +2,28 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// allowAll is the --settings that lets the gateway run the bench servers'
-// tools: a call no rule allows is asked, and the bench clients cannot answer.
+// allowSettings is the --settings that lets the gateway run the bench
+// servers' tools: a call no rule allows is asked, and the bench clients
+// cannot answer. It is also what makes the gateway's policy do its work on
+// every call.
 func allowSettings(servers ...string) string {
 	rules := ""
 	for i, s := range servers {
@@ -43,206 +50,862 @@ func (b *bench) serveArgs(name string, cfg map[string]stdioServer, mode ...strin
 	for n := range cfg {
 		names = append(names, n)
 	}
+	slices.Sort(names)
 	args = append([]string{"serve"}, mode...)
 	args = append(args, "--no-watch", "--strict-mcp-config", "--mcp-config", file, "--settings", allowSettings(names...))
 	return args, home, nil
 }
 
-// gateway: the gateway's memory with 1 and 20 connected servers, and HTTP
-// throughput with 16 concurrent clients. The stdio relay's latency is a row
-// of the latency scenario.
+// gwTarget is one program the gateway scenario measures: switchboard
+// serve --http, a peer gateway, or the echo server itself over HTTP.
+type gwTarget struct {
+	key  string // for -gateways
+	name string
+	// wiring says, for the table's notes, how the target was set up.
+	wiring string
+	// aggregates: the target serves several stdio servers behind one
+	// program (RSS with 20 and 100 servers is measured).
+	aggregates bool
+	// sse: the target speaks the 2024-11-05 HTTP+SSE transport only.
+	sse bool
+	// noIdle: idle sessions are not measured (a session costs a process).
+	noIdle bool
+	// launch starts the target on addr over the stdio servers in cfg
+	// (named srv, or srv000…); it does not wait.
+	launch func(addr string, cfg map[string]stdioServer) (*exec.Cmd, error)
+	// endpoint is the URL a client connects to for server srv.
+	endpoint func(addr, srv string) string
+	// own is whether tool name t is server srv's echo as the target
+	// names it.
+	own func(srv, t string) bool
+	// connected, if set, counts the servers connected behind run (else
+	// waitAllListed looks for each server's tools).
+	connected func(ctx context.Context, run *gwRun) (int, error)
+}
+
+// gwRun is one launched target.
+type gwRun struct {
+	t    *gwTarget
+	cmd  *exec.Cmd
+	addr string
+	log  *tail
+	// exited is closed when the process has exited.
+	exited chan struct{}
+	// tool is the echo tool's name through the target for server srv.
+	tool     string
+	protocol string // what the first session negotiated
+}
+
+// gwFigures are one round's figures of one target.
+type gwFigures struct {
+	cold, p50, p99, rss1, rss20, rss100, idle float64
+	tput                                      []float64 // per gwLevels
+}
+
+// gwLevels are the concurrent sessions of the throughput runs.
+var gwLevels = []int{1, 4, 16, 64}
+
+// gateway: switchboard serve --http (policy on) side by side with the Go
+// and Node MCP gateways a user would pick instead, and with the echo
+// server called directly over HTTP, in one run with one Go SDK client:
+// launch to first call, p50/p99, calls/s at 1/4/16/64 sessions, RSS with
+// 1, 20 and 100 servers (the aggregating ones), memory per idle session.
+// Each round launches every target in turn (rotating the order) and
+// measures them interleaved: latency in blocks of 100 calls, target after
+// target.
 func (b *bench) gateway() error {
 	if _, err := b.switchboard(); err != nil {
 		return err
 	}
-	var rss1, rss20, sup20, tput, p50, p99 []float64
+	targets, skipped := b.gwTargets()
+	var sb, tbx, direct = -1, -1, -1
+	for i, t := range targets {
+		switch t.name {
+		case "switchboard":
+			sb = i
+		case "TBXark mcp-proxy":
+			tbx = i
+		case "direct HTTP":
+			direct = i
+		}
+	}
+	figs := make([][]gwFigures, len(targets))
+	protocols := make([]string, len(targets))
 	for r := range b.rounds {
-		one, _, err := b.gatewayRSS(1)
+		order := rotate(len(targets), r)
+		runs := make([]*gwRun, len(targets))
+		stopAll := func() {
+			for _, run := range runs {
+				if run != nil {
+					run.stop()
+				}
+			}
+		}
+		cur := make([]gwFigures, len(targets))
+		// Launch one at a time, so that each start has the machine to
+		// itself; the first successful call ends it.
+		for _, i := range order {
+			run, cold, err := b.gwLaunch(targets[i], 1)
+			if err != nil {
+				stopAll()
+				return fmt.Errorf("%s: %w", targets[i].name, err)
+			}
+			runs[i], cur[i].cold = run, ms(cold)
+			protocols[i] = run.protocol
+			cur[i].rss1 = float64(vmRSS(run.cmd.Process.Pid)) / 1024
+		}
+		lat, err := b.gwLatency(runs, order)
 		if err != nil {
+			stopAll()
 			return err
 		}
-		twenty, sup, err := b.gatewayRSS(20)
-		if err != nil {
-			return err
+		for i := range runs {
+			cur[i].p50, cur[i].p99 = us(percentile(lat[i], 50)), us(percentile(lat[i], 99))
 		}
-		rss1, rss20, sup20 = append(rss1, one), append(rss20, twenty), append(sup20, sup)
-		t, q50, q99, err := b.gatewayHTTP(16, max(b.n/4, 200))
-		if err != nil {
-			return err
+		for _, c := range gwLevels {
+			for _, i := range order {
+				tp, err := b.gwThroughput(runs[i], c)
+				if err != nil {
+					stopAll()
+					return fmt.Errorf("%s, %d sessions: %w", targets[i].name, c, err)
+				}
+				cur[i].tput = append(cur[i].tput, tp)
+			}
 		}
-		tput, p50, p99 = append(tput, t), append(p50, q50), append(p99, q99)
-		fmt.Fprintf(os.Stderr, "  round %d  RSS 1 server %.1f MiB, 20 servers %.1f MiB (supervisor's PSS %.1f MiB)  HTTP %.0f calls/s p50 %.0f µs p99 %.0f µs\n", r+1, one, twenty, sup, t, q50, q99)
+		stopAll()
+		// Idle sessions on a fresh launch: after the throughput runs a
+		// target's RSS is still shrinking, and the difference would be
+		// noise.
+		for _, i := range order {
+			cur[i].idle = math.NaN()
+			if targets[i].noIdle || b.idle <= 0 {
+				continue
+			}
+			run, _, err := b.gwLaunch(targets[i], 1)
+			if err != nil {
+				return fmt.Errorf("%s, idle sessions: %w", targets[i].name, err)
+			}
+			per, err := b.gwIdle(run, b.idle)
+			run.stop()
+			if err != nil {
+				return fmt.Errorf("%s, idle sessions: %w", targets[i].name, err)
+			}
+			cur[i].idle = per
+		}
+		for _, i := range order {
+			cur[i].rss20, cur[i].rss100 = math.NaN(), math.NaN()
+			if !targets[i].aggregates {
+				continue
+			}
+			for _, n := range []int{20, 100} {
+				run, _, err := b.gwLaunch(targets[i], n)
+				if err != nil {
+					return fmt.Errorf("%s, %d servers: %w", targets[i].name, n, err)
+				}
+				rss := float64(vmRSS(run.cmd.Process.Pid)) / 1024
+				run.stop()
+				if n == 20 {
+					cur[i].rss20 = rss
+				} else {
+					cur[i].rss100 = rss
+				}
+			}
+		}
+		for i := range targets {
+			figs[i] = append(figs[i], cur[i])
+			f := cur[i]
+			fmt.Fprintf(os.Stderr, "  round %d  %-18s cold %5.0f ms  p50 %5.0f µs  p99 %6.0f µs  calls/s %s  RSS %5.1f / %5.1f / %5.1f MiB  idle %5.1f KiB/session\n",
+				r+1, targets[i].name, f.cold, f.p50, f.p99, joinNums(f.tput), f.rss1, f.rss20, f.rss100, f.idle)
+		}
 	}
-	tb := &table{
-		title: fmt.Sprintf("Gateway (`switchboard serve`, medians of %d rounds)", b.rounds),
-		head:  []string{"measure", "value", "target"},
+
+	med := func(i int, get func(gwFigures) float64) float64 {
+		var xs []float64
+		for _, f := range figs[i] {
+			xs = append(xs, get(f))
+		}
+		return median(xs)
 	}
-	tb.add("serve --stdio RSS, 1 connected server (MiB)", median(rss1), "")
-	tb.add("serve --stdio RSS, 20 connected servers (MiB)", median(rss20), "≤ 40 MiB")
-	tb.add("per extra server (MiB)", (median(rss20)-median(rss1))/19, "report")
-	tb.add("its supervisor process (one for all servers): PSS (MiB)", median(sup20), "report")
-	tb.add("serve --http, 16 concurrent clients: calls/s", median(tput), "report")
-	tb.add("serve --http, 16 concurrent clients: p50 µs", median(p50), "")
-	tb.add("serve --http, 16 concurrent clients: p99 µs", median(p99), "report")
-	tb.note("RSS is the serve process's VmRSS after a client listed every server's tools (servers and supervisors not counted).")
-	tb.note("The stdio servers run under one supervisor process (internal/proc); its PSS (/proc/<pid>/smaps_rollup: private pages plus its share of the binary's pages) is counted apart.")
-	tb.note("HTTP: %d Go SDK clients over Streamable HTTP on loopback, each making %d sequential echo calls to one Go echo server behind the gateway.", 16, max(b.n/4, 200))
-	tb.print()
+	// Ratios are medians of the per-round ratios, as elsewhere in the bench.
+	medRatio := func(i, j int, get func(gwFigures) float64) float64 {
+		if i < 0 || j < 0 {
+			return math.NaN()
+		}
+		var xs []float64
+		for r := range figs[i] {
+			xs = append(xs, ratio(get(figs[i][r]), get(figs[j][r])))
+		}
+		return median(xs)
+	}
+	p50 := func(f gwFigures) float64 { return f.p50 }
+	cold := func(f gwFigures) float64 { return f.cold }
+	rss1 := func(f gwFigures) float64 { return f.rss1 }
+	lvl := func(k int) func(gwFigures) float64 { return func(f gwFigures) float64 { return f.tput[k] } }
+
+	head := []string{"target", "p50 µs", "p99 µs", "p50 ÷ direct", "p50 ÷ TBXark"}
+	for _, c := range gwLevels {
+		head = append(head, fmt.Sprintf("calls/s %d", c))
+	}
+	lt := &table{
+		title: fmt.Sprintf("Gateways over Streamable HTTP, one Go SDK client, the Go echo server behind each: latency and throughput (medians of %d rounds)", b.rounds),
+		head:  head,
+	}
+	mt := &table{
+		title: fmt.Sprintf("Gateways: memory and start (medians of %d rounds)", b.rounds),
+		head:  []string{"target", "RSS 1 server MiB", "RSS 20 servers", "RSS 100 servers", "÷ TBXark (1 server)", fmt.Sprintf("KiB per idle session (%d)", b.idle), "launch → first call ms", "÷ TBXark"},
+	}
+	for i, t := range targets {
+		row := []any{t.name, med(i, p50), med(i, func(f gwFigures) float64 { return f.p99 }), medRatio(i, direct, p50), medRatio(i, tbx, p50)}
+		for k := range gwLevels {
+			row = append(row, med(i, lvl(k)))
+		}
+		lt.add(row...)
+		mt.add(t.name, med(i, rss1), med(i, func(f gwFigures) float64 { return f.rss20 }), med(i, func(f gwFigures) float64 { return f.rss100 }),
+			medRatio(i, tbx, rss1), med(i, func(f gwFigures) float64 { return f.idle }), med(i, cold), medRatio(i, tbx, cold))
+	}
+	lt.note("Latency: one session per target, %d sequential echo calls each after %d untimed, in blocks of 100 calls taking turns between the targets (all running).", b.n, b.warmup)
+	lt.note("Throughput: N sessions of one target at once, each making %d sequential calls; calls/s is all calls over the wall time. One shared http.Transport (256 idle connections per host).", gwCallsPerSession)
+	for i, t := range targets {
+		lt.note("%s: %s; protocol negotiated: %s.", t.name, t.wiring, protocols[i])
+	}
+	for _, s := range skipped {
+		lt.note("%s", s)
+	}
+	mt.note("RSS is the target process's VmRSS (children not counted) after its first call; with 20 and 100 servers, after every server's tools were listed through it (a fresh launch each).")
+	mt.note("switchboard's stdio servers run under one supervisor process of its own (about 1.6 MiB PSS, not counted); the Node peers run in one node process each.")
+	mt.note("Idle sessions: on a fresh launch (1 server, one call made, 1 s to settle), %d sessions opened one after another (initialize, tools/list, then nothing; each holds its standalone SSE stream), RSS growth 1 s later ÷ sessions.", b.idle)
+	mt.note("Launch → first call: from exec to the first successful echo call of a client that retries connecting every 5 ms.")
+	lt.print()
+	mt.print()
+	if sb >= 0 {
+		b.gwVerdicts(figs, sb, tbx, direct, medRatio, med)
+	}
 	return nil
 }
 
-// gatewayRSS starts `serve --stdio` on n fast servers, waits until a client
-// sees all their tools, and returns the serve process's RSS and the PSS of
-// its children (its supervisor), in MiB.
-func (b *bench) gatewayRSS(n int) (float64, float64, error) {
-	args, home, err := b.serveArgs("gateway", servers("fast", n, b.sbServer("echo")))
-	if err != nil {
-		return 0, 0, err
-	}
-	cmd := exec.Command(b.sb, args...)
-	cmd.Env = env(home)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v0"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
-	if err != nil {
-		return 0, 0, fmt.Errorf("connecting to serve --stdio: %w", err)
-	}
-	defer cs.Close()
-	for {
-		res, err := cs.ListTools(ctx, nil)
-		if err != nil {
-			return 0, 0, fmt.Errorf("tools/list through the gateway: %w", err)
+// gwVerdicts prints which of issue 23's targets hold in this run.
+func (b *bench) gwVerdicts(figs [][]gwFigures, sb, tbx, direct int, medRatio func(i, j int, get func(gwFigures) float64) float64, med func(i int, get func(gwFigures) float64) float64) {
+	p50 := func(f gwFigures) float64 { return f.p50 }
+	check := func(what string, v, limit float64, lessIsBetter bool) {
+		verdict := "holds"
+		if math.IsNaN(v) {
+			verdict = "not measured"
+		} else if lessIsBetter && v > limit || !lessIsBetter && v < limit {
+			verdict = "does NOT hold"
 		}
-		servers := map[string]bool{}
-		for _, t := range res.Tools {
-			if s, _, ok := cutServer(t.Name); ok {
-				servers[s] = true
+		fmt.Printf("  %-58s %8s  %s\n", what, num(v), verdict)
+	}
+	fmt.Println("## Issue 23's targets in this run")
+	check("HTTP p50 ÷ TBXark mcp-proxy's (≤ 0.9)", medRatio(sb, tbx, p50), 0.9, true)
+	check("HTTP p50 ÷ direct HTTP (≤ 1.5)", medRatio(sb, direct, p50), 1.5, true)
+	for k, c := range gwLevels {
+		if c < 16 {
+			continue
+		}
+		best, name := 0.0, ""
+		for i := range figs {
+			if i == sb || i == direct {
+				continue
+			}
+			if v := med(i, func(f gwFigures) float64 { return f.tput[k] }); v > best {
+				best, name = v, b.gwNames[i]
 			}
 		}
-		if len(servers) >= n {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return 0, 0, fmt.Errorf("only %d of %d servers' tools appeared through the gateway", len(servers), n)
-		case <-time.After(50 * time.Millisecond):
-		}
+		check(fmt.Sprintf("calls/s at %d sessions ÷ the best peer's (%s) (≥ 1)", c, name), ratio(med(sb, func(f gwFigures) float64 { return f.tput[k] }), best), 1, false)
 	}
-	rss := vmRSS(cmd.Process.Pid)
-	if rss == 0 {
-		return 0, 0, errors.New("cannot read the gateway's RSS")
-	}
-	return float64(rss) / 1024, float64(childrenPSS(cmd.Process.Pid)) / 1024, nil
+	check("RSS, 1 server ÷ TBXark's (≤ 1.5)", medRatio(sb, tbx, func(f gwFigures) float64 { return f.rss1 }), 1.5, true)
+	check("KiB per idle session (≤ 4)", med(sb, func(f gwFigures) float64 { return f.idle }), 4, true)
+	check("launch → first call ÷ TBXark's (≤ 1.5)", medRatio(sb, tbx, func(f gwFigures) float64 { return f.cold }), 1.5, true)
+	fmt.Println()
 }
 
-// cutServer splits mcp__<server>__<tool>.
-func cutServer(name string) (server, tool string, ok bool) {
-	const p = "mcp__"
-	if len(name) <= len(p) || name[:len(p)] != p {
-		return "", "", false
+func joinNums(xs []float64) string {
+	var s []string
+	for _, x := range xs {
+		s = append(s, fmt.Sprintf("%.0f", x))
 	}
-	rest := name[len(p):]
-	for i := 0; i+1 < len(rest); i++ {
-		if rest[i] == '_' && rest[i+1] == '_' {
-			return rest[:i], rest[i+2:], true
-		}
-	}
-	return "", "", false
+	return strings.Join(s, "/")
 }
 
-// gatewayHTTP serves one echo server over `serve --http` on loopback and
-// drives it with clients concurrent clients of calls calls each; it returns
-// calls per second and the p50 and p99 latency in µs.
-func (b *bench) gatewayHTTP(clients, calls int) (float64, float64, float64, error) {
+// rotate is 0…n-1 starting at r mod n.
+func rotate(n, r int) []int {
+	out := make([]int, n)
+	for k := range n {
+		out[k] = (k + r) % n
+	}
+	return out
+}
+
+// gwCallsPerSession is each session's calls in a throughput run.
+const gwCallsPerSession = 100
+
+// gwTargets are the targets this run can measure, and why the others
+// cannot be.
+func (b *bench) gwTargets() ([]*gwTarget, []string) {
+	echoCmd, echoArgs := b.echoCommand()
+	shellEcho := shellQuote(append([]string{echoCmd}, echoArgs...))
+	streamable := func(addr, _ string) string { return "http://" + addr + "/mcp" }
+	named := func(srv, t string) bool { return t == srv+"__echo" }
+	plain := func(_, t string) bool { return t == "echo" }
+	var out []*gwTarget
+	var skipped []string
+	picked := func(key string) bool { return slices.Contains(b.gwPick, key) }
+	out = append(out, &gwTarget{
+		key: "direct", name: "direct HTTP",
+		wiring: "the Go echo server itself served by the Go SDK's Streamable HTTP handler (stateful), this program in a hidden mode",
+		launch: func(addr string, _ map[string]stdioServer) (*exec.Cmd, error) {
+			cmd := exec.Command(b.self, httpEchoArg, addr)
+			cmd.Env = env(b.tmp)
+			return cmd, nil
+		},
+		endpoint: streamable, own: plain,
+	})
+	out = append(out, &gwTarget{
+		key: "switchboard", name: "switchboard",
+		wiring:     "`switchboard serve --http` (stateful) on stdio servers from --mcp-config, --strict-mcp-config, --no-watch, an allow rule per server (policy on: every call is decided), static build",
+		aggregates: true,
+		launch: func(addr string, cfg map[string]stdioServer) (*exec.Cmd, error) {
+			args, home, err := b.serveArgs("gw-switchboard", cfg, "--http", addr)
+			if err != nil {
+				return nil, err
+			}
+			cmd := exec.Command(b.sb, args...)
+			cmd.Env = env(home)
+			return cmd, nil
+		},
+		endpoint: streamable, own: named,
+		// Its /healthz: past a token budget the gateway defers tools to
+		// tool_search, so a list does not show every server's.
+		connected: func(ctx context.Context, run *gwRun) (int, error) {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+run.addr+"/healthz", nil)
+			resp, err := gwHTTP.Do(req)
+			if err != nil {
+				return 0, err
+			}
+			defer resp.Body.Close()
+			var h struct {
+				Connected int `json:"connected"`
+			}
+			err = json.NewDecoder(resp.Body).Decode(&h)
+			return h.Connected, err
+		},
+	})
+	if !picked("tbxark") {
+		// Not asked for: nothing to build or install.
+	} else if exe, ver, err := b.buildTBXark(); err != nil {
+		skipped = append(skipped, "TBXark mcp-proxy unavailable: "+err.Error())
+	} else {
+		out = append(out, &gwTarget{
+			key: "tbxark", name: "TBXark mcp-proxy",
+			wiring:     "TBXark/mcp-proxy " + ver + " built with `go build` from -tbxark-src, type streamable-http, one endpoint per server (http://addr/<server>/), tools unprefixed, no auth tokens, logging off",
+			aggregates: true,
+			launch: func(addr string, cfg map[string]stdioServer) (*exec.Cmd, error) {
+				home, work, err := b.sandbox("gw-tbxark")
+				if err != nil {
+					return nil, err
+				}
+				servers := map[string]any{}
+				for name, s := range cfg {
+					servers[name] = map[string]any{"command": s.Command, "args": s.Args, "options": map[string]any{"logEnabled": false}}
+				}
+				file := filepath.Join(work, "config.json")
+				if err := writeJSON(file, map[string]any{
+					"mcpProxy": map[string]any{
+						"baseURL": "http://" + addr, "addr": addr, "name": "bench", "version": "1", "type": "streamable-http",
+						"options": map[string]any{"logEnabled": false},
+					},
+					"mcpServers": servers,
+				}); err != nil {
+					return nil, err
+				}
+				cmd := exec.Command(exe, "-config", file)
+				cmd.Env = env(home)
+				return cmd, nil
+			},
+			endpoint: func(addr, srv string) string { return "http://" + addr + "/" + srv + "/" },
+			own:      plain,
+		})
+	}
+	node := func(dir, pkg, version, bin string) (string, error) {
+		p := &peer{name: dir, dir: dir, pkg: pkg + "@" + version, version: version, bin: bin}
+		if err := b.install(p); err != nil {
+			return "", err
+		}
+		return p.exe, nil
+	}
+	if !picked("supergateway") {
+		// Not asked for: nothing to build or install.
+	} else if exe, err := node("supergateway", "supergateway", b.supergatewayVer, "supergateway"); err != nil {
+		skipped = append(skipped, "supergateway unavailable: "+err.Error())
+	} else {
+		out = append(out, &gwTarget{
+			key: "supergateway", name: "supergateway",
+			wiring: "supergateway@" + b.supergatewayVer + " --stdio <echo> --outputTransport streamableHttp --stateful (stateless spawns a server per request); it starts one server process per session, so idle sessions are not measured",
+			noIdle: true,
+			launch: func(addr string, _ map[string]stdioServer) (*exec.Cmd, error) {
+				_, port, _ := net.SplitHostPort(addr)
+				home, _, err := b.sandbox("gw-supergateway")
+				if err != nil {
+					return nil, err
+				}
+				cmd := exec.Command(exe, "--stdio", shellEcho, "--outputTransport", "streamableHttp", "--stateful", "--port", port, "--logLevel", "none")
+				cmd.Env = env(home)
+				return cmd, nil
+			},
+			endpoint: streamable, own: plain,
+		})
+	}
+	if !picked("mcp-proxy") {
+		// Not asked for: nothing to build or install.
+	} else if exe, err := node("mcp-proxy", "mcp-proxy", b.mcpProxyVer, "mcp-proxy"); err != nil {
+		skipped = append(skipped, "mcp-proxy unavailable: "+err.Error())
+	} else {
+		out = append(out, &gwTarget{
+			key: "mcp-proxy", name: "mcp-proxy (punkpeye)",
+			wiring: "mcp-proxy@" + b.mcpProxyVer + " --server stream --port <p> -- <echo>: one server process shared by every session, stateful /mcp",
+			launch: func(addr string, _ map[string]stdioServer) (*exec.Cmd, error) {
+				host, port, _ := net.SplitHostPort(addr)
+				home, _, err := b.sandbox("gw-mcp-proxy")
+				if err != nil {
+					return nil, err
+				}
+				cmd := exec.Command(exe, append([]string{"--server", "stream", "--host", host, "--port", port, "--", echoCmd}, echoArgs...)...)
+				cmd.Env = env(home)
+				return cmd, nil
+			},
+			endpoint: streamable, own: plain,
+		})
+	}
+	if !picked("mcp-hub") {
+		// Not asked for: nothing to build or install.
+	} else if exe, err := node("mcp-hub", "mcp-hub", b.mcpHubVer, "mcp-hub"); err != nil {
+		skipped = append(skipped, "mcp-hub unavailable: "+err.Error())
+	} else {
+		out = append(out, &gwTarget{
+			key: "mcp-hub", name: "mcp-hub",
+			wiring:     "mcp-hub@" + b.mcpHubVer + " --port <p> --config <servers>: aggregates the servers at /mcp, which speaks the 2024-11-05 HTTP+SSE transport only (the client uses mcp.SSEClientTransport), tools named <server>__<tool>",
+			aggregates: true, sse: true,
+			launch: func(addr string, cfg map[string]stdioServer) (*exec.Cmd, error) {
+				_, port, _ := net.SplitHostPort(addr)
+				home, work, err := b.sandbox("gw-mcp-hub")
+				if err != nil {
+					return nil, err
+				}
+				servers := map[string]any{}
+				for name, s := range cfg {
+					servers[name] = map[string]any{"command": s.Command, "args": s.Args}
+				}
+				file := filepath.Join(work, "mcp-hub.json")
+				if err := writeJSON(file, map[string]any{"mcpServers": servers}); err != nil {
+					return nil, err
+				}
+				cmd := exec.Command(exe, "--port", port, "--config", file)
+				cmd.Dir, cmd.Env = work, env(home)
+				return cmd, nil
+			},
+			endpoint: streamable, own: named,
+		})
+	}
+	out = slices.DeleteFunc(out, func(t *gwTarget) bool { return !picked(t.key) })
+	b.gwNames = nil
+	for _, t := range out {
+		b.gwNames = append(b.gwNames, t.name)
+	}
+	return out, skipped
+}
+
+// shellQuote joins args into one sh command line.
+func shellQuote(args []string) string {
+	var q []string
+	for _, a := range args {
+		q = append(q, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
+	}
+	return strings.Join(q, " ")
+}
+
+// buildTBXark builds TBXark/mcp-proxy from the source in -tbxark-src
+// into bench/.peers/tbxark (the module proxy does not serve it) and
+// returns the binary and the version it describes itself as.
+func (b *bench) buildTBXark() (string, string, error) {
+	src := b.tbxarkSrc
+	if src == "" {
+		src = filepath.Join(b.peersDir, "tbxark", "src")
+	}
+	data, err := os.ReadFile(filepath.Join(src, "go.mod"))
+	if err != nil {
+		return "", "", fmt.Errorf("no source (go.mod) in %s: check out github.com/TBXark/mcp-proxy there, or pass -tbxark-src", src)
+	}
+	if !strings.HasPrefix(string(data), "module github.com/tbxark/mcp-proxy") {
+		return "", "", fmt.Errorf("%s is not github.com/tbxark/mcp-proxy", src)
+	}
+	ver := "(unknown version)"
+	if v, err := os.ReadFile(filepath.Join(src, "VERSION")); err == nil {
+		ver = strings.TrimSpace(string(v))
+	} else if out, err := exec.Command("git", "-C", src, "describe", "--tags", "--always").Output(); err == nil {
+		ver = strings.TrimSpace(string(out))
+	}
+	out := filepath.Join(b.peersDir, "tbxark", "mcp-proxy")
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return "", "", err
+	}
+	cmd := exec.Command("go", "build", "-o", out, ".")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", "", fmt.Errorf("go build in %s: %v\n%s", src, err, lastLines(string(msg), 5))
+	}
+	return out, ver, nil
+}
+
+// freeAddr is a loopback address with a port free a moment ago.
+func freeAddr() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return 0, 0, 0, err
+		return "", err
 	}
 	addr := l.Addr().String()
 	l.Close()
-	args, home, err := b.serveArgs("gateway-http", map[string]stdioServer{"srv": b.sbServer("echo")}, "--http", addr)
+	return addr, nil
+}
+
+// tail keeps the last lines a process wrote, for errors.
+type tail struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, l := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		t.lines = append(t.lines, l)
+		if len(t.lines) > 20 {
+			t.lines = t.lines[1:]
+		}
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.Join(t.lines, "\n")
+}
+
+// gwHTTP is the HTTP client of every session: one transport, enough idle
+// connections that 64 sessions do not open and close connections per
+// call.
+var gwHTTP = &http.Client{Transport: &http.Transport{
+	MaxIdleConns: 1024, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute,
+	DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+}}
+
+var gwClient = mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v0"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+
+// connect opens one session to server srv through run; an SSE session
+// ends with ctx.
+func (run *gwRun) connect(ctx context.Context, srv string) (*mcp.ClientSession, error) {
+	url := run.t.endpoint(run.addr, srv)
+	var tr mcp.Transport = &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: gwHTTP, MaxRetries: -1}
+	if run.t.sse {
+		tr = &mcp.SSEClientTransport{Endpoint: url, HTTPClient: gwHTTP}
+	}
+	return gwClient.Connect(ctx, tr, nil)
+}
+
+func (run *gwRun) call(ctx context.Context, cs *mcp.ClientSession) error {
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: run.tool, Arguments: map[string]any{"text": "hello switchboard"}})
+	if err == nil && res.IsError {
+		err = fmt.Errorf("tool error: %v", res.Content)
+	}
+	return err
+}
+
+// stop ends the target and everything it started (its process group).
+func (run *gwRun) stop() {
+	if run.cmd.Process == nil {
+		return
+	}
+	pg := -run.cmd.Process.Pid
+	_ = syscall.Kill(pg, syscall.SIGTERM)
+	select {
+	case <-run.exited:
+	case <-time.After(10 * time.Second):
+	}
+	_ = syscall.Kill(pg, syscall.SIGKILL) // it, if it is still there, and children that outlived it
+	<-run.exited
+}
+
+// gwLaunch starts t on n echo servers (srv, or srv000…) and returns once
+// a client's echo call succeeded through it, with the time from exec to
+// that call; for n > 1, once every server's tools are listed too.
+func (b *bench) gwLaunch(t *gwTarget, n int) (*gwRun, time.Duration, error) {
+	echoCmd, echoArgs := b.echoCommand()
+	cfg := map[string]stdioServer{}
+	first := "srv"
+	if n == 1 {
+		cfg["srv"] = stdioServer{Type: "stdio", Command: echoCmd, Args: echoArgs}
+	} else {
+		for i := range n {
+			cfg[fmt.Sprintf("srv%03d", i)] = stdioServer{Type: "stdio", Command: echoCmd, Args: echoArgs}
+		}
+		first = "srv000"
+	}
+	addr, err := freeAddr()
 	if err != nil {
-		return 0, 0, 0, err
+		return nil, 0, err
 	}
-	cmd := exec.Command(b.sb, args...)
-	cmd.Env = env(home)
-	if err := cmd.Start(); err != nil {
-		return 0, 0, 0, err
+	cmd, err := t.launch(addr, cfg)
+	if err != nil {
+		return nil, 0, err
 	}
-	defer func() {
-		cmd.Process.Signal(os.Interrupt)
-		_ = waitBounded(cmd, 10*time.Second)
-	}()
-	endpoint := "http://" + addr + "/mcp"
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			return 0, 0, 0, fmt.Errorf("serve --http did not answer /healthz: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	run := &gwRun{t: t, cmd: cmd, addr: addr, log: &tail{}, exited: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = run.log, run.log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	sessions := make([]*mcp.ClientSession, clients)
-	for i := range sessions {
-		client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v0"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
-		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint}, nil)
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, 0, err
+	}
+	go func() {
+		_ = cmd.Wait()
+		close(run.exited)
+	}()
+	var cs *mcp.ClientSession
+	var lastErr, why error // why: the last error other than a timeout
+	for {
+		select {
+		case <-run.exited:
+			return nil, 0, fmt.Errorf("exited before a call succeeded (%v): %v\n%s", cmd.ProcessState, lastErr, run.log)
+		default:
+		}
+		if ctx.Err() != nil {
+			run.stop()
+			return nil, 0, fmt.Errorf("no successful call within 2 minutes of launch: %v (before: %v)\n%s", lastErr, why, run.log)
+		}
+		// ctx, not a shorter one: an SSE session lives as long as its
+		// Connect's context.
+		cs, lastErr = run.connect(ctx, first)
+		if lastErr == nil {
+			if run.tool == "" {
+				run.tool, lastErr = pickTool(ctx, cs, t, first)
+			}
+			if lastErr == nil {
+				if lastErr = run.call(ctx, cs); lastErr == nil {
+					break
+				}
+			}
+			cs.Close()
+		}
+		if lastErr != nil && !errors.Is(lastErr, context.DeadlineExceeded) {
+			why = lastErr
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cold := time.Since(start)
+	if ir := cs.InitializeResult(); ir != nil {
+		run.protocol = ir.ProtocolVersion
+	}
+	defer cs.Close()
+	if n > 1 {
+		if err := waitAllListed(ctx, run, cs, cfg); err != nil {
+			run.stop()
+			return nil, 0, err
+		}
+	}
+	return run, cold, nil
+}
+
+// pickTool finds the echo tool of server srv in what the target lists.
+func pickTool(ctx context.Context, cs *mcp.ClientSession, t *gwTarget, srv string) (string, error) {
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		return "", err
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		if t.own(srv, tool.Name) {
+			return tool.Name, nil
+		}
+		names = append(names, tool.Name)
+	}
+	return "", fmt.Errorf("no echo tool of %s among %v", srv, names)
+}
+
+// waitAllListed waits until every server of cfg is up behind run: for an
+// aggregating target whose tools name their server, until every server's
+// echo is listed; otherwise (one endpoint per server) until each endpoint
+// lists its echo.
+func waitAllListed(ctx context.Context, run *gwRun, cs *mcp.ClientSession, cfg map[string]stdioServer) error {
+	for {
+		missing := 0
+		if run.t.connected != nil {
+			n, err := run.t.connected(ctx, run)
+			if err != nil {
+				return err
+			}
+			missing = len(cfg) - n
+		} else if run.t.own("x", "x__echo") {
+			res, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				return err
+			}
+			have := map[string]bool{}
+			for _, t := range res.Tools {
+				have[t.Name] = true
+			}
+			for s := range cfg {
+				if !have[s+"__echo"] {
+					missing++
+				}
+			}
+		} else {
+			for s := range cfg {
+				c, err := run.connect(ctx, s)
+				if err != nil {
+					missing++
+					continue
+				}
+				if _, err := pickTool(ctx, c, run.t, s); err != nil {
+					missing++
+				}
+				c.Close()
+			}
+		}
+		if missing == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d of %d servers not listed through %s: %v\n%s", missing, len(cfg), run.t.name, ctx.Err(), run.log)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// gwLatency runs b.n timed calls per target, one session each, in blocks
+// of 100 calls taking turns.
+func (b *bench) gwLatency(runs []*gwRun, order []int) ([][]time.Duration, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	sessions := make([]*mcp.ClientSession, len(runs))
+	for _, i := range order {
+		cs, err := runs[i].connect(ctx, "srv")
 		if err != nil {
-			return 0, 0, 0, fmt.Errorf("client %d: %w", i, err)
+			return nil, fmt.Errorf("%s: %w", runs[i].t.name, err)
 		}
 		defer cs.Close()
 		sessions[i] = cs
-	}
-	params := &mcp.CallToolParams{Name: "mcp__srv__echo", Arguments: map[string]any{"text": "hello switchboard"}}
-	call := func(cs *mcp.ClientSession) error {
-		res, err := cs.CallTool(ctx, params)
-		if err == nil && res.IsError {
-			err = fmt.Errorf("tool error: %v", res.Content)
-		}
-		return err
-	}
-	for _, cs := range sessions { // warm up: the gateway connects the server and routes the name
-		if err := call(cs); err != nil {
-			return 0, 0, 0, fmt.Errorf("warm-up call through the gateway: %w", err)
+		for range b.warmup {
+			if err := runs[i].call(ctx, cs); err != nil {
+				return nil, fmt.Errorf("%s: warm-up: %w", runs[i].t.name, err)
+			}
 		}
 	}
-	var (
-		mu   sync.Mutex
-		all  []time.Duration
-		wg   sync.WaitGroup
-		errs = make(chan error, clients)
-	)
+	out := make([][]time.Duration, len(runs))
+	for done := 0; done < b.n; done += 100 {
+		block := min(100, b.n-done)
+		for _, i := range order {
+			for range block {
+				t0 := time.Now()
+				if err := runs[i].call(ctx, sessions[i]); err != nil {
+					return nil, fmt.Errorf("%s: %w", runs[i].t.name, err)
+				}
+				out[i] = append(out[i], time.Since(t0))
+			}
+		}
+	}
+	return out, nil
+}
+
+// gwThroughput opens c sessions to run and returns calls per second of
+// them calling at once.
+func (b *bench) gwThroughput(run *gwRun, c int) (float64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	sessions := make([]*mcp.ClientSession, c)
+	for k := range sessions {
+		cs, err := run.connect(ctx, "srv")
+		if err != nil {
+			return 0, err
+		}
+		defer cs.Close()
+		if err := run.call(ctx, cs); err != nil { // warm: the session's first call
+			return 0, err
+		}
+		sessions[k] = cs
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, c)
 	start := time.Now()
 	for _, cs := range sessions {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ds := make([]time.Duration, 0, calls)
-			for range calls {
-				t0 := time.Now()
-				if err := call(cs); err != nil {
+			for range gwCallsPerSession {
+				if err := run.call(ctx, cs); err != nil {
 					errs <- err
 					return
 				}
-				ds = append(ds, time.Since(t0))
 			}
-			mu.Lock()
-			all = append(all, ds...)
-			mu.Unlock()
 		}()
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
 	select {
 	case err := <-errs:
-		return 0, 0, 0, fmt.Errorf("call through the HTTP gateway: %w", err)
+		return 0, err
 	default:
 	}
-	return float64(len(all)) / elapsed.Seconds(), us(percentile(all, 50)), us(percentile(all, 99)), nil
+	return float64(c*gwCallsPerSession) / elapsed.Seconds(), nil
+}
+
+// gwIdle opens k sessions to run, leaves them idle, and returns the
+// target's RSS growth per session in KiB.
+func (b *bench) gwIdle(run *gwRun, k int) (float64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	pid := run.cmd.Process.Pid
+	time.Sleep(time.Second)
+	before := vmRSS(pid)
+	var sessions []*mcp.ClientSession
+	defer func() {
+		for _, cs := range sessions {
+			cs.Close()
+		}
+	}()
+	for range k {
+		cs, err := run.connect(ctx, "srv")
+		if err != nil {
+			return 0, fmt.Errorf("after %d sessions: %w", len(sessions), err)
+		}
+		sessions = append(sessions, cs)
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			return 0, fmt.Errorf("after %d sessions: %w", len(sessions), err)
+		}
+	}
+	// Let the target settle (a Go gateway's GC, Node's) before reading.
+	time.Sleep(time.Second)
+	after := vmRSS(pid)
+	if before == 0 || after == 0 {
+		return 0, errors.New("cannot read the target's RSS")
+	}
+	return float64(after-before) / float64(k), nil
+}
+
+// httpEchoArg makes this program the Go echo server on Streamable HTTP at
+// the address that follows: the direct row of the gateway scenario.
+const httpEchoArg = "__bench-http-echo"
+
+// runHTTPEcho serves the Go echo test server over Streamable HTTP on addr
+// until it is signalled.
+func runHTTPEcho(addr string, newServer func() *mcp.Server) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := newServer()
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	return http.Serve(ln, h)
 }

@@ -27,8 +27,12 @@
 //	cold     one-shot `switchboard call` vs the same call by the TypeScript SDK
 //	         client and a bare Go SDK client, server start included
 //	toolsearch  tool_search (toolsurface/search.Index) over 10,000 tools
-//	gateway  `switchboard serve`: RSS with 1 and 20 connected servers, and HTTP
-//	         throughput and p99 with 16 concurrent clients
+//	gateway  `switchboard serve --http` (policy on) next to TBXark/mcp-proxy
+//	         (built with go build from -tbxark-src), supergateway, mcp-proxy
+//	         and mcp-hub (npm, in bench/.peers/) and the echo server called
+//	         directly over HTTP, one Go SDK client: launch to first call,
+//	         p50/p99, calls/s at 1/4/16/64 sessions, RSS with 1/20/100
+//	         servers, memory per idle session, and issue 23's ratios
 //
 // The floors (floors.go) are this program re-executed in a hidden mode, so
 // they are measured exactly like the switchboard programs next to them.
@@ -66,7 +70,7 @@ var scenarios = []scenario{
 	{"peers", "switchboard status and the bare Go SDK fan-out vs claude/gemini mcp list", (*bench).peers},
 	{"cold", "one-shot switchboard call vs the Go SDK and TypeScript clients", (*bench).cold},
 	{"toolsearch", "tool_search over 10,000 tools", (*bench).toolsearch},
-	{"gateway", "serve: RSS with 1 and 20 servers, HTTP throughput with 16 clients", (*bench).gateway},
+	{"gateway", "serve --http vs TBXark mcp-proxy, supergateway, mcp-proxy, mcp-hub and direct HTTP: latency, calls/s, RSS, idle sessions, start", (*bench).gateway},
 }
 
 type bench struct {
@@ -83,6 +87,14 @@ type bench struct {
 	claudeVer string
 	geminiVer string
 	peerNames []string
+	// gateway scenario
+	idle            int
+	tbxarkSrc       string
+	supergatewayVer string
+	mcpProxyVer     string
+	mcpHubVer       string
+	gwNames         []string
+	gwPick          []string
 }
 
 func main() {
@@ -106,6 +118,12 @@ func run() error {
 	flag.BoolVar(&b.hung, "hung", true, "peers: also run the one-hung-server case (Claude Code then takes ~30 s a round)")
 	flag.StringVar(&b.claudeVer, "claude-version", "2.1.332", "peers: @anthropic-ai/claude-code version to install")
 	flag.StringVar(&b.geminiVer, "gemini-version", "0.61.0", "peers: @google/gemini-cli version to install")
+	flag.IntVar(&b.idle, "idle", 500, "gateway: idle HTTP sessions opened to measure the memory of one (0: skip)")
+	flag.StringVar(&b.tbxarkSrc, "tbxark-src", "", "gateway: a checkout of github.com/TBXark/mcp-proxy to build (default bench/.peers/tbxark/src; the module proxy does not serve it)")
+	flag.StringVar(&b.supergatewayVer, "supergateway-version", "4.0.0", "gateway: supergateway version to install")
+	flag.StringVar(&b.mcpProxyVer, "mcp-proxy-version", "6.7.19", "gateway: mcp-proxy (punkpeye) version to install")
+	flag.StringVar(&b.mcpHubVer, "mcp-hub-version", "4.2.1", "gateway: mcp-hub version to install")
+	gwList := flag.String("gateways", "direct,switchboard,tbxark,supergateway,mcp-proxy,mcp-hub", "gateway: which targets to run (comma-separated)")
 	peerList := flag.String("peers", "claude,gemini", "peers: which peers to run (comma-separated: claude, gemini)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: go run ./bench [flags] [scenario…]\nscenarios (default: all):\n")
@@ -120,6 +138,7 @@ func run() error {
 		return errors.New("-rounds and -n must be at least 1, -warmup at least 0")
 	}
 	b.peerNames = strings.Split(*peerList, ",")
+	b.gwPick = strings.Split(*gwList, ",")
 	want := flag.Args()
 	var known []string
 	for _, s := range scenarios {
