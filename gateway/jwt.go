@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -83,8 +84,9 @@ type JWTOptions struct {
 // JWTVerifier checks OAuth access tokens that are JWTs: the signature by
 // a key of the issuer's JWKS (fetched once, fetched again for a key id it
 // does not know), the issuer, the audience and the expiry; then it maps
-// the claims to a Principal. Its Verify is AuthOptions.Verify. It is safe
-// for concurrent use.
+// the claims to a Principal. A token it accepted is accepted again without
+// the signature check for up to a minute, never past its expiry. Its
+// Verify is AuthOptions.Verify. It is safe for concurrent use.
 type JWTVerifier struct {
 	opts     JWTOptions
 	client   *http.Client
@@ -95,6 +97,9 @@ type JWTVerifier struct {
 	verifier *oidc.IDTokenVerifier
 	lastTry  time.Time
 	lastErr  error
+
+	cacheMu sync.Mutex
+	cache   map[[sha256.Size]byte]cachedToken // token digest → principal
 }
 
 // retryDiscovery is how long a failed discovery is remembered before the
@@ -349,6 +354,10 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (*Principal, err
 	if len(token) > MaxTokenSize || strings.Count(token, ".") != 2 {
 		return nil, fmt.Errorf("%w: %w", ErrUnauthorized, ErrTokenMalformed)
 	}
+	sum := sha256.Sum256([]byte(token))
+	if p := v.cached(sum); p != nil {
+		return p, nil
+	}
 	ov, err := v.ready(ctx, false)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnauthorized, err)
@@ -392,7 +401,60 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (*Principal, err
 		return nil, fmt.Errorf("%w: %w", ErrUnauthorized, err)
 	}
 	p.Issuer = v.opts.Issuer
+	v.remember(sum, p, idt.Expiry)
 	return p, nil
+}
+
+// A token checked once is taken again without its signature being checked
+// (an issuer's RSA-4096 signature costs about as much as a tool call) for
+// at most cacheTTL and never past its exp: a key the issuer withdraws stops
+// a token it signed within that time.
+const (
+	cacheTTL   = time.Minute
+	cacheLimit = 4096
+)
+
+type cachedToken struct {
+	p     *Principal
+	until time.Time
+}
+
+func (v *JWTVerifier) cached(sum [sha256.Size]byte) *Principal {
+	v.cacheMu.Lock()
+	defer v.cacheMu.Unlock()
+	c, ok := v.cache[sum]
+	if !ok {
+		return nil
+	}
+	if !v.opts.Now().Before(c.until) {
+		delete(v.cache, sum)
+		return nil
+	}
+	return c.p
+}
+
+func (v *JWTVerifier) remember(sum [sha256.Size]byte, p *Principal, exp time.Time) {
+	now := v.opts.Now()
+	until := now.Add(cacheTTL)
+	if exp.Before(until) {
+		until = exp
+	}
+	v.cacheMu.Lock()
+	defer v.cacheMu.Unlock()
+	if v.cache == nil {
+		v.cache = map[[sha256.Size]byte]cachedToken{}
+	}
+	if len(v.cache) >= cacheLimit {
+		for k, c := range v.cache {
+			if !now.Before(c.until) {
+				delete(v.cache, k)
+			}
+		}
+		if len(v.cache) >= cacheLimit {
+			clear(v.cache) // many live tokens at once: start over
+		}
+	}
+	v.cache[sum] = cachedToken{p: p, until: until}
 }
 
 // MaxPrincipalName bounds the name a token's claim may give a principal.

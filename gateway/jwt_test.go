@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -133,6 +134,38 @@ func TestJWTHydra(t *testing.T) {
 		_, err := verify(tok)
 		if !errors.Is(err, gateway.ErrUnauthorized) || !errors.Is(err, gateway.ErrTokenExpired) {
 			t.Errorf("Verify = %v, want ErrUnauthorized and ErrTokenExpired", err)
+		}
+	})
+
+	// A token checked once is not checked again for a while, but never
+	// past its exp: on a clock of the test's, a token that lasts a second
+	// is accepted at its iat, twice, and refused half a second after exp.
+	t.Run("remembered, not past exp", func(t *testing.T) {
+		c := idp.CreateClient(t, hydratest.Client{Audience: []string{resource}})
+		idp.SetAccessTokenLifespan(t, c.ID, time.Second)
+		tok := idp.Token(t, c, resource)
+		iat, _ := claimsOf(t, tok)["iat"].(float64)
+		exp, _ := claimsOf(t, tok)["exp"].(float64)
+		var mu sync.Mutex
+		now := time.Unix(int64(iat), 0)
+		cv, err := gateway.NewJWTVerifier(&gateway.JWTOptions{Issuer: idp.Issuer, Resource: resource, Now: func() time.Time {
+			mu.Lock()
+			defer mu.Unlock()
+			return now
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 {
+			if _, err := cv.Verify(context.Background(), tok); err != nil {
+				t.Fatalf("at iat, check %d: %v", i+1, err)
+			}
+		}
+		mu.Lock()
+		now = time.Unix(int64(exp), 5e8)
+		mu.Unlock()
+		if _, err := cv.Verify(context.Background(), tok); !errors.Is(err, gateway.ErrTokenExpired) {
+			t.Errorf("after exp: %v, want ErrTokenExpired", err)
 		}
 	})
 
@@ -341,5 +374,27 @@ func TestAuthChallenge(t *testing.T) {
 	}
 	if got, want := gateway.NewAuth(nil).Challenge(noTok), `Bearer realm="switchboard"`; got != want {
 		t.Errorf("without OAuth: %s, want %s", got, want)
+	}
+}
+
+// BenchmarkJWTVerify is the cost an access token adds to each request: a
+// token of a real Hydra checked against its cached JWKS.
+func BenchmarkJWTVerify(b *testing.B) {
+	idp := hydratest.Start(b, nil)
+	const resource = "https://gw.example.test/mcp"
+	v, err := gateway.NewJWTVerifier(&gateway.JWTOptions{Issuer: idp.Issuer, Resource: resource})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tok := idp.Token(b, idp.CreateClient(b, hydratest.Client{Audience: []string{resource}}), resource)
+	ctx := context.Background()
+	if _, err := v.Verify(ctx, tok); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := v.Verify(ctx, tok); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
