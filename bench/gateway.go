@@ -98,8 +98,8 @@ type gwRun struct {
 
 // gwFigures are one round's figures of one target.
 type gwFigures struct {
-	cold, p50, p99, rss1, rss20, rss100, idle float64
-	tput                                      []float64 // per gwLevels
+	cold, p50, p99, rss1, anon1, rss20, rss100, idle, idleAnon float64
+	tput                                                       []float64 // per gwLevels
 }
 
 // gwLevels are the concurrent sessions of the throughput runs.
@@ -153,6 +153,7 @@ func (b *bench) gateway() error {
 			runs[i], cur[i].cold = run, ms(cold)
 			protocols[i] = run.protocol
 			cur[i].rss1 = float64(vmRSS(run.cmd.Process.Pid)) / 1024
+			cur[i].anon1 = float64(rssAnon(run.cmd.Process.Pid)) / 1024
 		}
 		lat, err := b.gwLatency(runs, order)
 		if err != nil {
@@ -177,7 +178,7 @@ func (b *bench) gateway() error {
 		// target's RSS is still shrinking, and the difference would be
 		// noise.
 		for _, i := range order {
-			cur[i].idle = math.NaN()
+			cur[i].idle, cur[i].idleAnon = math.NaN(), math.NaN()
 			if targets[i].noIdle || b.idle <= 0 {
 				continue
 			}
@@ -185,12 +186,12 @@ func (b *bench) gateway() error {
 			if err != nil {
 				return fmt.Errorf("%s, idle sessions: %w", targets[i].name, err)
 			}
-			per, err := b.gwIdle(run, b.idle)
+			per, perAnon, err := b.gwIdle(run, b.idle)
 			run.stop()
 			if err != nil {
 				return fmt.Errorf("%s, idle sessions: %w", targets[i].name, err)
 			}
-			cur[i].idle = per
+			cur[i].idle, cur[i].idleAnon = per, perAnon
 		}
 		for _, i := range order {
 			cur[i].rss20, cur[i].rss100 = math.NaN(), math.NaN()
@@ -214,8 +215,8 @@ func (b *bench) gateway() error {
 		for i := range targets {
 			figs[i] = append(figs[i], cur[i])
 			f := cur[i]
-			fmt.Fprintf(os.Stderr, "  round %d  %-18s cold %5.0f ms  p50 %5.0f µs  p99 %6.0f µs  calls/s %s  RSS %5.1f / %5.1f / %5.1f MiB  idle %5.1f KiB/session\n",
-				r+1, targets[i].name, f.cold, f.p50, f.p99, joinNums(f.tput), f.rss1, f.rss20, f.rss100, f.idle)
+			fmt.Fprintf(os.Stderr, "  round %d  %-20s cold %5.0f ms  p50 %5.0f µs  p99 %6.0f µs  calls/s %s  RSS %5.1f (anon %4.1f) / %5.1f / %5.1f MiB  idle %5.1f KiB/session (anon %5.1f)\n",
+				r+1, targets[i].name, f.cold, f.p50, f.p99, joinNums(f.tput), f.rss1, f.anon1, f.rss20, f.rss100, f.idle, f.idleAnon)
 		}
 	}
 
@@ -252,7 +253,8 @@ func (b *bench) gateway() error {
 	}
 	mt := &table{
 		title: fmt.Sprintf("Gateways: memory and start (medians of %d rounds)", b.rounds),
-		head:  []string{"target", "RSS 1 server MiB", "RSS 20 servers", "RSS 100 servers", "÷ TBXark (1 server)", fmt.Sprintf("KiB per idle session (%d)", b.idle), "launch → first call ms", "÷ TBXark"},
+		head: []string{"target", "RSS 1 server MiB", "÷ TBXark", "of it anonymous MiB", "÷ TBXark", "RSS 20 servers", "RSS 100 servers",
+			fmt.Sprintf("KiB per idle session (%d)", b.idle), "anonymous", "launch → first call ms", "÷ TBXark"},
 	}
 	for i, t := range targets {
 		row := []any{t.name, med(i, p50), med(i, func(f gwFigures) float64 { return f.p99 }), medRatio(i, direct, p50), medRatio(i, tbx, p50)}
@@ -260,8 +262,10 @@ func (b *bench) gateway() error {
 			row = append(row, med(i, lvl(k)))
 		}
 		lt.add(row...)
-		mt.add(t.name, med(i, rss1), med(i, func(f gwFigures) float64 { return f.rss20 }), med(i, func(f gwFigures) float64 { return f.rss100 }),
-			medRatio(i, tbx, rss1), med(i, func(f gwFigures) float64 { return f.idle }), med(i, cold), medRatio(i, tbx, cold))
+		anon1 := func(f gwFigures) float64 { return f.anon1 }
+		mt.add(t.name, med(i, rss1), medRatio(i, tbx, rss1), med(i, anon1), medRatio(i, tbx, anon1),
+			med(i, func(f gwFigures) float64 { return f.rss20 }), med(i, func(f gwFigures) float64 { return f.rss100 }),
+			med(i, func(f gwFigures) float64 { return f.idle }), med(i, func(f gwFigures) float64 { return f.idleAnon }), med(i, cold), medRatio(i, tbx, cold))
 	}
 	lt.note("Latency: one session per target, %d sequential echo calls each after %d untimed, in blocks of 100 calls taking turns between the targets (all running).", b.n, b.warmup)
 	lt.note("Throughput: N sessions of one target at once, each making %d sequential calls; calls/s is all calls over the wall time. One shared http.Transport (256 idle connections per host).", gwCallsPerSession)
@@ -272,6 +276,7 @@ func (b *bench) gateway() error {
 		lt.note("%s", s)
 	}
 	mt.note("RSS is the target process's VmRSS (children not counted) after its first call; with 20 and 100 servers, after every server's tools were listed through it (a fresh launch each).")
+	mt.note("Anonymous is RssAnon (heap, stacks, runtime): VmRSS also counts the pages of the program's own binary it touched, shared with every other process of it (switchboard's supervisor is one).")
 	mt.note("switchboard's stdio servers run under one supervisor process of its own (about 1.6 MiB PSS, not counted); the Node peers run in one node process each.")
 	mt.note("Idle sessions: on a fresh launch (1 server, one call made, 1 s to settle), %d sessions opened one after another (initialize, tools/list, then nothing; each holds its standalone SSE stream), RSS growth 1 s later ÷ sessions.", b.idle)
 	mt.note("Launch → first call: from exec to the first successful echo call of a client that retries connecting every 5 ms.")
@@ -314,7 +319,9 @@ func (b *bench) gwVerdicts(figs [][]gwFigures, sb, tbx, direct int, medRatio fun
 		check(fmt.Sprintf("calls/s at %d sessions ÷ the best peer's (%s) (≥ 1)", c, name), ratio(med(sb, func(f gwFigures) float64 { return f.tput[k] }), best), 1, false)
 	}
 	check("RSS, 1 server ÷ TBXark's (≤ 1.5)", medRatio(sb, tbx, func(f gwFigures) float64 { return f.rss1 }), 1.5, true)
+	check("  the same, anonymous memory only", medRatio(sb, tbx, func(f gwFigures) float64 { return f.anon1 }), 1.5, true)
 	check("KiB per idle session (≤ 4)", med(sb, func(f gwFigures) float64 { return f.idle }), 4, true)
+	check("  the same, anonymous memory only", med(sb, func(f gwFigures) float64 { return f.idleAnon }), 4, true)
 	check("launch → first call ÷ TBXark's (≤ 1.5)", medRatio(sb, tbx, func(f gwFigures) float64 { return f.cold }), 1.5, true)
 	fmt.Println()
 }
@@ -863,12 +870,12 @@ func (b *bench) gwThroughput(run *gwRun, c int) (float64, error) {
 
 // gwIdle opens k sessions to run, leaves them idle, and returns the
 // target's RSS growth per session in KiB.
-func (b *bench) gwIdle(run *gwRun, k int) (float64, error) {
+func (b *bench) gwIdle(run *gwRun, k int) (rss, anon float64, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	pid := run.cmd.Process.Pid
 	time.Sleep(time.Second)
-	before := vmRSS(pid)
+	before, beforeAnon := vmRSS(pid), rssAnon(pid)
 	var sessions []*mcp.ClientSession
 	defer func() {
 		for _, cs := range sessions {
@@ -878,20 +885,20 @@ func (b *bench) gwIdle(run *gwRun, k int) (float64, error) {
 	for range k {
 		cs, err := run.connect(ctx, "srv")
 		if err != nil {
-			return 0, fmt.Errorf("after %d sessions: %w", len(sessions), err)
+			return 0, 0, fmt.Errorf("after %d sessions: %w", len(sessions), err)
 		}
 		sessions = append(sessions, cs)
 		if _, err := cs.ListTools(ctx, nil); err != nil {
-			return 0, fmt.Errorf("after %d sessions: %w", len(sessions), err)
+			return 0, 0, fmt.Errorf("after %d sessions: %w", len(sessions), err)
 		}
 	}
 	// Let the target settle (a Go gateway's GC, Node's) before reading.
 	time.Sleep(time.Second)
-	after := vmRSS(pid)
+	after, afterAnon := vmRSS(pid), rssAnon(pid)
 	if before == 0 || after == 0 {
-		return 0, errors.New("cannot read the target's RSS")
+		return 0, 0, errors.New("cannot read the target's RSS")
 	}
-	return float64(after-before) / float64(k), nil
+	return float64(after-before) / float64(k), float64(afterAnon-beforeAnon) / float64(k), nil
 }
 
 // httpEchoArg makes this program the Go echo server on Streamable HTTP at

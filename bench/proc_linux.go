@@ -32,6 +32,23 @@ func vmRSS(pid int) int64 {
 	return 0
 }
 
+// rssAnon returns the anonymous resident memory of process pid in KiB
+// (RssAnon: its heap, stacks and runtime, not the pages of its binary,
+// which VmRSS counts and other processes of the same binary share), or 0.
+func rssAnon(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb
+		}
+	}
+	return 0
+}
+
 // childrenPSS sums the proportional set size (KiB) of the direct children
 // of pid: for serve, its supervisor.
 func childrenPSS(pid int) int64 {

@@ -9,6 +9,8 @@ import (
 
 func vmRSS(int) int64 { return 0 }
 
+func rssAnon(int) int64 { return 0 }
+
 func childrenPSS(int) int64 { return 0 }
 
 func maybeRunMeasured() {}
