@@ -119,7 +119,7 @@ func FuzzProxyRequest(f *testing.F) {
 
 // echoName answers each connection with name, a line to a line and an
 // HTTP response to a GET (as namedListener, without a sandbox).
-func echoName(t *testing.T, name string) string {
+func echoName(t testing.TB, name string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -234,4 +234,54 @@ func TestNetProxyRelay(t *testing.T) {
 	if _, err := br.ReadString('\n'); err == nil {
 		t.Errorf("the tunnel is still open after close")
 	}
+}
+
+// BenchmarkProxyConnect is what the forwarder adds to one connection: a
+// loopback connection that sends a line and reads the answer, direct
+// and through the proxy (CONNECT, the check, the supervisor's dial, the
+// relay both ways).
+//
+//	go test ./internal/proc -run XXX -bench BenchmarkProxyConnect -count 3
+func BenchmarkProxyConnect(b *testing.B) {
+	dest := echoName(b, "dest")
+	allow, _ := parseAllow([]string{dest})
+	np := newNetProxy(allow, true)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go np.serve(ln, nil)
+	defer np.close()
+	line := func(c net.Conn, br *bufio.Reader) {
+		io.WriteString(c, "x\n")
+		if s, err := br.ReadString('\n'); err != nil || s != "dest x\n" {
+			b.Fatalf("answer %q, %v", s, err)
+		}
+	}
+	b.Run("direct", func(b *testing.B) {
+		for b.Loop() {
+			c, err := net.Dial("tcp", dest)
+			if err != nil {
+				b.Fatal(err)
+			}
+			line(c, bufio.NewReader(c))
+			c.Close()
+		}
+	})
+	b.Run("proxy", func(b *testing.B) {
+		for b.Loop() {
+			c, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.WriteString(c, "CONNECT "+dest+" HTTP/1.1\r\n\r\n")
+			br := bufio.NewReader(c)
+			resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+			if err != nil || resp.StatusCode != 200 {
+				b.Fatalf("CONNECT: %v %v", resp, err)
+			}
+			line(c, br)
+			c.Close()
+		}
+	})
 }
