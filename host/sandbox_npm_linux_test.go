@@ -86,3 +86,37 @@ func TestReferenceServersSandboxed(t *testing.T) {
 		t.Errorf("npx echo = %q", textOf(res))
 	}
 }
+
+// npx fetches through the sandbox's proxy: server-everything, started by
+// npx in an empty workspace with an empty npm cache of its own (nothing
+// to fall back on: without the network it cannot start), with only
+// registry.npmjs.org:443 allowed. npm finds the proxy in HTTPS_PROXY; the
+// supervisor resolves the name and relays.
+func TestNpxThroughNetworkAllowList(t *testing.T) {
+	t.Parallel() // waits on its own child processes and measures no time
+	if why := proc.SandboxSupport(); why != "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no sandbox on this CI machine: %s", why)
+		}
+		t.Skip(why)
+	}
+	npmtest.Install(t) // the registry is reachable, and the version below is the pinned one
+	ws := t.TempDir()
+	rs := resolved("everything", config.Server{Type: config.TypeStdio, Command: "npx",
+		Args: []string{"--yes", "@modelcontextprotocol/server-everything@2026.8.31"},
+		Cwd:  ws, Env: map[string]string{"npm_config_cache": filepath.Join(ws, ".npm-cache")},
+		Sandbox: &config.Sandbox{Network: config.SandboxNetwork{Allow: []string{"registry.npmjs.org:443"}}}})
+	h := newHost(t, cfgOf(rs), &host.Options{Prompter: host.Decliner{}, ToolsWait: 120 * time.Second, Environ: os.Environ})
+	list, err := h.Tools(ctxFor(t, 150*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Warnings) > 0 {
+		st := statusOf(h, "everything")
+		t.Fatalf("warnings: %v; %s %s %q", list.Warnings, st.State, st.Reason, st.StderrTail)
+	}
+	res := mustCall(t, h, "mcp__everything__echo", map[string]any{"message": "fetched through the proxy"})
+	if !strings.Contains(textOf(res), "fetched through the proxy") {
+		t.Errorf("echo = %q", textOf(res))
+	}
+}
