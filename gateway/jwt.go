@@ -175,9 +175,9 @@ func (v *JWTVerifier) Issuer() string { return v.opts.Issuer }
 // Resource returns the gateway's resource URL.
 func (v *JWTVerifier) Resource() string { return v.opts.Resource }
 
-// MetadataURL is where the protected resource metadata is, by RFC 9728
-// §3.1 (https://host/.well-known/oauth-protected-resource/<path>): put it
-// in AuthOptions.ResourceMetadataURL.
+// MetadataURL is where the protected resource metadata is, by
+// RFC 9728 §3.1: https://host/.well-known/oauth-protected-resource/<path>.
+// Put it in AuthOptions.ResourceMetadataURL.
 func (v *JWTVerifier) MetadataURL() string { return v.metaURL }
 
 // Metadata returns the gateway's protected resource metadata (RFC 9728):
