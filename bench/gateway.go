@@ -94,6 +94,7 @@ type gwRun struct {
 	// tool is the echo tool's name through the target for server srv.
 	tool     string
 	protocol string // what the first session negotiated
+	ask      string // the protocol version sessions ask for ("": the SDK's newest)
 }
 
 // gwFigures are one round's figures of one target.
@@ -268,6 +269,7 @@ func (b *bench) gateway() error {
 			med(i, func(f gwFigures) float64 { return f.idle }), med(i, func(f gwFigures) float64 { return f.idleAnon }), med(i, cold), medRatio(i, tbx, cold))
 	}
 	lt.note("Latency: one session per target, %d sequential echo calls each after %d untimed, in blocks of 100 calls taking turns between the targets (all running).", b.n, b.warmup)
+	lt.note("Every session asks for protocol %q (-gateway-protocol; \"\" is the SDK's newest, 2026-07-28, under which supergateway starts a server per request even with --stateful).", b.gwProtocol)
 	lt.note("Throughput: N sessions of one target at once, each making %d sequential calls; calls/s is all calls over the wall time. One shared http.Transport (256 idle connections per host).", gwCallsPerSession)
 	for i, t := range targets {
 		lt.note("%s: %s; protocol negotiated: %s.", t.name, t.wiring, protocols[i])
@@ -617,7 +619,7 @@ func (run *gwRun) connect(ctx context.Context, srv string) (*mcp.ClientSession, 
 	if run.t.sse {
 		tr = &mcp.SSEClientTransport{Endpoint: url, HTTPClient: gwHTTP}
 	}
-	return gwClient.Connect(ctx, tr, nil)
+	return gwClient.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: run.ask})
 }
 
 func (run *gwRun) call(ctx context.Context, cs *mcp.ClientSession) error {
@@ -666,7 +668,7 @@ func (b *bench) gwLaunch(t *gwTarget, n int) (*gwRun, time.Duration, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	run := &gwRun{t: t, cmd: cmd, addr: addr, log: &tail{}, exited: make(chan struct{})}
+	run := &gwRun{t: t, cmd: cmd, addr: addr, log: &tail{}, exited: make(chan struct{}), ask: b.gwProtocol}
 	cmd.Stdout, cmd.Stderr = run.log, run.log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

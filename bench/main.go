@@ -95,6 +95,7 @@ type bench struct {
 	mcpHubVer       string
 	gwNames         []string
 	gwPick          []string
+	gwProtocol      string
 }
 
 func main() {
@@ -124,6 +125,7 @@ func run() error {
 	flag.StringVar(&b.mcpProxyVer, "mcp-proxy-version", "6.7.19", "gateway: mcp-proxy (punkpeye) version to install")
 	flag.StringVar(&b.mcpHubVer, "mcp-hub-version", "4.2.1", "gateway: mcp-hub version to install")
 	gwList := flag.String("gateways", "direct,switchboard,tbxark,supergateway,mcp-proxy,mcp-hub", "gateway: which targets to run (comma-separated)")
+	flag.StringVar(&b.gwProtocol, "gateway-protocol", "2025-11-25", "gateway: the protocol version the client asks every target for (\"\": the SDK's newest)")
 	peerList := flag.String("peers", "claude,gemini", "peers: which peers to run (comma-separated: claude, gemini)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: go run ./bench [flags] [scenario…]\nscenarios (default: all):\n")
