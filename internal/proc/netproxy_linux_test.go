@@ -177,14 +177,34 @@ func TestSandboxNetworkForwarderEnds(t *testing.T) {
 	defer warm.Close(time.Second)
 	before := supervisorSockets(t)
 	dir := t.TempDir()
-	// "ready" once the helper has sent its listeners (it does before the exec).
-	p, err := Start(Spec{Command: "sh", Args: []string{"-c", "echo ready; exec cat"}, Env: testEnv(), Dir: dir, Supervise: true,
+	// The server lists its descriptors, then says "ready": the helper
+	// sent its listeners before the exec, and the server holds none of
+	// them, nor the socket they went over.
+	p, err := Start(Spec{Command: "sh", Args: []string{"-c", "ls -l /proc/$$/fd; echo ready; exec cat"}, Env: testEnv(), Dir: dir, Supervise: true,
 		Sandbox: &Sandbox{Write: []string{dir}, Allow: []string{"127.0.0.1:9", "example.com:443"}, AllowPrivate: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if line, err := bufio.NewReader(p.Stdout()).ReadString('\n'); line != "ready\n" {
-		t.Fatalf("the sandboxed server said %q, %v", line, err)
+	br := bufio.NewReader(p.Stdout())
+	var fds []string
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the sandboxed server said %q, %v", fds, err)
+		}
+		if line == "ready\n" {
+			break
+		}
+		fds = append(fds, strings.TrimSpace(line))
+	}
+	t.Logf("the server's descriptors: %q", fds)
+	if len(fds) < 2 {
+		t.Fatalf("no descriptors listed: %q", fds)
+	}
+	for _, l := range fds {
+		if strings.Contains(l, "socket:") {
+			t.Errorf("the sandboxed server holds a socket: %s", l)
+		}
 	}
 	// The listeners arrive at the supervisor asynchronously; wait for them.
 	var during int
