@@ -48,73 +48,78 @@ func allowOnly(rule string) host.Permit {
 // tool only, and nothing reaches a__b, not its other tools either.
 func TestCollidingServersOutcomeDoesNotDependOnConnectOrder(t *testing.T) {
 	const runs = 6
-	var outcomes []string
-	for i := range runs {
-		dir := t.TempDir()
-		aPids, abPids := filepath.Join(dir, "a.pids"), filepath.Join(dir, "ab.pids")
-		var aDelay, abDelay time.Duration
-		if i%2 == 0 {
-			aDelay = 300 * time.Millisecond // a__b would be first
-		} else {
-			abDelay = 300 * time.Millisecond // a would be first
-		}
-		h := newHost(t, cfgOf(claimant("a", "b__c", aDelay, aPids), claimant("a__b", "c", abDelay, abPids)),
-			&host.Options{Permit: allowOnly("mcp__a__b__c")})
-		ctx := ctxFor(t, 30*time.Second)
-		if !h.WaitReady(ctx) {
-			t.Fatal("servers did not settle")
-		}
-		list, err := h.Tools(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		claimants := 0
-		for _, tl := range list.Tools {
-			if tl.Name == "mcp__a__b__c" {
-				claimants++
-				if tl.Server != "a" || tl.Tool.Name != "b__c" {
-					t.Errorf("run %d: mcp__a__b__c is listed for %s's %q, want a's b__c", i, tl.Server, tl.Tool.Name)
+	outcomes := make([]string, runs)
+	t.Run("runs", func(t *testing.T) {
+		for i := range runs {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				t.Parallel() // each run has a host and servers of its own
+				dir := t.TempDir()
+				aPids, abPids := filepath.Join(dir, "a.pids"), filepath.Join(dir, "ab.pids")
+				var aDelay, abDelay time.Duration
+				if i%2 == 0 {
+					aDelay = 300 * time.Millisecond // a__b would be first
+				} else {
+					abDelay = 300 * time.Millisecond // a would be first
 				}
-			}
-		}
-		if claimants != 1 {
-			t.Errorf("run %d: mcp__a__b__c is listed %d times, want once", i, claimants)
-		}
+				h := newHost(t, cfgOf(claimant("a", "b__c", aDelay, aPids), claimant("a__b", "c", abDelay, abPids)),
+					&host.Options{Permit: allowOnly("mcp__a__b__c")})
+				ctx := ctxFor(t, 30*time.Second)
+				if !h.WaitReady(ctx) {
+					t.Fatal("servers did not settle")
+				}
+				list, err := h.Tools(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				claimants := 0
+				for _, tl := range list.Tools {
+					if tl.Name == "mcp__a__b__c" {
+						claimants++
+						if tl.Server != "a" || tl.Tool.Name != "b__c" {
+							t.Errorf("run %d: mcp__a__b__c is listed for %s's %q, want a's b__c", i, tl.Server, tl.Tool.Name)
+						}
+					}
+				}
+				if claimants != 1 {
+					t.Errorf("run %d: mcp__a__b__c is listed %d times, want once", i, claimants)
+				}
 
-		res, err := h.Call(ctx, "mcp__a__b__c", map[string]any{"text": "hi"})
-		answer := ""
-		if err != nil {
-			answer = "error: " + err.Error()
-		} else {
-			answer = textOf(res)
+				res, err := h.Call(ctx, "mcp__a__b__c", map[string]any{"text": "hi"})
+				answer := ""
+				if err != nil {
+					answer = "error: " + err.Error()
+				} else {
+					answer = textOf(res)
+				}
+				if answer != "b__c: hi" {
+					t.Errorf("run %d: mcp__a__b__c answered %q, want a's tool (b__c: hi)", i, answer)
+				}
+				// The server in error answers nothing: not the contested tool by
+				// its own names, not its other tools.
+				for _, try := range []func() error{
+					func() error { _, err := h.CallTool(ctx, "a__b", "c", map[string]any{"text": "x"}); return err },
+					func() error { _, err := h.CallTool(ctx, "a__b", "echo", map[string]any{"text": "x"}); return err },
+					func() error { _, err := h.Call(ctx, "mcp__a__b__echo", map[string]any{"text": "x"}); return err },
+				} {
+					if err := try(); err == nil {
+						t.Errorf("run %d: a call reached server a__b, which is in error", i)
+					}
+				}
+				ab, a := statusOf(h, "a__b"), statusOf(h, "a")
+				if ab.State != host.StateError || !strings.Contains(ab.Reason, `"a__b"`) {
+					t.Errorf("run %d: a__b is %s (%s), want error naming it", i, ab.State, ab.Reason)
+				}
+				if ab.Stats.Calls != 0 || servedPids(t, abPids) != "" {
+					t.Errorf("run %d: server a__b ran (pids %q) or was called (%d calls)", i, servedPids(t, abPids), ab.Stats.Calls)
+				}
+				if a.State != host.StateConnected {
+					t.Errorf("run %d: a is %s (%s), want connected", i, a.State, a.Reason)
+				}
+				outcomes[i] = fmt.Sprintf("a=%s a__b=%s (%s) answer=%q", a.State, ab.State, ab.Reason, answer)
+				h.Close()
+			})
 		}
-		if answer != "b__c: hi" {
-			t.Errorf("run %d: mcp__a__b__c answered %q, want a's tool (b__c: hi)", i, answer)
-		}
-		// The server in error answers nothing: not the contested tool by
-		// its own names, not its other tools.
-		for _, try := range []func() error{
-			func() error { _, err := h.CallTool(ctx, "a__b", "c", map[string]any{"text": "x"}); return err },
-			func() error { _, err := h.CallTool(ctx, "a__b", "echo", map[string]any{"text": "x"}); return err },
-			func() error { _, err := h.Call(ctx, "mcp__a__b__echo", map[string]any{"text": "x"}); return err },
-		} {
-			if err := try(); err == nil {
-				t.Errorf("run %d: a call reached server a__b, which is in error", i)
-			}
-		}
-		ab, a := statusOf(h, "a__b"), statusOf(h, "a")
-		if ab.State != host.StateError || !strings.Contains(ab.Reason, `"a__b"`) {
-			t.Errorf("run %d: a__b is %s (%s), want error naming it", i, ab.State, ab.Reason)
-		}
-		if ab.Stats.Calls != 0 || servedPids(t, abPids) != "" {
-			t.Errorf("run %d: server a__b ran (pids %q) or was called (%d calls)", i, servedPids(t, abPids), ab.Stats.Calls)
-		}
-		if a.State != host.StateConnected {
-			t.Errorf("run %d: a is %s (%s), want connected", i, a.State, a.Reason)
-		}
-		outcomes = append(outcomes, fmt.Sprintf("a=%s a__b=%s (%s) answer=%q", a.State, ab.State, ab.Reason, answer))
-		h.Close()
-	}
+	})
 	for i, o := range outcomes {
 		if o != outcomes[0] {
 			t.Errorf("run %d's outcome differs from run 0's:\n %s\n %s", i, o, outcomes[0])
