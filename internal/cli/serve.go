@@ -141,6 +141,9 @@ or an --allow-origin value gets 403. A team gateway gives each caller a key of
 its own ('switchboard gateway key add NAME'), kept hashed in the auth file
 (--auth-file, default ~/.switchboard/gateway-auth.json) with rules and rate
 limits scoped to principals and groups; the file is reloaded while serving.
+With --oauth-issuer URL --resource-url URL it also accepts that issuer's JWT
+access tokens (their claims name the caller and its groups) and serves
+/.well-known/oauth-protected-resource, which a 401 names.
 --audit-log FILE writes one JSON line per call; /metrics serves Prometheus
 metrics behind the same auth (--metrics ADDR serves them elsewhere too).
 
