@@ -297,7 +297,7 @@ func TestDecisionTexts(t *testing.T) {
 		t.Errorf("nil policy (-want +got):\n%s", diff)
 	}
 	if got, want := d.Hint("~/.switchboard/settings.json"),
-		`add "mcp__github__merge_pull_request" to permissions.allow in ~/.switchboard/settings.json, or run with --settings '{"permissions":{"allow":["mcp__github__merge_pull_request"]}}'`; got != want {
+		`add "mcp__github__merge_pull_request" to permissions.allow in ~/.switchboard/settings.json`; got != want {
 		t.Errorf("Hint = %s\nwant %s", got, want)
 	}
 	d = New(rulesOf(Deny, managedSrc, "mcp__github")...).Decide(merge)

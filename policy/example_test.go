@@ -45,5 +45,5 @@ func ExampleDecision_Hint() {
 	fmt.Println(d.Hint("~/.switchboard/settings.json"))
 	// Output:
 	// ask
-	// add "mcp__github__merge_pull_request" to permissions.allow in ~/.switchboard/settings.json, or run with --settings '{"permissions":{"allow":["mcp__github__merge_pull_request"]}}'
+	// add "mcp__github__merge_pull_request" to permissions.allow in ~/.switchboard/settings.json
 }

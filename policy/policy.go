@@ -473,8 +473,9 @@ func ruleFix(r Rule) string {
 
 // Hint returns the one line that tells a person how to let the call of d
 // run without asking: the allow rule to add to userFile (the user
-// settings file, as the person should read it) or to pass with --settings.
-// It is "" when no allow rule can help.
+// settings file, as the person should read it). It names no command or
+// flag of a front end (the CLI adds its own). It is "" when no allow rule
+// can help.
 func (d Decision) Hint(userFile string) string {
 	if d.Suggest == "" {
 		switch {
@@ -492,6 +493,5 @@ func (d Decision) Hint(userFile string) string {
 		}
 		return ""
 	}
-	return fmt.Sprintf(`add %q to permissions.allow in %s, or run with --settings '{"permissions":{"allow":[%q]}}'`,
-		d.Suggest, userFile, d.Suggest)
+	return fmt.Sprintf("add %q to permissions.allow in %s", d.Suggest, userFile)
 }
