@@ -142,6 +142,7 @@ func startEverythingHTTP(t *testing.T, p npmtest.Paths) int {
 // A Node server that crashes at start is reported with the line that says
 // why, not Node's version banner, which is its last line.
 func TestNodeCrashReasonNamesTheError(t *testing.T) {
+	t.Parallel() // waits on its own child processes and measures no time
 	p := npmtest.Install(t)
 	missing := filepath.Join(t.TempDir(), "does-not-exist.js")
 	h := newHost(t, cfgOf(resolved("crash", config.Server{Type: config.TypeStdio, Command: p.Node, Args: []string{missing}})), nil)

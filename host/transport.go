@@ -118,9 +118,11 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 		died := false
 		if c.proc != nil {
 			// The handshake may fail on the closed pipe a moment before the
-			// exit is reaped; wait briefly so the report can say why.
+			// exit is reaped; wait briefly so the report can say why. Not
+			// when it timed out, nor when the host stopped it (Close, a
+			// reload): no report is made then.
 			wait := 500 * time.Millisecond
-			if timedOut {
+			if timedOut || ctx.Err() != nil {
 				wait = 0
 			}
 			select {
