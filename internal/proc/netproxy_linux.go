@@ -169,6 +169,9 @@ func (p *sandboxPlan) openNetwork() error {
 	fds, roles = append(fds, fd), append(roles, forwardedListener{Proxy: true})
 	p.proxyPort = port
 	if p.AllowPrivate {
+		// One listener per address inside: "localhost:80" and
+		// "127.0.0.1:80" share theirs (the first listed is dialled).
+		bound := map[netip.AddrPort]bool{}
 		for _, t := range allow {
 			var addrs []netip.Addr
 			best := false // localhost's ::1 only where the namespace has IPv6
@@ -179,6 +182,10 @@ func (p *sandboxPlan) openNetwork() error {
 				addrs, best = []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1}), netip.IPv6Loopback()}, true
 			}
 			for i, a := range addrs {
+				if bound[netip.AddrPortFrom(a, t.port)] {
+					continue
+				}
+				bound[netip.AddrPortFrom(a, t.port)] = true
 				fd, _, err := listenAt(netip.AddrPortFrom(a, t.port))
 				if err != nil {
 					if best && i > 0 {

@@ -118,7 +118,8 @@ func TestSandboxNetworkAllowList(t *testing.T) {
 // not let reach private addresses) a listed loopback destination is
 // refused all the same, with netguard's reason; and a name is resolved
 // outside, by the supervisor: "localhost:PORT" listed reaches the
-// host's listener when private addresses are allowed.
+// host's listener when private addresses are allowed (also when
+// 127.0.0.1:PORT is listed too, which shares its stand-in inside).
 func TestSandboxNetworkPolicy(t *testing.T) {
 	requireSandbox(t)
 	bin := probeBinary(t)
@@ -135,7 +136,8 @@ func TestSandboxNetworkPolicy(t *testing.T) {
 
 	_, port, _ := net.SplitHostPort(listed)
 	name := "localhost:" + port
-	named := netProbe(t, bin, &Sandbox{Allow: []string{name}, AllowPrivate: true}, name)
+	// Listed twice over, by name and by address: one stand-in inside.
+	named := netProbe(t, bin, &Sandbox{Allow: []string{name, listed}, AllowPrivate: true}, name)
 	t.Logf("by name: %q", named)
 	for _, way := range []string{"direct", "connect", "get"} {
 		if got := named[way+" "+name]; got != "ok listed" {
