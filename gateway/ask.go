@@ -31,8 +31,10 @@ var errAsking = errors.New("waiting for the client's answer")
 const (
 	DecisionOnce    = "once"
 	DecisionSession = "session"
-	// DecisionAlways writes the tool's exact allow rule with
-	// Asker.Rules (offered only when Rules is set and a rule can help).
+	// DecisionAlways writes the tool's exact allow rule: for one of the
+	// team's principals to its entry of the auth file, else with
+	// Asker.Rules (offered only where it can be written and a rule can
+	// help).
 	DecisionAlways = "always"
 	DecisionDeny   = "deny"
 )
@@ -55,13 +57,18 @@ const permissionInput = "switchboard_permission"
 //
 // "session" allows the tool for the asking client's MCP session only (a
 // stateless HTTP request is a session of its own, so there it means once).
-// "always" (offered when Rules is set) also writes the tool's exact allow
-// rule (policy.ExactRule) with Rules, and the question says where.
+// "always" writes the tool's exact allow rule (policy.ExactRule), and the
+// question says where: for a principal with a key of the gateway's auth
+// file or an access token, to that principal's entry of the auth file
+// (when the call is decided by [NewPermit] with an [Auth] that has a
+// file), so that it holds for that principal only; for any other caller,
+// with Rules (when set), to settings that apply to every caller.
 // Its zero value is ready to use and it is safe for concurrent use.
 type Asker struct {
-	// Rules, if set, writes the allow rule of an "always" answer
-	// (docs/security.md, Asking, and nobody to ask). If nil, "always" is
-	// not offered.
+	// Rules, if set, writes the allow rule of an "always" answer of a
+	// caller that is not one of the team's principals (docs/security.md,
+	// Asking, and nobody to ask). If nil, "always" is not offered to
+	// such callers.
 	Rules host.RuleWriter
 
 	mu      sync.Mutex
@@ -148,14 +155,15 @@ func (a *Asker) AskPermission(ctx context.Context, req host.PermitRequest, d pol
 			a.allow(st.session, req.Tool)
 			return host.AnswerOnce, nil
 		case DecisionAlways:
-			rule := a.alwaysRule(ctx, req, d)
+			rule, _, write := a.always(ctx, req, d)
 			if rule == "" {
 				return host.AnswerDeny, nil // not offered
 			}
 			// The person said yes: a write that fails still lets the
 			// tool run for this session.
-			_, _ = a.Rules.WriteAllow(rule)
-			a.allow(st.session, req.Tool)
+			if write(rule) != nil {
+				a.allow(st.session, req.Tool)
+			}
 			return host.AnswerOnce, nil
 		}
 		return host.AnswerDeny, nil
@@ -163,28 +171,53 @@ func (a *Asker) AskPermission(ctx context.Context, req host.PermitRequest, d pol
 	if !st.canElicit() {
 		return host.AnswerDeny, ErrCannotAsk
 	}
-	st.question, st.key = permissionQuestion(req, d, a.alwaysRule(ctx, req, d), a.rulesWhere()), key
+	rule, where, _ := a.always(ctx, req, d)
+	st.question, st.key = permissionQuestion(req, d, rule, where), key
 	rec.question()
 	return host.AnswerDeny, errAsking
 }
 
-// alwaysRule is the rule "always" writes for the question of d, or "" when
-// "always" is not offered: no Rules, or no allow rule would let the call
-// run without asking (an ask rule decided, or allow rules are off), or
-// the caller is a principal with a key of the gateway's auth file: the
-// rule would be written to settings that apply to every caller.
-func (a *Asker) alwaysRule(ctx context.Context, req host.PermitRequest, d policy.Decision) string {
-	if a.Rules == nil || d.Suggest == "" || recordFrom(ctx).who().Keyed() {
-		return ""
+// always is what "always" does for the question of d: the rule it
+// writes, where (said in the question) and the write. rule is "" when
+// "always" is not offered: when no allow rule would let the call run
+// without asking (an ask rule decided, or allow rules are off: no
+// d.Suggest), and as below.
+//
+// A principal of the team (a key of the auth file, or an access token)
+// gets the rule in its own entry of the auth file whose rules decided the
+// call ([NewPermit]), which is loaded again at once ([Auth.AllowFor]): it
+// applies to that principal only. Without such a file, or for a name an
+// entry cannot have, it is not offered. Any other caller (the shared
+// token, a stdio client) gets it in Rules, if set — settings that apply
+// to every caller — and a session grant until the host reloads them.
+func (a *Asker) always(ctx context.Context, req host.PermitRequest, d policy.Decision) (rule, where string, write func(string) error) {
+	if d.Suggest == "" {
+		return "", "", nil
 	}
-	return policy.ExactRule(policy.Request{Tool: req.Tool, Server: req.Server, ToolName: req.ToolName})
-}
-
-func (a *Asker) rulesWhere() string {
+	exact := policy.ExactRule(policy.Request{Tool: req.Tool, Server: req.Server, ToolName: req.ToolName})
+	if exact == "" {
+		return "", "", nil
+	}
+	if p := recordFrom(ctx).who(); p.Keyed() {
+		au := permitAuthFrom(ctx)
+		if !au.CanAllowFor(p) {
+			return "", "", nil
+		}
+		return exact, au.AllowWhere(p.Name), func(r string) error { return au.AllowFor(p.Name, r) }
+	}
 	if a.Rules == nil {
-		return ""
+		return "", "", nil
 	}
-	return a.Rules.Where()
+	st := askFrom(ctx)
+	return exact, a.Rules.Where(), func(r string) error {
+		// The host reads settings again only when its watcher sees the
+		// change: the session grant covers the calls until then.
+		if st != nil {
+			a.allow(st.session, req.Tool)
+		}
+		_, err := a.Rules.WriteAllow(r)
+		return err
+	}
 }
 
 func (a *Asker) sessionAllows(ss *mcp.ServerSession, tool string) bool {

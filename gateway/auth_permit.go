@@ -14,7 +14,8 @@ import (
 // a scopes to its principal and the principal's groups (a nil a, or a call
 // without a principal, is decided by p alone). Deny anywhere beats ask
 // beats allow, as everywhere; an ask goes to opts.Asker, which puts it to
-// the calling client's own session ([Asker]). The decision, the rule that
+// the calling client's own session ([Asker]) and writes a principal's
+// "always" to a's file ([Auth.AllowFor]). The decision, the rule that
 // made it and the answer are kept for the call's audit line and metrics.
 // It is safe for concurrent use.
 func NewPermit(p *policy.Policy, a *Auth, opts *host.PermitOptions) host.Permit {
@@ -61,6 +62,11 @@ func NewPermit(p *policy.Policy, a *Auth, opts *host.PermitOptions) host.Permit 
 		}
 		if o.Asker == nil {
 			return &host.DeniedError{Tool: req.Tool, Decision: d, Hint: d.Hint(o.UserSettings)}
+		}
+		if a != nil {
+			// The Asker writes a principal's "always" to a, whose rules
+			// this check reads.
+			ctx = context.WithValue(ctx, permitAuthKey{}, a)
 		}
 		ans, err := o.Asker.AskPermission(ctx, req, d)
 		switch {
