@@ -379,7 +379,7 @@ func (b *bench) gwTargets() ([]*gwTarget, []string) {
 				return nil, err
 			}
 			cmd := exec.Command(b.sb, args...)
-			cmd.Env = env(home)
+			cmd.Env = env(home, b.serveEnv...)
 			return cmd, nil
 		},
 		endpoint: streamable, own: named,

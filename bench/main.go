@@ -96,6 +96,7 @@ type bench struct {
 	gwNames         []string
 	gwPick          []string
 	gwProtocol      string
+	serveEnv        []string
 }
 
 func main() {
@@ -126,6 +127,7 @@ func run() error {
 	flag.StringVar(&b.mcpHubVer, "mcp-hub-version", "4.2.1", "gateway: mcp-hub version to install")
 	gwList := flag.String("gateways", "direct,switchboard,tbxark,supergateway,mcp-proxy,mcp-hub", "gateway: which targets to run (comma-separated)")
 	flag.StringVar(&b.gwProtocol, "gateway-protocol", "2025-11-25", "gateway: the protocol version the client asks every target for (\"\": the SDK's newest)")
+	serveEnv := flag.String("serve-env", "", "gateway: extra environment of switchboard serve, comma-separated (e.g. GOGC=100), for a before/after")
 	peerList := flag.String("peers", "claude,gemini", "peers: which peers to run (comma-separated: claude, gemini)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: go run ./bench [flags] [scenario…]\nscenarios (default: all):\n")
@@ -141,6 +143,9 @@ func run() error {
 	}
 	b.peerNames = strings.Split(*peerList, ",")
 	b.gwPick = strings.Split(*gwList, ",")
+	if *serveEnv != "" {
+		b.serveEnv = strings.Split(*serveEnv, ",")
+	}
 	want := flag.Args()
 	var known []string
 	for _, s := range scenarios {

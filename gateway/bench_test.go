@@ -334,21 +334,21 @@ func idleSessions(b *testing.B, url string) {
 	}
 	first := open()
 	defer first.Close()
-	heap := func() uint64 {
+	heap := func() (uint64, uint64, int) {
 		runtime.GC()
 		runtime.GC()
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
-		return m.HeapAlloc
+		return m.HeapAlloc, m.StackInuse, runtime.NumGoroutine()
 	}
-	before := heap()
+	before, beforeStack, beforeG := heap()
 	sessions := make([]*mcp.ClientSession, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		sessions = append(sessions, open())
 	}
 	b.StopTimer()
-	after := heap()
+	after, afterStack, afterG := heap()
 	if path := os.Getenv(heapProfileEnv); path != "" {
 		if f, err := os.Create(path); err == nil {
 			pprof.Lookup("heap").WriteTo(f, 0)
@@ -356,6 +356,8 @@ func idleSessions(b *testing.B, url string) {
 		}
 	}
 	b.ReportMetric(float64(int64(after)-int64(before))/float64(b.N), "heap-B/session")
+	b.ReportMetric(float64(int64(afterStack)-int64(beforeStack))/float64(b.N), "stack-B/session")
+	b.ReportMetric(float64(afterG-beforeG)/float64(b.N), "goroutines/session")
 	for _, cs := range sessions {
 		cs.Close()
 	}
