@@ -162,12 +162,6 @@ func (p *sandboxPlan) openNetwork() error {
 			unix.Close(fd)
 		}
 	}()
-	fd, port, err := listenAt(netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), 0))
-	if err != nil {
-		return fmt.Errorf("the proxy's listener: %w", err)
-	}
-	fds, roles = append(fds, fd), append(roles, forwardedListener{Proxy: true})
-	p.proxyPort = port
 	if p.AllowPrivate {
 		// One listener per address inside: "localhost:80" and
 		// "127.0.0.1:80" share theirs (the first listed is dialled).
@@ -197,6 +191,14 @@ func (p *sandboxPlan) openNetwork() error {
 			}
 		}
 	}
+	// The proxy last: the port the kernel picks for it cannot then be a
+	// listed one.
+	fd, port, err := listenAt(netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), 0))
+	if err != nil {
+		return fmt.Errorf("the proxy's listener: %w", err)
+	}
+	fds, roles = append(fds, fd), append(roles, forwardedListener{Proxy: true})
+	p.proxyPort = port
 	msg, _ := json.Marshal(roles)
 	if err := unix.Sendmsg(forwarderFd, msg, unix.UnixRights(fds...), nil, 0); err != nil {
 		return fmt.Errorf("sending the listeners to the supervisor: %w", err)
