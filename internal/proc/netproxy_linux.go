@@ -128,6 +128,7 @@ func (f *netForwarder) close() {
 		return
 	}
 	f.once.Do(func() {
+		f.child.Close() // closed already once forked; not if it never was
 		f.own.Close()
 		f.proxy.close()
 	})

@@ -499,6 +499,7 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 			delete(sv.queued, req.ID)
 			sv.mu.Unlock()
 			sv.send(event{ID: req.ID, Err: fmt.Sprintf("fork/exec %s: the exec helper's files: %v", req.Path, err)})
+			fwd.close()
 			return
 		}
 		execR, helperEnds = r, ends
