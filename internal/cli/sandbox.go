@@ -109,7 +109,8 @@ func printSandboxes(w io.Writer, r statusReport) {
 // sandboxCheck is doctor's sandbox line for a sandboxed server: what it can
 // reach; a failure where this system cannot sandbox it, with how to run
 // it unconfined; and, when its stderr shows a file it was refused
-// (ENOENT, EACCES, EROFS) outside what the sandbox shows, that path.
+// (ENOENT, EACCES, EROFS) outside what the sandbox shows, that path, or
+// a destination it could not reach that its network does not list.
 func sandboxCheck(rs *config.ResolvedServer, st host.ServerStatus, workspace string, o *runtimeOptions) (doctorCheck, bool) {
 	if config.InferType(rs.Effective) != config.TypeStdio || rs.Availability != config.Available {
 		return doctorCheck{}, false
@@ -133,6 +134,10 @@ func sandboxCheck(rs *config.ResolvedServer, st host.ServerStatus, workspace str
 			c := check("sandbox", rs.Name, doctorFail, fmt.Sprintf("%s; it was refused %s, which its sandbox does not show", words, o.tilde(path)),
 				fmt.Sprintf(`add %s to its "sandbox": {"fs": {"read": […]}}, or %s`, o.tilde(path), unconfine))
 			return c, true
+		}
+		if dest, ok := refusedDestination(st.StderrTail, p); ok { // sandbox_net.go
+			return check("sandbox", rs.Name, doctorFail, fmt.Sprintf("%s; it could not reach %s, which its sandbox does not list", words, dest),
+				fmt.Sprintf(`add %q to its "sandbox": {"network": […]}, or %s`, dest, unconfine)), true
 		}
 	}
 	return check("sandbox", rs.Name, doctorPass, words, ""), true
