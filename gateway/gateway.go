@@ -240,9 +240,6 @@ func New(h *host.Host, opts *Options) *Gateway {
 	if o.AdminTools {
 		g.addAdminTools()
 	}
-	if o.FirstSyncWait > 0 {
-		g.srv.AddReceivingMiddleware(g.waitFirstSync)
-	}
 	if o.Stateless {
 		g.srv.AddReceivingMiddleware(statelessCaps)
 	}
@@ -255,6 +252,10 @@ func New(h *host.Host, opts *Options) *Gateway {
 		if o.Metrics != nil {
 			o.Metrics.bind(g)
 		}
+	}
+	if o.FirstSyncWait > 0 {
+		// Around all: the record's route lookup must see the first sync.
+		g.srv.AddReceivingMiddleware(g.waitFirstSync)
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	go g.loop()
