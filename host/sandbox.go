@@ -51,11 +51,11 @@ func (s *server) sandboxSpec(dir string) (*proc.Sandbox, string) {
 		p.Read = append(p.Read, exe)
 	}
 	// A network allow-list is held to the server's outbound address
-	// policy, as a remote server's URL is (docs/security.md, Outbound URL
-	// safety): loopback and private
-	// destinations only for a server the user wrote or where the user's
-	// settings allow it. The supervisor resolves names with the system's
-	// resolver (Options.Resolver is the host's, in another process).
+	// policy, as a remote server's URL is (docs/security.md, "Outbound URL
+	// safety"): loopback and private destinations only for a server the
+	// user wrote or where the user's settings allow it. The supervisor
+	// resolves names with the system's resolver (Options.Resolver is the
+	// host's, in another process).
 	return &proc.Sandbox{Read: p.Read, Write: p.Write, Network: p.NetworkAll, Allow: p.Allow,
 		AllowPrivate: s.netPolicy().AllowPrivate}, start
 }
