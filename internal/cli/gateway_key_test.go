@@ -112,10 +112,11 @@ func initStatus(t *testing.T, base, key, session string) (int, string) {
 // TestGatewayTeam is issue 19's first "done means" on a real `serve
 // --http`: principals with keys from `gateway key add`, rules scoped to a
 // principal and a group (alice's call is allowed, bob's denied, carol's
-// asked of her own session only), a rate limit answered with when to
-// retry, a session that another principal cannot use, the shared token
-// as one more principal, a revoked key refused within a second without a
-// restart, and an audit line per call that never holds a planted secret.
+// asked of her own session only, offered "always" for her own entry), a
+// rate limit answered with when to retry, a session that another
+// principal cannot use, the shared token as one more principal, a
+// revoked key refused within a second without a restart, and an audit
+// line per call that never holds a planted secret.
 func TestGatewayTeam(t *testing.T) {
 	w := newGatewayWorld(t)
 	w.servers(t, "alpha")
@@ -170,9 +171,10 @@ func TestGatewayTeam(t *testing.T) {
 	}
 	if cc.questions() != 1 || ac.questions() != 0 || bc.questions() != 0 {
 		t.Errorf("questions: carol %d, alice %d, bob %d; want only carol's own session asked, once", cc.questions(), ac.questions(), bc.questions())
-	} else if q := cc.asked[0]; !strings.Contains(q, "Allow mcp__alpha__echo") || strings.Contains(q, "always") {
-		// "always" would write an allow rule for every principal.
-		t.Errorf("carol's question: %q; want one without always", q)
+	} else if q := cc.asked[0]; !strings.Contains(q, "Allow mcp__alpha__echo") || !strings.Contains(q, `always: write the allow rule "mcp__alpha__echo" to carol's entry in ~/.switchboard/gateway-auth.json`) {
+		// "always" writes to carol's own entry, never to settings that
+		// apply to every principal.
+		t.Errorf("carol's question: %q; want always offered for her entry only", q)
 	}
 
 	// Erin may call alpha's tools twice a minute.
@@ -389,5 +391,123 @@ func TestGatewayTeamStateless(t *testing.T) {
 	}
 	if got := strings.Join(who, " "); got != "alice:allow: bob:ask:deny" {
 		t.Errorf("audit: %s\n%s", got, b)
+	}
+}
+
+// TestGatewayTeamAlways is the principal-scoped "always" on a real `serve
+// --http`: alice answers always through a Go SDK client's elicitation
+// handler; the allow rule goes to her entry of the auth file (its
+// comments kept, mode 0600), so her next calls — on a new session, with
+// the file watcher off so that only the writer can have told the
+// gateway, and after a restart — run without asking, while bob's same
+// call is still asked. A deny written to her entry beats her rule, and
+// once the rules are taken out of the file she is asked again.
+func TestGatewayTeamAlways(t *testing.T) {
+	w := newGatewayWorld(t)
+	w.servers(t, "alpha")
+	w.permissions(t, nil, nil) // no rule: every call is asked for
+	alice := w.addKey(t, "alice")
+	bob := w.addKey(t, "bob")
+	path := filepath.Join(w.sbHome, gateway.AuthFileName)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const comment = "// The team's gateway: written by hand, kept by every edit."
+	if err := os.WriteFile(path, append([]byte(comment+"\n"), raw...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	echo := func(c *teamClient, text string) (string, bool) {
+		t.Helper()
+		return callText(t, ctx, c.cs, "alpha__echo", map[string]any{"text": text})
+	}
+	rules := func() (allowAlice, allowBob []string) {
+		t.Helper()
+		f, _, err := gateway.ReadAuthFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.Principals["alice"].Allow, f.Principals["bob"].Allow
+	}
+
+	// First run, watcher off: what alice's next session sees can only
+	// come from the writer.
+	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--no-watch")
+	ac := w.teamClient(t, ctx, base, alice, "always")
+	if txt, isErr := echo(ac, "first"); isErr || !strings.Contains(txt, "first") {
+		t.Fatalf("alice answered always: isError %v, %q", isErr, txt)
+	}
+	if ac.questions() != 1 {
+		t.Fatalf("alice was asked %d times, want once", ac.questions())
+	}
+	const want = `always: write the allow rule "mcp__alpha__echo" to alice's entry in ~/.switchboard/gateway-auth.json`
+	if q := ac.asked[0]; !strings.Contains(q, want) {
+		t.Errorf("alice's question %q; want it to say %q", q, want)
+	}
+	if a, b := rules(); strings.Join(a, ",") != "mcp__alpha__echo" || len(b) != 0 {
+		t.Errorf("allow rules after alice's always: alice %q, bob %q; want the rule in alice's entry only", a, b)
+	}
+	raw, _ = os.ReadFile(path)
+	if !strings.HasPrefix(string(raw), comment) {
+		t.Errorf("the auth file lost its comment:\n%s", raw)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("auth file after the edit: %v %v; want mode 0600", fi.Mode(), err)
+	}
+	a2 := w.teamClient(t, ctx, base, alice, "deny")
+	if txt, isErr := echo(a2, "second session"); isErr || a2.questions() != 0 {
+		t.Errorf("alice's new session (watcher off): isError %v, %q, asked %d times; want it run unasked", isErr, txt, a2.questions())
+	}
+	bc := w.teamClient(t, ctx, base, bob, "once")
+	if txt, isErr := echo(bc, "from bob"); isErr || bc.questions() != 1 {
+		t.Errorf("bob's same call: isError %v, %q, asked %d times; want asked once", isErr, txt, bc.questions())
+	} else if q := bc.asked[0]; !strings.Contains(q, `to bob's entry in ~/.switchboard/gateway-auth.json`) {
+		t.Errorf("bob's question %q; want always offered for his own entry", q)
+	}
+	stop()
+
+	// After a restart (watcher on), the rule holds.
+	base, stopServe := startHTTPGateway(t, w, "--http", "127.0.0.1:0")
+	var once sync.Once
+	stop = func() { once.Do(stopServe) }
+	defer stop()
+	a3 := w.teamClient(t, ctx, base, alice, "deny")
+	if txt, isErr := echo(a3, "after restart"); isErr || a3.questions() != 0 {
+		t.Errorf("alice after a restart: isError %v, %q, asked %d times; want it run unasked", isErr, txt, a3.questions())
+	}
+	b2 := w.teamClient(t, ctx, base, bob, "deny")
+	if _, isErr := echo(b2, "bob again"); !isErr || b2.questions() != 1 {
+		t.Errorf("bob after the restart (he answers deny): isError %v, asked %d times; want asked and refused", isErr, b2.questions())
+	}
+
+	// until calls echo on c until done says the gateway has read the
+	// file again (the watcher's reload; a call in between still sees the
+	// old rules).
+	until := func(c *teamClient, what string, done func(txt string, isErr bool) bool) {
+		t.Helper()
+		for {
+			txt, isErr := echo(c, what)
+			if done(txt, isErr) {
+				return
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("%s: the gateway never applied the edited auth file; last %q", what, txt)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	// A deny in her own entry beats her allow rule, unasked.
+	w.editAuth(t, func(f *gateway.AuthFile) { f.Principals["alice"].Deny = []string{"mcp__alpha__echo"} })
+	until(a3, "denied", func(txt string, isErr bool) bool { return isErr && strings.Contains(txt, `denied by rule "mcp__alpha__echo"`) })
+	if a3.questions() != 0 {
+		t.Errorf("alice was asked %d times under her deny", a3.questions())
+	}
+	// Rules taken out of the file: she is asked again (and answers deny).
+	w.editAuth(t, func(f *gateway.AuthFile) { f.Principals["alice"].Allow, f.Principals["alice"].Deny = nil, nil })
+	until(a3, "asked again", func(string, bool) bool { return a3.questions() > 0 })
+	if a, _ := rules(); len(a) != 0 {
+		t.Errorf("alice's allow rules after deny: %q; a deny must write nothing", a)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
+	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/internal/hydratest"
 )
 
@@ -31,7 +32,8 @@ import (
 // authorization code flow with PKCE; the test plays the user and
 // Hydra's login app) and calls tools as that user, whose groups claim
 // brings the auth file's group rules to bear (alice of eng allowed, bob of
-// ops denied; carol, of no group, is asked on her own session). Tokens for another audience, expired, or signed by another
+// ops denied; carol, of no group, is asked on her own session; dave, who
+// has no entry, answers "always" and gets one holding his rule). Tokens for another audience, expired, or signed by another
 // key (a second Hydra claiming the first one's issuer) are refused with
 // 401, the metadata URL and the reason; no token reaches the log or the
 // audit log.
@@ -110,7 +112,11 @@ func TestGatewayOAuthHydra(t *testing.T) {
 				qmu.Lock()
 				questions[subject] = append(questions[subject], req.Params.Message)
 				qmu.Unlock()
-				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "once"}}, nil
+				decision := "once"
+				if subject == "dave" {
+					decision = "always"
+				}
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": decision}}, nil
 			},
 		}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "oauth-test"}, copts).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: resource, OAuthHandler: h}, nil)
@@ -131,8 +137,8 @@ func TestGatewayOAuthHydra(t *testing.T) {
 	if txt, isErr := callText(t, ctx, bob, "alpha__echo", map[string]any{"text": "from bob"}); !isErr || !strings.Contains(txt, `denied by rule "mcp__alpha__echo"`) {
 		t.Errorf("bob (group:ops denies mcp__alpha__echo): isError %v, %q", isErr, txt)
 	}
-	// No rule for carol: she is asked, on her own session only, and not
-	// offered "always" (it would write a rule for every caller).
+	// No rule for carol: she is asked, on her own session only, and
+	// offered "always" for her own entry of the auth file only.
 	carol := login("carol")
 	if txt, isErr := callText(t, ctx, carol, "alpha__echo", map[string]any{"text": "from carol"}); isErr || !strings.Contains(txt, "from carol") {
 		t.Errorf("carol (asked, answered once): isError %v, %q", isErr, txt)
@@ -140,10 +146,28 @@ func TestGatewayOAuthHydra(t *testing.T) {
 	qmu.Lock()
 	if len(questions["carol"]) != 1 || len(questions["alice"]) != 0 || len(questions["bob"]) != 0 {
 		t.Errorf("questions %q; want one, to carol", questions)
-	} else if q := questions["carol"][0]; !strings.Contains(q, "Allow mcp__alpha__echo") || strings.Contains(q, "always") {
-		t.Errorf("carol's question %q; want one without always", q)
+	} else if q := questions["carol"][0]; !strings.Contains(q, "Allow mcp__alpha__echo") || !strings.Contains(q, `always: write the allow rule "mcp__alpha__echo" to carol's entry in ~/.switchboard/gateway-auth.json`) {
+		t.Errorf("carol's question %q; want always offered for her own entry", q)
 	}
 	qmu.Unlock()
+	// Dave, who has no entry, answers always: he gets one, holding only
+	// his allow rule, and is not asked again.
+	dave := login("dave")
+	for i := range 2 {
+		if txt, isErr := callText(t, ctx, dave, "alpha__echo", map[string]any{"text": "from dave"}); isErr {
+			t.Errorf("dave's call %d (he answers always): %q", i+1, txt)
+		}
+	}
+	qmu.Lock()
+	if n := len(questions["dave"]); n != 1 {
+		t.Errorf("dave was asked %d times, want once", n)
+	}
+	qmu.Unlock()
+	if f, _, err := gateway.ReadAuthFile(filepath.Join(w.sbHome, "gateway-auth.json")); err != nil {
+		t.Error(err)
+	} else if e := f.Principals["dave"]; e == nil || strings.Join(e.Allow, ",") != "mcp__alpha__echo" || len(e.Keys)+len(e.Groups)+len(e.Deny)+len(e.Ask) != 0 || e.RateLimit != nil {
+		t.Errorf("dave's entry after always: %+v; want only his allow rule", e)
+	}
 
 	// Tokens of the client credentials grant: one good, three refused.
 	svc := idp.CreateClient(t, hydratest.Client{Audience: []string{resource, "http://other.example.test/mcp"}})
@@ -193,8 +217,8 @@ func TestGatewayOAuthHydra(t *testing.T) {
 		}
 		who = append(who, line.Principal+"/"+strings.Join(line.Groups, ",")+"/"+line.Decision)
 	}
-	if strings.Join(who, " ") != "alice/eng/allow bob/ops/deny carol//ask" {
-		t.Errorf("audit lines %v, want alice's allowed call, bob's denied one and carol's asked one", who)
+	if strings.Join(who, " ") != "alice/eng/allow bob/ops/deny carol//ask dave//ask dave//allow" {
+		t.Errorf("audit lines %v, want alice's allowed call, bob's denied one, carol's asked one and dave's asked, then allowed by his rule", who)
 	}
 	logs := string(raw) + w.logs(t)
 	if !strings.Contains(logs, "accepting OAuth access tokens") {
