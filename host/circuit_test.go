@@ -21,7 +21,6 @@ import (
 func TestStalledServerCircuitClosesWhenItAnswersAgain(t *testing.T) {
 	linuxOnly(t)
 	srv := stdio("stall", "echo")
-	srv.Effective.Timeout = 300
 	h := newHost(t, cfgOf(srv), &host.Options{BreakerCooldown: time.Hour})
 	waitState(t, h, "stall", host.StateConnected, 20*time.Second)
 	pid := pidOf(t, h, "stall")
@@ -85,7 +84,6 @@ func TestStalledServerCircuitClosesWhenItAnswersAgain(t *testing.T) {
 func TestReconnectClosesTheCircuit(t *testing.T) {
 	linuxOnly(t)
 	srv := stdio("stall", "echo")
-	srv.Effective.Timeout = 300
 	clock := newSkipClock()
 	h := newHost(t, cfgOf(srv), &host.Options{BreakerCooldown: time.Hour, Clock: clock})
 	waitState(t, h, "stall", host.StateConnected, 20*time.Second)

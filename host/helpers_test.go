@@ -46,12 +46,15 @@ const sdkStdioEnv = "SWITCHBOARD_TEST_SDK_STDIO"
 const hungGrace = 100 * time.Millisecond
 
 // timeOutThrice makes the three calls that open a circuit (the breaker's
-// threshold), each of which must run out its timeout: the server hangs in
-// the tool or is stopped. They run at once, so the test waits out one
-// timeout, not three in a row.
+// threshold), each of which must time out: the server hangs in the tool or
+// is stopped. Each has a deadline 300 ms away (WithCallDeadline, as the
+// gateway gives its calls), so the server's own timeout stays long for the
+// calls that must succeed later, however loaded the machine. They run at
+// once: the test waits out one deadline, not three in a row.
 func timeOutThrice(t *testing.T, h *host.Host, tool string, args map[string]any) {
 	t.Helper()
-	ctx := ctxFor(t, 10*time.Second)
+	ctx, cancel := host.WithCallDeadline(ctxFor(t, 10*time.Second), time.Now().Add(300*time.Millisecond))
+	defer cancel()
 	errs := make(chan error, 3)
 	for range 3 {
 		go func() {

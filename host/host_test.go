@@ -83,7 +83,6 @@ func TestEveryStateReachable(t *testing.T) {
 	slow := stdio("slow", "slow-start", "-delay", "30s")
 	failing := stdio("crashy", "exit-init")
 	hang := stdio("hangs", "hang-call")
-	hang.Effective.Timeout = 200
 
 	gate := func(s *config.ResolvedServer) (host.State, string) {
 		if s.Name == "stale" {
@@ -535,7 +534,6 @@ func TestStatusCommandRedactsArgsOneByOne(t *testing.T) {
 // issue 16.)
 func TestCircuitOpenServerIsListedAgainAfterCooldown(t *testing.T) {
 	hang := stdio("hangs", "hang-call")
-	hang.Effective.Timeout = 200
 	events := make(chan host.Event, 64)
 	clock := newSkipClock()
 	h := newHost(t, cfgOf(hang), &host.Options{BreakerCooldown: time.Second, Clock: clock, CloseGrace: hungGrace,
