@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -58,15 +59,33 @@ func AddAllow(path, name, rule string) (added bool, err error) {
 }
 
 // CanAllowFor reports whether [Auth.AllowFor] can write rules for the
-// principal p: a's auth file loads, and p is a principal of the team — a
-// holder of its keys or the bearer of an access token — whose name can
-// be an entry of the file. The shared token stands for whoever runs the
-// gateway and is not one (its "always" writes to the host's settings);
-// neither is a token name that an entry cannot have (letters, digits,
-// '.', '_', '@' and '-', at most 64): writing it would break the file.
+// principal p: a's auth file loads and may be written — its folder is
+// writable (not a read-only mount, as a Kubernetes Secret's is) and the
+// file, if there is one, has its owner's write bit (an administrator's
+// chmod 400 says no) — and p is a principal of the team, a holder of its
+// keys or the bearer of an access token, whose name can be an entry of
+// the file. The shared token stands for whoever runs the gateway and is
+// not one (its "always" writes to the host's settings); neither is a
+// token's name that an entry cannot have (letters, digits, '.', '_', '@'
+// and '-', at most 64): writing it would break the file.
 func (a *Auth) CanAllowFor(p *Principal) bool {
-	return a != nil && a.file != "" && p.Keyed() && p.Name != SharedTokenPrincipal &&
-		ValidName(p.Name) == nil && a.LoadErr() == nil
+	if a == nil || a.file == "" || !p.Keyed() || p.Name == SharedTokenPrincipal || ValidName(p.Name) != nil || a.LoadErr() != nil {
+		return false
+	}
+	if fi, err := os.Stat(a.file); err == nil && fi.Mode().Perm()&0o200 == 0 {
+		return false
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	// The nearest folder there is: AddAllow makes the missing ones.
+	dir := filepath.Dir(a.file)
+	for {
+		if _, err := os.Stat(dir); err == nil || filepath.Dir(dir) == dir {
+			break
+		}
+		dir = filepath.Dir(dir)
+	}
+	return dirWritable(dir)
 }
 
 // AllowFor writes rule to the allow list of principal name's entry of

@@ -162,6 +162,21 @@ func TestAuthAllowFor(t *testing.T) {
 		t.Error("an Auth without a file writes rules")
 	}
 
+	// A file its administrator made read-only (chmod 400) is not written
+	// to: always is not offered.
+	if err := os.Chmod(path, 0o400); err != nil {
+		t.Fatal(err)
+	}
+	if a.CanAllowFor(alice) {
+		t.Error("rules can be written to a file of mode 0400")
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if !a.CanAllowFor(alice) {
+		t.Error("rules cannot be written once the file is 0600 again")
+	}
+
 	// A file broken by hand is not rewritten (and accepts no key until
 	// fixed): not even offered.
 	broken := string(before) + "}"
@@ -180,9 +195,14 @@ func TestAuthAllowFor(t *testing.T) {
 	}
 }
 
-// AddAllow creates the file, private, when there is none.
+// AddAllow creates the file, private, when there is none; an access
+// token's caller can have rules written there before it exists.
 func TestAddAllowCreatesTheFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sb", gateway.AuthFileName)
+	a := gateway.NewAuth(&gateway.AuthOptions{File: path})
+	if p := (&gateway.Principal{Name: "dave", Issuer: "https://login.example.com"}); !a.CanAllowFor(p) {
+		t.Error("no rules can be written for dave while the file is not there yet")
+	}
 	added, err := gateway.AddAllow(path, "group:eng", "mcp__github__get_me")
 	if err != nil || !added {
 		t.Fatalf("AddAllow: %v %v", added, err)
