@@ -129,7 +129,7 @@ func askFrom(ctx context.Context) *askState {
 }
 
 // AskPermission implements host.Asker. A client that declines, cancels or
-// answers anything but once/session counts as deny.
+// answers anything but once, session or an offered always counts as deny.
 func (a *Asker) AskPermission(ctx context.Context, req host.PermitRequest, d policy.Decision) (host.Answer, error) {
 	st := askFrom(ctx)
 	if st == nil {
