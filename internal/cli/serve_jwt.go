@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -97,9 +98,16 @@ func (o *ServeOptions) withOAuth(ao *gateway.AuthOptions) *gateway.AuthOptions {
 	return ao
 }
 
+// oauthRediscover bounds how long serve waits between tries of an issuer
+// that did not answer at start-up (from 200 ms, doubling), to log when it
+// does: an identity provider still starting, or one that makes its token
+// keys only with its first token (Hydra), answers soon after.
+const oauthRediscover = 5 * time.Second
+
 // mountOAuth serves the protected resource metadata (RFC 9728) without
 // auth — at the root and under it, where clients look for a resource with
-// a path — and checks the issuer once at start-up, so that a wrong
+// a path — and checks the issuer at start-up (and again, backing off, until
+// it answers, logging when it does), so that a wrong
 // --oauth-issuer shows in the log before the first client fails.
 func mountOAuth(ctx context.Context, mux *http.ServeMux, opts *ServeOptions, log *slog.Logger) {
 	v := opts.jwt
@@ -110,10 +118,30 @@ func mountOAuth(ctx context.Context, mux *http.ServeMux, opts *ServeOptions, log
 	mux.Handle("/.well-known/oauth-protected-resource", h)
 	mux.Handle("/.well-known/oauth-protected-resource/", h)
 	go func() {
-		if err := v.Discover(ctx); err != nil {
-			log.Warn("the OAuth issuer cannot be used yet; access tokens are refused until it can", "issuer", v.Issuer(), "error", err)
-			return
+		// Until the issuer answers, tokens are refused; say so once, and
+		// say when it comes up (an identity provider still starting, a
+		// network not up yet), so the log tells which of the two holds.
+		warned := false
+		wait := 200 * time.Millisecond // doubling up to oauthRediscover
+		for {
+			err := v.Discover(ctx)
+			if err == nil {
+				log.Info("accepting OAuth access tokens", "issuer", v.Issuer(), "resource", v.Resource(), "metadata", v.MetadataURL())
+				return
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			if !warned {
+				warned = true
+				log.Warn("the OAuth issuer cannot be used yet; access tokens are refused until it can", "issuer", v.Issuer(), "error", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, oauthRediscover)
 		}
-		log.Info("accepting OAuth access tokens", "issuer", v.Issuer(), "resource", v.Resource(), "metadata", v.MetadataURL())
 	}()
 }
