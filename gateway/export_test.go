@@ -3,3 +3,15 @@ package gateway
 // RelayCounts returns how many calls are held for a client's answer and
 // how many host calls run on the relay's goroutines.
 func RelayCounts(g *Gateway) (held, running int) { return g.relay.counts() }
+
+// FoundRenamer is what toolSearch does to a result's text, for servedOf
+// (host name → served name); building it is what a tool sync does.
+func FoundRenamer(servedOf map[string]string) func(string) string {
+	r := foundNamesReplacer(servedOf)
+	return func(text string) string {
+		if r == nil {
+			return text
+		}
+		return r.Replace(text)
+	}
+}

@@ -147,12 +147,14 @@ type Gateway struct {
 	// ones, by server name, then URI template.
 	matchOrder []templateMatch
 	synced     chan struct{} // closed after the first sync
-	// servedOf maps the host's name of every tool, deferred ones too, to
-	// its served name (tool_search speaks of host names).
-	servedOf map[string]string
-	// hostOf is servedOf inverted: served name → host name.
-	hostOf   map[string]string
-	syncOnce sync.Once
+	// hostOf maps the served name of every tool, deferred ones too, to
+	// the host's name (tool_search speaks of host names).
+	hostOf map[string]string
+	// foundNames rewrites the host's names in tool_search's results to
+	// the served ones, in one pass; built on the first tool_search after
+	// a sync.
+	foundNames func() *strings.Replacer
+	syncOnce   sync.Once
 }
 
 // toolRoute is where a served tool name goes: the host's name for it
@@ -456,8 +458,9 @@ func (g *Gateway) syncTools(ctx context.Context) error {
 	for h, s := range deferred {
 		hostOf[s] = h
 	}
+	foundNames := sync.OnceValue(func() *strings.Replacer { return foundNamesReplacer(deferred) })
 	g.mu.Lock()
-	g.servedOf, g.hostOf = deferred, hostOf
+	g.hostOf, g.foundNames = hostOf, foundNames
 	var remove []string
 	for name := range g.tools {
 		if _, ok := want[name]; !ok && !isAdminTool(name) {
@@ -592,7 +595,7 @@ func (g *Gateway) call(ctx context.Context, rt resolved, args json.RawMessage) (
 // named as the gateway serves them.
 func (g *Gateway) toolSearch(ctx context.Context, args json.RawMessage) (*mcp.CallToolResult, error) {
 	g.mu.Lock()
-	servedOf, hostOf := g.servedOf, g.hostOf
+	hostOf, foundNames := g.hostOf, g.foundNames
 	g.mu.Unlock()
 	var in map[string]any
 	if json.Unmarshal(args, &in) == nil {
@@ -624,13 +627,31 @@ func (g *Gateway) toolSearch(ctx context.Context, args json.RawMessage) (*mcp.Ca
 			continue
 		}
 		text := tc.Text
-		for h, s := range servedOf {
-			text = strings.ReplaceAll(text, `{"name":"`+h+`"`, `{"name":"`+s+`"`)
+		if foundNames != nil {
+			if r := foundNames(); r != nil {
+				text = r.Replace(text)
+			}
 		}
 		res.Content[i] = &mcp.TextContent{Text: text, Meta: tc.Meta, Annotations: tc.Annotations}
 	}
 	res.StructuredContent = nil // the text says it, with the served names
 	return res, nil
+}
+
+// foundNamesReplacer rewrites each {"name":"<host name>" of servedOf to
+// {"name":"<served name>" in one pass over a text (a ReplaceAll per tool
+// was a pass per tool, and could rename a name it had just written).
+func foundNamesReplacer(servedOf map[string]string) *strings.Replacer {
+	pairs := make([]string, 0, 2*len(servedOf))
+	for h, s := range servedOf {
+		if h != s {
+			pairs = append(pairs, `{"name":"`+h+`"`, `{"name":"`+s+`"`)
+		}
+	}
+	if len(pairs) == 0 {
+		return nil
+	}
+	return strings.NewReplacer(pairs...)
 }
 
 // result turns the host's answer to a call into the client's result: the
