@@ -21,9 +21,11 @@ import (
 
 // Defaults of serve --http's robustness flags.
 const (
-	// DefaultMaxSessions caps live HTTP sessions (--max-sessions). A
-	// session costs about 9 KiB; clients that leave without DELETE leave
-	// theirs behind until the idle timeout.
+	// DefaultMaxSessions caps live HTTP sessions (--max-sessions). An
+	// idle session costs the serve process 60–90 KiB, most of it the
+	// connection of its standalone SSE stream (docs/benchmarks.md, issue
+	// 23), so the cap bounds them near 80 MiB; clients that leave
+	// without DELETE leave theirs behind until the idle timeout.
 	DefaultMaxSessions = 1000
 	// DefaultSessionIdleTimeout ends a session with no request for this
 	// long (--session-idle-timeout).
