@@ -499,7 +499,7 @@ func serveStdio(ctx context.Context, opts *ServeOptions, g *gateway.Gateway) err
 	}
 	// A client's bad line is answered with a JSON-RPC error, not the end
 	// of its session.
-	t := &jsonl.Transport{Reader: in, Writer: out, Tolerant: true}
+	t := jsonl.New(in, out, jsonl.Options{Tolerant: true})
 	// The session runs until shutdown is done with the calls: closing it
 	// at once would wait for them without ever cancelling them.
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
