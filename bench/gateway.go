@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -636,12 +635,12 @@ func (run *gwRun) stop() {
 		return
 	}
 	pg := -run.cmd.Process.Pid
-	_ = syscall.Kill(pg, syscall.SIGTERM)
+	killGroup(pg, false)
 	select {
 	case <-run.exited:
 	case <-time.After(10 * time.Second):
 	}
-	_ = syscall.Kill(pg, syscall.SIGKILL) // it, if it is still there, and children that outlived it
+	killGroup(pg, true) // it, if it is still there, and children that outlived it
 	<-run.exited
 }
 
@@ -670,7 +669,7 @@ func (b *bench) gwLaunch(t *gwTarget, n int) (*gwRun, time.Duration, error) {
 	}
 	run := &gwRun{t: t, cmd: cmd, addr: addr, log: &tail{}, exited: make(chan struct{}), ask: b.gwProtocol}
 	cmd.Stdout, cmd.Stderr = run.log, run.log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	start := time.Now()
