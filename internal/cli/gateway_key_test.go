@@ -500,7 +500,9 @@ func TestGatewayTeamAlways(t *testing.T) {
 	}
 	// A deny in her own entry beats her allow rule, unasked.
 	w.editAuth(t, func(f *gateway.AuthFile) { f.Principals["alice"].Deny = []string{"mcp__alpha__echo"} })
-	until(a3, "denied", func(txt string, isErr bool) bool { return isErr && strings.Contains(txt, `denied by rule "mcp__alpha__echo"`) })
+	until(a3, "denied", func(txt string, isErr bool) bool {
+		return isErr && strings.Contains(txt, `denied by rule "mcp__alpha__echo"`)
+	})
 	if a3.questions() != 0 {
 		t.Errorf("alice was asked %d times under her deny", a3.questions())
 	}

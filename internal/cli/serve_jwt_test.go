@@ -90,7 +90,7 @@ func TestGatewayOAuthHydra(t *testing.T) {
 		// Hydra's answer (it wants the RFC 7591 jwks as a string).
 		c := idp.CreateClient(t, hydratest.Client{GrantTypes: []string{"authorization_code"}, RedirectURIs: []string{redirect}, AuthMethod: "client_secret_post"})
 		h, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
-			PreregisteredClient: &oauthex.ClientCredentials{ClientID: c.ID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: c.Secret}, Issuer: idp.Issuer},
+			PreregisteredClient:   &oauthex.ClientCredentials{ClientID: c.ID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: c.Secret}, Issuer: idp.Issuer},
 			RedirectURL:           redirect,
 			AcceptUnadvertisedIss: true,
 			AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
