@@ -20,6 +20,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/watch"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
@@ -202,7 +203,7 @@ func installGatewayRun(opts *InstallGatewayOptions) error {
 	shared := scope == "project"
 	if opts.Root != nil && !shared && opts.File != "" {
 		if r, ok := opts.Root(); ok {
-			shared = within(file, r)
+			shared = watch.Within(file, r)
 		}
 	}
 	command, notes, err := gatewayCommand(opts, shared)
@@ -326,7 +327,7 @@ func isTempBuild(exe string) bool {
 		if real, err := filepath.EvalSymlinks(dir); err == nil {
 			dir = real
 		}
-		if within(exe, dir) {
+		if watch.Within(exe, dir) {
 			return true
 		}
 	}
@@ -509,11 +510,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// within reports whether p is dir or below it, comparing the cleaned
-// spellings.
-func within(p, dir string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

@@ -76,9 +76,9 @@ func Files(cfg *config.Resolved, home, homeDir string) []File {
 		dir := filepath.Dir(p)
 		f.Shared = dir == homeDir || dir == root
 		switch {
-		case root != "" && within(p, root):
+		case root != "" && Within(p, root):
 			f.Bound = root
-		case homeDir != "" && within(p, homeDir):
+		case homeDir != "" && Within(p, homeDir):
 			f.Bound = homeDir
 		}
 		out = append(out, f)
@@ -96,8 +96,9 @@ func absClean(p string) string {
 	return filepath.Clean(p)
 }
 
-// within reports whether p is dir or below it.
-func within(p, dir string) bool {
+// Within reports whether p is dir or below it, comparing the cleaned
+// spellings (no links followed).
+func Within(p, dir string) bool {
 	rel, err := filepath.Rel(dir, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
@@ -137,7 +138,7 @@ func (c *configWatcher) plan() (dirs, counts, anyChange map[string]bool) {
 		// Watch the nearest existing ancestor for the next folder down.
 		for child := dir; ; {
 			parent := filepath.Dir(child)
-			if parent == child || (f.Bound != "" && !within(parent, f.Bound)) {
+			if parent == child || (f.Bound != "" && !Within(parent, f.Bound)) {
 				break
 			}
 			if isDirPath(parent) {
@@ -303,7 +304,7 @@ func With(files []File, path, homeDir string) []File {
 		}
 	}
 	f := File{Path: p, Shared: true}
-	if homeDir = absClean(homeDir); homeDir != "" && within(p, homeDir) {
+	if homeDir = absClean(homeDir); homeDir != "" && Within(p, homeDir) {
 		f.Bound = homeDir
 	}
 	return append(files, f)
