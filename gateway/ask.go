@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -55,8 +56,9 @@ const permissionInput = "switchboard_permission"
 // gateway again with the answer. Either way the call is decided again with
 // the answer, so a rule changed meanwhile still wins.
 //
-// "session" allows the tool for the asking client's MCP session only (a
-// stateless HTTP request is a session of its own, so there it means once).
+// "session" allows the tool for the asking client's MCP session only. It is
+// not offered to a stateless HTTP request without a session ID (a client on
+// protocol 2026-07-28, which has no sessions), where it would mean once.
 // "always" writes the tool's exact allow rule (policy.ExactRule), and the
 // question says where: for a principal with a key of the gateway's auth
 // file or an access token, to that principal's entry of the auth file
@@ -79,6 +81,9 @@ type Asker struct {
 // gateway's tool handler to the Asker, and the question back.
 type askState struct {
 	session *mcp.ServerSession
+	// sessionless is set for a stateless HTTP request, which is a
+	// session of its own: "for this session" is not offered to it.
+	sessionless bool
 	// caps returns the client's capabilities for this call. It is read
 	// only when a question comes up: the SDK decodes them afresh from the
 	// request's _meta each time, which most calls never need.
@@ -152,6 +157,9 @@ func (a *Asker) AskPermission(ctx context.Context, req host.PermitRequest, d pol
 		case DecisionOnce:
 			return host.AnswerOnce, nil
 		case DecisionSession:
+			if st.sessionless {
+				return host.AnswerDeny, nil // not offered
+			}
 			a.allow(st.session, req.Tool)
 			return host.AnswerOnce, nil
 		case DecisionAlways:
@@ -172,7 +180,7 @@ func (a *Asker) AskPermission(ctx context.Context, req host.PermitRequest, d pol
 		return host.AnswerDeny, ErrCannotAsk
 	}
 	rule, where, _ := a.always(ctx, req, d)
-	st.question, st.key = permissionQuestion(req, d, rule, where), key
+	st.question, st.key = permissionQuestion(req, d, rule, where, !st.sessionless), key
 	rec.question()
 	return host.AnswerDeny, errAsking
 }
@@ -266,14 +274,30 @@ const permissionStatePrefix = "permission:"
 // redacted, cut to 400 characters) and why it is asked, and one required
 // enum field "decision": once, session or deny.
 func PermissionQuestion(req host.PermitRequest, d policy.Decision) *mcp.ElicitParams {
-	return permissionQuestion(req, d, "", "")
+	return permissionQuestion(req, d, "", "", true)
 }
 
 // permissionQuestion is PermissionQuestion, with "always" offered when
-// rule is set: it writes rule to where.
-func permissionQuestion(req host.PermitRequest, d policy.Decision, rule, where string) *mcp.ElicitParams {
+// rule is set (it writes rule to where) and "session" only when session is
+// set.
+func permissionQuestion(req host.PermitRequest, d policy.Decision, rule, where string, session bool) *mcp.ElicitParams {
 	msg := fmt.Sprintf("Allow %s with %s? (%s)", req.Tool, redact.ArgsSummary(req.Args, questionArgsMax), d.Reason)
-	q := &mcp.ElicitParams{
+	desc := []string{"once: this call only"}
+	enum := []any{DecisionOnce}
+	names := []any{"Allow once"}
+	if session {
+		desc = append(desc, "session: this tool for the rest of this session")
+		enum, names = append(enum, DecisionSession), append(names, "Allow for this session")
+	}
+	if rule != "" {
+		always := fmt.Sprintf("always: write the allow rule %q to %s, so that it is not asked again", rule, where)
+		msg += " — " + always
+		desc = append(desc, always)
+		enum, names = append(enum, DecisionAlways), append(names, "Always allow (writes "+rule+" to "+where+")")
+	}
+	desc = append(desc, "deny: refuse")
+	enum, names = append(enum, DecisionDeny), append(names, "Deny")
+	return &mcp.ElicitParams{
 		Mode:    "form",
 		Message: msg,
 		RequestedSchema: map[string]any{
@@ -282,23 +306,14 @@ func permissionQuestion(req host.PermitRequest, d policy.Decision, rule, where s
 				"decision": map[string]any{
 					"type":        "string",
 					"title":       "Allow this call?",
-					"description": "once: this call only; session: this tool for the rest of this session; deny: refuse",
-					"enum":        []any{DecisionOnce, DecisionSession, DecisionDeny},
-					"enumNames":   []any{"Allow once", "Allow for this session", "Deny"},
+					"description": strings.Join(desc, "; "),
+					"enum":        enum,
+					"enumNames":   names,
 				},
 			},
 			"required": []any{"decision"},
 		},
 	}
-	if rule != "" {
-		always := fmt.Sprintf("always: write the allow rule %q to %s, so that it is not asked again", rule, where)
-		q.Message += " — " + always
-		field := q.RequestedSchema.(map[string]any)["properties"].(map[string]any)["decision"].(map[string]any)
-		field["description"] = "once: this call only; session: this tool for the rest of this session; " + always + "; deny: refuse"
-		field["enum"] = []any{DecisionOnce, DecisionSession, DecisionAlways, DecisionDeny}
-		field["enumNames"] = []any{"Allow once", "Allow for this session", "Always allow (writes " + rule + " to " + where + ")", "Deny"}
-	}
-	return q
 }
 
 // Prompter is the host.Prompter of a gateway: an elicitation that an

@@ -224,7 +224,7 @@ type parked struct {
 }
 
 // recordsKey ties a parked record to its caller: the principal and, but
-// in stateless mode (where each request is a session of its own), the
+// for a stateless request (which is a session of its own), the
 // session — a permission question's requestState is the same for every
 // caller of one tool with the same arguments.
 func (g *Gateway) recordsKey(req *mcp.CallToolRequest, state string) string {
@@ -232,7 +232,7 @@ func (g *Gateway) recordsKey(req *mcp.CallToolRequest, state string) string {
 	if ex := req.Extra; ex != nil && ex.TokenInfo != nil {
 		who = ex.TokenInfo.UserID
 	}
-	if req.Session != nil && !g.opts.Stateless {
+	if !g.sessionless(req.Session) {
 		sid = req.Session.ID()
 	}
 	return who + "\x00" + sid + "\x00" + state

@@ -94,8 +94,23 @@ type Options struct {
 	FirstSyncWait time.Duration
 	// Stateless tells the gateway that it is served by a stateless HTTP
 	// handler, which cannot send a client on a protocol before 2026-07-28
-	// anything outside a call: such clients are not offered list_changed.
+	// anything outside a call: such clients are not offered list_changed,
+	// and a request without a session ID is a session of its own ("allow
+	// for this session" is not offered to it). Sessions with an ID (the
+	// stateful half of a scale-out gateway, see SessionID) keep all of it.
 	Stateless bool
+	// SessionID, if set, makes the IDs of the sessions a stateful HTTP
+	// handler creates for this gateway (mcp.ServerOptions.GetSessionID):
+	// serve's scale-out seals the address of the instance that holds a
+	// session into its ID, so that any instance can pass the session's
+	// requests to it.
+	SessionID func() string
+	// Instance names this gateway in the requestStates of calls held for
+	// an upstream server's question (HeldCallInstance); it must not
+	// contain ".". If empty, a random name: a retry that reaches another
+	// gateway is refused. serve's scale-out seals the instance's address
+	// into it, so that any instance can pass the retry on.
+	Instance string
 	// ElicitationTimeout is how long a question that an upstream server
 	// asks during a call of a client on protocol 2026-07-28 waits for the
 	// client's retry with the answer; then the question is withdrawn and
@@ -114,6 +129,12 @@ type Options struct {
 	Metrics *Metrics
 	// Tracing, if set, traces calls (OpenTelemetry, OTLP).
 	Tracing *Tracing
+}
+
+// sessionless reports whether ss is the session of one stateless HTTP
+// request, which ends with it.
+func (g *Gateway) sessionless(ss *mcp.ServerSession) bool {
+	return g.opts.Stateless && (ss == nil || ss.ID() == "")
 }
 
 // Gateway aggregates a host's servers into one MCP server. Its methods are
@@ -223,10 +244,11 @@ func New(h *host.Host, opts *Options) *Gateway {
 		o.ElicitationTimeout = DefaultElicitationTimeout
 	}
 	g.log = o.Logger
-	g.relay = newRelay(o.ElicitationTimeout, o.Logger)
+	g.relay = newRelay(o.Instance, o.ElicitationTimeout, o.Logger)
 	g.calls.init()
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: o.Instructions,
+		GetSessionID: o.SessionID,
 		// A list_changed that cannot reach a client that left without
 		// ending its session is logged once a minute, not per session.
 		Logger:            quietNotifications(o.Logger),
@@ -559,10 +581,11 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		})
 	}
 	ask := &askState{
-		session:   req.Session,
-		caps:      req.ClientCapabilities,
-		responses: req.Params.InputResponses,
-		state:     req.Params.RequestState,
+		session:     req.Session,
+		sessionless: g.sessionless(req.Session),
+		caps:        req.ClientCapabilities,
+		responses:   req.Params.InputResponses,
+		state:       req.Params.RequestState,
 	}
 	ctx = context.WithValue(ctx, askKey{}, ask)
 	start := time.Now()

@@ -303,6 +303,9 @@ func statelessCaps(next mcp.MethodHandler) mcp.MethodHandler {
 		if method != "initialize" || err != nil {
 			return res, err
 		}
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
+			return res, err // a session of the stateful half of a scale-out gateway
+		}
 		ir, ok := res.(*mcp.InitializeResult)
 		if !ok || ir.Capabilities == nil || ir.ProtocolVersion >= "2026-07-28" {
 			return res, err

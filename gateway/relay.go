@@ -118,9 +118,12 @@ func (w *workers) work(f func()) {
 	}
 }
 
-func newRelay(timeout time.Duration, log *slog.Logger) *relay {
+func newRelay(instance string, timeout time.Duration, log *slog.Logger) *relay {
+	if instance == "" || strings.Contains(instance, ".") {
+		instance = randomString(8)
+	}
 	return &relay{
-		instance: randomString(8),
+		instance: instance,
 		timeout:  timeout,
 		log:      log,
 		held:     map[string]*heldCall{},
@@ -245,11 +248,12 @@ func (g *Gateway) startHeld(ctx context.Context, req *mcp.CallToolRequest, rt re
 		done: make(chan struct{}), changed: make(chan struct{}, 1),
 	}
 	c.ask = &askState{
-		session:   req.Session,
-		caps:      req.ClientCapabilities,
-		responses: req.Params.InputResponses,
-		state:     req.Params.RequestState,
-		held:      c,
+		session:     req.Session,
+		sessionless: g.sessionless(req.Session),
+		caps:        req.ClientCapabilities,
+		responses:   req.Params.InputResponses,
+		state:       req.Params.RequestState,
+		held:        c,
 	}
 	// The call may outlive this request: it ends with its own cancel,
 	// which this request's end triggers only while it waits for it.
@@ -361,12 +365,26 @@ func (r *relay) resume(req *mcp.CallToolRequest, token, name string, args json.R
 	return c, ""
 }
 
+// HeldCallInstance returns the Options.Instance of the gateway that issued
+// a call's requestState for a question an upstream server asked, or false
+// when state is not such a requestState. A scale-out front passes the
+// retry that carries the answer to that instance.
+func HeldCallInstance(state string) (string, bool) {
+	token, ok := strings.CutPrefix(state, relayStatePrefix)
+	if !ok {
+		return "", false
+	}
+	inst, _, ok := strings.Cut(token, ".")
+	return inst, ok && inst != ""
+}
+
 // unknownState says why no call is held under token.
 func (r *relay) unknownState(token string) string {
 	if inst, _, ok := strings.Cut(token, "."); ok && inst != r.instance {
 		return "the call's requestState was issued by another gateway instance (or an earlier run of this one): " +
 			"a server's question is held by the instance that asked it, so with several stateless gateway " +
-			"instances behind a load balancer, send a client's calls to one instance; call the tool again"
+			"instances behind a load balancer, give them a shared --session-key-file (which passes the retry on) " +
+			"or send a client's calls to one instance; call the tool again"
 	}
 	return fmt.Sprintf("no question is waiting under the call's requestState: it was answered already, "+
 		"went unanswered for %s (and the call was cancelled), or was issued to another client; call the tool again", r.timeout)

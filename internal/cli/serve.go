@@ -60,6 +60,15 @@ type ServeOptions struct {
 	AllowOrigins []string
 	// Stateless serves HTTP without sessions (--stateless).
 	Stateless bool
+	// SessionKeyFile is --session-key-file: with Stateless, clients that
+	// need a session (protocols before 2026-07-28) get one, whose ID
+	// names this instance sealed with the file's keys, so that every
+	// instance passes the session's requests to this one
+	// (serve_scale.go).
+	SessionKeyFile string
+	// Advertise is --advertise: the URL the other instances reach this
+	// one at. If empty, derived from HTTP when that names a host.
+	Advertise string
 	// AdminTools adds switchboard__pause and switchboard__resume.
 	AdminTools bool
 	// NameBudget is --name-budget: the longest tool name served, so that
@@ -103,8 +112,10 @@ type ServeOptions struct {
 	// (serve_jwt.go).
 	oauthOptions
 
-	auth    *gateway.Auth    // the HTTP gateway's callers
-	metrics *gateway.Metrics // the HTTP gateway's metrics
+	auth     *gateway.Auth    // the HTTP gateway's callers
+	metrics  *gateway.Metrics // the HTTP gateway's metrics
+	scale    *scaleOut        // with SessionKeyFile: the session router
+	listener net.Listener     // made early when scale needs its address
 }
 
 // NewServeCmd returns `switchboard serve`.
@@ -195,8 +206,25 @@ its calls cancelled likewise.`,
 					return err
 				}
 				opts.Token, opts.TokenFile = tok, tokenFile
-			} else if tokenFile != "" || opts.Stateless || len(opts.AllowOrigins) > 0 || opts.AuthFile != "" || opts.MetricsAddr != "" {
-				return Usagef("use them with --http ADDR", "--token-file, --stateless, --allow-origin, --auth-file and --metrics apply to HTTP only")
+			} else if tokenFile != "" || opts.Stateless || len(opts.AllowOrigins) > 0 || opts.AuthFile != "" || opts.MetricsAddr != "" || opts.SessionKeyFile != "" {
+				return Usagef("use them with --http ADDR", "--token-file, --stateless, --session-key-file, --allow-origin, --auth-file and --metrics apply to HTTP only")
+			}
+			if opts.Advertise != "" && opts.SessionKeyFile == "" {
+				return Usagef("pass --session-key-file too", "--advertise names this instance in session IDs, which only --session-key-file makes")
+			}
+			if opts.SessionKeyFile != "" {
+				if !opts.Stateless {
+					return Usagef("add --stateless", "--session-key-file is for instances behind a load balancer (--stateless); a stateful gateway holds its sessions itself")
+				}
+				keys, err := readSessionKeys(f.abs(opts.SessionKeyFile))
+				if err != nil {
+					return err
+				}
+				self, err := advertiseURL(opts.Advertise, opts.HTTP)
+				if err != nil {
+					return err
+				}
+				opts.scale = &scaleOut{self: self, keys: keys}
 			}
 			if opts.AuthFile != "" {
 				opts.AuthFile = f.abs(opts.AuthFile)
@@ -216,6 +244,8 @@ its calls cancelled likewise.`,
 	fl.StringVar(&tokenFile, "token-file", "", "read the HTTP bearer token from `FILE` (else $"+TokenEnv+")")
 	fl.StringArrayVar(&opts.AllowOrigins, "allow-origin", nil, "allow browser requests from `ORIGIN` (e.g. https://app.example.com; repeatable)")
 	fl.BoolVar(&opts.Stateless, "stateless", false, "serve HTTP without sessions, so instances can sit behind a load balancer")
+	fl.StringVar(&opts.SessionKeyFile, "session-key-file", "", "with --stateless: give clients that need one a session, its ID naming this instance sealed with the keys in `FILE` (shared by the instances), so that any instance passes it on")
+	fl.StringVar(&opts.Advertise, "advertise", "", "with --session-key-file: the `URL` other instances reach this one at (default: from --http)")
 	fl.IntVar(&opts.MaxSessions, "max-sessions", DefaultMaxSessions, "keep at most `N` HTTP sessions; a new one past it ends the one idle longest")
 	fl.DurationVar(&opts.SessionIdleTimeout, "session-idle-timeout", DefaultSessionIdleTimeout, "end an HTTP session that sent nothing for `D`")
 	fl.DurationVar(&opts.BodyTimeout, "body-timeout", DefaultBodyTimeout, "refuse an HTTP request whose body takes longer than `D` to arrive")
@@ -347,11 +377,23 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		}()
 	}
 
+	if opts.scale != nil && opts.scale.self == "" {
+		// The address sealed into session IDs is the one listened on
+		// (--http 127.0.0.1:0 picks its port here).
+		ln, err := opts.listen()
+		if err != nil {
+			return err
+		}
+		opts.listener = ln
+		defer ln.Close()
+	}
 	g := s.sb.Gateway(&gateway.Options{
 		Version:    buildVersion(), // the serverInfo clients see: as `switchboard version` says
 		Logger:     log,
 		AdminTools: opts.AdminTools,
 		Stateless:  opts.Stateless,
+		SessionID:  opts.scale.sessionID(),
+		Instance:   opts.scale.instance(),
 		NameBudget: opts.NameBudget,
 		Output:     opts.outputOptions(log),
 		// Clients list right after initialize: the first lists wait for the

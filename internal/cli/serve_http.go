@@ -23,21 +23,23 @@ import (
 // serveHTTP serves the gateway at /mcp and a health check at /healthz
 // until ctx is done, then shuts down within ShutdownGrace.
 func serveHTTP(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, log *slog.Logger) error {
-	ln, err := net.Listen("tcp", opts.HTTP)
+	ln, err := opts.listen()
 	if err != nil {
-		return FailureErr(fmt.Errorf("listening on %s: %w", opts.HTTP, err), "pick a free port, or stop what holds it")
+		return err
 	}
 	addr := ln.Addr().String()
 	idle := opts.SessionIdleTimeout
 	if idle <= 0 {
 		idle = DefaultSessionIdleTimeout
 	}
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.Server() }, &mcp.StreamableHTTPOptions{
-		Stateless: opts.Stateless,
-		Logger:    log,
-		// Idle sessions of clients that vanished are closed.
-		SessionTimeout: idle,
-	})
+	sdkHandler := func(stateless bool) http.Handler {
+		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.Server() }, &mcp.StreamableHTTPOptions{
+			Stateless: stateless,
+			Logger:    log,
+			// Idle sessions of clients that vanished are closed.
+			SessionTimeout: idle,
+		})
+	}
 	guard := &httpGuard{
 		auth:    opts.auth,
 		origins: ownOrigins(opts.HTTP, addr, opts.AllowOrigins),
@@ -46,7 +48,19 @@ func serveHTTP(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, log 
 	if guard.auth == nil {
 		guard.auth = gateway.NewAuth(&gateway.AuthOptions{SharedToken: opts.Token})
 	}
-	life := newHTTPLife(g, mcpHandler, opts, log)
+	var life http.Handler = newHTTPLife(g, sdkHandler(opts.Stateless), opts.Stateless, opts, log)
+	if s := opts.scale; s != nil {
+		// Scale-out with sessions (serve_scale.go): sessions here,
+		// 2026-07-28 requests per request.
+		s.stateful = newHTTPLife(g, sdkHandler(false), false, opts, log)
+		s.stateless = life
+		s.body, s.log = opts.BodyTimeout, log
+		if s.body <= 0 {
+			s.body = DefaultBodyTimeout
+		}
+		life = s
+		log.Info("sessions are sealed with the session keys and name this instance", "advertise", s.self)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", guard.wrap(life))
 	mux.HandleFunc("/healthz", healthz(g.Host(), opts.Stateless))
@@ -103,6 +117,23 @@ func serveHTTP(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, log 
 	}
 	srv.Close()
 	return nil
+}
+
+// listen returns the gateway's listener: the one made early for
+// scale-out (whose own address goes into session IDs), else a new one.
+func (opts *ServeOptions) listen() (net.Listener, error) {
+	if ln := opts.listener; ln != nil {
+		opts.listener = nil
+		return ln, nil
+	}
+	ln, err := net.Listen("tcp", opts.HTTP)
+	if err != nil {
+		return nil, FailureErr(fmt.Errorf("listening on %s: %w", opts.HTTP, err), "pick a free port, or stop what holds it")
+	}
+	if s := opts.scale; s != nil && s.self == "" {
+		s.self = "http://" + ln.Addr().String()
+	}
+	return ln, nil
 }
 
 // httpGuard enforces the gateway's HTTP rules (docs/gateway.md, Streamable

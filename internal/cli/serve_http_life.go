@@ -59,12 +59,12 @@ type httpLife struct {
 	sessions  *sessionCap // nil when stateless
 }
 
-func newHTTPLife(g *gateway.Gateway, next http.Handler, opts *ServeOptions, log *slog.Logger) *httpLife {
-	l := &httpLife{g: g, next: next, stateless: opts.Stateless, body: opts.BodyTimeout, log: log}
+func newHTTPLife(g *gateway.Gateway, next http.Handler, stateless bool, opts *ServeOptions, log *slog.Logger) *httpLife {
+	l := &httpLife{g: g, next: next, stateless: stateless, body: opts.BodyTimeout, log: log}
 	if l.body <= 0 {
 		l.body = DefaultBodyTimeout
 	}
-	if !opts.Stateless {
+	if !stateless {
 		n := opts.MaxSessions
 		if n <= 0 {
 			n = DefaultMaxSessions
@@ -93,7 +93,7 @@ func (l *httpLife) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.next.ServeHTTP(w, r)
 		return
 	}
-	body, ok := l.readBody(w, r)
+	body, ok := readPostBody(w, r, l.body, l.log)
 	if !ok {
 		return
 	}
@@ -120,11 +120,11 @@ func (l *httpLife) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	l.next.ServeHTTP(w, r)
 }
 
-// readBody reads a POST's body within the body timeout, at most the SDK's
+// readPostBody reads a POST's body within timeout, at most the SDK's
 // limit. On failure it has answered the client.
-func (l *httpLife) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+func readPostBody(w http.ResponseWriter, r *http.Request, timeout time.Duration, log *slog.Logger) ([]byte, bool) {
 	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(l.body))
+	_ = rc.SetReadDeadline(time.Now().Add(timeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, mcp.DefaultMaxRequestBodyBytes))
 	if err == nil {
 		// What follows (the answer, an SSE stream) may take as long as
@@ -139,7 +139,7 @@ func (l *httpLife) readBody(w http.ResponseWriter, r *http.Request) ([]byte, boo
 	case errors.As(err, &mbe):
 		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		l.log.Info("cut off a client whose request body was too slow", "remote", r.RemoteAddr, "limit_ms", l.body.Milliseconds())
+		log.Info("cut off a client whose request body was too slow", "remote", r.RemoteAddr, "limit_ms", timeout.Milliseconds())
 		w.Header().Set("Connection", "close")
 		http.Error(w, "request body not received in time", http.StatusRequestTimeout)
 	default:

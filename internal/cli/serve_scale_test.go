@@ -2,17 +2,24 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
 // TestGatewayScaleOutBehindNginx: two `serve --stateless` gateways behind
@@ -20,20 +27,7 @@ import (
 // without errors (issue 6, point 6). Skipped unless nginx is installed
 // (Debian: apt-get install nginx; .ci/run installs it).
 func TestGatewayScaleOutBehindNginx(t *testing.T) {
-	nginx, err := exec.LookPath("nginx")
-	if err != nil {
-		for _, p := range []string{"/usr/sbin/nginx", "/usr/local/sbin/nginx"} {
-			if _, err := os.Stat(p); err == nil {
-				nginx = p
-			}
-		}
-	}
-	if nginx == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("nginx is not installed and CI=true (apt-get install nginx)")
-		}
-		t.Skip("nginx is not installed")
-	}
+	nginx := findNginx(t)
 	w := newGatewayWorld(t)
 	w.servers(t, "alpha")
 	w.permissions(t, []string{"mcp__alpha"}, nil)
@@ -44,74 +38,7 @@ func TestGatewayScaleOutBehindNginx(t *testing.T) {
 		upstreams = append(upstreams, strings.TrimPrefix(base, "http://"))
 	}
 
-	// nginx on a free loopback port, in the foreground, all files in a
-	// temp dir.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	dir := t.TempDir()
-	conf := fmt.Sprintf(`worker_processes 1;
-error_log %[1]s/error.log;
-pid %[1]s/nginx.pid;
-events { worker_connections 64; }
-http {
-  access_log off;
-  client_body_temp_path %[1]s/body;
-  proxy_temp_path %[1]s/proxy;
-  fastcgi_temp_path %[1]s/fastcgi;
-  uwsgi_temp_path %[1]s/uwsgi;
-  scgi_temp_path %[1]s/scgi;
-  upstream gateways { server %[2]s; server %[3]s; }
-  server {
-    listen 127.0.0.1:%[4]d;
-    location / {
-      proxy_pass http://gateways;
-      proxy_http_version 1.1;
-      proxy_set_header Host 127.0.0.1;
-      proxy_buffering off;
-    }
-  }
-}
-`, dir, upstreams[0], upstreams[1], port)
-	confFile := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(confFile, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(nginx, "-p", dir, "-c", confFile, "-g", "daemon off;")
-	out := &strings.Builder{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-		}
-	}()
-	lb := fmt.Sprintf("http://127.0.0.1:%d", port)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		resp, err := http.Get(lb + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			t.Fatalf("nginx did not come up: %v\n%s\n%s", err, out.String(), b)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	lb, _ := startNginx(t, nginx, upstreams)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -136,6 +63,108 @@ http {
 	}
 }
 
+// findNginx returns the nginx binary, or skips (fails under CI=true).
+func findNginx(t *testing.T) string {
+	t.Helper()
+	nginx, err := exec.LookPath("nginx")
+	if err != nil {
+		for _, p := range []string{"/usr/sbin/nginx", "/usr/local/sbin/nginx"} {
+			if _, err := os.Stat(p); err == nil {
+				nginx = p
+			}
+		}
+	}
+	if nginx == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("nginx is not installed and CI=true (apt-get install nginx)")
+		}
+		t.Skip("nginx is not installed")
+	}
+	return nginx
+}
+
+// startNginx runs nginx in the foreground on a free loopback port, round
+// robin over upstreams (host:port), all its files in a temp dir. It
+// returns the balancer's URL and the path of its access log, one line per
+// request: the upstream that answered it.
+func startNginx(t *testing.T, nginx string, upstreams []string) (lb, accessLog string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	dir := t.TempDir()
+	servers := ""
+	for _, u := range upstreams {
+		servers += "server " + u + "; "
+	}
+	conf := fmt.Sprintf(`worker_processes 1;
+error_log %[1]s/error.log;
+pid %[1]s/nginx.pid;
+events { worker_connections 64; }
+http {
+  log_format up '$upstream_addr';
+  access_log %[1]s/access.log up;
+  client_body_temp_path %[1]s/body;
+  proxy_temp_path %[1]s/proxy;
+  fastcgi_temp_path %[1]s/fastcgi;
+  uwsgi_temp_path %[1]s/uwsgi;
+  scgi_temp_path %[1]s/scgi;
+  upstream gateways { %[2]s }
+  server {
+    listen 127.0.0.1:%[3]d;
+    location / {
+      proxy_pass http://gateways;
+      proxy_http_version 1.1;
+      proxy_set_header Host 127.0.0.1;
+      proxy_buffering off;
+      proxy_read_timeout 300s;
+    }
+  }
+}
+`, dir, servers, port)
+	confFile := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(confFile, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(nginx, "-p", dir, "-c", confFile, "-g", "daemon off;")
+	out := &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+		}
+	})
+	lb = fmt.Sprintf("http://127.0.0.1:%d", port)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := http.Get(lb + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			t.Fatalf("nginx did not come up: %v\n%s\n%s", err, out.String(), b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	return lb, filepath.Join(dir, "access.log")
+}
+
 func tokenFileFor(t *testing.T, w *gatewayWorld) string {
 	t.Helper()
 	p := filepath.Join(w.dir, "scale-token")
@@ -144,3 +173,176 @@ func tokenFileFor(t *testing.T, w *gatewayWorld) string {
 	}
 	return p
 }
+
+// TestGatewayScaleOutKeepsSessionGrants: two `serve --stateless
+// --session-key-file` gateways behind nginx round robin (issue 19, point
+// 5). A client on protocol 2025-11-25 that answers "allow for this
+// session" once is not asked again for the rest of its session although
+// its requests reach both instances; another session is asked afresh;
+// a session ID that no instance sealed is answered 404.
+func TestGatewayScaleOutKeepsSessionGrants(t *testing.T) {
+	nginx := findNginx(t)
+	w := newGatewayWorld(t)
+	echoCmd, echoArgs := testserver.Command("echo")
+	elicitCmd, elicitArgs := testserver.Command("elicit")
+	writeJSON(t, filepath.Join(w.sbHome, "mcp.json"), map[string]any{"mcpServers": map[string]any{
+		"alpha": map[string]any{"type": "stdio", "command": echoCmd, "args": echoArgs},
+		"beta":  map[string]any{"type": "stdio", "command": elicitCmd, "args": elicitArgs},
+	}})
+	writeJSON(t, filepath.Join(w.sbHome, "settings.json"), map[string]any{"permissions": map[string]any{
+		"ask": []string{"mcp__alpha__pid"}, "allow": []string{"mcp__beta"},
+	}})
+	keyFile := filepath.Join(w.dir, "session-keys")
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, []byte("# shared by both instances\n"+base64.StdEncoding.EncodeToString(key)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var upstreams []string
+	for i := 0; i < 2; i++ {
+		base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--stateless", "--session-key-file", keyFile, "--token-file", tokenFileFor(t, w))
+		defer stop()
+		upstreams = append(upstreams, strings.TrimPrefix(base, "http://"))
+	}
+	lb, accessLog := startNginx(t, nginx, upstreams)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	connect := func(ev *clientEvents) *mcp.ClientSession {
+		t.Helper()
+		hc := &http.Client{Transport: bearerTransport{token: "scale-token"}}
+		// A client that needs a session: protocol 2025-11-25.
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "scale"}, ev.options()).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: lb + "/mcp", HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatalf("connect through nginx: %v", err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		if got := cs.InitializeResult().ProtocolVersion; got != "2025-11-25" {
+			t.Fatalf("negotiated %s, want 2025-11-25", got)
+		}
+		if !strings.HasPrefix(cs.ID(), sessionIDPrefix) {
+			t.Fatalf("session ID %q is not a sealed one", cs.ID())
+		}
+		return cs
+	}
+	first := &clientEvents{decision: "session", changed: make(chan struct{}, 1)}
+	cs := connect(first)
+	before := countLines(t, accessLog)
+	pids := map[string]int{}
+	for i := 0; i < 12; i++ {
+		txt, isErr := callText(t, ctx, cs, "alpha__pid", nil)
+		pid := pidRE.FindString(txt)
+		if isErr || pid == "" {
+			t.Fatalf("call %d through nginx: %q", i, txt)
+		}
+		pids[pid]++
+	}
+	first.mu.Lock()
+	asked := len(first.asked)
+	first.mu.Unlock()
+	if asked != 1 {
+		t.Errorf("the client was asked %d times in one session, want once (its \"session\" answer must hold on both instances)", asked)
+	}
+	// The balancer spread the session's requests over both instances...
+	hits := map[string]int{}
+	for _, up := range readLines(t, accessLog)[before:] {
+		hits[up]++
+	}
+	for _, up := range upstreams {
+		if hits[up] == 0 {
+			t.Errorf("nginx sent none of the session's requests to %s: %v", up, hits)
+		}
+	}
+	// ...and the session's calls all ran where it lives: one upstream
+	// server process.
+	if len(pids) != 1 {
+		t.Errorf("one session's calls ran in %d server processes, want 1: %v", len(pids), pids)
+	}
+
+	// A grant is the session's: another session is asked.
+	second := &clientEvents{decision: "once", changed: make(chan struct{}, 1)}
+	cs2 := connect(second)
+	if txt, isErr := callText(t, ctx, cs2, "alpha__pid", nil); isErr {
+		t.Fatalf("second session's call: %q", txt)
+	}
+	second.mu.Lock()
+	asked = len(second.asked)
+	second.mu.Unlock()
+	if asked != 1 {
+		t.Errorf("a new session was asked %d times, want once (grants are per session)", asked)
+	}
+
+	// A client on 2026-07-28 has no session: it is served per request,
+	// asked on whichever instance its call reaches, and not offered
+	// "allow for this session", which could not hold.
+	var offered []any
+	var mu sync.Mutex
+	modern, err := mcp.NewClient(&mcp.Implementation{Name: "modern"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if strings.HasPrefix(req.Params.Message, "[beta]") { // the upstream server's question
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "blue"}}, nil
+			}
+			b, _ := json.Marshal(req.Params.RequestedSchema)
+			var schema struct {
+				Properties map[string]struct {
+					Enum []any `json:"enum"`
+				} `json:"properties"`
+			}
+			_ = json.Unmarshal(b, &schema)
+			offered = schema.Properties["decision"].Enum
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "once"}}, nil
+		},
+	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: lb + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{token: "scale-token"}}}, nil)
+	if err != nil {
+		t.Fatalf("connect a 2026-07-28 client: %v", err)
+	}
+	defer modern.Close()
+	if v := modern.InitializeResult().ProtocolVersion; v < "2026-07-28" {
+		t.Fatalf("the default client negotiated %s, want 2026-07-28 or later", v)
+	}
+	for i := 0; i < 4; i++ {
+		if txt, isErr := callText(t, ctx, modern, "alpha__pid", nil); isErr {
+			t.Fatalf("2026-07-28 call %d: %q", i, txt)
+		}
+	}
+	// An upstream server's question during a 2026-07-28 call: the call
+	// waits in the instance that asked, and the client's retry with the
+	// answer reaches it wherever nginx sends it.
+	for i := 0; i < 6; i++ {
+		txt, isErr := callText(t, ctx, modern, "beta__ask", nil)
+		if isErr || !strings.Contains(txt, "answer: blue") {
+			t.Errorf("upstream question, call %d: isError %v, %q", i, isErr, txt)
+		}
+	}
+	mu.Lock()
+	if len(offered) == 0 || slices.Contains(offered, any("session")) {
+		t.Errorf("a sessionless client was offered %v, want once and deny without session", offered)
+	}
+	mu.Unlock()
+
+	// An ID no instance sealed opens nowhere: 404, as for an ended
+	// session, on every instance.
+	for i := 0; i < 2; i++ {
+		code, _ := initStatus(t, lb, "scale-token", sessionIDPrefix+"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
+		if code != http.StatusNotFound {
+			t.Errorf("forged session ID: status %d, want 404", code)
+		}
+	}
+}
+
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return strings.Fields(string(b))
+}
+
+func countLines(t *testing.T, path string) int { return len(readLines(t, path)) }

@@ -1,0 +1,315 @@
+package cli
+
+import (
+	"bytes"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/gateway"
+)
+
+// Scale-out with sessions (serve --stateless --session-key-file FILE).
+//
+// A stateless gateway serves a client on protocol 2026-07-28 per request,
+// as that protocol wants. A client on an earlier protocol (one that sends
+// initialize: Claude Code, the Inspector, most clients today) needs a
+// session, and what the session holds — its grants ("allow for this
+// session"), its protocol version, its stream, the questions an upstream
+// server asks during a call — lives in the instance that holds it. So
+// such a client gets a real session on the instance its initialize
+// reached, and the session's ID carries that instance's address, sealed
+// (AES-256-GCM) with a key the instances share: any instance that a later
+// request of the session reaches opens the ID and passes the request to
+// the instance that holds it, as Envoy's stateful-session filter does with
+// an encoded upstream address. No sticky balancer, no shared store; a
+// client cannot steer a request anywhere (an ID it made up does not open),
+// and the instance the request is passed to checks its credentials again.
+// When the instance that held a session is gone, its requests are answered
+// 404, on which a client starts a new session (the MCP transport's rule).
+
+// sessionIDPrefix begins the IDs of a scale-out gateway's sessions.
+const sessionIDPrefix = "sb1."
+
+// hopHeader marks a request one instance passed to another: it is never
+// passed on again (two instances that advertise each other's address
+// would otherwise pass it round).
+const hopHeader = "Switchboard-Forwarded"
+
+// sessionKeys seals and opens session IDs: the first key seals, every key
+// opens (rotation: add the new key second on every instance, then move it
+// first, then drop the old one).
+type sessionKeys struct {
+	aeads []cipher.AEAD
+}
+
+// readSessionKeys reads --session-key-file: one key per line, 32 random
+// bytes in base64 (standard or URL alphabet, padded or not) or 64 hex
+// digits; blank lines and lines starting with # are skipped. The file must
+// not be readable by others.
+func readSessionKeys(path string) (*sessionKeys, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, Usagef("create it with: head -c 32 /dev/urandom | base64 > FILE; chmod 600 FILE", "reading --session-key-file: %v", err)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return nil, Usagef("chmod 600 "+path, "--session-key-file %s is readable by others (mode %04o): its keys open every session's ID", path, fi.Mode().Perm())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, Usagef("", "reading --session-key-file: %v", err)
+	}
+	ks := &sessionKeys{}
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		key, err := decodeSessionKey(line)
+		if err != nil {
+			return nil, Usagef("each line holds one key: 32 random bytes in base64, e.g. from head -c 32 /dev/urandom | base64",
+				"%s:%d: %v", path, i+1, err)
+		}
+		block, _ := aes.NewCipher(key)
+		aead, _ := cipher.NewGCM(block)
+		ks.aeads = append(ks.aeads, aead)
+	}
+	if len(ks.aeads) == 0 {
+		return nil, Usagef("create it with: head -c 32 /dev/urandom | base64 > FILE; chmod 600 FILE", "--session-key-file %s holds no key", path)
+	}
+	return ks, nil
+}
+
+func decodeSessionKey(s string) ([]byte, error) {
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if k, err := enc.DecodeString(s); err == nil && len(k) == 32 {
+			return k, nil
+		}
+	}
+	if k, err := hex.DecodeString(s); err == nil && len(k) == 32 {
+		return k, nil
+	}
+	return nil, errors.New("not a key of 32 bytes in base64 or hex")
+}
+
+// seal returns a session ID holding owner (the instance's URL).
+func (ks *sessionKeys) seal(owner string) string {
+	aead := ks.aeads[0]
+	nonce := make([]byte, aead.NonceSize())
+	_, _ = rand.Read(nonce)
+	// A random part makes each ID unique even for one owner.
+	plain := owner + "\n" + rand.Text()
+	out := aead.Seal(nonce, nonce, []byte(plain), []byte(sessionIDPrefix))
+	return sessionIDPrefix + base64.RawURLEncoding.EncodeToString(out)
+}
+
+// open returns the owner sealed in id, or false if no key opens it.
+func (ks *sessionKeys) open(id string) (string, bool) {
+	rest, ok := strings.CutPrefix(id, sessionIDPrefix)
+	if !ok {
+		return "", false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(rest)
+	if err != nil {
+		return "", false
+	}
+	for _, aead := range ks.aeads {
+		n := aead.NonceSize()
+		if len(b) < n+aead.Overhead() {
+			return "", false
+		}
+		plain, err := aead.Open(nil, b[:n], b[n:], []byte(sessionIDPrefix))
+		if err != nil {
+			continue
+		}
+		owner, _, ok := strings.Cut(string(plain), "\n")
+		return owner, ok && owner != ""
+	}
+	return "", false
+}
+
+// scaleOut routes a scale-out gateway's /mcp requests: a request of a
+// session to the instance that holds it (here: stateful), an initialize to
+// stateful (a new session here), anything else to stateless.
+type scaleOut struct {
+	self      string // this instance's URL (--advertise), as sealed in IDs
+	keys      *sessionKeys
+	stateful  http.Handler
+	stateless http.Handler
+	body      time.Duration
+	log       *slog.Logger
+
+	mu      sync.Mutex
+	inst    string // see instance
+	proxies map[string]*httputil.ReverseProxy
+}
+
+// sessionID returns the gateway's SessionID: a new ID naming this
+// instance; nil without scale-out (the SDK's random IDs).
+func (s *scaleOut) sessionID() func() string {
+	if s == nil {
+		return nil
+	}
+	return func() string { return s.keys.seal(s.self) }
+}
+
+func (s *scaleOut) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	forwarded := r.Header.Get(hopHeader) != ""
+	r.Header.Del(hopHeader)
+	if sid := r.Header.Get(sessionIDHeader); sid != "" {
+		owner, ok := s.keys.open(sid)
+		switch {
+		case !ok:
+			// Not one of ours (or sealed with a key since dropped): the
+			// client starts a new session on a 404.
+			http.Error(w, "session not found", http.StatusNotFound)
+		case owner == s.self:
+			s.stateful.ServeHTTP(w, r)
+		case forwarded:
+			s.log.Warn("a session's request was passed here, but its ID names another instance: check that each instance's --advertise is its own address",
+				"self", s.self, "owner", owner)
+			http.Error(w, "session not found", http.StatusNotFound)
+		default:
+			s.proxy(owner).ServeHTTP(w, r)
+		}
+		return
+	}
+	if r.Method == http.MethodPost {
+		body, ok := readPostBody(w, r, s.body, s.log)
+		if !ok {
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if isInitialize(body) {
+			s.stateful.ServeHTTP(w, r)
+			return
+		}
+		// The retry of a call held for an upstream server's question
+		// (protocol 2026-07-28) goes to the instance that holds the call.
+		if owner, ok := s.heldBy(body); ok && owner != s.self && !forwarded {
+			s.proxy(owner).ServeHTTP(w, r)
+			return
+		}
+	}
+	s.stateless.ServeHTTP(w, r)
+}
+
+// instance returns the gateway's Instance: this instance's address,
+// sealed, which HeldCallInstance finds in a held call's requestState.
+func (s *scaleOut) instance() string {
+	if s == nil {
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inst == "" {
+		s.inst = strings.TrimPrefix(s.keys.seal(s.self), sessionIDPrefix)
+	}
+	return s.inst
+}
+
+// heldBy returns the instance that holds the call a tools/call in body
+// retries, if its requestState names one.
+func (s *scaleOut) heldBy(body []byte) (string, bool) {
+	for _, m := range jsonMessages(body) {
+		if m.Method != "tools/call" {
+			continue
+		}
+		var p struct {
+			RequestState string `json:"requestState"`
+		}
+		if json.Unmarshal(m.Params, &p) != nil {
+			continue
+		}
+		if inst, ok := gateway.HeldCallInstance(p.RequestState); ok {
+			return s.keys.open(sessionIDPrefix + inst)
+		}
+	}
+	return "", false
+}
+
+// isInitialize reports whether a POST body is an initialize request.
+func isInitialize(body []byte) bool {
+	for _, m := range jsonMessages(body) {
+		if m.Method == "initialize" {
+			return true
+		}
+	}
+	return false
+}
+
+// proxy returns the reverse proxy to the instance at owner.
+func (s *scaleOut) proxy(owner string) *httputil.ReverseProxy {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.proxies[owner]; p != nil {
+		return p
+	}
+	target, err := url.Parse(owner)
+	if err != nil || (target.Scheme != "http" && target.Scheme != "https") {
+		// Sealed by an instance with the same keys: cannot happen unless
+		// its --advertise was not a URL (which serve refuses).
+		target = &url.URL{Scheme: "http", Host: "invalid."}
+	}
+	p := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.Out.URL.Path = "/mcp"
+			pr.Out.URL.RawPath = ""
+			pr.Out.Header.Set(hopHeader, "1")
+		},
+		// SSE: every event goes out as it comes.
+		FlushInterval: -1,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if r.Context().Err() != nil {
+				return // the client left
+			}
+			s.log.Warn("the instance that holds a session did not answer; the client is told to start a new session",
+				"owner", owner, "error", err)
+			http.Error(w, "session not found: the gateway instance that held it is gone", http.StatusNotFound)
+		},
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	if s.proxies == nil {
+		s.proxies = map[string]*httputil.ReverseProxy{}
+	}
+	s.proxies[owner] = p
+	return p
+}
+
+// advertiseURL checks --advertise. Without it, the gateway's address is
+// its own URL ("" here; serveHTTP knows the port once it listens), which
+// requires that it listens on one host.
+func advertiseURL(flag, listen string) (string, error) {
+	if flag != "" {
+		u, err := url.Parse(flag)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return "", Usagef("e.g. --advertise http://10.0.0.5:8080 (in Kubernetes: http://$(POD_IP):8080)",
+				"--advertise %q is not an http(s) URL", flag)
+		}
+		return strings.TrimRight(u.Scheme+"://"+u.Host, "/"), nil
+	}
+	host := listen
+	if i := strings.LastIndex(listen, ":"); i >= 0 {
+		host = listen[:i]
+	}
+	host = strings.Trim(host, "[]")
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		return "", Usagef("pass the address the other instances reach this one at, e.g. --advertise http://10.0.0.5:8080 (in Kubernetes: http://$(POD_IP):8080)",
+			"--session-key-file needs --advertise when the gateway listens on every address (%s)", listen)
+	}
+	return "", nil
+}
