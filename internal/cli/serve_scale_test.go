@@ -201,9 +201,12 @@ func TestGatewayScaleOutKeepsSessionGrants(t *testing.T) {
 		t.Fatal(err)
 	}
 	var upstreams []string
+	stops := map[string]func(){}
 	for i := 0; i < 2; i++ {
 		base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--stateless", "--session-key-file", keyFile, "--token-file", tokenFileFor(t, w))
-		defer stop()
+		var once sync.Once
+		stops[base] = func() { once.Do(stop) }
+		defer stops[base]()
 		upstreams = append(upstreams, strings.TrimPrefix(base, "http://"))
 	}
 	lb, accessLog := startNginx(t, nginx, upstreams)
@@ -333,6 +336,28 @@ func TestGatewayScaleOutKeepsSessionGrants(t *testing.T) {
 		if code != http.StatusNotFound {
 			t.Errorf("forged session ID: status %d, want 404", code)
 		}
+	}
+
+	// The instance that holds the first session goes away: the session's
+	// requests get 404 (start a new session) from the one left, not a
+	// hang or a 502, and a new session works.
+	keys, err := readSessionKeys(keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, ok := keys.open(cs.ID())
+	if !ok || stops[owner] == nil {
+		t.Fatalf("session ID opens to %q (%v), not one of %v", owner, ok, upstreams)
+	}
+	stops[owner]()
+	for i := 0; i < 2; i++ {
+		if code, _ := initStatus(t, lb, "scale-token", cs.ID()); code != http.StatusNotFound {
+			t.Errorf("a request of a session whose instance is gone: status %d, want 404", code)
+		}
+	}
+	after := &clientEvents{decision: "once", changed: make(chan struct{}, 1)}
+	if txt, isErr := callText(t, ctx, connect(after), "alpha__pid", nil); isErr {
+		t.Errorf("a new session after an instance went away: %q", txt)
 	}
 }
 
