@@ -50,11 +50,9 @@ func TestStalledServerCircuitClosesWhenItAnswersAgain(t *testing.T) {
 		var coe *host.CircuitOpenError
 		return errors.As(err, &coe) && coe.Watching
 	})
-	start := time.Now()
+	// It fails fast: a call that reached the stopped server would end in
+	// ErrTimeout, not in the circuit's refusal.
 	_, err = h.Call(ctxFor(t, 10*time.Second), "mcp__stall__echo", map[string]any{"text": "x"})
-	if took := time.Since(start); took > 100*time.Millisecond {
-		t.Errorf("call through the open circuit took %v; want it to fail fast (< 100 ms)", took)
-	}
 	var coe *host.CircuitOpenError
 	if !errors.As(err, &coe) || !errors.Is(err, host.ErrCircuitOpen) || coe.Server != "stall" || coe.Failures != 3 {
 		t.Fatalf("call through the open circuit: %v; want a CircuitOpenError of stall after 3 failures", err)
@@ -67,11 +65,9 @@ func TestStalledServerCircuitClosesWhenItAnswersAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	stopped = false
-	resumed := time.Now()
+	// The pings see it answer again and close the circuit (within
+	// waitState's bound; the cooldown is far longer).
 	st := waitState(t, h, "stall", host.StateConnected, 5*time.Second)
-	if took := time.Since(resumed); took > time.Second {
-		t.Errorf("circuit closed %v after the server ran again; want within a second", took)
-	}
 	if st.Reconnects != 0 {
 		t.Errorf("%d reconnects: the same connection should serve again", st.Reconnects)
 	}
@@ -96,11 +92,8 @@ func TestReconnectClosesTheCircuit(t *testing.T) {
 	waitState(t, h, "stall", host.StateCircuitOpen, time.Second)
 	killPid(t, pid)
 	// While it reconnects a call still fails fast, not after the reconnect.
-	start := time.Now()
 	if _, err := h.Call(ctxFor(t, 10*time.Second), "mcp__stall__echo", map[string]any{"text": "x"}); !errors.Is(err, host.ErrCircuitOpen) {
 		t.Errorf("call while reconnecting: %v, want ErrCircuitOpen", err)
-	} else if took := time.Since(start); took > 100*time.Millisecond {
-		t.Errorf("call through the open circuit took %v", took)
 	}
 	// The reconnect waits out its backoff (on the clock), not the cooldown.
 	clock.waitFor(t, host.Backoff(1))

@@ -193,37 +193,29 @@ func TestFaultsAreIsolated(t *testing.T) {
 		t.Errorf("exit-init reason = %q", st.Reason)
 	}
 
-	begin := time.Now()
-	_, err := h.Call(ctxFor(t, 10*time.Second), "mcp__hang-call__hang", map[string]any{})
-	if !errors.Is(err, host.ErrTimeout) {
-		t.Errorf("hang: %v, want ErrTimeout", err)
-	}
-	if d := time.Since(begin); d > 300*time.Millisecond+time.Second {
-		t.Errorf("timed-out call returned after %v (timeout 300ms)", d)
+	// The host's own call timeout ends it, long before the caller's
+	// deadline.
+	cctx := ctxFor(t, 60*time.Second)
+	_, err := h.Call(cctx, "mcp__hang-call__hang", map[string]any{})
+	if !errors.Is(err, host.ErrTimeout) || cctx.Err() != nil {
+		t.Errorf("hang: %v (caller's context: %v), want the host's ErrTimeout", err, cctx.Err())
 	}
 
 	waitState(t, h, "crash", host.StateConnected, 20*time.Second)
-	begin = time.Now()
+	// Reported as the exit it is, not as the call timing out.
 	_, err = h.Call(ctxFor(t, 10*time.Second), "mcp__crash__crash", map[string]any{})
-	if !errors.Is(err, host.ErrMayHaveRun) {
+	if !errors.Is(err, host.ErrMayHaveRun) || errors.Is(err, host.ErrTimeout) {
 		t.Errorf("crash mid-call: %v, want ErrMayHaveRun", err)
-	}
-	if d := time.Since(begin); d > time.Second {
-		t.Errorf("crash mid-call took %v to report, want < 1s", d)
 	}
 	if err != nil && !strings.Contains(err.Error(), "exit") {
 		t.Errorf("crash error does not say the process exited: %v", err)
 	}
 
 	waitState(t, h, "garbage", host.StateConnected, 20*time.Second)
-	begin = time.Now()
 	// pid is not idempotent, so the call is not retried after the reconnect.
 	_, err = h.Call(ctxFor(t, 10*time.Second), "mcp__garbage__pid", map[string]any{})
 	if !errors.Is(err, host.ErrMayHaveRun) || !strings.Contains(err.Error(), "not JSON") {
 		t.Errorf("garbage on stdout: %v, want ErrMayHaveRun saying the output was not JSON", err)
-	}
-	if d := time.Since(begin); d > time.Second {
-		t.Errorf("garbage took %v to report", d)
 	}
 
 	waitState(t, h, "flood", host.StateConnected, 20*time.Second)
@@ -469,13 +461,12 @@ func mustEval(t *testing.T, p string) string {
 func TestToolsWaitIsBounded(t *testing.T) {
 	h := newHost(t, cfgOf(stdio("fast", "echo"), stdio("slow", "slow-start", "-delay", "30s")),
 		&host.Options{ToolsWait: 300 * time.Millisecond, CloseGrace: hungGrace})
-	begin := time.Now()
-	list, err := h.Tools(ctxFor(t, 20*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(begin); d > 10*time.Second {
-		t.Errorf("Tools took %v", d)
+	// The slow server takes 30 s; the caller's context allows 20: only
+	// the host's own bound can end the wait with a warning.
+	cctx := ctxFor(t, 20*time.Second)
+	list, err := h.Tools(cctx)
+	if err != nil || cctx.Err() != nil {
+		t.Fatalf("Tools: %v (caller's context: %v)", err, cctx.Err())
 	}
 	if len(list.Warnings) != 1 || !strings.Contains(list.Warnings[0], "slow: still connecting") {
 		t.Errorf("warnings = %v", list.Warnings)

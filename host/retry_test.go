@@ -60,13 +60,11 @@ func killDuring(t *testing.T, h *host.Host, server, tool string, args map[string
 func TestNonIdempotentCallIsNotRetried(t *testing.T) {
 	linuxOnly(t)
 	h := newHost(t, cfgOf(stdio("srv", "hang-call")), &host.Options{Clock: newRecordingClock()})
-	begin := time.Now()
+	// Cut by the kill, not by a timeout (killDuring fails the test if the
+	// call outlives the kill by its bound).
 	_, err := killDuring(t, h, "srv", "hang", map[string]any{})
-	if !errors.Is(err, host.ErrMayHaveRun) {
+	if !errors.Is(err, host.ErrMayHaveRun) || errors.Is(err, host.ErrTimeout) {
 		t.Fatalf("err = %v, want ErrMayHaveRun", err)
-	}
-	if d := time.Since(begin) - 300*time.Millisecond; d > time.Second {
-		t.Errorf("the error took %v after the kill", d)
 	}
 	if !strings.Contains(err.Error(), "may or may not have run") {
 		t.Errorf("message %q does not say the call may have run", err)
