@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/samepath"
 )
 
 // ReadSettings reads every settings layer of a run: managed settings,
@@ -71,7 +72,7 @@ func CheckSettingsFile(file string, s config.Settings, workspace, homeDir string
 	if top := gitTop(workspace, homeDir); top != "" {
 		repo = top
 	}
-	if !fileWithin(file, repo) {
+	if !samepath.FileWithin(file, repo) {
 		return nil
 	}
 	return &RepoSettingsError{File: file, Repo: repo, Keys: keys}
@@ -117,27 +118,6 @@ func gitTop(dir, home string) string {
 		}
 		if filepath.Dir(d) == d {
 			return top
-		}
-	}
-}
-
-// fileWithin reports whether file is in dir or below it, comparing
-// directories by identity (os.SameFile), so that symlinks and a
-// case-insensitive file system do not hide it.
-func fileWithin(file, dir string) bool {
-	if r, err := filepath.EvalSymlinks(file); err == nil {
-		file = r
-	}
-	di, err := os.Stat(dir)
-	if err != nil {
-		return false
-	}
-	for d := filepath.Clean(filepath.Dir(file)); ; d = filepath.Dir(d) {
-		if fi, err := os.Stat(d); err == nil && os.SameFile(fi, di) {
-			return true
-		}
-		if filepath.Dir(d) == d {
-			return false
 		}
 	}
 }

@@ -146,16 +146,6 @@ func (f *Factory) notFromTheRepository(file string, s config.Settings) error {
 	return nil
 }
 
-// fileWithin reports whether file is in dir or below it, comparing directories by
-// identity (os.SameFile), so that symlinks and a case-insensitive file
-// system do not hide it.
-func fileWithin(file, dir string) bool {
-	if r, err := filepath.EvalSymlinks(file); err == nil {
-		file = r
-	}
-	return pathWithin(filepath.Dir(file), dir)
-}
-
 // Home is the Switchboard directory: $SWITCHBOARD_HOME, else ~/.switchboard.
 func (f *Factory) Home() string {
 	return config.DefaultHome(f.Getenv, f.HomeDir)

@@ -19,6 +19,7 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/samepath"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/trust"
 )
@@ -359,28 +360,10 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 // or above it, is not a repository but where the user's own files live
 // (run from ~ with no project above, the root is the current directory).
 func repoFile(home, path, root string) bool {
-	if root == "" || (home != "" && pathWithin(home, root)) {
+	if root == "" || (home != "" && samepath.Within(home, root)) {
 		return false
 	}
-	return pathWithin(filepath.Dir(path), root) || fileWithin(path, root)
-}
-
-// pathWithin reports whether dir is p or one of p's ancestors as p is
-// written, comparing each by identity so that another spelling of dir (a
-// link to it) counts.
-func pathWithin(p, dir string) bool {
-	di, err := os.Stat(dir)
-	if err != nil {
-		return false
-	}
-	for d := filepath.Clean(p); ; d = filepath.Dir(d) {
-		if fi, err := os.Stat(d); err == nil && os.SameFile(fi, di) {
-			return true
-		}
-		if filepath.Dir(d) == d {
-			return false
-		}
-	}
+	return samepath.Within(filepath.Dir(path), root) || samepath.FileWithin(path, root)
 }
 
 func sameFileAs(fi os.FileInfo, seen []os.FileInfo) bool {
