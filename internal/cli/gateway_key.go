@@ -33,7 +33,7 @@ type GatewayKeyOptions struct {
 func newGatewayCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gateway",
-		Short: "Manage a team gateway's callers (API keys)",
+		Short: "Manage a team gateway's callers (API keys) and its session keys",
 		Long: `A team gateway (switchboard serve --http) knows its callers by API key. Keys
 live hashed in the gateway auth file (~/.switchboard/gateway-auth.json, mode
 0600, JSON with comments), with each principal's groups; the same file holds
@@ -43,7 +43,7 @@ from then on without a restart.`,
 	}
 	key := &cobra.Command{Use: "key", Short: "Add, list and revoke API keys"}
 	key.AddCommand(newGatewayKeyAddCmd(f, nil), newGatewayKeyListCmd(f, nil), newGatewayKeyRevokeCmd(f, nil))
-	cmd.AddCommand(key)
+	cmd.AddCommand(key, newGatewaySessionKeyCmd(f))
 	return cmd
 }
 

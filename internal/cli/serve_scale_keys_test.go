@@ -149,3 +149,56 @@ func FuzzSessionIDOpen(f *testing.F) {
 		}
 	})
 }
+
+// `gateway session-key add` makes a file serve accepts, and rotating puts
+// the new key first while the old one (and the user's comments) stay.
+func TestGatewaySessionKeyAdd(t *testing.T) {
+	ios, _, _, errOut := Test()
+	p := filepath.Join(t.TempDir(), "session-keys")
+	if err := gatewaySessionKeyAddRun(&GatewaySessionKeyOptions{IO: ios, File: p}); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(p)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("key file: %v, mode %v; want 0600", err, fi.Mode())
+	}
+	first, err := readSessionKeys(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := first.seal("http://10.0.0.5:8080")
+	b, _ := os.ReadFile(p)
+	if err := os.WriteFile(p, append(b, "# the key of the first deploy\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := gatewaySessionKeyAddRun(&GatewaySessionKeyOptions{IO: ios, File: p}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = os.ReadFile(p)
+	if !strings.Contains(string(b), "# the key of the first deploy") {
+		t.Errorf("rotation lost the file's comment:\n%s", b)
+	}
+	both, err := readSessionKeys(p)
+	if err != nil || len(both.aeads) != 2 {
+		t.Fatalf("after rotation: %v, %d keys", err, len(both.aeads))
+	}
+	if _, ok := both.open(id); !ok {
+		t.Error("the old key no longer opens its IDs after rotation")
+	}
+	if _, ok := first.open(both.seal("http://x:1")); ok {
+		t.Error("the new file still seals with the old key")
+	}
+	if !strings.Contains(errOut.String(), "older key(s) still open") {
+		t.Errorf("stderr %q", errOut.String())
+	}
+	// A file others can read is refused, not extended.
+	if err := os.Chmod(p, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := gatewaySessionKeyAddRun(&GatewaySessionKeyOptions{IO: ios, File: p}); err == nil || !strings.Contains(err.Error(), "readable by others") {
+		t.Errorf("err = %v", err)
+	}
+	if b2, _ := os.ReadFile(p); string(b2) != string(b) {
+		t.Error("a refused add changed the file")
+	}
+}
