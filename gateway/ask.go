@@ -84,6 +84,9 @@ type askState struct {
 	// sessionless is set for a stateless HTTP request, which is a
 	// session of its own: "for this session" is not offered to it.
 	sessionless bool
+	// legacyStateless is set for a stateless request of a client on a
+	// protocol before 2026-07-28, which cannot be asked anything.
+	legacyStateless bool
 	// caps returns the client's capabilities for this call. It is read
 	// only when a question comes up: the SDK decodes them afresh from the
 	// request's _meta each time, which most calls never need.
@@ -93,6 +96,7 @@ type askState struct {
 
 	question *mcp.ElicitParams // set by the Asker when it needs an answer
 	key      string            // the question's RequestState
+	hint     string            // set by the Asker when it could not ask: what would help
 
 	// held is set for a client on protocol 2026-07-28: an upstream
 	// server's question goes back to the client in the call's result.
@@ -175,6 +179,14 @@ func (a *Asker) AskPermission(ctx context.Context, req host.PermitRequest, d pol
 			return host.AnswerOnce, nil
 		}
 		return host.AnswerDeny, nil
+	}
+	if st.legacyStateless {
+		// A question to a client before 2026-07-28 is an
+		// elicitation/create request, which a stateless request has
+		// nowhere to send.
+		st.hint = "this gateway runs --stateless, where a client on a protocol before 2026-07-28 cannot be asked; " +
+			"serve with --session-key-file too (it gives such clients sessions), or allow the tool with a rule"
+		return host.AnswerDeny, ErrCannotAsk
 	}
 	if !st.canElicit() {
 		return host.AnswerDeny, ErrCannotAsk

@@ -131,6 +131,17 @@ type Options struct {
 	Tracing *Tracing
 }
 
+// legacyProtocol reports whether an HTTP request names a protocol before
+// 2026-07-28 in its MCP-Protocol-Version header (or none, which means
+// 2025-03-26).
+func legacyProtocol(req *mcp.CallToolRequest) bool {
+	if req.Extra == nil || req.Extra.Header == nil {
+		return false
+	}
+	v := req.Extra.Header.Get("Mcp-Protocol-Version")
+	return v < "2026-07-28"
+}
+
 // sessionless reports whether ss is the session of one stateless HTTP
 // request, which ends with it.
 func (g *Gateway) sessionless(ss *mcp.ServerSession) bool {
@@ -587,6 +598,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		responses:   req.Params.InputResponses,
 		state:       req.Params.RequestState,
 	}
+	ask.legacyStateless = ask.sessionless && legacyProtocol(req)
 	ctx = context.WithValue(ctx, askKey{}, ask)
 	start := time.Now()
 	res, err := g.call(ctx, rt, args)
@@ -707,7 +719,10 @@ func (g *Gateway) result(ctx context.Context, rt resolved, start time.Time, ask 
 		}
 		msg := err.Error()
 		var de *host.DeniedError
-		if errors.As(err, &de) && de.Hint != "" {
+		switch {
+		case errors.As(err, &de) && !de.Asked && ask.hint != "":
+			msg += "\nhint: " + ask.hint
+		case de != nil && de.Hint != "":
 			msg += "\nhint: " + de.Hint
 		}
 		return &mcp.CallToolResult{

@@ -371,3 +371,32 @@ func readLines(t *testing.T, path string) []string {
 }
 
 func countLines(t *testing.T, path string) int { return len(readLines(t, path)) }
+
+// A stateless gateway without --session-key-file cannot ask a client on
+// 2025-11-25 (there is no stream for elicitation/create): the refusal says
+// so and names the flag that would, instead of "run it where a person can
+// answer" to a client whose person is right there.
+func TestStatelessGatewaySaysWhyALegacyClientIsNotAsked(t *testing.T) {
+	w := newGatewayWorld(t)
+	w.servers(t, "alpha")
+	writeJSON(t, filepath.Join(w.sbHome, "settings.json"), map[string]any{"permissions": map[string]any{"ask": []string{"mcp__alpha__pid"}}})
+	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--stateless", "--token-file", tokenFileFor(t, w))
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ev := &clientEvents{decision: "once", changed: make(chan struct{}, 1)}
+	hc := &http.Client{Transport: bearerTransport{token: "scale-token"}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "legacy"}, ev.options()).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	txt, isErr := callText(t, ctx, cs, "alpha__pid", nil)
+	if !isErr || !strings.Contains(txt, "--session-key-file") || strings.Contains(txt, "where a person can answer") {
+		t.Errorf("isError %v, %q; want a refusal that names --session-key-file", isErr, txt)
+	}
+	if len(ev.asked) != 0 {
+		t.Errorf("asked %d times", len(ev.asked))
+	}
+}
