@@ -63,7 +63,7 @@ type sessionKeys struct {
 func readSessionKeys(path string) (*sessionKeys, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, Usagef("create it with: head -c 32 /dev/urandom | base64 > FILE; chmod 600 FILE", "reading --session-key-file: %v", err)
+		return nil, Usagef("create it with: switchboard gateway session-key add "+path, "reading --session-key-file: %v", err)
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
 		return nil, Usagef("chmod 600 "+path, "--session-key-file %s is readable by others (mode %04o): its keys open every session's ID", path, fi.Mode().Perm())
@@ -80,7 +80,7 @@ func readSessionKeys(path string) (*sessionKeys, error) {
 		}
 		key, err := decodeSessionKey(line)
 		if err != nil {
-			return nil, Usagef("each line holds one key: 32 random bytes in base64, e.g. from head -c 32 /dev/urandom | base64",
+			return nil, Usagef("each line holds one key, 32 random bytes in base64 (switchboard gateway session-key add FILE writes one), or a # comment",
 				"%s:%d: %v", path, i+1, err)
 		}
 		block, _ := aes.NewCipher(key)
@@ -88,7 +88,7 @@ func readSessionKeys(path string) (*sessionKeys, error) {
 		ks.aeads = append(ks.aeads, aead)
 	}
 	if len(ks.aeads) == 0 {
-		return nil, Usagef("create it with: head -c 32 /dev/urandom | base64 > FILE; chmod 600 FILE", "--session-key-file %s holds no key", path)
+		return nil, Usagef("add one with: switchboard gateway session-key add "+path, "--session-key-file %s holds no key", path)
 	}
 	return ks, nil
 }
