@@ -251,6 +251,10 @@ func isInitialize(body []byte) bool {
 	return false
 }
 
+// maxProxies bounds the instances a scale-out gateway keeps a reverse
+// proxy for.
+const maxProxies = 64
+
 // proxy returns the reverse proxy to the instance at owner.
 func (s *scaleOut) proxy(owner string) *httputil.ReverseProxy {
 	s.mu.Lock()
@@ -283,7 +287,9 @@ func (s *scaleOut) proxy(owner string) *httputil.ReverseProxy {
 		},
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
-	if s.proxies == nil {
+	if s.proxies == nil || len(s.proxies) >= maxProxies {
+		// Instances come and go (a pod's address is new each time): start
+		// over rather than keep every address ever seen.
 		s.proxies = map[string]*httputil.ReverseProxy{}
 	}
 	s.proxies[owner] = p
