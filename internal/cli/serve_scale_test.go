@@ -48,15 +48,7 @@ func TestGatewayScaleOutBehindNginx(t *testing.T) {
 		t.Fatalf("connect through nginx: %v", err)
 	}
 	defer cs.Close()
-	pids := map[string]int{}
-	for i := 0; i < 20; i++ {
-		txt, isErr := callText(t, ctx, cs, "alpha__pid", nil)
-		pid := pidRE.FindString(txt)
-		if isErr || pid == "" {
-			t.Fatalf("call %d through nginx: %q", i, txt)
-		}
-		pids[pid]++
-	}
+	pids := pidsOfCalls(t, ctx, cs, 20)
 	// Each gateway runs its own alpha: two pids, both used.
 	if len(pids) != 2 {
 		t.Errorf("calls reached %d gateway(s), want 2: %v", len(pids), pids)
@@ -234,15 +226,7 @@ func TestGatewayScaleOutKeepsSessionGrants(t *testing.T) {
 	first := &clientEvents{decision: "session", changed: make(chan struct{}, 1)}
 	cs := connect(first)
 	before := countLines(t, accessLog)
-	pids := map[string]int{}
-	for i := 0; i < 12; i++ {
-		txt, isErr := callText(t, ctx, cs, "alpha__pid", nil)
-		pid := pidRE.FindString(txt)
-		if isErr || pid == "" {
-			t.Fatalf("call %d through nginx: %q", i, txt)
-		}
-		pids[pid]++
-	}
+	pids := pidsOfCalls(t, ctx, cs, 12)
 	first.mu.Lock()
 	asked := len(first.asked)
 	first.mu.Unlock()
@@ -359,6 +343,22 @@ func TestGatewayScaleOutKeepsSessionGrants(t *testing.T) {
 	if txt, isErr := callText(t, ctx, connect(after), "alpha__pid", nil); isErr {
 		t.Errorf("a new session after an instance went away: %q", txt)
 	}
+}
+
+// pidsOfCalls calls alpha__pid n times and counts the server processes
+// that answered.
+func pidsOfCalls(t *testing.T, ctx context.Context, cs *mcp.ClientSession, n int) map[string]int {
+	t.Helper()
+	pids := map[string]int{}
+	for i := 0; i < n; i++ {
+		txt, isErr := callText(t, ctx, cs, "alpha__pid", nil)
+		pid := pidRE.FindString(txt)
+		if isErr || pid == "" {
+			t.Fatalf("call %d through nginx: %q", i, txt)
+		}
+		pids[pid]++
+	}
+	return pids
 }
 
 func readLines(t *testing.T, path string) []string {
