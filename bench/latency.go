@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/switchboard-mcp/switchboard/internal/npmtest"
+	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
 // target is one server the clients drive.
@@ -97,7 +98,9 @@ func (b *bench) latency() error {
 					if err != nil {
 						return err
 					}
-					spec.Kind, spec.Command, spec.Args, spec.Tool, home = "bare", b.sb, args, "mcp__srv__"+t.tool, h
+					// serve names the tool as a gateway serves it, <server>__<tool>
+					// within the default name budget, not the host's mcp__ name.
+					spec.Kind, spec.Command, spec.Args, spec.Tool, home = "bare", b.sb, args, toolsurface.ServedName("srv", t.tool, toolsurface.DefaultNameBudget), h
 				}
 				if c == "sdkrelay" || c == "jsonlrelay" {
 					// The bare client, talking to an SDK-only relay.
