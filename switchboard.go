@@ -213,6 +213,9 @@ func Open(ctx context.Context, opts Options) (*Switchboard, error) {
 			}
 			return nil
 		},
+		// host.PolicyPermit decodes a call's arguments only when a rule
+		// could read them; a Permit of o.Permit gets them decoded.
+		LazyPermitArgs:                       o.Permit == nil,
 		AllowPrivateNetworkForProjectServers: st.AllowPrivateNetwork(),
 		SandboxDefaults:                      st.SandboxDefaults(),
 		LookupEnv:                            o.LookupEnv,

@@ -38,10 +38,16 @@ func NewPermit(p *policy.Policy, a *Auth, opts *host.PermitOptions) host.Permit 
 		if pr := rec.who(); pr != nil && a != nil {
 			pol, who = c.policy(a.Scoped(), pr), pr.Name
 		}
-		preq := policy.Request{Tool: req.Tool, Server: req.Server, ToolName: req.ToolName, Args: req.Args, Autopilot: o.Autopilot}
+		preq := policy.Request{Tool: req.Tool, Server: req.Server, ToolName: req.ToolName, Autopilot: o.Autopilot}
 		if an := req.Annotations; an != nil {
 			preq.Annotations = policy.Annotations{ReadOnlyHint: an.ReadOnlyHint, DestructiveHint: an.DestructiveHint != nil && *an.DestructiveHint}
 		}
+		if pol.NeedsArgs(preq) {
+			// A rule with argument conditions could match (a no-op when
+			// the host decoded them: host.Options.LazyPermitArgs).
+			req.DecodeArgs()
+		}
+		preq.Args = req.Args
 		d := pol.Decide(preq)
 		rec.decided(d)
 		switch d.Action {
@@ -68,6 +74,7 @@ func NewPermit(p *policy.Policy, a *Auth, opts *host.PermitOptions) host.Permit 
 			// this check reads.
 			ctx = context.WithValue(ctx, permitAuthKey{}, a)
 		}
+		req.DecodeArgs() // the person asked is shown them
 		ans, err := o.Asker.AskPermission(ctx, req, d)
 		switch {
 		case err != nil:

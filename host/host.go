@@ -93,6 +93,12 @@ type Options struct {
 	// Permit decides whether each tool call may run (per-call permissions,
 	// see PolicyPermit and package policy). If nil, every call runs.
 	Permit Permit
+	// LazyPermitArgs leaves a call's arguments undecoded for Permit, which
+	// decodes them with PermitRequest.DecodeArgs when its decision or
+	// question reads them, as PolicyPermit does; when it does not, the
+	// call sends them as given. Set it only for a Permit that does so:
+	// any other sees Args nil.
+	LazyPermitArgs bool
 	// Prompter answers elicitation requests. If nil, the elicitation
 	// capability is not advertised and servers' requests are refused.
 	Prompter Prompter

@@ -34,6 +34,34 @@ type PermitRequest struct {
 	// Annotations are the tool's hints as the server declared them
 	// (untrusted), nil when unknown.
 	Annotations *mcp.ToolAnnotations
+
+	// lazy holds the arguments the host left undecoded
+	// (Options.LazyPermitArgs); nil when it decoded them into Args.
+	lazy *lazyArgs
+}
+
+// lazyArgs are a call's arguments as JSON, decoded by the first
+// DecodeArgs of any copy of the request.
+type lazyArgs struct {
+	raw     []byte
+	once    sync.Once
+	decoded bool
+	args    map[string]any
+	send    json.RawMessage
+}
+
+// DecodeArgs fills Args when the host left the arguments undecoded
+// ([Options.LazyPermitArgs]), and makes the call send them as decoded, as
+// it does when the host decodes them: a Permit whose decision or question
+// reads Args calls it first. Otherwise it does nothing. Copies of the
+// request share one decoding.
+func (r *PermitRequest) DecodeArgs() {
+	if r.lazy == nil || r.Args != nil {
+		return
+	}
+	l := r.lazy
+	l.once.Do(func() { l.args, l.send = permitArgs(l.raw); l.decoded = true })
+	r.Args = l.args
 }
 
 // Permit decides whether a call may run: nil lets it run, an error
@@ -133,10 +161,16 @@ func PolicyPermit(p *policy.Policy, opts *PermitOptions) Permit {
 		always = map[[2]string]bool{}
 	)
 	return func(ctx context.Context, req PermitRequest) error {
-		preq := policy.Request{Tool: req.Tool, Server: req.Server, ToolName: req.ToolName, Args: req.Args, Autopilot: o.Autopilot}
+		preq := policy.Request{Tool: req.Tool, Server: req.Server, ToolName: req.ToolName, Autopilot: o.Autopilot}
 		if a := req.Annotations; a != nil {
 			preq.Annotations = policy.Annotations{ReadOnlyHint: a.ReadOnlyHint, DestructiveHint: a.DestructiveHint != nil && *a.DestructiveHint}
 		}
+		if p.NeedsArgs(preq) {
+			// A rule with argument conditions could match: decide on the
+			// arguments (otherwise they cannot change the decision).
+			req.DecodeArgs()
+		}
+		preq.Args = req.Args
 		d := p.Decide(preq)
 		switch d.Action {
 		case policy.Allow:
@@ -157,6 +191,7 @@ func PolicyPermit(p *policy.Policy, opts *PermitOptions) Permit {
 		if o.Asker == nil {
 			return &DeniedError{Tool: req.Tool, Decision: d, Hint: d.Hint(o.UserSettings)}
 		}
+		req.DecodeArgs() // the person asked is shown them
 		ans, err := o.Asker.AskPermission(ctx, req, d)
 		switch {
 		case err != nil:
@@ -177,7 +212,9 @@ func PolicyPermit(p *policy.Policy, opts *PermitOptions) Permit {
 }
 
 // permit asks Options.Permit about a call and returns the arguments to
-// send: the very JSON the decision saw.
+// send: the very JSON the decision saw. With Options.LazyPermitArgs the
+// arguments are decoded only if the Permit asks for them
+// (PermitRequest.DecodeArgs); if it does not, they are sent as given.
 func (h *Host) permit(ctx context.Context, s *server, tool string, args any) (any, error) {
 	if h.opts.Permit == nil {
 		return args, nil
@@ -188,7 +225,11 @@ func (h *Host) permit(ctx context.Context, s *server, tool string, args any) (an
 		if err != nil {
 			return nil, fmt.Errorf("%s: arguments: %w", req.Tool, err)
 		}
-		req.Args, args = permitArgs(raw)
+		if h.opts.LazyPermitArgs {
+			req.lazy = &lazyArgs{raw: raw}
+		} else {
+			req.Args, args = permitArgs(raw)
+		}
 	}
 	if tools, err := h.serverTools(ctx, s); err == nil {
 		for _, t := range tools {
@@ -200,6 +241,12 @@ func (h *Host) permit(ctx context.Context, s *server, tool string, args any) (an
 	if err := h.opts.Permit(ctx, req); err != nil {
 		h.log.Info("call refused", "server", s.name, "tool", tool)
 		return nil, err
+	}
+	if l := req.lazy; l != nil {
+		l.once.Do(func() {}) // no decoding from here on: what is sent is settled
+		if l.decoded {
+			return l.send, nil
+		}
 	}
 	return args, nil
 }

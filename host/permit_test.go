@@ -21,13 +21,15 @@ type answerer struct {
 	answer host.Answer
 	asked  []string
 	last   policy.Decision
+	// lastArgs are the arguments the person was shown.
+	lastArgs map[string]any
 }
 
 func (a *answerer) AskPermission(_ context.Context, req host.PermitRequest, d policy.Decision) (host.Answer, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.asked = append(a.asked, req.Tool)
-	a.last = d
+	a.last, a.lastArgs = d, req.Args
 	return a.answer, nil
 }
 
@@ -93,6 +95,14 @@ func TestPermitHook(t *testing.T) {
 }
 
 func TestPolicyPermit(t *testing.T) {
+	for _, lazy := range []bool{false, true} {
+		t.Run(map[bool]string{false: "decoded", true: "lazy"}[lazy], func(t *testing.T) { testPolicyPermit(t, lazy) })
+	}
+}
+
+// testPolicyPermit: PolicyPermit's decisions, the host decoding every
+// call's arguments or (lazy) leaving them to the Permit.
+func testPolicyPermit(t *testing.T, lazy bool) {
 	effect := filepath.Join(t.TempDir(), "effect")
 	user := policy.Source{Scope: policy.ScopeUser, File: "settings.json"}
 	pol := policy.New(
@@ -103,7 +113,7 @@ func TestPolicyPermit(t *testing.T) {
 	cfg := cfgOf(stdio("e", "echo", "-side-effect-file", effect))
 
 	t.Run("headless", func(t *testing.T) {
-		h := newHost(t, cfg, &host.Options{Permit: host.PolicyPermit(pol, nil)})
+		h := newHost(t, cfg, &host.Options{Permit: host.PolicyPermit(pol, nil), LazyPermitArgs: lazy})
 		ctx := ctxFor(t, 20*time.Second)
 		if got := textOf(mustCall(t, h, "mcp__e__echo", map[string]any{"text": "ok"})); got != "ok" {
 			t.Errorf("allowed echo = %q", got)
@@ -128,7 +138,7 @@ func TestPolicyPermit(t *testing.T) {
 		mustCall(t, h, "mcp__e__destructive", map[string]any{"target": "x"})
 		// A grant of the whole server does not: destructiveHint turns it
 		// into a question, whose hint names the exact rule.
-		broad := newHost(t, cfg, &host.Options{Permit: host.PolicyPermit(policy.New(policy.NewRule(policy.Allow, "mcp__e", user)), nil)})
+		broad := newHost(t, cfg, &host.Options{Permit: host.PolicyPermit(policy.New(policy.NewRule(policy.Allow, "mcp__e", user)), nil), LazyPermitArgs: lazy})
 		if _, err = broad.Call(ctx, "mcp__e__destructive", nil); !errors.As(err, &de) || de.Decision.TightenedBy != policy.TightenedByDestructive ||
 			!strings.Contains(de.Hint, `add "mcp__e__destructive" to permissions.allow`) {
 			t.Fatalf("destructive call under mcp__e = %v (%+v), want a DeniedError tightened by destructiveHint", err, de)
@@ -144,11 +154,14 @@ func TestPolicyPermit(t *testing.T) {
 
 	t.Run("asked", func(t *testing.T) {
 		a := &answerer{answer: host.AnswerOnce}
-		h := newHost(t, cfg, &host.Options{Permit: host.PolicyPermit(pol, &host.PermitOptions{Asker: a, Autopilot: true})})
+		h := newHost(t, cfg, &host.Options{Permit: host.PolicyPermit(pol, &host.PermitOptions{Asker: a, Autopilot: true}), LazyPermitArgs: lazy})
 		ctx := ctxFor(t, 20*time.Second)
 		mustCall(t, h, "mcp__e__side_effect", map[string]any{"note": "1"})
 		if n := effectRuns(t, effect); n != 1 {
 			t.Fatalf("side_effect answered once ran %d times", n)
+		}
+		if a.lastArgs["note"] != "1" {
+			t.Errorf("the person asked was shown %v, want note 1", a.lastArgs)
 		}
 		if !strings.Contains(a.last.Reason, "autopilot") {
 			t.Errorf("autopilot reason = %q", a.last.Reason)
@@ -185,5 +198,42 @@ func TestPermitSeesWhatIsSent(t *testing.T) {
 	res := mustCall(t, h, "mcp__e__echo", json.RawMessage(`{"text":"first","text":"second"}`))
 	if got := textOf(res); got != saw || got == "" {
 		t.Errorf("the hook saw %v, the server got %q", saw, got)
+	}
+}
+
+// TestLazyPermitArgsDecidedByRule: with the host leaving the arguments to
+// PolicyPermit (as the front door does), a call that a rule with argument
+// conditions could match is still decided on its arguments — the ones
+// the server then gets, even with a key given twice — while a call no such
+// rule could match runs with its arguments sent as given.
+func TestLazyPermitArgsDecidedByRule(t *testing.T) {
+	user := policy.Source{Scope: policy.ScopeUser, File: "settings.json"}
+	pol := policy.New(
+		policy.NewRule(policy.Allow, "mcp__e", user),
+		policy.NewRule(policy.Deny, `mcp__e__echo(text:"secret*")`, user),
+	)
+	h := newHost(t, cfgOf(stdio("e", "echo")), &host.Options{Permit: host.PolicyPermit(pol, nil), LazyPermitArgs: true})
+	ctx := ctxFor(t, 20*time.Second)
+	if got := textOf(mustCall(t, h, "mcp__e__echo", map[string]any{"text": "hello"})); got != "hello" {
+		t.Errorf("allowed echo = %q", got)
+	}
+	for _, args := range []any{
+		map[string]any{"text": "secret plan"},
+		json.RawMessage(`{"text":"secret plan"}`),
+		json.RawMessage(`{"text":"fine","text":"secret plan"}`), // the last is what a server reads
+	} {
+		_, err := h.Call(ctx, "mcp__e__echo", args)
+		var de *host.DeniedError
+		if !errors.As(err, &de) || de.Decision.Action != policy.Deny || de.Decision.Rule == nil || !de.Decision.Rule.Pattern().HasArgs() {
+			t.Errorf("echo %s = %v, want denied by the argument rule", args, err)
+		}
+	}
+	// Decided on the last "text", and sent as decided.
+	if got := textOf(mustCall(t, h, "mcp__e__echo", json.RawMessage(`{"text":"secret plan","text":"fine"}`))); got != "fine" {
+		t.Errorf("echo with text given twice = %q, want the value decided on", got)
+	}
+	// No rule with arguments could match env: it runs, its arguments as given.
+	if res := mustCall(t, h, "mcp__e__env", json.RawMessage(`{"names":["HOME"]}`)); res.IsError {
+		t.Errorf("env = %+v", res)
 	}
 }

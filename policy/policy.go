@@ -232,6 +232,9 @@ type Policy struct {
 // reasons rendered once: Decide takes the first that matches.
 type ruleLists struct {
 	deny, ask, allow []compiledRule
+	// withArgs are the effective rules of every list that have argument
+	// conditions: the only ones for which Decide reads Request.Args.
+	withArgs []*Rule
 }
 
 type compiledRule struct {
@@ -254,6 +257,9 @@ func compileRules(rules []Rule) *ruleLists {
 		r := &rules[i]
 		if !r.effective() {
 			continue
+		}
+		if r.pat.HasArgs() {
+			l.withArgs = append(l.withArgs, r)
 		}
 		s := r.String()
 		switch r.List {
@@ -403,6 +409,36 @@ func (p *Policy) Decide(req Request) Decision {
 		d.Suggest = tool
 	}
 	return d
+}
+
+// NeedsArgs reports whether Decide could read req's arguments: some
+// effective rule with argument conditions (of any list) could match the
+// call's name. When it is false, Decide gives the same Decision whatever
+// req.Args holds, so a caller may leave them undecoded. req.Args is not
+// read. The rules are found once, when the Policy is built (New, With,
+// Load), so this costs a name match per such rule and nothing when there
+// is none.
+func (p *Policy) NeedsArgs(req Request) bool {
+	if p == nil || p.denyAll != "" {
+		return false
+	}
+	lists := p.lists
+	if lists == nil {
+		if len(p.rules) == 0 {
+			return false
+		}
+		lists = compileRules(p.rules) // not built by New, With or Load
+	}
+	if len(lists.withArgs) == 0 {
+		return false
+	}
+	fr := foldRequest(req)
+	for _, r := range lists.withArgs {
+		if r.pat.matchFolded(&fr) {
+			return true
+		}
+	}
+	return false
 }
 
 // Problem is something about the rules that keeps them from doing what
