@@ -237,3 +237,41 @@ func TestLazyPermitArgsDecidedByRule(t *testing.T) {
 		t.Errorf("env = %+v", res)
 	}
 }
+
+// BenchmarkCallPermitArgs is one host.Call under PolicyPermit with rules
+// that have no argument conditions, the arguments handed in as the gateway
+// relays them (json.RawMessage): decoded by the host for the check, or
+// left as they are (Options.LazyPermitArgs).
+func BenchmarkCallPermitArgs(b *testing.B) {
+	raw := json.RawMessage(`{"text":"hello switchboard"}`)
+	for _, lazy := range []bool{false, true} {
+		b.Run(map[bool]string{false: "decoded", true: "lazy"}[lazy], func(b *testing.B) {
+			h := newHostB(b, &host.Options{
+				LookupEnv:  func(string) (string, bool) { return "", false },
+				CloseGrace: 500 * time.Millisecond,
+				Permit: host.PolicyPermit(policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser},
+					[]string{"mcp__echo"}, nil, []string{"mcp__echo__destructive"})...), nil),
+				LazyPermitArgs: lazy,
+			})
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if _, err := h.Call(ctx, "mcp__echo__echo", raw); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func newHostB(b *testing.B, opts *host.Options) *host.Host {
+	h := host.New(cfgOf(stdio("echo", "echo")), opts)
+	b.Cleanup(func() { h.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := h.Call(ctx, "mcp__echo__echo", json.RawMessage(`{"text":"warm"}`)); err != nil {
+		b.Fatalf("warm-up call: %v", err)
+	}
+	return h
+}

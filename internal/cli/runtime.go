@@ -215,6 +215,9 @@ func startSessionWith(ctx context.Context, o *runtimeOptions, cfg *config.Resolv
 		// asks for lists; whatever is still connecting then is reported,
 		// not waited for again.
 		hopts.ToolsWait = -1
+		// permitFor's host.PolicyPermit decodes a call's arguments only
+		// when a rule could read them; another Permit gets them decoded.
+		hopts.LazyPermitArgs = o.Permit == nil
 		hopts.OnEvent = s.onEvent
 		hopts.ToolModifiers = mods
 		if o.Home == "" {
