@@ -549,8 +549,12 @@ func (b *bench) buildTBXark() (string, string, error) {
 	ver := "(unknown version)"
 	if v, err := os.ReadFile(filepath.Join(src, "VERSION")); err == nil {
 		ver = strings.TrimSpace(string(v))
-	} else if out, err := exec.Command("git", "-C", src, "describe", "--tags", "--always").Output(); err == nil {
-		ver = strings.TrimSpace(string(out))
+	} else if _, err := os.Stat(filepath.Join(src, ".git")); err == nil {
+		// Only a checkout of its own: in an unpacked archive git would
+		// describe the repository around it (this one) instead.
+		if out, err := exec.Command("git", "-C", src, "describe", "--tags", "--always").Output(); err == nil {
+			ver = strings.TrimSpace(string(out))
+		}
 	}
 	out := filepath.Join(b.peersDir, "tbxark", "mcp-proxy")
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
