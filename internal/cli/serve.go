@@ -325,6 +325,10 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		// A server's elicitation during a call goes to the calling
 		// client when it can take it, else it is declined.
 		ho.Prompter = gateway.Prompter{}
+		// The check is gateway.NewPermit (above), which decodes a call's
+		// arguments only when a rule could read them or a person is
+		// asked; a call no argument rule concerns is relayed as sent.
+		ho.LazyPermitArgs = opts.Policy != nil
 		// Every server this gateway starts knows it was (host.GatewayEnv).
 		ho.ChildEnv = maps.Clone(ho.ChildEnv)
 		if ho.ChildEnv == nil {
