@@ -13,6 +13,7 @@ import (
 
 	"github.com/tailscale/hujson"
 
+	"github.com/switchboard-mcp/switchboard/internal/atomicfile"
 	"github.com/switchboard-mcp/switchboard/internal/filelock"
 )
 
@@ -146,7 +147,7 @@ func editAuthFile(path string, edit func(*AuthFile) ([]patchOp, error)) error {
 		return fmt.Errorf("editing %s: %w", path, err)
 	}
 	v.Format()
-	return writeFileAtomic(path, v.Pack(), 0o600)
+	return atomicfile.WriteFile(path, v.Pack(), 0o600)
 }
 
 func findMember(v hujson.Value, name string) (*hujson.ObjectMember, bool) {
@@ -160,35 +161,4 @@ func findMember(v hujson.Value, name string) (*hujson.ObjectMember, bool) {
 		}
 	}
 	return nil, false
-}
-
-// writeFileAtomic writes data to a temporary file beside path, syncs it
-// and renames it over path, so that a reader (the gateway's reload) sees
-// the old file or the new one, never half of one.
-func writeFileAtomic(path string, data []byte, mode fs.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	name := tmp.Name()
-	defer os.Remove(name)
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
 }

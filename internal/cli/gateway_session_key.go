@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/switchboard-mcp/switchboard/internal/atomicfile"
 )
 
 // GatewaySessionKeyOptions are the inputs of `switchboard gateway
@@ -49,54 +49,33 @@ are gone, delete its line.`,
 
 func gatewaySessionKeyAddRun(o *GatewaySessionKeyOptions) error {
 	old, err := os.ReadFile(o.File)
+	older := 0
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		old = nil
+	case errors.Is(err, fs.ErrNotExist): // a new file
 	case err != nil:
 		return FailureErr(fmt.Errorf("reading %s: %w", o.File, err), "")
 	default:
-		if fi, err := os.Stat(o.File); err == nil && fi.Mode().Perm()&0o077 != 0 {
-			return Usagef("chmod 600 "+o.File+", then run this again", "%s is readable by others (mode %04o): its keys open every session's ID", o.File, fi.Mode().Perm())
+		// The checks serve makes (mode, a key per line), before anything
+		// is written.
+		ks, err := readSessionKeys(o.File)
+		if err != nil && !strings.Contains(err.Error(), "holds no key") {
+			return err
 		}
-		if _, err := readSessionKeys(o.File); err != nil && !strings.Contains(err.Error(), "holds no key") {
-			return err // a line that is not a key: say which before writing
+		if ks != nil {
+			older = len(ks.aeads)
 		}
 	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
 		return FailureErr(fmt.Errorf("no randomness: %w", err), "")
 	}
-	line := base64.StdEncoding.EncodeToString(key) + "\n"
-	// Written beside it and renamed over it: a crash leaves the old file.
-	tmp, err := os.CreateTemp(filepath.Dir(o.File), ".session-keys-*")
-	if err != nil {
-		return FailureErr(fmt.Errorf("writing %s: %w", o.File, err), "")
+	// The new key first (it seals), the old lines kept after it.
+	data := append([]byte(base64.StdEncoding.EncodeToString(key)+"\n"), old...)
+	if err := atomicfile.WriteFile(o.File, data, 0o600); err != nil {
+		return FailureErr(err, "")
 	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err == nil {
-		_, err = tmp.WriteString(line + string(old))
-		if err == nil {
-			err = tmp.Sync()
-		}
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Rename(tmp.Name(), o.File)
-		}
-		if err != nil {
-			return FailureErr(fmt.Errorf("writing %s: %w", o.File, err), "")
-		}
-	} else {
-		tmp.Close()
-		return FailureErr(fmt.Errorf("writing %s: %w", o.File, err), "")
-	}
-	ks, err := readSessionKeys(o.File)
-	if err != nil {
-		return err
-	}
-	if n := len(ks.aeads) - 1; n > 0 {
-		fmt.Fprintf(o.IO.ErrOut, "Added a new session key to %s: it seals from each instance's next start; the %d older key(s) still open the IDs they sealed (delete their lines once those sessions are gone).\n", o.File, n)
+	if older > 0 {
+		fmt.Fprintf(o.IO.ErrOut, "Added a new session key to %s: it seals from each instance's next start; the %d older key(s) still open the IDs they sealed (delete their lines once those sessions are gone).\n", o.File, older)
 	} else {
 		fmt.Fprintf(o.IO.ErrOut, "Wrote a session key to %s (mode 0600). Give the same file to every instance: serve --http ADDR --stateless --session-key-file %s\n", o.File, o.File)
 	}
