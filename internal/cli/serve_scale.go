@@ -50,8 +50,8 @@ const sessionIDPrefix = "sb1."
 const hopHeader = "Switchboard-Forwarded"
 
 // sessionKeys seals and opens session IDs: the first key seals, every key
-// opens (rotation: add the new key second on every instance, then move it
-// first, then drop the old one).
+// opens (rotation: put the new key first on every instance, keep the old
+// one after it until its sessions are gone, then drop it).
 type sessionKeys struct {
 	aeads []cipher.AEAD
 }
@@ -193,13 +193,14 @@ func (s *scaleOut) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		if isInitialize(body) {
+		initialize, owner := s.route(body)
+		switch {
+		case initialize:
 			s.stateful.ServeHTTP(w, r)
 			return
-		}
-		// The retry of a call held for an upstream server's question
-		// (protocol 2026-07-28) goes to the instance that holds the call.
-		if owner, ok := s.heldBy(body); ok && owner != s.self && !forwarded {
+		case owner != "" && owner != s.self && !forwarded:
+			// The retry of a call held for an upstream server's question
+			// (protocol 2026-07-28) goes to the instance that holds it.
 			s.proxy(owner).ServeHTTP(w, r)
 			return
 		}
@@ -221,34 +222,30 @@ func (s *scaleOut) instance() string {
 	return s.inst
 }
 
-// heldBy returns the instance that holds the call a tools/call in body
-// retries, if its requestState names one.
-func (s *scaleOut) heldBy(body []byte) (string, bool) {
+// route reads a POST body without a session ID once: whether it holds an
+// initialize, and the instance that holds the call a tools/call in it
+// retries, if its requestState names one ("" if none).
+func (s *scaleOut) route(body []byte) (initialize bool, owner string) {
 	for _, m := range jsonMessages(body) {
-		if m.Method != "tools/call" {
-			continue
-		}
-		var p struct {
-			RequestState string `json:"requestState"`
-		}
-		if json.Unmarshal(m.Params, &p) != nil {
-			continue
-		}
-		if inst, ok := gateway.HeldCallInstance(p.RequestState); ok {
-			return s.keys.open(sessionIDPrefix + inst)
+		switch m.Method {
+		case "initialize":
+			return true, ""
+		case "tools/call":
+			if owner != "" {
+				continue
+			}
+			var p struct {
+				RequestState string `json:"requestState"`
+			}
+			if json.Unmarshal(m.Params, &p) != nil {
+				continue
+			}
+			if inst, ok := gateway.HeldCallInstance(p.RequestState); ok {
+				owner, _ = s.keys.open(sessionIDPrefix + inst)
+			}
 		}
 	}
-	return "", false
-}
-
-// isInitialize reports whether a POST body is an initialize request.
-func isInitialize(body []byte) bool {
-	for _, m := range jsonMessages(body) {
-		if m.Method == "initialize" {
-			return true
-		}
-	}
-	return false
+	return false, owner
 }
 
 // maxProxies bounds the instances a scale-out gateway keeps a reverse
