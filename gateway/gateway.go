@@ -718,12 +718,14 @@ func (g *Gateway) result(ctx context.Context, rt resolved, start time.Time, ask 
 			return nil, ctx.Err()
 		}
 		msg := err.Error()
-		var de *host.DeniedError
-		switch {
-		case errors.As(err, &de) && !de.Asked && ask.hint != "":
-			msg += "\nhint: " + ask.hint
-		case de != nil && de.Hint != "":
-			msg += "\nhint: " + de.Hint
+		if de := (*host.DeniedError)(nil); errors.As(err, &de) {
+			hint := de.Hint
+			if !de.Asked && ask.hint != "" {
+				hint = ask.hint // why the Asker could not ask, which the host cannot know
+			}
+			if hint != "" {
+				msg += "\nhint: " + hint
+			}
 		}
 		return &mcp.CallToolResult{
 			IsError: true,
