@@ -58,6 +58,12 @@ func maybeRunFloor() {
 		err = runSDKRelay(os.Args[2], os.Args[3], os.Args[4:])
 	case sdkFanoutArg:
 		err = runSDKFanout(os.Args[2])
+	case sdkProxyArg:
+		if len(os.Args) != 5 {
+			err = errProxyUsage
+			break
+		}
+		err = runSDKProxy(os.Args[2], os.Args[3], os.Args[4])
 	case httpEchoArg:
 		err = runHTTPEcho(os.Args[2], func() *mcp.Server { return testserver.NewServer("echo") })
 	default:

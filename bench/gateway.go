@@ -69,6 +69,9 @@ type gwTarget struct {
 	sse bool
 	// noIdle: idle sessions are not measured (a session costs a process).
 	noIdle bool
+	// floor: made of nothing but the Go SDK (this program in a hidden
+	// mode), not a peer a user would pick: never "the best peer".
+	floor bool
 	// launch starts the target on addr over the stdio servers in cfg
 	// (named srv, or srv000…); it does not wait.
 	launch func(addr string, cfg map[string]stdioServer) (*exec.Cmd, error)
@@ -310,7 +313,7 @@ func (b *bench) gwVerdicts(figs [][]gwFigures, sb, tbx, direct int, medRatio fun
 		}
 		best, name := 0.0, ""
 		for i := range figs {
-			if i == sb || i == direct {
+			if i == sb || i == direct || b.gwFloor[i] {
 				continue
 			}
 			if v := med(i, func(f gwFigures) float64 { return f.tput[k] }); v > best {
@@ -325,6 +328,31 @@ func (b *bench) gwVerdicts(figs [][]gwFigures, sb, tbx, direct int, medRatio fun
 	check("  the same, anonymous memory only", med(sb, func(f gwFigures) float64 { return f.idleAnon }), 4, true)
 	check("launch → first call ÷ TBXark's (≤ 1.5)", medRatio(sb, tbx, func(f gwFigures) float64 { return f.cold }), 1.5, true)
 	fmt.Println()
+	// The floors split each ratio: switchboard ÷ floor is what
+	// Switchboard's own code costs, floor ÷ TBXark what the Go SDK does.
+	for i, floor := range b.gwFloor {
+		if !floor {
+			continue
+		}
+		fmt.Printf("## Against the floor %q (no targets: where each gap comes from)\n", b.gwNames[i])
+		show := func(what string, v float64) { fmt.Printf("  %-58s %8s\n", what, num(v)) }
+		show("switchboard p50 ÷ the floor's", medRatio(sb, i, p50))
+		show("the floor's p50 ÷ TBXark's", medRatio(i, tbx, p50))
+		show("the floor's p50 ÷ direct HTTP's", medRatio(i, direct, p50))
+		for k, c := range gwLevels {
+			if c < 16 {
+				continue
+			}
+			tp := func(f gwFigures) float64 { return f.tput[k] }
+			show(fmt.Sprintf("switchboard calls/s at %d sessions ÷ the floor's", c), medRatio(sb, i, tp))
+			show(fmt.Sprintf("the floor's calls/s at %d sessions ÷ TBXark's", c), medRatio(i, tbx, tp))
+		}
+		anon1 := func(f gwFigures) float64 { return f.anon1 }
+		show("switchboard anonymous memory, 1 server ÷ the floor's", medRatio(sb, i, anon1))
+		show("the floor's anonymous memory, 1 server ÷ TBXark's", medRatio(i, tbx, anon1))
+		show("the floor's KiB per idle session", med(i, func(f gwFigures) float64 { return f.idle }))
+		fmt.Println()
+	}
 }
 
 func joinNums(xs []float64) string {
@@ -398,6 +426,35 @@ func (b *bench) gwTargets() ([]*gwTarget, []string) {
 			return h.Connected, err
 		},
 	})
+	for _, v := range []struct{ key, name, how string }{
+		{"sdk-proxy", "Go SDK proxy (floor)", "over the SDK's CommandTransport"},
+		{"sdk-proxy-jsonl", "Go SDK proxy on jsonl (floor)", "over internal/jsonl, the stdio transport switchboard speaks to its servers"},
+	} {
+		variant := strings.TrimPrefix(strings.TrimPrefix(v.key, "sdk-proxy"), "-")
+		if variant == "" {
+			variant = "sdk"
+		}
+		out = append(out, &gwTarget{
+			key: v.key, name: v.name, floor: true,
+			wiring: "the smallest aggregating gateway the Go SDK makes (this program in a hidden mode): one SDK client per stdio server " + v.how +
+				", its tools served as <server>__<tool> by an mcp.Server behind the SDK's stateful Streamable HTTP handler, each call forwarded with CallTool and its result returned as is; no policy, envelope, timeout or supervisor; GOGC=200 as serve",
+			aggregates: true,
+			launch: func(addr string, cfg map[string]stdioServer) (*exec.Cmd, error) {
+				_, work, err := b.sandbox("gw-" + v.key)
+				if err != nil {
+					return nil, err
+				}
+				file := filepath.Join(work, "servers.json")
+				if err := writeJSON(file, map[string]any{"mcpServers": cfg}); err != nil {
+					return nil, err
+				}
+				cmd := exec.Command(b.self, sdkProxyArg, variant, addr, file)
+				cmd.Env = env(b.tmp)
+				return cmd, nil
+			},
+			endpoint: streamable, own: named,
+		})
+	}
 	if !picked("tbxark") {
 		// Not asked for: nothing to build or install.
 	} else if exe, ver, err := b.buildTBXark(); err != nil {
@@ -515,9 +572,10 @@ func (b *bench) gwTargets() ([]*gwTarget, []string) {
 		})
 	}
 	out = slices.DeleteFunc(out, func(t *gwTarget) bool { return !picked(t.key) })
-	b.gwNames = nil
+	b.gwNames, b.gwFloor = nil, nil
 	for _, t := range out {
 		b.gwNames = append(b.gwNames, t.name)
+		b.gwFloor = append(b.gwFloor, t.floor)
 	}
 	return out, skipped
 }
@@ -759,12 +817,12 @@ func waitAllListed(ctx context.Context, run *gwRun, cs *mcp.ClientSession, cfg m
 			}
 			missing = len(cfg) - n
 		} else if run.t.own("x", "x__echo") {
-			res, err := cs.ListTools(ctx, nil)
-			if err != nil {
-				return err
-			}
+			// Every page: an SDK server pages its list (1,000 tools a page).
 			have := map[string]bool{}
-			for _, t := range res.Tools {
+			for t, err := range cs.Tools(ctx, nil) {
+				if err != nil {
+					return err
+				}
 				have[t.Name] = true
 			}
 			for s := range cfg {

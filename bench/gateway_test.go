@@ -4,8 +4,12 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The direct row of the gateway scenario: this program in its HTTP echo
@@ -61,5 +65,60 @@ func TestShellQuote(t *testing.T) {
 	}
 	if got, want := string(out), "it's|a b|$HOME|"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// The floors of the gateway scenario: this program as the smallest Go SDK
+// gateway, in both variants, aggregates two real echo servers behind one
+// Streamable HTTP endpoint under <server>__<tool> names and forwards a call
+// under the server's own tool name, result and all.
+func TestGatewaySDKProxyTargets(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"sdk-proxy", "sdk-proxy-jsonl"} {
+		t.Run(key, func(t *testing.T) {
+			b := &bench{self: self, tmp: t.TempDir(), peersDir: t.TempDir(), gwPick: []string{key}}
+			targets, _ := b.gwTargets()
+			if len(targets) != 1 || targets[0].key != key || !targets[0].floor || !targets[0].aggregates {
+				t.Fatalf("targets %v, want only %s, a floor that aggregates", b.gwNames, key)
+			}
+			run, _, err := b.gwLaunch(targets[0], 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer run.stop()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cs, err := run.connect(ctx, "srv000")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			list, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tool := range list.Tools {
+				names = append(names, tool.Name)
+			}
+			for _, want := range []string{"srv000__echo", "srv001__echo"} {
+				if !slices.Contains(names, want) {
+					t.Errorf("tools %v, want %s among them", names, want)
+				}
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "srv001__echo", Arguments: map[string]any{"text": "through the floor"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.IsError || len(res.Content) != 1 {
+				t.Fatalf("result %+v, want one content and no error", res)
+			}
+			if text, ok := res.Content[0].(*mcp.TextContent); !ok || !strings.Contains(text.Text, "through the floor") {
+				t.Errorf("content %#v, want the echoed text", res.Content[0])
+			}
+		})
 	}
 }

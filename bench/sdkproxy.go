@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime/pprof"
+	"runtime/debug"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/jsonl"
+)
+
+// sdkProxyArg makes this program the gateway scenario's floor: the
+// smallest aggregating gateway the official Go SDK makes, on Streamable
+// HTTP at an address, over the stdio servers of an mcpServers file.
+//
+// It connects to every server (over the SDK's CommandTransport, variant
+// "sdk", or over internal/jsonl, variant "jsonl", the transport
+// switchboard serve speaks to its stdio servers), lists their tools and
+// serves each as <server>__<tool> behind the SDK's stateful Streamable HTTP
+// handler; a call is forwarded with ClientSession.CallTool and its result
+// returned as is. No policy, no envelope, no timeout, no supervisor, no
+// configuration loading: what is left of `serve --http` once everything
+// Switchboard does is taken away, so that switchboard ÷ this is what
+// Switchboard's own code costs, and this ÷ TBXark's is what building on the
+// Go SDK costs.
+//
+// It takes serve --http's runtime setting (GOGC=200; a GOGC in the
+// environment wins), so that the difference is code, not settings.
+const sdkProxyArg = "__bench-sdk-http-proxy" // then "sdk" or "jsonl", the address, an mcpServers JSON file
+
+func runSDKProxy(variant, addr, file string) error {
+	if variant != "sdk" && variant != "jsonl" {
+		return fmt.Errorf("unknown proxy variant %q (sdk or jsonl)", variant)
+	}
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(200)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var cfg struct {
+		Servers map[string]stdioServer `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	if len(cfg.Servers) == 0 {
+		return fmt.Errorf("%s: no mcpServers", file)
+	}
+	ctx := context.Background()
+	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "bench-sdk-http-proxy", Version: "v0"}, nil)
+	names := make([]string, 0, len(cfg.Servers))
+	for name := range cfg.Servers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	// One after another: start-up is not what this floor is for, and 100
+	// servers at once on two cores only make the launch noisier.
+	for _, name := range names {
+		s := cfg.Servers[name]
+		cs, err := connectUpstream(cctx, variant, s)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		defer cs.Close()
+		n := 0
+		for tool, err := range cs.Tools(cctx, nil) {
+			if err != nil {
+				return fmt.Errorf("%s: tools/list: %w", name, err)
+			}
+			upstream := tool.Name
+			served := *tool
+			served.Name = name + "__" + upstream
+			if err := addProxied(srv, cs, &served, upstream); err != nil {
+				fmt.Fprintln(os.Stderr, "bench floor: skipping tool:", err)
+				continue
+			}
+			n++
+		}
+		if n == 0 {
+			return fmt.Errorf("%s lists no tool the SDK will serve", name)
+		}
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	if file := os.Getenv(cpuProfileEnv); file != "" {
+		// As switchboard's: a CPU profile until SIGTERM or SIGINT, so that
+		// the two can be compared function by function.
+		stop, err := startCPUProfile(file)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		go func() { _ = http.Serve(ln, h) }()
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
+		<-sig
+		return nil
+	}
+	return http.Serve(ln, h)
+}
+
+// connectUpstream starts s and connects a Go SDK client to it.
+func connectUpstream(ctx context.Context, variant string, s stdioServer) (*mcp.ClientSession, error) {
+	cmd := exec.Command(s.Command, s.Args...)
+	cmd.Stderr = os.Stderr
+	if variant == "sdk" {
+		return floorClient().Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil)
+	}
+	w, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	r, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	cs, err := floorClient().Connect(ctx, jsonl.New(r, w, jsonl.Options{}), nil)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, err
+	}
+	return cs, nil
+}
+
+// addProxied serves tool, whose name upstream is upstream, forwarding each
+// call to cs. Server.AddTool panics on a schema it will not serve; that
+// becomes an error.
+func addProxied(srv *mcp.Server, cs *mcp.ClientSession, tool *mcp.Tool, upstream string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s: %v", tool.Name, r)
+		}
+	}()
+	srv.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return cs.CallTool(ctx, &mcp.CallToolParams{Name: upstream, Arguments: req.Params.Arguments})
+	})
+	return nil
+}
+
+// errProxyUsage is the hidden mode's usage line.
+var errProxyUsage = errors.New("usage: " + sdkProxyArg + " sdk|jsonl address mcpServers-file")
+
+// cpuProfileEnv is switchboard's (internal/cli.CPUProfileEnv), spelt out:
+// importing the CLI would link it into this program, whose binary size is
+// part of the floor's RSS.
+const cpuProfileEnv = "SWITCHBOARD_CPUPROFILE"
+
+// startCPUProfile profiles this process into file until stop.
+func startCPUProfile(file string) (stop func(), err error) {
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
