@@ -554,3 +554,40 @@ func TestGatewayHTTPSessionCapEvictsOldestIdle(t *testing.T) {
 		}
 	}
 }
+
+// TestGatewayHTTPSessionCapForgetsEndedSessions: a session that ended
+// (its client sent DELETE) no longer counts against --max-sessions and is
+// never taken for the idlest live one, so the next session ends no one.
+// (Were the ended session still counted, the cap of 2 would be full and
+// the older session, idle longest, would be ended to make room.)
+func TestGatewayHTTPSessionCapForgetsEndedSessions(t *testing.T) {
+	w := newCancelWorld(t, false, nil)
+	base, stop := startHTTPGateway(t, w.gatewayWorld, "--http", "127.0.0.1:0", "--max-sessions", "2")
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	older := &rawHTTP{t: t, url: base + "/mcp"}
+	older.initialize(ctx, `{}`)
+	ended := &rawHTTP{t: t, url: base + "/mcp"}
+	ended.initialize(ctx, `{}`)
+	resp, err := http.DefaultClient.Do(ended.request(ctx, http.MethodDelete, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("DELETE: status %d", resp.StatusCode)
+	}
+	newer := &rawHTTP{t: t, url: base + "/mcp"}
+	newer.initialize(ctx, `{}`)
+	ping := `{"jsonrpc":"2.0","id":9,"method":"ping"}`
+	if _, _, err := older.rpc(ctx, ping); err != nil {
+		t.Errorf("the older session was ended to make room that the ended one had left: %v", err)
+	}
+	if _, _, err := newer.rpc(ctx, ping); err != nil {
+		t.Errorf("the new session: %v", err)
+	}
+	if _, _, err := ended.rpc(ctx, ping); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("the ended session answered (%v); want 404", err)
+	}
+}

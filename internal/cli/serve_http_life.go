@@ -204,11 +204,21 @@ func jsonMessages(body []byte) []rpcMessage {
 
 // sessionCap keeps the live sessions with their last use, to end the one
 // idle longest when a new one would exceed the cap.
+//
+// A session that ends leaves its entry behind until the next prune, which
+// asks the SDK's server which sessions it still has: at the cap (so that
+// an ended session is never mistaken for the idlest live one), and when
+// the entries have doubled since the last prune (so that ended sessions
+// cost at most as much as the live ones). No goroutine waits on each
+// session: on an idle gateway that goroutine was most of what a session
+// cost it (docs/benchmarks.md, "Idle sessions").
 type sessionCap struct {
 	mu      sync.Mutex
 	max     int
 	pending int // admitted, not yet created
 	live    map[string]*liveSession
+	added   uint64 // entries ever added: each entry's seq
+	pruneAt int    // prune when live grows to this
 	srv     *mcp.Server
 	g       *gateway.Gateway
 	log     *slog.Logger
@@ -218,11 +228,43 @@ type liveSession struct {
 	last time.Time
 	busy int // requests in progress
 	ss   *mcp.ServerSession
+	seq  uint64 // when it was added (sessionCap.added)
+}
+
+// minPrune is the fewest entries at which created prunes.
+const minPrune = 64
+
+// prune drops the entries of sessions the SDK's server no longer has. It
+// must be called without c.mu held; entries added while it asks are kept.
+func (c *sessionCap) prune() {
+	c.mu.Lock()
+	before := c.added
+	c.mu.Unlock()
+	alive := map[*mcp.ServerSession]bool{}
+	for ss := range c.srv.Sessions() {
+		alive[ss] = true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, s := range c.live {
+		if s.seq <= before && s.ss != nil && !alive[s.ss] {
+			delete(c.live, id)
+		}
+	}
+	c.pruneAt = max(2*len(c.live), minPrune)
 }
 
 // admit makes room for a new session, ending the one idle longest if need
 // be; false if every session is busy.
 func (c *sessionCap) admit() bool {
+	c.mu.Lock()
+	if len(c.live)+c.pending < c.max {
+		c.pending++
+		c.mu.Unlock()
+		return true
+	}
+	c.mu.Unlock()
+	c.prune()
 	c.mu.Lock()
 	if len(c.live)+c.pending < c.max {
 		c.pending++
@@ -273,18 +315,13 @@ func (c *sessionCap) created(id string) {
 	c.mu.Lock()
 	c.pending--
 	if ss != nil {
-		c.live[id] = &liveSession{last: time.Now(), ss: ss}
+		c.added++
+		c.live[id] = &liveSession{last: time.Now(), ss: ss, seq: c.added}
 	}
+	grown := len(c.live) >= max(c.pruneAt, minPrune)
 	c.mu.Unlock()
-	if ss != nil {
-		go func() {
-			_ = ss.Wait()
-			c.mu.Lock()
-			if s := c.live[id]; s != nil && s.ss == ss {
-				delete(c.live, id)
-			}
-			c.mu.Unlock()
-		}()
+	if grown {
+		c.prune()
 	}
 }
 
@@ -320,6 +357,7 @@ func (c *sessionCap) end(id string) {
 
 // count returns the live sessions (for tests).
 func (c *sessionCap) count() int {
+	c.prune()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.live)
