@@ -7,26 +7,39 @@ import (
 	"sync"
 )
 
-// ring keeps the last len(buf) bytes written to it. Writes never block and
-// never grow memory, so a child flooding stderr costs one copy per byte.
+// ring keeps the last max bytes written to it. Writes never block. Its
+// buffer grows with what is written, up to max, and never past it: a quiet
+// server (most are) costs a few hundred bytes instead of max, and a child
+// flooding stderr costs one copy per byte.
 type ring struct {
-	mu    sync.Mutex
+	mu  sync.Mutex
+	max int
+	// buf holds everything written while len(buf) < max (pos == len(buf));
+	// once len(buf) == max it is a ring whose oldest byte is at pos.
 	buf   []byte
 	pos   int   // next write index
 	total int64 // bytes ever written
 }
 
-func newRing(size int) *ring { return &ring{buf: make([]byte, size)} }
+func newRing(size int) *ring { return &ring{max: size} }
 
-// drain copies src into the ring, bufSize bytes at a time, until a read
-// fails (EOF once every writer is gone, or src is closed).
+// minRingGrow is the first buffer a written ring makes.
+const minRingGrow = 256
+
+// drain copies src into the ring until a read fails (EOF once every writer
+// is gone, or src is closed). Its read buffer starts small and doubles
+// while reads fill it, up to bufSize: a server that writes a line now and
+// then keeps a small buffer for its whole life, a flood gets bufSize.
 func (r *ring) drain(src io.Reader, bufSize int) {
-	buf := make([]byte, bufSize)
+	buf := make([]byte, min(bufSize, 512))
 	for {
 		n, err := src.Read(buf)
 		r.Write(buf[:n])
 		if err != nil {
 			return
+		}
+		if n == len(buf) && len(buf) < bufSize {
+			buf = make([]byte, min(2*len(buf), bufSize))
 		}
 	}
 }
@@ -36,6 +49,21 @@ func (r *ring) Write(p []byte) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.total += int64(n)
+	if len(r.buf) < r.max {
+		// Still growing: append what fits, never past max.
+		k := min(r.max-len(r.buf), len(p))
+		if need := len(r.buf) + k; need > cap(r.buf) {
+			grown := make([]byte, len(r.buf), min(max(2*cap(r.buf), need, minRingGrow), r.max))
+			copy(grown, r.buf)
+			r.buf = grown
+		}
+		r.buf = append(r.buf, p[:k]...)
+		p = p[k:]
+		r.pos = len(r.buf) % r.max
+		if len(p) == 0 {
+			return n, nil
+		}
+	}
 	if len(p) > len(r.buf) {
 		p = p[len(p)-len(r.buf):]
 	}
@@ -51,8 +79,8 @@ func (r *ring) Write(p []byte) (int, error) {
 func (r *ring) bytes() ([]byte, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.total < int64(len(r.buf)) {
-		return append([]byte(nil), r.buf[:r.pos]...), false
+	if len(r.buf) < r.max {
+		return append([]byte(nil), r.buf...), false
 	}
 	out := make([]byte, 0, len(r.buf))
 	out = append(out, r.buf[r.pos:]...)
