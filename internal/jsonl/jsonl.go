@@ -145,7 +145,11 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 	return c, nil
 }
 
-const readBuffer = 64 << 10
+// readBuffer is each connection's read buffer: the common message fits in
+// one, and a longer one is read in several (readLine). A gateway holds
+// one per server for the server's whole life, so it stays small: at 64
+// KiB, 100 servers held 6.4 MB of them (docs/benchmarks.md, "The floor").
+const readBuffer = 16 << 10
 
 // pollable reports whether a Read blocked on r returns when r is closed:
 // true for the pipes os/exec and os.Pipe make (they are in the runtime's

@@ -409,3 +409,45 @@ func TestTolerantAnswersAForbiddenBatch(t *testing.T) {
 		t.Errorf("answer to the batch: %s", line)
 	}
 }
+
+// A message many times the read buffer, on both kinds of reader, arrives
+// whole and byte for byte, as do the small ones around it.
+func TestLongMessagesSpanReads(t *testing.T) {
+	for _, pollable := range []bool{true, false} {
+		t.Run(fmt.Sprintf("pollable=%v", pollable), func(t *testing.T) {
+			var in io.ReadCloser
+			var feed io.WriteCloser
+			if pollable {
+				in, feed = pipe(t)
+			} else {
+				in, feed = io.Pipe()
+			}
+			_, outW := pipe(t)
+			c, err := (&jsonl.Transport{Reader: in, Writer: outW}).Connect(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			sizes := []int{10, 16<<10 - 40, 16 << 10, 300 << 10, 5}
+			go func() {
+				for i, n := range sizes {
+					fmt.Fprintf(feed, `{"jsonrpc":"2.0","id":%d,"method":"x","params":{"s":"%s"}}`+"\n", i, strings.Repeat(string(rune('a'+i)), n))
+				}
+			}()
+			for i, n := range sizes {
+				m := within(t, 10*time.Second, "read a message", func() jsonrpc.Message {
+					m, err := c.Read(context.Background())
+					if err != nil {
+						t.Errorf("message %d: %v", i, err)
+					}
+					return m
+				})
+				req, ok := m.(*jsonrpc.Request)
+				var p struct{ S string }
+				if !ok || json.Unmarshal(req.Params, &p) != nil || p.S != strings.Repeat(string(rune('a'+i)), n) {
+					t.Fatalf("message %d (%d bytes of params) did not arrive whole", i, n)
+				}
+			}
+		})
+	}
+}
