@@ -33,6 +33,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -433,11 +434,14 @@ func (g *Gateway) Sync(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// fingerprint is the JSON of what a client sees of an item: equal
-// fingerprints need no re-registration.
+// fingerprint is a digest of the JSON of what a client sees of an item:
+// equal fingerprints need no re-registration. A digest, not the JSON
+// itself: a route lives as long as its tool, and a server's schemas ran to
+// 20 KB of fingerprints each (docs/benchmarks.md, "The floor").
 func fingerprint(v any) string {
 	b, _ := json.Marshal(v)
-	return string(b)
+	sum := sha256.Sum256(b)
+	return string(sum[:])
 }
 
 func (g *Gateway) syncTools(ctx context.Context) error {
