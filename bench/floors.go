@@ -179,22 +179,31 @@ type fanoutResult struct {
 	Tools     int `json:"tools"`
 }
 
-// runSDKFanout connects to every server of file at once, lists their tools,
-// closes them all and prints a fanoutResult. Any server that fails makes it
-// fail, naming the server.
-func runSDKFanout(file string) error {
+// readServers reads the mcpServers of a bench-written file: at least one.
+func readServers(file string) (map[string]stdioServer, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var cfg struct {
 		Servers map[string]stdioServer `json:"mcpServers"`
 	}
 	if err := json.Unmarshal(data, &cfg); err != nil {
-		return fmt.Errorf("%s: %w", file, err)
+		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	if len(cfg.Servers) == 0 {
-		return fmt.Errorf("%s: no mcpServers", file)
+		return nil, fmt.Errorf("%s: no mcpServers", file)
+	}
+	return cfg.Servers, nil
+}
+
+// runSDKFanout connects to every server of file at once, lists their tools,
+// closes them all and prints a fanoutResult. Any server that fails makes it
+// fail, naming the server.
+func runSDKFanout(file string) error {
+	servers, err := readServers(file)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -206,7 +215,7 @@ func runSDKFanout(file string) error {
 		failures []string
 		wg       sync.WaitGroup
 	)
-	for name, s := range cfg.Servers {
+	for name, s := range servers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -238,7 +247,7 @@ func runSDKFanout(file string) error {
 	wg.Wait()
 	if len(failures) > 0 {
 		sort.Strings(failures)
-		return fmt.Errorf("%d of %d servers failed:\n%s", len(failures), len(cfg.Servers), strings.Join(failures, "\n"))
+		return fmt.Errorf("%d of %d servers failed:\n%s", len(failures), len(servers), strings.Join(failures, "\n"))
 	}
 	return json.NewEncoder(os.Stdout).Encode(fanoutResult{Connected: ok, Tools: tools})
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -47,32 +46,23 @@ func runSDKProxy(variant, addr, file string) error {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(200)
 	}
-	data, err := os.ReadFile(file)
+	servers, err := readServers(file)
 	if err != nil {
 		return err
-	}
-	var cfg struct {
-		Servers map[string]stdioServer `json:"mcpServers"`
-	}
-	if err := json.Unmarshal(data, &cfg); err != nil {
-		return fmt.Errorf("%s: %w", file, err)
-	}
-	if len(cfg.Servers) == 0 {
-		return fmt.Errorf("%s: no mcpServers", file)
 	}
 	ctx := context.Background()
 	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "bench-sdk-http-proxy", Version: "v0"}, nil)
-	names := make([]string, 0, len(cfg.Servers))
-	for name := range cfg.Servers {
+	names := make([]string, 0, len(servers))
+	for name := range servers {
 		names = append(names, name)
 	}
 	slices.Sort(names)
 	// One after another: start-up is not what this floor is for, and 100
 	// servers at once on two cores only make the launch noisier.
 	for _, name := range names {
-		s := cfg.Servers[name]
+		s := servers[name]
 		cs, err := connectUpstream(cctx, variant, s)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)

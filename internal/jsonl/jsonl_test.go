@@ -30,6 +30,16 @@ func pipe(t *testing.T) (*os.File, *os.File) {
 	return r, w
 }
 
+// input is a connection's input and the end that feeds it: an OS pipe,
+// which the connection reads itself, or an io.Pipe, which it reads
+// through its reader goroutine.
+func input(t *testing.T, pollable bool) (io.ReadCloser, io.WriteCloser) {
+	if pollable {
+		return pipe(t)
+	}
+	return io.Pipe()
+}
+
 func echoServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "echo", Version: "1"}, nil)
 	type in struct {
@@ -323,13 +333,7 @@ func TestCloseUnblocksRead(t *testing.T) {
 func TestTolerantAnswersBadFrames(t *testing.T) {
 	for _, pollable := range []bool{true, false} {
 		t.Run(fmt.Sprintf("pollable=%v", pollable), func(t *testing.T) {
-			var in io.ReadCloser
-			var feed io.WriteCloser
-			if pollable {
-				in, feed = pipe(t)
-			} else {
-				in, feed = io.Pipe()
-			}
+			in, feed := input(t, pollable)
 			outR, outW := pipe(t)
 			c, err := (&jsonl.Transport{Reader: in, Writer: outW, Tolerant: true, MaxLineLength: 4096}).Connect(context.Background())
 			if err != nil {
@@ -415,13 +419,7 @@ func TestTolerantAnswersAForbiddenBatch(t *testing.T) {
 func TestLongMessagesSpanReads(t *testing.T) {
 	for _, pollable := range []bool{true, false} {
 		t.Run(fmt.Sprintf("pollable=%v", pollable), func(t *testing.T) {
-			var in io.ReadCloser
-			var feed io.WriteCloser
-			if pollable {
-				in, feed = pipe(t)
-			} else {
-				in, feed = io.Pipe()
-			}
+			in, feed := input(t, pollable)
 			_, outW := pipe(t)
 			c, err := (&jsonl.Transport{Reader: in, Writer: outW}).Connect(context.Background())
 			if err != nil {
