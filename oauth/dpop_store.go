@@ -181,7 +181,7 @@ func saveDPoPKey(dir, server string, s *jwsSigner) error {
 	if err != nil {
 		return err
 	}
-	return writeStoreFile(dir, DPoPKeyFile(dir, server), ".dpop-*", data)
+	return writeStoreFile(dir, DPoPKeyFile(dir, server), data)
 }
 
 // removeStoreFile removes file, reporting whether it was there.

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/switchboard-mcp/switchboard/internal/atomicfile"
 	"golang.org/x/oauth2"
 )
 
@@ -122,7 +123,7 @@ func saveStoredAuth(dir, server string, st *storedAuth) error {
 	if err != nil {
 		return err
 	}
-	return writeStoreFile(dir, TokenFile(dir, server), ".token-*", data)
+	return writeStoreFile(dir, TokenFile(dir, server), data)
 }
 
 // saveLogin stores what a login obtained: the key first, then the tokens
@@ -156,7 +157,7 @@ func saveLogin(dir, server string, st *storedAuth, key *dpopKey) error {
 // writeStoreFile writes data to file (in dir) 0600, replacing the old file
 // in one step. dir is made 0700, and tightened to 0700 if others may use it
 // (it is the OAuth store, and nothing else belongs there).
-func writeStoreFile(dir, file, pattern string, data []byte) error {
+func writeStoreFile(dir, file string, data []byte) error {
 	tokenFileMu.Lock()
 	defer tokenFileMu.Unlock()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -173,27 +174,7 @@ func writeStoreFile(dir, file, pattern string, data []byte) error {
 			}
 		}
 	}
-	f, err := os.CreateTemp(dir, pattern)
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), file)
+	return atomicfile.WriteFile(file, data, 0o600)
 }
 
 // Logout forgets the OAuth tokens stored for server under dir, and the

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/atomicfile"
 	"github.com/switchboard-mcp/switchboard/internal/filelock"
 )
 
@@ -453,28 +454,7 @@ func writeStore(path string, d storeFile) error {
 		return fmt.Errorf("saving the trust store: %w", err)
 	}
 	b = append(b, '\n')
-	tmp, err := os.CreateTemp(dir, ".trust-*.json")
-	if err != nil {
-		return fmt.Errorf("saving the trust store: %w", err)
-	}
-	name := tmp.Name()
-	defer os.Remove(name) // after a successful rename there is nothing left to remove
-	if err := tmp.Chmod(0o600); err != nil && runtime.GOOS != "windows" {
-		tmp.Close()
-		return fmt.Errorf("saving the trust store: %w", err)
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return fmt.Errorf("saving the trust store: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("saving the trust store: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("saving the trust store: %w", err)
-	}
-	if err := os.Rename(name, path); err != nil {
+	if err := atomicfile.WriteFile(path, b, 0o600); err != nil {
 		return fmt.Errorf("saving the trust store: %w", err)
 	}
 	return nil

@@ -66,6 +66,10 @@ var pure = []rule{
 	// filelock only takes a lock on a file: config and trust wait on it
 	// while they edit, so it may sleep, but it never spawns or dials.
 	{Pkg: "internal/filelock", DenyDeps: noIO},
+	// atomicfile only replaces a file's contents (the trust store, the
+	// OAuth store and the gateway's key files save through it): it never
+	// spawns or dials.
+	{Pkg: "internal/atomicfile", DenyDeps: append([]string{module + "/..."}, noIO...)},
 	{Pkg: "internal/redact"},
 	{Pkg: "internal/netguard"},
 	// termsafe only rewrites strings for a terminal.
