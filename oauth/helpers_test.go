@@ -2,11 +2,9 @@ package oauth_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/hosttest"
 	"github.com/switchboard-mcp/switchboard/oauth"
 )
 
@@ -68,48 +67,13 @@ func newHost(t *testing.T, cfg *config.Resolved, opts *host.Options) *host.Host 
 	return h
 }
 
-func ctxFor(t *testing.T, d time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func statusOf(h *host.Host, name string) host.ServerStatus {
-	for _, s := range h.Status() {
-		if s.Name == name {
-			return s
-		}
-	}
-	return host.ServerStatus{}
-}
-
-// waitState polls until the server is in state want (bounded, so a hang is
-// a failure, not a stuck test).
-func waitState(t *testing.T, h *host.Host, name string, want host.State, within time.Duration) host.ServerStatus {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		st := statusOf(h, name)
-		if st.State == want {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server %s: state %q (%s), want %q within %v", name, st.State, st.Reason, want, within)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func textOf(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
+// The helpers host's and oauth's tests share (internal/hosttest).
+var (
+	ctxFor    = hosttest.Ctx
+	statusOf  = hosttest.Status
+	waitState = hosttest.WaitState
+	textOf    = hosttest.Text
+)
 
 func mustCall(t *testing.T, h *host.Host, name string, args any) *mcp.CallToolResult {
 	t.Helper()
