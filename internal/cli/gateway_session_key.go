@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/switchboard-mcp/switchboard/internal/atomicfile"
@@ -48,22 +47,27 @@ are gone, delete its line.`,
 }
 
 func gatewaySessionKeyAddRun(o *GatewaySessionKeyOptions) error {
-	old, err := os.ReadFile(o.File)
+	// The checks serve makes (mode, a key per line), before anything is
+	// written; a file with no key yet is fine.
+	var old []byte
 	older := 0
+	fi, err := os.Stat(o.File)
 	switch {
 	case errors.Is(err, fs.ErrNotExist): // a new file
 	case err != nil:
 		return FailureErr(fmt.Errorf("reading %s: %w", o.File, err), "")
 	default:
-		// The checks serve makes (mode, a key per line), before anything
-		// is written.
-		ks, err := readSessionKeys(o.File)
-		if err != nil && !strings.Contains(err.Error(), "holds no key") {
+		if err := sessionKeyFileMode(o.File, fi); err != nil {
 			return err
 		}
-		if ks != nil {
-			older = len(ks.aeads)
+		if old, err = os.ReadFile(o.File); err != nil {
+			return FailureErr(fmt.Errorf("reading %s: %w", o.File, err), "")
 		}
+		ks, err := parseSessionKeys(o.File, old)
+		if err != nil {
+			return err
+		}
+		older = len(ks.aeads)
 	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httputil"
@@ -65,13 +66,34 @@ func readSessionKeys(path string) (*sessionKeys, error) {
 	if err != nil {
 		return nil, Usagef("create it with: switchboard gateway session-key add "+path, "reading --session-key-file: %v", err)
 	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return nil, Usagef("chmod 600 "+path, "--session-key-file %s is readable by others (mode %04o): its keys open every session's ID", path, fi.Mode().Perm())
+	if err := sessionKeyFileMode(path, fi); err != nil {
+		return nil, err
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, Usagef("", "reading --session-key-file: %v", err)
 	}
+	ks, err := parseSessionKeys(path, b)
+	if err != nil {
+		return nil, err
+	}
+	if len(ks.aeads) == 0 {
+		return nil, Usagef("add one with: switchboard gateway session-key add "+path, "--session-key-file %s holds no key", path)
+	}
+	return ks, nil
+}
+
+// sessionKeyFileMode refuses a key file that others may read.
+func sessionKeyFileMode(path string, fi fs.FileInfo) error {
+	if fi.Mode().Perm()&0o077 != 0 {
+		return Usagef("chmod 600 "+path, "--session-key-file %s is readable by others (mode %04o): its keys open every session's ID", path, fi.Mode().Perm())
+	}
+	return nil
+}
+
+// parseSessionKeys reads the keys in the contents b of the key file at
+// path, which may hold none.
+func parseSessionKeys(path string, b []byte) (*sessionKeys, error) {
 	ks := &sessionKeys{}
 	for i, line := range strings.Split(string(b), "\n") {
 		line = strings.TrimSpace(line)
@@ -86,9 +108,6 @@ func readSessionKeys(path string) (*sessionKeys, error) {
 		block, _ := aes.NewCipher(key)
 		aead, _ := cipher.NewGCM(block)
 		ks.aeads = append(ks.aeads, aead)
-	}
-	if len(ks.aeads) == 0 {
-		return nil, Usagef("add one with: switchboard gateway session-key add "+path, "--session-key-file %s holds no key", path)
 	}
 	return ks, nil
 }
