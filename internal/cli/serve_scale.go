@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -324,11 +325,10 @@ func advertiseURL(flag, listen string) (string, error) {
 		}
 		return strings.TrimRight(u.Scheme+"://"+u.Host, "/"), nil
 	}
-	host := listen
-	if i := strings.LastIndex(listen, ":"); i >= 0 {
-		host = listen[:i]
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		host = listen // serve's own Listen reports a bad address
 	}
-	host = strings.Trim(host, "[]")
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		return "", Usagef("pass the address the other instances reach this one at, e.g. --advertise http://10.0.0.5:8080 (in Kubernetes: http://$(POD_IP):8080)",
 			"--session-key-file needs --advertise when the gateway listens on every address (%s)", listen)

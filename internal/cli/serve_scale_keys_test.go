@@ -108,8 +108,13 @@ func TestSessionKeyFileErrors(t *testing.T) {
 }
 
 func TestAdvertiseURL(t *testing.T) {
-	if _, err := advertiseURL("", "0.0.0.0:8080"); err == nil {
-		t.Error("no --advertise with a wildcard listen address was accepted")
+	for _, listen := range []string{"0.0.0.0:8080", "[::]:8080", ":8080"} {
+		if _, err := advertiseURL("", listen); err == nil {
+			t.Errorf("no --advertise with the wildcard listen address %s was accepted", listen)
+		}
+	}
+	if u, err := advertiseURL("", "[::1]:8080"); err != nil || u != "" {
+		t.Errorf("derived advertise on [::1] = %q, %v (want it left to serveHTTP)", u, err)
 	}
 	if _, err := advertiseURL("ftp://x", "127.0.0.1:0"); err == nil {
 		t.Error("--advertise ftp://x was accepted")
