@@ -97,7 +97,7 @@ func (l *httpLife) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	setPostBody(r, body)
 	var keys []string
 	if l.stateless {
 		keys = l.statelessCancels(r, body)
@@ -120,9 +120,27 @@ func (l *httpLife) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	l.next.ServeHTTP(w, r)
 }
 
+// postBody is a POST's body once readPostBody has read it: the handlers
+// further in read it from memory, and readPostBody does not read it again
+// (a scale-out gateway's router reads it before the handler it routes to).
+type postBody struct {
+	*bytes.Reader
+	data []byte
+}
+
+func (*postBody) Close() error { return nil }
+
+// setPostBody makes body, read whole, r's body.
+func setPostBody(r *http.Request, body []byte) {
+	r.Body = &postBody{Reader: bytes.NewReader(body), data: body}
+}
+
 // readPostBody reads a POST's body within timeout, at most the SDK's
 // limit. On failure it has answered the client.
 func readPostBody(w http.ResponseWriter, r *http.Request, timeout time.Duration, log *slog.Logger) ([]byte, bool) {
+	if pb, ok := r.Body.(*postBody); ok {
+		return pb.data, true // read whole already, within the limits
+	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(timeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, mcp.DefaultMaxRequestBodyBytes))

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
@@ -9,7 +8,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -212,7 +210,7 @@ func (s *scaleOut) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		setPostBody(r, body)
 		initialize, owner := s.route(body)
 		switch {
 		case initialize:
