@@ -103,24 +103,11 @@ func runSDKRelay(variant, command string, args []string) error {
 	ctx := context.Background()
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	cmd := exec.Command(command, args...)
-	var upstream mcp.Transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
-	if variant == "jsonl" {
-		w, err := cmd.StdinPipe()
-		if err != nil {
-			return err
-		}
-		r, err := cmd.StdoutPipe()
-		if err != nil {
-			return err
-		}
-		if err := cmd.Start(); err != nil {
-			return err
-		}
-		// The server exits on stdin EOF, which closing the session sends.
-		defer func() { _ = waitBounded(cmd, 5*time.Second) }()
-		upstream = jsonl.New(r, w, jsonl.Options{})
+	upstream, wait, err := floorUpstream(variant, exec.Command(command, args...))
+	if err != nil {
+		return err
 	}
+	defer wait()
 	cs, err := floorClient().Connect(cctx, upstream, nil)
 	if err != nil {
 		return fmt.Errorf("connect to %s: %w", command, err)
@@ -132,7 +119,7 @@ func runSDKRelay(variant, command string, args []string) error {
 		if err != nil {
 			return fmt.Errorf("tools/list: %w", err)
 		}
-		if err := addRelayed(srv, cs, tool); err != nil {
+		if err := addForwarded(srv, cs, tool, tool.Name); err != nil {
 			fmt.Fprintln(os.Stderr, "bench floor: skipping tool:", err)
 			continue
 		}
@@ -159,16 +146,39 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// addRelayed re-serves tool, forwarding each call to cs. Server.AddTool
-// panics on a schema it will not serve; that becomes an error.
-func addRelayed(srv *mcp.Server, cs *mcp.ClientSession, tool *mcp.Tool) (err error) {
+// floorUpstream is a floor's transport to the server cmd runs: the SDK's
+// CommandTransport (variant "sdk"), or internal/jsonl on cmd's pipes
+// ("jsonl", cmd started here). wait reaps a jsonl server once its session
+// is closed, which ends its stdin (CommandTransport reaps its own).
+func floorUpstream(variant string, cmd *exec.Cmd) (t mcp.Transport, wait func(), err error) {
+	if variant == "sdk" {
+		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, func() {}, nil
+	}
+	w, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	return jsonl.New(r, w, jsonl.Options{}), func() { _ = waitBounded(cmd, 5*time.Second) }, nil
+}
+
+// addForwarded serves tool, whose name upstream is upstream, forwarding
+// each call to cs and returning its result as is. Server.AddTool panics
+// on a schema it will not serve; that becomes an error.
+func addForwarded(srv *mcp.Server, cs *mcp.ClientSession, tool *mcp.Tool, upstream string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%s: %v", tool.Name, r)
 		}
 	}()
 	srv.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return cs.CallTool(ctx, &mcp.CallToolParams{Name: req.Params.Name, Arguments: req.Params.Arguments})
+		return cs.CallTool(ctx, &mcp.CallToolParams{Name: upstream, Arguments: req.Params.Arguments})
 	})
 	return nil
 }

@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 )
 
 // sdkProxyArg makes this program the gateway scenario's floor: the
@@ -63,7 +61,14 @@ func runSDKProxy(variant, addr, file string) error {
 	// servers at once on two cores only make the launch noisier.
 	for _, name := range names {
 		s := servers[name]
-		cs, err := connectUpstream(cctx, variant, s)
+		cmd := exec.Command(s.Command, s.Args...)
+		cmd.Stderr = os.Stderr
+		upstream, wait, err := floorUpstream(variant, cmd)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		defer wait()
+		cs, err := floorClient().Connect(cctx, upstream, nil)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -73,10 +78,10 @@ func runSDKProxy(variant, addr, file string) error {
 			if err != nil {
 				return fmt.Errorf("%s: tools/list: %w", name, err)
 			}
-			upstream := tool.Name
+			upstreamName := tool.Name
 			served := *tool
-			served.Name = name + "__" + upstream
-			if err := addProxied(srv, cs, &served, upstream); err != nil {
+			served.Name = name + "__" + upstreamName
+			if err := addForwarded(srv, cs, &served, upstreamName); err != nil {
 				fmt.Fprintln(os.Stderr, "bench floor: skipping tool:", err)
 				continue
 			}
@@ -106,48 +111,6 @@ func runSDKProxy(variant, addr, file string) error {
 		return nil
 	}
 	return http.Serve(ln, h)
-}
-
-// connectUpstream starts s and connects a Go SDK client to it.
-func connectUpstream(ctx context.Context, variant string, s stdioServer) (*mcp.ClientSession, error) {
-	cmd := exec.Command(s.Command, s.Args...)
-	cmd.Stderr = os.Stderr
-	if variant == "sdk" {
-		return floorClient().Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil)
-	}
-	w, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	r, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	cs, err := floorClient().Connect(ctx, jsonl.New(r, w, jsonl.Options{}), nil)
-	if err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return nil, err
-	}
-	return cs, nil
-}
-
-// addProxied serves tool, whose name upstream is upstream, forwarding each
-// call to cs. Server.AddTool panics on a schema it will not serve; that
-// becomes an error.
-func addProxied(srv *mcp.Server, cs *mcp.ClientSession, tool *mcp.Tool, upstream string) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%s: %v", tool.Name, r)
-		}
-	}()
-	srv.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return cs.CallTool(ctx, &mcp.CallToolParams{Name: upstream, Arguments: req.Params.Arguments})
-	})
-	return nil
 }
 
 // errProxyUsage is the hidden mode's usage line.
