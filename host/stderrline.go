@@ -6,8 +6,13 @@ import (
 )
 
 // reasonTailLines is how many of a server's last stderr lines are searched
-// for the one that says why it died.
-const reasonTailLines = 40
+// for the one that says why it died: all that the process's stderr ring
+// keeps (64 KiB by default). A CLI that dies on a bad flag prints its
+// error and then its whole usage text, which for servers with many flags
+// (mcp-grafana, kubernetes-mcp-server) runs to hundreds of lines: a window
+// of a few dozen lines would hold only the usage, and its last line would
+// be taken for the reason.
+const reasonTailLines = 0
 
 // errorLine matches a line that names an error: Node's "Error: …" and
 // "TypeError: …", Python's "ModuleNotFoundError: …" and argparse's
@@ -20,17 +25,28 @@ var errorLine = regexp.MustCompile(`^(?:Uncaught )?(?:[A-Za-z_][\w.$]*(?:Error|E
 // often after, the error that made them exit.
 var usageStart = regexp.MustCompile(`^(?i:usage)(?::|\s+of\s|\s*$)`)
 
+// usagePart matches the other unindented lines of a usage text: its
+// section headings (cobra's "Flags:" and "Available Commands:", commander's
+// "Options:", clap's "Arguments:") and the closing pointers to --help
+// (cobra's `Use "prog [command] --help" for more information…`, clap's
+// "For more information, try '--help'."). A stderr tail that begins in the
+// middle of a long usage text still shows it to be one.
+var usagePart = regexp.MustCompile(`^(?:(?i:(?:global |available |additional )?(?:flags|options|commands|arguments|positional arguments|subcommands|examples?|aliases|help topics|environment variables)):$|Use ".*--help" for more information|For more information,? (?:try|run|see) |(?:Run|See|Try) '[^']*--help' for )`)
+
 // reasonLine picks, from the last lines a server wrote to stderr, the one
 // that best says why it died: the first line naming an error in the block
 // the output ends with, when only a crash's trailer follows it (a stack,
-// the error's properties, Node's version banner "Node.js v20.…", Go's
-// goroutine dump, the program's usage text), else the last line that is
-// neither noise nor usage. An error logged earlier, with the server's own
-// lines after it, is not taken for the reason.
+// the error's properties, Node's "Require stack:" and version banner
+// "Node.js v20.…", Go's goroutine dump, the program's usage text), else the
+// last line that is neither noise nor usage. An error logged earlier, with
+// the server's own lines after it, is not taken for the reason. When the
+// lines are nothing but usage, the usage's first line is the reason if the
+// tail holds it, else there is none: a line from the middle of a usage
+// text says nothing about what went wrong.
 func reasonLine(tail []string) string {
 	trailer := make([]bool, len(tail))
 	usage := make([]bool, len(tail))
-	inDump, inUsage := false, false
+	inDump, inUsage, inRequire := false, false, false
 	for i, l := range tail {
 		if strings.HasPrefix(l, "goroutine ") {
 			inDump = true // Go: everything after the first goroutine header
@@ -39,11 +55,28 @@ func reasonLine(tail []string) string {
 		switch {
 		case usageStart.MatchString(t):
 			inUsage = true
+		case usagePart.MatchString(t):
+			if !inUsage {
+				// A tail that begins inside a usage text: the indented
+				// and blank lines before this heading are usage too.
+				for j := i - 1; j >= 0 && (tail[j] != strings.TrimLeft(tail[j], " \t") || strings.TrimSpace(tail[j]) == ""); j-- {
+					usage[j], trailer[j] = true, true
+				}
+			}
+			inUsage = true
 		case inUsage && isErrorLine(t):
 			inUsage = false // the complaint printed after the usage text
 		}
 		usage[i] = inUsage
-		trailer[i] = inDump || inUsage || noiseLine(t) || l != strings.TrimLeft(l, " \t") || strings.HasPrefix(t, "exit status ")
+		// Node: "Require stack:" and its "- /path/file.js" lines follow
+		// "Error: Cannot find module 'x'", unindented.
+		switch {
+		case t == "Require stack:":
+			inRequire = true
+		case inRequire && !strings.HasPrefix(t, "- "):
+			inRequire = false
+		}
+		trailer[i] = inDump || inUsage || inRequire || noiseLine(t) || l != strings.TrimLeft(l, " \t") || strings.HasPrefix(t, "exit status ")
 	}
 	found := ""
 	for i := len(tail) - 1; i >= 0; i-- {
@@ -64,15 +97,15 @@ func reasonLine(tail []string) string {
 			return l
 		}
 	}
-	// Nothing but usage: its first line says how the program wants to be run.
+	// Nothing but usage: its first line says how the program wants to be
+	// run, if the tail reaches back to it.
 	for i, l := range tail {
-		if usage[i] && !noiseLine(strings.TrimSpace(l)) {
-			return strings.TrimSpace(l)
+		if t := strings.TrimSpace(l); usage[i] && usageStart.MatchString(t) {
+			return t
 		}
 	}
 	return ""
 }
-
 func isErrorLine(l string) bool { return errorLine.MatchString(timestamp.ReplaceAllString(l, "")) }
 
 // timestamp is a log line's leading date and time (Go's log, RFC 3339).

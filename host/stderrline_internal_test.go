@@ -43,6 +43,33 @@ Node.js v20.20.2`, "Error: Cannot find module '/tmp/does-not-exist.js'"},
 		{"go flag package", "flag provided but not defined: -prot\nUsage of /srv/server:\n  -port int\n    \tport to listen on (default 8080)", "flag provided but not defined: -prot"},
 		{"usage only", "Usage: server --token TOKEN\n  --token  the API token", "Usage: server --token TOKEN"},
 		{"a stack of errors: the first is the cause", "Error: connect ECONNREFUSED 127.0.0.1:5432\n    at TCPConnectWrap.afterConnect\nError: database unavailable\n    at main (/srv/index.js:9:3)\n\nNode.js v20.20.2", "Error: connect ECONNREFUSED 127.0.0.1:5432"},
+		{"node, missing module from a script (Require stack)", `node:internal/modules/cjs/loader:1210
+  throw err;
+  ^
+
+Error: Cannot find module 'left-pad'
+Require stack:
+- /srv/index.js
+- /srv/main.js
+    at Module._resolveFilename (node:internal/modules/cjs/loader:1207:15)
+    at Function.executeUserEntryPoint [as runMain] (node:internal/modules/run_main:164:12) {
+  code: 'MODULE_NOT_FOUND',
+  requireStack: [ '/srv/index.js', '/srv/main.js' ]
+}
+
+Node.js v20.20.2`, "Error: Cannot find module 'left-pad'"},
+		{"cobra: the error, then a usage text of 300 lines", "Error: unknown flag: --bogus\nUsage:\n  kubernetes-mcp-server [command] [flags]\n\nFlags:\n" +
+			strings.Repeat("      --flag string   what it does (default \"x\")\n", 300) +
+			"\nUse \"kubernetes-mcp-server [command] --help\" for more information about a command.",
+			"Error: unknown flag: --bogus"},
+		{"go flag: the error, then a usage text of 300 lines", "flag provided but not defined: -bogus\nUsage of mcp-grafana:\n" +
+			strings.Repeat("  -flag string\n    \twhat it does\n", 150), "flag provided but not defined: -bogus"},
+		{"a tail that begins inside a usage text", "      --port int   the port\n      --token string   the token\n\nGlobal Flags:\n  -v, --verbose   say more\n\n" +
+			"Use \"srv [command] --help\" for more information about a command.", ""},
+		{"commander: usage cut before its first line, closing pointer last", "  -h, --help  display help\nCommands:\n  serve  run it\nFor more information, try '--help'.", ""},
+		{"clap: the error, a tip, then usage", "error: unexpected argument '--bogus' found\n\n  tip: to pass '--bogus' as a value, use '-- --bogus'\n\nUsage: srv [OPTIONS]\n\nFor more information, try '--help'.",
+			"error: unexpected argument '--bogus' found"},
+		{"a server that logs its options, then dies", "Options: verbose\nconnecting to the index\nindex not found", "index not found"},
 	} {
 		if got := reasonLine(strings.Split(tc.stderr, "\n")); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)

@@ -47,7 +47,11 @@ func TestMain(m *testing.M) {
 //	exitcode N CMD [ARG...]
 //
 // which runs CMD and checks that it exits with status N, keeping its
-// stdout and stderr for the stdout/stderr commands that follow.
+// stdout and stderr for the stdout/stderr commands that follow, and
+//
+//	need PROGRAM...
+//
+// which skips the script when a program is missing (fails under CI=true).
 // privateWorld points a script's home, Switchboard folder, managed folder
 // and XDG config into its work directory: nothing may leak in from the
 // real home or /etc. Scripts can override these, but start from a
@@ -68,11 +72,13 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
 			privateWorld(env)
+			env.Values[scriptT{}] = env.T()
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitCode,
 			"http401":  cmdHTTP401,
+			"need":     cmdNeed,
 		},
 	})
 }
@@ -98,6 +104,27 @@ func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
 	}
 }
+
+// cmdNeed is `need PROGRAM...`: it skips the rest of the script when a
+// program it runs is not on PATH, except under CI=true, where a missing
+// dependency is a failure (.ci/run must install it).
+func cmdNeed(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: need PROGRAM...")
+	}
+	for _, prog := range args {
+		if _, err := exec.LookPath(prog); err != nil {
+			if os.Getenv("CI") == "true" {
+				ts.Fatalf("%s is not installed (CI=true: this script must run)", prog)
+			}
+			ts.Logf("%s is not installed: skipping the rest of the script", prog)
+			ts.Value(scriptT{}).(testscript.T).Skip(prog + " is not installed")
+		}
+	}
+}
+
+// scriptT is the key of the script's testscript.T in Env.Values (for need).
+type scriptT struct{}
 
 // cmdHTTP401 is `http401 VAR [CHALLENGE]`: it starts a loopback HTTP
 // server, for the rest of the script, that answers every request 401 —

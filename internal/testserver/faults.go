@@ -320,12 +320,22 @@ func init() {
 
 	register("usage-exit", serverDef{
 		doc: "writes an error line and then its usage text to stderr (as CLIs do for a missing option) and exits 2 " +
-			"before reading stdin; with -error-last the error line comes after the usage",
+			"before reading stdin; with -error-last the error line comes after the usage, -options N makes the usage " +
+			"text N option lines longer (as servers with many flags print), and -trailer adds a closing line",
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
 			msg := fs.String("message", "error: required option '--api-key <key>' not specified", "the error line")
 			last := fs.Bool("error-last", false, "write the error line after the usage text")
+			options := fs.Int("options", 0, "more option lines in the usage text")
+			trailer := fs.String("trailer", "", "a last line after the usage text, e.g. cobra's `Use \"… --help\" for more information`")
 			return func(context.Context) error {
-				usage := "Usage: usage-exit [options]\n\nA test MCP server.\n\nOptions:\n  --api-key <key>  the API key to use\n  --port <port>    unused\n  -h, --help       display help for command\n"
+				usage := "Usage: usage-exit [options]\n\nA test MCP server.\n\nOptions:\n  --api-key <key>  the API key to use\n  --port <port>    unused\n"
+				for i := range *options {
+					usage += fmt.Sprintf("  --option-%03d <value>  option number %d\n", i, i)
+				}
+				usage += "  -h, --help       display help for command\n"
+				if *trailer != "" {
+					usage += "\n" + *trailer + "\n"
+				}
 				if *last {
 					fmt.Fprint(p.errw, usage)
 					fmt.Fprintln(p.errw, *msg)
