@@ -12,10 +12,18 @@ func ExampleToolName() {
 	fmt.Println(toolsurface.ToolName("github", "get_issue"))
 	fmt.Println(toolsurface.ToolName("my.server", "files/read"))
 	fmt.Println(toolsurface.ToolName("docs", "a_tool_name_so_long_that_no_provider_would_accept_it_as_is"))
+	// A long name keeps what tells it from its neighbours: the words at
+	// the end of the tool's name, not a front all three share.
+	for _, tool := range []string{"create_merge_request_note", "create_merge_request_thread", "create_merge_request_discussion"} {
+		fmt.Println(toolsurface.ToolName("gitlab-self-managed-production-eu", tool))
+	}
 	// Output:
 	// mcp__github__get_issue
 	// mcp__my_server__files_read
-	// mcp__docs__a_tool_name_so_long_that_no_provider_would_a_c701789e
+	// mcp__docs__a_tool_name_so_long_would_accept_it_as_is_c701789e
+	// mcp__gitlab-production-eu__create_merge_request_note_ba444a9e
+	// mcp__gitlab-production-eu__create_merge_request_thread_209b6703
+	// mcp__gitlab-production-eu__create_request_discussion_60e040b2
 }
 
 func ExampleRouter() {

@@ -22,7 +22,7 @@ func FuzzToolName(f *testing.F) {
 			if name := ToolName(server, tool); !legalName.MatchString(name) {
 				t.Fatalf("ToolName(%q, %q) = %q is not legal", server, tool, name)
 			}
-			if name := fit(SanitizePart(tool), server, tool); !legalName.MatchString(name) {
+			if name := fitParts("", "", SanitizePart(tool), MaxNameLen, server, tool); !legalName.MatchString(name) {
 				t.Fatalf("bare name of %q = %q is not legal", tool, name)
 			}
 		}

@@ -53,29 +53,100 @@ func legal(r rune) bool {
 // "mcp__<server>__<tool>" with both parts passed through SanitizePart.
 //
 // The result always matches ^[a-zA-Z0-9_-]{1,64}$. A name longer than
-// MaxNameLen is cut deterministically: its first 55 bytes, then '_', then
-// the first 8 hex digits of sha256(server + "\x00" + tool) over the
-// unsanitized inputs, so two long names that share a prefix stay distinct.
-// Because the cut keeps the front, "mcp__<server>__" survives whenever the
-// server name is short, and permission rules written against the server
-// prefix keep matching.
+// MaxNameLen is cut deterministically (see fitParts): what tells tools
+// apart is kept — the tool's first word and its last ones, cutting words
+// from its middle ("create_merge_request_discussion" becomes
+// "create_discussion") — then '_' and the first 8 hex digits of
+// sha256(server + "\x00" + tool) over the unsanitized inputs, so two long
+// names that share a front or a back stay distinct. "mcp__<server>__"
+// stays whole unless it would leave the tool less than half the room;
+// then the server's middle words go too. Routing never depends on the
+// cut: permission rules and calls see the real server and tool.
 //
 // ToolName is not injective (two tools equal after sanitizing get one
 // name); Router.AddServer detects every such collision.
 func ToolName(server, tool string) string {
-	return fit(Prefix+SanitizePart(server)+Separator+SanitizePart(tool), server, tool)
+	return fitParts(Prefix, SanitizePart(server), SanitizePart(tool), MaxNameLen, server, tool)
 }
 
-// fit cuts an already-sanitized (so ASCII) name to MaxNameLen, ending it
-// in a hash of the raw parts.
-func fit(name, server, tool string) string { return fitTo(name, MaxNameLen, server, tool) }
-
-// fitTo is fit for a limit of max bytes (max > hashLen+1).
-func fitTo(name string, max int, server, tool string) string {
-	if len(name) <= max {
-		return name
+// fitParts joins pre + srv + Separator + tail ("" srv: pre + tail alone,
+// the bare form) and, when that is longer than limit bytes (limit >
+// hashLen+1), cuts it to end in '_' and the hash of the raw server and
+// tool. The parts are already sanitized (so ASCII). The tool keeps at
+// least half of the room before the hash, or all it needs: its words are
+// what tell a server's tools apart, while the server's are the same for
+// all of them. Each part is shortened by shortenWords.
+func fitParts(pre, srv, tail string, limit int, server, tool string) string {
+	head := pre
+	if srv != "" {
+		head += srv + Separator
 	}
-	return name[:max-hashLen-1] + "_" + shortHash(server, tool)
+	if len(head)+len(tail) <= limit {
+		return head + tail
+	}
+	room := limit - hashLen - 1
+	keepTail := min(len(tail), max(room-len(head), room/2))
+	if srv != "" && len(head) > room-keepTail {
+		// The server's middle words go; the prefix and separator stay so
+		// that the name still reads mcp__<server>__<tool>.
+		srvRoom := room - keepTail - len(pre) - len(Separator)
+		if srvRoom >= 1 {
+			head = pre + shortenWords(srv, srvRoom) + Separator
+		} else {
+			head = (pre + srv + Separator)[:max(room-keepTail, 0)]
+		}
+	}
+	return head + shortenWords(tail, room-len(head)) + "_" + shortHash(server, tool)
+}
+
+// shortenWords cuts s to at most n bytes, dropping whole words from its
+// middle: words start at '_' or '-' (which they keep), the first word and
+// the last stay, and then, in turn, the words before the last and after
+// the first while they fit. When the first and last word do not fit
+// together, the last one is kept with as much of the front as fits, or
+// alone, cut; a single word is cut to its first n bytes.
+func shortenWords(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	var words []string
+	start := 0
+	for i := 1; i < len(s); i++ {
+		if s[i] == '_' || s[i] == '-' {
+			words = append(words, s[start:i])
+			start = i
+		}
+	}
+	words = append(words, s[start:])
+	last := len(words) - 1
+	size := len(words[0]) + len(words[last])
+	switch {
+	case last == 0:
+		return s[:n]
+	case len(words[last]) <= n && size > n:
+		// The last word and as much of the front as fits.
+		return strings.TrimLeft(s[:n-len(words[last])]+words[last], "_-")
+	case size > n:
+		return strings.TrimLeft(words[last], "_-")[:n]
+	}
+	front, back := 1, last // words[:front] and words[back:] are kept
+	for grew := true; grew && front < back; {
+		grew = false
+		if front < back && size+len(words[back-1]) <= n {
+			back--
+			size += len(words[back])
+			grew = true
+		}
+		if front < back && size+len(words[front]) <= n {
+			size += len(words[front])
+			front++
+			grew = true
+		}
+	}
+	return strings.Join(words[:front], "") + strings.Join(words[back:], "")
 }
 
 func shortHash(server, tool string) string {
@@ -211,7 +282,7 @@ func BareRouter(reserved []string) *Router {
 // nameFor is the model-facing name of tool under this router's mode.
 func (r *Router) nameFor(server, tool string) string {
 	if r.bare {
-		return fit(SanitizePart(tool), server, tool)
+		return fitParts("", "", SanitizePart(tool), MaxNameLen, server, tool)
 	}
 	return ToolName(server, tool)
 }

@@ -47,7 +47,10 @@ func TestToolName(t *testing.T) {
 			"mcp__s__" + strings.Repeat("t", 47) + "_" + shortHash("s", strings.Repeat("t", 57))},
 		{"1000-char tool", "github", long,
 			"mcp__github__" + strings.Repeat("x", 42) + "_" + shortHash("github", long)},
-		{"1000-char server", long, "t", "mcp__" + strings.Repeat("x", 50) + "_" + shortHash(long, "t")},
+		{"1000-char server", long, "t", "mcp__" + strings.Repeat("x", 47) + "__t_" + shortHash(long, "t")},
+		// The middle words go, the first and the last stay.
+		{"words cut from the middle", "github", "get_repository_branch_protection_required_status_checks_contexts_v2",
+			"mcp__github__get_repository_branch_checks_contexts_v2_" + shortHash("github", "get_repository_branch_protection_required_status_checks_contexts_v2")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -59,6 +62,41 @@ func TestToolName(t *testing.T) {
 				t.Errorf("ToolName = %q, not a legal name", got)
 			}
 		})
+	}
+}
+
+// Tools that differ only in their last words keep those words when their
+// names are cut, behind a long server name too (issue 29: three gitlab tools
+// all became create_merge_request_<hash>), for the model's names and a
+// gateway's at every budget.
+func TestCutNamesKeepWhatTellsToolsApart(t *testing.T) {
+	tools := []string{"create_merge_request_note", "create_merge_request_thread", "create_merge_request_discussion"}
+	for _, server := range []string{"gitlab", "gitlab-self-managed-production-eu", strings.Repeat("s", 40)} {
+		for budget := MinNameBudget; budget <= MaxNameLen+1; budget++ {
+			seen := map[string]string{}
+			for _, tool := range tools {
+				got := ServedName(server, tool, budget)
+				if budget > MaxNameLen {
+					got = ToolName(server, tool) // the model's own names, at 64
+				}
+				limit := min(budget, MaxNameLen)
+				if len(got) > limit || !legalName.MatchString(got) {
+					t.Errorf("%q: longer than %d or not legal", got, limit)
+				}
+				visible := got
+				if cut := strings.HasSuffix(got, "_"+shortHash(server, tool)); cut {
+					visible = strings.TrimSuffix(got, "_"+shortHash(server, tool))
+					// From 40 bytes on, the whole distinguishing word shows.
+					if last := tool[strings.LastIndexByte(tool, '_'):]; limit >= 40 && !strings.HasSuffix(visible, last) {
+						t.Errorf("%s / %s (budget %d): %q lost its last word %q", server, tool, limit, got, last)
+					}
+				}
+				if other, dup := seen[visible]; dup {
+					t.Errorf("%s (budget %d): %q and %q both show as %q before the hash", server, limit, other, tool, visible)
+				}
+				seen[visible] = tool
+			}
+		}
 	}
 }
 

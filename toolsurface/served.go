@@ -33,16 +33,18 @@ func NameBudget(entry string) int { return MaxNameLen - len(ClientPrefix(entry))
 
 // ServedName is the name a gateway serves for tool of server:
 // "<server>__<tool>", both parts through SanitizePart. A name longer than
-// budget is cut as ToolName cuts at MaxNameLen — its front, '_', and the
-// first 8 hex digits of sha256(server + "\x00" + tool) over the raw parts —
-// so it is deterministic and two long names that share a front differ. The
+// budget is cut as ToolName cuts at MaxNameLen — the tool's first and last
+// words kept, its middle ones (and, behind a long server name, the
+// server's) cut, then '_' and the first 8 hex digits of sha256(server +
+// "\x00" + tool) over the raw parts — so it is deterministic, and tools
+// that differ only in their last word keep it. The
 // result always matches ^[a-zA-Z0-9_-]+$ and is at most budget bytes long;
 // budget is clamped to [MinNameBudget, MaxNameLen].
 //
 // Like ToolName, ServedName is not injective; route with ServedRoutes.
 func ServedName(server, tool string, budget int) string {
 	budget = min(max(budget, MinNameBudget), MaxNameLen)
-	return fitTo(SanitizePart(server)+Separator+SanitizePart(tool), budget, server, tool)
+	return fitParts("", SanitizePart(server), SanitizePart(tool), budget, server, tool)
 }
 
 // ServedTool is one tool a gateway may serve.
