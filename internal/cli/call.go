@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -161,6 +162,10 @@ func jsonKind(v any) string {
 // toolCandidate reports whether a server can own the namespaced name
 // (its sanitized name is the name's server part), so that call starts only
 // the servers that matter.
+// cutName matches a name toolsurface cut to fit: it ends in '_' and eight
+// hex digits of a hash.
+var cutName = lazyRegexp(`_[0-9a-f]{8}$`)
+
 func toolCandidate(name string) func(config.ResolvedServer) bool {
 	if name == host.ToolSearchName {
 		return nil // the built-in searches the deferred tools of every server
@@ -175,7 +180,17 @@ func callRun(ctx context.Context, opts *CallOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	s, err := startSession(ctx, &opts.runtimeOptions, toolCandidate(opts.Name))
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	keep := toolCandidate(opts.Name)
+	if keep != nil && cutName().MatchString(opts.Name) && !slices.ContainsFunc(cfg.Servers, keep) {
+		// A long name cut to 64 may have lost part of its server's name
+		// (toolsurface.ToolName): every server is a candidate.
+		keep = nil
+	}
+	s, err := startSessionWith(ctx, &opts.runtimeOptions, cfg, keep)
 	if err != nil {
 		return err
 	}

@@ -212,9 +212,18 @@ func toolsRun(ctx context.Context, opts *ToolsOptions) (err error) {
 		return err
 	}
 	if opts.Server != "" {
-		return serverNotReady(s, opts.Server)
+		if err := serverNotReady(s, opts.Server); err != nil {
+			return err
+		}
 	}
-	if len(list.Tools) == 0 && !opts.JSON && provider == "" {
+	if len(list.Tools)+len(list.Deferred) > 0 {
+		return nil
+	}
+	if opts.JSON || provider != "" {
+		// A script gets [] on stdout; stderr says why, so that "the
+		// list failed" is not read as "the server has no tools".
+		fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", noToolsMessage(s))
+	} else {
 		fmt.Fprintln(opts.IO.ErrOut, noToolsMessage(s))
 	}
 	return nil
@@ -300,6 +309,20 @@ func noToolsMessage(s *session) string {
 	}
 	if len(s.cfg.Servers) == 0 {
 		return "No MCP servers are configured. Add one with `switchboard mcp add`, or try `switchboard demo`."
+	}
+	var failed []string
+	for _, st := range s.h.Status() {
+		if why, ok := st.ListErrors["tools/list"]; ok && st.State == host.StateConnected {
+			failed = append(failed, fmt.Sprintf("%s (%s)", st.Name, why))
+		}
+	}
+	if len(failed) > 0 {
+		// Connected, but their lists failed: not "no server is connected".
+		who := "server " + failed[0] + " is"
+		if len(failed) > 1 {
+			who = "servers " + strings.Join(failed, ", ") + " are"
+		}
+		return fmt.Sprintf("No tools: %s connected, but listing its tools failed. Run `switchboard status` for details; `switchboard tools` asks again.", who)
 	}
 	for _, st := range s.h.Status() {
 		if st.State == host.StateConnecting {

@@ -24,12 +24,17 @@ var LongToolNames = []string{
 // The longnames server serves LongToolNames; each answers "<name>: <text>".
 func init() {
 	register("longnames", serverDef{
-		doc:       "tools with long names (LongToolNames), each an echo answering \"<name>: <text>\"",
+		doc:       "tools with long names (LongToolNames, or -names), each an echo answering \"<name>: <text>\"",
 		inProcess: true,
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
+			names := fs.String("names", "", "serve these tools (comma-separated) instead of LongToolNames")
 			p.build = func() *mcp.Server {
 				s := mcp.NewServer(implementation("longnames"), nil)
-				for _, n := range LongToolNames {
+				tools := LongToolNames
+				if *names != "" {
+					tools = strings.Split(*names, ",")
+				}
+				for _, n := range tools {
 					mcp.AddTool(s, &mcp.Tool{Name: n, Description: "An echo with a long name; its answer starts with that name."},
 						func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
 							return text(n + ": " + in.Text), nil, nil
