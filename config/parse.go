@@ -284,6 +284,7 @@ func (d *jsoncDoc) server(name string, nameOff int, v *hujson.Value) serverDef {
 				fix = fmt.Sprintf("did you mean %q?", near)
 			}
 			warnAt(m.Name.StartOffset, key, "unknown field; it is ignored", fix)
+			def.Diags[len(def.Diags)-1].UnknownField = true
 		}
 	}
 

@@ -230,15 +230,15 @@ func TestParseServersDiagnostics(t *testing.T) {
 		}}},
 		{"unknown field suggests", `"x": {"command": "a", "arg": ["b"]}`, []Diagnostic{{
 			Severity: SeverityWarning, Position: at(27), Server: "x", Field: "arg",
-			Message: "unknown field; it is ignored", Fix: `did you mean "args"?`,
+			Message: "unknown field; it is ignored", Fix: `did you mean "args"?`, UnknownField: true,
 		}}},
 		{"unknown field camel case", `"x": {"command": "a", "startupTimeout": 5}`, []Diagnostic{{
 			Severity: SeverityWarning, Position: at(27), Server: "x", Field: "startupTimeout",
-			Message: "unknown field; it is ignored", Fix: `did you mean "startup_timeout"?`,
+			Message: "unknown field; it is ignored", Fix: `did you mean "startup_timeout"?`, UnknownField: true,
 		}}},
 		{"unknown field far", `"x": {"command": "a", "zzzzzz": 1}`, []Diagnostic{{
 			Severity: SeverityWarning, Position: at(27), Server: "x", Field: "zzzzzz",
-			Message: "unknown field; it is ignored", Fix: "remove it",
+			Message: "unknown field; it is ignored", Fix: "remove it", UnknownField: true,
 		}}},
 		{"command ignored for http", `"x": {"type": "http", "url": "https://a", "command": "c"}`, []Diagnostic{{
 			Severity: SeverityWarning, Position: at(5), Server: "x", Field: "command",

@@ -142,6 +142,12 @@ type Diagnostic struct {
 	// no configuration defines, so a front end can offer its own way to
 	// define it. It is not part of the JSON form.
 	Undefined bool `json:"-"`
+	// UnknownField marks the warning for a field of a server definition
+	// that Switchboard does not read (a typo such as "comand" is the usual
+	// reason; Fix then suggests the field meant), so that a front end
+	// writing a new definition can refuse it. It is not part of the JSON
+	// form.
+	UnknownField bool `json:"-"`
 }
 
 // Error renders the diagnostic as one line: "file:line:col: server "x":

@@ -60,6 +60,11 @@ to fix each problem:
                configured or a tool the connected server does not offer,
                settings files that do not parse
 
+Piped, the first line is the header (LEVEL CHECK SERVER MESSAGE FIX,
+tab-separated), then one tab-separated row per check: pass, note or fail, the
+check, the server ("-" for none), the message and the fix (empty for none).
+Skip the header with tail -n +2, or use --json.
+
 With --json, print an array of {check, server, ok, message, fix}; trust checks
 add "approval" (the object of 'switchboard mcp get NAME --json').
 
@@ -301,24 +306,12 @@ func unknownToolRules(pol *policy.Policy, status map[string]host.ServerStatus, t
 			if status[srv].State != host.StateConnected || !pat.NamesServer(srv) || pat.WholeServer(srv) {
 				continue
 			}
-			found := false
-			var offered []string
-			for _, t := range list {
-				offered = append(offered, t.Tool.Name)
-				if pat.MatchName(policy.Request{Tool: t.Name, Server: srv, ToolName: t.Tool.Name}) {
-					found = true
-				}
-			}
-			if found {
+			if len(matching(pat, srv, list)) > 0 {
 				continue
 			}
-			if len(offered) > 8 {
-				offered = append(offered[:8], "…")
-			}
 			rule := r
-			out = append(out, policy.Problem{Rule: &rule, Source: r.Source,
-				Message: fmt.Sprintf("server %s offers no tool of that name (it has %s)", srv, strings.Join(offered, ", ")),
-				Fix:     fmt.Sprintf("write the name as `switchboard tools --server %s` shows it", srv)})
+			out = append(out, policy.Problem{Rule: &rule, Source: r.Source, Message: noSuchTool(srv, list),
+				Fix: fmt.Sprintf("write the name as `switchboard tools --server %s` shows it", srv)})
 		}
 	}
 	return out
@@ -442,7 +435,7 @@ func trustCheck(rs config.ResolvedServer, st host.ServerStatus, a approvalJSON, 
 // detail under its row and a summary; tab-separated rows when piped.
 func printDoctor(ios *IOStreams, checks []doctorCheck, cfg *config.Resolved, o *runtimeOptions) error {
 	if !ios.IsTTY {
-		t := newTablePrinter(ios)
+		t := newTablePrinter(ios, "level", "check", "server", "message", "fix")
 		for _, c := range checks {
 			t.AddRow(string(c.Level), c.Check, dashEmpty(c.Server), c.Message, c.Fix)
 		}

@@ -28,6 +28,7 @@ func startListing(ctx context.Context, o *runtimeOptions, server string) (*sessi
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	s.reading = true
 	s.wait(ctx, o.Wait)
 	lctx, cancel := context.WithTimeout(ctx, max(o.Wait, 2*time.Second))
 	return s, lctx, cancel, nil

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -293,7 +294,14 @@ func writeServer(f *Factory, scope config.Scope, name string, raw []byte, force 
 	default:
 		for _, d := range s.Diagnostics {
 			if d.Severity == config.SeverityWarning {
-				fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", termsafe.Line(d.Message))
+				msg := d.Message
+				if d.Field != "" {
+					msg = fmt.Sprintf("field %q: %s", d.Field, msg)
+				}
+				if d.Fix != "" {
+					msg += " (fix: " + d.Fix + ")"
+				}
+				fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", termsafe.Line(msg))
 			}
 		}
 	}
@@ -453,6 +461,27 @@ func mcpAddJSONRun(ctx context.Context, opts *MCPAddJSONOptions) error {
 		return err
 	}
 	s, diags := config.ParseServer(opts.Name, []byte(opts.JSON))
+	// A field Switchboard does not read is refused before anything else:
+	// "comand" would otherwise be reported as a missing command, and a
+	// misspelt "evn" written and silently ignored.
+	var unknown []string
+	for _, d := range diags {
+		if d.UnknownField {
+			u := strconv.Quote(d.Field)
+			if strings.HasPrefix(d.Fix, "did you mean") {
+				u += " (" + d.Fix + ")"
+			}
+			unknown = append(unknown, u)
+		}
+	}
+	if len(unknown) > 0 {
+		noun := "field"
+		if len(unknown) > 1 {
+			noun = "fields"
+		}
+		return Usagef("correct or remove it; nothing was written (docs/configuration.md lists the fields)",
+			"invalid definition for %q: unknown %s %s", opts.Name, noun, strings.Join(unknown, ", "))
+	}
 	for _, d := range diags {
 		if d.Severity == config.SeverityError {
 			msg := d.Message
@@ -465,9 +494,8 @@ func mcpAddJSONRun(ctx context.Context, opts *MCPAddJSONOptions) error {
 			return Usagef(d.Fix, "invalid definition for %q: %s", opts.Name, msg)
 		}
 	}
-	for _, d := range diags {
-		fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", termsafe.Line(d.Error()))
-	}
+	// Its warnings (unset variables…) are said once, by writeServer, as
+	// the definition now stands in the configuration.
 	// JSONC in, JSON written: comments in a shell argument are unusual and
 	// the entry is re-laid-out anyway.
 	raw, err := hujson.Standardize([]byte(opts.JSON))

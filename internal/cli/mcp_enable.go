@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +17,9 @@ type MCPEnableOptions struct {
 	Factory *Factory
 	Name    string
 	Enable  bool
+	// Force records a name no scope defines even when a defined one is
+	// close to it (see mcpEnableRun).
+	Force bool
 }
 
 // NewMCPEnableCmd returns `mcp enable` (enable true) or `mcp disable`;
@@ -37,7 +41,9 @@ This records your own choice for this workspace in your user file
 never in a server's definition. Your choice beats every file of the
 repository (.mcp.json, .switchboard/workspace.json), whose lists may only
 switch servers off; only managed policy stands above it. Enabling a name that
-no scope defines is allowed: it shows as missing until it is added.`,
+no scope defines is allowed: it shows as missing until it is added. A name
+close to a defined one is taken for a typo and refused with the name meant
+(--force records it as it is).`,
 		Args:              exactArgs(1, "a server name"),
 		ValidArgsFunction: completeServerNames(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -48,6 +54,7 @@ no scope defines is allowed: it shows as missing until it is added.`,
 			return mcpEnableRun(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "record NAME even if no scope defines it and a defined name is close to it")
 	return cmd
 }
 
@@ -64,6 +71,9 @@ func mcpEnableRun(ctx context.Context, opts *MCPEnableOptions) error {
 	if !ok {
 		return Usagef("run it inside a project, or pass --workspace DIR",
 			"%s works per workspace, and none was found from %s (no .mcp.json, .switchboard/ or .git above it)", verb, f.Cwd)
+	}
+	if err := typoedName(f, opts.Name, opts.Enable, opts.Force, verb); err != nil {
+		return err
 	}
 	// The user's choice is kept in the user's own file, never in the
 	// repository: a file the repository commits may only switch servers
@@ -96,4 +106,33 @@ func mcpEnableRun(ctx context.Context, opts *MCPEnableOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "warning: %q is invalid: %s\n", opts.Name, termsafe.Line(s.Err().Error()))
 	}
 	return nil
+}
+
+// typoedName refuses a name no scope defines when a defined one is close
+// to it: `mcp enable ech` meant echo, and recording "ech" would leave echo
+// as it was and add a missing server. Disabling a name that only the
+// enable lists hold (a missing server) is undoing such a record, and
+// allowed. force records the name as it is.
+func typoedName(f *Factory, name string, enable, force bool, verb string) error {
+	if force {
+		return nil
+	}
+	cfg, err := f.LoadConfig()
+	if err != nil {
+		return nil // the edit reports what is wrong with the files
+	}
+	if s := cfg.Server(name); s != nil && (s.Availability != config.Missing || !enable) {
+		return nil
+	}
+	var near []string
+	for _, n := range nearestNames(name, cfg) {
+		if s := cfg.Server(n); n != name && s != nil && s.Availability != config.Missing {
+			near = append(near, n)
+		}
+	}
+	if len(near) == 0 {
+		return nil
+	}
+	return Usagef(fmt.Sprintf("did you mean %s? (pass --force to %s %q anyway)", strings.Join(near, ", "), verb, name),
+		"no scope defines a server named %q", name)
 }

@@ -84,19 +84,14 @@ func toServerJSON(s *config.ResolvedServer) serverJSON {
 	return j
 }
 
-// enabledText is the ENABLED column.
-func enabledText(s *config.ResolvedServer, tty bool) string {
+// enabledText is the ENABLED column, the same words on a terminal and
+// piped (scripts that want a boolean use --json's "enabled").
+func enabledText(s *config.ResolvedServer) string {
 	switch s.Availability {
 	case config.Available:
-		if tty {
-			return "yes"
-		}
-		return "true"
+		return "yes"
 	case config.Disabled:
-		if tty {
-			return "no (" + shortReason(s.DisabledReason) + ")"
-		}
-		return "false"
+		return "no (" + shortReason(s.DisabledReason) + ")"
 	}
 	return string(s.Availability) // missing, invalid
 }
@@ -192,6 +187,11 @@ func NewMCPListCmd(f *Factory, runF func(context.Context, *MCPListOptions) error
 		Long: `List the effective server of each name (local > project > user; managed
 servers override all), with its scope, file and whether it is enabled here.
 
+Piped, the first line is the header (NAME TYPE SCOPE ENABLED COMMAND / URL FILE,
+tab-separated), then one tab-separated row per server with those six columns;
+ENABLED reads as on a terminal: yes, no (why), missing or invalid. Skip the
+header with tail -n +2, or use --json.
+
 Problems in the configuration files are printed on stderr, one per line with
 file:line:col and a fix, after the valid servers; the exit code is then 2.`,
 		Args:              noArgs,
@@ -246,7 +246,7 @@ func mcpListRun(ctx context.Context, opts *MCPListOptions) error {
 			if file == "" {
 				file = "-"
 			}
-			t.AddRow(s.Name, typ, scope, enabledText(s, tty), targetText(s.Written), file)
+			t.AddRow(s.Name, typ, scope, enabledText(s), targetText(s.Written), file)
 		}
 		if err := t.Render(); err != nil {
 			return err
@@ -267,8 +267,19 @@ type MCPGetOptions struct {
 func NewMCPGetCmd(f *Factory, runF func(context.Context, *MCPGetOptions) error) *cobra.Command {
 	opts := &MCPGetOptions{IO: f.IO, Factory: f}
 	cmd := &cobra.Command{
-		Use:               "get NAME",
-		Short:             "Show one server's effective definition and why it is (not) used",
+		Use:   "get NAME",
+		Short: "Show one server's effective definition and why it is (not) used",
+		Long: `Show one server's effective definition (command or URL as written, env and
+headers with secrets hidden), whether it is enabled here, its launch trust and
+its warnings.
+
+Piped, each line is one tab-separated key and value (name, scope, file, type,
+command, url, cwd, env, header, description, enabled, sandbox, trust, approval,
+…; env and header repeat), then one line per warning: its severity and text.
+--json gives the same as one object.
+
+Problems in the configuration files are printed on stderr, one per line with
+file:line:col and a fix; the exit code is then 2, as for mcp list.`,
 		Args:              exactArgs(1, "a server name"),
 		ValidArgsFunction: completeServerNames(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -342,15 +353,17 @@ func mcpGetRun(ctx context.Context, opts *MCPGetOptions) error {
 	} else if err := printServerDetail(opts.IO, f, r, s, d, notes); err != nil {
 		return err
 	}
-	// The server's own problems are already shown; report the file-level
-	// ones, and the exit code.
-	var fileDiags []config.Diagnostic
+	// The server's own problems are already shown; report the others
+	// (the files', other servers'), and exit 2 on an error anywhere, as
+	// mcp list does: a script cannot tell a configuration it half reads
+	// from a good one otherwise.
+	var others []config.Diagnostic
 	for _, g := range r.Diagnostics {
-		if g.Server == "" {
-			fileDiags = append(fileDiags, g)
+		if g.Server != s.Name {
+			others = append(others, g)
 		}
 	}
-	fileErr := reportDiagnostics(opts.IO.ErrOut, fileDiags, nil)
+	fileErr := reportDiagnostics(opts.IO.ErrOut, others, nil)
 	if s.Availability == config.Invalid {
 		return Configf("fix the definition as shown above", "server %q is invalid", s.Name)
 	}
@@ -457,7 +470,7 @@ func printServerDetail(ios *IOStreams, f *Factory, r *config.Resolved, s *config
 	if w.Description != "" {
 		rows = append(rows, row{"description", w.Description})
 	}
-	rows = append(rows, row{"enabled", enabledText(s, tty)})
+	rows = append(rows, row{"enabled", enabledText(s)})
 	if d.Sandbox != "" {
 		rows = append(rows, row{"sandbox", d.Sandbox})
 	}

@@ -137,6 +137,31 @@ func TestMCPListGolden(t *testing.T) {
 	}
 }
 
+// TestEnabledReadsTheSame: the ENABLED column says the same words on a
+// terminal and piped (issue 29): yes, no (why), missing.
+func TestEnabledReadsTheSame(t *testing.T) {
+	w := listWorld(t)
+	tty, _, _ := w.run(true, "mcp", "list")
+	piped, _, _ := w.run(false, "mcp", "list")
+	rows := strings.Split(strings.TrimSpace(piped), "\n")[1:]
+	if len(rows) < 4 {
+		t.Fatalf("piped list: %q", piped)
+	}
+	for _, row := range rows {
+		f := strings.Split(row, "\t")
+		name, enabled := f[0], f[3]
+		found := false
+		for _, l := range strings.Split(tty, "\n") {
+			if strings.HasPrefix(l, name+" ") && strings.Contains(l, "  "+enabled+"  ") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s: piped ENABLED %q is not what the terminal says:\n%s", name, enabled, tty)
+		}
+	}
+}
+
 // TestMCPListJSONContract checks the `mcp list --json` keys scripts rely on,
 // independently of the golden files.
 func TestMCPListJSONContract(t *testing.T) {

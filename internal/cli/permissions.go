@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -94,6 +95,9 @@ type PermissionsOptions struct {
 	// workspace, else user.
 	Scope string
 	JSON  bool
+	// Force writes Rule even when it names no configured server or a tool
+	// its server does not offer (allow, ask, deny).
+	Force bool
 }
 
 func newPermissionsCmd(f *Factory) *cobra.Command {
@@ -167,6 +171,9 @@ func newPermissionsSetCmd(f *Factory, list policy.Action, runF func(context.Cont
 		scopeHelp = "remove only from `SCOPE` (local or user); default: both"
 	}
 	cmd.Flags().StringVar(&opts.Scope, "scope", "", scopeHelp)
+	if list != "" {
+		cmd.Flags().BoolVar(&opts.Force, "force", false, "write the rule even if it names no configured server, or a tool its server does not offer")
+	}
 	return cmd
 }
 
@@ -207,6 +214,9 @@ func permissionsSetRun(ctx context.Context, opts *PermissionsOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.Rule, err = opts.checkRuleNames(ctx); err != nil {
+		return err
+	}
 	moved, changed, err := t.set(opts.List, opts.Rule)
 	if err != nil {
 		return configFileErr(err)
@@ -221,27 +231,7 @@ func permissionsSetRun(ctx context.Context, opts *PermissionsOptions) error {
 	default:
 		fmt.Fprintf(opts.IO.Out, "Added %s to permissions.%s of %s\n", rule, opts.List, where)
 	}
-	opts.noteUnconfigured()
 	return nil
-}
-
-// noteUnconfigured says when the rule names no configured server (a typo
-// is the usual reason).
-func (o *PermissionsOptions) noteUnconfigured() {
-	cfg, err := o.Factory.LoadConfig()
-	if err != nil {
-		return
-	}
-	p, _ := policy.ParseRule(o.Rule)
-	if p.AllTools() {
-		return
-	}
-	for _, s := range cfg.Servers {
-		if p.NamesServer(s.Name) {
-			return
-		}
-	}
-	fmt.Fprintf(o.IO.ErrOut, "note: no configured server is named %s; see `switchboard mcp list`\n", termsafe.Line(p.Server()))
 }
 
 func permissionsRemoveRun(ctx context.Context, opts *PermissionsOptions) error {
@@ -310,6 +300,10 @@ type permissionJSON struct {
 type permissionMatch struct {
 	Server string `json:"server"`
 	Tool   string `json:"tool"`
+	// Unchecked says why the server's tools could not be listed (it needs
+	// approval, did not connect within --wait…): Tool is then the rule's
+	// own spelling, not a tool the server was seen to offer.
+	Unchecked string `json:"unchecked,omitempty"`
 }
 
 func newPermissionsListCmd(f *Factory) *cobra.Command {
@@ -320,11 +314,22 @@ func newPermissionsListCmd(f *Factory) *cobra.Command {
 		Long: `List every permission rule of every settings file in force (managed, --settings,
 local, user, project), in the order they are weighed, with the file it is in and
 what it matches among the configured servers. A rule that takes no effect says
-why (an allow rule of the repository's own settings, mcp__git*, …).
+why (an allow rule of the repository's own settings, mcp__git*, a tool its
+server does not offer, …). To tell, the servers that rules name single tools of
+are started (at most --wait; a server that needs approval is not) and their
+tools listed; a tool that could not be checked says why.
 ` + "`switchboard tools`" + ` shows which rule decides each tool.
 
+Piped, the first line is the header (LIST RULE SCOPE MATCHES FILE,
+tab-separated), then one tab-separated row per rule with those five columns.
+Skip the header with tail -n +2, or use --json.
+
 With --json, print an array of {rule, list, scope, file, matches: [{server,
-tool}], conditions, problem}; tool "*" stands for all of a server's tools.`,
+tool, unchecked}], conditions, problem}; tool "*" stands for all of a server's
+tools.
+
+A settings or configuration file with an error is reported on stderr after the
+list, and the exit code is then 2.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.JSON = f.global().JSON
@@ -344,31 +349,39 @@ func permissionsListRun(ctx context.Context, opts *PermissionsOptions) error {
 	for _, s := range cfg.Servers {
 		servers = append(servers, s.Name)
 	}
+	pol := f.permissionPolicy(cfg)
+	rules := orderedRules(pol.Rules())
+	// A rule is never shown matching a tool that does not exist: the
+	// servers whose single tools rules name are asked for their tools.
+	var check []string
+	for _, r := range rules {
+		if p := r.Pattern(); r.Problem() == "" && p.NamesTool() {
+			for _, s := range servers {
+				if p.NamesServer(s) && !slices.Contains(check, s) {
+					check = append(check, s)
+				}
+			}
+		}
+	}
+	st := listServerTools(ctx, f, cfg, check)
 	out := []permissionJSON{}
-	for _, r := range orderedRules(f.permissionPolicy(cfg).Rules()) {
+	for _, r := range rules {
 		e := permissionJSON{Rule: r.Text, List: r.List, Scope: r.Source.Scope, File: r.Source.File,
 			Matches: []permissionMatch{}, Problem: r.Problem(), Conditions: r.Pattern().HasArgs()}
 		if e.Problem == "" {
-			p := r.Pattern()
-			for _, s := range servers {
-				if !p.NamesServer(s) {
-					continue
-				}
-				tool := p.Tool()
-				if tool == "" {
-					tool = "*"
-				}
-				e.Matches = append(e.Matches, permissionMatch{Server: s, Tool: tool})
-			}
+			e.Matches, e.Problem = ruleMatches(r.Pattern(), servers, st)
 		}
 		out = append(out, e)
 	}
 	if opts.JSON {
-		return printJSON(opts.IO.Out, out)
+		if err := printJSON(opts.IO.Out, out); err != nil {
+			return err
+		}
+		return reportSettingsProblems(opts.IO.ErrOut, cfg, pol, f.tilde)
 	}
 	if len(out) == 0 {
 		fmt.Fprintln(opts.IO.ErrOut, "No permission rules: every MCP call is asked for. Add one with `switchboard permissions allow mcp__server__tool`.")
-		return nil
+		return reportSettingsProblems(opts.IO.ErrOut, cfg, pol, f.tilde)
 	}
 	t := newTablePrinter(opts.IO, "list", "rule", "scope", "matches", "file")
 	for _, e := range out {
@@ -380,7 +393,73 @@ func permissionsListRun(ctx context.Context, opts *PermissionsOptions) error {
 		}
 		t.AddRow(string(e.List), e.Rule, string(e.Scope), matchesText(e), file)
 	}
-	return t.Render()
+	if err := t.Render(); err != nil {
+		return err
+	}
+	return reportSettingsProblems(opts.IO.ErrOut, cfg, pol, f.tilde)
+}
+
+// ruleMatches is what an effective rule matches among servers: all tools
+// of a server, the tools a server was seen to offer, or — for a server
+// whose tools are not known — the rule's tool, unchecked. problem says
+// why it matches nothing when the servers it names offer no such tool.
+func ruleMatches(p policy.Pattern, servers []string, st *serverTools) (matches []permissionMatch, problem string) {
+	matches = []permissionMatch{}
+	var missing []string
+	for _, s := range servers {
+		switch {
+		case !p.NamesServer(s):
+		case p.Tool() == "":
+			matches = append(matches, permissionMatch{Server: s, Tool: "*"})
+		case !st.listed(s):
+			matches = append(matches, permissionMatch{Server: s, Tool: p.Tool(), Unchecked: st.whyUnlisted(s)})
+		default:
+			found := matching(p, s, st.tools[s])
+			for _, t := range found {
+				matches = append(matches, permissionMatch{Server: s, Tool: t.Tool.Name})
+			}
+			if len(found) == 0 {
+				missing = append(missing, noSuchTool(s, st.tools[s]))
+			}
+		}
+	}
+	if len(matches) == 0 && len(missing) > 0 {
+		problem = strings.Join(missing, "; ")
+	}
+	return matches, problem
+}
+
+// reportSettingsProblems prints, after a listing of rules, what keeps the
+// files from being read — a settings file that does not parse or holds a
+// malformed list, a configuration file with an error — one line each, and
+// returns the config error (exit 2) when there is any.
+func reportSettingsProblems(w io.Writer, cfg *config.Resolved, pol *policy.Policy, tilde func(string) string) error {
+	n := 0
+	for _, p := range pol.Problems(nil) {
+		if p.Rule != nil {
+			continue // shown in the list, with the rule
+		}
+		src := p.Source
+		if src.File != "" {
+			src.File = tilde(src.File)
+		}
+		line := fmt.Sprintf("%s: %s", src, oneLineText(p.Message))
+		if p.Fix != "" {
+			line += " (fix: " + p.Fix + ")"
+		}
+		fmt.Fprintf(w, "error: %s\n", termsafe.Line(line))
+		n++
+	}
+	var errs []config.Diagnostic
+	for _, d := range cfg.Diagnostics {
+		if d.Severity == config.SeverityError {
+			errs = append(errs, d)
+		}
+	}
+	if err := reportDiagnostics(w, errs, nil); err != nil || n > 0 {
+		return Configf("fix the files named above; until then their rules do not apply", "the settings or configuration have errors")
+	}
+	return nil
 }
 
 // orderedRules orders rules as they are weighed: deny, ask, allow, and
@@ -409,9 +488,12 @@ func matchesText(e permissionJSON) string {
 	}
 	var parts []string
 	for _, m := range e.Matches {
-		if m.Tool == "*" {
+		switch {
+		case m.Tool == "*":
 			parts = append(parts, m.Server+" (all tools)")
-		} else {
+		case m.Unchecked != "":
+			parts = append(parts, m.Server+": "+m.Tool+" (not checked: "+m.Unchecked+")")
+		default:
 			parts = append(parts, m.Server+": "+m.Tool)
 		}
 	}

@@ -35,7 +35,12 @@ func NewPromptsCmd(f *Factory, runF func(context.Context, *PromptsOptions) error
 		Short: "List the servers' prompts as /server:prompt slash commands",
 		Long: `Start the configured servers, wait at most --wait for them, and list the prompts
 of every connected server as the slash commands they become (/<server>:<prompt>),
-with their arguments (required ones marked *). Render one with 'switchboard prompt'.`,
+with their arguments (required ones marked *). Render one with 'switchboard prompt'.
+
+Piped, the first line is the header (PROMPT ARGUMENTS DESCRIPTION,
+tab-separated), then one tab-separated row per prompt: the slash command, its
+arguments separated by spaces, the first line of its description. Skip the
+header with tail -n +2, or use --json.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.runtimeOptions = newRuntimeOptions(f)

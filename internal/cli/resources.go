@@ -40,6 +40,11 @@ Resource templates follow the resources, marked (template): a URI template such
 as @notes:notes://{id} stands for every URI built from it, so fill in the
 variables and read that (switchboard read @notes:notes://42).
 
+Piped, the first line is the header (RESOURCE TYPE DESCRIPTION, tab-separated),
+then one tab-separated row per resource or template: its @server:uri reference,
+its MIME type ("-" when it has none), its title or description. Skip the
+header with tail -n +2, or use --json.
+
 With --json, an array of {kind, ref, server, uri, name, title, description,
 mimeType}: kind is "resource" or "template" (whose uri is the URI template).`,
 		Args: cobra.NoArgs,

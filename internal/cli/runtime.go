@@ -131,8 +131,12 @@ type session struct {
 	line *liveLine
 	// diags are the configuration diagnostics to report when the command
 	// ends, after what it printed.
-	diags    []config.Diagnostic
-	keep     func(name string) bool
+	diags []config.Diagnostic
+	keep  func(name string) bool
+	// reading marks a reading command (status, tools, prompts,
+	// resources): a configuration error is exit 2 even when valid
+	// servers were listed, as mcp list has it.
+	reading  bool
 	logClose func()
 	trust    *launchTrust // nil when the run builds no launch trust
 
@@ -374,14 +378,15 @@ func (s *session) fatalConfig() error {
 
 // close stops the live line and the host and reports the configuration
 // diagnostics, one line each on stderr. It returns err, or, when err is
-// nil and the configuration was too broken to load anything, the config
-// error (exit 2).
+// nil and the configuration has an error, the config error (exit 2): for a
+// reading command whatever the error, for the others (call, prompt, read)
+// only when it left nothing to load.
 func (s *session) close(err error) error {
 	s.line.Stop()
 	s.h.Close()
 	s.logClose()
 	if rerr := reportDiagnostics(s.opts.IO.ErrOut, s.diags, s.keep); rerr != nil && err == nil {
-		if s.fatalConfig() != nil {
+		if s.reading || s.fatalConfig() != nil {
 			return rerr
 		}
 	}

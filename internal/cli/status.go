@@ -39,8 +39,13 @@ lines it wrote to stderr. The footer names the configuration files in use.
 States: connected, connecting, error, circuit-open, needs-approval, approval-stale,
 disabled, paused, missing.
 
+Piped, the first line is the header (NAME TYPE SCOPE STATE TOOLS TOKENS REASON
+COMMAND, tab-separated), then one tab-separated row per server with those eight
+columns; a cell with nothing to say is empty or "-". Skip the header with
+tail -n +2, or use --json.
+
 Exit status 0 even when servers are in error (status is a report); 2 when the
-configuration is too broken to load any server.`,
+configuration has an error (each is printed on stderr, after the report).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts := &StatusOptions{runtimeOptions: newRuntimeOptions(f), JSON: f.global().JSON}
@@ -58,6 +63,7 @@ func statusRun(ctx context.Context, opts *StatusOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	s.reading = true
 	defer func() { err = s.close(err) }()
 	report := s.snapshot(ctx)
 	if opts.JSON {
@@ -115,9 +121,10 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 	}
 	now := o.now()
 	if !ios.IsTTY {
-		// Piped: one plain row per server, with the command line last, for
-		// cut and awk; scripts wanting more use --json.
-		t := newTablePrinter(ios)
+		// Piped: the header, then one plain row per server, with the
+		// command line last, for cut and awk; scripts wanting more use
+		// --json.
+		t := newTablePrinter(ios, statusPipedColumns...)
 		for _, st := range r.Servers {
 			t.AddRow(st.Name, dashEmpty(string(st.Type)), dashEmpty(string(st.Scope)), string(st.State),
 				toolsCell(st), countCell(st, st.Tokens), reasonText(st, now), commandText(st))
@@ -156,6 +163,9 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 	printFiles(ios.Out, cfg, o)
 	return nil
 }
+
+// statusPipedColumns are status's piped columns (its help names them).
+var statusPipedColumns = []string{"name", "type", "scope", "state", "tools", "tokens", "reason", "command"}
 
 // reasonText is the REASON cell: the one-line reason, and for a server
 // still connecting how long it has been at it.

@@ -140,17 +140,19 @@ func TestStatusExitCodes(t *testing.T) {
 			t.Errorf("stderr does not name the position: %q", stderr)
 		}
 	})
-	t.Run("a config error beside a valid server exits 0 and reports it", func(t *testing.T) {
+	// As mcp list (issue 29): the valid servers are shown, the error is
+	// reported, and the exit code says the configuration has one.
+	t.Run("a config error beside a valid server is shown with it and exits 2", func(t *testing.T) {
 		w := newRTWorld(t)
 		w.userServers(map[string]any{"echo": w.server("echo"), "bad": map[string]any{"type": "stdio"}})
 		out, stderr, code := w.run(false, "status")
-		if code != 0 {
-			t.Fatalf("exit %d, want 0; stderr:\n%s", code, stderr)
+		if code != 2 {
+			t.Fatalf("exit %d, want 2; stderr:\n%s", code, stderr)
 		}
 		if !strings.Contains(out, "echo\tstdio\tuser\tconnected\t") {
 			t.Errorf("the valid server is hidden: %q", out)
 		}
-		if n := strings.Count(stderr, "\n"); n != 1 || !strings.Contains(stderr, `server "bad"`) {
+		if n := strings.Count(stderr, `server "bad"`); n != 1 || !strings.HasPrefix(stderr, "error: ") {
 			t.Errorf("want one diagnostic line naming bad, got %q", stderr)
 		}
 	})
