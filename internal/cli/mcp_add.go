@@ -61,7 +61,10 @@ Switchboard to expand when it connects (and the secret out of the file):
   switchboard mcp add --transport http -H 'Authorization: Bearer ${TOKEN}' api https://api.example.com/mcp
 
 The scope is local (this workspace, private to you) unless --scope says user
-or project; outside any workspace it is user.`,
+or project; outside any workspace it is user. The project file (.mcp.json) is
+shared through the repository: a credential given with -e or -H is written
+there as ${VAR} (an auth scheme such as "Bearer " kept), and the note says
+which variable to set.`,
 		Example: `  switchboard mcp add fs -- npx -y @modelcontextprotocol/server-filesystem ~/src
   switchboard mcp add --scope user --transport sse events https://example.com/sse
   switchboard mcp add --from-registry io.github.owner/weather -e 'API_KEY=${API_KEY}'`,
@@ -127,7 +130,7 @@ func mcpAddRun(ctx context.Context, opts *MCPAddOptions) error {
 	if err := checkNewName(opts.Name); err != nil {
 		return err
 	}
-	def, err := opts.definition()
+	def, err := opts.definition(scope == config.ScopeProject)
 	if err != nil {
 		return err
 	}
@@ -144,7 +147,9 @@ func mcpAddRun(ctx context.Context, opts *MCPAddOptions) error {
 }
 
 // definition builds the server definition from the flags and arguments.
-func (opts *MCPAddOptions) definition() (addDef, error) {
+// shared says it goes to the repository's file, where writeServer puts
+// ${VAR} in place of a credential (so -H's warning about one is not due).
+func (opts *MCPAddOptions) definition(shared bool) (addDef, error) {
 	var def addDef
 	transport := opts.Transport
 	if transport == "" {
@@ -194,6 +199,9 @@ func (opts *MCPAddOptions) definition() (addDef, error) {
 		}
 		def.Headers = headers
 		for _, k := range sortedKeys(headers) {
+			if _, v := splitScheme(strings.TrimSpace(headers[k])); shared && isLiteralCredential(k, v) {
+				continue // written as ${VAR} (writeServer says so)
+			}
 			if w := headerWarning(k, headers[k]); w != "" {
 				fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", w)
 			}
@@ -258,6 +266,14 @@ func writeServer(f *Factory, scope config.Scope, name string, raw []byte, force 
 		return Usagef(fmt.Sprintf("pass --force to replace it, or remove it first: switchboard mcp remove %s --scope %s", name, scope),
 			"server %q already exists in %s", name, t.describe(f))
 	}
+	var creds []credential
+	if scope == config.ScopeProject {
+		// The repository's file never holds a credential: ${VAR} does,
+		// read from the environment when the server starts.
+		if raw, creds, err = withCredentialRefs(name, raw); err != nil {
+			return Failuref("", "%v", err)
+		}
+	}
 	if err := setServer(t, name, raw); err != nil {
 		return err
 	}
@@ -277,6 +293,7 @@ func writeServer(f *Factory, scope config.Scope, name string, raw []byte, force 
 	if scope == config.ScopeProject {
 		fmt.Fprintf(out, "Project servers ask for approval before they first start: switchboard mcp approve %s\n", name)
 	}
+	printCredentialNotes(f.IO.ErrOut, creds, f.tilde(t.File))
 	// Say what will keep the new definition from being used as written.
 	r, err := f.LoadConfig()
 	if err != nil {

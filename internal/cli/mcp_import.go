@@ -288,6 +288,15 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 			rep.Skipped = append(rep.Skipped, e)
 			continue
 		}
+		if dest.Scope == config.ScopeProject {
+			// The repository's file never holds a credential (writeServer).
+			def, creds, err := withCredentialRefs(e.Name, e.def)
+			if err != nil {
+				return Failuref("", "%s: %v", e.Name, err)
+			}
+			e.def = def
+			e.Notes = append(e.Notes, credentialNotes(creds, f.tilde(dest.File))...)
+		}
 		if err := setServer(dest, e.Name, e.def); err != nil {
 			return err
 		}

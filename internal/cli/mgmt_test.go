@@ -301,7 +301,7 @@ func TestMCPAddDefinition(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			def, err := tt.opts.definition()
+			def, err := tt.opts.definition(false)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || exitCode(err) != ExitUsage {
 					t.Fatalf("err = %v (exit %d), want %q with exit 2", err, exitCode(err), tt.wantErr)

@@ -1,0 +1,196 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/tailscale/hujson"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/redact"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
+)
+
+// credential is a literal credential in a server definition's env or
+// headers: a value a shared (repository) file must not hold (SPEC §11.3).
+type credential struct {
+	// Field is "env" or "headers"; Key the variable or header it is the
+	// value of.
+	Field, Key string
+	// Var is the environment variable that is to hold it instead: the
+	// definition gets ${Var}.
+	Var string
+	// Scheme is what stays before the reference in a header ("Bearer ").
+	Scheme string
+	// value is the credential itself: never printed.
+	value string
+}
+
+// ref is what the definition holds instead of the credential.
+func (c credential) ref() string { return c.Scheme + "${" + c.Var + "}" }
+
+// literalCredentials returns the values of def's env and headers that are
+// credentials written out in full, sorted by field and key, each with the
+// environment variable that is to hold it. It is the one test of "is this
+// a literal credential" for every command that writes a file shared
+// through a repository (mcp add, add-json, import into project scope), and
+// for whatever stores secrets elsewhere later (a keychain).
+//
+// A value is one when it holds no ${…} reference and
+//   - env: its name says secret (token, key, secret, password, auth, …) and
+//     the value looks like one (8+ characters, no spaces, not a path, a
+//     number, a boolean or a plain URL), or the value has a known token's
+//     shape (ghp_…, sk-…, xoxb-…, AKIA…, a JWT), or is a URL with a
+//     password (postgres://user:pw@host);
+//   - headers: the same, after an auth scheme ("Bearer ", "Basic ",
+//     "token "), which stays; every header whose name says secret
+//     (Authorization, Cookie, X-Api-Key…) counts.
+//
+// server names the variables of headers: GITHUB_TOKEN for github's
+// Authorization, GITHUB_API_KEY for its X-Api-Key.
+func literalCredentials(server string, def config.Server) []credential {
+	var out []credential
+	for _, k := range sortedKeys(def.Env) {
+		v := strings.TrimSpace(def.Env[k])
+		if isLiteralCredential(k, v) {
+			out = append(out, credential{Field: "env", Key: k, Var: envVarName(k), value: v})
+		}
+	}
+	for _, k := range sortedKeys(def.Headers) {
+		scheme, v := splitScheme(strings.TrimSpace(def.Headers[k]))
+		if isLiteralCredential(k, v) {
+			out = append(out, credential{Field: "headers", Key: k, Var: headerVarName(server, k), Scheme: scheme, value: v})
+		}
+	}
+	// Two credentials must not share a variable unless they are the same.
+	used := map[string]string{}
+	for i, c := range out {
+		name := c.Var
+		for n := 2; used[name] != "" && used[name] != c.value; n++ {
+			name = fmt.Sprintf("%s_%d", c.Var, n)
+		}
+		used[name] = c.value
+		out[i].Var = name
+	}
+	return out
+}
+
+// tokenShape matches the well-known shapes of generated credentials.
+var tokenShape = lazyRegexp(`^(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|glpat-[\w-]{20,}|sk-[\w-]{20,}|sk_(?:live|test)_\w{16,}|xox[abpors]-[\w-]{10,}|AKIA[0-9A-Z]{16}|AIza[\w-]{30,}|eyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]*|npm_[A-Za-z0-9]{30,})$`)
+
+var notSecret = map[string]bool{"true": true, "false": true, "yes": true, "no": true, "on": true, "off": true, "null": true, "none": true}
+
+func isLiteralCredential(key, v string) bool {
+	if v == "" || strings.Contains(v, "${") {
+		return false
+	}
+	if tokenShape().MatchString(v) {
+		return true
+	}
+	if u, err := url.Parse(v); err == nil && u.Scheme != "" && u.Host != "" {
+		_, hasPassword := u.User.Password()
+		return hasPassword // a URL says where, unless it holds a password
+	}
+	if !redact.IsSecretKey(key) || len(v) < 8 || strings.ContainsAny(v, " \t") || notSecret[strings.ToLower(v)] {
+		return false
+	}
+	if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~") || strings.HasPrefix(v, ".") || strings.Contains(v, `:\`) {
+		return false // a path to a key file, not the key
+	}
+	return strings.Trim(v, "0123456789.") != ""
+}
+
+// authScheme is the scheme word of an Authorization-style header value.
+var authScheme = lazyRegexp(`^(?i:bearer|basic|token|bot|apikey|key)\s+`)
+
+func splitScheme(v string) (scheme, rest string) {
+	if m := authScheme().FindString(v); m != "" && len(m) < len(v) {
+		return m, v[len(m):]
+	}
+	return "", v
+}
+
+// varWord makes an environment variable's name, or part of one, of s:
+// upper case, anything but letters and digits as "_".
+var notVarChar = regexp.MustCompile(`[^A-Z0-9]+`)
+
+func varWord(s string) string {
+	return strings.Trim(notVarChar.ReplaceAllString(strings.ToUpper(s), "_"), "_")
+}
+
+func envVarName(key string) string {
+	if config.IsVarName(key) {
+		return key
+	}
+	name := varWord(key)
+	if name == "" || name[0] >= '0' && name[0] <= '9' {
+		name = "SECRET_" + name
+	}
+	return name
+}
+
+func headerVarName(server, header string) string {
+	h := strings.ToLower(header)
+	suffix := ""
+	switch h {
+	case "authorization", "proxy-authorization":
+		suffix = "TOKEN"
+	default:
+		suffix = varWord(strings.TrimPrefix(h, "x-"))
+	}
+	return envVarName(varWord(server) + "_" + suffix)
+}
+
+// withCredentialRefs returns the definition raw (JSON) with each
+// credential's value replaced by its reference, and the credentials
+// replaced. Only its env and header values change.
+func withCredentialRefs(name string, raw []byte) ([]byte, []credential, error) {
+	def, _ := config.ParseServer(name, raw)
+	creds := literalCredentials(name, def)
+	if len(creds) == 0 {
+		return raw, nil, nil
+	}
+	v, err := hujson.Parse(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ops []map[string]string
+	for _, c := range creds {
+		ops = append(ops, map[string]string{"op": "replace", "path": "/" + c.Field + "/" + pointerToken(c.Key), "value": c.ref()})
+	}
+	patch, _ := json.Marshal(ops)
+	if err := v.Patch(patch); err != nil {
+		return nil, nil, fmt.Errorf("keeping the credentials out of the file: %w", err)
+	}
+	return v.Pack(), creds, nil
+}
+
+func pointerToken(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// credentialNotes says, one line each, which credentials were written as
+// references and what to set: file is the shared file's name.
+func credentialNotes(creds []credential, file string) []string {
+	var out []string
+	for _, c := range creds {
+		what := "env " + c.Key
+		if c.Field == "headers" {
+			what = "header " + c.Key
+		}
+		out = append(out, fmt.Sprintf("%s holds a credential, and %s is shared through the repository: written as %q; set %s in your environment (export %s=…) before the server starts",
+			what, file, c.ref(), c.Var, c.Var))
+	}
+	return out
+}
+
+// printCredentialNotes prints credentialNotes as notes on w.
+func printCredentialNotes(w io.Writer, creds []credential, file string) {
+	for _, n := range credentialNotes(creds, file) {
+		fmt.Fprintf(w, "note: %s\n", termsafe.Line(n))
+	}
+}

@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+)
+
+// TestLiteralCredentials: what a shared file must not hold, and what it
+// may (issue 29, point 12).
+func TestLiteralCredentials(t *testing.T) {
+	def := config.Server{
+		Env: map[string]string{
+			"GITHUB_TOKEN":                   "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+			"API_KEY":                        "3f9a1c7e5b2d4a6c",
+			"DATABASE_URL":                   "postgres://app:s3cret@db:5432/prod",
+			"SLACK":                          "xoxb-1234567890-abcdefghij",
+			"already":                        "${MY_TOKEN}",
+			"AUTH_MODE":                      "oauth",
+			"GOOGLE_APPLICATION_CREDENTIALS": "/home/me/key.json",
+			"TOKEN_TTL":                      "3600",
+			"AUTH_URL":                       "https://auth.example.com/token",
+			"LOG_LEVEL":                      "debug",
+			"USE_AUTH":                       "true",
+			"lower-key":                      "abcdefgh12345678",
+		},
+		Headers: map[string]string{
+			"Authorization": "Bearer sk-ant-abcdefghijklmnopqrstuvwxyz",
+			"X-Api-Key":     "8f2a9c1d7e6b5a4c3d2e1f0a",
+			"Accept":        "application/json",
+			"Cookie":        "${COOKIE}",
+		},
+	}
+	var got []credential
+	for _, c := range literalCredentials("my-api", def) {
+		c.value = ""
+		got = append(got, c)
+	}
+	want := []credential{
+		{Field: "env", Key: "API_KEY", Var: "API_KEY"},
+		{Field: "env", Key: "DATABASE_URL", Var: "DATABASE_URL"},
+		{Field: "env", Key: "GITHUB_TOKEN", Var: "GITHUB_TOKEN"},
+		{Field: "env", Key: "SLACK", Var: "SLACK"},
+		{Field: "env", Key: "lower-key", Var: "LOWER_KEY"},
+		{Field: "headers", Key: "Authorization", Var: "MY_API_TOKEN", Scheme: "Bearer "},
+		{Field: "headers", Key: "X-Api-Key", Var: "MY_API_API_KEY"},
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(credential{})); diff != "" {
+		t.Errorf("literalCredentials (-want +got):\n%s", diff)
+	}
+}
+
+// The rewrite changes only the values, keeps the scheme, and leaves a
+// definition without credentials byte for byte.
+func TestWithCredentialRefs(t *testing.T) {
+	raw := []byte(`{"type":"http","url":"https://a.example/mcp","headers":{"Authorization":"Bearer sk-ant-abcdefghijklmnopqrstuvwxyz","a/b~c":"ghp_abcdefghijklmnopqrstuvwxyz0123456789"}}`)
+	out, creds, err := withCredentialRefs("gh", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"http","url":"https://a.example/mcp","headers":{"Authorization":"Bearer ${GH_TOKEN}","a/b~c":"${GH_A_B_C}"}}`
+	if string(out) != want || len(creds) != 2 {
+		t.Errorf("got %s (%d credentials), want %s", out, len(creds), want)
+	}
+	clean := []byte(`{"command":"x", "env": {"A": "${A_TOKEN}"}}`)
+	if out, creds, _ := withCredentialRefs("x", clean); string(out) != string(clean) || creds != nil {
+		t.Errorf("a clean definition changed: %s", out)
+	}
+}
+
+// Whatever the values, the rewritten definition is valid JSON with the same
+// keys, and holds none of the credentials it found.
+func FuzzWithCredentialRefs(f *testing.F) {
+	f.Add("GITHUB_TOKEN", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "Authorization", "Bearer sk-abcdefghijklmnopqrstuvwxyz")
+	f.Add("a/b~c", "postgres://u:p@h/db", "X-Api-Key", "${KEY}")
+	f.Add("", "", "", "")
+	f.Fuzz(func(t *testing.T, envKey, envValue, header, headerValue string) {
+		def := map[string]any{"command": "x", "env": map[string]string{envKey: envValue}, "headers": map[string]string{header: headerValue}}
+		raw, err := json.Marshal(def)
+		if err != nil {
+			return
+		}
+		out, creds, err := withCredentialRefs("srv", raw)
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		type fields struct {
+			Env     map[string]string `json:"env"`
+			Headers map[string]string `json:"headers"`
+		}
+		var before, back fields
+		_ = json.Unmarshal(raw, &before) // keys as JSON has them (invalid UTF-8 made U+FFFD)
+		if err := json.Unmarshal(out, &back); err != nil {
+			t.Fatalf("%s is not JSON: %v", out, err)
+		}
+		if !cmp.Equal(slices.Sorted(maps.Keys(before.Env)), slices.Sorted(maps.Keys(back.Env))) ||
+			!cmp.Equal(slices.Sorted(maps.Keys(before.Headers)), slices.Sorted(maps.Keys(back.Headers))) {
+			t.Fatalf("keys changed: %s -> %s", raw, out)
+		}
+		for _, c := range creds {
+			got := back.Env[c.Key]
+			if c.Field == "headers" {
+				got = back.Headers[c.Key]
+			}
+			if got != c.ref() {
+				t.Fatalf("%s %q = %q, want %q", c.Field, c.Key, got, c.ref())
+			}
+		}
+	})
+}
