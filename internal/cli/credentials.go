@@ -16,7 +16,8 @@ import (
 )
 
 // credential is a literal credential in a server definition's env or
-// headers: a value a shared (repository) file must not hold (SPEC §11.3).
+// headers: a value a shared (repository) file must not hold
+// (docs/configuration.md, How the CLI edits files).
 type credential struct {
 	// Field is "env" or "headers"; Key the variable or header it is the
 	// value of.
