@@ -94,7 +94,9 @@ type Options struct {
 	// the ${VAR}s of configurations). If nil, os.LookupEnv.
 	LookupEnv func(string) (string, bool)
 	// Output bounds what a call returns to the model. If nil, the
-	// defaults under Home ([toolsurface.OutputOptions]).
+	// defaults under Home ([toolsurface.OutputOptions]): large results go
+	// to the workspace's folder, one session per process, kept for
+	// [toolsurface.DefaultSpillRetention].
 	Output *toolsurface.OutputOptions
 	// Permit builds the per-call check from the policy in force (it is
 	// called again on every reload). If nil, [host.PolicyPermit] asking
@@ -201,7 +203,7 @@ func Open(ctx context.Context, opts Options) (*Switchboard, error) {
 	if o.Output != nil {
 		sb.output = *o.Output
 	} else {
-		sb.output = toolsurface.OutputOptions{StateDir: o.Home}
+		sb.output = toolsurface.OutputOptions{StateDir: o.Home, Workspace: cfg.Workspace}
 	}
 	hopts := &host.Options{
 		Logger:   o.Logger,

@@ -217,6 +217,36 @@ func TestLoadSwitchboardHome(t *testing.T) {
 	}
 }
 
+// A .mcp.json in the Switchboard home is read by no scope: it is reported,
+// never silently ignored, and does not make the home a project (issue 29).
+func TestLoadStrayHomeMCPJSON(t *testing.T) {
+	f := newFixture(t)
+	stray := f.write(filepath.Join(f.home, ".mcp.json"), servers(cmdDef("stray", "x")))
+	for _, cwd := range []string{f.proj, f.home} {
+		o := f.opts()
+		o.Cwd = cwd
+		r := f.load(o)
+		if len(r.Servers) != 0 || r.Workspace == f.home {
+			t.Errorf("from %s: servers %v, workspace %q", cwd, rows(r), r.Workspace)
+		}
+		var found *Diagnostic
+		for i, d := range r.Diagnostics {
+			if d.File == stray {
+				found = &r.Diagnostics[i]
+			}
+		}
+		if found == nil || found.Severity != SeverityWarning || !strings.Contains(found.Message, "not read") ||
+			found.Fix != "rename it to "+filepath.Join(f.home, "mcp.json") {
+			t.Errorf("from %s: diagnostic %+v", cwd, found)
+		}
+	}
+	f.write(filepath.Join(f.home, "mcp.json"), servers(cmdDef("mine", "x")))
+	r := f.load(f.opts())
+	if len(r.Diagnostics) != 1 || !strings.HasPrefix(r.Diagnostics[0].Fix, "move its servers into ") {
+		t.Errorf("beside mcp.json: %+v", r.Diagnostics)
+	}
+}
+
 func TestLoadManaged(t *testing.T) {
 	f := newFixture(t)
 	managed := f.write(filepath.Join(f.etcDir, "managed-mcp.json"), `{

@@ -25,8 +25,9 @@ func DefaultHome(lookupEnv func(string) (string, bool), homeDir string) string {
 // directory, or the file a worktree has), or "" if none does. The
 // .switchboard directory that is the Switchboard home itself (see
 // [DefaultHome], from the process environment) does not count, or every
-// directory under $HOME would have $HOME as its project. A relative cwd is
-// made absolute first.
+// directory under $HOME would have $HOME as its project; nor is the home
+// itself a project root, whatever it holds. A relative cwd is made
+// absolute first.
 func FindRoot(cwd string) string {
 	homeDir, _ := os.UserHomeDir()
 	home := ""
@@ -50,7 +51,9 @@ func findRoot(cwd, home string) string {
 		}
 	}
 	for {
-		if exists(filepath.Join(dir, ".mcp.json")) || exists(filepath.Join(dir, ".git")) {
+		// The Switchboard home is no project, whatever it holds: a
+		// .mcp.json there is a misplaced user file (see Load).
+		if dir != home && (exists(filepath.Join(dir, ".mcp.json")) || exists(filepath.Join(dir, ".git"))) {
 			return dir
 		}
 		if sb := filepath.Join(dir, ".switchboard"); sb != home && isDir(sb) {

@@ -178,6 +178,7 @@ func Load(opts *LoadOptions) (*Resolved, error) {
 
 	l.loadManaged(l.res.Files.Managed)
 	if !o.StrictMCPConfig {
+		l.strayHomeFile(home)
 		l.loadUser(userFile, root)
 		if root != "" {
 			l.loadProject(l.res.Files.Project)
@@ -192,6 +193,28 @@ func Load(opts *LoadOptions) (*Resolved, error) {
 	// not come back later as "last good" of a broken new file there.
 	l.lastGood.retain(l.loaded)
 	return l.res, nil
+}
+
+// strayHomeFile reports <home>/.mcp.json, which no scope reads: the user
+// file is mcp.json, without the dot (.mcp.json is the name of a
+// repository's file). Servers put there would otherwise be silently
+// ignored. It is never read, neither as the user's file (which one would
+// win is not clear when both exist) nor as a project's (home is not a
+// workspace).
+func (l *loader) strayHomeFile(home string) {
+	stray := filepath.Join(home, ".mcp.json")
+	if !exists(stray) {
+		return
+	}
+	fix := "rename it to " + filepath.Join(home, "mcp.json")
+	if exists(filepath.Join(home, "mcp.json")) {
+		fix = "move its servers into " + filepath.Join(home, "mcp.json") + " and remove it"
+	}
+	l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
+		Severity: SeverityWarning, Position: Position{File: stray},
+		Message: "not read: your own servers go in mcp.json (without the dot) beside it; .mcp.json is the name of a repository's file",
+		Fix:     fix,
+	})
 }
 
 // read returns a scope file's content. ok is false when there is nothing

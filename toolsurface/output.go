@@ -2,6 +2,7 @@ package toolsurface
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -29,8 +31,30 @@ const (
 )
 
 // ToolResultsDir is the folder under the state directory that spill files
-// go to.
+// go to: ToolResultsDir/<workspace>/<session>/ (see Present).
 const ToolResultsDir = "tool-results"
+
+// DefaultSpillRetention is how long spill files are kept when
+// OutputOptions.Retention is not set: a session's folder whose last file
+// was written longer ago than this is removed the next time a result is
+// spilled.
+const DefaultSpillRetention = 7 * 24 * time.Hour
+
+// NoWorkspace names the spill folder of a session without a workspace.
+const NoWorkspace = "no-workspace"
+
+// processSession is the session of OutputOptions that name none: one per
+// process, "<UTC start time>-<random>", so that a CLI command, a gateway
+// or an embedder's run keeps its spill files together.
+var processSession = sync.OnceValue(func() string { return NewSession(time.Now(), rand.Reader) })
+
+// NewSession returns a new session name for OutputOptions.Session:
+// "<UTC time>-<8 hex digits from r>", e.g. "20261204T140502Z-3fa2c41b".
+func NewSession(now time.Time, r io.Reader) string {
+	var buf [4]byte
+	_, _ = io.ReadFull(r, buf[:]) // a short read still names a folder
+	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(buf[:])
+}
 
 // OutputOptions configure Present. The zero value (or nil) means: a limit
 // of DefaultMaxOutputTokens and no state directory, so a large result is
@@ -39,9 +63,19 @@ type OutputOptions struct {
 	// MaxTokens is the limit. If <= 0, DefaultMaxOutputTokens.
 	MaxTokens int
 	// StateDir is the Switchboard state directory (e.g. ~/.switchboard);
-	// spill files go to StateDir/tool-results. If empty, large results
-	// are truncated.
+	// spill files go to StateDir/tool-results/<workspace>/<session>. If
+	// empty, large results are truncated.
 	StateDir string
+	// Workspace is the workspace root the results belong to; its folder
+	// is "<base name>-<8 hex digits of sha256 of the path>". If empty,
+	// NoWorkspace.
+	Workspace string
+	// Session names the session's folder (see NewSession). If empty, one
+	// session per process.
+	Session string
+	// Retention is how long a session's spill files are kept after its
+	// last one was written. If <= 0, DefaultSpillRetention.
+	Retention time.Duration
 	// DisableFiles truncates large results instead of writing them.
 	DisableFiles bool
 	// Now stamps spill file names. If nil, time.Now.
@@ -146,11 +180,13 @@ type Output struct {
 //     tool, res), unchanged.
 //   - A larger one, if it holds no image or audio, there is a StateDir,
 //     files are not disabled and the write succeeds, is written whole (as
-//     RenderContent renders it) to
-//     StateDir/tool-results/mcp-<server>-<tool>-<timestamp>-<rand>.txt,
-//     and the model gets a guide in the envelope: the path, the size in
-//     bytes, lines and tokens, how to read it in pages that each fit the
-//     limit, and a short preview.
+//     RenderContent renders it) to StateDir/tool-results/<workspace>/
+//     <session>/mcp-<server>-<tool>-<timestamp>-<rand>.txt, and the model
+//     gets a guide in the envelope: the path, the size in bytes, lines and
+//     tokens, how to read it in pages that each fit the limit, and a short
+//     preview. Before it writes, Present removes the session folders (of
+//     every workspace) whose files are older than Retention, and spill
+//     files of older versions lying directly in tool-results.
 //   - Otherwise the result is truncated to MaxTokens×4 bytes of rendered
 //     text (never splitting a character), followed by
 //     "[OUTPUT TRUNCATED - exceeded N token limit]" and one note per kind
@@ -160,8 +196,8 @@ type Output struct {
 //     text beside it is kept, and base64 never reaches the text.
 //
 // The text is defanged before it is cut, so the cut payload is at most
-// MaxTokens×4 bytes plus the notes. The only I/O is opts.WriteFile. Present
-// is safe for concurrent use.
+// MaxTokens×4 bytes plus the notes. The only I/O is opts.WriteFile and the
+// removal of expired spill folders. Present is safe for concurrent use.
 func Present(server, tool string, res *mcp.CallToolResult, opts *OutputOptions) Output {
 	var o OutputOptions
 	if opts != nil {
@@ -199,6 +235,9 @@ func Present(server, tool string, res *mcp.CallToolResult, opts *OutputOptions) 
 	default:
 		full := joinParts(parts)
 		path, err := spillPath(o, server, tool)
+		if err == nil {
+			removeExpiredSpills(o, filepath.Dir(path))
+		}
 		if err == nil {
 			write := o.WriteFile
 			if write == nil {
@@ -387,7 +426,90 @@ func spillPath(o OutputOptions, server, tool string) (string, error) {
 	}
 	name := fmt.Sprintf("mcp-%s-%s-%s-%s.txt", fileNamePart(server), fileNamePart(tool),
 		now().UTC().Format("20060102T150405.000Z"), hex.EncodeToString(buf[:]))
-	return filepath.Join(o.StateDir, ToolResultsDir, name), nil
+	session := o.Session
+	if session == "" {
+		session = processSession()
+	}
+	return filepath.Join(o.StateDir, ToolResultsDir, WorkspaceFolder(o.Workspace), fileNamePart(session), name), nil
+}
+
+// WorkspaceFolder is the folder under tool-results that a workspace's
+// spill files go to: "<base name>-<8 hex digits of sha256 of the path>",
+// or NoWorkspace for "".
+func WorkspaceFolder(workspace string) string {
+	if workspace == "" {
+		return NoWorkspace
+	}
+	sum := sha256.Sum256([]byte(filepath.Clean(workspace)))
+	return fileNamePart(filepath.Base(filepath.Clean(workspace))) + "-" + hex.EncodeToString(sum[:])[:8]
+}
+
+// removeExpiredSpills removes, under StateDir/tool-results, every session
+// folder whose newest entry is older than the retention, the workspace
+// folders that leaves empty, and expired files lying directly in
+// tool-results (written before spills had folders). keep, the folder
+// about to be written, stays. Failures are ignored: they cost disk, not
+// the result. Links are removed, never followed.
+func removeExpiredSpills(o OutputOptions, keep string) {
+	retention := o.Retention
+	if retention <= 0 {
+		retention = DefaultSpillRetention
+	}
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	cutoff := now().Add(-retention)
+	root := filepath.Join(o.StateDir, ToolResultsDir)
+	expired := func(path string, fi os.FileInfo) bool {
+		newest := fi.ModTime()
+		if fi.IsDir() {
+			entries, err := os.ReadDir(path)
+			if err != nil {
+				return false
+			}
+			for _, e := range entries {
+				if info, err := e.Info(); err == nil && info.ModTime().After(newest) {
+					newest = info.ModTime()
+				}
+			}
+		}
+		return newest.Before(cutoff)
+	}
+	tops, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, top := range tops {
+		wsPath := filepath.Join(root, top.Name())
+		fi, err := os.Lstat(wsPath)
+		if err != nil {
+			continue
+		}
+		if !fi.IsDir() {
+			if expired(wsPath, fi) {
+				os.Remove(wsPath)
+			}
+			continue
+		}
+		sessions, err := os.ReadDir(wsPath)
+		if err != nil {
+			continue
+		}
+		left := len(sessions)
+		for _, se := range sessions {
+			sPath := filepath.Join(wsPath, se.Name())
+			if sPath == keep {
+				continue
+			}
+			if info, err := os.Lstat(sPath); err == nil && expired(sPath, info) && os.RemoveAll(sPath) == nil {
+				left--
+			}
+		}
+		if left == 0 && !strings.HasPrefix(keep, wsPath+string(filepath.Separator)) {
+			os.Remove(wsPath) // only if still empty
+		}
+	}
 }
 
 // fileNamePart makes a server or tool name safe and short in a file name.

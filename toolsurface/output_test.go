@@ -69,8 +69,13 @@ func TestPresentSpill(t *testing.T) {
 	res := textResult(body, "second block")
 	out := toolsurface.Present("my.server", "get/all", res, &toolsurface.OutputOptions{
 		MaxTokens: 100, StateDir: dir, Now: fixedNow, Rand: bytes.NewReader([]byte{1, 2, 3, 4}),
+		Workspace: "/home/me/src/my app", Session: "s1",
 	})
-	want := filepath.Join(dir, "tool-results", "mcp-my_server-get_all-20261129T174211.123Z-01020304.txt")
+	want := filepath.Join(dir, "tool-results", toolsurface.WorkspaceFolder("/home/me/src/my app"), "s1",
+		"mcp-my_server-get_all-20261129T174211.123Z-01020304.txt")
+	if ws := toolsurface.WorkspaceFolder("/home/me/src/my app"); !regexp.MustCompile(`^my_app-[0-9a-f]{8}$`).MatchString(ws) || ws == toolsurface.WorkspaceFolder("/home/you/src/my app") {
+		t.Errorf("workspace folder %q: not <base>-<hash>, or not told apart from another path's", ws)
+	}
 	if out.SpillPath != want || out.Truncated || out.Fallback != toolsurface.FallbackNone {
 		t.Fatalf("Present = %+v; want spill to %s", out, want)
 	}
@@ -314,7 +319,8 @@ func TestPresentRealServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := toolsurface.Present("echo", "big", big, &opts)
-		if !regexp.MustCompile(`^` + regexp.QuoteMeta(filepath.Join(dir, "tool-results")) + `[/\\]mcp-echo-big-\d{8}T\d{6}\.\d{3}Z-[0-9a-f]{8}\.txt$`).MatchString(out.SpillPath) {
+		// No workspace, no session named: the process's session.
+		if !regexp.MustCompile(`^` + regexp.QuoteMeta(filepath.Join(dir, "tool-results", toolsurface.NoWorkspace)) + `[/\\]\d{8}T\d{6}Z-[0-9a-f]{8}[/\\]mcp-echo-big-\d{8}T\d{6}\.\d{3}Z-[0-9a-f]{8}\.txt$`).MatchString(out.SpillPath) {
 			t.Fatalf("spill path %q", out.SpillPath)
 		}
 		data, err := os.ReadFile(out.SpillPath)
@@ -469,5 +475,67 @@ func TestPresentTruncateCutCharacter(t *testing.T) {
 	want := "123456\n[OUTPUT TRUNCATED - exceeded 2 token limit]\n[Dropped 1 text block due to size limit]"
 	if got := payloadOf(t, out.Text); got != want {
 		t.Errorf("payload %q, want %q", got, want)
+	}
+}
+
+// TestSpillRetention: a spill removes the session folders whose files are
+// older than the retention (of every workspace), and old files of the flat
+// layout, and keeps the rest (issue 29, point 14).
+func TestSpillRetention(t *testing.T) {
+	dir := t.TempDir()
+	results := filepath.Join(dir, "tool-results")
+	old := fixedNow().Add(-8 * 24 * time.Hour)
+	recent := fixedNow().Add(-6 * 24 * time.Hour)
+	mk := func(path string, at time.Time) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for p := path; p != results; p = filepath.Dir(p) {
+			if err := os.Chtimes(p, at, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	mk(filepath.Join(results, "proj-00000000", "old-session", "mcp-a-b.txt"), old)
+	mk(filepath.Join(results, "proj-00000000", "recent-session", "mcp-a-b.txt"), recent)
+	mk(filepath.Join(results, "gone-11111111", "old-session", "mcp-a-b.txt"), old)
+	mk(filepath.Join(results, "mcp-flat-old.txt"), old)
+	mk(filepath.Join(results, "mcp-flat-recent.txt"), recent)
+	// A folder with an old mtime but a recent file is in use.
+	mk(filepath.Join(results, "proj-00000000", "mixed", "mcp-old.txt"), old)
+	mk(filepath.Join(results, "proj-00000000", "mixed", "mcp-new.txt"), recent)
+	if err := os.Chtimes(filepath.Join(results, "proj-00000000", "mixed"), old, old); err != nil {
+		t.Fatal(err)
+	}
+
+	out := toolsurface.Present("s", "t", textResult(strings.Repeat("x", 1000)), &toolsurface.OutputOptions{
+		MaxTokens: 10, StateDir: dir, Now: fixedNow, Session: "now", Workspace: "/w/proj",
+	})
+	if out.SpillPath == "" {
+		t.Fatalf("not spilled: %+v", out)
+	}
+	for path, want := range map[string]bool{
+		"proj-00000000/old-session":    false,
+		"gone-11111111":                false,
+		"mcp-flat-old.txt":             false,
+		"proj-00000000/recent-session": true,
+		"proj-00000000/mixed":          true,
+		"mcp-flat-recent.txt":          true,
+		filepath.Dir(strings.TrimPrefix(out.SpillPath, results+string(filepath.Separator))): true,
+	} {
+		if _, err := os.Stat(filepath.Join(results, path)); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", path, err == nil, want)
+		}
+	}
+	// A shorter retention, set by the embedder, takes the recent ones too.
+	toolsurface.Present("s", "t", textResult(strings.Repeat("x", 1000)), &toolsurface.OutputOptions{
+		MaxTokens: 10, StateDir: dir, Now: fixedNow, Session: "now", Workspace: "/w/proj", Retention: 24 * time.Hour,
+	})
+	if _, err := os.Stat(filepath.Join(results, "proj-00000000", "recent-session")); err == nil {
+		t.Errorf("recent-session outlived a 24h retention")
 	}
 }

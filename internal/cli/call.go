@@ -59,9 +59,10 @@ type the tool's input schema declares (number, integer, boolean, object, array
 as JSON; anything else as a string).
 
 A result over MAX_MCP_OUTPUT_TOKENS (default 20000 tokens, about 80 KB) is
-saved whole to <switchboard home>/tool-results/ and a guide to reading it in
-pages printed instead, as a model would get it; with images or audio, or with
-SWITCHBOARD_DISABLE_MCP_LARGE_OUTPUT_FILES=1, it is truncated instead.
+saved whole to <switchboard home>/tool-results/<workspace>/<session>/ and a
+guide to reading it in pages printed instead, as a model would get it; with
+images or audio, or with SWITCHBOARD_DISABLE_MCP_LARGE_OUTPUT_FILES=1, it is
+truncated instead. A session's files are removed 7 days after its last one.
 
 With --json, print {isError, content, structuredContent, envelope} instead;
 envelope is the text a model gets.
@@ -218,7 +219,7 @@ func callRun(ctx context.Context, opts *CallOptions) (err error) {
 		}
 		return callErr(cerr)
 	}
-	env := presentResult(opts, server, tool, res)
+	env := presentResult(opts, s.cfg.Workspace, server, tool, res)
 	if opts.JSON {
 		content := res.Content
 		if content == nil {
@@ -332,9 +333,10 @@ func swapDistance(a, b string) int {
 }
 
 // presentResult is the result as a model gets it (toolsurface.Present): the envelope,
-// or for a large result the guide to its spill file or the truncated text.
-// A bad setting or a failed write is a warning on stderr.
-func presentResult(opts *CallOptions, server, tool string, res *mcp.CallToolResult) string {
+// or for a large result the guide to its spill file (in workspace's
+// folder) or the truncated text. A bad setting or a failed write is a
+// warning on stderr.
+func presentResult(opts *CallOptions, workspace, server, tool string, res *mcp.CallToolResult) string {
 	getenv := func(k string) string {
 		if opts.Getenv == nil {
 			return ""
@@ -348,6 +350,7 @@ func presentResult(opts *CallOptions, server, tool string, res *mcp.CallToolResu
 			fmt.Fprintln(opts.IO.ErrOut, "warning: "+termsafe.Line(line))
 		}
 	}
+	oo.Workspace = workspace
 	out := toolsurface.Present(server, tool, res, &oo)
 	if out.Fallback == toolsurface.FallbackWriteError {
 		fmt.Fprintf(opts.IO.ErrOut, "warning: could not save the large result, so it was truncated: %s\n", termsafe.Line(fmt.Sprint(out.WriteErr)))

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -51,7 +52,12 @@ func TestMain(m *testing.M) {
 //
 //	need PROGRAM...
 //
-// which skips the script when a program is missing (fails under CI=true).
+// which skips the script when a program is missing (fails under CI=true),
+// and
+//
+//	age DURATION PATH...
+//
+// which makes files and folders look DURATION old.
 // privateWorld points a script's home, Switchboard folder, managed folder
 // and XDG config into its work directory: nothing may leak in from the
 // real home or /etc. Scripts can override these, but start from a
@@ -79,6 +85,7 @@ func TestScripts(t *testing.T) {
 			"exitcode": cmdExitCode,
 			"http401":  cmdHTTP401,
 			"need":     cmdNeed,
+			"age":      cmdAge,
 		},
 	})
 }
@@ -120,6 +127,22 @@ func cmdNeed(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Logf("%s is not installed: skipping the rest of the script", prog)
 			ts.Value(scriptT{}).(testscript.T).Skip(prog + " is not installed")
 		}
+	}
+}
+
+// cmdAge is `age DURATION PATH...`: it sets the modification time of each
+// path to DURATION ago (e.g. 192h), without sleeping.
+func cmdAge(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: age DURATION PATH...")
+	}
+	d, err := time.ParseDuration(args[0])
+	if err != nil {
+		ts.Fatalf("age: %v", err)
+	}
+	at := time.Now().Add(-d)
+	for _, p := range args[1:] {
+		ts.Check(os.Chtimes(ts.MkAbs(p), at, at))
 	}
 }
 

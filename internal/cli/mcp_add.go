@@ -173,6 +173,9 @@ func (opts *MCPAddOptions) definition(shared bool) (addDef, error) {
 			return def, Usagef("headers are for http and sse servers; give a stdio server its secrets with -e KEY=value",
 				"-H given for stdio server %q", opts.Name)
 		}
+		if err := oneWordCommand(opts.Name, opts.Rest[0]); err != nil {
+			return def, err
+		}
 		def.Command, def.Args = opts.Rest[0], opts.Rest[1:]
 		env, err := parsePairs(opts.Env, "=", "-e", "write -e KEY=value")
 		if err != nil {
@@ -208,6 +211,19 @@ func (opts *MCPAddOptions) definition(shared bool) (addDef, error) {
 		}
 	}
 	return def, nil
+}
+
+// oneWordCommand refuses a command given as one quoted word holding spaces
+// (`mcp add x -- "npx -y pkg"`): the server is started without a shell, so
+// that is a program named "npx -y pkg", which does not exist. A program
+// whose path has spaces, and that exists, is fine.
+func oneWordCommand(name, command string) error {
+	words := strings.Fields(command)
+	if len(words) < 2 || pathExists(command) {
+		return nil
+	}
+	return Usagef(fmt.Sprintf("give the command and its arguments as separate words, unquoted: switchboard mcp add %s -- %s", name, shellJoin(words[0], words[1:])),
+		"%q is one word holding spaces: the server is started without a shell, so it would look for a program of that name", command)
 }
 
 // headerWarning says what is likely wrong with a header given to -H: an
@@ -510,6 +526,14 @@ func mcpAddJSONRun(ctx context.Context, opts *MCPAddJSONOptions) error {
 			}
 			return Usagef(d.Fix, "invalid definition for %q: %s", opts.Name, msg)
 		}
+	}
+	if words := strings.Fields(s.Command); len(words) > 1 && len(s.Args) == 0 && !pathExists(s.Command) {
+		split, _ := marshalNoEscape(struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		}{words[0], words[1:]})
+		return Usagef(fmt.Sprintf("put the arguments in \"args\": %s", split),
+			"invalid definition for %q: \"command\" %q is one word holding spaces: the server is started without a shell, so it would look for a program of that name", opts.Name, s.Command)
 	}
 	// Its warnings (unset variables…) are said once, by writeServer, as
 	// the definition now stands in the configuration.

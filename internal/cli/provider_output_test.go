@@ -74,7 +74,7 @@ func (w *rtWorld) runEnv(env map[string]string, args ...string) (stdout, stderr 
 // text when files are switched off.
 func TestCallLargeOutput(t *testing.T) {
 	w := largeWorld(t)
-	spillRE := regexp.MustCompile(`File: (\S+[/\\]tool-results[/\\]mcp-echo-big-\S+\.txt)`)
+	spillRE := regexp.MustCompile(`File: (\S+[/\\]tool-results[/\\][^/\\]+[/\\][^/\\]+[/\\]mcp-echo-big-\S+\.txt)`)
 
 	t.Run("spill", func(t *testing.T) {
 		out, stderr, code := w.runEnv(map[string]string{"MAX_MCP_OUTPUT_TOKENS": "1000"}, "call", "mcp__echo__big", `{"bytes":50000}`)

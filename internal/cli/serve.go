@@ -399,7 +399,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		SessionID:  opts.scale.sessionID(),
 		Instance:   opts.scale.instance(),
 		NameBudget: opts.NameBudget,
-		Output:     opts.outputOptions(log),
+		Output:     opts.outputOptions(log, s.cfg.Workspace),
 		// Clients list right after initialize: the first lists wait for the
 		// first sync, which gives servers --wait to connect. Nothing else
 		// waits: initialize is answered, and the socket listens, at once.
@@ -494,9 +494,9 @@ func (o *ServeOptions) gatewayPermit(p *policy.Policy, asker host.Asker, a *gate
 }
 
 // outputOptions: large results are written under the state directory only
-// when the client can read it (stdio, or HTTP on loopback); otherwise
-// they are truncated.
-func (o *ServeOptions) outputOptions(log *slog.Logger) *toolsurface.OutputOptions {
+// when the client can read it (stdio, or HTTP on loopback), in workspace's
+// folder and this gateway's session; otherwise they are truncated.
+func (o *ServeOptions) outputOptions(log *slog.Logger, workspace string) *toolsurface.OutputOptions {
 	getenv := func(k string) string {
 		if o.Getenv == nil {
 			return ""
@@ -512,6 +512,7 @@ func (o *ServeOptions) outputOptions(log *slog.Logger) *toolsurface.OutputOption
 	if err != nil {
 		log.Warn("output settings", "error", err)
 	}
+	oo.Workspace = workspace
 	return &oo
 }
 
