@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -34,4 +37,35 @@ func TestReadmeScripts(t *testing.T) {
 			"exitcode": cmdExitCode,
 		},
 	})
+}
+
+// TestReadmeFirstRun: the README's Go version is go.mod's, it warns that
+// the first `go run` compiles for a few minutes, and its install command
+// is one that works from a clone (issue 29, point 15).
+func TestReadmeFirstRun(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gomod, err := os.ReadFile(filepath.Join("..", "..", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^go (\d+)\.(\d+)(\.\d+)?$`).FindSubmatch(gomod)
+	if m == nil {
+		t.Fatal("go.mod has no go directive")
+	}
+	full, minor := string(m[0][len("go "):]), string(m[1])+"."+string(m[2])
+	for _, want := range []string{
+		"With Go " + minor + " or later (`go.mod` says `go " + full + "`)",
+		"The first `go run` takes a few minutes",
+		"go install ./cmd/switchboard",
+	} {
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("README.md does not say %q", want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join("..", "..", "cmd", "switchboard", "main.go")); err != nil {
+		t.Errorf("the install command's package: %v", err)
+	}
 }
