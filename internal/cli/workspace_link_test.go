@@ -47,7 +47,7 @@ func TestLocalScopeTwoSpellings(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("list: exit %d\n%s", code, errOut)
 	}
-	for _, want := range []string{"a\tstdio\tlocal\ttrue\ta-link\t", "b\tstdio\tlocal\ttrue\tb\t", "c\tstdio\tlocal\ttrue\tc\t"} {
+	for _, want := range []string{"a\tstdio\tlocal\tyes\ta-link\t", "b\tstdio\tlocal\tyes\tb\t", "c\tstdio\tlocal\tyes\tc\t"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("list through the link lacks %q:\n%s", want, out)
 		}
@@ -56,7 +56,7 @@ func TestLocalScopeTwoSpellings(t *testing.T) {
 		t.Errorf("no warning naming both keys:\n%s", errOut)
 	}
 	out, _, _ = w.runIn(w.proj, "mcp", "list")
-	if !strings.Contains(out, "a\tstdio\tlocal\ttrue\ta-target\t") {
+	if !strings.Contains(out, "a\tstdio\tlocal\tyes\ta-target\t") {
 		t.Errorf("through the target, its own entry wins:\n%s", out)
 	}
 
