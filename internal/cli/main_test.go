@@ -15,6 +15,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/switchboard-mcp/switchboard/internal/proc"
+	"github.com/switchboard-mcp/switchboard/internal/safefile/safefiletest"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
@@ -73,6 +74,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitCode,
 			"http401":  cmdHTTP401,
+			"mkfifo":   cmdMkfifo,
 		},
 	})
 }
@@ -116,6 +118,21 @@ func cmdHTTP401(ts *testscript.TestScript, neg bool, args []string) {
 	}))
 	ts.Defer(srv.Close)
 	ts.Setenv(args[0], srv.URL+"/mcp")
+}
+
+// cmdMkfifo is `mkfifo PATH`: it makes a named pipe at PATH, and for the
+// rest of the script opens it for writing now and then, so that a command
+// stuck in open(2) on it (the bug of issue 28, point 7) reads an empty
+// file and fails the script's checks instead of hanging it.
+func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: mkfifo PATH")
+	}
+	p := ts.MkAbs(args[0])
+	if err := safefiletest.Mkfifo(p); err != nil {
+		ts.Fatalf("mkfifo: %v", err)
+	}
+	ts.Defer(safefiletest.Release(p))
 }
 
 // golden compares got with testdata/<name>.golden, or rewrites the file
