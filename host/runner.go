@@ -27,11 +27,10 @@ var errRepoDecides = errors.New("the repository would decide what it runs")
 // how to run it instead.
 //
 // It applies to user-trusted servers (every scope but project: the
-// repository's own servers run its code anyway, once approved) whose start
-// directory may hold a repository's files: one given no cwd (the host's
-// directory, usually the checkout), or one whose cwd lies in the
-// workspace. A cwd outside the workspace is the user's own choice of
-// directory and is left as it is.
+// repository's own servers run its code anyway, once approved) that start
+// in the workspace or below it: given no cwd while the host runs there, or
+// given a cwd there. Elsewhere (a cwd outside the workspace, the host run
+// outside any) the directory is the user's, and is left as it is.
 //
 //   - npx and npm exec start in proc.NeutralDir, with this program as npm's
 //     script shell moving the package's program into dir, so that a
@@ -59,11 +58,10 @@ func (s *server) guardRunner(def config.Server, dir string, env []string) (strin
 		return dir, env, nil
 	}
 	ws := s.h.workspace()
-	inRepo := ws != "" && samepath.Within(start, ws)
-	if def.Cwd != "" && !inRepo {
+	if ws == "" || !samepath.Within(start, ws) {
 		return dir, env, nil
 	}
-	if inRepo && (s.cfg.Scope == config.ScopeUser || s.cfg.Scope == config.ScopeManaged) {
+	if s.cfg.Scope == config.ScopeUser || s.cfg.Scope == config.ScopeManaged {
 		if f := repoProgram(def, start); f != "" {
 			return "", nil, fmt.Errorf("%w: %s is a file of the repository (%s); a %s-scope server runs in every workspace, so it runs only what you wrote (fix: give its absolute path, or a \"cwd\" outside the repository)",
 				errRepoDecides, f, filepath.Join(start, f), s.cfg.Scope)
@@ -76,7 +74,7 @@ func (s *server) guardRunner(def config.Server, dir string, env []string) (strin
 			// npx ./pkg runs a folder by its path: the path is what the
 			// user wrote, resolved where the server starts, as a script's
 			// is (above); moving npm would resolve it elsewhere.
-			if inRepo && (s.cfg.Scope == config.ScopeUser || s.cfg.Scope == config.ScopeManaged) {
+			if s.cfg.Scope == config.ScopeUser || s.cfg.Scope == config.ScopeManaged {
 				return "", nil, fmt.Errorf("%w: npx runs %s, a folder of the repository; a %s-scope server runs in every workspace, so it runs only what you wrote (fix: give its absolute path, or a \"cwd\" outside the repository)",
 					errRepoDecides, spec, s.cfg.Scope)
 			}
@@ -85,10 +83,8 @@ func (s *server) guardRunner(def config.Server, dir string, env []string) (strin
 		if out, ok := proc.NpmScriptShell(start, env); ok {
 			return proc.NeutralDir(), out, nil
 		}
-		if inRepo {
-			if f := steering(start, ws, runnerFiles[runner]); f != "" {
-				return "", nil, heldFor(f, def.Command, "this program cannot move npm out of it here (its main does not call host.MaybeRunSupervisor, or on Windows)")
-			}
+		if f := steering(start, ws, runnerFiles[runner]); f != "" {
+			return "", nil, heldFor(f, def.Command, "this program cannot move npm out of it here (its main does not call host.MaybeRunSupervisor, or on Windows)")
 		}
 	case "python":
 		if slices.Contains(rest, "-m") && !hasEnv(env, "PYTHONSAFEPATH") {
@@ -96,7 +92,7 @@ func (s *server) guardRunner(def config.Server, dir string, env []string) (strin
 		}
 	case "":
 	default:
-		if inRepo && !(runner == "uv" && projectGiven(rest)) {
+		if !(runner == "uv" && projectGiven(rest)) {
 			if f := steering(start, ws, runnerFiles[runner]); f != "" {
 				return "", nil, heldFor(f, def.Command, "it cannot be told to ignore it")
 			}
