@@ -162,6 +162,10 @@ type Review struct {
 	// Sandbox is what the server would be confined to; nil when it would
 	// run unconfined or is remote.
 	Sandbox *config.SandboxPolicy
+	// HelperSandbox is what a remote server's headersHelper would be
+	// confined to (host.HelperSandboxOf); nil when it has none or it
+	// would run unconfined.
+	HelperSandbox *config.SandboxPolicy
 	// Workspace is the workspace the approval is for.
 	Workspace string
 }
@@ -182,12 +186,14 @@ func (lt *LaunchTrust) Ask(ctx context.Context, cfg *config.Resolved, p Prompter
 			continue
 		}
 		r := Review{Server: rs, Verdict: lt.Verdict(rs), Workspace: lt.workspace}
+		ws := lt.workspace
+		if ws == "" && rs.File != "" {
+			ws = filepath.Dir(rs.File) // a project server's own folder
+		}
 		if config.InferType(rs.Effective) == config.TypeStdio {
-			ws := lt.workspace
-			if ws == "" && rs.File != "" {
-				ws = filepath.Dir(rs.File) // a project server's own folder
-			}
 			r.Sandbox = host.SandboxOf(rs, ws, lt.SandboxDefaults())
+		} else {
+			r.HelperSandbox = host.HelperSandboxOf(rs, ws, lt.SandboxDefaults())
 		}
 		ok, err := p.ApproveServer(ctx, r)
 		if err != nil && !errors.Is(err, ErrNotApproved) {

@@ -24,6 +24,7 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/switchboard-mcp/switchboard/internal/filelock"
+	"github.com/switchboard-mcp/switchboard/internal/safefile"
 )
 
 // Modes of what an edit creates. Files in the home directory can hold
@@ -362,9 +363,15 @@ func readConfigFile(path string) ([]byte, error) {
 			Fix:     "remove or rename the directory: this path must be a JSON file",
 		}
 	}
-	src, err := os.ReadFile(path)
+	src, err := safefile.ReadFile(path)
 	if err == nil || errors.Is(err, fs.ErrNotExist) {
 		return src, err
+	}
+	if reason, fix, ok := safefile.Refused(err); ok {
+		return nil, Diagnostic{
+			Severity: SeverityError, Position: Position{File: path},
+			Message: "cannot be read: " + reason, Fix: fix,
+		}
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {

@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/switchboard-mcp/switchboard/internal/safefile"
 	"github.com/tailscale/hujson"
 )
 
@@ -166,9 +166,12 @@ func ReadSettings(p SettingsPlaces) *SettingsStack {
 // readSettingsFile reads a settings file: (nil, nil, nil) when it does not
 // exist.
 func readSettingsFile(path string) (Settings, []byte, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
+	}
+	if reason, fix, ok := safefile.Refused(err); ok {
+		return nil, nil, fmt.Errorf("cannot read it: %s (fix: %s)", reason, fix)
 	}
 	if err != nil {
 		var pe *fs.PathError

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/switchboard-mcp/switchboard/internal/safefile"
 	"github.com/tailscale/hujson"
 )
 
@@ -229,9 +230,13 @@ func (l *loader) read(path string, required bool, fixMissing string) ([]byte, bo
 	}
 	if err == nil {
 		var data []byte
-		if data, err = os.ReadFile(path); err == nil {
+		if data, err = safefile.ReadFile(path); err == nil {
 			return data, true
 		}
+	}
+	if reason, fix, ok := safefile.Refused(err); ok {
+		l.fileDiag(path, "cannot be read: "+reason, fix)
+		return nil, false
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, lerr := os.Lstat(path); lerr == nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/switchboard-mcp/switchboard/internal/safefile"
 	"github.com/tailscale/hujson"
 )
 
@@ -31,7 +32,10 @@ func LoadSettings(arg string) (Settings, error) {
 		}
 		return s, nil
 	}
-	data, err := os.ReadFile(arg)
+	data, err := safefile.ReadFile(arg)
+	if reason, fix, ok := safefile.Refused(err); ok {
+		return nil, fmt.Errorf("--settings %s: cannot read the file: %s (fix: %s)", arg, reason, fix)
+	}
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {

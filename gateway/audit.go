@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/redact"
+
+	"github.com/switchboard-mcp/switchboard/internal/safefile"
 )
 
 // Defaults of an AuditLog.
@@ -241,7 +243,7 @@ func (l *AuditLog) rotate() error {
 // LoadAuditKey returns the install's audit key from path, creating it
 // (32 random bytes, hex, mode 0600) when it does not exist.
 func LoadAuditKey(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path)
 	if err == nil {
 		key, derr := hex.DecodeString(string(bytes.TrimRight(b, "\n\r ")))
 		if derr != nil || len(key) < 16 {

@@ -13,7 +13,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
-	"os"
 	"regexp"
 	"sort"
 	"strings"
@@ -25,6 +24,8 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/switchboard-mcp/switchboard/policy"
+
+	"github.com/switchboard-mcp/switchboard/internal/safefile"
 )
 
 // AuthFileName is the gateway auth file's name in the Switchboard
@@ -383,22 +384,21 @@ func ReadAuthFile(path string) (f *AuthFile, exists bool, err error) {
 	if path == "" {
 		return f, false, nil
 	}
-	fi, err := os.Stat(path)
+	data, fi, err := safefile.Read(path, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return f, false, nil
 	}
+	if fi != nil && fi.IsDir() {
+		return f, true, fmt.Errorf("%s is a directory", path)
+	}
+	if reason, fix, ok := safefile.Refused(err); ok {
+		return f, true, fmt.Errorf("%s cannot be read: %s; %s", path, reason, fix)
+	}
 	if err != nil {
 		return f, true, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if fi.IsDir() {
-		return f, true, fmt.Errorf("%s is a directory", path)
 	}
 	if fi.Mode().Perm()&0o022 != 0 {
 		return f, true, fmt.Errorf("%s can be written by other users (mode %#o), who could add keys; run chmod 600 %s", path, fi.Mode().Perm(), path)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return f, true, fmt.Errorf("reading %s: %w", path, err)
 	}
 	std, err := hujson.Standardize(data)
 	if err != nil {

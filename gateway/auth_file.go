@@ -15,6 +15,8 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/atomicfile"
 	"github.com/switchboard-mcp/switchboard/internal/filelock"
+
+	"github.com/switchboard-mcp/switchboard/internal/safefile"
 )
 
 // AddKey issues a new key for principal name in the auth file at path
@@ -117,7 +119,7 @@ func editAuthFile(path string, edit func(*AuthFile) ([]patchOp, error)) error {
 	if err != nil {
 		return fmt.Errorf("%w (fix the file first; nothing was written)", err)
 	}
-	src, err := os.ReadFile(path)
+	src, err := safefile.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) || len(strings.TrimSpace(string(src))) == 0 {
 		src = []byte("{}\n")
 	} else if err != nil {

@@ -3,18 +3,21 @@ package host
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
-	"os/exec"
+	"os"
 	"runtime"
+	"slices"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/netguard"
+	"github.com/switchboard-mcp/switchboard/internal/proc"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
 )
 
@@ -26,7 +29,7 @@ func (s *server) httpClient(ctx context.Context, def config.Server) (*http.Clien
 		headers.Set(k, v)
 	}
 	if def.HeadersHelper != "" {
-		extra, err := runHeadersHelper(ctx, def.HeadersHelper, s.parentEnv(), s.h.workspace())
+		extra, err := s.runHeadersHelper(ctx, def.HeadersHelper)
 		if err != nil {
 			return nil, fmt.Errorf("headersHelper: %v", err)
 		}
@@ -110,30 +113,110 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.base.RoundTrip(req)
 }
 
+// helperOutputLimit bounds what a headersHelper may print: headers, not
+// a flood.
+const helperOutputLimit = 64 << 10
+
+// HelperSandboxOf is the sandbox a remote server's headersHelper runs in,
+// or nil when it runs unconfined. A project-scope (repository-written)
+// helper is confined as the repository's stdio servers are (docs/security.md,
+// Sandbox): it sees the workspace read-only (it prints headers: it has
+// nothing to write but its private /tmp), none of the rest of your home,
+// and the network its definition's "sandbox" field allows (none by
+// default). That field, or the user's per-scope default for project
+// servers ({"sandbox": {"project": false}}), may turn it off; "sandbox":
+// false is part of the fingerprint and the review says "not sandboxed". A
+// helper a user wrote runs unconfined, as the user's servers do.
+func HelperSandboxOf(rs *config.ResolvedServer, workspace string, defaults config.SandboxDefaults) *config.SandboxPolicy {
+	if rs.Trust != config.TrustRepo || rs.Effective.HeadersHelper == "" {
+		return nil
+	}
+	sb := rs.Written.Sandbox
+	if sb == nil {
+		sb = defaults[rs.Scope]
+	}
+	if sb == nil {
+		sb = &config.Sandbox{}
+	}
+	if sb.Off {
+		return nil
+	}
+	p := &config.SandboxPolicy{NetworkAll: sb.Network.All, Allow: slices.Clone(sb.Network.Allow)}
+	if workspace != "" {
+		p.Read = []string{workspace}
+	}
+	return p
+}
+
 // runHeadersHelper runs the helper command through the platform shell (it
-// is a command line the user wrote) and parses "Key: Value" lines. Values
-// are never logged.
-func runHeadersHelper(ctx context.Context, command string, env []string, workspace string) (map[string]string, error) {
+// is a command line) and parses "Key: Value" lines. Values are never
+// logged. It runs as the server's processes do: through the supervisor
+// (nothing it starts outlives it), with the server's filtered environment,
+// and, for a repository's helper, in HelperSandboxOf's sandbox. A helper
+// the user wrote for every workspace (user or managed scope) starts in the
+// home directory, where no repository's file steers it (an npx or a
+// python -m in it); others start in the workspace.
+func (s *server) runHeadersHelper(ctx context.Context, command string) (map[string]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, headersHelperTimeout)
 	defer cancel()
-	var cmd *exec.Cmd
-	if runtime.GOOS == "windows" {
-		cmd = exec.CommandContext(ctx, "cmd", "/c", command)
-	} else {
-		cmd = exec.CommandContext(ctx, "/bin/sh", "-c", command)
-	}
-	cmd.Env = env
-	if workspace != "" {
-		cmd.Dir = workspace
-	}
-	cmd.Stderr = nil
-	cmd.WaitDelay = time.Second
-	out, err := cmd.Output()
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%q did not finish within %s", command, headersHelperTimeout)
+	ws := s.h.workspace()
+	dir := ws
+	var sb *proc.Sandbox
+	if p := HelperSandboxOf(&s.cfg, ws, s.h.opts.SandboxDefaults); p != nil {
+		sb = &proc.Sandbox{Read: p.Read, Network: p.NetworkAll, Allow: p.Allow, AllowPrivate: s.netPolicy().AllowPrivate}
+		if dir == "" {
+			dir = proc.NeutralDir() // the sandbox's own root: nothing of yours
 		}
-		return nil, fmt.Errorf("%q failed: %v", command, err)
+	} else if s.cfg.Trust == config.TrustUser && (s.cfg.Scope == config.ScopeUser || s.cfg.Scope == config.ScopeManaged) {
+		if home, err := os.UserHomeDir(); err == nil {
+			dir = home
+		}
+	}
+	shell, args := "/bin/sh", []string{"-c", command}
+	if runtime.GOOS == "windows" {
+		shell, args = "cmd", []string{"/c", command}
+	}
+	p, err := proc.Start(proc.Spec{Command: shell, Args: args, Env: s.parentEnv(), Dir: dir,
+		Supervise: !s.h.opts.NoSupervisor, Sandbox: sb, StderrLimit: 4 << 10})
+	if err != nil {
+		return nil, fmt.Errorf("%q did not start: %v", command, err)
+	}
+	defer p.Close(s.h.opts.CloseGrace)
+	p.Stdin().Close()
+	type read struct {
+		out []byte
+		err error
+	}
+	ch := make(chan read, 1)
+	go func() {
+		out, err := io.ReadAll(io.LimitReader(p.Stdout(), helperOutputLimit+1))
+		ch <- read{out, err}
+	}()
+	var out []byte
+	select {
+	case r := <-ch:
+		out = r.out
+	case <-ctx.Done():
+		p.Kill()
+		return nil, fmt.Errorf("%q did not finish within %s", command, headersHelperTimeout)
+	}
+	if len(out) > helperOutputLimit {
+		p.Kill()
+		return nil, fmt.Errorf("%q printed more than %d KiB", command, helperOutputLimit>>10)
+	}
+	select {
+	case <-p.Done():
+	case <-ctx.Done():
+		p.Kill()
+		return nil, fmt.Errorf("%q did not finish within %s", command, headersHelperTimeout)
+	}
+	if err := p.ExitErr(); err != nil {
+		msg := fmt.Sprintf("%q failed: %v", command, err)
+		p.WaitStderr(stderrDrain)
+		if l := reasonLine(p.StderrTail(reasonTailLines)); l != "" {
+			msg += ": " + l
+		}
+		return nil, errors.New(msg)
 	}
 	headers := map[string]string{}
 	sc := bufio.NewScanner(strings.NewReader(string(out)))

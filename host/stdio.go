@@ -35,6 +35,10 @@ func (s *server) spawn(def config.Server) (*proc.Process, error) {
 		dir = filepath.Join(ws, dir)
 	}
 	sb, dir := s.sandboxSpec(dir)
+	dir, env, err := s.guardRunner(def, dir, env)
+	if err != nil {
+		return nil, err
+	}
 	cmd, args := proc.ResolveCommand(def.Command, def.Args)
 	return proc.Start(proc.Spec{
 		Command:   cmd,

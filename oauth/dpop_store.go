@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+
+	"github.com/switchboard-mcp/switchboard/internal/safefile"
 )
 
 // The DPoP key store. A DPoP-bound access token and its refresh token are
@@ -141,15 +143,17 @@ func loadDPoPKey(dir, server, jkt string) (*jwsSigner, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, keyFileError(file, server, "is not a regular file")
 	}
-	f, err := os.Open(file)
+	// Read through safefile, which checks the file it opened: the path
+	// could have been swapped since Lstat (for a named pipe, whose open
+	// would wait for a writer, among others).
+	data, ofi, err := safefile.Read(file, maxKeyFile)
+	if errors.Is(err, safefile.ErrTooLarge) {
+		return nil, keyFileError(file, server, "is too large to be a key")
+	}
 	if err != nil {
 		return nil, keyFileError(file, server, "cannot be read")
 	}
-	defer f.Close()
-	// Check the file that was opened: the path could have been swapped
-	// since Lstat.
-	ofi, err := f.Stat()
-	if err != nil || !os.SameFile(fi, ofi) {
+	if !os.SameFile(fi, ofi) {
 		return nil, keyFileError(file, server, "changed while it was read")
 	}
 	if perm := ofi.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
@@ -157,13 +161,6 @@ func loadDPoPKey(dir, server, jkt string) (*jwsSigner, error) {
 	}
 	if who := otherOwner(ofi); who != "" {
 		return nil, keyFileError(file, server, "belongs to "+who+", so the key may be theirs")
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
-	if err != nil {
-		return nil, keyFileError(file, server, "cannot be read")
-	}
-	if len(data) > maxKeyFile {
-		return nil, keyFileError(file, server, "is too large to be a key")
 	}
 	s, err := parseDPoPKey(data)
 	if err != nil {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/atomicfile"
 	"golang.org/x/oauth2"
+
+	"github.com/switchboard-mcp/switchboard/internal/safefile"
 )
 
 // storedAuth is one server's token file: the token, and what refreshing
@@ -95,20 +97,18 @@ func loadStoredAuth(dir, server string) (*storedAuth, error) {
 		return nil, nil
 	}
 	file := TokenFile(dir, server)
-	data, err := os.ReadFile(file)
+	data, fi, err := safefile.Read(file, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := os.Stat(file); err == nil {
-		if fi.Mode().Perm()&0o077 != 0 && runtime.GOOS != "windows" {
-			return nil, fmt.Errorf("%s has mode %04o, so others may have read its tokens (it must be 0600); log in again to replace it", file, fi.Mode().Perm())
-		}
-		if who := otherOwner(fi); who != "" {
-			return nil, fmt.Errorf("%s belongs to %s, so its tokens may be theirs; remove it and log in again", file, who)
-		}
+	if fi.Mode().Perm()&0o077 != 0 && runtime.GOOS != "windows" {
+		return nil, fmt.Errorf("%s has mode %04o, so others may have read its tokens (it must be 0600); log in again to replace it", file, fi.Mode().Perm())
+	}
+	if who := otherOwner(fi); who != "" {
+		return nil, fmt.Errorf("%s belongs to %s, so its tokens may be theirs; remove it and log in again", file, who)
 	}
 	return parseStoredAuth(data)
 }

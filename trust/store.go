@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/atomicfile"
 	"github.com/switchboard-mcp/switchboard/internal/filelock"
+	"github.com/switchboard-mcp/switchboard/internal/safefile"
 )
 
 // FileName is the store's file in the Switchboard home directory.
@@ -381,20 +382,15 @@ func storeFix(path string) string {
 // readStore reads and checks the file; a missing file is an empty store.
 func readStore(path string) (storeFile, error) {
 	empty := storeFile{Version: storeVersion, Workspaces: map[string]*workspaceEntry{}}
-	fi, err := os.Stat(path)
+	data, fi, err := safefile.Read(path, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return empty, nil
 	}
-	if err == nil && fi.IsDir() {
+	if fi != nil && fi.IsDir() {
 		return empty, fmt.Errorf("trust store %s is a directory, not a file; nothing is approved (fix: %s)", path, storeFix(path))
 	}
-	if err == nil && runtime.GOOS != "windows" && fi.Mode().Perm()&0o022 != 0 {
-		return empty, fmt.Errorf("trust store %s can be written by other users (mode %04o), so its approvals are not trusted; nothing is approved (fix: chmod 600 %s)",
-			path, fi.Mode().Perm(), path)
-	}
-	var data []byte
-	if err == nil {
-		data, err = os.ReadFile(path)
+	if reason, fix, ok := safefile.Refused(err); ok {
+		return empty, fmt.Errorf("trust store %s cannot be read: %s; nothing is approved (fix: %s)", path, reason, fix)
 	}
 	if err != nil {
 		var pe *fs.PathError
@@ -402,6 +398,10 @@ func readStore(path string) (storeFile, error) {
 			err = pe.Err
 		}
 		return empty, fmt.Errorf("trust store %s cannot be read: %v; nothing is approved (fix: make it readable by you)", path, err)
+	}
+	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o022 != 0 {
+		return empty, fmt.Errorf("trust store %s can be written by other users (mode %04o), so its approvals are not trusted; nothing is approved (fix: chmod 600 %s)",
+			path, fi.Mode().Perm(), path)
 	}
 	d, err := parseStore(data)
 	if err != nil {

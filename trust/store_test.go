@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/safefile/safefiletest"
 )
 
 var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -191,6 +192,37 @@ func TestStoreDirectoryIsError(t *testing.T) {
 	}
 	if err := Open(home).Err(); err == nil || !strings.Contains(err.Error(), "is a directory") {
 		t.Errorf("Err = %v", err)
+	}
+}
+
+// Issue 28, point 7: trust.json that is a link to /dev/zero or a named
+// pipe fails closed at once, saying what it is, and Approve does not write
+// over it.
+func TestStoreSpecialFileFailsClosed(t *testing.T) {
+	rs := repoServer("fs", config.Server{Command: "x"})
+	for _, tc := range []struct {
+		name string
+		make func(testing.TB, string)
+		want string
+	}{
+		{"dev zero", safefiletest.DevZero, "cannot be read: it is a character device"},
+		{"fifo", safefiletest.FIFO, "cannot be read: it is a named pipe (FIFO), not a regular file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			path := filepath.Join(home, FileName)
+			tc.make(t, path)
+			s := Open(home)
+			if err := s.Err(); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "nothing is approved") {
+				t.Fatalf("Err = %v, want it to say %q", err, tc.want)
+			}
+			if _, err := s.Approve("/ws", rs, t0); err == nil {
+				t.Error("Approve wrote over the file")
+			}
+			if fi, err := os.Lstat(path); err != nil || fi.Mode().IsRegular() {
+				t.Errorf("the file was replaced: %v, %v", fi, err)
+			}
+		})
 	}
 }
 

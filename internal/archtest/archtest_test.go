@@ -70,6 +70,9 @@ var pure = []rule{
 	// OAuth store and the gateway's key files save through it): it never
 	// spawns or dials.
 	{Pkg: "internal/atomicfile", DenyDeps: append([]string{module + "/..."}, noIO...)},
+	// safefile only reads a configuration file that is a regular file,
+	// without blocking and within a size (every config reader uses it).
+	{Pkg: "internal/safefile", DenyDeps: append([]string{module + "/..."}, noIO...)},
 	{Pkg: "internal/redact"},
 	{Pkg: "internal/netguard"},
 	// termsafe only rewrites strings for a terminal.

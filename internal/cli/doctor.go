@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,6 +19,8 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/trust"
+
+	"github.com/switchboard-mcp/switchboard/internal/safefile"
 )
 
 func init() {
@@ -388,7 +389,7 @@ func sharedFileCheck(root string, o *runtimeOptions) (doctorCheck, bool) {
 		return doctorCheck{}, false
 	}
 	path := filepath.Join(root, ".mcp.json")
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path)
 	if err != nil {
 		return doctorCheck{}, false
 	}

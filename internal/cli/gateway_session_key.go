@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/switchboard-mcp/switchboard/internal/atomicfile"
+
+	"github.com/switchboard-mcp/switchboard/internal/safefile"
 )
 
 // GatewaySessionKeyOptions are the inputs of `switchboard gateway
@@ -60,7 +62,7 @@ func gatewaySessionKeyAddRun(o *GatewaySessionKeyOptions) error {
 		if err := sessionKeyFileMode(o.File, fi); err != nil {
 			return err
 		}
-		if old, err = os.ReadFile(o.File); err != nil {
+		if old, err = safefile.ReadFile(o.File); err != nil {
 			return FailureErr(fmt.Errorf("reading %s: %w", o.File, err), "")
 		}
 		ks, err := parseSessionKeys(o.File, old)

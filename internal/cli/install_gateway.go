@@ -22,6 +22,8 @@ import (
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/watch"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
+
+	"github.com/switchboard-mcp/switchboard/internal/safefile"
 )
 
 func init() {
@@ -427,7 +429,7 @@ func reportTwice(opts *InstallGatewayOptions, c gatewayClient, cfg *config.Resol
 // readEntries reads the server entries of the object at objPath of a JSONC
 // file; a missing file or object holds none.
 func readEntries(file string, objPath []string) (map[string]clientEntry, error) {
-	b, err := os.ReadFile(file)
+	b, err := safefile.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -461,7 +463,7 @@ func readEntries(file string, objPath []string) (map[string]clientEntry, error) 
 // copyFile copies src to dst with src's mode (a client's file may hold
 // tokens).
 func copyFile(src, dst string) error {
-	b, err := os.ReadFile(src)
+	b, err := safefile.ReadFile(src)
 	if err != nil {
 		return err
 	}

@@ -3,12 +3,14 @@ package cli
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/switchboard-mcp/switchboard/internal/proc"
+	"github.com/switchboard-mcp/switchboard/internal/safefile/safefiletest"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
@@ -79,6 +82,7 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			privateWorld(env)
 			env.Values[scriptT{}] = env.T()
+			env.Setenv("NPM_CACHE", npmCache())
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -86,6 +90,8 @@ func TestScripts(t *testing.T) {
 			"http401":  cmdHTTP401,
 			"need":     cmdNeed,
 			"age":      cmdAge,
+			"mkfifo":   cmdMkfifo,
+			"registry": cmdRegistry,
 		},
 	})
 }
@@ -166,6 +172,60 @@ func cmdHTTP401(ts *testscript.TestScript, neg bool, args []string) {
 	}))
 	ts.Defer(srv.Close)
 	ts.Setenv(args[0], srv.URL+"/mcp")
+}
+
+// npmCache is the npm cache of the user running the tests, which a script
+// may name (env npm_config_cache=$NPM_CACHE) so that its npx servers come
+// from packages fetched before instead of from the registry every run: a
+// cache holds no configuration, so the script's private world stays so.
+func npmCache() string {
+	if c := os.Getenv("npm_config_cache"); c != "" {
+		return c
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".npm")
+	}
+	return ""
+}
+
+// cmdMkfifo is `mkfifo PATH`: it makes a named pipe at PATH, and for the
+// rest of the script opens it for writing now and then, so that a command
+// stuck in open(2) on it (the bug of issue 28, point 7) reads an empty
+// file and fails the script's checks instead of hanging it.
+func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: mkfifo PATH")
+	}
+	p := ts.MkAbs(args[0])
+	if err := safefiletest.Mkfifo(p); err != nil {
+		ts.Fatalf("mkfifo: %v", err)
+	}
+	ts.Defer(safefiletest.Release(p))
+}
+
+// cmdRegistry is `registry NPMRC LOG`: it starts a loopback HTTP server,
+// for the rest of the script, that answers every request 404 and appends
+// its method and path to LOG, and writes an .npmrc at NPMRC that names it
+// as the registry: a repository's way to make npm fetch its code.
+func cmdRegistry(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: registry NPMRC LOG")
+	}
+	log := ts.MkAbs(args[1])
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if f, err := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			fmt.Fprintln(f, r.Method, r.URL.Path)
+			f.Close()
+		}
+		http.NotFound(w, r)
+	}))
+	ts.Defer(srv.Close)
+	if err := os.WriteFile(ts.MkAbs(args[0]), []byte("registry="+srv.URL+"/\n"), 0o644); err != nil {
+		ts.Fatalf("registry: %v", err)
+	}
 }
 
 // golden compares got with testdata/<name>.golden, or rewrites the file

@@ -22,6 +22,8 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/samepath"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/trust"
+
+	"github.com/switchboard-mcp/switchboard/internal/safefile"
 )
 
 // importSources are the tools `mcp import --from` reads (docs/configuration.md,
@@ -441,7 +443,7 @@ func claudeDesktopPath(f *Factory, goos string) string {
 // order. VS Code keeps them under "servers", the others under
 // "mcpServers"; either is accepted.
 func readImportFile(path, from string) ([]importEntry, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {

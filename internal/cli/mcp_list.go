@@ -322,6 +322,8 @@ func mcpGetRun(ctx context.Context, opts *MCPGetOptions) error {
 	if defaults := f.sandboxDefaults(); config.InferType(s.Effective) == config.TypeStdio {
 		d.Sandbox = sandboxWords(s, r.Workspace, defaults, f.tilde)
 		d.SandboxPolicy = sandboxOf(s, r.Workspace, defaults)
+	} else {
+		d.Sandbox = sandboxWords(s, r.Workspace, defaults, f.tilde) // its headersHelper's, if the repository wrote one
 	}
 	for _, sc := range s.Shadows {
 		d.Shadows = append(d.Shadows, string(sc))

@@ -42,7 +42,10 @@ func sandboxOf(rs *config.ResolvedServer, workspace string, defaults config.Sand
 // system cannot sandbox it.
 func sandboxWords(rs *config.ResolvedServer, workspace string, defaults config.SandboxDefaults, tilde func(string) string) string {
 	if config.InferType(rs.Effective) != config.TypeStdio {
-		return ""
+		if workspace == "" && rs.Scope == config.ScopeProject && rs.File != "" {
+			workspace = filepath.Dir(rs.File)
+		}
+		return helperWords(rs, host.HelperSandboxOf(rs, workspace, defaults), tilde)
 	}
 	p := sandboxOf(rs, workspace, defaults)
 	s := config.DescribeSandbox(p, tilde)
@@ -58,12 +61,28 @@ func sandboxWords(rs *config.ResolvedServer, workspace string, defaults config.S
 // front door will run the server in.
 func reviewSandboxWords(r switchboard.Review) string {
 	if config.InferType(r.Server.Effective) != config.TypeStdio {
-		return ""
+		return helperWords(r.Server, r.HelperSandbox, nil)
 	}
 	s := config.DescribeSandbox(r.Sandbox, nil)
 	if r.Sandbox != nil {
 		if why := proc.SandboxSupport(); why != "" {
 			s += " — but it cannot start here: " + why
+		}
+	}
+	return s
+}
+
+// helperWords says what a repository's headersHelper (of a remote server)
+// can reach, p being its sandbox: "" for a server without one, or one the
+// user wrote (it runs as the user's servers do).
+func helperWords(rs *config.ResolvedServer, p *config.SandboxPolicy, tilde func(string) string) string {
+	if rs.Effective.HeadersHelper == "" || rs.Trust != config.TrustRepo {
+		return ""
+	}
+	s := "headersHelper " + config.DescribeSandbox(p, tilde)
+	if p != nil {
+		if why := proc.SandboxSupport(); why != "" {
+			s += " — but it cannot run here: " + why
 		}
 	}
 	return s

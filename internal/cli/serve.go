@@ -24,6 +24,8 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
+
+	"github.com/switchboard-mcp/switchboard/internal/safefile"
 )
 
 func init() {
@@ -263,7 +265,7 @@ its calls cancelled likewise.`,
 // gatewayToken reads the token from --token-file, else the environment.
 func gatewayToken(f *Factory, file string) (string, error) {
 	if file != "" {
-		b, err := os.ReadFile(f.abs(file))
+		b, err := safefile.ReadFile(f.abs(file))
 		if err != nil {
 			return "", Usagef("write the token to a file readable by you, e.g. with mode 0600", "reading --token-file: %v", err)
 		}

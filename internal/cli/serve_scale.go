@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/gateway"
+
+	"github.com/switchboard-mcp/switchboard/internal/safefile"
 )
 
 // Scale-out with sessions (serve --stateless --session-key-file FILE).
@@ -68,7 +70,7 @@ func readSessionKeys(path string) (*sessionKeys, error) {
 	if err := sessionKeyFileMode(path, fi); err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path)
 	if err != nil {
 		return nil, Usagef("", "reading --session-key-file: %v", err)
 	}

@@ -220,6 +220,11 @@ func writeReview(w io.Writer, rs *config.ResolvedServer, v trust.Verdict, parent
 	if sandbox != "" {
 		fmt.Fprintf(w, "  sandbox:  %s\n", termsafe.Line(sandbox))
 	}
+	if def.HeadersHelper != "" {
+		// The command line is approved, not what it runs: a script it
+		// names can change without a question, as a server's own code can.
+		fmt.Fprintln(w, "  note:     an edit to what the headersHelper runs (a script of the repository) is not asked about again: only its command line is approved")
+	}
 	if typ == config.TypeStdio || def.HeadersHelper != "" {
 		passed := trust.PassedVariables(rs, parent)
 		named := map[string]bool{}

@@ -79,9 +79,11 @@ func selfProgram() string {
 // tests that start supervised servers). If os.Args[1] is SupervisorArg, it
 // runs the supervisor, which serves its host until the host is gone, and
 // exits the process; if it is ExecHelperArg, it runs the exec helper, which
-// becomes a server; otherwise it returns at once.
+// becomes a server; if npm runs it as its script shell (NpmScriptShell), it
+// becomes that shell; otherwise it returns at once.
 func MaybeRunSupervisor() {
 	hooked.Store(true)
+	maybeRunScriptShell()
 	if len(os.Args) < 2 {
 		return
 	}
