@@ -140,7 +140,10 @@ var (
 // true) value as it may be shown to the user. A value made only of ${VAR}
 // references — for a header, after an optional Bearer/Basic/token word —
 // names a secret without being one and is shown as written. Otherwise a
-// header value is [Placeholder] and an env value follows [Value].
+// header value is [Placeholder], and so is an env value that [Secrets]
+// would scrub from text (a secret-named key, or a value that
+// [LooksSecret]): every display of a value agrees with the scrub of the
+// text around it. Other env values are scrubbed as free text.
 func ConfigValue(key, value string, header bool) string {
 	rest := strings.TrimSpace(envRef().ReplaceAllString(value, ""))
 	if header {
@@ -149,14 +152,18 @@ func ConfigValue(key, value string, header bool) string {
 	if rest == "" && value != "" && envRef().MatchString(value) {
 		return value
 	}
-	if header {
-		if value == "" {
-			return ""
-		}
+	if value == "" {
+		return ""
+	}
+	if header || secretEnv(key, value) {
 		return Placeholder
 	}
-	return Value(key, value)
+	return String(value)
 }
+
+// secretEnv reports whether an env entry holds a secret: its key names
+// one, or its value has a credential's shape.
+func secretEnv(key, value string) bool { return IsSecretKey(key) || LooksSecret(value) }
 
 var secretFlag = lazyRegexp(`(?i)^--?[A-Za-z0-9_\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_\-]*$`)
 
@@ -245,7 +252,7 @@ func Environ(kv []string) []string {
 func Secrets(env, headers map[string]string) []string {
 	var out []string
 	for k, v := range env {
-		if IsSecretKey(k) || LooksSecret(v) {
+		if secretEnv(k, v) {
 			out = append(out, v)
 		}
 	}
