@@ -223,6 +223,9 @@ type Host struct {
 	order   []string
 	closed  bool
 	router  *toolsurface.Router
+	// conflicts are nameConflicts(cfg): the servers refused for their
+	// name, computed once per configuration (New, Apply), not per start.
+	conflicts map[string]string
 	// subs are the Subscribe callbacks, by id.
 	subMu   sync.Mutex
 	subs    map[int]subscription
@@ -301,6 +304,7 @@ func Start(ctx context.Context, cfg *config.Resolved, opts *Options) *Host {
 		stop := context.AfterFunc(ctx, func() { h.Close() })
 		context.AfterFunc(h.ctx, func() { stop() })
 	}
+	h.conflicts = nameConflicts(cfg)
 	if cfg != nil {
 		for i := range cfg.Servers {
 			rs := cfg.Servers[i]
