@@ -456,6 +456,16 @@ func (h *Host) RedactLogger(l *slog.Logger) *slog.Logger {
 	return slog.New(redact.HandlerWith(l.Handler(), h.secrets))
 }
 
+// Redact returns text with what the Host's logs hide replaced by
+// "<redacted>": every secret value the Host knows (configured env and
+// header values, what ${VAR} expansion put in a URL, helper output, the
+// secret-named or token-shaped variables of its environment), the shapes
+// secrets take in text (`Authorization: …`, `?access_token=…`, PEM
+// keys…) and credentials of a known form (ghp_…, sk-…, AKIA…, JSON Web
+// Tokens…). A gateway's audit log applies it to every string it writes.
+// Safe for concurrent use.
+func (h *Host) Redact(text string) string { return h.secrets.String(text) }
+
 func (h *Host) emit(ev Event) {
 	if h.opts.OnEvent != nil {
 		h.opts.OnEvent(ev)
