@@ -215,9 +215,11 @@ func (v *JWTVerifier) Discover(ctx context.Context) error {
 	v.mu.Lock()
 	ks := v.keys
 	v.mu.Unlock()
-	// The keys too: a JWKS that cannot be fetched fails every token. This
-	// fetch is the key set's first, so the first token needs none.
-	if _, err := ks.refresh(ctx); err != nil {
+	// The keys too: a JWKS that cannot be fetched fails every token. The
+	// first token then needs no fetch; one with a key id this fetch did
+	// not bring (an issuer that makes its keys on first use) may still
+	// fetch at once: the limit counts the fetches tokens cause.
+	if _, err := ks.refresh(ctx, false); err != nil {
 		return fmt.Errorf("%w: %v", ErrIssuerUnavailable, err)
 	}
 	return nil

@@ -85,7 +85,7 @@ func (k *keySet) VerifySignature(ctx context.Context, jwt string) ([]byte, error
 		// would bring the same key.
 		return nil, errors.New("signature does not verify")
 	}
-	keys, err = k.refresh(ctx)
+	keys, err = k.refresh(ctx, true)
 	if err != nil {
 		return nil, err
 	}
@@ -117,12 +117,19 @@ func (k *keySet) current() []jose.JSONWebKey {
 }
 
 // refresh returns the key set after fetching it again if the limits allow
-// it, or after the fetch already under way; otherwise the keys as they
-// are. The error is that of a fetch (the last one, when none was allowed
-// and no keys were ever fetched).
-func (k *keySet) refresh(ctx context.Context) ([]jose.JSONWebKey, error) {
+// it (limited: a token asks; otherwise the operator does, at start-up,
+// and the fetch neither waits for nor counts toward the limits), or after
+// the fetch already under way; otherwise the keys as they are. The error
+// is that of a fetch (the last one, when none was allowed and no keys
+// were ever fetched).
+func (k *keySet) refresh(ctx context.Context, limited bool) ([]jose.JSONWebKey, error) {
 	k.mu.Lock()
 	f := k.inflight
+	if f == nil && !limited {
+		f = &keyFetch{done: make(chan struct{})}
+		k.inflight = f
+		go k.fetch(f)
+	}
 	if f == nil {
 		wait := keyRefetchInterval
 		if k.lastErr != nil {

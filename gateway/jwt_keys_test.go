@@ -183,4 +183,27 @@ func TestJWTUnknownKeyIDsDoNotRefetch(t *testing.T) {
 	if n := jwks.fetches.Load(); n != 3 {
 		t.Errorf("%d fetches after the rotation, want 3", n)
 	}
+
+	// The fetch of Discover, at start-up, is the operator's: a key the
+	// issuer makes on its first token (Hydra does) is fetched at once.
+	t.Run("after Discover", func(t *testing.T) {
+		jwks := startJWKS(t)
+		jwks.publish(newSigningKey(t, "id-token"))
+		issuer := jwks.URL + "/"
+		v, err := gateway.NewJWTVerifier(&gateway.JWTOptions{Issuer: issuer, Resource: resource, JWKSURL: jwks.URL + "/jwks", Now: clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.Discover(ctx); err != nil {
+			t.Fatal(err)
+		}
+		late := newSigningKey(t, "access-token")
+		jwks.publish(late)
+		if _, err := v.Verify(ctx, late.token(t, issuer, resource, "alice", clock())); err != nil {
+			t.Errorf("a token of a key made after start-up: %v", err)
+		}
+		if n := jwks.fetches.Load(); n != 2 {
+			t.Errorf("%d fetches, want 2 (Discover's and the token's)", n)
+		}
+	})
 }
