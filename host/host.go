@@ -223,6 +223,9 @@ type Host struct {
 	order   []string
 	closed  bool
 	router  *toolsurface.Router
+	// conflicts are nameConflicts(cfg): the servers refused for their
+	// name, computed once per configuration (New, Apply), not per start.
+	conflicts map[string]string
 	// subs are the Subscribe callbacks, by id.
 	subMu   sync.Mutex
 	subs    map[int]subscription
@@ -301,6 +304,7 @@ func Start(ctx context.Context, cfg *config.Resolved, opts *Options) *Host {
 		stop := context.AfterFunc(ctx, func() { h.Close() })
 		context.AfterFunc(h.ctx, func() { stop() })
 	}
+	h.conflicts = nameConflicts(cfg)
 	if cfg != nil {
 		for i := range cfg.Servers {
 			rs := cfg.Servers[i]
@@ -451,6 +455,16 @@ func (h *Host) RedactLogger(l *slog.Logger) *slog.Logger {
 	}
 	return slog.New(redact.HandlerWith(l.Handler(), h.secrets))
 }
+
+// Redact returns text with what the Host's logs hide replaced by
+// "<redacted>": every secret value the Host knows (configured env and
+// header values, what ${VAR} expansion put in a URL, helper output, the
+// secret-named or token-shaped variables of its environment), the shapes
+// secrets take in text (`Authorization: …`, `?access_token=…`, PEM
+// keys…) and credentials of a known form (ghp_…, sk-…, AKIA…, JSON Web
+// Tokens…). A gateway's audit log applies it to every string it writes.
+// Safe for concurrent use.
+func (h *Host) Redact(text string) string { return h.secrets.String(text) }
 
 func (h *Host) emit(ev Event) {
 	if h.opts.OnEvent != nil {

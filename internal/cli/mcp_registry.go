@@ -331,8 +331,23 @@ func mcpAddFromRegistryRun(ctx context.Context, opts *MCPAddOptions) error {
 		return Failuref(d.Fix, "the registry's definition of %s does not make a valid server %q: %s", termsafe.Line(srv.Name), name, termsafe.Line(d.Message))
 	}
 
+	// The runner's own options are the publisher's choice of what runs:
+	// what changes it is refused, anything else is written only once
+	// confirmed (docs/security.md, Registry servers).
+	review := plan.ReviewDefinition(def)
+	if len(review.Refused) > 0 {
+		showRegistryDefinition(opts.IO.Out, srv, plan, def, values, secretRefs)
+		writeFindings(opts.IO.ErrOut, "refused", review.Refused)
+		return RefusedErr(fmt.Errorf("%s asks its runner to run something other than the package it names, or to unconfine it; nothing written", termsafe.Line(srv.Name)),
+			"if you trust exactly that command, add it by hand: switchboard mcp add NAME -- COMMAND ARGS…")
+	}
 	showRegistryDefinition(opts.IO.Out, srv, plan, def, values, secretRefs)
-	if opts.IO.CanPrompt {
+	writeFindings(opts.IO.ErrOut, "to confirm", review.Confirm)
+	if len(review.Confirm) > 0 && !opts.IO.CanPrompt && !opts.Yes {
+		return Usagef("review the runner options above, then run the same command with --yes",
+			"cannot ask for confirmation of the registry's runner options: no terminal; nothing written")
+	}
+	if opts.IO.CanPrompt && !opts.Yes {
 		t, err := f.target(scope)
 		if err != nil {
 			return err
@@ -564,6 +579,14 @@ func showRegistryDefinition(w io.Writer, srv *registry.ServerJSON, plan *registr
 			why = " (a repository file never holds secrets)"
 		}
 		fmt.Fprintf(out, "  secrets are read from the environment when the server starts%s: set %s\n", why, strings.Join(refs, ", "))
+	}
+}
+
+// writeFindings lists a registry definition's runner options that are
+// refused or need confirming, each with what it does.
+func writeFindings(w io.Writer, verdict string, fs []registry.Finding) {
+	for _, f := range fs {
+		fmt.Fprintf(w, "  ⚠ %s: %s — %s\n", verdict, termsafe.Line(f.What), f.Why)
 	}
 }
 

@@ -19,7 +19,7 @@ import (
 // Switchboard directory, a workspace, and servers that are real child
 // processes of this test binary (testserver via the fork-exec TestMain).
 type rtWorld struct {
-	t    *testing.T
+	t    testing.TB
 	work string // the temp dir everything lives in
 	home string // HOME
 	sb   string // SWITCHBOARD_HOME
@@ -27,7 +27,7 @@ type rtWorld struct {
 	exe  string // this test binary, which the server commands run
 }
 
-func newRTWorld(t *testing.T) *rtWorld {
+func newRTWorld(t testing.TB) *rtWorld {
 	t.Helper()
 	work := t.TempDir()
 	// Resolve symlinks (macOS /var → /private/var) so masking finds paths.

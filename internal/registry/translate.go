@@ -129,8 +129,13 @@ func runnable(pkg *Package) error {
 	if t := pkg.Transport.Type; t != "" && t != "stdio" {
 		return fmt.Errorf("the %s package %s serves %s itself (start it yourself, then add its URL)", pkg.RegistryType, pkg.Identifier, t)
 	}
-	_, err := runtimeFor(pkg)
-	return err
+	if _, err := runtimeFor(pkg); err != nil {
+		return err
+	}
+	if why := packageSpec(pkg); why != "" {
+		return fmt.Errorf("%s: %w", why, ErrUnsupported)
+	}
+	return nil
 }
 
 // runtimes are the commands each package type may be started with; the
@@ -319,6 +324,10 @@ type Definition struct {
 	Env     map[string]string `json:"env,omitempty"`
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
+	// RuntimeArgs are the words of Args that the server.json's
+	// runtimeArguments gave the runner (not written: Args holds them);
+	// see Plan.ReviewDefinition.
+	RuntimeArgs []string `json:"-"`
 }
 
 // BuildOptions are the user's answers; a nil *BuildOptions gives none.
@@ -537,6 +546,7 @@ func (b *builder) pkg(pkg *Package) *Definition {
 		def.Env = env
 	}
 	rt := b.args(pkg.RuntimeArguments)
+	def.RuntimeArgs = append([]string(nil), rt...)
 	pa := b.args(pkg.PackageArguments)
 	id, ver := escape(pkg.Identifier), escape(pkg.Version)
 	switch runtime {

@@ -50,7 +50,8 @@ func TestBuild(t *testing.T) {
 		name: "oci passes env names to the container",
 		js:   `{"name":"a/b","packages":[{"registryType":"oci","identifier":"docker.io/mcp/fs:1","transport":{"type":"stdio"},"runtimeArguments":[{"type":"named","name":"--mount","value":"type=bind,src={src},dst=/p","variables":{"src":{"isRequired":true}}}],"environmentVariables":[{"name":"LOG","default":"info"}]}]}`,
 		opts: &BuildOptions{Values: map[string]string{"src": "/home/me"}},
-		want: &Definition{Type: "stdio", Command: "docker", Args: []string{"run", "-i", "--rm", "-e", "LOG", "--mount", "type=bind,src=/home/me,dst=/p", "docker.io/mcp/fs:1"}, Env: map[string]string{"LOG": "info"}},
+		want: &Definition{Type: "stdio", Command: "docker", Args: []string{"run", "-i", "--rm", "-e", "LOG", "--mount", "type=bind,src=/home/me,dst=/p", "docker.io/mcp/fs:1"}, Env: map[string]string{"LOG": "info"},
+			RuntimeArgs: []string{"--mount", "type=bind,src=/home/me,dst=/p"}},
 	}, {
 		name: "nuget with dnx",
 		js:   `{"name":"a/b","packages":[{"registryType":"nuget","identifier":"K.S","version":"0.4.0-beta","transport":{"type":"stdio"},"packageArguments":[{"type":"positional","value":"mcp"},{"type":"positional","value":"start"}]}]}`,
