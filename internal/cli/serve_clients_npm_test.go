@@ -180,12 +180,12 @@ func TestGatewayBehindClaudeCodeAndInspector(t *testing.T) {
 			t.Errorf("tools lack %s: %v", want, names)
 		}
 	}
-	// The 120-character tool is served under a cut name (front, _, 8 hex
+	// The 120-character tool is served under a cut name (first and last words, 8 hex
 	// digits of the name hash), which the gateway routes by its table.
 	long := testserver.LongToolNames[4]
 	var cut string
 	for _, n := range names {
-		if strings.HasPrefix(n, "longnames__very_long_tool_name_") {
+		if strings.HasPrefix(n, "longnames__very_long_") {
 			cut = n
 		}
 	}
