@@ -37,15 +37,15 @@ func TestSecretRefs(t *testing.T) {
 		{"plain", nil, ""},
 		{"${secret:A}", []string{"A"}, ""},
 		{"Bearer ${secret:gh.token} and ${secret:A} ${secret:A}", []string{"A", "gh.token"}, ""},
-		{"$${secret:A}", nil, ""},                   // an escape
-		{"$$${secret:A}", nil, ""},                  // "$" then the escape "$${"
-		{"${X:-${secret:B}}", []string{"B"}, ""},    // in a default
+		{"$${secret:A}", nil, ""},                // an escape
+		{"$$${secret:A}", nil, ""},               // "$" then the escape "$${"
+		{"${X:-${secret:B}}", []string{"B"}, ""}, // in a default
 		{"${secret:A:-x}", nil, `"${secret:A:-x}" is not a secret reference: the name holds ":": a secret's name uses only letters, digits, '_', '.' and '-'`},
 		{"${secret:my key}", nil, `"${secret:my key}" is not a secret reference: the name holds a space: a secret's name uses only letters, digits, '_', '.' and '-'`},
 		{"${secret:}", nil, `"${secret:}" is not a secret reference: the name is empty`},
 		{"x ${secret:A", nil, `"${secret:A" is not a secret reference: it has no closing }`},
 		{"${secret:a}b}", []string{"a"}, ""}, // the name ends at the first }
-		{"${SECRET:A} ${secret_A}", nil, ""},  // not references (nor variables)
+		{"${SECRET:A} ${secret_A}", nil, ""}, // not references (nor variables)
 	} {
 		names, err := SecretRefs(tc.in)
 		if diff := cmp.Diff(tc.names, names); diff != "" {
