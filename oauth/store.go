@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/switchboard-mcp/switchboard/internal/atomicfile"
+	"github.com/switchboard-mcp/switchboard/internal/fileowner"
 	"golang.org/x/oauth2"
 )
 
@@ -106,7 +107,7 @@ func loadStoredAuth(dir, server string) (*storedAuth, error) {
 		if fi.Mode().Perm()&0o077 != 0 && runtime.GOOS != "windows" {
 			return nil, fmt.Errorf("%s has mode %04o, so others may have read its tokens (it must be 0600); log in again to replace it", file, fi.Mode().Perm())
 		}
-		if who := otherOwner(fi); who != "" {
+		if who := fileowner.Other(fi); who != "" {
 			return nil, fmt.Errorf("%s belongs to %s, so its tokens may be theirs; remove it and log in again", file, who)
 		}
 	}
@@ -164,7 +165,7 @@ func writeStoreFile(dir, file string, data []byte) error {
 		return err
 	}
 	if fi, err := os.Stat(dir); err == nil {
-		if who := otherOwner(fi); who != "" {
+		if who := fileowner.Other(fi); who != "" {
 			// Its owner could swap the files we write for their own.
 			return fmt.Errorf("%s belongs to %s, so it cannot hold your tokens; remove it and log in again", dir, who)
 		}
