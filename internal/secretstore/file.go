@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/atomicfile"
-	"github.com/switchboard-mcp/switchboard/internal/fileowner"
 	"github.com/switchboard-mcp/switchboard/internal/filelock"
+	"github.com/switchboard-mcp/switchboard/internal/fileowner"
 )
 
 // The encrypted file: store.enc holds {"version":1,"nonce":…,"sealed":…},

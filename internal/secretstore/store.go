@@ -134,7 +134,9 @@ type NotFoundError struct {
 	Where string
 }
 
-func (e *NotFoundError) Error() string { return fmt.Sprintf("secret %s is not set (looked in %s)", e.Name, e.Where) }
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("secret %s is not set (looked in %s)", e.Name, e.Where)
+}
 func (e *NotFoundError) Unwrap() error { return ErrNotFound }
 
 // Location says where values of a store go, and why.
