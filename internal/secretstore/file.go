@@ -62,7 +62,7 @@ type sealedFile struct {
 
 // fileGet reads one value from the encrypted file.
 func (sh *shared) fileGet(ns, name string) (string, error) {
-	vals, err := sh.readValues(false)
+	vals, err := sh.readValues()
 	if err != nil {
 		return "", err
 	}
@@ -84,7 +84,7 @@ func (sh *shared) fileEdit(change func(values)) error {
 		return err
 	}
 	defer unlock()
-	vals, err := sh.readValues(true)
+	vals, err := sh.readValues()
 	if err != nil {
 		return err
 	}
@@ -97,14 +97,10 @@ func (sh *shared) fileEdit(change func(values)) error {
 }
 
 // readValues reads and opens the encrypted file; no file is no values.
-// With create, a missing key is made (only when there is no file either).
-func (sh *shared) readValues(create bool) (values, error) {
+func (sh *shared) readValues() (values, error) {
 	file := sh.storeFile()
 	data, err := readPrivate(file)
 	if errors.Is(err, fs.ErrNotExist) {
-		if _, kerr := os.Stat(sh.keyFile()); kerr == nil || create {
-			return values{}, nil
-		}
 		return values{}, nil
 	}
 	if err != nil {
