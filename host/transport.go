@@ -62,7 +62,10 @@ func stdioTransport(p *proc.Process, sdk bool) mcp.Transport {
 func (s *server) dial(ctx context.Context, timeout time.Duration, protocol string) (*conn, error) {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	def := s.cfg.Effective
+	def, err := s.definition(cctx)
+	if err != nil {
+		return nil, err
+	}
 	c := &conn{grace: s.h.opts.CloseGrace, clock: s.h.clock}
 	var transport mcp.Transport
 	switch def.Type {
