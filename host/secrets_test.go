@@ -116,7 +116,7 @@ func TestSecretProblemsKeepOnlyThatServerDown(t *testing.T) {
 	h := newHost(t, cfgOf(ok, withSecrets(missing), withSecrets(header)), &host.Options{Secrets: src})
 	waitState(t, h, "ok", host.StateConnected, 60*time.Second)
 	for name, want := range map[string]string{
-		"missing": "secret NOPE (env TOKEN): secret NOPE is not set (looked in ",
+		"missing": "secret NOPE (env TOKEN): not set in ",
 		"header":  "secret MULTI (headers X-Key): its value holds a line break, which a header value cannot carry",
 	} {
 		st := waitState(t, h, name, host.StateError, 60*time.Second)
@@ -177,7 +177,7 @@ func TestSecretDeletedWhileRunning(t *testing.T) {
 		st := statusOf(h, "victim")
 		return st.State == host.StateError
 	})
-	if st := statusOf(h, "victim"); !strings.Contains(st.Reason, "secret API_TOKEN (env TOKEN): secret API_TOKEN is not set") {
+	if st := statusOf(h, "victim"); !strings.Contains(st.Reason, "secret API_TOKEN (env TOKEN): not set in ") {
 		t.Errorf("victim: reason %q", st.Reason)
 	}
 	mustCall(t, h, "mcp__other__echo", map[string]any{"text": "still here"})

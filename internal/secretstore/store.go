@@ -95,6 +95,17 @@ type shared struct {
 	err  error  // why neither can be used
 }
 
+// ForHome opens the user's store of the Switchboard directory home, where
+// $SWITCHBOARD_SECRET_STORE (os, file or auto) may force the kind.
+// lookupEnv nil is os.LookupEnv.
+func ForHome(home string, lookupEnv func(string) (string, bool)) *Store {
+	if lookupEnv == nil {
+		lookupEnv = os.LookupEnv
+	}
+	kind, _ := lookupEnv("SWITCHBOARD_SECRET_STORE")
+	return Open(&Options{Dir: home, Kind: kind, LookupEnv: lookupEnv})
+}
+
 // Open returns the store of opts.Dir. It touches nothing until used: the
 // OS store is asked at the first call.
 func Open(opts *Options) *Store {
@@ -134,9 +145,7 @@ type NotFoundError struct {
 	Where string
 }
 
-func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("secret %s is not set (looked in %s)", e.Name, e.Where)
-}
+func (e *NotFoundError) Error() string { return "not set in " + e.Where }
 func (e *NotFoundError) Unwrap() error { return ErrNotFound }
 
 // Location says where values of a store go, and why.
@@ -236,11 +245,12 @@ func (sh *shared) busMissing() string {
 
 // Get returns the value of name. A name without a value is a
 // *NotFoundError; an OS store that cannot be reached, or an encrypted
-// file that cannot be read, is an error naming it.
+// file that cannot be read, is an error naming it. The error does not
+// repeat the name: callers say which secret it was for.
 func (s *Store) Get(ctx context.Context, name string) (string, error) {
 	kind, err := s.kindOf(ctx, name)
 	if err != nil {
-		return "", fmt.Errorf("secret %s: %w", name, err)
+		return "", err
 	}
 	sh := s.shared
 	var v string
@@ -252,10 +262,7 @@ func (s *Store) Get(ctx context.Context, name string) (string, error) {
 	if errors.Is(err, ErrNotFound) {
 		return "", &NotFoundError{Name: name, Where: sh.location(kind).Name}
 	}
-	if err != nil {
-		return "", fmt.Errorf("secret %s: %w", name, err)
-	}
-	return v, nil
+	return v, err
 }
 
 // kindOf is where name is kept: where the index says, else where new
