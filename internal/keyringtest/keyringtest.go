@@ -76,7 +76,7 @@ func Start(t testing.TB) *Keyring {
 			t.Skipf("%s is not installed (apt-get install gnome-keyring dbus)", p)
 		}
 	}
-	k, err := start(t.TempDir())
+	k, err := StartIn(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,10 @@ kill $gkd 2>/dev/null
 wait $gkd 2>/dev/null
 `
 
-func start(dir string) (*Keyring, error) {
+// StartIn runs a Secret Service whose HOME and XDG_RUNTIME_DIR are under
+// dir, for callers without a testing.TB (a testscript command); the
+// caller must Stop it. Most tests use Start.
+func StartIn(dir string) (*Keyring, error) {
 	k := &Keyring{Home: filepath.Join(dir, "home"), RuntimeDir: filepath.Join(dir, "run")}
 	for _, d := range []string{k.Home, k.RuntimeDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
@@ -181,11 +184,10 @@ func (k *Keyring) Env() []string {
 
 // Lock locks the login keyring, as a screen lock or `secret-tool lock`
 // does: reading it then needs the user to unlock it.
-func (k *Keyring) Lock(t testing.TB) {
-	t.Helper()
+func (k *Keyring) Lock() error {
 	c, err := k.conn()
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer c.Close()
 	var locked []dbus.ObjectPath
@@ -193,27 +195,27 @@ func (k *Keyring) Lock(t testing.TB) {
 	obj := c.Object("org.freedesktop.secrets", "/org/freedesktop/secrets")
 	err = obj.Call("org.freedesktop.Secret.Service.Lock", 0, []dbus.ObjectPath{"/org/freedesktop/secrets/collection/login"}).Store(&locked, &prompt)
 	if err != nil {
-		t.Fatalf("locking the login keyring: %v", err)
+		return fmt.Errorf("locking the login keyring: %w", err)
 	}
 	if len(locked) != 1 {
-		t.Fatalf("locking the login keyring: locked %v, prompt %s", locked, prompt)
+		return fmt.Errorf("locking the login keyring: locked %v, prompt %s", locked, prompt)
 	}
+	return nil
 }
 
 // Unlock unlocks the login keyring again with Password, as a login does
 // (through gnome-keyring's own interface for that, without a prompt).
-func (k *Keyring) Unlock(t testing.TB) {
-	t.Helper()
+func (k *Keyring) Unlock() error {
 	c, err := k.conn()
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer c.Close()
 	svc := c.Object("org.freedesktop.secrets", "/org/freedesktop/secrets")
 	var out dbus.Variant
 	var session dbus.ObjectPath
 	if err := svc.Call("org.freedesktop.Secret.Service.OpenSession", 0, "plain", dbus.MakeVariant("")).Store(&out, &session); err != nil {
-		t.Fatalf("unlocking the login keyring: %v", err)
+		return fmt.Errorf("unlocking the login keyring: %w", err)
 	}
 	secret := struct {
 		Session     dbus.ObjectPath
@@ -224,8 +226,9 @@ func (k *Keyring) Unlock(t testing.TB) {
 	err = svc.Call("org.gnome.keyring.InternalUnsupportedGuiltRiddenInterface.UnlockWithMasterPassword", 0,
 		dbus.ObjectPath("/org/freedesktop/secrets/collection/login"), secret).Err
 	if err != nil {
-		t.Fatalf("unlocking the login keyring: %v", err)
+		return fmt.Errorf("unlocking the login keyring: %w", err)
 	}
+	return nil
 }
 
 // Stop stops the service and the bus and waits for them. It is

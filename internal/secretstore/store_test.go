@@ -224,8 +224,14 @@ func TestSecretService(t *testing.T) {
 	}
 
 	t.Run("locked", func(t *testing.T) {
-		k.Lock(t)
-		defer k.Unlock(t)
+		if err := k.Lock(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := k.Unlock(); err != nil {
+				t.Fatal(err)
+			}
+		}()
 		before, _ := os.ReadFile(filepath.Join(dir, "secrets", "index.json"))
 		ls := Open(&Options{Dir: dir, Timeout: 10e9})
 		_, err := ls.Get(ctx, "GITHUB_TOKEN")
