@@ -32,7 +32,9 @@ func Start(t testing.TB) *Keyring {
 func (k *Keyring) Env() []string { return nil }
 
 // StartIn fails: the Secret Service tests run on Linux.
-func StartIn(string) (*Keyring, error) { return nil, errors.New("the Secret Service tests run on Linux") }
+func StartIn(string) (*Keyring, error) {
+	return nil, errors.New("the Secret Service tests run on Linux")
+}
 
 // Lock locks the login keyring.
 func (k *Keyring) Lock() error { return nil }
