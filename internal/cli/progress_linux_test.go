@@ -11,6 +11,14 @@ import (
 // openPTY returns the terminal end of a new pseudo-terminal.
 func openPTY(t *testing.T) *os.File {
 	t.Helper()
+	pts, _ := openPTYPair(t)
+	return pts
+}
+
+// openPTYPair returns the terminal end of a new pseudo-terminal and its
+// controlling end (what a person types into, and reads the screen from).
+func openPTYPair(t *testing.T) (pts, ptm *os.File) {
+	t.Helper()
 	ptm, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
 	if err != nil {
 		t.Skipf("no pseudo-terminals here: %v", err)
@@ -23,12 +31,12 @@ func openPTY(t *testing.T) *os.File {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pts, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	pts, err = os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { pts.Close() })
-	return pts
+	return pts, ptm
 }
 
 // Progress is redrawn with \r only on a terminal that can take it: not
