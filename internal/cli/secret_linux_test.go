@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -40,50 +41,7 @@ func TestSecretAskedOnTerminal(t *testing.T) {
 		t.Fatalf("headless: %v\n%s", err, out)
 	}
 
-	pts, ptm := openPTYPair(t)
-	c := w.command(t, call...)
-	c.Stdin, c.Stdout, c.Stderr = pts, pts, pts
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pts.Close()
-	var mu sync.Mutex
-	var screen bytes.Buffer
-	asked := make(chan struct{})
-	go func() {
-		buf := make([]byte, 4096)
-		once := sync.Once{}
-		for {
-			n, err := ptm.Read(buf)
-			mu.Lock()
-			screen.Write(buf[:n])
-			if strings.Contains(screen.String(), "Value of ASKED_TOKEN (not shown") {
-				once.Do(func() { close(asked) })
-			}
-			mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	select {
-	case <-asked:
-	case <-ctx.Done():
-		c.Process.Kill()
-		c.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		t.Fatalf("never asked for the secret:\n%s", screen.String())
-	}
-	if _, err := ptm.Write([]byte(value + "\n")); err != nil {
-		t.Fatal(err)
-	}
-	err = c.Wait()
-	mu.Lock()
-	got := screen.String()
-	mu.Unlock()
+	got, err := onTerminal(t, w.command(t, call...), "Value of ASKED_TOKEN (not shown", value)
 	if err != nil {
 		t.Fatalf("call: %v\n%s", err, got)
 	}
@@ -97,6 +55,80 @@ func TestSecretAskedOnTerminal(t *testing.T) {
 	}
 	v, err := secretstore.Open(&secretstore.Options{Dir: w.sbHome, Kind: secretstore.KindFile}).Get(context.Background(), "ASKED_TOKEN")
 	if err != nil || v != value {
+		t.Errorf("stored: %q, %v", v, err)
+	}
+}
+
+// onTerminal runs c on a new pseudo-terminal (stdin, stdout and stderr),
+// types answer and a newline once the screen shows prompt, and returns
+// the screen when c has exited.
+func onTerminal(t *testing.T, c *exec.Cmd, prompt, answer string) (string, error) {
+	t.Helper()
+	pts, ptm := openPTYPair(t)
+	c.Stdin, c.Stdout, c.Stderr = pts, pts, pts
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pts.Close()
+	var mu sync.Mutex
+	var screen bytes.Buffer
+	asked := make(chan struct{})
+	go func() {
+		buf := make([]byte, 4096)
+		var once sync.Once
+		for {
+			n, err := ptm.Read(buf)
+			mu.Lock()
+			screen.Write(buf[:n])
+			if strings.Contains(screen.String(), prompt) {
+				once.Do(func() { close(asked) })
+			}
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	exited := make(chan error, 1)
+	go func() { exited <- c.Wait() }()
+	select {
+	case <-asked:
+		if _, err := ptm.Write([]byte(answer + "\n")); err != nil {
+			t.Fatal(err)
+		}
+	case err := <-exited:
+		exited <- err
+	case <-time.After(60 * time.Second):
+		c.Process.Kill()
+	}
+	err := <-exited
+	mu.Lock()
+	defer mu.Unlock()
+	return screen.String(), err
+}
+
+// On a terminal, a credential given to a shared file is offered to the
+// user's store: the file gets ${secret:NAME} (issue 31, point 4).
+func TestCredentialKeptInStoreOnTerminal(t *testing.T) {
+	w := newGatewayWorld(t)
+	w.env = append(w.env, "SWITCHBOARD_SECRET_STORE=file", "TERM=dumb")
+	const token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+	got, err := onTerminal(t, w.command(t, "mcp", "add", "--scope", "project", "-e", "GITHUB_TOKEN="+token, "gh", "--", "github-mcp-server", "stdio"),
+		"keep it in your credential store as secret GITHUB_TOKEN? [y/N]", "y")
+	if err != nil {
+		t.Fatalf("mcp add: %v\n%s", err, got)
+	}
+	data, err := os.ReadFile(filepath.Join(w.ws, ".mcp.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte(token)) || !bytes.Contains(data, []byte(`"GITHUB_TOKEN": "${secret:GITHUB_TOKEN}"`)) {
+		t.Errorf(".mcp.json:\n%s", data)
+	}
+	if !strings.Contains(got, "kept in your credential store as secret GITHUB_TOKEN") {
+		t.Errorf("the note is missing:\n%s", got)
+	}
+	if v, err := secretstore.Open(&secretstore.Options{Dir: w.sbHome, Kind: secretstore.KindFile}).Get(context.Background(), "GITHUB_TOKEN"); err != nil || v != token {
 		t.Errorf("stored: %q, %v", v, err)
 	}
 }
