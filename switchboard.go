@@ -228,15 +228,17 @@ func Open(ctx context.Context, opts Options) (*Switchboard, error) {
 		AllowPrivateNetworkForProjectServers: st.AllowPrivateNetwork(),
 		SandboxDefaults:                      st.SandboxDefaults(),
 		LookupEnv:                            o.LookupEnv,
+		Secrets:                              o.Secrets,
 	}
 	if o.Home != "" {
+		store := secretstore.ForHome(o.Home, o.LookupEnv)
 		// Stored OAuth tokens are used and refreshed; a new authorization
-		// is a login (package oauth), which the front end runs.
-		hopts.Authorizer = oauth.New(&oauth.Options{Dir: filepath.Join(o.Home, "oauth"), Logger: o.Logger})
-	}
-	hopts.Secrets = o.Secrets
-	if hopts.Secrets == nil && o.Home != "" {
-		hopts.Secrets = storeSecrets(secretstore.ForHome(o.Home, o.LookupEnv))
+		// is a login (package oauth), which the front end runs. They live
+		// in the OS credential store when one answers, else in 0600 files.
+		hopts.Authorizer = oauth.New(&oauth.Options{Dir: filepath.Join(o.Home, "oauth"), Logger: o.Logger, Secrets: store.OAuthTokens()})
+		if o.Secrets == nil {
+			hopts.Secrets = storeSecrets(store)
+		}
 	}
 	if o.Host != nil {
 		o.Host(hopts)

@@ -73,6 +73,10 @@ func privateWorld(env *testscript.Env) {
 	env.Setenv("SWITCHBOARD_HOME", filepath.Join(home, ".switchboard"))
 	env.Setenv("SWITCHBOARD_MANAGED_DIR", filepath.Join(env.WorkDir, "managed"))
 	env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	// No session bus of the machine's (a desktop's keyring): secrets and
+	// OAuth tokens stay in the script's world unless it starts a keyring.
+	env.Setenv("XDG_RUNTIME_DIR", filepath.Join(env.WorkDir, "run"))
+	env.Setenv("DBUS_SESSION_BUS_ADDRESS", "")
 }
 
 func TestScripts(t *testing.T) {
