@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -170,9 +169,7 @@ func TestSecretDeletedWhileRunning(t *testing.T) {
 	if _, err := src.store.Delete(context.Background(), "API_TOKEN"); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	killPid(t, pid)
 	waitFor(t, 60*time.Second, "victim in error", func() bool {
 		st := statusOf(h, "victim")
 		return st.State == host.StateError
