@@ -69,6 +69,19 @@ func secretName(name string) error {
 	return nil
 }
 
+// secretNameRunE is the RunE of a command on one secret NAME: runF, the
+// test seam, else run.
+func secretNameRunE(f *Factory, runF, run func(context.Context, *SecretOptions) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		o := secretOpts(f)
+		o.Name = args[0]
+		if runF != nil {
+			return runF(cmd.Context(), o)
+		}
+		return run(cmd.Context(), o)
+	}
+}
+
 func quoteName(s string) string { return termsafe.Line(fmt.Sprintf("%q", s)) }
 
 func newSecretSetCmd(f *Factory, runF func(context.Context, *SecretOptions) error) *cobra.Command {
@@ -92,14 +105,7 @@ where your shell history and every user's ps would see it.`,
 			}
 			return secretName(args[0])
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o := secretOpts(f)
-			o.Name = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return secretSetRun(cmd.Context(), o)
-		},
+		RunE: secretNameRunE(f, runF, secretSetRun),
 	}
 }
 
@@ -220,14 +226,18 @@ func secretUsers(load func() (*config.Resolved, error), tilde func(string) strin
 	out := map[string][]string{}
 	for name, uses := range secretUses(cfg) {
 		for _, u := range uses {
-			s := u.Server
-			if u.File != "" {
-				s += " (" + tilde(u.File) + ")"
-			}
-			out[name] = append(out[name], s)
+			out[name] = append(out[name], u.text(tilde))
 		}
 	}
 	return out
+}
+
+// text is "server (file)" for people.
+func (u secretUseJSON) text(tilde func(string) string) string {
+	if u.File == "" {
+		return u.Server
+	}
+	return u.Server + " (" + tilde(u.File) + ")"
 }
 
 func secretListRun(_ context.Context, o *SecretOptions) error {
@@ -273,11 +283,7 @@ func secretListRun(_ context.Context, o *SecretOptions) error {
 		}
 		var by []string
 		for _, u := range r.UsedBy {
-			s := u.Server
-			if u.File != "" {
-				s += " (" + o.Tilde(u.File) + ")"
-			}
-			by = append(by, s)
+			by = append(by, u.text(o.Tilde))
 		}
 		t.AddRow(r.Name, store, dashEmpty(strings.Join(by, ", ")))
 	}
@@ -298,14 +304,7 @@ secret, until it is set again.`,
 			}
 			return secretName(args[0])
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o := secretOpts(f)
-			o.Name = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return secretRmRun(cmd.Context(), o)
-		},
+		RunE: secretNameRunE(f, runF, secretRmRun),
 	}
 }
 

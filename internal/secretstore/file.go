@@ -76,10 +76,7 @@ func (sh *shared) fileGet(ns, name string) (string, error) {
 // fileEdit changes the encrypted file under its lock. A file (or key)
 // that cannot be read is an error, and nothing is written over it.
 func (sh *shared) fileEdit(change func(values)) error {
-	if err := sh.mkdir(); err != nil {
-		return err
-	}
-	unlock, err := filelock.Lock(sh.storeFile(), filelock.DefaultTimeout)
+	unlock, err := sh.lock(sh.storeFile())
 	if err != nil {
 		return err
 	}
@@ -212,6 +209,15 @@ func readPrivate(file string) ([]byte, error) {
 	return os.ReadFile(file)
 }
 
+// lock makes the store's folder and takes the lock of its file path, for
+// a read-modify-write that another process may be doing too.
+func (sh *shared) lock(path string) (unlock func(), err error) {
+	if err := sh.mkdir(); err != nil {
+		return nil, err
+	}
+	return filelock.Lock(path, filelock.DefaultTimeout)
+}
+
 // mkdir makes the store's folder 0700.
 func (sh *shared) mkdir() error {
 	if err := os.MkdirAll(sh.dir, 0o700); err != nil {
@@ -295,10 +301,7 @@ func (sh *shared) readIndex() (*index, error) {
 // editIndex changes the index under its lock; fn's error leaves it as it
 // was.
 func (sh *shared) editIndex(fn func(*index) error) error {
-	if err := sh.mkdir(); err != nil {
-		return err
-	}
-	unlock, err := filelock.Lock(sh.indexFile(), filelock.DefaultTimeout)
+	unlock, err := sh.lock(sh.indexFile())
 	if err != nil {
 		return err
 	}
