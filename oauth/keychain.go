@@ -103,7 +103,7 @@ func (t tokenStore) migrate(server string, st *storedAuth) {
 		t.log.Warn("the OAuth tokens were copied to the credential store, but their file could not be removed", "server", server, "file", file, "error", err.Error())
 		return
 	}
-	t.log.Warn(fmt.Sprintf("moved the OAuth tokens of %s from %s into the credential store (once; the file is gone)", server, file), "server", server)
+	t.log.Warn("moved the OAuth tokens from their file into the credential store (once; the file is gone)", "server", server, "file", file)
 }
 
 // save stores a server's tokens: in the SecretStore when it answers (and

@@ -47,7 +47,7 @@ func TestOAuthTokensInSecretService(t *testing.T) {
 	if _, err := os.Stat(file); !os.IsNotExist(err) {
 		t.Errorf("the token file is still there after the move: %v", err)
 	}
-	if !strings.Contains(logs.String(), "moved the OAuth tokens of r from "+file+" into the credential store") {
+	if !strings.Contains(logs.String(), `msg="moved the OAuth tokens from their file into the credential store (once; the file is gone)" server=r file=`+file) {
 		t.Errorf("no note of the move:\n%s", logs.String())
 	}
 	got, ok, err := store.OAuthTokens().LoadSecret(context.Background(), file)
