@@ -92,7 +92,6 @@ type shared struct {
 	mu   sync.Mutex
 	kind string // the chosen kind, once decided
 	note string // why the file is used, when it is
-	err  error  // why neither can be used
 }
 
 // ForHome opens the user's store of the Switchboard directory home, where
@@ -168,11 +167,14 @@ func (s *Store) Where(ctx context.Context) (Location, error) {
 	sh := s.shared
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if sh.kind == "" && sh.err == nil {
-		sh.kind, sh.note, sh.err = sh.decide(ctx)
-	}
-	if sh.err != nil {
-		return Location{}, sh.err
+	if sh.kind == "" {
+		// A failure is not kept: a keyring unlocked later (a gateway
+		// started before the login) is then used.
+		kind, note, err := sh.decide(ctx)
+		if err != nil {
+			return Location{}, err
+		}
+		sh.kind, sh.note = kind, note
 	}
 	return sh.location(sh.kind), nil
 }

@@ -250,6 +250,18 @@ func TestSecretService(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, "secrets", "store.enc")); err == nil {
 			t.Error("a locked keyring sent the value to the file")
 		}
+		// Unlocked later, the same store (a gateway that started before
+		// the login) reads it: a failure is not remembered.
+		if err := k.Unlock(); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := ls.Get(ctx, "GITHUB_TOKEN"); err != nil || got != value {
+			t.Errorf("after unlocking, the same store reads %q, %v", got, err)
+		}
+		if loc, err := ls.Set(ctx, "OTHER", "other-value"); err != nil || loc.Kind != KindOS {
+			t.Errorf("after unlocking, the same store's Set = %+v, %v", loc, err)
+		}
+		ls.Delete(ctx, "OTHER")
 	})
 	if got, err := s.Get(ctx, "GITHUB_TOKEN"); err != nil || got != value {
 		t.Fatalf("unlocked again: Get = %q, %v", got, err)
