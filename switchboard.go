@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/secretstore"
 	"github.com/switchboard-mcp/switchboard/internal/watch"
 	"github.com/switchboard-mcp/switchboard/oauth"
 	"github.com/switchboard-mcp/switchboard/policy"
@@ -102,6 +103,12 @@ type Options struct {
 	// called again on every reload). If nil, [host.PolicyPermit] asking
 	// the Prompter.
 	Permit func(*policy.Policy) host.Permit
+	// Secrets gives the values of the servers' ${secret:NAME} references
+	// (docs/configuration.md, Secret references), looked up when a server
+	// starts. If nil, the user's secret store of Home: the OS credential
+	// store, else the encrypted file in Home/secrets (docs/security.md,
+	// Secrets); a missing secret is then the server's error.
+	Secrets host.SecretSource
 	// Host, if set, adjusts the host's options last (timeouts, tool
 	// modifiers, the client version servers see).
 	Host func(*host.Options)
@@ -221,11 +228,17 @@ func Open(ctx context.Context, opts Options) (*Switchboard, error) {
 		AllowPrivateNetworkForProjectServers: st.AllowPrivateNetwork(),
 		SandboxDefaults:                      st.SandboxDefaults(),
 		LookupEnv:                            o.LookupEnv,
+		Secrets:                              o.Secrets,
 	}
 	if o.Home != "" {
+		store := secretstore.ForHome(o.Home, o.LookupEnv)
 		// Stored OAuth tokens are used and refreshed; a new authorization
-		// is a login (package oauth), which the front end runs.
-		hopts.Authorizer = oauth.New(&oauth.Options{Dir: filepath.Join(o.Home, "oauth"), Logger: o.Logger})
+		// is a login (package oauth), which the front end runs. They live
+		// in the OS credential store when one answers, else in 0600 files.
+		hopts.Authorizer = oauth.New(&oauth.Options{Dir: filepath.Join(o.Home, "oauth"), Logger: o.Logger, Secrets: store.OAuthTokens()})
+		if o.Secrets == nil {
+			hopts.Secrets = storeSecrets(store)
+		}
 	}
 	if o.Host != nil {
 		o.Host(hopts)
@@ -511,4 +524,11 @@ func MaybeRunSupervisor() { host.MaybeRunSupervisor() }
 // returns when they are gone.
 func (sb *Switchboard) Close() error {
 	return sb.host.Close()
+}
+
+// storeSecrets is the host.SecretSource of a secret store: the user's own
+// values (its namespace ""). Open uses it on the store of Options.Home
+// when Options.Secrets is nil.
+func storeSecrets(s *secretstore.Store) host.SecretSource {
+	return host.SecretFunc(func(ctx context.Context, _, name string) (string, error) { return s.Get(ctx, name) })
 }

@@ -606,9 +606,18 @@ func (l *loader) resolve() {
 				Fix:     "set them in the environment, or give a default with ${VAR:-default}",
 			})
 		}
+		var secretProblems []secretProblem
+		rs.Secrets, secretProblems = serverSecretRefs(rs.Written)
+		for _, p := range secretProblems {
+			extra = append(extra, Diagnostic{
+				Severity: SeverityError, Position: rs.Pos, Server: name, Field: p.field,
+				Message: p.msg, Fix: p.fix,
+			})
+		}
 		// A url built from ${VAR} can only be checked once expanded; an
-		// unset variable is already reported above.
-		if t := rs.Effective.Type; (t == TypeHTTP || t == TypeSSE) && strings.Contains(rs.Written.URL, "${") {
+		// unset variable is already reported above. One that holds a
+		// secret is checked when the secret is resolved (ResolveSecrets).
+		if t := rs.Effective.Type; (t == TypeHTTP || t == TypeSSE) && strings.Contains(rs.Written.URL, "${") && !strings.Contains(rs.Effective.URL, secretOpen) {
 			if _, urlMissing := Expand(rs.Written.URL, l.lookup); len(urlMissing) == 0 {
 				if msg := checkURL(rs.Effective.URL); msg != "" {
 					pos := win.def.urlValuePos

@@ -195,7 +195,8 @@ type ResolvedServer struct {
 	// expansion): what launch trust fingerprints.
 	Written Server `json:"written"`
 	// Effective is Written with ${VAR} expanded where expansion applies and
-	// Type inferred: what the runtime starts.
+	// Type inferred: what the runtime starts, once it has replaced the
+	// ${secret:NAME} references Effective keeps as written (see Secrets).
 	Effective Server `json:"effective"`
 	Scope     Scope  `json:"scope"`
 	// File holds the definition ("" for servers handed in by an embedder
@@ -211,6 +212,11 @@ type ResolvedServer struct {
 	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
 	// MissingEnv lists the ${VAR} names that were unset with no default.
 	MissingEnv []string `json:"missingEnv,omitempty"`
+	// Secrets lists the names of the secrets Written refers to as
+	// ${secret:NAME} in env values, header values and url, sorted: what
+	// the runtime looks up ([ResolveSecrets]) when the server may start,
+	// and never before. Effective keeps those references as written.
+	Secrets []string `json:"secrets,omitempty"`
 	// Tools is every tool filter that applies to this server: its own
 	// definition's, then the managed, local and workspace layers' (see
 	// [ToolFilter]). A tool is shown only if every layer lets it through.

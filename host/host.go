@@ -159,6 +159,13 @@ type Options struct {
 	// OAuth 2.1). If nil, they carry only the definition's headers, and a
 	// server that asks for authorization fails.
 	Authorizer Authorizer
+	// Secrets gives the values of the ${secret:NAME} references of a
+	// server's env values, header values and url, looked up each time the
+	// server starts or reconnects, and never for a server launch trust
+	// holds. Each value joins the secrets scrubbed from logs, reasons and
+	// errors. If nil, a server that names a secret does not start (state
+	// error, naming the secrets).
+	Secrets SecretSource
 	// ErrorHint, if set, is asked about each error that leaves a server in
 	// StateError; a non-empty answer is added to the server's Reason, so
 	// that an application can tell its user what to do (the CLI names its

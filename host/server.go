@@ -317,7 +317,7 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	pinned := s.pinned
 	s.mu.Unlock()
 	c, err := s.dial(ctx, timeout, pinned)
-	if err == nil || ctx.Err() != nil || pinned != "" || errors.Is(err, errStartupTimeout) || errors.Is(err, errSpawn) || errors.As(err, new(strayStdoutError)) || errors.Is(err, netguard.ErrRefused) {
+	if err == nil || ctx.Err() != nil || pinned != "" || errors.Is(err, errStartupTimeout) || errors.Is(err, errSpawn) || errors.Is(err, errSecret) || errors.As(err, new(strayStdoutError)) || errors.Is(err, netguard.ErrRefused) {
 		return c, err
 	}
 	s.h.log.Info("connect failed; retrying pinned to an older protocol revision", "server", s.name, "protocol", pinnedProtocol, "error", err)

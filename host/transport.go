@@ -60,9 +60,14 @@ func stdioTransport(p *proc.Process, sdk bool) mcp.Transport {
 
 // dial starts (for stdio) and initializes one session, bounded by timeout.
 func (s *server) dial(ctx context.Context, timeout time.Duration, protocol string) (*conn, error) {
+	// Before the startup timeout runs: a SecretSource may ask a person,
+	// and bounds its own store calls.
+	def, err := s.definition(ctx)
+	if err != nil {
+		return nil, err
+	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	def := s.cfg.Effective
 	c := &conn{grace: s.h.opts.CloseGrace, clock: s.h.clock}
 	var transport mcp.Transport
 	switch def.Type {

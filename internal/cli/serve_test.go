@@ -44,6 +44,8 @@ func newGatewayWorld(t testing.TB) *gatewayWorld {
 		"SWITCHBOARD_MANAGED_DIR="+filepath.Join(dir, "managed"),
 		"XDG_CONFIG_HOME="+filepath.Join(w.home, ".config"),
 		TokenEnv+"=",
+		// No session bus of the machine's (a desktop's keyring).
+		"XDG_RUNTIME_DIR="+filepath.Join(dir, "run"), "DBUS_SESSION_BUS_ADDRESS=",
 	)
 	return w
 }
