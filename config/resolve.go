@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -242,6 +243,22 @@ func (l *loader) load(path string, required bool, fixMissing string) *jsoncDoc {
 	}
 	l.loaded[path] = true
 	data, ok := l.read(path, required, fixMissing)
+	if ok && isBlank(data) {
+		if good, kept := l.lastGood.get(path); kept && !isBlank(good) {
+			// Empty where it last held something: most writers truncate
+			// a file before they write it (`jq … > file`), and the reader
+			// that comes in between must not stop every server it defines.
+			// The reloader decides once the file settles (Unsettled).
+			l.res.Files.Unsettled = append(l.res.Files.Unsettled, path)
+			l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
+				Severity: SeverityWarning, Position: Position{File: path},
+				Message: "is empty: its last good contents stay in effect while it may still be being written",
+				Fix:     "nothing, if a program is writing it; an empty file that stays so applies once it settles",
+			})
+			doc, _ := parseJSONC(path, good)
+			return doc
+		}
+	}
 	if ok {
 		if doc := l.parse(path, data); doc.obj != nil {
 			l.lastGood.remember(path, data)
@@ -263,6 +280,10 @@ func (l *loader) load(path string, required bool, fixMissing string) *jsoncDoc {
 	doc, _ := parseJSONC(path, good)
 	return doc
 }
+
+// isBlank reports whether a file's contents are white space only: the
+// empty document parseJSONC reads as {}.
+func isBlank(data []byte) bool { return len(bytes.TrimSpace(data)) == 0 }
 
 func (l *loader) fileDiag(path, msg, fix string) {
 	l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
