@@ -32,8 +32,12 @@ const (
 	DefaultCallTimeout          = 120 * time.Second
 	DefaultToolsWait            = 5 * time.Second
 	DefaultCloseGrace           = 2 * time.Second
-	DefaultBreakerCooldown      = 5 * time.Minute
-	DefaultBreakerThreshold     = 3
+	// DefaultBreakerCooldown is how long an open circuit first waits
+	// before a call probes the server; each failed probe doubles the wait,
+	// up to DefaultBreakerMaxCooldown.
+	DefaultBreakerCooldown    = 5 * time.Second
+	DefaultBreakerMaxCooldown = 5 * time.Minute
+	DefaultBreakerThreshold   = 3
 )
 
 // Sentinel errors callers branch on. Errors returned by a Host wrap them.
@@ -119,8 +123,14 @@ type Options struct {
 	CloseGrace time.Duration
 	// BreakerThreshold consecutive failures open a server's circuit. If <= 0, 3.
 	BreakerThreshold int
-	// BreakerCooldown is how long an open circuit waits before one probe. If <= 0, 5 min.
+	// BreakerCooldown is how long a circuit that just opened waits before a
+	// call is let through as the probe; each failed probe doubles it, up to
+	// BreakerMaxCooldown, and a closed circuit starts again from it. If
+	// <= 0, 5 s.
 	BreakerCooldown time.Duration
+	// BreakerMaxCooldown is the longest an open circuit waits between
+	// probes. If <= 0, 5 min; never shorter than BreakerCooldown.
+	BreakerMaxCooldown time.Duration
 	// CacheTTL bounds how long tool/prompt/resource lists are reused. If <= 0, 5 min.
 	CacheTTL time.Duration
 	// LookupEnv reads MCP_TIMEOUT and MCP_TOOL_TIMEOUT. If nil, os.LookupEnv.

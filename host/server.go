@@ -85,7 +85,7 @@ type server struct {
 
 func newServer(h *Host, rs config.ResolvedServer) *server {
 	s := &server{h: h, cfg: rs, name: rs.Name, settled: make(chan struct{})}
-	s.breaker = newBreaker(h.opts.BreakerThreshold, h.opts.BreakerCooldown, h.clock, func(from, to BreakerState, gen uint64) {
+	s.breaker = newBreaker(h.opts.BreakerThreshold, h.opts.BreakerCooldown, h.opts.BreakerMaxCooldown, h.clock, func(from, to BreakerState, gen uint64) {
 		h.log.Info("circuit breaker", "server", rs.Name, "state_from", from.String(), "state_to", to.String())
 		if from == BreakerOpen {
 			s.stopWatch()
@@ -97,9 +97,10 @@ func newServer(h *Host, rs config.ResolvedServer) *server {
 		if to == BreakerOpen {
 			// Once the cooldown is over the state is connected again (the
 			// next call is the probe): say so then.
+			cooldown := s.breaker.currentCooldown()
 			go func() {
 				select {
-				case <-h.clock.After(s.breaker.cooldown):
+				case <-h.clock.After(cooldown):
 					h.emit(Event{Kind: EventState, Server: rs.Name, State: s.publicState(), Reason: s.snapshotReason()})
 				case <-h.ctx.Done():
 				}
@@ -564,7 +565,7 @@ func (s *server) watchOpen(gen uint64) {
 		s.watchCancel()
 	}
 	s.watchCancel, s.watching = cancel, false
-	recent := !s.pingClosedAt.IsZero() && s.h.clock.Now().Sub(s.pingClosedAt) < s.breaker.cooldown
+	recent := !s.pingClosedAt.IsZero() && s.h.clock.Now().Sub(s.pingClosedAt) < s.breaker.currentCooldown()
 	s.mu.Unlock()
 	if recent {
 		s.h.log.Info("circuit open again soon after pings closed it; waiting out the cooldown", "server", s.name)
