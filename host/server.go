@@ -14,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
-	"github.com/switchboard-mcp/switchboard/internal/netguard"
 )
 
 // pinnedProtocol is the revision a server is retried with when the
@@ -310,19 +309,23 @@ func (s *server) lastErrOr(err error, why string) string {
 }
 
 // connect makes one connection, bounded by the startup timeout. A server
-// that dies on the server/discover probe is retried once pinned to
-// 2025-11-25, and the pin is remembered.
+// that the server/discover probe may have failed (dial's probed: a server
+// that read the probe and died, or ended the handshake) is retried once
+// pinned to 2025-11-25, and the pin is remembered. Other failures (an
+// exit before reading anything, a spawn error, a timeout, DNS, a refused
+// connection, a 401) are not: the same failure would only take twice as
+// long to report.
 func (s *server) connect(ctx context.Context) (*conn, error) {
 	timeout := s.startupTimeout()
 	s.mu.Lock()
 	pinned := s.pinned
 	s.mu.Unlock()
-	c, err := s.dial(ctx, timeout, pinned)
-	if err == nil || ctx.Err() != nil || pinned != "" || errors.Is(err, errStartupTimeout) || errors.Is(err, errSpawn) || errors.As(err, new(strayStdoutError)) || errors.Is(err, netguard.ErrRefused) {
+	c, probed, err := s.dial(ctx, timeout, pinned)
+	if err == nil || ctx.Err() != nil || pinned != "" || !probed {
 		return c, err
 	}
 	s.h.log.Info("connect failed; retrying pinned to an older protocol revision", "server", s.name, "protocol", pinnedProtocol, "error", err)
-	c2, err2 := s.dial(ctx, timeout, pinnedProtocol)
+	c2, _, err2 := s.dial(ctx, timeout, pinnedProtocol)
 	if err2 != nil {
 		return nil, err // the first failure explains more
 	}
