@@ -112,6 +112,10 @@ var (
 	durationRE = regexp.MustCompile(`\b\d+(\.\d+)?(ms|s)\b`)
 	sinceRE    = regexp.MustCompile(`"since": "[^"]*"`)
 	elapsedRE  = regexp.MustCompile(`"elapsed_ms": \d+`)
+	// When a server in error is tried again depends on when the report
+	// was taken: in a moment, or now.
+	nextTryRE     = regexp.MustCompile(`"nextTry": "[^"]*"`)
+	nextTryTextRE = regexp.MustCompile(`; (next try in [^\s"]+|trying again now)`)
 )
 
 // mask replaces what changes from run to run: the test binary, the temp
@@ -122,6 +126,8 @@ func (w *rtWorld) mask(s string) string {
 	s = durationRE.ReplaceAllString(s, "<dur>")
 	s = sinceRE.ReplaceAllString(s, `"since": "<time>"`)
 	s = elapsedRE.ReplaceAllString(s, `"elapsed_ms": <ms>`)
+	s = nextTryRE.ReplaceAllString(s, `"nextTry": "<time>"`)
+	s = nextTryTextRE.ReplaceAllString(s, "; next try in <dur>")
 	return s
 }
 

@@ -288,13 +288,19 @@ type statusServerJSON struct {
 	File     string `json:"file"`
 	// Since is when the server entered its state; ElapsedMs is how long
 	// ago that was (for a connecting server, how long it has been trying).
-	Since      time.Time      `json:"since"`
-	ElapsedMs  int64          `json:"elapsed_ms"`
-	Protocol   string         `json:"protocol"`
-	ServerInfo string         `json:"serverInfo"`
-	Stderr     []string       `json:"stderr"`
-	Reconnects int            `json:"reconnects"`
-	Stats      host.CallStats `json:"stats"`
+	Since      time.Time `json:"since"`
+	ElapsedMs  int64     `json:"elapsed_ms"`
+	Protocol   string    `json:"protocol"`
+	ServerInfo string    `json:"serverInfo"`
+	Stderr     []string  `json:"stderr"`
+	Reconnects int       `json:"reconnects"`
+	// Reconnecting: it lost its connection and is being reconnected; its
+	// last tools stay served meanwhile.
+	Reconnecting bool `json:"reconnecting,omitempty"`
+	// NextTry is when a server in error (or reconnecting) is tried again,
+	// or when an open circuit is probed; absent when no try is due.
+	NextTry *time.Time     `json:"nextTry,omitempty"`
+	Stats   host.CallStats `json:"stats"`
 	// Sandbox: what a stdio server can reach, in words (docs/security.md,
 	// Sandbox).
 	Sandbox string `json:"sandbox,omitempty"`
@@ -336,13 +342,17 @@ func (r statusReport) json(cfg *config.Resolved, now time.Time) statusJSON {
 		if !st.Since.IsZero() {
 			elapsed = now.Sub(st.Since).Milliseconds()
 		}
+		var next *time.Time
+		if !st.NextTry.IsZero() {
+			next = &st.NextTry
+		}
 		out.Servers = append(out.Servers, statusServerJSON{
 			Name: st.Name, Type: string(st.Type), Scope: string(st.Scope), State: string(st.State),
 			Error: st.Reason, Tools: st.Tools, Tokens: st.Tokens, Deferred: st.Deferred, Command: commandText(st),
 			Trust: string(st.Trust), File: st.File, Since: st.Since, ElapsedMs: elapsed,
 			Protocol: st.Protocol, ServerInfo: st.ServerInfo, Stderr: stderr,
-			Reconnects: st.Reconnects, Stats: st.Stats, Sandbox: r.Sandbox[st.Name],
-			ListErrors: st.ListErrors,
+			Reconnects: st.Reconnects, Reconnecting: st.Reconnecting, NextTry: next, Stats: st.Stats,
+			Sandbox: r.Sandbox[st.Name], ListErrors: st.ListErrors,
 		})
 	}
 	return out
