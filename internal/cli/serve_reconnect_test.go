@@ -4,12 +4,17 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
@@ -62,5 +67,79 @@ func TestGatewayReconnectKeepsToolsListed(t *testing.T) {
 	// A call with time enough waits for its server and works.
 	if out, isErr := callText(t, ctx, cs, "patient__echo", map[string]any{"text": "waited"}); isErr || !strings.Contains(out, "waited") {
 		t.Errorf("call that waited for the reconnect: isError %v, %q", isErr, out)
+	}
+}
+
+// A server that misses its startup timeout once (a busy machine) is started
+// again by the gateway and its tools arrive, without a restart of the
+// gateway (issue 29, point 16: a 51-server gateway kept serving 3).
+func TestGatewayRetriesAFailedStart(t *testing.T) {
+	w := newGatewayWorld(t)
+	cmd, args := testserver.Command("slow-start", "-delay", "1h", "-state", filepath.Join(t.TempDir(), "starts"), "-slow", "1")
+	writeJSON(t, filepath.Join(w.sbHome, "mcp.json"), map[string]any{"mcpServers": map[string]any{
+		"late": map[string]any{"command": cmd, "args": args, "startup_timeout": 500},
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, stderr := stdioGateway(t, ctx, w)
+	waitServed(t, ctx, cs, stderr, "the second start", "late")
+}
+
+// A server whose calls stall while its pings answer opens its circuit, and
+// is probed by a real call after seconds, not 5 minutes; /healthz counts
+// it as the gateway sees it: circuit open, then connected (issue 29, point
+// 7: a 25 s stall cost 5 minutes of refused calls).
+func TestGatewayCircuitProbesWithinSeconds(t *testing.T) {
+	w := newGatewayWorld(t)
+	cmd, args := testserver.Command("echo")
+	writeJSON(t, filepath.Join(w.sbHome, "mcp.json"), map[string]any{"mcpServers": map[string]any{
+		"busy": map[string]any{"command": cmd, "args": args, "timeout": 300},
+	}})
+	w.permissions(t, []string{"mcp__busy"}, nil)
+	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0")
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "breaker-test"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	healthz := func() (circuitOpen, connected int) {
+		t.Helper()
+		resp, err := http.Get(base + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var hz struct {
+			CircuitOpen int `json:"circuit_open"`
+			Connected   int `json:"connected"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&hz); err != nil {
+			t.Fatal(err)
+		}
+		return hz.CircuitOpen, hz.Connected
+	}
+	for i := range 3 { // the backend hangs: each call times out
+		if out, isErr := callText(t, ctx, cs, "busy__slow", map[string]any{"ms": 5000}); !isErr || !strings.Contains(out, "timed out") {
+			t.Fatalf("call %d: isError %v, %q; want a timeout", i, isErr, out)
+		}
+	}
+	out, isErr := callText(t, ctx, cs, "busy__echo", map[string]any{"text": "x"})
+	if !isErr || !regexp.MustCompile(`circuit open after 3 consecutive failures.*probes it`).MatchString(out) || !regexp.MustCompile(`in [1-5]s\)`).MatchString(out) {
+		t.Errorf("the first refusal: isError %v, %q; want it to name the probe, seconds away", isErr, out)
+	}
+	if open, _ := healthz(); open != 1 {
+		t.Errorf("/healthz counts %d open circuits, want 1", open)
+	}
+	// Within seconds (the first cooldown is 5 s) a call is the probe, and
+	// works: the backend answers again.
+	waitFor(t, 30*time.Second, "a call through the probe", func() bool {
+		out, isErr := callText(t, ctx, cs, "busy__echo", map[string]any{"text": "back"})
+		return !isErr && strings.Contains(out, "back")
+	})
+	if open, connected := healthz(); open != 0 || connected != 1 {
+		t.Errorf("/healthz after the probe: %d open, %d connected; want 0 and 1", open, connected)
 	}
 }
