@@ -83,8 +83,8 @@ func TestMissedStartupTimeoutIsRetried(t *testing.T) {
 	clock := newHoldClock()
 	h := newHost(t, cfgOf(late), &host.Options{Clock: clock, CloseGrace: hungGrace})
 	st := waitState(t, h, "late", host.StateError, 20*time.Second)
-	if !strings.Contains(st.Reason, "no answer to initialize within 300ms") || !strings.Contains(st.Reason, "; next try in ") {
-		t.Errorf("reason %q; want the timeout and when the next try is", st.Reason)
+	if !strings.Contains(st.Reason, "no answer to initialize within 300ms") {
+		t.Errorf("reason %q; want the timeout", st.Reason)
 	}
 	if wait := st.NextTry.Sub(clock.Now()); wait <= 0 || wait > time.Second {
 		t.Errorf("next try %v from now, want within the first backoff (1s)", wait)
@@ -117,7 +117,7 @@ func TestFailedStartRetrySchedule(t *testing.T) {
 			wait := st.NextTry.Sub(clock.Now())
 			return wait > d-time.Second && wait <= d
 		})
-		if st.State != host.StateError || !strings.Contains(st.Reason, "fatal: cannot open database; next try in ") {
+		if st.State != host.StateError || !strings.HasSuffix(st.Reason, "fatal: cannot open database") {
 			t.Errorf("after start %d: %s (%s)", i+1, st.State, st.Reason)
 		}
 		clock.Advance(d)

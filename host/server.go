@@ -445,8 +445,9 @@ func (s *server) setStateCause(st State, reason string, cause error) {
 }
 
 // setRetryState is setStateCause for the run loop: next is when it tries
-// again (zero: no try is due), and reconnecting says it is getting a lost
-// connection back (its last lists are served meanwhile).
+// again (zero: no try is due; ServerStatus.NextTry, apart from the reason,
+// which says why), and reconnecting says it is getting a lost connection
+// back (its last lists are served meanwhile).
 func (s *server) setRetryState(st State, reason string, cause error, next time.Time, reconnecting bool) {
 	s.mu.Lock()
 	from := s.state
@@ -566,7 +567,7 @@ func (s *server) snapshotReason() string {
 		r = s.collision
 	}
 	st, last, watching := s.state, s.lastFailure, s.watching
-	next, reconnecting, collided := s.nextTry, s.reconnecting, s.collision != ""
+	reconnecting, collided := s.reconnecting, s.collision != ""
 	listErr := s.listErrorLocked()
 	s.mu.Unlock()
 	if bs, n, wait := s.breaker.snapshot(); bs == BreakerOpen && st == StateConnected && wait > 0 {
@@ -588,13 +589,6 @@ func (s *server) snapshotReason() string {
 	}
 	if reconnecting {
 		r += "; its last lists stay served and calls wait for it"
-	}
-	if st == StateError && !next.IsZero() {
-		if wait := next.Sub(s.h.clock.Now()); wait > 0 {
-			r += fmt.Sprintf("; next try in %s", wait.Round(time.Second))
-		} else {
-			r += "; trying again now"
-		}
 	}
 	return r
 }

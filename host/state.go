@@ -75,7 +75,7 @@ type ServerStatus struct {
 	// NextTry is when the server is tried again: the next start or
 	// reconnect of a server that failed or lost its connection (state
 	// error or connecting), the next probe of an open circuit (state
-	// circuit-open). Zero when none is due.
+	// circuit-open). Zero when none is due. Reason says why, NextTry when.
 	NextTry time.Time `json:"nextTry,omitzero"`
 	Stats   CallStats `json:"stats"`
 }

@@ -139,7 +139,7 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 		}
 		// The reason, command line, path and stderr were written by the
 		// repository or the server: shown escaped, never acted on.
-		fmt.Fprintf(ios.Out, "\n%s (%s): %s\n", termsafe.Line(st.Name), st.State, termsafe.Line(dashEmpty(st.Reason)))
+		fmt.Fprintf(ios.Out, "\n%s (%s): %s\n", termsafe.Line(st.Name), st.State, termsafe.Line(dashEmpty(st.Reason)+nextTryText(st, now)))
 		if c := commandText(st); c != "" {
 			fmt.Fprintf(ios.Out, "  command: %s\n", termsafe.Line(c))
 		}
@@ -157,8 +157,9 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 	return nil
 }
 
-// reasonText is the REASON cell: the one-line reason, and for a server
-// still connecting how long it has been at it.
+// reasonText is the REASON cell: the one-line reason, for a server still
+// connecting how long it has been at it, and for one in error when it is
+// tried again.
 func reasonText(st host.ServerStatus, now time.Time) string {
 	if st.State == host.StateConnecting {
 		s := "still connecting after " + formatElapsed(now.Sub(st.Since))
@@ -167,7 +168,19 @@ func reasonText(st host.ServerStatus, now time.Time) string {
 		}
 		return s
 	}
-	return st.Reason
+	return st.Reason + nextTryText(st, now)
+}
+
+// nextTryText says when a server in error is tried again ("" when it is
+// not): the host retries failed starts and lost connections.
+func nextTryText(st host.ServerStatus, now time.Time) string {
+	if st.State != host.StateError || st.NextTry.IsZero() {
+		return ""
+	}
+	if wait := st.NextTry.Sub(now); wait > 0 {
+		return "; next try in " + wait.Round(time.Second).String()
+	}
+	return "; trying again now"
 }
 
 // count renders a tool or token count: "-" when the server is not
