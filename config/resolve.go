@@ -250,13 +250,8 @@ func (l *loader) load(path string, required bool, fixMissing string) *jsoncDoc {
 			// that comes in between must not stop every server it defines.
 			// The reloader decides once the file settles (Unsettled).
 			l.res.Files.Unsettled = append(l.res.Files.Unsettled, path)
-			l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
-				Severity: SeverityWarning, Position: Position{File: path},
-				Message: "is empty: its last good contents stay in effect while it may still be being written",
-				Fix:     "nothing, if a program is writing it; an empty file that stays so applies once it settles",
-			})
-			doc, _ := parseJSONC(path, good)
-			return doc
+			return l.keepLastGood(path, good, "is empty: its last good contents stay in effect while it may still be being written",
+				"nothing, if a program is writing it; an empty file that stays so applies once it settles")
 		}
 	}
 	if ok {
@@ -272,10 +267,15 @@ func (l *loader) load(path string, required bool, fixMissing string) *jsoncDoc {
 	if !ok {
 		return nil
 	}
+	return l.keepLastGood(path, good, "not loaded: its last good contents stay in effect until it is fixed",
+		"fix the error reported for this file")
+}
+
+// keepLastGood loads the file at path from its last good contents, with a
+// warning saying why.
+func (l *loader) keepLastGood(path string, good []byte, msg, fix string) *jsoncDoc {
 	l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
-		Severity: SeverityWarning, Position: Position{File: path},
-		Message: "not loaded: its last good contents stay in effect until it is fixed",
-		Fix:     "fix the error reported for this file",
+		Severity: SeverityWarning, Position: Position{File: path}, Message: msg, Fix: fix,
 	})
 	doc, _ := parseJSONC(path, good)
 	return doc
