@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -275,6 +276,17 @@ func (l *loader) load(path string, required bool, fixMissing string) *jsoncDoc {
 	}
 	l.loaded[path] = true
 	data, ok := l.read(path, required, fixMissing)
+	if ok && isBlank(data) {
+		if good, kept := l.lastGood.get(path); kept && !isBlank(good) {
+			// Empty where it last held something: most writers truncate
+			// a file before they write it (`jq … > file`), and the reader
+			// that comes in between must not stop every server it defines.
+			// The reloader decides once the file settles (Unsettled).
+			l.res.Files.Unsettled = append(l.res.Files.Unsettled, path)
+			return l.keepLastGood(path, good, "is empty: its last good contents stay in effect while it may still be being written",
+				"nothing, if a program is writing it; an empty file that stays so applies once it settles")
+		}
+	}
 	if ok {
 		if doc := l.parse(path, data); doc.obj != nil {
 			l.lastGood.remember(path, data)
@@ -288,14 +300,23 @@ func (l *loader) load(path string, required bool, fixMissing string) *jsoncDoc {
 	if !ok {
 		return nil
 	}
+	return l.keepLastGood(path, good, "not loaded: its last good contents stay in effect until it is fixed",
+		"fix the error reported for this file")
+}
+
+// keepLastGood loads the file at path from its last good contents, with a
+// warning saying why.
+func (l *loader) keepLastGood(path string, good []byte, msg, fix string) *jsoncDoc {
 	l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
-		Severity: SeverityWarning, Position: Position{File: path},
-		Message: "not loaded: its last good contents stay in effect until it is fixed",
-		Fix:     "fix the error reported for this file",
+		Severity: SeverityWarning, Position: Position{File: path}, Message: msg, Fix: fix,
 	})
 	doc, _ := parseJSONC(path, good)
 	return doc
 }
+
+// isBlank reports whether a file's contents are white space only: the
+// empty document parseJSONC reads as {}.
+func isBlank(data []byte) bool { return len(bytes.TrimSpace(data)) == 0 }
 
 func (l *loader) fileDiag(path, msg, fix string) {
 	l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{

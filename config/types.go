@@ -251,6 +251,13 @@ type Files struct {
 	// aside: they are the policy package's). A long-running host watches
 	// them and reloads (docs/gateway.md, Live reload).
 	Searched []string `json:"-"`
+	// Unsettled lists the files that read empty while the LoadOptions'
+	// LastGood held contents for them: their last good contents are in
+	// effect, since a writer may be half-way through (most truncate a
+	// file first). A reloader reads again once they have stopped
+	// changing, and calls LastGood.Forget for one still empty then: an
+	// empty file that stays empty is a real edit.
+	Unsettled []string `json:"-"`
 }
 
 // Resolved is the whole configuration view for one workspace: what the

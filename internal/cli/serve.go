@@ -165,7 +165,9 @@ as an elicitation when it supports one, else refused with the rule to add.
 Configuration files are watched, also those in folders made after serve
 started: a changed server restarts, a new one starts, a removed one stops, and
 clients are told the lists changed. A file that does not parse keeps the
-contents it last loaded with until it is fixed; the other files' edits apply.
+contents it last loaded with until it is fixed, and one that reads empty keeps
+them until it has settled (2 s; most programs truncate a file before writing
+it); the other files' edits apply.
 
 SIGINT or SIGTERM stops taking calls, gives the calls in flight 5 s, cancels
 the rest (the servers get notifications/cancelled) and reaps every server.
@@ -184,6 +186,17 @@ its calls cancelled likewise.`,
 				lo := f.LoadOptions()
 				lo.LastGood = lastGood
 				return f.loadConfig(lo)
+			}
+			// Through it a reload takes a file that stayed empty as
+			// written (see switchboard.Switchboard.Watch).
+			front := opts.Front
+			opts.Front = func() switchboard.Options {
+				var o switchboard.Options
+				if front != nil {
+					o = front()
+				}
+				o.LastGood = lastGood
+				return o
 			}
 			opts.Getenv = f.Getenv
 			opts.HomeDir = f.HomeDir

@@ -146,7 +146,7 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 		}
 		// The reason, command line, path and stderr were written by the
 		// repository or the server: shown escaped, never acted on.
-		fmt.Fprintf(ios.Out, "\n%s (%s): %s\n", termsafe.Line(st.Name), st.State, termsafe.Line(dashEmpty(st.Reason)))
+		fmt.Fprintf(ios.Out, "\n%s (%s): %s\n", termsafe.Line(st.Name), st.State, termsafe.Line(dashEmpty(st.Reason)+nextTryText(st, now)))
 		if c := commandText(st); c != "" {
 			fmt.Fprintf(ios.Out, "  command: %s\n", termsafe.Line(c))
 		}
@@ -167,8 +167,9 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 // statusPipedColumns are status's piped columns (its help names them).
 var statusPipedColumns = []string{"name", "type", "scope", "state", "tools", "tokens", "reason", "command"}
 
-// reasonText is the REASON cell: the one-line reason, and for a server
-// still connecting how long it has been at it.
+// reasonText is the REASON cell: the one-line reason, for a server still
+// connecting how long it has been at it, and for one in error when it is
+// tried again.
 func reasonText(st host.ServerStatus, now time.Time) string {
 	if st.State == host.StateConnecting {
 		s := "still connecting after " + formatElapsed(now.Sub(st.Since))
@@ -177,7 +178,19 @@ func reasonText(st host.ServerStatus, now time.Time) string {
 		}
 		return s
 	}
-	return st.Reason
+	return st.Reason + nextTryText(st, now)
+}
+
+// nextTryText says when a server in error is tried again ("" when it is
+// not): the host retries failed starts and lost connections.
+func nextTryText(st host.ServerStatus, now time.Time) string {
+	if st.State != host.StateError || st.NextTry.IsZero() {
+		return ""
+	}
+	if wait := st.NextTry.Sub(now); wait > 0 {
+		return "; next try in " + wait.Round(time.Second).String()
+	}
+	return "; trying again now"
 }
 
 // count renders a tool or token count: "-" when the server is not
@@ -298,13 +311,19 @@ type statusServerJSON struct {
 	File     string `json:"file"`
 	// Since is when the server entered its state; ElapsedMs is how long
 	// ago that was (for a connecting server, how long it has been trying).
-	Since      time.Time      `json:"since"`
-	ElapsedMs  int64          `json:"elapsed_ms"`
-	Protocol   string         `json:"protocol"`
-	ServerInfo string         `json:"serverInfo"`
-	Stderr     []string       `json:"stderr"`
-	Reconnects int            `json:"reconnects"`
-	Stats      host.CallStats `json:"stats"`
+	Since      time.Time `json:"since"`
+	ElapsedMs  int64     `json:"elapsed_ms"`
+	Protocol   string    `json:"protocol"`
+	ServerInfo string    `json:"serverInfo"`
+	Stderr     []string  `json:"stderr"`
+	Reconnects int       `json:"reconnects"`
+	// Reconnecting: it lost its connection and is being reconnected; its
+	// last tools stay served meanwhile.
+	Reconnecting bool `json:"reconnecting,omitempty"`
+	// NextTry is when a server in error (or reconnecting) is tried again,
+	// or when an open circuit is probed; absent when no try is due.
+	NextTry *time.Time     `json:"nextTry,omitempty"`
+	Stats   host.CallStats `json:"stats"`
 	// Sandbox: what a stdio server can reach, in words (docs/security.md,
 	// Sandbox).
 	Sandbox string `json:"sandbox,omitempty"`
@@ -346,13 +365,17 @@ func (r statusReport) json(cfg *config.Resolved, now time.Time) statusJSON {
 		if !st.Since.IsZero() {
 			elapsed = now.Sub(st.Since).Milliseconds()
 		}
+		var next *time.Time
+		if !st.NextTry.IsZero() {
+			next = &st.NextTry
+		}
 		out.Servers = append(out.Servers, statusServerJSON{
 			Name: st.Name, Type: string(st.Type), Scope: string(st.Scope), State: string(st.State),
 			Error: st.Reason, Tools: st.Tools, Tokens: st.Tokens, Deferred: st.Deferred, Command: commandText(st),
 			Trust: string(st.Trust), File: st.File, Since: st.Since, ElapsedMs: elapsed,
 			Protocol: st.Protocol, ServerInfo: st.ServerInfo, Stderr: stderr,
-			Reconnects: st.Reconnects, Stats: st.Stats, Sandbox: r.Sandbox[st.Name],
-			ListErrors: st.ListErrors,
+			Reconnects: st.Reconnects, Reconnecting: st.Reconnecting, NextTry: next, Stats: st.Stats,
+			Sandbox: r.Sandbox[st.Name], ListErrors: st.ListErrors,
 		})
 	}
 	return out
