@@ -34,7 +34,10 @@ func (s *server) spawn(def config.Server) (*proc.Process, error) {
 	if ws := s.h.workspace(); dir != "" && !filepath.IsAbs(dir) && ws != "" {
 		dir = filepath.Join(ws, dir)
 	}
-	sb, dir := s.sandboxSpec(dir)
+	sb, dir, env, err := s.sandboxSpec(def, dir, env)
+	if err != nil {
+		return nil, err
+	}
 	cmd, args := proc.ResolveCommand(def.Command, def.Args)
 	return proc.Start(proc.Spec{
 		Command:   cmd,

@@ -155,3 +155,34 @@ func splitPath(p string) []string {
 	}
 	return out
 }
+
+// SandboxPathRefused says why no sandbox may show path (resolved, absolute)
+// read-only, or read-write when write is set, whatever its policy says;
+// "" when it may. Never the whole root (it would hide the view's own /proc
+// and /tmp; a sandbox names the directories it needs); nothing of /proc
+// (a sandboxed server has a /proc of its own, and the host's shows every
+// process); never written: /sys, where a root user sets the kernel's
+// settings, and /dev, the host's devices.
+func SandboxPathRefused(path string, write bool) string {
+	switch {
+	case path == "/":
+		return "the whole filesystem cannot be shown to a sandboxed server: name the directories it needs"
+	case under(path, []string{"/proc"}):
+		return "a sandboxed server has a /proc of its own, and never sees the host's"
+	case write && under(path, []string{"/sys"}):
+		return "a sandboxed server never writes /sys, the kernel's settings"
+	case write && under(path, []string{"/dev"}):
+		return "a sandboxed server never writes /dev, the host's devices"
+	}
+	return ""
+}
+
+// under reports whether path is one of dirs or below one.
+func under(path string, dirs []string) bool {
+	for _, d := range dirs {
+		if path == d || strings.HasPrefix(path, strings.TrimSuffix(d, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}

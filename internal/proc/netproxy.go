@@ -163,15 +163,29 @@ type netProxy struct {
 }
 
 // newNetProxy relays to allow under netguard's rules: private and
-// loopback addresses only with allowPrivate; metadata and link-local
-// addresses never.
-func newNetProxy(allow []target, allowPrivate bool) *netProxy {
-	pol := netguard.Policy{
-		AllowPrivate: allowPrivate,
-		Hint:         "project-scope servers may not reach private addresses; to allow it, set \"allowPrivateNetworkForProjectServers\": true in your user settings",
-		Dialer:       &net.Dialer{Timeout: proxyDialWait, KeepAlive: 30 * time.Second},
+// loopback addresses only with allowPrivate, or for a destination the user
+// configured (user); metadata and link-local addresses never.
+func newNetProxy(allow []target, allowPrivate bool, user ...target) *netProxy {
+	policy := func(private bool) func(ctx context.Context, network, addr string) (net.Conn, error) {
+		pol := netguard.Policy{
+			AllowPrivate: private,
+			Hint:         "project-scope servers may not reach private addresses; to allow it, set \"allowPrivateNetworkForProjectServers\": true in your user settings",
+			Dialer:       &net.Dialer{Timeout: proxyDialWait, KeepAlive: 30 * time.Second},
+		}
+		return pol.DialContext
 	}
-	np := &netProxy{allow: map[target]bool{}, dial: pol.DialContext, slots: make(chan struct{}, proxyConns), open: map[io.Closer]bool{}}
+	strict, private := policy(allowPrivate), policy(true)
+	users := map[string]bool{}
+	for _, t := range user {
+		users[t.String()] = true
+	}
+	np := &netProxy{allow: map[target]bool{}, slots: make(chan struct{}, proxyConns), open: map[io.Closer]bool{}}
+	np.dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if users[addr] {
+			return private(ctx, network, addr)
+		}
+		return strict(ctx, network, addr)
+	}
 	for _, t := range allow {
 		np.allow[t] = true
 	}

@@ -20,6 +20,9 @@ import (
 // a merged /usr) is recreated as one.
 var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix/store"}
 
+// SystemDirs are the directories every sandboxed server sees read-only.
+func SystemDirs() []string { return slices.Clone(systemDirs) }
+
 // devFiles are the devices a sandboxed server may open.
 var devFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
 
@@ -93,22 +96,6 @@ func sandboxUnavailable() string {
 // "" if it can, else what is missing.
 func SandboxSupport() string { return sandboxUnavailable() }
 
-// forbiddenWrite says why no sandbox may write path (resolved), or "": the
-// root, which holds everything; /proc and /sys, through which a root user
-// writes the kernel's settings (core_pattern runs a program as the host's
-// root); /dev, the host's devices.
-func forbiddenWrite(path string) string {
-	if path == "/" {
-		return "the whole filesystem"
-	}
-	for _, d := range []string{"/proc", "/sys", "/dev"} {
-		if under(path, []string{d}) {
-			return "in " + d + ", the kernel's own"
-		}
-	}
-	return ""
-}
-
 // planSandbox decides the sandbox of a server whose program is prog (an
 // absolute path) and working directory dir.
 func planSandbox(sb *Sandbox, prog, dir string) (*sandboxPlan, error) {
@@ -151,10 +138,10 @@ func planSandbox(sb *Sandbox, prog, dir string) (*sandboxPlan, error) {
 	add := func(m sandboxMount) { p.Mounts = append(p.Mounts, m) }
 	bind := func(kind mountKind, path string) error {
 		path = filepath.Clean(path)
-		if path == "/" {
-			return errors.New("/ cannot be shown whole: name the directories it needs")
-		}
 		m := sandboxMount{Kind: kind, Target: path}
+		if why := SandboxPathRefused(path, kind == mountRW); why != "" {
+			return fmt.Errorf("%s: %s", path, why)
+		}
 		var src string
 		var fi os.FileInfo
 		var err error
@@ -174,11 +161,8 @@ func planSandbox(sb *Sandbox, prog, dir string) (*sandboxPlan, error) {
 		if err != nil {
 			return err
 		}
-		if under(src, []string{"/proc"}) {
-			return fmt.Errorf("%s is in /proc: a sandboxed server has a /proc of its own", path)
-		}
-		if why := forbiddenWrite(src); why != "" && kind == mountRW {
-			return fmt.Errorf("%s cannot be written by a sandboxed server (%s)", describeResolved(path, src), why)
+		if why := SandboxPathRefused(src, kind == mountRW); why != "" {
+			return fmt.Errorf("%s: %s", describeResolved(path, src), why)
 		}
 		m.File = !fi.IsDir()
 		add(m)
@@ -247,8 +231,8 @@ func planSandbox(sb *Sandbox, prog, dir string) (*sandboxPlan, error) {
 				m.Source = src // the lower layer; without one the private copy alone
 			}
 		}
-		if why := forbiddenWrite(m.Target); why != "" {
-			return nil, fmt.Errorf("sandbox: the cache %s cannot be written by a sandboxed server (%s)", c.Path, why)
+		if why := SandboxPathRefused(m.Target, true); why != "" {
+			return nil, fmt.Errorf("sandbox: the cache %s: %s", c.Path, why)
 		}
 		add(m)
 		targets = append(targets, m.Target)
@@ -281,16 +265,6 @@ func describeResolved(path, resolved string) string {
 		return path
 	}
 	return path + " (which is " + resolved + ")"
-}
-
-// under reports whether path is one of dirs or below one.
-func under(path string, dirs []string) bool {
-	for _, d := range dirs {
-		if path == d || strings.HasPrefix(path, strings.TrimSuffix(d, "/")+"/") {
-			return true
-		}
-	}
-	return false
 }
 
 // sandboxAttr is serverAttr for a sandboxed server's helper: new user,
