@@ -1,0 +1,93 @@
+package host_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/npmtest"
+)
+
+// npxServer is a repository's (project-scope) server started as
+// `npx -y PKG`, with the default sandbox.
+func npxServer(name, pkg, ws string) *config.Resolved {
+	rs := resolved(name, config.Server{Type: config.TypeStdio, Command: "npx", Args: []string{"-y", pkg}})
+	rs.Scope, rs.Trust = config.ScopeProject, config.TrustRepo
+	cfg := cfgOf(rs)
+	cfg.Workspace = ws
+	return cfg
+}
+
+// startNpx starts cfg's servers and returns the host (closed by the
+// test's end) once Tools has waited for them.
+func startNpx(t *testing.T, cfg *config.Resolved) *host.Host {
+	t.Helper()
+	h := newHost(t, cfg, &host.Options{Gate: approved, ToolsWait: 90 * time.Second, StartupTimeout: 90 * time.Second})
+	h.Tools(ctxFor(t, 120*time.Second))
+	return h
+}
+
+// A repository's `npx -y PKG` server works sandboxed with nothing
+// configured for it: npx downloads PKG from the registry the user
+// configured (~/.npmrc, here a real npm registry on loopback, which a
+// project server may reach because the user configured it), not from the
+// one the repository's .npmrc names; cold, into its private copy of the
+// cache (the user's ~/.npm is never written), then warm; and with the
+// registry gone, still from its cache. A package that needs a registry
+// the sandbox does not list fails at once, the destination named in its
+// error. (HOME is this test's own: not parallel.)
+func TestNpxFromTheUsersRegistrySandboxed(t *testing.T) {
+	requireSandboxHost(t)
+	reg := npmtest.StartRegistry(t)
+	home, _, _ := plantHome(t)
+	t.Setenv("HOME", home)
+	os.WriteFile(filepath.Join(home, ".npmrc"), []byte("registry="+reg.URL+"\n"), 0o600)
+	ws := t.TempDir()
+	// The repository's own registry: npx must not use it.
+	os.WriteFile(filepath.Join(ws, ".npmrc"), []byte("registry=http://127.0.0.1:9/\n@evil:registry=http://127.0.0.1:9/\n"), 0o644)
+
+	words := config.DescribeSandbox(host.SandboxOf(&npxServer("echo", "switchboard-echo-server", ws).Servers[0], ws, nil), nil)
+	t.Logf("review: %s", words)
+	if dest := strings.TrimSuffix(strings.TrimPrefix(reg.URL, "http://"), "/"); !strings.Contains(words, "may download packages from your npm registry ("+dest+")") {
+		t.Errorf("the review does not name the user's registry: %q", words)
+	}
+
+	for _, phase := range []string{"cold", "warm"} {
+		h := startNpx(t, npxServer("echo", "switchboard-echo-server", ws))
+		if st := statusOf(h, "echo"); st.State != host.StateConnected {
+			t.Fatalf("%s: state %s: %s\n%s", phase, st.State, st.Reason, strings.Join(st.StderrTail, "\n"))
+		}
+		res := mustCall(t, h, "mcp__echo__echo", map[string]any{"text": "from the local registry, " + phase})
+		if !strings.Contains(textOf(res), phase) {
+			t.Errorf("%s: echo = %q", phase, textOf(res))
+		}
+		h.Close()
+	}
+	if ents, _ := os.ReadDir(filepath.Join(home, ".npm")); len(ents) > 0 {
+		t.Errorf("the sandboxed npx wrote the user's ~/.npm: %v", ents)
+	}
+
+	reg.Stop()
+	h := startNpx(t, npxServer("echo", "switchboard-echo-server", ws))
+	if st := statusOf(h, "echo"); st.State != host.StateConnected {
+		t.Errorf("registry gone, warm cache: state %s: %s\n%s", st.State, st.Reason, strings.Join(st.StderrTail, "\n"))
+	}
+	h.Close()
+
+	// The repository's scoped registry is no destination of the sandbox:
+	// npm's request fails at once (not after retries and the start-up
+	// timeout), and its error names where it went.
+	h = startNpx(t, npxServer("evil", "@evil/pkg", ws))
+	st := statusOf(h, "evil")
+	t.Logf("unlisted registry: %s: %s\n%s", st.State, st.Reason, strings.Join(st.StderrTail, "\n"))
+	if st.State != host.StateError || strings.Contains(st.Reason, "timed out") {
+		t.Errorf("state %s, reason %q: want npm's own failure, not a time-out", st.State, st.Reason)
+	}
+	if tail := strings.Join(st.StderrTail, "\n"); !strings.Contains(tail, "127.0.0.1:9") {
+		t.Errorf("npm's error does not name the destination: %q", tail)
+	}
+}
