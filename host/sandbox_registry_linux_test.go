@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,7 +10,9 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/hosttest"
 	"github.com/switchboard-mcp/switchboard/internal/npmtest"
+	"github.com/switchboard-mcp/switchboard/internal/proc"
 )
 
 // npxServer is a repository's (project-scope) server started as
@@ -89,5 +92,55 @@ func TestNpxFromTheUsersRegistrySandboxed(t *testing.T) {
 	}
 	if tail := strings.Join(st.StderrTail, "\n"); !strings.Contains(tail, "127.0.0.1:9") {
 		t.Errorf("npm's error does not name the destination: %q", tail)
+	}
+}
+
+// BenchmarkNpxStart measures, side by side, the start of the same
+// `npx -y switchboard-echo-server` (from a local registry on loopback,
+// with the user's npm cache warm) as the user's own server, unconfined,
+// and as a repository's server in the default sandbox (whose cache is a
+// private copy over the user's): a host's start, its first tools list
+// with the server connected, its close.
+//
+//	go test ./host -run '^$' -bench BenchmarkNpxStart -benchtime 10x -count 3
+func BenchmarkNpxStart(b *testing.B) {
+	if why := proc.SandboxSupport(); why != "" {
+		b.Skip(why)
+	}
+	reg := npmtest.StartRegistry(b)
+	home, err := os.MkdirTemp("/var/tmp", "npx-bench-home-")
+	if err != nil {
+		b.Skip(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(home) })
+	b.Setenv("HOME", home)
+	os.WriteFile(filepath.Join(home, ".npmrc"), []byte("registry="+reg.URL+"\n"), 0o600)
+	ws := b.TempDir()
+	run := func(b *testing.B, cfg *config.Resolved) {
+		h := host.New(cfg, &host.Options{Gate: approved, ToolsWait: 90 * time.Second, StartupTimeout: 90 * time.Second,
+			LookupEnv: func(string) (string, bool) { return "", false }})
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		list, err := h.Tools(ctx)
+		if err != nil || len(list.Warnings) > 0 || len(list.Tools) == 0 {
+			st := hosttest.Status(h, cfg.Servers[0].Name)
+			b.Fatalf("tools: %v %v; %s %s %q", err, list.Warnings, st.State, st.Reason, st.StderrTail)
+		}
+		h.Close()
+	}
+	user := cfgOf(resolved("echo", config.Server{Type: config.TypeStdio, Command: "npx", Args: []string{"-y", "switchboard-echo-server"}, Cwd: ws}))
+	user.Workspace = ws
+	repo := npxServer("echo", "switchboard-echo-server", ws)
+	run(b, user) // the user's cache, warm
+	run(b, repo) // the sandbox's private copy: what the user's lacks (nothing)
+	for _, bc := range []struct {
+		name string
+		cfg  *config.Resolved
+	}{{"unsandboxed", user}, {"sandboxed", repo}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				run(b, bc.cfg)
+			}
+		})
 	}
 }

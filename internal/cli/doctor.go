@@ -227,14 +227,14 @@ func doctorChecks(cfg *config.Resolved, servers []host.ServerStatus, tools map[s
 			continue
 		}
 		if lt == nil || rs.Availability == config.Missing {
-			out = append(out, serverCheck(rs, st, o))
+			out = append(out, serverCheck(rs, st, cfg.Workspace, o))
 		} else {
 			a := lt.approval(&rs)
 			// Held by launch trust, and nothing else: the trust check says
 			// it all (a server check would repeat it, with a worse fix).
 			held := !a.Allowed && rs.Availability == config.Available && string(st.State) == a.State
 			if !held {
-				out = append(out, serverCheck(rs, st, o))
+				out = append(out, serverCheck(rs, st, cfg.Workspace, o))
 			}
 			out = append(out, trustCheck(rs, st, a, held, o))
 		}
@@ -338,7 +338,7 @@ func ruleServer(p policy.Problem, names []string) string {
 }
 
 // serverCheck says whether a server is in use, and if not why and what to do.
-func serverCheck(rs config.ResolvedServer, st host.ServerStatus, o *runtimeOptions) doctorCheck {
+func serverCheck(rs config.ResolvedServer, st host.ServerStatus, workspace string, o *runtimeOptions) doctorCheck {
 	name := rs.Name
 	reason := st.Reason
 	switch st.State {
@@ -349,6 +349,11 @@ func serverCheck(rs config.ResolvedServer, st host.ServerStatus, o *runtimeOptio
 		}
 		return check("server", name, doctorPass, fmt.Sprintf("connected: %d tools, about %d tokens", st.Tools, st.Tokens), "")
 	case host.StateConnecting:
+		if len(st.StderrTail) > 0 && sandboxRefused(rs, st, workspace, o) {
+			// Not slow: refused by its sandbox, which its sandbox check says.
+			return check("server", name, doctorFail, "still connecting after "+formatElapsed(o.now().Sub(st.Since))+", refused by its sandbox",
+				"see its sandbox check: waiting longer will not help")
+		}
 		return check("server", name, doctorFail, "still connecting after "+formatElapsed(o.now().Sub(st.Since)),
 			"it is slow to start: wait longer with --wait 30s, or raise its \"startup_timeout\" (ms)")
 	case host.StateDisabled:
