@@ -281,7 +281,8 @@ type SandboxDownload struct {
 // A project-scope (repository-written) server may name only paths in its
 // workspace, its cwd included: one outside (absolute, "~", or climbing out
 // with "..") is left out and named in Refused, and the server does not
-// start. A server the user wrote keeps its paths as written.
+// start. A server the user wrote keeps its paths as written, and so do
+// the paths of the user's per-scope default.
 func EffectiveSandbox(rs *ResolvedServer, workspace, home string, defaults SandboxDefaults) *SandboxPolicy {
 	sb := rs.Written.Sandbox
 	if sb == nil {
@@ -296,10 +297,12 @@ func EffectiveSandbox(rs *ResolvedServer, workspace, home string, defaults Sandb
 	def := rs.Effective
 	p := &SandboxPolicy{NetworkAll: sb.Network.All, Allow: slices.Clone(sb.Network.Allow), Workspace: workspace, Home: home}
 	// path is a written path made absolute, "" when it is not to be used:
-	// a repository's outside its workspace is refused.
+	// a repository's outside its workspace is refused (paths of the
+	// user's per-scope default are the user's own).
+	fromRepo := rs.Scope == ScopeProject && rs.Written.Sandbox != nil
 	path := func(field, written string) string {
 		abs := sandboxPath(written, workspace, home)
-		if abs != "" && rs.Scope == ScopeProject && !within(abs, workspace) {
+		if abs != "" && (fromRepo || field == `"cwd"` && rs.Scope == ScopeProject) && !within(abs, workspace) {
 			p.Refused = append(p.Refused, fmt.Sprintf("%s names %s, outside the workspace (a repository's server may name only paths in its workspace)", field, strconv.Quote(written)))
 			return ""
 		}

@@ -120,3 +120,15 @@ func TestDescribeSandboxRuntimeParts(t *testing.T) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }
+
+// The user's per-scope default may give project servers paths outside
+// their workspace: those are the user's, not the repository's.
+func TestSandboxDefaultPathsAreTheUsers(t *testing.T) {
+	s, _ := ParseServer("srv", []byte(`{"command": "srv"}`))
+	rs := &ResolvedServer{Name: "srv", Written: s, Effective: s, Scope: ScopeProject}
+	defaults := SandboxDefaults{ScopeProject: {FS: &SandboxFS{Read: []string{"~/.cache/models"}, Write: []string{"."}}}}
+	p := EffectiveSandbox(rs, "/home/me/ws", "/home/me", defaults)
+	if len(p.Refused) != 0 || len(p.Read) != 1 || p.Read[0] != "/home/me/.cache/models" {
+		t.Errorf("refused %v, read %v", p.Refused, p.Read)
+	}
+}
