@@ -565,6 +565,9 @@ func mountProcOfOwn(t string) error {
 		return err
 	}
 	if err := unix.Mount("proc", t, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		if err == unix.EPERM {
+			return fmt.Errorf("mounting proc: %w (this system allows no /proc of a pid namespace in a user namespace, as where parts of /proc are covered by other mounts, in some containers; the sandbox cannot hide other processes here)", err)
+		}
 		return fmt.Errorf("mounting proc: %w", err)
 	}
 	sys := t + "/sys"
