@@ -2,9 +2,11 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -249,6 +251,16 @@ type SandboxPolicy struct {
 	Caches    []SandboxCache    `json:"caches,omitempty"`
 	Downloads []SandboxDownload `json:"downloads,omitempty"`
 	Env       map[string]string `json:"-"`
+	// Proxy is the user's own HTTP proxy, through which its allowed
+	// destinations are reached (the runtime's to fill from the user's
+	// environment), nil for none.
+	Proxy *SandboxProxy `json:"-"`
+}
+
+// SandboxProxy is the user's HTTP proxy: URLs for http:// and https://
+// destinations, and what goes direct (NO_PROXY's syntax).
+type SandboxProxy struct {
+	HTTP, HTTPS, NoProxy string
 }
 
 // SandboxCache is a package runner's cache (Path) that a sandboxed server
@@ -447,6 +459,13 @@ func DescribeSandbox(p *SandboxPolicy, tilde func(string) string) string {
 		parts = append(parts, "no other network")
 	default:
 		parts = append(parts, "no network")
+	}
+	if p.Proxy != nil && !p.NetworkAll && len(p.Allow) > 0 {
+		via := cmp.Or(p.Proxy.HTTPS, p.Proxy.HTTP)
+		if u, err := url.Parse(via); err == nil && u.Host != "" {
+			via = u.Host // never its credentials
+		}
+		parts = append(parts, "through your proxy "+via+" (loopback, and what your NO_PROXY names, directly)")
 	}
 	return strings.Join(parts, "; ")
 }

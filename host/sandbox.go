@@ -37,7 +37,9 @@ func sandboxOf(rs *config.ResolvedServer, workspace, home string, defaults confi
 	}
 	resolveSandboxPaths(p)
 	commandFiles(p, rs, config.DefaultHome(lookupEnv, home))
-	packageRunner(p, rs, runnerEnv{home: home, lookupEnv: lookupEnv, workspace: workspace})
+	e := runnerEnv{home: home, lookupEnv: lookupEnv, workspace: workspace}
+	packageRunner(p, rs, e)
+	userProxy(p, rs, e)
 	return p
 }
 
@@ -215,6 +217,9 @@ func (s *server) sandboxSpec(def config.Server, dir string, env []string) (*proc
 	}
 	for _, c := range p.Caches {
 		sb.Caches = append(sb.Caches, proc.Cache{Path: c.Path, Private: c.Private})
+	}
+	if x := p.Proxy; x != nil {
+		sb.Proxy = &proc.ProxyConfig{HTTPProxy: x.HTTP, HTTPSProxy: x.HTTPS, NoProxy: x.NoProxy}
 	}
 	for k, v := range p.Env {
 		if _, ok := def.Env[k]; !ok {

@@ -171,6 +171,32 @@ func packageRunner(p *config.SandboxPolicy, rs *config.ResolvedServer, e runnerE
 	}
 }
 
+// userProxy records in p the user's own HTTP proxy, through which the
+// sandbox's relay reaches the destinations it allows, as every other
+// program of theirs does: HTTPS_PROXY, HTTP_PROXY and NO_PROXY (either
+// case), and for npm its https-proxy, proxy and noproxy settings. Only for
+// a sandbox with destinations of its own; one with the full network uses
+// the network as it is.
+func userProxy(p *config.SandboxPolicy, rs *config.ResolvedServer, e runnerEnv) {
+	if p.NetworkAll || len(p.Allow) == 0 {
+		return
+	}
+	x := config.SandboxProxy{
+		HTTPS:   e.get("HTTPS_PROXY", "https_proxy"),
+		HTTP:    e.get("HTTP_PROXY", "http_proxy"),
+		NoProxy: e.get("NO_PROXY", "no_proxy"),
+	}
+	if r := config.Runner(rs.Effective.Command); r == "npm" || r == "bun" {
+		cfg := npmConfig(e)
+		x.HTTPS = cmp.Or(cfg["https-proxy"], x.HTTPS, cfg["proxy"])
+		x.HTTP = cmp.Or(cfg["proxy"], x.HTTP)
+		x.NoProxy = cmp.Or(cfg["noproxy"], x.NoProxy)
+	}
+	if x.HTTPS != "" || x.HTTP != "" {
+		p.Proxy = &x
+	}
+}
+
 // pythonIndex allows the Python package index (the user's, or PyPI, whose
 // files come from another host) and names it in the environment.
 func pythonIndex(p *config.SandboxPolicy, index, key string, download func(what, u string)) {
@@ -193,13 +219,16 @@ func xdg(e runnerEnv, envKey, dflt string, rel ...string) string {
 }
 
 // npmConfig is the part of npm's configuration that a sandboxed npm needs
-// (registry, scoped registries, cache), as npm would read it for the user,
+// (registry, scoped registries, cache, proxy), as npm would read it for the user,
 // lowest first: its built-in npmrc, the global npmrc, the user's npmrc,
 // then npm_config_* variables. A project's .npmrc is not read: it is the
 // repository's. ${VAR} in a value is expanded from the environment.
 func npmConfig(e runnerEnv) map[string]string {
 	out := map[string]string{}
-	env := func(key string) string { return e.get("npm_config_"+key, "NPM_CONFIG_"+strings.ToUpper(key)) }
+	env := func(key string) string {
+		key = strings.ReplaceAll(key, "-", "_")
+		return e.get("npm_config_"+key, "NPM_CONFIG_"+strings.ToUpper(key))
+	}
 	var files []string
 	if npm, err := exec.LookPath("npm"); err == nil {
 		if real, err := filepath.EvalSymlinks(npm); err == nil {
@@ -223,12 +252,14 @@ func npmConfig(e runnerEnv) map[string]string {
 	files = append(files, global, e.or(env("userconfig"), ".npmrc"))
 	for _, f := range files {
 		for k, v := range config.ParseNpmrc(readUserFile(f)) {
-			if k == "registry" || k == "cache" || strings.HasPrefix(k, "@") && strings.HasSuffix(k, ":registry") {
+			switch {
+			case k == "registry", k == "cache", k == "proxy", k == "https-proxy", k == "noproxy",
+				strings.HasPrefix(k, "@") && strings.HasSuffix(k, ":registry"):
 				out[k] = expandNpm(v, e)
 			}
 		}
 	}
-	for _, k := range []string{"registry", "cache"} {
+	for _, k := range []string{"registry", "cache", "proxy", "https-proxy", "noproxy"} {
 		if v := env(k); v != "" {
 			out[k] = v
 		}

@@ -124,3 +124,24 @@ func TestSandboxOfLinksAndCommandFiles(t *testing.T) {
 		t.Errorf("refused %q", p.Refused)
 	}
 }
+
+// The user's own proxy carries the sandbox's relayed connections; the
+// words name it, never its credentials.
+func TestSandboxOfUsersProxy(t *testing.T) {
+	home := t.TempDir()
+	env := map[string]string{"HTTPS_PROXY": "http://me:s3cret@proxy.corp.example:3128", "no_proxy": ".corp.example",
+		"npm_config_userconfig": "/nonexistent", "npm_config_globalconfig": "/nonexistent"}
+	p := sandboxOf(project(config.Server{Command: "npx", Args: []string{"-y", "x"}}), home, home, nil, envOf(env))
+	if p.Proxy == nil || p.Proxy.HTTPS != env["HTTPS_PROXY"] || p.Proxy.NoProxy != ".corp.example" {
+		t.Fatalf("proxy %+v", p.Proxy)
+	}
+	words := config.DescribeSandbox(p, nil)
+	if !strings.Contains(words, "through your proxy proxy.corp.example:3128") || strings.Contains(words, "s3cret") {
+		t.Errorf("words %q", words)
+	}
+	// No destination, no proxy.
+	p = sandboxOf(project(config.Server{Command: "node"}), home, home, nil, envOf(env))
+	if p.Proxy != nil {
+		t.Errorf("proxy %+v for a sandbox without network", p.Proxy)
+	}
+}

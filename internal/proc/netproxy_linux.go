@@ -53,6 +53,8 @@ func newForwarder(p *sandboxPlan) (*netForwarder, error) {
 	if err != nil {
 		return nil, err
 	}
+	np := newNetProxy(allow, p.AllowPrivate, user...)
+	np.upstream = p.Proxy
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("the network forwarder's socket: %w", err)
@@ -60,7 +62,7 @@ func newForwarder(p *sandboxPlan) (*netForwarder, error) {
 	return &netForwarder{
 		own:   os.NewFile(uintptr(fds[0]), "forwarder"),
 		child: os.NewFile(uintptr(fds[1]), "forwarder-helper"),
-		proxy: newNetProxy(allow, p.AllowPrivate, user...),
+		proxy: np,
 	}, nil
 }
 

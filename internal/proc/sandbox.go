@@ -81,6 +81,12 @@ type Sandbox struct {
 	// loopback or private addresses, whatever AllowPrivate says. Metadata
 	// and link-local addresses are refused all the same.
 	AllowUser []string
+	// Proxy is the user's own HTTP proxy, through which the destinations
+	// of Allow are reached (Linux), nil for none. A destination reached
+	// through it is judged first by the addresses this machine resolves
+	// it to (one the user configured, by AllowUser, is not). It never
+	// reaches the server (not even its sandbox helper's command line).
+	Proxy *ProxyConfig
 }
 
 // Cache is a directory a package runner (npm, uv, …) keeps packages in,

@@ -179,8 +179,8 @@ func (*netForwarder) forked(bool, func()) {}
 func (*netForwarder) close()              {}
 func (*supState) collectIdle()            {}
 
-func sandboxSpawn(string) (*syscall.SysProcAttr, *netForwarder, error) {
-	return nil, nil, errors.New("no sandbox helper on macOS")
+func sandboxSpawn(string) (*syscall.SysProcAttr, string, *netForwarder, error) {
+	return nil, "", nil, errors.New("no sandbox helper on macOS")
 }
 
 func sandboxForkError(err error) error { return err }

@@ -69,6 +69,9 @@ type sandboxPlan struct {
 	Allow        []string `json:"allow,omitempty"`
 	AllowPrivate bool     `json:"allowPrivate,omitempty"`
 	AllowUser    []string `json:"allowUser,omitempty"`
+	// Proxy is the supervisor's (see Sandbox.Proxy): taken out of the
+	// plan the helper gets.
+	Proxy *ProxyConfig `json:"proxy,omitempty"`
 
 	proxyPort uint16 // the helper's: the proxy's port in the namespace, once open
 }
@@ -114,6 +117,7 @@ func planSandbox(sb *Sandbox, prog, dir string) (*sandboxPlan, error) {
 			}
 		}
 		p.AllowPrivate = sb.AllowPrivate
+		p.Proxy = sb.Proxy
 		user, err := parseAllow(sb.AllowUser)
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: the user's destinations: %w", err)
@@ -305,19 +309,22 @@ func encodePlan(p *sandboxPlan) string {
 }
 
 // sandboxSpawn is the supervisor's side of a sandboxed spawn: the
-// attributes of the helper's fork, from the request's plan, and the
-// network forwarder of a plan with an allow-list (nil without), whose
-// child end is to be the helper's forwarderFd.
-func sandboxSpawn(plan string) (*syscall.SysProcAttr, *netForwarder, error) {
+// attributes of the helper's fork, from the request's plan, the plan the
+// helper gets (without what is the supervisor's alone), and the network
+// forwarder of a plan with an allow-list (nil without), whose child end is
+// to be the helper's forwarderFd.
+func sandboxSpawn(plan string) (*syscall.SysProcAttr, string, *netForwarder, error) {
 	var p sandboxPlan
 	if err := json.Unmarshal([]byte(plan), &p); err != nil {
-		return nil, nil, fmt.Errorf("a malformed sandbox plan: %v", err)
+		return nil, "", nil, fmt.Errorf("a malformed sandbox plan: %v", err)
 	}
 	fwd, err := newForwarder(&p)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
-	return sandboxAttr(&p), fwd, nil
+	helper := p
+	helper.Proxy = nil // the user's proxy (its credentials, maybe) is no business of the server's
+	return sandboxAttr(&p), encodePlan(&helper), fwd, nil
 }
 
 // runSandboxHelper is the sandbox helper's mode: args are the plan (JSON)

@@ -481,8 +481,9 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 	var helperEnds []*os.File
 	var sandboxed bool
 	var fwd *netForwarder // a sandbox's network forwarder (netproxy_linux.go)
+	helperPlan := ""      // the plan the sandbox helper gets
 	if req.Sandbox != "" {
-		sys, f, err := sandboxSpawn(req.Sandbox)
+		sys, hp, f, err := sandboxSpawn(req.Sandbox)
 		if err != nil {
 			sv.mu.Lock()
 			sv.spawning, sv.spawnTag = false, ""
@@ -492,7 +493,7 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 			sv.send(event{ID: req.ID, Err: fmt.Sprintf("fork/exec %s: %v", req.Path, err)})
 			return
 		}
-		attr.Sys, sandboxed, req.Indirect, fwd = sys, true, true, f
+		attr.Sys, sandboxed, req.Indirect, fwd, helperPlan = sys, true, true, f, hp
 	}
 	if req.Indirect {
 		// The helper is a Go program: it runs with the supervisor's own
@@ -512,7 +513,7 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 		}
 		execR, helperEnds = r, ends
 		if sandboxed {
-			argv = append([]string{os.Args[0], SandboxHelperArg, req.Sandbox, attr.Dir, path}, argv...)
+			argv = append([]string{os.Args[0], SandboxHelperArg, helperPlan, attr.Dir, path}, argv...)
 		} else {
 			argv = append([]string{os.Args[0], ExecHelperArg, attr.Dir, path}, argv...)
 		}
