@@ -17,21 +17,10 @@ import (
 
 // npxServer is a repository's (project-scope) server started as
 // `npx -y PKG`, with the default sandbox.
-func npxServer(name, pkg, ws string) *config.Resolved {
+func npxServer(name, pkg string) config.ResolvedServer {
 	rs := resolved(name, config.Server{Type: config.TypeStdio, Command: "npx", Args: []string{"-y", pkg}})
 	rs.Scope, rs.Trust = config.ScopeProject, config.TrustRepo
-	cfg := cfgOf(rs)
-	cfg.Workspace = ws
-	return cfg
-}
-
-// startNpx starts cfg's servers and returns the host (closed by the
-// test's end) once Tools has waited for them.
-func startNpx(t *testing.T, cfg *config.Resolved) *host.Host {
-	t.Helper()
-	h := newHost(t, cfg, &host.Options{Gate: approved, ToolsWait: 90 * time.Second, StartupTimeout: 90 * time.Second})
-	h.Tools(ctxFor(t, 120*time.Second))
-	return h
+	return rs
 }
 
 // A repository's `npx -y PKG` server works sandboxed with nothing
@@ -53,15 +42,16 @@ func TestNpxFromTheUsersRegistrySandboxed(t *testing.T) {
 	// The repository's own registry: npx must not use it.
 	os.WriteFile(filepath.Join(ws, ".npmrc"), []byte("registry=http://127.0.0.1:9/\n@evil:registry=http://127.0.0.1:9/\n"), 0o644)
 
-	words := config.DescribeSandbox(host.SandboxOf(&npxServer("echo", "switchboard-echo-server", ws).Servers[0], ws, nil), nil)
+	echo := npxServer("echo", "switchboard-echo-server")
+	words := config.DescribeSandbox(host.SandboxOf(&echo, ws, nil), nil)
 	t.Logf("review: %s", words)
 	if dest := strings.TrimSuffix(strings.TrimPrefix(reg.URL, "http://"), "/"); !strings.Contains(words, "may download packages from your npm registry ("+dest+")") {
 		t.Errorf("the review does not name the user's registry: %q", words)
 	}
 
 	for _, phase := range []string{"cold", "warm"} {
-		h := startNpx(t, npxServer("echo", "switchboard-echo-server", ws))
-		if st := statusOf(h, "echo"); st.State != host.StateConnected {
+		h, st := startInWorkspace(t, ws, 90*time.Second, echo)
+		if st.State != host.StateConnected {
 			t.Fatalf("%s: state %s: %s\n%s", phase, st.State, st.Reason, strings.Join(st.StderrTail, "\n"))
 		}
 		res := mustCall(t, h, "mcp__echo__echo", map[string]any{"text": "from the local registry, " + phase})
@@ -75,8 +65,8 @@ func TestNpxFromTheUsersRegistrySandboxed(t *testing.T) {
 	}
 
 	reg.Stop()
-	h := startNpx(t, npxServer("echo", "switchboard-echo-server", ws))
-	if st := statusOf(h, "echo"); st.State != host.StateConnected {
+	h, st := startInWorkspace(t, ws, 90*time.Second, echo)
+	if st.State != host.StateConnected {
 		t.Errorf("registry gone, warm cache: state %s: %s\n%s", st.State, st.Reason, strings.Join(st.StderrTail, "\n"))
 	}
 	h.Close()
@@ -84,8 +74,7 @@ func TestNpxFromTheUsersRegistrySandboxed(t *testing.T) {
 	// The repository's scoped registry is no destination of the sandbox:
 	// npm's request fails at once (not after retries and the start-up
 	// timeout), and its error names where it went.
-	h = startNpx(t, npxServer("evil", "@evil/pkg", ws))
-	st := statusOf(h, "evil")
+	_, st = startInWorkspace(t, ws, 90*time.Second, npxServer("evil", "@evil/pkg"))
 	t.Logf("unlisted registry: %s: %s\n%s", st.State, st.Reason, strings.Join(st.StderrTail, "\n"))
 	if st.State != host.StateError || strings.Contains(st.Reason, "timed out") {
 		t.Errorf("state %s, reason %q: want npm's own failure, not a time-out", st.State, st.Reason)
@@ -130,7 +119,8 @@ func BenchmarkNpxStart(b *testing.B) {
 	}
 	user := cfgOf(resolved("echo", config.Server{Type: config.TypeStdio, Command: "npx", Args: []string{"-y", "switchboard-echo-server"}, Cwd: ws}))
 	user.Workspace = ws
-	repo := npxServer("echo", "switchboard-echo-server", ws)
+	repo := cfgOf(npxServer("echo", "switchboard-echo-server"))
+	repo.Workspace = ws
 	run(b, user) // the user's cache, warm
 	run(b, repo) // the sandbox's private copy: what the user's lacks (nothing)
 	for _, bc := range []struct {

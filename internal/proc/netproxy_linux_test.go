@@ -17,7 +17,13 @@ import (
 // its name: a line to a line, an HTTP response to a GET.
 func namedListener(t *testing.T, name string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return namedListenerOn(t, "127.0.0.1:0", name)
+}
+
+// namedListenerOn is namedListener listening on addr.
+func namedListenerOn(t *testing.T, addr, name string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,35 +295,7 @@ func TestSandboxNetworkThroughTheUsersProxy(t *testing.T) {
 	if ip == nil {
 		t.Skip("no address of this machine but loopback")
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(ip.String(), "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				line, _ := br.ReadString('\n')
-				if !strings.HasPrefix(line, "GET ") {
-					fmt.Fprintf(c, "behind-the-proxy\n")
-					return
-				}
-				for {
-					if l, err := br.ReadString('\n'); err != nil || strings.TrimSpace(l) == "" {
-						break
-					}
-				}
-				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: 16\r\nConnection: close\r\n\r\nbehind-the-proxy")
-			}()
-		}
-	}()
-	listed := ln.Addr().String()
+	listed := namedListenerOn(t, net.JoinHostPort(ip.String(), "0"), "behind-the-proxy")
 	other := namedListener(t, "other")
 	boxed := netProbe(t, bin, &Sandbox{Allow: []string{listed}, AllowPrivate: true,
 		Proxy: &ProxyConfig{HTTPSProxy: proxyURL, HTTPProxy: proxyURL}}, listed, other)
