@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -159,7 +158,6 @@ listen: 127.0.0.1:%d
 	r.cmd = exec.Command(node, filepath.Join(dir, "node_modules", "verdaccio", "bin", "verdaccio"), "--config", cfg)
 	r.cmd.Dir = r.dir
 	r.cmd.Env = append(os.Environ(), "NODE_ENV=production")
-	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var logs bytes.Buffer
 	r.cmd.Stdout, r.cmd.Stderr = &logs, &logs
 	if err := r.cmd.Start(); err != nil {
@@ -183,7 +181,7 @@ listen: 127.0.0.1:%d
 		case <-exited:
 			return fmt.Errorf("verdaccio ended: %s", logs.String())
 		case <-ctx.Done():
-			syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
+			r.cmd.Process.Kill()
 			<-exited
 			return fmt.Errorf("verdaccio did not answer within %v: %s", registryStartTimeout, logs.String())
 		case <-tick.C:
@@ -219,7 +217,7 @@ func (r *Registry) addUser(ctx context.Context) (string, error) {
 func (r *Registry) Stop() {
 	r.stop.Do(func() {
 		if r.exited != nil {
-			syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
+			r.cmd.Process.Kill() // verdaccio is one node process
 			<-r.exited
 		}
 		os.RemoveAll(r.dir)
