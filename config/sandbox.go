@@ -424,7 +424,7 @@ func DescribeSandbox(p *SandboxPolicy, tilde func(string) string) string {
 		parts = append(parts, "can read the files its command names: "+list(p.Files))
 	}
 	if len(p.Unshown) > 0 {
-		parts = append(parts, "is not shown, being in a hidden folder of your home, "+list(p.Unshown))
+		parts = append(parts, "is not shown what its command names in a hidden folder of your home: "+list(p.Unshown))
 	}
 	for _, c := range p.Caches {
 		parts = append(parts, fmt.Sprintf("sees %s's cache %s, writing only to a private copy", c.Runner, tilde(c.Path)))
