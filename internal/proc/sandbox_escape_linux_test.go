@@ -27,6 +27,17 @@ func TestSandboxBeneathRefusesLinksOut(t *testing.T) {
 	os.Symlink("build", filepath.Join(ws, "good"))
 	os.Symlink("build/../..", filepath.Join(ws, "sneaky"))
 	syscall.Mkfifo(filepath.Join(ws, "fifo"), 0o644)
+	// A program in the workspace that is a link out, in a view that does
+	// not show the workspace (its program is shown on its own).
+	os.Symlink("../../../../../../../usr/bin/cat", filepath.Join(ws, "prog"))
+	p, err := Start(Spec{Command: filepath.Join(ws, "prog"), Env: testEnv(), Dir: "/", Supervise: true,
+		Sandbox: &Sandbox{Read: []string{filepath.Join(ws, "build")}, Beneath: ws}})
+	if err == nil {
+		p.Close(0)
+		t.Errorf("a program that is a link out of the workspace started")
+	} else if !strings.Contains(err.Error(), "the program: "+filepath.Join(ws, "prog")+" is a link to") {
+		t.Errorf("error %q does not name the program's link", err)
+	}
 	for _, tt := range []struct {
 		name string
 		sb   *Sandbox
