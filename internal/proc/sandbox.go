@@ -5,7 +5,8 @@ import "errors"
 // SandboxHelperArg is the hidden first argument that makes
 // MaybeRunSupervisor run the sandbox helper: the exec helper (see
 // runExecHelper), started in new namespaces, that builds the server's
-// view and confines itself before it execs the server (Linux).
+// view and confines itself, then starts the server and stays as its pid
+// namespace's init (Linux).
 const SandboxHelperArg = "__switchboard-sandbox"
 
 // Sandbox confines a server: what it may see of the filesystem and of the

@@ -244,7 +244,9 @@ func init() {
 func runExecHelper(args []string) int { return execHelper(args, nil) }
 
 // execHelper is runExecHelper, which for the sandbox helper also builds
-// the sandbox of plan sb before the chdir and confines itself after it.
+// the sandbox of plan sb before the chdir and confines itself after it,
+// then, instead of the exec, starts the server and serves as its init
+// (sandboxPlan.serve, whose report on fd 3 goes on past the exec).
 func execHelper(args []string, sb *sandboxPlan) int {
 	if len(args) < 3 {
 		fmt.Fprintln(os.Stderr, "switchboard exec helper: bad arguments")
