@@ -263,3 +263,18 @@ func TestSandboxInitForwardsAndReports(t *testing.T) {
 		t.Errorf("exit: %v, want signal: killed", err)
 	}
 }
+
+// A /proc partly covered by other mounts (Docker masks /proc/kcore and the
+// like with /dev/null) makes the kernel refuse the sandbox its own: that
+// is said before any start.
+func TestProcCovered(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"21 26 0:20 / /proc rw,relatime - proc proc rw\n26 1 254:0 / / rw - ext4 /dev/vda rw\n", ""},
+		{"21 26 0:20 / /proc rw - proc proc rw\n30 21 0:40 / /proc/sys/fs/binfmt_misc rw - binfmt_misc binfmt_misc rw\n", ""},
+		{"21 26 0:20 / /proc rw - proc proc rw\n40 21 0:5 /null /proc/kcore rw - devtmpfs udev rw\n", "/proc/kcore"},
+	} {
+		if got := procCovered(tt.in); got != tt.want {
+			t.Errorf("procCovered(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -92,6 +92,24 @@ func sandboxUnavailable() string {
 	if v, err := llsys.LandlockGetABIVersion(); err != nil || v < 1 {
 		return fmt.Sprintf("the kernel has no Landlock (%v; it needs Linux 5.13 or later with landlock in the lsm= list)", err)
 	}
+	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
+		if at := procCovered(string(b)); at != "" {
+			return "parts of /proc are covered by other mounts (" + at + ", as in some containers), so the kernel allows no /proc of the sandbox's own, which hides your other processes"
+		}
+	}
+	return ""
+}
+
+// procCovered names a mount over part of /proc in mountinfo, "" if none:
+// with one, the kernel refuses a new proc mount in a user namespace. The
+// empty binfmt_misc directory does not count (nor does it for the kernel).
+func procCovered(mountinfo string) string {
+	for _, l := range strings.Split(mountinfo, "\n") {
+		f := strings.Fields(l)
+		if len(f) > 4 && strings.HasPrefix(f[4], "/proc/") && f[4] != "/proc/sys/fs/binfmt_misc" {
+			return f[4]
+		}
+	}
 	return ""
 }
 
