@@ -160,4 +160,8 @@ func TestDoctorNamesTheSandboxWhileConnecting(t *testing.T) {
 	if !strings.Contains(out, "sandbox: it was refused "+notes) {
 		t.Errorf("status:\n%s", out)
 	}
+	_, errOut, _ = w.run(false, "tools")
+	if !strings.Contains(errOut, "srv's sandbox refused it something: it was refused "+notes) || strings.Contains(errOut, "--wait") {
+		t.Errorf("tools:\n%s", errOut)
+	}
 }

@@ -301,7 +301,15 @@ func noToolsMessage(s *session) string {
 	if len(s.cfg.Servers) == 0 {
 		return "No MCP servers are configured. Add one with `switchboard mcp add`, or try `switchboard demo`."
 	}
-	for _, st := range s.h.Status() {
+	statuses := s.h.Status()
+	refused := s.sandboxRefusals(statuses)
+	for _, st := range statuses {
+		if r, ok := refused[st.Name]; ok {
+			// Not slow: refused by its sandbox. Waiting would not help.
+			return fmt.Sprintf("No tools: %s's sandbox refused it something: %s. To allow it: %s", st.Name, r.What, r.Fix)
+		}
+	}
+	for _, st := range statuses {
 		if st.State == host.StateConnecting {
 			// Most often a first run: npx and uvx download the server
 			// before it starts, which takes longer than the default wait.
