@@ -46,6 +46,7 @@ type server struct {
 	since      time.Time
 	conn       *conn
 	lastConn   *conn // for the stderr tail after a failure
+	starting   *conn // a connection being made: its stderr so far, while it connects
 	settled    chan struct{}
 	runCancel  context.CancelFunc
 	runDone    chan struct{}
@@ -769,10 +770,17 @@ func (s *server) status() ServerStatus {
 	if len(s.listErrs) > 0 {
 		st.ListErrors = maps.Clone(s.listErrs)
 	}
-	c, last := s.conn, s.lastConn
+	c, last, starting := s.conn, s.lastConn, s.starting
 	s.mu.Unlock()
 	if c != nil {
 		st.Protocol, st.ServerInfo = c.protocol, c.serverInfo
+	}
+	if starting != nil && st.State == StateConnecting {
+		// What it says while it starts (a refusal, a retry) is why it is
+		// not connected yet: shown at once, not only after it failed.
+		if tail := starting.stderrTail(20); len(tail) > 0 {
+			last = starting
+		}
 	}
 	if last != nil && st.State != StateConnected {
 		st.StderrTail = s.h.secrets.Strings(last.stderrTail(20)) // a server may echo its secrets

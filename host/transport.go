@@ -82,6 +82,16 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 		}
 		c.proc = p
 		c.recordsWrites = true
+		s.mu.Lock()
+		s.starting = c
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			if s.starting == c {
+				s.starting = nil
+			}
+			s.mu.Unlock()
+		}()
 		stdin = watchStdin(p.Stdin())
 		defer stdin.close()
 		transport = probeTransport{inner: stdioTransport(p, s.h.opts.SDKStdioTransport), progress: s.h.progress,

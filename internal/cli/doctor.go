@@ -238,14 +238,14 @@ func doctorChecks(ctx context.Context, cfg *config.Resolved, servers []host.Serv
 			continue
 		}
 		if lt == nil || rs.Availability == config.Missing {
-			out = append(out, serverCheck(rs, st, o))
+			out = append(out, serverCheck(rs, st, cfg.Workspace, o))
 		} else {
 			a := lt.approval(&rs)
 			// Held by launch trust, and nothing else: the trust check says
 			// it all (a server check would repeat it, with a worse fix).
 			held := !a.Allowed && rs.Availability == config.Available && string(st.State) == a.State
 			if !held {
-				out = append(out, serverCheck(rs, st, o))
+				out = append(out, serverCheck(rs, st, cfg.Workspace, o))
 			}
 			out = append(out, trustCheck(rs, st, a, held, o))
 		}
@@ -382,7 +382,7 @@ func secretCheck(ctx context.Context, rs *config.ResolvedServer, allowed bool, o
 }
 
 // serverCheck says whether a server is in use, and if not why and what to do.
-func serverCheck(rs config.ResolvedServer, st host.ServerStatus, o *runtimeOptions) doctorCheck {
+func serverCheck(rs config.ResolvedServer, st host.ServerStatus, workspace string, o *runtimeOptions) doctorCheck {
 	name := rs.Name
 	reason := st.Reason
 	switch st.State {
@@ -393,6 +393,11 @@ func serverCheck(rs config.ResolvedServer, st host.ServerStatus, o *runtimeOptio
 		}
 		return check("server", name, doctorPass, fmt.Sprintf("connected: %d tools, about %d tokens", st.Tools, st.Tokens), "")
 	case host.StateConnecting:
+		if len(st.StderrTail) > 0 && sandboxRefused(rs, st, workspace, o) {
+			// Not slow: refused by its sandbox, which its sandbox check says.
+			return check("server", name, doctorFail, "still connecting after "+formatElapsed(o.now().Sub(st.Since))+", refused by its sandbox",
+				"see its sandbox check: waiting longer will not help")
+		}
 		return check("server", name, doctorFail, "still connecting after "+formatElapsed(o.now().Sub(st.Since)),
 			"it is slow to start: wait longer with --wait 30s, or raise its \"startup_timeout\" (ms)")
 	case host.StateDisabled:

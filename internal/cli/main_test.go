@@ -20,6 +20,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/switchboard-mcp/switchboard/internal/keyringtest"
+	"github.com/switchboard-mcp/switchboard/internal/npmtest"
 	"github.com/switchboard-mcp/switchboard/internal/proc"
 	"github.com/switchboard-mcp/switchboard/internal/safefile/safefiletest"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
@@ -93,16 +94,47 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode": cmdExitCode,
-			"http401":  cmdHTTP401,
-			"need":     cmdNeed,
-			"age":      cmdAge,
-			"mkfifo":   cmdMkfifo,
-			"registry": cmdRegistry,
-			"keyring":  cmdKeyring,
-			"httpecho": cmdHTTPEcho,
+			"exitcode":    cmdExitCode,
+			"http401":     cmdHTTP401,
+			"need":        cmdNeed,
+			"age":         cmdAge,
+			"mkfifo":      cmdMkfifo,
+			"registry":    cmdRegistry,
+			"keyring":     cmdKeyring,
+			"httpecho":    cmdHTTPEcho,
+			"npmregistry": cmdNpmRegistry,
 		},
+		Condition: scriptCondition,
 	})
+}
+
+// scriptCondition answers [sandbox]: this machine can sandbox a server.
+// Under CI=true it must: a missing mechanism fails the script instead.
+func scriptCondition(cond string) (bool, error) {
+	if cond != "sandbox" {
+		return false, fmt.Errorf("unknown condition %q", cond)
+	}
+	why := proc.SandboxSupport()
+	if why != "" && os.Getenv("CI") == "true" {
+		return false, fmt.Errorf("the sandbox is not available on this CI machine: %s", why)
+	}
+	return why == "", nil
+}
+
+// cmdNpmRegistry is `npmregistry VAR`: it starts a local npm registry on
+// loopback for the rest of the script (npmtest.RunRegistry: verdaccio,
+// with the packages of testdata/npm-registry/packages and no uplink), and
+// sets VAR to its URL.
+func cmdNpmRegistry(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: npmregistry VAR")
+	}
+	r, err := npmtest.RunRegistry(ts.Logf)
+	if err != nil {
+		ts.Fatalf("npmregistry: %v", err)
+	}
+	ts.Defer(r.Stop)
+	ts.Setenv(args[0], r.URL)
 }
 
 func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {

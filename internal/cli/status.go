@@ -77,6 +77,9 @@ type statusReport struct {
 	Servers []host.ServerStatus
 	// Sandbox says what each stdio server can reach (sandbox.go).
 	Sandbox map[string]string
+	// Refused says, for a sandboxed server whose stderr shows what its
+	// sandbox refused it, that and the setting that allows it.
+	Refused map[string]refusal
 }
 
 // snapshot waits (bounded by --wait), lists the tools of the connected
@@ -95,7 +98,8 @@ func (s *session) snapshot(ctx context.Context) statusReport {
 	// in each status' ListErrors); all but the failing ones are cached.
 	_, _, _ = s.h.Prompts(lctx)
 	_, _, _ = s.h.Resources(lctx)
-	return statusReport{Servers: s.statuses(), Sandbox: s.sandboxes()}
+	servers := s.statuses()
+	return statusReport{Servers: servers, Sandbox: s.sandboxes(), Refused: s.sandboxRefusals(servers)}
 }
 
 // errorStates are the states whose command line and stderr are shown.
@@ -127,21 +131,22 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 		t := newTablePrinter(ios, statusPipedColumns...)
 		for _, st := range r.Servers {
 			t.AddRow(st.Name, dashEmpty(string(st.Type)), dashEmpty(string(st.Scope)), string(st.State),
-				toolsCell(st), countCell(st, st.Tokens), reasonText(st, now), commandText(st))
+				toolsCell(st), countCell(st, st.Tokens), r.reason(st, now), commandText(st))
 		}
 		return t.Render()
 	}
 	t := newTablePrinter(ios, "name", "type", "scope", "state", "tools", "tokens", "reason")
 	for _, st := range r.Servers {
 		t.AddRow(st.Name, dashEmpty(string(st.Type)), dashEmpty(string(st.Scope)), string(st.State),
-			toolsCell(st), countCell(st, st.Tokens), reasonText(st, now))
+			toolsCell(st), countCell(st, st.Tokens), r.reason(st, now))
 	}
 	if err := t.Render(); err != nil {
 		return err
 	}
 	printSandboxes(ios.Out, r)
 	for _, st := range r.Servers {
-		if !isErrorState(st.State) && len(st.ListErrors) == 0 {
+		_, refused := r.Refused[st.Name]
+		if !isErrorState(st.State) && len(st.ListErrors) == 0 && !refused {
 			continue
 		}
 		// The reason, command line, path and stderr were written by the
@@ -152,6 +157,9 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 		}
 		if st.File != "" {
 			fmt.Fprintf(ios.Out, "  defined in: %s\n", termsafe.Line(o.tilde(st.File)))
+		}
+		if rf, ok := r.Refused[st.Name]; ok {
+			fmt.Fprintf(ios.Out, "  sandbox: %s\n  to allow it: %s\n", termsafe.Line(rf.What), termsafe.Line(rf.Fix))
 		}
 		if tail := lastNonEmptyLines(st.StderrTail, statusStderrLines); len(tail) > 0 {
 			fmt.Fprintln(ios.Out, "  stderr:")
@@ -166,6 +174,16 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 
 // statusPipedColumns are status's piped columns (its help names them).
 var statusPipedColumns = []string{"name", "type", "scope", "state", "tools", "tokens", "reason", "command"}
+
+// reason is reasonText, and first, for a server whose sandbox refused it
+// something, what (the sandbox, not its slowness, is why it is not
+// connected).
+func (r statusReport) reason(st host.ServerStatus, now time.Time) string {
+	if rf, ok := r.Refused[st.Name]; ok {
+		return "sandbox: " + rf.What + "; " + reasonText(st, now)
+	}
+	return reasonText(st, now)
+}
 
 // reasonText is the REASON cell: the one-line reason, for a server still
 // connecting how long it has been at it, and for one in error when it is
@@ -329,6 +347,14 @@ type statusServerJSON struct {
 	Sandbox string `json:"sandbox,omitempty"`
 	// ListErrors: per list request ("tools/list"…), why it failed.
 	ListErrors map[string]string `json:"listErrors,omitempty"`
+	// SandboxRefused: what its stderr shows its sandbox refused it, and
+	// the setting that allows it.
+	SandboxRefused *refusalJSON `json:"sandboxRefused,omitempty"`
+}
+
+type refusalJSON struct {
+	What string `json:"what"`
+	Fix  string `json:"fix"`
 }
 
 type statusFilesJSON struct {
@@ -377,6 +403,9 @@ func (r statusReport) json(cfg *config.Resolved, now time.Time) statusJSON {
 			Reconnects: st.Reconnects, Reconnecting: st.Reconnecting, NextTry: next, Stats: st.Stats,
 			Sandbox: r.Sandbox[st.Name], ListErrors: st.ListErrors,
 		})
+		if rf, ok := r.Refused[st.Name]; ok {
+			out.Servers[len(out.Servers)-1].SandboxRefused = &refusalJSON{What: rf.What, Fix: rf.Fix}
+		}
 	}
 	return out
 }
