@@ -217,16 +217,31 @@ func init() {
 	})
 
 	register("slow-start", serverDef{
-		doc: "sleeps -delay before reading stdin, then serves the echo tools",
+		doc: "sleeps -delay (or, with -until-file, waits until that file exists) before reading stdin, then serves the echo tools",
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
 			cfg := echoFlags(fs, p)
 			delay := fs.Duration("delay", 2*time.Second, "how long to wait before serving")
+			until := fs.String("until-file", "", "instead of -delay, wait until this `file` exists (a test releases the server when it chooses)")
 			return func(ctx context.Context) error {
-				fmt.Fprintf(p.errw, "slow-start: starting in %v\n", *delay)
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-time.After(*delay):
+				if *until != "" {
+					fmt.Fprintf(p.errw, "slow-start: starting once %s exists\n", *until)
+					for {
+						if _, err := os.Stat(*until); err == nil {
+							break
+						}
+						select {
+						case <-ctx.Done():
+							return nil
+						case <-time.After(20 * time.Millisecond):
+						}
+					}
+				} else {
+					fmt.Fprintf(p.errw, "slow-start: starting in %v\n", *delay)
+					select {
+					case <-ctx.Done():
+						return nil
+					case <-time.After(*delay):
+					}
 				}
 				return p.serve(ctx, newEchoServer("slow-start", cfg, p), p.in)
 			}
