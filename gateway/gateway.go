@@ -109,12 +109,15 @@ type Options struct {
 	// A name no server brings is refused as unknown then. If <= 0, such a
 	// call is refused at once.
 	CallWait time.Duration
-	// Stateless tells the gateway that it is served by a stateless HTTP
-	// handler, which cannot send a client on a protocol before 2026-07-28
-	// anything outside a call: such clients are not offered list_changed,
-	// and a request without a session ID is a session of its own ("allow
-	// for this session" is not offered to it). Sessions with an ID (the
-	// stateful half of a scale-out gateway, see SessionID) keep all of it.
+	// Stateless tells the gateway that requests without a session ID are
+	// served by a stateless HTTP handler (all of them with serve
+	// --stateless; those of clients on 2026-07-28, which have no
+	// sessions, on any HTTP gateway), which cannot send a client on a
+	// protocol before 2026-07-28 anything outside a call: such clients
+	// are not offered list_changed, and a request without a session ID
+	// is a session of its own ("allow for this session" is not offered
+	// to it). Sessions with an ID (served by a stateful handler, see
+	// SessionID) keep all of it.
 	Stateless bool
 	// SessionID, if set, makes the IDs of the sessions a stateful HTTP
 	// handler creates for this gateway (mcp.ServerOptions.GetSessionID):
@@ -349,7 +352,7 @@ func (g *Gateway) Kick() {
 
 // noSyncWait are the requests answered without waiting for the first
 // sync: the session's own, which know nothing of the servers.
-var noSyncWait = map[string]bool{"initialize": true, "ping": true, "server/discover": true, "logging/setLevel": true}
+var noSyncWait = map[string]bool{"initialize": true, "ping": true, "server/discover": true, "logging/setLevel": true, "subscriptions/listen": true}
 
 // waitFirstSync holds a request about the servers' items (a list, a call,
 // a prompt, a read) until the first sync has finished, at most

@@ -406,7 +406,10 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		Version:    buildVersion(), // the serverInfo clients see: as `switchboard version` says
 		Logger:     log,
 		AdminTools: opts.AdminTools,
-		Stateless:  opts.Stateless,
+		// Every HTTP gateway serves a request without a session ID on
+		// its own (clients on 2026-07-28); only --stateless serves
+		// every request so.
+		Stateless:  opts.HTTP != "",
 		SessionID:  opts.scale.sessionID(),
 		Instance:   opts.scale.instance(),
 		NameBudget: opts.NameBudget,

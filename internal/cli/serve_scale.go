@@ -226,6 +226,40 @@ func (s *scaleOut) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.stateless.ServeHTTP(w, r)
 }
 
+// revisionRouter serves both protocol revisions on one endpoint of a
+// gateway with sessions (serve --http without --stateless). A client
+// before 2026-07-28 initializes a session and sends its ID with every
+// request after; a client on 2026-07-28 has no sessions and sends each
+// request on its own, which the SDK's stateful handler refuses (its
+// transport speaks 2026-07-28 only statelessly). So a request of a
+// session, an initialize and anything but a POST go to stateful, and any
+// other POST to stateless — as the scale-out router does, without the
+// passing on.
+type revisionRouter struct {
+	stateful, stateless http.Handler
+	body                time.Duration
+	log                 *slog.Logger
+}
+
+func (v *revisionRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.Header.Get(sessionIDHeader) != "" {
+		v.stateful.ServeHTTP(w, r)
+		return
+	}
+	body, ok := readPostBody(w, r, v.body, v.log)
+	if !ok {
+		return
+	}
+	setPostBody(r, body)
+	for _, m := range jsonMessages(body) {
+		if m.Method == "initialize" {
+			v.stateful.ServeHTTP(w, r)
+			return
+		}
+	}
+	v.stateless.ServeHTTP(w, r)
+}
+
 // instance returns the gateway's Instance: this instance's address,
 // sealed, which HeldCallInstance finds in a held call's requestState.
 func (s *scaleOut) instance() string {

@@ -30,6 +30,9 @@ type gatewayWorld struct {
 	env                   []string
 	// defaultWait runs serve without the tests' --wait (testServeWait).
 	defaultWait bool
+	// clientProtocol is the revision the world's team clients ask for
+	// ("": the Go SDK's newest).
+	clientProtocol string
 }
 
 // testServeWait is the --wait the tests' gateways run with unless a test
