@@ -305,6 +305,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 	}
 	// Outermost: a call's cancellation and timeout cover all of it.
 	g.srv.AddReceivingMiddleware(g.trackCalls)
+	g.srv.AddSendingMiddleware(trackQuestions)
 	if g.observing() {
 		// Around even that: the audit line and metrics see the answer the
 		// client gets, timeouts included.
