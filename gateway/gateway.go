@@ -324,6 +324,13 @@ func New(h *host.Host, opts *Options) *Gateway {
 	return g
 }
 
+// SetInstance renames the gateway in the requestStates of the calls it
+// holds from now on (Options.Instance): a scale-out front whose keys
+// changed seals the instance's address again. Calls held already keep
+// the name they were issued under. An empty name, or one with ".", is
+// ignored.
+func (g *Gateway) SetInstance(name string) { g.relay.setInstance(name) }
+
 // Server returns the MCP server to connect transports to. For HTTP, use
 // mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return
 // g.Server() }, opts).

@@ -228,7 +228,7 @@ its calls cancelled likewise.`,
 				if !opts.Stateless {
 					return Usagef("add --stateless", "--session-key-file is for instances behind a load balancer (--stateless); a stateful gateway holds its sessions itself")
 				}
-				keys, err := readSessionKeys(f.abs(opts.SessionKeyFile))
+				keys, err := newKeyRing(f.abs(opts.SessionKeyFile))
 				if err != nil {
 					return err
 				}
@@ -236,7 +236,7 @@ its calls cancelled likewise.`,
 				if err != nil {
 					return err
 				}
-				opts.scale = &scaleOut{self: self, keys: keys}
+				opts.scale = newScaleOut(self, keys)
 			}
 			if opts.AuthFile != "" {
 				opts.AuthFile = f.abs(opts.AuthFile)
@@ -363,6 +363,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 	log, closeLog := opts.logger()
 	defer closeLog()
 	log = s.h.RedactLogger(log) // the HTTP guard's and the SDK's lines too
+	if opts.scale != nil {
+		opts.scale.keys.log = log
+	}
 	defer func() { err = opts.shutdown(s, err) }()
 	if a := opts.auth; a != nil && a.LoadErr() != nil {
 		log.Warn("gateway auth file cannot be used; no key is accepted until it is fixed", "file", a.File(), "error", a.LoadErr())
@@ -433,6 +436,11 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		Tracing: tracing,
 	})
 	defer g.Close()
+	if sc := opts.scale; sc != nil {
+		sc.mu.Lock()
+		sc.setInstance = g.SetInstance
+		sc.mu.Unlock()
+	}
 
 	if opts.Watch {
 		wctx, stopWatch := context.WithCancel(ctx)
@@ -442,18 +450,25 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 			err := s.sb.WatchWith(wctx, &switchboard.WatchOptions{
 				Logger: log,
 				Also: func() []string {
+					var also []string
 					if a := opts.auth; a != nil {
-						return []string{a.File()}
+						also = append(also, a.File())
 					}
-					return nil
+					if sc := opts.scale; sc != nil {
+						also = append(also, sc.keys.path)
+					}
+					return also
 				},
 				// Keys first: a revoked key is refused before anything
-				// else is reloaded.
+				// else is reloaded, and a rotated session key seals at once.
 				Before: func() {
 					if a := opts.auth; a != nil {
 						if err := a.Reload(); err != nil {
 							log.Warn("gateway auth file cannot be used; no key is accepted until it is fixed", "file", a.File(), "error", err)
 						}
+					}
+					if sc := opts.scale; sc != nil {
+						sc.keys.refresh()
 					}
 				},
 				After: func(res host.ApplyResult, err error) {
