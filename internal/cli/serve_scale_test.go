@@ -175,12 +175,7 @@ func tokenFileFor(t *testing.T, w *gatewayWorld) string {
 func TestGatewayScaleOutKeepsSessionGrants(t *testing.T) {
 	nginx := findNginx(t)
 	w := newGatewayWorld(t)
-	echoCmd, echoArgs := testserver.Command("echo")
-	elicitCmd, elicitArgs := testserver.Command("elicit")
-	writeJSON(t, filepath.Join(w.sbHome, "mcp.json"), map[string]any{"mcpServers": map[string]any{
-		"alpha": map[string]any{"type": "stdio", "command": echoCmd, "args": echoArgs},
-		"beta":  map[string]any{"type": "stdio", "command": elicitCmd, "args": elicitArgs},
-	}})
+	alphaBeta(t, w)
 	writeJSON(t, filepath.Join(w.sbHome, "settings.json"), map[string]any{"permissions": map[string]any{
 		"ask": []string{"mcp__alpha__pid"}, "allow": []string{"mcp__beta"},
 	}})
@@ -345,6 +340,18 @@ func TestGatewayScaleOutKeepsSessionGrants(t *testing.T) {
 	}
 }
 
+// alphaBeta configures the scale-out tests' servers: alpha, the echo test
+// server, and beta, which asks the client questions (elicit).
+func alphaBeta(t *testing.T, w *gatewayWorld) {
+	t.Helper()
+	echoCmd, echoArgs := testserver.Command("echo")
+	elicitCmd, elicitArgs := testserver.Command("elicit")
+	writeJSON(t, filepath.Join(w.sbHome, "mcp.json"), map[string]any{"mcpServers": map[string]any{
+		"alpha": map[string]any{"type": "stdio", "command": echoCmd, "args": echoArgs},
+		"beta":  map[string]any{"type": "stdio", "command": elicitCmd, "args": elicitArgs},
+	}})
+}
+
 // pidsOfCalls calls alpha__pid n times and counts the server processes
 // that answered.
 func pidsOfCalls(t *testing.T, ctx context.Context, cs *mcp.ClientSession, n int) map[string]int {
@@ -414,12 +421,7 @@ func TestStatelessGatewaySaysWhyALegacyClientIsNotAsked(t *testing.T) {
 func TestGatewayScaleOutRotatesKeysWithoutRestart(t *testing.T) {
 	nginx := findNginx(t)
 	w := newGatewayWorld(t)
-	echoCmd, echoArgs := testserver.Command("echo")
-	elicitCmd, elicitArgs := testserver.Command("elicit")
-	writeJSON(t, filepath.Join(w.sbHome, "mcp.json"), map[string]any{"mcpServers": map[string]any{
-		"alpha": map[string]any{"type": "stdio", "command": echoCmd, "args": echoArgs},
-		"beta":  map[string]any{"type": "stdio", "command": elicitCmd, "args": elicitArgs},
-	}})
+	alphaBeta(t, w)
 	w.permissions(t, []string{"mcp__alpha", "mcp__beta"}, nil)
 	keyFile := filepath.Join(w.dir, "session-keys")
 	addKey := func() {
