@@ -9,7 +9,10 @@
 // A Gateway owns one *mcp.Server. Put it behind any transport of the
 // official Go SDK: a stdio transport such as [mcp.StdioTransport] (`switchboard
 // serve --stdio` uses internal/jsonl's, the same wire behaviour), or
-// [mcp.NewStreamableHTTPHandler] for HTTP (see [Gateway.Server]). Calls go
+// [mcp.NewStreamableHTTPHandler] for HTTP (see [Gateway.Server]); wrap a
+// transport with [Gateway.Transport], or an HTTP request with
+// [Gateway.BindHTTP], so that a question the gateway withdraws from a
+// client reaches it before the call's answer. Calls go
 // through [host.Host.Call] — the code path `switchboard call` uses, with its
 // breaker, timeouts and retry rule — and their results reach the client in
 // the envelope a model must see, large results spilled or truncated
