@@ -140,6 +140,11 @@ func (s *server) start() {
 		s.settle(StateError, reason)
 		return
 	}
+	if IsGatewayServer(&s.cfg) {
+		// Before launch trust: nothing to approve in what never runs.
+		s.settle(StateDisabled, GatewayEntryReason)
+		return
+	}
 	if why := s.h.nameConflict(s.name); why != "" {
 		s.settle(StateError, why)
 		return

@@ -237,6 +237,13 @@ func doctorChecks(ctx context.Context, cfg *config.Resolved, servers []host.Serv
 		if !ok {
 			continue
 		}
+		if rs.Availability == config.Available && host.IsGatewayServer(&rs) {
+			// Written by install-gateway into a file a client reads, which
+			// Switchboard reads too: nothing to start, approve or fix.
+			out = append(out, check("server", rs.Name, doctorNote,
+				fmt.Sprintf("the Switchboard gateway's own entry in %s (%s), for the clients that read that file; Switchboard never starts it", o.tilde(rs.File), commandText(st)), ""))
+			continue
+		}
 		if lt == nil || rs.Availability == config.Missing {
 			out = append(out, serverCheck(rs, st, cfg.Workspace, o))
 		} else {

@@ -369,6 +369,38 @@ func TestSlowStartSlowFirst(t *testing.T) {
 	call(t, cs, "echo", map[string]any{"text": "x"})
 }
 
+// slow-start -until-file serves only once the file exists: a connect
+// made before cannot complete, one made after does.
+func TestSlowStartUntilFile(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "go")
+	c := newChild(t, "slow-start", "-until-file", file)
+	type done struct {
+		cs  *mcp.ClientSession
+		err error
+	}
+	got := make(chan done, 1)
+	go func() {
+		cs, err := c.connect(connectOpts{timeout: 60 * time.Second})
+		got <- done{cs, err}
+	}()
+	waitFor(t, "the waiting line", 10*time.Second, func() bool { return strings.Contains(c.stderr.String(), "starting once") })
+	select {
+	case d := <-got:
+		t.Fatalf("connected before the file existed (err %v)", d.err)
+	default:
+	}
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := <-got
+	if d.err != nil {
+		t.Fatalf("connect after the file was made: %v (stderr %q)", d.err, c.stderr.String())
+	}
+	defer d.cs.Close()
+	call(t, d.cs, "echo", map[string]any{"text": "x"})
+}
+
 func TestIgnoreStdinEOF(t *testing.T) {
 	t.Parallel()
 	t.Run("SIGTERM", func(t *testing.T) {
