@@ -34,6 +34,9 @@ type callRecord struct {
 	answer   string
 	resumed  bool
 	span     trace.Span // the call's server span, when tracing
+	// credential is whose credential a call of a per-member server used
+	// (member.go): a principal's name, "shared" or "none".
+	credential string
 }
 
 type recordKey struct{}
@@ -160,7 +163,7 @@ func (g *Gateway) finish(rec *callRecord, res mcp.Result, err error) {
 		}
 	}
 	rec.mu.Lock()
-	decision, rule, asked, answer := rec.decision, rec.rule, rec.asked, rec.answer
+	decision, rule, asked, answer, credential := rec.decision, rec.rule, rec.asked, rec.answer, rec.credential
 	rec.mu.Unlock()
 	if g.opts.Metrics != nil {
 		g.opts.Metrics.call(server, tool, decision, out)
@@ -169,7 +172,7 @@ func (g *Gateway) finish(rec *callRecord, res mcp.Result, err error) {
 	if g.opts.Audit != nil {
 		e := &AuditEntry{
 			Time: rec.start.UTC(), Session: rec.session, Tool: rec.name, Server: server, ServerTool: tool,
-			Decision: decision, Asked: asked, Answer: answer,
+			Credential: credential, Decision: decision, Asked: asked, Answer: answer,
 			DurationMS: float64(dur.Microseconds()) / 1000, ResultBytes: out.size, IsError: out.isError || out.err != "",
 		}
 		if server != "" {

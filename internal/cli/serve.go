@@ -420,6 +420,12 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		opts.listener = ln
 		defer ln.Close()
 	}
+	// Each member's own upstream credentials (the auth file's perMember).
+	var members *gateway.Members
+	if opts.HTTP != "" {
+		members = opts.members(s)
+		defer members.Close()
+	}
 	g := s.sb.Gateway(&gateway.Options{
 		Version:    buildVersion(), // the serverInfo clients see: as `switchboard version` says
 		Logger:     log,
@@ -449,6 +455,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		Audit:   audit,
 		Metrics: opts.metrics,
 		Tracing: tracing,
+		Members: members,
 	})
 	defer g.Close()
 	if sc := opts.scale; sc != nil {
@@ -500,6 +507,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 					}
 					if res.Changed() {
 						log.Info("configuration reloaded", "added", res.Added, "removed", res.Removed, "restarted", res.Restarted)
+						// The members' own connections reopen at their
+						// next call, with the configuration now in force.
+						members.Reset()
 					}
 				},
 			})

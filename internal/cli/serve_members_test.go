@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/gateway"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+)
+
+// setSecret runs `switchboard secret set [--principal P] NAME` with the
+// value on stdin.
+func (w *gatewayWorld) setSecret(t *testing.T, principal, name, value string) {
+	t.Helper()
+	args := []string{"secret", "set", name}
+	if principal != "" {
+		args = append(args, "--principal", principal)
+	}
+	cmd := w.command(t, args...)
+	cmd.Stdin = strings.NewReader(value + "\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("secret set %s (principal %q): %v\n%s", name, principal, err, out)
+	}
+}
+
+// TestGatewayPerMemberCredentials is issue 31's point 6 on a real `serve
+// --http` with keys: the echo test server reads its TEAM_TOKEN from
+// ${secret:TEAM_TOKEN}, and the auth file marks it perMember. Alice's and
+// Bob's calls reach processes of their own that got their own values,
+// never each other's nor the gateway's; Carol, who has none, is refused
+// with the command that adds hers, except on the server whose fallback
+// is the gateway's value; the shared token's caller uses the gateway's;
+// the audit names whose credential each call used, never a value.
+func TestGatewayPerMemberCredentials(t *testing.T) {
+	w := newGatewayWorld(t)
+	w.clientProtocol = "2025-11-25"
+	cmd, args := testserver.Command("echo")
+	def := map[string]any{"type": "stdio", "command": cmd, "args": args, "env": map[string]string{"TEAM_TOKEN": "${secret:TEAM_TOKEN}"}}
+	writeJSON(t, filepath.Join(w.sbHome, "mcp.json"), map[string]any{"mcpServers": map[string]any{"team": def, "teamfb": def}})
+	w.permissions(t, []string{"mcp__team", "mcp__teamfb"}, nil)
+	const shared = "shared-gateway-token-0123456789"
+	w.env = append(w.env, TokenEnv+"="+shared, "SWITCHBOARD_SECRET_STORE=file")
+	alice := w.addKey(t, "alice")
+	bob := w.addKey(t, "bob")
+	carol := w.addKey(t, "carol")
+	w.editAuth(t, func(f *gateway.AuthFile) {
+		f.PerMember = map[string]*gateway.PerMember{"team": {}, "teamfb": {Fallback: gateway.FallbackShared}}
+	})
+	const (
+		gatewayValue = "gateway-value-5d1e"
+		aliceValue   = "alice-value-93b7"
+		bobValue     = "bob-value-27c4"
+	)
+	w.setSecret(t, "", "TEAM_TOKEN", gatewayValue)
+	w.setSecret(t, "alice", "TEAM_TOKEN", aliceValue)
+	w.setSecret(t, "bob", "TEAM_TOKEN", bobValue)
+
+	auditFile := filepath.Join(w.dir, "audit", "calls.jsonl")
+	base, stopServe := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--audit-log", auditFile)
+	var once sync.Once
+	stop := func() { once.Do(stopServe) }
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	values := []string{gatewayValue, aliceValue, bobValue}
+	// got calls tool as key's holder and checks that the one value it
+	// got is want.
+	got := func(key, tool, want string) string {
+		t.Helper()
+		c := w.teamClient(t, ctx, base, key, "deny")
+		txt, isErr := callText(t, ctx, c.cs, tool, map[string]any{"names": []string{"TEAM_TOKEN"}})
+		if isErr {
+			t.Fatalf("%s: error %q", tool, txt)
+		}
+		for _, v := range values {
+			if strings.Contains(txt, v) != (v == want) {
+				t.Errorf("%s: %q; want the value %s and no other", tool, txt, want)
+			}
+		}
+		pid, isErr := callText(t, ctx, c.cs, strings.Replace(tool, "__env", "__pid", 1), nil)
+		if isErr {
+			t.Fatalf("pid: %q", pid)
+		}
+		return pidRE.FindString(pid)
+	}
+	alicePID := got(alice, "team__env", aliceValue)
+	bobPID := got(bob, "team__env", bobValue)
+	sharedPID := got(shared, "team__env", gatewayValue)
+	if alicePID == bobPID || alicePID == sharedPID || bobPID == sharedPID {
+		t.Errorf("upstream processes: alice %s, bob %s, shared %s; want one each", alicePID, bobPID, sharedPID)
+	}
+	// A second session of alice's uses her connection again.
+	if again := got(alice, "team__env", aliceValue); again != alicePID {
+		t.Errorf("alice's second session reached pid %s, her first %s", again, alicePID)
+	}
+
+	// Carol has no value: refused on team, the gateway's on teamfb.
+	cc := w.teamClient(t, ctx, base, carol, "deny")
+	txt, isErr := callText(t, ctx, cc.cs, "team__env", map[string]any{"names": []string{"TEAM_TOKEN"}})
+	if !isErr || !strings.Contains(txt, "carol has no value of TEAM_TOKEN") || !strings.Contains(txt, "switchboard secret set --principal carol TEAM_TOKEN") {
+		t.Errorf("carol without a value: isError %v, %q; want the refusal with the command", isErr, txt)
+	}
+	for _, v := range values {
+		if strings.Contains(txt, v) {
+			t.Errorf("carol's refusal holds a value: %q", txt)
+		}
+	}
+	got(carol, "teamfb__env", gatewayValue)
+
+	stop()
+	b, err := os.ReadFile(auditFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range values {
+		if strings.Contains(string(b), v) {
+			t.Errorf("the audit log holds a value:\n%s", b)
+		}
+	}
+	var rows []string
+	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	for sc.Scan() {
+		var e gateway.AuditEntry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("audit line %q: %v", sc.Text(), err)
+		}
+		rows = append(rows, e.Principal+" "+e.Tool+" "+e.Credential)
+	}
+	want := []string{
+		"alice mcp__team__env alice", "alice mcp__team__pid alice",
+		"bob mcp__team__env bob", "bob mcp__team__pid bob",
+		"token mcp__team__env shared", "token mcp__team__pid shared",
+		"alice mcp__team__env alice", "alice mcp__team__pid alice",
+		"carol mcp__team__env none",
+		"carol mcp__teamfb__env shared", "carol mcp__teamfb__pid shared",
+	}
+	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
+		t.Errorf("audit (principal tool credential):\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+}
