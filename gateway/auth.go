@@ -209,6 +209,12 @@ func (a *Auth) Reload() error {
 	a.reloadMu.Lock()
 	defer a.reloadMu.Unlock()
 	st, exists := loadAuthFile(a.file)
+	if prev := a.state.Load(); st.err != nil && prev != nil {
+		// A half-saved edit never turns a per-member server into one
+		// every caller reaches with the gateway's credentials (access
+		// tokens are still accepted meanwhile).
+		st.perMember = prev.perMember
+	}
 	if exists {
 		a.required.Store(true)
 	}
