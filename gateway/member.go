@@ -286,6 +286,11 @@ func (g *Gateway) callMember(ctx context.Context, rt resolved, args json.RawMess
 	}
 	defer release()
 	rec.setCredential(p.Name)
+	if rec != nil {
+		rec.mu.Lock()
+		rec.memberRedact = h.Redact
+		rec.mu.Unlock()
+	}
 	res, err = h.CallTool(ctx, r.server, r.tool, args)
 	return res, err, true
 }

@@ -61,6 +61,12 @@ func TestGatewayPerMemberCredentials(t *testing.T) {
 	w.setSecret(t, "", "TEAM_TOKEN", gatewayValue)
 	w.setSecret(t, "alice", "TEAM_TOKEN", aliceValue)
 	w.setSecret(t, "bob", "TEAM_TOKEN", bobValue)
+	if out, err := w.command(t, "secret", "list", "--principal", "alice").CombinedOutput(); err != nil || !strings.Contains(string(out), "TEAM_TOKEN") || strings.Contains(string(out), aliceValue) {
+		t.Errorf("secret list --principal alice: %v\n%s", err, out)
+	}
+	if out, err := w.command(t, "secret", "set", "--principal", "no one", "TEAM_TOKEN").CombinedOutput(); err == nil || !strings.Contains(string(out), "--principal") {
+		t.Errorf("secret set --principal \"no one\": %v\n%s; want a usage error", err, out)
+	}
 
 	auditFile := filepath.Join(w.dir, "audit", "calls.jsonl")
 	base, stopServe := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--audit-log", auditFile)
@@ -97,9 +103,15 @@ func TestGatewayPerMemberCredentials(t *testing.T) {
 	if alicePID == bobPID || alicePID == sharedPID || bobPID == sharedPID {
 		t.Errorf("upstream processes: alice %s, bob %s, shared %s; want one each", alicePID, bobPID, sharedPID)
 	}
-	// A second session of alice's uses her connection again.
+	// A second session of alice's uses her connection again; her own
+	// value, passed back as an argument, is redacted in the audit line as
+	// the gateway's would be.
 	if again := got(alice, "team__env", aliceValue); again != alicePID {
 		t.Errorf("alice's second session reached pid %s, her first %s", again, alicePID)
+	}
+	ac := w.teamClient(t, ctx, base, alice, "deny")
+	if txt, isErr := callText(t, ctx, ac.cs, "team__echo", map[string]any{"text": "mine: " + aliceValue}); isErr || !strings.Contains(txt, "mine: ") {
+		t.Errorf("alice's echo: isError %v, %q", isErr, txt)
 	}
 
 	// Carol has no value: refused on team, the gateway's on teamfb.
@@ -139,6 +151,7 @@ func TestGatewayPerMemberCredentials(t *testing.T) {
 		"bob mcp__team__env bob", "bob mcp__team__pid bob",
 		"token mcp__team__env shared", "token mcp__team__pid shared",
 		"alice mcp__team__env alice", "alice mcp__team__pid alice",
+		"alice mcp__team__echo alice",
 		"carol mcp__team__env none",
 		"carol mcp__teamfb__env shared", "carol mcp__teamfb__pid shared",
 	}
