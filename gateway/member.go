@@ -109,6 +109,7 @@ type Members struct {
 	mu    sync.Mutex
 	hosts map[string]*memberHost
 	done  bool
+	shuts sync.WaitGroup // hosts closing in the background
 }
 
 type memberHost struct {
@@ -140,7 +141,7 @@ func (m *Members) host(ctx context.Context, principal string, servers []string) 
 	mh, ok := m.hosts[principal]
 	if ok && mh.servers != key {
 		if m.retireLocked(principal, mh) {
-			go mh.shut()
+			m.shutLater(mh)
 		}
 		ok = false
 	}
@@ -201,6 +202,15 @@ func (mh *memberHost) shut() {
 	}
 }
 
+// shutLater closes mh in the background; Close waits for it.
+func (m *Members) shutLater(mh *memberHost) {
+	m.shuts.Add(1)
+	go func() {
+		defer m.shuts.Done()
+		mh.shut()
+	}()
+}
+
 // retireAll retires every host and returns those to close now.
 func (m *Members) retireAll(done bool) []*memberHost {
 	m.mu.Lock()
@@ -222,7 +232,7 @@ func (m *Members) Reset() {
 		return
 	}
 	for _, mh := range m.retireAll(false) {
-		go mh.shut()
+		m.shutLater(mh)
 	}
 }
 
@@ -235,6 +245,7 @@ func (m *Members) Close() error {
 	for _, mh := range m.retireAll(true) {
 		mh.shut()
 	}
+	m.shuts.Wait()
 	return nil
 }
 
