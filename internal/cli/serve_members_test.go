@@ -68,10 +68,7 @@ func TestGatewayPerMemberCredentials(t *testing.T) {
 		t.Errorf("secret set --principal \"no one\": %v\n%s; want a usage error", err, out)
 	}
 
-	auditFile := filepath.Join(w.dir, "audit", "calls.jsonl")
-	base, stopServe := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--audit-log", auditFile)
-	var once sync.Once
-	stop := func() { once.Do(stopServe) }
+	base, auditFile, stop := startAuditedGateway(t, w)
 	defer stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -128,22 +125,14 @@ func TestGatewayPerMemberCredentials(t *testing.T) {
 	got(carol, "teamfb__env", gatewayValue)
 
 	stop()
-	b, err := os.ReadFile(auditFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, lines := readAudit(t, auditFile)
 	for _, v := range values {
 		if strings.Contains(string(b), v) {
 			t.Errorf("the audit log holds a value:\n%s", b)
 		}
 	}
 	var rows []string
-	sc := bufio.NewScanner(strings.NewReader(string(b)))
-	for sc.Scan() {
-		var e gateway.AuditEntry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("audit line %q: %v", sc.Text(), err)
-		}
+	for _, e := range lines {
 		rows = append(rows, e.Principal+" "+e.Tool+" "+e.Credential)
 	}
 	want := []string{
@@ -158,4 +147,33 @@ func TestGatewayPerMemberCredentials(t *testing.T) {
 	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
 		t.Errorf("audit (principal tool credential):\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// startAuditedGateway starts `serve --http` on loopback with an audit
+// log; stop may be called more than once.
+func startAuditedGateway(t *testing.T, w *gatewayWorld) (base, auditFile string, stop func()) {
+	t.Helper()
+	auditFile = filepath.Join(w.dir, "audit", "calls.jsonl")
+	base, stopServe := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--audit-log", auditFile)
+	var once sync.Once
+	return base, auditFile, func() { once.Do(stopServe) }
+}
+
+// readAudit returns the audit log's bytes and its lines.
+func readAudit(t *testing.T, file string) ([]byte, []gateway.AuditEntry) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []gateway.AuditEntry
+	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	for sc.Scan() {
+		var e gateway.AuditEntry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("audit line %q: %v", sc.Text(), err)
+		}
+		lines = append(lines, e)
+	}
+	return b, lines
 }
