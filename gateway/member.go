@@ -225,6 +225,21 @@ func (m *Members) retireAll(done bool) []*memberHost {
 	return idle
 }
 
+// Forget retires principal's host (its values changed): its next call
+// opens a new one; calls in flight finish on the old.
+func (m *Members) Forget(principal string) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	mh, ok := m.hosts[principal]
+	shut := ok && m.retireLocked(principal, mh)
+	m.mu.Unlock()
+	if shut {
+		m.shutLater(mh)
+	}
+}
+
 // Reset retires every principal's host: their next calls open new ones
 // (after the configuration changed); calls in flight finish on the old.
 func (m *Members) Reset() {

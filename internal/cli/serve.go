@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -122,6 +123,9 @@ type ServeOptions struct {
 	metrics  *gateway.Metrics // the HTTP gateway's metrics
 	scale    *scaleOut        // with SessionKeyFile: the session router
 	listener net.Listener     // made early when scale needs its address
+
+	// memberSecrets serves MemberSecretsPath (members' own values).
+	memberSecrets http.Handler
 }
 
 // NewServeCmd returns `switchboard serve`.
@@ -425,6 +429,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 	if opts.HTTP != "" {
 		members = opts.members(s)
 		defer members.Close()
+		if members != nil {
+			opts.memberSecrets = opts.memberSecretsHandler(s, members, log)
+		}
 	}
 	g := s.sb.Gateway(&gateway.Options{
 		Version:    buildVersion(), // the serverInfo clients see: as `switchboard version` says

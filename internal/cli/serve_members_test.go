@@ -124,6 +124,44 @@ func TestGatewayPerMemberCredentials(t *testing.T) {
 	}
 	got(carol, "teamfb__env", gatewayValue)
 
+	// Carol sends her own value to the running gateway; Bob rotates his:
+	// their next calls use them (Bob's over a new connection).
+	const carolValue, bobNew = "carol-value-6a02", "bob-value-rotated-81f3"
+	values = append(values, carolValue, bobNew)
+	member := func(key string, args ...string) ([]byte, error) {
+		cmd := w.command(t, append([]string{"gateway", "secret"}, args...)...)
+		cmd.Env = append(cmd.Env, MemberKeyEnv+"="+key)
+		if len(args) > 0 && args[0] == "set" {
+			cmd.Stdin = strings.NewReader(args[len(args)-1] + "\n")
+			args = args[:len(args)-1]
+			cmd.Args = cmd.Args[:len(cmd.Args)-1]
+		}
+		return cmd.CombinedOutput()
+	}
+	for _, c := range []struct{ key, value string }{{carol, carolValue}, {bob, bobNew}} {
+		if out, err := member(c.key, "set", "TEAM_TOKEN", "--url", base+"/mcp", c.value); err != nil {
+			t.Fatalf("gateway secret set: %v\n%s", err, out)
+		}
+	}
+	got(carol, "team__env", carolValue)
+	if pid := got(bob, "team__env", bobNew); pid == bobPID {
+		t.Errorf("bob's rotated value reached his old process %s", pid)
+	}
+	for _, c := range []struct {
+		key  string
+		args []string
+		want string
+	}{
+		{shared, []string{"set", "TEAM_TOKEN", "--url", base, "x"}, "403"},
+		{alice, []string{"set", "OTHER", "--url", base, "x"}, "no per-member server of this gateway uses secret OTHER"},
+		{alice, []string{"set", "TEAM_TOKEN", "--url", "http://gw.example.com", "x"}, "plain http would carry your key"},
+		{"sbk_00000000_forged", []string{"rm", "TEAM_TOKEN", "--url", base}, "refused the key (401)"},
+	} {
+		if out, err := member(c.key, c.args...); err == nil || !strings.Contains(string(out), c.want) {
+			t.Errorf("gateway secret %v: %v\n%s; want %q", c.args, err, out, c.want)
+		}
+	}
+
 	stop()
 	b, lines := readAudit(t, auditFile)
 	for _, v := range values {
@@ -143,6 +181,8 @@ func TestGatewayPerMemberCredentials(t *testing.T) {
 		"alice mcp__team__echo alice",
 		"carol mcp__team__env none",
 		"carol mcp__teamfb__env shared", "carol mcp__teamfb__pid shared",
+		"carol mcp__team__env carol", "carol mcp__team__pid carol",
+		"bob mcp__team__env bob", "bob mcp__team__pid bob",
 	}
 	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
 		t.Errorf("audit (principal tool credential):\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
