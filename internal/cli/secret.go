@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -68,8 +70,14 @@ func secretOpts(f *Factory, cmd *cobra.Command) (*SecretOptions, error) {
 	o := &SecretOptions{IO: f.IO, Store: f.secretStore(), Config: f.LoadConfig, Tilde: f.tilde, JSON: f.global().JSON}
 	if fl := cmd.Flags().Lookup("principal"); fl != nil && fl.Value.String() != "" {
 		o.Principal = fl.Value.String()
-		if err := gateway.ValidName(o.Principal); err != nil {
-			return nil, Usagef("the name of a key's principal (`switchboard gateway key list`) or of an access token's subject", "--principal: %v", err)
+		// A key's principal, or an access token's (any name its claim
+		// gives, as gateway.PrincipalFromClaims takes it).
+		p := o.Principal
+		if p == gateway.SharedTokenPrincipal {
+			return nil, Usagef("the shared token's calls use your own values: leave --principal out", "--principal %s is the shared token's caller", p)
+		}
+		if len(p) > gateway.MaxPrincipalName || !utf8.ValidString(p) || strings.TrimSpace(p) != p || strings.IndexFunc(p, unicode.IsControl) >= 0 {
+			return nil, Usagef("the name of a key's principal (`switchboard gateway key list`) or of an access token's subject", "--principal %s is not a name a principal can have", quoteName(p))
 		}
 		o.Store = o.Store.In(memberNamespace(o.Principal))
 	}

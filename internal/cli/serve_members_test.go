@@ -64,8 +64,10 @@ func TestGatewayPerMemberCredentials(t *testing.T) {
 	if out, err := w.command(t, "secret", "list", "--principal", "alice").CombinedOutput(); err != nil || !strings.Contains(string(out), "TEAM_TOKEN") || strings.Contains(string(out), aliceValue) {
 		t.Errorf("secret list --principal alice: %v\n%s", err, out)
 	}
-	if out, err := w.command(t, "secret", "set", "--principal", "no one", "TEAM_TOKEN").CombinedOutput(); err == nil || !strings.Contains(string(out), "--principal") {
-		t.Errorf("secret set --principal \"no one\": %v\n%s; want a usage error", err, out)
+	for _, p := range []string{"token", " alice", "a\x07b"} {
+		if out, err := w.command(t, "secret", "set", "--principal", p, "TEAM_TOKEN").CombinedOutput(); err == nil || !strings.Contains(string(out), "--principal") {
+			t.Errorf("secret set --principal %q: %v\n%s; want a usage error", p, err, out)
+		}
 	}
 
 	base, auditFile, stop := startAuditedGateway(t, w)
