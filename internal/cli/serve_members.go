@@ -56,10 +56,11 @@ func (o *ServeOptions) members(s *session) *gateway.Members {
 			return ms.h, func() { ms.h.Close(); ms.logClose() }, nil
 		},
 		Hint: func(principal, _ string, missing []string) string {
+			name := "NAME"
 			if len(missing) == 1 {
-				return fmt.Sprintf("the gateway's admin sets it with `switchboard secret set --principal %s %s` (the value on stdin)", principal, missing[0])
+				name = missing[0]
 			}
-			return fmt.Sprintf("the gateway's admin sets each with `switchboard secret set --principal %s NAME` (the value on stdin)", principal)
+			return fmt.Sprintf("send yours with `switchboard gateway secret set %s --url <this gateway's URL>` (your key in $%s), or the gateway's admin sets it with `switchboard secret set --principal %s %s`", name, MemberKeyEnv, principal, name)
 		},
 	}
 }

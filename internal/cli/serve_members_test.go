@@ -116,7 +116,7 @@ func TestGatewayPerMemberCredentials(t *testing.T) {
 	// Carol has no value: refused on team, the gateway's on teamfb.
 	cc := w.teamClient(t, ctx, base, carol, "deny")
 	txt, isErr := callText(t, ctx, cc.cs, "team__env", map[string]any{"names": []string{"TEAM_TOKEN"}})
-	if !isErr || !strings.Contains(txt, "carol has no value of TEAM_TOKEN") || !strings.Contains(txt, "switchboard secret set --principal carol TEAM_TOKEN") {
+	if !isErr || !strings.Contains(txt, "carol has no value of TEAM_TOKEN") || !strings.Contains(txt, "switchboard secret set --principal carol TEAM_TOKEN") || !strings.Contains(txt, "switchboard gateway secret set TEAM_TOKEN --url") {
 		t.Errorf("carol without a value: isError %v, %q; want the refusal with the command", isErr, txt)
 	}
 	for _, v := range values {
