@@ -50,8 +50,10 @@ func TestGatewayPerMemberCredentials(t *testing.T) {
 	alice := w.addKey(t, "alice")
 	bob := w.addKey(t, "bob")
 	carol := w.addKey(t, "carol")
+	dave := w.addKey(t, "dave")
 	w.editAuth(t, func(f *gateway.AuthFile) {
 		f.PerMember = map[string]*gateway.PerMember{"team": {}, "teamfb": {Fallback: gateway.FallbackShared}}
+		f.Principals["dave"].Deny = []string{"mcp__team__env"}
 	})
 	const (
 		gatewayValue = "gateway-value-5d1e"
@@ -61,6 +63,7 @@ func TestGatewayPerMemberCredentials(t *testing.T) {
 	w.setSecret(t, "", "TEAM_TOKEN", gatewayValue)
 	w.setSecret(t, "alice", "TEAM_TOKEN", aliceValue)
 	w.setSecret(t, "bob", "TEAM_TOKEN", bobValue)
+	w.setSecret(t, "dave", "TEAM_TOKEN", "dave-value-0c5e")
 	if out, err := w.command(t, "secret", "list", "--principal", "alice").CombinedOutput(); err != nil || !strings.Contains(string(out), "TEAM_TOKEN") || strings.Contains(string(out), aliceValue) {
 		t.Errorf("secret list --principal alice: %v\n%s", err, out)
 	}
@@ -111,6 +114,12 @@ func TestGatewayPerMemberCredentials(t *testing.T) {
 	ac := w.teamClient(t, ctx, base, alice, "deny")
 	if txt, isErr := callText(t, ctx, ac.cs, "team__echo", map[string]any{"text": "mine: " + aliceValue}); isErr || !strings.Contains(txt, "mine: ") {
 		t.Errorf("alice's echo: isError %v, %q", isErr, txt)
+	}
+
+	// Dave's own connection has the gateway's rules: his deny holds.
+	dc := w.teamClient(t, ctx, base, dave, "deny")
+	if txt, isErr := callText(t, ctx, dc.cs, "team__env", map[string]any{"names": []string{"TEAM_TOKEN"}}); !isErr || strings.Contains(txt, "dave-value") || !strings.Contains(txt, "denied") {
+		t.Errorf("dave, denied mcp__team__env: isError %v, %q", isErr, txt)
 	}
 
 	// Carol has no value: refused on team, the gateway's on teamfb.
@@ -181,6 +190,7 @@ func TestGatewayPerMemberCredentials(t *testing.T) {
 		"token mcp__team__env shared", "token mcp__team__pid shared",
 		"alice mcp__team__env alice", "alice mcp__team__pid alice",
 		"alice mcp__team__echo alice",
+		"dave mcp__team__env dave",
 		"carol mcp__team__env none",
 		"carol mcp__teamfb__env shared", "carol mcp__teamfb__pid shared",
 		"carol mcp__team__env carol", "carol mcp__team__pid carol",
