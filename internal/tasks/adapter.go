@@ -1,0 +1,878 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// Options configure an [Adapter]. The zero value runs as tasks only the
+// tools that require it.
+type Options struct {
+	// Optional also runs as tasks the tools whose taskSupport is
+	// "optional" (2025-11-25; on 2026-07-28 the server decides).
+	Optional bool
+	// TTL is the lifetime asked for each task (2025-11-25's task.ttl); 0
+	// leaves it to the server.
+	TTL time.Duration
+	// CancelWait bounds the tasks/cancel sent when a call is given up.
+	// If CancelWait <= 0, 5s is used.
+	CancelWait time.Duration
+	// Logger gets a debug line per task (nil: discard). It must not be a
+	// logger that writes to the connection's own stdout.
+	Logger *slog.Logger
+}
+
+// Adapter follows the tasks of one connection to a server. Create one per
+// connection with [New] and hand it to [Wrap] or use its
+// [Adapter.RoundTripper]; its methods are safe for concurrent use.
+type Adapter struct {
+	opts Options
+	log  *slog.Logger
+	next atomic.Int64
+
+	rev    atomic.Uint32 // the revision the server offers
+	cancel atomic.Bool   // the server takes tasks/cancel
+	// busy counts the entries of watch, waits and follow: with none, a
+	// message needs no look-up.
+	busy atomic.Int32
+
+	mu      sync.Mutex
+	support map[string]string              // tool → taskSupport (2025-11-25)
+	watch   map[any]watched                // SDK request ids whose answer the adapter reads
+	waits   map[any]chan *jsonrpc.Response // the adapter's own request ids, both ways
+	follow  map[any]*follower              // by the SDK's id of the call
+	byTask  map[string]*follower           // by task id (status notifications)
+
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+// New returns an Adapter for one connection; opts may be nil.
+func New(opts *Options) *Adapter {
+	a := &Adapter{
+		support: map[string]string{},
+		watch:   map[any]watched{},
+		waits:   map[any]chan *jsonrpc.Response{},
+		follow:  map[any]*follower{},
+		byTask:  map[string]*follower{},
+		closed:  make(chan struct{}),
+	}
+	if opts != nil {
+		a.opts = *opts
+	}
+	if a.opts.CancelWait <= 0 {
+		a.opts.CancelWait = 5 * time.Second
+	}
+	a.log = a.opts.Logger
+	if a.log == nil {
+		a.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return a
+}
+
+// Close ends the adapter with its connection: tasks being followed are
+// left (their calls fail with the connection), and nothing more is sent.
+// Idempotent.
+func (a *Adapter) Close() {
+	a.closeOnce.Do(func() { close(a.closed) })
+}
+
+// errClosed ends what waits on a closed adapter.
+var errClosed = errors.New("connection closed")
+
+// A Mark learns whether a call became a task: the host puts one in a
+// call's context ([WithMark]) and reads it when the call fails, so that a
+// call cut by a dropped connection is not re-run once the server took it
+// as a task.
+type Mark struct{ id atomic.Pointer[string] }
+
+// TaskID is the id of the task the call became, or "" if it did not
+// (yet) become one.
+func (m *Mark) TaskID() string {
+	if p := m.id.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+type markKey struct{}
+
+// WithMark returns a context whose tool call reports to m.
+func WithMark(ctx context.Context, m *Mark) context.Context {
+	return context.WithValue(ctx, markKey{}, m)
+}
+
+// link is the way the adapter reaches the server and the SDK for one call:
+// the connection (stdio, SSE), or one HTTP exchange (Streamable HTTP).
+type link interface {
+	// send writes a request of the adapter's own to the server; its
+	// response comes back through Adapter.incoming.
+	send(ctx context.Context, req *jsonrpc.Request) error
+	// deliver hands msg to the SDK as though the server had sent it.
+	deliver(msg jsonrpc.Message) error
+	// started says that f now follows a task over the link.
+	started(f *follower)
+	// done says that nothing more will be delivered for f.
+	done(f *follower)
+}
+
+type watchKind uint8
+
+const (
+	watchInit watchKind = iota + 1
+	watchDiscover
+	watchList
+	watchCall
+)
+
+type watched struct {
+	kind watchKind
+	call *pendingCall
+}
+
+// pendingCall is a tools/call the adapter augmented, until its answer.
+type pendingCall struct {
+	id        jsonrpc.ID
+	name      string
+	token     json.RawMessage // the call's progress token, if any
+	mark      *Mark
+	meta      json.RawMessage // 2026-07-28: the _meta the adapter's requests carry
+	cancelled atomic.Bool     // the SDK gave up before the answer came
+}
+
+func (a *Adapter) revision() revision { return revision(a.rev.Load()) }
+
+// outgoing looks at a message the SDK sends over l: it returns what to
+// send instead (most often msg itself), or nil when the adapter took it.
+func (a *Adapter) outgoing(ctx context.Context, msg jsonrpc.Message, l link) jsonrpc.Message {
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		switch m.Method {
+		case "tools/call":
+			if a.revision() == revNone || !m.IsCall() {
+				return msg
+			}
+			return a.callOut(ctx, m, l)
+		case "notifications/cancelled":
+			if a.busy.Load() == 0 {
+				return msg
+			}
+			return a.cancelOut(m)
+		case "tools/list":
+			if a.revision() == revV1 && m.IsCall() {
+				a.watchID(m.ID, watched{kind: watchList})
+			}
+		case "initialize":
+			if m.IsCall() {
+				a.watchID(m.ID, watched{kind: watchInit})
+			}
+		case "server/discover":
+			if m.IsCall() {
+				a.watchID(m.ID, watched{kind: watchDiscover})
+			}
+		}
+	case *jsonrpc.Response:
+		// The SDK's answer to a request the adapter handed it (an input
+		// request of a 2026-07-28 task).
+		if a.busy.Load() > 0 && a.answer(m) {
+			return nil
+		}
+	}
+	return msg
+}
+
+// sendFailed undoes what outgoing recorded for msg, which never left.
+func (a *Adapter) sendFailed(msg jsonrpc.Message) {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && a.busy.Load() > 0 {
+		a.mu.Lock()
+		if _, ok := a.watch[idKey(req.ID)]; ok {
+			delete(a.watch, idKey(req.ID))
+			a.busy.Add(-1)
+		}
+		a.mu.Unlock()
+	}
+}
+
+func (a *Adapter) watchID(id jsonrpc.ID, w watched) {
+	a.mu.Lock()
+	if _, dup := a.watch[idKey(id)]; !dup {
+		a.busy.Add(1)
+	}
+	a.watch[idKey(id)] = w
+	a.mu.Unlock()
+}
+
+// callOut augments a tools/call for a tool that runs as a task.
+func (a *Adapter) callOut(ctx context.Context, m *jsonrpc.Request, l link) jsonrpc.Message {
+	var p callParams
+	if json.Unmarshal(m.Params, &p) != nil {
+		return m
+	}
+	var params json.RawMessage
+	var err error
+	switch a.revision() {
+	case revV1:
+		if !a.runsAsTask(ctx, p.Name, l) {
+			return m
+		}
+		params, err = withTaskField(m.Params, a.opts.TTL)
+	case revV2:
+		params, err = withExtension(m.Params)
+	}
+	if err != nil {
+		return m
+	}
+	mark, _ := ctx.Value(markKey{}).(*Mark)
+	c := &pendingCall{id: m.ID, name: p.Name, token: p.Meta.ProgressToken, mark: mark}
+	if a.revision() == revV2 {
+		c.meta = requestMeta(params)
+	}
+	a.watchID(m.ID, watched{kind: watchCall, call: c})
+	return &jsonrpc.Request{ID: m.ID, Method: m.Method, Params: params, Extra: m.Extra}
+}
+
+// runsAsTask says whether a 2025-11-25 tool is called as a task. A tool
+// the adapter has not seen in a tools/list of this connection (the host
+// may call from the list of a connection before) makes it list the tools
+// itself first.
+func (a *Adapter) runsAsTask(ctx context.Context, name string, l link) bool {
+	a.mu.Lock()
+	s, known := a.support[name]
+	a.mu.Unlock()
+	if !known {
+		a.listTools(ctx, l)
+		a.mu.Lock()
+		s = a.support[name]
+		a.mu.Unlock()
+	}
+	return s == "required" || (s == "optional" && a.opts.Optional)
+}
+
+// listTools reads every page of the server's tools/list, for their
+// taskSupport. A failure leaves the support as it was.
+func (a *Adapter) listTools(ctx context.Context, l link) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cursor := ""
+	for range 100 { // pages; a server that never ends its list is cut off
+		params := map[string]any{}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		resp, err := a.call(ctx, l, "tools/list", params)
+		if err != nil || resp.Error != nil {
+			return
+		}
+		a.learnTools(resp.Result)
+		var page struct {
+			NextCursor string `json:"nextCursor"`
+		}
+		if json.Unmarshal(resp.Result, &page) != nil || page.NextCursor == "" {
+			return
+		}
+		cursor = page.NextCursor
+	}
+}
+
+func (a *Adapter) learnTools(result json.RawMessage) {
+	s := taskSupports(result)
+	a.mu.Lock()
+	for name, v := range s {
+		a.support[name] = v
+	}
+	a.mu.Unlock()
+}
+
+// cancelOut turns the SDK's cancellation of a call that became a task into
+// tasks/cancel; the notification itself is not sent (the request it names
+// is answered already, and 2026-07-28 forbids it for tasks).
+func (a *Adapter) cancelOut(m *jsonrpc.Request) jsonrpc.Message {
+	var p cancelledParams
+	if json.Unmarshal(m.Params, &p) != nil {
+		return m
+	}
+	key, ok := rawIDKey(p.RequestID)
+	if !ok {
+		return m
+	}
+	a.mu.Lock()
+	f := a.follow[key]
+	w, pending := a.watch[key]
+	a.mu.Unlock()
+	if f != nil {
+		f.halt()
+		return nil
+	}
+	if pending && w.call != nil {
+		// Not yet a task: the server may still make one, which is then
+		// cancelled as soon as it is known.
+		w.call.cancelled.Store(true)
+	}
+	return m
+}
+
+// answer routes the SDK's response to a request the adapter handed it.
+func (a *Adapter) answer(m *jsonrpc.Response) bool {
+	key := idKey(m.ID)
+	if _, own := key.(string); !own {
+		return false // the adapter's ids are strings, the SDK's numbers
+	}
+	a.mu.Lock()
+	ch, ok := a.waits[key]
+	if ok {
+		delete(a.waits, key)
+		a.busy.Add(-1)
+	}
+	a.mu.Unlock()
+	if ok {
+		ch <- m
+	}
+	return ok
+}
+
+// incoming looks at a message the server sent over l: it returns what the
+// SDK gets instead (most often msg itself), or nil when the adapter took
+// it.
+func (a *Adapter) incoming(msg jsonrpc.Message, l link) jsonrpc.Message {
+	switch m := msg.(type) {
+	case *jsonrpc.Response:
+		if a.busy.Load() == 0 {
+			return msg
+		}
+		if a.answer(m) {
+			return nil
+		}
+		key := idKey(m.ID)
+		a.mu.Lock()
+		w, ok := a.watch[key]
+		if ok {
+			delete(a.watch, key)
+			a.busy.Add(-1)
+		}
+		a.mu.Unlock()
+		if !ok || m.Error != nil {
+			return msg
+		}
+		switch w.kind {
+		case watchInit, watchDiscover:
+			rev, cancel := serverSupport(m.Result, w.kind == watchDiscover)
+			a.rev.Store(uint32(rev))
+			a.cancel.Store(cancel)
+		case watchList:
+			a.learnTools(m.Result)
+		case watchCall:
+			return a.answered(w.call, m, l)
+		}
+	case *jsonrpc.Request:
+		if m.Method == notifyStatusV1 || m.Method == notifyStatusV2 {
+			a.notice(m.Params)
+			return nil // the SDK knows no such notification
+		}
+	}
+	return msg
+}
+
+// answered reads the server's answer to an augmented call: a task starts
+// being followed; anything else goes to the SDK.
+func (a *Adapter) answered(c *pendingCall, m *jsonrpc.Response, l link) jsonrpc.Message {
+	rev := a.revision()
+	t, err := created(rev, m.Result)
+	if err != nil {
+		return &jsonrpc.Response{ID: m.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+			Message: "the server answered with a task that is not one: " + err.Error()}}
+	}
+	if t == nil {
+		return m
+	}
+	if c.mark != nil {
+		c.mark.id.Store(&t.ID)
+	}
+	a.log.Debug("call became a task", "tool", c.name, "task", t.ID, "status", t.Status)
+	if c.cancelled.Load() {
+		go a.cancelTask(l, t.ID, c.meta)
+		return nil
+	}
+	f := &follower{
+		a: a, l: l, call: c, rev: rev, t: t, since: time.Now(),
+		stop: make(chan struct{}), finished: make(chan struct{}), notices: make(chan *task, 1), asked: map[string]bool{},
+	}
+	key := idKey(c.id)
+	a.mu.Lock()
+	a.follow[key] = f
+	a.byTask[t.ID] = f
+	a.busy.Add(1)
+	a.mu.Unlock()
+	l.started(f)
+	go f.run()
+	return nil
+}
+
+// notice hands a status notification to the task's follower.
+func (a *Adapter) notice(params json.RawMessage) {
+	t, err := parseTask(params)
+	if err != nil {
+		return
+	}
+	a.mu.Lock()
+	f := a.byTask[t.ID]
+	a.mu.Unlock()
+	if f == nil {
+		return
+	}
+	select { // the latest wins
+	case <-f.notices:
+	default:
+	}
+	select {
+	case f.notices <- t:
+	default:
+	}
+}
+
+func (a *Adapter) forget(f *follower) {
+	a.mu.Lock()
+	if a.follow[idKey(f.call.id)] == f {
+		delete(a.follow, idKey(f.call.id))
+		delete(a.byTask, f.t.ID)
+		a.busy.Add(-1)
+	}
+	a.mu.Unlock()
+}
+
+// ownPrefix starts the ids of the adapter's own requests (to the server,
+// and those it hands the SDK): the SDK's are numbers.
+const ownPrefix = "switchboard-task-"
+
+// call sends a request of the adapter's own over l and waits for its
+// response.
+func (a *Adapter) call(ctx context.Context, l link, method string, params any) (*jsonrpc.Response, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	id, _ := jsonrpc.MakeID(ownPrefix + strconv.FormatInt(a.next.Add(1), 10))
+	ch := a.waitFor(id)
+	defer a.dropWait(id)
+	if err := l.send(ctx, &jsonrpc.Request{ID: id, Method: method, Params: raw}); err != nil {
+		return nil, err
+	}
+	return a.await(ctx, ch)
+}
+
+// ask hands the SDK a request as though the server had sent it, and waits
+// for the SDK's answer.
+func (a *Adapter) ask(ctx context.Context, l link, method string, params json.RawMessage) (*jsonrpc.Response, error) {
+	id, _ := jsonrpc.MakeID(ownPrefix + strconv.FormatInt(a.next.Add(1), 10))
+	ch := a.waitFor(id)
+	defer a.dropWait(id)
+	if err := l.deliver(&jsonrpc.Request{ID: id, Method: method, Params: params}); err != nil {
+		return nil, err
+	}
+	return a.await(ctx, ch)
+}
+
+func (a *Adapter) waitFor(id jsonrpc.ID) chan *jsonrpc.Response {
+	ch := make(chan *jsonrpc.Response, 1)
+	a.mu.Lock()
+	a.waits[idKey(id)] = ch
+	a.busy.Add(1)
+	a.mu.Unlock()
+	return ch
+}
+
+func (a *Adapter) dropWait(id jsonrpc.ID) {
+	a.mu.Lock()
+	if _, ok := a.waits[idKey(id)]; ok {
+		delete(a.waits, idKey(id))
+		a.busy.Add(-1)
+	}
+	a.mu.Unlock()
+}
+
+func (a *Adapter) await(ctx context.Context, ch chan *jsonrpc.Response) (*jsonrpc.Response, error) {
+	select {
+	case r := <-ch:
+		return r, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-a.closed:
+		return nil, errClosed
+	}
+}
+
+// cancelTask asks the server to cancel a task, best effort and bounded.
+func (a *Adapter) cancelTask(l link, id string, meta json.RawMessage) {
+	if a.revision() == revV1 && !a.cancel.Load() {
+		a.log.Debug("task left running: the server takes no tasks/cancel", "task", id)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), a.opts.CancelWait)
+	defer cancel()
+	go func() { // a closed connection sends nothing more
+		select {
+		case <-a.closed:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	resp, err := a.call(ctx, l, methodCancel, taskIDParams{TaskID: id, Meta: meta})
+	switch {
+	case err != nil:
+		a.log.Debug("tasks/cancel failed", "task", id, "error", err)
+	case resp.Error != nil:
+		a.log.Debug("tasks/cancel refused", "task", id, "error", resp.Error)
+	default:
+		a.log.Debug("task cancelled", "task", id)
+	}
+}
+
+// follower follows one task to its end for the SDK.
+type follower struct {
+	a     *Adapter
+	l     link
+	call  *pendingCall
+	rev   revision
+	t     *task     // the latest state
+	since time.Time // when the task was created, by this clock
+
+	stop     chan struct{} // closed when the SDK gives the call up
+	stopOnce sync.Once
+	finished chan struct{} // closed when the follower is done
+	notices  chan *task
+
+	shown    string  // the last status passed on as progress
+	progress float64 // the progress count passed on
+	asked    map[string]bool
+}
+
+// halt says the SDK gave the call up: the task is cancelled.
+func (f *follower) halt() { f.stopOnce.Do(func() { close(f.stop) }) }
+
+func (f *follower) halted() bool {
+	select {
+	case <-f.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+func (f *follower) run() {
+	defer close(f.finished)
+	defer f.l.done(f)
+	defer f.a.forget(f)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-f.stop:
+		case <-f.a.closed:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	out, err := f.follow(ctx)
+	switch {
+	case f.halted():
+		f.a.cancelTask(f.l, f.t.ID, f.call.meta)
+		return
+	case errors.Is(err, errClosed) || isClosed(f.a.closed):
+		return // the SDK fails the call with the connection
+	case err != nil:
+		if errors.Is(err, errExpired) {
+			f.a.cancelTask(f.l, f.t.ID, f.call.meta)
+		}
+		out = &jsonrpc.Response{ID: f.call.id, Error: taskError(f.t.ID, err)}
+	}
+	if err := f.l.deliver(out); err != nil {
+		f.a.log.Debug("task result not delivered", "task", f.t.ID, "error", err)
+	}
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// taskError is the JSON-RPC error the SDK gets for a task the adapter
+// could not follow to its end.
+func taskError(id string, err error) *jsonrpc.Error {
+	var rpc *jsonrpc.Error
+	if errors.As(err, &rpc) {
+		return rpc
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("task %s: %v", id, err)}
+}
+
+var errExpired = errors.New("expired")
+
+// follow polls the task until it ends and returns the response the SDK
+// gets for the call.
+func (f *follower) follow(ctx context.Context) (*jsonrpc.Response, error) {
+	t := f.t
+	var result chan callResult // 2025-11-25: a tasks/result in flight
+	for {
+		f.t = t
+		f.show(t)
+		if terminal(t.Status) {
+			return f.outcome(ctx, t, result)
+		}
+		if t.Status == statusInput {
+			switch f.rev {
+			case revV1:
+				// The server sends its requests on tasks/result's stream;
+				// the answer is the task's result once it ends.
+				if result == nil {
+					result = make(chan callResult, 1)
+					go func() {
+						r, err := f.a.call(ctx, f.l, methodResult, f.idParams())
+						result <- callResult{r, err}
+					}()
+				}
+			case revV2:
+				if err := f.answerInput(ctx, t); err != nil {
+					return nil, err
+				}
+			}
+		}
+		poll := t.Poll
+		if poll <= 0 {
+			poll = defaultPoll
+		}
+		if t.TTL > 0 {
+			left := time.Until(f.since.Add(t.TTL))
+			if left <= 0 {
+				return nil, f.expired(t)
+			}
+			poll = min(poll, left)
+		}
+		wait := time.NewTimer(poll)
+		select {
+		case <-ctx.Done():
+			wait.Stop()
+			return nil, ctx.Err()
+		case r := <-result:
+			wait.Stop()
+			return f.final(r)
+		case n := <-f.notices:
+			wait.Stop()
+			t = n
+			continue
+		case <-wait.C:
+		}
+		if t.TTL > 0 && !time.Now().Before(f.since.Add(t.TTL)) {
+			return nil, f.expired(t)
+		}
+		n, err := f.get(ctx)
+		if err != nil {
+			return nil, err
+		}
+		t = n
+	}
+}
+
+// idParams are the params of the adapter's requests about the task.
+func (f *follower) idParams() taskIDParams {
+	return taskIDParams{TaskID: f.t.ID, Meta: f.call.meta}
+}
+
+type callResult struct {
+	r   *jsonrpc.Response
+	err error
+}
+
+func (f *follower) expired(t *task) error {
+	return fmt.Errorf("%w: its ttl of %s passed while it was still %s; it was cancelled", errExpired, t.TTL, t.Status)
+}
+
+// get asks the server for the task's state.
+func (f *follower) get(ctx context.Context) (*task, error) {
+	resp, err := f.a.call(ctx, f.l, methodGet, f.idParams())
+	if err != nil {
+		return nil, err
+	}
+	if resp.Error != nil {
+		e := rpcErrorOf(resp.Error)
+		if e.Code == jsonrpc.CodeInvalidParams {
+			return nil, fmt.Errorf("the server no longer knows the task (expired or lost): %s", e.Message)
+		}
+		return nil, fmt.Errorf("tasks/get failed: %s", e.Message)
+	}
+	t, err := parseTask(resp.Result)
+	if err != nil {
+		return nil, fmt.Errorf("the server answered tasks/get with something that is %v", err)
+	}
+	if t.ID != f.t.ID {
+		return nil, fmt.Errorf("the server answered tasks/get with another task (%s)", quoteShort(t.ID))
+	}
+	return t, nil
+}
+
+func rpcErrorOf(err error) *jsonrpc.Error {
+	var e *jsonrpc.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+}
+
+// outcome is the response for a task that ended.
+func (f *follower) outcome(ctx context.Context, t *task, result chan callResult) (*jsonrpc.Response, error) {
+	if t.Status == statusCancelled {
+		msg := "it was cancelled by the server"
+		if t.Message != "" {
+			msg += ": " + oneLine(t.Message)
+		}
+		return nil, errors.New(msg)
+	}
+	switch f.rev {
+	case revV1:
+		if result == nil {
+			r, err := f.a.call(ctx, f.l, methodResult, f.idParams())
+			return f.final(callResult{r, err})
+		}
+		select {
+		case r := <-result:
+			return f.final(r)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	default:
+		if t.Status == statusFailed {
+			return &jsonrpc.Response{ID: f.call.id, Error: rpcError(t.Error)}, nil
+		}
+		if !isObject(t.Result) {
+			return nil, fmt.Errorf("the server says the task completed but gave no result")
+		}
+		return &jsonrpc.Response{ID: f.call.id, Result: t.Result}, nil
+	}
+}
+
+// final makes tasks/result's answer (2025-11-25) the call's response.
+func (f *follower) final(r callResult) (*jsonrpc.Response, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	if r.r.Error != nil {
+		return &jsonrpc.Response{ID: f.call.id, Error: r.r.Error}, nil
+	}
+	if !isObject(r.r.Result) {
+		return nil, fmt.Errorf("the server answered tasks/result with something that is not a result")
+	}
+	return &jsonrpc.Response{ID: f.call.id, Result: r.r.Result}, nil
+}
+
+// show passes a changed status on as progress, when the call asked for
+// progress.
+func (f *follower) show(t *task) {
+	if len(f.call.token) == 0 {
+		return
+	}
+	text := t.Message
+	if text == "" && t.Status == statusInput {
+		text = "waiting for input"
+	}
+	text = cut(oneLine(text), maxStatusMessage)
+	if text == "" || text == f.shown {
+		return
+	}
+	f.shown = text
+	f.progress++
+	params, _ := json.Marshal(progressParams{ProgressToken: f.call.token, Progress: f.progress, Message: text})
+	if err := f.l.deliver(&jsonrpc.Request{Method: "notifications/progress", Params: params}); err != nil {
+		f.a.log.Debug("task progress not delivered", "task", t.ID, "error", err)
+	}
+}
+
+// answerInput answers the input requests of a 2026-07-28 task: each new
+// one goes to the SDK as the server's request, and the answers go back in
+// one tasks/update.
+func (f *follower) answerInput(ctx context.Context, t *task) error {
+	keys := make([]string, 0, len(t.InputRequests))
+	for k := range t.InputRequests {
+		if !f.asked[k] {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	sort.Strings(keys)
+	answers := map[string]json.RawMessage{}
+	for _, k := range keys {
+		f.asked[k] = true
+		var req inputRequest
+		if err := json.Unmarshal(t.InputRequests[k], &req); err != nil || req.Method == "" {
+			return fmt.Errorf("the server asked for input (%s) in a form that is not a request", quoteShort(k))
+		}
+		resp, err := f.a.ask(ctx, f.l, req.Method, req.Params)
+		if err != nil {
+			return err
+		}
+		switch {
+		case resp.Error == nil:
+			answers[k] = resp.Result
+		case req.Method == "elicitation/create":
+			answers[k] = json.RawMessage(`{"action":"cancel"}`)
+		default:
+			return fmt.Errorf("the task needs input Switchboard cannot give (%s: %s)", quoteShort(req.Method), rpcErrorOf(resp.Error).Message)
+		}
+	}
+	resp, err := f.a.call(ctx, f.l, methodUpdate, updateParams{TaskID: t.ID, InputResponses: answers, Meta: f.call.meta})
+	if err != nil {
+		return err
+	}
+	if resp.Error != nil {
+		return fmt.Errorf("tasks/update failed: %s", rpcErrorOf(resp.Error).Message)
+	}
+	return nil
+}
+
+// oneLine folds a server's text onto one line.
+func oneLine(s string) string {
+	b := make([]rune, 0, len(s))
+	space := false
+	for _, r := range s {
+		if r == '\n' || r == '\r' || r == '\t' {
+			r = ' '
+		}
+		if r == ' ' {
+			if space {
+				continue
+			}
+			space = true
+		} else {
+			space = false
+		}
+		b = append(b, r)
+	}
+	return string(b)
+}
+
+// cut shortens s to at most n bytes, on a rune boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
+}
