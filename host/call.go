@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/tasks"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
@@ -206,7 +207,8 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	}
 	idempotent := s.idempotent(tool) // read now: a drop empties the cache
 	var written atomic.Bool
-	cctx = markCall(cctx)
+	var task tasks.Mark // set if the server runs the call as a task
+	cctx = tasks.WithMark(markCall(cctx), &task)
 	leave := s.calls.enter(cctx)
 	res, err := c.session.CallTool(withWriteProbe(cctx, &written), params)
 	leave()
@@ -239,6 +241,11 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	if c.tooLarge.Load() {
 		// It ran, and would send the same again: no retry.
 		return nil, fmt.Errorf("%s: the tool ran, but its result is over the %d MiB message limit and was dropped (the server is reconnected)", full, mcp.DefaultMaxLineLength>>20), false
+	}
+	if id := task.TaskID(); id != "" {
+		// A task is never re-run on reconnect (docs/gateway.md, Tasks):
+		// the server took it, and it may be running or done there.
+		return nil, fmt.Errorf("%s: %w: the connection was lost while the server ran it as task %s, which is not re-run on reconnect (%v)", full, ErrMayHaveRun, id, s.dropDetail(c, err)), false
 	}
 	neverWritten := c.recordsWrites && !written.Load()
 	safe := lost || neverWritten || idempotent

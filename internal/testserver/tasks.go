@@ -34,7 +34,7 @@ func init() {
 	register("tasks", serverDef{
 		doc: "tools that run as tasks (both revisions): work (stages, each shown by a tasks/get before the next), maybe (optional: says how it ran), " +
 			"plain (no task), ask (input_required: one question), fail (the task fails with a JSON-RPC error), expire " +
-			"(a short ttl, never finishes), never (never finishes), garbage (tasks/get answers nonsense), unknown (tasks/get: no such task); " +
+			"(a short ttl, never finishes), never (never finishes; says idempotentHint), garbage (tasks/get answers nonsense), unknown (tasks/get: no such task); " +
 			"-log appends \"call TOOL task REVISION|plain|refused\", \"cancel ID\" lines",
 		inProcess: true,
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
@@ -205,7 +205,13 @@ func newTasksServer(cfg *tasksConfig, p *proc) *mcp.Server {
 		return text("plain: " + in.Text), nil, nil
 	}
 	for _, name := range []string{"work", "maybe", "plain", "ask", "fail", "expire", "never", "garbage", "unknown"} {
-		mcp.AddTool(s, &mcp.Tool{Name: name, Description: "A task tool of the tasks test server: " + name + "."}, plainly)
+		tool := &mcp.Tool{Name: name, Description: "A task tool of the tasks test server: " + name + "."}
+		if name == "never" {
+			// So that only the rule that a task is never re-run keeps a
+			// host from calling it again after a reconnect.
+			tool.Annotations = &mcp.ToolAnnotations{IdempotentHint: true}
+		}
+		mcp.AddTool(s, tool, plainly)
 	}
 	s.AddReceivingMiddleware(ts.middleware)
 	_ = mcp.AddReceivingCustomMethod(s, "tasks/get", ts.get)
