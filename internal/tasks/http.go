@@ -15,6 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 )
 
 // RoundTripper returns an HTTP transport, over base, for the SDK's
@@ -36,37 +38,42 @@ type roundTripper struct {
 	base http.RoundTripper
 }
 
-// interesting are the strings whose presence in a POST body makes the
-// adapter decode it: the methods it looks at and its own ids.
-var interesting = [][]byte{
-	[]byte(`"tools/call"`), []byte(`"tools/list"`), []byte(`"initialize"`), []byte(`"server/discover"`),
-	[]byte(`"notifications/cancelled"`), []byte(`"` + ownPrefix),
-}
+// The strings whose presence in a POST body makes the adapter decode it:
+// the methods it looks at, and its own ids.
+var (
+	always  = [][]byte{[]byte(`"initialize"`), []byte(`"server/discover"`)}
+	offered = map[revision][][]byte{ // the server offers tasks
+		revV1: {[]byte(`"tools/call"`), []byte(`"tools/list"`)},
+		revV2: {[]byte(`"tools/call"`)},
+	}
+	busy = [][]byte{[]byte(`"notifications/cancelled"`), []byte(`"` + ownPrefix)}
+)
 
 func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method != http.MethodPost || req.Body == nil || req.Body == http.NoBody {
 		return t.base.RoundTrip(req)
 	}
-	body, err := io.ReadAll(req.Body)
-	req.Body.Close()
+	body, err := peek(req)
 	if err != nil {
 		return nil, err
 	}
 	msg := t.sniff(body)
 	if msg == nil {
-		return t.base.RoundTrip(withBody(req, body))
+		return t.base.RoundTrip(req)
 	}
 	l := &httpLink{t: t, header: req.Header, url: req.URL.String(), ctx: req.Context()}
 	out := t.a.outgoing(req.Context(), msg, l)
 	if out == nil {
 		return accepted(req), nil
 	}
+	send := req
 	if out != msg {
 		if body, err = jsonrpc.EncodeMessage(out); err != nil {
 			return nil, err
 		}
+		send = withBody(req, body)
 	}
-	resp, err := t.base.RoundTrip(withBody(req, body))
+	resp, err := t.base.RoundTrip(send)
 	if err != nil {
 		t.a.sendFailed(out)
 		return nil, err
@@ -84,16 +91,38 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // sniff decodes body when it may interest the adapter.
 func (t *roundTripper) sniff(body []byte) jsonrpc.Message {
-	for _, s := range interesting {
-		if bytes.Contains(body, s) {
-			msg, err := jsonrpc.DecodeMessage(body)
-			if err != nil {
-				return nil
-			}
+	if containsAny(body, always) || containsAny(body, offered[t.a.revision()]) ||
+		(t.a.busy.Load() > 0 && containsAny(body, busy)) {
+		if msg, err := jsonl.Decode(body); err == nil {
 			return msg
 		}
 	}
 	return nil
+}
+
+func containsAny(body []byte, subs [][]byte) bool {
+	for _, s := range subs {
+		if bytes.Contains(body, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// peek reads a request's body without using it up: through GetBody, which
+// the SDK's requests have (their body is in memory), else by reading it
+// and putting it back.
+func peek(req *http.Request) ([]byte, error) {
+	if req.GetBody != nil {
+		if rc, err := req.GetBody(); err == nil {
+			defer rc.Close()
+			return io.ReadAll(rc)
+		}
+	}
+	body, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	return body, err
 }
 
 func withBody(req *http.Request, body []byte) *http.Request {
@@ -136,7 +165,7 @@ func (t *roundTripper) answer(resp *http.Response, call *jsonrpc.Request, l *htt
 			t.a.sendFailed(call)
 			return nil, err
 		}
-		msg, err := jsonrpc.DecodeMessage(data)
+		msg, err := jsonl.Decode(data)
 		if err != nil {
 			t.a.sendFailed(call)
 			resp.Body = io.NopCloser(bytes.NewReader(data))
@@ -170,7 +199,7 @@ func (t *roundTripper) answer(resp *http.Response, call *jsonrpc.Request, l *htt
 func (t *roundTripper) pass(body io.ReadCloser, id jsonrpc.ID, l *httpLink) {
 	defer body.Close()
 	err := events(body, func(data []byte) bool {
-		msg, err := jsonrpc.DecodeMessage(data)
+		msg, err := jsonl.Decode(data)
 		if err != nil {
 			return true // the SDK would fail the connection; the adapter reads on
 		}
@@ -346,7 +375,7 @@ func (l *httpLink) send(ctx context.Context, req *jsonrpc.Request) error {
 	defer resp.Body.Close()
 	got := false
 	handle := func(data []byte) bool {
-		msg, err := jsonrpc.DecodeMessage(data)
+		msg, err := jsonl.Decode(data)
 		if err != nil {
 			return true
 		}
