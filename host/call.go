@@ -66,6 +66,16 @@ func IsTimeout(ctx context.Context, err error) bool {
 // dropped connection is retried once, after the reconnect, only when the
 // request never reached the server or the tool declares idempotentHint.
 func (h *Host) Call(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
+	run, err := h.prepareCall(ctx, name, args)
+	if err != nil {
+		return nil, err
+	}
+	return run(ctx)
+}
+
+// prepareCall decides a call (routing, permission) and returns what makes
+// it: Call runs it at once, Start in the background.
+func (h *Host) prepareCall(ctx context.Context, name string, args any) (func(context.Context) (*mcp.CallToolResult, error), error) {
 	h.mu.Lock()
 	closed := h.closed
 	h.mu.Unlock()
@@ -73,7 +83,7 @@ func (h *Host) Call(ctx context.Context, name string, args any) (*mcp.CallToolRe
 		return nil, ErrClosed
 	}
 	if name == ToolSearchName {
-		return h.callToolSearch(ctx, args)
+		return func(ctx context.Context) (*mcp.CallToolResult, error) { return h.callToolSearch(ctx, args) }, nil
 	}
 	s, tool, err := h.resolveTool(ctx, name)
 	if err != nil {
@@ -82,7 +92,7 @@ func (h *Host) Call(ctx context.Context, name string, args any) (*mcp.CallToolRe
 	if args, err = h.permit(ctx, s, tool, args); err != nil {
 		return nil, err
 	}
-	return s.call(ctx, tool, args)
+	return func(ctx context.Context) (*mcp.CallToolResult, error) { return s.call(ctx, tool, args) }, nil
 }
 
 // CallTool runs a tool by server and tool name, bypassing name routing.

@@ -241,3 +241,58 @@ func TestTasksOptionalSetting(t *testing.T) {
 		})
 	}
 }
+
+// A call started in the background (Host.Start) is decided at once, runs
+// while the caller does other work, and is listed, seen, collected,
+// cancelled (its task with tasks/cancel) and forgotten.
+func TestBackgroundCall(t *testing.T) {
+	t.Parallel()
+	h, log, _ := taskServer(t, "", nil, &host.Options{Permit: func(_ context.Context, req host.PermitRequest) error {
+		if req.ToolName == "fail" {
+			return fmt.Errorf("%w: by a test rule", host.ErrDenied)
+		}
+		return nil
+	}})
+	ctx := ctxFor(t, 30*time.Second)
+	if _, err := h.Start(ctx, "mcp__t__fail", nil); !errors.Is(err, host.ErrDenied) {
+		t.Fatalf("Start of a denied call: %v, want ErrDenied at once", err)
+	}
+	work, err := h.Start(ctx, "mcp__t__work", map[string]any{"text": "later", "stages": 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	never, err := h.Start(ctx, "mcp__t__never", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, b := range h.BackgroundCalls() {
+		ids = append(ids, b.ID()+"="+b.Status().Tool)
+	}
+	if got := strings.Join(ids, ","); got != "1=mcp__t__work,2=mcp__t__never" {
+		t.Errorf("listed: %s", got)
+	}
+	res, err := work.Wait(ctx)
+	if err != nil || textOf(res) != "worked: later" {
+		t.Fatalf("work: %v %v", res, err)
+	}
+	if st := work.Status(); st.State != host.CallDone || st.Progress == "" || st.Ended.IsZero() {
+		t.Errorf("work's status: %+v, want done, with the task's last status message", st)
+	}
+	if st := never.Status(); st.State != host.CallRunning {
+		t.Errorf("never's status: %+v, want running", st)
+	}
+	waitFor(t, 20*time.Second, "the never task at the server", func() bool { return strings.Contains(logOf(t, log), "call never task") })
+	h.BackgroundCall("2").Cancel()
+	if _, err := never.Wait(ctx); !errors.Is(err, host.ErrCancelled) {
+		t.Fatalf("cancelled call: %v, want ErrCancelled", err)
+	}
+	if st := never.Status(); st.State != host.CallCancelled {
+		t.Errorf("never's status: %+v, want cancelled", st)
+	}
+	waitFor(t, 20*time.Second, "tasks/cancel at the server", func() bool { return strings.Contains(logOf(t, log), "cancel ") })
+	work.Forget()
+	if h.BackgroundCall("1") != nil || len(h.BackgroundCalls()) != 1 {
+		t.Errorf("a forgotten call is still listed")
+	}
+}
