@@ -255,7 +255,7 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	if id := task.TaskID(); id != "" {
 		// A task is never re-run on reconnect (docs/gateway.md, Tasks):
 		// the server took it, and it may be running or done there.
-		return nil, fmt.Errorf("%s: %w: the connection was lost while the server ran it as task %s, which is not re-run on reconnect (%v)", full, ErrMayHaveRun, id, s.dropDetail(c, err)), false
+		return nil, fmt.Errorf("%s: %w: the connection was lost while the server ran it as task %q, which is not re-run on reconnect (%v)", full, ErrMayHaveRun, id, s.dropDetail(c, err)), false
 	}
 	neverWritten := c.recordsWrites && !written.Load()
 	safe := lost || neverWritten || idempotent

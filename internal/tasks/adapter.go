@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -254,7 +255,10 @@ func (a *Adapter) runsAsTask(ctx context.Context, name string, l link) bool {
 	if !known {
 		a.listTools(ctx, l)
 		a.mu.Lock()
-		s = a.support[name]
+		s, known = a.support[name]
+		if !known {
+			a.support[name] = "" // not listed: no task, and no list again for it
+		}
 		a.mu.Unlock()
 	}
 	return s == "required" || (s == "optional" && a.opts.Optional)
@@ -617,7 +621,18 @@ func taskError(id string, err error) *jsonrpc.Error {
 	if errors.As(err, &rpc) {
 		return rpc
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("task %s: %v", id, err)}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("task %s: %v", shownID(id), err)}
+}
+
+// shownID is a task id as a message shows it: a server chooses it, so
+// anything but a plain token is quoted (and cut).
+func shownID(id string) string {
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:", r)) {
+			return quoteShort(id)
+		}
+	}
+	return cut(id, 80)
 }
 
 var errExpired = errors.New("expired")

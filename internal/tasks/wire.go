@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -269,8 +270,8 @@ type callParams struct {
 // withTaskField adds 2025-11-25's task field to tools/call params,
 // asking for ttl when it is set.
 func withTaskField(params json.RawMessage, ttl time.Duration) (json.RawMessage, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(params, &m); err != nil {
+	m, err := object(params)
+	if err != nil {
 		return nil, err
 	}
 	field := map[string]any{}
@@ -285,8 +286,8 @@ func withTaskField(params json.RawMessage, ttl time.Duration) (json.RawMessage, 
 // withExtension declares the 2026-07-28 tasks extension in a request's
 // per-request client capabilities (_meta), beside what the SDK put there.
 func withExtension(params json.RawMessage) (json.RawMessage, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(params, &m); err != nil {
+	m, err := object(params)
+	if err != nil {
 		return nil, err
 	}
 	meta, err := object(m["_meta"])
@@ -319,12 +320,14 @@ func withExtension(params json.RawMessage) (json.RawMessage, error) {
 
 // object decodes a JSON object, absent or null as an empty one.
 func object(raw json.RawMessage) (map[string]json.RawMessage, error) {
-	m := map[string]json.RawMessage{}
-	if len(raw) == 0 || string(raw) == "null" {
-		return m, nil
+	var m map[string]json.RawMessage
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, err
+		}
 	}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, err
+	if m == nil {
+		m = map[string]json.RawMessage{}
 	}
 	return m, nil
 }
@@ -421,7 +424,7 @@ func shortErr(err error) string {
 
 func quoteShort(s string) string {
 	if len(s) > 40 {
-		s = s[:40] + "…"
+		s = cut(s, 40)
 	}
-	return fmt.Sprintf("%q", s)
+	return strconv.QuoteToASCII(s)
 }
