@@ -197,13 +197,21 @@ func (a *Adapter) outgoing(ctx context.Context, msg jsonrpc.Message, l link) jso
 // sendFailed undoes what outgoing recorded for msg, which never left.
 func (a *Adapter) sendFailed(msg jsonrpc.Message) {
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && a.busy.Load() > 0 {
-		a.mu.Lock()
-		if _, ok := a.watch[idKey(req.ID)]; ok {
-			delete(a.watch, idKey(req.ID))
-			a.busy.Add(-1)
-		}
-		a.mu.Unlock()
+		take(a, a.watch, idKey(req.ID))
 	}
+}
+
+// take removes key from m, one of the adapter's maps of what it waits
+// for, and returns what it held.
+func take[V any](a *Adapter, m map[any]V, key any) (V, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	v, ok := m[key]
+	if ok {
+		delete(m, key)
+		a.busy.Add(-1)
+	}
+	return v, ok
 }
 
 func (a *Adapter) watchID(id jsonrpc.ID, w watched) {
@@ -333,13 +341,7 @@ func (a *Adapter) answer(m *jsonrpc.Response) bool {
 	if _, own := key.(string); !own {
 		return false // the adapter's ids are strings, the SDK's numbers
 	}
-	a.mu.Lock()
-	ch, ok := a.waits[key]
-	if ok {
-		delete(a.waits, key)
-		a.busy.Add(-1)
-	}
-	a.mu.Unlock()
+	ch, ok := take(a, a.waits, key)
 	if ok {
 		ch <- m
 	}
@@ -358,14 +360,7 @@ func (a *Adapter) incoming(msg jsonrpc.Message, l link) jsonrpc.Message {
 		if a.answer(m) {
 			return nil
 		}
-		key := idKey(m.ID)
-		a.mu.Lock()
-		w, ok := a.watch[key]
-		if ok {
-			delete(a.watch, key)
-			a.busy.Add(-1)
-		}
-		a.mu.Unlock()
+		w, ok := take(a, a.watch, idKey(m.ID))
 		if !ok || m.Error != nil {
 			return msg
 		}
@@ -466,46 +461,32 @@ func (a *Adapter) call(ctx context.Context, l link, method string, params any) (
 	if err != nil {
 		return nil, err
 	}
-	id, _ := jsonrpc.MakeID(ownPrefix + strconv.FormatInt(a.next.Add(1), 10))
-	ch := a.waitFor(id)
-	defer a.dropWait(id)
-	if err := l.send(ctx, &jsonrpc.Request{ID: id, Method: method, Params: raw}); err != nil {
-		return nil, err
-	}
-	return a.await(ctx, ch)
+	return a.exchange(ctx, func(id jsonrpc.ID) error {
+		return l.send(ctx, &jsonrpc.Request{ID: id, Method: method, Params: raw})
+	})
 }
 
 // ask hands the SDK a request as though the server had sent it, and waits
 // for the SDK's answer.
 func (a *Adapter) ask(ctx context.Context, l link, method string, params json.RawMessage) (*jsonrpc.Response, error) {
-	id, _ := jsonrpc.MakeID(ownPrefix + strconv.FormatInt(a.next.Add(1), 10))
-	ch := a.waitFor(id)
-	defer a.dropWait(id)
-	if err := l.deliver(&jsonrpc.Request{ID: id, Method: method, Params: params}); err != nil {
-		return nil, err
-	}
-	return a.await(ctx, ch)
+	return a.exchange(ctx, func(id jsonrpc.ID) error {
+		return l.deliver(&jsonrpc.Request{ID: id, Method: method, Params: params})
+	})
 }
 
-func (a *Adapter) waitFor(id jsonrpc.ID) chan *jsonrpc.Response {
+// exchange puts a request of the adapter's own under a new id and waits
+// for the response to it.
+func (a *Adapter) exchange(ctx context.Context, put func(jsonrpc.ID) error) (*jsonrpc.Response, error) {
+	id, _ := jsonrpc.MakeID(ownPrefix + strconv.FormatInt(a.next.Add(1), 10))
 	ch := make(chan *jsonrpc.Response, 1)
 	a.mu.Lock()
 	a.waits[idKey(id)] = ch
 	a.busy.Add(1)
 	a.mu.Unlock()
-	return ch
-}
-
-func (a *Adapter) dropWait(id jsonrpc.ID) {
-	a.mu.Lock()
-	if _, ok := a.waits[idKey(id)]; ok {
-		delete(a.waits, idKey(id))
-		a.busy.Add(-1)
+	defer take(a, a.waits, idKey(id))
+	if err := put(id); err != nil {
+		return nil, err
 	}
-	a.mu.Unlock()
-}
-
-func (a *Adapter) await(ctx context.Context, ch chan *jsonrpc.Response) (*jsonrpc.Response, error) {
 	select {
 	case r := <-ch:
 		return r, nil
