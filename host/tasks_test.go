@@ -53,22 +53,24 @@ func (p *progressLog) String() string {
 }
 
 // The npm reference server's task tool, simulate-research-query, which
-// requires a task (issue 35), completes through the host over stdio and
-// Streamable HTTP, showing the task's status messages as progress; its
+// requires a task (issue 35), completes through the host over stdio,
+// Streamable HTTP and the legacy HTTP+SSE transport, showing the task's status messages as progress; its
 // question (ambiguous: true, input_required) reaches the Prompter.
 func TestServerEverythingTaskTool(t *testing.T) {
 	t.Parallel() // waits on its own child processes and measures no time
 	p := npmtest.Install(t)
 	port := startEverythingHTTP(t, p)
+	ssePort := startEverything(t, p, "sse", "Server is running on port")
 	asker := &clarifier{}
 	h := newHost(t, cfgOf(
 		resolved("everything", config.Server{Type: config.TypeStdio, Command: p.Node, Args: []string{p.Everything}}),
 		remote("everything-http", config.TypeHTTP, fmt.Sprintf("http://127.0.0.1:%d/mcp", port)),
+		remote("everything-sse", config.TypeSSE, fmt.Sprintf("http://127.0.0.1:%d/sse", ssePort)),
 	), &host.Options{Prompter: asker, ToolsWait: 60 * time.Second})
 	for _, c := range []struct {
 		server    string
 		ambiguous bool
-	}{{"everything", false}, {"everything-http", false}, {"everything", true}, {"everything-http", true}} {
+	}{{"everything", false}, {"everything-http", false}, {"everything-sse", false}, {"everything", true}, {"everything-http", true}} {
 		t.Run(fmt.Sprintf("%s/ambiguous=%v", c.server, c.ambiguous), func(t *testing.T) {
 			t.Parallel()
 			var progress progressLog

@@ -57,7 +57,10 @@ func (s setup) name() string {
 	return p + "/" + s.transport
 }
 
-// every is each revision on each transport.
+// every is each revision on each transport. (Not the legacy HTTP+SSE
+// transport: the Go SDK's SSE server refuses methods it does not know,
+// tasks/* included, before the server sees them; host's
+// TestServerEverythingTaskTool covers it with server-everything.)
 func every() []setup {
 	var out []setup
 	for _, p := range []string{legacy, ""} {
@@ -111,9 +114,8 @@ func connect(t *testing.T, s setup) *world {
 			w.mu.Unlock()
 		},
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := client.Connect(ctx, transport, nil)
+	// The legacy SSE transport's stream lives as long as Connect's context.
+	cs, err := client.Connect(ctxFor(t, 5*time.Minute), transport, nil)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
