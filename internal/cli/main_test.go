@@ -92,12 +92,12 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode": cmdExitCode,
-			"http401":  cmdHTTP401,
-			"need":     cmdNeed,
-			"age":      cmdAge,
-			"mkfifo":   cmdMkfifo,
-			"registry": cmdRegistry,
+			"exitcode":   cmdExitCode,
+			"http401":    cmdHTTP401,
+			"need":       cmdNeed,
+			"age":        cmdAge,
+			"mkfifo":     cmdMkfifo,
+			"registry":   cmdRegistry,
 			"npmservers": cmdNPMServers,
 		},
 	})
