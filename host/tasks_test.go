@@ -193,7 +193,8 @@ func TestTaskNotRerunOnReconnect(t *testing.T) {
 				_, err := h.Call(ctxFor(t, 60*time.Second), "mcp__t__never", nil)
 				errc <- err
 			}()
-			waitFor(t, 20*time.Second, "the task call", func() bool { return strings.Contains(logOf(t, log), "call never task") })
+			// Once the host polls, it has the task.
+			waitFor(t, 20*time.Second, "the task followed", func() bool { return strings.Contains(logOf(t, log), "polled never") })
 			var pid int
 			if _, err := fmt.Sscan(logOf(t, pidFile), &pid); err != nil {
 				t.Fatalf("pid file: %v", err)
@@ -284,7 +285,7 @@ func TestBackgroundCall(t *testing.T) {
 	if st := never.Status(); st.State != host.CallRunning {
 		t.Errorf("never's status: %+v, want running", st)
 	}
-	waitFor(t, 20*time.Second, "the never task at the server", func() bool { return strings.Contains(logOf(t, log), "call never task") })
+	waitFor(t, 20*time.Second, "the never task followed", func() bool { return strings.Contains(logOf(t, log), "polled never") })
 	h.BackgroundCall("2").Cancel()
 	if _, err := never.Wait(ctx); !errors.Is(err, host.ErrCancelled) {
 		t.Fatalf("cancelled call: %v, want ErrCancelled", err)

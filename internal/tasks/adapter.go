@@ -335,6 +335,17 @@ func (a *Adapter) cancelOut(m *jsonrpc.Request) jsonrpc.Message {
 	return m
 }
 
+// givenUp marks a call the SDK gave up before its answer came: a task it
+// becomes is cancelled at once.
+func (a *Adapter) givenUp(id jsonrpc.ID) {
+	a.mu.Lock()
+	w, ok := a.watch[idKey(id)]
+	a.mu.Unlock()
+	if ok && w.call != nil {
+		w.call.cancelled.Store(true)
+	}
+}
+
 // answer routes the SDK's response to a request the adapter handed it.
 func (a *Adapter) answer(m *jsonrpc.Response) bool {
 	key := idKey(m.ID)

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -73,20 +74,84 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		send = withBody(req, body)
 	}
+	call, _ := out.(*jsonrpc.Request)
+	if call != nil && call.IsCall() && call.Method == "tools/call" && t.a.watching(call.ID) {
+		return t.callRoundTrip(send, call, l)
+	}
 	resp, err := t.base.RoundTrip(send)
 	if err != nil {
 		t.a.sendFailed(out)
 		return nil, err
 	}
-	call, ok := out.(*jsonrpc.Request)
-	if !ok || !call.IsCall() || !t.a.watching(call.ID) {
+	if call == nil || !call.IsCall() || !t.a.watching(call.ID) {
 		return resp, nil
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		t.a.sendFailed(out)
 		return resp, nil
 	}
-	return t.answer(resp, call, l)
+	return t.answer(resp, call, l, func() {})
+}
+
+// callRoundTrip makes a tools/call the adapter watches. When the SDK gives
+// the call up (its request's context ends) before the answer came, the
+// SDK gets its error at once, but the exchange goes on a while
+// (Options.CancelWait): a server may still answer with a task, which the
+// adapter then cancels.
+func (t *roundTripper) callRoundTrip(req *http.Request, call *jsonrpc.Request, l *httpLink) (*http.Response, error) {
+	ctx := req.Context()
+	up, stopUp := context.WithCancel(context.WithoutCancel(ctx))
+	stopWatch := context.AfterFunc(ctx, func() {
+		t.a.givenUp(call.ID)
+		time.AfterFunc(t.a.opts.CancelWait, stopUp)
+	})
+	done := func() { stopWatch(); stopUp() }
+	type answer struct {
+		resp *http.Response
+		err  error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		resp, err := t.base.RoundTrip(req.WithContext(up))
+		ch <- answer{resp, err}
+	}()
+	read := func(a answer) (*http.Response, error) {
+		if a.err != nil {
+			done()
+			t.a.sendFailed(call)
+			return nil, a.err
+		}
+		if a.resp.StatusCode < 200 || a.resp.StatusCode > 299 {
+			t.a.sendFailed(call)
+			a.resp.Body = &closer{ReadCloser: a.resp.Body, after: done}
+			return a.resp, nil
+		}
+		return t.answer(a.resp, call, l, done)
+	}
+	select {
+	case a := <-ch:
+		return read(a)
+	case <-ctx.Done():
+		go func() { // the SDK has gone: read for a task to cancel
+			if resp, err := read(<-ch); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+// closer runs after once its body is closed.
+type closer struct {
+	io.ReadCloser
+	once  sync.Once
+	after func()
+}
+
+func (c *closer) Close() error {
+	err := c.ReadCloser.Close()
+	c.once.Do(c.after)
+	return err
 }
 
 // sniff decodes body when it may interest the adapter.
@@ -155,12 +220,15 @@ func (a *Adapter) watching(id jsonrpc.ID) bool {
 
 // answer reads the answer to a POST the adapter watches, passing on what
 // the SDK gets of it.
-func (t *roundTripper) answer(resp *http.Response, call *jsonrpc.Request, l *httpLink) (*http.Response, error) {
+//
+// done is called when the answer's own stream has been read.
+func (t *roundTripper) answer(resp *http.Response, call *jsonrpc.Request, l *httpLink, done func()) (*http.Response, error) {
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch mt {
 	case "application/json":
 		data, err := io.ReadAll(io.LimitReader(resp.Body, mcp.DefaultMaxLineLength+1))
 		resp.Body.Close()
+		done()
 		if err != nil {
 			t.a.sendFailed(call)
 			return nil, err
@@ -186,10 +254,14 @@ func (t *roundTripper) answer(resp *http.Response, call *jsonrpc.Request, l *htt
 		return resp, nil
 	case "text/event-stream":
 		l.stream = newStream()
-		go t.pass(resp.Body, call.ID, l)
+		go func() {
+			defer done()
+			t.pass(resp.Body, call.ID, l)
+		}()
 		return streamResponse(resp, l.stream), nil
 	}
 	t.a.sendFailed(call)
+	resp.Body = &closer{ReadCloser: resp.Body, after: done}
 	return resp, nil
 }
 

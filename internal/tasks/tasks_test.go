@@ -339,7 +339,7 @@ func TestGivingUpCancelsTheTask(t *testing.T) {
 				_, err := w.call(ctx, "never", nil)
 				done <- err
 			}()
-			w.waitLog(t, "call never task")
+			w.waitLog(t, "polled never") // the client follows the task
 			cancel()
 			if err := <-done; !errors.Is(err, context.Canceled) {
 				t.Fatalf("call: %v, want context.Canceled", err)
@@ -350,6 +350,37 @@ func TestGivingUpCancelsTheTask(t *testing.T) {
 			if err != nil || textOf(res) != "plain: after" {
 				t.Fatalf("a call after: %v %v", res, err)
 			}
+		})
+	}
+}
+
+// A call given up before its answer came, whose server then answers with
+// a task all the same, has that task cancelled. (Over sessions only: a
+// stateless 2026-07-28 server cannot tie the client's notifications/cancelled
+// to the call it holds, so -hold-create would hold for ever.)
+func TestGivingUpBeforeTheTaskCancelsIt(t *testing.T) {
+	t.Parallel()
+	for _, s := range every() {
+		if s.protocol == "" && s.transport != "stdio" {
+			continue
+		}
+		s.args = []string{"-hold-create"}
+		t.Run(s.name(), func(t *testing.T) {
+			t.Parallel()
+			w := connect(t, s)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				_, err := w.call(ctx, "never", nil)
+				done <- err
+			}()
+			w.waitLog(t, "call never task")
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Fatalf("call: %v, want context.Canceled", err)
+			}
+			w.waitLog(t, "answered never after the client gave up")
+			w.waitLog(t, "cancel ")
 		})
 	}
 }

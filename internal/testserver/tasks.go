@@ -35,7 +35,7 @@ func init() {
 		doc: "tools that run as tasks (both revisions): work (stages, each shown by a tasks/get before the next), maybe (optional: says how it ran), " +
 			"plain (no task), ask (input_required: one question), fail (the task fails with a JSON-RPC error), expire " +
 			"(a short ttl, never finishes), never (never finishes; says idempotentHint), garbage (tasks/get answers nonsense), unknown (tasks/get: no such task); " +
-			"-log appends \"call TOOL task REVISION|plain|refused\", \"cancel ID\" lines",
+			"-log appends \"call TOOL task REVISION|plain|refused\", \"polled TOOL ID\" (the first tasks/get), \"cancel ID\" lines",
 		inProcess: true,
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
 			cfg := &tasksConfig{}
@@ -45,6 +45,7 @@ func init() {
 			fs.DurationVar(&cfg.ttl, "expire-ttl", 300*time.Millisecond, "the ttl of expire's tasks")
 			fs.BoolVar(&cfg.noCancel, "no-cancel", false, "do not offer tasks/cancel (2025-11-25)")
 			fs.StringVar(&cfg.log, "log", "", "file to append a line to per tools/call and tasks/cancel")
+			fs.BoolVar(&cfg.holdCreate, "hold-create", false, "answer a task call only once the client has cancelled it (notifications/cancelled), as a server that was slow to answer")
 			fs.StringVar(&p.pidFile, "pid-file", "", "file to append this process's pid to")
 			p.build = func() *mcp.Server { return newTasksServer(cfg, p) }
 			return func(ctx context.Context) error {
@@ -60,6 +61,7 @@ type tasksConfig struct {
 	ttl         time.Duration
 	noCancel    bool
 	log         string
+	holdCreate  bool
 }
 
 const legacyRevision = "2025-11-25"
@@ -169,8 +171,9 @@ type serverTask struct {
 	result   json.RawMessage // completed
 	rpcErr   *jsonrpc.Error  // failed
 	question bool            // ask: a question is open
+	polled   bool            // a tasks/get came for it
 	answer   chan json.RawMessage
-	seen     chan struct{} // gets a token each time tasks/get shows the task
+	seen     chan string   // gets the status message each tasks/get shows (when not full)
 	done     chan struct{} // closed when terminal
 	stop     context.CancelFunc
 }
@@ -340,6 +343,10 @@ func (ts *tasksServer) call(ctx context.Context, next mcp.MethodHandler, method 
 	runCtx, stop := context.WithCancel(context.Background())
 	t.stop = stop
 	go ts.run(runCtx, t, in.Text, in.Stages)
+	if ts.cfg.holdCreate {
+		<-ctx.Done() // the client gave up on the call: the task exists all the same
+		ts.logf("answered %s after the client gave up", name)
+	}
 	return &rawResult{raw: t.createResult(ts.cfg.poll)}, nil
 }
 
@@ -349,7 +356,7 @@ func (ts *tasksServer) newTask(tool string, modern bool) *serverTask {
 	now := time.Now()
 	t := &serverTask{
 		id: hex.EncodeToString(b[:]), tool: tool, modern: modern, created: now, updated: now,
-		status: "working", answer: make(chan json.RawMessage, 1), seen: make(chan struct{}, 1), done: make(chan struct{}),
+		status: "working", answer: make(chan json.RawMessage, 1), seen: make(chan string, 1), done: make(chan struct{}),
 	}
 	ts.mu.Lock()
 	ts.all[t.id] = t
@@ -381,11 +388,14 @@ func (ts *tasksServer) run(ctx context.Context, t *serverTask, in string, stages
 		// Each stage lasts until a tasks/get has shown it, so that every
 		// status message reaches a polling client, however slow.
 		for i := 1; i <= stages; i++ {
-			t.set("working", fmt.Sprintf("stage %d of %d", i, stages))
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.seen:
+			msg := fmt.Sprintf("stage %d of %d", i, stages)
+			t.set("working", msg)
+			for seen := ""; seen != msg; {
+				select {
+				case <-ctx.Done():
+					return
+				case seen = <-t.seen:
+				}
 			}
 			if !sleep(ts.cfg.stage) {
 				return
@@ -516,10 +526,18 @@ func (ts *tasksServer) get(_ context.Context, _ *mcp.ServerSession, in *taskIDIn
 	if t.tool == "garbage" {
 		return &rawResult{raw: json.RawMessage(`{"taskId":42,"status":["working"]}`)}, nil
 	}
-	b, err := json.Marshal(t.state(ts.cfg.poll, true))
+	st := t.state(ts.cfg.poll, true)
+	b, err := json.Marshal(st)
 	select {
-	case t.seen <- struct{}{}:
+	case t.seen <- fmt.Sprint(st["statusMessage"]):
 	default:
+	}
+	t.mu.Lock()
+	first := !t.polled
+	t.polled = true
+	t.mu.Unlock()
+	if first { // the client has the task: it polls
+		ts.logf("polled %s %s", t.tool, t.id)
 	}
 	return &rawResult{raw: b}, err
 }
