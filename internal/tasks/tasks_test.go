@@ -172,6 +172,23 @@ func (w *world) waitLog(t *testing.T, s string) {
 	}
 }
 
+// giveUp calls never and cancels the call once the server's log holds
+// when; the call must end with the cancellation.
+func (w *world) giveUp(t *testing.T, when string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := w.call(ctx, "never", nil)
+		done <- err
+	}()
+	w.waitLog(t, when)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("call: %v, want context.Canceled", err)
+	}
+}
+
 func ctxFor(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
@@ -333,17 +350,7 @@ func TestGivingUpCancelsTheTask(t *testing.T) {
 		t.Run(s.name(), func(t *testing.T) {
 			t.Parallel()
 			w := connect(t, s)
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() {
-				_, err := w.call(ctx, "never", nil)
-				done <- err
-			}()
-			w.waitLog(t, "polled never") // the client follows the task
-			cancel()
-			if err := <-done; !errors.Is(err, context.Canceled) {
-				t.Fatalf("call: %v, want context.Canceled", err)
-			}
+			w.giveUp(t, "polled never") // once the client follows the task
 			w.waitLog(t, "cancel ")
 			// The connection still works.
 			res, err := w.call(ctxFor(t, 30*time.Second), "plain", map[string]any{"text": "after"})
@@ -368,17 +375,7 @@ func TestGivingUpBeforeTheTaskCancelsIt(t *testing.T) {
 		t.Run(s.name(), func(t *testing.T) {
 			t.Parallel()
 			w := connect(t, s)
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() {
-				_, err := w.call(ctx, "never", nil)
-				done <- err
-			}()
-			w.waitLog(t, "call never task")
-			cancel()
-			if err := <-done; !errors.Is(err, context.Canceled) {
-				t.Fatalf("call: %v, want context.Canceled", err)
-			}
+			w.giveUp(t, "call never task") // before the server answers
 			w.waitLog(t, "answered never after the client gave up")
 			w.waitLog(t, "cancel ")
 		})
