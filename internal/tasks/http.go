@@ -276,8 +276,11 @@ func (t *roundTripper) pass(body io.ReadCloser, id jsonrpc.ID, l *httpLink) {
 			return true // the SDK would fail the connection; the adapter reads on
 		}
 		out := t.a.incoming(msg, l)
-		if out != nil && l.stream.write(out) != nil {
-			return false
+		if out != nil {
+			// A write fails once the SDK has stopped reading (it gave the
+			// call up): read on for a task to cancel, as long as the
+			// exchange lasts (Options.CancelWait).
+			_ = l.stream.write(out)
 		}
 		if r, ok := msg.(*jsonrpc.Response); ok && r.ID == id {
 			if out != nil {
