@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/secretstore"
 	"github.com/switchboard-mcp/switchboard/internal/watch"
 	"github.com/switchboard-mcp/switchboard/oauth"
 	"github.com/switchboard-mcp/switchboard/policy"
@@ -84,6 +85,12 @@ type Options struct {
 	// of its own (the CLI) loads it its way. Workspace, Home and ManagedDir
 	// still say where the settings are.
 	Load func() (*config.Resolved, error)
+	// LastGood is the config.LastGood that Load loads with, if it uses
+	// one: Watch forgets through it a file that read empty and stayed
+	// empty (config.Files.Unsettled), so that the empty file applies. If
+	// nil with Load set, such a file keeps its last good contents until it
+	// is written again. (Without Load, the Switchboard's own is used.)
+	LastGood *config.LastGood
 	// Rules are permission rules this run adds (they join the settings').
 	Rules []policy.Rule
 	// Prompter answers questions. If nil, [Headless].
@@ -102,6 +109,12 @@ type Options struct {
 	// called again on every reload). If nil, [host.PolicyPermit] asking
 	// the Prompter.
 	Permit func(*policy.Policy) host.Permit
+	// Secrets gives the values of the servers' ${secret:NAME} references
+	// (docs/configuration.md, Secret references), looked up when a server
+	// starts. If nil, the user's secret store of Home: the OS credential
+	// store, else the encrypted file in Home/secrets (docs/security.md,
+	// Secrets); a missing secret is then the server's error.
+	Secrets host.SecretSource
 	// Host, if set, adjusts the host's options last (timeouts, tool
 	// modifiers, the client version servers see).
 	Host func(*host.Options)
@@ -221,11 +234,17 @@ func Open(ctx context.Context, opts Options) (*Switchboard, error) {
 		AllowPrivateNetworkForProjectServers: st.AllowPrivateNetwork(),
 		SandboxDefaults:                      st.SandboxDefaults(),
 		LookupEnv:                            o.LookupEnv,
+		Secrets:                              o.Secrets,
 	}
 	if o.Home != "" {
+		store := secretstore.ForHome(o.Home, o.LookupEnv)
 		// Stored OAuth tokens are used and refreshed; a new authorization
-		// is a login (package oauth), which the front end runs.
-		hopts.Authorizer = oauth.New(&oauth.Options{Dir: filepath.Join(o.Home, "oauth"), Logger: o.Logger})
+		// is a login (package oauth), which the front end runs. They live
+		// in the OS credential store when one answers, else in 0600 files.
+		hopts.Authorizer = oauth.New(&oauth.Options{Dir: filepath.Join(o.Home, "oauth"), Logger: o.Logger, Secrets: store.OAuthTokens()})
+		if o.Secrets == nil {
+			hopts.Secrets = storeSecrets(store)
+		}
 	}
 	if o.Host != nil {
 		o.Host(hopts)
@@ -240,6 +259,14 @@ func Open(ctx context.Context, opts Options) (*Switchboard, error) {
 	// until Close, not until ctx is done.
 	sb.host = host.Start(context.WithoutCancel(ctx), cfg, hopts)
 	return sb, nil
+}
+
+// lastGood is the LastGood the configuration is loaded with, if known.
+func (sb *Switchboard) lastGood() *config.LastGood {
+	if sb.opts.Load != nil {
+		return sb.opts.LastGood
+	}
+	return sb.lo.LastGood
 }
 
 // load loads the configuration: Options.Load, else config.Load.
@@ -494,14 +521,30 @@ func (sb *Switchboard) Gateway(opts *gateway.Options) *gateway.Gateway {
 // applies them in one step: the permission rules and launch-trust
 // pre-approvals in force change first, then servers are added, removed or
 // restarted ([host.Host.Apply]), then gateways list again. A file that
-// does not parse keeps its last good contents. A running server whose
-// approval was withdrawn is not stopped; its next start is held.
+// does not parse keeps its last good contents. A file that is empty now is
+// taken as it is ([Switchboard.Watch] first waits for such a file to
+// settle: a program may be half-way through writing it). A running server
+// whose approval was withdrawn is not stopped; its next start is held.
 func (sb *Switchboard) Reload() (host.ApplyResult, error) {
+	return sb.reload(true)
+}
+
+// reload is Reload. settled says the files have stopped changing: a file
+// that reads empty where it held servers is then taken as written;
+// otherwise its last good contents stay in force for now
+// (config.Files.Unsettled), and Watch reads it again once it settles.
+func (sb *Switchboard) reload(settled bool) (host.ApplyResult, error) {
 	sb.reloadMu.Lock()
 	defer sb.reloadMu.Unlock()
 	next, err := sb.load()
 	if err != nil {
 		return host.ApplyResult{}, err
+	}
+	if lg := sb.lastGood(); settled && lg != nil && len(next.Files.Unsettled) > 0 {
+		lg.Forget(next.Files.Unsettled...)
+		if next, err = sb.load(); err != nil {
+			return host.ApplyResult{}, err
+		}
 	}
 	st := sb.readSettings(next)
 	sb.setPolicy(st)
@@ -533,8 +576,11 @@ type WatchOptions struct {
 // Watch follows the configuration and settings files in force until ctx
 // is done, and [Switchboard.Reload]s, debounced, after each change that
 // can matter: a file created later, in a folder created later, is picked
-// up too. It returns ctx's error, or at once when the files cannot be
-// watched.
+// up too. A file that reads empty where it held servers keeps them until
+// it has settled (no change for 2 s): most programs truncate a file before
+// they write it, and a reload in between would have restarted every server
+// it defines; still empty then, it applies. It returns ctx's error, or at
+// once when the files cannot be watched.
 func (sb *Switchboard) Watch(ctx context.Context) error {
 	return sb.WatchWith(ctx, nil)
 }
@@ -560,14 +606,16 @@ func (sb *Switchboard) WatchWith(ctx context.Context, wo *WatchOptions) error {
 		}
 		return fs
 	}
-	stop, err := watch.Start(files, w.Logger, func() {
+	stop, err := watch.Start(files, w.Logger, func(settled bool) bool {
 		if w.Before != nil {
 			w.Before()
 		}
-		res, err := sb.Reload()
+		res, err := sb.reload(settled)
 		if w.After != nil {
 			w.After(res, err)
 		}
+		// Read again once settled, if it can then be taken as written.
+		return err == nil && len(sb.Config().Files.Unsettled) > 0 && sb.lastGood() != nil
 	})
 	if err != nil {
 		return err
@@ -589,4 +637,11 @@ func MaybeRunSupervisor() { host.MaybeRunSupervisor() }
 // returns when they are gone.
 func (sb *Switchboard) Close() error {
 	return sb.host.Close()
+}
+
+// storeSecrets is the host.SecretSource of a secret store: the user's own
+// values (its namespace ""). Open uses it on the store of Options.Home
+// when Options.Secrets is nil.
+func storeSecrets(s *secretstore.Store) host.SecretSource {
+	return host.SecretFunc(func(ctx context.Context, _, name string) (string, error) { return s.Get(ctx, name) })
 }

@@ -326,6 +326,57 @@ func TestLoadManaged(t *testing.T) {
 	})
 }
 
+// Issue 28 point 13: a repository's disabledMcpServers — in its .mcp.json
+// or its workspace file — switched off an administrator's managed server.
+// Managed beats every other scope: the lists are ignored, with a warning
+// at the repository's entry; the user's own `mcp disable` (the local
+// layer) and their user file still switch it off for themselves.
+func TestLoadRepoCannotDisableManaged(t *testing.T) {
+	f := newFixture(t)
+	managed := f.write(filepath.Join(f.etcDir, "managed-mcp.json"), servers(cmdDef("audit", "audit-bin"), cmdDef("corp", "corp-bin"), cmdDef("own", "own-bin")))
+	project := f.write(filepath.Join(f.proj, ".mcp.json"), `{"mcpServers": {}, "disabledMcpServers": ["audit"]}`)
+	ws := f.write(filepath.Join(f.proj, ".switchboard", "workspace.json"), `{"disabledMcpServers": ["corp"]}`)
+	f.write(filepath.Join(f.home, "mcp.json"), `{"disabledMcpServers": ["own"]}`)
+	r := f.load(f.opts())
+	want := []row{
+		{"audit", ScopeManaged, TrustUser, Available, "", nil, "audit-bin"},
+		{"corp", ScopeManaged, TrustUser, Available, "", nil, "corp-bin"},
+		{"own", ScopeManaged, TrustUser, Disabled, "disabledMcpServers in " + filepath.Join(f.home, "mcp.json"), nil, "own-bin"},
+	}
+	if diff := cmp.Diff(want, rows(r)); diff != "" {
+		t.Errorf("servers (-want +got):\n%s", diff)
+	}
+	for _, tc := range []struct {
+		name, file string
+		pos        Position
+	}{
+		{"audit", project, Position{File: project, Line: 1, Col: 43}},
+		{"corp", ws, Position{File: ws, Line: 1, Col: 25}},
+	} {
+		want := []Diagnostic{{
+			Severity: SeverityWarning, Position: tc.pos, Server: tc.name,
+			Message: "ignored: disabledMcpServers in " + tc.file + " cannot switch off a server of the managed configuration (" + managed + ")",
+			Fix:     "to switch it off for yourself in this workspace: switchboard mcp disable " + tc.name,
+		}}
+		if tc.file == ws {
+			want[0].Message = "ignored: disabledMcpServers in .switchboard/workspace.json cannot switch off a server of the managed configuration (" + managed + ")"
+		}
+		if diff := cmp.Diff(want, r.Server(tc.name).Diagnostics); diff != "" {
+			t.Errorf("%s diagnostics (-want +got):\n%s", tc.name, diff)
+		}
+	}
+
+	t.Run("mcp disable still switches it off for the user", func(t *testing.T) {
+		if err := SetLocalEnablement(filepath.Join(f.home, "mcp.json"), f.proj, "audit", false); err != nil {
+			t.Fatal(err)
+		}
+		s := f.load(f.opts()).Server("audit")
+		if s.Availability != Disabled || !strings.Contains(s.DisabledReason, "disabledMcpServers in ") {
+			t.Errorf("audit after mcp disable: %s (%s), want disabled by the local layer", s.Availability, s.DisabledReason)
+		}
+	})
+}
+
 func TestLoadEnablement(t *testing.T) {
 	f := newFixture(t)
 	user := f.write(filepath.Join(f.home, "mcp.json"), `{

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -51,6 +52,10 @@ type loader struct {
 	// (the project file): the disables a repository's workspace file may
 	// not lift.
 	userDisabledBy map[string]string
+	// repoDisabled is where a repository file (the project file, the
+	// workspace file) first lists a name as disabled: the disable a
+	// managed server ignores, and says so.
+	repoDisabled map[string]repoDisable
 	// Managed policy.
 	managedFile  string
 	allowPresent bool
@@ -136,6 +141,7 @@ func Load(opts *LoadOptions) (*Resolved, error) {
 		cands:           make(map[string][]candidate),
 		disabledBy:      make(map[string]string),
 		userDisabledBy:  make(map[string]string),
+		repoDisabled:    make(map[string]repoDisable),
 		localEnabledSet: make(map[string]bool),
 		localEnPos:      make(map[string]Position),
 		localDisabled:   make(map[string]bool),
@@ -270,6 +276,17 @@ func (l *loader) load(path string, required bool, fixMissing string) *jsoncDoc {
 	}
 	l.loaded[path] = true
 	data, ok := l.read(path, required, fixMissing)
+	if ok && isBlank(data) {
+		if good, kept := l.lastGood.get(path); kept && !isBlank(good) {
+			// Empty where it last held something: most writers truncate
+			// a file before they write it (`jq … > file`), and the reader
+			// that comes in between must not stop every server it defines.
+			// The reloader decides once the file settles (Unsettled).
+			l.res.Files.Unsettled = append(l.res.Files.Unsettled, path)
+			return l.keepLastGood(path, good, "is empty: its last good contents stay in effect while it may still be being written",
+				"nothing, if a program is writing it; an empty file that stays so applies once it settles")
+		}
+	}
 	if ok {
 		if doc := l.parse(path, data); doc.obj != nil {
 			l.lastGood.remember(path, data)
@@ -283,14 +300,23 @@ func (l *loader) load(path string, required bool, fixMissing string) *jsoncDoc {
 	if !ok {
 		return nil
 	}
+	return l.keepLastGood(path, good, "not loaded: its last good contents stay in effect until it is fixed",
+		"fix the error reported for this file")
+}
+
+// keepLastGood loads the file at path from its last good contents, with a
+// warning saying why.
+func (l *loader) keepLastGood(path string, good []byte, msg, fix string) *jsoncDoc {
 	l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
-		Severity: SeverityWarning, Position: Position{File: path},
-		Message: "not loaded: its last good contents stay in effect until it is fixed",
-		Fix:     "fix the error reported for this file",
+		Severity: SeverityWarning, Position: Position{File: path}, Message: msg, Fix: fix,
 	})
 	doc, _ := parseJSONC(path, good)
 	return doc
 }
+
+// isBlank reports whether a file's contents are white space only: the
+// empty document parseJSONC reads as {}.
+func isBlank(data []byte) bool { return len(bytes.TrimSpace(data)) == 0 }
 
 func (l *loader) fileDiag(path, msg, fix string) {
 	l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
@@ -327,7 +353,7 @@ func (l *loader) addServersExcept(doc *jsoncDoc, obj *hujson.Object, scope Scope
 		l.n++
 		l.cands[d.Name] = append(l.cands[d.Name], candidate{def: d, scope: scope, file: file, label: label, order: l.n})
 	}
-	names, _, _, diags := doc.nameList(obj, "disabledMcpServers")
+	names, pos, _, diags := doc.nameList(obj, "disabledMcpServers")
 	l.res.Diagnostics = append(l.res.Diagnostics, diags...)
 	for _, name := range names {
 		if _, ok := l.disabledBy[name]; !ok {
@@ -335,6 +361,9 @@ func (l *loader) addServersExcept(doc *jsoncDoc, obj *hujson.Object, scope Scope
 		}
 		if _, ok := l.userDisabledBy[name]; !ok && scope != ScopeProject {
 			l.userDisabledBy[name] = "disabledMcpServers in " + label
+		}
+		if _, ok := l.repoDisabled[name]; !ok && scope == ScopeProject {
+			l.repoDisabled[name] = repoDisable{label, pos[name]}
 		}
 		if scope == ScopeLocal {
 			l.localDisabled[name] = true // the user's own layer (loadLocalEnablement)
@@ -459,7 +488,7 @@ func (l *loader) loadWorkspace(path string) {
 	}
 	enabled, enPos, _, diags := doc.nameList(doc.obj, "enabledMcpServers")
 	l.res.Diagnostics = append(l.res.Diagnostics, diags...)
-	disabled, _, _, diags := doc.nameList(doc.obj, "disabledMcpServers")
+	disabled, disPos, _, diags := doc.nameList(doc.obj, "disabledMcpServers")
 	l.res.Diagnostics = append(l.res.Diagnostics, diags...)
 	l.toolFilters(doc, doc.obj, workspaceLabel)
 	l.wsEnabled, l.wsEnPos = enabled, enPos
@@ -469,6 +498,9 @@ func (l *loader) loadWorkspace(path string) {
 	}
 	for _, n := range disabled {
 		l.wsDisabled[n] = true
+		if _, ok := l.repoDisabled[n]; !ok {
+			l.repoDisabled[n] = repoDisable{workspaceLabel, disPos[n]}
+		}
 		if l.wsEnabledSet[n] {
 			l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
 				Severity: SeverityWarning, Position: enPos[n], Server: n,
@@ -595,9 +627,18 @@ func (l *loader) resolve() {
 				Fix:     "set them in the environment, or give a default with ${VAR:-default}",
 			})
 		}
+		var secretProblems []secretProblem
+		rs.Secrets, secretProblems = serverSecretRefs(rs.Written)
+		for _, p := range secretProblems {
+			extra = append(extra, Diagnostic{
+				Severity: SeverityError, Position: rs.Pos, Server: name, Field: p.field,
+				Message: p.msg, Fix: p.fix,
+			})
+		}
 		// A url built from ${VAR} can only be checked once expanded; an
-		// unset variable is already reported above.
-		if t := rs.Effective.Type; (t == TypeHTTP || t == TypeSSE) && strings.Contains(rs.Written.URL, "${") {
+		// unset variable is already reported above. One that holds a
+		// secret is checked when the secret is resolved (ResolveSecrets).
+		if t := rs.Effective.Type; (t == TypeHTTP || t == TypeSSE) && strings.Contains(rs.Written.URL, "${") && !strings.Contains(rs.Effective.URL, secretOpen) {
 			if _, urlMissing := Expand(rs.Written.URL, l.lookup); len(urlMissing) == 0 {
 				if msg := checkURL(rs.Effective.URL); msg != "" {
 					pos := win.def.urlValuePos
@@ -615,6 +656,10 @@ func (l *loader) resolve() {
 		rs.Diagnostics = append(rs.Diagnostics, extra...)
 		l.res.Diagnostics = append(l.res.Diagnostics, extra...)
 		rs.Availability, rs.DisabledReason = l.availability(&rs, win)
+		if d, ok := l.repoCannotDisable(&rs, win); ok {
+			rs.Diagnostics = append(rs.Diagnostics, d)
+			l.res.Diagnostics = append(l.res.Diagnostics, d)
+		}
 		rs.Tools = l.serverFilter(&rs, win.label)
 		l.res.Servers = append(l.res.Servers, rs)
 	}
@@ -654,7 +699,9 @@ func (l *loader) resolve() {
 
 // availability decides, in this order: an invalid definition is Invalid;
 // managed policy (denylist, then allowlist, which managed servers need not
-// be on) disables; then the user's local layer for this workspace (in the
+// be on) disables; a managed server is then switched off only by its own
+// "enabled": false or by the user's own lists (managedAvailability); for
+// any other server, the user's local layer for this workspace (in the
 // user file; its disable beats its enable); then the repository's
 // workspace file, whose disable always counts but whose enable lifts only
 // what the repository itself disabled (its own definition's "enabled":
@@ -671,6 +718,8 @@ func (l *loader) availability(rs *ResolvedServer, win candidate) (Availability, 
 		return Disabled, "managed policy"
 	case l.allowPresent && !l.allowed[name] && win.scope != ScopeManaged:
 		return Disabled, "managed policy"
+	case win.scope == ScopeManaged:
+		return l.managedAvailability(rs, win)
 	case l.localDisabled[name]:
 		return Disabled, "disabledMcpServers in " + l.localLabel
 	case l.localEnabledSet[name]:
@@ -685,6 +734,50 @@ func (l *loader) availability(rs *ResolvedServer, win candidate) (Availability, 
 		return Disabled, l.disabledBy[name]
 	}
 	return Available, ""
+}
+
+// managedAvailability decides for a server the managed configuration
+// defines: no other scope may override it, so no file a repository
+// commits (its .mcp.json's or its workspace file's disabledMcpServers)
+// switches it off. The administrator can (its "enabled": false, the
+// managed file's own disabledMcpServers), and so can the user, for
+// themselves: `mcp disable` (the local layer) and the lists of the files
+// in their home or on their command line.
+func (l *loader) managedAvailability(rs *ResolvedServer, win candidate) (Availability, string) {
+	name := rs.Name
+	switch {
+	case l.localDisabled[name]:
+		return Disabled, "disabledMcpServers in " + l.localLabel
+	case !rs.Written.IsEnabled():
+		return Disabled, "enabled: false in " + win.label
+	case l.userDisabledBy[name] != "":
+		return Disabled, l.userDisabledBy[name]
+	}
+	return Available, ""
+}
+
+// repoCannotDisable is the warning for a managed server that a repository
+// file lists as disabled: the list is ignored, and the person reading
+// `status` or `doctor` should know why the server still runs.
+func (l *loader) repoCannotDisable(rs *ResolvedServer, win candidate) (Diagnostic, bool) {
+	if win.scope != ScopeManaged {
+		return Diagnostic{}, false
+	}
+	rd, ok := l.repoDisabled[rs.Name]
+	if !ok {
+		return Diagnostic{}, false
+	}
+	return Diagnostic{
+		Severity: SeverityWarning, Position: rd.pos, Server: rs.Name,
+		Message: fmt.Sprintf("ignored: disabledMcpServers in %s cannot switch off a server of the managed configuration (%s)", rd.label, l.managedFile),
+		Fix:     "to switch it off for yourself in this workspace: switchboard mcp disable " + rs.Name,
+	}, true
+}
+
+// repoDisable is where a repository file lists a name as disabled.
+type repoDisable struct {
+	label string
+	pos   Position
 }
 
 func containsScope(ss []Scope, s Scope) bool {

@@ -354,7 +354,9 @@ func (Prompter) Elicit(ctx context.Context, server string, params *mcp.ElicitPar
 	if st == nil || st.session == nil || !st.canElicit() {
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}
-	res, err := st.session.Elicit(ctx, params)
+	// The server's question, every line under its name, as on the
+	// relayed path: none of it can pass for the gateway's own question.
+	res, err := st.session.Elicit(ctx, attributedParams(server, params))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

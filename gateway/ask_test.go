@@ -162,7 +162,8 @@ func TestUpstreamElicitationReachesCaller(t *testing.T) {
 	if got := textOf(t, res); res.IsError || !strings.Contains(got, "answer: teal") {
 		t.Errorf("ask through the gateway: isError %v, %q", res.IsError, got)
 	}
-	if asked := a.messages(); len(asked) != 1 || asked[0] != "Colour?" {
+	// The question names the server that asks, as on the relayed path.
+	if asked := a.messages(); len(asked) != 1 || asked[0] != "[alpha] Colour?" {
 		t.Errorf("client was asked %q", asked)
 	}
 }

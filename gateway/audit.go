@@ -64,8 +64,11 @@ type AuditEntry struct {
 	// ArgsHMAC is the HMAC-SHA256, under the install's audit key, of the
 	// arguments' canonical JSON: equal arguments have equal hashes, and
 	// nobody without the key can test a guess. Args are the arguments
-	// with secrets redacted (see internal/redact) and long strings cut;
-	// never raw.
+	// with secrets redacted and long strings cut; never raw: the value of
+	// a secret-named key, the shapes secrets take in text, credentials of
+	// a known form (ghp_…, sk-…, AKIA…, JSON Web Tokens; see
+	// internal/redact) and every secret value the host gave its servers
+	// (host.Host.Redact) are "<redacted>". Error is scrubbed the same way.
 	ArgsHMAC string         `json:"args_hmac,omitempty"`
 	Args     map[string]any `json:"args,omitempty"`
 }
@@ -163,15 +166,22 @@ func (l *AuditLog) Close() error {
 // auditArgMax cuts each string of the redacted arguments.
 const auditArgMax = 200
 
-// write fills e's argument fields from raw and appends e.
-func (l *AuditLog) write(e *AuditEntry, raw json.RawMessage) {
+// write fills e's argument fields from raw and appends e. scrub (nil:
+// none) removes the known secret values from every string written, after
+// the redaction by key and shape and before strings are cut (a cut
+// secret would not be found).
+func (l *AuditLog) write(e *AuditEntry, raw json.RawMessage, scrub func(string) string) {
+	if scrub == nil {
+		scrub = func(s string) string { return redact.String(s) }
+	}
+	e.Error = scrub(e.Error)
 	var args map[string]any
 	if len(raw) > 0 && json.Unmarshal(raw, &args) == nil && args != nil {
 		canon, _ := json.Marshal(args) // map keys sorted
 		m := hmac.New(sha256.New, l.key)
 		m.Write(canon)
 		e.ArgsHMAC = hex.EncodeToString(m.Sum(nil))
-		e.Args = cutStrings(redact.Args(args)).(map[string]any)
+		e.Args = cutStrings(redact.EachString(redact.Args(args), scrub)).(map[string]any)
 	} else if len(raw) > 0 {
 		m := hmac.New(sha256.New, l.key)
 		m.Write(raw)

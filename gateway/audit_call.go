@@ -196,7 +196,7 @@ func (g *Gateway) finish(rec *callRecord, res mcp.Result, err error) {
 		case out.isError:
 			e.Error = "the call ended with an error result"
 		}
-		g.opts.Audit.write(e, rec.args)
+		g.opts.Audit.write(e, rec.args, g.h.Redact)
 	}
 }
 

@@ -5,9 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -217,4 +221,73 @@ func TestAuthVerifySeam(t *testing.T) {
 	if strings.Join(seen, ",") != "jwt-of-dana,jwt-of-mallory" || !a.Required() {
 		t.Errorf("Verify saw %q; required %v", seen, a.Required())
 	}
+}
+
+// Issue 28 point 11: the audit log kept a server's own secret env value
+// that the model passed back as an argument, and JWTs, ghp_…, sk-… and
+// AKIA… shapes under keys that name no secret; the debug log kept the
+// shapes too. Both now apply the host's known values and the token
+// shapes (internal/redact).
+func TestAuditAndDebugLogKeepNoSecrets(t *testing.T) {
+	const (
+		ownSecret = "own-env-secret-v4lue-99"         // the server's API_TOKEN
+		tokenEnv  = "k8Qz2Lw7Xv4Rt9Yp3Mn6Bc1Df5Gh0Jk" // a token-shaped value under a plain name
+		ghp       = "ghp_Zq8xW2vN4mT6kP0rS3uY5bA7cD9eF1gH2jK4"
+		sk        = "sk-proj-Zq8xW2vN4mT6kP0rS3uY5bA7cD9eF1gH2jK4"
+		akia      = "AKIAZQ8XW2VN4MT6KP0R"
+		jwt       = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLXNpZ25hdHVyZQ"
+	)
+	secrets := []string{ownSecret, tokenEnv, ghp, sk, akia, jwt}
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	audit, err := gateway.OpenAudit(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer audit.Close()
+	var debug strings.Builder
+	var debugMu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(lockedWriter{&debugMu, &debug}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	srv := stdio("alpha", "echo")
+	srv.Effective.Env = map[string]string{"API_TOKEN": ownSecret, "SESSION": tokenEnv}
+	srv.Written.Env = srv.Effective.Env
+	f := startWith(t, fixtureOpts{logger: logger}, &gateway.Options{Audit: audit}, srv)
+	text := strings.Join(secrets, " | ")
+	got, res := callText(t, f.session, &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": text}})
+	if res.IsError || !strings.Contains(got, ghp) {
+		t.Fatalf("echo: %q (the call must reach the server with its arguments)", got)
+	}
+	waitRelayIdle(t, f.g)
+	lines := readAudit(t, path)
+	if len(lines) != 1 || lines[0].Args == nil {
+		t.Fatalf("audit lines: %+v", lines)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	debugMu.Lock()
+	log := debug.String()
+	debugMu.Unlock()
+	if !strings.Contains(log, "calling tool") || strings.Count(fmt.Sprint(lines[0].Args["text"]), " | ") != len(secrets)-1 {
+		t.Fatalf("the logs do not show the call's arguments; the check below would prove little:\naudit: %s\ndebug: %s", raw, log)
+	}
+	for _, s := range secrets {
+		if strings.Contains(string(raw), s) {
+			t.Errorf("the audit log holds %s:\n%s", s, raw)
+		}
+		if strings.Contains(log, s) {
+			t.Errorf("the debug log holds %s:\n%s", s, log)
+		}
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -46,6 +47,8 @@ type fixtureOpts struct {
 	// pipe connects the client over a pair of OS pipes with the
 	// transport of `serve --stdio`, instead of in memory.
 	pipe bool
+	// logger is the host's (nil: discard).
+	logger *slog.Logger
 }
 
 type fixture struct {
@@ -71,6 +74,7 @@ func startWith(t *testing.T, fo fixtureOpts, gopts *gateway.Options, servers ...
 	}
 	f.h = host.New(&config.Resolved{Servers: servers}, &host.Options{
 		LookupEnv:  func(string) (string, bool) { return "", false },
+		Logger:     fo.logger,
 		CloseGrace: 500 * time.Millisecond,
 		Permit:     fo.permit,
 		Prompter:   fo.prompter,

@@ -77,13 +77,17 @@ type JWTOptions struct {
 	// HTTPClient fetches the issuer's metadata and keys. If nil, a client
 	// with a 10 s timeout.
 	HTTPClient *http.Client
-	// Now is the clock of expiry. If nil, time.Now.
+	// Now is the clock of expiry and of the limit on fetching the keys
+	// again. If nil, time.Now.
 	Now func() time.Time
 }
 
 // JWTVerifier checks OAuth access tokens that are JWTs: the signature by
-// a key of the issuer's JWKS (fetched once, fetched again for a key id it
-// does not know), the issuer, the audience and the expiry; then it maps
+// a key of the issuer's JWKS (fetched once, and fetched again for a key id
+// it does not know — at most once every 30 seconds, concurrent tokens
+// sharing one fetch, the keys it has verifying meanwhile: a token costs
+// its sender nothing, so it must not cost the issuer a request), the
+// issuer, the audience and the expiry; then it maps
 // the claims to a Principal. A token it accepted is accepted again without
 // the signature check for up to a minute, never past its expiry. Its
 // Verify is AuthOptions.Verify. It is safe for concurrent use.
@@ -95,6 +99,7 @@ type JWTVerifier struct {
 
 	mu       sync.Mutex
 	verifier *oidc.IDTokenVerifier
+	keys     *keySet
 	lastTry  time.Time
 	lastErr  error
 
@@ -208,26 +213,14 @@ func (v *JWTVerifier) Discover(ctx context.Context) error {
 		return err
 	}
 	v.mu.Lock()
-	jwks := v.opts.JWKSURL
+	ks := v.keys
 	v.mu.Unlock()
-	// The keys too: a JWKS that cannot be fetched fails every token.
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, jwks, nil)
-	if err != nil {
+	// The keys too: a JWKS that cannot be fetched fails every token. The
+	// first token then needs no fetch; one with a key id this fetch did
+	// not bring (an issuer that makes its keys on first use) may still
+	// fetch at once: the limit counts the fetches tokens cause.
+	if _, err := ks.refresh(ctx, false); err != nil {
 		return fmt.Errorf("%w: %v", ErrIssuerUnavailable, err)
-	}
-	resp, err := v.client.Do(req)
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrIssuerUnavailable, err)
-	}
-	defer resp.Body.Close()
-	var set struct {
-		Keys []json.RawMessage `json:"keys"`
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%w: %s: %s", ErrIssuerUnavailable, jwks, resp.Status)
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&set); err != nil || len(set.Keys) == 0 {
-		return fmt.Errorf("%w: %s holds no keys", ErrIssuerUnavailable, jwks)
 	}
 	return nil
 }
@@ -260,9 +253,9 @@ func (v *JWTVerifier) ready(ctx context.Context, force bool) (*oidc.IDTokenVerif
 		v.opts.JWKSURL = u
 	}
 	// The key set outlives any request: its fetches use a context of
-	// their own that carries the client.
-	ks := oidc.NewRemoteKeySet(oidc.ClientContext(context.Background(), v.client), jwks)
-	v.verifier = oidc.NewVerifier(v.opts.Issuer, ks, &oidc.Config{
+	// their own.
+	v.keys = newKeySet(jwks, v.client, v.opts.Now)
+	v.verifier = oidc.NewVerifier(v.opts.Issuer, v.keys, &oidc.Config{
 		// Issuer and audience are checked below, to tell which failed.
 		SkipClientIDCheck:    true,
 		SkipIssuerCheck:      true,

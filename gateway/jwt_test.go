@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -71,7 +72,12 @@ func TestJWTHydra(t *testing.T) {
 	const resource = "https://gw.example.test/mcp"
 	const other = "https://other.example.test/mcp"
 
-	v, err := gateway.NewJWTVerifier(&gateway.JWTOptions{Issuer: idp.Issuer, Resource: resource})
+	// The verifier's clock is the real one, moved on by skew for the key
+	// rotation below.
+	var skew atomic.Int64
+	v, err := gateway.NewJWTVerifier(&gateway.JWTOptions{Issuer: idp.Issuer, Resource: resource, Now: func() time.Time {
+		return time.Now().Add(time.Duration(skew.Load()))
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,8 +206,11 @@ func TestJWTHydra(t *testing.T) {
 	})
 
 	// Last: the issuer's keys change under the verifier, which has the old
-	// set cached; a token by the new key is accepted without a restart.
+	// set cached; a token by the new key is accepted without a restart —
+	// once the verifier may fetch the keys again, at most every 30 s
+	// (TestJWTUnknownKeyIDsDoNotRefetch): its clock moves past that.
 	t.Run("key rotation", func(t *testing.T) {
+		skew.Add(int64(31 * time.Second))
 		idp.RotateAccessTokenKey(t, "rotated-1")
 		tok := idp.Token(t, svc, resource)
 		hdr, err := base64.RawURLEncoding.DecodeString(strings.Split(tok, ".")[0])

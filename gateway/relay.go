@@ -318,12 +318,12 @@ func (g *Gateway) await(ctx context.Context, c *heldCall) (*mcp.CallToolResult, 
 // hold files c under a new requestState until the client's retry or the
 // timeout, whichever comes first.
 func (r *relay) hold(c *heldCall) (string, error) {
-	token := r.instance + "." + randomString(32)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return "", errClosed
 	}
+	token := r.instance + "." + randomString(32)
 	c.token = token
 	r.held[token] = c
 	c.timer = time.AfterFunc(r.timeout, func() { r.expire(c, token) })
@@ -363,6 +363,17 @@ func (r *relay) resume(req *mcp.CallToolRequest, token, name string, args json.R
 	c.token = ""
 	c.timer.Stop()
 	return c, ""
+}
+
+// setInstance names this gateway in the requestStates it issues from now
+// on; the calls held under the old name stay held under it.
+func (r *relay) setInstance(name string) {
+	if name == "" || strings.Contains(name, ".") {
+		return
+	}
+	r.mu.Lock()
+	r.instance = name
+	r.mu.Unlock()
 }
 
 // HeldCallInstance returns the Options.Instance of the gateway that issued
@@ -468,11 +479,9 @@ func (c *heldCall) elicit(ctx context.Context, server string, params *mcp.Elicit
 		c.r.log.Warn("too many questions wait for an answer; a server's question was declined", "server", server, "tool", c.name)
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}
-	shown := *params
-	shown.Message = attributed(server, params.Message)
 	c.mu.Lock()
 	c.seq++
-	q := &question{key: fmt.Sprintf("%s%d", upstreamInputPrefix, c.seq), params: &shown, answer: make(chan *mcp.ElicitResult, 1)}
+	q := &question{key: fmt.Sprintf("%s%d", upstreamInputPrefix, c.seq), params: attributedParams(server, params), answer: make(chan *mcp.ElicitResult, 1)}
 	c.questions = append(c.questions, q)
 	c.mu.Unlock()
 	select {
@@ -488,10 +497,23 @@ func (c *heldCall) elicit(ctx context.Context, server string, params *mcp.Elicit
 	}
 }
 
-// attributed prefixes a server's question with its name, so the user
-// knows who asks.
+// attributed prefixes every line of a server's question with its name,
+// so the user knows who asks, and so that no line of a multi-line message
+// can pass for one of the gateway's own questions ("Allow … ?").
 func attributed(server, msg string) string {
-	return fmt.Sprintf("[%s] %s", server, msg)
+	lines := strings.Split(strings.ReplaceAll(msg, "\r\n", "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = "[" + server + "] " + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+// attributedParams is params with its message attributed (a copy: params
+// is the server's).
+func attributedParams(server string, params *mcp.ElicitParams) *mcp.ElicitParams {
+	shown := *params
+	shown.Message = attributed(server, params.Message)
+	return &shown
 }
 
 func (c *heldCall) remove(q *question) {

@@ -154,17 +154,25 @@ func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallTool
 	if refused != nil {
 		return nil, s.circuitOpen(refused)
 	}
-	c, err := s.live(ctx)
-	if err != nil {
-		s.breaker.release(gen)
-		return nil, err
-	}
 	start := s.h.clock.Now()
-	// One deadline for the whole call, a retry after a reconnect included:
-	// it does not start the clock again.
+	// One deadline for the whole call, the wait for a server that is
+	// (re)connecting and a retry after a reconnect included: it does not
+	// start the clock again.
 	deadline := start.Add(s.callTimeout())
 	if d, ok := ctx.Value(callDeadlineKey{}).(time.Time); ok && d.Before(deadline) {
 		deadline = d
+	}
+	// deadline is on the Host's clock; the wait runs out in real time.
+	wctx, cancel := waitBefore(ctx, deadline.Sub(start))
+	c, err := s.live(wctx)
+	waitedOut := wctx.Err() != nil && (ctx.Err() == nil || errors.Is(context.Cause(ctx), ErrTimeout))
+	cancel()
+	if err != nil {
+		s.breaker.release(gen)
+		if waitedOut {
+			err = fmt.Errorf("%w; not back within the call's timeout (%s), so the call was not made", err, s.callTimeout())
+		}
+		return nil, err
 	}
 	s.h.log.Debug("calling tool", "server", s.name, "tool", tool, "args", args) // redacted by the Host's log handler
 	res, err, healthy := s.callOn(ctx, c, tool, args, deadline, true)
@@ -266,11 +274,26 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 		return nil, fmt.Errorf("%s: %w (%v)", full, ErrMayHaveRun, s.dropDetail(c, err)), false
 	}
 	s.h.log.Info("retrying call after reconnect", "server", s.name, "tool", tool)
-	c2, err2 := s.reconnected(cctx, c)
+	rctx, rcancel := waitBefore(cctx, deadline.Sub(s.h.clock.Now()))
+	c2, err2 := s.reconnected(rctx, c)
+	outOfTime := rctx.Err() != nil && ctx.Err() == nil
+	rcancel()
+	if err2 != nil && outOfTime {
+		return nil, fmt.Errorf("%s: %w: connection lost and not back within the call's time: %v", full, ErrTimeout, err2), false
+	}
 	if err2 != nil {
 		return nil, fmt.Errorf("%s: connection lost and not back within the call's time: %v", full, err2), false
 	}
 	return s.callOn(ctx, c2, tool, args, deadline, false)
+}
+
+// waitBefore bounds a call's wait for its server to (re)connect: it ends a
+// little before the left time of the call does (a quarter of it, at most
+// half a second), so that the answer, which says the server is not back,
+// reaches the caller before the caller's own timer, set to the same
+// deadline (the gateway's), ends the call with a bare "timed out".
+func waitBefore(ctx context.Context, left time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, left-min(left/4, 500*time.Millisecond))
 }
 
 // circuitOpen completes the breaker's refusal with what the server knows.
@@ -322,6 +345,12 @@ func (s *server) reconnected(ctx context.Context, old *conn) (*conn, error) {
 		}
 		select {
 		case <-ctx.Done():
+			s.mu.Lock()
+			reconnecting, reason := s.reconnecting, s.reason
+			s.mu.Unlock()
+			if reconnecting {
+				return nil, fmt.Errorf("%s is reconnecting (%s)", s.name, reason)
+			}
 			return nil, ctx.Err()
 		case <-wait:
 		}

@@ -47,7 +47,7 @@ func (h *Host) Apply(cfg *config.Resolved) ApplyResult {
 	var stop, start, regate []*server
 	// A server whose name conflict came or went is restarted like a changed
 	// one, so the outcome is that of a fresh start (see nameConflict).
-	wasRefused, refused := nameConflicts(h.cfg), nameConflicts(cfg)
+	wasRefused, refused := h.conflicts, nameConflicts(cfg)
 	for _, rs := range cfg.Servers {
 		if _, dup := next[rs.Name]; dup {
 			continue // config never yields duplicates; be safe
@@ -86,7 +86,7 @@ func (h *Host) Apply(cfg *config.Resolved) ApplyResult {
 	}
 	sort.Strings(order)
 	refilter := filtersChanged(h.cfg, cfg)
-	h.servers, h.order, h.cfg = next, order, cfg
+	h.servers, h.order, h.cfg, h.conflicts = next, order, cfg, refused
 	if h.router != nil {
 		for _, s := range stop {
 			h.router.RemoveServer(s.name)

@@ -1,6 +1,8 @@
 package host
 
 import (
+	"sync/atomic"
+
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
@@ -42,16 +44,26 @@ func (h *Host) routerName(server, tool string) string {
 // (policy.ServerConflicts). It is decided from the configuration in force
 // alone — the set of configured names, whatever their state — so the
 // outcome never depends on which server connected first: a server so
-// refused is in error and never started, and no call can reach it.
+// refused is in error and never started, and no call can reach it. The
+// set is computed once per configuration (a start per server each
+// recomputing it made `status` quadratic in servers).
 func (h *Host) nameConflict(name string) string {
-	return nameConflicts(h.Config())[name]
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.conflicts[name]
 }
+
+// nameConflictsWork counts the server names nameConflicts has gone
+// through, so that a test sees the work grow with the servers, not with
+// their square, without timing anything.
+var nameConflictsWork atomic.Int64
 
 // nameConflicts are the refused servers of cfg and why.
 func nameConflicts(cfg *config.Resolved) map[string]string {
 	if cfg == nil {
 		return nil
 	}
+	nameConflictsWork.Add(int64(len(cfg.Servers)))
 	names := make([]string, len(cfg.Servers))
 	for i, rs := range cfg.Servers {
 		names[i] = rs.Name

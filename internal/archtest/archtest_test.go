@@ -85,6 +85,10 @@ var apart = []rule{
 	// oauth is handed to host as its Authorizer: it knows nothing of
 	// host, the gateway, the CLI or the front door.
 	{Pkg: "oauth", Impure: true, DenyDeps: []string{module, module + "/host/...", module + "/gateway/...", module + "/internal/cli/..."}},
+	// secretstore is the user's credential store, which the front door,
+	// the CLI and oauth's callers plug in: it knows nothing of host, the
+	// gateway, the CLI or the front door.
+	{Pkg: "internal/secretstore", Impure: true, DenyDeps: []string{module, module + "/host/...", module + "/gateway/...", module + "/internal/cli/..."}},
 	// The CLI is presentation on the front door: it reads no settings file
 	// itself (one settings loader, switchboard.ReadSettings over
 	// config.ReadSettings, is what policy, trust and the network and

@@ -69,7 +69,11 @@ func (w *gatewayWorld) teamClient(t *testing.T, ctx context.Context, base, key, 
 		},
 	}
 	hc := &http.Client{Transport: bearerTransport{token: key}}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "team-test"}, opts).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, nil)
+	var so *mcp.ClientSessionOptions
+	if w.clientProtocol != "" {
+		so = &mcp.ClientSessionOptions{ProtocolVersion: w.clientProtocol}
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "team-test"}, opts).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, so)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
@@ -119,6 +123,10 @@ func initStatus(t *testing.T, base, key, session string) (int, string) {
 // line per call that never holds a planted secret.
 func TestGatewayTeam(t *testing.T) {
 	w := newGatewayWorld(t)
+	// Clients with sessions, as Claude Code's: a session is its
+	// principal's, and the audit names it. (A 2026-07-28 client has none:
+	// TestGatewayTeamStateless.)
+	w.clientProtocol = "2025-11-25"
 	w.servers(t, "alpha")
 	w.permissions(t, nil, nil) // no rule: every call is asked for
 	const shared = "shared-gateway-token-0123456789"

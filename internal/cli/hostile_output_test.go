@@ -248,7 +248,7 @@ func TestHostileQuestions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkSafe(t, "elicit", "", errOut.String(), "question\n"+escaped, "pick"+escaped, "A"+escaped)
+		checkSafe(t, "elicit", "", errOut.String(), "srv │ question\n  srv │ "+escaped, "srv │ pick"+escaped, "srv │ A"+escaped)
 	})
 	t.Run("url elicitation", func(t *testing.T) {
 		ios, in, _, errOut := Test()
@@ -257,7 +257,7 @@ func TestHostileQuestions(t *testing.T) {
 		if _, err := p.Elicit(context.Background(), "srv", &mcp.ElicitParams{Mode: "url", Message: "open", URL: "https://x/" + h}); err != nil {
 			t.Fatal(err)
 		}
-		checkSafe(t, "url elicit", "", errOut.String(), "https://x/"+escaped)
+		checkSafe(t, "url elicit", "", errOut.String(), "srv │ https://x/"+escaped)
 	})
 	t.Run("headless", func(t *testing.T) {
 		var b bytes.Buffer

@@ -10,13 +10,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/switchboard-mcp/switchboard/internal/keyringtest"
 	"github.com/switchboard-mcp/switchboard/internal/npmtest"
 	"github.com/switchboard-mcp/switchboard/internal/proc"
 	"github.com/switchboard-mcp/switchboard/internal/safefile/safefiletest"
@@ -78,6 +81,10 @@ func privateWorld(env *testscript.Env) {
 	env.Setenv("SWITCHBOARD_HOME", filepath.Join(home, ".switchboard"))
 	env.Setenv("SWITCHBOARD_MANAGED_DIR", filepath.Join(env.WorkDir, "managed"))
 	env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	// No session bus of the machine's (a desktop's keyring): secrets and
+	// OAuth tokens stay in the script's world unless it starts a keyring.
+	env.Setenv("XDG_RUNTIME_DIR", filepath.Join(env.WorkDir, "run"))
+	env.Setenv("DBUS_SESSION_BUS_ADDRESS", "")
 }
 
 func TestScripts(t *testing.T) {
@@ -92,15 +99,48 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode":   cmdExitCode,
-			"http401":    cmdHTTP401,
-			"need":       cmdNeed,
-			"age":        cmdAge,
-			"mkfifo":     cmdMkfifo,
-			"registry":   cmdRegistry,
-			"npmservers": cmdNPMServers,
+			"exitcode":    cmdExitCode,
+			"http401":     cmdHTTP401,
+			"need":        cmdNeed,
+			"age":         cmdAge,
+			"mkfifo":      cmdMkfifo,
+			"registry":    cmdRegistry,
+			"npmservers":  cmdNPMServers,
+			"keyring":     cmdKeyring,
+			"httpecho":    cmdHTTPEcho,
+			"npmregistry": cmdNpmRegistry,
 		},
+		Condition: scriptCondition,
 	})
+}
+
+// scriptCondition answers [sandbox]: this machine can sandbox a server.
+// Under CI=true it must: a missing mechanism fails the script instead.
+func scriptCondition(cond string) (bool, error) {
+	if cond != "sandbox" {
+		return false, fmt.Errorf("unknown condition %q", cond)
+	}
+	why := proc.SandboxSupport()
+	if why != "" && os.Getenv("CI") == "true" {
+		return false, fmt.Errorf("the sandbox is not available on this CI machine: %s", why)
+	}
+	return why == "", nil
+}
+
+// cmdNpmRegistry is `npmregistry VAR`: it starts a local npm registry on
+// loopback for the rest of the script (npmtest.RunRegistry: verdaccio,
+// with the packages of testdata/npm-registry/packages and no uplink), and
+// sets VAR to its URL.
+func cmdNpmRegistry(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: npmregistry VAR")
+	}
+	r, err := npmtest.RunRegistry(ts.Logf)
+	if err != nil {
+		ts.Fatalf("npmregistry: %v", err)
+	}
+	ts.Defer(r.Stop)
+	ts.Setenv(args[0], r.URL)
 }
 
 func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
@@ -178,6 +218,75 @@ func cmdAge(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(os.Chtimes(ts.MkAbs(p), at, at))
 	}
 }
+
+// cmdKeyring is `keyring start|lock|unlock|stop`: start runs a real
+// Secret Service (gnome-keyring-daemon on a private D-Bus session bus,
+// internal/keyringtest) for the rest of the script and points the
+// script's DBUS_SESSION_BUS_ADDRESS at it (skipping the script when the
+// programs are missing, failing under CI=true); lock and unlock lock and
+// unlock its login keyring; stop stops it.
+func cmdKeyring(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: keyring start|lock|unlock|stop")
+	}
+	var k *keyringtest.Keyring
+	if v, ok := keyrings.Load(ts); ok {
+		k = v.(*keyringtest.Keyring)
+	}
+	if args[0] != "start" && k == nil {
+		ts.Fatalf("keyring %s: no keyring started", args[0])
+	}
+	switch args[0] {
+	case "start":
+		cmdNeed(ts, false, keyringtest.Programs)
+		dir, err := os.MkdirTemp(ts.Getenv("WORK"), "keyring")
+		ts.Check(err)
+		k, err := keyringtest.StartIn(dir)
+		ts.Check(err)
+		ts.Defer(k.Stop)
+		keyrings.Store(ts, k)
+		ts.Defer(func() { keyrings.Delete(ts) })
+		ts.Setenv("DBUS_SESSION_BUS_ADDRESS", k.Addr)
+	case "lock":
+		ts.Check(k.Lock())
+	case "unlock":
+		ts.Check(k.Unlock())
+	case "stop":
+		k.Stop()
+	default:
+		ts.Fatalf("usage: keyring start|lock|unlock|stop")
+	}
+}
+
+// cmdHTTPEcho is `httpecho VAR HEADER FILE`: it starts a loopback HTTP
+// server, for the rest of the script, serving the echo test server over
+// Streamable HTTP at /mcp to requests whose HEADER is exactly the contents
+// of FILE (read at each request, trailing newline dropped; 401 otherwise),
+// and sets VAR to its URL. A call that succeeds proves the header's value
+// without any output showing it.
+func cmdHTTPEcho(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: httpecho VAR HEADER FILE")
+	}
+	header, file := args[1], ts.MkAbs(args[2])
+	srv := testserver.NewServer("echo")
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		want, err := os.ReadFile(file)
+		if err != nil || r.Header.Get(header) != strings.TrimRight(string(want), "\r\n") {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	ts.Defer(hs.Close)
+	ts.Setenv(args[0], hs.URL+"/mcp")
+}
+
+// keyrings holds each script's keyring (testscript values are set only
+// at setup).
+var keyrings sync.Map // *testscript.TestScript → *keyringtest.Keyring
 
 // scriptT is the key of the script's testscript.T in Env.Values (for need).
 type scriptT struct{}

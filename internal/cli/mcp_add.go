@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -34,6 +35,9 @@ type MCPAddOptions struct {
 	// from the MCP Registry (mcp_registry.go); Registry is --registry URL.
 	FromRegistry string
 	Registry     string
+	// Yes is --yes: write a registry definition's runner options without
+	// asking (for scripts; they are shown first).
+	Yes bool
 
 	Name string
 	// Rest is the command and its arguments, or the URL.
@@ -85,6 +89,9 @@ which variable to set.`,
 				// "mcp add -- NAME CMD…": the name came after the dash.
 				opts.DashAt = -1
 			}
+			if opts.Yes && opts.FromRegistry == "" {
+				return Usagef("--yes confirms what --from-registry shows; a server you type needs no confirming", "--yes without --from-registry")
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -101,6 +108,7 @@ which variable to set.`,
 	fl.StringArrayVarP(&opts.Headers, "header", "H", nil, "HTTP header `\"Name: value\"` for an http or sse server (repeatable)")
 	fl.BoolVar(&opts.Force, "force", false, "replace an existing server of that name in the scope")
 	fl.StringVar(&opts.FromRegistry, "from-registry", "", "install `NAME[@VERSION]` from the MCP Registry (see mcp search); -e gives its values")
+	fl.BoolVarP(&opts.Yes, "yes", "y", false, "with --from-registry: write without asking, the runner options it shows included")
 	fl.StringVar(&opts.Registry, "registry", "", "the registry's `URL` for --from-registry (default $SWITCHBOARD_REGISTRY_URL, settings' \"registry\", else the official one)")
 	registerScopeCompletion(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("transport", cobra.FixedCompletions([]string{"stdio", "sse", "http"}, cobra.ShellCompDirectiveNoFileComp))
@@ -286,7 +294,11 @@ func writeServer(f *Factory, scope config.Scope, name string, raw []byte, force 
 	if scope == config.ScopeProject {
 		// The repository's file never holds a credential: ${VAR} does,
 		// read from the environment when the server starts.
-		if raw, creds, err = withCredentialRefs(name, raw); err != nil {
+		if raw, creds, err = withCredentialRefs(name, raw, f.keepCredentials(context.Background())); err != nil {
+			var ee *ExitError
+			if errors.As(err, &ee) {
+				return err
+			}
 			return Failuref("", "%v", err)
 		}
 	}

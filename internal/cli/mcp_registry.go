@@ -321,6 +321,29 @@ func mcpAddFromRegistryRun(ctx context.Context, opts *MCPAddOptions) error {
 	if err != nil {
 		return Usagef("", "%s", termsafe.Line(err.Error()))
 	}
+	if secretRefs && opts.IO.CanPrompt {
+		// A secret given for a shared file: on a terminal, offered to the
+		// user's store, and referred to as ${secret:REF}.
+		for _, v := range plan.Inputs {
+			val := values[v.Key]
+			if !v.Secret || val == "" || strings.Contains(val, "${") {
+				continue
+			}
+			name, err := f.offerSecret(ctx, "secret "+v.Key, v.Ref, val)
+			if err != nil {
+				return err
+			}
+			if name != "" {
+				if bo.Stored == nil {
+					bo.Stored = map[string]string{}
+				}
+				bo.Stored[v.Key] = name
+			}
+		}
+		if def, err = plan.Build(bo); err != nil {
+			return Usagef("", "%s", termsafe.Line(err.Error()))
+		}
+	}
 	raw, err := marshalNoEscape(def)
 	if err != nil {
 		return err
@@ -331,8 +354,23 @@ func mcpAddFromRegistryRun(ctx context.Context, opts *MCPAddOptions) error {
 		return Failuref(d.Fix, "the registry's definition of %s does not make a valid server %q: %s", termsafe.Line(srv.Name), name, termsafe.Line(d.Message))
 	}
 
-	showRegistryDefinition(opts.IO.Out, srv, plan, def, values, secretRefs)
-	if opts.IO.CanPrompt {
+	// The runner's own options are the publisher's choice of what runs:
+	// what changes it is refused, anything else is written only once
+	// confirmed (docs/security.md, Registry servers).
+	review := plan.ReviewDefinition(def)
+	if len(review.Refused) > 0 {
+		showRegistryDefinition(opts.IO.Out, srv, plan, def, values, secretRefs, bo.Stored)
+		writeFindings(opts.IO.ErrOut, "refused", review.Refused)
+		return RefusedErr(fmt.Errorf("%s asks its runner to run something other than the package it names, or to unconfine it; nothing written", termsafe.Line(srv.Name)),
+			"if you trust exactly that command, add it by hand: switchboard mcp add NAME -- COMMAND ARGS…")
+	}
+	showRegistryDefinition(opts.IO.Out, srv, plan, def, values, secretRefs, bo.Stored)
+	writeFindings(opts.IO.ErrOut, "to confirm", review.Confirm)
+	if len(review.Confirm) > 0 && !opts.IO.CanPrompt && !opts.Yes {
+		return Usagef("review the runner options above, then run the same command with --yes",
+			"cannot ask for confirmation of the registry's runner options: no terminal; nothing written")
+	}
+	if opts.IO.CanPrompt && !opts.Yes {
 		t, err := f.target(scope)
 		if err != nil {
 			return err
@@ -524,7 +562,7 @@ func readAnswer(ctx context.Context, s *IOStreams, hidden bool) (string, error) 
 // from, the literal command line or URL, every env pair and header, the
 // secrets' values hidden. Everything the registry sent is made safe to
 // print.
-func showRegistryDefinition(w io.Writer, srv *registry.ServerJSON, plan *registry.Plan, def *registry.Definition, values map[string]string, secretRefs bool) {
+func showRegistryDefinition(w io.Writer, srv *registry.ServerJSON, plan *registry.Plan, def *registry.Definition, values map[string]string, secretRefs bool, stored map[string]string) {
 	var secrets []string
 	for _, v := range plan.Inputs {
 		if val, ok := values[v.Key]; ok && v.Secret && val != "" && !strings.Contains(val, "${") {
@@ -551,19 +589,34 @@ func showRegistryDefinition(w io.Writer, srv *registry.ServerJSON, plan *registr
 			fmt.Fprintf(out, "  header:  %s: %s\n", termsafe.Line(k), hide(def.Headers[k]))
 		}
 	}
-	var refs []string
+	var refs, kept []string
 	for _, v := range plan.Inputs {
-		if v.Secret && (secretRefs || strings.Contains(values[v.Key], "${"+v.Ref+"}")) {
+		switch {
+		case v.Secret && secretRefs && stored[v.Key] != "":
+			kept = append(kept, stored[v.Key])
+		case v.Secret && (secretRefs || strings.Contains(values[v.Key], "${"+v.Ref+"}")):
 			refs = append(refs, v.Ref)
 		}
 	}
 	sort.Strings(refs)
+	sort.Strings(kept)
+	if len(kept) > 0 {
+		fmt.Fprintf(out, "  secrets kept in your credential store, read from it when the server starts: %s\n", strings.Join(kept, ", "))
+	}
 	if len(refs) > 0 {
 		why := ""
 		if secretRefs {
 			why = " (a repository file never holds secrets)"
 		}
 		fmt.Fprintf(out, "  secrets are read from the environment when the server starts%s: set %s\n", why, strings.Join(refs, ", "))
+	}
+}
+
+// writeFindings lists a registry definition's runner options that are
+// refused or need confirming, each with what it does.
+func writeFindings(w io.Writer, verdict string, fs []registry.Finding) {
+	for _, f := range fs {
+		fmt.Fprintf(w, "  ⚠ %s: %s — %s\n", verdict, termsafe.Line(f.What), f.Why)
 	}
 }
 

@@ -68,8 +68,15 @@ func TestRegistryReal(t *testing.T) {
 	remote, caFile := startTLSRemote(t, "Authorization: Bearer "+token)
 
 	jwt := anonymousToken(t, regURL)
-	publish(t, regURL, jwt, readTestdata(t, "registry-seed/everything.server.json"))
-	publish(t, regURL, jwt, strings.ReplaceAll(readTestdata(t, "registry-seed/remote.server.json"), "REMOTE_URL", remote))
+	// Every server.json of the seed: the everything server, the remote,
+	// and issue 28's hostile entries (runner options, a file: spec).
+	seeds, err := filepath.Glob(filepath.Join("testdata", "registry-seed", "*.server.json"))
+	if err != nil || len(seeds) < 3 {
+		t.Fatalf("registry seed: %v (%d files)", err, len(seeds))
+	}
+	for _, f := range seeds {
+		publish(t, regURL, jwt, strings.ReplaceAll(readTestdata(t, strings.TrimPrefix(f, "testdata"+string(filepath.Separator))), "REMOTE_URL", remote))
+	}
 
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/registry",

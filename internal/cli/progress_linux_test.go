@@ -11,6 +11,15 @@ import (
 // openPTY returns the terminal end of a new pseudo-terminal.
 func openPTY(t *testing.T) *os.File {
 	t.Helper()
+	_, pts := openPTYPair(t)
+	return pts
+}
+
+// openPTYPair returns both ends of a new pseudo-terminal: ptm is the
+// keyboard and screen (what is written to it is typed; what the terminal
+// echoes and shows is read from it), pts the terminal a program uses.
+func openPTYPair(t *testing.T) (ptm, pts *os.File) {
+	t.Helper()
 	ptm, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
 	if err != nil {
 		t.Skipf("no pseudo-terminals here: %v", err)
@@ -23,12 +32,12 @@ func openPTY(t *testing.T) *os.File {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pts, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	pts, err = os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { pts.Close() })
-	return pts
+	return ptm, pts
 }
 
 // Progress is redrawn with \r only on a terminal that can take it: not

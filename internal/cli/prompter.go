@@ -8,13 +8,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/term"
 
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/redact"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 )
 
@@ -29,7 +33,14 @@ const (
 // at the terminal when there is one, else a polite decline noted on stderr.
 func (s *session) prompter() host.Prompter {
 	if s.opts.IO.CanPrompt {
-		return &termPrompter{in: s.input(), out: s.opts.IO.ErrOut, line: s.line}
+		p := &termPrompter{in: s.input(), out: s.opts.IO.ErrOut, line: s.line, width: s.opts.IO.Width}
+		p.tty, _ = s.opts.IO.In.(*os.File)
+		if f, ok := s.opts.IO.ErrOut.(*os.File); ok {
+			if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+				p.width = w
+			}
+		}
+		return p
 	}
 	return &headlessPrompter{w: s.opts.IO.ErrOut, line: s.line}
 }
@@ -66,11 +77,88 @@ func (p *headlessPrompter) Elicit(ctx context.Context, server string, params *mc
 // termPrompter asks the person at the terminal: it shows the server's
 // message, lets them accept, decline or cancel, and asks for each field
 // of the requested schema. Questions go to stderr; stdout stays data.
+//
+// Everything the form says is the server's: every line of it is marked
+// with the server's name (serverMark) and escaped, so that no line can
+// pass for one of Switchboard's own — an approval review, a question of
+// its own — nor redraw the question below it. What is typed into a field
+// that asks for a secret is not echoed.
 type termPrompter struct {
 	in   *lineReader
 	out  io.Writer
 	line *liveLine
-	mu   sync.Mutex // one request at a time
+	// tty is the terminal the answers are typed on (nil: not a file), for
+	// turning its echo off; width is out's width in columns (0: unknown).
+	tty   *os.File
+	width int
+	mu    sync.Mutex // one request at a time
+}
+
+// serverMark begins every line of a server's words in a form: its name
+// and a bar that begins no line of Switchboard's own.
+func serverMark(server string) string { return termsafe.Line(server) + " │ " }
+
+// defaultWidth is assumed for a terminal of unknown width.
+const defaultWidth = 80
+
+// writeServerText writes text, a server's, as lines that each begin with
+// indent and the server's mark. A line wider than the terminal is broken
+// at spaces into several, each marked: a terminal that wrapped it would
+// begin a row with the server's words unmarked (spaces can pad a line to
+// the edge). A single word wider than the terminal is left whole — the
+// rest of it, where the terminal wraps it, holds no space, so it cannot
+// pass for a sentence of Switchboard's — and so is a URL one can copy.
+func (p *termPrompter) writeServerText(indent, server, text string) {
+	mark := indent + serverMark(server)
+	room := p.width
+	if room <= 0 {
+		room = defaultWidth
+	}
+	room = max(room-columns(mark)-1, 20)
+	text = strings.TrimRight(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+	for _, line := range strings.Split(text, "\n") {
+		for _, part := range wrapWords(termsafe.Text(line), room) {
+			fmt.Fprintf(p.out, "%s%s\n", mark, part)
+		}
+	}
+}
+
+// columns is at most how many terminal columns s takes: a wide
+// (East Asian, emoji) character may take two, so every character from
+// U+1100 on counts for two.
+func columns(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r >= 0x1100 {
+			n++
+		}
+	}
+	return n
+}
+
+// wrapWords breaks s at single spaces into lines of at most n columns
+// (see columns); a word wider than n is a line of its own. Runs of spaces
+// are kept but for the one a line breaks at.
+func wrapWords(s string, n int) []string {
+	if columns(s) <= n {
+		return []string{s}
+	}
+	var lines []string
+	cur, w := "", -1 // w: the columns of cur, -1 while it has no word
+	for _, word := range strings.Split(s, " ") {
+		c := columns(word)
+		if w >= 0 && w+1+c > n {
+			lines = append(lines, cur)
+			cur, w = "", -1
+		}
+		if w < 0 {
+			cur, w = word, c
+			continue
+		}
+		cur, w = cur+" "+word, w+1+c
+	}
+	return append(lines, cur)
 }
 
 // errEOF ends a prompt when the input closes: the answer is cancel.
@@ -84,11 +172,14 @@ func (p *termPrompter) Elicit(ctx context.Context, server string, params *mcp.El
 	if params == nil {
 		params = &mcp.ElicitParams{}
 	}
-	// The message and URL are the server's: escaped, so that they cannot
-	// redraw the question below or disguise the link.
-	fmt.Fprintf(p.out, "\nServer %q asks: %s\n", server, termsafe.Text(strings.TrimSpace(params.Message)))
+	// The message and URL are the server's: marked as its words line by
+	// line, and escaped, so that they cannot redraw the question below or
+	// disguise the link.
+	fmt.Fprintf(p.out, "\nServer %q asks (its own words follow, each line marked %q):\n", server, strings.TrimSpace(serverMark(server)))
+	p.writeServerText("  ", server, strings.TrimSpace(params.Message))
 	if params.Mode == "url" || (params.URL != "" && params.RequestedSchema == nil) {
-		fmt.Fprintf(p.out, "  It wants you to open: %s\n", termsafe.Line(params.URL))
+		fmt.Fprintln(p.out, "  It wants you to open this address:")
+		p.writeServerText("  ", server, termsafe.Line(params.URL))
 	}
 	choice, err := p.ask(ctx, "Answer it? [y]es, [n]o (decline), [c]ancel: ", func(s string) (any, error) {
 		switch strings.ToLower(strings.TrimSpace(s)) {
@@ -114,7 +205,7 @@ func (p *termPrompter) Elicit(ctx context.Context, server string, params *mcp.El
 	}
 	content := map[string]any{}
 	for _, f := range fields {
-		v, err := p.askField(ctx, f)
+		v, err := p.askField(ctx, server, f)
 		if err != nil {
 			return p.ended(err)
 		}
@@ -272,15 +363,16 @@ func objectKeys(raw json.RawMessage) ([]string, error) {
 }
 
 // askField asks for one field and returns its typed value, or nil for an
-// optional field left empty.
-func (p *termPrompter) askField(ctx context.Context, f schemaField) (any, error) {
+// optional field left empty. The field's title, description and choices
+// are the server's words, marked as such; the question is Switchboard's.
+func (p *termPrompter) askField(ctx context.Context, server string, f schemaField) (any, error) {
 	label := f.Title
 	if label == "" {
 		label = f.Name
 	}
-	label = termsafe.Line(label) // the server's words, like the rest of the form
+	p.writeServerText("  ", server, label)
 	if f.Description != "" {
-		fmt.Fprintf(p.out, "  %s: %s\n", label, oneLineText(f.Description))
+		p.writeServerText("    ", server, f.Description)
 	}
 	if len(f.Enum) > 0 {
 		for i, e := range f.Enum {
@@ -288,10 +380,11 @@ func (p *termPrompter) askField(ctx context.Context, f schemaField) (any, error)
 			if i < len(f.EnumNames) && f.EnumNames[i] != "" && f.EnumNames[i] != e {
 				name = fmt.Sprintf("%s (%s)", f.EnumNames[i], e)
 			}
-			fmt.Fprintf(p.out, "    %d) %s\n", i+1, termsafe.Line(name))
+			p.writeServerText(fmt.Sprintf("    %d) ", i+1), server, termsafe.Line(name))
 		}
 	}
-	q := "  " + label
+	secret := secretField(f)
+	q := "  answer"
 	switch {
 	case len(f.Enum) > 0:
 		q += fmt.Sprintf(" [1-%d]", len(f.Enum))
@@ -308,6 +401,19 @@ func (p *termPrompter) askField(ctx context.Context, f schemaField) (any, error)
 	if !f.Required {
 		q += " (optional)"
 	}
+	if secret {
+		restore, hidden := func() {}, false
+		if p.tty != nil {
+			restore, hidden = withoutEcho(p.tty)
+		}
+		defer restore()
+		if hidden {
+			q += " (a secret: not shown as you type)"
+			defer fmt.Fprintln(p.out) // the Enter was not echoed either
+		} else {
+			q += " (a secret, but this input cannot hide it)"
+		}
+	}
 	q += ": "
 	return p.ask(ctx, q, func(s string) (any, error) {
 		s = strings.TrimSpace(s)
@@ -323,6 +429,31 @@ func (p *termPrompter) askField(ctx context.Context, f schemaField) (any, error)
 		return parseFieldValue(f, s)
 	})
 }
+
+// secretField reports whether a field asks for a secret, whose answer is
+// not echoed: a password-like format, or a name or title that names a
+// secret (token, password, key, …; redact.IsSecretKey), passphrases and
+// one-time codes included. Choices and yes/no answers are never secret.
+func secretField(f schemaField) bool {
+	if len(f.Enum) > 0 || f.Type == "boolean" {
+		return false
+	}
+	switch strings.ToLower(f.Format) {
+	case "password", "secret", "token", "api-key", "apikey":
+		return true
+	}
+	for _, s := range []string{f.Name, f.Title} {
+		if redact.IsSecretKey(s) || secretWords().MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// secretWords are secrets' names redact.IsSecretKey does not know.
+var secretWords = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)passphrase|\bpin\b|\botp\b|one[- ]time|2fa|mfa|\bpat\b`)
+})
 
 // parseFieldValue converts what was typed into the field's JSON type.
 func parseFieldValue(f schemaField, s string) (any, error) {

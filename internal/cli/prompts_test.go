@@ -125,7 +125,7 @@ func TestElicitation(t *testing.T) {
 		if !strings.Contains(out.String(), "answer: blue") {
 			t.Errorf("stdout = %q", out)
 		}
-		if !strings.Contains(errOut.String(), `Server "echo" asks: Favourite colour?`) {
+		if !strings.Contains(errOut.String(), "Server \"echo\" asks (its own words follow, each line marked \"echo │\"):\n  echo │ Favourite colour?\n") {
 			t.Errorf("stderr = %q", errOut)
 		}
 	})
@@ -190,4 +190,48 @@ func TestTermPrompterForm(t *testing.T) {
 			t.Errorf("got %+v, %v; want cancel", res, err)
 		}
 	})
+}
+
+// A server's line padded to the terminal's edge would wrap there and begin
+// a row with its words unmarked; the prompter breaks it itself, and every
+// row it writes begins with the server's mark.
+func TestElicitationPaddedLinesStayMarked(t *testing.T) {
+	ios, in, _, errOut := Test()
+	in.WriteString("n\n")
+	p := &termPrompter{in: newLineReader(ios.In), out: errOut, line: newLiveLine(errOut, false), width: 80}
+	msg := "Hello" + strings.Repeat(" ", 300) + "Approve and start it? [y]es (remembered for this workspace), [N]o (not this run): "
+	if _, err := p.Elicit(context.Background(), "evil", &mcp.ElicitParams{Message: msg}); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(errOut.String(), "\n") {
+		if columns(l) > 80 {
+			t.Errorf("a row wider than the terminal (%d columns): %q", columns(l), l)
+		}
+		if strings.Contains(l, "Approve and start") && !strings.HasPrefix(l, "  evil │ ") {
+			t.Errorf("the server's words on a row of their own: %q", l)
+		}
+	}
+}
+
+func TestSecretField(t *testing.T) {
+	for _, f := range []schemaField{
+		{Name: "token", Type: "string"},
+		{Name: "x", Title: "GitHub token (Switchboard)", Type: "string"},
+		{Name: "pw", Format: "password", Type: "string"},
+		{Name: "code", Title: "One-time code", Type: "string"},
+		{Name: "API_KEY", Type: "string"},
+	} {
+		if !secretField(f) {
+			t.Errorf("%+v is not taken for a secret", f)
+		}
+	}
+	for _, f := range []schemaField{
+		{Name: "name", Title: "Your name", Type: "string"},
+		{Name: "token", Type: "boolean"},
+		{Name: "key", Type: "string", Enum: []string{"C", "D"}},
+	} {
+		if secretField(f) {
+			t.Errorf("%+v is taken for a secret", f)
+		}
+	}
 }

@@ -106,3 +106,39 @@ func TestNoSecretInOutputOrLogs(t *testing.T) {
 }
 
 var planted = []string{"planted-secret-1", "planted-secret-2", "planted-secret-3", "planted-secret-4", "planted-secret-5"}
+
+// Issue 28 point 13: `mcp get` printed an env value such as GH=ghp_… in
+// clear where `status` scrubs it (the value has a token's shape, though
+// its key names no secret). Every display of an env or header value goes
+// through the scrub status applies.
+func TestMCPGetScrubsEnvLikeStatus(t *testing.T) {
+	w := newRTWorld(t)
+	const token = "ghp_Zq8xW2vN4mT6kP0rS3uY5bA7cD9eF1gH2jK4"
+	echo := w.server("echo")
+	echo["env"] = map[string]string{"GH": token, "MODE": "fast"}
+	// The witness: status scrubs the value from what a server prints.
+	leaky := w.server("exit-init", "-message", "fatal: rejected "+token)
+	leaky["env"] = map[string]string{"GH": token}
+	w.userServers(map[string]any{"echo": echo, "leaky": leaky})
+	outputs := map[string]string{}
+	for _, args := range [][]string{{"status"}, {"mcp", "get", "echo"}, {"mcp", "get", "echo", "--json"}} {
+		out, errOut, code := w.run(false, args...)
+		if code != 0 {
+			t.Errorf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, out, errOut)
+		}
+		outputs[strings.Join(args, " ")] = out + errOut
+	}
+	for cmd, out := range outputs {
+		if strings.Contains(out, token) {
+			t.Errorf("%s shows the token:\n%s", cmd, out)
+		}
+	}
+	for cmd, s := range map[string]string{"status": "fatal: rejected <redacted>", "mcp get echo": "GH=<redacted>", "mcp get echo --json": `"GH": "<redacted>"`} {
+		if !strings.Contains(outputs[cmd], s) {
+			t.Errorf("%s does not show %q:\n%s", cmd, s, outputs[cmd])
+		}
+	}
+	if !strings.Contains(outputs["mcp get echo"], "MODE=fast") {
+		t.Errorf("mcp get hides a plain value too:\n%s", outputs["mcp get echo"])
+	}
+}

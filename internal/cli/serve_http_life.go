@@ -115,7 +115,7 @@ func (l *httpLife) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			defer l.sessions.end(sid)
 		}
 	}
-	r, release := l.g.BindHTTP(r, keys...)
+	w, r, release := l.g.BindHTTP(w, r, keys...)
 	defer release()
 	l.next.ServeHTTP(w, r)
 }

@@ -77,6 +77,9 @@ type statusReport struct {
 	Servers []host.ServerStatus
 	// Sandbox says what each stdio server can reach (sandbox.go).
 	Sandbox map[string]string
+	// Refused says, for a sandboxed server whose stderr shows what its
+	// sandbox refused it, that and the setting that allows it.
+	Refused map[string]refusal
 }
 
 // snapshot waits (bounded by --wait), lists the tools of the connected
@@ -95,7 +98,8 @@ func (s *session) snapshot(ctx context.Context) statusReport {
 	// in each status' ListErrors); all but the failing ones are cached.
 	_, _, _ = s.h.Prompts(lctx)
 	_, _, _ = s.h.Resources(lctx)
-	return statusReport{Servers: s.statuses(), Sandbox: s.sandboxes()}
+	servers := s.statuses()
+	return statusReport{Servers: servers, Sandbox: s.sandboxes(), Refused: s.sandboxRefusals(servers)}
 }
 
 // errorStates are the states whose command line and stderr are shown.
@@ -127,31 +131,35 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 		t := newTablePrinter(ios, statusPipedColumns...)
 		for _, st := range r.Servers {
 			t.AddRow(st.Name, dashEmpty(string(st.Type)), dashEmpty(string(st.Scope)), string(st.State),
-				toolsCell(st), countCell(st, st.Tokens), reasonText(st, now), commandText(st))
+				toolsCell(st), countCell(st, st.Tokens), r.reason(st, now), commandText(st))
 		}
 		return t.Render()
 	}
 	t := newTablePrinter(ios, "name", "type", "scope", "state", "tools", "tokens", "reason")
 	for _, st := range r.Servers {
 		t.AddRow(st.Name, dashEmpty(string(st.Type)), dashEmpty(string(st.Scope)), string(st.State),
-			toolsCell(st), countCell(st, st.Tokens), reasonText(st, now))
+			toolsCell(st), countCell(st, st.Tokens), r.reason(st, now))
 	}
 	if err := t.Render(); err != nil {
 		return err
 	}
 	printSandboxes(ios.Out, r)
 	for _, st := range r.Servers {
-		if !isErrorState(st.State) && len(st.ListErrors) == 0 {
+		_, refused := r.Refused[st.Name]
+		if !isErrorState(st.State) && len(st.ListErrors) == 0 && !refused {
 			continue
 		}
 		// The reason, command line, path and stderr were written by the
 		// repository or the server: shown escaped, never acted on.
-		fmt.Fprintf(ios.Out, "\n%s (%s): %s\n", termsafe.Line(st.Name), st.State, termsafe.Line(dashEmpty(st.Reason)))
+		fmt.Fprintf(ios.Out, "\n%s (%s): %s\n", termsafe.Line(st.Name), st.State, termsafe.Line(dashEmpty(st.Reason)+nextTryText(st, now)))
 		if c := commandText(st); c != "" {
 			fmt.Fprintf(ios.Out, "  command: %s\n", termsafe.Line(c))
 		}
 		if st.File != "" {
 			fmt.Fprintf(ios.Out, "  defined in: %s\n", termsafe.Line(o.tilde(st.File)))
+		}
+		if rf, ok := r.Refused[st.Name]; ok {
+			fmt.Fprintf(ios.Out, "  sandbox: %s\n  to allow it: %s\n", termsafe.Line(rf.What), termsafe.Line(rf.Fix))
 		}
 		if tail := lastNonEmptyLines(st.StderrTail, statusStderrLines); len(tail) > 0 {
 			fmt.Fprintln(ios.Out, "  stderr:")
@@ -167,8 +175,19 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 // statusPipedColumns are status's piped columns (its help names them).
 var statusPipedColumns = []string{"name", "type", "scope", "state", "tools", "tokens", "reason", "command"}
 
-// reasonText is the REASON cell: the one-line reason, and for a server
-// still connecting how long it has been at it.
+// reason is reasonText, and first, for a server whose sandbox refused it
+// something, what (the sandbox, not its slowness, is why it is not
+// connected).
+func (r statusReport) reason(st host.ServerStatus, now time.Time) string {
+	if rf, ok := r.Refused[st.Name]; ok {
+		return "sandbox: " + rf.What + "; " + reasonText(st, now)
+	}
+	return reasonText(st, now)
+}
+
+// reasonText is the REASON cell: the one-line reason, for a server still
+// connecting how long it has been at it, and for one in error when it is
+// tried again.
 func reasonText(st host.ServerStatus, now time.Time) string {
 	if st.State == host.StateConnecting {
 		s := "still connecting after " + formatElapsed(now.Sub(st.Since))
@@ -177,7 +196,19 @@ func reasonText(st host.ServerStatus, now time.Time) string {
 		}
 		return s
 	}
-	return st.Reason
+	return st.Reason + nextTryText(st, now)
+}
+
+// nextTryText says when a server in error is tried again ("" when it is
+// not): the host retries failed starts and lost connections.
+func nextTryText(st host.ServerStatus, now time.Time) string {
+	if st.State != host.StateError || st.NextTry.IsZero() {
+		return ""
+	}
+	if wait := st.NextTry.Sub(now); wait > 0 {
+		return "; next try in " + wait.Round(time.Second).String()
+	}
+	return "; trying again now"
 }
 
 // count renders a tool or token count: "-" when the server is not
@@ -298,18 +329,32 @@ type statusServerJSON struct {
 	File     string `json:"file"`
 	// Since is when the server entered its state; ElapsedMs is how long
 	// ago that was (for a connecting server, how long it has been trying).
-	Since      time.Time      `json:"since"`
-	ElapsedMs  int64          `json:"elapsed_ms"`
-	Protocol   string         `json:"protocol"`
-	ServerInfo string         `json:"serverInfo"`
-	Stderr     []string       `json:"stderr"`
-	Reconnects int            `json:"reconnects"`
-	Stats      host.CallStats `json:"stats"`
+	Since      time.Time `json:"since"`
+	ElapsedMs  int64     `json:"elapsed_ms"`
+	Protocol   string    `json:"protocol"`
+	ServerInfo string    `json:"serverInfo"`
+	Stderr     []string  `json:"stderr"`
+	Reconnects int       `json:"reconnects"`
+	// Reconnecting: it lost its connection and is being reconnected; its
+	// last tools stay served meanwhile.
+	Reconnecting bool `json:"reconnecting,omitempty"`
+	// NextTry is when a server in error (or reconnecting) is tried again,
+	// or when an open circuit is probed; absent when no try is due.
+	NextTry *time.Time     `json:"nextTry,omitempty"`
+	Stats   host.CallStats `json:"stats"`
 	// Sandbox: what a stdio server can reach, in words (docs/security.md,
 	// Sandbox).
 	Sandbox string `json:"sandbox,omitempty"`
 	// ListErrors: per list request ("tools/list"…), why it failed.
 	ListErrors map[string]string `json:"listErrors,omitempty"`
+	// SandboxRefused: what its stderr shows its sandbox refused it, and
+	// the setting that allows it.
+	SandboxRefused *refusalJSON `json:"sandboxRefused,omitempty"`
+}
+
+type refusalJSON struct {
+	What string `json:"what"`
+	Fix  string `json:"fix"`
 }
 
 type statusFilesJSON struct {
@@ -346,14 +391,21 @@ func (r statusReport) json(cfg *config.Resolved, now time.Time) statusJSON {
 		if !st.Since.IsZero() {
 			elapsed = now.Sub(st.Since).Milliseconds()
 		}
+		var next *time.Time
+		if !st.NextTry.IsZero() {
+			next = &st.NextTry
+		}
 		out.Servers = append(out.Servers, statusServerJSON{
 			Name: st.Name, Type: string(st.Type), Scope: string(st.Scope), State: string(st.State),
 			Error: st.Reason, Tools: st.Tools, Tokens: st.Tokens, Deferred: st.Deferred, Command: commandText(st),
 			Trust: string(st.Trust), File: st.File, Since: st.Since, ElapsedMs: elapsed,
 			Protocol: st.Protocol, ServerInfo: st.ServerInfo, Stderr: stderr,
-			Reconnects: st.Reconnects, Stats: st.Stats, Sandbox: r.Sandbox[st.Name],
-			ListErrors: st.ListErrors,
+			Reconnects: st.Reconnects, Reconnecting: st.Reconnecting, NextTry: next, Stats: st.Stats,
+			Sandbox: r.Sandbox[st.Name], ListErrors: st.ListErrors,
 		})
+		if rf, ok := r.Refused[st.Name]; ok {
+			out.Servers[len(out.Servers)-1].SandboxRefused = &refusalJSON{What: rf.What, Fix: rf.Fix}
+		}
 	}
 	return out
 }

@@ -172,6 +172,9 @@ func writeDefinition(w io.Writer, def config.Server) {
 	if def.HeadersHelper != "" {
 		fmt.Fprintf(w, "  headersHelper (runs in a shell at every connect): %s\n", trust.Quote(def.HeadersHelper))
 	}
+	if names := config.SecretNames(def); len(names) > 0 {
+		fmt.Fprintf(w, "  secrets:  %s, read from your own credential store when it starts\n", termsafe.Line(strings.Join(names, ", ")))
+	}
 }
 
 func writeReview(w io.Writer, rs *config.ResolvedServer, v trust.Verdict, parent []string, sandbox string) {
@@ -264,11 +267,15 @@ func quoteList(l []string) string {
 // ${GITHUB_TOKEN} is exactly what a person must see.
 func redactedValue(v string) string {
 	refs := trust.References(config.Server{Command: v})
-	if len(refs) == 0 {
-		return "<redacted>"
-	}
 	for i, r := range refs {
 		refs[i] = "${" + r + "}"
+	}
+	secrets, _ := config.SecretRefs(v)
+	for _, n := range secrets {
+		refs = append(refs, "${secret:"+n+"}")
+	}
+	if len(refs) == 0 {
+		return "<redacted>"
 	}
 	return "<redacted> (made from " + strings.Join(refs, ", ") + ")"
 }

@@ -112,3 +112,21 @@ func FuzzURLExpansions(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTokenShapes: a credential of every known shape (TokenShapes), put
+// anywhere in any text as a word of its own, never survives String, and
+// String never panics on what surrounds it.
+func FuzzTokenShapes(f *testing.F) {
+	f.Add("GH_TOKEN=", "\nnext", uint8(0))
+	f.Add(`{"a":"`, `"}`, uint8(3))
+	f.Add("Bearer ", "", uint8(12))
+	f.Add("at keymap.js:12:3 ", " x", uint8(6))
+	f.Fuzz(func(t *testing.T, before, after string, which uint8) {
+		shapes := TokenShapes()
+		tok := shapes[int(which)%len(shapes)].Example
+		text := before + " " + tok + " " + after
+		if got := String(text); strings.Contains(got, tok) {
+			t.Fatalf("String(%q) = %q still holds %s", text, got, tok)
+		}
+	})
+}

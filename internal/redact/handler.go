@@ -86,24 +86,33 @@ func (h *handler) scrubDeep(v any) any {
 	if h.known == nil {
 		return v
 	}
+	return EachString(v, h.known.String)
+}
+
+// EachString applies f to every string of v — v itself, or at any depth
+// of its maps and slices (map[string]any, []any, []string,
+// map[string]string, as [Args] and [Any] return them) — and returns the
+// result. Maps and slices are changed in place: give it a copy (what
+// [Args] returns is one).
+func EachString(v any, f func(string) string) any {
 	switch v := v.(type) {
 	case string:
-		return h.known.String(v)
+		return f(v)
 	case map[string]any:
 		for k, e := range v {
-			v[k] = h.scrubDeep(e)
+			v[k] = EachString(e, f)
 		}
 	case []any:
 		for i, e := range v {
-			v[i] = h.scrubDeep(e)
+			v[i] = EachString(e, f)
 		}
 	case []string:
 		for i, e := range v {
-			v[i] = h.known.String(e)
+			v[i] = f(e)
 		}
 	case map[string]string:
 		for k, e := range v {
-			v[k] = h.known.String(e)
+			v[k] = f(e)
 		}
 	}
 	return v

@@ -10,7 +10,9 @@
 // they appear, and so are the shapes secrets take in text
 // (`Authorization: Bearer …`, `?access_token=…`, `API_KEY=…`,
 // `https://user:pass@host`, PEM private keys, the private members of a
-// JSON Web Key). [Handler] applies all of this to every slog
+// JSON Web Key), and so are credentials recognised by their form alone
+// (one maintained list, [TokenShapes]: GitHub, OpenAI, Anthropic, AWS,
+// Slack, Google and Stripe keys, JSON Web Tokens…). [Handler] applies all of this to every slog
 // record, so a logger wrapped once cannot leak through a forgotten call
 // site.
 //
@@ -132,15 +134,19 @@ func anyJSON(b []byte) any {
 }
 
 var (
-	envRef     = lazyRegexp(`\$\{[A-Za-z_][A-Za-z0-9_]*\}`)
+	envRef     = lazyRegexp(`\$\{(?:[A-Za-z_][A-Za-z0-9_]*|secret:[A-Za-z0-9_.-]+)\}`) // ${VAR}, ${secret:NAME}
 	schemeWord = lazyRegexp(`(?i)^(bearer|basic|token)\b`)
 )
 
 // ConfigValue returns a configured env (header false) or header (header
 // true) value as it may be shown to the user. A value made only of ${VAR}
+// (or ${secret:NAME})
 // references — for a header, after an optional Bearer/Basic/token word —
 // names a secret without being one and is shown as written. Otherwise a
-// header value is [Placeholder] and an env value follows [Value].
+// header value is [Placeholder], and so is an env value that [Secrets]
+// would scrub from text (a secret-named key, or a value that
+// [LooksSecret]): every display of a value agrees with the scrub of the
+// text around it. Other env values are scrubbed as free text.
 func ConfigValue(key, value string, header bool) string {
 	rest := strings.TrimSpace(envRef().ReplaceAllString(value, ""))
 	if header {
@@ -149,14 +155,18 @@ func ConfigValue(key, value string, header bool) string {
 	if rest == "" && value != "" && envRef().MatchString(value) {
 		return value
 	}
-	if header {
-		if value == "" {
-			return ""
-		}
+	if value == "" {
+		return ""
+	}
+	if header || secretEnv(key, value) {
 		return Placeholder
 	}
-	return Value(key, value)
+	return String(value)
 }
+
+// secretEnv reports whether an env entry holds a secret: its key names
+// one, or its value has a credential's shape.
+func secretEnv(key, value string) bool { return IsSecretKey(key) || LooksSecret(value) }
 
 var secretFlag = lazyRegexp(`(?i)^--?[A-Za-z0-9_\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_\-]*$`)
 
@@ -245,7 +255,7 @@ func Environ(kv []string) []string {
 func Secrets(env, headers map[string]string) []string {
 	var out []string
 	for k, v := range env {
-		if IsSecretKey(k) || LooksSecret(v) {
+		if secretEnv(k, v) {
 			out = append(out, v)
 		}
 	}
@@ -266,16 +276,7 @@ func LooksSecret(v string) bool {
 	if len(v) < 20 || strings.ContainsAny(v, " \t/\\") {
 		return false
 	}
-	var letter, digit bool
-	for _, r := range v {
-		switch {
-		case r >= '0' && r <= '9':
-			digit = true
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
-			letter = true
-		}
-	}
-	return letter && digit
+	return lettersAndDigits(v)
 }
 
 // The shapes a secret takes in free text. Each keeps what names the secret
@@ -283,33 +284,42 @@ func LooksSecret(v string) bool {
 type pattern struct {
 	re   *regexp.Regexp
 	repl string
+	// keep, if set, leaves a match that is not a secret as it is.
+	keep func(match string) bool
 }
 
 var patterns = sync.OnceValue(func() []pattern {
 	return []pattern{
 		// Authorization: Bearer abc, Cookie: a=b; c=d — to the end of the line.
-		{regexp.MustCompile(`(?i)\b((?:proxy-)?authorization|(?:set-)?cookie|x-api-key|api-key)(["']?\s*[:=]\s*)("[^"\r\n]*"|[^\r\n"]+)`), "${1}${2}" + Placeholder},
+		{regexp.MustCompile(`(?i)\b((?:proxy-)?authorization|(?:set-)?cookie|x-api-key|api-key)(["']?\s*[:=]\s*)("[^"\r\n]*"|[^\r\n"]+)`), "${1}${2}" + Placeholder, nil},
 		// Bearer abc / Basic abc wherever they appear.
-		{regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9\-._~+/]+=*`), "${1}${2}" + Placeholder},
+		{regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9\-._~+/]+=*`), "${1}${2}" + Placeholder, nil},
 		// https://user:password@host
-		{regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@]*:)[^/\s@]+@`), "${1}" + Placeholder + "@"},
+		{regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@]*:)[^/\s@]+@`), "${1}" + Placeholder + "@", nil},
 		// ?access_token=abc&… — query, form and fragment (#access_token=,
 		// as OAuth's implicit flow returns it) parameters with a secret name.
-		{regexp.MustCompile(`(?i)([?&;#][^=&\s#?]*(?:token|secret|password|passwd|key|auth|cookie|credential|signature|sig|code)[^=&\s#?]*=)[^&\s#"'<>]*[^&\s#"'<>:.,;)]`), "${1}" + Placeholder},
+		{regexp.MustCompile(`(?i)([?&;#][^=&\s#?]*(?:token|secret|password|passwd|key|auth|cookie|credential|signature|sig|code)[^=&\s#?]*=)[^&\s#"'<>]*[^&\s#"'<>:.,;)]`), "${1}" + Placeholder, nil},
 		// --api-key abc, -password abc: a secret-named flag and its value.
-		{regexp.MustCompile(`(?i)((?:^|\s)--?[A-Za-z0-9_\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_\-]*[ \t]+)([^\s\-$][^\s]*)`), "${1}" + Placeholder},
+		{regexp.MustCompile(`(?i)((?:^|\s)--?[A-Za-z0-9_\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_\-]*[ \t]+)([^\s\-$][^\s]*)`), "${1}" + Placeholder, nil},
 		// A PEM private key (PKCS#1, PKCS#8, EC, OpenSSH, encrypted): the
 		// armour stays, the body goes; a block cut off before its END line goes
 		// to the end of the text.
-		{regexp.MustCompile(`(?s)(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----).*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`), "${1}" + Placeholder + "${2}"},
+		{regexp.MustCompile(`(?s)(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----).*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`), "${1}" + Placeholder + "${2}", nil},
 		// The private members of a JSON Web Key (RFC 7518 §6.2.2 and RFC 7518 §6.3.2):
 		// "d", and RSA's "p", "q", "dp", "dq", "qi", when they hold a
 		// base64url value long enough to be key material.
-		{regexp.MustCompile(`("(?:d|p|q|dp|dq|qi)"[ \t]*:[ \t]*)"[A-Za-z0-9_\-]{16,}={0,2}"`), "${1}\"" + Placeholder + "\""},
-		// API_TOKEN=abc, password: abc, "client_secret": "abc".
-		{regexp.MustCompile(`(?i)(["']?[A-Za-z0-9_.\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_.\-]*["']?[ \t]*[:=][ \t]*)("[^"\r\n]*"|'[^'\r\n]*'|[^\s,;&})"'<>]+)`), "${1}" + Placeholder},
+		{regexp.MustCompile(`("(?:d|p|q|dp|dq|qi)"[ \t]*:[ \t]*)"[A-Za-z0-9_\-]{16,}={0,2}"`), "${1}\"" + Placeholder + "\"", nil},
+		// API_TOKEN=abc, password: abc, "client_secret": "abc" — but not
+		// keymap.js:12:3, a position in a file whose name holds "key".
+		{regexp.MustCompile(`(?i)(["']?[A-Za-z0-9_.\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_.\-]*["']?[ \t]*[:=][ \t]*)("[^"\r\n]*"|'[^'\r\n]*'|[^\s,;&})"'<>]+)`), "${1}" + Placeholder, filePosition},
 	}
 })
+
+// position is a file name with an extension, a colon and a line number
+// (and a column): what a stack trace or a compiler prints.
+var position = lazyRegexp(`^[A-Za-z0-9_.\-]*\.[A-Za-z][A-Za-z0-9]*:[0-9]+(?::[0-9]+)?:?$`)
+
+func filePosition(m string) bool { return position().MatchString(m) }
 
 // https://<token>@host: a userinfo without a password that is a credential
 // itself (git hosts take tokens so). Only a token-shaped one goes: git@
@@ -324,19 +334,30 @@ func tokenUser(m string) string {
 	return m[:i] + Placeholder + "@"
 }
 
-// String scrubs free text: the shapes secrets take (see the package doc)
-// and every occurrence of the given secret values of at least
+// String scrubs free text: the shapes secrets take (see the package doc),
+// the credentials of a known shape ([TokenShapes]: ghp_…, sk-…, AKIA…, JSON
+// Web Tokens…) and every occurrence of the given secret values of at least
 // [MinSecretLen] bytes. No given secret survives in the result.
 func String(s string, secrets ...string) string {
 	for _, p := range patterns() {
-		if p.re.MatchString(s) {
-			s = p.re.ReplaceAllString(s, p.repl)
+		if !p.re.MatchString(s) {
+			continue
 		}
+		if p.keep == nil {
+			s = p.re.ReplaceAllString(s, p.repl)
+			continue
+		}
+		s = p.re.ReplaceAllStringFunc(s, func(m string) string {
+			if p.keep(m) {
+				return m
+			}
+			return p.re.ReplaceAllString(m, p.repl)
+		})
 	}
 	if userOnly().MatchString(s) {
 		s = userOnly().ReplaceAllStringFunc(s, tokenUser)
 	}
-	return scrub(s, secrets)
+	return scrub(scrubTokens(s), secrets)
 }
 
 func scrub(s string, secrets []string) string {

@@ -129,8 +129,13 @@ func runnable(pkg *Package) error {
 	if t := pkg.Transport.Type; t != "" && t != "stdio" {
 		return fmt.Errorf("the %s package %s serves %s itself (start it yourself, then add its URL)", pkg.RegistryType, pkg.Identifier, t)
 	}
-	_, err := runtimeFor(pkg)
-	return err
+	if _, err := runtimeFor(pkg); err != nil {
+		return err
+	}
+	if why := packageSpec(pkg); why != "" {
+		return fmt.Errorf("%s: %w", why, ErrUnsupported)
+	}
+	return nil
 }
 
 // runtimes are the commands each package type may be started with; the
@@ -319,6 +324,10 @@ type Definition struct {
 	Env     map[string]string `json:"env,omitempty"`
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
+	// RuntimeArgs are the words of Args that the server.json's
+	// runtimeArguments gave the runner (not written: Args holds them);
+	// see Plan.ReviewDefinition.
+	RuntimeArgs []string `json:"-"`
 }
 
 // BuildOptions are the user's answers; a nil *BuildOptions gives none.
@@ -330,6 +339,11 @@ type BuildOptions struct {
 	// written as ${Ref}, read from the environment when the server starts,
 	// whatever value was given (for files a repository shares).
 	SecretRefs bool
+	// Stored maps the keys (Var.Key) of secrets the user keeps in their
+	// secret store to the secret's name there: with SecretRefs such a
+	// secret is written as ${secret:NAME}, read from that store when the
+	// server starts.
+	Stored map[string]string
 }
 
 // MissingError lists the required values Build was not given.
@@ -418,6 +432,8 @@ func (b *builder) lookup(key string) Var {
 func (b *builder) resolve(v Var) (s string, lit, ok bool) {
 	val, given := b.opts.Values[v.Key]
 	switch {
+	case v.Secret && b.opts.SecretRefs && b.opts.Stored[v.Key] != "":
+		return "${secret:" + b.opts.Stored[v.Key] + "}", false, true
 	case v.Secret && b.opts.SecretRefs && (given || v.Required):
 		return "${" + v.Ref + "}", false, true
 	case given:
@@ -537,6 +553,7 @@ func (b *builder) pkg(pkg *Package) *Definition {
 		def.Env = env
 	}
 	rt := b.args(pkg.RuntimeArguments)
+	def.RuntimeArgs = append([]string(nil), rt...)
 	pa := b.args(pkg.PackageArguments)
 	id, ver := escape(pkg.Identifier), escape(pkg.Version)
 	switch runtime {

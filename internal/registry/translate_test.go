@@ -50,7 +50,8 @@ func TestBuild(t *testing.T) {
 		name: "oci passes env names to the container",
 		js:   `{"name":"a/b","packages":[{"registryType":"oci","identifier":"docker.io/mcp/fs:1","transport":{"type":"stdio"},"runtimeArguments":[{"type":"named","name":"--mount","value":"type=bind,src={src},dst=/p","variables":{"src":{"isRequired":true}}}],"environmentVariables":[{"name":"LOG","default":"info"}]}]}`,
 		opts: &BuildOptions{Values: map[string]string{"src": "/home/me"}},
-		want: &Definition{Type: "stdio", Command: "docker", Args: []string{"run", "-i", "--rm", "-e", "LOG", "--mount", "type=bind,src=/home/me,dst=/p", "docker.io/mcp/fs:1"}, Env: map[string]string{"LOG": "info"}},
+		want: &Definition{Type: "stdio", Command: "docker", Args: []string{"run", "-i", "--rm", "-e", "LOG", "--mount", "type=bind,src=/home/me,dst=/p", "docker.io/mcp/fs:1"}, Env: map[string]string{"LOG": "info"},
+			RuntimeArgs: []string{"--mount", "type=bind,src=/home/me,dst=/p"}},
 	}, {
 		name: "nuget with dnx",
 		js:   `{"name":"a/b","packages":[{"registryType":"nuget","identifier":"K.S","version":"0.4.0-beta","transport":{"type":"stdio"},"packageArguments":[{"type":"positional","value":"mcp"},{"type":"positional","value":"start"}]}]}`,
@@ -60,6 +61,11 @@ func TestBuild(t *testing.T) {
 		js:   `{"name":"a/b","remotes":[{"type":"sse","url":"https://{tenant}.example.com/sse","variables":{"tenant":{"isRequired":true}},"headers":[{"name":"Authorization","value":"Bearer {tok}","variables":{"tok":{"isRequired":true,"isSecret":true}}}]}]}`,
 		opts: &BuildOptions{Values: map[string]string{"tenant": "acme", "tok": "t0k"}, SecretRefs: true},
 		want: &Definition{Type: "sse", URL: "https://acme.example.com/sse", Headers: map[string]string{"Authorization": "Bearer ${TOK}"}},
+	}, {
+		name: "a secret kept in the user's store is a secret reference",
+		js:   `{"name":"a/b","remotes":[{"type":"streamable-http","url":"https://x.example.com/mcp","headers":[{"name":"Authorization","value":"Bearer {tok}","variables":{"tok":{"isRequired":true,"isSecret":true}}}]}]}`,
+		opts: &BuildOptions{Values: map[string]string{"tok": "t0k"}, SecretRefs: true, Stored: map[string]string{"tok": "TOK_2"}},
+		want: &Definition{Type: "http", URL: "https://x.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer ${secret:TOK_2}"}},
 	}, {
 		name: "publisher text cannot read the environment",
 		js:   `{"name":"a/b","packages":[{"registryType":"npm","identifier":"x","transport":{"type":"stdio"},"packageArguments":[{"type":"positional","value":"${HOME}"},{"type":"positional","valueHint":"d","default":"$${AWS_SECRET}"}]}]}`,

@@ -2,6 +2,7 @@ package testserver
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"strings"
@@ -19,7 +20,7 @@ import (
 func init() {
 	register("elicit", serverDef{
 		doc: "questions during calls (multi round-trip input requests): ask (one question), ask_twice (a second " +
-			"question after the first is answered), ask_both (two questions at once); calls reports how many " +
+			"question after the first is answered), ask_both (two questions at once), ask_form (the message and form given); calls reports how many " +
 			"tools/call requests the server has handled, itself included; -protocol 2025-11-25 makes them elicitation/create requests",
 		inProcess: true,
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
@@ -28,6 +29,11 @@ func init() {
 			return p.buildAndServe
 		},
 	})
+}
+
+type elicitFormIn struct {
+	Message string         `json:"message" jsonschema:"the message of the request"`
+	Schema  map[string]any `json:"schema" jsonschema:"the requested schema: an object of string, number, boolean or enum properties"`
 }
 
 type elicitAskIn struct {
@@ -124,6 +130,26 @@ func newElicitServer(protocol string) *mcp.Server {
 			}}, nil, nil
 		}
 		return text(fmt.Sprintf("first: %s, second: %s", answerOf(r["first"], "first"), answerOf(r["second"], "second"))), nil, nil
+	})
+
+	// ask_form asks with whatever message and form the caller gives: a
+	// server writes both, so a test can put a hostile server's words in
+	// them.
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "ask_form",
+		Description: "Asks with the message and requested schema given (input request \"form\") and returns \"form: <the answers as JSON>\".",
+	}, func(_ context.Context, req *mcp.CallToolRequest, in elicitFormIn) (*mcp.CallToolResult, any, error) {
+		resp, ok := req.Params.InputResponses["form"].(*mcp.ElicitResult)
+		if !ok {
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{
+				"form": &mcp.ElicitParams{Message: in.Message, RequestedSchema: in.Schema},
+			}}, nil, nil
+		}
+		if resp.Action != "accept" {
+			return text("the user chose " + resp.Action), nil, nil
+		}
+		b, _ := json.Marshal(resp.Content)
+		return text("form: " + string(b)), nil, nil
 	})
 
 	mcp.AddTool(s, &mcp.Tool{

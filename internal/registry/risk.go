@@ -1,0 +1,307 @@
+package registry
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/switchboard-mcp/switchboard/trust"
+)
+
+// A server.json names a package — what the registry lists, what a person
+// reads, what the registry may have checked the publisher owns — and may
+// add runtimeArguments, which go to the runner (npx, uvx, docker…)
+// itself, not to the server. Those can make the runner run something else
+// (`npx -c 'sh …'`, `npx --node-options '--require …'`, `uvx --from
+// git+https://…`) or give what it runs more than a package gets
+// (`docker run -v /:/host --privileged`). Switchboard therefore refuses
+// what changes what runs or unconfines it, and writes any other runner
+// option only once the person confirmed it (docs/security.md).
+
+// Finding is one runner option (or environment variable) of a registry
+// definition that Switchboard refuses or asks about.
+type Finding struct {
+	// What is the option as written, e.g. `--node-options --require ./x`.
+	What string
+	// Why says, in plain words, what it does.
+	Why string
+}
+
+// Review is what a definition built from a registry entry would let its
+// publisher decide beyond the package it names.
+type Review struct {
+	// Refused are never written: they change what runs, or confine it
+	// less than the runner does.
+	Refused []Finding
+	// Confirm are runner options Switchboard does not know to be harmless:
+	// written only once the person confirmed them.
+	Confirm []Finding
+}
+
+// OK reports that nothing is refused or needs confirming.
+func (r Review) OK() bool { return len(r.Refused) == 0 && len(r.Confirm) == 0 }
+
+// runnerRules are, per runner, the options known to be harmless and
+// those refused. An option in neither needs confirming. Names are the
+// option without its "=value".
+type runnerRules struct {
+	safe   map[string]bool
+	refuse map[string]string // option → why
+	// mounts are the options whose value names a host path to share.
+	mounts map[string]bool
+	// values are the options that take a value, which is the next word
+	// when it is not written with "=" (even one starting with "-"): that
+	// word is no option of its own.
+	values map[string]bool
+}
+
+func set(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
+
+func why(text string, words ...string) map[string]string {
+	m := make(map[string]string, len(words))
+	for _, w := range words {
+		m[w] = text
+	}
+	return m
+}
+
+func merge(ms ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range ms {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+const (
+	whyCommand = "makes the runner run a command or code of the publisher's choosing instead of the package"
+	whySource  = "makes the runner fetch the package (or more packages) from somewhere other than the package registry"
+	whyConfig  = "points the runner at other configuration, which can change what it runs"
+	whyHost    = "gives the container the host's privileges, devices or namespaces"
+)
+
+var npmRules = runnerRules{
+	safe: set("-y", "--yes", "-q", "--quiet", "--silent", "--prefer-offline", "--prefer-online", "--no-update-notifier"),
+	refuse: merge(
+		why(whyCommand, "-c", "--call", "--node-options", "--node-arg", "-n", "--script-shell", "--shell"),
+		why(whySource, "-p", "--package", "--registry", "--workspace", "-w", "--workspaces"),
+		why(whyConfig, "--userconfig", "--globalconfig", "--prefix", "--cache", "--cafile"),
+	),
+	values: set("-c", "--call", "--node-options", "--node-arg", "-n", "--script-shell", "--shell", "-p", "--package",
+		"--registry", "--workspace", "-w", "--userconfig", "--globalconfig", "--prefix", "--cache", "--cafile", "--loglevel"),
+}
+
+var uvRules = runnerRules{
+	safe: set("-q", "--quiet", "--isolated", "--no-cache", "--offline", "--no-progress", "--no-config"),
+	refuse: merge(
+		why(whySource, "--from", "--with", "--with-editable", "--with-requirements", "--index", "--index-url", "-i",
+			"--extra-index-url", "--default-index", "--find-links", "-f"),
+		why(whyConfig, "--config-file", "--directory", "--project"),
+	),
+	values: set("--from", "--with", "--with-editable", "--with-requirements", "--index", "--index-url", "-i",
+		"--extra-index-url", "--default-index", "--find-links", "-f", "--config-file", "--directory", "--project",
+		"--python", "-p"),
+}
+
+var pipxRules = runnerRules{
+	safe: set("-q", "--quiet"),
+	refuse: merge(
+		why(whySource, "--spec", "--index-url", "-i", "--pip-args", "--editable", "-e"),
+	),
+	values: set("--spec", "--index-url", "-i", "--pip-args", "--python"),
+}
+
+var containerRules = runnerRules{
+	safe: set("-i", "--interactive", "--rm", "--init", "-t", "--tty", "--read-only", "-e", "--env"),
+	refuse: merge(
+		why(whyHost, "--privileged", "--cap-add", "--device", "--device-cgroup-rule", "--security-opt", "--pid", "--ipc",
+			"--uts", "--userns", "--cgroupns", "--volumes-from"),
+		why(whyCommand, "--entrypoint"),
+	),
+	mounts: set("-v", "--volume", "--mount"),
+	values: set("-e", "--env", "--cap-add", "--device", "--device-cgroup-rule", "--security-opt", "--pid", "--ipc",
+		"--uts", "--userns", "--cgroupns", "--volumes-from", "--entrypoint", "-v", "--volume", "--mount", "--network",
+		"--net", "-p", "--publish", "--user", "-u", "--name", "-w", "--workdir", "--platform", "--label", "-l",
+		"--env-file", "--add-host", "--dns", "--memory", "-m", "--cpus"),
+}
+
+var dnxRules = runnerRules{
+	safe: set("--yes", "-y"),
+	refuse: merge(
+		why(whySource, "--source", "--add-source"),
+		why(whyConfig, "--configfile"),
+	),
+	values: set("--source", "--add-source", "--configfile", "--version"),
+}
+
+func rulesFor(runtime string) runnerRules {
+	switch runtime {
+	case "npx", "bunx", "pnpx":
+		return npmRules
+	case "uvx":
+		return uvRules
+	case "pipx":
+		return pipxRules
+	case "docker", "podman":
+		return containerRules
+	}
+	return dnxRules
+}
+
+// hostTrees are host paths a container is never given, nor anything under
+// them: the kernel's views, system configuration and programs, the
+// container runtime's state and socket. hostRoots are never given whole
+// (the root, every home directory at once); a path under them — a
+// directory the user chose to share — is shown and asked about instead.
+var (
+	hostTrees = []string{"/proc", "/sys", "/dev", "/etc", "/boot", "/run", "/var/run", "/var/lib/docker",
+		"/var/lib/containers", "/usr", "/bin", "/sbin", "/lib", "/lib64"}
+	hostRoots = []string{"/", "/home", "/Users", "/root", "/var"}
+)
+
+// ReviewDefinition reviews a definition Build made from the plan: its
+// runner options (runtimeArguments) and the environment variables that
+// change how programs load code (NODE_OPTIONS, LD_PRELOAD, PYTHONPATH…;
+// trust.Danger), which a registry definition may not set. A remote has
+// nothing to review.
+func (p *Plan) ReviewDefinition(def *Definition) Review {
+	var r Review
+	if p.Package == nil || def == nil {
+		return r
+	}
+	rules := rulesFor(def.Command)
+	args := def.RuntimeArgs
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, value, hasValue := strings.Cut(a, "=")
+		if !strings.HasPrefix(a, "-") {
+			r.Confirm = append(r.Confirm, Finding{What: a, Why: "a word given to " + def.Command + " itself, before the package"})
+			continue
+		}
+		// An option that takes a value takes the next word, whatever it
+		// looks like, as the runner does.
+		if !hasValue && rules.values[name] && i+1 < len(args) {
+			i++
+			value, hasValue = args[i], true
+		}
+		shown := name
+		if hasValue {
+			shown += " " + value
+		}
+		switch {
+		case rules.refuse[name] != "":
+			r.Refused = append(r.Refused, Finding{What: shown, Why: rules.refuse[name]})
+		case (name == "--network" || name == "--net") && (value == "host" || strings.HasPrefix(value, "container:")):
+			r.Refused = append(r.Refused, Finding{What: shown, Why: whyHost})
+		case rules.mounts[name]:
+			if src := mountSource(name, value); unsafeHostPath(src) {
+				r.Refused = append(r.Refused, Finding{What: shown, Why: fmt.Sprintf("shares the host's %s with the container", src)})
+			} else {
+				r.Confirm = append(r.Confirm, Finding{What: shown, Why: "shares a host path with the container"})
+			}
+		case rules.safe[name]:
+		default:
+			r.Confirm = append(r.Confirm, Finding{What: shown, Why: "an option of " + def.Command + " itself, not of the server"})
+		}
+	}
+	keys := make([]string, 0, len(def.Env))
+	for k := range def.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if d := trust.Danger(k); d != "" {
+			r.Refused = append(r.Refused, Finding{What: "environment variable " + k + "=" + def.Env[k], Why: d})
+		}
+	}
+	return r
+}
+
+// mountSource is the host side of a -v/--volume (SRC:DST[:opts]) or
+// --mount (type=bind,src=…,dst=…) value; "" for a named volume or none.
+func mountSource(flag, value string) string {
+	if flag == "--mount" {
+		for _, kv := range strings.Split(value, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			if k == "src" || k == "source" {
+				return v
+			}
+		}
+		return ""
+	}
+	src, _, ok := strings.Cut(value, ":")
+	if !ok {
+		return "" // an anonymous volume: a path in the container only
+	}
+	return src
+}
+
+// unsafeHostPath reports whether a mount source is one of hostRoots, is
+// or is under one of hostTrees, holds "..", or starts with "~" or a
+// variable (the home).
+func unsafeHostPath(src string) bool {
+	if src == "" || !strings.ContainsAny(src[:1], "/~$.") {
+		return false // a named volume
+	}
+	if strings.HasPrefix(src, "~") || strings.HasPrefix(src, "$") || strings.Contains(src, "..") {
+		return true
+	}
+	clean := path.Clean(src)
+	for _, h := range hostRoots {
+		if clean == h {
+			return true
+		}
+	}
+	for _, h := range hostTrees {
+		if clean == h || strings.HasPrefix(clean, h+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// Package specs: a server.json's identifier and version must name a
+// package of the package registry — never a path, a URL, a git repository
+// or another protocol (npm's file:, link:, git+https:, github:user/repo;
+// pip's URL and path requirements), which would run something the
+// registry did not list.
+var (
+	npmName   = regexp.MustCompile(`^(@[A-Za-z0-9~][A-Za-z0-9._~-]*/)?[A-Za-z0-9~][A-Za-z0-9._~-]*$`)
+	plainName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._,-]+\])?$`)
+	version   = regexp.MustCompile(`^[A-Za-z0-9^~<>=*][A-Za-z0-9.+_^~<>=*!-]*$`)
+)
+
+// packageSpec says why pkg's identifier or version is not a plain package
+// of its registry ("" when it is).
+func packageSpec(pkg *Package) string {
+	id, ver := pkg.Identifier, pkg.Version
+	switch strings.ToLower(pkg.RegistryType) {
+	case "npm":
+		if !npmName.MatchString(id) {
+			return fmt.Sprintf("npm package identifier %q is not a package name (a path, URL, git or file: spec would run something the registry did not list)", id)
+		}
+	case "pypi", "nuget":
+		if !plainName.MatchString(id) {
+			return fmt.Sprintf("%s package identifier %q is not a package name (a path or URL would run something the registry did not list)", pkg.RegistryType, id)
+		}
+	case "oci":
+		if strings.Contains(id, "://") || strings.HasPrefix(id, "/") || strings.HasPrefix(id, ".") {
+			return fmt.Sprintf("oci image %q is not an image reference", id)
+		}
+		return ""
+	}
+	if ver != "" && !version.MatchString(ver) {
+		return fmt.Sprintf("%s package version %q is not a version (a path, URL, git or file: spec would run something the registry did not list)", pkg.RegistryType, ver)
+	}
+	return ""
+}
