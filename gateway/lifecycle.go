@@ -228,6 +228,7 @@ func (g *Gateway) BindHTTP(w http.ResponseWriter, r *http.Request, keys ...strin
 	g.calls.mu.Unlock()
 	r = r.WithContext(ctx)
 	r.Header.Set(CarrierHeader, tok)
+	takeTaskFieldHTTP(r) // a task-capable client's `task` field (tasks.go)
 	return &watchedWriter{ResponseWriter: w, withdrawn: cr.withdrawn}, r, func() {
 		g.calls.mu.Lock()
 		delete(g.calls.carriers, tok)

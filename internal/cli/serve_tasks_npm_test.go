@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,7 @@ func TestGatewayServesTaskToolsToPlainClients(t *testing.T) {
 	writeJSON(t, filepath.Join(w.sbHome, "mcp.json"), map[string]any{"mcpServers": map[string]any{
 		"everything": map[string]any{"type": "stdio", "command": p.Node, "args": []string{p.Everything}},
 	}})
-	w.permissions(t, []string{"mcp__everything__simulate-research-query"}, nil)
+	w.permissions(t, []string{"mcp__everything__simulate-research-query", "mcp__everything__trigger-long-running-operation"}, nil)
 	const tool = "everything__simulate-research-query"
 	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0")
 	t.Cleanup(stop)
@@ -83,6 +84,71 @@ func TestGatewayServesTaskToolsToPlainClients(t *testing.T) {
 				t.Fatalf("inspector %s output (%v):\n%s", mode, err, out)
 			}
 			check(t, "inspector "+mode, res.IsError, res.Content[0].Text)
+		}
+	})
+	// Issue 35, point 3: a task-capable client (the TypeScript SDK's
+	// experimental tasks API) runs the call as a task of the gateway's,
+	// follows it to its result, cancels another, and a second client of
+	// the same gateway finds neither.
+	taskScript, err := filepath.Abs("testdata/gateway/ts_task.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("typescript-tasks", func(t *testing.T) {
+		t.Parallel()
+		for _, mode := range []string{"stdio", "http"} {
+			args := append([]string{taskScript, "stdio"}, stdio...)
+			if mode == "http" {
+				args = []string{taskScript, "http", base + "/mcp"}
+			}
+			env := []string{"SDK=" + p.SDK, "TOOL=" + tool, `TOOL_ARGS={"topic":"tides"}`,
+				"LONG=everything__trigger-long-running-operation", `LONG_ARGS={"duration":600,"steps":600}`}
+			ww := *w
+			ww.env = append(append([]string{}, w.env...), env...)
+			out := runClient(t, &ww, "ts tasks "+mode, 120*time.Second, p.Node, args...)
+			var res struct {
+				Capability  map[string]any `json:"capability"`
+				TaskID      string         `json:"taskId"`
+				Statuses    []string       `json:"statuses"`
+				IsError     bool           `json:"isError"`
+				Text        string         `json:"text"`
+				Error       *string        `json:"error"`
+				RelatedTask string         `json:"relatedTask"`
+				OwnGet      string         `json:"ownGet"`
+				OwnList     []string       `json:"ownList"`
+				LongCreated bool           `json:"longCreated"`
+				OtherGet    *string        `json:"otherGet"`
+				OtherResult *string        `json:"otherResult"`
+				OtherCancel *string        `json:"otherCancel"`
+				OtherList   []string       `json:"otherList"`
+				LongCancel  string         `json:"longCancel"`
+				LongGet     string         `json:"longGet"`
+				LongResult  *string        `json:"longResult"`
+				Fatal       string         `json:"fatal"`
+			}
+			if err := json.Unmarshal(out, &res); err != nil {
+				t.Fatalf("ts tasks %s output: %v\n%s", mode, err, out)
+			}
+			what := "ts tasks " + mode
+			if res.Fatal != "" || res.Capability == nil || res.TaskID == "" || res.Error != nil || len(res.Statuses) == 0 || res.Statuses[len(res.Statuses)-1] != "completed" {
+				t.Fatalf("%s: the call did not run as a task to its end:\n%s", what, out)
+			}
+			check(t, what, res.IsError, res.Text)
+			if res.RelatedTask != res.TaskID || res.OwnGet != "completed" || !slices.Contains(res.OwnList, res.TaskID) {
+				t.Errorf("%s: the client's own task as it sees it afterwards:\n%s", what, out)
+			}
+			if !res.LongCreated || res.LongCancel != "cancelled" || res.LongGet != "cancelled" || res.LongResult == nil {
+				t.Errorf("%s: the long task was not cancelled:\n%s", what, out)
+			}
+			// The other client: not found, nothing listed, nothing cancelled.
+			for name, e := range map[string]*string{"tasks/get": res.OtherGet, "tasks/result": res.OtherResult, "tasks/cancel": res.OtherCancel} {
+				if e == nil || !strings.Contains(*e, "not found") {
+					t.Errorf("%s: another client's %s of the task: %v, want not found", what, name, e)
+				}
+			}
+			if len(res.OtherList) != 0 {
+				t.Errorf("%s: another client lists %q", what, res.OtherList)
+			}
 		}
 	})
 }
