@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // FuzzTaskMessages feeds what a server sends to the adapter's readers of
@@ -68,5 +70,61 @@ func FuzzEvents(f *testing.F) {
 			}
 			return n < 100
 		})
+	})
+}
+
+// FuzzTakeTaskField feeds what a gateway client sends as tools/call
+// params (and POST bodies) to the server side's rewriter: the result is
+// valid JSON when the input was, holds no top-level task field once
+// changed, and only a `task` object asks for a task — never a key the
+// client wrote into _meta itself.
+func FuzzTakeTaskField(f *testing.F) {
+	for _, s := range []string{
+		`{"name":"a","task":{"ttl":60000}}`,
+		`{"name":"a","_meta":{"switchboard/task":{}},"task":{}}`,
+		`{"name":"a","_meta":{"switchboard/task":{}}}`,
+		`{"name":"a","_meta":null,"task":null}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","task":{}}}`,
+		`{"task":[]}`, `"task"`, `null`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, take := range []func([]byte) ([]byte, bool){
+			func(b []byte) ([]byte, bool) { return TakeTaskField(b) },
+			TakeTaskFieldInBody,
+		} {
+			out, changed := take(data)
+			if !changed {
+				if !bytes.Equal(out, data) {
+					t.Fatalf("unchanged but different: %q → %q", data, out)
+				}
+				continue
+			}
+			if !json.Valid(out) {
+				t.Fatalf("%q → invalid %q", data, out)
+			}
+		}
+		out, changed := TakeTaskField(data)
+		if !changed {
+			return
+		}
+		var p struct {
+			Task *json.RawMessage `json:"task"`
+			Meta mcp.Meta         `json:"_meta"`
+		}
+		if err := json.Unmarshal(out, &p); err != nil {
+			return // duplicate keys and the like: the SDK refuses them as ever
+		}
+		if p.Task != nil {
+			t.Fatalf("%q → %q keeps the task field", data, out)
+		}
+		var in struct {
+			Task json.RawMessage `json:"task"`
+		}
+		_ = json.Unmarshal(data, &in)
+		if _, asked := Requested(p.Meta); asked && !isObject(in.Task) {
+			t.Fatalf("%q → %q asks for a task without a task object", data, out)
+		}
 	})
 }

@@ -120,7 +120,12 @@ func Requested(meta mcp.Meta) (ttl time.Duration, ok bool) {
 	if err != nil {
 		return 0, true
 	}
-	ttl, _ = millis(raw, "ttl")
+	var task struct {
+		TTL json.RawMessage `json:"ttl"`
+	}
+	if json.Unmarshal(raw, &task) == nil {
+		ttl, _ = millis(task.TTL, "ttl") // not a number: none
+	}
 	return ttl, true
 }
 
