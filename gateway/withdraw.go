@@ -111,8 +111,9 @@ func trackQuestions(next mcp.MethodHandler) mcp.MethodHandler {
 // Transport returns t with the gateway watching what is written on it:
 // serve the gateway's Server on it instead of t (stdio), so that a call
 // whose question to the client is withdrawn answers after the
-// question's notifications/cancelled, not before. An HTTP handler gets the
-// same from BindHTTP.
+// question's notifications/cancelled, not before; and so that the `task`
+// field of a task-capable client's tools/call reaches the gateway
+// (tasks.go). An HTTP handler gets the same from BindHTTP.
 func (g *Gateway) Transport(t mcp.Transport) mcp.Transport { return watchedTransport{t} }
 
 type watchedTransport struct{ mcp.Transport }

@@ -48,6 +48,13 @@
 // carry the original call's headers, and the call's response stream is
 // kept open, with the progress and the final result written into it.
 //
+// The gateway's side (serve.go) offers tasks to its own task-capable
+// clients (2025-11-25): [TakeTaskField] keeps a tools/call's `task` field
+// past the SDK (which drops it) in _meta, the gateway's receiving
+// middleware runs such a call as a task of a [Store], which answers
+// tasks/get, tasks/result, tasks/list and tasks/cancel for the task's
+// owner only.
+//
 // Cost: for a server that offers no tasks, a message costs a type switch,
 // a string comparison and an atomic load each way (over HTTP, a scan of
 // each POST body for a few method names); BenchmarkOverhead measures it.
@@ -66,7 +73,11 @@
 //     (host/call.go's never-re-run rule keeps its meaning);
 //   - config's "tasks" setting maps onto the SDK's option for optional
 //     tools;
+//   - the gateway declares the SDK's server-side task support instead of
+//     its Store (gateway/tasks.go; Transport and BindHTTP stop calling
+//     TakeTaskField);
 //   - this package and its test server (internal/testserver's "tasks")
 //     are deleted; the host's tests of task tools (host/tasks_test.go)
-//     stay and must pass unchanged.
+//     and the gateway's (TestGatewayServesTaskToolsToPlainClients in
+//     internal/cli) stay and must pass unchanged.
 package tasks

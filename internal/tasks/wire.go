@@ -13,7 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// What the two revisions put on the wire. Everything the package knows of
+// What the two revisions put on the wire (serve.go holds the gateway's
+// side of 2025-11-25). Everything else the package knows of
 // the tasks wire format is in this file.
 const (
 	// extensionID names the 2026-07-28 tasks extension, in the server's
