@@ -26,9 +26,11 @@ func TestGatewayServesTaskToolsToPlainClients(t *testing.T) {
 	}})
 	w.permissions(t, []string{"mcp__everything__simulate-research-query", "mcp__everything__trigger-long-running-operation"}, nil)
 	const tool = "everything__simulate-research-query"
-	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0")
+	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--wait", "60s")
 	t.Cleanup(stop)
-	stdio := []string{switchboardBin(t), "--workspace", w.ws, "serve", "--stdio"}
+	// --wait: the Inspector's CLI lists once, and server-everything may
+	// take longer than the first tools/list waits on a loaded machine.
+	stdio := []string{switchboardBin(t), "--workspace", w.ws, "serve", "--stdio", "--wait", "60s"}
 
 	check := func(t *testing.T, what string, isError bool, text string) {
 		t.Helper()
@@ -36,21 +38,27 @@ func TestGatewayServesTaskToolsToPlainClients(t *testing.T) {
 			t.Errorf("%s: isError %v, text:\n%s", what, isError, text)
 		}
 	}
-	script, err := filepath.Abs("testdata/gateway/ts_call.mjs")
-	if err != nil {
-		t.Fatal(err)
+	// runTS runs a TypeScript client script of testdata/gateway through
+	// serve --stdio or --http (mode), the tool to call in its environment.
+	runTS := func(t *testing.T, file, mode string, env ...string) []byte {
+		t.Helper()
+		script, err := filepath.Abs(filepath.Join("testdata/gateway", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := append([]string{script, "stdio"}, stdio...)
+		if mode == "http" {
+			args = []string{script, "http", base + "/mcp"}
+		}
+		ww := *w
+		ww.env = append(append([]string{}, w.env...), "SDK="+p.SDK, "TOOL="+tool, `TOOL_ARGS={"topic":"tides"}`)
+		ww.env = append(ww.env, env...)
+		return runClient(t, &ww, file+" "+mode, 120*time.Second, p.Node, args...)
 	}
 	t.Run("typescript", func(t *testing.T) {
 		t.Parallel()
 		for _, mode := range []string{"stdio", "http"} {
-			args := append([]string{script, "stdio"}, stdio...)
-			if mode == "http" {
-				args = []string{script, "http", base + "/mcp"}
-			}
-			env := []string{"SDK=" + p.SDK, "TOOL=" + tool, `TOOL_ARGS={"topic":"tides"}`}
-			ww := *w
-			ww.env = append(append([]string{}, w.env...), env...)
-			out := runClient(t, &ww, "ts "+mode, 120*time.Second, p.Node, args...)
+			out := runTS(t, "ts_call.mjs", mode)
 			var res struct {
 				IsError  bool     `json:"isError"`
 				Text     string   `json:"text"`
@@ -90,22 +98,11 @@ func TestGatewayServesTaskToolsToPlainClients(t *testing.T) {
 	// experimental tasks API) runs the call as a task of the gateway's,
 	// follows it to its result, cancels another, and a second client of
 	// the same gateway finds neither.
-	taskScript, err := filepath.Abs("testdata/gateway/ts_task.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Run("typescript-tasks", func(t *testing.T) {
 		t.Parallel()
 		for _, mode := range []string{"stdio", "http"} {
-			args := append([]string{taskScript, "stdio"}, stdio...)
-			if mode == "http" {
-				args = []string{taskScript, "http", base + "/mcp"}
-			}
-			env := []string{"SDK=" + p.SDK, "TOOL=" + tool, `TOOL_ARGS={"topic":"tides"}`,
-				"LONG=everything__trigger-long-running-operation", `LONG_ARGS={"duration":600,"steps":600}`}
-			ww := *w
-			ww.env = append(append([]string{}, w.env...), env...)
-			out := runClient(t, &ww, "ts tasks "+mode, 120*time.Second, p.Node, args...)
+			out := runTS(t, "ts_task.mjs", mode,
+				"LONG=everything__trigger-long-running-operation", `LONG_ARGS={"duration":600,"steps":600}`)
 			var res struct {
 				Capability  map[string]any `json:"capability"`
 				TaskID      string         `json:"taskId"`
