@@ -41,9 +41,6 @@ func TestTaskToolThroughGateway(t *testing.T) {
 		t.Fatalf("t__fail: %q (isError %v)", got, res.IsError)
 	}
 	waitRelayIdle(t, f.g)
-	if b, _ := os.ReadFile(log); strings.Contains(string(b), "call fail") {
-		t.Errorf("the denied call reached the server:\n%s", b)
-	}
 	lines := readAudit(t, path)
 	if len(lines) != 2 {
 		t.Fatalf("%d audit lines for two calls: %+v", len(lines), lines)
