@@ -203,3 +203,15 @@ func TestStoreBounds(t *testing.T) {
 		t.Error("a closed store took a task")
 	}
 }
+
+// BenchmarkTakeTaskFieldPlain is what the gateway's side of tasks costs
+// a call that asks for no task: the scan of its params (docs/benchmarks.md).
+func BenchmarkTakeTaskFieldPlain(b *testing.B) {
+	params := json.RawMessage(`{"name":"everything__echo","arguments":{"message":"` + strings.Repeat("x", 200) + `"},"_meta":{"progressToken":1}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, changed := TakeTaskField(params); changed {
+			b.Fatal("changed")
+		}
+	}
+}
