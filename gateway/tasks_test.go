@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/gateway"
+	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 	"github.com/switchboard-mcp/switchboard/policy"
 )
@@ -95,6 +96,8 @@ type lineClient struct {
 	w  *os.File
 	in *bufio.Scanner
 	id int
+	// asked counts the permission questions answered.
+	asked int
 }
 
 func newLineClient(t *testing.T, g *gateway.Gateway) *lineClient {
@@ -134,6 +137,11 @@ func (c *lineClient) call(method string, params any) (result map[string]any, rpc
 		if m.ID != nil && m.Method == "" && *m.ID == c.id {
 			return m.Result, m.Error
 		}
+		if m.ID != nil && m.Method == "elicitation/create" {
+			// A permission question: allowed once.
+			fmt.Fprintf(c.w, `{"jsonrpc":"2.0","id":%d,"result":{"action":"accept","content":{"decision":"once"}}}`+"\n", *m.ID)
+			c.asked++
+		}
 	}
 	c.t.Fatalf("%s: the session ended: %v", method, c.in.Err())
 	return nil, nil
@@ -148,7 +156,7 @@ func (c *lineClient) notify(method string) {
 
 func (c *lineClient) initialize() map[string]any {
 	c.t.Helper()
-	res, e := c.call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+	res, e := c.call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"elicitation": map[string]any{}},
 		"clientInfo": map[string]any{"name": "raw", "version": "1"}})
 	if e != nil {
 		c.t.Fatalf("initialize: %v", e)
@@ -169,8 +177,8 @@ func TestTaskCapableClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer audit.Close()
-	p := policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser}, []string{"mcp__t__work", "mcp__t__never"}, nil, []string{"mcp__t__fail"})...)
-	f := startWith(t, fixtureOpts{permit: gateway.NewPermit(p, nil, nil)}, &gateway.Options{Audit: audit}, stdio("t", "tasks", "-log", log))
+	p := policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser}, []string{"mcp__t__work", "mcp__t__never"}, []string{"mcp__t__maybe"}, []string{"mcp__t__fail"})...)
+	f := startWith(t, fixtureOpts{permit: gateway.NewPermit(p, nil, &host.PermitOptions{Asker: &gateway.Asker{}})}, &gateway.Options{Audit: audit}, stdio("t", "tasks", "-log", log))
 	if err := f.g.WaitSynced(ctxFor(t, 30*time.Second)); err != nil {
 		t.Fatal(err)
 	}
@@ -222,6 +230,12 @@ func TestTaskCapableClient(t *testing.T) {
 		t.Errorf("fail's audit line: %+v", e)
 	}
 
+	// Asked: the question goes to the client, which allows it once.
+	asked := taskOf(a, "t__maybe", map[string]any{})
+	if res, e := a.call("tasks/result", map[string]any{"taskId": asked}); e != nil || res["isError"] == true || a.asked != 1 {
+		t.Errorf("an asked call's task: %v, %v, %d questions", res, e, a.asked)
+	}
+
 	// Another client: not found, nothing listed, nothing cancelled.
 	never := taskOf(a, "t__never", map[string]any{})
 	waitLog(t, log, "polled never") // it runs upstream, as a task there too
@@ -235,7 +249,7 @@ func TestTaskCapableClient(t *testing.T) {
 	if res, _ := b.call("tasks/list", map[string]any{}); fmt.Sprint(res["tasks"]) != "[]" {
 		t.Errorf("another client lists %v", res)
 	}
-	if res, _ := a.call("tasks/list", map[string]any{}); len(res["tasks"].([]any)) != 3 {
+	if res, _ := a.call("tasks/list", map[string]any{}); len(res["tasks"].([]any)) != 4 {
 		t.Errorf("the client's own list: %v", res)
 	}
 
