@@ -53,8 +53,8 @@ func (g *Gateway) serveTasks(next mcp.MethodHandler) mcp.MethodHandler {
 				return next(ctx, method, req)
 			}
 			// The call outlives this request: not tied to its HTTP
-			// request (BindHTTP's carrier) nor to its cancellation,
-			// but to the task's.
+			// request (BindHTTP's carrier) nor to its context (Store.Start
+			// gives it one of its own), but to the task.
 			bg := *creq
 			if ex := creq.Extra; ex != nil {
 				e := *ex
@@ -68,7 +68,7 @@ func (g *Gateway) serveTasks(next mcp.MethodHandler) mcp.MethodHandler {
 			p.Meta = maps.Clone(p.Meta)
 			delete(p.Meta, "progressToken") // the request it named is answered
 			bg.Params = &p
-			return g.tasks.Start(ctx, taskOwner(req), ttl, func(tctx context.Context) (mcp.Result, error) {
+			return g.tasks.Start(taskOwner(req), ttl, func(tctx context.Context) (mcp.Result, error) {
 				return next(tctx, method, &bg)
 			})
 		case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":

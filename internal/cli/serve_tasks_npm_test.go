@@ -102,7 +102,8 @@ func TestGatewayServesTaskToolsToPlainClients(t *testing.T) {
 		t.Parallel()
 		for _, mode := range []string{"stdio", "http"} {
 			out := runTS(t, "ts_task.mjs", mode,
-				"LONG=everything__trigger-long-running-operation", `LONG_ARGS={"duration":600,"steps":600}`)
+				"LONG=everything__trigger-long-running-operation", `LONG_ARGS={"duration":600,"steps":600}`,
+				"ASKED=everything__echo", `ASKED_ARGS={"message":"asked first"}`)
 			var res struct {
 				Capability  map[string]any `json:"capability"`
 				TaskID      string         `json:"taskId"`
@@ -122,6 +123,9 @@ func TestGatewayServesTaskToolsToPlainClients(t *testing.T) {
 				LongGet     string         `json:"longGet"`
 				LongResult  *string        `json:"longResult"`
 				Fatal       string         `json:"fatal"`
+				AskedText   string         `json:"askedText"`
+				AskedError  *string        `json:"askedError"`
+				Asks        int            `json:"asks"`
 			}
 			if err := json.Unmarshal(out, &res); err != nil {
 				t.Fatalf("ts tasks %s output: %v\n%s", mode, err, out)
@@ -133,6 +137,9 @@ func TestGatewayServesTaskToolsToPlainClients(t *testing.T) {
 			check(t, what, res.IsError, res.Text)
 			if res.RelatedTask != res.TaskID || res.OwnGet != "completed" || !slices.Contains(res.OwnList, res.TaskID) {
 				t.Errorf("%s: the client's own task as it sees it afterwards:\n%s", what, out)
+			}
+			if res.Asks != 1 || res.AskedError != nil || !strings.Contains(res.AskedText, "asked first") {
+				t.Errorf("%s: the asked task (its question to the client):\n%s", what, out)
 			}
 			if !res.LongCreated || res.LongCancel != "cancelled" || res.LongGet != "cancelled" || res.LongResult == nil {
 				t.Errorf("%s: the long task was not cancelled:\n%s", what, out)

@@ -177,10 +177,11 @@ func key(owner, id string) string { return owner + "\x00" + id }
 
 // Start runs call as a new task of owner, kept for ttl (DefaultServedTTL
 // when 0 or longer), and returns the CreateTaskResult to answer the
-// tools/call with. call's context ends when the task is cancelled or
-// expires, or the store is closed. A call answering with isError makes
-// the task failed, its first text the status message.
-func (s *Store) Start(ctx context.Context, owner string, ttl time.Duration, call func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
+// tools/call with. call's context is a new one, with none of the
+// answered request's values; it ends when the task is cancelled or
+// expires, or the store is closed. A call answering with isError makes the task failed, its
+// first text the status message.
+func (s *Store) Start(owner string, ttl time.Duration, call func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
 	if ttl <= 0 || ttl > DefaultServedTTL {
 		ttl = DefaultServedTTL
 	}
@@ -195,7 +196,7 @@ func (s *Store) Start(ctx context.Context, owner string, ttl time.Duration, call
 		s.mu.Unlock()
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("too many tasks: this client holds %d; cancel some or wait for their ttl", MaxServedPerOwner)}
 	}
-	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	cctx, cancel := context.WithCancel(context.Background())
 	t.cancel = cancel
 	s.tasks[key(owner, t.id)] = t
 	s.owned[owner]++

@@ -89,7 +89,7 @@ func TestStore(t *testing.T) {
 	defer s.Close()
 	ctx := context.Background()
 	release := make(chan struct{})
-	created, err := s.Start(ctx, "alice", time.Minute, func(context.Context) (mcp.Result, error) {
+	created, err := s.Start("alice", time.Minute, func(context.Context) (mcp.Result, error) {
 		<-release
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
 	})
@@ -130,7 +130,7 @@ func TestStore(t *testing.T) {
 
 	// Cancelled: the call's context ends, the result is an error.
 	ended := make(chan struct{})
-	created, _ = s.Start(ctx, "alice", 0, func(ctx context.Context) (mcp.Result, error) {
+	created, _ = s.Start("alice", 0, func(ctx context.Context) (mcp.Result, error) {
 		<-ctx.Done()
 		close(ended)
 		return nil, ctx.Err()
@@ -145,7 +145,7 @@ func TestStore(t *testing.T) {
 	}
 
 	// A failed call (isError) makes a failed task, its text the message.
-	created, _ = s.Start(ctx, "alice", 0, func(context.Context) (mcp.Result, error) {
+	created, _ = s.Start("alice", 0, func(context.Context) (mcp.Result, error) {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "denied by rule"}}}, nil
 	})
 	id3 := decode(t, created)["task"].(map[string]any)["taskId"].(string)
@@ -156,7 +156,7 @@ func TestStore(t *testing.T) {
 
 	// The ttl: the task goes, and its call is cancelled.
 	expired := make(chan struct{})
-	created, _ = s.Start(ctx, "alice", time.Millisecond, func(ctx context.Context) (mcp.Result, error) {
+	created, _ = s.Start("alice", time.Millisecond, func(ctx context.Context) (mcp.Result, error) {
 		<-ctx.Done()
 		close(expired)
 		return nil, ctx.Err()
@@ -180,17 +180,16 @@ func mustResult(r mcp.Result, err error) mcp.Result {
 // tasks, others still can, and a closed store cancels all and takes none.
 func TestStoreBounds(t *testing.T) {
 	s := NewStore()
-	ctx := context.Background()
 	block := func(ctx context.Context) (mcp.Result, error) { <-ctx.Done(); return nil, ctx.Err() }
 	for range MaxServedPerOwner {
-		if _, err := s.Start(ctx, "flood", 0, block); err != nil {
+		if _, err := s.Start("flood", 0, block); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.Start(ctx, "flood", 0, block); err == nil || !strings.Contains(err.Error(), "too many tasks") {
+	if _, err := s.Start("flood", 0, block); err == nil || !strings.Contains(err.Error(), "too many tasks") {
 		t.Errorf("task %d: %v", MaxServedPerOwner+1, err)
 	}
-	created, err := s.Start(ctx, "other", 0, block)
+	created, err := s.Start("other", 0, block)
 	if err != nil {
 		t.Fatalf("another owner: %v", err)
 	}
@@ -199,7 +198,7 @@ func TestStoreBounds(t *testing.T) {
 	if st := decode(t, mustResult(s.Get("other", id)))["status"]; st != "cancelled" {
 		t.Errorf("after Close: %v", st)
 	}
-	if _, err := s.Start(ctx, "other", 0, block); err == nil {
+	if _, err := s.Start("other", 0, block); err == nil {
 		t.Error("a closed store took a task")
 	}
 }
