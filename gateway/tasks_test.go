@@ -23,15 +23,7 @@ import (
 // the call's final status, and a client that goes away mid-task has the
 // task cancelled upstream (tasks/cancel).
 func TestTaskToolThroughGateway(t *testing.T) {
-	dir := t.TempDir()
-	log, path := filepath.Join(dir, "tasks.log"), filepath.Join(dir, "audit.jsonl")
-	audit, err := gateway.OpenAudit(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer audit.Close()
-	p := policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser}, []string{"mcp__t"}, nil, nil)...)
-	f := startWith(t, fixtureOpts{permit: gateway.NewPermit(p, nil, nil)}, &gateway.Options{Audit: audit}, stdio("t", "tasks", "-log", log))
+	f, log, path := tasksGateway(t, []string{"mcp__t"}, nil, nil)
 
 	got, res := callText(t, f.session, &mcp.CallToolParams{Name: "t__work", Arguments: map[string]any{"text": "via the gateway"}})
 	if res.IsError || !strings.Contains(got, "worked: via the gateway") {
@@ -73,6 +65,24 @@ func TestTaskToolThroughGateway(t *testing.T) {
 	cr.Close()
 	waitLog(t, log, "cancel ")
 	waitRelayIdle(t, f.g)
+}
+
+// tasksGateway serves the Go tasks test server ("t", its log at log)
+// under the rules given, asking the calling client for the asked ones,
+// with an audit log at path.
+func tasksGateway(t *testing.T, allow, ask, deny []string) (f *fixture, log, path string) {
+	t.Helper()
+	dir := t.TempDir()
+	log, path = filepath.Join(dir, "tasks.log"), filepath.Join(dir, "audit.jsonl")
+	audit, err := gateway.OpenAudit(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { audit.Close() })
+	p := policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser}, allow, ask, deny)...)
+	permit := gateway.NewPermit(p, nil, &host.PermitOptions{Asker: &gateway.Asker{}})
+	f = startWith(t, fixtureOpts{permit: permit}, &gateway.Options{Audit: audit}, stdio("t", "tasks", "-log", log))
+	return f, log, path
 }
 
 func waitLog(t *testing.T, path, s string) {
@@ -170,15 +180,7 @@ func (c *lineClient) initialize() map[string]any {
 // result, cancelled upstream on tasks/cancel; another client of the
 // gateway cannot reach them.
 func TestTaskCapableClient(t *testing.T) {
-	dir := t.TempDir()
-	log, path := filepath.Join(dir, "tasks.log"), filepath.Join(dir, "audit.jsonl")
-	audit, err := gateway.OpenAudit(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer audit.Close()
-	p := policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser}, []string{"mcp__t__work", "mcp__t__never"}, []string{"mcp__t__maybe"}, []string{"mcp__t__fail"})...)
-	f := startWith(t, fixtureOpts{permit: gateway.NewPermit(p, nil, &host.PermitOptions{Asker: &gateway.Asker{}})}, &gateway.Options{Audit: audit}, stdio("t", "tasks", "-log", log))
+	f, log, path := tasksGateway(t, []string{"mcp__t__work", "mcp__t__never"}, []string{"mcp__t__maybe"}, []string{"mcp__t__fail"})
 	if err := f.g.WaitSynced(ctxFor(t, 30*time.Second)); err != nil {
 		t.Fatal(err)
 	}
