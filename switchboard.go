@@ -394,21 +394,99 @@ type Result struct {
 func (sb *Switchboard) Call(ctx context.Context, name string, args any) (*Result, error) {
 	res, err := sb.host.Call(ctx, name, args)
 	if err != nil {
-		if errors.Is(err, host.ErrUnknownTool) || errors.Is(err, host.ErrNotConnected) {
-			if server, _, ok := toolsurface.ParseToolName(name); ok {
-				for _, held := range Held(sb.host.Status()) {
-					if toolsurface.SanitizePart(held.Server) == server {
-						return nil, held
-					}
+		return nil, sb.callError(name, err)
+	}
+	return sb.present(name, res), nil
+}
+
+// callError is a failed call's error: a held server's tool says why it
+// is held.
+func (sb *Switchboard) callError(name string, err error) error {
+	if errors.Is(err, host.ErrUnknownTool) || errors.Is(err, host.ErrNotConnected) {
+		if server, _, ok := toolsurface.ParseToolName(name); ok {
+			for _, held := range Held(sb.host.Status()) {
+				if toolsurface.SanitizePart(held.Server) == server {
+					return held
 				}
 			}
 		}
-		return nil, err
 	}
+	return err
+}
+
+// present makes a result what the model gets.
+func (sb *Switchboard) present(name string, res *mcp.CallToolResult) *Result {
 	server, tool, _ := toolsurface.ParseToolName(name)
 	out := toolsurface.Present(server, tool, res, &sb.output)
-	return &Result{Text: out.Text, IsError: res.IsError, Raw: res}, nil
+	return &Result{Text: out.Text, IsError: res.IsError, Raw: res}
 }
+
+// Start begins a call as Call does, decided at once (the permission rules
+// apply, and a question is asked, before Start returns), and returns
+// while it runs: an agent gives its model an immediate answer ("started
+// as call 1") and collects the result later with [BackgroundCall.Wait].
+// It suits a long tool, such as one that runs as an MCP task (followed to
+// its end as Call follows it; see docs/gateway.md, Tasks). The call runs
+// until it ends, is cancelled, or the Switchboard closes.
+func (sb *Switchboard) Start(ctx context.Context, name string, args any) (*BackgroundCall, error) {
+	b, err := sb.host.Start(ctx, name, args)
+	if err != nil {
+		return nil, sb.callError(name, err)
+	}
+	return &BackgroundCall{sb: sb, b: b}, nil
+}
+
+// BackgroundCalls returns the calls started with Start and not forgotten,
+// oldest first.
+func (sb *Switchboard) BackgroundCalls() []*BackgroundCall {
+	var out []*BackgroundCall
+	for _, b := range sb.host.BackgroundCalls() {
+		out = append(out, &BackgroundCall{sb: sb, b: b})
+	}
+	return out
+}
+
+// BackgroundCall returns the call started with Start under id, or nil.
+func (sb *Switchboard) BackgroundCall(id string) *BackgroundCall {
+	if b := sb.host.BackgroundCall(id); b != nil {
+		return &BackgroundCall{sb: sb, b: b}
+	}
+	return nil
+}
+
+// BackgroundCall is a call started with [Switchboard.Start]. Its methods
+// are safe for concurrent use.
+type BackgroundCall struct {
+	sb *Switchboard
+	b  *host.BackgroundCall
+}
+
+// ID names the call within its Switchboard ("1", "2", …).
+func (c *BackgroundCall) ID() string { return c.b.ID() }
+
+// Status says where the call is: running (with the server's last progress
+// message, a task's status), done, failed or cancelled.
+func (c *BackgroundCall) Status() host.CallStatus { return c.b.Status() }
+
+// Done is closed when the call has ended.
+func (c *BackgroundCall) Done() <-chan struct{} { return c.b.Done() }
+
+// Wait waits for the call to end (or ctx) and returns what Call would
+// have: the result as the model gets it, or the error.
+func (c *BackgroundCall) Wait(ctx context.Context) (*Result, error) {
+	res, err := c.b.Wait(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.sb.present(c.b.Status().Tool, res), nil
+}
+
+// Cancel ends the call; a task is cancelled at its server. It returns at
+// once; Done says when the call has ended.
+func (c *BackgroundCall) Cancel() { c.b.Cancel() }
+
+// Forget cancels the call if it runs and drops it from the list.
+func (c *BackgroundCall) Forget() { c.b.Forget() }
 
 // Subscribe calls fn with every host event (a server's state, progress,
 // log lines, list changes) until ctx is done ([host.Host.Subscribe]). fn

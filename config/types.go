@@ -92,7 +92,19 @@ type Server struct {
 	// does not fingerprint them.
 	EnabledTools  []string `json:"enabledTools,omitempty"`
 	DisabledTools []string `json:"disabledTools,omitempty"`
+	// Tasks says which tools are called as MCP tasks (protocol
+	// 2025-11-25, where the client chooses): [TasksRequired] (the
+	// default, also for "") only those whose execution.taskSupport is
+	// "required", [TasksOptional] also those for which it is "optional".
+	// On 2026-07-28 the server decides.
+	Tasks string `json:"tasks,omitempty"`
 }
+
+// The values of [Server].Tasks.
+const (
+	TasksRequired = "required"
+	TasksOptional = "optional"
+)
 
 // IsEnabled reports the definition's own "enabled" field (default true).
 func (s Server) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }

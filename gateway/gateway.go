@@ -52,6 +52,7 @@ import (
 	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/tasks"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
@@ -189,6 +190,8 @@ type Gateway struct {
 	calls calls
 	// records are the audit records of calls waiting for an answer.
 	records records
+	// tasks are the calls task-capable clients run as tasks (tasks.go).
+	tasks *tasks.Store
 
 	kick   chan struct{}
 	ctx    context.Context
@@ -324,6 +327,13 @@ func New(h *host.Host, opts *Options) *Gateway {
 		// Around all: the record's route lookup must see the first sync.
 		g.srv.AddReceivingMiddleware(g.waitFirstSync)
 	}
+	// Outermost of all: a call run as a task goes through everything
+	// above, once, after its tools/call is answered.
+	g.tasks = tasks.NewStore()
+	g.srv.AddReceivingMiddleware(g.serveTasks)
+	if err := g.tasks.Serve(g.srv, taskOwnerFrom); err != nil {
+		panic("gateway: " + err.Error()) // the method names are constants
+	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	go g.loop()
 	g.Kick()
@@ -447,6 +457,7 @@ func (g *Gateway) WaitSynced(ctx context.Context) error {
 // answer; a 2026-07-28 client's call made after Close is refused. It does
 // not close the host. It is idempotent.
 func (g *Gateway) Close() error {
+	g.tasks.Close()
 	g.relay.close()
 	g.cancel()
 	<-g.done

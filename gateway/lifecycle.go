@@ -215,7 +215,9 @@ func (g *Gateway) CancelSession(id string) int {
 // the calls for CancelHTTP (a stateless gateway, where a client's
 // notifications/cancelled arrives in a request of its own). Serve the
 // returned request on the returned writer instead of r and w, and call
-// release when it is served.
+// release when it is served. It also keeps the `task` field of a
+// task-capable client's tools/call (tasks.go), reading the body whole (a
+// body with a Bytes() []byte method, already read, is not copied).
 func (g *Gateway) BindHTTP(w http.ResponseWriter, r *http.Request, keys ...string) (http.ResponseWriter, *http.Request, func()) {
 	ctx, cancel := context.WithCancelCause(r.Context())
 	tok := randomToken()
@@ -228,6 +230,7 @@ func (g *Gateway) BindHTTP(w http.ResponseWriter, r *http.Request, keys ...strin
 	g.calls.mu.Unlock()
 	r = r.WithContext(ctx)
 	r.Header.Set(CarrierHeader, tok)
+	takeTaskFieldHTTP(r) // a task-capable client's `task` field (tasks.go)
 	return &watchedWriter{ResponseWriter: w, withdrawn: cr.withdrawn}, r, func() {
 		g.calls.mu.Lock()
 		delete(g.calls.carriers, tok)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/tasks"
 )
 
 // Withdrawing a question (issue 29, point 8). A question put to a client
@@ -109,8 +111,9 @@ func trackQuestions(next mcp.MethodHandler) mcp.MethodHandler {
 // Transport returns t with the gateway watching what is written on it:
 // serve the gateway's Server on it instead of t (stdio), so that a call
 // whose question to the client is withdrawn answers after the
-// question's notifications/cancelled, not before. An HTTP handler gets the
-// same from BindHTTP.
+// question's notifications/cancelled, not before; and so that the `task`
+// field of a task-capable client's tools/call reaches the gateway
+// (tasks.go). An HTTP handler gets the same from BindHTTP.
 func (g *Gateway) Transport(t mcp.Transport) mcp.Transport { return watchedTransport{t} }
 
 type watchedTransport struct{ mcp.Transport }
@@ -124,6 +127,20 @@ func (t watchedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 }
 
 type watchedConn struct{ mcp.Connection }
+
+// Read keeps the `task` field of a task-capable client's tools/call for
+// serveTasks (tasks.go).
+func (c watchedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" {
+		if params, changed := tasks.TakeTaskField(req.Params); changed {
+			cp := *req
+			cp.Params = params
+			msg = &cp
+		}
+	}
+	return msg, err
+}
 
 func (c watchedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	err := c.Connection.Write(ctx, msg)

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/tasks"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
@@ -65,6 +66,16 @@ func IsTimeout(ctx context.Context, err error) bool {
 // dropped connection is retried once, after the reconnect, only when the
 // request never reached the server or the tool declares idempotentHint.
 func (h *Host) Call(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
+	run, err := h.prepareCall(ctx, name, args)
+	if err != nil {
+		return nil, err
+	}
+	return run(ctx)
+}
+
+// prepareCall decides a call (routing, permission) and returns what makes
+// it: Call runs it at once, Start in the background.
+func (h *Host) prepareCall(ctx context.Context, name string, args any) (func(context.Context) (*mcp.CallToolResult, error), error) {
 	h.mu.Lock()
 	closed := h.closed
 	h.mu.Unlock()
@@ -72,7 +83,7 @@ func (h *Host) Call(ctx context.Context, name string, args any) (*mcp.CallToolRe
 		return nil, ErrClosed
 	}
 	if name == ToolSearchName {
-		return h.callToolSearch(ctx, args)
+		return func(ctx context.Context) (*mcp.CallToolResult, error) { return h.callToolSearch(ctx, args) }, nil
 	}
 	s, tool, err := h.resolveTool(ctx, name)
 	if err != nil {
@@ -81,7 +92,7 @@ func (h *Host) Call(ctx context.Context, name string, args any) (*mcp.CallToolRe
 	if args, err = h.permit(ctx, s, tool, args); err != nil {
 		return nil, err
 	}
-	return s.call(ctx, tool, args)
+	return func(ctx context.Context) (*mcp.CallToolResult, error) { return s.call(ctx, tool, args) }, nil
 }
 
 // CallTool runs a tool by server and tool name, bypassing name routing.
@@ -214,7 +225,8 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	}
 	idempotent := s.idempotent(tool) // read now: a drop empties the cache
 	var written atomic.Bool
-	cctx = markCall(cctx)
+	var task tasks.Mark // set if the server runs the call as a task
+	cctx = tasks.WithMark(markCall(cctx), &task)
 	leave := s.calls.enter(cctx)
 	res, err := c.session.CallTool(withWriteProbe(cctx, &written), params)
 	leave()
@@ -247,6 +259,11 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	if c.tooLarge.Load() {
 		// It ran, and would send the same again: no retry.
 		return nil, fmt.Errorf("%s: the tool ran, but its result is over the %d MiB message limit and was dropped (the server is reconnected)", full, mcp.DefaultMaxLineLength>>20), false
+	}
+	if id := task.TaskID(); id != "" {
+		// A task is never re-run on reconnect (docs/gateway.md, Tasks):
+		// the server took it, and it may be running or done there.
+		return nil, fmt.Errorf("%s: %w: the connection was lost while the server ran it as task %q, which is not re-run on reconnect (%v)", full, ErrMayHaveRun, id, s.dropDetail(c, err)), false
 	}
 	neverWritten := c.recordsWrites && !written.Load()
 	safe := lost || neverWritten || idempotent

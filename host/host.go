@@ -258,6 +258,8 @@ type Host struct {
 	nextSub int
 	// deferred holds the tools tool_search activated (deferred.go).
 	deferred deferState
+	// bg holds the calls started with Start (background.go).
+	bg backgroundCalls
 	// secrets are the configured env and header values (and headersHelper
 	// output) scrubbed from logs, status reasons and stderr tails.
 	secrets *redact.Set

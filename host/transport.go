@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 	"github.com/switchboard-mcp/switchboard/internal/proc"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
+	"github.com/switchboard-mcp/switchboard/internal/tasks"
 	"github.com/switchboard-mcp/switchboard/trust"
 )
 
@@ -72,6 +73,9 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	c := &conn{grace: s.h.opts.CloseGrace, clock: s.h.clock}
+	// Task tools are followed under the SDK (internal/tasks), for the
+	// connection's life.
+	ta := tasks.New(&tasks.Options{Optional: def.Tasks == config.TasksOptional, Logger: s.h.log.With("server", s.name)})
 	var transport mcp.Transport
 	var stdin *stdinWatch
 	switch def.Type {
@@ -94,22 +98,27 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 		}()
 		stdin = watchStdin(p.Stdin())
 		defer stdin.close()
-		transport = probeTransport{inner: stdioTransport(p, s.h.opts.SDKStdioTransport), progress: s.h.progress,
+		transport = probeTransport{inner: tasks.Wrap(stdioTransport(p, s.h.opts.SDKStdioTransport), ta), progress: s.h.progress,
 			badFrame: &c.badFrame, firstWrite: &c.firstWrite}
 	case config.TypeSSE, config.TypeHTTP:
-		hc, err := s.httpClient(cctx, def)
+		streamable := def.Type == config.TypeHTTP
+		var hta *tasks.Adapter // under the Streamable HTTP client: see tasks.Adapter.RoundTripper
+		if streamable {
+			hta = ta
+		}
+		hc, err := s.httpClient(cctx, def, hta)
 		if err != nil {
 			return nil, false, err
 		}
 		hc.Transport = answerWitness{base: hc.Transport, answered: &c.answered}
-		if def.Type == config.TypeSSE {
-			transport = &mcp.SSEClientTransport{Endpoint: def.URL, HTTPClient: hc}
-		} else {
+		if streamable {
 			transport = &mcp.StreamableClientTransport{Endpoint: def.URL, HTTPClient: hc, MaxRetries: 2}
+		} else {
+			transport = tasks.Wrap(&mcp.SSEClientTransport{Endpoint: def.URL, HTTPClient: hc}, ta)
 		}
 		// The SSE stream lives as long as the connection, not the handshake.
 		life, endLife := context.WithCancel(ctx)
-		c.endLife = endLife
+		c.endLife = func() { endLife(); ta.Close() }
 		transport = lifetimeTransport{inner: transport, life: life}
 	default:
 		return nil, false, fmt.Errorf("unknown transport %q", def.Type)

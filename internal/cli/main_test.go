@@ -64,7 +64,12 @@ func TestMain(m *testing.M) {
 //
 //	age DURATION PATH...
 //
-// which makes files and folders look DURATION old.
+// which makes files and folders look DURATION old, and
+//
+//	npmservers
+//
+// which installs the npm reference servers and sets $NODE and
+// $EVERYTHING.
 // privateWorld points a script's home, Switchboard folder, managed folder
 // and XDG config into its work directory: nothing may leak in from the
 // real home or /etc. Scripts can override these, but start from a
@@ -100,6 +105,7 @@ func TestScripts(t *testing.T) {
 			"age":         cmdAge,
 			"mkfifo":      cmdMkfifo,
 			"registry":    cmdRegistry,
+			"npmservers":  cmdNPMServers,
 			"keyring":     cmdKeyring,
 			"httpecho":    cmdHTTPEcho,
 			"npmregistry": cmdNpmRegistry,
@@ -175,6 +181,26 @@ func cmdNeed(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Value(scriptT{}).(testscript.T).Skip(prog + " is not installed")
 		}
 	}
+}
+
+// cmdNPMServers is `npmservers`: it installs the pinned npm reference
+// servers (internal/npmtest, once per machine) and sets $NODE and
+// $EVERYTHING (server-everything's entry script), or skips the rest of
+// the script without node or npm (fails under CI=true).
+func cmdNPMServers(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: npmservers")
+	}
+	p, err := npmtest.Ensure(ts.Logf)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			ts.Fatalf("npm servers: %v (CI=true: this script must run)", err)
+		}
+		ts.Logf("npm servers: %v: skipping the rest of the script", err)
+		ts.Value(scriptT{}).(testscript.T).Skip("npm servers: " + err.Error())
+	}
+	ts.Setenv("NODE", p.Node)
+	ts.Setenv("EVERYTHING", p.Everything)
 }
 
 // cmdAge is `age DURATION PATH...`: it sets the modification time of each

@@ -130,6 +130,9 @@ type postBody struct {
 
 func (*postBody) Close() error { return nil }
 
+// Bytes returns the whole body: gateway.BindHTTP reads it without a copy.
+func (b *postBody) Bytes() []byte { return b.data }
+
 // setPostBody makes body, read whole, r's body.
 func setPostBody(r *http.Request, body []byte) {
 	r.Body = &postBody{Reader: bytes.NewReader(body), data: body}
