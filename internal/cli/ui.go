@@ -18,8 +18,8 @@ import (
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
-	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/internal/console"
+	"github.com/switchboard-mcp/switchboard/policy"
 )
 
 func init() {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -322,18 +324,29 @@ func TestConsoleRefusesCrossSiteAndRebinding(t *testing.T) {
 	// The attacker's page: another origin, a form posting to the console
 	// (a person lured into pressing its button).
 	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprintf(w, `<form id="f" method="post" action="%s/permissions/add"><input name="list" value="allow"><input name="rule" value="mcp__mine"><button id="go">Win a prize</button></form>`, f.srv.URL)
 	}))
 	defer evil.Close()
-	if err := chromedp.Do(ctx, chromedp.Navigate(f.url), chromedp.WaitVisible(chromedp.CSS("nav")),
-		chromedp.Navigate(evil.URL), chromedp.Click(chromedp.CSS("#go"))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.url), chromedp.WaitVisible(chromedp.CSS("nav"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(evil.URL)); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#go"))); err != nil {
 		t.Fatal(err)
 	}
 	var body string
+	last := ""
 	for ctx.Err() == nil {
 		loc, err := chromedp.Run(ctx, chromedp.Location())
 		if err != nil {
 			t.Fatal(err)
+		}
+		if loc != last {
+			t.Logf("at %s", loc)
+			last = loc
 		}
 		if strings.HasPrefix(loc, f.srv.URL) {
 			if body, err = chromedp.Run(ctx, chromedp.Text(chromedp.CSS("body"))); err != nil {
@@ -378,7 +391,7 @@ func TestConsoleRefusesCrossSiteAndRebinding(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	csrf := f.csrf(t)
+	csrf := csrfOf(t, c, f.srv.URL)
 	good := url.Values{"list": {"allow"}, "rule": {"mcp__mine"}, "csrf": {csrf}}
 	if code := post("http://evil.example", "", good); code != http.StatusForbidden {
 		t.Errorf("a post from another Origin: %d", code)
@@ -411,17 +424,21 @@ func TestConsoleRefusesCrossSiteAndRebinding(t *testing.T) {
 	}
 }
 
-// csrf is the CSRF token of the console's only session.
-func (f *fixture) csrf(t *testing.T) string {
-	f.console.mu.Lock()
-	defer f.console.mu.Unlock()
-	for _, s := range f.console.sessions {
-		if s.principal == "local user" {
-			return s.csrf
-		}
+// csrfOf reads the CSRF token of c's session from a console page, as
+// the console's own forms carry it.
+func csrfOf(t *testing.T, c *http.Client, base string) string {
+	t.Helper()
+	resp, err := c.Get(base + "/permissions")
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no session")
-	return ""
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	m := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("no CSRF token on the page (%s)", resp.Status)
+	}
+	return string(m[1])
 }
 
 func mustURL(s string) *url.URL {
