@@ -171,3 +171,11 @@ func (a *Asks) asked() int {
 	defer a.mu.Unlock()
 	return a.count
 }
+
+// waitChange returns a channel closed at the next change of the pending
+// questions.
+func (a *Asks) waitChange() <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.changed
+}

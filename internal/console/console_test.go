@@ -28,6 +28,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/proc"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/policy"
+	"github.com/switchboard-mcp/switchboard/trust"
 )
 
 // -console.screenshots rewrites docs/images/console-*.png from the
@@ -447,4 +448,108 @@ func mustURL(s string) *url.URL {
 		panic(err)
 	}
 	return u
+}
+
+// signedIn is an HTTP client with a console session, posting as the
+// console's own forms do.
+type signedIn struct {
+	t    *testing.T
+	c    *http.Client
+	base string
+	csrf string
+}
+
+func signIn(t *testing.T, f *fixture) *signedIn {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get(f.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return &signedIn{t: t, c: c, base: f.srv.URL, csrf: csrfOf(t, c, f.srv.URL)}
+}
+
+func (s *signedIn) post(path string, form url.Values) (int, string) {
+	s.t.Helper()
+	form.Set("csrf", s.csrf)
+	req, _ := http.NewRequest("POST", s.base+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", s.base)
+	resp, err := s.c.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// Bad input gets a clear message and changes nothing: a review answered
+// for a definition the page did not show, an approval answered twice (two
+// browsers), a malformed decision, a malformed rule, a rule already gone,
+// a question answered twice, arguments that are not JSON.
+func TestConsoleBadInput(t *testing.T) {
+	f := newFixture(t)
+	a, b := signIn(t, f), signIn(t, f) // two browsers
+	repo := findServer(t, f, "repo")
+	fp := trust.Fingerprint(repo.Written)
+
+	if code, body := a.post("/servers/approve", url.Values{"server": {"repo"}, "decision": {"approve"}, "fingerprint": {"0000"}}); code != http.StatusConflict || !strings.Contains(body, "changed since this page showed it") {
+		t.Errorf("an approval of another definition: %d %s", code, body)
+	}
+	if f.sb.Trust().Verdict(repo).Allowed() {
+		t.Fatal("an approval of another definition was stored")
+	}
+	if code, body := a.post("/servers/approve", url.Values{"server": {"repo"}, "decision": {"maybe"}, "fingerprint": {fp}}); code != http.StatusBadRequest || !strings.Contains(body, "nothing was changed") {
+		t.Errorf("a malformed decision: %d %s", code, body)
+	}
+	if code, _ := a.post("/servers/approve", url.Values{"server": {"repo"}, "decision": {"approve"}, "fingerprint": {fp}}); code != http.StatusSeeOther {
+		t.Fatalf("the approval: %d", code)
+	}
+	if code, body := b.post("/servers/approve", url.Values{"server": {"repo"}, "decision": {"deny"}, "fingerprint": {fp}}); code != http.StatusConflict || !strings.Contains(body, "not waiting for approval") {
+		t.Errorf("the same review answered again in another browser: %d %s", code, body)
+	}
+	if !f.sb.Trust().Verdict(repo).Allowed() || f.sb.Trust().Denied("repo") {
+		t.Error("the second answer changed the first")
+	}
+
+	before, _ := os.ReadFile(f.settings)
+	for _, rule := range []string{"mcp__mine__echo(", "mcp__*"} {
+		if code, body := a.post("/permissions/add", url.Values{"list": {"allow"}, "rule": {rule}}); code != http.StatusBadRequest || !strings.Contains(body, "would have no effect") {
+			t.Errorf("allow %q: %d %s", rule, code, body)
+		}
+	}
+	if code, body := a.post("/permissions/remove", url.Values{"rule": {"mcp__mine__nothing"}}); code != http.StatusConflict || !strings.Contains(body, "not in your settings") {
+		t.Errorf("removing a rule that is not there: %d %s", code, body)
+	}
+	if after, _ := os.ReadFile(f.settings); !bytes.Equal(before, after) {
+		t.Errorf("refused rule edits changed the settings:\n%s", after)
+	}
+
+	if code, body := a.post("/call", url.Values{"tool": {"mcp__mine__echo"}, "json": {"{not json"}}); code != http.StatusBadRequest || !strings.Contains(body, "not a JSON object") {
+		t.Errorf("arguments that are not JSON: %d %s", code, body)
+	}
+	if code, _ := a.post("/call", url.Values{"tool": {"mcp__mine__echo"}, "arg.text": {"hi"}}); code != http.StatusSeeOther {
+		t.Fatalf("the call: %d", code)
+	}
+	var q []Question
+	for len(q) == 0 {
+		changed := f.asks.waitChange() // taken first: no change is missed
+		if q = f.asks.Pending(); len(q) == 0 { // the call's question, once the call reaches the rules
+			<-changed
+		}
+	}
+	if code, _ := a.post("/asks/answer", url.Values{"id": {q[0].ID}, "answer": {"once"}}); code != http.StatusSeeOther {
+		t.Errorf("the answer: %d", code)
+	}
+	if code, body := b.post("/asks/answer", url.Values{"id": {q[0].ID}, "answer": {"deny"}}); code != http.StatusConflict || !strings.Contains(body, "no longer waiting") {
+		t.Errorf("the question answered again in another browser: %d %s", code, body)
+	}
+	for _, want := range []string{`"outcome":"refused: the definition of \"repo\" changed`, `"action":"answer","target":"mcp__mine__echo","outcome":"once"`} {
+		if !strings.Contains(f.audit.String(), want) {
+			t.Errorf("the audit log lacks %s:\n%s", want, f.audit.String())
+		}
+	}
 }
