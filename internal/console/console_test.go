@@ -366,16 +366,8 @@ func TestConsoleRefusesCrossSiteAndRebinding(t *testing.T) {
 	// The same checks without the browser's help (SameSite): a client
 	// holding the session cookie, posting from elsewhere or without the
 	// form's token, or under a rebinding Host.
-	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Get(f.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther || len(jar.Cookies(mustURL(f.srv.URL))) == 0 {
-		t.Fatalf("the token was not exchanged for a cookie: %s", resp.Status)
-	}
+	s := signIn(t, f)
+	c := s.c
 	post := func(origin, host string, form url.Values) int {
 		req, _ := http.NewRequest("POST", f.srv.URL+"/permissions/add", strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -392,7 +384,7 @@ func TestConsoleRefusesCrossSiteAndRebinding(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	csrf := csrfOf(t, c, f.srv.URL)
+	csrf := s.csrf
 	good := url.Values{"list": {"allow"}, "rule": {"mcp__mine"}, "csrf": {csrf}}
 	if code := post("http://evil.example", "", good); code != http.StatusForbidden {
 		t.Errorf("a post from another Origin: %d", code)
@@ -415,7 +407,7 @@ func TestConsoleRefusesCrossSiteAndRebinding(t *testing.T) {
 	if code := post(f.srv.URL, "", good); code != http.StatusSeeOther {
 		t.Errorf("the console's own post: %d", code)
 	}
-	resp, err = c.Get(f.srv.URL + "/")
+	resp, err := c.Get(f.srv.URL + "/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -468,6 +460,9 @@ func signIn(t *testing.T, f *fixture) *signedIn {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || len(jar.Cookies(mustURL(f.srv.URL))) == 0 {
+		t.Fatalf("the token was not exchanged for a cookie: %s", resp.Status)
+	}
 	return &signedIn{t: t, c: c, base: f.srv.URL, csrf: csrfOf(t, c, f.srv.URL)}
 }
 
@@ -536,7 +531,7 @@ func TestConsoleBadInput(t *testing.T) {
 	}
 	var q []Question
 	for len(q) == 0 {
-		changed := f.asks.waitChange() // taken first: no change is missed
+		changed := f.asks.waitChange()         // taken first: no change is missed
 		if q = f.asks.Pending(); len(q) == 0 { // the call's question, once the call reaches the rules
 			<-changed
 		}

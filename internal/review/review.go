@@ -18,6 +18,7 @@ package review
 import (
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -355,14 +356,7 @@ func OrNone(l []string) string {
 	return strings.Join(l, ", ")
 }
 
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
 
 // SandboxWords says in plain words what rs can reach ("" for a remote
 // server without a repository's headersHelper, which runs elsewhere), and
