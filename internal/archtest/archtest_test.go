@@ -229,6 +229,10 @@ func check(dir, mod string, rules []rule) ([]string, error) {
 
 	var problems []string
 	for _, r := range rules {
+		name := r.Pkg
+		if name == "" {
+			name = "the root package"
+		}
 		root := pkgs[full(r.Pkg)]
 		if root == nil || root.Error != nil {
 			msg := "not listed"
@@ -249,17 +253,17 @@ func check(dir, mod string, rules []rule) ([]string, error) {
 			if !r.Impure && (dep == mod || strings.HasPrefix(dep, mod+"/")) && !isPure[dep] {
 				problems = append(problems, fmt.Sprintf("%s depends on %s, which is not a pure package: %s "+
 					"(pure packages never import host, gateway or the CLI; if %s is pure itself, add it to the list in internal/archtest)",
-					r.Pkg, short(dep), path(dep), short(dep)))
+					name, short(dep), path(dep), short(dep)))
 			}
 			for _, deny := range r.DenyDeps {
 				if matches(deny, dep) {
-					problems = append(problems, fmt.Sprintf("%s depends on %s: %s", r.Pkg, short(dep), path(dep)))
+					problems = append(problems, fmt.Sprintf("%s depends on %s: %s", name, short(dep), path(dep)))
 				}
 			}
 		}
 		for _, imp := range root.Imports {
 			if slices.Contains(r.DenyImports, imp) {
-				problems = append(problems, fmt.Sprintf("%s imports %s", r.Pkg, imp))
+				problems = append(problems, fmt.Sprintf("%s imports %s", name, imp))
 			}
 		}
 		if len(r.OnlyIn) == 0 && len(r.DenyText) == 0 {
