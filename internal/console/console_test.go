@@ -274,7 +274,20 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#add")), chromedp.WaitVisible(chromedp.CSS("#message"))); err != nil {
 		t.Fatal(err)
 	}
+	matches, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll("tr.rule")].filter(r => r.querySelector("code").textContent == "mcp__mine__echo").map(r => r.querySelector("td.matches").textContent).join("|")`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(matches, "mcp__mine__echo") {
+		t.Errorf("the new rule matches %q, not the tool it names", matches)
+	}
 	shot(t, ctx, "permissions")
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/permissions?tool=mcp__mine__add")); err != nil {
+		t.Fatal(err)
+	}
+	if why, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#why"))); err != nil || !strings.HasPrefix(why, "deny") || !strings.Contains(why, "mcp__mine__add") {
+		t.Errorf("why mcp__mine__add: %q %v", why, err)
+	}
 	b, _ := os.ReadFile(f.settings)
 	if !strings.Contains(string(b), "// mine") || !strings.Contains(string(b), `"mcp__mine__echo"`) {
 		t.Errorf("settings after the rule:\n%s", b)

@@ -213,6 +213,18 @@ func (c *Console) serverAction(w http.ResponseWriter, r *http.Request) {
 type ruleView struct {
 	Text, List, Source, Problem string
 	Removable                   bool
+	// Matches are the listed tools the rule applies to (a rule with
+	// argument conditions, to some of their calls).
+	Matches []string
+}
+
+// request is the policy request of a call of t (no arguments).
+func request(t host.Tool) policy.Request {
+	req := policy.Request{Tool: t.Name, Server: t.Server, ToolName: t.Tool.Name}
+	if a := t.Tool.Annotations; a != nil {
+		req.Annotations = policy.Annotations{ReadOnlyHint: a.ReadOnlyHint, DestructiveHint: a.DestructiveHint != nil && *a.DestructiveHint}
+	}
+	return req
 }
 
 func (c *Console) permissions(w http.ResponseWriter, r *http.Request) {
@@ -223,9 +235,15 @@ func (c *Console) permissions(w http.ResponseWriter, r *http.Request) {
 			probs[p.Rule] = p.Message
 		}
 	}
+	tools, _ := c.toolList(r.Context())
 	var rules []ruleView
 	for _, ru := range pol.Rules() {
 		v := ruleView{Text: ru.Text, List: string(ru.List), Source: ru.Source.String(), Problem: ru.Problem()}
+		for _, t := range tools {
+			if t.Server != "" && (ru.Matches(request(t)) || ru.Pattern().HasArgs() && ru.Pattern().MatchName(request(t))) {
+				v.Matches = append(v.Matches, t.Name)
+			}
+		}
 		for pr, m := range probs {
 			if pr.Text == ru.Text && pr.List == ru.List && pr.Source == ru.Source {
 				v.Problem = m
@@ -238,7 +256,13 @@ func (c *Console) permissions(w http.ResponseWriter, r *http.Request) {
 	tool := r.URL.Query().Get("tool")
 	if tool != "" {
 		server, name, _ := toolsurface.ParseToolName(tool)
-		d := pol.Decide(policy.Request{Tool: tool, Server: server, ToolName: name})
+		req := policy.Request{Tool: tool, Server: server, ToolName: name}
+		for _, t := range tools {
+			if t.Name == tool {
+				req = request(t) // the configured names and the tool's annotations
+			}
+		}
+		d := pol.Decide(req)
 		why = &d
 	}
 	c.render(w, r, http.StatusOK, "permissions.html", page{Title: "Permissions", Nav: "permissions", Data: struct {
