@@ -542,13 +542,7 @@ func TestConsoleBadInput(t *testing.T) {
 	if code, _ := a.post("/call", url.Values{"tool": {"mcp__mine__echo"}, "arg.text": {"hi"}}); code != http.StatusSeeOther {
 		t.Fatalf("the call: %d", code)
 	}
-	var q []Question
-	for len(q) == 0 {
-		changed := f.asks.waitChange()         // taken first: no change is missed
-		if q = f.asks.Pending(); len(q) == 0 { // the call's question, once the call reaches the rules
-			<-changed
-		}
-	}
+	q := f.question()
 	if code, _ := a.post("/asks/answer", url.Values{"id": {q[0].ID}, "answer": {"once"}}); code != http.StatusSeeOther {
 		t.Errorf("the answer: %d", code)
 	}
@@ -559,5 +553,42 @@ func TestConsoleBadInput(t *testing.T) {
 		if !strings.Contains(f.audit.String(), want) {
 			t.Errorf("the audit log lacks %s:\n%s", want, f.audit.String())
 		}
+	}
+}
+
+// "Always" answered in the page writes the tool's exact allow rule to the
+// workspace's local settings, as the terminal's always does, and the call
+// runs.
+func TestConsoleAlwaysWritesTheRule(t *testing.T) {
+	f := newFixture(t)
+	a := signIn(t, f)
+	if code, _ := a.post("/call", url.Values{"tool": {"mcp__mine__echo"}, "arg.text": {"hi"}}); code != http.StatusSeeOther {
+		t.Fatalf("the call: %d", code)
+	}
+	q := f.question()
+	if code, body := a.post("/asks/answer", url.Values{"id": {q[0].ID}, "answer": {"always"}}); code != http.StatusSeeOther {
+		t.Fatalf("the answer: %d %s", code, body)
+	}
+	b, _ := os.ReadFile(f.settings)
+	if !strings.Contains(string(b), `"projects"`) || !strings.Contains(string(b), `"allow": ["mcp__mine__echo"]`) || !strings.Contains(string(b), "// mine") {
+		t.Errorf("settings after always:\n%s", b)
+	}
+	if d := f.sb.Policy().Decide(policy.Request{Tool: "mcp__mine__echo", Server: "mine", ToolName: "echo"}); d.Action != policy.Allow {
+		t.Errorf("the rule is not in force: %s %s", d.Action, d.Reason)
+	}
+	if !strings.Contains(f.audit.String(), `"outcome":"always, allow rule written to `) {
+		t.Errorf("audit:\n%s", f.audit.String())
+	}
+}
+
+// question waits for a question to be asked (the playground's call,
+// once it reaches the rules) and returns the questions pending.
+func (f *fixture) question() []Question {
+	for {
+		changed := f.asks.waitChange() // taken first: no change is missed
+		if q := f.asks.Pending(); len(q) > 0 {
+			return q
+		}
+		<-changed
 	}
 }
