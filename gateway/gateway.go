@@ -152,6 +152,9 @@ type Options struct {
 	Metrics *Metrics
 	// Tracing, if set, traces calls (OpenTelemetry, OTLP).
 	Tracing *Tracing
+	// Members, if set, runs the calls of the servers Auth's file marks
+	// perMember as their callers, with their own credentials (member.go).
+	Members *Members
 }
 
 // legacyProtocol reports whether an HTTP request names a protocol before
@@ -712,7 +715,10 @@ func (g *Gateway) call(ctx context.Context, rt resolved, args json.RawMessage) (
 		return g.toolSearch(ctx, args)
 	}
 	ctx, end := g.traceUpstream(ctx, r.server, r.hostName)
-	res, err := g.h.Call(ctx, r.hostName, args)
+	res, err, ok := g.callMember(ctx, rt, args)
+	if !ok {
+		res, err = g.h.Call(ctx, r.hostName, args)
+	}
 	end(res, err)
 	return res, err
 }

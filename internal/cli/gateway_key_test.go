@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -151,10 +150,7 @@ func TestGatewayTeam(t *testing.T) {
 			t.Fatalf("the auth file holds a key in clear:\n%s", raw)
 		}
 	}
-	auditFile := filepath.Join(w.dir, "audit", "calls.jsonl")
-	base, stopServe := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--audit-log", auditFile)
-	var once sync.Once
-	stop := func() { once.Do(stopServe) }
+	base, auditFile, stop := startAuditedGateway(t, w)
 	defer stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -241,21 +237,9 @@ func TestGatewayTeam(t *testing.T) {
 	// The audit log: one line per call, with its decision; never the
 	// planted secret.
 	stop()
-	b, err := os.ReadFile(auditFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, lines := readAudit(t, auditFile)
 	if strings.Contains(string(b), planted) {
 		t.Errorf("the audit log holds the planted secret:\n%s", b)
-	}
-	var lines []gateway.AuditEntry
-	sc := bufio.NewScanner(strings.NewReader(string(b)))
-	for sc.Scan() {
-		var e gateway.AuditEntry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("audit line %q: %v", sc.Text(), err)
-		}
-		lines = append(lines, e)
 	}
 	type row struct {
 		principal, decision, rule, answer, errText string

@@ -10,11 +10,14 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/secretstore"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
@@ -34,6 +37,9 @@ type SecretOptions struct {
 	Tilde  func(string) string
 	Name   string
 	JSON   bool
+	// Principal, if set, makes Store the view of that team gateway
+	// principal's own values (--principal).
+	Principal string
 }
 
 func newSecretCmd(f *Factory) *cobra.Command {
@@ -53,12 +59,38 @@ ones its definition names.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: groupRunE,
 	}
+	cmd.PersistentFlags().String("principal", "", "the team gateway principal `NAME` whose own values these are (its key's or its access token's name), for the gateway's per-member servers (docs/gateway.md)")
 	cmd.AddCommand(newSecretSetCmd(f, nil), newSecretListCmd(f, nil), newSecretRmCmd(f, nil))
 	return cmd
 }
 
-func secretOpts(f *Factory) *SecretOptions {
-	return &SecretOptions{IO: f.IO, Store: f.secretStore(), Config: f.LoadConfig, Tilde: f.tilde, JSON: f.global().JSON}
+// secretOpts are the options of a secret command; --principal, when
+// given, turns the store to that principal's namespace.
+func secretOpts(f *Factory, cmd *cobra.Command) (*SecretOptions, error) {
+	o := &SecretOptions{IO: f.IO, Store: f.secretStore(), Config: f.LoadConfig, Tilde: f.tilde, JSON: f.global().JSON}
+	if fl := cmd.Flags().Lookup("principal"); fl != nil && fl.Value.String() != "" {
+		o.Principal = fl.Value.String()
+		// A key's principal, or an access token's (any name its claim
+		// gives, as gateway.PrincipalFromClaims takes it).
+		p := o.Principal
+		if p == gateway.SharedTokenPrincipal {
+			return nil, Usagef("the shared token's calls use your own values: leave --principal out", "--principal %s is the shared token's caller", p)
+		}
+		if len(p) > gateway.MaxPrincipalName || !utf8.ValidString(p) || strings.TrimSpace(p) != p || strings.IndexFunc(p, unicode.IsControl) >= 0 {
+			return nil, Usagef("the name of a key's principal (`switchboard gateway key list`) or of an access token's subject", "--principal %s is not a name a principal can have", quoteName(p))
+		}
+		o.Store = o.Store.In(memberNamespace(o.Principal))
+	}
+	return o, nil
+}
+
+// whose is " for principal NAME" when the command is about a
+// principal's own values.
+func (o *SecretOptions) whose() string {
+	if o.Principal == "" {
+		return ""
+	}
+	return " for principal " + o.Principal
 }
 
 // secretName checks a NAME argument (exit 2 when it cannot be one).
@@ -73,7 +105,10 @@ func secretName(name string) error {
 // test seam, else run.
 func secretNameRunE(f *Factory, runF, run func(context.Context, *SecretOptions) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		o := secretOpts(f)
+		o, err := secretOpts(f, cmd)
+		if err != nil {
+			return err
+		}
 		o.Name = args[0]
 		if runF != nil {
 			return runF(cmd.Context(), o)
@@ -118,7 +153,7 @@ func secretSetRun(ctx context.Context, o *SecretOptions) error {
 	if err != nil {
 		return FailureErr(err, storeHint(err))
 	}
-	fmt.Fprintf(o.IO.ErrOut, "Stored %s in %s.\n", o.Name, o.Tilde(loc.Name))
+	fmt.Fprintf(o.IO.ErrOut, "Stored %s%s in %s.\n", o.Name, o.whose(), o.Tilde(loc.Name))
 	printStoreNote(o.IO.ErrOut, loc, o.Tilde)
 	if users := secretUsers(o.Config, o.Tilde)[o.Name]; len(users) > 0 {
 		fmt.Fprintf(o.IO.ErrOut, "Used by %s: it reads the new value when it next starts.\n", strings.Join(users, ", "))
@@ -183,7 +218,10 @@ that use it, with their files. Values are never shown.
 With --json: [{name, stored, store, updated, usedBy: [{server, scope, file}]}].`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o := secretOpts(f)
+			o, err := secretOpts(f, cmd)
+			if err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(cmd.Context(), o)
 			}
@@ -314,9 +352,9 @@ func secretRmRun(ctx context.Context, o *SecretOptions) error {
 		return FailureErr(err, storeHint(err))
 	}
 	if !had {
-		return FailureErr(fmt.Errorf("no secret named %s in your store", o.Name), "`switchboard secret list` shows the names")
+		return FailureErr(fmt.Errorf("no secret named %s%s in your store", o.Name, o.whose()), "`switchboard secret list` shows the names")
 	}
-	fmt.Fprintf(o.IO.ErrOut, "Removed %s.\n", o.Name)
+	fmt.Fprintf(o.IO.ErrOut, "Removed %s%s.\n", o.Name, o.whose())
 	if users := secretUsers(o.Config, o.Tilde)[o.Name]; len(users) > 0 {
 		fmt.Fprintf(o.IO.ErrOut, "note: still used by %s, which will not start until it is set again (switchboard secret set %s)\n", strings.Join(users, ", "), o.Name)
 	}

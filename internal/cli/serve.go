@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -122,6 +123,9 @@ type ServeOptions struct {
 	metrics  *gateway.Metrics // the HTTP gateway's metrics
 	scale    *scaleOut        // with SessionKeyFile: the session router
 	listener net.Listener     // made early when scale needs its address
+
+	// memberSecrets serves MemberSecretsPath (members' own values).
+	memberSecrets http.Handler
 }
 
 // NewServeCmd returns `switchboard serve`.
@@ -420,6 +424,15 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		opts.listener = ln
 		defer ln.Close()
 	}
+	// Each member's own upstream credentials (the auth file's perMember).
+	var members *gateway.Members
+	if opts.HTTP != "" {
+		members = opts.members(s)
+		defer members.Close()
+		if members != nil {
+			opts.memberSecrets = opts.memberSecretsHandler(s, members, log)
+		}
+	}
 	g := s.sb.Gateway(&gateway.Options{
 		Version:    buildVersion(), // the serverInfo clients see: as `switchboard version` says
 		Logger:     log,
@@ -449,6 +462,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		Audit:   audit,
 		Metrics: opts.metrics,
 		Tracing: tracing,
+		Members: members,
 	})
 	defer g.Close()
 	if sc := opts.scale; sc != nil {
@@ -500,6 +514,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 					}
 					if res.Changed() {
 						log.Info("configuration reloaded", "added", res.Added, "removed", res.Removed, "restarted", res.Restarted)
+						// The members' own connections reopen at their
+						// next call, with the configuration now in force.
+						members.Reset()
 					}
 				},
 			})

@@ -71,6 +71,9 @@ func serveHTTP(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, log 
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", guard.wrap(life))
 	mux.HandleFunc("/healthz", healthz(g.Host(), opts.Stateless))
+	if opts.memberSecrets != nil {
+		mux.Handle(MemberSecretsPath, guard.wrap(opts.memberSecrets)) // serve_member_secrets.go
+	}
 	mountOAuth(ctx, mux, opts, log) // RFC 9728 metadata (serve_jwt.go)
 	if opts.metrics != nil {
 		// Behind the same auth as /mcp: the counts name servers and tools.
