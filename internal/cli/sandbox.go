@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/proc"
+	"github.com/switchboard-mcp/switchboard/internal/review"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/policy"
 )
@@ -36,61 +37,24 @@ func (f *Factory) sandboxDefaults() config.SandboxDefaults {
 // sandboxOf is the effective sandbox of rs in workspace (for a project
 // server, its file's directory when workspace is "").
 func sandboxOf(rs *config.ResolvedServer, workspace string, defaults config.SandboxDefaults) *config.SandboxPolicy {
-	if workspace == "" && rs.Scope == config.ScopeProject && rs.File != "" {
-		workspace = filepath.Dir(rs.File)
-	}
-	return host.SandboxOf(rs, workspace, defaults)
+	return host.SandboxOf(rs, review.SandboxWorkspace(rs, workspace), defaults)
 }
 
 // sandboxWords says in plain words what rs can reach ("" for a remote
 // server, which runs elsewhere), and why it will not start where this
-// system cannot sandbox it.
+// system cannot sandbox it (review.SandboxWords: the console's words too).
 func sandboxWords(rs *config.ResolvedServer, workspace string, defaults config.SandboxDefaults, tilde func(string) string) string {
+	ws := review.SandboxWorkspace(rs, workspace)
 	if config.InferType(rs.Effective) != config.TypeStdio {
-		if workspace == "" && rs.Scope == config.ScopeProject && rs.File != "" {
-			workspace = filepath.Dir(rs.File)
-		}
-		return helperWords(rs, host.HelperSandboxOf(rs, workspace, defaults), tilde)
+		return review.SandboxWords(rs, nil, host.HelperSandboxOf(rs, ws, defaults), tilde)
 	}
-	p := sandboxOf(rs, workspace, defaults)
-	s := config.DescribeSandbox(p, tilde)
-	if p != nil {
-		if why := proc.SandboxSupport(); why != "" {
-			s += " — but it cannot start here: " + why
-		}
-	}
-	return s
+	return review.SandboxWords(rs, host.SandboxOf(rs, ws, defaults), nil, tilde)
 }
 
 // reviewSandboxWords is what the approval review says of the sandbox the
 // front door will run the server in.
 func reviewSandboxWords(r switchboard.Review) string {
-	if config.InferType(r.Server.Effective) != config.TypeStdio {
-		return helperWords(r.Server, r.HelperSandbox, nil)
-	}
-	s := config.DescribeSandbox(r.Sandbox, nil)
-	if r.Sandbox != nil {
-		if why := proc.SandboxSupport(); why != "" {
-			s += " — but it cannot start here: " + why
-		}
-	}
-	return s
-}
-
-// helperWords says what a repository's headersHelper (of a remote server)
-// can reach, p being its sandbox: "" for a server without one, or one the
-// user wrote (it runs as the user's servers do).
-func helperWords(rs *config.ResolvedServer, p *config.SandboxPolicy, tilde func(string) string) string {
-	if rs.Effective.HeadersHelper == "" || rs.Trust != config.TrustRepo {
-		return ""
-	}
-	s := "headersHelper " + config.DescribeSandbox(p, tilde)
-	if p != nil {
-		if why := proc.SandboxSupport(); why != "" {
-			s += " — but it cannot run here: " + why
-		}
-	}
-	return s
+	return review.SandboxWords(r.Server, r.Sandbox, r.HelperSandbox, nil)
 }
 
 // sandboxWords is what the approval review says of rs's sandbox.
