@@ -172,58 +172,15 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 	} else {
 		files = importPaths(f, opts.From, root)
 	}
-	var found []importFile
-	var seen []os.FileInfo
-	for _, p := range files {
-		fi, err := os.Stat(p)
-		if err != nil || sameFileAs(fi, seen) {
-			continue // the workspace is the home directory: one file, read once
-		}
-		seen = append(seen, fi)
-		found = append(found, importFile{path: p, repo: repoFile(f.HomeDir, p, root)})
-	}
+	found := existingImportFiles(f, files, root)
 	if len(found) == 0 {
 		return Failuref("pass the file with --file PATH",
 			"no %s configuration found (looked for %s)", label, strings.Join(tildeAll(f, files), ", "))
 	}
 
-	// For the same name a later file wins (Cursor: the workspace file over
-	// the user's) among files of one author; the user's own file always
-	// wins over the repository's.
-	var entries []importEntry
-	index := map[string]int{}
-	for _, src := range found {
-		es, err := readImportFile(src.path, opts.From)
-		if err != nil {
-			return err
-		}
-		for _, e := range es {
-			e.Author = authorUser
-			if src.repo {
-				e.Author = authorRepo
-			}
-			i, dup := index[e.Name]
-			if !dup {
-				index[e.Name] = len(entries)
-				entries = append(entries, e)
-				continue
-			}
-			old := entries[i]
-			switch {
-			case old.Author == authorUser && e.Author == authorRepo:
-				e.Reason = fmt.Sprintf("the repository's definition has the name of yours in %s, and yours wins", f.tilde(old.File))
-				e.def = nil
-				entries = append(entries, e)
-				continue
-			case old.Author == authorRepo && e.Author == authorUser:
-				old.Reason = fmt.Sprintf("the repository's definition has the name of yours in %s, and yours wins", f.tilde(e.File))
-			default:
-				old.Reason = "overridden by the definition in " + f.tilde(e.File)
-			}
-			old.def = nil
-			entries = append(entries, old)
-			entries[i] = e
-		}
+	entries, err := mergeImportFiles(f, found, opts.From)
+	if err != nil {
+		return err
 	}
 
 	var (
@@ -327,14 +284,80 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 	if opts.JSON {
 		return printJSON(opts.IO.Out, rep)
 	}
-	out := opts.IO.Out
+	printImportReport(opts.IO.Out, f, label, t, found, entries, dests, rep)
+	return nil
+}
+
+// existingImportFiles are the files of files that exist, each read once
+// (the workspace may be the home directory), and whether each is the
+// repository's.
+func existingImportFiles(f *Factory, files []string, root string) []importFile {
+	var found []importFile
+	var seen []os.FileInfo
+	for _, p := range files {
+		fi, err := os.Stat(p)
+		if err != nil || sameFileAs(fi, seen) {
+			continue // the workspace is the home directory: one file, read once
+		}
+		seen = append(seen, fi)
+		found = append(found, importFile{path: p, repo: repoFile(f.HomeDir, p, root)})
+	}
+	return found
+}
+
+// mergeImportFiles reads the found files' entries, one per name, the
+// losers of a name kept with the reason they lost.
+func mergeImportFiles(f *Factory, found []importFile, from string) ([]importEntry, error) {
+	// For the same name a later file wins (Cursor: the workspace file over
+	// the user's) among files of one author; the user's own file always
+	// wins over the repository's.
+	var entries []importEntry
+	index := map[string]int{}
+	for _, src := range found {
+		es, err := readImportFile(src.path, from)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range es {
+			e.Author = authorUser
+			if src.repo {
+				e.Author = authorRepo
+			}
+			i, dup := index[e.Name]
+			if !dup {
+				index[e.Name] = len(entries)
+				entries = append(entries, e)
+				continue
+			}
+			old := entries[i]
+			switch {
+			case old.Author == authorUser && e.Author == authorRepo:
+				e.Reason = fmt.Sprintf("the repository's definition has the name of yours in %s, and yours wins", f.tilde(old.File))
+				e.def = nil
+				entries = append(entries, e)
+				continue
+			case old.Author == authorRepo && e.Author == authorUser:
+				old.Reason = fmt.Sprintf("the repository's definition has the name of yours in %s, and yours wins", f.tilde(e.File))
+			default:
+				old.Reason = "overridden by the definition in " + f.tilde(e.File)
+			}
+			old.def = nil
+			entries = append(entries, old)
+			entries[i] = e
+		}
+	}
+	return entries, nil
+}
+
+// printImportReport writes what mcp import did for a terminal.
+func printImportReport(out io.Writer, f *Factory, label string, t scopeTarget, found []importFile, entries []importEntry, dests []scopeTarget, rep importReport) {
 	if len(entries) == 0 {
 		paths := make([]string, len(found))
 		for i, src := range found {
 			paths[i] = src.path
 		}
 		fmt.Fprintf(out, "No servers found in %s\n", termsafe.Line(strings.Join(tildeAll(f, paths), ", ")))
-		return nil
+		return
 	}
 	if len(dests) == 0 {
 		dests = []scopeTarget{t}
@@ -361,7 +384,6 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 			fmt.Fprintf(out, "  - %s: %s\n", termsafe.Line(e.Name), termsafe.Line(e.Reason))
 		}
 	}
-	return nil
 }
 
 // repoFile reports whether the file at path is the repository's: reached
