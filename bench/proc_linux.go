@@ -49,45 +49,6 @@ func rssAnon(pid int) int64 {
 	return 0
 }
 
-// childrenPSS sums the proportional set size (KiB) of the direct children
-// of pid: for serve, its supervisor.
-func childrenPSS(pid int) int64 {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0
-	}
-	var sum int64
-	for _, e := range ents {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child))
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) < 2 || f[1] != strconv.Itoa(pid) {
-			continue
-		}
-		roll, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", child))
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(roll), "\n") {
-			if rest, ok := strings.CutPrefix(line, "Pss:"); ok {
-				kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-				sum += kb
-			}
-		}
-	}
-	return sum
-}
-
 // clockTick is USER_HZ, the unit of /proc/<pid>/stat times (100 on every
 // Linux this runs on).
 const clockTick = 10 * time.Millisecond

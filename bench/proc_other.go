@@ -11,8 +11,6 @@ func vmRSS(int) int64 { return 0 }
 
 func rssAnon(int) int64 { return 0 }
 
-func childrenPSS(int) int64 { return 0 }
-
 func maybeRunMeasured() {}
 
 // measure runs cmd to its end (killing it after limit). Outside Linux the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -272,30 +273,56 @@ func TestProgressIsForwarded(t *testing.T) {
 	}
 }
 
+// TestCancellationReachesUpstream: a client's cancelled call reaches the
+// upstream server as notifications/cancelled. The cancel-log server's wait
+// tool blocks until then and logs both its start and every cancellation it
+// receives, so without the gateway's forwarding the log never says
+// "cancelled" and the test fails at its deadline.
 func TestCancellationReachesUpstream(t *testing.T) {
-	f := start(t, nil, stdio("alpha", "echo"))
+	logFile := filepath.Join(t.TempDir(), "cancel.log")
+	f := start(t, nil, stdio("alpha", "cancel-log", "-cancel-file", logFile))
 	ctx := ctxFor(t, 30*time.Second)
 	cctx, cancel := context.WithCancel(ctx)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := f.session.CallTool(cctx, &mcp.CallToolParams{Name: "alpha__slow", Arguments: map[string]any{"ms": 60000, "steps": 1}})
+		_, err := f.session.CallTool(cctx, &mcp.CallToolParams{Name: "alpha__wait", Arguments: map[string]any{}})
 		errc <- err
 	}()
-	time.Sleep(200 * time.Millisecond)
+	waitLogLine(t, ctx, logFile, "started")
 	cancel()
 	select {
 	case err := <-errc:
 		if err == nil {
 			t.Fatal("cancelled call returned no error")
 		}
-	case <-time.After(10 * time.Second):
+	case <-ctx.Done():
 		t.Fatal("cancelled call did not return")
 	}
+	waitLogLine(t, ctx, logFile, "cancelled ")
 	// The upstream server is still usable: the cancelled call ended there
-	// (notifications/cancelled) rather than holding it.
+	// rather than holding it.
 	res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "after"}})
 	if err != nil || res.IsError {
 		t.Fatalf("call after cancel: %v %v", err, res)
+	}
+}
+
+// waitLogLine waits until a line of file starts with prefix, failing when
+// ctx ends first.
+func waitLogLine(t *testing.T, ctx context.Context, file, prefix string) {
+	t.Helper()
+	for {
+		b, _ := os.ReadFile(file)
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, prefix) {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s has no line starting %q: %q", file, prefix, b)
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }
 

@@ -166,23 +166,6 @@ func (b *breaker) nextCooldownLocked() time.Duration {
 	return min(2*b.cooldown, b.most)
 }
 
-// refusing returns the refusal a call would get now, without admitting a
-// probe: for requests that are not tool calls (prompts, reads), which fail
-// fast too but never count as the probe.
-func (b *breaker) refusing() *CircuitOpenError {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	switch b.state {
-	case BreakerOpen:
-		return b.refusalLocked()
-	case BreakerHalfOpen:
-		if b.probing {
-			return b.probingLocked()
-		}
-	}
-	return nil
-}
-
 // refusalLocked is the refusal of an open breaker whose cooldown is not
 // over, else nil. The caller holds b.mu.
 func (b *breaker) refusalLocked() *CircuitOpenError {

@@ -172,6 +172,165 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 	} else {
 		files = importPaths(f, opts.From, root)
 	}
+	found := existingImportFiles(f, files, root)
+	if len(found) == 0 {
+		return Failuref("pass the file with --file PATH",
+			"no %s configuration found (looked for %s)", label, strings.Join(tildeAll(f, files), ", "))
+	}
+
+	entries, err := mergeImportFiles(f, found, opts.From)
+	if err != nil {
+		return err
+	}
+
+	run := &importRun{ctx: ctx, f: f, opts: opts, scope: scope, t: t}
+	rep := importReport{From: opts.From, Scope: string(scope), File: t.File, Imported: []importEntry{}, Skipped: []importEntry{}}
+	var dests []scopeTarget // the targets written, in order of first use
+	for _, e := range entries {
+		if e.Reason == "" {
+			e.def, e.Notes, e.Reason = translateImport(f, e.def, root)
+		}
+		if e.Reason == "" {
+			e.Reason = checkImport(e.Name, e.def)
+		}
+		dest, err := run.place(&e)
+		if err != nil {
+			return err
+		}
+		if e.Reason != "" {
+			rep.Skipped = append(rep.Skipped, e)
+			continue
+		}
+		if err := run.write(&e, dest); err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(dests, func(d scopeTarget) bool { return d.Scope == dest.Scope }) {
+			dests = append(dests, dest)
+		}
+		rep.Imported = append(rep.Imported, e)
+	}
+
+	// Say where an imported definition stands among those of the same name.
+	if len(rep.Imported) > 0 {
+		if r, err := f.LoadConfig(); err == nil {
+			for i, e := range rep.Imported {
+				if s := r.Server(e.Name); s != nil {
+					if p := placement(s, config.Scope(e.Scope)); p != "" {
+						rep.Imported[i].Notes = append(rep.Imported[i].Notes, p)
+					}
+				}
+			}
+		}
+	}
+	if opts.JSON {
+		return printJSON(opts.IO.Out, rep)
+	}
+	printImportReport(opts.IO.Out, f, label, t, found, entries, dests, rep)
+	return nil
+}
+
+// importRun is what mcp import carries from one entry to the next.
+type importRun struct {
+	ctx     context.Context
+	f       *Factory
+	opts    *MCPImportOptions
+	scope   config.Scope
+	t       scopeTarget
+	project *scopeTarget // where the repository's servers go, made on first use
+	in      *lineReader
+}
+
+// place chooses where e goes, or sets e.Reason when it may not be written
+// (it exists, or the user does not confirm a repository's server outside
+// project scope).
+func (r *importRun) place(e *importEntry) (scopeTarget, error) {
+	f, opts, scope := r.f, r.opts, r.scope
+	dest := r.t
+	if e.Reason != "" {
+		return dest, nil
+	}
+	// A repository's server is imported as one: into project scope,
+	// where it needs approval, unless the user named user or local
+	// scope and confirms this server there.
+	confirm := false
+	if e.Author == authorRepo && scope != config.ScopeProject {
+		if opts.ScopeSet {
+			confirm = true
+		} else {
+			if r.project == nil {
+				pt, err := f.target(config.ScopeProject)
+				if err != nil {
+					return dest, err
+				}
+				r.project = &pt
+			}
+			dest = *r.project
+		}
+	}
+	var exists bool
+	var err error
+	dest.ObjPath, exists, err = dest.holder(e.Name)
+	if err != nil {
+		return dest, configFileErr(err)
+	}
+	if exists && !opts.Force {
+		e.Reason = fmt.Sprintf("already exists in %s scope (pass --force to overwrite)", dest.Scope)
+		return dest, nil
+	}
+	if confirm {
+		r.confirm(e)
+	}
+	return dest, nil
+}
+
+// confirm asks the user whether a repository's server may go into a scope
+// where it starts without approval, and sets e.Reason unless they agree.
+func (r *importRun) confirm(e *importEntry) {
+	f, opts, scope := r.f, r.opts, r.scope
+	if !opts.IO.CanPrompt {
+		e.Reason = fmt.Sprintf("written by the repository (%s): in %s scope it would start without approval; "+
+			"import it with --scope project, where it needs approval, or run this on a terminal to confirm it", f.tilde(e.File), scope)
+		return
+	}
+	if r.in == nil {
+		r.in = newLineReader(opts.IO.In)
+	}
+	writeImportReview(opts.IO.ErrOut, f, *e, scope)
+	yes, err := askApproval(r.ctx, r.in, opts.IO.ErrOut, fmt.Sprintf("Import it into %s scope anyway? [y]es, [N]o (skip it): ", scope))
+	if err != nil || !yes {
+		e.Reason = "written by the repository, and you did not confirm it; --scope project imports it needing approval"
+	} else {
+		e.Notes = append(e.Notes, fmt.Sprintf("written by the repository; you confirmed it, so in %s scope it starts without approval", scope))
+	}
+}
+
+// write writes e into dest; in project scope its credentials become
+// references first (the repository's file never holds one, see
+// writeServer).
+func (r *importRun) write(e *importEntry, dest scopeTarget) error {
+	f := r.f
+	if dest.Scope == config.ScopeProject {
+		def, creds, err := withCredentialRefs(e.Name, e.def, f.keepCredentials(r.ctx))
+		if err != nil {
+			return Failuref("", "%s: %v", e.Name, err)
+		}
+		e.def = def
+		e.Notes = append(e.Notes, credentialNotes(creds, f.tilde(dest.File))...)
+	}
+	if err := setServer(dest, e.Name, e.def); err != nil {
+		return err
+	}
+	if e.Author == authorRepo && dest.Scope == config.ScopeProject {
+		e.Notes = append([]string{fmt.Sprintf("imported as project scope: written by the repository, needs approval (%s)", "switchboard mcp approve "+e.Name)}, e.Notes...)
+	}
+	e.Scope = string(dest.Scope)
+	return nil
+}
+
+// existingImportFiles are the files of files that exist, each read once
+// (the workspace may be the home directory), and whether each is the
+// repository's.
+func existingImportFiles(f *Factory, files []string, root string) []importFile {
 	var found []importFile
 	var seen []os.FileInfo
 	for _, p := range files {
@@ -182,20 +341,21 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 		seen = append(seen, fi)
 		found = append(found, importFile{path: p, repo: repoFile(f.HomeDir, p, root)})
 	}
-	if len(found) == 0 {
-		return Failuref("pass the file with --file PATH",
-			"no %s configuration found (looked for %s)", label, strings.Join(tildeAll(f, files), ", "))
-	}
+	return found
+}
 
+// mergeImportFiles reads the found files' entries, one per name, the
+// losers of a name kept with the reason they lost.
+func mergeImportFiles(f *Factory, found []importFile, from string) ([]importEntry, error) {
 	// For the same name a later file wins (Cursor: the workspace file over
 	// the user's) among files of one author; the user's own file always
 	// wins over the repository's.
 	var entries []importEntry
 	index := map[string]int{}
 	for _, src := range found {
-		es, err := readImportFile(src.path, opts.From)
+		es, err := readImportFile(src.path, from)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, e := range es {
 			e.Author = authorUser
@@ -225,116 +385,18 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 			entries[i] = e
 		}
 	}
+	return entries, nil
+}
 
-	var (
-		project *scopeTarget // where the repository's servers go, made on first use
-		in      *lineReader
-	)
-	rep := importReport{From: opts.From, Scope: string(scope), File: t.File, Imported: []importEntry{}, Skipped: []importEntry{}}
-	var dests []scopeTarget // the targets written, in order of first use
-	for _, e := range entries {
-		if e.Reason == "" {
-			e.def, e.Notes, e.Reason = translateImport(f, e.def, root)
-		}
-		if e.Reason == "" {
-			e.Reason = checkImport(e.Name, e.def)
-		}
-		dest := t
-		// A repository's server is imported as one: into project scope,
-		// where it needs approval, unless the user named user or local
-		// scope and confirms this server there.
-		confirm := false
-		if e.Reason == "" && e.Author == authorRepo && scope != config.ScopeProject {
-			if opts.ScopeSet {
-				confirm = true
-			} else {
-				if project == nil {
-					pt, err := f.target(config.ScopeProject)
-					if err != nil {
-						return err
-					}
-					project = &pt
-				}
-				dest = *project
-			}
-		}
-		if e.Reason == "" {
-			var exists bool
-			var err error
-			dest.ObjPath, exists, err = dest.holder(e.Name)
-			if err != nil {
-				return configFileErr(err)
-			}
-			if exists && !opts.Force {
-				e.Reason = fmt.Sprintf("already exists in %s scope (pass --force to overwrite)", dest.Scope)
-			}
-		}
-		if e.Reason == "" && confirm {
-			if !opts.IO.CanPrompt {
-				e.Reason = fmt.Sprintf("written by the repository (%s): in %s scope it would start without approval; "+
-					"import it with --scope project, where it needs approval, or run this on a terminal to confirm it", f.tilde(e.File), scope)
-			} else {
-				if in == nil {
-					in = newLineReader(opts.IO.In)
-				}
-				writeImportReview(opts.IO.ErrOut, f, e, scope)
-				yes, err := askApproval(ctx, in, opts.IO.ErrOut, fmt.Sprintf("Import it into %s scope anyway? [y]es, [N]o (skip it): ", scope))
-				if err != nil || !yes {
-					e.Reason = "written by the repository, and you did not confirm it; --scope project imports it needing approval"
-				} else {
-					e.Notes = append(e.Notes, fmt.Sprintf("written by the repository; you confirmed it, so in %s scope it starts without approval", scope))
-				}
-			}
-		}
-		if e.Reason != "" {
-			rep.Skipped = append(rep.Skipped, e)
-			continue
-		}
-		if dest.Scope == config.ScopeProject {
-			// The repository's file never holds a credential (writeServer).
-			def, creds, err := withCredentialRefs(e.Name, e.def, f.keepCredentials(ctx))
-			if err != nil {
-				return Failuref("", "%s: %v", e.Name, err)
-			}
-			e.def = def
-			e.Notes = append(e.Notes, credentialNotes(creds, f.tilde(dest.File))...)
-		}
-		if err := setServer(dest, e.Name, e.def); err != nil {
-			return err
-		}
-		if e.Author == authorRepo && dest.Scope == config.ScopeProject {
-			e.Notes = append([]string{fmt.Sprintf("imported as project scope: written by the repository, needs approval (%s)", "switchboard mcp approve "+e.Name)}, e.Notes...)
-		}
-		e.Scope = string(dest.Scope)
-		if !slices.ContainsFunc(dests, func(d scopeTarget) bool { return d.Scope == dest.Scope }) {
-			dests = append(dests, dest)
-		}
-		rep.Imported = append(rep.Imported, e)
-	}
-
-	// Say where an imported definition stands among those of the same name.
-	if len(rep.Imported) > 0 {
-		if r, err := f.LoadConfig(); err == nil {
-			for i, e := range rep.Imported {
-				if s := r.Server(e.Name); s != nil {
-					if p := placement(s, config.Scope(e.Scope)); p != "" {
-						rep.Imported[i].Notes = append(rep.Imported[i].Notes, p)
-					}
-				}
-			}
-		}
-	}
-	if opts.JSON {
-		return printJSON(opts.IO.Out, rep)
-	}
-	out := opts.IO.Out
+// printImportReport writes what mcp import did for a terminal.
+func printImportReport(out io.Writer, f *Factory, label string, t scopeTarget, found []importFile, entries []importEntry, dests []scopeTarget, rep importReport) {
 	if len(entries) == 0 {
 		paths := make([]string, len(found))
 		for i, src := range found {
 			paths[i] = src.path
 		}
 		fmt.Fprintf(out, "No servers found in %s\n", termsafe.Line(strings.Join(tildeAll(f, paths), ", ")))
-		return nil
+		return
 	}
 	if len(dests) == 0 {
 		dests = []scopeTarget{t}
@@ -361,7 +423,6 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 			fmt.Fprintf(out, "  - %s: %s\n", termsafe.Line(e.Name), termsafe.Line(e.Reason))
 		}
 	}
-	return nil
 }
 
 // repoFile reports whether the file at path is the repository's: reached

@@ -322,16 +322,3 @@ func (pt procTable) below(pid int) []int {
 func isServe(cmdline string) bool {
 	return strings.Contains(cmdline, "switchboard") && strings.Contains(" "+cmdline+" ", " serve ")
 }
-
-// servesBelow lists the descendants of pid that run `switchboard serve`.
-func servesBelow(pid int) []string {
-	pt := readProcTable()
-	var out []string
-	for _, p := range pt.below(pid) {
-		if c := pt.cmdline[p]; isServe(c) {
-			out = append(out, strconv.Itoa(p)+": "+c)
-		}
-	}
-	slices.Sort(out)
-	return out
-}

@@ -82,13 +82,6 @@ func hasRepoServers(cfg *config.Resolved) bool {
 	return false
 }
 
-// askPending asks the person at the terminal about every server that
-// needs approval, before anything starts. An approval is stored; a no (or
-// closed input) holds the server for this run only.
-func (lt *launchTrust) askPending(ctx context.Context, cfg *config.Resolved, in *lineReader, w io.Writer) {
-	_ = lt.Ask(ctx, cfg, &reviewPrompter{environ: lt.environ, in: in, w: w})
-}
-
 // reviewPrompter asks about a project server at the terminal: the review
 // (what exactly it runs), then a yes or no.
 type reviewPrompter struct {

@@ -53,16 +53,6 @@ type Keyring struct {
 	stopOnce sync.Once
 }
 
-// Available reports whether the programs Start needs are installed.
-func Available() bool {
-	for _, p := range Programs {
-		if _, err := exec.LookPath(p); err != nil {
-			return false
-		}
-	}
-	return true
-}
-
 // Start runs a Secret Service for the rest of the test (it stops at
 // cleanup). It skips the test when the programs are missing, and fails it
 // under CI=true.

@@ -451,24 +451,24 @@ func (p Policy) DialContext(ctx context.Context, network, addr string) (net.Conn
 
 // Transport returns a RoundTripper that checks every request's URL with
 // the policy and connects through [Policy.DialContext]. base is cloned
-// (nil: http.DefaultTransport's settings); its proxy is dropped, because a
-// proxy would resolve and connect on its own and so escape the dial-time
-// check, and so is any DialTLSContext, for the same reason.
+// (nil: a fresh transport with http.DefaultTransport's standard settings,
+// never the process-wide DefaultTransport itself, which an embedder may
+// have replaced with one that dials on its own); its proxy is dropped,
+// because a proxy would resolve and connect on its own and so escape the
+// dial-time check, and so is any DialTLSContext, for the same reason. base
+// must not set the deprecated Dial or DialTLS hooks (no caller does):
+// DialContext takes priority over Dial, but DialTLS would be used for
+// https connections.
 func (p Policy) Transport(base *http.Transport) http.RoundTripper {
 	var t *http.Transport
-	switch dt, ok := http.DefaultTransport.(*http.Transport); {
-	case base != nil:
+	if base != nil {
 		t = base.Clone()
-	case ok:
-		t = dt.Clone()
-	default:
+	} else {
 		t = &http.Transport{ForceAttemptHTTP2: true, MaxIdleConns: 100, IdleConnTimeout: 90 * time.Second,
 			TLSHandshakeTimeout: 10 * time.Second, ExpectContinueTimeout: time.Second}
 	}
 	t.Proxy = nil
 	t.DialTLSContext = nil
-	t.DialTLS = nil //nolint:staticcheck // cleared so that it cannot bypass DialContext
-	t.Dial = nil    //nolint:staticcheck
 	t.DialContext = p.DialContext
 	return &checkTransport{p: p, base: t}
 }

@@ -778,7 +778,7 @@ func sandboxEnv(env []string) []string {
 // only under the supervisor, which builds the sandbox.
 func sandboxCommand(sb *Sandbox, name string, args []string, supervised bool) (string, []string, error) {
 	if !supervised {
-		return "", nil, fmt.Errorf("%w: a sandboxed server is started by the supervisor, and this program has none (its main must call proc.MaybeRunSupervisor)", ErrSandboxUnavailable)
+		return "", nil, fmt.Errorf("%w: a sandboxed server is started by the supervisor, and this program has none (its main must call switchboard.MaybeRunSupervisor first)", ErrSandboxUnavailable)
 	}
 	return name, args, nil
 }

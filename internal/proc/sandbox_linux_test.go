@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -191,5 +192,18 @@ func TestSandboxProbeUnprivileged(t *testing.T) {
 		if err != nil || !strings.Contains(string(out), "--- PASS: "+name+" ") {
 			t.Fatalf("as nobody, %s did not pass: %v", name, err)
 		}
+	}
+}
+
+// TestSandboxWithoutSupervisorNamesTheEntryPoint: an embedder whose main
+// never called the supervisor entry point is told which function to call,
+// by the name it can reach (the front door's), not the internal package's.
+func TestSandboxWithoutSupervisorNamesTheEntryPoint(t *testing.T) {
+	_, _, err := sandboxCommand(&Sandbox{}, "srv", nil, false)
+	if !errors.Is(err, ErrSandboxUnavailable) {
+		t.Fatalf("err = %v, want ErrSandboxUnavailable", err)
+	}
+	if !strings.Contains(err.Error(), "switchboard.MaybeRunSupervisor") {
+		t.Fatalf("err = %q, want it to name switchboard.MaybeRunSupervisor", err)
 	}
 }

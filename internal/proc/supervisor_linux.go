@@ -113,24 +113,8 @@ func serverAttr() *syscall.SysProcAttr {
 // orphanView). Called under sv.mu.
 func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uint64) (left []int, complete bool) {
 	groupAlive := pgid > 1 && syscall.Kill(-pgid, 0) != syscall.ESRCH
-	switch {
-	case owned == nil:
-		if kids, ok := ownChildren(); ok && len(kids) == 0 {
-			return nil, true
-		}
-	default:
-		v := sv.orphans
-		if since == 0 || v == nil || v.reaps < since {
-			v = sv.lookAtOrphans()
-		}
-		clean := v.ok && !groupAlive
-		for _, tag := range v.tags {
-			// An untagged orphan's owner is found below it, by the full scan.
-			clean = clean && tag != "" && !owned(tag)
-		}
-		if clean {
-			return nil, true
-		}
+	if sv.nothingLeft(owned, since, groupAlive) {
+		return nil, true
 	}
 	var recent []orphanGroup
 	if (owned == nil || len(sv.servers) == 0) && !sv.spawning {
@@ -139,17 +123,66 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 		// too fast to be seen alive (see reap).
 		recent = sv.recentOrphanGroups()
 	}
-	children := map[int][]int{}
-	pgrpOf := map[int]int{}
-	otherSession := map[int]bool{} // groups seen with a member in another session than recent's
+	pt, ok := scanProcesses(pgid, recent)
+	if !ok {
+		return nil, false
+	}
+	sw := &sweep{sv: sv, pt: pt, pgid: pgid, ownGroup: syscall.Getpgrp(), left: pt.members}
+	sw.addRecentGroups(recent)
+	if owned != nil {
+		sw.markLive()
+	}
+	if groupAlive && !sw.live[pgid] {
+		sw.left = append(sw.left, -pgid)
+	}
+	sw.takeOrphans(owned)
+	if len(sw.liveMember) > 0 {
+		sw.left = slices.DeleteFunc(sw.left, func(p int) bool { return sw.liveMember[p] })
+	}
+	return sw.left, true
+}
+
+// nothingLeft tells the common case of leftovers without reading every
+// process: with owned nil, we have no children at all; otherwise group
+// pgid is empty and every orphan carries a tag owned rejects (an untagged
+// orphan's owner is found below it, by the full scan).
+func (sv *supState) nothingLeft(owned func(owner string) bool, since uint64, groupAlive bool) bool {
+	if owned == nil {
+		kids, ok := ownChildren()
+		return ok && len(kids) == 0
+	}
+	v := sv.orphans
+	if since == 0 || v == nil || v.reaps < since {
+		v = sv.lookAtOrphans()
+	}
+	clean := v.ok && !groupAlive
+	for _, tag := range v.tags {
+		clean = clean && tag != "" && !owned(tag)
+	}
+	return clean
+}
+
+// procTable is one read of every live process's stat file.
+type procTable struct {
+	children map[int][]int // by parent pid
+	pgrpOf   map[int]int
+	// otherSession holds the recent groups seen with a member in another
+	// session than the one they were recorded in.
+	otherSession map[int]bool
+	members      []int // of the swept group
+}
+
+// scanProcesses reads every process (false without /proc), noting the
+// members of group pgid and which recent groups have changed session.
+func scanProcesses(pgid int, recent []orphanGroup) (procTable, bool) {
+	pt := procTable{children: map[int][]int{}, pgrpOf: map[int]int{}, otherSession: map[int]bool{}}
 	recentSession := map[int]int{}
 	for _, og := range recent {
 		recentSession[og.group] = og.session
 	}
-	ownGroup := syscall.Getpgrp()
 	pids := allPids()
 	if pids == nil {
-		return left, false
+		return pt, false
 	}
 	for _, pid := range pids {
 		st, ok := readStat(pid)
@@ -157,76 +190,82 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 			continue
 		}
 		pgrp := st.pgrp
-		children[st.ppid] = append(children[st.ppid], pid)
-		pgrpOf[pid] = pgrp
+		pt.children[st.ppid] = append(pt.children[st.ppid], pid)
+		pt.pgrpOf[pid] = pgrp
 		if want, ok := recentSession[pgrp]; ok && st.session != want {
-			otherSession[pgrp] = true
+			pt.otherSession[pgrp] = true
 		}
 		if pgid > 1 && pgrp == pgid {
-			left = append(left, pid)
+			pt.members = append(pt.members, pid)
 		}
 	}
-	for _, og := range recent {
-		g := og.group
-		// Its id names the same group still: not if a process with that id
-		// (its leader) or a member seen is in another session.
-		if sid, err := unix.Getsid(g); err == nil && sid != og.session || otherSession[g] {
-			continue
-		}
-		if g != ownGroup && sv.servers[g] == nil && syscall.Kill(-g, 0) == nil {
-			left = append(left, -g)
-		}
+	return pt, true
+}
+
+// below is root and every process below it.
+func (pt procTable) below(root int) []int {
+	tree := []int{root}
+	for i := 0; i < len(tree); i++ {
+		tree = append(tree, pt.children[tree[i]]...)
 	}
-	below := func(root int) []int {
-		tree := []int{root}
-		for i := 0; i < len(tree); i++ {
-			tree = append(tree, children[tree[i]]...)
-		}
-		return tree
-	}
+	return tree
+}
+
+// sweep is one leftovers computation after its process scan.
+type sweep struct {
+	sv       *supState
+	pt       procTable
+	pgid     int
+	ownGroup int
+	left     []int
 	// What a live server's tree holds is not this sweep's to end, nor is
 	// a group with such a member signalled as a whole: a leftover may have
 	// joined a group that another server's child made (all share our
 	// session), or the other way round. The leftovers' own members are
 	// in left one by one.
-	live := map[int]bool{}       // groups
-	liveMember := map[int]bool{} // pids
-	if owned != nil {
-		for spid := range sv.servers {
-			for _, p := range below(spid) {
-				liveMember[p] = true
-				if g, ok := pgrpOf[p]; ok {
-					live[g] = true
-				}
+	live       map[int]bool // groups
+	liveMember map[int]bool // pids
+	groups     map[int]bool // groups already in left
+}
+
+// addRecentGroups lists the recent orphans' groups that still exist and
+// still name the same group: not if a process with that id (its leader)
+// or a member seen is in another session.
+func (sw *sweep) addRecentGroups(recent []orphanGroup) {
+	for _, og := range recent {
+		g := og.group
+		if sid, err := unix.Getsid(g); err == nil && sid != og.session || sw.pt.otherSession[g] {
+			continue
+		}
+		if g != sw.ownGroup && sw.sv.servers[g] == nil && syscall.Kill(-g, 0) == nil {
+			sw.left = append(sw.left, -g)
+		}
+	}
+}
+
+// markLive notes every process of a live server's tree, and its groups.
+func (sw *sweep) markLive() {
+	sw.live, sw.liveMember = map[int]bool{}, map[int]bool{}
+	for spid := range sw.sv.servers {
+		for _, p := range sw.pt.below(spid) {
+			sw.liveMember[p] = true
+			if g, ok := sw.pt.pgrpOf[p]; ok {
+				sw.live[g] = true
 			}
 		}
 	}
-	if groupAlive && !live[pgid] {
-		left = append(left, -pgid)
-	}
-	groups := map[int]bool{}
-	take := func(tree []int) {
-		left = append(left, tree...)
-		for _, p := range tree {
-			g := pgrpOf[p]
-			if g > 1 && g != ownGroup && g != pgid && sv.servers[g] == nil && !live[g] && !sv.spawning && !groups[g] {
-				groups[g] = true
-				left = append(left, -g)
-			}
-		}
-	}
-	defer func() {
-		if len(liveMember) > 0 {
-			left = slices.DeleteFunc(left, func(p int) bool { return liveMember[p] })
-		}
-	}()
-	for _, pid := range children[os.Getpid()] {
+}
+
+// takeOrphans lists the trees of our children that are not live servers
+// and that owned picks (all of them with owned nil).
+func (sw *sweep) takeOrphans(owned func(owner string) bool) {
+	for _, pid := range sw.pt.children[os.Getpid()] {
 		switch {
 		case owned == nil:
-			take(below(pid))
-		case sv.servers[pid] != nil:
+			sw.take(sw.pt.below(pid))
+		case sw.sv.servers[pid] != nil:
 		default:
-			tree := below(pid)
+			tree := sw.pt.below(pid)
 			owner := ""
 			for _, p := range tree {
 				if owner, _ = processTag(p); owner != "" {
@@ -234,11 +273,27 @@ func (sv *supState) leftovers(pgid int, owned func(owner string) bool, since uin
 				}
 			}
 			if owned(owner) {
-				take(tree)
+				sw.take(tree)
 			}
 		}
 	}
-	return left, true
+}
+
+// take lists tree's processes, and each of their groups as a whole unless
+// it is ours, the swept one, a server's or a live one, or a fork is under
+// way.
+func (sw *sweep) take(tree []int) {
+	sw.left = append(sw.left, tree...)
+	for _, p := range tree {
+		g := sw.pt.pgrpOf[p]
+		if g > 1 && g != sw.ownGroup && g != sw.pgid && sw.sv.servers[g] == nil && !sw.live[g] && !sw.sv.spawning && !sw.groups[g] {
+			if sw.groups == nil {
+				sw.groups = map[int]bool{}
+			}
+			sw.groups[g] = true
+			sw.left = append(sw.left, -g)
+		}
+	}
 }
 
 // peekExited waits for a child to exit and returns its pid and process

@@ -632,7 +632,38 @@ func (g *geminiCleaner) clean(v any, depth int, root bool) any {
 		m[k] = val
 	}
 
-	// $ref: inline, keeping sibling keywords (the siblings win).
+	g.inlineRef(m, depth)
+	g.mergeAllOf(m, depth)
+	normalizeAlternatives(m)
+	normalizeType(m)
+	inferType(m)
+	g.cleanAnyOf(m, depth)
+	typ, _ := m["type"].(string)
+	typ = cleanEnum(m, typ)
+	cleanFormat(m, typ)
+	exclusiveBounds(m)
+	if typ == "object" {
+		g.cleanObject(m, depth, root)
+	} else {
+		for _, k := range typeKeywords["object"] {
+			delete(m, k)
+		}
+	}
+	g.cleanArray(m, depth, typ == "array")
+
+	for k := range m {
+		if !geminiAllowed[k] {
+			delete(m, k)
+		}
+	}
+	capDesc(m)
+	checkGeminiValues(m)
+	return m
+}
+
+// inlineRef inlines m's $ref, keeping sibling keywords (the siblings
+// win); a recursive, too deep or unresolvable one is described instead.
+func (g *geminiCleaner) inlineRef(m map[string]any, depth int) {
 	if ref, ok := m["$ref"].(string); ok {
 		delete(m, "$ref")
 		target, found := lookupPointer(g.root, ref)
@@ -661,8 +692,10 @@ func (g *geminiCleaner) clean(v any, depth int, root bool) any {
 			}
 		}
 	}
+}
 
-	// allOf: merge every branch into m.
+// mergeAllOf merges every allOf branch into m.
+func (g *geminiCleaner) mergeAllOf(m map[string]any, depth int) {
 	if list, ok := m["allOf"].([]any); ok {
 		delete(m, "allOf")
 		for _, b := range list {
@@ -677,23 +710,27 @@ func (g *geminiCleaner) clean(v any, depth int, root bool) any {
 		}
 	}
 	delete(m, "allOf")
+}
 
-	// oneOf → anyOf.
+// normalizeAlternatives turns oneOf into anyOf and const into enum.
+func normalizeAlternatives(m map[string]any) {
 	if list, ok := m["oneOf"].([]any); ok {
 		any_, _ := m["anyOf"].([]any)
 		m["anyOf"] = append(append([]any{}, any_...), list...)
 	}
 	delete(m, "oneOf")
 
-	// const → enum.
 	if c, ok := m["const"]; ok {
 		if _, has := m["enum"]; !has {
 			m["enum"] = []any{c}
 		}
 		delete(m, "const")
 	}
+}
 
-	// Type lists and "null".
+// normalizeType keeps Gemini's types: "null" becomes nullable, a type
+// list becomes anyOf branches, each with its own type's keywords.
+func normalizeType(m map[string]any) {
 	switch t := m["type"].(type) {
 	case string:
 		if t == "null" {
@@ -738,8 +775,11 @@ func (g *geminiCleaner) clean(v any, depth int, root bool) any {
 	default:
 		delete(m, "type")
 	}
+}
 
-	// Infer a missing type.
+// inferType gives a schema without type or anyOf the type its keywords
+// imply.
+func inferType(m map[string]any) {
 	if _, ok := m["type"]; !ok {
 		if _, ok := m["anyOf"]; !ok {
 			switch {
@@ -752,8 +792,11 @@ func (g *geminiCleaner) clean(v any, depth int, root bool) any {
 			}
 		}
 	}
+}
 
-	// anyOf: clean branches, fold null branches into nullable, hoist one.
+// cleanAnyOf cleans the anyOf branches, folds null branches into
+// nullable and hoists a lone branch into m.
+func (g *geminiCleaner) cleanAnyOf(m map[string]any, depth int) {
 	if list, ok := m["anyOf"].([]any); ok {
 		var kept []any
 		for _, b := range list {
@@ -773,9 +816,11 @@ func (g *geminiCleaner) clean(v any, depth int, root bool) any {
 			m["anyOf"] = kept
 		}
 	}
-	typ, _ := m["type"].(string)
+}
 
-	// enum: strings only.
+// cleanEnum keeps enums of strings only (others are described) and
+// returns the type, which an enum may make "string".
+func cleanEnum(m map[string]any, typ string) string {
 	if list, ok := m["enum"].([]any); ok {
 		var vals []any
 		var shown []string
@@ -804,8 +849,12 @@ func (g *geminiCleaner) clean(v any, depth int, root bool) any {
 			appendDesc(m, "(one of: "+strings.Join(shown, ", ")+")")
 		}
 	}
+	return typ
+}
 
-	// format.
+// cleanFormat keeps only the formats Gemini knows for typ; others are
+// described.
+func cleanFormat(m map[string]any, typ string) {
 	if f, ok := m["format"].(string); ok {
 		allowed := false
 		for _, a := range geminiFormats[typ] {
@@ -820,8 +869,10 @@ func (g *geminiCleaner) clean(v any, depth int, root bool) any {
 	} else {
 		delete(m, "format")
 	}
+}
 
-	// Exclusive bounds.
+// exclusiveBounds turns exclusive bounds into inclusive ones plus words.
+func exclusiveBounds(m map[string]any) {
 	for _, b := range []struct{ ex, bound, words string }{
 		{"exclusiveMinimum", "minimum", "must be greater than"},
 		{"exclusiveMaximum", "maximum", "must be less than"},
@@ -835,51 +886,52 @@ func (g *geminiCleaner) clean(v any, depth int, root bool) any {
 		}
 		delete(m, b.ex)
 	}
+}
 
-	// Object keywords only on objects, array keywords only on arrays.
-	if typ == "object" {
-		props, _ := m["properties"].(map[string]any)
-		cp := make(map[string]any, len(props))
-		for name, sub := range props {
-			if b, ok := sub.(bool); ok && !b {
-				continue
-			}
-			cp[name] = g.clean(sub, depth, false)
+// cleanObject cleans an object's properties and keeps required and
+// propertyOrdering to those; an empty non-root object is described.
+func (g *geminiCleaner) cleanObject(m map[string]any, depth int, root bool) {
+	props, _ := m["properties"].(map[string]any)
+	cp := make(map[string]any, len(props))
+	for name, sub := range props {
+		if b, ok := sub.(bool); ok && !b {
+			continue
 		}
-		var req []any
-		for _, r := range stringList(m["required"]) {
-			if _, ok := cp[r]; ok {
-				req = append(req, r)
-			}
-		}
-		delete(m, "required")
-		if len(req) > 0 {
-			m["required"] = req
-		}
-		if order := stringList(m["propertyOrdering"]); len(order) > 0 {
-			var kept []any
-			for _, o := range order {
-				if _, ok := cp[o]; ok {
-					kept = append(kept, o)
-				}
-			}
-			m["propertyOrdering"] = kept
-		}
-		m["properties"] = cp
-		if len(cp) == 0 && !root {
-			delete(m, "type")
-			delete(m, "properties")
-			delete(m, "propertyOrdering")
-			delete(m, "minProperties")
-			delete(m, "maxProperties")
-			appendDesc(m, "(a JSON object)")
-		}
-	} else {
-		for _, k := range typeKeywords["object"] {
-			delete(m, k)
+		cp[name] = g.clean(sub, depth, false)
+	}
+	var req []any
+	for _, r := range stringList(m["required"]) {
+		if _, ok := cp[r]; ok {
+			req = append(req, r)
 		}
 	}
-	if typ == "array" {
+	delete(m, "required")
+	if len(req) > 0 {
+		m["required"] = req
+	}
+	if order := stringList(m["propertyOrdering"]); len(order) > 0 {
+		var kept []any
+		for _, o := range order {
+			if _, ok := cp[o]; ok {
+				kept = append(kept, o)
+			}
+		}
+		m["propertyOrdering"] = kept
+	}
+	m["properties"] = cp
+	if len(cp) == 0 && !root {
+		delete(m, "type")
+		delete(m, "properties")
+		delete(m, "propertyOrdering")
+		delete(m, "minProperties")
+		delete(m, "maxProperties")
+		appendDesc(m, "(a JSON object)")
+	}
+}
+
+// cleanArray cleans an array's items, or drops array keywords elsewhere.
+func (g *geminiCleaner) cleanArray(m map[string]any, depth int, isArray bool) {
+	if isArray {
 		switch it := m["items"].(type) {
 		case []any:
 			if len(it) == 0 {
@@ -897,15 +949,6 @@ func (g *geminiCleaner) clean(v any, depth int, root bool) any {
 		delete(m, "minItems")
 		delete(m, "maxItems")
 	}
-
-	for k := range m {
-		if !geminiAllowed[k] {
-			delete(m, k)
-		}
-	}
-	capDesc(m)
-	checkGeminiValues(m)
-	return m
 }
 
 // isNullOnly reports a branch that only admits null.
