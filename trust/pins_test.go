@@ -82,9 +82,9 @@ func TestPinStoreFailsClosed(t *testing.T) {
 		return b
 	}
 	for _, tc := range []struct {
-		name  string
+		name   string
 		break_ func(path string, good []byte)
-		want  string
+		want   string
 	}{
 		{"not JSON", func(path string, _ []byte) { os.WriteFile(path, []byte("{not json"), 0o600) }, "is corrupt: "},
 		{"newer version", func(path string, good []byte) {
