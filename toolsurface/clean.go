@@ -126,31 +126,41 @@ func CleanPromptResult(r *mcp.GetPromptResult) (*mcp.GetPromptResult, []TextFind
 // imitation of the envelope tag is defanged as Wrap would. r itself is
 // returned when nothing is found.
 func CleanResult(r *mcp.CallToolResult) (*mcp.CallToolResult, []TextFinding) {
-	if r == nil {
-		return nil, nil
-	}
 	var all []TextFinding
+	out, _ := MapResultText(r, func(s string) (string, bool) {
+		c, f := CleanText(s)
+		all = mergeFindings(all, "result", f) // a result is one text to the model
+		return c, f != nil
+	})
+	return out, mergeKinds(all)
+}
+
+// MapResultText applies f to every text of a tool result a model or a
+// client can read: each content block's text (an embedded resource's
+// text, a resource link's title and description), every string of its
+// structured content and of its _meta, map keys included. f returns the
+// new text and whether it changed it. The result is r itself when f
+// changed nothing, else a copy sharing what did not change; r is never
+// modified.
+func MapResultText(r *mcp.CallToolResult, f func(string) (string, bool)) (*mcp.CallToolResult, bool) {
+	if r == nil {
+		return nil, false
+	}
 	content := r.Content
 	for i, c := range r.Content {
-		cc, f := cleanContent(c, "result")
-		if len(f) == 0 {
+		cc, changed := mapContent(c, f)
+		if !changed {
 			continue
 		}
-		all = append(all, f...)
 		if &content[0] == &r.Content[0] {
 			content = append([]mcp.Content(nil), r.Content...)
 		}
 		content[i] = cc
 	}
-	sc, scChanged, f := cleanValue(r.StructuredContent, "result")
-	all = append(all, f...)
-	meta, metaChanged, f := cleanValue(map[string]any(r.Meta), "result")
-	all = append(all, f...)
-	if len(all) == 0 {
-		return r, nil
-	}
-	for i := range all {
-		all[i].Field = "result" // a result is one text to the model
+	sc, scChanged := mapValue(r.StructuredContent, f)
+	meta, metaChanged := mapValue(map[string]any(r.Meta), f)
+	if !scChanged && !metaChanged && (len(content) == 0 || &content[0] == &r.Content[0]) {
+		return r, false
 	}
 	c := *r
 	c.Content = content
@@ -160,63 +170,135 @@ func CleanResult(r *mcp.CallToolResult) (*mcp.CallToolResult, []TextFinding) {
 	if m, ok := meta.(map[string]any); ok && metaChanged {
 		c.Meta = m
 	}
-	return &c, mergeKinds(all)
+	return &c, true
 }
 
-// cleanContent cleans one content block; c itself when nothing is found.
-func cleanContent(c mcp.Content, field string) (mcp.Content, []TextFinding) {
+// mapContent applies f to the text of one content block.
+func mapContent(c mcp.Content, f func(string) (string, bool)) (mcp.Content, bool) {
 	switch c := c.(type) {
 	case *mcp.TextContent:
 		if c == nil {
-			return c, nil
+			return c, false
 		}
-		t, f := CleanText(c.Text)
-		if f == nil {
-			return c, nil
+		t, changed := f(c.Text)
+		if !changed {
+			return c, false
 		}
 		cc := *c
 		cc.Text = t
-		return &cc, mergeFindings(nil, field, f)
+		return &cc, true
 	case *mcp.EmbeddedResource:
 		if c == nil || c.Resource == nil {
-			return c, nil
+			return c, false
 		}
-		t, f := CleanText(c.Resource.Text)
-		if f == nil {
-			return c, nil
+		t, changed := f(c.Resource.Text)
+		if !changed {
+			return c, false
 		}
 		res := *c.Resource
 		res.Text = t
 		cc := *c
 		cc.Resource = &res
-		return &cc, mergeFindings(nil, field, f)
+		return &cc, true
 	case *mcp.ResourceLink:
 		if c == nil {
-			return c, nil
+			return c, false
 		}
-		t, f1 := CleanText(c.Title)
-		d, f2 := CleanText(c.Description)
-		if len(f1)+len(f2) == 0 {
-			return c, nil
+		t, c1 := f(c.Title)
+		d, c2 := f(c.Description)
+		if !c1 && !c2 {
+			return c, false
 		}
 		cc := *c
 		cc.Title, cc.Description = t, d
-		return &cc, mergeFindings(mergeFindings(nil, field, f1), field, f2)
+		return &cc, true
 	}
-	return c, nil
+	return c, false
+}
+
+// mapValue applies f to every string of a decoded JSON value, map keys
+// included; v is never modified. A value that is not made of maps,
+// slices and scalars (a struct, a json.RawMessage) goes through its JSON
+// encoding.
+func mapValue(v any, f func(string) (string, bool)) (any, bool) {
+	switch x := v.(type) {
+	case nil, bool, float64, json.Number, int, int64:
+		return v, false
+	case string:
+		return f(x)
+	case map[string]any:
+		var out map[string]any
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys) // f sees the strings in a stable order
+		for _, k := range keys {
+			ck, kc := f(k)
+			cv, vc := mapValue(x[k], f)
+			if !kc && !vc {
+				continue
+			}
+			if out == nil {
+				out = make(map[string]any, len(x))
+				for k2, v2 := range x {
+					out[k2] = v2
+				}
+			}
+			delete(out, k)
+			out[ck] = cv
+		}
+		if out == nil {
+			return v, false
+		}
+		return out, true
+	case []any:
+		var out []any
+		for i, e := range x {
+			ce, changed := mapValue(e, f)
+			if !changed {
+				continue
+			}
+			if out == nil {
+				out = append([]any(nil), x...)
+			}
+			out[i] = ce
+		}
+		if out == nil {
+			return v, false
+		}
+		return out, true
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v, false
+	}
+	var decoded any
+	if json.Unmarshal(b, &decoded) != nil {
+		return v, false
+	}
+	if out, changed := mapValue(decoded, f); changed {
+		return out, true
+	}
+	return v, false
+}
+
+// cleanContent cleans one content block; c itself when nothing is found.
+func cleanContent(c mcp.Content, field string) (mcp.Content, []TextFinding) {
+	var all []TextFinding
+	out, _ := mapContent(c, func(s string) (string, bool) {
+		t, f := CleanText(s)
+		all = mergeFindings(all, field, f)
+		return t, f != nil
+	})
+	return out, all
 }
 
 // cleanValue cleans every string of a decoded JSON value, map keys
-// included, and reports whether anything changed; v is never modified.
-// A value that is not made of maps, slices and scalars (a struct, a
-// json.RawMessage) is cleaned through its JSON encoding.
+// included, naming each finding by its path below field, and reports
+// whether anything changed; v is never modified.
 func cleanValue(v any, field string) (any, bool, []TextFinding) {
 	switch x := v.(type) {
-	case nil, bool, float64, json.Number, int, int64:
-		return v, false, nil
-	case string:
-		s, f := CleanText(x)
-		return s, f != nil, mergeFindings(nil, field, f)
 	case map[string]any:
 		var all []TextFinding
 		var out map[string]any
@@ -264,19 +346,13 @@ func cleanValue(v any, field string) (any, bool, []TextFinding) {
 		}
 		return out, true, all
 	}
-	b, err := json.Marshal(v)
-	if err != nil || firstSuspect(string(b)) < 0 {
-		return v, false, nil
-	}
-	var decoded any
-	if json.Unmarshal(b, &decoded) != nil {
-		return v, false, nil
-	}
-	out, changed, f := cleanValue(decoded, field)
-	if !changed {
-		return v, false, f
-	}
-	return out, true, f
+	var all []TextFinding
+	out, changed := mapValue(v, func(s string) (string, bool) {
+		t, f := CleanText(s)
+		all = mergeFindings(all, field, f)
+		return t, f != nil
+	})
+	return out, changed, all
 }
 
 // mergeKinds folds findings of one field and kind into one, adding their

@@ -487,3 +487,27 @@ func ArgsSummary(args map[string]any, maxRunes int) string {
 	}
 	return string(b)
 }
+
+// Known replaces in text every value of the set (at least [MinSecretLen]
+// bytes) with [Placeholder], and counts the values it replaced; unlike
+// [Set.String] it leaves everything else alone: it is for data (a tool's
+// result), where only a value Switchboard knows to be secret goes. A nil
+// Set knows no values.
+func (s *Set) Known(text string) (string, int) {
+	if s == nil {
+		return text, 0
+	}
+	s.mu.RLock()
+	list := s.list
+	s.mu.RUnlock()
+	n := 0
+	for _, v := range list {
+		if strings.Contains(text, v) {
+			n++
+		}
+	}
+	if n == 0 {
+		return text, 0
+	}
+	return scrub(text, list), n
+}

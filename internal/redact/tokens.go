@@ -124,3 +124,22 @@ func lettersAndDigits(s string) bool {
 	}
 	return letter && digit
 }
+
+// Tokens replaces every credential of a known shape ([TokenShapes]) in s
+// with [Placeholder], and names the shapes it found (each once, in the
+// list's order). Unlike [String], it leaves everything else alone: it is
+// for data (a tool's result), where `password: x` in a document is text.
+func Tokens(s string) (string, []string) {
+	all, each := compiledShapes()
+	if !all.MatchString(s) {
+		return s, nil
+	}
+	var names []string
+	for i, re := range each {
+		if out := replaceTokens(s, re, tokenShapes[i].generated); out != s {
+			names = append(names, tokenShapes[i].Name)
+			s = out
+		}
+	}
+	return s, names
+}
