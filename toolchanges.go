@@ -103,8 +103,18 @@ func (sb *Switchboard) heldChanges() bool {
 	return false
 }
 
-// askHeld asks the Prompter about the change that holds a called tool,
-// and reports whether it was accepted.
+// AskHeld asks the Prompter, when it is a [ToolChangeAsker], about the
+// change that holds the tool of err (a call's *host.HeldToolError), and
+// reports whether it was accepted: the call may be made again.
+func (sb *Switchboard) AskHeld(ctx context.Context, err error) bool {
+	var he *host.HeldToolError
+	if !errors.As(err, &he) {
+		return false
+	}
+	return sb.askHeld(ctx, he)
+}
+
+// askHeld is AskHeld of one held tool.
 func (sb *Switchboard) askHeld(ctx context.Context, he *host.HeldToolError) bool {
 	asker, ok := sb.opts.Prompter.(ToolChangeAsker)
 	if !ok {

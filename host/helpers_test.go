@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -149,4 +150,17 @@ func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) 
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// headersSeen returns the HTTP headers the echo server of server saw on a
+// call. The tool answers hex-encoded: the host keeps the secret header
+// values it gave a server from results, which is what the callers check.
+func headersSeen(t *testing.T, h *host.Host, server string) string {
+	t.Helper()
+	res := mustCall(t, h, "mcp__"+server+"__headers", map[string]any{"hex": true})
+	b, err := hex.DecodeString(textOf(res))
+	if err != nil {
+		t.Fatalf("headers tool answered %q", textOf(res))
+	}
+	return string(b)
 }

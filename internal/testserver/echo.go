@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"os"
@@ -108,6 +109,9 @@ type (
 	}
 	envIn struct {
 		Names []string `json:"names" jsonschema:"environment variable names to look up"`
+	}
+	headersIn struct {
+		Hex bool `json:"hex,omitempty" jsonschema:"answer hex-encoded"`
 	}
 	stderrIn struct {
 		Text string `json:"text" jsonschema:"the line to write to the server's stderr"`
@@ -435,15 +439,20 @@ func newEchoServer(name string, cfg *echoConfig, p *proc) *mcp.Server {
 	})
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "headers",
-		Description: "Returns the HTTP request headers this call arrived with, one 'Key: value' a line (none over stdio, nor over the SDK's SSE transport).",
+		Description: "Returns the HTTP request headers this call arrived with, one 'Key: value' a line (none over stdio, nor over the SDK's SSE transport); " +
+			"with hex, hex-encoded (a test that must see the secret values Switchboard keeps from results).",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
-	}, func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
+	}, func(_ context.Context, req *mcp.CallToolRequest, in headersIn) (*mcp.CallToolResult, any, error) {
 		if req.Extra == nil || req.Extra.Header == nil {
 			return text("no headers"), nil, nil
 		}
 		var buf bytes.Buffer
 		_ = req.Extra.Header.Write(&buf)
-		return text(strings.TrimSpace(strings.ReplaceAll(buf.String(), "\r\n", "\n"))), nil, nil
+		out := strings.TrimSpace(strings.ReplaceAll(buf.String(), "\r\n", "\n"))
+		if in.Hex {
+			out = hex.EncodeToString([]byte(out))
+		}
+		return text(out), nil, nil
 	})
 
 	s.AddPrompt(&mcp.Prompt{
