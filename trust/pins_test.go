@@ -25,7 +25,8 @@ func TestPinStoreRoundTrip(t *testing.T) {
 		t.Fatal("an empty store pins a server")
 	}
 	gen := p.Generation()
-	if err := p.Pin(ws, "fs", map[string]json.RawMessage{"read": def("read", "Reads."), "write": def("write", "Writes.")}, t0); err != nil {
+	// "<b> & </b>": a definition is kept byte for byte, not HTML-escaped.
+	if err := p.Pin(ws, "fs", map[string]json.RawMessage{"read": def("read", "Reads."), "write": json.RawMessage(`{"name":"write","description":"Writes <b> & </b>."}`)}, t0); err != nil {
 		t.Fatal(err)
 	}
 	if p.Generation() == gen {
@@ -35,7 +36,10 @@ func TestPinStoreRoundTrip(t *testing.T) {
 	if !ok || len(pins) != 2 || pins["read"].Digest != DefinitionDigest(def("read", "Reads.")) || !pins["read"].PinnedAt.Equal(t0) {
 		t.Fatalf("pins read back: %v %v", pins, ok)
 	}
-	if d, ok := p.Definition(pins["write"].Digest); !ok || string(d) != string(def("write", "Writes.")) {
+	if err := OpenPins(home).Err(); err != nil {
+		t.Fatalf("the store does not read back: %v", err)
+	}
+	if d, ok := p.Definition(pins["write"].Digest); !ok || string(d) != `{"name":"write","description":"Writes <b> & </b>."}` {
 		t.Errorf("definition: %s %v", d, ok)
 	}
 	// Another workspace, another server: not pinned.

@@ -471,12 +471,16 @@ func (g guardedFile) write(path string, v any) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("saving the %s: %w", g.label, err)
 	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	// Not HTML-escaped: a pinned definition is kept byte for byte (its
+	// digest is of those bytes).
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("saving the %s: %w", g.label, err)
 	}
-	b = append(b, '\n')
-	if err := atomicfile.WriteFile(path, b, 0o600); err != nil {
+	if err := atomicfile.WriteFile(path, buf.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("saving the %s: %w", g.label, err)
 	}
 	return nil
