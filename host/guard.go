@@ -290,16 +290,19 @@ func (h *Host) runHook(ctx context.Context, hk config.CallHook, req *HookRequest
 	}
 	if err != nil {
 		d.Decision, d.Reason = "error", oneLine(h.secrets.String(err.Error()))
-		rep.hook(d)
 		h.log.Warn("call hook failed", "hook", hk.Name, "phase", req.Phase, "server", req.Server, "tool", req.ServerTool,
 			"error", d.Reason, "fail_open", hk.FailOpen)
 		if hk.FailOpen {
+			rep.hook(d)
 			return nil
 		}
+		d.Refused = true
+		rep.hook(d)
 		return blockedResult(fmt.Sprintf("Switchboard refused %s: the call hook %q failed (%s), and a hook that fails refuses (fail closed)", what, hk.Name, d.Reason))
 	}
 	d.Decision, d.Reason = resp.Decision, oneLine(resp.Reason)
 	if resp.Decision == "deny" {
+		d.Refused = true
 		rep.hook(d)
 		h.log.Info("call hook denied", "hook", hk.Name, "phase", req.Phase, "server", req.Server, "tool", req.ServerTool, "reason", d.Reason)
 		msg := fmt.Sprintf("The call hook %q denied %s", hk.Name, what)

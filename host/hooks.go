@@ -72,7 +72,10 @@ type HookDecision struct {
 	// Decision is allow, deny, redact or error.
 	Decision string `json:"decision"`
 	// Reason is the hook's reason, or what went wrong.
-	Reason     string  `json:"reason,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Refused: the call, or its result, was refused because of it (a deny,
+	// or an error of a hook that fails closed).
+	Refused    bool    `json:"refused,omitempty"`
 	DurationMS float64 `json:"duration_ms"`
 }
 
