@@ -438,7 +438,7 @@ func newEchoServer(name string, cfg *echoConfig, p *proc) *mcp.Server {
 		return text("wrote to stderr"), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{
-		Name:        "headers",
+		Name: "headers",
 		Description: "Returns the HTTP request headers this call arrived with, one 'Key: value' a line (none over stdio, nor over the SDK's SSE transport); " +
 			"with hex, hex-encoded (a test that must see the secret values Switchboard keeps from results).",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
