@@ -143,8 +143,11 @@ func (h *Host) guardedCall(ctx context.Context, s *server, tool string, args any
 			return blockedResult(why), nil
 		}
 	}
-	hreq := &HookRequest{Version: HookContractVersion, Tool: toolName(s.name, tool), Server: s.name, ServerTool: tool,
-		Scope: string(s.cfg.Scope), Workspace: h.workspace(), Arguments: argsJSON}
+	var hreq *HookRequest
+	if len(before)+len(after) > 0 {
+		hreq = &HookRequest{Version: HookContractVersion, Tool: toolName(s.name, tool), Server: s.name, ServerTool: tool,
+			Scope: string(s.cfg.Scope), Workspace: h.workspace(), Arguments: argsJSON}
+	}
 	if len(before) > 0 {
 		hreq.Phase = "before"
 		for _, hk := range before {

@@ -118,9 +118,12 @@ func newHookRunner(h *Host) *hookRunner {
 
 // hooksFor returns the hooks that check server's tool in phase.
 func (h *Host) hooksFor(server, tool, phase string) []config.CallHook {
+	hooks, _ := h.callHooks()
+	if len(hooks) == 0 {
+		return nil
+	}
 	var out []config.CallHook
 	req := policy.Request{Tool: toolName(server, tool), Server: server, ToolName: tool}
-	hooks, _ := h.callHooks()
 	for _, hk := range hooks {
 		if phase == "before" && !hk.Before || phase == "after" && !hk.After {
 			continue

@@ -225,17 +225,16 @@ func mapValue(v any, f func(string) (string, bool)) (any, bool) {
 	case nil, bool, float64, json.Number, int, int64:
 		return v, false
 	case string:
-		return f(x)
+		s, changed := f(x)
+		if !changed {
+			return v, false // v is boxed already: no allocation
+		}
+		return s, true
 	case map[string]any:
 		var out map[string]any
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys) // f sees the strings in a stable order
-		for _, k := range keys {
+		for k, e := range x {
 			ck, kc := f(k)
-			cv, vc := mapValue(x[k], f)
+			cv, vc := mapValue(e, f)
 			if !kc && !vc {
 				continue
 			}
