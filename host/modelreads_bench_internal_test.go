@@ -5,11 +5,13 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 	"github.com/switchboard-mcp/switchboard/trust"
 )
@@ -151,4 +153,38 @@ func BenchmarkGuardResult(b *testing.B) {
 func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// BenchmarkToolsListFresh is a tools/list of the echo server (21 tools)
+// fetched afresh — the round trip, the SDK's decoding, the routing and,
+// with /pinned, the pin decision — for scale next to BenchmarkPinDecision.
+func BenchmarkToolsListFresh(b *testing.B) {
+	for _, pinned := range []bool{false, true} {
+		name := "unpinned"
+		if pinned {
+			name = "pinned"
+		}
+		b.Run(name, func(b *testing.B) {
+			opts := &Options{LookupEnv: func(string) (string, bool) { return "", false }, CloseGrace: 500 * time.Millisecond}
+			if pinned {
+				opts.Pins = trust.OpenPins(b.TempDir())
+			}
+			cmd, args := testserver.Command("echo")
+			def := config.Server{Type: config.TypeStdio, Command: cmd, Args: args}
+			h := New(&config.Resolved{Servers: []config.ResolvedServer{{Name: "echo", Written: def, Effective: def,
+				Scope: config.ScopeUser, Trust: config.TrustUser, Availability: config.Available}}}, opts)
+			b.Cleanup(func() { h.Close() })
+			ctx := b.Context()
+			if list, err := h.Tools(ctx); err != nil || len(list.Tools) != 21 {
+				b.Fatalf("warm-up: %v", err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = h.Refresh("echo")
+				if list, _ := h.Tools(ctx); len(list.Tools) != 21 {
+					b.Fatal("tools missing")
+				}
+			}
+		})
+	}
 }

@@ -160,16 +160,18 @@ func (h *Host) pinTools(s *server, raw []*mcp.Tool) []*mcp.Tool {
 // changed.
 func (h *Host) decidePins(s *server, raw []*mcp.Tool) *pinState {
 	st := &pinState{s: s, raw: raw, current: make(map[string]json.RawMessage, len(raw)), held: map[string]string{}}
+	store := h.opts.Pins
 	cleaned := make([]*mcp.Tool, len(raw))
 	for i, t := range raw {
-		st.current[t.Name] = toolsurface.Definition(t)
+		if store != nil {
+			st.current[t.Name] = toolsurface.Definition(t)
+		}
 		var f []toolsurface.TextFinding
 		cleaned[i], f = toolsurface.CleanTool(t)
 		if len(f) > 0 {
 			st.findings = append(st.findings, ToolFindings{Tool: t.Name, Findings: f})
 		}
 	}
-	store := h.opts.Pins
 	if store == nil {
 		st.out = cleaned
 		return st
