@@ -30,7 +30,11 @@
 //     sandbox its scope's defaults give it (package host).
 //
 // [Switchboard.Call] applies the rules, wraps the result as untrusted data
-// and bounds its size (package toolsurface); [Switchboard.Reload] and
+// and bounds its size (package toolsurface); a tool that runs as an MCP
+// task is followed to its end, its status messages reported as progress.
+// [Switchboard.Start] begins a call and returns while it runs, for an
+// agent that goes back to its model and collects the result later
+// ([BackgroundCall]: status, wait, cancel). [Switchboard.Reload] and
 // [Switchboard.Watch] apply edits of the configuration and settings in one
 // step; [Switchboard.Gateway] serves the same servers to other MCP
 // clients (package gateway).

@@ -250,3 +250,48 @@ func ExampleSwitchboard_Reload() {
 	// demo
 	// other
 }
+
+// A long call in the background: start it, answer the model at once, and
+// collect the result later. Here the tool runs as an MCP task on its
+// server (a tool that requires one, as server-everything's
+// simulate-research-query does), which Switchboard follows to its end.
+func ExampleSwitchboard_Start() {
+	opts, cleanup := world()
+	defer cleanup()
+	cmd, args := testserver.Command("tasks") // a server whose tools run as tasks
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"jobs": map[string]any{"command": cmd, "args": args}}})
+	os.WriteFile(filepath.Join(opts.Home, "mcp.json"), b, 0o600)
+	opts.Settings = config.Settings{"permissions": map[string]any{"allow": []any{"mcp__jobs"}}}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sb, err := switchboard.Open(ctx, opts)
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	defer sb.Close()
+
+	// Decided (permission rules, a question) before Start returns.
+	call, err := sb.Start(ctx, "mcp__jobs__work", map[string]any{"text": "the report", "stages": 3})
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	fmt.Println("started call", call.ID()) // what the model is told now
+
+	// Later: the calls still listed, and the one it asked about.
+	for _, c := range sb.BackgroundCalls() {
+		fmt.Println(c.ID(), c.Status().Tool)
+	}
+	res, err := sb.BackgroundCall("1").Wait(ctx)
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	fmt.Println(strings.Contains(res.Text, "worked: the report"), call.Status().State)
+	// Output:
+	// started call 1
+	// 1 mcp__jobs__work
+	// true done
+}

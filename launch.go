@@ -111,13 +111,14 @@ func (lt *LaunchTrust) Gate(rs *config.ResolvedServer) (host.State, string) {
 }
 
 // Pending returns the available servers of cfg that need a person's
-// approval before they can start.
+// approval before they can start (a gateway's own entry, which never
+// starts, is not one: host.IsGatewayServer).
 func (lt *LaunchTrust) Pending(cfg *config.Resolved) []*config.ResolvedServer {
 	var out []*config.ResolvedServer
 	for i := range cfg.Servers {
 		rs := &cfg.Servers[i]
-		if rs.Availability != config.Available {
-			continue
+		if rs.Availability != config.Available || host.IsGatewayServer(rs) {
+			continue // a gateway's own entry never starts: nothing to approve
 		}
 		if st := lt.Verdict(rs).Status; st == trust.NeedsApproval || st == trust.Stale {
 			out = append(out, rs)

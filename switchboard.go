@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/secretstore"
 	"github.com/switchboard-mcp/switchboard/internal/watch"
 	"github.com/switchboard-mcp/switchboard/oauth"
 	"github.com/switchboard-mcp/switchboard/policy"
@@ -85,6 +86,12 @@ type Options struct {
 	// of its own (the CLI) loads it its way. Workspace, Home and ManagedDir
 	// still say where the settings are.
 	Load func() (*config.Resolved, error)
+	// LastGood is the config.LastGood that Load loads with, if it uses
+	// one: Watch forgets through it a file that read empty and stayed
+	// empty (config.Files.Unsettled), so that the empty file applies. If
+	// nil with Load set, such a file keeps its last good contents until it
+	// is written again. (Without Load, the Switchboard's own is used.)
+	LastGood *config.LastGood
 	// Rules are permission rules this run adds (they join the settings').
 	Rules []policy.Rule
 	// Prompter answers questions. If nil, [Headless].
@@ -103,6 +110,12 @@ type Options struct {
 	// called again on every reload). If nil, [host.PolicyPermit] asking
 	// the Prompter.
 	Permit func(*policy.Policy) host.Permit
+	// Secrets gives the values of the servers' ${secret:NAME} references
+	// (docs/configuration.md, Secret references), looked up when a server
+	// starts. If nil, the user's secret store of Home: the OS credential
+	// store, else the encrypted file in Home/secrets (docs/security.md,
+	// Secrets); a missing secret is then the server's error.
+	Secrets host.SecretSource
 	// Host, if set, adjusts the host's options last (timeouts, tool
 	// modifiers, the client version servers see).
 	Host func(*host.Options)
@@ -222,6 +235,7 @@ func Open(ctx context.Context, opts Options) (*Switchboard, error) {
 		AllowPrivateNetworkForProjectServers: st.AllowPrivateNetwork(),
 		SandboxDefaults:                      st.SandboxDefaults(),
 		LookupEnv:                            o.LookupEnv,
+		Secrets:                              o.Secrets,
 		ToolChanges:                          sb.toolChangeMode(st),
 	}
 	hopts.CallHooks, hopts.CallHookProblems = callHooks(st)
@@ -230,9 +244,14 @@ func Open(ctx context.Context, opts Options) (*Switchboard, error) {
 		hopts.Pins = trust.OpenPins(o.Home)
 	}
 	if o.Home != "" {
+		store := secretstore.ForHome(o.Home, o.LookupEnv)
 		// Stored OAuth tokens are used and refreshed; a new authorization
-		// is a login (package oauth), which the front end runs.
-		hopts.Authorizer = oauth.New(&oauth.Options{Dir: filepath.Join(o.Home, "oauth"), Logger: o.Logger})
+		// is a login (package oauth), which the front end runs. They live
+		// in the OS credential store when one answers, else in 0600 files.
+		hopts.Authorizer = oauth.New(&oauth.Options{Dir: filepath.Join(o.Home, "oauth"), Logger: o.Logger, Secrets: store.OAuthTokens()})
+		if o.Secrets == nil {
+			hopts.Secrets = storeSecrets(store)
+		}
 	}
 	if o.Host != nil {
 		o.Host(hopts)
@@ -247,6 +266,14 @@ func Open(ctx context.Context, opts Options) (*Switchboard, error) {
 	// until Close, not until ctx is done.
 	sb.host = host.Start(context.WithoutCancel(ctx), cfg, hopts)
 	return sb, nil
+}
+
+// lastGood is the LastGood the configuration is loaded with, if known.
+func (sb *Switchboard) lastGood() *config.LastGood {
+	if sb.opts.Load != nil {
+		return sb.opts.LastGood
+	}
+	return sb.lo.LastGood
 }
 
 // load loads the configuration: Options.Load, else config.Load.
@@ -389,21 +416,99 @@ func (sb *Switchboard) Call(ctx context.Context, name string, args any) (*Result
 		res, err = sb.host.Call(ctx, name, args) // accepted: the call goes on
 	}
 	if err != nil {
-		if errors.Is(err, host.ErrUnknownTool) || errors.Is(err, host.ErrNotConnected) {
-			if server, _, ok := toolsurface.ParseToolName(name); ok {
-				for _, held := range Held(sb.host.Status()) {
-					if toolsurface.SanitizePart(held.Server) == server {
-						return nil, held
-					}
+		return nil, sb.callError(name, err)
+	}
+	return sb.present(name, res), nil
+}
+
+// callError is a failed call's error: a held server's tool says why it
+// is held.
+func (sb *Switchboard) callError(name string, err error) error {
+	if errors.Is(err, host.ErrUnknownTool) || errors.Is(err, host.ErrNotConnected) {
+		if server, _, ok := toolsurface.ParseToolName(name); ok {
+			for _, held := range Held(sb.host.Status()) {
+				if toolsurface.SanitizePart(held.Server) == server {
+					return held
 				}
 			}
 		}
-		return nil, err
 	}
+	return err
+}
+
+// present makes a result what the model gets.
+func (sb *Switchboard) present(name string, res *mcp.CallToolResult) *Result {
 	server, tool, _ := toolsurface.ParseToolName(name)
 	out := toolsurface.Present(server, tool, res, &sb.output)
-	return &Result{Text: out.Text, IsError: res.IsError, Raw: res}, nil
+	return &Result{Text: out.Text, IsError: res.IsError, Raw: res}
 }
+
+// Start begins a call as Call does, decided at once (the permission rules
+// apply, and a question is asked, before Start returns), and returns
+// while it runs: an agent gives its model an immediate answer ("started
+// as call 1") and collects the result later with [BackgroundCall.Wait].
+// It suits a long tool, such as one that runs as an MCP task (followed to
+// its end as Call follows it; see docs/gateway.md, Tasks). The call runs
+// until it ends, is cancelled, or the Switchboard closes.
+func (sb *Switchboard) Start(ctx context.Context, name string, args any) (*BackgroundCall, error) {
+	b, err := sb.host.Start(ctx, name, args)
+	if err != nil {
+		return nil, sb.callError(name, err)
+	}
+	return &BackgroundCall{sb: sb, b: b}, nil
+}
+
+// BackgroundCalls returns the calls started with Start and not forgotten,
+// oldest first.
+func (sb *Switchboard) BackgroundCalls() []*BackgroundCall {
+	var out []*BackgroundCall
+	for _, b := range sb.host.BackgroundCalls() {
+		out = append(out, &BackgroundCall{sb: sb, b: b})
+	}
+	return out
+}
+
+// BackgroundCall returns the call started with Start under id, or nil.
+func (sb *Switchboard) BackgroundCall(id string) *BackgroundCall {
+	if b := sb.host.BackgroundCall(id); b != nil {
+		return &BackgroundCall{sb: sb, b: b}
+	}
+	return nil
+}
+
+// BackgroundCall is a call started with [Switchboard.Start]. Its methods
+// are safe for concurrent use.
+type BackgroundCall struct {
+	sb *Switchboard
+	b  *host.BackgroundCall
+}
+
+// ID names the call within its Switchboard ("1", "2", …).
+func (c *BackgroundCall) ID() string { return c.b.ID() }
+
+// Status says where the call is: running (with the server's last progress
+// message, a task's status), done, failed or cancelled.
+func (c *BackgroundCall) Status() host.CallStatus { return c.b.Status() }
+
+// Done is closed when the call has ended.
+func (c *BackgroundCall) Done() <-chan struct{} { return c.b.Done() }
+
+// Wait waits for the call to end (or ctx) and returns what Call would
+// have: the result as the model gets it, or the error.
+func (c *BackgroundCall) Wait(ctx context.Context) (*Result, error) {
+	res, err := c.b.Wait(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.sb.present(c.b.Status().Tool, res), nil
+}
+
+// Cancel ends the call; a task is cancelled at its server. It returns at
+// once; Done says when the call has ended.
+func (c *BackgroundCall) Cancel() { c.b.Cancel() }
+
+// Forget cancels the call if it runs and drops it from the list.
+func (c *BackgroundCall) Forget() { c.b.Forget() }
 
 // Subscribe calls fn with every host event (a server's state, progress,
 // log lines, list changes) until ctx is done ([host.Host.Subscribe]). fn
@@ -438,14 +543,30 @@ func (sb *Switchboard) Gateway(opts *gateway.Options) *gateway.Gateway {
 // applies them in one step: the permission rules and launch-trust
 // pre-approvals in force change first, then servers are added, removed or
 // restarted ([host.Host.Apply]), then gateways list again. A file that
-// does not parse keeps its last good contents. A running server whose
-// approval was withdrawn is not stopped; its next start is held.
+// does not parse keeps its last good contents. A file that is empty now is
+// taken as it is ([Switchboard.Watch] first waits for such a file to
+// settle: a program may be half-way through writing it). A running server
+// whose approval was withdrawn is not stopped; its next start is held.
 func (sb *Switchboard) Reload() (host.ApplyResult, error) {
+	return sb.reload(true)
+}
+
+// reload is Reload. settled says the files have stopped changing: a file
+// that reads empty where it held servers is then taken as written;
+// otherwise its last good contents stay in force for now
+// (config.Files.Unsettled), and Watch reads it again once it settles.
+func (sb *Switchboard) reload(settled bool) (host.ApplyResult, error) {
 	sb.reloadMu.Lock()
 	defer sb.reloadMu.Unlock()
 	next, err := sb.load()
 	if err != nil {
 		return host.ApplyResult{}, err
+	}
+	if lg := sb.lastGood(); settled && lg != nil && len(next.Files.Unsettled) > 0 {
+		lg.Forget(next.Files.Unsettled...)
+		if next, err = sb.load(); err != nil {
+			return host.ApplyResult{}, err
+		}
 	}
 	st := sb.readSettings(next)
 	sb.setPolicy(st)
@@ -480,8 +601,11 @@ type WatchOptions struct {
 // Watch follows the configuration and settings files in force until ctx
 // is done, and [Switchboard.Reload]s, debounced, after each change that
 // can matter: a file created later, in a folder created later, is picked
-// up too. It returns ctx's error, or at once when the files cannot be
-// watched.
+// up too. A file that reads empty where it held servers keeps them until
+// it has settled (no change for 2 s): most programs truncate a file before
+// they write it, and a reload in between would have restarted every server
+// it defines; still empty then, it applies. It returns ctx's error, or at
+// once when the files cannot be watched.
 func (sb *Switchboard) Watch(ctx context.Context) error {
 	return sb.WatchWith(ctx, nil)
 }
@@ -507,14 +631,16 @@ func (sb *Switchboard) WatchWith(ctx context.Context, wo *WatchOptions) error {
 		}
 		return fs
 	}
-	stop, err := watch.Start(files, w.Logger, func() {
+	stop, err := watch.Start(files, w.Logger, func(settled bool) bool {
 		if w.Before != nil {
 			w.Before()
 		}
-		res, err := sb.Reload()
+		res, err := sb.reload(settled)
 		if w.After != nil {
 			w.After(res, err)
 		}
+		// Read again once settled, if it can then be taken as written.
+		return err == nil && len(sb.Config().Files.Unsettled) > 0 && sb.lastGood() != nil
 	})
 	if err != nil {
 		return err
@@ -536,4 +662,11 @@ func MaybeRunSupervisor() { host.MaybeRunSupervisor() }
 // returns when they are gone.
 func (sb *Switchboard) Close() error {
 	return sb.host.Close()
+}
+
+// storeSecrets is the host.SecretSource of a secret store: the user's own
+// values (its namespace ""). Open uses it on the store of Options.Home
+// when Options.Secrets is nil.
+func storeSecrets(s *secretstore.Store) host.SecretSource {
+	return host.SecretFunc(func(ctx context.Context, _, name string) (string, error) { return s.Get(ctx, name) })
 }

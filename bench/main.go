@@ -27,6 +27,11 @@
 //	cold     one-shot `switchboard call` vs the same call by the TypeScript SDK
 //	         client and a bare Go SDK client, server start included
 //	toolsearch  tool_search (toolsurface/search.Index) over 10,000 tools
+//	firstlist  how soon `switchboard serve --stdio` and `--http` answer a
+//	         Go SDK client's first tools/list while one of five servers
+//	         takes 20 s to start (-slow-start), when list_changed brings
+//	         that server's tools, and `claude mcp list` (npmtest's Claude
+//	         Code) with the gateway as its server, once a round
 //	gateway  `switchboard serve --http` (policy on) next to TBXark/mcp-proxy
 //	         (built with go build from -tbxark-src), supergateway, mcp-proxy
 //	         and mcp-hub (npm, in bench/.peers/) and the echo server called
@@ -71,6 +76,7 @@ var scenarios = []scenario{
 	{"cold", "one-shot switchboard call vs the Go SDK and TypeScript clients", (*bench).cold},
 	{"toolsearch", "tool_search over 10,000 tools", (*bench).toolsearch},
 	{"gateway", "serve --http vs TBXark mcp-proxy, supergateway, mcp-proxy, mcp-hub and direct HTTP: latency, calls/s, RSS, idle sessions, start", (*bench).gateway},
+	{"firstlist", "serve's first tools/list with one server that takes 20 s to start (stdio, HTTP), and claude mcp list with the gateway", (*bench).firstList},
 }
 
 type bench struct {
@@ -98,6 +104,8 @@ type bench struct {
 	gwPick          []string
 	gwProtocol      string
 	serveEnv        []string
+	// firstlist scenario
+	slowStart time.Duration
 }
 
 func main() {
@@ -129,6 +137,8 @@ func run() error {
 	gwList := flag.String("gateways", "direct,sdk-proxy,sdk-proxy-jsonl,switchboard,tbxark,supergateway,mcp-proxy,mcp-hub", "gateway: which targets to run (comma-separated)")
 	flag.StringVar(&b.gwProtocol, "gateway-protocol", "2025-11-25", "gateway: the protocol version the client asks every target for (\"\": the SDK's newest)")
 	serveEnv := flag.String("serve-env", "", "gateway: extra environment of switchboard serve, comma-separated (e.g. GOGC=100), for a before/after")
+	flag.DurationVar(&b.slowStart, "slow-start", 20*time.Second, "firstlist: how long the slow server takes to start")
+	flag.StringVar(&b.sb, "switchboard", "", "use this switchboard binary instead of building one (a before/after)")
 	peerList := flag.String("peers", "claude,gemini", "peers: which peers to run (comma-separated: claude, gemini)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: go run ./bench [flags] [scenario…]\nscenarios (default: all):\n")
@@ -139,8 +149,14 @@ func run() error {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
+	var err error
 	if b.rounds < 1 || b.n < 1 || b.warmup < 0 {
 		return errors.New("-rounds and -n must be at least 1, -warmup at least 0")
+	}
+	if b.sb != "" {
+		if b.sb, err = filepath.Abs(b.sb); err != nil {
+			return err
+		}
 	}
 	b.peerNames = strings.Split(*peerList, ",")
 	b.gwPick = strings.Split(*gwList, ",")
@@ -158,7 +174,6 @@ func run() error {
 		}
 	}
 
-	var err error
 	if b.root, err = moduleRoot(); err != nil {
 		return err
 	}

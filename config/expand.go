@@ -49,6 +49,12 @@ type expander struct {
 	s      string
 	lookup func(string) (string, bool)
 	miss   map[string]bool
+	// secret, if set, gives the value of ${secret:NAME}; when nil such a
+	// reference is kept as written (see secretref.go).
+	secret func(string) (string, error)
+	// secretErr is secret's first error; badRef the first malformed
+	// ${secret:…} reference.
+	secretErr, badRef error
 	// close maps the offset of each "{" that follows a "$" to the offset
 	// of its balancing "}": computed once, it keeps expansion linear in
 	// len(s) however placeholders nest or fail to close.
@@ -97,6 +103,20 @@ func (e *expander) expand(b *strings.Builder, lo, hi int) {
 			i++
 			continue
 		}
+		if strings.HasPrefix(s[i:hi], secretOpen) {
+			name, end, err := parseSecretRef(s, i, hi)
+			if err != nil {
+				if e.badRef == nil {
+					e.badRef = err
+				}
+				b.WriteString("${") // not a reference: kept as written
+				i += 2
+				continue
+			}
+			e.writeSecret(b, name, s[i:end])
+			i = end
+			continue
+		}
 		name, defLo, defHi, end := e.placeholder(i, hi)
 		if end < 0 {
 			b.WriteString("${")
@@ -113,6 +133,24 @@ func (e *expander) expand(b *strings.Builder, lo, hi int) {
 		}
 		i = end
 	}
+}
+
+// writeSecret writes the value of the secret name, or the reference as
+// written when there is no secret lookup or it fails.
+func (e *expander) writeSecret(b *strings.Builder, name, ref string) {
+	if e.secret == nil {
+		b.WriteString(ref)
+		return
+	}
+	v, err := e.secret(name)
+	if err != nil {
+		if e.secretErr == nil {
+			e.secretErr = err
+		}
+		b.WriteString(ref)
+		return
+	}
+	b.WriteString(v)
 }
 
 // placeholder parses the placeholder at s[i:hi] (which begins with "${"):

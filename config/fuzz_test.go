@@ -254,3 +254,47 @@ func refPlaceholder(s string, i int) (name, def string, hasDef bool, end int) {
 	}
 	return "", "", false, -1
 }
+
+// FuzzSecretRefs feeds arbitrary strings to the ${secret:NAME} parser and
+// to expansion with secrets. Properties: it never panics; every name it
+// returns is a valid secret name; expansion asks for exactly the secrets
+// SecretRefs names (never one a variable's value spells out, since every
+// variable here holds a reference to "Z"), each answer lands in the output
+// unscanned, and a string naming no secret expands as Expand does.
+func FuzzSecretRefs(f *testing.F) {
+	for _, seed := range []string{
+		"", "${secret:A}", "Bearer ${secret:gh.token}", "$${secret:A}", "$$${secret:A}",
+		"${X:-${secret:B}}", "${secret:A:-x}", "${secret:my key}", "${secret:", "${secret:a}b}",
+		"${secret:${secret:A}}", "${A:-${secret:B}${secret:C}}", "${secret:Z}",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		names, _ := SecretRefs(s)
+		named := map[string]bool{}
+		for _, n := range names {
+			if !ValidSecretName(n) {
+				t.Fatalf("SecretRefs(%q) returned the invalid name %q", s, n)
+			}
+			named[n] = true
+		}
+		lookup := func(string) (string, bool) { return "${secret:Z}", true }
+		asked := map[string]bool{}
+		out, err := expandSecrets(s, lookup, func(name string) (string, error) {
+			asked[name] = true
+			return "<" + name + ">", nil
+		})
+		if err != nil {
+			t.Fatalf("expandSecrets(%q): %v", s, err)
+		}
+		for n := range asked {
+			if !named[n] {
+				t.Fatalf("expandSecrets(%q) looked up %q, which SecretRefs does not name (%v)", s, n, names)
+			}
+		}
+		plain, _ := Expand(s, lookup)
+		if len(names) == 0 && out != plain {
+			t.Fatalf("no secret named, yet expandSecrets(%q) = %q and Expand = %q", s, out, plain)
+		}
+	})
+}

@@ -15,6 +15,12 @@ import "sync"
 //     with a warning that its last good contents stay in effect. A file
 //     broken since the first Load has nothing remembered and defines
 //     nothing, as without a LastGood;
+//   - a file that reads empty where its remembered contents were not is
+//     loaded from those too, and listed in Files.Unsettled: a program
+//     writing it may have truncated it and not written it yet. The
+//     reloader (which can wait; Load cannot) reads it again once it stops
+//     changing and calls Forget if it is still empty, so that an empty file
+//     that stays empty applies;
 //   - a file that is gone (no file there, a symbolic link to nothing, a
 //     directory) is forgotten: removing a file always removes what it
 //     defined; so is every file a Load no longer reads (a scope that fell
@@ -73,4 +79,13 @@ func (g *LastGood) get(path string) ([]byte, bool) {
 	defer g.mu.Unlock()
 	data, ok := g.files[path]
 	return data, ok
+}
+
+// Forget drops what is remembered of the files at paths: the next Load
+// takes them as they are then. A reloader calls it for the files of
+// Files.Unsettled that are still empty once they have settled.
+func (g *LastGood) Forget(paths ...string) {
+	for _, p := range paths {
+		g.forget(p)
+	}
 }

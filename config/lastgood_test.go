@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -78,5 +79,55 @@ func TestLoadLastGood(t *testing.T) {
 	f.write(user, `{`)
 	if got := avail(f.load(f.opts())); got["a"] != "" {
 		t.Errorf("without LastGood, a broken file's server is served: %v", got)
+	}
+}
+
+// A file that reads empty where it last held servers keeps them, and is
+// listed as unsettled: `jq … > file` truncates before it writes, and a
+// load in between read "no servers" (issue 29, point 17). The reloader
+// forgets it once it stays empty, and the empty file applies then; one
+// that was empty from the start is simply empty.
+func TestLoadLastGoodEmptyIsUnsettled(t *testing.T) {
+	f := newFixture(t)
+	user := f.write(filepath.Join(f.home, "mcp.json"), servers(cmdDef("a", "user-a")))
+	lg := &LastGood{}
+	o := f.opts()
+	o.LastGood = lg
+	names := func(r *Resolved) []string {
+		var out []string
+		for _, s := range r.Servers {
+			out = append(out, s.Name)
+		}
+		return out
+	}
+	if got := names(f.load(o)); !cmp.Equal(got, []string{"a"}) {
+		t.Fatalf("first load: %v", got)
+	}
+	for _, blank := range []string{"", "\n  \n"} {
+		f.write(user, blank)
+		r := f.load(o)
+		if got := names(r); !cmp.Equal(got, []string{"a"}) || !cmp.Equal(r.Files.Unsettled, []string{user}) {
+			t.Errorf("%q: servers %v, unsettled %v; want a kept and the file unsettled", blank, got, r.Files.Unsettled)
+		}
+		if !slices.ContainsFunc(r.Diagnostics, func(d Diagnostic) bool {
+			return d.File == user && d.Severity == SeverityWarning && strings.Contains(d.Message, "is empty")
+		}) {
+			t.Errorf("no warning for the empty file: %v", r.Diagnostics)
+		}
+	}
+	// Written after all: its contents apply, and it is settled.
+	f.write(user, servers(cmdDef("b", "user-b")))
+	if r := f.load(o); !cmp.Equal(names(r), []string{"b"}) || len(r.Files.Unsettled) > 0 {
+		t.Errorf("written: %v, unsettled %v", names(r), r.Files.Unsettled)
+	}
+	// Empty for good: once forgotten, it applies.
+	f.write(user, "")
+	r := f.load(o)
+	lg.Forget(r.Files.Unsettled...)
+	if r := f.load(o); len(r.Servers) != 0 || len(r.Files.Unsettled) > 0 {
+		t.Errorf("forgotten, the empty file still defines %v (unsettled %v)", names(r), r.Files.Unsettled)
+	}
+	if r := f.load(o); len(r.Servers) != 0 || len(r.Files.Unsettled) > 0 {
+		t.Errorf("an empty file remembered as empty: %v, unsettled %v", names(r), r.Files.Unsettled)
 	}
 }

@@ -67,7 +67,7 @@ var knownFields = []string{
 	"type", "transport", "command", "args", "env", "cwd", "url", "headers",
 	"enabled", "description", "timeout", "startup_timeout", "defer_loading",
 	"tools", "headersHelper", "env_passthrough", "sandbox",
-	"enabledTools", "disabledTools", "secrets",
+	"enabledTools", "disabledTools", "secrets", "tasks",
 }
 
 // serverDef is one parsed definition with its place and problems.
@@ -286,6 +286,15 @@ func (d *jsoncDoc) server(name string, nameOff int, v *hujson.Value) serverDef {
 				s.Secrets = m
 			default:
 				errAt(off, key, fmt.Sprintf("unknown mode %q", str), `write "secrets": "block", "redact" or "off"`)
+			}
+		case "tasks":
+			if str, ok := wantString(); ok {
+				if str != TasksRequired && str != TasksOptional {
+					errAt(off, key, fmt.Sprintf("unknown value %q", str),
+						`write "tasks": "optional" (also call tools that allow a task as tasks) or "required" (the default)`)
+					break
+				}
+				s.Tasks = str
 			}
 		default:
 			fix := "remove it"

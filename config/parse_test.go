@@ -132,6 +132,11 @@ func TestParseServersDiagnostics(t *testing.T) {
 			Message: `the variable name "" is empty`,
 			Fix:     "use a plain variable name (letters, digits and '_'); the value goes after the ':'",
 		}}},
+		{"unknown tasks value", `"x": {"command": "node", "tasks": "always"}`, []Diagnostic{{
+			Severity: SeverityError, Position: at(39), Server: "x", Field: "tasks",
+			Message: `unknown value "always"`,
+			Fix:     `write "tasks": "optional" (also call tools that allow a task as tasks) or "required" (the default)`,
+		}}},
 		{"passthrough name with =", `"x": {"command": "node", "env_passthrough": ["PATH=/evil"]}`, []Diagnostic{{
 			Severity: SeverityError, Position: at(5), Server: "x", Field: "env_passthrough",
 			Message: `the variable name "PATH=/evil" contains '=', which would make it another variable`,
@@ -341,6 +346,8 @@ func TestParseServer(t *testing.T) {
 			Server{Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem"}}, nil},
 		{"jsonc", "h", "{ // remote\n \"type\": \"streamable-http\", \"url\": \"https://h/mcp\", }",
 			Server{Type: TypeHTTP, URL: "https://h/mcp"}, nil},
+		{"optional tools as tasks", "t", `{"command": "x", "tasks": "optional"}`,
+			Server{Command: "x", Tasks: TasksOptional}, nil},
 		{"bad name and no command", "a b", `  {}`, Server{}, []Diagnostic{{
 			Severity: SeverityError, Position: Position{Line: 1, Col: 3}, Server: "a b",
 			Message: "illegal server name: use 1 to 64 letters, digits, '_', '.' or '-'",

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -275,6 +276,17 @@ func (l *loader) load(path string, required bool, fixMissing string) *jsoncDoc {
 	}
 	l.loaded[path] = true
 	data, ok := l.read(path, required, fixMissing)
+	if ok && isBlank(data) {
+		if good, kept := l.lastGood.get(path); kept && !isBlank(good) {
+			// Empty where it last held something: most writers truncate
+			// a file before they write it (`jq … > file`), and the reader
+			// that comes in between must not stop every server it defines.
+			// The reloader decides once the file settles (Unsettled).
+			l.res.Files.Unsettled = append(l.res.Files.Unsettled, path)
+			return l.keepLastGood(path, good, "is empty: its last good contents stay in effect while it may still be being written",
+				"nothing, if a program is writing it; an empty file that stays so applies once it settles")
+		}
+	}
 	if ok {
 		if doc := l.parse(path, data); doc.obj != nil {
 			l.lastGood.remember(path, data)
@@ -288,14 +300,23 @@ func (l *loader) load(path string, required bool, fixMissing string) *jsoncDoc {
 	if !ok {
 		return nil
 	}
+	return l.keepLastGood(path, good, "not loaded: its last good contents stay in effect until it is fixed",
+		"fix the error reported for this file")
+}
+
+// keepLastGood loads the file at path from its last good contents, with a
+// warning saying why.
+func (l *loader) keepLastGood(path string, good []byte, msg, fix string) *jsoncDoc {
 	l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
-		Severity: SeverityWarning, Position: Position{File: path},
-		Message: "not loaded: its last good contents stay in effect until it is fixed",
-		Fix:     "fix the error reported for this file",
+		Severity: SeverityWarning, Position: Position{File: path}, Message: msg, Fix: fix,
 	})
 	doc, _ := parseJSONC(path, good)
 	return doc
 }
+
+// isBlank reports whether a file's contents are white space only: the
+// empty document parseJSONC reads as {}.
+func isBlank(data []byte) bool { return len(bytes.TrimSpace(data)) == 0 }
 
 func (l *loader) fileDiag(path, msg, fix string) {
 	l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
@@ -606,9 +627,18 @@ func (l *loader) resolve() {
 				Fix:     "set them in the environment, or give a default with ${VAR:-default}",
 			})
 		}
+		var secretProblems []secretProblem
+		rs.Secrets, secretProblems = serverSecretRefs(rs.Written)
+		for _, p := range secretProblems {
+			extra = append(extra, Diagnostic{
+				Severity: SeverityError, Position: rs.Pos, Server: name, Field: p.field,
+				Message: p.msg, Fix: p.fix,
+			})
+		}
 		// A url built from ${VAR} can only be checked once expanded; an
-		// unset variable is already reported above.
-		if t := rs.Effective.Type; (t == TypeHTTP || t == TypeSSE) && strings.Contains(rs.Written.URL, "${") {
+		// unset variable is already reported above. One that holds a
+		// secret is checked when the secret is resolved (ResolveSecrets).
+		if t := rs.Effective.Type; (t == TypeHTTP || t == TypeSSE) && strings.Contains(rs.Written.URL, "${") && !strings.Contains(rs.Effective.URL, secretOpen) {
 			if _, urlMissing := Expand(rs.Written.URL, l.lookup); len(urlMissing) == 0 {
 				if msg := checkURL(rs.Effective.URL); msg != "" {
 					pos := win.def.urlValuePos

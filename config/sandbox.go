@@ -2,10 +2,11 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -221,16 +222,79 @@ type SandboxPolicy struct {
 	// ("host:port"), and nothing when it is empty.
 	NetworkAll bool     `json:"networkAll,omitempty"`
 	Allow      []string `json:"allow,omitempty"`
+	// Workspace is the workspace root: every path below it is the
+	// repository's to change, so it is resolved beneath it at every start,
+	// links included (the runtime refuses a path that leads out).
+	Workspace string `json:"-"`
+	// Home is the user's home directory, which the words say is hidden
+	// unless a path shows it.
+	Home string `json:"-"`
+	// Refused says why the server will not start in this sandbox: a path
+	// a repository names outside its workspace (left out of Read and
+	// Write), or, as the runtime finds it, one that leads out through a
+	// link. Empty when it may start.
+	Refused []string `json:"refused,omitempty"`
+	// Links maps a path of Read or Write that is, or goes through, a link
+	// to what it resolves to (the runtime's to fill).
+	Links map[string]string `json:"links,omitempty"`
+	// Files are files outside the workspace that the server's command
+	// line names, shown read-only; Unshown are those it names that are
+	// not shown, being in a hidden folder of the home directory (the
+	// runtime's to fill).
+	Files   []string `json:"files,omitempty"`
+	Unshown []string `json:"unshown,omitempty"`
+	// Caches are package runners' caches the server sees as private
+	// copies, and Downloads where its package runner downloads from
+	// (their destinations are in Allow too); Env is what the runner is
+	// told in the server's environment (its registry, its cache). The
+	// runtime's to fill (host.SandboxOf).
+	Caches    []SandboxCache    `json:"caches,omitempty"`
+	Downloads []SandboxDownload `json:"downloads,omitempty"`
+	Env       map[string]string `json:"-"`
+	// Proxy is the user's own HTTP proxy, through which its allowed
+	// destinations are reached (the runtime's to fill from the user's
+	// environment), nil for none.
+	Proxy *SandboxProxy `json:"-"`
+}
+
+// SandboxProxy is the user's HTTP proxy: URLs for http:// and https://
+// destinations, and what goes direct (NO_PROXY's syntax).
+type SandboxProxy struct {
+	HTTP, HTTPS, NoProxy string
+}
+
+// SandboxCache is a package runner's cache (Path) that a sandboxed server
+// sees with the user's contents, its own writes kept in Private: an
+// unsandboxed server never runs what a sandboxed one wrote.
+type SandboxCache struct {
+	Runner  string `json:"runner"`
+	Path    string `json:"path"`
+	Private string `json:"private"`
+}
+
+// SandboxDownload is where a package runner downloads packages from, as
+// the user configured it: What in words ("the npm registry"), the URL,
+// and the destination ("host:port") the sandbox allows for it.
+type SandboxDownload struct {
+	Runner string `json:"runner"`
+	What   string `json:"what"`
+	URL    string `json:"url"`
+	Dest   string `json:"dest"`
 }
 
 // EffectiveSandbox is the sandbox rs runs in for a workspace root (""
 // when none) and a home directory, or nil when it runs unconfined: its
 // written "sandbox" field, else defaults[its scope], else the built-in
 // default (project scope sandboxed, others not). The default filesystem
-// view is the workspace and the server's cwd, read-write; a package
-// runner's cache (~/.npm for npx and npm, ~/.cache/uv for uvx and uv) is
-// added read-write to every view, and the cwd read-only to an explicit one
-// that does not cover it (the server starts there).
+// view is the workspace and the server's cwd, read-write; an explicit one
+// gets the cwd read-only when it does not cover it (the server starts
+// there).
+//
+// A project-scope (repository-written) server may name only paths in its
+// workspace, its cwd included: one outside (absolute, "~", or climbing out
+// with "..") is left out and named in Refused, and the server does not
+// start. A server the user wrote keeps its paths as written, and so do
+// the paths of the user's per-scope default.
 func EffectiveSandbox(rs *ResolvedServer, workspace, home string, defaults SandboxDefaults) *SandboxPolicy {
 	sb := rs.Written.Sandbox
 	if sb == nil {
@@ -243,40 +307,53 @@ func EffectiveSandbox(rs *ResolvedServer, workspace, home string, defaults Sandb
 		return nil
 	}
 	def := rs.Effective
-	cwd := def.Cwd
-	if cwd != "" {
-		cwd = sandboxPath(cwd, workspace, home)
+	p := &SandboxPolicy{NetworkAll: sb.Network.All, Allow: slices.Clone(sb.Network.Allow), Workspace: workspace, Home: home}
+	// path is a written path made absolute, "" when it is not to be used:
+	// a repository's outside its workspace is refused (paths of the
+	// user's per-scope default are the user's own).
+	fromRepo := rs.Scope == ScopeProject && rs.Written.Sandbox != nil
+	path := func(field, written string) string {
+		abs := sandboxPath(written, workspace, home)
+		if abs != "" && (fromRepo || field == `"cwd"` && rs.Scope == ScopeProject) && !within(abs, workspace) {
+			p.Refused = append(p.Refused, fmt.Sprintf("%s names %s, outside the workspace (a repository's server may name only paths in its workspace)", field, strconv.Quote(written)))
+			return ""
+		}
+		return abs
 	}
-	p := &SandboxPolicy{NetworkAll: sb.Network.All, Allow: slices.Clone(sb.Network.Allow)}
+	cwd := ""
+	if def.Cwd != "" {
+		cwd = path(`"cwd"`, def.Cwd)
+	}
 	if sb.FS == nil {
 		p.Write = appendPaths(p.Write, workspace, cwd)
 	} else {
 		for _, r := range sb.FS.Read {
-			p.Read = appendPaths(p.Read, sandboxPath(r, workspace, home))
+			p.Read = appendPaths(p.Read, path(`"sandbox.fs.read"`, r))
 		}
 		for _, w := range sb.FS.Write {
-			p.Write = appendPaths(p.Write, sandboxPath(w, workspace, home))
+			p.Write = appendPaths(p.Write, path(`"sandbox.fs.write"`, w))
 		}
 		if cwd != "" && !p.Covers(cwd) {
 			p.Read = appendPaths(p.Read, cwd)
 		}
 	}
-	if home != "" {
-		switch strings.TrimSuffix(path.Base(filepath.ToSlash(def.Command)), ".cmd") {
-		case "npx", "npm":
-			p.Write = appendPaths(p.Write, filepath.Join(home, ".npm"))
-		case "uvx", "uv":
-			p.Write = appendPaths(p.Write, filepath.Join(home, ".cache", "uv"))
-		}
-	}
 	return p
+}
+
+// within reports whether path is dir or below it ("" is never).
+func within(path, dir string) bool {
+	if dir == "" {
+		return false
+	}
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // Covers reports whether path is one of the policy's paths or below one.
 func (p *SandboxPolicy) Covers(path string) bool {
 	for _, l := range [][]string{p.Write, p.Read} {
 		for _, q := range l {
-			if rel, err := filepath.Rel(q, path); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			if within(path, q) {
 				return true
 			}
 		}
@@ -311,8 +388,11 @@ func sandboxPath(p, workspace, home string) string {
 }
 
 // DescribeSandbox says in plain words what a server can reach: "can read
-// and write /repo, ~/.npm; no network". tilde shortens paths for display
-// (nil: as they are).
+// and write /repo; no network", what each path that is a link resolves
+// to, the files of its command line it is shown, the caches it gets a
+// private copy of, where its package runner downloads from, and first,
+// when the server will not start in it, why. tilde shortens paths for
+// display (nil: as they are).
 func DescribeSandbox(p *SandboxPolicy, tilde func(string) string) string {
 	if p == nil {
 		return "not sandboxed: it can read and write everything you can, and use the network"
@@ -324,27 +404,68 @@ func DescribeSandbox(p *SandboxPolicy, tilde func(string) string) string {
 		out := make([]string, len(l))
 		for i, s := range l {
 			out[i] = tilde(s)
+			if to, ok := p.Links[s]; ok {
+				out[i] += " (a link to " + tilde(to) + ")"
+			}
 		}
 		return strings.Join(out, ", ")
 	}
 	var parts []string
+	if len(p.Refused) > 0 {
+		parts = append(parts, "WILL NOT START: "+strings.Join(p.Refused, "; "))
+	}
 	if len(p.Write) > 0 {
 		parts = append(parts, "can read and write "+list(p.Write))
 	}
 	if len(p.Read) > 0 {
 		parts = append(parts, "can read "+list(p.Read))
 	}
-	if len(parts) == 0 {
+	if len(p.Files) > 0 {
+		parts = append(parts, "can read the files its command names: "+list(p.Files))
+	}
+	if len(p.Unshown) > 0 {
+		parts = append(parts, "is not shown what its command names in a hidden folder of your home: "+list(p.Unshown))
+	}
+	for _, c := range p.Caches {
+		parts = append(parts, fmt.Sprintf("sees %s's cache %s, writing only to a private copy", c.Runner, tilde(c.Path)))
+	}
+	if len(p.Write) == 0 && len(p.Read) == 0 && len(p.Files) == 0 && len(p.Caches) == 0 {
 		parts = append(parts, "sees none of your files")
 	}
-	parts[len(parts)-1] += " (and the system directories, read-only; the rest of your home is hidden; a private /tmp)"
+	home := "the rest of your home is hidden"
+	if p.Home != "" && p.Covers(p.Home) {
+		home = "your whole home directory is visible"
+	}
+	parts[len(parts)-1] += " (and the system directories, read-only; " + home + "; a private /tmp)"
+	var other []string
+	for _, a := range p.Allow {
+		if !slices.ContainsFunc(p.Downloads, func(d SandboxDownload) bool { return d.Dest == a }) {
+			other = append(other, a)
+		}
+	}
+	for _, d := range p.Downloads {
+		if !p.NetworkAll {
+			parts = append(parts, fmt.Sprintf("may download packages from %s (%s)", d.What, d.Dest))
+		}
+	}
 	switch {
 	case p.NetworkAll:
 		parts = append(parts, "full network")
-	case len(p.Allow) > 0:
-		parts = append(parts, "network only to "+strings.Join(p.Allow, ", "))
+	case len(other) > 0 && len(p.Downloads) > 0:
+		parts = append(parts, "otherwise network only to "+strings.Join(other, ", "))
+	case len(other) > 0:
+		parts = append(parts, "network only to "+strings.Join(other, ", "))
+	case len(p.Downloads) > 0:
+		parts = append(parts, "no other network")
 	default:
 		parts = append(parts, "no network")
+	}
+	if p.Proxy != nil && !p.NetworkAll && len(p.Allow) > 0 {
+		via := cmp.Or(p.Proxy.HTTPS, p.Proxy.HTTP)
+		if u, err := url.Parse(via); err == nil && u.Host != "" {
+			via = u.Host // never its credentials
+		}
+		parts = append(parts, "through your proxy "+via+" (loopback, and what your NO_PROXY names, directly)")
 	}
 	return strings.Join(parts, "; ")
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -44,5 +45,90 @@ func TestSandboxNetworkOfProjectServers(t *testing.T) {
 	}
 	if _, diags := ParseServer("srv", []byte(`{"command": "srv", "sandbox": {"network": ["::1:9"]}}`)); len(diags) == 0 {
 		t.Errorf("an unbracketed IPv6 destination was accepted")
+	}
+}
+
+// A repository's server may name only paths in its workspace (its cwd
+// included): one outside is left out and keeps it from starting, saying
+// which. A server the user wrote keeps the paths it names. The words
+// never say both that the server can reach a directory holding the home
+// and that the rest of the home is hidden.
+func TestSandboxPathsOfProjectServers(t *testing.T) {
+	parse := func(raw string, scope Scope) *ResolvedServer {
+		t.Helper()
+		s, diags := ParseServer("srv", []byte(raw))
+		if len(diags) > 0 {
+			t.Fatalf("%s: %v", raw, diags)
+		}
+		return &ResolvedServer{Name: "srv", Written: s, Effective: s, Scope: scope}
+	}
+	for _, tt := range []struct {
+		raw      string
+		scope    Scope
+		refused  []string
+		read     []string
+		write    []string
+		words    string // a part of DescribeSandbox's words
+		notWords string
+	}{
+		{raw: `{"command": "srv", "cwd": "../../../../.."}`, scope: ScopeProject,
+			refused: []string{`"cwd" names "../../../../..", outside the workspace (a repository's server may name only paths in its workspace)`},
+			write:   []string{"/home/me/ws"}, words: "WILL NOT START: \"cwd\" names", notWords: "can read and write /home/me/ws, /"},
+		{raw: `{"command": "srv", "sandbox": {"fs": {"read": ["~/.ssh", "/etc/passwd", "docs"], "write": ["../other"]}}}`, scope: ScopeProject,
+			refused: []string{
+				`"sandbox.fs.read" names "~/.ssh", outside the workspace (a repository's server may name only paths in its workspace)`,
+				`"sandbox.fs.read" names "/etc/passwd", outside the workspace (a repository's server may name only paths in its workspace)`,
+				`"sandbox.fs.write" names "../other", outside the workspace (a repository's server may name only paths in its workspace)`},
+			read: []string{"/home/me/ws/docs"}},
+		{raw: `{"command": "srv", "cwd": "sub", "sandbox": {"fs": {"read": ["/home/me/ws/docs"]}}}`, scope: ScopeProject,
+			read: []string{"/home/me/ws/docs", "/home/me/ws/sub"}},
+		{raw: `{"command": "srv", "cwd": "/srv/x", "sandbox": {"fs": {"read": ["~/data", "/home"]}}}`, scope: ScopeUser,
+			read: []string{"/home/me/data", "/home", "/srv/x"}, words: "your whole home directory is visible", notWords: "the rest of your home is hidden"},
+	} {
+		p := EffectiveSandbox(parse(tt.raw, tt.scope), "/home/me/ws", "/home/me", nil)
+		if diff := cmp.Diff(tt.refused, p.Refused); diff != "" {
+			t.Errorf("%s: refused (-want +got):\n%s", tt.raw, diff)
+		}
+		if diff := cmp.Diff(tt.read, p.Read); diff != "" {
+			t.Errorf("%s: read (-want +got):\n%s", tt.raw, diff)
+		}
+		if diff := cmp.Diff(tt.write, p.Write); diff != "" {
+			t.Errorf("%s: write (-want +got):\n%s", tt.raw, diff)
+		}
+		words := DescribeSandbox(p, nil)
+		if !strings.Contains(words, tt.words) || tt.notWords != "" && strings.Contains(words, tt.notWords) {
+			t.Errorf("%s: words %q (want %q, not %q)", tt.raw, words, tt.words, tt.notWords)
+		}
+	}
+}
+
+// What the runtime adds is said in words: links, command files, private
+// caches, the registry.
+func TestDescribeSandboxRuntimeParts(t *testing.T) {
+	p := &SandboxPolicy{Write: []string{"/ws", "/ws/out"}, Home: "/home/me", Workspace: "/ws",
+		Links:     map[string]string{"/ws/out": "/ws/build"},
+		Files:     []string{"/opt/srv/server.js"},
+		Unshown:   []string{"/home/me/.ssh/id_rsa"},
+		Caches:    []SandboxCache{{Runner: "npm", Path: "/home/me/.npm", Private: "/home/me/.switchboard/sandbox/x/npm"}},
+		Downloads: []SandboxDownload{{Runner: "npm", What: "the npm registry", URL: "https://registry.npmjs.org/", Dest: "registry.npmjs.org:443"}},
+		Allow:     []string{"registry.npmjs.org:443"}}
+	want := "can read and write /ws, /ws/out (a link to /ws/build); can read the files its command names: /opt/srv/server.js; " +
+		"is not shown what its command names in a hidden folder of your home: /home/me/.ssh/id_rsa; sees npm's cache /home/me/.npm, writing only to a private copy " +
+		"(and the system directories, read-only; the rest of your home is hidden; a private /tmp); " +
+		"may download packages from the npm registry (registry.npmjs.org:443); no other network"
+	if got := DescribeSandbox(p, nil); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+// The user's per-scope default may give project servers paths outside
+// their workspace: those are the user's, not the repository's.
+func TestSandboxDefaultPathsAreTheUsers(t *testing.T) {
+	s, _ := ParseServer("srv", []byte(`{"command": "srv"}`))
+	rs := &ResolvedServer{Name: "srv", Written: s, Effective: s, Scope: ScopeProject}
+	defaults := SandboxDefaults{ScopeProject: {FS: &SandboxFS{Read: []string{"~/.cache/models"}, Write: []string{"."}}}}
+	p := EffectiveSandbox(rs, "/home/me/ws", "/home/me", defaults)
+	if len(p.Refused) != 0 || len(p.Read) != 1 || p.Read[0] != "/home/me/.cache/models" {
+		t.Errorf("refused %v, read %v", p.Refused, p.Read)
 	}
 }

@@ -99,6 +99,12 @@ type Server struct {
 	// replaced in every result whatever it says. It changes nothing about
 	// what runs, so launch trust does not fingerprint it.
 	Secrets SecretsMode `json:"secrets,omitempty"`
+	// Tasks says which tools are called as MCP tasks (protocol
+	// 2025-11-25, where the client chooses): [TasksRequired] (the
+	// default, also for "") only those whose execution.taskSupport is
+	// "required", [TasksOptional] also those for which it is "optional".
+	// On 2026-07-28 the server decides.
+	Tasks string `json:"tasks,omitempty"`
 }
 
 // SecretsMode is a server's "secrets" field.
@@ -115,6 +121,12 @@ const (
 	// shape, or a secret value Switchboard gave a server, is refused, and
 	// so is a result holding a credential of a known shape.
 	SecretsBlock SecretsMode = "block"
+)
+
+// The values of [Server].Tasks.
+const (
+	TasksRequired = "required"
+	TasksOptional = "optional"
 )
 
 // IsEnabled reports the definition's own "enabled" field (default true).
@@ -218,7 +230,8 @@ type ResolvedServer struct {
 	// expansion): what launch trust fingerprints.
 	Written Server `json:"written"`
 	// Effective is Written with ${VAR} expanded where expansion applies and
-	// Type inferred: what the runtime starts.
+	// Type inferred: what the runtime starts, once it has replaced the
+	// ${secret:NAME} references Effective keeps as written (see Secrets).
 	Effective Server `json:"effective"`
 	Scope     Scope  `json:"scope"`
 	// File holds the definition ("" for servers handed in by an embedder
@@ -234,6 +247,11 @@ type ResolvedServer struct {
 	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
 	// MissingEnv lists the ${VAR} names that were unset with no default.
 	MissingEnv []string `json:"missingEnv,omitempty"`
+	// Secrets lists the names of the secrets Written refers to as
+	// ${secret:NAME} in env values, header values and url, sorted: what
+	// the runtime looks up ([ResolveSecrets]) when the server may start,
+	// and never before. Effective keeps those references as written.
+	Secrets []string `json:"secrets,omitempty"`
 	// Tools is every tool filter that applies to this server: its own
 	// definition's, then the managed, local and workspace layers' (see
 	// [ToolFilter]). A tool is shown only if every layer lets it through.
@@ -268,6 +286,13 @@ type Files struct {
 	// aside: they are the policy package's). A long-running host watches
 	// them and reloads (docs/gateway.md, Live reload).
 	Searched []string `json:"-"`
+	// Unsettled lists the files that read empty while the LoadOptions'
+	// LastGood held contents for them: their last good contents are in
+	// effect, since a writer may be half-way through (most truncate a
+	// file first). A reloader reads again once they have stopped
+	// changing, and calls LastGood.Forget for one still empty then: an
+	// empty file that stays empty is a real edit.
+	Unsettled []string `json:"-"`
 }
 
 // Resolved is the whole configuration view for one workspace: what the

@@ -44,8 +44,13 @@ type AuditEntry struct {
 	Session string `json:"session,omitempty"`
 	// Tool is the rule name mcp__<server>__<tool> (the served name for the
 	// gateway's own tools and names it does not serve).
-	Tool       string `json:"tool"`
-	Server     string `json:"server,omitempty"`
+	Tool   string `json:"tool"`
+	Server string `json:"server,omitempty"`
+	// Credential, for a server whose principals call it with their own
+	// credentials (AuthFile.PerMember), is whose were used: the
+	// principal's name, "shared" (the gateway's) or "none" (refused).
+	// Never a value.
+	Credential string `json:"credential,omitempty"`
 	ServerTool string `json:"server_tool,omitempty"`
 	// Decision is allow, ask, deny or rate_limited ("" when no rule was
 	// consulted: an unknown tool, a gateway without rules), Rule the rule

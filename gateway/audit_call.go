@@ -41,6 +41,11 @@ type callRecord struct {
 	answer   string
 	resumed  bool
 	span     trace.Span // the call's server span, when tracing
+	// credential is whose credential a call of a per-member server used
+	// (member.go): a principal's name, "shared" or "none"; memberRedact,
+	// for a principal's, scrubs the values its own host gave its servers.
+	credential   string
+	memberRedact func(string) string
 }
 
 type recordKey struct{}
@@ -168,7 +173,7 @@ func (g *Gateway) finish(rec *callRecord, res mcp.Result, err error) {
 		}
 	}
 	rec.mu.Lock()
-	decision, rule, asked, answer := rec.decision, rec.rule, rec.asked, rec.answer
+	decision, rule, asked, answer, credential, memberRedact := rec.decision, rec.rule, rec.asked, rec.answer, rec.credential, rec.memberRedact
 	rec.mu.Unlock()
 	if g.opts.Metrics != nil {
 		g.opts.Metrics.call(server, tool, decision, out)
@@ -177,7 +182,7 @@ func (g *Gateway) finish(rec *callRecord, res mcp.Result, err error) {
 	if g.opts.Audit != nil {
 		e := &AuditEntry{
 			Time: rec.start.UTC(), Session: rec.session, Tool: rec.name, Server: server, ServerTool: tool,
-			Decision: decision, Asked: asked, Answer: answer,
+			Credential: credential, Decision: decision, Asked: asked, Answer: answer,
 			DurationMS: float64(dur.Microseconds()) / 1000, ResultBytes: out.size, IsError: out.isError || out.err != "",
 		}
 		if server != "" {
@@ -211,7 +216,13 @@ func (g *Gateway) finish(rec *callRecord, res mcp.Result, err error) {
 		case out.isError:
 			e.Error = "the call ended with an error result"
 		}
-		g.opts.Audit.write(e, rec.args, g.h.Redact)
+		scrub := g.h.Redact
+		if memberRedact != nil {
+			// The member's own values too: a token passed back as an
+			// argument is redacted as the gateway's would be.
+			scrub = func(s string) string { return memberRedact(g.h.Redact(s)) }
+		}
+		g.opts.Audit.write(e, rec.args, scrub)
 	}
 }
 

@@ -153,6 +153,7 @@ type authState struct {
 	principals map[string]*Principal
 	scoped     *policy.Scoped
 	rates      map[string]compiledRate // principal or "group:<g>" → limits
+	perMember  map[string]PerMember    // server → its per-member entry
 	err        error                   // why the file cannot be used
 }
 
@@ -208,6 +209,12 @@ func (a *Auth) Reload() error {
 	a.reloadMu.Lock()
 	defer a.reloadMu.Unlock()
 	st, exists := loadAuthFile(a.file)
+	if prev := a.state.Load(); st.err != nil && prev != nil {
+		// A half-saved edit never turns a per-member server into one
+		// every caller reaches with the gateway's credentials (access
+		// tokens are still accepted meanwhile).
+		st.perMember = prev.perMember
+	}
 	if exists {
 		a.required.Store(true)
 	}
@@ -325,9 +332,13 @@ func KeyHash(key string) string {
 //	  "group:eng": {"deny": ["mcp__prod_db"], "rateLimit": {"tools": {"mcp__github": 10}}}}}
 //
 // An entry named group:<g> holds the rules and limits of group g; it has
-// no keys.
+// no keys. PerMember names the upstream servers each principal calls with
+// its own credentials (see [PerMember]):
+//
+//	"perMember": {"github": {}, "jira": {"fallback": "shared"}}
 type AuthFile struct {
 	Principals map[string]*AuthEntry `json:"principals"`
+	PerMember  map[string]*PerMember `json:"perMember,omitempty"`
 }
 
 // AuthEntry is one principal (or group:<g>) of the auth file.
@@ -452,6 +463,9 @@ func ReadAuthFile(path string) (f *AuthFile, exists bool, err error) {
 			}
 		}
 	}
+	if err := checkPerMember(f.PerMember); err != nil {
+		return f, true, fmt.Errorf("%s: %w", path, err)
+	}
 	return f, true, nil
 }
 
@@ -482,5 +496,6 @@ func loadAuthFile(path string) (*authState, bool) {
 		st.principals[name] = &Principal{Name: name, Groups: groups}
 	}
 	st.scoped = policy.NewScoped(policy.Source{Scope: policy.ScopePrincipal, File: path}, lists)
+	st.perMember = perMemberOf(f.PerMember)
 	return st, exists
 }

@@ -9,7 +9,10 @@
 // A Gateway owns one *mcp.Server. Put it behind any transport of the
 // official Go SDK: a stdio transport such as [mcp.StdioTransport] (`switchboard
 // serve --stdio` uses internal/jsonl's, the same wire behaviour), or
-// [mcp.NewStreamableHTTPHandler] for HTTP (see [Gateway.Server]). Calls go
+// [mcp.NewStreamableHTTPHandler] for HTTP (see [Gateway.Server]); wrap a
+// transport with [Gateway.Transport], or an HTTP request with
+// [Gateway.BindHTTP], so that a question the gateway withdraws from a
+// client reaches it before the call's answer. Calls go
 // through [host.Host.Call] — the code path `switchboard call` uses, with its
 // breaker, timeouts and retry rule — and their results reach the client in
 // the envelope a model must see, large results spilled or truncated
@@ -49,6 +52,7 @@ import (
 	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/tasks"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
@@ -87,18 +91,37 @@ type Options struct {
 	SyncDebounce time.Duration
 	// FirstSyncWait is how long a client's request about the servers'
 	// items (a list, a call, a prompt, a read) waits for the gateway's
-	// first sync, which gives servers still connecting up to the host's
-	// ToolsWait. Requests after it never wait, and initialize, ping and
-	// notifications never do: a client is answered at once however slow a
-	// server is to start. If <= 0, nothing waits (a client gets what is
-	// synced so far, and list_changed as more comes).
+	// first sync (see ConnectWait). Requests after it never wait for a
+	// sync (but see CallWait), and initialize, ping and notifications
+	// never do: a client is answered at once however slow a server is to
+	// start. If <= 0, nothing waits (a client gets what is synced so far,
+	// and list_changed as more comes).
 	FirstSyncWait time.Duration
-	// Stateless tells the gateway that it is served by a stateless HTTP
-	// handler, which cannot send a client on a protocol before 2026-07-28
-	// anything outside a call: such clients are not offered list_changed,
-	// and a request without a session ID is a session of its own ("allow
-	// for this session" is not offered to it). Sessions with an ID (the
-	// stateful half of a scale-out gateway, see SessionID) keep all of it.
+	// ConnectWait is how long the first sync waits, counted from New, for
+	// servers still connecting (host.WaitReady): a client that lists
+	// right after the gateway started then finds the servers that start
+	// quickly, and a slow one arrives later with list_changed. Each sync
+	// also waits up to the host's own ToolsWait for each server still
+	// connecting (a host for a gateway should have none: ToolsWait -1,
+	// as serve's has, so that one slow server holds up no list). If <= 0,
+	// the first sync waits only the host's ToolsWait.
+	ConnectWait time.Duration
+	// CallWait is how long a call of a tool the gateway does not serve
+	// (yet) waits, while servers are still connecting, for a sync that
+	// serves it: a client that calls a tool it knows without listing
+	// first (a client that reconnects) finds it once its server is up.
+	// A name no server brings is refused as unknown then. If <= 0, such a
+	// call is refused at once.
+	CallWait time.Duration
+	// Stateless tells the gateway that requests without a session ID are
+	// served by a stateless HTTP handler (all of them with serve
+	// --stateless; those of clients on 2026-07-28, which have no
+	// sessions, on any HTTP gateway), which cannot send a client on a
+	// protocol before 2026-07-28 anything outside a call: such clients
+	// are not offered list_changed, and a request without a session ID
+	// is a session of its own ("allow for this session" is not offered
+	// to it). Sessions with an ID (served by a stateful handler, see
+	// SessionID) keep all of it.
 	Stateless bool
 	// SessionID, if set, makes the IDs of the sessions a stateful HTTP
 	// handler creates for this gateway (mcp.ServerOptions.GetSessionID):
@@ -130,6 +153,9 @@ type Options struct {
 	Metrics *Metrics
 	// Tracing, if set, traces calls (OpenTelemetry, OTLP).
 	Tracing *Tracing
+	// Members, if set, runs the calls of the servers Auth's file marks
+	// perMember as their callers, with their own credentials (member.go).
+	Members *Members
 }
 
 // legacyProtocol reports whether an HTTP request names a protocol before
@@ -164,6 +190,8 @@ type Gateway struct {
 	calls calls
 	// records are the audit records of calls waiting for an answer.
 	records records
+	// tasks are the calls task-capable clients run as tasks (tasks.go).
+	tasks *tasks.Store
 
 	kick   chan struct{}
 	ctx    context.Context
@@ -180,6 +208,9 @@ type Gateway struct {
 	// ones, by server name, then URI template.
 	matchOrder []templateMatch
 	synced     chan struct{} // closed after the first sync
+	// resynced is closed, and replaced, after every sync (under mu).
+	resynced chan struct{}
+	born     time.Time // when New ran: ConnectWait counts from it
 	// hostOf maps the served name of every tool, deferred ones too, to
 	// the host's name (tool_search speaks of host names).
 	hostOf map[string]string
@@ -228,6 +259,8 @@ func New(h *host.Host, opts *Options) *Gateway {
 		resources: map[string]resourceRoute{},
 		templates: map[string]resourceRoute{},
 		synced:    make(chan struct{}),
+		resynced:  make(chan struct{}),
+		born:      time.Now(),
 	}
 	if opts != nil {
 		g.opts = *opts
@@ -281,6 +314,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 	}
 	// Outermost: a call's cancellation and timeout cover all of it.
 	g.srv.AddReceivingMiddleware(g.trackCalls)
+	g.srv.AddSendingMiddleware(trackQuestions)
 	if g.observing() {
 		// Around even that: the audit line and metrics see the answer the
 		// client gets, timeouts included.
@@ -289,15 +323,29 @@ func New(h *host.Host, opts *Options) *Gateway {
 			o.Metrics.bind(g)
 		}
 	}
-	if o.FirstSyncWait > 0 {
+	if o.FirstSyncWait > 0 || o.CallWait > 0 {
 		// Around all: the record's route lookup must see the first sync.
 		g.srv.AddReceivingMiddleware(g.waitFirstSync)
+	}
+	// Outermost of all: a call run as a task goes through everything
+	// above, once, after its tools/call is answered.
+	g.tasks = tasks.NewStore()
+	g.srv.AddReceivingMiddleware(g.serveTasks)
+	if err := g.tasks.Serve(g.srv, taskOwnerFrom); err != nil {
+		panic("gateway: " + err.Error()) // the method names are constants
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	go g.loop()
 	g.Kick()
 	return g
 }
+
+// SetInstance renames the gateway in the requestStates of the calls it
+// holds from now on (Options.Instance): a scale-out front whose keys
+// changed seals the instance's address again. Calls held already keep
+// the name they were issued under. An empty name, or one with ".", is
+// ignored.
+func (g *Gateway) SetInstance(name string) { g.relay.setInstance(name) }
 
 // Server returns the MCP server to connect transports to. For HTTP, use
 // mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return
@@ -328,27 +376,71 @@ func (g *Gateway) Kick() {
 
 // noSyncWait are the requests answered without waiting for the first
 // sync: the session's own, which know nothing of the servers.
-var noSyncWait = map[string]bool{"initialize": true, "ping": true, "server/discover": true, "logging/setLevel": true}
+var noSyncWait = map[string]bool{"initialize": true, "ping": true, "server/discover": true, "logging/setLevel": true, "subscriptions/listen": true}
 
 // waitFirstSync holds a request about the servers' items (a list, a call,
 // a prompt, a read) until the first sync has finished, at most
 // Options.FirstSyncWait, so that a client that calls a tool it knows
-// without listing first finds it.
+// without listing first finds it; and a call of a tool not served yet
+// while servers are still connecting up to Options.CallWait
+// (waitForTool).
 func (g *Gateway) waitFirstSync(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		select {
 		case <-g.synced:
 			// Synced: no request waits again, so none pays for a timer.
-			return next(ctx, method, req)
 		default:
+			if g.opts.FirstSyncWait > 0 && !noSyncWait[method] && !strings.HasPrefix(method, "notifications/") {
+				wctx, cancel := context.WithTimeout(ctx, g.opts.FirstSyncWait)
+				_ = g.WaitSynced(wctx)
+				cancel()
+			}
 		}
-		if !noSyncWait[method] && !strings.HasPrefix(method, "notifications/") {
-			wctx, cancel := context.WithTimeout(ctx, g.opts.FirstSyncWait)
-			_ = g.WaitSynced(wctx)
-			cancel()
+		if method == "tools/call" && g.opts.CallWait > 0 {
+			if creq, ok := req.(*mcp.CallToolRequest); ok && creq.Params != nil {
+				g.waitForTool(ctx, creq.Params.Name)
+			}
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// waitForTool waits, at most Options.CallWait, until the gateway serves
+// the tool name or no server is connecting any more. A served name (every
+// call but the rare one of a tool not listed yet) returns at once.
+func (g *Gateway) waitForTool(ctx context.Context, name string) {
+	var deadline <-chan time.Time
+	for {
+		g.mu.Lock()
+		_, served := g.tools[name]
+		next := g.resynced
+		g.mu.Unlock()
+		if served || !g.connecting() {
+			return
+		}
+		if deadline == nil {
+			t := time.NewTimer(g.opts.CallWait)
+			defer t.Stop()
+			deadline = t.C
+		}
+		select {
+		case <-next:
+		case <-deadline:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// connecting reports whether a server of the host is still connecting.
+func (g *Gateway) connecting() bool {
+	for _, s := range g.h.Status() {
+		if s.State == host.StateConnecting {
+			return true
+		}
+	}
+	return false
 }
 
 // WaitSynced waits until the first sync has finished or ctx is done.
@@ -365,6 +457,7 @@ func (g *Gateway) WaitSynced(ctx context.Context) error {
 // answer; a 2026-07-28 client's call made after Close is refused. It does
 // not close the host. It is idempotent.
 func (g *Gateway) Close() error {
+	g.tasks.Close()
 	g.relay.close()
 	g.cancel()
 	<-g.done
@@ -381,9 +474,15 @@ func (g *Gateway) loop() {
 		case <-g.kick:
 		}
 		// Merge a burst of events (a server connecting emits several).
-		// Not before the first sync: New's kick is the only event, the
-		// host's lists wait up to its ToolsWait for servers still
-		// connecting anyway, and a client's first request waits for it.
+		// Not before the first sync: New's kick is the only event, and a
+		// client's first request waits for it. That one gives servers
+		// still connecting what is left of ConnectWait; later servers
+		// arrive with their own events.
+		if first && g.opts.ConnectWait > 0 {
+			wctx, cancel := context.WithDeadline(g.ctx, g.born.Add(g.opts.ConnectWait))
+			g.h.WaitReady(wctx)
+			cancel()
+		}
 		if !first {
 			t := time.NewTimer(g.opts.SyncDebounce)
 			select {
@@ -402,6 +501,10 @@ func (g *Gateway) loop() {
 			g.log.Warn("gateway sync failed", "error", err)
 		}
 		g.syncOnce.Do(func() { close(g.synced) })
+		g.mu.Lock()
+		close(g.resynced)
+		g.resynced = make(chan struct{})
+		g.mu.Unlock()
 	}
 }
 
@@ -623,7 +726,10 @@ func (g *Gateway) call(ctx context.Context, rt resolved, args json.RawMessage) (
 		return g.toolSearch(ctx, args)
 	}
 	ctx, end := g.traceUpstream(ctx, r.server, r.hostName)
-	res, err := g.h.Call(ctx, r.hostName, args)
+	res, err, ok := g.callMember(ctx, rt, args)
+	if !ok {
+		res, err = g.h.Call(ctx, r.hostName, args)
+	}
 	end(res, err)
 	return res, err
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/host"
@@ -57,12 +58,16 @@ type calls struct {
 type liveCall struct {
 	session *mcp.ServerSession
 	cancel  context.CancelCauseFunc
+	// withdrawn counts the call's questions being withdrawn
+	// (withdraw.go); its carrier's, over HTTP.
+	withdrawn *withdrawals
 }
 
 // carrier is an HTTP request that carries calls: they end with it.
 type carrier struct {
-	ctx    context.Context
-	cancel context.CancelCauseFunc
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
+	withdrawn *withdrawals // of its calls' questions, seen on its response
 }
 
 func (c *calls) init() {
@@ -137,7 +142,11 @@ func (g *Gateway) trackCalls(next mcp.MethodHandler) mcp.MethodHandler {
 		if cr := g.carrierOf(creq.Extra); cr != nil {
 			stop := context.AfterFunc(cr.ctx, func() { cancel(errClientGone) })
 			defer stop()
+			lc.withdrawn = cr.withdrawn
+		} else {
+			lc.withdrawn = &withdrawals{}
 		}
+		ctx = context.WithValue(ctx, liveCallKey{}, lc)
 		// The call's timeout runs from now: a permission question the SDK
 		// puts to an older client (elicitation/create, before the call
 		// reaches its server) counts against it.
@@ -147,17 +156,38 @@ func (g *Gateway) trackCalls(next mcp.MethodHandler) mcp.MethodHandler {
 		defer stopT()
 		res, err := next(ctx, method, req)
 		g.calls.remove(lc, ctx.Err() != nil)
+		// A question still out (elicitation/create) is withdrawn before
+		// the answer, which would close the stream its cancellation
+		// goes out on (withdraw.go).
+		lc.withdrawn.wait(withdrawWait)
 		if err != nil && host.IsTimeout(ctx, err) {
 			// Ran out while the SDK waited for the client's answer to a
 			// question (older protocols), or while a held call waited.
 			return g.refusal(name, fmt.Sprintf("%s: %v: no result within %s (a question to the client counts against the call's timeout); the call was cancelled",
 				name, host.ErrTimeout, timeout)), nil
 		}
+		if ctx.Err() != nil && errors.Is(context.Cause(ctx), errShuttingDown) && (err != nil || res == nil) {
+			g.log.Info("gateway call cut by shutdown", "tool", name)
+			return nil, ErrShuttingDown
+		}
 		if err != nil && ctx.Err() != nil {
 			g.log.Info("gateway call ended by its client", "tool", name, "reason", context.Cause(ctx))
 		}
 		return res, err
 	}
+}
+
+// CodeShuttingDown is the JSON-RPC error code of a call that the gateway's
+// shutdown cut (a code of the server-error range; the TypeScript SDK
+// calls it ConnectionClosed).
+const CodeShuttingDown = -32000
+
+// ErrShuttingDown is the answer to a call still running when the
+// gateway's shutdown grace ended: it was cancelled (its server got
+// notifications/cancelled), and may or may not have run.
+var ErrShuttingDown = &jsonrpc.Error{
+	Code:    CodeShuttingDown,
+	Message: "the Switchboard gateway is shutting down: the call was cancelled (it may or may not have run); call the tool again when the gateway is back",
 }
 
 // CancelSession cancels the calls in flight of the client session with
@@ -179,14 +209,19 @@ func (g *Gateway) CancelSession(id string) int {
 
 // BindHTTP ties the calls that r carries to it: when r's context ends
 // before they do (the client dropped the connection), they are cancelled,
-// since their answers can no longer be delivered. keys, if any, name the
-// calls for CancelHTTP (a stateless gateway, where a client's
+// since their answers can no longer be delivered; and a call whose
+// question to the client is withdrawn answers on w only after the
+// question's notifications/cancelled (see Transport). keys, if any, name
+// the calls for CancelHTTP (a stateless gateway, where a client's
 // notifications/cancelled arrives in a request of its own). Serve the
-// returned request instead of r and call release when it is served.
-func (g *Gateway) BindHTTP(r *http.Request, keys ...string) (*http.Request, func()) {
+// returned request on the returned writer instead of r and w, and call
+// release when it is served. It also keeps the `task` field of a
+// task-capable client's tools/call (tasks.go), reading the body whole (a
+// body with a Bytes() []byte method, already read, is not copied).
+func (g *Gateway) BindHTTP(w http.ResponseWriter, r *http.Request, keys ...string) (http.ResponseWriter, *http.Request, func()) {
 	ctx, cancel := context.WithCancelCause(r.Context())
 	tok := randomToken()
-	cr := &carrier{ctx: ctx, cancel: cancel}
+	cr := &carrier{ctx: ctx, cancel: cancel, withdrawn: &withdrawals{}}
 	g.calls.mu.Lock()
 	g.calls.carriers[tok] = cr
 	for _, k := range keys {
@@ -195,7 +230,8 @@ func (g *Gateway) BindHTTP(r *http.Request, keys ...string) (*http.Request, func
 	g.calls.mu.Unlock()
 	r = r.WithContext(ctx)
 	r.Header.Set(CarrierHeader, tok)
-	return r, func() {
+	takeTaskFieldHTTP(r) // a task-capable client's `task` field (tasks.go)
+	return &watchedWriter{ResponseWriter: w, withdrawn: cr.withdrawn}, r, func() {
 		g.calls.mu.Lock()
 		delete(g.calls.carriers, tok)
 		for _, k := range keys {

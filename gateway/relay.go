@@ -318,12 +318,12 @@ func (g *Gateway) await(ctx context.Context, c *heldCall) (*mcp.CallToolResult, 
 // hold files c under a new requestState until the client's retry or the
 // timeout, whichever comes first.
 func (r *relay) hold(c *heldCall) (string, error) {
-	token := r.instance + "." + randomString(32)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return "", errClosed
 	}
+	token := r.instance + "." + randomString(32)
 	c.token = token
 	r.held[token] = c
 	c.timer = time.AfterFunc(r.timeout, func() { r.expire(c, token) })
@@ -363,6 +363,17 @@ func (r *relay) resume(req *mcp.CallToolRequest, token, name string, args json.R
 	c.token = ""
 	c.timer.Stop()
 	return c, ""
+}
+
+// setInstance names this gateway in the requestStates it issues from now
+// on; the calls held under the old name stay held under it.
+func (r *relay) setInstance(name string) {
+	if name == "" || strings.Contains(name, ".") {
+		return
+	}
+	r.mu.Lock()
+	r.instance = name
+	r.mu.Unlock()
 }
 
 // HeldCallInstance returns the Options.Instance of the gateway that issued

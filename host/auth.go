@@ -58,10 +58,6 @@ func (s *server) withAuth(def config.Server, outbound, rt http.RoundTripper) htt
 	return a.Transport(s.h.ctx, s.name, def.URL, outbound, rt)
 }
 
-// fail leaves the server in StateError because of err (nil: no error
-// known), with reason.
-func (s *server) fail(err error, reason string) { s.setStateCause(StateError, reason, err) }
-
 // errorReason is the status Reason of an error that leaves the server in
 // StateError: its text, then the application's hint (Options.ErrorHint).
 func (s *server) errorReason(err error) string {

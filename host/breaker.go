@@ -31,6 +31,10 @@ type CircuitOpenError struct {
 	ProbeIn time.Duration
 	// ProbeAt is when that will be (zero while a probe call is in flight).
 	ProbeAt time.Time
+	// NextCooldown is the cooldown the circuit opens for if the coming
+	// probe fails: each failed probe doubles it, up to the longest
+	// (Options.BreakerMaxCooldown).
+	NextCooldown time.Duration
 }
 
 func (e *CircuitOpenError) Error() string {
@@ -48,6 +52,9 @@ func (e *CircuitOpenError) Error() string {
 	switch {
 	case e.ProbeAt.IsZero():
 		msg += "; a probe call is in flight, and calls fail fast until it returns"
+		if e.NextCooldown > 0 {
+			msg += fmt.Sprintf(" (if it fails, the next probe is %s later)", e.NextCooldown.Round(time.Second))
+		}
 	case e.Watching:
 		msg += fmt.Sprintf("; the server does not answer: it is pinged in the background and the circuit closes as soon as it answers (at the latest, a call probes it in %s)", e.ProbeIn.Round(time.Second))
 	default:
@@ -81,36 +88,47 @@ func (s BreakerState) String() string {
 }
 
 // breaker is a consecutive-failure circuit breaker shaped like gobreaker:
-// Threshold failures in a row open it; after Cooldown one probe is let
+// Threshold failures in a row open it; after a cooldown one probe is let
 // through (half-open); the probe's success closes it, its failure reopens
-// it. Evidence from outside the calls (a reconnect, an answered ping) can
-// close it at once (recover). A generation counter makes results from an
-// older state harmless.
+// it for twice the cooldown, up to the longest. The first cooldown is
+// short (seconds): a server whose calls stalled for a while and then
+// recovered is probed, and served, soon after, while one that stays broken
+// is probed ever more rarely. Evidence from outside the calls (a
+// reconnect, an answered ping) can close it at once (recover). A
+// generation counter makes results from an older state harmless.
 type breaker struct {
-	threshold int
-	cooldown  time.Duration
-	clock     Clock
-	onChange  func(from, to BreakerState, gen uint64)
+	threshold   int
+	first, most time.Duration // the first cooldown and the longest
+	clock       Clock
+	onChange    func(from, to BreakerState, gen uint64)
 
 	mu         sync.Mutex
 	state      BreakerState
 	failures   int
+	cooldown   time.Duration // the current one: first, doubled per failed probe
 	openedAt   time.Time
 	generation uint64
 	probing    bool
 }
 
-func newBreaker(threshold int, cooldown time.Duration, clock Clock, onChange func(from, to BreakerState, gen uint64)) *breaker {
+// newBreaker returns a closed breaker. first <= 0 is
+// DefaultBreakerCooldown; most is raised to first when shorter (<= 0:
+// DefaultBreakerMaxCooldown).
+func newBreaker(threshold int, first, most time.Duration, clock Clock, onChange func(from, to BreakerState, gen uint64)) *breaker {
 	if threshold <= 0 {
-		threshold = 3
+		threshold = DefaultBreakerThreshold
 	}
-	if cooldown <= 0 {
-		cooldown = 5 * time.Minute
+	if first <= 0 {
+		first = DefaultBreakerCooldown
 	}
+	if most <= 0 {
+		most = DefaultBreakerMaxCooldown
+	}
+	most = max(most, first)
 	if clock == nil {
 		clock = realClock{}
 	}
-	return &breaker{threshold: threshold, cooldown: cooldown, clock: clock, onChange: onChange}
+	return &breaker{threshold: threshold, first: first, most: most, cooldown: first, clock: clock, onChange: onChange}
 }
 
 // allow reports whether a call may proceed. It returns the generation the
@@ -130,11 +148,22 @@ func (b *breaker) allow() (uint64, *CircuitOpenError) {
 		return b.generation, nil
 	case BreakerHalfOpen:
 		if b.probing {
-			return 0, &CircuitOpenError{Failures: b.failures}
+			return 0, b.probingLocked()
 		}
 		b.probing = true
 	}
 	return b.generation, nil
+}
+
+// probingLocked is the refusal while a probe call is in flight. The
+// caller holds b.mu.
+func (b *breaker) probingLocked() *CircuitOpenError {
+	return &CircuitOpenError{Failures: b.failures, NextCooldown: b.nextCooldownLocked()}
+}
+
+// nextCooldownLocked is the cooldown a failed probe opens the circuit for.
+func (b *breaker) nextCooldownLocked() time.Duration {
+	return min(2*b.cooldown, b.most)
 }
 
 // refusing returns the refusal a call would get now, without admitting a
@@ -148,7 +177,7 @@ func (b *breaker) refusing() *CircuitOpenError {
 		return b.refusalLocked()
 	case BreakerHalfOpen:
 		if b.probing {
-			return &CircuitOpenError{Failures: b.failures}
+			return b.probingLocked()
 		}
 	}
 	return nil
@@ -161,7 +190,7 @@ func (b *breaker) refusalLocked() *CircuitOpenError {
 	if wait <= 0 {
 		return nil
 	}
-	return &CircuitOpenError{Failures: b.failures, ProbeIn: wait, ProbeAt: b.openedAt.Add(b.cooldown)}
+	return &CircuitOpenError{Failures: b.failures, ProbeIn: wait, ProbeAt: b.openedAt.Add(b.cooldown), NextCooldown: b.nextCooldownLocked()}
 }
 
 // done records the outcome of a call admitted in generation gen.
@@ -203,7 +232,14 @@ func (b *breaker) release(gen uint64) {
 	}
 }
 
+// open opens the breaker: for the first cooldown when it was closed, for
+// twice the last (up to the longest) when a probe failed.
 func (b *breaker) open() {
+	if b.state == BreakerHalfOpen {
+		b.cooldown = b.nextCooldownLocked()
+	} else {
+		b.cooldown = b.first
+	}
 	b.openedAt = b.clock.Now()
 	b.setState(BreakerOpen)
 }
@@ -235,6 +271,24 @@ func (b *breaker) reset() {
 	if b.state != BreakerClosed {
 		b.setState(BreakerClosed)
 	}
+}
+
+// probeAt is when the open breaker lets the next call through as the
+// probe (zero when it is not open).
+func (b *breaker) probeAt() time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state != BreakerOpen {
+		return time.Time{}
+	}
+	return b.openedAt.Add(b.cooldown)
+}
+
+// currentCooldown is the cooldown of the circuit now open (or last open).
+func (b *breaker) currentCooldown() time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cooldown
 }
 
 // snapshot returns the state and, when open, how long until the next probe.

@@ -20,8 +20,12 @@ type listCache[T any] struct {
 	// the messages about a failed fetch.
 	method string
 
-	mu      sync.Mutex
-	items   []T
+	mu    sync.Mutex
+	items []T
+	// last is the last list fetched, kept through invalidations: what a
+	// server whose circuit is open, or that is reconnecting, goes on
+	// serving.
+	last    []T
 	valid   bool
 	fetched time.Time
 	epoch   uint64 // bumped by invalidate
@@ -52,7 +56,7 @@ func (c *listCache[T]) put(items []T, epoch uint64) {
 	if epoch != c.epoch {
 		return
 	}
-	c.items, c.valid, c.fetched = items, true, c.clock.Now()
+	c.items, c.last, c.valid, c.fetched = items, items, true, c.clock.Now()
 }
 
 func (c *listCache[T]) invalidate() {
@@ -61,6 +65,14 @@ func (c *listCache[T]) invalidate() {
 	c.valid = false
 	c.items = nil
 	c.epoch++
+}
+
+// lastKnown returns the last list fetched, even when it was invalidated
+// since.
+func (c *listCache[T]) lastKnown() []T {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last
 }
 
 // peek returns the last stored list even if stale (for status counts).

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/tasks"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
@@ -72,6 +73,16 @@ func IsTimeout(ctx context.Context, err error) bool {
 // dropped connection is retried once, after the reconnect, only when the
 // request never reached the server or the tool declares idempotentHint.
 func (h *Host) Call(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
+	run, err := h.prepareCall(ctx, name, args)
+	if err != nil {
+		return nil, err
+	}
+	return run(ctx)
+}
+
+// prepareCall decides a call (routing, permission) and returns what makes
+// it: Call runs it at once, Start in the background.
+func (h *Host) prepareCall(ctx context.Context, name string, args any) (func(context.Context) (*mcp.CallToolResult, error), error) {
 	h.mu.Lock()
 	closed := h.closed
 	h.mu.Unlock()
@@ -79,7 +90,7 @@ func (h *Host) Call(ctx context.Context, name string, args any) (*mcp.CallToolRe
 		return nil, ErrClosed
 	}
 	if name == ToolSearchName {
-		return h.callToolSearch(ctx, args)
+		return func(ctx context.Context) (*mcp.CallToolResult, error) { return h.callToolSearch(ctx, args) }, nil
 	}
 	s, tool, err := h.resolveTool(ctx, name)
 	if err != nil {
@@ -91,7 +102,8 @@ func (h *Host) Call(ctx context.Context, name string, args any) (*mcp.CallToolRe
 	if args, err = h.permit(ctx, s, tool, args); err != nil {
 		return nil, err
 	}
-	return h.guardedCall(ctx, s, tool, args) // guard.go: secrets, hooks, what the model reads
+	// guard.go: secrets, hooks, what the model reads — when the call runs.
+	return func(ctx context.Context) (*mcp.CallToolResult, error) { return h.guardedCall(ctx, s, tool, args) }, nil
 }
 
 // CallTool runs a tool by server and tool name, bypassing name routing.
@@ -159,17 +171,25 @@ func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallTool
 	if refused != nil {
 		return nil, s.circuitOpen(refused)
 	}
-	c, err := s.live(ctx)
-	if err != nil {
-		s.breaker.release(gen)
-		return nil, err
-	}
 	start := s.h.clock.Now()
-	// One deadline for the whole call, a retry after a reconnect included:
-	// it does not start the clock again.
+	// One deadline for the whole call, the wait for a server that is
+	// (re)connecting and a retry after a reconnect included: it does not
+	// start the clock again.
 	deadline := start.Add(s.callTimeout())
 	if d, ok := ctx.Value(callDeadlineKey{}).(time.Time); ok && d.Before(deadline) {
 		deadline = d
+	}
+	// deadline is on the Host's clock; the wait runs out in real time.
+	wctx, cancel := waitBefore(ctx, deadline.Sub(start))
+	c, err := s.live(wctx)
+	waitedOut := wctx.Err() != nil && (ctx.Err() == nil || errors.Is(context.Cause(ctx), ErrTimeout))
+	cancel()
+	if err != nil {
+		s.breaker.release(gen)
+		if waitedOut {
+			err = fmt.Errorf("%w; not back within the call's timeout (%s), so the call was not made", err, s.callTimeout())
+		}
+		return nil, err
 	}
 	s.h.log.Debug("calling tool", "server", s.name, "tool", tool, "args", args) // redacted by the Host's log handler
 	res, err, healthy := s.callOn(ctx, c, tool, args, deadline, true)
@@ -222,7 +242,8 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	}
 	idempotent := s.idempotent(tool) // read now: a drop empties the cache
 	var written atomic.Bool
-	cctx = markCall(cctx)
+	var task tasks.Mark // set if the server runs the call as a task
+	cctx = tasks.WithMark(markCall(cctx), &task)
 	leave := s.calls.enter(cctx)
 	res, err := c.session.CallTool(withWriteProbe(cctx, &written), params)
 	leave()
@@ -256,6 +277,11 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 		// It ran, and would send the same again: no retry.
 		return nil, fmt.Errorf("%s: the tool ran, but its result is over the %d MiB message limit and was dropped (the server is reconnected)", full, mcp.DefaultMaxLineLength>>20), false
 	}
+	if id := task.TaskID(); id != "" {
+		// A task is never re-run on reconnect (docs/gateway.md, Tasks):
+		// the server took it, and it may be running or done there.
+		return nil, fmt.Errorf("%s: %w: the connection was lost while the server ran it as task %q, which is not re-run on reconnect (%v)", full, ErrMayHaveRun, id, s.dropDetail(c, err)), false
+	}
 	neverWritten := c.recordsWrites && !written.Load()
 	safe := lost || neverWritten || idempotent
 	if !mayRetry || !safe {
@@ -265,11 +291,26 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 		return nil, fmt.Errorf("%s: %w (%v)", full, ErrMayHaveRun, s.dropDetail(c, err)), false
 	}
 	s.h.log.Info("retrying call after reconnect", "server", s.name, "tool", tool)
-	c2, err2 := s.reconnected(cctx, c)
+	rctx, rcancel := waitBefore(cctx, deadline.Sub(s.h.clock.Now()))
+	c2, err2 := s.reconnected(rctx, c)
+	outOfTime := rctx.Err() != nil && ctx.Err() == nil
+	rcancel()
+	if err2 != nil && outOfTime {
+		return nil, fmt.Errorf("%s: %w: connection lost and not back within the call's time: %v", full, ErrTimeout, err2), false
+	}
 	if err2 != nil {
 		return nil, fmt.Errorf("%s: connection lost and not back within the call's time: %v", full, err2), false
 	}
 	return s.callOn(ctx, c2, tool, args, deadline, false)
+}
+
+// waitBefore bounds a call's wait for its server to (re)connect: it ends a
+// little before the left time of the call does (a quarter of it, at most
+// half a second), so that the answer, which says the server is not back,
+// reaches the caller before the caller's own timer, set to the same
+// deadline (the gateway's), ends the call with a bare "timed out".
+func waitBefore(ctx context.Context, left time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, left-min(left/4, 500*time.Millisecond))
 }
 
 // circuitOpen completes the breaker's refusal with what the server knows.
@@ -321,6 +362,12 @@ func (s *server) reconnected(ctx context.Context, old *conn) (*conn, error) {
 		}
 		select {
 		case <-ctx.Done():
+			s.mu.Lock()
+			reconnecting, reason := s.reconnecting, s.reason
+			s.mu.Unlock()
+			if reconnecting {
+				return nil, fmt.Errorf("%s is reconnecting (%s)", s.name, reason)
+			}
 			return nil, ctx.Err()
 		case <-wait:
 		}

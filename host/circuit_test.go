@@ -105,15 +105,6 @@ func TestReconnectClosesTheCircuit(t *testing.T) {
 	mustCall(t, h, "mcp__stall__echo", map[string]any{"text": "back"})
 }
 
-func hasTool(list *host.ToolList, name string) bool {
-	for _, tool := range list.Tools {
-		if tool.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
 // waitStopped waits until the kernel shows pid stopped: kill(2) returns
 // before the stop takes effect, and on a busy machine a request sent at
 // once could still be answered.

@@ -49,9 +49,7 @@ func TestNameConflictsOncePerConfiguration(t *testing.T) {
 	next.Servers[0].Effective.Args = []string{"changed"}
 	h.Apply(next)
 	for _, st := range h.Status() {
-		if err := h.Retry(st.Name); err != nil {
-			t.Fatal(err)
-		}
+		_ = h.Retry(st.Name) // a held server says why it cannot start; the check still runs
 	}
 	// Start and Apply go through n names each; other hosts of this
 	// package's tests add a few more. n per start would be n*n.

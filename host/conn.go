@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -51,13 +52,19 @@ type conn struct {
 	tooLarge    atomic.Bool   // it ended on a message over the line limit
 	// badFrame is the first frame read that was not JSON-RPC (stdio): the
 	// SDK does not always keep it in the error chain of a failed Connect.
-	badFrame  atomic.Pointer[jsonl.FrameError]
-	closeOnce sync.Once
-	closing   atomic.Bool // the host is closing it on purpose
-	abandoned atomic.Bool // its process outlived SIGKILL; a Close of its own runs
-	mu        sync.Mutex
-	reason    string
-	byProcess bool // reason is the process's exit, not a protocol failure
+	badFrame atomic.Pointer[jsonl.FrameError]
+	// firstWrite is how the first request written to a stdio server
+	// went (writeOK, writeFailed; 0 before it), and answered says that a
+	// remote server answered a request of the handshake with a 2xx status:
+	// evidence that the server/discover probe reached it (probeRead).
+	firstWrite atomic.Int32
+	answered   atomic.Bool
+	closeOnce  sync.Once
+	closing    atomic.Bool // the host is closing it on purpose
+	abandoned  atomic.Bool // its process outlived SIGKILL; a Close of its own runs
+	mu         sync.Mutex
+	reason     string
+	byProcess  bool // reason is the process's exit, not a protocol failure
 }
 
 // watch closes done when the session ends, and ends the session when the
@@ -220,9 +227,10 @@ func withWriteProbe(ctx context.Context, flag *atomic.Bool) context.Context {
 // own HTTP connections, whose unexported methods a wrapper would hide: over
 // HTTP, progressScanTransport counts them in the response streams instead.
 type probeTransport struct {
-	inner    mcp.Transport
-	progress *progressRouter
-	badFrame *atomic.Pointer[jsonl.FrameError] // if set, gets the first bad frame read
+	inner      mcp.Transport
+	progress   *progressRouter
+	badFrame   *atomic.Pointer[jsonl.FrameError] // if set, gets the first bad frame read
+	firstWrite *atomic.Int32                     // if set, gets how the first request's write went
 }
 
 func (t probeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -230,14 +238,21 @@ func (t probeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return probeConn{c, t.progress, t.badFrame}, nil
+	return probeConn{c, t.progress, t.badFrame, t.firstWrite}, nil
 }
 
 type probeConn struct {
 	mcp.Connection
-	progress *progressRouter
-	badFrame *atomic.Pointer[jsonl.FrameError]
+	progress   *progressRouter
+	badFrame   *atomic.Pointer[jsonl.FrameError]
+	firstWrite *atomic.Int32
 }
+
+// How the first request written to a stdio server went (conn.firstWrite).
+const (
+	writeOK int32 = 1 + iota
+	writeFailed
+)
 
 func (c probeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
@@ -253,6 +268,15 @@ func (c probeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 
 func (c probeConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	err := c.Connection.Write(ctx, msg)
+	if c.firstWrite != nil && c.firstWrite.Load() == 0 {
+		if _, ok := msg.(*jsonrpc.Request); ok {
+			outcome := writeOK
+			if err != nil {
+				outcome = writeFailed
+			}
+			c.firstWrite.CompareAndSwap(0, outcome)
+		}
+	}
 	if err == nil {
 		if flag, ok := ctx.Value(writeProbeKey{}).(*atomic.Bool); ok {
 			if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" {
@@ -261,4 +285,39 @@ func (c probeConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		}
 	}
 	return err
+}
+
+// probeRead reports whether a stdio server that died during its handshake
+// had read the first request written to it, the server/discover probe:
+// only then can the probe be what it died of (a server that dies on an
+// unknown first message; go-sdk issue #1177). One that exits at once, on
+// its own (a missing module, a refused sandbox, a bad flag), died with the
+// probe unread or before it could be written, and a retry pinned to an
+// older revision would only double its time to the error. Where the
+// unread bytes cannot be counted (stdinWatch), it reports true, as the
+// host did before it could tell.
+func (c *conn) probeRead(stdin *stdinWatch) bool {
+	if c.firstWrite.Load() != writeOK {
+		return false
+	}
+	n, known := stdin.unread()
+	return !known || n == 0
+}
+
+// answerWitness records, in answered, that the server answered a POST of
+// the handshake with a 2xx status: the server/discover probe reached a
+// remote server. Without it (DNS, a refused connection, 401, a refused
+// address) the probe cannot be what failed, as the SDK falls back from a
+// probe the server rejects by itself.
+type answerWitness struct {
+	base     http.RoundTripper
+	answered *atomic.Bool
+}
+
+func (w answerWitness) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := w.base.RoundTrip(req)
+	if err == nil && req.Method == http.MethodPost && resp.StatusCode/100 == 2 {
+		w.answered.Store(true)
+	}
+	return resp, err
 }

@@ -152,7 +152,8 @@ func TestToolsOrderIndependentOfConnectOrder(t *testing.T) {
 
 // A deferring server's crash and reconnect leave tool_search as it was,
 // listed the whole time, whether the server defers by configuration or
-// for its size.
+// for its size: while it reconnects its last tools stay listed, deferred
+// as they were (issue 29, point 6).
 func TestToolSearchDefinitionSurvivesReconnect(t *testing.T) {
 	linuxOnly(t)
 	cases := []struct {
@@ -191,18 +192,14 @@ func TestToolSearchDefinitionSurvivesReconnect(t *testing.T) {
 			killPid(t, pid)
 			waitState(t, h, "deferring", host.StateConnecting, 10*time.Second)
 			during := listNow(t, h)
-			if len(during.Deferred) != 0 {
-				t.Fatalf("%d deferred while the server is down", len(during.Deferred))
+			if len(during.Deferred) != len(before.Deferred) {
+				t.Fatalf("%d deferred while the server reconnects, %d before", len(during.Deferred), len(before.Deferred))
 			}
 			if got := searchDef(t, during); got != want {
 				t.Errorf("while the server reconnects, tool_search =\n%s\nwant\n%s", got, want)
 			}
 			if d := cmp.Diff(order(before), order(during)); d != "" {
 				t.Errorf("the crash changed the tool block (-before +during):\n%s", d)
-			}
-			res := mustCall(t, h, host.ToolSearchName, map[string]any{"query": "echo"})
-			if !res.IsError || !strings.Contains(textOf(res), "deferring (connecting)") {
-				t.Errorf("search while the server is down: isError %v, %q", res.IsError, textOf(res))
 			}
 
 			open(t, gate)
@@ -213,6 +210,15 @@ func TestToolSearchDefinitionSurvivesReconnect(t *testing.T) {
 			}
 			if got := searchDef(t, after); got != want {
 				t.Errorf("after the reconnect, tool_search =\n%s\nwant\n%s", got, want)
+			}
+			// Down for good (paused), its tools are not searched, and the
+			// search says why.
+			if err := h.Pause("deferring"); err != nil {
+				t.Fatal(err)
+			}
+			res := mustCall(t, h, host.ToolSearchName, map[string]any{"query": "echo"})
+			if !res.IsError || !strings.Contains(textOf(res), "deferring (paused)") {
+				t.Errorf("search while the server is paused: isError %v, %q", res.IsError, textOf(res))
 			}
 		})
 	}

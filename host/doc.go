@@ -31,24 +31,32 @@
 //     Options.Authorizer (package oauth's Client: OAuth 2.1) authorizes
 //     the requests of those that set no Authorization header themselves.
 //   - Connect is bounded by the startup timeout; a server that dies on the
-//     2026-07-28 server/discover probe is retried once pinned to 2025-11-25.
+//     2026-07-28 server/discover probe (one that read it, then died) is
+//     retried once pinned to 2025-11-25. Other failures (an exit before
+//     reading anything, DNS, a refused connection, 401) are not.
 //     Client capabilities are empty unless the host serves them (roots when
 //     there is a workspace, elicitation when there is a Prompter; sampling is
 //     always refused).
 //   - An unexpected close reconnects with backoff (Backoff: 1 s, 2 s, 4 s…,
-//     at most MaxReconnectAttempts), then the server is in error. A call cut
-//     by the drop is retried once only when its request never reached the
+//     at most MaxReconnectAttempts); meanwhile the server's last lists stay
+//     served and calls wait for it within their timeout. A failed start is
+//     tried again the same way (in state error, NextTry saying when). Once
+//     those tries fail the server is in error and is tried again every
+//     Options.RetryInterval (5 min) while the host runs. A call cut by the
+//     drop is retried once only when its request never reached the
 //     server, the tool declares idempotentHint, or an HTTP session was
 //     forgotten (404); otherwise the error wraps ErrMayHaveRun.
 //   - Each server has a circuit breaker (3 consecutive failures open it; after
-//     a cooldown one probe is let through) and TTL caches of its tool,
-//     prompt and resource lists, invalidated by list_changed and reconnects.
+//     a cooldown, 5 s doubling per failed probe up to 5 min, one probe is
+//     let through) and TTL caches of its tool, prompt and resource lists,
+//     invalidated by list_changed and reconnects.
 //   - Time is read only through a Clock, so backoff, the breaker, the
 //     caches and the bounded waits on a dying server are tested without
 //     sleeping; the timeouts of a server's work run out in real time.
 //
 // Tools, Call, Prompts, GetPrompt, Resources, ResourceTemplates and
-// ReadResource are what an agent uses; Pause, Resume and Retry change only the running session. All
+// ReadResource are what an agent uses; Pause, Resume and Retry change only the running session
+// (Resume and Retry start a failed server at once). All
 // methods are safe for concurrent use. Close stops every server: stdin is
 // closed, then SIGTERM and SIGKILL reach the process group.
 package host

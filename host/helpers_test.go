@@ -135,6 +135,15 @@ func linuxOnly(t *testing.T) {
 	}
 }
 
+func hasTool(list *host.ToolList, name string) bool {
+	for _, tool := range list.Tools {
+		if tool.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)

@@ -34,8 +34,15 @@ const (
 	DefaultCallTimeout          = 120 * time.Second
 	DefaultToolsWait            = 5 * time.Second
 	DefaultCloseGrace           = 2 * time.Second
-	DefaultBreakerCooldown      = 5 * time.Minute
-	DefaultBreakerThreshold     = 3
+	// DefaultBreakerCooldown is how long an open circuit first waits
+	// before a call probes the server; each failed probe doubles the wait,
+	// up to DefaultBreakerMaxCooldown.
+	DefaultBreakerCooldown    = 5 * time.Second
+	DefaultBreakerMaxCooldown = 5 * time.Minute
+	DefaultBreakerThreshold   = 3
+	// DefaultRetryInterval is how often a server whose quick retries
+	// failed is tried again (Options.RetryInterval).
+	DefaultRetryInterval = 5 * time.Minute
 )
 
 // Sentinel errors callers branch on. Errors returned by a Host wrap them.
@@ -121,8 +128,20 @@ type Options struct {
 	CloseGrace time.Duration
 	// BreakerThreshold consecutive failures open a server's circuit. If <= 0, 3.
 	BreakerThreshold int
-	// BreakerCooldown is how long an open circuit waits before one probe. If <= 0, 5 min.
+	// BreakerCooldown is how long a circuit that just opened waits before a
+	// call is let through as the probe; each failed probe doubles it, up to
+	// BreakerMaxCooldown, and a closed circuit starts again from it. If
+	// <= 0, 5 s.
 	BreakerCooldown time.Duration
+	// BreakerMaxCooldown is the longest an open circuit waits between
+	// probes. If <= 0, 5 min; never shorter than BreakerCooldown.
+	BreakerMaxCooldown time.Duration
+	// RetryInterval is how often a server is tried again once the quick
+	// tries after a failed start or a lost connection (Backoff, at most
+	// MaxReconnectAttempts) have failed: a long-running host heals by
+	// itself when the cause goes away. If 0, DefaultRetryInterval (5 min);
+	// if < 0, such a server stays in error until Retry or Resume.
+	RetryInterval time.Duration
 	// CacheTTL bounds how long tool/prompt/resource lists are reused. If <= 0, 5 min.
 	CacheTTL time.Duration
 	// LookupEnv reads MCP_TIMEOUT and MCP_TOOL_TIMEOUT. If nil, os.LookupEnv.
@@ -161,6 +180,13 @@ type Options struct {
 	// OAuth 2.1). If nil, they carry only the definition's headers, and a
 	// server that asks for authorization fails.
 	Authorizer Authorizer
+	// Secrets gives the values of the ${secret:NAME} references of a
+	// server's env values, header values and url, looked up each time the
+	// server starts or reconnects, and never for a server launch trust
+	// holds. Each value joins the secrets scrubbed from logs, reasons and
+	// errors. If nil, a server that names a secret does not start (state
+	// error, naming the secrets).
+	Secrets SecretSource
 	// ErrorHint, if set, is asked about each error that leaves a server in
 	// StateError; a non-empty answer is added to the server's Reason, so
 	// that an application can tell its user what to do (the CLI names its
@@ -257,6 +283,8 @@ type Host struct {
 	nextSub int
 	// deferred holds the tools tool_search activated (deferred.go).
 	deferred deferState
+	// bg holds the calls started with Start (background.go).
+	bg backgroundCalls
 	// secrets are the configured env and header values (and headersHelper
 	// output) scrubbed from logs, status reasons and stderr tails.
 	secrets *redact.Set
@@ -316,6 +344,9 @@ func Start(ctx context.Context, cfg *config.Resolved, opts *Options) *Host {
 	}
 	if o.CloseGrace <= 0 {
 		o.CloseGrace = DefaultCloseGrace
+	}
+	if o.RetryInterval == 0 {
+		o.RetryInterval = DefaultRetryInterval
 	}
 	if o.LogLevel == "" {
 		o.LogLevel = "info"
@@ -439,25 +470,29 @@ func (h *Host) Pause(name string) error {
 	return nil
 }
 
-// Resume restarts a paused server.
+// Resume starts a paused server, and tries a server in error again at once
+// (as Retry does); a server that is connected or connecting is left alone.
+// It returns an error wrapping ErrNotConnected when the server could not
+// be started (disabled, held by launch trust, an invalid definition), with
+// its state and reason.
 func (h *Host) Resume(name string) error {
 	s, err := h.server(name)
 	if err != nil {
 		return err
 	}
-	s.resume()
-	return nil
+	return s.resume()
 }
 
-// Retry rebuilds a server's runtime: it closes any connection, resets the
-// circuit breaker and reconnect budget, and connects again.
+// Retry rebuilds a server's runtime and starts it at once: it closes any
+// connection, resets the circuit breaker and the budget of quick retries,
+// and connects again. Its error is Resume's.
 func (h *Host) Retry(name string) error {
 	s, err := h.server(name)
 	if err != nil {
 		return err
 	}
 	s.retry()
-	return nil
+	return s.notStarted()
 }
 
 // Close stops every server (stdin close → SIGTERM to its process group →

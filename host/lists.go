@@ -206,20 +206,28 @@ func (h *Host) eachReady(ctx context.Context, warnings *[]string, fetch func(con
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if h.opts.ToolsWait > 0 {
+			// A server getting a lost connection back is not waited for:
+			// its last lists are served at once.
+			if h.opts.ToolsWait > 0 && !s.isReconnecting() {
 				s.waitSettled(wctx)
 			}
 			st := s.publicState()
-			switch st {
-			case StateConnected:
-			case StateCircuitOpen:
+			switch {
+			case st == StateConnected:
+			case st == StateCircuitOpen:
 				// Its last known lists stay (fetchList serves them without
 				// asking the server): a call fails fast with an isError
 				// result saying so, and the lists do not churn.
 				mu.Lock()
 				*warnings = append(*warnings, fmt.Sprintf("%s: circuit open (%s)", s.name, s.snapshotReason()))
 				mu.Unlock()
-			case StateConnecting:
+			case st == StateConnecting && s.isReconnecting():
+				// Likewise while it reconnects: a call waits for it, within
+				// its timeout, instead of finding its tools gone.
+				mu.Lock()
+				*warnings = append(*warnings, fmt.Sprintf("%s: reconnecting (%s)", s.name, s.snapshotReason()))
+				mu.Unlock()
+			case st == StateConnecting:
 				mu.Lock()
 				*warnings = append(*warnings, fmt.Sprintf("%s: still connecting; its tools are not included yet", s.name))
 				mu.Unlock()
@@ -253,11 +261,6 @@ func (h *Host) serverTools(ctx context.Context, s *server) ([]*mcp.Tool, error) 
 	})
 	if err != nil {
 		return nil, err
-	}
-	if tools == nil && s.publicState() == StateCircuitOpen {
-		s.mu.Lock()
-		tools = s.known // the cache was dropped (list_changed) while open
-		s.mu.Unlock()
 	}
 	tools = h.filterTools(s.name, h.pinTools(s, tools)) // pins.go: cleaned, held tools left out
 	s.routes.mu.Lock()
@@ -314,15 +317,15 @@ func (h *Host) stillRouted(s *server, tools []*mcp.Tool) bool {
 }
 
 // fetchList returns a cached list or fetches it from the live connection.
-// A server whose circuit is open is not asked: its last list is served,
-// even past its TTL. A failed fetch is recorded for status (setListErr).
+// A server whose circuit is open, or that is reconnecting, is not asked:
+// its last list is served, even past its TTL or a list_changed. A failed
+// fetch is recorded for status (setListErr).
 func fetchList[T any](ctx context.Context, s *server, cache *listCache[T], list func(context.Context, *conn) ([]T, error)) ([]T, error) {
 	if items, ok, _ := cache.get(); ok {
 		return items, nil
 	}
-	if s.publicState() == StateCircuitOpen {
-		items, _ := cache.peek()
-		return items, nil
+	if s.isReconnecting() || s.publicState() == StateCircuitOpen {
+		return cache.lastKnown(), nil
 	}
 	c, err := s.live(ctx)
 	if err != nil {

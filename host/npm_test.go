@@ -104,13 +104,20 @@ func TestReferenceServers(t *testing.T) {
 
 func startEverythingHTTP(t *testing.T, p npmtest.Paths) int {
 	t.Helper()
+	return startEverything(t, p, "streamableHttp", "listening on port")
+}
+
+// startEverything runs server-everything on a loopback port in mode
+// (streamableHttp, sse) and returns the port once its log says ready.
+func startEverything(t *testing.T, p npmtest.Paths, mode, ready string) int {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	cmd := exec.Command(p.Node, p.Everything, "streamableHttp")
+	cmd := exec.Command(p.Node, p.Everything, mode)
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
 	cmd.Stdout = io.Discard
 	stderr, err := cmd.StderrPipe()
@@ -121,18 +128,18 @@ func startEverythingHTTP(t *testing.T, p npmtest.Paths) int {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	ready := make(chan struct{})
+	listening := make(chan struct{})
 	go func() {
 		var once sync.Once
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			if strings.Contains(sc.Text(), "listening on port") {
-				once.Do(func() { close(ready) })
+			if strings.Contains(sc.Text(), ready) {
+				once.Do(func() { close(listening) })
 			}
 		}
 	}()
 	select {
-	case <-ready:
+	case <-listening:
 	case <-time.After(30 * time.Second):
 		t.Fatal("server-everything did not start listening")
 	}

@@ -20,7 +20,10 @@ import (
 // while its short waits (polls, a dying process's last words) and every
 // timeout of a server's work (context deadlines, real time) run as they do.
 type testClock struct {
-	skipFrom time.Duration
+	skipFrom, skipTo time.Duration
+	// holdFrom, when set, holds waits of at least this long until an
+	// Advance reaches them: they never end in real time.
+	holdFrom time.Duration
 	mu       sync.Mutex
 	skipped  time.Duration
 	waits    []*clockWait
@@ -31,13 +34,28 @@ type testClock struct {
 type clockWait struct {
 	at time.Time
 	ch chan time.Time
+	// held waits (holdFrom) are due once the skipped time reaches dueSkip,
+	// whatever the wall clock says.
+	held    bool
+	dueSkip time.Duration
 }
 
-// newRecordingClock skips every wait of a second or more.
-func newRecordingClock() *testClock { return &testClock{skipFrom: time.Second} }
+// newRecordingClock skips every wait from a second to a minute: the
+// reconnect backoff and the breaker's first cooldowns. Longer waits (the
+// slow retries of a server in error, Options.RetryInterval) run in real
+// time: skipped, a server that always fails would be started again and
+// again for as long as the test runs.
+func newRecordingClock() *testClock { return &testClock{skipFrom: time.Second, skipTo: time.Minute} }
 
 // newSkipClock skips only what the test skips with Advance.
 func newSkipClock() *testClock { return &testClock{asked: make(chan struct{}, 1)} }
+
+// newHoldClock is newSkipClock whose waits of a second or more (the host's
+// pacing: retries, backoff, cooldowns) end only when the test advances
+// the clock to them, however long the test takes.
+func newHoldClock() *testClock {
+	return &testClock{holdFrom: time.Second, asked: make(chan struct{}, 1)}
+}
 
 func (c *testClock) Now() time.Time {
 	c.mu.Lock()
@@ -57,10 +75,13 @@ func (c *testClock) After(d time.Duration) <-chan time.Time {
 	}
 	w := &clockWait{at: time.Now().Add(c.skipped + d), ch: make(chan time.Time, 1)}
 	c.waits = append(c.waits, w)
-	if c.skipFrom > 0 && d >= c.skipFrom {
+	switch {
+	case c.skipFrom > 0 && d >= c.skipFrom && (c.skipTo == 0 || d <= c.skipTo):
 		c.skipped += d
 		c.fireLocked()
-	} else {
+	case c.holdFrom > 0 && d >= c.holdFrom:
+		w.held, w.dueSkip = true, c.skipped+d // fired by Advance only
+	default:
 		time.AfterFunc(d, func() {
 			c.mu.Lock()
 			defer c.mu.Unlock()
@@ -82,7 +103,7 @@ func (c *testClock) fireLocked() {
 	now := time.Now().Add(c.skipped)
 	kept := c.waits[:0]
 	for _, w := range c.waits {
-		if w.at.After(now) {
+		if w.at.After(now) || w.held && w.dueSkip > c.skipped {
 			kept = append(kept, w)
 			continue
 		}

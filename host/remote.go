@@ -17,11 +17,13 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/netguard"
 	"github.com/switchboard-mcp/switchboard/internal/proc"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
+	"github.com/switchboard-mcp/switchboard/internal/tasks"
 )
 
 // httpClient returns a client that adds the static headers and those the
-// headersHelper prints, read afresh at every connect.
-func (s *server) httpClient(ctx context.Context, def config.Server) (*http.Client, error) {
+// headersHelper prints, read afresh at every connect. With ta, the tasks
+// adapter reads what passes (a Streamable HTTP connection's).
+func (s *server) httpClient(ctx context.Context, def config.Server, ta *tasks.Adapter) (*http.Client, error) {
 	headers := http.Header{}
 	for k, v := range def.Headers {
 		headers.Set(k, v)
@@ -50,6 +52,9 @@ func (s *server) httpClient(ctx context.Context, def config.Server) (*http.Clien
 	base := policy.Transport(nil)
 	rt := http.RoundTripper(&headerTransport{base: base, headers: headers, host: endpointHost(def.URL)})
 	rt = s.withAuth(def, base, rt) // Options.Authorizer: auth.go
+	if ta != nil {
+		rt = ta.RoundTripper(rt) // under the progress scan: a task's progress is written into the call's stream
+	}
 	rt = progressScanTransport{base: rt, progress: s.h.progress}
 	return &http.Client{Transport: rt, CheckRedirect: policy.CheckRedirect}, nil
 }

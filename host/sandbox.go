@@ -1,7 +1,14 @@
 package host
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/proc"
@@ -10,24 +17,169 @@ import (
 // SandboxOf is the sandbox a stdio server runs in (nil: unconfined), for
 // a workspace root ("" when none) and the per-scope defaults of the
 // user's or managed settings: what spawn starts it in, and what status,
-// `mcp get`, doctor and the approval prompt show.
+// `mcp get`, doctor and the approval prompt show. Beyond
+// config.EffectiveSandbox it looks at the disk and the user's own
+// configuration (this process's environment, the user's files, never the
+// repository's): what each path that is a link resolves to, and a path
+// below the workspace that leads out of it (which keeps the server from
+// starting); the files its command line names that it is shown; and for a
+// package runner (npx, uvx, pipx, bunx), a private copy of its cache and
+// the registry it downloads from.
 func SandboxOf(rs *config.ResolvedServer, workspace string, defaults config.SandboxDefaults) *config.SandboxPolicy {
 	home, _ := os.UserHomeDir()
-	return config.EffectiveSandbox(rs, workspace, home, defaults)
+	return sandboxOf(rs, workspace, home, defaults, os.LookupEnv)
 }
 
-// sandboxSpec is the proc sandbox of server s (nil when unconfined) and
-// the directory to start it in, given its cwd dir. A sandboxed server
-// without a cwd starts in the workspace, which its view holds anyway: the
-// host's own working directory (the home directory, say, for a gateway a
-// client started there) would otherwise be added to what it may reach.
-// Only with no workspace does it start in the host's directory. A start
-// directory the view lacks is added (read-write in the default view,
-// read-only in one the definition lists), or the server could not start.
-func (s *server) sandboxSpec(dir string) (*proc.Sandbox, string) {
-	p := SandboxOf(&s.cfg, s.h.workspace(), s.h.opts.SandboxDefaults)
+func sandboxOf(rs *config.ResolvedServer, workspace, home string, defaults config.SandboxDefaults, lookupEnv func(string) (string, bool)) *config.SandboxPolicy {
+	p := config.EffectiveSandbox(rs, workspace, home, defaults)
 	if p == nil {
-		return nil, dir
+		return nil
+	}
+	resolveSandboxPaths(p)
+	commandFiles(p, rs, config.DefaultHome(lookupEnv, home))
+	e := runnerEnv{home: home, lookupEnv: lookupEnv, workspace: workspace}
+	packageRunner(p, rs, e)
+	userProxy(p, rs, e)
+	return p
+}
+
+// resolveSandboxPaths records what each path of p resolves to, when that
+// differs, and refuses a path below the workspace that leads out of it
+// (or names a device or FIFO), or one no sandbox may have: the runtime
+// refuses them at the start all the same (proc.Sandbox.Beneath), this is
+// so that the review says so first.
+func resolveSandboxPaths(p *config.SandboxPolicy) {
+	for _, l := range []struct {
+		paths []string
+		write bool
+	}{{p.Write, true}, {p.Read, false}} {
+		for _, path := range l.paths {
+			var resolved string
+			var err error
+			if below(path, p.Workspace) {
+				resolved, _, err = proc.ResolveBeneath(p.Workspace, path)
+			} else {
+				resolved, err = filepath.EvalSymlinks(path)
+			}
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				continue
+			case err != nil:
+				p.Refused = append(p.Refused, err.Error())
+				continue
+			}
+			if resolved != path {
+				if p.Links == nil {
+					p.Links = map[string]string{}
+				}
+				p.Links[path] = resolved
+			}
+			if why := proc.SandboxPathRefused(resolved, l.write); why != "" {
+				p.Refused = append(p.Refused, path+": "+why)
+			}
+		}
+	}
+}
+
+// below reports whether path is strictly below dir ("" is nothing).
+func below(path, dir string) bool {
+	if dir == "" || path == dir {
+		return false
+	}
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// commandFiles adds to p the files outside the workspace that rs's
+// command line names by absolute path (a script, a built server): shown
+// read-only so that it can run. Only regular files, and none in a hidden
+// folder of the home directory (~/.ssh, ~/.aws, ~/.config, …) or in the
+// Switchboard home: those are named in Unshown instead, so that a
+// repository cannot make its server read a secret by naming it. The
+// program itself is shown too when it is an executable file (proc does it).
+func commandFiles(p *config.SandboxPolicy, rs *config.ResolvedServer, sbHome string) {
+	def := rs.Effective
+	self, _ := os.Executable() // shown to every sandbox (see sandboxSpec): not worth naming
+	for i, arg := range append([]string{def.Command}, def.Args...) {
+		if !filepath.IsAbs(arg) || arg == self {
+			continue
+		}
+		path := filepath.Clean(arg)
+		if p.Covers(path) || below(path, p.Workspace) || slices.Contains(p.Files, path) || slices.Contains(p.Unshown, path) || shownAnyway(path) {
+			continue
+		}
+		resolved, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			continue
+		}
+		fi, err := os.Stat(resolved)
+		if err != nil || !fi.Mode().IsRegular() || i == 0 && fi.Mode()&0o111 == 0 {
+			continue
+		}
+		if hiddenInHome(path, p.Home) || hiddenInHome(resolved, p.Home) || below(resolved, sbHome) || resolved == sbHome {
+			if i > 0 { // the program is run, never read: proc shows it
+				p.Unshown = append(p.Unshown, path)
+			}
+			continue
+		}
+		p.Files = append(p.Files, path)
+		if resolved != path {
+			if p.Links == nil {
+				p.Links = map[string]string{}
+			}
+			p.Links[path] = resolved
+		}
+	}
+}
+
+// hiddenInHome reports whether path is in a folder of home whose name
+// starts with a dot (or is such a file itself).
+func hiddenInHome(path, home string) bool {
+	if home == "" || !below(path, home) {
+		return false
+	}
+	rel, _ := filepath.Rel(home, path)
+	for _, part := range strings.Split(filepath.ToSlash(rel), "/") {
+		if strings.HasPrefix(part, ".") {
+			return true
+		}
+	}
+	return false
+}
+
+// shownAnyway reports a path every sandbox shows (the system directories).
+func shownAnyway(path string) bool {
+	for _, d := range proc.SystemDirs() {
+		if path == d || below(path, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// sandboxSpec is the proc sandbox of server s (nil when unconfined), the
+// directory to start it in, given its cwd dir, and its environment env
+// with what its package runner is to be told (where def.Env does not say
+// otherwise). A sandboxed server without a cwd starts in the workspace,
+// which its view holds anyway: the host's own working directory (the home
+// directory, say, for a gateway a client started there) would otherwise
+// be added to what it may reach. Only with no workspace does it start in
+// the host's directory. A start directory the view lacks is added
+// (read-write in the default view, read-only in one the definition
+// lists), or the server could not start. It fails, saying why, where the
+// sandbox refuses the definition (config.SandboxPolicy.Refused).
+func (s *server) sandboxSpec(def config.Server, dir string, env []string) (*proc.Sandbox, string, []string, error) {
+	home, _ := os.UserHomeDir()
+	lookupEnv := s.h.opts.LookupEnv
+	if lookupEnv == nil {
+		lookupEnv = os.LookupEnv
+	}
+	p := sandboxOf(&s.cfg, s.h.workspace(), home, s.h.opts.SandboxDefaults, lookupEnv)
+	if p == nil {
+		return nil, dir, env, nil
+	}
+	if len(p.Refused) > 0 {
+		return nil, "", nil, fmt.Errorf("sandbox: it will not start: %s (to give it more, define the server yourself, in your local or user scope, where the paths you name are yours)", strings.Join(p.Refused, "; "))
 	}
 	start := dir
 	if start == "" {
@@ -50,12 +202,45 @@ func (s *server) sandboxSpec(dir string) (*proc.Sandbox, string) {
 	if exe, err := os.Executable(); err == nil && !p.Covers(exe) {
 		p.Read = append(p.Read, exe)
 	}
-	// A network allow-list is held to the server's outbound address
-	// policy, as a remote server's URL is (docs/security.md, "Outbound URL
-	// safety"): loopback and private destinations only for a server the
-	// user wrote or where the user's settings allow it. The supervisor
-	// resolves names with the system's resolver (Options.Resolver is the
-	// host's, in another process).
-	return &proc.Sandbox{Read: p.Read, Write: p.Write, Network: p.NetworkAll, Allow: p.Allow,
-		AllowPrivate: s.netPolicy().AllowPrivate}, start
+	sb := &proc.Sandbox{Read: append(p.Read, p.Files...), Write: p.Write, Network: p.NetworkAll, Allow: p.Allow,
+		Beneath: p.Workspace,
+		// A network allow-list is held to the server's outbound address
+		// policy, as a remote server's URL is (docs/security.md, "Outbound
+		// URL safety"): loopback and private destinations only for a
+		// server the user wrote or where the user's settings allow it,
+		// and for the registry the user configured. The supervisor
+		// resolves names with the system's resolver (Options.Resolver is
+		// the host's, in another process).
+		AllowPrivate: s.netPolicy().AllowPrivate}
+	for _, d := range p.Downloads {
+		sb.AllowUser = append(sb.AllowUser, d.Dest)
+	}
+	for _, c := range p.Caches {
+		sb.Caches = append(sb.Caches, proc.Cache{Path: c.Path, Private: c.Private})
+	}
+	if x := p.Proxy; x != nil {
+		sb.Proxy = &proc.ProxyConfig{HTTPProxy: x.HTTP, HTTPSProxy: x.HTTPS, NoProxy: x.NoProxy}
+	}
+	for k, v := range p.Env {
+		if _, ok := def.Env[k]; !ok {
+			env = setEnv(env, k, v)
+		}
+	}
+	return sb, start, env, nil
 }
+
+// setEnv sets k to v in env (KEY=VALUE entries), replacing any entry of k.
+func setEnv(env []string, k, v string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if name, _, _ := strings.Cut(kv, "="); envName(name) != envName(k) {
+			out = append(out, kv)
+		}
+	}
+	return append(out, k+"="+v)
+}
+
+// onDarwin: macOS's sandbox profile cannot allow one remote host (see
+// proc's seatbelt profile), so a registry there is allowed only on
+// loopback.
+var onDarwin = runtime.GOOS == "darwin"

@@ -4,14 +4,12 @@ import (
 	"bufio"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
-	"github.com/switchboard-mcp/switchboard/internal/proc"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
@@ -50,12 +48,7 @@ func lineListener(t *testing.T, name string) string {
 // the same list reaches it without the setting.
 func TestSandboxNetworkAllowListInHost(t *testing.T) {
 	t.Parallel() // waits on its own child processes and measures no time
-	if why := proc.SandboxSupport(); why != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no sandbox on this CI machine: %s", why)
-		}
-		t.Skip(why)
-	}
+	requireSandboxHost(t)
 	listed, other := lineListener(t, "listed"), lineListener(t, "other")
 	ws := t.TempDir()
 	probe := func(name string, scope config.Scope) config.ResolvedServer {

@@ -10,7 +10,6 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/npmtest"
-	"github.com/switchboard-mcp/switchboard/internal/proc"
 )
 
 // The npm reference servers work inside the sandbox: server-filesystem on
@@ -20,12 +19,7 @@ import (
 // filesystem server cannot read a file the sandbox hides even when asked.
 func TestReferenceServersSandboxed(t *testing.T) {
 	t.Parallel() // waits on its own child processes and measures no time
-	if why := proc.SandboxSupport(); why != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no sandbox on this CI machine: %s", why)
-		}
-		t.Skip(why)
-	}
+	requireSandboxHost(t)
 	p := npmtest.Install(t)
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "hello.txt"), []byte("hello from the sandbox\n"), 0o644)
@@ -94,12 +88,7 @@ func TestReferenceServersSandboxed(t *testing.T) {
 // supervisor resolves the name and relays.
 func TestNpxThroughNetworkAllowList(t *testing.T) {
 	t.Parallel() // waits on its own child processes and measures no time
-	if why := proc.SandboxSupport(); why != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no sandbox on this CI machine: %s", why)
-		}
-		t.Skip(why)
-	}
+	requireSandboxHost(t)
 	npmtest.Install(t) // the registry is reachable, and the version below is the pinned one
 	ws := t.TempDir()
 	rs := resolved("everything", config.Server{Type: config.TypeStdio, Command: "npx",

@@ -10,7 +10,7 @@ import (
 // sdkTransportTests are the tests of what a stdio server's transport
 // carries (calls, progress, logging, roots, elicitation, sampling, list
 // changes, a crash, garbage and a hang, a kill with its reconnect and
-// retry, a timeout's cancel). TestStdioTestsOnTheSDKTransport runs them on
+// retry, a timeout's cancel, tasks through internal/tasks). TestStdioTestsOnTheSDKTransport runs them on
 // the SDK's own transport too. Left out on purpose: the two diagnoses only
 // internal/jsonl makes (TestStdoutBannerBeforeInitializeIsNamed quotes a
 // non-JSON line, TestResultOverTheLineLimit names the message limit; the
@@ -38,6 +38,9 @@ var sdkTransportTests = []string{
 	"TestCallTimeoutCancelsOnTheServer",
 	"TestToolSearchDefinitionSurvivesReconnect",
 	"TestReconnectClosesTheCircuit",
+	"TestTaskCallDecidedOnce",
+	"TestTaskNotRerunOnReconnect",
+	"TestTaskTimeoutCancels",
 }
 
 // The host's stdio servers run on internal/jsonl unless

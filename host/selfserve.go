@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+
+	"github.com/switchboard-mcp/switchboard/config"
 )
 
 // GatewayEnv is the variable a Switchboard gateway (`switchboard serve`)
@@ -20,6 +22,21 @@ const GatewayEnv = "SWITCHBOARD_GATEWAY"
 // selfUpstreamReason is the reason a server that is a Switchboard gateway is
 // not started.
 const selfUpstreamReason = "this is a Switchboard gateway (switchboard serve); a gateway never serves itself"
+
+// GatewayEntryReason is why a gateway's own entry (IsGatewayServer) is in
+// state disabled.
+const GatewayEntryReason = "the Switchboard gateway's own entry (switchboard serve), for the clients that read this file; Switchboard never starts it: a gateway never serves itself"
+
+// IsGatewayServer reports whether rs is the entry of a Switchboard gateway:
+// a stdio server whose command is switchboard … serve (IsGatewayCommand),
+// as `switchboard mcp install-gateway` writes it into a client's file —
+// which may be a file Switchboard reads too (a project's .mcp.json). A host
+// never starts such a server and asks no approval for it: it is in state
+// disabled, with GatewayEntryReason. Refusing it costs nothing: a
+// repository can only keep its own entry from starting.
+func IsGatewayServer(rs *config.ResolvedServer) bool {
+	return config.InferType(rs.Effective) == config.TypeStdio && IsGatewayCommand(rs.Effective.Command, rs.Effective.Args)
+}
 
 // IsGatewayCommand reports whether command with args runs a Switchboard
 // gateway: a program named switchboard (or this very executable) given the

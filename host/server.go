@@ -14,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
-	"github.com/switchboard-mcp/switchboard/internal/netguard"
 )
 
 // pinnedProtocol is the revision a server is retried with when the
@@ -47,13 +46,21 @@ type server struct {
 	since      time.Time
 	conn       *conn
 	lastConn   *conn // for the stderr tail after a failure
+	starting   *conn // a connection being made: its stderr so far, while it connects
 	settled    chan struct{}
 	runCancel  context.CancelFunc
 	runDone    chan struct{}
 	paused     bool
 	reconnects int
-	pinned     string
-	collision  string // non-empty: tool names collide; the server is unusable
+	// reconnecting: the connection was lost and the run loop is getting
+	// it back (StateConnecting). The last lists it gave stay served
+	// meanwhile, and calls wait for it within their timeout.
+	reconnecting bool
+	// nextTry is when the run loop tries to connect again after a failed
+	// start or a lost connection (zero when no try is due).
+	nextTry   time.Time
+	pinned    string
+	collision string // non-empty: tool names collide; the server is unusable
 	// known is the last tool list fetched; status counts it even while the
 	// cache is invalidated (list_changed) and not yet fetched again.
 	known []*mcp.Tool
@@ -85,7 +92,7 @@ type server struct {
 
 func newServer(h *Host, rs config.ResolvedServer) *server {
 	s := &server{h: h, cfg: rs, name: rs.Name, settled: make(chan struct{})}
-	s.breaker = newBreaker(h.opts.BreakerThreshold, h.opts.BreakerCooldown, h.clock, func(from, to BreakerState, gen uint64) {
+	s.breaker = newBreaker(h.opts.BreakerThreshold, h.opts.BreakerCooldown, h.opts.BreakerMaxCooldown, h.clock, func(from, to BreakerState, gen uint64) {
 		h.log.Info("circuit breaker", "server", rs.Name, "state_from", from.String(), "state_to", to.String())
 		if from == BreakerOpen {
 			s.stopWatch()
@@ -97,9 +104,10 @@ func newServer(h *Host, rs config.ResolvedServer) *server {
 		if to == BreakerOpen {
 			// Once the cooldown is over the state is connected again (the
 			// next call is the probe): say so then.
+			cooldown := s.breaker.currentCooldown()
 			go func() {
 				select {
-				case <-h.clock.After(s.breaker.cooldown):
+				case <-h.clock.After(cooldown):
 					h.emit(Event{Kind: EventState, Server: rs.Name, State: s.publicState(), Reason: s.snapshotReason()})
 				case <-h.ctx.Done():
 				}
@@ -130,6 +138,11 @@ func (s *server) start() {
 			reason = err.Error()
 		}
 		s.settle(StateError, reason)
+		return
+	}
+	if IsGatewayServer(&s.cfg) {
+		// Before launch trust: nothing to approve in what never runs.
+		s.settle(StateDisabled, GatewayEntryReason)
 		return
 	}
 	if why := s.h.nameConflict(s.name); why != "" {
@@ -197,17 +210,29 @@ func (s *server) pause() {
 	s.settle(StatePaused, "paused for this session")
 }
 
-func (s *server) resume() {
+// resume starts a paused server, and tries a failed one again at once (as
+// retry does). A server that is running is left alone. It reports why the
+// server is not running afterwards, when it is not (disabled, held by
+// launch trust, an invalid definition).
+func (s *server) resume() error {
 	s.mu.Lock()
-	if !s.paused {
-		s.mu.Unlock()
-		return
-	}
+	paused, st := s.paused, s.state
 	s.paused = false
 	s.mu.Unlock()
-	s.start()
+	switch {
+	case paused:
+		s.start()
+	case st == StateConnected || st == StateConnecting:
+		return nil
+	default:
+		s.retry()
+	}
+	return s.notStarted()
 }
 
+// retry rebuilds the server's runtime and starts it at once: any
+// connection is closed, the circuit breaker, the budget of quick retries
+// and the protocol pin are reset.
 func (s *server) retry() {
 	s.halt()
 	s.mu.Lock()
@@ -218,6 +243,17 @@ func (s *server) retry() {
 	s.start()
 }
 
+// notStarted is nil when the server has a run loop (it connects, is
+// connected, or failed and is tried again), else why it is not running.
+func (s *server) notStarted() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.runDone != nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %s is %s: %s; it was not started", ErrNotConnected, s.name, s.state, s.reason)
+}
+
 func (s *server) invalidateAll() {
 	s.tools.invalidate()
 	s.prompts.invalidate()
@@ -225,77 +261,94 @@ func (s *server) invalidateAll() {
 	s.templates.invalidate()
 }
 
-// run connects, watches the connection and reconnects after an unexpected
-// close with backoff (see Backoff), until ctx is cancelled.
+// run connects, serves the connection and, after a failed start or an
+// unexpected close, tries again until ctx is cancelled: quickly first
+// (Backoff: 1 s, 2 s, 4 s, for MaxReconnectAttempts tries), then every
+// Options.RetryInterval for as long as the host runs, so that a server that
+// missed its startup timeout on a busy machine, or whose backend was down
+// for a while, comes back by itself.
+//
+// A server that lost its connection is connecting while its quick
+// reconnects last: its last lists stay served and calls wait for it. A
+// start that failed, and a server whose quick retries are spent, are in
+// error (the reason says when the next try is), also while a try runs:
+// nobody waits for a server that is failing.
 func (s *server) run(ctx context.Context) {
-	c, err := s.connect(ctx)
-	if ctx.Err() != nil {
-		if c != nil {
-			c.close()
-		}
-		return
-	}
-	if err != nil {
-		s.fail(err, s.errorReason(err))
-		return
-	}
-	attempt := 0
+	attempt := 0 // tries that failed since the last lasting connection
+	lost := ""   // why the last connection ended; "" for a start
+	var err error
 	for {
-		s.setConnected(c)
-		connectedAt := s.h.clock.Now()
-		select {
-		case <-ctx.Done():
-			return // halt closes the connection
-		case <-c.done:
-		}
-		why := c.dropReason()
-		if ctx.Err() == nil {
-			// Connecting before the connection is dropped: a call that
-			// finds no connection then waits for the reconnect, instead
-			// of failing with "srv is connected" in between.
-			s.setState(StateConnecting, "connection lost ("+why+")")
-		}
-		s.dropConn(c)
+		var c *conn
+		c, err = s.connect(ctx)
 		if ctx.Err() != nil {
+			if c != nil {
+				c.close()
+			}
 			return
 		}
-		sessionLost := c.sessionLost.Load()
-		if s.h.clock.Now().Sub(connectedAt) >= flapWindow || sessionLost {
-			attempt = 0
-		}
-		s.mu.Lock()
-		s.reconnects++
-		s.mu.Unlock()
-		s.h.log.Warn("server connection lost", "server", s.name, "reason", why)
-		for {
-			attempt++
-			if attempt > MaxReconnectAttempts {
-				s.fail(err, fmt.Sprintf("connection lost (%s); gave up after %d reconnect attempts: %s",
-					why, MaxReconnectAttempts, s.lastErrOr(err, why)))
-				return
+		sessionLost := false
+		if err == nil {
+			s.setConnected(c)
+			connectedAt := s.h.clock.Now()
+			select {
+			case <-ctx.Done():
+				return // halt closes the connection
+			case <-c.done:
 			}
-			delay := Backoff(attempt)
-			if sessionLost && attempt == 1 {
-				delay = 0 // the server forgot our session: start a new one at once
+			lost = c.dropReason()
+			if ctx.Err() == nil {
+				// Connecting before the connection is dropped: a call that
+				// finds no connection then waits for the reconnect, instead
+				// of failing with "srv is connected" in between.
+				s.setRetryState(StateConnecting, "connection lost ("+lost+")", nil, time.Time{}, true)
 			}
-			s.setState(StateConnecting, fmt.Sprintf("connection lost (%s); reconnect %d/%d in %s",
-				why, attempt, MaxReconnectAttempts, delay))
-			if delay > 0 {
-				select {
-				case <-ctx.Done():
-					return
-				case <-s.h.clock.After(delay):
-				}
-			}
-			c, err = s.connect(ctx)
+			s.dropConn(c)
 			if ctx.Err() != nil {
-				if c != nil {
-					c.close()
-				}
 				return
 			}
-			if err == nil {
-				break
+			sessionLost = c.sessionLost.Load()
+			if s.h.clock.Now().Sub(connectedAt) >= flapWindow || sessionLost {
+				attempt = 0
+			}
+			s.mu.Lock()
+			s.reconnects++
+			s.mu.Unlock()
+			s.h.log.Warn("server connection lost", "server", s.name, "reason", lost)
+		}
+		attempt++
+		delay := Backoff(attempt)
+		if sessionLost && attempt == 1 {
+			delay = 0 // the server forgot our session: start a new one at once
+		}
+		quick := attempt <= MaxReconnectAttempts
+		if !quick {
+			delay = s.h.opts.RetryInterval
+		}
+		var next time.Time
+		if delay >= 0 {
+			next = s.h.clock.Now().Add(delay)
+		}
+		switch {
+		case lost != "" && quick:
+			s.setRetryState(StateConnecting, fmt.Sprintf("connection lost (%s); reconnect %d/%d in %s",
+				lost, attempt, MaxReconnectAttempts, delay), nil, next, true)
+		case lost != "":
+			s.setRetryState(StateError, fmt.Sprintf("connection lost (%s); gave up after %d reconnect attempts: %s",
+				lost, MaxReconnectAttempts, s.lastErrOr(err, lost)), err, next, false)
+		default:
+			if attempt == 1 || !quick {
+				s.h.log.Warn("server failed to start", "server", s.name, "error", err, "next_try_ms", max(delay, 0).Milliseconds())
+			}
+			s.setRetryState(StateError, s.errorReason(err), err, next, false)
+		}
+		if delay < 0 {
+			return // Options.RetryInterval < 0: no slow retries
+		}
+		if delay > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.h.clock.After(delay):
 			}
 		}
 	}
@@ -309,19 +362,23 @@ func (s *server) lastErrOr(err error, why string) string {
 }
 
 // connect makes one connection, bounded by the startup timeout. A server
-// that dies on the server/discover probe is retried once pinned to
-// 2025-11-25, and the pin is remembered.
+// that the server/discover probe may have failed (dial's probed: a server
+// that read the probe and died, or ended the handshake) is retried once
+// pinned to 2025-11-25, and the pin is remembered. Other failures (an
+// exit before reading anything, a spawn error, a timeout, DNS, a refused
+// connection, a 401) are not: the same failure would only take twice as
+// long to report.
 func (s *server) connect(ctx context.Context) (*conn, error) {
 	timeout := s.startupTimeout()
 	s.mu.Lock()
 	pinned := s.pinned
 	s.mu.Unlock()
-	c, err := s.dial(ctx, timeout, pinned)
-	if err == nil || ctx.Err() != nil || pinned != "" || errors.Is(err, errStartupTimeout) || errors.Is(err, errSpawn) || errors.As(err, new(strayStdoutError)) || errors.Is(err, netguard.ErrRefused) {
+	c, probed, err := s.dial(ctx, timeout, pinned)
+	if err == nil || ctx.Err() != nil || pinned != "" || !probed {
 		return c, err
 	}
 	s.h.log.Info("connect failed; retrying pinned to an older protocol revision", "server", s.name, "protocol", pinnedProtocol, "error", err)
-	c2, err2 := s.dial(ctx, timeout, pinnedProtocol)
+	c2, _, err2 := s.dial(ctx, timeout, pinnedProtocol)
 	if err2 != nil {
 		return nil, err // the first failure explains more
 	}
@@ -390,10 +447,19 @@ func (s *server) setState(st State, reason string) { s.setStateCause(st, reason,
 
 // setStateCause is setState that also records the error that caused st.
 func (s *server) setStateCause(st State, reason string, cause error) {
+	s.setRetryState(st, reason, cause, time.Time{}, false)
+}
+
+// setRetryState is setStateCause for the run loop: next is when it tries
+// again (zero: no try is due; ServerStatus.NextTry, apart from the reason,
+// which says why), and reconnecting says it is getting a lost connection
+// back (its last lists are served meanwhile).
+func (s *server) setRetryState(st State, reason string, cause error, next time.Time, reconnecting bool) {
 	s.mu.Lock()
 	from := s.state
 	s.state, s.reason, s.since = st, oneLine(s.h.secrets.String(reason)), s.h.clock.Now()
 	s.cause = s.h.secrets.Error(cause)
+	s.nextTry, s.reconnecting = next, reconnecting && st == StateConnecting
 	if st == StateConnecting {
 		select {
 		case <-s.settled:
@@ -407,8 +473,8 @@ func (s *server) setStateCause(st State, reason string, cause error) {
 			close(s.settled)
 		}
 	}
-	reason = s.reason
 	s.mu.Unlock()
+	reason = s.snapshotReason()
 	if from != st {
 		s.h.log.Info("server state", "server", s.name, "state_from", string(from), "state_to", string(st), "reason", reason)
 	}
@@ -461,6 +527,9 @@ func (s *server) live(ctx context.Context) (*conn, error) {
 	if s.collision != "" {
 		st, reason = StateError, s.collision
 	}
+	if st == StateConnecting && s.reconnecting {
+		return nil, fmt.Errorf("%w: %s is reconnecting (%s)", ErrNotConnected, s.name, reason)
+	}
 	if st == StateConnecting {
 		return nil, fmt.Errorf("%w: %s is still connecting (%s)", ErrNotConnected, s.name, reason)
 	}
@@ -468,6 +537,14 @@ func (s *server) live(ctx context.Context) (*conn, error) {
 		return nil, fmt.Errorf("%w: %s is %s", ErrNotConnected, s.name, st)
 	}
 	return nil, fmt.Errorf("%w: %s is %s: %s", ErrNotConnected, s.name, st, reason)
+}
+
+// isReconnecting reports whether the server lost its connection and is
+// getting it back (its last lists are served meanwhile).
+func (s *server) isReconnecting() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reconnecting
 }
 
 // publicState folds the breaker into the state the user sees.
@@ -496,6 +573,7 @@ func (s *server) snapshotReason() string {
 		r = s.collision
 	}
 	st, last, watching := s.state, s.lastFailure, s.watching
+	reconnecting, collided := s.reconnecting, s.collision != ""
 	listErr := s.listErrorLocked()
 	s.mu.Unlock()
 	if bs, n, wait := s.breaker.snapshot(); bs == BreakerOpen && st == StateConnected && wait > 0 {
@@ -511,6 +589,12 @@ func (s *server) snapshotReason() string {
 	}
 	if r == "" && st == StateConnected {
 		return listErr
+	}
+	if collided {
+		return r
+	}
+	if reconnecting {
+		r += "; its last lists stay served and calls wait for it"
 	}
 	return r
 }
@@ -564,7 +648,7 @@ func (s *server) watchOpen(gen uint64) {
 		s.watchCancel()
 	}
 	s.watchCancel, s.watching = cancel, false
-	recent := !s.pingClosedAt.IsZero() && s.h.clock.Now().Sub(s.pingClosedAt) < s.breaker.cooldown
+	recent := !s.pingClosedAt.IsZero() && s.h.clock.Now().Sub(s.pingClosedAt) < s.breaker.currentCooldown()
 	s.mu.Unlock()
 	if recent {
 		s.h.log.Info("circuit open again soon after pings closed it; waiting out the cooldown", "server", s.name)
@@ -681,13 +765,27 @@ func (s *server) status() ServerStatus {
 		st.Err = s.cause
 	}
 	st.Reconnects = s.reconnects
+	st.Reconnecting = s.reconnecting && st.State == StateConnecting
+	if st.State == StateError || st.Reconnecting {
+		st.NextTry = s.nextTry
+	}
+	if st.State == StateCircuitOpen {
+		st.NextTry = s.breaker.probeAt() // as the refusal names it
+	}
 	if len(s.listErrs) > 0 {
 		st.ListErrors = maps.Clone(s.listErrs)
 	}
-	c, last := s.conn, s.lastConn
+	c, last, starting := s.conn, s.lastConn, s.starting
 	s.mu.Unlock()
 	if c != nil {
 		st.Protocol, st.ServerInfo = c.protocol, c.serverInfo
+	}
+	if starting != nil && st.State == StateConnecting {
+		// What it says while it starts (a refusal, a retry) is why it is
+		// not connected yet: shown at once, not only after it failed.
+		if tail := starting.stderrTail(20); len(tail) > 0 {
+			last = starting
+		}
 	}
 	if last != nil && st.State != StateConnected {
 		st.StderrTail = s.h.secrets.Strings(last.stderrTail(20)) // a server may echo its secrets

@@ -262,7 +262,7 @@ var extensionID atomic.Int64
 // session, and returns its result.
 func (s *server) extensionCall(ctx context.Context, c *conn, method string, params map[string]any) (json.RawMessage, error) {
 	def := s.cfg.Effective
-	hc, err := s.httpClient(ctx, def)
+	hc, err := s.httpClient(ctx, def, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -67,8 +67,17 @@ type ServerStatus struct {
 	// state: Reason names them too, and its Tools count is not known.
 	ListErrors map[string]string `json:"listErrors,omitempty"`
 	// Reconnects counts reconnections after unexpected closes.
-	Reconnects int       `json:"reconnects"`
-	Stats      CallStats `json:"stats"`
+	Reconnects int `json:"reconnects"`
+	// Reconnecting: the server lost its connection and is being
+	// reconnected (state connecting); its last tool list stays served
+	// and calls wait for it within their timeout.
+	Reconnecting bool `json:"reconnecting,omitempty"`
+	// NextTry is when the server is tried again: the next start or
+	// reconnect of a server that failed or lost its connection (state
+	// error or connecting), the next probe of an open circuit (state
+	// circuit-open). Zero when none is due. Reason says why, NextTry when.
+	NextTry time.Time `json:"nextTry,omitzero"`
+	Stats   CallStats `json:"stats"`
 	// Held are the tools tool pinning does not serve (docs/security.md,
 	// What the model reads); ToolChanges says why each is held, and lists
 	// the changes served or accepted too. PinError, when set, is why no

@@ -34,8 +34,11 @@ func (s *server) spawn(def config.Server) (*proc.Process, error) {
 	if ws := s.h.workspace(); dir != "" && !filepath.IsAbs(dir) && ws != "" {
 		dir = filepath.Join(ws, dir)
 	}
-	sb, dir := s.sandboxSpec(dir)
-	dir, env, err := s.guardRunner(def, dir, env)
+	sb, dir, env, err := s.sandboxSpec(def, dir, env)
+	if err != nil {
+		return nil, err
+	}
+	dir, env, err = s.guardRunner(def, dir, env)
 	if err != nil {
 		return nil, err
 	}

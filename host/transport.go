@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 	"github.com/switchboard-mcp/switchboard/internal/proc"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
+	"github.com/switchboard-mcp/switchboard/internal/tasks"
 	"github.com/switchboard-mcp/switchboard/trust"
 )
 
@@ -59,37 +60,68 @@ func stdioTransport(p *proc.Process, sdk bool) mcp.Transport {
 }
 
 // dial starts (for stdio) and initializes one session, bounded by timeout.
-func (s *server) dial(ctx context.Context, timeout time.Duration, protocol string) (*conn, error) {
+// When it fails, probed says whether the 2026-07-28 server/discover probe
+// may be what failed it (see probeMayHaveFailed): only then can
+// connecting pinned to an older revision help.
+func (s *server) dial(ctx context.Context, timeout time.Duration, protocol string) (_ *conn, probed bool, _ error) {
+	// Before the startup timeout runs: a SecretSource may ask a person,
+	// and bounds its own store calls.
+	def, err := s.definition(ctx)
+	if err != nil {
+		return nil, false, err
+	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	def := s.cfg.Effective
 	c := &conn{grace: s.h.opts.CloseGrace, clock: s.h.clock}
+	// Task tools are followed under the SDK (internal/tasks), for the
+	// connection's life.
+	ta := tasks.New(&tasks.Options{Optional: def.Tasks == config.TasksOptional, Logger: s.h.log.With("server", s.name)})
 	var transport mcp.Transport
+	var stdin *stdinWatch
 	switch def.Type {
 	case config.TypeStdio, "":
 		p, err := s.spawnWithin(cctx, timeout, def)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		c.proc = p
 		c.recordsWrites = true
-		transport = probeTransport{inner: stdioTransport(p, s.h.opts.SDKStdioTransport), progress: s.h.progress, badFrame: &c.badFrame}
+		s.mu.Lock()
+		s.starting = c
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			if s.starting == c {
+				s.starting = nil
+			}
+			s.mu.Unlock()
+		}()
+		stdin = watchStdin(p.Stdin())
+		defer stdin.close()
+		transport = probeTransport{inner: tasks.Wrap(stdioTransport(p, s.h.opts.SDKStdioTransport), ta), progress: s.h.progress,
+			badFrame: &c.badFrame, firstWrite: &c.firstWrite}
 	case config.TypeSSE, config.TypeHTTP:
-		hc, err := s.httpClient(cctx, def)
-		if err != nil {
-			return nil, err
+		streamable := def.Type == config.TypeHTTP
+		var hta *tasks.Adapter // under the Streamable HTTP client: see tasks.Adapter.RoundTripper
+		if streamable {
+			hta = ta
 		}
-		if def.Type == config.TypeSSE {
-			transport = &mcp.SSEClientTransport{Endpoint: def.URL, HTTPClient: hc}
-		} else {
+		hc, err := s.httpClient(cctx, def, hta)
+		if err != nil {
+			return nil, false, err
+		}
+		hc.Transport = answerWitness{base: hc.Transport, answered: &c.answered}
+		if streamable {
 			transport = &mcp.StreamableClientTransport{Endpoint: def.URL, HTTPClient: hc, MaxRetries: 2}
+		} else {
+			transport = tasks.Wrap(&mcp.SSEClientTransport{Endpoint: def.URL, HTTPClient: hc}, ta)
 		}
 		// The SSE stream lives as long as the connection, not the handshake.
 		life, endLife := context.WithCancel(ctx)
-		c.endLife = endLife
+		c.endLife = func() { endLife(); ta.Close() }
 		transport = lifetimeTransport{inner: transport, life: life}
 	default:
-		return nil, fmt.Errorf("unknown transport %q", def.Type)
+		return nil, false, fmt.Errorf("unknown transport %q", def.Type)
 	}
 
 	client := s.newClient(c)
@@ -146,26 +178,33 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 			s.mu.Unlock()
 		}
 		if msg, ok := strayStdout(c.badFrame.Load()); ok {
-			return nil, strayStdoutError(msg)
+			return nil, false, strayStdoutError(msg)
 		}
 		switch {
 		case died && !timedOut:
+			probed := c.probeRead(stdin)
 			c.proc.WaitStderr(stderrDrain)
 			msg := processExit(c.proc).Error() + " during initialize"
 			if l := reasonLine(c.proc.StderrTail(reasonTailLines)); l != "" {
 				msg += ": " + l
 			}
-			return nil, errors.New(msg)
+			return nil, probed, errors.New(msg)
 		case timedOut:
 			if c.endLife != nil {
 				c.endLife()
 			}
-			return nil, fmt.Errorf("%w: no answer to initialize within %s", errStartupTimeout, timeout)
+			return nil, false, fmt.Errorf("%w: no answer to initialize within %s", errStartupTimeout, timeout)
 		}
 		if c.endLife != nil {
 			c.endLife()
 		}
-		return nil, fmt.Errorf("initialize failed: %w", err)
+		// The server ended the handshake: the probe may be what it could
+		// not take, if it took it in.
+		probed := c.answered.Load()
+		if c.proc != nil {
+			probed = c.probeRead(stdin)
+		}
+		return nil, probed, fmt.Errorf("initialize failed: %w", err)
 	}
 	c.session = session
 	if res := session.InitializeResult(); res != nil {
@@ -181,7 +220,7 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 	if c.logging && c.protocol < "2026-07-28" {
 		_ = session.SetLoggingLevel(cctx, &mcp.SetLoggingLevelParams{Level: s.h.opts.LogLevel})
 	}
-	return c, nil
+	return c, false, nil
 }
 
 // shownCommandLine renders what a server runs for status: the command and

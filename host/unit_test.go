@@ -2,6 +2,7 @@ package host
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,7 +28,7 @@ func TestBackoffSchedule(t *testing.T) {
 func TestBreaker(t *testing.T) {
 	clock := newFakeClock()
 	var transitions []string
-	b := newBreaker(3, 5*time.Minute, clock, func(from, to BreakerState, _ uint64) {
+	b := newBreaker(3, 5*time.Minute, 0, clock, func(from, to BreakerState, _ uint64) {
 		transitions = append(transitions, from.String()+">"+to.String())
 	})
 	fail := func() {
@@ -68,7 +69,7 @@ func TestBreaker(t *testing.T) {
 	if _, refused := b.allow(); refused == nil {
 		t.Fatal("half-open breaker allowed a second call while the probe is in flight")
 	}
-	b.done(probe, false) // probe fails → open again, new cooldown
+	b.done(probe, false) // probe fails → open again, for the longest cooldown (5 min here)
 	if st, _, wait := b.snapshot(); st != BreakerOpen || wait != 5*time.Minute {
 		t.Fatalf("failed probe: %v %v, want open with a fresh cooldown", st, wait)
 	}
@@ -87,9 +88,63 @@ func TestBreaker(t *testing.T) {
 	}
 }
 
+// The cooldown starts at seconds and doubles with each failed probe, up to
+// the longest; every refusal names when the next probe is; a circuit that
+// closed starts again from the first cooldown (issue 29, point 7: a 25 s
+// stall cost 5 minutes of refused calls).
+func TestBreakerCooldownGrows(t *testing.T) {
+	clock := newFakeClock()
+	b := newBreaker(3, 0, 0, clock, nil) // the defaults: 5 s, up to 5 min
+	open := func() {
+		t.Helper()
+		for range 3 {
+			gen, refused := b.allow()
+			if refused != nil {
+				t.Fatalf("allow: %v", refused)
+			}
+			b.done(gen, false)
+		}
+	}
+	open()
+	var got []time.Duration
+	for range 9 {
+		_, refused := b.allow()
+		if refused == nil {
+			t.Fatal("open breaker allowed a call")
+		}
+		if refused.ProbeAt != clock.Now().Add(refused.ProbeIn) || !strings.Contains(refused.Error(), "(in "+refused.ProbeIn.String()+") probes it") {
+			t.Fatalf("refusal %q (%+v) does not name when the next probe is", refused, refused)
+		}
+		got = append(got, refused.ProbeIn)
+		clock.Advance(refused.ProbeIn)
+		probe, refused := b.allow()
+		if refused != nil {
+			t.Fatalf("no probe after the cooldown: %v", refused)
+		}
+		_, inFlight := b.allow()
+		if inFlight == nil || inFlight.NextCooldown != min(2*got[len(got)-1], 5*time.Minute) || !strings.Contains(inFlight.Error(), "if it fails, the next probe is") {
+			t.Fatalf("refusal while the probe is in flight: %v (%+v)", inFlight, inFlight)
+		}
+		b.done(probe, false)
+	}
+	want := []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second,
+		160 * time.Second, 5 * time.Minute, 5 * time.Minute, 5 * time.Minute}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("cooldowns (-want +got):\n%s", diff)
+	}
+	_, _, wait := b.snapshot()
+	clock.Advance(wait)
+	probe, _ := b.allow()
+	b.done(probe, true)
+	open()
+	if st, _, wait := b.snapshot(); st != BreakerOpen || wait != DefaultBreakerCooldown {
+		t.Errorf("opened again after closing: %v for %v, want open for the first cooldown (%v)", st, wait, DefaultBreakerCooldown)
+	}
+}
+
 func TestBreakerIgnoresStaleResults(t *testing.T) {
 	clock := newFakeClock()
-	b := newBreaker(3, time.Minute, clock, nil)
+	b := newBreaker(3, time.Minute, 0, clock, nil)
 	old, _ := b.allow() // a slow call admitted while closed
 	for range 3 {
 		g, _ := b.allow()

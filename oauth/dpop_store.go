@@ -15,6 +15,7 @@ import (
 	"runtime"
 
 	"github.com/switchboard-mcp/switchboard/internal/safefile"
+	"github.com/switchboard-mcp/switchboard/internal/fileowner"
 )
 
 // The DPoP key store. A DPoP-bound access token and its refresh token are
@@ -159,7 +160,7 @@ func loadDPoPKey(dir, server, jkt string) (*jwsSigner, error) {
 	if perm := ofi.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
 		return nil, keyFileError(file, server, fmt.Sprintf("has mode %04o, so others may read the private key (it must be 0600)", perm))
 	}
-	if who := otherOwner(ofi); who != "" {
+	if who := fileowner.Other(ofi); who != "" {
 		return nil, keyFileError(file, server, "belongs to "+who+", so the key may be theirs")
 	}
 	s, err := parseDPoPKey(data)

@@ -108,7 +108,7 @@ func TestDPoPKeyStoreFiles(t *testing.T) {
 	s, _ := newDPoPSigner()
 	k := newDPoPKey(s)
 	st := &storedAuth{Resource: "https://mcp.example/mcp", Token: tokenOf("DPoP")}
-	if err := saveLogin(dir, "a.dpop", st, k); err != nil {
+	if err := saveLogin(tokenStore{dir: dir}, "a.dpop", st, k); err != nil {
 		t.Fatal(err)
 	}
 	if di, _ := os.Stat(dir); di.Mode().Perm() != 0o700 {
@@ -128,7 +128,7 @@ func TestDPoPKeyStoreFiles(t *testing.T) {
 		t.Errorf("a key the tokens do not name: %v", err)
 	}
 	// A later login whose token is not bound removes the old key.
-	if err := saveLogin(dir, "a.dpop", &storedAuth{Resource: "https://mcp.example/mcp", Token: tokenOf("Bearer")}, nil); err != nil {
+	if err := saveLogin(tokenStore{dir: dir}, "a.dpop", &storedAuth{Resource: "https://mcp.example/mcp", Token: tokenOf("Bearer")}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(DPoPKeyFile(dir, "a.dpop")); !os.IsNotExist(err) {

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/switchboard-mcp/switchboard/internal/atomicfile"
+	"github.com/switchboard-mcp/switchboard/internal/fileowner"
 	"golang.org/x/oauth2"
 
 	"github.com/switchboard-mcp/switchboard/internal/safefile"
@@ -107,7 +108,7 @@ func loadStoredAuth(dir, server string) (*storedAuth, error) {
 	if fi.Mode().Perm()&0o077 != 0 && runtime.GOOS != "windows" {
 		return nil, fmt.Errorf("%s has mode %04o, so others may have read its tokens (it must be 0600); log in again to replace it", file, fi.Mode().Perm())
 	}
-	if who := otherOwner(fi); who != "" {
+	if who := fileowner.Other(fi); who != "" {
 		return nil, fmt.Errorf("%s belongs to %s, so its tokens may be theirs; remove it and log in again", file, who)
 	}
 	return parseStoredAuth(data)
@@ -119,19 +120,22 @@ func saveStoredAuth(dir, server string, st *storedAuth) error {
 	if dir == "" {
 		return nil
 	}
-	data, err := json.MarshalIndent(st, "", "  ")
+	data, err := marshalStoredAuth(st)
 	if err != nil {
 		return err
 	}
 	return writeStoreFile(dir, TokenFile(dir, server), data)
 }
 
+func marshalStoredAuth(st *storedAuth) ([]byte, error) { return json.MarshalIndent(st, "", "  ") }
+
 // saveLogin stores what a login obtained: the key first, then the tokens
 // that name it, so the token file (the one that is read first) never names
 // a key that is not there yet. A token that is not DPoP-bound removes a
 // key file left by an earlier login. If the key cannot be written, the
 // tokens are not either: tokens whose key is lost are useless.
-func saveLogin(dir, server string, st *storedAuth, key *dpopKey) error {
+func saveLogin(ts tokenStore, server string, st *storedAuth, key *dpopKey) error {
+	dir := ts.dir
 	if dir == "" {
 		return nil
 	}
@@ -143,7 +147,7 @@ func saveLogin(dir, server string, st *storedAuth, key *dpopKey) error {
 	} else {
 		st.DPoPJKT = ""
 	}
-	if err := saveStoredAuth(dir, server, st); err != nil {
+	if err := ts.save(server, st); err != nil {
 		return err
 	}
 	if key == nil {
@@ -164,7 +168,7 @@ func writeStoreFile(dir, file string, data []byte) error {
 		return err
 	}
 	if fi, err := os.Stat(dir); err == nil {
-		if who := otherOwner(fi); who != "" {
+		if who := fileowner.Other(fi); who != "" {
 			// Its owner could swap the files we write for their own.
 			return fmt.Errorf("%s belongs to %s, so it cannot hold your tokens; remove it and log in again", dir, who)
 		}
@@ -179,17 +183,7 @@ func writeStoreFile(dir, file string, data []byte) error {
 
 // Logout forgets the OAuth tokens stored for server under dir, and the
 // DPoP key they were bound to. It reports whether there were any.
-func Logout(dir, server string) (bool, error) {
-	hadTokens, err := removeStoreFile(TokenFile(dir, server))
-	if err != nil {
-		return false, fmt.Errorf("removing the tokens of %s: %v", server, err)
-	}
-	hadKey, err := removeStoreFile(DPoPKeyFile(dir, server))
-	if err != nil {
-		return hadTokens, fmt.Errorf("removing the DPoP key of %s: %v", server, err)
-	}
-	return hadTokens || hadKey, nil
-}
+func Logout(dir, server string) (bool, error) { return LogoutStore(dir, nil, server) }
 
 // persisting wraps a token source so a refreshed token is saved.
 func (a *serverAuth) persisting(ts oauth2.TokenSource, st *storedAuth) oauth2.TokenSource {
@@ -213,7 +207,7 @@ func (s *savingSource) Token() (*oauth2.Token, error) {
 	defer s.mu.Unlock()
 	if s.st.Token == nil || s.st.Token.AccessToken != tok.AccessToken {
 		s.st.Token = tok
-		if err := saveStoredAuth(s.a.opts.Dir, s.a.name, &s.st); err != nil {
+		if err := s.a.tokens().save(s.a.name, &s.st); err != nil {
 			s.a.log.Warn("could not save the refreshed OAuth token", "server", s.a.name, "error", err.Error())
 		}
 	}

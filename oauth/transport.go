@@ -132,6 +132,12 @@ type Options struct {
 	// ClientName is the client_name of dynamic client registration. If "",
 	// "switchboard".
 	ClientName string
+	// Secrets, if set, keeps the tokens in a SecretStore (the OS
+	// credential store) instead of Dir's token files; a token file found
+	// while it answers is moved into it once. Where it has no store to use
+	// (ErrNoSecretStore), or fails, the files are used as without it. Dir
+	// must still be set: it keys the entries and holds the DPoP keys.
+	Secrets SecretStore
 	// Logger receives warnings (a token file not used, a token not saved).
 	// If nil, nothing is logged. Values the Client knows to be secret (its
 	// DPoP private keys) are scrubbed from what it logs.
@@ -337,7 +343,7 @@ func (c *Client) serverAuthFor(ctx context.Context, name, resource string, base 
 	cl := *client
 	cl.Transport = &legacyIssuerTransport{a: a, base: &dpopClientTransport{a: a, base: inner}}
 	a.client = &cl
-	switch st, err := loadStoredAuth(o.Dir, name); {
+	switch st, err := a.tokens().load(name); {
 	case o.Fresh:
 	case err != nil:
 		a.log.Warn("ignoring an unreadable OAuth token file", "server", name, "error", err.Error())
@@ -619,7 +625,7 @@ func (a *serverAuth) newHandler() (auth.OAuthHandler, error) {
 	}
 	clientID, secret := o.ClientID, o.ClientSecret
 	if clientID == "" {
-		if st, _ := loadStoredAuth(o.Dir, a.name); st != nil && st.Resource == a.resource && st.PreRegistered {
+		if st, _ := a.tokens().load(a.name); st != nil && st.Resource == a.resource && st.PreRegistered {
 			clientID, secret = st.ClientID, st.ClientSecret
 		}
 	}
@@ -652,7 +658,7 @@ func (a *serverAuth) newHandler() (auth.OAuthHandler, error) {
 		NewTokenSource: func(ctx context.Context, cfg *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
 			st := newStoredAuth(a.resource, cfg, tok)
 			st.PreRegistered = cfg.ClientID == clientID && clientID != ""
-			if err := saveLogin(o.Dir, a.name, st, a.commitDPoP(tok)); err != nil {
+			if err := saveLogin(a.tokens(), a.name, st, a.commitDPoP(tok)); err != nil {
 				a.log.Warn("could not save the OAuth token", "server", a.name, "error", err.Error())
 			}
 			return a.persisting(cfg.TokenSource(context.WithValue(a.ctx(), oauth2.HTTPClient, a.client), tok), st), nil

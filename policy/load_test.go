@@ -98,7 +98,7 @@ func TestLoadFailsClosed(t *testing.T) {
 	}{
 		{"broken project file", "project", `{"permissions": {"deny": [`, "line 1, column 27"},
 		{"bad local entry", "local", "", `"projects" entry for`},
-		{"unreadable user file", "user-dir", "", "cannot read it: is a directory"},
+		{"unreadable user file", "user-dir", "", "cannot read it: it is a directory, not a regular file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newLoadWorld(t)

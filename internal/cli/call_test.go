@@ -182,6 +182,26 @@ func TestCallProgress(t *testing.T) {
 	}
 }
 
+// TestCallTaskProgress: a tool that runs as an MCP task completes, and
+// the task's status messages show on a terminal as the call's progress.
+func TestCallTaskProgress(t *testing.T) {
+	w := newRTWorld(t)
+	w.userServers(map[string]any{"jobs": w.server("tasks", "-stage", "400ms")})
+	w.writeJSON(filepath.Join(w.sb, "settings.json"), map[string]any{"permissions": map[string]any{"allow": []string{"mcp__jobs"}}})
+	f, _, out, errOut := w.factory(false)
+	opts := &CallOptions{runtimeOptions: rtOptions(f), Name: "mcp__jobs__work", Args: `{"text":"done by a task","stages":2}`}
+	opts.ErrTTY = true
+	if err := callRun(context.Background(), opts); err != nil {
+		t.Fatalf("%v; stderr %q", err, errOut)
+	}
+	if !strings.Contains(out.String(), "worked: done by a task") {
+		t.Errorf("stdout = %q", out)
+	}
+	if !regexpMatch(`\r\x1b\[Kcalling mcp__jobs__work \([^)]*\)… \d stage \d of 2`, errOut.String()) {
+		t.Errorf("no task status on stderr: %q", errOut)
+	}
+}
+
 // TestCallStartsOnlyItsServer: a call starts the server its name points
 // at, not every configured one.
 func TestCallStartsOnlyItsServer(t *testing.T) {

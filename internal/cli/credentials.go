@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
+	"github.com/switchboard-mcp/switchboard/internal/secretstore"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 )
 
@@ -27,12 +29,20 @@ type credential struct {
 	Var string
 	// Scheme is what stays before the reference in a header ("Bearer ").
 	Scheme string
+	// Secret, when set, is the secret of the user's store that holds it:
+	// the definition gets ${secret:Secret} instead of ${Var}.
+	Secret string
 	// value is the credential itself: never printed.
 	value string
 }
 
 // ref is what the definition holds instead of the credential.
-func (c credential) ref() string { return c.Scheme + "${" + c.Var + "}" }
+func (c credential) ref() string {
+	if c.Secret != "" {
+		return c.Scheme + "${secret:" + c.Secret + "}"
+	}
+	return c.Scheme + "${" + c.Var + "}"
+}
 
 // literalCredentials returns the values of def's env and headers that are
 // credentials written out in full, sorted by field and key, each with the
@@ -148,12 +158,23 @@ func headerVarName(server, header string) string {
 
 // withCredentialRefs returns the definition raw (JSON) with each
 // credential's value replaced by its reference, and the credentials
-// replaced. Only its env and header values change.
-func withCredentialRefs(name string, raw []byte) ([]byte, []credential, error) {
+// replaced. Only its env and header values change. keep, if set, may keep
+// a credential in the user's secret store: it returns the secret's name,
+// and the definition gets ${secret:NAME} (else ${VAR}).
+func withCredentialRefs(name string, raw []byte, keep func(credential) (string, error)) ([]byte, []credential, error) {
 	def, _ := config.ParseServer(name, raw)
 	creds := literalCredentials(name, def)
 	if len(creds) == 0 {
 		return raw, nil, nil
+	}
+	if keep != nil {
+		for i := range creds {
+			secret, err := keep(creds[i])
+			if err != nil {
+				return nil, nil, err
+			}
+			creds[i].Secret = secret
+		}
 	}
 	v, err := hujson.Parse(raw)
 	if err != nil {
@@ -183,8 +204,13 @@ func credentialNotes(creds []credential, file string) []string {
 		if c.Field == "headers" {
 			what = "header " + c.Key
 		}
-		out = append(out, fmt.Sprintf("%s holds a credential, and %s is shared through the repository: written as %q; set %s in your environment (export %s=…) before the server starts",
-			what, file, c.ref(), c.Var, c.Var))
+		if c.Secret != "" {
+			out = append(out, fmt.Sprintf("%s holds a credential, and %s is shared through the repository: kept in your credential store as secret %s, written as %q",
+				what, file, c.Secret, c.ref()))
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s holds a credential, and %s is shared through the repository: written as %q; set %s in your environment (export %s=…) before the server starts, or keep it in your credential store instead: `switchboard secret set %s`, then write \"${secret:%s}\" (on a terminal Switchboard offers this)",
+			what, file, c.ref(), c.Var, c.Var, c.Var, c.Var))
 	}
 	return out
 }
@@ -193,5 +219,61 @@ func credentialNotes(creds []credential, file string) []string {
 func printCredentialNotes(w io.Writer, creds []credential, file string) {
 	for _, n := range credentialNotes(creds, file) {
 		fmt.Fprintf(w, "note: %s\n", termsafe.Line(n))
+	}
+}
+
+// keepCredentials returns, on a terminal, the question that offers to
+// keep each credential in the user's secret store (stored at once when
+// the answer is yes); nil when nobody can be asked, so that the file gets
+// ${VAR} as before. A secret of the same name with another value is not
+// replaced: the credential gets the next free name (NAME_2, …).
+func (f *Factory) keepCredentials(ctx context.Context) func(credential) (string, error) {
+	if !f.IO.CanPrompt {
+		return nil
+	}
+	return func(c credential) (string, error) {
+		what := "env " + c.Key
+		if c.Field == "headers" {
+			what = "header " + c.Key
+		}
+		return f.offerSecret(ctx, what, c.Var, c.value)
+	}
+}
+
+// offerSecret asks whether to keep value (what it is: "env GITHUB_TOKEN")
+// in the user's store as secret name, and stores it then. It returns the
+// name it was stored under, or "" when the person said no.
+func (f *Factory) offerSecret(ctx context.Context, what, name, value string) (string, error) {
+	store := f.secretStore()
+	name, same := freeSecretName(ctx, store, name, value)
+	ok, err := askYesNo(ctx, f.IO, fmt.Sprintf("%s holds a credential, which a shared file must not: keep it in your credential store as secret %s? [y/N] ", what, name))
+	if err != nil || !ok {
+		return "", err
+	}
+	if !same {
+		loc, err := store.Set(ctx, name, value)
+		if err != nil {
+			return "", FailureErr(err, storeHint(err)+"; nothing was written")
+		}
+		fmt.Fprintf(f.IO.ErrOut, "Stored %s in %s.\n", name, f.tilde(loc.Name))
+		printStoreNote(f.IO.ErrOut, loc, f.tilde)
+	}
+	return name, nil
+}
+
+// freeSecretName is name, or NAME_2, NAME_3…: the first that the store
+// does not hold with another value. same reports that it holds value
+// already.
+func freeSecretName(ctx context.Context, store *secretstore.Store, name, value string) (string, bool) {
+	base := name
+	for n := 2; ; n++ {
+		v, err := store.Get(ctx, name)
+		if err != nil {
+			return name, false
+		}
+		if v == value {
+			return name, true
+		}
+		name = fmt.Sprintf("%s_%d", base, n)
 	}
 }

@@ -59,7 +59,7 @@ func TestLiteralCredentials(t *testing.T) {
 // definition without credentials byte for byte.
 func TestWithCredentialRefs(t *testing.T) {
 	raw := []byte(`{"type":"http","url":"https://a.example/mcp","headers":{"Authorization":"Bearer sk-ant-abcdefghijklmnopqrstuvwxyz","a/b~c":"ghp_abcdefghijklmnopqrstuvwxyz0123456789"}}`)
-	out, creds, err := withCredentialRefs("gh", raw)
+	out, creds, err := withCredentialRefs("gh", raw, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestWithCredentialRefs(t *testing.T) {
 		t.Errorf("got %s (%d credentials), want %s", out, len(creds), want)
 	}
 	clean := []byte(`{"command":"x", "env": {"A": "${A_TOKEN}"}}`)
-	if out, creds, _ := withCredentialRefs("x", clean); string(out) != string(clean) || creds != nil {
+	if out, creds, _ := withCredentialRefs("x", clean, nil); string(out) != string(clean) || creds != nil {
 		t.Errorf("a clean definition changed: %s", out)
 	}
 }
@@ -85,7 +85,7 @@ func FuzzWithCredentialRefs(f *testing.F) {
 		if err != nil {
 			return
 		}
-		out, creds, err := withCredentialRefs("srv", raw)
+		out, creds, err := withCredentialRefs("srv", raw, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}

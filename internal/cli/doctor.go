@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/secretstore"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/trust"
@@ -53,6 +55,9 @@ to fix each problem:
                trust is reported here rather than under server. Also: a trust
                store or settings file that cannot be used
   env          ${VAR} references that are not set
+  secrets      which secrets (${secret:NAME}) each server names, and whether
+               your store has them; a project server's are not looked up
+               until it is approved
   shadowed     a definition hidden by one of the same name in a higher scope
   tools        tools held because their definition changed since it was pinned,
                changed tools served as they are ("toolChanges": "notify"), the
@@ -144,7 +149,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) (err error) {
 			return err
 		}
 	}
-	checks := doctorChecks(s.cfg, report.Servers, tools, pol, lt, &opts.runtimeOptions)
+	checks := doctorChecks(ctx, s.cfg, report.Servers, tools, pol, lt, &opts.runtimeOptions)
 	checks = append(checks, hookChecks(report.Hooks, report.HookProblems, &opts.runtimeOptions)...)
 	if opts.JSON {
 		if err := printJSON(opts.IO.Out, checks); err != nil {
@@ -168,7 +173,7 @@ const missingEnvPrefix = "Missing environment variables"
 // doctorChecks runs every check on what the session found: the servers'
 // states and the tools of the connected ones.
 // lt, if not nil, gives each server's launch-trust verdict.
-func doctorChecks(cfg *config.Resolved, servers []host.ServerStatus, tools map[string][]host.Tool, pol *policy.Policy, lt *launchTrust, o *runtimeOptions) []doctorCheck {
+func doctorChecks(ctx context.Context, cfg *config.Resolved, servers []host.ServerStatus, tools map[string][]host.Tool, pol *policy.Policy, lt *launchTrust, o *runtimeOptions) []doctorCheck {
 	var out []doctorCheck
 
 	// Configuration files.
@@ -239,15 +244,22 @@ func doctorChecks(cfg *config.Resolved, servers []host.ServerStatus, tools map[s
 		if !ok {
 			continue
 		}
+		if rs.Availability == config.Available && host.IsGatewayServer(&rs) {
+			// Written by install-gateway into a file a client reads, which
+			// Switchboard reads too: nothing to start, approve or fix.
+			out = append(out, check("server", rs.Name, doctorNote,
+				fmt.Sprintf("the Switchboard gateway's own entry in %s (%s), for the clients that read that file; Switchboard never starts it", o.tilde(rs.File), commandText(st)), ""))
+			continue
+		}
 		if lt == nil || rs.Availability == config.Missing {
-			out = append(out, serverCheck(rs, st, o))
+			out = append(out, serverCheck(rs, st, cfg.Workspace, o))
 		} else {
 			a := lt.approval(&rs)
 			// Held by launch trust, and nothing else: the trust check says
 			// it all (a server check would repeat it, with a worse fix).
 			held := !a.Allowed && rs.Availability == config.Available && string(st.State) == a.State
 			if !held {
-				out = append(out, serverCheck(rs, st, o))
+				out = append(out, serverCheck(rs, st, cfg.Workspace, o))
 			}
 			out = append(out, trustCheck(rs, st, a, held, o))
 		}
@@ -255,6 +267,13 @@ func doctorChecks(cfg *config.Resolved, servers []host.ServerStatus, tools map[s
 			out = append(out, c)
 		}
 		out = append(out, toolPinChecks(st)...) // toolpins.go
+		if len(rs.Secrets) > 0 {
+			allowed := rs.Trust != config.TrustRepo
+			if lt != nil {
+				allowed = lt.approval(&rs).Allowed
+			}
+			out = append(out, secretCheck(ctx, &rs, allowed, o))
+		}
 		if len(rs.MissingEnv) > 0 {
 			out = append(out, check("env", rs.Name, doctorFail,
 				missingEnvPrefix+": "+strings.Join(rs.MissingEnv, ", "),
@@ -339,8 +358,46 @@ func ruleServer(p policy.Problem, names []string) string {
 	return ""
 }
 
+// secretCheck says which secrets a server names and whether the store has
+// them. Those of a server that may not start (a project server not
+// approved) are not looked up: naming them is all a repository can do.
+func secretCheck(ctx context.Context, rs *config.ResolvedServer, allowed bool, o *runtimeOptions) doctorCheck {
+	names := strings.Join(rs.Secrets, ", ")
+	if !allowed || rs.Availability != config.Available {
+		return check("secrets", rs.Name, doctorNote, fmt.Sprintf("names %s; not looked up, since it may not start now", names), "")
+	}
+	if o.SecretStore == nil {
+		return check("secrets", rs.Name, doctorNote, "names "+names, "")
+	}
+	store := o.SecretStore()
+	var missing, failed []string
+	fix := ""
+	for _, n := range rs.Secrets {
+		_, err := store.Get(ctx, n)
+		switch {
+		case errors.Is(err, secretstore.ErrNotFound):
+			missing = append(missing, n)
+			if fix == "" {
+				fix = "switchboard secret set " + n
+			}
+		case err != nil:
+			failed = append(failed, n+": "+err.Error())
+			if fix == "" {
+				fix = storeHint(err)
+			}
+		}
+	}
+	switch {
+	case len(missing) > 0:
+		return check("secrets", rs.Name, doctorFail, fmt.Sprintf("names %s; not in your store: %s", names, strings.Join(missing, ", ")), fix)
+	case len(failed) > 0:
+		return check("secrets", rs.Name, doctorFail, fmt.Sprintf("names %s; cannot be read: %s", names, strings.Join(failed, "; ")), fix)
+	}
+	return check("secrets", rs.Name, doctorPass, fmt.Sprintf("names %s; each is in your store", names), "")
+}
+
 // serverCheck says whether a server is in use, and if not why and what to do.
-func serverCheck(rs config.ResolvedServer, st host.ServerStatus, o *runtimeOptions) doctorCheck {
+func serverCheck(rs config.ResolvedServer, st host.ServerStatus, workspace string, o *runtimeOptions) doctorCheck {
 	name := rs.Name
 	reason := st.Reason
 	switch st.State {
@@ -351,6 +408,11 @@ func serverCheck(rs config.ResolvedServer, st host.ServerStatus, o *runtimeOptio
 		}
 		return check("server", name, doctorPass, fmt.Sprintf("connected: %d tools, about %d tokens", st.Tools, st.Tokens), "")
 	case host.StateConnecting:
+		if len(st.StderrTail) > 0 && sandboxRefused(rs, st, workspace, o) {
+			// Not slow: refused by its sandbox, which its sandbox check says.
+			return check("server", name, doctorFail, "still connecting after "+formatElapsed(o.now().Sub(st.Since))+", refused by its sandbox",
+				"see its sandbox check: waiting longer will not help")
+		}
 		return check("server", name, doctorFail, "still connecting after "+formatElapsed(o.now().Sub(st.Since)),
 			"it is slow to start: wait longer with --wait 30s, or raise its \"startup_timeout\" (ms)")
 	case host.StateDisabled:
@@ -374,6 +436,8 @@ func serverCheck(rs config.ResolvedServer, st host.ServerStatus, o *runtimeOptio
 		c.Fix = "fix the definition (see the config check)"
 	case st.State == host.StateCircuitOpen:
 		c.Fix = "it failed repeatedly; fix the cause, then check again with `switchboard doctor`"
+	case secretHint(st.Err) != "":
+		c.Fix = secretHint(st.Err)
 	case commandText(st) != "" && rs.Effective.Type == config.TypeStdio:
 		c.Fix = "run its command by hand to see why: " + commandText(st)
 	case headerHint(st) != "":

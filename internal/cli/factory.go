@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
+	"github.com/switchboard-mcp/switchboard/internal/secretstore"
 )
 
 // Factory is what every command needs from the outside world. Commands
@@ -34,7 +35,8 @@ type Factory struct {
 	// parses them.
 	Global *GlobalOptions
 
-	settings config.Settings // --settings, parsed once (see Settings)
+	settings config.Settings    // --settings, parsed once (see Settings)
+	secrets  *secretstore.Store // the user's secret store, opened once (see secretStore)
 }
 
 // GlobalOptions are the flags every command accepts.

@@ -43,7 +43,7 @@ from then on without a restart.`,
 	}
 	key := &cobra.Command{Use: "key", Short: "Add, list and revoke API keys"}
 	key.AddCommand(newGatewayKeyAddCmd(f, nil), newGatewayKeyListCmd(f, nil), newGatewayKeyRevokeCmd(f, nil))
-	cmd.AddCommand(key, newGatewaySessionKeyCmd(f))
+	cmd.AddCommand(key, newGatewaySessionKeyCmd(f), newGatewaySecretCmd(f))
 	return cmd
 }
 

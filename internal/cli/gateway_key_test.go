@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -69,7 +68,11 @@ func (w *gatewayWorld) teamClient(t *testing.T, ctx context.Context, base, key, 
 		},
 	}
 	hc := &http.Client{Transport: bearerTransport{token: key}}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "team-test"}, opts).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, nil)
+	var so *mcp.ClientSessionOptions
+	if w.clientProtocol != "" {
+		so = &mcp.ClientSessionOptions{ProtocolVersion: w.clientProtocol}
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "team-test"}, opts).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, so)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
@@ -119,6 +122,10 @@ func initStatus(t *testing.T, base, key, session string) (int, string) {
 // line per call that never holds a planted secret.
 func TestGatewayTeam(t *testing.T) {
 	w := newGatewayWorld(t)
+	// Clients with sessions, as Claude Code's: a session is its
+	// principal's, and the audit names it. (A 2026-07-28 client has none:
+	// TestGatewayTeamStateless.)
+	w.clientProtocol = "2025-11-25"
 	w.servers(t, "alpha")
 	w.permissions(t, nil, nil) // no rule: every call is asked for
 	const shared = "shared-gateway-token-0123456789"
@@ -143,10 +150,7 @@ func TestGatewayTeam(t *testing.T) {
 			t.Fatalf("the auth file holds a key in clear:\n%s", raw)
 		}
 	}
-	auditFile := filepath.Join(w.dir, "audit", "calls.jsonl")
-	base, stopServe := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--audit-log", auditFile)
-	var once sync.Once
-	stop := func() { once.Do(stopServe) }
+	base, auditFile, stop := startAuditedGateway(t, w)
 	defer stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -233,21 +237,9 @@ func TestGatewayTeam(t *testing.T) {
 	// The audit log: one line per call, with its decision; never the
 	// planted secret.
 	stop()
-	b, err := os.ReadFile(auditFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, lines := readAudit(t, auditFile)
 	if strings.Contains(string(b), planted) {
 		t.Errorf("the audit log holds the planted secret:\n%s", b)
-	}
-	var lines []gateway.AuditEntry
-	sc := bufio.NewScanner(strings.NewReader(string(b)))
-	for sc.Scan() {
-		var e gateway.AuditEntry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("audit line %q: %v", sc.Text(), err)
-		}
-		lines = append(lines, e)
 	}
 	type row struct {
 		principal, decision, rule, answer, errText string

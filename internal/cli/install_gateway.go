@@ -118,12 +118,14 @@ The command written is this switchboard when it is installed (not a temporary
 'go run' or 'go test' build), else the switchboard on PATH; into a file the
 repository shares (project scope), plain 'switchboard', found on each user's PATH.
 
-Servers the client already has (same name, command or URL as one of Switchboard's)
-would be listed twice, directly and through the gateway: they are named, and
---move takes them out of the client's file, keeping a backup beside it.
+Servers the client already has (same name, command or URL as one of Switchboard's),
+in any of its scopes, would be listed twice, directly and through the gateway:
+they are named, as is another entry that runs a gateway, and --move takes them
+out of the client's files, keeping a backup beside each.
 
-Claude Code's .mcp.json is also a file Switchboard reads: the gateway skips its
-own entry there (a gateway never serves itself) and says so.`,
+Claude Code's .mcp.json is also a file Switchboard reads: Switchboard knows the
+gateway's own entry there and never starts it or asks to approve it (status
+shows it disabled, doctor notes it).`,
 		Example: `  switchboard mcp install-gateway --client claude-code
   switchboard mcp install-gateway --client vscode --scope project
   switchboard mcp install-gateway --client cursor --name sb
@@ -222,11 +224,11 @@ func installGatewayRun(opts *InstallGatewayOptions) error {
 	if tilde == nil {
 		tilde = func(s string) string { return s }
 	}
-	sourceToo := cfg != nil && readsServers(cfg, file)
-	if sourceToo {
-		notes = append(notes, fmt.Sprintf("Switchboard reads %s as a server source too: its gateway skips the entry %q there "+
-			"(status shows it as error: a gateway never serves itself), and the servers defined there reach %s both directly and through the gateway.",
-			tilde(file), opts.Name, c.name))
+	var sourceNote string
+	if cfg != nil && readsServers(cfg, file) {
+		sourceNote = fmt.Sprintf("Note: Switchboard reads %s as a server source too. It knows the entry %q there as this gateway's own: "+
+			"it never starts it or asks to approve it (status shows it disabled), and the servers defined there reach %s both directly and through the gateway.",
+			tilde(file), opts.Name, c.name)
 	}
 
 	args := []string{"serve", "--stdio"}
@@ -258,8 +260,17 @@ func installGatewayRun(opts *InstallGatewayOptions) error {
 	for _, n := range notes {
 		fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", n)
 	}
+	if sourceNote != "" {
+		fmt.Fprintln(opts.IO.ErrOut, sourceNote)
+	}
 	if cfg != nil {
-		if err := reportTwice(opts, c, cfg, file, objPath, sourceToo, tilde); err != nil {
+		// Every scope of the client, those of this project too when
+		// there is one, whichever scope the entry went to.
+		look := root
+		if look == "" && opts.Root != nil {
+			look, _ = opts.Root()
+		}
+		if err := reportTwice(opts, c, cfg, look, file, objPath, tilde); err != nil {
 			return err
 		}
 	}
@@ -362,68 +373,174 @@ type clientEntry struct {
 	URL     string   `json:"url"`
 }
 
-// reportTwice names the client's own servers that the gateway serves too,
-// and with --move takes them out of file (after a backup). sourceToo is
-// whether Switchboard reads servers from file (readsServers).
-func reportTwice(opts *InstallGatewayOptions, c gatewayClient, cfg *config.Resolved, file string, objPath []string, sourceToo bool, tilde func(string) string) error {
-	entries, err := readEntries(file, objPath)
-	if err != nil {
-		return ConfigErr(err, "fix the file")
-	}
-	var twice []string
-	why := map[string]string{}
-	for _, name := range slices.Sorted(maps.Keys(entries)) {
-		e := entries[name]
-		if name == opts.Name || host.IsGatewayCommand(e.Command, e.Args) {
+// clientPlace is one object of a client's config files that holds
+// servers: one of its scopes (or --file).
+type clientPlace struct {
+	file    string
+	objPath []string
+	label   string // for messages: the file, and the scope
+	// source is set when Switchboard reads servers from file too: an
+	// entry there is one of the gateway's own servers.
+	source bool
+}
+
+// clientPlaces are the objects holding the client's servers, in every
+// scope it has (those of a project only with a workspace root) and --file:
+// the target first.
+func clientPlaces(opts *InstallGatewayOptions, c gatewayClient, cfg *config.Resolved, root, file string, objPath []string, tilde func(string) string) []clientPlace {
+	places := []clientPlace{{file: file, objPath: objPath, label: tilde(file)}}
+	for _, scope := range c.scopes {
+		if scope != "user" && root == "" {
 			continue
 		}
-		for _, rs := range cfg.Servers {
-			s := rs.Written
-			if rs.Availability != config.Available || host.IsGatewayCommand(rs.Effective.Command, rs.Effective.Args) {
+		f, op, err := gatewayTarget(opts, opts.Client, scope, root)
+		if err != nil {
+			continue
+		}
+		label := fmt.Sprintf("%s (%s scope)", tilde(f), scope)
+		if sameFile(f, file) && slices.Equal(op, objPath) {
+			places[0].label = label
+			continue
+		}
+		places = append(places, clientPlace{file: f, objPath: op, label: label})
+	}
+	for i := range places {
+		places[i].source = readsServers(cfg, places[i].file)
+	}
+	return places
+}
+
+// twice is a server a client would list twice, or a second gateway.
+type twice struct {
+	place *clientPlace
+	name  string
+	why   string
+}
+
+// reportTwice names the client's own servers, in every scope it has and
+// Switchboard's shared .mcp.json, that the gateway serves too, and the
+// client's other entries that run a Switchboard gateway (two gateways
+// list every tool twice). With --move it takes the servers out of the
+// files Switchboard does not read, after a backup of each.
+func reportTwice(opts *InstallGatewayOptions, c gatewayClient, cfg *config.Resolved, root, file string, objPath []string, tilde func(string) string) error {
+	places := clientPlaces(opts, c, cfg, root, file, objPath, tilde)
+	var dups, gateways []twice
+	for i := range places {
+		p := &places[i]
+		entries, err := readEntries(p.file, p.objPath)
+		if err != nil {
+			if i == 0 {
+				return ConfigErr(err, "fix the file")
+			}
+			fmt.Fprintf(opts.IO.ErrOut, "warning: could not look for servers seen twice in %s: %v\n", p.label, err)
+			continue
+		}
+		for _, name := range slices.Sorted(maps.Keys(entries)) {
+			e := entries[name]
+			if host.IsGatewayCommand(e.Command, e.Args) {
+				// An entry of the same name in another scope is the same
+				// entry to the client, which uses one of them.
+				if name != opts.Name {
+					gateways = append(gateways, twice{place: p, name: name})
+				}
 				continue
 			}
-			switch {
-			case rs.Name == name:
-				why[name] = "same name"
-			case e.Command != "" && e.Command == s.Command && slices.Equal(e.Args, s.Args):
-				why[name] = "same command as " + rs.Name
-			case e.URL != "" && e.URL == s.URL:
-				why[name] = "same URL as " + rs.Name
-			default:
+			if i == 0 && name == opts.Name {
 				continue
 			}
-			twice = append(twice, name)
-			break
+			if why := seenTwice(cfg, name, e); why != "" {
+				dups = append(dups, twice{place: p, name: name, why: why})
+			}
 		}
 	}
-	if len(twice) == 0 {
+	if len(gateways) > 0 {
+		var list []string
+		for _, g := range gateways {
+			list = append(list, fmt.Sprintf("%s in %s", g.name, g.place.label))
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "%s has another entry that runs a Switchboard gateway: %s. With two it starts two gateways and lists every tool twice: remove one of them.\n",
+			c.name, strings.Join(list, ", "))
+	}
+	if len(dups) == 0 {
 		return nil
 	}
-	var list []string
-	for _, n := range twice {
-		list = append(list, fmt.Sprintf("%s (%s)", n, why[n]))
+	fmt.Fprintf(opts.IO.ErrOut, "%s will list these servers' tools twice, from its own entries and through the gateway:\n", c.name)
+	var movable, shared []*clientPlace
+	byPlace := map[*clientPlace][]twice{}
+	for _, d := range dups {
+		if byPlace[d.place] == nil {
+			if d.place.source {
+				shared = append(shared, d.place)
+			} else {
+				movable = append(movable, d.place)
+			}
+		}
+		byPlace[d.place] = append(byPlace[d.place], d)
 	}
-	fmt.Fprintf(opts.IO.ErrOut, "%s will list these servers' tools twice, from its own entry and through the gateway: %s.\n", c.name, strings.Join(list, ", "))
-	if sourceToo {
-		fmt.Fprintf(opts.IO.ErrOut, "They are defined in %s, which Switchboard reads as well, so --move would take them from the gateway too: "+
-			"turn them off in %s instead (Claude Code: /mcp, or \"disabledMcpjsonServers\" in its settings).\n", tilde(file), c.name)
+	for _, p := range append(append([]*clientPlace{}, movable...), shared...) {
+		var list []string
+		for _, d := range byPlace[p] {
+			list = append(list, fmt.Sprintf("%s (%s)", d.name, d.why))
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "  %s: %s\n", p.label, strings.Join(list, ", "))
+	}
+	for _, p := range shared {
+		fmt.Fprintf(opts.IO.ErrOut, "Those in %s are defined in a file Switchboard reads as well, so --move would take them from the gateway too: "+
+			"turn them off in %s instead (Claude Code: /mcp, or \"disabledMcpjsonServers\" in its settings).\n", p.label, c.name)
+	}
+	if len(movable) == 0 {
 		return nil
 	}
 	if !opts.Move {
-		fmt.Fprintf(opts.IO.ErrOut, "Run it again with --move to take them out of %s (a backup is kept beside it).\n", tilde(file))
+		var files []string
+		for _, p := range movable {
+			if !slices.Contains(files, tilde(p.file)) {
+				files = append(files, tilde(p.file))
+			}
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "Run it again with --move to take them out of %s (a backup is kept beside it).\n", strings.Join(files, " and "))
 		return nil
 	}
-	backup := file + ".switchboard-backup"
-	if err := copyFile(file, backup); err != nil {
-		return FailureErr(fmt.Errorf("backing up %s: %w", file, err), "nothing was moved")
+	backedUp := map[string]string{}
+	for _, p := range movable {
+		backup, ok := backedUp[p.file]
+		if !ok {
+			backup = p.file + ".switchboard-backup"
+			if err := copyFile(p.file, backup); err != nil {
+				return FailureErr(fmt.Errorf("backing up %s: %w", p.file, err), "nothing more was moved")
+			}
+			backedUp[p.file] = backup
+		}
+		var names []string
+		for _, d := range byPlace[p] {
+			if _, err := config.RemoveServer(p.file, p.objPath, d.name); err != nil {
+				return ConfigErr(err, "the backup is "+tilde(backup))
+			}
+			names = append(names, d.name)
+		}
+		fmt.Fprintf(opts.IO.Out, "Moved %s out of %s; the gateway serves them (backup: %s).\n", strings.Join(names, ", "), p.label, tilde(backup))
 	}
-	for _, n := range twice {
-		if _, err := config.RemoveServer(file, objPath, n); err != nil {
-			return ConfigErr(err, "the backup is "+tilde(backup))
+	return nil
+}
+
+// seenTwice says why the client's entry e, named name, is one of the
+// gateway's servers too ("" if it is not).
+func seenTwice(cfg *config.Resolved, name string, e clientEntry) string {
+	for _, rs := range cfg.Servers {
+		s := rs.Written
+		if rs.Availability != config.Available || host.IsGatewayServer(&rs) {
+			continue
+		}
+		switch {
+		case rs.Name == name:
+			return "same name"
+		case e.Command != "" && e.Command == s.Command && slices.Equal(e.Args, s.Args):
+			return "same command as " + rs.Name
+		case e.URL != "" && e.URL == s.URL:
+			return "same URL as " + rs.Name
 		}
 	}
-	fmt.Fprintf(opts.IO.Out, "Moved %s out of %s (backup: %s); the gateway serves them.\n", strings.Join(twice, ", "), tilde(file), tilde(backup))
-	return nil
+	return ""
 }
 
 // readEntries reads the server entries of the object at objPath of a JSONC

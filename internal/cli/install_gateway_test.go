@@ -269,3 +269,28 @@ func TestInstallGatewayTwiceWithBOM(t *testing.T) {
 		t.Fatalf("exit %d; stderr lacks the server seen twice:\n%s", code, errOut)
 	}
 }
+
+// Servers seen twice are named in every scope of the client, not only the
+// file written: installed in user scope, Claude Code's local entries for
+// this project and the project's .mcp.json are looked at too (issue 29,
+// point 10).
+func TestInstallGatewayTwiceInEveryScope(t *testing.T) {
+	w := newMgmtWorld(t)
+	w.write(filepath.Join(w.env["SWITCHBOARD_HOME"], "mcp.json"), `{"mcpServers": {"github": {"command": "github-mcp-server", "args": ["stdio"]}}}`)
+	w.write(filepath.Join(w.home, ".claude.json"), `{"projects": {"`+w.proj+`": {"mcpServers": {"gh": {"command": "github-mcp-server", "args": ["stdio"]}}}}}`)
+	w.write(filepath.Join(w.proj, ".mcp.json"), `{"mcpServers": {"db": {"command": "db-mcp"}}}`)
+	_, errOut, code := w.run(false, "mcp", "install-gateway", "--client", "claude-code", "--command", "/opt/sb/switchboard")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"(local scope): gh (same command as github)",
+		".mcp.json (project scope): db (same name)",
+		"turn them off in Claude Code",
+		"--move to take them out of ~/.claude.json",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+}

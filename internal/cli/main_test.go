@@ -10,13 +10,17 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/switchboard-mcp/switchboard/internal/keyringtest"
+	"github.com/switchboard-mcp/switchboard/internal/npmtest"
 	"github.com/switchboard-mcp/switchboard/internal/proc"
 	"github.com/switchboard-mcp/switchboard/internal/safefile/safefiletest"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
@@ -60,7 +64,12 @@ func TestMain(m *testing.M) {
 //
 //	age DURATION PATH...
 //
-// which makes files and folders look DURATION old.
+// which makes files and folders look DURATION old, and
+//
+//	npmservers
+//
+// which installs the npm reference servers and sets $NODE and
+// $EVERYTHING.
 // privateWorld points a script's home, Switchboard folder, managed folder
 // and XDG config into its work directory: nothing may leak in from the
 // real home or /etc. Scripts can override these, but start from a
@@ -72,6 +81,10 @@ func privateWorld(env *testscript.Env) {
 	env.Setenv("SWITCHBOARD_HOME", filepath.Join(home, ".switchboard"))
 	env.Setenv("SWITCHBOARD_MANAGED_DIR", filepath.Join(env.WorkDir, "managed"))
 	env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	// No session bus of the machine's (a desktop's keyring): secrets and
+	// OAuth tokens stay in the script's world unless it starts a keyring.
+	env.Setenv("XDG_RUNTIME_DIR", filepath.Join(env.WorkDir, "run"))
+	env.Setenv("DBUS_SESSION_BUS_ADDRESS", "")
 }
 
 func TestScripts(t *testing.T) {
@@ -91,14 +104,48 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode": cmdExitCode,
-			"http401":  cmdHTTP401,
-			"need":     cmdNeed,
-			"age":      cmdAge,
-			"mkfifo":   cmdMkfifo,
-			"registry": cmdRegistry,
+			"exitcode":    cmdExitCode,
+			"http401":     cmdHTTP401,
+			"need":        cmdNeed,
+			"age":         cmdAge,
+			"mkfifo":      cmdMkfifo,
+			"registry":    cmdRegistry,
+			"npmservers":  cmdNPMServers,
+			"keyring":     cmdKeyring,
+			"httpecho":    cmdHTTPEcho,
+			"npmregistry": cmdNpmRegistry,
 		},
+		Condition: scriptCondition,
 	})
+}
+
+// scriptCondition answers [sandbox]: this machine can sandbox a server.
+// Under CI=true it must: a missing mechanism fails the script instead.
+func scriptCondition(cond string) (bool, error) {
+	if cond != "sandbox" {
+		return false, fmt.Errorf("unknown condition %q", cond)
+	}
+	why := proc.SandboxSupport()
+	if why != "" && os.Getenv("CI") == "true" {
+		return false, fmt.Errorf("the sandbox is not available on this CI machine: %s", why)
+	}
+	return why == "", nil
+}
+
+// cmdNpmRegistry is `npmregistry VAR`: it starts a local npm registry on
+// loopback for the rest of the script (npmtest.RunRegistry: verdaccio,
+// with the packages of testdata/npm-registry/packages and no uplink), and
+// sets VAR to its URL.
+func cmdNpmRegistry(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: npmregistry VAR")
+	}
+	r, err := npmtest.RunRegistry(ts.Logf)
+	if err != nil {
+		ts.Fatalf("npmregistry: %v", err)
+	}
+	ts.Defer(r.Stop)
+	ts.Setenv(args[0], r.URL)
 }
 
 func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
@@ -141,6 +188,26 @@ func cmdNeed(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// cmdNPMServers is `npmservers`: it installs the pinned npm reference
+// servers (internal/npmtest, once per machine) and sets $NODE and
+// $EVERYTHING (server-everything's entry script), or skips the rest of
+// the script without node or npm (fails under CI=true).
+func cmdNPMServers(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: npmservers")
+	}
+	p, err := npmtest.Ensure(ts.Logf)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			ts.Fatalf("npm servers: %v (CI=true: this script must run)", err)
+		}
+		ts.Logf("npm servers: %v: skipping the rest of the script", err)
+		ts.Value(scriptT{}).(testscript.T).Skip("npm servers: " + err.Error())
+	}
+	ts.Setenv("NODE", p.Node)
+	ts.Setenv("EVERYTHING", p.Everything)
+}
+
 // cmdAge is `age DURATION PATH...`: it sets the modification time of each
 // path to DURATION ago (e.g. 192h), without sleeping.
 func cmdAge(ts *testscript.TestScript, neg bool, args []string) {
@@ -156,6 +223,75 @@ func cmdAge(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(os.Chtimes(ts.MkAbs(p), at, at))
 	}
 }
+
+// cmdKeyring is `keyring start|lock|unlock|stop`: start runs a real
+// Secret Service (gnome-keyring-daemon on a private D-Bus session bus,
+// internal/keyringtest) for the rest of the script and points the
+// script's DBUS_SESSION_BUS_ADDRESS at it (skipping the script when the
+// programs are missing, failing under CI=true); lock and unlock lock and
+// unlock its login keyring; stop stops it.
+func cmdKeyring(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: keyring start|lock|unlock|stop")
+	}
+	var k *keyringtest.Keyring
+	if v, ok := keyrings.Load(ts); ok {
+		k = v.(*keyringtest.Keyring)
+	}
+	if args[0] != "start" && k == nil {
+		ts.Fatalf("keyring %s: no keyring started", args[0])
+	}
+	switch args[0] {
+	case "start":
+		cmdNeed(ts, false, keyringtest.Programs)
+		dir, err := os.MkdirTemp(ts.Getenv("WORK"), "keyring")
+		ts.Check(err)
+		k, err := keyringtest.StartIn(dir)
+		ts.Check(err)
+		ts.Defer(k.Stop)
+		keyrings.Store(ts, k)
+		ts.Defer(func() { keyrings.Delete(ts) })
+		ts.Setenv("DBUS_SESSION_BUS_ADDRESS", k.Addr)
+	case "lock":
+		ts.Check(k.Lock())
+	case "unlock":
+		ts.Check(k.Unlock())
+	case "stop":
+		k.Stop()
+	default:
+		ts.Fatalf("usage: keyring start|lock|unlock|stop")
+	}
+}
+
+// cmdHTTPEcho is `httpecho VAR HEADER FILE`: it starts a loopback HTTP
+// server, for the rest of the script, serving the echo test server over
+// Streamable HTTP at /mcp to requests whose HEADER is exactly the contents
+// of FILE (read at each request, trailing newline dropped; 401 otherwise),
+// and sets VAR to its URL. A call that succeeds proves the header's value
+// without any output showing it.
+func cmdHTTPEcho(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: httpecho VAR HEADER FILE")
+	}
+	header, file := args[1], ts.MkAbs(args[2])
+	srv := testserver.NewServer("echo")
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		want, err := os.ReadFile(file)
+		if err != nil || r.Header.Get(header) != strings.TrimRight(string(want), "\r\n") {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	ts.Defer(hs.Close)
+	ts.Setenv(args[0], hs.URL+"/mcp")
+}
+
+// keyrings holds each script's keyring (testscript values are set only
+// at setup).
+var keyrings sync.Map // *testscript.TestScript → *keyringtest.Keyring
 
 // scriptT is the key of the script's testscript.T in Env.Values (for need).
 type scriptT struct{}

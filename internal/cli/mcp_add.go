@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -293,7 +294,11 @@ func writeServer(f *Factory, scope config.Scope, name string, raw []byte, force 
 	if scope == config.ScopeProject {
 		// The repository's file never holds a credential: ${VAR} does,
 		// read from the environment when the server starts.
-		if raw, creds, err = withCredentialRefs(name, raw); err != nil {
+		if raw, creds, err = withCredentialRefs(name, raw, f.keepCredentials(context.Background())); err != nil {
+			var ee *ExitError
+			if errors.As(err, &ee) {
+				return err
+			}
 			return Failuref("", "%v", err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/review"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/trust"
 )
@@ -191,7 +192,7 @@ func trustWorkspace(f *Factory, verb string) (string, *trust.Store, error) {
 	return root, st, nil
 }
 
-const revokeNote = "A server running now is not stopped; it will ask for approval before it starts again."
+const revokeNote = review.RevokeNote
 
 func mcpRevokeRun(_ context.Context, opts *MCPRevokeOptions) error {
 	f := opts.Factory

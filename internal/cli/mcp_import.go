@@ -292,7 +292,7 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 		}
 		if dest.Scope == config.ScopeProject {
 			// The repository's file never holds a credential (writeServer).
-			def, creds, err := withCredentialRefs(e.Name, e.def)
+			def, creds, err := withCredentialRefs(e.Name, e.def, f.keepCredentials(ctx))
 			if err != nil {
 				return Failuref("", "%s: %v", e.Name, err)
 			}

@@ -44,6 +44,7 @@ type serverDetailJSON struct {
 	Description    string            `json:"description,omitempty"`
 	Timeout        int               `json:"timeout,omitempty"`
 	StartupTimeout int               `json:"startup_timeout,omitempty"`
+	Tasks          string            `json:"tasks,omitempty"`
 	Shadows        []string          `json:"shadows,omitempty"`
 	MissingEnv     []string          `json:"missingEnv,omitempty"`
 	// Approval is the launch-trust verdict in this workspace; absent
@@ -317,7 +318,7 @@ func mcpGetRun(ctx context.Context, opts *MCPGetOptions) error {
 	d := serverDetailJSON{serverJSON: toServerJSON(s)}
 	w := s.Written
 	d.Env, d.Headers, d.Cwd, d.Description = shownEnv(w.Env), shownHeaders(w.Headers), w.Cwd, w.Description
-	d.Timeout, d.StartupTimeout = w.Timeout, w.StartupTimeout
+	d.Timeout, d.StartupTimeout, d.Tasks = w.Timeout, w.StartupTimeout, w.Tasks
 	d.MissingEnv = s.MissingEnv
 	if defaults := f.sandboxDefaults(); config.InferType(s.Effective) == config.TypeStdio {
 		d.Sandbox = sandboxWords(s, r.Workspace, defaults, f.tilde)

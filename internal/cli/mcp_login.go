@@ -90,7 +90,8 @@ func mcpLoginRun(ctx context.Context, opts *MCPLoginOptions) error {
 	}
 	dir := oauthDir(f.Home())
 	// A failed login keeps the tokens of the last one.
-	o := &oauth.Options{Dir: dir, ClientID: opts.ClientID, ClientSecret: opts.ClientSecret, NoBrowser: opts.NoBrowser, Fresh: true}
+	o := &oauth.Options{Dir: dir, ClientID: opts.ClientID, ClientSecret: opts.ClientSecret, NoBrowser: opts.NoBrowser, Fresh: true,
+		Secrets: f.secretStore().OAuthTokens()}
 	if !opts.NoBrowser {
 		open := opts.OpenBrowser
 		if open == nil {
@@ -181,7 +182,7 @@ func NewMCPLogoutCmd(f *Factory, runF func(context.Context, *MCPLogoutOptions) e
 }
 
 func mcpLogoutRun(_ context.Context, opts *MCPLogoutOptions) error {
-	had, err := oauth.Logout(oauthDir(opts.Factory.Home()), opts.Name)
+	had, err := oauth.LogoutStore(oauthDir(opts.Factory.Home()), opts.Factory.secretStore().OAuthTokens(), opts.Name)
 	if err != nil {
 		return FailureErr(err, "")
 	}

@@ -321,6 +321,29 @@ func mcpAddFromRegistryRun(ctx context.Context, opts *MCPAddOptions) error {
 	if err != nil {
 		return Usagef("", "%s", termsafe.Line(err.Error()))
 	}
+	if secretRefs && opts.IO.CanPrompt {
+		// A secret given for a shared file: on a terminal, offered to the
+		// user's store, and referred to as ${secret:REF}.
+		for _, v := range plan.Inputs {
+			val := values[v.Key]
+			if !v.Secret || val == "" || strings.Contains(val, "${") {
+				continue
+			}
+			name, err := f.offerSecret(ctx, "secret "+v.Key, v.Ref, val)
+			if err != nil {
+				return err
+			}
+			if name != "" {
+				if bo.Stored == nil {
+					bo.Stored = map[string]string{}
+				}
+				bo.Stored[v.Key] = name
+			}
+		}
+		if def, err = plan.Build(bo); err != nil {
+			return Usagef("", "%s", termsafe.Line(err.Error()))
+		}
+	}
 	raw, err := marshalNoEscape(def)
 	if err != nil {
 		return err
@@ -336,12 +359,12 @@ func mcpAddFromRegistryRun(ctx context.Context, opts *MCPAddOptions) error {
 	// confirmed (docs/security.md, Registry servers).
 	review := plan.ReviewDefinition(def)
 	if len(review.Refused) > 0 {
-		showRegistryDefinition(opts.IO.Out, srv, plan, def, values, secretRefs)
+		showRegistryDefinition(opts.IO.Out, srv, plan, def, values, secretRefs, bo.Stored)
 		writeFindings(opts.IO.ErrOut, "refused", review.Refused)
 		return RefusedErr(fmt.Errorf("%s asks its runner to run something other than the package it names, or to unconfine it; nothing written", termsafe.Line(srv.Name)),
 			"if you trust exactly that command, add it by hand: switchboard mcp add NAME -- COMMAND ARGS…")
 	}
-	showRegistryDefinition(opts.IO.Out, srv, plan, def, values, secretRefs)
+	showRegistryDefinition(opts.IO.Out, srv, plan, def, values, secretRefs, bo.Stored)
 	writeFindings(opts.IO.ErrOut, "to confirm", review.Confirm)
 	if len(review.Confirm) > 0 && !opts.IO.CanPrompt && !opts.Yes {
 		return Usagef("review the runner options above, then run the same command with --yes",
@@ -539,7 +562,7 @@ func readAnswer(ctx context.Context, s *IOStreams, hidden bool) (string, error) 
 // from, the literal command line or URL, every env pair and header, the
 // secrets' values hidden. Everything the registry sent is made safe to
 // print.
-func showRegistryDefinition(w io.Writer, srv *registry.ServerJSON, plan *registry.Plan, def *registry.Definition, values map[string]string, secretRefs bool) {
+func showRegistryDefinition(w io.Writer, srv *registry.ServerJSON, plan *registry.Plan, def *registry.Definition, values map[string]string, secretRefs bool, stored map[string]string) {
 	var secrets []string
 	for _, v := range plan.Inputs {
 		if val, ok := values[v.Key]; ok && v.Secret && val != "" && !strings.Contains(val, "${") {
@@ -566,13 +589,20 @@ func showRegistryDefinition(w io.Writer, srv *registry.ServerJSON, plan *registr
 			fmt.Fprintf(out, "  header:  %s: %s\n", termsafe.Line(k), hide(def.Headers[k]))
 		}
 	}
-	var refs []string
+	var refs, kept []string
 	for _, v := range plan.Inputs {
-		if v.Secret && (secretRefs || strings.Contains(values[v.Key], "${"+v.Ref+"}")) {
+		switch {
+		case v.Secret && secretRefs && stored[v.Key] != "":
+			kept = append(kept, stored[v.Key])
+		case v.Secret && (secretRefs || strings.Contains(values[v.Key], "${"+v.Ref+"}")):
 			refs = append(refs, v.Ref)
 		}
 	}
 	sort.Strings(refs)
+	sort.Strings(kept)
+	if len(kept) > 0 {
+		fmt.Fprintf(out, "  secrets kept in your credential store, read from it when the server starts: %s\n", strings.Join(kept, ", "))
+	}
 	if len(refs) > 0 {
 		why := ""
 		if secretRefs {

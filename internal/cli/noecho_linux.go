@@ -1,7 +1,8 @@
-//go:build linux
-
 package cli
 
 import "golang.org/x/sys/unix"
 
-const ioctlGetTermios, ioctlSetTermios = unix.TCGETS, unix.TCSETS
+const (
+	getTermios = unix.TCGETS
+	setTermios = unix.TCSETS
+)

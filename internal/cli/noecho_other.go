@@ -1,8 +1,9 @@
-//go:build !linux && !darwin && !windows
+//go:build !linux && !darwin && !freebsd && !netbsd && !openbsd && !dragonfly && !windows
 
 package cli
 
 import "os"
 
-// echoOff cannot stop the echo here: ok is false.
-func echoOff(*os.File) (restore func(), ok bool) { return func() {}, false }
+// withoutEcho cannot turn echo off here: ok is false, and nothing is
+// asked that would be shown.
+func withoutEcho(*os.File) (restore func(), ok bool) { return func() {}, false }

@@ -1,5 +1,3 @@
-//go:build windows
-
 package cli
 
 import (
@@ -8,15 +6,16 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// echoOff stops the console f from echoing what is typed; restore echoes
-// again. ok is false (and restore does nothing) when f is not a console.
-func echoOff(f *os.File) (restore func(), ok bool) {
+// withoutEcho turns the console's echo off, so that a line read through
+// the session's one reader of stdin is not shown; restore turns it back
+// on. ok is false when f is not a console.
+func withoutEcho(f *os.File) (restore func(), ok bool) {
 	h := windows.Handle(f.Fd())
 	var mode uint32
-	if windows.GetConsoleMode(h, &mode) != nil {
+	if err := windows.GetConsoleMode(h, &mode); err != nil {
 		return func() {}, false
 	}
-	if windows.SetConsoleMode(h, mode&^windows.ENABLE_ECHO_INPUT) != nil {
+	if err := windows.SetConsoleMode(h, mode&^windows.ENABLE_ECHO_INPUT|windows.ENABLE_LINE_INPUT); err != nil {
 		return func() {}, false
 	}
 	return func() { _ = windows.SetConsoleMode(h, mode) }, true

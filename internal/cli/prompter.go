@@ -404,7 +404,7 @@ func (p *termPrompter) askField(ctx context.Context, server string, f schemaFiel
 	if secret {
 		restore, hidden := func() {}, false
 		if p.tty != nil {
-			restore, hidden = echoOff(p.tty)
+			restore, hidden = withoutEcho(p.tty)
 		}
 		defer restore()
 		if hidden {

@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
+	"github.com/switchboard-mcp/switchboard/internal/secretstore"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
@@ -70,6 +71,11 @@ type runtimeOptions struct {
 	// Sandbox returns the per-scope sandbox defaults of the user's and
 	// managed settings (see sandbox.go). If nil, the built-in ones.
 	Sandbox func() config.SandboxDefaults
+	// SecretStore returns the user's secret store, which servers'
+	// ${secret:NAME} references are read from (on a terminal, a missing
+	// one is asked for and stored: see secret.go). If nil, the front
+	// door's default.
+	SecretStore func() *secretstore.Store
 }
 
 // newRuntimeOptions fills runtimeOptions from f. Call it when the command
@@ -90,6 +96,8 @@ func newRuntimeOptions(f *Factory) runtimeOptions {
 		Policy:   f.permissionPolicy,
 		Front:    f.switchboardOptions,
 		Sandbox:  f.sandboxDefaults,
+
+		SecretStore: f.secretStore,
 	}
 }
 
@@ -143,6 +151,8 @@ type session struct {
 	mu       sync.Mutex
 	launched map[string]time.Time // servers that started connecting, and when
 	in       *lineReader          // see input
+	asking   int                  // questions open now (see question)
+	answered chan struct{}        // closed when asking drops to 0
 }
 
 // startSession loads the configuration, keeps the servers keep accepts
@@ -203,6 +213,9 @@ func startSessionWith(ctx context.Context, o *runtimeOptions, cfg *config.Resolv
 	}
 	front.Logger = logger
 	front.Permit = s.permitFor
+	if o.SecretStore != nil {
+		front.Secrets = s.secretSource(o.SecretStore())
+	}
 	if o.Permit != nil {
 		front.Permit = o.Permit
 	}
@@ -228,7 +241,12 @@ func startSessionWith(ctx context.Context, o *runtimeOptions, cfg *config.Resolv
 			hopts.Authorizer = nil // no token store to read
 		}
 		// What to run when a server needs a login (`mcp login`).
-		hopts.ErrorHint = func(_ string, err error) string { return authHint(err) }
+		hopts.ErrorHint = func(_ string, err error) string {
+			if h := secretHint(err); h != "" {
+				return h
+			}
+			return authHint(err)
+		}
 		if o.HostOptions != nil {
 			o.HostOptions(hopts)
 		}
@@ -321,15 +339,65 @@ func (s *session) onEvent(ev host.Event) {
 // wait waits until no server is connecting, for at most bound (no bound
 // when bound < 0), drawing "connecting 2/5: github (1.2s)…" on a terminal.
 // It reports whether every server settled.
+//
+// A question put to the person meanwhile (a missing secret) does not eat
+// the bound: when the bound ends while one is open, the wait goes on
+// until it is answered, then waits the bound again.
 func (s *session) wait(ctx context.Context, bound time.Duration) bool {
-	if bound >= 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, bound)
-		defer cancel()
-	}
 	s.line.Start(s.connectingLine)
 	defer s.line.Stop()
-	return s.h.WaitReady(ctx)
+	for {
+		wctx, cancel := ctx, context.CancelFunc(func() {})
+		if bound >= 0 {
+			wctx, cancel = context.WithTimeout(ctx, bound)
+		}
+		ok := s.h.WaitReady(wctx)
+		cancel()
+		if ok || ctx.Err() != nil {
+			return ok
+		}
+		done := s.questionsAnswered()
+		if done == nil {
+			return false
+		}
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// question marks a question to the person as open until end is called
+// (see wait).
+func (s *session) question() (end func()) {
+	s.mu.Lock()
+	if s.asking == 0 {
+		s.answered = make(chan struct{})
+	}
+	s.asking++
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			if s.asking--; s.asking == 0 {
+				close(s.answered)
+			}
+			s.mu.Unlock()
+		})
+	}
+}
+
+// questionsAnswered is closed when no question is open any more; nil when
+// none is open now.
+func (s *session) questionsAnswered() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.asking == 0 {
+		return nil
+	}
+	return s.answered
 }
 
 // connectingLine renders the progress of the servers that are starting.

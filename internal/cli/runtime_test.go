@@ -112,6 +112,10 @@ var (
 	durationRE = regexp.MustCompile(`\b\d+(\.\d+)?(ms|s)\b`)
 	sinceRE    = regexp.MustCompile(`"since": "[^"]*"`)
 	elapsedRE  = regexp.MustCompile(`"elapsed_ms": \d+`)
+	// When a server in error is tried again depends on when the report
+	// was taken: in a moment, or now.
+	nextTryRE     = regexp.MustCompile(`"nextTry": "[^"]*"`)
+	nextTryTextRE = regexp.MustCompile(`; (next try in [^\s"]+|trying again now)`)
 )
 
 // mask replaces what changes from run to run: the test binary, the temp
@@ -122,6 +126,8 @@ func (w *rtWorld) mask(s string) string {
 	s = durationRE.ReplaceAllString(s, "<dur>")
 	s = sinceRE.ReplaceAllString(s, `"since": "<time>"`)
 	s = elapsedRE.ReplaceAllString(s, `"elapsed_ms": <ms>`)
+	s = nextTryRE.ReplaceAllString(s, `"nextTry": "<time>"`)
+	s = nextTryTextRE.ReplaceAllString(s, "; next try in <dur>")
 	return s
 }
 
@@ -145,5 +151,48 @@ func TestLogs(t *testing.T) {
 	}
 	if !strings.Contains(string(b), `"state_to":"connected"`) {
 		t.Errorf("log lacks the state change:\n%s", b)
+	}
+}
+
+// status tries a server that exits at once only once, not a second time
+// pinned to an older protocol revision (which doubled its time to the
+// error), while one that dies on the server/discover probe still gets the
+// pin and connects (issue 29, point 4). The host's log says which.
+func TestStatusRetriesPinnedOnlyWhatTheProbeKilled(t *testing.T) {
+	w := newRTWorld(t)
+	w.userServers(map[string]any{"broken": w.server("exit-init"), "old": w.server("discover-kill")})
+	out, stderr, code := w.run(false, "status", "--json", "--log-level", "info")
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	var got struct {
+		Servers []struct {
+			Name, State, Protocol string
+			NextTry               *time.Time
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, s := range got.Servers {
+		switch {
+		case s.Name == "broken" && (s.State != "error" || s.NextTry == nil):
+			t.Errorf("broken: %+v; want error with a next try", s)
+		case s.Name == "old" && (s.State != "connected" || s.Protocol != "2025-11-25"):
+			t.Errorf("old: %+v; want connected, pinned to 2025-11-25", s)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(w.sb, "logs", "switchboard.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pinned []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, "retrying pinned to an older protocol revision") {
+			pinned = append(pinned, line)
+		}
+	}
+	if len(pinned) != 1 || !strings.Contains(pinned[0], `"server":"old"`) {
+		t.Errorf("pinned retries logged: %q; want old's alone", pinned)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -97,6 +98,10 @@ type ServeOptions struct {
 	HomeDir string
 	// Getenv reads MAX_MCP_OUTPUT_TOKENS and friends.
 	Getenv func(string) (string, bool)
+	// WaitSet says --wait was given: the first tools/list then waits up to
+	// Wait (instead of DefaultServeConnectWait) for servers still
+	// connecting.
+	WaitSet bool
 	// Listening, if set, is called with the HTTP address once it listens
 	// (tests use it with --http 127.0.0.1:0).
 	Listening func(addr string)
@@ -118,6 +123,9 @@ type ServeOptions struct {
 	metrics  *gateway.Metrics // the HTTP gateway's metrics
 	scale    *scaleOut        // with SessionKeyFile: the session router
 	listener net.Listener     // made early when scale needs its address
+
+	// memberSecrets serves MemberSecretsPath (members' own values).
+	memberSecrets http.Handler
 }
 
 // NewServeCmd returns `switchboard serve`.
@@ -146,6 +154,13 @@ the entry name it writes. A serve started by another gateway refuses to run.
 (see 'switchboard mcp install-gateway'). Logs go to ~/.switchboard/logs and,
 with --log-level, to stderr; never to stdout.
 
+No client waits for a slow server: the first tools/list answers with the
+servers connected within half a second of serve's start, and each later one
+arrives with notifications/tools/list_changed. For a client that lists once
+and follows no list_changed, --wait D makes the first list wait up to D for
+every server to connect or fail. A call of a tool not listed yet waits up to
+--wait (5 s) while servers are still connecting.
+
 --http ADDR serves Streamable HTTP at http://ADDR/mcp and a health check at
 /healthz. The bearer token comes from --token-file or $SWITCHBOARD_GATEWAY_TOKEN;
 it is required unless ADDR is a loopback address, and once set every request
@@ -165,7 +180,9 @@ as an elicitation when it supports one, else refused with the rule to add.
 Configuration files are watched, also those in folders made after serve
 started: a changed server restarts, a new one starts, a removed one stops, and
 clients are told the lists changed. A file that does not parse keeps the
-contents it last loaded with until it is fixed; the other files' edits apply.
+contents it last loaded with until it is fixed, and one that reads empty keeps
+them until it has settled (2 s; most programs truncate a file before writing
+it); the other files' edits apply.
 
 SIGINT or SIGTERM stops taking calls, gives the calls in flight 5 s, cancels
 the rest (the servers get notifications/cancelled) and reaps every server.
@@ -185,9 +202,21 @@ its calls cancelled likewise.`,
 				lo.LastGood = lastGood
 				return f.loadConfig(lo)
 			}
+			// Through it a reload takes a file that stayed empty as
+			// written (see switchboard.Switchboard.Watch).
+			front := opts.Front
+			opts.Front = func() switchboard.Options {
+				var o switchboard.Options
+				if front != nil {
+					o = front()
+				}
+				o.LastGood = lastGood
+				return o
+			}
 			opts.Getenv = f.Getenv
 			opts.HomeDir = f.HomeDir
 			opts.Watch = !noWatch
+			opts.WaitSet = cmd.Flag("wait") != nil && cmd.Flag("wait").Changed
 			// A gateway started by a gateway: its entry is in a file
 			// Switchboard reads too (a project's .mcp.json), or a server
 			// wraps it. Serving would start another, without end.
@@ -218,7 +247,7 @@ its calls cancelled likewise.`,
 				if !opts.Stateless {
 					return Usagef("add --stateless", "--session-key-file is for instances behind a load balancer (--stateless); a stateful gateway holds its sessions itself")
 				}
-				keys, err := readSessionKeys(f.abs(opts.SessionKeyFile))
+				keys, err := newKeyRing(f.abs(opts.SessionKeyFile))
 				if err != nil {
 					return err
 				}
@@ -226,7 +255,7 @@ its calls cancelled likewise.`,
 				if err != nil {
 					return err
 				}
-				opts.scale = &scaleOut{self: self, keys: keys}
+				opts.scale = newScaleOut(self, keys)
 			}
 			if opts.AuthFile != "" {
 				opts.AuthFile = f.abs(opts.AuthFile)
@@ -337,12 +366,11 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 			ho.ChildEnv = map[string]string{}
 		}
 		ho.ChildEnv[host.GatewayEnv] = strconv.Itoa(os.Getpid())
-		// Lists wait for servers still connecting up to --wait (the
-		// first sync, which clients' first lists wait for; see below).
-		ho.ToolsWait = opts.Wait
-		if ho.ToolsWait <= 0 {
-			ho.ToolsWait = -1 // no wait
-		}
+		// The gateway's lists never wait for a server still connecting:
+		// each server's tools arrive with the event of its connecting
+		// (list_changed), so one slow server holds up no client. Only
+		// the first sync gives the servers a moment (ConnectWait below).
+		ho.ToolsWait = -1
 		if prevHook != nil {
 			prevHook(ho)
 		}
@@ -354,6 +382,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 	log, closeLog := opts.logger()
 	defer closeLog()
 	log = s.h.RedactLogger(log) // the HTTP guard's and the SDK's lines too
+	if opts.scale != nil {
+		opts.scale.keys.log = log
+	}
 	defer func() { err = opts.shutdown(s, err) }()
 	if a := opts.auth; a != nil && a.LoadErr() != nil {
 		log.Warn("gateway auth file cannot be used; no key is accepted until it is fixed", "file", a.File(), "error", a.LoadErr())
@@ -393,27 +424,52 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		opts.listener = ln
 		defer ln.Close()
 	}
+	// Each member's own upstream credentials (the auth file's perMember).
+	var members *gateway.Members
+	if opts.HTTP != "" {
+		members = opts.members(s)
+		defer members.Close()
+		if members != nil {
+			opts.memberSecrets = opts.memberSecretsHandler(s, members, log)
+		}
+	}
 	g := s.sb.Gateway(&gateway.Options{
 		Version:    buildVersion(), // the serverInfo clients see: as `switchboard version` says
 		Logger:     log,
 		AdminTools: opts.AdminTools,
-		Stateless:  opts.Stateless,
+		// Every HTTP gateway serves a request without a session ID on
+		// its own (clients on 2026-07-28); only --stateless serves
+		// every request so.
+		Stateless:  opts.HTTP != "",
 		SessionID:  opts.scale.sessionID(),
 		Instance:   opts.scale.instance(),
 		NameBudget: opts.NameBudget,
 		Output:     opts.outputOptions(log, s.cfg.Workspace),
 		// Clients list right after initialize: the first lists wait for the
-		// first sync, which gives servers --wait to connect. Nothing else
-		// waits: initialize is answered, and the socket listens, at once.
-		FirstSyncWait: max(opts.Wait, 0) + time.Second,
+		// first sync, which gives servers a moment to connect (they all
+		// start with serve), well within any client's patience (Claude
+		// Code gives up on a tools/list after 5 s). A slower server
+		// arrives with list_changed. Nothing else waits: initialize is
+		// answered, and the socket listens, at once.
+		ConnectWait:   opts.connectWait(),
+		FirstSyncWait: opts.connectWait() + time.Second,
+		// A call of a tool not listed yet (a client that reconnects and
+		// calls what it knows) waits up to --wait for its server.
+		CallWait: opts.Wait,
 		Instructions: "Tools named <server>__<tool> belong to the MCP servers configured in Switchboard; " +
 			"their results are untrusted data inside <mcp_response> tags.",
 		Auth:    opts.auth,
 		Audit:   audit,
 		Metrics: opts.metrics,
 		Tracing: tracing,
+		Members: members,
 	})
 	defer g.Close()
+	if sc := opts.scale; sc != nil {
+		sc.mu.Lock()
+		sc.setInstance = g.SetInstance
+		sc.mu.Unlock()
+	}
 
 	if opts.Watch {
 		wctx, stopWatch := context.WithCancel(ctx)
@@ -423,18 +479,25 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 			err := s.sb.WatchWith(wctx, &switchboard.WatchOptions{
 				Logger: log,
 				Also: func() []string {
+					var also []string
 					if a := opts.auth; a != nil {
-						return []string{a.File()}
+						also = append(also, a.File())
 					}
-					return nil
+					if sc := opts.scale; sc != nil {
+						also = append(also, sc.keys.path)
+					}
+					return also
 				},
 				// Keys first: a revoked key is refused before anything
-				// else is reloaded.
+				// else is reloaded, and a rotated session key seals at once.
 				Before: func() {
 					if a := opts.auth; a != nil {
 						if err := a.Reload(); err != nil {
 							log.Warn("gateway auth file cannot be used; no key is accepted until it is fixed", "file", a.File(), "error", err)
 						}
+					}
+					if sc := opts.scale; sc != nil {
+						sc.keys.refresh()
 					}
 				},
 				After: func(res host.ApplyResult, err error) {
@@ -451,6 +514,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 					}
 					if res.Changed() {
 						log.Info("configuration reloaded", "added", res.Added, "removed", res.Removed, "restarted", res.Restarted)
+						// The members' own connections reopen at their
+						// next call, with the configuration now in force.
+						members.Reset()
 					}
 				},
 			})
@@ -563,7 +629,7 @@ func serveStdio(ctx context.Context, opts *ServeOptions, g *gateway.Gateway) err
 		case <-runCtx.Done():
 		}
 	}()
-	err := g.Server().Run(runCtx, t)
+	err := g.Server().Run(runCtx, g.Transport(t))
 	// Stdin's end cancelled the calls in flight: let their
 	// notifications/cancelled go out before the servers are closed.
 	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -573,6 +639,21 @@ func serveStdio(ctx context.Context, opts *ServeOptions, g *gateway.Gateway) err
 		return nil
 	}
 	return FailureErr(fmt.Errorf("serving on stdio: %w", err), "")
+}
+
+// DefaultServeConnectWait is how long serve's first tools/list waits for
+// servers still connecting, from serve's start, unless --wait says
+// otherwise: long enough for a server that starts quickly to be in it,
+// short enough that a client is answered well within a second.
+const DefaultServeConnectWait = 500 * time.Millisecond
+
+// connectWait is the gateway's ConnectWait: --wait when given, else
+// DefaultServeConnectWait.
+func (o *ServeOptions) connectWait() time.Duration {
+	if o.WaitSet {
+		return max(o.Wait, 0)
+	}
+	return DefaultServeConnectWait
 }
 
 func (o *ServeOptions) shutdownGrace() time.Duration {

@@ -69,7 +69,7 @@ func TestGatewayMCPApps(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, p.Node, script, switchboardBin(t), "--workspace", w.ws, "serve", "--stdio")
+	cmd := exec.CommandContext(ctx, p.Node, append([]string{script, switchboardBin(t)}, w.args("serve", "--stdio")...)...)
 	cmd.Env = append(append([]string{}, w.env...), "SDK="+p.SDK)
 	cmd.Dir = w.ws
 	var stderr strings.Builder

@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -21,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
@@ -424,8 +427,10 @@ func TestGatewayUnansweredPermissionQuestionTimesOut(t *testing.T) {
 // TestGatewaySIGTERMBoundedWithHungCall: SIGTERM with a hung call (a tool
 // that ignores cancellation, in a server that then outlives stdin EOF)
 // exits within the 5 s grace + 2 s, the server hears notifications/cancelled,
-// and no server process survives (before: serve lived on until the call's
-// own 120 s timeout).
+// the client's call is answered with a JSON-RPC error that says the
+// gateway is shutting down (before: code 0, "context canceled"; issue 29,
+// point 8), and no server process survives (before: serve lived on until
+// the call's own 120 s timeout).
 func TestGatewaySIGTERMBoundedWithHungCall(t *testing.T) {
 	for _, mode := range []string{"http", "stdio"} {
 		t.Run(mode, func(t *testing.T) {
@@ -435,6 +440,7 @@ func TestGatewaySIGTERMBoundedWithHungCall(t *testing.T) {
 			var (
 				signal func() error
 				exited <-chan error
+				answer func() map[string]any // the call's response, once serve exited
 			)
 			if mode == "http" {
 				cmd := w.command(t, "serve", "--http", "127.0.0.1:0")
@@ -463,7 +469,19 @@ func TestGatewaySIGTERMBoundedWithHungCall(t *testing.T) {
 				c := &rawHTTP{t: t, url: base + "/mcp"}
 				c.initialize(ctx, `{}`)
 				tool := c.waitTool(ctx)
-				go c.rpc(ctx, callBody(3, tool, `{"ignore_cancel":true}`))
+				got := make(chan map[string]any, 1)
+				go func() {
+					m, _, _ := c.rpc(ctx, callBody(3, tool, `{"ignore_cancel":true}`))
+					got <- m
+				}()
+				answer = func() map[string]any {
+					select {
+					case m := <-got:
+						return m
+					case <-time.After(5 * time.Second):
+						return nil
+					}
+				}
 				signal = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 				exited = done
 			} else {
@@ -472,6 +490,7 @@ func TestGatewaySIGTERMBoundedWithHungCall(t *testing.T) {
 				tool := findTool(t, p.await(2, "", 30*time.Second), "cl__wait")
 				p.send(callBody(3, tool, `{"ignore_cancel":true}`))
 				exited = p.exited
+				answer = func() map[string]any { return p.await(3, "", 5*time.Second) }
 				// The client keeps stdin open: only the signal ends it.
 				signal = func() error { return p.cmd.Process.Signal(syscall.SIGTERM) }
 			}
@@ -493,6 +512,12 @@ func TestGatewaySIGTERMBoundedWithHungCall(t *testing.T) {
 			}
 			if !w.waitLog(t, "cancelled", time.Second) {
 				t.Error("the server never received notifications/cancelled")
+			}
+			m := answer()
+			e, _ := m["error"].(map[string]any)
+			if code, _ := e["code"].(float64); code != -32000 || !strings.Contains(fmt.Sprint(e["message"]), "gateway is shutting down") {
+				b, _ := json.Marshal(m)
+				t.Errorf("the call cut by shutdown was answered %s; want a JSON-RPC error -32000 saying the gateway is shutting down", b)
 			}
 			for _, pid := range w.serverPIDs(t) {
 				deadline := time.Now().Add(2 * time.Second)
@@ -590,4 +615,124 @@ func TestGatewayHTTPSessionCapForgetsEndedSessions(t *testing.T) {
 	if _, _, err := ended.rpc(ctx, ping); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("the ended session answered (%v); want 404", err)
 	}
+}
+
+// TestGatewayTimedOutQuestionIsWithdrawn: a call that times out while its
+// permission question is out (elicitation/create to a 2025-11-25 client
+// that never answers) withdraws the question — notifications/cancelled for
+// the elicitation's request id — every time, and before the call's answer
+// (issue 29, point 8). Before, the SDK sent the cancellation in the
+// background after the answer: over HTTP the answer had closed the stream
+// and the cancellation was dropped in most tries (the client's dialog
+// stayed open); over stdio it came after the answer.
+func TestGatewayTimedOutQuestionIsWithdrawn(t *testing.T) {
+	const tries = 5
+	w := newCancelWorld(t, true, map[string]any{"timeout": 800})
+	// order checks one call's messages as the client got them: the
+	// question, its cancellation, then the answer.
+	order := func(t *testing.T, msgs []map[string]any) {
+		t.Helper()
+		var asked any
+		withdrawn := false
+		for _, m := range msgs {
+			switch {
+			case m["method"] == "elicitation/create":
+				asked = m["id"]
+			case m["method"] == "notifications/cancelled":
+				p, _ := m["params"].(map[string]any)
+				withdrawn = withdrawn || (asked != nil && p["requestId"] == asked)
+			case m["method"] == nil && m["id"] == float64(3):
+				b, _ := json.Marshal(m)
+				if asked == nil {
+					t.Fatalf("the call was answered without a question: %s", b)
+				}
+				if !withdrawn {
+					t.Errorf("the call was answered before its question (id %v) was withdrawn: %s", asked, b)
+				}
+				if !strings.Contains(string(b), "timed out") {
+					t.Errorf("answer %s; want the call's timeout", b)
+				}
+				return
+			}
+		}
+		t.Fatal("no answer to the call")
+	}
+	t.Run("stdio", func(t *testing.T) {
+		p := startStdio(t, w.gatewayWorld)
+		p.initialize(`{"elicitation":{}}`)
+		tool := findTool(t, p.await(2, "", 30*time.Second), "cl__echo")
+		for range tries {
+			p.send(callBody(3, tool, `{"text":"hi"}`))
+			var msgs []map[string]any
+			for m := range p.lines {
+				msgs = append(msgs, m)
+				if m["method"] == nil && m["id"] == float64(3) {
+					break
+				}
+			}
+			order(t, msgs)
+		}
+	})
+	base, stop := startHTTPGateway(t, w.gatewayWorld, "--http", "127.0.0.1:0")
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	t.Run("http", func(t *testing.T) {
+		c := &rawHTTP{t: t, url: base + "/mcp"}
+		c.initialize(ctx, `{"elicitation":{}}`)
+		m, _, err := c.rpc(ctx, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`)
+		if err != nil {
+			t.Fatalf("tools/list: %v", err)
+		}
+		tool := findTool(t, m, "cl__echo")
+		for range tries {
+			resp, err := http.DefaultClient.Do(c.request(ctx, "POST", callBody(3, tool, `{"text":"hi"}`)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var msgs []map[string]any
+			sc := bufio.NewScanner(resp.Body)
+			for sc.Scan() {
+				var m map[string]any
+				if json.Unmarshal([]byte(strings.TrimPrefix(sc.Text(), "data: ")), &m) == nil {
+					msgs = append(msgs, m)
+				}
+			}
+			resp.Body.Close()
+			order(t, msgs)
+		}
+	})
+	// The Go SDK's client: its elicitation handler (the dialog) is
+	// cancelled each time.
+	t.Run("go-sdk-http", func(t *testing.T) {
+		closed := make(chan struct{}, tries)
+		quit := make(chan struct{}) // the test is over: open dialogs give up
+		client := mcp.NewClient(&mcp.Implementation{Name: "never-answers", Version: "1"}, &mcp.ClientOptions{
+			Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
+			ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				select {
+				case <-ctx.Done(): // the person never answers; the dialog closes when withdrawn
+					closed <- struct{}{}
+				case <-quit:
+				}
+				return nil, errors.New("no answer")
+			},
+		})
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		defer close(quit)
+		for i := range tries {
+			if text, isErr := callText(t, ctx, cs, "cl__echo", map[string]any{"text": "hi"}); !isErr || !strings.Contains(text, "timed out") {
+				t.Fatalf("call %d: %q (isError %v); want the call's timeout", i+1, text, isErr)
+			}
+			select {
+			case <-closed:
+			case <-time.After(5 * time.Second):
+				t.Fatalf("call %d timed out, and its question was still open 5 s later", i+1)
+			}
+		}
+	})
 }

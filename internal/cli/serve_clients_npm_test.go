@@ -74,7 +74,13 @@ func TestGatewayBehindClaudeCodeAndInspector(t *testing.T) {
 		t.Fatal(err)
 	}
 	longCmd, longArgs := testserver.Command("longnames")
+	// A server that takes its time to start (until the test releases it,
+	// after Claude Code's look): the gateway must not keep Claude Code
+	// waiting for it (issue 29, point 5).
+	release := filepath.Join(w.dir, "release-slow")
+	slowCmd, slowArgs := testserver.Command("slow-start", "-until-file", release)
 	writeJSON(t, filepath.Join(w.sbHome, "mcp.json"), map[string]any{"mcpServers": map[string]any{
+		"slow":       map[string]any{"type": "stdio", "command": slowCmd, "args": slowArgs, "startup_timeout": 600000},
 		"everything": map[string]any{"type": "stdio", "command": p.Node, "args": []string{p.Everything}},
 		"memory": map[string]any{"type": "stdio", "command": p.Node, "args": []string{p.Memory},
 			"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(w.dir, "memory.jsonl")}},
@@ -110,7 +116,9 @@ func TestGatewayBehindClaudeCodeAndInspector(t *testing.T) {
 	}
 	t.Logf("entry: %s %s", entry.Command, strings.Join(entry.Args, " "))
 
-	// (a) Claude Code itself starts the entry and finds it connected.
+	// (a) Claude Code itself starts the entry and finds it connected, its
+	// tools fetched (it gives up on tools/list after 5 s: "! Connected ·
+	// tools fetch failed"), while a server is still starting.
 	list := string(runClient(t, w, "claude mcp list", 90*time.Second, p.Claude, "mcp", "list"))
 	var line string
 	for _, l := range strings.Split(list, "\n") {
@@ -118,12 +126,17 @@ func TestGatewayBehindClaudeCodeAndInspector(t *testing.T) {
 			line = l
 		}
 	}
-	if !strings.Contains(line, "Connected") {
-		t.Fatalf("claude mcp list does not show %q connected:\n%s", entryName, list)
+	if !strings.Contains(line, "Connected") || strings.Contains(line, "failed") {
+		t.Fatalf("claude mcp list does not show %q connected with its tools:\n%s", entryName, list)
+	}
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
 	}
 
 	// (b) The Inspector's CLI runs the entry's command, as Claude Code
-	// does, and lists the tools.
+	// does, and lists the tools. It lists once and follows no
+	// list_changed, so it waits for the servers with --wait, as such a
+	// client should (docs/gateway.md, stdio).
 	inspect := func(args ...string) []byte {
 		t.Helper()
 		what := "inspector " + strings.Join(args, " ")
@@ -131,13 +144,13 @@ func TestGatewayBehindClaudeCodeAndInspector(t *testing.T) {
 			"-e", "SWITCHBOARD_HOME=" + w.sbHome,
 			"-e", "SWITCHBOARD_MANAGED_DIR=" + filepath.Join(w.dir, "managed"),
 			entry.Command}
-		a = append(append(a, entry.Args...), args...)
+		a = append(append(append(a, entry.Args...), "--wait", "30s"), args...)
 		return runClient(t, w, what, 90*time.Second, p.Node, a...)
 	}
-	wantServers := []string{"everything", "filesystem", "longnames", "memory"}
+	wantServers := []string{"everything", "filesystem", "longnames", "memory", "slow"}
 	var names []string
-	// The gateway's first tools/list waits --wait (5 s) for the servers;
-	// on a loaded machine an npm server can take longer, and joins later.
+	// On a loaded machine an npm server can take longer than --wait,
+	// and joins later.
 	for deadline := time.Now().Add(60 * time.Second); ; {
 		var listed struct {
 			Tools []struct {
@@ -180,12 +193,12 @@ func TestGatewayBehindClaudeCodeAndInspector(t *testing.T) {
 			t.Errorf("tools lack %s: %v", want, names)
 		}
 	}
-	// The 120-character tool is served under a cut name (front, _, 8 hex
+	// The 120-character tool is served under a cut name (first and last words, 8 hex
 	// digits of the name hash), which the gateway routes by its table.
 	long := testserver.LongToolNames[4]
 	var cut string
 	for _, n := range names {
-		if strings.HasPrefix(n, "longnames__very_long_tool_name_") {
+		if strings.HasPrefix(n, "longnames__very_long_") {
 			cut = n
 		}
 	}

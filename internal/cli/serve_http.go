@@ -48,22 +48,32 @@ func serveHTTP(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, log 
 	if guard.auth == nil {
 		guard.auth = gateway.NewAuth(&gateway.AuthOptions{SharedToken: opts.Token})
 	}
-	var life http.Handler = newHTTPLife(g, sdkHandler(opts.Stateless), opts.Stateless, opts, log)
-	if s := opts.scale; s != nil {
+	body := opts.BodyTimeout
+	if body <= 0 {
+		body = DefaultBodyTimeout
+	}
+	var life http.Handler = newHTTPLife(g, sdkHandler(true), true, opts, log)
+	switch s := opts.scale; {
+	case s != nil:
 		// Scale-out with sessions (serve_scale.go): sessions here,
 		// 2026-07-28 requests per request.
 		s.stateful = newHTTPLife(g, sdkHandler(false), false, opts, log)
 		s.stateless = life
-		s.body, s.log = opts.BodyTimeout, log
-		if s.body <= 0 {
-			s.body = DefaultBodyTimeout
-		}
+		s.body, s.log = body, log
 		life = s
 		log.Info("sessions are sealed with the session keys and name this instance", "advertise", s.self)
+	case !opts.Stateless:
+		// Both protocol revisions on one endpoint: sessions for the
+		// clients that initialize one, each request on its own for
+		// those on 2026-07-28, which have no sessions.
+		life = &revisionRouter{stateful: newHTTPLife(g, sdkHandler(false), false, opts, log), stateless: life, body: body, log: log}
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", guard.wrap(life))
 	mux.HandleFunc("/healthz", healthz(g.Host(), opts.Stateless))
+	if opts.memberSecrets != nil {
+		mux.Handle(MemberSecretsPath, guard.wrap(opts.memberSecrets)) // serve_member_secrets.go
+	}
 	mountOAuth(ctx, mux, opts, log) // RFC 9728 metadata (serve_jwt.go)
 	if opts.metrics != nil {
 		// Behind the same auth as /mcp: the counts name servers and tools.

@@ -115,7 +115,7 @@ func (l *httpLife) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			defer l.sessions.end(sid)
 		}
 	}
-	r, release := l.g.BindHTTP(r, keys...)
+	w, r, release := l.g.BindHTTP(w, r, keys...)
 	defer release()
 	l.next.ServeHTTP(w, r)
 }
@@ -129,6 +129,9 @@ type postBody struct {
 }
 
 func (*postBody) Close() error { return nil }
+
+// Bytes returns the whole body: gateway.BindHTTP reads it without a copy.
+func (b *postBody) Bytes() []byte { return b.data }
 
 // setPostBody makes body, read whole, r's body.
 func setPostBody(r *http.Request, body []byte) {

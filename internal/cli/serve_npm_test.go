@@ -83,7 +83,7 @@ func TestGatewayTypeScriptClientStdio(t *testing.T) {
 	w := newGatewayWorld(t)
 	w.servers(t, "alpha", "beta")
 	w.permissions(t, []string{"mcp__alpha__echo"}, []string{"mcp__alpha__add"})
-	res := runTSClient(t, w, nil, "stdio", switchboardBin(t), "--workspace", w.ws, "serve", "--stdio")
+	res := runTSClient(t, w, nil, append([]string{"stdio", switchboardBin(t)}, w.args("serve", "--stdio")...)...)
 	checkTSResult(t, res)
 }
 

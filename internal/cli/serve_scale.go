@@ -17,6 +17,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/gateway"
@@ -161,20 +162,129 @@ func (ks *sessionKeys) open(id string) (string, bool) {
 	return "", false
 }
 
+// keyRing is a scale-out gateway's session keys as its key file holds
+// them now. Instances pick up a rotated key file without a restart: the
+// file is read again — with the checks made at start (mode 0600, a key a
+// line, at least one) — when it has changed (another inode, size or
+// modification time) before a new session ID is sealed, when an ID does
+// not open, and whenever serve's watcher sees the file change. So an
+// instance seals with the key put first as soon as it has the file, and
+// one that meets an ID sealed with a key it has not read yet reads the
+// file before it answers 404. A file that fails the checks keeps the keys
+// in force (the log says why) until it is fixed.
+type keyRing struct {
+	path string
+	log  *slog.Logger
+	// rekeyed, if set, runs after the keys changed.
+	rekeyed func()
+
+	cur  atomic.Pointer[sessionKeys]
+	mu   sync.Mutex  // one read at a time
+	seen fs.FileInfo // the file as last read (or found unusable)
+}
+
+// newKeyRing reads the key file at path (readSessionKeys).
+func newKeyRing(path string) (*keyRing, error) {
+	ks, err := readSessionKeys(path)
+	if err != nil {
+		return nil, err
+	}
+	k := &keyRing{path: path, log: slog.New(slog.DiscardHandler)}
+	k.cur.Store(ks)
+	k.seen, _ = os.Stat(path)
+	return k, nil
+}
+
+func (k *keyRing) keys() *sessionKeys { return k.cur.Load() }
+
+// refresh reads the key file again if it changed since it was last read,
+// and reports whether the keys changed.
+func (k *keyRing) refresh() bool {
+	k.mu.Lock()
+	fi, err := os.Stat(k.path)
+	if err == nil && k.seen != nil && os.SameFile(fi, k.seen) && fi.Size() == k.seen.Size() && fi.ModTime().Equal(k.seen.ModTime()) {
+		k.mu.Unlock()
+		return false
+	}
+	if err != nil && k.seen == nil {
+		k.mu.Unlock()
+		return false // gone, and already reported
+	}
+	k.seen = fi
+	ks, err := readSessionKeys(k.path)
+	if err != nil {
+		k.mu.Unlock()
+		k.log.Warn("the session key file cannot be used; the keys read before stay in force until it is fixed", "file", k.path, "error", err)
+		return false
+	}
+	k.cur.Store(ks)
+	k.mu.Unlock()
+	k.log.Info("session keys read again", "file", k.path, "keys", len(ks.aeads))
+	if k.rekeyed != nil {
+		k.rekeyed()
+	}
+	return true
+}
+
+// seal seals owner with the first key of the file as it is now.
+func (k *keyRing) seal(owner string) string {
+	k.refresh()
+	return k.keys().seal(owner)
+}
+
+// open opens id with the keys of the file as it is now.
+func (k *keyRing) open(id string) (string, bool) {
+	if owner, ok := k.keys().open(id); ok {
+		return owner, true
+	}
+	if k.refresh() {
+		return k.keys().open(id)
+	}
+	return "", false
+}
+
 // scaleOut routes a scale-out gateway's /mcp requests: a request of a
 // session to the instance that holds it (here: stateful), an initialize to
 // stateful (a new session here), anything else to stateless.
 type scaleOut struct {
 	self      string // this instance's URL (--advertise), as sealed in IDs
-	keys      *sessionKeys
+	keys      *keyRing
 	stateful  http.Handler
 	stateless http.Handler
 	body      time.Duration
 	log       *slog.Logger
+	// setInstance, if set, gives the gateway a new Instance (sealed with
+	// the keys in force) after a rotation.
+	setInstance func(string)
 
 	mu      sync.Mutex
 	inst    string // see instance
 	proxies map[string]*httputil.ReverseProxy
+}
+
+// newScaleOut is the router of an instance at self (its URL, or "" until
+// it listens) with keys.
+func newScaleOut(self string, keys *keyRing) *scaleOut {
+	s := &scaleOut{self: self, keys: keys}
+	keys.rekeyed = s.rekeyed
+	return s
+}
+
+// rekeyed seals this instance's name for held calls again with the keys
+// now in force: once an old key is dropped, the other instances no longer
+// open what it sealed.
+func (s *scaleOut) rekeyed() {
+	s.mu.Lock()
+	if s.inst == "" {
+		s.mu.Unlock()
+		return // not handed out yet
+	}
+	s.inst = strings.TrimPrefix(s.keys.keys().seal(s.self), sessionIDPrefix)
+	inst, set := s.inst, s.setInstance
+	s.mu.Unlock()
+	if set != nil {
+		set(inst)
+	}
 }
 
 // sessionID returns the gateway's SessionID: a new ID naming this
@@ -228,6 +338,40 @@ func (s *scaleOut) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.stateless.ServeHTTP(w, r)
 }
 
+// revisionRouter serves both protocol revisions on one endpoint of a
+// gateway with sessions (serve --http without --stateless). A client
+// before 2026-07-28 initializes a session and sends its ID with every
+// request after; a client on 2026-07-28 has no sessions and sends each
+// request on its own, which the SDK's stateful handler refuses (its
+// transport speaks 2026-07-28 only statelessly). So a request of a
+// session, an initialize and anything but a POST go to stateful, and any
+// other POST to stateless — as the scale-out router does, without the
+// passing on.
+type revisionRouter struct {
+	stateful, stateless http.Handler
+	body                time.Duration
+	log                 *slog.Logger
+}
+
+func (v *revisionRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.Header.Get(sessionIDHeader) != "" {
+		v.stateful.ServeHTTP(w, r)
+		return
+	}
+	body, ok := readPostBody(w, r, v.body, v.log)
+	if !ok {
+		return
+	}
+	setPostBody(r, body)
+	for _, m := range jsonMessages(body) {
+		if m.Method == "initialize" {
+			v.stateful.ServeHTTP(w, r)
+			return
+		}
+	}
+	v.stateless.ServeHTTP(w, r)
+}
+
 // instance returns the gateway's Instance: this instance's address,
 // sealed, which HeldCallInstance finds in a held call's requestState.
 func (s *scaleOut) instance() string {
@@ -237,7 +381,7 @@ func (s *scaleOut) instance() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.inst == "" {
-		s.inst = strings.TrimPrefix(s.keys.seal(s.self), sessionIDPrefix)
+		s.inst = strings.TrimPrefix(s.keys.keys().seal(s.self), sessionIDPrefix)
 	}
 	return s.inst
 }

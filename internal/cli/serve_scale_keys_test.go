@@ -207,3 +207,109 @@ func TestGatewaySessionKeyAdd(t *testing.T) {
 		t.Error("a refused add changed the file")
 	}
 }
+
+// A rotation in two steps, for instances whose copies of the file change
+// at their own times: `add --next` puts the new key second (it opens, the
+// first still seals), `promote` makes it first.
+func TestGatewaySessionKeyAddNextAndPromote(t *testing.T) {
+	ios, _, _, errOut := Test()
+	p := filepath.Join(t.TempDir(), "session-keys")
+	if err := gatewaySessionKeyAddRun(&GatewaySessionKeyOptions{IO: ios, File: p, Next: true}); err == nil || !strings.Contains(err.Error(), "holds none") {
+		t.Fatalf("add --next to a new file: %v; want it refused", err)
+	}
+	if err := gatewaySessionKeyAddRun(&GatewaySessionKeyOptions{IO: ios, File: p}); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := readSessionKeys(p)
+	oldID := old.seal("http://10.0.0.5:8080")
+	if err := gatewaySessionKeyAddRun(&GatewaySessionKeyOptions{IO: ios, File: p, Next: true}); err != nil {
+		t.Fatal(err)
+	}
+	staged, err := readSessionKeys(p)
+	if err != nil || len(staged.aeads) != 2 {
+		t.Fatalf("after add --next: %v, %d keys", err, len(staged.aeads))
+	}
+	if _, ok := old.open(staged.seal("http://x:1")); !ok {
+		t.Error("after add --next the file seals with the new key already")
+	}
+	if !strings.Contains(errOut.String(), "session-key promote") {
+		t.Errorf("add --next does not say what comes next: %q", errOut.String())
+	}
+	if err := gatewaySessionKeyPromoteRun(&GatewaySessionKeyOptions{IO: ios, File: p}); err != nil {
+		t.Fatal(err)
+	}
+	promoted, err := readSessionKeys(p)
+	if err != nil || len(promoted.aeads) != 2 {
+		t.Fatalf("after promote: %v, %d keys", err, len(promoted.aeads))
+	}
+	newID := promoted.seal("http://x:1")
+	if _, ok := old.open(newID); ok {
+		t.Error("after promote the file still seals with the old key")
+	}
+	if _, ok := staged.open(newID); !ok {
+		t.Error("an instance still on the staged file cannot open an ID sealed after promote")
+	}
+	if _, ok := promoted.open(oldID); !ok {
+		t.Error("after promote the old key no longer opens its IDs")
+	}
+	// One key: nothing to promote.
+	one := writeKeys(t, 0o600, base64.StdEncoding.EncodeToString(newKey(t)))
+	if err := gatewaySessionKeyPromoteRun(&GatewaySessionKeyOptions{IO: ios, File: one}); err == nil {
+		t.Error("promote with one key was accepted")
+	}
+}
+
+// A key ring reads its file again when it changed, before sealing and when
+// an ID does not open; a file that fails serve's checks keeps the keys in
+// force.
+func TestKeyRingFollowsTheFile(t *testing.T) {
+	oldK, newK := newKey(t), newKey(t)
+	p := writeKeys(t, 0o600, base64.StdEncoding.EncodeToString(oldK))
+	ring, err := newKeyRing(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rekeyed := 0
+	ring.rekeyed = func() { rekeyed++ }
+	oldID := ring.seal("http://a:1")
+	// Another instance put a new key first and sealed with it.
+	other, _ := readSessionKeys(writeKeys(t, 0o600, base64.StdEncoding.EncodeToString(newK), base64.StdEncoding.EncodeToString(oldK)))
+	newID := other.seal("http://b:1")
+	if _, ok := ring.open(newID); ok {
+		t.Fatal("an ID sealed with a key the file does not hold opened")
+	}
+	rotated := base64.StdEncoding.EncodeToString(newK) + "\n" + base64.StdEncoding.EncodeToString(oldK) + "\n"
+	if err := os.WriteFile(p+".tmp", []byte(rotated), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(p+".tmp", p); err != nil {
+		t.Fatal(err)
+	}
+	// No restart: the ID sealed with the new key opens once the file has it…
+	if owner, ok := ring.open(newID); !ok || owner != "http://b:1" {
+		t.Errorf("after the rotation an ID sealed with the new key: %q, %v", owner, ok)
+	}
+	// …and this instance seals with it too.
+	if _, ok := other.open(ring.seal("http://a:1")); !ok {
+		t.Error("after the rotation the ring does not seal with the new key")
+	}
+	if _, ok := ring.open(oldID); !ok {
+		t.Error("after the rotation the old key no longer opens")
+	}
+	if rekeyed != 1 {
+		t.Errorf("rekeyed ran %d times, want 1", rekeyed)
+	}
+	// A file others can read is not used: the keys in force stay.
+	if err := os.WriteFile(p, []byte(base64.StdEncoding.EncodeToString(newKey(t))+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ring.open(oldID); !ok {
+		t.Error("a key file readable by others replaced the keys in force")
+	}
+	if _, ok := other.open(ring.seal("http://a:1")); !ok {
+		t.Error("a key file readable by others changed the sealing key")
+	}
+}

@@ -175,12 +175,7 @@ func tokenFileFor(t *testing.T, w *gatewayWorld) string {
 func TestGatewayScaleOutKeepsSessionGrants(t *testing.T) {
 	nginx := findNginx(t)
 	w := newGatewayWorld(t)
-	echoCmd, echoArgs := testserver.Command("echo")
-	elicitCmd, elicitArgs := testserver.Command("elicit")
-	writeJSON(t, filepath.Join(w.sbHome, "mcp.json"), map[string]any{"mcpServers": map[string]any{
-		"alpha": map[string]any{"type": "stdio", "command": echoCmd, "args": echoArgs},
-		"beta":  map[string]any{"type": "stdio", "command": elicitCmd, "args": elicitArgs},
-	}})
+	alphaBeta(t, w)
 	writeJSON(t, filepath.Join(w.sbHome, "settings.json"), map[string]any{"permissions": map[string]any{
 		"ask": []string{"mcp__alpha__pid"}, "allow": []string{"mcp__beta"},
 	}})
@@ -345,6 +340,18 @@ func TestGatewayScaleOutKeepsSessionGrants(t *testing.T) {
 	}
 }
 
+// alphaBeta configures the scale-out tests' servers: alpha, the echo test
+// server, and beta, which asks the client questions (elicit).
+func alphaBeta(t *testing.T, w *gatewayWorld) {
+	t.Helper()
+	echoCmd, echoArgs := testserver.Command("echo")
+	elicitCmd, elicitArgs := testserver.Command("elicit")
+	writeJSON(t, filepath.Join(w.sbHome, "mcp.json"), map[string]any{"mcpServers": map[string]any{
+		"alpha": map[string]any{"type": "stdio", "command": echoCmd, "args": echoArgs},
+		"beta":  map[string]any{"type": "stdio", "command": elicitCmd, "args": elicitArgs},
+	}})
+}
+
 // pidsOfCalls calls alpha__pid n times and counts the server processes
 // that answered.
 func pidsOfCalls(t *testing.T, ctx context.Context, cs *mcp.ClientSession, n int) map[string]int {
@@ -399,4 +406,150 @@ func TestStatelessGatewaySaysWhyALegacyClientIsNotAsked(t *testing.T) {
 	if len(ev.asked) != 0 {
 		t.Errorf("asked %d times", len(ev.asked))
 	}
+}
+
+// TestGatewayScaleOutRotatesKeysWithoutRestart: two `serve --stateless
+// --session-key-file` gateways behind nginx round robin while the key file
+// is rotated as docs/gateway.md prescribes, without restarting either
+// (issue 29, point 9). Before, an instance read the file only at start:
+// sessions sealed with the new key by a restarted instance were answered
+// 404 by one not yet restarted. Now: a session begun after `session-key
+// add` is sealed with the new key and works on both instances at once, a
+// session of the old key goes on, and once the old key's line is
+// deleted, new sessions and the retries of a 2026-07-28 call held for an
+// upstream server's question still reach the instance that holds them.
+func TestGatewayScaleOutRotatesKeysWithoutRestart(t *testing.T) {
+	nginx := findNginx(t)
+	w := newGatewayWorld(t)
+	alphaBeta(t, w)
+	w.permissions(t, []string{"mcp__alpha", "mcp__beta"}, nil)
+	keyFile := filepath.Join(w.dir, "session-keys")
+	addKey := func() {
+		t.Helper()
+		if out, err := w.command(t, "gateway", "session-key", "add", keyFile).CombinedOutput(); err != nil {
+			t.Fatalf("session-key add: %v\n%s", err, out)
+		}
+	}
+	addKey()
+	var upstreams []string
+	for range 2 {
+		base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--stateless", "--session-key-file", keyFile, "--token-file", tokenFileFor(t, w))
+		defer stop()
+		upstreams = append(upstreams, strings.TrimPrefix(base, "http://"))
+	}
+	lb, accessLog := startNginx(t, nginx, upstreams)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	hc := &http.Client{Transport: bearerTransport{token: "scale-token"}}
+	connect := func(protocol string, opts *mcp.ClientOptions) *mcp.ClientSession {
+		t.Helper()
+		so := &mcp.ClientSessionOptions{ProtocolVersion: protocol}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "rotate"}, opts).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: lb + "/mcp", HTTPClient: hc}, so)
+		if err != nil {
+			t.Fatalf("connect through nginx: %v", err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	// calls makes n calls in the session, each of which must work, and
+	// checks that nginx sent them to both instances.
+	calls := func(what string, cs *mcp.ClientSession, n int) {
+		t.Helper()
+		before := countLines(t, accessLog)
+		for i := range n {
+			if txt, isErr := callText(t, ctx, cs, "alpha__echo", map[string]any{"text": what}); isErr || !strings.Contains(txt, what) {
+				t.Fatalf("%s, call %d: isError %v, %q", what, i+1, isErr, txt)
+			}
+		}
+		hits := map[string]int{}
+		for _, up := range readLines(t, accessLog)[before:] {
+			hits[up]++
+		}
+		for _, up := range upstreams {
+			if hits[up] == 0 {
+				t.Errorf("%s: nginx sent none of the calls to %s: %v", what, up, hits)
+			}
+		}
+	}
+	firstKeyOnly := func() *sessionKeys {
+		t.Helper()
+		b, err := os.ReadFile(keyFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := strings.SplitN(strings.TrimSpace(string(b)), "\n", 2)[0]
+		ks, err := parseSessionKeys(keyFile, []byte(first))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ks
+	}
+
+	// eachSealsWith begins a session on each instance itself and checks
+	// that its ID is sealed with ks.
+	eachSealsWith := func(what string, ks *sessionKeys) {
+		t.Helper()
+		for _, up := range upstreams {
+			code, sid := initStatus(t, "http://"+up, "scale-token", "")
+			if code != http.StatusOK {
+				t.Fatalf("%s: initialize on %s: %d", what, up, code)
+			}
+			if _, ok := ks.open(sid); !ok {
+				t.Errorf("%s: %s sealed a new session with another key: it did not read the key file again", what, up)
+			}
+		}
+	}
+
+	old := connect("2025-11-25", nil)
+	calls("a session of the first key", old, 6)
+
+	// The rotation: a new key first, the old one kept. Neither instance
+	// restarts.
+	addKey()
+	sealing := firstKeyOnly()
+	eachSealsWith("after the rotation", sealing)
+	fresh := connect("2025-11-25", nil)
+	calls("a session of the new key", fresh, 8)
+	calls("a session of the old key, after the rotation", old, 4)
+
+	// The old key's line is deleted: its sessions end (404, a client
+	// starts anew), the new key's go on, and new ones work everywhere.
+	if err := os.WriteFile(keyFile+".tmp", []byte(base64.StdEncoding.EncodeToString(mustFirstKey(t, keyFile))+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(keyFile+".tmp", keyFile); err != nil {
+		t.Fatal(err)
+	}
+	eachSealsWith("after the old key was dropped", sealing)
+	calls("a session of the new key, the old key dropped", fresh, 4)
+	calls("a session begun after the old key was dropped", connect("2025-11-25", nil), 6)
+	// A 2026-07-28 client: an upstream server's question holds the call
+	// in the instance that asked; the retry with the answer must reach it
+	// through either instance, by an instance name sealed with a key the
+	// other instance still has.
+	modern := connect("", &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "blue"}}, nil
+		},
+	})
+	for i := range 6 {
+		if txt, isErr := callText(t, ctx, modern, "beta__ask", nil); isErr || !strings.Contains(txt, "answer: blue") {
+			t.Errorf("an upstream question after the rotation, call %d: isError %v, %q", i+1, isErr, txt)
+		}
+	}
+}
+
+// mustFirstKey returns the first key of a key file.
+func mustFirstKey(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := decodeSessionKey(strings.SplitN(strings.TrimSpace(string(b)), "\n", 2)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,6 +28,28 @@ import (
 type gatewayWorld struct {
 	dir, home, sbHome, ws string
 	env                   []string
+	// defaultWait runs serve without the tests' --wait (testServeWait).
+	defaultWait bool
+	// clientProtocol is the revision the world's team clients ask for
+	// ("": the Go SDK's newest).
+	clientProtocol string
+}
+
+// testServeWait is the --wait the tests' gateways run with unless a test
+// passes its own or sets defaultWait: their first tools/list waits for
+// every server to settle (at most this long) instead of serve's default
+// half second, since these tests list once and expect every server, on a
+// machine that may be loaded. serve_firstlist_test.go tests the default.
+const testServeWait = "20s"
+
+// args are the arguments of a switchboard command in the world: the
+// workspace, args, and for serve the tests' --wait.
+func (w *gatewayWorld) args(args ...string) []string {
+	out := append([]string{"--workspace", w.ws}, args...)
+	if len(args) > 0 && args[0] == "serve" && !w.defaultWait && !slices.Contains(args, "--wait") {
+		out = append(out, "--wait", testServeWait)
+	}
+	return out
 }
 
 func newGatewayWorld(t testing.TB) *gatewayWorld {
@@ -44,6 +67,8 @@ func newGatewayWorld(t testing.TB) *gatewayWorld {
 		"SWITCHBOARD_MANAGED_DIR="+filepath.Join(dir, "managed"),
 		"XDG_CONFIG_HOME="+filepath.Join(w.home, ".config"),
 		TokenEnv+"=",
+		// No session bus of the machine's (a desktop's keyring).
+		"XDG_RUNTIME_DIR="+filepath.Join(dir, "run"), "DBUS_SESSION_BUS_ADDRESS=",
 	)
 	return w
 }
@@ -92,7 +117,7 @@ func switchboardBin(t testing.TB) string {
 
 func (w *gatewayWorld) command(t testing.TB, args ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(switchboardBin(t), append([]string{"--workspace", w.ws}, args...)...)
+	cmd := exec.Command(switchboardBin(t), w.args(args...)...)
 	cmd.Env = w.env
 	cmd.Dir = w.ws
 	return cmd

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
@@ -324,4 +325,69 @@ func TestGatewayFollowsPreApprovalEdits(t *testing.T) {
 	if got := servedServers(t, ctx, cs); len(got) != 1 || got[0] != "mine" {
 		t.Errorf("after the pre-approval was withdrawn, the repository's changed definition is served: %q (want only \"mine\")", got)
 	}
+}
+
+// Edits that truncate the file before they write it (`jq … > file`, and
+// most programs) restart no server, however long the writer takes between
+// the two (here 600 ms, three debounces: a busy machine); an empty file
+// that stays empty applies once it settles (issue 29, point 17: 3 of 5 jq
+// edits stopped and cold-started every server). Starts are counted by the
+// servers' pids.
+func TestGatewayHalfWrittenConfigRestartsNothing(t *testing.T) {
+	w := freshWorld(t, "")
+	if err := os.MkdirAll(w.sbHome, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	userFile := filepath.Join(w.sbHome, "mcp.json")
+	pids := filepath.Join(t.TempDir(), "pids")
+	doc := func(names ...string) map[string]any {
+		m := map[string]any{}
+		for _, n := range names {
+			cmd, args := testserver.Command("echo", "-pid-file", pids)
+			m[n] = map[string]any{"command": cmd, "args": args}
+		}
+		return map[string]any{"mcpServers": m}
+	}
+	writeJSON(t, userFile, doc("a", "b", "c"))
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cs, stderr := stdioGateway(t, ctx, w)
+	waitServed(t, ctx, cs, stderr, "start", "a", "b", "c")
+	for i := range 5 {
+		// Each edit writes the same servers, laid out another way.
+		b, err := json.Marshal(doc("a", "b", "c"))
+		if i%2 == 1 {
+			b, err = json.MarshalIndent(doc("a", "b", "c"), "", strings.Repeat(" ", i))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(userFile, os.O_WRONLY|os.O_TRUNC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(600 * time.Millisecond) // the writer between its truncate and its write
+		if _, err := f.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A real edit after them: once it is served, the gateway has read
+	// every edit before it.
+	writeJSON(t, userFile, doc("a", "b", "c", "d"))
+	waitServed(t, ctx, cs, stderr, "d added after five truncate-then-write edits", "a", "b", "c", "d")
+	b, err := os.ReadFile(pids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(strings.Fields(string(b))); n != 4 {
+		t.Errorf("%d server starts for a, b, c and d, want 4: the edits restarted servers\n%s", n, stderr)
+	}
+	// Emptied for good: the servers stop once the file has settled.
+	if err := os.WriteFile(userFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitServed(t, ctx, cs, stderr, "user file emptied")
 }

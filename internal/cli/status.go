@@ -81,6 +81,9 @@ type statusReport struct {
 	// be read (every call is refused meanwhile).
 	Hooks        []config.CallHook
 	HookProblems []string
+	// Refused says, for a sandboxed server whose stderr shows what its
+	// sandbox refused it, that and the setting that allows it.
+	Refused map[string]refusal
 }
 
 // snapshot waits (bounded by --wait), lists the tools of the connected
@@ -99,8 +102,9 @@ func (s *session) snapshot(ctx context.Context) statusReport {
 	// in each status' ListErrors); all but the failing ones are cached.
 	_, _, _ = s.h.Prompts(lctx)
 	_, _, _ = s.h.Resources(lctx)
+	servers := s.statuses()
 	hooks, problems := s.h.CallHooks()
-	return statusReport{Servers: s.statuses(), Sandbox: s.sandboxes(), Hooks: hooks, HookProblems: problems}
+	return statusReport{Servers: servers, Sandbox: s.sandboxes(), Refused: s.sandboxRefusals(servers), Hooks: hooks, HookProblems: problems}
 }
 
 // errorStates are the states whose command line and stderr are shown.
@@ -132,14 +136,14 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 		t := newTablePrinter(ios, statusPipedColumns...)
 		for _, st := range r.Servers {
 			t.AddRow(st.Name, dashEmpty(string(st.Type)), dashEmpty(string(st.Scope)), string(st.State),
-				toolsCell(st), countCell(st, st.Tokens), reasonText(st, now), commandText(st))
+				toolsCell(st), countCell(st, st.Tokens), r.reason(st, now), commandText(st))
 		}
 		return t.Render()
 	}
 	t := newTablePrinter(ios, "name", "type", "scope", "state", "tools", "tokens", "reason")
 	for _, st := range r.Servers {
 		t.AddRow(st.Name, dashEmpty(string(st.Type)), dashEmpty(string(st.Scope)), string(st.State),
-			toolsCell(st), countCell(st, st.Tokens), reasonText(st, now))
+			toolsCell(st), countCell(st, st.Tokens), r.reason(st, now))
 	}
 	if err := t.Render(); err != nil {
 		return err
@@ -147,17 +151,21 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 	printSandboxes(ios.Out, r)
 	printHooks(ios.Out, r, o)
 	for _, st := range r.Servers {
-		if !isErrorState(st.State) && len(st.ListErrors) == 0 {
+		_, refused := r.Refused[st.Name]
+		if !isErrorState(st.State) && len(st.ListErrors) == 0 && !refused {
 			continue
 		}
 		// The reason, command line, path and stderr were written by the
 		// repository or the server: shown escaped, never acted on.
-		fmt.Fprintf(ios.Out, "\n%s (%s): %s\n", termsafe.Line(st.Name), st.State, termsafe.Line(dashEmpty(st.Reason)))
+		fmt.Fprintf(ios.Out, "\n%s (%s): %s\n", termsafe.Line(st.Name), st.State, termsafe.Line(dashEmpty(st.Reason)+nextTryText(st, now)))
 		if c := commandText(st); c != "" {
 			fmt.Fprintf(ios.Out, "  command: %s\n", termsafe.Line(c))
 		}
 		if st.File != "" {
 			fmt.Fprintf(ios.Out, "  defined in: %s\n", termsafe.Line(o.tilde(st.File)))
+		}
+		if rf, ok := r.Refused[st.Name]; ok {
+			fmt.Fprintf(ios.Out, "  sandbox: %s\n  to allow it: %s\n", termsafe.Line(rf.What), termsafe.Line(rf.Fix))
 		}
 		if tail := lastNonEmptyLines(st.StderrTail, statusStderrLines); len(tail) > 0 {
 			fmt.Fprintln(ios.Out, "  stderr:")
@@ -173,8 +181,19 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 // statusPipedColumns are status's piped columns (its help names them).
 var statusPipedColumns = []string{"name", "type", "scope", "state", "tools", "tokens", "reason", "command"}
 
-// reasonText is the REASON cell: the one-line reason, and for a server
-// still connecting how long it has been at it.
+// reason is reasonText, and first, for a server whose sandbox refused it
+// something, what (the sandbox, not its slowness, is why it is not
+// connected).
+func (r statusReport) reason(st host.ServerStatus, now time.Time) string {
+	if rf, ok := r.Refused[st.Name]; ok {
+		return "sandbox: " + rf.What + "; " + reasonText(st, now)
+	}
+	return reasonText(st, now)
+}
+
+// reasonText is the REASON cell: the one-line reason, for a server still
+// connecting how long it has been at it, and for one in error when it is
+// tried again.
 func reasonText(st host.ServerStatus, now time.Time) string {
 	if st.State == host.StateConnecting {
 		s := "still connecting after " + formatElapsed(now.Sub(st.Since))
@@ -190,7 +209,7 @@ func reasonText(st host.ServerStatus, now time.Time) string {
 		}
 		r += held
 	}
-	return r
+	return r + nextTryText(st, now)
 }
 
 // heldText says which tools tool pinning holds ("" when none).
@@ -202,6 +221,18 @@ func heldText(st host.ServerStatus) string {
 		return ""
 	}
 	return fmt.Sprintf("held (changed since pinned): %s; see `switchboard tools diff %s`", strings.Join(st.Held, ", "), st.Name)
+}
+
+// nextTryText says when a server in error is tried again ("" when it is
+// not): the host retries failed starts and lost connections.
+func nextTryText(st host.ServerStatus, now time.Time) string {
+	if st.State != host.StateError || st.NextTry.IsZero() {
+		return ""
+	}
+	if wait := st.NextTry.Sub(now); wait > 0 {
+		return "; next try in " + wait.Round(time.Second).String()
+	}
+	return "; trying again now"
 }
 
 // count renders a tool or token count: "-" when the server is not
@@ -326,13 +357,19 @@ type statusServerJSON struct {
 	File     string `json:"file"`
 	// Since is when the server entered its state; ElapsedMs is how long
 	// ago that was (for a connecting server, how long it has been trying).
-	Since      time.Time      `json:"since"`
-	ElapsedMs  int64          `json:"elapsed_ms"`
-	Protocol   string         `json:"protocol"`
-	ServerInfo string         `json:"serverInfo"`
-	Stderr     []string       `json:"stderr"`
-	Reconnects int            `json:"reconnects"`
-	Stats      host.CallStats `json:"stats"`
+	Since      time.Time `json:"since"`
+	ElapsedMs  int64     `json:"elapsed_ms"`
+	Protocol   string    `json:"protocol"`
+	ServerInfo string    `json:"serverInfo"`
+	Stderr     []string  `json:"stderr"`
+	Reconnects int       `json:"reconnects"`
+	// Reconnecting: it lost its connection and is being reconnected; its
+	// last tools stay served meanwhile.
+	Reconnecting bool `json:"reconnecting,omitempty"`
+	// NextTry is when a server in error (or reconnecting) is tried again,
+	// or when an open circuit is probed; absent when no try is due.
+	NextTry *time.Time     `json:"nextTry,omitempty"`
+	Stats   host.CallStats `json:"stats"`
 	// Sandbox: what a stdio server can reach, in words (docs/security.md,
 	// Sandbox).
 	Sandbox string `json:"sandbox,omitempty"`
@@ -346,6 +383,9 @@ type statusServerJSON struct {
 	ToolChanges []statusChangeJSON  `json:"toolChanges,omitempty"`
 	PinError    string              `json:"pinError,omitempty"`
 	Findings    []host.ToolFindings `json:"findings,omitempty"`
+	// SandboxRefused: what its stderr shows its sandbox refused it, and
+	// the setting that allows it.
+	SandboxRefused *refusalJSON `json:"sandboxRefused,omitempty"`
 }
 
 // statusChangeJSON is a tool change as status --json shows it; `tools
@@ -356,6 +396,11 @@ type statusChangeJSON struct {
 	State  string   `json:"state"`
 	Reason string   `json:"reason"`
 	Fields []string `json:"fields"`
+}
+
+type refusalJSON struct {
+	What string `json:"what"`
+	Fix  string `json:"fix"`
 }
 
 type statusFilesJSON struct {
@@ -392,14 +437,22 @@ func (r statusReport) json(cfg *config.Resolved, now time.Time) statusJSON {
 		if !st.Since.IsZero() {
 			elapsed = now.Sub(st.Since).Milliseconds()
 		}
+		var next *time.Time
+		if !st.NextTry.IsZero() {
+			next = &st.NextTry
+		}
 		out.Servers = append(out.Servers, statusServerJSON{
 			Name: st.Name, Type: string(st.Type), Scope: string(st.Scope), State: string(st.State),
 			Error: st.Reason, Tools: st.Tools, Tokens: st.Tokens, Deferred: st.Deferred, Command: commandText(st),
 			Trust: string(st.Trust), File: st.File, Since: st.Since, ElapsedMs: elapsed,
 			Protocol: st.Protocol, ServerInfo: st.ServerInfo, Stderr: stderr,
-			Reconnects: st.Reconnects, Stats: st.Stats, Sandbox: r.Sandbox[st.Name],
-			ListErrors: st.ListErrors, Held: st.Held, PinError: st.PinError, Findings: st.Findings,
+			Reconnects: st.Reconnects, Reconnecting: st.Reconnecting, NextTry: next, Stats: st.Stats,
+			Sandbox: r.Sandbox[st.Name], ListErrors: st.ListErrors,
+			Held: st.Held, PinError: st.PinError, Findings: st.Findings,
 		})
+		if rf, ok := r.Refused[st.Name]; ok {
+			out.Servers[len(out.Servers)-1].SandboxRefused = &refusalJSON{What: rf.What, Fix: rf.Fix}
+		}
 		for _, c := range st.ToolChanges {
 			fields := make([]string, len(c.Changes))
 			for i, d := range c.Changes {

@@ -326,8 +326,9 @@ func noToolsMessage(s *session) string {
 	if len(s.cfg.Servers) == 0 {
 		return "No MCP servers are configured. Add one with `switchboard mcp add`, or try `switchboard demo`."
 	}
+	statuses := s.h.Status()
 	var failed []string
-	for _, st := range s.h.Status() {
+	for _, st := range statuses {
 		if why, ok := st.ListErrors["tools/list"]; ok && st.State == host.StateConnected {
 			failed = append(failed, fmt.Sprintf("%s (%s)", st.Name, why))
 		}
@@ -340,7 +341,14 @@ func noToolsMessage(s *session) string {
 		}
 		return fmt.Sprintf("No tools: %s connected, but listing its tools failed. Run `switchboard status` for details; `switchboard tools` asks again.", who)
 	}
-	for _, st := range s.h.Status() {
+	refused := s.sandboxRefusals(statuses)
+	for _, st := range statuses {
+		if r, ok := refused[st.Name]; ok {
+			// Not slow: refused by its sandbox. Waiting would not help.
+			return fmt.Sprintf("No tools: %s's sandbox refused it something: %s. To allow it: %s", st.Name, r.What, r.Fix)
+		}
+	}
+	for _, st := range statuses {
 		if st.State == host.StateConnecting {
 			// Most often a first run: npx and uvx download the server
 			// before it starts, which takes longer than the default wait.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
+	"github.com/switchboard-mcp/switchboard/internal/review"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
@@ -132,159 +133,21 @@ func askApproval(ctx context.Context, in *lineReader, w io.Writer, question stri
 	return v.(bool), nil
 }
 
+// writeDefinition prints what a definition would run, literally, for a
+// person deciding whether to let it (review.Definition: the words the
+// console shows too).
+func writeDefinition(w io.Writer, def config.Server) {
+	review.WriteFields(w, review.Definition(def))
+}
+
 // writeReview shows what approving rs would let run: the literal
 // command line, every env pair (values of secret-looking keys redacted),
 // dangerous loader keys in plain words, cwd, url, header keys (values
 // redacted), headersHelper, which of the user's variables pass, and for
-// a stale approval what changed.
-// writeDefinition prints what a definition would run, literally, for a
-// person deciding whether to let it: type, command line, cwd, url, every
-// env pair (secret-named values hidden, keys that change how programs load
-// code flagged), headers (values hidden) and a headersHelper.
-func writeDefinition(w io.Writer, def config.Server) {
-	fmt.Fprintf(w, "  type:     %s\n", config.InferType(def))
-	if def.Command != "" || len(def.Args) > 0 {
-		fmt.Fprintf(w, "  command:  %s\n", trust.CommandLine(def.Command, def.Args))
-	}
-	if def.Cwd != "" {
-		fmt.Fprintf(w, "  cwd:      %s\n", trust.Quote(def.Cwd))
-	}
-	if def.URL != "" {
-		fmt.Fprintf(w, "  url:      %s\n", trust.Quote(def.URL))
-	}
-	label := "  env:      "
-	for _, k := range sortedKeys(def.Env) {
-		val := trust.Quote(def.Env[k])
-		if redact.IsSecretKey(k) {
-			val = redactedValue(def.Env[k])
-		}
-		fmt.Fprintf(w, "%s%s=%s\n", label, trust.Quote(k), val)
-		if why := trust.Danger(k); why != "" {
-			fmt.Fprintf(w, "            ⚠ %s\n", why)
-		}
-		label = "            "
-	}
-	label = "  headers:  "
-	for _, k := range sortedKeys(def.Headers) {
-		fmt.Fprintf(w, "%s%s: %s\n", label, trust.Quote(k), redactedValue(def.Headers[k]))
-		label = "            "
-	}
-	if def.HeadersHelper != "" {
-		fmt.Fprintf(w, "  headersHelper (runs in a shell at every connect): %s\n", trust.Quote(def.HeadersHelper))
-	}
-}
-
+// a stale approval what changed. The words are package review's, shared
+// with the console.
 func writeReview(w io.Writer, rs *config.ResolvedServer, v trust.Verdict, parent []string, sandbox string) {
-	def := rs.Written
-	from := trust.Quote(rs.File) // a directory name can hold escape sequences too
-	if rs.File == "" {
-		from = "a project file"
-	}
-	fmt.Fprintf(w, "\nProject server %q (from %s) needs your approval to start.\n", rs.Name, from)
-	fmt.Fprintln(w, "The repository wrote this definition, not you: it runs with your rights. Approve it only if you trust exactly this.")
-	for _, sc := range rs.Shadows {
-		if sc == config.ScopeUser {
-			// Project scope wins the name over user scope, so once approved it
-			// also inherits every rule the user wrote for that name.
-			fmt.Fprintf(w, "  ⚠ It has the name of your own server %q (user scope) and replaces it in this workspace: your permission rules for mcp__%s apply to it once approved.\n", rs.Name, rs.Name)
-		}
-	}
-	if v.Status == trust.Stale && v.Previous != nil {
-		fmt.Fprintf(w, "\n  It CHANGED since you approved it on %s: %s\n", v.Previous.ApprovedAt.Local().Format("2006-01-02 15:04"), termsafe.Line(v.Describe(def)))
-		prev := v.Previous.Definition
-		shownCmd := false
-		for _, f := range v.Changed {
-			switch f {
-			case "command", "args":
-				if !shownCmd {
-					fmt.Fprintf(w, "    command was: %s\n", trust.CommandLine(prev.Command, prev.Args))
-				}
-				shownCmd = true
-			case "cwd":
-				fmt.Fprintf(w, "    cwd was:  %s\n", quoteOrNone(prev.Cwd))
-			case "url":
-				fmt.Fprintf(w, "    url was:  %s\n", quoteOrNone(prev.URL))
-			case "headersHelper":
-				fmt.Fprintf(w, "    headersHelper was: %s\n", quoteOrNone(prev.HeadersHelper))
-			case "env_passthrough":
-				fmt.Fprintf(w, "    env_passthrough was: %s\n", quoteList(prev.EnvPassthrough))
-			}
-		}
-	}
-	fmt.Fprintln(w)
-	typ := config.InferType(def)
-	writeDefinition(w, def)
-	if len(def.EnvPassthrough) > 0 {
-		fmt.Fprintf(w, "  env_passthrough: %s\n", quoteList(def.EnvPassthrough))
-	}
-	if sandbox != "" {
-		fmt.Fprintf(w, "  sandbox:  %s\n", termsafe.Line(sandbox))
-	}
-	if def.HeadersHelper != "" {
-		// The command line is approved, not what it runs: a script it
-		// names can change without a question, as a server's own code can.
-		fmt.Fprintln(w, "  note:     an edit to what the headersHelper runs (a script of the repository) is not asked about again: only its command line is approved")
-	}
-	if typ == config.TypeStdio || def.HeadersHelper != "" {
-		passed := trust.PassedVariables(rs, parent)
-		named := map[string]bool{}
-		for _, n := range trust.Named(def) {
-			named[n] = true
-		}
-		inBase := map[string]bool{}
-		for _, n := range trust.BaseEnv() {
-			inBase[n] = true
-		}
-		var base, extra []string
-		for _, n := range passed {
-			if named[n] && !inBase[n] && !strings.HasPrefix(n, "LC_") {
-				extra = append(extra, n)
-			} else {
-				base = append(base, n)
-			}
-		}
-		fmt.Fprintf(w, "  from your environment it gets only: %s\n", orNone(base))
-		if len(extra) > 0 {
-			fmt.Fprintf(w, "    and, because the definition names them: %s\n", termsafe.Line(strings.Join(extra, ", ")))
-		}
-	}
-	fmt.Fprintln(w)
-}
-
-func quoteList(l []string) string {
-	q := make([]string, len(l))
-	for i, s := range l {
-		q[i] = trust.Quote(s)
-	}
-	return orNone(q)
-}
-
-// redactedValue hides a secret value but says which of the user's
-// variables it is made from: that the repository's server gets
-// ${GITHUB_TOKEN} is exactly what a person must see.
-func redactedValue(v string) string {
-	refs := trust.References(config.Server{Command: v})
-	if len(refs) == 0 {
-		return "<redacted>"
-	}
-	for i, r := range refs {
-		refs[i] = "${" + r + "}"
-	}
-	return "<redacted> (made from " + strings.Join(refs, ", ") + ")"
-}
-
-func quoteOrNone(s string) string {
-	if s == "" {
-		return "(none)"
-	}
-	return trust.Quote(s)
-}
-
-func orNone(l []string) string {
-	if len(l) == 0 {
-		return "(nothing)"
-	}
-	return strings.Join(l, ", ")
+	review.Build(rs, v, review.Options{Parent: parent, Sandbox: sandbox}).WriteText(w)
 }
 
 // trustRefusal returns the exit-3 error for a command aimed at the
@@ -488,7 +351,7 @@ func approvalDetails(a approvalJSON) []approvalLine {
 		add("headers helper", trust.Quote(a.HeadersHelper))
 	}
 	if a.Redacted {
-		add("note", "values that look secret are hidden here; `switchboard mcp approve` shows everything as it is before it asks")
+		add("note", review.RedactedNote)
 	}
 	return out
 }

@@ -25,6 +25,11 @@
 //
 // Claude Code is the largest part of the install: its native binary for
 // this platform is about 400 MB on disk.
+//
+// [StartRegistry] runs a local npm registry on loopback (verdaccio, pinned
+// by testdata/npm-registry and installed the same way) serving the small
+// packages of testdata/npm-registry/packages, for tests of package runners
+// (npx) that must download without the internet.
 package npmtest
 
 import (
@@ -127,44 +132,8 @@ func install(logf func(string, ...any)) (Paths, error) {
 	if node, err = filepath.Abs(node); err != nil {
 		return Paths{}, err
 	}
-	lock, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
-	if err != nil {
-		return Paths{}, fmt.Errorf("reading the lockfile: %w", err)
-	}
-	sum := sha256.Sum256(lock)
-	want := hex.EncodeToString(sum[:])
-	stamp := filepath.Join(dir, "node_modules", ".switchboard-npmtest-stamp")
-
-	if !stampMatches(stamp, want) {
-		npm, err := exec.LookPath("npm")
-		if err != nil {
-			return Paths{}, missingToolError{"npm"}
-		}
-		// The lock lives outside node_modules (npm ci deletes that) and outside
-		// the work tree (it is no source file).
-		lockPath := filepath.Join(os.TempDir(), "switchboard-npmtest-"+shortHash(dir)+".lock")
-		unlock, err := lockFile(lockPath)
-		if err != nil {
-			return Paths{}, fmt.Errorf("locking %s: %w", lockPath, err)
-		}
-		defer unlock()
-		// Another process may have installed while we waited for the lock.
-		if !stampMatches(stamp, want) {
-			start := time.Now()
-			ctx, cancel := context.WithTimeout(context.Background(), InstallTimeout)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
-			cmd.Dir = dir
-			var out bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &out
-			if err := cmd.Run(); err != nil {
-				return Paths{}, fmt.Errorf("npm ci in %s: %v\n%s", dir, err, out.String())
-			}
-			if err := os.WriteFile(stamp, []byte(want+"\n"), 0o644); err != nil {
-				return Paths{}, fmt.Errorf("writing the install stamp: %w", err)
-			}
-			logf("npmtest: npm ci took %v", time.Since(start).Round(time.Millisecond))
-		}
+	if err := ciOnce(dir, logf); err != nil {
+		return Paths{}, err
 	}
 
 	p := Paths{Dir: dir, Node: node, SDK: filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")}
@@ -192,6 +161,53 @@ func install(logf func(string, ...any)) (Paths, error) {
 		return Paths{}, err
 	}
 	return p, nil
+}
+
+// ciOnce runs `npm ci` in dir unless its node_modules holds the stamp of
+// its lockfile: once per machine and lockfile, concurrent callers (test
+// processes) serializing on a file lock.
+func ciOnce(dir string, logf func(string, ...any)) error {
+	lock, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
+	if err != nil {
+		return fmt.Errorf("reading the lockfile: %w", err)
+	}
+	sum := sha256.Sum256(lock)
+	want := hex.EncodeToString(sum[:])
+	stamp := filepath.Join(dir, "node_modules", ".switchboard-npmtest-stamp")
+	if stampMatches(stamp, want) {
+		return nil
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return missingToolError{"npm"}
+	}
+	// The lock lives outside node_modules (npm ci deletes that) and outside
+	// the work tree (it is no source file).
+	lockPath := filepath.Join(os.TempDir(), "switchboard-npmtest-"+shortHash(dir)+".lock")
+	unlock, err := lockFile(lockPath)
+	if err != nil {
+		return fmt.Errorf("locking %s: %w", lockPath, err)
+	}
+	defer unlock()
+	// Another process may have installed while we waited for the lock.
+	if stampMatches(stamp, want) {
+		return nil
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), InstallTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("npm ci in %s: %v\n%s", dir, err, out.String())
+	}
+	if err := os.WriteFile(stamp, []byte(want+"\n"), 0o644); err != nil {
+		return fmt.Errorf("writing the install stamp: %w", err)
+	}
+	logf("npmtest: npm ci in %s took %v", filepath.Base(dir), time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
 // claudeBinary finds Claude Code's native executable in the @anthropic-ai

@@ -193,3 +193,20 @@ func TestInstallIsInstantSecondTime(t *testing.T) {
 		}
 	}
 }
+
+// The local registry serves the published package to npm, from a cold
+// cache, with no uplink.
+func TestRegistryServesItsPackages(t *testing.T) {
+	r := npmtest.StartRegistry(t)
+	cmd := exec.Command("npm", "view", "switchboard-echo-server", "version", "--registry", r.URL)
+	cmd.Env = append(os.Environ(), "npm_config_cache="+t.TempDir(), "npm_config_update_notifier=false")
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "1.0.0" {
+		t.Fatalf("npm view: %v\n%s", err, out)
+	}
+	cmd = exec.Command("npm", "view", "left-pad", "version", "--registry", r.URL)
+	cmd.Env = append(os.Environ(), "npm_config_cache="+t.TempDir(), "npm_config_update_notifier=false", "npm_config_fetch_retries=0")
+	if out, err := cmd.CombinedOutput(); err == nil {
+		t.Errorf("a package it does not hold was served: %s", out)
+	}
+}

@@ -3,6 +3,7 @@ package proc
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -10,10 +11,13 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/net/http/httpproxy"
 
 	"github.com/switchboard-mcp/switchboard/internal/netguard"
 )
@@ -156,22 +160,98 @@ type netProxy struct {
 	dial  func(ctx context.Context, network, addr string) (net.Conn, error)
 	slots chan struct{}
 	idle  func() // after each connection, if set (the supervisor collects garbage)
+	// upstream, if set, is the user's own proxy (see ProxyConfig): judge
+	// checks a target before it is asked for through it, dialProxy
+	// connects to it.
+	upstream  *ProxyConfig
+	judge     func(ctx context.Context, t target) error
+	dialProxy func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	mu     sync.Mutex
 	closed bool
 	open   map[io.Closer]bool // listeners and connections
 }
 
-// newNetProxy relays to allow under netguard's rules: private and
-// loopback addresses only with allowPrivate; metadata and link-local
-// addresses never.
-func newNetProxy(allow []target, allowPrivate bool) *netProxy {
-	pol := netguard.Policy{
-		AllowPrivate: allowPrivate,
-		Hint:         "project-scope servers may not reach private addresses; to allow it, set \"allowPrivateNetworkForProjectServers\": true in your user settings",
-		Dialer:       &net.Dialer{Timeout: proxyDialWait, KeepAlive: 30 * time.Second},
+// ProxyConfig is the user's own HTTP proxy (from their environment:
+// HTTPS_PROXY, HTTP_PROXY, NO_PROXY, as golang.org/x/net/http/httpproxy
+// reads them), through which a sandbox's relay reaches the destinations it
+// allows, as every other program of the user's does. Loopback
+// destinations are always reached directly.
+type ProxyConfig struct {
+	HTTPProxy  string `json:"httpProxy,omitempty"`
+	HTTPSProxy string `json:"httpsProxy,omitempty"`
+	NoProxy    string `json:"noProxy,omitempty"`
+}
+
+// via is the proxy to reach t through (tls: the tunnel of a CONNECT), nil
+// for a direct connection.
+func (c *ProxyConfig) via(t target, tls bool) *url.URL {
+	if c == nil || t.loopback() {
+		return nil
 	}
-	np := &netProxy{allow: map[target]bool{}, dial: pol.DialContext, slots: make(chan struct{}, proxyConns), open: map[io.Closer]bool{}}
+	scheme := "http"
+	if tls {
+		scheme = "https"
+	}
+	u, err := (&httpproxy.Config{HTTPProxy: c.HTTPProxy, HTTPSProxy: c.HTTPSProxy, NoProxy: c.NoProxy}).
+		ProxyFunc()(&url.URL{Scheme: scheme, Host: t.String()})
+	if err != nil || u == nil || u.Scheme != "http" {
+		return nil
+	}
+	return u
+}
+
+// newNetProxy relays to allow under netguard's rules: private and
+// loopback addresses only with allowPrivate, or for a destination the user
+// configured (user); metadata and link-local addresses never.
+func newNetProxy(allow []target, allowPrivate bool, user ...target) *netProxy {
+	policy := func(private bool) func(ctx context.Context, network, addr string) (net.Conn, error) {
+		pol := netguard.Policy{
+			AllowPrivate: private,
+			Hint:         "project-scope servers may not reach private addresses; to allow it, set \"allowPrivateNetworkForProjectServers\": true in your user settings",
+			Dialer:       &net.Dialer{Timeout: proxyDialWait, KeepAlive: 30 * time.Second},
+		}
+		return pol.DialContext
+	}
+	strict, private := policy(allowPrivate), policy(true)
+	users := map[string]bool{}
+	for _, t := range user {
+		users[t.String()] = true
+	}
+	np := &netProxy{allow: map[target]bool{}, slots: make(chan struct{}, proxyConns), open: map[io.Closer]bool{}}
+	np.dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if users[addr] {
+			return private(ctx, network, addr)
+		}
+		return strict(ctx, network, addr)
+	}
+	// Through the user's proxy the proxy resolves and connects: the
+	// target is judged here first, by its addresses as this machine
+	// resolves them (a name that does not resolve here passes only if
+	// the user configured it), and the proxy, which the user configured,
+	// is reached whatever its address (but metadata and link-local).
+	np.judge = func(ctx context.Context, t target) error {
+		if users[t.String()] {
+			return nil
+		}
+		pol := netguard.Policy{AllowPrivate: allowPrivate, Hint: "project-scope servers may not reach private addresses; to allow it, set \"allowPrivateNetworkForProjectServers\": true in your user settings"}
+		if a, ok := t.addr(); ok {
+			return pol.CheckAddr(t.host, a)
+		}
+		answers, err := net.DefaultResolver.LookupIPAddr(ctx, t.host)
+		if err != nil {
+			return &netguard.RefusedError{Reason: t.host + " does not resolve here, so its address cannot be judged before your proxy connects to it"}
+		}
+		for _, a := range answers {
+			if ip, ok := netip.AddrFromSlice(a.IP); ok {
+				if err := pol.CheckAddr(t.host, ip.Unmap()); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	np.dialProxy = private
 	for _, t := range allow {
 		np.allow[t] = true
 	}
@@ -293,8 +373,9 @@ func (np *netProxy) handle(c net.Conn) {
 		refuse(c, code, msg)
 		return
 	}
+	tunnel := req.Method == http.MethodConnect
 	ctx, cancel := context.WithTimeout(context.Background(), proxyDialWait)
-	up, err := np.dial(ctx, "tcp", t.String())
+	up, via, err := np.connect(ctx, t, tunnel)
 	cancel()
 	if err != nil {
 		if re := (*netguard.RefusedError)(nil); errors.As(err, &re) {
@@ -321,7 +402,15 @@ func (np *netProxy) handle(c net.Conn) {
 		req.Header.Del(h)
 	}
 	req.Close = true // one request per connection: the next may be for another host
-	if err := req.Write(up); err != nil {
+	write := req.Write
+	if via != nil { // to the user's proxy: the absolute form, and its credentials
+		if u := via.User; u != nil {
+			pw, _ := u.Password()
+			req.Header.Set("Proxy-Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(u.Username()+":"+pw)))
+		}
+		write = req.WriteProxy
+	}
+	if err := write(up); err != nil {
 		refuse(c, http.StatusBadGateway, "switchboard sandbox: sending to "+t.String()+": "+err.Error())
 		return
 	}
@@ -333,6 +422,76 @@ func (np *netProxy) handle(c net.Conn) {
 	resp.Close = true
 	resp.Write(c)
 	resp.Body.Close()
+}
+
+// connect reaches listed destination t: directly, or, where the user's
+// proxy is to be used for it, through that proxy (judged first), with a
+// CONNECT when tunnel is set (the connection is then the tunnel), else
+// the proxy itself (via is it: the request goes to it in absolute form).
+func (np *netProxy) connect(ctx context.Context, t target, tunnel bool) (c net.Conn, via *url.URL, err error) {
+	via = np.upstream.via(t, tunnel)
+	if via == nil {
+		c, err = np.dial(ctx, "tcp", t.String())
+		return c, nil, err
+	}
+	if err := np.judge(ctx, t); err != nil {
+		return nil, nil, err
+	}
+	port := via.Port()
+	if port == "" {
+		port = "80"
+	}
+	c, err = np.dialProxy(ctx, "tcp", net.JoinHostPort(via.Hostname(), port))
+	if err != nil {
+		return nil, nil, fmt.Errorf("your proxy %s: %w", via.Host, err)
+	}
+	if !tunnel {
+		return c, via, nil
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		c.SetDeadline(dl)
+	}
+	head := "CONNECT " + t.String() + " HTTP/1.1\r\nHost: " + t.String() + "\r\n"
+	if u := via.User; u != nil {
+		pw, _ := u.Password()
+		head += "Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(u.Username()+":"+pw)) + "\r\n"
+	}
+	if _, err := io.WriteString(c, head+"\r\n"); err != nil {
+		c.Close()
+		return nil, nil, fmt.Errorf("your proxy %s: %w", via.Host, err)
+	}
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		c.Close()
+		return nil, nil, fmt.Errorf("your proxy %s: %w", via.Host, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		c.Close()
+		return nil, nil, fmt.Errorf("your proxy %s refused %s: %s", via.Host, t, resp.Status)
+	}
+	c.SetDeadline(time.Time{})
+	if br.Buffered() > 0 { // what the destination sent already
+		return &bufferedConn{Conn: c, r: br}, via, nil
+	}
+	return c, via, nil
+}
+
+// bufferedConn is a connection whose first bytes were read into r.
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// CloseWrite half-closes the connection, as relay does to pass an EOF on.
+func (c *bufferedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return c.Conn.Close()
 }
 
 // readRequest reads a proxy request's head and says where it goes; code

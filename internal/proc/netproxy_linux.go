@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +49,12 @@ func newForwarder(p *sandboxPlan) (*netForwarder, error) {
 	if err != nil {
 		return nil, err
 	}
+	user, err := parseAllow(p.AllowUser)
+	if err != nil {
+		return nil, err
+	}
+	np := newNetProxy(allow, p.AllowPrivate, user...)
+	np.upstream = p.Proxy
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("the network forwarder's socket: %w", err)
@@ -55,7 +62,7 @@ func newForwarder(p *sandboxPlan) (*netForwarder, error) {
 	return &netForwarder{
 		own:   os.NewFile(uintptr(fds[0]), "forwarder"),
 		child: os.NewFile(uintptr(fds[1]), "forwarder-helper"),
-		proxy: newNetProxy(allow, p.AllowPrivate),
+		proxy: np,
 	}, nil
 }
 
@@ -163,11 +170,16 @@ func (p *sandboxPlan) openNetwork() error {
 			unix.Close(fd)
 		}
 	}()
-	if p.AllowPrivate {
+	{
 		// One listener per address inside: "localhost:80" and
 		// "127.0.0.1:80" share theirs (the first listed is dialled).
+		// Only where a loopback destination may be reached: private
+		// ones allowed, or one the user configured.
 		bound := map[netip.AddrPort]bool{}
 		for _, t := range allow {
+			if !p.AllowPrivate && !slices.Contains(p.AllowUser, t.String()) {
+				continue
+			}
 			var addrs []netip.Addr
 			best := false // localhost's ::1 only where the namespace has IPv6
 			switch a, ok := t.addr(); {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,7 +17,13 @@ import (
 // its name: a line to a line, an HTTP response to a GET.
 func namedListener(t *testing.T, name string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return namedListenerOn(t, "127.0.0.1:0", name)
+}
+
+// namedListenerOn is namedListener listening on addr.
+func namedListenerOn(t *testing.T, addr, name string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,4 +230,86 @@ func TestSandboxNetworkForwarderEnds(t *testing.T) {
 		}
 	})
 	t.Logf("supervisor sockets: %d before, %d with the forwarder, %d after", before, during, supervisorSockets(t))
+}
+
+// startTinyproxy starts Debian's tinyproxy on loopback for the test and
+// returns its URL and its log file. Without tinyproxy the test is
+// skipped, or fails under CI=true (.ci/run installs it).
+func startTinyproxy(t *testing.T) (string, string) {
+	t.Helper()
+	bin, err := exec.LookPath("tinyproxy")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no tinyproxy on this CI machine (.ci/run installs it): %v", err)
+		}
+		t.Skipf("no tinyproxy: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	dir := t.TempDir()
+	logFile := filepath.Join(dir, "tinyproxy.log")
+	conf := filepath.Join(dir, "tinyproxy.conf")
+	os.WriteFile(conf, []byte(fmt.Sprintf("Port %d\nListen 127.0.0.1\nTimeout 30\nLogFile %q\nLogLevel Connect\nMaxClients 20\nAllow 127.0.0.1\nDisableViaHeader Yes\n", port, logFile)), 0o644)
+	cmd := exec.Command(bin, "-d", "-c", conf)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	within(t, 20*time.Second, "tinyproxy's start", func() {
+		for {
+			if c, err := net.Dial("tcp", addr); err == nil {
+				c.Close()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	return "http://" + addr, logFile
+}
+
+// With the user's own proxy (their HTTPS_PROXY), the relay reaches a
+// listed destination through it, as every program of the user's does: a
+// CONNECT, and an absolute-form GET, both through Debian's tinyproxy,
+// which logs them; an unlisted destination is refused before the proxy
+// is asked. The destination is not on loopback (loopback is always
+// reached directly): a listener on this machine's own address.
+func TestSandboxNetworkThroughTheUsersProxy(t *testing.T) {
+	requireSandbox(t)
+	bin := probeBinary(t)
+	proxyURL, logFile := startTinyproxy(t)
+	var ip net.IP
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
+				ip = n.IP
+				break
+			}
+		}
+	}
+	if ip == nil {
+		t.Skip("no address of this machine but loopback")
+	}
+	listed := namedListenerOn(t, net.JoinHostPort(ip.String(), "0"), "behind-the-proxy")
+	other := namedListener(t, "other")
+	boxed := netProbe(t, bin, &Sandbox{Allow: []string{listed}, AllowPrivate: true,
+		Proxy: &ProxyConfig{HTTPSProxy: proxyURL, HTTPProxy: proxyURL}}, listed, other)
+	t.Logf("sandboxed: %q", boxed)
+	for _, way := range []string{"connect", "get"} {
+		if got := boxed[way+" "+listed]; got != "ok behind-the-proxy" {
+			t.Errorf("%s to the listed %s: %q, want it through the proxy", way, listed, got)
+		}
+		if got := boxed[way+" "+other]; !strings.Contains(got, "403") {
+			t.Errorf("%s to the unlisted %s: %q, want 403", way, other, got)
+		}
+	}
+	b, _ := os.ReadFile(logFile)
+	if !strings.Contains(string(b), listed) || strings.Contains(string(b), other) {
+		t.Errorf("tinyproxy's log:\n%s\nwant the listed destination alone", b)
+	}
 }

@@ -186,9 +186,11 @@ func TestHostSIGKILL(t *testing.T) {
 		// an untagged one (the tag cannot save those here: the host is gone).
 		{"supervised/three servers", true, 3, "(setsid sleep 1000 &); (env -u " + TagEnv + " setsid sleep 1000 &); sleep 1000; true", 1 + 3*4, 3 * 3, true, ""},
 		{"plain/grandchildren", false, 0, "sleep 1000 & sleep 1000; true", 3, 2, false, ""},
-		{"sandboxed/double-fork escape", true, 0, "(setsid sleep 1000 &); sleep 1000; true", 4, 2, true, "1"},
-		{"sandboxed/three servers", true, 3, "(setsid sleep 1000 &); (env -u " + TagEnv + " setsid sleep 1000 &); sleep 1000; true", 1 + 3*4, 3 * 3, true, "1"},
-		{"sandboxed/allow-list/three servers", true, 3, "(setsid sleep 1000 &); (env -u " + TagEnv + " setsid sleep 1000 &); sleep 1000; true", 1 + 3*4, 3 * 3, true, "allow"},
+		// A sandboxed server has one process more: the sandbox helper, its
+		// pid namespace's init, whose child it is (and its orphans too).
+		{"sandboxed/double-fork escape", true, 0, "(setsid sleep 1000 &); sleep 1000; true", 5, 2, true, "1"},
+		{"sandboxed/three servers", true, 3, "(setsid sleep 1000 &); (env -u " + TagEnv + " setsid sleep 1000 &); sleep 1000; true", 1 + 3*5, 3 * 3, true, "1"},
+		{"sandboxed/allow-list/three servers", true, 3, "(setsid sleep 1000 &); (env -u " + TagEnv + " setsid sleep 1000 &); sleep 1000; true", 1 + 3*5, 3 * 3, true, "allow"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

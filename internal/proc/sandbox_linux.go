@@ -20,6 +20,9 @@ import (
 // a merged /usr) is recreated as one.
 var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix/store"}
 
+// SystemDirs are the directories every sandboxed server sees read-only.
+func SystemDirs() []string { return slices.Clone(systemDirs) }
+
 // devFiles are the devices a sandboxed server may open.
 var devFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
 
@@ -33,7 +36,8 @@ const (
 	mountTmpfs   mountKind = "tmpfs"   // a private, empty, writable directory
 	mountSymlink mountKind = "symlink" // a symbolic link to Source
 	mountEmpty   mountKind = "empty"   // an empty, read-only directory
-	mountProc    mountKind = "proc"    // the host's /proc (Landlock keeps others' out of reach)
+	mountProc    mountKind = "proc"    // the pid namespace's own /proc, /proc/sys read-only
+	mountCache   mountKind = "cache"   // a private copy of the package cache Source (see Cache)
 )
 
 type sandboxMount struct {
@@ -41,6 +45,14 @@ type sandboxMount struct {
 	Target string    `json:"target"`
 	Source string    `json:"source,omitempty"`
 	File   bool      `json:"file,omitempty"` // Source is not a directory
+	// Beneath: Source is below this directory, and the helper opens it
+	// without leaving it (see Sandbox.Beneath).
+	Beneath string `json:"beneath,omitempty"`
+	// Private is a cache's directory of private copies (mountCache).
+	Private string `json:"private,omitempty"`
+
+	fd      int  // the helper's: Source opened (O_PATH), or the mount made for a cache; 0 none
+	overlay bool // the helper's: fd is a cache's overlay, ready to attach
 }
 
 // sandboxPlan is what the sandbox helper builds, decided by the host
@@ -52,9 +64,14 @@ type sandboxPlan struct {
 	GID     int            `json:"gid"`
 	// Allow lists the destinations (canonical "host:port") the forwarder
 	// relays to from a namespace of its own; AllowPrivate lets those be
-	// loopback and private addresses (see Sandbox).
+	// loopback and private addresses, AllowUser those it lists (see
+	// Sandbox).
 	Allow        []string `json:"allow,omitempty"`
 	AllowPrivate bool     `json:"allowPrivate,omitempty"`
+	AllowUser    []string `json:"allowUser,omitempty"`
+	// Proxy is the supervisor's (see Sandbox.Proxy): taken out of the
+	// plan the helper gets.
+	Proxy *ProxyConfig `json:"proxy,omitempty"`
 
 	proxyPort uint16 // the helper's: the proxy's port in the namespace, once open
 }
@@ -75,6 +92,24 @@ func sandboxUnavailable() string {
 	if v, err := llsys.LandlockGetABIVersion(); err != nil || v < 1 {
 		return fmt.Sprintf("the kernel has no Landlock (%v; it needs Linux 5.13 or later with landlock in the lsm= list)", err)
 	}
+	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
+		if at := procCovered(string(b)); at != "" {
+			return "parts of /proc are covered by other mounts (" + at + ", as in some containers), so the kernel allows no /proc of the sandbox's own, which hides your other processes"
+		}
+	}
+	return ""
+}
+
+// procCovered names a mount over part of /proc in mountinfo, "" if none:
+// with one, the kernel refuses a new proc mount in a user namespace. The
+// empty binfmt_misc directory does not count (nor does it for the kernel).
+func procCovered(mountinfo string) string {
+	for _, l := range strings.Split(mountinfo, "\n") {
+		f := strings.Fields(l)
+		if len(f) > 4 && strings.HasPrefix(f[4], "/proc/") && f[4] != "/proc/sys/fs/binfmt_misc" {
+			return f[4]
+		}
+	}
 	return ""
 }
 
@@ -84,7 +119,7 @@ func SandboxSupport() string { return sandboxUnavailable() }
 
 // planSandbox decides the sandbox of a server whose program is prog (an
 // absolute path) and working directory dir.
-func planSandbox(sb *Sandbox, prog string) (*sandboxPlan, error) {
+func planSandbox(sb *Sandbox, prog, dir string) (*sandboxPlan, error) {
 	if why := sandboxUnavailable(); why != "" {
 		return nil, fmt.Errorf("%w: %s", ErrSandboxUnavailable, why)
 	}
@@ -100,20 +135,59 @@ func planSandbox(sb *Sandbox, prog string) (*sandboxPlan, error) {
 			}
 		}
 		p.AllowPrivate = sb.AllowPrivate
+		p.Proxy = sb.Proxy
+		user, err := parseAllow(sb.AllowUser)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: the user's destinations: %w", err)
+		}
+		for _, t := range user {
+			if slices.Contains(p.Allow, t.String()) && !slices.Contains(p.AllowUser, t.String()) {
+				p.AllowUser = append(p.AllowUser, t.String())
+			}
+		}
 	}
+	beneath := ""
+	if sb.Beneath != "" {
+		if !filepath.IsAbs(sb.Beneath) {
+			return nil, fmt.Errorf("sandbox: %q is not an absolute path", sb.Beneath)
+		}
+		beneath = filepath.Clean(sb.Beneath)
+	}
+	// below reports a path to resolve beneath (the directory itself is
+	// taken as it is).
+	below := func(path string) bool { return beneath != "" && path != beneath && under(path, []string{beneath}) }
 	var targets []string // directories bound so far
 	add := func(m sandboxMount) { p.Mounts = append(p.Mounts, m) }
 	bind := func(kind mountKind, path string) error {
 		path = filepath.Clean(path)
-		src, err := filepath.EvalSymlinks(path)
+		m := sandboxMount{Kind: kind, Target: path}
+		if why := SandboxPathRefused(path, kind == mountRW); why != "" {
+			return fmt.Errorf("%s: %s", path, why)
+		}
+		var src string
+		var fi os.FileInfo
+		var err error
+		if below(path) {
+			if kind == mountRW {
+				src, fi, err = mkdirBeneath(beneath, path)
+			} else {
+				src, fi, err = ResolveBeneath(beneath, path)
+			}
+			m.Source, m.Beneath = path, beneath
+		} else {
+			if src, err = filepath.EvalSymlinks(path); err == nil {
+				fi, err = os.Stat(src)
+			}
+			m.Source = src
+		}
 		if err != nil {
 			return err
 		}
-		fi, err := os.Stat(src)
-		if err != nil {
-			return err
+		if why := SandboxPathRefused(src, kind == mountRW); why != "" {
+			return fmt.Errorf("%s: %s", describeResolved(path, src), why)
 		}
-		add(sandboxMount{Kind: kind, Target: path, Source: src, File: !fi.IsDir()})
+		m.File = !fi.IsDir()
+		add(m)
 		if fi.IsDir() {
 			targets = append(targets, path)
 		}
@@ -142,14 +216,16 @@ func planSandbox(sb *Sandbox, prog string) (*sandboxPlan, error) {
 	for _, l := range [][2]string{{"/dev/fd", "/proc/self/fd"}, {"/dev/stdin", "/proc/self/fd/0"}, {"/dev/stdout", "/proc/self/fd/1"}, {"/dev/stderr", "/proc/self/fd/2"}} {
 		add(sandboxMount{Kind: mountSymlink, Target: l[0], Source: l[1]})
 	}
-	add(sandboxMount{Kind: mountProc, Target: "/proc", Source: "/proc"})
+	add(sandboxMount{Kind: mountProc, Target: "/proc"})
 	for _, w := range sb.Write {
 		if !filepath.IsAbs(w) {
 			return nil, fmt.Errorf("sandbox: %q is not an absolute path", w)
 		}
-		if _, err := os.Stat(w); errors.Is(err, os.ErrNotExist) {
-			if err := os.MkdirAll(w, 0o700); err != nil {
-				return nil, fmt.Errorf("sandbox: creating %s: %w", w, err)
+		if !below(filepath.Clean(w)) {
+			if _, err := os.Stat(w); errors.Is(err, os.ErrNotExist) {
+				if err := os.MkdirAll(w, 0o700); err != nil {
+					return nil, fmt.Errorf("sandbox: creating %s: %w", w, err)
+				}
 			}
 		}
 		if err := bind(mountRW, w); err != nil {
@@ -164,11 +240,37 @@ func planSandbox(sb *Sandbox, prog string) (*sandboxPlan, error) {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 	}
+	for _, c := range sb.Caches {
+		if !filepath.IsAbs(c.Path) || !filepath.IsAbs(c.Private) {
+			return nil, fmt.Errorf("sandbox: the cache %q (private copy %q) is not an absolute path", c.Path, c.Private)
+		}
+		if err := os.MkdirAll(c.Private, 0o700); err != nil {
+			return nil, fmt.Errorf("sandbox: the private copy of %s: %w", c.Path, err)
+		}
+		m := sandboxMount{Kind: mountCache, Target: filepath.Clean(c.Path), Private: filepath.Clean(c.Private)}
+		if src, err := filepath.EvalSymlinks(c.Path); err == nil {
+			if fi, err := os.Stat(src); err == nil && fi.IsDir() {
+				m.Source = src // the lower layer; without one the private copy alone
+			}
+		}
+		if why := SandboxPathRefused(m.Target, true); why != "" {
+			return nil, fmt.Errorf("sandbox: the cache %s: %s", c.Path, why)
+		}
+		add(m)
+		targets = append(targets, m.Target)
+	}
 	// The program itself, when nothing else shows it: the approved
 	// definition names it, so it may be run.
 	if filepath.IsAbs(prog) && !under(prog, targets) {
 		if err := bind(mountRO, prog); err != nil {
 			return nil, fmt.Errorf("sandbox: the program: %w", err)
+		}
+	}
+	// The working directory is looked up in the view, where a link can
+	// lead nowhere else; one beneath must not lead out all the same.
+	if dir != "" && below(filepath.Clean(dir)) {
+		if _, _, err := ResolveBeneath(beneath, dir); err != nil {
+			return nil, fmt.Errorf("sandbox: its working directory: %w", err)
 		}
 	}
 	// Parents before children, so that a path below another is mounted on
@@ -179,23 +281,23 @@ func planSandbox(sb *Sandbox, prog string) (*sandboxPlan, error) {
 	return p, nil
 }
 
-// under reports whether path is one of dirs or below one.
-func under(path string, dirs []string) bool {
-	for _, d := range dirs {
-		if path == d || strings.HasPrefix(path, strings.TrimSuffix(d, "/")+"/") {
-			return true
-		}
+// describeResolved names path, and what it resolves to when that differs.
+func describeResolved(path, resolved string) string {
+	if path == resolved {
+		return path
 	}
-	return false
+	return path + " (which is " + resolved + ")"
 }
 
-// sandboxAttr is serverAttr for a sandboxed server's helper: new user and
-// mount namespaces (and network, unless shared), where the user is mapped
-// to itself and keeps, across the exec of the helper, the capabilities it
-// needs to build the view (ambient, dropped before the server's exec).
+// sandboxAttr is serverAttr for a sandboxed server's helper: new user,
+// mount and pid namespaces (and network, unless shared), where the user is
+// mapped to itself and keeps, across the exec of the helper, the
+// capabilities it needs to build the view (ambient, dropped before the
+// server starts). The helper is pid 1 of its pid namespace: when it dies,
+// the kernel kills every process in it.
 func sandboxAttr(p *sandboxPlan) *syscall.SysProcAttr {
 	a := serverAttr()
-	a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS
+	a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
 	if !p.Network {
 		a.Cloneflags |= syscall.CLONE_NEWNET
 	}
@@ -203,8 +305,10 @@ func sandboxAttr(p *sandboxPlan) *syscall.SysProcAttr {
 	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: p.GID, HostID: p.GID, Size: 1}}
 	a.GidMappingsEnableSetgroups = false
 	// NET_BIND_SERVICE: a listed loopback destination below port 1024 is
-	// listened for at its own port (see openNetwork).
-	a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_NET_BIND_SERVICE}
+	// listened for at its own port (see openNetwork). DAC_OVERRIDE: an
+	// overlay works in its upper directory with its mounter's rights (see
+	// mountCacheOverlay); it overrides nothing but the user's own files.
+	a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_NET_BIND_SERVICE, unix.CAP_DAC_OVERRIDE}
 	return a
 }
 
@@ -223,19 +327,22 @@ func encodePlan(p *sandboxPlan) string {
 }
 
 // sandboxSpawn is the supervisor's side of a sandboxed spawn: the
-// attributes of the helper's fork, from the request's plan, and the
-// network forwarder of a plan with an allow-list (nil without), whose
-// child end is to be the helper's forwarderFd.
-func sandboxSpawn(plan string) (*syscall.SysProcAttr, *netForwarder, error) {
+// attributes of the helper's fork, from the request's plan, the plan the
+// helper gets (without what is the supervisor's alone), and the network
+// forwarder of a plan with an allow-list (nil without), whose child end is
+// to be the helper's forwarderFd.
+func sandboxSpawn(plan string) (*syscall.SysProcAttr, string, *netForwarder, error) {
 	var p sandboxPlan
 	if err := json.Unmarshal([]byte(plan), &p); err != nil {
-		return nil, nil, fmt.Errorf("a malformed sandbox plan: %v", err)
+		return nil, "", nil, fmt.Errorf("a malformed sandbox plan: %v", err)
 	}
 	fwd, err := newForwarder(&p)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
-	return sandboxAttr(&p), fwd, nil
+	helper := p
+	helper.Proxy = nil // the user's proxy (its credentials, maybe) is no business of the server's
+	return sandboxAttr(&p), encodePlan(&helper), fwd, nil
 }
 
 // runSandboxHelper is the sandbox helper's mode: args are the plan (JSON)
@@ -256,10 +363,12 @@ func runSandboxHelper(args []string) int {
 	return execHelper(args[1:], &p)
 }
 
-// build makes the server's view: a fresh tmpfs becomes the root, holding
-// the plan's mounts of the old root, which is then detached. It runs in
-// the helper's own mount namespace: nothing of it is seen outside.
-func (p *sandboxPlan) build() error {
+// build makes the server's view: first every path it binds is opened once
+// (open), then a fresh tmpfs becomes the root, holding those descriptors'
+// mounts, a /proc of the pid namespace and the private copies of caches,
+// and the old root is detached. It runs in the helper's own mount
+// namespace: nothing of it is seen outside.
+func (p *sandboxPlan) build(env []string) error {
 	step := func(what string, err error) error {
 		if err != nil {
 			return fmt.Errorf("sandbox: %s: %w", what, err)
@@ -269,6 +378,10 @@ func (p *sandboxPlan) build() error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return step("making mounts private", err)
 	}
+	if err := p.open(); err != nil {
+		return err
+	}
+	swapForTests(env)
 	// Any existing directory serves as the new root's mount point: it is
 	// moved to / at once. /tmp is on every system.
 	base := "/tmp"
@@ -285,7 +398,8 @@ func (p *sandboxPlan) build() error {
 		return step("chdir /", err)
 	}
 	const old = "/.oldroot"
-	for _, m := range p.Mounts {
+	for i := range p.Mounts {
+		m := &p.Mounts[i]
 		t := m.Target
 		switch m.Kind {
 		case mountSymlink:
@@ -308,7 +422,11 @@ func (p *sandboxPlan) build() error {
 			if err := os.MkdirAll(t, 0o755); err != nil {
 				return step("mkdir "+t, err)
 			}
-		default: // binds
+		case mountProc:
+			if err := mountProcOfOwn(t); err != nil {
+				return step("a /proc of its own", err)
+			}
+		default: // binds of what open opened, and caches' mounts
 			if m.File {
 				os.MkdirAll(filepath.Dir(t), 0o755)
 				if f, err := os.OpenFile(t, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
@@ -317,27 +435,8 @@ func (p *sandboxPlan) build() error {
 			} else if err := os.MkdirAll(t, 0o755); err != nil {
 				return step("mkdir "+t, err)
 			}
-			if err := unix.Mount(old+m.Source, t, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-				return step("bind "+m.Source, err)
-			}
-			if m.Kind == mountRO {
-				// Only the top mount turns read-only; Landlock refuses writes below it all the same.
-				if err := unix.Mount("", t, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
-					// Flags locked by the mount's owner (nodev, noexec) must be kept: ask the mount.
-					var st unix.Statfs_t
-					flags := uintptr(unix.MS_REMOUNT | unix.MS_BIND | unix.MS_RDONLY)
-					if unix.Statfs(t, &st) == nil {
-						for _, f := range [][2]uintptr{{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC},
-							{unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME}} {
-							if uintptr(st.Flags)&f[0] != 0 {
-								flags |= f[1]
-							}
-						}
-					}
-					if err := unix.Mount("", t, "", flags, ""); err != nil {
-						return step("read-only "+t, err)
-					}
-				}
+			if err := m.attach(); err != nil {
+				return step("showing "+m.describe(), err)
 			}
 		}
 	}
@@ -357,6 +456,156 @@ func (p *sandboxPlan) build() error {
 		if err := p.openNetwork(); err != nil {
 			return step("the network forwarder", err)
 		}
+	}
+	return nil
+}
+
+// open opens what each bind shows, before the view is built, in the
+// host's tree: a path below Beneath with openat2's RESOLVE_BENEATH (a
+// link that leads out fails, however it was changed since the host
+// looked), any other as the host resolved it. The descriptor is what is
+// bound, and what Landlock's rule names, so nothing can be swapped in
+// between. A cache gets its overlay made here (mountCacheOverlay).
+func (p *sandboxPlan) open() error {
+	rootStat, err := statPath("/")
+	if err != nil {
+		return fmt.Errorf("sandbox: /: %w", err)
+	}
+	for i := range p.Mounts {
+		m := &p.Mounts[i]
+		switch m.Kind {
+		case mountRO, mountRW, mountDev:
+		case mountCache:
+			if err := m.openCache(); err != nil {
+				return fmt.Errorf("sandbox: the private copy of %s: %w", m.Target, err)
+			}
+			continue
+		default:
+			continue
+		}
+		fd, err := openSource(m.Source, m.Beneath)
+		if err != nil {
+			return fmt.Errorf("sandbox: %s: %w", m.Source, err)
+		}
+		m.fd = fd
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return fmt.Errorf("sandbox: %s: %w", m.Source, err)
+		}
+		m.File = st.Mode&unix.S_IFMT != unix.S_IFDIR
+		if m.Beneath != "" && m.File && st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return fmt.Errorf("sandbox: %s is not a directory or a regular file", m.Source)
+		}
+		if m.Kind == mountRW {
+			// The invariant again, on what was opened: whatever the path
+			// said, never the root, /proc or /sys.
+			var sfs unix.Statfs_t
+			if err := unix.Fstatfs(fd, &sfs); err != nil {
+				return fmt.Errorf("sandbox: %s: %w", m.Source, err)
+			}
+			if sfs.Type == unix.PROC_SUPER_MAGIC || sfs.Type == unix.SYSFS_MAGIC || st.Dev == rootStat.Dev && st.Ino == rootStat.Ino {
+				return fmt.Errorf("sandbox: %s cannot be written by a sandboxed server (it is the root, or in /proc or /sys)", m.Source)
+			}
+		}
+	}
+	return nil
+}
+
+func statPath(path string) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	err := unix.Stat(path, &st)
+	return st, err
+}
+
+// openSource opens path (O_PATH): beneath root when root is set.
+func openSource(path, root string) (int, error) {
+	if root == "" {
+		return unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	}
+	rel, err := filepath.Rel(root, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return -1, fmt.Errorf("not below %s", root)
+	}
+	rfd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(rfd)
+	for {
+		fd, err := unix.Openat2(rfd, rel, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC,
+			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS})
+		switch {
+		case err == unix.EAGAIN: // a rename raced the lookup: look again
+			continue
+		case err == unix.EXDEV:
+			return -1, fmt.Errorf("it leads out of %s (a link, or ..)", root)
+		}
+		return fd, err
+	}
+}
+
+// attach mounts what m's descriptor holds at its target: a copy of the
+// bound tree (its mounts below included), read-only for mountRO, never
+// with set-user-ID programs or devices (but for mountDev), made before it
+// is attached, so that no path is looked up between; a cache's mount as
+// made.
+func (m *sandboxMount) attach() error {
+	tree := m.fd
+	if !m.overlay { // a copy of the tree the descriptor is in
+		t, err := unix.OpenTree(m.fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+		if err != nil {
+			return fmt.Errorf("open_tree: %w", err)
+		}
+		defer unix.Close(t)
+		tree = t
+		attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+		switch m.Kind {
+		case mountRO:
+			attr.Attr_set |= unix.MOUNT_ATTR_RDONLY
+		case mountDev:
+			attr.Attr_set = unix.MOUNT_ATTR_NOSUID
+		}
+		if err := unix.MountSetattr(t, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, attr); err != nil {
+			return fmt.Errorf("mount_setattr: %w", err)
+		}
+	}
+	if err := unix.MoveMount(tree, "", unix.AT_FDCWD, m.Target, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("move_mount: %w", err)
+	}
+	return nil
+}
+
+func (m *sandboxMount) describe() string {
+	if m.Kind == mountCache {
+		return m.Target + " (a private copy)"
+	}
+	return m.Source
+}
+
+// mountProcOfOwn mounts at t the /proc of the helper's pid namespace: the
+// server's processes alone, /proc/1 the helper, /proc/1/net the server's
+// network. /proc/sys is made read-only (Landlock refuses writes there too).
+func mountProcOfOwn(t string) error {
+	if err := os.MkdirAll(t, 0o555); err != nil {
+		return err
+	}
+	if err := unix.Mount("proc", t, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		if err == unix.EPERM {
+			return fmt.Errorf("mounting proc: %w (this system allows no /proc of a pid namespace in a user namespace, as where parts of /proc are covered by other mounts, in some containers; the sandbox cannot hide other processes here)", err)
+		}
+		return fmt.Errorf("mounting proc: %w", err)
+	}
+	sys := t + "/sys"
+	tree, err := unix.OpenTree(unix.AT_FDCWD, sys, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	if err != nil {
+		return fmt.Errorf("open_tree %s: %w", sys, err)
+	}
+	defer unix.Close(tree)
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}); err != nil {
+		return fmt.Errorf("mount_setattr %s: %w", sys, err)
+	}
+	if err := unix.MoveMount(tree, "", unix.AT_FDCWD, sys, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("move_mount %s: %w", sys, err)
 	}
 	return nil
 }
@@ -382,7 +631,7 @@ func loopbackUp() error {
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
-// confine restricts this thread, which execs the server next, for good:
+// confine restricts this thread, which starts the server next, for good:
 // Landlock (read and execute below /, write only to the plan's read-write
 // paths, /tmp and the devices; no signal to, no abstract socket of, and
 // no ptrace or /proc access to any process outside), no_new_privs, and no
@@ -433,9 +682,24 @@ func (p *sandboxPlan) confine() error {
 	if err := allow("/", llsys.AccessFSExecute|llsys.AccessFSReadFile|llsys.AccessFSReadDir, false); err != nil {
 		return err
 	}
+	// What may be written is named by the descriptor the view was built
+	// from: Landlock's rules hold the inode, wherever it is mounted.
+	allowFd := func(m sandboxMount, access uint64) error {
+		if m.File {
+			access &= fileOnly
+		}
+		if err := llsys.LandlockAddPathBeneathRule(rs, &llsys.PathBeneathAttr{AllowedAccess: access & handled, ParentFd: m.fd}, 0); err != nil {
+			return fmt.Errorf("sandbox: landlock rule for %s: %w", m.describe(), err)
+		}
+		return nil
+	}
 	for _, m := range p.Mounts {
 		switch {
-		case m.Kind == mountRW, m.Kind == mountTmpfs && m.Target != "/dev":
+		case m.Kind == mountRW, m.Kind == mountCache:
+			if err := allowFd(m, handled); err != nil {
+				return err
+			}
+		case m.Kind == mountTmpfs && m.Target != "/dev":
 			if err := allow(m.Target, handled, m.File); err != nil {
 				return err
 			}
@@ -450,6 +714,14 @@ func (p *sandboxPlan) confine() error {
 	}
 	if err := llsys.LandlockRestrictSelf(rs, 0); err != nil {
 		return fmt.Errorf("sandbox: landlock_restrict_self: %w", err)
+	}
+	// The rules hold what they name: the descriptors (and with them the
+	// old root's mounts) can go.
+	for i := range p.Mounts {
+		if m := &p.Mounts[i]; m.fd > 0 {
+			unix.Close(m.fd)
+			m.fd = 0
+		}
 	}
 	return dropCapabilities()
 }
@@ -513,7 +785,11 @@ func sandboxCommand(sb *Sandbox, name string, args []string, supervised bool) (s
 
 // sandboxRequest adds the plan of sandbox sb to a spawn request.
 func sandboxRequest(sb *Sandbox, req *spawnReq) error {
-	p, err := planSandbox(sb, string(req.Path))
+	prog := string(req.Path)
+	if !filepath.IsAbs(prog) {
+		prog = filepath.Join(string(req.Dir), prog)
+	}
+	p, err := planSandbox(sb, prog, string(req.Dir))
 	if err != nil {
 		return err
 	}

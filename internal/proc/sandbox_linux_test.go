@@ -158,7 +158,8 @@ func TestSandboxProbe(t *testing.T) {
 
 // The same, for a user without any privilege: the namespaces are an
 // unprivileged user's (run as root, the test runs itself as nobody), and
-// so is the network allow-list's forwarder.
+// so are the network allow-list's forwarder, the pid namespace with its
+// /proc, the caches' overlays and the resolution beneath the workspace.
 func TestSandboxProbeUnprivileged(t *testing.T) {
 	requireSandbox(t)
 	if os.Getuid() != 0 {
@@ -179,13 +180,16 @@ func TestSandboxProbeUnprivileged(t *testing.T) {
 	if err := os.WriteFile(self, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(self, "-test.run", "^(TestSandboxProbe|TestSandboxView|TestSandboxNetworkAllowList)$", "-test.v", "-test.count=1")
+	cmd := exec.Command(self, "-test.run", "^(TestSandboxProbe|TestSandboxView|TestSandboxNetworkAllowList|TestSandboxSeesOnlyItsOwnProcesses|TestSandboxCacheIsAPrivateCopy|TestSandboxBeneathRefusesLinksOut|TestSandboxInitForwardsAndReports)$", "-test.v", "-test.count=1")
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", "TMPDIR=/tmp", "PROC_TEST_PROBE=" + bin, "CI=" + os.Getenv("CI")}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	out, err := cmd.CombinedOutput()
 	t.Logf("as nobody:\n%s", out)
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestSandboxProbe") || !strings.Contains(string(out), "--- PASS: TestSandboxNetworkAllowList") {
-		t.Fatalf("as nobody: %v", err)
+	for _, name := range []string{"TestSandboxProbe", "TestSandboxNetworkAllowList", "TestSandboxSeesOnlyItsOwnProcesses",
+		"TestSandboxCacheIsAPrivateCopy", "TestSandboxBeneathRefusesLinksOut", "TestSandboxInitForwardsAndReports"} {
+		if err != nil || !strings.Contains(string(out), "--- PASS: "+name+" ") {
+			t.Fatalf("as nobody, %s did not pass: %v", name, err)
+		}
 	}
 }

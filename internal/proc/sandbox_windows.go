@@ -14,3 +14,6 @@ func sandboxRequest(*Sandbox, *spawnReq) error { return nil }
 func SandboxSupport() string { return "sandboxing is not supported on Windows" }
 
 func runSandboxHelper([]string) int { return 2 }
+
+// SystemDirs: none, as no sandbox runs here.
+func SystemDirs() []string { return nil }

@@ -96,7 +96,8 @@ func TestOneSupervisorForAll(t *testing.T) {
 // orphanOf starts a server that leaves an orphan at once: the subshell that
 // started it exits, so it is reparented to the supervisor. prefix runs the
 // orphan (env -u clears the tag). It returns the server and the orphan,
-// once the orphan is the supervisor's child.
+// once the orphan is the supervisor's child and runs sleep (until the forked
+// shell has exec'd, its environ still holds the tag prefix was to clear).
 func orphanOf(t *testing.T, prefix string) (*Process, procInfo) {
 	t.Helper()
 	p := startSh(t, true, "("+prefix+"setsid sleep 1000 & echo $! >&2); exec sleep 1000")
@@ -104,11 +105,12 @@ func orphanOf(t *testing.T, prefix string) (*Process, procInfo) {
 	pid := orphan.pid
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if _, _, ppid, _ := readProc(pid); ppid == supervisorPid() {
+		if now, _, ppid, _ := readProc(pid); ppid == supervisorPid() && now.comm == "sleep" {
+			orphan.comm = now.comm
 			return p, orphan
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("orphan %v never became the supervisor's child", orphan)
+			t.Fatalf("orphan %v never became the supervisor's child running sleep", orphan)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

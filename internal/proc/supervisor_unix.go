@@ -61,6 +61,13 @@ type supServer struct {
 	held      *syscall.WaitStatus
 
 	fwd *netForwarder // its sandbox's network forwarder, closed once it and its leftovers are gone
+
+	// init: it is a sandbox helper, which stays as the server's pid 1 and
+	// reports the server's exit status (see sandboxPlan.serve). Its end
+	// is held (in held) until awaitExec has read that report (reported).
+	init     bool
+	reported bool
+	status   *syscall.WaitStatus // the server's, as the helper reported it
 }
 
 // orphanView is one look at the orphans below us (our children that are
@@ -237,7 +244,9 @@ func init() {
 func runExecHelper(args []string) int { return execHelper(args, nil) }
 
 // execHelper is runExecHelper, which for the sandbox helper also builds
-// the sandbox of plan sb before the chdir and confines itself after it.
+// the sandbox of plan sb before the chdir and confines itself after it,
+// then, instead of the exec, starts the server and serves as its init
+// (sandboxPlan.serve, whose report on fd 3 goes on past the exec).
 func execHelper(args []string, sb *sandboxPlan) int {
 	if len(args) < 3 {
 		fmt.Fprintln(os.Stderr, "switchboard exec helper: bad arguments")
@@ -261,7 +270,7 @@ func execHelper(args []string, sb *sandboxPlan) int {
 		}
 	}
 	if sb != nil {
-		if err := sb.build(); err != nil {
+		if err := sb.build(env); err != nil {
 			return fail(err)
 		}
 		env = sb.environ(env)
@@ -278,6 +287,7 @@ func execHelper(args []string, sb *sandboxPlan) int {
 		if err := sb.confine(); err != nil {
 			return fail(err)
 		}
+		return sb.serve(args[1], args[2:], env)
 	}
 	syscall.Write(3, []byte{0})
 	err = syscall.Exec(args[1], args[2:], env)
@@ -473,8 +483,9 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 	var helperEnds []*os.File
 	var sandboxed bool
 	var fwd *netForwarder // a sandbox's network forwarder (netproxy_linux.go)
+	helperPlan := ""      // the plan the sandbox helper gets
 	if req.Sandbox != "" {
-		sys, f, err := sandboxSpawn(req.Sandbox)
+		sys, hp, f, err := sandboxSpawn(req.Sandbox)
 		if err != nil {
 			sv.mu.Lock()
 			sv.spawning, sv.spawnTag = false, ""
@@ -484,7 +495,7 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 			sv.send(event{ID: req.ID, Err: fmt.Sprintf("fork/exec %s: %v", req.Path, err)})
 			return
 		}
-		attr.Sys, sandboxed, req.Indirect, fwd = sys, true, true, f
+		attr.Sys, sandboxed, req.Indirect, fwd, helperPlan = sys, true, true, f, hp
 	}
 	if req.Indirect {
 		// The helper is a Go program: it runs with the supervisor's own
@@ -504,12 +515,17 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 		}
 		execR, helperEnds = r, ends
 		if sandboxed {
-			argv = append([]string{os.Args[0], SandboxHelperArg, req.Sandbox, attr.Dir, path}, argv...)
+			argv = append([]string{os.Args[0], SandboxHelperArg, helperPlan, attr.Dir, path}, argv...)
 		} else {
 			argv = append([]string{os.Args[0], ExecHelperArg, attr.Dir, path}, argv...)
 		}
 		path, attr.Dir = selfExe, "/"
 		attr.Env = append(os.Environ(), TagEnv+"="+tag)
+		if sandboxed {
+			// The sandbox helper outlives the exec, as the server's pid 1:
+			// it keeps nothing of ours the server could read.
+			attr.Env = helperEnv(tag)
+		}
 		for _, f := range ends {
 			attr.Files = append(attr.Files, f.Fd())
 		}
@@ -548,7 +564,7 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 		return
 	default:
 	}
-	s := &supServer{id: req.ID, pid: pid, tag: tag, fwd: fwd}
+	s := &supServer{id: req.ID, pid: pid, tag: tag, fwd: fwd, init: sandboxed}
 	switch {
 	case gaveUp:
 		s.failed = true
@@ -578,11 +594,39 @@ func (sv *supState) spawn(req spawnReq, files []*os.File) {
 // awaitExec waits for the exec helper of server s to exec the server (its
 // report pipe closes) or to say why it could not, then tells the host as
 // spawn would have: the server's pid, or the error a direct exec gives.
+// A sandbox helper, which stays as the server's pid 1, says "\x00\x01"
+// once the server runs, and the server's wait status (4 bytes) when it
+// has ended; the helper's own end is held until then.
 func (sv *supState) awaitExec(s *supServer, r *os.File, path []byte) {
-	msg, _ := io.ReadAll(io.LimitReader(r, 4<<10))
-	r.Close()
+	defer r.Close()
+	var head [2]byte
+	n, _ := io.ReadFull(r, head[:])
+	if s.init && n == 2 && head == [2]byte{0, 1} {
+		sv.mu.Lock()
+		if !s.failed {
+			s.announced = true
+			sv.send(event{ID: s.id, Pid: s.pid})
+		}
+		sv.mu.Unlock()
+		var b [4]byte
+		_, err := io.ReadFull(r, b[:])
+		sv.mu.Lock()
+		defer sv.mu.Unlock()
+		if err == nil {
+			ws := syscall.WaitStatus(binary.LittleEndian.Uint32(b[:]))
+			s.status = &ws
+		}
+		s.reported = true
+		if s.held != nil {
+			sv.reaped(s, *s.held)
+		}
+		return
+	}
+	rest, _ := io.ReadAll(io.LimitReader(r, 4<<10))
+	msg := append(head[:n], rest...)
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
+	s.reported = true
 	switch {
 	case s.failed: // the host gave up on it
 	case len(msg) == 0: // it died before it got to the exec
@@ -598,6 +642,18 @@ func (sv *supState) awaitExec(s *supServer, r *os.File, path []byte) {
 	if s.held != nil {
 		sv.reaped(s, *s.held)
 	}
+}
+
+// helperEnv is the sandbox helper's environment: its tag, and what a
+// test build of this program needs to exit at once.
+func helperEnv(tag string) []string {
+	env := []string{TagEnv + "=" + tag}
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "GORACE=") || strings.HasPrefix(kv, "GOCOVERDIR=") {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // testHooks is set by this package's tests (TestMain), never otherwise:
@@ -741,7 +797,7 @@ func (sv *supState) recentOrphanGroups() []orphanGroup {
 // exited handles the reaping of server s, unless the host is still to hear
 // of its start (awaitExec does it then). Called under mu.
 func (sv *supState) exited(s *supServer, ws syscall.WaitStatus) {
-	if !s.announced && !s.failed {
+	if !s.announced && !s.failed || s.init && !s.reported {
 		s.held = &ws
 		return
 	}
@@ -754,6 +810,9 @@ func (sv *supState) reaped(s *supServer, ws syscall.WaitStatus) {
 	sv.ending[s.id] = s
 	sv.reaps++
 	s.reapSeq = sv.reaps
+	if s.status != nil { // a sandbox helper's: the server's own
+		ws = *s.status
+	}
 	if s.announced {
 		sv.send(event{ID: s.id, Reaped: true, Status: uint32(ws)})
 	}

@@ -134,12 +134,13 @@ func anyJSON(b []byte) any {
 }
 
 var (
-	envRef     = lazyRegexp(`\$\{[A-Za-z_][A-Za-z0-9_]*\}`)
+	envRef     = lazyRegexp(`\$\{(?:[A-Za-z_][A-Za-z0-9_]*|secret:[A-Za-z0-9_.-]+)\}`) // ${VAR}, ${secret:NAME}
 	schemeWord = lazyRegexp(`(?i)^(bearer|basic|token)\b`)
 )
 
 // ConfigValue returns a configured env (header false) or header (header
 // true) value as it may be shown to the user. A value made only of ${VAR}
+// (or ${secret:NAME})
 // references — for a header, after an optional Bearer/Basic/token word —
 // names a secret without being one and is shown as written. Otherwise a
 // header value is [Placeholder], and so is an env value that [Secrets]

@@ -339,6 +339,11 @@ type BuildOptions struct {
 	// written as ${Ref}, read from the environment when the server starts,
 	// whatever value was given (for files a repository shares).
 	SecretRefs bool
+	// Stored maps the keys (Var.Key) of secrets the user keeps in their
+	// secret store to the secret's name there: with SecretRefs such a
+	// secret is written as ${secret:NAME}, read from that store when the
+	// server starts.
+	Stored map[string]string
 }
 
 // MissingError lists the required values Build was not given.
@@ -427,6 +432,8 @@ func (b *builder) lookup(key string) Var {
 func (b *builder) resolve(v Var) (s string, lit, ok bool) {
 	val, given := b.opts.Values[v.Key]
 	switch {
+	case v.Secret && b.opts.SecretRefs && b.opts.Stored[v.Key] != "":
+		return "${secret:" + b.opts.Stored[v.Key] + "}", false, true
 	case v.Secret && b.opts.SecretRefs && (given || v.Required):
 		return "${" + v.Ref + "}", false, true
 	case given:

@@ -62,6 +62,11 @@ func TestBuild(t *testing.T) {
 		opts: &BuildOptions{Values: map[string]string{"tenant": "acme", "tok": "t0k"}, SecretRefs: true},
 		want: &Definition{Type: "sse", URL: "https://acme.example.com/sse", Headers: map[string]string{"Authorization": "Bearer ${TOK}"}},
 	}, {
+		name: "a secret kept in the user's store is a secret reference",
+		js:   `{"name":"a/b","remotes":[{"type":"streamable-http","url":"https://x.example.com/mcp","headers":[{"name":"Authorization","value":"Bearer {tok}","variables":{"tok":{"isRequired":true,"isSecret":true}}}]}]}`,
+		opts: &BuildOptions{Values: map[string]string{"tok": "t0k"}, SecretRefs: true, Stored: map[string]string{"tok": "TOK_2"}},
+		want: &Definition{Type: "http", URL: "https://x.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer ${secret:TOK_2}"}},
+	}, {
 		name: "publisher text cannot read the environment",
 		js:   `{"name":"a/b","packages":[{"registryType":"npm","identifier":"x","transport":{"type":"stdio"},"packageArguments":[{"type":"positional","value":"${HOME}"},{"type":"positional","valueHint":"d","default":"$${AWS_SECRET}"}]}]}`,
 		want: &Definition{Type: "stdio", Command: "npx", Args: []string{"-y", "x", "$${HOME}", "$$${AWS_SECRET}"}},

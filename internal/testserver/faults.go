@@ -127,11 +127,18 @@ func init() {
 	})
 
 	register("exit-init", serverDef{
-		doc: "prints 'fatal: cannot open database' to stderr and exits 1 before answering initialize",
+		doc: "prints 'fatal: cannot open database' to stderr and exits 1 before reading anything; " +
+			"with -state FILE it counts its starts there",
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
 			code := fs.Int("code", 1, "exit status")
 			msg := fs.String("message", "fatal: cannot open database", "the line written to stderr")
+			state := fs.String("state", "", "file counting this server's starts")
 			return func(context.Context) error {
+				if *state != "" {
+					if _, err := bumpCounter(*state); err != nil {
+						return err
+					}
+				}
 				fmt.Fprintln(p.errw, *msg)
 				return exitError{code: *code}
 			}
@@ -217,16 +224,45 @@ func init() {
 	})
 
 	register("slow-start", serverDef{
-		doc: "sleeps -delay before reading stdin, then serves the echo tools",
+		doc: "sleeps -delay (or, with -until-file, waits until that file exists) before reading stdin, then serves the echo tools; " +
+			"with -state FILE and -fast K its first K starts are not delayed (a server that is slow only to come back), with -slow K only " +
+			"its first K starts are (one that missed its startup timeout once)",
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
 			cfg := echoFlags(fs, p)
 			delay := fs.Duration("delay", 2*time.Second, "how long to wait before serving")
+			until := fs.String("until-file", "", "instead of -delay, wait until this `file` exists (a test releases the server when it chooses)")
+			state := fs.String("state", "", "file counting this server's starts")
+			fast := fs.Int("fast", 0, "with -state, start at once in the first this many starts")
+			slow := fs.Int("slow", 0, "with -state, wait -delay only in the first this many starts (0: in every start after -fast)")
 			return func(ctx context.Context) error {
-				fmt.Fprintf(p.errw, "slow-start: starting in %v\n", *delay)
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-time.After(*delay):
+				if *state != "" {
+					n, err := bumpCounter(*state)
+					if err != nil {
+						return err
+					}
+					if n <= *fast || (*slow > 0 && n > *slow) {
+						*delay = 0
+					}
+				}
+				if *until != "" {
+					fmt.Fprintf(p.errw, "slow-start: starting once %s exists\n", *until)
+					for {
+						if _, err := os.Stat(*until); err == nil {
+							break
+						}
+						select {
+						case <-ctx.Done():
+							return nil
+						case <-time.After(20 * time.Millisecond):
+						}
+					}
+				} else {
+					fmt.Fprintf(p.errw, "slow-start: starting in %v\n", *delay)
+					select {
+					case <-ctx.Done():
+						return nil
+					case <-time.After(*delay):
+					}
 				}
 				return p.serve(ctx, newEchoServer("slow-start", cfg, p), p.in)
 			}

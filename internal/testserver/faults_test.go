@@ -233,6 +233,20 @@ func TestExitInit(t *testing.T) {
 	}
 }
 
+func TestExitInitCountsStarts(t *testing.T) {
+	t.Parallel()
+	state := filepath.Join(t.TempDir(), "starts")
+	for range 2 {
+		c := newChild(t, "exit-init", "-state", state)
+		if _, err := c.connect(connectOpts{}); err == nil {
+			t.Fatal("Connect to exit-init succeeded")
+		}
+	}
+	if b, err := os.ReadFile(state); err != nil || string(b) != "2\n" {
+		t.Errorf("starts file = %q, %v; want 2", b, err)
+	}
+}
+
 func TestFlap(t *testing.T) {
 	t.Parallel()
 	t.Run("calls", func(t *testing.T) {
@@ -324,6 +338,67 @@ func TestSlowStart(t *testing.T) {
 		t.Errorf("connected after %v, before the delay", d)
 	}
 	call(t, cs, "echo", map[string]any{"text": "x"})
+}
+
+// With -state and -fast, only the starts after the first K are delayed: a
+// server quick to start that is slow to come back.
+func TestSlowStartFastFirst(t *testing.T) {
+	t.Parallel()
+	state := filepath.Join(t.TempDir(), "starts")
+	// An hour's delay would time the connect out: the first start is not delayed.
+	cs, _ := connect(t, "slow-start", "-delay", "1h", "-state", state, "-fast", "1")
+	call(t, cs, "echo", map[string]any{"text": "x"})
+	c := newChild(t, "slow-start", "-delay", "1h", "-state", state, "-fast", "1")
+	if _, err := c.connect(connectOpts{timeout: 2 * time.Second}); err == nil {
+		t.Fatal("the second start was not delayed")
+	}
+	if !strings.Contains(c.stderr.String(), "starting in 1h0m0s") {
+		t.Errorf("stderr = %q", c.stderr.String())
+	}
+}
+
+// With -slow K, only the first K starts are delayed.
+func TestSlowStartSlowFirst(t *testing.T) {
+	t.Parallel()
+	state := filepath.Join(t.TempDir(), "starts")
+	c := newChild(t, "slow-start", "-delay", "1h", "-state", state, "-slow", "1")
+	if _, err := c.connect(connectOpts{timeout: 2 * time.Second}); err == nil {
+		t.Fatal("the first start was not delayed")
+	}
+	cs, _ := connect(t, "slow-start", "-delay", "1h", "-state", state, "-slow", "1")
+	call(t, cs, "echo", map[string]any{"text": "x"})
+}
+
+// slow-start -until-file serves only once the file exists: a connect
+// made before cannot complete, one made after does.
+func TestSlowStartUntilFile(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "go")
+	c := newChild(t, "slow-start", "-until-file", file)
+	type done struct {
+		cs  *mcp.ClientSession
+		err error
+	}
+	got := make(chan done, 1)
+	go func() {
+		cs, err := c.connect(connectOpts{timeout: 60 * time.Second})
+		got <- done{cs, err}
+	}()
+	waitFor(t, "the waiting line", 10*time.Second, func() bool { return strings.Contains(c.stderr.String(), "starting once") })
+	select {
+	case d := <-got:
+		t.Fatalf("connected before the file existed (err %v)", d.err)
+	default:
+	}
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := <-got
+	if d.err != nil {
+		t.Fatalf("connect after the file was made: %v (stderr %q)", d.err, c.stderr.String())
+	}
+	defer d.cs.Close()
+	call(t, d.cs, "echo", map[string]any{"text": "x"})
 }
 
 func TestIgnoreStdinEOF(t *testing.T) {

@@ -31,6 +31,14 @@ const Debounce = 200 * time.Millisecond
 // from being applied.
 const MaxDelay = time.Second
 
+// Settle is how long the files in force must go without a change before
+// a reload that found a configuration file empty, where it last held
+// servers, reads it again as settled (reload's settled): most programs
+// truncate a file before they write it (`jq … > file`), and a reload in
+// between would stop every server the file defines and start them all
+// again a moment later. A file still empty then is taken as written.
+const Settle = 2 * time.Second
+
 // maxWatchSyncs bounds the rounds of syncWatches: each round that adds a
 // watch looks again, since a folder may appear between a look and a watch.
 const maxWatchSyncs = 8
@@ -210,7 +218,12 @@ func (c *configWatcher) relevant(ev fsnotify.Event) bool {
 // the watcher's goroutine, never at the same time; reload runs once soon
 // after the start too. stop ends the watch and waits for a reload in
 // progress.
-func Start(files func() []File, log *slog.Logger, reload func()) (stop func(), err error) {
+//
+// reload reports whether it left files unsettled (read empty, possibly
+// half-written; see config.Files.Unsettled): it is then called again once
+// no change has been seen for Settle, with settled true, unless a change
+// comes first (which calls it, debounced, with settled false).
+func Start(files func() []File, log *slog.Logger, reload func(settled bool) (unsettled bool)) (stop func(), err error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, err
@@ -228,11 +241,15 @@ func Start(files func() []File, log *slog.Logger, reload func()) (stop func(), e
 		// and the watches; it changes nothing otherwise.
 		timer := time.NewTimer(Debounce)
 		pending := time.Now() // the first event not read yet; zero if none
+		// settling: the timer runs for Settle after a reload that left
+		// files unsettled, and nothing has changed since.
+		settling := false
 		schedule := func() {
 			now := time.Now()
 			if pending.IsZero() {
 				pending = now
 			}
+			settling = false
 			timer.Reset(max(min(Debounce, pending.Add(MaxDelay).Sub(now)), 0))
 		}
 		defer timer.Stop()
@@ -263,14 +280,20 @@ func Start(files func() []File, log *slog.Logger, reload func()) (stop func(), e
 				}
 			case <-timer.C:
 				pending = time.Time{}
+				settled := settling
+				settling = false
 				// Watch new folders before reading, so that nothing
 				// written between the read and the watch is missed.
 				c.syncWatches()
-				reload()
-				if c.syncWatches() {
+				unsettled := reload(settled)
+				switch {
+				case c.syncWatches():
 					// The configuration now in force looks elsewhere:
 					// read what the new watches did not see.
 					schedule()
+				case unsettled:
+					settling = true
+					timer.Reset(Settle)
 				}
 			}
 		}

@@ -69,9 +69,10 @@ func TestWatchConfigEveryLocation(t *testing.T) {
 	}
 	cur := load()
 	loaded := make(chan *config.Resolved, 100)
-	stop, err := Start(func() []File { return Files(cur, sbHome, homeDir) }, slog.New(slog.DiscardHandler), func() {
+	stop, err := Start(func() []File { return Files(cur, sbHome, homeDir) }, slog.New(slog.DiscardHandler), func(bool) bool {
 		cur = load()
 		loaded <- cur
+		return false
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +196,7 @@ func watchOneFile(t *testing.T) (cfgFile string, reloads *atomic.Int32) {
 	}
 	reloads = new(atomic.Int32)
 	stop, err := Start(func() []File { return []File{{Path: cfgFile}} },
-		slog.New(slog.NewTextHandler(io.Discard, nil)), func() { reloads.Add(1) })
+		slog.New(slog.NewTextHandler(io.Discard, nil)), func(bool) bool { reloads.Add(1); return false })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,4 +207,61 @@ func watchOneFile(t *testing.T) (cfgFile string, reloads *atomic.Int32) {
 		}
 	}
 	return cfgFile, reloads
+}
+
+// A reload that leaves files unsettled (one read empty, maybe half
+// written) is followed by one with settled true once nothing has changed
+// for Settle; a change before that gets the usual debounced reload, not a
+// settled one (issue 29, point 17).
+func TestUnsettledIsReadAgainOnceSettled(t *testing.T) {
+	cfgFile := filepath.Join(t.TempDir(), "servers.json")
+	if err := os.WriteFile(cfgFile, []byte(`{"mcpServers": {}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var unsettled atomic.Bool
+	calls := make(chan bool, 100)
+	stop, err := Start(func() []File { return []File{{Path: cfgFile}} }, slog.New(slog.DiscardHandler), func(settled bool) bool {
+		calls <- settled
+		return unsettled.Load() && !settled
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	next := func(step string) bool {
+		t.Helper()
+		select {
+		case settled := <-calls:
+			return settled
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: no reload", step)
+		}
+		return false
+	}
+	if next("start") {
+		t.Fatal("the start-up reload was settled")
+	}
+	unsettled.Store(true)
+	write := func(data string) {
+		t.Helper()
+		if err := os.WriteFile(cfgFile, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("")
+	if next("truncated") {
+		t.Fatal("the reload after the change was settled")
+	}
+	write("\n") // changed again before it settled
+	if next("truncated again") {
+		t.Fatal("a change before the file settled gave a settled reload")
+	}
+	if !next("left as it is") {
+		t.Fatal("the reload after the file settled was not settled")
+	}
+	select {
+	case settled := <-calls:
+		t.Errorf("another reload (settled %v) with nothing changed", settled)
+	case <-time.After(Settle + time.Second):
+	}
 }

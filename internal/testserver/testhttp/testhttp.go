@@ -5,7 +5,9 @@
 package testhttp
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -52,6 +54,7 @@ type Server struct {
 
 	ts       *httptest.Server
 	opts     Options
+	filter   func([]byte) []byte // rewrites POST bodies (testserver.RequestFilter)
 	required [][2]string
 	stderr   *testWriter
 	requests atomic.Int64
@@ -75,7 +78,7 @@ func Start(t testing.TB, name string, opts Options) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &Server{Server: s, opts: opts, stderr: tw}
+	h := &Server{Server: s, opts: opts, stderr: tw, filter: testserver.RequestFilter(name)}
 	for _, kv := range append([]string{opts.RequireHeader}, opts.RequireHeaders...) {
 		if kv == "" {
 			continue
@@ -119,6 +122,15 @@ func (h *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	streamable, sse := h.streamable, h.sse
 	h.mu.Unlock()
+	if h.filter != nil && r.Method == http.MethodPost && r.Body != nil {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		body = h.filter(body)
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	}
 	switch r.URL.Path {
 	case "/mcp":
 		streamable.ServeHTTP(w, r)

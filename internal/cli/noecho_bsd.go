@@ -1,0 +1,10 @@
+//go:build darwin || freebsd || netbsd || openbsd || dragonfly
+
+package cli
+
+import "golang.org/x/sys/unix"
+
+const (
+	getTermios = unix.TIOCGETA
+	setTermios = unix.TIOCSETA
+)

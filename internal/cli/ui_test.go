@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// `switchboard ui` serves the console on loopback: the address it opens
+// holds the token, which the first visit exchanges for a cookie; without
+// it nothing is served; the session is in the audit log; Ctrl-C (the
+// context) ends it cleanly.
+func TestUICommand(t *testing.T) {
+	dir := t.TempDir()
+	home, ws := filepath.Join(dir, "home"), filepath.Join(dir, "ws")
+	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ios, _, out, _ := Test()
+	f := &Factory{IO: ios, Getenv: func(string) (string, bool) { return "", false }, HomeDir: home, Cwd: ws, Now: time.Now}
+	opened := make(chan string, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- uiRun(ctx, &UIOptions{IO: ios, Factory: f, OpenBrowser: func(u string) error { opened <- u; return nil }})
+	}()
+	var u string
+	select {
+	case u = <-opened:
+	case err := <-done:
+		t.Fatalf("ui ended before opening the browser: %v", err)
+	}
+	if !strings.HasPrefix(u, "http://127.0.0.1:") || !strings.Contains(u, "/?token=") {
+		t.Fatalf("opened %q", u)
+	}
+	plain := strings.SplitN(u, "?", 2)[0]
+	resp, err := http.Get(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("without the token: %s", resp.Status)
+	}
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	resp, err = c.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "<h1>Servers</h1>") || strings.Contains(resp.Request.URL.String(), "token=") {
+		t.Errorf("with the token: %s at %s\n%s", resp.Status, resp.Request.URL, body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("ui after Ctrl-C: %v", err)
+	}
+	if !strings.Contains(out.String(), u) {
+		t.Errorf("the address was not printed: %q", out.String())
+	}
+	audit, err := os.ReadFile(filepath.Join(home, ".switchboard", "logs", "console-audit.jsonl"))
+	if err != nil || !strings.Contains(string(audit), `"action":"session"`) {
+		t.Errorf("audit log: %v\n%s", err, audit)
+	}
+}

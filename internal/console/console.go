@@ -1,0 +1,287 @@
+// Package console is Switchboard's console in the browser: the servers
+// and their approvals, the permission rules, the tools and a playground,
+// the calls made from it, and the questions waiting for an answer. It is
+// an [http.Handler] built from a front door ([Front], which a
+// *switchboard.Switchboard satisfies) and [Options]; `switchboard ui`
+// serves it on loopback behind a one-time token, and a gateway can mount
+// it behind its own authentication (Options.Auth).
+//
+// The console guards itself (docs/security.md, "The console's own
+// safety"): every request is authenticated (token exchanged for an
+// HttpOnly SameSite=Strict cookie, or Options.Auth), its Host must be one
+// of Options.Hosts (DNS rebinding), every change is a POST whose Origin is
+// the console's own and whose form carries the session's CSRF token, the
+// pages run no script (Content-Security-Policy script-src 'self', and none
+// is served), no secret value is rendered, and every change is written to
+// the audit log. The root package never imports it: the library gains no
+// dependency from it.
+package console
+
+import (
+	"context"
+	"crypto/subtle"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard"
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/policy"
+)
+
+// Front is what the console reads and changes: a *switchboard.Switchboard.
+type Front interface {
+	Config() *config.Resolved
+	Status() []host.ServerStatus
+	Policy() *policy.Policy
+	Trust() *switchboard.LaunchTrust
+	Host() *host.Host
+	Call(ctx context.Context, name string, args any) (*switchboard.Result, error)
+	Reload() (host.ApplyResult, error)
+}
+
+// Options configure [New].
+type Options struct {
+	// Token is the secret of the URL `switchboard ui` prints: a visit with
+	// ?token=Token gets a session cookie. Ignored when Auth is set.
+	Token string
+	// Auth, if set, authenticates every request in place of the token
+	// and cookie (a gateway's keys or JWTs): it returns the principal, or
+	// false to refuse the request.
+	Auth func(*http.Request) (principal string, ok bool)
+	// Hosts are the Host headers the console answers to ("127.0.0.1:PORT",
+	// "localhost:PORT"); any other is refused (DNS rebinding). Required.
+	Hosts []string
+	// BasePath is where the console is mounted ("" or "/ui").
+	BasePath string
+	// Asks is the registry of questions the console answers (the run's
+	// Prompter); nil shows none.
+	Asks *Asks
+	// Audit gets one JSON line per change made in the console. Required.
+	Audit io.Writer
+	// Home is the Switchboard directory: rules are written to its
+	// settings.json, local to the workspace of the Front's configuration.
+	Home string
+	// Environ is the user's environment, for the review's list of the
+	// variables a server gets; nil: none listed.
+	Environ func() []string
+	// Now is the clock; nil: time.Now.
+	Now func() time.Time
+	// CallTimeout bounds a playground call, its question included; 0:
+	// two minutes.
+	CallTimeout time.Duration
+}
+
+// Console is the handler.
+type Console struct {
+	front Front
+	o     Options
+	mux   *http.ServeMux
+	pages *template.Template
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	calls    []*callRecord
+	auditMu  sync.Mutex
+}
+
+type session struct {
+	csrf      string
+	principal string
+}
+
+//go:embed assets
+var assets embed.FS
+
+// New returns the console of front.
+func New(front Front, o Options) (*Console, error) {
+	if len(o.Hosts) == 0 && o.Auth == nil {
+		return nil, fmt.Errorf("console: Options.Hosts is required")
+	}
+	if o.Audit == nil {
+		return nil, fmt.Errorf("console: Options.Audit is required: every change is audited")
+	}
+	if o.Auth == nil && len(o.Token) < 16 {
+		return nil, fmt.Errorf("console: Options.Token must be a long random secret")
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.CallTimeout == 0 {
+		o.CallTimeout = 2 * time.Minute
+	}
+	o.BasePath = strings.TrimSuffix(o.BasePath, "/")
+	c := &Console{front: front, o: o, sessions: map[string]*session{}}
+	var err error
+	c.pages, err = template.New("").Funcs(template.FuncMap{"base": func() string { return o.BasePath }}).ParseFS(assets, "assets/*.html")
+	if err != nil {
+		return nil, err
+	}
+	m := http.NewServeMux()
+	m.HandleFunc("GET /{$}", c.servers)
+	m.HandleFunc("POST /servers/approve", c.approve)
+	m.HandleFunc("POST /servers/action", c.serverAction)
+	m.HandleFunc("GET /permissions", c.permissions)
+	m.HandleFunc("POST /permissions/add", c.addRule)
+	m.HandleFunc("POST /permissions/remove", c.removeRule)
+	m.HandleFunc("GET /tools", c.tools)
+	m.HandleFunc("POST /call", c.call)
+	m.HandleFunc("GET /calls", c.callsPage)
+	m.HandleFunc("GET /asks", c.asksPage)
+	m.HandleFunc("POST /asks/answer", c.answer)
+	m.HandleFunc("GET /console.css", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/css; charset=utf-8")
+		http.ServeFileFS(w, r, assets, "assets/console.css")
+	})
+	c.mux = m
+	return c, nil
+}
+
+// ServeHTTP checks the request (Host, authentication, Origin and CSRF
+// token of a change) and serves it.
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	// same-origin, not no-referrer: under no-referrer a browser sends
+	// "Origin: null" with the console's own forms, which checkChange
+	// must refuse.
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Cache-Control", "no-store")
+	if len(c.o.Hosts) > 0 && !slices.Contains(c.o.Hosts, strings.ToLower(r.Host)) {
+		http.Error(w, "console: this Host is not the console's (a page of another site reached it through DNS rebinding?)", http.StatusMisdirectedRequest)
+		return
+	}
+	path := strings.TrimPrefix(r.URL.Path, c.o.BasePath)
+	if path == "" {
+		path = "/"
+	}
+	s, ok := c.authenticate(w, r)
+	if !ok {
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		if why := c.checkChange(r, s); why != "" {
+			http.Error(w, "console: change refused: "+why+"; nothing was changed", http.StatusForbidden)
+			return
+		}
+	}
+	r2 := r.Clone(context.WithValue(r.Context(), sessionKey{}, s))
+	r2.URL.Path = path
+	c.mux.ServeHTTP(w, r2)
+}
+
+type sessionKey struct{}
+
+func sessionOf(r *http.Request) *session { return r.Context().Value(sessionKey{}).(*session) }
+
+const cookieName = "switchboard_console"
+
+// authenticate finds the request's session: Options.Auth's principal, or
+// the cookie, or a visit with the token (which sets the cookie and drops
+// the token from the address bar).
+func (c *Console) authenticate(w http.ResponseWriter, r *http.Request) (*session, bool) {
+	if c.o.Auth != nil {
+		p, ok := c.o.Auth(r)
+		if !ok {
+			http.Error(w, "console: not authenticated", http.StatusUnauthorized)
+			return nil, false
+		}
+		// Under a gateway's authentication the session is the principal's
+		// (its CSRF token lives with the cookie it gets here).
+		return c.cookieSession(w, r, p), true
+	}
+	if ck, err := r.Cookie(cookieName); err == nil {
+		c.mu.Lock()
+		s := c.sessions[ck.Value]
+		c.mu.Unlock()
+		if s != nil {
+			return s, true
+		}
+	}
+	if tok := r.URL.Query().Get("token"); tok != "" && r.Method == http.MethodGet &&
+		subtle.ConstantTimeCompare([]byte(tok), []byte(c.o.Token)) == 1 {
+		s := c.newSession(w, "local user")
+		c.audit(r, s, "session", "", "opened with the token")
+		u := *r.URL
+		q := u.Query()
+		q.Del("token")
+		u.RawQuery = q.Encode()
+		http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+		return nil, false
+	}
+	http.Error(w, "console: not authenticated: open the address `switchboard ui` printed (it holds the token)", http.StatusUnauthorized)
+	return nil, false
+}
+
+func (c *Console) cookieSession(w http.ResponseWriter, r *http.Request, principal string) *session {
+	if ck, err := r.Cookie(cookieName); err == nil {
+		c.mu.Lock()
+		s := c.sessions[ck.Value]
+		c.mu.Unlock()
+		if s != nil && s.principal == principal {
+			return s
+		}
+	}
+	return c.newSession(w, principal)
+}
+
+func (c *Console) newSession(w http.ResponseWriter, principal string) *session {
+	id := newSecret()
+	s := &session{csrf: newSecret(), principal: principal}
+	c.mu.Lock()
+	c.sessions[id] = s
+	c.mu.Unlock()
+	path := c.o.BasePath
+	if path == "" {
+		path = "/"
+	}
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: id, Path: path, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	return s
+}
+
+// checkChange says why a change is refused: an Origin that is not the
+// console's own (a cross-site form), or a missing or wrong CSRF token.
+func (c *Console) checkChange(r *http.Request, s *session) string {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return "the request has no Origin header"
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host != r.Host || (u.Scheme != "http" && u.Scheme != "https") {
+		return fmt.Sprintf("it comes from another site (Origin %q)", origin)
+	}
+	if err := r.ParseForm(); err != nil {
+		return "the form could not be read: " + err.Error()
+	}
+	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(s.csrf)) != 1 {
+		return "the form's CSRF token is not this session's (reload the page)"
+	}
+	return ""
+}
+
+// audit writes one change as a JSON line.
+func (c *Console) audit(r *http.Request, s *session, action, target, outcome string) {
+	e := struct {
+		Time      time.Time `json:"time"`
+		Principal string    `json:"principal"`
+		Remote    string    `json:"remote"`
+		Action    string    `json:"action"`
+		Target    string    `json:"target,omitempty"`
+		Outcome   string    `json:"outcome"`
+	}{c.o.Now().UTC(), s.principal, r.RemoteAddr, action, target, outcome}
+	b, _ := json.Marshal(e)
+	c.auditMu.Lock()
+	defer c.auditMu.Unlock()
+	_, _ = c.o.Audit.Write(append(b, '\n'))
+}

@@ -1,0 +1,594 @@
+package console
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/switchboard-mcp/switchboard"
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/proc"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+	"github.com/switchboard-mcp/switchboard/policy"
+	"github.com/switchboard-mcp/switchboard/trust"
+)
+
+// -console.screenshots rewrites docs/images/console-*.png from the
+// end-to-end test's pages.
+var screenshots = flag.Bool("console.screenshots", false, "write the console's screenshots to docs/images")
+
+// TestMain lets this test binary double as the test servers and the
+// process supervisor: the console's servers are real child processes.
+func TestMain(m *testing.M) {
+	proc.MaybeRunSupervisor()
+	testserver.MaybeRun()
+	os.Exit(m.Run())
+}
+
+// fixture is a real front door on a workspace with a repository server
+// ("repo", needing approval) and one of the user's ("mine"), with the
+// console served on loopback.
+type fixture struct {
+	sb       *switchboard.Switchboard
+	asks     *Asks
+	console  *Console
+	srv      *httptest.Server
+	url      string // with the token
+	home     string
+	settings string
+	audit    *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func writeJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func server(ts string) map[string]any {
+	cmd, args := testserver.Command(ts)
+	return map[string]any{"command": cmd, "args": args}
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	homeDir, home, ws := filepath.Join(dir, "user"), filepath.Join(dir, "user", ".switchboard"), filepath.Join(dir, "ws")
+	writeJSON(t, filepath.Join(home, "mcp.json"), map[string]any{"mcpServers": map[string]any{"mine": server("echo")}})
+	// A comment in the user's settings, which the console's edits keep.
+	if err := os.WriteFile(filepath.Join(home, "settings.json"), []byte("{\n  // mine\n  \"permissions\": {\"deny\": [\"mcp__mine__add\"]},\n  // The test servers are this test binary, in a /tmp the sandbox hides.\n  \"sandbox\": {\"project\": false}\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	repo := server("echo")
+	repo["env"] = map[string]any{"API_TOKEN": "s3cr3t-value-never-shown"}
+	writeJSON(t, filepath.Join(ws, ".mcp.json"), map[string]any{"mcpServers": map[string]any{"repo": repo}})
+	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{asks: NewAsks(), home: home, settings: filepath.Join(home, "settings.json"), audit: &syncBuffer{}}
+	env := map[string]string{"HOME": homeDir, "PATH": os.Getenv("PATH")}
+	sb, err := switchboard.Open(context.Background(), switchboard.Options{
+		Workspace: ws, Home: home, HomeDir: homeDir, ManagedDir: filepath.Join(dir, "managed"),
+		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		Permit: func(p *policy.Policy) host.Permit {
+			return host.PolicyPermit(p, &host.PermitOptions{Asker: f.asks})
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	f.sb = sb
+	f.srv = httptest.NewUnstartedServer(nil)
+	f.srv.Start()
+	t.Cleanup(f.srv.Close)
+	hostport := strings.TrimPrefix(f.srv.URL, "http://")
+	token := newSecret()
+	f.console, err = New(sb, Options{Token: token, Hosts: []string{hostport}, Asks: f.asks, Audit: f.audit, Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.asks.AllowRule = f.console.WriteAllow
+	f.srv.Config.Handler = f.console
+	f.url = f.srv.URL + "/?token=" + token
+	return f
+}
+
+// browser starts Debian's chromium headless, fresh profile; without it
+// the test is skipped, or fails under CI=true.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	exe := ""
+	for _, n := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(n); err == nil {
+			exe = p
+			break
+		}
+	}
+	if exe == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium is missing (apt-get install chromium; .ci/run installs it)")
+		}
+		t.Skip("chromium is not installed")
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 800),
+	}
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	ctx, cancel2 := chromedp.NewContext(actx)
+	t.Cleanup(cancel2)
+	// The first action starts the browser, with no deadline (that would
+	// stop the browser); the test's actions get one.
+	if _, err := chromedp.Run(ctx, chromedp.Location()); err != nil {
+		t.Fatalf("chromium did not start: %v", err)
+	}
+	ctx, cancel3 := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(cancel3)
+	return ctx
+}
+
+func shot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	if !*screenshots {
+		return
+	}
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("..", "..", "docs", "images", "console-"+name+".png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitText reloads page until sel's text contains want (the console's
+// servers page does not refresh itself), or the browser's deadline.
+func waitText(t *testing.T, ctx context.Context, page, sel, want string) {
+	t.Helper()
+	var got string
+	for ctx.Err() == nil {
+		if err := chromedp.Do(ctx, chromedp.Navigate(page)); err != nil {
+			t.Fatalf("%s: %v", page, err)
+		}
+		var err error
+		if got, err = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel))); err != nil {
+			t.Fatalf("%s %s: %v", page, sel, err)
+		}
+		if strings.Contains(got, want) {
+			return
+		}
+	}
+	t.Fatalf("%s: %s says %q, never %q", page, sel, got, want)
+}
+
+// The console end to end in a real browser: approve the repository's
+// server on its review and see it connect; call a tool from the
+// playground and answer its question in the page; add an allow rule and
+// see the next call go through without a question.
+func TestConsoleInBrowser(t *testing.T) {
+	ctx := browser(t)
+	f := newFixture(t)
+	base := f.srv.URL
+
+	// The token is exchanged for the cookie; the review is the terminal's.
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.url)); err != nil {
+		t.Fatal(err)
+	}
+	review, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#review-repo")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`Project server "repo"`, "The repository wrote this definition, not you", "API_TOKEN=<redacted>", "from your environment it gets only:"} {
+		if !strings.Contains(review, want) {
+			t.Errorf("the review lacks %q:\n%s", want, review)
+		}
+	}
+	if strings.Contains(review, "s3cr3t") {
+		t.Errorf("the review shows a secret value:\n%s", review)
+	}
+	shot(t, ctx, "servers")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#approve-repo")), chromedp.WaitVisible(chromedp.CSS("#message"))); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, ctx, base+"/", "#server-repo .state", "connected")
+	if v := f.sb.Trust().Verdict(findServer(t, f, "repo")); !v.Allowed() {
+		t.Errorf("the approval was not stored: %v", v.Status)
+	}
+
+	// A call with no rule asks; the question is answered in the page.
+	call := func() {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.Navigate(base+"/tools"),
+			chromedp.Click(chromedp.CSS(`#tool-mcp__mine__echo summary`)),
+			chromedp.SendKeys(chromedp.CSS(`#tool-mcp__mine__echo input[name="arg.text"]`), "hello from the page"),
+			chromedp.Click(chromedp.CSS(`#call-mcp__mine__echo`)), chromedp.WaitVisible(chromedp.CSS(`section.call`))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call()
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`form.ask[data-tool="mcp__mine__echo"]`))); err != nil {
+		t.Fatal(err)
+	}
+	shot(t, ctx, "question")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`form.ask[data-tool="mcp__mine__echo"] button[value="once"]`))); err != nil {
+		t.Fatal(err)
+	}
+	result, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`pre.result`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(result, "hello from the page") {
+		t.Errorf("the enveloped result is %q", result)
+	}
+
+	// An allow rule, added in the page, written with the file's comments.
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/permissions"),
+		chromedp.SendKeys(chromedp.CSS("#rule"), "mcp__mine__echo"),
+		chromedp.Click(chromedp.CSS("#add")), chromedp.WaitVisible(chromedp.CSS("#message"))); err != nil {
+		t.Fatal(err)
+	}
+	matches, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll("tr.rule")].filter(r => r.querySelector("code").textContent == "mcp__mine__echo").map(r => r.querySelector("td.matches").textContent).join("|")`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(matches, "mcp__mine__echo") {
+		t.Errorf("the new rule matches %q, not the tool it names", matches)
+	}
+	shot(t, ctx, "permissions")
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/permissions?tool=mcp__mine__add")); err != nil {
+		t.Fatal(err)
+	}
+	if why, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#why"))); err != nil || !strings.HasPrefix(why, "deny") || !strings.Contains(why, "mcp__mine__add") {
+		t.Errorf("why mcp__mine__add: %q %v", why, err)
+	}
+	b, _ := os.ReadFile(f.settings)
+	if !strings.Contains(string(b), "// mine") || !strings.Contains(string(b), `"mcp__mine__echo"`) {
+		t.Errorf("settings after the rule:\n%s", b)
+	}
+	asked := f.asks.asked()
+	call()
+	for ctx.Err() == nil {
+		if err := chromedp.Do(ctx, chromedp.Navigate(base+"/calls")); err != nil {
+			t.Fatal(err)
+		}
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("pre.result").length`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 2 {
+			break
+		}
+	}
+	if got := f.asks.asked(); got != asked {
+		t.Errorf("the call after the allow rule was asked about (%d questions, %d before)", got, asked)
+	}
+	shot(t, ctx, "calls")
+	for _, want := range []string{`"action":"approve","target":"repo"`, `"action":"answer","target":"mcp__mine__echo","outcome":"once"`, `"action":"add rule","target":"allow mcp__mine__echo"`} {
+		if !strings.Contains(f.audit.String(), want) {
+			t.Errorf("the audit log lacks %s:\n%s", want, f.audit.String())
+		}
+	}
+}
+
+func findServer(t *testing.T, f *fixture, name string) *config.ResolvedServer {
+	t.Helper()
+	rs := find(f.sb.Config(), name)
+	if rs == nil {
+		t.Fatalf("no server %q", name)
+	}
+	return rs
+}
+
+// A page of another site posting to the console, in the same browser as
+// a signed-in console, changes nothing; nor does a request under another
+// Host (DNS rebinding), nor one whose Origin or CSRF token is not the
+// console's.
+func TestConsoleRefusesCrossSiteAndRebinding(t *testing.T) {
+	ctx := browser(t)
+	f := newFixture(t)
+	before, _ := os.ReadFile(f.settings)
+
+	// The attacker's page: another origin, a form posting to the console
+	// (a person lured into pressing its button).
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<form id="f" method="post" action="%s/permissions/add"><input name="list" value="allow"><input name="rule" value="mcp__mine"><button id="go">Win a prize</button></form>`, f.srv.URL)
+	}))
+	defer evil.Close()
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.url), chromedp.WaitVisible(chromedp.CSS("nav"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(evil.URL)); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#go"))); err != nil {
+		t.Fatal(err)
+	}
+	var body string
+	last := ""
+	for ctx.Err() == nil {
+		loc, err := chromedp.Run(ctx, chromedp.Location())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if loc != last {
+			t.Logf("at %s", loc)
+			last = loc
+		}
+		if strings.HasPrefix(loc, f.srv.URL) {
+			if body, err = chromedp.Run(ctx, chromedp.Text(chromedp.CSS("body"))); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	if !strings.Contains(body, "not authenticated") && !strings.Contains(body, "change refused") {
+		t.Errorf("the cross-site post was answered with %q", body)
+	}
+	if after, _ := os.ReadFile(f.settings); !bytes.Equal(before, after) {
+		t.Errorf("a cross-site post changed the settings:\n%s", after)
+	}
+
+	// The same checks without the browser's help (SameSite): a client
+	// holding the session cookie, posting from elsewhere or without the
+	// form's token, or under a rebinding Host.
+	s := signIn(t, f)
+	c := s.c
+	post := func(origin, host string, form url.Values) int {
+		req, _ := http.NewRequest("POST", f.srv.URL+"/permissions/add", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	csrf := s.csrf
+	good := url.Values{"list": {"allow"}, "rule": {"mcp__mine"}, "csrf": {csrf}}
+	if code := post("http://evil.example", "", good); code != http.StatusForbidden {
+		t.Errorf("a post from another Origin: %d", code)
+	}
+	if code := post(f.srv.URL, "", url.Values{"list": {"allow"}, "rule": {"mcp__mine"}}); code != http.StatusForbidden {
+		t.Errorf("a post without the CSRF token: %d", code)
+	}
+	rebound := "rebind.example:" + mustURL(f.srv.URL).Port()
+	if code := post("http://"+rebound, rebound, good); code != http.StatusMisdirectedRequest {
+		t.Errorf("a post under a rebinding Host: %d", code)
+	}
+	if after, _ := os.ReadFile(f.settings); !bytes.Equal(before, after) {
+		t.Errorf("a refused post changed the settings:\n%s", after)
+	}
+	// A rule that would have no effect is refused with its reason.
+	if code := post(f.srv.URL, "", url.Values{"list": {"allow"}, "rule": {"mcp__nosuch__tool"}, "csrf": {csrf}}); code != http.StatusBadRequest {
+		t.Errorf("a rule naming no server: %d", code)
+	}
+	// The real thing goes through, and CSP forbids inline script.
+	if code := post(f.srv.URL, "", good); code != http.StatusSeeOther {
+		t.Errorf("the console's own post: %d", code)
+	}
+	resp, err := c.Get(f.srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
+		t.Errorf("CSP %q", csp)
+	}
+}
+
+// csrfOf reads the CSRF token of c's session from a console page, as
+// the console's own forms carry it.
+func csrfOf(t *testing.T, c *http.Client, base string) string {
+	t.Helper()
+	resp, err := c.Get(base + "/permissions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	m := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("no CSRF token on the page (%s)", resp.Status)
+	}
+	return string(m[1])
+}
+
+func mustURL(s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return u
+}
+
+// signedIn is an HTTP client with a console session, posting as the
+// console's own forms do.
+type signedIn struct {
+	t    *testing.T
+	c    *http.Client
+	base string
+	csrf string
+}
+
+func signIn(t *testing.T, f *fixture) *signedIn {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get(f.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || len(jar.Cookies(mustURL(f.srv.URL))) == 0 {
+		t.Fatalf("the token was not exchanged for a cookie: %s", resp.Status)
+	}
+	return &signedIn{t: t, c: c, base: f.srv.URL, csrf: csrfOf(t, c, f.srv.URL)}
+}
+
+func (s *signedIn) post(path string, form url.Values) (int, string) {
+	s.t.Helper()
+	form.Set("csrf", s.csrf)
+	req, _ := http.NewRequest("POST", s.base+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", s.base)
+	resp, err := s.c.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// Bad input gets a clear message and changes nothing: a review answered
+// for a definition the page did not show, an approval answered twice (two
+// browsers), a malformed decision, a malformed rule, a rule already gone,
+// a question answered twice, arguments that are not JSON.
+func TestConsoleBadInput(t *testing.T) {
+	f := newFixture(t)
+	a, b := signIn(t, f), signIn(t, f) // two browsers
+	repo := findServer(t, f, "repo")
+	fp := trust.Fingerprint(repo.Written)
+
+	if code, body := a.post("/servers/approve", url.Values{"server": {"repo"}, "decision": {"approve"}, "fingerprint": {"0000"}}); code != http.StatusConflict || !strings.Contains(body, "changed since this page showed it") {
+		t.Errorf("an approval of another definition: %d %s", code, body)
+	}
+	if f.sb.Trust().Verdict(repo).Allowed() {
+		t.Fatal("an approval of another definition was stored")
+	}
+	if code, body := a.post("/servers/approve", url.Values{"server": {"repo"}, "decision": {"maybe"}, "fingerprint": {fp}}); code != http.StatusBadRequest || !strings.Contains(body, "nothing was changed") {
+		t.Errorf("a malformed decision: %d %s", code, body)
+	}
+	if code, _ := a.post("/servers/approve", url.Values{"server": {"repo"}, "decision": {"approve"}, "fingerprint": {fp}}); code != http.StatusSeeOther {
+		t.Fatalf("the approval: %d", code)
+	}
+	if code, body := b.post("/servers/approve", url.Values{"server": {"repo"}, "decision": {"deny"}, "fingerprint": {fp}}); code != http.StatusConflict || !strings.Contains(body, "not waiting for approval") {
+		t.Errorf("the same review answered again in another browser: %d %s", code, body)
+	}
+	if !f.sb.Trust().Verdict(repo).Allowed() || f.sb.Trust().Denied("repo") {
+		t.Error("the second answer changed the first")
+	}
+
+	before, _ := os.ReadFile(f.settings)
+	for _, rule := range []string{"mcp__mine__echo(", "mcp__*"} {
+		if code, body := a.post("/permissions/add", url.Values{"list": {"allow"}, "rule": {rule}}); code != http.StatusBadRequest || !strings.Contains(body, "would have no effect") {
+			t.Errorf("allow %q: %d %s", rule, code, body)
+		}
+	}
+	if code, body := a.post("/permissions/remove", url.Values{"rule": {"mcp__mine__nothing"}}); code != http.StatusConflict || !strings.Contains(body, "not in your settings") {
+		t.Errorf("removing a rule that is not there: %d %s", code, body)
+	}
+	if after, _ := os.ReadFile(f.settings); !bytes.Equal(before, after) {
+		t.Errorf("refused rule edits changed the settings:\n%s", after)
+	}
+
+	if code, body := a.post("/call", url.Values{"tool": {"mcp__mine__echo"}, "json": {"{not json"}}); code != http.StatusBadRequest || !strings.Contains(body, "not a JSON object") {
+		t.Errorf("arguments that are not JSON: %d %s", code, body)
+	}
+	if code, _ := a.post("/call", url.Values{"tool": {"mcp__mine__echo"}, "arg.text": {"hi"}}); code != http.StatusSeeOther {
+		t.Fatalf("the call: %d", code)
+	}
+	q := f.question()
+	if code, _ := a.post("/asks/answer", url.Values{"id": {q[0].ID}, "answer": {"once"}}); code != http.StatusSeeOther {
+		t.Errorf("the answer: %d", code)
+	}
+	if code, body := b.post("/asks/answer", url.Values{"id": {q[0].ID}, "answer": {"deny"}}); code != http.StatusConflict || !strings.Contains(body, "no longer waiting") {
+		t.Errorf("the question answered again in another browser: %d %s", code, body)
+	}
+	for _, want := range []string{`"outcome":"refused: the definition of \"repo\" changed`, `"action":"answer","target":"mcp__mine__echo","outcome":"once"`} {
+		if !strings.Contains(f.audit.String(), want) {
+			t.Errorf("the audit log lacks %s:\n%s", want, f.audit.String())
+		}
+	}
+}
+
+// "Always" answered in the page writes the tool's exact allow rule to the
+// workspace's local settings, as the terminal's always does, and the call
+// runs.
+func TestConsoleAlwaysWritesTheRule(t *testing.T) {
+	f := newFixture(t)
+	a := signIn(t, f)
+	if code, _ := a.post("/call", url.Values{"tool": {"mcp__mine__echo"}, "arg.text": {"hi"}}); code != http.StatusSeeOther {
+		t.Fatalf("the call: %d", code)
+	}
+	q := f.question()
+	if code, body := a.post("/asks/answer", url.Values{"id": {q[0].ID}, "answer": {"always"}}); code != http.StatusSeeOther {
+		t.Fatalf("the answer: %d %s", code, body)
+	}
+	b, _ := os.ReadFile(f.settings)
+	if !strings.Contains(string(b), `"projects"`) || !strings.Contains(string(b), `"allow": ["mcp__mine__echo"]`) || !strings.Contains(string(b), "// mine") {
+		t.Errorf("settings after always:\n%s", b)
+	}
+	if d := f.sb.Policy().Decide(policy.Request{Tool: "mcp__mine__echo", Server: "mine", ToolName: "echo"}); d.Action != policy.Allow {
+		t.Errorf("the rule is not in force: %s %s", d.Action, d.Reason)
+	}
+	if !strings.Contains(f.audit.String(), `"outcome":"always, allow rule written to `) {
+		t.Errorf("audit:\n%s", f.audit.String())
+	}
+}
+
+// question waits for a question to be asked (the playground's call,
+// once it reaches the rules) and returns the questions pending.
+func (f *fixture) question() []Question {
+	for {
+		changed := f.asks.waitChange() // taken first: no change is missed
+		if q := f.asks.Pending(); len(q) > 0 {
+			return q
+		}
+		<-changed
+	}
+}

@@ -1,0 +1,570 @@
+package console
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/redact"
+	"github.com/switchboard-mcp/switchboard/internal/review"
+	"github.com/switchboard-mcp/switchboard/policy"
+	"github.com/switchboard-mcp/switchboard/toolsurface"
+	"github.com/switchboard-mcp/switchboard/trust"
+)
+
+// page is what every template gets.
+type page struct {
+	Title   string
+	Nav     string
+	CSRF    string
+	Base    string
+	Message string
+	Refresh bool
+	Asks    []Question
+	Data    any
+}
+
+func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
+	p.CSRF = sessionOf(r).csrf
+	p.Base = c.o.BasePath
+	if p.Message == "" {
+		p.Message = r.URL.Query().Get("msg")
+	}
+	if c.o.Asks != nil {
+		p.Asks = c.o.Asks.Pending()
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	if err := c.pages.ExecuteTemplate(w, name, p); err != nil {
+		fmt.Fprintf(w, "<p>console: %s</p>", template_escape(err.Error()))
+	}
+}
+
+func template_escape(s string) string {
+	return strings.NewReplacer("<", "&lt;", ">", "&gt;", "&", "&amp;").Replace(s)
+}
+
+// fail shows why a change was refused; nothing was changed.
+func (c *Console) fail(w http.ResponseWriter, r *http.Request, status int, action, target, why string) {
+	c.audit(r, sessionOf(r), action, target, "refused: "+why)
+	c.render(w, r, status, "message.html", page{Title: "Nothing changed", Message: why + " — nothing was changed."})
+}
+
+// done goes back to a page saying what happened.
+func (c *Console) done(w http.ResponseWriter, r *http.Request, to, msg string) {
+	http.Redirect(w, r, c.o.BasePath+to+"?msg="+url.QueryEscape(msg), http.StatusSeeOther)
+}
+
+type serverView struct {
+	host.ServerStatus
+	Sandbox string
+	Review  *review.Doc
+	// Fingerprint is the definition the review shows, so that an answer
+	// to a review of an older definition is refused.
+	Fingerprint string
+}
+
+func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
+	cfg := c.front.Config()
+	lt := c.front.Trust()
+	pending := map[string]*config.ResolvedServer{}
+	for _, rs := range lt.Pending(cfg) {
+		pending[rs.Name] = rs
+	}
+	var views []serverView
+	for _, st := range c.front.Status() {
+		v := serverView{ServerStatus: st}
+		v.Command = redact.String(st.Command) // already without secrets; a known token shape too
+		v.StderrTail = redactLines(st.StderrTail)
+		if rs := find(cfg, st.Name); rs != nil {
+			v.Sandbox = c.sandboxWords(rs)
+			if p := pending[st.Name]; p != nil {
+				var env []string
+				if c.o.Environ != nil {
+					env = c.o.Environ()
+				}
+				d := review.Build(p, lt.Verdict(p), review.Options{Parent: env, Sandbox: v.Sandbox, RedactArgs: true})
+				v.Review = &d
+				v.Fingerprint = trust.Fingerprint(p.Written)
+			}
+		}
+		views = append(views, v)
+	}
+	c.render(w, r, http.StatusOK, "servers.html", page{Title: "Servers", Nav: "servers", Data: struct {
+		Servers     []serverView
+		Warning     string
+		RedactNote  string
+		PassedLabel string
+		ExtraLabel  string
+	}{views, review.TrustWarning, review.RedactedNote, review.PassedLabel, review.ExtraLabel}})
+}
+
+func redactLines(l []string) []string {
+	out := make([]string, len(l))
+	for i, s := range l {
+		out[i] = redact.String(s)
+	}
+	return out
+}
+
+func find(cfg *config.Resolved, name string) *config.ResolvedServer {
+	for i := range cfg.Servers {
+		if cfg.Servers[i].Name == name {
+			return &cfg.Servers[i]
+		}
+	}
+	return nil
+}
+
+func (c *Console) sandboxWords(rs *config.ResolvedServer) string {
+	lt := c.front.Trust()
+	ws := review.SandboxWorkspace(rs, lt.Workspace())
+	if config.InferType(rs.Effective) == config.TypeStdio {
+		return review.SandboxWords(rs, host.SandboxOf(rs, ws, lt.SandboxDefaults()), nil, nil)
+	}
+	return review.SandboxWords(rs, nil, host.HelperSandboxOf(rs, ws, lt.SandboxDefaults()), nil)
+}
+
+// approve answers a review: approve (stored, as `mcp approve` does), deny
+// (held for this run) or revoke (an approval withdrawn).
+func (c *Console) approve(w http.ResponseWriter, r *http.Request) {
+	name, decision := r.PostForm.Get("server"), r.PostForm.Get("decision")
+	lt := c.front.Trust()
+	if decision == "revoke" {
+		ok, err := lt.Store().Revoke(lt.Workspace(), name)
+		switch {
+		case err != nil:
+			c.fail(w, r, http.StatusInternalServerError, "revoke", name, err.Error())
+		case !ok:
+			c.fail(w, r, http.StatusConflict, "revoke", name, fmt.Sprintf("%q has no approval to revoke", name))
+		default:
+			c.audit(r, sessionOf(r), "revoke", name, "revoked")
+			c.done(w, r, "/", fmt.Sprintf("Approval of %q revoked. %s", name, review.RevokeNote))
+		}
+		return
+	}
+	var rs *config.ResolvedServer
+	for _, p := range lt.Pending(c.front.Config()) {
+		if p.Name == name {
+			rs = p
+		}
+	}
+	switch {
+	case decision != "approve" && decision != "deny":
+		c.fail(w, r, http.StatusBadRequest, "approve", name, "the decision must be approve, deny or revoke")
+		return
+	case rs == nil:
+		c.fail(w, r, http.StatusConflict, decision, name, fmt.Sprintf("%q is not waiting for approval (answered already, perhaps in another browser, or no longer configured)", name))
+		return
+	case trust.Fingerprint(rs.Written) != r.PostForm.Get("fingerprint"):
+		c.fail(w, r, http.StatusConflict, decision, name, fmt.Sprintf("the definition of %q changed since this page showed it: read the review again", name))
+		return
+	}
+	if decision == "deny" {
+		lt.Deny(name)
+		c.audit(r, sessionOf(r), "deny", name, "held for this run")
+		c.done(w, r, "/", fmt.Sprintf("%q stays held for this run.", name))
+		return
+	}
+	if err := lt.Approve(rs); err != nil {
+		c.fail(w, r, http.StatusInternalServerError, "approve", name, "the approval could not be stored: "+err.Error())
+		return
+	}
+	c.audit(r, sessionOf(r), "approve", name, "approved "+trust.Fingerprint(rs.Written))
+	msg := fmt.Sprintf("%q approved; it is starting.", name)
+	if err := c.front.Host().Retry(name); err != nil {
+		msg = fmt.Sprintf("%q approved, but it did not start: %s", name, err)
+	}
+	c.done(w, r, "/", msg)
+}
+
+func (c *Console) serverAction(w http.ResponseWriter, r *http.Request) {
+	name, action := r.PostForm.Get("server"), r.PostForm.Get("action")
+	h := c.front.Host()
+	var err error
+	switch action {
+	case "pause":
+		err = h.Pause(name)
+	case "resume":
+		err = h.Resume(name)
+	case "retry":
+		err = h.Retry(name)
+	default:
+		c.fail(w, r, http.StatusBadRequest, action, name, "the action must be pause, resume or retry")
+		return
+	}
+	if err != nil {
+		c.fail(w, r, http.StatusConflict, action, name, err.Error())
+		return
+	}
+	c.audit(r, sessionOf(r), action, name, "done")
+	c.done(w, r, "/", fmt.Sprintf("%s %q: done.", action, name))
+}
+
+type ruleView struct {
+	Text, List, Source, Problem string
+	Removable                   bool
+	// Matches are the listed tools the rule applies to (a rule with
+	// argument conditions, to some of their calls).
+	Matches []string
+}
+
+// request is the policy request of a call of t (no arguments).
+func request(t host.Tool) policy.Request {
+	req := policy.Request{Tool: t.Name, Server: t.Server, ToolName: t.Tool.Name}
+	if a := t.Tool.Annotations; a != nil {
+		req.Annotations = policy.Annotations{ReadOnlyHint: a.ReadOnlyHint, DestructiveHint: a.DestructiveHint != nil && *a.DestructiveHint}
+	}
+	return req
+}
+
+func (c *Console) permissions(w http.ResponseWriter, r *http.Request) {
+	pol := c.front.Policy()
+	probs := map[*policy.Rule]string{}
+	for _, p := range pol.Problems(c.serverNames()) {
+		if p.Rule != nil {
+			probs[p.Rule] = p.Message
+		}
+	}
+	tools, _ := c.toolList(r.Context())
+	var rules []ruleView
+	for _, ru := range pol.Rules() {
+		v := ruleView{Text: ru.Text, List: string(ru.List), Source: ru.Source.String(), Problem: ru.Problem()}
+		for _, t := range tools {
+			if t.Server != "" && (ru.Matches(request(t)) || ru.Pattern().HasArgs() && ru.Pattern().MatchName(request(t))) {
+				v.Matches = append(v.Matches, t.Name)
+			}
+		}
+		for pr, m := range probs {
+			if pr.Text == ru.Text && pr.List == ru.List && pr.Source == ru.Source {
+				v.Problem = m
+			}
+		}
+		v.Removable = ru.Source.Scope == policy.ScopeLocal || ru.Source.Scope == policy.ScopeUser
+		rules = append(rules, v)
+	}
+	var why *policy.Decision
+	tool := r.URL.Query().Get("tool")
+	if tool != "" {
+		server, name, _ := toolsurface.ParseToolName(tool)
+		req := policy.Request{Tool: tool, Server: server, ToolName: name}
+		for _, t := range tools {
+			if t.Name == tool {
+				req = request(t) // the configured names and the tool's annotations
+			}
+		}
+		d := pol.Decide(req)
+		why = &d
+	}
+	c.render(w, r, http.StatusOK, "permissions.html", page{Title: "Permissions", Nav: "permissions", Data: struct {
+		Rules  []ruleView
+		Tool   string
+		Why    *policy.Decision
+		Target string
+	}{rules, tool, why, c.settingsFile()}})
+}
+
+func (c *Console) serverNames() []string {
+	var names []string
+	for _, rs := range c.front.Config().Servers {
+		names = append(names, rs.Name)
+	}
+	return names
+}
+
+func (c *Console) settingsFile() string { return policy.UserSettingsPath(c.o.Home) }
+
+// localPath is the object of the settings file the workspace's rules go
+// in (the user settings' top level outside a workspace).
+func (c *Console) localPath() []string {
+	ws := c.front.Config().Workspace
+	if ws == "" {
+		return nil
+	}
+	keys, _ := config.LocalKeys(c.settingsFile(), ws)
+	if len(keys) == 0 {
+		keys = []string{config.ProjectKey(ws)}
+	}
+	return config.SettingsLocalPath(keys[0])
+}
+
+// WriteAllow adds rule to the workspace's local allow list (the "always"
+// answer of a question): the same edit as `switchboard permissions allow`.
+func (c *Console) WriteAllow(rule string) (string, error) {
+	if _, _, err := config.SetPermissionRule(c.settingsFile(), c.localPath(), string(policy.Allow), rule); err != nil {
+		return "", err
+	}
+	_, _ = c.front.Reload()
+	return c.settingsFile(), nil
+}
+
+func (c *Console) addRule(w http.ResponseWriter, r *http.Request) {
+	list, text := policy.Action(r.PostForm.Get("list")), strings.TrimSpace(r.PostForm.Get("rule"))
+	if list != policy.Allow && list != policy.Ask && list != policy.Deny {
+		c.fail(w, r, http.StatusBadRequest, "add rule", text, "the list must be allow, ask or deny")
+		return
+	}
+	src := policy.Source{Scope: policy.ScopeLocal, File: c.settingsFile()}
+	ru := policy.NewRule(list, text, src)
+	if p := ru.Problem(); p != "" {
+		c.fail(w, r, http.StatusBadRequest, "add rule", text, fmt.Sprintf("the rule %q would have no effect: %s", text, p))
+		return
+	}
+	for _, p := range policy.New(ru).Problems(c.serverNames()) {
+		c.fail(w, r, http.StatusBadRequest, "add rule", text, fmt.Sprintf("the rule %q would have no effect: %s", text, p.Message))
+		return
+	}
+	moved, _, err := config.SetPermissionRule(c.settingsFile(), c.localPath(), string(list), text)
+	if err != nil {
+		c.fail(w, r, http.StatusInternalServerError, "add rule", text, err.Error())
+		return
+	}
+	if _, err := c.front.Reload(); err != nil {
+		c.audit(r, sessionOf(r), "add rule", text, "written, but the reload failed: "+err.Error())
+	}
+	c.audit(r, sessionOf(r), "add rule", string(list)+" "+text, "written to "+c.settingsFile())
+	msg := fmt.Sprintf("%s %q written to %s.", list, text, c.settingsFile())
+	if len(moved) > 0 {
+		msg += " It left the " + strings.Join(moved, ", ") + " list."
+	}
+	c.done(w, r, "/permissions", msg)
+}
+
+func (c *Console) removeRule(w http.ResponseWriter, r *http.Request) {
+	text := r.PostForm.Get("rule")
+	removed, err := config.RemovePermissionRule(c.settingsFile(), c.localPath(), "", text)
+	if err == nil && len(removed) == 0 {
+		removed, err = config.RemovePermissionRule(c.settingsFile(), nil, "", text)
+	}
+	switch {
+	case err != nil:
+		c.fail(w, r, http.StatusInternalServerError, "remove rule", text, err.Error())
+		return
+	case len(removed) == 0:
+		c.fail(w, r, http.StatusConflict, "remove rule", text, fmt.Sprintf("%q is not in your settings (removed already?)", text))
+		return
+	}
+	_, _ = c.front.Reload()
+	c.audit(r, sessionOf(r), "remove rule", text, "removed from "+strings.Join(removed, ", "))
+	c.done(w, r, "/permissions", fmt.Sprintf("%q removed from %s.", text, strings.Join(removed, ", ")))
+}
+
+// field is one input of a tool's playground form, from its input schema.
+type field struct {
+	Name, Type, Description string
+	Required                bool
+}
+
+type toolView struct {
+	Name, Description string
+	Fields            []field
+	Schema            string
+}
+
+func (c *Console) toolList(ctx context.Context) ([]host.Tool, []string) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	list, err := c.front.Host().Tools(ctx)
+	if err != nil {
+		return nil, []string{err.Error()}
+	}
+	return list.Tools, list.Warnings
+}
+
+func (c *Console) tools(w http.ResponseWriter, r *http.Request) {
+	tools, warnings := c.toolList(r.Context())
+	var views []toolView
+	for _, t := range tools {
+		if t.Server == "" {
+			continue // tool_search
+		}
+		s, _ := json.MarshalIndent(t.Tool.InputSchema, "", "  ")
+		views = append(views, toolView{Name: t.Name, Description: t.Tool.Description, Fields: fields(t.Tool.InputSchema), Schema: string(s)})
+	}
+	c.render(w, r, http.StatusOK, "tools.html", page{Title: "Tools and playground", Nav: "tools", Data: struct {
+		Tools    []toolView
+		Warnings []string
+	}{views, warnings}})
+}
+
+type schema struct {
+	Properties map[string]struct {
+		Type        any    `json:"type"`
+		Description string `json:"description"`
+	} `json:"properties"`
+	Required []string `json:"required"`
+}
+
+func parseSchema(in any) schema {
+	var s schema
+	b, _ := json.Marshal(in)
+	_ = json.Unmarshal(b, &s)
+	return s
+}
+
+func fields(in any) []field {
+	s := parseSchema(in)
+	var out []field
+	for name, p := range s.Properties {
+		typ, _ := p.Type.(string)
+		out = append(out, field{Name: name, Type: typ, Description: p.Description, Required: slices.Contains(s.Required, name)})
+	}
+	slices.SortFunc(out, func(a, b field) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// callRecord is one call made from the playground.
+type callRecord struct {
+	ID, Tool, Args string
+	Started        time.Time
+	Done           bool
+	Text, Err      string
+	IsError        bool
+}
+
+// call runs a tool from the playground through the permission rules, as
+// any call: a question is shown on every page until it is answered.
+func (c *Console) call(w http.ResponseWriter, r *http.Request) {
+	name := r.PostForm.Get("tool")
+	var tool *host.Tool
+	tools, _ := c.toolList(r.Context())
+	for i := range tools {
+		if tools[i].Name == name {
+			tool = &tools[i]
+		}
+	}
+	if tool == nil {
+		c.fail(w, r, http.StatusBadRequest, "call", name, fmt.Sprintf("no tool %q is listed now", name))
+		return
+	}
+	args, err := formArgs(r, tool.Tool.InputSchema)
+	if err != nil {
+		c.fail(w, r, http.StatusBadRequest, "call", name, err.Error())
+		return
+	}
+	ab, _ := json.Marshal(redact.Args(args))
+	rec := &callRecord{ID: newID(), Tool: name, Args: string(ab), Started: c.o.Now()}
+	c.mu.Lock()
+	c.calls = append(c.calls, rec)
+	if len(c.calls) > 100 {
+		c.calls = c.calls[1:]
+	}
+	c.mu.Unlock()
+	c.audit(r, sessionOf(r), "call", name, "started")
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), c.o.CallTimeout)
+		defer cancel()
+		res, err := c.front.Call(ctx, name, args)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		rec.Done = true
+		if err != nil {
+			rec.Err = err.Error()
+			return
+		}
+		rec.Text, rec.IsError = res.Text, res.IsError
+	}()
+	http.Redirect(w, r, c.o.BasePath+"/calls", http.StatusSeeOther)
+}
+
+// formArgs reads the arguments of a playground form: arg.NAME fields
+// typed by the schema, or a JSON object in "json".
+func formArgs(r *http.Request, in any) (map[string]any, error) {
+	if js := strings.TrimSpace(r.PostForm.Get("json")); js != "" {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(js), &m); err != nil {
+			return nil, fmt.Errorf("the arguments are not a JSON object: %v", err)
+		}
+		return m, nil
+	}
+	s := parseSchema(in)
+	args := map[string]any{}
+	for name, p := range s.Properties {
+		v, ok := r.PostForm["arg."+name]
+		if !ok || len(v) == 0 || v[0] == "" {
+			if slices.Contains(s.Required, name) {
+				return nil, fmt.Errorf("%q is required", name)
+			}
+			continue
+		}
+		typ, _ := p.Type.(string)
+		switch typ {
+		case "integer":
+			n, err := strconv.ParseInt(v[0], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("%q must be a whole number, not %q", name, v[0])
+			}
+			args[name] = n
+		case "number":
+			n, err := strconv.ParseFloat(v[0], 64)
+			if err != nil {
+				return nil, fmt.Errorf("%q must be a number, not %q", name, v[0])
+			}
+			args[name] = n
+		case "boolean":
+			args[name] = v[0] == "true" || v[0] == "on"
+		case "string", "":
+			args[name] = v[0]
+		default:
+			var x any
+			if err := json.Unmarshal([]byte(v[0]), &x); err != nil {
+				return nil, fmt.Errorf("%q must be JSON (%s): %v", name, typ, err)
+			}
+			args[name] = x
+		}
+	}
+	return args, nil
+}
+
+func (c *Console) callsPage(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	calls := make([]callRecord, 0, len(c.calls))
+	running := false
+	for i := len(c.calls) - 1; i >= 0; i-- {
+		calls = append(calls, *c.calls[i])
+		running = running || !c.calls[i].Done
+	}
+	c.mu.Unlock()
+	c.render(w, r, http.StatusOK, "calls.html", page{Title: "Calls", Nav: "calls", Refresh: running, Data: calls})
+}
+
+func (c *Console) asksPage(w http.ResponseWriter, r *http.Request) {
+	c.render(w, r, http.StatusOK, "asks.html", page{Title: "Questions", Nav: "asks", Refresh: true})
+}
+
+func (c *Console) answer(w http.ResponseWriter, r *http.Request) {
+	id, ans := r.PostForm.Get("id"), Answer(r.PostForm.Get("answer"))
+	if c.o.Asks == nil {
+		c.fail(w, r, http.StatusConflict, "answer", id, "no question is asked here")
+		return
+	}
+	var tool string
+	for _, q := range c.o.Asks.Pending() {
+		if q.ID == id {
+			tool = q.Tool
+		}
+	}
+	where, err := c.o.Asks.Answer(id, ans)
+	if errors.Is(err, ErrAnswered) {
+		c.fail(w, r, http.StatusConflict, "answer", id, err.Error())
+		return
+	} else if err != nil {
+		c.fail(w, r, http.StatusBadRequest, "answer", tool, err.Error())
+		return
+	}
+	out := string(ans)
+	if where != "" {
+		out += ", allow rule written to " + where
+	}
+	c.audit(r, sessionOf(r), "answer", tool, out)
+	c.done(w, r, "/calls", fmt.Sprintf("%s: %s.", tool, out))
+}

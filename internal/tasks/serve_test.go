@@ -1,0 +1,216 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestTakeTaskField(t *testing.T) {
+	for _, c := range []struct {
+		in      string
+		changed bool
+		asked   bool
+		ttl     time.Duration
+	}{
+		{`{"name":"a","arguments":{"x":1}}`, false, false, 0},
+		{`{"name":"a","arguments":{"task":"not the field"}}`, false, false, 0},
+		{`{"name":"a","task":{"ttl":60000}}`, true, true, time.Minute},
+		{`{"name":"a","task":{},"_meta":{"progressToken":7}}`, true, true, 0},
+		{`{"name":"a","task":{"ttl":"soon"}}`, true, true, 0},
+		// A client writing the gateway's key itself does not get a task.
+		{`{"name":"a","_meta":{"switchboard/task":{"ttl":1}}}`, true, false, 0},
+		{`{"name":"a","task":"x"}`, true, false, 0},
+	} {
+		out, changed := TakeTaskField(json.RawMessage(c.in))
+		if changed != c.changed {
+			t.Errorf("%s: changed %v", c.in, changed)
+		}
+		var p mcp.CallToolParamsRaw
+		if err := json.Unmarshal(out, &p); err != nil {
+			t.Fatalf("%s: %s: %v", c.in, out, err)
+		}
+		var top struct {
+			Task json.RawMessage `json:"task"`
+		}
+		if json.Unmarshal(out, &top); top.Task != nil {
+			t.Errorf("%s: the task field is still there: %s", c.in, out)
+		}
+		ttl, asked := Requested(p.Meta)
+		if asked != c.asked || ttl != c.ttl {
+			t.Errorf("%s → %s: asked %v, ttl %v", c.in, out, asked, ttl)
+		}
+		if _, still := p.Meta[RequestKey]; still {
+			t.Errorf("%s: Requested left the key", c.in)
+		}
+	}
+	body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a","task":{"ttl":5}}}`
+	out, changed := TakeTaskFieldInBody([]byte(body))
+	if !changed || !strings.Contains(string(out), `"switchboard/task":{"ttl":5}`) || !strings.Contains(string(out), `"id":3`) {
+		t.Errorf("body: %v %s", changed, out)
+	}
+	other := `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"task":{}}}`
+	if out, changed := TakeTaskFieldInBody([]byte(other)); changed || string(out) != other {
+		t.Errorf("tools/list body rewritten: %s", out)
+	}
+}
+
+func rpcCode(err error) int64 {
+	var e *jsonrpc.Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return 0
+}
+
+func decode(t *testing.T, res mcp.Result) map[string]any {
+	t.Helper()
+	raw, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	return m
+}
+
+// TestStore: a task is its owner's alone, runs to its result, can be
+// cancelled once, and goes when its ttl passes.
+func TestStore(t *testing.T) {
+	s := NewStore()
+	defer s.Close()
+	ctx := context.Background()
+	release := make(chan struct{})
+	created, err := s.Start("alice", time.Minute, func(context.Context) (mcp.Result, error) {
+		<-release
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := decode(t, created)["task"].(map[string]any)
+	id := tk["taskId"].(string)
+	if tk["status"] != "working" || tk["ttl"] != float64(60000) || tk["pollInterval"] == nil || tk["createdAt"] == nil {
+		t.Errorf("created %v", tk)
+	}
+	for name, err := range map[string]error{
+		"get":    func() error { _, err := s.Get("bob", id); return err }(),
+		"cancel": func() error { _, err := s.Cancel("bob", id); return err }(),
+		"result": func() error { _, err := s.Result(ctx, "bob", id); return err }(),
+	} {
+		if rpcCode(err) != jsonrpc.CodeInvalidParams || !strings.Contains(err.Error(), "not found") {
+			t.Errorf("bob's %s of alice's task: %v", name, err)
+		}
+	}
+	if l := decode(t, mustResult(s.List("bob")))["tasks"].([]any); len(l) != 0 {
+		t.Errorf("bob lists %v", l)
+	}
+	if l := decode(t, mustResult(s.List("alice")))["tasks"].([]any); len(l) != 1 {
+		t.Errorf("alice lists %v", l)
+	}
+	close(release)
+	res := decode(t, mustResult(s.Result(ctx, "alice", id)))
+	if res["content"] == nil || res["_meta"].(map[string]any)["io.modelcontextprotocol/related-task"].(map[string]any)["taskId"] != id {
+		t.Errorf("result %v", res)
+	}
+	if st := decode(t, mustResult(s.Get("alice", id)))["status"]; st != "completed" {
+		t.Errorf("status %v", st)
+	}
+	if _, err := s.Cancel("alice", id); rpcCode(err) != jsonrpc.CodeInvalidParams {
+		t.Errorf("cancel of a completed task: %v", err)
+	}
+
+	// Cancelled: the call's context ends, the result is an error.
+	ended := make(chan struct{})
+	created, _ = s.Start("alice", 0, func(ctx context.Context) (mcp.Result, error) {
+		<-ctx.Done()
+		close(ended)
+		return nil, ctx.Err()
+	})
+	id2 := decode(t, created)["task"].(map[string]any)["taskId"].(string)
+	if st := decode(t, mustResult(s.Cancel("alice", id2)))["status"]; st != "cancelled" {
+		t.Errorf("cancel: %v", st)
+	}
+	<-ended
+	if _, err := s.Result(ctx, "alice", id2); err == nil || !strings.Contains(err.Error(), "cancelled") {
+		t.Errorf("result of a cancelled task: %v", err)
+	}
+
+	// A failed call (isError) makes a failed task, its text the message.
+	created, _ = s.Start("alice", 0, func(context.Context) (mcp.Result, error) {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "denied by rule"}}}, nil
+	})
+	id3 := decode(t, created)["task"].(map[string]any)["taskId"].(string)
+	_, _ = s.Result(ctx, "alice", id3)
+	if g := decode(t, mustResult(s.Get("alice", id3))); g["status"] != "failed" || g["statusMessage"] != "denied by rule" {
+		t.Errorf("failed task: %v", g)
+	}
+
+	// The ttl: the task goes, and its call is cancelled.
+	expired := make(chan struct{})
+	created, _ = s.Start("alice", time.Millisecond, func(ctx context.Context) (mcp.Result, error) {
+		<-ctx.Done()
+		close(expired)
+		return nil, ctx.Err()
+	})
+	id4 := decode(t, created)["task"].(map[string]any)["taskId"].(string)
+	<-expired
+	if _, err := s.Get("alice", id4); err == nil {
+		// drop removes the task before it cancels the call
+		t.Errorf("an expired task is still there")
+	}
+}
+
+func mustResult(r mcp.Result, err error) mcp.Result {
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// TestStoreBounds: one owner cannot hold more than MaxServedPerOwner
+// tasks, others still can, and a closed store cancels all and takes none.
+func TestStoreBounds(t *testing.T) {
+	s := NewStore()
+	block := func(ctx context.Context) (mcp.Result, error) { <-ctx.Done(); return nil, ctx.Err() }
+	for range MaxServedPerOwner {
+		if _, err := s.Start("flood", 0, block); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Start("flood", 0, block); err == nil || !strings.Contains(err.Error(), "too many tasks") {
+		t.Errorf("task %d: %v", MaxServedPerOwner+1, err)
+	}
+	created, err := s.Start("other", 0, block)
+	if err != nil {
+		t.Fatalf("another owner: %v", err)
+	}
+	id := decode(t, created)["task"].(map[string]any)["taskId"].(string)
+	s.Close()
+	if st := decode(t, mustResult(s.Get("other", id)))["status"]; st != "cancelled" {
+		t.Errorf("after Close: %v", st)
+	}
+	if _, err := s.Start("other", 0, block); err == nil {
+		t.Error("a closed store took a task")
+	}
+}
+
+// BenchmarkTakeTaskFieldPlain is what the gateway's side of tasks costs
+// a call that asks for no task: the scan of its params (docs/benchmarks.md).
+func BenchmarkTakeTaskFieldPlain(b *testing.B) {
+	params := json.RawMessage(`{"name":"everything__echo","arguments":{"message":"` + strings.Repeat("x", 200) + `"},"_meta":{"progressToken":1}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, changed := TakeTaskField(params); changed {
+			b.Fatal("changed")
+		}
+	}
+}
