@@ -166,10 +166,15 @@ func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) 
 // values it gave a server from results, which is what the callers check.
 func headersSeen(t *testing.T, h *host.Host, server string) string {
 	t.Helper()
-	res := mustCall(t, h, "mcp__"+server+"__headers", map[string]any{"hex": true})
-	b, err := hex.DecodeString(textOf(res))
+	return unhex(t, textOf(mustCall(t, h, "mcp__"+server+"__headers", map[string]any{"hex": true})))
+}
+
+// unhex decodes what an echo tool answered with "hex": true.
+func unhex(t *testing.T, s string) string {
+	t.Helper()
+	b, err := hex.DecodeString(s)
 	if err != nil {
-		t.Fatalf("headers tool answered %q", textOf(res))
+		t.Fatalf("the tool answered %q, not hex", s)
 	}
 	return string(b)
 }

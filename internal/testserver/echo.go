@@ -109,6 +109,7 @@ type (
 	}
 	envIn struct {
 		Names []string `json:"names" jsonschema:"environment variable names to look up"`
+		Hex   bool     `json:"hex,omitempty" jsonschema:"answer hex-encoded"`
 	}
 	headersIn struct {
 		Hex bool `json:"hex,omitempty" jsonschema:"answer hex-encoded"`
@@ -399,7 +400,8 @@ func newEchoServer(name string, cfg *echoConfig, p *proc) *mcp.Server {
 
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "env",
-		Description: "Returns NAME=value for each named environment variable, or NAME unset.",
+		Description: "Returns NAME=value for each named environment variable, or NAME unset; " +
+			"with hex, hex-encoded (a test that must see the secret values Switchboard keeps from results).",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}, func(_ context.Context, _ *mcp.CallToolRequest, in envIn) (*mcp.CallToolResult, any, error) {
 		var lines []string
@@ -410,7 +412,11 @@ func newEchoServer(name string, cfg *echoConfig, p *proc) *mcp.Server {
 				lines = append(lines, k+" unset")
 			}
 		}
-		return text(strings.Join(lines, "\n")), nil, nil
+		out := strings.Join(lines, "\n")
+		if in.Hex {
+			out = hex.EncodeToString([]byte(out))
+		}
+		return text(out), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "cwd",
