@@ -23,6 +23,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 	"github.com/switchboard-mcp/switchboard/toolsurface/shape"
+	"github.com/switchboard-mcp/switchboard/trust"
 )
 
 // Prompter is the person at the other end, asked before a project server
@@ -235,6 +236,12 @@ func Open(ctx context.Context, opts Options) (*Switchboard, error) {
 		SandboxDefaults:                      st.SandboxDefaults(),
 		LookupEnv:                            o.LookupEnv,
 		Secrets:                              o.Secrets,
+		ToolChanges:                          sb.toolChangeMode(st),
+	}
+	hopts.CallHooks, hopts.CallHookProblems = callHooks(st)
+	if o.Home != "" {
+		// Tool definitions are pinned beside the approvals (toolchanges.go).
+		hopts.Pins = trust.OpenPins(o.Home)
 	}
 	if o.Home != "" {
 		store := secretstore.ForHome(o.Home, o.LookupEnv)
@@ -367,6 +374,15 @@ func (sb *Switchboard) Tools(ctx context.Context, provider shape.Provider) ([]js
 	if err != nil {
 		return nil, err
 	}
+	if sb.heldChanges() {
+		// A Prompter that can ask is asked about held tool changes first.
+		if err := sb.AskToolChanges(ctx); err != nil && ctx.Err() != nil {
+			return nil, err
+		}
+		if list, err = sb.host.Tools(ctx); err != nil {
+			return nil, err
+		}
+	}
 	in := make([]toolsurface.Tool, 0, len(list.Tools))
 	for _, t := range list.Tools {
 		in = append(in, toolsurface.Tool{Name: t.Name, Description: t.Tool.Description, InputSchema: t.Tool.InputSchema})
@@ -390,9 +406,15 @@ type Result struct {
 // Call runs the tool named mcp__<server>__<tool> (as Tools names it) with
 // args (a map, a struct, or the model's JSON as json.RawMessage), after the permission rules allow it (asking the Prompter when
 // they say to ask), and returns its result enveloped and bounded. A held
-// server's tool is a *NotApprovedError; a denied call wraps host.ErrDenied.
+// server's tool is a *NotApprovedError; a denied call wraps host.ErrDenied;
+// a tool held by tool pinning wraps host.ErrToolHeld. A call or result
+// refused by the server's "secrets" mode or a call hook is a Result with
+// IsError set whose Text says why (host.Blocked tells it apart).
 func (sb *Switchboard) Call(ctx context.Context, name string, args any) (*Result, error) {
 	res, err := sb.host.Call(ctx, name, args)
+	if he := (*host.HeldToolError)(nil); errors.As(err, &he) && sb.askHeld(ctx, he) {
+		res, err = sb.host.Call(ctx, name, args) // accepted: the call goes on
+	}
 	if err != nil {
 		return nil, sb.callError(name, err)
 	}
@@ -551,6 +573,9 @@ func (sb *Switchboard) reload(settled bool) (host.ApplyResult, error) {
 	sb.trust.SetSettings(st)
 	sb.settings.Store(st)
 	sb.cfg.Store(next)
+	hooks, problems := callHooks(st)
+	sb.host.SetCallHooks(hooks, problems)
+	sb.host.SetToolChanges(sb.toolChangeMode(st))
 	res := sb.host.Apply(next)
 	sb.mu.Lock()
 	gws := slices.Clone(sb.gateways)

@@ -71,6 +71,8 @@ type SettingsLayer struct {
 	// exists but cannot be read, does not parse, or has a key of the wrong
 	// type. The message names neither the file nor a fix.
 	Err error
+	// data is the file as read, to say where in it a value is.
+	data []byte
 }
 
 // Label names the layer for people: "managed settings /etc/…",
@@ -127,8 +129,8 @@ func ReadSettings(p SettingsPlaces) *SettingsStack {
 	st := &SettingsStack{Places: p}
 	if p.ManagedDir != "" {
 		f := ManagedSettingsPath(p.ManagedDir)
-		if s, _, err := readSettingsFile(f); s != nil || err != nil {
-			st.Layers = append(st.Layers, SettingsLayer{Scope: SettingsManaged, File: f, Settings: s, Err: err})
+		if s, data, err := readSettingsFile(f); s != nil || err != nil {
+			st.Layers = append(st.Layers, SettingsLayer{Scope: SettingsManaged, File: f, Settings: s, Err: err, data: data})
 		}
 	}
 	if p.Flag != nil {
@@ -149,15 +151,15 @@ func ReadSettings(p SettingsPlaces) *SettingsStack {
 					user[k] = v
 				}
 			}
-			st.Layers = append(st.Layers, SettingsLayer{Scope: SettingsUser, File: uf, Settings: user})
+			st.Layers = append(st.Layers, SettingsLayer{Scope: SettingsUser, File: uf, Settings: user, data: data})
 		}
 	}
 	// The project file is the user file when the workspace is the
 	// Switchboard directory's parent and the two coincide: read it once,
 	// as the user's.
 	if pf := ProjectSettingsPath(p.Workspace); p.Workspace != "" && filepath.Clean(pf) != filepath.Clean(uf) {
-		if s, _, err := readSettingsFile(pf); s != nil || err != nil {
-			st.Layers = append(st.Layers, SettingsLayer{Scope: SettingsProject, File: pf, Settings: s, Err: err})
+		if s, data, err := readSettingsFile(pf); s != nil || err != nil {
+			st.Layers = append(st.Layers, SettingsLayer{Scope: SettingsProject, File: pf, Settings: s, Err: err, data: data})
 		}
 	}
 	return st
@@ -205,7 +207,7 @@ func localLayers(file string, data []byte, s Settings, workspace string) []Setti
 	}
 	var out []SettingsLayer
 	for _, k := range MatchProjectKeys(projectKeysInOrder(data, projects), workspace) {
-		l := SettingsLayer{Scope: SettingsLocal, File: file, Key: k}
+		l := SettingsLayer{Scope: SettingsLocal, File: file, Key: k, data: data}
 		switch m := projects[k].(type) {
 		case nil:
 			continue

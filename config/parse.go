@@ -67,7 +67,7 @@ var knownFields = []string{
 	"type", "transport", "command", "args", "env", "cwd", "url", "headers",
 	"enabled", "description", "timeout", "startup_timeout", "defer_loading",
 	"tools", "headersHelper", "env_passthrough", "sandbox",
-	"enabledTools", "disabledTools", "tasks",
+	"enabledTools", "disabledTools", "secrets", "tasks",
 }
 
 // serverDef is one parsed definition with its place and problems.
@@ -278,6 +278,15 @@ func (d *jsoncDoc) server(name string, nameOff int, v *hujson.Value) serverDef {
 			s.EnabledTools = d.globList(val, name, key, &def.Diags)
 		case "disabledTools":
 			s.DisabledTools = d.globList(val, name, key, &def.Diags)
+		case "secrets":
+			str, ok := wantString()
+			switch m := SecretsMode(str); {
+			case !ok:
+			case m == SecretsBlock || m == SecretsRedact || m == SecretsOff:
+				s.Secrets = m
+			default:
+				errAt(off, key, fmt.Sprintf("unknown mode %q", str), `write "secrets": "block", "redact" or "off"`)
+			}
 		case "tasks":
 			if str, ok := wantString(); ok {
 				if str != TasksRequired && str != TasksOptional {

@@ -82,9 +82,10 @@ func parseSettings(data []byte) (Settings, error) {
 
 // Validate checks the types of the keys Switchboard reads:
 // enableAllProjectMcpServers (bool), enabledMcpjsonServers and
-// disabledMcpjsonServers (arrays of strings) and permissions (an object
-// whose allow, ask and deny are arrays of strings). Other keys are kept
-// and not checked.
+// disabledMcpjsonServers (arrays of strings), toolChanges (ask, notify or
+// accept) and permissions (an object whose allow, ask and deny are arrays
+// of strings). Other keys are kept and not checked here ("callHooks" is
+// checked by [SettingsStack.CallHooks], which says where).
 func (s Settings) Validate() error {
 	if v, ok := s["enableAllProjectMcpServers"]; ok {
 		if _, isBool := v.(bool); !isBool {
@@ -97,6 +98,9 @@ func (s Settings) Validate() error {
 				return fmt.Errorf("%q must be an array of server names", k)
 			}
 		}
+	}
+	if v, ok := s[ToolChangesKey]; ok && !validToolChanges(v) {
+		return errors.New(`"toolChanges" must be "ask", "notify" or "accept"`)
 	}
 	if v, ok := s["permissions"]; ok {
 		p, isObj := v.(map[string]any)

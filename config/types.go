@@ -92,6 +92,13 @@ type Server struct {
 	// does not fingerprint them.
 	EnabledTools  []string `json:"enabledTools,omitempty"`
 	DisabledTools []string `json:"disabledTools,omitempty"`
+	// Secrets is what happens to credentials of a known shape in the
+	// server's results and in the arguments of its calls
+	// (docs/security.md, What the model reads): "block", "redact" or
+	// "off" ("" is off). The secret values Switchboard gave any server are
+	// replaced in every result whatever it says. It changes nothing about
+	// what runs, so launch trust does not fingerprint it.
+	Secrets SecretsMode `json:"secrets,omitempty"`
 	// Tasks says which tools are called as MCP tasks (protocol
 	// 2025-11-25, where the client chooses): [TasksRequired] (the
 	// default, also for "") only those whose execution.taskSupport is
@@ -99,6 +106,22 @@ type Server struct {
 	// On 2026-07-28 the server decides.
 	Tasks string `json:"tasks,omitempty"`
 }
+
+// SecretsMode is a server's "secrets" field.
+type SecretsMode string
+
+const (
+	// SecretsOff: only the secret values Switchboard gave servers are
+	// replaced in results.
+	SecretsOff SecretsMode = "off"
+	// SecretsRedact: credentials of a known shape in results are replaced
+	// too.
+	SecretsRedact SecretsMode = "redact"
+	// SecretsBlock: a call whose arguments hold a credential of a known
+	// shape, or a secret value Switchboard gave a server, is refused, and
+	// so is a result holding a credential of a known shape.
+	SecretsBlock SecretsMode = "block"
+)
 
 // The values of [Server].Tasks.
 const (

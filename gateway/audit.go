@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
 
 	"github.com/switchboard-mcp/switchboard/internal/safefile"
@@ -76,6 +77,14 @@ type AuditEntry struct {
 	// (host.Host.Redact) are "<redacted>". Error is scrubbed the same way.
 	ArgsHMAC string         `json:"args_hmac,omitempty"`
 	Args     map[string]any `json:"args,omitempty"`
+	// Hooks are the call hooks' decisions on the call (allow, deny,
+	// redact, error), Findings the deceptive text found in its result
+	// (removed or made visible before the model read it) and Secrets what
+	// was done about secrets in its arguments and result (docs/security.md,
+	// What the model reads).
+	Hooks    []host.HookDecision `json:"hooks,omitempty"`
+	Findings []string            `json:"findings,omitempty"`
+	Secrets  []string            `json:"secrets,omitempty"`
 }
 
 // AuditOptions configure an AuditLog. A nil *AuditOptions uses every
@@ -180,6 +189,9 @@ func (l *AuditLog) write(e *AuditEntry, raw json.RawMessage, scrub func(string) 
 		scrub = func(s string) string { return redact.String(s) }
 	}
 	e.Error = scrub(e.Error)
+	for i := range e.Hooks {
+		e.Hooks[i].Reason = scrub(e.Hooks[i].Reason)
+	}
 	var args map[string]any
 	if len(raw) > 0 && json.Unmarshal(raw, &args) == nil && args != nil {
 		canon, _ := json.Marshal(args) // map keys sorted

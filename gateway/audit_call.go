@@ -5,12 +5,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/policy"
 )
 
@@ -26,6 +29,10 @@ type callRecord struct {
 	name      string // the served tool name
 	route     resolved
 	args      json.RawMessage
+
+	// report collects what the host did on the call's way to the model
+	// (call hooks, deceptive text, secrets).
+	report *host.CallReport
 
 	mu       sync.Mutex
 	decision string // allow, ask, deny, rate_limited; "" when no rule was consulted
@@ -111,7 +118,8 @@ func (g *Gateway) observe(next mcp.MethodHandler) mcp.MethodHandler {
 			rec = g.records.take(g.recordsKey(creq, st), creq.Params.Name)
 		}
 		if rec == nil {
-			rec = &callRecord{start: time.Now(), name: creq.Params.Name, route: g.resolve(creq.Params.Name), args: creq.Params.Arguments}
+			rec = &callRecord{start: time.Now(), name: creq.Params.Name, route: g.resolve(creq.Params.Name), args: creq.Params.Arguments,
+				report: &host.CallReport{}}
 			if ex := creq.Extra; ex != nil {
 				rec.principal = PrincipalFromTokenInfo(ex.TokenInfo)
 			}
@@ -131,7 +139,7 @@ func (g *Gateway) observe(next mcp.MethodHandler) mcp.MethodHandler {
 			// The retry of a call that asked: the same call, the same span.
 			ctx = trace.ContextWithSpan(ctx, rec.span)
 		}
-		ctx = context.WithValue(ctx, recordKey{}, rec)
+		ctx = host.WithCallReport(context.WithValue(ctx, recordKey{}, rec), rec.report)
 		res, err := next(ctx, method, req)
 		if cr, ok := res.(*mcp.CallToolResult); ok && err == nil && cr != nil && len(cr.InputRequests) > 0 && cr.RequestState != "" {
 			// A question went back to the client: the call goes on with
@@ -186,9 +194,16 @@ func (g *Gateway) finish(rec *callRecord, res mcp.Result, err error) {
 		if rule != nil {
 			e.Rule, e.RuleSource = rule.Text, rule.Source.String()
 		}
+		notes := rec.report.Notes()
+		e.Hooks, e.Secrets = notes.Hooks, notes.Secrets
+		for _, f := range notes.Findings {
+			e.Findings = append(e.Findings, f.String())
+		}
 		switch {
 		case out.err != "":
 			e.Error = out.err
+		case refusedBy(notes) != "":
+			e.Error = refusedBy(notes)
 		case decision == string(policy.Deny):
 			e.Error = "refused by a deny rule"
 		case decision == "rate_limited":
@@ -276,4 +291,23 @@ func (rs *records) take(key, name string) *callRecord {
 	delete(rs.m, key)
 	p.rec.resumed = true
 	return p.rec
+}
+
+// refusedBy says what refused a call or withheld its result on the
+// host's side — a call hook, the server's "secrets" mode — or "".
+func refusedBy(n host.CallNotes) string {
+	for _, h := range n.Hooks {
+		switch {
+		case h.Refused && h.Decision == "deny":
+			return fmt.Sprintf("refused by the call hook %s (%s): %s", h.Hook, h.Phase, h.Reason)
+		case h.Refused:
+			return fmt.Sprintf("refused: the call hook %s failed (%s): %s", h.Hook, h.Phase, h.Reason)
+		}
+	}
+	for _, s := range n.Secrets {
+		if strings.HasPrefix(s, "call blocked") || strings.HasPrefix(s, "result blocked") {
+			return s
+		}
+	}
+	return ""
 }

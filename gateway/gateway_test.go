@@ -50,6 +50,8 @@ type fixtureOpts struct {
 	pipe bool
 	// logger is the host's (nil: discard).
 	logger *slog.Logger
+	// host, if set, adjusts the host's options last.
+	host func(*host.Options)
 }
 
 type fixture struct {
@@ -73,7 +75,7 @@ func startWith(t *testing.T, fo fixtureOpts, gopts *gateway.Options, servers ...
 		sync.Mutex
 		g *gateway.Gateway
 	}
-	f.h = host.New(&config.Resolved{Servers: servers}, &host.Options{
+	hopts := &host.Options{
 		LookupEnv:  func(string) (string, bool) { return "", false },
 		Logger:     fo.logger,
 		CloseGrace: 500 * time.Millisecond,
@@ -87,7 +89,11 @@ func startWith(t *testing.T, fo fixtureOpts, gopts *gateway.Options, servers ...
 				g.HandleEvent(ev)
 			}
 		},
-	})
+	}
+	if fo.host != nil {
+		fo.host(hopts)
+	}
+	f.h = host.New(&config.Resolved{Servers: servers}, hopts)
 	t.Cleanup(func() { f.h.Close() })
 	f.g = gateway.New(f.h, gopts)
 	gw.Lock()

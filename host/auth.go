@@ -33,6 +33,15 @@ type Authorizer interface {
 	Transport(ctx context.Context, server, url string, outbound, next http.RoundTripper) http.RoundTripper
 }
 
+// SecretSharer is implemented by an Authorizer that holds credentials of
+// its own (package oauth's Client: access and refresh tokens): the Host
+// hands it the function that adds values to the secrets it scrubs from
+// logs, errors and results, and the Authorizer calls it with every
+// credential it holds now and learns later.
+type SecretSharer interface {
+	ShareSecrets(add func(values ...string))
+}
+
 // withAuth wraps a remote server's transport with the Authorizer. A
 // server whose definition sets its own Authorization header is left
 // alone: the user chose static credentials.

@@ -59,8 +59,15 @@ func IsTimeout(ctx context.Context, err error) bool {
 // result with IsError set, not an error; errors mean the call could not be
 // made or finished: unknown tool, server not connected (ErrNotConnected),
 // circuit open (ErrCircuitOpen), timeout (ErrTimeout), a dropped
-// connection that may have run a side effect (ErrMayHaveRun), or refused by
-// Options.Permit (ErrDenied); after Close, ErrClosed.
+// connection that may have run a side effect (ErrMayHaveRun), refused by
+// Options.Permit (ErrDenied), or a tool tool pinning holds (ErrToolHeld);
+// after Close, ErrClosed.
+//
+// What comes back is what the model may read (docs/security.md, What the
+// model reads): deceptive characters removed or made visible, the secret
+// values the Host gave any server replaced, and the server's "secrets"
+// mode and the call hooks applied; a call or result they refuse is an
+// IsError result saying why (see Blocked).
 //
 // A connecting server is waited for (bounded by ctx). A call cut by a
 // dropped connection is retried once, after the reconnect, only when the
@@ -89,10 +96,14 @@ func (h *Host) prepareCall(ctx context.Context, name string, args any) (func(con
 	if err != nil {
 		return nil, err
 	}
+	if err := h.checkHeld(ctx, s, tool); err != nil {
+		return nil, err
+	}
 	if args, err = h.permit(ctx, s, tool, args); err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context) (*mcp.CallToolResult, error) { return s.call(ctx, tool, args) }, nil
+	// guard.go: secrets, hooks, what the model reads — when the call runs.
+	return func(ctx context.Context) (*mcp.CallToolResult, error) { return h.guardedCall(ctx, s, tool, args) }, nil
 }
 
 // CallTool runs a tool by server and tool name, bypassing name routing.
@@ -104,10 +115,13 @@ func (h *Host) CallTool(ctx context.Context, serverName, tool string, args any) 
 	if hid, why := h.hidden(serverName, tool); hid {
 		return nil, &FilteredError{Server: serverName, Tool: tool, Reason: why}
 	}
+	if err := h.checkHeld(ctx, s, tool); err != nil {
+		return nil, err
+	}
 	if args, err = h.permit(ctx, s, tool, args); err != nil {
 		return nil, err
 	}
-	return s.call(ctx, tool, args)
+	return h.guardedCall(ctx, s, tool, args)
 }
 
 // resolveTool maps a namespaced name to its server and tool, fetching the
@@ -139,6 +153,9 @@ func (h *Host) resolveTool(ctx context.Context, name string) (*server, string, e
 		return nil, "", firstErr
 	}
 	if err := h.filteredCall(name, candidates); err != nil {
+		return nil, "", err
+	}
+	if err := h.heldCall(name, candidates); err != nil {
 		return nil, "", err
 	}
 	if len(candidates) == 0 {

@@ -51,7 +51,7 @@ func TestRepoHeadersHelperConfined(t *testing.T) {
 		Environ:                              func() []string { return parent },
 		AllowPrivateNetworkForProjectServers: true, // the test server is on loopback
 	})
-	got := textOf(mustCall(t, h, "mcp__repo__headers", map[string]any{}))
+	got := headersSeen(t, h, "repo")
 	if strings.Contains(got, "PRIVATE-KEY") || !strings.Contains(got, "X-Key: []") {
 		t.Errorf("the repository's helper read ~/.ssh/id_rsa: the server saw %q", got)
 	}
@@ -65,7 +65,7 @@ func TestRepoHeadersHelperConfined(t *testing.T) {
 		}
 	}
 	// The witness: your own helper reads what you can.
-	if got := textOf(mustCall(t, h, "mcp__mine__headers", map[string]any{})); !strings.Contains(got, "X-Key: [PRIVATE-KEY]") {
+	if got := headersSeen(t, h, "mine"); !strings.Contains(got, "X-Key: [PRIVATE-KEY]") {
 		t.Errorf("your own helper: the server saw %q", got)
 	}
 }

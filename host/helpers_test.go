@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -158,4 +159,22 @@ func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) 
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// headersSeen returns the HTTP headers the echo server of server saw on a
+// call. The tool answers hex-encoded: the host keeps the secret header
+// values it gave a server from results, which is what the callers check.
+func headersSeen(t *testing.T, h *host.Host, server string) string {
+	t.Helper()
+	return unhex(t, textOf(mustCall(t, h, "mcp__"+server+"__headers", map[string]any{"hex": true})))
+}
+
+// unhex decodes what an echo tool answered with "hex": true.
+func unhex(t *testing.T, s string) string {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatalf("the tool answered %q, not hex", s)
+	}
+	return string(b)
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,6 +20,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
+	"github.com/switchboard-mcp/switchboard/trust"
 )
 
 // Runtime defaults: timeouts, waits and the circuit breaker.
@@ -205,6 +207,24 @@ type Options struct {
 	// ClientName and ClientVersion identify the host to servers. Defaults:
 	// "switchboard", Version.
 	ClientName, ClientVersion string
+	// Pins is the tool pin store (docs/security.md, What the model reads):
+	// each server's tool definitions are pinned per workspace when first
+	// listed, and a tool whose definition changed is held (a project
+	// server's) or handled as ToolChanges says. If nil, tools are not
+	// pinned (they are still cleaned of deceptive characters).
+	Pins *trust.PinStore
+	// ToolChanges is what a changed tool of a server the user wrote does:
+	// config.ToolChangesAsk holds it until AcceptTools, ToolChangesNotify
+	// serves it and reports it, ToolChangesAccept pins it at once. If "",
+	// notify. A project server's changed tools are always held.
+	ToolChanges config.ToolChangeMode
+	// CallHooks are the user's own checks run before and after calls (see
+	// hooks.go; from user or managed settings only, never a repository's).
+	CallHooks []config.CallHook
+	// CallHookProblems are the problems of hooks that could not be read:
+	// while there is one, every call is refused with it (a check the user
+	// asked for must not silently not run).
+	CallHookProblems []string
 }
 
 // Version is the host's version, reported to servers at initialize.
@@ -220,6 +240,9 @@ const (
 	EventToolsChanged     EventKind = "tools_changed"
 	EventPromptsChanged   EventKind = "prompts_changed"
 	EventResourcesChanged EventKind = "resources_changed"
+	// EventToolChange reports tools whose definition is not the pinned
+	// one (Event.Changes): held, served or accepted.
+	EventToolChange EventKind = "tool_change"
 )
 
 // Event is something that happened on one server.
@@ -230,6 +253,8 @@ type Event struct {
 	Reason   string // EventState
 	Progress *mcp.ProgressNotificationParams
 	Log      *mcp.LoggingMessageParams
+	// Changes are the tool changes an EventToolChange reports.
+	Changes []ToolChange
 }
 
 // Host runs a set of MCP servers: it starts them concurrently in the
@@ -266,6 +291,12 @@ type Host struct {
 	// startupDefaulted: neither Options.StartupTimeout nor $MCP_TIMEOUT
 	// was given, so package runners get their longer default.
 	startupDefaulted bool
+	// pins holds what tool pinning decided per server (pins.go).
+	pins pinSet
+	// hooks runs the call hooks (hooks.go); guards, once set, replace
+	// the Options' hooks and tool-change mode.
+	hooks  *hookRunner
+	guards atomic.Pointer[guardSettings]
 }
 
 // New is Start(context.Background(), cfg, opts): a Host that lives until
@@ -327,9 +358,13 @@ func Start(ctx context.Context, cfg *config.Resolved, opts *Options) *Host {
 		o.ClientVersion = Version
 	}
 	h.secrets = knownSecrets(cfg, o.Environ())
+	if ss, ok := o.Authorizer.(SecretSharer); ok {
+		ss.ShareSecrets(h.secrets.Add) // OAuth tokens: scrubbed like the rest
+	}
 	o.Logger = slog.New(redact.HandlerWith(o.Logger.Handler(), h.secrets))
 	h.log, h.clock = o.Logger, o.Clock
 	h.progress = newProgressRouter()
+	h.hooks = newHookRunner(h)
 	h.ctx, h.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	if ctx.Done() != nil {
 		stop := context.AfterFunc(ctx, func() { h.Close() })
@@ -406,7 +441,9 @@ func (h *Host) all() []*server {
 func (h *Host) Status() []ServerStatus {
 	var out []ServerStatus
 	for _, s := range h.all() {
-		out = append(out, s.status())
+		st := s.status()
+		h.pinStatus(&st) // pins.go
+		out = append(out, st)
 	}
 	return out
 }

@@ -45,8 +45,7 @@ func TestHeadersAndHeadersHelper(t *testing.T) {
 	badHelper.Effective.HeadersHelper = `echo 'no colon here'`
 	h := newHost(t, cfgOf(ok, noHelper, badHelper), nil)
 
-	res := mustCall(t, h, "mcp__ok__headers", map[string]any{})
-	if got := textOf(res); !strings.Contains(got, "X-Team: from-helper") || !strings.Contains(got, "Authorization: Bearer static-token") {
+	if got := headersSeen(t, h, "ok"); !strings.Contains(got, "X-Team: from-helper") || !strings.Contains(got, "Authorization: Bearer static-token") {
 		t.Errorf("headers seen by the server: %q", got)
 	}
 	st := waitState(t, h, "nohelper", host.StateError, 20*time.Second)

@@ -77,7 +77,8 @@ func (h *Host) Tools(ctx context.Context) (*ToolList, error) {
 }
 
 // Prompts returns the prompts of every connected server (see Tools for the
-// waiting rule).
+// waiting rule), their titles and descriptions cleaned of deceptive
+// characters as tools' are.
 func (h *Host) Prompts(ctx context.Context) ([]Prompt, []string, error) {
 	out, warnings, err := gather(ctx, h, func(s *server) *listCache[*mcp.Prompt] { return s.prompts },
 		func(caps *mcp.ServerCapabilities) bool { return caps.Prompts != nil },
@@ -86,7 +87,7 @@ func (h *Host) Prompts(ctx context.Context) ([]Prompt, []string, error) {
 		},
 		func(p *mcp.Prompt) string { return p.Name },
 		func(server string, p *mcp.Prompt) Prompt { return Prompt{Server: server, Prompt: p} })
-	return out, warnings, err
+	return h.cleanPrompts(out), warnings, err // guard.go: what the model reads
 }
 
 // Resources returns the resources of every connected server (see Tools for
@@ -146,7 +147,9 @@ func gather[T, O any](ctx context.Context, h *Host, cache func(*server) *listCac
 	return out, warnings, err
 }
 
-// GetPrompt renders one prompt of one server with its arguments.
+// GetPrompt renders one prompt of one server with its arguments; its text
+// is what the model may read (deceptive characters removed or made
+// visible).
 func (h *Host) GetPrompt(ctx context.Context, serverName, prompt string, args map[string]string) (*mcp.GetPromptResult, error) {
 	s, c, err := h.liveServer(ctx, serverName)
 	if err != nil {
@@ -154,7 +157,8 @@ func (h *Host) GetPrompt(ctx context.Context, serverName, prompt string, args ma
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout())
 	defer cancel()
-	return c.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: prompt, Arguments: args})
+	res, err := c.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: prompt, Arguments: args})
+	return h.cleanPromptResult(serverName, prompt, res), err
 }
 
 // ReadResource reads one resource of one server: a URI it lists, or one
@@ -258,7 +262,7 @@ func (h *Host) serverTools(ctx context.Context, s *server) ([]*mcp.Tool, error) 
 	if err != nil {
 		return nil, err
 	}
-	tools = h.filterTools(s.name, tools)
+	tools = h.filterTools(s.name, h.pinTools(s, tools)) // pins.go: cleaned, held tools left out
 	s.routes.mu.Lock()
 	defer s.routes.mu.Unlock()
 	if h.stillRouted(s, tools) {

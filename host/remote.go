@@ -3,9 +3,7 @@ package host
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -162,8 +160,6 @@ func HelperSandboxOf(rs *config.ResolvedServer, workspace string, defaults confi
 // home directory, where no repository's file steers it (an npx or a
 // python -m in it); others start in the workspace.
 func (s *server) runHeadersHelper(ctx context.Context, command string) (map[string]string, error) {
-	ctx, cancel := context.WithTimeout(ctx, headersHelperTimeout)
-	defer cancel()
 	ws := s.h.workspace()
 	dir := ws
 	var sb *proc.Sandbox
@@ -181,47 +177,10 @@ func (s *server) runHeadersHelper(ctx context.Context, command string) (map[stri
 	if runtime.GOOS == "windows" {
 		shell, args = "cmd", []string{"/c", command}
 	}
-	p, err := proc.Start(proc.Spec{Command: shell, Args: args, Env: s.parentEnv(), Dir: dir,
-		Supervise: !s.h.opts.NoSupervisor, Sandbox: sb, StderrLimit: 4 << 10})
+	out, err := runOnce(ctx, proc.Spec{Command: shell, Args: args, Env: s.parentEnv(), Dir: dir,
+		Supervise: !s.h.opts.NoSupervisor, Sandbox: sb, StderrLimit: 4 << 10}, nil, helperOutputLimit, headersHelperTimeout, s.h.opts.CloseGrace)
 	if err != nil {
-		return nil, fmt.Errorf("%q did not start: %v", command, err)
-	}
-	defer p.Close(s.h.opts.CloseGrace)
-	p.Stdin().Close()
-	type read struct {
-		out []byte
-		err error
-	}
-	ch := make(chan read, 1)
-	go func() {
-		out, err := io.ReadAll(io.LimitReader(p.Stdout(), helperOutputLimit+1))
-		ch <- read{out, err}
-	}()
-	var out []byte
-	select {
-	case r := <-ch:
-		out = r.out
-	case <-ctx.Done():
-		p.Kill()
-		return nil, fmt.Errorf("%q did not finish within %s", command, headersHelperTimeout)
-	}
-	if len(out) > helperOutputLimit {
-		p.Kill()
-		return nil, fmt.Errorf("%q printed more than %d KiB", command, helperOutputLimit>>10)
-	}
-	select {
-	case <-p.Done():
-	case <-ctx.Done():
-		p.Kill()
-		return nil, fmt.Errorf("%q did not finish within %s", command, headersHelperTimeout)
-	}
-	if err := p.ExitErr(); err != nil {
-		msg := fmt.Sprintf("%q failed: %v", command, err)
-		p.WaitStderr(stderrDrain)
-		if l := reasonLine(p.StderrTail(reasonTailLines)); l != "" {
-			msg += ": " + l
-		}
-		return nil, errors.New(msg)
+		return nil, fmt.Errorf("%q %v", command, err)
 	}
 	headers := map[string]string{}
 	sc := bufio.NewScanner(strings.NewReader(string(out)))

@@ -75,10 +75,12 @@ func TestSecretsResolvedAtStart(t *testing.T) {
 	h := newHost(t, cfgOf(withSecrets(env), withSecrets(web)), &host.Options{
 		Secrets: src, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
-	if got := textOf(mustCall(t, h, "mcp__env__env", map[string]any{"names": []string{"TOKEN", "PLAIN"}})); !strings.Contains(got, "TOKEN="+token) || !strings.Contains(got, "PLAIN=x") {
+	// The servers answer hex-encoded: the host keeps the values it gave
+	// them out of results (docs/security.md, What the model reads).
+	if got := unhex(t, textOf(mustCall(t, h, "mcp__env__env", map[string]any{"names": []string{"TOKEN", "PLAIN"}, "hex": true}))); !strings.Contains(got, "TOKEN="+token) || !strings.Contains(got, "PLAIN=x") {
 		t.Errorf("env tool: %q", got)
 	}
-	if got := textOf(mustCall(t, h, "mcp__web__headers", map[string]any{})); !strings.Contains(got, "Authorization: Bearer "+webToken) {
+	if got := headersSeen(t, h, "web"); !strings.Contains(got, "Authorization: Bearer "+webToken) {
 		t.Errorf("headers tool: %q", got)
 	}
 	h.RedactLogger(slog.New(slog.NewTextHandler(&logs, nil))).Info("a line quoting " + token + " and " + webToken)
@@ -96,7 +98,7 @@ func TestSecretsResolvedAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitState(t, h, "env", host.StateConnected, 60*time.Second)
-	if got := textOf(mustCall(t, h, "mcp__env__env", map[string]any{"names": []string{"TOKEN"}})); !strings.Contains(got, "TOKEN="+rotated) {
+	if got := unhex(t, textOf(mustCall(t, h, "mcp__env__env", map[string]any{"names": []string{"TOKEN"}, "hex": true}))); !strings.Contains(got, "TOKEN="+rotated) {
 		t.Errorf("after rotation the env tool says %q", got)
 	}
 }

@@ -78,6 +78,17 @@ type ServerStatus struct {
 	// circuit-open). Zero when none is due. Reason says why, NextTry when.
 	NextTry time.Time `json:"nextTry,omitzero"`
 	Stats   CallStats `json:"stats"`
+	// Held are the tools tool pinning does not serve (docs/security.md,
+	// What the model reads); ToolChanges says why each is held, and lists
+	// the changes served or accepted too. PinError, when set, is why no
+	// tool of the server is served: the pin store cannot be used.
+	Held        []string     `json:"held,omitempty"`
+	ToolChanges []ToolChange `json:"toolChanges,omitempty"`
+	PinError    string       `json:"pinError,omitempty"`
+	// Findings are the deceptive characters found in its tools' and
+	// prompts' definitions (removed or made visible in what the model
+	// reads).
+	Findings []ToolFindings `json:"findings,omitempty"`
 }
 
 // CallStats are per-server counters, as status shows them.

@@ -47,7 +47,7 @@ func TestRepoServerEnvironmentFiltered(t *testing.T) {
 		delete(want, "repo")
 	}
 	for name, want := range want {
-		got := textOf(mustCall(t, h, "mcp__"+name+"__headers", map[string]any{}))
+		got := headersSeen(t, h, name)
 		for _, w := range want {
 			if !strings.Contains(got, w) {
 				t.Errorf("%s: the server saw %q, want %q in it", name, got, w)

@@ -196,10 +196,63 @@ func redirectTarget(status int, location string, base *url.URL) (*url.URL, error
 type Client struct {
 	opts    Options
 	log     *slog.Logger
-	secrets *redact.Set // DPoP private keys, scrubbed from logs and errors
+	secrets *redact.Set // DPoP private keys and tokens, scrubbed from logs and errors
 
 	mu sync.Mutex
 	m  map[string]*serverAuth
+
+	shareMu sync.Mutex
+	sharers []func(...string)
+	learned []string
+}
+
+// ShareSecrets implements host.SecretSharer: add is called with every
+// token and client secret the Client holds now and learns later (a login,
+// a refresh), so that the host scrubs them from logs and errors and keeps
+// them from every tool result (docs/security.md, What the model reads).
+func (c *Client) ShareSecrets(add func(values ...string)) {
+	c.shareMu.Lock()
+	c.sharers = append(c.sharers, add)
+	known := append([]string(nil), c.learned...)
+	c.shareMu.Unlock()
+	if len(known) > 0 {
+		add(known...)
+	}
+}
+
+// learn records credentials the Client holds: scrubbed from its own logs
+// and handed to the sharers.
+func (c *Client) learn(values ...string) {
+	var fresh []string
+	for _, v := range values {
+		if len(v) >= redact.MinSecretLen {
+			fresh = append(fresh, v)
+		}
+	}
+	if len(fresh) == 0 {
+		return
+	}
+	c.secrets.Add(fresh...)
+	c.shareMu.Lock()
+	sharers := append([]func(...string){}, c.sharers...)
+	seen := map[string]bool{}
+	for _, v := range c.learned {
+		seen[v] = true
+	}
+	var added []string
+	for _, v := range fresh {
+		if !seen[v] {
+			c.learned = append(c.learned, v)
+			added = append(added, v)
+		}
+	}
+	c.shareMu.Unlock()
+	if len(added) == 0 {
+		return
+	}
+	for _, add := range sharers {
+		add(added...)
+	}
 }
 
 // New returns a Client configured by opts (nil: the zero Options).
@@ -297,6 +350,7 @@ func (c *Client) serverAuthFor(ctx context.Context, name, resource string, base 
 	case st == nil || st.Resource != resource:
 		// A token is bound to the URL it was issued for.
 	case !tokenIsDPoP(st.Token):
+		c.learnStored(st)
 		a.stored = a.persisting(st.tokenSource(a.ctx(), a.client), st)
 	case st.DPoPJKT == "":
 		// Stored by a version that kept the key in memory only: the key
@@ -312,10 +366,19 @@ func (c *Client) serverAuthFor(ctx context.Context, name, resource string, base 
 		}
 		a.dpop = newDPoPKey(s)
 		c.secrets.Add(a.dpop.secret())
+		c.learnStored(st)
 		a.stored = a.persisting(st.tokenSource(a.ctx(), a.client), st)
 	}
 	c.m[name] = a
 	return a
+}
+
+// learnStored learns the credentials of a stored login.
+func (c *Client) learnStored(st *storedAuth) {
+	if st.Token != nil {
+		c.learn(st.Token.AccessToken, st.Token.RefreshToken)
+	}
+	c.learn(st.ClientSecret)
 }
 
 // ctx is the context token refreshes run under: the host's life.
@@ -448,6 +511,7 @@ func (a *serverAuth) sign(req *http.Request) (string, error) {
 	if tok == nil || tok.AccessToken == "" {
 		return "", nil
 	}
+	a.c.learn(tok.AccessToken, tok.RefreshToken)
 	scheme := "Bearer"
 	if tokenIsDPoP(tok) {
 		k := a.dpopKey()

@@ -104,11 +104,17 @@ func escapeAttr(s string) string {
 // start at such a character, no payload can close the envelope early.
 // Defang is idempotent.
 func Defang(s string) string {
+	out, _ := defang(s)
+	return out
+}
+
+// defang is Defang, also counting the tags it defanged.
+func defang(s string) (string, int) {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
 	var b strings.Builder
-	last := 0
+	last, n := 0, 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		// Fast path: only '<' and the lead bytes of the look-alikes
@@ -120,6 +126,7 @@ func Defang(s string) string {
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if isLT(r) && tagFollows(s[i+size:]) {
+			n++
 			if last == 0 {
 				b.Grow(len(s) + 16)
 			}
@@ -134,10 +141,10 @@ func Defang(s string) string {
 		i += size
 	}
 	if last == 0 {
-		return s
+		return s, 0
 	}
 	b.WriteString(s[last:])
-	return b.String()
+	return b.String(), n
 }
 
 func isLT(r rune) bool {

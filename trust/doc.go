@@ -28,6 +28,12 @@
 //     [BaseEnv] plus what its definition names ([Named]);
 //     [PassedVariables] lists those names for the approval prompt, and
 //     [Danger] explains env keys that change how programs load code.
+//   - [PinStore] keeps, beside the approvals, the tool definitions a
+//     model was shown, per workspace and server (<home>/tool-pins.json):
+//     a digest per tool ([DefinitionDigest]) and each definition once, so
+//     that a changed tool can be held and shown word by word (docs/security.md,
+//     What the model reads). It is written and read like the approvals
+//     (lock, re-read, atomic replace) and fails closed the same way.
 //   - [Quote] and [CommandLine] render the literal command line for the
 //     prompt, escaping anything a terminal would act on or hide.
 //

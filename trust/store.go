@@ -99,9 +99,9 @@ type Store struct {
 	mu   sync.Mutex
 	data storeFile
 	err  error
-	// seen is the file as last read (nil: it did not exist), so that a
-	// change made by another process is picked up (see refresh).
-	seen os.FileInfo
+	// seen is the file as last read, so that a change made by another
+	// process is picked up (see refreshLocked).
+	seen fileSeen
 }
 
 // Open reads the store of the Switchboard home directory home. It never
@@ -121,22 +121,35 @@ func Open(home string) *Store {
 
 // reloadLocked reads the file and remembers which one it read.
 func (s *Store) reloadLocked() {
-	s.seen, _ = os.Stat(s.path)
+	s.seen.remember(s.path)
 	s.data, s.err = readStore(s.path)
 }
 
 // refreshLocked reads the file again if it is not the one last read: it
 // was replaced (every write renames a new file in), changed or removed.
 func (s *Store) refreshLocked() {
-	fi, err := os.Stat(s.path)
-	switch {
-	case err != nil && s.seen == nil:
-		return
-	case err == nil && s.seen != nil && os.SameFile(fi, s.seen) &&
-		fi.ModTime().Equal(s.seen.ModTime()) && fi.Size() == s.seen.Size() && fi.Mode() == s.seen.Mode():
-		return
+	if s.seen.changed(s.path) {
+		s.reloadLocked()
 	}
-	s.reloadLocked()
+}
+
+// fileSeen is a file as last read (nil: it did not exist).
+type fileSeen struct{ fi os.FileInfo }
+
+func (f *fileSeen) remember(path string) { f.fi, _ = os.Stat(path) }
+
+// changed reports whether path is not the file last remembered: it was
+// replaced (every write renames a new file in), changed or removed.
+func (f *fileSeen) changed(path string) bool {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil && f.fi == nil:
+		return false
+	case err == nil && f.fi != nil && os.SameFile(fi, f.fi) &&
+		fi.ModTime().Equal(f.fi.ModTime()) && fi.Size() == f.fi.Size() && fi.Mode() == f.fi.Mode():
+		return false
+	}
+	return true
 }
 
 // Path is the store's file.
@@ -352,26 +365,34 @@ func (s *Store) Reset(workspace string) ([]string, error) {
 func (s *Store) update(change func(*storeFile)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
-		return fmt.Errorf("saving the trust store: %w", err)
+	return approvalsFile.locked(s.path, func() error {
+		data, err := readStore(s.path)
+		if err != nil {
+			s.err = err
+			return err
+		}
+		change(&data)
+		if err := writeStore(s.path, data); err != nil {
+			return err
+		}
+		s.data, s.err = data, nil
+		s.seen.remember(s.path)
+		return nil
+	})
+}
+
+// locked runs f holding path's lock ([filelock]), the directory made
+// first.
+func (g guardedFile) locked(path string, f func() error) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("saving the %s: %w", g.label, err)
 	}
-	unlock, err := filelock.Lock(s.path, filelock.DefaultTimeout)
+	unlock, err := filelock.Lock(path, filelock.DefaultTimeout)
 	if err != nil {
-		return fmt.Errorf("saving the trust store: %w", err)
+		return fmt.Errorf("saving the %s: %w", g.label, err)
 	}
 	defer unlock()
-	data, err := readStore(s.path)
-	if err != nil {
-		s.err = err
-		return err
-	}
-	change(&data)
-	if err := writeStore(s.path, data); err != nil {
-		return err
-	}
-	s.data, s.err = data, nil
-	s.seen, _ = os.Stat(s.path)
-	return nil
+	return f()
 }
 
 // storeFix is the fix of every unusable-store error.
@@ -382,32 +403,87 @@ func storeFix(path string) string {
 // readStore reads and checks the file; a missing file is an empty store.
 func readStore(path string) (storeFile, error) {
 	empty := storeFile{Version: storeVersion, Workspaces: map[string]*workspaceEntry{}}
+	data, err := approvalsFile.read(path)
+	if err != nil || data == nil {
+		return empty, err
+	}
+	d, err := parseStore(data)
+	if err != nil {
+		return empty, approvalsFile.corrupt(path, err)
+	}
+	return d, nil
+}
+
+// guardedFile is how one of the package's stores names itself and its
+// fail-closed consequence in the errors of reading it.
+type guardedFile struct {
+	// label names the file: "trust store".
+	label string
+	// consequence says what an unusable file means: "nothing is approved".
+	consequence string
+	// distrusted says what a file others can write loses: "its approvals".
+	distrusted string
+	// fix is the fix of a corrupt file.
+	fix func(path string) string
+}
+
+var approvalsFile = guardedFile{label: "trust store", consequence: "nothing is approved", distrusted: "its approvals", fix: storeFix}
+
+// read reads path as a store's file must be read: a regular file (safefile:
+// no named pipe or device, at most 8 MiB), that only its owner can write.
+// A missing file is (nil, nil).
+func (g guardedFile) read(path string) ([]byte, error) {
 	data, fi, err := safefile.Read(path, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return empty, nil
+		return nil, nil
 	}
 	if fi != nil && fi.IsDir() {
-		return empty, fmt.Errorf("trust store %s is a directory, not a file; nothing is approved (fix: %s)", path, storeFix(path))
+		return nil, fmt.Errorf("%s %s is a directory, not a file; %s (fix: %s)", g.label, path, g.consequence, g.fix(path))
 	}
 	if reason, fix, ok := safefile.Refused(err); ok {
-		return empty, fmt.Errorf("trust store %s cannot be read: %s; nothing is approved (fix: %s)", path, reason, fix)
+		return nil, fmt.Errorf("%s %s cannot be read: %s; %s (fix: %s)", g.label, path, reason, g.consequence, fix)
 	}
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return empty, fmt.Errorf("trust store %s cannot be read: %v; nothing is approved (fix: make it readable by you)", path, err)
+		return nil, fmt.Errorf("%s %s cannot be read: %v; %s (fix: make it readable by you)", g.label, path, err, g.consequence)
 	}
 	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o022 != 0 {
-		return empty, fmt.Errorf("trust store %s can be written by other users (mode %04o), so its approvals are not trusted; nothing is approved (fix: chmod 600 %s)",
-			path, fi.Mode().Perm(), path)
+		return nil, fmt.Errorf("%s %s can be written by other users (mode %04o), so %s are not trusted; %s (fix: chmod 600 %s)",
+			g.label, path, fi.Mode().Perm(), g.distrusted, g.consequence, path)
 	}
-	d, err := parseStore(data)
-	if err != nil {
-		return empty, fmt.Errorf("trust store %s is corrupt: %v; nothing is approved (fix: %s)", path, err, storeFix(path))
+	if data == nil {
+		data = []byte{}
 	}
-	return d, nil
+	return data, nil
+}
+
+// corrupt is the error of a file that does not parse.
+func (g guardedFile) corrupt(path string, err error) error {
+	return fmt.Errorf("%s %s is corrupt: %v; %s (fix: %s)", g.label, path, err, g.consequence, g.fix(path))
+}
+
+// write writes v to path atomically as indented JSON, mode 0600, creating
+// the directory with mode 0700.
+func (g guardedFile) write(path string, v any) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("saving the %s: %w", g.label, err)
+	}
+	// Not HTML-escaped: a pinned definition is kept byte for byte (its
+	// digest is of those bytes).
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("saving the %s: %w", g.label, err)
+	}
+	if err := atomicfile.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		return fmt.Errorf("saving the %s: %w", g.label, err)
+	}
+	return nil
 }
 
 // parseStore decodes and checks a store document.
@@ -444,21 +520,7 @@ func parseStore(data []byte) (storeFile, error) {
 
 // writeStore writes d to path atomically, mode 0600, creating the
 // directory with mode 0700.
-func writeStore(path string, d storeFile) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("saving the trust store: %w", err)
-	}
-	b, err := json.MarshalIndent(d, "", "  ")
-	if err != nil {
-		return fmt.Errorf("saving the trust store: %w", err)
-	}
-	b = append(b, '\n')
-	if err := atomicfile.WriteFile(path, b, 0o600); err != nil {
-		return fmt.Errorf("saving the trust store: %w", err)
-	}
-	return nil
-}
+func writeStore(path string, d storeFile) error { return approvalsFile.write(path, d) }
 
 func keys(m map[string]string) []string {
 	if len(m) == 0 {

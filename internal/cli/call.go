@@ -208,6 +208,14 @@ func callRun(ctx context.Context, opts *CallOptions) (err error) {
 	}
 
 	res, cerr := s.callWithProgress(ctx, opts.Name, args)
+	if errors.Is(cerr, host.ErrToolHeld) {
+		if s.opts.IO.CanPrompt && s.sb.AskHeld(ctx, cerr) {
+			res, cerr = s.callWithProgress(ctx, opts.Name, args) // accepted at the terminal
+		}
+		if errors.Is(cerr, host.ErrToolHeld) {
+			return heldErr(cerr) // exit 3 (toolpins.go)
+		}
+	}
 	if cerr != nil {
 		if rerr := trustRefusal(s); rerr != nil && errors.Is(cerr, host.ErrNotConnected) {
 			return rerr // held by launch trust: exit 3 (trust.go)

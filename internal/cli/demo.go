@@ -116,6 +116,14 @@ func demoRun(ctx context.Context, opts *DemoOptions) (err error) {
 	// The bundled server is ours and read-only: the demo allows its calls
 	// for this run (deny rules still apply).
 	opts.SessionRules = append(opts.SessionRules, policy.NewRule(policy.Allow, toolsurface.Prefix+demoServer, policy.Source{Scope: policy.ScopeSession}))
+	// The demo writes nothing: the bundled server's tools are not pinned.
+	hostOpts := opts.HostOptions
+	opts.HostOptions = func(h *host.Options) {
+		if hostOpts != nil {
+			hostOpts(h)
+		}
+		h.Pins = nil
+	}
 	s, err := startSessionWith(ctx, &opts.runtimeOptions, cfg, serverOnly(demoServer))
 	if err != nil {
 		return err

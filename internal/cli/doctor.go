@@ -59,6 +59,12 @@ to fix each problem:
                your store has them; a project server's are not looked up
                until it is approved
   shadowed     a definition hidden by one of the same name in a higher scope
+  tools        tools held because their definition changed since it was pinned,
+               changed tools served as they are ("toolChanges": "notify"), the
+               tool pin store when it cannot be used, and deceptive text (tag
+               characters, bidi controls…) found in tool and prompt definitions
+  hooks        the call hooks in force, and any that cannot be read (every call
+               is refused until it is fixed)
   permissions  permission rules that can never match or are ignored: mcp__git*,
                mcp__github__get_* (* only replaces a whole last segment), a bare *,
                mcp__* in allow, allow rules in the project's own settings,
@@ -144,6 +150,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) (err error) {
 		}
 	}
 	checks := doctorChecks(ctx, s.cfg, report.Servers, tools, pol, lt, &opts.runtimeOptions)
+	checks = append(checks, hookChecks(report.Hooks, report.HookProblems, &opts.runtimeOptions)...)
 	if opts.JSON {
 		if err := printJSON(opts.IO.Out, checks); err != nil {
 			return err
@@ -259,6 +266,7 @@ func doctorChecks(ctx context.Context, cfg *config.Resolved, servers []host.Serv
 		if c, ok := sandboxCheck(&rs, st, cfg.Workspace, o); ok {
 			out = append(out, c)
 		}
+		out = append(out, toolPinChecks(st)...) // toolpins.go
 		if len(rs.Secrets) > 0 {
 			allowed := rs.Trust != config.TrustRepo
 			if lt != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/policy"
+	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
 // hostileWorld is a workspace whose servers and repository try to take
@@ -90,6 +91,16 @@ const allowHostile = `--settings={"permissions":{"allow":["mcp__hostile"]}}`
 // escaped is testserver.HostileText as termsafe.Line shows it.
 var escaped = termsafe.Line(testserver.HostileText)
 
+// modelText is testserver.HostileText as the model reads it — tool and
+// prompt definitions, results and prompt text — its bidi controls made
+// visible and its zero-width space removed (docs/security.md, What the
+// model reads); modelEscaped is that as termsafe.Line shows it. The
+// terminal escaping still has the escape sequences and controls to do.
+var (
+	modelText, _ = toolsurface.CleanText(testserver.HostileText)
+	modelEscaped = termsafe.Line(modelText)
+)
+
 func TestHostileOutputRuntimeCommands(t *testing.T) {
 	w := hostileWorld(t)
 	uri := testserver.HostileResourceURI
@@ -102,14 +113,14 @@ func TestHostileOutputRuntimeCommands(t *testing.T) {
 		{[]string{"status"}, true, 0, []string{`fatal: ` + escaped, `exited`, `repo\x1b]0;title\x07\u202eoper`}},
 		{[]string{"status"}, false, 0, []string{`repo\x1b]0;title\x07\u202eoper`}},
 		{[]string{"tools"}, true, 0, []string{`description \x1b[2J\x1b[H`}},
-		{[]string{"tools"}, false, 0, []string{`description ` + escaped}},
-		{[]string{"call", allowHostile, "mcp__hostile__echo_hostile"}, false, 0, []string{`result ` + escaped, "second line\tend"}},
-		{[]string{"call", allowHostile, "mcp__hostile__echo_hostile"}, true, 0, []string{`result ` + escaped}},
+		{[]string{"tools"}, false, 0, []string{`description ` + modelEscaped}},
+		{[]string{"call", allowHostile, "mcp__hostile__echo_hostile"}, false, 0, []string{`result ` + modelEscaped, "second line\tend"}},
+		{[]string{"call", allowHostile, "mcp__hostile__echo_hostile"}, true, 0, []string{`result ` + modelEscaped}},
 		{[]string{"call", allowHostile, "mcp__hostile__fail_hostile"}, false, 1, []string{`failure ` + escaped + `\nhint: a line of its own`}},
-		{[]string{"call", allowHostile, "--log-level", "debug", "mcp__hostile__echo_hostile"}, false, 0, []string{`result ` + escaped}},
+		{[]string{"call", allowHostile, "--log-level", "debug", "mcp__hostile__echo_hostile"}, false, 0, []string{`result ` + modelEscaped}},
 		{[]string{"prompts"}, true, 0, []string{`prompt description \x1b[2J`}},
-		{[]string{"prompts"}, false, 0, []string{`prompt description ` + escaped}},
-		{[]string{"prompt", "/hostile:hostile_prompt", "--arg", "topic=x"}, false, 0, []string{`prompt ` + escaped + "\nabout x"}},
+		{[]string{"prompts"}, false, 0, []string{`prompt description ` + modelEscaped}},
+		{[]string{"prompt", "/hostile:hostile_prompt", "--arg", "topic=x"}, false, 0, []string{`prompt ` + modelEscaped + "\nabout x"}},
 		{[]string{"prompt", "/hostile:hostile_prompt"}, false, 2, []string{"topic"}},
 		{[]string{"resources"}, true, 0, []string{`title \x1b[2J\x1b[H`}},
 		{[]string{"resources"}, false, 0, []string{`title ` + escaped}},
@@ -151,8 +162,8 @@ func TestHostileOutputReadPipedIsData(t *testing.T) {
 	}
 }
 
-// --json keeps every string exactly (it decodes to what the server sent)
-// and still never puts a raw control or bidi character on the terminal:
+// --json keeps every string exactly (it decodes to what the server sent,
+// or for what the model reads, to what the model reads) and still never puts a raw control or bidi character on the terminal:
 // encoding/json escapes C0, printJSON the rest.
 func TestHostileOutputJSON(t *testing.T) {
 	w := hostileWorld(t)
@@ -184,7 +195,7 @@ func TestHostileOutputJSON(t *testing.T) {
 	for _, tl := range tools {
 		if tl.Tool == "echo_hostile" {
 			found = true
-			if want := "title " + testserver.HostileText; tl.Title != want {
+			if want := "title " + modelText; tl.Title != want {
 				t.Errorf("title decodes to %q, want %q", tl.Title, want)
 			}
 		}

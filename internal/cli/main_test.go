@@ -96,6 +96,11 @@ func TestScripts(t *testing.T) {
 			privateWorld(env)
 			env.Values[scriptT{}] = env.T()
 			env.Setenv("NPM_CACHE", npmCache())
+			// The switchboard command's absolute path, for what must name
+			// a program so (a call hook's command).
+			if bin, err := exec.LookPath("switchboard"); err == nil {
+				env.Setenv("SWITCHBOARD_BIN", bin)
+			}
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/hex"
 	"bufio"
 	"context"
 	"encoding/json"
@@ -84,10 +85,17 @@ func TestGatewayPerMemberCredentials(t *testing.T) {
 	got := func(key, tool, want string) string {
 		t.Helper()
 		c := w.teamClient(t, ctx, base, key, "deny")
-		txt, isErr := callText(t, ctx, c.cs, tool, map[string]any{"names": []string{"TEAM_TOKEN"}})
+		// Hex-encoded: the gateway keeps the values it gave a server out
+		// of results (docs/security.md, What the model reads).
+		enveloped, isErr := callText(t, ctx, c.cs, tool, map[string]any{"names": []string{"TEAM_TOKEN"}, "hex": true})
 		if isErr {
-			t.Fatalf("%s: error %q", tool, txt)
+			t.Fatalf("%s: error %q", tool, enveloped)
 		}
+		b, err := hex.DecodeString(hexRE.FindString(enveloped))
+		if err != nil || len(b) == 0 {
+			t.Fatalf("%s answered %q, not hex", tool, enveloped)
+		}
+		txt := string(b)
 		for _, v := range values {
 			if strings.Contains(txt, v) != (v == want) {
 				t.Errorf("%s: %q; want the value %s and no other", tool, txt, want)

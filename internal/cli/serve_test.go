@@ -180,6 +180,9 @@ func callText(t *testing.T, ctx context.Context, cs *mcp.ClientSession, name str
 
 var pidRE = regexp.MustCompile(`\b\d+\b`)
 
+// hexRE finds the answer of an echo tool called with "hex": true.
+var hexRE = regexp.MustCompile(`\b[0-9a-f]{8,}\b`)
+
 // TestGatewayStdioGoClient is the issue's "done means": a Go SDK client
 // lists the tools of two upstream servers through `serve --stdio`, calls
 // an allowed one, is refused a denied one, is asked (elicitation) for an

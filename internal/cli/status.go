@@ -77,6 +77,10 @@ type statusReport struct {
 	Servers []host.ServerStatus
 	// Sandbox says what each stdio server can reach (sandbox.go).
 	Sandbox map[string]string
+	// Hooks are the call hooks in force, HookProblems those that cannot
+	// be read (every call is refused meanwhile).
+	Hooks        []config.CallHook
+	HookProblems []string
 	// Refused says, for a sandboxed server whose stderr shows what its
 	// sandbox refused it, that and the setting that allows it.
 	Refused map[string]refusal
@@ -99,7 +103,8 @@ func (s *session) snapshot(ctx context.Context) statusReport {
 	_, _, _ = s.h.Prompts(lctx)
 	_, _, _ = s.h.Resources(lctx)
 	servers := s.statuses()
-	return statusReport{Servers: servers, Sandbox: s.sandboxes(), Refused: s.sandboxRefusals(servers)}
+	hooks, problems := s.h.CallHooks()
+	return statusReport{Servers: servers, Sandbox: s.sandboxes(), Refused: s.sandboxRefusals(servers), Hooks: hooks, HookProblems: problems}
 }
 
 // errorStates are the states whose command line and stderr are shown.
@@ -144,6 +149,7 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 		return err
 	}
 	printSandboxes(ios.Out, r)
+	printHooks(ios.Out, r, o)
 	for _, st := range r.Servers {
 		_, refused := r.Refused[st.Name]
 		if !isErrorState(st.State) && len(st.ListErrors) == 0 && !refused {
@@ -196,7 +202,25 @@ func reasonText(st host.ServerStatus, now time.Time) string {
 		}
 		return s
 	}
-	return st.Reason + nextTryText(st, now)
+	r := st.Reason
+	if held := heldText(st); held != "" {
+		if r != "" {
+			r += "; "
+		}
+		r += held
+	}
+	return r + nextTryText(st, now)
+}
+
+// heldText says which tools tool pinning holds ("" when none).
+func heldText(st host.ServerStatus) string {
+	if st.PinError != "" {
+		return "no tool served: the tool pin store cannot be used (see doctor)"
+	}
+	if len(st.Held) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("held (changed since pinned): %s; see `switchboard tools diff %s`", strings.Join(st.Held, ", "), st.Name)
 }
 
 // nextTryText says when a server in error is tried again ("" when it is
@@ -312,6 +336,10 @@ type statusJSON struct {
 	Servers     []statusServerJSON  `json:"servers"`
 	Files       statusFilesJSON     `json:"files"`
 	Diagnostics []config.Diagnostic `json:"diagnostics"`
+	// Hooks are the call hooks in force; HookProblems the ones that cannot
+	// be read, while which every call is refused.
+	Hooks        []config.CallHook `json:"hooks"`
+	HookProblems []string          `json:"hookProblems,omitempty"`
 }
 
 type statusServerJSON struct {
@@ -347,9 +375,27 @@ type statusServerJSON struct {
 	Sandbox string `json:"sandbox,omitempty"`
 	// ListErrors: per list request ("tools/list"…), why it failed.
 	ListErrors map[string]string `json:"listErrors,omitempty"`
+	// Held: tools not served because their definition is not the pinned
+	// one; ToolChanges says why each is held, or served changed;
+	// PinError, why no tool is served; Findings, the deceptive text in
+	// its definitions (docs/security.md, What the model reads).
+	Held        []string            `json:"held,omitempty"`
+	ToolChanges []statusChangeJSON  `json:"toolChanges,omitempty"`
+	PinError    string              `json:"pinError,omitempty"`
+	Findings    []host.ToolFindings `json:"findings,omitempty"`
 	// SandboxRefused: what its stderr shows its sandbox refused it, and
 	// the setting that allows it.
 	SandboxRefused *refusalJSON `json:"sandboxRefused,omitempty"`
+}
+
+// statusChangeJSON is a tool change as status --json shows it; `tools
+// diff --json` has the definitions and the word diff.
+type statusChangeJSON struct {
+	Tool   string   `json:"tool"`
+	Kind   string   `json:"kind"`
+	State  string   `json:"state"`
+	Reason string   `json:"reason"`
+	Fields []string `json:"fields"`
 }
 
 type refusalJSON struct {
@@ -402,12 +448,40 @@ func (r statusReport) json(cfg *config.Resolved, now time.Time) statusJSON {
 			Protocol: st.Protocol, ServerInfo: st.ServerInfo, Stderr: stderr,
 			Reconnects: st.Reconnects, Reconnecting: st.Reconnecting, NextTry: next, Stats: st.Stats,
 			Sandbox: r.Sandbox[st.Name], ListErrors: st.ListErrors,
+			Held: st.Held, PinError: st.PinError, Findings: st.Findings,
 		})
 		if rf, ok := r.Refused[st.Name]; ok {
 			out.Servers[len(out.Servers)-1].SandboxRefused = &refusalJSON{What: rf.What, Fix: rf.Fix}
 		}
+		for _, c := range st.ToolChanges {
+			fields := make([]string, len(c.Changes))
+			for i, d := range c.Changes {
+				fields[i] = d.Field
+			}
+			sj := &out.Servers[len(out.Servers)-1]
+			sj.ToolChanges = append(sj.ToolChanges, statusChangeJSON{Tool: c.Tool, Kind: c.Kind, State: c.State, Reason: c.Reason, Fields: fields})
+		}
+	}
+	out.Hooks, out.HookProblems = r.Hooks, r.HookProblems
+	if out.Hooks == nil {
+		out.Hooks = []config.CallHook{}
 	}
 	return out
+}
+
+// printHooks prints the call hooks in force, and those that cannot be
+// read, after the table.
+func printHooks(w io.Writer, r statusReport, o *runtimeOptions) {
+	if len(r.Hooks)+len(r.HookProblems) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nCall hooks:")
+	for _, h := range r.Hooks {
+		fmt.Fprintf(w, "  %s\n", hookLine(h, o))
+	}
+	for _, p := range r.HookProblems {
+		fmt.Fprintf(w, "  cannot be read, so every call is refused: %s\n", termsafe.Line(o.tilde(p)))
+	}
 }
 
 // commandText is the literal command line, or "" when the server has none

@@ -51,6 +51,13 @@ annotation kept a broad grant (mcp__server) from allowing it. Rules with
 argument conditions decide only some calls: they are listed in
 conditionalRules. The table shows the decision as its PERMISSION column.
 
+Tools are pinned: a tool whose definition changed since the model was first
+shown it is held (a project server's, or with "toolChanges": "ask") or served
+and reported; stderr names them. 'switchboard tools diff' shows the change
+word by word, 'switchboard tools accept SERVER [TOOL…]' pins it. On a terminal
+a held change is asked about. Descriptions are listed as the model reads them:
+invisible and deceptive characters removed or made visible.
+
 Piped, the first line is the header (NAME SERVER PERMISSION DESCRIPTION
 DEFERRED, tab-separated), then each tool is one tab-separated row with the
 same five columns: name, server, permission, description, deferred (yes or
@@ -75,6 +82,7 @@ without --json.`,
 			return toolsRun(cmd.Context(), opts)
 		},
 	}
+	cmd.AddCommand(newToolsDiffCmd(f), newToolsAcceptCmd(f)) // toolpins.go
 	cmd.Flags().StringVar(&opts.Server, "server", "", "list only the tools of server `NAME`")
 	_ = cmd.RegisterFlagCompletionFunc("server", completeFlagServerNames(f))
 	cmd.Flags().StringVar(&opts.Provider, "provider", "", "print the tools in `PROVIDER`'s own format: openai, anthropic or gemini")
@@ -180,7 +188,15 @@ func toolsRun(ctx context.Context, opts *ToolsOptions) (err error) {
 	if err != nil && ctx.Err() != nil {
 		return err
 	}
+	if s.opts.IO.CanPrompt && len(s.h.ToolChanges()) > 0 {
+		// Held changes are asked about at the terminal first (toolpins.go).
+		s.askToolChanges(lctx)
+		if list, err = s.h.Tools(lctx); err != nil && ctx.Err() != nil {
+			return err
+		}
+	}
 	s.warn(list.Warnings)
+	s.warnToolChanges()
 
 	if provider != "" {
 		if err := printProviderTools(opts.IO.Out, provider, list.Tools); err != nil {

@@ -130,3 +130,27 @@ func FuzzTokenShapes(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTokenLeads: the lead texts looked for before the shapes' expressions
+// run never pass over a credential: any text an expression matches in
+// holds a lead of that shape (the match starts with one).
+func FuzzTokenLeads(f *testing.F) {
+	for _, sh := range TokenShapes() {
+		f.Add(sh.Example)
+	}
+	f.Add("sk-" + strings.Repeat("a1", 12))
+	f.Fuzz(func(t *testing.T, s string) {
+		_, each := compiledShapes()
+		for i, re := range each {
+			for _, m := range re.FindAllString(s, -1) {
+				ok := false
+				for _, l := range tokenShapes[i].leads {
+					ok = ok || strings.HasPrefix(m, l)
+				}
+				if !ok {
+					t.Fatalf("%s: %q matches, but starts with none of %q", tokenShapes[i].Name, m, tokenShapes[i].leads)
+				}
+			}
+		}
+	})
+}

@@ -394,7 +394,14 @@ type Set struct {
 	mu     sync.RWMutex
 	values map[string]struct{}
 	list   []string
+	// byHead indexes the values by their first two bytes, and heads has
+	// a bit set for each such pair, so that Known looks at a text once,
+	// however many values there are.
+	byHead map[uint16][]string
+	heads  *[1 << 10]uint64
 }
+
+func head(s string) uint16 { return uint16(s[0])<<8 | uint16(s[1]) }
 
 // Add adds values; those shorter than [MinSecretLen] are ignored.
 func (s *Set) Add(values ...string) {
@@ -409,9 +416,14 @@ func (s *Set) Add(values ...string) {
 		}
 		if s.values == nil {
 			s.values = map[string]struct{}{}
+			s.byHead = map[uint16][]string{}
+			s.heads = new([1 << 10]uint64)
 		}
 		s.values[v] = struct{}{}
 		s.list = append(s.list, v)
+		h := head(v)
+		s.byHead[h] = append(s.byHead[h], v)
+		s.heads[h>>6] |= 1 << (h & 63)
 	}
 }
 
@@ -487,4 +499,41 @@ func ArgsSummary(args map[string]any, maxRunes int) string {
 		return string(r[:maxRunes]) + "…"
 	}
 	return string(b)
+}
+
+// Known replaces in text every value of the set (at least [MinSecretLen]
+// bytes) with [Placeholder], and counts the values it replaced; unlike
+// [Set.String] it leaves everything else alone: it is for data (a tool's
+// result), where only a value Switchboard knows to be secret goes. A nil
+// Set knows no values.
+func (s *Set) Known(text string) (string, int) {
+	if s == nil {
+		return text, 0
+	}
+	s.mu.RLock()
+	list, byHead, heads := s.list, s.byHead, s.heads
+	if heads == nil {
+		s.mu.RUnlock()
+		return text, 0
+	}
+	found := map[string]bool(nil)
+	for i := 0; i+MinSecretLen <= len(text); i++ {
+		h := head(text[i:])
+		if heads[h>>6]&(1<<(h&63)) == 0 {
+			continue
+		}
+		for _, v := range byHead[h] {
+			if strings.HasPrefix(text[i:], v) {
+				if found == nil {
+					found = map[string]bool{}
+				}
+				found[v] = true
+			}
+		}
+	}
+	s.mu.RUnlock()
+	if len(found) == 0 {
+		return text, 0
+	}
+	return scrub(text, list), len(found)
 }

@@ -291,3 +291,31 @@ func TestArgsSummary(t *testing.T) {
 		t.Errorf("cut summary %q: want 10 runes and …", long)
 	}
 }
+
+// Known replaces only the set's values (not the shapes String removes),
+// counts the distinct values it found, and finds them wherever they are.
+func TestSetKnown(t *testing.T) {
+	s := &Set{}
+	s.Add("tok_live_abc123", "tok_live_abc123xyz", "zz", "hunter22")
+	for _, tc := range []struct {
+		in, want string
+		n        int
+	}{
+		{"nothing here, password: x, ghp_Zq8xW2vN4mT6kP0rS3uY5bA7cD9eF1gH2jK4", "nothing here, password: x, ghp_Zq8xW2vN4mT6kP0rS3uY5bA7cD9eF1gH2jK4", 0},
+		{"key=tok_live_abc123xyz;", "key=<redacted>;", 2},
+		{"a hunter22 b tok_live_abc123 zz", "a <redacted> b <redacted> zz", 2},
+		{"hunter22", "<redacted>", 1},
+	} {
+		got, n := s.Known(tc.in)
+		if got != tc.want || n != tc.n {
+			t.Errorf("Known(%q) = %q, %d; want %q, %d", tc.in, got, n, tc.want, tc.n)
+		}
+	}
+	var empty *Set
+	if got, n := empty.Known("hunter22"); got != "hunter22" || n != 0 {
+		t.Errorf("nil set: %q %d", got, n)
+	}
+	if got, n := (&Set{}).Known("hunter22"); got != "hunter22" || n != 0 {
+		t.Errorf("empty set: %q %d", got, n)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"os"
@@ -108,6 +109,10 @@ type (
 	}
 	envIn struct {
 		Names []string `json:"names" jsonschema:"environment variable names to look up"`
+		Hex   bool     `json:"hex,omitempty" jsonschema:"answer hex-encoded"`
+	}
+	headersIn struct {
+		Hex bool `json:"hex,omitempty" jsonschema:"answer hex-encoded"`
 	}
 	stderrIn struct {
 		Text string `json:"text" jsonschema:"the line to write to the server's stderr"`
@@ -395,7 +400,8 @@ func newEchoServer(name string, cfg *echoConfig, p *proc) *mcp.Server {
 
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "env",
-		Description: "Returns NAME=value for each named environment variable, or NAME unset.",
+		Description: "Returns NAME=value for each named environment variable, or NAME unset; " +
+			"with hex, hex-encoded (a test that must see the secret values Switchboard keeps from results).",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}, func(_ context.Context, _ *mcp.CallToolRequest, in envIn) (*mcp.CallToolResult, any, error) {
 		var lines []string
@@ -406,7 +412,11 @@ func newEchoServer(name string, cfg *echoConfig, p *proc) *mcp.Server {
 				lines = append(lines, k+" unset")
 			}
 		}
-		return text(strings.Join(lines, "\n")), nil, nil
+		out := strings.Join(lines, "\n")
+		if in.Hex {
+			out = hex.EncodeToString([]byte(out))
+		}
+		return text(out), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "cwd",
@@ -434,16 +444,21 @@ func newEchoServer(name string, cfg *echoConfig, p *proc) *mcp.Server {
 		return text("wrote to stderr"), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{
-		Name:        "headers",
-		Description: "Returns the HTTP request headers this call arrived with, one 'Key: value' a line (none over stdio, nor over the SDK's SSE transport).",
+		Name: "headers",
+		Description: "Returns the HTTP request headers this call arrived with, one 'Key: value' a line (none over stdio, nor over the SDK's SSE transport); " +
+			"with hex, hex-encoded (a test that must see the secret values Switchboard keeps from results).",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
-	}, func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
+	}, func(_ context.Context, req *mcp.CallToolRequest, in headersIn) (*mcp.CallToolResult, any, error) {
 		if req.Extra == nil || req.Extra.Header == nil {
 			return text("no headers"), nil, nil
 		}
 		var buf bytes.Buffer
 		_ = req.Extra.Header.Write(&buf)
-		return text(strings.TrimSpace(strings.ReplaceAll(buf.String(), "\r\n", "\n"))), nil, nil
+		out := strings.TrimSpace(strings.ReplaceAll(buf.String(), "\r\n", "\n"))
+		if in.Hex {
+			out = hex.EncodeToString([]byte(out))
+		}
+		return text(out), nil, nil
 	})
 
 	s.AddPrompt(&mcp.Prompt{

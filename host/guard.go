@@ -1,0 +1,372 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/redact"
+	"github.com/switchboard-mcp/switchboard/toolsurface"
+)
+
+// BlockedMetaKey is the _meta key of a result Switchboard put in place of
+// a call or a result it refused (a secret, a call hook): its value is the
+// reason. See Blocked.
+const BlockedMetaKey = "io.switchboard/blocked"
+
+// Blocked reports whether res is Switchboard's refusal of a call or of
+// its result — by the server's "secrets" mode or a call hook — rather
+// than the tool's own answer, and why. Such a result has IsError set and
+// says why in its text, which the model reads.
+func Blocked(res *mcp.CallToolResult) (string, bool) {
+	if res == nil {
+		return "", false
+	}
+	why, ok := res.Meta[BlockedMetaKey].(string)
+	return why, ok
+}
+
+func blockedResult(reason string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: reason}},
+		Meta: mcp.Meta{BlockedMetaKey: reason}}
+}
+
+// CallReport collects what the Host did to one call on its way to the
+// model — the call hooks' decisions, the deceptive characters found in
+// its result, the secrets replaced or blocked — for an audit line. Put
+// one in the call's context with WithCallReport. Safe for concurrent use.
+type CallReport struct {
+	mu       sync.Mutex
+	hooks    []HookDecision
+	findings []toolsurface.TextFinding
+	secrets  []string
+}
+
+// CallNotes is a CallReport's content.
+type CallNotes struct {
+	Hooks []HookDecision `json:"hooks,omitempty"`
+	// Findings are the deceptive characters found in the result.
+	Findings []toolsurface.TextFinding `json:"findings,omitempty"`
+	// Secrets says what was done about secrets: "2 known secret values
+	// replaced", "result blocked: it holds a GitHub token…".
+	Secrets []string `json:"secrets,omitempty"`
+}
+
+type callReportKey struct{}
+
+// WithCallReport returns a context whose Call fills r.
+func WithCallReport(ctx context.Context, r *CallReport) context.Context {
+	return context.WithValue(ctx, callReportKey{}, r)
+}
+
+func reportFrom(ctx context.Context) *CallReport {
+	r, _ := ctx.Value(callReportKey{}).(*CallReport)
+	return r
+}
+
+// Notes returns what the report holds so far.
+func (r *CallReport) Notes() CallNotes {
+	if r == nil {
+		return CallNotes{}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return CallNotes{Hooks: append([]HookDecision(nil), r.hooks...),
+		Findings: append([]toolsurface.TextFinding(nil), r.findings...), Secrets: append([]string(nil), r.secrets...)}
+}
+
+func (r *CallReport) hook(d HookDecision) {
+	if r != nil {
+		r.mu.Lock()
+		r.hooks = append(r.hooks, d)
+		r.mu.Unlock()
+	}
+}
+
+func (r *CallReport) found(f []toolsurface.TextFinding) {
+	if r != nil && len(f) > 0 {
+		r.mu.Lock()
+		r.findings = append(r.findings, f...)
+		r.mu.Unlock()
+	}
+}
+
+func (r *CallReport) secret(what string) {
+	if r != nil {
+		r.mu.Lock()
+		r.secrets = append(r.secrets, what)
+		r.mu.Unlock()
+	}
+}
+
+// secretsMode is server's "secrets" mode in the configuration in force.
+func (h *Host) secretsMode(server string) config.SecretsMode {
+	if cfg := h.Config(); cfg != nil {
+		if rs := cfg.Server(server); rs != nil {
+			return rs.Effective.Secrets
+		}
+	}
+	return ""
+}
+
+// guardedCall makes a call that was resolved and permitted, and turns its
+// result into what the model may read: the server's "secrets" mode and
+// the before hooks may refuse the call; the result is cleaned of
+// deceptive characters, the secret values the Host gave any server are
+// replaced, the "secrets" mode and the after hooks may redact or withhold
+// it (docs/security.md, What the model reads).
+func (h *Host) guardedCall(ctx context.Context, s *server, tool string, args any) (*mcp.CallToolResult, error) {
+	rep := reportFrom(ctx)
+	if _, problems := h.callHooks(); len(problems) > 0 {
+		why := "Switchboard refused this call: the call hooks in your settings cannot be read (" +
+			strings.Join(problems, "; ") + ")"
+		h.log.Warn("call refused: call hooks cannot be read", "server", s.name, "tool", tool)
+		return blockedResult(why), nil
+	}
+	mode := h.secretsMode(s.name)
+	before, after := h.hooksFor(s.name, tool, "before"), h.hooksFor(s.name, tool, "after")
+	var argsJSON json.RawMessage
+	if mode == config.SecretsBlock || len(before)+len(after) > 0 {
+		argsJSON = rawArgs(args)
+	}
+	if mode == config.SecretsBlock {
+		if what := h.secretIn(argsJSON); what != "" {
+			why := fmt.Sprintf("Switchboard blocked this call: its arguments hold %s, and server %s is set to \"secrets\": \"block\"", what, s.name)
+			rep.secret("call blocked: arguments hold " + what)
+			h.log.Warn("call blocked: its arguments hold a secret", "server", s.name, "tool", tool, "secret", what)
+			return blockedResult(why), nil
+		}
+	}
+	var hreq *HookRequest
+	if len(before)+len(after) > 0 {
+		hreq = &HookRequest{Version: HookContractVersion, Tool: toolName(s.name, tool), Server: s.name, ServerTool: tool,
+			Scope: string(s.cfg.Scope), Workspace: h.workspace(), Arguments: argsJSON}
+	}
+	if len(before) > 0 {
+		hreq.Phase = "before"
+		for _, hk := range before {
+			if res := h.runHook(ctx, hk, hreq, nil); res != nil {
+				return res, nil
+			}
+		}
+	}
+	res, err := s.call(ctx, tool, args)
+	if err != nil || res == nil {
+		return res, err
+	}
+	res = h.guardResult(s.name, tool, mode, res, rep)
+	if _, blocked := Blocked(res); blocked || len(after) == 0 {
+		return res, nil
+	}
+	hreq.Phase, hreq.Result = "after", res
+	for _, hk := range after {
+		out := h.runHook(ctx, hk, hreq, &res)
+		if out != nil {
+			return out, nil
+		}
+		hreq.Result = res
+	}
+	return res, nil
+}
+
+// rawArgs is a call's arguments as JSON.
+func rawArgs(args any) json.RawMessage {
+	switch a := args.(type) {
+	case nil:
+		return json.RawMessage("{}")
+	case json.RawMessage:
+		return a
+	case []byte:
+		return a
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return json.RawMessage("{}")
+	}
+	return b
+}
+
+// secretIn names the secret the arguments hold ("a secret value
+// Switchboard gave a server", "a GitHub token (…)"), or "".
+func (h *Host) secretIn(args json.RawMessage) string {
+	var v any
+	if json.Unmarshal(args, &v) != nil {
+		v = string(args)
+	}
+	found := ""
+	walkStrings(v, func(s string) {
+		if found != "" {
+			return
+		}
+		if _, n := h.secrets.Known(s); n > 0 {
+			found = "a secret value Switchboard gave a server"
+			return
+		}
+		if _, names := redact.Tokens(s); len(names) > 0 {
+			found = "what looks like a " + names[0]
+		}
+	})
+	return found
+}
+
+// walkStrings calls f with every string of a decoded JSON value, keys
+// included.
+func walkStrings(v any, f func(string)) {
+	switch x := v.(type) {
+	case string:
+		f(x)
+	case map[string]any:
+		for k, e := range x {
+			f(k)
+			walkStrings(e, f)
+		}
+	case []any:
+		for _, e := range x {
+			walkStrings(e, f)
+		}
+	}
+}
+
+// guardResult turns a tool's result into what the model may read: cleaned
+// of deceptive characters, the known secret values replaced, and the
+// server's "secrets" mode applied to credentials of a known shape.
+func (h *Host) guardResult(server, tool string, mode config.SecretsMode, res *mcp.CallToolResult, rep *CallReport) *mcp.CallToolResult {
+	res, findings := toolsurface.CleanResult(res)
+	if len(findings) > 0 {
+		rep.found(findings)
+		kinds := make([]string, len(findings))
+		for i, f := range findings {
+			kinds[i] = f.String()
+		}
+		h.log.Info("deceptive text in a result", "server", server, "tool", tool, "findings", strings.Join(kinds, "; "))
+	}
+	known := 0
+	res, _ = toolsurface.MapResultText(res, func(s string) (string, bool) {
+		out, n := h.secrets.Known(s)
+		known += n
+		return out, n > 0
+	})
+	if known > 0 {
+		rep.secret(fmt.Sprintf("%d known secret value(s) replaced", known))
+		h.log.Warn("a result held a secret value Switchboard gave a server; it was replaced", "server", server, "tool", tool)
+	}
+	if mode != config.SecretsRedact && mode != config.SecretsBlock {
+		return res
+	}
+	var shapes []string
+	redacted, _ := toolsurface.MapResultText(res, func(s string) (string, bool) {
+		out, names := redact.Tokens(s)
+		shapes = append(shapes, names...)
+		return out, len(names) > 0
+	})
+	if len(shapes) == 0 {
+		return res
+	}
+	if mode == config.SecretsBlock {
+		why := fmt.Sprintf("Switchboard withheld this result: it holds what looks like a %s, and server %s is set to \"secrets\": \"block\"", shapes[0], server)
+		rep.secret("result blocked: it holds " + shapes[0])
+		h.log.Warn("result withheld: it holds a credential", "server", server, "tool", tool, "secret", shapes[0])
+		return blockedResult(why)
+	}
+	rep.secret("credentials replaced: " + strings.Join(shapes, ", "))
+	h.log.Info("credentials in a result replaced", "server", server, "tool", tool, "secrets", strings.Join(shapes, ", "))
+	return redacted
+}
+
+// runHook runs one hook on a call. It returns the result to give the
+// model instead of going on (a deny, or a failure that fails closed), or
+// nil to go on; after a call, an allow's redactions are applied to *res.
+func (h *Host) runHook(ctx context.Context, hk config.CallHook, req *HookRequest, res **mcp.CallToolResult) *mcp.CallToolResult {
+	start := time.Now()
+	resp, err := h.hooks.run(ctx, hk, req)
+	d := HookDecision{Hook: hk.Name, Phase: req.Phase, DurationMS: float64(time.Since(start).Microseconds()) / 1000}
+	rep := reportFrom(ctx)
+	what := "this call"
+	if req.Phase == "after" {
+		what = "this call's result"
+	}
+	if err != nil {
+		d.Decision, d.Reason = "error", oneLine(h.secrets.String(err.Error()))
+		h.log.Warn("call hook failed", "hook", hk.Name, "phase", req.Phase, "server", req.Server, "tool", req.ServerTool,
+			"error", d.Reason, "fail_open", hk.FailOpen)
+		if hk.FailOpen {
+			rep.hook(d)
+			return nil
+		}
+		d.Refused = true
+		rep.hook(d)
+		return blockedResult(fmt.Sprintf("Switchboard refused %s: the call hook %q failed (%s), and a hook that fails refuses (fail closed)", what, hk.Name, d.Reason))
+	}
+	d.Decision, d.Reason = resp.Decision, oneLine(resp.Reason)
+	if resp.Decision == "deny" {
+		d.Refused = true
+		rep.hook(d)
+		h.log.Info("call hook denied", "hook", hk.Name, "phase", req.Phase, "server", req.Server, "tool", req.ServerTool, "reason", d.Reason)
+		msg := fmt.Sprintf("The call hook %q denied %s", hk.Name, what)
+		if req.Phase == "after" {
+			msg = fmt.Sprintf("The call hook %q withheld %s", hk.Name, what)
+		}
+		if d.Reason != "" {
+			msg += ": " + d.Reason
+		}
+		return blockedResult(msg)
+	}
+	if res != nil && len(resp.Redact) > 0 {
+		n := 0
+		*res, _ = toolsurface.MapResultText(*res, func(s string) (string, bool) {
+			out := s
+			for _, r := range resp.Redact {
+				if r != "" && strings.Contains(out, r) {
+					out = strings.ReplaceAll(out, r, redact.Placeholder)
+					n++
+				}
+			}
+			return out, out != s
+		})
+		if n > 0 {
+			d.Decision = "redact"
+		}
+	}
+	rep.hook(d)
+	h.log.Debug("call hook allowed", "hook", hk.Name, "phase", req.Phase, "server", req.Server, "tool", req.ServerTool)
+	return nil
+}
+
+// cleanPrompts cleans the prompts' titles and descriptions
+// (toolsurface.CleanPrompt) and notes, per server, what was found.
+func (h *Host) cleanPrompts(prompts []Prompt) []Prompt {
+	found := map[string][]ToolFindings{}
+	seen := map[string]bool{}
+	for i, p := range prompts {
+		seen[p.Server] = true
+		c, f := toolsurface.CleanPrompt(p.Prompt)
+		if len(f) == 0 {
+			continue
+		}
+		prompts[i].Prompt = c
+		found[p.Server] = append(found[p.Server], ToolFindings{Tool: "prompt " + p.Prompt.Name, Findings: f})
+	}
+	for server := range seen {
+		h.notePromptFindings(server, found[server])
+	}
+	return prompts
+}
+
+// cleanPromptResult cleans a rendered prompt's text.
+func (h *Host) cleanPromptResult(server, prompt string, res *mcp.GetPromptResult) *mcp.GetPromptResult {
+	c, f := toolsurface.CleanPromptResult(res)
+	if len(f) > 0 {
+		kinds := make([]string, len(f))
+		for i, x := range f {
+			kinds[i] = x.String()
+		}
+		h.log.Info("deceptive text in a prompt", "server", server, "prompt", prompt, "findings", strings.Join(kinds, "; "))
+	}
+	return c
+}

@@ -1,0 +1,279 @@
+package host_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+	"github.com/switchboard-mcp/switchboard/toolsurface"
+)
+
+// What a server hides in tag characters, bidi controls and zero-width
+// characters never reaches the model: not in a description, a parameter's
+// description, a result or a prompt; status reports what was found.
+func TestHiddenTextNeverReachesTheModel(t *testing.T) {
+	h := newHost(t, cfgOf(stdio("smug", "smuggler")), nil)
+	ctx := ctxFor(t, 20*time.Second)
+	list, err := h.Tools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fetch *mcp.Tool
+	for _, tl := range list.Tools {
+		if tl.Name == "mcp__smug__fetch" {
+			fetch = tl.Tool
+		}
+	}
+	if fetch == nil {
+		t.Fatal("fetch not listed")
+	}
+	schema, _ := json.Marshal(fetch.InputSchema)
+	for what, s := range map[string]string{"description": fetch.Description, "title": fetch.Title, "schema": string(schema)} {
+		if out, f := toolsurface.CleanText(s); f != nil || out != s {
+			t.Errorf("%s still holds deceptive text: %+q (%v)", what, s, f)
+		}
+	}
+	if fetch.Title != "Fetch[U+202E]" {
+		t.Errorf("title = %q, want the bidi control made visible", fetch.Title)
+	}
+	res, err := h.Call(ctx, "mcp__smug__fetch", map[string]any{"url": "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := textOf(res)
+	if strings.ContainsRune(text, 0xE0049) || strings.Contains(text, "\u202E") || !strings.Contains(text, "[U+202E]evil") ||
+		strings.Contains(text, "<mcp_response") || !strings.Contains(text, "&lt;/mcp_response>") {
+		t.Errorf("result: %+q", text)
+	}
+	env := toolsurface.Envelope("smug", "fetch", res)
+	if strings.Count(env, "<mcp_response") != 1 {
+		t.Errorf("the result opened an envelope of its own: %s", env)
+	}
+	prompts, _, err := h.Prompts(ctx)
+	if err != nil || len(prompts) != 1 || prompts[0].Prompt.Description != "Summarizes." || prompts[0].Prompt.Arguments[0].Description != "the topic" {
+		t.Fatalf("prompts: %+v %v", prompts, err)
+	}
+	pr, err := h.GetPrompt(ctx, "smug", "summarize", nil)
+	if err != nil || pr.Messages[0].Content.(*mcp.TextContent).Text != "Summarize this." {
+		t.Fatalf("prompt text: %+v %v", pr, err)
+	}
+	st := statusOf(h, "smug")
+	var found []string
+	for _, tf := range st.Findings {
+		for _, f := range tf.Findings {
+			found = append(found, tf.Tool+" "+f.String())
+		}
+	}
+	all := strings.Join(found, "\n")
+	for _, want := range []string{
+		`fetch description: 72 tag characters removed (they spelled "` + testserver.SmugglerHidden + `")`,
+		"fetch title: 1 bidirectional control made visible",
+		"fetch inputSchema.properties.url.description: 1 zero-width character removed",
+		"prompt summarize description: 72 tag characters removed",
+		"prompt summarize arguments.topic.description: 1 zero-width character removed",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("status findings lack %q:\n%s", want, all)
+		}
+	}
+}
+
+// The secret values Switchboard gave a server never come back in a result
+// (a server that echoes its token), and a server's "secrets" mode applies
+// to credentials of a known shape: redact replaces them, block withholds
+// the result or refuses a call whose arguments hold one.
+func TestSecretsGoingTheWrongWay(t *testing.T) {
+	const token = "tok_live_4f9a8b7c6d5e4f3a2b1c"
+	echo := stdio("echo", "echo")
+	echo.Effective.Env = map[string]string{"ECHO_API_TOKEN": token}
+	echo.Written.Env = echo.Effective.Env
+	redactSrv := stdio("red", "smuggler")
+	redactSrv.Effective.Secrets = config.SecretsRedact
+	blockSrv := stdio("blk", "smuggler")
+	blockSrv.Effective.Secrets = config.SecretsBlock
+	blockEcho := stdio("blkecho", "echo")
+	blockEcho.Effective.Secrets = config.SecretsBlock
+	h := newHost(t, cfgOf(echo, redactSrv, blockSrv, blockEcho), nil)
+	ctx := ctxFor(t, 20*time.Second)
+
+	rep := &host.CallReport{}
+	res, err := h.Call(host.WithCallReport(ctx, rep), "mcp__echo__env", map[string]any{"names": []string{"ECHO_API_TOKEN"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := textOf(res); strings.Contains(got, token) || got != "ECHO_API_TOKEN=<redacted>" {
+		t.Errorf("the server's own token came back: %q", got)
+	}
+	if n := rep.Notes(); len(n.Secrets) != 1 || !strings.Contains(n.Secrets[0], "1 known secret value(s) replaced") {
+		t.Errorf("report: %+v", n)
+	}
+	// Another server echoing it is scrubbed too: the value is known to the host.
+	if got := textOf(mustCall(t, h, "mcp__blkecho__echo", map[string]any{"text": "plain"})); got != "plain" {
+		t.Errorf("plain text changed: %q", got)
+	}
+
+	if got := textOf(mustCall(t, h, "mcp__red__leak", map[string]any{})); got != "found a token: <redacted>" {
+		t.Errorf("redact: %q", got)
+	}
+	res = mustCall(t, h, "mcp__blk__leak", map[string]any{})
+	why, blocked := host.Blocked(res)
+	if !res.IsError || !blocked || strings.Contains(textOf(res), testserver.SmugglerToken) ||
+		!strings.Contains(why, `withheld this result: it holds what looks like a GitHub token`) || !strings.Contains(why, `"secrets": "block"`) {
+		t.Errorf("block, result: %v %q", res.IsError, textOf(res))
+	}
+	effect := filepath.Join(t.TempDir(), "effect")
+	res = mustCall(t, h, "mcp__blkecho__echo", map[string]any{"text": "use " + testserver.SmugglerToken})
+	if why, _ := host.Blocked(res); !res.IsError || !strings.Contains(why, "blocked this call: its arguments hold what looks like a GitHub token") {
+		t.Errorf("block, arguments: %q", textOf(res))
+	}
+	res = mustCall(t, h, "mcp__blkecho__echo", map[string]any{"text": "the key is " + token})
+	if why, _ := host.Blocked(res); !strings.Contains(why, "a secret value Switchboard gave a server") {
+		t.Errorf("block, a known value in the arguments: %q", textOf(res))
+	}
+	if _, err := os.Stat(effect); err == nil {
+		t.Error("a blocked call ran")
+	}
+}
+
+// hookWorld is a host whose echo server's calls go through hooks (the
+// test binary as the hook program, testserver "hook").
+func hookWorld(t *testing.T, hooks ...config.CallHook) (*host.Host, string) {
+	t.Helper()
+	effect := filepath.Join(t.TempDir(), "effect")
+	echo := stdio("echo", "echo", "-side-effect-file", effect)
+	return newHost(t, cfgOf(echo), &host.Options{CallHooks: hooks, CloseGrace: hungGrace}), effect
+}
+
+func hookCmd(args ...string) config.CallHook {
+	cmd, a := testserver.Command("hook", args...)
+	return config.CallHook{Name: "check", Command: append([]string{cmd}, a...), Before: true, After: true, TimeoutMs: 20000}
+}
+
+// Call hooks: one that denies keeps the tool from running and says why;
+// one that hangs, crashes, answers garbage or a newer contract refuses the
+// call (fail closed) unless it is set to fail open; an allowing one lets it
+// run and sees the arguments and the result; one that redacts replaces
+// text of the result; a hook that cannot be read refuses every call.
+func TestCallHooks(t *testing.T) {
+	ran := func(effect string) bool { _, err := os.Stat(effect); return err == nil }
+	call := func(t *testing.T, h *host.Host) *mcp.CallToolResult {
+		rep := &host.CallReport{}
+		res, err := h.Call(host.WithCallReport(ctxFor(t, 30*time.Second), rep), "mcp__echo__side_effect", map[string]any{"note": "n"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("report: %+v", rep.Notes())
+		return res
+	}
+	for _, tc := range []struct {
+		name    string
+		hook    config.CallHook
+		runs    bool
+		want    string
+		failOpn bool
+	}{
+		{"deny", hookCmd("-mode", "deny", "-reason", "not on Fridays"), false, `The call hook "check" denied this call: not on Fridays`, false},
+		{"hang", func() config.CallHook { h := hookCmd("-mode", "hang"); h.TimeoutMs = 300; return h }(), false,
+			`the call hook "check" failed (`, false},
+		{"crash", hookCmd("-mode", "crash"), false, "exit status 139: hook: segmentation fault (pretend)", false},
+		{"garbage", hookCmd("-mode", "garbage"), false, `its answer is not the JSON of the call hook contract`, false},
+		{"newer", hookCmd("-mode", "newer"), false, "it answers contract version 2; this Switchboard speaks version 1", false},
+		{"crash, fail open", func() config.CallHook { h := hookCmd("-mode", "crash"); h.FailOpen = true; return h }(), true, "side effect recorded", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, effect := hookWorld(t, tc.hook)
+			res := call(t, h)
+			if got := textOf(res); !strings.Contains(got, tc.want) {
+				t.Errorf("result %q lacks %q", got, tc.want)
+			}
+			if ran(effect) != tc.runs {
+				t.Errorf("the tool ran: %v, want %v", ran(effect), tc.runs)
+			}
+			if !tc.runs {
+				if _, blocked := host.Blocked(res); !blocked || !res.IsError {
+					t.Error("a refused call is not an isError result Switchboard made")
+				}
+			}
+		})
+	}
+
+	t.Run("allow sees the call; redact edits the result", func(t *testing.T) {
+		log := filepath.Join(t.TempDir(), "hook.log")
+		before := hookCmd("-mode", "allow", "-log", log)
+		before.After = false
+		after := hookCmd("-mode", "redact", "-redact", "recorded", "-log", log)
+		after.Before, after.Name = false, "dlp"
+		h, effect := hookWorld(t, before, after)
+		res := call(t, h)
+		if got := textOf(res); got != "side effect <redacted> (run 1)" || !ran(effect) {
+			t.Errorf("result %q, ran %v", got, ran(effect))
+		}
+		b, _ := os.ReadFile(log)
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if len(lines) != 2 || !strings.Contains(lines[0], `"phase":"before"`) || !strings.Contains(lines[0], `"arguments":{"note":"n"}`) ||
+			!strings.Contains(lines[0], `"tool":"mcp__echo__side_effect"`) || !strings.Contains(lines[1], `"phase":"after"`) ||
+			!strings.Contains(lines[1], `side effect recorded (run 1)`) || !strings.Contains(lines[0], `"version":1`) {
+			t.Errorf("the hooks saw:\n%s", b)
+		}
+	})
+
+	t.Run("an unreadable hook refuses every call", func(t *testing.T) {
+		effect := filepath.Join(t.TempDir(), "effect")
+		h := newHost(t, cfgOf(stdio("echo", "echo", "-side-effect-file", effect)), &host.Options{
+			CallHookProblems: []string{`/home/me/.switchboard/settings.json:4:5: "command" names no program`}})
+		res := call(t, h)
+		if !strings.Contains(textOf(res), `cannot be read (/home/me/.switchboard/settings.json:4:5: "command" names no program)`) || ran(effect) {
+			t.Errorf("result %q, ran %v", textOf(res), ran(effect))
+		}
+	})
+}
+
+// A hook on loopback HTTP: it gets the request as JSON and its answer
+// decides; a non-200 answer fails closed; a hook whose name resolves
+// elsewhere cannot be reached.
+func TestCallHookHTTP(t *testing.T) {
+	var got []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ = io.ReadAll(r.Body)
+		switch r.URL.Path {
+		case "/deny":
+			fmt.Fprint(w, `{"version": 1, "decision": "deny", "reason": "over budget"}`)
+		case "/boom":
+			http.Error(w, "boom", http.StatusInternalServerError)
+		default:
+			fmt.Fprint(w, `{"version": 1, "decision": "allow"}`)
+		}
+	}))
+	defer srv.Close()
+	for _, tc := range []struct{ path, want string }{
+		{"/allow", "side effect recorded"},
+		{"/deny", `The call hook "http" denied this call: over budget`},
+		{"/boom", `answered 500 Internal Server Error: "boom"`},
+	} {
+		h, _ := hookWorld(t, config.CallHook{Name: "http", URL: srv.URL + tc.path, Before: true, TimeoutMs: 5000})
+		res := mustCall(t, h, "mcp__echo__side_effect", map[string]any{"note": "n"})
+		if !strings.Contains(textOf(res), tc.want) {
+			t.Errorf("%s: %q lacks %q", tc.path, textOf(res), tc.want)
+		}
+		if !strings.Contains(string(got), `"phase":"before"`) {
+			t.Errorf("%s: the hook got %s", tc.path, got)
+		}
+	}
+	h, _ := hookWorld(t, config.CallHook{Name: "far", URL: "http://192.0.2.1:80/x", Before: true, TimeoutMs: 5000})
+	res := mustCall(t, h, "mcp__echo__side_effect", map[string]any{})
+	if !strings.Contains(textOf(res), "a call hook may only be reached on loopback, not 192.0.2.1") {
+		t.Errorf("non-loopback hook: %q", textOf(res))
+	}
+}

@@ -1,0 +1,134 @@
+package switchboard
+
+import (
+	"context"
+	"errors"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+)
+
+// ToolChangeAsker is implemented by a [Prompter] that can ask the person
+// about a tool whose definition changed since it was pinned
+// (docs/security.md, What the model reads): a terminal shows the change
+// word by word. With one, "toolChanges" defaults to "ask"; without,
+// to "notify". Only (true, nil) accepts the change.
+type ToolChangeAsker interface {
+	AcceptToolChange(ctx context.Context, c host.ToolChange) (bool, error)
+}
+
+// toolChangeMode is the "toolChanges" setting of st, or the default: ask
+// when the Prompter can ask, notify when nobody can.
+func (sb *Switchboard) toolChangeMode(st *config.SettingsStack) config.ToolChangeMode {
+	if m, _ := st.ToolChanges(); m != "" {
+		return m
+	}
+	if _, ok := sb.opts.Prompter.(ToolChangeAsker); ok {
+		return config.ToolChangesAsk
+	}
+	return config.ToolChangesNotify
+}
+
+// callHooks are the call hooks of st, and the problems of those that
+// cannot be read, each a line naming file:line:col.
+func callHooks(st *config.SettingsStack) ([]config.CallHook, []string) {
+	hooks, diags := st.CallHooks()
+	var problems []string
+	for _, d := range diags {
+		if d.Severity == config.SeverityError {
+			problems = append(problems, d.Position.String()+": "+d.Message)
+		}
+	}
+	return hooks, problems
+}
+
+// ToolChanges returns every tool whose definition is not the one pinned
+// for it in this workspace, as the servers last listed them: held (a
+// project server's, or under "toolChanges": "ask"), served ("notify") or
+// just accepted ("accept"), each with the fields that changed, word by
+// word. Host events of kind host.EventToolChange report new ones as they
+// are seen ([Switchboard.Subscribe]); [host.ServerStatus] has them per
+// server.
+func (sb *Switchboard) ToolChanges() []host.ToolChange { return sb.host.ToolChanges() }
+
+// AcceptTools pins the definitions server's tools have now: the named
+// tools, or every changed one when none is named. Held tools are served
+// from then on, and gateways tell their clients the list changed. It
+// returns the tools it pinned.
+func (sb *Switchboard) AcceptTools(server string, tools ...string) ([]string, error) {
+	return sb.host.AcceptTools(server, tools...)
+}
+
+// AskToolChanges asks the Prompter, when it is a [ToolChangeAsker], about
+// every held tool change, one at a time, and accepts those it accepts. It
+// returns the first error that is not a plain no.
+func (sb *Switchboard) AskToolChanges(ctx context.Context) error {
+	asker, ok := sb.opts.Prompter.(ToolChangeAsker)
+	if !ok {
+		return nil
+	}
+	var first error
+	for _, c := range sb.host.ToolChanges() {
+		if c.State != host.ChangeHeld {
+			continue
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		yes, err := asker.AcceptToolChange(ctx, c)
+		if err != nil && !errors.Is(err, ErrNotApproved) && first == nil {
+			first = err
+		}
+		if err != nil || !yes {
+			continue
+		}
+		if _, err := sb.host.AcceptTools(c.Server, c.Tool); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// heldChanges reports whether the Prompter can be asked about a held tool
+// change there is.
+func (sb *Switchboard) heldChanges() bool {
+	if _, ok := sb.opts.Prompter.(ToolChangeAsker); !ok {
+		return false
+	}
+	for _, c := range sb.host.ToolChanges() {
+		if c.State == host.ChangeHeld {
+			return true
+		}
+	}
+	return false
+}
+
+// AskHeld asks the Prompter, when it is a [ToolChangeAsker], about the
+// change that holds the tool of err (a call's *host.HeldToolError), and
+// reports whether it was accepted: the call may be made again.
+func (sb *Switchboard) AskHeld(ctx context.Context, err error) bool {
+	var he *host.HeldToolError
+	if !errors.As(err, &he) {
+		return false
+	}
+	return sb.askHeld(ctx, he)
+}
+
+// askHeld is AskHeld of one held tool.
+func (sb *Switchboard) askHeld(ctx context.Context, he *host.HeldToolError) bool {
+	asker, ok := sb.opts.Prompter.(ToolChangeAsker)
+	if !ok {
+		return false
+	}
+	for _, c := range sb.host.ToolChanges() {
+		if c.Server != he.Server || c.Tool != he.Tool || c.State != host.ChangeHeld {
+			continue
+		}
+		if yes, err := asker.AcceptToolChange(ctx, c); err != nil || !yes {
+			return false
+		}
+		_, err := sb.host.AcceptTools(c.Server, c.Tool)
+		return err == nil
+	}
+	return false
+}

@@ -1,0 +1,379 @@
+package toolsurface
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// CleanTool returns t as a model should read it (see CleanText): its
+// title, description, annotations' title and every string of its input
+// schema, keys included, cleaned. The findings name their field
+// ("description", "inputSchema.properties.q.description"). When nothing
+// is found t itself is returned; otherwise a copy, and t is not modified.
+func CleanTool(t *mcp.Tool) (*mcp.Tool, []TextFinding) {
+	if t == nil {
+		return nil, nil
+	}
+	var all []TextFinding
+	title, f := CleanText(t.Title)
+	all = mergeFindings(all, "title", f)
+	desc, f := CleanText(t.Description)
+	all = mergeFindings(all, "description", f)
+	var annTitle string
+	if t.Annotations != nil {
+		annTitle, f = CleanText(t.Annotations.Title)
+		all = mergeFindings(all, "annotations.title", f)
+	}
+	schema, changed, f := cleanValue(t.InputSchema, "inputSchema")
+	all = append(all, f...)
+	if len(all) == 0 {
+		return t, nil
+	}
+	c := *t
+	c.Title, c.Description = title, desc
+	if t.Annotations != nil {
+		a := *t.Annotations
+		a.Title = annTitle
+		c.Annotations = &a
+	}
+	if changed {
+		c.InputSchema = schema
+	}
+	return &c, all
+}
+
+// CleanPrompt returns p with its title, description and its arguments'
+// titles and descriptions cleaned (CleanText); p itself when nothing is
+// found.
+func CleanPrompt(p *mcp.Prompt) (*mcp.Prompt, []TextFinding) {
+	if p == nil {
+		return nil, nil
+	}
+	var all []TextFinding
+	title, f := CleanText(p.Title)
+	all = mergeFindings(all, "title", f)
+	desc, f := CleanText(p.Description)
+	all = mergeFindings(all, "description", f)
+	args := p.Arguments
+	for i, a := range p.Arguments {
+		if a == nil {
+			continue
+		}
+		at, f1 := CleanText(a.Title)
+		ad, f2 := CleanText(a.Description)
+		if len(f1)+len(f2) == 0 {
+			continue
+		}
+		field := "arguments." + a.Name
+		all = mergeFindings(mergeFindings(all, field+".title", f1), field+".description", f2)
+		if &args[0] == &p.Arguments[0] {
+			args = append([]*mcp.PromptArgument(nil), p.Arguments...)
+		}
+		ca := *a
+		ca.Title, ca.Description = at, ad
+		args[i] = &ca
+	}
+	if len(all) == 0 {
+		return p, nil
+	}
+	c := *p
+	c.Title, c.Description, c.Arguments = title, desc, args
+	return &c, all
+}
+
+// CleanPromptResult returns a rendered prompt with its description and
+// the text of its messages cleaned (CleanText); r itself when nothing is
+// found.
+func CleanPromptResult(r *mcp.GetPromptResult) (*mcp.GetPromptResult, []TextFinding) {
+	if r == nil {
+		return nil, nil
+	}
+	var all []TextFinding
+	desc, f := CleanText(r.Description)
+	all = mergeFindings(all, "description", f)
+	msgs := r.Messages
+	for i, m := range r.Messages {
+		if m == nil {
+			continue
+		}
+		content, f := cleanContent(m.Content, "messages["+strconv.Itoa(i)+"]")
+		if len(f) == 0 {
+			continue
+		}
+		all = append(all, f...)
+		if &msgs[0] == &r.Messages[0] {
+			msgs = append([]*mcp.PromptMessage(nil), r.Messages...)
+		}
+		cm := *m
+		cm.Content = content
+		msgs[i] = &cm
+	}
+	if len(all) == 0 {
+		return r, nil
+	}
+	c := *r
+	c.Description, c.Messages = desc, msgs
+	return &c, all
+}
+
+// CleanResult returns a tool result with the text of its content blocks
+// (text, an embedded resource's text, a resource link's title and
+// description), its structured content and its _meta cleaned
+// (CleanText), every finding in field "result" (one per kind). An
+// imitation of the envelope tag is defanged as Wrap would. r itself is
+// returned when nothing is found.
+func CleanResult(r *mcp.CallToolResult) (*mcp.CallToolResult, []TextFinding) {
+	var all []TextFinding
+	out, _ := MapResultText(r, func(s string) (string, bool) {
+		c, f := CleanText(s)
+		all = mergeFindings(all, "result", f) // a result is one text to the model
+		return c, f != nil
+	})
+	return out, mergeKinds(all)
+}
+
+// MapResultText applies f to every text of a tool result a model or a
+// client can read: each content block's text (an embedded resource's
+// text, a resource link's title and description), every string of its
+// structured content and of its _meta, map keys included. f returns the
+// new text and whether it changed it. The result is r itself when f
+// changed nothing, else a copy sharing what did not change; r is never
+// modified.
+func MapResultText(r *mcp.CallToolResult, f func(string) (string, bool)) (*mcp.CallToolResult, bool) {
+	if r == nil {
+		return nil, false
+	}
+	content := r.Content
+	for i, c := range r.Content {
+		cc, changed := mapContent(c, f)
+		if !changed {
+			continue
+		}
+		if &content[0] == &r.Content[0] {
+			content = append([]mcp.Content(nil), r.Content...)
+		}
+		content[i] = cc
+	}
+	sc, scChanged := mapValue(r.StructuredContent, f)
+	meta, metaChanged := mapValue(map[string]any(r.Meta), f)
+	if !scChanged && !metaChanged && (len(content) == 0 || &content[0] == &r.Content[0]) {
+		return r, false
+	}
+	c := *r
+	c.Content = content
+	if scChanged {
+		c.StructuredContent = sc
+	}
+	if m, ok := meta.(map[string]any); ok && metaChanged {
+		c.Meta = m
+	}
+	return &c, true
+}
+
+// mapContent applies f to the text of one content block.
+func mapContent(c mcp.Content, f func(string) (string, bool)) (mcp.Content, bool) {
+	switch c := c.(type) {
+	case *mcp.TextContent:
+		if c == nil {
+			return c, false
+		}
+		t, changed := f(c.Text)
+		if !changed {
+			return c, false
+		}
+		cc := *c
+		cc.Text = t
+		return &cc, true
+	case *mcp.EmbeddedResource:
+		if c == nil || c.Resource == nil {
+			return c, false
+		}
+		t, changed := f(c.Resource.Text)
+		if !changed {
+			return c, false
+		}
+		res := *c.Resource
+		res.Text = t
+		cc := *c
+		cc.Resource = &res
+		return &cc, true
+	case *mcp.ResourceLink:
+		if c == nil {
+			return c, false
+		}
+		t, c1 := f(c.Title)
+		d, c2 := f(c.Description)
+		if !c1 && !c2 {
+			return c, false
+		}
+		cc := *c
+		cc.Title, cc.Description = t, d
+		return &cc, true
+	}
+	return c, false
+}
+
+// mapValue applies f to every string of a decoded JSON value, map keys
+// included; v is never modified. A value that is not made of maps,
+// slices and scalars (a struct, a json.RawMessage) goes through its JSON
+// encoding.
+func mapValue(v any, f func(string) (string, bool)) (any, bool) {
+	switch x := v.(type) {
+	case nil, bool, float64, json.Number, int, int64:
+		return v, false
+	case string:
+		s, changed := f(x)
+		if !changed {
+			return v, false // v is boxed already: no allocation
+		}
+		return s, true
+	case map[string]any:
+		var out map[string]any
+		for k, e := range x {
+			ck, kc := f(k)
+			cv, vc := mapValue(e, f)
+			if !kc && !vc {
+				continue
+			}
+			if out == nil {
+				out = make(map[string]any, len(x))
+				for k2, v2 := range x {
+					out[k2] = v2
+				}
+			}
+			delete(out, k)
+			out[ck] = cv
+		}
+		if out == nil {
+			return v, false
+		}
+		return out, true
+	case []any:
+		var out []any
+		for i, e := range x {
+			ce, changed := mapValue(e, f)
+			if !changed {
+				continue
+			}
+			if out == nil {
+				out = append([]any(nil), x...)
+			}
+			out[i] = ce
+		}
+		if out == nil {
+			return v, false
+		}
+		return out, true
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v, false
+	}
+	var decoded any
+	if json.Unmarshal(b, &decoded) != nil {
+		return v, false
+	}
+	if out, changed := mapValue(decoded, f); changed {
+		return out, true
+	}
+	return v, false
+}
+
+// cleanContent cleans one content block; c itself when nothing is found.
+func cleanContent(c mcp.Content, field string) (mcp.Content, []TextFinding) {
+	var all []TextFinding
+	out, _ := mapContent(c, func(s string) (string, bool) {
+		t, f := CleanText(s)
+		all = mergeFindings(all, field, f)
+		return t, f != nil
+	})
+	return out, all
+}
+
+// cleanValue cleans every string of a decoded JSON value, map keys
+// included, naming each finding by its path below field, and reports
+// whether anything changed; v is never modified.
+func cleanValue(v any, field string) (any, bool, []TextFinding) {
+	switch x := v.(type) {
+	case map[string]any:
+		var all []TextFinding
+		var out map[string]any
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys) // findings in a stable order
+		for _, k := range keys {
+			ck, fk := CleanText(k)
+			cv, changed, fv := cleanValue(x[k], field+"."+ck)
+			all = append(mergeFindings(all, field+"."+ck, fk), fv...)
+			if fk == nil && !changed {
+				continue
+			}
+			if out == nil {
+				out = make(map[string]any, len(x))
+				for k2, v2 := range x {
+					out[k2] = v2
+				}
+			}
+			delete(out, k)
+			out[ck] = cv
+		}
+		if out == nil {
+			return v, false, all
+		}
+		return out, true, all
+	case []any:
+		var all []TextFinding
+		var out []any
+		for i, e := range x {
+			ce, changed, f := cleanValue(e, field+"["+strconv.Itoa(i)+"]")
+			all = append(all, f...)
+			if !changed {
+				continue
+			}
+			if out == nil {
+				out = append([]any(nil), x...)
+			}
+			out[i] = ce
+		}
+		if out == nil {
+			return v, false, all
+		}
+		return out, true, all
+	}
+	var all []TextFinding
+	out, changed := mapValue(v, func(s string) (string, bool) {
+		t, f := CleanText(s)
+		all = mergeFindings(all, field, f)
+		return t, f != nil
+	})
+	return out, changed, all
+}
+
+// mergeKinds folds findings of one field and kind into one, adding their
+// counts: a result's blocks are one "result" to report.
+func mergeKinds(fs []TextFinding) []TextFinding {
+	type key struct {
+		field string
+		kind  TextKind
+	}
+	idx := map[key]int{}
+	var out []TextFinding
+	for _, f := range fs {
+		k := key{f.Field, f.Kind}
+		if i, ok := idx[k]; ok {
+			out[i].Count += f.Count
+			if out[i].Hidden == "" {
+				out[i].Hidden = f.Hidden
+			}
+			continue
+		}
+		idx[k] = len(out)
+		out = append(out, f)
+	}
+	return out
+}

@@ -1,0 +1,289 @@
+package toolsurface
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// LegacyUIResourceKey is the _meta key older MCP Apps link their UI with,
+// as "ui/resourceUri" (the current form is _meta.ui.resourceUri).
+const LegacyUIResourceKey = "ui/resourceUri"
+
+// Definition returns the canonical JSON of what a model, or a gateway's
+// client, is shown of a tool: its name, title, description, input schema,
+// annotations and the _meta that reaches a client (an App's "ui" and
+// LegacyUIResourceKey), exactly as the server sent them, before
+// cleaning. It is what tool pinning stores and digests: two definitions
+// are the same exactly when their Definitions are equal. Keys are sorted
+// and nothing is HTML-escaped, so it is stable across runs and readable.
+func Definition(t *mcp.Tool) json.RawMessage {
+	d := definition{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema}
+	if a := t.Annotations; a != nil {
+		d.Annotations = &annotations{Title: a.Title, ReadOnlyHint: a.ReadOnlyHint, IdempotentHint: a.IdempotentHint,
+			DestructiveHint: a.DestructiveHint, OpenWorldHint: a.OpenWorldHint}
+	}
+	if ui, ok := t.Meta["ui"]; ok {
+		d.Meta = map[string]any{"ui": ui}
+	}
+	if u, ok := t.Meta[LegacyUIResourceKey]; ok {
+		if d.Meta == nil {
+			d.Meta = map[string]any{}
+		}
+		d.Meta[LegacyUIResourceKey] = u
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(d); err != nil {
+		// A schema that does not encode (it came from JSON, so only an
+		// embedder's own value can): pin its error, which changes with it.
+		buf.Reset()
+		_ = enc.Encode(definition{Name: t.Name, Description: "unencodable definition: " + err.Error()})
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// definition is the encoding of Definition; the field order is fixed.
+type definition struct {
+	Name        string         `json:"name"`
+	Title       string         `json:"title,omitempty"`
+	Description string         `json:"description,omitempty"`
+	InputSchema any            `json:"inputSchema,omitempty"`
+	Annotations *annotations   `json:"annotations,omitempty"`
+	Meta        map[string]any `json:"_meta,omitempty"`
+}
+
+// annotations is mcp.ToolAnnotations encoded one way only (the SDK's
+// encoding depends on a GODEBUG setting).
+type annotations struct {
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    bool   `json:"readOnlyHint,omitempty"`
+	IdempotentHint  bool   `json:"idempotentHint,omitempty"`
+	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
+	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+}
+
+// DefinitionChange is one field that differs between two Definitions.
+type DefinitionChange struct {
+	// Field is the field's path: "description", "title",
+	// "inputSchema.properties.path.description", "inputSchema.required",
+	// "annotations.destructiveHint", "_meta.ui.resourceUri".
+	Field string `json:"field"`
+	// Old and New are its values (strings as they are, anything else as
+	// JSON); "" where it is absent, which Added and Removed say.
+	Old     string `json:"old,omitempty"`
+	New     string `json:"new,omitempty"`
+	Added   bool   `json:"added,omitempty"`
+	Removed bool   `json:"removed,omitempty"`
+	// Words is the word-level diff of Old and New (WordDiff).
+	Words string `json:"words"`
+}
+
+// DiffDefinitions lists the fields that differ between two Definitions
+// (old pinned, new seen), sorted by field with description and title
+// first. A definition that does not decode counts as empty.
+func DiffDefinitions(old, new json.RawMessage) []DefinitionChange {
+	a, b := map[string]string{}, map[string]string{}
+	flatten(decodeJSON(old), "", a)
+	flatten(decodeJSON(new), "", b)
+	var out []DefinitionChange
+	for k, ov := range a {
+		nv, ok := b[k]
+		switch {
+		case !ok:
+			out = append(out, DefinitionChange{Field: k, Old: ov, Removed: true, Words: WordDiff(ov, "")})
+		case nv != ov:
+			out = append(out, DefinitionChange{Field: k, Old: ov, New: nv, Words: WordDiff(ov, nv)})
+		}
+	}
+	for k, nv := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, DefinitionChange{Field: k, New: nv, Added: true, Words: WordDiff("", nv)})
+		}
+	}
+	rank := func(f string) int {
+		switch {
+		case f == "name":
+			return 0
+		case f == "description":
+			return 1
+		case f == "title":
+			return 2
+		case strings.HasPrefix(f, "inputSchema"):
+			return 3
+		case strings.HasPrefix(f, "annotations"):
+			return 4
+		}
+		return 5
+	}
+	sort.Slice(out, func(i, j int) bool {
+		ri, rj := rank(out[i].Field), rank(out[j].Field)
+		if ri != rj {
+			return ri < rj
+		}
+		return out[i].Field < out[j].Field
+	})
+	return out
+}
+
+func decodeJSON(b json.RawMessage) any {
+	var v any
+	if len(b) > 0 && json.Unmarshal(b, &v) == nil {
+		return v
+	}
+	return nil
+}
+
+// flatten records every leaf of v under its dotted path. An array of
+// scalars is one leaf (its JSON): "required": ["a","b"] reads as one
+// field. Keys that hold a dot or bracket are quoted.
+func flatten(v any, path string, out map[string]string) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			flatten(e, joinPath(path, k), out)
+		}
+		if len(x) == 0 && path != "" {
+			out[path] = "{}"
+		}
+		return
+	case []any:
+		scalars := true
+		for _, e := range x {
+			switch e.(type) {
+			case map[string]any, []any:
+				scalars = false
+			}
+		}
+		if !scalars {
+			for i, e := range x {
+				flatten(e, fmt.Sprintf("%s[%d]", path, i), out)
+			}
+			return
+		}
+	case string:
+		out[path] = x
+		return
+	case nil:
+		if path == "" {
+			return
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	out[path] = strings.TrimSuffix(buf.String(), "\n")
+}
+
+func joinPath(path, key string) string {
+	if strings.ContainsAny(key, ".[]\" ") || key == "" {
+		key = fmt.Sprintf("[%q]", key)
+		return path + key
+	}
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// maxDiffWords bounds the word diff's quadratic table; longer texts are
+// shown as one replacement.
+const maxDiffWords = 3000
+
+// WordDiff renders the difference of two texts word by word, as `git diff
+// --word-diff=plain` does: unchanged words as they are, removed ones as
+// [-…-], added ones as {+…+}. Spaces between words are kept as in new.
+func WordDiff(old, new string) string {
+	a, b := words(old), words(new)
+	if len(a) > maxDiffWords || len(b) > maxDiffWords {
+		return mark("[-", old, "-]") + mark("{+", new, "+}")
+	}
+	// Longest common subsequence of the words.
+	n, m := len(a), len(b)
+	lcs := make([][]int32, n+1)
+	for i := range lcs {
+		lcs[i] = make([]int32, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if a[i].w == b[j].w {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var out strings.Builder
+	var del, ins []string
+	flush := func() {
+		if len(del) > 0 {
+			out.WriteString(mark("[-", strings.Join(del, " "), "-]"))
+		}
+		if len(ins) > 0 {
+			out.WriteString(mark("{+", strings.Join(ins, " "), "+}"))
+		}
+		del, ins = del[:0], ins[:0]
+	}
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && j < m && a[i].w == b[j].w:
+			flush()
+			out.WriteString(b[j].sp + b[j].w)
+			i++
+			j++
+		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
+			if len(del)+len(ins) == 0 {
+				out.WriteString(b[j].sp)
+			}
+			ins = append(ins, b[j].w)
+			j++
+		default:
+			if len(del)+len(ins) == 0 {
+				out.WriteString(a[i].sp)
+			}
+			del = append(del, a[i].w)
+			i++
+		}
+	}
+	flush()
+	return out.String()
+}
+
+func mark(open, s, close string) string {
+	if s == "" {
+		return ""
+	}
+	return open + s + close
+}
+
+// word is one word of a text and the white space before it.
+type word struct{ sp, w string }
+
+func words(s string) []word {
+	var out []word
+	for s != "" {
+		i := 0
+		for i < len(s) && isSpaceByte(s[i]) {
+			i++
+		}
+		j := i
+		for j < len(s) && !isSpaceByte(s[j]) {
+			j++
+		}
+		if j == i {
+			break
+		}
+		out = append(out, word{sp: s[:i], w: s[i:j]})
+		s = s[j:]
+	}
+	return out
+}
+
+func isSpaceByte(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

@@ -1,0 +1,362 @@
+package trust
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// PinsFileName is the tool pin store's file in the Switchboard home
+// directory, beside [FileName].
+const PinsFileName = "tool-pins.json"
+
+// pinsVersion is the "version" of the pin file this package writes and
+// reads; a file of a later version is refused, never rewritten.
+const pinsVersion = 1
+
+// Pin is what the pin store keeps about one tool of one server in one
+// workspace: the digest of its definition when it was pinned.
+type Pin struct {
+	// Digest is [DefinitionDigest] of the pinned definition.
+	Digest string `json:"digest"`
+	// PinnedAt is when it was pinned (first seen, or accepted), UTC.
+	PinnedAt time.Time `json:"pinnedAt"`
+}
+
+// pinsFile is the JSON document of tool-pins.json. Definitions are kept
+// once by digest, however many workspaces pin them.
+type pinsFile struct {
+	Version int `json:"version"`
+	// Workspaces maps a workspace's key ([WorkspaceKey]; "" for a run
+	// without a workspace) to its servers' pins.
+	Workspaces map[string]*pinnedWorkspace `json:"workspaces"`
+	// Definitions maps each pinned digest to its definition.
+	Definitions map[string]json.RawMessage `json:"definitions"`
+}
+
+type pinnedWorkspace struct {
+	// Servers maps a server name to its tools' pins by tool name. A server
+	// with an empty map was seen with no tools.
+	Servers map[string]map[string]Pin `json:"servers"`
+}
+
+// DefinitionDigest is the digest a pin keeps of a tool's definition (the
+// canonical, compact JSON toolsurface.Definition gives): "sha256:" and the
+// hex SHA-256 of def.
+func DefinitionDigest(def []byte) string {
+	sum := sha256.Sum256(def)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// PinStore keeps the tool definitions pinned per workspace and server in
+// <home>/tool-pins.json (mode 0600 in a 0700 directory), beside the launch
+// approvals and kept the same way: writes take the file's lock, read it
+// again, apply the change and replace it atomically, so processes pinning
+// at once keep each other's pins; a change made by another process (a
+// `switchboard tools accept` while a gateway runs) is read before the
+// next answer. It is safe for concurrent use.
+//
+// A file that cannot be read, does not parse, is of a later version, or
+// can be written by other users fails closed: [PinStore.Err] says why and
+// how to fix it, no tool counts as pinned, and the store refuses to write
+// over the file, so nothing in it is lost.
+type PinStore struct {
+	path string
+
+	mu   sync.Mutex
+	data pinsFile
+	err  error
+	seen fileSeen
+	gen  uint64
+}
+
+var pinsGuard = guardedFile{label: "tool pin store", consequence: "no tool is served until it is fixed",
+	distrusted: "its pins", fix: pinsFix}
+
+func pinsFix(path string) string {
+	return fmt.Sprintf("fix or delete %s (deleting it forgets every pinned tool definition: each server's tools are pinned again as they are now)", path)
+}
+
+// OpenPins reads the pin store of the Switchboard home directory home.
+// It never fails: a missing file is an empty store, and a bad one is
+// reported by [PinStore.Err].
+func OpenPins(home string) *PinStore {
+	p := &PinStore{path: filepath.Join(home, PinsFileName)}
+	p.mu.Lock()
+	p.reloadLocked()
+	p.mu.Unlock()
+	return p
+}
+
+func (p *PinStore) reloadLocked() {
+	p.seen.remember(p.path)
+	p.data, p.err = readPins(p.path)
+	p.gen++
+}
+
+func (p *PinStore) refreshLocked() {
+	if p.seen.changed(p.path) {
+		p.reloadLocked()
+	}
+}
+
+// Path is the store's file.
+func (p *PinStore) Path() string { return p.path }
+
+// Err reports why the store's file cannot be used (nil when it can, or
+// does not exist yet). The message is one line naming the file, with a
+// fix.
+func (p *PinStore) Err() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refreshLocked()
+	return p.err
+}
+
+// Generation changes whenever the pins may have: the file was read again
+// (another process wrote it) or written. A caller may keep what it
+// decided from the pins while the generation stays the same.
+func (p *PinStore) Generation() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refreshLocked()
+	return p.gen
+}
+
+// pinsKey is the key of a workspace in the file: [WorkspaceKey], or ""
+// without one.
+func pinsKey(workspace string) string {
+	if workspace == "" {
+		return ""
+	}
+	return WorkspaceKey(workspace)
+}
+
+// Server returns a copy of the pins of server in workspace, by tool name,
+// and whether the server was ever pinned there. While the store is
+// unusable (Err) nothing is pinned.
+func (p *PinStore) Server(workspace, server string) (map[string]Pin, bool) {
+	key := pinsKey(workspace)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refreshLocked()
+	if p.err != nil {
+		return nil, false
+	}
+	ws := p.data.Workspaces[key]
+	if ws == nil {
+		return nil, false
+	}
+	tools, ok := ws.Servers[server]
+	if !ok {
+		return nil, false
+	}
+	out := make(map[string]Pin, len(tools))
+	for k, v := range tools {
+		out[k] = v
+	}
+	return out, true
+}
+
+// Definition returns the pinned definition of a digest.
+func (p *PinStore) Definition(digest string) (json.RawMessage, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	def, ok := p.data.Definitions[digest]
+	return def, ok
+}
+
+// Pin records defs (tool name → canonical definition) as the pinned
+// definitions of those tools of server in workspace, at now, and saves the
+// store; the server's other pins stay. Pinning no tools records that the
+// server was seen with none. It refuses while the file is unusable.
+func (p *PinStore) Pin(workspace, server string, defs map[string]json.RawMessage, now time.Time) error {
+	if workspace != "" && !filepath.IsAbs(workspace) {
+		return fmt.Errorf("pinning the tools of %s: the workspace must be an absolute path, not %q", server, workspace)
+	}
+	key := pinsKey(workspace)
+	at := now.UTC().Truncate(time.Second)
+	return p.update(func(d *pinsFile) {
+		ws := d.Workspaces[key]
+		if ws == nil {
+			ws = &pinnedWorkspace{Servers: map[string]map[string]Pin{}}
+			d.Workspaces[key] = ws
+		}
+		tools := ws.Servers[server]
+		if tools == nil {
+			tools = map[string]Pin{}
+			ws.Servers[server] = tools
+		}
+		for name, def := range defs {
+			var c bytes.Buffer
+			if json.Compact(&c, def) != nil {
+				c.Reset()
+				b, _ := json.Marshal(string(def)) // not JSON: kept as a string
+				c.Write(b)
+			}
+			digest := DefinitionDigest(c.Bytes())
+			tools[name] = Pin{Digest: digest, PinnedAt: at}
+			d.Definitions[digest] = c.Bytes()
+		}
+	})
+}
+
+// Forget removes every pin of server in workspace (all its servers when
+// server is ""), and saves the store: the next listing pins afresh. It
+// reports whether there were any.
+func (p *PinStore) Forget(workspace, server string) (bool, error) {
+	key := pinsKey(workspace)
+	found := false
+	err := p.update(func(d *pinsFile) {
+		ws := d.Workspaces[key]
+		if ws == nil {
+			return
+		}
+		if server == "" {
+			found = len(ws.Servers) > 0
+			delete(d.Workspaces, key)
+			return
+		}
+		if _, ok := ws.Servers[server]; ok {
+			found = true
+			delete(ws.Servers, server)
+		}
+		if len(ws.Servers) == 0 {
+			delete(d.Workspaces, key)
+		}
+	})
+	return found, err
+}
+
+// update re-reads the file under its lock, applies change, drops the
+// definitions no pin refers to any more, and writes it atomically.
+func (p *PinStore) update(change func(*pinsFile)) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return pinsGuard.locked(p.path, func() error {
+		d, err := readPins(p.path)
+		if err != nil {
+			p.err = err
+			return err
+		}
+		change(&d)
+		used := map[string]bool{}
+		for _, ws := range d.Workspaces {
+			for _, tools := range ws.Servers {
+				for _, pin := range tools {
+					used[pin.Digest] = true
+				}
+			}
+		}
+		for digest := range d.Definitions {
+			if !used[digest] {
+				delete(d.Definitions, digest)
+			}
+		}
+		if err := pinsGuard.write(p.path, d); err != nil {
+			return err
+		}
+		p.data, p.err = d, nil
+		p.seen.remember(p.path)
+		p.gen++
+		return nil
+	})
+}
+
+// readPins reads and checks the file; a missing file is an empty store.
+func readPins(path string) (pinsFile, error) {
+	empty := pinsFile{Version: pinsVersion, Workspaces: map[string]*pinnedWorkspace{}, Definitions: map[string]json.RawMessage{}}
+	data, err := pinsGuard.read(path)
+	if err != nil || data == nil {
+		return empty, err
+	}
+	d, err := parsePins(data)
+	if err != nil {
+		return empty, pinsGuard.corrupt(path, err)
+	}
+	return d, nil
+}
+
+// errNewerPins marks a file of a later version.
+var errNewerPins = errors.New("written by a newer version of Switchboard")
+
+// parsePins decodes and checks a pin document: every pin's definition is
+// there and hashes to its digest.
+func parsePins(data []byte) (pinsFile, error) {
+	d := pinsFile{Version: pinsVersion, Workspaces: map[string]*pinnedWorkspace{}, Definitions: map[string]json.RawMessage{}}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return d, nil
+	}
+	var head struct {
+		Version int `json:"version"`
+	}
+	if err := json.Unmarshal(data, &head); err == nil && head.Version > pinsVersion {
+		return d, fmt.Errorf("version %d is %w (this one reads version %d)", head.Version, errNewerPins, pinsVersion)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&d); err != nil {
+		return d, err
+	}
+	if dec.More() {
+		return d, errors.New("unexpected data after the JSON object")
+	}
+	if d.Version != pinsVersion {
+		return d, fmt.Errorf("version %d is not %d", d.Version, pinsVersion)
+	}
+	if d.Workspaces == nil {
+		d.Workspaces = map[string]*pinnedWorkspace{}
+	}
+	if d.Definitions == nil {
+		d.Definitions = map[string]json.RawMessage{}
+	}
+	for digest, def := range d.Definitions {
+		// The file is indented; a definition is digested compact.
+		var c bytes.Buffer
+		if err := json.Compact(&c, def); err != nil {
+			return d, err
+		}
+		def = c.Bytes()
+		d.Definitions[digest] = def
+		if DefinitionDigest(def) != digest {
+			return d, fmt.Errorf("the definition filed under %s does not have that digest", short(digest))
+		}
+	}
+	wss := make([]string, 0, len(d.Workspaces))
+	for ws := range d.Workspaces {
+		wss = append(wss, ws)
+	}
+	sort.Strings(wss) // the first problem is the same on every read
+	for _, ws := range wss {
+		e := d.Workspaces[ws]
+		if e == nil || e.Servers == nil {
+			return d, fmt.Errorf("workspace %q has no \"servers\" object", ws)
+		}
+		for server, tools := range e.Servers {
+			if tools == nil {
+				return d, fmt.Errorf("workspace %q: server %q has no tools object", ws, server)
+			}
+			for tool, pin := range tools {
+				if _, ok := d.Definitions[pin.Digest]; !ok {
+					return d, fmt.Errorf("workspace %q: tool %q of server %q is pinned to %s, whose definition is missing", ws, tool, server, short(pin.Digest))
+				}
+			}
+		}
+	}
+	return d, nil
+}
+
+// short cuts a digest for a message.
+func short(digest string) string {
+	if len(digest) > len("sha256:")+12 && strings.HasPrefix(digest, "sha256:") {
+		return digest[:len("sha256:")+12]
+	}
+	return fmt.Sprintf("%q", digest)
+}
