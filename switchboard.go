@@ -3,7 +3,6 @@ package switchboard
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -103,7 +102,11 @@ type Options struct {
 	// Output bounds what a call returns to the model. If nil, the
 	// defaults under Home ([toolsurface.OutputOptions]): large results go
 	// to the workspace's folder, one session per process, kept for
-	// [toolsurface.DefaultSpillRetention].
+	// [toolsurface.DefaultSpillRetention]; the limit and the switch are
+	// read from $MAX_MCP_OUTPUT_TOKENS and
+	// $SWITCHBOARD_DISABLE_MCP_LARGE_OUTPUT_FILES through LookupEnv
+	// ([toolsurface.OutputOptionsFromEnv]), as the CLI and the gateway
+	// read them.
 	Output *toolsurface.OutputOptions
 	// Permit builds the per-call check from the policy in force (it is
 	// called again on every reload). If nil, [host.PolicyPermit] asking
@@ -216,7 +219,7 @@ func Open(ctx context.Context, opts Options) (*Switchboard, error) {
 	if o.Output != nil {
 		sb.output = *o.Output
 	} else {
-		sb.output = toolsurface.OutputOptions{StateDir: o.Home, Workspace: cfg.Workspace}
+		sb.output = defaultOutput(o, cfg.Workspace)
 	}
 	hopts := &host.Options{
 		Logger:   o.Logger,
@@ -259,6 +262,24 @@ func Open(ctx context.Context, opts Options) (*Switchboard, error) {
 	// until Close, not until ctx is done.
 	sb.host = host.Start(context.WithoutCancel(ctx), cfg, hopts)
 	return sb, nil
+}
+
+// defaultOutput are the output options of a Switchboard whose Options
+// name none: spill files under Home, in workspace's folder, and the limit
+// and switch of $MAX_MCP_OUTPUT_TOKENS and
+// $SWITCHBOARD_DISABLE_MCP_LARGE_OUTPUT_FILES, as the CLI and the gateway
+// read them. A bad value is logged, and the safe choice made.
+func defaultOutput(o Options, workspace string) toolsurface.OutputOptions {
+	getenv := func(k string) string {
+		v, _ := o.LookupEnv(k)
+		return v
+	}
+	out, err := toolsurface.OutputOptionsFromEnv(getenv, o.Home)
+	if err != nil && o.Logger != nil {
+		o.Logger.Warn("output settings", "error", err)
+	}
+	out.Workspace = workspace
+	return out
 }
 
 // lastGood is the LastGood the configuration is loaded with, if known.
@@ -372,42 +393,6 @@ func (sb *Switchboard) Tools(ctx context.Context, provider shape.Provider) ([]js
 		in = append(in, toolsurface.Tool{Name: t.Name, Description: t.Tool.Description, InputSchema: t.Tool.InputSchema})
 	}
 	return shape.Tools(provider, in)
-}
-
-// Result is a tool call's result as the model gets it.
-type Result struct {
-	// Text is what goes back to the model: the result inside its
-	// untrusted-data envelope, or, when it is too large, the guide to the
-	// file holding it (or its truncation).
-	Text string
-	// IsError is the server's isError.
-	IsError bool
-	// Raw is the server's result, unwrapped: for the program, never for
-	// the model.
-	Raw *mcp.CallToolResult
-}
-
-// Call runs the tool named mcp__<server>__<tool> (as Tools names it) with
-// args (a map, a struct, or the model's JSON as json.RawMessage), after the permission rules allow it (asking the Prompter when
-// they say to ask), and returns its result enveloped and bounded. A held
-// server's tool is a *NotApprovedError; a denied call wraps host.ErrDenied.
-func (sb *Switchboard) Call(ctx context.Context, name string, args any) (*Result, error) {
-	res, err := sb.host.Call(ctx, name, args)
-	if err != nil {
-		if errors.Is(err, host.ErrUnknownTool) || errors.Is(err, host.ErrNotConnected) {
-			if server, _, ok := toolsurface.ParseToolName(name); ok {
-				for _, held := range Held(sb.host.Status()) {
-					if toolsurface.SanitizePart(held.Server) == server {
-						return nil, held
-					}
-				}
-			}
-		}
-		return nil, err
-	}
-	server, tool, _ := toolsurface.ParseToolName(name)
-	out := toolsurface.Present(server, tool, res, &sb.output)
-	return &Result{Text: out.Text, IsError: res.IsError, Raw: res}, nil
 }
 
 // Subscribe calls fn with every host event (a server's state, progress,
