@@ -32,8 +32,8 @@
 // [Switchboard.Call] applies the rules, wraps the result as untrusted data
 // and bounds its size (package toolsurface); [Switchboard.Reload] and
 // [Switchboard.Watch] apply edits of the configuration and settings in one
-// step; [Switchboard.Gateway] serves the same servers to other MCP
-// clients (package gateway).
+// step, and [Switchboard.Subscribe] tells whoever follows the servers
+// (package gateway serves them to other MCP clients: gateway.New(sb, opts)).
 //
 // The CLI is built on this package: what it adds is presentation (flags,
 // prompts, tables, exit codes). docs/configuration.md and docs/security.md

@@ -14,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
-	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/secretstore"
 	"github.com/switchboard-mcp/switchboard/internal/watch"
@@ -174,8 +173,15 @@ type Switchboard struct {
 	policy   atomic.Pointer[policy.Policy]
 	permit   atomic.Pointer[host.Permit]
 
-	mu       sync.Mutex
-	gateways []*gateway.Gateway
+	subMu   sync.Mutex
+	subs    map[int]subscriber
+	nextSub int
+}
+
+// subscriber is one Subscribe callback, until its ctx is done.
+type subscriber struct {
+	ctx context.Context
+	fn  func(host.Event)
 }
 
 // Open loads the configuration and settings of opts.Workspace, asks the
@@ -395,39 +401,52 @@ func (sb *Switchboard) Tools(ctx context.Context, provider shape.Provider) ([]js
 	return shape.Tools(provider, in)
 }
 
+// EventReloaded is the Kind of the event [Switchboard.Reload] publishes
+// once it has applied the configuration and settings (Server is ""):
+// whatever lists the servers' tools (a gateway) lists them again.
+const EventReloaded host.EventKind = "reloaded"
+
 // Subscribe calls fn with every host event (a server's state, progress,
-// log lines, list changes) until ctx is done ([host.Host.Subscribe]). fn
-// runs on the host's goroutines and must not block.
+// log lines, list changes) and every [EventReloaded] until ctx is done.
+// fn runs on the host's goroutines (a reload's on the reloading one) and
+// must not block. A gateway (package gateway) follows the Switchboard
+// this way.
 func (sb *Switchboard) Subscribe(ctx context.Context, fn func(host.Event)) {
-	sb.host.Subscribe(ctx, fn)
-}
-
-// publish hands an event to the gateways.
-func (sb *Switchboard) publish(ev host.Event) {
-	sb.mu.Lock()
-	gws := slices.Clone(sb.gateways)
-	sb.mu.Unlock()
-	for _, g := range gws {
-		g.HandleEvent(ev)
+	sb.subMu.Lock()
+	if sb.subs == nil {
+		sb.subs = map[int]subscriber{}
 	}
+	id := sb.nextSub
+	sb.nextSub++
+	sb.subs[id] = subscriber{ctx, fn}
+	sb.subMu.Unlock()
+	context.AfterFunc(ctx, func() {
+		sb.subMu.Lock()
+		delete(sb.subs, id)
+		sb.subMu.Unlock()
+	})
 }
 
-// Gateway returns an MCP server that serves this Switchboard's servers
-// (see package gateway): serve it on stdio or Streamable HTTP. It follows
-// reloads. Options.Permit should route asks to the calling client
-// ([gateway.Asker]); close the gateway before the Switchboard.
-func (sb *Switchboard) Gateway(opts *gateway.Options) *gateway.Gateway {
-	g := gateway.New(sb.host, opts)
-	sb.mu.Lock()
-	sb.gateways = append(sb.gateways, g)
-	sb.mu.Unlock()
-	return g
+// publish hands an event to the subscribers.
+func (sb *Switchboard) publish(ev host.Event) {
+	sb.subMu.Lock()
+	fns := make([]func(host.Event), 0, len(sb.subs))
+	for _, s := range sb.subs {
+		if s.ctx.Err() == nil { // ended, and not removed yet
+			fns = append(fns, s.fn)
+		}
+	}
+	sb.subMu.Unlock()
+	for _, fn := range fns {
+		fn(ev)
+	}
 }
 
 // Reload reads the configuration and every settings file again and
 // applies them in one step: the permission rules and launch-trust
 // pre-approvals in force change first, then servers are added, removed or
-// restarted ([host.Host.Apply]), then gateways list again. A file that
+// restarted ([host.Host.Apply]), then [EventReloaded] is published (a
+// gateway lists again). A file that
 // does not parse keeps its last good contents. A file that is empty now is
 // taken as it is ([Switchboard.Watch] first waits for such a file to
 // settle: a program may be half-way through writing it). A running server
@@ -459,12 +478,7 @@ func (sb *Switchboard) reload(settled bool) (host.ApplyResult, error) {
 	sb.settings.Store(st)
 	sb.cfg.Store(next)
 	res := sb.host.Apply(next)
-	sb.mu.Lock()
-	gws := slices.Clone(sb.gateways)
-	sb.mu.Unlock()
-	for _, g := range gws {
-		g.Kick()
-	}
+	sb.publish(host.Event{Kind: EventReloaded})
 	return res, nil
 }
 

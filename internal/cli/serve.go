@@ -420,7 +420,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		opts.listener = ln
 		defer ln.Close()
 	}
-	g := s.sb.Gateway(&gateway.Options{
+	g := gateway.New(s.sb, &gateway.Options{
 		Version:    buildVersion(), // the serverInfo clients see: as `switchboard version` says
 		Logger:     log,
 		AdminTools: opts.AdminTools,
