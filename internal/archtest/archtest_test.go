@@ -79,9 +79,22 @@ var pure = []rule{
 	{Pkg: "internal/termsafe", DenyDeps: append([]string{module + "/..."}, noIO...)},
 }
 
+// telemetry are the modules of the gateway's metrics and traces
+// (Prometheus, OpenTelemetry and the gRPC it exports over): an embedder
+// of the front door links none of them.
+var telemetry = []string{
+	"github.com/prometheus/...", "go.opentelemetry.io/...", "google.golang.org/grpc/...", "google.golang.org/protobuf/...",
+}
+
 // apart lists packages that do I/O but that host, gateway and the CLI
 // plug in, never the other way round.
 var apart = []rule{
+	// The front door (the module's root) is what an embedder links: the
+	// gateway is its plug-in (gateway.New(sb)), never a part of it, and
+	// neither are the CLI or the gateway's telemetry.
+	{Pkg: "", Impure: true, DenyDeps: append([]string{module + "/gateway/...", module + "/internal/cli/..."}, telemetry...)},
+	// host runs the servers; the gateway and the CLI are built on it.
+	{Pkg: "host", Impure: true, DenyDeps: []string{module, module + "/gateway/...", module + "/internal/cli/..."}},
 	// oauth is handed to host as its Authorizer: it knows nothing of
 	// host, the gateway, the CLI or the front door.
 	{Pkg: "oauth", Impure: true, DenyDeps: []string{module, module + "/host/...", module + "/gateway/...", module + "/internal/cli/..."}},
@@ -185,8 +198,18 @@ type listed struct {
 // check loads the rules' packages and their dependencies with `go list`,
 // run in dir (inside module mod), and returns one line per broken rule.
 func check(dir, mod string, rules []rule) ([]string, error) {
-	full := func(p string) string { return mod + "/" + p }
-	short := func(p string) string { return strings.TrimPrefix(p, mod+"/") }
+	full := func(p string) string {
+		if p == "" {
+			return mod // the module's root package
+		}
+		return mod + "/" + p
+	}
+	short := func(p string) string {
+		if p == mod {
+			return "the root package"
+		}
+		return strings.TrimPrefix(p, mod+"/")
+	}
 	args := []string{"list", "-e", "-deps", "-json"}
 	isPure := map[string]bool{}
 	for _, r := range rules {
@@ -216,6 +239,7 @@ func check(dir, mod string, rules []rule) ([]string, error) {
 	var problems []string
 	for _, r := range rules {
 		root := pkgs[full(r.Pkg)]
+		name := short(full(r.Pkg))
 		if root == nil || root.Error != nil {
 			msg := "not listed"
 			if root != nil {
@@ -235,17 +259,17 @@ func check(dir, mod string, rules []rule) ([]string, error) {
 			if !r.Impure && (dep == mod || strings.HasPrefix(dep, mod+"/")) && !isPure[dep] {
 				problems = append(problems, fmt.Sprintf("%s depends on %s, which is not a pure package: %s "+
 					"(pure packages never import host, gateway or the CLI; if %s is pure itself, add it to the list in internal/archtest)",
-					r.Pkg, short(dep), path(dep), short(dep)))
+					name, short(dep), path(dep), short(dep)))
 			}
 			for _, deny := range r.DenyDeps {
 				if matches(deny, dep) {
-					problems = append(problems, fmt.Sprintf("%s depends on %s: %s", r.Pkg, short(dep), path(dep)))
+					problems = append(problems, fmt.Sprintf("%s depends on %s: %s", name, short(dep), path(dep)))
 				}
 			}
 		}
 		for _, imp := range root.Imports {
 			if slices.Contains(r.DenyImports, imp) {
-				problems = append(problems, fmt.Sprintf("%s imports %s", r.Pkg, imp))
+				problems = append(problems, fmt.Sprintf("%s imports %s", name, imp))
 			}
 		}
 		if len(r.OnlyIn) == 0 && len(r.DenyText) == 0 {
