@@ -28,61 +28,11 @@ func serveHTTP(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, log 
 		return err
 	}
 	addr := ln.Addr().String()
-	idle := opts.SessionIdleTimeout
-	if idle <= 0 {
-		idle = DefaultSessionIdleTimeout
+	mux, stop, err := httpHandler(ctx, opts, g, addr, log)
+	if err != nil {
+		return err
 	}
-	sdkHandler := func(stateless bool) http.Handler {
-		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.Server() }, &mcp.StreamableHTTPOptions{
-			Stateless: stateless,
-			Logger:    log,
-			// Idle sessions of clients that vanished are closed.
-			SessionTimeout: idle,
-		})
-	}
-	guard := &httpGuard{
-		auth:    opts.auth,
-		origins: ownOrigins(opts.HTTP, addr, opts.AllowOrigins),
-		log:     log,
-	}
-	if guard.auth == nil {
-		guard.auth = gateway.NewAuth(&gateway.AuthOptions{SharedToken: opts.Token})
-	}
-	body := opts.BodyTimeout
-	if body <= 0 {
-		body = DefaultBodyTimeout
-	}
-	var life http.Handler = newHTTPLife(g, sdkHandler(true), true, opts, log)
-	switch s := opts.scale; {
-	case s != nil:
-		// Scale-out with sessions (serve_scale.go): sessions here,
-		// 2026-07-28 requests per request.
-		s.stateful = newHTTPLife(g, sdkHandler(false), false, opts, log)
-		s.stateless = life
-		s.body, s.log = body, log
-		life = s
-		log.Info("sessions are sealed with the session keys and name this instance", "advertise", s.self)
-	case !opts.Stateless:
-		// Both protocol revisions on one endpoint: sessions for the
-		// clients that initialize one, each request on its own for
-		// those on 2026-07-28, which have no sessions.
-		life = &revisionRouter{stateful: newHTTPLife(g, sdkHandler(false), false, opts, log), stateless: life, body: body, log: log}
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", guard.wrap(life))
-	mux.HandleFunc("/healthz", healthz(g.Host(), opts.Stateless))
-	mountOAuth(ctx, mux, opts, log) // RFC 9728 metadata (serve_jwt.go)
-	if opts.metrics != nil {
-		// Behind the same auth as /mcp: the counts name servers and tools.
-		mux.Handle("/metrics", guard.wrap(opts.metrics.Handler()))
-		if opts.MetricsAddr != "" {
-			stop, err := serveMetrics(opts.MetricsAddr, guard, opts.metrics, log)
-			if err != nil {
-				return err
-			}
-			defer stop()
-		}
-	}
+	defer stop()
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -124,6 +74,89 @@ func serveHTTP(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, log 
 	}
 	srv.Close()
 	return nil
+}
+
+// httpHandler builds the gateway's whole HTTP surface — /mcp behind the
+// guard (Origin/Host, auth, session cap, body timeout, both protocol
+// revisions or stateless, scale-out routing), /healthz, the RFC 9728
+// metadata and /metrics behind the same auth — apart from listening and
+// serving, so it can be mounted where the caller wants (the first step of
+// issue 32.2: one handler, later in package gateway). addr is the
+// listener's actual address (for the own-origin set); stop ends what the
+// handler started besides itself (a separate --metrics listener).
+func httpHandler(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, addr string, log *slog.Logger) (_ *http.ServeMux, stop func(), _ error) {
+	stop = func() {}
+	guard := &httpGuard{
+		auth:    opts.auth,
+		origins: ownOrigins(opts.HTTP, addr, opts.AllowOrigins),
+		log:     log,
+	}
+	if guard.auth == nil {
+		guard.auth = gateway.NewAuth(&gateway.AuthOptions{SharedToken: opts.Token})
+	}
+	mux := http.NewServeMux()
+	mountMCP(mux, "/mcp", guard, mcpEndpoint(opts, g, log))
+	mux.HandleFunc("/healthz", healthz(g.Host(), opts.Stateless))
+	mountOAuth(ctx, mux, opts, log) // RFC 9728 metadata (serve_jwt.go)
+	if opts.metrics != nil {
+		// Behind the same auth as /mcp: the counts name servers and tools.
+		mux.Handle("/metrics", guard.wrap(opts.metrics.Handler()))
+		if opts.MetricsAddr != "" {
+			s, err := serveMetrics(opts.MetricsAddr, guard, opts.metrics, log)
+			if err != nil {
+				return nil, nil, err
+			}
+			stop = s
+		}
+	}
+	return mux, stop, nil
+}
+
+// mountMCP mounts an MCP endpoint at path behind the guard. Each path
+// gets its own endpoint (a later /mcp/<profile> is one more call), all
+// behind the same guard, as a /ui mount would be.
+func mountMCP(mux *http.ServeMux, path string, guard *httpGuard, endpoint http.Handler) {
+	mux.Handle(path, guard.wrap(endpoint))
+}
+
+// mcpEndpoint is the MCP endpoint without the guard: the session cap and
+// body timeout (httpLife), both protocol revisions on one endpoint or
+// stateless only, and, with session keys, the sealed-session scale-out
+// routing (serve_scale.go).
+func mcpEndpoint(opts *ServeOptions, g *gateway.Gateway, log *slog.Logger) http.Handler {
+	idle := opts.SessionIdleTimeout
+	if idle <= 0 {
+		idle = DefaultSessionIdleTimeout
+	}
+	sdkHandler := func(stateless bool) http.Handler {
+		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.Server() }, &mcp.StreamableHTTPOptions{
+			Stateless: stateless,
+			Logger:    log,
+			// Idle sessions of clients that vanished are closed.
+			SessionTimeout: idle,
+		})
+	}
+	body := opts.BodyTimeout
+	if body <= 0 {
+		body = DefaultBodyTimeout
+	}
+	var life http.Handler = newHTTPLife(g, sdkHandler(true), true, opts, log)
+	switch s := opts.scale; {
+	case s != nil:
+		// Scale-out with sessions (serve_scale.go): sessions here,
+		// 2026-07-28 requests per request.
+		s.stateful = newHTTPLife(g, sdkHandler(false), false, opts, log)
+		s.stateless = life
+		s.body, s.log = body, log
+		life = s
+		log.Info("sessions are sealed with the session keys and name this instance", "advertise", s.self)
+	case !opts.Stateless:
+		// Both protocol revisions on one endpoint: sessions for the
+		// clients that initialize one, each request on its own for
+		// those on 2026-07-28, which have no sessions.
+		life = &revisionRouter{stateful: newHTTPLife(g, sdkHandler(false), false, opts, log), stateless: life, body: body, log: log}
+	}
+	return life
 }
 
 // listen returns the gateway's listener: the one made early for
