@@ -671,17 +671,7 @@ func checkBind(addr, token string) error {
 
 // isLoopbackAddr reports whether host:port names only loopback addresses.
 // An empty host (all interfaces) is not loopback.
-func isLoopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil || host == "" {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+func isLoopbackAddr(addr string) bool { return gateway.IsLoopbackAddr(addr) }
 
 // openAudit opens --audit-log with the install's audit key
 // (Home/audit.key, made on first use).

@@ -8,12 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
-	"unicode"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/gateway"
@@ -86,21 +82,18 @@ func serveHTTP(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, log 
 // handler started besides itself (a separate --metrics listener).
 func httpHandler(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, addr string, log *slog.Logger) (_ *http.ServeMux, stop func(), _ error) {
 	stop = func() {}
-	guard := &httpGuard{
-		auth:    opts.auth,
-		origins: ownOrigins(opts.HTTP, addr, opts.AllowOrigins),
-		log:     log,
+	a := opts.auth
+	if a == nil {
+		a = gateway.NewAuth(&gateway.AuthOptions{SharedToken: opts.Token})
 	}
-	if guard.auth == nil {
-		guard.auth = gateway.NewAuth(&gateway.AuthOptions{SharedToken: opts.Token})
-	}
+	guard := gateway.NewHTTPGuard(a, opts.HTTP, addr, opts.AllowOrigins, log)
 	mux := http.NewServeMux()
 	mountMCP(mux, "/mcp", guard, mcpEndpoint(opts, g, log))
 	mux.HandleFunc("/healthz", healthz(g.Host(), opts.Stateless))
 	mountOAuth(ctx, mux, opts, log) // RFC 9728 metadata (serve_jwt.go)
 	if opts.metrics != nil {
 		// Behind the same auth as /mcp: the counts name servers and tools.
-		mux.Handle("/metrics", guard.wrap(opts.metrics.Handler()))
+		mux.Handle("/metrics", guard.Wrap(opts.metrics.Handler()))
 		if opts.MetricsAddr != "" {
 			s, err := serveMetrics(opts.MetricsAddr, guard, opts.metrics, log)
 			if err != nil {
@@ -115,8 +108,8 @@ func httpHandler(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, ad
 // mountMCP mounts an MCP endpoint at path behind the guard. Each path
 // gets its own endpoint (a later /mcp/<profile> is one more call), all
 // behind the same guard, as a /ui mount would be.
-func mountMCP(mux *http.ServeMux, path string, guard *httpGuard, endpoint http.Handler) {
-	mux.Handle(path, guard.wrap(endpoint))
+func mountMCP(mux *http.ServeMux, path string, guard *gateway.HTTPGuard, endpoint http.Handler) {
+	mux.Handle(path, guard.Wrap(endpoint))
 }
 
 // mcpEndpoint is the MCP endpoint without the guard: the session cap and
@@ -176,150 +169,19 @@ func (opts *ServeOptions) listen() (net.Listener, error) {
 	return ln, nil
 }
 
-// httpGuard enforces the gateway's HTTP rules (docs/gateway.md, Streamable
-// HTTP) on every /mcp request: a foreign browser Origin is
-// refused (403) and, once any credential exists (the shared token, the
-// gateway auth file), a request without a valid one is refused (401).
-// The caller's principal reaches the SDK as its TokenInfo, which binds an
-// HTTP session to it and the gateway's rules and limits to its calls.
-type httpGuard struct {
-	auth    *gateway.Auth
-	origins map[string]bool
-	log     *slog.Logger
-}
-
-// principalKey carries the authenticated principal from the guard to the
-// SDK's bearer-token middleware.
-type principalKey struct{}
-
-// sdkAuth hands the principal the guard found to the SDK.
-var sdkAuth = auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
-	p, _ := ctx.Value(principalKey{}).(*gateway.Principal)
-	if p == nil {
-		return nil, auth.ErrInvalidToken
-	}
-	return p.TokenInfo(), nil
-}, nil)
-
-func (g *httpGuard) wrap(next http.Handler) http.Handler {
-	withPrincipal := sdkAuth(next)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Host names are case-insensitive: the SDK's DNS-rebinding check
-		// behind us knows "localhost" only in lower case.
-		r.Host = strings.ToLower(r.Host)
-		// Every Origin header is judged, not the first: a request with an
-		// empty or allowed one first and a foreign one after is foreign.
-		for _, o := range r.Header.Values("Origin") {
-			if o != "" && !g.origins[normalizeOrigin(o)] {
-				g.log.Warn("refused a request from a foreign origin", "origin", o)
-				http.Error(w, "forbidden: origin not allowed (start serve with --allow-origin to allow it)", http.StatusForbidden)
-				return
-			}
-		}
-		// A header that means one thing, sent twice, is read by one reader
-		// from its first copy and by another (a proxy, a balancer keyed on
-		// the session) from its last: refuse it rather than pick. (Two Host
-		// headers net/http already refuses with 400.)
-		for _, h := range singleHeaders {
-			if len(r.Header.Values(h)) > 1 {
-				g.log.Warn("refused a request with a repeated header", "header", h)
-				http.Error(w, "bad request: more than one "+h+" header", http.StatusBadRequest)
-				return
-			}
-		}
-		if g.auth.Required() {
-			got, _ := bearer(r.Header.Get("Authorization"))
-			// Compared by digest, in constant time (gateway.Auth).
-			p, err := g.auth.Authenticate(r.Context(), got)
-			if err != nil {
-				w.Header().Set("WWW-Authenticate", g.auth.Challenge(err)) // names the OAuth metadata, if any
-				http.Error(w, "unauthorized: send Authorization: Bearer <token>", http.StatusUnauthorized)
-				return
-			}
-			withPrincipal.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
 // serveMetrics serves /metrics alone on addr (serve --metrics), behind
 // the guard, until stop is called.
-func serveMetrics(addr string, guard *httpGuard, m *gateway.Metrics, log *slog.Logger) (stop func(), err error) {
+func serveMetrics(addr string, guard *gateway.HTTPGuard, m *gateway.Metrics, log *slog.Logger) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, FailureErr(fmt.Errorf("listening on %s for metrics: %w", addr, err), "pick a free port for --metrics")
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", guard.wrap(m.Handler()))
+	mux.Handle("/metrics", guard.Wrap(m.Handler()))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	go func() { _ = srv.Serve(ln) }()
 	log.Info("metrics listening", "addr", ln.Addr().String())
 	return func() { _ = srv.Close() }, nil
-}
-
-// singleHeaders are the request headers the gateway or the SDK behind it
-// reads as one value.
-var singleHeaders = []string{"Authorization", "Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-Id"}
-
-// bearer returns the token of an "Authorization: Bearer <token>" header.
-func bearer(h string) (string, bool) {
-	scheme, tok, ok := strings.Cut(strings.TrimSpace(h), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	tok = strings.TrimSpace(tok)
-	return tok, tok != ""
-}
-
-// ownOrigins are the origins a browser page served by the gateway's own
-// address would send: the bound host (unless it is a wildcard) and, for
-// loopback or wildcard binds, the loopback names — never the request's Host
-// header, which a DNS-rebinding attacker controls. Allowed origins are
-// added as given.
-func ownOrigins(bind, actual string, allowed []string) map[string]bool {
-	out := map[string]bool{}
-	host, _, _ := net.SplitHostPort(bind)
-	_, port, _ := net.SplitHostPort(actual)
-	var hosts []string
-	ip := net.ParseIP(host)
-	switch {
-	case host == "" || (ip != nil && ip.IsUnspecified()):
-		hosts = []string{"localhost", "127.0.0.1", "[::1]"}
-	case isLoopbackAddr(bind):
-		hosts = []string{"localhost", "127.0.0.1", "[::1]"}
-	case ip != nil && ip.To4() == nil:
-		hosts = []string{"[" + host + "]"}
-	default:
-		hosts = []string{host}
-	}
-	for _, h := range hosts {
-		for _, scheme := range []string{"http", "https"} {
-			out[normalizeOrigin(scheme+"://"+h+":"+port)] = true
-		}
-	}
-	for _, a := range allowed {
-		out[normalizeOrigin(a)] = true
-	}
-	return out
-}
-
-// normalizeOrigin lowercases scheme and host, drops a trailing slash and a
-// default port, so that equal origins compare equal.
-func normalizeOrigin(o string) string {
-	o = strings.TrimRightFunc(strings.TrimSpace(o), func(r rune) bool { return r == '/' || unicode.IsSpace(r) })
-	u, err := url.Parse(o)
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return strings.ToLower(o)
-	}
-	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
-	if h, p, err := net.SplitHostPort(host); err == nil && ((scheme == "http" && p == "80") || (scheme == "https" && p == "443")) {
-		host = h
-		if strings.Contains(h, ":") {
-			host = "[" + h + "]"
-		}
-	}
-	return scheme + "://" + host
 }
 
 // healthz answers a load balancer: 200 with counts, never names, commands
