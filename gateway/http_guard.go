@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -10,6 +12,8 @@ import (
 	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/switchboard-mcp/switchboard/host"
 )
 
 // HTTPGuard enforces the gateway's HTTP rules (docs/md, Streamable
@@ -163,4 +167,46 @@ func normalizeOrigin(o string) string {
 		}
 	}
 	return scheme + "://" + host
+}
+
+// Healthz is the /healthz handler. It answers a load balancer: 200 with
+// counts, never names, commands or errors (no auth is asked, so nothing in it may be secret).
+func Healthz(h *host.Host, stateless bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		type status struct {
+			Status    string `json:"status"`
+			Servers   int    `json:"servers"`
+			Connected int    `json:"connected"`
+			Stateless bool   `json:"stateless"`
+			// CircuitOpen counts servers whose circuit is open (their
+			// tools stay listed, calls fail fast); ListFailed connected
+			// servers whose tools, prompts or resources list fails.
+			CircuitOpen int            `json:"circuit_open"`
+			ListFailed  int            `json:"list_failed"`
+			States      map[string]int `json:"states"`
+		}
+		st := status{Status: "ok", Stateless: stateless, States: map[string]int{}}
+		for _, s := range h.Status() {
+			st.Servers++
+			st.States[string(s.State)]++
+			switch {
+			case s.State == host.StateCircuitOpen:
+				st.CircuitOpen++
+			case s.State == host.StateConnected && len(s.ListErrors) > 0:
+				st.ListFailed++
+			case s.State == host.StateConnected:
+				st.Connected++
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		if err := json.NewEncoder(w).Encode(st); err != nil && !errors.Is(err, net.ErrClosed) {
+			return
+		}
+	}
 }

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -13,7 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/gateway"
-	"github.com/switchboard-mcp/switchboard/host"
 )
 
 // serveHTTP serves the gateway at /mcp and a health check at /healthz
@@ -89,7 +86,7 @@ func httpHandler(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, ad
 	guard := gateway.NewHTTPGuard(a, opts.HTTP, addr, opts.AllowOrigins, log)
 	mux := http.NewServeMux()
 	mountMCP(mux, "/mcp", guard, mcpEndpoint(opts, g, log))
-	mux.HandleFunc("/healthz", healthz(g.Host(), opts.Stateless))
+	mux.HandleFunc("/healthz", gateway.Healthz(g.Host(), opts.Stateless))
 	mountOAuth(ctx, mux, opts, log) // RFC 9728 metadata (serve_jwt.go)
 	if opts.metrics != nil {
 		// Behind the same auth as /mcp: the counts name servers and tools.
@@ -182,46 +179,4 @@ func serveMetrics(addr string, guard *gateway.HTTPGuard, m *gateway.Metrics, log
 	go func() { _ = srv.Serve(ln) }()
 	log.Info("metrics listening", "addr", ln.Addr().String())
 	return func() { _ = srv.Close() }, nil
-}
-
-// healthz answers a load balancer: 200 with counts, never names, commands
-// or errors (no auth is asked, so nothing in it may be secret).
-func healthz(h *host.Host, stateless bool) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-			return
-		}
-		type status struct {
-			Status    string `json:"status"`
-			Servers   int    `json:"servers"`
-			Connected int    `json:"connected"`
-			Stateless bool   `json:"stateless"`
-			// CircuitOpen counts servers whose circuit is open (their
-			// tools stay listed, calls fail fast); ListFailed connected
-			// servers whose tools, prompts or resources list fails.
-			CircuitOpen int            `json:"circuit_open"`
-			ListFailed  int            `json:"list_failed"`
-			States      map[string]int `json:"states"`
-		}
-		st := status{Status: "ok", Stateless: stateless, States: map[string]int{}}
-		for _, s := range h.Status() {
-			st.Servers++
-			st.States[string(s.State)]++
-			switch {
-			case s.State == host.StateCircuitOpen:
-				st.CircuitOpen++
-			case s.State == host.StateConnected && len(s.ListErrors) > 0:
-				st.ListFailed++
-			case s.State == host.StateConnected:
-				st.Connected++
-			}
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		if err := json.NewEncoder(w).Encode(st); err != nil && !errors.Is(err, net.ErrClosed) {
-			return
-		}
-	}
 }
