@@ -36,8 +36,8 @@
 // agent that goes back to its model and collects the result later
 // ([BackgroundCall]: status, wait, cancel). [Switchboard.Reload] and
 // [Switchboard.Watch] apply edits of the configuration and settings in one
-// step; [Switchboard.Gateway] serves the same servers to other MCP
-// clients (package gateway).
+// step, and [Switchboard.Subscribe] tells whoever follows the servers
+// (package gateway serves them to other MCP clients: gateway.New(sb, opts)).
 //
 // The CLI is built on this package: what it adds is presentation (flags,
 // prompts, tables, exit codes). docs/configuration.md and docs/security.md

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
@@ -149,44 +148,6 @@ func ExampleOptions_rules() {
 	defer sb.Close()
 	res, err := sb.Call(ctx, "mcp__demo__add", map[string]any{"a": 1, "b": 1})
 	fmt.Println(err == nil && strings.Contains(res.Text, "1 + 1 = 2"))
-	// Output:
-	// true
-}
-
-// The same servers served to another MCP client, here over an in-memory
-// transport: the gateway follows the Switchboard's reloads.
-func ExampleSwitchboard_Gateway() {
-	opts, cleanup := world()
-	defer cleanup()
-	opts.Settings = config.Settings{"permissions": map[string]any{"allow": []any{"mcp__demo__add"}}}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	sb, err := switchboard.Open(ctx, opts)
-	if err != nil {
-		fmt.Println("error:", err)
-		return
-	}
-	defer sb.Close()
-	g := sb.Gateway(nil)
-	defer g.Close()
-	sb.Ready(ctx)
-	g.Sync(ctx)
-
-	ct, st := mcp.NewInMemoryTransports()
-	ss, _ := g.Server().Connect(ctx, st, nil)
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "example"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		fmt.Println("error:", err)
-		return
-	}
-	defer cs.Close()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "demo__add", Arguments: map[string]any{"a": 2, "b": 3}})
-	if err != nil {
-		fmt.Println("error:", err)
-		return
-	}
-	fmt.Println(strings.Contains(res.Content[0].(*mcp.TextContent).Text, "2 + 3 = 5"))
 	// Output:
 	// true
 }

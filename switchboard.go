@@ -3,7 +3,6 @@ package switchboard
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -15,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
-	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/secretstore"
 	"github.com/switchboard-mcp/switchboard/internal/watch"
@@ -104,7 +102,11 @@ type Options struct {
 	// Output bounds what a call returns to the model. If nil, the
 	// defaults under Home ([toolsurface.OutputOptions]): large results go
 	// to the workspace's folder, one session per process, kept for
-	// [toolsurface.DefaultSpillRetention].
+	// [toolsurface.DefaultSpillRetention]; the limit and the switch are
+	// read from $MAX_MCP_OUTPUT_TOKENS and
+	// $SWITCHBOARD_DISABLE_MCP_LARGE_OUTPUT_FILES through LookupEnv
+	// ([toolsurface.OutputOptionsFromEnv]), as the CLI and the gateway
+	// read them.
 	Output *toolsurface.OutputOptions
 	// Permit builds the per-call check from the policy in force (it is
 	// called again on every reload). If nil, [host.PolicyPermit] asking
@@ -172,8 +174,15 @@ type Switchboard struct {
 	policy   atomic.Pointer[policy.Policy]
 	permit   atomic.Pointer[host.Permit]
 
-	mu       sync.Mutex
-	gateways []*gateway.Gateway
+	subMu   sync.Mutex
+	subs    map[int]subscriber
+	nextSub int
+}
+
+// subscriber is one Subscribe callback, until its ctx is done.
+type subscriber struct {
+	ctx context.Context
+	fn  func(host.Event)
 }
 
 // Open loads the configuration and settings of opts.Workspace, asks the
@@ -217,7 +226,7 @@ func Open(ctx context.Context, opts Options) (*Switchboard, error) {
 	if o.Output != nil {
 		sb.output = *o.Output
 	} else {
-		sb.output = toolsurface.OutputOptions{StateDir: o.Home, Workspace: cfg.Workspace}
+		sb.output = defaultOutput(o, cfg.Workspace)
 	}
 	hopts := &host.Options{
 		Logger:   o.Logger,
@@ -266,6 +275,24 @@ func Open(ctx context.Context, opts Options) (*Switchboard, error) {
 	// until Close, not until ctx is done.
 	sb.host = host.Start(context.WithoutCancel(ctx), cfg, hopts)
 	return sb, nil
+}
+
+// defaultOutput are the output options of a Switchboard whose Options
+// name none: spill files under Home, in workspace's folder, and the limit
+// and switch of $MAX_MCP_OUTPUT_TOKENS and
+// $SWITCHBOARD_DISABLE_MCP_LARGE_OUTPUT_FILES, as the CLI and the gateway
+// read them. A bad value is logged, and the safe choice made.
+func defaultOutput(o Options, workspace string) toolsurface.OutputOptions {
+	getenv := func(k string) string {
+		v, _ := o.LookupEnv(k)
+		return v
+	}
+	out, err := toolsurface.OutputOptionsFromEnv(getenv, o.Home)
+	if err != nil && o.Logger != nil {
+		o.Logger.Warn("output settings", "error", err)
+	}
+	out.Workspace = workspace
+	return out
 }
 
 // lastGood is the LastGood the configuration is loaded with, if known.
@@ -390,58 +417,10 @@ func (sb *Switchboard) Tools(ctx context.Context, provider shape.Provider) ([]js
 	return shape.Tools(provider, in)
 }
 
-// Result is a tool call's result as the model gets it.
-type Result struct {
-	// Text is what goes back to the model: the result inside its
-	// untrusted-data envelope, or, when it is too large, the guide to the
-	// file holding it (or its truncation).
-	Text string
-	// IsError is the server's isError.
-	IsError bool
-	// Raw is the server's result, unwrapped: for the program, never for
-	// the model.
-	Raw *mcp.CallToolResult
-}
-
-// Call runs the tool named mcp__<server>__<tool> (as Tools names it) with
-// args (a map, a struct, or the model's JSON as json.RawMessage), after the permission rules allow it (asking the Prompter when
-// they say to ask), and returns its result enveloped and bounded. A held
-// server's tool is a *NotApprovedError; a denied call wraps host.ErrDenied;
-// a tool held by tool pinning wraps host.ErrToolHeld. A call or result
-// refused by the server's "secrets" mode or a call hook is a Result with
-// IsError set whose Text says why (host.Blocked tells it apart).
-func (sb *Switchboard) Call(ctx context.Context, name string, args any) (*Result, error) {
-	res, err := sb.host.Call(ctx, name, args)
-	if he := (*host.HeldToolError)(nil); errors.As(err, &he) && sb.askHeld(ctx, he) {
-		res, err = sb.host.Call(ctx, name, args) // accepted: the call goes on
-	}
-	if err != nil {
-		return nil, sb.callError(name, err)
-	}
-	return sb.present(name, res), nil
-}
-
-// callError is a failed call's error: a held server's tool says why it
-// is held.
-func (sb *Switchboard) callError(name string, err error) error {
-	if errors.Is(err, host.ErrUnknownTool) || errors.Is(err, host.ErrNotConnected) {
-		if server, _, ok := toolsurface.ParseToolName(name); ok {
-			for _, held := range Held(sb.host.Status()) {
-				if toolsurface.SanitizePart(held.Server) == server {
-					return held
-				}
-			}
-		}
-	}
-	return err
-}
-
-// present makes a result what the model gets.
-func (sb *Switchboard) present(name string, res *mcp.CallToolResult) *Result {
-	server, tool, _ := toolsurface.ParseToolName(name)
-	out := toolsurface.Present(server, tool, res, &sb.output)
-	return &Result{Text: out.Text, IsError: res.IsError, Raw: res}
-}
+// EventReloaded is the Kind of the event [Switchboard.Reload] publishes
+// once it has applied the configuration and settings (Server is ""):
+// whatever lists the servers' tools (a gateway) lists them again.
+const EventReloaded host.EventKind = "reloaded"
 
 // Start begins a call as Call does, decided at once (the permission rules
 // apply, and a question is asked, before Start returns), and returns
@@ -453,7 +432,7 @@ func (sb *Switchboard) present(name string, res *mcp.CallToolResult) *Result {
 func (sb *Switchboard) Start(ctx context.Context, name string, args any) (*BackgroundCall, error) {
 	b, err := sb.host.Start(ctx, name, args)
 	if err != nil {
-		return nil, sb.callError(name, err)
+		return nil, sb.heldError(name, err)
 	}
 	return &BackgroundCall{sb: sb, b: b}, nil
 }
@@ -500,7 +479,7 @@ func (c *BackgroundCall) Wait(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.sb.present(c.b.Status().Tool, res), nil
+	return c.sb.present(c.b.Status().Tool, res, nil), nil
 }
 
 // Cancel ends the call; a task is cancelled at its server. It returns at
@@ -511,38 +490,46 @@ func (c *BackgroundCall) Cancel() { c.b.Cancel() }
 func (c *BackgroundCall) Forget() { c.b.Forget() }
 
 // Subscribe calls fn with every host event (a server's state, progress,
-// log lines, list changes) until ctx is done ([host.Host.Subscribe]). fn
-// runs on the host's goroutines and must not block.
+// log lines, list changes) and every [EventReloaded] until ctx is done.
+// fn runs on the host's goroutines (a reload's on the reloading one) and
+// must not block. A gateway (package gateway) follows the Switchboard
+// this way.
 func (sb *Switchboard) Subscribe(ctx context.Context, fn func(host.Event)) {
-	sb.host.Subscribe(ctx, fn)
-}
-
-// publish hands an event to the gateways.
-func (sb *Switchboard) publish(ev host.Event) {
-	sb.mu.Lock()
-	gws := slices.Clone(sb.gateways)
-	sb.mu.Unlock()
-	for _, g := range gws {
-		g.HandleEvent(ev)
+	sb.subMu.Lock()
+	if sb.subs == nil {
+		sb.subs = map[int]subscriber{}
 	}
+	id := sb.nextSub
+	sb.nextSub++
+	sb.subs[id] = subscriber{ctx, fn}
+	sb.subMu.Unlock()
+	context.AfterFunc(ctx, func() {
+		sb.subMu.Lock()
+		delete(sb.subs, id)
+		sb.subMu.Unlock()
+	})
 }
 
-// Gateway returns an MCP server that serves this Switchboard's servers
-// (see package gateway): serve it on stdio or Streamable HTTP. It follows
-// reloads. Options.Permit should route asks to the calling client
-// ([gateway.Asker]); close the gateway before the Switchboard.
-func (sb *Switchboard) Gateway(opts *gateway.Options) *gateway.Gateway {
-	g := gateway.New(sb.host, opts)
-	sb.mu.Lock()
-	sb.gateways = append(sb.gateways, g)
-	sb.mu.Unlock()
-	return g
+// publish hands an event to the subscribers.
+func (sb *Switchboard) publish(ev host.Event) {
+	sb.subMu.Lock()
+	fns := make([]func(host.Event), 0, len(sb.subs))
+	for _, s := range sb.subs {
+		if s.ctx.Err() == nil { // ended, and not removed yet
+			fns = append(fns, s.fn)
+		}
+	}
+	sb.subMu.Unlock()
+	for _, fn := range fns {
+		fn(ev)
+	}
 }
 
 // Reload reads the configuration and every settings file again and
 // applies them in one step: the permission rules and launch-trust
 // pre-approvals in force change first, then servers are added, removed or
-// restarted ([host.Host.Apply]), then gateways list again. A file that
+// restarted ([host.Host.Apply]), then [EventReloaded] is published (a
+// gateway lists again). A file that
 // does not parse keeps its last good contents. A file that is empty now is
 // taken as it is ([Switchboard.Watch] first waits for such a file to
 // settle: a program may be half-way through writing it). A running server
@@ -577,12 +564,7 @@ func (sb *Switchboard) reload(settled bool) (host.ApplyResult, error) {
 	sb.host.SetCallHooks(hooks, problems)
 	sb.host.SetToolChanges(sb.toolChangeMode(st))
 	res := sb.host.Apply(next)
-	sb.mu.Lock()
-	gws := slices.Clone(sb.gateways)
-	sb.mu.Unlock()
-	for _, g := range gws {
-		g.Kick()
-	}
+	sb.publish(host.Event{Kind: EventReloaded})
 	return res, nil
 }
 

@@ -185,8 +185,10 @@ func (g *Gateway) finish(rec *callRecord, res mcp.Result, err error) {
 			Credential: credential, Decision: decision, Asked: asked, Answer: answer,
 			DurationMS: float64(dur.Microseconds()) / 1000, ResultBytes: out.size, IsError: out.isError || out.err != "",
 		}
-		if server != "" {
-			e.Tool = "mcp__" + server + "__" + tool
+		if h := rec.route.r.hostName; rec.route.ok && h != "" {
+			// The rule name, as the host names the tool (a server "my.srv"
+			// is my_srv in it, a long name is cut): what rules match.
+			e.Tool = h
 		}
 		if p := rec.principal; p != nil {
 			e.Principal, e.Groups = p.Name, p.Groups

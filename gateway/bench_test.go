@@ -39,14 +39,10 @@ import (
 //	go test ./gateway -run '^$' -bench GatewayCall -benchtime 10000x -cpuprofile gw.prof -memprofile gwmem.prof
 func BenchmarkGatewayCall(b *testing.B) {
 	ctx := context.Background()
-	h := host.New(&config.Resolved{Servers: []config.ResolvedServer{stdio("echo", "echo")}}, &host.Options{
-		LookupEnv:  func(string) (string, bool) { return "", false },
-		CloseGrace: 500 * time.Millisecond,
-		Permit: host.PolicyPermit(policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser},
-			[]string{"mcp__echo"}, nil, []string{"mcp__echo__destructive"})...), nil),
-	})
-	defer h.Close()
-	g := gateway.New(h, nil)
+	sb, closeSB := openSwitchboard([]config.ResolvedServer{stdio("echo", "echo")}, benchHost)
+	defer closeSB()
+	h := sb.Host()
+	g := gateway.New(sb, nil)
 	defer g.Close()
 	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
@@ -128,13 +124,12 @@ func init() {
 	}
 	defer logf.Close()
 	log := slog.New(slog.NewJSONHandler(logf, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	h := host.New(&config.Resolved{Servers: []config.ResolvedServer{stdio("echo", "echo")}}, &host.Options{
-		Logger:     log,
-		CloseGrace: 500 * time.Millisecond,
-		Permit: host.PolicyPermit(policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser},
-			[]string{"mcp__echo"}, nil, []string{"mcp__echo__destructive"})...), nil),
+	sb, _ := openSwitchboard([]config.ResolvedServer{stdio("echo", "echo")}, func(ho *host.Options) {
+		benchHost(ho)
+		ho.Logger = log
 	})
-	g := gateway.New(h, &gateway.Options{Logger: log})
+	h := sb.Host()
+	g := gateway.New(sb, &gateway.Options{Logger: log})
 	ctx := context.Background()
 	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	h.WaitReady(wctx)
@@ -238,14 +233,9 @@ func alternate(b *testing.B, sa *mcp.ClientSession, a string, sd *mcp.ClientSess
 // allowing the echo tools; it returns the endpoint.
 func httpGateway(b *testing.B) string {
 	ctx := context.Background()
-	h := host.New(&config.Resolved{Servers: []config.ResolvedServer{stdio("echo", "echo")}}, &host.Options{
-		LookupEnv:  func(string) (string, bool) { return "", false },
-		CloseGrace: 500 * time.Millisecond,
-		Permit: host.PolicyPermit(policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser},
-			[]string{"mcp__echo"}, nil, []string{"mcp__echo__destructive"})...), nil),
-	})
-	b.Cleanup(func() { h.Close() })
-	g := gateway.New(h, &gateway.Options{FirstSyncWait: 10 * time.Second})
+	sb, closeSB := openSwitchboard([]config.ResolvedServer{stdio("echo", "echo")}, benchHost)
+	b.Cleanup(closeSB)
+	g := gateway.New(sb, &gateway.Options{FirstSyncWait: 10 * time.Second})
 	b.Cleanup(func() { g.Close() })
 	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
@@ -371,17 +361,16 @@ func idleSessions(b *testing.B, url string) {
 //	go test ./gateway -run '^$' -bench GatewayFirstSync -benchtime 50x -count 6
 func BenchmarkGatewayFirstSync(b *testing.B) {
 	ctx := context.Background()
-	h := host.New(&config.Resolved{Servers: []config.ResolvedServer{stdio("echo", "echo")}}, &host.Options{
-		LookupEnv:  func(string) (string, bool) { return "", false },
-		CloseGrace: 500 * time.Millisecond,
+	sb, closeSB := openSwitchboard([]config.ResolvedServer{stdio("echo", "echo")}, func(ho *host.Options) {
+		ho.CloseGrace = 500 * time.Millisecond
 	})
-	defer h.Close()
+	defer closeSB()
 	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	h.WaitReady(wctx)
+	sb.Ready(wctx)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		g := gateway.New(h, &gateway.Options{FirstSyncWait: 10 * time.Second})
+		g := gateway.New(sb, &gateway.Options{FirstSyncWait: 10 * time.Second})
 		if err := g.WaitSynced(wctx); err != nil {
 			b.Fatal(err)
 		}
@@ -389,4 +378,12 @@ func BenchmarkGatewayFirstSync(b *testing.B) {
 		g.Close()
 		b.StartTimer()
 	}
+}
+
+// benchHost is the host of the benchmarks: a PolicyPermit allowing the
+// echo server's tools but its destructive one.
+func benchHost(ho *host.Options) {
+	ho.CloseGrace = 500 * time.Millisecond
+	ho.Permit = host.PolicyPermit(policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser},
+		[]string{"mcp__echo"}, nil, []string{"mcp__echo__destructive"})...), nil)
 }

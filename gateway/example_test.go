@@ -3,38 +3,28 @@ package gateway_test
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/gateway"
-	"github.com/switchboard-mcp/switchboard/host"
 )
 
-// A gateway re-serves every server of a host as one MCP server; here a
+// A gateway re-serves every server of a Switchboard as one MCP server; here a
 // client reaches it over an in-memory transport and calls a tool of the
 // upstream server "demo" by its namespaced name.
 func Example() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	// The host exists before the gateway; its events reach the gateway
-	// once there is one.
-	var gw atomic.Pointer[gateway.Gateway]
-	h := host.New(&config.Resolved{Servers: []config.ResolvedServer{stdio("demo", "echo")}}, &host.Options{
-		OnEvent: func(ev host.Event) {
-			if g := gw.Load(); g != nil {
-				g.HandleEvent(ev)
-			}
-		},
-	})
-	defer h.Close()
-	g := gateway.New(h, nil)
-	gw.Store(g)
+	// The servers a person configured, with the front door's safety; here
+	// one, with no rules (see openSwitchboard).
+	sb, closeSB := openSwitchboard([]config.ResolvedServer{stdio("demo", "echo")}, nil)
+	defer closeSB()
+	g := gateway.New(sb, nil) // it follows sb's servers
 	defer g.Close()
-	h.WaitReady(ctx)
+	sb.Ready(ctx)
 	g.Sync(ctx)
 
 	ct, st := mcp.NewInMemoryTransports()

@@ -82,11 +82,10 @@ func TestToolSearchServedNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := host.New(&config.Resolved{Servers: []config.ResolvedServer{stdio("echo", "echo")}}, &host.Options{
-		LookupEnv: func(string) (string, bool) { return "", false }, CloseGrace: 500 * time.Millisecond, ToolModifiers: mods,
+	sb := openSB(t, []config.ResolvedServer{stdio("echo", "echo")}, func(ho *host.Options) {
+		ho.CloseGrace, ho.ToolModifiers = 500*time.Millisecond, mods
 	})
-	defer h.Close()
-	g := gateway.New(h, &gateway.Options{FirstSyncWait: 30 * time.Second})
+	g := gateway.New(sb, &gateway.Options{FirstSyncWait: 30 * time.Second})
 	defer g.Close()
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := g.Server().Connect(ctx, st, nil)

@@ -1,10 +1,17 @@
-// Package gateway re-serves a [host.Host] as one MCP server (docs/gateway.md):
-// every connected server's tools as <server>__<tool> (the client adds
-// its own mcp__<entry>__, so the name is cut to Options.NameBudget; schemas
-// cleaned), its prompts as <server>:<prompt> and its resources and resource
-// templates under their own URIs. A read of
-// a URI goes to the server that lists it or, failing that, to the first
-// server (by name) with a template that matches it.
+// Package gateway re-serves the servers of a [switchboard.Switchboard] (the
+// front door) as one MCP server (docs/gateway.md): every connected
+// server's tools as <server>__<tool> (the client adds its own
+// mcp__<entry>__, so the name is cut to Options.NameBudget; schemas
+// cleaned), its prompts as <server>:<prompt> and its resources and
+// resource templates under their own URIs. A read of a URI goes to the
+// server that lists it or, failing that, to the first server (by name)
+// with a template that matches it.
+//
+// The gateway is a plug-in of the front door, never the other way round:
+//
+//	sb, _ := switchboard.Open(ctx, opts) // launch trust, rules, the host
+//	g := gateway.New(sb, gopts)          // follows sb (Subscribe), calls through sb.CallWith
+//	g.Server().Run(ctx, transport)       // an *mcp.Server on any transport
 //
 // A Gateway owns one *mcp.Server. Put it behind any transport of the
 // official Go SDK: a stdio transport such as [mcp.StdioTransport] (`switchboard
@@ -12,26 +19,28 @@
 // [mcp.NewStreamableHTTPHandler] for HTTP (see [Gateway.Server]); wrap a
 // transport with [Gateway.Transport], or an HTTP request with
 // [Gateway.BindHTTP], so that a question the gateway withdraws from a
-// client reaches it before the call's answer. Calls go
-// through [host.Host.Call] — the code path `switchboard call` uses, with its
-// breaker, timeouts and retry rule — and their results reach the client in
-// the envelope a model must see, large results spilled or truncated
-// (toolsurface.Present). Progress
+// client reaches it before the call's answer. Calls go through
+// [switchboard.Switchboard.CallWith] — the one path of the library and of
+// `switchboard call`, with the host's breaker, timeouts and retry rule —
+// and their results reach the client in the envelope a model must see,
+// large results spilled or truncated (toolsurface.Present). Progress
 // notifications of upstream servers are forwarded to the calling client
 // under the client's own progress token, and a client's cancellation
 // cancels the upstream call (the host sends notifications/cancelled).
 //
-// The gateway's lists follow the host: feed host events to
-// [Gateway.HandleEvent] (from host.Options.OnEvent) and the gateway re-lists
-// and applies the difference with AddTool/RemoveTools…, which makes the SDK
-// send list_changed to every connected client.
+// The gateway's lists follow the Switchboard: New subscribes to its
+// events ([switchboard.Switchboard.Subscribe]), and after a list change, a
+// server's new state or a reload the gateway re-lists and applies the
+// difference with AddTool/RemoveTools…, which makes the SDK send
+// list_changed to every connected client.
 //
-// Two helpers go into the host's options, since the host is built first:
-// [Asker] (host.PermitOptions.Asker) puts a permission question to the
-// client whose call needs it, as an elicitation, and [Prompter]
-// (host.Options.Prompter) hands an upstream server's elicitation to the
+// Two helpers go into the Switchboard's options, since it is opened
+// first: [Asker] puts a permission question to the client whose call
+// needs it, as an elicitation (switchboard.Options.Permit building a
+// [NewPermit] with it), and [Prompter] (host.Options.Prompter, through
+// switchboard.Options.Host) hands an upstream server's elicitation to the
 // client whose call it belongs to. Both find that client through the
-// call's context, so one host can serve many clients at once.
+// call's context, so one Switchboard can serve many clients at once.
 package gateway
 
 import (
@@ -51,6 +60,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/yosida95/uritemplate/v3"
 
+	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/tasks"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
@@ -178,7 +188,8 @@ func (g *Gateway) sessionless(ss *mcp.ServerSession) bool {
 // Gateway aggregates a host's servers into one MCP server. Its methods are
 // safe for concurrent use.
 type Gateway struct {
-	h    *host.Host
+	sb   *switchboard.Switchboard
+	h    *host.Host // sb.Host()
 	opts Options
 	log  *slog.Logger
 	srv  *mcp.Server
@@ -247,10 +258,15 @@ type templateMatch struct {
 	re                  *regexp.Regexp
 }
 
-// New builds a Gateway over h and starts keeping its lists in sync in the
-// background. Call Close when done (it does not close h).
-func New(h *host.Host, opts *Options) *Gateway {
+// New builds a Gateway that serves sb's servers and starts keeping its
+// lists in sync in the background: it follows sb's events (a server that
+// connects, a list that changes, a reload). Its calls go through
+// sb.CallWith, as the library's and the CLI's do. Call Close when done,
+// before sb's Close (it does not close sb).
+func New(sb *switchboard.Switchboard, opts *Options) *Gateway {
+	h := sb.Host()
 	g := &Gateway{
+		sb:        sb,
 		h:         h,
 		kick:      make(chan struct{}, 1),
 		done:      make(chan struct{}),
@@ -287,6 +303,9 @@ func New(h *host.Host, opts *Options) *Gateway {
 	}
 	if o.ElicitationTimeout <= 0 {
 		o.ElicitationTimeout = DefaultElicitationTimeout
+	}
+	if o.Output == nil {
+		o.Output = &toolsurface.OutputOptions{} // truncated, never written
 	}
 	g.log = o.Logger
 	g.relay = newRelay(o.Instance, o.ElicitationTimeout, o.Logger)
@@ -335,6 +354,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 		panic("gateway: " + err.Error()) // the method names are constants
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
+	sb.Subscribe(g.ctx, g.HandleEvent)
 	go g.loop()
 	g.Kick()
 	return g
@@ -355,12 +375,12 @@ func (g *Gateway) Server() *mcp.Server { return g.srv }
 // Host returns the host the gateway serves.
 func (g *Gateway) Host() *host.Host { return g.h }
 
-// HandleEvent tells the gateway about a host event; lists are re-read after
-// list changes and state changes. Pass it to host.Options.OnEvent (through
-// a closure, since the host exists before the gateway). It never blocks.
+// HandleEvent tells the gateway about an event of its Switchboard (New
+// subscribes it); lists are re-read after list changes, state changes and
+// reloads. It never blocks.
 func (g *Gateway) HandleEvent(ev host.Event) {
 	switch ev.Kind {
-	case host.EventToolsChanged, host.EventPromptsChanged, host.EventResourcesChanged, host.EventState:
+	case host.EventToolsChanged, host.EventPromptsChanged, host.EventResourcesChanged, host.EventState, switchboard.EventReloaded:
 		g.Kick()
 	}
 }
@@ -687,16 +707,17 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if multiRoundTrip(req.Session) {
 		return g.callMultiRoundTrip(ctx, req, rt, args)
 	}
+	var progress host.ProgressFunc
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 		ss := req.Session
-		ctx = host.WithProgress(ctx, func(p *mcp.ProgressNotificationParams) {
+		progress = func(p *mcp.ProgressNotificationParams) {
 			fwd := *p
 			fwd.ProgressToken = tok
 			fwd.Meta = nil
 			if err := ss.NotifyProgress(ctx, &fwd); err != nil {
 				g.log.Debug("progress not forwarded", "tool", name, "error", err)
 			}
-		})
+		}
 	}
 	ask := &askState{
 		session:     req.Session,
@@ -708,29 +729,39 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	ask.legacyStateless = ask.sessionless && legacyProtocol(req)
 	ctx = context.WithValue(ctx, askKey{}, ask)
 	start := time.Now()
-	res, err := g.call(ctx, rt, args)
+	res, err := g.call(ctx, rt, args, progress)
 	return g.result(ctx, rt, start, ask, res, err)
 }
 
-// call runs the tool served as name through the host, by the host's own
-// name for it: the route holds the exact (server, tool), so permission
-// rules see mcp__<server>__<tool> whatever the served name, and a cut
-// name is never parsed. A name with no route (removed since the client
-// listed it) reaches the host as is, which calls it unknown.
-func (g *Gateway) call(ctx context.Context, rt resolved, args json.RawMessage) (*mcp.CallToolResult, error) {
+// call runs the tool served as name through the Switchboard's one call
+// path (switchboard.Switchboard.CallWith), by the host's own name for it:
+// the route holds the exact (server, tool), so permission rules see
+// mcp__<server>__<tool> whatever the served name, and a cut name is never
+// parsed. A name with no route (removed since the client listed it)
+// reaches the host as is, which calls it unknown.
+func (g *Gateway) call(ctx context.Context, rt resolved, args json.RawMessage, progress host.ProgressFunc) (*switchboard.Result, error) {
+	co := &switchboard.CallOptions{Output: g.opts.Output, Progress: progress}
 	r := rt.r
 	if !rt.ok || r.hostName == "" {
-		return g.h.Call(ctx, rt.name, args)
+		return g.sb.CallWith(ctx, rt.name, args, co)
 	}
 	if r.hostName == host.ToolSearchName {
-		return g.toolSearch(ctx, args)
+		return g.toolSearch(ctx, args, co)
 	}
 	ctx, end := g.traceUpstream(ctx, r.server, r.hostName)
-	res, err, ok := g.callMember(ctx, rt, args)
-	if !ok {
-		res, err = g.h.Call(ctx, r.hostName, args)
+	if mres, err, ok := g.callMember(ctx, rt, args); ok {
+		end(mres, err)
+		if err != nil {
+			return nil, err
+		}
+		return g.sb.Present(r.hostName, mres, co), nil
 	}
-	end(res, err)
+	res, err := g.sb.CallWith(ctx, r.hostName, args, co)
+	var raw *mcp.CallToolResult
+	if res != nil {
+		raw = res.Raw
+	}
+	end(raw, err)
 	return res, err
 }
 
@@ -738,7 +769,7 @@ func (g *Gateway) call(ctx context.Context, rt resolved, args json.RawMessage) (
 // select: of served names (or of served names behind a client's
 // mcp__<entry>__) is a select of the host's names, and the tools found are
 // named as the gateway serves them.
-func (g *Gateway) toolSearch(ctx context.Context, args json.RawMessage) (*mcp.CallToolResult, error) {
+func (g *Gateway) toolSearch(ctx context.Context, args json.RawMessage, co *switchboard.CallOptions) (*switchboard.Result, error) {
 	g.mu.Lock()
 	hostOf, foundNames := g.hostOf, g.foundNames
 	g.mu.Unlock()
@@ -762,25 +793,28 @@ func (g *Gateway) toolSearch(ctx context.Context, args json.RawMessage) (*mcp.Ca
 			}
 		}
 	}
-	res, err := g.h.Call(ctx, host.ToolSearchName, args)
-	if err != nil || res == nil {
-		return res, err
-	}
-	for i, c := range res.Content {
-		tc, ok := c.(*mcp.TextContent)
-		if !ok {
-			continue
+	o := *co
+	o.Transform = func(res *mcp.CallToolResult) *mcp.CallToolResult {
+		if res == nil {
+			return res
 		}
-		text := tc.Text
-		if foundNames != nil {
-			if r := foundNames(); r != nil {
-				text = r.Replace(text)
+		for i, c := range res.Content {
+			tc, ok := c.(*mcp.TextContent)
+			if !ok {
+				continue
 			}
+			text := tc.Text
+			if foundNames != nil {
+				if r := foundNames(); r != nil {
+					text = r.Replace(text)
+				}
+			}
+			res.Content[i] = &mcp.TextContent{Text: text, Meta: tc.Meta, Annotations: tc.Annotations}
 		}
-		res.Content[i] = &mcp.TextContent{Text: text, Meta: tc.Meta, Annotations: tc.Annotations}
+		res.StructuredContent = nil // the text says it, with the served names
+		return res
 	}
-	res.StructuredContent = nil // the text says it, with the served names
-	return res, nil
+	return g.sb.CallWith(ctx, host.ToolSearchName, args, &o)
 }
 
 // foundNamesReplacer rewrites each {"name":"<host name>" of servedOf to
@@ -801,7 +835,7 @@ func foundNamesReplacer(servedOf map[string]string) *strings.Replacer {
 
 // result turns the host's answer to a call into the client's result: the
 // permission question, an error result or the envelope.
-func (g *Gateway) result(ctx context.Context, rt resolved, start time.Time, ask *askState, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
+func (g *Gateway) result(ctx context.Context, rt resolved, start time.Time, ask *askState, res *switchboard.Result, err error) (*mcp.CallToolResult, error) {
 	name := rt.name
 	if err != nil && ask.question != nil && errors.Is(err, host.ErrDenied) {
 		// The permission question goes back to the client, which answers
@@ -842,16 +876,15 @@ func (g *Gateway) result(ctx context.Context, rt resolved, start time.Time, ask 
 			Content: []mcp.Content{&mcp.TextContent{Text: toolsurface.Wrap(server, tool, true, msg)}},
 		}, nil
 	}
-	out := toolsurface.Present(server, tool, res, g.opts.Output)
-	if out.Fallback == toolsurface.FallbackWriteError {
+	if out := res.Output; out.Fallback == toolsurface.FallbackWriteError {
 		g.log.Warn("could not save a large result, so it was truncated", "tool", name, "error", out.WriteErr)
 	}
 	served := &mcp.CallToolResult{
 		IsError: res.IsError,
-		Content: []mcp.Content{&mcp.TextContent{Text: out.Text}},
+		Content: []mcp.Content{&mcp.TextContent{Text: res.Text}},
 	}
 	if rt.r.app {
-		appResult(served, res)
+		appResult(served, res.Raw)
 	}
 	return served, nil
 }

@@ -14,12 +14,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 	"github.com/switchboard-mcp/switchboard/internal/proc"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
+	"github.com/switchboard-mcp/switchboard/policy"
 )
 
 // TestMain lets this test binary double as the test servers and as the
@@ -39,6 +41,42 @@ func stdio(name, ts string, args ...string) config.ResolvedServer {
 	}
 }
 
+// openSwitchboard opens a Switchboard on servers alone, in a temporary
+// home (nothing of the machine's own is read), with no rules of the front
+// door's: hook adjusts the host's options (its Permit, if it sets one,
+// decides). close closes it and removes the home.
+func openSwitchboard(servers []config.ResolvedServer, hook func(*host.Options)) (sb *switchboard.Switchboard, close func()) {
+	dir, err := os.MkdirTemp("", "gateway-test-")
+	if err != nil {
+		panic(err)
+	}
+	cfg := &config.Resolved{Servers: servers}
+	sb, err = switchboard.Open(context.Background(), switchboard.Options{
+		Home: filepath.Join(dir, "sb"), HomeDir: dir, ManagedDir: filepath.Join(dir, "managed"),
+		LookupEnv: func(string) (string, bool) { return "", false },
+		Load:      func() (*config.Resolved, error) { return cfg, nil },
+		Permit:    func(*policy.Policy) host.Permit { return nil },
+		Host: func(ho *host.Options) {
+			ho.LookupEnv = func(string) (string, bool) { return "", false }
+			if hook != nil {
+				hook(ho)
+			}
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	return sb, func() { sb.Close(); os.RemoveAll(dir) }
+}
+
+// openSB is openSwitchboard for a test, closed when it ends.
+func openSB(t testing.TB, servers []config.ResolvedServer, hook func(*host.Options)) *switchboard.Switchboard {
+	t.Helper()
+	sb, close := openSwitchboard(servers, hook)
+	t.Cleanup(close)
+	return sb
+}
+
 // fixtureOpts adjust the host a fixture builds.
 type fixtureOpts struct {
 	permit   host.Permit
@@ -55,6 +93,7 @@ type fixtureOpts struct {
 }
 
 type fixture struct {
+	sb      *switchboard.Switchboard
 	h       *host.Host
 	g       *gateway.Gateway
 	session *mcp.ClientSession
@@ -71,34 +110,17 @@ func start(t *testing.T, gopts *gateway.Options, servers ...config.ResolvedServe
 func startWith(t *testing.T, fo fixtureOpts, gopts *gateway.Options, servers ...config.ResolvedServer) *fixture {
 	t.Helper()
 	f := &fixture{changed: make(chan struct{}, 64)}
-	var gw struct {
-		sync.Mutex
-		g *gateway.Gateway
-	}
-	hopts := &host.Options{
-		LookupEnv:  func(string) (string, bool) { return "", false },
-		Logger:     fo.logger,
-		CloseGrace: 500 * time.Millisecond,
-		Permit:     fo.permit,
-		Prompter:   fo.prompter,
-		OnEvent: func(ev host.Event) {
-			gw.Lock()
-			g := gw.g
-			gw.Unlock()
-			if g != nil {
-				g.HandleEvent(ev)
-			}
-		},
-	}
-	if fo.host != nil {
-		fo.host(hopts)
-	}
-	f.h = host.New(&config.Resolved{Servers: servers}, hopts)
-	t.Cleanup(func() { f.h.Close() })
-	f.g = gateway.New(f.h, gopts)
-	gw.Lock()
-	gw.g = f.g
-	gw.Unlock()
+	f.sb = openSB(t, servers, func(ho *host.Options) {
+		ho.Logger = fo.logger
+		ho.CloseGrace = 500 * time.Millisecond
+		ho.Permit = fo.permit
+		ho.Prompter = fo.prompter
+		if fo.host != nil {
+			fo.host(ho)
+		}
+	})
+	f.h = f.sb.Host()
+	f.g = gateway.New(f.sb, gopts)
 	t.Cleanup(func() { f.g.Close() })
 	ctx := ctxFor(t, 30*time.Second)
 	f.h.WaitReady(ctx)

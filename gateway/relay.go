@@ -19,6 +19,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/host"
 )
 
@@ -175,7 +176,7 @@ type heldCall struct {
 	ask    *askState
 	cancel context.CancelFunc
 	done   chan struct{} // closed once res and err are set
-	res    *mcp.CallToolResult
+	res    *switchboard.Result
 	err    error
 
 	// Guarded by r.mu: the requestState the call is held under, if any.
@@ -260,9 +261,10 @@ func (g *Gateway) startHeld(ctx context.Context, req *mcp.CallToolRequest, rt re
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.cancel = cancel
 	cctx = context.WithValue(cctx, askKey{}, c.ask)
+	var progress host.ProgressFunc
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 		c.sink = &progressSink{ctx: ctx, ss: req.Session, token: tok}
-		cctx = host.WithProgress(cctx, c.progress)
+		progress = c.progress
 	}
 	r.mu.Lock()
 	if r.closed {
@@ -277,7 +279,7 @@ func (g *Gateway) startHeld(ctx context.Context, req *mcp.CallToolRequest, rt re
 	}
 	r.mu.Unlock()
 	r.pool.run(func() {
-		res, err := g.call(cctx, rt, args)
+		res, err := g.call(cctx, rt, args, progress)
 		cancel()
 		r.mu.Lock()
 		delete(r.calls, c)

@@ -19,6 +19,14 @@ func (h *Host) routerSet(server string, tools []string) error {
 	return h.router.AddServer(server, tools)
 }
 
+// ToolOf returns the server and the server's own name of the tool the
+// Host calls name (mcp__<server>__<tool>, as Call takes it), once that
+// server's tools are listed: the names a result's envelope shows, which
+// the name itself may have lost (a server "my.srv" is "my_srv" in it, a
+// long name is cut). ok is false for a name the Host does not route (its
+// own tool_search, a name not listed yet).
+func (h *Host) ToolOf(name string) (server, tool string, ok bool) { return h.routerResolve(name) }
+
 func (h *Host) routerResolve(name string) (server, tool string, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -79,9 +79,22 @@ var pure = []rule{
 	{Pkg: "internal/termsafe", DenyDeps: append([]string{module + "/..."}, noIO...)},
 }
 
+// telemetry are the modules of the gateway's metrics and traces
+// (Prometheus, OpenTelemetry and the gRPC it exports over): an embedder
+// of the front door links none of them.
+var telemetry = []string{
+	"github.com/prometheus/...", "go.opentelemetry.io/...", "google.golang.org/grpc/...", "google.golang.org/protobuf/...",
+}
+
 // apart lists packages that do I/O but that host, gateway and the CLI
 // plug in, never the other way round.
 var apart = []rule{
+	// The front door (the module's root) is what an embedder links: the
+	// gateway is its plug-in (gateway.New(sb)), never a part of it, and
+	// neither are the CLI or the gateway's telemetry.
+	{Pkg: "", Impure: true, DenyDeps: append([]string{module + "/gateway/...", module + "/internal/cli/..."}, telemetry...)},
+	// host runs the servers; the gateway and the CLI are built on it.
+	{Pkg: "host", Impure: true, DenyDeps: []string{module, module + "/gateway/...", module + "/internal/cli/..."}},
 	// oauth is handed to host as its Authorizer: it knows nothing of
 	// host, the gateway, the CLI or the front door.
 	{Pkg: "oauth", Impure: true, DenyDeps: []string{module, module + "/host/...", module + "/gateway/...", module + "/internal/cli/..."}},
@@ -196,11 +209,16 @@ type listed struct {
 func check(dir, mod string, rules []rule) ([]string, error) {
 	full := func(p string) string {
 		if p == "" {
-			return mod // the root package, the front door
+			return mod // the module's root package
 		}
 		return mod + "/" + p
 	}
-	short := func(p string) string { return strings.TrimPrefix(p, mod+"/") }
+	short := func(p string) string {
+		if p == mod {
+			return "the root package"
+		}
+		return strings.TrimPrefix(p, mod+"/")
+	}
 	args := []string{"list", "-e", "-deps", "-json"}
 	isPure := map[string]bool{}
 	for _, r := range rules {
@@ -229,11 +247,8 @@ func check(dir, mod string, rules []rule) ([]string, error) {
 
 	var problems []string
 	for _, r := range rules {
-		name := r.Pkg
-		if name == "" {
-			name = "the root package"
-		}
 		root := pkgs[full(r.Pkg)]
+		name := short(full(r.Pkg))
 		if root == nil || root.Error != nil {
 			msg := "not listed"
 			if root != nil {

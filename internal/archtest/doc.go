@@ -8,6 +8,14 @@
 // host, gateway or the CLI, and some may not reach the network, spawn
 // processes or read the clock either.
 //
+// The front door (the module's root package) never depends on the
+// gateway, the CLI or the gateway's telemetry (Prometheus, OpenTelemetry,
+// gRPC): the gateway is its plug-in. host depends on none of the root,
+// the gateway and the CLI. What examples/embed — an agent's MCP layer on
+// the front door — links is a checked list, testdata/embed.deps (rewrite
+// it with -update: review sees the diff), and its binary stays within
+// 16 MiB.
+//
 // The test servers (internal/testserver, whose servers crash, hang and
 // flood on purpose) are for tests only: no package outside the test-only
 // list depends on them, and the built switchboard binary holds none of

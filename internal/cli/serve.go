@@ -433,7 +433,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 			opts.memberSecrets = opts.memberSecretsHandler(s, members, log)
 		}
 	}
-	g := s.sb.Gateway(&gateway.Options{
+	g := gateway.New(s.sb, &gateway.Options{
 		Version:    buildVersion(), // the serverInfo clients see: as `switchboard version` says
 		Logger:     log,
 		AdminTools: opts.AdminTools,
@@ -688,17 +688,7 @@ func checkBind(addr, token string) error {
 
 // isLoopbackAddr reports whether host:port names only loopback addresses.
 // An empty host (all interfaces) is not loopback.
-func isLoopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil || host == "" {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+func isLoopbackAddr(addr string) bool { return gateway.IsLoopbackAddr(addr) }
 
 // openAudit opens --audit-log with the install's audit key
 // (Home/audit.key, made on first use).

@@ -465,32 +465,6 @@ func TestIsLoopbackAddr(t *testing.T) {
 	}
 }
 
-func TestOwnOrigins(t *testing.T) {
-	o := ownOrigins("127.0.0.1:0", "127.0.0.1:4000", []string{"https://App.Example.com/"})
-	for _, ok := range []string{"http://localhost:4000", "http://127.0.0.1:4000", "http://[::1]:4000", "https://app.example.com", "HTTP://LOCALHOST:4000/"} {
-		if !o[normalizeOrigin(ok)] {
-			t.Errorf("%s refused", ok)
-		}
-	}
-	for _, bad := range []string{"http://evil.example:4000", "http://localhost:4001", "null", "http://127.0.0.1.evil.example:4000"} {
-		if o[normalizeOrigin(bad)] {
-			t.Errorf("%s allowed", bad)
-		}
-	}
-	if !ownOrigins("gw.example.com:443", "10.0.0.5:443", nil)[normalizeOrigin("https://gw.example.com")] {
-		t.Error("a named bind host's default-port origin is refused")
-	}
-}
-
-func TestBearer(t *testing.T) {
-	for h, want := range map[string]string{"Bearer abc": "abc", "bearer  abc ": "abc", "Basic abc": "", "Bearer": "", "": "", "Bearer ": ""} {
-		got, ok := bearer(h)
-		if got != want || ok != (want != "") {
-			t.Errorf("bearer(%q) = %q, %v", h, got, ok)
-		}
-	}
-}
-
 // syncBuffer is a bytes buffer safe for a writer and a reader at once.
 type syncBuffer struct {
 	mu sync.Mutex

@@ -1,0 +1,212 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/switchboard-mcp/switchboard/host"
+)
+
+// HTTPGuard enforces the gateway's HTTP rules (docs/md, Streamable
+// HTTP) on every /mcp request: a foreign browser Origin is
+// refused (403) and, once any credential exists (the shared token, the
+// gateway auth file), a request without a valid one is refused (401).
+// The caller's principal reaches the SDK as its TokenInfo, which binds an
+// HTTP session to it and the gateway's rules and limits to its calls.
+type HTTPGuard struct {
+	auth    *Auth
+	origins map[string]bool
+	log     *slog.Logger
+}
+
+// principalKey carries the authenticated principal from the guard to the
+// SDK's bearer-token middleware.
+type principalKey struct{}
+
+// sdkAuth hands the principal the guard found to the SDK.
+var sdkAuth = auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+	p, _ := ctx.Value(principalKey{}).(*Principal)
+	if p == nil {
+		return nil, auth.ErrInvalidToken
+	}
+	return p.TokenInfo(), nil
+}, nil)
+
+func (g *HTTPGuard) Wrap(next http.Handler) http.Handler {
+	withPrincipal := sdkAuth(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Host names are case-insensitive: the SDK's DNS-rebinding check
+		// behind us knows "localhost" only in lower case.
+		r.Host = strings.ToLower(r.Host)
+		// Every Origin header is judged, not the first: a request with an
+		// empty or allowed one first and a foreign one after is foreign.
+		for _, o := range r.Header.Values("Origin") {
+			if o != "" && !g.origins[normalizeOrigin(o)] {
+				g.log.Warn("refused a request from a foreign origin", "origin", o)
+				http.Error(w, "forbidden: origin not allowed (start serve with --allow-origin to allow it)", http.StatusForbidden)
+				return
+			}
+		}
+		// A header that means one thing, sent twice, is read by one reader
+		// from its first copy and by another (a proxy, a balancer keyed on
+		// the session) from its last: refuse it rather than pick. (Two Host
+		// headers net/http already refuses with 400.)
+		for _, h := range singleHeaders {
+			if len(r.Header.Values(h)) > 1 {
+				g.log.Warn("refused a request with a repeated header", "header", h)
+				http.Error(w, "bad request: more than one "+h+" header", http.StatusBadRequest)
+				return
+			}
+		}
+		if g.auth.Required() {
+			got, _ := bearer(r.Header.Get("Authorization"))
+			// Compared by digest, in constant time (Auth).
+			p, err := g.auth.Authenticate(r.Context(), got)
+			if err != nil {
+				w.Header().Set("WWW-Authenticate", g.auth.Challenge(err)) // names the OAuth metadata, if any
+				http.Error(w, "unauthorized: send Authorization: Bearer <token>", http.StatusUnauthorized)
+				return
+			}
+			withPrincipal.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// NewHTTPGuard returns the guard for a gateway bound to bind (the
+// --http address as given) and listening on actual (its real address):
+// its own origins on that port, plus allowed, are the browser origins it
+// accepts; an auth that requires credentials makes it ask for them.
+func NewHTTPGuard(a *Auth, bind, actual string, allowed []string, log *slog.Logger) *HTTPGuard {
+	return &HTTPGuard{auth: a, origins: ownOrigins(bind, actual, allowed), log: log}
+}
+
+// IsLoopbackAddr reports whether a host:port names the loopback
+// interface (localhost, 127.0.0.0/8, ::1).
+func IsLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// singleHeaders are the request headers the gateway or the SDK behind it
+// reads as one value.
+var singleHeaders = []string{"Authorization", "Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-Id"}
+
+// bearer returns the token of an "Authorization: Bearer <token>" header.
+func bearer(h string) (string, bool) {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok = strings.TrimSpace(tok)
+	return tok, tok != ""
+}
+
+// ownOrigins are the origins a browser page served by the gateway's own
+// address would send: the bound host (unless it is a wildcard) and, for
+// loopback or wildcard binds, the loopback names — never the request's Host
+// header, which a DNS-rebinding attacker controls. Allowed origins are
+// added as given.
+func ownOrigins(bind, actual string, allowed []string) map[string]bool {
+	out := map[string]bool{}
+	host, _, _ := net.SplitHostPort(bind)
+	_, port, _ := net.SplitHostPort(actual)
+	var hosts []string
+	ip := net.ParseIP(host)
+	switch {
+	case host == "" || (ip != nil && ip.IsUnspecified()):
+		hosts = []string{"localhost", "127.0.0.1", "[::1]"}
+	case IsLoopbackAddr(bind):
+		hosts = []string{"localhost", "127.0.0.1", "[::1]"}
+	case ip != nil && ip.To4() == nil:
+		hosts = []string{"[" + host + "]"}
+	default:
+		hosts = []string{host}
+	}
+	for _, h := range hosts {
+		for _, scheme := range []string{"http", "https"} {
+			out[normalizeOrigin(scheme+"://"+h+":"+port)] = true
+		}
+	}
+	for _, a := range allowed {
+		out[normalizeOrigin(a)] = true
+	}
+	return out
+}
+
+// normalizeOrigin lowercases scheme and host, drops a trailing slash and a
+// default port, so that equal origins compare equal.
+func normalizeOrigin(o string) string {
+	o = strings.TrimRightFunc(strings.TrimSpace(o), func(r rune) bool { return r == '/' || unicode.IsSpace(r) })
+	u, err := url.Parse(o)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return strings.ToLower(o)
+	}
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	if h, p, err := net.SplitHostPort(host); err == nil && ((scheme == "http" && p == "80") || (scheme == "https" && p == "443")) {
+		host = h
+		if strings.Contains(h, ":") {
+			host = "[" + h + "]"
+		}
+	}
+	return scheme + "://" + host
+}
+
+// Healthz is the /healthz handler. It answers a load balancer: 200 with
+// counts, never names, commands or errors (no auth is asked, so nothing in it may be secret).
+func Healthz(h *host.Host, stateless bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		type status struct {
+			Status    string `json:"status"`
+			Servers   int    `json:"servers"`
+			Connected int    `json:"connected"`
+			Stateless bool   `json:"stateless"`
+			// CircuitOpen counts servers whose circuit is open (their
+			// tools stay listed, calls fail fast); ListFailed connected
+			// servers whose tools, prompts or resources list fails.
+			CircuitOpen int            `json:"circuit_open"`
+			ListFailed  int            `json:"list_failed"`
+			States      map[string]int `json:"states"`
+		}
+		st := status{Status: "ok", Stateless: stateless, States: map[string]int{}}
+		for _, s := range h.Status() {
+			st.Servers++
+			st.States[string(s.State)]++
+			switch {
+			case s.State == host.StateCircuitOpen:
+				st.CircuitOpen++
+			case s.State == host.StateConnected && len(s.ListErrors) > 0:
+				st.ListFailed++
+			case s.State == host.StateConnected:
+				st.Connected++
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		if err := json.NewEncoder(w).Encode(st); err != nil && !errors.Is(err, net.ErrClosed) {
+			return
+		}
+	}
+}
