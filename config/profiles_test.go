@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -140,5 +142,36 @@ func TestProfilesLocal(t *testing.T) {
 	}
 	if len(p) != 2 || p[0].Name != "top" || p[1].Name != "loc" || p[1].Scope != SettingsLocal {
 		t.Fatalf("profiles %+v", p)
+	}
+}
+
+func TestSettingsStackProfiles(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	writeFile(t, UserSettingsPath(home), `{"profiles": {"review": {"servers": ["github"]}},
+ "projects": {"`+ws+`": {"profiles": {"mine": {"servers": ["fs"]}}}}}`)
+	writeFile(t, ProjectSettingsPath(ws), "{\n  \"profiles\": {\"review\": {}, \"narrow\": {\"extends\": [\"review\"], \"disabledTools\": [\"*write*\"]}}}")
+	st := ReadSettings(SettingsPlaces{Home: home, Workspace: ws, Flag: Settings{"profiles": map[string]any{"flagged": map[string]any{"servers": []any{"x"}}}}})
+	ps, d := st.Profiles()
+	if got := ps.Names(); !slices.Equal(got, []string{"flagged", "mine", "narrow", "review"}) {
+		t.Errorf("names %v", got)
+	}
+	if ps["mine"].Scope != SettingsLocal || ps["narrow"].Scope != SettingsProject {
+		t.Errorf("scopes %v %v", ps["mine"].Scope, ps["narrow"].Scope)
+	}
+	if len(d) != 1 || !strings.Contains(d[0].Error(), ProjectSettingsPath(ws)+":2:16:") || !strings.Contains(d[0].Error(), "may not redefine") {
+		t.Errorf("diagnostics: %s", diagText(d))
+	}
+	if ps.Including("other") != nil {
+		t.Errorf("the repository's empty review widened it: %v", ps.Including("other"))
+	}
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
