@@ -175,3 +175,22 @@ func writeFile(t *testing.T, path, data string) {
 		t.Fatal(err)
 	}
 }
+
+// FuzzParseProfiles: any document parses without panicking, every
+// diagnostic names a position, and what is kept merges without panicking.
+func FuzzParseProfiles(f *testing.F) {
+	f.Add([]byte(`{"profiles": {"a": {"servers": ["x*"], "extends": ["b"], "disabledTools": ["*"]}, "b": {"extends": ["a"]}}}`))
+	f.Add([]byte(`{"profiles": {"a": {"permissions": {"allow": ["x"], "deny": [1]}, "enabledTools": []}}, "projects": {"/w": {"profiles": []}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ps, diags := ParseProfiles("f.json", data, SettingsProject, "/w")
+		for _, d := range diags {
+			if d.Line == 0 {
+				t.Fatalf("diagnostic without a position: %s", d.Error())
+			}
+		}
+		merged, _ := MergeProfiles(ps, ps)
+		for _, n := range merged.Names() {
+			merged[n].IncludesServer("x")
+		}
+	})
+}
