@@ -309,6 +309,35 @@ func doctorChecks(ctx context.Context, cfg *config.Resolved, servers []host.Serv
 		}
 		out = append(out, check("permissions", "", doctorPass, msg, ""))
 	}
+	return append(out, profileChecks(lt, names, o)...)
+}
+
+// profileChecks reports the settings' profiles (docs/configuration.md,
+// Profiles): each that cannot be used, and each server entry naming no
+// configured server, fails with a suggestion.
+func profileChecks(lt *launchTrust, names []string, o *runtimeOptions) []doctorCheck {
+	if lt == nil || lt.settings == nil {
+		return nil
+	}
+	ps, diags := lt.settings.Profiles()
+	if len(ps) == 0 && len(diags) == 0 {
+		return nil
+	}
+	var out []doctorCheck
+	for _, d := range append(diags, ps.Check(names)...) {
+		msg := d.Message
+		if d.Field != "" {
+			msg = fmt.Sprintf("field %q: %s", d.Field, msg)
+		}
+		if p := d.Position; p.File != "" {
+			p.File = o.tilde(p.File)
+			msg = p.String() + ": " + msg
+		}
+		out = append(out, check("profiles", "", doctorFail, termsafe.Line(msg), d.Fix))
+	}
+	if len(out) == 0 {
+		out = append(out, check("profiles", "", doctorPass, fmt.Sprintf("%d profiles, each naming configured servers", len(ps)), ""))
+	}
 	return out
 }
 
