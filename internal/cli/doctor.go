@@ -175,15 +175,7 @@ func doctorChecks(ctx context.Context, cfg *config.Resolved, servers []host.Serv
 		if d.Server != "" && strings.HasPrefix(d.Message, missingEnvPrefix) {
 			continue
 		}
-		msg := d.Message
-		if d.Field != "" {
-			msg = fmt.Sprintf("field %q: %s", d.Field, msg)
-		}
-		if p := d.Position; p.File != "" {
-			p.File = o.tilde(p.File)
-			msg = p.String() + ": " + msg
-		}
-		out = append(out, check("config", d.Server, doctorFail, msg, cliDiagnostic(d).Fix))
+		out = append(out, check("config", d.Server, doctorFail, diagnosticText(d, o), cliDiagnostic(d).Fix))
 		nconfig++
 	}
 	if nconfig == 0 {
@@ -312,6 +304,20 @@ func doctorChecks(ctx context.Context, cfg *config.Resolved, servers []host.Serv
 	return append(out, profileChecks(lt, names, o)...)
 }
 
+// diagnosticText is a diagnostic as a doctor check says it:
+// "~/file:line:col: field "f": message".
+func diagnosticText(d config.Diagnostic, o *runtimeOptions) string {
+	msg := d.Message
+	if d.Field != "" {
+		msg = fmt.Sprintf("field %q: %s", d.Field, msg)
+	}
+	if p := d.Position; p.File != "" {
+		p.File = o.tilde(p.File)
+		msg = p.String() + ": " + msg
+	}
+	return msg
+}
+
 // profileChecks reports the settings' profiles (docs/configuration.md,
 // Profiles): each that cannot be used, and each server entry naming no
 // configured server, fails with a suggestion.
@@ -325,15 +331,7 @@ func profileChecks(lt *launchTrust, names []string, o *runtimeOptions) []doctorC
 	}
 	var out []doctorCheck
 	for _, d := range append(diags, ps.Check(names)...) {
-		msg := d.Message
-		if d.Field != "" {
-			msg = fmt.Sprintf("field %q: %s", d.Field, msg)
-		}
-		if p := d.Position; p.File != "" {
-			p.File = o.tilde(p.File)
-			msg = p.String() + ": " + msg
-		}
-		out = append(out, check("profiles", "", doctorFail, termsafe.Line(msg), d.Fix))
+		out = append(out, check("profiles", "", doctorFail, termsafe.Line(diagnosticText(d, o)), d.Fix))
 	}
 	if len(out) == 0 {
 		out = append(out, check("profiles", "", doctorPass, fmt.Sprintf("%d profiles, each naming configured servers", len(ps)), ""))
