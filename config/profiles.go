@@ -253,8 +253,7 @@ func MergeProfiles(layers ...[]Profile) (Profiles, []Diagnostic) {
 		r.Tools = slices.Clone(p.Tools)
 		ok := true
 		for _, e := range p.Extends {
-			base, exists := all[e]
-			if !exists {
+			if _, exists := all[e]; !exists {
 				ok = false
 				diags = append(diags, Diagnostic{Severity: SeverityError, Position: p.Position, Field: "profiles." + name + ".extends",
 					Message: fmt.Sprintf("extends unknown profile %q", e), Fix: "define it, or remove it from extends" + suggestProfile(e, all)})
@@ -272,7 +271,6 @@ func MergeProfiles(layers ...[]Profile) (Profiles, []Diagnostic) {
 				ok = false
 				continue
 			}
-			_ = base
 			r.serverSets = append(r.serverSets, b.serverSets...)
 			r.Tools = append(r.Tools, b.Tools...)
 			r.Deny = append(slices.Clone(r.Deny), b.Deny...)
