@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -323,4 +324,43 @@ func (st *SettingsStack) Preference(key string) string {
 		}
 	}
 	return ""
+}
+
+// Profiles reads the "profiles" of every layer (see [ParseProfiles] and
+// [MergeProfiles]): the managed, flag, local, user and project settings.
+// A layer that cannot be used contributes none.
+func (st *SettingsStack) Profiles() (Profiles, []Diagnostic) {
+	var layers [][]Profile
+	var diags []Diagnostic
+	userDone := false
+	for _, l := range st.Layers {
+		if l.Err != nil {
+			continue
+		}
+		var data []byte
+		switch {
+		case l.Scope == SettingsFlag && l.File == "":
+			data, _ = json.Marshal(l.Settings)
+		case l.Scope == SettingsLocal || l.Scope == SettingsUser:
+			// The user file holds both; read it once, with its local entries.
+			if userDone {
+				continue
+			}
+			userDone = true
+			data, _ = safefile.ReadFile(l.File)
+			p, d := ParseProfiles(l.File, data, SettingsUser, st.Places.Workspace)
+			layers, diags = append(layers, p), append(diags, d...)
+			continue
+		default:
+			data, _ = safefile.ReadFile(l.File)
+		}
+		label := l.File
+		if label == "" {
+			label = "--settings"
+		}
+		p, d := ParseProfiles(label, data, l.Scope, "")
+		layers, diags = append(layers, p), append(diags, d...)
+	}
+	ps, d := MergeProfiles(layers...)
+	return ps, append(diags, d...)
 }

@@ -182,15 +182,7 @@ func doctorChecks(ctx context.Context, cfg *config.Resolved, servers []host.Serv
 		if d.Server != "" && strings.HasPrefix(d.Message, missingEnvPrefix) {
 			continue
 		}
-		msg := d.Message
-		if d.Field != "" {
-			msg = fmt.Sprintf("field %q: %s", d.Field, msg)
-		}
-		if p := d.Position; p.File != "" {
-			p.File = o.tilde(p.File)
-			msg = p.String() + ": " + msg
-		}
-		out = append(out, check("config", d.Server, doctorFail, msg, cliDiagnostic(d).Fix))
+		out = append(out, check("config", d.Server, doctorFail, diagnosticText(d, o), cliDiagnostic(d).Fix))
 		nconfig++
 	}
 	if nconfig == 0 {
@@ -316,6 +308,41 @@ func doctorChecks(ctx context.Context, cfg *config.Resolved, servers []host.Serv
 			msg = fmt.Sprintf("%d permission rules, each of which can match", n)
 		}
 		out = append(out, check("permissions", "", doctorPass, msg, ""))
+	}
+	return append(out, profileChecks(lt, names, o)...)
+}
+
+// diagnosticText is a diagnostic as a doctor check says it:
+// "~/file:line:col: field "f": message".
+func diagnosticText(d config.Diagnostic, o *runtimeOptions) string {
+	msg := d.Message
+	if d.Field != "" {
+		msg = fmt.Sprintf("field %q: %s", d.Field, msg)
+	}
+	if p := d.Position; p.File != "" {
+		p.File = o.tilde(p.File)
+		msg = p.String() + ": " + msg
+	}
+	return msg
+}
+
+// profileChecks reports the settings' profiles (docs/configuration.md,
+// Profiles): each that cannot be used, and each server entry naming no
+// configured server, fails with a suggestion.
+func profileChecks(lt *launchTrust, names []string, o *runtimeOptions) []doctorCheck {
+	if lt == nil || lt.settings == nil {
+		return nil
+	}
+	ps, diags := lt.settings.Profiles()
+	if len(ps) == 0 && len(diags) == 0 {
+		return nil
+	}
+	var out []doctorCheck
+	for _, d := range append(diags, ps.Check(names)...) {
+		out = append(out, check("profiles", "", doctorFail, termsafe.Line(diagnosticText(d, o)), d.Fix))
+	}
+	if len(out) == 0 {
+		out = append(out, check("profiles", "", doctorPass, fmt.Sprintf("%d profiles, each naming configured servers", len(ps)), ""))
 	}
 	return out
 }

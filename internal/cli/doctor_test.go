@@ -108,3 +108,29 @@ func TestDoctorBrokenSettings(t *testing.T) {
 		t.Errorf("call with a broken settings file: exit %d, stderr:\n%s", code, stderr)
 	}
 }
+
+// TestDoctorProfiles: a profile naming a server that does not exist, or a
+// glob matching none, fails with the nearest name; a repository's
+// redefinition of the user's profile fails naming file:line:col.
+func TestDoctorProfiles(t *testing.T) {
+	w := newRTWorld(t)
+	w.userServers(map[string]any{"demo": w.server("demo")})
+	w.writeJSON(filepath.Join(w.sb, "settings.json"), map[string]any{"profiles": map[string]any{
+		"review": map[string]any{"servers": []string{"dmeo", "docs-*"}},
+		"ok":     map[string]any{"servers": []string{"demo"}},
+	}})
+	w.writeJSON(filepath.Join(w.proj, ".switchboard", "settings.json"), map[string]any{"profiles": map[string]any{"ok": map[string]any{}}})
+	out, _, code := w.run(false, "doctor")
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	for _, want := range []string{
+		`profile names server "dmeo", which is not configured`, `did you mean "demo"?`,
+		`profile pattern "docs-*" matches no configured server`,
+		`.switchboard/settings.json:3:5: field "profiles.ok": a repository may not redefine profile "ok"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+}

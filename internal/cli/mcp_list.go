@@ -32,6 +32,9 @@ type serverJSON struct {
 	DisabledReason string `json:"disabledReason,omitempty"`
 	Trust          string `json:"trust,omitempty"`
 	Error          string `json:"error,omitempty"`
+	// Profiles are the settings' profiles that include the server (mcp
+	// list only; absent when there are none).
+	Profiles []string `json:"profiles,omitempty"`
 }
 
 // serverDetailJSON is `mcp get --json`: the list object, the rest of the
@@ -214,10 +217,16 @@ func mcpListRun(ctx context.Context, opts *MCPListOptions) error {
 	if err != nil {
 		return err
 	}
+	var profiles config.Profiles
+	if st, err := f.settingsStack(nil); err == nil {
+		profiles, _ = st.Profiles() // their problems are doctor's to report
+	}
 	if opts.JSON {
 		list := make([]serverJSON, 0, len(r.Servers))
 		for i := range r.Servers {
-			list = append(list, toServerJSON(&r.Servers[i]))
+			sj := toServerJSON(&r.Servers[i])
+			sj.Profiles = profiles.Including(r.Servers[i].Name)
+			list = append(list, sj)
 		}
 		if err := printJSON(opts.IO.Out, list); err != nil {
 			return err
@@ -229,7 +238,11 @@ func mcpListRun(ctx context.Context, opts *MCPListOptions) error {
 		fmt.Fprintln(opts.IO.Out, "No MCP servers configured. Add one with: switchboard mcp add NAME -- CMD [ARG...]")
 	}
 	if len(r.Servers) > 0 {
-		t := newTablePrinter(opts.IO, "name", "type", "scope", "enabled", "command / url", "file")
+		cols := []string{"name", "type", "scope", "enabled", "command / url", "file"}
+		if len(profiles) > 0 {
+			cols = append(cols, "profiles")
+		}
+		t := newTablePrinter(opts.IO, cols...)
 		t.Shrink(4)
 		for i := range r.Servers {
 			s := &r.Servers[i]
@@ -247,7 +260,11 @@ func mcpListRun(ctx context.Context, opts *MCPListOptions) error {
 			if file == "" {
 				file = "-"
 			}
-			t.AddRow(s.Name, typ, scope, enabledText(s), targetText(s.Written), file)
+			row := []string{s.Name, typ, scope, enabledText(s), targetText(s.Written), file}
+			if len(profiles) > 0 {
+				row = append(row, dashEmpty(strings.Join(profiles.Including(s.Name), ",")))
+			}
+			t.AddRow(row...)
 		}
 		if err := t.Render(); err != nil {
 			return err

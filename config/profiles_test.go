@@ -1,0 +1,196 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func diagText(ds []Diagnostic) string {
+	var b strings.Builder
+	for _, d := range ds {
+		b.WriteString(d.Error() + "\n")
+	}
+	return b.String()
+}
+
+func TestProfilesParseAndInclude(t *testing.T) {
+	user := `{
+  // the reviewer
+  "profiles": {
+    "review": {"servers": ["github", "docs-*"], "disabledTools": ["*write*"], "permissions": {"deny": ["mcp__github__merge"]}}
+  }
+}`
+	up, d := ParseProfiles("user.json", []byte(user), SettingsUser, "")
+	if len(d) > 0 {
+		t.Fatal(diagText(d))
+	}
+	repo := `{"profiles": {"sub": {"extends": ["review"], "servers": ["docs-*"]}}}`
+	rp, d := ParseProfiles("repo.json", []byte(repo), SettingsProject, "")
+	if len(d) > 0 {
+		t.Fatal(diagText(d))
+	}
+	ps, d := MergeProfiles(up, rp)
+	if len(d) > 0 {
+		t.Fatal(diagText(d))
+	}
+	if got := ps.Including("docs-api"); !slices.Equal(got, []string{"review", "sub"}) {
+		t.Errorf("Including(docs-api) = %v", got)
+	}
+	if got := ps.Including("github"); !slices.Equal(got, []string{"review"}) {
+		t.Errorf("Including(github) = %v: sub must narrow review", got)
+	}
+	if got := ps.Including("fs"); got != nil {
+		t.Errorf("Including(fs) = %v", got)
+	}
+	if h, _ := ps["sub"].Tools.Hidden("write_file"); !h {
+		t.Error("sub must inherit review's disabledTools")
+	}
+	if h, _ := ps["sub"].Tools.Hidden("read_file"); h {
+		t.Error("read_file hidden")
+	}
+	if !slices.Equal(ps["sub"].Deny, []string{"mcp__github__merge"}) {
+		t.Errorf("sub deny = %v", ps["sub"].Deny)
+	}
+}
+
+func TestProfilesErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, data string
+		scope            SettingsScope
+		want             string
+	}{
+		{"duplicate", "u.json", "{\"profiles\": {\n \"a\": {},\n \"a\": {}}}", SettingsUser, "u.json:3:2: field \"profiles.a\": profile defined twice"},
+		{"empties by glob", "u.json", `{"profiles": {"a": {"disabledTools": ["*"]}}}`, SettingsUser, `u.json:1:39: field "profiles.a.disabledTools": "*" hides every tool`},
+		{"empty enabled", "u.json", `{"profiles": {"a": {"enabledTools": []}}}`, SettingsUser, "hide every tool"},
+		{"empty servers", "u.json", `{"profiles": {"a": {"servers": []}}}`, SettingsUser, "includes nothing"},
+		{"allow", "r.json", `{"profiles": {"a": {"permissions": {"allow": ["mcp__x"]}}}}`, SettingsProject, "r.json:1:37: field \"profiles.a.permissions.allow\": a profile can only tighten"},
+		{"bad name", "u.json", `{"profiles": {"a b": {}}}`, SettingsUser, "rename it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ps, d := ParseProfiles(tc.file, []byte(tc.data), tc.scope, "")
+			if !strings.Contains(diagText(d), tc.want) {
+				t.Fatalf("diagnostics %q, want %q", diagText(d), tc.want)
+			}
+			for _, p := range ps {
+				if p.Name == "a" && tc.name != "duplicate" {
+					t.Errorf("profile %q kept despite the error", p.Name)
+				}
+			}
+		})
+	}
+}
+
+func TestProfilesMergeErrors(t *testing.T) {
+	parse := func(file, data string, scope SettingsScope) []Profile {
+		t.Helper()
+		p, d := ParseProfiles(file, []byte(data), scope, "")
+		if len(d) > 0 {
+			t.Fatal(diagText(d))
+		}
+		return p
+	}
+	user := parse("u.json", `{"profiles": {"review": {"servers": ["github"]}, "x": {"extends": ["y"]}, "y": {"extends": ["x"]}, "z": {"extends": ["reveiw"]}}}`, SettingsUser)
+	repo := parse("r.json", "{\n\"profiles\": {\"review\": {\"servers\": [\"*\"]}}}", SettingsProject)
+	ps, d := MergeProfiles(user, repo)
+	text := diagText(d)
+	for _, want := range []string{
+		`r.json:2:14: field "profiles.review": a repository may not redefine profile "review" of user settings`,
+		"extends form a cycle",
+		`extends unknown profile "reveiw" (fix: define it, or remove it from extends (did you mean "review"?))`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("diagnostics\n%s\nlack %q", text, want)
+		}
+	}
+	if got := ps.Including("fs"); got != nil {
+		t.Errorf("the repository widened review: fs in %v", got)
+	}
+	for _, n := range []string{"x", "y", "z"} {
+		if _, ok := ps[n]; ok {
+			t.Errorf("profile %s kept despite its extends error", n)
+		}
+	}
+	// The other order of layers: the trusted profile wins still.
+	ps, d = MergeProfiles(repo, user)
+	if !strings.Contains(diagText(d), "may not redefine") || ps.Including("fs") != nil {
+		t.Errorf("repo first: %s %v", diagText(d), ps.Including("fs"))
+	}
+}
+
+func TestProfilesCheck(t *testing.T) {
+	p, _ := ParseProfiles("u.json", []byte(`{"profiles": {"review": {"servers": ["githb", "docs-*", "fs"]}}}`), SettingsUser, "")
+	ps, _ := MergeProfiles(p)
+	text := diagText(ps.Check([]string{"github", "fs"}))
+	for _, want := range []string{`profile names server "githb", which is not configured (fix: did you mean "github"?)`, `pattern "docs-*" matches no configured server`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s lacks %q", text, want)
+		}
+	}
+	if strings.Contains(text, `"fs"`) {
+		t.Errorf("fs exists: %s", text)
+	}
+}
+
+func TestProfilesLocal(t *testing.T) {
+	data := `{"projects": {"/w": {"profiles": {"loc": {"servers": ["a"]}}}}, "profiles": {"top": {}}}`
+	p, d := ParseProfiles("u.json", []byte(data), SettingsUser, "/w")
+	if len(d) > 0 {
+		t.Fatal(diagText(d))
+	}
+	if len(p) != 2 || p[0].Name != "top" || p[1].Name != "loc" || p[1].Scope != SettingsLocal {
+		t.Fatalf("profiles %+v", p)
+	}
+}
+
+func TestSettingsStackProfiles(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	writeFile(t, UserSettingsPath(home), `{"profiles": {"review": {"servers": ["github"]}},
+ "projects": {"`+ws+`": {"profiles": {"mine": {"servers": ["fs"]}}}}}`)
+	writeFile(t, ProjectSettingsPath(ws), "{\n  \"profiles\": {\"review\": {}, \"narrow\": {\"extends\": [\"review\"], \"disabledTools\": [\"*write*\"]}}}")
+	st := ReadSettings(SettingsPlaces{Home: home, Workspace: ws, Flag: Settings{"profiles": map[string]any{"flagged": map[string]any{"servers": []any{"x"}}}}})
+	ps, d := st.Profiles()
+	if got := ps.Names(); !slices.Equal(got, []string{"flagged", "mine", "narrow", "review"}) {
+		t.Errorf("names %v", got)
+	}
+	if ps["mine"].Scope != SettingsLocal || ps["narrow"].Scope != SettingsProject {
+		t.Errorf("scopes %v %v", ps["mine"].Scope, ps["narrow"].Scope)
+	}
+	if len(d) != 1 || !strings.Contains(d[0].Error(), ProjectSettingsPath(ws)+":2:16:") || !strings.Contains(d[0].Error(), "may not redefine") {
+		t.Errorf("diagnostics: %s", diagText(d))
+	}
+	if ps.Including("other") != nil {
+		t.Errorf("the repository's empty review widened it: %v", ps.Including("other"))
+	}
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// FuzzParseProfiles: any document parses without panicking, every
+// diagnostic names a position, and what is kept merges without panicking.
+func FuzzParseProfiles(f *testing.F) {
+	f.Add([]byte(`{"profiles": {"a": {"servers": ["x*"], "extends": ["b"], "disabledTools": ["*"]}, "b": {"extends": ["a"]}}}`))
+	f.Add([]byte(`{"profiles": {"a": {"permissions": {"allow": ["x"], "deny": [1]}, "enabledTools": []}}, "projects": {"/w": {"profiles": []}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ps, diags := ParseProfiles("f.json", data, SettingsProject, "/w")
+		for _, d := range diags {
+			if d.Line == 0 {
+				t.Fatalf("diagnostic without a position: %s", d.Error())
+			}
+		}
+		merged, _ := MergeProfiles(ps, ps)
+		for _, n := range merged.Names() {
+			merged[n].IncludesServer("x")
+		}
+	})
+}
