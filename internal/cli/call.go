@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
@@ -200,25 +201,23 @@ func callRun(ctx context.Context, opts *CallOptions) (err error) {
 	// A call waits for its server however long it takes to connect (the
 	// startup timeout bounds that), not just --wait.
 	s.wait(ctx, -1)
-	server, tool, def := s.lookupTool(ctx, opts.Name)
 	if len(opts.ArgPairs) > 0 {
-		if args, err = setArgs(args, opts.ArgPairs, def); err != nil {
+		if args, err = setArgs(args, opts.ArgPairs, s.toolDef(ctx, opts.Name)); err != nil {
 			return err
 		}
 	}
 
-	res, cerr := s.callWithProgress(ctx, opts.Name, args)
+	// A tool held by tool pinning was put to the terminal by CallWith
+	// (the session's Prompter asks); still held, it is exit 3.
+	out, cerr := s.callWithProgress(ctx, opts.Name, args, outputOptions(opts, s.cfg.Workspace))
 	if errors.Is(cerr, host.ErrToolHeld) {
-		if s.opts.IO.CanPrompt && s.sb.AskHeld(ctx, cerr) {
-			res, cerr = s.callWithProgress(ctx, opts.Name, args) // accepted at the terminal
-		}
-		if errors.Is(cerr, host.ErrToolHeld) {
-			return heldErr(cerr) // exit 3 (toolpins.go)
-		}
+		return heldErr(cerr) // exit 3 (toolpins.go)
 	}
 	if cerr != nil {
-		if rerr := trustRefusal(s); rerr != nil && errors.Is(cerr, host.ErrNotConnected) {
-			return rerr // held by launch trust: exit 3 (trust.go)
+		var held *switchboard.NotApprovedError
+		if errors.As(cerr, &held) {
+			// Held by launch trust: exit 3 (trust.go).
+			return RefusedErr(held, fmt.Sprintf("run `%s` to review and approve it", approveCommand(held.Server)))
 		}
 		if errors.Is(cerr, host.ErrUnknownTool) {
 			if near := suggestTool(ctx, s, opts); near != "" {
@@ -227,7 +226,10 @@ func callRun(ctx context.Context, opts *CallOptions) (err error) {
 		}
 		return callErr(cerr)
 	}
-	env := presentResult(opts, s.cfg.Workspace, server, tool, res)
+	if out.Output.Fallback == toolsurface.FallbackWriteError {
+		fmt.Fprintf(opts.IO.ErrOut, "warning: could not save the large result, so it was truncated: %s\n", termsafe.Line(fmt.Sprint(out.Output.WriteErr)))
+	}
+	res, env := out.Raw, out.Text
 	if opts.JSON {
 		content := res.Content
 		if content == nil {
@@ -340,11 +342,10 @@ func swapDistance(a, b string) int {
 	return d[len(x)][len(y)]
 }
 
-// presentResult is the result as a model gets it (toolsurface.Present): the envelope,
-// or for a large result the guide to its spill file (in workspace's
-// folder) or the truncated text. A bad setting or a failed write is a
-// warning on stderr.
-func presentResult(opts *CallOptions, workspace, server, tool string, res *mcp.CallToolResult) string {
+// outputOptions bound what a call gives the model
+// (toolsurface.Present): the limit and switch of the environment, spill
+// files in workspace's folder. A bad setting is a warning on stderr.
+func outputOptions(opts *CallOptions, workspace string) *toolsurface.OutputOptions {
 	getenv := func(k string) string {
 		if opts.Getenv == nil {
 			return ""
@@ -359,37 +360,20 @@ func presentResult(opts *CallOptions, workspace, server, tool string, res *mcp.C
 		}
 	}
 	oo.Workspace = workspace
-	out := toolsurface.Present(server, tool, res, &oo)
-	if out.Fallback == toolsurface.FallbackWriteError {
-		fmt.Fprintf(opts.IO.ErrOut, "warning: could not save the large result, so it was truncated: %s\n", termsafe.Line(fmt.Sprint(out.WriteErr)))
-	}
-	return out.Text
+	return &oo
 }
 
-// lookupTool finds the server's own names for a namespaced tool, for the
-// envelope. When the tool is not listed (the call will say why) it falls
-// back to the parts of the name.
-// hostToolServer is the envelope's server for the host's own tools
-// (tool_search), as the gateway names it.
-const hostToolServer = "switchboard"
-
-func (s *session) lookupTool(ctx context.Context, name string) (server, tool string, def *mcp.Tool) {
+// toolDef is the definition of the tool called name, for --arg's types;
+// nil when it is not listed (the call will say why).
+func (s *session) toolDef(ctx context.Context, name string) *mcp.Tool {
 	if list, _ := s.h.Tools(ctx); list != nil {
 		for _, t := range list.Tools {
 			if t.Name == name {
-				server = t.Server
-				if server == "" {
-					server = hostToolServer
-				}
-				return server, t.Tool.Name, t.Tool
+				return t.Tool
 			}
 		}
 	}
-	server, tool, ok := toolsurface.ParseToolName(name)
-	if !ok {
-		return hostToolServer, name, nil
-	}
-	return server, tool, nil
+	return nil
 }
 
 // setArgs sets --arg NAME=VALUE pairs in the JSON object args, each value
@@ -468,19 +452,21 @@ func withArticle(typ string) string {
 	return "a " + typ
 }
 
-// callWithProgress runs the call, showing "calling NAME (1.2s)…" and the
-// server's progress notifications on a terminal.
-func (s *session) callWithProgress(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+// callWithProgress runs the call through the front door's one path
+// (switchboard.Switchboard.CallWith), showing "calling NAME (1.2s)…" and
+// the server's progress notifications on a terminal. out bounds the
+// result (nil: the front door's own bounds).
+func (s *session) callWithProgress(ctx context.Context, name string, args json.RawMessage, out *toolsurface.OutputOptions) (*switchboard.Result, error) {
 	start := s.opts.now()
 	var (
 		mu   sync.Mutex
 		last *mcp.ProgressNotificationParams
 	)
-	ctx = host.WithProgress(ctx, func(p *mcp.ProgressNotificationParams) {
+	progress := func(p *mcp.ProgressNotificationParams) {
 		mu.Lock()
 		last = p
 		mu.Unlock()
-	})
+	}
 	s.line.Start(func() string {
 		elapsed := s.opts.now().Sub(start)
 		mu.Lock()
@@ -492,7 +478,7 @@ func (s *session) callWithProgress(ctx context.Context, name string, args json.R
 		return fmt.Sprintf("calling %s (%s)…%s", name, formatElapsed(elapsed), progressText(p))
 	})
 	defer s.line.Stop()
-	return s.h.Call(ctx, name, args)
+	return s.sb.CallWith(ctx, name, args, &switchboard.CallOptions{Progress: progress, Output: out})
 }
 
 // progressText renders a progress notification: " 3/5 copying files".

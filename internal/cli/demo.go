@@ -191,11 +191,11 @@ func demoRun(ctx context.Context, opts *DemoOptions) (err error) {
 		fmt.Fprintf(out, "\n3. A call, and the result as the model gets it\n")
 		fmt.Fprintf(out, "   switchboard call %s '%s'\n\n", name, demoArgs)
 	}
-	res, cerr := s.callWithProgress(ctx, name, json.RawMessage(demoArgs))
+	called, cerr := s.callWithProgress(ctx, name, json.RawMessage(demoArgs), nil)
 	if cerr != nil {
 		return callErr(cerr)
 	}
-	env := toolsurface.Envelope(demoServer, demoTool, res)
+	res, env := called.Raw, called.Text
 
 	if opts.JSON {
 		j := demoJSON{Servers: report.json(s.cfg, opts.now()).Servers, Tools: []toolJSON{}}
