@@ -164,8 +164,9 @@ func TestGatewayWatchesFoldersCreatedLater(t *testing.T) {
 		waitServed(t, ctx, cs, stderr, "start")
 		writeJSON(t, filepath.Join(w.home, ".switchboard.json"), echoServers("legacy"))
 		waitServed(t, ctx, cs, stderr, "~/.switchboard.json written", "legacy")
-		// ~/.switchboard/mcp.json, made later, comes before the legacy file.
-		if err := os.Mkdir(w.sbHome, 0o755); err != nil {
+		// ~/.switchboard/mcp.json, made later, comes before the legacy file
+		// (the folder may be there already: tool pins are kept in it).
+		if err := os.MkdirAll(w.sbHome, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		writeJSON(t, filepath.Join(w.sbHome, "mcp.json"), echoServers("d"))
