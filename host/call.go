@@ -138,6 +138,11 @@ func (h *Host) resolveTool(ctx context.Context, name string) (*server, string, e
 			candidates = append(candidates, s)
 		}
 	}
+	if len(candidates) == 0 && mayBeCut(name) {
+		// A long name cut to 64 may have lost part of its server's name
+		// (toolsurface.ToolName): every server may hold it.
+		candidates = h.all()
+	}
 	var firstErr error
 	for _, s := range candidates {
 		if _, err := h.serverTools(ctx, s); err != nil && firstErr == nil {
@@ -162,6 +167,20 @@ func (h *Host) resolveTool(ctx context.Context, name string) (*server, string, e
 		return nil, "", &UnknownToolError{Name: name}
 	}
 	return nil, "", &UnknownToolError{Name: name, Server: candidates[0].name}
+}
+
+// mayBeCut reports whether name could be one toolsurface.ToolName cut
+// to fit: it ends in '_' and eight lowercase hex digits.
+func mayBeCut(name string) bool {
+	if len(name) < 9 || name[len(name)-9] != '_' {
+		return false
+	}
+	for _, r := range name[len(name)-8:] {
+		if (r < '0' || r > '9') && (r < 'a' || r > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallToolResult, error) {
