@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -199,10 +198,14 @@ func TestTaskNotRerunOnReconnect(t *testing.T) {
 			if _, err := fmt.Sscan(logOf(t, pidFile), &pid); err != nil {
 				t.Fatalf("pid file: %v", err)
 			}
-			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			proc, err := os.FindProcess(pid)
+			if err != nil {
 				t.Fatal(err)
 			}
-			err := <-errc
+			if err := proc.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			err = <-errc
 			if !errors.Is(err, host.ErrMayHaveRun) || !strings.Contains(err.Error(), "as task ") || !strings.Contains(err.Error(), "not re-run on reconnect") {
 				t.Fatalf("call: %v, want ErrMayHaveRun naming the task", err)
 			}
