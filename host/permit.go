@@ -115,6 +115,15 @@ type PermitOptions struct {
 	// UserSettings names the user settings file in hints, as a person
 	// should read it. If empty, "~/.switchboard/settings.json".
 	UserSettings string
+	// Rules, if not nil, picks the rules that decide a call from its
+	// context in place of PolicyPermit's own (a gateway's: the rules of
+	// the calling principal on top of the global ones), and who, whose
+	// "always" answers the call shares ("" for everyone's): an answer is
+	// remembered per (who, server, tool).
+	Rules func(ctx context.Context) (rules *policy.Policy, who string)
+	// Decided, if not nil, is told every decision before it is acted on
+	// (a gateway's audit line and metrics).
+	Decided func(ctx context.Context, d policy.Decision)
 }
 
 // DeniedError is the error of a call refused by PolicyPermit. It unwraps
@@ -142,12 +151,15 @@ func (e *DeniedError) Error() string {
 func (e *DeniedError) Unwrap() error { return ErrDenied }
 
 // PolicyPermit returns a Permit deciding with p (nil: no rules, so every
-// call is asked for): allow runs, deny refuses, ask puts the question to
-// opts.Asker — or refuses when there is none (an ask with nobody to ask is
-// a deny). AnswerAlways is remembered by the returned Permit per
-// (server, tool) pair, never per joined name, so that it cannot pass to
-// another server's tool of the same name. It is safe for concurrent use; questions are not serialized (the
-// Asker may do so).
+// call is asked for), or with the rules opts.Rules picks per call: allow
+// runs, deny refuses, ask puts the question to opts.Asker — or refuses
+// when there is none (an ask with nobody to ask is a deny). AnswerAlways
+// is remembered by the returned Permit per (who, server, tool), never per
+// joined name, so that it cannot pass to another server's tool of the
+// same name nor to another principal. It is safe for concurrent use;
+// questions are not serialized (the Asker may do so). It is the one
+// permission engine: the front door, the CLI and the gateway
+// (gateway.NewPermit) all decide with it.
 func PolicyPermit(p *policy.Policy, opts *PermitOptions) Permit {
 	var o PermitOptions
 	if opts != nil {
@@ -158,31 +170,38 @@ func PolicyPermit(p *policy.Policy, opts *PermitOptions) Permit {
 	}
 	var (
 		mu     sync.Mutex
-		always = map[[2]string]bool{}
+		always = map[[3]string]bool{}
 	)
 	return func(ctx context.Context, req PermitRequest) error {
+		pol, who := p, ""
+		if o.Rules != nil {
+			pol, who = o.Rules(ctx)
+		}
 		preq := policy.Request{Tool: req.Tool, Server: req.Server, ToolName: req.ToolName, Autopilot: o.Autopilot}
 		if a := req.Annotations; a != nil {
 			preq.Annotations = policy.Annotations{ReadOnlyHint: a.ReadOnlyHint, DestructiveHint: a.DestructiveHint != nil && *a.DestructiveHint}
 		}
-		if p.NeedsArgs(preq) {
+		if pol.NeedsArgs(preq) {
 			// A rule with argument conditions could match: decide on the
 			// arguments (otherwise they cannot change the decision).
 			req.DecodeArgs()
 		}
 		preq.Args = req.Args
-		d := p.Decide(preq)
+		d := pol.Decide(preq)
+		if o.Decided != nil {
+			o.Decided(ctx, d)
+		}
 		switch d.Action {
 		case policy.Allow:
 			return nil
 		case policy.Deny:
 			return &DeniedError{Tool: req.Tool, Decision: d, Hint: d.Hint(o.UserSettings)}
 		}
-		mu.Lock()
-		key := [2]string{req.Server, req.ToolName}
+		key := [3]string{who, req.Server, req.ToolName}
 		if req.Server == "" {
-			key[1] = req.Tool
+			key[2] = req.Tool
 		}
+		mu.Lock()
 		ok := always[key]
 		mu.Unlock()
 		if ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -186,6 +187,57 @@ func testPolicyPermit(t *testing.T, lazy bool) {
 			t.Errorf("side_effect ran %d times, want 3", n)
 		}
 	})
+}
+
+// TestPolicyPermitRules: the rules PermitOptions.Rules picks per call
+// (a gateway's principal's, on top of the global ones) decide it, every
+// decision is told to Decided, and an "always" is remembered per
+// principal: alice's does not let bob's same call run unasked.
+func TestPolicyPermitRules(t *testing.T) {
+	user := policy.Source{Scope: policy.ScopeUser, File: "settings.json"}
+	global := policy.New(policy.NewRule(policy.Allow, "mcp__e__echo", user))
+	scoped := map[string]*policy.Policy{
+		"bob": global.With(policy.NewRule(policy.Deny, "mcp__e__echo", policy.Source{Scope: policy.ScopeUser, File: "gateway-auth.json"})),
+	}
+	type whoKey struct{}
+	var decided []policy.Action
+	a := &answerer{answer: host.AnswerAlways}
+	permit := host.PolicyPermit(global, &host.PermitOptions{
+		Asker: a,
+		Rules: func(ctx context.Context) (*policy.Policy, string) {
+			who, _ := ctx.Value(whoKey{}).(string)
+			if p := scoped[who]; p != nil {
+				return p, who
+			}
+			return global, who
+		},
+		Decided: func(_ context.Context, d policy.Decision) { decided = append(decided, d.Action) },
+	})
+	as := func(who string) context.Context { return context.WithValue(context.Background(), whoKey{}, who) }
+	echo := host.PermitRequest{Tool: "mcp__e__echo", Server: "e", ToolName: "echo"}
+	add := host.PermitRequest{Tool: "mcp__e__add", Server: "e", ToolName: "add"}
+
+	if err := permit(as("alice"), echo); err != nil {
+		t.Errorf("alice's echo (allowed globally) = %v", err)
+	}
+	var de *host.DeniedError
+	if err := permit(as("bob"), echo); !errors.As(err, &de) || de.Decision.Action != policy.Deny {
+		t.Errorf("bob's echo (denied by his own rule) = %v, want a DeniedError", err)
+	}
+	if err := permit(as("alice"), add); err != nil || len(a.asked) != 1 {
+		t.Fatalf("alice's add answered always = %v, asked %d times", err, len(a.asked))
+	}
+	a.answer = host.AnswerDeny
+	if err := permit(as("alice"), add); err != nil || len(a.asked) != 1 {
+		t.Errorf("alice's add again = %v, asked %d times; want it run unasked", err, len(a.asked))
+	}
+	if err := permit(as("bob"), add); !errors.As(err, &de) || !de.Asked || len(a.asked) != 2 {
+		t.Errorf("bob's add after alice's always = %v, asked %d times; want him asked and refused", err, len(a.asked))
+	}
+	want := []policy.Action{policy.Allow, policy.Deny, policy.Ask, policy.Ask, policy.Ask}
+	if fmt.Sprint(decided) != fmt.Sprint(want) {
+		t.Errorf("Decided saw %v, want %v", decided, want)
+	}
 }
 
 // TestPermitSeesWhatIsSent: the arguments the hook decides on are the
