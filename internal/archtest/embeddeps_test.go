@@ -26,13 +26,17 @@ var update = flag.Bool("update", false, "rewrite testdata/embed.deps")
 // cost, shown in review as a diff of this file.
 const embedDeps = "testdata/embed.deps"
 
-// embedMaxBytes bounds examples/embed's binary (linux/amd64). The front
-// door without the gateway's telemetry was 15.6 MiB; with tool pinning
-// and the tasks adapter it is 16.1 MiB (2026-12-04), over issue 32's
-// 16 MB target. The saving known to be left: golang.org/x/net/idna and
-// x/text linked twice (internal/proc's httpproxy beside net/http's
-// vendored copy), about 0.2 MiB.
-const embedMaxBytes = 17 << 20
+// embedMaxBytes bounds examples/embed's binary (linux/amd64, a plain
+// go build). The front door without the gateway's telemetry was 15.6 MiB;
+// with tool pinning and the tasks adapter it grew to 16.1 MiB; with
+// internal/proc reading the proxy settings itself instead of through
+// golang.org/x/net's httpproxy (which linked x/net/idna and x/text a
+// second time, beside net/http's vendored copies) it is 16,658,016 bytes,
+// 15.9 MiB (2026-12-04). That is within 16 MiB but not issue 32's 16 MB
+// (16,000,000 bytes): the 0.66 MB more is no cheap saving — the largest
+// parts left are the standard library's TLS, x509 and HTTP, the go-sdk's
+// own (its mcp package links encoding/gob) and godbus for the keyring.
+const embedMaxBytes = 16 << 20
 
 // TestEmbedDeps (tailscale's depaware, in small): the modules and packages
 // examples/embed links, for linux/amd64, are those testdata/embed.deps

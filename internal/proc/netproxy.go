@@ -17,8 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/net/http/httpproxy"
-
 	"github.com/switchboard-mcp/switchboard/internal/netguard"
 )
 
@@ -173,10 +171,10 @@ type netProxy struct {
 }
 
 // ProxyConfig is the user's own HTTP proxy (from their environment:
-// HTTPS_PROXY, HTTP_PROXY, NO_PROXY, as golang.org/x/net/http/httpproxy
-// reads them), through which a sandbox's relay reaches the destinations it
-// allows, as every other program of the user's does. Loopback
-// destinations are always reached directly.
+// HTTPS_PROXY, HTTP_PROXY, NO_PROXY, read as net/http's
+// ProxyFromEnvironment reads them), through which a sandbox's relay
+// reaches the destinations it allows, as every other program of the
+// user's does. Loopback destinations are always reached directly.
 type ProxyConfig struct {
 	HTTPProxy  string `json:"httpProxy,omitempty"`
 	HTTPSProxy string `json:"httpsProxy,omitempty"`
@@ -184,21 +182,110 @@ type ProxyConfig struct {
 }
 
 // via is the proxy to reach t through (tls: the tunnel of a CONNECT), nil
-// for a direct connection.
+// for a direct connection: loopback, a proxy that is not http://, or a
+// destination NO_PROXY names.
+//
+// It decides as net/http's ProxyFromEnvironment (golang.org/x/net's
+// httpproxy) does for the destinations a relay has — canonical ASCII names
+// and addresses (parseTarget) — without linking a second copy of that
+// package and its IDNA tables: TestProxyViaAgrees and FuzzProxyVia hold
+// the two to the same answers. The one difference: a NO_PROXY entry
+// written in Unicode is not converted to its xn-- form, so it names no
+// destination (write it as xn--…, as curl wants it too).
 func (c *ProxyConfig) via(t target, tls bool) *url.URL {
 	if c == nil || t.loopback() {
 		return nil
 	}
-	scheme := "http"
+	raw := c.HTTPProxy
 	if tls {
-		scheme = "https"
+		raw = c.HTTPSProxy
 	}
-	u, err := (&httpproxy.Config{HTTPProxy: c.HTTPProxy, HTTPSProxy: c.HTTPSProxy, NoProxy: c.NoProxy}).
-		ProxyFunc()(&url.URL{Scheme: scheme, Host: t.String()})
-	if err != nil || u == nil || u.Scheme != "http" {
+	u := proxyURL(raw)
+	if u == nil || u.Scheme != "http" || noProxy(c.NoProxy, t) {
 		return nil
 	}
 	return u
+}
+
+// proxyURL reads a proxy variable's value: a URL, or a bare "host:port"
+// taken as http://host:port; nil when it is empty or unreadable.
+func proxyURL(raw string) *url.URL {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		if bare, err := url.Parse("http://" + raw); err == nil {
+			return bare
+		}
+	}
+	if err != nil {
+		return nil
+	}
+	return u
+}
+
+// noProxy reports whether the NO_PROXY list names t: a comma-separated
+// list of "*" (everything), CIDR prefixes, addresses and domain names,
+// each address or name with an optional port ("[v6]:port" for an IPv6
+// address). A name matches itself and its subdomains ("corp.example",
+// ".corp.example" and "*.corp.example" all match a.corp.example; only the
+// first matches corp.example itself); an address or prefix matches only a
+// destination given as an address, a name only one given as a name.
+func noProxy(list string, t target) bool {
+	var ip net.IP
+	if a, ok := t.addr(); ok {
+		ip = net.IP(a.AsSlice())
+	}
+	port := strconv.Itoa(int(t.port))
+	for _, e := range strings.Split(list, ",") {
+		e = strings.ToLower(strings.TrimSpace(e))
+		if e == "" {
+			continue
+		}
+		if e == "*" {
+			return true
+		}
+		if _, prefix, err := net.ParseCIDR(e); err == nil {
+			if ip != nil && prefix.Contains(ip) {
+				return true
+			}
+			continue
+		}
+		host, ePort, err := net.SplitHostPort(e)
+		switch {
+		case err != nil:
+			host, ePort = e, ""
+		case host == "":
+			continue // ":80": no host, not an entry
+		case host[0] == '[' && host[len(host)-1] == ']':
+			host = host[1 : len(host)-1]
+		}
+		portOK := ePort == "" || ePort == port
+		if eIP := net.ParseIP(host); eIP != nil {
+			if ip != nil && eIP.Equal(ip) && portOK {
+				return true
+			}
+			continue
+		}
+		if host == "" || ip != nil {
+			continue
+		}
+		if strings.HasPrefix(host, "*.") {
+			host = host[1:]
+		}
+		if !strings.HasPrefix(host, ".") {
+			// "corp.example": itself, or what ends in ".corp.example".
+			if t.host == host && portOK {
+				return true
+			}
+			host = "." + host
+		}
+		if strings.HasSuffix(t.host, host) && portOK {
+			return true
+		}
+	}
+	return false
 }
 
 // newNetProxy relays to allow under netguard's rules: private and
