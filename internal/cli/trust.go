@@ -143,19 +143,6 @@ func writeReview(w io.Writer, rs *config.ResolvedServer, v trust.Verdict, parent
 	review.Build(rs, v, review.Options{Parent: parent, Sandbox: sandbox}).WriteText(w)
 }
 
-// trustRefusal returns the exit-3 error for a command aimed at the
-// servers of s when one of them is held by launch trust, or nil.
-func trustRefusal(s *session) error {
-	for _, st := range s.statuses() {
-		if st.State != host.StateNeedsApproval && st.State != host.StateApprovalStale {
-			continue
-		}
-		return RefusedErr(fmt.Errorf("server %s is %s: %s", st.Name, st.State, st.Reason),
-			fmt.Sprintf("run `%s` to review and approve it", approveCommand(st.Name)))
-	}
-	return nil
-}
-
 // approvalJSON is a server's launch-trust verdict as `mcp get --json`
 // ("approval") and `doctor --json` (the "trust" rows' "approval") show it.
 // The keys are stable; scripts may rely on them.
