@@ -42,4 +42,31 @@
 // The CLI is built on this package: what it adds is presentation (flags,
 // prompts, tables, exit codes). docs/configuration.md and docs/security.md
 // describe the files and the trust model.
+//
+// # Who calls whom
+//
+// The CLI, the gateway and an embedding agent are the front door's
+// callers, and every tool call of theirs takes one path,
+// [Switchboard.CallWith] ([Switchboard.Call] is its short form;
+// [Switchboard.Start] runs a call in the background under the same
+// rules); the front door never imports them:
+//
+//	internal/cli            your agent         package gateway: New(sb, opts),
+//	(flags, prompts,            │              sb.Subscribe; stdio, or HTTP via
+//	 tables, exit codes)        │              (*Gateway).Handler: auth, Origin,
+//	        │                   │              sessions, scale-out
+//	        └───────────────────┼───────────────────┘
+//	                            ▼
+//	   switchboard: Open, Tools, CallWith, Reload, Watch, Subscribe
+//	     reads config, decides launch trust (trust), compiles the rules (policy)
+//	                            ▼
+//	   host: starts, supervises and calls servers; host.PolicyPermit,
+//	   the one permission engine, decides each call
+//	     ├─ internal/proc   processes, their supervisor and sandbox
+//	     ├─ policy          the rules: deny > ask > allow
+//	     ├─ trust           a repository server's filtered environment, tool pins
+//	     └─ toolsurface     names, the untrusted-data envelope, output limits
+//
+// The pure packages (config, policy, trust's decisions, toolsurface) start
+// no process and dial nothing; internal/archtest enforces the arrows.
 package switchboard
