@@ -191,7 +191,7 @@ type ProxyConfig struct {
 // package and its IDNA tables: TestProxyViaAgrees and FuzzProxyVia hold
 // the two to the same answers. The one difference: a NO_PROXY entry
 // written in Unicode is not converted to its xn-- form, so it names no
-// destination (write it as xn--…, as curl wants it too).
+// destination (write it as xn--…).
 func (c *ProxyConfig) via(t target, tls bool) *url.URL {
 	if c == nil || t.loopback() {
 		return nil
