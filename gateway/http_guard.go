@@ -41,6 +41,8 @@ var sdkAuth = auth.RequireBearerToken(func(ctx context.Context, _ string, _ *htt
 	return p.TokenInfo(), nil
 }, nil)
 
+// Wrap returns next behind the guard: a request it refuses never reaches
+// next, and one it lets through carries its caller's principal.
 func (g *HTTPGuard) Wrap(next http.Handler) http.Handler {
 	withPrincipal := sdkAuth(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
