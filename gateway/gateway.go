@@ -16,7 +16,8 @@
 // A Gateway owns one *mcp.Server. Put it behind any transport of the
 // official Go SDK: a stdio transport such as [mcp.StdioTransport] (`switchboard
 // serve --stdio` uses internal/jsonl's, the same wire behaviour), or
-// [mcp.NewStreamableHTTPHandler] for HTTP (see [Gateway.Server]); wrap a
+// [Gateway.Handler] for HTTP (the SDK's Streamable HTTP handler behind
+// every protection of `switchboard serve --http`); wrap a
 // transport with [Gateway.Transport], or an HTTP request with
 // [Gateway.BindHTTP], so that a question the gateway withdraws from a
 // client reaches it before the call's answer. Calls go through
@@ -367,9 +368,8 @@ func New(sb *switchboard.Switchboard, opts *Options) *Gateway {
 // ignored.
 func (g *Gateway) SetInstance(name string) { g.relay.setInstance(name) }
 
-// Server returns the MCP server to connect transports to. For HTTP, use
-// mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return
-// g.Server() }, opts).
+// Server returns the MCP server to connect transports to. For HTTP, serve
+// [Gateway.Handler], which carries the HTTP protections around it.
 func (g *Gateway) Server() *mcp.Server { return g.srv }
 
 // Host returns the host the gateway serves.

@@ -41,6 +41,8 @@ var sdkAuth = auth.RequireBearerToken(func(ctx context.Context, _ string, _ *htt
 	return p.TokenInfo(), nil
 }, nil)
 
+// Wrap returns next behind the guard: a request it refuses never reaches
+// next, and one it lets through carries its caller's principal.
 func (g *HTTPGuard) Wrap(next http.Handler) http.Handler {
 	withPrincipal := sdkAuth(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -86,8 +88,12 @@ func (g *HTTPGuard) Wrap(next http.Handler) http.Handler {
 // NewHTTPGuard returns the guard for a gateway bound to bind (the
 // --http address as given) and listening on actual (its real address):
 // its own origins on that port, plus allowed, are the browser origins it
-// accepts; an auth that requires credentials makes it ask for them.
+// accepts; an auth that requires credentials makes it ask for them. Its
+// refusals are logged to log (nil: discarded).
 func NewHTTPGuard(a *Auth, bind, actual string, allowed []string, log *slog.Logger) *HTTPGuard {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	return &HTTPGuard{auth: a, origins: ownOrigins(bind, actual, allowed), log: log}
 }
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/internal/atomicfile"
 
 	"github.com/switchboard-mcp/switchboard/internal/safefile"
@@ -90,15 +92,15 @@ func readKeyFile(path string) (lines []string, keys []int, err error) {
 	case err != nil:
 		return nil, nil, FailureErr(fmt.Errorf("reading %s: %w", path, err), "")
 	}
-	if err := sessionKeyFileMode(path, fi); err != nil {
-		return nil, nil, err
+	if err := gateway.CheckSessionKeyFileMode(path, fi); err != nil {
+		return nil, nil, sessionKeyErr(path, err)
 	}
 	b, err := safefile.ReadFile(path)
 	if err != nil {
 		return nil, nil, FailureErr(fmt.Errorf("reading %s: %w", path, err), "")
 	}
-	if _, err := parseSessionKeys(path, b); err != nil {
-		return nil, nil, err
+	if _, err := gateway.ParseSessionKeys(path, b); err != nil {
+		return nil, nil, sessionKeyErr(path, err)
 	}
 	lines = strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 	if len(b) == 0 {

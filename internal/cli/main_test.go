@@ -42,9 +42,18 @@ var update = flag.Bool("update", false, "rewrite golden files and script expecta
 func TestMain(m *testing.M) {
 	proc.MaybeRunSupervisor()
 	testserver.MaybeRun()
-	testscript.Main(m, map[string]func(){
+	testscript.Main(cleanupM{m}, map[string]func(){
 		"switchboard": func() { os.Exit(Main()) },
 	})
+}
+
+// cleanupM removes what the tests built for all of them (examples/gateway)
+// once they ran: testscript.Main exits right after.
+type cleanupM struct{ m *testing.M }
+
+func (c cleanupM) Run() int {
+	defer removeExampleGateway()
+	return c.m.Run()
 }
 
 // TestScripts runs the acceptance tests in testdata/script: each a user

@@ -67,7 +67,7 @@ type ServeOptions struct {
 	// need a session (protocols before 2026-07-28) get one, whose ID
 	// names this instance sealed with the file's keys, so that every
 	// instance passes the session's requests to this one
-	// (serve_scale.go).
+	// (gateway.ScaleOut).
 	SessionKeyFile string
 	// Advertise is --advertise: the URL the other instances reach this
 	// one at. If empty, derived from HTTP when that names a host.
@@ -119,10 +119,12 @@ type ServeOptions struct {
 	// (serve_jwt.go).
 	oauthOptions
 
-	auth     *gateway.Auth    // the HTTP gateway's callers
-	metrics  *gateway.Metrics // the HTTP gateway's metrics
-	scale    *scaleOut        // with SessionKeyFile: the session router
-	listener net.Listener     // made early when scale needs its address
+	auth        *gateway.Auth           // the HTTP gateway's callers
+	metrics     *gateway.Metrics        // the HTTP gateway's metrics
+	sessionKeys *gateway.SessionKeyRing // with SessionKeyFile: its keys
+	advertise   string                  // Advertise checked ("": from the listener)
+	scale       *gateway.ScaleOut       // with SessionKeyFile: this instance
+	listener    net.Listener            // made early when scale needs its address
 
 	// memberSecrets serves MemberSecretsPath (members' own values).
 	memberSecrets http.Handler
@@ -255,7 +257,7 @@ its calls cancelled likewise.`,
 				if err != nil {
 					return err
 				}
-				opts.scale = newScaleOut(self, keys)
+				opts.sessionKeys, opts.advertise = keys, self
 			}
 			if opts.AuthFile != "" {
 				opts.AuthFile = f.abs(opts.AuthFile)
@@ -382,8 +384,8 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 	log, closeLog := opts.logger()
 	defer closeLog()
 	log = s.h.RedactLogger(log) // the HTTP guard's and the SDK's lines too
-	if opts.scale != nil {
-		opts.scale.keys.log = log
+	if opts.sessionKeys != nil {
+		opts.sessionKeys.SetLogger(log)
 	}
 	defer func() { err = opts.shutdown(s, err) }()
 	if a := opts.auth; a != nil && a.LoadErr() != nil {
@@ -414,15 +416,20 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		}()
 	}
 
-	if opts.scale != nil && opts.scale.self == "" {
-		// The address sealed into session IDs is the one listened on
-		// (--http 127.0.0.1:0 picks its port here).
-		ln, err := opts.listen()
-		if err != nil {
-			return err
+	if opts.sessionKeys != nil {
+		self := opts.advertise
+		if self == "" {
+			// The address sealed into session IDs is the one listened on
+			// (--http 127.0.0.1:0 picks its port here).
+			ln, err := opts.listen()
+			if err != nil {
+				return err
+			}
+			opts.listener = ln
+			defer ln.Close()
+			self = "http://" + ln.Addr().String()
 		}
-		opts.listener = ln
-		defer ln.Close()
+		opts.scale = gateway.NewScaleOut(self, opts.sessionKeys)
 	}
 	// Each member's own upstream credentials (the auth file's perMember).
 	var members *gateway.Members
@@ -441,8 +448,8 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		// its own (clients on 2026-07-28); only --stateless serves
 		// every request so.
 		Stateless:  opts.HTTP != "",
-		SessionID:  opts.scale.sessionID(),
-		Instance:   opts.scale.instance(),
+		SessionID:  opts.scale.SessionID(),
+		Instance:   opts.scale.Instance(),
 		NameBudget: opts.NameBudget,
 		Output:     opts.outputOptions(log, s.cfg.Workspace),
 		// Clients list right after initialize: the first lists wait for the
@@ -465,11 +472,6 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		Members: members,
 	})
 	defer g.Close()
-	if sc := opts.scale; sc != nil {
-		sc.mu.Lock()
-		sc.setInstance = g.SetInstance
-		sc.mu.Unlock()
-	}
 
 	if opts.Watch {
 		wctx, stopWatch := context.WithCancel(ctx)
@@ -483,8 +485,8 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 					if a := opts.auth; a != nil {
 						also = append(also, a.File())
 					}
-					if sc := opts.scale; sc != nil {
-						also = append(also, sc.keys.path)
+					if k := opts.sessionKeys; k != nil {
+						also = append(also, k.File())
 					}
 					return also
 				},
@@ -496,8 +498,8 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 							log.Warn("gateway auth file cannot be used; no key is accepted until it is fixed", "file", a.File(), "error", err)
 						}
 					}
-					if sc := opts.scale; sc != nil {
-						sc.keys.refresh()
+					if k := opts.sessionKeys; k != nil {
+						k.Refresh()
 					}
 				},
 				After: func(res host.ApplyResult, err error) {
@@ -707,3 +709,10 @@ func (o *ServeOptions) openAudit(log *slog.Logger) (*gateway.AuditLog, error) {
 	}
 	return a, nil
 }
+
+// Defaults of serve --http's robustness flags (gateway.HTTPOptions).
+const (
+	DefaultMaxSessions        = gateway.DefaultMaxSessions
+	DefaultSessionIdleTimeout = gateway.DefaultSessionIdleTimeout
+	DefaultBodyTimeout        = gateway.DefaultBodyTimeout
+)

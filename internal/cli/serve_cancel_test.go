@@ -179,42 +179,44 @@ func findTool(t *testing.T, m map[string]any, suffix string) string {
 // in flight returns in < 1 s and the server receives notifications/cancelled
 // (before: DELETE waited for the call, and the server never heard of it).
 func TestGatewayHTTPDeleteCancelsCalls(t *testing.T) {
-	w := newCancelWorld(t, false, nil)
-	base, stop := startHTTPGateway(t, w.gatewayWorld, "--http", "127.0.0.1:0")
-	defer stop()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	c := &rawHTTP{t: t, url: base + "/mcp"}
-	c.initialize(ctx, `{}`)
-	tool := c.waitTool(ctx)
-	callDone := make(chan error, 1)
-	go func() {
-		_, _, err := c.rpc(ctx, callBody(3, tool, `{}`))
-		callDone <- err
-	}()
-	if !w.waitLog(t, "started", 20*time.Second) {
-		t.Fatal("the call never reached the server")
-	}
-	start := time.Now()
-	resp, err := http.DefaultClient.Do(c.request(ctx, "DELETE", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if took := time.Since(start); took > time.Second {
-		t.Errorf("DELETE took %v with a call in flight, want < 1s", took)
-	}
-	if resp.StatusCode != http.StatusNoContent {
-		t.Errorf("DELETE: status %d", resp.StatusCode)
-	}
-	if !w.waitLog(t, "cancelled", 5*time.Second) {
-		t.Error("the server never received notifications/cancelled")
-	}
-	select {
-	case <-callDone:
-	case <-time.After(10 * time.Second):
-		t.Error("the call's request was still open 10s after DELETE")
-	}
+	forEachHTTPGateway(t, func(t *testing.T, startGW func(t testing.TB, w *gatewayWorld, args ...string) (string, func())) {
+		w := newCancelWorld(t, false, nil)
+		base, stop := startGW(t, w.gatewayWorld, "--http", "127.0.0.1:0")
+		defer stop()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		c := &rawHTTP{t: t, url: base + "/mcp"}
+		c.initialize(ctx, `{}`)
+		tool := c.waitTool(ctx)
+		callDone := make(chan error, 1)
+		go func() {
+			_, _, err := c.rpc(ctx, callBody(3, tool, `{}`))
+			callDone <- err
+		}()
+		if !w.waitLog(t, "started", 20*time.Second) {
+			t.Fatal("the call never reached the server")
+		}
+		start := time.Now()
+		resp, err := http.DefaultClient.Do(c.request(ctx, "DELETE", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if took := time.Since(start); took > time.Second {
+			t.Errorf("DELETE took %v with a call in flight, want < 1s", took)
+		}
+		if resp.StatusCode != http.StatusNoContent {
+			t.Errorf("DELETE: status %d", resp.StatusCode)
+		}
+		if !w.waitLog(t, "cancelled", 5*time.Second) {
+			t.Error("the server never received notifications/cancelled")
+		}
+		select {
+		case <-callDone:
+		case <-time.After(10 * time.Second):
+			t.Error("the call's request was still open 10s after DELETE")
+		}
+	})
 }
 
 // TestGatewayHTTPDroppedRequestCancelsCall: a client that drops its
@@ -256,43 +258,45 @@ func TestGatewayHTTPDroppedRequestCancelsCall(t *testing.T) {
 // notifications/cancelled (a request of its own) cancels its call, and an
 // older client is not promised list_changed it could never receive.
 func TestGatewayStatelessForwardsCancel(t *testing.T) {
-	w := newCancelWorld(t, false, nil)
-	base, stop := startHTTPGateway(t, w.gatewayWorld, "--http", "127.0.0.1:0", "--stateless")
-	defer stop()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	c := &rawHTTP{t: t, url: base + "/mcp"}
-	init := c.initialize(ctx, `{}`)
-	caps, _ := init["result"].(map[string]any)["capabilities"].(map[string]any)
-	if tools, _ := caps["tools"].(map[string]any); tools == nil || tools["listChanged"] == true {
-		t.Errorf("stateless initialize: tools capability %v; want tools without listChanged", caps["tools"])
-	}
-	tool := c.waitTool(ctx)
-	type answer struct {
-		m   map[string]any
-		err error
-	}
-	callDone := make(chan answer, 1)
-	go func() {
-		m, _, err := c.rpc(ctx, callBody(7, tool, `{}`))
-		callDone <- answer{m, err}
-	}()
-	if !w.waitLog(t, "started", 20*time.Second) {
-		t.Fatal("the call never reached the server")
-	}
-	r, err := http.DefaultClient.Do(c.request(ctx, "POST", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Body.Close()
-	if !w.waitLog(t, "cancelled", 5*time.Second) {
-		t.Error("the server never received notifications/cancelled")
-	}
-	select {
-	case <-callDone:
-	case <-time.After(10 * time.Second):
-		t.Error("the cancelled call's request was still open 10s later")
-	}
+	forEachHTTPGateway(t, func(t *testing.T, startGW func(t testing.TB, w *gatewayWorld, args ...string) (string, func())) {
+		w := newCancelWorld(t, false, nil)
+		base, stop := startGW(t, w.gatewayWorld, "--http", "127.0.0.1:0", "--stateless")
+		defer stop()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		c := &rawHTTP{t: t, url: base + "/mcp"}
+		init := c.initialize(ctx, `{}`)
+		caps, _ := init["result"].(map[string]any)["capabilities"].(map[string]any)
+		if tools, _ := caps["tools"].(map[string]any); tools == nil || tools["listChanged"] == true {
+			t.Errorf("stateless initialize: tools capability %v; want tools without listChanged", caps["tools"])
+		}
+		tool := c.waitTool(ctx)
+		type answer struct {
+			m   map[string]any
+			err error
+		}
+		callDone := make(chan answer, 1)
+		go func() {
+			m, _, err := c.rpc(ctx, callBody(7, tool, `{}`))
+			callDone <- answer{m, err}
+		}()
+		if !w.waitLog(t, "started", 20*time.Second) {
+			t.Fatal("the call never reached the server")
+		}
+		r, err := http.DefaultClient.Do(c.request(ctx, "POST", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		if !w.waitLog(t, "cancelled", 5*time.Second) {
+			t.Error("the server never received notifications/cancelled")
+		}
+		select {
+		case <-callDone:
+		case <-time.After(10 * time.Second):
+			t.Error("the cancelled call's request was still open 10s later")
+		}
+	})
 }
 
 // stdioProc is serve --stdio as a process, spoken to line by line.
@@ -536,48 +540,52 @@ func TestGatewaySIGTERMBoundedWithHungCall(t *testing.T) {
 // TestGatewayHTTPSlowBodyCutOff: a client that sends its headers and then
 // trickles the body is answered 408 and cut off at --body-timeout.
 func TestGatewayHTTPSlowBodyCutOff(t *testing.T) {
-	w := newCancelWorld(t, false, nil)
-	base, stop := startHTTPGateway(t, w.gatewayWorld, "--http", "127.0.0.1:0", "--body-timeout", "500ms")
-	defer stop()
-	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":", strings.TrimPrefix(base, "http://"))
-	conn.SetReadDeadline(time.Now().Add(15 * time.Second))
-	got, _ := io.ReadAll(conn) // ends when the gateway closes the connection
-	if !strings.Contains(string(got), " 408 ") {
-		t.Errorf("a slow body got %q; want 408 and the connection closed", got)
-	}
+	forEachHTTPGateway(t, func(t *testing.T, startGW func(t testing.TB, w *gatewayWorld, args ...string) (string, func())) {
+		w := newCancelWorld(t, false, nil)
+		base, stop := startGW(t, w.gatewayWorld, "--http", "127.0.0.1:0", "--body-timeout", "500ms")
+		defer stop()
+		conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":", strings.TrimPrefix(base, "http://"))
+		conn.SetReadDeadline(time.Now().Add(15 * time.Second))
+		got, _ := io.ReadAll(conn) // ends when the gateway closes the connection
+		if !strings.Contains(string(got), " 408 ") {
+			t.Errorf("a slow body got %q; want 408 and the connection closed", got)
+		}
+	})
 }
 
 // TestGatewayHTTPSessionCapEvictsOldestIdle: past --max-sessions, a new
 // session ends the one idle longest; the others live on.
 func TestGatewayHTTPSessionCapEvictsOldestIdle(t *testing.T) {
-	w := newCancelWorld(t, false, nil)
-	base, stop := startHTTPGateway(t, w.gatewayWorld, "--http", "127.0.0.1:0", "--max-sessions", "2")
-	defer stop()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var cs []*rawHTTP
-	for i := 0; i < 3; i++ {
-		c := &rawHTTP{t: t, url: base + "/mcp"}
-		c.initialize(ctx, `{}`)
-		cs = append(cs, c)
-	}
-	ping := func(c *rawHTTP) error {
-		_, _, err := c.rpc(ctx, `{"jsonrpc":"2.0","id":9,"method":"ping"}`)
-		return err
-	}
-	if err := ping(cs[0]); err == nil || !strings.Contains(err.Error(), "404") {
-		t.Errorf("the oldest idle session answered (%v); want it ended (404)", err)
-	}
-	for i, c := range cs[1:] {
-		if err := ping(c); err != nil {
-			t.Errorf("session %d: %v", i+1, err)
+	forEachHTTPGateway(t, func(t *testing.T, startGW func(t testing.TB, w *gatewayWorld, args ...string) (string, func())) {
+		w := newCancelWorld(t, false, nil)
+		base, stop := startGW(t, w.gatewayWorld, "--http", "127.0.0.1:0", "--max-sessions", "2")
+		defer stop()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		var cs []*rawHTTP
+		for i := 0; i < 3; i++ {
+			c := &rawHTTP{t: t, url: base + "/mcp"}
+			c.initialize(ctx, `{}`)
+			cs = append(cs, c)
 		}
-	}
+		ping := func(c *rawHTTP) error {
+			_, _, err := c.rpc(ctx, `{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+			return err
+		}
+		if err := ping(cs[0]); err == nil || !strings.Contains(err.Error(), "404") {
+			t.Errorf("the oldest idle session answered (%v); want it ended (404)", err)
+		}
+		for i, c := range cs[1:] {
+			if err := ping(c); err != nil {
+				t.Errorf("session %d: %v", i+1, err)
+			}
+		}
+	})
 }
 
 // TestGatewayHTTPSessionCapForgetsEndedSessions: a session that ended
@@ -586,35 +594,37 @@ func TestGatewayHTTPSessionCapEvictsOldestIdle(t *testing.T) {
 // (Were the ended session still counted, the cap of 2 would be full and
 // the older session, idle longest, would be ended to make room.)
 func TestGatewayHTTPSessionCapForgetsEndedSessions(t *testing.T) {
-	w := newCancelWorld(t, false, nil)
-	base, stop := startHTTPGateway(t, w.gatewayWorld, "--http", "127.0.0.1:0", "--max-sessions", "2")
-	defer stop()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	older := &rawHTTP{t: t, url: base + "/mcp"}
-	older.initialize(ctx, `{}`)
-	ended := &rawHTTP{t: t, url: base + "/mcp"}
-	ended.initialize(ctx, `{}`)
-	resp, err := http.DefaultClient.Do(ended.request(ctx, http.MethodDelete, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		t.Fatalf("DELETE: status %d", resp.StatusCode)
-	}
-	newer := &rawHTTP{t: t, url: base + "/mcp"}
-	newer.initialize(ctx, `{}`)
-	ping := `{"jsonrpc":"2.0","id":9,"method":"ping"}`
-	if _, _, err := older.rpc(ctx, ping); err != nil {
-		t.Errorf("the older session was ended to make room that the ended one had left: %v", err)
-	}
-	if _, _, err := newer.rpc(ctx, ping); err != nil {
-		t.Errorf("the new session: %v", err)
-	}
-	if _, _, err := ended.rpc(ctx, ping); err == nil || !strings.Contains(err.Error(), "404") {
-		t.Errorf("the ended session answered (%v); want 404", err)
-	}
+	forEachHTTPGateway(t, func(t *testing.T, startGW func(t testing.TB, w *gatewayWorld, args ...string) (string, func())) {
+		w := newCancelWorld(t, false, nil)
+		base, stop := startGW(t, w.gatewayWorld, "--http", "127.0.0.1:0", "--max-sessions", "2")
+		defer stop()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		older := &rawHTTP{t: t, url: base + "/mcp"}
+		older.initialize(ctx, `{}`)
+		ended := &rawHTTP{t: t, url: base + "/mcp"}
+		ended.initialize(ctx, `{}`)
+		resp, err := http.DefaultClient.Do(ended.request(ctx, http.MethodDelete, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			t.Fatalf("DELETE: status %d", resp.StatusCode)
+		}
+		newer := &rawHTTP{t: t, url: base + "/mcp"}
+		newer.initialize(ctx, `{}`)
+		ping := `{"jsonrpc":"2.0","id":9,"method":"ping"}`
+		if _, _, err := older.rpc(ctx, ping); err != nil {
+			t.Errorf("the older session was ended to make room that the ended one had left: %v", err)
+		}
+		if _, _, err := newer.rpc(ctx, ping); err != nil {
+			t.Errorf("the new session: %v", err)
+		}
+		if _, _, err := ended.rpc(ctx, ping); err == nil || !strings.Contains(err.Error(), "404") {
+			t.Errorf("the ended session answered (%v); want 404", err)
+		}
+	})
 }
 
 // TestGatewayTimedOutQuestionIsWithdrawn: a call that times out while its

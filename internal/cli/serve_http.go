@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/switchboard-mcp/switchboard/gateway"
 )
 
@@ -69,15 +67,14 @@ func serveHTTP(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, log 
 	return nil
 }
 
-// httpHandler builds the gateway's whole HTTP surface — /mcp behind the
-// guard (Origin/Host, auth, session cap, body timeout, both protocol
-// revisions or stateless, scale-out routing), /healthz, the RFC 9728
-// metadata and /metrics behind the same auth — apart from listening and
-// serving, so it can be mounted where the caller wants (the first step of
-// issue 32.2: one handler, later in package gateway). addr is the
-// listener's actual address (for the own-origin set); stop ends what the
-// handler started besides itself (a separate --metrics listener).
-func httpHandler(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, addr string, log *slog.Logger) (_ *http.ServeMux, stop func(), _ error) {
+// httpHandler builds the gateway's whole HTTP surface — the gateway's
+// handler (gateway.Handler: /mcp behind the guard with every HTTP
+// protection, /healthz, the RFC 9728 metadata, /metrics behind the same
+// auth) and the members' own secrets behind the same guard — apart from
+// listening and serving. addr is the listener's actual address (for the
+// own-origin set); stop ends what the handler started besides itself (a
+// separate --metrics listener).
+func httpHandler(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, addr string, log *slog.Logger) (_ http.Handler, stop func(), _ error) {
 	stop = func() {}
 	a := opts.auth
 	if a == nil {
@@ -85,71 +82,28 @@ func httpHandler(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, ad
 	}
 	guard := gateway.NewHTTPGuard(a, opts.HTTP, addr, opts.AllowOrigins, log)
 	mux := http.NewServeMux()
-	mountMCP(mux, "/mcp", guard, mcpEndpoint(opts, g, log))
-	mux.HandleFunc("/healthz", gateway.Healthz(g.Host(), opts.Stateless))
+	mux.Handle("/", g.Handler(&gateway.HTTPOptions{
+		Guard:              guard,
+		Stateless:          opts.Stateless,
+		ScaleOut:           opts.scale,
+		MaxSessions:        opts.MaxSessions,
+		SessionIdleTimeout: opts.SessionIdleTimeout,
+		BodyTimeout:        opts.BodyTimeout,
+		OAuth:              opts.jwt,
+		Logger:             log,
+	}))
 	if opts.memberSecrets != nil {
 		mux.Handle(MemberSecretsPath, guard.Wrap(opts.memberSecrets)) // serve_member_secrets.go
 	}
-	mountOAuth(ctx, mux, opts, log) // RFC 9728 metadata (serve_jwt.go)
-	if opts.metrics != nil {
-		// Behind the same auth as /mcp: the counts name servers and tools.
-		mux.Handle("/metrics", guard.Wrap(opts.metrics.Handler()))
-		if opts.MetricsAddr != "" {
-			s, err := serveMetrics(opts.MetricsAddr, guard, opts.metrics, log)
-			if err != nil {
-				return nil, nil, err
-			}
-			stop = s
+	watchIssuer(ctx, opts.jwt, log) // serve_jwt.go
+	if opts.metrics != nil && opts.MetricsAddr != "" {
+		s, err := serveMetrics(opts.MetricsAddr, guard, opts.metrics, log)
+		if err != nil {
+			return nil, nil, err
 		}
+		stop = s
 	}
 	return mux, stop, nil
-}
-
-// mountMCP mounts an MCP endpoint at path behind the guard. Each path
-// gets its own endpoint (a later /mcp/<profile> is one more call), all
-// behind the same guard, as a /ui mount would be.
-func mountMCP(mux *http.ServeMux, path string, guard *gateway.HTTPGuard, endpoint http.Handler) {
-	mux.Handle(path, guard.Wrap(endpoint))
-}
-
-// mcpEndpoint is the MCP endpoint without the guard: the session cap and
-// body timeout (httpLife), both protocol revisions on one endpoint or
-// stateless only, and, with session keys, the sealed-session scale-out
-// routing (serve_scale.go).
-func mcpEndpoint(opts *ServeOptions, g *gateway.Gateway, log *slog.Logger) http.Handler {
-	idle := opts.SessionIdleTimeout
-	if idle <= 0 {
-		idle = DefaultSessionIdleTimeout
-	}
-	sdkHandler := func(stateless bool) http.Handler {
-		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.Server() }, &mcp.StreamableHTTPOptions{
-			Stateless: stateless,
-			Logger:    log,
-			// Idle sessions of clients that vanished are closed.
-			SessionTimeout: idle,
-		})
-	}
-	body := opts.BodyTimeout
-	if body <= 0 {
-		body = DefaultBodyTimeout
-	}
-	var life http.Handler = newHTTPLife(g, sdkHandler(true), true, opts, log)
-	switch s := opts.scale; {
-	case s != nil:
-		// Scale-out with sessions (serve_scale.go): sessions here,
-		// 2026-07-28 requests per request.
-		s.stateful = newHTTPLife(g, sdkHandler(false), false, opts, log)
-		s.stateless = life
-		s.body, s.log = body, log
-		life = s
-		log.Info("sessions are sealed with the session keys and name this instance", "advertise", s.self)
-	case !opts.Stateless:
-		// Both protocol revisions on one endpoint: sessions for the
-		// clients that initialize one, each request on its own for
-		// those on 2026-07-28, which have no sessions.
-		life = &revisionRouter{stateful: newHTTPLife(g, sdkHandler(false), false, opts, log), stateless: life, body: body, log: log}
-	}
-	return life
 }
 
 // listen returns the gateway's listener: the one made early for
@@ -162,9 +116,6 @@ func (opts *ServeOptions) listen() (net.Listener, error) {
 	ln, err := net.Listen("tcp", opts.HTTP)
 	if err != nil {
 		return nil, FailureErr(fmt.Errorf("listening on %s: %w", opts.HTTP, err), "pick a free port, or stop what holds it")
-	}
-	if s := opts.scale; s != nil && s.self == "" {
-		s.self = "http://" + ln.Addr().String()
 	}
 	return ln, nil
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -104,19 +103,14 @@ func (o *ServeOptions) withOAuth(ao *gateway.AuthOptions) *gateway.AuthOptions {
 // keys only with its first token (Hydra), answers soon after.
 const oauthRediscover = 5 * time.Second
 
-// mountOAuth serves the protected resource metadata (RFC 9728) without
-// auth — at the root and under it, where clients look for a resource with
-// a path — and checks the issuer at start-up (and again, backing off, until
-// it answers, logging when it does), so that a wrong
-// --oauth-issuer shows in the log before the first client fails.
-func mountOAuth(ctx context.Context, mux *http.ServeMux, opts *ServeOptions, log *slog.Logger) {
-	v := opts.jwt
+// watchIssuer checks the issuer of v (nil: none) at start-up, and again,
+// backing off, until it answers, logging when it does, so that a wrong
+// --oauth-issuer shows in the log before the first client fails. (The
+// gateway's handler serves its protected resource metadata.)
+func watchIssuer(ctx context.Context, v *gateway.JWTVerifier, log *slog.Logger) {
 	if v == nil {
 		return
 	}
-	h := v.MetadataHandler()
-	mux.Handle("/.well-known/oauth-protected-resource", h)
-	mux.Handle("/.well-known/oauth-protected-resource/", h)
 	go func() {
 		// Until the issuer answers, tokens are refused; say so once, and
 		// say when it comes up (an identity provider still starting, a

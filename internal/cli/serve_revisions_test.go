@@ -22,49 +22,51 @@ import (
 // (its default) and on 2025-11-25 against one `serve --http`: each gets
 // its own revision, lists, calls, and is asked a permission question.
 func TestGatewayHTTPBothRevisionsGoSDK(t *testing.T) {
-	w := newGatewayWorld(t)
-	w.servers(t, "alpha")
-	w.permissions(t, []string{"mcp__alpha__echo"}, nil)
-	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0")
-	defer stop()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	for _, rev := range []string{"2026-07-28", "2025-11-25"} {
-		t.Run(rev, func(t *testing.T) {
-			ev := &clientEvents{decision: "once", changed: make(chan struct{}, 1)}
-			client := mcp.NewClient(&mcp.Implementation{Name: "revisions", Version: "1"}, ev.options())
-			var opts *mcp.ClientSessionOptions
-			if rev != "2026-07-28" {
-				opts = &mcp.ClientSessionOptions{ProtocolVersion: rev}
-			}
-			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, opts)
-			if err != nil {
-				t.Fatalf("connect: %v", err)
-			}
-			defer cs.Close()
-			if got := cs.InitializeResult().ProtocolVersion; got != rev {
-				t.Fatalf("negotiated %s, want %s", got, rev)
-			}
-			if hasSession := cs.ID() != ""; hasSession != (rev < "2026-07-28") {
-				t.Errorf("session id %q on %s: want one only before 2026-07-28", cs.ID(), rev)
-			}
-			if !listNames(t, ctx, cs)["alpha__echo"] {
-				t.Fatal("alpha__echo not listed")
-			}
-			if text, isErr := callText(t, ctx, cs, "alpha__echo", map[string]any{"text": "both"}); isErr || !strings.Contains(text, "both") {
-				t.Errorf("allowed call: %q (isError %v)", text, isErr)
-			}
-			// No rule allows pid: the client is asked, answers once.
-			if text, isErr := callText(t, ctx, cs, "alpha__pid", nil); isErr || pidRE.FindString(text) == "" {
-				t.Errorf("asked call: %q (isError %v)", text, isErr)
-			}
-			ev.mu.Lock()
-			defer ev.mu.Unlock()
-			if len(ev.asked) != 1 || !strings.Contains(ev.asked[0], "Allow mcp__alpha__pid") {
-				t.Errorf("questions: %q", ev.asked)
-			}
-		})
-	}
+	forEachHTTPGateway(t, func(t *testing.T, startGW func(t testing.TB, w *gatewayWorld, args ...string) (string, func())) {
+		w := newGatewayWorld(t)
+		w.servers(t, "alpha")
+		w.permissions(t, []string{"mcp__alpha__echo"}, nil)
+		base, stop := startGW(t, w, "--http", "127.0.0.1:0")
+		defer stop()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		for _, rev := range []string{"2026-07-28", "2025-11-25"} {
+			t.Run(rev, func(t *testing.T) {
+				ev := &clientEvents{decision: "once", changed: make(chan struct{}, 1)}
+				client := mcp.NewClient(&mcp.Implementation{Name: "revisions", Version: "1"}, ev.options())
+				var opts *mcp.ClientSessionOptions
+				if rev != "2026-07-28" {
+					opts = &mcp.ClientSessionOptions{ProtocolVersion: rev}
+				}
+				cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, opts)
+				if err != nil {
+					t.Fatalf("connect: %v", err)
+				}
+				defer cs.Close()
+				if got := cs.InitializeResult().ProtocolVersion; got != rev {
+					t.Fatalf("negotiated %s, want %s", got, rev)
+				}
+				if hasSession := cs.ID() != ""; hasSession != (rev < "2026-07-28") {
+					t.Errorf("session id %q on %s: want one only before 2026-07-28", cs.ID(), rev)
+				}
+				if !listNames(t, ctx, cs)["alpha__echo"] {
+					t.Fatal("alpha__echo not listed")
+				}
+				if text, isErr := callText(t, ctx, cs, "alpha__echo", map[string]any{"text": "both"}); isErr || !strings.Contains(text, "both") {
+					t.Errorf("allowed call: %q (isError %v)", text, isErr)
+				}
+				// No rule allows pid: the client is asked, answers once.
+				if text, isErr := callText(t, ctx, cs, "alpha__pid", nil); isErr || pidRE.FindString(text) == "" {
+					t.Errorf("asked call: %q (isError %v)", text, isErr)
+				}
+				ev.mu.Lock()
+				defer ev.mu.Unlock()
+				if len(ev.asked) != 1 || !strings.Contains(ev.asked[0], "Allow mcp__alpha__pid") {
+					t.Errorf("questions: %q", ev.asked)
+				}
+			})
+		}
+	})
 }
 
 // TestGatewayHTTPBothRevisionsInspector: the MCP Inspector's CLI in both

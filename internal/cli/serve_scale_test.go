@@ -19,6 +19,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
@@ -213,7 +214,7 @@ func TestGatewayScaleOutKeepsSessionGrants(t *testing.T) {
 		if got := cs.InitializeResult().ProtocolVersion; got != "2025-11-25" {
 			t.Fatalf("negotiated %s, want 2025-11-25", got)
 		}
-		if !strings.HasPrefix(cs.ID(), sessionIDPrefix) {
+		if !strings.HasPrefix(cs.ID(), gateway.SessionIDPrefix) {
 			t.Fatalf("session ID %q is not a sealed one", cs.ID())
 		}
 		return cs
@@ -311,7 +312,7 @@ func TestGatewayScaleOutKeepsSessionGrants(t *testing.T) {
 	// An ID no instance sealed opens nowhere: 404, as for an ended
 	// session, on every instance.
 	for i := 0; i < 2; i++ {
-		code, _ := initStatus(t, lb, "scale-token", sessionIDPrefix+"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
+		code, _ := initStatus(t, lb, "scale-token", gateway.SessionIDPrefix+"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
 		if code != http.StatusNotFound {
 			t.Errorf("forged session ID: status %d, want 404", code)
 		}
@@ -320,11 +321,11 @@ func TestGatewayScaleOutKeepsSessionGrants(t *testing.T) {
 	// The instance that holds the first session goes away: the session's
 	// requests get 404 (start a new session) from the one left, not a
 	// hang or a 502, and a new session works.
-	keys, err := readSessionKeys(keyFile)
+	keys, err := gateway.ReadSessionKeys(keyFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, ok := keys.open(cs.ID())
+	owner, ok := keys.Open(cs.ID())
 	if !ok || stops[owner] == nil {
 		t.Fatalf("session ID opens to %q (%v), not one of %v", owner, ok, upstreams)
 	}
@@ -471,14 +472,14 @@ func TestGatewayScaleOutRotatesKeysWithoutRestart(t *testing.T) {
 			}
 		}
 	}
-	firstKeyOnly := func() *sessionKeys {
+	firstKeyOnly := func() *gateway.SessionKeys {
 		t.Helper()
 		b, err := os.ReadFile(keyFile)
 		if err != nil {
 			t.Fatal(err)
 		}
 		first := strings.SplitN(strings.TrimSpace(string(b)), "\n", 2)[0]
-		ks, err := parseSessionKeys(keyFile, []byte(first))
+		ks, err := gateway.ParseSessionKeys(keyFile, []byte(first))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -487,14 +488,14 @@ func TestGatewayScaleOutRotatesKeysWithoutRestart(t *testing.T) {
 
 	// eachSealsWith begins a session on each instance itself and checks
 	// that its ID is sealed with ks.
-	eachSealsWith := func(what string, ks *sessionKeys) {
+	eachSealsWith := func(what string, ks *gateway.SessionKeys) {
 		t.Helper()
 		for _, up := range upstreams {
 			code, sid := initStatus(t, "http://"+up, "scale-token", "")
 			if code != http.StatusOK {
 				t.Fatalf("%s: initialize on %s: %d", what, up, code)
 			}
-			if _, ok := ks.open(sid); !ok {
+			if _, ok := ks.Open(sid); !ok {
 				t.Errorf("%s: %s sealed a new session with another key: it did not read the key file again", what, up)
 			}
 		}
@@ -547,7 +548,7 @@ func mustFirstKey(t *testing.T, path string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := decodeSessionKey(strings.SplitN(strings.TrimSpace(string(b)), "\n", 2)[0])
+	k, err := base64.StdEncoding.DecodeString(strings.SplitN(strings.TrimSpace(string(b)), "\n", 2)[0]) // as session-key add writes it
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -278,90 +278,97 @@ func TestGatewayStdioGoClient(t *testing.T) {
 	}
 }
 
-// TestGatewayHTTP checks the gateway's HTTP rules on a gateway process: /healthz
-// without auth, 401 without the token, 403 for a foreign Origin, and a Go
-// SDK client with the token.
+// TestGatewayHTTP checks the gateway's HTTP rules on a gateway process
+// (serve --http and examples/gateway): /healthz without auth, 401 without
+// the token or a gateway key, 403 for a foreign Origin, and a Go SDK
+// client with the token.
 func TestGatewayHTTP(t *testing.T) {
-	w := newGatewayWorld(t)
-	w.servers(t, "alpha")
-	w.permissions(t, []string{"mcp__alpha"}, nil)
-	tokenFile := filepath.Join(w.dir, "token")
-	if err := os.WriteFile(tokenFile, []byte("s3cret-gateway-token\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--token-file", tokenFile)
-	defer stop()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-
-	// /healthz: no token needed, counts only.
-	resp, err := http.Get(base + "/healthz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	var hz struct {
-		Status  string `json:"status"`
-		Servers int    `json:"servers"`
-	}
-	if resp.StatusCode != 200 || json.Unmarshal(body, &hz) != nil || hz.Status != "ok" || hz.Servers != 1 {
-		t.Errorf("healthz: %d %s", resp.StatusCode, body)
-	}
-	if strings.Contains(string(body), "s3cret") || strings.Contains(string(body), "alpha") {
-		t.Errorf("healthz says too much: %s", body)
-	}
-
-	initBody := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`
-	post := func(header map[string]string) int {
-		req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(initBody))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		for k, v := range header {
-			if k == "Host" {
-				req.Host = v // Go sends req.Host, not a Host header
-				continue
-			}
-			req.Header.Set(k, v)
+	forEachHTTPGateway(t, func(t *testing.T, startGW func(t testing.TB, w *gatewayWorld, args ...string) (string, func())) {
+		w := newGatewayWorld(t)
+		w.servers(t, "alpha")
+		w.permissions(t, []string{"mcp__alpha"}, nil)
+		tokenFile := filepath.Join(w.dir, "token")
+		if err := os.WriteFile(tokenFile, []byte("s3cret-gateway-token\n"), 0o600); err != nil {
+			t.Fatal(err)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		// A team member's own key (the auth file) is a credential too.
+		key := w.addKey(t, "alice")
+		base, stop := startGW(t, w, "--http", "127.0.0.1:0", "--token-file", tokenFile)
+		defer stop()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+
+		// /healthz: no token needed, counts only.
+		resp, err := http.Get(base + "/healthz")
 		if err != nil {
 			t.Fatal(err)
 		}
-		io.Copy(io.Discard, resp.Body)
+		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		return resp.StatusCode
-	}
-	for _, tc := range []struct {
-		name   string
-		header map[string]string
-		want   int
-	}{
-		{"no token", nil, 401},
-		{"wrong token", map[string]string{"Authorization": "Bearer nope"}, 401},
-		{"token as basic", map[string]string{"Authorization": "Basic s3cret-gateway-token"}, 401},
-		{"foreign origin", map[string]string{"Authorization": "Bearer s3cret-gateway-token", "Origin": "http://evil.example"}, 403},
-		{"rebinding host", map[string]string{"Authorization": "Bearer s3cret-gateway-token", "Origin": "http://evil.example:80", "Host": "evil.example"}, 403},
-		{"rebinding host, no origin", map[string]string{"Authorization": "Bearer s3cret-gateway-token", "Host": "evil.example:" + portOf(base)}, 403},
-		{"own origin", map[string]string{"Authorization": "Bearer s3cret-gateway-token", "Origin": "http://localhost:" + portOf(base)}, 200},
-		{"no origin", map[string]string{"Authorization": "Bearer s3cret-gateway-token"}, 200},
-		{"loopback host in capitals", map[string]string{"Authorization": "Bearer s3cret-gateway-token", "Host": "LOCALHOST:" + portOf(base)}, 200},
-	} {
-		if got := post(tc.header); got != tc.want {
-			t.Errorf("%s: status %d, want %d", tc.name, got, tc.want)
+		var hz struct {
+			Status  string `json:"status"`
+			Servers int    `json:"servers"`
 		}
-	}
+		if resp.StatusCode != 200 || json.Unmarshal(body, &hz) != nil || hz.Status != "ok" || hz.Servers != 1 {
+			t.Errorf("healthz: %d %s", resp.StatusCode, body)
+		}
+		if strings.Contains(string(body), "s3cret") || strings.Contains(string(body), "alpha") {
+			t.Errorf("healthz says too much: %s", body)
+		}
 
-	// A real client with the token.
-	hc := &http.Client{Transport: bearerTransport{token: "s3cret-gateway-token"}}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "http-test"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	defer cs.Close()
-	if txt, isErr := callText(t, ctx, cs, "alpha__echo", map[string]any{"text": "over http"}); isErr || !strings.Contains(txt, "over http") {
-		t.Errorf("call over HTTP: isError %v, %q", isErr, txt)
-	}
+		initBody := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`
+		post := func(header map[string]string) int {
+			req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(initBody))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range header {
+				if k == "Host" {
+					req.Host = v // Go sends req.Host, not a Host header
+					continue
+				}
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		for _, tc := range []struct {
+			name   string
+			header map[string]string
+			want   int
+		}{
+			{"no token", nil, 401},
+			{"wrong token", map[string]string{"Authorization": "Bearer nope"}, 401},
+			{"token as basic", map[string]string{"Authorization": "Basic s3cret-gateway-token"}, 401},
+			{"foreign origin", map[string]string{"Authorization": "Bearer s3cret-gateway-token", "Origin": "http://evil.example"}, 403},
+			{"rebinding host", map[string]string{"Authorization": "Bearer s3cret-gateway-token", "Origin": "http://evil.example:80", "Host": "evil.example"}, 403},
+			{"rebinding host, no origin", map[string]string{"Authorization": "Bearer s3cret-gateway-token", "Host": "evil.example:" + portOf(base)}, 403},
+			{"own origin", map[string]string{"Authorization": "Bearer s3cret-gateway-token", "Origin": "http://localhost:" + portOf(base)}, 200},
+			{"no origin", map[string]string{"Authorization": "Bearer s3cret-gateway-token"}, 200},
+			{"gateway key", map[string]string{"Authorization": "Bearer " + key}, 200},
+			{"gateway key cut short", map[string]string{"Authorization": "Bearer " + key[:len(key)-1]}, 401},
+			{"loopback host in capitals", map[string]string{"Authorization": "Bearer s3cret-gateway-token", "Host": "LOCALHOST:" + portOf(base)}, 200},
+		} {
+			if got := post(tc.header); got != tc.want {
+				t.Errorf("%s: status %d, want %d", tc.name, got, tc.want)
+			}
+		}
+
+		// A real client with the token.
+		hc := &http.Client{Transport: bearerTransport{token: "s3cret-gateway-token"}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "http-test"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, nil)
+		if err != nil {
+			t.Fatalf("connect: %v", err)
+		}
+		defer cs.Close()
+		if txt, isErr := callText(t, ctx, cs, "alpha__echo", map[string]any{"text": "over http"}); isErr || !strings.Contains(txt, "over http") {
+			t.Errorf("call over HTTP: isError %v, %q", isErr, txt)
+		}
+	})
 }
 
 func portOf(base string) string { return base[strings.LastIndex(base, ":")+1:] }
@@ -380,7 +387,14 @@ var servingRE = regexp.MustCompile(`gateway serving (http://\S+)/mcp`)
 // returns its base URL once it listens; stop sends SIGTERM and waits.
 func startHTTPGateway(t testing.TB, w *gatewayWorld, args ...string) (base string, stop func()) {
 	t.Helper()
-	cmd := w.command(t, append([]string{"serve"}, args...)...)
+	return startGatewayProcess(t, w.command(t, append([]string{"serve"}, args...)...))
+}
+
+// startGatewayProcess starts cmd, an HTTP gateway that says where it
+// serves as serve does, and returns its base URL once it listens; stop
+// sends SIGTERM and waits.
+func startGatewayProcess(t testing.TB, cmd *exec.Cmd) (base string, stop func()) {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -413,7 +427,7 @@ func startHTTPGateway(t testing.TB, w *gatewayWorld, args ...string) (base strin
 		case <-waited:
 		case <-time.After(20 * time.Second):
 			cmd.Process.Kill()
-			t.Errorf("serve did not stop within 20s of SIGTERM")
+			t.Errorf("%s did not stop within 20s of SIGTERM", filepath.Base(cmd.Path))
 		}
 	}
 	select {
@@ -422,10 +436,10 @@ func startHTTPGateway(t testing.TB, w *gatewayWorld, args ...string) (base strin
 	case err := <-waited:
 		logMu.Lock()
 		defer logMu.Unlock()
-		t.Fatalf("serve exited before listening: %v\n%s", err, logBuf.String())
+		t.Fatalf("%s exited before listening: %v\n%s", filepath.Base(cmd.Path), err, logBuf.String())
 	case <-time.After(30 * time.Second):
 		stop()
-		t.Fatal("serve did not listen within 30s")
+		t.Fatalf("%s did not listen within 30s", filepath.Base(cmd.Path))
 	}
 	return "", nil
 }

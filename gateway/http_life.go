@@ -1,4 +1,4 @@
-package cli
+package gateway
 
 import (
 	"bytes"
@@ -15,11 +15,10 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/switchboard-mcp/switchboard/gateway"
 )
 
-// Defaults of serve --http's robustness flags.
+// Defaults of the HTTP handler's robustness options (HTTPOptions; serve
+// --http's flags).
 const (
 	// DefaultMaxSessions caps live HTTP sessions (--max-sessions). An
 	// idle session costs the serve process 60–90 KiB, most of it the
@@ -31,7 +30,7 @@ const (
 	// long (--session-idle-timeout).
 	DefaultSessionIdleTimeout = 30 * time.Minute
 	// DefaultBodyTimeout bounds the reading of a request's body
-	// (--body-timeout); the headers have 10 s of their own.
+	// (--body-timeout); the headers have the server's ReadHeaderTimeout.
 	DefaultBodyTimeout = 10 * time.Second
 )
 
@@ -42,16 +41,16 @@ const sessionIDHeader = "Mcp-Session-Id"
 //   - reads a POST's body within BodyTimeout (a client that trickles it is
 //     answered 408 and its connection closed), without a deadline on what
 //     follows, so SSE streams live on;
-//   - ties each POST's calls to it (gateway.BindHTTP): a client that drops
+//   - ties each POST's calls to it (BindHTTP): a client that drops
 //     the connection mid-call has the call cancelled;
 //   - cancels a session's calls on its DELETE before the SDK closes it
 //     (which would wait for them);
-//   - with --stateless, where a client's notifications/cancelled arrives in
+//   - when stateless, where a client's notifications/cancelled arrives in
 //     a request of its own, finds the call it names;
 //   - caps live sessions: past MaxSessions a new one ends the session idle
 //     longest, or is refused (503) when every session is busy.
 type httpLife struct {
-	g         *gateway.Gateway
+	g         *Gateway
 	next      http.Handler
 	stateless bool
 	body      time.Duration
@@ -59,23 +58,17 @@ type httpLife struct {
 	sessions  *sessionCap // nil when stateless
 }
 
-func newHTTPLife(g *gateway.Gateway, next http.Handler, stateless bool, opts *ServeOptions, log *slog.Logger) *httpLife {
+func newHTTPLife(g *Gateway, next http.Handler, stateless bool, opts *HTTPOptions, log *slog.Logger) *httpLife {
 	l := &httpLife{g: g, next: next, stateless: stateless, body: opts.BodyTimeout, log: log}
-	if l.body <= 0 {
-		l.body = DefaultBodyTimeout
-	}
 	if !stateless {
 		n := opts.MaxSessions
-		if n <= 0 {
-			n = DefaultMaxSessions
-		}
 		l.sessions = &sessionCap{max: n, live: map[string]*liveSession{}, srv: g.Server(), g: g, log: log}
 	}
 	return l
 }
 
 func (l *httpLife) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	r.Header.Del(gateway.CarrierHeader) // only BindHTTP sets it
+	r.Header.Del(CarrierHeader) // only BindHTTP sets it
 	sid := r.Header.Get(sessionIDHeader)
 	switch r.Method {
 	case http.MethodDelete:
@@ -130,7 +123,7 @@ type postBody struct {
 
 func (*postBody) Close() error { return nil }
 
-// Bytes returns the whole body: gateway.BindHTTP reads it without a copy.
+// Bytes returns the whole body: BindHTTP reads it without a copy.
 func (b *postBody) Bytes() []byte { return b.data }
 
 // setPostBody makes body, read whole, r's body.
@@ -241,7 +234,7 @@ type sessionCap struct {
 	added   uint64 // entries ever added: each entry's seq
 	pruneAt int    // prune when live grows to this
 	srv     *mcp.Server
-	g       *gateway.Gateway
+	g       *Gateway
 	log     *slog.Logger
 }
 

@@ -1,4 +1,4 @@
-package cli
+package gateway
 
 import (
 	"crypto/aes"
@@ -8,24 +8,24 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/switchboard-mcp/switchboard/gateway"
-
 	"github.com/switchboard-mcp/switchboard/internal/safefile"
 )
 
-// Scale-out with sessions (serve --stateless --session-key-file FILE).
+// Scale-out with sessions (HTTPOptions.ScaleOut; serve --stateless
+// --session-key-file FILE).
 //
 // A stateless gateway serves a client on protocol 2026-07-28 per request,
 // as that protocol wants. A client on an earlier protocol (one that sends
@@ -44,59 +44,71 @@ import (
 // When the instance that held a session is gone, its requests are answered
 // 404, on which a client starts a new session (the MCP transport's rule).
 
-// sessionIDPrefix begins the IDs of a scale-out gateway's sessions.
-const sessionIDPrefix = "sb1."
+// SessionIDPrefix begins the IDs of a scale-out gateway's sessions.
+const SessionIDPrefix = "sb1."
 
 // hopHeader marks a request one instance passed to another: it is never
 // passed on again (two instances that advertise each other's address
 // would otherwise pass it round).
 const hopHeader = "Switchboard-Forwarded"
 
-// sessionKeys seals and opens session IDs: the first key seals, every key
+// The errors of a session key file that cannot be used (errors.Is).
+var (
+	// ErrSessionKeyFileMode: the file is readable by others.
+	ErrSessionKeyFileMode = errors.New("readable by others")
+	// ErrNoSessionKey: the file holds no key.
+	ErrNoSessionKey = errors.New("holds no key")
+	// ErrBadSessionKey: a line is not a key.
+	ErrBadSessionKey = errors.New("not a key of 32 bytes in base64 or hex")
+)
+
+// SessionKeys seal and open session IDs: the first key seals, every key
 // opens (rotation: put the new key first on every instance, keep the old
 // one after it until its sessions are gone, then drop it).
-type sessionKeys struct {
+type SessionKeys struct {
 	aeads []cipher.AEAD
 }
 
-// readSessionKeys reads --session-key-file: one key per line, 32 random
-// bytes in base64 (standard or URL alphabet, padded or not) or 64 hex
-// digits; blank lines and lines starting with # are skipped. The file must
-// not be readable by others.
-func readSessionKeys(path string) (*sessionKeys, error) {
+// ReadSessionKeys reads a session key file (serve --session-key-file):
+// one key per line, 32 random bytes in base64 (standard or URL alphabet,
+// padded or not) or 64 hex digits; blank lines and lines starting with #
+// are skipped. The file must not be readable by others, and must hold a
+// key. The errors name the file.
+func ReadSessionKeys(path string) (*SessionKeys, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, Usagef("create it with: switchboard gateway session-key add "+path, "reading --session-key-file: %v", err)
+		return nil, err
 	}
-	if err := sessionKeyFileMode(path, fi); err != nil {
+	if err := CheckSessionKeyFileMode(path, fi); err != nil {
 		return nil, err
 	}
 	b, err := safefile.ReadFile(path)
 	if err != nil {
-		return nil, Usagef("", "reading --session-key-file: %v", err)
+		return nil, err
 	}
-	ks, err := parseSessionKeys(path, b)
+	ks, err := ParseSessionKeys(path, b)
 	if err != nil {
 		return nil, err
 	}
 	if len(ks.aeads) == 0 {
-		return nil, Usagef("add one with: switchboard gateway session-key add "+path, "--session-key-file %s holds no key", path)
+		return nil, fmt.Errorf("%s %w", path, ErrNoSessionKey)
 	}
 	return ks, nil
 }
 
-// sessionKeyFileMode refuses a key file that others may read.
-func sessionKeyFileMode(path string, fi fs.FileInfo) error {
+// CheckSessionKeyFileMode refuses a key file (at path, fi its Stat) that
+// others may read: ErrSessionKeyFileMode.
+func CheckSessionKeyFileMode(path string, fi fs.FileInfo) error {
 	if fi.Mode().Perm()&0o077 != 0 {
-		return Usagef("chmod 600 "+path, "--session-key-file %s is readable by others (mode %04o): its keys open every session's ID", path, fi.Mode().Perm())
+		return fmt.Errorf("%s is %w (mode %04o): its keys open every session's ID", path, ErrSessionKeyFileMode, fi.Mode().Perm())
 	}
 	return nil
 }
 
-// parseSessionKeys reads the keys in the contents b of the key file at
+// ParseSessionKeys reads the keys in the contents b of the key file at
 // path, which may hold none.
-func parseSessionKeys(path string, b []byte) (*sessionKeys, error) {
-	ks := &sessionKeys{}
+func ParseSessionKeys(path string, b []byte) (*SessionKeys, error) {
+	ks := &SessionKeys{}
 	for i, line := range strings.Split(string(b), "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
@@ -104,8 +116,7 @@ func parseSessionKeys(path string, b []byte) (*sessionKeys, error) {
 		}
 		key, err := decodeSessionKey(line)
 		if err != nil {
-			return nil, Usagef("each line holds one key, 32 random bytes in base64 (switchboard gateway session-key add FILE writes one), or a # comment",
-				"%s:%d: %v", path, i+1, err)
+			return nil, fmt.Errorf("%s:%d: %w", path, i+1, err)
 		}
 		block, _ := aes.NewCipher(key)
 		aead, _ := cipher.NewGCM(block)
@@ -123,23 +134,26 @@ func decodeSessionKey(s string) ([]byte, error) {
 	if k, err := hex.DecodeString(s); err == nil && len(k) == 32 {
 		return k, nil
 	}
-	return nil, errors.New("not a key of 32 bytes in base64 or hex")
+	return nil, ErrBadSessionKey
 }
 
-// seal returns a session ID holding owner (the instance's URL).
-func (ks *sessionKeys) seal(owner string) string {
+// Len returns the number of keys.
+func (ks *SessionKeys) Len() int { return len(ks.aeads) }
+
+// Seal returns a session ID holding owner (the instance's URL).
+func (ks *SessionKeys) Seal(owner string) string {
 	aead := ks.aeads[0]
 	nonce := make([]byte, aead.NonceSize())
 	_, _ = rand.Read(nonce)
 	// A random part makes each ID unique even for one owner.
 	plain := owner + "\n" + rand.Text()
-	out := aead.Seal(nonce, nonce, []byte(plain), []byte(sessionIDPrefix))
-	return sessionIDPrefix + base64.RawURLEncoding.EncodeToString(out)
+	out := aead.Seal(nonce, nonce, []byte(plain), []byte(SessionIDPrefix))
+	return SessionIDPrefix + base64.RawURLEncoding.EncodeToString(out)
 }
 
-// open returns the owner sealed in id, or false if no key opens it.
-func (ks *sessionKeys) open(id string) (string, bool) {
-	rest, ok := strings.CutPrefix(id, sessionIDPrefix)
+// Open returns the owner sealed in id, or false if no key opens it.
+func (ks *SessionKeys) Open(id string) (string, bool) {
+	rest, ok := strings.CutPrefix(id, SessionIDPrefix)
 	if !ok {
 		return "", false
 	}
@@ -152,7 +166,7 @@ func (ks *sessionKeys) open(id string) (string, bool) {
 		if len(b) < n+aead.Overhead() {
 			return "", false
 		}
-		plain, err := aead.Open(nil, b[:n], b[n:], []byte(sessionIDPrefix))
+		plain, err := aead.Open(nil, b[:n], b[n:], []byte(SessionIDPrefix))
 		if err != nil {
 			continue
 		}
@@ -162,44 +176,59 @@ func (ks *sessionKeys) open(id string) (string, bool) {
 	return "", false
 }
 
-// keyRing is a scale-out gateway's session keys as its key file holds
-// them now. Instances pick up a rotated key file without a restart: the
+// SessionKeyRing is a scale-out gateway's session keys as its key file
+// holds them now. Instances pick up a rotated key file without a restart: the
 // file is read again — with the checks made at start (mode 0600, a key a
 // line, at least one) — when it has changed (another inode, size or
 // modification time) before a new session ID is sealed, when an ID does
-// not open, and whenever serve's watcher sees the file change. So an
+// not open, and whenever Refresh is called (serve's watcher calls it when
+// the file changes). So an
 // instance seals with the key put first as soon as it has the file, and
 // one that meets an ID sealed with a key it has not read yet reads the
 // file before it answers 404. A file that fails the checks keeps the keys
 // in force (the log says why) until it is fixed.
-type keyRing struct {
+type SessionKeyRing struct {
 	path string
-	log  *slog.Logger
+	log  atomic.Pointer[slog.Logger]
 	// rekeyed, if set, runs after the keys changed.
 	rekeyed func()
 
-	cur  atomic.Pointer[sessionKeys]
+	cur  atomic.Pointer[SessionKeys]
 	mu   sync.Mutex  // one read at a time
 	seen fs.FileInfo // the file as last read (or found unusable)
 }
 
-// newKeyRing reads the key file at path (readSessionKeys).
-func newKeyRing(path string) (*keyRing, error) {
-	ks, err := readSessionKeys(path)
+// NewSessionKeyRing reads the key file at path (ReadSessionKeys). Its
+// later reads are logged to log (nil: discarded).
+func NewSessionKeyRing(path string, log *slog.Logger) (*SessionKeyRing, error) {
+	ks, err := ReadSessionKeys(path)
 	if err != nil {
 		return nil, err
 	}
-	k := &keyRing{path: path, log: slog.New(slog.DiscardHandler)}
+	k := &SessionKeyRing{path: path}
+	k.SetLogger(log)
 	k.cur.Store(ks)
 	k.seen, _ = os.Stat(path)
 	return k, nil
 }
 
-func (k *keyRing) keys() *sessionKeys { return k.cur.Load() }
+// SetLogger makes log (nil: none) receive the ring's later reads.
+func (k *SessionKeyRing) SetLogger(log *slog.Logger) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	k.log.Store(log)
+}
 
-// refresh reads the key file again if it changed since it was last read,
+// File returns the key file's path.
+func (k *SessionKeyRing) File() string { return k.path }
+
+// Keys returns the keys in force.
+func (k *SessionKeyRing) Keys() *SessionKeys { return k.cur.Load() }
+
+// Refresh reads the key file again if it changed since it was last read,
 // and reports whether the keys changed.
-func (k *keyRing) refresh() bool {
+func (k *SessionKeyRing) Refresh() bool {
 	k.mu.Lock()
 	fi, err := os.Stat(k.path)
 	if err == nil && k.seen != nil && os.SameFile(fi, k.seen) && fi.Size() == k.seen.Size() && fi.ModTime().Equal(k.seen.ModTime()) {
@@ -211,96 +240,122 @@ func (k *keyRing) refresh() bool {
 		return false // gone, and already reported
 	}
 	k.seen = fi
-	ks, err := readSessionKeys(k.path)
+	ks, err := ReadSessionKeys(k.path)
 	if err != nil {
 		k.mu.Unlock()
-		k.log.Warn("the session key file cannot be used; the keys read before stay in force until it is fixed", "file", k.path, "error", err)
+		k.log.Load().Warn("the session key file cannot be used; the keys read before stay in force until it is fixed", "file", k.path, "error", err)
 		return false
 	}
 	k.cur.Store(ks)
 	k.mu.Unlock()
-	k.log.Info("session keys read again", "file", k.path, "keys", len(ks.aeads))
+	k.log.Load().Info("session keys read again", "file", k.path, "keys", len(ks.aeads))
 	if k.rekeyed != nil {
 		k.rekeyed()
 	}
 	return true
 }
 
-// seal seals owner with the first key of the file as it is now.
-func (k *keyRing) seal(owner string) string {
-	k.refresh()
-	return k.keys().seal(owner)
+// Seal seals owner with the first key of the file as it is now.
+func (k *SessionKeyRing) Seal(owner string) string {
+	k.Refresh()
+	return k.Keys().Seal(owner)
 }
 
-// open opens id with the keys of the file as it is now.
-func (k *keyRing) open(id string) (string, bool) {
-	if owner, ok := k.keys().open(id); ok {
+// Open opens id with the keys of the file as it is now.
+func (k *SessionKeyRing) Open(id string) (string, bool) {
+	if owner, ok := k.Keys().Open(id); ok {
 		return owner, true
 	}
-	if k.refresh() {
-		return k.keys().open(id)
+	if k.Refresh() {
+		return k.Keys().Open(id)
 	}
 	return "", false
 }
 
-// scaleOut routes a scale-out gateway's /mcp requests: a request of a
-// session to the instance that holds it (here: stateful), an initialize to
-// stateful (a new session here), anything else to stateless.
-type scaleOut struct {
-	self      string // this instance's URL (--advertise), as sealed in IDs
-	keys      *keyRing
-	stateful  http.Handler
-	stateless http.Handler
-	body      time.Duration
-	log       *slog.Logger
-	// setInstance, if set, gives the gateway a new Instance (sealed with
-	// the keys in force) after a rotation.
-	setInstance func(string)
+// ScaleOut is what the instances of a scale-out gateway share about this
+// one: its URL as the others reach it, sealed with the session keys into
+// the IDs of its sessions (Options.SessionID) and the names of its held
+// calls (Options.Instance). Set it as HTTPOptions.ScaleOut; each endpoint
+// (Endpoint, Handler) routes with it on its own.
+type ScaleOut struct {
+	self string // this instance's URL (--advertise), as sealed in IDs
+	keys *SessionKeyRing
 
-	mu      sync.Mutex
-	inst    string // see instance
-	proxies map[string]*httputil.ReverseProxy
+	mu   sync.Mutex
+	inst string // see Instance
+	// setInstance give the gateways a new Instance (sealed with the keys
+	// in force) after a rotation.
+	setInstance []func(string)
 }
 
-// newScaleOut is the router of an instance at self (its URL, or "" until
-// it listens) with keys.
-func newScaleOut(self string, keys *keyRing) *scaleOut {
-	s := &scaleOut{self: self, keys: keys}
-	keys.rekeyed = s.rekeyed
+// NewScaleOut returns the scale-out of the instance that other instances
+// reach at self (an http or https URL), with the keys of ring. It takes
+// over the ring's rotation: after one, the instance's name is sealed
+// again.
+func NewScaleOut(self string, ring *SessionKeyRing) *ScaleOut {
+	s := &ScaleOut{self: strings.TrimRight(self, "/"), keys: ring}
+	ring.rekeyed = s.rekeyed
 	return s
 }
+
+// Keys returns the session key ring.
+func (s *ScaleOut) Keys() *SessionKeyRing { return s.keys }
+
+// Self returns the instance's URL, as sealed in IDs.
+func (s *ScaleOut) Self() string { return s.self }
 
 // rekeyed seals this instance's name for held calls again with the keys
 // now in force: once an old key is dropped, the other instances no longer
 // open what it sealed.
-func (s *scaleOut) rekeyed() {
+func (s *ScaleOut) rekeyed() {
 	s.mu.Lock()
 	if s.inst == "" {
 		s.mu.Unlock()
 		return // not handed out yet
 	}
-	s.inst = strings.TrimPrefix(s.keys.keys().seal(s.self), sessionIDPrefix)
-	inst, set := s.inst, s.setInstance
+	s.inst = strings.TrimPrefix(s.keys.Keys().Seal(s.self), SessionIDPrefix)
+	inst, set := s.inst, slices.Clone(s.setInstance)
 	s.mu.Unlock()
-	if set != nil {
-		set(inst)
+	for _, f := range set {
+		f(inst)
 	}
 }
 
-// sessionID returns the gateway's SessionID: a new ID naming this
-// instance; nil without scale-out (the SDK's random IDs).
-func (s *scaleOut) sessionID() func() string {
+// bind makes g follow the instance's name through rotations.
+func (s *ScaleOut) bind(g *Gateway) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.setInstance = append(s.setInstance, g.SetInstance)
+}
+
+// SessionID returns the gateway's Options.SessionID: a new ID naming this
+// instance; nil for a nil s (the SDK's random IDs).
+func (s *ScaleOut) SessionID() func() string {
 	if s == nil {
 		return nil
 	}
-	return func() string { return s.keys.seal(s.self) }
+	return func() string { return s.keys.Seal(s.self) }
 }
 
-func (s *scaleOut) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// scaleRouter routes one endpoint's requests of a scale-out gateway: a
+// request of a session to the instance that holds it (here: stateful), an
+// initialize to stateful (a new session here), anything else to stateless.
+type scaleRouter struct {
+	*ScaleOut
+	stateful  http.Handler
+	stateless http.Handler
+	body      time.Duration
+	log       *slog.Logger
+
+	mu      sync.Mutex
+	proxies map[string]*httputil.ReverseProxy
+}
+
+func (s *scaleRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	forwarded := r.Header.Get(hopHeader) != ""
 	r.Header.Del(hopHeader)
 	if sid := r.Header.Get(sessionIDHeader); sid != "" {
-		owner, ok := s.keys.open(sid)
+		owner, ok := s.keys.Open(sid)
 		switch {
 		case !ok:
 			// Not one of ours (or sealed with a key since dropped): the
@@ -372,16 +427,17 @@ func (v *revisionRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	v.stateless.ServeHTTP(w, r)
 }
 
-// instance returns the gateway's Instance: this instance's address,
-// sealed, which HeldCallInstance finds in a held call's requestState.
-func (s *scaleOut) instance() string {
+// Instance returns the gateway's Options.Instance: this instance's
+// address, sealed, which HeldCallInstance finds in a held call's
+// requestState; "" for a nil s.
+func (s *ScaleOut) Instance() string {
 	if s == nil {
 		return ""
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.inst == "" {
-		s.inst = strings.TrimPrefix(s.keys.keys().seal(s.self), sessionIDPrefix)
+		s.inst = strings.TrimPrefix(s.keys.Keys().Seal(s.self), SessionIDPrefix)
 	}
 	return s.inst
 }
@@ -389,7 +445,7 @@ func (s *scaleOut) instance() string {
 // route reads a POST body without a session ID once: whether it holds an
 // initialize, and the instance that holds the call a tools/call in it
 // retries, if its requestState names one ("" if none).
-func (s *scaleOut) route(body []byte) (initialize bool, owner string) {
+func (s *scaleRouter) route(body []byte) (initialize bool, owner string) {
 	for _, m := range jsonMessages(body) {
 		switch m.Method {
 		case "initialize":
@@ -404,8 +460,8 @@ func (s *scaleOut) route(body []byte) (initialize bool, owner string) {
 			if json.Unmarshal(m.Params, &p) != nil {
 				continue
 			}
-			if inst, ok := gateway.HeldCallInstance(p.RequestState); ok {
-				owner, _ = s.keys.open(sessionIDPrefix + inst)
+			if inst, ok := HeldCallInstance(p.RequestState); ok {
+				owner, _ = s.keys.Open(SessionIDPrefix + inst)
 			}
 		}
 	}
@@ -417,7 +473,7 @@ func (s *scaleOut) route(body []byte) (initialize bool, owner string) {
 const maxProxies = 64
 
 // proxy returns the reverse proxy to the instance at owner.
-func (s *scaleOut) proxy(owner string) *httputil.ReverseProxy {
+func (s *scaleRouter) proxy(owner string) *httputil.ReverseProxy {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if p := s.proxies[owner]; p != nil {
@@ -432,8 +488,9 @@ func (s *scaleOut) proxy(owner string) *httputil.ReverseProxy {
 	p := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
-			pr.Out.URL.Path = "/mcp"
-			pr.Out.URL.RawPath = ""
+			// The same endpoint there: instances serve one layout.
+			pr.Out.URL.Path = pr.In.URL.Path
+			pr.Out.URL.RawPath = pr.In.URL.RawPath
 			pr.Out.Header.Set(hopHeader, "1")
 		},
 		// SSE: every event goes out as it comes.
@@ -455,27 +512,4 @@ func (s *scaleOut) proxy(owner string) *httputil.ReverseProxy {
 	}
 	s.proxies[owner] = p
 	return p
-}
-
-// advertiseURL checks --advertise. Without it, the gateway's address is
-// its own URL ("" here; serveHTTP knows the port once it listens), which
-// requires that it listens on one host.
-func advertiseURL(flag, listen string) (string, error) {
-	if flag != "" {
-		u, err := url.Parse(flag)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return "", Usagef("e.g. --advertise http://10.0.0.5:8080 (in Kubernetes: http://$(POD_IP):8080)",
-				"--advertise %q is not an http(s) URL", flag)
-		}
-		return strings.TrimRight(u.Scheme+"://"+u.Host, "/"), nil
-	}
-	host, _, err := net.SplitHostPort(listen)
-	if err != nil {
-		host = listen // serve's own Listen reports a bad address
-	}
-	if host == "" || host == "0.0.0.0" || host == "::" {
-		return "", Usagef("pass the address the other instances reach this one at, e.g. --advertise http://10.0.0.5:8080 (in Kubernetes: http://$(POD_IP):8080)",
-			"--session-key-file needs --advertise when the gateway listens on every address (%s)", listen)
-	}
-	return "", nil
 }

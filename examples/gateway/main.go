@@ -1,0 +1,96 @@
+// Command gateway serves a workspace's MCP servers as one MCP server over
+// Streamable HTTP, with the protections of `switchboard serve --http`
+// (gateway.Handler: Origin/Host checks, bearer token or gateway keys, the
+// session cap, body timeout, both protocol revisions, /healthz, /metrics):
+//
+//	SWITCHBOARD_GATEWAY_TOKEN=secret go run ./examples/gateway -http 127.0.0.1:8080 [-workspace DIR]
+//
+// Off loopback it refuses to start without a credential. A call the rules
+// say to ask about is asked of the calling client (an elicitation), else
+// denied.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard"
+	"github.com/switchboard-mcp/switchboard/gateway"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/policy"
+)
+
+func main() {
+	switchboard.MaybeRunSupervisor() // servers run supervised (and sandboxed) by a copy of this program
+	addr := flag.String("http", "127.0.0.1:8080", "listen on `ADDR`")
+	ws := flag.String("workspace", ".", "the workspace `DIR`")
+	tokenFile := flag.String("token-file", "", "read the bearer token from `FILE` (else $SWITCHBOARD_GATEWAY_TOKEN)")
+	authFile := flag.String("auth-file", "", "accept the keys of the gateway auth `FILE` (switchboard gateway key add)")
+	var origins []string
+	flag.Func("allow-origin", "allow browser requests from `ORIGIN` (repeatable)", func(o string) error { origins = append(origins, o); return nil })
+	opts := &gateway.HTTPOptions{}
+	flag.BoolVar(&opts.Stateless, "stateless", false, "serve without sessions")
+	flag.IntVar(&opts.MaxSessions, "max-sessions", gateway.DefaultMaxSessions, "keep at most `N` sessions")
+	flag.DurationVar(&opts.BodyTimeout, "body-timeout", gateway.DefaultBodyTimeout, "refuse a request whose body takes longer than `D`")
+	wait := flag.Duration("wait", 5*time.Second, "let the first lists wait up to `D` for servers to connect")
+	flag.Parse()
+
+	token := os.Getenv("SWITCHBOARD_GATEWAY_TOKEN")
+	if *tokenFile != "" {
+		b, err := os.ReadFile(*tokenFile)
+		check(err)
+		token = strings.TrimSpace(string(b))
+	}
+	auth := gateway.NewAuth(&gateway.AuthOptions{SharedToken: token, File: *authFile})
+	if !auth.Required() && !gateway.IsLoopbackAddr(*addr) {
+		check(fmt.Errorf("%s is reachable from other machines: set a token or an auth file with keys", *addr))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// Asks go to the calling client; rules scoped to a caller's key apply.
+	asker := &gateway.Asker{}
+	permit := func(p *policy.Policy) host.Permit {
+		return gateway.NewPermit(p, auth, &host.PermitOptions{Asker: asker})
+	}
+	sb, err := switchboard.Open(ctx, switchboard.Options{Workspace: *ws, Permit: permit})
+	check(err)
+	defer sb.Close()
+	// Every HTTP gateway serves a request without a session on its own.
+	g := gateway.New(sb, &gateway.Options{Stateless: true, Auth: auth, ConnectWait: *wait, FirstSyncWait: *wait + time.Second, CallWait: *wait})
+	defer g.Close()
+
+	ln, err := net.Listen("tcp", *addr)
+	check(err)
+	opts.Guard = gateway.NewHTTPGuard(auth, *addr, ln.Addr().String(), origins, nil)
+	srv := &http.Server{Handler: g.Handler(opts), ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		go srv.Shutdown(sctx) // no new requests
+		g.Shutdown(sctx)      // calls in flight get the grace, then are cancelled
+		srv.Close()           // and open streams are cut
+	}()
+	fmt.Fprintf(os.Stderr, "gateway serving http://%s/mcp\n", ln.Addr())
+	if err := srv.Serve(ln); err != http.ErrServerClosed {
+		check(err)
+	}
+	<-done
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(2)
+	}
+}

@@ -1,0 +1,158 @@
+package gateway
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultHTTPPath is where Handler serves the MCP endpoint unless
+// HTTPOptions.Path says otherwise.
+const DefaultHTTPPath = "/mcp"
+
+// HTTPOptions configure the gateway's HTTP handler (Handler, Endpoint).
+// A nil *HTTPOptions uses every default.
+type HTTPOptions struct {
+	// Guard checks every request's Origin, repeated headers and
+	// credentials before the MCP endpoint or /metrics sees it, and hands
+	// the caller's principal on (NewHTTPGuard). Share one Guard between
+	// the endpoints of one listener, and wrap what else it serves (a
+	// console, say) with Guard.Wrap. If nil, a guard of the gateway's
+	// Options.Auth (nil: no credentials) that accepts no browser Origin.
+	Guard *HTTPGuard
+	// Path is where Handler serves the MCP endpoint. If empty,
+	// DefaultHTTPPath.
+	Path string
+	// Stateless serves every request on its own, without sessions (serve
+	// --stateless), so instances can sit behind a load balancer. If
+	// false, a client that initializes gets a session and one on protocol
+	// 2026-07-28 is served per request, on the same endpoint. The
+	// gateway's Options.Stateless must be true either way.
+	Stateless bool
+	// ScaleOut, with Stateless, gives the clients that need a session one
+	// whose ID names this instance, sealed with the shared keys, and
+	// passes any request of a session another instance holds on to it, at
+	// the same path. The gateway's Options.SessionID and Instance must
+	// come from it (ScaleOut.SessionID, ScaleOut.Instance).
+	ScaleOut *ScaleOut
+	// MaxSessions caps the live sessions of each endpoint: a new one past
+	// it ends the one idle longest, or is refused (503) when every one is
+	// busy. If <= 0, DefaultMaxSessions.
+	MaxSessions int
+	// SessionIdleTimeout ends a session with no request for this long. If
+	// <= 0, DefaultSessionIdleTimeout.
+	SessionIdleTimeout time.Duration
+	// BodyTimeout bounds the reading of a request's body (a client that
+	// trickles it gets 408). If <= 0, DefaultBodyTimeout. Bound the
+	// headers with the http.Server's ReadHeaderTimeout.
+	BodyTimeout time.Duration
+	// OAuth, if set, is the verifier of the access tokens the Guard's Auth
+	// accepts: Handler serves its protected resource metadata (RFC 9728)
+	// without auth.
+	OAuth *JWTVerifier
+	// Logger receives the handler's logs. If nil, the gateway's.
+	Logger *slog.Logger
+}
+
+// httpDefaults returns a copy of opts with every default filled in.
+func (g *Gateway) httpDefaults(opts *HTTPOptions) *HTTPOptions {
+	o := &HTTPOptions{}
+	if opts != nil {
+		*o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = g.log
+	}
+	if o.Guard == nil {
+		a := g.opts.Auth
+		if a == nil {
+			a = NewAuth(&AuthOptions{})
+		}
+		o.Guard = &HTTPGuard{auth: a, origins: map[string]bool{}, log: o.Logger}
+	}
+	if o.Path == "" {
+		o.Path = DefaultHTTPPath
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.SessionIdleTimeout <= 0 {
+		o.SessionIdleTimeout = DefaultSessionIdleTimeout
+	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultBodyTimeout
+	}
+	return o
+}
+
+// Handler returns the gateway's whole HTTP surface: the MCP endpoint at
+// opts.Path (Endpoint), /healthz (Healthz, without auth: counts only), the
+// protected resource metadata of opts.OAuth (RFC 9728, without auth, at
+// /.well-known/oauth-protected-resource and under it) and, when the
+// gateway has Metrics, /metrics behind the Guard. Mount it at "/" of a
+// mux to add more; more gateways (one per profile, say) mount their
+// Endpoint beside it.
+func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
+	o := g.httpDefaults(opts)
+	mux := http.NewServeMux()
+	mux.Handle(o.Path, g.endpoint(o))
+	mux.HandleFunc("/healthz", Healthz(g.h, o.Stateless))
+	if v := o.OAuth; v != nil {
+		h := v.MetadataHandler()
+		mux.Handle("/.well-known/oauth-protected-resource", h)
+		mux.Handle("/.well-known/oauth-protected-resource/", h)
+	}
+	if m := g.opts.Metrics; m != nil {
+		// Behind the same auth as /mcp: the counts name servers and tools.
+		mux.Handle("/metrics", o.Guard.Wrap(m.Handler()))
+	}
+	return mux
+}
+
+// Endpoint returns the MCP endpoint alone, behind opts.Guard, to mount at
+// any path: the session cap and body timeout, calls tied to their
+// requests (a client that drops its connection or ends its session has
+// its calls cancelled), both protocol revisions on one endpoint or
+// stateless only, and, with opts.ScaleOut, the sealed-session routing.
+// Each call returns an endpoint with sessions of its own.
+func (g *Gateway) Endpoint(opts *HTTPOptions) http.Handler {
+	return g.endpoint(g.httpDefaults(opts))
+}
+
+func (g *Gateway) endpoint(o *HTTPOptions) http.Handler {
+	log := o.Logger
+	var life http.Handler = newHTTPLife(g, g.sdkHandler(true, o), true, o, log)
+	switch s := o.ScaleOut; {
+	case s != nil:
+		// Scale-out with sessions (http_scale.go): sessions here,
+		// 2026-07-28 requests per request.
+		s.bind(g)
+		life = &scaleRouter{
+			ScaleOut:  s,
+			stateful:  newHTTPLife(g, g.sdkHandler(false, o), false, o, log),
+			stateless: life,
+			body:      o.BodyTimeout,
+			log:       log,
+		}
+		log.Info("sessions are sealed with the session keys and name this instance", "advertise", s.self)
+	case !o.Stateless:
+		// Both protocol revisions on one endpoint: sessions for the
+		// clients that initialize one, each request on its own for
+		// those on 2026-07-28, which have no sessions.
+		life = &revisionRouter{stateful: newHTTPLife(g, g.sdkHandler(false, o), false, o, log), stateless: life, body: o.BodyTimeout, log: log}
+	}
+	return o.Guard.Wrap(life)
+}
+
+// sdkHandler is the SDK's Streamable HTTP handler of the gateway's server:
+// the one place it is made.
+func (g *Gateway) sdkHandler(stateless bool, o *HTTPOptions) http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.srv }, &mcp.StreamableHTTPOptions{
+		Stateless: stateless,
+		Logger:    o.Logger,
+		// Idle sessions of clients that vanished are closed.
+		SessionTimeout: o.SessionIdleTimeout,
+	})
+}
