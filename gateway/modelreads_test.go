@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
+	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/trust"
 )
 
@@ -92,9 +93,10 @@ func waitTools(t *testing.T, ctx context.Context, f *fixture, what string, cond 
 // A client that can answer elicitation and calls a held tool by the name
 // it knew is asked about the change, word by word and as the server's
 // text: "hold" refuses the call and pins nothing; "accept" pins the new
-// definition as `tools accept` does, the call goes on, and the tool is
-// listed again. Both protocols: the question rides the call's result for
-// a 2026-07-28 client, and is elicitation/create for an older one.
+// definition as `tools accept` does, the call goes on — to the permission
+// rules, which ask in turn — and the tool is listed again. Both
+// protocols: the questions ride the call's result for a 2026-07-28
+// client, and are elicitation/create for an older one.
 func TestGatewayAsksAboutAHeldTool(t *testing.T) {
 	for _, protocol := range []string{"", "2025-11-25"} {
 		t.Run("protocol="+protocol, func(t *testing.T) { asksAboutAHeldTool(t, protocol) })
@@ -113,9 +115,20 @@ func asksAboutAHeldTool(t *testing.T, protocol string) {
 			mu.Lock()
 			defer mu.Unlock()
 			asked = append(asked, req.Params.Message)
+			if strings.HasPrefix(req.Params.Message, "Allow ") {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": gateway.DecisionOnce}}, nil
+			}
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": answer}}, nil
 		},
 	}
+	if protocol != "" {
+		// As an older client is: an input request in a call's result is
+		// not for it (the Go SDK's client would answer it anyway).
+		client.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
+	}
+	// swap is allowed; add is asked about.
+	rules := policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser}, []string{"mcp__rug__swap"}, nil, nil)...)
+	permit := host.PolicyPermit(rules, &host.PermitOptions{Asker: &gateway.Asker{}})
 	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
 	audit, err := gateway.OpenAudit(auditPath, nil)
 	if err != nil {
@@ -124,7 +137,7 @@ func asksAboutAHeldTool(t *testing.T, protocol string) {
 	defer audit.Close()
 	home := t.TempDir()
 	pins := trust.OpenPins(home)
-	f := startWith(t, fixtureOpts{client: client, protocol: protocol, host: func(o *host.Options) {
+	f := startWith(t, fixtureOpts{client: client, protocol: protocol, permit: permit, host: func(o *host.Options) {
 		o.Pins, o.ToolChanges = pins, config.ToolChangesAsk
 	}}, &gateway.Options{ToolChanges: &gateway.Asker{}, Audit: audit}, stdio("rug", "rugpull"))
 	ctx := ctxFor(t, 60*time.Second)
@@ -156,7 +169,8 @@ func asksAboutAHeldTool(t *testing.T, protocol string) {
 		t.Errorf("changes after hold: %+v", c)
 	}
 
-	// Accept: pinned, the call goes on, the tool is listed again.
+	// Accept: pinned, the call goes on (asked about by the rules), the
+	// tool is listed again.
 	mu.Lock()
 	answer = gateway.ToolChangeAccept
 	mu.Unlock()
@@ -164,6 +178,11 @@ func asksAboutAHeldTool(t *testing.T, protocol string) {
 	if res.IsError || !strings.Contains(got, "3") {
 		t.Errorf("held call answered accept: isError %v, %q", res.IsError, got)
 	}
+	mu.Lock()
+	if len(asked) != 3 || !strings.HasPrefix(asked[2], "Allow mcp__rug__add") {
+		t.Errorf("questions after accept: %q", asked)
+	}
+	mu.Unlock()
 	if c := f.sb.ToolChanges(); len(c) != 0 {
 		t.Errorf("changes after accept: %+v", c)
 	}
@@ -181,7 +200,7 @@ func asksAboutAHeldTool(t *testing.T, protocol string) {
 	if e := lines[1]; e.Tool != "mcp__rug__add" || !e.Asked || e.ToolChange != gateway.ToolChangeHold || !strings.Contains(e.Error, "held") {
 		t.Errorf("held line: %+v", e)
 	}
-	if e := lines[2]; e.Tool != "mcp__rug__add" || !e.Asked || e.ToolChange != gateway.ToolChangeAccept || e.IsError {
+	if e := lines[2]; e.Tool != "mcp__rug__add" || !e.Asked || e.ToolChange != gateway.ToolChangeAccept || e.Answer != gateway.DecisionOnce || e.IsError {
 		t.Errorf("accepted line: %+v", e)
 	}
 }
