@@ -126,23 +126,9 @@ func ToolChangeQuestion(c host.ToolChange) *mcp.ElicitParams {
 		"Accept it only if you trust this. The lines below are the server's own text ([-removed-] {+added+}):\n%s\n"+
 		"Accept pins the new definition for this workspace, as `switchboard tools accept %s %s` does, and the call goes on; "+
 		"hold refuses this call.", tool, server, what, attributed(server, strings.Join(lines, "\n")), server, tool)
-	return &mcp.ElicitParams{
-		Mode:    "form",
-		Message: msg,
-		RequestedSchema: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"decision": map[string]any{
-					"type":        "string",
-					"title":       "Accept the new definition of " + termsafe.Line(c.Name) + "?",
-					"description": "accept: pin the new definition for this workspace and make the call; hold: keep the tool held and refuse the call",
-					"enum":        []any{ToolChangeAccept, ToolChangeHold},
-					"enumNames":   []any{"Accept the new definition", "Keep it held"},
-				},
-			},
-			"required": []any{"decision"},
-		},
-	}
+	return decisionForm(msg, "Accept the new definition of "+termsafe.Line(c.Name)+"?",
+		"accept: pin the new definition for this workspace and make the call; hold: keep the tool held and refuse the call",
+		[]any{ToolChangeAccept, ToolChangeHold}, []any{"Accept the new definition", "Keep it held"})
 }
 
 // heldRoutes are the routes of the tools that tool pinning holds, by the
