@@ -2,6 +2,8 @@ package gateway_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
@@ -242,4 +245,44 @@ func waitAudit(t *testing.T, path string, n int) []gateway.AuditEntry {
 		t.Fatalf("%d audit lines, want %d: %+v", len(lines), n, lines)
 	}
 	return lines
+}
+
+// A team member (a key of the auth file) who calls a held tool is not
+// asked — tool pins hold for every caller of the gateway — and is told
+// who accepts it; a caller of the shared token, the person who runs the
+// gateway, is asked.
+func TestGatewayDoesNotAskATeamMemberAboutAHeldTool(t *testing.T) {
+	key, id, _ := gateway.NewKey()
+	a := gateway.NewAuth(&gateway.AuthOptions{SharedToken: "shared-secret", File: writeAuth(t, &gateway.AuthFile{
+		Principals: map[string]*gateway.AuthEntry{"alice": {Keys: []gateway.AuthKey{{ID: id, SHA256: gateway.KeyHash(key)}}}}})})
+	home := t.TempDir()
+	f := startWith(t, fixtureOpts{host: func(o *host.Options) {
+		o.Pins, o.ToolChanges = trust.OpenPins(home), config.ToolChangesAsk
+	}}, &gateway.Options{Auth: a, ToolChanges: &gateway.Asker{}}, stdio("rug", "rugpull"))
+	ctx := ctxFor(t, 60*time.Second)
+	swapAndWaitHeld(t, ctx, f)
+	srv := httptest.NewServer(auth.RequireBearerToken(a.Verifier(), nil)(
+		mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.g.Server() }, nil)))
+	t.Cleanup(srv.Close)
+	call := func(token string) (string, *mcp.CallToolResult, []string) {
+		t.Helper()
+		ans := &answering{answer: func(string) *mcp.ElicitResult { return accept("decision", gateway.ToolChangeHold) }}
+		hc := &http.Client{Transport: authTransport{token: token}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "http-client", Version: "1"}, ans.options()).
+			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		got, res := callText(t, cs, &mcp.CallToolParams{Name: "rug__add", Arguments: map[string]any{"a": 1, "b": 2}})
+		return got, res, ans.messages()
+	}
+	got, res, asked := call(key)
+	if len(asked) != 0 || !res.IsError || !strings.Contains(got, "only the person who runs it accepts") ||
+		!strings.Contains(got, "switchboard tools accept rug add") {
+		t.Errorf("alice: asked %q; isError %v, %q", asked, res.IsError, got)
+	}
+	if got, res, asked := call("shared-secret"); len(asked) != 1 || !res.IsError {
+		t.Errorf("the shared token: asked %q; isError %v, %q", asked, res.IsError, got)
+	}
 }
