@@ -43,6 +43,13 @@ type CallOptions struct {
 	// Transform, if set, may change the server's result before it is
 	// presented (the gateway renames the tools tool_search found).
 	Transform func(*mcp.CallToolResult) *mcp.CallToolResult
+	// ToolChanges, if set, is asked about the change that holds the
+	// called tool (tool pinning) in place of the Prompter: the gateway
+	// puts it to the client that made the call. Its answer is taken as
+	// the Prompter's would be: only (true, nil) accepts, and the tool is
+	// then pinned as [Switchboard.AcceptTools] pins it. It does not
+	// change the default of "toolChanges", which the Prompter decides.
+	ToolChanges ToolChangeAsker
 }
 
 // Call runs the tool named mcp__<server>__<tool> (as Tools names it) with
@@ -51,7 +58,7 @@ type CallOptions struct {
 // ask), and returns its result enveloped and bounded. A held server's tool
 // is a *NotApprovedError; a denied call wraps host.ErrDenied; a tool held
 // by tool pinning wraps host.ErrToolHeld (a Prompter that implements
-// ToolChangeAsker is asked first). A call or result refused by the
+// ToolChangeAsker, or CallOptions.ToolChanges, is asked first). A call or result refused by the
 // server's "secrets" mode or a call hook is a Result with IsError set
 // whose Text says why (host.Blocked tells it apart).
 func (sb *Switchboard) Call(ctx context.Context, name string, args any) (*Result, error) {
@@ -71,7 +78,7 @@ func (sb *Switchboard) CallWith(ctx context.Context, name string, args any, opts
 		ctx = host.WithProgress(ctx, o.Progress)
 	}
 	res, err := sb.host.Call(ctx, name, args)
-	if he := (*host.HeldToolError)(nil); errors.As(err, &he) && sb.askHeld(ctx, he) {
+	if he := (*host.HeldToolError)(nil); errors.As(err, &he) && sb.askHeld(ctx, he, o.ToolChanges) {
 		res, err = sb.host.Call(ctx, name, args) // accepted: the call goes on
 	}
 	if err != nil {

@@ -3,6 +3,7 @@ package switchboard_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -201,4 +202,39 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// CallOptions.ToolChanges is asked about the change that holds the called
+// tool, in place of a Prompter that cannot ask (the gateway asks the
+// calling client so): no keeps it held, yes pins it and the call goes on.
+func TestCallOptionsToolChangesAsksForOneCall(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir, home := modelReadsHome(t, map[string]any{"toolChanges": "ask"})
+	sb := openModelReads(t, dir, home, nil)
+	if _, err := sb.Tools(ctx, "anthropic"); err != nil {
+		t.Fatal(err)
+	}
+	sb.Close()
+
+	sb = openModelReads(t, dir, home, nil) // the rug server's second start: add changed
+	args := map[string]any{"a": 1, "b": 2}
+	if _, err := sb.Call(ctx, "mcp__rug__add", args); !errors.Is(err, host.ErrToolHeld) {
+		t.Fatalf("headless call of the held tool: %v", err)
+	}
+	no := &askingPrompter{}
+	if _, err := sb.CallWith(ctx, "mcp__rug__add", args, &switchboard.CallOptions{ToolChanges: no}); !errors.Is(err, host.ErrToolHeld) || len(no.asked) != 1 {
+		t.Fatalf("answered no: %v, asked %+v", err, no.asked)
+	}
+	if c := sb.ToolChanges(); len(c) != 1 || c[0].State != host.ChangeHeld {
+		t.Errorf("after no: %+v", c)
+	}
+	yes := &askingPrompter{accept: true}
+	res, err := sb.CallWith(ctx, "mcp__rug__add", args, &switchboard.CallOptions{ToolChanges: yes})
+	if err != nil || res.IsError || !strings.Contains(res.Text, "3") || len(yes.asked) != 1 {
+		t.Fatalf("answered yes: %v %+v, asked %+v", err, res, yes.asked)
+	}
+	if c := sb.ToolChanges(); len(c) != 0 {
+		t.Errorf("after yes: %+v", c)
+	}
 }

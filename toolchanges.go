@@ -111,14 +111,17 @@ func (sb *Switchboard) AskHeld(ctx context.Context, err error) bool {
 	if !errors.As(err, &he) {
 		return false
 	}
-	return sb.askHeld(ctx, he)
+	return sb.askHeld(ctx, he, nil)
 }
 
-// askHeld is AskHeld of one held tool.
-func (sb *Switchboard) askHeld(ctx context.Context, he *host.HeldToolError) bool {
-	asker, ok := sb.opts.Prompter.(ToolChangeAsker)
-	if !ok {
-		return false
+// askHeld is AskHeld of one held tool, asking asker (nil: the Prompter,
+// when it is a ToolChangeAsker).
+func (sb *Switchboard) askHeld(ctx context.Context, he *host.HeldToolError, asker ToolChangeAsker) bool {
+	if asker == nil {
+		var ok bool
+		if asker, ok = sb.opts.Prompter.(ToolChangeAsker); !ok {
+			return false
+		}
 	}
 	for _, c := range sb.host.ToolChanges() {
 		if c.Server != he.Server || c.Tool != he.Tool || c.State != host.ChangeHeld {

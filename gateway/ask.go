@@ -309,6 +309,13 @@ func permissionQuestion(req host.PermitRequest, d policy.Decision, rule, where s
 	}
 	desc = append(desc, "deny: refuse")
 	enum, names = append(enum, DecisionDeny), append(names, "Deny")
+	return decisionForm(msg, "Allow this call?", strings.Join(desc, "; "), enum, names)
+}
+
+// decisionForm is a form elicitation of the gateway's own: message, and
+// one required enum field "decision" with its title, description, values
+// and their names.
+func decisionForm(msg, title, desc string, enum, names []any) *mcp.ElicitParams {
 	return &mcp.ElicitParams{
 		Mode:    "form",
 		Message: msg,
@@ -317,8 +324,8 @@ func permissionQuestion(req host.PermitRequest, d policy.Decision, rule, where s
 			"properties": map[string]any{
 				"decision": map[string]any{
 					"type":        "string",
-					"title":       "Allow this call?",
-					"description": strings.Join(desc, "; "),
+					"title":       title,
+					"description": desc,
 					"enum":        enum,
 					"enumNames":   names,
 				},

@@ -61,8 +61,15 @@ type AuditEntry struct {
 	// Asked reports that a person was asked; Answer is what they answered
 	// (once, session, always, deny, decline, cancel), or session-grant
 	// when an earlier "session" answer let the call run.
-	Asked       bool    `json:"asked"`
-	Answer      string  `json:"answer,omitempty"`
+	Asked  bool   `json:"asked"`
+	Answer string `json:"answer,omitempty"`
+	// ToolChange, for a call of a tool that tool pinning holds (its
+	// definition changed since it was pinned), is what became of the
+	// change: accept (the person accepted it when asked: it was pinned
+	// and the call made), hold, decline or cancel (it stays held, the
+	// call was refused), or not_asked (nobody could be asked). Never the
+	// definition itself.
+	ToolChange  string  `json:"tool_change,omitempty"`
 	DurationMS  float64 `json:"duration_ms"`
 	ResultBytes int     `json:"result_bytes"`
 	IsError     bool    `json:"is_error"`

@@ -39,8 +39,11 @@ type callRecord struct {
 	rule     *policy.Rule
 	asked    bool
 	answer   string
-	resumed  bool
-	span     trace.Span // the call's server span, when tracing
+	// toolChange is what became of the change that holds the called
+	// tool (toolChanged).
+	toolChange string
+	resumed    bool
+	span       trace.Span // the call's server span, when tracing
 	// credential is whose credential a call of a per-member server used
 	// (member.go): a principal's name, "shared" or "none"; memberRedact,
 	// for a principal's, scrubs the values its own host gave its servers.
@@ -174,6 +177,7 @@ func (g *Gateway) finish(rec *callRecord, res mcp.Result, err error) {
 	}
 	rec.mu.Lock()
 	decision, rule, asked, answer, credential, memberRedact := rec.decision, rec.rule, rec.asked, rec.answer, rec.credential, rec.memberRedact
+	toolChange := rec.toolChange
 	rec.mu.Unlock()
 	if g.opts.Metrics != nil {
 		g.opts.Metrics.call(server, tool, decision, out)
@@ -182,7 +186,7 @@ func (g *Gateway) finish(rec *callRecord, res mcp.Result, err error) {
 	if g.opts.Audit != nil {
 		e := &AuditEntry{
 			Time: rec.start.UTC(), Session: rec.session, Tool: rec.name, Server: server, ServerTool: tool,
-			Credential: credential, Decision: decision, Asked: asked, Answer: answer,
+			Credential: credential, Decision: decision, Asked: asked, Answer: answer, ToolChange: toolChange,
 			DurationMS: float64(dur.Microseconds()) / 1000, ResultBytes: out.size, IsError: out.isError || out.err != "",
 		}
 		if h := rec.route.r.hostName; rec.route.ok && h != "" {
@@ -206,6 +210,11 @@ func (g *Gateway) finish(rec *callRecord, res mcp.Result, err error) {
 			e.Error = out.err
 		case refusedBy(notes) != "":
 			e.Error = refusedBy(notes)
+		case toolChange != "" && toolChange != ToolChangeAccept && out.isError:
+			e.Error = "refused: the tool is held, its definition changed since it was pinned"
+			if toolChange != toolChangeNotAsked {
+				e.Error += "; the person answered " + toolChange
+			}
 		case decision == string(policy.Deny):
 			e.Error = "refused by a deny rule"
 		case decision == "rate_limited":

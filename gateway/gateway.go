@@ -167,6 +167,15 @@ type Options struct {
 	// Members, if set, runs the calls of the servers Auth's file marks
 	// perMember as their callers, with their own credentials (member.go).
 	Members *Members
+	// ToolChanges, if set, is asked about the change that holds a tool
+	// a client calls (tool pinning: its definition changed since it was
+	// pinned, and it is not listed until accepted); an [*Asker] puts the
+	// question to that client as an elicitation, and an accepted change
+	// is pinned as `switchboard tools accept` pins it (the call goes on,
+	// and every client gets list_changed). If nil, or when the client
+	// cannot be asked, such a call is refused with an error result naming
+	// `switchboard tools accept`.
+	ToolChanges switchboard.ToolChangeAsker
 }
 
 // legacyProtocol reports whether an HTTP request names a protocol before
@@ -210,9 +219,12 @@ type Gateway struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	syncMu    sync.Mutex           // one sync at a time
-	mu        sync.Mutex           // guards the maps below
-	tools     map[string]toolRoute // gateway tool name → route
+	syncMu sync.Mutex           // one sync at a time
+	mu     sync.Mutex           // guards the maps below
+	tools  map[string]toolRoute // gateway tool name → route
+	// held are the routes of the tools tool pinning holds, by the name
+	// each is served under once accepted (heldRoutes).
+	held      map[string]toolRoute
 	prompts   map[string]promptRoute
 	resources map[string]resourceRoute
 	templates map[string]resourceRoute // URI template → route
@@ -326,6 +338,8 @@ func New(sb *switchboard.Switchboard, opts *Options) *Gateway {
 			Resources: &mcp.ResourceCapabilities{ListChanged: true},
 		},
 	})
+	// Innermost: a held tool's call reaches the call path like a served one.
+	g.srv.AddReceivingMiddleware(g.routeHeld)
 	if o.AdminTools {
 		g.addAdminTools()
 	}
@@ -376,11 +390,12 @@ func (g *Gateway) Server() *mcp.Server { return g.srv }
 func (g *Gateway) Host() *host.Host { return g.h }
 
 // HandleEvent tells the gateway about an event of its Switchboard (New
-// subscribes it); lists are re-read after list changes, state changes and
+// subscribes it); lists are re-read after list changes, tool changes that
+// tool pinning found (a call may find one first), state changes and
 // reloads. It never blocks.
 func (g *Gateway) HandleEvent(ev host.Event) {
 	switch ev.Kind {
-	case host.EventToolsChanged, host.EventPromptsChanged, host.EventResourcesChanged, host.EventState, switchboard.EventReloaded:
+	case host.EventToolsChanged, host.EventToolChange, host.EventPromptsChanged, host.EventResourcesChanged, host.EventState, switchboard.EventReloaded:
 		g.Kick()
 	}
 }
@@ -433,6 +448,9 @@ func (g *Gateway) waitForTool(ctx context.Context, name string) {
 	for {
 		g.mu.Lock()
 		_, served := g.tools[name]
+		if _, held := g.held[name]; held {
+			served = true // the host answers: held, or asked about
+		}
 		next := g.resynced
 		g.mu.Unlock()
 		if served || !g.connecting() {
@@ -619,8 +637,9 @@ func (g *Gateway) syncTools(ctx context.Context) error {
 		hostOf[s] = h
 	}
 	foundNames := sync.OnceValue(func() *strings.Replacer { return foundNamesReplacer(deferred) })
+	held := g.heldRoutes(routes, reserved)
 	g.mu.Lock()
-	g.hostOf, g.foundNames = hostOf, foundNames
+	g.hostOf, g.foundNames, g.held = hostOf, foundNames, held
 	var remove []string
 	for name := range g.tools {
 		if _, ok := want[name]; !ok && !isAdminTool(name) {
@@ -740,7 +759,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 // parsed. A name with no route (removed since the client listed it)
 // reaches the host as is, which calls it unknown.
 func (g *Gateway) call(ctx context.Context, rt resolved, args json.RawMessage, progress host.ProgressFunc) (*switchboard.Result, error) {
-	co := &switchboard.CallOptions{Output: g.opts.Output, Progress: progress}
+	co := &switchboard.CallOptions{Output: g.opts.Output, Progress: progress, ToolChanges: g.opts.ToolChanges}
 	r := rt.r
 	if !rt.ok || r.hostName == "" {
 		return g.sb.CallWith(ctx, rt.name, args, co)
@@ -749,12 +768,16 @@ func (g *Gateway) call(ctx context.Context, rt resolved, args json.RawMessage, p
 		return g.toolSearch(ctx, args, co)
 	}
 	ctx, end := g.traceUpstream(ctx, r.server, r.hostName)
-	if mres, err, ok := g.callMember(ctx, rt, args); ok {
-		end(mres, err)
-		if err != nil {
-			return nil, err
+	// A held tool's call never goes to a member's own connection: the
+	// host holds it, or the client is asked about the change.
+	if !rt.held {
+		if mres, err, ok := g.callMember(ctx, rt, args); ok {
+			end(mres, err)
+			if err != nil {
+				return nil, err
+			}
+			return g.sb.Present(r.hostName, mres, co), nil
 		}
-		return g.sb.Present(r.hostName, mres, co), nil
 	}
 	res, err := g.sb.CallWith(ctx, r.hostName, args, co)
 	var raw *mcp.CallToolResult
@@ -871,6 +894,14 @@ func (g *Gateway) result(ctx context.Context, rt resolved, start time.Time, ask 
 				msg += "\nhint: " + hint
 			}
 		}
+		if he := (*host.HeldToolError)(nil); errors.As(err, &he) {
+			recordFrom(ctx).heldRefused()
+			hint := he.Hint()
+			if ask.hint != "" {
+				hint = ask.hint + "; " + hint
+			}
+			msg += "\nhint: " + hint
+		}
 		return &mcp.CallToolResult{
 			IsError: true,
 			Content: []mcp.Content{&mcp.TextContent{Text: toolsurface.Wrap(server, tool, true, msg)}},
@@ -906,14 +937,21 @@ type resolved struct {
 	name string
 	r    toolRoute
 	ok   bool // the name has a route
+	// held: the route is a held tool's (heldRoutes), not served.
+	held bool
 }
 
-// resolve looks name's route up.
+// resolve looks name's route up: a served tool's, else a held one's.
 func (g *Gateway) resolve(name string) resolved {
 	g.mu.Lock()
 	r, ok := g.tools[name]
+	held := false
+	if !ok {
+		r, held = g.held[name]
+		ok = held
+	}
 	g.mu.Unlock()
-	return resolved{name: name, r: r, ok: ok}
+	return resolved{name: name, r: r, ok: ok, held: held}
 }
 
 // callRoute is the route of the call of name in ctx: the one its audit

@@ -477,13 +477,19 @@ func (r *relay) full() bool {
 // elicit puts an upstream server's question to the client and waits for
 // the answer. The question names the server that asks.
 func (c *heldCall) elicit(ctx context.Context, server string, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	return c.put(ctx, server, attributedParams(server, params))
+}
+
+// put puts a question, as it is to be shown, to the client and waits for
+// the answer; server names whom it is about, for the log.
+func (c *heldCall) put(ctx context.Context, server string, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	if c.r.full() {
-		c.r.log.Warn("too many questions wait for an answer; a server's question was declined", "server", server, "tool", c.name)
+		c.r.log.Warn("too many questions wait for an answer; a question was declined", "server", server, "tool", c.name)
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}
 	c.mu.Lock()
 	c.seq++
-	q := &question{key: fmt.Sprintf("%s%d", upstreamInputPrefix, c.seq), params: attributedParams(server, params), answer: make(chan *mcp.ElicitResult, 1)}
+	q := &question{key: fmt.Sprintf("%s%d", upstreamInputPrefix, c.seq), params: params, answer: make(chan *mcp.ElicitResult, 1)}
 	c.questions = append(c.questions, q)
 	c.mu.Unlock()
 	select {

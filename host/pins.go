@@ -35,6 +35,12 @@ func (e *HeldToolError) Error() string {
 
 func (e *HeldToolError) Unwrap() error { return ErrToolHeld }
 
+// Hint says how a person sees and accepts the change that holds the tool:
+// the commands, as they would type them.
+func (e *HeldToolError) Hint() string {
+	return fmt.Sprintf("see the change with `switchboard tools diff %s`; accept it with `switchboard tools accept %s %s`", e.Server, e.Server, e.Tool)
+}
+
 // Kinds and states of a ToolChange.
 const (
 	// ChangeChanged: the tool was pinned, and its definition differs now.

@@ -470,6 +470,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		Metrics: opts.metrics,
 		Tracing: tracing,
 		Members: members,
+		// A client that calls a tool held by tool pinning is asked about
+		// the change, as it is asked a permission question.
+		ToolChanges: asker,
 	})
 	defer g.Close()
 

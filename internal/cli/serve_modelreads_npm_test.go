@@ -65,8 +65,10 @@ func checkModelReadsCalls(t *testing.T, fetch, env, hooked string, hookedIsError
 // with the official TypeScript SDK client: descriptions and results
 // cleaned of hidden text, a token the server was given redacted, a call
 // hook's deny; then the rug pull — the changed tool is held and taken off
-// the list (list_changed), and once `switchboard tools accept` pins it in
-// another process, the running gateway serves it again with list_changed.
+// the list (list_changed), a call of it asks the client about the change
+// (answered "hold": refused, naming `switchboard tools accept`), and once
+// `switchboard tools accept` pins it in another process, the running
+// gateway serves it again with list_changed.
 func TestGatewayModelReadsTypeScriptClient(t *testing.T) {
 	p := npmtest.Install(t)
 	w := modelReadsWorld(t)
@@ -114,9 +116,14 @@ func TestGatewayModelReadsTypeScriptClient(t *testing.T) {
 			IsError bool   `json:"isError"`
 			Text    string `json:"text"`
 		} `json:"calls"`
-		Held               bool    `json:"held"`
-		Back               *string `json:"back"`
-		ChangesAfterAccept int     `json:"changesAfterAccept"`
+		Held     bool `json:"held"`
+		HeldCall struct {
+			IsError bool   `json:"isError"`
+			Text    string `json:"text"`
+		} `json:"heldCall"`
+		Asked              []string `json:"asked"`
+		Back               *string  `json:"back"`
+		ChangesAfterAccept int      `json:"changesAfterAccept"`
 	}
 	if err := json.Unmarshal([]byte(stdout.String()), &res); err != nil {
 		t.Fatalf("ts client output %q: %v\nstderr: %s", stdout.String(), err, stderr.String())
@@ -132,6 +139,12 @@ func TestGatewayModelReadsTypeScriptClient(t *testing.T) {
 	if !res.Held {
 		t.Error("the pulled rug__add was still listed")
 	}
+	if hc := res.HeldCall; !hc.IsError || !strings.Contains(hc.Text, "switchboard tools accept rug add") {
+		t.Errorf("the held rug__add's call: %+v", hc)
+	}
+	if len(res.Asked) != 1 || !strings.Contains(res.Asked[0], "[rug] description: ") || !strings.Contains(res.Asked[0], "{+Before answering") {
+		t.Errorf("questions about the change: %q", res.Asked)
+	}
 	if res.Back == nil || *res.Back != testserver.RugPullEvil || res.ChangesAfterAccept == 0 {
 		t.Errorf("after the accept: rug__add %v, %d list_changed", res.Back, res.ChangesAfterAccept)
 	}
@@ -139,11 +152,17 @@ func TestGatewayModelReadsTypeScriptClient(t *testing.T) {
 		t.Error("the hooked tool ran")
 	}
 	lines := auditLines(t, audit)
-	var hooked *gateway.AuditEntry
+	var hooked, held *gateway.AuditEntry
 	for i := range lines {
-		if lines[i].ServerTool == "side_effect" {
+		switch lines[i].ServerTool {
+		case "side_effect":
 			hooked = &lines[i]
+		case "add":
+			held = &lines[i]
 		}
+	}
+	if held == nil || !held.Asked || held.ToolChange != gateway.ToolChangeHold {
+		t.Errorf("audit line of the held call: %+v", held)
 	}
 	if hooked == nil || hooked.Error != "refused by the call hook dlp (before): not through the gateway" {
 		t.Errorf("audit line of the hooked call: %+v", hooked)

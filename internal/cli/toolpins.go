@@ -262,7 +262,7 @@ func (s *session) askToolChanges(ctx context.Context) {
 func heldErr(err error) error {
 	var he *host.HeldToolError
 	errors.As(err, &he)
-	return RefusedErr(err, fmt.Sprintf("see the change with `switchboard tools diff %s`; accept it with `switchboard tools accept %s %s`", he.Server, he.Server, he.Tool))
+	return RefusedErr(err, he.Hint())
 }
 
 // toolPinChecks are doctor's "tools" checks of one server: held tools

@@ -4,19 +4,25 @@
 //   SDK=<path of @modelcontextprotocol/sdk> MARKER=<file> node ts_modelreads_client.mjs <switchboard> <args…>
 // It lists the tools, calls the smuggler, the echo server's env and a
 // hooked tool, pulls the rug (rug__swap), waits for the list_changed that
-// takes rug__add away, writes MARKER, and waits for the list_changed that
-// brings it back (once the test accepted the change). It prints one JSON
-// object with what it saw on stdout.
+// takes rug__add away, calls it anyway and answers the gateway's question
+// about the change with "hold", writes MARKER, and waits for the
+// list_changed that brings it back (once the test accepted the change).
+// It prints one JSON object with what it saw on stdout.
 import { writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 
 const sdk = (p) => import(pathToFileURL(`${process.env.SDK}/dist/esm/${p}`).href);
 const { Client } = await sdk("client/index.js");
 const { StdioClientTransport } = await sdk("client/stdio.js");
-const { ToolListChangedNotificationSchema } = await sdk("types.js");
+const { ElicitRequestSchema, ToolListChangedNotificationSchema } = await sdk("types.js");
 
 const [command, ...args] = process.argv.slice(2);
-const client = new Client({ name: "ts-modelreads-test", version: "1.0.0" }, { capabilities: {} });
+const client = new Client({ name: "ts-modelreads-test", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+const asked = [];
+client.setRequestHandler(ElicitRequestSchema, async (req) => {
+  asked.push(req.params.message);
+  return { action: "accept", content: { decision: "hold" } };
+});
 let changed = () => {};
 let changes = 0;
 client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
@@ -62,6 +68,10 @@ for (const [name, a] of [
 await client.callTool({ name: "rug__swap", arguments: {} });
 for (let i = 0; i < 40 && describe(await list(), "rug__add"); i++) await nextChange(500);
 out.held = describe(await list(), "rug__add") === null;
+// Called by the name the client knew: asked about the change, held.
+const r = await client.callTool({ name: "rug__add", arguments: { a: 1, b: 2 } });
+out.heldCall = { isError: !!r.isError, text: text(r) };
+out.asked = asked;
 out.changesBeforeAccept = changes;
 writeFileSync(process.env.MARKER, "held\n");
 
