@@ -1,7 +1,8 @@
 // Command gateway serves a workspace's MCP servers as one MCP server over
 // Streamable HTTP, with the protections of `switchboard serve --http`
-// (gateway.Handler: Origin/Host checks, bearer token or gateway keys, the
-// session cap, body timeout, both protocol revisions, /healthz, /metrics):
+// (gateway.Handler: Origin/Host checks, bearer token, gateway keys or an
+// OAuth issuer's access tokens, the session cap, body timeout, both
+// protocol revisions, /healthz):
 //
 //	SWITCHBOARD_GATEWAY_TOKEN=secret go run ./examples/gateway -http 127.0.0.1:8080 [-workspace DIR]
 //
@@ -34,6 +35,8 @@ func main() {
 	ws := flag.String("workspace", ".", "the workspace `DIR`")
 	tokenFile := flag.String("token-file", "", "read the bearer token from `FILE` (else $SWITCHBOARD_GATEWAY_TOKEN)")
 	authFile := flag.String("auth-file", "", "accept the keys of the gateway auth `FILE` (switchboard gateway key add)")
+	issuer := flag.String("oauth-issuer", "", "accept JWT access tokens of the issuer at `URL` (with -resource-url)")
+	resource := flag.String("resource-url", "", "the endpoint's `URL` as clients reach it: the tokens' audience")
 	var origins []string
 	flag.Func("allow-origin", "allow browser requests from `ORIGIN` (repeatable)", func(o string) error { origins = append(origins, o); return nil })
 	opts := &gateway.HTTPOptions{}
@@ -49,7 +52,13 @@ func main() {
 		check(err)
 		token = strings.TrimSpace(string(b))
 	}
-	auth := gateway.NewAuth(&gateway.AuthOptions{SharedToken: token, File: *authFile})
+	ao := &gateway.AuthOptions{SharedToken: token, File: *authFile}
+	if *issuer != "" { // an OAuth 2.1 resource server: the issuer's tokens, RFC 9728 metadata
+		v, err := gateway.NewJWTVerifier(&gateway.JWTOptions{Issuer: *issuer, Resource: *resource})
+		check(err)
+		ao.Verify, ao.ResourceMetadataURL, opts.OAuth = v.Verify, v.MetadataURL(), v
+	}
+	auth := gateway.NewAuth(ao)
 	if !auth.Required() && !gateway.IsLoopbackAddr(*addr) {
 		check(fmt.Errorf("%s is reachable from other machines: set a token or an auth file with keys", *addr))
 	}
