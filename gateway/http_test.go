@@ -29,14 +29,6 @@ func servedGateway(t *testing.T, server string, auth *gateway.Auth) *gateway.Gat
 	return g
 }
 
-type bearer struct{ token string }
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 // One mux serves two gateways — one through Handler at /mcp, the other's
 // Endpoint at /mcp/beta — and the first's Endpoint once more at
 // /mcp/again, all behind one guard: each path serves its own gateway's
@@ -57,7 +49,7 @@ func TestHandlerMountsAtSeveralPaths(t *testing.T) {
 	srv.Start()
 	t.Cleanup(srv.Close) // after the clients' Cleanup: it waits for their streams
 
-	hc := &http.Client{Transport: bearer{"mount-token"}}
+	hc := &http.Client{Transport: authTransport{"mount-token"}}
 	connect := func(path string) *mcp.ClientSession {
 		t.Helper()
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "mounts", Version: "1"}, nil).Connect(ctx,
