@@ -31,11 +31,13 @@ type HTTPOptions struct {
 	// 2026-07-28 is served per request, on the same endpoint. The
 	// gateway's Options.Stateless must be true either way.
 	Stateless bool
-	// ScaleOut, with Stateless, gives the clients that need a session one
-	// whose ID names this instance, sealed with the shared keys, and
-	// passes any request of a session another instance holds on to it, at
-	// the same path. The gateway's Options.SessionID and Instance must
-	// come from it (ScaleOut.SessionID, ScaleOut.Instance).
+	// ScaleOut, if set, is for instances behind a load balancer (serve
+	// --stateless --session-key-file): it gives the clients that need a
+	// session one whose ID names this instance, sealed with the shared
+	// keys, serves the others per request, and passes any request of a
+	// session another instance holds on to it, at the same path. The
+	// gateway's Options.SessionID and Instance must come from it
+	// (ScaleOut.SessionID, ScaleOut.Instance).
 	ScaleOut *ScaleOut
 	// MaxSessions caps the live sessions of each endpoint: a new one past
 	// it ends the one idle longest, or is refused (503) when every one is

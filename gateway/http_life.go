@@ -368,11 +368,3 @@ func (c *sessionCap) end(id string) {
 		s.last = time.Now()
 	}
 }
-
-// count returns the live sessions (for tests).
-func (c *sessionCap) count() int {
-	c.prune()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.live)
-}

@@ -298,12 +298,6 @@ func NewScaleOut(self string, ring *SessionKeyRing) *ScaleOut {
 	return s
 }
 
-// Keys returns the session key ring.
-func (s *ScaleOut) Keys() *SessionKeyRing { return s.keys }
-
-// Self returns the instance's URL, as sealed in IDs.
-func (s *ScaleOut) Self() string { return s.self }
-
 // rekeyed seals this instance's name for held calls again with the keys
 // now in force: once an old key is dropped, the other instances no longer
 // open what it sealed.

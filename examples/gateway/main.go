@@ -1,7 +1,8 @@
 // Command gateway serves a workspace's MCP servers as one MCP server over
 // Streamable HTTP, with the protections of `switchboard serve --http`
-// (gateway.Handler: Origin/Host checks, bearer token or gateway keys, the
-// session cap, body timeout, both protocol revisions, /healthz, /metrics):
+// (gateway.Handler: Origin/Host checks, bearer token, gateway keys or an
+// OAuth issuer's access tokens, the session cap, body timeout, both
+// protocol revisions, sealed-session scale-out, /healthz):
 //
 //	SWITCHBOARD_GATEWAY_TOKEN=secret go run ./examples/gateway -http 127.0.0.1:8080 [-workspace DIR]
 //
@@ -34,6 +35,10 @@ func main() {
 	ws := flag.String("workspace", ".", "the workspace `DIR`")
 	tokenFile := flag.String("token-file", "", "read the bearer token from `FILE` (else $SWITCHBOARD_GATEWAY_TOKEN)")
 	authFile := flag.String("auth-file", "", "accept the keys of the gateway auth `FILE` (switchboard gateway key add)")
+	issuer := flag.String("oauth-issuer", "", "accept JWT access tokens of the issuer at `URL` (with -resource-url)")
+	resource := flag.String("resource-url", "", "the endpoint's `URL` as clients reach it: the tokens' audience")
+	keyFile := flag.String("session-key-file", "", "with -stateless: seal sessions with the keys in `FILE`, so that any instance passes their requests on")
+	advertise := flag.String("advertise", "", "with -session-key-file: the `URL` the other instances reach this one at (default: the listener's)")
 	var origins []string
 	flag.Func("allow-origin", "allow browser requests from `ORIGIN` (repeatable)", func(o string) error { origins = append(origins, o); return nil })
 	opts := &gateway.HTTPOptions{}
@@ -49,26 +54,44 @@ func main() {
 		check(err)
 		token = strings.TrimSpace(string(b))
 	}
-	auth := gateway.NewAuth(&gateway.AuthOptions{SharedToken: token, File: *authFile})
+	ao := &gateway.AuthOptions{SharedToken: token, File: *authFile}
+	if *issuer != "" { // an OAuth 2.1 resource server: the issuer's tokens, RFC 9728 metadata
+		v, err := gateway.NewJWTVerifier(&gateway.JWTOptions{Issuer: *issuer, Resource: *resource})
+		check(err)
+		ao.Verify, ao.ResourceMetadataURL, opts.OAuth = v.Verify, v.MetadataURL(), v
+	}
+	auth := gateway.NewAuth(ao)
 	if !auth.Required() && !gateway.IsLoopbackAddr(*addr) {
 		check(fmt.Errorf("%s is reachable from other machines: set a token or an auth file with keys", *addr))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// Asks go to the calling client; rules scoped to a caller's key apply.
+	// Asks go to the calling client, as do the servers' own questions;
+	// rules scoped to a caller's key apply.
 	asker := &gateway.Asker{}
 	permit := func(p *policy.Policy) host.Permit {
 		return gateway.NewPermit(p, auth, &host.PermitOptions{Asker: asker})
 	}
-	sb, err := switchboard.Open(ctx, switchboard.Options{Workspace: *ws, Permit: permit})
+	prompter := func(ho *host.Options) { ho.Prompter = gateway.Prompter{} }
+	sb, err := switchboard.Open(ctx, switchboard.Options{Workspace: *ws, Permit: permit, Host: prompter})
 	check(err)
 	defer sb.Close()
-	// Every HTTP gateway serves a request without a session on its own.
-	g := gateway.New(sb, &gateway.Options{Stateless: true, Auth: auth, ConnectWait: *wait, FirstSyncWait: *wait + time.Second, CallWait: *wait})
-	defer g.Close()
 
 	ln, err := net.Listen("tcp", *addr)
 	check(err)
+	// Every HTTP gateway serves a request without a session on its own.
+	gopts := &gateway.Options{Stateless: true, Auth: auth, ConnectWait: *wait, FirstSyncWait: *wait + time.Second, CallWait: *wait}
+	if *keyFile != "" { // scale-out: session IDs and held calls name this instance
+		ring, err := gateway.NewSessionKeyRing(*keyFile, nil)
+		check(err)
+		if *advertise == "" {
+			*advertise = "http://" + ln.Addr().String()
+		}
+		opts.ScaleOut = gateway.NewScaleOut(*advertise, ring)
+		gopts.SessionID, gopts.Instance = opts.ScaleOut.SessionID(), opts.ScaleOut.Instance()
+	}
+	g := gateway.New(sb, gopts)
+	defer g.Close()
 	opts.Guard = gateway.NewHTTPGuard(auth, *addr, ln.Addr().String(), origins, nil)
 	srv := &http.Server{Handler: g.Handler(opts), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})

@@ -14,7 +14,8 @@ import (
 
 // httpGateway is one way to start an HTTP gateway in a world, given
 // serve's flags (those both understand: --http, --token-file,
-// --allow-origin, --stateless, --max-sessions, --body-timeout).
+// --allow-origin, --stateless, --max-sessions, --body-timeout,
+// --oauth-issuer, --resource-url, --session-key-file, --advertise).
 type httpGateway struct {
 	name  string
 	start func(t testing.TB, w *gatewayWorld, args ...string) (base string, stop func())

@@ -319,3 +319,49 @@ func TestServeOAuthFlags(t *testing.T) {
 		t.Errorf("options: %+v", got.oauthOptions)
 	}
 }
+
+// TestGatewayHTTPIssuerTokens: serve --http and examples/gateway, as
+// OAuth resource servers of one Hydra, refuse a request without a token
+// with 401 naming their RFC 9728 metadata, serve that metadata without
+// auth, accept a token the issuer made for them and refuse one for
+// another audience. (TestGatewayOAuthHydra is serve's whole story.)
+func TestGatewayHTTPIssuerTokens(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts ORY Hydra and the gateways")
+	}
+	idp := hydratest.Start(t, nil)
+	// Hydra makes its access-token key with its first token: take one
+	// first, so that the key exists when serve discovers the issuer at
+	// start-up. (Without it, serve refuses the first token as "not signed
+	// by a key of the issuer"; TestGatewayOAuthHydra logs a user in first.)
+	idp.Token(t, idp.CreateClient(t, hydratest.Client{Audience: []string{"http://warm.example.test"}}), "http://warm.example.test")
+	forEachHTTPGateway(t, func(t *testing.T, startGW func(t testing.TB, w *gatewayWorld, args ...string) (string, func())) {
+		w := newGatewayWorld(t)
+		w.servers(t, "alpha")
+		addr := freePort(t)
+		resource := "http://" + addr + "/mcp"
+		base, stop := startGW(t, w, "--http", addr, "--oauth-issuer", idp.Issuer, "--resource-url", resource)
+		defer stop()
+		metaURL := "http://" + addr + "/.well-known/oauth-protected-resource/mcp"
+		if code, challenge := oauthInit(t, base, ""); code != http.StatusUnauthorized || !strings.Contains(challenge, `resource_metadata="`+metaURL+`"`) {
+			t.Errorf("no token: %d, WWW-Authenticate %q; want 401 naming %s", code, challenge, metaURL)
+		}
+		resp, err := http.Get(metaURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m oauthex.ProtectedResourceMetadata
+		err = json.NewDecoder(resp.Body).Decode(&m)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || m.Resource != resource {
+			t.Errorf("metadata: %d, %+v, %v; want the resource %s", resp.StatusCode, m, err, resource)
+		}
+		svc := idp.CreateClient(t, hydratest.Client{Audience: []string{resource, "http://other.example.test/mcp"}})
+		if code, challenge := oauthInit(t, base, idp.Token(t, svc, resource)); code != http.StatusOK {
+			t.Errorf("a token for the gateway from the issuer: %d (%s), want 200", code, challenge)
+		}
+		if code, _ := oauthInit(t, base, idp.Token(t, svc, "http://other.example.test/mcp")); code != http.StatusUnauthorized {
+			t.Errorf("a token for another audience: %d, want 401", code)
+		}
+	})
+}

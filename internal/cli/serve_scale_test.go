@@ -174,171 +174,173 @@ func tokenFileFor(t *testing.T, w *gatewayWorld) string {
 // its requests reach both instances; another session is asked afresh;
 // a session ID that no instance sealed is answered 404.
 func TestGatewayScaleOutKeepsSessionGrants(t *testing.T) {
-	nginx := findNginx(t)
-	w := newGatewayWorld(t)
-	alphaBeta(t, w)
-	writeJSON(t, filepath.Join(w.sbHome, "settings.json"), map[string]any{"permissions": map[string]any{
-		"ask": []string{"mcp__alpha__pid"}, "allow": []string{"mcp__beta"},
-	}})
-	keyFile := filepath.Join(w.dir, "session-keys")
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, []byte("# shared by both instances\n"+base64.StdEncoding.EncodeToString(key)+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var upstreams []string
-	stops := map[string]func(){}
-	for i := 0; i < 2; i++ {
-		base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--stateless", "--session-key-file", keyFile, "--token-file", tokenFileFor(t, w))
-		var once sync.Once
-		stops[base] = func() { once.Do(stop) }
-		defer stops[base]()
-		upstreams = append(upstreams, strings.TrimPrefix(base, "http://"))
-	}
-	lb, accessLog := startNginx(t, nginx, upstreams)
+	forEachHTTPGateway(t, func(t *testing.T, startGW func(t testing.TB, w *gatewayWorld, args ...string) (string, func())) {
+		nginx := findNginx(t)
+		w := newGatewayWorld(t)
+		alphaBeta(t, w)
+		writeJSON(t, filepath.Join(w.sbHome, "settings.json"), map[string]any{"permissions": map[string]any{
+			"ask": []string{"mcp__alpha__pid"}, "allow": []string{"mcp__beta"},
+		}})
+		keyFile := filepath.Join(w.dir, "session-keys")
+		key := make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(keyFile, []byte("# shared by both instances\n"+base64.StdEncoding.EncodeToString(key)+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var upstreams []string
+		stops := map[string]func(){}
+		for i := 0; i < 2; i++ {
+			base, stop := startGW(t, w, "--http", "127.0.0.1:0", "--stateless", "--session-key-file", keyFile, "--token-file", tokenFileFor(t, w))
+			var once sync.Once
+			stops[base] = func() { once.Do(stop) }
+			defer stops[base]()
+			upstreams = append(upstreams, strings.TrimPrefix(base, "http://"))
+		}
+		lb, accessLog := startNginx(t, nginx, upstreams)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	connect := func(ev *clientEvents) *mcp.ClientSession {
-		t.Helper()
-		hc := &http.Client{Transport: bearerTransport{token: "scale-token"}}
-		// A client that needs a session: protocol 2025-11-25.
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "scale"}, ev.options()).Connect(ctx,
-			&mcp.StreamableClientTransport{Endpoint: lb + "/mcp", HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		connect := func(ev *clientEvents) *mcp.ClientSession {
+			t.Helper()
+			hc := &http.Client{Transport: bearerTransport{token: "scale-token"}}
+			// A client that needs a session: protocol 2025-11-25.
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "scale"}, ev.options()).Connect(ctx,
+				&mcp.StreamableClientTransport{Endpoint: lb + "/mcp", HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				t.Fatalf("connect through nginx: %v", err)
+			}
+			t.Cleanup(func() { cs.Close() })
+			if got := cs.InitializeResult().ProtocolVersion; got != "2025-11-25" {
+				t.Fatalf("negotiated %s, want 2025-11-25", got)
+			}
+			if !strings.HasPrefix(cs.ID(), gateway.SessionIDPrefix) {
+				t.Fatalf("session ID %q is not a sealed one", cs.ID())
+			}
+			return cs
+		}
+		first := &clientEvents{decision: "session", changed: make(chan struct{}, 1)}
+		cs := connect(first)
+		before := countLines(t, accessLog)
+		pids := pidsOfCalls(t, ctx, cs, 12)
+		first.mu.Lock()
+		asked := len(first.asked)
+		first.mu.Unlock()
+		if asked != 1 {
+			t.Errorf("the client was asked %d times in one session, want once (its \"session\" answer must hold on both instances)", asked)
+		}
+		// The balancer spread the session's requests over both instances...
+		hits := map[string]int{}
+		for _, up := range readLines(t, accessLog)[before:] {
+			hits[up]++
+		}
+		for _, up := range upstreams {
+			if hits[up] == 0 {
+				t.Errorf("nginx sent none of the session's requests to %s: %v", up, hits)
+			}
+		}
+		// ...and the session's calls all ran where it lives: one upstream
+		// server process.
+		if len(pids) != 1 {
+			t.Errorf("one session's calls ran in %d server processes, want 1: %v", len(pids), pids)
+		}
+
+		// A grant is the session's: another session is asked.
+		second := &clientEvents{decision: "once", changed: make(chan struct{}, 1)}
+		cs2 := connect(second)
+		if txt, isErr := callText(t, ctx, cs2, "alpha__pid", nil); isErr {
+			t.Fatalf("second session's call: %q", txt)
+		}
+		second.mu.Lock()
+		asked = len(second.asked)
+		second.mu.Unlock()
+		if asked != 1 {
+			t.Errorf("a new session was asked %d times, want once (grants are per session)", asked)
+		}
+
+		// A client on 2026-07-28 has no session: it is served per request,
+		// asked on whichever instance its call reaches, and not offered
+		// "allow for this session", which could not hold.
+		var offered []any
+		var mu sync.Mutex
+		modern, err := mcp.NewClient(&mcp.Implementation{Name: "modern"}, &mcp.ClientOptions{
+			Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
+			ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if strings.HasPrefix(req.Params.Message, "[beta]") { // the upstream server's question
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "blue"}}, nil
+				}
+				b, _ := json.Marshal(req.Params.RequestedSchema)
+				var schema struct {
+					Properties map[string]struct {
+						Enum []any `json:"enum"`
+					} `json:"properties"`
+				}
+				_ = json.Unmarshal(b, &schema)
+				offered = schema.Properties["decision"].Enum
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "once"}}, nil
+			},
+		}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: lb + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{token: "scale-token"}}}, nil)
 		if err != nil {
-			t.Fatalf("connect through nginx: %v", err)
+			t.Fatalf("connect a 2026-07-28 client: %v", err)
 		}
-		t.Cleanup(func() { cs.Close() })
-		if got := cs.InitializeResult().ProtocolVersion; got != "2025-11-25" {
-			t.Fatalf("negotiated %s, want 2025-11-25", got)
+		defer modern.Close()
+		if v := modern.InitializeResult().ProtocolVersion; v < "2026-07-28" {
+			t.Fatalf("the default client negotiated %s, want 2026-07-28 or later", v)
 		}
-		if !strings.HasPrefix(cs.ID(), gateway.SessionIDPrefix) {
-			t.Fatalf("session ID %q is not a sealed one", cs.ID())
-		}
-		return cs
-	}
-	first := &clientEvents{decision: "session", changed: make(chan struct{}, 1)}
-	cs := connect(first)
-	before := countLines(t, accessLog)
-	pids := pidsOfCalls(t, ctx, cs, 12)
-	first.mu.Lock()
-	asked := len(first.asked)
-	first.mu.Unlock()
-	if asked != 1 {
-		t.Errorf("the client was asked %d times in one session, want once (its \"session\" answer must hold on both instances)", asked)
-	}
-	// The balancer spread the session's requests over both instances...
-	hits := map[string]int{}
-	for _, up := range readLines(t, accessLog)[before:] {
-		hits[up]++
-	}
-	for _, up := range upstreams {
-		if hits[up] == 0 {
-			t.Errorf("nginx sent none of the session's requests to %s: %v", up, hits)
-		}
-	}
-	// ...and the session's calls all ran where it lives: one upstream
-	// server process.
-	if len(pids) != 1 {
-		t.Errorf("one session's calls ran in %d server processes, want 1: %v", len(pids), pids)
-	}
-
-	// A grant is the session's: another session is asked.
-	second := &clientEvents{decision: "once", changed: make(chan struct{}, 1)}
-	cs2 := connect(second)
-	if txt, isErr := callText(t, ctx, cs2, "alpha__pid", nil); isErr {
-		t.Fatalf("second session's call: %q", txt)
-	}
-	second.mu.Lock()
-	asked = len(second.asked)
-	second.mu.Unlock()
-	if asked != 1 {
-		t.Errorf("a new session was asked %d times, want once (grants are per session)", asked)
-	}
-
-	// A client on 2026-07-28 has no session: it is served per request,
-	// asked on whichever instance its call reaches, and not offered
-	// "allow for this session", which could not hold.
-	var offered []any
-	var mu sync.Mutex
-	modern, err := mcp.NewClient(&mcp.Implementation{Name: "modern"}, &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
-		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			if strings.HasPrefix(req.Params.Message, "[beta]") { // the upstream server's question
-				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "blue"}}, nil
+		for i := 0; i < 4; i++ {
+			if txt, isErr := callText(t, ctx, modern, "alpha__pid", nil); isErr {
+				t.Fatalf("2026-07-28 call %d: %q", i, txt)
 			}
-			b, _ := json.Marshal(req.Params.RequestedSchema)
-			var schema struct {
-				Properties map[string]struct {
-					Enum []any `json:"enum"`
-				} `json:"properties"`
+		}
+		// An upstream server's question during a 2026-07-28 call: the call
+		// waits in the instance that asked, and the client's retry with the
+		// answer reaches it wherever nginx sends it.
+		for i := 0; i < 6; i++ {
+			txt, isErr := callText(t, ctx, modern, "beta__ask", nil)
+			if isErr || !strings.Contains(txt, "answer: blue") {
+				t.Errorf("upstream question, call %d: isError %v, %q", i, isErr, txt)
 			}
-			_ = json.Unmarshal(b, &schema)
-			offered = schema.Properties["decision"].Enum
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "once"}}, nil
-		},
-	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: lb + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{token: "scale-token"}}}, nil)
-	if err != nil {
-		t.Fatalf("connect a 2026-07-28 client: %v", err)
-	}
-	defer modern.Close()
-	if v := modern.InitializeResult().ProtocolVersion; v < "2026-07-28" {
-		t.Fatalf("the default client negotiated %s, want 2026-07-28 or later", v)
-	}
-	for i := 0; i < 4; i++ {
-		if txt, isErr := callText(t, ctx, modern, "alpha__pid", nil); isErr {
-			t.Fatalf("2026-07-28 call %d: %q", i, txt)
 		}
-	}
-	// An upstream server's question during a 2026-07-28 call: the call
-	// waits in the instance that asked, and the client's retry with the
-	// answer reaches it wherever nginx sends it.
-	for i := 0; i < 6; i++ {
-		txt, isErr := callText(t, ctx, modern, "beta__ask", nil)
-		if isErr || !strings.Contains(txt, "answer: blue") {
-			t.Errorf("upstream question, call %d: isError %v, %q", i, isErr, txt)
+		mu.Lock()
+		if len(offered) == 0 || slices.Contains(offered, any("session")) {
+			t.Errorf("a sessionless client was offered %v, want once and deny without session", offered)
 		}
-	}
-	mu.Lock()
-	if len(offered) == 0 || slices.Contains(offered, any("session")) {
-		t.Errorf("a sessionless client was offered %v, want once and deny without session", offered)
-	}
-	mu.Unlock()
+		mu.Unlock()
 
-	// An ID no instance sealed opens nowhere: 404, as for an ended
-	// session, on every instance.
-	for i := 0; i < 2; i++ {
-		code, _ := initStatus(t, lb, "scale-token", gateway.SessionIDPrefix+"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
-		if code != http.StatusNotFound {
-			t.Errorf("forged session ID: status %d, want 404", code)
+		// An ID no instance sealed opens nowhere: 404, as for an ended
+		// session, on every instance.
+		for i := 0; i < 2; i++ {
+			code, _ := initStatus(t, lb, "scale-token", gateway.SessionIDPrefix+"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
+			if code != http.StatusNotFound {
+				t.Errorf("forged session ID: status %d, want 404", code)
+			}
 		}
-	}
 
-	// The instance that holds the first session goes away: the session's
-	// requests get 404 (start a new session) from the one left, not a
-	// hang or a 502, and a new session works.
-	keys, err := gateway.ReadSessionKeys(keyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner, ok := keys.Open(cs.ID())
-	if !ok || stops[owner] == nil {
-		t.Fatalf("session ID opens to %q (%v), not one of %v", owner, ok, upstreams)
-	}
-	stops[owner]()
-	for i := 0; i < 2; i++ {
-		if code, _ := initStatus(t, lb, "scale-token", cs.ID()); code != http.StatusNotFound {
-			t.Errorf("a request of a session whose instance is gone: status %d, want 404", code)
+		// The instance that holds the first session goes away: the session's
+		// requests get 404 (start a new session) from the one left, not a
+		// hang or a 502, and a new session works.
+		keys, err := gateway.ReadSessionKeys(keyFile)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	after := &clientEvents{decision: "once", changed: make(chan struct{}, 1)}
-	if txt, isErr := callText(t, ctx, connect(after), "alpha__pid", nil); isErr {
-		t.Errorf("a new session after an instance went away: %q", txt)
-	}
+		owner, ok := keys.Open(cs.ID())
+		if !ok || stops[owner] == nil {
+			t.Fatalf("session ID opens to %q (%v), not one of %v", owner, ok, upstreams)
+		}
+		stops[owner]()
+		for i := 0; i < 2; i++ {
+			if code, _ := initStatus(t, lb, "scale-token", cs.ID()); code != http.StatusNotFound {
+				t.Errorf("a request of a session whose instance is gone: status %d, want 404", code)
+			}
+		}
+		after := &clientEvents{decision: "once", changed: make(chan struct{}, 1)}
+		if txt, isErr := callText(t, ctx, connect(after), "alpha__pid", nil); isErr {
+			t.Errorf("a new session after an instance went away: %q", txt)
+		}
+	})
 }
 
 // alphaBeta configures the scale-out tests' servers: alpha, the echo test
