@@ -39,6 +39,9 @@ const (
 	CredentialShared = "shared"
 	// CredentialNone: none; the call was refused.
 	CredentialNone = "none"
+	// CredentialMemberOAuth: the caller's own OAuth login to the server
+	// (`switchboard gateway login`); the audit line's principal is whose.
+	CredentialMemberOAuth = "member oauth"
 )
 
 func checkPerMember(m map[string]*PerMember) error {
@@ -105,6 +108,10 @@ type Members struct {
 	// Hint says how principal adds its values of server's secrets; the
 	// refusal of a call without them ends with it.
 	Hint func(principal, server string, missing []string) string
+	// OAuth, if set, reports whether a principal's credential of server
+	// is its own OAuth login (rather than values of secrets): Missing then
+	// reports the login missing, and the audit names CredentialMemberOAuth.
+	OAuth func(server string) bool
 
 	mu    sync.Mutex
 	hosts map[string]*memberHost
@@ -300,6 +307,9 @@ func (g *Gateway) callMember(ctx context.Context, rt resolved, args json.RawMess
 		}
 		rec.setCredential(CredentialNone)
 		msg := fmt.Sprintf("server %s is called with each member's own credentials, and %s has no value of %s", r.server, p.Name, strings.Join(missing, ", "))
+		if m.usesOAuth(r.server) {
+			msg = fmt.Sprintf("server %s is called with each member's own OAuth login, and %s has not logged in to it", r.server, p.Name)
+		}
 		if m != nil && m.Hint != nil {
 			msg += "; " + m.Hint(p.Name, r.server, missing)
 		}
@@ -311,7 +321,11 @@ func (g *Gateway) callMember(ctx context.Context, rt resolved, args json.RawMess
 		return nil, fmt.Errorf("opening %s's own connection to %s: %w", p.Name, r.server, err), true
 	}
 	defer release()
-	rec.setCredential(p.Name)
+	if m.usesOAuth(r.server) {
+		rec.setCredential(CredentialMemberOAuth)
+	} else {
+		rec.setCredential(p.Name)
+	}
 	if rec != nil {
 		rec.mu.Lock()
 		rec.memberRedact = h.Redact
@@ -319,6 +333,12 @@ func (g *Gateway) callMember(ctx context.Context, rt resolved, args json.RawMess
 	}
 	res, err = h.CallTool(ctx, r.server, r.tool, args)
 	return res, err, true
+}
+
+// usesOAuth reports whether members call server with their own OAuth
+// login (m may be nil).
+func (m *Members) usesOAuth(server string) bool {
+	return m != nil && m.OAuth != nil && m.OAuth(server)
 }
 
 // setCredential records whose credential the call used (r may be nil).

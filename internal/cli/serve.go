@@ -124,7 +124,8 @@ type ServeOptions struct {
 	scale    *scaleOut        // with SessionKeyFile: the session router
 	listener net.Listener     // made early when scale needs its address
 
-	// memberSecrets serves MemberSecretsPath (members' own values).
+	// memberSecrets serves MemberSecretsPath and MemberOAuthPath (members'
+	// own values and logins).
 	memberSecrets http.Handler
 }
 
@@ -430,7 +431,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		members = opts.members(s)
 		defer members.Close()
 		if members != nil {
-			opts.memberSecrets = opts.memberSecretsHandler(s, members, log)
+			opts.memberSecrets = opts.memberHandler(s, members, log)
 		}
 	}
 	g := gateway.New(s.sb, &gateway.Options{

@@ -88,7 +88,7 @@ func httpHandler(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, ad
 	mountMCP(mux, "/mcp", guard, mcpEndpoint(opts, g, log))
 	mux.HandleFunc("/healthz", gateway.Healthz(g.Host(), opts.Stateless))
 	if opts.memberSecrets != nil {
-		mux.Handle(MemberSecretsPath, guard.Wrap(opts.memberSecrets)) // serve_member_secrets.go
+		mux.Handle(memberPath, guard.Wrap(opts.memberSecrets)) // serve_member_oauth.go
 	}
 	mountOAuth(ctx, mux, opts, log) // RFC 9728 metadata (serve_jwt.go)
 	if opts.metrics != nil {
