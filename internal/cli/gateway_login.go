@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/netguard"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/oauth"
 )
@@ -176,7 +177,12 @@ func memberLogin(ctx context.Context, o *GatewayLoginOptions, info memberLoginIn
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	hc := &http.Client{Transport: oauth.New(oo).Transport(ctx, o.Server, info.URL, http.DefaultTransport, http.DefaultTransport)}
+	// The gateway named the URL: held to the policy of a server the user
+	// wrote (docs/security.md, Outbound URL safety), so that it can never
+	// point this machine at a metadata or link-local address.
+	guard := netguard.Policy{AllowPrivate: true}
+	out := guard.Transport(nil)
+	hc := &http.Client{Transport: oauth.New(oo).Transport(ctx, o.Server, info.URL, out, out), CheckRedirect: guard.CheckRedirect}
 	var t mcp.Transport = &mcp.StreamableClientTransport{Endpoint: info.URL, HTTPClient: hc, MaxRetries: -1}
 	if info.Type == config.TypeSSE {
 		t = &mcp.SSEClientTransport{Endpoint: info.URL, HTTPClient: hc}

@@ -27,12 +27,16 @@ func TestGatewayMemberOAuthLogin(t *testing.T) {
 	srv.RotateRefresh = true
 	w := newGatewayWorld(t)
 	w.clientProtocol = "2025-11-25"
-	writeJSON(t, filepath.Join(w.sbHome, "mcp.json"), map[string]any{"mcpServers": map[string]any{"up": map[string]any{"type": "http", "url": srv.URL}}})
+	writeJSON(t, filepath.Join(w.sbHome, "mcp.json"), map[string]any{"mcpServers": map[string]any{
+		"up": map[string]any{"type": "http", "url": srv.URL},
+		// The gateway names it to its members: their login never goes there.
+		"meta": map[string]any{"type": "http", "url": "http://169.254.169.254/mcp"},
+	}})
 	w.permissions(t, []string{"mcp__up"}, nil)
 	const shared = "shared-gateway-token-0123456789"
 	w.env = append(w.env, TokenEnv+"="+shared, "SWITCHBOARD_SECRET_STORE=file")
 	alice, bob, carol := w.addKey(t, "alice"), w.addKey(t, "bob"), w.addKey(t, "carol")
-	w.editAuth(t, func(f *gateway.AuthFile) { f.PerMember = map[string]*gateway.PerMember{"up": {}} })
+	w.editAuth(t, func(f *gateway.AuthFile) { f.PerMember = map[string]*gateway.PerMember{"up": {}, "meta": {}} })
 
 	// The gateway's own login (its tools are listed with it).
 	if out, err := w.command(t, "mcp", "login", "up", "--no-browser").CombinedOutput(); err != nil {
@@ -101,6 +105,7 @@ func TestGatewayMemberOAuthLogin(t *testing.T) {
 		{alice, []string{"login", "nosuch", "--url", base, "--no-browser"}, "no server nosuch is configured"},
 		{alice, []string{"login", "up", "--url", "http://gw.example.com", "--no-browser"}, "plain http would carry your key"},
 		{carol, []string{"logout", "up", "--url", base}, "you have no login to up"},
+		{alice, []string{"login", "meta", "--url", base, "--no-browser"}, "is a cloud metadata address"},
 	} {
 		if out, err := member(c.key, c.args...); err == nil || !strings.Contains(out, c.want) {
 			t.Errorf("gateway %v: %v\n%s; want %q", c.args, err, out, c.want)
