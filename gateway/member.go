@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -93,9 +94,10 @@ func (a *Auth) PerMemberServers() []string {
 }
 
 // Members holds the principals' own upstream connections (Options.Members):
-// for each principal that calls a per-member server with values of its
-// own, a host of its own, opened at its first such call and kept until
-// Close. A principal's host is never used for another's calls.
+// for each principal that calls a per-member server with values (or an
+// OAuth login) of its own, a host of its own, opened at its first such
+// call and kept until Close, or until it has been idle for Idle. A
+// principal's host is never used for another's calls.
 type Members struct {
 	// Missing returns the secrets of server that principal holds no value
 	// for (none: it may call). An error (a store that cannot be read, a
@@ -108,6 +110,13 @@ type Members struct {
 	// Hint says how principal adds its values of server's secrets; the
 	// refusal of a call without them ends with it.
 	Hint func(principal, server string, missing []string) string
+	// Idle, if > 0, closes a principal's host that no call has used for
+	// that long; its next call opens a new one. 0 keeps it until Close.
+	Idle time.Duration
+	// afterFunc runs f after d unless stopped (time.AfterFunc; tests
+	// replace it to fire the idle timer themselves).
+	afterFunc func(d time.Duration, f func()) (stop func() bool)
+
 	// OAuth, if set, reports whether a principal's credential of server
 	// is its own OAuth login (rather than values of secrets): Missing then
 	// reports the login missing, and the audit names CredentialMemberOAuth.
@@ -127,6 +136,7 @@ type memberHost struct {
 	servers string // the per-member servers it was opened for
 	users   int    // calls using it (guarded by Members.mu)
 	stale   bool   // replaced: closed when its last user is done
+	idle    int    // generation of the idle timer; a use makes it stale
 }
 
 var errMembersClosed = errors.New("the gateway is shutting down")
@@ -157,11 +167,15 @@ func (m *Members) host(ctx context.Context, principal string, servers []string) 
 		m.hosts[principal] = mh
 	}
 	mh.users++
+	mh.idle++ // in use: a pending idle timer does nothing
 	m.mu.Unlock()
 	release = func() {
 		m.mu.Lock()
 		mh.users--
 		closeNow := mh.stale && mh.users == 0
+		if !mh.stale && mh.users == 0 {
+			m.idleLocked(principal, mh)
+		}
 		m.mu.Unlock()
 		if closeNow {
 			mh.shut()
@@ -189,6 +203,32 @@ func (m *Members) host(ctx context.Context, principal string, servers []string) 
 		release()
 		return nil, nil, ctx.Err()
 	}
+}
+
+// idleLocked starts mh's idle timer (Members.Idle): unless a call uses
+// mh before it fires, mh is retired and closed then.
+func (m *Members) idleLocked(principal string, mh *memberHost) {
+	if m.Idle <= 0 {
+		return
+	}
+	mh.idle++
+	gen := mh.idle
+	after := m.afterFunc
+	if after == nil {
+		after = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+	}
+	after(m.Idle, func() {
+		m.mu.Lock()
+		shut := mh.idle == gen && mh.users == 0 && !mh.stale && !m.done && m.retireLocked(principal, mh)
+		if shut {
+			m.shuts.Add(1) // before Close can wait
+		}
+		m.mu.Unlock()
+		if shut {
+			defer m.shuts.Done()
+			mh.shut()
+		}
+	})
 }
 
 // retireLocked takes mh out of use and reports whether it is to be

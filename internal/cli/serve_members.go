@@ -29,6 +29,7 @@ func (o *ServeOptions) members(s *session) *gateway.Members {
 	}
 	store := o.SecretStore()
 	return &gateway.Members{
+		Idle: o.MemberIdle,
 		Missing: func(_ context.Context, principal, server string) ([]string, error) {
 			if rs, _ := memberOAuthServer(s.sb.Config(), o.auth, server); rs != nil {
 				dir, keys := memberTokens(o.Home, store, principal)
