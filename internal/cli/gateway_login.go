@@ -90,49 +90,47 @@ func gatewayLoginRun(ctx context.Context, o *GatewayLoginOptions) error {
 	if err != nil {
 		return err
 	}
-	gw := func(method string, body []byte) (*http.Response, error) {
+	// gw sends a request to the gateway and reads its answer, which must
+	// have status want.
+	gw := func(method string, body []byte, want int, read func(io.Reader) error) error {
 		rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
 		req, err := http.NewRequestWithContext(rctx, method, target, bytes.NewReader(body))
 		if err != nil {
-			cancel()
-			return nil, err
+			return FailureErr(err, "")
 		}
 		req.Header.Set("Authorization", "Bearer "+key)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
-			cancel()
-			return nil, fmt.Errorf("reaching the gateway: %w", err)
-		}
-		resp.Body = cancelOnClose{resp.Body, cancel}
-		return resp, nil
-	}
-	if o.Logout {
-		resp, err := gw(http.MethodDelete, nil)
-		if err != nil {
-			return FailureErr(err, "")
+			return FailureErr(fmt.Errorf("reaching the gateway: %w", err), "")
 		}
 		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusNoContent {
+		if resp.StatusCode != want {
 			return FailureErr(memberSecretError(resp), "")
+		}
+		if read != nil {
+			return read(io.LimitReader(resp.Body, 64<<10))
+		}
+		return nil
+	}
+	if o.Logout {
+		if err := gw(http.MethodDelete, nil, http.StatusNoContent, nil); err != nil {
+			return err
 		}
 		fmt.Fprintf(o.IO.ErrOut, "The gateway forgot your login to %s.\n", o.Server)
 		return nil
 	}
 
 	// Where to log in: the gateway names the upstream's URL.
-	resp, err := gw(http.MethodGet, nil)
-	if err != nil {
-		return FailureErr(err, "")
-	}
 	var info memberLoginInfo
-	if resp.StatusCode != http.StatusOK {
-		defer resp.Body.Close()
-		return FailureErr(memberSecretError(resp), "")
-	}
-	err = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&info)
-	resp.Body.Close()
-	if err != nil || info.URL == "" {
-		return Failuref("", "the gateway's answer about %s is not where to log in", o.Server)
+	err = gw(http.MethodGet, nil, http.StatusOK, func(r io.Reader) error {
+		if err := json.NewDecoder(r).Decode(&info); err != nil || info.URL == "" {
+			return Failuref("", "the gateway's answer about %s is not where to log in", o.Server)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 
 	data, err := memberLogin(ctx, o, info)
@@ -143,13 +141,8 @@ func gatewayLoginRun(ctx context.Context, o *GatewayLoginOptions) error {
 		fmt.Fprintf(o.IO.Out, "%s connected without asking for authorization; there is no login to hand to the gateway\n", o.Server)
 		return nil
 	}
-	resp, err = gw(http.MethodPut, data)
-	if err != nil {
-		return FailureErr(err, "")
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent {
-		return FailureErr(memberSecretError(resp), "")
+	if err := gw(http.MethodPut, data, http.StatusNoContent, nil); err != nil {
+		return err
 	}
 	fmt.Fprintf(o.IO.Out, "Logged in to %s; the gateway keeps your tokens and uses them for your calls from the next one on\n", o.Server)
 	return nil
@@ -197,16 +190,4 @@ func memberLogin(ctx context.Context, o *GatewayLoginOptions, info memberLoginIn
 		return nil, FailureErr(fmt.Errorf("the login to %s cannot be handed to the gateway: %w", o.Server, err), "")
 	}
 	return data, nil
-}
-
-// cancelOnClose closes its body, then ends its request's context.
-type cancelOnClose struct {
-	io.ReadCloser
-	done context.CancelFunc
-}
-
-func (r cancelOnClose) Close() error {
-	err := r.ReadCloser.Close()
-	r.done()
-	return err
 }

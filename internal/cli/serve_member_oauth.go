@@ -120,12 +120,7 @@ func (o *ServeOptions) memberOAuthHandler(s *session, members *gateway.Members, 
 			}
 		case http.MethodDelete:
 			had, err := oauth.LogoutStore(dir, keys, server)
-			if err != nil {
-				http.Error(w, "the gateway could not remove it: "+err.Error(), http.StatusServiceUnavailable)
-				return
-			}
-			if !had {
-				http.Error(w, "not found: you have no login to "+server, http.StatusNotFound)
+			if !memberRemoved(w, had, err, "login to "+server) {
 				return
 			}
 		default:
@@ -137,6 +132,20 @@ func (o *ServeOptions) memberOAuthHandler(s *session, members *gateway.Members, 
 		log.Info("a member changed their own OAuth login", "principal", p.Name, "server", server, "method", r.Method)
 		w.WriteHeader(http.StatusNoContent)
 	})
+}
+
+// memberRemoved answers a DELETE of a member's own what that failed
+// (err), or found none to remove; it reports whether one was removed.
+func memberRemoved(w http.ResponseWriter, had bool, err error, what string) bool {
+	if err != nil {
+		http.Error(w, "the gateway could not remove it: "+err.Error(), http.StatusServiceUnavailable)
+		return false
+	}
+	if !had {
+		http.Error(w, "not found: you have no "+what, http.StatusNotFound)
+		return false
+	}
+	return true
 }
 
 // memberHandler serves every endpoint of members' own credentials.
