@@ -19,8 +19,9 @@ import (
 // PerMember is the auth file's entry of an upstream server that each
 // principal calls with its own credentials (docs/gateway.md, Each
 // member's own credentials): every ${secret:NAME} of the server's
-// definition is then read from that principal's values, never from the
-// gateway's, over a connection of that principal's own.
+// definition is then read from that principal's values — or, for a
+// remote server that names none, the principal's own OAuth login is
+// used — never the gateway's, over a connection of that principal's own.
 type PerMember struct {
 	// Fallback is what a principal without its own values gets: "" (or
 	// "none"), a refusal that says how to add them; "shared", the
