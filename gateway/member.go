@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -18,8 +19,9 @@ import (
 // PerMember is the auth file's entry of an upstream server that each
 // principal calls with its own credentials (docs/gateway.md, Each
 // member's own credentials): every ${secret:NAME} of the server's
-// definition is then read from that principal's values, never from the
-// gateway's, over a connection of that principal's own.
+// definition is then read from that principal's values — or, for a
+// remote server that names none, the principal's own OAuth login is
+// used — never the gateway's, over a connection of that principal's own.
 type PerMember struct {
 	// Fallback is what a principal without its own values gets: "" (or
 	// "none"), a refusal that says how to add them; "shared", the
@@ -39,6 +41,9 @@ const (
 	CredentialShared = "shared"
 	// CredentialNone: none; the call was refused.
 	CredentialNone = "none"
+	// CredentialMemberOAuth: the caller's own OAuth login to the server
+	// (`switchboard gateway login`); the audit line's principal is whose.
+	CredentialMemberOAuth = "member oauth"
 )
 
 func checkPerMember(m map[string]*PerMember) error {
@@ -90,9 +95,10 @@ func (a *Auth) PerMemberServers() []string {
 }
 
 // Members holds the principals' own upstream connections (Options.Members):
-// for each principal that calls a per-member server with values of its
-// own, a host of its own, opened at its first such call and kept until
-// Close. A principal's host is never used for another's calls.
+// for each principal that calls a per-member server with values (or an
+// OAuth login) of its own, a host of its own, opened at its first such
+// call and kept until Close, or until it has been idle for Idle. A
+// principal's host is never used for another's calls.
 type Members struct {
 	// Missing returns the secrets of server that principal holds no value
 	// for (none: it may call). An error (a store that cannot be read, a
@@ -105,6 +111,17 @@ type Members struct {
 	// Hint says how principal adds its values of server's secrets; the
 	// refusal of a call without them ends with it.
 	Hint func(principal, server string, missing []string) string
+	// Idle, if > 0, closes a principal's host that no call has used for
+	// that long; its next call opens a new one. 0 keeps it until Close.
+	Idle time.Duration
+	// afterFunc runs f after d unless stopped (time.AfterFunc; tests
+	// replace it to fire the idle timer themselves).
+	afterFunc func(d time.Duration, f func()) (stop func() bool)
+
+	// OAuth, if set, reports whether a principal's credential of server
+	// is its own OAuth login (rather than values of secrets): Missing then
+	// reports the login missing, and the audit names CredentialMemberOAuth.
+	OAuth func(server string) bool
 
 	mu    sync.Mutex
 	hosts map[string]*memberHost
@@ -120,6 +137,7 @@ type memberHost struct {
 	servers string // the per-member servers it was opened for
 	users   int    // calls using it (guarded by Members.mu)
 	stale   bool   // replaced: closed when its last user is done
+	idle    int    // generation of the idle timer; a use makes it stale
 }
 
 var errMembersClosed = errors.New("the gateway is shutting down")
@@ -150,11 +168,15 @@ func (m *Members) host(ctx context.Context, principal string, servers []string) 
 		m.hosts[principal] = mh
 	}
 	mh.users++
+	mh.idle++ // in use: a pending idle timer does nothing
 	m.mu.Unlock()
 	release = func() {
 		m.mu.Lock()
 		mh.users--
 		closeNow := mh.stale && mh.users == 0
+		if !mh.stale && mh.users == 0 {
+			m.idleLocked(principal, mh)
+		}
 		m.mu.Unlock()
 		if closeNow {
 			mh.shut()
@@ -182,6 +204,32 @@ func (m *Members) host(ctx context.Context, principal string, servers []string) 
 		release()
 		return nil, nil, ctx.Err()
 	}
+}
+
+// idleLocked starts mh's idle timer (Members.Idle): unless a call uses
+// mh before it fires, mh is retired and closed then.
+func (m *Members) idleLocked(principal string, mh *memberHost) {
+	if m.Idle <= 0 {
+		return
+	}
+	mh.idle++
+	gen := mh.idle
+	after := m.afterFunc
+	if after == nil {
+		after = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+	}
+	after(m.Idle, func() {
+		m.mu.Lock()
+		shut := mh.idle == gen && mh.users == 0 && !mh.stale && !m.done && m.retireLocked(principal, mh)
+		if shut {
+			m.shuts.Add(1) // before Close can wait
+		}
+		m.mu.Unlock()
+		if shut {
+			defer m.shuts.Done()
+			mh.shut()
+		}
+	})
 }
 
 // retireLocked takes mh out of use and reports whether it is to be
@@ -300,6 +348,9 @@ func (g *Gateway) callMember(ctx context.Context, rt resolved, args json.RawMess
 		}
 		rec.setCredential(CredentialNone)
 		msg := fmt.Sprintf("server %s is called with each member's own credentials, and %s has no value of %s", r.server, p.Name, strings.Join(missing, ", "))
+		if m.usesOAuth(r.server) {
+			msg = fmt.Sprintf("server %s is called with each member's own OAuth login, and %s has not logged in to it", r.server, p.Name)
+		}
 		if m != nil && m.Hint != nil {
 			msg += "; " + m.Hint(p.Name, r.server, missing)
 		}
@@ -311,7 +362,11 @@ func (g *Gateway) callMember(ctx context.Context, rt resolved, args json.RawMess
 		return nil, fmt.Errorf("opening %s's own connection to %s: %w", p.Name, r.server, err), true
 	}
 	defer release()
-	rec.setCredential(p.Name)
+	if m.usesOAuth(r.server) {
+		rec.setCredential(CredentialMemberOAuth)
+	} else {
+		rec.setCredential(p.Name)
+	}
 	if rec != nil {
 		rec.mu.Lock()
 		rec.memberRedact = h.Redact
@@ -319,6 +374,12 @@ func (g *Gateway) callMember(ctx context.Context, rt resolved, args json.RawMess
 	}
 	res, err = h.CallTool(ctx, r.server, r.tool, args)
 	return res, err, true
+}
+
+// usesOAuth reports whether members call server with their own OAuth
+// login (m may be nil).
+func (m *Members) usesOAuth(server string) bool {
+	return m != nil && m.OAuth != nil && m.OAuth(server)
 }
 
 // setCredential records whose credential the call used (r may be nil).

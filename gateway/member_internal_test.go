@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -145,5 +146,86 @@ func TestPerMemberFailsClosed(t *testing.T) {
 	}
 	if rec, _, err, ok := call(alice, "github"); !ok || err == nil || !strings.Contains(err.Error(), "store locked") || rec.credential != CredentialNone {
 		t.Errorf("alice with a store that cannot be read: ok %v, %v, credential %q; want refused", ok, err, rec.credential)
+	}
+}
+
+// TestMembersIdle: a principal's host that no call uses for Members.Idle
+// is closed, and its next call opens a new one; a host in use when the
+// timer fires, or used again since it was set, is kept; none is left
+// after Close.
+func TestMembersIdle(t *testing.T) {
+	var mu sync.Mutex
+	opened, closed := 0, 0
+	var fire []func()
+	m := &Members{
+		Idle: time.Minute,
+		afterFunc: func(d time.Duration, f func()) func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			fire = append(fire, f)
+			return func() bool { return true }
+		},
+		Open: func(context.Context, string) (*host.Host, func(), error) {
+			mu.Lock()
+			defer mu.Unlock()
+			opened++
+			h := host.New(nil, nil)
+			return h, func() {
+				mu.Lock()
+				closed++
+				mu.Unlock()
+				h.Close()
+			}, nil
+		},
+	}
+	count := func() (int, int, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		return opened, closed, len(fire)
+	}
+	// last fires the last timer set.
+	last := func() {
+		mu.Lock()
+		f := fire[len(fire)-1]
+		mu.Unlock()
+		f()
+	}
+	ctx := context.Background()
+	servers := []string{"github"}
+
+	h1, rel1, err := m.host(ctx, "alice", servers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, n := count(); n != 0 {
+		t.Fatalf("a timer was set while a call uses the host")
+	}
+	rel1()
+	_, rel2, _ := m.host(ctx, "alice", servers) // used again before the timer fires
+	last()
+	if o, c, _ := count(); o != 1 || c != 0 {
+		t.Fatalf("a timer that fired while the host was in use: opened %d, closed %d; want it kept", o, c)
+	}
+	rel2()
+	mu.Lock()
+	first := fire[0]
+	mu.Unlock()
+	first() // set before the host was used again: stale
+	if o, c, _ := count(); o != 1 || c != 0 {
+		t.Fatalf("a timer set before the last use fired: opened %d, closed %d; want it kept", o, c)
+	}
+	last()
+	if o, c, _ := count(); o != 1 || c != 1 {
+		t.Fatalf("after the idle timer: opened %d, closed %d; want it closed", o, c)
+	}
+	h3, rel3, _ := m.host(ctx, "alice", servers)
+	if h3 == h1 {
+		t.Fatal("the call after the idle close got the closed host")
+	}
+	rel3()
+	m.Close()
+	last() // a timer firing after Close does nothing more
+	if o, c, _ := count(); o != 2 || c != 2 {
+		t.Errorf("after Close: opened %d, closed %d", o, c)
 	}
 }

@@ -37,6 +37,13 @@
 // a workload identity JWT-bearer assertion, or enterprise-managed
 // authorization through an identity provider.
 //
+// A login can be made on one machine and used on another: ExportLogin
+// reads what a login stored (tokens, client registration, token
+// endpoint), and ImportLogin stores it where another Client finds, uses
+// and refreshes it — a team gateway so calls an upstream with each
+// member's own login (`switchboard gateway login`). Logins bound to a
+// DPoP key are never handed over.
+//
 // # The token store
 //
 // With Options.Dir set, each server's tokens are kept in TokenFile (mode

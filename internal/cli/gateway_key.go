@@ -44,6 +44,7 @@ from then on without a restart.`,
 	key := &cobra.Command{Use: "key", Short: "Add, list and revoke API keys"}
 	key.AddCommand(newGatewayKeyAddCmd(f, nil), newGatewayKeyListCmd(f, nil), newGatewayKeyRevokeCmd(f, nil))
 	cmd.AddCommand(key, newGatewaySessionKeyCmd(f), newGatewaySecretCmd(f))
+	cmd.AddCommand(newGatewayLoginCmds(f)...)
 	return cmd
 }
 

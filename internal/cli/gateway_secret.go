@@ -70,7 +70,10 @@ echo or piped on stdin, never given as an argument, and never read back.`,
 // memberSecretURL is the gateway's URL of secret name, from --url: https,
 // or http on a loopback host only, since the request carries a key and a
 // secret.
-func memberSecretURL(raw, name string) (string, error) {
+func memberSecretURL(raw, name string) (string, error) { return memberURL(raw, MemberSecretsPath+name) }
+
+// memberURL is the gateway's URL of path, from --url (see memberSecretURL).
+func memberURL(raw, path string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
 		return "", Usagef("e.g. --url https://gw.example.com", "--url %q is not a gateway's http(s) URL", raw)
@@ -81,7 +84,7 @@ func memberSecretURL(raw, name string) (string, error) {
 			return "", Usagef("use the gateway's https:// URL", "--url %s: plain http would carry your key and your secret in the clear; it is allowed on a loopback address only", raw)
 		}
 	}
-	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/mcp") + MemberSecretsPath + name
+	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/mcp") + path
 	u.RawQuery, u.Fragment = "", ""
 	return u.String(), nil
 }
@@ -94,7 +97,7 @@ func gatewaySecretRun(ctx context.Context, o *GatewaySecretOptions) error {
 	if err != nil {
 		return err
 	}
-	key, err := memberKey(o)
+	key, err := memberKey(o.KeyFile, o.Getenv)
 	if err != nil {
 		return err
 	}
@@ -130,18 +133,18 @@ func gatewaySecretRun(ctx context.Context, o *GatewaySecretOptions) error {
 }
 
 // memberKey is the caller's key: --key-file, else $SWITCHBOARD_GATEWAY_KEY.
-func memberKey(o *GatewaySecretOptions) (string, error) {
-	if o.KeyFile != "" {
-		b, err := safefile.ReadFile(o.KeyFile)
+func memberKey(keyFile string, getenv func(string) (string, bool)) (string, error) {
+	if keyFile != "" {
+		b, err := safefile.ReadFile(keyFile)
 		if err != nil {
 			return "", Usagef("write your key to a file readable by you, e.g. with mode 0600", "reading --key-file: %v", err)
 		}
 		if k := strings.TrimSpace(string(b)); k != "" && !strings.ContainsAny(k, "\r\n") {
 			return k, nil
 		}
-		return "", Usagef("put the key alone on the file's one line", "--key-file %s holds no key (or more than one line)", o.KeyFile)
+		return "", Usagef("put the key alone on the file's one line", "--key-file %s holds no key (or more than one line)", keyFile)
 	}
-	if k, ok := o.Getenv(MemberKeyEnv); ok && strings.TrimSpace(k) != "" {
+	if k, ok := getenv(MemberKeyEnv); ok && strings.TrimSpace(k) != "" {
 		return strings.TrimSpace(k), nil
 	}
 	return "", Usagef("export "+MemberKeyEnv+"=sbk_… (the key `gateway key add` gave you), or use --key-file", "no gateway key: $%s is not set", MemberKeyEnv)

@@ -93,18 +93,9 @@ func mcpLoginRun(ctx context.Context, opts *MCPLoginOptions) error {
 	o := &oauth.Options{Dir: dir, ClientID: opts.ClientID, ClientSecret: opts.ClientSecret, NoBrowser: opts.NoBrowser, Fresh: true,
 		Secrets: f.secretStore().OAuthTokens()}
 	if !opts.NoBrowser {
-		open := opts.OpenBrowser
-		if open == nil {
-			open = openBrowser
-		}
-		lb, err := oauth.NewLoopback(func(u string) {
-			// The authorization server named this URL: shown escaped, so
-			// that it cannot hide where it leads.
-			fmt.Fprintf(opts.IO.ErrOut, "Opening the browser to authorize %s. If it does not open, visit:\n  %s\n", opts.Name, termsafe.Line(u))
-			_ = open(u)
-		})
+		lb, err := browserLoopback(opts.IO, opts.Name, opts.OpenBrowser)
 		if err != nil {
-			return FailureErr(err, "")
+			return err
 		}
 		defer lb.Close()
 		o.RedirectURL, o.Authorize = lb.RedirectURL, lb.Authorize
@@ -136,6 +127,25 @@ func mcpLoginRun(ctx context.Context, opts *MCPLoginOptions) error {
 	}
 	fmt.Fprintf(opts.IO.Out, "Logged in to %s; tokens are in %s\n", opts.Name, termsafe.Line(f.tilde(file)))
 	return s.close(nil)
+}
+
+// browserLoopback receives the browser's answer to the authorization of
+// server on a loopback port; open (nil: the platform's opener) opens the
+// authorization URL, which is printed too.
+func browserLoopback(io *IOStreams, server string, open func(string) error) (*oauth.Loopback, error) {
+	if open == nil {
+		open = openBrowser
+	}
+	lb, err := oauth.NewLoopback(func(u string) {
+		// The authorization server named this URL: shown escaped, so
+		// that it cannot hide where it leads.
+		fmt.Fprintf(io.ErrOut, "Opening the browser to authorize %s. If it does not open, visit:\n  %s\n", server, termsafe.Line(u))
+		_ = open(u)
+	})
+	if err != nil {
+		return nil, FailureErr(err, "")
+	}
+	return lb, nil
 }
 
 // openBrowser asks the platform to open url.

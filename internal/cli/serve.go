@@ -108,6 +108,10 @@ type ServeOptions struct {
 	// AuthFile is --auth-file: the gateway auth file of principals, keys,
 	// scoped rules and limits. If empty, Home/gateway-auth.json.
 	AuthFile string
+	// MemberIdle is --member-idle: a member's own connection to the
+	// per-member servers that no call has used for that long is closed
+	// (0: kept until the gateway stops).
+	MemberIdle time.Duration
 	// AuditLog is --audit-log: the file that gets one JSON line per call
 	// ("" for none); AuditMaxSize (--audit-max-size) rotates it.
 	AuditLog     string
@@ -126,7 +130,8 @@ type ServeOptions struct {
 	scale       *gateway.ScaleOut       // with SessionKeyFile: this instance
 	listener    net.Listener            // made early when scale needs its address
 
-	// memberSecrets serves MemberSecretsPath (members' own values).
+	// memberSecrets serves MemberSecretsPath and MemberOAuthPath (members'
+	// own values and logins).
 	memberSecrets http.Handler
 }
 
@@ -287,6 +292,7 @@ its calls cancelled likewise.`,
 	fl.IntVar(&opts.NameBudget, "name-budget", toolsurface.DefaultNameBudget, "serve tool names of at most `N` characters (64 minus the client's prefix, e.g. mcp__switchboard__)")
 	fl.StringVar(&opts.AuthFile, "auth-file", "", "the gateway auth `FILE` of principals, hashed keys, scoped rules and limits (default ~/.switchboard/"+gateway.AuthFileName+")")
 	fl.StringVar(&opts.AuditLog, "audit-log", "", "append one JSON line per tool call to `FILE` (arguments only hashed and redacted)")
+	fl.DurationVar(&opts.MemberIdle, "member-idle", 30*time.Minute, "close a member's own connection to the per-member servers after `DURATION` unused (0: never)")
 	fl.Int64Var(&opts.AuditMaxSize, "audit-max-size", gateway.DefaultAuditMaxSize, "rotate the audit log at `BYTES`")
 	fl.StringVar(&opts.MetricsAddr, "metrics", "", "also serve Prometheus /metrics on `ADDR` (it is always on the gateway's port, behind the same auth)")
 	opts.addOAuthFlags(cmd)
@@ -437,7 +443,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		members = opts.members(s)
 		defer members.Close()
 		if members != nil {
-			opts.memberSecrets = opts.memberSecretsHandler(s, members, log)
+			opts.memberSecrets = opts.memberHandler(s, members, log)
 		}
 	}
 	g := gateway.New(s.sb, &gateway.Options{

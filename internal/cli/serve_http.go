@@ -93,7 +93,7 @@ func httpHandler(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, ad
 		Logger:             log,
 	}))
 	if opts.memberSecrets != nil {
-		mux.Handle(MemberSecretsPath, guard.Wrap(opts.memberSecrets)) // serve_member_secrets.go
+		mux.Handle(memberPath, guard.Wrap(opts.memberSecrets)) // serve_member_oauth.go
 	}
 	watchIssuer(ctx, opts.jwt, log) // serve_jwt.go
 	if opts.metrics != nil && opts.MetricsAddr != "" {

@@ -64,12 +64,7 @@ func (o *ServeOptions) memberSecretsHandler(s *session, members *gateway.Members
 			}
 		case http.MethodDelete:
 			had, err := ns.Delete(r.Context(), name)
-			if err != nil {
-				http.Error(w, "the gateway could not remove it: "+err.Error(), http.StatusServiceUnavailable)
-				return
-			}
-			if !had {
-				http.Error(w, "not found: you have no value of "+name, http.StatusNotFound)
+			if !memberRemoved(w, had, err, "value of "+name) {
 				return
 			}
 		default:

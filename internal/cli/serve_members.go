@@ -9,6 +9,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/secretstore"
+	"github.com/switchboard-mcp/switchboard/oauth"
 )
 
 // memberNamespace is the namespace of the secret store that holds
@@ -20,16 +21,28 @@ func memberNamespace(principal string) string { return "principal/" + principal 
 // with values of its own for every secret a server names gets a session
 // of its own — this gateway's configuration cut to the per-member
 // servers, its permission check, its host options — whose secrets come
-// from the store's namespace principal/<name> and which has no OAuth
-// token (the user's tokens are the gateway's, not the member's).
+// from the store's namespace principal/<name> and whose OAuth tokens are
+// the member's own logins (`gateway login`), never the gateway's.
 func (o *ServeOptions) members(s *session) *gateway.Members {
 	if o.SecretStore == nil {
 		return nil
 	}
 	store := o.SecretStore()
 	return &gateway.Members{
+		Idle: o.MemberIdle,
 		Missing: func(_ context.Context, principal, server string) ([]string, error) {
+			if rs, _ := memberOAuthServer(s.sb.Config(), o.auth, server); rs != nil {
+				dir, keys := memberTokens(o.Home, store, principal)
+				if ok, err := oauth.HasLogin(dir, keys, server); err != nil || ok {
+					return nil, err
+				}
+				return []string{"an OAuth login"}, nil
+			}
 			return memberMissing(s.sb.Config(), store.In(memberNamespace(principal)), server)
+		},
+		OAuth: func(server string) bool {
+			rs, _ := memberOAuthServer(s.sb.Config(), o.auth, server)
+			return rs != nil
 		},
 		Open: func(ctx context.Context, principal string) (*host.Host, func(), error) {
 			cfg, err := o.Config()
@@ -39,12 +52,26 @@ func (o *ServeOptions) members(s *session) *gateway.Members {
 			mo := o.runtimeOptions
 			ns := store.In(memberNamespace(principal))
 			mo.SecretStore = func() *secretstore.Store { return ns }
+			dir, keys := memberTokens(o.Home, store, principal)
 			prev := mo.HostOptions
 			mo.HostOptions = func(ho *host.Options) {
 				if prev != nil {
 					prev(ho)
 				}
-				ho.Authorizer = nil
+				// The member's own logins, used and refreshed (the new
+				// token written back), never asked for: none is a
+				// refusal that names `gateway login`.
+				ho.Authorizer = oauth.New(&oauth.Options{Dir: dir, Secrets: keys, Logger: ho.Logger})
+				hint := ho.ErrorHint
+				ho.ErrorHint = func(server string, err error) string {
+					if lr := (*oauth.LoginRequiredError)(nil); errors.As(err, &lr) {
+						return memberLoginHint(server)
+					}
+					if hint != nil {
+						return hint(server, err)
+					}
+					return ""
+				}
 			}
 			ms, err := startSessionWith(ctx, &mo, cfg, func(rs config.ResolvedServer) bool {
 				_, per := o.auth.PerMember(rs.Name)
@@ -55,7 +82,10 @@ func (o *ServeOptions) members(s *session) *gateway.Members {
 			}
 			return ms.h, func() { ms.h.Close(); ms.logClose() }, nil
 		},
-		Hint: func(principal, _ string, missing []string) string {
+		Hint: func(principal, server string, missing []string) string {
+			if rs, _ := memberOAuthServer(s.sb.Config(), o.auth, server); rs != nil {
+				return memberLoginHint(server)
+			}
 			name := "NAME"
 			if len(missing) == 1 {
 				name = missing[0]
@@ -63,6 +93,11 @@ func (o *ServeOptions) members(s *session) *gateway.Members {
 			return fmt.Sprintf("send yours with `switchboard gateway secret set %s --url <this gateway's URL>` (your key in $%s), or the gateway's admin sets it with `switchboard secret set --principal %s %s`", name, MemberKeyEnv, principal, name)
 		},
 	}
+}
+
+// memberLoginHint says how a member logs in to server through the gateway.
+func memberLoginHint(server string) string {
+	return fmt.Sprintf("log in with `switchboard gateway login %s --url <this gateway's URL>` (your key in $%s)", server, MemberKeyEnv)
 }
 
 // memberMissing returns the secrets of server that the namespace ns holds
@@ -82,7 +117,7 @@ func memberMissing(cfg *config.Resolved, ns *secretstore.Store, server string) (
 		return nil, fmt.Errorf("no server %s is configured", server)
 	}
 	if len(names) == 0 {
-		return nil, errors.New("its definition names no ${secret:NAME}, so it has nothing of a member's own to use (a per-member OAuth login is not supported yet)")
+		return nil, errors.New("its definition names no ${secret:NAME} and it takes no OAuth login (a stdio server, or one with its own Authorization header), so it has nothing of a member's own to use")
 	}
 	held, err := ns.List()
 	if err != nil {

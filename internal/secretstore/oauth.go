@@ -32,25 +32,46 @@ func (o osOnly) LoadSecret(ctx context.Context, key string) (string, bool, error
 	if err := o.ready(ctx); err != nil {
 		return "", false, err
 	}
-	v, err := o.s.Get(ctx, key)
-	if errors.Is(err, ErrNotFound) {
-		return "", false, nil
-	}
-	return v, err == nil, err
+	return anyKind(o).LoadSecret(ctx, key)
 }
 
 func (o osOnly) SaveSecret(ctx context.Context, key, value string) error {
 	if err := o.ready(ctx); err != nil {
 		return err
 	}
-	_, err := o.s.Set(ctx, key, value)
-	return err
+	return anyKind(o).SaveSecret(ctx, key, value)
 }
 
 func (o osOnly) DeleteSecret(ctx context.Context, key string) error {
 	if err := o.ready(ctx); err != nil {
 		return err
 	}
-	_, err := o.s.Delete(ctx, key)
+	return anyKind(o).DeleteSecret(ctx, key)
+}
+
+// Tokens is the view s as an oauth.Options.Secrets that keeps tokens
+// where s keeps values: the OS store when one answers, else the encrypted
+// file. A team gateway keeps its members' OAuth logins so (namespace
+// "oauth/principal/<name>"), on the machine and in the store of the
+// members' other values; the user's own tokens are OAuthTokens'.
+func (s *Store) Tokens() oauth.SecretStore { return anyKind{s} }
+
+type anyKind struct{ s *Store }
+
+func (a anyKind) LoadSecret(ctx context.Context, key string) (string, bool, error) {
+	v, err := a.s.Get(ctx, key)
+	if errors.Is(err, ErrNotFound) {
+		return "", false, nil
+	}
+	return v, err == nil, err
+}
+
+func (a anyKind) SaveSecret(ctx context.Context, key, value string) error {
+	_, err := a.s.Set(ctx, key, value)
+	return err
+}
+
+func (a anyKind) DeleteSecret(ctx context.Context, key string) error {
+	_, err := a.s.Delete(ctx, key)
 	return err
 }

@@ -20,8 +20,8 @@
 //
 // A Store keys values by namespace and name. The user's own secrets are
 // the namespace ""; [Store.In] gives a view of another (OAuth tokens use
-// one per Switchboard directory; a team gateway's members would each have
-// one, "principal/<id>"). Every OS store call is bounded by
+// one per Switchboard directory; a team gateway's members each have one,
+// "principal/<id>", and one for their OAuth logins, "oauth/principal/<id>"). Every OS store call is bounded by
 // Options.Timeout: a keyring that waits for a person to unlock it, or a
 // service that stopped answering, is an error, not a hang.
 package secretstore

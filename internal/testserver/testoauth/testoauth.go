@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -48,6 +49,10 @@ type Server struct {
 	// to the key of the token request's proof, and used only with proofs
 	// by that key.
 	DPoP bool
+	// RotateRefresh makes a refresh token good for one refresh, as OAuth
+	// 2.1 asks of public clients: a client that lost the new one cannot
+	// refresh again.
+	RotateRefresh bool
 
 	mu         sync.Mutex
 	deny       bool
@@ -61,6 +66,7 @@ type Server struct {
 	seen       []string          // Authorization headers the MCP endpoint saw
 	resources  []string          // resource parameters of authorization and token requests
 	bound      map[string]string // DPoP: token (access or refresh) → jkt of its key
+	family     map[string]int    // code or token → the authorization it descends from
 	jtis       map[string]bool   // DPoP proof jtis seen
 	keysSeen   map[string]bool   // DPoP: jkts of accepted proofs
 	refusals   []string          // DPoP: why requests were refused
@@ -70,7 +76,7 @@ type Server struct {
 func Start(t testing.TB) *Server {
 	t.Helper()
 	o := &Server{codes: map[string]string{}, tokens: map[string]bool{}, refresh: map[string]bool{},
-		bound: map[string]string{}, jtis: map[string]bool{}, keysSeen: map[string]bool{}}
+		bound: map[string]string{}, family: map[string]int{}, jtis: map[string]bool{}, keysSeen: map[string]bool{}}
 	mcpSrv := testserver.NewServer("echo")
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcpSrv }, nil)
 	sse := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return mcpSrv }, nil)
@@ -169,6 +175,7 @@ func Start(t testing.TB) *Server {
 		o.n++
 		code := fmt.Sprintf("code-%d", o.n)
 		o.codes[code] = q.Get("code_challenge")
+		o.family[code] = o.authorizes
 		o.mu.Unlock()
 		back, _ := url.Parse(q.Get("redirect_uri"))
 		bq := back.Query()
@@ -197,6 +204,7 @@ func Start(t testing.TB) *Server {
 				return
 			}
 		}
+		var fam int
 		switch r.PostForm.Get("grant_type") {
 		case "authorization_code":
 			challenge, ok := o.codes[r.PostForm.Get("code")]
@@ -206,11 +214,17 @@ func Start(t testing.TB) *Server {
 				return
 			}
 			delete(o.codes, r.PostForm.Get("code"))
+			fam = o.family[r.PostForm.Get("code")]
 		case "refresh_token":
-			if !o.refresh[r.PostForm.Get("refresh_token")] {
+			old := r.PostForm.Get("refresh_token")
+			if !o.refresh[old] {
 				writeJSON(w, 400, map[string]any{"error": "invalid_grant"})
 				return
 			}
+			if o.RotateRefresh {
+				delete(o.refresh, old)
+			}
+			fam = o.family[old]
 			o.refreshes++
 		default:
 			writeJSON(w, 400, map[string]any{"error": "unsupported_grant_type"})
@@ -219,6 +233,7 @@ func Start(t testing.TB) *Server {
 		o.n++
 		at, rt := fmt.Sprintf("at-%d", o.n), fmt.Sprintf("rt-%d", o.n)
 		o.tokens[at], o.refresh[rt] = true, true
+		o.family[at], o.family[rt] = fam, fam
 		exp := o.ExpiresIn
 		if exp == 0 {
 			exp = 3600
@@ -267,6 +282,19 @@ func (o *Server) Seen() []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return append([]string(nil), o.seen...)
+}
+
+// Family returns the authorization (1 for the first, as Counts counts
+// them) that token, an access or refresh token or an Authorization
+// header's "Bearer <token>", was issued by or refreshed from; 0 for a
+// token this server did not issue.
+func (o *Server) Family(token string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if t, ok := strings.CutPrefix(token, "Bearer "); ok {
+		token = t
+	}
+	return o.family[token]
 }
 
 // Resources returns the resource parameters of the authorization and
