@@ -185,3 +185,37 @@ func benchCallOverhead(b *testing.B, withPolicy bool) {
 		b.ReportMetric(float64(ph)/float64(pb), "host/bare-p50")
 	}
 }
+
+// BenchmarkCallRelayPath is host.Call of the echo server speaking
+// 2025-11-25 (as most servers do) on the relay path of tools/call, and
+// through the SDK's ClientSession.CallTool (Options.SDKCalls): allocations,
+// CPU and p50 per call of each.
+//
+//	go test ./host -run '^$' -bench CallRelayPath -benchtime 3000x -count 3
+func BenchmarkCallRelayPath(b *testing.B) {
+	for _, sdk := range []bool{false, true} {
+		name := "relay"
+		if sdk {
+			name = "sdk"
+		}
+		b.Run(name, func(b *testing.B) {
+			h := host.New(cfgOf(stdio("echo", "echo", "-protocol", "2025-11-25")), &host.Options{
+				LookupEnv: func(string) (string, bool) { return "", false }, CloseGrace: 500 * time.Millisecond, SDKCalls: sdk,
+			})
+			b.Cleanup(func() { h.Close() })
+			hostCall(b, h)
+			ds := make([]time.Duration, 0, b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := cpuTime()
+			for range b.N {
+				t0 := time.Now()
+				hostCall(b, h)
+				ds = append(ds, time.Since(t0))
+			}
+			b.StopTimer()
+			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
+			reportLatency(b, "", ds)
+		})
+	}
+}
