@@ -396,39 +396,47 @@ func (b *bench) gwTargets() ([]*gwTarget, []string) {
 		},
 		endpoint: streamable, own: plain,
 	})
-	out = append(out, &gwTarget{
-		key: "switchboard", name: "switchboard",
-		wiring:     "`switchboard serve --http` (stateful) on stdio servers from --mcp-config, --strict-mcp-config, --no-watch, an allow rule per server (policy on: every call is decided), static build",
-		aggregates: true,
-		launch: func(addr string, cfg map[string]stdioServer) (*exec.Cmd, error) {
-			args, home, err := b.serveArgs("gw-switchboard", cfg, "--http", addr)
-			if err != nil {
-				return nil, err
-			}
-			cmd := exec.Command(b.sb, args...)
-			cmd.Env = env(home, b.serveEnv...)
-			return cmd, nil
-		},
-		endpoint: streamable, own: named,
-		// Its /healthz: past a token budget the gateway defers tools to
-		// tool_search, so a list does not show every server's.
-		connected: func(ctx context.Context, run *gwRun) (int, error) {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+run.addr+"/healthz", nil)
-			resp, err := gwHTTP.Do(req)
-			if err != nil {
-				return 0, err
-			}
-			defer resp.Body.Close()
-			var h struct {
-				Connected int `json:"connected"`
-			}
-			err = json.NewDecoder(resp.Body).Decode(&h)
-			return h.Connected, err
-		},
-	})
+	sbTarget := func(key, name, exe, how string) *gwTarget {
+		return &gwTarget{
+			key: key, name: name, floor: key != "switchboard",
+			wiring:     "`switchboard serve --http` (stateful) on stdio servers from --mcp-config, --strict-mcp-config, --no-watch, an allow rule per server (policy on: every call is decided), " + how,
+			aggregates: true,
+			launch: func(addr string, cfg map[string]stdioServer) (*exec.Cmd, error) {
+				args, home, err := b.serveArgs("gw-"+key, cfg, "--http", addr)
+				if err != nil {
+					return nil, err
+				}
+				cmd := exec.Command(exe, args...)
+				cmd.Env = env(home, b.serveEnv...)
+				return cmd, nil
+			},
+			endpoint: streamable, own: named,
+			// Its /healthz: past a token budget the gateway defers tools to
+			// tool_search, so a list does not show every server's.
+			connected: func(ctx context.Context, run *gwRun) (int, error) {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+run.addr+"/healthz", nil)
+				resp, err := gwHTTP.Do(req)
+				if err != nil {
+					return 0, err
+				}
+				defer resp.Body.Close()
+				var h struct {
+					Connected int `json:"connected"`
+				}
+				err = json.NewDecoder(resp.Body).Decode(&h)
+				return h.Connected, err
+			},
+		}
+	}
+	out = append(out, sbTarget("switchboard", "switchboard", b.sb, "static build"))
+	if b.sbBefore != "" {
+		out = append(out, sbTarget("switchboard-before", "switchboard before", b.sbBefore, "the binary given by -switchboard-before"))
+	}
 	for _, v := range []struct{ key, name, how string }{
 		{"sdk-proxy", "Go SDK proxy (floor)", "over the SDK's CommandTransport"},
 		{"sdk-proxy-jsonl", "Go SDK proxy on jsonl (floor)", "over internal/jsonl, the stdio transport switchboard speaks to its servers"},
+		{"sdk-proxy-relay", "Go SDK proxy, relay design (floor)", "over internal/jsonl pinned to " + relayProtocol +
+			", a receiving middleware answering tools/call with the upstream's raw result (relayfloor.go: issue 36's design on the SDK's public API)"},
 	} {
 		variant := strings.TrimPrefix(strings.TrimPrefix(v.key, "sdk-proxy"), "-")
 		if variant == "" {
@@ -437,7 +445,7 @@ func (b *bench) gwTargets() ([]*gwTarget, []string) {
 		out = append(out, &gwTarget{
 			key: v.key, name: v.name, floor: true,
 			wiring: "the smallest aggregating gateway the Go SDK makes (this program in a hidden mode): one SDK client per stdio server " + v.how +
-				", its tools served as <server>__<tool> by an mcp.Server behind the SDK's stateful Streamable HTTP handler, each call forwarded with CallTool and its result returned as is; no policy, envelope, timeout or supervisor; GOGC=200 as serve",
+				", its tools served as <server>__<tool> by an mcp.Server behind the SDK's stateful Streamable HTTP handler, each call's result returned as is; no policy, envelope, timeout or supervisor; GOGC=200 as serve",
 			aggregates: true,
 			launch: func(addr string, cfg map[string]stdioServer) (*exec.Cmd, error) {
 				_, work, err := b.sandbox("gw-" + v.key)

@@ -103,6 +103,8 @@ type bench struct {
 	gwFloor         []bool // per gwNames
 	gwPick          []string
 	gwProtocol      string
+	sbBefore        string // -switchboard-before
+	echoProtocol    string
 	serveEnv        []string
 	// firstlist scenario
 	slowStart time.Duration
@@ -134,7 +136,9 @@ func run() error {
 	flag.StringVar(&b.supergatewayVer, "supergateway-version", "4.0.0", "gateway: supergateway version to install")
 	flag.StringVar(&b.mcpProxyVer, "mcp-proxy-version", "6.7.19", "gateway: mcp-proxy (punkpeye) version to install")
 	flag.StringVar(&b.mcpHubVer, "mcp-hub-version", "4.2.1", "gateway: mcp-hub version to install")
-	gwList := flag.String("gateways", "direct,sdk-proxy,sdk-proxy-jsonl,switchboard,tbxark,supergateway,mcp-proxy,mcp-hub", "gateway: which targets to run (comma-separated)")
+	gwList := flag.String("gateways", "direct,sdk-proxy,sdk-proxy-jsonl,sdk-proxy-relay,switchboard,switchboard-before,tbxark,supergateway,mcp-proxy,mcp-hub", "gateway: which targets to run (comma-separated)")
+	flag.StringVar(&b.sbBefore, "switchboard-before", "", "gateway: also run this switchboard binary, as the target \"switchboard before\" (a before/after in one run)")
+	flag.StringVar(&b.echoProtocol, "echo-protocol", "", "the only protocol revision the Go echo server speaks (e.g. 2025-11-25, as most servers today; \"\": every one the SDK knows)")
 	flag.StringVar(&b.gwProtocol, "gateway-protocol", "2025-11-25", "gateway: the protocol version the client asks every target for (\"\": the SDK's newest)")
 	serveEnv := flag.String("serve-env", "", "gateway: extra environment of switchboard serve, comma-separated (e.g. GOGC=100), for a before/after")
 	flag.DurationVar(&b.slowStart, "slow-start", 20*time.Second, "firstlist: how long the slow server takes to start")
@@ -237,6 +241,9 @@ func (b *bench) switchboard() (string, error) {
 
 // echoCommand is the Go echo test server, run by this program.
 func (b *bench) echoCommand() (string, []string) {
+	if b.echoProtocol != "" {
+		return b.self, []string{testserver.Arg, "echo", "-protocol", b.echoProtocol}
+	}
 	return b.self, []string{testserver.Arg, "echo"}
 }
 
