@@ -37,10 +37,15 @@
 //	         and mcp-hub (npm, in bench/.peers/) and the echo server called
 //	         directly over HTTP, one Go SDK client: launch to first call,
 //	         p50/p99, calls/s at 1/4/16/64 sessions, RSS with 1/20/100
-//	         servers, memory per idle session, and issue 23's ratios
+//	         servers, memory per idle session, and issue 23's ratios; with
+//	         -switchboard-before, a second switchboard binary in the same
+//	         interleaved run
 //
 // The floors (floors.go) are this program re-executed in a hidden mode, so
-// they are measured exactly like the switchboard programs next to them.
+// they are measured exactly like the switchboard programs next to them;
+// the gateway scenario's are the Go SDK proxy on the SDK's stdio transport,
+// on internal/jsonl, and in issue 36's relay design (relayfloor.go).
+// -echo-protocol makes the echo server speak one protocol revision.
 //
 // Timings on a shared machine are noisy: each scenario runs -rounds rounds,
 // the peers of one round run back to back (in a rotating order), and the
