@@ -91,7 +91,11 @@ func runSDKProxy(variant, addr, file string) error {
 			upstreamName := tool.Name
 			served := *tool
 			served.Name = name + "__" + upstreamName
-			if err := addForwarded(srv, cs, &served, upstreamName); err != nil {
+			forward := cs
+			if up != nil {
+				forward = nil // the middleware answers: a call that reaches the tool fails
+			}
+			if err := addForwarded(srv, forward, &served, upstreamName); err != nil {
 				fmt.Fprintln(os.Stderr, "bench floor: skipping tool:", err)
 				continue
 			}
