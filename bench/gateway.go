@@ -198,7 +198,7 @@ func (b *bench) gateway() error {
 		}
 		for _, i := range order {
 			cur[i].rss20, cur[i].rss100 = math.NaN(), math.NaN()
-			if !targets[i].aggregates {
+			if !targets[i].aggregates || !b.gwMany {
 				continue
 			}
 			for _, n := range []int{20, 100} {

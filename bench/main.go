@@ -109,6 +109,7 @@ type bench struct {
 	gwPick          []string
 	gwProtocol      string
 	sbBefore        string // -switchboard-before
+	gwMany          bool   // -gateway-many
 	echoProtocol    string
 	serveEnv        []string
 	// firstlist scenario
@@ -142,6 +143,7 @@ func run() error {
 	flag.StringVar(&b.mcpProxyVer, "mcp-proxy-version", "6.7.19", "gateway: mcp-proxy (punkpeye) version to install")
 	flag.StringVar(&b.mcpHubVer, "mcp-hub-version", "4.2.1", "gateway: mcp-hub version to install")
 	gwList := flag.String("gateways", "direct,sdk-proxy,sdk-proxy-jsonl,sdk-proxy-relay,switchboard,switchboard-before,tbxark,supergateway,mcp-proxy,mcp-hub", "gateway: which targets to run (comma-separated)")
+	flag.BoolVar(&b.gwMany, "gateway-many", true, "gateway: also measure RSS with 20 and 100 servers (a launch of each aggregating target on each)")
 	flag.StringVar(&b.sbBefore, "switchboard-before", "", "gateway: also run this switchboard binary, as the target \"switchboard before\" (a before/after in one run)")
 	flag.StringVar(&b.echoProtocol, "echo-protocol", "", "the only protocol revision the Go echo server speaks (e.g. 2025-11-25, as most servers today; \"\": every one the SDK knows)")
 	flag.StringVar(&b.gwProtocol, "gateway-protocol", "2025-11-25", "gateway: the protocol version the client asks every target for (\"\": the SDK's newest)")
