@@ -169,8 +169,9 @@ func floorUpstream(variant string, cmd *exec.Cmd) (t mcp.Transport, wait func(),
 }
 
 // addForwarded serves tool, whose name upstream is upstream, forwarding
-// each call to cs and returning its result as is. Server.AddTool panics
-// on a schema it will not serve; that becomes an error.
+// each call to cs and returning its result as is (with cs nil, a call
+// fails: something else must answer it). Server.AddTool panics on a schema
+// it will not serve; that becomes an error.
 func addForwarded(srv *mcp.Server, cs *mcp.ClientSession, tool *mcp.Tool, upstream string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -178,6 +179,9 @@ func addForwarded(srv *mcp.Server, cs *mcp.ClientSession, tool *mcp.Tool, upstre
 		}
 	}()
 	srv.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if cs == nil {
+			return nil, errors.New("no middleware answered the call of " + tool.Name)
+		}
 		return cs.CallTool(ctx, &mcp.CallToolParams{Name: upstream, Arguments: req.Params.Arguments})
 	})
 	return nil

@@ -103,6 +103,7 @@ type gwRun struct {
 type gwFigures struct {
 	cold, p50, p99, rss1, anon1, rss20, rss100, idle, idleAnon float64
 	tput                                                       []float64 // per gwLevels
+	cpu                                                        []float64 // the target's CPU µs per call, per gwLevels
 }
 
 // gwLevels are the concurrent sessions of the throughput runs.
@@ -168,12 +169,13 @@ func (b *bench) gateway() error {
 		}
 		for _, c := range gwLevels {
 			for _, i := range order {
-				tp, err := b.gwThroughput(runs[i], c)
+				tp, cpu, err := b.gwThroughput(runs[i], c)
 				if err != nil {
 					stopAll()
 					return fmt.Errorf("%s, %d sessions: %w", targets[i].name, c, err)
 				}
 				cur[i].tput = append(cur[i].tput, tp)
+				cur[i].cpu = append(cur[i].cpu, cpu)
 			}
 		}
 		stopAll()
@@ -198,7 +200,7 @@ func (b *bench) gateway() error {
 		}
 		for _, i := range order {
 			cur[i].rss20, cur[i].rss100 = math.NaN(), math.NaN()
-			if !targets[i].aggregates {
+			if !targets[i].aggregates || !b.gwMany {
 				continue
 			}
 			for _, n := range []int{20, 100} {
@@ -218,8 +220,8 @@ func (b *bench) gateway() error {
 		for i := range targets {
 			figs[i] = append(figs[i], cur[i])
 			f := cur[i]
-			fmt.Fprintf(os.Stderr, "  round %d  %-20s cold %5.0f ms  p50 %5.0f µs  p99 %6.0f µs  calls/s %s  RSS %5.1f (anon %4.1f) / %5.1f / %5.1f MiB  idle %5.1f KiB/session (anon %5.1f)\n",
-				r+1, targets[i].name, f.cold, f.p50, f.p99, joinNums(f.tput), f.rss1, f.anon1, f.rss20, f.rss100, f.idle, f.idleAnon)
+			fmt.Fprintf(os.Stderr, "  round %d  %-20s cold %5.0f ms  p50 %5.0f µs  p99 %6.0f µs  calls/s %s  CPU µs/call %s  RSS %5.1f (anon %4.1f) / %5.1f / %5.1f MiB  idle %5.1f KiB/session (anon %5.1f)\n",
+				r+1, targets[i].name, f.cold, f.p50, f.p99, joinNums(f.tput), joinNums(f.cpu), f.rss1, f.anon1, f.rss20, f.rss100, f.idle, f.idleAnon)
 		}
 	}
 
@@ -245,10 +247,16 @@ func (b *bench) gateway() error {
 	cold := func(f gwFigures) float64 { return f.cold }
 	rss1 := func(f gwFigures) float64 { return f.rss1 }
 	lvl := func(k int) func(gwFigures) float64 { return func(f gwFigures) float64 { return f.tput[k] } }
+	cpuAt := func(k int) func(gwFigures) float64 { return func(f gwFigures) float64 { return f.cpu[k] } }
 
 	head := []string{"target", "p50 µs", "p99 µs", "p50 ÷ direct", "p50 ÷ TBXark"}
 	for _, c := range gwLevels {
 		head = append(head, fmt.Sprintf("calls/s %d", c))
+	}
+	for _, c := range gwLevels {
+		if c >= 16 {
+			head = append(head, fmt.Sprintf("CPU µs/call %d", c))
+		}
 	}
 	lt := &table{
 		title: fmt.Sprintf("Gateways over Streamable HTTP, one Go SDK client, the Go echo server behind each: latency and throughput (medians of %d rounds)", b.rounds),
@@ -264,6 +272,11 @@ func (b *bench) gateway() error {
 		for k := range gwLevels {
 			row = append(row, med(i, lvl(k)))
 		}
+		for k, c := range gwLevels {
+			if c >= 16 {
+				row = append(row, med(i, cpuAt(k)))
+			}
+		}
 		lt.add(row...)
 		anon1 := func(f gwFigures) float64 { return f.anon1 }
 		mt.add(t.name, med(i, rss1), medRatio(i, tbx, rss1), med(i, anon1), medRatio(i, tbx, anon1),
@@ -273,6 +286,7 @@ func (b *bench) gateway() error {
 	lt.note("Latency: one session per target, %d sequential echo calls each after %d untimed, in blocks of 100 calls taking turns between the targets (all running).", b.n, b.warmup)
 	lt.note("Every session asks for protocol %q (-gateway-protocol; \"\" is the SDK's newest, 2026-07-28, under which supergateway starts a server per request even with --stateful).", b.gwProtocol)
 	lt.note("Throughput: N sessions of one target at once, each making %d sequential calls; calls/s is all calls over the wall time. One shared http.Transport (256 idle connections per host).", gwCallsPerSession)
+	lt.note("CPU µs/call: the target process's user and system time over its throughput run ÷ its calls (/proc/PID/stat, 10 ms ticks; the servers behind it not counted).")
 	for i, t := range targets {
 		lt.note("%s: %s; protocol negotiated: %s.", t.name, t.wiring, protocols[i])
 	}
@@ -304,7 +318,7 @@ func (b *bench) gwVerdicts(figs [][]gwFigures, sb, tbx, direct int, medRatio fun
 		}
 		fmt.Printf("  %-58s %8s  %s\n", what, num(v), verdict)
 	}
-	fmt.Println("## Issue 23's targets in this run")
+	fmt.Println("## Issue 23's and 36's targets in this run")
 	check("HTTP p50 ÷ TBXark mcp-proxy's (≤ 0.9)", medRatio(sb, tbx, p50), 0.9, true)
 	check("HTTP p50 ÷ direct HTTP (≤ 1.5)", medRatio(sb, direct, p50), 1.5, true)
 	for k, c := range gwLevels {
@@ -321,6 +335,11 @@ func (b *bench) gwVerdicts(figs [][]gwFigures, sb, tbx, direct int, medRatio fun
 			}
 		}
 		check(fmt.Sprintf("calls/s at %d sessions ÷ the best peer's (%s) (≥ 1)", c, name), ratio(med(sb, func(f gwFigures) float64 { return f.tput[k] }), best), 1, false)
+	}
+	for k, c := range gwLevels {
+		if c >= 16 {
+			check(fmt.Sprintf("gateway CPU per call at %d sessions ÷ TBXark's (≤ 1.2)", c), medRatio(sb, tbx, func(f gwFigures) float64 { return f.cpu[k] }), 1.2, true)
+		}
 	}
 	check("RSS, 1 server ÷ TBXark's (≤ 1.5)", medRatio(sb, tbx, func(f gwFigures) float64 { return f.rss1 }), 1.5, true)
 	check("  the same, anonymous memory only", medRatio(sb, tbx, func(f gwFigures) float64 { return f.anon1 }), 1.5, true)
@@ -346,6 +365,9 @@ func (b *bench) gwVerdicts(figs [][]gwFigures, sb, tbx, direct int, medRatio fun
 			tp := func(f gwFigures) float64 { return f.tput[k] }
 			show(fmt.Sprintf("switchboard calls/s at %d sessions ÷ the floor's", c), medRatio(sb, i, tp))
 			show(fmt.Sprintf("the floor's calls/s at %d sessions ÷ TBXark's", c), medRatio(i, tbx, tp))
+			cpu := func(f gwFigures) float64 { return f.cpu[k] }
+			show(fmt.Sprintf("switchboard CPU per call at %d sessions ÷ the floor's", c), medRatio(sb, i, cpu))
+			show(fmt.Sprintf("the floor's CPU per call at %d sessions ÷ TBXark's", c), medRatio(i, tbx, cpu))
 		}
 		anon1 := func(f gwFigures) float64 { return f.anon1 }
 		show("switchboard anonymous memory, 1 server ÷ the floor's", medRatio(sb, i, anon1))
@@ -396,39 +418,47 @@ func (b *bench) gwTargets() ([]*gwTarget, []string) {
 		},
 		endpoint: streamable, own: plain,
 	})
-	out = append(out, &gwTarget{
-		key: "switchboard", name: "switchboard",
-		wiring:     "`switchboard serve --http` (stateful) on stdio servers from --mcp-config, --strict-mcp-config, --no-watch, an allow rule per server (policy on: every call is decided), static build",
-		aggregates: true,
-		launch: func(addr string, cfg map[string]stdioServer) (*exec.Cmd, error) {
-			args, home, err := b.serveArgs("gw-switchboard", cfg, "--http", addr)
-			if err != nil {
-				return nil, err
-			}
-			cmd := exec.Command(b.sb, args...)
-			cmd.Env = env(home, b.serveEnv...)
-			return cmd, nil
-		},
-		endpoint: streamable, own: named,
-		// Its /healthz: past a token budget the gateway defers tools to
-		// tool_search, so a list does not show every server's.
-		connected: func(ctx context.Context, run *gwRun) (int, error) {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+run.addr+"/healthz", nil)
-			resp, err := gwHTTP.Do(req)
-			if err != nil {
-				return 0, err
-			}
-			defer resp.Body.Close()
-			var h struct {
-				Connected int `json:"connected"`
-			}
-			err = json.NewDecoder(resp.Body).Decode(&h)
-			return h.Connected, err
-		},
-	})
+	sbTarget := func(key, name, exe, how string) *gwTarget {
+		return &gwTarget{
+			key: key, name: name, floor: key != "switchboard",
+			wiring:     "`switchboard serve --http` (stateful) on stdio servers from --mcp-config, --strict-mcp-config, --no-watch, an allow rule per server (policy on: every call is decided), " + how,
+			aggregates: true,
+			launch: func(addr string, cfg map[string]stdioServer) (*exec.Cmd, error) {
+				args, home, err := b.serveArgs("gw-"+key, cfg, "--http", addr)
+				if err != nil {
+					return nil, err
+				}
+				cmd := exec.Command(exe, args...)
+				cmd.Env = env(home, b.serveEnv...)
+				return cmd, nil
+			},
+			endpoint: streamable, own: named,
+			// Its /healthz: past a token budget the gateway defers tools to
+			// tool_search, so a list does not show every server's.
+			connected: func(ctx context.Context, run *gwRun) (int, error) {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+run.addr+"/healthz", nil)
+				resp, err := gwHTTP.Do(req)
+				if err != nil {
+					return 0, err
+				}
+				defer resp.Body.Close()
+				var h struct {
+					Connected int `json:"connected"`
+				}
+				err = json.NewDecoder(resp.Body).Decode(&h)
+				return h.Connected, err
+			},
+		}
+	}
+	out = append(out, sbTarget("switchboard", "switchboard", b.sb, "static build"))
+	if b.sbBefore != "" {
+		out = append(out, sbTarget("switchboard-before", "switchboard before", b.sbBefore, "the binary given by -switchboard-before"))
+	}
 	for _, v := range []struct{ key, name, how string }{
 		{"sdk-proxy", "Go SDK proxy (floor)", "over the SDK's CommandTransport"},
 		{"sdk-proxy-jsonl", "Go SDK proxy on jsonl (floor)", "over internal/jsonl, the stdio transport switchboard speaks to its servers"},
+		{"sdk-proxy-relay", "Go SDK proxy, relay design (floor)", "over internal/jsonl pinned to " + relayProtocol +
+			", a receiving middleware answering tools/call with the upstream's raw result (relayfloor.go: issue 36's design on the SDK's public API)"},
 	} {
 		variant := strings.TrimPrefix(strings.TrimPrefix(v.key, "sdk-proxy"), "-")
 		if variant == "" {
@@ -437,7 +467,7 @@ func (b *bench) gwTargets() ([]*gwTarget, []string) {
 		out = append(out, &gwTarget{
 			key: v.key, name: v.name, floor: true,
 			wiring: "the smallest aggregating gateway the Go SDK makes (this program in a hidden mode): one SDK client per stdio server " + v.how +
-				", its tools served as <server>__<tool> by an mcp.Server behind the SDK's stateful Streamable HTTP handler, each call forwarded with CallTool and its result returned as is; no policy, envelope, timeout or supervisor; GOGC=200 as serve",
+				", its tools served as <server>__<tool> by an mcp.Server behind the SDK's stateful Streamable HTTP handler, each call's result returned as is; no policy, envelope, timeout or supervisor; GOGC=200 as serve",
 			aggregates: true,
 			launch: func(addr string, cfg map[string]stdioServer) (*exec.Cmd, error) {
 				_, work, err := b.sandbox("gw-" + v.key)
@@ -890,24 +920,27 @@ func (b *bench) gwLatency(runs []*gwRun, order []int) ([][]time.Duration, error)
 }
 
 // gwThroughput opens c sessions to run and returns calls per second of
-// them calling at once.
-func (b *bench) gwThroughput(run *gwRun, c int) (float64, error) {
+// them calling at once, and the target process's CPU per call in µs (its
+// children, the servers, not counted).
+func (b *bench) gwThroughput(run *gwRun, c int) (perSec, cpuPerCall float64, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	sessions := make([]*mcp.ClientSession, c)
 	for k := range sessions {
 		cs, err := run.connect(ctx, "srv")
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		defer cs.Close()
 		if err := run.call(ctx, cs); err != nil { // warm: the session's first call
-			return 0, err
+			return 0, 0, err
 		}
 		sessions[k] = cs
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, c)
+	pid := run.cmd.Process.Pid
+	cpu0 := procCPU(pid)
 	start := time.Now()
 	for _, cs := range sessions {
 		wg.Add(1)
@@ -923,12 +956,14 @@ func (b *bench) gwThroughput(run *gwRun, c int) (float64, error) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu := procCPU(pid) - cpu0
 	select {
 	case err := <-errs:
-		return 0, err
+		return 0, 0, err
 	default:
 	}
-	return float64(c*gwCallsPerSession) / elapsed.Seconds(), nil
+	calls := float64(c * gwCallsPerSession)
+	return calls / elapsed.Seconds(), float64(cpu.Microseconds()) / calls, nil
 }
 
 // gwIdle opens k sessions to run, leaves them idle, and returns the

@@ -69,15 +69,16 @@ func TestShellQuote(t *testing.T) {
 }
 
 // The floors of the gateway scenario: this program as the smallest Go SDK
-// gateway, in both variants, aggregates two real echo servers behind one
-// Streamable HTTP endpoint under <server>__<tool> names and forwards a call
-// under the server's own tool name, result and all.
+// gateway, in each variant (the relay design's included), aggregates two
+// real echo servers behind one Streamable HTTP endpoint under
+// <server>__<tool> names and forwards a call under the server's own tool
+// name, result and all.
 func TestGatewaySDKProxyTargets(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{"sdk-proxy", "sdk-proxy-jsonl"} {
+	for _, key := range []string{"sdk-proxy", "sdk-proxy-jsonl", "sdk-proxy-relay"} {
 		t.Run(key, func(t *testing.T) {
 			b := &bench{self: self, tmp: t.TempDir(), peersDir: t.TempDir(), gwPick: []string{key}}
 			targets, _ := b.gwTargets()

@@ -37,10 +37,15 @@
 //	         and mcp-hub (npm, in bench/.peers/) and the echo server called
 //	         directly over HTTP, one Go SDK client: launch to first call,
 //	         p50/p99, calls/s at 1/4/16/64 sessions, RSS with 1/20/100
-//	         servers, memory per idle session, and issue 23's ratios
+//	         servers, memory per idle session, and issue 23's ratios; with
+//	         -switchboard-before, a second switchboard binary in the same
+//	         interleaved run
 //
 // The floors (floors.go) are this program re-executed in a hidden mode, so
-// they are measured exactly like the switchboard programs next to them.
+// they are measured exactly like the switchboard programs next to them;
+// the gateway scenario's are the Go SDK proxy on the SDK's stdio transport,
+// on internal/jsonl, and in issue 36's relay design (relayfloor.go).
+// -echo-protocol makes the echo server speak one protocol revision.
 //
 // Timings on a shared machine are noisy: each scenario runs -rounds rounds,
 // the peers of one round run back to back (in a rotating order), and the
@@ -103,6 +108,9 @@ type bench struct {
 	gwFloor         []bool // per gwNames
 	gwPick          []string
 	gwProtocol      string
+	sbBefore        string // -switchboard-before
+	gwMany          bool   // -gateway-many
+	echoProtocol    string
 	serveEnv        []string
 	// firstlist scenario
 	slowStart time.Duration
@@ -134,7 +142,10 @@ func run() error {
 	flag.StringVar(&b.supergatewayVer, "supergateway-version", "4.0.0", "gateway: supergateway version to install")
 	flag.StringVar(&b.mcpProxyVer, "mcp-proxy-version", "6.7.19", "gateway: mcp-proxy (punkpeye) version to install")
 	flag.StringVar(&b.mcpHubVer, "mcp-hub-version", "4.2.1", "gateway: mcp-hub version to install")
-	gwList := flag.String("gateways", "direct,sdk-proxy,sdk-proxy-jsonl,switchboard,tbxark,supergateway,mcp-proxy,mcp-hub", "gateway: which targets to run (comma-separated)")
+	gwList := flag.String("gateways", "direct,sdk-proxy,sdk-proxy-jsonl,sdk-proxy-relay,switchboard,switchboard-before,tbxark,supergateway,mcp-proxy,mcp-hub", "gateway: which targets to run (comma-separated)")
+	flag.BoolVar(&b.gwMany, "gateway-many", true, "gateway: also measure RSS with 20 and 100 servers (a launch of each aggregating target on each)")
+	flag.StringVar(&b.sbBefore, "switchboard-before", "", "gateway: also run this switchboard binary, as the target \"switchboard before\" (a before/after in one run)")
+	flag.StringVar(&b.echoProtocol, "echo-protocol", "", "the only protocol revision the Go echo server speaks (e.g. 2025-11-25, as most servers today; \"\": every one the SDK knows)")
 	flag.StringVar(&b.gwProtocol, "gateway-protocol", "2025-11-25", "gateway: the protocol version the client asks every target for (\"\": the SDK's newest)")
 	serveEnv := flag.String("serve-env", "", "gateway: extra environment of switchboard serve, comma-separated (e.g. GOGC=100), for a before/after")
 	flag.DurationVar(&b.slowStart, "slow-start", 20*time.Second, "firstlist: how long the slow server takes to start")
@@ -237,6 +248,9 @@ func (b *bench) switchboard() (string, error) {
 
 // echoCommand is the Go echo test server, run by this program.
 func (b *bench) echoCommand() (string, []string) {
+	if b.echoProtocol != "" {
+		return b.self, []string{testserver.Arg, "echo", "-protocol", b.echoProtocol}
+	}
 	return b.self, []string{testserver.Arg, "echo"}
 }
 

@@ -175,3 +175,26 @@ func killChildren() {
 		}
 	}
 }
+
+// procCPU returns the CPU time (user and system) process pid has used so
+// far, its children not counted, or 0.
+func procCPU(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command, which is in parentheses and may hold spaces.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	// utime and stime, fields 14 and 15 of stat (11 and 12 after the
+	// state), in clock ticks of USER_HZ, 100 on Linux.
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}

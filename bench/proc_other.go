@@ -29,3 +29,5 @@ func measure(cmd *exec.Cmd, limit time.Duration) (measured, error) {
 	}
 	return m, err
 }
+
+func procCPU(int) time.Duration { return 0 }

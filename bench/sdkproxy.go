@@ -35,11 +35,11 @@ import (
 //
 // It takes serve --http's runtime setting (GOGC=200; a GOGC in the
 // environment wins), so that the difference is code, not settings.
-const sdkProxyArg = "__bench-sdk-http-proxy" // then "sdk" or "jsonl", the address, an mcpServers JSON file
+const sdkProxyArg = "__bench-sdk-http-proxy" // then "sdk", "jsonl" or "relay" (relayfloor.go), the address, an mcpServers JSON file
 
 func runSDKProxy(variant, addr, file string) error {
-	if variant != "sdk" && variant != "jsonl" {
-		return fmt.Errorf("unknown proxy variant %q (sdk or jsonl)", variant)
+	if variant != "sdk" && variant != "jsonl" && variant != "relay" {
+		return fmt.Errorf("unknown proxy variant %q (sdk, jsonl or relay)", variant)
 	}
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(200)
@@ -57,18 +57,28 @@ func runSDKProxy(variant, addr, file string) error {
 		names = append(names, name)
 	}
 	slices.Sort(names)
+	routes := map[string]relayRoute{} // variant relay: the tools its middleware answers
 	// One after another: start-up is not what this floor is for, and 100
 	// servers at once on two cores only make the launch noisier.
 	for _, name := range names {
 		s := servers[name]
 		cmd := exec.Command(s.Command, s.Args...)
 		cmd.Stderr = os.Stderr
-		upstream, wait, err := floorUpstream(variant, cmd)
+		var upstream mcp.Transport
+		var up *relayUpstream
+		var wait func()
+		var sopts *mcp.ClientSessionOptions
+		if variant == "relay" {
+			upstream, up, wait, err = relayUpstreamOf(cmd)
+			sopts = &mcp.ClientSessionOptions{ProtocolVersion: relayProtocol}
+		} else {
+			upstream, wait, err = floorUpstream(variant, cmd)
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		defer wait()
-		cs, err := floorClient().Connect(cctx, upstream, nil)
+		cs, err := floorClient().Connect(cctx, upstream, sopts)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -81,15 +91,25 @@ func runSDKProxy(variant, addr, file string) error {
 			upstreamName := tool.Name
 			served := *tool
 			served.Name = name + "__" + upstreamName
-			if err := addForwarded(srv, cs, &served, upstreamName); err != nil {
+			forward := cs
+			if up != nil {
+				forward = nil // the middleware answers: a call that reaches the tool fails
+			}
+			if err := addForwarded(srv, forward, &served, upstreamName); err != nil {
 				fmt.Fprintln(os.Stderr, "bench floor: skipping tool:", err)
 				continue
+			}
+			if up != nil {
+				routes[served.Name] = relayRoute{up: up, tool: upstreamName}
 			}
 			n++
 		}
 		if n == 0 {
 			return fmt.Errorf("%s lists no tool the SDK will serve", name)
 		}
+	}
+	if variant == "relay" {
+		srv.AddReceivingMiddleware(relayMiddleware(routes))
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -114,7 +134,7 @@ func runSDKProxy(variant, addr, file string) error {
 }
 
 // errProxyUsage is the hidden mode's usage line.
-var errProxyUsage = errors.New("usage: " + sdkProxyArg + " sdk|jsonl address mcpServers-file")
+var errProxyUsage = errors.New("usage: " + sdkProxyArg + " sdk|jsonl|relay address mcpServers-file")
 
 // cpuProfileEnv is switchboard's (internal/cli.CPUProfileEnv), spelt out:
 // importing the CLI would link it into this program, whose binary size is

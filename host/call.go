@@ -237,6 +237,7 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	// deadline is on the Host's clock; the context runs out in real time.
 	cctx, cancel := context.WithTimeout(ctx, deadline.Sub(s.h.clock.Now()))
 	defer cancel()
+	raw := s.rawEligible(ctx, c)
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}
 	if c.logging && c.protocol >= "2026-07-28" {
 		params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: string(s.h.opts.LogLevel)}
@@ -264,7 +265,13 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	var task tasks.Mark // set if the server runs the call as a task
 	cctx = tasks.WithMark(markCall(cctx), &task)
 	leave := s.calls.enter(cctx)
-	res, err := c.session.CallTool(withWriteProbe(cctx, &written), params)
+	var res *mcp.CallToolResult
+	var err error
+	if raw {
+		res, err = c.rawCall(cctx, &rawParams{Meta: params.Meta, Name: tool, Arguments: rawArgs(args)}, &written)
+	} else {
+		res, err = c.session.CallTool(withWriteProbe(cctx, &written), params)
+	}
 	leave()
 	if err == nil {
 		return res, nil, true

@@ -133,7 +133,11 @@ func policyName(withPolicy bool) string {
 }
 
 func benchCallHost(b *testing.B, withPolicy bool) {
-	h := benchHost(b, withPolicy)
+	timedHostCalls(b, benchHost(b, withPolicy))
+}
+
+// timedHostCalls makes b.N calls of h and reports their CPU and latency.
+func timedHostCalls(b *testing.B, h *host.Host) {
 	ds := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	cpu0 := cpuTime()
@@ -183,5 +187,29 @@ func benchCallOverhead(b *testing.B, withPolicy bool) {
 	ph := reportLatency(b, "host-", hosted)
 	if pb > 0 {
 		b.ReportMetric(float64(ph)/float64(pb), "host/bare-p50")
+	}
+}
+
+// BenchmarkCallRelayPath is host.Call of the echo server speaking
+// 2025-11-25 (as most servers do) on the relay path of tools/call, and
+// through the SDK's ClientSession.CallTool (Options.SDKCalls): allocations,
+// CPU and p50 per call of each.
+//
+//	go test ./host -run '^$' -bench CallRelayPath -benchtime 3000x -count 3
+func BenchmarkCallRelayPath(b *testing.B) {
+	for _, sdk := range []bool{false, true} {
+		name := "relay"
+		if sdk {
+			name = "sdk"
+		}
+		b.Run(name, func(b *testing.B) {
+			h := host.New(cfgOf(stdio("echo", "echo", "-protocol", "2025-11-25")), &host.Options{
+				LookupEnv: func(string) (string, bool) { return "", false }, CloseGrace: 500 * time.Millisecond, SDKCalls: sdk,
+			})
+			b.Cleanup(func() { h.Close() })
+			hostCall(b, h)
+			b.ReportAllocs()
+			timedHostCalls(b, h)
+		})
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 	"github.com/switchboard-mcp/switchboard/internal/proc"
+	"github.com/switchboard-mcp/switchboard/internal/tasks"
 )
 
 // stderrDrain bounds the wait for a dead server's last stderr lines.
@@ -45,6 +46,10 @@ type conn struct {
 	recordsWrites bool
 	// logging: the server offers log messages; calls ask for them.
 	logging bool
+	// raw writes tools/call requests of the host's own on a stdio
+	// connection, and tasks is that connection's tasks adapter (rawcall.go).
+	raw     *rawCalls
+	tasks   *tasks.Adapter
 	endLife func() // ends a remote transport's lifetime context
 
 	done        chan struct{} // closed when the session ended
@@ -231,6 +236,7 @@ type probeTransport struct {
 	progress   *progressRouter
 	badFrame   *atomic.Pointer[jsonl.FrameError] // if set, gets the first bad frame read
 	firstWrite *atomic.Int32                     // if set, gets how the first request's write went
+	raw        *rawCalls                         // if set, the host's own calls go through the connection
 }
 
 func (t probeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -238,7 +244,10 @@ func (t probeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return probeConn{c, t.progress, t.badFrame, t.firstWrite}, nil
+	if t.raw != nil {
+		t.raw.conn = c
+	}
+	return probeConn{c, t.progress, t.badFrame, t.firstWrite, t.raw}, nil
 }
 
 type probeConn struct {
@@ -246,6 +255,7 @@ type probeConn struct {
 	progress   *progressRouter
 	badFrame   *atomic.Pointer[jsonl.FrameError]
 	firstWrite *atomic.Int32
+	raw        *rawCalls // if set, takes the answers to the host's own calls
 }
 
 // How the first request written to a stdio server went (conn.firstWrite).
@@ -256,6 +266,13 @@ const (
 
 func (c probeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
+	for err == nil && c.raw != nil {
+		resp, ok := msg.(*jsonrpc.Response)
+		if !ok || !c.raw.deliver(resp) {
+			break
+		}
+		msg, err = c.Connection.Read(ctx)
+	}
 	if err == nil && c.progress != nil {
 		c.progress.noteMessage(msg)
 	}

@@ -163,6 +163,14 @@ type Options struct {
 	// result over the message limit is not named; both read as the server's
 	// connection failing.
 	SDKStdioTransport bool
+	// SDKCalls sends every tools/call through the SDK's
+	// ClientSession.CallTool. Otherwise a call to a stdio server on a
+	// protocol before 2026-07-28 that offers no tasks, made without
+	// progress, is written to the server's connection by the host and its
+	// result decoded in one pass (the relay path: the same result, a third
+	// fewer allocations per call; docs/benchmarks.md). A fallback, and
+	// the other side of the tests that compare the two.
+	SDKCalls bool
 	// SandboxDefaults are the per-scope sandboxes of stdio servers whose
 	// definition has no "sandbox" field (docs/security.md, Sandbox; from user or managed
 	// settings, never the repository's). If nil, project-scope servers

@@ -98,8 +98,9 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 		}()
 		stdin = watchStdin(p.Stdin())
 		defer stdin.close()
+		c.raw, c.tasks = newRawCalls(), ta
 		transport = probeTransport{inner: tasks.Wrap(stdioTransport(p, s.h.opts.SDKStdioTransport), ta), progress: s.h.progress,
-			badFrame: &c.badFrame, firstWrite: &c.firstWrite}
+			badFrame: &c.badFrame, firstWrite: &c.firstWrite, raw: c.raw}
 	case config.TypeSSE, config.TypeHTTP:
 		streamable := def.Type == config.TypeHTTP
 		var hta *tasks.Adapter // under the Streamable HTTP client: see tasks.Adapter.RoundTripper

@@ -39,6 +39,7 @@ type echoConfig struct {
 	sideEffectFile *string
 	instructions   *string
 	extraTool      *string
+	protocol       *string
 }
 
 func echoFlags(fs *flag.FlagSet, p *proc) *echoConfig {
@@ -47,6 +48,7 @@ func echoFlags(fs *flag.FlagSet, p *proc) *echoConfig {
 		sideEffectFile: fs.String("side-effect-file", "", "file the side_effect tools append to (default $"+SideEffectEnv+")"),
 		instructions:   fs.String("instructions", "", "server instructions sent at initialize"),
 		extraTool:      fs.String("tool", "", `also serve a tool of this name, answering "<name>: <text>" (for name-collision tests)`),
+		protocol:       fs.String("protocol", "", "speak only this protocol revision (2025-11-25: what most servers speak today)"),
 	}
 }
 
@@ -152,11 +154,16 @@ func addBasicTools(s *mcp.Server) {
 // normally reuse it under their own name.
 func newEchoServer(name string, cfg *echoConfig, p *proc) *mcp.Server {
 	var instructions string
+	var protocols []string
 	if cfg != nil {
 		instructions = *cfg.instructions
+		if *cfg.protocol != "" {
+			protocols = []string{*cfg.protocol}
+		}
 	}
 	s := mcp.NewServer(implementation(name), &mcp.ServerOptions{
-		Instructions: instructions,
+		Instructions:              instructions,
+		SupportedProtocolVersions: protocols,
 		// Advertise list_changed for every list even before anything changes.
 		Capabilities: &mcp.ServerCapabilities{
 			Logging:   &mcp.LoggingCapabilities{},
@@ -399,7 +406,7 @@ func newEchoServer(name string, cfg *echoConfig, p *proc) *mcp.Server {
 	})
 
 	mcp.AddTool(s, &mcp.Tool{
-		Name:        "env",
+		Name: "env",
 		Description: "Returns NAME=value for each named environment variable, or NAME unset; " +
 			"with hex, hex-encoded (a test that must see the secret values Switchboard keeps from results).",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
