@@ -40,7 +40,9 @@
 // [NewPermit] with it), and [Prompter] (host.Options.Prompter, through
 // switchboard.Options.Host) hands an upstream server's elicitation to the
 // client whose call it belongs to. Both find that client through the
-// call's context, so one Switchboard can serve many clients at once.
+// call's context, so one Switchboard can serve many clients at once. The
+// same Asker, as the gateway's Options.ToolChanges, asks a client that
+// calls a tool held by tool pinning whether to accept its new definition.
 package gateway
 
 import (
