@@ -57,6 +57,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -224,8 +225,10 @@ type Gateway struct {
 	mu     sync.Mutex           // guards the maps below
 	tools  map[string]toolRoute // gateway tool name → route
 	// held are the routes of the tools tool pinning holds, by the name
-	// each is served under once accepted (heldRoutes).
+	// each is served under once accepted (heldRoutes); anyHeld says
+	// whether there is one, without the lock (routeHeld, on every call).
 	held      map[string]toolRoute
+	anyHeld   atomic.Bool
 	prompts   map[string]promptRoute
 	resources map[string]resourceRoute
 	templates map[string]resourceRoute // URI template → route
@@ -642,6 +645,7 @@ func (g *Gateway) syncTools(ctx context.Context) error {
 	held := g.heldRoutes(routes, reserved)
 	g.mu.Lock()
 	g.hostOf, g.foundNames, g.held = hostOf, foundNames, held
+	g.anyHeld.Store(len(held) > 0)
 	var remove []string
 	for name := range g.tools {
 		if _, ok := want[name]; !ok && !isAdminTool(name) {

@@ -168,7 +168,7 @@ func (g *Gateway) heldRoutes(served map[string]toolRoute, reserved []string) map
 func (g *Gateway) routeHeld(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		creq, ok := req.(*mcp.CallToolRequest)
-		if method != "tools/call" || !ok || creq.Params == nil || !g.callRoute(ctx, creq.Params.Name).held {
+		if method != "tools/call" || !g.anyHeld.Load() || !ok || creq.Params == nil || !g.callRoute(ctx, creq.Params.Name).held {
 			return next(ctx, method, req)
 		}
 		res, err := g.callTool(ctx, creq)
