@@ -84,12 +84,18 @@ func (a *Asker) AcceptToolChange(ctx context.Context, c host.ToolChange) (bool, 
 		rec.toolChanged("decline")
 		return false, nil
 	}
-	answer := res.Action
-	if answer == "accept" {
-		answer, _ = res.Content["decision"].(string)
-		if answer != ToolChangeAccept {
+	// What the audit line says is one of a few words, whatever the
+	// client sent.
+	var answer string
+	switch res.Action {
+	case "accept":
+		if answer, _ = res.Content["decision"].(string); answer != ToolChangeAccept {
 			answer = ToolChangeHold
 		}
+	case "cancel":
+		answer = "cancel"
+	default:
+		answer = "decline"
 	}
 	rec.toolChanged(answer)
 	return answer == ToolChangeAccept, nil
