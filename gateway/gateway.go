@@ -41,7 +41,9 @@
 // [NewPermit] with it), and [Prompter] (host.Options.Prompter, through
 // switchboard.Options.Host) hands an upstream server's elicitation to the
 // client whose call it belongs to. Both find that client through the
-// call's context, so one Switchboard can serve many clients at once.
+// call's context, so one Switchboard can serve many clients at once. The
+// same Asker, as the gateway's Options.ToolChanges, asks a client that
+// calls a tool held by tool pinning whether to accept its new definition.
 package gateway
 
 import (
@@ -56,6 +58,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -223,8 +226,10 @@ type Gateway struct {
 	mu     sync.Mutex           // guards the maps below
 	tools  map[string]toolRoute // gateway tool name → route
 	// held are the routes of the tools tool pinning holds, by the name
-	// each is served under once accepted (heldRoutes).
+	// each is served under once accepted (heldRoutes); anyHeld says
+	// whether there is one, without the lock (routeHeld, on every call).
 	held      map[string]toolRoute
+	anyHeld   atomic.Bool
 	prompts   map[string]promptRoute
 	resources map[string]resourceRoute
 	templates map[string]resourceRoute // URI template → route
@@ -640,6 +645,7 @@ func (g *Gateway) syncTools(ctx context.Context) error {
 	held := g.heldRoutes(routes, reserved)
 	g.mu.Lock()
 	g.hostOf, g.foundNames, g.held = hostOf, foundNames, held
+	g.anyHeld.Store(len(held) > 0)
 	var remove []string
 	for name := range g.tools {
 		if _, ok := want[name]; !ok && !isAdminTool(name) {

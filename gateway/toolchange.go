@@ -84,12 +84,18 @@ func (a *Asker) AcceptToolChange(ctx context.Context, c host.ToolChange) (bool, 
 		rec.toolChanged("decline")
 		return false, nil
 	}
-	answer := res.Action
-	if answer == "accept" {
-		answer, _ = res.Content["decision"].(string)
-		if answer != ToolChangeAccept {
+	// What the audit line says is one of a few words, whatever the
+	// client sent.
+	var answer string
+	switch res.Action {
+	case "accept":
+		if answer, _ = res.Content["decision"].(string); answer != ToolChangeAccept {
 			answer = ToolChangeHold
 		}
+	case "cancel":
+		answer = "cancel"
+	default:
+		answer = "decline"
 	}
 	rec.toolChanged(answer)
 	return answer == ToolChangeAccept, nil
@@ -168,7 +174,7 @@ func (g *Gateway) heldRoutes(served map[string]toolRoute, reserved []string) map
 func (g *Gateway) routeHeld(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		creq, ok := req.(*mcp.CallToolRequest)
-		if method != "tools/call" || !ok || creq.Params == nil || !g.callRoute(ctx, creq.Params.Name).held {
+		if method != "tools/call" || !g.anyHeld.Load() || !ok || creq.Params == nil || !g.callRoute(ctx, creq.Params.Name).held {
 			return next(ctx, method, req)
 		}
 		res, err := g.callTool(ctx, creq)
