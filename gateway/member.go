@@ -220,14 +220,9 @@ func (m *Members) idleLocked(principal string, mh *memberHost) {
 	}
 	after(m.Idle, func() {
 		m.mu.Lock()
-		shut := mh.idle == gen && mh.users == 0 && !mh.stale && !m.done && m.retireLocked(principal, mh)
-		if shut {
-			m.shuts.Add(1) // before Close can wait
-		}
-		m.mu.Unlock()
-		if shut {
-			defer m.shuts.Done()
-			mh.shut()
+		defer m.mu.Unlock()
+		if mh.idle == gen && mh.users == 0 && !mh.stale && !m.done && m.retireLocked(principal, mh) {
+			m.shutLater(mh)
 		}
 	})
 }
@@ -250,7 +245,8 @@ func (mh *memberHost) shut() {
 	}
 }
 
-// shutLater closes mh in the background; Close waits for it.
+// shutLater closes mh in the background; Close waits for it. Called with
+// m.mu held, so that a Close that follows the retirement counts it.
 func (m *Members) shutLater(mh *memberHost) {
 	m.shuts.Add(1)
 	go func() {
@@ -259,11 +255,12 @@ func (m *Members) shutLater(mh *memberHost) {
 	}()
 }
 
-// retireAll retires every host and returns those to close now.
-func (m *Members) retireAll(done bool) []*memberHost {
+// retireAll retires every host, refuses later calls, and returns the
+// hosts to close now.
+func (m *Members) retireAll() []*memberHost {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.done = m.done || done
+	m.done = true
 	var idle []*memberHost
 	for p, mh := range m.hosts {
 		if m.retireLocked(p, mh) {
@@ -280,10 +277,8 @@ func (m *Members) Forget(principal string) {
 		return
 	}
 	m.mu.Lock()
-	mh, ok := m.hosts[principal]
-	shut := ok && m.retireLocked(principal, mh)
-	m.mu.Unlock()
-	if shut {
+	defer m.mu.Unlock()
+	if mh, ok := m.hosts[principal]; ok && m.retireLocked(principal, mh) {
 		m.shutLater(mh)
 	}
 }
@@ -294,8 +289,12 @@ func (m *Members) Reset() {
 	if m == nil {
 		return
 	}
-	for _, mh := range m.retireAll(false) {
-		m.shutLater(mh)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for p, mh := range m.hosts {
+		if m.retireLocked(p, mh) {
+			m.shutLater(mh)
+		}
 	}
 }
 
@@ -305,7 +304,7 @@ func (m *Members) Close() error {
 	if m == nil {
 		return nil
 	}
-	for _, mh := range m.retireAll(true) {
+	for _, mh := range m.retireAll() {
 		mh.shut()
 	}
 	m.shuts.Wait()

@@ -183,12 +183,13 @@ func TestMembersIdle(t *testing.T) {
 		defer mu.Unlock()
 		return opened, closed, len(fire)
 	}
-	// last fires the last timer set.
+	// last fires the last timer set, and waits for the closing it starts.
 	last := func() {
 		mu.Lock()
 		f := fire[len(fire)-1]
 		mu.Unlock()
 		f()
+		m.shuts.Wait()
 	}
 	ctx := context.Background()
 	servers := []string{"github"}
@@ -211,6 +212,7 @@ func TestMembersIdle(t *testing.T) {
 	first := fire[0]
 	mu.Unlock()
 	first() // set before the host was used again: stale
+	m.shuts.Wait()
 	if o, c, _ := count(); o != 1 || c != 0 {
 		t.Fatalf("a timer set before the last use fired: opened %d, closed %d; want it kept", o, c)
 	}
