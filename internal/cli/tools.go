@@ -100,6 +100,9 @@ type toolJSON struct {
 	// Deferred marks a tool left out of the model's list until tool_search
 	// loads it (defer_loading, --tools, automatic deferral).
 	Deferred bool `json:"deferred,omitempty"`
+	// Profiles are the settings' profiles that show the tool (include
+	// its server and do not filter it out).
+	Profiles []string `json:"profiles,omitempty"`
 	// UI is the ui:// resource the tool shows as an MCP App (its
 	// _meta.ui.resourceUri, the server's own URI); "" without one.
 	UI string `json:"ui,omitempty"`
@@ -204,6 +207,7 @@ func toolsRun(ctx context.Context, opts *ToolsOptions) (err error) {
 		}
 	} else if opts.JSON {
 		perm := s.toolPermissions()
+		ps := s.profiles()
 		out := []toolJSON{}
 		add := func(t host.Tool, deferred bool) {
 			out = append(out, toolJSON{
@@ -211,6 +215,7 @@ func toolsRun(ctx context.Context, opts *ToolsOptions) (err error) {
 				Description:    toolsurface.CapDescription(t.Tool.Description, toolsurface.DefaultDescriptionCap),
 				InputSchema:    toolsurface.NormalizeSchema(t.Tool.InputSchema),
 				Deferred:       deferred,
+				Profiles:       profilesShowing(ps, t.Server, t.Tool.Name),
 				UI:             host.UIResourceURI(t.Tool),
 				toolPermission: perm(t),
 			})
