@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,6 +39,9 @@ func serveHTTP(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, log 
 	// One line for the person (or script) who started it: where to point
 	// clients. Never a token.
 	fmt.Fprintf(opts.IO.ErrOut, "switchboard: gateway serving http://%s/mcp (health: /healthz)\n", addr)
+	for _, pg := range opts.profileGateways {
+		fmt.Fprintf(opts.IO.ErrOut, "switchboard: profile %s at http://%s/mcp/%s\n", pg.name, addr, pg.name)
+	}
 	if opts.Listening != nil {
 		opts.Listening(addr)
 	}
@@ -59,6 +63,9 @@ func serveHTTP(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, log 
 		close(stopped)
 	}()
 	g.Shutdown(sctx)
+	for _, pg := range opts.profileGateways {
+		pg.g.Shutdown(sctx)
+	}
 	t := time.NewTimer(250 * time.Millisecond) // for the last answers to be written
 	defer t.Stop()
 	select {
@@ -86,6 +93,7 @@ func httpHandler(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, ad
 	guard := gateway.NewHTTPGuard(a, opts.HTTP, addr, opts.AllowOrigins, log)
 	mux := http.NewServeMux()
 	mountMCP(mux, "/mcp", guard, mcpEndpoint(opts, g, log))
+	mountProfiles(mux, opts, a, guard, log)
 	mux.HandleFunc("/healthz", gateway.Healthz(g.Host(), opts.Stateless))
 	if opts.memberSecrets != nil {
 		mux.Handle(MemberSecretsPath, guard.Wrap(opts.memberSecrets)) // serve_member_secrets.go
@@ -110,6 +118,43 @@ func httpHandler(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, ad
 // behind the same guard, as a /ui mount would be.
 func mountMCP(mux *http.ServeMux, path string, guard *gateway.HTTPGuard, endpoint http.Handler) {
 	mux.Handle(path, guard.Wrap(endpoint))
+}
+
+// mountProfiles mounts each profile's gateway at /mcp/<profile>, behind
+// the same guard as /mcp, and answers any other /mcp/<name> with 404,
+// naming the profiles served only to a caller that authenticates (on a
+// gateway that asks for none, anyone who can reach it may list them, as
+// mcp list does).
+func mountProfiles(mux *http.ServeMux, opts *ServeOptions, a *gateway.Auth, guard *gateway.HTTPGuard, log *slog.Logger) {
+	if len(opts.profileGateways) == 0 {
+		return
+	}
+	var names []string
+	for _, pg := range opts.profileGateways {
+		mountMCP(mux, "/mcp/"+pg.name, guard, mcpEndpoint(opts, pg.g, log))
+		names = append(names, pg.name)
+	}
+	mux.HandleFunc("/mcp/", func(w http.ResponseWriter, r *http.Request) {
+		msg := "not found: no such profile"
+		if profilesVisible(r, a) {
+			msg += "; the profiles served are: /mcp/" + strings.Join(names, ", /mcp/")
+		}
+		http.Error(w, msg, http.StatusNotFound)
+	})
+}
+
+// profilesVisible reports whether r may learn the names of the profiles
+// served: no credentials are required, or it carries valid ones.
+func profilesVisible(r *http.Request, a *gateway.Auth) bool {
+	if !a.Required() {
+		return true
+	}
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+		return false
+	}
+	_, err := a.Authenticate(r.Context(), strings.TrimSpace(tok))
+	return err == nil
 }
 
 // mcpEndpoint is the MCP endpoint without the guard: the session cap and
