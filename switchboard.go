@@ -195,6 +195,10 @@ type shared struct {
 	subMu   sync.Mutex
 	subs    map[int]subscriber
 	nextSub int
+
+	// sessions are the servers session views added (session.go).
+	sessionMu sync.Mutex
+	sessions  map[string]sessionServer
 }
 
 // subscriber is one Subscribe callback, until its ctx is done.
@@ -615,6 +619,7 @@ func (sb *Switchboard) reload(settled bool) (host.ApplyResult, error) {
 			return host.ApplyResult{}, err
 		}
 	}
+	next = sb.withSessions(next)
 	st := sb.readSettings(next)
 	sb.setPolicy(st)
 	sb.trust.SetSettings(st)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -47,6 +48,12 @@ type view struct {
 	name   string // the profile; "" for a session view without one
 	// owner: closing the view closes the servers too (Options.Profile).
 	owner bool
+	// own are the servers a session view added (OpenSession), which
+	// closing it stops.
+	own []string
+	// shared are servers the session was handed that sb already ran:
+	// shown whatever the profile.
+	shared []string
 
 	mu sync.Mutex
 	// st and global are the settings and global policy cur was made from.
@@ -88,15 +95,28 @@ func (v *view) current() *viewState {
 
 // includes reports whether the view shows the server named.
 func (v *view) includes(name string) bool {
-	if v.name == "" {
+	if o := v.parent.sessionOwner(name); o != nil {
+		return v.within(o) // a session's servers are its own (and its views')
+	}
+	if v.name == "" || slices.Contains(v.shared, name) {
 		return true
 	}
 	p := v.current().profile
 	return p != nil && p.IncludesServer(name)
 }
 
+// within reports whether v is o or a view of it.
+func (v *view) within(o *view) bool {
+	for w := v; w != nil; w = w.parent.view {
+		if w == o {
+			return true
+		}
+	}
+	return false
+}
+
 // close stops what the view started itself.
-func (v *view) close() error { return nil }
+func (v *view) close() error { return v.parent.closeSession(v) }
 
 // View returns a Switchboard that shows the profile named profile (see
 // Options.Profile) over sb's running servers: Tools, Call, Status and
