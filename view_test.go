@@ -24,7 +24,7 @@ import (
 // profileHome writes a home with the echo test servers named, each
 // marked by an environment variable (SB_VIEW_TEST=<marker>-<name>) so
 // that its processes can be counted, and user settings.
-func profileHome(t *testing.T, marker string, settings map[string]any, names ...string) (dir, home string) {
+func profileHome(t testing.TB, marker string, settings map[string]any, names ...string) (dir, home string) {
 	t.Helper()
 	dir = t.TempDir()
 	home = filepath.Join(dir, "sb")
@@ -43,7 +43,7 @@ func profileHome(t *testing.T, marker string, settings map[string]any, names ...
 
 // serverProcesses counts the running test-server processes whose
 // environment holds SB_VIEW_TEST=value (Linux: -1 elsewhere).
-func serverProcesses(t *testing.T, value string) int {
+func serverProcesses(t testing.TB, value string) int {
 	t.Helper()
 	if runtime.GOOS != "linux" {
 		return -1
