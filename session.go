@@ -22,7 +22,8 @@ const (
 	// ApproveSessionServers: the servers are treated as a repository's:
 	// each starts only once the person approved its definition
 	// (Prompter.ApproveServer, asked by OpenSession; headless, they are
-	// held), and runs in the project sandbox.
+	// held), runs in the project sandbox, and, remote, may not reach a
+	// private network unless the settings allow project servers to.
 	ApproveSessionServers
 )
 
@@ -141,7 +142,9 @@ func (sb *Switchboard) OpenSession(ctx context.Context, opts SessionOptions) (*S
 			return nil, fmt.Errorf("%w %q: %v", ErrSessionServer, rs.Name, err)
 		}
 		if opts.Trust == ApproveSessionServers {
-			rs.Trust = config.TrustRepo
+			// As a repository's in every respect: approval, the project
+			// sandbox, the private-network guard of remote ones.
+			rs.Scope, rs.Trust = config.ScopeProject, config.TrustRepo
 		}
 		added = append(added, rs)
 	}
