@@ -52,7 +52,9 @@ func rssOf(pid string) int64 {
 // through five profiles (five views, each with its own gateway, as serve
 // --all-profiles builds them) against one profile. Each iteration opens
 // the twenty echo servers, makes the views and their gateways, and lists
-// every view's tools once (start-up); heap-B is the Go heap in use after
+// every view's tools once (start-up; views-ns is the part after every
+// server is ready: making the views and gateways, and their first
+// lists); heap-B is the Go heap in use after
 // that (after a GC), procs the server processes that run, rss-B the
 // resident memory of this process and every server's (supervisors
 // included). Run:
@@ -80,7 +82,7 @@ func BenchmarkProfiles(b *testing.B) {
 			}
 			marker := fmt.Sprintf("bench%d%v", n, c.gateways)
 			dir, home := profileHome(b, marker, map[string]any{"profiles": profiles}, names...)
-			var heap, procs, rss float64
+			var heap, procs, rss, views float64
 			b.ResetTimer()
 			for range b.N {
 				ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
@@ -90,6 +92,7 @@ func BenchmarkProfiles(b *testing.B) {
 					b.Fatal(err)
 				}
 				sb.Ready(ctx)
+				ready := time.Now()
 				var gws []*gateway.Gateway
 				for p := range n {
 					v, err := sb.View(fmt.Sprintf("p%d", p))
@@ -104,6 +107,7 @@ func BenchmarkProfiles(b *testing.B) {
 					}
 				}
 				b.StopTimer()
+				views += float64(time.Since(ready))
 				runtime.GC()
 				var ms runtime.MemStats
 				runtime.ReadMemStats(&ms)
@@ -124,6 +128,7 @@ func BenchmarkProfiles(b *testing.B) {
 			b.ReportMetric(heap/float64(b.N), "heap-B")
 			b.ReportMetric(procs/float64(b.N), "procs")
 			b.ReportMetric(rss/float64(b.N), "rss-B")
+			b.ReportMetric(views/float64(b.N), "views-ns")
 		})
 	}
 }

@@ -67,6 +67,10 @@ func TestProfileFlag(t *testing.T) {
 		}
 	}
 
+	if out, _, code := w.run(false, "mcp", "list", "--json", "--profile", "review"); code != 0 || strings.Contains(out, `"demo"`) || !strings.Contains(out, `"docs-a"`) {
+		t.Errorf("mcp list --profile review: exit %d, want docs-a only:\n%s", code, out)
+	}
+
 	type server struct {
 		Name     string   `json:"name"`
 		Profiles []string `json:"profiles"`
