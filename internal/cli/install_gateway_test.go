@@ -342,7 +342,9 @@ func TestInstalledProfileGatewaysRun(t *testing.T) {
 	defer cancel()
 	for entry, want := range map[string]string{"switchboard-a": "alpha__", "switchboard-b": "beta__"} {
 		e := cfg.MCPServers[entry]
-		cmd := exec.Command(e.Command, e.Args...)
+		// --wait: the first list waits for the servers, however loaded
+		// the machine (serve's own default gives them 500 ms).
+		cmd := exec.Command(e.Command, append(slices.Clone(e.Args), "--wait", "30s")...)
 		cmd.Env, cmd.Dir = w.env, w.ws
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "cursor-ish"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 		if err != nil {

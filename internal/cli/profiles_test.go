@@ -67,7 +67,7 @@ func TestProfileFlag(t *testing.T) {
 		}
 	}
 
-	if out, _, code := w.run(false, "mcp", "list", "--json", "--profile", "review"); code != 0 || strings.Contains(out, `"demo"`) || !strings.Contains(out, `"docs-a"`) {
+	if out, _, code := w.run(false, "mcp", "list", "--json", "--profile", "review"); code != 0 || strings.Contains(out, `"name": "demo"`) || !strings.Contains(out, `"name": "docs-a"`) {
 		t.Errorf("mcp list --profile review: exit %d, want docs-a only:\n%s", code, out)
 	}
 

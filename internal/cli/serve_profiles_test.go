@@ -32,7 +32,7 @@ func TestGatewayProfileEndpoints(t *testing.T) {
 		f.Principals["alice"].Allow = []string{"mcp__alpha", "mcp__beta"}
 		f.Principals["bob"].Allow = []string{"mcp__alpha__echo"}
 	})
-	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--profiles", "a,b")
+	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--profiles", "a,b", "--wait", "30s")
 	defer stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
