@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -425,13 +426,17 @@ func (h *Host) workspace() string {
 }
 
 func (h *Host) server(name string) (*server, error) {
+	// A view's scope is asked outside h.mu: it may read settings.
+	if !h.scope.includes(name) {
+		return nil, fmt.Errorf("%w %q", ErrUnknownServer, name)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return nil, ErrClosed
 	}
 	s, ok := h.servers[name]
-	if !ok || !h.scope.includes(name) {
+	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownServer, name)
 	}
 	return s, nil
@@ -439,12 +444,14 @@ func (h *Host) server(name string) (*server, error) {
 
 func (h *Host) all() []*server {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	out := make([]*server, 0, len(h.order))
 	for _, n := range h.order {
-		if h.scope.includes(n) {
-			out = append(out, h.servers[n])
-		}
+		out = append(out, h.servers[n])
+	}
+	h.mu.Unlock()
+	if h.scope != nil {
+		// Asked outside h.mu: a view's scope may read settings.
+		out = slices.DeleteFunc(out, func(s *server) bool { return !h.scope.includes(s.name) })
 	}
 	return out
 }
