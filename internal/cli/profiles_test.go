@@ -114,6 +114,11 @@ func TestProfileFlag(t *testing.T) {
 		t.Errorf("tools --json profiles = %v", shows)
 	}
 
+	// On a terminal, under the table: how many tools each profile shows.
+	if out, _, _ := w.run(true, "tools"); !strings.Contains(out, "Profiles (tools shown): all 8, review 3") {
+		t.Errorf("tools on a terminal lacks the profiles line:\n%s", out)
+	}
+
 	if _, errOut, code := w.run(false, "call", "--profile", "review", "mcp__demo__echo", `{"text":"hi"}`); code == 0 {
 		t.Errorf("call of a server the profile leaves out succeeded:\n%s", errOut)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -231,6 +232,8 @@ func toolsRun(ctx context.Context, opts *ToolsOptions) (err error) {
 		}
 	} else if err := printTools(opts.IO, list.Tools, list.Deferred, s.toolPermissions()); err != nil {
 		return err
+	} else if opts.IO.IsTTY {
+		printToolProfiles(opts.IO.Out, s.profiles(), append(slices.Clone(list.Tools), list.Deferred...))
 	}
 	if opts.Server != "" {
 		if err := serverNotReady(s, opts.Server); err != nil {
@@ -248,6 +251,27 @@ func toolsRun(ctx context.Context, opts *ToolsOptions) (err error) {
 		fmt.Fprintln(opts.IO.ErrOut, noToolsMessage(s))
 	}
 	return nil
+}
+
+// printToolProfiles says, under the table, how many of the tools each
+// profile of the settings shows (--json names them per tool).
+func printToolProfiles(w io.Writer, ps config.Profiles, tools []host.Tool) {
+	if len(ps) == 0 {
+		return
+	}
+	count := map[string]int{}
+	for _, t := range tools {
+		if t.Tool != nil {
+			for _, p := range profilesShowing(ps, t.Server, t.Tool.Name) {
+				count[p]++
+			}
+		}
+	}
+	var parts []string
+	for _, n := range ps.Names() {
+		parts = append(parts, fmt.Sprintf("%s %d", termsafe.Line(n), count[n]))
+	}
+	fmt.Fprintf(w, "\nProfiles (tools shown): %s\n", strings.Join(parts, ", "))
 }
 
 // printProviderTools prints tools as provider p's tool definitions.
