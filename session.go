@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 
@@ -200,7 +201,7 @@ func (sh *shared) withSessions(cfg *config.Resolved) *config.Resolved {
 	}
 	next := *cfg
 	next.Servers = slices.Clone(cfg.Servers)
-	for _, name := range sortedNames(sh.sessions) {
+	for _, name := range slices.Sorted(maps.Keys(sh.sessions)) {
 		if next.Server(name) == nil {
 			next.Servers = append(next.Servers, sh.sessions[name].rs)
 		}
@@ -241,13 +242,4 @@ func (sh *shared) closeSession(v *view) error {
 	sh.cfg.Store(&next)
 	sh.root.Apply(&next)
 	return nil
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
