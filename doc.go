@@ -39,6 +39,13 @@
 // step, and [Switchboard.Subscribe] tells whoever follows the servers
 // (package gateway serves them to other MCP clients: gateway.New(sb, opts)).
 //
+// Several agents share one set of servers: [Options.Profile] opens a
+// profile of the settings (only its servers start), [Switchboard.View] is
+// a sub-agent's Switchboard narrowed to a profile over the same running
+// processes, and [Switchboard.OpenSession] adds the servers a host hands
+// in at run time (the Agent Client Protocol's session/new mcpServers),
+// trusted as the embedder says, stopped when the session closes.
+//
 // The CLI is built on this package: what it adds is presentation (flags,
 // prompts, tables, exit codes). docs/configuration.md and docs/security.md
 // describe the files and the trust model.

@@ -3,6 +3,7 @@ package switchboard
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -123,6 +124,13 @@ type Options struct {
 	Host func(*host.Options)
 	// Now is the clock of approvals. If nil, time.Now.
 	Now func() time.Time
+	// Profile, if set, names the profile of the settings (docs/configuration.md,
+	// Profiles) the Switchboard shows: only the servers it includes start,
+	// its tool filters hide tools, and its deny and ask rules join the
+	// global ones. Open fails with an *UnknownProfileError when no valid
+	// profile has the name. Other profiles over the same servers are
+	// [Switchboard.View]s.
+	Profile string
 }
 
 func (o Options) withDefaults() Options {
@@ -162,10 +170,20 @@ func (o Options) withDefaults() Options {
 // untrusted data and bounded in size. Build it with [Open]; it is safe for
 // concurrent use.
 type Switchboard struct {
+	*shared
+	// host is the running host, or for a view (View) a view of it.
+	host *host.Host
+	// view is what a view adds; nil for the Switchboard Open made.
+	view *view
+}
+
+// shared is what a Switchboard and its views share: the configuration,
+// settings, launch trust, the running host and the subscribers.
+type shared struct {
 	opts     Options
 	lo       *config.LoadOptions
 	trust    *LaunchTrust
-	host     *host.Host
+	root     *host.Host
 	output   toolsurface.OutputOptions
 	reloadMu sync.Mutex // one Reload at a time
 
@@ -177,6 +195,10 @@ type Switchboard struct {
 	subMu   sync.Mutex
 	subs    map[int]subscriber
 	nextSub int
+
+	// sessions are the servers session views added (session.go).
+	sessionMu sync.Mutex
+	sessions  map[string]sessionServer
 }
 
 // subscriber is one Subscribe callback, until its ctx is done.
@@ -199,7 +221,7 @@ func Open(ctx context.Context, opts Options) (*Switchboard, error) {
 			return nil, err
 		}
 	}
-	sb := &Switchboard{opts: o}
+	sb := &Switchboard{shared: &shared{opts: o}}
 	sb.lo = &config.LoadOptions{
 		Home: o.Home, HomeDir: o.HomeDir, Workspace: o.Workspace, Cwd: o.Workspace,
 		ManagedDir: o.ManagedDir, MCPConfigs: o.ConfigFiles, StrictMCPConfig: o.StrictConfig,
@@ -273,7 +295,30 @@ func Open(ctx context.Context, opts Options) (*Switchboard, error) {
 	}
 	// The servers' connections carry ctx's values; the Switchboard lives
 	// until Close, not until ctx is done.
+	if o.Profile != "" {
+		// Only the profile's servers start: the others are disabled.
+		if _, err := profileNamed(st, o.Profile); err != nil {
+			return nil, err
+		}
+		gate := hopts.Gate
+		hopts.Gate = func(rs *config.ResolvedServer) (host.State, string) {
+			if p, err := profileNamed(sb.settings.Load(), o.Profile); err != nil || !p.IncludesServer(rs.Name) {
+				return host.StateDisabled, fmt.Sprintf("not in profile %q", o.Profile)
+			}
+			return gate(rs)
+		}
+	}
 	sb.host = host.Start(context.WithoutCancel(ctx), cfg, hopts)
+	sb.root = sb.host
+	if o.Profile != "" {
+		v, err := sb.View(o.Profile)
+		if err != nil {
+			_ = sb.Close()
+			return nil, err
+		}
+		v.view.owner = true
+		return v, nil
+	}
 	return sb, nil
 }
 
@@ -296,7 +341,7 @@ func defaultOutput(o Options, workspace string) toolsurface.OutputOptions {
 }
 
 // lastGood is the LastGood the configuration is loaded with, if known.
-func (sb *Switchboard) lastGood() *config.LastGood {
+func (sb *shared) lastGood() *config.LastGood {
 	if sb.opts.Load != nil {
 		return sb.opts.LastGood
 	}
@@ -304,7 +349,7 @@ func (sb *Switchboard) lastGood() *config.LastGood {
 }
 
 // load loads the configuration: Options.Load, else config.Load.
-func (sb *Switchboard) load() (*config.Resolved, error) {
+func (sb *shared) load() (*config.Resolved, error) {
 	if sb.opts.Load != nil {
 		return sb.opts.Load()
 	}
@@ -325,7 +370,7 @@ func canApprove(p Prompter) bool {
 
 // readSettings reads the settings of cfg's workspace, with the managed
 // folder the configuration was loaded from.
-func (sb *Switchboard) readSettings(cfg *config.Resolved) *config.SettingsStack {
+func (sb *shared) readSettings(cfg *config.Resolved) *config.SettingsStack {
 	managed := sb.opts.ManagedDir
 	if cfg.Files.Managed != "" {
 		managed = filepath.Dir(cfg.Files.Managed)
@@ -334,25 +379,29 @@ func (sb *Switchboard) readSettings(cfg *config.Resolved) *config.SettingsStack 
 }
 
 // setPolicy compiles the permission rules of st and the run's own.
-func (sb *Switchboard) setPolicy(st *config.SettingsStack) {
+func (sb *shared) setPolicy(st *config.SettingsStack) {
 	p := policy.FromSettings(st)
 	if len(sb.opts.Rules) > 0 {
 		p = p.With(sb.opts.Rules...)
 	}
 	sb.policy.Store(p)
-	var permit host.Permit
-	if sb.opts.Permit != nil {
-		permit = sb.opts.Permit(p)
-	} else {
-		po := &host.PermitOptions{UserSettings: config.UserSettingsPath(sb.opts.Home)}
-		if canApprove(sb.opts.Prompter) {
-			// Headless, nobody is asked: the deny names the rule that
-			// would allow the call.
-			po.Asker = sb.opts.Prompter
-		}
-		permit = host.PolicyPermit(p, po)
-	}
+	permit := sb.permitFor(p)
 	sb.permit.Store(&permit)
+}
+
+// permitFor is the per-call check of the policy p: Options.Permit's, else
+// host.PolicyPermit asking the Prompter.
+func (sb *shared) permitFor(p *policy.Policy) host.Permit {
+	if sb.opts.Permit != nil {
+		return sb.opts.Permit(p)
+	}
+	po := &host.PermitOptions{UserSettings: config.UserSettingsPath(sb.opts.Home)}
+	if canApprove(sb.opts.Prompter) {
+		// Headless, nobody is asked: the deny names the rule that
+		// would allow the call.
+		po.Asker = sb.opts.Prompter
+	}
+	return host.PolicyPermit(p, po)
 }
 
 // Host is the running host, for what the front door does not wrap
@@ -365,8 +414,14 @@ func (sb *Switchboard) Config() *config.Resolved { return sb.cfg.Load() }
 // Settings are the settings layers in force.
 func (sb *Switchboard) Settings() *config.SettingsStack { return sb.settings.Load() }
 
-// Policy is the permission policy in force.
-func (sb *Switchboard) Policy() *policy.Policy { return sb.policy.Load() }
+// Policy is the permission policy in force: for a view of a profile, the
+// global rules and the profile's.
+func (sb *Switchboard) Policy() *policy.Policy {
+	if sb.view != nil {
+		return sb.view.current().policy
+	}
+	return sb.policy.Load()
+}
 
 // Trust is the run's launch trust.
 func (sb *Switchboard) Trust() *LaunchTrust { return sb.trust }
@@ -376,7 +431,7 @@ func (sb *Switchboard) Trust() *LaunchTrust { return sb.trust }
 func (sb *Switchboard) Diagnostics() []config.Diagnostic {
 	out := slices.Clone(sb.cfg.Load().Diagnostics)
 	out = append(out, sb.trust.Warnings()...)
-	for _, pr := range sb.policy.Load().Problems(nil) {
+	for _, pr := range sb.Policy().Problems(nil) {
 		out = append(out, config.Diagnostic{Severity: config.SeverityWarning, Position: config.Position{File: pr.Source.File},
 			Message: pr.Message, Fix: pr.Fix})
 	}
@@ -495,6 +550,15 @@ func (c *BackgroundCall) Forget() { c.b.Forget() }
 // must not block. A gateway (package gateway) follows the Switchboard
 // this way.
 func (sb *Switchboard) Subscribe(ctx context.Context, fn func(host.Event)) {
+	if sb.view != nil {
+		// A view hears of its own servers only (and of reloads).
+		inner, h := fn, sb.host
+		fn = func(ev host.Event) {
+			if ev.Server == "" || h.Includes(ev.Server) {
+				inner(ev)
+			}
+		}
+	}
 	sb.subMu.Lock()
 	if sb.subs == nil {
 		sb.subs = map[int]subscriber{}
@@ -511,7 +575,7 @@ func (sb *Switchboard) Subscribe(ctx context.Context, fn func(host.Event)) {
 }
 
 // publish hands an event to the subscribers.
-func (sb *Switchboard) publish(ev host.Event) {
+func (sb *shared) publish(ev host.Event) {
 	sb.subMu.Lock()
 	fns := make([]func(host.Event), 0, len(sb.subs))
 	for _, s := range sb.subs {
@@ -555,15 +619,16 @@ func (sb *Switchboard) reload(settled bool) (host.ApplyResult, error) {
 			return host.ApplyResult{}, err
 		}
 	}
+	next = sb.withSessions(next)
 	st := sb.readSettings(next)
 	sb.setPolicy(st)
 	sb.trust.SetSettings(st)
 	sb.settings.Store(st)
 	sb.cfg.Store(next)
 	hooks, problems := callHooks(st)
-	sb.host.SetCallHooks(hooks, problems)
-	sb.host.SetToolChanges(sb.toolChangeMode(st))
-	res := sb.host.Apply(next)
+	sb.root.SetCallHooks(hooks, problems)
+	sb.root.SetToolChanges(sb.toolChangeMode(st))
+	res := sb.root.Apply(next)
 	sb.publish(host.Event{Kind: EventReloaded})
 	return res, nil
 }
@@ -641,9 +706,14 @@ func (sb *Switchboard) WatchWith(ctx context.Context, wo *WatchOptions) error {
 func MaybeRunSupervisor() { host.MaybeRunSupervisor() }
 
 // Close stops every server (each gets its grace, then is killed) and
-// returns when they are gone.
+// returns when they are gone. Closing a view (View) stops only the servers
+// it added itself (OpenSession); the others run on for the Switchboard it
+// views. The Switchboard Open returned for Options.Profile closes all.
 func (sb *Switchboard) Close() error {
-	return sb.host.Close()
+	if v := sb.view; v != nil && !v.owner {
+		return v.close()
+	}
+	return sb.root.Close()
 }
 
 // storeSecrets is the host.SecretSource of a secret store: the user's own

@@ -17,7 +17,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
-func writeJSON(t *testing.T, path string, v any) {
+func writeJSON(t testing.TB, path string, v any) {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {

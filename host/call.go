@@ -129,7 +129,7 @@ func (h *Host) CallTool(ctx context.Context, serverName, tool string, args any) 
 func (h *Host) resolveTool(ctx context.Context, name string) (*server, string, error) {
 	if srv, tool, ok := h.routerResolve(name); ok {
 		if s, err := h.server(srv); err == nil {
-			return s, tool, nil
+			return h.viewed(s, tool)
 		}
 	}
 	var candidates []*server
@@ -151,7 +151,7 @@ func (h *Host) resolveTool(ctx context.Context, name string) (*server, string, e
 	}
 	if srv, tool, ok := h.routerResolve(name); ok {
 		if s, err := h.server(srv); err == nil {
-			return s, tool, nil
+			return h.viewed(s, tool)
 		}
 	}
 	if firstErr != nil {
@@ -167,6 +167,15 @@ func (h *Host) resolveTool(ctx context.Context, name string) (*server, string, e
 		return nil, "", &UnknownToolError{Name: name}
 	}
 	return nil, "", &UnknownToolError{Name: name, Server: candidates[0].name}
+}
+
+// viewed returns s and tool, or a FilteredError when a view's own filter
+// hides the tool (the router holds the names of the Host's lists).
+func (h *Host) viewed(s *server, tool string) (*server, string, error) {
+	if hid, why := h.scope.hidden(tool); hid {
+		return nil, "", &FilteredError{Server: s.name, Tool: tool, Reason: why}
+	}
+	return s, tool, nil
 }
 
 // mayBeCut reports whether name could be one toolsurface.ToolName cut

@@ -172,7 +172,7 @@ func (h *Host) applyDeferral(out *ToolList) {
 		held[t.Server]++
 	}
 	for name := range byServer {
-		if s := servers[name]; s != nil {
+		if s := servers[name]; s != nil && h.scope == nil { // a view's count is not the server's
 			s.mu.Lock()
 			s.deferred = held[name]
 			s.mu.Unlock()

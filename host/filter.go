@@ -39,8 +39,12 @@ func (h *Host) toolFilter(server string) config.ToolFilter {
 }
 
 // hidden reports whether server's tool is filtered out, and why.
+// A view's own filter (Scope.Tools) counts too.
 func (h *Host) hidden(server, tool string) (bool, string) {
-	return h.toolFilter(server).Hidden(tool)
+	if hid, why := h.toolFilter(server).Hidden(tool); hid {
+		return hid, why
+	}
+	return h.scope.hidden(tool)
 }
 
 // filterTools returns the tools of server that no filter hides: what the

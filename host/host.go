@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -267,8 +268,20 @@ type Event struct {
 
 // Host runs a set of MCP servers: it starts them concurrently in the
 // background, keeps them healthy and routes calls to them. All methods are
-// safe for concurrent use.
+// safe for concurrent use. A Host made by [Host.View] shows part of
+// another's servers and tools and shares its processes.
 type Host struct {
+	*hostCore
+	// scope narrows a view (View); nil for the Host Start built.
+	scope *Scope
+	// deferred holds the tools tool_search activated (deferred.go): each
+	// view its own, as each agent loads its own.
+	deferred deferState
+}
+
+// hostCore is what a Host and its views share: the servers, their
+// processes and connections, the router and the subscriptions.
+type hostCore struct {
 	opts     Options
 	cfg      *config.Resolved
 	log      *slog.Logger
@@ -289,8 +302,6 @@ type Host struct {
 	subMu   sync.Mutex
 	subs    map[int]subscription
 	nextSub int
-	// deferred holds the tools tool_search activated (deferred.go).
-	deferred deferState
 	// bg holds the calls started with Start (background.go).
 	bg backgroundCalls
 	// secrets are the configured env and header values (and headersHelper
@@ -319,7 +330,7 @@ func New(cfg *config.Resolved, opts *Options) *Host {
 // connections carry ctx's values (a trace, for one); when ctx is done the
 // Host closes, as Close does. Close it either way.
 func Start(ctx context.Context, cfg *config.Resolved, opts *Options) *Host {
-	h := &Host{cfg: cfg, servers: map[string]*server{}, subs: map[int]subscription{}}
+	h := &Host{hostCore: &hostCore{cfg: cfg, servers: map[string]*server{}, subs: map[int]subscription{}}}
 	if opts != nil {
 		h.opts = *opts
 	}
@@ -423,6 +434,10 @@ func (h *Host) workspace() string {
 }
 
 func (h *Host) server(name string) (*server, error) {
+	// A view's scope is asked outside h.mu: it may read settings.
+	if !h.scope.includes(name) {
+		return nil, fmt.Errorf("%w %q", ErrUnknownServer, name)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -437,10 +452,14 @@ func (h *Host) server(name string) (*server, error) {
 
 func (h *Host) all() []*server {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	out := make([]*server, 0, len(h.order))
 	for _, n := range h.order {
 		out = append(out, h.servers[n])
+	}
+	h.mu.Unlock()
+	if h.scope != nil {
+		// Asked outside h.mu: a view's scope may read settings.
+		out = slices.DeleteFunc(out, func(s *server) bool { return !h.scope.includes(s.name) })
 	}
 	return out
 }
@@ -506,6 +525,9 @@ func (h *Host) Retry(name string) error {
 // Close stops every server (stdin close → SIGTERM to its process group →
 // SIGKILL) concurrently and waits for them. It is idempotent.
 func (h *Host) Close() error {
+	if h.scope != nil {
+		return nil // a view's servers are its Host's
+	}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -567,6 +589,10 @@ func (h *Host) emit(ev Event) {
 // ctx is done: an event after ctx is done is not delivered. fn runs on the
 // Host's goroutines and must not block.
 func (h *Host) Subscribe(ctx context.Context, fn func(Event)) {
+	if h.scope != nil {
+		h.subscribeView(ctx, fn)
+		return
+	}
 	h.subMu.Lock()
 	id := h.nextSub
 	h.nextSub++

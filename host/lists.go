@@ -67,6 +67,9 @@ func (h *Host) Tools(ctx context.Context) (*ToolList, error) {
 		tools, err := h.serverTools(ctx, s)
 		return func() {
 			for _, t := range tools {
+				if hid, _ := h.scope.hidden(t.Name); hid {
+					continue // a view's filter (the routes are the Host's)
+				}
 				out.Tools = append(out.Tools, Tool{Name: toolName(s.name, t.Name), Server: s.name, Tool: t})
 			}
 		}, err

@@ -235,7 +235,8 @@ func PolicyPermit(p *policy.Policy, opts *PermitOptions) Permit {
 // arguments are decoded only if the Permit asks for them
 // (PermitRequest.DecodeArgs); if it does not, they are sent as given.
 func (h *Host) permit(ctx context.Context, s *server, tool string, args any) (any, error) {
-	if h.opts.Permit == nil {
+	permit := h.permitFunc()
+	if permit == nil {
 		return args, nil
 	}
 	req := PermitRequest{Tool: toolName(s.name, tool), Server: s.name, ToolName: tool}
@@ -257,7 +258,7 @@ func (h *Host) permit(ctx context.Context, s *server, tool string, args any) (an
 			}
 		}
 	}
-	if err := h.opts.Permit(ctx, req); err != nil {
+	if err := permit(ctx, req); err != nil {
 		h.log.Info("call refused", "server", s.name, "tool", tool)
 		return nil, err
 	}

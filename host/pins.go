@@ -357,7 +357,7 @@ func (h *Host) ToolChanges() []ToolChange {
 	var out []ToolChange
 	for _, st := range h.pins.m {
 		for _, c := range st.changes {
-			if hid, _ := h.hidden(c.Server, c.Tool); !hid {
+			if hid, _ := h.hidden(c.Server, c.Tool); !hid && h.scope.includes(c.Server) {
 				out = append(out, c)
 			}
 		}

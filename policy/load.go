@@ -126,3 +126,11 @@ func scopeOf(s config.SettingsScope) Scope {
 	}
 	return ScopeProject
 }
+
+// ProfileRules are the permission rules of a profile (its "permissions"
+// deny and ask lists, those of the profiles it extends included), from
+// the settings file that defines it: added to the global rules with
+// [Policy.With], they can only tighten them (a profile has no allow).
+func ProfileRules(p config.Profile) []Rule {
+	return RulesFrom(Source{Scope: scopeOf(p.Scope), File: p.Position.File}, nil, p.Ask, p.Deny)
+}

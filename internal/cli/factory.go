@@ -49,6 +49,7 @@ type GlobalOptions struct {
 	Tools           string        // --tools MODIFIERS (deferred loading)
 	Wait            time.Duration // --wait: how long one-shot commands wait for servers
 	LogLevel        string        // --log-level debug|info|warn|error
+	Profile         string        // --profile NAME: the settings' profile this run shows
 }
 
 // DefaultWait is the --wait default: how long one-shot commands wait for

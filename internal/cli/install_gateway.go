@@ -47,6 +47,19 @@ type InstallGatewayOptions struct {
 	// Move takes the servers the client would see twice (its own entry
 	// and through the gateway) out of the file, after a backup beside it.
 	Move bool
+	// Profiles, if set, are the profiles to write an entry for, each
+	// running `serve --stdio --profile NAME` and named Name-NAME
+	// ("switchboard-NAME"), or Name itself when NamePinned and there is
+	// one profile.
+	Profiles   []string
+	NamePinned bool
+	// AllProfiles writes an entry per profile of the settings
+	// (ProfileNames lists them).
+	AllProfiles  bool
+	ProfileNames func() ([]string, error)
+
+	// written are the entries this run writes.
+	written []gatewayEntry
 	// Config loads Switchboard's own configuration: the servers the
 	// gateway will serve and the files it reads. If nil, neither is
 	// checked.
@@ -111,6 +124,10 @@ Files written (comments and every other entry are kept):
 A user-scope entry follows the project the client runs in; a local-scope entry
 names the workspace. Restart the client (or reload its MCP servers) afterwards.
 
+With --profile NAME the entry serves that profile of the settings only
+(docs/configuration.md, Profiles) and is named switchboard-NAME (unless --name
+is given); --all-profiles writes one such entry per profile.
+
 The entry passes --name-budget, so that every tool name the client builds from
 the entry's name stays within the 64 characters model providers accept.
 
@@ -129,7 +146,9 @@ shows it disabled, doctor notes it).`,
 		Example: `  switchboard mcp install-gateway --client claude-code
   switchboard mcp install-gateway --client vscode --scope project
   switchboard mcp install-gateway --client cursor --name sb
-  switchboard mcp install-gateway --client claude-code --move`,
+  switchboard mcp install-gateway --client claude-code --move
+  switchboard mcp install-gateway --client claude-code --profile review
+  switchboard mcp install-gateway --client claude-code --all-profiles`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.IO = f.IO
@@ -146,6 +165,19 @@ shows it disabled, doctor notes it).`,
 				opts.ConfigDir = v
 			}
 			opts.Config = f.LoadConfig
+			if p := f.global().Profile; p != "" {
+				opts.Profiles = []string{p} // checked before RunE
+			}
+			opts.NamePinned = cmd.Flags().Changed("name")
+			opts.ProfileNames = func() ([]string, error) {
+				cfg, _ := f.LoadConfig()
+				st, err := f.settingsStack(cfg)
+				if err != nil {
+					return nil, err
+				}
+				ps, _ := st.Profiles()
+				return ps.Names(), nil
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -160,6 +192,7 @@ shows it disabled, doctor notes it).`,
 	fl.StringVar(&opts.File, "file", "", "write to `FILE` instead of the client's own config file")
 	fl.StringVar(&opts.Command, "command", "", "the switchboard executable to run (default: this one when installed, else switchboard on PATH)")
 	fl.BoolVar(&opts.Move, "move", false, "take the servers the client would see twice out of its file (a backup is kept beside it)")
+	fl.BoolVar(&opts.AllProfiles, "all-profiles", false, "write one entry per profile of the settings, NAME-PROFILE each (--profile NAME writes that one)")
 	return cmd
 }
 
@@ -178,9 +211,15 @@ func installGatewayRun(opts *InstallGatewayOptions) error {
 	if strings.TrimSpace(opts.Name) == "" {
 		return Usagef("pass --name NAME", "the entry needs a name")
 	}
-	budget := c.budget(opts.Name)
-	if budget < toolsurface.MinNameBudget {
-		return Usagef("pass a shorter --name", "the entry name %q leaves %s only %d characters for a tool's name (it needs %d)", opts.Name, c.name, budget, toolsurface.MinNameBudget)
+	entries, err := gatewayEntries(opts)
+	if err != nil {
+		return err
+	}
+	opts.written = entries
+	for _, e := range entries {
+		if budget := c.budget(e.name); budget < toolsurface.MinNameBudget {
+			return Usagef("pass a shorter --name", "the entry name %q leaves %s only %d characters for a tool's name (it needs %d)", e.name, c.name, budget, toolsurface.MinNameBudget)
+		}
 	}
 
 	var root string
@@ -228,35 +267,44 @@ func installGatewayRun(opts *InstallGatewayOptions) error {
 	if cfg != nil && readsServers(cfg, file) {
 		sourceNote = fmt.Sprintf("Note: Switchboard reads %s as a server source too. It knows the entry %q there as this gateway's own: "+
 			"it never starts it or asks to approve it (status shows it disabled), and the servers defined there reach %s both directly and through the gateway.",
-			tilde(file), opts.Name, c.name)
+			tilde(file), entries[0].name, c.name)
 	}
 
-	args := []string{"serve", "--stdio"}
-	switch {
-	case scope == "local":
-		args = append(args, "--workspace", root)
-	case scope == "project" && opts.Client == "vscode":
-		// VS Code expands it; other clients start servers in the project.
-		args = append(args, "--workspace", "${workspaceFolder}")
+	for _, e := range entries {
+		args := []string{"serve", "--stdio"}
+		switch {
+		case scope == "local":
+			args = append(args, "--workspace", root)
+		case scope == "project" && opts.Client == "vscode":
+			// VS Code expands it; other clients start servers in the project.
+			args = append(args, "--workspace", "${workspaceFolder}")
+		}
+		if e.profile != "" {
+			args = append(args, "--profile", e.profile)
+		}
+		args = append(args, "--name-budget", strconv.Itoa(c.budget(e.name)))
+		entry := map[string]any{"type": "stdio", "command": command, "args": args}
+		def, err := json.Marshal(entry)
+		if err != nil {
+			return err
+		}
+		existed, err := config.HasServer(file, objPath, e.name)
+		if err != nil {
+			return ConfigErr(err, "fix the file, or pass --file to write elsewhere")
+		}
+		if err := config.SetServer(file, objPath, e.name, def); err != nil {
+			return ConfigErr(err, "fix the file, or pass --file to write elsewhere")
+		}
+		verb := "Added"
+		if existed {
+			verb = "Updated"
+		}
+		what := "the Switchboard gateway"
+		if e.profile != "" {
+			what = fmt.Sprintf("the Switchboard gateway of profile %q", e.profile)
+		}
+		fmt.Fprintf(opts.IO.Out, "%s %s as %q to %s's %s config in %s\n", verb, what, e.name, c.name, scope, tilde(file))
 	}
-	args = append(args, "--name-budget", strconv.Itoa(budget))
-	entry := map[string]any{"type": "stdio", "command": command, "args": args}
-	def, err := json.Marshal(entry)
-	if err != nil {
-		return err
-	}
-	existed, err := config.HasServer(file, objPath, opts.Name)
-	if err != nil {
-		return ConfigErr(err, "fix the file, or pass --file to write elsewhere")
-	}
-	if err := config.SetServer(file, objPath, opts.Name, def); err != nil {
-		return ConfigErr(err, "fix the file, or pass --file to write elsewhere")
-	}
-	verb := "Added"
-	if existed {
-		verb = "Updated"
-	}
-	fmt.Fprintf(opts.IO.Out, "%s the Switchboard gateway as %q to %s's %s config in %s\n", verb, opts.Name, c.name, scope, tilde(file))
 	for _, n := range notes {
 		fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", n)
 	}
@@ -276,6 +324,51 @@ func installGatewayRun(opts *InstallGatewayOptions) error {
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "Restart %s (or reload its MCP servers) to use it.\n", c.name)
 	return nil
+}
+
+// gatewayEntry is one entry install-gateway writes: its name, and the
+// profile it serves ("" for every server).
+type gatewayEntry struct{ name, profile string }
+
+// gatewayEntries are the entries to write: one, or one per profile.
+func gatewayEntries(opts *InstallGatewayOptions) ([]gatewayEntry, error) {
+	profiles := opts.Profiles
+	if opts.AllProfiles {
+		if len(profiles) > 0 {
+			return nil, Usagef("pass one of them", "--profile and --all-profiles both name the profiles")
+		}
+		var names []string
+		if opts.ProfileNames != nil {
+			var err error
+			if names, err = opts.ProfileNames(); err != nil {
+				return nil, err
+			}
+		}
+		if len(names) == 0 {
+			return nil, Usagef(`define profiles under "profiles" in settings.json (docs/configuration.md, Profiles)`, "--all-profiles: the settings define no usable profile")
+		}
+		profiles = names
+	}
+	if len(profiles) == 0 {
+		return []gatewayEntry{{name: opts.Name}}, nil
+	}
+	var out []gatewayEntry
+	for _, p := range profiles {
+		name := opts.Name + "-" + p
+		if opts.NamePinned && len(profiles) == 1 {
+			name = opts.Name
+		}
+		out = append(out, gatewayEntry{name: name, profile: p})
+	}
+	return out, nil
+}
+
+// wrote reports whether this run writes the entry named name, or, for
+// "", an entry of a profile.
+func (opts *InstallGatewayOptions) wrote(name string) bool {
+	return slices.ContainsFunc(opts.written, func(e gatewayEntry) bool {
+		return (name == "" && e.profile != "") || (name != "" && e.name == name)
+	})
 }
 
 // gatewayCommand is the program the entry runs. A file the repository
@@ -440,12 +533,13 @@ func reportTwice(opts *InstallGatewayOptions, c gatewayClient, cfg *config.Resol
 			if host.IsGatewayCommand(e.Command, e.Args) {
 				// An entry of the same name in another scope is the same
 				// entry to the client, which uses one of them.
-				if name != opts.Name {
+				// Entries of profiles serve parts: several are meant.
+				if !opts.wrote(name) && !opts.wrote("") && !slices.Contains(e.Args, "--profile") {
 					gateways = append(gateways, twice{place: p, name: name})
 				}
 				continue
 			}
-			if i == 0 && name == opts.Name {
+			if i == 0 && opts.wrote(name) {
 				continue
 			}
 			if why := seenTwice(cfg, name, e); why != "" {

@@ -294,3 +294,71 @@ func TestInstallGatewayTwiceInEveryScope(t *testing.T) {
 		}
 	}
 }
+
+// TestInstalledProfileGatewaysRun (issue 34.2): install-gateway
+// --all-profiles writes one entry per profile (switchboard-<profile>,
+// running serve --stdio --profile), keeping the file's comments; each
+// entry, started as the client would, lists only its profile's tools.
+func TestInstalledProfileGatewaysRun(t *testing.T) {
+	w := newGatewayWorld(t)
+	w.servers(t, "alpha", "beta")
+	writeJSON(t, filepath.Join(w.sbHome, "settings.json"), map[string]any{"profiles": map[string]any{
+		"a": map[string]any{"servers": []string{"alpha"}},
+		"b": map[string]any{"servers": []string{"beta"}, "disabledTools": []string{"add"}},
+	}})
+	file := filepath.Join(w.dir, "client.json")
+	if err := os.WriteFile(file, []byte("{\n  // mine\n  \"mcpServers\": {}\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	io, _, out, errOut := Test()
+	fac := &Factory{IO: io, Getenv: func(k string) (string, bool) { return "", false }, HomeDir: w.home, Cwd: w.ws, Now: time.Now}
+	if code := Run(context.Background(), fac, []string{"mcp", "install-gateway", "--client", "cursor", "--file", file, "--command", switchboardBin(t), "--all-profiles"}); code != 0 {
+		t.Fatalf("install: %s", errOut)
+	}
+	if !strings.Contains(out.String(), `profile "a" as "switchboard-a"`) || !strings.Contains(out.String(), `profile "b" as "switchboard-b"`) {
+		t.Errorf("stdout: %s", out)
+	}
+	if strings.Contains(errOut.String(), "another entry that runs a Switchboard gateway") {
+		t.Errorf("the profiles' entries were taken for duplicate gateways:\n%s", errOut)
+	}
+	b, _ := os.ReadFile(file)
+	if !strings.Contains(string(b), "// mine") {
+		t.Errorf("the file lost its comment:\n%s", b)
+	}
+	var cfg struct {
+		MCPServers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	std, _ := hujson.Standardize(b)
+	if err := json.Unmarshal(std, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := slices.Sorted(maps.Keys(cfg.MCPServers)); !slices.Equal(got, []string{"switchboard-a", "switchboard-b"}) {
+		t.Fatalf("entries %v", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for entry, want := range map[string]string{"switchboard-a": "alpha__", "switchboard-b": "beta__"} {
+		e := cfg.MCPServers[entry]
+		// --wait: the first list waits for the servers, however loaded
+		// the machine (serve's own default gives them 500 ms).
+		cmd := exec.Command(e.Command, append(slices.Clone(e.Args), "--wait", "30s")...)
+		cmd.Env, cmd.Dir = w.env, w.ws
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "cursor-ish"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatalf("starting %s %v: %v", e.Command, e.Args, err)
+		}
+		names := listNames(t, ctx, cs)
+		cs.Close()
+		if !names[want+"echo"] {
+			t.Errorf("%s does not list %secho: %v", entry, want, names)
+		}
+		for n := range names {
+			if !strings.HasPrefix(n, want) || n == "beta__add" {
+				t.Errorf("%s lists %s", entry, n)
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -220,6 +221,12 @@ func mcpListRun(ctx context.Context, opts *MCPListOptions) error {
 	var profiles config.Profiles
 	if st, err := f.settingsStack(nil); err == nil {
 		profiles, _ = st.Profiles() // their problems are doctor's to report
+	}
+	if p, ok := profiles[f.global().Profile]; ok {
+		// --profile NAME: the servers it includes (checked before RunE).
+		only := *r
+		only.Servers = slices.DeleteFunc(slices.Clone(r.Servers), func(rs config.ResolvedServer) bool { return !p.IncludesServer(rs.Name) })
+		r = &only
 	}
 	if opts.JSON {
 		list := make([]serverJSON, 0, len(r.Servers))

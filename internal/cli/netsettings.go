@@ -17,6 +17,7 @@ func (f *Factory) switchboardOptions() switchboard.Options {
 		ManagedDir: f.managedDir(),
 		LookupEnv:  f.Getenv,
 		Now:        f.Now,
+		Profile:    f.global().Profile,
 	}
 	if s, err := f.Settings(); err == nil && s != nil {
 		o.Settings = s
@@ -62,4 +63,58 @@ func (f *Factory) managedDir() string {
 		return d
 	}
 	return config.DefaultManagedDir
+}
+
+// checkProfile refuses, before the command does anything, a --profile
+// that names no usable profile, listing the ones there are.
+func (f *Factory) checkProfile() error {
+	name := f.global().Profile
+	if name == "" {
+		return nil
+	}
+	cfg, err := f.LoadConfig()
+	if err != nil {
+		cfg = nil // the command reports it; the user's profiles still count
+	}
+	st, err := f.settingsStack(cfg)
+	if err != nil {
+		return err
+	}
+	ps, _ := st.Profiles()
+	if _, ok := ps[name]; ok {
+		return nil
+	}
+	e := &switchboard.UnknownProfileError{Name: name, Valid: ps.Names()}
+	hint := "define it under \"profiles\" in settings.json (docs/configuration.md, Profiles); `switchboard doctor` reports one that cannot be used"
+	if len(e.Valid) > 0 {
+		hint = "pass one of: " + strings.Join(e.Valid, ", ")
+	}
+	return UsageErr(e, hint)
+}
+
+// profiles are the usable profiles of the run's settings (their problems
+// are doctor's to report).
+func (s *session) profiles() config.Profiles {
+	ps, _ := s.sb.Settings().Profiles()
+	return ps
+}
+
+// profilesShowing names the profiles that show server's tool ("" for the
+// server itself: the profiles that include it), in order.
+func profilesShowing(ps config.Profiles, server, tool string) []string {
+	if server == "" {
+		return nil // built in (tool_search): every profile's
+	}
+	var out []string
+	for _, n := range ps.Names() {
+		p := ps[n]
+		if !p.IncludesServer(server) {
+			continue
+		}
+		if hid, _ := p.Tools.Hidden(tool); tool != "" && hid {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
 }

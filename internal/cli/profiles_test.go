@@ -44,3 +44,85 @@ func TestMCPListProfiles(t *testing.T) {
 		t.Errorf("the table lacks the profiles column:\n%s", out)
 	}
 }
+
+// TestProfileFlag (issue 34.2): --profile NAME on any command shows only
+// that profile's servers and tools (status, tools), refuses a call of a
+// server it leaves out, and an unknown name is a usage error listing the
+// valid ones. Without --profile, status and tools --json say which
+// profiles include each server and show each tool.
+func TestProfileFlag(t *testing.T) {
+	w := newRTWorld(t)
+	w.userServers(map[string]any{"demo": w.server("demo"), "docs-a": w.server("demo")})
+	w.writeJSON(filepath.Join(w.sb, "settings.json"), map[string]any{
+		"permissions": map[string]any{"allow": []string{"mcp__demo__echo", "mcp__docs-a__echo"}},
+		"profiles": map[string]any{
+			"review": map[string]any{"servers": []string{"docs-*"}, "disabledTools": []string{"add"}},
+			"all":    map[string]any{},
+		}})
+
+	for _, args := range [][]string{{"status"}, {"mcp", "list"}, {"tools"}} {
+		_, errOut, code := w.run(false, append(args, "--profile", "reveiw")...)
+		if code != 2 || !strings.Contains(errOut, `unknown profile "reveiw"`) || !strings.Contains(errOut, "all, review") {
+			t.Errorf("%v --profile reveiw: exit %d, want 2 listing the profiles:\n%s", args, code, errOut)
+		}
+	}
+
+	if out, _, code := w.run(false, "mcp", "list", "--json", "--profile", "review"); code != 0 || strings.Contains(out, `"name": "demo"`) || !strings.Contains(out, `"name": "docs-a"`) {
+		t.Errorf("mcp list --profile review: exit %d, want docs-a only:\n%s", code, out)
+	}
+
+	type server struct {
+		Name     string   `json:"name"`
+		Profiles []string `json:"profiles"`
+	}
+	var st struct{ Servers []server }
+	out, errOut, code := w.run(false, "status", "--json", "--profile", "review")
+	if err := json.Unmarshal([]byte(out), &st); err != nil || code != 0 {
+		t.Fatalf("status --profile review: exit %d, %v:\n%s%s", code, err, out, errOut)
+	}
+	if len(st.Servers) != 1 || st.Servers[0].Name != "docs-a" || !slices.Equal(st.Servers[0].Profiles, []string{"all", "review"}) {
+		t.Errorf("status --profile review = %+v, want docs-a only, in all and review", st.Servers)
+	}
+
+	var tools []struct {
+		Name     string   `json:"name"`
+		Profiles []string `json:"profiles"`
+	}
+	out, errOut, code = w.run(false, "tools", "--json", "--profile", "review")
+	if err := json.Unmarshal([]byte(out), &tools); err != nil || code != 0 {
+		t.Fatalf("tools --profile review: exit %d, %v:\n%s%s", code, err, out, errOut)
+	}
+	for _, tl := range tools {
+		if !strings.HasPrefix(tl.Name, "mcp__docs-a__") || tl.Name == "mcp__docs-a__add" {
+			t.Errorf("tools --profile review lists %s", tl.Name)
+		}
+	}
+	if len(tools) == 0 {
+		t.Error("tools --profile review lists nothing")
+	}
+
+	out, _, code = w.run(false, "tools", "--json")
+	if err := json.Unmarshal([]byte(out), &tools); err != nil || code != 0 {
+		t.Fatalf("tools --json: exit %d, %v:\n%s", code, err, out)
+	}
+	shows := map[string][]string{}
+	for _, tl := range tools {
+		shows[tl.Name] = tl.Profiles
+	}
+	if !slices.Equal(shows["mcp__docs-a__add"], []string{"all"}) || !slices.Equal(shows["mcp__docs-a__echo"], []string{"all", "review"}) ||
+		!slices.Equal(shows["mcp__demo__echo"], []string{"all"}) {
+		t.Errorf("tools --json profiles = %v", shows)
+	}
+
+	// On a terminal, under the table: how many tools each profile shows.
+	if out, _, _ := w.run(true, "tools"); !strings.Contains(out, "Profiles (tools shown): all 8, review 3") {
+		t.Errorf("tools on a terminal lacks the profiles line:\n%s", out)
+	}
+
+	if _, errOut, code := w.run(false, "call", "--profile", "review", "mcp__demo__echo", `{"text":"hi"}`); code == 0 {
+		t.Errorf("call of a server the profile leaves out succeeded:\n%s", errOut)
+	}
+	if out, errOut, code := w.run(false, "call", "--profile", "review", "mcp__docs-a__echo", `{"text":"hi"}`); code != 0 || !strings.Contains(out, "hi") {
+		t.Errorf("call in the profile: exit %d:\n%s%s", code, out, errOut)
+	}
+}

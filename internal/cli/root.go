@@ -163,8 +163,10 @@ func NewRootCmd(f *Factory) *cobra.Command {
 						"--workspace %s: not a directory", g.Workspace)
 				}
 			}
-			_, err := f.Settings()
-			return err
+			if _, err := f.Settings(); err != nil {
+				return err
+			}
+			return f.checkProfile()
 		},
 	}
 	cmd.CompletionOptions.DisableDefaultCmd = true // ours below maps errors to exit codes
@@ -179,6 +181,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	fl.StringVar(&g.Tools, "tools", "", "tool loading `MODIFIERS`, e.g. \"default,Defer(mcp__github__*),NoDefer(mcp__time__now)\"")
 	fl.DurationVar(&g.Wait, "wait", DefaultWait, "how long one-shot commands wait for servers still connecting")
 	fl.StringVar(&g.LogLevel, "log-level", "warn", "log `LEVEL` on stderr: debug, info, warn or error")
+	fl.StringVar(&g.Profile, "profile", "", "show only the servers and tools of the settings' profile `NAME` (docs/configuration.md, Profiles)")
 
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return UsageErr(err, fmt.Sprintf("run '%s --help' for usage", c.CommandPath()))

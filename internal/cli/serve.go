@@ -133,6 +133,12 @@ type ServeOptions struct {
 	// memberSecrets serves MemberSecretsPath and MemberOAuthPath (members'
 	// own values and logins).
 	memberSecrets http.Handler
+	// Profiles are the profiles served each at /mcp/<profile> besides
+	// /mcp (--profiles); AllProfiles serves every one (--all-profiles).
+	Profiles    []string
+	AllProfiles bool
+	// profileGateways are their gateways, one per profile's view.
+	profileGateways []profileGateway
 }
 
 // NewServeCmd returns `switchboard serve`.
@@ -247,6 +253,12 @@ its calls cancelled likewise.`,
 			} else if tokenFile != "" || opts.Stateless || len(opts.AllowOrigins) > 0 || opts.AuthFile != "" || opts.MetricsAddr != "" || opts.SessionKeyFile != "" {
 				return Usagef("use them with --http ADDR", "--token-file, --stateless, --session-key-file, --allow-origin, --auth-file and --metrics apply to HTTP only")
 			}
+			if (len(opts.Profiles) > 0 || opts.AllProfiles) && opts.HTTP == "" {
+				return Usagef("serve one profile on stdio with --profile NAME", "--profiles and --all-profiles serve /mcp/<profile> endpoints: they need --http ADDR")
+			}
+			if (len(opts.Profiles) > 0 || opts.AllProfiles) && opts.SessionKeyFile != "" {
+				return Usagef("run one gateway per profile behind the balancer (serve --profile NAME)", "--profiles and --all-profiles do not work with --session-key-file yet")
+			}
 			if opts.Advertise != "" && opts.SessionKeyFile == "" {
 				return Usagef("pass --session-key-file too", "--advertise names this instance in session IDs, which only --session-key-file makes")
 			}
@@ -294,6 +306,8 @@ its calls cancelled likewise.`,
 	fl.StringVar(&opts.AuditLog, "audit-log", "", "append one JSON line per tool call to `FILE` (arguments only hashed and redacted)")
 	fl.DurationVar(&opts.MemberIdle, "member-idle", 30*time.Minute, "close a member's own connection to the per-member servers after `DURATION` unused (0: never)")
 	fl.Int64Var(&opts.AuditMaxSize, "audit-max-size", gateway.DefaultAuditMaxSize, "rotate the audit log at `BYTES`")
+	fl.StringSliceVar(&opts.Profiles, "profiles", nil, "with --http: also serve each profile `NAMES` (comma-separated) at /mcp/<profile>, over the same server processes")
+	fl.BoolVar(&opts.AllProfiles, "all-profiles", false, "with --http: serve every profile of the settings at /mcp/<profile>")
 	fl.StringVar(&opts.MetricsAddr, "metrics", "", "also serve Prometheus /metrics on `ADDR` (it is always on the gateway's port, behind the same auth)")
 	opts.addOAuthFlags(cmd)
 	return cmd
@@ -446,7 +460,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 			opts.memberSecrets = opts.memberHandler(s, members, log)
 		}
 	}
-	g := gateway.New(s.sb, &gateway.Options{
+	gopts := &gateway.Options{
 		Version:    buildVersion(), // the serverInfo clients see: as `switchboard version` says
 		Logger:     log,
 		AdminTools: opts.AdminTools,
@@ -479,8 +493,17 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		// A client that calls a tool held by tool pinning is asked about
 		// the change, as it is asked a permission question.
 		ToolChanges: asker,
-	})
+	}
+	g := gateway.New(s.sb, gopts)
 	defer g.Close()
+	defer func() {
+		for _, pg := range opts.profileGateways {
+			pg.g.Close()
+		}
+	}()
+	if err := opts.startProfiles(s, gopts); err != nil {
+		return err
+	}
 
 	if opts.Watch {
 		wctx, stopWatch := context.WithCancel(ctx)
@@ -542,6 +565,34 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		return serveStdio(ctx, opts, g)
 	}
 	return serveHTTP(ctx, opts, g, log)
+}
+
+// profileGateway is one profile served at /mcp/<name>.
+type profileGateway struct {
+	name string
+	g    *gateway.Gateway
+}
+
+// startProfiles builds a gateway for each profile --profiles or
+// --all-profiles names, on a view of the session's Switchboard: its own
+// tool list and list_changed, the profile's rules joining the global and
+// per-principal ones, and the same server processes. Metrics and members'
+// own connections stay /mcp's.
+func (opts *ServeOptions) startProfiles(s *session, gopts *gateway.Options) error {
+	names := opts.Profiles
+	if opts.AllProfiles {
+		names = s.sb.ProfileNames()
+	}
+	for _, name := range names {
+		v, err := s.sb.View(name)
+		if err != nil {
+			return UsageErr(err, "pass the names of profiles of the settings (docs/configuration.md, Profiles)")
+		}
+		po := *gopts
+		po.Metrics, po.Members = nil, nil
+		opts.profileGateways = append(opts.profileGateways, profileGateway{name: name, g: gateway.New(v, &po)})
+	}
+	return nil
 }
 
 // fileDiagnostics are the problems of whole files (a file that does not

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/gateway"
@@ -36,6 +37,9 @@ func serveHTTP(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, log 
 	// One line for the person (or script) who started it: where to point
 	// clients. Never a token.
 	fmt.Fprintf(opts.IO.ErrOut, "switchboard: gateway serving http://%s/mcp (health: /healthz)\n", addr)
+	for _, pg := range opts.profileGateways {
+		fmt.Fprintf(opts.IO.ErrOut, "switchboard: profile %s at http://%s/mcp/%s\n", pg.name, addr, pg.name)
+	}
 	if opts.Listening != nil {
 		opts.Listening(addr)
 	}
@@ -57,6 +61,9 @@ func serveHTTP(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, log 
 		close(stopped)
 	}()
 	g.Shutdown(sctx)
+	for _, pg := range opts.profileGateways {
+		pg.g.Shutdown(sctx)
+	}
 	t := time.NewTimer(250 * time.Millisecond) // for the last answers to be written
 	defer t.Stop()
 	select {
@@ -82,7 +89,7 @@ func httpHandler(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, ad
 	}
 	guard := gateway.NewHTTPGuard(a, opts.HTTP, addr, opts.AllowOrigins, log)
 	mux := http.NewServeMux()
-	mux.Handle("/", g.Handler(&gateway.HTTPOptions{
+	hopts := &gateway.HTTPOptions{
 		Guard:              guard,
 		Stateless:          opts.Stateless,
 		ScaleOut:           opts.scale,
@@ -91,7 +98,9 @@ func httpHandler(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, ad
 		BodyTimeout:        opts.BodyTimeout,
 		OAuth:              opts.jwt,
 		Logger:             log,
-	}))
+	}
+	mux.Handle("/", g.Handler(hopts))
+	mountProfiles(mux, opts, a, hopts)
 	if opts.memberSecrets != nil {
 		mux.Handle(memberPath, guard.Wrap(opts.memberSecrets)) // serve_member_oauth.go
 	}
@@ -104,6 +113,47 @@ func httpHandler(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, ad
 		stop = s
 	}
 	return mux, stop, nil
+}
+
+// mountProfiles mounts each profile's gateway at /mcp/<profile>, behind
+// the same guard as /mcp, and answers any other /mcp/<name> with 404,
+// naming the profiles served only to a caller that authenticates (on a
+// gateway that asks for none, anyone who can reach it may list them, as
+// mcp list does).
+func mountProfiles(mux *http.ServeMux, opts *ServeOptions, a *gateway.Auth, hopts *gateway.HTTPOptions) {
+	if len(opts.profileGateways) == 0 {
+		return
+	}
+	// Each profile's endpoint has sessions of its own, behind the same
+	// guard (profiles are refused with scale-out: ScaleOut stays /mcp's).
+	po := *hopts
+	po.ScaleOut = nil
+	var names []string
+	for _, pg := range opts.profileGateways {
+		mux.Handle("/mcp/"+pg.name, pg.g.Endpoint(&po))
+		names = append(names, pg.name)
+	}
+	mux.HandleFunc("/mcp/", func(w http.ResponseWriter, r *http.Request) {
+		msg := "not found: no such profile"
+		if profilesVisible(r, a) {
+			msg += "; the profiles served are: /mcp/" + strings.Join(names, ", /mcp/")
+		}
+		http.Error(w, msg, http.StatusNotFound)
+	})
+}
+
+// profilesVisible reports whether r may learn the names of the profiles
+// served: no credentials are required, or it carries valid ones.
+func profilesVisible(r *http.Request, a *gateway.Auth) bool {
+	if !a.Required() {
+		return true
+	}
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+		return false
+	}
+	_, err := a.Authenticate(r.Context(), strings.TrimSpace(tok))
+	return err == nil
 }
 
 // listen returns the gateway's listener: the one made early for

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -84,6 +85,9 @@ type statusReport struct {
 	// Refused says, for a sandboxed server whose stderr shows what its
 	// sandbox refused it, that and the setting that allows it.
 	Refused map[string]refusal
+	// Profiles are the settings' profiles that include each server (nil
+	// when there are none).
+	Profiles map[string][]string
 }
 
 // snapshot waits (bounded by --wait), lists the tools of the connected
@@ -104,7 +108,14 @@ func (s *session) snapshot(ctx context.Context) statusReport {
 	_, _, _ = s.h.Resources(lctx)
 	servers := s.statuses()
 	hooks, problems := s.h.CallHooks()
-	return statusReport{Servers: servers, Sandbox: s.sandboxes(), Refused: s.sandboxRefusals(servers), Hooks: hooks, HookProblems: problems}
+	r := statusReport{Servers: servers, Sandbox: s.sandboxes(), Refused: s.sandboxRefusals(servers), Hooks: hooks, HookProblems: problems}
+	if ps := s.profiles(); len(ps) > 0 {
+		r.Profiles = map[string][]string{}
+		for _, st := range servers {
+			r.Profiles[st.Name] = profilesShowing(ps, st.Name, "")
+		}
+	}
+	return r
 }
 
 // errorStates are the states whose command line and stderr are shown.
@@ -140,10 +151,19 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 		}
 		return t.Render()
 	}
-	t := newTablePrinter(ios, "name", "type", "scope", "state", "tools", "tokens", "reason")
+	cols := []string{"name", "type", "scope", "state", "tools", "tokens", "reason"}
+	if r.Profiles != nil {
+		// Which profiles include each server (--profile NAME shows one).
+		cols = slices.Insert(cols, 4, "profiles")
+	}
+	t := newTablePrinter(ios, cols...)
 	for _, st := range r.Servers {
-		t.AddRow(st.Name, dashEmpty(string(st.Type)), dashEmpty(string(st.Scope)), string(st.State),
-			toolsCell(st), countCell(st, st.Tokens), r.reason(st, now))
+		row := []string{st.Name, dashEmpty(string(st.Type)), dashEmpty(string(st.Scope)), string(st.State),
+			toolsCell(st), countCell(st, st.Tokens), r.reason(st, now)}
+		if r.Profiles != nil {
+			row = slices.Insert(row, 4, dashEmpty(strings.Join(r.Profiles[st.Name], ",")))
+		}
+		t.AddRow(row...)
 	}
 	if err := t.Render(); err != nil {
 		return err
@@ -379,7 +399,9 @@ type statusServerJSON struct {
 	// one; ToolChanges says why each is held, or served changed;
 	// PinError, why no tool is served; Findings, the deceptive text in
 	// its definitions (docs/security.md, What the model reads).
-	Held        []string            `json:"held,omitempty"`
+	Held []string `json:"held,omitempty"`
+	// Profiles are the settings' profiles that include the server.
+	Profiles    []string            `json:"profiles,omitempty"`
 	ToolChanges []statusChangeJSON  `json:"toolChanges,omitempty"`
 	PinError    string              `json:"pinError,omitempty"`
 	Findings    []host.ToolFindings `json:"findings,omitempty"`
@@ -449,6 +471,7 @@ func (r statusReport) json(cfg *config.Resolved, now time.Time) statusJSON {
 			Reconnects: st.Reconnects, Reconnecting: st.Reconnecting, NextTry: next, Stats: st.Stats,
 			Sandbox: r.Sandbox[st.Name], ListErrors: st.ListErrors,
 			Held: st.Held, PinError: st.PinError, Findings: st.Findings,
+			Profiles: r.Profiles[st.Name],
 		})
 		if rf, ok := r.Refused[st.Name]; ok {
 			out.Servers[len(out.Servers)-1].SandboxRefused = &refusalJSON{What: rf.What, Fix: rf.Fix}

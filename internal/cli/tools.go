@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -100,6 +101,9 @@ type toolJSON struct {
 	// Deferred marks a tool left out of the model's list until tool_search
 	// loads it (defer_loading, --tools, automatic deferral).
 	Deferred bool `json:"deferred,omitempty"`
+	// Profiles are the settings' profiles that show the tool (include
+	// its server and do not filter it out).
+	Profiles []string `json:"profiles,omitempty"`
 	// UI is the ui:// resource the tool shows as an MCP App (its
 	// _meta.ui.resourceUri, the server's own URI); "" without one.
 	UI string `json:"ui,omitempty"`
@@ -204,6 +208,7 @@ func toolsRun(ctx context.Context, opts *ToolsOptions) (err error) {
 		}
 	} else if opts.JSON {
 		perm := s.toolPermissions()
+		ps := s.profiles()
 		out := []toolJSON{}
 		add := func(t host.Tool, deferred bool) {
 			out = append(out, toolJSON{
@@ -211,6 +216,7 @@ func toolsRun(ctx context.Context, opts *ToolsOptions) (err error) {
 				Description:    toolsurface.CapDescription(t.Tool.Description, toolsurface.DefaultDescriptionCap),
 				InputSchema:    toolsurface.NormalizeSchema(t.Tool.InputSchema),
 				Deferred:       deferred,
+				Profiles:       profilesShowing(ps, t.Server, t.Tool.Name),
 				UI:             host.UIResourceURI(t.Tool),
 				toolPermission: perm(t),
 			})
@@ -226,6 +232,8 @@ func toolsRun(ctx context.Context, opts *ToolsOptions) (err error) {
 		}
 	} else if err := printTools(opts.IO, list.Tools, list.Deferred, s.toolPermissions()); err != nil {
 		return err
+	} else if opts.IO.IsTTY {
+		printToolProfiles(opts.IO.Out, s.profiles(), append(slices.Clone(list.Tools), list.Deferred...))
 	}
 	if opts.Server != "" {
 		if err := serverNotReady(s, opts.Server); err != nil {
@@ -243,6 +251,27 @@ func toolsRun(ctx context.Context, opts *ToolsOptions) (err error) {
 		fmt.Fprintln(opts.IO.ErrOut, noToolsMessage(s))
 	}
 	return nil
+}
+
+// printToolProfiles says, under the table, how many of the tools each
+// profile of the settings shows (--json names them per tool).
+func printToolProfiles(w io.Writer, ps config.Profiles, tools []host.Tool) {
+	if len(ps) == 0 {
+		return
+	}
+	count := map[string]int{}
+	for _, t := range tools {
+		if t.Tool != nil {
+			for _, p := range profilesShowing(ps, t.Server, t.Tool.Name) {
+				count[p]++
+			}
+		}
+	}
+	var parts []string
+	for _, n := range ps.Names() {
+		parts = append(parts, fmt.Sprintf("%s %d", termsafe.Line(n), count[n]))
+	}
+	fmt.Fprintf(w, "\nProfiles (tools shown): %s\n", strings.Join(parts, ", "))
 }
 
 // printProviderTools prints tools as provider p's tool definitions.

@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/gateway"
+)
+
+// TestGatewayProfileEndpoints (issue 34.3): one serve --http --profiles
+// a,b serves each profile as its own virtual server at /mcp/<profile>
+// (its servers' tools only), over the same processes as /mcp; the
+// per-principal rules of two keys apply on top of the profile's own deny
+// rule; an unknown /mcp/<name> is 404, naming the profiles only to a
+// caller with a valid key.
+func TestGatewayProfileEndpoints(t *testing.T) {
+	w := newGatewayWorld(t)
+	w.servers(t, "alpha", "beta")
+	writeJSON(t, w.sbHome+"/settings.json", map[string]any{"profiles": map[string]any{
+		"a": map[string]any{"servers": []string{"alpha"}},
+		"b": map[string]any{"servers": []string{"beta"}, "permissions": map[string]any{"deny": []string{"mcp__beta__add"}}},
+	}})
+	alice := w.addKey(t, "alice")
+	bob := w.addKey(t, "bob")
+	w.editAuth(t, func(f *gateway.AuthFile) {
+		f.Principals["alice"].Allow = []string{"mcp__alpha", "mcp__beta"}
+		f.Principals["bob"].Allow = []string{"mcp__alpha__echo"}
+	})
+	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--profiles", "a,b", "--wait", "30s")
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	connect := func(path, key string) *mcp.ClientSession {
+		t.Helper()
+		hc := &http.Client{Transport: bearerTransport{token: key}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "profile-test"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + path, HTTPClient: hc}, nil)
+		if err != nil {
+			t.Fatalf("connect %s: %v", path, err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	onlyPrefixed := func(path string, names map[string]bool, prefix string) {
+		t.Helper()
+		if !names[prefix+"echo"] {
+			t.Errorf("%s lists no %secho: %v", path, prefix, names)
+		}
+		for n := range names {
+			if !strings.HasPrefix(n, prefix) {
+				t.Errorf("%s lists %s", path, n)
+			}
+		}
+	}
+	aliceA, aliceB := connect("/mcp/a", alice), connect("/mcp/b", alice)
+	onlyPrefixed("/mcp/a", listNames(t, ctx, aliceA), "alpha__")
+	onlyPrefixed("/mcp/b", listNames(t, ctx, aliceB), "beta__")
+	if all := listNames(t, ctx, connect("/mcp", alice)); !all["alpha__echo"] || !all["beta__echo"] {
+		t.Errorf("/mcp lists %v, want both servers", all)
+	}
+
+	if txt, isErr := callText(t, ctx, aliceB, "beta__echo", map[string]any{"text": "hi b"}); isErr || !strings.Contains(txt, "hi b") {
+		t.Errorf("alice on /mcp/b: isError %v, %q", isErr, txt)
+	}
+	if txt, isErr := callText(t, ctx, aliceB, "beta__add", map[string]any{"a": 1, "b": 2}); !isErr || !strings.Contains(txt, "mcp__beta__add") {
+		t.Errorf("alice's call profile b denies: isError %v, %q", isErr, txt)
+	}
+	if txt, isErr := callText(t, ctx, connect("/mcp", alice), "beta__add", map[string]any{"a": 1, "b": 2}); isErr {
+		t.Errorf("alice on /mcp (profile b's deny is b's only): %q", txt)
+	}
+	if res, err := aliceA.CallTool(ctx, &mcp.CallToolParams{Name: "beta__echo", Arguments: map[string]any{"text": "x"}}); err == nil && !res.IsError {
+		t.Error("/mcp/a called a server profile a leaves out")
+	} else if err != nil && !strings.Contains(err.Error(), `unknown tool "beta__echo"`) {
+		t.Errorf("/mcp/a's call of beta__echo: %v, want unknown tool", err)
+	}
+	bobA, bobB := connect("/mcp/a", bob), connect("/mcp/b", bob)
+	if txt, isErr := callText(t, ctx, bobA, "alpha__echo", map[string]any{"text": "hi"}); isErr {
+		t.Errorf("bob on /mcp/a (his rule allows it): %q", txt)
+	}
+	if txt, isErr := callText(t, ctx, bobB, "beta__echo", map[string]any{"text": "hi"}); !isErr {
+		t.Errorf("bob on /mcp/b (no rule of his allows it): %q", txt)
+	}
+
+	get := func(path, key string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", base+path, strings.NewReader(`{}`))
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/mcp/nope", alice); code != http.StatusNotFound || !strings.Contains(body, "/mcp/a, /mcp/b") {
+		t.Errorf("/mcp/nope with a key: %d %q, want 404 naming the profiles", code, body)
+	}
+	for _, key := range []string{"", "sbk_not_a_key"} {
+		if code, body := get("/mcp/nope", key); code != http.StatusNotFound || strings.Contains(body, "/mcp/a") {
+			t.Errorf("/mcp/nope with key %q: %d %q, want 404 naming nothing", key, code, body)
+		}
+	}
+}

@@ -1,0 +1,173 @@
+package switchboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/policy"
+)
+
+// ErrUnknownProfile is wrapped by an [*UnknownProfileError].
+var ErrUnknownProfile = errors.New("unknown profile")
+
+// UnknownProfileError is a profile name that no valid profile of the
+// settings has. Valid are the names that do, in order.
+type UnknownProfileError struct {
+	Name  string
+	Valid []string
+}
+
+func (e *UnknownProfileError) Error() string {
+	if len(e.Valid) == 0 {
+		return fmt.Sprintf("unknown profile %q: the settings define no usable profile (docs/configuration.md, Profiles; `switchboard doctor` reports a profile that cannot be used)", e.Name)
+	}
+	return fmt.Sprintf("unknown profile %q; the profiles are: %s", e.Name, strings.Join(e.Valid, ", "))
+}
+
+func (e *UnknownProfileError) Unwrap() error { return ErrUnknownProfile }
+
+// profileNamed is the profile of st named name, resolved.
+func profileNamed(st *config.SettingsStack, name string) (config.Profile, error) {
+	ps, _ := st.Profiles() // their problems are Diagnostics' and doctor's
+	p, ok := ps[name]
+	if !ok {
+		return config.Profile{}, &UnknownProfileError{Name: name, Valid: ps.Names()}
+	}
+	return p, nil
+}
+
+// view is what a Switchboard made by View adds to the one it views.
+type view struct {
+	parent *Switchboard
+	name   string // the profile; "" for a session view without one
+	// owner: closing the view closes the servers too (Options.Profile).
+	owner bool
+	// own are the servers a session view added (OpenSession), which
+	// closing it stops.
+	own []string
+	// shared are servers the session was handed that sb already ran:
+	// shown whatever the profile.
+	shared []string
+
+	mu sync.Mutex
+	// st and global are the settings and global policy cur was made from.
+	st     *config.SettingsStack
+	global *policy.Policy
+	cur    *viewState
+}
+
+// viewState is a view's profile and rules under the settings in force.
+type viewState struct {
+	// profile is nil when the settings no longer define it: the view
+	// then shows no server (fail closed).
+	profile *config.Profile
+	policy  *policy.Policy
+	permit  host.Permit
+}
+
+// current is the view's state under the settings in force, made again
+// after a reload changed them.
+func (v *view) current() *viewState {
+	sh := v.parent.shared
+	st, global := sh.settings.Load(), sh.policy.Load()
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.cur != nil && v.st == st && v.global == global {
+		return v.cur
+	}
+	c := &viewState{policy: v.parent.Policy()}
+	if v.name != "" {
+		if p, err := profileNamed(st, v.name); err == nil {
+			c.profile = &p
+			c.policy = c.policy.With(policy.ProfileRules(p)...)
+		}
+	}
+	c.permit = sh.permitFor(c.policy)
+	v.st, v.global, v.cur = st, global, c
+	return c
+}
+
+// includes reports whether the view shows the server named.
+func (v *view) includes(name string) bool {
+	if o := v.parent.sessionOwner(name); o != nil {
+		return v.within(o) // a session's servers are its own (and its views')
+	}
+	if v.name == "" || slices.Contains(v.shared, name) {
+		return true
+	}
+	p := v.current().profile
+	return p != nil && p.IncludesServer(name)
+}
+
+// within reports whether v is o or a view of it.
+func (v *view) within(o *view) bool {
+	for w := v; w != nil; w = w.parent.view {
+		if w == o {
+			return true
+		}
+	}
+	return false
+}
+
+// close stops what the view started itself.
+func (v *view) close() error { return v.parent.closeSession(v) }
+
+// View returns a Switchboard that shows the profile named profile (see
+// Options.Profile) over sb's running servers: Tools, Call, Status and
+// Subscribe see only the servers the profile includes and the tools its
+// filters leave, its deny and ask rules join sb's, and tool_search finds
+// only its tools. It starts no process: a server runs once, however many
+// views show it (a main agent's Switchboard and a sub-agent's view share
+// it). A view follows sb's reloads (a profile removed from the settings
+// leaves it showing no server). A view of a view narrows further. Close
+// on a view leaves sb's servers running. The error is an
+// *UnknownProfileError naming the valid profiles.
+func (sb *Switchboard) View(profile string) (*Switchboard, error) {
+	if profile == "" {
+		return nil, &UnknownProfileError{Name: profile, Valid: sb.ProfileNames()}
+	}
+	if _, err := profileNamed(sb.Settings(), profile); err != nil {
+		return nil, err
+	}
+	return sb.newView(profile), nil
+}
+
+// newView is View without the check of the name.
+func (sb *Switchboard) newView(profile string) *Switchboard {
+	v := &view{parent: sb, name: profile}
+	sc := host.Scope{
+		Servers: v.includes,
+		Permit:  func(ctx context.Context, req host.PermitRequest) error { return v.current().permit(ctx, req) },
+	}
+	if profile != "" {
+		sc.Tools = func() config.ToolFilter {
+			if p := v.current().profile; p != nil {
+				return p.Tools
+			}
+			return nil
+		}
+	}
+	return &Switchboard{shared: sb.shared, host: sb.host.View(sc), view: v}
+}
+
+// Profile is the name of the profile sb shows ("" for all servers).
+func (sb *Switchboard) Profile() string {
+	for s := sb; s.view != nil; s = s.view.parent {
+		if s.view.name != "" {
+			return s.view.name
+		}
+	}
+	return ""
+}
+
+// ProfileNames are the names of the settings' valid profiles, in order.
+func (sb *Switchboard) ProfileNames() []string {
+	ps, _ := sb.Settings().Profiles()
+	return ps.Names()
+}

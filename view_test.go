@@ -1,0 +1,215 @@
+package switchboard_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard"
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+	"github.com/switchboard-mcp/switchboard/toolsurface/shape"
+)
+
+// profileHome writes a home with the echo test servers named, each
+// marked by an environment variable (SB_VIEW_TEST=<marker>-<name>) so
+// that its processes can be counted, and user settings.
+func profileHome(t testing.TB, marker string, settings map[string]any, names ...string) (dir, home string) {
+	t.Helper()
+	dir = t.TempDir()
+	home = filepath.Join(dir, "sb")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]any{}
+	for _, n := range names {
+		cmd, args := testserver.Command("echo")
+		m[n] = map[string]any{"command": cmd, "args": args, "env": map[string]string{"SB_VIEW_TEST": marker + "-" + n}}
+	}
+	writeJSON(t, filepath.Join(home, "mcp.json"), map[string]any{"mcpServers": m})
+	writeJSON(t, config.UserSettingsPath(home), settings)
+	return dir, home
+}
+
+// serverProcesses counts the running test-server processes whose
+// environment holds SB_VIEW_TEST=value (Linux: -1 elsewhere).
+func serverProcesses(t testing.TB, value string) int {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		return -1
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		argv := strings.Split(string(cmd), "\x00")
+		if len(argv) < 3 || argv[1] != testserver.Arg || argv[2] != "echo" {
+			continue
+		}
+		env, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if slices.Contains(strings.Split(string(env), "\x00"), "SB_VIEW_TEST="+value) {
+			n++
+		}
+	}
+	return n
+}
+
+func toolNames(t *testing.T, ctx context.Context, sb *switchboard.Switchboard) []string {
+	t.Helper()
+	tools, err := sb.Tools(ctx, shape.Anthropic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, raw := range tools {
+		var d struct{ Name string }
+		if err := json.Unmarshal(raw, &d); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, d.Name)
+	}
+	return out
+}
+
+// TestProfileViewsShareOneProcess (issue 34): a main agent opened on
+// profile "main" and a sub-agent's view of profile "sub" (which extends
+// it) run over one process per server: the sub-agent's call reaches the
+// very process the main agent's does, and no second copy is started. The
+// server no profile of theirs includes never starts. The view shows only
+// its servers and the tools its filter leaves, refuses the rest, and its
+// deny rule tightens only the view.
+func TestProfileViewsShareOneProcess(t *testing.T) {
+	marker := "v" + strings.ReplaceAll(t.Name(), "/", "-")
+	allow := []string{"mcp__fs__pid", "mcp__docs__pid", "mcp__docs__echo", "mcp__docs__side_effect", "mcp__docs__add"}
+	dir, home := profileHome(t, marker, map[string]any{
+		"permissions": map[string]any{"allow": allow},
+		"profiles": map[string]any{
+			"main": map[string]any{"servers": []string{"fs", "docs"}},
+			"sub": map[string]any{"extends": []string{"main"}, "servers": []string{"docs"}, "disabledTools": []string{"add"},
+				"permissions": map[string]any{"deny": []string{"mcp__docs__side_effect"}}},
+		},
+	}, "fs", "docs", "other")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	main, err := switchboard.Open(ctx, switchboard.Options{Home: home, HomeDir: dir, ManagedDir: filepath.Join(dir, "managed"),
+		LookupEnv: func(string) (string, bool) { return "", false }, Profile: "main"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer main.Close()
+	sub, err := main.View("sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sub.Profile(); got != "sub" {
+		t.Errorf("Profile() = %q, want sub", got)
+	}
+
+	pid := func(sb *switchboard.Switchboard, name string) string {
+		t.Helper()
+		res, err := sb.Call(ctx, name, map[string]any{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if res.Raw == nil || len(res.Raw.Content) == 0 {
+			t.Fatalf("%s: no content", name)
+		}
+		tc, _ := res.Raw.Content[0].(*mcp.TextContent)
+		if tc == nil {
+			t.Fatalf("%s: content %T", name, res.Raw.Content[0])
+		}
+		return tc.Text
+	}
+	mainPid, subPid := pid(main, "mcp__docs__pid"), pid(sub, "mcp__docs__pid")
+	if mainPid != subPid || mainPid == "" {
+		t.Errorf("main agent's docs answered as %q, the sub-agent's as %q: want one process", mainPid, subPid)
+	}
+	for name, want := range map[string]int{"docs": 1, "fs": 1, "other": 0} {
+		if n := serverProcesses(t, marker+"-"+name); n >= 0 && n != want {
+			t.Errorf("%d processes of server %s, want %d", n, name, want)
+		}
+	}
+
+	if got, want := toolNames(t, ctx, sub), []string{"mcp__docs__"}; !allPrefixed(got, want[0]) || slices.Contains(got, "mcp__docs__add") || !slices.Contains(got, "mcp__docs__echo") {
+		t.Errorf("sub-agent's tools = %v, want docs's only, without add", got)
+	}
+	if got := toolNames(t, ctx, main); !slices.Contains(got, "mcp__fs__pid") || !slices.Contains(got, "mcp__docs__add") || slices.ContainsFunc(got, func(n string) bool { return strings.HasPrefix(n, "mcp__other__") }) {
+		t.Errorf("main agent's tools = %v, want fs's and docs's, none of other's", got)
+	}
+	var st []string
+	for _, s := range sub.Status() {
+		st = append(st, s.Name)
+	}
+	if !slices.Equal(st, []string{"docs"}) {
+		t.Errorf("sub-agent's status lists %v, want [docs]", st)
+	}
+	for _, s := range main.Status() {
+		if s.Name == "other" && (s.State != host.StateDisabled || !strings.Contains(s.Reason, `not in profile "main"`)) {
+			t.Errorf("other: %s (%s), want disabled as not in profile main", s.State, s.Reason)
+		}
+	}
+
+	if _, err := sub.Call(ctx, "mcp__fs__pid", map[string]any{}); err == nil {
+		t.Error("the sub-agent called a server its profile leaves out")
+	}
+	if _, err := sub.Call(ctx, "mcp__docs__add", map[string]any{"a": 1, "b": 2}); !errors.Is(err, host.ErrFiltered) {
+		t.Errorf("sub-agent's call of a hidden tool: %v, want ErrFiltered", err)
+	}
+	if _, err := sub.Call(ctx, "mcp__docs__side_effect", map[string]any{}); !errors.Is(err, host.ErrDenied) {
+		t.Errorf("sub-agent's call denied by its profile: %v, want ErrDenied", err)
+	}
+	if _, err := main.Call(ctx, "mcp__docs__side_effect", map[string]any{}); err != nil {
+		t.Errorf("main agent's call (the profile's deny is the sub-agent's only): %v", err)
+	}
+
+	// Closing the view leaves the servers running for the main agent.
+	if err := sub.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := pid(main, "mcp__docs__pid"); got != mainPid {
+		t.Errorf("after the view closed, docs answered as %q, want %q", got, mainPid)
+	}
+}
+
+func allPrefixed(names []string, prefix string) bool {
+	for _, n := range names {
+		if !strings.HasPrefix(n, prefix) {
+			return false
+		}
+	}
+	return len(names) > 0
+}
+
+// TestUnknownProfile: a name no profile has is an error listing the
+// valid ones, and nothing starts.
+func TestUnknownProfile(t *testing.T) {
+	marker := "v" + t.Name()
+	dir, home := profileHome(t, marker, map[string]any{
+		"profiles": map[string]any{"review": map[string]any{"servers": []string{"fs"}}, "code": map[string]any{}},
+	}, "fs")
+	_, err := switchboard.Open(context.Background(), switchboard.Options{Home: home, HomeDir: dir, ManagedDir: filepath.Join(dir, "managed"),
+		LookupEnv: func(string) (string, bool) { return "", false }, Profile: "reveiw"})
+	var ue *switchboard.UnknownProfileError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "code, review") {
+		t.Fatalf("Open = %v, want an UnknownProfileError listing code, review", err)
+	}
+	if n := serverProcesses(t, marker+"-fs"); n > 0 {
+		t.Errorf("%d processes started for an unknown profile", n)
+	}
+}
