@@ -47,6 +47,8 @@ type Front interface {
 	Host() *host.Host
 	Call(ctx context.Context, name string, args any) (*switchboard.Result, error)
 	Reload() (host.ApplyResult, error)
+	ToolChanges() []host.ToolChange
+	AcceptTools(server string, tools ...string) ([]string, error)
 }
 
 // Options configure [New].
@@ -135,6 +137,8 @@ func New(front Front, o Options) (*Console, error) {
 	m.HandleFunc("POST /permissions/remove", c.removeRule)
 	m.HandleFunc("GET /tools", c.tools)
 	m.HandleFunc("POST /call", c.call)
+	m.HandleFunc("GET /changes", c.toolChanges)
+	m.HandleFunc("POST /changes/accept", c.acceptTool)
 	m.HandleFunc("GET /calls", c.callsPage)
 	m.HandleFunc("GET /asks", c.asksPage)
 	m.HandleFunc("POST /asks/answer", c.answer)

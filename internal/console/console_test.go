@@ -93,13 +93,19 @@ func server(ts string) map[string]any {
 	return map[string]any{"command": cmd, "args": args}
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T, more ...map[string]any) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	homeDir, home, ws := filepath.Join(dir, "user"), filepath.Join(dir, "user", ".switchboard"), filepath.Join(dir, "ws")
-	writeJSON(t, filepath.Join(home, "mcp.json"), map[string]any{"mcpServers": map[string]any{"mine": server("echo")}})
+	servers := map[string]any{"mine": server("echo")}
+	for _, m := range more {
+		for k, v := range m {
+			servers[k] = v
+		}
+	}
+	writeJSON(t, filepath.Join(home, "mcp.json"), map[string]any{"mcpServers": servers})
 	// A comment in the user's settings, which the console's edits keep.
-	if err := os.WriteFile(filepath.Join(home, "settings.json"), []byte("{\n  // mine\n  \"permissions\": {\"deny\": [\"mcp__mine__add\"]},\n  // The test servers are this test binary, in a /tmp the sandbox hides.\n  \"sandbox\": {\"project\": false}\n}\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(home, "settings.json"), []byte("{\n  // mine\n  \"permissions\": {\"deny\": [\"mcp__mine__add\"]},\n  // The test servers are this test binary, in a /tmp the sandbox hides.\n  \"sandbox\": {\"project\": false},\n  \"toolChanges\": \"ask\"\n}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	repo := server("echo")
