@@ -29,17 +29,21 @@ type page struct {
 	Base    string
 	Message string
 	Refresh bool
-	Asks    []Question
-	Data    any
+	// Admin and Who are the viewer's role and name.
+	Admin bool
+	Who   string
+	Asks  []Question
+	Data  any
 }
 
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
-	p.CSRF = sessionOf(r).csrf
+	s := sessionOf(r)
+	p.CSRF, p.Admin, p.Who = s.csrf, s.viewer.Admin, s.viewer.Name
 	p.Base = c.o.BasePath
 	if p.Message == "" {
 		p.Message = r.URL.Query().Get("msg")
 	}
-	if c.o.Asks != nil {
+	if c.o.Asks != nil && p.Admin {
 		p.Asks = c.o.Asks.Pending()
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -80,9 +84,30 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
 	for _, rs := range lt.Pending(cfg) {
 		pending[rs.Name] = rs
 	}
+	viewer := sessionOf(r).viewer
+	var seen map[string]bool // the servers a member sees a tool of
+	if !viewer.Admin {
+		seen = map[string]bool{}
+		tools, _ := c.toolList(r.Context())
+		for _, t := range tools {
+			if t.Server != "" && viewer.sees(request(t)) {
+				seen[t.Server] = true
+			}
+		}
+	}
 	var views []serverView
 	for _, st := range c.front.Status() {
+		if seen != nil && !seen[st.Name] {
+			continue
+		}
 		v := serverView{ServerStatus: st}
+		if seen != nil {
+			// What a member sees of a server: its name, state and tools;
+			// how it runs is the admins' business.
+			v.Command, v.File, v.StderrTail, v.ToolChanges = "", "", nil, nil
+			views = append(views, v)
+			continue
+		}
 		v.Command = redact.String(st.Command) // already without secrets; a known token shape too
 		v.StderrTail = redactLines(st.StderrTail)
 		if rs := find(cfg, st.Name); rs != nil {
@@ -382,10 +407,11 @@ func (c *Console) toolList(ctx context.Context) ([]host.Tool, []string) {
 
 func (c *Console) tools(w http.ResponseWriter, r *http.Request) {
 	tools, warnings := c.toolList(r.Context())
+	viewer := sessionOf(r).viewer
 	var views []toolView
 	for _, t := range tools {
-		if t.Server == "" {
-			continue // tool_search
+		if t.Server == "" || !viewer.sees(request(t)) {
+			continue // tool_search; a tool a member's rules deny it
 		}
 		s, _ := json.MarshalIndent(t.Tool.InputSchema, "", "  ")
 		views = append(views, toolView{Name: t.Name, Description: t.Tool.Description, Fields: fields(t.Tool.InputSchema), Schema: string(s)})
@@ -425,6 +451,7 @@ func fields(in any) []field {
 // callRecord is one call made from the playground.
 type callRecord struct {
 	ID, Tool, Args string
+	Principal      string
 	Started        time.Time
 	Done           bool
 	Text, Err      string
@@ -452,7 +479,7 @@ func (c *Console) call(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ab, _ := json.Marshal(redact.Args(args))
-	rec := &callRecord{ID: newID(), Tool: name, Args: string(ab), Started: c.o.Now()}
+	rec := &callRecord{ID: newID(), Tool: name, Args: string(ab), Started: c.o.Now(), Principal: sessionOf(r).principal}
 	c.mu.Lock()
 	c.calls = append(c.calls, rec)
 	if len(c.calls) > 100 {
@@ -526,10 +553,14 @@ func formArgs(r *http.Request, in any) (map[string]any, error) {
 }
 
 func (c *Console) callsPage(w http.ResponseWriter, r *http.Request) {
+	viewer := sessionOf(r).viewer
 	c.mu.Lock()
 	calls := make([]callRecord, 0, len(c.calls))
 	running := false
 	for i := len(c.calls) - 1; i >= 0; i-- {
+		if !viewer.Admin && c.calls[i].Principal != viewer.Name {
+			continue // a member sees its own calls
+		}
 		calls = append(calls, *c.calls[i])
 		running = running || !c.calls[i].Done
 	}
