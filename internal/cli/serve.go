@@ -126,6 +126,8 @@ type ServeOptions struct {
 
 	// memberSecrets serves MemberSecretsPath (members' own values).
 	memberSecrets http.Handler
+	// console is the console served at ConsolePath (serve_console.go).
+	console http.Handler
 }
 
 // NewServeCmd returns `switchboard serve`.
@@ -432,6 +434,14 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		if members != nil {
 			opts.memberSecrets = opts.memberSecretsHandler(s, members, log)
 		}
+	}
+	if opts.HTTP != "" {
+		h, closeConsole, err := opts.gatewayConsole(s, log)
+		if err != nil {
+			return err
+		}
+		defer closeConsole()
+		opts.console = h
 	}
 	g := gateway.New(s.sb, &gateway.Options{
 		Version:    buildVersion(), // the serverInfo clients see: as `switchboard version` says

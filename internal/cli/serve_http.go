@@ -91,6 +91,11 @@ func httpHandler(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, ad
 		mux.Handle(MemberSecretsPath, guard.Wrap(opts.memberSecrets)) // serve_member_secrets.go
 	}
 	mountOAuth(ctx, mux, opts, log) // RFC 9728 metadata (serve_jwt.go)
+	if opts.console != nil {
+		// Its own login and session cookie, not the bearer guard: a
+		// browser cannot send a key (serve_console.go).
+		mux.Handle(ConsolePath+"/", opts.console)
+	}
 	if opts.metrics != nil {
 		// Behind the same auth as /mcp: the counts name servers and tools.
 		mux.Handle("/metrics", guard.Wrap(opts.metrics.Handler()))

@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/switchboard-mcp/switchboard/gateway"
+	"github.com/switchboard-mcp/switchboard/internal/console"
+	"github.com/switchboard-mcp/switchboard/policy"
+)
+
+// ConsolePath is where `serve --http` serves the console.
+const ConsolePath = "/ui"
+
+// ConsoleAdminGroup is the group whose members are the console's admins
+// under a gateway, besides the holder of the gateway's shared token (the
+// person who runs it): they approve servers, write rules, accept tool
+// changes and use the playground. Every other principal is a member: it
+// sees the servers and tools its rules do not deny it, and its own calls.
+const ConsoleAdminGroup = "admin"
+
+// gatewayConsole is the console `serve --http` mounts at ConsolePath,
+// behind the gateway's own credentials (docs/console.md, In the gateway):
+// a key, the shared token or an access token is posted once to its login
+// page and checked again on every request. Without any credential (a
+// loopback gateway with neither token nor auth file) it signs nobody in:
+// `switchboard ui` is the console of one machine. closeFn closes its audit
+// log.
+func (opts *ServeOptions) gatewayConsole(s *session, log *slog.Logger) (_ http.Handler, closeFn func(), _ error) {
+	logs := filepath.Join(opts.Home, "logs")
+	if err := os.MkdirAll(logs, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("the console's audit log: %w", err)
+	}
+	audit, err := os.OpenFile(filepath.Join(logs, "console-audit.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the console's audit log: %w", err)
+	}
+	a := opts.auth
+	c, err := console.New(s.sb, console.Options{
+		BasePath: ConsolePath,
+		Audit:    audit,
+		Home:     opts.Home,
+		Now:      opts.Now,
+		Login: func(ctx context.Context, key string) (*console.Viewer, error) {
+			if a == nil || !a.Required() {
+				return nil, errors.New("this gateway has no credentials (start it with --token-file or keys of `switchboard gateway key add`)")
+			}
+			p, err := a.Authenticate(ctx, key)
+			if err != nil {
+				return nil, err
+			}
+			return opts.consoleViewer(s, a, p), nil
+		},
+	})
+	if err != nil {
+		audit.Close()
+		return nil, nil, err
+	}
+	log.Info("console served", "path", ConsolePath+"/")
+	return c, func() { audit.Close() }, nil
+}
+
+// consoleViewer is principal p in the console: an admin (the shared
+// token's holder, or in ConsoleAdminGroup), or a member seeing the tools
+// the rules in force, with its own and its groups' from the auth file, do
+// not deny it.
+func (opts *ServeOptions) consoleViewer(s *session, a *gateway.Auth, p *gateway.Principal) *console.Viewer {
+	pol := s.sb.Policy().With(opts.SessionRules...).With(a.Scoped().For(p.Name, p.Groups)...)
+	return &console.Viewer{
+		Name:  p.Name,
+		Admin: !p.Keyed() || slices.Contains(p.Groups, ConsoleAdminGroup),
+		Sees:  func(req policy.Request) bool { return pol.Decide(req).Action != policy.Deny },
+	}
+}

@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/gateway"
+)
+
+// `serve --http` serves the console at /ui behind the gateway's own keys:
+// a key is posted once to its login page; a member (bob, whose rules deny
+// him server beta) sees alpha only and changes nothing; an admin (the
+// admin group) sees both and writes a rule; /mcp still wants its bearer
+// token; every sign-in and change is in the console's audit log.
+func TestGatewayConsole(t *testing.T) {
+	w := newGatewayWorld(t)
+	w.servers(t, "alpha", "beta")
+	w.permissions(t, nil, nil)
+	root := w.addKey(t, "root", ConsoleAdminGroup)
+	bob := w.addKey(t, "bob")
+	w.editAuth(t, func(f *gateway.AuthFile) { f.Principals["bob"].Deny = []string{"mcp__beta"} })
+	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0")
+	defer stop()
+
+	browser := func() *http.Client {
+		jar, _ := cookiejar.New(nil)
+		return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	do := func(c *http.Client, method, path string, form url.Values) (int, string, string) {
+		t.Helper()
+		var body io.Reader
+		if form != nil {
+			body = strings.NewReader(form.Encode())
+		}
+		req, _ := http.NewRequest(method, base+path, body)
+		if form != nil {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("Origin", base)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), resp.Header.Get("Location")
+	}
+	csrf := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
+
+	// Once both servers are connected (their tools listed), as the admin
+	// sees them.
+	admin := browser()
+	if code, _, _ := do(admin, "POST", "/ui/login", url.Values{"key": {root}}); code != http.StatusSeeOther {
+		t.Fatalf("root's sign-in: %d", code)
+	}
+	var page string
+	for deadline := time.Now().Add(time.Minute); ; {
+		_, page, _ = do(admin, "GET", "/ui/", nil)
+		if strings.Count(page, `class="state-connected"`) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the servers did not connect:\n%s", page)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	member := browser()
+	if code, _, loc := do(member, "GET", "/ui/", nil); code != http.StatusSeeOther || loc != "/ui/login" {
+		t.Fatalf("/ui/ signed out: %d to %q", code, loc)
+	}
+	if code, _, _ := do(member, "POST", "/ui/login", url.Values{"key": {bob + "x"}}); code != http.StatusUnauthorized {
+		t.Errorf("a wrong key: %d", code)
+	}
+	if code, _, _ := do(member, "POST", "/ui/login", url.Values{"key": {bob}}); code != http.StatusSeeOther {
+		t.Fatalf("bob's sign-in: %d", code)
+	}
+	code, page, _ := do(member, "GET", "/ui/", nil)
+	if code != http.StatusOK || !strings.Contains(page, `id="server-alpha"`) || strings.Contains(page, `id="server-beta"`) || !strings.Contains(page, "bob (member)") {
+		t.Errorf("bob's servers page: %d\n%s", code, page)
+	}
+	settings := filepath.Join(w.sbHome, "settings.json")
+	before, _ := os.ReadFile(settings)
+	if code, body, _ := do(member, "POST", "/ui/permissions/add", url.Values{"list": {"allow"}, "rule": {"mcp__alpha"}, "csrf": {csrf.FindStringSubmatch(page)[1]}}); code != http.StatusForbidden || !strings.Contains(body, "not an admin") {
+		t.Errorf("bob's rule: %d %s", code, body)
+	}
+	if after, _ := os.ReadFile(settings); string(after) != string(before) {
+		t.Errorf("a member's rule was written:\n%s", after)
+	}
+
+	code, page, _ = do(admin, "GET", "/ui/", nil)
+	if code != http.StatusOK || !strings.Contains(page, `id="server-alpha"`) || !strings.Contains(page, `id="server-beta"`) {
+		t.Errorf("root's servers page: %d\n%s", code, page)
+	}
+	if code, body, _ := do(admin, "POST", "/ui/permissions/add", url.Values{"list": {"allow"}, "rule": {"mcp__alpha"}, "csrf": {csrf.FindStringSubmatch(page)[1]}}); code != http.StatusSeeOther {
+		t.Errorf("root's rule: %d %s", code, body)
+	}
+	if after, _ := os.ReadFile(settings); !strings.Contains(string(after), `"mcp__alpha"`) {
+		t.Errorf("root's rule was not written:\n%s", after)
+	}
+	if code, _ := initStatus(t, base, "", ""); code != http.StatusUnauthorized {
+		t.Errorf("/mcp without a key: %d", code)
+	}
+	audit, _ := os.ReadFile(filepath.Join(w.sbHome, "logs", "console-audit.jsonl"))
+	for _, want := range []string{`"principal":"bob"`, `"principal":"root"`, `"action":"add rule","target":"allow mcp__alpha"`, `"outcome":"refused: bob is not an admin`} {
+		if !strings.Contains(string(audit), want) {
+			t.Errorf("the console's audit log lacks %s:\n%s", want, audit)
+		}
+	}
+	if strings.Contains(string(audit), bob) || strings.Contains(string(audit), root) {
+		t.Errorf("a key is in the audit log:\n%s", audit)
+	}
+}
