@@ -176,6 +176,8 @@ access tokens (their claims name the caller and its groups) and serves
 /.well-known/oauth-protected-resource, which a 401 names.
 --audit-log FILE writes one JSON line per call; /metrics serves Prometheus
 metrics behind the same auth (--metrics ADDR serves them elsewhere too).
+/ui/ serves the console in the browser behind the same keys and tokens, posted
+once to its login page; the "admin" group and the token's holder are its admins.
 
 A call that the permission rules would ask about is asked of the calling client
 as an elicitation when it supports one, else refused with the rule to add.
