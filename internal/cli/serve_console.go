@@ -30,9 +30,10 @@ const ConsoleAdminGroup = "admin"
 // a key, the shared token or an access token is posted once to its login
 // page and checked again on every request. Without any credential (a
 // loopback gateway with neither token nor auth file) it signs nobody in:
-// `switchboard ui` is the console of one machine. closeFn closes its audit
-// log.
-func (opts *ServeOptions) gatewayConsole(s *session, log *slog.Logger) (_ http.Handler, closeFn func(), _ error) {
+// `switchboard ui` is the console of one machine. Its Calls page lists the
+// gateway's recent calls from calls (its audit log; nil when none is
+// kept) and draws opts.metrics. closeFn closes its own audit log.
+func (opts *ServeOptions) gatewayConsole(s *session, calls *gateway.AuditLog, log *slog.Logger) (_ http.Handler, closeFn func(), _ error) {
 	logs := filepath.Join(opts.Home, "logs")
 	if err := os.MkdirAll(logs, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("the console's audit log: %w", err)
@@ -42,11 +43,21 @@ func (opts *ServeOptions) gatewayConsole(s *session, log *slog.Logger) (_ http.H
 		return nil, nil, fmt.Errorf("the console's audit log: %w", err)
 	}
 	a := opts.auth
+	var recent func() []gateway.AuditEntry
+	if calls != nil {
+		recent = calls.Recent
+	}
+	var figures func() []gateway.ServerFigures
+	if opts.metrics != nil {
+		figures = opts.metrics.Figures
+	}
 	c, err := console.New(s.sb, console.Options{
-		BasePath: ConsolePath,
-		Audit:    audit,
-		Home:     opts.Home,
-		Now:      opts.Now,
+		GatewayCalls: recent,
+		Figures:      figures,
+		BasePath:     ConsolePath,
+		Audit:        audit,
+		Home:         opts.Home,
+		Now:          opts.Now,
 		Login: func(ctx context.Context, key string) (*console.Viewer, error) {
 			if a == nil || !a.Required() {
 				return nil, errors.New("this gateway has no credentials (start it with --token-file or keys of `switchboard gateway key add`)")

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -19,15 +20,17 @@ import (
 // a key is posted once to its login page; a member (bob, whose rules deny
 // him server beta) sees alpha only and changes nothing; an admin (the
 // admin group) sees both and writes a rule; /mcp still wants its bearer
-// token; every sign-in and change is in the console's audit log.
+// token; every sign-in and change is in the console's audit log. The
+// Calls page lists the gateway's calls from its audit log (a member's
+// own) and draws its metrics per server as SVG (a member's servers).
 func TestGatewayConsole(t *testing.T) {
 	w := newGatewayWorld(t)
 	w.servers(t, "alpha", "beta")
-	w.permissions(t, nil, nil)
+	w.permissions(t, []string{"mcp__alpha__echo", "mcp__beta__echo"}, nil)
 	root := w.addKey(t, "root", ConsoleAdminGroup)
 	bob := w.addKey(t, "bob")
 	w.editAuth(t, func(f *gateway.AuthFile) { f.Principals["bob"].Deny = []string{"mcp__beta"} })
-	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0")
+	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--audit-log", filepath.Join(w.dir, "audit.jsonl"))
 	defer stop()
 
 	browser := func() *http.Client {
@@ -117,5 +120,33 @@ func TestGatewayConsole(t *testing.T) {
 	}
 	if strings.Contains(string(audit), bob) || strings.Contains(string(audit), root) {
 		t.Errorf("a key is in the audit log:\n%s", audit)
+	}
+
+	// A call each through /mcp, then the Calls pages.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for key, tool := range map[string]string{bob: "alpha__echo", root: "beta__echo"} {
+		c := w.teamClient(t, ctx, base, key, "deny")
+		if text, isErr := callText(t, ctx, c.cs, tool, map[string]any{"text": "hi"}); isErr {
+			t.Fatalf("%s: %s", tool, text)
+		}
+	}
+	admin = browser()
+	if code, _, _ := do(admin, "POST", "/ui/login", url.Values{"key": {root}}); code != http.StatusSeeOther {
+		t.Fatalf("root's sign-in again: %d", code)
+	}
+	_, calls, _ := do(member, "GET", "/ui/calls", nil)
+	if !strings.Contains(calls, "<code>alpha__echo</code>") && !strings.Contains(calls, "<code>mcp__alpha__echo</code>") {
+		t.Errorf("bob's calls lack his own:\n%s", calls)
+	}
+	if strings.Contains(calls, "beta__echo") || strings.Contains(calls, `data-server="beta"`) || !strings.Contains(calls, `data-server="alpha"`) || !strings.Contains(calls, "1 calls, 0 errors") {
+		t.Errorf("bob's calls page shows another's call or server, or not his:\n%s", calls)
+	}
+	_, calls, _ = do(admin, "GET", "/ui/calls", nil)
+	if !strings.Contains(calls, "alpha__echo</code>") || !strings.Contains(calls, "beta__echo</code>") || !strings.Contains(calls, `data-server="beta"`) || !strings.Contains(calls, "<svg") {
+		t.Errorf("root's calls page:\n%s", calls)
+	}
+	if strings.Contains(calls, "<script") {
+		t.Errorf("the calls page has a script:\n%s", calls)
 	}
 }

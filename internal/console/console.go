@@ -35,6 +35,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/policy"
 )
@@ -87,6 +88,13 @@ type Options struct {
 	// CallTimeout bounds a playground call, its question included; 0:
 	// two minutes.
 	CallTimeout time.Duration
+	// GatewayCalls, if set, returns a gateway's recent calls, newest
+	// first (its audit log's last lines): the Calls page lists them, a
+	// member's own only.
+	GatewayCalls func() []gateway.AuditEntry
+	// Figures, if set, returns a gateway's call figures per server (its
+	// metrics): the Calls page draws them.
+	Figures func() []gateway.ServerFigures
 }
 
 // Viewer is who is looking: what the console shows them and lets them

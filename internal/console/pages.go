@@ -84,17 +84,7 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
 	for _, rs := range lt.Pending(cfg) {
 		pending[rs.Name] = rs
 	}
-	viewer := sessionOf(r).viewer
-	var seen map[string]bool // the servers a member sees a tool of
-	if !viewer.Admin {
-		seen = map[string]bool{}
-		tools, _ := c.toolList(r.Context())
-		for _, t := range tools {
-			if t.Server != "" && viewer.sees(request(t)) {
-				seen[t.Server] = true
-			}
-		}
-	}
+	seen := c.visibleServers(r, sessionOf(r).viewer)
 	var views []serverView
 	for _, st := range c.front.Status() {
 		if seen != nil && !seen[st.Name] {
@@ -131,6 +121,22 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
 		PassedLabel string
 		ExtraLabel  string
 	}{views, review.TrustWarning, review.RedactedNote, review.PassedLabel, review.ExtraLabel}})
+}
+
+// visibleServers are the servers a member sees a tool of; nil for an
+// admin, who sees every one.
+func (c *Console) visibleServers(r *http.Request, v *Viewer) map[string]bool {
+	if v.Admin {
+		return nil
+	}
+	seen := map[string]bool{}
+	tools, _ := c.toolList(r.Context())
+	for _, t := range tools {
+		if t.Server != "" && v.sees(request(t)) {
+			seen[t.Server] = true
+		}
+	}
+	return seen
 }
 
 func redactLines(l []string) []string {
@@ -565,7 +571,11 @@ func (c *Console) callsPage(w http.ResponseWriter, r *http.Request) {
 		running = running || !c.calls[i].Done
 	}
 	c.mu.Unlock()
-	c.render(w, r, http.StatusOK, "calls.html", page{Title: "Calls", Nav: "calls", Refresh: running, Data: calls})
+	gw := c.gatewayPart(r)
+	c.render(w, r, http.StatusOK, "calls.html", page{Title: "Calls", Nav: "calls", Refresh: running || gw.Gateway, Data: struct {
+		Console []callRecord
+		gatewayData
+	}{calls, gw}})
 }
 
 func (c *Console) asksPage(w http.ResponseWriter, r *http.Request) {
