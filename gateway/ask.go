@@ -72,6 +72,11 @@ type Asker struct {
 	// Asking, and nobody to ask). If nil, "always" is not offered to
 	// such callers.
 	Rules host.RuleWriter
+	// Console, if set, is asked when the calling client cannot be (no
+	// elicitation, or a call not made through the gateway): the question
+	// waits in a console (internal/console's Asks) for a person, within
+	// the call's context (console_ask.go). If nil, such a call is refused.
+	Console host.Asker
 
 	mu      sync.Mutex
 	allowed map[*mcp.ServerSession]map[string]bool
@@ -142,7 +147,7 @@ func askFrom(ctx context.Context) *askState {
 func (a *Asker) AskPermission(ctx context.Context, req host.PermitRequest, d policy.Decision) (host.Answer, error) {
 	st := askFrom(ctx)
 	if st == nil {
-		return host.AnswerDeny, ErrCannotAsk
+		return a.inConsole(ctx, req, d)
 	}
 	rec := recordFrom(ctx)
 	if a.sessionAllows(st.session, req.Tool) {
@@ -186,10 +191,10 @@ func (a *Asker) AskPermission(ctx context.Context, req host.PermitRequest, d pol
 		// nowhere to send.
 		st.hint = "this gateway runs --stateless, where a client on a protocol before 2026-07-28 cannot be asked; " +
 			"serve with --session-key-file too (it gives such clients sessions), or allow the tool with a rule"
-		return host.AnswerDeny, ErrCannotAsk
+		return a.inConsole(ctx, req, d)
 	}
 	if !st.canElicit() {
-		return host.AnswerDeny, ErrCannotAsk
+		return a.inConsole(ctx, req, d)
 	}
 	rule, where, _ := a.always(ctx, req, d)
 	st.question, st.key = permissionQuestion(req, d, rule, where, !st.sessionless), key
