@@ -438,7 +438,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		}
 	}
 	if opts.HTTP != "" {
-		h, closeConsole, err := opts.gatewayConsole(s, audit, log)
+		h, closeConsole, err := opts.gatewayConsole(s, audit, asker, log)
 		if err != nil {
 			return err
 		}

@@ -9,8 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/switchboard-mcp/switchboard/gateway"
+	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/console"
 	"github.com/switchboard-mcp/switchboard/policy"
 )
@@ -32,8 +34,10 @@ const ConsoleAdminGroup = "admin"
 // loopback gateway with neither token nor auth file) it signs nobody in:
 // `switchboard ui` is the console of one machine. Its Calls page lists the
 // gateway's recent calls from calls (its audit log; nil when none is
-// kept) and draws opts.metrics. closeFn closes its own audit log.
-func (opts *ServeOptions) gatewayConsole(s *session, calls *gateway.AuditLog, log *slog.Logger) (_ http.Handler, closeFn func(), _ error) {
+// kept) and draws opts.metrics. A permission question that the calling
+// client cannot answer waits in the console (asker.Console), up to
+// ConsoleAskWait. closeFn closes its own audit log.
+func (opts *ServeOptions) gatewayConsole(s *session, calls *gateway.AuditLog, asker *gateway.Asker, log *slog.Logger) (_ http.Handler, closeFn func(), _ error) {
 	logs := filepath.Join(opts.Home, "logs")
 	if err := os.MkdirAll(logs, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("the console's audit log: %w", err)
@@ -51,7 +55,18 @@ func (opts *ServeOptions) gatewayConsole(s *session, calls *gateway.AuditLog, lo
 	if opts.metrics != nil {
 		figures = opts.metrics.Figures
 	}
+	asks := console.NewAsks()
+	asks.Who = func(ctx context.Context) string {
+		if p := gateway.CallPrincipal(ctx); p != nil {
+			return p.Name
+		}
+		return ""
+	}
+	if asker != nil {
+		asker.Console = consoleAsker{asks: asks, auth: a}
+	}
 	c, err := console.New(s.sb, console.Options{
+		Asks:         asks,
 		GatewayCalls: recent,
 		Figures:      figures,
 		BasePath:     ConsolePath,
@@ -88,4 +103,25 @@ func (opts *ServeOptions) consoleViewer(s *session, a *gateway.Auth, p *gateway.
 		Admin: !p.Keyed() || slices.Contains(p.Groups, ConsoleAdminGroup),
 		Sees:  func(req policy.Request) bool { return pol.Decide(req).Action != policy.Deny },
 	}
+}
+
+// ConsoleAskWait bounds how long a call of a client that cannot be asked
+// waits for its question to be answered in the gateway's console.
+const ConsoleAskWait = 2 * time.Minute
+
+// consoleAsker puts a question nobody else can answer in the console, when
+// somebody can sign in to it (the gateway has credentials); otherwise the
+// call is refused at once, as without a console.
+type consoleAsker struct {
+	asks *console.Asks
+	auth *gateway.Auth
+}
+
+func (c consoleAsker) AskPermission(ctx context.Context, req host.PermitRequest, d policy.Decision) (host.Answer, error) {
+	if c.auth == nil || !c.auth.Required() {
+		return host.AnswerDeny, gateway.ErrCannotAsk
+	}
+	ctx, cancel := context.WithTimeout(ctx, ConsoleAskWait)
+	defer cancel()
+	return c.asks.AskPermission(ctx, req, d)
 }

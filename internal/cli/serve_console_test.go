@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboard-mcp/switchboard/gateway"
 )
 
@@ -148,5 +150,118 @@ func TestGatewayConsole(t *testing.T) {
 	}
 	if strings.Contains(calls, "<script") {
 		t.Errorf("the calls page has a script:\n%s", calls)
+	}
+}
+
+// consoleBrowser is a signed-in visitor of a gateway's console.
+type consoleBrowser struct {
+	t    *testing.T
+	c    *http.Client
+	base string
+}
+
+func signInConsole(t *testing.T, base, key string) *consoleBrowser {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	b := &consoleBrowser{t: t, base: base, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	if code, _ := b.post("/ui/login", url.Values{"key": {key}}); code != http.StatusSeeOther {
+		t.Fatalf("sign-in: %d", code)
+	}
+	return b
+}
+
+func (b *consoleBrowser) get(path string) string {
+	b.t.Helper()
+	resp, err := b.c.Get(b.base + path)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body)
+}
+
+func (b *consoleBrowser) post(path string, form url.Values) (int, string) {
+	b.t.Helper()
+	req, _ := http.NewRequest("POST", b.base+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", b.base)
+	resp, err := b.c.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// A permission question the calling client cannot answer (it declared no
+// elicitation) waits in the gateway's console: its principal sees it and
+// answers it there, another principal neither sees nor answers it, the
+// call proceeds, and its audit line says it was asked and answered once.
+func TestGatewayConsoleAnswersAQuestion(t *testing.T) {
+	w := newGatewayWorld(t)
+	w.servers(t, "alpha")
+	w.permissions(t, nil, nil) // no rule: every call is asked about
+	bob, carol := w.addKey(t, "bob"), w.addKey(t, "carol")
+	auditPath := filepath.Join(w.dir, "audit.jsonl")
+	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--audit-log", auditPath)
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	hc := &http.Client{Transport: bearerTransport{token: bob}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "no-elicitation"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	type result struct {
+		text  string
+		isErr bool
+	}
+	done := make(chan result, 1)
+	go func() {
+		text, isErr := callText(t, ctx, cs, "alpha__echo", map[string]any{"text": "asked in the console"})
+		done <- result{text, isErr}
+	}()
+
+	mine, theirs := signInConsole(t, base, bob), signInConsole(t, base, carol)
+	idRE := regexp.MustCompile(`name="id" value="([0-9a-f]+)"`)
+	var page string
+	for {
+		page = mine.get("/ui/asks")
+		if strings.Contains(page, `data-tool="mcp__alpha__echo"`) {
+			break
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("the call ended before its question was shown: %+v", r)
+		case <-ctx.Done():
+			t.Fatalf("the question never showed:\n%s", page)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	id := idRE.FindStringSubmatch(page)[1]
+	csrf := func(p string) string { return regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(p)[1] }
+	if other := theirs.get("/ui/asks"); strings.Contains(other, "mcp__alpha__echo") {
+		t.Errorf("carol sees bob's question:\n%s", other)
+	} else if code, body := theirs.post("/ui/asks/answer", url.Values{"id": {id}, "answer": {"once"}, "csrf": {csrf(other)}}); code != http.StatusConflict {
+		t.Errorf("carol answered bob's question: %d %s", code, body)
+	}
+	if code, body := mine.post("/ui/asks/answer", url.Values{"id": {id}, "answer": {"once"}, "csrf": {csrf(page)}}); code != http.StatusSeeOther {
+		t.Fatalf("bob's answer: %d %s", code, body)
+	}
+	r := <-done
+	if r.isErr || !strings.Contains(r.text, "asked in the console") {
+		t.Errorf("the call after the answer: %+v", r)
+	}
+	audit, _ := os.ReadFile(auditPath)
+	if !strings.Contains(string(audit), `"principal":"bob"`) || !strings.Contains(string(audit), `"asked":true,"answer":"once"`) {
+		t.Errorf("the call's audit line:\n%s", audit)
+	}
+	consoleAudit, _ := os.ReadFile(filepath.Join(w.sbHome, "logs", "console-audit.jsonl"))
+	if !strings.Contains(string(consoleAudit), `"principal":"bob"`) || !strings.Contains(string(consoleAudit), `"action":"answer","target":"mcp__alpha__echo","outcome":"once"`) {
+		t.Errorf("the console's audit log:\n%s", consoleAudit)
 	}
 }

@@ -31,7 +31,10 @@ type Question struct {
 	Server   string
 	Reason   string
 	Suggest  string
-	Asked    time.Time
+	// Principal is whose call asks ("" when Asks.Who is nil or the call
+	// has none): a gateway's member sees and answers its own questions.
+	Principal string
+	Asked     time.Time
 	answered chan Answer
 }
 
@@ -49,6 +52,9 @@ type Asks struct {
 	// AllowRule writes the allow rule of an "always" answer; nil makes
 	// "always" a session answer.
 	AllowRule func(rule string) (where string, err error)
+	// Who, if set, names the principal of the call a question comes
+	// from (a gateway's: gateway.CallPrincipal).
+	Who func(ctx context.Context) string
 
 	mu      sync.Mutex
 	pending []*Question
@@ -63,6 +69,9 @@ func NewAsks() *Asks { return &Asks{changed: make(chan struct{})} }
 func (a *Asks) AskPermission(ctx context.Context, req host.PermitRequest, d policy.Decision) (host.Answer, error) {
 	q := &Question{ID: newID(), Tool: req.Tool, Server: req.Server, Reason: d.Reason, Suggest: d.Suggest,
 		Asked: time.Now(), answered: make(chan Answer, 1)}
+	if a.Who != nil {
+		q.Principal = a.Who(ctx)
+	}
 	a.mu.Lock()
 	a.pending = append(a.pending, q)
 	a.count++

@@ -43,8 +43,8 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, nam
 	if p.Message == "" {
 		p.Message = r.URL.Query().Get("msg")
 	}
-	if c.o.Asks != nil && p.Admin {
-		p.Asks = c.o.Asks.Pending()
+	if c.o.Asks != nil {
+		p.Asks = c.questionsFor(s.viewer)
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
@@ -582,6 +582,18 @@ func (c *Console) asksPage(w http.ResponseWriter, r *http.Request) {
 	c.render(w, r, http.StatusOK, "asks.html", page{Title: "Questions", Nav: "asks", Refresh: true})
 }
 
+// questionsFor are the questions v may see and answer: every one for an
+// admin, its own for a member.
+func (c *Console) questionsFor(v *Viewer) []Question {
+	var out []Question
+	for _, q := range c.o.Asks.Pending() {
+		if v.Admin || q.Principal == v.Name {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
 func (c *Console) answer(w http.ResponseWriter, r *http.Request) {
 	id, ans := r.PostForm.Get("id"), Answer(r.PostForm.Get("answer"))
 	if c.o.Asks == nil {
@@ -589,10 +601,15 @@ func (c *Console) answer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var tool string
-	for _, q := range c.o.Asks.Pending() {
+	for _, q := range c.questionsFor(sessionOf(r).viewer) {
 		if q.ID == id {
 			tool = q.Tool
 		}
+	}
+	if tool == "" {
+		// Not waiting, or another principal's: the same answer for both.
+		c.fail(w, r, http.StatusConflict, "answer", id, ErrAnswered.Error())
+		return
 	}
 	where, err := c.o.Asks.Answer(id, ans)
 	if errors.Is(err, ErrAnswered) {
