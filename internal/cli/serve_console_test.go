@@ -243,7 +243,9 @@ func TestGatewayConsoleAnswersAQuestion(t *testing.T) {
 		}
 	}
 	id := idRE.FindStringSubmatch(page)[1]
-	csrf := func(p string) string { return regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(p)[1] }
+	csrf := func(p string) string {
+		return regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(p)[1]
+	}
 	if other := theirs.get("/ui/asks"); strings.Contains(other, "mcp__alpha__echo") {
 		t.Errorf("carol sees bob's question:\n%s", other)
 	} else if code, body := theirs.post("/ui/asks/answer", url.Values{"id": {id}, "answer": {"once"}, "csrf": {csrf(other)}}); code != http.StatusConflict {

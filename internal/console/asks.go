@@ -26,16 +26,16 @@ const (
 
 // Question is one permission question waiting for a person.
 type Question struct {
-	ID       string
-	Tool     string
-	Server   string
-	Reason   string
-	Suggest  string
+	ID      string
+	Tool    string
+	Server  string
+	Reason  string
+	Suggest string
 	// Principal is whose call asks ("" when Asks.Who is nil or the call
 	// has none): a gateway's member sees and answers its own questions.
 	Principal string
 	Asked     time.Time
-	answered chan Answer
+	answered  chan Answer
 }
 
 // ErrAnswered is the error of an answer to a question that is no longer
