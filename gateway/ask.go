@@ -77,6 +77,10 @@ type Asker struct {
 	// waits in a console (internal/console's Asks) for a person, within
 	// the call's context (console_ask.go). If nil, such a call is refused.
 	Console host.Asker
+	// Link, if set with Console, is the address of a question's page in
+	// the console: a client that takes URL-mode elicitation but not forms
+	// is sent it, then its call waits for the answer given there.
+	Link func(id string) string
 
 	mu      sync.Mutex
 	allowed map[*mcp.ServerSession]map[string]bool
@@ -155,6 +159,9 @@ func (a *Asker) AskPermission(ctx context.Context, req host.PermitRequest, d pol
 		return host.AnswerOnce, nil
 	}
 	key := questionKey(req)
+	if a.byLink(st) {
+		return a.askByLink(ctx, st, req, d, key)
+	}
 	if r, ok := st.responses[permissionInput].(*mcp.ElicitResult); ok && st.state == key {
 		if r.Action != "accept" {
 			rec.answered(r.Action)
