@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -126,8 +127,10 @@ type ServeOptions struct {
 
 	// memberSecrets serves MemberSecretsPath (members' own values).
 	memberSecrets http.Handler
-	// console is the console served at ConsolePath (serve_console.go).
-	console http.Handler
+	// console is the console served at ConsolePath (serve_console.go),
+	// consoleAddr (a string) the address it is reached at.
+	console     http.Handler
+	consoleAddr atomic.Value
 }
 
 // NewServeCmd returns `switchboard serve`.

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -62,8 +64,10 @@ func (opts *ServeOptions) gatewayConsole(s *session, calls *gateway.AuditLog, as
 		}
 		return ""
 	}
+	asks.ID = gateway.QuestionID
 	if asker != nil {
 		asker.Console = consoleAsker{asks: asks, auth: a}
+		asker.Link = func(id string) string { return opts.consoleURL() + "/asks?q=" + id }
 	}
 	c, err := console.New(s.sb, console.Options{
 		Asks:         asks,
@@ -124,4 +128,20 @@ func (c consoleAsker) AskPermission(ctx context.Context, req host.PermitRequest,
 	ctx, cancel := context.WithTimeout(ctx, ConsoleAskWait)
 	defer cancel()
 	return c.asks.AskPermission(ctx, req, d)
+}
+
+// consoleURL is the console's address as clients reach the gateway: under
+// --resource-url's origin, else the address listened on (a wildcard bind
+// as 127.0.0.1).
+func (opts *ServeOptions) consoleURL() string {
+	if u, err := url.Parse(opts.ResourceURL); err == nil && u.Host != "" {
+		return u.Scheme + "://" + u.Host + ConsolePath
+	}
+	addr, _ := opts.consoleAddr.Load().(string)
+	if h, port, err := net.SplitHostPort(addr); err == nil {
+		if ip := net.ParseIP(h); ip != nil && ip.IsUnspecified() {
+			addr = net.JoinHostPort("127.0.0.1", port)
+		}
+	}
+	return "http://" + addr + ConsolePath
 }

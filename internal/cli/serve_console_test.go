@@ -267,3 +267,72 @@ func TestGatewayConsoleAnswersAQuestion(t *testing.T) {
 		t.Errorf("the console's audit log:\n%s", consoleAudit)
 	}
 }
+
+// A client that takes URL-mode elicitation but no forms is sent a link to
+// its question's page in the console; its principal opens it, answers, and
+// the call proceeds.
+func TestGatewayConsoleLinkElicitation(t *testing.T) {
+	w := newGatewayWorld(t)
+	w.servers(t, "alpha")
+	w.permissions(t, nil, nil)
+	bob := w.addKey(t, "bob")
+	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0")
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	links := make(chan *mcp.ElicitParams, 1)
+	opts := &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			links <- req.Params
+			return &mcp.ElicitResult{Action: "accept"}, nil // shown to the person
+		},
+	}
+	hc := &http.Client{Transport: bearerTransport{token: bob}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "url-only"}, opts).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	type result struct {
+		text  string
+		isErr bool
+	}
+	done := make(chan result, 1)
+	go func() {
+		text, isErr := callText(t, ctx, cs, "alpha__echo", map[string]any{"text": "answered by link"})
+		done <- result{text, isErr}
+	}()
+	var q *mcp.ElicitParams
+	select {
+	case q = <-links:
+	case r := <-done:
+		t.Fatalf("the call ended without a link: %+v", r)
+	}
+	if q.Mode != "url" || !strings.HasPrefix(q.URL, base+"/ui/asks?q=") || q.ElicitationID == "" || !strings.Contains(q.Message, "mcp__alpha__echo") {
+		t.Fatalf("the elicitation: %+v", q)
+	}
+	b := signInConsole(t, base, bob)
+	var page string
+	for {
+		page = b.get(strings.TrimPrefix(q.URL, base))
+		if strings.Contains(page, `id="ask-`+q.ElicitationID+`"`) {
+			break
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("the call ended before its question was shown: %+v", r)
+		case <-ctx.Done():
+			t.Fatalf("the linked question never showed:\n%s", page)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	csrf := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(page)[1]
+	if code, body := b.post("/ui/asks/answer", url.Values{"id": {q.ElicitationID}, "answer": {"once"}, "csrf": {csrf}}); code != http.StatusSeeOther {
+		t.Fatalf("the answer: %d %s", code, body)
+	}
+	if r := <-done; r.isErr || !strings.Contains(r.text, "answered by link") {
+		t.Errorf("the call after the answer: %+v", r)
+	}
+}

@@ -95,6 +95,7 @@ func httpHandler(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, ad
 		// Its own login and session cookie, not the bearer guard: a
 		// browser cannot send a key (serve_console.go).
 		mux.Handle(ConsolePath+"/", opts.console)
+		opts.consoleAddr.Store(addr)
 	}
 	if opts.metrics != nil {
 		// Behind the same auth as /mcp: the counts name servers and tools.

@@ -55,6 +55,9 @@ type Asks struct {
 	// Who, if set, names the principal of the call a question comes
 	// from (a gateway's: gateway.CallPrincipal).
 	Who func(ctx context.Context) string
+	// ID, if set, gives a question the id its call was sent a link with
+	// (gateway.QuestionID); "" or nil: a new random one.
+	ID func(ctx context.Context) string
 
 	mu      sync.Mutex
 	pending []*Question
@@ -71,6 +74,11 @@ func (a *Asks) AskPermission(ctx context.Context, req host.PermitRequest, d poli
 		Asked: time.Now(), answered: make(chan Answer, 1)}
 	if a.Who != nil {
 		q.Principal = a.Who(ctx)
+	}
+	if a.ID != nil {
+		if id := a.ID(ctx); id != "" {
+			q.ID = id
+		}
 	}
 	a.mu.Lock()
 	a.pending = append(a.pending, q)
