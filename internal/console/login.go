@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 )
 
 // Under a gateway (Options.Login) the browser cannot send the gateway's
@@ -33,7 +34,8 @@ func (c *Console) loginSession(w http.ResponseWriter, r *http.Request) (*session
 		}
 	}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
-		http.Redirect(w, r, c.o.BasePath+"/login", http.StatusSeeOther)
+		// Back to this page once signed in (a question's link).
+		http.Redirect(w, r, c.o.BasePath+"/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 		return nil, false
 	}
 	http.Error(w, "console: not authenticated: sign in at "+c.o.BasePath+"/login", http.StatusUnauthorized)
@@ -48,7 +50,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	show := func(status int, msg string) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(status)
-		_ = c.pages.ExecuteTemplate(w, "login.html", page{Title: "Sign in", Base: c.o.BasePath, Message: msg})
+		_ = c.pages.ExecuteTemplate(w, "login.html", page{Title: "Sign in", Base: c.o.BasePath, Message: msg, Data: c.next(r)})
 	}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
@@ -80,7 +82,18 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		role = "admin"
 	}
 	c.audit(r, s, "session", "", "opened with a gateway credential ("+role+")")
-	http.Redirect(w, r, c.o.BasePath+"/", http.StatusSeeOther)
+	http.Redirect(w, r, c.next(r), http.StatusSeeOther)
+}
+
+// next is where a sign-in goes on to: the console page it was asked for
+// ("next"), never elsewhere; else the console's first page.
+func (c *Console) next(r *http.Request) string {
+	n := r.FormValue("next")
+	if u, err := url.Parse(n); err == nil && u.Scheme == "" && u.Host == "" && !strings.HasPrefix(n, "//") &&
+		strings.HasPrefix(u.Path, c.o.BasePath+"/") && !strings.Contains(u.Path, "..") && u.Path != c.o.BasePath+"/login" {
+		return n
+	}
+	return c.o.BasePath + "/"
 }
 
 // logout ends the session.

@@ -90,7 +90,7 @@ func TestConsoleGatewayLogin(t *testing.T) {
 	before, _ := os.ReadFile(f.settings)
 
 	anon := newBrowserish(t, base)
-	if code, _, h := anon.do("GET", "/ui/", "", nil); code != http.StatusSeeOther || h.Get("Location") != "/ui/login" {
+	if code, _, h := anon.do("GET", "/ui/", "", nil); code != http.StatusSeeOther || h.Get("Location") != "/ui/login?next=%2Fui%2F" {
 		t.Errorf("unsigned: %d to %q", code, h.Get("Location"))
 	}
 	if code, body, _ := anon.do("GET", "/ui/login", "", nil); code != http.StatusOK || !strings.Contains(body, `type="password" name="key"`) {
@@ -138,7 +138,7 @@ func TestConsoleGatewayLogin(t *testing.T) {
 		t.Errorf("a member changed the settings:\n%s", after)
 	}
 	revoked.Store(true)
-	if code, _, h := member.do("GET", "/ui/", "", nil); code != http.StatusSeeOther || h.Get("Location") != "/ui/login" {
+	if code, _, h := member.do("GET", "/ui/", "", nil); code != http.StatusSeeOther || !strings.HasPrefix(h.Get("Location"), "/ui/login?") {
 		t.Errorf("after the key was revoked: %d %q", code, h.Get("Location"))
 	}
 
@@ -165,6 +165,22 @@ func TestConsoleGatewayLogin(t *testing.T) {
 		`"principal":"root","remote"`, `"action":"add rule","target":"allow mcp__mine"`} {
 		if !strings.Contains(f.audit.String(), want) {
 			t.Errorf("the audit log lacks %s:\n%s", want, f.audit.String())
+		}
+	}
+
+	// A question's link, opened signed out: signed in, the browser goes
+	// on to it — and never to another site.
+	linked := newBrowserish(t, base)
+	code, _, h := linked.do("GET", "/ui/asks?q=abc", "", nil)
+	if code != http.StatusSeeOther {
+		t.Fatalf("the link signed out: %d", code)
+	}
+	if _, body, _ := linked.do("GET", h.Get("Location"), "", nil); !strings.Contains(body, `name="next" value="/ui/asks?q=abc"`) {
+		t.Errorf("the login page does not go on to the link:\n%s", body)
+	}
+	for next, want := range map[string]string{"/ui/asks?q=abc": "/ui/asks?q=abc", "//evil.example/ui/": "/ui/", "https://evil.example/ui/": "/ui/", "/elsewhere": "/ui/"} {
+		if code, _, h := linked.do("POST", "/ui/login", base, url.Values{"key": {"admin-key"}, "next": {next}}); code != http.StatusSeeOther || h.Get("Location") != want {
+			t.Errorf("signed in with next %q: %d to %q, want %q", next, code, h.Get("Location"), want)
 		}
 	}
 }
