@@ -13,9 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/gateway"
+	"github.com/switchboard-mcp/switchboard/internal/testserver/testbrowser"
 )
 
 // `serve --http` serves the console at /ui behind the gateway's own keys:
@@ -269,8 +271,8 @@ func TestGatewayConsoleAnswersAQuestion(t *testing.T) {
 }
 
 // A client that takes URL-mode elicitation but no forms is sent a link to
-// its question's page in the console; its principal opens it, answers, and
-// the call proceeds.
+// its question's page in the console; its principal opens it in a real
+// browser (chromium), signs in, answers, and the call proceeds.
 func TestGatewayConsoleLinkElicitation(t *testing.T) {
 	w := newGatewayWorld(t)
 	w.servers(t, "alpha")
@@ -313,24 +315,16 @@ func TestGatewayConsoleLinkElicitation(t *testing.T) {
 	if q.Mode != "url" || !strings.HasPrefix(q.URL, base+"/ui/asks?q=") || q.ElicitationID == "" || !strings.Contains(q.Message, "mcp__alpha__echo") {
 		t.Fatalf("the elicitation: %+v", q)
 	}
-	b := signInConsole(t, base, bob)
-	var page string
-	for {
-		page = b.get(strings.TrimPrefix(q.URL, base))
-		if strings.Contains(page, `id="ask-`+q.ElicitationID+`"`) {
-			break
-		}
-		select {
-		case r := <-done:
-			t.Fatalf("the call ended before its question was shown: %+v", r)
-		case <-ctx.Done():
-			t.Fatalf("the linked question never showed:\n%s", page)
-		case <-time.After(50 * time.Millisecond):
-		}
+	// The person follows the link in a real browser: the console asks
+	// them to sign in, goes on to the question, and they answer it there.
+	bctx := testbrowser.Start(t)
+	if err := chromedp.Do(bctx, chromedp.Navigate(q.URL), chromedp.WaitVisible(chromedp.CSS("#key")),
+		chromedp.SendKeys(chromedp.CSS("#key"), bob), chromedp.Click(chromedp.CSS("#signin")),
+		chromedp.WaitVisible(chromedp.CSS("#ask-"+q.ElicitationID+` button[value="once"]`))); err != nil {
+		t.Fatalf("the link in the browser: %v", err)
 	}
-	csrf := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(page)[1]
-	if code, body := b.post("/ui/asks/answer", url.Values{"id": {q.ElicitationID}, "answer": {"once"}, "csrf": {csrf}}); code != http.StatusSeeOther {
-		t.Fatalf("the answer: %d %s", code, body)
+	if err := chromedp.Do(bctx, chromedp.Click(chromedp.CSS("#ask-"+q.ElicitationID+` button[value="once"]`)), chromedp.WaitVisible(chromedp.CSS("#message"))); err != nil {
+		t.Fatal(err)
 	}
 	if r := <-done; r.isErr || !strings.Contains(r.text, "answered by link") {
 		t.Errorf("the call after the answer: %+v", r)
