@@ -197,6 +197,30 @@ func (b *consoleBrowser) post(path string, form url.Values) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
+// callResult is how a call made by callInBackground ended.
+type callResult struct {
+	text  string
+	isErr bool
+}
+
+// callInBackground connects to the gateway at base with key as a client
+// with opts, and calls tool with text while the test goes on.
+func callInBackground(t *testing.T, ctx context.Context, base, key string, opts *mcp.ClientOptions, tool, text string) <-chan callResult {
+	t.Helper()
+	hc := &http.Client{Transport: bearerTransport{token: key}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "console-test"}, opts).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	done := make(chan callResult, 1)
+	go func() {
+		text, isErr := callText(t, ctx, cs, tool, map[string]any{"text": text})
+		done <- callResult{text, isErr}
+	}()
+	return done
+}
+
 // A permission question the calling client cannot answer (it declared no
 // elicitation) waits in the gateway's console: its principal sees it and
 // answers it there, another principal neither sees nor answers it, the
@@ -212,21 +236,7 @@ func TestGatewayConsoleAnswersAQuestion(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	hc := &http.Client{Transport: bearerTransport{token: bob}}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "no-elicitation"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	type result struct {
-		text  string
-		isErr bool
-	}
-	done := make(chan result, 1)
-	go func() {
-		text, isErr := callText(t, ctx, cs, "alpha__echo", map[string]any{"text": "asked in the console"})
-		done <- result{text, isErr}
-	}()
+	done := callInBackground(t, ctx, base, bob, nil, "alpha__echo", "asked in the console")
 
 	mine, theirs := signInConsole(t, base, bob), signInConsole(t, base, carol)
 	idRE := regexp.MustCompile(`name="id" value="([0-9a-f]+)"`)
@@ -291,21 +301,7 @@ func TestGatewayConsoleLinkElicitation(t *testing.T) {
 			return &mcp.ElicitResult{Action: "accept"}, nil // shown to the person
 		},
 	}
-	hc := &http.Client{Transport: bearerTransport{token: bob}}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "url-only"}, opts).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	type result struct {
-		text  string
-		isErr bool
-	}
-	done := make(chan result, 1)
-	go func() {
-		text, isErr := callText(t, ctx, cs, "alpha__echo", map[string]any{"text": "answered by link"})
-		done <- result{text, isErr}
-	}()
+	done := callInBackground(t, ctx, base, bob, opts, "alpha__echo", "answered by link")
 	var q *mcp.ElicitParams
 	select {
 	case q = <-links:
