@@ -198,7 +198,7 @@ func (a *Asker) AskPermission(ctx context.Context, req host.PermitRequest, d pol
 		// nowhere to send.
 		st.hint = "this gateway runs --stateless, where a client on a protocol before 2026-07-28 cannot be asked; " +
 			"serve with --session-key-file too (it gives such clients sessions), or allow the tool with a rule"
-		return a.inConsole(ctx, req, d)
+		return host.AnswerDeny, ErrCannotAsk
 	}
 	if !st.canElicit() {
 		return a.inConsole(ctx, req, d)
