@@ -72,6 +72,15 @@ type Asker struct {
 	// Asking, and nobody to ask). If nil, "always" is not offered to
 	// such callers.
 	Rules host.RuleWriter
+	// Console, if set, is asked when the calling client cannot be (no
+	// elicitation, or a call not made through the gateway): the question
+	// waits in a console (internal/console's Asks) for a person, within
+	// the call's context (console_ask.go). If nil, such a call is refused.
+	Console host.Asker
+	// Link, if set with Console, is the address of a question's page in
+	// the console: a client that takes URL-mode elicitation but not forms
+	// is sent it, then its call waits for the answer given there.
+	Link func(id string) string
 
 	mu      sync.Mutex
 	allowed map[*mcp.ServerSession]map[string]bool
@@ -142,7 +151,7 @@ func askFrom(ctx context.Context) *askState {
 func (a *Asker) AskPermission(ctx context.Context, req host.PermitRequest, d policy.Decision) (host.Answer, error) {
 	st := askFrom(ctx)
 	if st == nil {
-		return host.AnswerDeny, ErrCannotAsk
+		return a.inConsole(ctx, req, d)
 	}
 	rec := recordFrom(ctx)
 	if a.sessionAllows(st.session, req.Tool) {
@@ -150,6 +159,9 @@ func (a *Asker) AskPermission(ctx context.Context, req host.PermitRequest, d pol
 		return host.AnswerOnce, nil
 	}
 	key := questionKey(req)
+	if a.byLink(st) {
+		return a.askByLink(ctx, st, req, d, key)
+	}
 	if r, ok := st.responses[permissionInput].(*mcp.ElicitResult); ok && st.state == key {
 		if r.Action != "accept" {
 			rec.answered(r.Action)
@@ -189,7 +201,7 @@ func (a *Asker) AskPermission(ctx context.Context, req host.PermitRequest, d pol
 		return host.AnswerDeny, ErrCannotAsk
 	}
 	if !st.canElicit() {
-		return host.AnswerDeny, ErrCannotAsk
+		return a.inConsole(ctx, req, d)
 	}
 	rule, where, _ := a.always(ctx, req, d)
 	st.question, st.key = permissionQuestion(req, d, rule, where, !st.sessionless), key

@@ -123,6 +123,24 @@ type AuditLog struct {
 	mu   sync.Mutex
 	f    *os.File
 	size int64
+	// recent are the last lines written (RecentAudit of them), oldest
+	// first, for a console's Calls page.
+	recent []AuditEntry
+}
+
+// RecentAudit is how many of the last lines an AuditLog keeps in memory.
+const RecentAudit = 200
+
+// Recent returns the last lines written (at most RecentAudit), newest
+// first: what the file holds, secrets redacted.
+func (l *AuditLog) Recent() []AuditEntry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]AuditEntry, len(l.recent))
+	for i, e := range l.recent {
+		out[len(out)-1-i] = e
+	}
+	return out
 }
 
 // OpenAudit opens (creating it and its folder) the audit log at path.
@@ -254,6 +272,12 @@ func (l *AuditLog) Write(e *AuditEntry) error {
 	}
 	n, err := l.f.Write(b)
 	l.size += int64(n)
+	if err == nil {
+		if len(l.recent) == RecentAudit {
+			l.recent = append(l.recent[:0], l.recent[1:]...)
+		}
+		l.recent = append(l.recent, *e)
+	}
 	return err
 }
 

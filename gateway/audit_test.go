@@ -291,3 +291,25 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// Recent keeps the last RecentAudit lines written, newest first, through
+// rotations: what a console's Calls page lists.
+func TestAuditRecent(t *testing.T) {
+	l, err := gateway.OpenAudit(filepath.Join(t.TempDir(), "audit.jsonl"), &gateway.AuditOptions{MaxSize: 4000, Keep: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if got := l.Recent(); len(got) != 0 {
+		t.Fatalf("a new log's recent lines: %+v", got)
+	}
+	for i := range gateway.RecentAudit + 5 {
+		if err := l.Write(&gateway.AuditEntry{Tool: fmt.Sprintf("mcp__s__t%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := l.Recent()
+	if len(got) != gateway.RecentAudit || got[0].Tool != fmt.Sprintf("mcp__s__t%d", gateway.RecentAudit+4) || got[len(got)-1].Tool != "mcp__s__t5" {
+		t.Errorf("recent: %d lines, %s … %s", len(got), got[0].Tool, got[len(got)-1].Tool)
+	}
+}

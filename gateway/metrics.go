@@ -2,10 +2,13 @@ package gateway
 
 import (
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/switchboard-mcp/switchboard/host"
 )
@@ -87,6 +90,66 @@ func (m *Metrics) call(server, tool, decision string, out outcome) {
 	}
 	m.latency.WithLabelValues(server, tool).Observe(out.duration.Seconds())
 	m.decisions.WithLabelValues(decision).Inc()
+}
+
+// ServerFigures are one server's call figures, as the metrics count them
+// since the gateway started.
+type ServerFigures struct {
+	// Server is "" for the gateway's own tools.
+	Server string
+	Calls  uint64
+	Errors uint64
+	// LatencySum is the seconds all calls took; Buckets are the latency
+	// histogram's cumulative counts at each upper bound Bounds (seconds).
+	LatencySum float64
+	Bounds     []float64
+	Buckets    []uint64
+}
+
+// Figures returns the call figures per server, sorted by server.
+func (m *Metrics) Figures() []ServerFigures {
+	by := map[string]*ServerFigures{}
+	get := func(mt *dto.Metric) *ServerFigures {
+		var server string
+		for _, l := range mt.GetLabel() {
+			if l.GetName() == "server" {
+				server = l.GetValue()
+			}
+		}
+		f := by[server]
+		if f == nil {
+			f = &ServerFigures{Server: server}
+			by[server] = f
+		}
+		return f
+	}
+	fams, _ := m.reg.Gather()
+	for _, fam := range fams {
+		for _, mt := range fam.GetMetric() {
+			switch fam.GetName() {
+			case "switchboard_gateway_calls_total":
+				get(mt).Calls += uint64(mt.GetCounter().GetValue())
+			case "switchboard_gateway_call_errors_total":
+				get(mt).Errors += uint64(mt.GetCounter().GetValue())
+			case "switchboard_gateway_call_duration_seconds":
+				f, h := get(mt), mt.GetHistogram()
+				f.LatencySum += h.GetSampleSum()
+				for i, b := range h.GetBucket() {
+					if i == len(f.Buckets) {
+						f.Bounds = append(f.Bounds, b.GetUpperBound())
+						f.Buckets = append(f.Buckets, 0)
+					}
+					f.Buckets[i] += b.GetCumulativeCount()
+				}
+			}
+		}
+	}
+	out := make([]ServerFigures, 0, len(by))
+	for _, f := range by {
+		out = append(out, *f)
+	}
+	slices.SortFunc(out, func(a, b ServerFigures) int { return strings.Compare(a.Server, b.Server) })
+	return out
 }
 
 // serves reports whether name is a tool the gateway serves.

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -139,6 +140,10 @@ type ServeOptions struct {
 	AllProfiles bool
 	// profileGateways are their gateways, one per profile's view.
 	profileGateways []profileGateway
+	// console is the console served at ConsolePath (serve_console.go),
+	// consoleAddr (a string) the address it is reached at.
+	console     http.Handler
+	consoleAddr atomic.Value
 }
 
 // NewServeCmd returns `switchboard serve`.
@@ -187,6 +192,8 @@ access tokens (their claims name the caller and its groups) and serves
 /.well-known/oauth-protected-resource, which a 401 names.
 --audit-log FILE writes one JSON line per call; /metrics serves Prometheus
 metrics behind the same auth (--metrics ADDR serves them elsewhere too).
+/ui/ serves the console in the browser behind the same keys and tokens, posted
+once to its login page; the "admin" group and the token's holder are its admins.
 
 A call that the permission rules would ask about is asked of the calling client
 as an elicitation when it supports one, else refused with the rule to add.
@@ -459,6 +466,14 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		if members != nil {
 			opts.memberSecrets = opts.memberHandler(s, members, log)
 		}
+	}
+	if opts.HTTP != "" {
+		h, closeConsole, err := opts.gatewayConsole(s, audit, asker, log)
+		if err != nil {
+			return err
+		}
+		defer closeConsole()
+		opts.console = h
 	}
 	gopts := &gateway.Options{
 		Version:    buildVersion(), // the serverInfo clients see: as `switchboard version` says

@@ -101,6 +101,12 @@ func httpHandler(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, ad
 	}
 	mux.Handle("/", g.Handler(hopts))
 	mountProfiles(mux, opts, a, hopts)
+	if opts.console != nil {
+		// Its own login and session cookie, not the bearer guard: a
+		// browser cannot send a key (serve_console.go).
+		mux.Handle(ConsolePath+"/", opts.console)
+		opts.consoleAddr.Store(addr)
+	}
 	if opts.memberSecrets != nil {
 		mux.Handle(memberPath, guard.Wrap(opts.memberSecrets)) // serve_member_oauth.go
 	}

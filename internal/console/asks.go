@@ -26,13 +26,16 @@ const (
 
 // Question is one permission question waiting for a person.
 type Question struct {
-	ID       string
-	Tool     string
-	Server   string
-	Reason   string
-	Suggest  string
-	Asked    time.Time
-	answered chan Answer
+	ID      string
+	Tool    string
+	Server  string
+	Reason  string
+	Suggest string
+	// Principal is whose call asks ("" when Asks.Who is nil or the call
+	// has none): a gateway's member sees and answers its own questions.
+	Principal string
+	Asked     time.Time
+	answered  chan Answer
 }
 
 // ErrAnswered is the error of an answer to a question that is no longer
@@ -49,6 +52,12 @@ type Asks struct {
 	// AllowRule writes the allow rule of an "always" answer; nil makes
 	// "always" a session answer.
 	AllowRule func(rule string) (where string, err error)
+	// Who, if set, names the principal of the call a question comes
+	// from (a gateway's: gateway.CallPrincipal).
+	Who func(ctx context.Context) string
+	// ID, if set, gives a question the id its call was sent a link with
+	// (gateway.QuestionID); "" or nil: a new random one.
+	ID func(ctx context.Context) string
 
 	mu      sync.Mutex
 	pending []*Question
@@ -63,6 +72,14 @@ func NewAsks() *Asks { return &Asks{changed: make(chan struct{})} }
 func (a *Asks) AskPermission(ctx context.Context, req host.PermitRequest, d policy.Decision) (host.Answer, error) {
 	q := &Question{ID: newID(), Tool: req.Tool, Server: req.Server, Reason: d.Reason, Suggest: d.Suggest,
 		Asked: time.Now(), answered: make(chan Answer, 1)}
+	if a.Who != nil {
+		q.Principal = a.Who(ctx)
+	}
+	if a.ID != nil {
+		if id := a.ID(ctx); id != "" {
+			q.ID = id
+		}
+	}
 	a.mu.Lock()
 	a.pending = append(a.pending, q)
 	a.count++

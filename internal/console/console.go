@@ -3,12 +3,13 @@
 // the calls made from it, and the questions waiting for an answer. It is
 // an [http.Handler] built from a front door ([Front], which a
 // *switchboard.Switchboard satisfies) and [Options]; `switchboard ui`
-// serves it on loopback behind a one-time token, and a gateway can mount
-// it behind its own authentication (Options.Auth).
+// serves it on loopback behind a one-time token, and `serve --http` mounts
+// it at /ui behind the gateway's own keys or access tokens (Options.Login).
 //
 // The console guards itself (docs/security.md, "The console's own
 // safety"): every request is authenticated (token exchanged for an
-// HttpOnly SameSite=Strict cookie, or Options.Auth), its Host must be one
+// HttpOnly SameSite=Strict cookie, or a gateway credential posted once to
+// its login page: Options.Login), its Host must be one
 // of Options.Hosts (DNS rebinding), every change is a POST whose Origin is
 // the console's own and whose form carries the session's CSRF token, the
 // pages run no script (Content-Security-Policy script-src 'self', and none
@@ -34,6 +35,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/policy"
 )
@@ -47,19 +49,26 @@ type Front interface {
 	Host() *host.Host
 	Call(ctx context.Context, name string, args any) (*switchboard.Result, error)
 	Reload() (host.ApplyResult, error)
+	ToolChanges() []host.ToolChange
+	AcceptTools(server string, tools ...string) ([]string, error)
 }
 
 // Options configure [New].
 type Options struct {
 	// Token is the secret of the URL `switchboard ui` prints: a visit with
-	// ?token=Token gets a session cookie. Ignored when Auth is set.
+	// ?token=Token gets a session cookie, whose viewer is an admin.
+	// Ignored when Login is set.
 	Token string
-	// Auth, if set, authenticates every request in place of the token
-	// and cookie (a gateway's keys or JWTs): it returns the principal, or
-	// false to refuse the request.
-	Auth func(*http.Request) (principal string, ok bool)
+	// Login, if set, replaces the token (a gateway's keys or access
+	// tokens): the console serves a login page where the credential is
+	// posted once, and Login says whose it is. The session's cookie
+	// stands for it, and every request calls Login again with it, so that
+	// a revoked key or an expired token ends the session. An error refuses
+	// the credential.
+	Login func(ctx context.Context, credential string) (*Viewer, error)
 	// Hosts are the Host headers the console answers to ("127.0.0.1:PORT",
-	// "localhost:PORT"); any other is refused (DNS rebinding). Required.
+	// "localhost:PORT"); any other is refused (DNS rebinding). Required
+	// unless Login is set (a gateway answering to many names).
 	Hosts []string
 	// BasePath is where the console is mounted ("" or "/ui").
 	BasePath string
@@ -79,7 +88,31 @@ type Options struct {
 	// CallTimeout bounds a playground call, its question included; 0:
 	// two minutes.
 	CallTimeout time.Duration
+	// GatewayCalls, if set, returns a gateway's recent calls, newest
+	// first (its audit log's last lines): the Calls page lists them, a
+	// member's own only.
+	GatewayCalls func() []gateway.AuditEntry
+	// Figures, if set, returns a gateway's call figures per server (its
+	// metrics): the Calls page draws them.
+	Figures func() []gateway.ServerFigures
 }
+
+// Viewer is who is looking: what the console shows them and lets them
+// change.
+type Viewer struct {
+	// Name is the principal's name (the audit log's "principal").
+	Name string
+	// Admin may change what runs and what may be called: approve, pause,
+	// resume and retry servers, add and remove rules, accept tool
+	// changes, call tools from the playground. Others see only the
+	// servers and tools Sees lets them, their own calls and questions.
+	Admin bool
+	// Sees reports whether the viewer's rules let it see a tool (not
+	// denied to it); nil: every tool.
+	Sees func(policy.Request) bool
+}
+
+func (v *Viewer) sees(req policy.Request) bool { return v.Admin || v.Sees == nil || v.Sees(req) }
 
 // Console is the handler.
 type Console struct {
@@ -97,6 +130,10 @@ type Console struct {
 type session struct {
 	csrf      string
 	principal string
+	viewer    *Viewer
+	// credential is what was posted to the login page (Options.Login),
+	// checked again on every request.
+	credential string
 }
 
 //go:embed assets
@@ -104,13 +141,13 @@ var assets embed.FS
 
 // New returns the console of front.
 func New(front Front, o Options) (*Console, error) {
-	if len(o.Hosts) == 0 && o.Auth == nil {
+	if len(o.Hosts) == 0 && o.Login == nil {
 		return nil, fmt.Errorf("console: Options.Hosts is required")
 	}
 	if o.Audit == nil {
 		return nil, fmt.Errorf("console: Options.Audit is required: every change is audited")
 	}
-	if o.Auth == nil && len(o.Token) < 16 {
+	if o.Login == nil && len(o.Token) < 16 {
 		return nil, fmt.Errorf("console: Options.Token must be a long random secret")
 	}
 	if o.Now == nil {
@@ -128,13 +165,16 @@ func New(front Front, o Options) (*Console, error) {
 	}
 	m := http.NewServeMux()
 	m.HandleFunc("GET /{$}", c.servers)
-	m.HandleFunc("POST /servers/approve", c.approve)
-	m.HandleFunc("POST /servers/action", c.serverAction)
-	m.HandleFunc("GET /permissions", c.permissions)
-	m.HandleFunc("POST /permissions/add", c.addRule)
-	m.HandleFunc("POST /permissions/remove", c.removeRule)
+	m.HandleFunc("POST /servers/approve", c.adminOnly(c.approve))
+	m.HandleFunc("POST /servers/action", c.adminOnly(c.serverAction))
+	m.HandleFunc("GET /permissions", c.adminOnly(c.permissions))
+	m.HandleFunc("POST /permissions/add", c.adminOnly(c.addRule))
+	m.HandleFunc("POST /permissions/remove", c.adminOnly(c.removeRule))
 	m.HandleFunc("GET /tools", c.tools)
-	m.HandleFunc("POST /call", c.call)
+	m.HandleFunc("POST /call", c.adminOnly(c.call))
+	m.HandleFunc("GET /changes", c.adminOnly(c.toolChanges))
+	m.HandleFunc("POST /changes/accept", c.adminOnly(c.acceptTool))
+	m.HandleFunc("POST /logout", c.logout)
 	m.HandleFunc("GET /calls", c.callsPage)
 	m.HandleFunc("GET /asks", c.asksPage)
 	m.HandleFunc("POST /asks/answer", c.answer)
@@ -166,6 +206,10 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if path == "" {
 		path = "/"
 	}
+	if c.o.Login != nil && path == "/login" {
+		c.login(w, r)
+		return
+	}
 	s, ok := c.authenticate(w, r)
 	if !ok {
 		return
@@ -191,15 +235,8 @@ const cookieName = "switchboard_console"
 // the cookie, or a visit with the token (which sets the cookie and drops
 // the token from the address bar).
 func (c *Console) authenticate(w http.ResponseWriter, r *http.Request) (*session, bool) {
-	if c.o.Auth != nil {
-		p, ok := c.o.Auth(r)
-		if !ok {
-			http.Error(w, "console: not authenticated", http.StatusUnauthorized)
-			return nil, false
-		}
-		// Under a gateway's authentication the session is the principal's
-		// (its CSRF token lives with the cookie it gets here).
-		return c.cookieSession(w, r, p), true
+	if c.o.Login != nil {
+		return c.loginSession(w, r)
 	}
 	if ck, err := r.Cookie(cookieName); err == nil {
 		c.mu.Lock()
@@ -211,7 +248,7 @@ func (c *Console) authenticate(w http.ResponseWriter, r *http.Request) (*session
 	}
 	if tok := r.URL.Query().Get("token"); tok != "" && r.Method == http.MethodGet &&
 		subtle.ConstantTimeCompare([]byte(tok), []byte(c.o.Token)) == 1 {
-		s := c.newSession(w, "local user")
+		s := c.newSession(w, &Viewer{Name: "local user", Admin: true}, "")
 		c.audit(r, s, "session", "", "opened with the token")
 		u := *r.URL
 		q := u.Query()
@@ -224,21 +261,9 @@ func (c *Console) authenticate(w http.ResponseWriter, r *http.Request) (*session
 	return nil, false
 }
 
-func (c *Console) cookieSession(w http.ResponseWriter, r *http.Request, principal string) *session {
-	if ck, err := r.Cookie(cookieName); err == nil {
-		c.mu.Lock()
-		s := c.sessions[ck.Value]
-		c.mu.Unlock()
-		if s != nil && s.principal == principal {
-			return s
-		}
-	}
-	return c.newSession(w, principal)
-}
-
-func (c *Console) newSession(w http.ResponseWriter, principal string) *session {
+func (c *Console) newSession(w http.ResponseWriter, v *Viewer, credential string) *session {
 	id := newSecret()
-	s := &session{csrf: newSecret(), principal: principal}
+	s := &session{csrf: newSecret(), principal: v.Name, viewer: v, credential: credential}
 	c.mu.Lock()
 	c.sessions[id] = s
 	c.mu.Unlock()
@@ -253,19 +278,27 @@ func (c *Console) newSession(w http.ResponseWriter, principal string) *session {
 // checkChange says why a change is refused: an Origin that is not the
 // console's own (a cross-site form), or a missing or wrong CSRF token.
 func (c *Console) checkChange(r *http.Request, s *session) string {
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return "the request has no Origin header"
-	}
-	u, err := url.Parse(origin)
-	if err != nil || u.Host != r.Host || (u.Scheme != "http" && u.Scheme != "https") {
-		return fmt.Sprintf("it comes from another site (Origin %q)", origin)
+	if why := foreignOrigin(r); why != "" {
+		return why
 	}
 	if err := r.ParseForm(); err != nil {
 		return "the form could not be read: " + err.Error()
 	}
 	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(s.csrf)) != 1 {
 		return "the form's CSRF token is not this session's (reload the page)"
+	}
+	return ""
+}
+
+// foreignOrigin says why r's Origin is not the console's own, or "".
+func foreignOrigin(r *http.Request) string {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return "the request has no Origin header"
+	}
+	u, err := url.Parse(origin)
+	if err != nil || !strings.EqualFold(u.Host, r.Host) || (u.Scheme != "http" && u.Scheme != "https") {
+		return fmt.Sprintf("it comes from another site (Origin %q)", origin)
 	}
 	return ""
 }

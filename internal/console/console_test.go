@@ -12,13 +12,11 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -27,6 +25,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/proc"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
+	"github.com/switchboard-mcp/switchboard/internal/testserver/testbrowser"
 	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/trust"
 )
@@ -93,13 +92,19 @@ func server(ts string) map[string]any {
 	return map[string]any{"command": cmd, "args": args}
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T, more ...map[string]any) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	homeDir, home, ws := filepath.Join(dir, "user"), filepath.Join(dir, "user", ".switchboard"), filepath.Join(dir, "ws")
-	writeJSON(t, filepath.Join(home, "mcp.json"), map[string]any{"mcpServers": map[string]any{"mine": server("echo")}})
+	servers := map[string]any{"mine": server("echo")}
+	for _, m := range more {
+		for k, v := range m {
+			servers[k] = v
+		}
+	}
+	writeJSON(t, filepath.Join(home, "mcp.json"), map[string]any{"mcpServers": servers})
 	// A comment in the user's settings, which the console's edits keep.
-	if err := os.WriteFile(filepath.Join(home, "settings.json"), []byte("{\n  // mine\n  \"permissions\": {\"deny\": [\"mcp__mine__add\"]},\n  // The test servers are this test binary, in a /tmp the sandbox hides.\n  \"sandbox\": {\"project\": false}\n}\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(home, "settings.json"), []byte("{\n  // mine\n  \"permissions\": {\"deny\": [\"mcp__mine__add\"]},\n  // The test servers are this test binary, in a /tmp the sandbox hides.\n  \"sandbox\": {\"project\": false},\n  \"toolChanges\": \"ask\"\n}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	repo := server("echo")
@@ -137,42 +142,8 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-// browser starts Debian's chromium headless, fresh profile; without it
-// the test is skipped, or fails under CI=true.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	exe := ""
-	for _, n := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(n); err == nil {
-			exe = p
-			break
-		}
-	}
-	if exe == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("chromium is missing (apt-get install chromium; .ci/run installs it)")
-		}
-		t.Skip("chromium is not installed")
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 800),
-	}
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancel)
-	ctx, cancel2 := chromedp.NewContext(actx)
-	t.Cleanup(cancel2)
-	// The first action starts the browser, with no deadline (that would
-	// stop the browser); the test's actions get one.
-	if _, err := chromedp.Run(ctx, chromedp.Location()); err != nil {
-		t.Fatalf("chromium did not start: %v", err)
-	}
-	ctx, cancel3 := context.WithTimeout(ctx, 3*time.Minute)
-	t.Cleanup(cancel3)
-	return ctx
-}
+// browser starts Debian's chromium headless (testbrowser).
+func browser(t *testing.T) context.Context { return testbrowser.Start(t) }
 
 func shot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()

@@ -29,18 +29,22 @@ type page struct {
 	Base    string
 	Message string
 	Refresh bool
-	Asks    []Question
-	Data    any
+	// Admin and Who are the viewer's role and name.
+	Admin bool
+	Who   string
+	Asks  []Question
+	Data  any
 }
 
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
-	p.CSRF = sessionOf(r).csrf
+	s := sessionOf(r)
+	p.CSRF, p.Admin, p.Who = s.csrf, s.viewer.Admin, s.viewer.Name
 	p.Base = c.o.BasePath
 	if p.Message == "" {
 		p.Message = r.URL.Query().Get("msg")
 	}
 	if c.o.Asks != nil {
-		p.Asks = c.o.Asks.Pending()
+		p.Asks = c.questionsFor(s.viewer)
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
@@ -80,9 +84,20 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
 	for _, rs := range lt.Pending(cfg) {
 		pending[rs.Name] = rs
 	}
+	seen := c.visibleServers(r, sessionOf(r).viewer)
 	var views []serverView
 	for _, st := range c.front.Status() {
+		if seen != nil && !seen[st.Name] {
+			continue
+		}
 		v := serverView{ServerStatus: st}
+		if seen != nil {
+			// What a member sees of a server: its name, state and tools;
+			// how it runs is the admins' business.
+			v.Command, v.File, v.StderrTail, v.ToolChanges = "", "", nil, nil
+			views = append(views, v)
+			continue
+		}
 		v.Command = redact.String(st.Command) // already without secrets; a known token shape too
 		v.StderrTail = redactLines(st.StderrTail)
 		if rs := find(cfg, st.Name); rs != nil {
@@ -106,6 +121,22 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
 		PassedLabel string
 		ExtraLabel  string
 	}{views, review.TrustWarning, review.RedactedNote, review.PassedLabel, review.ExtraLabel}})
+}
+
+// visibleServers are the servers a member sees a tool of; nil for an
+// admin, who sees every one.
+func (c *Console) visibleServers(r *http.Request, v *Viewer) map[string]bool {
+	if v.Admin {
+		return nil
+	}
+	seen := map[string]bool{}
+	tools, _ := c.toolList(r.Context())
+	for _, t := range tools {
+		if t.Server != "" && v.sees(request(t)) {
+			seen[t.Server] = true
+		}
+	}
+	return seen
 }
 
 func redactLines(l []string) []string {
@@ -382,10 +413,11 @@ func (c *Console) toolList(ctx context.Context) ([]host.Tool, []string) {
 
 func (c *Console) tools(w http.ResponseWriter, r *http.Request) {
 	tools, warnings := c.toolList(r.Context())
+	viewer := sessionOf(r).viewer
 	var views []toolView
 	for _, t := range tools {
-		if t.Server == "" {
-			continue // tool_search
+		if t.Server == "" || !viewer.sees(request(t)) {
+			continue // tool_search; a tool a member's rules deny it
 		}
 		s, _ := json.MarshalIndent(t.Tool.InputSchema, "", "  ")
 		views = append(views, toolView{Name: t.Name, Description: t.Tool.Description, Fields: fields(t.Tool.InputSchema), Schema: string(s)})
@@ -425,6 +457,7 @@ func fields(in any) []field {
 // callRecord is one call made from the playground.
 type callRecord struct {
 	ID, Tool, Args string
+	Principal      string
 	Started        time.Time
 	Done           bool
 	Text, Err      string
@@ -452,7 +485,7 @@ func (c *Console) call(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ab, _ := json.Marshal(redact.Args(args))
-	rec := &callRecord{ID: newID(), Tool: name, Args: string(ab), Started: c.o.Now()}
+	rec := &callRecord{ID: newID(), Tool: name, Args: string(ab), Started: c.o.Now(), Principal: sessionOf(r).principal}
 	c.mu.Lock()
 	c.calls = append(c.calls, rec)
 	if len(c.calls) > 100 {
@@ -526,19 +559,39 @@ func formArgs(r *http.Request, in any) (map[string]any, error) {
 }
 
 func (c *Console) callsPage(w http.ResponseWriter, r *http.Request) {
+	viewer := sessionOf(r).viewer
 	c.mu.Lock()
 	calls := make([]callRecord, 0, len(c.calls))
 	running := false
 	for i := len(c.calls) - 1; i >= 0; i-- {
+		if !viewer.Admin && c.calls[i].Principal != viewer.Name {
+			continue // a member sees its own calls
+		}
 		calls = append(calls, *c.calls[i])
 		running = running || !c.calls[i].Done
 	}
 	c.mu.Unlock()
-	c.render(w, r, http.StatusOK, "calls.html", page{Title: "Calls", Nav: "calls", Refresh: running, Data: calls})
+	gw := c.gatewayPart(r)
+	c.render(w, r, http.StatusOK, "calls.html", page{Title: "Calls", Nav: "calls", Refresh: running || gw.Gateway, Data: struct {
+		Console []callRecord
+		gatewayData
+	}{calls, gw}})
 }
 
 func (c *Console) asksPage(w http.ResponseWriter, r *http.Request) {
 	c.render(w, r, http.StatusOK, "asks.html", page{Title: "Questions", Nav: "asks", Refresh: true})
+}
+
+// questionsFor are the questions v may see and answer: every one for an
+// admin, its own for a member.
+func (c *Console) questionsFor(v *Viewer) []Question {
+	var out []Question
+	for _, q := range c.o.Asks.Pending() {
+		if v.Admin || q.Principal == v.Name {
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 func (c *Console) answer(w http.ResponseWriter, r *http.Request) {
@@ -548,10 +601,15 @@ func (c *Console) answer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var tool string
-	for _, q := range c.o.Asks.Pending() {
+	for _, q := range c.questionsFor(sessionOf(r).viewer) {
 		if q.ID == id {
 			tool = q.Tool
 		}
+	}
+	if tool == "" {
+		// Not waiting, or another principal's: the same answer for both.
+		c.fail(w, r, http.StatusConflict, "answer", id, ErrAnswered.Error())
+		return
 	}
 	where, err := c.o.Asks.Answer(id, ans)
 	if errors.Is(err, ErrAnswered) {

@@ -1,0 +1,186 @@
+package console
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/switchboard-mcp/switchboard/policy"
+)
+
+// gatewayConsole mounts the fixture's front door at /ui as a gateway
+// does: Login knows an admin's key and a member's, whose rules let it see
+// server mine's tools only; revoked takes the member's key away.
+func gatewayConsole(t *testing.T, f *fixture) (base string, revoked *atomic.Bool) {
+	t.Helper()
+	revoked = &atomic.Bool{}
+	c, err := New(f.sb, Options{Audit: f.audit, Home: f.home, BasePath: "/ui",
+		Login: func(_ context.Context, key string) (*Viewer, error) {
+			switch {
+			case key == "admin-key":
+				return &Viewer{Name: "root", Admin: true}, nil
+			case key == "member-key" && !revoked.Load():
+				return &Viewer{Name: "bob", Sees: func(r policy.Request) bool { return r.Server == "mine" }}, nil
+			}
+			return nil, errors.New("unauthorized")
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/ui/", c)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv.URL, revoked
+}
+
+type browserish struct {
+	t    *testing.T
+	c    *http.Client
+	base string
+}
+
+func newBrowserish(t *testing.T, base string) *browserish {
+	jar, _ := cookiejar.New(nil)
+	return &browserish{t: t, base: base, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+func (b *browserish) do(method, path, origin string, form url.Values) (int, string, http.Header) {
+	b.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, _ := http.NewRequest(method, b.base+path, body)
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	resp, err := b.c.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(out), resp.Header
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
+
+// Under a gateway the console signs in with a credential posted once to
+// its login page (never in an address), from its own origin only; a
+// member sees only the servers and tools its rules let it see and changes
+// nothing; a revoked key ends its session at the next request; an admin
+// sees and changes everything.
+func TestConsoleGatewayLogin(t *testing.T) {
+	f := newFixture(t)
+	base, revoked := gatewayConsole(t, f)
+	before, _ := os.ReadFile(f.settings)
+
+	anon := newBrowserish(t, base)
+	if code, _, h := anon.do("GET", "/ui/", "", nil); code != http.StatusSeeOther || h.Get("Location") != "/ui/login?next=%2Fui%2F" {
+		t.Errorf("unsigned: %d to %q", code, h.Get("Location"))
+	}
+	if code, body, _ := anon.do("GET", "/ui/login", "", nil); code != http.StatusOK || !strings.Contains(body, `type="password" name="key"`) {
+		t.Errorf("the login page: %d %s", code, body)
+	}
+	if code, body, _ := anon.do("POST", "/ui/login", base, url.Values{"key": {"guess"}}); code != http.StatusUnauthorized || !strings.Contains(body, "not accepted") {
+		t.Errorf("a wrong key: %d %s", code, body)
+	}
+	if code, _, _ := anon.do("POST", "/ui/login", "http://evil.example", url.Values{"key": {"member-key"}}); code != http.StatusForbidden {
+		t.Errorf("a sign-in posted by another site: %d", code)
+	}
+	if code, _, _ := anon.do("GET", "/ui/tools", "", nil); code != http.StatusSeeOther {
+		t.Errorf("after refused sign-ins: %d", code)
+	}
+
+	member := newBrowserish(t, base)
+	if code, _, h := member.do("POST", "/ui/login", base, url.Values{"key": {"member-key"}}); code != http.StatusSeeOther || h.Get("Location") != "/ui/" {
+		t.Fatalf("the member's sign-in: %d", code)
+	}
+	code, page, _ := member.do("GET", "/ui/", "", nil)
+	if code != http.StatusOK || !strings.Contains(page, `id="server-mine"`) || strings.Contains(page, `id="server-repo"`) ||
+		strings.Contains(page, "/servers/action") || strings.Contains(page, "/permissions") || !strings.Contains(page, "bob (member)") {
+		t.Errorf("the member's servers page: %d\n%s", code, page)
+	}
+	if code, tools, _ := member.do("GET", "/ui/tools", "", nil); code != http.StatusOK || !strings.Contains(tools, "mcp__mine__echo") || strings.Contains(tools, "mcp__repo__") || strings.Contains(tools, `action="/ui/call"`) {
+		t.Errorf("the member's tools page: %d\n%s", code, tools)
+	}
+	if code, _, _ := member.do("GET", "/ui/permissions", "", nil); code != http.StatusForbidden {
+		t.Errorf("the member's permissions page: %d", code)
+	}
+	csrf := csrfField.FindStringSubmatch(page)[1]
+	for path, form := range map[string]url.Values{
+		"/ui/permissions/add": {"list": {"allow"}, "rule": {"mcp__mine"}},
+		"/ui/servers/approve": {"server": {"repo"}, "decision": {"approve"}},
+		"/ui/servers/action":  {"server": {"mine"}, "action": {"pause"}},
+		"/ui/changes/accept":  {"server": {"mine"}, "tool": {"echo"}},
+		"/ui/call":            {"tool": {"mcp__mine__echo"}, "arg.text": {"hi"}},
+	} {
+		form.Set("csrf", csrf)
+		if code, body, _ := member.do("POST", path, base, form); code != http.StatusForbidden || !strings.Contains(body, "not an admin") {
+			t.Errorf("the member's %s: %d %s", path, code, body)
+		}
+	}
+	if after, _ := os.ReadFile(f.settings); !bytes.Equal(before, after) {
+		t.Errorf("a member changed the settings:\n%s", after)
+	}
+	revoked.Store(true)
+	if code, _, h := member.do("GET", "/ui/", "", nil); code != http.StatusSeeOther || !strings.HasPrefix(h.Get("Location"), "/ui/login?") {
+		t.Errorf("after the key was revoked: %d %q", code, h.Get("Location"))
+	}
+
+	admin := newBrowserish(t, base)
+	if code, _, _ := admin.do("POST", "/ui/login", base, url.Values{"key": {"admin-key"}}); code != http.StatusSeeOther {
+		t.Fatalf("the admin's sign-in: %d", code)
+	}
+	code, page, _ = admin.do("GET", "/ui/", "", nil)
+	if code != http.StatusOK || !strings.Contains(page, `id="review-repo"`) || strings.Contains(page, "s3cr3t") {
+		t.Errorf("the admin's servers page: %d\n%s", code, page)
+	}
+	csrf = csrfField.FindStringSubmatch(page)[1]
+	if code, body, _ := admin.do("POST", "/ui/permissions/add", base, url.Values{"list": {"allow"}, "rule": {"mcp__mine"}, "csrf": {csrf}}); code != http.StatusSeeOther {
+		t.Errorf("the admin's rule: %d %s", code, body)
+	}
+	if code, _, _ := admin.do("POST", "/ui/logout", base, url.Values{"csrf": {csrf}}); code != http.StatusSeeOther {
+		t.Errorf("sign out: %d", code)
+	}
+	if code, _, _ := admin.do("GET", "/ui/", "", nil); code != http.StatusSeeOther {
+		t.Errorf("after signing out: %d", code)
+	}
+	for _, want := range []string{`"principal":"bob","remote"`, `"action":"session","outcome":"opened with a gateway credential (member)"`,
+		`"outcome":"refused: the credential was not accepted"`, `"outcome":"ended: its credential is no longer accepted"`,
+		`"principal":"root","remote"`, `"action":"add rule","target":"allow mcp__mine"`} {
+		if !strings.Contains(f.audit.String(), want) {
+			t.Errorf("the audit log lacks %s:\n%s", want, f.audit.String())
+		}
+	}
+
+	// A question's link, opened signed out: signed in, the browser goes
+	// on to it — and never to another site.
+	linked := newBrowserish(t, base)
+	code, _, h := linked.do("GET", "/ui/asks?q=abc", "", nil)
+	if code != http.StatusSeeOther {
+		t.Fatalf("the link signed out: %d", code)
+	}
+	if _, body, _ := linked.do("GET", h.Get("Location"), "", nil); !strings.Contains(body, `name="next" value="/ui/asks?q=abc"`) {
+		t.Errorf("the login page does not go on to the link:\n%s", body)
+	}
+	for next, want := range map[string]string{"/ui/asks?q=abc": "/ui/asks?q=abc", "//evil.example/ui/": "/ui/", "https://evil.example/ui/": "/ui/", "/elsewhere": "/ui/"} {
+		if code, _, h := linked.do("POST", "/ui/login", base, url.Values{"key": {"admin-key"}, "next": {next}}); code != http.StatusSeeOther || h.Get("Location") != want {
+			t.Errorf("signed in with next %q: %d to %q, want %q", next, code, h.Get("Location"), want)
+		}
+	}
+}
