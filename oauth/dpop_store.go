@@ -14,8 +14,8 @@ import (
 	"path/filepath"
 	"runtime"
 
-	"github.com/switchboard-mcp/switchboard/internal/safefile"
 	"github.com/switchboard-mcp/switchboard/internal/fileowner"
+	"github.com/switchboard-mcp/switchboard/internal/safefile"
 )
 
 // The DPoP key store. A DPoP-bound access token and its refresh token are

@@ -1,9 +1,9 @@
 package cli
 
 import (
-	"encoding/hex"
 	"bufio"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
