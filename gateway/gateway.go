@@ -240,6 +240,9 @@ type toolRoute struct {
 	// app: the tool links an MCP App (apps.go), whose result the client
 	// gets with its structured content.
 	app bool
+	// taskSupport is how the tool runs as a task upstream (host.Tool's
+	// TaskSupport): task-capable clients see it (tasks.go).
+	taskSupport string
 }
 
 type promptRoute struct {
@@ -600,7 +603,8 @@ func (g *Gateway) syncTools(ctx context.Context) error {
 		t := list.Tools[i]
 		st := g.serveTool(name, t)
 		want[name] = st
-		routes[name] = toolRoute{server: t.Server, tool: t.Tool.Name, hostName: t.Name, fp: fingerprint(st), app: st.Meta != nil}
+		routes[name] = toolRoute{server: t.Server, tool: t.Tool.Name, hostName: t.Name, fp: fingerprint(st), app: st.Meta != nil,
+			taskSupport: t.TaskSupport}
 	}
 	served = served[:0]
 	for _, t := range list.Deferred {

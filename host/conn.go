@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 	"github.com/switchboard-mcp/switchboard/internal/proc"
+	"github.com/switchboard-mcp/switchboard/internal/tasks"
 )
 
 // stderrDrain bounds the wait for a dead server's last stderr lines.
@@ -46,6 +47,9 @@ type conn struct {
 	// logging: the server offers log messages; calls ask for them.
 	logging bool
 	endLife func() // ends a remote transport's lifetime context
+	// tasks follows the connection's task calls (internal/tasks) and
+	// knows which tools run as tasks.
+	tasks *tasks.Adapter
 
 	done        chan struct{} // closed when the session ended
 	sessionLost atomic.Bool   // the server forgot our session (HTTP 404)

@@ -21,6 +21,12 @@ type Tool struct {
 	// Tool is the definition as the server sent it (Tool.Name is the
 	// server's own name for it).
 	Tool *mcp.Tool
+	// TaskSupport is how the server runs the tool as a task, as the host
+	// learned it on the connection (mcp.Tool has no execution field):
+	// "required" or "optional" (every tool of a 2026-07-28 server that
+	// offers the tasks extension, which decides per call), "" for none.
+	// A gateway shows it to its task-capable clients.
+	TaskSupport string
 }
 
 // ToolList is the result of Tools: what is ready, and a warning for each
@@ -67,7 +73,7 @@ func (h *Host) Tools(ctx context.Context) (*ToolList, error) {
 		tools, err := h.serverTools(ctx, s)
 		return func() {
 			for _, t := range tools {
-				out.Tools = append(out.Tools, Tool{Name: toolName(s.name, t.Name), Server: s.name, Tool: t})
+				out.Tools = append(out.Tools, Tool{Name: toolName(s.name, t.Name), Server: s.name, Tool: t, TaskSupport: s.taskSupport(t.Name)})
 			}
 		}, err
 	})
@@ -248,6 +254,18 @@ func (h *Host) eachReady(ctx context.Context, warnings *[]string, fetch func(con
 	wg.Wait()
 	sort.Strings(*warnings)
 	return ctx.Err()
+}
+
+// taskSupport is the current connection's word on how tool runs as a task
+// (internal/tasks learned it from the raw lists).
+func (s *server) taskSupport(tool string) string {
+	s.mu.Lock()
+	c := s.conn
+	s.mu.Unlock()
+	if c == nil || c.tasks == nil {
+		return ""
+	}
+	return c.tasks.TaskSupport(tool)
 }
 
 // serverTools returns one server's tools (cached), registering their
