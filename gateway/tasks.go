@@ -62,7 +62,7 @@ func (g *Gateway) serveTasks(next mcp.MethodHandler) mcp.MethodHandler {
 		case "tools/list":
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && g.tasksNegotiated(req) {
-				return tasks.WithTaskSupport(lr, g.taskSupport, modernRequest(req))
+				return tasks.WithTaskSupport(lr, g.servedTaskSupport, modernRequest(req))
 			}
 			return res, err
 		case "tools/call":
@@ -162,15 +162,28 @@ func (g *Gateway) taskSupport(name string) string {
 	return g.tools[name].taskSupport
 }
 
+// servedTaskSupport is the execution.taskSupport a task-capable client
+// sees for the tool served as name: "optional" for a tool that runs as a
+// task upstream, whether the server requires it or not, since the gateway
+// follows the server's task itself for a call that asks for none (a
+// "required" would forbid a client such calls); "" for any other.
+func (g *Gateway) servedTaskSupport(name string) string {
+	if g.taskSupport(name) == "" {
+		return ""
+	}
+	return "optional"
+}
+
 // tasksNegotiated reports whether the client of req takes tasks: a
 // 2026-07-28 request that declares the extension, or an initialized
-// 2025-11-25 session offered the tasks capability.
+// session of 2025-11-25 (the first revision with tasks) offered the tasks
+// capability.
 func (g *Gateway) tasksNegotiated(req mcp.Request) bool {
 	if modernRequest(req) {
 		return declaresTasks(req)
 	}
 	ss := session(req)
-	return taskProtocol(ss) && !g.sessionless(ss)
+	return taskProtocol(ss) && ss.InitializeParams().ProtocolVersion >= "2025-11-25" && !g.sessionless(ss)
 }
 
 // modernRequest reports whether req is of protocol 2026-07-28 or later

@@ -108,6 +108,19 @@ type lineClient struct {
 	id int
 	// asked counts the permission questions answered.
 	asked int
+	// hold keeps the questions asked unanswered, in held, for answer.
+	hold bool
+	held []int
+}
+
+// answer allows the questions held once.
+func (c *lineClient) answer() {
+	c.t.Helper()
+	for _, id := range c.held {
+		fmt.Fprintf(c.w, `{"jsonrpc":"2.0","id":%d,"result":{"action":"accept","content":{"decision":"once"}}}`+"\n", id)
+		c.asked++
+	}
+	c.held = nil
 }
 
 func newLineClient(t *testing.T, g *gateway.Gateway) *lineClient {
@@ -147,7 +160,9 @@ func (c *lineClient) call(method string, params any) (result map[string]any, rpc
 		if m.ID != nil && m.Method == "" && *m.ID == c.id {
 			return m.Result, m.Error
 		}
-		if m.ID != nil && m.Method == "elicitation/create" {
+		if m.ID != nil && m.Method == "elicitation/create" && c.hold {
+			c.held = append(c.held, *m.ID)
+		} else if m.ID != nil && m.Method == "elicitation/create" {
 			// A permission question: allowed once.
 			fmt.Fprintf(c.w, `{"jsonrpc":"2.0","id":%d,"result":{"action":"accept","content":{"decision":"once"}}}`+"\n", *m.ID)
 			c.asked++
@@ -188,6 +203,17 @@ func TestTaskCapableClient(t *testing.T) {
 	a := newLineClient(t, f.g)
 	if caps, _ := a.initialize()["capabilities"].(map[string]any); caps["tasks"] == nil {
 		t.Fatalf("no tasks capability: %v", caps)
+	}
+	// The tools that run as tasks upstream say so (optional: the gateway
+	// also takes a plain call of them).
+	list, _ := a.call("tools/list", map[string]any{})
+	shown := map[string]string{}
+	for _, tl := range list["tools"].([]any) {
+		tl := tl.(map[string]any)
+		shown[fmt.Sprint(tl["name"])] = fmt.Sprint(tl["execution"])
+	}
+	if shown["t__work"] != "map[taskSupport:optional]" {
+		t.Errorf("t__work's execution: %v", shown)
 	}
 	taskOf := func(c *lineClient, name string, args map[string]any) string {
 		t.Helper()
@@ -232,10 +258,25 @@ func TestTaskCapableClient(t *testing.T) {
 		t.Errorf("fail's audit line: %+v", e)
 	}
 
-	// Asked: the question goes to the client, which allows it once.
+	// Asked: the question goes to the client, which allows it once; the
+	// task is input_required while the question is open.
+	a.hold = true
 	asked := taskOf(a, "t__maybe", map[string]any{})
+	for deadline := time.Now().Add(20 * time.Second); len(a.held) == 0; time.Sleep(20 * time.Millisecond) {
+		if res, _ := a.call("tasks/get", map[string]any{"taskId": asked}); res["status"] != "working" && res["status"] != "input_required" || time.Now().After(deadline) {
+			t.Fatalf("before the question: %v", res)
+		}
+	}
+	if res, _ := a.call("tasks/get", map[string]any{"taskId": asked}); res["status"] != "input_required" {
+		t.Errorf("a task whose question is open: %v", res)
+	}
+	a.hold = false
+	a.answer()
 	if res, e := a.call("tasks/result", map[string]any{"taskId": asked}); e != nil || res["isError"] == true || a.asked != 1 {
 		t.Errorf("an asked call's task: %v, %v, %d questions", res, e, a.asked)
+	}
+	if res, _ := a.call("tasks/get", map[string]any{"taskId": asked}); res["status"] != "completed" {
+		t.Errorf("the answered task: %v", res)
 	}
 
 	// Another client: not found, nothing listed, nothing cancelled.

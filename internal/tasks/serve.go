@@ -230,11 +230,11 @@ func (s *Store) start(rev revision, owner string, ttl time.Duration, call func(c
 	s.owned[owner]++
 	t.expire = time.AfterFunc(ttl, func() { s.drop(t) })
 	s.mu.Unlock()
+	w := t.wire() // working: the call has not begun
 	go func() {
 		res, err := call(cctx)
 		t.finish(res, err)
 	}()
-	w := t.wire()
 	if rev == revV2 {
 		w["resultType"] = "task"
 		return rawResult(w)
