@@ -194,29 +194,43 @@ func resultText(res map[string]any) string {
 // on tools/call, followed with tasks/get (the result inline), answered
 // with tasks/update when the call asks, cancelled with tasks/cancel —
 // decided and audited once per call, its tasks its own; over the SDK's
-// in-memory transport and over loopback HTTP, where the protocol has no
-// sessions and a task is its credentials'.
+// in-memory transport and over loopback HTTP (to a gateway with sessions
+// for older clients, and to a stateless one, as serve --http's), where
+// the protocol has no sessions and a task is its credentials'.
 func TestExtensionTasks(t *testing.T) {
+	// serveHTTP serves f's gateway over loopback HTTP as serve --http
+	// serves a 2026-07-28 request: each on its own (the SDK serves that
+	// protocol only so).
+	serveHTTP := func(t *testing.T, f *fixture) string {
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.g.Server() }, &mcp.StreamableHTTPOptions{Stateless: true})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w, r, release := f.g.BindHTTP(w, r)
+			defer release()
+			h.ServeHTTP(w, r)
+		}))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
 	for _, tc := range []struct {
-		name    string
-		clients func(t *testing.T, f *fixture) (owner, other, plain *extClient)
+		name      string
+		stateless bool // the gateway's Options.Stateless, as serve --http sets it
+		clients   func(t *testing.T, f *fixture) (owner, other, plain *extClient)
 	}{
-		{"in-memory", func(t *testing.T, f *fixture) (_, _, _ *extClient) {
+		{"in-memory", false, func(t *testing.T, f *fixture) (_, _, _ *extClient) {
 			return memExtClient(t, f.g, false), memExtClient(t, f.g, false), memExtClient(t, f.g, true)
 		}},
-		{"http", func(t *testing.T, f *fixture) (_, _, _ *extClient) {
-			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.g.Server() }, &mcp.StreamableHTTPOptions{Stateless: true})
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w, r, release := f.g.BindHTTP(w, r)
-				defer release()
-				h.ServeHTTP(w, r)
-			}))
-			t.Cleanup(srv.Close)
-			return httpExtClient(t, srv.URL, "alice", false), httpExtClient(t, srv.URL, "mallory", false), httpExtClient(t, srv.URL, "alice", true)
+		{"http", false, func(t *testing.T, f *fixture) (_, _, _ *extClient) {
+			url := serveHTTP(t, f)
+			return httpExtClient(t, url, "alice", false), httpExtClient(t, url, "mallory", false), httpExtClient(t, url, "alice", true)
+		}},
+		{"http-stateless", true, func(t *testing.T, f *fixture) (_, _, _ *extClient) {
+			url := serveHTTP(t, f)
+			return httpExtClient(t, url, "alice", false), httpExtClient(t, url, "mallory", false), httpExtClient(t, url, "alice", true)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, log, path := tasksGateway(t, []string{"mcp__t__work", "mcp__t__never", "mcp__t__ask"}, []string{"mcp__t__maybe"}, []string{"mcp__t__fail"})
+			f, log, path := tasksGateway(t, []string{"mcp__t__work", "mcp__t__never", "mcp__t__ask"}, []string{"mcp__t__maybe"}, []string{"mcp__t__fail"},
+				func(o *gateway.Options) { o.Stateless = tc.stateless })
 			if err := f.g.WaitSynced(ctxFor(t, 30*time.Second)); err != nil {
 				t.Fatal(err)
 			}

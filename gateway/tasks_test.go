@@ -69,8 +69,9 @@ func TestTaskToolThroughGateway(t *testing.T) {
 
 // tasksGateway serves the Go tasks test server ("t", its log at log)
 // under the rules given, asking the calling client for the asked ones
-// (and the server's questions), with an audit log at path.
-func tasksGateway(t *testing.T, allow, ask, deny []string) (f *fixture, log, path string) {
+// (and the server's questions), with an audit log at path; adjust, if
+// given, changes the gateway's options.
+func tasksGateway(t *testing.T, allow, ask, deny []string, adjust ...func(*gateway.Options)) (f *fixture, log, path string) {
 	t.Helper()
 	dir := t.TempDir()
 	log, path = filepath.Join(dir, "tasks.log"), filepath.Join(dir, "audit.jsonl")
@@ -81,7 +82,11 @@ func tasksGateway(t *testing.T, allow, ask, deny []string) (f *fixture, log, pat
 	t.Cleanup(func() { audit.Close() })
 	p := policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser}, allow, ask, deny)...)
 	permit := gateway.NewPermit(p, nil, &host.PermitOptions{Asker: &gateway.Asker{}})
-	f = startWith(t, fixtureOpts{permit: permit, prompter: gateway.Prompter{}}, &gateway.Options{Audit: audit}, stdio("t", "tasks", "-log", log))
+	o := &gateway.Options{Audit: audit}
+	for _, a := range adjust {
+		a(o)
+	}
+	f = startWith(t, fixtureOpts{permit: permit, prompter: gateway.Prompter{}}, o, stdio("t", "tasks", "-log", log))
 	return f, log, path
 }
 
