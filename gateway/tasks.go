@@ -132,7 +132,8 @@ func detached(creq *mcp.CallToolRequest) *mcp.CallToolRequest {
 // client gets as the input requests of the call's result, becomes the
 // task's: it is input_required with them until the client answers with
 // tasks/update, and the answers go back as the retry the client would
-// have sent, as often as the call asks.
+// have sent, as often as the call asks. A question left unanswered for
+// Options.ElicitationTimeout ends the call, as on the plain path.
 func (g *Gateway) extensionTask(ctx context.Context, next mcp.MethodHandler, method string, req *mcp.CallToolRequest) (mcp.Result, error) {
 	run := tasks.RunOf(ctx)
 	for {
@@ -141,9 +142,15 @@ func (g *Gateway) extensionTask(ctx context.Context, next mcp.MethodHandler, met
 		if err != nil || !ok || cr == nil || len(cr.InputRequests) == 0 || cr.RequestState == "" || run == nil {
 			return res, err
 		}
-		answers, err := run.Ask(ctx, cr.InputRequests)
+		// As long as an unanswered question holds a call elsewhere.
+		actx, cancel := context.WithTimeout(ctx, g.opts.ElicitationTimeout)
+		answers, err := run.Ask(actx, cr.InputRequests)
+		cancel()
 		if err != nil {
-			g.relay.abandon(cr.RequestState) // its upstream call ends now, not at the question's timeout
+			g.relay.abandon(cr.RequestState) // its upstream call ends now
+			if ctx.Err() == nil {
+				return g.refusal(req.Params.Name, fmt.Sprintf("the call's question went unanswered for %s; the call was cancelled", g.opts.ElicitationTimeout)), nil
+			}
 			return nil, err
 		}
 		retry := *req

@@ -368,3 +368,20 @@ func testExtensionTasks(t *testing.T, log, path string, a, b, plain *extClient) 
 		t.Errorf("%d audit lines for 6 calls: %+v", len(lines), lines)
 	}
 }
+
+// A 2026-07-28 task whose question goes unanswered ends when the
+// gateway's elicitation timeout passes, its upstream call cancelled.
+func TestExtensionTaskQuestionUnanswered(t *testing.T) {
+	f, log, _ := tasksGateway(t, []string{"mcp__t__ask"}, nil, nil, func(o *gateway.Options) { o.ElicitationTimeout = 300 * time.Millisecond })
+	if err := f.g.WaitSynced(ctxFor(t, 30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	a := memExtClient(t, f.g, false)
+	id := a.start("t__ask", map[string]any{})
+	a.until(id, "input_required")
+	if done := a.until(id, "completed", "failed", "cancelled"); !strings.Contains(resultText(done), "went unanswered") {
+		t.Errorf("the unanswered task: %v", done)
+	}
+	waitLog(t, log, "cancel ")
+	waitRelayIdle(t, f.g)
+}
