@@ -61,7 +61,7 @@ func (g *Gateway) serveTasks(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		case "tools/list":
 			res, err := next(ctx, method, req)
-			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && g.tasksNegotiated(req) {
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && g.listsTaskTools(lr) && g.tasksNegotiated(req) {
 				return tasks.WithTaskSupport(lr, g.servedTaskSupport, modernRequest(req))
 			}
 			return res, err
@@ -71,7 +71,8 @@ func (g *Gateway) serveTasks(next mcp.MethodHandler) mcp.MethodHandler {
 				return next(ctx, method, req)
 			}
 			if modernRequest(req) {
-				if !declaresTasks(req) || creq.Params.RequestState != "" || g.taskSupport(creq.Params.Name) == "" {
+				// The look-up first: decoding the client's capabilities costs more.
+				if g.taskSupport(creq.Params.Name) == "" || creq.Params.RequestState != "" || !declaresTasks(req) {
 					return next(ctx, method, req)
 				}
 				bg := detached(creq)
@@ -167,6 +168,19 @@ func (g *Gateway) taskSupport(name string) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.tools[name].taskSupport
+}
+
+// listsTaskTools reports whether any tool of res runs as a task upstream:
+// only then is the list rewritten for a task-capable client.
+func (g *Gateway) listsTaskTools(res *mcp.ListToolsResult) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, t := range res.Tools {
+		if t != nil && g.tools[t.Name].taskSupport != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // servedTaskSupport is the execution.taskSupport a task-capable client
