@@ -240,9 +240,6 @@ type toolRoute struct {
 	// app: the tool links an MCP App (apps.go), whose result the client
 	// gets with its structured content.
 	app bool
-	// taskSupport is how the tool runs as a task upstream (host.Tool's
-	// TaskSupport): task-capable clients see it (tasks.go).
-	taskSupport string
 }
 
 type promptRoute struct {
@@ -345,16 +342,17 @@ func New(sb *switchboard.Switchboard, opts *Options) *Gateway {
 			o.Metrics.bind(g)
 		}
 	}
-	if o.FirstSyncWait > 0 || o.CallWait > 0 {
-		// Around all: the record's route lookup must see the first sync.
-		g.srv.AddReceivingMiddleware(g.waitFirstSync)
-	}
-	// Outermost of all: a call run as a task goes through everything
-	// above, once, after its tools/call is answered.
+	// Around those: a call run as a task goes through everything above,
+	// once, after its tools/call is answered.
 	g.tasks = tasks.NewStore()
 	g.srv.AddReceivingMiddleware(g.serveTasks)
 	if err := g.tasks.Serve(g.srv, taskOwnerFrom); err != nil {
 		panic("gateway: " + err.Error()) // the method names are constants
+	}
+	if o.FirstSyncWait > 0 || o.CallWait > 0 {
+		// Around all: the record's route lookup must see the first sync,
+		// and so must the tasks' (whether a tool runs as a task).
+		g.srv.AddReceivingMiddleware(g.waitFirstSync)
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	sb.Subscribe(g.ctx, g.HandleEvent)
@@ -603,8 +601,7 @@ func (g *Gateway) syncTools(ctx context.Context) error {
 		t := list.Tools[i]
 		st := g.serveTool(name, t)
 		want[name] = st
-		routes[name] = toolRoute{server: t.Server, tool: t.Tool.Name, hostName: t.Name, fp: fingerprint(st), app: st.Meta != nil,
-			taskSupport: t.TaskSupport}
+		routes[name] = toolRoute{server: t.Server, tool: t.Tool.Name, hostName: t.Name, fp: fingerprint(st), app: st.Meta != nil}
 	}
 	served = served[:0]
 	for _, t := range list.Deferred {

@@ -61,7 +61,7 @@ func (g *Gateway) serveTasks(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		case "tools/list":
 			res, err := next(ctx, method, req)
-			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && g.listsTaskTools(lr) && g.tasksNegotiated(req) {
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && g.tasksNegotiated(req) && g.listsTaskTools(lr) {
 				return tasks.WithTaskSupport(lr, g.servedTaskSupport, modernRequest(req))
 			}
 			return res, err
@@ -163,20 +163,24 @@ func (g *Gateway) extensionTask(ctx context.Context, next mcp.MethodHandler, met
 }
 
 // taskSupport is how the tool served as name runs as a task upstream, as
-// the host learned it ("" for none).
+// the host's connection to its server knows it now ("" for none): read
+// at each use, not kept with the route, so that a route made while its
+// server was reconnecting does not hide it.
 func (g *Gateway) taskSupport(name string) string {
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.tools[name].taskSupport
+	r, ok := g.tools[name]
+	g.mu.Unlock()
+	if !ok || r.server == "" {
+		return ""
+	}
+	return g.h.TaskSupport(r.server, r.tool)
 }
 
 // listsTaskTools reports whether any tool of res runs as a task upstream:
 // only then is the list rewritten for a task-capable client.
 func (g *Gateway) listsTaskTools(res *mcp.ListToolsResult) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	for _, t := range res.Tools {
-		if t != nil && g.tools[t.Name].taskSupport != "" {
+		if t != nil && g.taskSupport(t.Name) != "" {
 			return true
 		}
 	}

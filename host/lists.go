@@ -256,16 +256,32 @@ func (h *Host) eachReady(ctx context.Context, warnings *[]string, fetch func(con
 	return ctx.Err()
 }
 
+// TaskSupport is how server runs its tool (by the server's own name for
+// it) as a task, as Tool.TaskSupport says, read now on the current
+// connection ("" for an unknown server, one not connected, or a tool
+// this connection has not listed yet).
+func (h *Host) TaskSupport(server, tool string) string {
+	s, err := h.server(server)
+	if err != nil {
+		return ""
+	}
+	return s.taskSupport(tool)
+}
+
 // taskSupport is the current connection's word on how tool runs as a task
-// (internal/tasks learned it from the raw lists).
+// (internal/tasks learned it from the raw lists), "" when it has none.
 func (s *server) taskSupport(tool string) string {
-	s.mu.Lock()
-	c := s.conn
-	s.mu.Unlock()
+	c := s.current()
 	if c == nil || c.tasks == nil {
 		return ""
 	}
 	return c.tasks.TaskSupport(tool)
+}
+
+func (s *server) current() *conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conn
 }
 
 // serverTools returns one server's tools (cached), registering their
