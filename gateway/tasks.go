@@ -40,7 +40,8 @@ import (
 
 type taskOwnerKey struct{}
 
-// serveTasks is the outermost receiving middleware: it offers tasks in the
+// serveTasks is the outermost receiving middleware but the first-sync
+// wait (whether a tool runs as a task needs its route): it offers tasks in the
 // initialize and server/discover results, shows task-capable clients which
 // tools run as tasks, runs calls as tasks, and tells the tasks/* methods
 // whose request it is (refusing the methods of the other revision).
