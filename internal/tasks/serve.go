@@ -606,16 +606,25 @@ func rawResult(v any) (mcp.Result, error) {
 	return &result{raw: raw}, nil
 }
 
-// WithCapability returns an initialize result that also offers tasks for
-// tools/call, with tasks/list and tasks/cancel (2025-11-25's
-// capabilities.tasks).
-func WithCapability(res *mcp.InitializeResult) (mcp.Result, error) {
+// asMap is a result as a JSON object to change.
+func asMap(res mcp.Result) (map[string]any, error) {
 	raw, err := json.Marshal(res)
 	if err != nil {
 		return nil, err
 	}
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// WithCapability returns an initialize result that also offers tasks for
+// tools/call, with tasks/list and tasks/cancel (2025-11-25's
+// capabilities.tasks).
+func WithCapability(res *mcp.InitializeResult) (mcp.Result, error) {
+	m, err := asMap(res)
+	if err != nil {
 		return nil, err
 	}
 	caps, _ := m["capabilities"].(map[string]any)
@@ -732,12 +741,8 @@ func WithExtension(res *mcp.DiscoverResult) *mcp.DiscoverResult {
 // execution field); modern marks a 2026-07-28 result (resultType
 // "complete", which the SDK cannot set on the bytes).
 func WithTaskSupport(res *mcp.ListToolsResult, support func(name string) string, modern bool) (mcp.Result, error) {
-	raw, err := json.Marshal(res)
+	m, err := asMap(res)
 	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, err
 	}
 	tools, _ := m["tools"].([]any)
