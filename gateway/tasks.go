@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"reflect"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -215,7 +216,7 @@ func (g *Gateway) tasksNegotiated(req mcp.Request) bool {
 // modernRequest reports whether req is of protocol 2026-07-28 or later
 // (its own _meta says so, or its session's).
 func modernRequest(req mcp.Request) bool {
-	if r, ok := req.(interface{ ProtocolVersion() string }); ok {
+	if r, ok := req.(interface{ ProtocolVersion() string }); ok && hasParams(req) {
 		if v := r.ProtocolVersion(); v != "" {
 			return v >= "2026-07-28"
 		}
@@ -229,7 +230,19 @@ func declaresTasks(req mcp.Request) bool {
 	r, ok := req.(interface {
 		ClientCapabilities() *mcp.ClientCapabilities
 	})
-	return ok && tasks.Declares(r.ClientCapabilities())
+	return ok && hasParams(req) && tasks.Declares(r.ClientCapabilities())
+}
+
+// hasParams reports whether req came with params: the SDK's per-request
+// accessors (ProtocolVersion, ClientCapabilities) panic on a custom
+// method's request without them (a tasks/list with none).
+func hasParams(req mcp.Request) bool {
+	p := req.GetParams()
+	if p == nil {
+		return false
+	}
+	v := reflect.ValueOf(p)
+	return v.Kind() != reflect.Pointer || !v.IsNil()
 }
 
 // taskProtocol reports whether the client of ss speaks 2025-11-25's tasks

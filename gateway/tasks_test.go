@@ -300,6 +300,9 @@ func TestTaskCapableClient(t *testing.T) {
 	if res, _ := a.call("tasks/list", map[string]any{}); len(res["tasks"].([]any)) != 4 {
 		t.Errorf("the client's own list: %v", res)
 	}
+	if res, e := a.call("tasks/list", nil); e != nil || len(res["tasks"].([]any)) != 4 { // no params at all
+		t.Errorf("the client's own list, asked without params: %v, %v", res, e)
+	}
 
 	if res, e := a.call("tasks/cancel", map[string]any{"taskId": never}); e != nil || res["status"] != "cancelled" {
 		t.Fatalf("tasks/cancel: %v, %v", res, e)
