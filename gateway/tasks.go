@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"reflect"
 	"net/http"
+	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
