@@ -362,16 +362,17 @@ func New(sb *switchboard.Switchboard, opts *Options) *Gateway {
 			o.Metrics.bind(g)
 		}
 	}
-	if o.FirstSyncWait > 0 || o.CallWait > 0 {
-		// Around all: the record's route lookup must see the first sync.
-		g.srv.AddReceivingMiddleware(g.waitFirstSync)
-	}
-	// Outermost of all: a call run as a task goes through everything
-	// above, once, after its tools/call is answered.
+	// Around those: a call run as a task goes through everything above,
+	// once, after its tools/call is answered.
 	g.tasks = tasks.NewStore()
 	g.srv.AddReceivingMiddleware(g.serveTasks)
 	if err := g.tasks.Serve(g.srv, taskOwnerFrom); err != nil {
 		panic("gateway: " + err.Error()) // the method names are constants
+	}
+	if o.FirstSyncWait > 0 || o.CallWait > 0 {
+		// Around all: the record's route lookup must see the first sync,
+		// and so must the tasks' (whether a tool runs as a task).
+		g.srv.AddReceivingMiddleware(g.waitFirstSync)
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	sb.Subscribe(g.ctx, g.HandleEvent)

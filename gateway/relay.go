@@ -153,15 +153,21 @@ type owner struct {
 // the client is known by its credentials; elsewhere by its connection.
 func ownerOf(req *mcp.CallToolRequest) owner {
 	if ex := req.Extra; ex != nil && ex.Header != nil {
-		h := sha256.New()
-		h.Write([]byte(ex.Header.Get("Authorization")))
-		if ex.TokenInfo != nil {
-			h.Write([]byte{0})
-			h.Write([]byte(ex.TokenInfo.UserID))
-		}
-		return owner{auth: hex.EncodeToString(h.Sum(nil))}
+		return owner{auth: credentials(ex)}
 	}
 	return owner{session: req.Session}
+}
+
+// credentials is the digest of an HTTP request's credentials: its
+// Authorization header and the user its token names.
+func credentials(ex *mcp.RequestExtra) string {
+	h := sha256.New()
+	h.Write([]byte(ex.Header.Get("Authorization")))
+	if ex.TokenInfo != nil {
+		h.Write([]byte{0})
+		h.Write([]byte(ex.TokenInfo.UserID))
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // heldCall is one call of a 2026-07-28 client, run on a worker so that it
@@ -365,6 +371,27 @@ func (r *relay) resume(req *mcp.CallToolRequest, token, name string, args json.R
 	c.token = ""
 	c.timer.Stop()
 	return c, ""
+}
+
+// abandon gives up on the call held under a requestState the gateway
+// issued (its client will not come back: the task that ran it ended), so
+// that its upstream call is cancelled now, not at the question's timeout.
+func (r *relay) abandon(state string) {
+	token, ok := strings.CutPrefix(state, relayStatePrefix)
+	if !ok {
+		return
+	}
+	r.mu.Lock()
+	c := r.held[token]
+	if c != nil {
+		delete(r.held, token)
+		c.token = ""
+		c.timer.Stop()
+	}
+	r.mu.Unlock()
+	if c != nil {
+		c.cancel()
+	}
 }
 
 // setInstance names this gateway in the requestStates it issues from now

@@ -68,9 +68,10 @@ func TestTaskToolThroughGateway(t *testing.T) {
 }
 
 // tasksGateway serves the Go tasks test server ("t", its log at log)
-// under the rules given, asking the calling client for the asked ones,
-// with an audit log at path.
-func tasksGateway(t *testing.T, allow, ask, deny []string) (f *fixture, log, path string) {
+// under the rules given, asking the calling client for the asked ones
+// (and the server's questions), with an audit log at path; adjust, if
+// given, changes the gateway's options.
+func tasksGateway(t *testing.T, allow, ask, deny []string, adjust ...func(*gateway.Options)) (f *fixture, log, path string) {
 	t.Helper()
 	dir := t.TempDir()
 	log, path = filepath.Join(dir, "tasks.log"), filepath.Join(dir, "audit.jsonl")
@@ -81,7 +82,11 @@ func tasksGateway(t *testing.T, allow, ask, deny []string) (f *fixture, log, pat
 	t.Cleanup(func() { audit.Close() })
 	p := policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser}, allow, ask, deny)...)
 	permit := gateway.NewPermit(p, nil, &host.PermitOptions{Asker: &gateway.Asker{}})
-	f = startWith(t, fixtureOpts{permit: permit}, &gateway.Options{Audit: audit}, stdio("t", "tasks", "-log", log))
+	o := &gateway.Options{Audit: audit}
+	for _, a := range adjust {
+		a(o)
+	}
+	f = startWith(t, fixtureOpts{permit: permit, prompter: gateway.Prompter{}}, o, stdio("t", "tasks", "-log", log))
 	return f, log, path
 }
 
@@ -108,6 +113,19 @@ type lineClient struct {
 	id int
 	// asked counts the permission questions answered.
 	asked int
+	// hold keeps the questions asked unanswered, in held, for answer.
+	hold bool
+	held []int
+}
+
+// answer allows the questions held once.
+func (c *lineClient) answer() {
+	c.t.Helper()
+	for _, id := range c.held {
+		fmt.Fprintf(c.w, `{"jsonrpc":"2.0","id":%d,"result":{"action":"accept","content":{"decision":"once"}}}`+"\n", id)
+		c.asked++
+	}
+	c.held = nil
 }
 
 func newLineClient(t *testing.T, g *gateway.Gateway) *lineClient {
@@ -147,7 +165,9 @@ func (c *lineClient) call(method string, params any) (result map[string]any, rpc
 		if m.ID != nil && m.Method == "" && *m.ID == c.id {
 			return m.Result, m.Error
 		}
-		if m.ID != nil && m.Method == "elicitation/create" {
+		if m.ID != nil && m.Method == "elicitation/create" && c.hold {
+			c.held = append(c.held, *m.ID)
+		} else if m.ID != nil && m.Method == "elicitation/create" {
 			// A permission question: allowed once.
 			fmt.Fprintf(c.w, `{"jsonrpc":"2.0","id":%d,"result":{"action":"accept","content":{"decision":"once"}}}`+"\n", *m.ID)
 			c.asked++
@@ -188,6 +208,17 @@ func TestTaskCapableClient(t *testing.T) {
 	a := newLineClient(t, f.g)
 	if caps, _ := a.initialize()["capabilities"].(map[string]any); caps["tasks"] == nil {
 		t.Fatalf("no tasks capability: %v", caps)
+	}
+	// The tools that run as tasks upstream say so (optional: the gateway
+	// also takes a plain call of them).
+	list, _ := a.call("tools/list", map[string]any{})
+	shown := map[string]string{}
+	for _, tl := range list["tools"].([]any) {
+		tl := tl.(map[string]any)
+		shown[fmt.Sprint(tl["name"])] = fmt.Sprint(tl["execution"])
+	}
+	if shown["t__work"] != "map[taskSupport:optional]" {
+		t.Errorf("t__work's execution: %v", shown)
 	}
 	taskOf := func(c *lineClient, name string, args map[string]any) string {
 		t.Helper()
@@ -232,10 +263,25 @@ func TestTaskCapableClient(t *testing.T) {
 		t.Errorf("fail's audit line: %+v", e)
 	}
 
-	// Asked: the question goes to the client, which allows it once.
+	// Asked: the question goes to the client, which allows it once; the
+	// task is input_required while the question is open.
+	a.hold = true
 	asked := taskOf(a, "t__maybe", map[string]any{})
+	for deadline := time.Now().Add(20 * time.Second); len(a.held) == 0; time.Sleep(20 * time.Millisecond) {
+		if res, _ := a.call("tasks/get", map[string]any{"taskId": asked}); res["status"] != "working" && res["status"] != "input_required" || time.Now().After(deadline) {
+			t.Fatalf("before the question: %v", res)
+		}
+	}
+	if res, _ := a.call("tasks/get", map[string]any{"taskId": asked}); res["status"] != "input_required" {
+		t.Errorf("a task whose question is open: %v", res)
+	}
+	a.hold = false
+	a.answer()
 	if res, e := a.call("tasks/result", map[string]any{"taskId": asked}); e != nil || res["isError"] == true || a.asked != 1 {
 		t.Errorf("an asked call's task: %v, %v, %d questions", res, e, a.asked)
+	}
+	if res, _ := a.call("tasks/get", map[string]any{"taskId": asked}); res["status"] != "completed" {
+		t.Errorf("the answered task: %v", res)
 	}
 
 	// Another client: not found, nothing listed, nothing cancelled.
@@ -253,6 +299,9 @@ func TestTaskCapableClient(t *testing.T) {
 	}
 	if res, _ := a.call("tasks/list", map[string]any{}); len(res["tasks"].([]any)) != 4 {
 		t.Errorf("the client's own list: %v", res)
+	}
+	if res, e := a.call("tasks/list", nil); e != nil || len(res["tasks"].([]any)) != 4 { // no params at all
+		t.Errorf("the client's own list, asked without params: %v, %v", res, e)
 	}
 
 	if res, e := a.call("tasks/cancel", map[string]any{"taskId": never}); e != nil || res["status"] != "cancelled" {

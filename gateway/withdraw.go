@@ -92,11 +92,15 @@ func liveCallFrom(ctx context.Context) *liveCall {
 
 // trackQuestions is the sending middleware that notes a question (an
 // elicitation/create of a call) the SDK gives up on: it is cancelling it
-// in the background.
+// in the background. The question of a call a 2025-11-25 task runs makes
+// the task input_required while it is open (tasks.go).
 func trackQuestions(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "elicitation/create" {
 			return next(ctx, method, req)
+		}
+		if run := tasks.RunOf(ctx); run != nil {
+			defer run.Asking()()
 		}
 		res, err := next(ctx, method, req)
 		if err != nil && ctx.Err() != nil {

@@ -51,6 +51,9 @@ type conn struct {
 	raw     *rawCalls
 	tasks   *tasks.Adapter
 	endLife func() // ends a remote transport's lifetime context
+	// tasks follows the connection's task calls (internal/tasks) and
+	// knows which tools run as tasks.
+	tasks *tasks.Adapter
 
 	done        chan struct{} // closed when the session ended
 	sessionLost atomic.Bool   // the server forgot our session (HTTP 404)

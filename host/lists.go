@@ -21,6 +21,12 @@ type Tool struct {
 	// Tool is the definition as the server sent it (Tool.Name is the
 	// server's own name for it).
 	Tool *mcp.Tool
+	// TaskSupport is how the server runs the tool as a task, as the host
+	// learned it on the connection (mcp.Tool has no execution field):
+	// "required" or "optional" (every tool of a 2026-07-28 server that
+	// offers the tasks extension, which decides per call), "" for none.
+	// A gateway shows it to its task-capable clients.
+	TaskSupport string
 }
 
 // ToolList is the result of Tools: what is ready, and a warning for each
@@ -70,7 +76,7 @@ func (h *Host) Tools(ctx context.Context) (*ToolList, error) {
 				if hid, _ := h.scope.hidden(t.Name); hid {
 					continue // a view's filter (the routes are the Host's)
 				}
-				out.Tools = append(out.Tools, Tool{Name: toolName(s.name, t.Name), Server: s.name, Tool: t})
+				out.Tools = append(out.Tools, Tool{Name: toolName(s.name, t.Name), Server: s.name, Tool: t, TaskSupport: s.taskSupport(t.Name)})
 			}
 		}, err
 	})
@@ -251,6 +257,34 @@ func (h *Host) eachReady(ctx context.Context, warnings *[]string, fetch func(con
 	wg.Wait()
 	sort.Strings(*warnings)
 	return ctx.Err()
+}
+
+// TaskSupport is how server runs its tool (by the server's own name for
+// it) as a task, as Tool.TaskSupport says, read now on the current
+// connection ("" for an unknown server, one not connected, or a tool
+// this connection has not listed yet).
+func (h *Host) TaskSupport(server, tool string) string {
+	s, err := h.server(server)
+	if err != nil {
+		return ""
+	}
+	return s.taskSupport(tool)
+}
+
+// taskSupport is the current connection's word on how tool runs as a task
+// (internal/tasks learned it from the raw lists), "" when it has none.
+func (s *server) taskSupport(tool string) string {
+	c := s.current()
+	if c == nil || c.tasks == nil {
+		return ""
+	}
+	return c.tasks.TaskSupport(tool)
+}
+
+func (s *server) current() *conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conn
 }
 
 // serverTools returns one server's tools (cached), registering their

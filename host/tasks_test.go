@@ -66,6 +66,26 @@ func TestServerEverythingTaskTool(t *testing.T) {
 		remote("everything-http", config.TypeHTTP, fmt.Sprintf("http://127.0.0.1:%d/mcp", port)),
 		remote("everything-sse", config.TypeSSE, fmt.Sprintf("http://127.0.0.1:%d/sse", ssePort)),
 	), &host.Options{Prompter: asker, ToolsWait: 60 * time.Second})
+	// The tools list says which tools run as tasks (for a gateway's
+	// task-capable clients).
+	t.Run("task support", func(t *testing.T) {
+		list, err := h.Tools(ctxFor(t, 90*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, tl := range list.Tools {
+			got[tl.Name] = tl.TaskSupport
+		}
+		for _, server := range []string{"everything", "everything-http", "everything-sse"} {
+			if s := got["mcp__"+server+"__simulate-research-query"]; s != "required" {
+				t.Errorf("%s's simulate-research-query: task support %q, want required (all: %v)", server, s, got)
+			}
+			if s, ok := got["mcp__"+server+"__echo"]; !ok || s != "" {
+				t.Errorf("%s's echo: task support %q (listed %v)", server, s, ok)
+			}
+		}
+	})
 	for _, c := range []struct {
 		server    string
 		ambiguous bool

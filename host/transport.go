@@ -76,6 +76,7 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 	// Task tools are followed under the SDK (internal/tasks), for the
 	// connection's life.
 	ta := tasks.New(&tasks.Options{Optional: def.Tasks == config.TasksOptional, Logger: s.h.log.With("server", s.name)})
+	c.tasks = ta
 	var transport mcp.Transport
 	var stdin *stdinWatch
 	switch def.Type {

@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -92,6 +95,73 @@ func TestGatewayServesTaskToolsToPlainClients(t *testing.T) {
 				t.Fatalf("inspector %s output (%v):\n%s", mode, err, out)
 			}
 			check(t, "inspector "+mode, res.IsError, res.Content[0].Text)
+		}
+	})
+	// Issue 35: a client of 2026-07-28 that declares the tasks extension
+	// (the wire format written out here: no client at hand speaks it) gets
+	// the call as a task of the gateway's and follows it with tasks/get to
+	// the report.
+	t.Run("extension", func(t *testing.T) {
+		t.Parallel()
+		post := func(id int, method string, params map[string]any) map[string]any {
+			t.Helper()
+			params["_meta"] = map[string]any{
+				"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+				"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "ext", "version": "1"},
+				"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}},
+			}
+			body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+			req, err := http.NewRequest(http.MethodPost, base+"/mcp", bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+				"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": method} {
+				req.Header.Set(k, v)
+			}
+			if name, _ := params["name"].(string); name != "" {
+				req.Header.Set("Mcp-Name", name)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			for _, line := range strings.Split(string(b), "\n") {
+				var m struct {
+					ID     int            `json:"id"`
+					Result map[string]any `json:"result"`
+				}
+				if json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &m) == nil && m.ID == id && m.Result != nil {
+					return m.Result
+				}
+			}
+			t.Fatalf("%s: HTTP %d: %s", method, resp.StatusCode, b)
+			return nil
+		}
+		created := post(1, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{"topic": "tides"}})
+		id, _ := created["taskId"].(string)
+		if created["resultType"] != "task" || id == "" {
+			t.Fatalf("the call was not made a task: %v", created)
+		}
+		for n := 2; ; n++ {
+			got := post(n, "tasks/get", map[string]any{"taskId": id})
+			if got["status"] == "working" && n < 1000 {
+				time.Sleep(100 * time.Millisecond) // polling, bounded by the count
+				continue
+			}
+			res, _ := got["result"].(map[string]any)
+			content, _ := res["content"].([]any)
+			var text string
+			if len(content) > 0 {
+				text, _ = content[0].(map[string]any)["text"].(string)
+			}
+			if got["status"] != "completed" {
+				t.Fatalf("the task ended %v", got)
+			}
+			check(t, "extension", res["isError"] == true, text)
+			return
 		}
 	})
 	// Issue 35, point 3: a task-capable client (the TypeScript SDK's

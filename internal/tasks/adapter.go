@@ -86,6 +86,27 @@ func (a *Adapter) Close() {
 	a.closeOnce.Do(func() { close(a.closed) })
 }
 
+// TaskSupport says how the server runs tool as a task, as the adapter
+// learned it: its execution.taskSupport on 2025-11-25 ("required" or
+// "optional"; "" for none, or a tool not listed yet), and "optional" for
+// every tool of a 2026-07-28 server that offers the extension, where the
+// server decides per call. The gateway shows it to its own task-capable
+// clients.
+func (a *Adapter) TaskSupport(tool string) string {
+	switch a.revision() {
+	case revV1:
+		a.mu.Lock()
+		s := a.support[tool]
+		a.mu.Unlock()
+		if s == "required" || s == "optional" {
+			return s
+		}
+	case revV2:
+		return "optional"
+	}
+	return ""
+}
+
 // errClosed ends what waits on a closed adapter.
 var errClosed = errors.New("connection closed")
 

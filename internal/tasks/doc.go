@@ -49,11 +49,18 @@
 // kept open, with the progress and the final result written into it.
 //
 // The gateway's side (serve.go) offers tasks to its own task-capable
-// clients (2025-11-25): [TakeTaskField] keeps a tools/call's `task` field
-// past the SDK (which drops it) in _meta, the gateway's receiving
-// middleware runs such a call as a task of a [Store], which answers
-// tasks/get, tasks/result, tasks/list and tasks/cancel for the task's
-// owner only.
+// clients, in both revisions, from one [Store]: on 2025-11-25
+// [TakeTaskField] keeps a tools/call's `task` field past the SDK (which
+// drops it) in _meta, and the gateway's receiving middleware runs such a
+// call as a task ([Store.Start]), answering tasks/get, tasks/result,
+// tasks/list and tasks/cancel; on 2026-07-28 the gateway offers the
+// extension ([WithExtension]) and runs a call that declares it
+// ([Declares]) as a task of the extension ([Store.StartExtension]),
+// answering tasks/get (the result inline), tasks/update (the answers to
+// the call's questions, which the call waits for with [Run.Ask]) and
+// tasks/cancel. A task answers its owner only. [Adapter.TaskSupport] tells
+// the host, and through it the gateway ([WithTaskSupport]), which tools
+// run as tasks upstream.
 //
 // Cost: for a server that offers no tasks, a message costs a type switch,
 // a string comparison and an atomic load each way (over HTTP, a scan of
@@ -75,9 +82,11 @@
 //     tools;
 //   - the gateway declares the SDK's server-side task support instead of
 //     its Store (gateway/tasks.go; Transport and BindHTTP stop calling
-//     TakeTaskField);
+//     TakeTaskField), and host.Tool's TaskSupport comes from the SDK's
+//     Tool.Execution;
 //   - this package and its test server (internal/testserver's "tasks")
 //     are deleted; the host's tests of task tools (host/tasks_test.go)
 //     and the gateway's (TestGatewayServesTaskToolsToPlainClients in
-//     internal/cli) stay and must pass unchanged.
+//     internal/cli; TestTaskCapableClient and TestExtensionTasks in
+//     gateway) stay and must pass unchanged.
 package tasks

@@ -241,6 +241,17 @@ func (f *follower) outcome(ctx context.Context, t *task, result chan callResult)
 			return nil, ctx.Err()
 		}
 	default:
+		if len(t.Result) == 0 && len(t.Error) == 0 {
+			// A CreateTaskResult (or a status notification) that says the
+			// task ended need not carry its outcome; tasks/get does.
+			n, err := f.get(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if n.Status == t.Status {
+				t = n
+			}
+		}
 		if t.Status == statusFailed {
 			return &jsonrpc.Response{ID: f.call.id, Error: rpcError(t.Error)}, nil
 		}

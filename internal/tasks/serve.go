@@ -6,7 +6,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"sync"
 	"time"
@@ -15,15 +17,19 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The server side: the gateway offers tasks (2025-11-25's tasks utility)
-// to its own clients. A client's tools/call with a `task` field is
-// answered at once with a CreateTaskResult while the call runs on; the
-// client follows it with tasks/get, tasks/result, tasks/list and
-// tasks/cancel, which the SDK knows as custom methods. Each task belongs
-// to an owner (the gateway's word for a client: its credentials and its
-// session), and no other owner can see, read or cancel it. When the SDK
-// supports tasks on its server side, this file goes with the rest of the
-// package: the gateway then declares the SDK's own task support.
+// The server side: the gateway offers tasks to its own clients, in both
+// revisions. On 2025-11-25 (the tasks utility) a client's tools/call with
+// a `task` field is answered at once with a CreateTaskResult while the
+// call runs on; the client follows it with tasks/get, tasks/result,
+// tasks/list and tasks/cancel. On 2026-07-28 (the extension) the client
+// declares io.modelcontextprotocol/tasks per request and the server
+// decides: a CreateTaskResult (resultType "task"), then tasks/get (which
+// carries the result, or the task's inputRequests), tasks/update (the
+// answers) and tasks/cancel. The SDK knows all of these as custom methods.
+// Each task belongs to an owner (the gateway's word for a client), and no
+// other owner can see, read, answer or cancel it. When the SDK supports
+// tasks on its server side, this file goes with the rest of the package:
+// the gateway then declares the SDK's own task support.
 
 // RequestKey is the _meta key under which TakeTaskField keeps a
 // tools/call's `task` field for the gateway: the SDK's CallToolParamsRaw
@@ -159,6 +165,7 @@ func NewStore() *Store {
 type served struct {
 	id       string
 	owner    string
+	rev      revision // the revision its client speaks
 	ttl      time.Duration
 	created  time.Time
 	cancel   context.CancelFunc
@@ -171,22 +178,43 @@ type served struct {
 	result   mcp.Result
 	err      error
 	finished bool
+	// asking counts the questions of the call open on the client's
+	// session (2025-11-25): the task is input_required meanwhile.
+	asking int
+	// inputs are the task's open input requests (2026-07-28), keyed;
+	// answers takes the answers to them (capacity 1).
+	inputs  mcp.InputRequestMap
+	answers chan mcp.InputResponseMap
 }
 
 func key(owner, id string) string { return owner + "\x00" + id }
 
-// Start runs call as a new task of owner, kept for ttl (DefaultServedTTL
-// when 0 or longer), and returns the CreateTaskResult to answer the
-// tools/call with. call's context is a new one, with none of the
-// answered request's values; it ends when the task is cancelled or
-// expires, or the store is closed. A call answering with isError makes the task failed, its
-// first text the status message.
+// Start runs call as a new task of owner (2025-11-25), kept for ttl
+// (DefaultServedTTL when 0 or longer), and returns the CreateTaskResult
+// to answer the tools/call with. call's context is a new one, with none
+// of the answered request's values but the task's [Run]; it ends when the
+// task is cancelled or expires, or the store is closed. A call answering
+// with isError makes the task failed, its first text the status message.
 func (s *Store) Start(owner string, ttl time.Duration, call func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
+	return s.start(revV1, owner, ttl, call)
+}
+
+// StartExtension is Start for a client of the 2026-07-28 extension: the
+// task is kept for DefaultServedTTL, its CreateTaskResult is the
+// extension's (resultType "task"), and tasks/get reports its end as the
+// extension says — completed with the call's result (isError included),
+// or failed with the call's JSON-RPC error.
+func (s *Store) StartExtension(owner string, call func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
+	return s.start(revV2, owner, 0, call)
+}
+
+func (s *Store) start(rev revision, owner string, ttl time.Duration, call func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
 	if ttl <= 0 || ttl > DefaultServedTTL {
 		ttl = DefaultServedTTL
 	}
 	now := time.Now().UTC()
-	t := &served{id: randomID(), owner: owner, ttl: ttl, created: now, updated: now, status: statusWorking, done: make(chan struct{})}
+	t := &served{id: randomID(), owner: owner, rev: rev, ttl: ttl, created: now, updated: now, status: statusWorking,
+		done: make(chan struct{}), answers: make(chan mcp.InputResponseMap, 1)}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -196,17 +224,22 @@ func (s *Store) Start(owner string, ttl time.Duration, call func(context.Context
 		s.mu.Unlock()
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("too many tasks: this client holds %d; cancel some or wait for their ttl", MaxServedPerOwner)}
 	}
-	cctx, cancel := context.WithCancel(context.Background())
+	cctx, cancel := context.WithCancel(context.WithValue(context.Background(), runKey{}, &Run{t: t}))
 	t.cancel = cancel
 	s.tasks[key(owner, t.id)] = t
 	s.owned[owner]++
 	t.expire = time.AfterFunc(ttl, func() { s.drop(t) })
 	s.mu.Unlock()
+	w := t.wire() // working: the call has not begun
 	go func() {
 		res, err := call(cctx)
 		t.finish(res, err)
 	}()
-	return rawResult(map[string]any{"task": t.wire()})
+	if rev == revV2 {
+		w["resultType"] = "task"
+		return rawResult(w)
+	}
+	return rawResult(map[string]any{"task": w})
 }
 
 // drop forgets t (its ttl passed), cancelling it if it still runs.
@@ -250,13 +283,18 @@ func (s *Store) lookup(owner, id string) (*served, error) {
 	return t, nil
 }
 
-// Get answers tasks/get.
+// Get answers tasks/get: the task's state; on 2026-07-28 with its open
+// input requests, or once it ended its result or error.
 func (s *Store) Get(owner, id string) (mcp.Result, error) {
 	t, err := s.lookup(owner, id)
 	if err != nil {
 		return nil, err
 	}
-	return rawResult(t.wire())
+	w := t.wire()
+	if t.rev == revV2 {
+		w["resultType"] = "complete"
+	}
+	return rawResult(w)
 }
 
 // Result answers tasks/result: it waits for the task to end (or ctx),
@@ -326,6 +364,14 @@ func (s *Store) Cancel(owner, id string) (mcp.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t.rev == revV2 {
+		// The extension's cancellation is cooperative and acknowledged
+		// with an empty result, whether or not the task had ended.
+		if t.end(statusCancelled, "cancelled by the client") {
+			t.cancel()
+		}
+		return rawResult(map[string]any{"resultType": "complete"})
+	}
 	if !t.end(statusCancelled, "cancelled by the client") {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("task %s has ended already (%s)", quoteShort(id), t.wire()["status"])}
 	}
@@ -347,12 +393,15 @@ func (t *served) end(status, message string) bool {
 	return true
 }
 
-// finish records the call's outcome, unless the task was cancelled.
+// finish records the call's outcome, unless the task was cancelled. On
+// 2025-11-25 a call answering with isError makes the task failed; on
+// 2026-07-28 only a JSON-RPC error does (the extension keeps a tool's
+// isError result as the completed task's result).
 func (t *served) finish(res mcp.Result, err error) {
 	status, msg := statusCompleted, ""
 	if err != nil {
 		status, msg = statusFailed, shortErr(err)
-	} else if ctr, ok := res.(*mcp.CallToolResult); ok && ctr.IsError {
+	} else if ctr, ok := res.(*mcp.CallToolResult); ok && ctr.IsError && t.rev == revV1 {
 		status = statusFailed
 		for _, c := range ctr.Content {
 			if tc, ok := c.(*mcp.TextContent); ok {
@@ -369,22 +418,151 @@ func (t *served) finish(res mcp.Result, err error) {
 	t.end(status, msg)
 }
 
-// wire is the task as tasks/get shows it.
+// wire is the task as tasks/get shows it, in its client's revision.
 func (t *served) wire() map[string]any {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	status := t.status
+	if !t.finished && (t.asking > 0 || t.inputs != nil) {
+		status = statusInput
+	}
 	w := map[string]any{
 		"taskId":        t.id,
-		"status":        t.status,
+		"status":        status,
 		"createdAt":     t.created.Format(time.RFC3339Nano),
 		"lastUpdatedAt": t.updated.Format(time.RFC3339Nano),
-		"ttl":           t.ttl.Milliseconds(),
-		"pollInterval":  servedPollInterval.Milliseconds(),
 	}
 	if t.message != "" {
 		w["statusMessage"] = t.message
 	}
+	if t.rev == revV1 {
+		w["ttl"] = t.ttl.Milliseconds()
+		w["pollInterval"] = servedPollInterval.Milliseconds()
+		return w
+	}
+	w["ttlMs"] = t.ttl.Milliseconds()
+	w["pollIntervalMs"] = servedPollInterval.Milliseconds()
+	switch {
+	case status == statusInput && t.inputs != nil:
+		w["inputRequests"] = t.inputs
+	case status == statusCompleted && t.result != nil:
+		w["result"] = t.result
+	case status == statusFailed:
+		w["error"] = errorObject(t.err)
+	}
 	return w
+}
+
+// errorObject is err as the JSON-RPC error object of a failed task.
+func errorObject(err error) *jsonrpc.Error {
+	var rpc *jsonrpc.Error
+	if errors.As(err, &rpc) {
+		return rpc
+	}
+	msg := "the call failed"
+	if err != nil {
+		msg = shortErr(err)
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
+}
+
+// Update answers tasks/update (2026-07-28): the answers to the task's
+// open input requests go to the call waiting for them ([Run.Ask]);
+// answers to anything else (keys never issued, answered already) are
+// ignored, as the extension says. It is acknowledged with an empty
+// result.
+func (s *Store) Update(owner, id string, responses mcp.InputResponseMap) (mcp.Result, error) {
+	t, err := s.lookup(owner, id)
+	if err != nil {
+		return nil, err
+	}
+	if t.rev != revV2 {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("task %s takes no tasks/update: it is a task of protocol 2025-11-25", quoteShort(id))}
+	}
+	t.mu.Lock()
+	picked := mcp.InputResponseMap{}
+	for k, v := range responses {
+		if _, open := t.inputs[k]; open && v != nil {
+			picked[k] = v
+		}
+	}
+	if len(picked) > 0 && !t.finished {
+		// Answered: the call asks again for anything still open.
+		t.inputs = nil
+		t.updated = time.Now().UTC()
+		select {
+		case t.answers <- picked:
+		default:
+		}
+	}
+	t.mu.Unlock()
+	return rawResult(map[string]any{"resultType": "complete"})
+}
+
+// Run is a task's running call, as its context carries it ([RunOf]): the
+// call says through it that it waits for its client's input, so that the
+// task's status says input_required meanwhile.
+type Run struct{ t *served }
+
+type runKey struct{}
+
+// RunOf returns the task whose call ctx belongs to, or nil.
+func RunOf(ctx context.Context) *Run {
+	r, _ := ctx.Value(runKey{}).(*Run)
+	return r
+}
+
+// Asking says that a question of the call is open on the client's session
+// (2025-11-25: the question is an elicitation/create the client answers
+// as ever): the task is input_required until done is called.
+func (r *Run) Asking() (done func()) {
+	t := r.t
+	t.mu.Lock()
+	t.asking++
+	t.updated = time.Now().UTC()
+	t.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			t.mu.Lock()
+			t.asking--
+			t.updated = time.Now().UTC()
+			t.mu.Unlock()
+		})
+	}
+}
+
+// Ask puts input requests to the client of a 2026-07-28 task: the task is
+// input_required with them until the client answers some with
+// tasks/update, whose answers Ask returns, or ctx ends.
+func (r *Run) Ask(ctx context.Context, requests mcp.InputRequestMap) (mcp.InputResponseMap, error) {
+	t := r.t
+	t.mu.Lock()
+	if t.finished {
+		t.mu.Unlock()
+		return nil, context.Canceled
+	}
+	select {
+	case <-t.answers: // stale: answers to requests no longer open
+	default:
+	}
+	t.inputs = requests
+	t.updated = time.Now().UTC()
+	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		if t.inputs != nil {
+			t.inputs = nil
+			t.updated = time.Now().UTC()
+		}
+		t.mu.Unlock()
+	}()
+	select {
+	case a := <-t.answers:
+		return a, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // result is a result the SDK writes as the bytes it holds.
@@ -393,7 +571,32 @@ type result struct {
 	raw json.RawMessage
 }
 
-func (r *result) MarshalJSON() ([]byte, error) { return r.raw, nil }
+// MarshalJSON writes the bytes held, with any _meta the SDK set on the
+// way out (2026-07-28's serverInfo) added to theirs.
+func (r *result) MarshalJSON() ([]byte, error) {
+	if len(r.Meta) == 0 {
+		return r.raw, nil
+	}
+	m, err := object(r.raw)
+	if err != nil {
+		return r.raw, nil
+	}
+	meta, err := object(m["_meta"])
+	if err != nil {
+		return r.raw, nil
+	}
+	for k, v := range r.Meta {
+		if _, ok := meta[k]; !ok {
+			if meta[k], err = json.Marshal(v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if m["_meta"], err = json.Marshal(meta); err != nil {
+		return nil, err
+	}
+	return json.Marshal(m)
+}
 
 func rawResult(v any) (mcp.Result, error) {
 	raw, err := json.Marshal(v)
@@ -403,16 +606,25 @@ func rawResult(v any) (mcp.Result, error) {
 	return &result{raw: raw}, nil
 }
 
-// WithCapability returns an initialize result that also offers tasks for
-// tools/call, with tasks/list and tasks/cancel (2025-11-25's
-// capabilities.tasks).
-func WithCapability(res *mcp.InitializeResult) (mcp.Result, error) {
+// asMap is a result as a JSON object to change.
+func asMap(res mcp.Result) (map[string]any, error) {
 	raw, err := json.Marshal(res)
 	if err != nil {
 		return nil, err
 	}
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// WithCapability returns an initialize result that also offers tasks for
+// tools/call, with tasks/list and tasks/cancel (2025-11-25's
+// capabilities.tasks).
+func WithCapability(res *mcp.InitializeResult) (mcp.Result, error) {
+	m, err := asMap(res)
+	if err != nil {
 		return nil, err
 	}
 	caps, _ := m["capabilities"].(map[string]any)
@@ -434,15 +646,23 @@ type TaskIDParams struct {
 	TaskID string `json:"taskId"`
 }
 
+// UpdateParams are the params of tasks/update (2026-07-28).
+type UpdateParams struct {
+	mcp.ParamsBase
+	TaskID         string               `json:"taskId"`
+	InputResponses mcp.InputResponseMap `json:"inputResponses"`
+}
+
 // ListParams are the params of tasks/list.
 type ListParams struct {
 	mcp.ParamsBase
 	Cursor string `json:"cursor,omitempty"`
 }
 
-// Serve adds tasks/get, tasks/result, tasks/list and tasks/cancel to srv,
-// answered from s for the owner that owner finds in each request's
-// context.
+// Serve adds tasks/get, tasks/result, tasks/list, tasks/cancel and
+// tasks/update to srv, answered from s for the owner that owner finds in
+// each request's context. Which of them a client may use (its revision's)
+// is the caller's to decide, in a middleware before them.
 func (s *Store) Serve(srv *mcp.Server, owner func(context.Context) string) error {
 	byID := func(f func(ctx context.Context, owner, id string) (mcp.Result, error)) func(context.Context, *mcp.ServerSession, *TaskIDParams) (mcp.Result, error) {
 		return func(ctx context.Context, _ *mcp.ServerSession, p *TaskIDParams) (mcp.Result, error) {
@@ -464,6 +684,14 @@ func (s *Store) Serve(srv *mcp.Server, owner func(context.Context) string) error
 			return err
 		}
 	}
+	if err := mcp.AddReceivingCustomMethod(srv, methodUpdate, func(ctx context.Context, _ *mcp.ServerSession, p *UpdateParams) (mcp.Result, error) {
+		if p == nil || p.TaskID == "" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "taskId is required"}
+		}
+		return s.Update(owner(ctx), p.TaskID, p.InputResponses)
+	}); err != nil {
+		return err
+	}
 	return mcp.AddReceivingCustomMethod(srv, "tasks/list", func(ctx context.Context, _ *mcp.ServerSession, _ *ListParams) (mcp.Result, error) {
 		return s.List(owner(ctx))
 	})
@@ -477,4 +705,57 @@ func randomID() string {
 		panic("tasks: no randomness: " + err.Error())
 	}
 	return hex.EncodeToString(b)
+}
+
+// Declares reports whether a 2026-07-28 request's client capabilities
+// declare the tasks extension: only then may a server answer it with a
+// task.
+func Declares(caps *mcp.ClientCapabilities) bool {
+	if caps == nil {
+		return false
+	}
+	_, ok := caps.Extensions[extensionID]
+	return ok
+}
+
+// WithExtension returns a server/discover result that also offers the
+// 2026-07-28 tasks extension (capabilities.extensions).
+func WithExtension(res *mcp.DiscoverResult) *mcp.DiscoverResult {
+	cp := *res
+	caps := &mcp.ServerCapabilities{}
+	if res.Capabilities != nil {
+		c := *res.Capabilities
+		caps = &c
+	}
+	caps.Extensions = maps.Clone(caps.Extensions)
+	if caps.Extensions == nil {
+		caps.Extensions = map[string]any{}
+	}
+	caps.Extensions[extensionID] = map[string]any{}
+	cp.Capabilities = caps
+	return &cp
+}
+
+// WithTaskSupport returns a tools/list result whose tools carry
+// execution.taskSupport, as support gives it for each tool's name ("": no
+// execution field); modern marks a 2026-07-28 result (resultType
+// "complete", which the SDK cannot set on the bytes).
+func WithTaskSupport(res *mcp.ListToolsResult, support func(name string) string, modern bool) (mcp.Result, error) {
+	m, err := asMap(res)
+	if err != nil {
+		return nil, err
+	}
+	tools, _ := m["tools"].([]any)
+	for _, t := range tools {
+		if t, ok := t.(map[string]any); ok {
+			name, _ := t["name"].(string)
+			if s := support(name); s != "" {
+				t["execution"] = map[string]any{"taskSupport": s}
+			}
+		}
+	}
+	if modern {
+		m["resultType"] = "complete"
+	}
+	return rawResult(m)
 }

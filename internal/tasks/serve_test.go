@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -212,5 +213,100 @@ func BenchmarkTakeTaskFieldPlain(b *testing.B) {
 		if _, changed := TakeTaskField(params); changed {
 			b.Fatal("changed")
 		}
+	}
+}
+
+// TestStoreExtension: a 2026-07-28 task speaks the extension's wire
+// format — resultType "task" on creation and "complete" on tasks/get,
+// ttlMs and pollIntervalMs, the result inline (an isError result is a
+// completed task, a JSON-RPC error a failed one with the error), its call's
+// input requests until tasks/update answers them (answers to other keys
+// ignored), and a cancellation acknowledged with an empty result.
+func TestStoreExtension(t *testing.T) {
+	s := NewStore()
+	defer s.Close()
+	idOf := func(created mcp.Result) string {
+		t.Helper()
+		c := decode(t, created)
+		if c["resultType"] != "task" || c["status"] != "working" || c["ttlMs"] != float64(DefaultServedTTL.Milliseconds()) || c["pollIntervalMs"] == nil || c["task"] != nil {
+			t.Fatalf("created %v", c)
+		}
+		return c["taskId"].(string)
+	}
+	end := func(id string) map[string]any {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			g := decode(t, mustResult(s.Get("alice", id)))
+			if g["resultType"] != "complete" {
+				t.Fatalf("tasks/get: %v", g)
+			}
+			if terminal(g["status"].(string)) {
+				return g
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("never ended: %v", g)
+			}
+		}
+	}
+
+	// Input: the call asks, the task says so, tasks/update answers.
+	answered := make(chan mcp.InputResponseMap, 1)
+	id := idOf(mustResult(s.StartExtension("alice", func(ctx context.Context) (mcp.Result, error) {
+		a, err := RunOf(ctx).Ask(ctx, mcp.InputRequestMap{"q1": &mcp.ElicitParams{Message: "Colour?"}})
+		if err != nil {
+			return nil, err
+		}
+		answered <- a
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "refused"}}}, nil
+	})))
+	var g map[string]any
+	for deadline := time.Now().Add(10 * time.Second); g["status"] != statusInput; time.Sleep(5 * time.Millisecond) {
+		if g = decode(t, mustResult(s.Get("alice", id))); time.Now().After(deadline) {
+			t.Fatalf("never input_required: %v", g)
+		}
+	}
+	if reqs, _ := g["inputRequests"].(map[string]any); reqs["q1"] == nil || !strings.Contains(fmt.Sprint(reqs["q1"]), "elicitation/create") {
+		t.Errorf("input requests: %v", g)
+	}
+	if _, err := s.Update("bob", id, mcp.InputResponseMap{"q1": &mcp.ElicitResult{Action: "accept"}}); rpcCode(err) != jsonrpc.CodeInvalidParams {
+		t.Errorf("bob's tasks/update: %v", err)
+	}
+	if u := decode(t, mustResult(s.Update("alice", id, mcp.InputResponseMap{"other": &mcp.ElicitResult{Action: "decline"}}))); u["resultType"] != "complete" {
+		t.Errorf("tasks/update: %v", u)
+	}
+	if st := decode(t, mustResult(s.Get("alice", id)))["status"]; st != statusInput {
+		t.Errorf("after an answer to another key: %v", st)
+	}
+	mustResult(s.Update("alice", id, mcp.InputResponseMap{"q1": &mcp.ElicitResult{Action: "accept"}, "other": &mcp.ElicitResult{Action: "decline"}}))
+	if a := <-answered; len(a) != 1 || a["q1"].(*mcp.ElicitResult).Action != "accept" {
+		t.Errorf("the call got %v", a)
+	}
+	if g := end(id); g["status"] != statusCompleted || !strings.Contains(fmt.Sprint(g["result"]), "refused") || g["error"] != nil {
+		t.Errorf("an isError result's task: %v", g)
+	}
+
+	// A JSON-RPC error: failed, with the error.
+	id = idOf(mustResult(s.StartExtension("alice", func(context.Context) (mcp.Result, error) {
+		return nil, &jsonrpc.Error{Code: -32000, Message: "the tool broke"}
+	})))
+	if g := end(id); g["status"] != statusFailed || fmt.Sprint(g["error"]) != "map[code:-32000 message:the tool broke]" {
+		t.Errorf("a failed task: %v", g)
+	}
+
+	// Cancel: acknowledged, also once ended; the call's context ends.
+	stopped := make(chan struct{})
+	id = idOf(mustResult(s.StartExtension("alice", func(ctx context.Context) (mcp.Result, error) {
+		<-ctx.Done()
+		close(stopped)
+		return nil, ctx.Err()
+	})))
+	for range 2 {
+		if c := decode(t, mustResult(s.Cancel("alice", id))); c["resultType"] != "complete" || len(c) != 1 {
+			t.Errorf("tasks/cancel: %v", c)
+		}
+	}
+	<-stopped
+	if g := end(id); g["status"] != statusCancelled {
+		t.Errorf("the cancelled task: %v", g)
 	}
 }

@@ -275,6 +275,22 @@ func TestOptionalAndPlain(t *testing.T) {
 	}
 }
 
+// A 2026-07-28 task that has ended by the time the server answers the
+// call: its CreateTaskResult says so without the outcome, which tasks/get
+// then gives.
+func TestCreatedEnded(t *testing.T) {
+	t.Parallel()
+	w := connect(t, setup{transport: "stdio", args: []string{"-ended-create"}})
+	ctx := ctxFor(t, 30*time.Second)
+	res, err := w.call(ctx, "maybe", nil)
+	if err != nil || textOf(res) != "as a task" {
+		t.Fatalf("maybe: %v %v, want \"as a task\"", res, err)
+	}
+	if _, err := w.call(ctx, "fail", nil); err == nil || !strings.Contains(err.Error(), "the tool broke") {
+		t.Fatalf("fail: %v, want the task's error (the tool broke)", err)
+	}
+}
+
 // input_required: the server's question reaches the client's elicitation
 // handler (2025-11-25: on tasks/result's stream; 2026-07-28: as an input
 // request the adapter hands the SDK and answers with tasks/update).

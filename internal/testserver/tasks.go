@@ -46,6 +46,7 @@ func init() {
 			fs.BoolVar(&cfg.noCancel, "no-cancel", false, "do not offer tasks/cancel (2025-11-25)")
 			fs.StringVar(&cfg.log, "log", "", "file to append a line to per tools/call and tasks/cancel")
 			fs.BoolVar(&cfg.holdCreate, "hold-create", false, "answer a task call only once the client has cancelled it (notifications/cancelled), as a server that was slow to answer")
+			fs.BoolVar(&cfg.endedCreate, "ended-create", false, "answer a task call once its task has ended (maybe, fail), as a server whose work was quick: the CreateTaskResult says completed or failed, without the outcome")
 			fs.StringVar(&p.pidFile, "pid-file", "", "file to append this process's pid to")
 			p.build = func() *mcp.Server { return newTasksServer(cfg, p) }
 			return func(ctx context.Context) error {
@@ -62,6 +63,7 @@ type tasksConfig struct {
 	noCancel    bool
 	log         string
 	holdCreate  bool
+	endedCreate bool
 }
 
 const legacyRevision = "2025-11-25"
@@ -346,6 +348,12 @@ func (ts *tasksServer) call(ctx context.Context, next mcp.MethodHandler, method 
 	if ts.cfg.holdCreate {
 		<-ctx.Done() // the client gave up on the call: the task exists all the same
 		ts.logf("answered %s after the client gave up", name)
+	}
+	if ts.cfg.endedCreate {
+		select {
+		case <-t.done:
+		case <-ctx.Done():
+		}
 	}
 	return &rawResult{raw: t.createResult(ts.cfg.poll)}, nil
 }
