@@ -47,13 +47,11 @@ type conn struct {
 	// logging: the server offers log messages; calls ask for them.
 	logging bool
 	// raw writes tools/call requests of the host's own on a stdio
-	// connection, and tasks is that connection's tasks adapter (rawcall.go).
+	// connection (rawcall.go); tasks follows the connection's task calls
+	// (internal/tasks) and knows which tools run as tasks.
 	raw     *rawCalls
 	tasks   *tasks.Adapter
 	endLife func() // ends a remote transport's lifetime context
-	// tasks follows the connection's task calls (internal/tasks) and
-	// knows which tools run as tasks.
-	tasks *tasks.Adapter
 
 	done        chan struct{} // closed when the session ended
 	sessionLost atomic.Bool   // the server forgot our session (HTTP 404)
