@@ -238,7 +238,12 @@ func (sh *shared) closeSession(v *view) error {
 	sh.sessionMu.Unlock()
 	cur := sh.cfg.Load()
 	next := *cur
-	next.Servers = slices.DeleteFunc(slices.Clone(cur.Servers), func(rs config.ResolvedServer) bool { return gone[rs.Name] })
+	next.Servers = make([]config.ResolvedServer, 0, len(cur.Servers))
+	for _, rs := range cur.Servers {
+		if !gone[rs.Name] {
+			next.Servers = append(next.Servers, rs)
+		}
+	}
 	sh.cfg.Store(&next)
 	sh.root.Apply(&next)
 	return nil

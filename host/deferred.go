@@ -182,7 +182,9 @@ func (h *Host) applyDeferral(out *ToolList) {
 	if len(out.deferrable) > 0 || len(cand.explicit) > 0 || h.deferredWhenLastUp(byServer, threshold) {
 		ts := Tool{Name: ToolSearchName, Tool: h.toolSearchTool(cand.all)}
 		i := sort.Search(len(kept), func(i int) bool { return kept[i].Name >= ToolSearchName })
-		kept = slices.Insert(kept, i, ts)
+		kept = append(kept, Tool{}) // not slices.Insert: its generic copy for Tool is 1 KB in every embedder
+		copy(kept[i+1:], kept[i:])
+		kept[i] = ts
 	}
 	out.Tools = kept
 }
