@@ -65,11 +65,14 @@ func (opts *ServeOptions) gatewayConsole(s *session, calls *gateway.AuditLog, as
 		return ""
 	}
 	asks.ID = gateway.QuestionID
+	var c *console.Console
 	if asker != nil {
-		asker.Console = consoleAsker{asks: asks, auth: a}
+		asker.Console = consoleAsker{asks: asks, auth: a, watching: func(principal string) bool {
+			return c != nil && c.Watching(principal, ConsoleAskWait)
+		}}
 		asker.Link = func(id string) string { return opts.consoleURL() + "/asks?q=" + id }
 	}
-	c, err := console.New(s.sb, console.Options{
+	c, err = console.New(s.sb, console.Options{
 		Asks:         asks,
 		GatewayCalls: recent,
 		Figures:      figures,
@@ -114,15 +117,26 @@ func (opts *ServeOptions) consoleViewer(s *session, a *gateway.Auth, p *gateway.
 const ConsoleAskWait = 2 * time.Minute
 
 // consoleAsker puts a question nobody else can answer in the console, when
-// somebody can sign in to it (the gateway has credentials); otherwise the
-// call is refused at once, as without a console.
+// somebody can sign in to it (the gateway has credentials) and somebody who
+// could answer it (an admin, or the caller) has used the console within
+// ConsoleAskWait; otherwise the call is refused at once, as without a
+// console, rather than held for an answer nobody is there to give.
 type consoleAsker struct {
-	asks *console.Asks
-	auth *gateway.Auth
+	asks     *console.Asks
+	auth     *gateway.Auth
+	watching func(principal string) bool
 }
 
 func (c consoleAsker) AskPermission(ctx context.Context, req host.PermitRequest, d policy.Decision) (host.Answer, error) {
 	if c.auth == nil || !c.auth.Required() {
+		return host.AnswerDeny, gateway.ErrCannotAsk
+	}
+	who := ""
+	if p := gateway.CallPrincipal(ctx); p != nil {
+		who = p.Name
+	}
+	// A question sent as a link is answered by whoever follows it.
+	if gateway.QuestionID(ctx) == "" && c.watching != nil && !c.watching(who) {
 		return host.AnswerDeny, gateway.ErrCannotAsk
 	}
 	ctx, cancel := context.WithTimeout(ctx, ConsoleAskWait)

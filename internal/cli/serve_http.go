@@ -99,7 +99,11 @@ func httpHandler(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, ad
 		OAuth:              opts.jwt,
 		Logger:             log,
 	}
-	mux.Handle("/", g.Handler(hopts))
+	root := g.Handler(hopts)
+	mux.Handle("/", root)
+	// Named too: with /mcp/<profile> mounted, the mux would otherwise
+	// redirect /mcp to the /mcp/ subtree.
+	mux.Handle(gateway.DefaultHTTPPath, root)
 	mountProfiles(mux, opts, a, hopts)
 	if opts.console != nil {
 		// Its own login and session cookie, not the bearer guard: a

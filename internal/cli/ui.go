@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -48,7 +49,7 @@ func NewUICmd(f *Factory, runF func(context.Context, *UIOptions) error) *cobra.C
 (127.0.0.1, a random port unless --port), then open it in the browser.
 
 The address printed holds a one-time token: the first visit exchanges it for a
-session cookie. Nothing else can reach the console: it answers only to its own
+session cookie, and Enter in the terminal prints a new address for another browser. Nothing else can reach the console: it answers only to its own
 Host, refuses changes from other sites, and writes every change to
 ~/.switchboard/logs/console-audit.jsonl.
 
@@ -144,7 +145,8 @@ func uiRun(ctx context.Context, opts *UIOptions) error {
 
 	u := "http://" + hostport + "/?token=" + hex.EncodeToString(token)
 	fmt.Fprintf(opts.IO.Out, "Switchboard console: %s\n", u)
-	fmt.Fprintln(opts.IO.ErrOut, "The address holds this console's token: do not share it. Ctrl-C stops the console and its servers.")
+	fmt.Fprintln(opts.IO.ErrOut, "The address opens the console once (Enter prints a new one, for another browser). Ctrl-C stops the console and its servers.")
+	go newLinks(opts.IO, hostport, c)
 	if !opts.NoBrowser {
 		open := opts.OpenBrowser
 		if open == nil {
@@ -163,5 +165,17 @@ func uiRun(ctx context.Context, opts *UIOptions) error {
 			return nil
 		}
 		return err
+	}
+}
+
+// newLinks prints a new one-time address of the console for each line read
+// from the terminal, until its input ends.
+func newLinks(ios *IOStreams, hostport string, c *console.Console) {
+	if ios.In == nil {
+		return
+	}
+	sc := bufio.NewScanner(ios.In)
+	for sc.Scan() {
+		fmt.Fprintf(ios.Out, "Switchboard console: http://%s/?token=%s\n", hostport, c.NewToken())
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -22,7 +23,12 @@ func TestUICommand(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	ios, _, out, _ := Test()
+	ios, _, _, _ := Test()
+	// The terminal: Enter asks for a new address, printed on Out.
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	out := &uiOutput{}
+	ios.In, ios.Out = inR, out
 	f := &Factory{IO: ios, Getenv: func(string) (string, bool) { return "", false }, HomeDir: home, Cwd: ws, Now: time.Now}
 	opened := make(chan string, 1)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -60,6 +66,35 @@ func TestUICommand(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "<h1>Servers</h1>") || strings.Contains(resp.Request.URL.String(), "token=") {
 		t.Errorf("with the token: %s at %s\n%s", resp.Status, resp.Request.URL, body)
 	}
+	// The address opens the console once; Enter prints a new one.
+	resp, err = (&http.Client{Jar: must(cookiejar.New(nil))}).Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the address a second time: %s, want 401", resp.Status)
+	}
+	io.WriteString(inW, "\n")
+	var again string
+	for deadline := time.Now().Add(30 * time.Second); again == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for _, line := range strings.Split(out.String(), "\n") {
+			if a, ok := strings.CutPrefix(line, "Switchboard console: "); ok && a != u {
+				again = a
+			}
+		}
+	}
+	if again == "" {
+		t.Fatalf("Enter printed no new address: %q", out.String())
+	}
+	resp, err = (&http.Client{Jar: must(cookiejar.New(nil))}).Get(again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("the new address: %s, want the console", resp.Status)
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("ui after Ctrl-C: %v", err)
@@ -71,4 +106,29 @@ func TestUICommand(t *testing.T) {
 	if err != nil || !strings.Contains(string(audit), `"action":"session"`) {
 		t.Errorf("audit log: %v\n%s", err, audit)
 	}
+}
+
+// uiOutput is an io.Writer read while another goroutine writes it.
+type uiOutput struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *uiOutput) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *uiOutput) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

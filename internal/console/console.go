@@ -55,8 +55,9 @@ type Front interface {
 
 // Options configure [New].
 type Options struct {
-	// Token is the secret of the URL `switchboard ui` prints: a visit with
-	// ?token=Token gets a session cookie, whose viewer is an admin.
+	// Token is the secret of the URL `switchboard ui` prints: the first
+	// visit with ?token=Token gets a session cookie, whose viewer is an
+	// admin, and uses the token up (NewToken makes another).
 	// Ignored when Login is set.
 	Token string
 	// Login, if set, replaces the token (a gateway's keys or access
@@ -122,6 +123,7 @@ type Console struct {
 	pages *template.Template
 
 	mu       sync.Mutex
+	token    string // the link's token until its first use ("": used)
 	sessions map[string]*session
 	calls    []*callRecord
 	auditMu  sync.Mutex
@@ -134,6 +136,23 @@ type session struct {
 	// credential is what was posted to the login page (Options.Login),
 	// checked again on every request.
 	credential string
+	seen       time.Time // its last request (under Console.mu)
+}
+
+// Watching reports whether somebody who could answer a question of
+// principal (an admin, or that principal) has used the console within
+// the last d: a gateway puts a question there only then, rather than
+// holding a call for an answer nobody is there to give.
+func (c *Console) Watching(principal string, d time.Duration) bool {
+	since := c.o.Now().Add(-d)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.sessions {
+		if s.seen.After(since) && s.viewer != nil && (s.viewer.Admin || s.principal == principal) {
+			return true
+		}
+	}
+	return false
 }
 
 //go:embed assets
@@ -157,7 +176,7 @@ func New(front Front, o Options) (*Console, error) {
 		o.CallTimeout = 2 * time.Minute
 	}
 	o.BasePath = strings.TrimSuffix(o.BasePath, "/")
-	c := &Console{front: front, o: o, sessions: map[string]*session{}}
+	c := &Console{front: front, o: o, token: o.Token, sessions: map[string]*session{}}
 	var err error
 	c.pages, err = template.New("").Funcs(template.FuncMap{"base": func() string { return o.BasePath }}).ParseFS(assets, "assets/*.html")
 	if err != nil {
@@ -241,13 +260,15 @@ func (c *Console) authenticate(w http.ResponseWriter, r *http.Request) (*session
 	if ck, err := r.Cookie(cookieName); err == nil {
 		c.mu.Lock()
 		s := c.sessions[ck.Value]
+		if s != nil {
+			s.seen = c.o.Now()
+		}
 		c.mu.Unlock()
 		if s != nil {
 			return s, true
 		}
 	}
-	if tok := r.URL.Query().Get("token"); tok != "" && r.Method == http.MethodGet &&
-		subtle.ConstantTimeCompare([]byte(tok), []byte(c.o.Token)) == 1 {
+	if tok := r.URL.Query().Get("token"); tok != "" && r.Method == http.MethodGet && c.takeToken(tok) {
 		s := c.newSession(w, &Viewer{Name: "local user", Admin: true}, "")
 		c.audit(r, s, "session", "", "opened with the token")
 		u := *r.URL
@@ -257,13 +278,37 @@ func (c *Console) authenticate(w http.ResponseWriter, r *http.Request) (*session
 		http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
 		return nil, false
 	}
-	http.Error(w, "console: not authenticated: open the address `switchboard ui` printed (it holds the token)", http.StatusUnauthorized)
+	http.Error(w, "console: not authenticated: open the address `switchboard ui` printed; it opens the console once (press Enter in that terminal for a new one)", http.StatusUnauthorized)
 	return nil, false
+}
+
+// takeToken reports whether tok is the link's token, and uses it up: the
+// address printed opens one browser session, so a copy of it (a browser's
+// history, a shared screen) opens nothing later.
+func (c *Console) takeToken(tok string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.token == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(c.token)) != 1 {
+		return false
+	}
+	c.token = ""
+	return true
+}
+
+// NewToken replaces the link's token with a new one-time one (for another
+// browser; `switchboard ui` prints a new address when Enter is pressed)
+// and returns it. The sessions already opened stay open.
+func (c *Console) NewToken() string {
+	t := newSecret()
+	c.mu.Lock()
+	c.token = t
+	c.mu.Unlock()
+	return t
 }
 
 func (c *Console) newSession(w http.ResponseWriter, v *Viewer, credential string) *session {
 	id := newSecret()
-	s := &session{csrf: newSecret(), principal: v.Name, viewer: v, credential: credential}
+	s := &session{csrf: newSecret(), principal: v.Name, viewer: v, credential: credential, seen: c.o.Now()}
 	c.mu.Lock()
 	c.sessions[id] = s
 	c.mu.Unlock()

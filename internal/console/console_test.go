@@ -439,7 +439,8 @@ func signIn(t *testing.T, f *fixture) *signedIn {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Get(f.url)
+	// Each sign-in is a browser of its own: a new one-time link.
+	resp, err := c.Get(f.srv.URL + "/?token=" + f.console.NewToken())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -561,5 +562,31 @@ func (f *fixture) question() []Question {
 			return q
 		}
 		<-changed
+	}
+}
+
+// The printed address opens one browser session: a second visit with the
+// same token (a copy in a history or on a shared screen) is refused, and
+// a new token opens the next one.
+func TestConsoleTokenOpensOnce(t *testing.T) {
+	f := newFixture(t)
+	visit := func(u string) (*http.Response, *cookiejar.Jar) {
+		jar, _ := cookiejar.New(nil)
+		c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := c.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp, jar
+	}
+	if resp, jar := visit(f.url); resp.StatusCode != http.StatusSeeOther || len(jar.Cookies(mustURL(f.srv.URL))) == 0 {
+		t.Fatalf("first visit: %s, want a session", resp.Status)
+	}
+	if resp, jar := visit(f.url); resp.StatusCode != http.StatusUnauthorized || len(jar.Cookies(mustURL(f.srv.URL))) != 0 {
+		t.Fatalf("second visit with the used token: %s, want 401 and no session", resp.Status)
+	}
+	if resp, _ := visit(f.srv.URL + "/?token=" + f.console.NewToken()); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("a new token: %s, want a session", resp.Status)
 	}
 }

@@ -23,7 +23,10 @@ func (c *Console) loginSession(w http.ResponseWriter, r *http.Request) (*session
 		if s != nil {
 			v, err := c.o.Login(r.Context(), s.credential)
 			if err == nil && v != nil && v.Name == s.principal {
+				c.mu.Lock()
+				s.seen = c.o.Now()
 				now := *s
+				c.mu.Unlock()
 				now.viewer = v // the rules and roles as they are now
 				return &now, true
 			}
