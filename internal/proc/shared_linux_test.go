@@ -277,8 +277,10 @@ func TestRelativeDirAndCommand(t *testing.T) {
 func TestSupervisorChaos(t *testing.T) {
 	scripts := []string{"exec cat", "sleep 1000 & exec cat", "(setsid sleep 1000 &); exec cat", "trap '' TERM; exec cat"}
 	deadTagBases = map[string]bool{}
-	startSh(t, true, "exec cat").Close(time.Second) // the supervisor and spawn thread live on
-	time.Sleep(2 * drainDelay)
+	// The supervisor and spawn thread live on. Close has closed the pipes
+	// and waited for the stderr reader: the server's exit left nothing
+	// else to wait for (its drain timer finds the pipes closed).
+	startSh(t, true, "exec cat").Close(time.Second)
 	goroutines, fds := runtime.NumGoroutine(), countFDs(t)
 	rounds := 30
 	if testing.Short() {
