@@ -174,7 +174,7 @@ func TestGatewayBehindClaudeCodeAndInspector(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the gateway does not list the tools of all of %v (longnames: want %d): %v", wantServers, len(testserver.LongToolNames), names)
 		}
-		time.Sleep(time.Second)
+		time.Sleep(time.Second) // kept: paces retries, each a new Inspector and gateway run (one-shot, so no event of theirs to wait for)
 	}
 	t.Logf("%d tools through the gateway", len(names))
 	longest := ""

@@ -211,7 +211,7 @@ func TestGatewayModelReadsInspector(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the gateway does not list every server's tools: %v", names)
 		}
-		time.Sleep(time.Second)
+		time.Sleep(time.Second) // kept: paces retries, each a new Inspector and gateway run (one-shot, so no event of theirs to wait for)
 	}
 	if slices.Contains(names, "rug__add") {
 		t.Error("the changed rug__add is listed")

@@ -59,6 +59,9 @@ func TestGatewayReconnectKeepsToolsListed(t *testing.T) {
 	}
 	// Past the gateway's 5 s wait for connecting servers, and before they
 	// can be back (1 s of backoff and 8 s of start): both still listed.
+	// Kept as a sleep: what is checked is a moment in real time (the 5 s
+	// is a context deadline, which host.Clock does not drive), and nothing
+	// the gateway or the servers do marks it.
 	time.Sleep(time.Until(killed.Add(6 * time.Second)))
 	names := listNames(t, ctx, cs)
 	if !names["patient__echo"] || !names["hasty__echo"] {

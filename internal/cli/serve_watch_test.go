@@ -321,11 +321,31 @@ func TestGatewayFollowsPreApprovalEdits(t *testing.T) {
 	swapped := echoServers("repo")
 	def := swapped["mcpServers"].(map[string]any)["repo"].(map[string]any)
 	def["env"] = map[string]any{"SWAPPED": "1"}
+	applied := strings.Count(stderr.String(), `msg="configuration applied"`)
 	writeJSON(t, proj, swapped)
-	time.Sleep(5 * time.Second) // a bound, not a timing: the restart happens within it or not at all
-	if got := servedServers(t, ctx, cs); len(got) != 1 || got[0] != "mine" {
-		t.Errorf("after the pre-approval was withdrawn, the repository's changed definition is served: %q (want only \"mine\")", got)
+	// The reload that applies the swap decides: a restarted server's new
+	// state is logged before "configuration applied" is.
+	for deadline := time.Now().Add(30 * time.Second); strings.Count(stderr.String(), `msg="configuration applied"`) == applied; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the swapped definition was never applied; stderr:\n%s", stderr)
+		}
 	}
+	if st := lastStateLine(stderr.String(), "repo"); !strings.Contains(st, "state_to=needs-approval") {
+		t.Fatalf("after the pre-approval was withdrawn, the repository's changed definition is not held: %s", st)
+	}
+	waitServed(t, ctx, cs, stderr, "the changed definition held", "mine")
+}
+
+// lastStateLine is the last "server state" line the gateway logged for
+// server ("" if none).
+func lastStateLine(log, server string) string {
+	last := ""
+	for line := range strings.Lines(log) {
+		if strings.Contains(line, `msg="server state" server=`+server+" ") {
+			last = strings.TrimSpace(line)
+		}
+	}
+	return last
 }
 
 // Edits that truncate the file before they write it (`jq … > file`, and

@@ -550,8 +550,10 @@ func TestAbandonedIndirectSpawnsLeakNothing(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	fds := func() int { ents, _ := os.ReadDir("/proc/" + strconv.Itoa(sup) + "/fd"); return len(ents) }
 	before := fds()
-	defer setStartTimeout(500 * time.Millisecond)()
-	defer setForceIndirect(true)()
+	restoreTimeout := setStartTimeout(500 * time.Millisecond)
+	defer restoreTimeout()
+	restoreIndirect := setForceIndirect(true)
+	defer restoreIndirect()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { // the slow one: the others queue behind it
@@ -571,7 +573,15 @@ func TestAbandonedIndirectSpawnsLeakNothing(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	time.Sleep(4 * time.Second) // the slow spawn ends, the queued ones are dropped
+	// One spawn thread takes the spawns in turn: once a later one has
+	// started, the slow spawn has ended and the queued ones were dropped.
+	restoreTimeout()
+	restoreIndirect()
+	p, err := Start(Spec{Command: "sh", Args: []string{"-c", "exec cat"}, Env: testEnv(), Supervise: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(0)
 	if after := fds(); after > before {
 		t.Errorf("the supervisor holds %d descriptors more than before", after-before)
 	}

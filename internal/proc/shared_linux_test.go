@@ -277,8 +277,10 @@ func TestRelativeDirAndCommand(t *testing.T) {
 func TestSupervisorChaos(t *testing.T) {
 	scripts := []string{"exec cat", "sleep 1000 & exec cat", "(setsid sleep 1000 &); exec cat", "trap '' TERM; exec cat"}
 	deadTagBases = map[string]bool{}
-	startSh(t, true, "exec cat").Close(time.Second) // the supervisor and spawn thread live on
-	time.Sleep(2 * drainDelay)
+	// The supervisor and spawn thread live on. Close has closed the pipes
+	// and waited for the stderr reader: the server's exit left nothing
+	// else to wait for (its drain timer finds the pipes closed).
+	startSh(t, true, "exec cat").Close(time.Second)
 	goroutines, fds := runtime.NumGoroutine(), countFDs(t)
 	rounds := 30
 	if testing.Short() {
@@ -578,10 +580,24 @@ func TestIdleSweepSparesServersStartedDuringIt(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 		total += len(news)
 		dead += countDead(t, news)
-		time.Sleep(time.Second) // the idle sweep ends
+		// The idle sweep ends once a's orphan is gone: the next round
+		// starts with nothing below the supervisor.
+		if left := waitNoDescendants(supervisorPid(), 10*time.Second); len(left) > 0 {
+			t.Fatalf("the idle sweep left %v", left)
+		}
 	}
 	if dead > 0 {
 		t.Errorf("%d of %d servers started during the idle sweep were killed", dead, total)
+	}
+}
+
+// waitNoDescendants waits up to d for every process below pid to be gone,
+// and returns those still there.
+func waitNoDescendants(pid int, d time.Duration) []procInfo {
+	for deadline := time.Now().Add(d); ; time.Sleep(20 * time.Millisecond) {
+		if left := descendants(pid); len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
 	}
 }
 
