@@ -11,6 +11,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/policy"
+	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
 // ErrUnknownProfile is wrapped by an [*UnknownProfileError].
@@ -69,6 +70,8 @@ type viewState struct {
 	profile *config.Profile
 	policy  *policy.Policy
 	permit  host.Permit
+	// deferral is the profile's own defer and noDefer, parsed.
+	deferral []toolsurface.Modifiers
 }
 
 // current is the view's state under the settings in force, made again
@@ -86,11 +89,33 @@ func (v *view) current() *viewState {
 		if p, err := profileNamed(st, v.name); err == nil {
 			c.profile = &p
 			c.policy = c.policy.With(policy.ProfileRules(p)...)
+			c.deferral = profileDeferral(p)
 		}
 	}
 	c.permit = sh.permitFor(c.policy)
 	v.st, v.global, v.cur = st, global, c
 	return c
+}
+
+// profileDeferral is p's defer and noDefer as one layer of modifiers. The
+// settings' parser checked the patterns (config.ParseProfiles); one that
+// toolsurface still refuses is left out.
+func profileDeferral(p config.Profile) []toolsurface.Modifiers {
+	if len(p.Defer) == 0 && len(p.NoDefer) == 0 {
+		return nil
+	}
+	var m toolsurface.Modifiers
+	for _, l := range []struct {
+		from []string
+		to   *[]toolsurface.Pattern
+	}{{p.Defer, &m.Defer}, {p.NoDefer, &m.NoDefer}} {
+		for _, s := range l.from {
+			if pat, err := toolsurface.ParsePattern(s); err == nil {
+				*l.to = append(*l.to, pat)
+			}
+		}
+	}
+	return []toolsurface.Modifiers{m}
 }
 
 // includes reports whether the view shows the server named.
@@ -152,6 +177,7 @@ func (sb *Switchboard) newView(profile string) *Switchboard {
 			}
 			return nil
 		}
+		sc.Deferral = func() []toolsurface.Modifiers { return v.current().deferral }
 	}
 	return &Switchboard{shared: sb.shared, host: sb.host.View(sc), view: v}
 }
