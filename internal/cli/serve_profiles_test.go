@@ -112,4 +112,5 @@ func TestGatewayProfileEndpoints(t *testing.T) {
 			t.Errorf("/mcp/nope with key %q: %d %q, want 404 naming nothing", key, code, body)
 		}
 	}
+	checkProfileEndpointsTS(t, w, base, alice, bob)
 }
