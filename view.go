@@ -97,25 +97,23 @@ func (v *view) current() *viewState {
 	return c
 }
 
-// profileDeferral is p's defer and noDefer as one layer of modifiers. The
-// settings' parser checked the patterns (config.ParseProfiles); one that
-// toolsurface still refuses is left out.
+// profileDeferral is p's defer and noDefer as one layer of modifiers.
+// The settings' parser checked the patterns (config.ParseProfiles), so
+// they are only split here (toolsurface.ParsePattern would add 2 KB to
+// every embedder).
 func profileDeferral(p config.Profile) []toolsurface.Modifiers {
 	if len(p.Defer) == 0 && len(p.NoDefer) == 0 {
 		return nil
 	}
-	var m toolsurface.Modifiers
-	for _, l := range []struct {
-		from []string
-		to   *[]toolsurface.Pattern
-	}{{p.Defer, &m.Defer}, {p.NoDefer, &m.NoDefer}} {
-		for _, s := range l.from {
-			if pat, err := toolsurface.ParsePattern(s); err == nil {
-				*l.to = append(*l.to, pat)
-			}
+	patterns := func(list []string) []toolsurface.Pattern {
+		out := make([]toolsurface.Pattern, len(list))
+		for i, s := range list {
+			server, tool, _ := strings.Cut(s[len(toolsurface.Prefix):], toolsurface.Separator)
+			out[i] = toolsurface.Pattern{Server: strings.TrimSuffix(server, "*"), Tool: strings.TrimSuffix(tool, "*")}
 		}
+		return out
 	}
-	return []toolsurface.Modifiers{m}
+	return []toolsurface.Modifiers{{Defer: patterns(p.Defer), NoDefer: patterns(p.NoDefer)}}
 }
 
 // includes reports whether the view shows the server named.

@@ -372,32 +372,24 @@ func nearestName(s string, names []string) string {
 // deferral modifier ("" if nothing): the grammar of toolsurface's
 // ParsePattern, which config may not import (it reaches net/http).
 func toolPatternProblem(s string) string {
-	const prefix = "mcp__"
-	if len(s) < len(prefix) || !strings.EqualFold(s[:len(prefix)], prefix) {
-		return fmt.Sprintf("%q is not an MCP tool pattern", s)
-	}
-	rest := s[len(prefix):]
-	if rest == "*" {
-		return ""
-	}
+	why := ""
+	rest, ok := strings.CutPrefix(strings.ToLower(s), "mcp__")
 	server, tool, hasTool := strings.Cut(rest, "__")
 	switch {
-	case server == "":
-		return fmt.Sprintf("pattern %q names no server", s)
-	case strings.HasPrefix(server, "_") || strings.HasSuffix(server, "_"):
-		return fmt.Sprintf("pattern %q is ambiguous: a server name in a pattern may not start or end with '_'", s)
+	case !ok:
+		why = "not an MCP tool pattern"
+	case rest == "*":
+	case server == "" || server[0] == '_' || server[len(server)-1] == '_':
+		why = "no server name, or one that starts or ends with '_'"
 	case hasTool && tool == "":
-		return fmt.Sprintf("pattern %q ends in __ without a tool", s)
-	case tool == "*":
-		tool = ""
+		why = "ends in __ without a tool"
+	case strings.ContainsFunc(server+strings.TrimSuffix("_"+tool, "_*"), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.')
+	}):
+		why = "* may only replace a whole last segment, and names hold only letters, digits, '_', '-' and '.'"
 	}
-	for _, r := range server + tool {
-		switch {
-		case r == '*':
-			return fmt.Sprintf("pattern %q: * may only replace a whole last segment", s)
-		case !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.'):
-			return fmt.Sprintf("pattern %q holds %q: tool names use only letters, digits, '_', '-' and '.'", s, r)
-		}
+	if why == "" {
+		return ""
 	}
-	return ""
+	return fmt.Sprintf("%q: %s", s, why)
 }
