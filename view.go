@@ -11,6 +11,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/policy"
+	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
 // ErrUnknownProfile is wrapped by an [*UnknownProfileError].
@@ -69,6 +70,8 @@ type viewState struct {
 	profile *config.Profile
 	policy  *policy.Policy
 	permit  host.Permit
+	// deferral is the profile's own defer and noDefer, parsed.
+	deferral []toolsurface.Modifiers
 }
 
 // current is the view's state under the settings in force, made again
@@ -86,11 +89,31 @@ func (v *view) current() *viewState {
 		if p, err := profileNamed(st, v.name); err == nil {
 			c.profile = &p
 			c.policy = c.policy.With(policy.ProfileRules(p)...)
+			c.deferral = profileDeferral(p)
 		}
 	}
 	c.permit = sh.permitFor(c.policy)
 	v.st, v.global, v.cur = st, global, c
 	return c
+}
+
+// profileDeferral is p's defer and noDefer as one layer of modifiers.
+// The settings' parser checked the patterns (config.ParseProfiles), so
+// they are only split here (toolsurface.ParsePattern would add 2 KB to
+// every embedder).
+func profileDeferral(p config.Profile) []toolsurface.Modifiers {
+	if len(p.Defer) == 0 && len(p.NoDefer) == 0 {
+		return nil
+	}
+	patterns := func(list []string) []toolsurface.Pattern {
+		out := make([]toolsurface.Pattern, len(list))
+		for i, s := range list {
+			server, tool, _ := strings.Cut(s[len(toolsurface.Prefix):], toolsurface.Separator)
+			out[i] = toolsurface.Pattern{Server: strings.TrimSuffix(server, "*"), Tool: strings.TrimSuffix(tool, "*")}
+		}
+		return out
+	}
+	return []toolsurface.Modifiers{{Defer: patterns(p.Defer), NoDefer: patterns(p.NoDefer)}}
 }
 
 // includes reports whether the view shows the server named.
@@ -152,6 +175,7 @@ func (sb *Switchboard) newView(profile string) *Switchboard {
 			}
 			return nil
 		}
+		sc.Deferral = func() []toolsurface.Modifiers { return v.current().deferral }
 	}
 	return &Switchboard{shared: sb.shared, host: sb.host.View(sc), view: v}
 }

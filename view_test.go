@@ -213,3 +213,54 @@ func TestUnknownProfile(t *testing.T) {
 		t.Errorf("%d processes started for an unknown profile", n)
 	}
 }
+
+// TestProfileViewsDeferDifferently (issue 34): two views over one docs
+// process defer its tools differently by their profiles' own "defer" and
+// "noDefer": the lean sub-agent lists tool_search and docs's pid only,
+// the other view every tool and no tool_search; a tool_search hit loads
+// the tool into the lean view alone.
+func TestProfileViewsDeferDifferently(t *testing.T) {
+	marker := "v" + t.Name()
+	dir, home := profileHome(t, marker, map[string]any{
+		"profiles": map[string]any{
+			"lean": map[string]any{"defer": []string{"mcp__docs__*"}, "noDefer": []string{"mcp__docs__pid"}},
+			"full": map[string]any{"servers": []string{"docs"}},
+		},
+	}, "docs")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	sb, err := switchboard.Open(ctx, switchboard.Options{Home: home, HomeDir: dir, ManagedDir: filepath.Join(dir, "managed"),
+		LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	lean, err := sb.View("lean")
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := sb.View("full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := toolNames(t, ctx, lean); !slices.Equal(got, []string{"mcp__docs__pid", "tool_search"}) {
+		t.Errorf("lean view lists %v, want [mcp__docs__pid tool_search]", got)
+	}
+	fullTools := toolNames(t, ctx, full)
+	if slices.Contains(fullTools, "tool_search") || !slices.Contains(fullTools, "mcp__docs__echo") || !slices.Contains(fullTools, "mcp__docs__pid") {
+		t.Errorf("full view lists %v, want every docs tool and no tool_search", fullTools)
+	}
+	res, err := lean.Call(ctx, "tool_search", map[string]any{"query": "select:mcp__docs__echo"})
+	if err != nil || res.Raw == nil || res.Raw.IsError {
+		t.Fatalf("tool_search in the lean view: %v %+v", err, res)
+	}
+	if got := toolNames(t, ctx, lean); !slices.Contains(got, "mcp__docs__echo") || slices.Contains(got, "mcp__docs__add") {
+		t.Errorf("after tool_search the lean view lists %v, want echo loaded and add still deferred", got)
+	}
+	if got := toolNames(t, ctx, sb); !slices.Equal(got, fullTools) {
+		t.Errorf("the Switchboard beneath lists %v, want %v (no profile, no deferral)", got, fullTools)
+	}
+	if n := serverProcesses(t, marker+"-docs"); n >= 0 && n != 1 {
+		t.Errorf("%d processes of docs, want 1", n)
+	}
+}

@@ -27,6 +27,12 @@ type Profile struct {
 	Tools ToolFilter
 	// Deny and Ask are permission rules added to the global ones.
 	Deny, Ask []string
+	// Defer and NoDefer are the profile's own deferral modifiers (tool
+	// patterns as in --tools' Defer(…) and NoDefer(…): mcp__<server>,
+	// mcp__<server>__<tool>, mcp__<server>__* or mcp__*), its own first,
+	// then those of the profiles it extends. A view of the profile applies
+	// them after the session's --tools and before defer_loading.
+	Defer, NoDefer []string
 	// serverSets are Servers of this profile and every one it extends,
 	// after resolution: a server is included when each set matches it.
 	serverSets [][]string
@@ -50,7 +56,7 @@ func (p Profile) IncludesServer(name string) bool {
 }
 
 // profileFields are the keys a profile may have.
-var profileFields = []string{"servers", "extends", "enabledTools", "disabledTools", "permissions", "description"}
+var profileFields = []string{"servers", "extends", "enabledTools", "disabledTools", "defer", "noDefer", "permissions", "description"}
 
 // ParseProfiles reads the "profiles" object of the settings document data
 // (JSONC) written by scope, and, when workspace is not "", the "profiles"
@@ -156,6 +162,22 @@ func (d *jsoncDoc) profiles(obj *hujson.Object, scope SettingsScope) ([]Profile,
 						diags = append(diags, Diagnostic{Severity: SeverityError, Position: d.pos(arr.Elements[min(k, len(arr.Elements)-1)].StartOffset), Field: kf,
 							Message: fmt.Sprintf("%q hides every tool, leaving the profile empty", g), Fix: "hide only some tools, e.g. \"*write*\""})
 					}
+				}
+			case "defer", "noDefer":
+				list := d.stringArray(&fm.Value, "", kf, &diags)
+				arr, ok := fm.Value.Value.(*hujson.Array)
+				bad = bad || !ok
+				for k, pat := range list {
+					if msg := toolPatternProblem(pat); msg != "" {
+						bad = true
+						diags = append(diags, Diagnostic{Severity: SeverityError, Position: d.pos(arr.Elements[min(k, len(arr.Elements)-1)].StartOffset), Field: kf,
+							Message: msg, Fix: `write mcp__<server>, mcp__<server>__<tool>, mcp__<server>__* or mcp__*`})
+					}
+				}
+				if key == "defer" {
+					p.Defer = list
+				} else {
+					p.NoDefer = list
 				}
 			case "permissions":
 				perm, ok := fm.Value.Value.(*hujson.Object)
@@ -275,6 +297,8 @@ func MergeProfiles(layers ...[]Profile) (Profiles, []Diagnostic) {
 			r.Tools = append(r.Tools, b.Tools...)
 			r.Deny = append(slices.Clone(r.Deny), b.Deny...)
 			r.Ask = append(slices.Clone(r.Ask), b.Ask...)
+			r.Defer = append(slices.Clone(r.Defer), b.Defer...)
+			r.NoDefer = append(slices.Clone(r.NoDefer), b.NoDefer...)
 		}
 		state[name] = done
 		if ok {
@@ -342,4 +366,30 @@ func nearestName(s string, names []string) string {
 		}
 	}
 	return best
+}
+
+// toolPatternProblem says what is wrong with s as a tool pattern of a
+// deferral modifier ("" if nothing): the grammar of toolsurface's
+// ParsePattern, which config may not import (it reaches net/http).
+func toolPatternProblem(s string) string {
+	why := ""
+	rest, ok := strings.CutPrefix(strings.ToLower(s), "mcp__")
+	server, tool, hasTool := strings.Cut(rest, "__")
+	switch {
+	case !ok:
+		why = "not an MCP tool pattern"
+	case rest == "*":
+	case server == "" || server[0] == '_' || server[len(server)-1] == '_':
+		why = "no server name, or one that starts or ends with '_'"
+	case hasTool && tool == "":
+		why = "ends in __ without a tool"
+	case strings.ContainsFunc(server+strings.TrimSuffix("_"+tool, "_*"), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.')
+	}):
+		why = "* may only replace a whole last segment, and names hold only letters, digits, '_', '-' and '.'"
+	}
+	if why == "" {
+		return ""
+	}
+	return fmt.Sprintf("%q: %s", s, why)
 }

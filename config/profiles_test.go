@@ -68,6 +68,9 @@ func TestProfilesErrors(t *testing.T) {
 		{"empty servers", "u.json", `{"profiles": {"a": {"servers": []}}}`, SettingsUser, "includes nothing"},
 		{"allow", "r.json", `{"profiles": {"a": {"permissions": {"allow": ["mcp__x"]}}}}`, SettingsProject, "r.json:1:37: field \"profiles.a.permissions.allow\": a profile can only tighten"},
 		{"bad name", "u.json", `{"profiles": {"a b": {}}}`, SettingsUser, "rename it"},
+		{"defer not a pattern", "u.json", `{"profiles": {"a": {"defer": ["github"]}}}`, SettingsUser, `u.json:1:31: field "profiles.a.defer": "github": not an MCP tool pattern`},
+		{"noDefer star inside", "u.json", `{"profiles": {"a": {"noDefer": ["mcp__x", "mcp__x__a*"]}}}`, SettingsUser, `u.json:1:43: field "profiles.a.noDefer": "mcp__x__a*": * may only replace a whole last segment`},
+		{"defer not strings", "u.json", `{"profiles": {"a": {"defer": "mcp__x"}}}`, SettingsUser, `field "profiles.a.defer": must be an array of strings`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ps, d := ParseProfiles(tc.file, []byte(tc.data), tc.scope, "")
@@ -80,6 +83,36 @@ func TestProfilesErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestProfilesDeferral(t *testing.T) {
+	data := `{"profiles": {
+  "main": {"defer": ["mcp__github__*", "mcp__*"], "noDefer": ["mcp__time__now"]},
+  "sub": {"extends": ["main"], "noDefer": ["mcp__github__search"]}}}`
+	p, d := ParseProfiles("u.json", []byte(data), SettingsUser, "")
+	if len(d) > 0 {
+		t.Fatal(diagText(d))
+	}
+	ps, d := MergeProfiles(p)
+	if len(d) > 0 {
+		t.Fatal(diagText(d))
+	}
+	if got := ps["sub"].NoDefer; !slices.Equal(got, []string{"mcp__github__search", "mcp__time__now"}) {
+		t.Errorf("sub noDefer = %v: its own first, then main's", got)
+	}
+	if got := ps["sub"].Defer; !slices.Equal(got, []string{"mcp__github__*", "mcp__*"}) {
+		t.Errorf("sub defer = %v", got)
+	}
+	for _, ok := range []string{"mcp__*", "MCP__a", "mcp__a.b__c-d", "mcp__a__*"} {
+		if msg := toolPatternProblem(ok); msg != "" {
+			t.Errorf("%s: %s", ok, msg)
+		}
+	}
+	for _, bad := range []string{"", "mcp_", "mcp__", "mcp___a", "mcp__a__", "mcp__a*", "mcp__a__b c", "Bash(x)"} {
+		if toolPatternProblem(bad) == "" {
+			t.Errorf("%q accepted", bad)
+		}
 	}
 }
 

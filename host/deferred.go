@@ -116,12 +116,15 @@ func (h *Host) blockTokens(server string, tools []*mcp.Tool) int {
 }
 
 // deferDecision says whether tool of server starts deferred. In order:
-// the session's modifiers (NoDefer beats Defer), the tool's own
-// defer_loading, the server's defer_loading, then automatic deferral of a
-// server whose tool block is too big (big).
-func (h *Host) deferDecision(s *server, tool string, big bool) bool {
-	if d, set := h.opts.ToolModifiers.Decide(s.name, tool); set {
-		return d
+// the modifiers mods (h.deferral: the session's, then a view's; in each,
+// NoDefer beats Defer), the tool's own defer_loading, the server's
+// defer_loading, then automatic deferral of a server whose tool block is
+// too big (big).
+func deferDecision(mods []toolsurface.Modifiers, s *server, tool string, big bool) bool {
+	for _, m := range mods {
+		if d, set := m.Decide(s.name, tool); set {
+			return d
+		}
 	}
 	def := s.cfg.Effective
 	if tc, ok := def.Tools[tool]; ok && tc.DeferLoading != nil {
@@ -153,10 +156,11 @@ func (h *Host) applyDeferral(out *ToolList) {
 	for _, s := range h.all() {
 		servers[s.name] = s
 	}
+	mods := h.deferral()
 	kept := out.Tools[:0:0]
 	for _, t := range out.Tools {
 		s := servers[t.Server]
-		if s == nil || !h.deferDecision(s, t.Tool.Name, big[t.Server]) {
+		if s == nil || !deferDecision(mods, s, t.Tool.Name, big[t.Server]) {
 			kept = append(kept, t)
 			continue
 		}
@@ -178,8 +182,8 @@ func (h *Host) applyDeferral(out *ToolList) {
 			s.mu.Unlock()
 		}
 	}
-	cand := h.deferCandidates()
-	if len(out.deferrable) > 0 || len(cand.explicit) > 0 || h.deferredWhenLastUp(byServer, threshold) {
+	cand := h.deferCandidates(mods)
+	if len(out.deferrable) > 0 || len(cand.explicit) > 0 || h.deferredWhenLastUp(mods, byServer, threshold) {
 		ts := Tool{Name: ToolSearchName, Tool: h.toolSearchTool(cand.all)}
 		i := sort.Search(len(kept), func(i int) bool { return kept[i].Name >= ToolSearchName })
 		kept = append(kept, Tool{}) // not slices.Insert: its generic copy for Tool is 1 KB in every embedder
@@ -194,7 +198,7 @@ func (h *Host) applyDeferral(out *ToolList) {
 // when it was last listed: tool_search stays listed for it, as it does for
 // a server that defers by configuration, so its outage and return leave
 // the tool block as it was.
-func (h *Host) deferredWhenLastUp(listed map[string][]*mcp.Tool, threshold int) bool {
+func (h *Host) deferredWhenLastUp(mods []toolsurface.Modifiers, listed map[string][]*mcp.Tool, threshold int) bool {
 	for _, s := range h.all() {
 		if _, up := listed[s.name]; up {
 			continue
@@ -207,7 +211,7 @@ func (h *Host) deferredWhenLastUp(listed map[string][]*mcp.Tool, threshold int) 
 		}
 		big := threshold > 0 && h.blockTokens(s.name, known) > threshold
 		for _, t := range known {
-			if h.deferDecision(s, t.Name, big) {
+			if deferDecision(mods, s, t.Name, big) {
 				return true
 			}
 		}
@@ -224,30 +228,37 @@ type deferCandidates struct {
 
 // deferCandidates works out, from the configuration alone, which servers
 // could have deferred tools: a server that cannot run (disabled, missing,
-// invalid) or whose every tool a NoDefer modifier keeps loaded has none;
-// one with defer_loading set (on itself or any tool) or named by a Defer
-// modifier may have some; so may any server without defer_loading: false
+// invalid) or whose every tool a NoDefer modifier keeps loaded (one of
+// mods before any whose Defer may name it) has none; one with
+// defer_loading set (on itself or any tool) or named by a Defer modifier
+// may have some; so may any server without defer_loading: false
 // while automatic deferral is on. Which servers are connected, and in what
 // order they connected, never matters: tool_search's definition is built
 // from this, and it must not change while servers connect, crash and
 // reconnect, or every such moment would void a model provider's prompt
 // cache (the tool block comes first in the prompt). It is a superset of
 // the servers deferDecision defers tools of.
-func (h *Host) deferCandidates() deferCandidates {
+func (h *Host) deferCandidates(mods []toolsurface.Modifiers) deferCandidates {
 	var c deferCandidates
 	auto := h.autoDeferThreshold() > 0
-	mods := h.opts.ToolModifiers
+servers:
 	for _, s := range h.all() { // sorted by name
 		switch s.cfg.Availability {
 		case config.Disabled, config.Missing, config.Invalid:
 			continue
 		}
-		if slices.ContainsFunc(mods.NoDefer, func(p toolsurface.Pattern) bool { return coversServer(p, s.name) }) {
-			continue
+		named := false // by a Defer modifier, before any NoDefer keeps it all
+		for _, m := range mods {
+			if slices.ContainsFunc(m.NoDefer, func(p toolsurface.Pattern) bool { return coversServer(p, s.name) }) {
+				continue servers
+			}
+			if slices.ContainsFunc(m.Defer, func(p toolsurface.Pattern) bool { return mayCover(p, s.name) }) {
+				named = true
+				break
+			}
 		}
 		def := s.cfg.Effective
-		explicit := (def.DeferLoading != nil && *def.DeferLoading) ||
-			slices.ContainsFunc(mods.Defer, func(p toolsurface.Pattern) bool { return mayCover(p, s.name) })
+		explicit := (def.DeferLoading != nil && *def.DeferLoading) || named
 		for _, tc := range def.Tools {
 			explicit = explicit || (tc.DeferLoading != nil && *tc.DeferLoading)
 		}
@@ -422,7 +433,7 @@ func (h *Host) callToolSearch(ctx context.Context, args any) (*mcp.CallToolResul
 // (tool_search may be listed for them all the same, see applyDeferral).
 func (h *Host) nothingDeferred() string {
 	var down []string
-	for _, name := range h.deferCandidates().all {
+	for _, name := range h.deferCandidates(h.deferral()).all {
 		if s, err := h.server(name); err == nil {
 			if st := s.publicState(); st != StateConnected {
 				down = append(down, fmt.Sprintf("%s (%s)", name, st))

@@ -59,7 +59,7 @@ func TestDeferCandidates(t *testing.T) {
 				LookupEnv: func(string) (string, bool) { return "", false },
 			})
 			defer h.Close()
-			got := h.deferCandidates()
+			got := h.deferCandidates(h.deferral())
 			if d := cmp.Diff(deferCandidates{all: c.all, explicit: c.explicit}, got, cmp.AllowUnexported(deferCandidates{})); d != "" {
 				t.Errorf("candidates (-want +got):\n%s", d)
 			}
@@ -88,5 +88,43 @@ func TestDeferCandidates(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A view's own modifiers (a profile's defer and noDefer) come after the
+// session's: the first layer that speaks for a server decides, and the
+// Host beneath keeps its own candidates.
+func TestDeferCandidatesOfView(t *testing.T) {
+	no := false
+	def := config.Server{Type: config.TypeStdio, Command: "unused", DeferLoading: &no}
+	var servers []config.ResolvedServer
+	for _, n := range []string{"a", "b", "c"} {
+		servers = append(servers, config.ResolvedServer{Name: n, Written: def, Effective: def, Availability: config.Available})
+	}
+	parse := func(s string) toolsurface.Modifiers {
+		m, err := toolsurface.ParseToolModifiers(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	h := New(&config.Resolved{Servers: servers}, &Options{
+		ToolModifiers: parse("NoDefer(mcp__a),Defer(mcp__b__x)"), AutoDeferShare: -1,
+		Gate:      func(*config.ResolvedServer) (State, string) { return StateNeedsApproval, "held for the test" },
+		LookupEnv: func(string) (string, bool) { return "", false },
+	})
+	defer h.Close()
+	v := h.View(Scope{Deferral: func() []toolsurface.Modifiers {
+		return []toolsurface.Modifiers{parse("Defer(mcp__a,mcp__c),NoDefer(mcp__b)")}
+	}})
+	if got, want := v.deferCandidates(v.deferral()).explicit, []string{"b", "c"}; !cmp.Equal(got, want) {
+		t.Errorf("view: %v, want %v (the session keeps a loaded and names b)", got, want)
+	}
+	if got, want := h.deferCandidates(h.deferral()).explicit, []string{"b"}; !cmp.Equal(got, want) {
+		t.Errorf("host: %v, want %v", got, want)
+	}
+	inner := v.View(Scope{Deferral: func() []toolsurface.Modifiers { return []toolsurface.Modifiers{parse("NoDefer(mcp__c)")} }})
+	if got, want := inner.deferCandidates(inner.deferral()).explicit, []string{"b"}; !cmp.Equal(got, want) {
+		t.Errorf("view of the view: %v, want %v (its own NoDefer before the outer Defer)", got, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
 // Scope narrows a view of a Host ([Host.View]): the servers it includes,
@@ -22,6 +23,23 @@ type Scope struct {
 	// Options.Permit: give it the Host's rules and more, never fewer (a
 	// profile's deny and ask rules on top of the global ones).
 	Permit Permit
+	// Deferral returns the view's own deferral modifiers (a profile's
+	// "defer" and "noDefer"), asked on every listing so that it can follow
+	// a reload: layers applied after Options.ToolModifiers (the session's
+	// --tools) and before defer_loading, the first that speaks deciding a
+	// tool. A view of a view asks its own before the outer one's. If nil,
+	// none.
+	Deferral func() []toolsurface.Modifiers
+}
+
+// deferral is the modifiers that decide h's tools, in order: the
+// session's, then the view's.
+func (h *Host) deferral() []toolsurface.Modifiers {
+	out := []toolsurface.Modifiers{h.opts.ToolModifiers}
+	if h.scope != nil && h.scope.Deferral != nil {
+		out = append(out, h.scope.Deferral()...)
+	}
+	return out
 }
 
 // includes reports whether the scope (nil: none, every server) includes
@@ -69,6 +87,15 @@ func (h *Host) View(sc Scope) *Host {
 		}
 		if sc.Permit == nil {
 			sc.Permit = outer.Permit
+		}
+		if inner := sc.Deferral; outer.Deferral != nil {
+			sc.Deferral = func() []toolsurface.Modifiers {
+				var m []toolsurface.Modifiers
+				if inner != nil {
+					m = inner()
+				}
+				return append(m, outer.Deferral()...)
+			}
 		}
 	}
 	return &Host{hostCore: h.hostCore, scope: &sc}

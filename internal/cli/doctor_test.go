@@ -134,3 +134,20 @@ func TestDoctorProfiles(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorProfileScope (issue 34): doctor --profile NAME checks only the
+// servers the profile includes: a broken server it leaves out fails a
+// plain doctor, not this one.
+func TestDoctorProfileScope(t *testing.T) {
+	w := newRTWorld(t)
+	w.userServers(map[string]any{"demo": w.server("demo"), "broken": map[string]any{"command": filepath.Join(w.proj, "no-such-command")}})
+	w.writeJSON(filepath.Join(w.sb, "settings.json"), map[string]any{"profiles": map[string]any{"ok": map[string]any{"servers": []string{"demo"}}}})
+	out, _, code := w.run(false, "doctor", "--json")
+	if code != 1 || !strings.Contains(out, `"server": "broken"`) {
+		t.Errorf("doctor: exit %d, want 1 with broken failing:\n%s", code, out)
+	}
+	out, _, code = w.run(false, "doctor", "--json", "--profile", "ok")
+	if code != 0 || strings.Contains(out, `"server": "broken"`) || !strings.Contains(out, `"server": "demo"`) {
+		t.Errorf("doctor --profile ok: exit %d, want 0, checking demo and not broken:\n%s", code, out)
+	}
+}

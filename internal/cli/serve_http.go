@@ -143,7 +143,10 @@ func mountProfiles(mux *http.ServeMux, opts *ServeOptions, a *gateway.Auth, hopt
 		mux.Handle("/mcp/"+pg.name, pg.g.Endpoint(&po))
 		names = append(names, pg.name)
 	}
-	mux.HandleFunc("/mcp/", func(w http.ResponseWriter, r *http.Request) {
+	// Not the subtree "/mcp/": with it registered, ServeMux redirects a
+	// request for /mcp itself to /mcp/, and the gateway's own endpoint
+	// would answer 404.
+	mux.HandleFunc("/mcp/{profile}", func(w http.ResponseWriter, r *http.Request) {
 		msg := "not found: no such profile"
 		if profilesVisible(r, a) {
 			msg += "; the profiles served are: /mcp/" + strings.Join(names, ", /mcp/")

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ type tsResult struct {
 	Calls map[string]struct {
 		IsError bool   `json:"isError"`
 		Text    string `json:"text"`
+		Error   string `json:"error"` // a protocol error's message
 	} `json:"calls"`
 	Tools   []string `json:"tools"`
 	Prompts []string `json:"prompts"`
@@ -101,4 +103,45 @@ func TestGatewayTypeScriptClientHTTP(t *testing.T) {
 	defer stop()
 	res := runTSClient(t, w, []string{"TOKEN=ts-token-123"}, "http", base+"/mcp")
 	checkTSResult(t, res)
+}
+
+// checkProfileEndpointsTS is issue 34's real-client test of
+// TestGatewayProfileEndpoints' gateway (serve --http --profiles a,b): the
+// official TypeScript SDK on /mcp/a and /mcp/b with two keys whose rules
+// differ. Each endpoint lists only its profile's server's tools and knows
+// no other; profile b's deny refuses alice's call that her rules allow;
+// bob's rules refuse on /mcp/b the call alice makes there.
+func checkProfileEndpointsTS(t *testing.T, w *gatewayWorld, base, alice, bob string) {
+	t.Helper()
+	run := func(path, key, calls string) tsResult {
+		t.Helper()
+		return runTSClient(t, w, []string{"TOKEN=" + key, "CALLS=" + calls}, "http", base+path)
+	}
+	only := func(what string, tools []string, prefix string) {
+		t.Helper()
+		if !slices.Contains(tools, prefix+"echo") || slices.ContainsFunc(tools, func(n string) bool { return !strings.HasPrefix(n, prefix) }) {
+			t.Errorf("%s lists %v, want %s* only", what, tools, prefix)
+		}
+	}
+	a := run("/mcp/a", alice, `[["alpha__echo", {"text": "ts on a"}], ["beta__echo", {"text": "not through a"}]]`)
+	only("ts alice /mcp/a", a.Tools, "alpha__")
+	if c := a.Calls["alpha__echo"]; c.IsError || !strings.Contains(c.Text, "ts on a") {
+		t.Errorf("ts alice /mcp/a alpha__echo: %+v", c)
+	}
+	if c := a.Calls["beta__echo"]; !c.IsError || strings.Contains(c.Text, "not through a") {
+		t.Errorf("ts alice /mcp/a called beta__echo, a server profile a leaves out: %+v", c)
+	}
+	b := run("/mcp/b", alice, `[["beta__echo", {"text": "ts on b"}], ["beta__add", {"a": 1, "b": 2}]]`)
+	only("ts alice /mcp/b", b.Tools, "beta__")
+	if c := b.Calls["beta__echo"]; c.IsError || !strings.Contains(c.Text, "ts on b") {
+		t.Errorf("ts alice /mcp/b beta__echo: %+v", c)
+	}
+	if c := b.Calls["beta__add"]; !c.IsError || !strings.Contains(c.Text+c.Error, "mcp__beta__add") {
+		t.Errorf("ts alice /mcp/b beta__add (profile b denies it): %+v", c)
+	}
+	bb := run("/mcp/b", bob, `[["beta__echo", {"text": "ts bob"}]]`)
+	only("ts bob /mcp/b", bb.Tools, "beta__")
+	if c := bb.Calls["beta__echo"]; !c.IsError || strings.Contains(c.Text, "ts bob") {
+		t.Errorf("ts bob /mcp/b beta__echo (his rules deny it): %+v", c)
+	}
 }

@@ -4,7 +4,9 @@
 //   SDK=… TOKEN=… node ts_client.mjs http <url>
 // It lists tools, calls an allowed, a denied and an unlisted tool (answering
 // the permission elicitation with ANSWER, default "once") and prints one
-// JSON object with what it saw on stdout.
+// JSON object with what it saw on stdout. CALLS, a JSON array of
+// [name, arguments] pairs, replaces the calls; a call the server answers
+// with a protocol error is recorded as {error: message}.
 import { pathToFileURL } from "node:url";
 
 const sdk = (p) => import(pathToFileURL(`${process.env.SDK}/dist/esm/${p}`).href);
@@ -34,13 +36,18 @@ await client.connect(transport);
 out.protocol = transport.protocolVersion ?? null;
 out.tools = (await client.listTools()).tools.map((t) => t.name).sort();
 const text = (r) => r.content.filter((c) => c.type === "text").map((c) => c.text).join("");
-for (const [name, args] of [
+const calls = process.env.CALLS ? JSON.parse(process.env.CALLS) : [
   ["alpha__echo", { text: "from typescript" }],
   ["alpha__add", { a: 1, b: 2 }],
   ["beta__pid", {}],
-]) {
-  const r = await client.callTool({ name, arguments: args });
-  out.calls[name] = { isError: !!r.isError, text: text(r) };
+];
+for (const [name, args] of calls) {
+  try {
+    const r = await client.callTool({ name, arguments: args });
+    out.calls[name] = { isError: !!r.isError, text: text(r) };
+  } catch (e) {
+    out.calls[name] = { isError: true, error: String(e?.message ?? e) };
+  }
 }
 out.prompts = (await client.listPrompts()).prompts.map((p) => p.name).sort();
 await client.close();
