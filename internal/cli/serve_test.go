@@ -46,10 +46,25 @@ const testServeWait = "20s"
 // workspace, args, and for serve the tests' --wait.
 func (w *gatewayWorld) args(args ...string) []string {
 	out := append([]string{"--workspace", w.ws}, args...)
-	if len(args) > 0 && args[0] == "serve" && !w.defaultWait && !slices.Contains(args, "--wait") {
+	if servesArgs(args) && !w.defaultWait && !slices.Contains(args, "--wait") {
 		out = append(out, "--wait", testServeWait)
 	}
 	return out
+}
+
+// servesArgs says the command of args is serve, after any global flags:
+// stdioGatewayAnswering puts --log-level before it, and without --wait its
+// first tools/list answered before the servers had connected under load.
+func servesArgs(args []string) bool {
+	for i := 0; i < len(args); i++ {
+		if !strings.HasPrefix(args[i], "-") {
+			return args[i] == "serve"
+		}
+		if !strings.Contains(args[i], "=") {
+			i++ // the flag's value
+		}
+	}
+	return false
 }
 
 func newGatewayWorld(t testing.TB) *gatewayWorld {
