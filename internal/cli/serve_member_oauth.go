@@ -65,6 +65,11 @@ func memberOAuthServer(cfg *config.Resolved, a *gateway.Auth, server string) (*c
 	if t := rs.Effective.Type; t != config.TypeHTTP && t != config.TypeSSE {
 		return nil, "server " + server + " is a " + string(t) + " server; OAuth applies to http and sse servers"
 	}
+	if u, err := url.Parse(rs.Written.URL); err == nil && (strings.Contains(u.RawQuery, "${") || strings.Contains(u.Fragment, "${") || u.User != nil) {
+		// The URL is handed to every member who asks where to log in: a
+		// ${VAR} there would show them the gateway's own value.
+		return nil, "server " + server + "'s url carries user info or a ${VAR} in its query, which the gateway does not hand to its members; a server each member logs in to names no credential in its url"
+	}
 	if len(rs.Secrets) > 0 {
 		return nil, "server " + server + " takes each member's values of " + strings.Join(rs.Secrets, ", ") + " (`switchboard gateway secret set`), not a login"
 	}

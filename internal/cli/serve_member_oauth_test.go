@@ -31,12 +31,15 @@ func TestGatewayMemberOAuthLogin(t *testing.T) {
 		"up": map[string]any{"type": "http", "url": srv.URL},
 		// The gateway names it to its members: their login never goes there.
 		"meta": map[string]any{"type": "http", "url": "http://169.254.169.254/mcp"},
+		// A value of the gateway's in the url is never shown to members.
+		"keyed": map[string]any{"type": "http", "url": srv.URL + "?key=${SB_TEST_URL_KEY}"},
 	}})
 	w.permissions(t, []string{"mcp__up"}, nil)
 	const shared = "shared-gateway-token-0123456789"
-	w.env = append(w.env, TokenEnv+"="+shared, "SWITCHBOARD_SECRET_STORE=file")
+	const urlKey = "gateway-url-key-9876543210"
+	w.env = append(w.env, TokenEnv+"="+shared, "SWITCHBOARD_SECRET_STORE=file", "SB_TEST_URL_KEY="+urlKey)
 	alice, bob, carol := w.addKey(t, "alice"), w.addKey(t, "bob"), w.addKey(t, "carol")
-	w.editAuth(t, func(f *gateway.AuthFile) { f.PerMember = map[string]*gateway.PerMember{"up": {}, "meta": {}} })
+	w.editAuth(t, func(f *gateway.AuthFile) { f.PerMember = map[string]*gateway.PerMember{"up": {}, "meta": {}, "keyed": {}} })
 
 	// The gateway's own login (its tools are listed with it).
 	if out, err := w.command(t, "mcp", "login", "up", "--no-browser").CombinedOutput(); err != nil {
@@ -106,9 +109,10 @@ func TestGatewayMemberOAuthLogin(t *testing.T) {
 		{alice, []string{"login", "up", "--url", "http://gw.example.com", "--no-browser"}, "plain http would carry your key"},
 		{carol, []string{"logout", "up", "--url", base}, "you have no login to up"},
 		{alice, []string{"login", "meta", "--url", base, "--no-browser"}, "is a cloud metadata address"},
+		{alice, []string{"login", "keyed", "--url", base, "--no-browser"}, "does not hand to its members"},
 	} {
-		if out, err := member(c.key, c.args...); err == nil || !strings.Contains(out, c.want) {
-			t.Errorf("gateway %v: %v\n%s; want %q", c.args, err, out, c.want)
+		if out, err := member(c.key, c.args...); err == nil || !strings.Contains(out, c.want) || strings.Contains(out, urlKey) {
+			t.Errorf("gateway %v: %v\n%s; want %q (and never the url's value)", c.args, err, out, c.want)
 		}
 	}
 
