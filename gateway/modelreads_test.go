@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"net/http"
+	"os"
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
@@ -284,5 +285,36 @@ func TestGatewayDoesNotAskATeamMemberAboutAHeldTool(t *testing.T) {
 	}
 	if got, res, asked := call("shared-secret"); len(asked) != 1 || !res.IsError {
 		t.Errorf("the shared token: asked %q; isError %v, %q", asked, res.IsError, got)
+	}
+}
+
+// A pin store that cannot be used (a corrupt file) holds every tool of the
+// server with no change to accept: the gateway lists none of them, and a
+// call by a name the client knew reaches the host, which names the file
+// and its fix — not `tools accept`, which cannot help, and not the SDK's
+// unknown tool. The file is left as it was.
+func TestGatewayHeldByABrokenPinStore(t *testing.T) {
+	home := t.TempDir()
+	path := filepath.Join(home, trust.PinsFileName)
+	const corrupt = `{"version": 1, "workspaces": `
+	if err := os.WriteFile(path, []byte(corrupt), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := startWith(t, fixtureOpts{host: func(o *host.Options) {
+		o.Pins, o.ToolChanges = trust.OpenPins(home), config.ToolChangesAsk
+	}}, &gateway.Options{ToolChanges: &gateway.Asker{}}, stdio("rug", "rugpull"), stdio("fine", "echo"))
+	ctx := ctxFor(t, 30*time.Second)
+	if names := toolNames(t, ctx, f.session); slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "rug__") }) {
+		t.Errorf("tools served from a corrupt pin store: %v", names)
+	}
+	got, res := callText(t, f.session, &mcp.CallToolParams{Name: "rug__add", Arguments: map[string]any{"a": 1, "b": 2}})
+	if !res.IsError || !strings.Contains(got, path) || !strings.Contains(got, "is corrupt") || !strings.Contains(got, "until the tool pin store is fixed") {
+		t.Errorf("the call of a tool the broken store holds: isError %v, %q", res.IsError, got)
+	}
+	if strings.Contains(got, "tools accept rug") {
+		t.Errorf("the hint names an accept that cannot work: %q", got)
+	}
+	if b, _ := os.ReadFile(path); string(b) != corrupt {
+		t.Errorf("the pin store was overwritten: %s", b)
 	}
 }

@@ -149,6 +149,17 @@ func (g *Gateway) heldRoutes(served map[string]toolRoute, reserved []string) map
 			held = append(held, c)
 		}
 	}
+	// A pin store that cannot be used holds every tool of the servers it
+	// pins, with no change to accept: a call still reaches the host, which
+	// says why and what fixes it, instead of the SDK's unknown tool.
+	for _, st := range g.sb.Status() {
+		if st.PinError == "" {
+			continue
+		}
+		for _, t := range st.Held {
+			held = append(held, host.ToolChange{Server: st.Name, Tool: t, Name: toolsurface.ToolName(st.Name, t), State: host.ChangeHeld})
+		}
+	}
 	if len(held) == 0 {
 		return nil
 	}

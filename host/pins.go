@@ -27,6 +27,10 @@ type HeldToolError struct {
 	Server, Tool string
 	// Reason says why, in one line.
 	Reason string
+	// Store says the tool pin store cannot be used (Reason names its file
+	// and the fix): no change can be accepted until it is fixed, and
+	// every tool of the server is held.
+	Store bool
 }
 
 func (e *HeldToolError) Error() string {
@@ -38,6 +42,9 @@ func (e *HeldToolError) Unwrap() error { return ErrToolHeld }
 // Hint says how a person sees and accepts the change that holds the tool:
 // the commands, as they would type them.
 func (e *HeldToolError) Hint() string {
+	if e.Store {
+		return "no `switchboard tools accept` helps until the tool pin store is fixed, as the reason says; then its tools are served again (or held if they changed)"
+	}
 	return fmt.Sprintf("see the change with `switchboard tools diff %s`; accept it with `switchboard tools accept %s %s`", e.Server, e.Server, e.Tool)
 }
 
@@ -310,7 +317,7 @@ func (h *Host) heldTool(server, tool string) error {
 		return nil
 	}
 	if why, ok := st.held[tool]; ok {
-		return &HeldToolError{Server: server, Tool: tool, Reason: why}
+		return &HeldToolError{Server: server, Tool: tool, Reason: why, Store: st.pinErr != "" && why == st.pinErr}
 	}
 	return nil
 }
