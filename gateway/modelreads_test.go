@@ -3,8 +3,8 @@ package gateway_test
 import (
 	"context"
 	"net/http"
-	"os"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
