@@ -227,7 +227,10 @@ func check(dir, mod string, rules []rule) ([]string, error) {
 	}
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOPROXY=off") // never download, never edit go.mod
+	// -mod=readonly: never edit go.mod. Downloads stay allowed: on a fresh
+	// machine, listing the module needs go.mod files (e.g. wincred's, a
+	// Windows-only dependency) that no Linux build has fetched yet.
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
