@@ -22,9 +22,31 @@ var ErrUnknownProfile = errors.New("unknown profile")
 type UnknownProfileError struct {
 	Name  string
 	Valid []string
+	// Problem is why a profile the settings define under Name cannot be
+	// used (a config diagnostic naming file:line:col), "" when none is
+	// defined.
+	Problem string
+}
+
+// NewUnknownProfileError is the error of name among profiles ps, whose
+// diagnostics (SettingsStack.Profiles') diags say why one may not be
+// usable.
+func NewUnknownProfileError(name string, ps config.Profiles, diags []config.Diagnostic) *UnknownProfileError {
+	e := &UnknownProfileError{Name: name, Valid: ps.Names()}
+	field := "profiles." + name
+	for _, d := range diags {
+		if d.Severity == config.SeverityError && (d.Field == field || strings.HasPrefix(d.Field, field+".")) {
+			e.Problem = d.Error()
+			break
+		}
+	}
+	return e
 }
 
 func (e *UnknownProfileError) Error() string {
+	if e.Problem != "" {
+		return fmt.Sprintf("profile %q cannot be used: %s", e.Name, e.Problem)
+	}
 	if len(e.Valid) == 0 {
 		return fmt.Sprintf("unknown profile %q: the settings define no usable profile (docs/configuration.md, Profiles; `switchboard doctor` reports a profile that cannot be used)", e.Name)
 	}
@@ -35,10 +57,10 @@ func (e *UnknownProfileError) Unwrap() error { return ErrUnknownProfile }
 
 // profileNamed is the profile of st named name, resolved.
 func profileNamed(st *config.SettingsStack, name string) (config.Profile, error) {
-	ps, _ := st.Profiles() // their problems are Diagnostics' and doctor's
+	ps, diags := st.Profiles() // their problems are Diagnostics' and doctor's
 	p, ok := ps[name]
 	if !ok {
-		return config.Profile{}, &UnknownProfileError{Name: name, Valid: ps.Names()}
+		return config.Profile{}, NewUnknownProfileError(name, ps, diags)
 	}
 	return p, nil
 }

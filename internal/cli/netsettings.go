@@ -80,13 +80,16 @@ func (f *Factory) checkProfile() error {
 	if err != nil {
 		return err
 	}
-	ps, _ := st.Profiles()
+	ps, diags := st.Profiles()
 	if _, ok := ps[name]; ok {
 		return nil
 	}
-	e := &switchboard.UnknownProfileError{Name: name, Valid: ps.Names()}
+	e := switchboard.NewUnknownProfileError(name, ps, diags)
 	hint := "define it under \"profiles\" in settings.json (docs/configuration.md, Profiles); `switchboard doctor` reports one that cannot be used"
-	if len(e.Valid) > 0 {
+	switch {
+	case e.Problem != "":
+		hint = "fix it in its settings file (docs/configuration.md, Profiles)"
+	case len(e.Valid) > 0:
 		hint = "pass one of: " + strings.Join(e.Valid, ", ")
 	}
 	return UsageErr(e, hint)

@@ -58,12 +58,18 @@ func TestProfileFlag(t *testing.T) {
 		"profiles": map[string]any{
 			"review": map[string]any{"servers": []string{"docs-*"}, "disabledTools": []string{"add"}},
 			"all":    map[string]any{},
+			// Defined, but not usable: asked for, its problem is named.
+			"broken": map[string]any{"defer": []string{"*"}},
 		}})
 
 	for _, args := range [][]string{{"status"}, {"mcp", "list"}, {"tools"}} {
 		_, errOut, code := w.run(false, append(args, "--profile", "reveiw")...)
 		if code != 2 || !strings.Contains(errOut, `unknown profile "reveiw"`) || !strings.Contains(errOut, "all, review") {
 			t.Errorf("%v --profile reveiw: exit %d, want 2 listing the profiles:\n%s", args, code, errOut)
+		}
+		_, errOut, code = w.run(false, append(args, "--profile", "broken")...)
+		if code != 2 || !strings.Contains(errOut, `profile "broken" cannot be used: `+filepath.Join(w.sb, "settings.json")+":") || !strings.Contains(errOut, `"profiles.broken.defer": "*": not an MCP tool pattern`) {
+			t.Errorf("%v --profile broken: exit %d, want 2 naming its problem:\n%s", args, code, errOut)
 		}
 	}
 
