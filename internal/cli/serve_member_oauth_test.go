@@ -39,7 +39,9 @@ func TestGatewayMemberOAuthLogin(t *testing.T) {
 	const urlKey = "gateway-url-key-9876543210"
 	w.env = append(w.env, TokenEnv+"="+shared, "SWITCHBOARD_SECRET_STORE=file", "SB_TEST_URL_KEY="+urlKey)
 	alice, bob, carol := w.addKey(t, "alice"), w.addKey(t, "bob"), w.addKey(t, "carol")
-	w.editAuth(t, func(f *gateway.AuthFile) { f.PerMember = map[string]*gateway.PerMember{"up": {}, "meta": {}, "keyed": {}} })
+	w.editAuth(t, func(f *gateway.AuthFile) {
+		f.PerMember = map[string]*gateway.PerMember{"up": {}, "meta": {}, "keyed": {}}
+	})
 
 	// The gateway's own login (its tools are listed with it).
 	if out, err := w.command(t, "mcp", "login", "up", "--no-browser").CombinedOutput(); err != nil {
