@@ -209,6 +209,19 @@ func (a *Asker) AskPermission(ctx context.Context, req host.PermitRequest, d pol
 	return host.AnswerDeny, errAsking
 }
 
+// AlwaysFor is what an "always" answer given elsewhere (the console,
+// console.Asks.Always) does for the question of d in a call through the
+// gateway: where it writes the tool's exact allow rule, and the write —
+// the same as an answer by elicitation. write is nil when "always" is
+// not offered.
+func (a *Asker) AlwaysFor(ctx context.Context, req host.PermitRequest, d policy.Decision) (where string, write func() error) {
+	rule, where, w := a.always(ctx, req, d)
+	if rule == "" || w == nil {
+		return "", nil
+	}
+	return where, func() error { return w(rule) }
+}
+
 // always is what "always" does for the question of d: the rule it
 // writes, where (said in the question) and the write. rule is "" when
 // "always" is not offered: when no allow rule would let the call run

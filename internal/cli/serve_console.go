@@ -67,6 +67,7 @@ func (opts *ServeOptions) gatewayConsole(s *session, calls *gateway.AuditLog, as
 	asks.ID = gateway.QuestionID
 	var c *console.Console
 	if asker != nil {
+		asks.Always = asker.AlwaysFor
 		asker.Console = consoleAsker{asks: asks, auth: a, watching: func(principal string) bool {
 			return c != nil && c.Watching(principal, ConsoleAskWait)
 		}}

@@ -278,6 +278,39 @@ func TestGatewayConsoleAnswersAQuestion(t *testing.T) {
 	if !strings.Contains(string(consoleAudit), `"principal":"bob"`) || !strings.Contains(string(consoleAudit), `"action":"answer","target":"mcp__alpha__echo","outcome":"once"`) {
 		t.Errorf("the console's audit log:\n%s", consoleAudit)
 	}
+
+	// "Always" in the console does what it does asked by elicitation: the
+	// exact rule goes to bob's own entry of the auth file (the page says
+	// where), and his next call of the tool is not asked about.
+	done = callInBackground(t, ctx, base, bob, nil, "alpha__echo", "always in the console")
+	for page = mine.get("/ui/asks"); !strings.Contains(page, `data-tool="mcp__alpha__echo"`); page = mine.get("/ui/asks") {
+		select {
+		case r := <-done:
+			t.Fatalf("the second call ended before its question was shown: %+v", r)
+		case <-ctx.Done():
+			t.Fatalf("the second question never showed:\n%s", page)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if !strings.Contains(page, `value="always" title="writes the allow rule to bob&#39;s entry in ~/.switchboard/gateway-auth.json"`) {
+		t.Errorf("the question does not offer always to bob's entry:\n%s", page)
+	}
+	id = idRE.FindStringSubmatch(page)[1]
+	if code, body := mine.post("/ui/asks/answer", url.Values{"id": {id}, "answer": {"always"}, "csrf": {csrf(page)}}); code != http.StatusSeeOther {
+		t.Fatalf("bob's always: %d %s", code, body)
+	}
+	if r := <-done; r.isErr || !strings.Contains(r.text, "always in the console") {
+		t.Errorf("the call after always: %+v", r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.sbHome, "gateway-auth.json")); !strings.Contains(string(b), `"mcp__alpha__echo"`) {
+		t.Errorf("the auth file lacks bob's rule:\n%s", b)
+	}
+	if r := <-callInBackground(t, ctx, base, bob, nil, "alpha__echo", "not asked again"); r.isErr || !strings.Contains(r.text, "not asked again") {
+		t.Errorf("bob's call after always: %+v", r)
+	}
+	if page := mine.get("/ui/asks"); strings.Contains(page, `data-tool="mcp__alpha__echo"`) {
+		t.Errorf("asked again after always:\n%s", page)
+	}
 }
 
 // A client that takes URL-mode elicitation but no forms is sent a link to

@@ -35,7 +35,12 @@ type Question struct {
 	// has none): a gateway's member sees and answers its own questions.
 	Principal string
 	Asked     time.Time
-	answered  chan Answer
+	// Always says where an "always" answer writes the allow rule; "" when
+	// "always" is not offered for this question (no allow rule would let
+	// the call run without asking, or there is nowhere to write one).
+	Always   string
+	always   func() error // writes it; nil with AllowRule
+	answered chan Answer
 }
 
 // ErrAnswered is the error of an answer to a question that is no longer
@@ -49,9 +54,15 @@ var ErrAnswered = errors.New("this question is no longer waiting: it was answere
 // can list and answer the same registry (Pending, Answer), and send
 // clients that support URL-mode elicitation to its /asks page.
 type Asks struct {
-	// AllowRule writes the allow rule of an "always" answer; nil makes
-	// "always" a session answer.
+	// AllowRule writes the allow rule (the decision's Suggest) of an
+	// "always" answer. With neither it nor Always, "always" is not
+	// offered.
 	AllowRule func(rule string) (where string, err error)
+	// Always, if set, is asked per question instead of AllowRule: where
+	// its "always" answer writes which rule (gateway.Asker.AlwaysFor: a
+	// team member's own entry of the auth file, or settings for every
+	// caller), and the write; a nil write means "always" is not offered.
+	Always func(ctx context.Context, req host.PermitRequest, d policy.Decision) (where string, write func() error)
 	// Who, if set, names the principal of the call a question comes
 	// from (a gateway's: gateway.CallPrincipal).
 	Who func(ctx context.Context) string
@@ -79,6 +90,14 @@ func (a *Asks) AskPermission(ctx context.Context, req host.PermitRequest, d poli
 		if id := a.ID(ctx); id != "" {
 			q.ID = id
 		}
+	}
+	switch {
+	case a.Always != nil:
+		if where, write := a.Always(ctx, req, d); write != nil {
+			q.Always, q.always = where, write
+		}
+	case a.AllowRule != nil && d.Suggest != "":
+		q.Always = "the workspace's local settings"
 	}
 	a.mu.Lock()
 	a.pending = append(a.pending, q)
@@ -142,6 +161,10 @@ func (a *Asks) Answer(id string, ans Answer) (where string, err error) {
 			q = p
 		}
 	}
+	if q != nil && ans == AnswerAlways && q.Always == "" {
+		a.mu.Unlock()
+		return "", errors.New("\"always\" is not offered for this question: no allow rule can be written for it here; answer once, session or deny")
+	}
 	if q != nil {
 		// Taken off the list at once: a second answer (another browser)
 		// finds nothing rather than answering twice.
@@ -152,12 +175,13 @@ func (a *Asks) Answer(id string, ans Answer) (where string, err error) {
 	if q == nil {
 		return "", ErrAnswered
 	}
-	if ans == AnswerAlways && a.AllowRule != nil {
-		rule := q.Suggest
-		if rule == "" {
-			rule = q.Tool
+	if ans == AnswerAlways {
+		if q.always != nil {
+			where, err = q.Always, q.always()
+		} else {
+			where, err = a.AllowRule(q.Suggest)
 		}
-		if where, err = a.AllowRule(rule); err != nil {
+		if err != nil {
 			q.answered <- AnswerDeny
 			return "", err
 		}
