@@ -106,12 +106,16 @@ func (p *Process) waitOS() error {
 // value starting with prefix: what a dead supervisor's servers left, now
 // out of anyone's tree. A pass reads every process's environment, so it
 // runs only when a supervisor has died; it repeats until a pass finds
-// nothing new (what forked during the last one is found by the next; one
-// that cannot be killed, in uninterruptible sleep, is not waited for), for
-// sweepLimit at most.
+// nothing new for sweepQuiet (what forked during the last one is found by
+// the next; one that cannot be killed, in uninterruptible sleep, is not
+// waited for), for sweepLimit at most. Not one empty pass: a process that
+// forks a successor and exits every few ms is missed by a pass now and
+// then, the more so on a loaded machine, and a hunt that stopped there let
+// it live on.
 func killTagged(prefix string) {
 	killed := map[int]bool{}
 	ownGroup := syscall.Getpgrp()
+	lastFound := time.Now()
 	for giveUp := time.Now().Add(sweepLimit); time.Now().Before(giveUp); time.Sleep(10 * time.Millisecond) {
 		pids := allPids()
 		found := pids == nil // out of descriptors, say: look again
@@ -161,11 +165,16 @@ func killTagged(prefix string) {
 			found = found || !killed[pid]
 			killed[pid] = true
 		}
-		if !found {
+		if found {
+			lastFound = time.Now()
+		} else if time.Since(lastFound) >= sweepQuiet {
 			return
 		}
 	}
 }
+
+// sweepQuiet is how long killTagged looks on after its last find.
+const sweepQuiet = 300 * time.Millisecond
 
 // groupOf is the process group of pid (0 if it cannot be read).
 func groupOf(pid int) int {
