@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"context"
 	"encoding/json"
 	"os"
@@ -28,27 +29,43 @@ type tsResult struct {
 // runTSClient runs testdata/gateway/ts_client.mjs with node.
 func runTSClient(t *testing.T, w *gatewayWorld, env []string, args ...string) tsResult {
 	t.Helper()
+	res, err := startTSClient(t, w, env, args...)()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// startTSClient starts ts_client.mjs (installing the SDK first) and
+// returns what waits for its result; the wait may run in any goroutine.
+func startTSClient(t *testing.T, w *gatewayWorld, env []string, args ...string) func() (tsResult, error) {
+	t.Helper()
 	p := npmtest.Install(t)
 	script, err := filepath.Abs("testdata/gateway/ts_client.mjs")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
 	cmd := exec.CommandContext(ctx, p.Node, append([]string{script}, args...)...)
 	cmd.Env = append(append(append([]string{}, w.env...), "SDK="+p.SDK), env...)
 	cmd.Dir = w.ws
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("ts client: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
 	}
-	var res tsResult
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("ts client output %q: %v\nstderr: %s", out, err, stderr.String())
+	return func() (tsResult, error) {
+		defer cancel()
+		var res tsResult
+		if err := cmd.Wait(); err != nil {
+			return res, fmt.Errorf("ts client: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+		}
+		if err := json.Unmarshal([]byte(stdout.String()), &res); err != nil {
+			return res, fmt.Errorf("ts client output %q: %v\nstderr: %s", stdout.String(), err, stderr.String())
+		}
+		return res, nil
 	}
-	return res
 }
 
 func checkTSResult(t *testing.T, res tsResult) {

@@ -6,7 +6,8 @@
 // the permission elicitation with ANSWER, default "once") and prints one
 // JSON object with what it saw on stdout. CALLS, a JSON array of
 // [name, arguments] pairs, replaces the calls; a call the server answers
-// with a protocol error is recorded as {error: message}.
+// with a protocol error is recorded as {error: message}. NO_ELICIT=1
+// declares no elicitation: a question then waits elsewhere (the console).
 import { pathToFileURL } from "node:url";
 
 const sdk = (p) => import(pathToFileURL(`${process.env.SDK}/dist/esm/${p}`).href);
@@ -16,12 +17,15 @@ const { StreamableHTTPClientTransport } = await sdk("client/streamableHttp.js");
 const { ElicitRequestSchema, ToolListChangedNotificationSchema } = await sdk("types.js");
 
 const [mode, target, ...rest] = process.argv.slice(2);
-const client = new Client({ name: "ts-gateway-test", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+const elicit = process.env.NO_ELICIT !== "1";
+const client = new Client({ name: "ts-gateway-test", version: "1.0.0" }, { capabilities: elicit ? { elicitation: {} } : {} });
 const out = { asked: [], calls: {} };
-client.setRequestHandler(ElicitRequestSchema, async (req) => {
-  out.asked.push(req.params.message);
-  return { action: "accept", content: { decision: process.env.ANSWER || "once" } };
-});
+if (elicit) {
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    out.asked.push(req.params.message);
+    return { action: "accept", content: { decision: process.env.ANSWER || "once" } };
+  });
+}
 client.setNotificationHandler(ToolListChangedNotificationSchema, () => {});
 
 let transport;
