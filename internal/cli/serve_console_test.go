@@ -172,6 +172,26 @@ func signInConsole(t *testing.T, base, key string) *consoleBrowser {
 	return b
 }
 
+// waitQuestion returns the console's Questions page once it shows a
+// question about tool; the test fails if the call that asks it (done)
+// ends first, or ctx does.
+func (b *consoleBrowser) waitQuestion(ctx context.Context, tool string, done <-chan callResult) string {
+	b.t.Helper()
+	for {
+		page := b.get("/ui/asks")
+		if strings.Contains(page, `data-tool="`+tool+`"`) {
+			return page
+		}
+		select {
+		case r := <-done:
+			b.t.Fatalf("the call ended before its question was shown: %+v", r)
+		case <-ctx.Done():
+			b.t.Fatalf("the question never showed:\n%s", page)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 func (b *consoleBrowser) get(path string) string {
 	b.t.Helper()
 	resp, err := b.c.Get(b.base + path)
@@ -240,20 +260,7 @@ func TestGatewayConsoleAnswersAQuestion(t *testing.T) {
 
 	mine, theirs := signInConsole(t, base, bob), signInConsole(t, base, carol)
 	idRE := regexp.MustCompile(`name="id" value="([0-9a-f]+)"`)
-	var page string
-	for {
-		page = mine.get("/ui/asks")
-		if strings.Contains(page, `data-tool="mcp__alpha__echo"`) {
-			break
-		}
-		select {
-		case r := <-done:
-			t.Fatalf("the call ended before its question was shown: %+v", r)
-		case <-ctx.Done():
-			t.Fatalf("the question never showed:\n%s", page)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	page := mine.waitQuestion(ctx, "mcp__alpha__echo", done)
 	id := idRE.FindStringSubmatch(page)[1]
 	csrf := func(p string) string {
 		return regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(p)[1]
@@ -283,15 +290,7 @@ func TestGatewayConsoleAnswersAQuestion(t *testing.T) {
 	// exact rule goes to bob's own entry of the auth file (the page says
 	// where), and his next call of the tool is not asked about.
 	done = callInBackground(t, ctx, base, bob, nil, "alpha__echo", "always in the console")
-	for page = mine.get("/ui/asks"); !strings.Contains(page, `data-tool="mcp__alpha__echo"`); page = mine.get("/ui/asks") {
-		select {
-		case r := <-done:
-			t.Fatalf("the second call ended before its question was shown: %+v", r)
-		case <-ctx.Done():
-			t.Fatalf("the second question never showed:\n%s", page)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	page = mine.waitQuestion(ctx, "mcp__alpha__echo", done)
 	if !strings.Contains(page, `value="always" title="writes the allow rule to bob&#39;s entry in ~/.switchboard/gateway-auth.json"`) {
 		t.Errorf("the question does not offer always to bob's entry:\n%s", page)
 	}
