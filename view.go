@@ -23,24 +23,9 @@ type UnknownProfileError struct {
 	Name  string
 	Valid []string
 	// Problem is why a profile the settings define under Name cannot be
-	// used (a config diagnostic naming file:line:col), "" when none is
-	// defined.
+	// used (a config diagnostic naming file:line:col), when the caller
+	// found it (the CLI does; View leaves it "": doctor names it).
 	Problem string
-}
-
-// NewUnknownProfileError is the error of name among profiles ps, whose
-// diagnostics (SettingsStack.Profiles') diags say why one may not be
-// usable.
-func NewUnknownProfileError(name string, ps config.Profiles, diags []config.Diagnostic) *UnknownProfileError {
-	e := &UnknownProfileError{Name: name, Valid: ps.Names()}
-	field := "profiles." + name
-	for _, d := range diags {
-		if d.Severity == config.SeverityError && (d.Field == field || strings.HasPrefix(d.Field, field+".")) {
-			e.Problem = d.Error()
-			break
-		}
-	}
-	return e
 }
 
 func (e *UnknownProfileError) Error() string {
@@ -57,10 +42,10 @@ func (e *UnknownProfileError) Unwrap() error { return ErrUnknownProfile }
 
 // profileNamed is the profile of st named name, resolved.
 func profileNamed(st *config.SettingsStack, name string) (config.Profile, error) {
-	ps, diags := st.Profiles() // their problems are Diagnostics' and doctor's
+	ps, _ := st.Profiles() // their problems are Diagnostics' and doctor's
 	p, ok := ps[name]
 	if !ok {
-		return config.Profile{}, NewUnknownProfileError(name, ps, diags)
+		return config.Profile{}, &UnknownProfileError{Name: name, Valid: ps.Names()}
 	}
 	return p, nil
 }

@@ -84,7 +84,7 @@ func (f *Factory) checkProfile() error {
 	if _, ok := ps[name]; ok {
 		return nil
 	}
-	e := switchboard.NewUnknownProfileError(name, ps, diags)
+	e := unknownProfile(name, ps, diags)
 	hint := "define it under \"profiles\" in settings.json (docs/configuration.md, Profiles); `switchboard doctor` reports one that cannot be used"
 	switch {
 	case e.Problem != "":
@@ -93,6 +93,21 @@ func (f *Factory) checkProfile() error {
 		hint = "pass one of: " + strings.Join(e.Valid, ", ")
 	}
 	return UsageErr(e, hint)
+}
+
+// unknownProfile is the error of --profile name among profiles ps, naming
+// the problem (of the profiles' diagnostics diags) that makes a profile
+// the settings define under name unusable.
+func unknownProfile(name string, ps config.Profiles, diags []config.Diagnostic) *switchboard.UnknownProfileError {
+	e := &switchboard.UnknownProfileError{Name: name, Valid: ps.Names()}
+	field := "profiles." + name
+	for _, d := range diags {
+		if d.Severity == config.SeverityError && (d.Field == field || strings.HasPrefix(d.Field, field+".")) {
+			e.Problem = d.Error()
+			break
+		}
+	}
+	return e
 }
 
 // profiles are the usable profiles of the run's settings (their problems
