@@ -21,6 +21,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/switchboard-mcp/switchboard/host"
 )
 
 // otlpExporter sends spans to an OTLP/HTTP traces endpoint as a binary
@@ -197,34 +199,45 @@ func (e *otlpExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 func (e *otlpExporter) post(ctx context.Context, body []byte) (wait time.Duration, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.endpoint.String(), bytes.NewReader(body))
 	if err != nil {
-		return -1, fmt.Errorf("OTLP export to %s: %w", e.endpoint.Redacted(), err)
+		return -1, fmt.Errorf("OTLP export to %s: %w", e.where(), err)
 	}
 	for k, v := range e.headers {
 		req.Header[k] = v
 	}
 	req.Header.Set("Content-Type", "application/x-protobuf")
-	req.Header.Set("User-Agent", "switchboard")
+	req.Header.Set("User-Agent", "switchboard/"+host.Version)
 	if e.gzip {
 		req.Header.Set("Content-Encoding", "gzip")
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
-		// A transport error (refused, reset, timed out) may pass; the
-		// client's error names the URL, which Redacted keeps password-free.
+		// A transport error (refused, reset, timed out) may pass. The
+		// client's url.Error repeats the whole URL: only its cause is kept.
 		var uerr *url.Error
 		if errors.As(err, &uerr) {
 			err = uerr.Err
 		}
-		return 0, fmt.Errorf("OTLP export to %s: %w", e.endpoint.Redacted(), err)
+		return 0, fmt.Errorf("OTLP export to %s: %w", e.where(), err)
 	}
 	defer resp.Body.Close()
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	proto := resp.Header.Get("Content-Type") == "application/x-protobuf"
 	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
-		// A partial success (some spans rejected) is the collector's
-		// business: what was sent was well formed.
+		// The spans were delivered; a partial success (some rejected) is
+		// reported as otlptracehttp does, as an error no retry mends.
+		if proto {
+			if n, why := partialSuccess(msg); n != 0 || why != "" {
+				return -1, fmt.Errorf("OTLP export to %s: the collector rejected %d spans%s", e.where(), n, e.quote(why))
+			}
+		}
 		return 0, nil
 	}
-	err = fmt.Errorf("OTLP export to %s: %s%s", e.endpoint.Redacted(), resp.Status, e.quoteBody(msg))
+	why := string(msg)
+	if proto {
+		// A google.rpc.Status; its message is field 2.
+		why = protoString(msg, 2)
+	}
+	err = fmt.Errorf("OTLP export to %s: %s%s", e.where(), resp.Status, e.quote(why))
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return retryAfter(resp.Header.Get("Retry-After")), err
@@ -232,16 +245,76 @@ func (e *otlpExporter) post(ctx context.Context, body []byte) (wait time.Duratio
 	return -1, err
 }
 
-// quoteBody is a short form of a collector's error body for an error
-// message, with the headers' values (a collector may echo the request)
-// taken out.
-func (e *otlpExporter) quoteBody(b []byte) string {
-	s := strings.ToValidUTF8(strings.TrimSpace(string(b)), "?")
-	if s == "" || strings.HasPrefix(s, "\x00") {
-		return ""
+// where names the endpoint in errors: without user info or query, where
+// a credential may be.
+func (e *otlpExporter) where() string {
+	u := url.URL{Scheme: e.endpoint.Scheme, Host: e.endpoint.Host, Path: e.endpoint.Path}
+	return u.String()
+}
+
+// partialSuccess reads an ExportTraceServiceResponse's partial_success
+// (field 1): rejected_spans (1) and error_message (2).
+func partialSuccess(b []byte) (rejected int64, msg string) {
+	ps := protoBytes(b, 1)
+	if ps == nil {
+		return 0, ""
 	}
-	if len(s) > 200 {
-		s = s[:200] + "…"
+	for len(ps) > 0 {
+		num, typ, n := protowire.ConsumeTag(ps)
+		if n < 0 {
+			break
+		}
+		ps = ps[n:]
+		if num == 1 && typ == protowire.VarintType {
+			v, m := protowire.ConsumeVarint(ps)
+			if m < 0 {
+				break
+			}
+			rejected = int64(v)
+		}
+		m := protowire.ConsumeFieldValue(num, typ, ps)
+		if m < 0 {
+			break
+		}
+		ps = ps[m:]
+	}
+	return rejected, protoString(protoBytes(b, 1), 2)
+}
+
+// protoBytes is the last length-delimited field num of the message b, nil
+// when there is none or b does not parse.
+func protoBytes(b []byte, num protowire.Number) []byte {
+	var out []byte
+	for len(b) > 0 {
+		n, typ, m := protowire.ConsumeTag(b)
+		if m < 0 {
+			return nil
+		}
+		b = b[m:]
+		if n == num && typ == protowire.BytesType {
+			v, k := protowire.ConsumeBytes(b)
+			if k < 0 {
+				return nil
+			}
+			out = v
+		}
+		k := protowire.ConsumeFieldValue(n, typ, b)
+		if k < 0 {
+			return nil
+		}
+		b = b[k:]
+	}
+	return out
+}
+
+func protoString(b []byte, num protowire.Number) string { return string(protoBytes(b, num)) }
+
+// quote is a short form of what a collector said, for an error message,
+// with the headers' values (a collector may echo the request) taken out.
+func (e *otlpExporter) quote(s string) string {
+	s = strings.ToValidUTF8(strings.TrimSpace(s), "?")
+	if s == "" {
+		return ""
 	}
 	for _, vs := range e.headers {
 		for _, v := range vs {
@@ -249,6 +322,9 @@ func (e *otlpExporter) quoteBody(b []byte) string {
 				s = strings.ReplaceAll(s, v, "[header value]")
 			}
 		}
+	}
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + "…"
 	}
 	return " (" + strconv.Quote(s) + ")"
 }

@@ -23,6 +23,7 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 )
@@ -251,7 +252,9 @@ func TestOTLPExportErrorHidesHeaders(t *testing.T) {
 	}}}
 	srv := httptest.NewServer(coll)
 	t.Cleanup(srv.Close)
-	cfg, err := otlpConfigFromEnv(mapEnv(map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "authorization=" + secret}), srv.URL+"/v1/traces")
+	// A credential may also sit in the endpoint's user info or query.
+	endpoint := strings.Replace(srv.URL, "http://", "http://u:pw-in-url@", 1) + "/v1/traces?token=tok-in-query"
+	cfg, err := otlpConfigFromEnv(mapEnv(map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "authorization=" + secret}), endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,8 +270,9 @@ func TestOTLPExportErrorHidesHeaders(t *testing.T) {
 	if err == nil {
 		t.Fatal("a 400 export succeeded")
 	}
-	if msg := err.Error(); !strings.Contains(msg, "400 Bad Request") || strings.Contains(msg, secret) {
-		t.Errorf("error %q: want the status and not the header's value", msg)
+	if msg := err.Error(); !strings.Contains(msg, "400 Bad Request") || !strings.Contains(msg, "/v1/traces") ||
+		strings.Contains(msg, secret) || strings.Contains(msg, "-in-") {
+		t.Errorf("error %q: want the status and endpoint, not the header's value or the URL's credentials", msg)
 	}
 	coll.mu.Lock()
 	n := len(coll.reqs)
@@ -329,5 +333,70 @@ func TestOTLPConfigFromEnv(t *testing.T) {
 	}
 	if _, err := newOTLPExporter(otlpConfig{endpoint: "http://user:pw@[::1"}); err == nil || strings.Contains(err.Error(), "pw") {
 		t.Errorf("a bad endpoint: %v", err)
+	}
+}
+
+// What a collector answers besides success: a Retry-After beyond the
+// timeout ends the export at once; a 400's google.rpc.Status message and
+// a partial success's rejected count reach the error, still without the
+// headers' values.
+func TestOTLPExportCollectorAnswers(t *testing.T) {
+	const secret = "tok-1a2b3c4d"
+	protoReply := func(code int, m proto.Message) func(http.ResponseWriter) {
+		return func(w http.ResponseWriter) {
+			b, _ := proto.Marshal(m)
+			w.Header().Set("Content-Type", "application/x-protobuf")
+			w.WriteHeader(code)
+			w.Write(b)
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		reply func(http.ResponseWriter)
+		want  []string
+	}{
+		{name: "retry after beyond the timeout", reply: func(w http.ResponseWriter) {
+			w.Header().Set("Retry-After", "3600")
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+		}, want: []string{"429 Too Many Requests", "slow down", "no time left within the timeout (20s)"}},
+		{name: "status message", reply: protoReply(http.StatusBadRequest, &rpcstatus.Status{Code: 3, Message: "span name empty; key " + secret}),
+			want: []string{"400 Bad Request", "span name empty; key [header value]"}},
+		{name: "partial success", reply: protoReply(http.StatusOK, &coltracepb.ExportTraceServiceResponse{
+			PartialSuccess: &coltracepb.ExportTracePartialSuccess{RejectedSpans: 2, ErrorMessage: "too old"}}),
+			want: []string{"rejected 2 spans", "too old"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			coll := &fakeCollector{replies: []func(http.ResponseWriter){tc.reply}}
+			srv := httptest.NewServer(coll)
+			t.Cleanup(srv.Close)
+			cfg, err := otlpConfigFromEnv(mapEnv(map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "key=" + secret, "OTEL_EXPORTER_OTLP_TIMEOUT": "20000"}), srv.URL+"/v1/traces")
+			if err != nil {
+				t.Fatal(err)
+			}
+			exp, err := newOTLPExporter(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := tracetest.NewSpanRecorder()
+			_, span := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)).Tracer("t").Start(context.Background(), "s")
+			span.End()
+			err = exp.ExportSpans(context.Background(), rec.Ended())
+			if err == nil {
+				t.Fatal("the export succeeded")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("error %q holds a header's value", err)
+			}
+			coll.mu.Lock()
+			defer coll.mu.Unlock()
+			if len(coll.reqs) != 1 {
+				t.Errorf("%d requests; want 1 (no retry)", len(coll.reqs))
+			}
+		})
 	}
 }
