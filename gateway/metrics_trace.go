@@ -38,8 +38,9 @@ type Tracing struct {
 // the endpoint is http://localhost:4318/v1/traces. The exporter (ours, see
 // otlpExporter) reads OTEL_EXPORTER_OTLP_(TRACES_)HEADERS (key=value,...,
 // values percent-decoded), _TIMEOUT (milliseconds, default 10000, for an
-// export and its retries) and _COMPRESSION (gzip or none) through getenv
-// too; _PROTOCOL may only be http/protobuf. A variable it cannot read is
+// export and its retries), _COMPRESSION (gzip or none), _CERTIFICATE,
+// _CLIENT_CERTIFICATE and _CLIENT_KEY (PEM files) through getenv too;
+// _PROTOCOL may only be http/protobuf. A variable it cannot read is
 // an error that names the variable, never a header's value. The service
 // is OTEL_SERVICE_NAME, default "switchboard". If getenv is nil, nothing
 // is on.

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,6 +56,8 @@ type otlpConfig struct {
 	headers  http.Header
 	timeout  time.Duration
 	gzip     bool
+	// tls is set when a CA or a client certificate is configured.
+	tls *tls.Config
 }
 
 // defaultOTLPTimeout is OTEL_EXPORTER_OTLP_TIMEOUT's default.
@@ -101,6 +106,32 @@ func otlpConfigFromEnv(env func(string) string, endpoint string) (otlpConfig, er
 			cfg.timeout = time.Duration(ms) * time.Millisecond
 		}
 	}
+	if name, v := pick("CERTIFICATE"); v != "" {
+		pem, err := os.ReadFile(v)
+		if err != nil {
+			return cfg, fmt.Errorf("%s: %w", name, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return cfg, fmt.Errorf("%s: %s holds no PEM certificate", name, v)
+		}
+		cfg.tls = &tls.Config{RootCAs: pool}
+	}
+	certName, cert := pick("CLIENT_CERTIFICATE")
+	keyName, key := pick("CLIENT_KEY")
+	switch {
+	case cert != "" && key != "":
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return cfg, fmt.Errorf("%s and %s: %w", certName, keyName, err)
+		}
+		if cfg.tls == nil {
+			cfg.tls = &tls.Config{}
+		}
+		cfg.tls.Certificates = []tls.Certificate{pair}
+	case cert != "" || key != "":
+		return cfg, fmt.Errorf("%s and %s go together: one is not set", certName, keyName)
+	}
 	if name, v := pick("COMPRESSION"); v != "" {
 		switch strings.ToLower(v) {
 		case "gzip":
@@ -140,7 +171,13 @@ func newOTLPExporter(cfg otlpConfig) (*otlpExporter, error) {
 	if timeout <= 0 {
 		timeout = defaultOTLPTimeout
 	}
-	return &otlpExporter{endpoint: u, headers: cfg.headers, timeout: timeout, gzip: cfg.gzip, client: &http.Client{}}, nil
+	client := &http.Client{}
+	if cfg.tls != nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.TLSClientConfig = cfg.tls
+		client.Transport = t
+	}
+	return &otlpExporter{endpoint: u, headers: cfg.headers, timeout: timeout, gzip: cfg.gzip, client: client}, nil
 }
 
 var errExporterShutdown = errors.New("the OTLP exporter is shut down")
@@ -211,13 +248,19 @@ func (e *otlpExporter) post(ctx context.Context, body []byte) (wait time.Duratio
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
-		// A transport error (refused, reset, timed out) may pass. The
-		// client's url.Error repeats the whole URL: only its cause is kept.
+		// Retried as otlptracehttp does: only what may pass (a timeout);
+		// a refused connection or a certificate the collector refuses
+		// fails at once. The client's url.Error repeats the whole URL:
+		// only its cause is kept.
+		wait := time.Duration(-1)
 		var uerr *url.Error
 		if errors.As(err, &uerr) {
+			if uerr.Timeout() || uerr.Temporary() {
+				wait = 0
+			}
 			err = uerr.Err
 		}
-		return 0, fmt.Errorf("OTLP export to %s: %w", e.where(), err)
+		return wait, fmt.Errorf("OTLP export to %s: %w", e.where(), err)
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))

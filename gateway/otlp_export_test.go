@@ -4,9 +4,19 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"io"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -398,5 +408,78 @@ func TestOTLPExportCollectorAnswers(t *testing.T) {
 				t.Errorf("%d requests; want 1 (no retry)", len(coll.reqs))
 			}
 		})
+	}
+}
+
+// OTEL_EXPORTER_OTLP_CERTIFICATE trusts a collector's own CA, and
+// _CLIENT_CERTIFICATE with _CLIENT_KEY present a client certificate to a
+// collector that requires one; without them the export fails.
+func TestOTLPExportTLS(t *testing.T) {
+	dir := t.TempDir()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "otlp client"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientCert, _ := x509.ParseCertificate(der)
+	write := func(name, typ string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: b}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	coll := &fakeCollector{}
+	srv := httptest.NewUnstartedServer(coll)
+	clients := x509.NewCertPool()
+	clients.AddCert(clientCert)
+	srv.TLS = &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: clients}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	env := map[string]string{
+		"OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE": write("ca.pem", "CERTIFICATE", srv.Certificate().Raw),
+		"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": write("client.pem", "CERTIFICATE", der),
+		"OTEL_EXPORTER_OTLP_CLIENT_KEY":         write("client-key.pem", "PRIVATE KEY", keyDER),
+	}
+	rec := tracetest.NewSpanRecorder()
+	_, span := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)).Tracer("t").Start(context.Background(), "s")
+	span.End()
+	export := func(env map[string]string) error {
+		cfg, err := otlpConfigFromEnv(mapEnv(env), srv.URL+"/v1/traces")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.timeout = 5 * time.Second
+		exp, err := newOTLPExporter(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer exp.Shutdown(context.Background())
+		return exp.ExportSpans(context.Background(), rec.Ended())
+	}
+	if err := export(env); err != nil {
+		t.Fatalf("export with the CA and a client certificate: %v", err)
+	}
+	delete(env, "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE")
+	if _, err := otlpConfigFromEnv(mapEnv(env), srv.URL); err == nil || !strings.Contains(err.Error(), "go together") {
+		t.Errorf("a key without its certificate: %v", err)
+	}
+	delete(env, "OTEL_EXPORTER_OTLP_CLIENT_KEY")
+	if err := export(env); err == nil {
+		t.Error("an export without the client certificate the collector requires succeeded")
+	}
+	coll.mu.Lock()
+	defer coll.mu.Unlock()
+	if len(coll.reqs) != 1 {
+		t.Errorf("the collector got %d requests; want the one with the client certificate", len(coll.reqs))
 	}
 }
