@@ -173,7 +173,13 @@ func newOTLPExporter(cfg otlpConfig) (*otlpExporter, error) {
 	}
 	client := &http.Client{}
 	if cfg.tls != nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
+		// An embedder may have replaced the default transport.
+		t, ok := http.DefaultTransport.(*http.Transport)
+		if ok {
+			t = t.Clone()
+		} else {
+			t = &http.Transport{Proxy: http.ProxyFromEnvironment}
+		}
 		t.TLSClientConfig = cfg.tls
 		client.Transport = t
 	}
@@ -183,8 +189,9 @@ func newOTLPExporter(cfg otlpConfig) (*otlpExporter, error) {
 var errExporterShutdown = errors.New("the OTLP exporter is shut down")
 
 // ExportSpans sends spans in one request, retrying on 429, 502, 503 and
-// 504 (after the response's Retry-After when it gives one) until the
-// timeout. It implements sdktrace.SpanExporter.
+// 504 (after the response's Retry-After when it gives one) and on a
+// connection that timed out, within the timeout. It implements
+// sdktrace.SpanExporter.
 func (e *otlpExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
 	e.mu.Lock()
 	stopped := e.stopped
