@@ -8,7 +8,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -35,10 +34,16 @@ type Tracing struct {
 // for, or nil when they ask for none: traces are on when
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT is set
 // or OTEL_TRACES_EXPORTER is otlp, and off when OTEL_TRACES_EXPORTER is
-// none or OTEL_SDK_DISABLED is true. The exporter reads the other
-// OTEL_EXPORTER_OTLP_* variables (headers, timeout, compression) itself;
-// the service is OTEL_SERVICE_NAME, default "switchboard". If getenv is
-// nil, nothing is on.
+// none or OTEL_SDK_DISABLED is true; with OTEL_TRACES_EXPORTER=otlp alone
+// the endpoint is http://localhost:4318/v1/traces. The exporter (ours, see
+// otlpExporter) reads OTEL_EXPORTER_OTLP_(TRACES_)HEADERS (key=value,...,
+// values percent-decoded), _TIMEOUT (milliseconds, default 10000, for an
+// export and its retries), _COMPRESSION (gzip or none), _CERTIFICATE,
+// _CLIENT_CERTIFICATE and _CLIENT_KEY (PEM files) through getenv too;
+// _PROTOCOL may only be http/protobuf. A variable it cannot read is
+// an error that names the variable, never a header's value. The service
+// is OTEL_SERVICE_NAME, default "switchboard". If getenv is nil, nothing
+// is on.
 func TracingFromEnv(ctx context.Context, getenv func(string) (string, bool)) (*Tracing, error) {
 	if getenv == nil {
 		return nil, nil
@@ -47,17 +52,22 @@ func TracingFromEnv(ctx context.Context, getenv func(string) (string, bool)) (*T
 	if strings.EqualFold(env("OTEL_SDK_DISABLED"), "true") || strings.EqualFold(env("OTEL_TRACES_EXPORTER"), "none") {
 		return nil, nil
 	}
-	var opts []otlptracehttp.Option
+	var endpoint string
 	switch {
 	case env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "":
-		opts = append(opts, otlptracehttp.WithEndpointURL(env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")))
+		endpoint = env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 	case env("OTEL_EXPORTER_OTLP_ENDPOINT") != "":
-		opts = append(opts, otlptracehttp.WithEndpointURL(strings.TrimRight(env("OTEL_EXPORTER_OTLP_ENDPOINT"), "/")+"/v1/traces"))
+		endpoint = strings.TrimRight(env("OTEL_EXPORTER_OTLP_ENDPOINT"), "/") + "/v1/traces"
 	case strings.EqualFold(env("OTEL_TRACES_EXPORTER"), "otlp"):
+		endpoint = "http://localhost:4318/v1/traces"
 	default:
 		return nil, nil
 	}
-	exp, err := otlptracehttp.New(ctx, opts...)
+	cfg, err := otlpConfigFromEnv(env, endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("OpenTelemetry exporter: %w", err)
+	}
+	exp, err := newOTLPExporter(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("OpenTelemetry exporter: %w", err)
 	}

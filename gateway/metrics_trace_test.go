@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -12,18 +13,38 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/gateway"
+	"github.com/switchboard-mcp/switchboard/host"
 )
+
+// stringAttrs are the string-valued attributes of kvs (any other value
+// shows as its decoded form).
+func stringAttrs(kvs []*commonpb.KeyValue) map[string]string {
+	out := make(map[string]string, len(kvs))
+	for _, kv := range kvs {
+		if v, ok := kv.Value.GetValue().(*commonpb.AnyValue_StringValue); ok {
+			out[kv.Key] = v.StringValue
+		} else {
+			out[kv.Key] = kv.Value.String()
+		}
+	}
+	return out
+}
 
 // otlpReceiver is an OTLP/HTTP traces endpoint: it decodes what the real
 // exporter sends (protobuf) and keeps the spans.
 type otlpReceiver struct {
 	mu    sync.Mutex
 	spans []*tracepb.Span
+	// resources and scopes are those of the spans, index for index.
+	resources []*resourcepb.Resource
+	scopes    []*commonpb.InstrumentationScope
 }
 
 func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -36,7 +57,11 @@ func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	o.mu.Lock()
 	for _, rs := range req.ResourceSpans {
 		for _, ss := range rs.ScopeSpans {
-			o.spans = append(o.spans, ss.Spans...)
+			for _, sp := range ss.Spans {
+				o.spans = append(o.spans, sp)
+				o.resources = append(o.resources, rs.Resource)
+				o.scopes = append(o.scopes, ss.Scope)
+			}
 		}
 	}
 	o.mu.Unlock()
@@ -93,12 +118,22 @@ func TestTraceLinksClientRequestToUpstreamCall(t *testing.T) {
 	recv.mu.Lock()
 	defer recv.mu.Unlock()
 	var server, client *tracepb.Span
-	for _, s := range recv.spans {
+	for i, s := range recv.spans {
 		switch s.Kind {
 		case tracepb.Span_SPAN_KIND_SERVER:
 			server = s
 		case tracepb.Span_SPAN_KIND_CLIENT:
 			client = s
+		}
+		// What the exporter wrote, decoded by the official types.
+		if got, want := stringAttrs(recv.resources[i].GetAttributes()), map[string]string{"service.name": "sb-test", "service.version": host.Version}; !maps.Equal(got, want) {
+			t.Errorf("span %q: resource %v, want %v", s.Name, got, want)
+		}
+		if got := recv.scopes[i].GetName(); got != "github.com/switchboard-mcp/switchboard/gateway" {
+			t.Errorf("span %q: scope %q", s.Name, got)
+		}
+		if s.StartTimeUnixNano == 0 || s.EndTimeUnixNano < s.StartTimeUnixNano || s.Status.GetCode() != tracepb.Status_STATUS_CODE_UNSET || len(s.Events)+len(s.Links) != 0 {
+			t.Errorf("span %q: start %d end %d status %v events %v links %v", s.Name, s.StartTimeUnixNano, s.EndTimeUnixNano, s.Status, s.Events, s.Links)
 		}
 	}
 	if server == nil || client == nil {
@@ -109,6 +144,18 @@ func TestTraceLinksClientRequestToUpstreamCall(t *testing.T) {
 	}
 	if hex.EncodeToString(client.TraceId) != traceID || string(client.ParentSpanId) != string(server.SpanId) || client.Name != "tools/call mcp__up__meta" {
 		t.Errorf("client span: trace %x parent %x (server span %x) name %q", client.TraceId, client.ParentSpanId, server.SpanId, client.Name)
+	}
+	// No permission rule was consulted: no switchboard.decision.
+	if got, want := stringAttrs(server.Attributes), map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "up__meta"}; !maps.Equal(got, want) {
+		t.Errorf("server span attributes %v, want %v", got, want)
+	}
+	if got, want := stringAttrs(client.Attributes), map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "mcp__up__meta", "switchboard.server": "up"}; !maps.Equal(got, want) {
+		t.Errorf("client span attributes %v, want %v", got, want)
+	}
+	// Sampled (the client's 01) and whether the parent is remote: the
+	// client's span is, the gateway's own is not.
+	if server.Flags != 0x301 || client.Flags != 0x101 {
+		t.Errorf("flags: server %#x client %#x; want 0x301 and 0x101", server.Flags, client.Flags)
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -122,6 +122,18 @@ var apart = []rule{
 var beside = []rule{
 	{Pkg: "", Impure: true, DenyDeps: []string{module + "/internal/console/...", module + "/internal/cli/...", "github.com/chromedp/..."}},
 	{Pkg: "internal/console", Impure: true, DenyDeps: []string{module + "/internal/cli/...", "github.com/chromedp/..."}},
+	// The binary exports traces through the gateway's own OTLP/HTTP
+	// encoder (gateway/otlp_export.go): the upstream exporters link the
+	// collector's gRPC stubs, and with them gRPC, grpc-gateway and
+	// x/net/trace, whose package init runs in every process (issue 36).
+	// Tests may link the generated OTLP types to decode what was sent.
+	{Pkg: "cmd/switchboard", Impure: true, DenyDeps: unlinkedTelemetry},
+}
+
+// unlinkedTelemetry is what the switchboard binary does not link.
+var unlinkedTelemetry = []string{
+	"google.golang.org/grpc/...", "github.com/grpc-ecosystem/...", "golang.org/x/net/trace",
+	"go.opentelemetry.io/proto/...", "go.opentelemetry.io/otel/exporters/...",
 }
 
 // TestPurePackages is the one test of the layout rules: the real import

@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -199,23 +201,47 @@ scrape_configs:
 // TestGatewayTraceOTLP: `serve --http` with OTEL_EXPORTER_OTLP_ENDPOINT
 // exports, through the real OTLP exporter, a server span that continues
 // the client's traceparent (from the call's _meta) and a client span for
-// the upstream call under it; SIGTERM flushes them.
+// the upstream call under it; SIGTERM flushes them. The exporter reads
+// the headers and compression variables from serve's environment.
 func TestGatewayTraceOTLP(t *testing.T) {
 	var (
-		mu    sync.Mutex
-		spans []*tracepb.Span
+		mu       sync.Mutex
+		spans    []*tracepb.Span
+		services []string // service.name of each span's resource
+		badReq   string
 	)
 	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
+		var body io.Reader = r.Body
+		if r.Header.Get("Content-Encoding") == "gzip" {
+			zr, err := gzip.NewReader(r.Body)
+			if err != nil {
+				http.Error(w, "bad gzip", http.StatusBadRequest)
+				return
+			}
+			body = zr
+		}
+		b, _ := io.ReadAll(body)
 		var req coltracepb.ExportTraceServiceRequest
 		if r.URL.Path != "/v1/traces" || proto.Unmarshal(b, &req) != nil {
 			http.Error(w, "bad export", http.StatusBadRequest)
 			return
 		}
 		mu.Lock()
+		if r.Header.Get("Content-Encoding") != "gzip" || r.Header.Get("X-Collector-Key") != "k=1" {
+			badReq = fmt.Sprintf("encoding %q, key header %q", r.Header.Get("Content-Encoding"), r.Header.Get("X-Collector-Key"))
+		}
 		for _, rs := range req.ResourceSpans {
+			service := ""
+			for _, kv := range rs.Resource.GetAttributes() {
+				if kv.Key == "service.name" {
+					service = kv.Value.GetStringValue()
+				}
+			}
 			for _, ss := range rs.ScopeSpans {
 				spans = append(spans, ss.Spans...)
+				for range ss.Spans {
+					services = append(services, service)
+				}
 			}
 		}
 		mu.Unlock()
@@ -227,7 +253,8 @@ func TestGatewayTraceOTLP(t *testing.T) {
 	w := newGatewayWorld(t)
 	w.servers(t, "alpha")
 	w.permissions(t, []string{"mcp__alpha"}, nil)
-	w.env = append(w.env, "OTEL_EXPORTER_OTLP_ENDPOINT="+collector.URL, "OTEL_SERVICE_NAME=switchboard-test")
+	w.env = append(w.env, "OTEL_EXPORTER_OTLP_ENDPOINT="+collector.URL, "OTEL_SERVICE_NAME=switchboard-test",
+		"OTEL_EXPORTER_OTLP_HEADERS=x-collector-key=k%3D1", "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION=gzip")
 	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -259,5 +286,30 @@ func TestGatewayTraceOTLP(t *testing.T) {
 	}
 	if hex.EncodeToString(server.TraceId) != traceID || hex.EncodeToString(client.TraceId) != traceID || string(client.ParentSpanId) != string(server.SpanId) {
 		t.Errorf("server span %x/%x, client span %x parent %x: not one trace", server.TraceId, server.SpanId, client.TraceId, client.ParentSpanId)
+	}
+	if badReq != "" {
+		t.Errorf("an export came with %s; want gzip and the header of OTEL_EXPORTER_OTLP_HEADERS", badReq)
+	}
+	for i, s := range spans {
+		if services[i] != "switchboard-test" {
+			t.Errorf("span %q: service.name %q", s.Name, services[i])
+		}
+	}
+	attrs := func(s *tracepb.Span) map[string]string {
+		out := map[string]string{}
+		for _, kv := range s.Attributes {
+			out[kv.Key] = kv.Value.GetStringValue()
+		}
+		return out
+	}
+	if got, want := attrs(server), map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "alpha__echo", "switchboard.decision": "allow"}; !maps.Equal(got, want) {
+		t.Errorf("server span attributes %v, want %v", got, want)
+	}
+	if got, want := attrs(client), map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "mcp__alpha__echo", "switchboard.server": "alpha"}; !maps.Equal(got, want) {
+		t.Errorf("client span attributes %v, want %v", got, want)
+	}
+	if server.Status.GetCode() != tracepb.Status_STATUS_CODE_UNSET || client.Status.GetCode() != tracepb.Status_STATUS_CODE_UNSET ||
+		server.StartTimeUnixNano == 0 || client.StartTimeUnixNano < server.StartTimeUnixNano || client.EndTimeUnixNano > server.EndTimeUnixNano {
+		t.Errorf("server span %v, client span %v: want unset status, the client's time within the server's", server, client)
 	}
 }
