@@ -109,14 +109,7 @@ func TestOTLPExportRoundTrip(t *testing.T) {
 		"OTEL_EXPORTER_OTLP_TRACES_TIMEOUT":  "20000",
 		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": srv.URL + "/v1/traces",
 	}
-	cfg, err := otlpConfigFromEnv(mapEnv(env), env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	exp, err := newOTLPExporter(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	exp := testExporter(t, mapEnv(env), env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"])
 	rec := tracetest.NewSpanRecorder()
 	res := resource.NewWithAttributes("https://opentelemetry.io/schemas/1.26.0",
 		attribute.String("service.name", "sb-test"), attribute.Int("process.pid", 42))
@@ -264,19 +257,12 @@ func TestOTLPExportErrorHidesHeaders(t *testing.T) {
 	t.Cleanup(srv.Close)
 	// A credential may also sit in the endpoint's user info or query.
 	endpoint := strings.Replace(srv.URL, "http://", "http://u:pw-in-url@", 1) + "/v1/traces?token=tok-in-query"
-	cfg, err := otlpConfigFromEnv(mapEnv(map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "authorization=" + secret}), endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	exp, err := newOTLPExporter(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	exp := testExporter(t, mapEnv(map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "authorization=" + secret}), endpoint)
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	_, span := tp.Tracer("t").Start(context.Background(), "s")
 	span.End()
-	err = exp.ExportSpans(context.Background(), rec.Ended())
+	err := exp.ExportSpans(context.Background(), rec.Ended())
 	if err == nil {
 		t.Fatal("a 400 export succeeded")
 	}
@@ -379,18 +365,11 @@ func TestOTLPExportCollectorAnswers(t *testing.T) {
 			coll := &fakeCollector{replies: []func(http.ResponseWriter){tc.reply}}
 			srv := httptest.NewServer(coll)
 			t.Cleanup(srv.Close)
-			cfg, err := otlpConfigFromEnv(mapEnv(map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "key=" + secret, "OTEL_EXPORTER_OTLP_TIMEOUT": "20000"}), srv.URL+"/v1/traces")
-			if err != nil {
-				t.Fatal(err)
-			}
-			exp, err := newOTLPExporter(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			exp := testExporter(t, mapEnv(map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "key=" + secret, "OTEL_EXPORTER_OTLP_TIMEOUT": "20000"}), srv.URL+"/v1/traces")
 			rec := tracetest.NewSpanRecorder()
 			_, span := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)).Tracer("t").Start(context.Background(), "s")
 			span.End()
-			err = exp.ExportSpans(context.Background(), rec.Ended())
+			err := exp.ExportSpans(context.Background(), rec.Ended())
 			if err == nil {
 				t.Fatal("the export succeeded")
 			}
@@ -482,4 +461,18 @@ func TestOTLPExportTLS(t *testing.T) {
 	if len(coll.reqs) != 1 {
 		t.Errorf("the collector got %d requests; want the one with the client certificate", len(coll.reqs))
 	}
+}
+
+// testExporter is the exporter otlpConfigFromEnv(env, endpoint) configures.
+func testExporter(t *testing.T, env func(string) string, endpoint string) *otlpExporter {
+	t.Helper()
+	cfg, err := otlpConfigFromEnv(env, endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, err := newOTLPExporter(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exp
 }
