@@ -3,7 +3,6 @@ package switchboard_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -28,11 +27,7 @@ func TestOpenSession(t *testing.T) {
 	}, "docs")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	sb, err := switchboard.Open(ctx, switchboard.Options{Home: home, HomeDir: dir, ManagedDir: filepath.Join(dir, "managed"),
-		LookupEnv: func(string) (string, bool) { return "", false }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sb := openAt(ctx, t, dir, home)
 	defer sb.Close()
 	cmd, args := testserver.Command("echo")
 	acp := func(name, mark string) switchboard.SessionServer {

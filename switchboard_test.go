@@ -54,11 +54,7 @@ func TestWatchReloadsConfigAndSettingsInOneStep(t *testing.T) {
 	writeJSON(t, filepath.Join(home, "mcp.json"), servers("one"))
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	sb, err := switchboard.Open(ctx, switchboard.Options{Home: home, HomeDir: dir, ManagedDir: filepath.Join(dir, "managed"),
-		LookupEnv: func(string) (string, bool) { return "", false }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sb := openAt(ctx, t, dir, home)
 	defer sb.Close()
 	var seen atomic.Int32
 	subCtx, endSub := context.WithCancel(ctx)
@@ -132,4 +128,17 @@ func TestRepoSettingsFileMayOnlyTighten(t *testing.T) {
 	if !errors.As(err, &re) || !strings.Contains(err.Error(), "may only tighten") {
 		t.Fatalf("Open = %v, want a RepoSettingsError", err)
 	}
+}
+
+// openAt opens a Switchboard over the Switchboard home home in the home
+// directory dir, with managed settings under dir/managed and no
+// environment.
+func openAt(ctx context.Context, t testing.TB, dir, home string) *switchboard.Switchboard {
+	t.Helper()
+	sb, err := switchboard.Open(ctx, switchboard.Options{Home: home, HomeDir: dir, ManagedDir: filepath.Join(dir, "managed"),
+		LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sb
 }

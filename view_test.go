@@ -229,11 +229,7 @@ func TestProfileViewsDeferDifferently(t *testing.T) {
 	}, "docs")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	sb, err := switchboard.Open(ctx, switchboard.Options{Home: home, HomeDir: dir, ManagedDir: filepath.Join(dir, "managed"),
-		LookupEnv: func(string) (string, bool) { return "", false }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sb := openAt(ctx, t, dir, home)
 	defer sb.Close()
 	lean, err := sb.View("lean")
 	if err != nil {
