@@ -375,7 +375,11 @@ const notifyLogEvery = time.Minute
 // quietNotifications wraps the logger given to the SDK's server: its
 // warning for each session a list_changed could not reach — one line per
 // dead session per change — is logged at most once a minute, with how many
-// were left out.
+// were left out; and its Info lines are left out unless l logs debug.
+// Those are one per session connecting and ending, so three per request of
+// a 2026-07-28 client (each request its own session): at info level they
+// filled the gateway's log file by ~250 bytes a request and took a fifth
+// of its CPU, redacted and written.
 func quietNotifications(l *slog.Logger) *slog.Logger {
 	if l == nil {
 		return nil
@@ -392,6 +396,12 @@ type limiterState struct {
 type notifyLimiter struct {
 	slog.Handler
 	st *limiterState
+}
+
+// Enabled keeps the SDK's Info (and Debug) lines out unless the wrapped
+// handler logs debug.
+func (h *notifyLimiter) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.Handler.Enabled(ctx, l) && (l >= slog.LevelWarn || h.Handler.Enabled(ctx, slog.LevelDebug))
 }
 
 func (h *notifyLimiter) Handle(ctx context.Context, r slog.Record) error {

@@ -25,3 +25,23 @@ func TestQuietNotifications(t *testing.T) {
 		t.Errorf("other lines or attributes lost:\n%s", got)
 	}
 }
+
+// The SDK logs at Info each session connecting and ending — three lines a
+// request of a 2026-07-28 client, each request its own session. Under an
+// info-level log (the gateway's log file) they are left out, with the
+// SDK's warnings kept; under debug they are there.
+func TestSDKInfoLinesOnlyAtDebug(t *testing.T) {
+	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
+		var buf bytes.Buffer
+		l := quietNotifications(slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: level})))
+		l.Info("server session connected", "session_id", "")
+		l.Warn("server session ended with error")
+		got := buf.String()
+		if has := strings.Contains(got, "server session connected"); has != (level == slog.LevelDebug) {
+			t.Errorf("at %v, the SDK's Info line logged: %v\n%s", level, has, got)
+		}
+		if !strings.Contains(got, "ended with error") {
+			t.Errorf("at %v, the SDK's warning is lost:\n%s", level, got)
+		}
+	}
+}
