@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -68,20 +69,8 @@ func TestHandlerMountsAtSeveralPaths(t *testing.T) {
 
 	post := func(path string, header map[string]string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+path, strings.NewReader(
-			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		for k, v := range header {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode, resp.Header.Get("Mcp-Session-Id")
+		return postMCP(t, ctx, srv.URL+path,
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`, header)
 	}
 	for _, path := range []string{"/mcp", "/mcp/beta", "/mcp/again"} {
 		if code, _ := post(path, nil); code != http.StatusUnauthorized {
@@ -98,19 +87,9 @@ func TestHandlerMountsAtSeveralPaths(t *testing.T) {
 		t.Fatalf("initialize at /mcp: %d, session %q", code, sid)
 	}
 	ping := func(path string) int {
-		req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+path, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"ping"}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer mount-token")
-		req.Header.Set("Mcp-Session-Id", sid)
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode
+		code, _ := postMCP(t, ctx, srv.URL+path, `{"jsonrpc":"2.0","id":2,"method":"ping"}`,
+			map[string]string{"Authorization": "Bearer mount-token", "Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"})
+		return code
 	}
 	if code := ping("/mcp"); code != http.StatusOK {
 		t.Errorf("the session's ping at /mcp: %d", code)
@@ -138,17 +117,8 @@ func TestEndpointWithoutGuard(t *testing.T) {
 	g := servedGateway(t, "alpha", nil)
 	srv := httptest.NewServer(g.Endpoint(nil))
 	defer srv.Close()
-	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Origin", srv.URL)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusForbidden {
-		t.Errorf("a browser Origin (even the server's own) without a Guard: %d, want 403", resp.StatusCode)
+	if code, _ := postMCP(t, ctx, srv.URL, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, map[string]string{"Origin": srv.URL}); code != http.StatusForbidden {
+		t.Errorf("a browser Origin (even the server's own) without a Guard: %d, want 403", code)
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "noguard", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL}, nil)
 	if err != nil {
@@ -158,4 +128,24 @@ func TestEndpointWithoutGuard(t *testing.T) {
 	if names := toolNames(t, ctx, cs); !has(names, "alpha__echo") {
 		t.Errorf("lists %q", names)
 	}
+}
+
+// postMCP posts body to url as an MCP client over Streamable HTTP does,
+// with header's fields added, and returns the status and the session ID
+// answered (Mcp-Session-Id).
+func postMCP(t *testing.T, ctx context.Context, url, body string, header map[string]string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id")
 }
