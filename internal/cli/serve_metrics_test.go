@@ -70,17 +70,8 @@ func TestGatewayMetricsPrometheus(t *testing.T) {
 	defer cancel()
 
 	get := func(u, tok string) (int, string) {
-		req, _ := http.NewRequestWithContext(ctx, "GET", u, nil)
-		if tok != "" {
-			req.Header.Set("Authorization", "Bearer "+tok)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		t.Helper()
+		return requestAs(t, ctx, "GET", u, tok, "")
 	}
 	for _, u := range []string{base + "/metrics", "http://" + metricsAddr + "/metrics"} {
 		if code, _ := get(u, ""); code != http.StatusUnauthorized {
@@ -312,4 +303,22 @@ func TestGatewayTraceOTLP(t *testing.T) {
 		server.StartTimeUnixNano == 0 || client.StartTimeUnixNano < server.StartTimeUnixNano || client.EndTimeUnixNano > server.EndTimeUnixNano {
 		t.Errorf("server span %v, client span %v: want unset status, the client's time within the server's", server, client)
 	}
+}
+
+// requestAs sends a method request with body to u, with token as its
+// bearer credentials when it is not "", and returns the status and the
+// body answered.
+func requestAs(t *testing.T, ctx context.Context, method, u, token, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, method, u, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }

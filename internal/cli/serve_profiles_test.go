@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -92,17 +91,7 @@ func TestGatewayProfileEndpoints(t *testing.T) {
 
 	get := func(path, key string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest("POST", base+path, strings.NewReader(`{}`))
-		if key != "" {
-			req.Header.Set("Authorization", "Bearer "+key)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return requestAs(t, ctx, "POST", base+path, key, `{}`)
 	}
 	if code, body := get("/mcp/nope", alice); code != http.StatusNotFound || !strings.Contains(body, "/mcp/a, /mcp/b") {
 		t.Errorf("/mcp/nope with a key: %d %q, want 404 naming the profiles", code, body)
