@@ -113,12 +113,17 @@ func (l *httpLife) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	l.next.ServeHTTP(w, r)
 }
 
-// postBody is a POST's body once readPostBody has read it: the handlers
-// further in read it from memory, and readPostBody does not read it again
-// (a scale-out gateway's router reads it before the handler it routes to).
+// postBody is a POST's body read whole into memory (by readPostBody, or by
+// BindHTTP for a handler that had not): the handlers further in read it
+// from memory, readPostBody does not read it again (a scale-out gateway's
+// router reads it before the handler it routes to), and its messages are
+// decoded once (postMessages).
 type postBody struct {
 	*bytes.Reader
 	data []byte
+	// msgs are data's messages once postMessages has decoded them.
+	msgs   []rpcMessage
+	parsed bool
 }
 
 func (*postBody) Close() error { return nil }
@@ -126,15 +131,39 @@ func (*postBody) Close() error { return nil }
 // Bytes returns the whole body: BindHTTP reads it without a copy.
 func (b *postBody) Bytes() []byte { return b.data }
 
-// setPostBody makes body, read whole, r's body.
+// setPostBody makes body, read whole, r's body. The messages of the body
+// it replaces are kept when it is the same body.
 func setPostBody(r *http.Request, body []byte) {
-	r.Body = &postBody{Reader: bytes.NewReader(body), data: body}
+	pb := &postBody{Reader: bytes.NewReader(body), data: body}
+	if old, ok := r.Body.(*postBody); ok && old.parsed && sameBytes(old.data, body) {
+		pb.msgs, pb.parsed = old.msgs, true
+	}
+	r.Body = pb
+}
+
+// sameBytes reports whether a and b are the same slice of memory.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// postMessages returns jsonMessages of r's POST body, body, decoded once
+// however many of the gateway's handlers look (a router, then the handler
+// it routes to).
+func postMessages(r *http.Request, body []byte) []rpcMessage {
+	pb, ok := r.Body.(*postBody)
+	if !ok || !sameBytes(pb.data, body) {
+		return jsonMessages(body)
+	}
+	if !pb.parsed {
+		pb.msgs, pb.parsed = jsonMessages(body), true
+	}
+	return pb.msgs
 }
 
 // readPostBody reads a POST's body within timeout, at most the SDK's
 // limit. On failure it has answered the client.
 func readPostBody(w http.ResponseWriter, r *http.Request, timeout time.Duration, log *slog.Logger) ([]byte, bool) {
-	if pb, ok := r.Body.(*postBody); ok {
+	if pb, ok := r.Body.(*postBody); ok && len(pb.data) <= mcp.DefaultMaxRequestBodyBytes {
 		return pb.data, true // read whole already, within the limits
 	}
 	rc := http.NewResponseController(w)
@@ -171,7 +200,7 @@ func (l *httpLife) statelessCancels(r *http.Request, body []byte) []string {
 	sum := sha256.Sum256([]byte(r.Header.Get("Authorization") + "\x00" + host))
 	who := hex.EncodeToString(sum[:8]) + "\x00"
 	var keys []string
-	for _, m := range jsonMessages(body) {
+	for _, m := range postMessages(r, body) {
 		switch {
 		case m.Method == "notifications/cancelled":
 			var p struct {

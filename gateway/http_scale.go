@@ -372,7 +372,7 @@ func (s *scaleRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		setPostBody(r, body)
-		initialize, owner := s.route(body)
+		initialize, owner := s.route(r, body)
 		switch {
 		case initialize:
 			s.stateful.ServeHTTP(w, r)
@@ -412,7 +412,7 @@ func (v *revisionRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setPostBody(r, body)
-	for _, m := range jsonMessages(body) {
+	for _, m := range postMessages(r, body) {
 		if m.Method == "initialize" {
 			v.stateful.ServeHTTP(w, r)
 			return
@@ -439,8 +439,8 @@ func (s *ScaleOut) Instance() string {
 // route reads a POST body without a session ID once: whether it holds an
 // initialize, and the instance that holds the call a tools/call in it
 // retries, if its requestState names one ("" if none).
-func (s *scaleRouter) route(body []byte) (initialize bool, owner string) {
-	for _, m := range jsonMessages(body) {
+func (s *scaleRouter) route(r *http.Request, body []byte) (initialize bool, owner string) {
+	for _, m := range postMessages(r, body) {
 		switch m.Method {
 		case "initialize":
 			return true, ""

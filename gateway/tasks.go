@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -310,25 +309,14 @@ func takeTaskFieldHTTP(r *http.Request) {
 		if err != nil {
 			body = nil // the SDK reads the rest and reports it
 		}
-		r.Body = &memBody{Reader: bytes.NewReader(body), data: body}
+		setPostBody(r, body)
 		if err != nil {
 			return
 		}
 	}
 	if out, changed := tasks.TakeTaskFieldInBody(body); changed {
-		r.Body = &memBody{Reader: bytes.NewReader(out), data: out}
+		setPostBody(r, out)
 		r.ContentLength = int64(len(out))
 		r.Header.Del("Content-Length")
 	}
 }
-
-// memBody is a request body held in memory.
-type memBody struct {
-	*bytes.Reader
-	data []byte
-}
-
-func (*memBody) Close() error { return nil }
-
-// Bytes returns the whole body.
-func (b *memBody) Bytes() []byte { return b.data }
