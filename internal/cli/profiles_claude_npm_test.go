@@ -48,13 +48,7 @@ func TestProfileGatewaysBehindClaudeCode(t *testing.T) {
 	}
 	list := string(runClient(t, w, "claude mcp list", 90*time.Second, p.Claude, "mcp", "list"))
 	for _, entry := range []string{"switchboard-review", "switchboard-coding"} {
-		var line string
-		for _, l := range strings.Split(list, "\n") {
-			if strings.HasPrefix(l, entry+":") {
-				line = l
-			}
-		}
-		if !strings.Contains(line, "Connected") || strings.Contains(line, "failed") {
+		if line := claudeListLine(list, entry); !strings.Contains(line, "Connected") || strings.Contains(line, "failed") {
 			t.Errorf("claude mcp list does not show %s connected with its tools:\n%s", entry, list)
 		}
 	}

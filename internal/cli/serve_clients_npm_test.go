@@ -120,13 +120,7 @@ func TestGatewayBehindClaudeCodeAndInspector(t *testing.T) {
 	// tools fetched (it gives up on tools/list after 5 s: "! Connected ·
 	// tools fetch failed"), while a server is still starting.
 	list := string(runClient(t, w, "claude mcp list", 90*time.Second, p.Claude, "mcp", "list"))
-	var line string
-	for _, l := range strings.Split(list, "\n") {
-		if strings.HasPrefix(l, entryName+":") {
-			line = l
-		}
-	}
-	if !strings.Contains(line, "Connected") || strings.Contains(line, "failed") {
+	if line := claudeListLine(list, entryName); !strings.Contains(line, "Connected") || strings.Contains(line, "failed") {
 		t.Fatalf("claude mcp list does not show %q connected with its tools:\n%s", entryName, list)
 	}
 	if err := os.WriteFile(release, nil, 0o600); err != nil {
@@ -233,4 +227,16 @@ func TestGatewayBehindClaudeCodeAndInspector(t *testing.T) {
 	if res := call(cut, "text=cut but routed"); res.IsError || !strings.Contains(res.Content[0].Text, long+": cut but routed") {
 		t.Errorf("%s through the gateway: %+v", cut, res)
 	}
+}
+
+// claudeListLine is entry's line in what `claude mcp list` printed, list
+// ("" if it has none).
+func claudeListLine(list, entry string) string {
+	var line string
+	for _, l := range strings.Split(list, "\n") {
+		if strings.HasPrefix(l, entry+":") {
+			line = l
+		}
+	}
+	return line
 }
