@@ -15,3 +15,13 @@ func FoundRenamer(servedOf map[string]string) func(string) string {
 		return r.Replace(text)
 	}
 }
+
+// FastCalls returns how many calls the HTTP fast path answered.
+func FastCalls(g *Gateway) int64 { return g.fastCalls.Load() }
+
+// CallsInFlight returns how many tool calls the gateway is running.
+func CallsInFlight(g *Gateway) int {
+	g.calls.mu.Lock()
+	defer g.calls.mu.Unlock()
+	return len(g.calls.set)
+}

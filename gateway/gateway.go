@@ -248,6 +248,17 @@ type Gateway struct {
 	// a sync.
 	foundNames func() *strings.Replacer
 	syncOnce   sync.Once
+	// toolsMoving is set while a sync changes the served tools, between
+	// g.tools and the SDK's registry: the HTTP fast path (http_fast.go)
+	// leaves those calls to the SDK, which answers from its registry.
+	toolsMoving atomic.Bool
+	// mws are the receiving middlewares New gave the SDK's server, in
+	// order, and fastChain the same chain around the tool handler, for
+	// the calls the HTTP fast path answers without the SDK.
+	mws       []mcp.Middleware
+	fastChain mcp.MethodHandler
+	// fastCalls counts the calls the fast path answered.
+	fastCalls atomic.Int64
 }
 
 // toolRoute is where a served tool name goes: the host's name for it
@@ -344,20 +355,20 @@ func New(sb *switchboard.Switchboard, opts *Options) *Gateway {
 		},
 	})
 	// Innermost: a held tool's call reaches the call path like a served one.
-	g.srv.AddReceivingMiddleware(g.routeHeld)
+	g.use(g.routeHeld)
 	if o.AdminTools {
 		g.addAdminTools()
 	}
 	if o.Stateless {
-		g.srv.AddReceivingMiddleware(statelessCaps)
+		g.use(statelessCaps)
 	}
 	// Outermost: a call's cancellation and timeout cover all of it.
-	g.srv.AddReceivingMiddleware(g.trackCalls)
+	g.use(g.trackCalls)
 	g.srv.AddSendingMiddleware(trackQuestions)
 	if g.observing() {
 		// Around even that: the audit line and metrics see the answer the
 		// client gets, timeouts included.
-		g.srv.AddReceivingMiddleware(g.observe)
+		g.use(g.observe)
 		if o.Metrics != nil {
 			o.Metrics.bind(g)
 		}
@@ -365,20 +376,31 @@ func New(sb *switchboard.Switchboard, opts *Options) *Gateway {
 	// Around those: a call run as a task goes through everything above,
 	// once, after its tools/call is answered.
 	g.tasks = tasks.NewStore()
-	g.srv.AddReceivingMiddleware(g.serveTasks)
+	g.use(g.serveTasks)
 	if err := g.tasks.Serve(g.srv, taskOwnerFrom); err != nil {
 		panic("gateway: " + err.Error()) // the method names are constants
 	}
 	if o.FirstSyncWait > 0 || o.CallWait > 0 {
 		// Around all: the record's route lookup must see the first sync,
 		// and so must the tasks' (whether a tool runs as a task).
-		g.srv.AddReceivingMiddleware(g.waitFirstSync)
+		g.use(g.waitFirstSync)
+	}
+	g.fastChain = g.fastTool
+	for _, mw := range g.mws {
+		g.fastChain = mw(g.fastChain)
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	sb.Subscribe(g.ctx, g.HandleEvent)
 	go g.loop()
 	g.Kick()
 	return g
+}
+
+// use adds mw to the SDK server's receiving middleware and to the chain of
+// the HTTP fast path, in the same order.
+func (g *Gateway) use(mw mcp.Middleware) {
+	g.srv.AddReceivingMiddleware(mw)
+	g.mws = append(g.mws, mw)
 }
 
 // SetInstance renames the gateway in the requestStates of the calls it
@@ -644,6 +666,8 @@ func (g *Gateway) syncTools(ctx context.Context) error {
 	}
 	foundNames := sync.OnceValue(func() *strings.Replacer { return foundNamesReplacer(deferred) })
 	held := g.heldRoutes(routes, reserved)
+	g.toolsMoving.Store(true)
+	defer g.toolsMoving.Store(false)
 	g.mu.Lock()
 	g.hostOf, g.foundNames, g.held = hostOf, foundNames, held
 	g.anyHeld.Store(len(held) > 0)

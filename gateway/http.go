@@ -56,6 +56,12 @@ type HTTPOptions struct {
 	OAuth *JWTVerifier
 	// Logger receives the handler's logs. If nil, the gateway's.
 	Logger *slog.Logger
+	// SDKOnly sends every request to the SDK's Streamable HTTP handler.
+	// By default a session's plain tools/call is answered without it, in
+	// the same bytes (http_fast.go), through the receiving middleware
+	// New gave the gateway's Server: set SDKOnly if you add receiving
+	// middleware of your own to Server(), which that path does not run.
+	SDKOnly bool
 }
 
 // httpDefaults returns a copy of opts with every default filled in.
@@ -154,7 +160,9 @@ func (g *Gateway) sdkHandler(stateless bool, o *HTTPOptions) http.Handler {
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.srv }, &mcp.StreamableHTTPOptions{
 		Stateless: stateless,
 		Logger:    o.Logger,
-		// Idle sessions of clients that vanished are closed.
-		SessionTimeout: o.SessionIdleTimeout,
+		// Idle sessions of clients that vanished are closed: by the
+		// session cap's timer (http_life.go), which also sees the calls
+		// the SDK does not (the fast path).
+		SessionTimeout: 0,
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -56,13 +57,16 @@ type httpLife struct {
 	body      time.Duration
 	log       *slog.Logger
 	sessions  *sessionCap // nil when stateless
+	// sdkOnly sends every request to the SDK's handler: no fast path
+	// (HTTPOptions.SDKOnly).
+	sdkOnly bool
 }
 
 func newHTTPLife(g *Gateway, next http.Handler, stateless bool, opts *HTTPOptions, log *slog.Logger) *httpLife {
-	l := &httpLife{g: g, next: next, stateless: stateless, body: opts.BodyTimeout, log: log}
+	l := &httpLife{g: g, next: next, stateless: stateless, body: opts.BodyTimeout, log: log, sdkOnly: opts.SDKOnly}
 	if !stateless {
 		n := opts.MaxSessions
-		l.sessions = &sessionCap{max: n, live: map[string]*liveSession{}, srv: g.Server(), g: g, log: log}
+		l.sessions = &sessionCap{max: n, live: map[string]*liveSession{}, srv: g.Server(), g: g, log: log, timeout: opts.SessionIdleTimeout}
 	}
 	return l
 }
@@ -75,13 +79,22 @@ func (l *httpLife) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if sid != "" && !l.stateless {
 			l.g.CancelSession(sid)
 		}
-		l.next.ServeHTTP(w, r)
+		if l.sessions == nil || sid == "" {
+			l.next.ServeHTTP(w, r)
+			return
+		}
+		// No call of the session takes the fast path from now on; if
+		// the SDK ends it, its entry goes.
+		l.sessions.closing(sid, true)
+		sw := &statusWriter{ResponseWriter: w}
+		l.next.ServeHTTP(sw, r)
+		l.sessions.deleted(sid, sw.status == http.StatusNoContent)
 		return
 	case http.MethodPost:
 	default:
 		if l.sessions != nil && sid != "" {
-			l.sessions.begin(sid)
-			defer l.sessions.end(sid)
+			l.sessions.begin(sid, false)
+			defer l.sessions.end(sid, false)
 		}
 		l.next.ServeHTTP(w, r)
 		return
@@ -95,6 +108,12 @@ func (l *httpLife) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if l.stateless {
 		keys = l.statelessCancels(r, body)
 	}
+	if l.sessions != nil && sid != "" && !l.sdkOnly {
+		if l.fastCall(w, r, sid, body) {
+			return
+		}
+		l.fastCancels(r, sid, body)
+	}
 	if l.sessions != nil {
 		if sid == "" {
 			if !l.sessions.admit() {
@@ -102,10 +121,14 @@ func (l *httpLife) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				http.Error(w, "too many sessions: every one is busy (serve --max-sessions)", http.StatusServiceUnavailable)
 				return
 			}
-			defer func() { l.sessions.created(w.Header().Get(sessionIDHeader)) }()
+			var userID string
+			if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+				userID = ti.UserID
+			}
+			defer func() { l.sessions.created(w.Header().Get(sessionIDHeader), userID) }()
 		} else {
-			l.sessions.begin(sid)
-			defer l.sessions.end(sid)
+			l.sessions.begin(sid, true)
+			defer l.sessions.end(sid, true)
 		}
 	}
 	w, r, release := l.g.BindHTTP(w, r, keys...)
@@ -216,6 +239,45 @@ func (l *httpLife) statelessCancels(r *http.Request, body []byte) []string {
 	return keys
 }
 
+// fastCancels cancels the fast path's calls of session sid that a
+// notifications/cancelled in body names; the SDK gets the body too, for
+// its own.
+func (l *httpLife) fastCancels(r *http.Request, sid string, body []byte) {
+	for _, m := range postMessages(r, body) {
+		if m.Method != "notifications/cancelled" {
+			continue
+		}
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && len(p.RequestID) > 0 {
+			l.g.CancelHTTP(cancelKey(sid, compactJSON(p.RequestID)))
+		}
+	}
+}
+
+// statusWriter notes the status a handler answered with.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func compactJSON(b []byte) string {
 	var out bytes.Buffer
 	if json.Compact(&out, b) != nil {
@@ -225,9 +287,10 @@ func compactJSON(b []byte) string {
 }
 
 type rpcMessage struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
 }
 
 // jsonMessages decodes a POST body: one JSON-RPC message or a batch.
@@ -265,6 +328,10 @@ type sessionCap struct {
 	srv     *mcp.Server
 	g       *Gateway
 	log     *slog.Logger
+	// timeout ends a session no POST has been in for this long (the
+	// SDK's SessionTimeout, kept here: the fast path's POSTs never reach
+	// the SDK's timer).
+	timeout time.Duration
 }
 
 type liveSession struct {
@@ -272,6 +339,19 @@ type liveSession struct {
 	busy int // requests in progress
 	ss   *mcp.ServerSession
 	seq  uint64 // when it was added (sessionCap.added)
+	// posts are the POSTs in progress: the idle timer runs while none is.
+	posts int
+	timer *time.Timer
+	// What the fast path checks a call against, from the session's
+	// initialize: the principal's user ID, the protocol version, whether
+	// the client can be asked (it declared elicitation).
+	userID   string
+	protocol string
+	askable  bool
+	// closing is set while the session's DELETE is served.
+	closing bool
+	// fast are the request IDs of the fast path's calls in flight.
+	fast map[string]struct{}
 }
 
 // minPrune is the fewest entries at which created prunes.
@@ -291,6 +371,7 @@ func (c *sessionCap) prune() {
 	defer c.mu.Unlock()
 	for id, s := range c.live {
 		if s.seq <= before && s.ss != nil && !alive[s.ss] {
+			s.stop()
 			delete(c.live, id)
 		}
 	}
@@ -326,6 +407,7 @@ func (c *sessionCap) admit() bool {
 		c.log.Warn("refused a new session: every session is busy", "max_sessions", c.max)
 		return false
 	}
+	old.stop()
 	delete(c.live, oldID)
 	c.pending++
 	c.mu.Unlock()
@@ -344,8 +426,9 @@ func (c *sessionCap) admit() bool {
 	return true
 }
 
-// created records the session a POST without one made (id "" if none).
-func (c *sessionCap) created(id string) {
+// created records the session a POST without one made (id "" if none),
+// for the principal with userID.
+func (c *sessionCap) created(id, userID string) {
 	var ss *mcp.ServerSession
 	if id != "" {
 		for s := range c.srv.Sessions() {
@@ -355,11 +438,22 @@ func (c *sessionCap) created(id string) {
 			}
 		}
 	}
+	s := &liveSession{last: time.Now(), ss: ss, userID: userID}
+	if ss != nil {
+		if ip := ss.InitializeParams(); ip != nil {
+			s.protocol = ip.ProtocolVersion
+			s.askable = ip.Capabilities != nil && ip.Capabilities.Elicitation != nil
+		}
+		if c.timeout > 0 {
+			s.timer = time.AfterFunc(c.timeout, func() { c.expire(id, s) })
+		}
+	}
 	c.mu.Lock()
 	c.pending--
 	if ss != nil {
 		c.added++
-		c.live[id] = &liveSession{last: time.Now(), ss: ss, seq: c.added}
+		s.seq = c.added
+		c.live[id] = s
 	}
 	grown := len(c.live) >= max(c.pruneAt, minPrune)
 	c.mu.Unlock()
@@ -380,20 +474,123 @@ func (c *sessionCap) session(s *liveSession, id string) *mcp.ServerSession {
 	return nil
 }
 
-func (c *sessionCap) begin(id string) {
+// begin notes a request of session id in progress; post says it is a
+// POST, which holds the idle timer.
+func (c *sessionCap) begin(id string, post bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if s := c.live[id]; s != nil {
-		s.busy++
-		s.last = time.Now()
+		s.begin(post)
 	}
 }
 
-func (c *sessionCap) end(id string) {
+func (c *sessionCap) end(id string, post bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if s := c.live[id]; s != nil && s.busy > 0 {
+	if s := c.live[id]; s != nil {
+		s.end(post, c.timeout)
+	}
+}
+
+func (s *liveSession) begin(post bool) {
+	s.busy++
+	s.last = time.Now()
+	if post {
+		s.posts++
+		if s.posts == 1 && s.timer != nil {
+			s.timer.Stop()
+		}
+	}
+}
+
+func (s *liveSession) end(post bool, timeout time.Duration) {
+	if s.busy > 0 {
 		s.busy--
-		s.last = time.Now()
+	}
+	s.last = time.Now()
+	if post && s.posts > 0 {
+		s.posts--
+		if s.posts == 0 && s.timer != nil {
+			s.timer.Reset(timeout)
+		}
+	}
+}
+
+// stop stops the session's idle timer for good.
+func (s *liveSession) stop() {
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+}
+
+// expire ends session s, idle for the timeout, unless a POST began since.
+func (c *sessionCap) expire(id string, s *liveSession) {
+	c.mu.Lock()
+	if c.live[id] != s || s.posts > 0 {
+		c.mu.Unlock()
+		return
+	}
+	delete(c.live, id)
+	c.mu.Unlock()
+	s.ss.Close()
+}
+
+// closing marks session id as being ended (its DELETE), or no longer.
+func (c *sessionCap) closing(id string, on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.live[id]; s != nil {
+		s.closing = on
+	}
+}
+
+// deleted ends the entry of session id after its DELETE: gone if the SDK
+// ended it, else as it was.
+func (c *sessionCap) deleted(id string, gone bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.live[id]
+	if s == nil {
+		return
+	}
+	if gone {
+		s.stop()
+		delete(c.live, id)
+		return
+	}
+	s.closing = false
+}
+
+// beginFast begins a fast-path call with request ID idKey in session id,
+// if the session takes one: live, not being ended, of the principal with
+// userID, initialized on a protocol before 2026-07-28 (the one
+// protoHeader names, if any), and with a client that cannot be asked.
+// dup reports an ID already in flight there (nothing begun).
+func (c *sessionCap) beginFast(id, userID, protoHeader, idKey string) (ss *mcp.ServerSession, dup, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.live[id]
+	if s == nil || s.ss == nil || s.closing || s.userID != userID || s.askable ||
+		s.protocol == "" || s.protocol >= "2026-07-28" || (protoHeader != "" && protoHeader != s.protocol) {
+		return nil, false, false
+	}
+	if _, ok := s.fast[idKey]; ok {
+		return s.ss, true, true
+	}
+	if s.fast == nil {
+		s.fast = map[string]struct{}{}
+	}
+	s.fast[idKey] = struct{}{}
+	s.begin(true)
+	return s.ss, false, true
+}
+
+// endFast ends what beginFast began.
+func (c *sessionCap) endFast(id, idKey string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.live[id]; s != nil {
+		delete(s.fast, idKey)
+		s.end(true, c.timeout)
 	}
 }

@@ -1,0 +1,294 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/gateway"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/policy"
+)
+
+// rawAnswer is what an HTTP client receives, less what differs by nature
+// between two answers (Date).
+type rawAnswer struct {
+	status int
+	header string // the headers that say how the body is framed
+	body   string
+}
+
+// rawPost sends body to url as a client of session sid would, and reads
+// the answer whole.
+func rawPost(t *testing.T, ctx context.Context, url, sid, body string, header map[string]string) rawAnswer {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h []string
+	for _, k := range []string{"Content-Type", "Cache-Control", "Connection", "Content-Length", "Mcp-Session-Id"} {
+		h = append(h, k+": "+resp.Header.Get(k))
+	}
+	h = append(h, fmt.Sprintf("Transfer-Encoding: %v", resp.TransferEncoding))
+	return rawAnswer{status: resp.StatusCode, header: strings.Join(h, "\n"), body: string(b)}
+}
+
+// rawSession initializes a session at url with capabilities caps (JSON)
+// on protocol 2025-11-25, and returns its ID.
+func rawSession(t *testing.T, ctx context.Context, url, caps string) string {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"raw","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %d, session %q", resp.StatusCode, sid)
+	}
+	if a := rawPost(t, ctx, url, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil); a.status != http.StatusAccepted {
+		t.Fatalf("initialized: %d %s", a.status, a.body)
+	}
+	return sid
+}
+
+// fastAndSDK serves one gateway at two endpoints, the default one (with
+// the fast path) and one with SDKOnly, and returns their URLs.
+func fastAndSDK(t *testing.T, g *gateway.Gateway, opts gateway.HTTPOptions) (fast, sdk string) {
+	t.Helper()
+	f := httptest.NewServer(g.Handler(&opts))
+	t.Cleanup(f.Close)
+	opts.SDKOnly = true
+	s := httptest.NewServer(g.Handler(&opts))
+	t.Cleanup(s.Close)
+	return f.URL + "/mcp", s.URL + "/mcp"
+}
+
+// A session's plain tools/call answered by the fast path reaches the
+// client in the very bytes the SDK's handler sends for it — status,
+// framing headers and body — whatever the result (text with characters
+// JSON may escape, an error result, a tool the rules deny, a result cut
+// to the output limit, no arguments, string and number IDs); and what the
+// fast path does not take (an unknown tool, a call with _meta, a batch, a
+// client that declared elicitation, the MCP standard headers) goes to the
+// SDK, answered as before.
+func TestFastPathSameBytesAsSDK(t *testing.T) {
+	ctx := ctxFor(t, 90*time.Second)
+	sb := openSB(t, []config.ResolvedServer{stdio("echo", "echo")}, benchHost)
+	g := gateway.New(sb, &gateway.Options{Stateless: true, FirstSyncWait: 20 * time.Second})
+	t.Cleanup(func() { g.Close() })
+	if err := g.WaitSynced(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fastURL, sdkURL := fastAndSDK(t, g, gateway.HTTPOptions{})
+	fastSID := rawSession(t, ctx, fastURL, `{}`)
+	sdkSID := rawSession(t, ctx, sdkURL, `{}`)
+
+	call := func(id, params string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":` + params + `}`
+	}
+	big := strings.Repeat("0123456789", 20000) // past the default output limit
+	cases := []struct {
+		name, body string
+		header     map[string]string
+		fast       bool
+	}{
+		{"text", call("1", `{"name":"echo__echo","arguments":{"text":"hello switchboard"}}`), nil, true},
+		{"escapes", call("2", `{"name":"echo__echo","arguments":{"text":"<b>&amp;</b> \"quoted\" \u2028 é 😀 \\ tab\t"}}`), nil, true},
+		{"string id", call(`"a<b>&c"`, `{"name":"echo__add","arguments":{"a":2,"b":40}}`), nil, true},
+		{"large id", call("9007199254740993", `{"name":"echo__echo","arguments":{"text":"x"}}`), nil, true},
+		{"no arguments", call("3", `{"name":"echo__echo"}`), nil, true},
+		{"error result", call("4", `{"name":"echo__side_effect","arguments":{"note":"n"}}`), nil, true},
+		{"denied by a rule", call("5", `{"name":"echo__destructive","arguments":{"target":"t"}}`), nil, true},
+		{"cut to the output limit", call("6", `{"name":"echo__echo","arguments":{"text":"`+big+`"}}`), nil, true},
+		{"unknown tool", call("7", `{"name":"nope__nope","arguments":{}}`), nil, false},
+		{"progress token", call("8", `{"name":"echo__slow","arguments":{"ms":50,"steps":2},"_meta":{"progressToken":"p"}}`), nil, false},
+		{"batch", `[` + call("9", `{"name":"echo__echo","arguments":{"text":"b"}}`) + `]`, nil, false},
+		{"standard headers", call("10", `{"name":"echo__echo","arguments":{"text":"h"}}`), map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": "echo__echo"}, false},
+		{"not JSON", `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":`, nil, false},
+	}
+	for _, c := range cases {
+		before := gateway.FastCalls(g)
+		got := rawPost(t, ctx, fastURL, fastSID, c.body, c.header)
+		taken := gateway.FastCalls(g) - before
+		want := rawPost(t, ctx, sdkURL, sdkSID, c.body, c.header)
+		if got != want {
+			t.Errorf("%s: the fast endpoint answered\n%d\n%s\n%.600s\nthe SDK's\n%d\n%s\n%.600s", c.name, got.status, got.header, got.body, want.status, want.header, want.body)
+		}
+		if (taken == 1) != c.fast {
+			t.Errorf("%s: fast path taken %d times, want taken: %v", c.name, taken, c.fast)
+		}
+	}
+
+	// A client that can be asked is served by the SDK: a question would
+	// go on the call's stream.
+	askable := rawSession(t, ctx, fastURL, `{"elicitation":{}}`)
+	before := gateway.FastCalls(g)
+	if a := rawPost(t, ctx, fastURL, askable, call("1", `{"name":"echo__echo","arguments":{"text":"x"}}`), nil); a.status != http.StatusOK || !strings.Contains(a.body, "x") {
+		t.Errorf("askable client's call: %d %s", a.status, a.body)
+	}
+	if gateway.FastCalls(g) != before {
+		t.Error("a client that declared elicitation took the fast path")
+	}
+	// Another session's ID, or none that lives, is the SDK's to refuse.
+	if a := rawPost(t, ctx, fastURL, "no-such-session", call("1", `{"name":"echo__echo","arguments":{"text":"x"}}`), nil); a.status != http.StatusNotFound {
+		t.Errorf("unknown session: %d %s", a.status, a.body)
+	}
+}
+
+// A call on the fast path ends as one on the SDK's does when its client
+// cancels it (notifications/cancelled in a POST of its own) or ends its
+// session (DELETE): the upstream server is told (notifications/cancelled),
+// and a cancelled call's answer is the same bytes on both endpoints.
+func TestFastPathCallsCancel(t *testing.T) {
+	ctx := ctxFor(t, 90*time.Second)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "cancels")
+	sb := openSB(t, []config.ResolvedServer{stdio("c", "cancel-log", "-cancel-file", file)}, allowServer("c"))
+	g := gateway.New(sb, &gateway.Options{Stateless: true, FirstSyncWait: 20 * time.Second})
+	t.Cleanup(func() { g.Close() })
+	if err := g.WaitSynced(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fastURL, sdkURL := fastAndSDK(t, g, gateway.HTTPOptions{})
+	cancels := func() int {
+		b, _ := os.ReadFile(file)
+		return bytes.Count(b, []byte("cancelled"))
+	}
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for !ok() {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("waiting for %s", what)
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+	cancelled := func(url string) rawAnswer {
+		sid := rawSession(t, ctx, url, `{}`)
+		n := cancels()
+		started := gateway.CallsInFlight(g)
+		done := make(chan rawAnswer, 1)
+		go func() {
+			done <- rawPost(t, ctx, url, sid, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"c__wait","arguments":{}}}`, nil)
+		}()
+		waitFor("the call to start", func() bool { return gateway.CallsInFlight(g) > started })
+		if a := rawPost(t, ctx, url, sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"test"}}`, nil); a.status != http.StatusAccepted {
+			t.Fatalf("cancel: %d %s", a.status, a.body)
+		}
+		a := <-done
+		waitFor("the server to be told", func() bool { return cancels() > n })
+		return a
+	}
+	before := gateway.FastCalls(g)
+	got := cancelled(fastURL)
+	if gateway.FastCalls(g) != before+1 {
+		t.Fatal("the call did not take the fast path")
+	}
+	if want := cancelled(sdkURL); got != want {
+		t.Errorf("cancelled call: the fast endpoint answered\n%d %s\n%s\nthe SDK's\n%d %s\n%s", got.status, got.header, got.body, want.status, want.header, want.body)
+	}
+
+	// DELETE of the session ends its fast call too.
+	sid := rawSession(t, ctx, fastURL, `{}`)
+	n := cancels()
+	started := gateway.CallsInFlight(g)
+	done := make(chan rawAnswer, 1)
+	go func() {
+		done <- rawPost(t, ctx, fastURL, sid, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"c__wait","arguments":{}}}`, nil)
+	}()
+	waitFor("the call to start", func() bool { return gateway.CallsInFlight(g) > started })
+	req, _ := http.NewRequestWithContext(ctx, "DELETE", fastURL, nil)
+	req.Header.Set("Mcp-Session-Id", sid)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", resp.StatusCode)
+	}
+	<-done
+	waitFor("the server to be told", func() bool { return cancels() > n })
+	if a := rawPost(t, ctx, fastURL, sid, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"c__echo","arguments":{"text":"x"}}}`, nil); a.status != http.StatusNotFound {
+		t.Errorf("a call of the deleted session: %d %s", a.status, a.body)
+	}
+}
+
+// allowServer is a host hook whose rules allow every tool of server.
+func allowServer(server string) func(*host.Options) {
+	return func(ho *host.Options) {
+		ho.CloseGrace = 500 * time.Millisecond
+		ho.Permit = host.PolicyPermit(policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser},
+			[]string{"mcp__" + server}, nil, nil)...), nil)
+	}
+}
+
+// The session idle timeout ends a session no request has come in for
+// (the SDK's timer no longer sees the fast path's calls, so the
+// gateway keeps it), and never one whose call is still running.
+func TestSessionIdleTimeoutWithFastCalls(t *testing.T) {
+	ctx := ctxFor(t, 90*time.Second)
+	sb := openSB(t, []config.ResolvedServer{stdio("echo", "echo")}, benchHost)
+	g := gateway.New(sb, &gateway.Options{Stateless: true, FirstSyncWait: 20 * time.Second})
+	t.Cleanup(func() { g.Close() })
+	if err := g.WaitSynced(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fastURL, _ := fastAndSDK(t, g, gateway.HTTPOptions{SessionIdleTimeout: 300 * time.Millisecond})
+	sid := rawSession(t, ctx, fastURL, `{}`)
+	before := gateway.FastCalls(g)
+	// A call four times as long as the timeout: the session outlives it.
+	if a := rawPost(t, ctx, fastURL, sid, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo__slow","arguments":{"ms":1200,"steps":1}}}`, nil); a.status != http.StatusOK || !strings.Contains(a.body, "slept 1200 ms") {
+		t.Fatalf("slow call: %d %s", a.status, a.body)
+	}
+	if gateway.FastCalls(g) != before+1 {
+		t.Fatal("the call did not take the fast path")
+	}
+	if a := rawPost(t, ctx, fastURL, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo__echo","arguments":{"text":"still here"}}}`, nil); a.status != http.StatusOK {
+		t.Fatalf("the call right after a long one: %d %s", a.status, a.body)
+	}
+	// Then idle: the session ends.
+	for {
+		a := rawPost(t, ctx, fastURL, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil)
+		if a.status == http.StatusNotFound {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("an idle session was never ended")
+		case <-time.After(400 * time.Millisecond):
+		}
+	}
+}
