@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -104,31 +105,61 @@ func (l *httpLife) fastCall(w http.ResponseWriter, r *http.Request, sid string, 
 		Extra:   &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header},
 	}
 	res, err := g.fastChain(r.Context(), "tools/call", req)
-	resp := &jsonrpc.Response{ID: id}
-	if err != nil {
-		resp.Error = err
-	} else if resp.Result, err = marshalResult(res); err != nil {
-		resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	var b bytes.Buffer
+	b.WriteString("event: message\ndata: ")
+	if err == nil {
+		err = appendResponse(&b, id, m.ID, res)
 	}
-	data, err := jsonrpc.EncodeMessage(resp)
 	if err != nil {
-		data, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}})
+		b.Truncate(len("event: message\ndata: "))
+		resp := &jsonrpc.Response{ID: id, Error: err}
+		data, merr := jsonrpc.EncodeMessage(resp)
+		if merr != nil {
+			data, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: merr.Error()}})
+		}
+		b.Write(data)
 	}
+	b.WriteString("\n\n")
 	// As the SDK's stateful handler answers a POST with a call: an SSE
-	// stream of one event, flushed.
+	// stream of one event. Not flushed: written whole when the handler
+	// returns, in one write with its length (the SDK flushes the event,
+	// then ends the chunked body in a second write).
 	h := w.Header()
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Connection", "keep-alive")
-	var b bytes.Buffer
-	b.Grow(len("event: message\ndata: \n\n") + len(data))
-	b.WriteString("event: message\ndata: ")
-	b.Write(data)
-	b.WriteString("\n\n")
-	if _, err := w.Write(b.Bytes()); err == nil {
-		_ = http.NewResponseController(w).Flush()
-	}
+	_, _ = w.Write(b.Bytes())
 	return true
+}
+
+// appendResponse appends the JSON-RPC response of request id (rawID as
+// sent) with result res to b, as the SDK's jsonrpc.EncodeMessage writes
+// it: {"jsonrpc":"2.0","id":…,"result":…}, the result encoded by
+// encoding/json without HTML escaping.
+func appendResponse(b *bytes.Buffer, id jsonrpc.ID, rawID json.RawMessage, res mcp.Result) error {
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	switch v := id.Raw().(type) {
+	case int64:
+		b.WriteString(strconv.FormatInt(v, 10))
+	case string:
+		enc := json.NewEncoder(b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		b.Truncate(b.Len() - 1) // Encode's newline
+	default:
+		return fmt.Errorf("request id %s", rawID)
+	}
+	b.WriteString(`,"result":`)
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(res); err != nil {
+		return err
+	}
+	b.Truncate(b.Len() - 1)
+	b.WriteByte('}')
+	return nil
 }
 
 // fastTool is the innermost handler of the fast path's chain: what the
@@ -164,18 +195,6 @@ func (g *Gateway) fastServed(name string) bool {
 	_, ok := g.tools[name]
 	g.mu.Unlock()
 	return ok
-}
-
-// marshalResult encodes a handler's result as the SDK's JSON-RPC layer
-// does: encoding/json without HTML escaping.
-func marshalResult(res mcp.Result) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(res); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // writeRPCError writes a JSON-RPC error response as the SDK's handler does

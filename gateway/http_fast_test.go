@@ -3,7 +3,6 @@ package gateway_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -51,10 +50,12 @@ func rawPost(t *testing.T, ctx context.Context, url, sid, body string, header ma
 		t.Fatal(err)
 	}
 	var h []string
-	for _, k := range []string{"Content-Type", "Cache-Control", "Connection", "Content-Length", "Mcp-Session-Id"} {
+	// Not Content-Length nor Transfer-Encoding: the fast path writes its
+	// answer in one piece with its length, where the SDK flushes it,
+	// then ends a chunked body.
+	for _, k := range []string{"Content-Type", "Cache-Control", "Connection", "Mcp-Session-Id"} {
 		h = append(h, k+": "+resp.Header.Get(k))
 	}
-	h = append(h, fmt.Sprintf("Transfer-Encoding: %v", resp.TransferEncoding))
 	return rawAnswer{status: resp.StatusCode, header: strings.Join(h, "\n"), body: string(b)}
 }
 
@@ -96,7 +97,8 @@ func fastAndSDK(t *testing.T, g *gateway.Gateway, opts gateway.HTTPOptions) (fas
 
 // A session's plain tools/call answered by the fast path reaches the
 // client in the very bytes the SDK's handler sends for it — status,
-// framing headers and body — whatever the result (text with characters
+// headers and body, but the body's length, which it sends with it rather
+// than chunked — whatever the result (text with characters
 // JSON may escape, an error result, a tool the rules deny, a result cut
 // to the output limit, no arguments, string and number IDs); and what the
 // fast path does not take (an unknown tool, a call with _meta, a batch, a
