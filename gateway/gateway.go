@@ -259,6 +259,8 @@ type Gateway struct {
 	fastChain mcp.MethodHandler
 	// fastCalls counts the calls the fast path answered.
 	fastCalls atomic.Int64
+	// stand is the session the fast path's 2026-07-28 calls run under.
+	stand standIn
 }
 
 // toolRoute is where a served tool name goes: the host's name for it
@@ -269,6 +271,10 @@ type toolRoute struct {
 	// app: the tool links an MCP App (apps.go), whose result the client
 	// gets with its structured content.
 	app bool
+	// paramHeaders: its schema names x-mcp-header parameters, which the
+	// SDK checks against a 2026-07-28 request's headers (the HTTP fast
+	// path leaves those calls to it).
+	paramHeaders bool
 }
 
 type promptRoute struct {
@@ -523,6 +529,7 @@ func (g *Gateway) WaitSynced(ctx context.Context) error {
 // answer; a 2026-07-28 client's call made after Close is refused. It does
 // not close the host. It is idempotent.
 func (g *Gateway) Close() error {
+	g.closeStandIn()
 	g.tasks.Close()
 	g.relay.close()
 	g.cancel()
@@ -646,7 +653,8 @@ func (g *Gateway) syncTools(ctx context.Context) error {
 		t := list.Tools[i]
 		st := g.serveTool(name, t)
 		want[name] = st
-		routes[name] = toolRoute{server: t.Server, tool: t.Tool.Name, hostName: t.Name, fp: fingerprint(st), app: st.Meta != nil}
+		routes[name] = toolRoute{server: t.Server, tool: t.Tool.Name, hostName: t.Name, fp: fingerprint(st), app: st.Meta != nil,
+			paramHeaders: namesParamHeaders(st.InputSchema)}
 	}
 	served = served[:0]
 	for _, t := range list.Deferred {
@@ -770,7 +778,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		}
 	}
 	ask := &askState{
-		session:     req.Session,
+		session:     g.askSession(req.Session),
 		sessionless: g.sessionless(req.Session),
 		caps:        req.ClientCapabilities,
 		responses:   req.Params.InputResponses,

@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net"
 	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -54,7 +58,7 @@ type fastParams struct {
 // call the fast path takes, and reports whether it did. When it reports
 // false, nothing was written and r is as it was.
 func (l *httpLife) fastCall(w http.ResponseWriter, r *http.Request, sid string, body []byte) bool {
-	if l.sdkOnly || l.sessions == nil || !fastHeaders(r) {
+	if l.sdkOnly || l.sessions == nil || !fastHeaders(r, false) {
 		return false
 	}
 	msgs := postMessages(r, body)
@@ -75,7 +79,7 @@ func (l *httpLife) fastCall(w http.ResponseWriter, r *http.Request, sid string, 
 		return false
 	}
 	g := l.g
-	if !g.fastServed(p.Name) {
+	if _, ok := g.fastRoute(p.Name); !ok {
 		return false
 	}
 	var userID string
@@ -164,19 +168,24 @@ func appendResponse(b *bytes.Buffer, id jsonrpc.ID, rawID json.RawMessage, res m
 
 // fastTool is the innermost handler of the fast path's chain: what the
 // SDK's server does for a tools/call of a served tool (its handler is
-// callTool) and a client before 2026-07-28.
+// callTool).
 func (g *Gateway) fastTool(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 	creq := req.(*mcp.CallToolRequest)
 	res, err := g.callTool(ctx, creq)
 	if err != nil || res == nil {
 		return res, err
 	}
-	if len(res.InputRequests) > 0 {
-		// Never, for a client that cannot be asked; the SDK would put
-		// the question to it on the call's stream, which only it has.
+	asks := res.InputRequests != nil
+	if asks && !multiRoundTrip(creq.Session) {
+		// Never, for a client before 2026-07-28 that cannot be asked;
+		// the SDK would put the question to it on the call's stream,
+		// which only it has.
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway would ask a client that cannot be asked"}
 	}
-	if res.Content == nil {
+	if asks && len(res.Content) > 0 {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "server bug: result has both content and inputRequests"}
+	}
+	if res.Content == nil && !asks {
 		cp := *res
 		cp.Content = []mcp.Content{} // as the SDK: not "null"
 		res = &cp
@@ -184,17 +193,301 @@ func (g *Gateway) fastTool(ctx context.Context, method string, req mcp.Request) 
 	return res, nil
 }
 
-// fastServed reports whether name is a tool the gateway serves through
-// the SDK's registry with callTool as its handler, and no sync is
-// changing that registry.
-func (g *Gateway) fastServed(name string) bool {
-	if g.toolsMoving.Load() || isAdminTool(name) {
+// The fast path of a 2026-07-28 request (served each on its own, without
+// a session). The SDK's stateless handler makes a session for each such
+// request, after decoding its message, its _meta and its params, each
+// through a fresh 32 KiB buffer. The fast path runs a plain tools/call —
+// the _meta triple and nothing else in its _meta (no progress, no log
+// level), no answers to questions (a retry goes to the SDK), a tool that
+// is no task and names no x-mcp-header parameters — through the same
+// chain under one stand-in session that says 2026-07-28, which is all the
+// gateway reads of a sessionless request's session (its client's
+// capabilities come from the request's _meta, its owner from its
+// credentials). A question comes back in the result, as on the SDK's way.
+
+// metaV2 are the keys of a 2026-07-28 request's _meta.
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	protocolMRT            = "2026-07-28"
+)
+
+// fastStateless answers r, a POST to the sessionless endpoint whose body
+// is body and whose calls keys names (statelessCancels), if it is a call
+// the fast path takes, and reports whether it did.
+func (l *httpLife) fastStateless(w http.ResponseWriter, r *http.Request, body []byte, keys []string) bool {
+	if l.sdkOnly || !l.stateless || r.Header.Get(sessionIDHeader) != "" || r.Header.Get("Mcp-Protocol-Version") != protocolMRT {
 		return false
 	}
+	if !fastHeaders(r, true) {
+		return false
+	}
+	msgs := postMessages(r, body)
+	if len(msgs) != 1 || firstByte(body) != '{' {
+		return false
+	}
+	m := msgs[0]
+	if m.Method != "tools/call" || m.JSONRPC != "2.0" || r.Header.Get("Mcp-Method") != "tools/call" {
+		return false
+	}
+	id, ok := fastID(m.ID)
+	if !ok {
+		return false
+	}
+	var p fastParams
+	if len(m.Params) == 0 || json.Unmarshal(m.Params, &p) != nil ||
+		len(p.Task)+len(p.InputResponses)+len(p.RequestState) > 0 || string(p.Arguments) == "null" ||
+		r.Header.Get("Mcp-Name") != p.Name {
+		return false
+	}
+	meta, ok := fastMeta(p.Meta)
+	if !ok {
+		return false
+	}
+	g := l.g
+	route, ok := g.fastRoute(p.Name)
+	if !ok || route.paramHeaders || (route.server != "" && g.h.TaskSupport(route.server, route.tool) != "") {
+		return false
+	}
+	ss := g.standInSession()
+	if ss == nil {
+		return false
+	}
+	g.fastCalls.Add(1)
+	w, r, release := g.bindHTTP(w, r, false, keys...)
+	defer release()
+	req := &mcp.CallToolRequest{
+		Session: ss,
+		Params:  &mcp.CallToolParamsRaw{Meta: meta, Name: p.Name, Arguments: p.Arguments},
+		Extra:   &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header},
+	}
+	res, err := g.fastChain(r.Context(), "tools/call", req)
+	var b bytes.Buffer
+	b.WriteString("event: message\ndata: ")
+	if err == nil {
+		err = appendResponse(&b, id, m.ID, g.annotated(res))
+	}
+	if err != nil {
+		data, merr := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: err})
+		if merr != nil {
+			data, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: merr.Error()}})
+		}
+		if status := errorStatus(err); status != 0 {
+			// SEP-2575: a protocol error of 2026-07-28 is a plain JSON
+			// answer with its HTTP status.
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			_, _ = w.Write(data)
+			return true
+		}
+		b.Truncate(len("event: message\ndata: "))
+		b.Write(data)
+	}
+	b.WriteString("\n\n")
+	h := w.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Connection", "keep-alive")
+	_, _ = w.Write(b.Bytes())
+	return true
+}
+
+// errorStatus is the HTTP status the SDK gives a 2026-07-28 request's
+// JSON-RPC error (SEP-2575), or 0 for an error in the SSE stream.
+func errorStatus(err error) int {
+	var jerr *jsonrpc.Error
+	if !errors.As(err, &jerr) {
+		return 0
+	}
+	switch jerr.Code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, -32022, -32021: // unsupported protocol version, missing client capabilities
+		return http.StatusBadRequest
+	}
+	return 0
+}
+
+// fastMeta decodes a 2026-07-28 call's _meta, if it holds the protocol
+// version (2026-07-28), the client's capabilities (an object of objects)
+// and, optionally, its info (an object), and nothing else.
+func fastMeta(raw json.RawMessage) (mcp.Meta, bool) {
+	if len(raw) == 0 {
+		return nil, false
+	}
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(raw, &keys) != nil || len(keys) > 3 {
+		return nil, false
+	}
+	var version string
+	if json.Unmarshal(keys[metaProtocolVersion], &version) != nil || version != protocolMRT {
+		return nil, false
+	}
+	var caps map[string]map[string]any
+	if c, ok := keys[metaClientCapabilities]; !ok || firstByte(c) != '{' || json.Unmarshal(c, &caps) != nil {
+		return nil, false
+	}
+	n := 2
+	if info, ok := keys[metaClientInfo]; ok {
+		var impl mcp.Implementation
+		if firstByte(info) != '{' || json.Unmarshal(info, &impl) != nil {
+			return nil, false
+		}
+		n++
+	}
+	if len(keys) != n {
+		return nil, false
+	}
+	var meta mcp.Meta
+	if json.Unmarshal(raw, &meta) != nil {
+		return nil, false
+	}
+	return meta, true
+}
+
+// annotated is res as the SDK's session hands a 2026-07-28 result to its
+// transport: the server's info in its _meta (unless there already), and
+// its resultType (appendResponse writes it).
+func (g *Gateway) annotated(res mcp.Result) mcp.Result {
+	cr, ok := res.(*mcp.CallToolResult)
+	if !ok || cr == nil {
+		return res
+	}
+	cp := *cr
+	if _, ok := cp.Meta[metaServerInfo]; !ok {
+		m := make(mcp.Meta, len(cp.Meta)+1)
+		for k, v := range cp.Meta {
+			m[k] = v
+		}
+		m[metaServerInfo] = &mcp.Implementation{Name: g.opts.Name, Version: g.opts.Version}
+		cp.Meta = m
+	}
+	return mrtResult{&cp}
+}
+
+// mrtResult is a 2026-07-28 call's result, encoded with its resultType
+// as the SDK encodes it (complete, or input_required with the input
+// requests after it).
+type mrtResult struct{ *mcp.CallToolResult }
+
+func (r mrtResult) MarshalJSON() ([]byte, error) {
+	cp := *r.CallToolResult
+	ir := cp.InputRequests
+	cp.InputRequests = nil
+	data, err := json.Marshal(&cp)
+	if err != nil || len(data) < 2 || data[len(data)-1] != '}' {
+		return nil, fmt.Errorf("encoding a result: %v", err)
+	}
+	out := append([]byte(nil), data[:len(data)-1]...)
+	if ir != nil {
+		out = append(out, `,"resultType":"input_required"`...)
+		b, err := json.Marshal(ir)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, `,"inputRequests":`...)
+		out = append(out, b...)
+	} else {
+		out = append(out, `,"resultType":"complete"`...)
+	}
+	return append(out, '}'), nil
+}
+
+// standIn is the session the fast path's 2026-07-28 calls run under: a
+// session of the gateway's server on a connection that carries nothing,
+// made on first use.
+type standIn struct {
+	once sync.Once
+	ss   atomic.Pointer[mcp.ServerSession]
+}
+
+func (g *Gateway) standInSession() *mcp.ServerSession {
+	g.stand.once.Do(func() {
+		ss, err := g.srv.Connect(g.ctx, discardTransport{}, &mcp.ServerSessionOptions{State: &mcp.ServerSessionState{
+			InitializeParams:  &mcp.InitializeParams{ProtocolVersion: protocolMRT},
+			InitializedParams: &mcp.InitializedParams{},
+		}})
+		if err != nil {
+			g.log.Warn("the HTTP fast path is off for protocol 2026-07-28", "error", err)
+			return
+		}
+		g.stand.ss.Store(ss)
+	})
+	return g.stand.ss.Load()
+}
+
+func (g *Gateway) isStandIn(ss *mcp.ServerSession) bool {
+	return ss != nil && ss == g.stand.ss.Load()
+}
+
+// askSession is the session the Asker may keep answers for: none for the
+// stand-in, which is every sessionless caller's.
+func (g *Gateway) askSession(ss *mcp.ServerSession) *mcp.ServerSession {
+	if g.isStandIn(ss) {
+		return nil
+	}
+	return ss
+}
+
+func (g *Gateway) closeStandIn() {
+	g.stand.once.Do(func() {}) // none after this
+	if ss := g.stand.ss.Load(); ss != nil {
+		ss.Close()
+	}
+}
+
+// discardTransport is a connection that carries nothing: the stand-in
+// session is never read from, and what the server sends to every
+// session (list_changed) goes nowhere.
+type discardTransport struct{}
+
+func (discardTransport) Connect(context.Context) (mcp.Connection, error) {
+	return &discardConn{done: make(chan struct{})}, nil
+}
+
+type discardConn struct {
+	once sync.Once
+	done chan struct{}
+}
+
+func (c *discardConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.done:
+		return nil, io.EOF
+	}
+}
+
+func (c *discardConn) Write(context.Context, jsonrpc.Message) error { return nil }
+
+func (c *discardConn) Close() error {
+	c.once.Do(func() { close(c.done) })
+	return nil
+}
+
+func (*discardConn) SessionID() string { return "" }
+
+// fastRoute returns the route of name if it is a tool the gateway serves
+// through the SDK's registry with callTool as its handler, and no sync is
+// changing that registry.
+func (g *Gateway) fastRoute(name string) (toolRoute, bool) {
+	if g.toolsMoving.Load() || isAdminTool(name) {
+		return toolRoute{}, false
+	}
 	g.mu.Lock()
-	_, ok := g.tools[name]
+	r, ok := g.tools[name]
 	g.mu.Unlock()
-	return ok
+	return r, ok
+}
+
+// namesParamHeaders reports whether a tool's input schema names an
+// x-mcp-header parameter.
+func namesParamHeaders(schema any) bool {
+	b, err := json.Marshal(schema)
+	return err != nil || bytes.Contains(b, []byte(`"x-mcp-header"`))
 }
 
 // writeRPCError writes a JSON-RPC error response as the SDK's handler does
@@ -238,10 +531,11 @@ func firstByte(b []byte) byte {
 
 // fastHeaders reports whether r's headers are those of a POST the SDK
 // would take as they are: JSON in, JSON and SSE accepted, no
-// Last-Event-ID, none of the MCP standard headers (Mcp-Method, Mcp-Name,
-// Mcp-Param-*, which it checks against the body), and a Host it does not
-// refuse (its DNS rebinding protection).
-func fastHeaders(r *http.Request) bool {
+// Last-Event-ID, none of the MCP standard headers it checks against the
+// body (Mcp-Param-*, and unless standard, which the caller checks,
+// Mcp-Method and Mcp-Name), and a Host it does not refuse (its DNS
+// rebinding protection).
+func fastHeaders(r *http.Request, standard bool) bool {
 	if len(r.Header.Values("Last-Event-ID")) > 0 {
 		return false
 	}
@@ -252,7 +546,7 @@ func fastHeaders(r *http.Request) bool {
 		return false
 	}
 	for k := range r.Header {
-		if k == "Mcp-Method" || k == "Mcp-Name" || strings.HasPrefix(k, "Mcp-Param-") {
+		if (!standard && (k == "Mcp-Method" || k == "Mcp-Name")) || strings.HasPrefix(k, "Mcp-Param-") {
 			return false
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -291,6 +292,81 @@ func TestSessionIdleTimeoutWithFastCalls(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatal("an idle session was never ended")
 		case <-time.After(400 * time.Millisecond):
+		}
+	}
+}
+
+// The same for a 2026-07-28 request, which has no session: a plain call
+// answered by the fast path is the SDK's bytes — a complete result with
+// the server's info in its _meta, a permission question as an
+// input_required result (its requestState is a fresh token each time),
+// an error with the HTTP status the protocol gives it — and what the
+// fast path leaves alone (progress, a log level, an answer, headers that
+// do not match the body, an unknown tool, a request the SDK refuses) is
+// the SDK's.
+func TestFastPathSameBytesAsSDK2026(t *testing.T) {
+	ctx := ctxFor(t, 90*time.Second)
+	sb := openSB(t, []config.ResolvedServer{stdio("echo", "echo")}, func(ho *host.Options) {
+		ho.CloseGrace = 500 * time.Millisecond
+		ho.Permit = host.PolicyPermit(policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser},
+			[]string{"mcp__echo"}, []string{"mcp__echo__add"}, []string{"mcp__echo__destructive"})...),
+			&host.PermitOptions{Asker: &gateway.Asker{}})
+	})
+	g := gateway.New(sb, &gateway.Options{Stateless: true, FirstSyncWait: 20 * time.Second})
+	t.Cleanup(func() { g.Close() })
+	if err := g.WaitSynced(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fastURL, sdkURL := fastAndSDK(t, g, gateway.HTTPOptions{})
+	const triple = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}`
+	call := func(id, name, args, meta string) string {
+		if meta == "" {
+			meta = `{` + triple + `,"io.modelcontextprotocol/clientCapabilities":{}}`
+		}
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `,"_meta":` + meta + `}}`
+	}
+	std := func(name string) map[string]string {
+		return map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": name}
+	}
+	askable := `{` + triple + `,"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}`
+	big := strings.Repeat("0123456789", 20000)
+	state := regexp.MustCompile(`"requestState":"[^"]*"`)
+	cases := []struct {
+		name, body string
+		header     map[string]string
+		fast       bool
+	}{
+		{"text", call("1", "echo__echo", `{"text":"hello switchboard"}`, ""), std("echo__echo"), true},
+		{"escapes", call(`"s<1>"`, "echo__echo", `{"text":"<b>&amp;</b> \"q\" \u2028 é 😀"}`, ""), std("echo__echo"), true},
+		{"a client that can be asked", call("2", "echo__echo", `{"text":"x"}`, askable), std("echo__echo"), true},
+		{"permission question", call("3", "echo__add", `{"a":1,"b":2}`, askable), std("echo__add"), true},
+		{"no one to ask", call("4", "echo__add", `{"a":1,"b":2}`, ""), std("echo__add"), true},
+		{"error result", call("5", "echo__side_effect", `{"note":"n"}`, ""), std("echo__side_effect"), true},
+		{"denied by a rule", call("6", "echo__destructive", `{}`, ""), std("echo__destructive"), true},
+		{"cut to the output limit", call("7", "echo__echo", `{"text":"`+big+`"}`, ""), std("echo__echo"), true},
+		{"progress token", call("8", "echo__echo", `{"text":"p"}`, `{`+triple+`,"io.modelcontextprotocol/clientCapabilities":{},"progressToken":"p"}`), std("echo__echo"), false},
+		{"log level", call("9", "echo__echo", `{"text":"l"}`, `{`+triple+`,"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"debug"}`), std("echo__echo"), false},
+		{"no client capabilities", call("10", "echo__echo", `{"text":"c"}`, `{`+triple+`}`), std("echo__echo"), false},
+		{"Mcp-Name not the tool", call("11", "echo__echo", `{"text":"n"}`, ""), std("echo__add"), false},
+		{"no Mcp-Method", call("12", "echo__echo", `{"text":"m"}`, ""), map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Name": "echo__echo"}, false},
+		{"unknown tool", call("13", "nope__nope", `{}`, ""), std("nope__nope"), false},
+		{"an answer", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"echo__add","arguments":{"a":1,"b":2},"requestState":"nope","inputResponses":{},"_meta":{` + triple + `,"io.modelcontextprotocol/clientCapabilities":{}}}}`, std("echo__add"), false},
+	}
+	for _, c := range cases {
+		before := gateway.FastCalls(g)
+		got := rawPost(t, ctx, fastURL, "", c.body, c.header)
+		taken := gateway.FastCalls(g) - before
+		want := rawPost(t, ctx, sdkURL, "", c.body, c.header)
+		got.body = state.ReplaceAllString(got.body, `"requestState":"…"`)
+		want.body = state.ReplaceAllString(want.body, `"requestState":"…"`)
+		if got != want {
+			t.Errorf("%s: the fast endpoint answered\n%d\n%s\n%.600s\nthe SDK's\n%d\n%s\n%.600s", c.name, got.status, got.header, got.body, want.status, want.header, want.body)
+		}
+		if (taken == 1) != c.fast {
+			t.Errorf("%s: fast path taken %d times, want taken: %v", c.name, taken, c.fast)
+		}
+		if c.name == "permission question" && !strings.Contains(got.body, `"resultType":"input_required"`) {
+			t.Errorf("permission question: no input_required result: %.400s", got.body)
 		}
 	}
 }

@@ -107,6 +107,9 @@ func (l *httpLife) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var keys []string
 	if l.stateless {
 		keys = l.statelessCancels(r, body)
+		if !l.sdkOnly && l.fastStateless(w, r, body, keys) {
+			return
+		}
 	}
 	if l.sessions != nil && sid != "" && !l.sdkOnly {
 		if l.fastCall(w, r, sid, body) {

@@ -183,8 +183,10 @@ func (c *hostCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
 	if g := c.m.g; g != nil {
 		n := 0
-		for range g.srv.Sessions() {
-			n++
+		for ss := range g.srv.Sessions() {
+			if !g.isStandIn(ss) {
+				n++
+			}
 		}
 		ch <- prometheus.MustNewConstMetric(descSessions, prometheus.GaugeValue, float64(n))
 	}

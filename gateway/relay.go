@@ -255,7 +255,7 @@ func (g *Gateway) startHeld(ctx context.Context, req *mcp.CallToolRequest, rt re
 		done: make(chan struct{}), changed: make(chan struct{}, 1),
 	}
 	c.ask = &askState{
-		session:     req.Session,
+		session:     g.askSession(req.Session),
 		sessionless: g.sessionless(req.Session),
 		caps:        req.ClientCapabilities,
 		responses:   req.Params.InputResponses,
