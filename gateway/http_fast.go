@@ -101,14 +101,14 @@ func (l *httpLife) fastCall(w http.ResponseWriter, r *http.Request, sid string, 
 	}
 	defer l.sessions.endFast(sid, idKey)
 	g.fastCalls.Add(1)
-	w, r, release := g.bindHTTP(w, r, false, cancelKey(sid, idKey))
+	ctx, release := g.fastBind(r.Context(), cancelKey(sid, idKey))
 	defer release()
 	req := &mcp.CallToolRequest{
 		Session: ss,
 		Params:  &mcp.CallToolParamsRaw{Name: p.Name, Arguments: p.Arguments},
 		Extra:   &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header},
 	}
-	res, err := g.fastChain(r.Context(), "tools/call", req)
+	res, err := g.fastChain(ctx, "tools/call", req)
 	var b bytes.Buffer
 	b.WriteString("event: message\ndata: ")
 	if err == nil {
@@ -256,14 +256,14 @@ func (l *httpLife) fastStateless(w http.ResponseWriter, r *http.Request, body []
 		return false
 	}
 	g.fastCalls.Add(1)
-	w, r, release := g.bindHTTP(w, r, false, keys...)
+	ctx, release := g.fastBind(r.Context(), keys...)
 	defer release()
 	req := &mcp.CallToolRequest{
 		Session: ss,
 		Params:  &mcp.CallToolParamsRaw{Meta: meta, Name: p.Name, Arguments: p.Arguments},
 		Extra:   &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header},
 	}
-	res, err := g.fastChain(r.Context(), "tools/call", req)
+	res, err := g.fastChain(ctx, "tools/call", req)
 	var b bytes.Buffer
 	b.WriteString("event: message\ndata: ")
 	if err == nil {
@@ -312,40 +312,43 @@ func errorStatus(err error) int {
 
 // fastMeta decodes a 2026-07-28 call's _meta, if it holds the protocol
 // version (2026-07-28), the client's capabilities (an object of objects)
-// and, optionally, its info (an object), and nothing else.
+// and, optionally, its info (an object of strings the SDK knows), and
+// nothing else: what the SDK would take without a complaint.
 func fastMeta(raw json.RawMessage) (mcp.Meta, bool) {
-	if len(raw) == 0 {
+	var meta mcp.Meta
+	if len(raw) == 0 || json.Unmarshal(raw, &meta) != nil || len(meta) > 3 {
 		return nil, false
 	}
-	var keys map[string]json.RawMessage
-	if json.Unmarshal(raw, &keys) != nil || len(keys) > 3 {
+	if v, _ := meta[metaProtocolVersion].(string); v != protocolMRT {
 		return nil, false
 	}
-	var version string
-	if json.Unmarshal(keys[metaProtocolVersion], &version) != nil || version != protocolMRT {
+	caps, ok := meta[metaClientCapabilities].(map[string]any)
+	if !ok {
 		return nil, false
 	}
-	var caps map[string]map[string]any
-	if c, ok := keys[metaClientCapabilities]; !ok || firstByte(c) != '{' || json.Unmarshal(c, &caps) != nil {
-		return nil, false
+	for _, c := range caps {
+		if _, ok := c.(map[string]any); !ok {
+			return nil, false
+		}
 	}
 	n := 2
-	if info, ok := keys[metaClientInfo]; ok {
-		var impl mcp.Implementation
-		if firstByte(info) != '{' || json.Unmarshal(info, &impl) != nil {
+	if v, ok := meta[metaClientInfo]; ok {
+		info, ok := v.(map[string]any)
+		if !ok {
 			return nil, false
+		}
+		for k, f := range info {
+			if _, ok := f.(string); !ok || !clientInfoField[k] {
+				return nil, false
+			}
 		}
 		n++
 	}
-	if len(keys) != n {
-		return nil, false
-	}
-	var meta mcp.Meta
-	if json.Unmarshal(raw, &meta) != nil {
-		return nil, false
-	}
-	return meta, true
+	return meta, len(meta) == n
 }
+
+// clientInfoField are the string fields of an Implementation.
+var clientInfoField = map[string]bool{"name": true, "title": true, "version": true, "description": true, "websiteUrl": true}
 
 // annotated is res as the SDK's session hands a 2026-07-28 result to its
 // transport: the server's info in its _meta (unless there already), and
@@ -470,6 +473,32 @@ func (c *discardConn) Close() error {
 
 func (*discardConn) SessionID() string { return "" }
 
+// fastBind is BindHTTP for a call the fast path runs on the request's own
+// goroutine and context: it ends with the request, and keys name it for
+// CancelHTTP (a notifications/cancelled of its own).
+func (g *Gateway) fastBind(parent context.Context, keys ...string) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	if len(keys) == 0 {
+		return ctx, func() { cancel(nil) }
+	}
+	cr := &carrier{ctx: ctx, cancel: cancel, withdrawn: &withdrawals{}}
+	g.calls.mu.Lock()
+	for _, k := range keys {
+		g.calls.keys[k] = cr
+	}
+	g.calls.mu.Unlock()
+	return ctx, func() {
+		g.calls.mu.Lock()
+		for _, k := range keys {
+			if g.calls.keys[k] == cr {
+				delete(g.calls.keys, k)
+			}
+		}
+		g.calls.mu.Unlock()
+		cancel(nil)
+	}
+}
+
 // fastRoute returns the route of name if it is a tool the gateway serves
 // through the SDK's registry with callTool as its handler, and no sync is
 // changing that registry.
@@ -539,8 +568,10 @@ func fastHeaders(r *http.Request, standard bool) bool {
 	if len(r.Header.Values("Last-Event-ID")) > 0 {
 		return false
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		return false
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return false
+		}
 	}
 	if !acceptsJSONAndSSE(r.Header.Values("Accept")) {
 		return false
@@ -560,7 +591,7 @@ func fastHeaders(r *http.Request, standard bool) bool {
 func acceptsJSONAndSSE(values []string) bool {
 	var jsonOK, streamOK bool
 	for _, v := range values {
-		for _, raw := range strings.Split(v, ",") {
+		for raw := range strings.SplitSeq(v, ",") {
 			base, _, _ := strings.Cut(strings.TrimSpace(raw), ";")
 			switch strings.ToLower(strings.TrimSpace(base)) {
 			case "application/json", "application/*":

@@ -219,12 +219,6 @@ func (g *Gateway) CancelSession(id string) int {
 // task-capable client's tools/call (tasks.go), reading the body whole (a
 // body with a Bytes() []byte method, already read, is not copied).
 func (g *Gateway) BindHTTP(w http.ResponseWriter, r *http.Request, keys ...string) (http.ResponseWriter, *http.Request, func()) {
-	return g.bindHTTP(w, r, true, keys...)
-}
-
-// bindHTTP is BindHTTP; takeTask false leaves the body alone (the fast
-// path has read it: it holds no task field).
-func (g *Gateway) bindHTTP(w http.ResponseWriter, r *http.Request, takeTask bool, keys ...string) (http.ResponseWriter, *http.Request, func()) {
 	ctx, cancel := context.WithCancelCause(r.Context())
 	tok := randomToken()
 	cr := &carrier{ctx: ctx, cancel: cancel, withdrawn: &withdrawals{}}
@@ -236,9 +230,7 @@ func (g *Gateway) bindHTTP(w http.ResponseWriter, r *http.Request, takeTask bool
 	g.calls.mu.Unlock()
 	r = r.WithContext(ctx)
 	r.Header.Set(CarrierHeader, tok)
-	if takeTask {
-		takeTaskFieldHTTP(r) // a task-capable client's `task` field (tasks.go)
-	}
+	takeTaskFieldHTTP(r) // a task-capable client's `task` field (tasks.go)
 	return &watchedWriter{ResponseWriter: w, withdrawn: cr.withdrawn}, r, func() {
 		g.calls.mu.Lock()
 		delete(g.calls.carriers, tok)
