@@ -156,14 +156,31 @@ func appendResponse(b *bytes.Buffer, id jsonrpc.ID, rawID json.RawMessage, res m
 		return fmt.Errorf("request id %s", rawID)
 	}
 	b.WriteString(`,"result":`)
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(res); err != nil {
-		return err
+	if m, ok := res.(json.Marshaler); ok && res != nil && !isNilResult(res) {
+		// What the encoder would write: a result's MarshalJSON gives
+		// compact JSON already, which the encoder would only copy.
+		data, err := m.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		b.Write(data)
+	} else {
+		enc := json.NewEncoder(b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+		b.Truncate(b.Len() - 1)
 	}
-	b.Truncate(b.Len() - 1)
 	b.WriteByte('}')
 	return nil
+}
+
+// isNilResult reports whether res holds a nil *mcp.CallToolResult, which
+// encodes as null.
+func isNilResult(res mcp.Result) bool {
+	cr, ok := res.(*mcp.CallToolResult)
+	return ok && cr == nil
 }
 
 // fastTool is the innermost handler of the fast path's chain: what the
