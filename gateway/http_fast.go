@@ -396,7 +396,7 @@ func (r mrtResult) MarshalJSON() ([]byte, error) {
 	cp := *r.CallToolResult
 	ir := cp.InputRequests
 	cp.InputRequests = nil
-	data, err := json.Marshal(&cp)
+	data, err := cp.MarshalJSON() // compact already: what json.Marshal would copy
 	if err != nil || len(data) < 2 || data[len(data)-1] != '}' {
 		return nil, fmt.Errorf("encoding a result: %v", err)
 	}
