@@ -27,9 +27,12 @@ func Example() {
 	sb.Ready(ctx)
 	g.Sync(ctx)
 
+	// Any transport: stdio, or here one in memory. (Over HTTP, serve
+	// g.Handler instead.)
 	ct, st := mcp.NewInMemoryTransports()
-	ss, _ := g.Server().Connect(ctx, st, nil)
-	defer ss.Close()
+	served := make(chan error, 1)
+	go func() { served <- g.Run(ctx, st) }()
+	defer func() { <-served }()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "example"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		fmt.Println(err)

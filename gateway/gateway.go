@@ -11,16 +11,18 @@
 //
 //	sb, _ := switchboard.Open(ctx, opts) // launch trust, rules, the host
 //	g := gateway.New(sb, gopts)          // follows sb (Subscribe), calls through sb.CallWith
-//	g.Server().Run(ctx, transport)       // an *mcp.Server on any transport
+//	g.Run(ctx, transport)                // its *mcp.Server on any transport
 //
-// A Gateway owns one *mcp.Server. Put it behind any transport of the
-// official Go SDK: a stdio transport such as [mcp.StdioTransport] (`switchboard
-// serve --stdio` uses internal/jsonl's, the same wire behaviour), or
-// [Gateway.Handler] for HTTP (the SDK's Streamable HTTP handler behind
-// every protection of `switchboard serve --http`); wrap a
-// transport with [Gateway.Transport], or an HTTP request with
-// [Gateway.BindHTTP], so that a question the gateway withdraws from a
-// client reaches it before the call's answer. Calls go through
+// A Gateway owns one *mcp.Server. Serve it on any transport of the
+// official Go SDK with [Gateway.Run]: a stdio transport such as
+// [mcp.StdioTransport] (`switchboard serve --stdio` uses internal/jsonl's,
+// the same wire behaviour); or over HTTP with [Gateway.Handler] (the SDK's
+// Streamable HTTP handler behind every protection of `switchboard serve
+// --http`). Both answer a plain tools/call without the SDK's decoding of
+// it (the fast path: the same middleware, handler and answer bytes).
+// Serving Server() yourself, wrap the transport with [Gateway.Transport],
+// or an HTTP request with [Gateway.BindHTTP], so that a question the
+// gateway withdraws from a client reaches it before the call's answer. Calls go through
 // [switchboard.Switchboard.CallWith] — the one path of the library and of
 // `switchboard call`, with the host's breaker, timeouts and retry rule —
 // and their results reach the client in the envelope a model must see,

@@ -156,24 +156,29 @@ func appendResponse(b *bytes.Buffer, id jsonrpc.ID, rawID json.RawMessage, res m
 		return fmt.Errorf("request id %s", rawID)
 	}
 	b.WriteString(`,"result":`)
-	if m, ok := res.(json.Marshaler); ok && res != nil && !isNilResult(res) {
-		// What the encoder would write: a result's MarshalJSON gives
-		// compact JSON already, which the encoder would only copy.
-		data, err := m.MarshalJSON()
-		if err != nil {
-			return err
-		}
-		b.Write(data)
-	} else {
-		enc := json.NewEncoder(b)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(res); err != nil {
-			return err
-		}
-		b.Truncate(b.Len() - 1)
+	data, err := resultJSON(res)
+	if err != nil {
+		return err
 	}
+	b.Write(data)
 	b.WriteByte('}')
 	return nil
+}
+
+// resultJSON encodes a handler's result as the SDK's JSON-RPC layer does
+// (encoding/json, no HTML escaping); a result's own MarshalJSON gives
+// compact JSON already, which the encoder would only copy.
+func resultJSON(res mcp.Result) (json.RawMessage, error) {
+	if m, ok := res.(json.Marshaler); ok && res != nil && !isNilResult(res) {
+		return m.MarshalJSON()
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(res); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // isNilResult reports whether res holds a nil *mcp.CallToolResult, which

@@ -118,35 +118,63 @@ func trackQuestions(next mcp.MethodHandler) mcp.MethodHandler {
 // question's notifications/cancelled, not before; and so that the `task`
 // field of a task-capable client's tools/call reaches the gateway
 // (tasks.go). An HTTP handler gets the same from BindHTTP.
-func (g *Gateway) Transport(t mcp.Transport) mcp.Transport { return watchedTransport{t} }
+func (g *Gateway) Transport(t mcp.Transport) mcp.Transport { return &watchedTransport{Transport: t} }
 
-type watchedTransport struct{ mcp.Transport }
+type watchedTransport struct {
+	mcp.Transport
+	// g, if set (Gateway.Run), answers plain calls itself (stdio_fast.go)
+	// on the connection, conn, once the session is known.
+	g    *Gateway
+	conn *watchedConn
+}
 
-func (t watchedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+func (t *watchedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c, err := t.Transport.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return watchedConn{c}, nil
+	wc := &watchedConn{Connection: c}
+	if t.g != nil {
+		wc.fast = newStdioFast(t.g, c)
+	}
+	t.conn = wc
+	return wc, nil
 }
 
-type watchedConn struct{ mcp.Connection }
+type watchedConn struct {
+	mcp.Connection
+	fast *stdioFast // nil: every message to the SDK
+}
 
 // Read keeps the `task` field of a task-capable client's tools/call for
-// serveTasks (tasks.go).
-func (c watchedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" {
-		if params, changed := tasks.TakeTaskField(req.Params); changed {
-			cp := *req
-			cp.Params = params
-			msg = &cp
+// serveTasks (tasks.go), and hands a plain call to the fast path, if any.
+func (c *watchedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err != nil {
+			c.fast.end()
+			return msg, err
 		}
+		req, ok := msg.(*jsonrpc.Request)
+		if ok && c.fast != nil {
+			if req.Method == "notifications/cancelled" {
+				c.fast.cancel(req.Params)
+			} else if req.Method == "tools/call" && c.fast.take(req) {
+				continue
+			}
+		}
+		if ok && req.Method == "tools/call" {
+			if params, changed := tasks.TakeTaskField(req.Params); changed {
+				cp := *req
+				cp.Params = params
+				msg = &cp
+			}
+		}
+		return msg, err
 	}
-	return msg, err
 }
 
-func (c watchedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+func (c *watchedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	err := c.Connection.Write(ctx, msg)
 	// The SDK writes a cancellation under the context of the request it
 	// cancels, which belongs to the call that asked.

@@ -706,7 +706,7 @@ func serveStdio(ctx context.Context, opts *ServeOptions, g *gateway.Gateway) err
 		case <-runCtx.Done():
 		}
 	}()
-	err := g.Server().Run(runCtx, g.Transport(t))
+	err := g.Run(runCtx, t)
 	// Stdin's end cancelled the calls in flight: let their
 	// notifications/cancelled go out before the servers are closed.
 	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
