@@ -54,6 +54,34 @@ type fastParams struct {
 	RequestState   json.RawMessage `json:"requestState"`
 }
 
+// fastRequest reads a POST's body, if it is one tools/call with a valid
+// ID, and its params, if plain (plainParams).
+func fastRequest(r *http.Request, body []byte) (m rpcMessage, id jsonrpc.ID, p fastParams, ok bool) {
+	msgs := postMessages(r, body)
+	if len(msgs) != 1 || firstByte(body) != '{' {
+		return m, id, p, false
+	}
+	m = msgs[0]
+	if m.Method != "tools/call" || m.JSONRPC != "2.0" {
+		return m, id, p, false
+	}
+	if id, ok = fastID(m.ID); !ok {
+		return m, id, p, false
+	}
+	p, ok = plainParams(m.Params)
+	return m, id, p, ok
+}
+
+// plainParams decodes a tools/call's params if they answer no question
+// and start no task, and their arguments are not null.
+func plainParams(raw json.RawMessage) (p fastParams, ok bool) {
+	if len(raw) == 0 || json.Unmarshal(raw, &p) != nil ||
+		len(p.Task)+len(p.InputResponses)+len(p.RequestState) > 0 || string(p.Arguments) == "null" {
+		return p, false
+	}
+	return p, true
+}
+
 // fastCall answers r, a POST of session sid whose body is body, if it is a
 // call the fast path takes, and reports whether it did. When it reports
 // false, nothing was written and r is as it was.
@@ -61,21 +89,8 @@ func (l *httpLife) fastCall(w http.ResponseWriter, r *http.Request, sid string, 
 	if l.sdkOnly || l.sessions == nil || !fastHeaders(r, false) {
 		return false
 	}
-	msgs := postMessages(r, body)
-	if len(msgs) != 1 || firstByte(body) != '{' {
-		return false
-	}
-	m := msgs[0]
-	if m.Method != "tools/call" || m.JSONRPC != "2.0" {
-		return false
-	}
-	id, ok := fastID(m.ID)
-	if !ok {
-		return false
-	}
-	var p fastParams
-	if len(m.Params) == 0 || json.Unmarshal(m.Params, &p) != nil ||
-		len(p.Meta)+len(p.Task)+len(p.InputResponses)+len(p.RequestState) > 0 || string(p.Arguments) == "null" {
+	m, id, p, ok := fastRequest(r, body)
+	if !ok || len(p.Meta) > 0 {
 		return false
 	}
 	g := l.g
@@ -109,31 +124,44 @@ func (l *httpLife) fastCall(w http.ResponseWriter, r *http.Request, sid string, 
 		Extra:   &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header},
 	}
 	res, err := g.fastChain(ctx, "tools/call", req)
+	writeAnswer(w, id, m.ID, res, err, false)
+	return true
+}
+
+// writeAnswer writes the answer to a call with request id (rawID as
+// sent) as the SDK's handler does: an SSE stream of one event holding the
+// JSON-RPC response; on 2026-07-28 (mrt), a protocol error SEP-2575 gives
+// an HTTP status as a plain JSON answer with that status. The event is not
+// flushed: it is written whole when the handler returns, in one write
+// with its length (the SDK flushes it, then ends the chunked body in a
+// second write).
+func writeAnswer(w http.ResponseWriter, id jsonrpc.ID, rawID json.RawMessage, res mcp.Result, err error, mrt bool) {
+	const head = "event: message\ndata: "
 	var b bytes.Buffer
-	b.WriteString("event: message\ndata: ")
+	b.WriteString(head)
 	if err == nil {
-		err = appendResponse(&b, id, m.ID, res)
+		err = appendResponse(&b, id, rawID, res)
 	}
 	if err != nil {
-		b.Truncate(len("event: message\ndata: "))
-		resp := &jsonrpc.Response{ID: id, Error: err}
-		data, merr := jsonrpc.EncodeMessage(resp)
+		data, merr := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: err})
 		if merr != nil {
 			data, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: merr.Error()}})
 		}
+		if status := errorStatus(err); mrt && status != 0 {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			_, _ = w.Write(data)
+			return
+		}
+		b.Truncate(len(head))
 		b.Write(data)
 	}
 	b.WriteString("\n\n")
-	// As the SDK's stateful handler answers a POST with a call: an SSE
-	// stream of one event. Not flushed: written whole when the handler
-	// returns, in one write with its length (the SDK flushes the event,
-	// then ends the chunked body in a second write).
 	h := w.Header()
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Connection", "keep-alive")
 	_, _ = w.Write(b.Bytes())
-	return true
 }
 
 // appendResponse appends the JSON-RPC response of request id (rawID as
@@ -246,22 +274,8 @@ func (l *httpLife) fastStateless(w http.ResponseWriter, r *http.Request, body []
 	if !fastHeaders(r, true) {
 		return false
 	}
-	msgs := postMessages(r, body)
-	if len(msgs) != 1 || firstByte(body) != '{' {
-		return false
-	}
-	m := msgs[0]
-	if m.Method != "tools/call" || m.JSONRPC != "2.0" || r.Header.Get("Mcp-Method") != "tools/call" {
-		return false
-	}
-	id, ok := fastID(m.ID)
-	if !ok {
-		return false
-	}
-	var p fastParams
-	if len(m.Params) == 0 || json.Unmarshal(m.Params, &p) != nil ||
-		len(p.Task)+len(p.InputResponses)+len(p.RequestState) > 0 || string(p.Arguments) == "null" ||
-		r.Header.Get("Mcp-Name") != p.Name {
+	m, id, p, ok := fastRequest(r, body)
+	if !ok || r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != p.Name {
 		return false
 	}
 	meta, ok := fastMeta(p.Meta)
@@ -286,33 +300,10 @@ func (l *httpLife) fastStateless(w http.ResponseWriter, r *http.Request, body []
 		Extra:   &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header},
 	}
 	res, err := g.fastChain(ctx, "tools/call", req)
-	var b bytes.Buffer
-	b.WriteString("event: message\ndata: ")
 	if err == nil {
-		err = appendResponse(&b, id, m.ID, g.annotated(res))
+		res = g.annotated(res)
 	}
-	if err != nil {
-		data, merr := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: err})
-		if merr != nil {
-			data, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: merr.Error()}})
-		}
-		if status := errorStatus(err); status != 0 {
-			// SEP-2575: a protocol error of 2026-07-28 is a plain JSON
-			// answer with its HTTP status.
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(status)
-			_, _ = w.Write(data)
-			return true
-		}
-		b.Truncate(len("event: message\ndata: "))
-		b.Write(data)
-	}
-	b.WriteString("\n\n")
-	h := w.Header()
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Connection", "keep-alive")
-	_, _ = w.Write(b.Bytes())
+	writeAnswer(w, id, m.ID, res, err, true)
 	return true
 }
 

@@ -141,16 +141,12 @@ func TestFastPathSameBytesAsSDK(t *testing.T) {
 		{"not JSON", `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":`, nil, false},
 	}
 	for _, c := range cases {
-		before := gateway.FastCalls(g)
-		got := rawPost(t, ctx, fastURL, fastSID, c.body, c.header)
-		taken := gateway.FastCalls(g) - before
-		want := rawPost(t, ctx, sdkURL, sdkSID, c.body, c.header)
-		if got != want {
-			t.Errorf("%s: the fast endpoint answered\n%d\n%s\n%.600s\nthe SDK's\n%d\n%s\n%.600s", c.name, got.status, got.header, got.body, want.status, want.header, want.body)
-		}
-		if (taken == 1) != c.fast {
-			t.Errorf("%s: fast path taken %d times, want taken: %v", c.name, taken, c.fast)
-		}
+		sameAnswer(t, g, c.name, c.fast, func(fast bool) rawAnswer {
+			if fast {
+				return rawPost(t, ctx, fastURL, fastSID, c.body, c.header)
+			}
+			return rawPost(t, ctx, sdkURL, sdkSID, c.body, c.header)
+		})
 	}
 
 	// A client that can be asked is served by the SDK: a question would
@@ -198,15 +194,21 @@ func TestFastPathCallsCancel(t *testing.T) {
 			}
 		}
 	}
-	cancelled := func(url string) rawAnswer {
-		sid := rawSession(t, ctx, url, `{}`)
-		n := cancels()
+	// wait starts a call of c__wait with request id in session sid, and
+	// returns once it runs: its answer comes on the channel.
+	wait := func(url, sid, id string) <-chan rawAnswer {
 		started := gateway.CallsInFlight(g)
 		done := make(chan rawAnswer, 1)
 		go func() {
-			done <- rawPost(t, ctx, url, sid, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"c__wait","arguments":{}}}`, nil)
+			done <- rawPost(t, ctx, url, sid, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"c__wait","arguments":{}}}`, nil)
 		}()
 		waitFor("the call to start", func() bool { return gateway.CallsInFlight(g) > started })
+		return done
+	}
+	cancelled := func(url string) rawAnswer {
+		sid := rawSession(t, ctx, url, `{}`)
+		n := cancels()
+		done := wait(url, sid, "7")
 		if a := rawPost(t, ctx, url, sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"test"}}`, nil); a.status != http.StatusAccepted {
 			t.Fatalf("cancel: %d %s", a.status, a.body)
 		}
@@ -226,12 +228,7 @@ func TestFastPathCallsCancel(t *testing.T) {
 	// DELETE of the session ends its fast call too.
 	sid := rawSession(t, ctx, fastURL, `{}`)
 	n := cancels()
-	started := gateway.CallsInFlight(g)
-	done := make(chan rawAnswer, 1)
-	go func() {
-		done <- rawPost(t, ctx, fastURL, sid, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"c__wait","arguments":{}}}`, nil)
-	}()
-	waitFor("the call to start", func() bool { return gateway.CallsInFlight(g) > started })
+	done := wait(fastURL, sid, "8")
 	req, _ := http.NewRequestWithContext(ctx, "DELETE", fastURL, nil)
 	req.Header.Set("Mcp-Session-Id", sid)
 	resp, err := http.DefaultClient.Do(req)
@@ -353,20 +350,35 @@ func TestFastPathSameBytesAsSDK2026(t *testing.T) {
 		{"an answer", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"echo__add","arguments":{"a":1,"b":2},"requestState":"nope","inputResponses":{},"_meta":{` + triple + `,"io.modelcontextprotocol/clientCapabilities":{}}}}`, std("echo__add"), false},
 	}
 	for _, c := range cases {
-		before := gateway.FastCalls(g)
-		got := rawPost(t, ctx, fastURL, "", c.body, c.header)
-		taken := gateway.FastCalls(g) - before
-		want := rawPost(t, ctx, sdkURL, "", c.body, c.header)
-		got.body = state.ReplaceAllString(got.body, `"requestState":"…"`)
-		want.body = state.ReplaceAllString(want.body, `"requestState":"…"`)
-		if got != want {
-			t.Errorf("%s: the fast endpoint answered\n%d\n%s\n%.600s\nthe SDK's\n%d\n%s\n%.600s", c.name, got.status, got.header, got.body, want.status, want.header, want.body)
-		}
-		if (taken == 1) != c.fast {
-			t.Errorf("%s: fast path taken %d times, want taken: %v", c.name, taken, c.fast)
-		}
+		got := sameAnswer(t, g, c.name, c.fast, func(fast bool) rawAnswer {
+			url := sdkURL
+			if fast {
+				url = fastURL
+			}
+			a := rawPost(t, ctx, url, "", c.body, c.header)
+			a.body = state.ReplaceAllString(a.body, `"requestState":"…"`)
+			return a
+		})
 		if c.name == "permission question" && !strings.Contains(got.body, `"resultType":"input_required"`) {
 			t.Errorf("permission question: no input_required result: %.400s", got.body)
 		}
 	}
+}
+
+// sameAnswer sends one request the fast way (send(true)) and the SDK's
+// (send(false)), and fails the test if the answers differ or if the fast
+// path was taken (or not) against fast; it returns the fast answer.
+func sameAnswer(t *testing.T, g *gateway.Gateway, name string, fast bool, send func(fast bool) rawAnswer) rawAnswer {
+	t.Helper()
+	before := gateway.FastCalls(g)
+	got := send(true)
+	taken := gateway.FastCalls(g) - before
+	want := send(false)
+	if got != want {
+		t.Errorf("%s: the fast way answered\n%d\n%s\n%.600s\nthe SDK's\n%d\n%s\n%.600s", name, got.status, got.header, got.body, want.status, want.header, want.body)
+	}
+	if (taken == 1) != fast {
+		t.Errorf("%s: fast path taken %d times, want taken: %v", name, taken, fast)
+	}
+	return got
 }

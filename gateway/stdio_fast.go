@@ -104,15 +104,13 @@ func (f *stdioFast) take(req *jsonrpc.Request) bool {
 	if ip == nil {
 		return false
 	}
-	var p fastParams
-	if len(req.Params) == 0 || json.Unmarshal(req.Params, &p) != nil ||
-		len(p.Task)+len(p.InputResponses)+len(p.RequestState) > 0 || string(p.Arguments) == "null" {
+	p, ok := plainParams(req.Params)
+	if !ok {
 		return false
 	}
 	var meta mcp.Meta
 	mrt := len(p.Meta) > 0
 	if mrt {
-		var ok bool
 		if meta, ok = fastMeta(p.Meta); !ok || ip.ProtocolVersion < protocolMRT {
 			return false
 		}
