@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -73,37 +74,66 @@ func IsTimeout(ctx context.Context, err error) bool {
 // dropped connection is retried once, after the reconnect, only when the
 // request never reached the server or the tool declares idempotentHint.
 func (h *Host) Call(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
-	run, err := h.prepareCall(ctx, name, args)
+	// decideCall and the call itself, without prepareCall's closure: two
+	// allocations a call.
+	if name == ToolSearchName {
+		if err := h.open(); err != nil {
+			return nil, err
+		}
+		return h.callToolSearch(ctx, args)
+	}
+	s, tool, args, err := h.decideCall(ctx, name, args)
 	if err != nil {
 		return nil, err
 	}
-	return run(ctx)
+	return h.guardedCall(ctx, s, tool, args)
 }
 
 // prepareCall decides a call (routing, permission) and returns what makes
-// it: Call runs it at once, Start in the background.
+// it: Start runs it in the background.
 func (h *Host) prepareCall(ctx context.Context, name string, args any) (func(context.Context) (*mcp.CallToolResult, error), error) {
-	h.mu.Lock()
-	closed := h.closed
-	h.mu.Unlock()
-	if closed {
-		return nil, ErrClosed
-	}
 	if name == ToolSearchName {
+		if err := h.open(); err != nil {
+			return nil, err
+		}
 		return func(ctx context.Context) (*mcp.CallToolResult, error) { return h.callToolSearch(ctx, args) }, nil
 	}
-	s, tool, err := h.resolveTool(ctx, name)
+	s, tool, args, err := h.decideCall(ctx, name, args)
 	if err != nil {
-		return nil, err
-	}
-	if err := h.checkHeld(ctx, s, tool); err != nil {
-		return nil, err
-	}
-	if args, err = h.permit(ctx, s, tool, args); err != nil {
 		return nil, err
 	}
 	// guard.go: secrets, hooks, what the model reads — when the call runs.
 	return func(ctx context.Context) (*mcp.CallToolResult, error) { return h.guardedCall(ctx, s, tool, args) }, nil
+}
+
+// open is ErrClosed after Close.
+func (h *Host) open() error {
+	h.mu.Lock()
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// decideCall decides a call of a server's tool (routing, held tools,
+// permission) and returns its server, tool and the arguments to send.
+func (h *Host) decideCall(ctx context.Context, name string, args any) (*server, string, any, error) {
+	if err := h.open(); err != nil {
+		return nil, "", nil, err
+	}
+	s, tool, err := h.resolveTool(ctx, name)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if err := h.checkHeld(ctx, s, tool); err != nil {
+		return nil, "", nil, err
+	}
+	if args, err = h.permit(ctx, s, tool, args); err != nil {
+		return nil, "", nil, err
+	}
+	return s, tool, args, nil
 }
 
 // CallTool runs a tool by server and tool name, bypassing name routing.
@@ -207,19 +237,27 @@ func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallTool
 	if d, ok := ctx.Value(callDeadlineKey{}).(time.Time); ok && d.Before(deadline) {
 		deadline = d
 	}
-	// deadline is on the Host's clock; the wait runs out in real time.
-	wctx, cancel := waitBefore(ctx, deadline.Sub(start))
-	c, err := s.live(wctx)
-	waitedOut := wctx.Err() != nil && (ctx.Err() == nil || errors.Is(context.Cause(ctx), ErrTimeout))
-	cancel()
-	if err != nil {
-		s.breaker.release(gen)
-		if waitedOut {
-			err = fmt.Errorf("%w; not back within the call's timeout (%s), so the call was not made", err, s.callTimeout())
+	// A connected server is not waited for: no timer for the wait (one
+	// per call was a third of the call's timers).
+	c := s.liveNow()
+	if c == nil {
+		// deadline is on the Host's clock; the wait runs out in real time.
+		wctx, cancel := waitBefore(ctx, deadline.Sub(start))
+		var err error
+		c, err = s.live(wctx)
+		waitedOut := wctx.Err() != nil && (ctx.Err() == nil || errors.Is(context.Cause(ctx), ErrTimeout))
+		cancel()
+		if err != nil {
+			s.breaker.release(gen)
+			if waitedOut {
+				err = fmt.Errorf("%w; not back within the call's timeout (%s), so the call was not made", err, s.callTimeout())
+			}
+			return nil, err
 		}
-		return nil, err
 	}
-	s.h.log.Debug("calling tool", "server", s.name, "tool", tool, "args", args) // redacted by the Host's log handler
+	if s.h.log.Enabled(ctx, slog.LevelDebug) { // else the line's arguments cost two allocations
+		s.h.log.Debug("calling tool", "server", s.name, "tool", tool, "args", args) // redacted by the Host's log handler
+	}
 	res, err, healthy := s.callOn(ctx, c, tool, args, deadline, true)
 	if !healthy && err != nil {
 		s.mu.Lock()
