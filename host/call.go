@@ -281,10 +281,19 @@ func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallTool
 // a dropped connection does not).
 func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, deadline time.Time, mayRetry bool) (*mcp.CallToolResult, error, bool) {
 	timeout := s.callTimeout()
-	// deadline is on the Host's clock; the context runs out in real time.
-	cctx, cancel := context.WithTimeout(ctx, deadline.Sub(s.h.clock.Now()))
-	defer cancel()
 	raw := s.rawEligible(ctx, c)
+	// deadline is on the Host's clock; the context runs out in real time.
+	// When the caller's context ends first (the gateway's, at the call's
+	// deadline), WithTimeout makes no timer, only a cancelCtx that ends
+	// with it; the relay path leaves nothing behind that only that
+	// cancel would end, so there ctx serves as it is (an allocation, a
+	// parent's children map and a channel fewer a call).
+	left := deadline.Sub(s.h.clock.Now())
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if d, ok := ctx.Deadline(); !raw || !ok || !d.Before(time.Now().Add(left)) {
+		cctx, cancel = context.WithTimeout(ctx, left)
+	}
+	defer cancel()
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}
 	if c.logging && c.protocol >= "2026-07-28" {
 		params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: string(s.h.opts.LogLevel)}
