@@ -750,7 +750,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	ask := &askState{
 		session:     req.Session,
 		sessionless: g.sessionless(req.Session),
-		caps:        req.ClientCapabilities,
+		caps:        req,
 		responses:   req.Params.InputResponses,
 		state:       req.Params.RequestState,
 	}
