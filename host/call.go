@@ -320,7 +320,7 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	var written atomic.Bool
 	var task tasks.Mark // set if the server runs the call as a task
 	cctx = tasks.WithMark(markCall(cctx), &task)
-	leave := s.calls.enter(cctx)
+	inCall := s.calls.enter(cctx)
 	var res *mcp.CallToolResult
 	var err error
 	if raw {
@@ -328,7 +328,7 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	} else {
 		res, err = c.session.CallTool(withWriteProbe(cctx, &written), params)
 	}
-	leave()
+	s.calls.leave(inCall)
 	if err == nil {
 		return res, nil, true
 	}
