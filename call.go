@@ -78,8 +78,10 @@ func (sb *Switchboard) CallWith(ctx context.Context, name string, args any, opts
 		ctx = host.WithProgress(ctx, o.Progress)
 	}
 	res, err := sb.host.Call(ctx, name, args)
-	if he := (*host.HeldToolError)(nil); errors.As(err, &he) && sb.askHeld(ctx, he, o.ToolChanges) {
-		res, err = sb.host.Call(ctx, name, args) // accepted: the call goes on
+	if err != nil {
+		if he := (*host.HeldToolError)(nil); errors.As(err, &he) && sb.askHeld(ctx, he, o.ToolChanges) {
+			res, err = sb.host.Call(ctx, name, args) // accepted: the call goes on
+		}
 	}
 	if err != nil {
 		return nil, sb.heldError(name, err)

@@ -96,10 +96,12 @@ type askState struct {
 	// legacyStateless is set for a stateless request of a client on a
 	// protocol before 2026-07-28, which cannot be asked anything.
 	legacyStateless bool
-	// caps returns the client's capabilities for this call. It is read
-	// only when a question comes up: the SDK decodes them afresh from the
-	// request's _meta each time, which most calls never need.
-	caps      func() *mcp.ClientCapabilities
+	// caps gives the client's capabilities for this call (the request).
+	// They are read only when a question comes up: the SDK decodes them
+	// afresh from the request's _meta each time, which most calls never
+	// need. (The request itself, not its method value, which cost an
+	// allocation a call.)
+	caps      clientCaps
 	responses mcp.InputResponseMap
 	state     string // RequestState echoed by the client
 
@@ -114,12 +116,17 @@ type askState struct {
 
 type askKey struct{}
 
+// clientCaps is a request that carries the client's capabilities.
+type clientCaps interface {
+	ClientCapabilities() *mcp.ClientCapabilities
+}
+
 // canElicit reports whether the client can answer an elicitation.
 func (st *askState) canElicit() bool {
 	if st.caps == nil {
 		return false
 	}
-	c := st.caps()
+	c := st.caps.ClientCapabilities()
 	return c != nil && c.Elicitation != nil
 }
 
@@ -130,7 +137,7 @@ func (st *askState) canElicitMode(mode string) bool {
 	if st.caps == nil {
 		return false
 	}
-	c := st.caps()
+	c := st.caps.ClientCapabilities()
 	if c == nil || c.Elicitation == nil {
 		return false
 	}

@@ -31,8 +31,10 @@ type callRecord struct {
 	args      json.RawMessage
 
 	// report collects what the host did on the call's way to the model
-	// (call hooks, deceptive text, secrets).
-	report *host.CallReport
+	// (call hooks, deceptive text, secrets): ownReport, in the record's
+	// own allocation.
+	report    *host.CallReport
+	ownReport host.CallReport
 
 	mu       sync.Mutex
 	decision string // allow, ask, deny, rate_limited; "" when no rule was consulted
@@ -121,12 +123,14 @@ func (g *Gateway) observe(next mcp.MethodHandler) mcp.MethodHandler {
 			rec = g.records.take(g.recordsKey(creq, st), creq.Params.Name)
 		}
 		if rec == nil {
-			rec = &callRecord{start: time.Now(), name: creq.Params.Name, route: g.resolve(creq.Params.Name), args: creq.Params.Arguments,
-				report: &host.CallReport{}}
+			rec = &callRecord{start: time.Now(), name: creq.Params.Name, route: g.resolve(creq.Params.Name), args: creq.Params.Arguments}
+			rec.report = &rec.ownReport
 			if ex := creq.Extra; ex != nil {
 				rec.principal = PrincipalFromTokenInfo(ex.TokenInfo)
 			}
-			if ss := creq.Session; ss != nil && ss.ID() != "" {
+			if ss := creq.Session; g.opts.Audit != nil && ss != nil && ss.ID() != "" {
+				// For the audit line alone: metrics and traces have no
+				// use for the digest.
 				sum := sha256.Sum256([]byte(ss.ID()))
 				rec.session = hex.EncodeToString(sum[:8])
 			}

@@ -74,6 +74,57 @@ func BenchmarkGatewayCall(b *testing.B) {
 	alternate(b, cs, "echo__echo", bare, "echo")
 }
 
+// BenchmarkGatewayCallServe is BenchmarkGatewayCall as `serve --http`
+// runs the call (less HTTP): metrics on, the permission check of
+// gateway.NewPermit with arguments decoded only when a rule reads them
+// (host.Options.LazyPermitArgs), and a client and an echo server on
+// protocol 2025-11-25, whose calls take the host's relay path (issue 36's
+// profile). For the gateway's own work per call:
+//
+//	go test ./gateway -run '^$' -bench 'GatewayCallServe$' -benchtime 3000x -count 3 -benchmem
+func BenchmarkGatewayCallServe(b *testing.B) {
+	ctx := context.Background()
+	sb, closeSB := openSwitchboard([]config.ResolvedServer{stdio("echo", "echo", "-protocol", "2025-11-25")}, func(ho *host.Options) {
+		benchHost(ho)
+		ho.Permit = gateway.NewPermit(benchPolicy(), nil, nil)
+		ho.LazyPermitArgs = true
+	})
+	defer closeSB()
+	h := sb.Host()
+	g := gateway.New(sb, &gateway.Options{Metrics: gateway.NewMetrics(h)})
+	defer g.Close()
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	h.WaitReady(wctx)
+	if err := g.Sync(wctx); err != nil {
+		b.Fatal(err)
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := g.Server().Connect(ctx, st, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ss.Close()
+	copts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, copts).
+		Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+
+	name, args := testserver.Command("echo", "-protocol", "2025-11-25")
+	bare, err := mcp.NewClient(&mcp.Implementation{Name: "bare", Version: "1"}, copts).
+		Connect(ctx, &mcp.CommandTransport{Command: exec.Command(name, args...), TerminateDuration: time.Second},
+			&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bare.Close()
+
+	alternate(b, cs, "echo__echo", bare, "echo")
+}
+
 // relayEnv makes this test binary a relay process: a Gateway on stdio
 // over a host with the echo test server, as `switchboard serve --stdio`
 // runs (PolicyPermit, a JSON log file at info, the jsonl transport, one P
@@ -384,6 +435,11 @@ func BenchmarkGatewayFirstSync(b *testing.B) {
 // echo server's tools but its destructive one.
 func benchHost(ho *host.Options) {
 	ho.CloseGrace = 500 * time.Millisecond
-	ho.Permit = host.PolicyPermit(policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser},
-		[]string{"mcp__echo"}, nil, []string{"mcp__echo__destructive"})...), nil)
+	ho.Permit = host.PolicyPermit(benchPolicy(), nil)
+}
+
+// benchPolicy allows the echo server's tools but one.
+func benchPolicy() *policy.Policy {
+	return policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser},
+		[]string{"mcp__echo"}, nil, []string{"mcp__echo__destructive"})...)
 }

@@ -769,12 +769,14 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	var progress host.ProgressFunc
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
-		ss := req.Session
+		// Its own variable: a closure over ctx, which is set again
+		// below, put ctx on the heap for every call.
+		ss, pctx := req.Session, ctx
 		progress = func(p *mcp.ProgressNotificationParams) {
 			fwd := *p
 			fwd.ProgressToken = tok
 			fwd.Meta = nil
-			if err := ss.NotifyProgress(ctx, &fwd); err != nil {
+			if err := ss.NotifyProgress(pctx, &fwd); err != nil {
 				g.log.Debug("progress not forwarded", "tool", name, "error", err)
 			}
 		}
@@ -782,7 +784,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	ask := &askState{
 		session:     g.askSession(req.Session),
 		sessionless: g.sessionless(req.Session),
-		caps:        req.ClientCapabilities,
+		caps:        req,
 		responses:   req.Params.InputResponses,
 		state:       req.Params.RequestState,
 	}

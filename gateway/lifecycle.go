@@ -59,8 +59,9 @@ type liveCall struct {
 	session *mcp.ServerSession
 	cancel  context.CancelCauseFunc
 	// withdrawn counts the call's questions being withdrawn
-	// (withdraw.go); its carrier's, over HTTP.
+	// (withdraw.go); its carrier's, over HTTP, else own.
 	withdrawn *withdrawals
+	own       withdrawals
 }
 
 // carrier is an HTTP request that carries calls: they end with it.
@@ -144,7 +145,7 @@ func (g *Gateway) trackCalls(next mcp.MethodHandler) mcp.MethodHandler {
 			defer stop()
 			lc.withdrawn = cr.withdrawn
 		} else {
-			lc.withdrawn = &withdrawals{}
+			lc.withdrawn = &lc.own
 		}
 		ctx = context.WithValue(ctx, liveCallKey{}, lc)
 		// The call's timeout runs from now: a permission question the SDK

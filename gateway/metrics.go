@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -37,6 +38,23 @@ type Metrics struct {
 	latency   *prometheus.HistogramVec
 	decisions *prometheus.CounterVec
 	g         *Gateway
+
+	// series are the children of the vectors by label values, looked
+	// up once: WithLabelValues hashes the labels and takes the vector's
+	// lock, four times a call.
+	mu        sync.RWMutex
+	series    map[seriesKey]*toolSeries
+	decidedBy map[string]prometheus.Counter
+}
+
+type seriesKey struct{ server, tool string }
+
+// toolSeries are the series of one (server, tool). errors is nil until
+// the tool's first error: a series is exported from its first use.
+type toolSeries struct {
+	calls   prometheus.Counter
+	errors  prometheus.Counter
+	latency prometheus.Observer
 }
 
 // NewMetrics returns the metrics of a gateway over h (the servers' states
@@ -84,12 +102,45 @@ func (m *Metrics) call(server, tool, decision string, out outcome) {
 	if decision == "" {
 		decision = "none"
 	}
-	m.calls.WithLabelValues(server, tool).Inc()
-	if out.isError || out.err != "" {
-		m.errors.WithLabelValues(server, tool).Inc()
+	failed := out.isError || out.err != ""
+	s, decided := m.seriesOf(server, tool, decision, failed)
+	s.calls.Inc()
+	if failed {
+		s.errors.Inc()
 	}
-	m.latency.WithLabelValues(server, tool).Observe(out.duration.Seconds())
-	m.decisions.WithLabelValues(decision).Inc()
+	s.latency.Observe(out.duration.Seconds())
+	decided.Inc()
+}
+
+// seriesOf returns the series of (server, tool), with its errors counter
+// when failed, and the counter of decision.
+func (m *Metrics) seriesOf(server, tool, decision string, failed bool) (*toolSeries, prometheus.Counter) {
+	k := seriesKey{server, tool}
+	m.mu.RLock()
+	s, d := m.series[k], m.decidedBy[decision]
+	m.mu.RUnlock()
+	if s != nil && d != nil && (!failed || s.errors != nil) {
+		return s, d
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.series == nil {
+		m.series, m.decidedBy = map[seriesKey]*toolSeries{}, map[string]prometheus.Counter{}
+	}
+	s = m.series[k]
+	if s == nil {
+		s = &toolSeries{calls: m.calls.WithLabelValues(server, tool), latency: m.latency.WithLabelValues(server, tool)}
+		m.series[k] = s
+	}
+	if failed && s.errors == nil {
+		s.errors = m.errors.WithLabelValues(server, tool)
+	}
+	d = m.decidedBy[decision]
+	if d == nil {
+		d = m.decisions.WithLabelValues(decision)
+		m.decidedBy[decision] = d
+	}
+	return s, d
 }
 
 // ServerFigures are one server's call figures, as the metrics count them

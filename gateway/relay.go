@@ -257,7 +257,7 @@ func (g *Gateway) startHeld(ctx context.Context, req *mcp.CallToolRequest, rt re
 	c.ask = &askState{
 		session:     g.askSession(req.Session),
 		sessionless: g.sessionless(req.Session),
-		caps:        req.ClientCapabilities,
+		caps:        req,
 		responses:   req.Params.InputResponses,
 		state:       req.Params.RequestState,
 		held:        c,

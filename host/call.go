@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -73,37 +74,66 @@ func IsTimeout(ctx context.Context, err error) bool {
 // dropped connection is retried once, after the reconnect, only when the
 // request never reached the server or the tool declares idempotentHint.
 func (h *Host) Call(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
-	run, err := h.prepareCall(ctx, name, args)
+	// decideCall and the call itself, without prepareCall's closure: two
+	// allocations a call.
+	if name == ToolSearchName {
+		if err := h.open(); err != nil {
+			return nil, err
+		}
+		return h.callToolSearch(ctx, args)
+	}
+	s, tool, args, err := h.decideCall(ctx, name, args)
 	if err != nil {
 		return nil, err
 	}
-	return run(ctx)
+	return h.guardedCall(ctx, s, tool, args)
 }
 
 // prepareCall decides a call (routing, permission) and returns what makes
-// it: Call runs it at once, Start in the background.
+// it: Start runs it in the background.
 func (h *Host) prepareCall(ctx context.Context, name string, args any) (func(context.Context) (*mcp.CallToolResult, error), error) {
-	h.mu.Lock()
-	closed := h.closed
-	h.mu.Unlock()
-	if closed {
-		return nil, ErrClosed
-	}
 	if name == ToolSearchName {
+		if err := h.open(); err != nil {
+			return nil, err
+		}
 		return func(ctx context.Context) (*mcp.CallToolResult, error) { return h.callToolSearch(ctx, args) }, nil
 	}
-	s, tool, err := h.resolveTool(ctx, name)
+	s, tool, args, err := h.decideCall(ctx, name, args)
 	if err != nil {
-		return nil, err
-	}
-	if err := h.checkHeld(ctx, s, tool); err != nil {
-		return nil, err
-	}
-	if args, err = h.permit(ctx, s, tool, args); err != nil {
 		return nil, err
 	}
 	// guard.go: secrets, hooks, what the model reads — when the call runs.
 	return func(ctx context.Context) (*mcp.CallToolResult, error) { return h.guardedCall(ctx, s, tool, args) }, nil
+}
+
+// open is ErrClosed after Close.
+func (h *Host) open() error {
+	h.mu.Lock()
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// decideCall decides a call of a server's tool (routing, held tools,
+// permission) and returns its server, tool and the arguments to send.
+func (h *Host) decideCall(ctx context.Context, name string, args any) (*server, string, any, error) {
+	if err := h.open(); err != nil {
+		return nil, "", nil, err
+	}
+	s, tool, err := h.resolveTool(ctx, name)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if err := h.checkHeld(ctx, s, tool); err != nil {
+		return nil, "", nil, err
+	}
+	if args, err = h.permit(ctx, s, tool, args); err != nil {
+		return nil, "", nil, err
+	}
+	return s, tool, args, nil
 }
 
 // CallTool runs a tool by server and tool name, bypassing name routing.
@@ -207,19 +237,27 @@ func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallTool
 	if d, ok := ctx.Value(callDeadlineKey{}).(time.Time); ok && d.Before(deadline) {
 		deadline = d
 	}
-	// deadline is on the Host's clock; the wait runs out in real time.
-	wctx, cancel := waitBefore(ctx, deadline.Sub(start))
-	c, err := s.live(wctx)
-	waitedOut := wctx.Err() != nil && (ctx.Err() == nil || errors.Is(context.Cause(ctx), ErrTimeout))
-	cancel()
-	if err != nil {
-		s.breaker.release(gen)
-		if waitedOut {
-			err = fmt.Errorf("%w; not back within the call's timeout (%s), so the call was not made", err, s.callTimeout())
+	// A connected server is not waited for: no timer for the wait (one
+	// per call was a third of the call's timers).
+	c := s.liveNow()
+	if c == nil {
+		// deadline is on the Host's clock; the wait runs out in real time.
+		wctx, cancel := waitBefore(ctx, deadline.Sub(start))
+		var err error
+		c, err = s.live(wctx)
+		waitedOut := wctx.Err() != nil && (ctx.Err() == nil || errors.Is(context.Cause(ctx), ErrTimeout))
+		cancel()
+		if err != nil {
+			s.breaker.release(gen)
+			if waitedOut {
+				err = fmt.Errorf("%w; not back within the call's timeout (%s), so the call was not made", err, s.callTimeout())
+			}
+			return nil, err
 		}
-		return nil, err
 	}
-	s.h.log.Debug("calling tool", "server", s.name, "tool", tool, "args", args) // redacted by the Host's log handler
+	if s.h.log.Enabled(ctx, slog.LevelDebug) { // else the line's arguments cost two allocations
+		s.h.log.Debug("calling tool", "server", s.name, "tool", tool, "args", args) // redacted by the Host's log handler
+	}
 	res, err, healthy := s.callOn(ctx, c, tool, args, deadline, true)
 	if !healthy && err != nil {
 		s.mu.Lock()
@@ -243,10 +281,19 @@ func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallTool
 // a dropped connection does not).
 func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, deadline time.Time, mayRetry bool) (*mcp.CallToolResult, error, bool) {
 	timeout := s.callTimeout()
-	// deadline is on the Host's clock; the context runs out in real time.
-	cctx, cancel := context.WithTimeout(ctx, deadline.Sub(s.h.clock.Now()))
-	defer cancel()
 	raw := s.rawEligible(ctx, c)
+	// deadline is on the Host's clock; the context runs out in real time.
+	// When the caller's context ends first (the gateway's, at the call's
+	// deadline), WithTimeout makes no timer, only a cancelCtx that ends
+	// with it; the relay path leaves nothing behind that only that
+	// cancel would end, so there ctx serves as it is (an allocation, a
+	// parent's children map and a channel fewer a call).
+	left := deadline.Sub(s.h.clock.Now())
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if d, ok := ctx.Deadline(); !raw || !ok || !d.Before(time.Now().Add(left)) {
+		cctx, cancel = context.WithTimeout(ctx, left)
+	}
+	defer cancel()
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}
 	if c.logging && c.protocol >= "2026-07-28" {
 		params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: string(s.h.opts.LogLevel)}
@@ -273,7 +320,7 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	var written atomic.Bool
 	var task tasks.Mark // set if the server runs the call as a task
 	cctx = tasks.WithMark(markCall(cctx), &task)
-	leave := s.calls.enter(cctx)
+	inCall := s.calls.enter(cctx)
 	var res *mcp.CallToolResult
 	var err error
 	if raw {
@@ -281,7 +328,7 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	} else {
 		res, err = c.session.CallTool(withWriteProbe(cctx, &written), params)
 	}
-	leave()
+	s.calls.leave(inCall)
 	if err == nil {
 		return res, nil, true
 	}

@@ -26,20 +26,24 @@ type inflight struct {
 	calls map[*context.Context]struct{}
 }
 
-// enter registers a call's context until the returned func is called.
-func (f *inflight) enter(ctx context.Context) (leave func()) {
-	key := &ctx
+// enter registers a call's context until leave is called with the
+// returned key (a key, not a closure: an allocation fewer a call).
+func (f *inflight) enter(ctx context.Context) (key *context.Context) {
+	key = &ctx
 	f.mu.Lock()
 	if f.calls == nil {
 		f.calls = map[*context.Context]struct{}{}
 	}
 	f.calls[key] = struct{}{}
 	f.mu.Unlock()
-	return func() {
-		f.mu.Lock()
-		delete(f.calls, key)
-		f.mu.Unlock()
-	}
+	return key
+}
+
+// leave unregisters the call enter returned key for.
+func (f *inflight) leave(key *context.Context) {
+	f.mu.Lock()
+	delete(f.calls, key)
+	f.mu.Unlock()
 }
 
 // only returns the one call in flight, if there is exactly one.

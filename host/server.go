@@ -514,6 +514,17 @@ func (h *Host) liveServer(ctx context.Context, name string) (*server, *conn, err
 	return s, c, nil
 }
 
+// liveNow returns the connection live would return at once, without
+// waiting: the server's state is settled and it is connected. Else nil.
+func (s *server) liveNow() *conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != StateConnecting && s.state != "" && s.conn != nil && s.collision == "" {
+		return s.conn
+	}
+	return nil
+}
+
 // live returns the current connection, waiting (bounded by ctx) while the
 // server is connecting.
 func (s *server) live(ctx context.Context) (*conn, error) {

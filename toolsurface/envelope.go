@@ -64,6 +64,9 @@ const maxAttrRunes = 200
 
 func escapeAttr(s string) string {
 	s = CapDescription(strings.ToValidUTF8(s, "\uFFFD"), maxAttrRunes)
+	if !strings.ContainsFunc(s, escapedInAttr) {
+		return s // most names: nothing to escape, so nothing to copy
+	}
 	var b strings.Builder
 	for _, r := range s {
 		switch {
@@ -84,6 +87,11 @@ func escapeAttr(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// escapedInAttr reports whether escapeAttr writes r as a reference.
+func escapedInAttr(r rune) bool {
+	return r == '&' || r == '<' || r == '>' || r == '"' || r == '\'' || r < 0x20 || r == 0x7f || isLT(r)
 }
 
 // Defang makes s safe to place inside an mcp_response element: every '<'

@@ -77,13 +77,14 @@ func ToolName(server, tool string) string {
 // what tell a server's tools apart, while the server's are the same for
 // all of them. Each part is shortened by shortenWords.
 func fitParts(pre, srv, tail string, limit int, server, tool string) string {
-	head := pre
+	sep := ""
 	if srv != "" {
-		head += srv + Separator
+		sep = Separator
 	}
-	if len(head)+len(tail) <= limit {
-		return head + tail
+	if len(pre)+len(srv)+len(sep)+len(tail) <= limit {
+		return pre + srv + sep + tail // one allocation, not two: every call's name
 	}
+	head := pre + srv + sep
 	room := limit - hashLen - 1
 	keepTail := min(len(tail), max(room-len(head), room/2))
 	if srv != "" && len(head) > room-keepTail {

@@ -44,6 +44,10 @@ const MinSecretLen = 4
 // test servers too) and most never redact anything.
 var secretKey = lazyRegexp(`(?i)token|secret|password|passwd|key|auth|cookie|credential`)
 
+// lazyRegexp is not inlined: inlined, each of its nine uses carried its
+// own copy of sync.OnceValue's closures (about 2 KB of code in all).
+//
+//go:noinline
 func lazyRegexp(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
