@@ -293,7 +293,7 @@ func httpGateway(b *testing.B) string {
 	if err := g.WaitSynced(wctx); err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.Server() }, nil))
+	srv := httptest.NewServer(g.Endpoint(nil))
 	b.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -363,8 +363,10 @@ func idleSessions(b *testing.B, url string) {
 	// One session first, so that what every session shares (the client's
 	// HTTP transport, the server's first allocations) is not counted.
 	open := func() *mcp.ClientSession {
+		// A session of the protocol most clients speak today, which holds
+		// a standalone stream (2026-07-28 has neither).
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).
-			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -393,6 +395,10 @@ func idleSessions(b *testing.B, url string) {
 	if path := os.Getenv(heapProfileEnv); path != "" {
 		if f, err := os.Create(path); err == nil {
 			pprof.Lookup("heap").WriteTo(f, 0)
+			f.Close()
+		}
+		if f, err := os.Create(path + ".g"); err == nil {
+			pprof.Lookup("goroutine").WriteTo(f, 1)
 			f.Close()
 		}
 	}

@@ -25,3 +25,11 @@ func CallsInFlight(g *Gateway) int {
 	defer g.calls.mu.Unlock()
 	return len(g.calls.set)
 }
+
+// OpenStreams returns how many standalone streams the gateway serves on
+// connections of their own.
+func OpenStreams(g *Gateway) int {
+	g.streams.mu.Lock()
+	defer g.streams.mu.Unlock()
+	return len(g.streams.set)
+}

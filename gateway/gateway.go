@@ -263,6 +263,9 @@ type Gateway struct {
 	fastCalls atomic.Int64
 	// stand is the session the fast path's 2026-07-28 calls run under.
 	stand standIn
+	// streams are the standalone streams served on connections of their
+	// own (http_stream.go), ended at shutdown.
+	streams streamSet
 }
 
 // toolRoute is where a served tool name goes: the host's name for it
@@ -531,6 +534,7 @@ func (g *Gateway) WaitSynced(ctx context.Context) error {
 // answer; a 2026-07-28 client's call made after Close is refused. It does
 // not close the host. It is idempotent.
 func (g *Gateway) Close() error {
+	g.streams.endAll()
 	g.closeStandIn()
 	g.tasks.Close()
 	g.relay.close()

@@ -22,10 +22,10 @@ import (
 // --http's flags).
 const (
 	// DefaultMaxSessions caps live HTTP sessions (--max-sessions). An
-	// idle session costs the serve process 60–90 KiB, most of it the
-	// connection of its standalone SSE stream (docs/benchmarks.md, issue
-	// 23), so the cap bounds them near 80 MiB; clients that leave
-	// without DELETE leave theirs behind until the idle timeout.
+	// idle session with its standalone SSE stream open costs the serve
+	// process ~45 KiB (docs/benchmarks.md, issue 36), so the cap bounds
+	// them near 45 MiB; clients that leave without DELETE leave theirs
+	// behind until the idle timeout.
 	DefaultMaxSessions = 1000
 	// DefaultSessionIdleTimeout ends a session with no request for this
 	// long (--session-idle-timeout).
@@ -91,6 +91,11 @@ func (l *httpLife) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.sessions.deleted(sid, sw.status == http.StatusNoContent)
 		return
 	case http.MethodPost:
+	case http.MethodGet:
+		if l.sessions != nil && sid != "" && !l.sdkOnly && l.serveStream(w, r, sid) {
+			return
+		}
+		fallthrough
 	default:
 		if l.sessions != nil && sid != "" {
 			l.sessions.begin(sid, false)
@@ -355,6 +360,9 @@ type liveSession struct {
 	closing bool
 	// fast are the request IDs of the fast path's calls in flight.
 	fast map[string]struct{}
+	// stream is the session's standalone stream, when served on its own
+	// connection (http_stream.go).
+	stream *sseStream
 }
 
 // minPrune is the fewest entries at which created prunes.

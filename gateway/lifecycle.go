@@ -324,6 +324,9 @@ func (g *Gateway) Shutdown(ctx context.Context) int {
 	if settle > 0 {
 		time.Sleep(settle)
 	}
+	// Standalone streams on connections of their own: net/http's
+	// shutdown does not end them.
+	g.streams.endAll()
 	return n
 }
 
