@@ -63,10 +63,10 @@ func TestStandaloneStreamSameAsSDK(t *testing.T) {
 	g := servedGateway(t, "alpha", nil)
 	type outcome struct {
 		status, second, again, deleted int
-		contentType, cacheControl     string
-		prime, changed                string
-		ended                         bool
-		open                          []int
+		contentType, cacheControl      string
+		prime, changed                 string
+		ended                          bool
+		open                           []int
 	}
 	run := func(t *testing.T, opts *gateway.HTTPOptions) outcome {
 		srv := httptest.NewServer(g.Endpoint(opts))
