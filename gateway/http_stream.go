@@ -95,7 +95,9 @@ func (l *httpLife) serveStream(w http.ResponseWriter, r *http.Request, sid strin
 	}
 	_ = conn.SetDeadline(time.Time{})
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	st.mu.Lock() // another GET of the session may be asking alive
 	st.conn, st.header, st.cancel = conn, w.Header().Clone(), cancel
+	st.mu.Unlock()
 	l.g.streams.add(st)
 	r2 := r.WithContext(ctx)
 	r2.Body = http.NoBody
