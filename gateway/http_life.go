@@ -133,7 +133,12 @@ func (l *httpLife) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
 				userID = ti.UserID
 			}
-			defer func() { l.sessions.created(w.Header().Get(sessionIDHeader), userID) }()
+			// Recorded as the answer starts, before the client can read
+			// its session ID: its next request (the standalone stream's
+			// GET, at once) finds the session live.
+			cw := &createdWriter{ResponseWriter: w, c: l.sessions, userID: userID}
+			defer cw.record()
+			w = cw
 		} else {
 			l.sessions.begin(sid, true)
 			defer l.sessions.end(sid, true)
@@ -263,6 +268,34 @@ func (l *httpLife) fastCancels(r *http.Request, sid string, body []byte) {
 		}
 	}
 }
+
+// createdWriter records the session a POST without one made (or none)
+// when the answer starts, or when the handler returns without one.
+type createdWriter struct {
+	http.ResponseWriter
+	c      *sessionCap
+	userID string
+	done   bool
+}
+
+func (w *createdWriter) record() {
+	if !w.done {
+		w.done = true
+		w.c.created(w.Header().Get(sessionIDHeader), w.userID)
+	}
+}
+
+func (w *createdWriter) WriteHeader(code int) {
+	w.record()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *createdWriter) Write(b []byte) (int, error) {
+	w.record()
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *createdWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // statusWriter notes the status a handler answered with.
 type statusWriter struct {

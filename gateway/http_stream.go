@@ -98,9 +98,22 @@ func (l *httpLife) serveStream(w http.ResponseWriter, r *http.Request, sid strin
 	st.mu.Lock() // another GET of the session may be asking alive
 	st.conn, st.header, st.cancel = conn, w.Header().Clone(), cancel
 	st.mu.Unlock()
-	l.g.streams.add(st)
+	if !l.g.streams.add(st) {
+		st.end() // the gateway is shutting down: the SDK's answer is cut
+	}
 	r2 := r.WithContext(ctx)
 	r2.Body = http.NoBody
+	// The request lives as long as the stream: it keeps the headers the
+	// SDK reads of a GET (its checks of the session, the protocol
+	// version, the origin), not the client's others — nor its
+	// credentials, which the guard has turned into the context's
+	// principal already.
+	r2.Header = make(http.Header, len(streamHeaders))
+	for _, k := range streamHeaders {
+		if v := r.Header[k]; v != nil {
+			r2.Header[k] = v
+		}
+	}
 	go func() {
 		defer close(st.done)
 		defer l.g.streams.remove(st)
@@ -111,6 +124,9 @@ func (l *httpLife) serveStream(w http.ResponseWriter, r *http.Request, sid strin
 	}()
 	return true
 }
+
+// streamHeaders are the headers the SDK reads of a stream's GET.
+var streamHeaders = []string{"Accept", sessionIDHeader, "Mcp-Protocol-Version", "Origin", "Sec-Fetch-Site", "Last-Event-Id"}
 
 // acceptsEventStream reports whether an Accept header names SSE.
 func acceptsEventStream(accept []string) bool {
@@ -280,17 +296,21 @@ func (s *sseStream) end() {
 // connections are no longer net/http's, whose own shutdown does not see
 // them.
 type streamSet struct {
-	mu  sync.Mutex
-	set map[*sseStream]struct{}
+	mu     sync.Mutex
+	set    map[*sseStream]struct{}
+	closed bool // endAll was called: the gateway is shutting down
 }
 
-func (ss *streamSet) add(s *sseStream) {
+// add counts s among the open streams; false once the gateway is shutting
+// down.
+func (ss *streamSet) add(s *sseStream) bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.set == nil {
 		ss.set = map[*sseStream]struct{}{}
 	}
 	ss.set[s] = struct{}{}
+	return !ss.closed
 }
 
 func (ss *streamSet) remove(s *sseStream) {
@@ -302,6 +322,7 @@ func (ss *streamSet) remove(s *sseStream) {
 // endAll ends every open stream.
 func (ss *streamSet) endAll() {
 	ss.mu.Lock()
+	ss.closed = true
 	all := make([]*sseStream, 0, len(ss.set))
 	for s := range ss.set {
 		all = append(all, s)
