@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -65,6 +66,7 @@ func TestStandaloneStreamSameAsSDK(t *testing.T) {
 		status, second, again, deleted int
 		contentType, cacheControl      string
 		prime, changed                 string
+		refused                        string // a GET the SDK refuses: status and body
 		ended                          bool
 		open                           []int
 	}
@@ -80,6 +82,20 @@ func TestStandaloneStreamSameAsSDK(t *testing.T) {
 		h := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}
 		if code, _ := postMCP(t, ctx, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, h); code != http.StatusAccepted {
 			t.Fatalf("initialized: %d", code)
+		}
+		// One the SDK refuses once it has it (a protocol version it does
+		// not speak): on the way of the stream's own connection, its
+		// answer is written whole.
+		req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", "1999-01-01")
+		if resp, err := http.DefaultClient.Do(req); err != nil {
+			t.Fatalf("GET: %v", err)
+		} else {
+			b, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			o.refused = fmt.Sprintf("%d %s %q %v", resp.StatusCode, resp.Header.Get("Content-Type"), b, err)
 		}
 		status, header, body := streamGET(t, ctx, url, sid)
 		o.status, o.contentType, o.cacheControl = status, header.Get("Content-Type"), header.Get("Cache-Control")
@@ -123,7 +139,7 @@ func TestStandaloneStreamSameAsSDK(t *testing.T) {
 		o.open = append(o.open, gateway.OpenStreams(g))
 
 		// The session ends: so does its stream, cleanly.
-		req, _ := http.NewRequestWithContext(ctx, "DELETE", url, nil)
+		req, _ = http.NewRequestWithContext(ctx, "DELETE", url, nil)
 		req.Header.Set("Mcp-Session-Id", sid)
 		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 		resp, err := http.DefaultClient.Do(req)
@@ -165,6 +181,9 @@ func TestStandaloneStreamSameAsSDK(t *testing.T) {
 	}
 	check("own connection", own, []int{1, 1, 0})
 	check("SDK", sdk, []int{0, 0, 0})
+	if own.refused != sdk.refused || !strings.HasPrefix(own.refused, "400 ") {
+		t.Errorf("a refused GET differs:\n own %s\n SDK %s", own.refused, sdk.refused)
+	}
 	if own.changed != sdk.changed {
 		t.Errorf("list_changed differs:\n own %s\n SDK %s", own.changed, sdk.changed)
 	}
