@@ -44,12 +44,13 @@ type latencySample struct {
 // --stdio` and the SDK-only relay that is its floor.
 func (b *bench) latency() error {
 	targets, npm, npmErr := b.targets()
-	clients := []string{"bare", "host", "ts", "relay", "sdkrelay", "jsonlrelay", "samerelay"}
+	clients := []string{"bare", "host", "ts", "relay", "sdkrelay", "jsonlrelay", "samerelay", "tsrelay"}
 	labels := map[string]string{"bare": "Go SDK ClientSession.CallTool", "host": "switchboard host.Call", "ts": "TypeScript SDK client (node)",
 		"relay":      "Go SDK client → switchboard serve --stdio → server",
 		"sdkrelay":   "Go SDK client → SDK-only relay (floor) → server",
 		"jsonlrelay": "Go SDK client → SDK relay on switchboard's jsonl transport → server",
-		"samerelay":  "same as serve --stdio, the client asking for the server's own protocol"}
+		"samerelay":  "same as serve --stdio, the client asking for the server's own protocol",
+		"tsrelay":    "TypeScript SDK client → switchboard serve --stdio → server"}
 	if _, err := b.switchboard(); err != nil {
 		return err
 	}
@@ -73,6 +74,9 @@ func (b *bench) latency() error {
 	ratios := map[string]map[string][]float64{}
 	// Per target, per round: serve --stdio ÷ each SDK-only relay.
 	overFloor := map[string]map[string][]float64{"sdkrelay": {}, "jsonlrelay": {}}
+	// Per target, per round: the TypeScript client through serve --stdio
+	// ÷ the same client direct (issue 36's stdio target names both clients).
+	tsOverDirect := map[string][]float64{}
 	for _, t := range targets {
 		results[t.name] = map[string][]latencySample{}
 		ratios[t.name] = map[string][]float64{}
@@ -83,7 +87,7 @@ func (b *bench) latency() error {
 			p50 := map[string]float64{}
 			for i := range clients {
 				c := clients[(i+r)%len(clients)] // rotate who goes first
-				if c == "ts" && npmErr != nil {
+				if (c == "ts" || c == "tsrelay") && npmErr != nil {
 					continue
 				}
 				spec := clientSpec{Kind: c, Mode: "latency", N: b.n, Warmup: b.warmup,
@@ -92,8 +96,9 @@ func (b *bench) latency() error {
 				if c == "samerelay" {
 					spec.Protocol = own[t.name]
 				}
-				if c == "relay" || c == "samerelay" {
-					// The bare client, talking to the gateway instead of the server.
+				if c == "relay" || c == "samerelay" || c == "tsrelay" {
+					// The bare client (or the TypeScript one), talking to the
+					// gateway instead of the server.
 					args, h, err := b.serveArgs("relay", map[string]stdioServer{"srv": {Type: "stdio", Command: t.command, Args: t.args}})
 					if err != nil {
 						return err
@@ -101,6 +106,9 @@ func (b *bench) latency() error {
 					// serve names the tool as a gateway serves it, <server>__<tool>
 					// within the default name budget, not the host's mcp__ name.
 					spec.Kind, spec.Command, spec.Args, spec.Tool, home = "bare", b.sb, args, toolsurface.ServedName("srv", t.tool, toolsurface.DefaultNameBudget), h
+					if c == "tsrelay" {
+						spec.Kind = "ts"
+					}
 				}
 				if c == "sdkrelay" || c == "jsonlrelay" {
 					// The bare client, talking to an SDK-only relay.
@@ -128,6 +136,9 @@ func (b *bench) latency() error {
 			}
 			for f := range overFloor {
 				overFloor[f][t.name] = append(overFloor[f][t.name], ratio(p50["relay"], p50[f]))
+			}
+			if p50["ts"] > 0 && p50["tsrelay"] > 0 {
+				tsOverDirect[t.name] = append(tsOverDirect[t.name], ratio(p50["tsrelay"], p50["ts"]))
 			}
 		}
 	}
@@ -160,7 +171,7 @@ func (b *bench) latency() error {
 	tb.note("Each client is its own child process; RSS is its VmRSS (/proc) with the session open after the calls.")
 	tb.note("host.Call runs the server under the supervisor process (not counted in the RSS); the bare client spawns it directly.")
 	tb.note("p50 ÷ Go SDK is the median of the per-round ratios (targets: host.Call ≤ 1.10; the gateway relay, two hops, ≤ 2.2).")
-	tb.note("The relay rows' client is the bare Go SDK client; their RSS is the client's, not the relay's (see the gateway scenario).")
+	tb.note("The relay rows' client is the bare Go SDK client (the TypeScript one in its own row); their RSS is the client's, not the relay's (see the gateway scenario).")
 	tb.note("SDK-only relay (floor): this program as a relay made of nothing but the Go SDK: an mcp.Server on mcp.StdioTransport re-serving the tools")
 	tb.note("  its ClientSession (mcp.CommandTransport, no supervisor) lists, each call forwarded with CallTool and returned as is (no policy, naming")
 	tb.note("  or envelope), with serve --stdio's runtime settings (GOMAXPROCS=1, GOGC=200): the cost of the two SDK halves any Go relay is built from.")
@@ -172,6 +183,15 @@ func (b *bench) latency() error {
 			per = append(per, fmt.Sprintf("%s %s", t.name, num(median(overFloor[f][t.name]))))
 		}
 		tb.note("serve --stdio ÷ %s, median of per-round p50 ratios (above 1: what switchboard adds to it): %s.", map[string]string{"sdkrelay": "SDK-only relay", "jsonlrelay": "SDK relay on jsonl"}[f], strings.Join(per, ", "))
+	}
+	if len(tsOverDirect) > 0 {
+		var per []string
+		for _, t := range targets {
+			if xs := tsOverDirect[t.name]; len(xs) > 0 {
+				per = append(per, fmt.Sprintf("%s %s", t.name, num(median(xs))))
+			}
+		}
+		tb.note("TypeScript client through serve --stdio ÷ the same client direct, median of per-round p50 ratios (issue 36: ≤ 1.5): %s.", strings.Join(per, ", "))
 	}
 	tb.note("A Go SDK client asks for the newest protocol (2026-07-28) and gets the newest both ends speak. That protocol puts a _meta triple in every")
 	tb.note("  request, which the SDK's server decodes and validates per call, so a relay that speaks it to a client while its server speaks an older")
