@@ -442,7 +442,10 @@ func (c *sessionCap) admit() bool {
 	var oldID string
 	var old *liveSession
 	for id, s := range c.live {
-		if s.busy == 0 && (old == nil || s.last.Before(old.last)) {
+		// A session whose one request is a stream its client has left is
+		// as idle as one with none (net/http would have ended that GET).
+		idle := s.busy == 0 || s.busy == 1 && s.stream != nil && s.stream.gone()
+		if idle && (old == nil || s.last.Before(old.last)) {
 			oldID, old = id, s
 		}
 	}

@@ -260,7 +260,8 @@ func (s *sseStream) finish() {
 }
 
 // alive asks the stream's connection whether the client still holds it:
-// a client that closed it has sent its end, which a read finds at once.
+// a client that closed it has sent its end, which a peek at the socket
+// (or, where there is none, a read of a millisecond) finds.
 func (s *sseStream) alive() bool {
 	s.mu.Lock()
 	conn, err := s.conn, s.err
@@ -271,11 +272,30 @@ func (s *sseStream) alive() bool {
 	if conn == nil {
 		return true // being set up by a GET of its own
 	}
+	if gone, known := peerGone(conn); known {
+		return !gone
+	}
 	_ = conn.SetReadDeadline(time.Now().Add(time.Millisecond))
 	var b [1]byte
 	n, err := conn.Read(b[:])
 	_ = conn.SetReadDeadline(time.Time{})
 	return n == 0 && errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+// gone reports whether the stream's client is known to have left it,
+// without waiting (false where that cannot be asked at once).
+func (s *sseStream) gone() bool {
+	s.mu.Lock()
+	conn, err := s.conn, s.err
+	s.mu.Unlock()
+	if err != nil {
+		return true
+	}
+	if conn == nil {
+		return false
+	}
+	gone, known := peerGone(conn)
+	return known && gone
 }
 
 // end lets the SDK go of the stream and closes its connection (the SDK's

@@ -253,3 +253,54 @@ func TestStandaloneStreamListChanged(t *testing.T) {
 		t.Error("the new tool is not listed")
 	}
 }
+
+// At the session cap, a session whose client holds its stream is busy and
+// is not ended for a newcomer (503); once that client has left its stream
+// (without DELETE) its session makes room, as on net/http, where the
+// SDK's GET ends when the connection does.
+func TestStandaloneStreamLeftSessionMakesRoom(t *testing.T) {
+	ctx := ctxFor(t, 90*time.Second)
+	g := servedGateway(t, "alpha", nil)
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	run := func(t *testing.T, opts gateway.HTTPOptions) (held, left int, evicted string) {
+		opts.MaxSessions = 2
+		srv := httptest.NewServer(g.Endpoint(&opts))
+		defer srv.Close()
+		var sids []string
+		var bodies []io.ReadCloser
+		for range 2 {
+			code, sid := postMCP(t, ctx, srv.URL, initialize, nil)
+			if code != http.StatusOK {
+				t.Fatalf("initialize: %d", code)
+			}
+			postMCP(t, ctx, srv.URL, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"})
+			_, _, body := streamGET(t, ctx, srv.URL, sid)
+			if body == nil {
+				t.Fatal("no stream")
+			}
+			bufio.NewReader(body).ReadString('\n')
+			sids, bodies = append(sids, sid), append(bodies, body)
+		}
+		defer bodies[1].Close()
+		held, _ = postMCP(t, ctx, srv.URL, initialize, nil)
+		bodies[0].Close() // the first client leaves without DELETE
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if left, _ = postMCP(t, ctx, srv.URL, initialize, nil); left == http.StatusOK || time.Now().After(deadline) {
+				break
+			}
+		}
+		for i, sid := range sids {
+			code, _ := postMCP(t, ctx, srv.URL, `{"jsonrpc":"2.0","id":9,"method":"ping"}`, map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"})
+			evicted += fmt.Sprintf("%d:%d ", i, code)
+		}
+		return held, left, evicted
+	}
+	for name, opts := range map[string]gateway.HTTPOptions{"own": {}, "sdk": {SDKOnly: true}} {
+		t.Run(name, func(t *testing.T) {
+			held, left, evicted := run(t, opts)
+			if held != http.StatusServiceUnavailable || left != http.StatusOK || evicted != "0:404 1:200 " {
+				t.Errorf("with both streams held: %d (want 503); after the first client left its stream: %d (want 200); pings %q (want the left session ended)", held, left, evicted)
+			}
+		})
+	}
+}
