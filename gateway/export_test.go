@@ -33,3 +33,7 @@ func OpenStreams(g *Gateway) int {
 	defer g.streams.mu.Unlock()
 	return len(g.streams.set)
 }
+
+// StreamsOnOwnConnections says whether this platform serves standalone
+// streams on connections of their own (it can peek at a socket).
+const StreamsOnOwnConnections = canPeek

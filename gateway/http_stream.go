@@ -59,9 +59,12 @@ type sseStream struct {
 // it can; false if r is for the SDK's handler as it comes (nothing was
 // written).
 func (l *httpLife) serveStream(w http.ResponseWriter, r *http.Request, sid string) bool {
-	if r.ProtoMajor != 1 || r.ProtoMinor < 1 || len(r.Header.Values("Last-Event-ID")) > 0 ||
+	if !canPeek || r.ProtoMajor != 1 || r.ProtoMinor < 1 || len(r.Header.Values("Last-Event-ID")) > 0 ||
 		!acceptsEventStream(r.Header.Values("Accept")) {
-		return false // HTTP/2 cannot be taken over; the rest is the SDK's to answer
+		// HTTP/2 cannot be taken over, nor a stream watched without a
+		// reader where sockets cannot be peeked at; the rest is the
+		// SDK's to answer.
+		return false
 	}
 	var userID string
 	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
@@ -261,18 +264,11 @@ func (s *sseStream) finish() {
 
 // alive asks the stream's connection whether the client still holds it:
 // a client that closed it has sent its end, which a peek at the socket
-// (or, where there is none, a read of a millisecond) finds.
+// finds (or, for a connection that cannot be peeked at — a listener's
+// own kind — a read of a millisecond).
 func (s *sseStream) alive() bool {
-	s.mu.Lock()
-	conn, err := s.conn, s.err
-	s.mu.Unlock()
-	if err != nil {
-		return false
-	}
-	if conn == nil {
-		return true // being set up by a GET of its own
-	}
-	if gone, known := peerGone(conn); known {
+	gone, known, conn := s.peek()
+	if known {
 		return !gone
 	}
 	_ = conn.SetReadDeadline(time.Now().Add(time.Millisecond))
@@ -285,17 +281,25 @@ func (s *sseStream) alive() bool {
 // gone reports whether the stream's client is known to have left it,
 // without waiting (false where that cannot be asked at once).
 func (s *sseStream) gone() bool {
+	gone, known, _ := s.peek()
+	return known && gone
+}
+
+// peek is peerGone of the stream's connection; a stream that ended is
+// gone, one still being set up (no connection yet) is not. When known is
+// false, conn is the connection to ask otherwise.
+func (s *sseStream) peek() (gone, known bool, conn net.Conn) {
 	s.mu.Lock()
 	conn, err := s.conn, s.err
 	s.mu.Unlock()
-	if err != nil {
-		return true
+	switch {
+	case err != nil:
+		return true, true, nil
+	case conn == nil:
+		return false, true, nil
 	}
-	if conn == nil {
-		return false
-	}
-	gone, known := peerGone(conn)
-	return known && gone
+	gone, known = peerGone(conn)
+	return gone, known, conn
 }
 
 // end lets the SDK go of the stream and closes its connection (the SDK's

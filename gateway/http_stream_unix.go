@@ -8,6 +8,10 @@ import (
 	"syscall"
 )
 
+// canPeek says peerGone can ask a socket: streams are served on their own
+// connections.
+const canPeek = true
+
 // peerGone reports whether the client closed its end of c (or sent on
 // it, which a stream's client never does), without waiting and without
 // taking anything from the connection: a peek at what the socket holds.
