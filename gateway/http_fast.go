@@ -97,12 +97,8 @@ func (l *httpLife) fastCall(w http.ResponseWriter, r *http.Request, sid string, 
 	if _, ok := g.fastRoute(p.Name); !ok {
 		return false
 	}
-	var userID string
-	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
-		userID = ti.UserID
-	}
 	idKey := compactJSON(m.ID)
-	ss, dup, ok := l.sessions.beginFast(sid, userID, r.Header.Get("Mcp-Protocol-Version"), idKey)
+	ss, dup, ok := l.sessions.beginFast(sid, principalID(r), r.Header.Get("Mcp-Protocol-Version"), idKey)
 	if !ok {
 		return false
 	}
@@ -602,7 +598,13 @@ func fastHeaders(r *http.Request, standard bool) bool {
 
 // acceptsJSONAndSSE is the SDK's test of a POST's Accept header.
 func acceptsJSONAndSSE(values []string) bool {
-	var jsonOK, streamOK bool
+	jsonOK, streamOK := accepts(values)
+	return jsonOK && streamOK
+}
+
+// accepts is the SDK's reading of Accept headers: whether they take JSON,
+// and SSE.
+func accepts(values []string) (jsonOK, streamOK bool) {
 	for _, v := range values {
 		for raw := range strings.SplitSeq(v, ",") {
 			base, _, _ := strings.Cut(strings.TrimSpace(raw), ";")
@@ -616,7 +618,7 @@ func acceptsJSONAndSSE(values []string) bool {
 			}
 		}
 	}
-	return jsonOK && streamOK
+	return jsonOK, streamOK
 }
 
 // loopback is the SDK's test of a loopback address or Host.

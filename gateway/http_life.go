@@ -129,14 +129,10 @@ func (l *httpLife) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				http.Error(w, "too many sessions: every one is busy (serve --max-sessions)", http.StatusServiceUnavailable)
 				return
 			}
-			var userID string
-			if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
-				userID = ti.UserID
-			}
 			// Recorded as the answer starts, before the client can read
 			// its session ID: its next request (the standalone stream's
 			// GET, at once) finds the session live.
-			cw := &createdWriter{ResponseWriter: w, c: l.sessions, userID: userID}
+			cw := &createdWriter{ResponseWriter: w, c: l.sessions, userID: principalID(r)}
 			defer cw.record()
 			w = cw
 		} else {
@@ -267,6 +263,15 @@ func (l *httpLife) fastCancels(r *http.Request, sid string, body []byte) {
 			l.g.CancelHTTP(cancelKey(sid, compactJSON(p.RequestID)))
 		}
 	}
+}
+
+// principalID is the user ID of r's principal, as the SDK keeps it with
+// a session ("" without one).
+func principalID(r *http.Request) string {
+	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+		return ti.UserID
+	}
+	return ""
 }
 
 // createdWriter records the session a POST without one made (or none)

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
 // A session's standalone SSE stream (its GET) carries what the server
@@ -59,17 +57,14 @@ type sseStream struct {
 // it can; false if r is for the SDK's handler as it comes (nothing was
 // written).
 func (l *httpLife) serveStream(w http.ResponseWriter, r *http.Request, sid string) bool {
-	if !canPeek || r.ProtoMajor != 1 || r.ProtoMinor < 1 || len(r.Header.Values("Last-Event-ID")) > 0 ||
-		!acceptsEventStream(r.Header.Values("Accept")) {
+	if _, streamOK := accepts(r.Header.Values("Accept")); !canPeek || r.ProtoMajor != 1 || r.ProtoMinor < 1 ||
+		len(r.Header.Values("Last-Event-ID")) > 0 || !streamOK {
 		// HTTP/2 cannot be taken over, nor a stream watched without a
 		// reader where sockets cannot be peeked at; the rest is the
 		// SDK's to answer.
 		return false
 	}
-	var userID string
-	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
-		userID = ti.UserID
-	}
+	userID := principalID(r)
 	st := &sseStream{done: make(chan struct{})}
 	old, ok := l.sessions.attachStream(sid, userID, st)
 	if !ok {
@@ -131,19 +126,6 @@ func (l *httpLife) serveStream(w http.ResponseWriter, r *http.Request, sid strin
 // streamHeaders are the headers the SDK reads of a stream's GET.
 var streamHeaders = []string{"Accept", sessionIDHeader, "Mcp-Protocol-Version", "Origin", "Sec-Fetch-Site", "Last-Event-Id"}
 
-// acceptsEventStream reports whether an Accept header names SSE.
-func acceptsEventStream(accept []string) bool {
-	for _, a := range accept {
-		for _, t := range strings.Split(a, ",") {
-			t, _, _ = strings.Cut(t, ";")
-			if t = strings.TrimSpace(t); t == "text/event-stream" {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 func (s *sseStream) Header() http.Header { return s.header }
 
 func (s *sseStream) WriteHeader(code int) {
@@ -177,7 +159,7 @@ func (s *sseStream) streaming() bool {
 func (s *sseStream) FlushError() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.status == 0 || !s.streaming() {
+	if !s.streaming() {
 		return s.err
 	}
 	return s.flushLocked(false)
@@ -207,13 +189,19 @@ func (s *sseStream) flushLocked(last bool) error {
 	if out.Len() == 0 {
 		return nil
 	}
-	_ = s.conn.SetWriteDeadline(time.Now().Add(streamWriteWait))
-	if _, err := s.conn.Write(out.Bytes()); err != nil {
+	if err := s.send(out.Bytes()); err != nil {
 		s.err = err
 		s.cancel() // the client is gone: the SDK lets go of the stream
 		return err
 	}
 	return nil
+}
+
+// send writes b to the client within streamWriteWait.
+func (s *sseStream) send(b []byte) error {
+	_ = s.conn.SetWriteDeadline(time.Now().Add(streamWriteWait))
+	_, err := s.conn.Write(b)
+	return err
 }
 
 // writeHead writes the status line and headers as net/http does, with
@@ -253,8 +241,7 @@ func (s *sseStream) finish() {
 			var out bytes.Buffer
 			s.writeHead(&out, len(s.buf))
 			out.Write(s.buf)
-			_ = s.conn.SetWriteDeadline(time.Now().Add(streamWriteWait))
-			_, _ = s.conn.Write(out.Bytes())
+			_ = s.send(out.Bytes())
 		}
 	}
 	s.buf = nil

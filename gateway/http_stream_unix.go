@@ -30,11 +30,10 @@ func peerGone(c net.Conn) (gone, known bool) {
 	}
 	var (
 		buf  [1]byte
-		n    int
 		rerr error
 	)
 	if err := rc.Read(func(fd uintptr) bool {
-		n, _, rerr = syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		_, _, rerr = syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 		return true
 	}); err != nil {
 		return true, true // closed here already
@@ -45,6 +44,7 @@ func peerGone(c net.Conn) (gone, known bool) {
 	case rerr != nil:
 		return true, true // reset
 	}
-	_ = n // 0: the client's end; more: bytes a stream's client never sends
+	// Something to read: the client's end, or bytes a stream's client
+	// never sends.
 	return true, true
 }
