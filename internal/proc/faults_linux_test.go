@@ -586,11 +586,7 @@ func TestAbandonedIndirectSpawnsLeakNothing(t *testing.T) {
 	// announces the server, and a killed helper's report pipe once the
 	// helper's death reaches it: both come a moment after Start returns.
 	// A leak stays; a late close does not.
-	after := fds()
-	for deadline := time.Now().Add(5 * time.Second); after > before && time.Now().Before(deadline); after = fds() {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if after > before {
+	if after := settle(before, fds); after > before {
 		t.Errorf("the supervisor holds %d descriptors more than before", after-before)
 	}
 }
