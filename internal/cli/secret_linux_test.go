@@ -73,7 +73,9 @@ func onTerminal(t *testing.T, c *exec.Cmd, prompt, answer string) (string, error
 	var mu sync.Mutex
 	var screen bytes.Buffer
 	asked := make(chan struct{})
+	drained := make(chan struct{})
 	go func() {
+		defer close(drained)
 		buf := make([]byte, 4096)
 		var once sync.Once
 		for {
@@ -102,6 +104,13 @@ func onTerminal(t *testing.T, c *exec.Cmd, prompt, answer string) (string, error
 		c.Process.Kill()
 	}
 	err := <-exited
+	// What c wrote last may still be in the terminal: it is all read once
+	// the reads end (EIO when no process holds the terminal any more). A
+	// process c left behind with it open only costs the wait.
+	select {
+	case <-drained:
+	case <-time.After(10 * time.Second):
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	return screen.String(), err
