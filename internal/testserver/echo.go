@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -496,6 +497,15 @@ func newEchoServer(name string, cfg *echoConfig, p *proc) *mcp.Server {
 // O_APPEND keeps lines whole across processes.
 var sideEffectMu sync.Mutex
 
+// sideEffectSeen is how far this process has counted the side effect file
+// (under sideEffectMu): each append counts only the lines added since, so
+// that a soak's thousands of calls do not each read the whole file.
+var sideEffectSeen struct {
+	fi  os.FileInfo // the file counted: another one at the path starts over
+	off int64
+	n   int
+}
+
 // appendSideEffect appends one line to file and returns how many lines the
 // file then holds.
 func appendSideEffect(file, note string) (int, error) {
@@ -504,18 +514,38 @@ func appendSideEffect(file, note string) (int, error) {
 	}
 	sideEffectMu.Lock()
 	defer sideEffectMu.Unlock()
-	f, err := os.OpenFile(file, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(file, os.O_APPEND|os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return 0, fmt.Errorf("side_effect: %w", err)
 	}
-	_, err = fmt.Fprintf(f, "run pid=%d %s\n", os.Getpid(), note)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	defer f.Close()
+	if _, err := fmt.Fprintf(f, "run pid=%d %s\n", os.Getpid(), note); err != nil {
+		return 0, fmt.Errorf("side_effect: %w", err)
 	}
+	fi, err := f.Stat()
 	if err != nil {
 		return 0, fmt.Errorf("side_effect: %w", err)
 	}
-	return CountSideEffects(file)
+	seen := &sideEffectSeen
+	if seen.fi == nil || !os.SameFile(fi, seen.fi) || fi.Size() < seen.off {
+		seen.fi, seen.off, seen.n = fi, 0, 0
+	}
+	// Every line is written whole with its newline (O_APPEND), by this
+	// process or another: the lines are the newlines.
+	buf := make([]byte, 64<<10)
+	for {
+		k, err := f.ReadAt(buf, seen.off)
+		seen.n += bytes.Count(buf[:k], []byte{'\n'})
+		seen.off += int64(k)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			seen.fi = nil
+			return 0, fmt.Errorf("side_effect: %w", err)
+		}
+	}
+	return seen.n, nil
 }
 
 // CountSideEffects returns how many runs of the side_effect tools file

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -288,6 +289,20 @@ func TestSideEffect(t *testing.T) {
 		if err != nil || n != i+1 {
 			t.Errorf("after %d calls the file records %d runs (err %v)", i+1, n, err)
 		}
+		if want := fmt.Sprintf("(run %d)", i+1); !strings.Contains(textOf(res), want) {
+			t.Errorf("%s answered %q, want %s", tool, textOf(res), want)
+		}
+	}
+	// A run another process recorded meanwhile counts too (the server
+	// counts only what was added since its last count).
+	f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "run pid=1 elsewhere\n")
+	f.Close()
+	if res := call(t, cs, "side_effect", map[string]any{"note": "n"}); !strings.Contains(textOf(res), "(run 5)") {
+		t.Errorf("after another process's run: %q, want run 5", textOf(res))
 	}
 	// Without a file the tool fails visibly instead of pretending.
 	other, _ := connect(t, "echo", "-side-effect-file", "")
