@@ -41,6 +41,7 @@ type echoConfig struct {
 	instructions   *string
 	extraTool      *string
 	protocol       *string
+	effectHold     *time.Duration
 }
 
 func echoFlags(fs *flag.FlagSet, p *proc) *echoConfig {
@@ -50,6 +51,7 @@ func echoFlags(fs *flag.FlagSet, p *proc) *echoConfig {
 		instructions:   fs.String("instructions", "", "server instructions sent at initialize"),
 		extraTool:      fs.String("tool", "", `also serve a tool of this name, answering "<name>: <text>" (for name-collision tests)`),
 		protocol:       fs.String("protocol", "", "speak only this protocol revision (2025-11-25: what most servers speak today)"),
+		effectHold:     fs.Duration("side-effect-hold", 0, "side_effect tools: wait this long after recording a run before answering (a tool with more work after its effect: a kill then cuts calls that ran)"),
 	}
 }
 
@@ -221,6 +223,9 @@ func newEchoServer(name string, cfg *echoConfig, p *proc) *mcp.Server {
 		n, err := appendSideEffect(cfg.effectFile(), in.Note)
 		if err != nil {
 			return errorResult(err.Error()), nil, nil
+		}
+		if cfg != nil && *cfg.effectHold > 0 {
+			time.Sleep(*cfg.effectHold)
 		}
 		return text(fmt.Sprintf("side effect recorded (run %d)", n)), nil, nil
 	}
