@@ -26,6 +26,9 @@ type CircuitOpenError struct {
 	// Watching: the server stopped answering altogether, so the host pings
 	// it in the background and closes the circuit as soon as it answers.
 	Watching bool
+	// Reconnecting: the server's connection was lost and the host is
+	// connecting it again; the circuit closes once it is back.
+	Reconnecting bool
 	// ProbeIn is how long until a call is let through as a probe (the end
 	// of the cooldown); 0 when a probe call is in flight now.
 	ProbeIn time.Duration
@@ -55,6 +58,8 @@ func (e *CircuitOpenError) Error() string {
 		if e.NextCooldown > 0 {
 			msg += fmt.Sprintf(" (if it fails, the next probe is %s later)", e.NextCooldown.Round(time.Second))
 		}
+	case e.Reconnecting:
+		msg += "; the server's connection was lost and it is being reconnected: the circuit closes once it is back"
 	case e.Watching:
 		msg += fmt.Sprintf("; the server does not answer: it is pinged in the background and the circuit closes as soon as it answers (at the latest, a call probes it in %s)", e.ProbeIn.Round(time.Second))
 	default:

@@ -400,6 +400,7 @@ func (s *server) circuitOpen(r *CircuitOpenError) error {
 	r.Server = s.name
 	s.mu.Lock()
 	r.LastFailure, r.Watching = s.lastFailure, s.watching
+	r.Reconnecting = s.reconnecting && s.state == StateConnecting
 	s.mu.Unlock()
 	return r
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -80,7 +81,7 @@ func TestStalledServerCircuitClosesWhenItAnswersAgain(t *testing.T) {
 func TestReconnectClosesTheCircuit(t *testing.T) {
 	linuxOnly(t)
 	srv := stdio("stall", "echo")
-	clock := newSkipClock()
+	clock := newHoldClock() // the reconnect waits until the test advances the clock
 	h := newHost(t, cfgOf(srv), &host.Options{BreakerCooldown: time.Hour, Clock: clock})
 	waitState(t, h, "stall", host.StateConnected, 20*time.Second)
 	pid := pidOf(t, h, "stall")
@@ -91,10 +92,16 @@ func TestReconnectClosesTheCircuit(t *testing.T) {
 	timeOutThrice(t, h, "mcp__stall__echo", map[string]any{"text": "x"})
 	waitState(t, h, "stall", host.StateCircuitOpen, time.Second)
 	killPid(t, pid)
-	// While it reconnects a call still fails fast, not after the reconnect.
-	if _, err := h.Call(ctxFor(t, 10*time.Second), "mcp__stall__echo", map[string]any{"text": "x"}); !errors.Is(err, host.ErrCircuitOpen) {
-		t.Errorf("call while reconnecting: %v, want ErrCircuitOpen", err)
-	}
+	// While it reconnects a call still fails fast, not after the reconnect,
+	// and says so once the host has seen the death (not that the server
+	// does not answer pings).
+	waitFor(t, 10*time.Second, "a refusal saying the server is being reconnected", func() bool {
+		_, err := h.Call(ctxFor(t, 10*time.Second), "mcp__stall__echo", map[string]any{"text": "x"})
+		if !errors.Is(err, host.ErrCircuitOpen) {
+			t.Fatalf("call while reconnecting: %v, want ErrCircuitOpen", err)
+		}
+		return strings.Contains(err.Error(), "the call was not made; the server's connection was lost and it is being reconnected: the circuit closes once it is back")
+	})
 	// The reconnect waits out its backoff (on the clock), not the cooldown.
 	clock.waitFor(t, host.Backoff(1))
 	clock.Advance(host.Backoff(1))
