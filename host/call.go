@@ -258,18 +258,21 @@ func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallTool
 	if s.h.log.Enabled(ctx, slog.LevelDebug) { // else the line's arguments cost two allocations
 		s.h.log.Debug("calling tool", "server", s.name, "tool", tool, "args", args) // redacted by the Host's log handler
 	}
-	res, err, healthy := s.callOn(ctx, c, tool, args, deadline, true)
-	if !healthy && err != nil {
+	res, err, health := s.callOn(ctx, c, tool, args, deadline, true)
+	if health != healthOK && err != nil {
 		s.mu.Lock()
 		s.lastFailure = oneLine(s.h.secrets.String(err.Error()))
 		s.mu.Unlock()
 	}
-	if err != nil && healthy && ctx.Err() != nil {
+	switch {
+	case err != nil && health == healthOK && ctx.Err() != nil:
 		// The caller gave up: that says nothing of the server, so it
 		// neither counts as a failure nor wipes out the failures before it.
 		s.breaker.release(gen)
-	} else {
-		s.breaker.done(gen, healthy)
+	case health == healthSilent:
+		s.breaker.release(gen)
+	default:
+		s.breaker.done(gen, health == healthOK)
 	}
 	s.stats.record(s.h.clock.Now().Sub(start), err != nil || (res != nil && res.IsError))
 	// A server's error message may quote the arguments or its secrets.
@@ -277,9 +280,10 @@ func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallTool
 }
 
 // callOn makes the call on one connection and applies the retry rule. It
-// reports whether the outcome speaks for the server's health (a timeout or
-// a dropped connection does not).
-func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, deadline time.Time, mayRetry bool) (*mcp.CallToolResult, error, bool) {
+// reports what the outcome says of the server's health for the breaker: a
+// timeout or a dropped connection is a failure, but a drop only once
+// however many calls it cut (callHealth).
+func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, deadline time.Time, mayRetry bool) (*mcp.CallToolResult, error, callHealth) {
 	timeout := s.callTimeout()
 	raw := s.rawEligible(ctx, c)
 	// deadline is on the Host's clock; the context runs out in real time.
@@ -330,7 +334,7 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	}
 	s.calls.leave(inCall)
 	if err == nil {
-		return res, nil, true
+		return res, nil, healthOK
 	}
 	full := toolName(s.name, tool)
 	switch {
@@ -338,14 +342,14 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	// relay cancels its worker then) ran out of time too: the server did
 	// not answer within the timeout, which the breaker must count.
 	case ctx.Err() != nil && !errors.Is(context.Cause(ctx), ErrTimeout) && s.h.clock.Now().Before(deadline):
-		return nil, ctx.Err(), true
+		return nil, ctx.Err(), healthOK
 	case cctx.Err() != nil:
-		return nil, fmt.Errorf("%s: %w: no result within %s; the call was cancelled", full, ErrTimeout, timeout), false
+		return nil, fmt.Errorf("%s: %w: no result within %s; the call was cancelled", full, ErrTimeout, timeout), healthFailed
 	}
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) && !c.waitDone(100*time.Millisecond) {
 		// The server answered with an error: it is alive.
-		return nil, fmt.Errorf("%s: server error: %s", full, rpcErr.Message), true
+		return nil, fmt.Errorf("%s: server error: %s", full, rpcErr.Message), healthOK
 	}
 	// The transport failed under the call.
 	lost := errors.Is(err, mcp.ErrSessionMissing)
@@ -357,20 +361,20 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	}
 	if c.tooLarge.Load() {
 		// It ran, and would send the same again: no retry.
-		return nil, fmt.Errorf("%s: the tool ran, but its result is over the %d MiB message limit and was dropped (the server is reconnected)", full, mcp.DefaultMaxLineLength>>20), false
+		return nil, fmt.Errorf("%s: the tool ran, but its result is over the %d MiB message limit and was dropped (the server is reconnected)", full, mcp.DefaultMaxLineLength>>20), healthFailed
 	}
 	if id := task.TaskID(); id != "" {
 		// A task is never re-run on reconnect (docs/gateway.md, Tasks):
 		// the server took it, and it may be running or done there.
-		return nil, fmt.Errorf("%s: %w: the connection was lost while the server ran it as task %q, which is not re-run on reconnect (%v)", full, ErrMayHaveRun, id, s.dropDetail(c, err)), false
+		return nil, fmt.Errorf("%s: %w: the connection was lost while the server ran it as task %q, which is not re-run on reconnect (%v)", full, ErrMayHaveRun, id, s.dropDetail(c, err)), c.dropFailure()
 	}
 	neverWritten := c.recordsWrites && !written.Load()
 	safe := lost || neverWritten || idempotent
 	if !mayRetry || !safe {
 		if c.recordsWrites && !written.Load() {
-			return nil, fmt.Errorf("%s: %w: %v", full, ErrNotConnected, err), false
+			return nil, fmt.Errorf("%s: %w: %v", full, ErrNotConnected, err), c.dropFailure()
 		}
-		return nil, fmt.Errorf("%s: %w (%v)", full, ErrMayHaveRun, s.dropDetail(c, err)), false
+		return nil, fmt.Errorf("%s: %w (%v)", full, ErrMayHaveRun, s.dropDetail(c, err)), c.dropFailure()
 	}
 	s.h.log.Info("retrying call after reconnect", "server", s.name, "tool", tool)
 	rctx, rcancel := waitBefore(cctx, deadline.Sub(s.h.clock.Now()))
@@ -378,12 +382,33 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	outOfTime := rctx.Err() != nil && ctx.Err() == nil
 	rcancel()
 	if err2 != nil && outOfTime {
-		return nil, fmt.Errorf("%s: %w: connection lost and not back within the call's time: %v", full, ErrTimeout, err2), false
+		return nil, fmt.Errorf("%s: %w: connection lost and not back within the call's time: %v", full, ErrTimeout, err2), c.dropFailure()
 	}
 	if err2 != nil {
-		return nil, fmt.Errorf("%s: connection lost and not back within the call's time: %v", full, err2), false
+		return nil, fmt.Errorf("%s: connection lost and not back within the call's time: %v", full, err2), c.dropFailure()
 	}
 	return s.callOn(ctx, c2, tool, args, deadline, false)
+}
+
+// callHealth is what a call's outcome says of its server's health.
+type callHealth int8
+
+const (
+	healthOK     callHealth = iota // an answer: the server works
+	healthFailed                   // a failure the breaker counts
+	// healthSilent: the connection's drop was counted already, by the
+	// first call it cut; the others cut with it say nothing more (one
+	// crash under many calls in flight is one failure, not many).
+	healthSilent
+)
+
+// dropFailure is the health of a call cut by c's drop: a failure for the
+// first call to report it, silent for the rest.
+func (c *conn) dropFailure() callHealth {
+	if c.dropCounted.CompareAndSwap(false, true) {
+		return healthFailed
+	}
+	return healthSilent
 }
 
 // waitBefore bounds a call's wait for its server to (re)connect: it ends a

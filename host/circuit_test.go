@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
 // A server that stops answering (SIGSTOP) trips its breaker; its tools stay
@@ -126,4 +128,46 @@ func waitStopped(t *testing.T, pid int) {
 		i := bytes.LastIndexByte(b, ')')
 		return i > 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't')
 	})
+}
+
+// A crash under several calls in flight is one failure for the breaker,
+// not one per call it cut: the circuit stays closed, so the calls made
+// while the server reconnects wait for it and run, instead of being
+// refused until it is back (the soak's kills under load opened it).
+func TestOneCrashIsOneFailure(t *testing.T) {
+	linuxOnly(t)
+	ledger := filepath.Join(t.TempDir(), "runs")
+	// side_effect is no idempotent tool: a call the kill cuts is not
+	// retried, and is a failure.
+	srv := stdio("crashy", "echo", "-side-effect-file", ledger, "-side-effect-hold", "10s")
+	h := newHost(t, cfgOf(srv), nil)
+	waitState(t, h, "crashy", host.StateConnected, 20*time.Second)
+	pid := pidOf(t, h, "crashy")
+	const inFlight = 4 // more than the breaker's threshold (3)
+	errs := make(chan error, inFlight)
+	for i := range inFlight {
+		go func() {
+			_, err := h.Call(ctxFor(t, 30*time.Second), "mcp__crashy__side_effect", map[string]any{"note": fmt.Sprint("cut-", i)})
+			errs <- err
+		}()
+	}
+	// Every call has run (its line is in the ledger) and holds its answer.
+	waitFor(t, 10*time.Second, "every call running on the server", func() bool {
+		n, _ := testserver.CountSideEffects(ledger)
+		return n == inFlight
+	})
+	killPid(t, pid)
+	for range inFlight {
+		if err := <-errs; !errors.Is(err, host.ErrMayHaveRun) {
+			t.Fatalf("a call cut by the kill: %v, want ErrMayHaveRun", err)
+		}
+	}
+	if st := statusOf(h, "crashy"); st.State == host.StateCircuitOpen {
+		t.Fatalf("one crash under %d calls opened the circuit: %s", inFlight, st.Reason)
+	}
+	// The next call waits for the reconnect and runs.
+	res, err := h.Call(ctxFor(t, 30*time.Second), "mcp__crashy__echo", map[string]any{"text": "after the crash"})
+	if err != nil || res.IsError {
+		t.Fatalf("the call after the crash: %v %v", err, res)
+	}
 }

@@ -55,6 +55,7 @@ type conn struct {
 
 	done        chan struct{} // closed when the session ended
 	sessionLost atomic.Bool   // the server forgot our session (HTTP 404)
+	dropCounted atomic.Bool   // the breaker counted this connection's drop (callOn)
 	tooLarge    atomic.Bool   // it ended on a message over the line limit
 	// badFrame is the first frame read that was not JSON-RPC (stdio): the
 	// SDK does not always keep it in the error chain of a failed Connect.
