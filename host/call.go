@@ -347,7 +347,17 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 		return nil, fmt.Errorf("%s: %w: no result within %s; the call was cancelled", full, ErrTimeout, timeout), healthFailed
 	}
 	var rpcErr *jsonrpc.Error
-	if errors.As(err, &rpcErr) && !c.waitDone(100*time.Millisecond) {
+	if errors.As(err, &rpcErr) && rpcErr.Code == codeRejectedByTransport && rpcErr.Message == "rejected by transport" {
+		// Not the server's answer: the SDK's HTTP client could not deliver
+		// the request (no connection, a status without a JSON-RPC body)
+		// and kept the session. It says why only in the wrapping error.
+		why := err.Error()
+		if _, after, ok := strings.Cut(why, rpcErr.Message+": "); ok {
+			why = after // the cause, without the SDK's layers of "calling…: sending…"
+		}
+		return nil, fmt.Errorf("%s: the request did not go through (%s)", full, why), healthFailed
+	}
+	if rpcErr != nil && !c.waitDone(100*time.Millisecond) {
 		// The server answered with an error: it is alive.
 		return nil, fmt.Errorf("%s: server error: %s", full, rpcErr.Message), healthOK
 	}
@@ -390,6 +400,12 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	return s.callOn(ctx, c2, tool, args, deadline, false)
 }
 
+// codeRejectedByTransport is go-sdk's jsonrpc2.ErrRejected (unexported):
+// a request its HTTP client could not deliver, wrapped so that the session
+// survives. Only when it is the first JSON-RPC error of the chain; a
+// server's own error answer comes before it.
+const codeRejectedByTransport = -32005
+
 // callHealth is what a call's outcome says of its server's health.
 type callHealth int8
 
@@ -403,8 +419,14 @@ const (
 )
 
 // dropFailure is the health of a call cut by c's drop: a failure for the
-// first call to report it, silent for the rest.
+// first call to report it, silent for the rest. A transport error that
+// left the connection up (an HTTP server that does not answer, with the
+// session still held) is no drop: each such call counts, so that a remote
+// server that is down opens the circuit as before.
 func (c *conn) dropFailure() callHealth {
+	if !c.isDone() {
+		return healthFailed
+	}
 	if c.dropCounted.CompareAndSwap(false, true) {
 		return healthFailed
 	}

@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
+	"github.com/switchboard-mcp/switchboard/internal/testserver/testhttp"
 )
 
 // A server that stops answering (SIGSTOP) trips its breaker; its tools stay
@@ -169,5 +171,38 @@ func TestOneCrashIsOneFailure(t *testing.T) {
 	res, err := h.Call(ctxFor(t, 30*time.Second), "mcp__crashy__echo", map[string]any{"text": "after the crash"})
 	if err != nil || res.IsError {
 		t.Fatalf("the call after the crash: %v %v", err, res)
+	}
+}
+
+// A remote server that goes away still opens the circuit after three
+// failed calls: one crash counting once (TestOneCrashIsOneFailure) is for
+// a connection that ended, not for calls that fail one by one.
+func TestRemoteServerGoneOpensTheCircuit(t *testing.T) {
+	srv := testhttp.Start(t, "echo", testhttp.Options{})
+	h := newHost(t, cfgOf(remote("far", config.TypeHTTP, srv.URL)), nil)
+	mustCall(t, h, "mcp__far__echo", map[string]any{"text": "up"})
+	srv.Close()
+	var errs []string
+	for range 6 {
+		_, err := h.Call(ctxFor(t, 20*time.Second), "mcp__far__echo", map[string]any{"text": "down"})
+		if err == nil {
+			t.Fatal("a call to a server that is gone succeeded")
+		}
+		errs = append(errs, err.Error())
+		if errors.Is(err, host.ErrCircuitOpen) {
+			break
+		}
+	}
+	// Three failures, each saying why (the SDK's own words were only
+	// "server error: rejected by transport"), then the circuit.
+	if len(errs) != 4 || !strings.Contains(errs[3], "circuit open after 3 consecutive failures") {
+		t.Fatalf("calls to a server that is gone:\n%s\nwant three failures, then the circuit open", strings.Join(errs, "\n"))
+	}
+	for _, e := range errs[:3] {
+		// The cause: "connection refused", or EOF on a kept-alive
+		// connection the server closed.
+		if !strings.Contains(e, `the request did not go through (Post "`+srv.URL+`": `) {
+			t.Errorf("a call to a server that is gone: %s; want it to say the request did not go through, and why", e)
+		}
 	}
 }
