@@ -198,6 +198,13 @@ func TestRemoteServerGoneOpensTheCircuit(t *testing.T) {
 	if len(errs) != 4 || !strings.Contains(errs[3], "circuit open after 3 consecutive failures") {
 		t.Fatalf("calls to a server that is gone:\n%s\nwant three failures, then the circuit open", strings.Join(errs, "\n"))
 	}
+	// A second later the circuit is still open: nothing closed it (not
+	// the transport's refusal of the host's ping either); the cooldown
+	// decides when a call probes the server again.
+	time.Sleep(time.Second)
+	if _, err := h.Call(ctxFor(t, 20*time.Second), "mcp__far__echo", map[string]any{"text": "down"}); !errors.Is(err, host.ErrCircuitOpen) {
+		t.Errorf("a call a second after the circuit opened: %v, want it refused by the open circuit", err)
+	}
 	for _, e := range errs[:3] {
 		// The cause: "connection refused", or EOF on a kept-alive
 		// connection the server closed.
