@@ -347,7 +347,7 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 		return nil, fmt.Errorf("%s: %w: no result within %s; the call was cancelled", full, ErrTimeout, timeout), healthFailed
 	}
 	var rpcErr *jsonrpc.Error
-	if errors.As(err, &rpcErr) && rpcErr.Code == codeRejectedByTransport && rpcErr.Message == "rejected by transport" {
+	if errors.As(err, &rpcErr) && transportRejected(rpcErr) {
 		// Not the server's answer: the SDK's HTTP client could not deliver
 		// the request (no connection, a status without a JSON-RPC body)
 		// and kept the session. It says why only in the wrapping error.
@@ -405,6 +405,12 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 // survives. Only when it is the first JSON-RPC error of the chain; a
 // server's own error answer comes before it.
 const codeRejectedByTransport = -32005
+
+// transportRejected reports whether e is that wrapping, not a server's
+// answer.
+func transportRejected(e *jsonrpc.Error) bool {
+	return e.Code == codeRejectedByTransport && e.Message == "rejected by transport"
+}
 
 // callHealth is what a call's outcome says of its server's health.
 type callHealth int8

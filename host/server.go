@@ -736,7 +736,7 @@ func (s *server) pingUntilAnswered(ctx context.Context, gen uint64) {
 			}
 		}
 		var rpcErr *jsonrpc.Error
-		if err == nil || errors.As(err, &rpcErr) { // any answer: it is alive
+		if err == nil || errors.As(err, &rpcErr) && !transportRejected(rpcErr) { // any answer: it is alive
 			if stalled {
 				s.mu.Lock()
 				s.pingClosedAt = s.h.clock.Now()
