@@ -17,7 +17,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -76,14 +75,7 @@ func (w *cancelWorld) waitLog(t *testing.T, prefix string, within time.Duration)
 // serverPIDs returns the pids the upstream server wrote.
 func (w *cancelWorld) serverPIDs(t *testing.T) []int {
 	t.Helper()
-	b, _ := os.ReadFile(w.pids)
-	var out []int
-	for _, f := range strings.Fields(string(b)) {
-		if n, err := strconv.Atoi(f); err == nil {
-			out = append(out, n)
-		}
-	}
-	return out
+	return pidsIn(t, w.pids)
 }
 
 // rawHTTP is an MCP client over plain HTTP requests, on protocol

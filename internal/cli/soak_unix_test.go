@@ -341,21 +341,28 @@ func countKills(killed map[string][]time.Time) map[string]int {
 	return out
 }
 
-// lastPid is the last pid in a server's pid file (0 before it started).
+// pidsIn returns the pids a test server wrote to its -pid-file, one per
+// start (none before it started).
+func pidsIn(t *testing.T, file string) []int {
+	t.Helper()
+	data, _ := os.ReadFile(file)
+	var pids []int
+	for _, f := range strings.Fields(string(data)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// lastPid is the pid of a server's current process (0 before it started).
 func lastPid(t *testing.T, file string) int {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return 0
+	if pids := pidsIn(t, file); len(pids) > 0 {
+		return pids[len(pids)-1]
 	}
-	fields := strings.Fields(string(data))
-	if len(fields) == 0 {
-		return 0
-	}
-	pid, err := strconv.Atoi(fields[len(fields)-1])
-	if err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	return pid
+	return 0
 }
 
 // ledgerRuns counts each token's runs in a side_effect ledger ("run
