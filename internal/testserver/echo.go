@@ -523,13 +523,26 @@ func appendSideEffect(file, note string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("side_effect: %w", err)
 	}
-	defer f.Close()
-	if _, err := fmt.Fprintf(f, "run pid=%d %s\n", os.Getpid(), note); err != nil {
+	n, err := recordRun(f, note)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return 0, fmt.Errorf("side_effect: %w", err)
+	}
+	return n, nil
+}
+
+// recordRun appends a run's line to f and returns how many lines f then
+// holds, counting only what was added since this process last counted
+// (sideEffectSeen, under sideEffectMu).
+func recordRun(f *os.File, note string) (int, error) {
+	if _, err := fmt.Fprintf(f, "run pid=%d %s\n", os.Getpid(), note); err != nil {
+		return 0, err
 	}
 	fi, err := f.Stat()
 	if err != nil {
-		return 0, fmt.Errorf("side_effect: %w", err)
+		return 0, err
 	}
 	seen := &sideEffectSeen
 	if seen.fi == nil || !os.SameFile(fi, seen.fi) || fi.Size() < seen.off {
@@ -537,20 +550,19 @@ func appendSideEffect(file, note string) (int, error) {
 	}
 	// Every line is written whole with its newline (O_APPEND), by this
 	// process or another: the lines are the newlines.
-	buf := make([]byte, 64<<10)
+	buf := make([]byte, 4<<10)
 	for {
 		k, err := f.ReadAt(buf, seen.off)
 		seen.n += bytes.Count(buf[:k], []byte{'\n'})
 		seen.off += int64(k)
 		if err == io.EOF {
-			break
+			return seen.n, nil
 		}
 		if err != nil {
 			seen.fi = nil
-			return 0, fmt.Errorf("side_effect: %w", err)
+			return 0, err
 		}
 	}
-	return seen.n, nil
 }
 
 // CountSideEffects returns how many runs of the side_effect tools file
