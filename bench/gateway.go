@@ -296,7 +296,7 @@ func (b *bench) gateway() error {
 	mt.note("RSS is the target process's VmRSS (children not counted) after its first call; with 20 and 100 servers, after every server's tools were listed through it (a fresh launch each).")
 	mt.note("Anonymous is RssAnon (heap, stacks, runtime): VmRSS also counts the pages of the program's own binary it touched, shared with every other process of it (switchboard's supervisor is one).")
 	mt.note("switchboard's stdio servers run under one supervisor process of its own (about 1.6 MiB PSS, not counted); the Node peers run in one node process each.")
-	mt.note("Idle sessions: on a fresh launch (1 server, one call made, 1 s to settle), %d sessions opened one after another (initialize, tools/list, then nothing; each holds its standalone SSE stream), RSS growth 1 s later ÷ sessions.", b.idle)
+	mt.note("Idle sessions: on a fresh launch (1 server, one call made, %v to settle), %d sessions opened one after another (initialize, tools/list, then nothing; each holds its standalone SSE stream), RSS growth %v later ÷ sessions (switchboard serve gives freed heap back once idle for a second; a Go peer's runtime gives back what lies beyond its heap goal in the background).", gwSettle, b.idle, gwSettle)
 	mt.note("Launch → first call: from exec to the first successful echo call of a client that retries connecting every 5 ms.")
 	lt.print()
 	mt.print()
@@ -967,13 +967,19 @@ func (b *bench) gwThroughput(run *gwRun, c int) (perSec, cpuPerCall float64, err
 	return calls / elapsed.Seconds(), float64(cpu.Microseconds()) / calls, nil
 }
 
+// gwSettle is how long a target is left idle before its RSS is read for
+// the idle-session figure: long enough for a Go runtime's background
+// scavenger, Node's collector and switchboard serve's release of freed
+// heap once idle for a second (internal/cli/serve_idle.go) to have run.
+const gwSettle = 3 * time.Second
+
 // gwIdle opens k sessions to run, leaves them idle, and returns the
 // target's RSS growth per session in KiB.
 func (b *bench) gwIdle(run *gwRun, k int) (rss, anon float64, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	pid := run.cmd.Process.Pid
-	time.Sleep(time.Second)
+	time.Sleep(gwSettle)
 	before, beforeAnon := vmRSS(pid), rssAnon(pid)
 	var sessions []*mcp.ClientSession
 	defer func() {
@@ -991,8 +997,7 @@ func (b *bench) gwIdle(run *gwRun, k int) (rss, anon float64, err error) {
 			return 0, 0, fmt.Errorf("after %d sessions: %w", len(sessions), err)
 		}
 	}
-	// Let the target settle (a Go gateway's GC, Node's) before reading.
-	time.Sleep(time.Second)
+	time.Sleep(gwSettle)
 	after, afterAnon := vmRSS(pid), rssAnon(pid)
 	if before == 0 || after == 0 {
 		return 0, 0, errors.New("cannot read the target's RSS")

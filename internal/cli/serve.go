@@ -365,6 +365,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		return err
 	}
 	defer tuneServeRuntime(opts.HTTP == "", opts.Getenv)()
+	defer releaseWhenIdle(ctx)()
 	// A protocol on stdout, a service on a socket: nothing is drawn on
 	// stderr and nobody is asked on the terminal.
 	opts.ErrTTY = false
