@@ -54,26 +54,19 @@ type fastParams struct {
 	RequestState   json.RawMessage `json:"requestState"`
 }
 
-// fastRequest reads a POST's body, if it is one tools/call with a valid
-// ID, and its params, if plain (plainParams).
-func fastRequest(r *http.Request, body []byte) (m rpcMessage, id jsonrpc.ID, p fastParams, ok bool) {
-	msgs := postMessages(r, body)
-	if len(msgs) != 1 || firstByte(body) != '{' {
+// fastRequest reads a POST's body, if it is one tools/call in its plain
+// form (scanCall) with a valid ID.
+func fastRequest(body []byte) (m rpcMessage, id jsonrpc.ID, p fastParams, ok bool) {
+	if m, p, ok = scanCall(body); !ok {
 		return m, id, p, false
 	}
-	m = msgs[0]
-	if m.Method != "tools/call" || m.JSONRPC != "2.0" {
-		return m, id, p, false
-	}
-	if id, ok = fastID(m.ID); !ok {
-		return m, id, p, false
-	}
-	p, ok = plainParams(m.Params)
+	id, ok = fastID(m.ID)
 	return m, id, p, ok
 }
 
 // plainParams decodes a tools/call's params if they answer no question
-// and start no task, and their arguments are not null.
+// and start no task, and their arguments are not null. (The fast path
+// reads them with scanCall; FuzzScanCall checks it against this.)
 func plainParams(raw json.RawMessage) (p fastParams, ok bool) {
 	if len(raw) == 0 || json.Unmarshal(raw, &p) != nil ||
 		len(p.Task)+len(p.InputResponses)+len(p.RequestState) > 0 || string(p.Arguments) == "null" {
@@ -89,7 +82,7 @@ func (l *httpLife) fastCall(w http.ResponseWriter, r *http.Request, sid string, 
 	if l.sdkOnly || l.sessions == nil || !fastHeaders(r, false) {
 		return false
 	}
-	m, id, p, ok := fastRequest(r, body)
+	m, id, p, ok := fastRequest(body)
 	if !ok || len(p.Meta) > 0 {
 		return false
 	}
@@ -270,7 +263,7 @@ func (l *httpLife) fastStateless(w http.ResponseWriter, r *http.Request, body []
 	if !fastHeaders(r, true) {
 		return false
 	}
-	m, id, p, ok := fastRequest(r, body)
+	m, id, p, ok := fastRequest(body)
 	if !ok || r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != p.Name {
 		return false
 	}
@@ -545,8 +538,20 @@ func cancelKey(sid, idKey string) string {
 }
 
 // fastID is a request's ID as the SDK reads it (a JSON number or string);
-// ok is false for anything else, which the SDK answers.
+// ok is false for anything else, which the SDK answers. A number and a
+// string of printable ASCII without escapes are read directly, anything
+// else by encoding/json.
 func fastID(raw json.RawMessage) (jsonrpc.ID, bool) {
+	if len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
+		if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
+			id, err := jsonrpc.MakeID(f)
+			return id, err == nil
+		}
+	}
+	if s, ok := plainString(raw); ok {
+		id, err := jsonrpc.MakeID(s)
+		return id, err == nil
+	}
 	var v any
 	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
 		return jsonrpc.ID{}, false

@@ -104,7 +104,7 @@ func (f *stdioFast) take(req *jsonrpc.Request) bool {
 	if ip == nil {
 		return false
 	}
-	p, ok := plainParams(req.Params)
+	p, ok := scanParams(req.Params)
 	if !ok {
 		return false
 	}
