@@ -19,6 +19,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 )
 
 // The HTTP fast path (issue 36). The SDK's Streamable HTTP handler decodes
@@ -163,16 +165,18 @@ func appendResponse(b *bytes.Buffer, id jsonrpc.ID, rawID json.RawMessage, res m
 	case int64:
 		b.WriteString(strconv.FormatInt(v, 10))
 	case string:
-		enc := json.NewEncoder(b)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(v); err != nil {
-			return err
-		}
-		b.Truncate(b.Len() - 1) // Encode's newline
+		b.Write(jsonl.AppendString(b.AvailableBuffer(), v, false))
 	default:
 		return fmt.Errorf("request id %s", rawID)
 	}
 	b.WriteString(`,"result":`)
+	if cr, ok := res.(*mcp.CallToolResult); ok {
+		if data, ok := appendPlainResult(b.AvailableBuffer(), cr); ok {
+			b.Write(data)
+			b.WriteByte('}')
+			return nil
+		}
+	}
 	data, err := resultJSON(res)
 	if err != nil {
 		return err
@@ -186,6 +190,11 @@ func appendResponse(b *bytes.Buffer, id jsonrpc.ID, rawID json.RawMessage, res m
 // (encoding/json, no HTML escaping); a result's own MarshalJSON gives
 // compact JSON already, which the encoder would only copy.
 func resultJSON(res mcp.Result) (json.RawMessage, error) {
+	if cr, ok := res.(*mcp.CallToolResult); ok {
+		if data, ok := appendPlainResult(nil, cr); ok {
+			return data, nil
+		}
+	}
 	if m, ok := res.(json.Marshaler); ok && res != nil && !isNilResult(res) {
 		return m.MarshalJSON()
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	sjson "github.com/segmentio/encoding/json"
+
+	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 )
 
 // The relay path of tools/call (issue 36).
@@ -96,7 +98,7 @@ func (c *conn) rawCall(ctx context.Context, params *rawParams, written *atomic.B
 	if len(params.Arguments) == 0 {
 		params.Arguments = json.RawMessage("{}")
 	}
-	body, err := json.Marshal(params)
+	body, err := rawParamsJSON(params)
 	if err != nil {
 		return nil, err
 	}
@@ -135,6 +137,22 @@ func (c *conn) rawCall(ctx context.Context, params *rawParams, written *atomic.B
 		forget()
 		return nil, mcp.ErrConnectionClosed
 	}
+}
+
+// rawParamsJSON encodes params. Without _meta, as the name and the
+// arguments as they are: the connection's writer compacts and checks them
+// (jsonl's appendRequest, as the SDK's encoder does), which json.Marshal
+// would do a second time, with reflection.
+func rawParamsJSON(params *rawParams) (json.RawMessage, error) {
+	if len(params.Meta) > 0 {
+		return json.Marshal(params)
+	}
+	b := make([]byte, 0, len(params.Name)+len(params.Arguments)+24)
+	b = append(b, `{"name":`...)
+	b = jsonl.AppendString(b, params.Name, true)
+	b = append(b, `,"arguments":`...)
+	b = append(b, params.Arguments...)
+	return append(b, '}'), nil
 }
 
 // rawCancel tells the server that the host gave up on request id.

@@ -576,6 +576,11 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	} else {
 		c.watchRequest(msg)
 	}
+	if req, ok := msg.(*jsonrpc.Request); ok && data == nil {
+		if data, ok = appendRequest(make([]byte, 0, len(req.Params)+len(req.Method)+48), req); !ok {
+			data = nil
+		}
+	}
 	if data == nil {
 		var err error
 		if data, err = jsonrpc.EncodeMessage(msg); err != nil {
