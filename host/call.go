@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -130,6 +131,9 @@ func (h *Host) decideCall(ctx context.Context, name string, args any) (*server, 
 	if err := h.checkHeld(ctx, s, tool); err != nil {
 		return nil, "", nil, err
 	}
+	if err := checkRawArgs(s, tool, args); err != nil {
+		return nil, "", nil, err
+	}
 	if args, err = h.permit(ctx, s, tool, args); err != nil {
 		return nil, "", nil, err
 	}
@@ -146,6 +150,9 @@ func (h *Host) CallTool(ctx context.Context, serverName, tool string, args any) 
 		return nil, &FilteredError{Server: serverName, Tool: tool, Reason: why}
 	}
 	if err := h.checkHeld(ctx, s, tool); err != nil {
+		return nil, err
+	}
+	if err := checkRawArgs(s, tool, args); err != nil {
 		return nil, err
 	}
 	if args, err = h.permit(ctx, s, tool, args); err != nil {
@@ -529,4 +536,24 @@ type callMetaKey struct{}
 // spans join the trace.
 func WithCallMeta(ctx context.Context, meta map[string]any) context.Context {
 	return context.WithValue(ctx, callMetaKey{}, meta)
+}
+
+// checkRawArgs refuses arguments handed in as JSON text (json.RawMessage
+// or []byte) that are not valid JSON: neither way of sending a call can
+// write them (the SDK's CallTool then waited out the call's deadline). Any
+// other value is encoded by the call.
+func checkRawArgs(s *server, tool string, args any) error {
+	var raw []byte
+	switch a := args.(type) {
+	case json.RawMessage:
+		raw = a
+	case []byte:
+		raw = a
+	default:
+		return nil
+	}
+	if json.Valid(raw) {
+		return nil
+	}
+	return fmt.Errorf("%s: the arguments are not valid JSON", toolName(s.name, tool))
 }

@@ -75,6 +75,8 @@ func TestRelayPathSameAsSDK(t *testing.T) {
 	}{
 		{"text", "echo", "echo", map[string]any{"text": "hello switchboard"}, true},
 		{"raw arguments", "echo", "echo", json.RawMessage(`{"text":"raw \u00e9"}`), true},
+		{"raw arguments with space, lines and HTML", "echo", "echo", json.RawMessage("{ \"text\" :\n\t\"a <b> & c\\n\" }"), true},
+		{"raw arguments that are not JSON (not sent)", "echo", "echo", json.RawMessage(`{"text":`), false},
 		{"no arguments", "echo", "cwd", nil, true},
 		{"hidden text and an envelope tag", "echo", "echo", map[string]any{"text": hidden}, true},
 		{"a known secret", "echo", "env", map[string]any{"names": []string{"ECHO_API_TOKEN"}}, true},
@@ -117,6 +119,14 @@ func TestRelayPathSameAsSDK(t *testing.T) {
 				t.Errorf("with SDKCalls, %d calls took the relay path", n)
 			}
 		})
+	}
+	// Arguments that are not JSON are refused at once, by either entry.
+	bad := json.RawMessage(`{"text":`)
+	if _, err := relay.CallTool(context.Background(), "echo", "echo", bad); err == nil || !strings.Contains(err.Error(), "mcp__echo__echo: the arguments are not valid JSON") {
+		t.Errorf("CallTool with bad arguments: %v", err)
+	}
+	if _, err := relay.Call(context.Background(), "mcp__echo__echo", []byte(bad)); err == nil || !strings.Contains(err.Error(), "the arguments are not valid JSON") {
+		t.Errorf("Call with bad arguments: %v", err)
 	}
 	if got := string(mustText(t, relay, "echo", "env", map[string]any{"names": []string{"ECHO_API_TOKEN"}})); strings.Contains(got, relayToken) {
 		t.Errorf("the secret came back: %q", got)
