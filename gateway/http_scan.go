@@ -20,9 +20,9 @@ func scanCall(body []byte) (m rpcMessage, p fastParams, ok bool) {
 		return m, p, false
 	}
 	var seen [4]bool
-	ok = members(body, func(key string, val []byte) bool {
+	ok = members(body, func(key, val []byte) bool {
 		i := -1
-		switch key {
+		switch string(key) {
 		case "jsonrpc":
 			i = 0
 			if string(val) != `"2.0"` {
@@ -63,9 +63,9 @@ func scanCall(body []byte) (m rpcMessage, p fastParams, ok bool) {
 // valid JSON, as every part of a decoded message is.
 func scanParams(raw []byte) (p fastParams, ok bool) {
 	var seen [3]bool
-	ok = members(raw, func(key string, val []byte) bool {
+	ok = members(raw, func(key, val []byte) bool {
 		i := -1
-		switch key {
+		switch string(key) {
 		case "name":
 			i = 0
 			name, plain := plainString(val)
@@ -98,7 +98,7 @@ func scanParams(raw []byte) (p fastParams, ok bool) {
 // members calls f with each member of data, a valid JSON object (json.Valid
 // holds for the text around it), in order, and reports false if data is not
 // an object, a member's name holds an escape, or f returned false.
-func members(data []byte, f func(key string, val []byte) bool) bool {
+func members(data []byte, f func(key, val []byte) bool) bool {
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return false
@@ -122,7 +122,7 @@ func members(data []byte, f func(key string, val []byte) bool) bool {
 		}
 		start := skipSpace(data, i+1)
 		stop := skipValue(data, start)
-		if stop < 0 || !f(string(key), data[start:stop]) {
+		if stop < 0 || !f(key, data[start:stop]) {
 			return false
 		}
 		i = skipSpace(data, stop)
