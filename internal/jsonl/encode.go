@@ -43,6 +43,35 @@ func appendRequest(dst []byte, req *jsonrpc.Request) (out []byte, ok bool) {
 	return append(out, '}'), true
 }
 
+// appendResponse appends resp as jsonrpc.EncodeMessage encodes it when it
+// carries a result: {"jsonrpc":"2.0","id":…,"result":…}, the result
+// compacted. ok is false for an error answer or no result, which
+// EncodeMessage writes, and for a result that is not valid JSON.
+// FuzzAppendResponse checks it against EncodeMessage.
+func appendResponse(dst []byte, resp *jsonrpc.Response) (out []byte, ok bool) {
+	if resp.Error != nil || len(resp.Result) == 0 {
+		return dst, false
+	}
+	out = append(dst, `{"jsonrpc":"2.0"`...)
+	switch id := resp.ID.Raw().(type) {
+	case nil:
+	case int64:
+		out = append(out, `,"id":`...)
+		out = strconv.AppendInt(out, id, 10)
+	case string:
+		out = append(out, `,"id":`...)
+		out = AppendString(out, id, false)
+	default:
+		return dst, false
+	}
+	out = append(out, `,"result":`...)
+	b := bytes.NewBuffer(out)
+	if json.Compact(b, resp.Result) != nil {
+		return dst, false
+	}
+	return append(b.Bytes(), '}'), true
+}
+
 const hexDigits = "0123456789abcdef"
 
 // AppendString appends s as encoding/json encodes a string: \" \\ \b \f

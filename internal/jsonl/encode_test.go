@@ -68,3 +68,42 @@ func FuzzAppendRequest(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAppendResponse: an answer with a result is written byte for byte as
+// jsonrpc.EncodeMessage writes it; any other answer is left to it.
+func FuzzAppendResponse(f *testing.F) {
+	f.Add(int64(1), "", true, []byte(`{"content":[{"type":"text","text":"hi <b>"}]}`), false)
+	f.Add(int64(0), "sb-7", false, []byte(" { \"a\" :\n [ 1 , \"x y\" ] } "), false)
+	f.Add(int64(2), "", true, []byte(nil), false)
+	f.Add(int64(2), "", true, []byte(`{}`), true)
+	f.Add(int64(3), "", true, []byte(`{"a":`), false)
+	f.Fuzz(func(t *testing.T, n int64, s string, isInt bool, result []byte, withErr bool) {
+		resp := &jsonrpc.Response{Result: result}
+		switch {
+		case isInt:
+			resp.ID, _ = jsonrpc.MakeID(float64(n))
+		case s != "":
+			resp.ID, _ = jsonrpc.MakeID(s)
+		}
+		if withErr {
+			resp.Error = &jsonrpc.Error{Code: -32000, Message: "x"}
+		}
+		got, ok := appendResponse([]byte("x"), resp)
+		want, werr := jsonrpc.EncodeMessage(resp)
+		if !ok {
+			if string(got) != "x" {
+				t.Fatalf("appendResponse wrote %s and reported false", got)
+			}
+			if werr == nil && !withErr && len(result) > 0 {
+				var v any
+				if json.Unmarshal(result, &v) == nil {
+					t.Fatalf("appendResponse left a valid result to EncodeMessage: %s", result)
+				}
+			}
+			return
+		}
+		if werr != nil || !bytes.Equal(got, append([]byte("x"), want...)) {
+			t.Fatalf("appendResponse = %s; EncodeMessage writes %s (%v)", got, want, werr)
+		}
+	})
+}

@@ -576,8 +576,15 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	} else {
 		c.watchRequest(msg)
 	}
-	if req, ok := msg.(*jsonrpc.Request); ok && data == nil {
-		if data, ok = appendRequest(make([]byte, 0, len(req.Params)+len(req.Method)+48), req); !ok {
+	if data == nil {
+		var ok bool
+		switch m := msg.(type) {
+		case *jsonrpc.Request:
+			data, ok = appendRequest(make([]byte, 0, len(m.Params)+len(m.Method)+48), m)
+		case *jsonrpc.Response:
+			data, ok = appendResponse(make([]byte, 0, len(m.Result)+48), m)
+		}
+		if !ok {
 			data = nil
 		}
 	}
