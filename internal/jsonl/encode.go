@@ -16,16 +16,7 @@ import (
 // if the params are not valid JSON, as EncodeMessage fails then too.
 // FuzzAppendRequest checks it against EncodeMessage.
 func appendRequest(dst []byte, req *jsonrpc.Request) (out []byte, ok bool) {
-	out = append(dst, `{"jsonrpc":"2.0"`...)
-	switch id := req.ID.Raw().(type) {
-	case nil:
-	case int64:
-		out = append(out, `,"id":`...)
-		out = strconv.AppendInt(out, id, 10)
-	case string:
-		out = append(out, `,"id":`...)
-		out = AppendString(out, id, false)
-	default:
+	if out, ok = appendHead(dst, req.ID); !ok {
 		return dst, false
 	}
 	if req.Method != "" {
@@ -52,16 +43,7 @@ func appendResponse(dst []byte, resp *jsonrpc.Response) (out []byte, ok bool) {
 	if resp.Error != nil || len(resp.Result) == 0 {
 		return dst, false
 	}
-	out = append(dst, `{"jsonrpc":"2.0"`...)
-	switch id := resp.ID.Raw().(type) {
-	case nil:
-	case int64:
-		out = append(out, `,"id":`...)
-		out = strconv.AppendInt(out, id, 10)
-	case string:
-		out = append(out, `,"id":`...)
-		out = AppendString(out, id, false)
-	default:
+	if out, ok = appendHead(dst, resp.ID); !ok {
 		return dst, false
 	}
 	out = append(out, `,"result":`...)
@@ -70,6 +52,24 @@ func appendResponse(dst []byte, resp *jsonrpc.Response) (out []byte, ok bool) {
 		return dst, false
 	}
 	return append(b.Bytes(), '}'), true
+}
+
+// appendHead appends a message's opening as EncodeMessage writes it: the
+// version, then the ID if there is one.
+func appendHead(dst []byte, id jsonrpc.ID) ([]byte, bool) {
+	out := append(dst, `{"jsonrpc":"2.0"`...)
+	switch v := id.Raw().(type) {
+	case nil:
+	case int64:
+		out = append(out, `,"id":`...)
+		out = strconv.AppendInt(out, v, 10)
+	case string:
+		out = append(out, `,"id":`...)
+		out = AppendString(out, v, false)
+	default:
+		return dst, false
+	}
+	return out, true
 }
 
 const hexDigits = "0123456789abcdef"
