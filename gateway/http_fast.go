@@ -604,7 +604,7 @@ func fastHeaders(r *http.Request, standard bool) bool {
 			return false
 		}
 	}
-	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil && loopback(la.String()) && !loopback(r.Host) {
+	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil && loopbackAddr(la) && !loopback(r.Host) {
 		return false
 	}
 	return true
@@ -636,6 +636,15 @@ func accepts(values []string) (jsonOK, streamOK bool) {
 }
 
 // loopback is the SDK's test of a loopback address or Host.
+// loopbackAddr is loopback(a.String()) without making the string: a TCP
+// address is asked directly.
+func loopbackAddr(a net.Addr) bool {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.IP.IsLoopback()
+	}
+	return loopback(a.String())
+}
+
 func loopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -131,4 +132,25 @@ func FuzzScanParams(f *testing.F) {
 			t.Fatalf("scanParams read %q as %+v; plainParams as %+v, %v", raw, p, wp, wok)
 		}
 	})
+}
+
+// TestLoopbackAddr: asking a TCP address directly answers as the SDK's
+// reading of its string does.
+func TestLoopbackAddr(t *testing.T) {
+	addrs := []*net.TCPAddr{
+		{IP: net.IPv4(127, 0, 0, 1), Port: 80}, {IP: net.IPv4(127, 9, 8, 7), Port: 1}, {IP: net.IPv6loopback, Port: 443},
+		{IP: net.ParseIP("::ffff:127.0.0.1"), Port: 8}, {IP: net.IPv4(10, 0, 0, 1), Port: 80}, {IP: net.ParseIP("fe80::1"), Port: 80, Zone: "eth0"},
+		{IP: net.IPv4zero, Port: 80}, {IP: net.IPv6unspecified, Port: 80}, {IP: net.ParseIP("::2"), Port: 80}, {Port: 80},
+	}
+	for i := range 256 {
+		addrs = append(addrs, &net.TCPAddr{IP: net.IPv4(byte(i), byte(i*7), 0, 1), Port: i})
+	}
+	for _, a := range addrs {
+		if got, want := loopbackAddr(a), loopback(a.String()); got != want {
+			t.Errorf("loopbackAddr(%v) = %v; loopback(%q) = %v", a, got, a.String(), want)
+		}
+	}
+	if !loopbackAddr(&net.UnixAddr{Name: "localhost", Net: "unix"}) {
+		t.Error("a non-TCP address is read from its string")
+	}
 }
