@@ -2,7 +2,7 @@ package gateway
 
 import (
 	"bytes"
-		"strings"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
