@@ -266,6 +266,9 @@ type Gateway struct {
 	// streams are the standalone streams served on connections of their
 	// own (http_stream.go), ended at shutdown.
 	streams streamSet
+	// infoMeta is serverInfoMeta's JSON, made once.
+	infoMetaOnce sync.Once
+	infoMeta     []byte
 }
 
 // toolRoute is where a served tool name goes: the host's name for it

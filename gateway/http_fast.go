@@ -370,7 +370,11 @@ func (g *Gateway) annotated(res mcp.Result) mcp.Result {
 		return res
 	}
 	cp := *cr
+	var meta []byte
 	if _, ok := cp.Meta[metaServerInfo]; !ok {
+		if len(cp.Meta) == 0 {
+			meta = g.serverInfoMeta()
+		}
 		m := make(mcp.Meta, len(cp.Meta)+1)
 		for k, v := range cp.Meta {
 			m[k] = v
@@ -378,15 +382,43 @@ func (g *Gateway) annotated(res mcp.Result) mcp.Result {
 		m[metaServerInfo] = &mcp.Implementation{Name: g.opts.Name, Version: g.opts.Version}
 		cp.Meta = m
 	}
-	return mrtResult{&cp}
+	return mrtResult{CallToolResult: &cp, meta: meta}
+}
+
+// serverInfoMeta is the JSON of the _meta annotated gives a result that
+// had none: the server's info, as CallToolResult.MarshalJSON writes it.
+func (g *Gateway) serverInfoMeta() []byte {
+	g.infoMetaOnce.Do(func() {
+		g.infoMeta, _ = json.Marshal(mcp.Meta{metaServerInfo: &mcp.Implementation{Name: g.opts.Name, Version: g.opts.Version}})
+	})
+	return g.infoMeta
 }
 
 // mrtResult is a 2026-07-28 call's result, encoded with its resultType
 // as the SDK encodes it (complete, or input_required with the input
 // requests after it).
-type mrtResult struct{ *mcp.CallToolResult }
+type mrtResult struct {
+	*mcp.CallToolResult
+	// meta, when set, is the JSON of the result's only _meta (the
+	// server's info, which annotated added to a result without any): a
+	// plain result (appendPlainResult) is then written directly, the same
+	// bytes (FuzzPlainResult).
+	meta []byte
+}
 
 func (r mrtResult) MarshalJSON() ([]byte, error) {
+	if r.meta != nil && r.InputRequests == nil {
+		base := *r.CallToolResult
+		base.Meta = nil
+		if body, ok := appendPlainResult(nil, &base); ok {
+			out := make([]byte, 0, len(r.meta)+len(body)+32)
+			out = append(out, `{"_meta":`...)
+			out = append(out, r.meta...)
+			out = append(out, ',')
+			out = append(out, body[1:len(body)-1]...)
+			return append(out, `,"resultType":"complete"}`...), nil
+		}
+	}
 	cp := *r.CallToolResult
 	ir := cp.InputRequests
 	cp.InputRequests = nil

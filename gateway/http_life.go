@@ -339,8 +339,18 @@ type rpcMessage struct {
 	Params  json.RawMessage `json:"params"`
 }
 
-// jsonMessages decodes a POST body: one JSON-RPC message or a batch.
+// jsonMessages decodes a POST body: one JSON-RPC message or a batch. A
+// plain tools/call, the common body, is read by scanCall (the same
+// message: FuzzScanCall) instead of a decode.
 func jsonMessages(body []byte) []rpcMessage {
+	if m, _, ok := scanCall(body); ok {
+		return []rpcMessage{m}
+	}
+	return decodeMessages(body)
+}
+
+// decodeMessages is jsonMessages by encoding/json.
+func decodeMessages(body []byte) []rpcMessage {
 	body = bytes.TrimSpace(body)
 	if len(body) > 0 && body[0] == '[' {
 		var ms []rpcMessage

@@ -6,7 +6,7 @@ import (
 )
 
 // scanCall reads a POST body that is exactly one tools/call in its plain
-// form, in one pass and without allocating, as jsonMessages and
+// form, in one pass and without allocating, as decodeMessages and
 // plainParams would read it: the envelope's four members and the params'
 // name, arguments and _meta, each raw value the very bytes of the body. It
 // is strict where they are lenient, so that a body it takes is read the
@@ -14,7 +14,7 @@ import (
 // other member, a member twice, an escape in a member's name or in the
 // method or tool name, a non-string method or name, a task, an answer to a
 // question, or null arguments make it report false, and the body goes to
-// the SDK. FuzzScanCall checks it against jsonMessages and plainParams.
+// the SDK. FuzzScanCall checks it against decodeMessages and plainParams.
 func scanCall(body []byte) (m rpcMessage, p fastParams, ok bool) {
 	if !json.Valid(body) {
 		return m, p, false

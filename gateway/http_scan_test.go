@@ -43,7 +43,7 @@ var scanSeeds = []string{
 	`{}`, ``, `null`, `"x"`,
 }
 
-// FuzzScanCall: a body scanCall takes is one that jsonMessages and
+// FuzzScanCall: a body scanCall takes is one that decodeMessages and
 // plainParams, the decoders the fast path used before it (encoding/json),
 // take too and read the same way — every field, byte for byte — and
 // whose ID fastID reads as encoding/json does.
@@ -56,7 +56,7 @@ func FuzzScanCall(f *testing.F) {
 		if !ok {
 			return
 		}
-		msgs := jsonMessages(body)
+		msgs := decodeMessages(body)
 		if len(msgs) != 1 || firstByte(body) != '{' {
 			t.Fatalf("scanCall took %q; encoding/json reads %d messages", body, len(msgs))
 		}

@@ -35,6 +35,20 @@ func FuzzPlainResult(f *testing.F) {
 		if !bytes.Equal(got, want) {
 			t.Fatalf("appendPlainResult wrote %s; the SDK writes %s", got, want)
 		}
+		// The same result answered on 2026-07-28 (the server's info in
+		// its _meta, its resultType): written directly, and as encoded
+		// through the SDK's MarshalJSON.
+		g := &Gateway{opts: Options{Name: "switchboard <&>", Version: text}}
+		mrt, ok := g.annotated(res).(mrtResult)
+		if !ok || mrt.meta == nil {
+			t.Fatalf("annotated(%+v) = %#v; want an mrtResult with the meta's JSON", res, mrt)
+		}
+		fast, err := mrt.MarshalJSON()
+		mrt.meta = nil
+		slow, err2 := mrt.MarshalJSON()
+		if err != nil || err2 != nil || !bytes.Equal(fast, slow) {
+			t.Fatalf("the 2026-07-28 answer written directly: %s (%v); through the SDK's encoder: %s (%v)", fast, err, slow, err2)
+		}
 	})
 }
 
