@@ -269,6 +269,9 @@ type Gateway struct {
 	// infoMeta is serverInfoMeta's JSON, made once.
 	infoMetaOnce sync.Once
 	infoMeta     []byte
+	// metas remembers what fastMeta made of the _meta texts 2026-07-28
+	// clients send (the same text on every call).
+	metas metaCache
 }
 
 // toolRoute is where a served tool name goes: the host's name for it

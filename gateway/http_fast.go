@@ -276,7 +276,7 @@ func (l *httpLife) fastStateless(w http.ResponseWriter, r *http.Request, body []
 	if !ok || r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != p.Name {
 		return false
 	}
-	meta, ok := fastMeta(p.Meta)
+	meta, ok := l.g.metas.read(p.Meta)
 	if !ok {
 		return false
 	}

@@ -111,7 +111,7 @@ func (f *stdioFast) take(req *jsonrpc.Request) bool {
 	var meta mcp.Meta
 	mrt := len(p.Meta) > 0
 	if mrt {
-		if meta, ok = fastMeta(p.Meta); !ok || ip.ProtocolVersion < protocolMRT {
+		if meta, ok = f.g.metas.read(p.Meta); !ok || ip.ProtocolVersion < protocolMRT {
 			return false
 		}
 	} else if ip.ProtocolVersion >= protocolMRT || (ip.Capabilities != nil && ip.Capabilities.Elicitation != nil) {
