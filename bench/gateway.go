@@ -286,7 +286,7 @@ func (b *bench) gateway() error {
 	lt.note("Latency: one session per target, %d sequential echo calls each after %d untimed, in blocks of 100 calls taking turns between the targets (all running).", b.n, b.warmup)
 	lt.note("Every session asks for protocol %q (-gateway-protocol; \"\" is the SDK's newest, 2026-07-28, under which supergateway starts a server per request even with --stateful).", b.gwProtocol)
 	lt.note("Throughput: N sessions of one target at once, each making %d sequential calls; calls/s is all calls over the wall time. One shared http.Transport (256 idle connections per host).", gwCallsPerSession)
-	lt.note("CPU µs/call: the target process's user and system time over its throughput run ÷ its calls (/proc/PID/stat, 10 ms ticks; the servers behind it not counted).")
+	lt.note("CPU µs/call: the target process's CPU time over its throughput run ÷ its calls (its CPU-time clock: the scheduler's account in ns, every thread; the servers behind it not counted).")
 	for i, t := range targets {
 		lt.note("%s: %s; protocol negotiated: %s.", t.name, t.wiring, protocols[i])
 	}
