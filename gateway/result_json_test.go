@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -58,6 +59,23 @@ func FuzzPlainResult(f *testing.F) {
 func TestPlainResultKnowsTheSDK(t *testing.T) {
 	if resultTypeField < 0 {
 		t.Fatal("mcp.CallToolResult has no string field resultType: the SDK changed; appendPlainResult takes nothing now, update it")
+	}
+	// appendPlainResult knows every field the SDK's encoder may write; a
+	// field a later SDK adds must be looked at before it is trusted.
+	for _, c := range []struct {
+		t    reflect.Type
+		want string
+	}{
+		{reflect.TypeFor[mcp.CallToolResult](), "Meta Content StructuredContent IsError InputRequests RequestState resultType err"},
+		{reflect.TypeFor[mcp.TextContent](), "Text Meta Annotations"},
+	} {
+		var names []string
+		for i := range c.t.NumField() {
+			names = append(names, c.t.Field(i).Name)
+		}
+		if got := strings.Join(names, " "); got != c.want {
+			t.Errorf("%v has the fields %q, appendPlainResult was written for %q: check what MarshalJSON writes of the new ones", c.t, got, c.want)
+		}
 	}
 	typed := new(mcp.CallToolResult)
 	if err := typed.UnmarshalJSON([]byte(`{"content":[{"type":"text","text":"x"}],"resultType":"complete"}`)); err != nil {
