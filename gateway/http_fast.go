@@ -56,25 +56,17 @@ type fastParams struct {
 	RequestState   json.RawMessage `json:"requestState"`
 }
 
-// fastRequest reads a POST's body, if it is one tools/call in its plain
-// form (scanCall) with a valid ID.
-func fastRequest(body []byte) (m rpcMessage, id jsonrpc.ID, p fastParams, ok bool) {
-	if m, p, ok = scanCall(body); !ok {
+// fastRequest reads r's POST body, body, if it is one tools/call in its
+// plain form (scanCall, through postParse: once per request) with a valid
+// ID.
+func fastRequest(r *http.Request, body []byte) (m rpcMessage, id jsonrpc.ID, p fastParams, ok bool) {
+	msgs, p, plain := postParse(r, body)
+	if !plain {
 		return m, id, p, false
 	}
+	m = msgs[0]
 	id, ok = fastID(m.ID)
 	return m, id, p, ok
-}
-
-// plainParams decodes a tools/call's params if they answer no question
-// and start no task, and their arguments are not null. (The fast path
-// reads them with scanCall; FuzzScanCall checks it against this.)
-func plainParams(raw json.RawMessage) (p fastParams, ok bool) {
-	if len(raw) == 0 || json.Unmarshal(raw, &p) != nil ||
-		len(p.Task)+len(p.InputResponses)+len(p.RequestState) > 0 || string(p.Arguments) == "null" {
-		return p, false
-	}
-	return p, true
 }
 
 // fastCall answers r, a POST of session sid whose body is body, if it is a
@@ -84,7 +76,7 @@ func (l *httpLife) fastCall(w http.ResponseWriter, r *http.Request, sid string, 
 	if l.sdkOnly || l.sessions == nil || !fastHeaders(r, false) {
 		return false
 	}
-	m, id, p, ok := fastRequest(body)
+	m, id, p, ok := fastRequest(r, body)
 	if !ok || len(p.Meta) > 0 {
 		return false
 	}
@@ -157,54 +149,43 @@ func writeAnswer(w http.ResponseWriter, id jsonrpc.ID, rawID json.RawMessage, re
 
 // appendResponse appends the JSON-RPC response of request id (rawID as
 // sent) with result res to b, as the SDK's jsonrpc.EncodeMessage writes
-// it: {"jsonrpc":"2.0","id":…,"result":…}, the result encoded by
-// encoding/json without HTML escaping.
+// it: {"jsonrpc":"2.0","id":…,"result":…}, the result as appendResult
+// writes it.
 func appendResponse(b *bytes.Buffer, id jsonrpc.ID, rawID json.RawMessage, res mcp.Result) error {
-	b.WriteString(`{"jsonrpc":"2.0","id":`)
-	switch v := id.Raw().(type) {
-	case int64:
-		b.WriteString(strconv.FormatInt(v, 10))
-	case string:
-		b.Write(jsonl.AppendString(b.AvailableBuffer(), v, false))
-	default:
+	out, ok := jsonl.AppendHead(b.AvailableBuffer(), id)
+	if !ok || !id.IsValid() {
 		return fmt.Errorf("request id %s", rawID)
 	}
-	b.WriteString(`,"result":`)
-	if cr, ok := res.(*mcp.CallToolResult); ok {
-		if data, ok := appendPlainResult(b.AvailableBuffer(), cr); ok {
-			b.Write(data)
-			b.WriteByte('}')
-			return nil
-		}
-	}
-	data, err := resultJSON(res)
+	out = append(out, `,"result":`...)
+	out, err := appendResult(out, res)
 	if err != nil {
 		return err
 	}
-	b.Write(data)
-	b.WriteByte('}')
+	b.Write(append(out, '}'))
 	return nil
 }
 
-// resultJSON encodes a handler's result as the SDK's JSON-RPC layer does
-// (encoding/json, no HTML escaping); a result's own MarshalJSON gives
-// compact JSON already, which the encoder would only copy.
-func resultJSON(res mcp.Result) (json.RawMessage, error) {
+// appendResult appends a handler's result as the SDK's JSON-RPC layer
+// encodes it (encoding/json, no HTML escaping): a plain tool result
+// directly (appendPlainResult), else by its own MarshalJSON, whose compact
+// JSON the encoder would only copy, or by the encoder.
+func appendResult(dst []byte, res mcp.Result) ([]byte, error) {
 	if cr, ok := res.(*mcp.CallToolResult); ok {
-		if data, ok := appendPlainResult(nil, cr); ok {
-			return data, nil
+		if out, ok := appendPlainResult(dst, cr); ok {
+			return out, nil
 		}
 	}
 	if m, ok := res.(json.Marshaler); ok && res != nil && !isNilResult(res) {
-		return m.MarshalJSON()
+		data, err := m.MarshalJSON()
+		return append(dst, data...), err
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(res); err != nil {
-		return nil, err
+		return dst, err
 	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	return append(dst, bytes.TrimRight(buf.Bytes(), "\n")...), nil
 }
 
 // isNilResult reports whether res holds a nil *mcp.CallToolResult, which
@@ -272,7 +253,7 @@ func (l *httpLife) fastStateless(w http.ResponseWriter, r *http.Request, body []
 	if !fastHeaders(r, true) {
 		return false
 	}
-	m, id, p, ok := fastRequest(body)
+	m, id, p, ok := fastRequest(r, body)
 	if !ok || r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != p.Name {
 		return false
 	}
@@ -667,7 +648,6 @@ func accepts(values []string) (jsonOK, streamOK bool) {
 	return jsonOK, streamOK
 }
 
-// loopback is the SDK's test of a loopback address or Host.
 // loopbackAddr is loopback(a.String()) without making the string: a TCP
 // address is asked directly.
 func loopbackAddr(a net.Addr) bool {
@@ -677,6 +657,7 @@ func loopbackAddr(a net.Addr) bool {
 	return loopback(a.String())
 }
 
+// loopback is the SDK's test of a loopback address or Host.
 func loopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {

@@ -153,8 +153,12 @@ func (l *httpLife) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type postBody struct {
 	*bytes.Reader
 	data []byte
-	// msgs are data's messages once postMessages has decoded them.
+	// msgs are data's messages once postParse has read them; params
+	// are the params of its one plain tools/call (plain: scanCall read
+	// it).
 	msgs   []rpcMessage
+	params fastParams
+	plain  bool
 	parsed bool
 }
 
@@ -168,7 +172,7 @@ func (b *postBody) Bytes() []byte { return b.data }
 func setPostBody(r *http.Request, body []byte) {
 	pb := &postBody{Reader: bytes.NewReader(body), data: body}
 	if old, ok := r.Body.(*postBody); ok && old.parsed && sameBytes(old.data, body) {
-		pb.msgs, pb.parsed = old.msgs, true
+		pb.msgs, pb.params, pb.plain, pb.parsed = old.msgs, old.params, old.plain, true
 	}
 	r.Body = pb
 }
@@ -178,18 +182,25 @@ func sameBytes(a, b []byte) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
-// postMessages returns jsonMessages of r's POST body, body, decoded once
-// however many of the gateway's handlers look (a router, then the handler
-// it routes to).
+// postMessages returns the messages of r's POST body, body (parsePost).
 func postMessages(r *http.Request, body []byte) []rpcMessage {
+	msgs, _, _ := postParse(r, body)
+	return msgs
+}
+
+// postParse is parsePost of r's POST body, body, read once however many
+// of the gateway's handlers look (a router, then the handler it routes
+// to, then the fast path).
+func postParse(r *http.Request, body []byte) (msgs []rpcMessage, p fastParams, plain bool) {
 	pb, ok := r.Body.(*postBody)
 	if !ok || !sameBytes(pb.data, body) {
-		return jsonMessages(body)
+		return parsePost(body)
 	}
 	if !pb.parsed {
-		pb.msgs, pb.parsed = jsonMessages(body), true
+		pb.msgs, pb.params, pb.plain = parsePost(body)
+		pb.parsed = true
 	}
-	return pb.msgs
+	return pb.msgs, pb.params, pb.plain
 }
 
 // readPostBody reads a POST's body within timeout, at most the SDK's
@@ -339,17 +350,18 @@ type rpcMessage struct {
 	Params  json.RawMessage `json:"params"`
 }
 
-// jsonMessages decodes a POST body: one JSON-RPC message or a batch. A
-// plain tools/call, the common body, is read by scanCall (the same
-// message: FuzzScanCall) instead of a decode.
-func jsonMessages(body []byte) []rpcMessage {
-	if m, _, ok := scanCall(body); ok {
-		return []rpcMessage{m}
+// parsePost reads a POST body: one JSON-RPC message or a batch. A plain
+// tools/call, the common body, is read by scanCall (the same message as
+// decodeMessages reads: FuzzScanCall), and its params come with it
+// (plain); anything else is decoded.
+func parsePost(body []byte) (msgs []rpcMessage, p fastParams, plain bool) {
+	if m, p, ok := scanCall(body); ok {
+		return []rpcMessage{m}, p, true
 	}
-	return decodeMessages(body)
+	return decodeMessages(body), fastParams{}, false
 }
 
-// decodeMessages is jsonMessages by encoding/json.
+// decodeMessages decodes a POST body with encoding/json.
 func decodeMessages(body []byte) []rpcMessage {
 	body = bytes.TrimSpace(body)
 	if len(body) > 0 && body[0] == '[' {

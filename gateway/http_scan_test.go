@@ -4,10 +4,24 @@ import (
 	"bytes"
 	"encoding/json"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
+
+// plainParams is how the fast path read a tools/call's params before
+// scanParams, with encoding/json: taken if they answer no question, start
+// no task and their arguments are not null. The fuzz targets hold
+// scanCall and scanParams to it.
+func plainParams(raw json.RawMessage) (p fastParams, ok bool) {
+	if len(raw) == 0 || json.Unmarshal(raw, &p) != nil ||
+		len(p.Task)+len(p.InputResponses)+len(p.RequestState) > 0 || string(p.Arguments) == "null" {
+		return p, false
+	}
+	return p, true
+}
 
 // scanSeeds are bodies the fast path takes, bodies it must leave to the
 // SDK, and the edges of the scanner.
@@ -97,7 +111,7 @@ func FuzzScanCall(f *testing.F) {
 func TestScanCallTakes(t *testing.T) {
 	take := map[int]bool{0: true, 1: true, 2: true, 3: true, 21: true}
 	for i, s := range scanSeeds {
-		m, _, p, ok := fastRequest([]byte(s))
+		m, _, p, ok := fastRequest(httptest.NewRequest(http.MethodPost, "/mcp", nil), []byte(s))
 		if ok != take[i] {
 			t.Errorf("fastRequest(%s) = %v; want %v", s, ok, take[i])
 			continue
@@ -152,5 +166,26 @@ func TestLoopbackAddr(t *testing.T) {
 	}
 	if !loopbackAddr(&net.UnixAddr{Name: "localhost", Net: "unix"}) {
 		t.Error("a non-TCP address is read from its string")
+	}
+}
+
+// TestPostParsedOnce: a POST's body is read once however many handlers
+// ask (the router, statelessCancels, the fast path), also after it is set
+// again as the same bytes, and the params of a plain call come with it.
+func TestPostParsedOnce(t *testing.T) {
+	body := []byte(scanSeeds[0])
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	setPostBody(r, body)
+	first, _, _ := postParse(r, body)
+	again, p, plain := postParse(r, body)
+	if len(first) != 1 || &again[0] != &first[0] || !plain || p.Name != "srv__echo" {
+		t.Fatalf("postParse read the body again or lost its call: %v %v %+v %v", first, again, p, plain)
+	}
+	setPostBody(r, body)
+	if kept, p, plain := postParse(r, body); &kept[0] != &first[0] || !plain || p.Name != "srv__echo" {
+		t.Fatalf("the same body set again was read again: %v %+v %v", kept, p, plain)
+	}
+	if _, _, plain := postParse(r, []byte(scanSeeds[4])); plain {
+		t.Fatal("another body than r's took r's reading")
 	}
 }

@@ -104,10 +104,10 @@ func TestPlainResultKnowsTheSDK(t *testing.T) {
 	}
 	// What the fast path writes for any result is the SDK's.
 	for _, res := range []*mcp.CallToolResult{typed, {Content: []mcp.Content{text()}, StructuredContent: map[string]any{"a": "<b>"}, IsError: true}} {
-		got, err := resultJSON(res)
+		got, err := appendResult(nil, res)
 		want, _ := res.MarshalJSON()
 		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("resultJSON = %s, %v; the SDK writes %s", got, err, want)
+			t.Errorf("appendResult = %s, %v; the SDK writes %s", got, err, want)
 		}
 	}
 }

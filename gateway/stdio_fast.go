@@ -149,7 +149,7 @@ func (f *stdioFast) take(req *jsonrpc.Request) bool {
 			if mrt {
 				res = g.annotated(res)
 			}
-			if resp.Result, err = resultJSON(res); err != nil {
+			if resp.Result, err = appendResult(nil, res); err != nil {
 				resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 			}
 		}

@@ -16,7 +16,7 @@ import (
 // if the params are not valid JSON, as EncodeMessage fails then too.
 // FuzzAppendRequest checks it against EncodeMessage.
 func appendRequest(dst []byte, req *jsonrpc.Request) (out []byte, ok bool) {
-	if out, ok = appendHead(dst, req.ID); !ok {
+	if out, ok = AppendHead(dst, req.ID); !ok {
 		return dst, false
 	}
 	if req.Method != "" {
@@ -24,12 +24,9 @@ func appendRequest(dst []byte, req *jsonrpc.Request) (out []byte, ok bool) {
 		out = AppendString(out, req.Method, false)
 	}
 	if len(req.Params) > 0 {
-		out = append(out, `,"params":`...)
-		b := bytes.NewBuffer(out)
-		if json.Compact(b, req.Params) != nil {
+		if out, ok = appendCompact(out, `,"params":`, req.Params); !ok {
 			return dst, false
 		}
-		out = b.Bytes()
 	}
 	return append(out, '}'), true
 }
@@ -43,20 +40,29 @@ func appendResponse(dst []byte, resp *jsonrpc.Response) (out []byte, ok bool) {
 	if resp.Error != nil || len(resp.Result) == 0 {
 		return dst, false
 	}
-	if out, ok = appendHead(dst, resp.ID); !ok {
+	if out, ok = AppendHead(dst, resp.ID); !ok {
 		return dst, false
 	}
-	out = append(out, `,"result":`...)
-	b := bytes.NewBuffer(out)
-	if json.Compact(b, resp.Result) != nil {
+	if out, ok = appendCompact(out, `,"result":`, resp.Result); !ok {
 		return dst, false
 	}
-	return append(b.Bytes(), '}'), true
+	return append(out, '}'), true
+}
+
+// appendCompact appends member (`,"name":`) and raw compacted, as the
+// SDK's encoder writes a json.RawMessage: json.Compact, which also checks
+// it. ok is false if raw is not valid JSON.
+func appendCompact(dst []byte, member string, raw json.RawMessage) ([]byte, bool) {
+	b := bytes.NewBuffer(append(dst, member...))
+	if json.Compact(b, raw) != nil {
+		return dst, false
+	}
+	return b.Bytes(), true
 }
 
 // appendHead appends a message's opening as EncodeMessage writes it: the
 // version, then the ID if there is one.
-func appendHead(dst []byte, id jsonrpc.ID) ([]byte, bool) {
+func AppendHead(dst []byte, id jsonrpc.ID) ([]byte, bool) {
 	out := append(dst, `{"jsonrpc":"2.0"`...)
 	switch v := id.Raw().(type) {
 	case nil:
