@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -326,6 +327,10 @@ func TestConsoleRefusesCrossSiteAndRebinding(t *testing.T) {
 	last := ""
 	for ctx.Err() == nil {
 		loc, err := chromedp.Run(ctx, chromedp.Location())
+		if navigating(err) {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -334,7 +339,9 @@ func TestConsoleRefusesCrossSiteAndRebinding(t *testing.T) {
 			last = loc
 		}
 		if strings.HasPrefix(loc, f.srv.URL) {
-			if body, err = chromedp.Run(ctx, chromedp.Text(chromedp.CSS("body"))); err != nil {
+			if body, err = chromedp.Run(ctx, chromedp.Text(chromedp.CSS("body"))); navigating(err) {
+				continue
+			} else if err != nil {
 				t.Fatal(err)
 			}
 			break
@@ -589,4 +596,11 @@ func TestConsoleTokenOpensOnce(t *testing.T) {
 	if resp, _ := visit(f.srv.URL + "/?token=" + f.console.NewToken()); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("a new token: %s, want a session", resp.Status)
 	}
+}
+
+// navigating reports whether err is the browser's answer to a script run
+// while the page was being replaced (the form's post under way): the
+// question is asked again, not failed.
+func navigating(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "Inspected target navigated or closed")
 }
