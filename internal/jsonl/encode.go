@@ -88,48 +88,43 @@ func AppendString(dst []byte, s string, escapeHTML bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && (!escapeHTML || (b != '<' && b != '>' && b != '&')) {
-				i++
-				continue
+		b, n := s[i], 1
+		var c rune = -1  // the character to write as \uXXXX, if any
+		short := byte(0) // the letter of a short escape, if any
+		switch {
+		case b >= utf8.RuneSelf:
+			var r rune
+			r, n = utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && n == 1 || r == '\u2028' || r == '\u2029' {
+				c = r
 			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
+		case b == '"' || b == '\\':
+			short = b
+		case b == '\b':
+			short = 'b'
+		case b == '\f':
+			short = 'f'
+		case b == '\n':
+			short = 'n'
+		case b == '\r':
+			short = 'r'
+		case b == '\t':
+			short = 't'
+		case b < 0x20 || escapeHTML && (b == '<' || b == '>' || b == '&'):
+			c = rune(b)
+		}
+		if short == 0 && c < 0 {
+			i += n
 			continue
 		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		if c == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
+		dst = append(dst, s[start:i]...)
+		if short != 0 {
+			dst = append(dst, '\\', short)
+		} else {
+			dst = append(dst, '\\', 'u', hexDigits[c>>12&0xF], hexDigits[c>>8&0xF], hexDigits[c>>4&0xF], hexDigits[c&0xF])
 		}
-		if c == '\u2028' || c == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
+		i += n
+		start = i
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
