@@ -98,13 +98,13 @@ func TestTestServerTracesFindsLinkedProgram(t *testing.T) {
 
 // build compiles the package at pkg (relative to the module root) into a
 // temporary directory and returns the binary's path.
-func build(t *testing.T, pkg string) string {
+func build(t *testing.T, pkg string, flags ...string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "bin")
 	if runtime.GOOS == "windows" {
 		out += ".exe"
 	}
-	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd := exec.Command("go", append(append([]string{"build", "-o", out}, flags...), pkg)...)
 	cmd.Dir = filepath.Join("..", "..")
 	cmd.Env = append(os.Environ(), "GOWORK=off")
 	if msg, err := cmd.CombinedOutput(); err != nil {
