@@ -57,7 +57,7 @@ func IsTimeout(ctx context.Context, err error) bool {
 }
 
 // Call runs a tool by its namespaced name (mcp__server__tool) with JSON
-// arguments (a map, a struct or json.RawMessage). A tool's own failure is a
+// arguments (a map, a struct, or JSON text as json.RawMessage or []byte). A tool's own failure is a
 // result with IsError set, not an error; errors mean the call could not be
 // made or finished: unknown tool, server not connected (ErrNotConnected),
 // circuit open (ErrCircuitOpen), timeout (ErrTimeout), a dropped
@@ -131,7 +131,7 @@ func (h *Host) decideCall(ctx context.Context, name string, args any) (*server, 
 	if err := h.checkHeld(ctx, s, tool); err != nil {
 		return nil, "", nil, err
 	}
-	if err := checkRawArgs(s, tool, args); err != nil {
+	if args, err = jsonTextArgs(s, tool, args); err != nil {
 		return nil, "", nil, err
 	}
 	if args, err = h.permit(ctx, s, tool, args); err != nil {
@@ -152,7 +152,7 @@ func (h *Host) CallTool(ctx context.Context, serverName, tool string, args any) 
 	if err := h.checkHeld(ctx, s, tool); err != nil {
 		return nil, err
 	}
-	if err := checkRawArgs(s, tool, args); err != nil {
+	if args, err = jsonTextArgs(s, tool, args); err != nil {
 		return nil, err
 	}
 	if args, err = h.permit(ctx, s, tool, args); err != nil {
@@ -538,22 +538,27 @@ func WithCallMeta(ctx context.Context, meta map[string]any) context.Context {
 	return context.WithValue(ctx, callMetaKey{}, meta)
 }
 
-// checkRawArgs refuses arguments handed in as JSON text (json.RawMessage
-// or []byte) that are not valid JSON: neither way of sending a call can
-// write them (the SDK's CallTool then waited out the call's deadline). Any
-// other value is encoded by the call.
-func checkRawArgs(s *server, tool string, args any) error {
-	var raw []byte
+// jsonTextArgs takes arguments handed in as JSON text — json.RawMessage
+// or []byte — as json.RawMessage, so that the permission check, the
+// secret check, the relay path and the SDK's CallTool all read the same
+// text (encoding/json would write a []byte as a base64 string: the rules
+// decided on that string, and the SDK sent it, where the relay path sent
+// the JSON). Text that is not valid JSON is refused: neither way of
+// sending a call can write it (the SDK's CallTool then waited out the
+// call's deadline). Any other value is returned as it is and encoded by
+// the call.
+func jsonTextArgs(s *server, tool string, args any) (any, error) {
+	var raw json.RawMessage
 	switch a := args.(type) {
 	case json.RawMessage:
 		raw = a
 	case []byte:
 		raw = a
 	default:
-		return nil
+		return args, nil
 	}
 	if json.Valid(raw) {
-		return nil
+		return raw, nil
 	}
-	return fmt.Errorf("%s: the arguments are not valid JSON", toolName(s.name, tool))
+return nil, fmt.Errorf("%s: the arguments are not valid JSON", toolName(s.name, tool))
 }

@@ -251,6 +251,17 @@ func TestPermitSeesWhatIsSent(t *testing.T) {
 	if got := textOf(res); got != saw || got == "" {
 		t.Errorf("the hook saw %v, the server got %q", saw, got)
 	}
+	// JSON text as []byte is the same JSON (not a base64 string, as
+	// encoding/json would write it), by either entry.
+	saw = nil
+	if got := textOf(mustCall(t, h, "mcp__e__echo", []byte(`{"text":"bytes"}`))); got != "bytes" || saw != "bytes" {
+		t.Errorf("Call with []byte: the hook saw %v, the server got %q", saw, got)
+	}
+	saw = nil
+	res, err := h.CallTool(ctxFor(t, 20*time.Second), "e", "echo", []byte(`{"text":"bytes too"}`))
+	if err != nil || res.IsError || textOf(res) != "bytes too" || saw != "bytes too" {
+		t.Errorf("CallTool with []byte: the hook saw %v, the server got %+v (%v)", saw, res, err)
+	}
 }
 
 // TestLazyPermitArgsDecidedByRule: with the host leaving the arguments to
@@ -272,6 +283,7 @@ func TestLazyPermitArgsDecidedByRule(t *testing.T) {
 	for _, args := range []any{
 		map[string]any{"text": "secret plan"},
 		json.RawMessage(`{"text":"secret plan"}`),
+		[]byte(`{"text":"secret plan"}`),
 		json.RawMessage(`{"text":"fine","text":"secret plan"}`), // the last is what a server reads
 	} {
 		_, err := h.Call(ctx, "mcp__e__echo", args)

@@ -77,6 +77,7 @@ func TestRelayPathSameAsSDK(t *testing.T) {
 		{"raw arguments", "echo", "echo", json.RawMessage(`{"text":"raw \u00e9"}`), true},
 		{"raw arguments with space, lines and HTML", "echo", "echo", json.RawMessage("{ \"text\" :\n\t\"a <b> & c\\n\" }"), true},
 		{"raw arguments that are not JSON (not sent)", "echo", "echo", json.RawMessage(`{"text":`), false},
+		{"JSON text as []byte", "echo", "echo", []byte(`{"text":"bytes"}`), true},
 		{"no arguments", "echo", "cwd", nil, true},
 		{"hidden text and an envelope tag", "echo", "echo", map[string]any{"text": hidden}, true},
 		{"a known secret", "echo", "env", map[string]any{"names": []string{"ECHO_API_TOKEN"}}, true},
