@@ -53,7 +53,7 @@ type CallOptions struct {
 }
 
 // Call runs the tool named mcp__<server>__<tool> (as Tools names it) with
-// args (a map, a struct, or the model's JSON as json.RawMessage), after
+// args (a map, a struct, or the model's JSON as json.RawMessage or []byte), after
 // the permission rules allow it (asking the Prompter when they say to
 // ask), and returns its result enveloped and bounded. A held server's tool
 // is a *NotApprovedError; a denied call wraps host.ErrDenied; a tool held
