@@ -560,5 +560,5 @@ func jsonTextArgs(s *server, tool string, args any) (any, error) {
 	if json.Valid(raw) {
 		return raw, nil
 	}
-return nil, fmt.Errorf("%s: the arguments are not valid JSON", toolName(s.name, tool))
+	return nil, fmt.Errorf("%s: the arguments are not valid JSON", toolName(s.name, tool))
 }
