@@ -543,7 +543,8 @@ func WithCallMeta(ctx context.Context, meta map[string]any) context.Context {
 // secret check, the relay path and the SDK's CallTool all read the same
 // text (encoding/json would write a []byte as a base64 string: the rules
 // decided on that string, and the SDK sent it, where the relay path sent
-// the JSON). Text that is not valid JSON is refused: neither way of
+// the JSON). Empty text (a nil json.RawMessage, say) is no arguments, as
+// a nil args is. Text that is not valid JSON is refused: neither way of
 // sending a call can write it (the SDK's CallTool then waited out the
 // call's deadline). Any other value is returned as it is and encoded by
 // the call.
@@ -557,7 +558,10 @@ func jsonTextArgs(s *server, tool string, args any) (any, error) {
 	default:
 		return args, nil
 	}
-	if json.Valid(raw) {
+	switch {
+	case len(raw) == 0:
+		return nil, nil // no text: no arguments, as a nil args
+	case json.Valid(raw):
 		return raw, nil
 	}
 	return nil, fmt.Errorf("%s: the arguments are not valid JSON", toolName(s.name, tool))

@@ -332,11 +332,12 @@ func deepPermitArgs(raw []byte) (map[string]any, json.RawMessage) {
 	return m, canon
 }
 
-// argsJSON returns the JSON of a call's arguments. Valid JSON handed in as
-// json.RawMessage (as the gateway relays it) is used as it is: json.Marshal
-// would only have copied it compacted.
+// argsJSON returns the JSON of a call's arguments. JSON text, which
+// jsonTextArgs has checked and left as json.RawMessage (as the gateway
+// relays it), is used as it is: json.Marshal would only have checked it
+// again and copied it compacted.
 func argsJSON(args any) ([]byte, error) {
-	if raw, ok := args.(json.RawMessage); ok && json.Valid(raw) {
+	if raw, ok := args.(json.RawMessage); ok {
 		return raw, nil
 	}
 	return json.Marshal(args)

@@ -262,6 +262,12 @@ func TestPermitSeesWhatIsSent(t *testing.T) {
 	if err != nil || res.IsError || textOf(res) != "bytes too" || saw != "bytes too" {
 		t.Errorf("CallTool with []byte: the hook saw %v, the server got %+v (%v)", saw, res, err)
 	}
+	// Empty JSON text is no arguments: the call runs, the hook sees none.
+	saw = "unset"
+	res, err = h.CallTool(ctxFor(t, 20*time.Second), "e", "cwd", json.RawMessage(nil))
+	if err != nil || res.IsError || saw != nil {
+		t.Errorf("CallTool with a nil json.RawMessage: the hook saw %v, the server answered %+v (%v)", saw, res, err)
+	}
 }
 
 // TestLazyPermitArgsDecidedByRule: with the host leaving the arguments to

@@ -78,6 +78,8 @@ func TestRelayPathSameAsSDK(t *testing.T) {
 		{"raw arguments with space, lines and HTML", "echo", "echo", json.RawMessage("{ \"text\" :\n\t\"a <b> & c\\n\" }"), true},
 		{"raw arguments that are not JSON (not sent)", "echo", "echo", json.RawMessage(`{"text":`), false},
 		{"JSON text as []byte", "echo", "echo", []byte(`{"text":"bytes"}`), true},
+		{"empty JSON text (no arguments)", "echo", "cwd", json.RawMessage(nil), true},
+		{"empty []byte (no arguments)", "echo", "cwd", []byte{}, true},
 		{"no arguments", "echo", "cwd", nil, true},
 		{"hidden text and an envelope tag", "echo", "echo", map[string]any{"text": hidden}, true},
 		{"a known secret", "echo", "env", map[string]any{"names": []string{"ECHO_API_TOKEN"}}, true},
@@ -128,6 +130,12 @@ func TestRelayPathSameAsSDK(t *testing.T) {
 	}
 	if _, err := relay.Call(context.Background(), "mcp__echo__echo", []byte(bad)); err == nil || !strings.Contains(err.Error(), "the arguments are not valid JSON") {
 		t.Errorf("Call with bad arguments: %v", err)
+	}
+	// Empty JSON text is no arguments, as nil is: the call runs.
+	for _, empty := range []any{json.RawMessage(nil), []byte{}} {
+		if res, err := relay.Call(context.Background(), "mcp__echo__cwd", empty); err != nil || res.IsError {
+			t.Errorf("Call with %T %q: %v %+v", empty, empty, err, res)
+		}
 	}
 	if got := string(mustText(t, relay, "echo", "env", map[string]any{"names": []string{"ECHO_API_TOKEN"}})); strings.Contains(got, relayToken) {
 		t.Errorf("the secret came back: %q", got)
