@@ -454,7 +454,8 @@ func plural(n int) string {
 	return "s"
 }
 
-// decodeArgs reads call arguments given as a map, a struct, or raw JSON.
+// decodeArgs reads call arguments given as a map, a struct, or JSON text
+// (json.RawMessage, []byte or string).
 func decodeArgs(args any, v any) error {
 	var raw []byte
 	switch a := args.(type) {
@@ -464,6 +465,8 @@ func decodeArgs(args any, v any) error {
 		raw = a
 	case []byte:
 		raw = a
+	case string:
+		raw = []byte(a)
 	default:
 		var err error
 		if raw, err = json.Marshal(a); err != nil {

@@ -262,6 +262,11 @@ func TestPermitSeesWhatIsSent(t *testing.T) {
 	if err != nil || res.IsError || textOf(res) != "bytes too" || saw != "bytes too" {
 		t.Errorf("CallTool with []byte: the hook saw %v, the server got %+v (%v)", saw, res, err)
 	}
+	// So is a string: the model's JSON as some providers hand it over.
+	saw = nil
+	if got := textOf(mustCall(t, h, "mcp__e__echo", `{"text":"a string"}`)); got != "a string" || saw != "a string" {
+		t.Errorf("Call with a string: the hook saw %v, the server got %q", saw, got)
+	}
 	// Empty JSON text is no arguments: the call runs, the hook sees none.
 	saw = "unset"
 	res, err = h.CallTool(ctxFor(t, 20*time.Second), "e", "cwd", json.RawMessage(nil))

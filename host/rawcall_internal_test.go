@@ -78,6 +78,7 @@ func TestRelayPathSameAsSDK(t *testing.T) {
 		{"raw arguments with space, lines and HTML", "echo", "echo", json.RawMessage("{ \"text\" :\n\t\"a <b> & c\\n\" }"), true},
 		{"raw arguments that are not JSON (not sent)", "echo", "echo", json.RawMessage(`{"text":`), false},
 		{"JSON text as []byte", "echo", "echo", []byte(`{"text":"bytes"}`), true},
+		{"JSON text as a string", "echo", "echo", `{"text":"a string"}`, true},
 		{"empty JSON text (no arguments)", "echo", "cwd", json.RawMessage(nil), true},
 		{"empty []byte (no arguments)", "echo", "cwd", []byte{}, true},
 		{"no arguments", "echo", "cwd", nil, true},
