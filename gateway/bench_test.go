@@ -186,9 +186,14 @@ func init() {
 	h.WaitReady(wctx)
 	cancel()
 	g.Sync(ctx)
-	stdin, restore := jsonl.Stdin()
-	g.Server().Run(ctx, &jsonl.Transport{Reader: stdin, Writer: os.Stdout})
-	restore()
+	// As serve --stdio runs it (internal/cli's serveStdio): its stdin and
+	// stdout, jsonl's tolerant transport, and Gateway.Run, whose fast path
+	// takes plain calls before the SDK's jsonrpc2 layer.
+	stdin, restoreIn := jsonl.Stdin()
+	stdout, restoreOut := jsonl.Stdout()
+	g.Run(ctx, jsonl.New(stdin, stdout, jsonl.Options{Tolerant: true}))
+	restoreOut()
+	restoreIn()
 	g.Close()
 	h.Close()
 	pprof.StopCPUProfile()
