@@ -79,8 +79,9 @@ type relay struct {
 // maxIdleWorkers bounds the goroutines kept waiting for a host call.
 const maxIdleWorkers = 8
 
-// workers run the relay's host calls on goroutines kept for the next call
-// once theirs returns. A goroutine's stack grows to the depth of a host
+// workers run the relay's host calls, and the calls of the stdio fast
+// path (stdio_fast.go), on goroutines kept for the next call once theirs
+// returns. A goroutine's stack grows to the depth of a host
 // call (the SDK's decoding of the server's answer is deep): on a fresh
 // goroutine per call, that was several stack copies per call, 8% of the
 // relay's CPU. A kept stack is shrunk only by the garbage collector, a

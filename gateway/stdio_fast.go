@@ -134,7 +134,9 @@ func (f *stdioFast) take(req *jsonrpc.Request) bool {
 	f.mu.Unlock()
 	g.fastCalls.Add(1)
 	creq := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Meta: meta, Name: p.Name, Arguments: p.Arguments}}
-	go func() {
+	// On one of the relay's kept goroutines, whose stack has grown to a
+	// call's depth already (relay.go, workers).
+	g.relay.pool.run(func() {
 		defer func() {
 			f.mu.Lock()
 			delete(f.inflight, key)
@@ -156,7 +158,7 @@ func (f *stdioFast) take(req *jsonrpc.Request) bool {
 		if werr := f.conn.Write(context.WithoutCancel(ctx), resp); werr != nil {
 			g.log.Debug("a call's answer could not be written", "tool", p.Name, "error", werr)
 		}
-	}()
+	})
 	return true
 }
 
