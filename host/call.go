@@ -129,13 +129,14 @@ func (h *Host) decideCall(ctx context.Context, name string, args any) (*server, 
 	if err != nil {
 		return nil, "", nil, err
 	}
-	if err := h.checkHeld(ctx, s, tool); err != nil {
+	served, err := h.checkHeld(ctx, s, tool)
+	if err != nil {
 		return nil, "", nil, err
 	}
 	if args, err = jsonTextArgs(s, tool, args); err != nil {
 		return nil, "", nil, err
 	}
-	if args, err = h.permit(ctx, s, tool, args); err != nil {
+	if args, err = h.permit(ctx, s, tool, args, served); err != nil {
 		return nil, "", nil, err
 	}
 	return s, tool, args, nil
@@ -150,13 +151,14 @@ func (h *Host) CallTool(ctx context.Context, serverName, tool string, args any) 
 	if hid, why := h.hidden(serverName, tool); hid {
 		return nil, &FilteredError{Server: serverName, Tool: tool, Reason: why}
 	}
-	if err := h.checkHeld(ctx, s, tool); err != nil {
+	served, err := h.checkHeld(ctx, s, tool)
+	if err != nil {
 		return nil, err
 	}
 	if args, err = jsonTextArgs(s, tool, args); err != nil {
 		return nil, err
 	}
-	if args, err = h.permit(ctx, s, tool, args); err != nil {
+	if args, err = h.permit(ctx, s, tool, args, served); err != nil {
 		return nil, err
 	}
 	return h.guardedCall(ctx, s, tool, args)

@@ -101,7 +101,7 @@ func BenchmarkPinCheckPerCall(b *testing.B) {
 	s.tools.put(tools, 0)
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := h.checkHeld(b.Context(), s, "echo"); err != nil {
+		if _, err := h.checkHeld(b.Context(), s, "echo"); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -234,7 +234,9 @@ func PolicyPermit(p *policy.Policy, opts *PermitOptions) Permit {
 // send: the very JSON the decision saw. With Options.LazyPermitArgs the
 // arguments are decoded only if the Permit asks for them
 // (PermitRequest.DecodeArgs); if it does not, they are sent as given.
-func (h *Host) permit(ctx context.Context, s *server, tool string, args any) (any, error) {
+// served is the server's tool list checkHeld decided on (nil: listed
+// here), where the tool's annotations are read.
+func (h *Host) permit(ctx context.Context, s *server, tool string, args any, served []*mcp.Tool) (any, error) {
 	permit := h.permitFunc()
 	if permit == nil {
 		return args, nil
@@ -251,7 +253,11 @@ func (h *Host) permit(ctx context.Context, s *server, tool string, args any) (an
 			req.Args, args = permitArgs(raw)
 		}
 	}
-	if tools, err := h.serverTools(ctx, s); err == nil {
+	tools, err := served, error(nil)
+	if tools == nil {
+		tools, err = h.serverTools(ctx, s)
+	}
+	if err == nil {
 		for _, t := range tools {
 			if t.Name == tool {
 				req.Annotations = t.Annotations

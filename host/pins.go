@@ -341,18 +341,23 @@ func (h *Host) heldCall(name string, servers []*server) error {
 	return nil
 }
 
-// checkHeld is the pin check of a call routed to s's tool: the list is
-// fetched again first when it was dropped (list_changed, reconnect) since
-// the route was made, so that a tool changed under a known name is held
-// before it runs.
-func (h *Host) checkHeld(ctx context.Context, s *server, tool string) error {
+// checkHeld is the pin check of a call routed to s's tool. It decides on
+// the pins as they are now: serverTools reads the store's generation (a
+// stat of its file: a change another process made, or a store it broke,
+// is seen by this very call) and fetches the list again when it was
+// dropped (list_changed, reconnect) since the route was made, so that a
+// tool changed under a known name is held before it runs. It returns the
+// server's served tools as it decided them (nil without a pin store, or
+// when they could not be listed), for the permission check.
+func (h *Host) checkHeld(ctx context.Context, s *server, tool string) ([]*mcp.Tool, error) {
 	if h.opts.Pins == nil {
-		return nil
+		return nil, nil
 	}
-	if _, ok, _ := s.tools.get(); !ok {
-		_, _ = h.serverTools(ctx, s)
+	tools, err := h.serverTools(ctx, s)
+	if err != nil {
+		tools = nil
 	}
-	return h.heldTool(s.name, tool)
+	return tools, h.heldTool(s.name, tool)
 }
 
 // ToolChanges returns every tool whose definition is not the pinned one,

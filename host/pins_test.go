@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -261,6 +262,40 @@ func TestToolPinningFailsClosedOnABadStore(t *testing.T) {
 			}
 			if b, _ := os.ReadFile(path); string(b) != content {
 				t.Errorf("the store was overwritten: %s", b)
+			}
+		})
+	}
+}
+
+// A store another process breaks while tools are served fails closed at
+// the next call, by either entry and with or without a Permit: the held
+// check reads the store before it decides (the call before the break ran,
+// so the list and the decision were cached).
+func TestToolPinningFailsClosedWhenAnotherProcessBreaksTheStore(t *testing.T) {
+	for name, permit := range map[string]host.Permit{
+		"no permit": nil,
+		"a permit":  func(context.Context, host.PermitRequest) error { return nil },
+	} {
+		t.Run(name, func(t *testing.T) {
+			home := t.TempDir()
+			h := newHost(t, cfgOf(stdio("rug", "rugpull")), &host.Options{
+				Pins: trust.OpenPins(home), ToolChanges: config.ToolChangesNotify, Permit: permit,
+			})
+			mustCall(t, h, "mcp__rug__echo", map[string]any{"text": "x"})
+			mustCall(t, h, "mcp__rug__echo", map[string]any{"text": "x"})
+			// Another process's write: a new file renamed over the old.
+			path := filepath.Join(home, trust.PinsFileName)
+			if err := os.WriteFile(path+".new", []byte(`{"version": 1, "workspaces": `), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(path+".new", path); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := h.Call(ctxFor(t, 10*time.Second), "mcp__rug__echo", map[string]any{"text": "x"}); !errors.Is(err, host.ErrToolHeld) {
+				t.Errorf("Call after the store broke: %v, want ErrToolHeld", err)
+			}
+			if _, err := h.CallTool(ctxFor(t, 10*time.Second), "rug", "echo", map[string]any{"text": "x"}); !errors.Is(err, host.ErrToolHeld) {
+				t.Errorf("CallTool after the store broke: %v, want ErrToolHeld", err)
 			}
 		})
 	}
