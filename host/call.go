@@ -58,9 +58,8 @@ func IsTimeout(ctx context.Context, err error) bool {
 
 // Call runs a tool by its namespaced name (mcp__server__tool) with JSON
 // arguments (a map, a struct, or JSON text as json.RawMessage, []byte or
-// string). A tool's own failure is a
-// result with IsError set, not an error; errors mean the call could not be
-// made or finished: unknown tool, server not connected (ErrNotConnected),
+// string). A tool's own failure is a result with IsError set, not an
+// error; errors mean the call could not be made or finished: unknown tool, server not connected (ErrNotConnected),
 // circuit open (ErrCircuitOpen), timeout (ErrTimeout), a dropped
 // connection that may have run a side effect (ErrMayHaveRun), refused by
 // Options.Permit (ErrDenied), or a tool tool pinning holds (ErrToolHeld);
@@ -541,35 +540,41 @@ func WithCallMeta(ctx context.Context, meta map[string]any) context.Context {
 	return context.WithValue(ctx, callMetaKey{}, meta)
 }
 
-// jsonTextArgs takes arguments handed in as JSON text — json.RawMessage,
-// []byte or string — as json.RawMessage, so that the permission check,
-// the secret check, the relay path and the SDK's CallTool all read the
-// same text (encoding/json would write a []byte as a base64 string: the
-// rules decided on that string, and the SDK sent it, where the relay path
-// sent the JSON). A string is JSON text too, not a value to encode: a
-// tool's arguments are an object, never a JSON string, and a model's
-// tool call often comes as its JSON in a string (OpenAI's "arguments"). Empty text (a nil json.RawMessage, say) is no arguments, as
-// a nil args is. Text that is not valid JSON is refused: neither way of
-// sending a call can write it (the SDK's CallTool then waited out the
-// call's deadline). Any other value is returned as it is and encoded by
-// the call.
+// jsonTextArgs takes arguments handed in as JSON text (jsonText) as
+// json.RawMessage, so that the permission check, the secret check, the
+// relay path and the SDK's CallTool all read the same text (encoding/json
+// would write a []byte as a base64 string: the rules decided on that
+// string, and the SDK sent it, where the relay path sent the JSON). Empty
+// text (a nil json.RawMessage, say) is no arguments, as a nil args is.
+// Text that is not valid JSON is refused: neither way of sending a call
+// can write it (the SDK's CallTool then waited out the call's deadline).
+// Any other value is returned as it is and encoded by the call.
 func jsonTextArgs(s *server, tool string, args any) (any, error) {
-	var raw json.RawMessage
-	switch a := args.(type) {
-	case json.RawMessage:
-		raw = a
-	case []byte:
-		raw = a
-	case string:
-		raw = json.RawMessage(a)
-	default:
-		return args, nil
-	}
+	raw, ok := jsonText(args)
 	switch {
+	case !ok:
+		return args, nil
 	case len(raw) == 0:
 		return nil, nil // no text: no arguments, as a nil args
 	case json.Valid(raw):
 		return raw, nil
 	}
 	return nil, fmt.Errorf("%s: the arguments are not valid JSON", toolName(s.name, tool))
+}
+
+// jsonText returns arguments handed in as JSON text — json.RawMessage,
+// []byte or string — and whether they were. A string is JSON text too,
+// not a value to encode: a tool's arguments are an object, never a JSON
+// string, and a model's tool call often comes as its JSON in a string
+// (OpenAI's "arguments").
+func jsonText(args any) (json.RawMessage, bool) {
+	switch a := args.(type) {
+	case json.RawMessage:
+		return a, true
+	case []byte:
+		return a, true
+	case string:
+		return json.RawMessage(a), true
+	}
+	return nil, false
 }

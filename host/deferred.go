@@ -364,7 +364,7 @@ func (h *Host) callToolSearch(ctx context.Context, args any) (*mcp.CallToolResul
 		Query string  `json:"query"`
 		Limit float64 `json:"limit"`
 	}
-	if err := decodeArgs(args, &in); err != nil || strings.TrimSpace(in.Query) == "" {
+	if err := json.Unmarshal(rawArgs(args), &in); err != nil || strings.TrimSpace(in.Query) == "" {
 		return toolError(`tool_search needs {"query": "keywords"} (and optionally "limit": a number of tools); ` +
 			`e.g. {"query": "create github issue"} or {"query": "select:mcp__server__tool"}`), nil
 	}
@@ -452,28 +452,6 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
-}
-
-// decodeArgs reads call arguments given as a map, a struct, or JSON text
-// (json.RawMessage, []byte or string).
-func decodeArgs(args any, v any) error {
-	var raw []byte
-	switch a := args.(type) {
-	case nil:
-		raw = []byte("{}")
-	case json.RawMessage:
-		raw = a
-	case []byte:
-		raw = a
-	case string:
-		raw = []byte(a)
-	default:
-		var err error
-		if raw, err = json.Marshal(a); err != nil {
-			return err
-		}
-	}
-	return json.Unmarshal(raw, v)
 }
 
 // marshalCompact renders v as one line of JSON without HTML escaping.

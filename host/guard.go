@@ -177,13 +177,11 @@ func (h *Host) guardedCall(ctx context.Context, s *server, tool string, args any
 
 // rawArgs is a call's arguments as JSON.
 func rawArgs(args any) json.RawMessage {
-	switch a := args.(type) {
-	case nil:
+	if args == nil {
 		return json.RawMessage("{}")
-	case json.RawMessage:
-		return a
-	case []byte:
-		return a
+	}
+	if raw, ok := jsonText(args); ok {
+		return raw
 	}
 	b, err := json.Marshal(args)
 	if err != nil {

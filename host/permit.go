@@ -253,15 +253,13 @@ func (h *Host) permit(ctx context.Context, s *server, tool string, args any, ser
 			req.Args, args = permitArgs(raw)
 		}
 	}
-	tools, err := served, error(nil)
+	tools := served
 	if tools == nil {
-		tools, err = h.serverTools(ctx, s)
+		tools, _ = h.serverTools(ctx, s) // nil when it could not list them
 	}
-	if err == nil {
-		for _, t := range tools {
-			if t.Name == tool {
-				req.Annotations = t.Annotations
-			}
+	for _, t := range tools {
+		if t.Name == tool {
+			req.Annotations = t.Annotations
 		}
 	}
 	if err := permit(ctx, req); err != nil {

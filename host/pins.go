@@ -353,10 +353,7 @@ func (h *Host) checkHeld(ctx context.Context, s *server, tool string) ([]*mcp.To
 	if h.opts.Pins == nil {
 		return nil, nil
 	}
-	tools, err := h.serverTools(ctx, s)
-	if err != nil {
-		tools = nil
-	}
+	tools, _ := h.serverTools(ctx, s) // nil when it could not list them
 	return tools, h.heldTool(s.name, tool)
 }
 

@@ -96,8 +96,9 @@ func TestTestServerTracesFindsLinkedProgram(t *testing.T) {
 	}
 }
 
-// build compiles the package at pkg (relative to the module root) into a
-// temporary directory and returns the binary's path.
+// build compiles the package at pkg (relative to the module root), with
+// go build's flags, into a temporary directory and returns the binary's
+// path.
 func build(t *testing.T, pkg string, flags ...string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "bin")
