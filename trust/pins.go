@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/safefile"
 )
 
 // PinsFileName is the tool pin store's file in the Switchboard home
@@ -74,7 +76,7 @@ type PinStore struct {
 	mu   sync.Mutex
 	data pinsFile
 	err  error
-	seen fileSeen
+	seen safefile.Seen
 	gen  uint64
 }
 
@@ -97,13 +99,13 @@ func OpenPins(home string) *PinStore {
 }
 
 func (p *PinStore) reloadLocked() {
-	p.seen.remember(p.path)
+	p.seen.Remember(p.path)
 	p.data, p.err = readPins(p.path)
 	p.gen++
 }
 
 func (p *PinStore) refreshLocked() {
-	if p.seen.changed(p.path) {
+	if p.seen.Changed(p.path) {
 		p.reloadLocked()
 	}
 }
@@ -265,7 +267,7 @@ func (p *PinStore) update(change func(*pinsFile)) error {
 			return err
 		}
 		p.data, p.err = d, nil
-		p.seen.remember(p.path)
+		p.seen.Remember(p.path)
 		p.gen++
 		return nil
 	})

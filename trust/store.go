@@ -101,7 +101,7 @@ type Store struct {
 	err  error
 	// seen is the file as last read, so that a change made by another
 	// process is picked up (see refreshLocked).
-	seen fileSeen
+	seen safefile.Seen
 }
 
 // Open reads the store of the Switchboard home directory home. It never
@@ -121,35 +121,16 @@ func Open(home string) *Store {
 
 // reloadLocked reads the file and remembers which one it read.
 func (s *Store) reloadLocked() {
-	s.seen.remember(s.path)
+	s.seen.Remember(s.path)
 	s.data, s.err = readStore(s.path)
 }
 
 // refreshLocked reads the file again if it is not the one last read: it
 // was replaced (every write renames a new file in), changed or removed.
 func (s *Store) refreshLocked() {
-	if s.seen.changed(s.path) {
+	if s.seen.Changed(s.path) {
 		s.reloadLocked()
 	}
-}
-
-// fileSeen is a file as last read (nil: it did not exist).
-type fileSeen struct{ fi os.FileInfo }
-
-func (f *fileSeen) remember(path string) { f.fi, _ = os.Stat(path) }
-
-// changed reports whether path is not the file last remembered: it was
-// replaced (every write renames a new file in), changed or removed.
-func (f *fileSeen) changed(path string) bool {
-	fi, err := os.Stat(path)
-	switch {
-	case err != nil && f.fi == nil:
-		return false
-	case err == nil && f.fi != nil && os.SameFile(fi, f.fi) &&
-		fi.ModTime().Equal(f.fi.ModTime()) && fi.Size() == f.fi.Size() && fi.Mode() == f.fi.Mode():
-		return false
-	}
-	return true
 }
 
 // Path is the store's file.
@@ -376,7 +357,7 @@ func (s *Store) update(change func(*storeFile)) error {
 			return err
 		}
 		s.data, s.err = data, nil
-		s.seen.remember(s.path)
+		s.seen.Remember(s.path)
 		return nil
 	})
 }

@@ -1,0 +1,5 @@
+package safefile
+
+import "syscall"
+
+const sysFstatat = syscall.SYS_NEWFSTATAT
