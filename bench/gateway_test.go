@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -122,4 +126,80 @@ func TestGatewaySDKProxyTargets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The "audit on" row is switchboard serve with its audit log really on:
+// one call through it leaves one JSON line naming the server, the tool and
+// the allow decision, and it is never taken for the best peer.
+func TestGatewaySwitchboardAuditTarget(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &bench{self: self, root: root, tmp: t.TempDir(), peersDir: t.TempDir(), gwPick: []string{"switchboard-audit"}}
+	if _, err := b.switchboard(); err != nil {
+		t.Fatal(err)
+	}
+	targets, _ := b.gwTargets()
+	if len(targets) != 1 || targets[0].name != "switchboard, audit on" || !targets[0].ours || targets[0].floor {
+		t.Fatalf("targets %v, want only switchboard-audit, ours and not a floor", b.gwNames)
+	}
+	run, _, err := b.gwLaunch(targets[0], 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.stop()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := run.connect(ctx, "srv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	file := filepath.Join(b.tmp, "home-gw-switchboard-audit", "audit.jsonl")
+	before := auditLines(t, file)
+	if err := run.call(ctx, cs); err != nil {
+		t.Fatal(err)
+	}
+	var lines []map[string]any
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if lines = auditLines(t, file); len(lines) > len(before) {
+			break
+		}
+	}
+	if len(lines) != len(before)+1 {
+		t.Fatalf("%d audit lines after the call, %d before; want one more", len(lines), len(before))
+	}
+	last := lines[len(lines)-1]
+	if last["server"] != "srv" || last["server_tool"] != "echo" || last["decision"] != "allow" {
+		t.Errorf("audit line %v, want server srv, server_tool echo and decision allow", last)
+	}
+}
+
+// auditLines reads the audit log's JSON lines (none while it is missing).
+func auditLines(t *testing.T, file string) []map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if line == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("audit line %q: %v", line, err)
+		}
+		out = append(out, m)
+	}
+	return out
 }
