@@ -5,6 +5,7 @@ package safefile
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"unsafe"
 )
@@ -58,7 +59,7 @@ var localFS = map[int64]bool{
 func (q *quickStat) same(path string, fi os.FileInfo) bool {
 	if q.path != path || path == "" {
 		var fs syscall.Statfs_t
-		if path == "" || syscall.Statfs(filepath.Dir(path), &fs) != nil {
+		if path == "" || strings.IndexByte(path, 0) >= 0 || syscall.Statfs(filepath.Dir(path), &fs) != nil {
 			return false // asked again next time: the directory may come
 		}
 		q.path, q.local = path, localFS[int64(fs.Type)]

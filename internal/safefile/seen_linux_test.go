@@ -125,4 +125,9 @@ func TestQuickStatLeavesOtherFileSystemsToStat(t *testing.T) {
 	if q.local {
 		t.Error("/proc taken for a local file system")
 	}
+	// A path fstatat would read only up to its NUL is os.Stat's to refuse.
+	var nul quickStat
+	if nul.same(filepath.Join(t.TempDir(), "a\x00b"), nil) || nul.path != "" {
+		t.Error("same answered for a path holding a NUL byte")
+	}
 }
