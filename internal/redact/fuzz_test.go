@@ -154,3 +154,37 @@ func FuzzTokenLeads(f *testing.F) {
 		}
 	})
 }
+
+// FuzzShapesFilter: the may checks only skip patterns that cannot match,
+// so String's shapes are the same with and without them, whatever the
+// text (the Kelvin sign and the long s, which (?i) folds to k and s,
+// included).
+func FuzzShapesFilter(f *testing.F) {
+	for _, s := range []string{
+		"hello switchboard", "Authorization: Bearer abc.def", "proxy-authorization=xyz", "Set-Cookie: a=b; c=d",
+		"x-api-key: 123", "BASIC dXNlcjpwYXNz", "see https://user:pass@host/x", "https://ghp_16C7e42F292c6912E7710c838347Ae178B4a@github.com/o/r",
+		"GET /cb?access_token=abc&state=1", "#id_token=x.y.z", "a;sig=abcdef0123", "?code=1234567890", "run --api-key abc123 now", "-password hunter22",
+		"-----BEGIN RSA PRIVATE KEY-----\nMIIabc\n-----END RSA PRIVATE KEY-----", `{"d": "0123456789abcdefghij", "qi":"0123456789abcdefghij"}`,
+		"API_TOKEN=abc", `"client_secret": "abc"`, "keymap.js:12:3", "password: abc", "ſecret=abc", "\u212aEY=abc", "to\u212aen: x", "pa\u017f\u017fword = y",
+		"", "=", ":", "-", "://@",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := shapes(s, true), shapes(s, false); got != want {
+			t.Fatalf("shapes(%q): %q with the may checks, %q without", s, got, want)
+		}
+	})
+}
+
+// FuzzIsSecretKey: IsSecretKey answers as its expression does.
+func FuzzIsSecretKey(f *testing.F) {
+	for _, k := range []string{"text", "apiKey", "API_TOKEN", "PassWd", "x-auth", "ſecret", "\u212aey", "cookies", "Credentials", "passw", ""} {
+		f.Add(k)
+	}
+	f.Fuzz(func(t *testing.T, key string) {
+		if got, want := IsSecretKey(key), secretKey().MatchString(key); got != want {
+			t.Fatalf("IsSecretKey(%q) = %v, the expression says %v", key, got, want)
+		}
+	})
+}
