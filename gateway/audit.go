@@ -123,9 +123,11 @@ type AuditLog struct {
 	mu   sync.Mutex
 	f    *os.File
 	size int64
-	// recent are the last lines written (RecentAudit of them), oldest
-	// first, for a console's Calls page.
+	// recent are the last lines written (RecentAudit of them), for a
+	// console's Calls page: a ring, whose oldest line is at head once it
+	// is full, so that a line written moves no other.
 	recent []AuditEntry
+	head   int
 }
 
 // RecentAudit is how many of the last lines an AuditLog keeps in memory.
@@ -136,9 +138,10 @@ const RecentAudit = 200
 func (l *AuditLog) Recent() []AuditEntry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make([]AuditEntry, len(l.recent))
-	for i, e := range l.recent {
-		out[len(out)-1-i] = e
+	n := len(l.recent)
+	out := make([]AuditEntry, n)
+	for i := range out {
+		out[i] = l.recent[(l.head-1-i+n)%n]
 	}
 	return out
 }
@@ -273,10 +276,12 @@ func (l *AuditLog) Write(e *AuditEntry) error {
 	n, err := l.f.Write(b)
 	l.size += int64(n)
 	if err == nil {
-		if len(l.recent) == RecentAudit {
-			l.recent = append(l.recent[:0], l.recent[1:]...)
+		if len(l.recent) < RecentAudit {
+			l.recent = append(l.recent, *e)
+		} else {
+			l.recent[l.head] = *e
+			l.head = (l.head + 1) % RecentAudit
 		}
-		l.recent = append(l.recent, *e)
 	}
 	return err
 }

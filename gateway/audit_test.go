@@ -303,13 +303,25 @@ func TestAuditRecent(t *testing.T) {
 	if got := l.Recent(); len(got) != 0 {
 		t.Fatalf("a new log's recent lines: %+v", got)
 	}
+	// newestFirst checks that got are lines last … last-len(got)+1.
+	newestFirst := func(got []gateway.AuditEntry, last, n int) {
+		t.Helper()
+		if len(got) != n {
+			t.Fatalf("recent: %d lines, want %d", len(got), n)
+		}
+		for i, e := range got {
+			if want := fmt.Sprintf("mcp__s__t%d", last-i); e.Tool != want {
+				t.Fatalf("recent[%d] = %s, want %s", i, e.Tool, want)
+			}
+		}
+	}
 	for i := range gateway.RecentAudit + 5 {
 		if err := l.Write(&gateway.AuditEntry{Tool: fmt.Sprintf("mcp__s__t%d", i)}); err != nil {
 			t.Fatal(err)
 		}
+		if i == 2 {
+			newestFirst(l.Recent(), 2, 3)
+		}
 	}
-	got := l.Recent()
-	if len(got) != gateway.RecentAudit || got[0].Tool != fmt.Sprintf("mcp__s__t%d", gateway.RecentAudit+4) || got[len(got)-1].Tool != "mcp__s__t5" {
-		t.Errorf("recent: %d lines, %s … %s", len(got), got[0].Tool, got[len(got)-1].Tool)
-	}
+	newestFirst(l.Recent(), gateway.RecentAudit+4, gateway.RecentAudit)
 }
