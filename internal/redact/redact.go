@@ -55,15 +55,13 @@ func lazyRegexp(expr string) func() *regexp.Regexp {
 // IsSecretKey reports whether a key (an argument, env or field name) names
 // a secret.
 func IsSecretKey(key string) bool {
-	for i := 0; i < len(key); i++ {
-		if key[i] >= 0x80 {
-			// (?i) folds the Kelvin sign to k and the long s to s.
-			return secretKey().MatchString(key)
-		}
+	// secretKey on ASCII without the expression: every argument's key is
+	// asked, on every call the audit log records. Outside ASCII, (?i)
+	// folds the Kelvin sign to k and the long s to s.
+	lower, ok := lowerASCII(key)
+	if !ok {
+		return secretKey().MatchString(key)
 	}
-	// secretKey on ASCII, without the expression (every argument's key
-	// is asked, on every call the audit log records).
-	lower := strings.ToLower(key)
 	for _, w := range secretKeyWords {
 		if strings.Contains(lower, w) {
 			return true
@@ -309,91 +307,94 @@ type pattern struct {
 	repl string
 	// keep, if set, leaves a match that is not a secret as it is.
 	keep func(match string) bool
-	// may is a necessary condition of a match, checked before the
-	// expression runs: bytes or words every match holds. An expression
-	// costs ~0.5 µs a byte of text; most text (a tool's arguments, a log
-	// line) holds none of them.
-	may func(t *shapeText) bool
 }
 
-// shapeText is a text String scrubs, with what the patterns' may checks
-// read.
-type shapeText struct {
-	s     string
-	lower string // s in lower case, when ascii
-	ascii bool
+// need is what every match of a pattern holds: one byte of anyOf (when
+// set), each of all, and — on ASCII text — one of words in any case. It
+// is checked before the expression runs: an expression costs ~0.5 µs a
+// byte of text, and most text (a tool's arguments, a log line) holds
+// none of it.
+type need struct {
+	anyOf string
+	all   []string
+	words []string
 }
 
-func newShapeText(s string) *shapeText {
-	t := &shapeText{s: s, ascii: true}
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			t.ascii = false
-			return t
+func (n *need) met(s, lower string, ascii bool) bool {
+	if n.anyOf != "" && !strings.ContainsAny(s, n.anyOf) {
+		return false
+	}
+	for _, a := range n.all {
+		if !strings.Contains(s, a) {
+			return false
 		}
 	}
-	t.lower = strings.ToLower(s)
-	return t
-}
-
-// word reports whether the text may hold one of words (lower case) in any
-// case. Outside ASCII it always may: (?i) also folds the Kelvin sign to k
-// and the long s to s.
-func (t *shapeText) word(words ...string) bool {
-	if !t.ascii {
+	// Outside ASCII a word may be there in any case: (?i) also folds the
+	// Kelvin sign to k and the long s to s.
+	if n.words == nil || !ascii {
 		return true
 	}
-	for _, w := range words {
-		if strings.Contains(t.lower, w) {
+	for _, w := range n.words {
+		if strings.Contains(lower, w) {
 			return true
 		}
 	}
 	return false
 }
 
-func (t *shapeText) any(chars string) bool { return strings.ContainsAny(t.s, chars) }
-func (t *shapeText) has(sub string) bool   { return strings.Contains(t.s, sub) }
-
-// secretWords are what (?:token|secret|password|passwd|key|auth|cookie|
-// credential) needs ("passw" is in both spellings).
-var secretWords = []string{"token", "secret", "passw", "key", "auth", "cookie", "credential"}
+// lowerASCII returns s in lower case, or false when s holds a byte
+// outside ASCII.
+func lowerASCII(s string) (string, bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return "", false
+		}
+	}
+	return strings.ToLower(s), true
+}
 
 var patterns = sync.OnceValue(func() []pattern {
 	return []pattern{
 		// Authorization: Bearer abc, Cookie: a=b; c=d — to the end of the line.
-		{regexp.MustCompile(`(?i)\b((?:proxy-)?authorization|(?:set-)?cookie|x-api-key|api-key)(["']?\s*[:=]\s*)("[^"\r\n]*"|[^\r\n"]+)`), "${1}${2}" + Placeholder, nil,
-			func(t *shapeText) bool { return t.any(":=") && t.word("authorization", "cookie", "api-key") }},
+		{regexp.MustCompile(`(?i)\b((?:proxy-)?authorization|(?:set-)?cookie|x-api-key|api-key)(["']?\s*[:=]\s*)("[^"\r\n]*"|[^\r\n"]+)`), "${1}${2}" + Placeholder, nil},
 		// Bearer abc / Basic abc wherever they appear.
-		{regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9\-._~+/]+=*`), "${1}${2}" + Placeholder, nil,
-			func(t *shapeText) bool { return t.word("bearer", "basic") }},
+		{regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9\-._~+/]+=*`), "${1}${2}" + Placeholder, nil},
 		// https://user:password@host
-		{regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@]*:)[^/\s@]+@`), "${1}" + Placeholder + "@", nil,
-			func(t *shapeText) bool { return t.has("://") && t.has("@") }},
+		{regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@]*:)[^/\s@]+@`), "${1}" + Placeholder + "@", nil},
 		// ?access_token=abc&… — query, form and fragment (#access_token=,
 		// as OAuth's implicit flow returns it) parameters with a secret name.
-		{regexp.MustCompile(`(?i)([?&;#][^=&\s#?]*(?:token|secret|password|passwd|key|auth|cookie|credential|signature|sig|code)[^=&\s#?]*=)[^&\s#"'<>]*[^&\s#"'<>:.,;)]`), "${1}" + Placeholder, nil,
-			func(t *shapeText) bool {
-				return t.any("?&;#") && t.has("=") && (t.word(secretWords...) || t.word("sig", "code"))
-			}},
+		{regexp.MustCompile(`(?i)([?&;#][^=&\s#?]*(?:token|secret|password|passwd|key|auth|cookie|credential|signature|sig|code)[^=&\s#?]*=)[^&\s#"'<>]*[^&\s#"'<>:.,;)]`), "${1}" + Placeholder, nil},
 		// --api-key abc, -password abc: a secret-named flag and its value.
-		{regexp.MustCompile(`(?i)((?:^|\s)--?[A-Za-z0-9_\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_\-]*[ \t]+)([^\s\-$][^\s]*)`), "${1}" + Placeholder, nil,
-			func(t *shapeText) bool { return t.has("-") && t.word(secretWords...) }},
+		{regexp.MustCompile(`(?i)((?:^|\s)--?[A-Za-z0-9_\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_\-]*[ \t]+)([^\s\-$][^\s]*)`), "${1}" + Placeholder, nil},
 		// A PEM private key (PKCS#1, PKCS#8, EC, OpenSSH, encrypted): the
 		// armour stays, the body goes; a block cut off before its END line goes
 		// to the end of the text.
-		{regexp.MustCompile(`(?s)(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----).*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`), "${1}" + Placeholder + "${2}", nil,
-			func(t *shapeText) bool { return t.has("-----BEGIN ") }},
+		{regexp.MustCompile(`(?s)(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----).*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`), "${1}" + Placeholder + "${2}", nil},
 		// The private members of a JSON Web Key (RFC 7518 §6.2.2 and RFC 7518 §6.3.2):
 		// "d", and RSA's "p", "q", "dp", "dq", "qi", when they hold a
 		// base64url value long enough to be key material.
-		{regexp.MustCompile(`("(?:d|p|q|dp|dq|qi)"[ \t]*:[ \t]*)"[A-Za-z0-9_\-]{16,}={0,2}"`), "${1}\"" + Placeholder + "\"", nil,
-			func(t *shapeText) bool { return t.has(`"`) && t.has(":") }},
+		{regexp.MustCompile(`("(?:d|p|q|dp|dq|qi)"[ \t]*:[ \t]*)"[A-Za-z0-9_\-]{16,}={0,2}"`), "${1}\"" + Placeholder + "\"", nil},
 		// API_TOKEN=abc, password: abc, "client_secret": "abc" — but not
 		// keymap.js:12:3, a position in a file whose name holds "key".
-		{regexp.MustCompile(`(?i)(["']?[A-Za-z0-9_.\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_.\-]*["']?[ \t]*[:=][ \t]*)("[^"\r\n]*"|'[^'\r\n]*'|[^\s,;&})"'<>]+)`), "${1}" + Placeholder, filePosition,
-			func(t *shapeText) bool { return t.any(":=") && t.word(secretWords...) }},
+		{regexp.MustCompile(`(?i)(["']?[A-Za-z0-9_.\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_.\-]*["']?[ \t]*[:=][ \t]*)("[^"\r\n]*"|'[^'\r\n]*'|[^\s,;&})"'<>]+)`), "${1}" + Placeholder, filePosition},
 	}
 })
+
+// shapeNeeds are the patterns' needs, in their order (static data: the
+// binary an embedder links carries no code for them). The words of a
+// secret's name are (?:token|secret|password|passwd|key|auth|cookie|
+// credential)'s ("passw" is in both spellings); a query parameter's name
+// may hold sig(nature) or code instead.
+var shapeNeeds = [...]need{
+	{anyOf: ":=", words: []string{"authorization", "cookie", "api-key"}}, // Authorization: …
+	{words: []string{"bearer", "basic"}},                                 // Bearer abc
+	{all: []string{"://", "@"}},                                          // https://user:password@host
+	{anyOf: "?&;#", all: []string{"="}, words: []string{"token", "secret", "passw", "key", "auth", "cookie", "credential", "sig", "code"}}, // ?access_token=abc
+	{all: []string{"-"}, words: []string{"token", "secret", "passw", "key", "auth", "cookie", "credential"}},                               // --api-key abc
+	{all: []string{"-----BEGIN "}}, // a PEM private key
+	{all: []string{`"`, ":"}},      // a JSON Web Key's private members
+	{anyOf: ":=", words: []string{"token", "secret", "passw", "key", "auth", "cookie", "credential"}}, // API_TOKEN=abc
+}
 
 // position is a file name with an extension, a colon and a line number
 // (and a column): what a stack trace or a compiler prints.
@@ -426,9 +427,9 @@ func String(s string, secrets ...string) string {
 // whose may check fails is not run: the same result, as the check is a
 // necessary condition of a match (FuzzShapesFilter compares both).
 func shapes(s string, filter bool) string {
-	t := newShapeText(s)
-	for _, p := range patterns() {
-		if filter && !p.may(t) || !p.re.MatchString(s) {
+	lower, ascii := lowerASCII(s)
+	for i, p := range patterns() {
+		if filter && !shapeNeeds[i].met(s, lower, ascii) || !p.re.MatchString(s) {
 			continue
 		}
 		if p.keep == nil {
@@ -441,9 +442,9 @@ func shapes(s string, filter bool) string {
 				return p.re.ReplaceAllString(m, p.repl)
 			})
 		}
-		t = newShapeText(s)
+		lower, ascii = lowerASCII(s)
 	}
-	if (!filter || t.has("://") && t.has("@")) && userOnly().MatchString(s) {
+	if (!filter || strings.Contains(s, "://") && strings.Contains(s, "@")) && userOnly().MatchString(s) {
 		s = userOnly().ReplaceAllStringFunc(s, tokenUser)
 	}
 	return s

@@ -9,6 +9,9 @@ import (
 // any case, the Kelvin sign and the long s that (?i) folds included, and
 // text that holds no shape comes back as it was.
 func TestStringShapesAfterMayChecks(t *testing.T) {
+	if len(shapeNeeds) != len(patterns()) {
+		t.Fatalf("%d needs for %d patterns: one each, in order", len(shapeNeeds), len(patterns()))
+	}
 	for _, tc := range []struct{ in, secret string }{
 		{"Authorization: Bearer abc.def.ghi", "abc.def.ghi"},
 		{"bEaReR zzz-token-value", "zzz-token-value"},

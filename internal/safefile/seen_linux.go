@@ -40,17 +40,21 @@ type quickStat struct {
 // working directory, as os.Stat does.
 const atFDCWD = ^uintptr(99)
 
-// localFS are the f_type magic numbers of the local file systems a stat
-// of a cached file does not wait on another machine for.
-var localFS = map[int64]bool{
-	0xef53:     true, // ext2, ext3, ext4
-	0x58465342: true, // xfs
-	0x9123683e: true, // btrfs
-	0x01021994: true, // tmpfs
-	0x794c7630: true, // overlayfs (containers)
-	0xf2f52010: true, // f2fs
-	0xca451a4e: true, // bcachefs
-	0x2fc12fc1: true, // zfs
+// localFS reports whether f_type is one of the local file systems a
+// stat of a cached file does not wait on another machine for.
+func localFS(fsType int64) bool {
+	switch fsType {
+	case 0xef53, // ext2, ext3, ext4
+		0x58465342, // xfs
+		0x9123683e, // btrfs
+		0x01021994, // tmpfs
+		0x794c7630, // overlayfs (containers)
+		0xf2f52010, // f2fs
+		0xca451a4e, // bcachefs
+		0x2fc12fc1: // zfs
+		return true
+	}
+	return false
 }
 
 // same reports whether path is, by a raw stat, the very file fi describes
@@ -62,7 +66,7 @@ func (q *quickStat) same(path string, fi os.FileInfo) bool {
 		if path == "" || strings.IndexByte(path, 0) >= 0 || syscall.Statfs(filepath.Dir(path), &fs) != nil {
 			return false // asked again next time: the directory may come
 		}
-		q.path, q.local = path, localFS[int64(fs.Type)]
+		q.path, q.local = path, localFS(int64(fs.Type))
 		q.cpath = append([]byte(path), 0)
 	}
 	if !q.local {

@@ -22,7 +22,7 @@ func TestQuickStatSameFileOnly(t *testing.T) {
 	if err := syscall.Statfs(dir, &fs); err != nil {
 		t.Fatal(err)
 	}
-	if !localFS[int64(fs.Type)] {
+	if !localFS(int64(fs.Type)) {
 		t.Skipf("the temporary directory is on file system type %#x, not one quickStat trusts", fs.Type)
 	}
 	// The directory comes later, as a fresh home's does.
