@@ -57,11 +57,11 @@ type CallOptions struct {
 // string), after the permission rules allow it (asking the Prompter when
 // they say to ask), and returns its result enveloped and bounded. A held
 // server's tool is a *NotApprovedError; a denied call wraps
-// host.ErrDenied; a tool held
-// by tool pinning wraps host.ErrToolHeld (a Prompter that implements
-// ToolChangeAsker, or CallOptions.ToolChanges, is asked first). A call or result refused by the
-// server's "secrets" mode or a call hook is a Result with IsError set
-// whose Text says why (host.Blocked tells it apart).
+// host.ErrDenied; a tool held by tool pinning wraps host.ErrToolHeld (a
+// Prompter that implements ToolChangeAsker, or CallOptions.ToolChanges, is
+// asked first). A call or result refused by the server's "secrets" mode or
+// a call hook is a Result with IsError set whose Text says why
+// (host.Blocked tells it apart).
 func (sb *Switchboard) Call(ctx context.Context, name string, args any) (*Result, error) {
 	return sb.CallWith(ctx, name, args, nil)
 }

@@ -59,8 +59,9 @@ func IsTimeout(ctx context.Context, err error) bool {
 // Call runs a tool by its namespaced name (mcp__server__tool) with JSON
 // arguments (a map, a struct, or JSON text as json.RawMessage, []byte or
 // string). A tool's own failure is a result with IsError set, not an
-// error; errors mean the call could not be made or finished: unknown tool, server not connected (ErrNotConnected),
-// circuit open (ErrCircuitOpen), timeout (ErrTimeout), a dropped
+// error; errors mean the call could not be made or finished: unknown
+// tool, server not connected (ErrNotConnected), circuit open
+// (ErrCircuitOpen), timeout (ErrTimeout), a dropped
 // connection that may have run a side effect (ErrMayHaveRun), refused by
 // Options.Permit (ErrDenied), or a tool tool pinning holds (ErrToolHeld);
 // after Close, ErrClosed.

@@ -62,12 +62,7 @@ func IsSecretKey(key string) bool {
 	if !ok {
 		return secretKey().MatchString(key)
 	}
-	for _, w := range secretKeyWords {
-		if strings.Contains(lower, w) {
-			return true
-		}
-	}
-	return false
+	return anyWord(lower, secretKeyWords)
 }
 
 // secretKeyWords are secretKey's words.
@@ -331,10 +326,12 @@ func (n *need) met(s, lower string, ascii bool) bool {
 	}
 	// Outside ASCII a word may be there in any case: (?i) also folds the
 	// Kelvin sign to k and the long s to s.
-	if n.words == nil || !ascii {
-		return true
-	}
-	for _, w := range n.words {
+	return n.words == nil || !ascii || anyWord(lower, n.words)
+}
+
+// anyWord reports whether lower holds one of words.
+func anyWord(lower string, words []string) bool {
+	for _, w := range words {
 		if strings.Contains(lower, w) {
 			return true
 		}
@@ -380,20 +377,22 @@ var patterns = sync.OnceValue(func() []pattern {
 	}
 })
 
+// nameWords are what a secret's name (?:token|secret|password|passwd|key|
+// auth|cookie|credential) holds ("passw" is in both spellings), then what
+// a query parameter's name may hold instead: sig(nature), code.
+var nameWords = [...]string{"token", "secret", "passw", "key", "auth", "cookie", "credential", "sig", "code"}
+
 // shapeNeeds are the patterns' needs, in their order (static data: the
-// binary an embedder links carries no code for them). The words of a
-// secret's name are (?:token|secret|password|passwd|key|auth|cookie|
-// credential)'s ("passw" is in both spellings); a query parameter's name
-// may hold sig(nature) or code instead.
+// binary an embedder links carries no code for them).
 var shapeNeeds = [...]need{
 	{anyOf: ":=", words: []string{"authorization", "cookie", "api-key"}}, // Authorization: …
 	{words: []string{"bearer", "basic"}},                                 // Bearer abc
 	{all: []string{"://", "@"}},                                          // https://user:password@host
-	{anyOf: "?&;#", all: []string{"="}, words: []string{"token", "secret", "passw", "key", "auth", "cookie", "credential", "sig", "code"}}, // ?access_token=abc
-	{all: []string{"-"}, words: []string{"token", "secret", "passw", "key", "auth", "cookie", "credential"}},                               // --api-key abc
-	{all: []string{"-----BEGIN "}}, // a PEM private key
-	{all: []string{`"`, ":"}},      // a JSON Web Key's private members
-	{anyOf: ":=", words: []string{"token", "secret", "passw", "key", "auth", "cookie", "credential"}}, // API_TOKEN=abc
+	{anyOf: "?&;#", all: []string{"="}, words: nameWords[:]},             // ?access_token=abc
+	{all: []string{"-"}, words: nameWords[:7]},                           // --api-key abc
+	{all: []string{"-----BEGIN "}},                                       // a PEM private key
+	{all: []string{`"`, ":"}},                                            // a JSON Web Key's private members
+	{anyOf: ":=", words: nameWords[:7]},                                  // API_TOKEN=abc
 }
 
 // position is a file name with an extension, a colon and a line number
