@@ -443,7 +443,7 @@ func (b *bench) gwTargets() ([]*gwTarget, []string) {
 	})
 	sbTarget := func(key, name, exe, how string, extra ...string) *gwTarget {
 		return &gwTarget{
-			key: key, name: name, floor: key == "switchboard-before", ours: key != "switchboard",
+			key: key, name: name, floor: strings.HasPrefix(key, "switchboard-before"), ours: key != "switchboard",
 			wiring:     "`switchboard serve --http` (stateful) on stdio servers from --mcp-config, --strict-mcp-config, --no-watch, an allow rule per server (policy on: every call is decided), " + how,
 			aggregates: true,
 			launch: func(addr string, cfg map[string]stdioServer) (*exec.Cmd, error) {
@@ -482,6 +482,8 @@ func (b *bench) gwTargets() ([]*gwTarget, []string) {
 		"static build, --audit-log to a file in its sandbox (a JSON line per call)", "--audit-log", "<home>/audit.jsonl"))
 	if b.sbBefore != "" {
 		out = append(out, sbTarget("switchboard-before", "switchboard before", b.sbBefore, "the binary given by -switchboard-before"))
+		out = append(out, sbTarget("switchboard-before-audit", "switchboard before, audit on", b.sbBefore,
+			"the binary given by -switchboard-before, --audit-log as switchboard-audit", "--audit-log", "<home>/audit.jsonl"))
 	}
 	for _, v := range []struct{ key, name, how string }{
 		{"sdk-proxy", "Go SDK proxy (floor)", "over the SDK's CommandTransport"},

@@ -39,7 +39,7 @@
 //	         p50/p99, calls/s at 1/4/16/64 sessions, RSS with 1/20/100
 //	         servers, memory per idle session, and issue 23's ratios; with
 //	         -switchboard-before, a second switchboard binary in the same
-//	         interleaved run
+//	         interleaved run (audit log off and on)
 //
 // The floors (floors.go) are this program re-executed in a hidden mode, so
 // they are measured exactly like the switchboard programs next to them;
@@ -144,9 +144,9 @@ func run() error {
 	flag.StringVar(&b.supergatewayVer, "supergateway-version", "4.0.0", "gateway: supergateway version to install")
 	flag.StringVar(&b.mcpProxyVer, "mcp-proxy-version", "6.7.19", "gateway: mcp-proxy (punkpeye) version to install")
 	flag.StringVar(&b.mcpHubVer, "mcp-hub-version", "4.2.1", "gateway: mcp-hub version to install")
-	gwList := flag.String("gateways", "direct,sdk-proxy,sdk-proxy-jsonl,sdk-proxy-relay,switchboard,switchboard-audit,switchboard-before,tbxark,supergateway,mcp-proxy,mcp-hub", "gateway: which targets to run (comma-separated)")
+	gwList := flag.String("gateways", "direct,sdk-proxy,sdk-proxy-jsonl,sdk-proxy-relay,switchboard,switchboard-audit,switchboard-before,switchboard-before-audit,tbxark,supergateway,mcp-proxy,mcp-hub", "gateway: which targets to run (comma-separated)")
 	flag.BoolVar(&b.gwMany, "gateway-many", true, "gateway: also measure RSS with 20 and 100 servers (a launch of each aggregating target on each)")
-	flag.StringVar(&b.sbBefore, "switchboard-before", "", "gateway: also run this switchboard binary, as the target \"switchboard before\" (a before/after in one run)")
+	flag.StringVar(&b.sbBefore, "switchboard-before", "", "gateway: also run this switchboard binary, as the targets \"switchboard before\" and \"switchboard before, audit on\" (a before/after in one run)")
 	flag.StringVar(&b.echoProtocol, "echo-protocol", "", "the only protocol revision the Go echo server speaks (e.g. 2025-11-25, as most servers today; \"\": every one the SDK knows)")
 	flag.StringVar(&b.gwProtocol, "gateway-protocol", "2025-11-25", "gateway: the protocol version the client asks every target for (\"\": the SDK's newest)")
 	serveEnv := flag.String("serve-env", "", "gateway: extra environment of switchboard serve, comma-separated (e.g. GOGC=100), for a before/after")

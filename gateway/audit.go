@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -120,6 +121,10 @@ type AuditLog struct {
 	keep int
 	log  *slog.Logger
 
+	// macs are HMAC-SHA256 states under key, reset: a new one costs
+	// two digests' allocations and the key's padding.
+	macs sync.Pool
+
 	mu   sync.Mutex
 	f    *os.File
 	size int64
@@ -222,19 +227,63 @@ func (l *AuditLog) write(e *AuditEntry, raw json.RawMessage, scrub func(string) 
 	}
 	var args map[string]any
 	if len(raw) > 0 && json.Unmarshal(raw, &args) == nil && args != nil {
-		canon, _ := json.Marshal(args) // map keys sorted
-		m := hmac.New(sha256.New, l.key)
-		m.Write(canon)
-		e.ArgsHMAC = hex.EncodeToString(m.Sum(nil))
+		// The canonical JSON (map keys sorted) is what json.Marshal
+		// writes; the encoder writes the same and a newline.
+		lb := getLineBuf()
+		if lb.enc.Encode(args) == nil {
+			b := lb.Bytes()
+			e.ArgsHMAC = l.mac(b[:len(b)-1])
+		}
+		putLineBuf(lb)
 		e.Args = cutStrings(redact.EachString(redact.Args(args), scrub)).(map[string]any)
 	} else if len(raw) > 0 {
-		m := hmac.New(sha256.New, l.key)
-		m.Write(raw)
-		e.ArgsHMAC = hex.EncodeToString(m.Sum(nil))
+		e.ArgsHMAC = l.mac(raw)
 	}
 	if err := l.Write(e); err != nil {
 		l.log.Warn("audit line not written", "error", err)
 	}
+}
+
+// mac returns the hex HMAC-SHA256 of b under the log's key.
+func (l *AuditLog) mac(b []byte) string {
+	m, _ := l.macs.Get().(hash.Hash)
+	if m == nil {
+		m = hmac.New(sha256.New, l.key)
+	}
+	m.Write(b)
+	var sum [sha256.Size]byte
+	s := hex.EncodeToString(m.Sum(sum[:0]))
+	m.Reset()
+	l.macs.Put(m)
+	return s
+}
+
+// lineBuf is a buffer and the JSON encoder writing into it: a line is
+// encoded without allocating its bytes twice (json.Marshal copies its
+// buffer out, and the newline copied the line again).
+type lineBuf struct {
+	bytes.Buffer
+	enc *json.Encoder
+}
+
+var lineBufs sync.Pool
+
+func getLineBuf() *lineBuf {
+	if lb, _ := lineBufs.Get().(*lineBuf); lb != nil {
+		return lb
+	}
+	lb := new(lineBuf)
+	lb.enc = json.NewEncoder(&lb.Buffer) // escapes HTML as json.Marshal does
+	return lb
+}
+
+// putLineBuf keeps lb for another line, unless a long line grew it.
+func putLineBuf(lb *lineBuf) {
+	if lb.Cap() > 64<<10 {
+		return
+	}
+	lb.Reset()
+	lineBufs.Put(lb)
 }
 
 func cutStrings(v any) any {
@@ -258,11 +307,12 @@ func cutStrings(v any) any {
 // Write appends e as one line, rotating first when the line would take the
 // file past MaxSize.
 func (l *AuditLog) Write(e *AuditEntry) error {
-	b, err := json.Marshal(e)
-	if err != nil {
+	lb := getLineBuf()
+	defer putLineBuf(lb)
+	if err := lb.enc.Encode(e); err != nil { // the line and its newline
 		return err
 	}
-	b = append(b, '\n')
+	b := lb.Bytes()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
