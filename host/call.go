@@ -339,6 +339,11 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	var err error
 	if raw {
 		res, err = c.rawCall(cctx, &rawParams{Meta: params.Meta, Name: tool, Arguments: rawArgs(args)}, &written)
+		if ni, ok := err.(*needsInput); ok {
+			// The server asks: the SDK asks the host's handlers and sends
+			// the retries, reading the answer it has already (replay).
+			res, err = c.session.CallTool(withWriteProbe(context.WithValue(cctx, replayKey{}, &replay{result: ni.result}), &written), params)
+		}
 	} else {
 		res, err = c.session.CallTool(withWriteProbe(cctx, &written), params)
 	}

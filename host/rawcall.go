@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -27,13 +28,29 @@ import (
 // after the call — what the model reads, hooks, the envelope — is the
 // same code on the same value, so the model gets the same bytes.
 //
-// The path is taken only where the SDK would add nothing to the request
-// nor do anything with the answer but decode it (rawEligible): a protocol
-// before 2026-07-28 (from it on, the SDK puts the client's identity in
-// every request's _meta and runs multi-round-trip questions), no task
-// support on the server (the tasks adapter rewrites such calls), no
-// progress asked for. Anything else goes through CallTool as before, and
-// Options.SDKCalls sends every call there.
+// The path is taken where the SDK would do nothing with the request but
+// encode it and nothing with the answer but decode it (rawEligible): no
+// task support on the server (the tasks adapter rewrites such calls), no
+// progress asked for. From protocol 2026-07-28 on, the SDK adds two
+// things, and the relay path does both as the SDK would:
+//
+//   - the client's identity in every request's _meta (SEP-2575: the
+//     protocol revision, clientInfo, clientCapabilities). The host takes
+//     it from the SDK's own first request on the connection (noteIdentity)
+//     and writes the same keys; until it has them, calls go through the
+//     SDK.
+//   - the server's questions (multi round-trip, SEP-2322): an answer that
+//     carries input requests is handed to the SDK's CallTool, which asks
+//     them through the host's handlers, with every check of its own, and
+//     sends the retries. Its first request — the round the server has
+//     answered already — is not sent again: probeConn writes a ping under
+//     its ID instead and gives the SDK the answer it replaces (replay), so
+//     no round runs twice on the server. Before 2026-07-28 a server has no
+//     such answers; one that sent them anyway is handled the same way, as
+//     the SDK would.
+//
+// Anything else goes through CallTool as before, and Options.SDKCalls sends
+// every call there.
 
 // rawIDPrefix starts the IDs of the host's own requests: the SDK's are
 // numbers, so an answer with such an ID is the host's.
@@ -42,15 +59,109 @@ const rawIDPrefix = "switchboard-"
 // rawCalls are the tools/call requests the host writes itself on one
 // connection, waiting for their answers.
 type rawCalls struct {
-	conn    mcp.Connection // under probeConn: what the SDK writes to
-	next    atomic.Int64
-	sent    atomic.Int64 // calls written (for tests)
-	mu      sync.Mutex
-	pending map[string]chan *jsonrpc.Response
+	conn     mcp.Connection // under probeConn: what the SDK writes to
+	next     atomic.Int64
+	sent     atomic.Int64             // calls written (for tests)
+	replayed atomic.Int64             // answers handed to the SDK (for tests)
+	identity atomic.Pointer[identity] // on 2026-07-28: the _meta keys the SDK sends (noteIdentity)
+	mu       sync.Mutex
+	pending  map[string]chan *jsonrpc.Response
+	// replays are the answers the SDK is to read in place of its pings'
+	// (replay), by request ID; replaying counts them, so that a read
+	// looks them up only while there are any.
+	replays   map[jsonrpc.ID]json.RawMessage
+	replaying atomic.Int32
 }
 
 func newRawCalls() *rawCalls {
 	return &rawCalls{pending: map[string]chan *jsonrpc.Response{}}
+}
+
+// identity is the client's identity as the SDK writes it in a request's
+// _meta on 2026-07-28 (SEP-2575).
+type identity struct {
+	raw  json.RawMessage            // the object of the keys below, as the SDK wrote them
+	keys map[string]json.RawMessage // protocolVersion, clientCapabilities and, if set, clientInfo
+}
+
+var identityKeys = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities}
+
+// noteIdentity keeps the identity in params, a request the SDK wrote, if
+// it has one (the protocol revision and capabilities at least).
+func (r *rawCalls) noteIdentity(params json.RawMessage) {
+	if !bytes.Contains(params, []byte(mcp.MetaKeyClientCapabilities)) {
+		return
+	}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.Meta[mcp.MetaKeyProtocolVersion] == nil || p.Meta[mcp.MetaKeyClientCapabilities] == nil {
+		return
+	}
+	id := &identity{keys: map[string]json.RawMessage{}}
+	for _, k := range identityKeys {
+		if v, ok := p.Meta[k]; ok {
+			id.keys[k] = v
+		}
+	}
+	raw, err := json.Marshal(id.keys) // keys sorted, as the SDK writes a map
+	if err != nil {
+		return
+	}
+	id.raw = raw
+	r.identity.CompareAndSwap(nil, id)
+}
+
+// replayKey marks a context whose first tools/call write is to be
+// replayed (replay).
+type replayKey struct{}
+
+// replay is an answer the server gave the relay path, for the SDK to
+// read as the answer to its own first tools/call request.
+type replay struct {
+	result json.RawMessage
+	used   atomic.Bool
+}
+
+// expect arranges for the answer to request id to be read as result.
+func (r *rawCalls) expect(id jsonrpc.ID, result json.RawMessage) {
+	r.mu.Lock()
+	if r.replays == nil {
+		r.replays = map[jsonrpc.ID]json.RawMessage{}
+	}
+	r.replays[id] = result
+	r.mu.Unlock()
+	r.replaying.Add(1)
+}
+
+// unexpect forgets id's replay (its ping was not written).
+func (r *rawCalls) unexpect(id jsonrpc.ID) {
+	r.mu.Lock()
+	_, ok := r.replays[id]
+	delete(r.replays, id)
+	r.mu.Unlock()
+	if ok {
+		r.replaying.Add(-1)
+	}
+}
+
+// swap returns the answer the SDK is to read for resp: the replayed one
+// if resp answers a ping written in place of a request (whatever the
+// ping's answer), else resp.
+func (r *rawCalls) swap(resp *jsonrpc.Response) *jsonrpc.Response {
+	if r.replaying.Load() == 0 {
+		return resp
+	}
+	r.mu.Lock()
+	result, ok := r.replays[resp.ID]
+	delete(r.replays, resp.ID)
+	r.mu.Unlock()
+	if !ok {
+		return resp
+	}
+	r.replaying.Add(-1)
+	r.replayed.Add(1)
+	return &jsonrpc.Response{ID: resp.ID, Result: result}
 }
 
 // deliver hands resp to the call waiting for it, and reports whether it
@@ -72,8 +183,7 @@ func (r *rawCalls) deliver(resp *jsonrpc.Response) bool {
 	return true
 }
 
-// rawParams is a tools/call's params as the SDK writes them before
-// 2026-07-28.
+// rawParams is a tools/call's params as the SDK writes them.
 type rawParams struct {
 	Meta      mcp.Meta        `json:"_meta,omitempty"`
 	Name      string          `json:"name"`
@@ -82,7 +192,10 @@ type rawParams struct {
 
 // rawEligible reports whether a call of tool on c may take the relay path.
 func (s *server) rawEligible(ctx context.Context, c *conn) bool {
-	if s.h.opts.SDKCalls || c.raw == nil || c.raw.conn == nil || c.protocol >= "2026-07-28" || c.tasks == nil || c.tasks.Offered() {
+	if s.h.opts.SDKCalls || c.raw == nil || c.raw.conn == nil || c.tasks == nil || c.tasks.Offered() {
+		return false
+	}
+	if c.protocol >= "2026-07-28" && c.raw.identity.Load() == nil {
 		return false
 	}
 	fn, _ := ctx.Value(progressKey{}).(ProgressFunc)
@@ -93,12 +206,18 @@ func (s *server) rawEligible(ctx context.Context, c *conn) bool {
 // answers as ClientSession.CallTool does: the result, a *jsonrpc.Error
 // when the server answered with an error, or an error when the
 // connection ended first. written is set once the request is on the pipe.
+// An answer with questions in it is returned as a *needsInput, for
+// callOn to hand to the SDK.
 func (c *conn) rawCall(ctx context.Context, params *rawParams, written *atomic.Bool) (*mcp.CallToolResult, error) {
 	r := c.raw
 	if len(params.Arguments) == 0 {
 		params.Arguments = json.RawMessage("{}")
 	}
-	body, err := rawParamsJSON(params)
+	var id0 *identity
+	if c.protocol >= "2026-07-28" {
+		id0 = r.identity.Load()
+	}
+	body, err := rawParamsJSON(params, id0)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +246,11 @@ func (c *conn) rawCall(ctx context.Context, params *rawParams, written *atomic.B
 		if resp.Error != nil {
 			return nil, resp.Error
 		}
-		return rawResult(resp.Result)
+		res, err := rawResult(resp.Result)
+		if err == nil && res.InputRequests != nil {
+			return nil, &needsInput{result: resp.Result}
+		}
+		return res, err
 	case <-ctx.Done():
 		forget()
 		// As the SDK does: the server may stop the work.
@@ -139,20 +262,87 @@ func (c *conn) rawCall(ctx context.Context, params *rawParams, written *atomic.B
 	}
 }
 
-// rawParamsJSON encodes params. Without _meta, as the name and the
-// arguments as they are: the connection's writer compacts and checks them
-// (jsonl's appendRequest, as the SDK's encoder does), which json.Marshal
-// would do a second time, with reflection.
-func rawParamsJSON(params *rawParams) (json.RawMessage, error) {
-	if len(params.Meta) > 0 {
+// needsInput is the answer of a server that asks questions (input
+// requests): the SDK is to ask them and send the retries (replay).
+type needsInput struct{ result json.RawMessage }
+
+func (*needsInput) Error() string { return "the server asks for input" }
+
+// rawParamsJSON encodes params, with id's keys in _meta (id may be nil)
+// where params.Meta does not set them, as the SDK does. Without other
+// _meta, as the name and the arguments as they are: the connection's
+// writer compacts and checks them (jsonl's appendRequest, as the SDK's
+// encoder does), which json.Marshal would do a second time, with
+// reflection.
+func rawParamsJSON(params *rawParams, id *identity) (json.RawMessage, error) {
+	var meta []byte
+	switch {
+	case len(params.Meta) > 0 && id != nil:
+		var ok bool
+		if meta, ok = mergedMeta(params.Meta, id); !ok {
+			merged := make(mcp.Meta, len(params.Meta)+len(id.keys))
+			for k, v := range id.keys {
+				merged[k] = v
+			}
+			for k, v := range params.Meta {
+				merged[k] = v
+			}
+			p := *params
+			p.Meta = merged
+			return json.Marshal(&p)
+		}
+	case len(params.Meta) > 0:
 		return json.Marshal(params)
+	case id != nil:
+		meta = id.raw
 	}
-	b := make([]byte, 0, len(params.Name)+len(params.Arguments)+24)
-	b = append(b, `{"name":`...)
+	b := make([]byte, 0, len(params.Name)+len(params.Arguments)+len(meta)+32)
+	if meta != nil {
+		b = append(b, `{"_meta":`...)
+		b = append(b, meta...)
+		b = append(b, `,"name":`...)
+	} else {
+		b = append(b, `{"name":`...)
+	}
 	b = jsonl.AppendString(b, params.Name, true)
 	b = append(b, `,"arguments":`...)
 	b = append(b, params.Arguments...)
 	return append(b, '}'), nil
+}
+
+// mergedMeta writes the _meta object json.Marshal would write for id's
+// keys under meta's (meta's win), when every value of meta is a string
+// (the log level, on every call of a server that logs); otherwise it
+// reports false.
+func mergedMeta(meta mcp.Meta, id *identity) ([]byte, bool) {
+	keys := make([]string, 0, len(meta)+len(id.keys))
+	for k, v := range meta {
+		if _, ok := v.(string); !ok {
+			return nil, false
+		}
+		keys = append(keys, k)
+	}
+	for k := range id.keys {
+		if _, ok := meta[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys) // as encoding/json orders a map's keys
+	b := make([]byte, 0, len(id.raw)+64)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonl.AppendString(b, k, true)
+		b = append(b, ':')
+		if v, ok := meta[k]; ok {
+			b = jsonl.AppendString(b, v.(string), true)
+		} else {
+			b = append(b, id.keys[k]...)
+		}
+	}
+	return append(b, '}'), true
 }
 
 // rawCancel tells the server that the host gave up on request id.
@@ -207,8 +397,12 @@ type wireContent struct {
 func rawResult(data json.RawMessage) (*mcp.CallToolResult, error) {
 	var w wireResult
 	if _, err := sjson.Parse(data, &w, sjson.DontMatchCaseInsensitiveStructFields); err == nil && w.plain() {
-		res := &mcp.CallToolResult{Meta: w.Meta, StructuredContent: w.StructuredContent, IsError: w.IsError,
-			Content: make([]mcp.Content, len(w.Content))}
+		res := new(mcp.CallToolResult)
+		if string(w.ResultType) == `"complete"` {
+			*res = completeResult() // the SDK keeps the type (unexported) and writes it again
+		}
+		res.Meta, res.StructuredContent, res.IsError = w.Meta, w.StructuredContent, w.IsError
+		res.Content = make([]mcp.Content, len(w.Content))
 		for i, c := range w.Content {
 			res.Content[i] = &mcp.TextContent{Text: c.Text, Meta: c.Meta, Annotations: c.Annotations}
 		}
@@ -221,10 +415,22 @@ func rawResult(data json.RawMessage) (*mcp.CallToolResult, error) {
 	return res, nil
 }
 
+// completeResult is an empty CallToolResult of result type "complete",
+// the type of every finished call's answer on 2026-07-28, decoded once
+// by the SDK (the field is unexported; a copy keeps it).
+var completeResult = sync.OnceValue(func() mcp.CallToolResult {
+	var r mcp.CallToolResult
+	if err := r.UnmarshalJSON([]byte(`{"content":[],"resultType":"complete"}`)); err != nil {
+		panic(err)
+	}
+	return r
+})
+
 // plain reports whether w is a result rawResult builds itself: text
-// content only, and nothing of protocol 2026-07-28.
+// content only, and no questions (a result type other than "complete",
+// input requests, a request state).
 func (w *wireResult) plain() bool {
-	if w.RequestState != "" || !isNull(w.InputRequests) || !isNull(w.ResultType) {
+	if w.RequestState != "" || !isNull(w.InputRequests) || !isNull(w.ResultType) && string(w.ResultType) != `"complete"` {
 		return false
 	}
 	for _, c := range w.Content {
