@@ -22,11 +22,13 @@
 //     is internal/jsonl (the SDK's wire behaviour, one decode per message;
 //     Options.SDKStdioTransport takes the SDK's mcp.IOTransport instead, and
 //     internal/jsonl's package doc says which SDK change lets it go).
-//     A tools/call to a stdio server on a protocol before 2026-07-28 that
-//     offers no tasks, made without progress, takes the relay path: the
-//     host writes it on the connection under an ID of its own and decodes
-//     the answer in one pass into the same *mcp.CallToolResult the SDK's
-//     CallTool would give (Options.SDKCalls turns it off).
+//     A tools/call to a stdio server that offers no tasks, made without
+//     progress, takes the relay path: the host writes it on the connection
+//     under an ID of its own (on 2026-07-28 with the client identity the
+//     SDK sends) and decodes the answer in one pass into the same
+//     *mcp.CallToolResult the SDK's CallTool would give; an answer that
+//     asks questions goes on through CallTool without the answered round
+//     being sent again (Options.SDKCalls turns the path off).
 //     Stdio servers are spawned by internal/proc without a shell, in their own process group, with stderr
 //     kept in a bounded buffer from the moment of spawn, and (when the
 //     program calls MaybeRunSupervisor first in main) under one small

@@ -29,8 +29,9 @@ import (
 // through the gateway's fast paths without pause — `serve --http` with
 // Go SDK sessions on 2025-11-25 and requests on 2026-07-28, `serve
 // --stdio` with a Go SDK client — while every upstream server is killed
-// with SIGKILL at intervals, one upstream on 2025-11-25 (the host's relay
-// path) and one on 2026-07-28 (the SDK's CallTool) behind each gateway.
+// with SIGKILL at intervals, one upstream on 2025-11-25 and one on
+// 2026-07-28 behind each gateway (both on the host's relay path, the
+// latter with its per-request _meta).
 // Each call writes a token of its own to the server's ledger file. The
 // soak holds when no call is lost (every call is answered: a result, or
 // an error saying the server went away; every successful one is in the
@@ -195,9 +196,8 @@ func TestSoakKill9(t *testing.T) {
 }
 
 // soakServers are the upstream servers behind each soak gateway: one
-// speaking 2025-11-25 only (the host's relay path), one every revision
-// (2026-07-28: the SDK's CallTool).
-var soakServers = []string{"relay", "sdk"}
+// speaking 2025-11-25 only, one every revision (so 2026-07-28).
+var soakServers = []string{"relay", "newest"}
 
 // soakWorld is a gateway's home with the soak's two servers, each writing
 // its pid and its ledger to files of the world's.
