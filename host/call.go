@@ -295,7 +295,7 @@ func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallTool
 // however many calls it cut (callHealth).
 func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, deadline time.Time, mayRetry bool) (*mcp.CallToolResult, error, callHealth) {
 	timeout := s.callTimeout()
-	raw := s.rawEligible(ctx, c)
+	id, raw := s.rawEligible(ctx, c)
 	// deadline is on the Host's clock; the context runs out in real time.
 	// When the caller's context ends first (the gateway's, at the call's
 	// deadline), WithTimeout makes no timer, only a cancelCtx that ends
@@ -338,7 +338,7 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	var res *mcp.CallToolResult
 	var err error
 	if raw {
-		res, err = c.rawCall(cctx, &rawParams{Meta: params.Meta, Name: tool, Arguments: rawArgs(args)}, &written)
+		res, err = c.rawCall(cctx, &rawParams{Meta: params.Meta, Name: tool, Arguments: rawArgs(args), identity: id}, &written)
 		if ni, ok := err.(*needsInput); ok {
 			// The server asks: the SDK asks the host's handlers and sends
 			// the retries, reading the answer it has already (replay).

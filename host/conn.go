@@ -297,7 +297,7 @@ func (c probeConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			// ping goes in its place, and its answer is read as that one.
 			c.raw.expect(req.ID, rp.result)
 			replaced, msg = req, &jsonrpc.Request{ID: req.ID, Method: "ping"}
-		} else if req.Method != "tools/call" && c.raw.identity.Load() == nil {
+		} else if req.Method != "tools/call" {
 			// From the handshake's or a list's small params, not a
 			// call's arguments (which may be large).
 			c.raw.noteIdentity(req.Params)

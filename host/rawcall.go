@@ -80,14 +80,17 @@ func newRawCalls() *rawCalls {
 // identity is the client's identity as the SDK writes it in a request's
 // _meta on 2026-07-28 (SEP-2575).
 type identity struct {
-	raw  json.RawMessage            // the object of the keys below, as the SDK wrote them
-	keys map[string]json.RawMessage // protocolVersion, clientCapabilities and, if set, clientInfo
+	protocol string                     // the protocol revision it names
+	raw      json.RawMessage            // the object of the keys below, keys sorted
+	keys     map[string]json.RawMessage // protocolVersion, clientCapabilities and, if set, clientInfo
 }
 
 var identityKeys = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities}
 
 // noteIdentity keeps the identity in params, a request the SDK wrote, if
-// it has one (the protocol revision and capabilities at least).
+// it has one (the protocol revision and capabilities at least). The last
+// one seen is kept: the handshake's names the revision asked for, the
+// requests after it the one agreed on.
 func (r *rawCalls) noteIdentity(params json.RawMessage) {
 	if !bytes.Contains(params, []byte(mcp.MetaKeyClientCapabilities)) {
 		return
@@ -95,10 +98,13 @@ func (r *rawCalls) noteIdentity(params json.RawMessage) {
 	var p struct {
 		Meta map[string]json.RawMessage `json:"_meta"`
 	}
-	if json.Unmarshal(params, &p) != nil || p.Meta[mcp.MetaKeyProtocolVersion] == nil || p.Meta[mcp.MetaKeyClientCapabilities] == nil {
+	if json.Unmarshal(params, &p) != nil || p.Meta[mcp.MetaKeyClientCapabilities] == nil {
 		return
 	}
 	id := &identity{keys: map[string]json.RawMessage{}}
+	if json.Unmarshal(p.Meta[mcp.MetaKeyProtocolVersion], &id.protocol) != nil || id.protocol == "" {
+		return
+	}
 	for _, k := range identityKeys {
 		if v, ok := p.Meta[k]; ok {
 			id.keys[k] = v
@@ -109,7 +115,9 @@ func (r *rawCalls) noteIdentity(params json.RawMessage) {
 		return
 	}
 	id.raw = raw
-	r.identity.CompareAndSwap(nil, id)
+	if cur := r.identity.Load(); cur == nil || !bytes.Equal(cur.raw, raw) {
+		r.identity.Store(id)
+	}
 }
 
 // replayKey marks a context whose first tools/call write is to be
@@ -183,23 +191,29 @@ func (r *rawCalls) deliver(resp *jsonrpc.Response) bool {
 	return true
 }
 
-// rawParams is a tools/call's params as the SDK writes them.
+// rawParams is a tools/call's params as the SDK writes them, and the
+// client identity to add to its _meta (2026-07-28; nil before).
 type rawParams struct {
 	Meta      mcp.Meta        `json:"_meta,omitempty"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
+	identity  *identity
 }
 
-// rawEligible reports whether a call of tool on c may take the relay path.
-func (s *server) rawEligible(ctx context.Context, c *conn) bool {
+// rawEligible reports whether a call of tool on c may take the relay
+// path, and on 2026-07-28 the identity its request carries.
+func (s *server) rawEligible(ctx context.Context, c *conn) (*identity, bool) {
 	if s.h.opts.SDKCalls || c.raw == nil || c.raw.conn == nil || c.tasks == nil || c.tasks.Offered() {
-		return false
+		return nil, false
 	}
-	if c.protocol >= "2026-07-28" && c.raw.identity.Load() == nil {
-		return false
+	var id *identity
+	if c.protocol >= "2026-07-28" {
+		if id = c.raw.identity.Load(); id == nil || id.protocol != c.protocol {
+			return nil, false
+		}
 	}
 	fn, _ := ctx.Value(progressKey{}).(ProgressFunc)
-	return fn == nil
+	return id, fn == nil
 }
 
 // rawCall makes a call on c's connection directly (see rawEligible); it
@@ -213,11 +227,7 @@ func (c *conn) rawCall(ctx context.Context, params *rawParams, written *atomic.B
 	if len(params.Arguments) == 0 {
 		params.Arguments = json.RawMessage("{}")
 	}
-	var id0 *identity
-	if c.protocol >= "2026-07-28" {
-		id0 = r.identity.Load()
-	}
-	body, err := rawParamsJSON(params, id0)
+	body, err := rawParamsJSON(params)
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +284,8 @@ func (*needsInput) Error() string { return "the server asks for input" }
 // writer compacts and checks them (jsonl's appendRequest, as the SDK's
 // encoder does), which json.Marshal would do a second time, with
 // reflection.
-func rawParamsJSON(params *rawParams, id *identity) (json.RawMessage, error) {
+func rawParamsJSON(params *rawParams) (json.RawMessage, error) {
+	id := params.identity
 	var meta []byte
 	switch {
 	case len(params.Meta) > 0 && id != nil:

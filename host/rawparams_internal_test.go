@@ -78,8 +78,8 @@ func TestRawParamsJSONAsSDK(t *testing.T) {
 		{"a value that is not a string", mcp.Meta{"progressToken": 7, mcp.MetaKeyLogLevel: "debug"}, id},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &rawParams{Meta: tc.meta, Name: "echo<&>", Arguments: args}
-			got, err := rawParamsJSON(p, tc.id)
+			p := &rawParams{Meta: tc.meta, Name: "echo<&>", Arguments: args, identity: tc.id}
+			got, err := rawParamsJSON(p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,8 +96,8 @@ func FuzzRawParamsMeta(f *testing.F) {
 	f.Add("", "", "\xff", "\x00")
 	id := testIdentity(f)
 	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string) {
-		p := &rawParams{Meta: mcp.Meta{k1: v1, k2: v2}, Name: k1, Arguments: json.RawMessage(`{}`)}
-		got, err := rawParamsJSON(p, id)
+		p := &rawParams{Meta: mcp.Meta{k1: v1, k2: v2}, Name: k1, Arguments: json.RawMessage(`{}`), identity: id}
+		got, err := rawParamsJSON(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,4 +105,31 @@ func FuzzRawParamsMeta(f *testing.F) {
 			t.Errorf("params:\n got %s\nwant %s", g, w)
 		}
 	})
+}
+
+// The identity kept is the last one the SDK wrote: the handshake's names
+// the revision asked for, a list's after it the one agreed on.
+func TestNoteIdentityKeepsTheLast(t *testing.T) {
+	r := newRawCalls()
+	meta := func(protocol string) json.RawMessage {
+		return json.RawMessage(`{"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/protocolVersion":"` + protocol + `"}}`)
+	}
+	r.noteIdentity(json.RawMessage(`{"cursor":"x"}`))
+	r.noteIdentity(json.RawMessage(`{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}`)) // no revision
+	if id := r.identity.Load(); id != nil {
+		t.Fatalf("an identity from params without one: %+v", id)
+	}
+	r.noteIdentity(meta("2026-07-28"))
+	first := r.identity.Load()
+	if first == nil || first.protocol != "2026-07-28" || string(first.raw) != `{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}` {
+		t.Fatalf("identity %+v", first)
+	}
+	r.noteIdentity(meta("2026-07-28"))
+	if r.identity.Load() != first {
+		t.Errorf("the same identity was replaced")
+	}
+	r.noteIdentity(meta("2027-01-01"))
+	if id := r.identity.Load(); id == nil || id.protocol != "2027-01-01" {
+		t.Errorf("identity %+v, want the last one's revision", id)
+	}
 }
