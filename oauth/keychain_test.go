@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/secretstore"
 	"github.com/switchboard-mcp/switchboard/internal/testserver/testoauth"
 	"github.com/switchboard-mcp/switchboard/oauth"
+	_ "github.com/switchboard-mcp/switchboard/oskeyring"
 )
 
 // With a real Secret Service (gnome-keyring on a private bus): tokens a

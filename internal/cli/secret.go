@@ -21,6 +21,9 @@ import (
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/secretstore"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
+	// The command keeps secrets in the OS credential store where one
+	// answers; a program on the front door links it by this import too.
+	_ "github.com/switchboard-mcp/switchboard/oskeyring"
 )
 
 func init() {

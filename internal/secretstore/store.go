@@ -5,7 +5,8 @@
 // Values live in the operating system's credential store where one
 // answers: the Secret Service over D-Bus on Linux (GNOME Keyring, KWallet),
 // the Keychain on macOS, the Credential Manager on Windows, through
-// github.com/zalando/go-keyring. Where none does (a server without a
+// github.com/zalando/go-keyring, in a program that links package
+// oskeyring (RegisterOS; the switchboard command does). Where none does (a server without a
 // desktop session), they live in an encrypted file, Dir/secrets/store.enc,
 // whose key is the file beside it, store.key (0600): that protects the
 // values from whoever gets the store file alone (a backup, a synced
@@ -88,7 +89,7 @@ type Store struct {
 type shared struct {
 	o    Options
 	dir  string // Dir/secrets
-	os   osStore
+	os   OSStore
 	mu   sync.Mutex
 	kind string // the chosen kind, once decided
 	note string // why the file is used, when it is
@@ -124,7 +125,11 @@ func Open(opts *Options) *Store {
 	if o.Kind == "auto" {
 		o.Kind = ""
 	}
-	return &Store{shared: &shared{o: o, dir: filepath.Join(o.Dir, "secrets"), os: keyringStore{timeout: o.Timeout}}}
+	var osStore OSStore = missingOS{}
+	if osOpen != nil {
+		osStore = osOpen(o.Timeout)
+	}
+	return &Store{shared: &shared{o: o, dir: filepath.Join(o.Dir, "secrets"), os: osStore}}
 }
 
 // In returns the view of namespace ns of the same store: the same
@@ -181,7 +186,7 @@ func (s *Store) Where(ctx context.Context) (Location, error) {
 
 func (sh *shared) location(kind string) Location {
 	if kind == KindOS {
-		return Location{Kind: KindOS, Name: osStoreName()}
+		return Location{Kind: KindOS, Name: OSStoreName()}
 	}
 	return Location{Kind: KindFile, Name: sh.storeFile(), Note: sh.note}
 }
@@ -208,21 +213,25 @@ func (sh *shared) decide(ctx context.Context) (kind, note string, err error) {
 	if why := sh.busMissing(); why != "" {
 		return KindFile, sh.fileNote(why), nil
 	}
-	err = sh.os.probe(ctx)
-	var absent *absentError
+	err = sh.os.Probe(ctx)
+	var absent *AbsentError
 	switch {
 	case err == nil:
 		return KindOS, "", nil
 	case errors.As(err, &absent):
-		return KindFile, sh.fileNote(absent.why), nil
+		return KindFile, sh.fileNote(absent.Why), nil
 	}
 	return "", "", err
 }
 
-// busMissing says why no Secret Service can be reached without starting
-// a bus of our own ("" when one may be there): the D-Bus library would
+// busMissing says why no OS store can be reached ("" when one may be
+// there): the program links none (RegisterOS), or no Secret Service can
+// be reached without starting a bus of our own — the D-Bus library would
 // otherwise run dbus-launch, leaving a bus behind on every run.
 func (sh *shared) busMissing() string {
+	if osOpen == nil {
+		return noOSStore
+	}
 	switch runtime.GOOS {
 	case "darwin", "windows":
 		return ""
@@ -257,7 +266,7 @@ func (s *Store) Get(ctx context.Context, name string) (string, error) {
 	sh := s.shared
 	var v string
 	if kind == KindOS {
-		v, err = sh.os.get(ctx, serviceName(s.ns), name)
+		v, err = sh.os.Get(ctx, serviceName(s.ns), name)
 	} else {
 		v, err = sh.fileGet(s.ns, name)
 	}
@@ -274,7 +283,7 @@ func (s *Store) kindOf(ctx context.Context, name string) (string, error) {
 		if e, ok := idx.entry(s.ns, name); ok {
 			if e.Store == KindOS {
 				if why := s.shared.busMissing(); why != "" {
-					return "", fmt.Errorf("it is kept in %s, which cannot be reached now: %s", osStoreName(), why)
+					return "", fmt.Errorf("it is kept in %s, which cannot be reached now: %s", OSStoreName(), why)
 				}
 			}
 			return e.Store, nil
@@ -317,7 +326,7 @@ func (s *Store) Set(ctx context.Context, name, value string) (Location, error) {
 	err = sh.editIndex(func(idx *index) error {
 		old, had := idx.entry(s.ns, name)
 		if loc.Kind == KindOS {
-			if err := sh.os.set(ctx, serviceName(s.ns), name, value); err != nil {
+			if err := sh.os.Set(ctx, serviceName(s.ns), name, value); err != nil {
 				return err
 			}
 		} else if err := sh.fileEdit(func(vals values) { vals.set(s.ns, name, value) }); err != nil {
@@ -342,7 +351,7 @@ func (s *Store) Set(ctx context.Context, name, value string) (Location, error) {
 func (sh *shared) removeFrom(ctx context.Context, kind, ns, name string) error {
 	var err error
 	if kind == KindOS {
-		err = sh.os.del(ctx, serviceName(ns), name)
+		err = sh.os.Delete(ctx, serviceName(ns), name)
 	} else {
 		err = sh.fileEdit(func(vals values) { vals.del(ns, name) })
 	}
@@ -371,7 +380,7 @@ func (s *Store) Delete(ctx context.Context, name string) (bool, error) {
 		for _, kind := range kinds {
 			var err error
 			if kind == KindOS {
-				err = sh.os.del(ctx, serviceName(s.ns), name)
+				err = sh.os.Delete(ctx, serviceName(s.ns), name)
 			} else {
 				var found bool
 				err = sh.fileEdit(func(vals values) { found = vals.del(s.ns, name) })
