@@ -117,7 +117,10 @@ type Options struct {
 	// (docs/configuration.md, Secret references), looked up when a server
 	// starts. If nil, the user's secret store of Home: the OS credential
 	// store, else the encrypted file in Home/secrets (docs/security.md,
-	// Secrets); a missing secret is then the server's error.
+	// Secrets); a missing secret is then the server's error. The OS store
+	// (and stored OAuth tokens kept there) is read only by a program that
+	// imports package oskeyring, as the switchboard command does; without
+	// it, a value kept there is an error naming the import.
 	Secrets host.SecretSource
 	// Host, if set, adjusts the host's options last (timeouts, tool
 	// modifiers, the client version servers see).
