@@ -215,8 +215,12 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 // answerer is a Prompter that accepts every question, answering each
-// field of its form with "<field>-answer", and counts the questions.
-type answerer struct{ asked atomic.Int64 }
+// field of its form with "<field>-answer" (echo: with the question's
+// message), and counts the questions.
+type answerer struct {
+	asked atomic.Int64
+	echo  bool
+}
 
 func (a *answerer) Elicit(_ context.Context, _ string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	a.asked.Add(1)
@@ -225,6 +229,9 @@ func (a *answerer) Elicit(_ context.Context, _ string, p *mcp.ElicitParams) (*mc
 		if props, ok := schema["properties"].(map[string]any); ok {
 			for k := range props {
 				content[k] = k + "-answer"
+				if a.echo {
+					content[k] = p.Message
+				}
 			}
 		}
 	}
@@ -306,6 +313,55 @@ func TestRelayPathQuestionsNotRunTwice(t *testing.T) {
 				t.Errorf("results: relay %q, sdk %q, want %q", got["relay"], got["sdk"], tc.want)
 			}
 		})
+	}
+}
+
+// Questions of calls in flight at once on one connection: each kept
+// answer goes to its own call.
+func TestRelayPathQuestionsAtOnce(t *testing.T) {
+	cmd, a := testserver.Command("elicit")
+	def := config.Server{Type: config.TypeStdio, Command: cmd, Args: a}
+	cfg := &config.Resolved{Servers: []config.ResolvedServer{{Name: "elicit", Written: def, Effective: def,
+		Scope: config.ScopeUser, Trust: config.TrustUser, Availability: config.Available}}}
+	p := &answerer{echo: true}
+	h := New(cfg, &Options{Prompter: p, CloseGrace: 500 * time.Millisecond, LookupEnv: func(string) (string, bool) { return "", false }})
+	t.Cleanup(func() { h.Close() })
+	before := calls(t, h)
+	const n = 8
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			q := fmt.Sprintf("question %d?", i)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			res, err := h.CallTool(ctx, "elicit", "ask", map[string]any{"question": q})
+			switch {
+			case err != nil:
+				errs <- err
+			case len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "answer: "+q:
+				errs <- fmt.Errorf("call %d: %+v", i, res.Content)
+			default:
+				errs <- nil
+			}
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if got := calls(t, h) - before - 1; got != 2*n {
+		t.Errorf("the server handled %d tools/call requests for %d calls, want %d", got, n, 2*n)
+	}
+	if got := p.asked.Load(); got != n {
+		t.Errorf("%d questions asked, want %d", got, n)
+	}
+	s, _ := h.server("elicit")
+	s.mu.Lock()
+	replayed := s.conn.raw.replayed.Load()
+	s.mu.Unlock()
+	if replayed != n {
+		t.Errorf("%d answers handed to the SDK, want %d", replayed, n)
 	}
 }
 
