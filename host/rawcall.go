@@ -36,9 +36,9 @@ import (
 //
 //   - the client's identity in every request's _meta (SEP-2575: the
 //     protocol revision, clientInfo, clientCapabilities). The host takes
-//     it from the SDK's own first request on the connection (noteIdentity)
-//     and writes the same keys; until it has them, calls go through the
-//     SDK.
+//     it from the SDK's own requests on the connection (the last one seen,
+//     noteIdentity) and writes the same keys; until it has them for the
+//     connection's agreed revision, calls go through the SDK.
 //   - the server's questions (multi round-trip, SEP-2322): an answer that
 //     carries input requests is handed to the SDK's CallTool, which asks
 //     them through the host's handlers, with every check of its own, and
