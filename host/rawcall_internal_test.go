@@ -244,18 +244,8 @@ func (a *answerer) Elicit(_ context.Context, _ string, p *mcp.ElicitParams) (*mc
 // server handles as many tools/call requests as through the SDK alone, and
 // the caller gets the same result.
 func TestRelayPathQuestionsNotRunTwice(t *testing.T) {
-	newHost := func(sdk bool) (*Host, *answerer) {
-		cmd, a := testserver.Command("elicit")
-		def := config.Server{Type: config.TypeStdio, Command: cmd, Args: a}
-		cfg := &config.Resolved{Servers: []config.ResolvedServer{{Name: "elicit", Written: def, Effective: def,
-			Scope: config.ScopeUser, Trust: config.TrustUser, Availability: config.Available}}}
-		p := &answerer{}
-		h := New(cfg, &Options{SDKCalls: sdk, Prompter: p, CloseGrace: 500 * time.Millisecond, LookupEnv: func(string) (string, bool) { return "", false }})
-		t.Cleanup(func() { h.Close() })
-		return h, p
-	}
-	relay, relayAsked := newHost(false)
-	sdk, sdkAsked := newHost(true)
+	relayAsked, sdkAsked := &answerer{}, &answerer{}
+	relay, sdk := elicitHost(t, false, relayAsked), elicitHost(t, true, sdkAsked)
 	replayed := func() int64 {
 		s, err := relay.server("elicit")
 		if err != nil {
@@ -319,13 +309,8 @@ func TestRelayPathQuestionsNotRunTwice(t *testing.T) {
 // Questions of calls in flight at once on one connection: each kept
 // answer goes to its own call.
 func TestRelayPathQuestionsAtOnce(t *testing.T) {
-	cmd, a := testserver.Command("elicit")
-	def := config.Server{Type: config.TypeStdio, Command: cmd, Args: a}
-	cfg := &config.Resolved{Servers: []config.ResolvedServer{{Name: "elicit", Written: def, Effective: def,
-		Scope: config.ScopeUser, Trust: config.TrustUser, Availability: config.Available}}}
 	p := &answerer{echo: true}
-	h := New(cfg, &Options{Prompter: p, CloseGrace: 500 * time.Millisecond, LookupEnv: func(string) (string, bool) { return "", false }})
-	t.Cleanup(func() { h.Close() })
+	h := elicitHost(t, false, p)
 	before := calls(t, h)
 	const n = 8
 	errs := make(chan error, n)
@@ -363,6 +348,19 @@ func TestRelayPathQuestionsAtOnce(t *testing.T) {
 	if replayed != n {
 		t.Errorf("%d answers handed to the SDK, want %d", replayed, n)
 	}
+}
+
+// elicitHost is a host over the elicit server on its newest revision,
+// whose questions p answers; sdk sends every call through CallTool.
+func elicitHost(t *testing.T, sdk bool, p Prompter) *Host {
+	t.Helper()
+	cmd, a := testserver.Command("elicit")
+	def := config.Server{Type: config.TypeStdio, Command: cmd, Args: a}
+	cfg := &config.Resolved{Servers: []config.ResolvedServer{{Name: "elicit", Written: def, Effective: def,
+		Scope: config.ScopeUser, Trust: config.TrustUser, Availability: config.Available}}}
+	h := New(cfg, &Options{SDKCalls: sdk, Prompter: p, CloseGrace: 500 * time.Millisecond, LookupEnv: func(string) (string, bool) { return "", false }})
+	t.Cleanup(func() { h.Close() })
+	return h
 }
 
 // calls is the elicit server's count of the tools/call requests it has
