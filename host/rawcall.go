@@ -278,34 +278,15 @@ type needsInput struct{ result json.RawMessage }
 
 func (*needsInput) Error() string { return "the server asks for input" }
 
-// rawParamsJSON encodes params, with id's keys in _meta (id may be nil)
-// where params.Meta does not set them, as the SDK does. Without other
-// _meta, as the name and the arguments as they are: the connection's
-// writer compacts and checks them (jsonl's appendRequest, as the SDK's
-// encoder does), which json.Marshal would do a second time, with
-// reflection.
+// rawParamsJSON encodes params, with its identity's keys in _meta where
+// params.Meta does not set them, as the SDK does. The name and the
+// arguments go as they are: the connection's writer compacts and checks
+// them (jsonl's appendRequest, as the SDK's encoder does), which
+// json.Marshal would do a second time, with reflection.
 func rawParamsJSON(params *rawParams) (json.RawMessage, error) {
-	id := params.identity
-	var meta []byte
-	switch {
-	case len(params.Meta) > 0 && id != nil:
-		var ok bool
-		if meta, ok = mergedMeta(params.Meta, id); !ok {
-			merged := make(mcp.Meta, len(params.Meta)+len(id.keys))
-			for k, v := range id.keys {
-				merged[k] = v
-			}
-			for k, v := range params.Meta {
-				merged[k] = v
-			}
-			p := *params
-			p.Meta = merged
-			return json.Marshal(&p)
-		}
-	case len(params.Meta) > 0:
-		return json.Marshal(params)
-	case id != nil:
-		meta = id.raw
+	meta, err := metaJSON(params.Meta, params.identity)
+	if err != nil {
+		return nil, err
 	}
 	b := make([]byte, 0, len(params.Name)+len(params.Arguments)+len(meta)+32)
 	if meta != nil {
@@ -321,25 +302,31 @@ func rawParamsJSON(params *rawParams) (json.RawMessage, error) {
 	return append(b, '}'), nil
 }
 
-// mergedMeta writes the _meta object json.Marshal would write for id's
-// keys under meta's (meta's win), when every value of meta is a string
-// (the log level, on every call of a server that logs); otherwise it
-// reports false.
-func mergedMeta(meta mcp.Meta, id *identity) ([]byte, bool) {
-	keys := make([]string, 0, len(meta)+len(id.keys))
-	for k, v := range meta {
-		if _, ok := v.(string); !ok {
-			return nil, false
+// metaJSON writes the _meta object json.Marshal writes for meta merged
+// with id's keys (id may be nil; meta's keys win), or nil when both are
+// empty. A string value (the log level, on every call of a server that
+// logs) is written directly, any other through json.Marshal.
+func metaJSON(meta mcp.Meta, id *identity) ([]byte, error) {
+	var idKeys map[string]json.RawMessage
+	if id != nil {
+		if len(meta) == 0 {
+			return id.raw, nil
 		}
+		idKeys = id.keys
+	} else if len(meta) == 0 {
+		return nil, nil
+	}
+	keys := make([]string, 0, len(meta)+len(idKeys))
+	for k := range meta {
 		keys = append(keys, k)
 	}
-	for k := range id.keys {
+	for k := range idKeys {
 		if _, ok := meta[k]; !ok {
 			keys = append(keys, k)
 		}
 	}
 	slices.Sort(keys) // as encoding/json orders a map's keys
-	b := make([]byte, 0, len(id.raw)+64)
+	b := make([]byte, 0, 64+len(idKeys)*64)
 	b = append(b, '{')
 	for i, k := range keys {
 		if i > 0 {
@@ -347,13 +334,20 @@ func mergedMeta(meta mcp.Meta, id *identity) ([]byte, bool) {
 		}
 		b = jsonl.AppendString(b, k, true)
 		b = append(b, ':')
-		if v, ok := meta[k]; ok {
-			b = jsonl.AppendString(b, v.(string), true)
+		v, set := meta[k]
+		if !set {
+			b = append(b, idKeys[k]...)
+		} else if str, ok := v.(string); ok {
+			b = jsonl.AppendString(b, str, true)
 		} else {
-			b = append(b, id.keys[k]...)
+			vb, err := json.Marshal(v)
+			if err != nil {
+				return nil, err
+			}
+			b = append(b, vb...)
 		}
 	}
-	return append(b, '}'), true
+	return append(b, '}'), nil
 }
 
 // rawCancel tells the server that the host gave up on request id.

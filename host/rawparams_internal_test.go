@@ -76,6 +76,8 @@ func TestRawParamsJSONAsSDK(t *testing.T) {
 		{"a key sorted first, HTML and non-ASCII", mcp.Meta{"a<b>": "é & \u2028", "zz": "last"}, id},
 		{"the call's own protocol version wins", mcp.Meta{mcp.MetaKeyProtocolVersion: "2099-01-01"}, id},
 		{"a value that is not a string", mcp.Meta{"progressToken": 7, mcp.MetaKeyLogLevel: "debug"}, id},
+		{"values that are not strings, no identity", mcp.Meta{"progressToken": 7, "n": nil, "m": map[string]any{"<": true}}, nil},
+		{"a nil value among the identity's keys", mcp.Meta{"a": nil}, id},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &rawParams{Meta: tc.meta, Name: "echo<&>", Arguments: args, identity: tc.id}
