@@ -6,8 +6,9 @@
 // answers: the Secret Service over D-Bus on Linux (GNOME Keyring, KWallet),
 // the Keychain on macOS, the Credential Manager on Windows, through
 // github.com/zalando/go-keyring, in a program that links package
-// oskeyring (RegisterOS; the switchboard command does). Where none does (a server without a
-// desktop session), they live in an encrypted file, Dir/secrets/store.enc,
+// oskeyring (RegisterOS; the switchboard command does). Where none does
+// (a server without a desktop session, a program without oskeyring), they
+// live in an encrypted file, Dir/secrets/store.enc,
 // whose key is the file beside it, store.key (0600): that protects the
 // values from whoever gets the store file alone (a backup, a synced
 // folder, a file attached by mistake), not from whoever can read your home
@@ -229,7 +230,7 @@ func (sh *shared) decide(ctx context.Context) (kind, note string, err error) {
 // be reached without starting a bus of our own — the D-Bus library would
 // otherwise run dbus-launch, leaving a bus behind on every run.
 func (sh *shared) busMissing() string {
-	if osOpen == nil {
+	if _, none := sh.os.(missingOS); none {
 		return noOSStore
 	}
 	switch runtime.GOOS {
