@@ -190,26 +190,30 @@ func benchCallOverhead(b *testing.B, withPolicy bool) {
 	}
 }
 
-// BenchmarkCallRelayPath is host.Call of the echo server speaking
-// 2025-11-25 (as most servers do) on the relay path of tools/call, and
-// through the SDK's ClientSession.CallTool (Options.SDKCalls): allocations,
-// CPU and p50 per call of each.
+// BenchmarkCallRelayPath is host.Call of the echo server on the relay path
+// of tools/call, and through the SDK's ClientSession.CallTool
+// (Options.SDKCalls): allocations, CPU and p50 per call of each, with the
+// server speaking 2025-11-25 (as most servers do) and 2026-07-28 (every
+// server on go-sdk v1.8: the request carries the client's identity, the
+// answer the server's).
 //
 //	go test ./host -run '^$' -bench CallRelayPath -benchtime 3000x -count 3
 func BenchmarkCallRelayPath(b *testing.B) {
-	for _, sdk := range []bool{false, true} {
-		name := "relay"
-		if sdk {
-			name = "sdk"
-		}
-		b.Run(name, func(b *testing.B) {
-			h := host.New(cfgOf(stdio("echo", "echo", "-protocol", "2025-11-25")), &host.Options{
-				LookupEnv: func(string) (string, bool) { return "", false }, CloseGrace: 500 * time.Millisecond, SDKCalls: sdk,
+	for _, protocol := range []string{"2025-11-25", "2026-07-28"} {
+		for _, sdk := range []bool{false, true} {
+			name := "relay"
+			if sdk {
+				name = "sdk"
+			}
+			b.Run(protocol+"/"+name, func(b *testing.B) {
+				h := host.New(cfgOf(stdio("echo", "echo", "-protocol", protocol)), &host.Options{
+					LookupEnv: func(string) (string, bool) { return "", false }, CloseGrace: 500 * time.Millisecond, SDKCalls: sdk,
+				})
+				b.Cleanup(func() { h.Close() })
+				hostCall(b, h)
+				b.ReportAllocs()
+				timedHostCalls(b, h)
 			})
-			b.Cleanup(func() { h.Close() })
-			hostCall(b, h)
-			b.ReportAllocs()
-			timedHostCalls(b, h)
-		})
+		}
 	}
 }

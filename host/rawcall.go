@@ -288,7 +288,8 @@ func rawParamsJSON(params *rawParams) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, len(params.Name)+len(params.Arguments)+len(meta)+32)
+	// {"_meta":…,"name":…,"arguments":…} is 33 bytes besides the values.
+	b := make([]byte, 0, len(params.Name)+len(params.Arguments)+len(meta)+48)
 	if meta != nil {
 		b = append(b, `{"_meta":`...)
 		b = append(b, meta...)
@@ -363,7 +364,7 @@ func (c *conn) rawCancel(id jsonrpc.ID, why error) {
 // (CallToolResult.UnmarshalJSON), field for field and type for type, so
 // that what one rejects the other rejects too.
 type wireResult struct {
-	Meta              mcp.Meta        `json:"_meta,omitempty"`
+	Meta              wireMeta        `json:"_meta,omitempty"`
 	Content           []*wireContent  `json:"content"`
 	StructuredContent any             `json:"structuredContent,omitempty"`
 	IsError           bool            `json:"isError,omitempty"`
@@ -384,7 +385,7 @@ type wireContent struct {
 	Title             string                `json:"title,omitempty"`
 	Description       string                `json:"description,omitempty"`
 	Size              *int64                `json:"size,omitempty"`
-	Meta              mcp.Meta              `json:"_meta,omitempty"`
+	Meta              wireMeta              `json:"_meta,omitempty"`
 	Annotations       *mcp.Annotations      `json:"annotations,omitempty"`
 	Icons             []mcp.Icon            `json:"icons,omitempty"`
 	ID                string                `json:"id,omitempty"`
@@ -402,22 +403,42 @@ type wireContent struct {
 func rawResult(data json.RawMessage) (*mcp.CallToolResult, error) {
 	var w wireResult
 	if _, err := sjson.Parse(data, &w, sjson.DontMatchCaseInsensitiveStructFields); err == nil && w.plain() {
-		res := new(mcp.CallToolResult)
-		if string(w.ResultType) == `"complete"` {
-			*res = completeResult() // the SDK keeps the type (unexported) and writes it again
-		}
-		res.Meta, res.StructuredContent, res.IsError = w.Meta, w.StructuredContent, w.IsError
-		res.Content = make([]mcp.Content, len(w.Content))
-		for i, c := range w.Content {
-			res.Content[i] = &mcp.TextContent{Text: c.Text, Meta: c.Meta, Annotations: c.Annotations}
-		}
-		return res, nil
+		return w.result(), nil
 	}
 	res := new(mcp.CallToolResult)
 	if err := res.UnmarshalJSON(data); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// result is the CallToolResult of a plain w.
+func (w *wireResult) result() *mcp.CallToolResult {
+	res := new(mcp.CallToolResult)
+	if string(w.ResultType) == `"complete"` {
+		*res = completeResult() // the SDK keeps the type (unexported) and writes it again
+	}
+	res.Meta, res.StructuredContent, res.IsError = mcp.Meta(w.Meta), w.StructuredContent, w.IsError
+	res.Content = make([]mcp.Content, len(w.Content))
+	for i, c := range w.Content {
+		res.Content[i] = &mcp.TextContent{Text: c.Text, Meta: mcp.Meta(c.Meta), Annotations: c.Annotations}
+	}
+	return res
+}
+
+// wireMeta is an mcp.Meta decoded as the SDK's decoder does (a key given
+// twice merges into the first value's map, null empties it), into a map
+// of its own making: for a nil map the parser makes one sized for 64 keys
+// (~5 KB each time), where a result's _meta on 2026-07-28 has one key,
+// the server's identity.
+type wireMeta mcp.Meta
+
+func (m *wireMeta) UnmarshalJSON(data []byte) error {
+	if *m == nil && !isNull(data) {
+		*m = wireMeta{}
+	}
+	_, err := sjson.Parse(data, (*map[string]any)(m), sjson.DontMatchCaseInsensitiveStructFields)
+	return err
 }
 
 // completeResult is an empty CallToolResult of result type "complete",
