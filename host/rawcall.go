@@ -83,6 +83,14 @@ type identity struct {
 	protocol string                     // the protocol revision it names
 	raw      json.RawMessage            // the object of the keys below, keys sorted
 	keys     map[string]json.RawMessage // protocolVersion, clientCapabilities and, if set, clientInfo
+	// leveled is the _meta of a call of a server that logs (the log
+	// level and these keys), as metaJSON last wrote it.
+	leveled atomic.Pointer[leveledMeta]
+}
+
+type leveledMeta struct {
+	level string
+	raw   []byte
 }
 
 var identityKeys = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities}
@@ -307,11 +315,23 @@ func rawParamsJSON(params *rawParams) (json.RawMessage, error) {
 // with id's keys (id may be nil; meta's keys win), or nil when both are
 // empty. A string value (the log level, on every call of a server that
 // logs) is written directly, any other through json.Marshal.
-func metaJSON(meta mcp.Meta, id *identity) ([]byte, error) {
+func metaJSON(meta mcp.Meta, id *identity) (out []byte, err error) {
 	var idKeys map[string]json.RawMessage
 	if id != nil {
 		if len(meta) == 0 {
 			return id.raw, nil
+		}
+		// The _meta of every call of a server that logs: the same bytes
+		// each time.
+		if level, ok := meta[mcp.MetaKeyLogLevel].(string); ok && len(meta) == 1 {
+			if l := id.leveled.Load(); l != nil && l.level == level {
+				return l.raw, nil
+			}
+			defer func() {
+				if err == nil {
+					id.leveled.Store(&leveledMeta{level: level, raw: out})
+				}
+			}()
 		}
 		idKeys = id.keys
 	} else if len(meta) == 0 {

@@ -73,6 +73,11 @@ func TestRawParamsJSONAsSDK(t *testing.T) {
 		{"identity only", nil, id},
 		{"log level only", mcp.Meta{mcp.MetaKeyLogLevel: "info"}, nil},
 		{"identity and log level", mcp.Meta{mcp.MetaKeyLogLevel: "info"}, id},
+		// The identity keeps the last log level's _meta: each is still its own.
+		{"the same log level again", mcp.Meta{mcp.MetaKeyLogLevel: "info"}, id},
+		{"another log level", mcp.Meta{mcp.MetaKeyLogLevel: "debug"}, id},
+		{"a log level that is not a string", mcp.Meta{mcp.MetaKeyLogLevel: 3}, id},
+		{"the first log level again", mcp.Meta{mcp.MetaKeyLogLevel: "info"}, id},
 		{"a key sorted first, HTML and non-ASCII", mcp.Meta{"a<b>": "é & \u2028", "zz": "last"}, id},
 		{"the call's own protocol version wins", mcp.Meta{mcp.MetaKeyProtocolVersion: "2099-01-01"}, id},
 		{"a value that is not a string", mcp.Meta{"progressToken": 7, mcp.MetaKeyLogLevel: "debug"}, id},
