@@ -305,18 +305,29 @@ func httpGateway(b *testing.B) string {
 
 // BenchmarkGatewayHTTP is the HTTP hop in one process, for a CPU or
 // allocation profile of it: one Go SDK client calls echo through
-// httpGateway, one call at a time.
+// httpGateway, one call at a time, on protocol 2025-11-25 (a session) and
+// on 2026-07-28 (no session; the call is held on a relay worker, where an
+// upstream question can wait for the client's retry).
 //
 //	go test ./gateway -run '^$' -bench 'GatewayHTTP$' -benchtime 10000x -cpuprofile http.prof -memprofile httpmem.prof
 func BenchmarkGatewayHTTP(b *testing.B) {
+	for _, protocol := range []string{"2025-11-25", "2026-07-28"} {
+		b.Run(protocol, func(b *testing.B) { benchGatewayHTTP(b, protocol) })
+	}
+}
+
+func benchGatewayHTTP(b *testing.B, protocol string) {
 	ctx := context.Background()
 	url := httpGateway(b)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).
-		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer cs.Close()
+	if got := cs.InitializeResult().ProtocolVersion; got != protocol {
+		b.Fatalf("protocol %s, want %s", got, protocol)
+	}
 	params := &mcp.CallToolParams{Name: "echo__echo", Arguments: map[string]any{"text": "hello switchboard"}}
 	if _, err := cs.CallTool(ctx, params); err != nil {
 		b.Fatal(err)
