@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -58,7 +59,8 @@ func IsTimeout(ctx context.Context, err error) bool {
 
 // Call runs a tool by its namespaced name (mcp__server__tool) with JSON
 // arguments (a map, a struct, or JSON text as json.RawMessage, []byte or
-// string). A tool's own failure is a result with IsError set, not an
+// string), which must be a JSON object (or null, or nothing: no
+// arguments); other JSON values are an error. A tool's own failure is a result with IsError set, not an
 // error; errors mean the call could not be made or finished: unknown
 // tool, server not connected (ErrNotConnected), circuit open
 // (ErrCircuitOpen), timeout (ErrTimeout), a dropped
@@ -555,17 +557,85 @@ func WithCallMeta(ctx context.Context, meta map[string]any) context.Context {
 // Text that is not valid JSON is refused: neither way of sending a call
 // can write it (the SDK's CallTool then waited out the call's deadline).
 // Any other value is returned as it is and encoded by the call.
+//
+// A tool's arguments are an object (MCP's tools/call): text or a Go value
+// that is another JSON value (an array, a string, a number, true or false)
+// is refused here in one message, rather than sent for each server to
+// refuse in its own words. null is no arguments.
 func jsonTextArgs(s *server, tool string, args any) (any, error) {
 	raw, ok := jsonText(args)
 	switch {
 	case !ok:
+		if what := notObjectValue(args); what != "" {
+			return nil, notObject(s, tool, what)
+		}
 		return args, nil
 	case len(raw) == 0:
 		return nil, nil // no text: no arguments, as a nil args
 	case json.Valid(raw):
+		if what := notObjectText(raw); what != "" {
+			return nil, notObject(s, tool, what)
+		}
 		return raw, nil
 	}
 	return nil, fmt.Errorf("%s: the arguments are not valid JSON", toolName(s.name, tool))
+}
+
+func notObject(s *server, tool, what string) error {
+	return fmt.Errorf("%s: the arguments must be a JSON object of named arguments, not %s", toolName(s.name, tool), what)
+}
+
+// notObjectText names the JSON value valid text holds, unless it is an
+// object or null.
+func notObjectText(raw json.RawMessage) string {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '{', 'n':
+			return ""
+		case '[':
+			return "an array"
+		case '"':
+			return "a string"
+		case 't':
+			return "true"
+		case 'f':
+			return "false"
+		}
+		return "a number"
+	}
+	return ""
+}
+
+// notObjectValue names the JSON value a Go value encodes to, when its
+// kind makes it one that is not an object (json.Marshaler values are
+// left to their own encoding).
+func notObjectValue(args any) string {
+	if args == nil {
+		return ""
+	}
+	if _, ok := args.(json.Marshaler); ok {
+		return ""
+	}
+	switch v := reflect.ValueOf(args); v.Kind() {
+	case reflect.Slice:
+		if v.IsNil() {
+			return "" // null: no arguments
+		}
+		return "an array"
+	case reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return ""
 }
 
 // jsonText returns arguments handed in as JSON text — json.RawMessage,

@@ -150,6 +150,25 @@ func testRelayPathSameAsSDK(t *testing.T, protocol string) {
 	if _, err := relay.Call(context.Background(), "mcp__echo__echo", []byte(bad)); err == nil || !strings.Contains(err.Error(), "the arguments are not valid JSON") {
 		t.Errorf("Call with bad arguments: %v", err)
 	}
+	// Arguments that are JSON but not an object are refused at once, by
+	// either entry, whatever form they come in.
+	for _, args := range []any{json.RawMessage(`[1]`), ` "text"`, json.RawMessage("5"), []byte("\ttrue"), json.RawMessage("false"),
+		[]any{1}, []string{"a"}, [2]int{}, 3, 2.5, false, named("x")} {
+		for entry, call := range map[string]func() error{
+			"CallTool": func() error { _, err := relay.CallTool(context.Background(), "echo", "echo", args); return err },
+			"Call":     func() error { _, err := relay.Call(context.Background(), "mcp__echo__echo", args); return err },
+		} {
+			if err := call(); err == nil || !strings.Contains(err.Error(), "mcp__echo__echo: the arguments must be a JSON object of named arguments, not ") {
+				t.Errorf("%s with %T %v: %v", entry, args, args, err)
+			}
+		}
+	}
+	// null is no arguments: the call runs.
+	for _, null := range []any{json.RawMessage("null"), " null ", []any(nil)} {
+		if res, err := relay.Call(context.Background(), "mcp__echo__cwd", null); err != nil || res.IsError {
+			t.Errorf("Call with %T %q: %v %+v", null, null, err, res)
+		}
+	}
 	// Empty JSON text is no arguments, as nil is: the call runs.
 	for _, empty := range []any{json.RawMessage(nil), []byte{}} {
 		if res, err := relay.Call(context.Background(), "mcp__echo__cwd", empty); err != nil || res.IsError {
@@ -373,3 +392,6 @@ func calls(t *testing.T, h *Host) int {
 	}
 	return n
 }
+
+// named is a Go string type of its own: encoded as a JSON string.
+type named string
