@@ -79,3 +79,21 @@ func FuzzRawResult(f *testing.F) {
 		sameAsSDK(t, data)
 	})
 }
+
+// FuzzNotObjectText: valid JSON text is refused as arguments exactly
+// when encoding/json reads a value other than an object or null from it.
+func FuzzNotObjectText(f *testing.F) {
+	for _, s := range []string{`{}`, ` null`, `[1]`, `"x"`, `5`, `-1e3`, "\ttrue", `false`, ` {"a":[1]} `} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var v any
+		if json.Unmarshal(raw, &v) != nil {
+			return // not valid JSON: refused before this check
+		}
+		_, object := v.(map[string]any)
+		if got := notObjectText(raw); (got == "") != (object || v == nil) {
+			t.Fatalf("%q: notObjectText %q, encoding/json read %T", raw, got, v)
+		}
+	})
+}
