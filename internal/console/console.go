@@ -120,7 +120,10 @@ type Console struct {
 	front Front
 	o     Options
 	mux   *http.ServeMux
-	pages *template.Template
+	// pages are the page templates, parsed at the first page shown: a
+	// gateway mounts a console that most never open (~0.5 ms and ~190 KB
+	// at each start). TestPagesParse parses them.
+	pages func() (*template.Template, error)
 
 	mu       sync.Mutex
 	token    string // the link's token until its first use ("": used)
@@ -177,11 +180,7 @@ func New(front Front, o Options) (*Console, error) {
 	}
 	o.BasePath = strings.TrimSuffix(o.BasePath, "/")
 	c := &Console{front: front, o: o, token: o.Token, sessions: map[string]*session{}}
-	var err error
-	c.pages, err = template.New("").Funcs(template.FuncMap{"base": func() string { return o.BasePath }}).ParseFS(assets, "assets/*.html")
-	if err != nil {
-		return nil, err
-	}
+	c.pages = sync.OnceValues(func() (*template.Template, error) { return parsePages(o.BasePath) })
 	m := http.NewServeMux()
 	m.HandleFunc("GET /{$}", c.servers)
 	m.HandleFunc("POST /servers/approve", c.adminOnly(c.approve))
@@ -362,4 +361,18 @@ func (c *Console) audit(r *http.Request, s *session, action, target, outcome str
 	c.auditMu.Lock()
 	defer c.auditMu.Unlock()
 	_, _ = c.o.Audit.Write(append(b, '\n'))
+}
+
+// parsePages parses the page templates, for a console at base.
+func parsePages(base string) (*template.Template, error) {
+	return template.New("").Funcs(template.FuncMap{"base": func() string { return base }}).ParseFS(assets, "assets/*.html")
+}
+
+// execute executes the page template name into w.
+func (c *Console) execute(w io.Writer, name string, data any) error {
+	t, err := c.pages()
+	if err != nil {
+		return err
+	}
+	return t.ExecuteTemplate(w, name, data)
 }

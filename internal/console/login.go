@@ -53,7 +53,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	show := func(status int, msg string) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(status)
-		_ = c.pages.ExecuteTemplate(w, "login.html", page{Title: "Sign in", Base: c.o.BasePath, Message: msg, Data: c.next(r)})
+		_ = c.execute(w, "login.html", page{Title: "Sign in", Base: c.o.BasePath, Message: msg, Data: c.next(r)})
 	}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:

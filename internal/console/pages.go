@@ -48,7 +48,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, nam
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	if err := c.pages.ExecuteTemplate(w, name, p); err != nil {
+	if err := c.execute(w, name, p); err != nil {
 		fmt.Fprintf(w, "<p>console: %s</p>", template_escape(err.Error()))
 	}
 }
