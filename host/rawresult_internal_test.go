@@ -97,3 +97,26 @@ func FuzzNotObjectText(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkRawResult decodes a Go SDK server's answer on 2026-07-28 (its
+// identity in _meta, the result type) as the relay path does, and as the
+// SDK's ClientSession does:
+//
+//	go test ./host -run '^$' -bench RawResult -benchtime 20000x -count 3
+func BenchmarkRawResult(b *testing.B) {
+	data := []byte(`{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"echo","version":"v0.0.1"}},` +
+		`"content":[{"type":"text","text":"hello switchboard"}],"resultType":"complete"}`)
+	for name, decode := range map[string]func([]byte) (*mcp.CallToolResult, error){
+		"relay": func(d []byte) (*mcp.CallToolResult, error) { return rawResult(d) },
+		"sdk":   sdkResult,
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := decode(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
