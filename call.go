@@ -54,8 +54,9 @@ type CallOptions struct {
 
 // Call runs the tool named mcp__<server>__<tool> (as Tools names it) with
 // args (a map, a struct, or the model's JSON as json.RawMessage, []byte or
-// string; a JSON object, or null), after the permission rules allow it (asking the Prompter when
-// they say to ask), and returns its result enveloped and bounded. A held
+// string; a JSON object, or null), after the permission rules allow it
+// (asking the Prompter when they say to ask), and returns its result
+// enveloped and bounded. A held
 // server's tool is a *NotApprovedError; a denied call wraps
 // host.ErrDenied; a tool held by tool pinning wraps host.ErrToolHeld (a
 // Prompter that implements ToolChangeAsker, or CallOptions.ToolChanges, is

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -60,13 +61,13 @@ func IsTimeout(ctx context.Context, err error) bool {
 // Call runs a tool by its namespaced name (mcp__server__tool) with JSON
 // arguments (a map, a struct, or JSON text as json.RawMessage, []byte or
 // string), which must be a JSON object (or null, or nothing: no
-// arguments); other JSON values are an error. A tool's own failure is a result with IsError set, not an
-// error; errors mean the call could not be made or finished: unknown
-// tool, server not connected (ErrNotConnected), circuit open
-// (ErrCircuitOpen), timeout (ErrTimeout), a dropped
-// connection that may have run a side effect (ErrMayHaveRun), refused by
-// Options.Permit (ErrDenied), or a tool tool pinning holds (ErrToolHeld);
-// after Close, ErrClosed.
+// arguments); other JSON values are an error. A tool's own failure is a
+// result with IsError set, not an error; errors mean the call could not
+// be made or finished: unknown tool, server not connected
+// (ErrNotConnected), circuit open (ErrCircuitOpen), timeout (ErrTimeout),
+// a dropped connection that may have run a side effect (ErrMayHaveRun),
+// refused by Options.Permit (ErrDenied), or a tool tool pinning holds
+// (ErrToolHeld); after Close, ErrClosed.
 //
 // What comes back is what the model may read (docs/security.md, What the
 // model reads): deceptive characters removed or made visible, the secret
@@ -586,26 +587,23 @@ func notObject(s *server, tool, what string) error {
 }
 
 // notObjectText names the JSON value valid text holds, unless it is an
-// object or null.
+// object or null (as the CLI names them).
 func notObjectText(raw json.RawMessage) string {
-	for _, c := range raw {
-		switch c {
-		case ' ', '\t', '\n', '\r':
-			continue
-		case '{', 'n':
-			return ""
-		case '[':
-			return "an array"
-		case '"':
-			return "a string"
-		case 't':
-			return "true"
-		case 'f':
-			return "false"
-		}
-		return "a number"
+	t := bytes.TrimLeft(raw, " \t\n\r")
+	if len(t) == 0 {
+		return ""
 	}
-	return ""
+	switch t[0] {
+	case '{', 'n':
+		return ""
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "a number"
 }
 
 // notObjectValue names the JSON value a Go value encodes to, when its
@@ -629,7 +627,7 @@ func notObjectValue(args any) string {
 	case reflect.String:
 		return "a string"
 	case reflect.Bool:
-		return "true or false"
+		return "a boolean"
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
 		reflect.Float32, reflect.Float64:

@@ -42,17 +42,16 @@ func RegisterOS(open func(timeout time.Duration) OSStore) { osOpen = open }
 const noOSStore = "this program was built without the operating system's credential store " +
 	"(a Go program links it by importing github.com/switchboard-mcp/switchboard/oskeyring)"
 
-// missingOS is the OS store of a program that links none.
+// missingOS is the OS store of a program that links none: every call
+// of it is errNoOS.
 type missingOS struct{}
 
-func (missingOS) Probe(context.Context) error { return &AbsentError{Why: noOSStore} }
-func (missingOS) Get(context.Context, string, string) (string, error) {
-	return "", &AbsentError{Why: noOSStore}
-}
-func (missingOS) Set(context.Context, string, string, string) error {
-	return &AbsentError{Why: noOSStore}
-}
-func (missingOS) Delete(context.Context, string, string) error { return &AbsentError{Why: noOSStore} }
+var errNoOS = &AbsentError{Why: noOSStore}
+
+func (missingOS) Probe(context.Context) error                         { return errNoOS }
+func (missingOS) Get(context.Context, string, string) (string, error) { return "", errNoOS }
+func (missingOS) Set(context.Context, string, string, string) error   { return errNoOS }
+func (missingOS) Delete(context.Context, string, string) error        { return errNoOS }
 
 // OSStoreName names the OS store for people.
 func OSStoreName() string {
