@@ -85,9 +85,9 @@ func (k keyringStore) bounded(ctx context.Context, doing string, call func() err
 	}
 }
 
-// classify turns the library's errors into ours: ErrNotFound, an
-// *absentError for a store that is not there, else an error saying what
-// failed in words.
+// classify turns the library's errors into the store's: ErrNotFound, a
+// *secretstore.AbsentError for a store that is not there, else an error
+// saying what failed in words.
 func classify(doing string, err error) error {
 	if err == nil {
 		return nil
