@@ -265,18 +265,6 @@ func (a *answerer) Elicit(_ context.Context, _ string, p *mcp.ElicitParams) (*mc
 func TestRelayPathQuestionsNotRunTwice(t *testing.T) {
 	relayAsked, sdkAsked := &answerer{}, &answerer{}
 	relay, sdk := elicitHost(t, false, relayAsked), elicitHost(t, true, sdkAsked)
-	replayed := func() int64 {
-		s, err := relay.server("elicit")
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.conn.protocol < "2026-07-28" {
-			t.Fatalf("the elicit server speaks %s, want 2026-07-28 or later", s.conn.protocol)
-		}
-		return s.conn.raw.replayed.Load()
-	}
 	for _, tc := range []struct {
 		tool      string
 		questions int64 // asked of the Prompter
@@ -300,7 +288,7 @@ func TestRelayPathQuestionsNotRunTwice(t *testing.T) {
 				askedBefore := side.asked.Load()
 				var replayedBefore int64
 				if side.h == relay {
-					replayedBefore = replayed()
+					replayedBefore = replayed(t, relay)
 				}
 				got[side.name] = string(mustText(t, side.h, "elicit", tc.tool, map[string]any{}))
 				if n := calls(t, side.h) - before - 1; n != tc.rounds { // less the count's own call
@@ -313,7 +301,7 @@ func TestRelayPathQuestionsNotRunTwice(t *testing.T) {
 					if relayed(t, relay, "elicit") != sentBefore+2 { // the call and the count
 						t.Errorf("the call did not take the relay path")
 					}
-					if replayed() != replayedBefore+1 {
+					if replayed(t, relay) != replayedBefore+1 {
 						t.Errorf("the server's questions were not handed to the SDK once")
 					}
 				}
@@ -360,13 +348,25 @@ func TestRelayPathQuestionsAtOnce(t *testing.T) {
 	if got := p.asked.Load(); got != n {
 		t.Errorf("%d questions asked, want %d", got, n)
 	}
-	s, _ := h.server("elicit")
-	s.mu.Lock()
-	replayed := s.conn.raw.replayed.Load()
-	s.mu.Unlock()
-	if replayed != n {
-		t.Errorf("%d answers handed to the SDK, want %d", replayed, n)
+	if got := replayed(t, h); got != n {
+		t.Errorf("%d answers handed to the SDK, want %d", got, n)
 	}
+}
+
+// replayed is how many answers with questions the relay path of h's
+// elicit server handed to the SDK (which needs protocol 2026-07-28).
+func replayed(t *testing.T, h *Host) int64 {
+	t.Helper()
+	s, err := h.server("elicit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conn.protocol < "2026-07-28" {
+		t.Fatalf("the elicit server speaks %s, want 2026-07-28 or later", s.conn.protocol)
+	}
+	return s.conn.raw.replayed.Load()
 }
 
 // elicitHost is a host over the elicit server on its newest revision,
