@@ -557,9 +557,11 @@ func (c *conn) acceptBatch(msgs []jsonrpc.Message) error {
 // jsonrpc2ErrInvalidRequest is the JSON-RPC "invalid request" error.
 var jsonrpc2ErrInvalidRequest = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request"}
 
-// envelopeRoom is what a message's envelope adds to its params or result:
-// {"jsonrpc":"2.0","id":…,"method":"…","params":…} and a newline is 65
-// bytes besides the method and the ID.
+// envelopeRoom is the room a message's buffer has for its envelope
+// beside the params or result: {"jsonrpc":"2.0","id":…,"method":"…",
+// "params":…} and a newline is 65 bytes besides the method and the ID (an
+// ID of up to ~60 bytes fits), and json.Compact doubles a buffer it has
+// to grow.
 const envelopeRoom = 128
 
 func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
@@ -583,8 +585,6 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	if data == nil {
 		var ok bool
-		// Room for the envelope (an ID of up to ~60 bytes) and the
-		// newline: json.Compact doubles a buffer it has to grow.
 		switch m := msg.(type) {
 		case *jsonrpc.Request:
 			data, ok = appendRequest(make([]byte, 0, len(m.Params)+len(m.Method)+envelopeRoom), m)
