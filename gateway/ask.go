@@ -130,6 +130,32 @@ func (st *askState) canElicit() bool {
 	return c != nil && c.Elicitation != nil
 }
 
+// declaresElicitation reports whether the client making req declared
+// elicitation, as req.ClientCapabilities() reads it, or may have: on
+// protocol 2026-07-28 from the request's _meta, which the SDK encodes and
+// decodes again each time it is asked, so the map is looked at here. A
+// key that the SDK's decoding could take for "elicitation" (any case)
+// counts; where the map does not decode, the SDK reads the session's
+// capabilities instead, so those count too.
+func declaresElicitation(req *mcp.CallToolRequest) bool {
+	caps, ok := req.Params.Meta[metaClientCapabilities].(map[string]any)
+	if !ok {
+		c := req.ClientCapabilities()
+		return c != nil && c.Elicitation != nil
+	}
+	for k := range caps {
+		if strings.EqualFold(k, "elicitation") {
+			return true
+		}
+	}
+	if req.Session != nil {
+		if p := req.Session.InitializeParams(); p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // canElicitMode reports whether the client declared support for an
 // elicitation of the given mode ("" is form). A client that names neither
 // mode takes forms.

@@ -762,9 +762,11 @@ func (g *Gateway) serveTool(name string, t host.Tool) *mcp.Tool {
 // server down, circuit open, refused…) become error results the model can
 // read; the result is the <mcp_response> envelope (see package
 // toolsurface). A call of a client on
-// protocol 2026-07-28 runs on its own goroutine, so that an upstream
-// server's question can go back to the client in the call's result
-// (callMultiRoundTrip).
+// protocol 2026-07-28 that declared elicitation runs on its own goroutine,
+// so that an upstream server's question can go back to the client in the
+// call's result (callMultiRoundTrip); one that cannot be asked (every
+// question to it is declined: Prompter) runs here, as it cannot outlive
+// its request.
 func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	name := req.Params.Name
 	rt := g.callRoute(ctx, name)
@@ -774,8 +776,18 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	} else {
 		args = json.RawMessage("{}")
 	}
-	if multiRoundTrip(req.Session) {
-		return g.callMultiRoundTrip(ctx, req, rt, args)
+	mrt := multiRoundTrip(req.Session)
+	if mrt {
+		if req.Params.RequestState != "" || declaresElicitation(req) {
+			return g.callMultiRoundTrip(ctx, req, rt, args)
+		}
+		// Counted with the relay's calls, as on a worker: Close ends it.
+		var end func()
+		var err error
+		if ctx, end, err = g.relay.track(ctx); err != nil {
+			return g.refusal(name, err.Error()), nil
+		}
+		defer end()
 	}
 	var progress host.ProgressFunc
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
@@ -798,7 +810,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		responses:   req.Params.InputResponses,
 		state:       req.Params.RequestState,
 	}
-	ask.legacyStateless = ask.sessionless && legacyProtocol(req)
+	ask.legacyStateless = !mrt && ask.sessionless && legacyProtocol(req)
 	ctx = context.WithValue(ctx, askKey{}, ask)
 	start := time.Now()
 	res, err := g.call(ctx, rt, args, progress)

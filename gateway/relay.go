@@ -171,8 +171,9 @@ func credentials(ex *mcp.RequestExtra) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// heldCall is one call of a 2026-07-28 client, run on a worker so that it
-// can outlive the request that started it.
+// heldCall is one call of a 2026-07-28 client that declared elicitation,
+// run on a worker so that it can outlive the request that started it (or,
+// with only cancel set, one that cannot be asked: relay.track).
 type heldCall struct {
 	r      *relay
 	name   string          // the gateway tool name
@@ -246,6 +247,29 @@ func (g *Gateway) callMultiRoundTrip(ctx context.Context, req *mcp.CallToolReque
 		}
 	}
 	return g.await(ctx, c)
+}
+
+// track counts the host call of a 2026-07-28 client that cannot be asked,
+// which runs on its request's goroutine (callTool), among the relay's
+// calls: Close cancels it as it cancels a held call, and after Close it is
+// refused (errClosed). end, called when it returns, uncounts it.
+func (r *relay) track(ctx context.Context) (_ context.Context, end func(), _ error) {
+	ctx, cancel := context.WithCancel(ctx)
+	c := &heldCall{cancel: cancel}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		cancel()
+		return nil, nil, errClosed
+	}
+	r.calls[c] = struct{}{}
+	r.mu.Unlock()
+	return ctx, func() {
+		cancel()
+		r.mu.Lock()
+		delete(r.calls, c)
+		r.mu.Unlock()
+	}, nil
 }
 
 // startHeld starts the host call of a new call on a worker.

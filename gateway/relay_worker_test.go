@@ -17,13 +17,36 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 )
 
-// The host calls of 2026-07-28 clients run on the relay's workers:
-// goroutines kept from one call to the next, so that a call does not grow
-// a fresh goroutine's stack. These tests show that workers are reused and
-// bounded and end with the gateway, and that calls on them (here of
-// clients that declared no elicitation, the common case) still answer,
-// are cancelled by the client, by its connection's end and by Close,
-// forward progress and decline a server's question.
+// The host calls of 2026-07-28 clients that declared elicitation run on
+// the relay's workers (a server's question goes back in the call's result
+// while the call waits for the retry): goroutines kept from one call to
+// the next, so that a call does not grow a fresh goroutine's stack. A
+// client that declared none cannot be asked, so its call cannot outlive
+// its request and runs on the request's own goroutine, counted with the
+// relay's calls. These tests show that workers are reused and bounded and
+// end with the gateway, that a client that cannot be asked uses none, and
+// that calls of both kinds of client still answer, are cancelled by the
+// client, by its connection's end and by Close, and forward progress, and
+// that a server's question to a client that cannot be asked is declined.
+
+// clientKinds are the two kinds of 2026-07-28 client: nil is the
+// fixture's, which declared no elicitation.
+var clientKinds = []struct {
+	name string
+	opts func() *mcp.ClientOptions
+}{
+	{"cannot be asked", func() *mcp.ClientOptions { return nil }},
+	{"can be asked", rawClient},
+}
+
+// session is a session of the kind's client with f (the fixture's own
+// for the client that cannot be asked).
+func session(t *testing.T, f *fixture, opts func() *mcp.ClientOptions) *mcp.ClientSession {
+	if o := opts(); o != nil {
+		return f.connect(t, true, o, "")
+	}
+	return f.session
+}
 
 // probe is a Permit that lets every call run. With hold > 0, each call
 // waits in it until hold calls have come in: then that many host calls
@@ -108,19 +131,27 @@ func echo(t *testing.T, cs *mcp.ClientSession, text string) {
 	}
 }
 
-// One call after another runs on the same worker, whether the client
-// declared elicitation or not.
+// A client that cannot be asked starts no worker; one call after another
+// of a client that can runs on the same worker, and the other client's
+// calls between them leave it as it is.
 func TestRelayWorkersReused(t *testing.T) {
 	f, _ := startProbed(t, fixtureOpts{}, stdio("alpha", "echo"))
+	for i := range 3 {
+		echo(t, f.session, fmt.Sprint("not asking ", i))
+		if n := gateway.RelayIdleWorkers(f.g); n != 0 {
+			t.Fatalf("%d idle workers after calls of a client that cannot be asked, want 0", n)
+		}
+	}
 	asking := f.connect(t, true, rawClient(), "")
 	for i := range 6 {
-		cs := f.session
+		cs := asking
 		if i%2 == 1 {
-			cs = asking
+			cs = f.session
 		}
 		echo(t, cs, fmt.Sprint("call ", i))
 		waitIdleWorkers(t, f.g, 1)
 	}
+	waitRelayIdle(t, f.g)
 	if n := gateway.RelayIdleWorkers(f.g); n != 1 {
 		t.Errorf("%d idle workers after calls one at a time, want 1", n)
 	}
@@ -129,7 +160,7 @@ func TestRelayWorkersReused(t *testing.T) {
 // Calls at once run on as many workers; of those, at most MaxIdleWorkers
 // wait for the next call, and Close ends them.
 func TestRelayWorkersBounded(t *testing.T) {
-	f, p := startProbed(t, fixtureOpts{}, stdio("alpha", "echo"))
+	f, p := startProbed(t, fixtureOpts{client: rawClient()}, stdio("alpha", "echo"))
 	atOnce := func(n int) {
 		p.holdNext(n)
 		var wg sync.WaitGroup
@@ -159,86 +190,113 @@ func TestRelayWorkerCallCancelled(t *testing.T) {
 		{"echo", "slow", map[string]any{"ms": 60000, "steps": 1}},
 		{"hang-call", "hang", map[string]any{}},
 	} {
-		t.Run(c.server, func(t *testing.T) {
-			f, _ := startProbed(t, fixtureOpts{}, stdio("alpha", c.server))
-			cctx, cancel := context.WithCancel(ctxFor(t, 30*time.Second))
-			errc := make(chan error, 1)
-			go func() {
-				_, err := f.session.CallTool(cctx, &mcp.CallToolParams{Name: "alpha__" + c.tool, Arguments: c.args})
-				errc <- err
-			}()
-			waitRunning(t, f.g, 1)
-			cancel()
-			if err := <-errc; err == nil {
-				t.Fatal("cancelled call returned no error")
-			}
-			waitRelayIdle(t, f.g)
-			echo(t, f.session, "after")
-		})
+		for _, k := range clientKinds {
+			t.Run(c.server+", "+k.name, func(t *testing.T) {
+				f, _ := startProbed(t, fixtureOpts{}, stdio("alpha", c.server))
+				cs := session(t, f, k.opts)
+				cctx, cancel := context.WithCancel(ctxFor(t, 30*time.Second))
+				errc := make(chan error, 1)
+				go func() {
+					_, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "alpha__" + c.tool, Arguments: c.args})
+					errc <- err
+				}()
+				waitRunning(t, f.g, 1)
+				cancel()
+				if err := <-errc; err == nil {
+					t.Fatal("cancelled call returned no error")
+				}
+				waitRelayIdle(t, f.g)
+				echo(t, cs, "after")
+			})
+		}
 	}
 }
 
 // The end of the client's connection ends its calls: the client goes away
 // (its pipe ends close, as when its process dies) with a call in flight.
 func TestRelayWorkerCallClientGone(t *testing.T) {
-	f, _ := startProbed(t, fixtureOpts{}, stdio("alpha", "echo"))
-	ctx := ctxFor(t, 30*time.Second)
-	sr, sw, cr, cw := clientPipes(t)
-	ss, err := f.g.Server().Connect(ctx, &jsonl.Transport{Reader: sr, Writer: sw}, nil)
-	if err != nil {
-		t.Fatal(err)
+	for _, k := range clientKinds {
+		t.Run(k.name, func(t *testing.T) {
+			f, _ := startProbed(t, fixtureOpts{}, stdio("alpha", "echo"))
+			ctx := ctxFor(t, 30*time.Second)
+			sr, sw, cr, cw := clientPipes(t)
+			ss, err := f.g.Server().Connect(ctx, &jsonl.Transport{Reader: sr, Writer: sw}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { ss.Close() })
+			opts := k.opts()
+			if opts == nil {
+				opts = &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
+			}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "going", Version: "1"}, opts).
+				Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			go cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__slow", Arguments: map[string]any{"ms": 60000, "steps": 1}})
+			waitRunning(t, f.g, 1)
+			cw.Close()
+			cr.Close()
+			waitRelayIdle(t, f.g) // well before the minute
+		})
 	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "going", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).
-		Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__slow", Arguments: map[string]any{"ms": 60000, "steps": 1}})
-	waitRunning(t, f.g, 1)
-	cw.Close()
-	cr.Close()
-	waitRelayIdle(t, f.g) // well before the minute
 }
 
 // Close cancels the calls in flight, and refuses calls after it.
 func TestRelayWorkerCallGatewayClose(t *testing.T) {
-	f, _ := startProbed(t, fixtureOpts{}, stdio("alpha", "echo"))
-	type answer struct {
-		res *mcp.CallToolResult
-		err error
+	for _, k := range clientKinds {
+		t.Run(k.name, func(t *testing.T) {
+			f, _ := startProbed(t, fixtureOpts{}, stdio("alpha", "echo"))
+			cs := session(t, f, k.opts)
+			type answer struct {
+				res *mcp.CallToolResult
+				err error
+			}
+			done := make(chan answer, 1)
+			go func() {
+				res, err := cs.CallTool(ctxFor(t, 30*time.Second), &mcp.CallToolParams{Name: "alpha__slow", Arguments: map[string]any{"ms": 60000, "steps": 1}})
+				done <- answer{res, err}
+			}()
+			waitRunning(t, f.g, 1)
+			f.g.Close()
+			waitRelayIdle(t, f.g)
+			if a := <-done; a.err == nil && !a.res.IsError {
+				t.Errorf("the call in flight at Close answered %q", textOf(t, a.res))
+			}
+			got, res := callText(t, cs, &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "late"}})
+			if !res.IsError {
+				t.Errorf("a call after Close: %q", got)
+			}
+			wantContains(t, "a call after Close", got, "the gateway is closed")
+		})
 	}
-	done := make(chan answer, 1)
-	go func() {
-		res, err := f.session.CallTool(ctxFor(t, 30*time.Second), &mcp.CallToolParams{Name: "alpha__slow", Arguments: map[string]any{"ms": 60000, "steps": 1}})
-		done <- answer{res, err}
-	}()
-	waitRunning(t, f.g, 1)
-	f.g.Close()
-	waitRelayIdle(t, f.g)
-	if a := <-done; a.err == nil && !a.res.IsError {
-		t.Errorf("the call in flight at Close answered %q", textOf(t, a.res))
-	}
-	got, res := callText(t, f.session, &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "late"}})
-	if !res.IsError {
-		t.Errorf("a call after Close: %q", got)
-	}
-	wantContains(t, "a call after Close", got, "the gateway is closed")
 }
 
 // The server's progress reaches the client under the client's own token.
 func TestRelayWorkerCallProgress(t *testing.T) {
+	for _, k := range clientKinds {
+		t.Run(k.name, func(t *testing.T) { relayWorkerCallProgress(t, k.opts() != nil) })
+	}
+}
+
+func relayWorkerCallProgress(t *testing.T, asking bool) {
 	var mu sync.Mutex
 	var got []string
+	caps := &mcp.ClientCapabilities{}
+	if asking {
+		caps = elicitCaps
+	}
 	f, _ := startProbed(t, fixtureOpts{client: &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{},
+		Capabilities:   caps,
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			mu.Lock()
 			got = append(got, fmt.Sprint(req.Params.ProgressToken)+" "+req.Params.Message)
 			mu.Unlock()
 		},
 	}}, stdio("alpha", "echo"))
-	for _, tok := range []string{"tok-1", "tok-2"} { // the second on a reused worker
+	for _, tok := range []string{"tok-1", "tok-2"} { // the second on a reused worker, if any
 		params := &mcp.CallToolParams{Name: "alpha__slow", Arguments: map[string]any{"ms": 600, "steps": 3}}
 		params.SetProgressToken(tok)
 		if _, res := callText(t, f.session, params); res.IsError {
@@ -257,25 +315,33 @@ func TestRelayWorkerCallProgress(t *testing.T) {
 		if len(mine) < 2 || mine[0] != tok+" step 1 of 3" || mine[1] != tok+" step 2 of 3" {
 			t.Errorf("progress under %s = %q, want steps 1 and 2 (and maybe 3)", tok, mine)
 		}
-		waitIdleWorkers(t, f.g, 1)
+		waitRelayIdle(t, f.g)
+		if asking {
+			waitIdleWorkers(t, f.g, 1)
+		} else if n := gateway.RelayIdleWorkers(f.g); n != 0 {
+			t.Errorf("%d idle workers after calls of a client that cannot be asked, want 0", n)
+		}
 	}
 }
 
 // A server's question to a client that declared no elicitation is
 // declined without reaching it, whether the server asks with an input
-// request (2026-07-28) or with elicitation/create (2025-11-25), and
-// nothing is held.
+// request (2026-07-28) or with elicitation/create (2025-11-25), nothing is
+// held and no worker is started.
 func TestRelayWorkerCallDeclinesQuestion(t *testing.T) {
 	for _, server := range [][]string{nil, {"-protocol", "2025-11-25"}} {
 		t.Run(strings.Join(append([]string{"server"}, server...), " "), func(t *testing.T) {
 			f, _ := startProbed(t, fixtureOpts{}, stdio("alpha", "elicit", server...))
-			for range 2 { // the second on a reused worker
+			for range 2 {
 				got, res := callText(t, f.session, &mcp.CallToolParams{Name: "alpha__ask", Arguments: map[string]any{}})
 				if res.IsError || !strings.Contains(got, "answer: the user chose decline") {
 					t.Errorf("ask: isError %v, %q", res.IsError, got)
 				}
 				if held, _ := gateway.RelayCounts(f.g); held != 0 {
 					t.Errorf("%d calls held", held)
+				}
+				if n := gateway.RelayIdleWorkers(f.g); n != 0 {
+					t.Errorf("%d idle workers, want 0", n)
 				}
 			}
 		})
