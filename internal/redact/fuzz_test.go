@@ -188,3 +188,23 @@ func FuzzIsSecretKey(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSetString: a Set's String, which looks for its values in one pass
+// and keeps them ordered, gives exactly what String gives with the same
+// values, whether the text holds them or not.
+func FuzzSetString(f *testing.F) {
+	f.Add("hello world", "planted-secret-1", "secret")
+	f.Add("Authorization: Bearer ", "tok-123456", "tok-1234")
+	f.Add("", "abcd", "bcde")
+	f.Add("x", "d>ab", "<redacted>")
+	f.Add("k=", "aaaa", "aaaa")
+	f.Fuzz(func(t *testing.T, text, a, b string) {
+		var s Set
+		s.Add(a, b)
+		for _, in := range []string{text, text + a + text + b, b + a + text} {
+			if got, want := s.String(in), String(in, a, b); got != want {
+				t.Fatalf("Set{%q, %q}.String(%q) = %q, String gives %q", a, b, in, got, want)
+			}
+		}
+	})
+}

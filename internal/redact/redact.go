@@ -22,11 +22,12 @@ package redact
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -453,9 +454,19 @@ func scrub(s string, secrets []string) string {
 	if len(secrets) == 0 {
 		return s
 	}
-	// Longest first, so that a secret containing another goes whole.
-	secrets = append([]string(nil), secrets...)
-	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
+	return replaceLongestFirst(s, longestFirst(secrets))
+}
+
+// longestFirst is a copy of secrets, the longest first (so that a secret
+// containing another goes whole), those of one length in their order.
+func longestFirst(secrets []string) []string {
+	out := slices.Clone(secrets)
+	slices.SortStableFunc(out, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	return out
+}
+
+// replaceLongestFirst replaces every secret (ordered by longestFirst) in s.
+func replaceLongestFirst(s string, secrets []string) string {
 	for _, sec := range secrets {
 		if len(sec) >= MinSecretLen {
 			s = strings.ReplaceAll(s, sec, Placeholder)
@@ -488,6 +499,9 @@ type Set struct {
 	// however many values there are.
 	byHead map[uint16][]string
 	heads  *[1 << 10]uint64
+	// longest is list ordered by longestFirst, as scrub replaces them,
+	// made anew by Add: what a reader took under the lock never changes.
+	longest []string
 }
 
 func head(s string) uint16 { return uint16(s[0])<<8 | uint16(s[1]) }
@@ -496,6 +510,12 @@ func head(s string) uint16 { return uint16(s[0])<<8 | uint16(s[1]) }
 func (s *Set) Add(values ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	n := len(s.list)
+	defer func() {
+		if len(s.list) > n {
+			s.longest = longestFirst(s.list)
+		}
+	}()
 	for _, v := range values {
 		if len(v) < MinSecretLen {
 			continue
@@ -517,14 +537,44 @@ func (s *Set) Add(values ...string) {
 }
 
 // String is [String] with the set's values (nil Set: no known values).
+//
+// A host's set holds every secret-named variable of its environment, and
+// a gateway's audit log scrubs each string it writes: so the text is
+// looked at once for any of the values (by their first two bytes, as
+// Known does), and only a text that holds one has them replaced.
 func (s *Set) String(text string) string {
+	text = scrubTokens(shapes(text, true))
 	if s == nil {
-		return String(text)
+		return text
 	}
 	s.mu.RLock()
-	list := s.list
+	longest := s.longest
+	found := s.holdsLocked(text)
 	s.mu.RUnlock()
-	return String(text, list...)
+	if !found {
+		return text
+	}
+	return replaceLongestFirst(text, longest)
+}
+
+// holdsLocked reports whether text holds one of the set's values; s.mu is
+// held (Add changes byHead in place).
+func (s *Set) holdsLocked(text string) bool {
+	if s.heads == nil {
+		return false
+	}
+	for i := 0; i+MinSecretLen <= len(text); i++ {
+		h := head(text[i:])
+		if s.heads[h>>6]&(1<<(h&63)) == 0 {
+			continue
+		}
+		for _, v := range s.byHead[h] {
+			if strings.HasPrefix(text[i:], v) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Error returns err with its message scrubbed by [Set.String]; errors.Is
@@ -600,7 +650,7 @@ func (s *Set) Known(text string) (string, int) {
 		return text, 0
 	}
 	s.mu.RLock()
-	list, byHead, heads := s.list, s.byHead, s.heads
+	longest, byHead, heads := s.longest, s.byHead, s.heads
 	if heads == nil {
 		s.mu.RUnlock()
 		return text, 0
@@ -624,5 +674,5 @@ func (s *Set) Known(text string) (string, int) {
 	if len(found) == 0 {
 		return text, 0
 	}
-	return scrub(text, list), len(found)
+	return replaceLongestFirst(text, longest), len(found)
 }
