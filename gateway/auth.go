@@ -13,7 +13,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/policy"
 
+	"github.com/switchboard-mcp/switchboard/internal/lazyre"
 	"github.com/switchboard-mcp/switchboard/internal/safefile"
 )
 
@@ -372,9 +372,9 @@ type RateLimit struct {
 }
 
 var (
-	principalName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$`)
-	keyIDShape    = regexp.MustCompile(`^[0-9a-f]{8}$`)
-	sha256Shape   = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	principalName = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$`)
+	keyIDShape    = lazyre.New(`^[0-9a-f]{8}$`)
+	sha256Shape   = lazyre.New(`^[0-9a-f]{64}$`)
 )
 
 // GroupPrefix begins the auth file entry of a group.
@@ -382,7 +382,7 @@ const GroupPrefix = "group:"
 
 // ValidName reports why name cannot be a principal or group name, or nil.
 func ValidName(name string) error {
-	if !principalName.MatchString(name) {
+	if !principalName().MatchString(name) {
 		return fmt.Errorf("invalid name %q: use letters, digits, '.', '_', '@' and '-' (at most 64, starting with a letter or digit)", name)
 	}
 	return nil
@@ -444,7 +444,7 @@ func ReadAuthFile(path string) (f *AuthFile, exists bool, err error) {
 			}
 		}
 		for _, k := range e.Keys {
-			if !keyIDShape.MatchString(k.ID) || !sha256Shape.MatchString(k.SHA256) {
+			if !keyIDShape().MatchString(k.ID) || !sha256Shape().MatchString(k.SHA256) {
 				return f, true, fmt.Errorf("%s: principal %q: a key needs an id of 8 hex digits and a sha256 of 64", path, name)
 			}
 			if other, dup := ids[k.ID]; dup {

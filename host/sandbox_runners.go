@@ -11,13 +11,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/lazyre"
 )
 
 // runnerEnv is where a package runner's configuration is read from: the
@@ -270,11 +270,11 @@ func npmConfig(e runnerEnv) map[string]string {
 	return out
 }
 
-var npmVar = regexp.MustCompile(`\$\{([^${}]+)\}`)
+var npmVar = lazyre.New(`\$\{([^${}]+)\}`)
 
 // expandNpm replaces ${VAR} in an npmrc value, as npm does.
 func expandNpm(v string, e runnerEnv) string {
-	return npmVar.ReplaceAllStringFunc(v, func(m string) string {
+	return npmVar().ReplaceAllStringFunc(v, func(m string) string {
 		val, _ := e.lookupEnv(m[2 : len(m)-1])
 		return val
 	})

@@ -1,8 +1,9 @@
 package host
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/switchboard-mcp/switchboard/internal/lazyre"
 )
 
 // reasonTailLines is how many of a server's last stderr lines are searched
@@ -18,12 +19,12 @@ const reasonTailLines = 0
 // "TypeError: …", Python's "ModuleNotFoundError: …" and argparse's
 // "prog: error: …", Java's "…Exception: …", Go's "panic: …" and its flag
 // package's complaints, and "error: …"/"fatal: …" of most CLIs.
-var errorLine = regexp.MustCompile(`^(?:Uncaught )?(?:[A-Za-z_][\w.$]*(?:Error|Exception)(?: \[[^\]]*\])?:|(?:panic|fatal|error|FATAL|ERROR|Error)\b[:\s]|[\w./-]+: (?:error|fatal)\b|flag provided but not defined:|invalid value .* for flag )`)
+var errorLine = lazyre.New(`^(?:Uncaught )?(?:[A-Za-z_][\w.$]*(?:Error|Exception)(?: \[[^\]]*\])?:|(?:panic|fatal|error|FATAL|ERROR|Error)\b[:\s]|[\w./-]+: (?:error|fatal)\b|flag provided but not defined:|invalid value .* for flag )`)
 
 // usageStart matches the first line of a program's usage text ("Usage:
 // prog [options]", Go's "Usage of prog:"), which CLIs print with, and
 // often after, the error that made them exit.
-var usageStart = regexp.MustCompile(`^(?i:usage)(?::|\s+of\s|\s*$)`)
+var usageStart = lazyre.New(`^(?i:usage)(?::|\s+of\s|\s*$)`)
 
 // usagePart matches the other unindented lines of a usage text: its
 // section headings (cobra's "Flags:" and "Available Commands:", commander's
@@ -31,7 +32,7 @@ var usageStart = regexp.MustCompile(`^(?i:usage)(?::|\s+of\s|\s*$)`)
 // (cobra's `Use "prog [command] --help" for more information…`, clap's
 // "For more information, try '--help'."). A stderr tail that begins in the
 // middle of a long usage text still shows it to be one.
-var usagePart = regexp.MustCompile(`^(?:(?i:(?:global |available |additional )?(?:flags|options|commands|arguments|positional arguments|subcommands|examples?|aliases|help topics|environment variables)):$|Use ".*--help" for more information|For more information,? (?:try|run|see) |(?:Run|See|Try) '[^']*--help' for )`)
+var usagePart = lazyre.New(`^(?:(?i:(?:global |available |additional )?(?:flags|options|commands|arguments|positional arguments|subcommands|examples?|aliases|help topics|environment variables)):$|Use ".*--help" for more information|For more information,? (?:try|run|see) |(?:Run|See|Try) '[^']*--help' for )`)
 
 // reasonLine picks, from the last lines a server wrote to stderr, the one
 // that best says why it died: the first line naming an error in the block
@@ -53,9 +54,9 @@ func reasonLine(tail []string) string {
 		}
 		t := strings.TrimSpace(l)
 		switch {
-		case usageStart.MatchString(t):
+		case usageStart().MatchString(t):
 			inUsage = true
-		case usagePart.MatchString(t):
+		case usagePart().MatchString(t):
 			if !inUsage {
 				// A tail that begins inside a usage text: the indented
 				// and blank lines before this heading are usage too.
@@ -100,16 +101,16 @@ func reasonLine(tail []string) string {
 	// Nothing but usage: its first line says how the program wants to be
 	// run, if the tail reaches back to it.
 	for i, l := range tail {
-		if t := strings.TrimSpace(l); usage[i] && usageStart.MatchString(t) {
+		if t := strings.TrimSpace(l); usage[i] && usageStart().MatchString(t) {
 			return t
 		}
 	}
 	return ""
 }
-func isErrorLine(l string) bool { return errorLine.MatchString(timestamp.ReplaceAllString(l, "")) }
+func isErrorLine(l string) bool { return errorLine().MatchString(timestamp().ReplaceAllString(l, "")) }
 
 // timestamp is a log line's leading date and time (Go's log, RFC 3339).
-var timestamp = regexp.MustCompile(`^\[?\d{4}[/-]\d{2}[/-]\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?\s+`)
+var timestamp = lazyre.New(`^\[?\d{4}[/-]\d{2}[/-]\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?\s+`)
 
 // noiseLine reports a line that says nothing about a failure on its own:
 // blank, punctuation only ("}", "^"), a runtime's version banner, or a

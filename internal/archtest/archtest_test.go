@@ -77,6 +77,8 @@ var pure = []rule{
 	{Pkg: "internal/netguard"},
 	// termsafe only rewrites strings for a terminal.
 	{Pkg: "internal/termsafe", DenyDeps: append([]string{module + "/..."}, noIO...)},
+	// lazyre only compiles an expression on its first use.
+	{Pkg: "internal/lazyre", DenyDeps: append([]string{module + "/..."}, noIO...)},
 }
 
 // telemetry are the modules of the gateway's metrics and traces

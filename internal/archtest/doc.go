@@ -3,10 +3,10 @@
 //
 // The pure packages — config, policy, trust, toolsurface (with
 // toolsurface/shape and toolsurface/search), internal/filelock,
-// internal/redact, internal/netguard and internal/termsafe — decide from
-// data: inside this module they may depend only on one another, never on
-// host, gateway or the CLI, and some may not reach the network, spawn
-// processes or read the clock either.
+// internal/redact, internal/netguard, internal/termsafe and
+// internal/lazyre — decide from data: inside this module they may depend
+// only on one another, never on host, gateway or the CLI, and some may not
+// reach the network, spawn processes or read the clock either.
 //
 // The front door (the module's root package) never depends on the
 // gateway, the CLI or the gateway's telemetry (Prometheus, OpenTelemetry,

@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/lazyre"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
@@ -166,7 +167,7 @@ func jsonKind(v any) string {
 // the servers that matter.
 // cutName matches a name toolsurface cut to fit: it ends in '_' and eight
 // hex digits of a hash.
-var cutName = lazyRegexp(`_[0-9a-f]{8}$`)
+var cutName = lazyre.New(`_[0-9a-f]{8}$`)
 
 func toolCandidate(name string) func(config.ResolvedServer) bool {
 	if name == host.ToolSearchName {

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"regexp"
 	"strings"
 
 	"github.com/tailscale/hujson"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/lazyre"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
 	"github.com/switchboard-mcp/switchboard/internal/secretstore"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
@@ -91,7 +91,7 @@ func literalCredentials(server string, def config.Server) []credential {
 }
 
 // tokenShape matches the well-known shapes of generated credentials.
-var tokenShape = lazyRegexp(`^(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|glpat-[\w-]{20,}|sk-[\w-]{20,}|sk_(?:live|test)_\w{16,}|xox[abpors]-[\w-]{10,}|AKIA[0-9A-Z]{16}|AIza[\w-]{30,}|eyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]*|npm_[A-Za-z0-9]{30,})$`)
+var tokenShape = lazyre.New(`^(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|glpat-[\w-]{20,}|sk-[\w-]{20,}|sk_(?:live|test)_\w{16,}|xox[abpors]-[\w-]{10,}|AKIA[0-9A-Z]{16}|AIza[\w-]{30,}|eyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]*|npm_[A-Za-z0-9]{30,})$`)
 
 var notSecret = map[string]bool{"true": true, "false": true, "yes": true, "no": true, "on": true, "off": true, "null": true, "none": true}
 
@@ -116,7 +116,7 @@ func isLiteralCredential(key, v string) bool {
 }
 
 // authScheme is the scheme word of an Authorization-style header value.
-var authScheme = lazyRegexp(`^(?i:bearer|basic|token|bot|apikey|key)\s+`)
+var authScheme = lazyre.New(`^(?i:bearer|basic|token|bot|apikey|key)\s+`)
 
 func splitScheme(v string) (scheme, rest string) {
 	if m := authScheme().FindString(v); m != "" && len(m) < len(v) {
@@ -127,10 +127,10 @@ func splitScheme(v string) (scheme, rest string) {
 
 // varWord makes an environment variable's name, or part of one, of s:
 // upper case, anything but letters and digits as "_".
-var notVarChar = regexp.MustCompile(`[^A-Z0-9]+`)
+var notVarChar = lazyre.New(`[^A-Z0-9]+`)
 
 func varWord(s string) string {
-	return strings.Trim(notVarChar.ReplaceAllString(strings.ToUpper(s), "_"), "_")
+	return strings.Trim(notVarChar().ReplaceAllString(strings.ToUpper(s), "_"), "_")
 }
 
 func envVarName(key string) string {

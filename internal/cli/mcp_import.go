@@ -9,21 +9,19 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/tailscale/hujson"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/lazyre"
+	"github.com/switchboard-mcp/switchboard/internal/safefile"
 	"github.com/switchboard-mcp/switchboard/internal/samepath"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/trust"
-
-	"github.com/switchboard-mcp/switchboard/internal/safefile"
 )
 
 // importSources are the tools `mcp import --from` reads (docs/configuration.md,
@@ -556,13 +554,9 @@ func readImportFile(path, from string) ([]importEntry, error) {
 // servers too) links this package, few of them import anything.
 var (
 	// placeholderRE matches ${…} in JSON text.
-	placeholderRE = lazyRegexp(`\$\{([^}]*)\}`)
-	ourVarRE      = lazyRegexp(`^[A-Z_][A-Z0-9_]*(:-.*)?$`)
+	placeholderRE = lazyre.New(`\$\{([^}]*)\}`)
+	ourVarRE      = lazyre.New(`^[A-Z_][A-Z0-9_]*(:-.*)?$`)
 )
-
-func lazyRegexp(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
-}
 
 // importFields are the definition fields Switchboard reads; others
 // are dropped with a note.

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/lazyre"
 	"github.com/switchboard-mcp/switchboard/internal/proc"
 	"github.com/switchboard-mcp/switchboard/internal/review"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
@@ -243,8 +243,8 @@ func grantFix(rs *config.ResolvedServer, p *config.SandboxPolicy, field, value s
 }
 
 var (
-	nodeMissing   = regexp.MustCompile(`Cannot find (?:module|package) '([^']+)'`)
-	pythonMissing = regexp.MustCompile(`ModuleNotFoundError: No module named '([^']+)'`)
+	nodeMissing   = lazyre.New(`Cannot find (?:module|package) '([^']+)'`)
+	pythonMissing = lazyre.New(`ModuleNotFoundError: No module named '([^']+)'`)
 )
 
 // missingModule finds, in a server's stderr, a module Node or Python could
@@ -260,7 +260,7 @@ func missingModule(stderr []string, p *config.SandboxPolicy) (mod, dir string, o
 	hidden := func(d string) bool { return d != "" && !p.Covers(d) && !sandboxSystemPath(d) }
 	for i := len(stderr) - 1; i >= 0; i-- {
 		l := stderr[i]
-		if m := nodeMissing.FindStringSubmatch(l); m != nil {
+		if m := nodeMissing().FindStringSubmatch(l); m != nil {
 			mod = m[1]
 			if filepath.IsAbs(mod) {
 				for d := filepath.Dir(mod); d != "/" && d != "."; d = filepath.Dir(d) {
@@ -295,7 +295,7 @@ func missingModule(stderr []string, p *config.SandboxPolicy) (mod, dir string, o
 			}
 			return mod, "", true
 		}
-		if m := pythonMissing.FindStringSubmatch(l); m != nil {
+		if m := pythonMissing().FindStringSubmatch(l); m != nil {
 			mod = m[1]
 			top := strings.SplitN(mod, ".", 2)[0]
 			var roots []string

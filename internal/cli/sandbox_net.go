@@ -3,11 +3,11 @@ package cli
 import (
 	"net"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/lazyre"
 )
 
 // networkRefusal marks a stderr line that says a connection or a name
@@ -21,8 +21,8 @@ var networkRefusal = []string{
 }
 
 var (
-	urlInLine      = regexp.MustCompile(`https?://[^\s'"<>()\[\],]+`)
-	hostPortInLine = regexp.MustCompile(`(?i)(?:^|[\s'"(])((?:[a-z0-9_-]+\.)*[a-z0-9_-]+|\[[0-9a-f:.]+\]):([0-9]{1,5})\b`)
+	urlInLine      = lazyre.New(`https?://[^\s'"<>()\[\],]+`)
+	hostPortInLine = lazyre.New(`(?i)(?:^|[\s'"(])((?:[a-z0-9_-]+\.)*[a-z0-9_-]+|\[[0-9a-f:.]+\]):([0-9]{1,5})\b`)
 )
 
 // refusedDestination finds, in a sandboxed server's stderr, a
@@ -41,7 +41,7 @@ func refusedDestination(stderr []string, p *config.SandboxPolicy) (string, bool)
 			continue
 		}
 		var found []string
-		for _, raw := range urlInLine.FindAllString(l, 4) {
+		for _, raw := range urlInLine().FindAllString(l, 4) {
 			u, err := url.Parse(raw)
 			if err != nil || u.Hostname() == "" {
 				continue
@@ -53,7 +53,7 @@ func refusedDestination(stderr []string, p *config.SandboxPolicy) (string, bool)
 			found = append(found, net.JoinHostPort(strings.ToLower(u.Hostname()), port))
 		}
 		if len(found) == 0 {
-			for _, m := range hostPortInLine.FindAllStringSubmatch(l, 4) {
+			for _, m := range hostPortInLine().FindAllStringSubmatch(l, 4) {
 				found = append(found, strings.ToLower(m[1])+":"+m[2])
 			}
 		}

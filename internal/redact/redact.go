@@ -30,6 +30,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/switchboard-mcp/switchboard/internal/lazyre"
 )
 
 // Placeholder replaces every redacted value.
@@ -43,15 +45,7 @@ const MinSecretLen = 4
 // The expressions below are compiled on first use, not at start-up: every
 // process of the switchboard binary links this package (the supervisor and
 // test servers too) and most never redact anything.
-var secretKey = lazyRegexp(`(?i)token|secret|password|passwd|key|auth|cookie|credential`)
-
-// lazyRegexp is not inlined: inlined, each of its nine uses carried its
-// own copy of sync.OnceValue's closures (about 2 KB of code in all).
-//
-//go:noinline
-func lazyRegexp(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
-}
+var secretKey = lazyre.New(`(?i)token|secret|password|passwd|key|auth|cookie|credential`)
 
 // IsSecretKey reports whether a key (an argument, env or field name) names
 // a secret.
@@ -151,8 +145,8 @@ func anyJSON(b []byte) any {
 }
 
 var (
-	envRef     = lazyRegexp(`\$\{(?:[A-Za-z_][A-Za-z0-9_]*|secret:[A-Za-z0-9_.-]+)\}`) // ${VAR}, ${secret:NAME}
-	schemeWord = lazyRegexp(`(?i)^(bearer|basic|token)\b`)
+	envRef     = lazyre.New(`\$\{(?:[A-Za-z_][A-Za-z0-9_]*|secret:[A-Za-z0-9_.-]+)\}`) // ${VAR}, ${secret:NAME}
+	schemeWord = lazyre.New(`(?i)^(bearer|basic|token)\b`)
 )
 
 // ConfigValue returns a configured env (header false) or header (header
@@ -185,7 +179,7 @@ func ConfigValue(key, value string, header bool) string {
 // one, or its value has a credential's shape.
 func secretEnv(key, value string) bool { return IsSecretKey(key) || LooksSecret(value) }
 
-var secretFlag = lazyRegexp(`(?i)^--?[A-Za-z0-9_\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_\-]*$`)
+var secretFlag = lazyre.New(`(?i)^--?[A-Za-z0-9_\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_\-]*$`)
 
 // CommandArgs returns a copy of a command's arguments with secrets
 // redacted, word by word: the argument after a secret-named flag
@@ -299,7 +293,11 @@ func LooksSecret(v string) bool {
 // The shapes a secret takes in free text. Each keeps what names the secret
 // and replaces the secret itself.
 type pattern struct {
-	re   *regexp.Regexp
+	// re is compiled when a text first meets the pattern's need: most
+	// processes redact only text that meets none (a server state's
+	// reason, plain arguments of an audit line), and a gateway compiled
+	// all eight at start-up for its servers' first state (~90 KB).
+	re   func() *regexp.Regexp
 	repl string
 	// keep, if set, leaves a match that is not a secret as it is.
 	keep func(match string) bool
@@ -354,27 +352,27 @@ func lowerASCII(s string) (string, bool) {
 var patterns = sync.OnceValue(func() []pattern {
 	return []pattern{
 		// Authorization: Bearer abc, Cookie: a=b; c=d — to the end of the line.
-		{regexp.MustCompile(`(?i)\b((?:proxy-)?authorization|(?:set-)?cookie|x-api-key|api-key)(["']?\s*[:=]\s*)("[^"\r\n]*"|[^\r\n"]+)`), "${1}${2}" + Placeholder, nil},
+		{lazyre.New(`(?i)\b((?:proxy-)?authorization|(?:set-)?cookie|x-api-key|api-key)(["']?\s*[:=]\s*)("[^"\r\n]*"|[^\r\n"]+)`), "${1}${2}" + Placeholder, nil},
 		// Bearer abc / Basic abc wherever they appear.
-		{regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9\-._~+/]+=*`), "${1}${2}" + Placeholder, nil},
+		{lazyre.New(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9\-._~+/]+=*`), "${1}${2}" + Placeholder, nil},
 		// https://user:password@host
-		{regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@]*:)[^/\s@]+@`), "${1}" + Placeholder + "@", nil},
+		{lazyre.New(`(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@]*:)[^/\s@]+@`), "${1}" + Placeholder + "@", nil},
 		// ?access_token=abc&… — query, form and fragment (#access_token=,
 		// as OAuth's implicit flow returns it) parameters with a secret name.
-		{regexp.MustCompile(`(?i)([?&;#][^=&\s#?]*(?:token|secret|password|passwd|key|auth|cookie|credential|signature|sig|code)[^=&\s#?]*=)[^&\s#"'<>]*[^&\s#"'<>:.,;)]`), "${1}" + Placeholder, nil},
+		{lazyre.New(`(?i)([?&;#][^=&\s#?]*(?:token|secret|password|passwd|key|auth|cookie|credential|signature|sig|code)[^=&\s#?]*=)[^&\s#"'<>]*[^&\s#"'<>:.,;)]`), "${1}" + Placeholder, nil},
 		// --api-key abc, -password abc: a secret-named flag and its value.
-		{regexp.MustCompile(`(?i)((?:^|\s)--?[A-Za-z0-9_\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_\-]*[ \t]+)([^\s\-$][^\s]*)`), "${1}" + Placeholder, nil},
+		{lazyre.New(`(?i)((?:^|\s)--?[A-Za-z0-9_\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_\-]*[ \t]+)([^\s\-$][^\s]*)`), "${1}" + Placeholder, nil},
 		// A PEM private key (PKCS#1, PKCS#8, EC, OpenSSH, encrypted): the
 		// armour stays, the body goes; a block cut off before its END line goes
 		// to the end of the text.
-		{regexp.MustCompile(`(?s)(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----).*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`), "${1}" + Placeholder + "${2}", nil},
+		{lazyre.New(`(?s)(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----).*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`), "${1}" + Placeholder + "${2}", nil},
 		// The private members of a JSON Web Key (RFC 7518 §6.2.2 and RFC 7518 §6.3.2):
 		// "d", and RSA's "p", "q", "dp", "dq", "qi", when they hold a
 		// base64url value long enough to be key material.
-		{regexp.MustCompile(`("(?:d|p|q|dp|dq|qi)"[ \t]*:[ \t]*)"[A-Za-z0-9_\-]{16,}={0,2}"`), "${1}\"" + Placeholder + "\"", nil},
+		{lazyre.New(`("(?:d|p|q|dp|dq|qi)"[ \t]*:[ \t]*)"[A-Za-z0-9_\-]{16,}={0,2}"`), "${1}\"" + Placeholder + "\"", nil},
 		// API_TOKEN=abc, password: abc, "client_secret": "abc" — but not
 		// keymap.js:12:3, a position in a file whose name holds "key".
-		{regexp.MustCompile(`(?i)(["']?[A-Za-z0-9_.\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_.\-]*["']?[ \t]*[:=][ \t]*)("[^"\r\n]*"|'[^'\r\n]*'|[^\s,;&})"'<>]+)`), "${1}" + Placeholder, filePosition},
+		{lazyre.New(`(?i)(["']?[A-Za-z0-9_.\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_.\-]*["']?[ \t]*[:=][ \t]*)("[^"\r\n]*"|'[^'\r\n]*'|[^\s,;&})"'<>]+)`), "${1}" + Placeholder, filePosition},
 	}
 })
 
@@ -398,14 +396,14 @@ var shapeNeeds = [...]need{
 
 // position is a file name with an extension, a colon and a line number
 // (and a column): what a stack trace or a compiler prints.
-var position = lazyRegexp(`^[A-Za-z0-9_.\-]*\.[A-Za-z][A-Za-z0-9]*:[0-9]+(?::[0-9]+)?:?$`)
+var position = lazyre.New(`^[A-Za-z0-9_.\-]*\.[A-Za-z][A-Za-z0-9]*:[0-9]+(?::[0-9]+)?:?$`)
 
 func filePosition(m string) bool { return position().MatchString(m) }
 
 // https://<token>@host: a userinfo without a password that is a credential
 // itself (git hosts take tokens so). Only a token-shaped one goes: git@
 // and bob@ stay.
-var userOnly = lazyRegexp(`(?i)\b[a-z][a-z0-9+.\-]*://[^/\s:@?#]+@`)
+var userOnly = lazyre.New(`(?i)\b[a-z][a-z0-9+.\-]*://[^/\s:@?#]+@`)
 
 func tokenUser(m string) string {
 	i := strings.Index(m, "://") + 3
@@ -429,17 +427,21 @@ func String(s string, secrets ...string) string {
 func shapes(s string, filter bool) string {
 	lower, ascii := lowerASCII(s)
 	for i, p := range patterns() {
-		if filter && !shapeNeeds[i].met(s, lower, ascii) || !p.re.MatchString(s) {
+		if filter && !shapeNeeds[i].met(s, lower, ascii) {
+			continue
+		}
+		re := p.re()
+		if !re.MatchString(s) {
 			continue
 		}
 		if p.keep == nil {
-			s = p.re.ReplaceAllString(s, p.repl)
+			s = re.ReplaceAllString(s, p.repl)
 		} else {
-			s = p.re.ReplaceAllStringFunc(s, func(m string) string {
+			s = re.ReplaceAllStringFunc(s, func(m string) string {
 				if p.keep(m) {
 					return m
 				}
-				return p.re.ReplaceAllString(m, p.repl)
+				return re.ReplaceAllString(m, p.repl)
 			})
 		}
 		lower, ascii = lowerASCII(s)

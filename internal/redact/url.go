@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"github.com/switchboard-mcp/switchboard/internal/lazyre"
 )
 
 // Mark stands for one expanded ${VAR} reference in the template that
@@ -90,7 +92,7 @@ func alignGaps(lits []string, effective string) [][2]int {
 	return gaps
 }
 
-var urlScheme = lazyRegexp(`^[A-Za-z][A-Za-z0-9+.\-]*://`)
+var urlScheme = lazyre.New(`^[A-Za-z][A-Za-z0-9+.\-]*://`)
 
 // schemeEnd is the offset just past "scheme://", or 0.
 func schemeEnd(u string) int {

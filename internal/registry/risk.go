@@ -3,10 +3,10 @@ package registry
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/switchboard-mcp/switchboard/internal/lazyre"
 	"github.com/switchboard-mcp/switchboard/trust"
 )
 
@@ -276,9 +276,9 @@ func unsafeHostPath(src string) bool {
 // pip's URL and path requirements), which would run something the
 // registry did not list.
 var (
-	npmName   = regexp.MustCompile(`^(@[A-Za-z0-9~][A-Za-z0-9._~-]*/)?[A-Za-z0-9~][A-Za-z0-9._~-]*$`)
-	plainName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._,-]+\])?$`)
-	version   = regexp.MustCompile(`^[A-Za-z0-9^~<>=*][A-Za-z0-9.+_^~<>=*!-]*$`)
+	npmName   = lazyre.New(`^(@[A-Za-z0-9~][A-Za-z0-9._~-]*/)?[A-Za-z0-9~][A-Za-z0-9._~-]*$`)
+	plainName = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._,-]+\])?$`)
+	version   = lazyre.New(`^[A-Za-z0-9^~<>=*][A-Za-z0-9.+_^~<>=*!-]*$`)
 )
 
 // packageSpec says why pkg's identifier or version is not a plain package
@@ -287,11 +287,11 @@ func packageSpec(pkg *Package) string {
 	id, ver := pkg.Identifier, pkg.Version
 	switch strings.ToLower(pkg.RegistryType) {
 	case "npm":
-		if !npmName.MatchString(id) {
+		if !npmName().MatchString(id) {
 			return fmt.Sprintf("npm package identifier %q is not a package name (a path, URL, git or file: spec would run something the registry did not list)", id)
 		}
 	case "pypi", "nuget":
-		if !plainName.MatchString(id) {
+		if !plainName().MatchString(id) {
 			return fmt.Sprintf("%s package identifier %q is not a package name (a path or URL would run something the registry did not list)", pkg.RegistryType, id)
 		}
 	case "oci":
@@ -300,7 +300,7 @@ func packageSpec(pkg *Package) string {
 		}
 		return ""
 	}
-	if ver != "" && !version.MatchString(ver) {
+	if ver != "" && !version().MatchString(ver) {
 		return fmt.Sprintf("%s package version %q is not a version (a path, URL, git or file: spec would run something the registry did not list)", pkg.RegistryType, ver)
 	}
 	return ""
