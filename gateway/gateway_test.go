@@ -465,6 +465,28 @@ func waitTool(t *testing.T, ctx context.Context, f *fixture, name string, presen
 // clientPipes makes the OS pipes between a client and the gateway: the
 // gateway reads sr and writes sw, the client reads cr and writes cw. The
 // test's cleanup closes all four.
+// goingClient connects a client with opts (nil: one that declared no
+// capabilities) to f's gateway over pipes and returns it with its ends of
+// them: closing both is the client going away, as when its process dies.
+func goingClient(t *testing.T, ctx context.Context, f *fixture, opts *mcp.ClientOptions) (cs *mcp.ClientSession, cr, cw *os.File) {
+	t.Helper()
+	sr, sw, cr, cw := clientPipes(t)
+	ss, err := f.g.Server().Connect(ctx, &jsonl.Transport{Reader: sr, Writer: sw}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	if opts == nil {
+		opts = &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
+	}
+	cs, err = mcp.NewClient(&mcp.Implementation{Name: "going", Version: "1"}, opts).
+		Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs, cr, cw
+}
+
 func clientPipes(t *testing.T) (sr, sw, cr, cw *os.File) {
 	t.Helper()
 	sr, cw, err := os.Pipe() // client → gateway

@@ -14,7 +14,6 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/host"
-	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 )
 
 // The host calls of 2026-07-28 clients that declared elicitation run on
@@ -219,21 +218,7 @@ func TestRelayWorkerCallClientGone(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			f, _ := startProbed(t, fixtureOpts{}, stdio("alpha", "echo"))
 			ctx := ctxFor(t, 30*time.Second)
-			sr, sw, cr, cw := clientPipes(t)
-			ss, err := f.g.Server().Connect(ctx, &jsonl.Transport{Reader: sr, Writer: sw}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { ss.Close() })
-			opts := k.opts()
-			if opts == nil {
-				opts = &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
-			}
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "going", Version: "1"}, opts).
-				Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			cs, cr, cw := goingClient(t, ctx, f, k.opts())
 			go cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__slow", Arguments: map[string]any{"ms": 60000, "steps": 1}})
 			waitRunning(t, f.g, 1)
 			cw.Close()

@@ -48,17 +48,7 @@ func TestTaskToolThroughGateway(t *testing.T) {
 	// A second client starts a task that never ends, and goes away (its
 	// pipe ends close, as when its process dies).
 	ctx := ctxFor(t, 30*time.Second)
-	sr, sw, cr, cw := clientPipes(t)
-	ss, err := f.g.Server().Connect(ctx, &jsonl.Transport{Reader: sr, Writer: sw}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "going", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).
-		Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs, cr, cw := goingClient(t, ctx, f, nil)
 	go cs.CallTool(ctx, &mcp.CallToolParams{Name: "t__never", Arguments: map[string]any{}})
 	waitLog(t, log, "polled never") // the gateway follows the task
 	cw.Close()
