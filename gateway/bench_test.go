@@ -306,20 +306,25 @@ func httpGateway(b *testing.B) string {
 // BenchmarkGatewayHTTP is the HTTP hop in one process, for a CPU or
 // allocation profile of it: one Go SDK client calls echo through
 // httpGateway, one call at a time, on protocol 2025-11-25 (a session) and
-// on 2026-07-28 (no session; the call is held on a relay worker, where an
-// upstream question can wait for the client's retry).
+// on 2026-07-28 (no session): from a client that declared no elicitation
+// (the call runs on its request) and from one that did, as Claude Code
+// and VS Code do (the call is held on a relay worker, where an upstream
+// question can wait for the client's retry).
 //
 //	go test ./gateway -run '^$' -bench 'GatewayHTTP$' -benchtime 10000x -cpuprofile http.prof -memprofile httpmem.prof
 func BenchmarkGatewayHTTP(b *testing.B) {
 	for _, protocol := range []string{"2025-11-25", "2026-07-28"} {
-		b.Run(protocol, func(b *testing.B) { benchGatewayHTTP(b, protocol) })
+		b.Run(protocol, func(b *testing.B) { benchGatewayHTTP(b, protocol, &mcp.ClientCapabilities{}) })
 	}
+	b.Run("2026-07-28, elicitation", func(b *testing.B) {
+		benchGatewayHTTP(b, "2026-07-28", &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}})
+	})
 }
 
-func benchGatewayHTTP(b *testing.B, protocol string) {
+func benchGatewayHTTP(b *testing.B, protocol string, caps *mcp.ClientCapabilities) {
 	ctx := context.Background()
 	url := httpGateway(b)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: caps}).
 		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		b.Fatal(err)
