@@ -23,7 +23,9 @@ import (
 // client that declared none cannot be asked, so its call cannot outlive
 // its request and runs on the request's own goroutine, counted with the
 // relay's calls. These tests show that workers are reused and bounded and
-// end with the gateway, that a client that cannot be asked uses none, and
+// end with the gateway, that the call of a client that cannot be asked
+// takes none (on Gateway.Run, the stdio fast path still hands each call
+// from the reading goroutine to one), and
 // that calls of both kinds of client still answer, are cancelled by the
 // client, by its connection's end and by Close, and forward progress, and
 // that a server's question to a client that cannot be asked is declined.
