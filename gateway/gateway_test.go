@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -125,7 +126,13 @@ func startWith(t *testing.T, fo fixtureOpts, gopts *gateway.Options, servers ...
 	ctx := ctxFor(t, 30*time.Second)
 	f.h.WaitReady(ctx)
 	if err := f.g.Sync(ctx); err != nil {
-		t.Fatalf("Sync: %v", err)
+		// What each server was doing: a fixture that did not come up
+		// once under a loaded CI run said no more than the deadline.
+		var states []string
+		for _, st := range f.h.Status() {
+			states = append(states, fmt.Sprintf("%s: %s since %s (%s)", st.Name, st.State, st.Since.Format(time.RFC3339Nano), st.Reason))
+		}
+		t.Fatalf("Sync: %v\nservers: %s", err, strings.Join(states, "; "))
 	}
 	copts := fo.client
 	if copts == nil {
