@@ -562,8 +562,17 @@ func (s *Set) String(text string) string {
 // holdsLocked reports whether text holds one of the set's values; s.mu is
 // held (Add changes byHead in place).
 func (s *Set) holdsLocked(text string) bool {
+	held := false
+	s.eachHeldLocked(text, func(string) bool { held = true; return false })
+	return held
+}
+
+// eachHeldLocked calls found with each of the set's values at each place
+// text holds it, looking at the text once by the values' first two bytes,
+// until found returns false; s.mu is held.
+func (s *Set) eachHeldLocked(text string, found func(v string) bool) {
 	if s.heads == nil {
-		return false
+		return
 	}
 	for i := 0; i+MinSecretLen <= len(text); i++ {
 		h := head(text[i:])
@@ -571,12 +580,11 @@ func (s *Set) holdsLocked(text string) bool {
 			continue
 		}
 		for _, v := range s.byHead[h] {
-			if strings.HasPrefix(text[i:], v) {
-				return true
+			if strings.HasPrefix(text[i:], v) && !found(v) {
+				return
 			}
 		}
 	}
-	return false
 }
 
 // Error returns err with its message scrubbed by [Set.String]; errors.Is
@@ -652,26 +660,15 @@ func (s *Set) Known(text string) (string, int) {
 		return text, 0
 	}
 	s.mu.RLock()
-	longest, byHead, heads := s.longest, s.byHead, s.heads
-	if heads == nil {
-		s.mu.RUnlock()
-		return text, 0
-	}
+	longest := s.longest
 	found := map[string]bool(nil)
-	for i := 0; i+MinSecretLen <= len(text); i++ {
-		h := head(text[i:])
-		if heads[h>>6]&(1<<(h&63)) == 0 {
-			continue
+	s.eachHeldLocked(text, func(v string) bool {
+		if found == nil {
+			found = map[string]bool{}
 		}
-		for _, v := range byHead[h] {
-			if strings.HasPrefix(text[i:], v) {
-				if found == nil {
-					found = map[string]bool{}
-				}
-				found[v] = true
-			}
-		}
-	}
+		found[v] = true
+		return true
+	})
 	s.mu.RUnlock()
 	if len(found) == 0 {
 		return text, 0
