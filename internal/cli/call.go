@@ -162,13 +162,13 @@ func jsonKind(v any) string {
 	return "that"
 }
 
-// toolCandidate reports whether a server can own the namespaced name
-// (its sanitized name is the name's server part), so that call starts only
-// the servers that matter.
 // cutName matches a name toolsurface cut to fit: it ends in '_' and eight
 // hex digits of a hash.
 var cutName = lazyre.New(`_[0-9a-f]{8}$`)
 
+// toolCandidate reports whether a server can own the namespaced name
+// (its sanitized name is the name's server part), so that call starts only
+// the servers that matter.
 func toolCandidate(name string) func(config.ResolvedServer) bool {
 	if name == host.ToolSearchName {
 		return nil // the built-in searches the deferred tools of every server
