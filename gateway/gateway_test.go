@@ -87,6 +87,9 @@ type fixtureOpts struct {
 	// pipe connects the client over a pair of OS pipes with the
 	// transport of `serve --stdio`, instead of in memory.
 	pipe bool
+	// run serves those pipes with Gateway.Run, as `serve --stdio` does,
+	// fast path and all (pipe alone: the SDK's path, Server().Connect).
+	run bool
 	// logger is the host's (nil: discard).
 	logger *slog.Logger
 	// host, if set, adjusts the host's options last.
@@ -99,6 +102,7 @@ type fixture struct {
 	g       *gateway.Gateway
 	session *mcp.ClientSession
 	changed chan struct{} // one value per tools/list_changed the client got
+	run     bool          // fixtureOpts.run
 }
 
 // start runs a host on servers, a gateway on it and a Go SDK client
@@ -110,7 +114,8 @@ func start(t *testing.T, gopts *gateway.Options, servers ...config.ResolvedServe
 
 func startWith(t *testing.T, fo fixtureOpts, gopts *gateway.Options, servers ...config.ResolvedServer) *fixture {
 	t.Helper()
-	f := &fixture{changed: make(chan struct{}, 64)}
+	f := &fixture{changed: make(chan struct{}, 64), run: fo.run}
+	fo.pipe = fo.pipe || fo.run
 	f.sb = openSB(t, servers, func(ho *host.Options) {
 		ho.Logger = fo.logger
 		ho.CloseGrace = 500 * time.Millisecond
@@ -149,7 +154,8 @@ func startWith(t *testing.T, fo fixtureOpts, gopts *gateway.Options, servers ...
 }
 
 // connect connects one more Go SDK client to the fixture's gateway, over
-// OS pipes (pipe) or in memory, on protocol ("" for the latest).
+// OS pipes (pipe; served with Gateway.Run if the fixture runs) or in
+// memory, on protocol ("" for the latest).
 func (f *fixture) connect(t *testing.T, pipe bool, copts *mcp.ClientOptions, protocol string) *mcp.ClientSession {
 	t.Helper()
 	ctx := ctxFor(t, 30*time.Second)
@@ -161,11 +167,21 @@ func (f *fixture) connect(t *testing.T, pipe bool, copts *mcp.ClientOptions, pro
 	} else {
 		ct, st = mcp.NewInMemoryTransports()
 	}
-	ss, err := f.g.Server().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
+	if pipe && f.run {
+		rctx, stop := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			f.g.Run(rctx, st)
+		}()
+		t.Cleanup(func() { stop(); <-done })
+	} else {
+		ss, err := f.g.Server().Connect(ctx, st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ss.Close() })
 	}
-	t.Cleanup(func() { ss.Close() })
 	if copts == nil {
 		copts = &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
 	}

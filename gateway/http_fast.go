@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 )
@@ -197,20 +198,40 @@ func isNilResult(res mcp.Result) bool {
 
 // fastTool is the innermost handler of the fast path's chain: what the
 // SDK's server does for a tools/call of a served tool (its handler is
-// callTool).
+// callTool), and, for a client on a protocol before 2026-07-28, what the
+// SDK's multi-round-trip middleware does around that (inside the chain, as
+// on the SDK's path): a round that ends with input requests (the gateway's
+// permission question) has them put to the client, each as its own
+// elicitation/create (ServerSession.Elicit), and runs once more with the
+// answers. Only a stdio client that declared elicitation gets that far; an
+// HTTP session that did stays on the SDK's path (sessionCap.beginFast), and
+// for one that did not, Elicit fails as it does on the SDK's path.
 func (g *Gateway) fastTool(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 	creq := req.(*mcp.CallToolRequest)
+	res, err := g.fastRound(ctx, creq)
+	if err != nil || res == nil || res.InputRequests == nil || multiRoundTrip(creq.Session) {
+		return res, err
+	}
+	if len(res.InputRequests) == 0 {
+		return nil, errors.New("the server is busy, retry later") // the SDK's words
+	}
+	responses, err := askOlderClient(ctx, creq.Session, res.InputRequests)
+	if err != nil {
+		return nil, err
+	}
+	p := *creq.Params
+	p.InputResponses, p.RequestState = responses, res.RequestState
+	return g.fastRound(ctx, &mcp.CallToolRequest{Session: creq.Session, Params: &p, Extra: creq.Extra})
+}
+
+// fastRound is one round of fastTool: the gateway's tool handler, and
+// what the SDK's server makes of its result.
+func (g *Gateway) fastRound(ctx context.Context, creq *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	res, err := g.callTool(ctx, creq)
 	if err != nil || res == nil {
 		return res, err
 	}
 	asks := res.InputRequests != nil
-	if asks && !multiRoundTrip(creq.Session) {
-		// Never, for a client before 2026-07-28 that cannot be asked;
-		// the SDK would put the question to it on the call's stream,
-		// which only it has.
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway would ask a client that cannot be asked"}
-	}
 	if asks && len(res.Content) > 0 {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "server bug: result has both content and inputRequests"}
 	}
@@ -220,6 +241,36 @@ func (g *Gateway) fastTool(ctx context.Context, method string, req mcp.Request) 
 		res = &cp
 	}
 	return res, nil
+}
+
+// askOlderClient puts a round's input requests to a client on a protocol
+// before 2026-07-28, all at once, as the SDK's multi-round-trip middleware
+// does (with its words when one fails). The gateway's only input requests
+// are questions (elicitations); anything else fails the call.
+func askOlderClient(ctx context.Context, ss *mcp.ServerSession, requests mcp.InputRequestMap) (mcp.InputResponseMap, error) {
+	eg, ctx := errgroup.WithContext(ctx)
+	var mu sync.Mutex
+	responses := make(mcp.InputResponseMap, len(requests))
+	for id, ir := range requests {
+		eg.Go(func() error {
+			q, ok := ir.(*mcp.ElicitParams)
+			if !ok {
+				return fmt.Errorf("fulfilling input request %q: unknown input request type: %T", id, ir)
+			}
+			r, err := ss.Elicit(ctx, q)
+			if err != nil {
+				return fmt.Errorf("fulfilling input request %q: %w", id, err)
+			}
+			mu.Lock()
+			responses[id] = r
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, fmt.Errorf("multi-round-trip: %w", err)
+	}
+	return responses, nil
 }
 
 // The fast path of a 2026-07-28 request (served each on its own, without

@@ -15,12 +15,19 @@ import (
 // gateway's middleware chain and tool handler without the SDK's
 // jsonrpc2 layer decoding its params and _meta again, and its answer
 // written on the same connection as the SDK writes it. Plain means: on a
-// protocol before 2026-07-28, no _meta and a client that declared no
-// elicitation (a question would be a request on this connection, which
-// only the SDK can match with its answer); on 2026-07-28, the _meta
-// triple and nothing else (questions come back in the result); no
-// answers to a question, no task, a served tool. Everything else goes to
-// the SDK in order.
+// protocol before 2026-07-28, no _meta; on 2026-07-28, the _meta triple
+// and nothing else (questions come back in the result); no answers to a
+// question, no task, a served tool. Everything else goes to the SDK in
+// order.
+//
+// A question during a call of a client on a protocol before 2026-07-28
+// that declared elicitation (VS Code's kind) is the SDK's own
+// elicitation/create, sent with ServerSession.Elicit as on the SDK's path:
+// a stdio connection has one stream, so it needs no request to be related
+// to, and the client's answer, a response on this connection, goes to the
+// SDK, which matches it to its question. Over HTTP a question must go on
+// the call's own stream, which only the SDK's handler relates to the
+// call: such a session stays on the SDK's path there (http_fast.go).
 
 // Run serves the gateway's Server on t, as Server().Run(ctx,
 // Transport(t)), until ctx is done or the client ends the connection;
@@ -114,7 +121,7 @@ func (f *stdioFast) take(req *jsonrpc.Request) bool {
 		if meta, ok = f.g.metas.read(p.Meta); !ok || ip.ProtocolVersion < protocolMRT {
 			return false
 		}
-	} else if ip.ProtocolVersion >= protocolMRT || (ip.Capabilities != nil && ip.Capabilities.Elicitation != nil) {
+	} else if ip.ProtocolVersion >= protocolMRT {
 		return false
 	}
 	g := f.g

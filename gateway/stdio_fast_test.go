@@ -75,7 +75,8 @@ func (c *stdioClient) send(line string, call bool) string {
 }
 
 // On stdio, a plain call answered by the fast path is the SDK's line, on
-// both revisions; what it leaves alone is the SDK's.
+// both revisions, and from an older client that declared elicitation;
+// what it leaves alone is the SDK's.
 func TestStdioFastPathSameBytesAsSDK(t *testing.T) {
 	ctx := ctxFor(t, 90*time.Second)
 	sb := openSB(t, []config.ResolvedServer{stdio("echo", "echo")}, benchHost)
@@ -89,7 +90,11 @@ func TestStdioFastPathSameBytesAsSDK(t *testing.T) {
 	}
 	big := strings.Repeat("0123456789", 20000)
 	const triple = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}`
-	for _, rev := range []string{"2025-11-25", "2026-07-28"} {
+	for _, kind := range []string{"2025-11-25", "2025-11-25 elicitation", "2026-07-28"} {
+		rev, caps, _ := strings.Cut(kind, " ")
+		if caps != "" {
+			caps = `"` + caps + `":{}`
+		}
 		fast, sdk := serveStdioPipes(t, g, true), serveStdioPipes(t, g, false)
 		meta := ""
 		if rev == "2026-07-28" {
@@ -99,7 +104,7 @@ func TestStdioFastPathSameBytesAsSDK(t *testing.T) {
 			return fast.send(line, call), sdk.send(line, call)
 		}
 		if rev == "2025-11-25" {
-			both(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, true)
+			both(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{`+caps+`},"clientInfo":{"name":"raw","version":"1"}}}`, true)
 			both(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, false)
 		} else {
 			// The first request of a session on 2026-07-28 goes to the
@@ -127,7 +132,7 @@ func TestStdioFastPathSameBytesAsSDK(t *testing.T) {
 			cases[6].line = call("6", `{"name":"echo__echo","arguments":{"text":"p"},"_meta":{`+triple+`,"progressToken":"p"}}`)
 		}
 		for _, c := range cases {
-			sameAnswer(t, g, rev+", "+c.name, c.fast, func(f bool) rawAnswer {
+			sameAnswer(t, g, kind+", "+c.name, c.fast, func(f bool) rawAnswer {
 				if f {
 					return rawAnswer{body: fast.send(c.line, true)}
 				}
