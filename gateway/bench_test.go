@@ -209,15 +209,35 @@ func init() {
 // BenchmarkGatewayRelay is the relay of `serve --stdio` with its process
 // hop: a Go SDK client calls the echo test server through a relay child
 // process (this binary: see relayEnv), alternating call by call with a
-// bare client of a second echo server process; it reports each p50 and
-// their ratio (target ≤ 2.2). With SWITCHBOARD_BENCH_RELAY_CPUPROFILE=file
-// the relay writes its own CPU profile (and with
-// SWITCHBOARD_BENCH_RELAY_MEMPROFILE its allocation profile):
+// bare client of a second echo server process on the same protocol; it
+// reports each p50 and their ratio (target ≤ 2.2). Its clients speak
+// 2026-07-28, or 2025-11-25 having declared no capabilities, or
+// 2025-11-25 having declared elicitation (VS Code's kind). With
+// SWITCHBOARD_BENCH_RELAY_CPUPROFILE=file the relay writes its own CPU
+// profile (and with SWITCHBOARD_BENCH_RELAY_MEMPROFILE its allocation
+// profile; each sub-benchmark's relay writes the same file, so pick one):
 //
 //	go test ./gateway -run '^$' -bench GatewayRelay -benchtime 3000x -count 5
-//	go test -c -o gw.test ./gateway && SWITCHBOARD_BENCH_RELAY_CPUPROFILE=$PWD/relay.prof ./gw.test -test.run '^$' -test.bench GatewayRelay -test.benchtime 10000x
+//	go test -c -o gw.test ./gateway && SWITCHBOARD_BENCH_RELAY_CPUPROFILE=$PWD/relay.prof ./gw.test -test.run '^$' -test.bench 'GatewayRelay/2026' -test.benchtime 10000x
 //	go tool pprof -top -cum gw.test relay.prof
 func BenchmarkGatewayRelay(b *testing.B) {
+	b.Run("2026-07-28", func(b *testing.B) {
+		benchGatewayRelay(b, "", &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	})
+	b.Run("2025-11-25", func(b *testing.B) {
+		benchGatewayRelay(b, "2025-11-25", &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	})
+	b.Run("2025-11-25, elicitation", func(b *testing.B) {
+		benchGatewayRelay(b, "2025-11-25", &mcp.ClientOptions{
+			Capabilities: elicitCaps,
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "decline"}, nil
+			},
+		})
+	})
+}
+
+func benchGatewayRelay(b *testing.B, protocol string, copts *mcp.ClientOptions) {
 	ctx := context.Background()
 	self, err := os.Executable()
 	if err != nil {
@@ -226,16 +246,16 @@ func BenchmarkGatewayRelay(b *testing.B) {
 	cmd := exec.Command(self, "-test.run", "^$")
 	cmd.Env = append(os.Environ(), relayEnv+"="+b.TempDir())
 	cmd.Stderr = os.Stderr
-	copts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
+	so := &mcp.ClientSessionOptions{ProtocolVersion: protocol}
 	relay, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, copts).
-		Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+		Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, so)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer relay.Close()
 	name, args := testserver.Command("echo")
 	bare, err := mcp.NewClient(&mcp.Implementation{Name: "bare", Version: "1"}, copts).
-		Connect(ctx, &mcp.CommandTransport{Command: exec.Command(name, args...), TerminateDuration: time.Second}, nil)
+		Connect(ctx, &mcp.CommandTransport{Command: exec.Command(name, args...), TerminateDuration: time.Second}, so)
 	if err != nil {
 		b.Fatal(err)
 	}
