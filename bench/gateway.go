@@ -292,7 +292,7 @@ func (b *bench) gateway() error {
 	lt.note("Latency: one session per target, %d sequential echo calls each after %d untimed, in blocks of 100 calls taking turns between the targets (all running).", b.n, b.warmup)
 	lt.note("Every session asks for protocol %q (-gateway-protocol; \"\" is the SDK's newest, 2026-07-28, under which supergateway starts a server per request even with --stateful).", b.gwProtocol)
 	if b.gwElicit {
-		lt.note("The client declares elicitation (-gateway-elicitation), as Claude Code and VS Code do: switchboard keeps a 2026-07-28 call on a relay worker, and a 2025-11-25 session's calls on the SDK's path.")
+		lt.note("The client declares elicitation (-gateway-elicitation), as Claude Code and VS Code do (it declines every question; the echo calls ask none): switchboard keeps a 2026-07-28 call on a relay worker, and takes a 2025-11-25 session's calls on its fast path, to be handed over to the SDK's handler at a first question.")
 	}
 	lt.note("Throughput: N sessions of one target at once, each making %d sequential calls; calls/s is all calls over the wall time. One shared http.Transport (256 idle connections per host).", gwCallsPerSession)
 	lt.note("CPU µs/call: the target process's CPU time over its throughput run ÷ its calls (its CPU-time clock: the scheduler's account in ns, every thread; the servers behind it not counted).")

@@ -421,7 +421,7 @@ func (Prompter) Elicit(ctx context.Context, server string, params *mcp.ElicitPar
 	}
 	// The server's question, every line under its name, as on the
 	// relayed path: none of it can pass for the gateway's own question.
-	res, err := st.session.Elicit(ctx, attributedParams(server, params))
+	res, err := askClient(ctx, st.session, attributedParams(server, params))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -19,6 +19,9 @@ func FoundRenamer(servedOf map[string]string) func(string) string {
 // FastCalls returns how many calls the HTTP fast path answered.
 func FastCalls(g *Gateway) int64 { return g.fastCalls.Load() }
 
+// HandedOver counts the fast calls handed over to the SDK at a question.
+func HandedOver(g *Gateway) int64 { return g.handedOver.Load() }
+
 // CallsInFlight returns how many tool calls the gateway is running.
 func CallsInFlight(g *Gateway) int {
 	g.calls.mu.Lock()

@@ -261,6 +261,11 @@ type Gateway struct {
 	fastChain mcp.MethodHandler
 	// fastCalls counts the calls the fast path answered.
 	fastCalls atomic.Int64
+	// handoffs are the fast calls being handed over to the SDK's
+	// handler, by their handoffHeader (under calls.mu).
+	handoffs map[string]*handoff
+	// handedOver counts the fast calls handed over.
+	handedOver atomic.Int64
 	// stand is the session the fast path's 2026-07-28 calls run under.
 	stand standIn
 	// streams are the standalone streams served on connections of their
@@ -402,6 +407,9 @@ func New(sb *switchboard.Switchboard, opts *Options) *Gateway {
 		// and so must the tasks' (whether a tool runs as a task).
 		g.use(g.waitFirstSync)
 	}
+	// Outside everything, and only on the SDK's server: a fast call
+	// handed over when it asks is not run again (http_handoff.go).
+	g.srv.AddReceivingMiddleware(g.takeHandoff)
 	g.fastChain = g.fastTool
 	for _, mw := range g.mws {
 		g.fastChain = mw(g.fastChain)

@@ -32,13 +32,15 @@ import (
 // answers it here instead: the envelope is decoded once, the call runs
 // through the very middleware chain and handler the SDK would run
 // (Gateway.fastChain), and the answer is written as the SDK writes it (the
-// same headers, one SSE "message" event, the same JSON). Everything else
-// goes to the SDK unchanged: initialize, lists, notifications, batches, a
-// call with _meta (progress, tasks), a client on 2026-07-28, a client that
-// declared elicitation (a permission question or an upstream server's
-// question would go on the call's stream, which only the SDK has), a
-// session the SDK ended or that belongs to another principal, the MCP
-// standard headers, and any request the SDK would refuse.
+// same headers, one SSE "message" event, the same JSON). A call of a
+// client that declared elicitation is taken too, and handed over to the
+// SDK's handler if it asks (a permission question or an upstream server's
+// question goes on the call's stream, which only the SDK has:
+// http_handoff.go). Everything else goes to the SDK unchanged: initialize,
+// lists, notifications, batches, a call with _meta (progress, tasks), a
+// client on 2026-07-28, a session the SDK ended or that belongs to another
+// principal, the MCP standard headers, and any request the SDK would
+// refuse.
 //
 // The session's bookkeeping the SDK would do for the call is done here:
 // the session stays alive while the call runs (sessionCap's idle timer
@@ -86,7 +88,7 @@ func (l *httpLife) fastCall(w http.ResponseWriter, r *http.Request, sid string, 
 		return false
 	}
 	idKey := compactJSON(m.ID)
-	ss, dup, ok := l.sessions.beginFast(sid, principalID(r), r.Header.Get("Mcp-Protocol-Version"), idKey)
+	ss, askable, dup, ok := l.sessions.beginFast(sid, principalID(r), r.Header.Get("Mcp-Protocol-Version"), idKey)
 	if !ok {
 		return false
 	}
@@ -100,14 +102,26 @@ func (l *httpLife) fastCall(w http.ResponseWriter, r *http.Request, sid string, 
 	}
 	defer l.sessions.endFast(sid, idKey)
 	g.fastCalls.Add(1)
-	ctx, release := g.fastBind(r.Context(), cancelKey(sid, idKey))
+	key := cancelKey(sid, idKey)
+	ctx, release := g.fastBind(r.Context(), key)
 	defer release()
+	var ho *handoff
+	if askable {
+		// Its first question hands the request over to the SDK
+		// (http_handoff.go).
+		ho = &handoff{l: l, w: w, r: r, body: body, sid: sid, cancel: func() { g.CancelHTTP(key) },
+			attached: make(chan context.Context, 1), answer: make(chan handoffAnswer, 1), served: make(chan struct{})}
+		ctx = context.WithValue(ctx, handoffKey{}, ho)
+	}
 	req := &mcp.CallToolRequest{
 		Session: ss,
 		Params:  &mcp.CallToolParamsRaw{Name: p.Name, Arguments: p.Arguments},
 		Extra:   &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header},
 	}
 	res, err := g.fastChain(ctx, "tools/call", req)
+	if ho != nil && ho.finish(res, err) {
+		return true // the SDK wrote the answer
+	}
 	writeAnswer(w, id, m.ID, res, err, false)
 	return true
 }
@@ -202,10 +216,10 @@ func isNilResult(res mcp.Result) bool {
 // SDK's multi-round-trip middleware does around that (inside the chain, as
 // on the SDK's path): a round that ends with input requests (the gateway's
 // permission question) has them put to the client, each as its own
-// elicitation/create (ServerSession.Elicit), and runs once more with the
-// answers. Only a stdio client that declared elicitation gets that far; an
-// HTTP session that did stays on the SDK's path (sessionCap.beginFast), and
-// for one that did not, Elicit fails as it does on the SDK's path.
+// elicitation/create (askClient: over HTTP on the stream of the call's
+// request, handed over to the SDK), and runs once more with the answers.
+// For a client that declared no elicitation, Elicit fails as it does on
+// the SDK's path.
 func (g *Gateway) fastTool(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 	creq := req.(*mcp.CallToolRequest)
 	res, err := g.fastRound(ctx, creq)
@@ -257,7 +271,7 @@ func askOlderClient(ctx context.Context, ss *mcp.ServerSession, requests mcp.Inp
 			if !ok {
 				return fmt.Errorf("fulfilling input request %q: unknown input request type: %T", id, ir)
 			}
-			r, err := ss.Elicit(ctx, q)
+			r, err := askClient(ctx, ss, q)
 			if err != nil {
 				return fmt.Errorf("fulfilling input request %q: %w", id, err)
 			}

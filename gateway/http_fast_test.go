@@ -102,9 +102,8 @@ func fastAndSDK(t *testing.T, g *gateway.Gateway, opts gateway.HTTPOptions) (fas
 // than chunked — whatever the result (text with characters
 // JSON may escape, an error result, a tool the rules deny, a result cut
 // to the output limit, no arguments, string and number IDs); and what the
-// fast path does not take (an unknown tool, a call with _meta, a batch, a
-// client that declared elicitation, the MCP standard headers) goes to the
-// SDK, answered as before.
+// fast path does not take (an unknown tool, a call with _meta, a batch,
+// the MCP standard headers) goes to the SDK, answered as before.
 func TestFastPathSameBytesAsSDK(t *testing.T) {
 	ctx := ctxFor(t, 90*time.Second)
 	sb := openSB(t, []config.ResolvedServer{stdio("echo", "echo")}, benchHost)
@@ -149,16 +148,16 @@ func TestFastPathSameBytesAsSDK(t *testing.T) {
 		})
 	}
 
-	// A client that can be asked is served by the SDK: a question would
-	// go on the call's stream.
-	askable := rawSession(t, ctx, fastURL, `{"elicitation":{}}`)
-	before := gateway.FastCalls(g)
-	if a := rawPost(t, ctx, fastURL, askable, call("1", `{"name":"echo__echo","arguments":{"text":"x"}}`), nil); a.status != http.StatusOK || !strings.Contains(a.body, "x") {
-		t.Errorf("askable client's call: %d %s", a.status, a.body)
-	}
-	if gateway.FastCalls(g) != before {
-		t.Error("a client that declared elicitation took the fast path")
-	}
+	// A client that can be asked takes the fast path too, for a call
+	// that asks nothing (one that asks is handed over to the SDK at its
+	// first question: TestFastPathHandsOverQuestions).
+	fastAsk, sdkAsk := rawSession(t, ctx, fastURL, `{"elicitation":{}}`), rawSession(t, ctx, sdkURL, `{"elicitation":{}}`)
+	sameAnswer(t, g, "client that declared elicitation", true, func(fast bool) rawAnswer {
+		if fast {
+			return rawPost(t, ctx, fastURL, fastAsk, call("1", `{"name":"echo__echo","arguments":{"text":"x"}}`), nil)
+		}
+		return rawPost(t, ctx, sdkURL, sdkAsk, call("1", `{"name":"echo__echo","arguments":{"text":"x"}}`), nil)
+	})
 	// Another session's ID, or none that lives, is the SDK's to refuse.
 	if a := rawPost(t, ctx, fastURL, "no-such-session", call("1", `{"name":"echo__echo","arguments":{"text":"x"}}`), nil); a.status != http.StatusNotFound {
 		t.Errorf("unknown session: %d %s", a.status, a.body)

@@ -73,6 +73,7 @@ func newHTTPLife(g *Gateway, next http.Handler, stateless bool, opts *HTTPOption
 
 func (l *httpLife) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Header.Del(CarrierHeader) // only BindHTTP sets it
+	r.Header.Del(handoffHeader) // only a handoff sets it
 	sid := r.Header.Get(sessionIDHeader)
 	switch r.Method {
 	case http.MethodDelete:
@@ -411,8 +412,9 @@ type liveSession struct {
 	posts int
 	timer *time.Timer
 	// What the fast path checks a call against, from the session's
-	// initialize: the principal's user ID, the protocol version, whether
-	// the client can be asked (it declared elicitation).
+	// initialize: the principal's user ID, the protocol version; and
+	// whether the client can be asked (it declared elicitation: a call
+	// that asks is handed over to the SDK, http_handoff.go).
 	userID   string
 	protocol string
 	askable  bool
@@ -640,23 +642,23 @@ func (c *sessionCap) deleted(id string, gone bool) {
 // userID, initialized on a protocol before 2026-07-28 (the one
 // protoHeader names, if any), and with a client that cannot be asked.
 // dup reports an ID already in flight there (nothing begun).
-func (c *sessionCap) beginFast(id, userID, protoHeader, idKey string) (ss *mcp.ServerSession, dup, ok bool) {
+func (c *sessionCap) beginFast(id, userID, protoHeader, idKey string) (ss *mcp.ServerSession, askable, dup, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.live[id]
-	if s == nil || s.ss == nil || s.closing || s.userID != userID || s.askable ||
+	if s == nil || s.ss == nil || s.closing || s.userID != userID ||
 		s.protocol == "" || s.protocol >= "2026-07-28" || (protoHeader != "" && protoHeader != s.protocol) {
-		return nil, false, false
+		return nil, false, false, false
 	}
 	if _, ok := s.fast[idKey]; ok {
-		return s.ss, true, true
+		return s.ss, s.askable, true, true
 	}
 	if s.fast == nil {
 		s.fast = map[string]struct{}{}
 	}
 	s.fast[idKey] = struct{}{}
 	s.begin(true)
-	return s.ss, false, true
+	return s.ss, s.askable, false, true
 }
 
 // endFast ends what beginFast began.

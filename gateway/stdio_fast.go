@@ -25,9 +25,9 @@ import (
 // elicitation/create, sent with ServerSession.Elicit as on the SDK's path:
 // a stdio connection has one stream, so it needs no request to be related
 // to, and the client's answer, a response on this connection, goes to the
-// SDK, which matches it to its question. Over HTTP a question must go on
+// SDK, which matches it to its question. (Over HTTP a question must go on
 // the call's own stream, which only the SDK's handler relates to the
-// call: such a session stays on the SDK's path there (http_fast.go).
+// call: there the call is handed over to it, http_handoff.go.)
 
 // Run serves the gateway's Server on t, as Server().Run(ctx,
 // Transport(t)), until ctx is done or the client ends the connection;

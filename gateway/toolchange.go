@@ -69,7 +69,7 @@ func (a *Asker) AcceptToolChange(ctx context.Context, c host.ToolChange) (bool, 
 	case st.held != nil && st.canElicitMode(""):
 		res, err = st.held.put(ctx, c.Server, params)
 	case st.held == nil && st.session != nil && !st.legacyStateless && st.canElicitMode(""):
-		res, err = st.session.Elicit(ctx, params)
+		res, err = askClient(ctx, st.session, params)
 	default:
 		if st.legacyStateless {
 			st.hint = "this gateway runs --stateless, where a client on a protocol before 2026-07-28 cannot be asked"

@@ -1,0 +1,194 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Handing a fast call over to the SDK when it asks (issue 36). A session
+// on a protocol before 2026-07-28 whose client declared elicitation (VS
+// Code's kind) can be asked a question during any call: the gateway's
+// permission question, a changed tool's, an upstream server's. Over HTTP
+// that question is an elicitation/create on the call's own SSE stream,
+// and the client's answer a POST the SDK matches to it: only the SDK's
+// handler relates a message to the request it belongs to. Most calls ask
+// nothing, so such a session's calls take the fast path too, and the
+// first question of one hands the call's request over to the SDK's
+// handler: the same POST (its body, kept in memory) is served by the SDK
+// on the same response, which has had nothing written to it yet. The
+// SDK's tools/call handler for it does not run the call again — an
+// outermost receiving middleware (takeHandoff) finds the call by a
+// header only the gateway sets, hands its context to the call, and waits
+// for the call's result, which it returns as the SDK's answer. The call
+// goes on where it was, on the fast path's goroutine; its questions are
+// asked with ServerSession.Elicit under the SDK request's context, so
+// that the SDK writes them on that request's stream, and the call's
+// answer follows them there. A call that asks takes the SDK's path after
+// all, from its first question on; one that asks nothing never leaves the
+// fast path.
+
+// handoffHeader is the request header that names a handed-over call;
+// httpLife removes it from every request it gets.
+const handoffHeader = "X-Switchboard-Handoff"
+
+// handoff is one fast call of an askable session, ready to be handed over.
+type handoff struct {
+	l      *httpLife
+	w      http.ResponseWriter
+	r      *http.Request
+	body   []byte
+	sid    string
+	cancel func() // cancels the call (its fast cancellation key)
+
+	once     sync.Once
+	hctx     context.Context // the SDK request's context; nil if the handover failed
+	err      error
+	attached chan context.Context // the SDK's handler: its request's context
+	answer   chan handoffAnswer   // the call's answer, for the SDK's handler
+	served   chan struct{}        // closed when the SDK's handler returns
+}
+
+type handoffAnswer struct {
+	res mcp.Result
+	err error
+}
+
+type handoffKey struct{}
+
+func handoffFrom(ctx context.Context) *handoff {
+	ho, _ := ctx.Value(handoffKey{}).(*handoff)
+	return ho
+}
+
+// askClient puts a question to the client of ss: with the SDK's
+// ServerSession.Elicit, on the SDK's stream of a handed-over call if ctx
+// belongs to a fast call that can be handed over.
+func askClient(ctx context.Context, ss *mcp.ServerSession, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	if ho := handoffFrom(ctx); ho != nil {
+		hctx, err := ho.start(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return ss.Elicit(joinedContext{Context: ctx, values: hctx}, params)
+	}
+	return ss.Elicit(ctx, params)
+}
+
+// errHandoff is the question's error when the SDK did not take the
+// handed-over request (its session ended meanwhile, say): its answer to
+// the request is the client's.
+var errHandoff = errors.New("the call's request could not be handed to the SDK for its question")
+
+// start hands the call's request over to the SDK's handler, once, and
+// returns the SDK request's context.
+func (ho *handoff) start(ctx context.Context) (context.Context, error) {
+	ho.once.Do(func() {
+		g := ho.l.g
+		tok := randomToken()
+		g.calls.mu.Lock()
+		if g.handoffs == nil {
+			g.handoffs = map[string]*handoff{}
+		}
+		g.handoffs[tok] = ho
+		g.calls.mu.Unlock()
+		r := ho.r.Clone(ho.r.Context())
+		r.Header.Set(handoffHeader, tok)
+		setPostBody(r, ho.body)
+		w, r, release := g.BindHTTP(ho.w, r)
+		// The questions' withdrawals are seen on the SDK's response now.
+		if lc := liveCallFrom(ctx); lc != nil {
+			lc.withdrawn = w.(*watchedWriter).withdrawn
+		}
+		go func() {
+			defer close(ho.served)
+			defer release()
+			ho.l.next.ServeHTTP(w, r)
+		}()
+		select {
+		case ho.hctx = <-ho.attached:
+			g.handedOver.Add(1)
+		case <-ho.served:
+			ho.err = errHandoff
+		case <-ctx.Done():
+			ho.err = ctx.Err()
+		}
+		if ho.hctx == nil {
+			g.calls.mu.Lock()
+			delete(g.handoffs, tok)
+			g.calls.mu.Unlock()
+		}
+	})
+	return ho.hctx, ho.err
+}
+
+// finish reports whether the call was handed over; if it was, its answer
+// goes to the SDK's handler, and finish returns once the SDK has written
+// it.
+func (ho *handoff) finish(res mcp.Result, err error) bool {
+	started := false
+	ho.once.Do(func() {}) // nothing more is started after this
+	if ho.hctx != nil || ho.err != nil {
+		started = true
+	}
+	if !started {
+		return false
+	}
+	ho.answer <- handoffAnswer{res, err}
+	<-ho.served
+	return true
+}
+
+// takeHandoff is the SDK server's outermost receiving middleware: a
+// tools/call that is a handed-over call's request (handoffHeader, in the
+// same session) is not run again; its handler waits for the call's
+// answer, and cancels the call if its request is cancelled.
+func (g *Gateway) takeHandoff(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "tools/call" {
+			return next(ctx, method, req)
+		}
+		ex := req.GetExtra()
+		if ex == nil || ex.Header == nil || ex.Header.Get(handoffHeader) == "" {
+			return next(ctx, method, req)
+		}
+		tok := ex.Header.Get(handoffHeader)
+		g.calls.mu.Lock()
+		ho := g.handoffs[tok]
+		delete(g.handoffs, tok)
+		g.calls.mu.Unlock()
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		if ho == nil || ss == nil || ss.ID() != ho.sid {
+			// Nobody but the gateway sets the header: not a call to run.
+			return nil, errHandoff
+		}
+		ho.attached <- ctx
+		select {
+		case a := <-ho.answer:
+			return a.res, a.err
+		case <-ctx.Done():
+			ho.cancel()
+			a := <-ho.answer
+			return a.res, a.err
+		}
+	}
+}
+
+// joinedContext is the context of a handed-over call's question: the
+// call's own (its cancellation, deadline and values) and, for what it
+// does not hold, the SDK request's values, by which the SDK relates the
+// question to that request's stream.
+type joinedContext struct {
+	context.Context
+	values context.Context
+}
+
+func (c joinedContext) Value(key any) any {
+	if v := c.Context.Value(key); v != nil {
+		return v
+	}
+	return c.values.Value(key)
+}

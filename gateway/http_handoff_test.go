@@ -1,0 +1,182 @@
+package gateway_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/gateway"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/policy"
+)
+
+// Over HTTP, the calls of a session on 2025-11-25 whose client declared
+// elicitation (VS Code's kind) take the fast path; one that asks is handed
+// over to the SDK's handler at its first question, and the client gets
+// every question on the call's stream and the answer after them, as from
+// the SDK alone (the same gateway's SDKOnly endpoint, side by side): the
+// gateway's permission question, then the server's own, whether the
+// server asks in its result (2026-07-28) or with elicitation/create
+// (2025-11-25). A call that asks nothing is never handed over.
+func TestFastPathHandsOverQuestions(t *testing.T) {
+	for _, server := range [][]string{nil, {"-protocol", "2025-11-25"}} {
+		t.Run(fmt.Sprint("server", server), func(t *testing.T) {
+			// calls is allowed, ask asked about.
+			permit := host.PolicyPermit(policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser},
+				[]string{"mcp__alpha__calls"}, nil, nil)...), &host.PermitOptions{Asker: &gateway.Asker{}})
+			sb := openSB(t, []config.ResolvedServer{stdio("alpha", "elicit", server...)}, func(ho *host.Options) {
+				ho.Permit, ho.Prompter = permit, gateway.Prompter{}
+			})
+			g := gateway.New(sb, &gateway.Options{FirstSyncWait: 20 * time.Second})
+			t.Cleanup(func() { g.Close() })
+			ctx := ctxFor(t, 60*time.Second)
+			if err := g.WaitSynced(ctx); err != nil {
+				t.Fatal(err)
+			}
+			fastURL, sdkURL := fastAndSDK(t, g, gateway.HTTPOptions{})
+			type outcome struct {
+				answers    []string
+				asked      []string
+				fast, over int64
+			}
+			run := func(url string) outcome {
+				a := &answering{answer: func(msg string) *mcp.ElicitResult {
+					if strings.HasPrefix(msg, "[alpha] ") {
+						return accept("answer", "teal")
+					}
+					return accept("decision", gateway.DecisionOnce)
+				}}
+				cs, err := mcp.NewClient(&mcp.Implementation{Name: "asked", Version: "1"}, a.options()).Connect(ctx,
+					&mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cs.Close()
+				var o outcome
+				fast, over := gateway.FastCalls(g), gateway.HandedOver(g)
+				for _, c := range []*mcp.CallToolParams{
+					{Name: "alpha__ask", Arguments: map[string]any{"question": "Colour?"}},
+					{Name: "alpha__calls", Arguments: map[string]any{}},
+				} {
+					got, res := callText(t, cs, c)
+					o.answers = append(o.answers, fmt.Sprintf("isError %v: %s", res.IsError, got))
+				}
+				o.fast, o.over = gateway.FastCalls(g)-fast, gateway.HandedOver(g)-over
+				o.asked = a.messages()
+				return o
+			}
+			sdk := run(sdkURL)
+			if sdk.fast != 0 || sdk.over != 0 || len(sdk.asked) != 2 || !strings.Contains(sdk.answers[0], "answer: teal") {
+				t.Fatalf("the SDK's endpoint: %+v", sdk)
+			}
+			fast := run(fastURL)
+			if fast.fast != 2 || fast.over != 1 {
+				t.Errorf("fast endpoint: %d calls on the fast path, %d handed over; want 2 and 1", fast.fast, fast.over)
+			}
+			// The server counts its calls: the fast endpoint's run made as
+			// many as the SDK's, none twice.
+			sdkCalls, fastCalls := callsOf(t, sdk.answers[1]), callsOf(t, fast.answers[1])
+			if fastCalls != 2*sdkCalls {
+				t.Errorf("the server's calls: %d after the SDK's run, %d after the fast one; want twice as many", sdkCalls, fastCalls)
+			}
+			fast.answers[1], sdk.answers[1] = "", ""
+			if strings.Join(fast.answers, "\n") != strings.Join(sdk.answers, "\n") || strings.Join(fast.asked, "\n") != strings.Join(sdk.asked, "\n") {
+				t.Errorf("fast endpoint: answers %q, asked %q\nthe SDK's: answers %q, asked %q", fast.answers, fast.asked, sdk.answers, sdk.asked)
+			}
+		})
+	}
+}
+
+// A handed-over call whose question is still open when the call times
+// out withdraws the question (the client's dialog, its elicitation
+// handler, is cancelled) before its answer, which says it timed out, as
+// on the SDK's endpoint; a client that cancels a handed-over call has it
+// cancelled; and the session goes on.
+func TestFastPathHandedOverCallEnds(t *testing.T) {
+	srv := stdio("alpha", "elicit")
+	srv.Effective.Timeout = 800 // ms
+	sb := openSB(t, []config.ResolvedServer{srv}, func(ho *host.Options) { ho.Prompter = gateway.Prompter{} })
+	g := gateway.New(sb, &gateway.Options{FirstSyncWait: 20 * time.Second})
+	t.Cleanup(func() { g.Close() })
+	ctx := ctxFor(t, 60*time.Second)
+	if err := g.WaitSynced(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fastURL, sdkURL := fastAndSDK(t, g, gateway.HTTPOptions{})
+	for _, ep := range []struct{ name, url string }{{"sdk", sdkURL}, {"fast", fastURL}} {
+		t.Run(ep.name, func(t *testing.T) {
+			opened, closed := make(chan struct{}, 4), make(chan struct{}, 4)
+			quit := make(chan struct{}) // the test is over: open dialogs give up
+			client := &mcp.ClientOptions{
+				Capabilities: elicitCaps,
+				ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					opened <- struct{}{}
+					select {
+					case <-ctx.Done(): // nobody answers; the dialog closes when withdrawn
+						closed <- struct{}{}
+						return nil, ctx.Err()
+					case <-quit:
+						return &mcp.ElicitResult{Action: "decline"}, nil
+					}
+				},
+			}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "ends", Version: "1"}, client).Connect(ctx,
+				&mcp.StreamableClientTransport{Endpoint: ep.url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			defer close(quit)
+			over := gateway.HandedOver(g)
+
+			got, res := callText(t, cs, &mcp.CallToolParams{Name: "alpha__ask", Arguments: map[string]any{}})
+			if !res.IsError || !strings.Contains(got, "timed out") {
+				t.Errorf("a call whose question nobody answers: isError %v, %q; want its timeout", res.IsError, got)
+			}
+			select {
+			case <-closed:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the call timed out, and its question was still open 5 s later")
+			}
+
+			cctx, cancel := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() {
+				_, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "alpha__ask", Arguments: map[string]any{}})
+				done <- err
+			}()
+			select {
+			case <-opened:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the second call's question never reached the client")
+			}
+			<-opened // the first call's
+			cancel()
+			if err := <-done; err == nil {
+				t.Error("a cancelled call answered")
+			}
+			if want := map[string]int64{"sdk": 0, "fast": 2}[ep.name]; gateway.HandedOver(g)-over != want {
+				t.Errorf("%d calls handed over, want %d", gateway.HandedOver(g)-over, want)
+			}
+			if got, res := callText(t, cs, &mcp.CallToolParams{Name: "alpha__calls", Arguments: map[string]any{}}); res.IsError || !strings.Contains(got, "calls: ") {
+				t.Errorf("after the cancelled call: isError %v, %q", res.IsError, got)
+			}
+		})
+	}
+}
+
+// callsOf reads the count of the elicit server's calls tool's answer.
+func callsOf(t *testing.T, answer string) int {
+	t.Helper()
+	_, after, ok := strings.Cut(answer, "calls: ")
+	var n int
+	if _, err := fmt.Sscanf(after, "%d", &n); !ok || err != nil {
+		t.Fatalf("not an answer of calls: %q", answer)
+	}
+	return n
+}
