@@ -28,7 +28,10 @@ import (
 // TestSoakKill9 is issue 36's soak: clients call a tool with a side effect
 // through the gateway's fast paths without pause — `serve --http` with
 // Go SDK sessions on 2025-11-25 and requests on 2026-07-28, `serve
-// --stdio` with a Go SDK client — while every upstream server is killed
+// --stdio` with a Go SDK client, and a third `serve --http` whose rules
+// ask about the tool, with sessions on 2025-11-25 that answer every
+// permission question (each call handed over to the SDK at its question)
+// — while every upstream server is killed
 // with SIGKILL at intervals, one upstream on 2025-11-25 and one on
 // 2026-07-28 behind each gateway (both on the host's relay path, the
 // latter with its per-request _meta).
@@ -59,9 +62,11 @@ func TestSoakKill9(t *testing.T) {
 			}
 		}
 	}
-	httpW, stdioW := newSoakWorld(t), newSoakWorld(t)
+	httpW, stdioW, askW := newSoakWorld(t, false), newSoakWorld(t, false), newSoakWorld(t, true)
 	base, stop := startHTTPGateway(t, httpW.w, "--http", "127.0.0.1:0")
 	defer stop()
+	askBase, stopAsk := startHTTPGateway(t, askW.w, "--http", "127.0.0.1:0")
+	defer stopAsk()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -90,6 +95,24 @@ func TestSoakKill9(t *testing.T) {
 			caller(fmt.Sprintf("http-%s-%d", kind.name, i), cs, httpW)
 		}
 	}
+	// Asked: each call's permission question answered "once".
+	var asked atomic.Int64
+	askClient := mcp.NewClient(&mcp.Implementation{Name: "soak-asked", Version: "v0"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked.Add(1)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "once"}}, nil
+		},
+	})
+	for i := range 2 {
+		cs, err := askClient.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: askBase + "/mcp", MaxRetries: -1},
+			&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		caller(fmt.Sprintf("http-asked-%d", i), cs, askW)
+	}
 	stdioCmd := stdioW.w.command(t, "serve", "--stdio")
 	stdioCmd.Stderr = io.Discard
 	stdioCS, err := mcp.NewClient(&mcp.Implementation{Name: "soak", Version: "v0"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).
@@ -104,7 +127,7 @@ func TestSoakKill9(t *testing.T) {
 
 	// The killer: every interval, SIGKILL to each upstream server's
 	// current process (the last pid it wrote when it started serving).
-	worlds := map[string]*soakWorld{"http": httpW, "stdio": stdioW}
+	worlds := map[string]*soakWorld{"http": httpW, "stdio": stdioW, "asked": askW}
 	killed := map[string][]time.Time{} // world/server → when
 	end := time.Now().Add(duration)
 	tick := time.NewTicker(every)
@@ -184,6 +207,17 @@ func TestSoakKill9(t *testing.T) {
 			}
 		}
 	}
+	// Every call that ran behind the asking gateway was asked about.
+	askedOK := 0
+	for _, key := range tally.ok {
+		if strings.HasPrefix(key, askW.w.dir+"/") {
+			askedOK++
+		}
+	}
+	t.Logf("asked calls: %d succeeded, %d questions answered", askedOK, asked.Load())
+	if askedOK == 0 || asked.Load() < int64(askedOK) {
+		t.Errorf("asked calls: %d succeeded with %d questions; want some, each asked", askedOK, asked.Load())
+	}
 	// The HTTP calls took the fast path: its answers carry Content-Length
 	// where the SDK's are chunked event streams.
 	for name, fw := range witness {
@@ -200,12 +234,13 @@ func TestSoakKill9(t *testing.T) {
 var soakServers = []string{"relay", "newest"}
 
 // soakWorld is a gateway's home with the soak's two servers, each writing
-// its pid and its ledger to files of the world's.
+// its pid and its ledger to files of the world's; their tool is allowed,
+// or (asked) left to a permission question.
 type soakWorld struct {
 	w *gatewayWorld
 }
 
-func newSoakWorld(t *testing.T) *soakWorld {
+func newSoakWorld(t *testing.T, asked bool) *soakWorld {
 	sw := &soakWorld{w: newGatewayWorld(t)}
 	servers := map[string]any{}
 	var allow []string
@@ -222,6 +257,9 @@ func newSoakWorld(t *testing.T) *soakWorld {
 		allow = append(allow, "mcp__"+srv+"__side_effect")
 	}
 	writeJSON(t, filepath.Join(sw.w.sbHome, "mcp.json"), map[string]any{"mcpServers": servers})
+	if asked {
+		allow = nil
+	}
 	sw.w.permissions(t, allow, nil)
 	return sw
 }
