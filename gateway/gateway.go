@@ -806,7 +806,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 			fwd := *p
 			fwd.ProgressToken = tok
 			fwd.Meta = nil
-			if err := ss.NotifyProgress(pctx, &fwd); err != nil {
+			if err := notifyProgress(pctx, ss, &fwd); err != nil {
 				g.log.Debug("progress not forwarded", "tool", name, "error", err)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net"
 	"net/http"
@@ -22,6 +23,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/switchboard-mcp/switchboard/internal/jsonl"
+	"github.com/switchboard-mcp/switchboard/internal/tasks"
 )
 
 // The HTTP fast path (issue 36). The SDK's Streamable HTTP handler decodes
@@ -36,11 +38,12 @@ import (
 // client that declared elicitation is taken too, and handed over to the
 // SDK's handler if it asks (a permission question or an upstream server's
 // question goes on the call's stream, which only the SDK has:
-// http_handoff.go). Everything else goes to the SDK unchanged: initialize,
-// lists, notifications, batches, a call with _meta (progress, tasks), a
-// client on 2026-07-28, a session the SDK ended or that belongs to another
-// principal, the MCP standard headers, and any request the SDK would
-// refuse.
+// http_handoff.go), and so is a call with a progress token (at its first
+// progress notification). Everything else goes to the SDK unchanged:
+// initialize, lists, notifications, batches, a call with any other _meta
+// (olderMeta: a task, a key of the protocol's), a client on 2026-07-28, a
+// session the SDK ended or that belongs to another principal, the MCP
+// standard headers, and any request the SDK would refuse.
 //
 // The session's bookkeeping the SDK would do for the call is done here:
 // the session stays alive while the call runs (sessionCap's idle timer
@@ -80,8 +83,14 @@ func (l *httpLife) fastCall(w http.ResponseWriter, r *http.Request, sid string, 
 		return false
 	}
 	m, id, p, ok := fastRequest(r, body)
-	if !ok || len(p.Meta) > 0 {
+	if !ok {
 		return false
+	}
+	var meta mcp.Meta
+	if len(p.Meta) > 0 {
+		if meta, ok = olderMeta(p.Meta); !ok {
+			return false
+		}
 	}
 	g := l.g
 	if _, ok := g.fastRoute(p.Name); !ok {
@@ -106,16 +115,16 @@ func (l *httpLife) fastCall(w http.ResponseWriter, r *http.Request, sid string, 
 	ctx, release := g.fastBind(r.Context(), key)
 	defer release()
 	var ho *handoff
-	if askable {
-		// Its first question hands the request over to the SDK
-		// (http_handoff.go).
+	if askable || meta["progressToken"] != nil {
+		// Its first question, or its first progress notification, hands
+		// the request over to the SDK (http_handoff.go).
 		ho = &handoff{l: l, w: w, r: r, body: body, sid: sid, cancel: func() { g.CancelHTTP(key) },
 			attached: make(chan context.Context, 1), answer: make(chan handoffAnswer, 1), served: make(chan struct{})}
 		ctx = context.WithValue(ctx, handoffKey{}, ho)
 	}
 	req := &mcp.CallToolRequest{
 		Session: ss,
-		Params:  &mcp.CallToolParamsRaw{Name: p.Name, Arguments: p.Arguments},
+		Params:  &mcp.CallToolParamsRaw{Meta: meta, Name: p.Name, Arguments: p.Arguments},
 		Extra:   &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header},
 	}
 	res, err := g.fastChain(ctx, "tools/call", req)
@@ -402,6 +411,38 @@ func fastMeta(raw json.RawMessage) (mcp.Meta, bool) {
 		n++
 	}
 	return meta, len(meta) == n
+}
+
+// olderMeta decodes the _meta of a call on a protocol before 2026-07-28
+// if the fast path can take it as the SDK would: an object whose
+// progressToken, if any, is a string or a whole number a float64 holds
+// exactly (progress is forwarded under it), with no key of the protocol's
+// own ("io.modelcontextprotocol/…", the 2026-07-28 keys among them) and no
+// task request (tasks.RequestKey); other keys (a client's own, such as VS
+// Code's conversation and request IDs, or a trace context) are read by
+// the chain as on the SDK's path.
+func olderMeta(raw json.RawMessage) (mcp.Meta, bool) {
+	var meta mcp.Meta
+	if json.Unmarshal(raw, &meta) != nil || meta == nil {
+		return nil, false
+	}
+	for k, v := range meta {
+		switch {
+		case k == "progressToken":
+			switch t := v.(type) {
+			case string:
+			case float64:
+				if t != math.Trunc(t) || math.Abs(t) > 1<<53 {
+					return nil, false
+				}
+			default:
+				return nil, false
+			}
+		case k == tasks.RequestKey, strings.HasPrefix(k, "io.modelcontextprotocol/"):
+			return nil, false
+		}
+	}
+	return meta, true
 }
 
 // clientInfoField are the string fields of an Implementation.

@@ -101,9 +101,10 @@ func fastAndSDK(t *testing.T, g *gateway.Gateway, opts gateway.HTTPOptions) (fas
 // headers and body, but the body's length, which it sends with it rather
 // than chunked — whatever the result (text with characters
 // JSON may escape, an error result, a tool the rules deny, a result cut
-// to the output limit, no arguments, string and number IDs); and what the
-// fast path does not take (an unknown tool, a call with _meta, a batch,
-// the MCP standard headers) goes to the SDK, answered as before.
+// to the output limit, no arguments, string and number IDs, a progress
+// token and a client's own keys in _meta); and what the fast path does not
+// take (an unknown tool, other _meta, a batch, the MCP standard headers)
+// goes to the SDK, answered as before.
 func TestFastPathSameBytesAsSDK(t *testing.T) {
 	ctx := ctxFor(t, 90*time.Second)
 	sb := openSB(t, []config.ResolvedServer{stdio("echo", "echo")}, benchHost)
@@ -134,7 +135,11 @@ func TestFastPathSameBytesAsSDK(t *testing.T) {
 		{"denied by a rule", call("5", `{"name":"echo__destructive","arguments":{"target":"t"}}`), nil, true},
 		{"cut to the output limit", call("6", `{"name":"echo__echo","arguments":{"text":"`+big+`"}}`), nil, true},
 		{"unknown tool", call("7", `{"name":"nope__nope","arguments":{}}`), nil, false},
-		{"progress token", call("8", `{"name":"echo__slow","arguments":{"ms":50,"steps":2},"_meta":{"progressToken":"p"}}`), nil, false},
+		{"progress token", call("8", `{"name":"echo__slow","arguments":{"ms":50,"steps":2},"_meta":{"progressToken":"p"}}`), nil, true},
+		{"a client's own _meta", call("12", `{"name":"echo__echo","arguments":{"text":"m"},"_meta":{"vscode.conversationId":"c","vscode.requestId":"r","progressToken":7}}`), nil, true},
+		{"progress token not a string or number", call("13", `{"name":"echo__echo","arguments":{"text":"m"},"_meta":{"progressToken":true}}`), nil, false},
+		{"a key of the protocol's in _meta", call("14", `{"name":"echo__echo","arguments":{"text":"m"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`), nil, false},
+		{"a task request in _meta", call("15", `{"name":"echo__echo","arguments":{"text":"m"},"_meta":{"switchboard/task":{}}}`), nil, false},
 		{"batch", `[` + call("9", `{"name":"echo__echo","arguments":{"text":"b"}}`) + `]`, nil, false},
 		{"standard headers", call("10", `{"name":"echo__echo","arguments":{"text":"h"}}`), map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": "echo__echo"}, false},
 		{"not JSON", `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":`, nil, false},

@@ -9,7 +9,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Handing a fast call over to the SDK when it asks (issue 36). A session
+// Handing a fast call over to the SDK when it asks (issue 36), or when it
+// reports progress. A session
 // on a protocol before 2026-07-28 whose client declared elicitation (VS
 // Code's kind) can be asked a question during any call: the gateway's
 // permission question, a changed tool's, an upstream server's. Over HTTP
@@ -29,7 +30,9 @@ import (
 // that the SDK writes them on that request's stream, and the call's
 // answer follows them there. A call that asks takes the SDK's path after
 // all, from its first question on; one that asks nothing never leaves the
-// fast path.
+// fast path. A call that carries a progress token (VS Code sends one with
+// every call) is handed over the same way at its first progress
+// notification, which goes on the call's stream too.
 
 // handoffHeader is the request header that names a handed-over call;
 // httpLife removes it from every request it gets.
@@ -76,6 +79,21 @@ func askClient(ctx context.Context, ss *mcp.ServerSession, params *mcp.ElicitPar
 		return ss.Elicit(joinedContext{Context: ctx, values: hctx}, params)
 	}
 	return ss.Elicit(ctx, params)
+}
+
+// notifyProgress sends a progress notification of a call to the client
+// of ss, as askClient puts a question: on the SDK's stream of a
+// handed-over call if ctx belongs to a fast call that can be handed over
+// (its first notification hands it over).
+func notifyProgress(ctx context.Context, ss *mcp.ServerSession, p *mcp.ProgressNotificationParams) error {
+	if ho := handoffFrom(ctx); ho != nil {
+		hctx, err := ho.start(ctx)
+		if err != nil {
+			return err
+		}
+		return ss.NotifyProgress(joinedContext{Context: ctx, values: hctx}, p)
+	}
+	return ss.NotifyProgress(ctx, p)
 }
 
 // errHandoff is the question's error when the SDK did not take the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -179,4 +180,83 @@ func callsOf(t *testing.T, answer string) int {
 		t.Fatalf("not an answer of calls: %q", answer)
 	}
 	return n
+}
+
+// A call that carries a progress token and arbitrary keys of the
+// client's own in its _meta (VS Code sends both with every call) takes
+// the fast path on a 2025-11-25 session, and the server's progress
+// reaches the client: over HTTP the call is handed over to the SDK at its
+// first notification, which goes on the call's stream; over stdio it goes
+// on the one stream. Side by side with the SDK's path.
+func TestFastPathForwardsProgress(t *testing.T) {
+	type outcome struct {
+		progress   []string
+		answer     string
+		fast, over int64
+	}
+	call := func(t *testing.T, g *gateway.Gateway, connect func(*mcp.ClientOptions) *mcp.ClientSession) outcome {
+		var (
+			mu sync.Mutex
+			o  outcome
+		)
+		cs := connect(&mcp.ClientOptions{
+			Capabilities: &mcp.ClientCapabilities{},
+			ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+				mu.Lock()
+				defer mu.Unlock()
+				o.progress = append(o.progress, fmt.Sprintf("%v %v/%v %s", req.Params.ProgressToken, req.Params.Progress, req.Params.Total, req.Params.Message))
+			},
+		})
+		fast, over := gateway.FastCalls(g), gateway.HandedOver(g)
+		params := &mcp.CallToolParams{Name: "echo__slow", Arguments: map[string]any{"ms": 60, "steps": 3},
+			Meta: mcp.Meta{"progressToken": "tok-1", "vscode.conversationId": "c1", "vscode.requestId": "r1"}}
+		got, res := callText(t, cs, params)
+		o.answer = fmt.Sprintf("isError %v: %s", res.IsError, got)
+		o.fast, o.over = gateway.FastCalls(g)-fast, gateway.HandedOver(g)-over
+		mu.Lock()
+		defer mu.Unlock()
+		return o
+	}
+	want := []string{"tok-1 1/3 step 1 of 3", "tok-1 2/3 step 2 of 3", "tok-1 3/3 step 3 of 3"}
+	check := func(t *testing.T, name string, o outcome, fast, over int64) {
+		t.Helper()
+		if strings.Join(o.progress, "\n") != strings.Join(want, "\n") || !strings.Contains(o.answer, "isError false") {
+			t.Errorf("%s: progress %q, answer %q; want %q", name, o.progress, o.answer, want)
+		}
+		if o.fast != fast || o.over != over {
+			t.Errorf("%s: %d calls on the fast path, %d handed over; want %d and %d", name, o.fast, o.over, fast, over)
+		}
+	}
+
+	t.Run("http", func(t *testing.T) {
+		sb := openSB(t, []config.ResolvedServer{stdio("echo", "echo")}, benchHost)
+		g := gateway.New(sb, &gateway.Options{FirstSyncWait: 20 * time.Second})
+		t.Cleanup(func() { g.Close() })
+		ctx := ctxFor(t, 60*time.Second)
+		if err := g.WaitSynced(ctx); err != nil {
+			t.Fatal(err)
+		}
+		fastURL, sdkURL := fastAndSDK(t, g, gateway.HTTPOptions{})
+		for _, ep := range []struct {
+			name       string
+			url        string
+			fast, over int64
+		}{{"sdk", sdkURL, 0, 0}, {"fast", fastURL, 1, 1}} {
+			o := call(t, g, func(opts *mcp.ClientOptions) *mcp.ClientSession {
+				cs, err := mcp.NewClient(&mcp.Implementation{Name: "progress", Version: "1"}, opts).Connect(ctx,
+					&mcp.StreamableClientTransport{Endpoint: ep.url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { cs.Close() })
+				return cs
+			})
+			check(t, ep.name, o, ep.fast, ep.over)
+		}
+	})
+	t.Run("stdio", func(t *testing.T) {
+		f := startWith(t, fixtureOpts{host: benchHost, protocol: "2025-11-25", run: true}, nil, stdio("echo", "echo"))
+		o := call(t, f.g, func(opts *mcp.ClientOptions) *mcp.ClientSession { return f.connect(t, true, opts, "2025-11-25") })
+		check(t, "stdio", o, 1, 0)
+	})
 }

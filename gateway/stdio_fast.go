@@ -15,10 +15,11 @@ import (
 // gateway's middleware chain and tool handler without the SDK's
 // jsonrpc2 layer decoding its params and _meta again, and its answer
 // written on the same connection as the SDK writes it. Plain means: on a
-// protocol before 2026-07-28, no _meta; on 2026-07-28, the _meta triple
-// and nothing else (questions come back in the result); no answers to a
-// question, no task, a served tool. Everything else goes to the SDK in
-// order.
+// protocol before 2026-07-28, a _meta of a progress token and the
+// client's own keys at most (olderMeta; progress goes out on the one
+// stream); on 2026-07-28, the _meta triple and nothing else (questions
+// come back in the result); no answers to a question, no task, a served
+// tool. Everything else goes to the SDK in order.
 //
 // A question during a call of a client on a protocol before 2026-07-28
 // that declared elicitation (VS Code's kind) is the SDK's own
@@ -116,13 +117,16 @@ func (f *stdioFast) take(req *jsonrpc.Request) bool {
 		return false
 	}
 	var meta mcp.Meta
-	mrt := len(p.Meta) > 0
-	if mrt {
-		if meta, ok = f.g.metas.read(p.Meta); !ok || ip.ProtocolVersion < protocolMRT {
+	mrt := ip.ProtocolVersion >= protocolMRT
+	switch {
+	case mrt:
+		if meta, ok = f.g.metas.read(p.Meta); len(p.Meta) == 0 || !ok {
 			return false
 		}
-	} else if ip.ProtocolVersion >= protocolMRT {
-		return false
+	case len(p.Meta) > 0:
+		if meta, ok = olderMeta(p.Meta); !ok {
+			return false
+		}
 	}
 	g := f.g
 	route, ok := g.fastRoute(p.Name)
