@@ -12,8 +12,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -291,6 +293,9 @@ func (b *bench) gateway() error {
 	}
 	lt.note("Latency: one session per target, %d sequential echo calls each after %d untimed, in blocks of 100 calls taking turns between the targets (all running).", b.n, b.warmup)
 	lt.note("Every session asks for protocol %q (-gateway-protocol; \"\" is the SDK's newest, 2026-07-28, under which supergateway starts a server per request even with --stateful).", b.gwProtocol)
+	if b.gwMeta {
+		lt.note("Each call carries a _meta of a fresh progress token and two keys of the client's own (-gateway-meta), as VS Code's calls do.")
+	}
 	if b.gwElicit {
 		lt.note("The client declares elicitation (-gateway-elicitation), as Claude Code and VS Code do (it declines every question; the echo calls ask none): switchboard keeps a 2026-07-28 call on a relay worker, and takes a 2025-11-25 session's calls on its fast path, to be handed over to the SDK's handler at a first question.")
 	}
@@ -763,8 +768,21 @@ func (run *gwRun) connect(ctx context.Context, srv string) (*mcp.ClientSession, 
 	return gwClient.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: run.ask})
 }
 
+// gwMeta (-gateway-meta) gives each call the _meta VS Code gives its
+// calls: a progress token of its own and the chat's conversation and
+// request IDs.
+var (
+	gwMeta   bool
+	gwTokens atomic.Int64
+)
+
 func (run *gwRun) call(ctx context.Context, cs *mcp.ClientSession) error {
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: run.tool, Arguments: map[string]any{"text": "hello switchboard"}})
+	params := &mcp.CallToolParams{Name: run.tool, Arguments: map[string]any{"text": "hello switchboard"}}
+	if gwMeta {
+		params.Meta = mcp.Meta{"progressToken": "bench-" + strconv.FormatInt(gwTokens.Add(1), 10),
+			"vscode.conversationId": "bench-conversation", "vscode.requestId": "bench-request"}
+	}
+	res, err := cs.CallTool(ctx, params)
 	if err == nil && res.IsError {
 		err = fmt.Errorf("tool error: %v", res.Content)
 	}

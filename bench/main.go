@@ -111,6 +111,7 @@ type bench struct {
 	gwPick          []string
 	gwProtocol      string
 	gwElicit        bool   // -gateway-elicitation
+	gwMeta          bool   // -gateway-meta
 	sbBefore        string // -switchboard-before
 	gwMany          bool   // -gateway-many
 	echoProtocol    string
@@ -150,6 +151,7 @@ func run() error {
 	flag.StringVar(&b.sbBefore, "switchboard-before", "", "gateway: also run this switchboard binary, as the targets \"switchboard before\" and \"switchboard before, audit on\" (a before/after in one run)")
 	flag.StringVar(&b.echoProtocol, "echo-protocol", "", "the only protocol revision the Go echo server speaks (e.g. 2025-11-25, as most servers today; \"\": every one the SDK knows)")
 	flag.StringVar(&b.gwProtocol, "gateway-protocol", "2025-11-25", "gateway: the protocol version the client asks every target for (\"\": the SDK's newest)")
+	flag.BoolVar(&b.gwMeta, "gateway-meta", false, "gateway: each call carries a _meta of a fresh progress token and two keys of the client's own, as VS Code's calls do")
 	flag.BoolVar(&b.gwElicit, "gateway-elicitation", false, "gateway: the client declares elicitation (forms and URLs; it declines every question), as Claude Code and VS Code do")
 	serveEnv := flag.String("serve-env", "", "gateway: extra environment of switchboard serve, comma-separated (e.g. GOGC=100), for a before/after")
 	flag.DurationVar(&b.slowStart, "slow-start", 20*time.Second, "firstlist: how long the slow server takes to start")
@@ -176,6 +178,7 @@ func run() error {
 	if b.gwElicit {
 		gwClient = elicitingClient()
 	}
+	gwMeta = b.gwMeta
 	b.peerNames = strings.Split(*peerList, ",")
 	b.gwPick = strings.Split(*gwList, ",")
 	if *serveEnv != "" {

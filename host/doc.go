@@ -22,8 +22,8 @@
 //     is internal/jsonl (the SDK's wire behaviour, one decode per message;
 //     Options.SDKStdioTransport takes the SDK's mcp.IOTransport instead, and
 //     internal/jsonl's package doc says which SDK change lets it go).
-//     A tools/call to a stdio server that offers no tasks, made without
-//     progress, takes the relay path: the host writes it on the connection
+//     A tools/call to a stdio server that offers no tasks takes the relay
+//     path (progress included): the host writes it on the connection
 //     under an ID of its own (on 2026-07-28 with the client identity the
 //     SDK sends) and decodes the answer in one pass into the same
 //     *mcp.CallToolResult the SDK's CallTool would give; an answer that

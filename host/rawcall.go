@@ -30,8 +30,10 @@ import (
 //
 // The path is taken where the SDK would do nothing with the request but
 // encode it and nothing with the answer but decode it (rawEligible): no
-// task support on the server (the tasks adapter rewrites such calls), no
-// progress asked for. From protocol 2026-07-28 on, the SDK adds two
+// task support on the server (the tasks adapter rewrites such calls). A
+// call that asks for progress carries the host's token in its _meta, and
+// the notifications it brings go to the SDK as before. From protocol
+// 2026-07-28 on, the SDK adds two
 // things, and the relay path does both as the SDK would:
 //
 //   - the client's identity in every request's _meta (SEP-2575: the
@@ -209,8 +211,13 @@ type rawParams struct {
 }
 
 // rawEligible reports whether a call of tool on c may take the relay
-// path, and on 2026-07-28 the identity its request carries.
-func (s *server) rawEligible(ctx context.Context, c *conn) (*identity, bool) {
+// path, and on 2026-07-28 the identity its request carries. A call that
+// asks for progress may: its request carries the host's progress token in
+// its _meta as through the SDK, the server's notifications are read by
+// probeConn, counted in wire order before the answer and handed to the
+// SDK's handler, which delivers them (progressRouter), and callOn waits
+// for them before it returns, whichever path the answer took.
+func (s *server) rawEligible(_ context.Context, c *conn) (*identity, bool) {
 	if s.h.opts.SDKCalls || c.raw == nil || c.raw.conn == nil || c.tasks == nil || c.tasks.Offered() {
 		return nil, false
 	}
@@ -220,8 +227,7 @@ func (s *server) rawEligible(ctx context.Context, c *conn) (*identity, bool) {
 			return nil, false
 		}
 	}
-	fn, _ := ctx.Value(progressKey{}).(ProgressFunc)
-	return id, fn == nil
+	return id, true
 }
 
 // rawCall makes a call on c's connection directly (see rawEligible); it

@@ -395,3 +395,44 @@ func calls(t *testing.T, h *Host) int {
 
 // named is a Go string type of its own: encoded as a JSON string.
 type named string
+
+// A call that asks for progress takes the relay path too: its request
+// carries the host's progress token, and the server's notifications reach
+// the call's ProgressFunc before it returns, all of them and in order, as
+// through the SDK's CallTool, on both revisions.
+func TestRelayPathProgress(t *testing.T) {
+	for _, protocol := range []string{"2025-11-25", ""} {
+		t.Run("protocol="+protocol, func(t *testing.T) {
+			dir := t.TempDir()
+			relay := relayHost(t, protocol, false, filepath.Join(dir, "relay-cancels"))
+			sdk := relayHost(t, protocol, true, filepath.Join(dir, "sdk-cancels"))
+			call := func(h *Host) ([]string, string) {
+				var got []string // each ProgressFunc call runs before the next (the SDK's handler)
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				ctx = WithProgress(ctx, func(p *mcp.ProgressNotificationParams) {
+					got = append(got, fmt.Sprintf("%v/%v %s", p.Progress, p.Total, p.Message))
+				})
+				res, err := h.CallTool(ctx, "echo", "slow", map[string]any{"ms": 60, "steps": 4})
+				if err != nil {
+					t.Fatal(err)
+				}
+				j, _ := json.Marshal(res)
+				return got, string(j)
+			}
+			before := relayed(t, relay, "echo")
+			p1, r1 := call(relay)
+			p2, r2 := call(sdk)
+			if r1 != r2 {
+				t.Errorf("results differ:\nrelay: %s\nsdk:   %s", r1, r2)
+			}
+			want := "1/4 step 1 of 4,2/4 step 2 of 4,3/4 step 3 of 4,4/4 step 4 of 4"
+			if strings.Join(p1, ",") != want || strings.Join(p2, ",") != want {
+				t.Errorf("progress:\nrelay: %q\nsdk:   %q\nwant   %q", p1, p2, want)
+			}
+			if relayed(t, relay, "echo") != before+1 {
+				t.Error("the call did not take the relay path")
+			}
+		})
+	}
+}
