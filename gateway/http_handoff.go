@@ -48,6 +48,7 @@ type handoff struct {
 	cancel func() // cancels the call (its fast cancellation key)
 
 	once     sync.Once
+	begun    bool            // the SDK's handler was started on the request
 	hctx     context.Context // the SDK request's context; nil if the handover failed
 	err      error
 	attached chan context.Context // the SDK's handler: its request's context
@@ -105,6 +106,9 @@ var errHandoff = errors.New("the call's request could not be handed to the SDK f
 // returns the SDK request's context.
 func (ho *handoff) start(ctx context.Context) (context.Context, error) {
 	ho.once.Do(func() {
+		if ho.err = ctx.Err(); ho.err != nil {
+			return // the call is over: nothing more goes to its client
+		}
 		g := ho.l.g
 		tok := randomToken()
 		g.calls.mu.Lock()
@@ -121,6 +125,7 @@ func (ho *handoff) start(ctx context.Context) (context.Context, error) {
 		if lc := liveCallFrom(ctx); lc != nil {
 			lc.withdrawn = w.(*watchedWriter).withdrawn
 		}
+		ho.begun = true
 		go func() {
 			defer close(ho.served)
 			defer release()
@@ -147,12 +152,8 @@ func (ho *handoff) start(ctx context.Context) (context.Context, error) {
 // goes to the SDK's handler, and finish returns once the SDK has written
 // it.
 func (ho *handoff) finish(res mcp.Result, err error) bool {
-	started := false
 	ho.once.Do(func() {}) // nothing more is started after this
-	if ho.hctx != nil || ho.err != nil {
-		started = true
-	}
-	if !started {
+	if !ho.begun {
 		return false
 	}
 	ho.answer <- handoffAnswer{res, err}
