@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/host"
@@ -27,19 +28,11 @@ import (
 func TestFastPathHandsOverQuestions(t *testing.T) {
 	for _, server := range [][]string{nil, {"-protocol", "2025-11-25"}} {
 		t.Run(fmt.Sprint("server", server), func(t *testing.T) {
-			// calls is allowed, ask asked about.
-			permit := host.PolicyPermit(policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser},
-				[]string{"mcp__alpha__calls"}, nil, nil)...), &host.PermitOptions{Asker: &gateway.Asker{}})
 			sb := openSB(t, []config.ResolvedServer{stdio("alpha", "elicit", server...)}, func(ho *host.Options) {
-				ho.Permit, ho.Prompter = permit, gateway.Prompter{}
+				ho.Permit, ho.Prompter = askingPermit("mcp__alpha__calls"), gateway.Prompter{}
 			})
-			g := gateway.New(sb, &gateway.Options{FirstSyncWait: 20 * time.Second})
-			t.Cleanup(func() { g.Close() })
+			g, fastURL, sdkURL := syncedEndpoints(t, sb)
 			ctx := ctxFor(t, 60*time.Second)
-			if err := g.WaitSynced(ctx); err != nil {
-				t.Fatal(err)
-			}
-			fastURL, sdkURL := fastAndSDK(t, g, gateway.HTTPOptions{})
 			type outcome struct {
 				answers    []string
 				asked      []string
@@ -102,13 +95,8 @@ func TestFastPathHandedOverCallEnds(t *testing.T) {
 	srv := stdio("alpha", "elicit")
 	srv.Effective.Timeout = 800 // ms
 	sb := openSB(t, []config.ResolvedServer{srv}, func(ho *host.Options) { ho.Prompter = gateway.Prompter{} })
-	g := gateway.New(sb, &gateway.Options{FirstSyncWait: 20 * time.Second})
-	t.Cleanup(func() { g.Close() })
+	g, fastURL, sdkURL := syncedEndpoints(t, sb)
 	ctx := ctxFor(t, 60*time.Second)
-	if err := g.WaitSynced(ctx); err != nil {
-		t.Fatal(err)
-	}
-	fastURL, sdkURL := fastAndSDK(t, g, gateway.HTTPOptions{})
 	for _, ep := range []struct{ name, url string }{{"sdk", sdkURL}, {"fast", fastURL}} {
 		t.Run(ep.name, func(t *testing.T) {
 			opened, closed := make(chan struct{}, 4), make(chan struct{}, 4)
@@ -241,13 +229,8 @@ func TestFastPathForwardsProgress(t *testing.T) {
 
 	t.Run("http", func(t *testing.T) {
 		sb := openSB(t, []config.ResolvedServer{stdio("echo", "echo")}, benchHost)
-		g := gateway.New(sb, &gateway.Options{FirstSyncWait: 20 * time.Second})
-		t.Cleanup(func() { g.Close() })
+		g, fastURL, sdkURL := syncedEndpoints(t, sb)
 		ctx := ctxFor(t, 60*time.Second)
-		if err := g.WaitSynced(ctx); err != nil {
-			t.Fatal(err)
-		}
-		fastURL, sdkURL := fastAndSDK(t, g, gateway.HTTPOptions{})
 		for _, ep := range []struct {
 			name       string
 			url        string
@@ -270,4 +253,24 @@ func TestFastPathForwardsProgress(t *testing.T) {
 		o := call(t, f.g, func(opts *mcp.ClientOptions) *mcp.ClientSession { return f.connect(t, true, opts, "2025-11-25") })
 		check(t, "stdio", o, 1, 0)
 	})
+}
+
+// syncedEndpoints is a gateway on sb, synced, served at two endpoints: the
+// default one (with the fast path) and one with SDKOnly.
+func syncedEndpoints(t *testing.T, sb *switchboard.Switchboard) (g *gateway.Gateway, fastURL, sdkURL string) {
+	t.Helper()
+	g = gateway.New(sb, &gateway.Options{FirstSyncWait: 20 * time.Second})
+	t.Cleanup(func() { g.Close() })
+	if err := g.WaitSynced(ctxFor(t, 60*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	fastURL, sdkURL = fastAndSDK(t, g, gateway.HTTPOptions{})
+	return g, fastURL, sdkURL
+}
+
+// askingPermit allows the tools of allow and has the gateway's Asker
+// ask about every other.
+func askingPermit(allow ...string) host.Permit {
+	return host.PolicyPermit(policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser}, allow, nil, nil)...),
+		&host.PermitOptions{Asker: &gateway.Asker{}})
 }

@@ -10,8 +10,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/gateway"
-	"github.com/switchboard-mcp/switchboard/host"
-	"github.com/switchboard-mcp/switchboard/policy"
 )
 
 // On `serve --stdio` (Gateway.Run), the calls of a client on a protocol
@@ -30,10 +28,7 @@ func TestStdioFastPathAsksOlderClient(t *testing.T) {
 				}
 				return accept("decision", gateway.DecisionOnce)
 			}}
-			// calls is allowed, ask asked about.
-			permit := host.PolicyPermit(policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser},
-				[]string{"mcp__alpha__calls"}, nil, nil)...), &host.PermitOptions{Asker: &gateway.Asker{}})
-			f := startWith(t, fixtureOpts{client: a.options(), permit: permit, prompter: gateway.Prompter{}, protocol: "2025-11-25", run: true},
+			f := startWith(t, fixtureOpts{client: a.options(), permit: askingPermit("mcp__alpha__calls"), prompter: gateway.Prompter{}, protocol: "2025-11-25", run: true},
 				nil, stdio("alpha", "elicit", server...))
 			fast := func(what string, want int64, call func()) {
 				t.Helper()
