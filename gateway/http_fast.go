@@ -118,8 +118,7 @@ func (l *httpLife) fastCall(w http.ResponseWriter, r *http.Request, sid string, 
 	if askable || meta["progressToken"] != nil {
 		// Its first question, or its first progress notification, hands
 		// the request over to the SDK (http_handoff.go).
-		ho = &handoff{l: l, w: w, r: r, body: body, sid: sid, cancel: func() { g.CancelHTTP(key) },
-			attached: make(chan context.Context, 1), answer: make(chan handoffAnswer, 1), served: make(chan struct{})}
+		ho = l.newHandoff(w, r, body, sid, key)
 		ctx = context.WithValue(ctx, handoffKey{}, ho)
 	}
 	req := &mcp.CallToolRequest{
@@ -300,13 +299,15 @@ func askOlderClient(ctx context.Context, ss *mcp.ServerSession, requests mcp.Inp
 // a session). The SDK's stateless handler makes a session for each such
 // request, after decoding its message, its _meta and its params, each
 // through a fresh 32 KiB buffer. The fast path runs a plain tools/call —
-// the _meta triple and nothing else in its _meta (no progress, no log
-// level), no answers to questions (a retry goes to the SDK), a tool that
-// is no task and names no x-mcp-header parameters — through the same
-// chain under one stand-in session that says 2026-07-28, which is all the
-// gateway reads of a sessionless request's session (its client's
-// capabilities come from the request's _meta, its owner from its
-// credentials). A question comes back in the result, as on the SDK's way.
+// the _meta triple and otherwise only a progress token and keys of the
+// client's own (fastMeta; no log level), no answers to questions (a retry
+// goes to the SDK), a tool that is no task and names no x-mcp-header
+// parameters — through the same chain under one stand-in session that
+// says 2026-07-28, which is all the gateway reads of a sessionless
+// request's session (its client's capabilities come from the request's
+// _meta, its owner from its credentials). A question comes back in the
+// result, as on the SDK's way; a call with a progress token is handed over
+// to the SDK at its first progress notification (http_handoff.go).
 
 // metaV2 are the keys of a 2026-07-28 request's _meta.
 const (
@@ -347,6 +348,13 @@ func (l *httpLife) fastStateless(w http.ResponseWriter, r *http.Request, body []
 	g.fastCalls.Add(1)
 	ctx, release := g.fastBind(r.Context(), keys...)
 	defer release()
+	var ho *handoff
+	if meta["progressToken"] != nil && len(keys) > 0 {
+		// Its first progress notification hands the request over to the
+		// SDK (http_handoff.go), which cancels it by its first key.
+		ho = l.newHandoff(w, r, body, "", keys[0])
+		ctx = context.WithValue(ctx, handoffKey{}, ho)
+	}
 	req := &mcp.CallToolRequest{
 		Session: ss,
 		Params:  &mcp.CallToolParamsRaw{Meta: meta, Name: p.Name, Arguments: p.Arguments},
@@ -354,7 +362,12 @@ func (l *httpLife) fastStateless(w http.ResponseWriter, r *http.Request, body []
 	}
 	res, err := g.fastChain(ctx, "tools/call", req)
 	if err == nil {
+		// As the SDK's session annotates it: also what the SDK writes for
+		// a handed-over call (its tool handler, which would, is not run).
 		res = g.annotated(res)
+	}
+	if ho != nil && ho.finish(res, err) {
+		return true // the SDK wrote the answer
 	}
 	writeAnswer(w, id, m.ID, res, err, true)
 	return true
@@ -379,10 +392,12 @@ func errorStatus(err error) int {
 // fastMeta decodes a 2026-07-28 call's _meta, if it holds the protocol
 // version (2026-07-28), the client's capabilities (an object of objects)
 // and, optionally, its info (an object of strings the SDK knows), and
-// nothing else: what the SDK would take without a complaint.
+// otherwise only what olderMeta takes (a progress token, keys of the
+// client's own, as Claude Code sends with every call): what the SDK would
+// take without a complaint.
 func fastMeta(raw json.RawMessage) (mcp.Meta, bool) {
 	var meta mcp.Meta
-	if len(raw) == 0 || json.Unmarshal(raw, &meta) != nil || len(meta) > 3 {
+	if len(raw) == 0 || json.Unmarshal(raw, &meta) != nil {
 		return nil, false
 	}
 	if v, _ := meta[metaProtocolVersion].(string); v != protocolMRT {
@@ -397,7 +412,6 @@ func fastMeta(raw json.RawMessage) (mcp.Meta, bool) {
 			return nil, false
 		}
 	}
-	n := 2
 	if v, ok := meta[metaClientInfo]; ok {
 		info, ok := v.(map[string]any)
 		if !ok {
@@ -408,9 +422,17 @@ func fastMeta(raw json.RawMessage) (mcp.Meta, bool) {
 				return nil, false
 			}
 		}
-		n++
 	}
-	return meta, len(meta) == n
+	for k, v := range meta {
+		switch k {
+		case metaProtocolVersion, metaClientCapabilities, metaClientInfo:
+		default:
+			if !plainMetaEntry(k, v) {
+				return nil, false
+			}
+		}
+	}
+	return meta, true
 }
 
 // olderMeta decodes the _meta of a call on a protocol before 2026-07-28
@@ -427,22 +449,32 @@ func olderMeta(raw json.RawMessage) (mcp.Meta, bool) {
 		return nil, false
 	}
 	for k, v := range meta {
-		switch {
-		case k == "progressToken":
-			switch t := v.(type) {
-			case string:
-			case float64:
-				if t != math.Trunc(t) || math.Abs(t) > 1<<53 {
-					return nil, false
-				}
-			default:
-				return nil, false
-			}
-		case k == tasks.RequestKey, strings.HasPrefix(k, "io.modelcontextprotocol/"):
+		if !plainMetaEntry(k, v) {
 			return nil, false
 		}
 	}
 	return meta, true
+}
+
+// plainMetaEntry reports whether a call's _meta entry is one the fast
+// path leaves to the chain as the SDK would: a progress token that is a
+// string or a whole number a float64 holds exactly, or a key of the
+// client's own (none of the protocol's "io.modelcontextprotocol/" keys,
+// no task request).
+func plainMetaEntry(k string, v any) bool {
+	switch {
+	case k == "progressToken":
+		switch t := v.(type) {
+		case string:
+			return true
+		case float64:
+			return t == math.Trunc(t) && math.Abs(t) <= 1<<53
+		}
+		return false
+	case k == tasks.RequestKey, strings.HasPrefix(k, "io.modelcontextprotocol/"):
+		return false
+	}
+	return true
 }
 
 // clientInfoField are the string fields of an Implementation.

@@ -301,10 +301,11 @@ func TestSessionIdleTimeoutWithFastCalls(t *testing.T) {
 // answered by the fast path is the SDK's bytes — a complete result with
 // the server's info in its _meta, a permission question as an
 // input_required result (its requestState is a fresh token each time),
-// an error with the HTTP status the protocol gives it — and what the
-// fast path leaves alone (progress, a log level, an answer, headers that
-// do not match the body, an unknown tool, a request the SDK refuses) is
-// the SDK's.
+// an error with the HTTP status the protocol gives it, a call with a
+// progress token (with progress: handed over to the SDK) — and what the
+// fast path leaves alone (a log level, an answer, headers that do not
+// match the body, an unknown tool, a request the SDK refuses) is the
+// SDK's.
 func TestFastPathSameBytesAsSDK2026(t *testing.T) {
 	ctx := ctxFor(t, 90*time.Second)
 	sb := openSB(t, []config.ResolvedServer{stdio("echo", "echo")}, func(ho *host.Options) {
@@ -345,7 +346,9 @@ func TestFastPathSameBytesAsSDK2026(t *testing.T) {
 		{"error result", call("5", "echo__side_effect", `{"note":"n"}`, ""), std("echo__side_effect"), true},
 		{"denied by a rule", call("6", "echo__destructive", `{}`, ""), std("echo__destructive"), true},
 		{"cut to the output limit", call("7", "echo__echo", `{"text":"`+big+`"}`, ""), std("echo__echo"), true},
-		{"progress token", call("8", "echo__echo", `{"text":"p"}`, `{`+triple+`,"io.modelcontextprotocol/clientCapabilities":{},"progressToken":"p"}`), std("echo__echo"), false},
+		{"progress token", call("8", "echo__echo", `{"text":"p"}`, `{`+triple+`,"io.modelcontextprotocol/clientCapabilities":{},"progressToken":"p"}`), std("echo__echo"), true},
+		{"progress token, with progress", call("15", "echo__slow", `{"ms":50,"steps":2}`, `{`+triple+`,"io.modelcontextprotocol/clientCapabilities":{},"progressToken":"p2","claudecode/callMark":"m"}`), std("echo__slow"), true},
+		{"progress token, with progress, a client that can be asked", call("16", "echo__slow", `{"ms":50,"steps":2}`, strings.Replace(askable, `"io.modelcontextprotocol/clientCapabilities"`, `"progressToken":7,"io.modelcontextprotocol/clientCapabilities"`, 1)), std("echo__slow"), true},
 		{"log level", call("9", "echo__echo", `{"text":"l"}`, `{`+triple+`,"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"debug"}`), std("echo__echo"), false},
 		{"no client capabilities", call("10", "echo__echo", `{"text":"c"}`, `{`+triple+`}`), std("echo__echo"), false},
 		{"Mcp-Name not the tool", call("11", "echo__echo", `{"text":"n"}`, ""), std("echo__add"), false},

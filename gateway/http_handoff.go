@@ -48,12 +48,27 @@ type handoff struct {
 	cancel func() // cancels the call (its fast cancellation key)
 
 	once     sync.Once
-	begun    bool            // the SDK's handler was started on the request
-	hctx     context.Context // the SDK request's context; nil if the handover failed
+	begun    bool               // the SDK's handler was started on the request
+	hctx     context.Context    // the SDK request's context; nil if the handover failed
+	hss      *mcp.ServerSession // the SDK's session of the request (a stateless request's own)
 	err      error
-	attached chan context.Context // the SDK's handler: its request's context
-	answer   chan handoffAnswer   // the call's answer, for the SDK's handler
-	served   chan struct{}        // closed when the SDK's handler returns
+	attached chan attachment    // the SDK's handler: its request's context and session
+	answer   chan handoffAnswer // the call's answer, for the SDK's handler
+	served   chan struct{}      // closed when the SDK's handler returns
+}
+
+// newHandoff is a fast call's handoff: the request r with its body, in
+// session sid ("" for a stateless request), cancelled by its fast
+// cancellation key.
+func (l *httpLife) newHandoff(w http.ResponseWriter, r *http.Request, body []byte, sid, key string) *handoff {
+	g := l.g
+	return &handoff{l: l, w: w, r: r, body: body, sid: sid, cancel: func() { g.CancelHTTP(key) },
+		attached: make(chan attachment, 1), answer: make(chan handoffAnswer, 1), served: make(chan struct{})}
+}
+
+type attachment struct {
+	ctx context.Context
+	ss  *mcp.ServerSession
 }
 
 type handoffAnswer struct {
@@ -73,11 +88,11 @@ func handoffFrom(ctx context.Context) *handoff {
 // belongs to a fast call that can be handed over.
 func askClient(ctx context.Context, ss *mcp.ServerSession, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	if ho := handoffFrom(ctx); ho != nil {
-		hctx, err := ho.start(ctx)
+		hss, hctx, err := ho.start(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return ss.Elicit(joinedContext{Context: ctx, values: hctx}, params)
+		return hss.Elicit(hctx, params)
 	}
 	return ss.Elicit(ctx, params)
 }
@@ -88,11 +103,11 @@ func askClient(ctx context.Context, ss *mcp.ServerSession, params *mcp.ElicitPar
 // (its first notification hands it over).
 func notifyProgress(ctx context.Context, ss *mcp.ServerSession, p *mcp.ProgressNotificationParams) error {
 	if ho := handoffFrom(ctx); ho != nil {
-		hctx, err := ho.start(ctx)
+		hss, hctx, err := ho.start(ctx)
 		if err != nil {
 			return err
 		}
-		return ss.NotifyProgress(joinedContext{Context: ctx, values: hctx}, p)
+		return hss.NotifyProgress(hctx, p)
 	}
 	return ss.NotifyProgress(ctx, p)
 }
@@ -102,9 +117,16 @@ func notifyProgress(ctx context.Context, ss *mcp.ServerSession, p *mcp.ProgressN
 // the request is the client's.
 var errHandoff = errors.New("the call's request could not be handed to the SDK for its question")
 
+// errHandoffOver is the error of a question or a notification that comes
+// after the call's answer was written.
+var errHandoffOver = errors.New("the call's request was answered already")
+
 // start hands the call's request over to the SDK's handler, once, and
-// returns the SDK request's context.
-func (ho *handoff) start(ctx context.Context) (context.Context, error) {
+// returns the SDK's session of the request (the same session, but for a
+// stateless request, which the SDK gives one of its own) and the context
+// to send on it: ctx, with the SDK request's values for what ctx does not
+// hold (joinedContext).
+func (ho *handoff) start(ctx context.Context) (*mcp.ServerSession, context.Context, error) {
 	ho.once.Do(func() {
 		if ho.err = ctx.Err(); ho.err != nil {
 			return // the call is over: nothing more goes to its client
@@ -132,7 +154,8 @@ func (ho *handoff) start(ctx context.Context) (context.Context, error) {
 			ho.l.next.ServeHTTP(w, r)
 		}()
 		select {
-		case ho.hctx = <-ho.attached:
+		case a := <-ho.attached:
+			ho.hctx, ho.hss = a.ctx, a.ss
 			g.handedOver.Add(1)
 		case <-ho.served:
 			ho.err = errHandoff
@@ -145,7 +168,13 @@ func (ho *handoff) start(ctx context.Context) (context.Context, error) {
 			g.calls.mu.Unlock()
 		}
 	})
-	return ho.hctx, ho.err
+	if ho.err != nil {
+		return nil, nil, ho.err
+	}
+	if ho.hctx == nil {
+		return nil, nil, errHandoffOver
+	}
+	return ho.hss, joinedContext{Context: ctx, values: ho.hctx}, nil
 }
 
 // finish reports whether the call was handed over; if it was, its answer
@@ -163,7 +192,8 @@ func (ho *handoff) finish(res mcp.Result, err error) bool {
 
 // takeHandoff is the SDK server's outermost receiving middleware: a
 // tools/call that is a handed-over call's request (handoffHeader, in the
-// same session) is not run again; its handler waits for the call's
+// same session; a stateless request's has no ID, as the fast call's) is
+// not run again; its handler waits for the call's
 // answer, and cancels the call if its request is cancelled.
 func (g *Gateway) takeHandoff(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -184,7 +214,7 @@ func (g *Gateway) takeHandoff(next mcp.MethodHandler) mcp.MethodHandler {
 			// Nobody but the gateway sets the header: not a call to run.
 			return nil, errHandoff
 		}
-		ho.attached <- ctx
+		ho.attached <- attachment{ctx, ss}
 		select {
 		case a := <-ho.answer:
 			return a.res, a.err

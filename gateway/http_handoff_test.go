@@ -171,24 +171,25 @@ func callsOf(t *testing.T, answer string) int {
 }
 
 // A call that carries a progress token and arbitrary keys of the
-// client's own in its _meta (VS Code sends both with every call) takes
-// the fast path on a 2025-11-25 session, and the server's progress
-// reaches the client: over HTTP the call is handed over to the SDK at its
-// first notification, which goes on the call's stream; over stdio it goes
-// on the one stream. Side by side with the SDK's path.
+// client's own in its _meta (VS Code and Claude Code send both with every
+// call) takes the fast path, on a 2025-11-25 session and as a 2026-07-28
+// request, and the server's progress reaches the client: over HTTP the
+// call is handed over to the SDK at its first notification, which goes on
+// the call's stream; over stdio it goes on the one stream. Side by side
+// with the SDK's path.
 func TestFastPathForwardsProgress(t *testing.T) {
 	type outcome struct {
 		progress   []string
 		answer     string
 		fast, over int64
 	}
-	call := func(t *testing.T, g *gateway.Gateway, connect func(*mcp.ClientOptions) *mcp.ClientSession) outcome {
+	call := func(t *testing.T, g *gateway.Gateway, caps *mcp.ClientCapabilities, connect func(*mcp.ClientOptions) *mcp.ClientSession) outcome {
 		var (
 			mu sync.Mutex
 			o  outcome
 		)
 		cs := connect(&mcp.ClientOptions{
-			Capabilities: &mcp.ClientCapabilities{},
+			Capabilities: caps,
 			ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 				mu.Lock()
 				defer mu.Unlock()
@@ -231,27 +232,37 @@ func TestFastPathForwardsProgress(t *testing.T) {
 		sb := openSB(t, []config.ResolvedServer{stdio("echo", "echo")}, benchHost)
 		g, fastURL, sdkURL := syncedEndpoints(t, sb)
 		ctx := ctxFor(t, 60*time.Second)
-		for _, ep := range []struct {
-			name       string
-			url        string
-			fast, over int64
-		}{{"sdk", sdkURL, 0, 0}, {"fast", fastURL, 1, 1}} {
-			o := call(t, g, func(opts *mcp.ClientOptions) *mcp.ClientSession {
-				cs, err := mcp.NewClient(&mcp.Implementation{Name: "progress", Version: "1"}, opts).Connect(ctx,
-					&mcp.StreamableClientTransport{Endpoint: ep.url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { cs.Close() })
-				return cs
-			})
-			check(t, ep.name, o, ep.fast, ep.over)
+		// A session on 2025-11-25; requests on 2026-07-28, from a client
+		// that cannot be asked (the call runs on its request) and from one
+		// that can (the call is held on a relay worker, as Claude Code's).
+		for _, kind := range []struct {
+			protocol string
+			caps     *mcp.ClientCapabilities
+		}{{"2025-11-25", &mcp.ClientCapabilities{}}, {"2026-07-28", &mcp.ClientCapabilities{}}, {"2026-07-28", elicitCaps}} {
+			for _, ep := range []struct {
+				name       string
+				url        string
+				fast, over int64
+			}{{"sdk", sdkURL, 0, 0}, {"fast", fastURL, 1, 1}} {
+				o := call(t, g, kind.caps, func(opts *mcp.ClientOptions) *mcp.ClientSession {
+					cs, err := mcp.NewClient(&mcp.Implementation{Name: "progress", Version: "1"}, opts).Connect(ctx,
+						&mcp.StreamableClientTransport{Endpoint: ep.url}, &mcp.ClientSessionOptions{ProtocolVersion: kind.protocol})
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { cs.Close() })
+					return cs
+				})
+				check(t, fmt.Sprintf("%s, %s, elicitation %v", ep.name, kind.protocol, kind.caps.Elicitation != nil), o, ep.fast, ep.over)
+			}
 		}
 	})
 	t.Run("stdio", func(t *testing.T) {
 		f := startWith(t, fixtureOpts{host: benchHost, protocol: "2025-11-25", run: true}, nil, stdio("echo", "echo"))
-		o := call(t, f.g, func(opts *mcp.ClientOptions) *mcp.ClientSession { return f.connect(t, true, opts, "2025-11-25") })
-		check(t, "stdio", o, 1, 0)
+		for _, protocol := range []string{"2025-11-25", "2026-07-28"} {
+			o := call(t, f.g, &mcp.ClientCapabilities{}, func(opts *mcp.ClientOptions) *mcp.ClientSession { return f.connect(t, true, opts, protocol) })
+			check(t, "stdio, "+protocol, o, 1, 0)
+		}
 	})
 }
 

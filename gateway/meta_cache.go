@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"sync"
 
@@ -24,6 +25,9 @@ type metaRead struct {
 	ok   bool
 }
 
+// progressTokenKey is the key of a progress token, as a _meta text holds it.
+var progressTokenKey = []byte(`"progressToken"`)
+
 const (
 	metaCacheMax     = 64
 	metaCacheMaxText = 4 << 10 // longer texts are decoded each time
@@ -31,7 +35,8 @@ const (
 
 // read is fastMeta(raw), from the cache when raw was read before.
 func (c *metaCache) read(raw json.RawMessage) (mcp.Meta, bool) {
-	if len(raw) > metaCacheMaxText {
+	if len(raw) > metaCacheMaxText || bytes.Contains(raw, progressTokenKey) {
+		// A progress token is new with every call: nothing to remember.
 		return fastMeta(raw)
 	}
 	c.mu.Lock()

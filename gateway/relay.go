@@ -666,7 +666,7 @@ func (c *heldCall) progress(p *mcp.ProgressNotificationParams) {
 	fwd := *p
 	fwd.ProgressToken = s.token
 	fwd.Meta = nil
-	if err := s.ss.NotifyProgress(s.ctx, &fwd); err != nil {
+	if err := notifyProgress(s.ctx, s.ss, &fwd); err != nil {
 		c.r.log.Debug("progress not forwarded", "tool", c.name, "error", err)
 	}
 }

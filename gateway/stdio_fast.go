@@ -17,9 +17,10 @@ import (
 // written on the same connection as the SDK writes it. Plain means: on a
 // protocol before 2026-07-28, a _meta of a progress token and the
 // client's own keys at most (olderMeta; progress goes out on the one
-// stream); on 2026-07-28, the _meta triple and nothing else (questions
-// come back in the result); no answers to a question, no task, a served
-// tool. Everything else goes to the SDK in order.
+// stream); on 2026-07-28, the _meta triple and otherwise the same
+// (fastMeta; questions come back in the result); no answers to a
+// question, no task, a served tool. Everything else goes to the SDK in
+// order.
 //
 // A question during a call of a client on a protocol before 2026-07-28
 // that declared elicitation (VS Code's kind) is the SDK's own
