@@ -329,8 +329,10 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 		tok, unregister := s.h.progress.register(fn)
 		defer unregister()
 		// Runs before unregister: the progress read before the result is
-		// delivered before the call returns.
-		defer s.h.progress.settle(tok, s.h.clock.After(progressSettle))
+		// delivered before the call returns. Its bound starts then, at
+		// the answer (a deferred call's arguments are evaluated at the
+		// defer: a call longer than the bound did not wait at all).
+		defer func() { s.h.progress.settle(tok, s.h.clock.After(progressSettle)) }()
 		params.SetProgressToken(tok)
 	}
 	idempotent := s.idempotent(tool) // read now: a drop empties the cache

@@ -436,3 +436,30 @@ func TestRelayPathProgress(t *testing.T) {
 		})
 	}
 }
+
+// A call that runs longer than the progress settle bound still gets the
+// notification its server sent right before the answer, on either path:
+// the bound runs from the answer, not from the call's start (it was
+// evaluated when callOn deferred the settle, so a call of 250 ms or more
+// returned without waiting, and its last notification, read but not yet
+// delivered, was dropped; seen through the gateway with server-everything's
+// trigger-long-running-operation).
+func TestProgressBeforeALateAnswer(t *testing.T) {
+	dir := t.TempDir()
+	for _, sdk := range []bool{false, true} {
+		h := relayHost(t, "2025-11-25", sdk, filepath.Join(dir, fmt.Sprint("cancels-", sdk)))
+		for i := range 4 {
+			var got []string
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			pctx := WithProgress(ctx, func(p *mcp.ProgressNotificationParams) { got = append(got, fmt.Sprint(p.Progress)) })
+			_, err := h.CallTool(pctx, "echo", "slow", map[string]any{"ms": 300, "steps": 2})
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(got, ",") != "1,2" {
+				t.Errorf("SDKCalls %v, call %d: progress %q, want 1,2", sdk, i, got)
+			}
+		}
+	}
+}
