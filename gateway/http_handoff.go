@@ -9,36 +9,38 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Handing a fast call over to the SDK when it asks (issue 36), or when it
-// reports progress. A session
-// on a protocol before 2026-07-28 whose client declared elicitation (VS
-// Code's kind) can be asked a question during any call: the gateway's
-// permission question, a changed tool's, an upstream server's. Over HTTP
-// that question is an elicitation/create on the call's own SSE stream,
-// and the client's answer a POST the SDK matches to it: only the SDK's
-// handler relates a message to the request it belongs to. Most calls ask
-// nothing, so such a session's calls take the fast path too, and the
-// first question of one hands the call's request over to the SDK's
-// handler: the same POST (its body, kept in memory) is served by the SDK
-// on the same response, which has had nothing written to it yet. The
-// SDK's tools/call handler for it does not run the call again — an
-// outermost receiving middleware (takeHandoff) finds the call by a
-// header only the gateway sets, hands its context to the call, and waits
-// for the call's result, which it returns as the SDK's answer. The call
-// goes on where it was, on the fast path's goroutine; its questions are
-// asked with ServerSession.Elicit under the SDK request's context, so
-// that the SDK writes them on that request's stream, and the call's
-// answer follows them there. A call that asks takes the SDK's path after
-// all, from its first question on; one that asks nothing never leaves the
-// fast path. A call that carries a progress token (VS Code sends one with
-// every call) is handed over the same way at its first progress
-// notification, which goes on the call's stream too.
+// Handing a fast call over to the SDK when it asks, or when it reports
+// progress (issue 36). A session on a protocol before 2026-07-28 whose
+// client declared elicitation (VS Code's kind) can be asked a question
+// during any call: the gateway's permission question, a changed tool's,
+// an upstream server's. Over HTTP that question is an elicitation/create
+// on the call's own SSE stream, and the client's answer a POST the SDK
+// matches to it: only the SDK's handler relates a message to the request
+// it belongs to. Most calls ask nothing, so such a session's calls take
+// the fast path too, and the first question of one hands the call's
+// request over to the SDK's handler: the same POST (its body, kept in
+// memory) is served by the SDK on the same response, which has had
+// nothing written to it yet. The SDK's tools/call handler for it does not
+// run the call again — an outermost receiving middleware (takeHandoff)
+// finds the call by a header only the gateway sets, hands its context and
+// session to the call, and waits for the call's result, which it returns
+// as the SDK's answer. The call goes on where it was, on the fast path's
+// goroutine (or its relay worker); its questions are asked with
+// ServerSession.Elicit under the SDK request's context, so that the SDK
+// writes them on that request's stream, and the call's answer follows
+// them there. A call that asks takes the SDK's path after all, from its
+// first question on; one that asks nothing never leaves the fast path.
+// A call that carries a progress token (VS Code and Claude Code send one
+// with every call), in a session or as a stateless 2026-07-28 request
+// (whose session the SDK makes for the handed-over request), is handed
+// over the same way at its first progress notification.
 
 // handoffHeader is the request header that names a handed-over call;
 // httpLife removes it from every request it gets.
 const handoffHeader = "X-Switchboard-Handoff"
 
-// handoff is one fast call of an askable session, ready to be handed over.
+// handoff is one fast call that may be handed over: of a session whose
+// client can be asked, or with a progress token.
 type handoff struct {
 	l      *httpLife
 	w      http.ResponseWriter
