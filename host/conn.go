@@ -27,6 +27,11 @@ const stderrDrain = 300 * time.Millisecond
 // two seconds.
 const killBound = 3 * time.Second
 
+// startingGrace is how long a server stopped before it served (its
+// handshake failed, timed out, or the host stopped it) has between SIGTERM
+// and SIGKILL (proc.Process.Terminate).
+const startingGrace = 500 * time.Millisecond
+
 var (
 	errStartupTimeout = errors.New("startup timeout")
 	errSpawn          = errors.New("cannot start")

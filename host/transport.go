@@ -164,7 +164,10 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 				died = true
 			case <-s.h.clock.After(wait):
 			}
-			_ = c.proc.Kill()
+			// SIGTERM first: a package runner stopped while it starts
+			// (the host closing, as when a client lists a gateway's tools
+			// and leaves) cleans its cache's lock up on SIGTERM only.
+			_ = c.proc.Terminate(startingGrace)
 			select {
 			case <-c.proc.Done():
 			case <-s.h.clock.After(killBound):

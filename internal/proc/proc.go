@@ -349,6 +349,23 @@ func (p *Process) waitDone(d time.Duration) bool {
 	}
 }
 
+// Terminate stops a server that is not serving yet (still starting, or
+// stopped while it started): SIGTERM to its process group at once, up to
+// grace for it to exit, then Kill. A program that cleans up on SIGTERM
+// gets to: npx holds a lock in its cache while it resolves the package and
+// removes it on SIGTERM; SIGKILLed, it leaves the lock, and every start of
+// that package waits about a minute for it to go stale. It returns without
+// waiting after Kill; Done closes when the server is gone.
+func (p *Process) Terminate(grace time.Duration) error {
+	if err := p.signal(sigTerm); err != nil {
+		return p.Kill()
+	}
+	if p.waitDone(grace) {
+		return nil
+	}
+	return p.Kill()
+}
+
 // Kill sends SIGKILL to the server's whole process group at once (under the
 // supervisor, also everything the server left behind) and returns without
 // waiting; Done closes when it is gone. Kill is idempotent.
