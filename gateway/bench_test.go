@@ -339,9 +339,22 @@ func BenchmarkGatewayHTTP(b *testing.B) {
 	b.Run("2026-07-28, elicitation", func(b *testing.B) {
 		benchGatewayHTTP(b, "2026-07-28", &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}})
 	})
+	// As Claude Code's calls: elicitation declared, a fresh progress token
+	// and a key of its own in each call's _meta.
+	b.Run("2026-07-28, elicitation, progress token", func(b *testing.B) {
+		benchGatewayHTTP(b, "2026-07-28", &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}}, "claudecode/callMark")
+	})
+	// As VS Code's: a session on 2025-11-25 that declared elicitation, a
+	// fresh progress token and keys of its own in each call's _meta.
+	b.Run("2025-11-25, elicitation, progress token", func(b *testing.B) {
+		benchGatewayHTTP(b, "2025-11-25", &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}}, "vscode.conversationId", "vscode.requestId")
+	})
 }
 
-func benchGatewayHTTP(b *testing.B, protocol string, caps *mcp.ClientCapabilities) {
+// benchGatewayHTTP calls echo through httpGateway b.N times from a client
+// on protocol that declared caps; with keys, each call's _meta holds a
+// fresh progress token and those keys.
+func benchGatewayHTTP(b *testing.B, protocol string, caps *mcp.ClientCapabilities, keys ...string) {
 	ctx := context.Background()
 	url := httpGateway(b)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: caps}).
@@ -360,6 +373,12 @@ func benchGatewayHTTP(b *testing.B, protocol string, caps *mcp.ClientCapabilitie
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		if len(keys) > 0 {
+			params.Meta = mcp.Meta{"progressToken": "t" + strconv.Itoa(i)}
+			for _, k := range keys {
+				params.Meta[k] = "x"
+			}
+		}
 		res, err := cs.CallTool(ctx, params)
 		if err != nil || res.IsError {
 			b.Fatalf("call: %v %v", err, res)

@@ -49,11 +49,12 @@ type handoff struct {
 	sid    string
 	cancel func() // cancels the call (its fast cancellation key)
 
-	once     sync.Once
-	begun    bool               // the SDK's handler was started on the request
-	hctx     context.Context    // the SDK request's context; nil if the handover failed
-	hss      *mcp.ServerSession // the SDK's session of the request (a stateless request's own)
-	err      error
+	once  sync.Once
+	begun bool               // the SDK's handler was started on the request
+	hctx  context.Context    // the SDK request's context; nil if the handover failed
+	hss   *mcp.ServerSession // the SDK's session of the request (a stateless request's own)
+	err   error
+	// Made when the handover starts (most calls never hand over):
 	attached chan attachment    // the SDK's handler: its request's context and session
 	answer   chan handoffAnswer // the call's answer, for the SDK's handler
 	served   chan struct{}      // closed when the SDK's handler returns
@@ -64,8 +65,7 @@ type handoff struct {
 // cancellation key.
 func (l *httpLife) newHandoff(w http.ResponseWriter, r *http.Request, body []byte, sid, key string) *handoff {
 	g := l.g
-	return &handoff{l: l, w: w, r: r, body: body, sid: sid, cancel: func() { g.CancelHTTP(key) },
-		attached: make(chan attachment, 1), answer: make(chan handoffAnswer, 1), served: make(chan struct{})}
+	return &handoff{l: l, w: w, r: r, body: body, sid: sid, cancel: func() { g.CancelHTTP(key) }}
 }
 
 type attachment struct {
@@ -134,6 +134,7 @@ func (ho *handoff) start(ctx context.Context) (*mcp.ServerSession, context.Conte
 			return // the call is over: nothing more goes to its client
 		}
 		g := ho.l.g
+		ho.attached, ho.answer, ho.served = make(chan attachment, 1), make(chan handoffAnswer, 1), make(chan struct{})
 		tok := randomToken()
 		g.calls.mu.Lock()
 		if g.handoffs == nil {
