@@ -217,7 +217,7 @@ type rawParams struct {
 // probeConn, counted in wire order before the answer and handed to the
 // SDK's handler, which delivers them (progressRouter), and callOn waits
 // for them before it returns, whichever path the answer took.
-func (s *server) rawEligible(_ context.Context, c *conn) (*identity, bool) {
+func (s *server) rawEligible(c *conn) (*identity, bool) {
 	if s.h.opts.SDKCalls || c.raw == nil || c.raw.conn == nil || c.tasks == nil || c.tasks.Offered() {
 		return nil, false
 	}
