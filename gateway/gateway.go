@@ -803,10 +803,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		// below, put ctx on the heap for every call.
 		ss, pctx := req.Session, ctx
 		progress = func(p *mcp.ProgressNotificationParams) {
-			fwd := *p
-			fwd.ProgressToken = tok
-			fwd.Meta = nil
-			if err := notifyProgress(pctx, ss, &fwd); err != nil {
+			if err := forwardProgress(pctx, ss, tok, p); err != nil {
 				g.log.Debug("progress not forwarded", "tool", name, "error", err)
 			}
 		}

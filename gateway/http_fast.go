@@ -118,8 +118,7 @@ func (l *httpLife) fastCall(w http.ResponseWriter, r *http.Request, sid string, 
 	if askable || meta["progressToken"] != nil {
 		// Its first question, or its first progress notification, hands
 		// the request over to the SDK (http_handoff.go).
-		ho = l.newHandoff(w, r, body, sid, key)
-		ctx = context.WithValue(ctx, handoffKey{}, ho)
+		ho, ctx = l.newHandoff(ctx, w, r, body, sid, key)
 	}
 	req := &mcp.CallToolRequest{
 		Session: ss,
@@ -352,8 +351,7 @@ func (l *httpLife) fastStateless(w http.ResponseWriter, r *http.Request, body []
 	if meta["progressToken"] != nil && len(keys) > 0 {
 		// Its first progress notification hands the request over to the
 		// SDK (http_handoff.go), which cancels it by its first key.
-		ho = l.newHandoff(w, r, body, "", keys[0])
-		ctx = context.WithValue(ctx, handoffKey{}, ho)
+		ho, ctx = l.newHandoff(ctx, w, r, body, "", keys[0])
 	}
 	req := &mcp.CallToolRequest{
 		Session: ss,

@@ -60,12 +60,13 @@ type handoff struct {
 	served   chan struct{}      // closed when the SDK's handler returns
 }
 
-// newHandoff is a fast call's handoff: the request r with its body, in
-// session sid ("" for a stateless request), cancelled by its fast
-// cancellation key.
-func (l *httpLife) newHandoff(w http.ResponseWriter, r *http.Request, body []byte, sid, key string) *handoff {
+// newHandoff is a fast call's handoff, and ctx carrying it (toClient
+// finds it there): the request r with its body, in session sid ("" for a
+// stateless request), cancelled by its fast cancellation key.
+func (l *httpLife) newHandoff(ctx context.Context, w http.ResponseWriter, r *http.Request, body []byte, sid, key string) (*handoff, context.Context) {
 	g := l.g
-	return &handoff{l: l, w: w, r: r, body: body, sid: sid, cancel: func() { g.CancelHTTP(key) }}
+	ho := &handoff{l: l, w: w, r: r, body: body, sid: sid, cancel: func() { g.CancelHTTP(key) }}
+	return ho, context.WithValue(ctx, handoffKey{}, ho)
 }
 
 type attachment struct {
@@ -85,33 +86,39 @@ func handoffFrom(ctx context.Context) *handoff {
 	return ho
 }
 
-// askClient puts a question to the client of ss: with the SDK's
-// ServerSession.Elicit, on the SDK's stream of a handed-over call if ctx
-// belongs to a fast call that can be handed over.
-func askClient(ctx context.Context, ss *mcp.ServerSession, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+// toClient is where a message of a call goes to the client of ss: ss
+// and ctx, or, if ctx belongs to a fast call that can be handed over, the
+// SDK's session and context of the handed-over request, so that the SDK
+// writes the message on that request's stream (the first message hands
+// the call over).
+func toClient(ctx context.Context, ss *mcp.ServerSession) (*mcp.ServerSession, context.Context, error) {
 	if ho := handoffFrom(ctx); ho != nil {
-		hss, hctx, err := ho.start(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return hss.Elicit(hctx, params)
+		return ho.start(ctx)
+	}
+	return ss, ctx, nil
+}
+
+// askClient puts a question to the client of ss with the SDK's
+// ServerSession.Elicit, where toClient says.
+func askClient(ctx context.Context, ss *mcp.ServerSession, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	ss, ctx, err := toClient(ctx, ss)
+	if err != nil {
+		return nil, err
 	}
 	return ss.Elicit(ctx, params)
 }
 
-// notifyProgress sends a progress notification of a call to the client
-// of ss, as askClient puts a question: on the SDK's stream of a
-// handed-over call if ctx belongs to a fast call that can be handed over
-// (its first notification hands it over).
-func notifyProgress(ctx context.Context, ss *mcp.ServerSession, p *mcp.ProgressNotificationParams) error {
-	if ho := handoffFrom(ctx); ho != nil {
-		hss, hctx, err := ho.start(ctx)
-		if err != nil {
-			return err
-		}
-		return hss.NotifyProgress(hctx, p)
+// forwardProgress sends a server's progress notification p of a call to
+// the client of ss under the client's token, where toClient says.
+func forwardProgress(ctx context.Context, ss *mcp.ServerSession, token any, p *mcp.ProgressNotificationParams) error {
+	ss, ctx, err := toClient(ctx, ss)
+	if err != nil {
+		return err
 	}
-	return ss.NotifyProgress(ctx, p)
+	fwd := *p
+	fwd.ProgressToken = token
+	fwd.Meta = nil
+	return ss.NotifyProgress(ctx, &fwd)
 }
 
 // errHandoff is the question's error when the SDK did not take the
@@ -204,10 +211,13 @@ func (g *Gateway) takeHandoff(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		ex := req.GetExtra()
-		if ex == nil || ex.Header == nil || ex.Header.Get(handoffHeader) == "" {
+		var tok string
+		if ex != nil && ex.Header != nil {
+			tok = ex.Header.Get(handoffHeader)
+		}
+		if tok == "" {
 			return next(ctx, method, req)
 		}
-		tok := ex.Header.Get(handoffHeader)
 		g.calls.mu.Lock()
 		ho := g.handoffs[tok]
 		delete(g.handoffs, tok)

@@ -663,10 +663,7 @@ func (c *heldCall) progress(p *mcp.ProgressNotificationParams) {
 	if s == nil {
 		return
 	}
-	fwd := *p
-	fwd.ProgressToken = s.token
-	fwd.Meta = nil
-	if err := notifyProgress(s.ctx, s.ss, &fwd); err != nil {
+	if err := forwardProgress(s.ctx, s.ss, s.token, p); err != nil {
 		c.r.log.Debug("progress not forwarded", "tool", c.name, "error", err)
 	}
 }

@@ -121,7 +121,10 @@ func (f *stdioFast) take(req *jsonrpc.Request) bool {
 	mrt := ip.ProtocolVersion >= protocolMRT
 	switch {
 	case mrt:
-		if meta, ok = f.g.metas.read(p.Meta); len(p.Meta) == 0 || !ok {
+		if len(p.Meta) == 0 {
+			return false
+		}
+		if meta, ok = f.g.metas.read(p.Meta); !ok {
 			return false
 		}
 	case len(p.Meta) > 0:
