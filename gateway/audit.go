@@ -228,11 +228,13 @@ func (l *AuditLog) write(e *AuditEntry, raw json.RawMessage, scrub func(string) 
 	var args map[string]any
 	if len(raw) > 0 && json.Unmarshal(raw, &args) == nil && args != nil {
 		// The canonical JSON (map keys sorted) is what json.Marshal
-		// writes; the encoder writes the same and a newline.
+		// writes.
 		lb := getLineBuf()
-		if lb.enc.Encode(args) == nil {
-			b := lb.Bytes()
-			e.ArgsHMAC = l.mac(b[:len(b)-1])
+		if b, ok := appendValue(lb.b[:0], args); ok {
+			lb.b = b
+			e.ArgsHMAC = l.mac(b)
+		} else if b, err := json.Marshal(args); err == nil {
+			e.ArgsHMAC = l.mac(b)
 		}
 		putLineBuf(lb)
 		e.Args = cutStrings(redact.EachString(redact.Args(args), scrub)).(map[string]any)
@@ -258,13 +260,9 @@ func (l *AuditLog) mac(b []byte) string {
 	return s
 }
 
-// lineBuf is a buffer and the JSON encoder writing into it: a line is
-// encoded without allocating its bytes twice (json.Marshal copies its
-// buffer out, and the newline copied the line again).
-type lineBuf struct {
-	bytes.Buffer
-	enc *json.Encoder
-}
+// lineBuf holds a line while it is written: a line is encoded into
+// bytes kept from an earlier one.
+type lineBuf struct{ b []byte }
 
 var lineBufs sync.Pool
 
@@ -272,17 +270,14 @@ func getLineBuf() *lineBuf {
 	if lb, _ := lineBufs.Get().(*lineBuf); lb != nil {
 		return lb
 	}
-	lb := new(lineBuf)
-	lb.enc = json.NewEncoder(&lb.Buffer) // escapes HTML as json.Marshal does
-	return lb
+	return &lineBuf{b: make([]byte, 0, 1024)}
 }
 
 // putLineBuf keeps lb for another line, unless a long line grew it.
 func putLineBuf(lb *lineBuf) {
-	if lb.Cap() > 64<<10 {
+	if cap(lb.b) > 64<<10 {
 		return
 	}
-	lb.Reset()
 	lineBufs.Put(lb)
 }
 
@@ -309,10 +304,16 @@ func cutStrings(v any) any {
 func (l *AuditLog) Write(e *AuditEntry) error {
 	lb := getLineBuf()
 	defer putLineBuf(lb)
-	if err := lb.enc.Encode(e); err != nil { // the line and its newline
-		return err
+	b, ok := appendEntry(lb.b[:0], e)
+	if !ok {
+		m, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		b = append(b[:0], m...)
 	}
-	b := lb.Bytes()
+	b = append(b, '\n')
+	lb.b = b
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"sync"
 	"testing"
@@ -87,7 +88,9 @@ func BenchmarkCallGateway(b *testing.B) {
 
 // BenchmarkGatewayHTTP16: 16 Go SDK clients call through one HTTP gateway
 // at once; calls/s is the throughput. SWITCHBOARD_BENCH_SERVE_CPUPROFILE
-// names a file for a CPU profile of the serve process alone:
+// names a file for a CPU profile of the serve process alone, and
+// SWITCHBOARD_BENCH_SERVE_AUDIT=1 turns its audit log on (a file in the
+// benchmark's folder):
 //
 //	SWITCHBOARD_BENCH_SERVE_CPUPROFILE=/tmp/http.prof go test ./internal/cli -run '^$' -bench GatewayHTTP16 -benchtime 20000x
 func BenchmarkGatewayHTTP16(b *testing.B) {
@@ -95,7 +98,11 @@ func BenchmarkGatewayHTTP16(b *testing.B) {
 	if v := os.Getenv("SWITCHBOARD_BENCH_SERVE_CPUPROFILE"); v != "" {
 		w.env = append(w.env, CPUProfileEnv+"="+v)
 	}
-	base, stop := startHTTPGateway(b, w, "--http", "127.0.0.1:0")
+	args := []string{"--http", "127.0.0.1:0"}
+	if os.Getenv("SWITCHBOARD_BENCH_SERVE_AUDIT") == "1" {
+		args = append(args, "--audit-log", filepath.Join(b.TempDir(), "audit.jsonl"))
+	}
+	base, stop := startHTTPGateway(b, w, args...)
 	defer stop()
 	const clients = 16
 	ctx := context.Background()
