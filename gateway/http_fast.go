@@ -86,13 +86,13 @@ func (l *httpLife) fastCall(w http.ResponseWriter, r *http.Request, sid string, 
 	if !ok {
 		return false
 	}
+	g := l.g
 	var meta mcp.Meta
 	if len(p.Meta) > 0 {
-		if meta, ok = olderMeta(p.Meta); !ok {
+		if meta, ok = g.metas.readOlder(p.Meta); !ok {
 			return false
 		}
 	}
-	g := l.g
 	if _, ok := g.fastRoute(p.Name); !ok {
 		return false
 	}
@@ -398,6 +398,11 @@ func fastMeta(raw json.RawMessage) (mcp.Meta, bool) {
 	if len(raw) == 0 || json.Unmarshal(raw, &meta) != nil {
 		return nil, false
 	}
+	return checkFastMeta(meta)
+}
+
+// checkFastMeta is fastMeta's check of a decoded _meta.
+func checkFastMeta(meta mcp.Meta) (mcp.Meta, bool) {
 	if v, _ := meta[metaProtocolVersion].(string); v != protocolMRT {
 		return nil, false
 	}
@@ -446,6 +451,11 @@ func olderMeta(raw json.RawMessage) (mcp.Meta, bool) {
 	if json.Unmarshal(raw, &meta) != nil || meta == nil {
 		return nil, false
 	}
+	return checkOlderMeta(meta)
+}
+
+// checkOlderMeta is olderMeta's check of a decoded _meta.
+func checkOlderMeta(meta mcp.Meta) (mcp.Meta, bool) {
 	for k, v := range meta {
 		if !plainMetaEntry(k, v) {
 			return nil, false

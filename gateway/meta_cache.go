@@ -18,6 +18,9 @@ import (
 type metaCache struct {
 	mu sync.Mutex
 	m  map[string]metaRead
+	// values are the object and array values of _meta members, by their
+	// text, decoded (decodeMeta).
+	values map[string]any
 }
 
 type metaRead struct {
@@ -35,8 +38,16 @@ const (
 
 // read is fastMeta(raw), from the cache when raw was read before.
 func (c *metaCache) read(raw json.RawMessage) (mcp.Meta, bool) {
-	if len(raw) > metaCacheMaxText || bytes.Contains(raw, progressTokenKey) {
-		// A progress token is new with every call: nothing to remember.
+	if len(raw) > metaCacheMaxText {
+		return fastMeta(raw)
+	}
+	if bytes.Contains(raw, progressTokenKey) {
+		// A progress token is new with every call (and Claude Code's
+		// call ID with it): the text is read member by member, the
+		// client's capabilities and info from the cache.
+		if meta, handled := c.decodeMeta(raw); handled {
+			return checkFastMeta(meta)
+		}
 		return fastMeta(raw)
 	}
 	c.mu.Lock()
@@ -54,6 +65,15 @@ func (c *metaCache) read(raw json.RawMessage) (mcp.Meta, bool) {
 		return r.meta, r.ok
 	}
 	return copyMeta(r.meta), r.ok
+}
+
+// readOlder is olderMeta(raw), read by decodeMeta where it can (VS Code
+// sends a fresh progress token and request ID with every call).
+func (c *metaCache) readOlder(raw json.RawMessage) (mcp.Meta, bool) {
+	if meta, handled := c.decodeMeta(raw); handled {
+		return checkOlderMeta(meta)
+	}
+	return olderMeta(raw)
 }
 
 // copyMeta is a deep copy of a decoded _meta: maps, slices and the JSON

@@ -12,6 +12,15 @@ var metaSeeds = []string{
 	`{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}`,
 	`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"x":[1,{"a":null}]}}`,
 	`{"progressToken":1}`, `null`, `{`,
+	// Claude Code's calls: a fresh progress token (the TypeScript SDK's
+	// message ID) and call ID with each, next to the same triple.
+	`{"progressToken":7,"claudecode/toolUseId":"toolu_01","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}},"roots":{"listChanged":true}},"io.modelcontextprotocol/clientInfo":{"name":"claude-code","version":"2.1.332"}}`,
+	`{"progressToken":8,"claudecode/toolUseId":"toolu_02","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}},"roots":{"listChanged":true}},"io.modelcontextprotocol/clientInfo":{"name":"claude-code","version":"2.1.332"}}`,
+	` { "progressToken" : "t\u0031" , "io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}} `,
+	`{"progressToken":1.5,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+	`{"progressToken":1e400,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+	`{"progressToken":2,"progressToken":"b","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"a":{}},"io.modelcontextprotocol/clientCapabilities":{"b":{}}}`,
+	`{"progressToken":3,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"a":[}]}`,
 }
 
 // TestMetaCacheSameAsDecode: what the cache hands out is what fastMeta

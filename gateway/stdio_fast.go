@@ -128,7 +128,7 @@ func (f *stdioFast) take(req *jsonrpc.Request) bool {
 			return false
 		}
 	case len(p.Meta) > 0:
-		if meta, ok = olderMeta(p.Meta); !ok {
+		if meta, ok = f.g.metas.readOlder(p.Meta); !ok {
 			return false
 		}
 	}
