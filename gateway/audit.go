@@ -225,8 +225,7 @@ func (l *AuditLog) write(e *AuditEntry, raw json.RawMessage, scrub func(string) 
 	for i := range e.Hooks {
 		e.Hooks[i].Reason = scrub(e.Hooks[i].Reason)
 	}
-	var args map[string]any
-	if len(raw) > 0 && json.Unmarshal(raw, &args) == nil && args != nil {
+	if args, ok := auditArgs(raw); ok {
 		// The canonical JSON (map keys sorted) is what json.Marshal
 		// writes.
 		lb := getLineBuf()
@@ -244,6 +243,20 @@ func (l *AuditLog) write(e *AuditEntry, raw json.RawMessage, scrub func(string) 
 	if err := l.Write(e); err != nil {
 		l.log.Warn("audit line not written", "error", err)
 	}
+}
+
+// auditArgs decodes a call's arguments, a JSON object, as json.Unmarshal
+// into a map[string]any does (decodeObject where it can: without
+// reflection).
+func auditArgs(raw []byte) (map[string]any, bool) {
+	if len(raw) == 0 {
+		return nil, false
+	}
+	if args, handled := decodeObject(raw, unmarshalValue); handled {
+		return args, true
+	}
+	var args map[string]any
+	return args, json.Unmarshal(raw, &args) == nil && args != nil
 }
 
 // mac returns the hex HMAC-SHA256 of b under the log's key.

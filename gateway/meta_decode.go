@@ -29,14 +29,21 @@ const metaValueMaxDepth = 1000
 // decodeMeta decodes raw as json.Unmarshal into an mcp.Meta would, if
 // handled; raw is then a JSON object it decoded without error.
 func (c *metaCache) decodeMeta(raw []byte) (meta mcp.Meta, handled bool) {
+	return decodeObject(raw, c.compositeValue)
+}
+
+// decodeObject decodes raw, a JSON object, as json.Unmarshal into a
+// map[string]any would, if handled (see decodeMeta); composite decodes
+// an object or array member value, given its text.
+func decodeObject(raw []byte, composite func([]byte) (any, bool)) (m map[string]any, handled bool) {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return nil, false
 	}
 	i = skipSpace(raw, i+1)
-	meta = make(mcp.Meta, 8)
+	m = make(map[string]any, 8)
 	if i < len(raw) && raw[i] == '}' {
-		return meta, skipSpace(raw, i+1) == len(raw)
+		return m, skipSpace(raw, i+1) == len(raw)
 	}
 	for {
 		if i >= len(raw) || raw[i] != '"' {
@@ -51,11 +58,11 @@ func (c *metaCache) decodeMeta(raw []byte) (meta mcp.Meta, handled bool) {
 		if i >= len(raw) || raw[i] != ':' {
 			return nil, false
 		}
-		v, end, ok := c.metaValue(raw, skipSpace(raw, i+1))
+		v, end, ok := memberValue(raw, skipSpace(raw, i+1), composite)
 		if !ok {
 			return nil, false
 		}
-		meta[key] = v // a key given twice: the last wins, as in encoding/json
+		m[key] = v // a key given twice: the last wins, as in encoding/json
 		i = skipSpace(raw, end)
 		if i >= len(raw) {
 			return nil, false
@@ -65,14 +72,15 @@ func (c *metaCache) decodeMeta(raw []byte) (meta mcp.Meta, handled bool) {
 			i = skipSpace(raw, i+1)
 			continue
 		case '}':
-			return meta, skipSpace(raw, i+1) == len(raw)
+			return m, skipSpace(raw, i+1) == len(raw)
 		}
 		return nil, false
 	}
 }
 
-// metaValue decodes the value at raw[i:], returning it and where it ends.
-func (c *metaCache) metaValue(raw []byte, i int) (v any, end int, ok bool) {
+// memberValue decodes the value at raw[i:], returning it and where it
+// ends.
+func memberValue(raw []byte, i int, composite func([]byte) (any, bool)) (v any, end int, ok bool) {
 	if i >= len(raw) {
 		return nil, 0, false
 	}
@@ -88,7 +96,7 @@ func (c *metaCache) metaValue(raw []byte, i int) (v any, end int, ok bool) {
 		if !ok {
 			return nil, 0, false
 		}
-		v, ok := c.compositeValue(raw[i:end])
+		v, ok := composite(raw[i:end])
 		return v, end, ok
 	case b == '-' || b >= '0' && b <= '9':
 		end, ok := scanNumber(raw, i)
@@ -128,6 +136,11 @@ func metaString(b []byte) string {
 		return protocolMRT
 	}
 	return string(b)
+}
+
+// unmarshalValue is an object or array value decoded by encoding/json.
+func unmarshalValue(text []byte) (v any, ok bool) {
+	return v, json.Unmarshal(text, &v) == nil
 }
 
 // compositeValue is an object or array value decoded, from the cache when

@@ -108,3 +108,25 @@ func BenchmarkClaudeCodeMeta(b *testing.B) {
 		}
 	})
 }
+
+// FuzzAuditArgs: an audit line's arguments are what json.Unmarshal makes
+// of them into a map[string]any, whether decodeObject read them or not.
+func FuzzAuditArgs(f *testing.F) {
+	f.Add(`{"text":"hello switchboard","n":[1,{"a":null}],"x":-0}`)
+	f.Add(`{"a":1e400}`)
+	f.Add(`null`)
+	f.Add(`{"a":"\u003c"}`)
+	f.Fuzz(func(t *testing.T, text string) {
+		got, ok := auditArgs([]byte(text))
+		var want map[string]any
+		wok := text != "" && json.Unmarshal([]byte(text), &want) == nil && want != nil
+		if ok != wok {
+			t.Fatalf("%q: auditArgs %v, encoding/json %v", text, ok, wok)
+		}
+		gb, _ := json.Marshal(got)
+		wb, _ := json.Marshal(want)
+		if ok && (!reflect.DeepEqual(got, want) || !bytes.Equal(gb, wb)) {
+			t.Fatalf("%q: auditArgs %s; encoding/json %s", text, gb, wb)
+		}
+	})
+}
