@@ -670,6 +670,12 @@ func (o *ServeOptions) shutdown(s *session, err error) error {
 	return s.close(err)
 }
 
+// progressGap is how long the answer to a call that asked for progress,
+// written right after a progress notification, waits (counted from the
+// notification) on serve --stdio: the client reading the pipe wakes up
+// and reads the notification first.
+const progressGap = 5 * time.Millisecond
+
 // serveStdio speaks MCP on IO.In/IO.Out until the client closes stdin or
 // ctx is done. Stdin's end cancels the calls in flight (the SDK does);
 // ctx's end gives them ShutdownGrace, then cancels them.
@@ -691,8 +697,10 @@ func serveStdio(ctx context.Context, opts *ServeOptions, g *gateway.Gateway) err
 		}
 	}
 	// A client's bad line is answered with a JSON-RPC error, not the end
-	// of its session.
-	t := jsonl.New(in, out, jsonl.Options{Tolerant: true})
+	// of its session; a call's answer right after its last progress step
+	// waits for progressGap, so that the TypeScript SDK's client does not
+	// drop that step (jsonl.Transport.ProgressGap).
+	t := jsonl.New(in, out, jsonl.Options{Tolerant: true, ProgressGap: progressGap})
 	// The session runs until shutdown is done with the calls: closing it
 	// at once would wait for them without ever cancelling them.
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))

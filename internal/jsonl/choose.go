@@ -2,6 +2,7 @@ package jsonl
 
 import (
 	"io"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -21,6 +22,8 @@ type Options struct {
 	// Tolerant is [Transport.Tolerant]. The SDK's transport has no such
 	// mode: with SDK, a bad frame ends the connection.
 	Tolerant bool
+	// ProgressGap is [Transport.ProgressGap] (not with SDK).
+	ProgressGap time.Duration
 }
 
 // New returns the transport over a pair of pipes, r (messages in) and w
@@ -31,5 +34,5 @@ func New(r io.ReadCloser, w io.WriteCloser, o Options) mcp.Transport {
 	if o.SDK {
 		return &mcp.IOTransport{Reader: r, Writer: w, MaxLineLength: o.MaxLineLength}
 	}
-	return &Transport{Reader: r, Writer: w, MaxLineLength: o.MaxLineLength, Tolerant: o.Tolerant}
+	return &Transport{Reader: r, Writer: w, MaxLineLength: o.MaxLineLength, Tolerant: o.Tolerant, ProgressGap: o.ProgressGap}
 }

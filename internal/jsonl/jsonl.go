@@ -46,6 +46,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -107,6 +108,15 @@ type Transport struct {
 	// MaxLineLength ends it either way. For the serving side of a
 	// connection: a client's one bad line should not end its session.
 	Tolerant bool
+	// ProgressGap holds the answer to a call that asked for progress, when
+	// it is written within this long of a progress notification, until
+	// that long has passed since the notification. For the serving
+	// side: the TypeScript SDK's client handles a notification in a
+	// microtask and a response at once, so a call's last progress step
+	// that reaches it in one read with the call's answer is dropped
+	// (typescript-sdk #2580); written back to back, as a relayed call's
+	// last step and answer are, they are often read together.
+	ProgressGap time.Duration
 }
 
 // Connect implements [mcp.Transport]. A pipe (a file in the runtime's
@@ -122,6 +132,8 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		w:        t.Writer,
 		out:      t.Writer,
 		tolerant: t.Tolerant,
+		gap:      t.ProgressGap,
+		start:    time.Now(),
 		closed:   make(chan struct{}),
 	}
 	if f, ok := t.Writer.(*os.File); ok && inPoller(f, true) {
@@ -194,6 +206,16 @@ type conn struct {
 
 	writeMu  sync.Mutex
 	tolerant bool // see Transport.Tolerant
+
+	// gap is Transport.ProgressGap; lastProgress is when the last progress
+	// notification was written, as time since start, plus one (0: none);
+	// progressCalls are the calls read that asked for progress (a
+	// progressToken in their params), whose answers keep the gap.
+	gap           time.Duration
+	start         time.Time
+	lastProgress  atomic.Int64
+	progressMu    sync.Mutex
+	progressCalls map[jsonrpc.ID]struct{}
 
 	// mu guards the protocol watch and the batches being answered.
 	mu sync.Mutex
@@ -511,6 +533,9 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 	for _, m := range f.msgs {
 		c.watchRead(m)
+		if c.gap > 0 {
+			c.noteProgressCall(m)
+		}
 	}
 	c.queue = f.msgs[1:]
 	return f.msgs[0], nil
@@ -602,10 +627,67 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		}
 	}
 	data = append(data, '\n')
+	progress := false
+	if c.gap > 0 {
+		switch m := msg.(type) {
+		case *jsonrpc.Response:
+			if c.askedProgress(m.ID) {
+				c.waitProgressGap()
+			}
+		case *jsonrpc.Request:
+			progress = !m.IsCall() && m.Method == "notifications/progress"
+		}
+	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	_, err := c.out.Write(data)
+	if progress {
+		c.lastProgress.Store(int64(time.Since(c.start)) + 1)
+	}
 	return err
+}
+
+// maxProgressCalls bounds the calls remembered for their progress (a
+// call whose answer is never written is not forgotten otherwise).
+const maxProgressCalls = 4096
+
+// progressTokenKey is the key of a progress token in a call's params.
+var progressTokenKey = []byte(`"progressToken"`)
+
+// noteProgressCall remembers m if it is a call that asked for progress.
+func (c *conn) noteProgressCall(m jsonrpc.Message) {
+	req, ok := m.(*jsonrpc.Request)
+	if !ok || !req.IsCall() || !bytes.Contains(req.Params, progressTokenKey) {
+		return
+	}
+	c.progressMu.Lock()
+	if c.progressCalls == nil || len(c.progressCalls) >= maxProgressCalls {
+		c.progressCalls = make(map[jsonrpc.ID]struct{})
+	}
+	c.progressCalls[req.ID] = struct{}{}
+	c.progressMu.Unlock()
+}
+
+// askedProgress reports whether id is a call that asked for progress, and
+// forgets it.
+func (c *conn) askedProgress(id jsonrpc.ID) bool {
+	c.progressMu.Lock()
+	defer c.progressMu.Unlock()
+	_, ok := c.progressCalls[id]
+	delete(c.progressCalls, id)
+	return ok
+}
+
+// waitProgressGap sleeps until the connection's gap has passed since the
+// last progress notification written.
+func (c *conn) waitProgressGap() {
+	last := c.lastProgress.Load()
+	if last == 0 {
+		return
+	}
+	if d := time.Duration(last-1) + c.gap - time.Since(c.start); d > 0 {
+		time.Sleep(d)
+	}
 }
 
 // answer files resp under its batch, if it answers a batched call: done
