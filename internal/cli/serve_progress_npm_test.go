@@ -23,14 +23,10 @@ import (
 func TestGatewayTypeScriptClientEveryProgressStep(t *testing.T) {
 	t.Parallel() // waits on its own child processes and measures no time
 	p := npmtest.Install(t)
-	w := newGatewayWorld(t)
-	writeJSON(t, filepath.Join(w.sbHome, "mcp.json"), map[string]any{"mcpServers": map[string]any{
-		"everything": map[string]any{"type": "stdio", "command": p.Node, "args": []string{p.Everything}},
-	}})
-	w.permissions(t, []string{"mcp__everything__trigger-long-running-operation"}, nil)
+	w := everythingGateway(t, p, "mcp__everything__trigger-long-running-operation")
 	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--wait", "60s")
 	t.Cleanup(stop)
-	script, err := filepath.Abs("testdata/gateway/ts_progress.mjs")
+	script, err := filepath.Abs("testdata/gateway/ts_call.mjs")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +38,7 @@ func TestGatewayTypeScriptClientEveryProgressStep(t *testing.T) {
 		ww := *w
 		ww.env = append(append([]string{}, w.env...), "SDK="+p.SDK, "CALLS=8",
 			"TOOL=everything__trigger-long-running-operation", `TOOL_ARGS={"duration":0.15,"steps":3}`)
-		out := runClient(t, &ww, "ts_progress.mjs "+mode, 120*time.Second, p.Node, args...)
+		out := runClient(t, &ww, "ts_call.mjs "+mode, 120*time.Second, p.Node, args...)
 		var res struct {
 			Calls []struct {
 				IsError  bool      `json:"isError"`

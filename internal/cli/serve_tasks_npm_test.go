@@ -14,6 +14,18 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/npmtest"
 )
 
+// everythingGateway is a gatewayWorld whose one server is server-everything
+// of testdata/npm, run by node, with allow rules for allow.
+func everythingGateway(t *testing.T, p npmtest.Paths, allow ...string) *gatewayWorld {
+	t.Helper()
+	w := newGatewayWorld(t)
+	writeJSON(t, filepath.Join(w.sbHome, "mcp.json"), map[string]any{"mcpServers": map[string]any{
+		"everything": map[string]any{"type": "stdio", "command": p.Node, "args": []string{p.Everything}},
+	}})
+	w.permissions(t, allow, nil)
+	return w
+}
+
 // TestGatewayServesTaskToolsToPlainClients is issue 35's "Done means" for
 // the gateway: server-everything's simulate-research-query, which requires
 // a task, is served as a plain tool, and the TypeScript SDK's client and
@@ -23,11 +35,7 @@ import (
 func TestGatewayServesTaskToolsToPlainClients(t *testing.T) {
 	t.Parallel() // waits on its own child processes and measures no time
 	p := npmtest.Install(t)
-	w := newGatewayWorld(t)
-	writeJSON(t, filepath.Join(w.sbHome, "mcp.json"), map[string]any{"mcpServers": map[string]any{
-		"everything": map[string]any{"type": "stdio", "command": p.Node, "args": []string{p.Everything}},
-	}})
-	w.permissions(t, []string{"mcp__everything__simulate-research-query", "mcp__everything__trigger-long-running-operation"}, nil)
+	w := everythingGateway(t, p, "mcp__everything__simulate-research-query", "mcp__everything__trigger-long-running-operation")
 	const tool = "everything__simulate-research-query"
 	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--wait", "60s")
 	t.Cleanup(stop)
