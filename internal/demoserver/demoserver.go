@@ -25,6 +25,8 @@ import (
 	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 )
 
 // Arg is the first argument that makes [MaybeRun] serve the demo instead of
@@ -44,7 +46,12 @@ func MaybeRun() {
 		fmt.Fprintf(os.Stderr, "demoserver: %s takes no arguments, got %q\n", Arg, os.Args[2:])
 		os.Exit(2)
 	}
-	if err := Serve(context.Background(), os.Stdin, os.Stdout); err != nil {
+	// Stdin through the runtime's poller, not a blocking read(2): see
+	// jsonl.Stdin for why a Go 1.26 process reading a pipe must.
+	in, restore := jsonl.Stdin()
+	err := Serve(context.Background(), in, os.Stdout)
+	restore()
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "demoserver: %v\n", err)
 		os.Exit(1)
 	}

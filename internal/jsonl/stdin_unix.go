@@ -18,6 +18,20 @@ import (
 // (a terminal, a file) it returns os.Stdin, which the connection then
 // reads from a goroutine of its own.
 //
+// It also keeps a Go process from stalling for a minute. Under Go 1.26
+// (the runtime of 1.27.3 is the same here), a goroutine entering a
+// blocking read(2) can miss a garbage collection's stop-the-world that
+// starts at that instant: reentersyscall checks for a pending stop before
+// it marks the goroutine as in a system call, and stopTheWorldWithSema
+// looks for such goroutines after it announces the stop. The stop then
+// waits for that P, and sysmon, which would take it, sleeps while a stop
+// is pending: up to 60 s. A process whose peer writes again only after
+// its answer (any stdio MCP server) stalls for exactly 60 s. Measured
+// (docs/benchmarks.md): 4 such stalls in 2.1 million calls to the Go
+// SDK's echo server reading a blocking stdin, none with stdin in the
+// poller, whose reads do not block in the kernel; also reproduced with
+// a plain Go ping-pong over pipes.
+//
 // Nothing else may read standard input while the returned file is in use:
 // the mode belongs to the pipe, not to one descriptor, and a plain
 // blocking read would fail with EAGAIN.

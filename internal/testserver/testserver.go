@@ -40,6 +40,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/demoserver"
+	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 )
 
 // Arg is the first argument that makes [MaybeRun] run a test server instead
@@ -62,7 +63,11 @@ func MaybeRun() {
 	if len(os.Args) < 3 || os.Args[1] != Arg {
 		return
 	}
-	err := Run(context.Background(), os.Args[2], os.Args[3:], os.Stdin, os.Stdout, os.Stderr)
+	// Stdin through the runtime's poller, not a blocking read(2): see
+	// jsonl.Stdin for why a Go 1.26 process reading a pipe must.
+	in, restore := jsonl.Stdin()
+	err := Run(context.Background(), os.Args[2], os.Args[3:], in, os.Stdout, os.Stderr)
+	restore()
 	os.Exit(exitStatus(err, os.Stderr))
 }
 
