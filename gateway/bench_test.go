@@ -21,7 +21,6 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/host"
-	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/policy"
 )
@@ -186,14 +185,12 @@ func init() {
 	h.WaitReady(wctx)
 	cancel()
 	g.Sync(ctx)
-	// As serve --stdio runs it (internal/cli's serveStdio): its stdin and
-	// stdout, jsonl's tolerant transport, and Gateway.Run, whose fast path
-	// takes plain calls before the SDK's jsonrpc2 layer.
-	stdin, restoreIn := jsonl.Stdin()
-	stdout, restoreOut := jsonl.Stdout()
-	g.Run(ctx, jsonl.New(stdin, stdout, jsonl.Options{Tolerant: true}))
-	restoreOut()
-	restoreIn()
+	// As serve --stdio runs it: Stdio on its stdin and stdout, and
+	// Gateway.Run, whose fast path takes plain calls before the SDK's
+	// jsonrpc2 layer.
+	t, restore := gateway.Stdio(os.Stdin, os.Stdout)
+	g.Run(ctx, t)
+	restore()
 	g.Close()
 	h.Close()
 	pprof.StopCPUProfile()

@@ -14,9 +14,9 @@
 //	g.Run(ctx, transport)                // its *mcp.Server on any transport
 //
 // A Gateway owns one *mcp.Server. Serve it on any transport of the
-// official Go SDK with [Gateway.Run]: a stdio transport such as
-// [mcp.StdioTransport] (`switchboard serve --stdio` uses internal/jsonl's,
-// the same wire behaviour); or over HTTP with [Gateway.Handler] (the SDK's
+// official Go SDK with [Gateway.Run]: on stdio, [Stdio] (what `switchboard
+// serve --stdio` serves on; [mcp.StdioTransport] speaks the same wire, but
+// its blocking read of stdin can stall a Go 1.26 process for 60 s); or over HTTP with [Gateway.Handler] (the SDK's
 // Streamable HTTP handler behind every protection of `switchboard serve
 // --http`). Both answer a plain tools/call without the SDK's decoding of
 // it (the fast path: the same middleware, handler and answer bytes).

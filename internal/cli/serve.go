@@ -23,7 +23,6 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/host"
-	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 
@@ -670,37 +669,18 @@ func (o *ServeOptions) shutdown(s *session, err error) error {
 	return s.close(err)
 }
 
-// progressGap is how long the answer to a call that asked for progress,
-// written right after a progress notification, waits (counted from the
-// notification) on serve --stdio: the client reading the pipe wakes up
-// and reads the notification first.
-const progressGap = 5 * time.Millisecond
-
 // serveStdio speaks MCP on IO.In/IO.Out until the client closes stdin or
 // ctx is done. Stdin's end cancels the calls in flight (the SDK does);
 // ctx's end gives them ShutdownGrace, then cancels them.
 func serveStdio(ctx context.Context, opts *ServeOptions, g *gateway.Gateway) error {
-	in := readCloser(opts.IO.In)
-	if opts.IO.In == os.Stdin {
-		// A pipe from the client, read without a goroutine hop per message.
-		stdin, restore := jsonl.Stdin()
-		defer restore()
-		in = stdin
-	}
-	var out io.WriteCloser = nopWriteCloser{opts.IO.Out}
-	if opts.IO.Out == os.Stdout {
-		// Likewise written without a blocking system call per message.
-		stdout, restore := jsonl.Stdout()
-		defer restore()
-		if stdout != os.Stdout {
-			out = stdout // a duplicate: closing it leaves fd 1 open
-		}
-	}
-	// A client's bad line is answered with a JSON-RPC error, not the end
-	// of its session; a call's answer right after its last progress step
-	// waits for progressGap, so that the TypeScript SDK's client does not
-	// drop that step (jsonl.Transport.ProgressGap).
-	t := jsonl.New(in, out, jsonl.Options{Tolerant: true, ProgressGap: progressGap})
+	// Stdin and stdout through the runtime's poller when they are pipes
+	// (no goroutine hop or blocking system call per message, and no
+	// 60 s stall of a blocking read: gateway.Stdio); a client's bad line
+	// answered with a JSON-RPC error, not the end of its session; a
+	// call's answer right after its last progress step held for 5 ms, so
+	// that the TypeScript SDK's client does not drop that step.
+	t, restore := gateway.Stdio(opts.IO.In, opts.IO.Out)
+	defer restore()
 	// The session runs until shutdown is done with the calls: closing it
 	// at once would wait for them without ever cancelling them.
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -748,17 +728,6 @@ func (o *ServeOptions) shutdownGrace() time.Duration {
 	}
 	return DefaultShutdownGrace
 }
-
-func readCloser(r io.Reader) io.ReadCloser {
-	if rc, ok := r.(io.ReadCloser); ok {
-		return rc
-	}
-	return io.NopCloser(r)
-}
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // checkBind refuses to serve off loopback without a token.
 func checkBind(addr, token string) error {
