@@ -591,6 +591,33 @@ func TestAbandonedIndirectSpawnsLeakNothing(t *testing.T) {
 	}
 }
 
+// The supervisor never sits in a blocking wait for its children: under
+// Go 1.26 a goroutine entering one just as a garbage collection stops the
+// world can hold the whole process, and so every server start, for a
+// minute. Its reaper waits for SIGCHLD instead; /proc shows which system
+// call each of its threads is blocked in.
+func TestSupervisorNeverSitsInAWait(t *testing.T) {
+	startSh(t, true, "exec cat")
+	sup := supervisorPid()
+	for range 5 {
+		time.Sleep(100 * time.Millisecond)
+		tasks, err := os.ReadDir("/proc/" + strconv.Itoa(sup) + "/task")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, task := range tasks {
+			b, err := os.ReadFile("/proc/" + strconv.Itoa(sup) + "/task/" + task.Name() + "/syscall")
+			if err != nil {
+				continue // the thread ended
+			}
+			nr, _, _ := strings.Cut(string(b), " ")
+			if n, err := strconv.Atoi(strings.TrimSpace(nr)); err == nil && (n == syscall.SYS_WAIT4 || n == syscall.SYS_WAITID) {
+				t.Fatalf("thread %s of the supervisor is blocked in a wait (system call %d)", task.Name(), n)
+			}
+		}
+	}
+}
+
 // The supervisor runs under the program's own name (ps, pgrep), not as
 // "exe" from /proc/self/exe, while the program's file is in place.
 func TestSupervisorKeepsTheProgramsName(t *testing.T) {

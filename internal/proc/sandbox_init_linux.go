@@ -34,6 +34,9 @@ func (p *sandboxPlan) serve(path string, argv, env []string) int {
 	// supervisor's, its descriptors the supervisor's pipe), nor open to
 	// ptrace: that takes a capability the server does not have.
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	// SIGCHLD says when to wait again: no wait below blocks (see waitAny).
+	chld := make(chan os.Signal, 1)
+	signal.Notify(chld, syscall.SIGCHLD)
 	sigs := make(chan os.Signal, 16)
 	for _, s := range forwardedSignals {
 		// One ignored from the start (nohup) stays so for the server.
@@ -66,7 +69,7 @@ func (p *sandboxPlan) serve(path string, argv, env []string) int {
 	var status syscall.WaitStatus
 	for {
 		var ws syscall.WaitStatus
-		got, err := syscall.Wait4(-1, &ws, 0, nil)
+		got, err := waitAny(chld, &ws)
 		if err == syscall.EINTR {
 			continue
 		}
@@ -93,12 +96,28 @@ func (p *sandboxPlan) serve(path string, argv, env []string) int {
 	time.AfterFunc(leftoverGrace, end)
 	for {
 		var ws syscall.WaitStatus
-		if _, err := syscall.Wait4(-1, &ws, 0, nil); err == syscall.ECHILD {
+		if _, err := waitAny(chld, &ws); err == syscall.ECHILD {
 			break
 		}
 	}
 	end()
 	return 0
+}
+
+// waitAny reaps any child, waiting for one to exit, without a blocking
+// wait4: WNOHANG, and then chld (notified of SIGCHLD) says when to look
+// again. Under Go 1.26 a goroutine entering a blocking system call just
+// as a garbage collection stops the world can hold the whole process for
+// a minute (see jsonl.Stdin); here that would hold the signals forwarded
+// to the server.
+func waitAny(chld <-chan os.Signal, ws *syscall.WaitStatus) (int, error) {
+	for {
+		pid, err := syscall.Wait4(-1, ws, syscall.WNOHANG, nil)
+		if err != nil || pid != 0 {
+			return pid, err
+		}
+		<-chld
+	}
 }
 
 // exitCodeOf is the exit status that says what ws says: its code, or 128

@@ -296,18 +296,22 @@ func (sw *sweep) take(tree []int) {
 	}
 }
 
-// peekExited waits for a child to exit and returns its pid and process
-// group, read while it is a zombie (waitid with WNOWAIT leaves it so); the
-// caller reaps it. group is zero if it could not be read, or is our own.
+// peekExited returns the pid and process group of a child that has
+// exited, read while it is a zombie (waitid with WNOWAIT leaves it so), or
+// pid 0 if none has yet (it does not wait); the caller reaps it. group is
+// zero if it could not be read, or is our own.
 func peekExited() (pid int, group orphanGroup, err error) {
-	var info unix.Siginfo
-	if err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
+	var info unix.Siginfo // si_pid stays 0 when no child has exited
+	if err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT|unix.WNOHANG, nil); err != nil {
 		return 0, orphanGroup{}, err
 	}
 	// si_pid follows si_signo, si_errno and si_code, aligned as a pointer.
 	word := unsafe.Sizeof(uintptr(0))
 	off := (3*4 + word - 1) &^ (word - 1)
 	pid = int(*(*int32)(unsafe.Add(unsafe.Pointer(&info), off)))
+	if pid == 0 {
+		return 0, orphanGroup{}, nil
+	}
 	if st, ok := readStat(pid); ok && st.pgrp != syscall.Getpgrp() {
 		group = orphanGroup{group: st.pgrp, session: st.session}
 	}

@@ -715,15 +715,30 @@ func (sv *supState) send(ev event) {
 // exits over and over is never caught alive by a look at /proc, but each
 // of its hops dies as our child, so its group is known, and shutdown
 // signals that group as a whole.
+//
+// No wait blocks: each is WNOHANG, and SIGCHLD says when to look again.
+// Under Go 1.26 a goroutine entering a blocking system call just as a
+// garbage collection stops the world can hold the whole process for a
+// minute (see jsonl.Stdin), and a supervisor held so starts no server.
 func (sv *supState) reap() {
+	chld := make(chan os.Signal, 1)
+	signal.Notify(chld, syscall.SIGCHLD)
 	for {
 		var ws syscall.WaitStatus
 		pid, group, err := peekExited()
+		if err == nil && pid == 0 {
+			<-chld // none has exited yet
+			continue
+		}
 		if err == nil {
 			peeked := pid > 0 // macOS does not peek: pid -1, any child
-			if pid, err = syscall.Wait4(pid, &ws, 0, nil); err == syscall.ECHILD && peeked {
+			if pid, err = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil); err == syscall.ECHILD && peeked {
 				// Reaped by another between the two: ForkExec reaps the
 				// child of an exec that failed. We have children still.
+				continue
+			}
+			if err == nil && pid == 0 {
+				<-chld // macOS: none has exited yet
 				continue
 			}
 		}
