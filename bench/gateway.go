@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/http"
@@ -77,6 +78,10 @@ type gwTarget struct {
 	// ours: switchboard in another setting (audit on, a binary before):
 	// never "the best peer" either.
 	ours bool
+	// wholeExe: the target is one Go program of its own (switchboard,
+	// TBXark's), read whole into the page cache before each launch (see
+	// gwLaunch).
+	wholeExe bool
 	// launch starts the target on addr over the stdio servers in cfg
 	// (named srv, or srv000…); it does not wait.
 	launch func(addr string, cfg map[string]stdioServer) (*exec.Cmd, error)
@@ -309,6 +314,7 @@ func (b *bench) gateway() error {
 	}
 	mt.note("RSS is the target process's VmRSS (children not counted) after its first call; with 20 and 100 servers, after every server's tools were listed through it (a fresh launch each).")
 	mt.note("Anonymous is RssAnon (heap, stacks, runtime): VmRSS also counts the pages of the program's own binary it touched, shared with every other process of it (switchboard's supervisor is one).")
+	mt.note("switchboard's and TBXark's programs are read whole into the page cache before each launch: the kernel maps, with each page a process touches, its neighbours already cached, so the same binary reads ~3 MiB more (switchboard) just after go build, wholly cached, than once its cold pages were dropped from the cache; every such target is measured wholly cached.")
 	mt.note("switchboard's stdio servers run under one supervisor process of its own (about 1.6 MiB PSS, not counted); the Node peers run in one node process each.")
 	mt.note("Idle sessions: on a fresh launch (1 server, one call made, %v to settle), %d sessions opened one after another (initialize, tools/list, then nothing; each holds its standalone SSE stream), RSS growth %v later ÷ sessions (switchboard serve gives freed heap back once idle for a second; a Go peer's runtime gives back what lies beyond its heap goal in the background).", gwSettle, b.idle, gwSettle)
 	mt.note("Launch → first call: from exec to the first successful echo call of a client that retries connecting every 5 ms.")
@@ -451,7 +457,7 @@ func (b *bench) gwTargets() ([]*gwTarget, []string) {
 	})
 	sbTarget := func(key, name, exe, how string, extra ...string) *gwTarget {
 		return &gwTarget{
-			key: key, name: name, floor: strings.HasPrefix(key, "switchboard-before"), ours: key != "switchboard",
+			key: key, name: name, floor: strings.HasPrefix(key, "switchboard-before"), ours: key != "switchboard", wholeExe: true,
 			wiring:     "`switchboard serve --http` (stateful) on stdio servers from --mcp-config, --strict-mcp-config, --no-watch, an allow rule per server (policy on: every call is decided), " + how,
 			aggregates: true,
 			launch: func(addr string, cfg map[string]stdioServer) (*exec.Cmd, error) {
@@ -530,7 +536,7 @@ func (b *bench) gwTargets() ([]*gwTarget, []string) {
 		skipped = append(skipped, "TBXark mcp-proxy unavailable: "+err.Error())
 	} else {
 		out = append(out, &gwTarget{
-			key: "tbxark", name: "TBXark mcp-proxy",
+			key: "tbxark", name: "TBXark mcp-proxy", wholeExe: true,
 			wiring:     "TBXark/mcp-proxy " + ver + " built with `go build` from -tbxark-src, type streamable-http, one endpoint per server (http://addr/<server>/), tools unprefixed, no auth tokens, logging off",
 			aggregates: true,
 			launch: func(addr string, cfg map[string]stdioServer) (*exec.Cmd, error) {
@@ -657,6 +663,15 @@ func shellQuote(args []string) string {
 		q = append(q, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
 	}
 	return strings.Join(q, " ")
+}
+
+// readWhole reads file path to its end, so that all of it is in the
+// page cache.
+func readWhole(path string) {
+	if f, err := os.Open(path); err == nil {
+		_, _ = io.Copy(io.Discard, f)
+		f.Close()
+	}
 }
 
 // buildTBXark builds TBXark/mcp-proxy from the source in -tbxark-src
@@ -826,6 +841,16 @@ func (b *bench) gwLaunch(t *gwTarget, n int) (*gwRun, time.Duration, error) {
 	cmd, err := t.launch(addr, cfg)
 	if err != nil {
 		return nil, 0, err
+	}
+	if t.wholeExe {
+		// The RSS read after the first call counts the program's own pages
+		// the kernel mapped, and its fault-around maps, with each page
+		// touched, the neighbours already in the page cache: a binary just
+		// written (go build) is wholly there, one that ran days ago maybe
+		// in part, so the same program read ~3 MiB apart (switchboard,
+		// 26.4 vs 23.7 MiB). Read whole first, every such target is
+		// measured in the state of a program installed or run lately.
+		readWhole(cmd.Path)
 	}
 	run := &gwRun{t: t, cmd: cmd, addr: addr, log: &tail{}, exited: make(chan struct{}), ask: b.gwProtocol}
 	cmd.Stdout, cmd.Stderr = run.log, run.log
