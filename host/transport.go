@@ -41,15 +41,49 @@ func (s *server) spawnWithin(ctx context.Context, timeout time.Duration, def con
 		}
 		return r.p, nil
 	case <-ctx.Done():
-		go func() {
-			if r := <-ch; r.p != nil {
-				r.p.Close(s.h.opts.CloseGrace)
-			}
-		}()
 		if ctx.Err() == context.DeadlineExceeded {
+			// Hung (a mount that stopped answering): stop it whenever
+			// its start returns.
+			go func() {
+				if r := <-ch; r.p != nil {
+					s.stopUnserved(r.p)
+				}
+			}()
 			return nil, fmt.Errorf("%w: %q did not start within %s (is its program or cwd on a network mount that stopped answering?)", errStartupTimeout, def.Command, timeout)
 		}
+		// The host stops it (Close, a reload) while its start is under
+		// way — often a start slowed by load, whose process already runs.
+		// Stopped here, as any server stopped before it served, and not
+		// behind the caller's back: a Close that returned while the
+		// process still ran let the program exit and leave it unsignalled
+		// (npx's cache lock left behind), or SIGTERMed after Close.
+		select {
+		case r := <-ch:
+			if r.p != nil {
+				s.stopUnserved(r.p)
+			}
+		case <-s.h.clock.After(killBound):
+			go func() {
+				if r := <-ch; r.p != nil {
+					s.stopUnserved(r.p)
+				}
+			}()
+		}
 		return nil, ctx.Err()
+	}
+}
+
+// stopUnserved stops a process that never served: SIGTERM first (a package
+// runner cleans its cache's lock up on SIGTERM only), SIGKILL after
+// startingGrace, and its pipes released once it is gone — or, should the
+// kernel hold it past killBound, whenever it ends.
+func (s *server) stopUnserved(p *proc.Process) {
+	_ = p.Terminate(startingGrace)
+	select {
+	case <-p.Done():
+		_ = p.Close(0)
+	case <-s.h.clock.After(killBound):
+		go p.Close(0)
 	}
 }
 
