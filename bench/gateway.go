@@ -78,6 +78,10 @@ type gwTarget struct {
 	// ours: switchboard in another setting (audit on, a binary before):
 	// never "the best peer" either.
 	ours bool
+	// ownSession: a peer whose stdio servers each run in a session of
+	// their own, as switchboard's run in its supervisor's: never "the best
+	// peer"; it splits a gap into what that placement costs and the rest.
+	ownSession bool
 	// wholeExe: the target is one Go program of its own (switchboard,
 	// TBXark's), read whole into the page cache before each launch (see
 	// gwLaunch).
@@ -114,6 +118,7 @@ type gwFigures struct {
 	cold, p50, p99, rss1, anon1, rss20, rss100, idle, idleAnon float64
 	tput                                                       []float64 // per gwLevels
 	cpu                                                        []float64 // the target's CPU µs per call, per gwLevels
+	below                                                      []float64 // its descendants' (servers', a supervisor's) CPU µs per call, per gwLevels
 }
 
 // gwLevels are the concurrent sessions of the throughput runs.
@@ -182,13 +187,14 @@ func (b *bench) gateway() error {
 		}
 		for _, c := range gwLevels {
 			for _, i := range order {
-				tp, cpu, err := b.gwThroughput(runs[i], c)
+				tp, cpu, below, err := b.gwThroughput(runs[i], c)
 				if err != nil {
 					stopAll()
 					return fmt.Errorf("%s, %d sessions: %w", targets[i].name, c, err)
 				}
 				cur[i].tput = append(cur[i].tput, tp)
 				cur[i].cpu = append(cur[i].cpu, cpu)
+				cur[i].below = append(cur[i].below, below)
 			}
 		}
 		stopAll()
@@ -233,8 +239,8 @@ func (b *bench) gateway() error {
 		for i := range targets {
 			figs[i] = append(figs[i], cur[i])
 			f := cur[i]
-			fmt.Fprintf(os.Stderr, "  round %d  %-20s cold %5.0f ms  p50 %5.0f µs  p99 %6.0f µs  calls/s %s  CPU µs/call %s  RSS %5.1f (anon %4.1f) / %5.1f / %5.1f MiB  idle %5.1f KiB/session (anon %5.1f)\n",
-				r+1, targets[i].name, f.cold, f.p50, f.p99, joinNums(f.tput), joinNums(f.cpu), f.rss1, f.anon1, f.rss20, f.rss100, f.idle, f.idleAnon)
+			fmt.Fprintf(os.Stderr, "  round %d  %-20s cold %5.0f ms  p50 %5.0f µs  p99 %6.0f µs  calls/s %s  CPU µs/call %s (below it %s)  RSS %5.1f (anon %4.1f) / %5.1f / %5.1f MiB  idle %5.1f KiB/session (anon %5.1f)\n",
+				r+1, targets[i].name, f.cold, f.p50, f.p99, joinNums(f.tput), joinNums(f.cpu), joinNums(f.below), f.rss1, f.anon1, f.rss20, f.rss100, f.idle, f.idleAnon)
 		}
 	}
 
@@ -261,6 +267,7 @@ func (b *bench) gateway() error {
 	rss1 := func(f gwFigures) float64 { return f.rss1 }
 	lvl := func(k int) func(gwFigures) float64 { return func(f gwFigures) float64 { return f.tput[k] } }
 	cpuAt := func(k int) func(gwFigures) float64 { return func(f gwFigures) float64 { return f.cpu[k] } }
+	belowAt := func(k int) func(gwFigures) float64 { return func(f gwFigures) float64 { return f.below[k] } }
 
 	head := []string{"target", "p50 µs", "p99 µs", "p50 ÷ direct", "p50 ÷ TBXark"}
 	for _, c := range gwLevels {
@@ -269,6 +276,11 @@ func (b *bench) gateway() error {
 	for _, c := range gwLevels {
 		if c >= 16 {
 			head = append(head, fmt.Sprintf("CPU µs/call %d", c))
+		}
+	}
+	for _, c := range gwLevels {
+		if c >= 16 {
+			head = append(head, fmt.Sprintf("below µs/call %d", c))
 		}
 	}
 	lt := &table{
@@ -290,6 +302,11 @@ func (b *bench) gateway() error {
 				row = append(row, med(i, cpuAt(k)))
 			}
 		}
+		for k, c := range gwLevels {
+			if c >= 16 {
+				row = append(row, med(i, belowAt(k)))
+			}
+		}
 		lt.add(row...)
 		anon1 := func(f gwFigures) float64 { return f.anon1 }
 		mt.add(t.name, med(i, rss1), medRatio(i, tbx, rss1), med(i, anon1), medRatio(i, tbx, anon1),
@@ -306,6 +323,7 @@ func (b *bench) gateway() error {
 	}
 	lt.note("Throughput: N sessions of one target at once, each making %d sequential calls; calls/s is all calls over the wall time. One shared http.Transport (256 idle connections per host).", gwCallsPerSession)
 	lt.note("CPU µs/call: the target process's CPU time over its throughput run ÷ its calls (its CPU-time clock: the scheduler's account in ns, every thread; the servers behind it not counted).")
+	lt.note("below µs/call: the same for every process below the target (its servers; switchboard's supervisor): the same echo server costs more a call when its calls come in a pattern that wakes it more often.")
 	for i, t := range targets {
 		lt.note("%s: %s; protocol negotiated: %s.", t.name, t.wiring, protocols[i])
 	}
@@ -384,6 +402,27 @@ func (b *bench) gwVerdicts(figs [][]gwFigures, sb, tbx, direct int, medRatio fun
 		fmt.Printf("  %-58s %8s\n", "  p50 ÷ switchboard's with it off (no target)", num(medRatio(a, sb, p50)))
 	}
 	fmt.Println()
+	if o := b.gwOwnSession; o >= 0 && tbx >= 0 {
+		// switchboard's servers run in its supervisor's session, which the
+		// kernel schedules as a group of its own (autogroups): TBXark set
+		// up the same way splits each gap into that placement and the rest.
+		fmt.Printf("## Against %q (no targets: what the servers' own session costs)\n", b.gwNames[o])
+		show := func(what string, v float64) { fmt.Printf("  %-58s %8s\n", what, num(v)) }
+		show("switchboard p50 ÷ its", medRatio(sb, o, p50))
+		show("its p50 ÷ TBXark's", medRatio(o, tbx, p50))
+		for k, c := range gwLevels {
+			if c < 16 {
+				continue
+			}
+			tp := func(f gwFigures) float64 { return f.tput[k] }
+			show(fmt.Sprintf("switchboard calls/s at %d sessions ÷ its", c), medRatio(sb, o, tp))
+			show(fmt.Sprintf("its calls/s at %d sessions ÷ TBXark's", c), medRatio(o, tbx, tp))
+			below := func(f gwFigures) float64 { return f.below[k] }
+			show(fmt.Sprintf("the servers' CPU per call at %d sessions, its ÷ TBXark's", c), medRatio(o, tbx, below))
+			show(fmt.Sprintf("the same, switchboard's ÷ TBXark's"), medRatio(sb, tbx, below))
+		}
+		fmt.Println()
+	}
 	// The floors split each ratio: switchboard ÷ floor is what
 	// Switchboard's own code costs, floor ÷ TBXark what the Go SDK does.
 	for i, floor := range b.gwFloor {
@@ -530,23 +569,27 @@ func (b *bench) gwTargets() ([]*gwTarget, []string) {
 			endpoint: streamable, own: named,
 		})
 	}
-	if !picked("tbxark") {
-		// Not asked for: nothing to build or install.
-	} else if exe, ver, err := b.buildTBXark(); err != nil {
-		skipped = append(skipped, "TBXark mcp-proxy unavailable: "+err.Error())
-	} else {
-		out = append(out, &gwTarget{
-			key: "tbxark", name: "TBXark mcp-proxy", wholeExe: true,
-			wiring:     "TBXark/mcp-proxy " + ver + " built with `go build` from -tbxark-src, type streamable-http, one endpoint per server (http://addr/<server>/), tools unprefixed, no auth tokens, logging off",
+	tbxTarget := func(key, name, exe, ver string, ownSession bool) *gwTarget {
+		wiring := "TBXark/mcp-proxy " + ver + " built with `go build` from -tbxark-src, type streamable-http, one endpoint per server (http://addr/<server>/), tools unprefixed, no auth tokens, logging off"
+		if ownSession {
+			wiring += "; each server started through setsid(1), so that it runs in a session of its own as switchboard's servers do (its supervisor's): with the kernel's scheduler autogroups (sched_autogroup_enabled), a session is a scheduling group of its own"
+		}
+		return &gwTarget{
+			key: key, name: name, wholeExe: true, ownSession: ownSession,
+			wiring:     wiring,
 			aggregates: true,
 			launch: func(addr string, cfg map[string]stdioServer) (*exec.Cmd, error) {
-				home, work, err := b.sandbox("gw-tbxark")
+				home, work, err := b.sandbox("gw-" + key)
 				if err != nil {
 					return nil, err
 				}
 				servers := map[string]any{}
 				for name, s := range cfg {
-					servers[name] = map[string]any{"command": s.Command, "args": s.Args, "options": map[string]any{"logEnabled": false}}
+					cmd, args := s.Command, s.Args
+					if ownSession {
+						cmd, args = "setsid", append([]string{s.Command}, s.Args...)
+					}
+					servers[name] = map[string]any{"command": cmd, "args": args, "options": map[string]any{"logEnabled": false}}
 				}
 				file := filepath.Join(work, "config.json")
 				if err := writeJSON(file, map[string]any{
@@ -564,7 +607,21 @@ func (b *bench) gwTargets() ([]*gwTarget, []string) {
 			},
 			endpoint: func(addr, srv string) string { return "http://" + addr + "/" + srv + "/" },
 			own:      plain,
-		})
+		}
+	}
+	if !picked("tbxark") && !picked("tbxark-session") {
+		// Not asked for: nothing to build or install.
+	} else if exe, ver, err := b.buildTBXark(); err != nil {
+		skipped = append(skipped, "TBXark mcp-proxy unavailable: "+err.Error())
+	} else {
+		out = append(out, tbxTarget("tbxark", "TBXark mcp-proxy", exe, ver, false))
+		if _, err := exec.LookPath("setsid"); err != nil {
+			if picked("tbxark-session") {
+				skipped = append(skipped, "TBXark with its servers in sessions of their own: no setsid(1) here")
+			}
+		} else {
+			out = append(out, tbxTarget("tbxark-session", "TBXark, own sessions", exe, ver, true))
+		}
 	}
 	node := func(dir, pkg, version, bin string) (string, error) {
 		p := &peer{name: dir, dir: dir, pkg: pkg + "@" + version, version: version, bin: bin}
@@ -647,11 +704,14 @@ func (b *bench) gwTargets() ([]*gwTarget, []string) {
 		})
 	}
 	out = slices.DeleteFunc(out, func(t *gwTarget) bool { return !picked(t.key) })
-	b.gwNames, b.gwFloor, b.gwOurs = nil, nil, nil
+	b.gwNames, b.gwFloor, b.gwOurs, b.gwOwnSession = nil, nil, nil, -1
 	for _, t := range out {
 		b.gwNames = append(b.gwNames, t.name)
 		b.gwFloor = append(b.gwFloor, t.floor)
-		b.gwOurs = append(b.gwOurs, t.ours)
+		b.gwOurs = append(b.gwOurs, t.ours || t.ownSession)
+		if t.ownSession {
+			b.gwOwnSession = len(b.gwNames) - 1
+		}
 	}
 	return out, skipped
 }
@@ -1015,25 +1075,26 @@ func (b *bench) gwLatency(runs []*gwRun, order []int) ([][]time.Duration, error)
 // gwThroughput opens c sessions to run and returns calls per second of
 // them calling at once, and the target process's CPU per call in µs (its
 // children, the servers, not counted).
-func (b *bench) gwThroughput(run *gwRun, c int) (perSec, cpuPerCall float64, err error) {
+func (b *bench) gwThroughput(run *gwRun, c int) (perSec, cpuPerCall, belowPerCall float64, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	sessions := make([]*mcp.ClientSession, c)
 	for k := range sessions {
 		cs, err := run.connect(ctx, "srv")
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		defer cs.Close()
 		if err := run.call(ctx, cs); err != nil { // warm: the session's first call
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		sessions[k] = cs
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, c)
 	pid := run.cmd.Process.Pid
-	cpu0 := procCPU(pid)
+	below := descendants(pid)
+	cpu0, below0 := procCPU(pid), procsCPU(below)
 	start := time.Now()
 	for _, cs := range sessions {
 		wg.Add(1)
@@ -1049,14 +1110,14 @@ func (b *bench) gwThroughput(run *gwRun, c int) (perSec, cpuPerCall float64, err
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	cpu := procCPU(pid) - cpu0
+	cpu, belowCPU := procCPU(pid)-cpu0, procsCPU(below)-below0
 	select {
 	case err := <-errs:
-		return 0, 0, err
+		return 0, 0, 0, err
 	default:
 	}
 	calls := float64(c * gwCallsPerSession)
-	return calls / elapsed.Seconds(), float64(cpu.Microseconds()) / calls, nil
+	return calls / elapsed.Seconds(), float64(cpu.Microseconds()) / calls, float64(belowCPU.Microseconds()) / calls, nil
 }
 
 // gwSettle is how long a target is left idle before its RSS is read for

@@ -106,7 +106,8 @@ type bench struct {
 	mcpHubVer       string
 	gwNames         []string
 	gwFloor         []bool // per gwNames
-	gwOurs          []bool // per gwNames: switchboard in another setting
+	gwOurs          []bool // per gwNames: switchboard in another setting, or a peer's own-session variant
+	gwOwnSession    int    // index in gwNames of TBXark with its servers in sessions of their own, or -1
 	gwAudit         int    // the index of "switchboard, audit on" (-1: not run)
 	gwPick          []string
 	gwProtocol      string
@@ -146,7 +147,7 @@ func run() error {
 	flag.StringVar(&b.supergatewayVer, "supergateway-version", "4.0.0", "gateway: supergateway version to install")
 	flag.StringVar(&b.mcpProxyVer, "mcp-proxy-version", "6.7.19", "gateway: mcp-proxy (punkpeye) version to install")
 	flag.StringVar(&b.mcpHubVer, "mcp-hub-version", "4.2.1", "gateway: mcp-hub version to install")
-	gwList := flag.String("gateways", "direct,sdk-proxy,sdk-proxy-jsonl,sdk-proxy-relay,switchboard,switchboard-audit,switchboard-before,switchboard-before-audit,tbxark,supergateway,mcp-proxy,mcp-hub", "gateway: which targets to run (comma-separated)")
+	gwList := flag.String("gateways", "direct,sdk-proxy,sdk-proxy-jsonl,sdk-proxy-relay,switchboard,switchboard-audit,switchboard-before,switchboard-before-audit,tbxark,tbxark-session,supergateway,mcp-proxy,mcp-hub", "gateway: which targets to run (comma-separated)")
 	flag.BoolVar(&b.gwMany, "gateway-many", true, "gateway: also measure RSS with 20 and 100 servers (a launch of each aggregating target on each)")
 	flag.StringVar(&b.sbBefore, "switchboard-before", "", "gateway: also run this switchboard binary, as the targets \"switchboard before\" and \"switchboard before, audit on\" (a before/after in one run)")
 	flag.StringVar(&b.echoProtocol, "echo-protocol", "", "the only protocol revision the Go echo server speaks (e.g. 2025-11-25, as most servers today; \"\": every one the SDK knows)")

@@ -3,8 +3,10 @@ package main
 import (
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -62,5 +64,49 @@ func TestProcCPUReadsTheSchedulersAccount(t *testing.T) {
 	}
 	if exact%(10*time.Millisecond) == 0 {
 		t.Errorf("procCPU %v is a whole number of ticks: read from /proc/PID/stat, not the scheduler", exact)
+	}
+}
+
+// descendants finds a process's children and theirs, one in a session of
+// its own too (as switchboard's supervisor and a setsid'd server are), and
+// procsCPU counts their CPU: here a busy grandchild's.
+func TestDescendantsAndTheirCPU(t *testing.T) {
+	dir := t.TempDir()
+	busy := "echo $$ > " + dir + "/busy; i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; echo done > " + dir + "/done; sleep 60"
+	cmd := exec.Command("/bin/sh", "-c", "setsid sh -c '"+busy+"' & sleep 60; wait")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	var kids []int
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		kids = descendants(cmd.Process.Pid)
+		if _, err := os.Stat(dir + "/done"); err == nil && len(kids) >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("descendants %v after 30 s, want the setsid'd shell, its sleep and the outer sleep", kids)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	defer func() {
+		for _, k := range kids {
+			syscall.Kill(k, syscall.SIGKILL)
+		}
+	}()
+	b, _ := os.ReadFile(dir + "/busy")
+	busyPid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if !slices.Contains(kids, busyPid) {
+		t.Errorf("descendants %v lack the setsid'd shell %d", kids, busyPid)
+	}
+	if len(kids) != 3 {
+		t.Errorf("descendants %v, want exactly 3", kids)
+	}
+	if cpu := procsCPU(kids); cpu < 20*time.Millisecond {
+		t.Errorf("procsCPU %v: the busy shell's 200,000-step loop is missing", cpu)
+	}
+	if cpu := procsCPU([]int{cmd.Process.Pid}); cpu > 20*time.Millisecond {
+		t.Errorf("the idle parent's CPU %v counts its children's", cpu)
 	}
 }

@@ -176,6 +176,36 @@ func killChildren() {
 	}
 }
 
+// descendants are the processes below pid now (children, theirs, …), read
+// from each thread's /proc children list.
+func descendants(pid int) []int {
+	var out []int
+	var walk func(int)
+	walk = func(p int) {
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", p))
+		for _, t := range tasks {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", p, t.Name()))
+			for _, f := range strings.Fields(string(b)) {
+				if k, err := strconv.Atoi(f); err == nil {
+					out = append(out, k)
+					walk(k)
+				}
+			}
+		}
+	}
+	walk(pid)
+	return out
+}
+
+// procsCPU is the sum of procCPU over pids.
+func procsCPU(pids []int) time.Duration {
+	var d time.Duration
+	for _, p := range pids {
+		d += procCPU(p)
+	}
+	return d
+}
+
 // procCPU returns the CPU time process pid has used so far, its children
 // not counted, or 0: the scheduler's own account in nanoseconds (the
 // process's CPU-time clock, every thread of it, ended ones too), where

@@ -31,3 +31,7 @@ func measure(cmd *exec.Cmd, limit time.Duration) (measured, error) {
 }
 
 func procCPU(int) time.Duration { return 0 }
+
+func descendants(int) []int { return nil }
+
+func procsCPU([]int) time.Duration { return 0 }
