@@ -402,25 +402,38 @@ func (b *bench) gwVerdicts(figs [][]gwFigures, sb, tbx, direct int, medRatio fun
 		fmt.Printf("  %-58s %8s\n", "  p50 ÷ switchboard's with it off (no target)", num(medRatio(a, sb, p50)))
 	}
 	fmt.Println()
-	if o := b.gwOwnSession; o >= 0 && tbx >= 0 {
-		// switchboard's servers run in its supervisor's session, which the
-		// kernel schedules as a group of its own (autogroups): TBXark set
-		// up the same way splits each gap into that placement and the rest.
-		fmt.Printf("## Against %q (no targets: what the servers' own session costs)\n", b.gwNames[o])
+	// split prints switchboard's figures against target i's, and i's
+	// against TBXark's: where each gap comes from.
+	split := func(i int, heading, its string) {
+		fmt.Printf("## Against %q (no targets: %s)\n", b.gwNames[i], heading)
 		show := func(what string, v float64) { fmt.Printf("  %-58s %8s\n", what, num(v)) }
-		show("switchboard p50 ÷ its", medRatio(sb, o, p50))
-		show("its p50 ÷ TBXark's", medRatio(o, tbx, p50))
+		show("switchboard p50 ÷ "+its, medRatio(sb, i, p50))
+		show(its+" p50 ÷ TBXark's", medRatio(i, tbx, p50))
+		if b.gwFloor[i] {
+			show(its+" p50 ÷ direct HTTP's", medRatio(i, direct, p50))
+		}
 		for k, c := range gwLevels {
 			if c < 16 {
 				continue
 			}
-			tp := func(f gwFigures) float64 { return f.tput[k] }
-			show(fmt.Sprintf("switchboard calls/s at %d sessions ÷ its", c), medRatio(sb, o, tp))
-			show(fmt.Sprintf("its calls/s at %d sessions ÷ TBXark's", c), medRatio(o, tbx, tp))
-			below := func(f gwFigures) float64 { return f.below[k] }
-			show(fmt.Sprintf("the servers' CPU per call at %d sessions, its ÷ TBXark's", c), medRatio(o, tbx, below))
-			show(fmt.Sprintf("the same, switchboard's ÷ TBXark's"), medRatio(sb, tbx, below))
+			for _, m := range []struct {
+				what string
+				get  func(gwFigures) float64
+			}{
+				{"calls/s", func(f gwFigures) float64 { return f.tput[k] }},
+				{"CPU per call", func(f gwFigures) float64 { return f.cpu[k] }},
+				{"servers' CPU per call", func(f gwFigures) float64 { return f.below[k] }},
+			} {
+				show(fmt.Sprintf("switchboard %s at %d sessions ÷ %s", m.what, c, its), medRatio(sb, i, m.get))
+				show(fmt.Sprintf("%s %s at %d sessions ÷ TBXark's", its, m.what, c), medRatio(i, tbx, m.get))
+			}
 		}
+	}
+	if o := b.gwOwnSession; o >= 0 && tbx >= 0 {
+		// switchboard's servers run in its supervisor's session, which the
+		// kernel schedules as a group of its own (autogroups): TBXark set
+		// up the same way splits each gap into that placement and the rest.
+		split(o, "what the servers' own session costs", "its")
 		fmt.Println()
 	}
 	// The floors split each ratio: switchboard ÷ floor is what
@@ -429,22 +442,8 @@ func (b *bench) gwVerdicts(figs [][]gwFigures, sb, tbx, direct int, medRatio fun
 		if !floor {
 			continue
 		}
-		fmt.Printf("## Against the floor %q (no targets: where each gap comes from)\n", b.gwNames[i])
+		split(i, "where each gap comes from", "the floor's")
 		show := func(what string, v float64) { fmt.Printf("  %-58s %8s\n", what, num(v)) }
-		show("switchboard p50 ÷ the floor's", medRatio(sb, i, p50))
-		show("the floor's p50 ÷ TBXark's", medRatio(i, tbx, p50))
-		show("the floor's p50 ÷ direct HTTP's", medRatio(i, direct, p50))
-		for k, c := range gwLevels {
-			if c < 16 {
-				continue
-			}
-			tp := func(f gwFigures) float64 { return f.tput[k] }
-			show(fmt.Sprintf("switchboard calls/s at %d sessions ÷ the floor's", c), medRatio(sb, i, tp))
-			show(fmt.Sprintf("the floor's calls/s at %d sessions ÷ TBXark's", c), medRatio(i, tbx, tp))
-			cpu := func(f gwFigures) float64 { return f.cpu[k] }
-			show(fmt.Sprintf("switchboard CPU per call at %d sessions ÷ the floor's", c), medRatio(sb, i, cpu))
-			show(fmt.Sprintf("the floor's CPU per call at %d sessions ÷ TBXark's", c), medRatio(i, tbx, cpu))
-		}
 		anon1 := func(f gwFigures) float64 { return f.anon1 }
 		show("switchboard anonymous memory, 1 server ÷ the floor's", medRatio(sb, i, anon1))
 		show("the floor's anonymous memory, 1 server ÷ TBXark's", medRatio(i, tbx, anon1))
