@@ -13,7 +13,8 @@ import (
 // stdioProgressGap is how long [Stdio] holds the answer to a call that
 // asked for progress, counted from the last progress notification written
 // before it: the client reading the pipe wakes up and reads the
-// notification first.
+// notification first. On Linux, when out is a pipe, the answer also waits
+// until the client has read the notification (jsonl.Transport.ProgressGap).
 const stdioProgressGap = 5 * time.Millisecond
 
 // Stdio returns the transport `switchboard serve --stdio` serves on, for

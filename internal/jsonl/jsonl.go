@@ -115,7 +115,11 @@ type Transport struct {
 	// microtask and a response at once, so a call's last progress step
 	// that reaches it in one read with the call's answer is dropped
 	// (typescript-sdk #2580); written back to back, as a relayed call's
-	// last step and answer are, they are often read together.
+	// last step and answer are, they are often read together. On Linux,
+	// when the writer is a pipe, such an answer also waits (up to
+	// [progressDrainLimit]) until the reader has read everything written
+	// before it: a client kept off the CPU longer than the gap would
+	// otherwise still read the two together.
 	ProgressGap time.Duration
 }
 
@@ -140,6 +144,9 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		if w := rawWrite(f); w != nil {
 			c.out = w
 		}
+	}
+	if f, ok := t.Writer.(*os.File); ok && c.gap > 0 {
+		c.unread = pipeUnread(f)
 	}
 	if pollable(t.Reader) {
 		// Read reads in the caller's goroutine: Close interrupts it.
@@ -214,6 +221,7 @@ type conn struct {
 	gap           time.Duration
 	start         time.Time
 	lastProgress  atomic.Int64
+	unread        func() int // bytes written and not read yet (a pipe, on Linux), or nil
 	progressMu    sync.Mutex
 	progressCalls map[jsonrpc.ID]struct{}
 
@@ -679,7 +687,10 @@ func (c *conn) askedProgress(id jsonrpc.ID) bool {
 }
 
 // waitProgressGap sleeps until the connection's gap has passed since the
-// last progress notification written.
+// last progress notification written and, where the writer is a pipe whose
+// unread bytes can be counted, until its reader has read everything (up to
+// progressDrainLimit): the notification then reaches the client in a read
+// of its own, whatever the client's scheduling.
 func (c *conn) waitProgressGap() {
 	last := c.lastProgress.Load()
 	if last == 0 {
@@ -688,7 +699,21 @@ func (c *conn) waitProgressGap() {
 	if d := time.Duration(last-1) + c.gap - time.Since(c.start); d > 0 {
 		time.Sleep(d)
 	}
+	if c.unread == nil {
+		return
+	}
+	for deadline := time.Now().Add(progressDrainLimit); c.unread() > 0 && time.Now().Before(deadline); {
+		time.Sleep(progressDrainPoll)
+	}
 }
+
+// progressDrainLimit bounds how long an answer waits for its client to
+// read the progress written before it; progressDrainPoll is how often the
+// pipe is looked at meanwhile.
+const (
+	progressDrainLimit = time.Second
+	progressDrainPoll  = 500 * time.Microsecond
+)
 
 // answer files resp under its batch, if it answers a batched call: done
 // is the whole batch once its last answer is in.

@@ -121,3 +121,30 @@ func pollError(op string, f *os.File, err error) error {
 	}
 	return &os.PathError{Op: op, Path: f.Name(), Err: err}
 }
+
+// pipeUnread returns a function that reports how many bytes written to f
+// (a pipe's write end) its reader has not read yet, or nil when f is not a
+// pipe. Linux's FIONREAD (TIOCINQ) counts a pipe's buffered bytes from
+// either end.
+func pipeUnread(f *os.File) func() int {
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		return nil
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return func() int {
+		n := 0
+		if rc.Control(func(fd uintptr) {
+			var v int32
+			if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&v))); e == 0 {
+				n = int(v)
+			}
+		}) != nil {
+			return 0
+		}
+		return n
+	}
+}

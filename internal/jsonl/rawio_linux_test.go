@@ -4,12 +4,17 @@ package jsonl
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 func rawPipes(t *testing.T) (r, w *os.File, rr io.Reader, rw io.Writer) {
@@ -97,4 +102,65 @@ func TestRawPipe(t *testing.T) {
 			t.Fatalf("write with no reader: %v, want EPIPE", err)
 		}
 	})
+}
+
+// The answer to a call that asked for progress is not written while the
+// client has not read the progress notification written before it: a
+// client kept off the CPU past the gap would read the two in one chunk, and
+// the TypeScript SDK's client then drops that last step (typescript-sdk
+// #2580). Once the client reads, the answer follows.
+func TestProgressAnswerWaitsForTheNotificationToBeRead(t *testing.T) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inR.Close()
+	defer inW.Close()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outR.Close()
+	defer outW.Close()
+	c, err := (&Transport{Reader: inR, Writer: outW, ProgressGap: 5 * time.Millisecond}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":1}}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Read(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	note := &jsonrpc.Request{Method: "notifications/progress", Params: json.RawMessage(`{"progressToken":1,"progress":3,"total":3}`)}
+	if err := c.Write(context.Background(), note); err != nil {
+		t.Fatal(err)
+	}
+	id, _ := jsonrpc.MakeID(float64(7))
+	written := make(chan error, 1)
+	go func() {
+		written <- c.Write(context.Background(), &jsonrpc.Response{ID: id, Result: json.RawMessage(`{"content":[]}`)})
+	}()
+	// The client is "off the CPU" for 100 ms, twenty times the gap.
+	select {
+	case err := <-written:
+		t.Fatalf("the answer was written (%v) while the progress notification was unread", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	buf := make([]byte, 4096)
+	n, err := outR.Read(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(buf[:n]); !strings.Contains(got, "notifications/progress") || strings.Contains(got, `"result"`) {
+		t.Fatalf("first read %q, want the notification alone", got)
+	}
+	if err := within(t, "the answer's Write", written); err != nil {
+		t.Fatal(err)
+	}
+	n, err = outR.Read(buf)
+	if err != nil || !strings.Contains(string(buf[:n]), `"result"`) {
+		t.Fatalf("second read %q (%v), want the answer", buf[:n], err)
+	}
 }
