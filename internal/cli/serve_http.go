@@ -174,13 +174,13 @@ func profilesVisible(r *http.Request, a *gateway.Auth) bool {
 func (opts *ServeOptions) listen() (net.Listener, error) {
 	if ln := opts.listener; ln != nil {
 		opts.listener = nil
-		return ln, nil
+		return rawListen(ln), nil
 	}
 	ln, err := net.Listen("tcp", opts.HTTP)
 	if err != nil {
 		return nil, FailureErr(fmt.Errorf("listening on %s: %w", opts.HTTP, err), "pick a free port, or stop what holds it")
 	}
-	return ln, nil
+	return rawListen(ln), nil
 }
 
 // serveMetrics serves /metrics alone on addr (serve --metrics), behind
