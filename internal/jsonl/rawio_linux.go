@@ -8,6 +8,8 @@ import (
 	"os"
 	"syscall"
 	"unsafe"
+
+	"github.com/switchboard-mcp/switchboard/internal/rawio"
 )
 
 // rawRead and rawWrite return a reader or writer for f that moves bytes
@@ -45,34 +47,11 @@ type rawReader struct {
 }
 
 func (r rawReader) Read(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	var n int
-	var errno syscall.Errno
-	err := r.rc.Read(func(fd uintptr) bool {
-		for {
-			r1, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			switch e {
-			case 0:
-				n = int(r1)
-				return true
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				return false // the poller waits, then calls again
-			default:
-				errno = e
-				return true
-			}
-		}
-	})
+	n, err := rawio.Read(r.rc, p)
 	switch {
 	case err != nil:
-		return 0, pollError("read", r.f, err)
-	case errno != 0:
-		return 0, &os.PathError{Op: "read", Path: r.f.Name(), Err: errno}
-	case n == 0:
+		return 0, fileError("read", r.f, err)
+	case n == 0 && len(p) > 0:
 		return 0, io.EOF
 	}
 	return n, nil
@@ -84,31 +63,21 @@ type rawWriter struct {
 }
 
 func (w rawWriter) Write(p []byte) (int, error) {
-	var n int
-	var errno syscall.Errno
-	err := w.rc.Write(func(fd uintptr) bool {
-		for n < len(p) {
-			r1, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[n])), uintptr(len(p)-n))
-			switch e {
-			case 0:
-				n += int(r1)
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				return false // the pipe is full: wait until it drains
-			default:
-				errno = e
-				return true
-			}
-		}
-		return true
-	})
-	switch {
-	case err != nil:
-		return n, pollError("write", w.f, err)
-	case errno != 0:
-		return n, &os.PathError{Op: "write", Path: w.f.Name(), Err: errno}
+	n, err := rawio.Write(w.rc, p)
+	if err != nil {
+		return n, fileError("write", w.f, err)
 	}
 	return n, nil
+}
+
+// fileError reports what rawio returned as os.File does: a failed call as
+// a *os.PathError, a failed wait of the poller as pollError says.
+func fileError(op string, f *os.File, err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return &os.PathError{Op: op, Path: f.Name(), Err: errno}
+	}
+	return pollError(op, f, err)
 }
 
 // pollError reports a failed wait of the poller as os.File does: a passed
