@@ -1072,8 +1072,8 @@ func (b *bench) gwLatency(runs []*gwRun, order []int) ([][]time.Duration, error)
 }
 
 // gwThroughput opens c sessions to run and returns calls per second of
-// them calling at once, and the target process's CPU per call in µs (its
-// children, the servers, not counted).
+// them calling at once, the target process's CPU per call in µs (its
+// children, the servers, not counted), and that of the processes below it.
 func (b *bench) gwThroughput(run *gwRun, c int) (perSec, cpuPerCall, belowPerCall float64, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

@@ -165,35 +165,33 @@ func runMeasured(limitArg, path string, args []string) measureReport {
 
 // killChildren SIGKILLs every child of this process.
 func killChildren() {
-	tasks, _ := os.ReadDir("/proc/self/task")
-	for _, t := range tasks {
-		b, _ := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
-		for _, f := range strings.Fields(string(b)) {
-			if pid, err := strconv.Atoi(f); err == nil {
-				unix.Kill(pid, unix.SIGKILL)
-			}
-		}
+	for _, pid := range children(os.Getpid()) {
+		unix.Kill(pid, unix.SIGKILL)
 	}
 }
 
-// descendants are the processes below pid now (children, theirs, …), read
-// from each thread's /proc children list.
-func descendants(pid int) []int {
+// children are process pid's children now, read from each of its
+// threads' /proc children list.
+func children(pid int) []int {
 	var out []int
-	var walk func(int)
-	walk = func(p int) {
-		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", p))
-		for _, t := range tasks {
-			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", p, t.Name()))
-			for _, f := range strings.Fields(string(b)) {
-				if k, err := strconv.Atoi(f); err == nil {
-					out = append(out, k)
-					walk(k)
-				}
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, t := range tasks {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
+		for _, f := range strings.Fields(string(b)) {
+			if k, err := strconv.Atoi(f); err == nil {
+				out = append(out, k)
 			}
 		}
 	}
-	walk(pid)
+	return out
+}
+
+// descendants are the processes below pid now (children, theirs, …).
+func descendants(pid int) []int {
+	var out []int
+	for _, k := range children(pid) {
+		out = append(append(out, k), descendants(k)...)
+	}
 	return out
 }
 
