@@ -73,17 +73,30 @@ func (s *server) spawnWithin(ctx context.Context, timeout time.Duration, def con
 	}
 }
 
-// stopUnserved stops a process that never served: SIGTERM first (a package
-// runner cleans its cache's lock up on SIGTERM only), SIGKILL after
-// startingGrace, and its pipes released once it is gone — or, should the
-// kernel hold it past killBound, whenever it ends.
+// stopUnserved stops a process that never served (terminateUnserved) and
+// releases its pipes once it is gone — or, should the kernel hold it past
+// killBound, whenever it ends.
 func (s *server) stopUnserved(p *proc.Process) {
+	if s.terminateUnserved(p) {
+		_ = p.Close(0)
+	} else {
+		go p.Close(0)
+	}
+}
+
+// terminateUnserved stops a process that never served: SIGTERM first (a
+// package runner stopped while it starts — the host closing, as when a
+// client lists a gateway's tools and leaves — cleans its cache's lock up
+// on SIGTERM only), SIGKILL after startingGrace. It reports whether the
+// process is gone within killBound: SIGKILL does not free a process the
+// kernel holds (a read on a mount whose server is gone).
+func (s *server) terminateUnserved(p *proc.Process) (gone bool) {
 	_ = p.Terminate(startingGrace)
 	select {
 	case <-p.Done():
-		_ = p.Close(0)
+		return true
 	case <-s.h.clock.After(killBound):
-		go p.Close(0)
+		return false
 	}
 }
 
@@ -198,17 +211,11 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 				died = true
 			case <-s.h.clock.After(wait):
 			}
-			// SIGTERM first: a package runner stopped while it starts
-			// (the host closing, as when a client lists a gateway's tools
-			// and leaves) cleans its cache's lock up on SIGTERM only.
-			_ = c.proc.Terminate(startingGrace)
-			select {
-			case <-c.proc.Done():
-			case <-s.h.clock.After(killBound):
-				// SIGKILL does not free a process the kernel holds (a read
-				// on a mount whose server is gone): stop waiting for it
-				// here; Close releases its pipes whenever it ends, and
-				// the host's Close does not wait for it again.
+			// Its pipes stay open for the report below (its stderr);
+			// conn.close releases them. One the kernel holds is not
+			// waited for again: Close releases its pipes whenever it
+			// ends, and the host's Close skips it.
+			if !s.terminateUnserved(c.proc) {
 				c.abandoned.Store(true)
 				go c.proc.Close(0)
 			}
