@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"debug/elf"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -333,6 +334,15 @@ func (b *bench) gateway() error {
 	mt.note("RSS is the target process's VmRSS (children not counted) after its first call; with 20 and 100 servers, after every server's tools were listed through it (a fresh launch each).")
 	mt.note("Anonymous is RssAnon (heap, stacks, runtime): VmRSS also counts the pages of the program's own binary it touched, shared with every other process of it (switchboard's supervisor is one).")
 	mt.note("switchboard's and TBXark's programs are read whole into the page cache before each launch: the kernel maps, with each page a process touches, its neighbours already cached, so the same binary reads ~3 MiB more (switchboard) just after go build, wholly cached, than once its cold pages were dropped from the cache; every such target is measured wholly cached.")
+	if tbx >= 0 && b.gwLoaded[targets[tbx].name] > 0 {
+		var per []string
+		for _, t := range targets {
+			if mib := b.gwLoaded[t.name]; mib > 0 {
+				per = append(per, fmt.Sprintf("%s %.1f MiB (%.2f×)", t.name, mib, mib/b.gwLoaded[targets[tbx].name]))
+			}
+		}
+		mt.note("What each program maps from its file (its ELF loadable segments; ÷ TBXark's): %s. Wholly cached, nearly all of it ends up resident, so the RSS ratio follows the programs' sizes.", strings.Join(per, ", "))
+	}
 	mt.note("switchboard's stdio servers run under one supervisor process of its own (about 1.6 MiB PSS, not counted); the Node peers run in one node process each.")
 	mt.note("Idle sessions: on a fresh launch (1 server, one call made, %v to settle), %d sessions opened one after another (initialize, tools/list, then nothing; each holds its standalone SSE stream), RSS growth %v later ÷ sessions (switchboard serve gives freed heap back once idle for a second; a Go peer's runtime gives back what lies beyond its heap goal in the background).", gwSettle, b.idle, gwSettle)
 	mt.note("Launch → first call: from exec to the first successful echo call of a client that retries connecting every 5 ms.")
@@ -724,6 +734,27 @@ func shellQuote(args []string) string {
 	return strings.Join(q, " ")
 }
 
+// programLoadMiB is the size of what an ELF program maps from its file
+// (the file size of its PT_LOAD segments: code, read-only data, the
+// runtime's function tables, initialised data), in MiB.
+func programLoadMiB(path string) (float64, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var n uint64
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD {
+			n += p.Filesz
+		}
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("%s: no loadable segment", path)
+	}
+	return float64(n) / (1 << 20), nil
+}
+
 // readWhole reads file path to its end, so that all of it is in the
 // page cache.
 func readWhole(path string) {
@@ -910,6 +941,12 @@ func (b *bench) gwLaunch(t *gwTarget, n int) (*gwRun, time.Duration, error) {
 		// 26.4 vs 23.7 MiB). Read whole first, every such target is
 		// measured in the state of a program installed or run lately.
 		readWhole(cmd.Path)
+		if mib, err := programLoadMiB(cmd.Path); err == nil {
+			if b.gwLoaded == nil {
+				b.gwLoaded = map[string]float64{}
+			}
+			b.gwLoaded[t.name] = mib
+		}
 	}
 	run := &gwRun{t: t, cmd: cmd, addr: addr, log: &tail{}, exited: make(chan struct{}), ask: b.gwProtocol}
 	cmd.Stdout, cmd.Stderr = run.log, run.log

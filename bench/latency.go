@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"strings"
 
 	"github.com/switchboard-mcp/switchboard/internal/npmtest"
@@ -45,12 +46,23 @@ type latencySample struct {
 func (b *bench) latency() error {
 	targets, npm, npmErr := b.targets()
 	clients := []string{"bare", "host", "ts", "relay", "sdkrelay", "jsonlrelay", "samerelay", "tsrelay"}
+	// With setsid(1) the direct clients' server also runs in a session of
+	// its own, as serve's servers do (under its supervisor): the kernel's
+	// scheduler autogroups make a session a scheduling group of its own,
+	// which costs the server's wake-ups, so "relay ÷ these" splits the
+	// relay's ratio into the hop and the session.
+	_, setsidErr := exec.LookPath("setsid")
+	if setsidErr == nil {
+		clients = append(clients, "baresession", "tssession")
+	}
 	labels := map[string]string{"bare": "Go SDK ClientSession.CallTool", "host": "switchboard host.Call", "ts": "TypeScript SDK client (node)",
-		"relay":      "Go SDK client → switchboard serve --stdio → server",
-		"sdkrelay":   "Go SDK client → SDK-only relay (floor) → server",
-		"jsonlrelay": "Go SDK client → SDK relay on switchboard's jsonl transport → server",
-		"samerelay":  "same as serve --stdio, the client asking for the server's own protocol",
-		"tsrelay":    "TypeScript SDK client → switchboard serve --stdio → server"}
+		"baresession": "Go SDK client, its server in a session of its own",
+		"tssession":   "TypeScript SDK client, its server in a session of its own",
+		"relay":       "Go SDK client → switchboard serve --stdio → server",
+		"sdkrelay":    "Go SDK client → SDK-only relay (floor) → server",
+		"jsonlrelay":  "Go SDK client → SDK relay on switchboard's jsonl transport → server",
+		"samerelay":   "same as serve --stdio, the client asking for the server's own protocol",
+		"tsrelay":     "TypeScript SDK client → switchboard serve --stdio → server"}
 	if _, err := b.switchboard(); err != nil {
 		return err
 	}
@@ -77,6 +89,9 @@ func (b *bench) latency() error {
 	// Per target, per round: the TypeScript client through serve --stdio
 	// ÷ the same client direct (issue 36's stdio target names both clients).
 	tsOverDirect := map[string][]float64{}
+	// Per client, per target, per round: the client through serve --stdio
+	// ÷ the same client direct with its server in a session of its own.
+	overSession := map[string]map[string][]float64{"Go": {}, "TypeScript": {}}
 	for _, t := range targets {
 		results[t.name] = map[string][]latencySample{}
 		ratios[t.name] = map[string][]float64{}
@@ -87,7 +102,7 @@ func (b *bench) latency() error {
 			p50 := map[string]float64{}
 			for i := range clients {
 				c := clients[(i+r)%len(clients)] // rotate who goes first
-				if (c == "ts" || c == "tsrelay") && npmErr != nil {
+				if (c == "ts" || c == "tsrelay" || c == "tssession") && npmErr != nil {
 					continue
 				}
 				spec := clientSpec{Kind: c, Mode: "latency", N: b.n, Warmup: b.warmup,
@@ -109,6 +124,10 @@ func (b *bench) latency() error {
 					if c == "tsrelay" {
 						spec.Kind = "ts"
 					}
+				}
+				if c == "baresession" || c == "tssession" {
+					spec.Kind = map[string]string{"baresession": "bare", "tssession": "ts"}[c]
+					spec.Command, spec.Args = "setsid", append([]string{t.command}, t.args...)
 				}
 				if c == "sdkrelay" || c == "jsonlrelay" {
 					// The bare client, talking to an SDK-only relay.
@@ -139,6 +158,12 @@ func (b *bench) latency() error {
 			}
 			if p50["ts"] > 0 && p50["tsrelay"] > 0 {
 				tsOverDirect[t.name] = append(tsOverDirect[t.name], ratio(p50["tsrelay"], p50["ts"]))
+			}
+			if p50["baresession"] > 0 {
+				overSession["Go"][t.name] = append(overSession["Go"][t.name], ratio(p50["relay"], p50["baresession"]))
+			}
+			if p50["tssession"] > 0 && p50["tsrelay"] > 0 {
+				overSession["TypeScript"][t.name] = append(overSession["TypeScript"][t.name], ratio(p50["tsrelay"], p50["tssession"]))
 			}
 		}
 	}
@@ -192,6 +217,23 @@ func (b *bench) latency() error {
 			}
 		}
 		tb.note("TypeScript client through serve --stdio ÷ the same client direct, median of per-round p50 ratios (issue 36: ≤ 1.5): %s.", strings.Join(per, ", "))
+	}
+	if setsidErr == nil {
+		for _, cl := range []string{"Go", "TypeScript"} {
+			var per []string
+			for _, t := range targets {
+				if xs := overSession[cl][t.name]; len(xs) > 0 {
+					per = append(per, fmt.Sprintf("%s %s", t.name, num(median(xs))))
+				}
+			}
+			if len(per) > 0 {
+				tb.note("%s client through serve --stdio ÷ the same client direct with its server in a session of its own (setsid(1)), median of per-round p50 ratios: %s.", cl, strings.Join(per, ", "))
+			}
+		}
+		tb.note("  serve's servers run in its supervisor's session, a scheduling group of its own with the kernel's autogroups; the direct rows' servers in the bench's:")
+		tb.note("  the \"session of its own\" rows put the direct server where serve's are, so this ratio is the hop alone.")
+	} else {
+		tb.note("No setsid(1) here: the rows with the direct server in a session of its own were skipped.")
 	}
 	tb.note("A Go SDK client asks for the newest protocol (2026-07-28) and gets the newest both ends speak. That protocol puts a _meta triple in every")
 	tb.note("  request, which the SDK's server decodes and validates per call, so a relay that speaks it to a client while its server speaks an older")

@@ -117,6 +117,7 @@ type bench struct {
 	gwMany          bool   // -gateway-many
 	echoProtocol    string
 	serveEnv        []string
+	gwLoaded        map[string]float64 // per target name: MiB of its program's loadable segments (programLoadMiB)
 	// firstlist scenario
 	slowStart time.Duration
 }
