@@ -151,8 +151,8 @@ func (h *Host) CallTool(ctx context.Context, serverName, tool string, args any) 
 	if err != nil {
 		return nil, err
 	}
-	if hid, why := h.hidden(serverName, tool); hid {
-		return nil, &FilteredError{Server: serverName, Tool: tool, Reason: why}
+	if hid, why, view := h.hiddenBy(serverName, tool); hid {
+		return nil, &FilteredError{Server: serverName, Tool: tool, Reason: why, View: view}
 	}
 	served, err := h.checkHeld(ctx, s, tool)
 	if err != nil {
@@ -216,7 +216,7 @@ func (h *Host) resolveTool(ctx context.Context, name string) (*server, string, e
 // hides the tool (the router holds the names of the Host's lists).
 func (h *Host) viewed(s *server, tool string) (*server, string, error) {
 	if hid, why := h.scope.hidden(tool); hid {
-		return nil, "", &FilteredError{Server: s.name, Tool: tool, Reason: why}
+		return nil, "", &FilteredError{Server: s.name, Tool: tool, Reason: why, View: true}
 	}
 	return s, tool, nil
 }

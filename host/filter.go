@@ -17,9 +17,11 @@ import (
 var ErrFiltered = errors.New("tool hidden by a tool filter")
 
 // FilteredError is a call of a tool that a tool filter hides from the
-// model. Reason names the layer and glob.
+// model. Reason names the layer and glob. View is whether the filter is a
+// view's own ([Scope].Tools: a profile's), not the server's.
 type FilteredError struct {
 	Server, Tool, Reason string
+	View                 bool
 }
 
 func (e *FilteredError) Error() string {
@@ -41,10 +43,18 @@ func (h *Host) toolFilter(server string) config.ToolFilter {
 // hidden reports whether server's tool is filtered out, and why.
 // A view's own filter (Scope.Tools) counts too.
 func (h *Host) hidden(server, tool string) (bool, string) {
+	hid, why, _ := h.hiddenBy(server, tool)
+	return hid, why
+}
+
+// hiddenBy is hidden, and whether the view's own filter is the one that
+// hides the tool.
+func (h *Host) hiddenBy(server, tool string) (hid bool, why string, view bool) {
 	if hid, why := h.toolFilter(server).Hidden(tool); hid {
-		return hid, why
+		return hid, why, false
 	}
-	return h.scope.hidden(tool)
+	hid, why = h.scope.hidden(tool)
+	return hid, why, hid
 }
 
 // filterTools returns the tools of server that no filter hides: what the
@@ -71,8 +81,8 @@ func (h *Host) filterTools(server string, tools []*mcp.Tool) []*mcp.Tool {
 func (h *Host) filteredCall(name string, servers []*server) error {
 	for _, s := range servers {
 		tool := strings.TrimPrefix(name, "mcp__"+toolsurface.SanitizePart(s.name)+"__")
-		if hid, why := h.hidden(s.name, tool); hid {
-			return &FilteredError{Server: s.name, Tool: tool, Reason: why}
+		if hid, why, view := h.hiddenBy(s.name, tool); hid {
+			return &FilteredError{Server: s.name, Tool: tool, Reason: why, View: view}
 		}
 	}
 	return nil

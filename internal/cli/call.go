@@ -508,6 +508,11 @@ func callErr(err error) error {
 	case errors.Is(err, host.ErrFiltered):
 		var fe *host.FilteredError
 		errors.As(err, &fe)
+		if fe.View {
+			// A profile's filter: `mcp tools enable` edits the server's
+			// own, which would not show it.
+			return RefusedErr(err, "to use it, take it out of that profile's filter in the file named, or run without --profile")
+		}
 		return RefusedErr(err, fmt.Sprintf("to use it, take it out of that filter (switchboard mcp tools enable %s %s)", fe.Server, fe.Tool))
 	case errors.Is(err, host.ErrUnknownTool):
 		return UsageErr(err, "run `switchboard tools` for the tool names")

@@ -131,4 +131,12 @@ func TestProfileFlag(t *testing.T) {
 	if out, errOut, code := w.run(false, "call", "--profile", "review", "mcp__docs-a__echo", `{"text":"hi"}`); code != 0 || !strings.Contains(out, "hi") {
 		t.Errorf("call in the profile: exit %d:\n%s%s", code, out, errOut)
 	}
+	// A tool the profile's filter hides: the hint points at the profile,
+	// not at `mcp tools enable`, which edits the server's own filter and
+	// would not show it.
+	_, errOut, code = w.run(false, "call", "--profile", "review", "mcp__docs-a__add", `{"a":1,"b":2}`)
+	if code != 3 || !strings.Contains(errOut, `in profile "review" (`+filepath.Join(w.sb, "settings.json")+":") ||
+		!strings.Contains(errOut, "hint: to use it, take it out of that profile's filter") || strings.Contains(errOut, "mcp tools enable") {
+		t.Errorf("call of a tool the profile hides: exit %d, want 3 and a hint naming the profile's filter:\n%s", code, errOut)
+	}
 }
