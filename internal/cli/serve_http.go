@@ -129,9 +129,15 @@ func httpHandler(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, ad
 // the same guard as /mcp, and answers any other /mcp/<name> with 404,
 // naming the profiles served only to a caller that authenticates (on a
 // gateway that asks for none, anyone who can reach it may list them, as
-// mcp list does).
+// mcp list does); a gateway that serves no profile says which flags
+// would.
 func mountProfiles(mux *http.ServeMux, opts *ServeOptions, a *gateway.Auth, hopts *gateway.HTTPOptions) {
 	if len(opts.profileGateways) == 0 {
+		// A client pointed at a profile's endpoint of a gateway that
+		// serves none gets told how to serve it, not a bare 404.
+		mux.HandleFunc("/mcp/{profile}", func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "not found: this gateway serves every server at /mcp and no profile's endpoint; start it with --profiles NAME,… or --all-profiles to serve /mcp/<profile>", http.StatusNotFound)
+		})
 		return
 	}
 	// Each profile's endpoint has sessions of its own, behind the same

@@ -12,6 +12,32 @@ import (
 	"github.com/switchboard-mcp/switchboard/gateway"
 )
 
+// TestGatewayWithoutProfileEndpoints: a gateway started without
+// --profiles answers /mcp/<name> with a 404 that says how to serve a
+// profile's endpoint, and still serves /mcp.
+func TestGatewayWithoutProfileEndpoints(t *testing.T) {
+	w := newGatewayWorld(t)
+	w.servers(t, "alpha")
+	writeJSON(t, w.sbHome+"/settings.json", map[string]any{"profiles": map[string]any{
+		"a": map[string]any{"servers": []string{"alpha"}},
+	}})
+	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--wait", "30s")
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if code, body := requestAs(t, ctx, "POST", base+"/mcp/a", "", `{}`); code != http.StatusNotFound || !strings.Contains(body, "--profiles") || !strings.Contains(body, "--all-profiles") {
+		t.Errorf("/mcp/a without --profiles: %d %q, want 404 naming --profiles and --all-profiles", code, body)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "profile-test"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
+	if err != nil {
+		t.Fatalf("connect /mcp: %v", err)
+	}
+	defer cs.Close()
+	if names := listNames(t, ctx, cs); !names["alpha__echo"] {
+		t.Errorf("/mcp lists %v, want alpha__echo", names)
+	}
+}
+
 // TestGatewayProfileEndpoints (issue 34.3): one serve --http --profiles
 // a,b serves each profile as its own virtual server at /mcp/<profile>
 // (its servers' tools only), over the same processes as /mcp; the
