@@ -139,6 +139,9 @@ type ServeOptions struct {
 	AllProfiles bool
 	// profileGateways are their gateways, one per profile's view.
 	profileGateways []profileGateway
+	// profileErrors are, with --all-profiles, the settings' profile
+	// errors: each drops a profile, which serve names on stderr.
+	profileErrors []config.Diagnostic
 	// console is the console served at ConsolePath (serve_console.go),
 	// consoleAddr (a string) the address it is reached at.
 	console     http.Handler
@@ -597,6 +600,12 @@ func (opts *ServeOptions) startProfiles(s *session, gopts *gateway.Options) erro
 	names := opts.Profiles
 	if opts.AllProfiles {
 		names = s.sb.ProfileNames()
+		_, diags := s.sb.Settings().Profiles()
+		for _, d := range diags {
+			if d.Severity == config.SeverityError {
+				opts.profileErrors = append(opts.profileErrors, d)
+			}
+		}
 	}
 	for _, name := range names {
 		v, err := s.sb.View(name)

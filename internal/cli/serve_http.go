@@ -40,6 +40,9 @@ func serveHTTP(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, log 
 	for _, pg := range opts.profileGateways {
 		fmt.Fprintf(opts.IO.ErrOut, "switchboard: profile %s at http://%s/mcp/%s\n", pg.name, addr, pg.name)
 	}
+	for _, d := range opts.profileErrors {
+		fmt.Fprintf(opts.IO.ErrOut, "switchboard: a profile definition dropped: %s\n", d.Error())
+	}
 	if opts.Listening != nil {
 		opts.Listening(addr)
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"net/http"
 	"strings"
@@ -35,6 +36,52 @@ func TestGatewayWithoutProfileEndpoints(t *testing.T) {
 	defer cs.Close()
 	if names := listNames(t, ctx, cs); !names["alpha__echo"] {
 		t.Errorf("/mcp lists %v, want alpha__echo", names)
+	}
+}
+
+// TestGatewayAllProfilesNamesTheDropped: serve --all-profiles says on
+// stderr which profile definitions it dropped and why, with the file and
+// position, next to the endpoints it serves.
+func TestGatewayAllProfilesNamesTheDropped(t *testing.T) {
+	w := newGatewayWorld(t)
+	w.servers(t, "alpha")
+	writeJSON(t, w.sbHome+"/settings.json", map[string]any{"profiles": map[string]any{
+		"a":   map[string]any{"servers": []string{"alpha"}},
+		"bad": map[string]any{"extends": []string{"aa"}},
+	}})
+	cmd := w.command(t, "serve", "--http", "127.0.0.1:0", "--all-profiles")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	var seen []string
+	var served, dropped bool
+	timeout := time.After(60 * time.Second)
+	for !served || !dropped {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("serve ended; stderr:\n%s", strings.Join(seen, "\n"))
+			}
+			seen = append(seen, l)
+			served = served || strings.Contains(l, "switchboard: profile a at http://")
+			dropped = dropped || (strings.Contains(l, "switchboard: a profile definition dropped: "+w.sbHome+"/settings.json:") &&
+				strings.Contains(l, `extends unknown profile "aa"`))
+		case <-timeout:
+			t.Fatalf("no line for profile a's endpoint and the dropped profile bad within 60 s; stderr:\n%s", strings.Join(seen, "\n"))
+		}
 	}
 }
 
