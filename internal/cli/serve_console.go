@@ -81,6 +81,14 @@ func (opts *ServeOptions) gatewayConsole(s *session, calls *gateway.AuditLog, as
 		Audit:        audit,
 		Home:         opts.Home,
 		Now:          opts.Now,
+		SignInClosed: func() string {
+			if a == nil || !a.Required() {
+				return "This gateway asks for no credential (loopback, no --token-file, no keys), so its console signs nobody in. " +
+					"On this machine, run \"switchboard ui\" for the console; to sign in here, start the gateway with --token-file, " +
+					"or add a key with \"switchboard gateway key add NAME\"."
+			}
+			return ""
+		},
 		Login: func(ctx context.Context, key string) (*console.Viewer, error) {
 			if a == nil || !a.Required() {
 				return nil, errors.New("this gateway has no credentials (start it with --token-file or keys of `switchboard gateway key add`)")

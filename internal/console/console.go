@@ -67,6 +67,12 @@ type Options struct {
 	// a revoked key or an expired token ends the session. An error refuses
 	// the credential.
 	Login func(ctx context.Context, credential string) (*Viewer, error)
+	// SignInClosed, if set with Login, says why nobody can sign in now
+	// (a gateway that asks for no credential): a non-empty answer is shown
+	// on the login page in place of its form, and a credential posted
+	// meanwhile is refused with it. Asked on every visit, so that it can
+	// follow a reload of the gateway's auth file.
+	SignInClosed func() string
 	// Hosts are the Host headers the console answers to ("127.0.0.1:PORT",
 	// "localhost:PORT"); any other is refused (DNS rebinding). Required
 	// unless Login is set (a gateway answering to many names).

@@ -12,6 +12,12 @@ import (
 // credential is posted once to the login page, from the console's own
 // origin, and the session's HttpOnly SameSite=Strict cookie stands for it.
 
+// loginPage is the login page's data: where to go once signed in, and
+// why nobody can sign in now (Options.SignInClosed; "" shows the form).
+type loginPage struct {
+	Next, Closed string
+}
+
 // loginSession finds the session of a request under Options.Login: its
 // cookie's, if the credential behind it is still accepted (a revoked key
 // or an expired token ends the session at its next request).
@@ -50,10 +56,14 @@ func (c *Console) loginSession(w http.ResponseWriter, r *http.Request) (*session
 // browser in to a session of its choosing).
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	anon := &session{principal: "(not signed in)"}
+	closed := ""
+	if c.o.SignInClosed != nil {
+		closed = c.o.SignInClosed()
+	}
 	show := func(status int, msg string) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(status)
-		_ = c.execute(w, "login.html", page{Title: "Sign in", Base: c.o.BasePath, Message: msg, Data: c.next(r)})
+		_ = c.execute(w, "login.html", page{Title: "Sign in", Base: c.o.BasePath, Message: msg, Data: loginPage{Next: c.next(r), Closed: closed}})
 	}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
@@ -71,6 +81,11 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := r.ParseForm(); err != nil {
 		show(http.StatusBadRequest, "The form could not be read: "+err.Error())
+		return
+	}
+	if closed != "" {
+		c.audit(r, anon, "session", "", "refused: nobody can sign in to this gateway's console")
+		show(http.StatusForbidden, "")
 		return
 	}
 	v, err := c.o.Login(r.Context(), r.PostForm.Get("key"))

@@ -184,3 +184,54 @@ func TestConsoleGatewayLogin(t *testing.T) {
 		}
 	}
 }
+
+// TestConsoleSignInClosed: while Options.SignInClosed gives a reason (a
+// gateway that asks for no credential), the login page shows it instead of
+// its form and a credential posted anyway is refused with it; once it
+// gives none, the form is back and the same credential signs in.
+func TestConsoleSignInClosed(t *testing.T) {
+	f := newFixture(t)
+	var open atomic.Bool
+	const why = "This gateway asks for no credential; `switchboard ui` opens the console."
+	c, err := New(f.sb, Options{Audit: f.audit, Home: f.home, BasePath: "/ui",
+		SignInClosed: func() string {
+			if open.Load() {
+				return ""
+			}
+			return why
+		},
+		Login: func(_ context.Context, key string) (*Viewer, error) {
+			if key == "admin-key" {
+				return &Viewer{Name: "root", Admin: true}, nil
+			}
+			return nil, errors.New("unauthorized")
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/ui/", c)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	b := newBrowserish(t, srv.URL)
+	if code, body, _ := b.do("GET", "/ui/login", "", nil); code != http.StatusOK || !strings.Contains(body, "`switchboard ui` opens the console") || strings.Contains(body, `name="key"`) {
+		t.Errorf("the login page while closed: %d, want the reason and no form:\n%s", code, body)
+	}
+	if code, body, h := b.do("POST", "/ui/login", srv.URL, url.Values{"key": {"admin-key"}}); code != http.StatusForbidden || !strings.Contains(body, "`switchboard ui` opens the console") || h.Get("Set-Cookie") != "" {
+		t.Errorf("a sign-in while closed: %d (cookie %q), want 403 with the reason:\n%s", code, h.Get("Set-Cookie"), body)
+	}
+	if code, _, _ := b.do("GET", "/ui/", "", nil); code != http.StatusSeeOther {
+		t.Errorf("the console after a refused sign-in: %d, want a redirect to the login page", code)
+	}
+	open.Store(true)
+	if code, body, _ := b.do("GET", "/ui/login", "", nil); code != http.StatusOK || !strings.Contains(body, `name="key"`) || strings.Contains(body, "opens the console") {
+		t.Errorf("the login page once open: %d, want the form:\n%s", code, body)
+	}
+	if code, _, h := b.do("POST", "/ui/login", srv.URL, url.Values{"key": {"admin-key"}}); code != http.StatusSeeOther || h.Get("Location") != "/ui/" {
+		t.Errorf("a sign-in once open: %d to %q", code, h.Get("Location"))
+	}
+	if code, _, _ := b.do("GET", "/ui/", "", nil); code != http.StatusOK {
+		t.Errorf("the console once signed in: %d", code)
+	}
+}
