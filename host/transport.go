@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -37,6 +38,10 @@ func (s *server) spawnWithin(ctx context.Context, timeout time.Duration, def con
 	select {
 	case r := <-ch:
 		if r.err != nil {
+			if errors.Is(r.err, exec.ErrNotFound) {
+				// Said once, and kept in the chain for a front end's hint.
+				return nil, fmt.Errorf("%w %q: %w", errSpawn, def.Command, exec.ErrNotFound)
+			}
 			return nil, fmt.Errorf("%w %q: %v", errSpawn, def.Command, r.err)
 		}
 		return r.p, nil

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -465,6 +466,8 @@ func serverCheck(rs config.ResolvedServer, st host.ServerStatus, workspace strin
 		c.Fix = "it failed repeatedly; fix the cause, then check again with `switchboard doctor`"
 	case secretHint(st.Err) != "":
 		c.Fix = secretHint(st.Err)
+	case errors.Is(st.Err, exec.ErrNotFound) && rs.Effective.Type == config.TypeStdio:
+		c.Fix = notFoundHint(rs.Effective.Command)
 	case commandText(st) != "" && rs.Effective.Type == config.TypeStdio:
 		c.Fix = "run its command by hand to see why: " + commandText(st)
 	case headerHint(st) != "":
@@ -601,4 +604,22 @@ func userSettings(st *config.SettingsStack) config.Settings {
 		}
 	}
 	return nil
+}
+
+// programHomes names what installs the commands MCP servers are most
+// often started with.
+var programHomes = map[string]string{
+	"npx": "Node.js", "npm": "Node.js", "node": "Node.js",
+	"uvx": "uv", "uv": "uv",
+	"bunx": "Bun", "bun": "Bun",
+	"pipx": "pipx", "deno": "Deno", "docker": "Docker",
+	"python": "Python", "python3": "Python",
+}
+
+// notFoundHint is the fix for a stdio server whose program is not on PATH.
+func notFoundHint(command string) string {
+	if home, ok := programHomes[strings.TrimSuffix(filepath.Base(command), ".exe")]; ok {
+		return fmt.Sprintf("install %s, which provides %q, or give \"command\" its full path", home, command)
+	}
+	return fmt.Sprintf("install %q so that it is on PATH, or give \"command\" its full path", command)
 }

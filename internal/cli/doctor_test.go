@@ -88,6 +88,34 @@ func TestDoctorAllOK(t *testing.T) {
 	}
 }
 
+// TestDoctorProgramNotOnPath: a stdio server whose program is not on
+// PATH fails with that said once, and a fix that names what installs the
+// usual package runners.
+func TestDoctorProgramNotOnPath(t *testing.T) {
+	w := newRTWorld(t)
+	w.userServers(map[string]any{
+		"py":   map[string]any{"command": "uvx", "args": []string{"mcp-server-fetch"}},
+		"mine": map[string]any{"command": "no-such-program-sb", "args": []string{"--x"}},
+	})
+	// A PATH with neither program, whatever this machine has installed
+	// (the host looks programs up in its own environment).
+	t.Setenv("PATH", t.TempDir())
+	out, stderr, code := w.run(false, "doctor", "--json")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stdout:\n%s\nstderr:\n%s", code, out, stderr)
+	}
+	for _, want := range []string{
+		`"message": "error: cannot start \"uvx\": executable file not found in $PATH"`,
+		`"fix": "install uv, which provides \"uvx\", or give \"command\" its full path"`,
+		`"message": "error: cannot start \"no-such-program-sb\": executable file not found in $PATH"`,
+		`"fix": "install \"no-such-program-sb\" so that it is on PATH, or give \"command\" its full path"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor --json lacks %s:\n%s", want, out)
+		}
+	}
+}
+
 // TestDoctorBrokenSettings: a settings file that does not parse is a
 // failed check with its line and column, and turns allow rules off.
 func TestDoctorBrokenSettings(t *testing.T) {
