@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -71,5 +72,24 @@ func TestForgottenSessionReinitializes(t *testing.T) {
 	}
 	if st := statusOf(h, "remote"); st.State != host.StateConnected {
 		t.Errorf("state after re-initialize = %s (%s)", st.State, st.Reason)
+	}
+}
+
+// TestUnreachableHTTPServerSaysWhyOnce: a remote server nobody listens
+// on is in error with the request's own words (the method, the URL and
+// the dial's refusal) said once, not under the SDK's layers of
+// "calling … sending … rejected by transport".
+func TestUnreachableHTTPServerSaysWhyOnce(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String() + "/mcp"
+	ln.Close() // nobody listens there now
+	h := newHost(t, cfgOf(remote("gone", config.TypeHTTP, url)), nil)
+	st := waitState(t, h, "gone", host.StateError, 20*time.Second)
+	if !strings.HasPrefix(st.Reason, `initialize failed: Post "`+url+`": dial tcp `) || !strings.Contains(st.Reason, "connection refused") ||
+		strings.Contains(st.Reason, "rejected by transport") || strings.Contains(st.Reason, "calling") {
+		t.Errorf("reason %q: want the request's own error, said once", st.Reason)
 	}
 }

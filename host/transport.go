@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os/exec"
 	"strings"
 	"time"
@@ -255,7 +256,7 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 		if c.proc != nil {
 			probed = c.probeRead(stdin)
 		}
-		return nil, probed, fmt.Errorf("initialize failed: %w", err)
+		return nil, probed, initFailed(err)
 	}
 	c.session = session
 	if res := session.InitializeResult(); res != nil {
@@ -301,3 +302,24 @@ func shownURL(rs config.ResolvedServer, secrets *redact.Set) string {
 	}
 	return secrets.String(redact.URL(u))
 }
+
+// initFailed is a handshake's error. For an HTTP server it is said once,
+// as the request's own error ("Post URL: dial tcp …: connection refused"),
+// not under the SDK's "calling "initialize": sending "initialize":
+// rejected by transport:"; the whole chain stays for errors.Is and As.
+func initFailed(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return &saidOnce{msg: "initialize failed: " + ue.Error(), err: err}
+	}
+	return fmt.Errorf("initialize failed: %w", err)
+}
+
+// saidOnce is err with a shorter text of its own.
+type saidOnce struct {
+	msg string
+	err error
+}
+
+func (e *saidOnce) Error() string { return e.msg }
+func (e *saidOnce) Unwrap() error { return e.err }
