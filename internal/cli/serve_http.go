@@ -108,6 +108,7 @@ func httpHandler(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, ad
 	// redirect /mcp to the /mcp/ subtree.
 	mux.Handle(gateway.DefaultHTTPPath, root)
 	mountProfiles(mux, opts, a, hopts)
+	mux.HandleFunc("/{$}", gatewayIndex(opts.console != nil, len(opts.profileGateways) > 0))
 	if opts.console != nil {
 		// Its own login and session cookie, not the bearer guard: a
 		// browser cannot send a key (serve_console.go).
@@ -162,6 +163,30 @@ func mountProfiles(mux *http.ServeMux, opts *ServeOptions, a *gateway.Auth, hopt
 		}
 		http.Error(w, msg, http.StatusNotFound)
 	})
+}
+
+// gatewayIndex answers the gateway's root: a person who opens its address
+// in a browser, or a client configured with it instead of /mcp, learns
+// where the endpoint is (its paths only: nothing a key would protect).
+func gatewayIndex(console, profiles bool) http.HandlerFunc {
+	text := "Switchboard MCP gateway.\nMCP endpoint (Streamable HTTP): /mcp\n"
+	if profiles {
+		text += "Profiles' endpoints: /mcp/<profile>\n"
+	}
+	if console {
+		text += "Console: /ui/\n"
+	}
+	text += "Health: /healthz\n"
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, "not found: the MCP endpoint is /mcp\n")
+			return
+		}
+		fmt.Fprint(w, text)
+	}
 }
 
 // profilesVisible reports whether r may learn the names of the profiles

@@ -176,3 +176,24 @@ func TestGatewayProfileEndpoints(t *testing.T) {
 	}
 	checkProfileEndpointsTS(t, w, base, alice, bob)
 }
+
+// TestGatewayIndex: the gateway's root tells a browser, or a client
+// configured with the bare address, where the MCP endpoint is; other
+// unknown paths stay a plain 404.
+func TestGatewayIndex(t *testing.T) {
+	w := newGatewayWorld(t)
+	w.servers(t, "alpha")
+	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0")
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if code, body := requestAs(t, ctx, "GET", base+"/", "", ""); code != http.StatusOK || !strings.Contains(body, "MCP endpoint (Streamable HTTP): /mcp\n") || !strings.Contains(body, "Health: /healthz") {
+		t.Errorf("GET /: %d %q, want the endpoints", code, body)
+	}
+	if code, body := requestAs(t, ctx, "POST", base+"/", "", `{}`); code != http.StatusNotFound || !strings.Contains(body, "the MCP endpoint is /mcp") {
+		t.Errorf("POST /: %d %q, want 404 naming /mcp", code, body)
+	}
+	if code, body := requestAs(t, ctx, "GET", base+"/nope", "", ""); code != http.StatusNotFound || strings.Contains(body, "MCP endpoint") {
+		t.Errorf("GET /nope: %d %q, want a plain 404", code, body)
+	}
+}
