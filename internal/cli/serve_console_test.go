@@ -363,12 +363,7 @@ func TestGatewayConsoleLinkElicitation(t *testing.T) {
 // no credential signs nobody in to its console; its login page says so,
 // and what to do, instead of offering a form no key can pass.
 func TestGatewayConsoleWithoutCredentials(t *testing.T) {
-	w := newGatewayWorld(t)
-	w.servers(t, "alpha")
-	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0")
-	defer stop()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	base, ctx := plainGateway(t, nil)
 	code, body := requestAs(t, ctx, "GET", base+"/ui/login", "", "")
 	if code != http.StatusOK || !strings.Contains(body, "signs nobody in") || !strings.Contains(body, "switchboard ui") || strings.Contains(body, `name="key"`) {
 		t.Errorf("the login page of a gateway without credentials: %d, want the reason and no form:\n%s", code, body)

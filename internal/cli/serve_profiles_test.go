@@ -13,19 +13,32 @@ import (
 	"github.com/switchboard-mcp/switchboard/gateway"
 )
 
+// plainGateway starts serve --http on loopback, without keys or
+// profiles' endpoints, over one test server, alpha, after setup (if
+// any) has written more configuration; it is stopped when the test ends.
+func plainGateway(t *testing.T, setup func(w *gatewayWorld)) (base string, ctx context.Context) {
+	t.Helper()
+	w := newGatewayWorld(t)
+	w.servers(t, "alpha")
+	if setup != nil {
+		setup(w)
+	}
+	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--wait", "30s")
+	t.Cleanup(stop)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return base, ctx
+}
+
 // TestGatewayWithoutProfileEndpoints: a gateway started without
 // --profiles answers /mcp/<name> with a 404 that says how to serve a
 // profile's endpoint, and still serves /mcp.
 func TestGatewayWithoutProfileEndpoints(t *testing.T) {
-	w := newGatewayWorld(t)
-	w.servers(t, "alpha")
-	writeJSON(t, w.sbHome+"/settings.json", map[string]any{"profiles": map[string]any{
-		"a": map[string]any{"servers": []string{"alpha"}},
-	}})
-	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--wait", "30s")
-	defer stop()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	base, ctx := plainGateway(t, func(w *gatewayWorld) {
+		writeJSON(t, w.sbHome+"/settings.json", map[string]any{"profiles": map[string]any{
+			"a": map[string]any{"servers": []string{"alpha"}},
+		}})
+	})
 	if code, body := requestAs(t, ctx, "POST", base+"/mcp/a", "", `{}`); code != http.StatusNotFound || !strings.Contains(body, "--profiles") || !strings.Contains(body, "--all-profiles") {
 		t.Errorf("/mcp/a without --profiles: %d %q, want 404 naming --profiles and --all-profiles", code, body)
 	}
@@ -181,12 +194,7 @@ func TestGatewayProfileEndpoints(t *testing.T) {
 // configured with the bare address, where the MCP endpoint is; other
 // unknown paths stay a plain 404.
 func TestGatewayIndex(t *testing.T) {
-	w := newGatewayWorld(t)
-	w.servers(t, "alpha")
-	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0")
-	defer stop()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	base, ctx := plainGateway(t, nil)
 	if code, body := requestAs(t, ctx, "GET", base+"/", "", ""); code != http.StatusOK || !strings.Contains(body, "MCP endpoint (Streamable HTTP): /mcp\n") || !strings.Contains(body, "Health: /healthz") {
 		t.Errorf("GET /: %d %q, want the endpoints", code, body)
 	}

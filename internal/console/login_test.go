@@ -37,11 +37,18 @@ func gatewayConsole(t *testing.T, f *fixture) (base string, revoked *atomic.Bool
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveAtUI(t, c), revoked
+}
+
+// serveAtUI serves c at /ui/ of a test server until the test ends, and
+// returns the server's URL.
+func serveAtUI(t *testing.T, c *Console) string {
+	t.Helper()
 	mux := http.NewServeMux()
 	mux.Handle("/ui/", c)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return srv.URL, revoked
+	return srv.URL
 }
 
 type browserish struct {
@@ -209,16 +216,13 @@ func TestConsoleSignInClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/ui/", c)
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
+	base := serveAtUI(t, c)
 
-	b := newBrowserish(t, srv.URL)
+	b := newBrowserish(t, base)
 	if code, body, _ := b.do("GET", "/ui/login", "", nil); code != http.StatusOK || !strings.Contains(body, "`switchboard ui` opens the console") || strings.Contains(body, `name="key"`) {
 		t.Errorf("the login page while closed: %d, want the reason and no form:\n%s", code, body)
 	}
-	if code, body, h := b.do("POST", "/ui/login", srv.URL, url.Values{"key": {"admin-key"}}); code != http.StatusForbidden || !strings.Contains(body, "`switchboard ui` opens the console") || h.Get("Set-Cookie") != "" {
+	if code, body, h := b.do("POST", "/ui/login", base, url.Values{"key": {"admin-key"}}); code != http.StatusForbidden || !strings.Contains(body, "`switchboard ui` opens the console") || h.Get("Set-Cookie") != "" {
 		t.Errorf("a sign-in while closed: %d (cookie %q), want 403 with the reason:\n%s", code, h.Get("Set-Cookie"), body)
 	}
 	if code, _, _ := b.do("GET", "/ui/", "", nil); code != http.StatusSeeOther {
@@ -228,7 +232,7 @@ func TestConsoleSignInClosed(t *testing.T) {
 	if code, body, _ := b.do("GET", "/ui/login", "", nil); code != http.StatusOK || !strings.Contains(body, `name="key"`) || strings.Contains(body, "opens the console") {
 		t.Errorf("the login page once open: %d, want the form:\n%s", code, body)
 	}
-	if code, _, h := b.do("POST", "/ui/login", srv.URL, url.Values{"key": {"admin-key"}}); code != http.StatusSeeOther || h.Get("Location") != "/ui/" {
+	if code, _, h := b.do("POST", "/ui/login", base, url.Values{"key": {"admin-key"}}); code != http.StatusSeeOther || h.Get("Location") != "/ui/" {
 		t.Errorf("a sign-in once open: %d to %q", code, h.Get("Location"))
 	}
 	if code, _, _ := b.do("GET", "/ui/", "", nil); code != http.StatusOK {
