@@ -298,7 +298,7 @@ func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallTool
 // however many calls it cut (callHealth).
 func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, deadline time.Time, mayRetry bool) (*mcp.CallToolResult, error, callHealth) {
 	timeout := s.callTimeout()
-	id, raw := s.rawEligible(c)
+	id, raw := s.rawEligible(c, tool)
 	// deadline is on the Host's clock; the context runs out in real time.
 	// When the caller's context ends first (the gateway's, at the call's
 	// deadline), WithTimeout makes no timer, only a cancelCtx that ends

@@ -29,8 +29,9 @@ import (
 // same code on the same value, so the model gets the same bytes.
 //
 // The path is taken where the SDK would do nothing with the request but
-// encode it and nothing with the answer but decode it (rawEligible): no
-// task support on the server (the tasks adapter rewrites such calls). A
+// encode it and nothing with the answer but decode it (rawEligible): not
+// a call the tasks adapter makes a task (it rewrites those; a server that
+// offers tasks keeps the path for its other tools on 2025-11-25). A
 // call that asks for progress carries the host's token in its _meta, and
 // the notifications it brings go to the SDK as before. From protocol
 // 2026-07-28 on, the SDK adds two
@@ -211,14 +212,17 @@ type rawParams struct {
 }
 
 // rawEligible reports whether a call of tool on c may take the relay
-// path, and on 2026-07-28 the identity its request carries. A call that
+// path, and on 2026-07-28 the identity its request carries. A server that
+// offers tasks keeps it for the tools the tasks adapter leaves alone
+// (tasks.Adapter.Plain): its request goes out through the adapter, which
+// passes it on as it is, and so does the answer. A call that
 // asks for progress may: its request carries the host's progress token in
 // its _meta as through the SDK, the server's notifications are read by
 // probeConn, counted in wire order before the answer and handed to the
 // SDK's handler, which delivers them (progressRouter), and callOn waits
 // for them before it returns, whichever path the answer took.
-func (s *server) rawEligible(c *conn) (*identity, bool) {
-	if s.h.opts.SDKCalls || c.raw == nil || c.raw.conn == nil || c.tasks == nil || c.tasks.Offered() {
+func (s *server) rawEligible(c *conn, tool string) (*identity, bool) {
+	if s.h.opts.SDKCalls || c.raw == nil || c.raw.conn == nil || c.tasks == nil || !c.tasks.Plain(tool) {
 		return nil, false
 	}
 	var id *identity

@@ -463,3 +463,76 @@ func TestProgressBeforeALateAnswer(t *testing.T) {
 		}
 	}
 }
+
+// A server that offers tasks keeps the relay path for the tools the tasks
+// adapter leaves alone: on 2025-11-25 a tool listed without task support
+// (server-everything's echo, say) is relayed and answers as through the
+// SDK, while a tool that runs as a task still goes through the adapter,
+// which follows the task; on 2026-07-28, where the server decides what
+// becomes a task, every call goes through the adapter.
+func TestRelayPathBesideTasks(t *testing.T) {
+	for _, protocol := range []string{"2025-11-25", ""} {
+		name := protocol
+		if name == "" {
+			name = "newest"
+		}
+		t.Run(name, func(t *testing.T) {
+			log := filepath.Join(t.TempDir(), "tasks.log")
+			args := []string{"-log", log}
+			if protocol != "" {
+				args = append(args, "-protocol", protocol)
+			}
+			mk := func(sdk bool) *Host {
+				cmd, a := testserver.Command("tasks", args...)
+				def := config.Server{Type: config.TypeStdio, Command: cmd, Args: a}
+				cfg := &config.Resolved{Servers: []config.ResolvedServer{{Name: "t", Written: def, Effective: def,
+					Scope: config.ScopeUser, Trust: config.TrustUser, Availability: config.Available}}}
+				h := New(cfg, &Options{SDKCalls: sdk, CloseGrace: 500 * time.Millisecond, LookupEnv: func(string) (string, bool) { return "", false }})
+				t.Cleanup(func() { h.Close() })
+				return h
+			}
+			relay, sdk := mk(false), mk(true)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			// The host lists the tools (so the adapter knows each one's
+			// task support) before its first call.
+			if _, err := relay.Call(ctx, "mcp__t__plain", map[string]any{"text": "warm"}); err != nil {
+				t.Fatal(err)
+			}
+			before := relayed(t, relay, "t")
+			r1, err1 := relay.Call(ctx, "mcp__t__plain", map[string]any{"text": "beside tasks"})
+			r2, err2 := sdk.Call(ctx, "mcp__t__plain", map[string]any{"text": "beside tasks"})
+			if err1 != nil || err2 != nil {
+				t.Fatalf("plain: %v / %v", err1, err2)
+			}
+			if j1, j2 := mustJSON(t, r1), mustJSON(t, r2); j1 != j2 {
+				t.Errorf("plain, results differ:\nrelay: %s\nsdk:   %s", j1, j2)
+			}
+			wantRelayed := protocol != ""
+			if got := relayed(t, relay, "t") - before; (got == 1) != wantRelayed || got > 1 {
+				t.Errorf("plain on %s: %d calls took the relay path, want %v", name, got, wantRelayed)
+			}
+			before = relayed(t, relay, "t")
+			res, err := relay.Call(ctx, "mcp__t__work", map[string]any{"text": "as a task", "stages": 2})
+			if err != nil || res.IsError || !strings.Contains(fmt.Sprint(res.Content[0].(*mcp.TextContent).Text), "worked: as a task") {
+				t.Fatalf("work: %v %+v", err, res)
+			}
+			if got := relayed(t, relay, "t") - before; got != 0 {
+				t.Errorf("a task call took the relay path (%d)", got)
+			}
+			b, _ := os.ReadFile(log)
+			if strings.Count(string(b), "call work task") != 1 {
+				t.Errorf("server's log:\n%s\nwant one task call of work", b)
+			}
+		})
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,7 +1,21 @@
 package tasks
 
-// Offered reports whether the server behind the adapter's connection
-// offers tasks, as its handshake said: only then may the adapter rewrite
-// a tools/call or take its answer (the host's relay path of tools/call
-// writes calls of its own where it does not).
-func (a *Adapter) Offered() bool { return a.revision() != revNone }
+// Plain reports whether the adapter sends a tools/call of tool to the
+// server as it is and leaves its answer alone: the server offers no tasks,
+// or offers them on 2025-11-25 and listed tool without task support (or
+// as "optional" while the adapter does not ask for those). A tool it has
+// not seen listed is not plain (its first call lists the tools), nor is
+// any tool on 2026-07-28, where the server decides. The host's relay path
+// writes plain calls itself.
+func (a *Adapter) Plain(tool string) bool {
+	switch a.revision() {
+	case revNone:
+		return true
+	case revV1:
+		a.mu.Lock()
+		s, known := a.support[tool]
+		a.mu.Unlock()
+		return known && s != "required" && !(s == "optional" && a.opts.Optional)
+	}
+	return false
+}
