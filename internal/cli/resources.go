@@ -146,6 +146,9 @@ type ReadOptions struct {
 	runtimeOptions
 	Server, URI string
 	JSON        bool
+	// bareURI: the argument had no @ and its URI part starts with "//",
+	// as a URI given without its server does ("demo://readme").
+	bareURI bool
 }
 
 // NewReadCmd returns `switchboard read @server:uri`.
@@ -170,7 +173,8 @@ binary contents as a one-line summary. With --json, print the server's result.`,
 			if err != nil {
 				return err
 			}
-			opts := &ReadOptions{runtimeOptions: newRuntimeOptions(f), Server: server, URI: uri, JSON: f.global().JSON}
+			opts := &ReadOptions{runtimeOptions: newRuntimeOptions(f), Server: server, URI: uri, JSON: f.global().JSON,
+				bareURI: !strings.HasPrefix(strings.TrimSpace(args[0]), "@") && strings.HasPrefix(uri, "//")}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -195,6 +199,12 @@ func readRun(ctx context.Context, opts *ReadOptions) (err error) {
 		return err
 	}
 	if cfg.Server(opts.Server) == nil {
+		if opts.bareURI {
+			// "demo://readme" read as server "demo": a URI given alone.
+			uri := opts.Server + ":" + opts.URI
+			return UsageErr(fmt.Errorf("%s is a resource's URI, and there is no server named %q: name the server that offers it", uri, opts.Server),
+				fmt.Sprintf("switchboard read @SERVER:%s (`switchboard resources` lists each resource as @SERVER:URI)", uri))
+		}
 		return unknownServer(opts.IO.ErrOut, cfg, opts.Server)
 	}
 	s, err := startSessionWith(ctx, &opts.runtimeOptions, cfg, serverOnly(opts.Server))

@@ -78,6 +78,13 @@ func TestResourcesWithTemplates(t *testing.T) {
 			t.Errorf("exit %d, stdout %q, stderr %q", code, out, stderr)
 		}
 	})
+	t.Run("a URI given without its server", func(t *testing.T) {
+		out, stderr, code := w.run(false, "read", "test://notes/4")
+		if code != 2 || out != "" || !strings.Contains(stderr, `test://notes/4 is a resource's URI, and there is no server named "test"`) ||
+			!strings.Contains(stderr, "hint: switchboard read @SERVER:test://notes/4") {
+			t.Errorf("exit %d, stdout %q, stderr %q; want 2 and a hint to name the server", code, out, stderr)
+		}
+	})
 	t.Run("tty", func(t *testing.T) {
 		out, stderr, code := w.run(true, "resources")
 		if code != 0 {
