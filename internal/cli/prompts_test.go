@@ -34,6 +34,14 @@ func TestPromptsAndResources(t *testing.T) {
 			t.Errorf("prompt (-want +got):\n%s", diff)
 		}
 	})
+	t.Run("arguments given as words are shown with --arg", func(t *testing.T) {
+		out, stderr, code := w.run(false, "prompt", "/demo:explain", "topic=MCP servers")
+		want := "error: prompt takes one /server:prompt; a prompt's arguments go with --arg NAME=VALUE\n" +
+			"hint: switchboard prompt /demo:explain --arg 'topic=MCP servers'\n"
+		if code != 2 || out != "" || stderr != want {
+			t.Errorf("exit %d, stdout %q, stderr %q; want 2 and %q", code, out, stderr, want)
+		}
+	})
 	t.Run("missing argument without a terminal exits 2 naming it", func(t *testing.T) {
 		_, stderr, code := w.run(false, "prompt", "/demo:explain")
 		want := "error: missing required argument of /demo:explain: topic\nhint: pass --arg topic=…\n"
