@@ -79,6 +79,16 @@ at a terminal to answer (the message names the rule that would allow it).`,
   switchboard call mcp__demo__add --arg a=2 --arg b=3
   switchboard call mcp__demo__roll_dice --json`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 && argWords(args[1:]) {
+				// `call TOOL text=hi`: arguments as NAME=VALUE words,
+				// which go with --arg.
+				with := []string{"switchboard", "call", shellQuote(args[0])}
+				for _, a := range args[1:] {
+					with = append(with, "--arg", shellQuote(a))
+				}
+				return Usagef(strings.Join(with, " "),
+					"call takes a tool name and one JSON object of arguments; NAME=VALUE arguments go with --arg")
+			}
 			if len(args) < 1 || len(args) > 2 {
 				return Usagef("run 'switchboard call --help' for usage",
 					"call takes a tool name and optionally a JSON object of arguments, got %d arguments", len(args))
@@ -107,6 +117,18 @@ type callJSON struct {
 	Content           []mcp.Content `json:"content"`
 	StructuredContent any           `json:"structuredContent,omitempty"`
 	Envelope          string        `json:"envelope"`
+}
+
+// argWords reports whether words are NAME=VALUE arguments, not JSON: each
+// has an = after a name, and none starts as JSON text would.
+func argWords(words []string) bool {
+	for _, w := range words {
+		name, _, ok := strings.Cut(w, "=")
+		if !ok || name == "" || strings.ContainsAny(name[:1], "{[\"' ") || strings.HasPrefix(w, "-") {
+			return false
+		}
+	}
+	return true
 }
 
 // parseArgs checks that s is one JSON object; a syntax error names its

@@ -148,6 +148,10 @@ func TestCallExitCodes(t *testing.T) {
 			stderr: "error: invalid --arg a: \"two\" is not a JSON number\nhint: the tool's schema declares a as number\n"},
 		{name: "--arg without =", args: []string{"call", "mcp__demo__add", "--arg", "a"}, code: 2,
 			stderr: `invalid --arg "a"`},
+		{name: "NAME=VALUE words are shown with --arg", args: []string{"call", "mcp__demo__add", "a=2", "b=2 + 1"}, code: 2,
+			stderr: "NAME=VALUE arguments go with --arg\nhint: switchboard call mcp__demo__add --arg a=2 --arg 'b=2 + 1'\n"},
+		{name: "JSON with an = in it is JSON", args: []string{"call", "mcp__demo__echo", `{"text":"a=b"}`}, code: 0,
+			stdout: "\na=b\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, stderr, code := w.run(false, tc.args...)
