@@ -537,6 +537,12 @@ func callErr(err error) error {
 		}
 		return RefusedErr(err, fmt.Sprintf("to use it, take it out of that filter (switchboard mcp tools enable %s %s)", fe.Server, fe.Tool))
 	case errors.Is(err, host.ErrUnknownTool):
+		var ue *host.UnknownToolError
+		if errors.As(err, &ue) && !strings.HasPrefix(ue.Name, "mcp__") && strings.Contains(strings.Trim(ue.Name, "_"), "__") {
+			// The gateway's name for it (<server>__<tool>), as a client of
+			// the gateway shows it.
+			return UsageErr(err, fmt.Sprintf("a gateway's clients see <server>__<tool>; here tools are mcp__<server>__<tool>: try mcp__%s (`switchboard tools` lists them)", ue.Name))
+		}
 		return UsageErr(err, "run `switchboard tools` for the tool names")
 	case errors.Is(err, host.ErrNotConnected):
 		return FailureErr(err, "run `switchboard status` to see why")

@@ -129,6 +129,8 @@ func TestCallExitCodes(t *testing.T) {
 			stderr: "hint: run `switchboard tools` for the tool names"},
 		{name: "unknown server", args: []string{"call", "mcp__nowhere__x"}, code: 2, stderr: "unknown tool"},
 		{name: "not a tool name", args: []string{"call", "echo"}, code: 2, stderr: "mcp__<server>__<tool>"},
+		{name: "a gateway's name for a tool", args: []string{"call", "demo__echo", `{"text":"x"}`}, code: 2,
+			stderr: "hint: a gateway's clients see <server>__<tool>; here tools are mcp__<server>__<tool>: try mcp__demo__echo"},
 		{name: "invalid JSON names the position", args: []string{"call", "mcp__demo__echo", "{\n  \"text\": hi}"}, code: 2,
 			stderr: "error: invalid JSON arguments at line 2, column 11: invalid character 'h' looking for beginning of value\n"},
 		{name: "truncated JSON", args: []string{"call", "mcp__demo__echo", `{"text":`}, code: 2,
