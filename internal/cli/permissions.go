@@ -208,6 +208,10 @@ func (o *PermissionsOptions) pickTarget() (grantTarget, error) {
 
 func permissionsSetRun(ctx context.Context, opts *PermissionsOptions) error {
 	if problem, fix := policy.CheckRule(opts.List, opts.Rule); problem != "" {
+		if r := strings.TrimSpace(opts.Rule); !strings.HasPrefix(r, "mcp__") && strings.Contains(strings.Trim(r, "_"), "__") {
+			// A gateway client's name for a tool (<server>__<tool>).
+			fix = fmt.Sprintf("did you mean mcp__%s? (a gateway's clients see <server>__<tool>; rules name mcp__<server>__<tool>)", r)
+		}
 		return UsageErr(fmt.Errorf("rule %q not written: %s", opts.Rule, problem), fix)
 	}
 	t, err := opts.pickTarget()
