@@ -82,11 +82,7 @@ at a terminal to answer (the message names the rule that would allow it).`,
 			if len(args) > 1 && argWords(args[1:]) {
 				// `call TOOL text=hi`: arguments as NAME=VALUE words,
 				// which go with --arg.
-				with := []string{"switchboard", "call", shellQuote(args[0])}
-				for _, a := range args[1:] {
-					with = append(with, "--arg", shellQuote(a))
-				}
-				return Usagef(strings.Join(with, " "),
+				return Usagef("switchboard call "+shellQuote(args[0])+" "+argFlags(args[1:]),
 					"call takes a tool name and one JSON object of arguments; NAME=VALUE arguments go with --arg")
 			}
 			if len(args) < 1 || len(args) > 2 {
@@ -129,6 +125,21 @@ func argWords(words []string) bool {
 		}
 	}
 	return true
+}
+
+// argFlags is words as --arg flags, quoted for the shell.
+func argFlags(words []string) string {
+	flags := make([]string, len(words))
+	for i, w := range words {
+		flags[i] = "--arg " + shellQuote(w)
+	}
+	return strings.Join(flags, " ")
+}
+
+// servedToolName reports whether name looks like a gateway client's name
+// for a tool (<server>__<tool>) rather than the host's (mcp__…).
+func servedToolName(name string) bool {
+	return !strings.HasPrefix(name, "mcp__") && strings.Contains(strings.Trim(name, "_"), "__")
 }
 
 // parseArgs checks that s is one JSON object; a syntax error names its
@@ -538,7 +549,7 @@ func callErr(err error) error {
 		return RefusedErr(err, fmt.Sprintf("to use it, take it out of that filter (switchboard mcp tools enable %s %s)", fe.Server, fe.Tool))
 	case errors.Is(err, host.ErrUnknownTool):
 		var ue *host.UnknownToolError
-		if errors.As(err, &ue) && !strings.HasPrefix(ue.Name, "mcp__") && strings.Contains(strings.Trim(ue.Name, "_"), "__") {
+		if errors.As(err, &ue) && servedToolName(ue.Name) {
 			// The gateway's name for it (<server>__<tool>), as a client of
 			// the gateway shows it.
 			return UsageErr(err, fmt.Sprintf("a gateway's clients see <server>__<tool>; here tools are mcp__<server>__<tool>: try mcp__%s (`switchboard tools` lists them)", ue.Name))

@@ -208,7 +208,7 @@ func (o *PermissionsOptions) pickTarget() (grantTarget, error) {
 
 func permissionsSetRun(ctx context.Context, opts *PermissionsOptions) error {
 	if problem, fix := policy.CheckRule(opts.List, opts.Rule); problem != "" {
-		if r := strings.TrimSpace(opts.Rule); !strings.HasPrefix(r, "mcp__") && strings.Contains(strings.Trim(r, "_"), "__") {
+		if r := strings.TrimSpace(opts.Rule); servedToolName(r) {
 			// A gateway client's name for a tool (<server>__<tool>).
 			fix = fmt.Sprintf("did you mean mcp__%s? (a gateway's clients see <server>__<tool>; rules name mcp__<server>__<tool>)", r)
 		}

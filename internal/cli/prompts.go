@@ -163,14 +163,10 @@ Required arguments not given with --arg are asked for on a terminal; without one
 the command fails naming them.`,
 		Example: `  switchboard prompt /demo:explain --arg topic=MCP`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 1 && !strings.HasPrefix(args[1], "-") && strings.Contains(args[1], "=") {
+			if len(args) > 1 && argWords(args[1:]) {
 				// `prompt /s:p city=Paris`: the prompt's arguments given
 				// as words; they go with --arg.
-				var with []string
-				for _, a := range args[1:] {
-					with = append(with, "--arg "+shellQuote(a))
-				}
-				return Usagef("switchboard prompt "+shellQuote(args[0])+" "+strings.Join(with, " "),
+				return Usagef("switchboard prompt "+shellQuote(args[0])+" "+argFlags(args[1:]),
 					"prompt takes one /server:prompt; a prompt's arguments go with --arg NAME=VALUE")
 			}
 			if len(args) != 1 {
