@@ -740,8 +740,14 @@ func (o *ServeOptions) shutdownGrace() time.Duration {
 
 // checkBind refuses to serve off loopback without a token.
 func checkBind(addr, token string) error {
-	if _, _, err := net.SplitHostPort(addr); err != nil {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
 		return Usagef("give a host and port, e.g. 127.0.0.1:8080 or 0.0.0.0:8080", "invalid --http address %q: %v", addr, err)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil && port != "" {
+		// A name ("http") would be looked up as a service; a gateway's
+		// port is a number (0 or none: any free one).
+		return Usagef("e.g. 127.0.0.1:8080", "invalid --http address %q: the port %q is not a number from 0 to 65535", addr, port)
 	}
 	if token == "" && !isLoopbackAddr(addr) {
 		return Usagef("set $"+TokenEnv+" or --token-file, or bind to 127.0.0.1",

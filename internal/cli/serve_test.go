@@ -471,6 +471,8 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"serve", "--http", ":8080"}, nil, "a bearer token is required"},
 		{[]string{"serve", "--stateless"}, nil, "apply to HTTP only"},
 		{[]string{"serve", "--http", "nonsense"}, nil, "invalid --http address"},
+		{[]string{"serve", "--http", "127.0.0.1:8080x"}, nil, `invalid --http address "127.0.0.1:8080x": the port "8080x" is not a number from 0 to 65535`},
+		{[]string{"serve", "--http", "127.0.0.1:99999"}, nil, `the port "99999" is not a number from 0 to 65535`},
 		{[]string{"serve", "--http", "127.0.0.1:0", "--token-file", "/nonexistent/token"}, nil, "reading --token-file"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
