@@ -353,11 +353,11 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		if opts.auth.Required() {
 			cred = "keys"
 		}
-		if err := checkBind(opts.HTTP, cred); err != nil {
+		if err := checkBind("--http", opts.HTTP, cred); err != nil {
 			return err
 		}
 		if opts.MetricsAddr != "" {
-			if err := checkBind(opts.MetricsAddr, cred); err != nil {
+			if err := checkBind("--metrics", opts.MetricsAddr, cred); err != nil {
 				return err
 			}
 		}
@@ -738,20 +738,21 @@ func (o *ServeOptions) shutdownGrace() time.Duration {
 	return DefaultShutdownGrace
 }
 
-// checkBind refuses to serve off loopback without a token.
-func checkBind(addr, token string) error {
+// checkBind checks the address of flag (--http, --metrics) and refuses to
+// serve off loopback without a token.
+func checkBind(flag, addr, token string) error {
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return Usagef("give a host and port, e.g. 127.0.0.1:8080 or 0.0.0.0:8080", "invalid --http address %q: %v", addr, err)
+		return Usagef("give a host and port, e.g. 127.0.0.1:8080 or 0.0.0.0:8080", "invalid %s address %q: %v", flag, addr, err)
 	}
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil && port != "" {
 		// A name ("http") would be looked up as a service; a gateway's
 		// port is a number (0 or none: any free one).
-		return Usagef("e.g. 127.0.0.1:8080", "invalid --http address %q: the port %q is not a number from 0 to 65535", addr, port)
+		return Usagef("e.g. 127.0.0.1:8080", "invalid %s address %q: the port %q is not a number from 0 to 65535", flag, addr, port)
 	}
 	if token == "" && !isLoopbackAddr(addr) {
 		return Usagef("set $"+TokenEnv+" or --token-file, or bind to 127.0.0.1",
-			"--http %s is reachable from other machines, so a bearer token is required", addr)
+			"%s %s is reachable from other machines, so a bearer token is required", flag, addr)
 	}
 	return nil
 }

@@ -473,6 +473,8 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"serve", "--http", "nonsense"}, nil, "invalid --http address"},
 		{[]string{"serve", "--http", "127.0.0.1:8080x"}, nil, `invalid --http address "127.0.0.1:8080x": the port "8080x" is not a number from 0 to 65535`},
 		{[]string{"serve", "--http", "127.0.0.1:99999"}, nil, `the port "99999" is not a number from 0 to 65535`},
+		{[]string{"serve", "--http", "127.0.0.1:0", "--metrics", "127.0.0.1:prom"}, nil, `invalid --metrics address "127.0.0.1:prom"`},
+		{[]string{"serve", "--http", "127.0.0.1:0", "--metrics", "0.0.0.0:9090"}, nil, "--metrics 0.0.0.0:9090 is reachable from other machines"},
 		{[]string{"serve", "--http", "127.0.0.1:0", "--token-file", "/nonexistent/token"}, nil, "reading --token-file"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
