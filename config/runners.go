@@ -13,12 +13,18 @@ import (
 // user's files and environment only, never from the repository's (its
 // .npmrc, uv.toml or pyproject.toml), since those would change what runs.
 
+// ProgramName is a command's program name, lower case, without a
+// directory (either separator) or a Windows .exe or .cmd: "npx" for
+// C:\Program Files\nodejs\npx.cmd.
+func ProgramName(command string) string {
+	base := strings.ToLower(path.Base(strings.ReplaceAll(command, `\`, "/")))
+	return strings.TrimSuffix(strings.TrimSuffix(base, ".exe"), ".cmd")
+}
+
 // Runner names the package runner that command is, by its program's
 // name: "npm" (npx, npm), "uv" (uvx, uv), "pipx", "bun" (bunx, bun), or "".
 func Runner(command string) string {
-	base := strings.TrimSuffix(strings.ToLower(path.Base(strings.ReplaceAll(command, `\`, "/"))), ".cmd")
-	base = strings.TrimSuffix(base, ".exe")
-	switch base {
+	switch ProgramName(command) {
 	case "npx", "npm":
 		return "npm"
 	case "uvx", "uv":

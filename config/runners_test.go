@@ -18,6 +18,17 @@ func TestRunner(t *testing.T) {
 	}
 }
 
+func TestProgramName(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"npx": "npx", "/usr/bin/uvx": "uvx", `C:\Program Files\nodejs\NPX.cmd`: "npx", `C:\Python\python.exe`: "python",
+		"./bin/my-server": "my-server", "": ".",
+	} {
+		if got := ProgramName(cmd); got != want {
+			t.Errorf("ProgramName(%q) = %q, want %q", cmd, got, want)
+		}
+	}
+}
+
 func TestParseNpmrc(t *testing.T) {
 	got := ParseNpmrc([]byte(`# a comment
 ; another

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -104,7 +103,7 @@ func (s *server) guardRunner(def config.Server, dir string, env []string) (strin
 // heldFor is the error of a runner held because of the repository's file f.
 func heldFor(f, command, why string) error {
 	return fmt.Errorf("%w: %s reads %s, a file of the repository, to choose the package it runs, and %s (fix: give the server a \"cwd\" outside the repository, or start it with npx, which Switchboard keeps out of the repository)",
-		errRepoDecides, commandBase(command), f, why)
+		errRepoDecides, config.ProgramName(command), f, why)
 }
 
 // runnerFiles are the files in a directory or its parents that steer each
@@ -143,7 +142,7 @@ func steering(dir, ws string, names []string) string {
 // exec, "yarn" for yarn dlx, "uv" for uv run, "python" for a Python
 // interpreter.
 func runnerOf(command string, args []string) (string, []string) {
-	base := commandBase(command)
+	base := config.ProgramName(command)
 	sub := func(names ...string) bool { return len(args) > 0 && slices.Contains(names, args[0]) }
 	switch {
 	case base == "npx":
@@ -162,13 +161,6 @@ func runnerOf(command string, args []string) (string, []string) {
 		return "python", args
 	}
 	return "", args
-}
-
-// commandBase is a command's program name, lower case, without a
-// directory (either separator) or a Windows .exe or .cmd.
-func commandBase(command string) string {
-	base := strings.ToLower(path.Base(strings.ReplaceAll(command, `\`, "/")))
-	return strings.TrimSuffix(strings.TrimSuffix(base, ".exe"), ".cmd")
 }
 
 // isPython reports whether base names a Python interpreter: python,
@@ -219,7 +211,7 @@ func repoProgram(def config.Server, dir string) string {
 	if strings.ContainsAny(def.Command, `/\`) && isFile(def.Command) {
 		return def.Command
 	}
-	base := commandBase(def.Command)
+	base := config.ProgramName(def.Command)
 	if !isPython(base) && !slices.Contains(interpreters, base) {
 		return ""
 	}

@@ -618,7 +618,7 @@ var programHomes = map[string]string{
 
 // notFoundHint is the fix for a stdio server whose program is not on PATH.
 func notFoundHint(command string) string {
-	if home, ok := programHomes[strings.TrimSuffix(filepath.Base(command), ".exe")]; ok {
+	if home, ok := programHomes[config.ProgramName(command)]; ok {
 		return fmt.Sprintf("install %s, which provides %q, or give \"command\" its full path", home, command)
 	}
 	return fmt.Sprintf("install %q so that it is on PATH, or give \"command\" its full path", command)
