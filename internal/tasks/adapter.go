@@ -286,6 +286,12 @@ func (a *Adapter) runsAsTask(ctx context.Context, name string, l link) bool {
 		}
 		a.mu.Unlock()
 	}
+	return a.asksTask(s)
+}
+
+// asksTask says whether a 2025-11-25 tool of taskSupport s is called as a
+// task: "required" always, "optional" with the server's "tasks" setting.
+func (a *Adapter) asksTask(s string) bool {
 	return s == "required" || (s == "optional" && a.opts.Optional)
 }
 

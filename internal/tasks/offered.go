@@ -15,7 +15,7 @@ func (a *Adapter) Plain(tool string) bool {
 		a.mu.Lock()
 		s, known := a.support[tool]
 		a.mu.Unlock()
-		return known && s != "required" && !(s == "optional" && a.opts.Optional)
+		return known && !a.asksTask(s)
 	}
 	return false
 }
