@@ -596,7 +596,7 @@ func (b *bench) gwTargets() ([]*gwTarget, []string) {
 				for name, s := range cfg {
 					cmd, args := s.Command, s.Args
 					if ownSession {
-						cmd, args = "setsid", append([]string{s.Command}, s.Args...)
+						cmd, args = inOwnSession(cmd, args)
 					}
 					servers[name] = map[string]any{"command": cmd, "args": args, "options": map[string]any{"logEnabled": false}}
 				}
@@ -732,6 +732,15 @@ func shellQuote(args []string) string {
 		q = append(q, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
 	}
 	return strings.Join(q, " ")
+}
+
+// inOwnSession is command and args run through setsid(1), so that the
+// process runs in a session of its own, as switchboard's servers run in
+// their supervisor's: with the kernel's scheduler autogroups a session is
+// a scheduling group of its own, which changes what a server's wake-ups
+// cost. The caller checks that setsid(1) is there.
+func inOwnSession(command string, args []string) (string, []string) {
+	return "setsid", append([]string{command}, args...)
 }
 
 // programLoadMiB is the size of what an ELF program maps from its file

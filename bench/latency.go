@@ -127,7 +127,7 @@ func (b *bench) latency() error {
 				}
 				if c == "baresession" || c == "tssession" {
 					spec.Kind = map[string]string{"baresession": "bare", "tssession": "ts"}[c]
-					spec.Command, spec.Args = "setsid", append([]string{t.command}, t.args...)
+					spec.Command, spec.Args = inOwnSession(t.command, t.args)
 				}
 				if c == "sdkrelay" || c == "jsonlrelay" {
 					// The bare client, talking to an SDK-only relay.
