@@ -599,8 +599,8 @@ type profileGateway struct {
 func (opts *ServeOptions) startProfiles(s *session, gopts *gateway.Options) error {
 	names := opts.Profiles
 	if opts.AllProfiles {
-		names = s.sb.ProfileNames()
-		_, diags := s.sb.Settings().Profiles()
+		ps, diags := s.sb.Settings().Profiles()
+		names = ps.Names() // as sb.ProfileNames, from the same reading
 		for _, d := range diags {
 			if d.Severity == config.SeverityError {
 				opts.profileErrors = append(opts.profileErrors, d)
