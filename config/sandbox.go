@@ -218,6 +218,13 @@ func (d SandboxDefaults) Merge(over SandboxDefaults) SandboxDefaults {
 type SandboxPolicy struct {
 	Read  []string `json:"read,omitempty"`
 	Write []string `json:"write,omitempty"`
+	// Protected are paths inside Write that the server sees read-only: the git
+	// metadata and the settings of Switchboard and of the agents and
+	// editors that run commands from a folder (ProtectedNames), below each
+	// writable path, but one the user named writable themselves.
+	// EffectiveSandbox names the candidates; the runtime keeps those that
+	// exist, and a git pointer file's directory (host.SandboxOf).
+	Protected []string `json:"protected,omitempty"`
 	// NetworkAll: the host's network, unconfined. Otherwise only Allow
 	// ("host:port"), and nothing when it is empty.
 	NetworkAll bool     `json:"networkAll,omitempty"`
@@ -282,6 +289,17 @@ type SandboxDownload struct {
 	Dest   string `json:"dest"`
 }
 
+// ProtectedNames are the entries of a writable folder that a sandboxed server
+// may not write (SandboxPolicy.Protected): what would run a command, or decide
+// what runs, outside its sandbox, at no change a user reviews. .git holds
+// hooks and a config (core.fsmonitor, core.hooksPath, aliases) that git
+// runs from on the user's next commit or status, and none of it shows in
+// `git status`; .mcp.json and .switchboard are Switchboard's own (which
+// servers a repository offers, and its rules); .claude, .codex, .cursor
+// and .vscode are the settings of the agents and editors that start MCP
+// servers, hooks and tasks from the folder.
+var ProtectedNames = []string{".git", ".mcp.json", ".switchboard", ".claude", ".codex", ".cursor", ".vscode"}
+
 // EffectiveSandbox is the sandbox rs runs in for a workspace root (""
 // when none) and a home directory, or nil when it runs unconfined: its
 // written "sandbox" field, else defaults[its scope], else the built-in
@@ -295,6 +313,11 @@ type SandboxDownload struct {
 // with "..") is left out and named in Refused, and the server does not
 // start. A server the user wrote keeps its paths as written, and so do
 // the paths of the user's per-scope default.
+//
+// Below each writable path, ProtectedNames stay read-only (Protected), but for a
+// path the user named writable themselves (a server of theirs whose
+// "sandbox.fs.write" lists ".git", say). A repository's server may not
+// name one of them, or a path inside one, writable: that is Refused too.
 func EffectiveSandbox(rs *ResolvedServer, workspace, home string, defaults SandboxDefaults) *SandboxPolicy {
 	sb := rs.Written.Sandbox
 	if sb == nil {
@@ -320,24 +343,125 @@ func EffectiveSandbox(rs *ResolvedServer, workspace, home string, defaults Sandb
 		}
 		return abs
 	}
+	// named are the writable paths written in the definition or the
+	// user's default, by whom, for the kept names.
+	var named []writablePath
 	cwd := ""
 	if def.Cwd != "" {
 		cwd = path(`"cwd"`, def.Cwd)
 	}
 	if sb.FS == nil {
 		p.Write = appendPaths(p.Write, workspace, cwd)
+		if cwd != "" {
+			named = append(named, writablePath{`"cwd"`, def.Cwd, cwd, rs.Scope == ScopeProject})
+		}
 	} else {
 		for _, r := range sb.FS.Read {
 			p.Read = appendPaths(p.Read, path(`"sandbox.fs.read"`, r))
 		}
 		for _, w := range sb.FS.Write {
-			p.Write = appendPaths(p.Write, path(`"sandbox.fs.write"`, w))
+			abs := path(`"sandbox.fs.write"`, w)
+			p.Write = appendPaths(p.Write, abs)
+			if abs != "" {
+				named = append(named, writablePath{`"sandbox.fs.write"`, w, abs, fromRepo})
+			}
 		}
 		if cwd != "" && !p.Covers(cwd) {
 			p.Read = appendPaths(p.Read, cwd)
 		}
 	}
+	protectNames(p, named)
 	return p
+}
+
+// writablePath is a writable path as a definition or the user's default
+// wrote it (field and written), made absolute, and whether a repository
+// wrote it.
+type writablePath struct {
+	field, written, abs string
+	repo                bool
+}
+
+// protectNames fills p.Protected with ProtectedNames below each writable path, but
+// those the user named writable, and refuses each writable path a
+// repository named that is, or is inside, one of them (taking it out of
+// Write: it would give the server what Protected keeps from it).
+func protectNames(p *SandboxPolicy, named []writablePath) {
+	userNamed := func(c string) bool {
+		return slices.ContainsFunc(named, func(n writablePath) bool { return !n.repo && n.abs == c })
+	}
+	kept := func() []string {
+		var l []string
+		for _, w := range p.Write {
+			for _, n := range ProtectedNames {
+				if c := filepath.Join(w, n); !userNamed(c) {
+					l = appendPaths(l, c)
+				}
+			}
+		}
+		return l
+	}
+	p.Protected = kept()
+	refused := false
+	for _, n := range named {
+		if !n.repo {
+			continue
+		}
+		for _, c := range p.Protected {
+			if within(n.abs, c) {
+				shown := c
+				if rel, err := filepath.Rel(p.Workspace, c); err == nil && within(c, p.Workspace) {
+					shown = filepath.ToSlash(rel)
+				}
+				p.Refused = append(p.Refused, fmt.Sprintf("%s names %s: a repository's server may not write %s (%s)", n.field, strconv.Quote(n.written), shown, ProtectedWhy(filepath.Base(c))))
+				p.Write = slices.DeleteFunc(p.Write, func(w string) bool { return w == n.abs })
+				refused = true
+				break
+			}
+		}
+	}
+	if refused {
+		p.Protected = kept()
+	}
+}
+
+// ProtectedWhy says in a few words why a name of ProtectedNames is kept.
+func ProtectedWhy(name string) string {
+	switch name {
+	case ".git":
+		return "git runs its hooks and config outside any sandbox"
+	case ".mcp.json", ".switchboard":
+		return "it decides which servers run and how"
+	}
+	return "an agent or editor runs commands from its settings"
+}
+
+// protectedWords names Protected in a few words: "its .git and .mcp.json" below
+// the one writable path, else by folder (".git and .mcp.json in /ws").
+func (p *SandboxPolicy) protectedWords(tilde func(string) string) string {
+	var dirs []string
+	names := map[string][]string{}
+	for _, c := range p.Protected {
+		d := filepath.Dir(c)
+		if _, ok := names[d]; !ok {
+			dirs = append(dirs, d)
+		}
+		names[d] = append(names[d], filepath.Base(c))
+	}
+	and := func(l []string) string {
+		if len(l) == 1 {
+			return l[0]
+		}
+		return strings.Join(l[:len(l)-1], ", ") + " and " + l[len(l)-1]
+	}
+	if len(p.Write) == 1 && len(dirs) == 1 && dirs[0] == p.Write[0] {
+		return "its " + and(names[dirs[0]])
+	}
+	parts := make([]string, len(dirs))
+	for i, d := range dirs {
+		parts[i] = and(names[d]) + " in " + tilde(d)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // within reports whether path is dir or below it ("" is never).
@@ -415,7 +539,11 @@ func DescribeSandbox(p *SandboxPolicy, tilde func(string) string) string {
 		parts = append(parts, "WILL NOT START: "+strings.Join(p.Refused, "; "))
 	}
 	if len(p.Write) > 0 {
-		parts = append(parts, "can read and write "+list(p.Write))
+		s := "can read and write " + list(p.Write)
+		if len(p.Protected) > 0 {
+			s += " but not " + p.protectedWords(tilde)
+		}
+		parts = append(parts, s)
 	}
 	if len(p.Read) > 0 {
 		parts = append(parts, "can read "+list(p.Read))

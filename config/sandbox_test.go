@@ -7,6 +7,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// protectedWords are the words for ProtectedNames below one writable path, before
+// the runtime leaves out those that do not exist.
+const protectedWords = " but not its .git, .mcp.json, .switchboard, .claude, .codex, .cursor and .vscode"
+
 // A project-scope stdio server is sandboxed with no network unless its
 // definition lists destinations; a list is what it may reach, and what
 // the approval review, status, `mcp get` and doctor say in words.
@@ -23,14 +27,14 @@ func TestSandboxNetworkOfProjectServers(t *testing.T) {
 		raw, words string
 		allow      []string
 	}{
-		{`{"command": "srv"}`, "can read and write /ws (and the system directories, read-only; the rest of your home is hidden; a private /tmp); no network", nil},
+		{`{"command": "srv"}`, "can read and write /ws" + protectedWords + " (and the system directories, read-only; the rest of your home is hidden; a private /tmp); no network", nil},
 		{`{"command": "srv", "sandbox": {"network": ["registry.npmjs.org:443", "127.0.0.1:8080"]}}`,
-			"can read and write /ws (and the system directories, read-only; the rest of your home is hidden; a private /tmp); network only to registry.npmjs.org:443, 127.0.0.1:8080",
+			"can read and write /ws" + protectedWords + " (and the system directories, read-only; the rest of your home is hidden; a private /tmp); network only to registry.npmjs.org:443, 127.0.0.1:8080",
 			[]string{"registry.npmjs.org:443", "127.0.0.1:8080"}},
 		{`{"command": "srv", "sandbox": {"fs": {"read": ["docs"]}, "network": ["[::1]:9"]}}`,
 			"can read /ws/docs (and the system directories, read-only; the rest of your home is hidden; a private /tmp); network only to [::1]:9",
 			[]string{"[::1]:9"}},
-		{`{"command": "srv", "sandbox": {"network": true}}`, "can read and write /ws (and the system directories, read-only; the rest of your home is hidden; a private /tmp); full network", nil},
+		{`{"command": "srv", "sandbox": {"network": true}}`, "can read and write /ws" + protectedWords + " (and the system directories, read-only; the rest of your home is hidden; a private /tmp); full network", nil},
 	} {
 		p := EffectiveSandbox(project(tt.raw), "/ws", "/home/me", nil)
 		if p == nil {
@@ -130,5 +134,81 @@ func TestSandboxDefaultPathsAreTheUsers(t *testing.T) {
 	p := EffectiveSandbox(rs, "/home/me/ws", "/home/me", defaults)
 	if len(p.Refused) != 0 || len(p.Read) != 1 || p.Read[0] != "/home/me/.cache/models" {
 		t.Errorf("refused %v, read %v", p.Refused, p.Read)
+	}
+}
+
+// Below each writable path, git's metadata and the agents' settings stay
+// read-only (Protected), but for one the user named writable; a repository's
+// server that names one writable, or a path inside one, does not start.
+func TestSandboxKeepsGitAndSettings(t *testing.T) {
+	parse := func(raw string, scope Scope) *ResolvedServer {
+		t.Helper()
+		s, diags := ParseServer("srv", []byte(raw))
+		if len(diags) > 0 {
+			t.Fatalf("%s: %v", raw, diags)
+		}
+		return &ResolvedServer{Name: "srv", Written: s, Effective: s, Scope: scope}
+	}
+	below := func(dirs ...string) []string {
+		var l []string
+		for _, d := range dirs {
+			for _, n := range ProtectedNames {
+				l = append(l, d+"/"+n)
+			}
+		}
+		return l
+	}
+	without := func(l []string, drop string) []string {
+		var out []string
+		for _, s := range l {
+			if s != drop {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	why := "git runs its hooks and config outside any sandbox"
+	for _, tt := range []struct {
+		raw      string
+		scope    Scope
+		defaults SandboxDefaults
+		write    []string
+		kept     []string
+		refused  []string
+	}{
+		{raw: `{"command": "srv"}`, scope: ScopeProject, write: []string{"/ws"}, kept: below("/ws")},
+		{raw: `{"command": "srv", "cwd": "sub"}`, scope: ScopeProject, write: []string{"/ws", "/ws/sub"}, kept: below("/ws", "/ws/sub")},
+		{raw: `{"command": "srv", "cwd": ".git"}`, scope: ScopeProject, write: []string{"/ws"}, kept: below("/ws"),
+			refused: []string{`"cwd" names ".git": a repository's server may not write .git (` + why + ")"}},
+		{raw: `{"command": "srv", "sandbox": {"fs": {"write": [".", ".git/hooks", ".vscode"]}}}`, scope: ScopeProject, write: []string{"/ws"}, kept: below("/ws"),
+			refused: []string{
+				`"sandbox.fs.write" names ".git/hooks": a repository's server may not write .git (` + why + ")",
+				`"sandbox.fs.write" names ".vscode": a repository's server may not write .vscode (an agent or editor runs commands from its settings)`}},
+		// The user's own server, and the user's default for the
+		// repository's: what the user names writable is.
+		{raw: `{"command": "srv", "sandbox": {"fs": {"write": [".", ".git"]}}}`, scope: ScopeLocal, write: []string{"/ws", "/ws/.git"},
+			kept: append(without(below("/ws"), "/ws/.git"), below("/ws/.git")...)},
+		{raw: `{"command": "srv"}`, scope: ScopeProject, defaults: SandboxDefaults{ScopeProject: {FS: &SandboxFS{Write: []string{".", ".git"}}}},
+			write: []string{"/ws", "/ws/.git"}, kept: append(without(below("/ws"), "/ws/.git"), below("/ws/.git")...)},
+	} {
+		p := EffectiveSandbox(parse(tt.raw, tt.scope), "/ws", "/home/me", tt.defaults)
+		if diff := cmp.Diff(tt.write, p.Write); diff != "" {
+			t.Errorf("%s: write (-want +got):\n%s", tt.raw, diff)
+		}
+		if diff := cmp.Diff(tt.kept, p.Protected); diff != "" {
+			t.Errorf("%s: kept (-want +got):\n%s", tt.raw, diff)
+		}
+		if diff := cmp.Diff(tt.refused, p.Refused); diff != "" {
+			t.Errorf("%s: refused (-want +got):\n%s", tt.raw, diff)
+		}
+	}
+	// In words: the kept names of one writable path, or each path.
+	p := &SandboxPolicy{Write: []string{"/ws"}, Protected: []string{"/ws/.git", "/ws/.mcp.json"}}
+	if got, want := DescribeSandbox(p, nil), "can read and write /ws but not its .git and .mcp.json"; !strings.HasPrefix(got, want) {
+		t.Errorf("got %q, want it to start %q", got, want)
+	}
+	p = &SandboxPolicy{Write: []string{"/ws", "/data"}, Protected: []string{"/ws/.git"}}
+	if got, want := DescribeSandbox(p, nil), "can read and write /ws, /data but not .git in /ws"; !strings.HasPrefix(got, want) {
+		t.Errorf("got %q, want it to start %q", got, want)
 	}
 }

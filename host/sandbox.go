@@ -3,6 +3,7 @@ package host
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -36,6 +37,7 @@ func sandboxOf(rs *config.ResolvedServer, workspace, home string, defaults confi
 		return nil
 	}
 	resolveSandboxPaths(p)
+	protectedPaths(p)
 	commandFiles(p, rs, config.DefaultHome(lookupEnv, home))
 	e := runnerEnv{home: home, lookupEnv: lookupEnv, workspace: workspace}
 	packageRunner(p, rs, e)
@@ -79,6 +81,80 @@ func resolveSandboxPaths(p *config.SandboxPolicy) {
 			}
 		}
 	}
+}
+
+// protectedPaths keeps those of p.Protected that exist and that the server sees
+// (a name that does not exist could be kept only by creating it in the
+// user's folder; one whose link leads where the server sees nothing needs
+// nothing), and adds the directory that a .git pointer file (a worktree's,
+// a submodule's) names, where the server sees it: git runs that one's
+// hooks.
+func protectedPaths(p *config.SandboxPolicy) {
+	var kept []string
+	var keep func(path string, depth int)
+	keep = func(path string, depth int) {
+		var resolved string
+		var fi fs.FileInfo
+		var err error
+		if below(path, p.Workspace) {
+			// What it resolves to is in the view at the same path (the
+			// workspace is bound where it is): kept as resolved, a link
+			// itself cannot be bound over.
+			resolved, fi, err = proc.ResolveBeneath(p.Workspace, path)
+			path = resolved
+		} else if lfi, lerr := os.Lstat(path); lerr != nil || lfi.Mode()&fs.ModeSymlink != 0 {
+			return // a link outside the workspace: where it leads is not where the view has it
+		} else if resolved, err = filepath.EvalSymlinks(path); err == nil {
+			fi, err = os.Stat(resolved)
+		}
+		if err != nil || slices.Contains(kept, path) || !writable(p, resolved) {
+			return
+		}
+		kept = append(kept, path)
+		if filepath.Base(path) == ".git" && fi.Mode().IsRegular() && depth == 0 {
+			if dir := gitdirOf(resolved); dir != "" {
+				keep(dir, depth+1)
+			}
+		}
+	}
+	for _, c := range p.Protected {
+		keep(c, 0)
+	}
+	p.Protected = kept
+}
+
+// writable reports whether path (resolved) is one of p's writable paths
+// or below one, as written or as it resolves: a kept path that a link
+// leads out of them is not bound, which would show the server more.
+func writable(p *config.SandboxPolicy, path string) bool {
+	for _, w := range p.Write {
+		for _, d := range []string{w, p.Links[w]} {
+			if d != "" && (path == d || below(path, d)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// gitdirOf is the directory a .git pointer file names ("gitdir: DIR",
+// relative to the file's folder), "" when it names none.
+func gitdirOf(file string) string {
+	f, err := os.Open(file)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 4096))
+	line, _, _ := strings.Cut(string(b), "\n")
+	dir, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+	if dir = strings.TrimSpace(dir); !ok || dir == "" {
+		return ""
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(filepath.Dir(file), dir)
+	}
+	return filepath.Clean(dir)
 }
 
 // below reports whether path is strictly below dir ("" is nothing).
@@ -202,7 +278,7 @@ func (s *server) sandboxSpec(def config.Server, dir string, env []string) (*proc
 	if exe, err := os.Executable(); err == nil && !p.Covers(exe) {
 		p.Read = append(p.Read, exe)
 	}
-	sb := &proc.Sandbox{Read: append(p.Read, p.Files...), Write: p.Write, Network: p.NetworkAll, Allow: p.Allow,
+	sb := &proc.Sandbox{Read: append(p.Read, p.Files...), Write: p.Write, ReadOnly: p.Protected, Network: p.NetworkAll, Allow: p.Allow,
 		Beneath: p.Workspace,
 		// A network allow-list is held to the server's outbound address
 		// policy, as a remote server's URL is (docs/security.md, "Outbound

@@ -38,7 +38,7 @@ func TestSandboxRefusalRecognised(t *testing.T) {
 
 	ws := filepath.Join(home, "proj")
 	ref := filepath.Join(home, "reference")
-	p := &config.SandboxPolicy{Write: []string{ws}, Read: []string{ref}, Workspace: ws, Home: home,
+	p := &config.SandboxPolicy{Write: []string{ws}, Read: []string{ref}, Protected: []string{filepath.Join(ws, ".git")}, Workspace: ws, Home: home,
 		Allow: []string{"registry.npmjs.org:443"}, Downloads: []config.SandboxDownload{{Dest: "registry.npmjs.org:443"}}}
 	user := &config.ResolvedServer{Name: "srv", Scope: config.ScopeUser, File: filepath.Join(home, ".switchboard", "mcp.json"),
 		Written: config.Server{Command: "node", Sandbox: &config.Sandbox{FS: &config.SandboxFS{Write: []string{"."}, Read: []string{ref}}}}}
@@ -69,6 +69,9 @@ func TestSandboxRefusalRecognised(t *testing.T) {
 			"could not reach npm.corp.example:443, which its sandbox does not list", `add "npm.corp.example:443" to its "sandbox": {"network"}`, "npm.corp.example:443"},
 		{"a repository's server", repo, host.StateError, "cat: /var/tmp/notes.txt: No such file or directory",
 			"it was refused /var/tmp/notes.txt", "switchboard mcp add-json --scope local srv '", "/var/tmp/notes.txt"},
+		{"a repository's server writes its .git", repo, host.StateError, "fatal: Unable to create '" + ws + "/.git/index.lock': Read-only file system",
+			"its sandbox keeps " + ws + "/.git read-only (git runs its hooks and config outside any sandbox), and it writes there",
+			"switchboard mcp add-json --scope local srv '", ws + "/.git"},
 		{"the registry it may use", repo, host.StateError, "npm error request to https://registry.npmjs.org/x failed, reason: socket hang up ECONNREFUSED", "", "", ""},
 		{"connected: history", user, host.StateConnected, "cat: /var/tmp/notes.txt: No such file or directory", "", "", ""},
 	} {

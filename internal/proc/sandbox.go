@@ -44,6 +44,12 @@ type Sandbox struct {
 	// is created (0700); a Read path that does not exist is left out. A
 	// path may name a directory or a file.
 	Read, Write []string
+	// ReadOnly are paths inside Write that the server sees read-only (a
+	// repository's .git, say): Linux binds each read-only over its
+	// writable parent, so that it can neither be written nor replaced (a
+	// mount point cannot be renamed or removed); macOS denies writes
+	// below each. One that does not exist is left out.
+	ReadOnly []string
 	// Beneath, if set, is a directory whose contents someone else controls
 	// (the workspace, which a repository fills): every path of Read and
 	// Write below it, the program and the working directory included, is

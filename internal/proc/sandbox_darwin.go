@@ -80,6 +80,17 @@ func profilePaths(in *Sandbox) (*Sandbox, error) {
 		}
 		sb.Read = append(sb.Read, r)
 	}
+	sb.ReadOnly = nil
+	for _, ro := range in.ReadOnly {
+		r, err := resolve(ro, false)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		sb.ReadOnly = append(sb.ReadOnly, r)
+	}
 	for _, c := range in.Caches {
 		if err := os.MkdirAll(c.Private, 0o700); err != nil {
 			return nil, fmt.Errorf("sandbox: the private copy of %s: %w", c.Path, err)
@@ -138,6 +149,10 @@ func seatbeltProfile(sb *Sandbox, ports []uint16) string {
 		b.WriteString(" (subpath " + strconv.Quote(filepath.Clean(p)) + ")")
 	}
 	b.WriteString(")\n")
+	// Later rules win: what is kept read-only inside a writable path.
+	for _, p := range sb.ReadOnly {
+		b.WriteString("(deny file-write* (subpath " + strconv.Quote(filepath.Clean(p)) + "))\n")
+	}
 	switch {
 	case sb.Network:
 		b.WriteString("(allow network*)\n")

@@ -32,3 +32,14 @@ func TestSandboxSeatbeltNetwork(t *testing.T) {
 		}
 	}
 }
+
+// macOS: a path kept read-only inside a writable one is denied writes
+// after the writable path is allowed them (later rules win).
+func TestSandboxSeatbeltReadOnlyInsideWrite(t *testing.T) {
+	prof := seatbeltProfile(&Sandbox{Write: []string{"/ws"}, ReadOnly: []string{"/ws/.git"}}, nil)
+	allow := strings.Index(prof, `(allow file-write*`)
+	deny := strings.Index(prof, `(deny file-write* (subpath "/ws/.git"))`)
+	if allow < 0 || deny < allow {
+		t.Errorf("profile:\n%s\nwant writes to /ws/.git denied after /ws is allowed them", prof)
+	}
+}

@@ -241,6 +241,14 @@ func planSandbox(sb *Sandbox, prog, dir string) (*sandboxPlan, error) {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 	}
+	for _, r := range sb.ReadOnly {
+		if !filepath.IsAbs(r) {
+			return nil, fmt.Errorf("sandbox: %q is not an absolute path", r)
+		}
+		if err := bind(mountRO, r); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+	}
 	for _, c := range sb.Caches {
 		if !filepath.IsAbs(c.Path) || !filepath.IsAbs(c.Private) {
 			return nil, fmt.Errorf("sandbox: the cache %q (private copy %q) is not an absolute path", c.Path, c.Private)
