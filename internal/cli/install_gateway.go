@@ -74,7 +74,10 @@ type InstallGatewayOptions struct {
 	// HomeDir is ~; ConfigDir the OS user config folder (VS Code's user
 	// folder lives there).
 	HomeDir, ConfigDir string
-	Tilde              func(string) string
+	// ClaudeConfig is Claude Code's .claude.json (claudeCodeConfig); ""
+	// for the one in HomeDir.
+	ClaudeConfig string
+	Tilde        func(string) string
 }
 
 // gatewayClient describes where one MCP client keeps its servers.
@@ -118,6 +121,7 @@ trust, permission rules, circuit breaking and output caps — through it.
 Files written (comments and every other entry are kept):
   claude-code  user: ~/.claude.json "mcpServers"   project: .mcp.json
                local: ~/.claude.json "projects"[<workspace>]."mcpServers"
+               ($CLAUDE_CONFIG_DIR/.claude.json when that is set, as Claude Code)
   cursor       user: ~/.cursor/mcp.json             project: .cursor/mcp.json
   vscode       user: <VS Code user folder>/mcp.json project: .vscode/mcp.json ("servers")
 
@@ -153,6 +157,7 @@ shows it disabled, doctor notes it).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.IO = f.IO
 			opts.HomeDir = f.HomeDir
+			opts.ClaudeConfig = claudeCodeConfig(f)
 			opts.Root = f.WorkspaceRoot
 			opts.Tilde = f.tilde
 			if opts.File != "" {
@@ -691,11 +696,14 @@ func gatewayTarget(opts *InstallGatewayOptions, client, scope, root string) (str
 	c := gatewayClients[client]
 	switch client {
 	case "claude-code":
+		file := opts.ClaudeConfig
+		if file == "" {
+			file = filepath.Join(opts.HomeDir, ".claude.json")
+		}
 		switch scope {
 		case "user":
-			return filepath.Join(opts.HomeDir, ".claude.json"), []string{"mcpServers"}, nil
+			return file, []string{"mcpServers"}, nil
 		case "local":
-			file := filepath.Join(opts.HomeDir, ".claude.json")
 			return file, config.LocalObjPath(localKeys(file, root)[0]), nil
 		}
 		return filepath.Join(root, ".mcp.json"), []string{"mcpServers"}, nil

@@ -94,6 +94,7 @@ func privateWorld(env *testscript.Env) {
 	// OAuth tokens stay in the script's world unless it starts a keyring.
 	env.Setenv("XDG_RUNTIME_DIR", filepath.Join(env.WorkDir, "run"))
 	env.Setenv("DBUS_SESSION_BUS_ADDRESS", "")
+	env.Setenv("CLAUDE_CONFIG_DIR", "")
 }
 
 func TestScripts(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/lazyre"
 	"github.com/switchboard-mcp/switchboard/internal/safefile"
 	"github.com/switchboard-mcp/switchboard/internal/samepath"
@@ -27,6 +28,7 @@ import (
 // importSources are the tools `mcp import --from` reads (docs/configuration.md,
 // Importing from other tools).
 var importSources = map[string]string{
+	"claude-code":    "Claude Code",
 	"claude-desktop": "Claude Desktop",
 	"vscode":         "VS Code",
 	"cursor":         "Cursor",
@@ -38,7 +40,7 @@ type MCPImportOptions struct {
 	Factory *Factory
 	JSON    bool
 
-	From string // claude-desktop, vscode or cursor
+	From string // claude-code, claude-desktop, vscode or cursor
 	// Scope is where the servers of the user's own files are written.
 	// Servers of a file inside the workspace (the repository's) go to
 	// project scope unless ScopeSet (the user passed --scope), and then
@@ -55,10 +57,15 @@ type MCPImportOptions struct {
 func NewMCPImportCmd(f *Factory, runF func(context.Context, *MCPImportOptions) error) *cobra.Command {
 	opts := &MCPImportOptions{IO: f.IO, Factory: f}
 	cmd := &cobra.Command{
-		Use:   "import --from claude-desktop|vscode|cursor [--scope S]",
-		Short: "Import servers from Claude Desktop, VS Code or Cursor",
+		Use:   "import --from claude-code|claude-desktop|vscode|cursor [--scope S]",
+		Short: "Import servers from Claude Code, Claude Desktop, VS Code or Cursor",
 		Long: `Copy server definitions from another tool's configuration into a scope.
 
+  claude-code     ~/.claude.json ($CLAUDE_CONFIG_DIR/.claude.json when set): its
+                  user-scope servers ("mcpServers") into user scope, and this
+                  workspace's local-scope ones ("projects") into local scope,
+                  unless --scope names one. Its project scope is the
+                  workspace's .mcp.json, which Switchboard reads as it is.
   claude-desktop  claude_desktop_config.json ("mcpServers"): ~/.config/Claude on
                   Linux, ~/Library/Application Support/Claude on macOS,
                   %APPDATA%\Claude on Windows
@@ -78,7 +85,8 @@ and the repository's file define the same name, yours is imported and the
 repository's is skipped, and the output says so.
 
 Files of yours outside the workspace (Claude Desktop's, ~/.cursor/mcp.json, a
---file elsewhere) go into --scope, local by default.
+--file elsewhere) go into --scope, local by default (Claude Code's: into the
+scope they had there).
 
 VS Code and Cursor variables are translated: ${env:NAME} becomes ${NAME},
 ${workspaceFolder} the workspace path and ${userHome} the home directory.
@@ -97,12 +105,12 @@ never overwritten without --force.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.From, "from", "", "the tool to import from: claude-desktop, vscode or cursor")
+	fl.StringVar(&opts.From, "from", "", "the tool to import from: claude-code, claude-desktop, vscode or cursor")
 	fl.StringVarP(&opts.Scope, "scope", "s", "local", "where to write: user, project or local (the repository's files: project unless given)")
 	fl.StringVar(&opts.File, "file", "", "read this `FILE` instead of the tool's usual location")
 	fl.BoolVar(&opts.Force, "force", false, "overwrite servers that already exist in the scope")
 	registerScopeCompletion(cmd)
-	_ = cmd.RegisterFlagCompletionFunc("from", cobra.FixedCompletions([]string{"claude-desktop", "vscode", "cursor"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("from", cobra.FixedCompletions([]string{"claude-code", "claude-desktop", "vscode", "cursor"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -119,6 +127,9 @@ type importEntry struct {
 	Reason string   `json:"reason,omitempty"`
 	Notes  []string `json:"notes,omitempty"`
 	def    []byte
+	// scope is the scope it had in the tool (Claude Code's user or
+	// local), where it goes unless --scope says otherwise; "" for none.
+	scope config.Scope
 }
 
 const (
@@ -134,6 +145,8 @@ type importReport struct {
 	File     string        `json:"file"`
 	Imported []importEntry `json:"imported"`
 	Skipped  []importEntry `json:"skipped"`
+	// Notes say what there was nothing to import for.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // importFile is a source file and who wrote it.
@@ -147,15 +160,19 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 	label, ok := importSources[opts.From]
 	if !ok {
 		if opts.From == "" {
-			return Usagef("e.g. switchboard mcp import --from claude-desktop", "mcp import needs --from claude-desktop, vscode or cursor")
+			return Usagef("e.g. switchboard mcp import --from claude-code", "mcp import needs --from claude-code, claude-desktop, vscode or cursor")
 		}
-		return Usagef("use --from claude-desktop, vscode or cursor", "cannot import from %q", opts.From)
+		return Usagef("use --from claude-code, claude-desktop, vscode or cursor", "cannot import from %q", opts.From)
 	}
 	scope, err := parseScope(opts.Scope)
 	if err != nil {
 		return err
 	}
 	t, err := f.target(scope)
+	if err != nil && opts.From == "claude-code" && !opts.ScopeSet {
+		// Its servers keep their scopes: user scope needs no workspace.
+		t, err = f.target(config.ScopeUser)
+	}
 	if err != nil {
 		return err
 	}
@@ -171,18 +188,27 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 		files = importPaths(f, opts.From, root)
 	}
 	found := existingImportFiles(f, files, root)
+	var notes []string
+	if opts.From == "claude-code" && opts.File == "" {
+		if mcpJSON := filepath.Join(root, ".mcp.json"); regularFile(mcpJSON) {
+			notes = append(notes, fmt.Sprintf("Claude Code's project scope is %s, which Switchboard reads as it is (project scope, each server approved before it starts): nothing to import there", f.tilde(mcpJSON)))
+		}
+	}
 	if len(found) == 0 {
-		return Failuref("pass the file with --file PATH",
-			"no %s configuration found (looked for %s)", label, strings.Join(tildeAll(f, files), ", "))
+		hint := "pass the file with --file PATH"
+		if len(notes) > 0 {
+			hint = notes[0]
+		}
+		return Failuref(hint, "no %s configuration found (looked for %s)", label, strings.Join(tildeAll(f, files), ", "))
 	}
 
-	entries, err := mergeImportFiles(f, found, opts.From)
+	entries, err := mergeImportFiles(f, found, opts.From, root)
 	if err != nil {
 		return err
 	}
 
 	run := &importRun{ctx: ctx, f: f, opts: opts, scope: scope, t: t}
-	rep := importReport{From: opts.From, Scope: string(scope), File: t.File, Imported: []importEntry{}, Skipped: []importEntry{}}
+	rep := importReport{From: opts.From, Scope: string(scope), File: t.File, Imported: []importEntry{}, Skipped: []importEntry{}, Notes: notes}
 	var dests []scopeTarget // the targets written, in order of first use
 	for _, e := range entries {
 		if e.Reason == "" {
@@ -235,6 +261,9 @@ type importRun struct {
 	scope   config.Scope
 	t       scopeTarget
 	project *scopeTarget // where the repository's servers go, made on first use
+	// targets are the scopes entries keep from their tool (importEntry.scope),
+	// made on first use.
+	targets map[config.Scope]scopeTarget
 	in      *lineReader
 }
 
@@ -246,6 +275,21 @@ func (r *importRun) place(e *importEntry) (scopeTarget, error) {
 	dest := r.t
 	if e.Reason != "" {
 		return dest, nil
+	}
+	if e.scope != "" && !opts.ScopeSet && e.scope != scope {
+		t, ok := r.targets[e.scope]
+		if !ok {
+			var err error
+			if t, err = f.target(e.scope); err != nil {
+				e.Reason = fmt.Sprintf("it is in Claude Code's %s scope, and %v", e.scope, err)
+				return dest, nil
+			}
+			if r.targets == nil {
+				r.targets = map[config.Scope]scopeTarget{}
+			}
+			r.targets[e.scope] = t
+		}
+		dest = t
 	}
 	// A repository's server is imported as one: into project scope,
 	// where it needs approval, unless the user named user or local
@@ -344,14 +388,14 @@ func existingImportFiles(f *Factory, files []string, root string) []importFile {
 
 // mergeImportFiles reads the found files' entries, one per name, the
 // losers of a name kept with the reason they lost.
-func mergeImportFiles(f *Factory, found []importFile, from string) ([]importEntry, error) {
+func mergeImportFiles(f *Factory, found []importFile, from, root string) ([]importEntry, error) {
 	// For the same name a later file wins (Cursor: the workspace file over
 	// the user's) among files of one author; the user's own file always
 	// wins over the repository's.
 	var entries []importEntry
 	index := map[string]int{}
 	for _, src := range found {
-		es, err := readImportFile(src.path, from)
+		es, err := readImportFile(src.path, from, root)
 		if err != nil {
 			return nil, err
 		}
@@ -394,6 +438,9 @@ func printImportReport(out io.Writer, f *Factory, label string, t scopeTarget, f
 			paths[i] = src.path
 		}
 		fmt.Fprintf(out, "No servers found in %s\n", termsafe.Line(strings.Join(tildeAll(f, paths), ", ")))
+		for _, n := range rep.Notes {
+			fmt.Fprintln(out, "note: "+termsafe.Line(n))
+		}
 		return
 	}
 	if len(dests) == 0 {
@@ -403,6 +450,11 @@ func printImportReport(out io.Writer, f *Factory, label string, t scopeTarget, f
 	for i, d := range dests {
 		where[i] = d.describe(f)
 	}
+	defer func() {
+		for _, n := range rep.Notes {
+			fmt.Fprintln(out, "note: "+termsafe.Line(n))
+		}
+	}()
 	fmt.Fprintf(out, "Imported %d of %d %s servers into %s\n", len(rep.Imported), len(entries), label, strings.Join(where, " and "))
 	for _, e := range rep.Imported {
 		// Names, notes and reasons quote another program's config file.
@@ -460,6 +512,8 @@ func writeImportReview(w io.Writer, f *Factory, e importEntry, scope config.Scop
 // first.
 func importPaths(f *Factory, from, root string) []string {
 	switch from {
+	case "claude-code":
+		return []string{claudeCodeConfig(f)}
 	case "claude-desktop":
 		return []string{claudeDesktopPath(f, runtime.GOOS)}
 	case "vscode":
@@ -471,6 +525,18 @@ func importPaths(f *Factory, from, root string) []string {
 		}
 	}
 	return nil
+}
+
+// claudeCodeConfig is the file where Claude Code keeps its user- and
+// local-scope servers: .claude.json in $CLAUDE_CONFIG_DIR when set, else in
+// the home directory.
+func claudeCodeConfig(f *Factory) string {
+	if f.Getenv != nil {
+		if dir, ok := f.Getenv("CLAUDE_CONFIG_DIR"); ok && dir != "" {
+			return filepath.Join(dir, ".claude.json")
+		}
+	}
+	return filepath.Join(f.HomeDir, ".claude.json")
 }
 
 // claudeDesktopPath is where Claude Desktop keeps its configuration on goos.
@@ -500,8 +566,11 @@ func claudeDesktopPath(f *Factory, goos string) string {
 
 // readImportFile returns the server entries of a source file in file
 // order. VS Code keeps them under "servers", the others under
-// "mcpServers"; either is accepted.
-func readImportFile(path, from string) ([]importEntry, error) {
+// "mcpServers"; either is accepted. Claude Code keeps its user-scope
+// servers under "mcpServers" and each folder's local-scope ones under
+// "projects"[folder]."mcpServers": those of the workspace root follow,
+// each with the scope it had.
+func readImportFile(path, from, root string) ([]importEntry, error) {
 	data, err := safefile.ReadFile(path)
 	if err != nil {
 		var pe *fs.PathError
@@ -536,18 +605,48 @@ func readImportFile(path, from string) ([]importEntry, error) {
 			return nil, Configf(fmt.Sprintf("write %q: { \"name\": { … } }", k), "%s: %q is not an object", path, k)
 		}
 	}
-	if servers == nil {
-		return nil, nil
-	}
 	var out []importEntry
-	for _, m := range servers.Members {
-		name := m.Name.Value.(hujson.Literal).String()
-		val := m.Value.Clone()
-		val.BeforeExtra, val.AfterExtra = nil, nil
-		val.Standardize()
-		out = append(out, importEntry{Name: name, File: path, def: val.Pack()})
+	add := func(servers *hujson.Object, scope config.Scope) {
+		for _, m := range servers.Members {
+			name := m.Name.Value.(hujson.Literal).String()
+			val := m.Value.Clone()
+			val.BeforeExtra, val.AfterExtra = nil, nil
+			val.Standardize()
+			out = append(out, importEntry{Name: name, File: path, def: val.Pack(), scope: scope})
+		}
+	}
+	if from != "claude-code" {
+		if servers != nil {
+			add(servers, "")
+		}
+		return out, nil
+	}
+	if servers != nil {
+		add(servers, config.ScopeUser)
+	}
+	if root == "" {
+		return out, nil
+	}
+	keys, _ = config.LocalKeys(path, root)
+	for _, k := range keys {
+		if sv := v.Find("/projects/" + jsonPointerPart(k) + "/mcpServers"); sv != nil {
+			if so, ok := sv.Value.(*hujson.Object); ok {
+				add(so, config.ScopeLocal)
+			}
+		}
 	}
 	return out, nil
+}
+
+// regularFile reports whether path is a regular file.
+func regularFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// jsonPointerPart escapes s as one part of a JSON pointer.
+func jsonPointerPart(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
 // Compiled on first use: every run of the binary (supervisors and test
@@ -621,7 +720,7 @@ func translateImport(f *Factory, def []byte, root string) (out []byte, notes []s
 		}
 	}
 	for _, key := range drop {
-		ptr, _ := json.Marshal("/" + strings.ReplaceAll(strings.ReplaceAll(key, "~", "~0"), "/", "~1"))
+		ptr, _ := json.Marshal("/" + jsonPointerPart(key))
 		if err := v.Patch([]byte(`[{"op":"remove","path":` + string(ptr) + `}]`)); err != nil {
 			return nil, nil, "cannot translate the definition: " + err.Error()
 		}
@@ -656,13 +755,16 @@ func checkImport(name string, def []byte) string {
 	if !config.ValidName(name) {
 		return fmt.Sprintf("illegal server name; add it by hand under a legal one such as %q", suggestName(name))
 	}
-	_, diags := config.ParseServer(name, def)
+	s, diags := config.ParseServer(name, def)
 	if d := firstError(diags); hasError(diags) {
 		msg := d.Message
 		if d.Field != "" {
 			msg = fmt.Sprintf("field %q: %s", d.Field, msg)
 		}
 		return msg
+	}
+	if host.IsGatewayCommand(s.Command, s.Args) {
+		return "it runs the Switchboard gateway (switchboard serve), which serves your Switchboard servers to that tool: nothing to import"
 	}
 	return ""
 }

@@ -36,10 +36,16 @@ func clientEnv(w *gatewayWorld) []string {
 // the run in the log.
 func runClient(t *testing.T, w *gatewayWorld, what string, timeout time.Duration, name string, args ...string) []byte {
 	t.Helper()
+	return runClientEnv(t, w, what, timeout, clientEnv(w), name, args...)
+}
+
+// runClientEnv is runClient with the environment env.
+func runClientEnv(t *testing.T, w *gatewayWorld, what string, timeout time.Duration, env []string, name string, args ...string) []byte {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Env, cmd.Dir = clientEnv(w), w.ws
+	cmd.Env, cmd.Dir = env, w.ws
 	cmd.WaitDelay = 5 * time.Second
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

@@ -84,6 +84,9 @@ func newGatewayWorld(t testing.TB) *gatewayWorld {
 		TokenEnv+"=",
 		// No session bus of the machine's (a desktop's keyring).
 		"XDG_RUNTIME_DIR="+filepath.Join(dir, "run"), "DBUS_SESSION_BUS_ADDRESS=",
+		// Claude Code's file is the world's ~/.claude.json, never the
+		// developer's own folder.
+		"CLAUDE_CONFIG_DIR=",
 	)
 	return w
 }
