@@ -72,8 +72,8 @@ type InstallGatewayOptions struct {
 	// false when there is none.
 	Root func() (string, bool)
 	// HomeDir is ~; ConfigDir the OS user config folder (VS Code's user
-	// folder lives there).
-	HomeDir, ConfigDir string
+	// folder lives there); CodexHome is $CODEX_HOME ("" for ~/.codex).
+	HomeDir, ConfigDir, CodexHome string
 	// ClaudeConfig is Claude Code's .claude.json (claudeCodeConfig); ""
 	// for the one in HomeDir.
 	ClaudeConfig string
@@ -101,6 +101,11 @@ var gatewayClients = map[string]gatewayClient{
 	// Cursor holds the server's and the tool's name together to 60.
 	"cursor": {name: "Cursor", defaultScope: "user", scopes: []string{"user", "project"}, entryKey: "mcpServers",
 		budget: func(entry string) int { return 60 - len(toolsurface.SanitizePart(entry)) }},
+	// Codex names tool T of server E E__T (within 64, else a hash): the
+	// budget of mcp__E__T holds either way. Its file is TOML, which
+	// Switchboard does not edit: the entry is printed (codexEntry).
+	"codex": {name: "Codex", defaultScope: "user", scopes: []string{"user", "project"}, entryKey: "mcp_servers",
+		budget: toolsurface.NameBudget},
 	// VS Code names tool T of server E mcp_E_T, within 64.
 	"vscode": {name: "VS Code", defaultScope: "project", scopes: []string{"user", "project"}, entryKey: "servers",
 		budget: func(entry string) int {
@@ -112,7 +117,7 @@ var gatewayClients = map[string]gatewayClient{
 func NewInstallGatewayCmd(f *Factory, runF func(context.Context, *InstallGatewayOptions) error) *cobra.Command {
 	opts := &InstallGatewayOptions{}
 	cmd := &cobra.Command{
-		Use:   "install-gateway --client claude-code|cursor|vscode",
+		Use:   "install-gateway --client claude-code|codex|cursor|vscode",
 		Short: "Add the Switchboard gateway to an MCP client's configuration",
 		Long: `Write one server entry that runs 'switchboard serve --stdio' into an MCP client's
 configuration, so that the client reaches every Switchboard server — with launch
@@ -122,6 +127,9 @@ Files written (comments and every other entry are kept):
   claude-code  user: ~/.claude.json "mcpServers"   project: .mcp.json
                local: ~/.claude.json "projects"[<workspace>]."mcpServers"
                ($CLAUDE_CONFIG_DIR/.claude.json when that is set, as Claude Code)
+  codex        user: ~/.codex/config.toml ($CODEX_HOME)  project: .codex/config.toml
+               [mcp_servers.NAME] tables: printed, with the codex mcp add command,
+               not written (Switchboard does not edit TOML)
   cursor       user: ~/.cursor/mcp.json             project: .cursor/mcp.json
   vscode       user: <VS Code user folder>/mcp.json project: .vscode/mcp.json ("servers")
 
@@ -158,6 +166,9 @@ shows it disabled, doctor notes it).`,
 			opts.IO = f.IO
 			opts.HomeDir = f.HomeDir
 			opts.ClaudeConfig = claudeCodeConfig(f)
+			if v, ok := f.Getenv("CODEX_HOME"); ok && v != "" {
+				opts.CodexHome = v
+			}
 			opts.Root = f.WorkspaceRoot
 			opts.Tilde = f.tilde
 			if opts.File != "" {
@@ -190,7 +201,7 @@ shows it disabled, doctor notes it).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Client, "client", "", "the MCP client: claude-code, cursor or vscode")
+	fl.StringVar(&opts.Client, "client", "", "the MCP client: claude-code, codex, cursor or vscode")
 	_ = cmd.RegisterFlagCompletionFunc("client", cobra.FixedCompletions(slices.Sorted(maps.Keys(gatewayClients)), cobra.ShellCompDirectiveNoFileComp))
 	fl.StringVarP(&opts.Scope, "scope", "s", "", "user, project or local (claude-code only); default user (vscode: project)")
 	fl.StringVar(&opts.Name, "name", "switchboard", "the entry's `NAME` in the client's config")
@@ -204,7 +215,7 @@ shows it disabled, doctor notes it).`,
 func installGatewayRun(opts *InstallGatewayOptions) error {
 	c, ok := gatewayClients[opts.Client]
 	if !ok {
-		return Usagef("pass --client claude-code, --client cursor or --client vscode", "unknown or missing --client %q", opts.Client)
+		return Usagef("pass --client claude-code, --client codex, --client cursor or --client vscode", "unknown or missing --client %q", opts.Client)
 	}
 	scope := opts.Scope
 	if scope == "" {
@@ -257,6 +268,12 @@ func installGatewayRun(opts *InstallGatewayOptions) error {
 	command, notes, err := gatewayCommand(opts, shared)
 	if err != nil {
 		return err
+	}
+	if opts.Client == "codex" {
+		if opts.Move {
+			return Usagef("take the servers out of Codex's file by hand, or with codex mcp remove NAME", "--move edits the client's file, and Codex's is TOML, which Switchboard does not edit")
+		}
+		return codexEntry(opts, c, scope, file, command, entries, notes)
 	}
 	var cfg *config.Resolved
 	if opts.Config != nil {
@@ -329,6 +346,95 @@ func installGatewayRun(opts *InstallGatewayOptions) error {
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "Restart %s (or reload its MCP servers) to use it.\n", c.name)
 	return nil
+}
+
+// codexEntry says how to add the gateway to Codex, whose servers are
+// tables of a TOML file (file) that Switchboard does not edit: Codex's own
+// `codex mcp add` (which writes its user file), and the table itself for
+// the file. Nothing is written.
+func codexEntry(opts *InstallGatewayOptions, c gatewayClient, scope, file, command string, entries []gatewayEntry, notes []string) error {
+	tilde := opts.Tilde
+	if tilde == nil {
+		tilde = func(s string) string { return s }
+	}
+	out := opts.IO.Out
+	var cmds, tables []string
+	for _, e := range entries {
+		args := []string{"serve", "--stdio"}
+		if e.profile != "" {
+			args = append(args, "--profile", e.profile)
+		}
+		args = append(args, "--name-budget", strconv.Itoa(c.budget(e.name)))
+		words := []string{"codex", "mcp", "add", shellQuote(e.name), "--", shellQuote(command)}
+		for _, a := range args {
+			words = append(words, shellQuote(a))
+		}
+		cmds = append(cmds, strings.Join(words, " "))
+		quoted := make([]string, len(args))
+		for i, a := range args {
+			quoted[i] = tomlString(a)
+		}
+		tables = append(tables, fmt.Sprintf("[mcp_servers.%s]\ncommand = %s\nargs = [%s]\n", tomlKey(e.name), tomlString(command), strings.Join(quoted, ", ")))
+	}
+	fmt.Fprintf(out, "Codex keeps its servers as TOML tables in %s, which Switchboard does not edit: nothing was written.\n", tilde(file))
+	if scope == "user" && opts.File == "" {
+		fmt.Fprintln(out, "Add the gateway with Codex's own command, which writes that file:")
+		fmt.Fprintln(out)
+		for _, c := range cmds {
+			fmt.Fprintln(out, "  "+c)
+		}
+		fmt.Fprintln(out)
+		fmt.Fprintln(out, "or add to it yourself:")
+	} else {
+		fmt.Fprintln(out, "Add to it (Codex reads a project's .codex/config.toml once you trust the project):")
+	}
+	fmt.Fprintln(out)
+	for _, t := range tables {
+		for _, l := range strings.Split(strings.TrimSuffix(t, "\n"), "\n") {
+			fmt.Fprintln(out, "  "+l)
+		}
+		fmt.Fprintln(out)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", n)
+	}
+	return nil
+}
+
+// tomlString is s as a TOML basic string.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// tomlKey is k as a TOML key: bare when it can be, else quoted.
+func tomlKey(k string) string {
+	for _, r := range k {
+		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return tomlString(k)
+		}
+	}
+	if k == "" {
+		return `""`
+	}
+	return k
 }
 
 // gatewayEntry is one entry install-gateway writes: its name, and the
@@ -707,6 +813,15 @@ func gatewayTarget(opts *InstallGatewayOptions, client, scope, root string) (str
 			return file, config.LocalObjPath(localKeys(file, root)[0]), nil
 		}
 		return filepath.Join(root, ".mcp.json"), []string{"mcpServers"}, nil
+	case "codex":
+		if scope == "user" {
+			home := opts.CodexHome
+			if home == "" {
+				home = filepath.Join(opts.HomeDir, ".codex")
+			}
+			return filepath.Join(home, "config.toml"), []string{c.entryKey}, nil
+		}
+		return filepath.Join(root, ".codex", "config.toml"), []string{c.entryKey}, nil
 	case "cursor":
 		if scope == "user" {
 			return filepath.Join(opts.HomeDir, ".cursor", "mcp.json"), []string{c.entryKey}, nil

@@ -362,3 +362,62 @@ func TestInstalledProfileGatewaysRun(t *testing.T) {
 		}
 	}
 }
+
+// Codex keeps its servers as TOML tables, which Switchboard does not
+// edit: install-gateway prints Codex's own `codex mcp add` command and the
+// table (in $CODEX_HOME when set), writes nothing, and refuses --move. The
+// printed entry, run as Codex would, serves the gateway's tools.
+func TestInstallGatewayCodexPrintsTheEntry(t *testing.T) {
+	w := newGatewayWorld(t)
+	w.servers(t, "alpha")
+	codexHome := filepath.Join(w.dir, "codex")
+	env := map[string]string{"CODEX_HOME": codexHome}
+	io, _, out, errOut := Test()
+	fac := &Factory{IO: io, Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, HomeDir: w.home, Cwd: w.ws, Now: time.Now}
+	bin := switchboardBin(t)
+	if code := Run(context.Background(), fac, []string{"mcp", "install-gateway", "--client", "codex", "--command", bin}); code != 0 {
+		t.Fatalf("install: %s", errOut)
+	}
+	text := out.String()
+	for _, want := range []string{
+		"TOML tables in " + filepath.Join(codexHome, "config.toml") + ", which Switchboard does not edit: nothing was written",
+		"  codex mcp add switchboard -- " + shellQuote(bin) + " serve --stdio --name-budget 46\n",
+		"  [mcp_servers.switchboard]\n  command = " + tomlString(bin) + "\n  args = [\"serve\", \"--stdio\", \"--name-budget\", \"46\"]\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output:\n%s\nwant %q", text, want)
+		}
+	}
+	if _, err := os.Stat(codexHome); err == nil {
+		t.Errorf("install-gateway --client codex wrote %s", codexHome)
+	}
+	// What it printed runs the gateway.
+	line := text[strings.Index(text, "codex mcp add switchboard -- ")+len("codex mcp add switchboard -- "):]
+	args := strings.Fields(line[:strings.Index(line, "\n")])
+	cmd := exec.Command(bin, args[1:]...)
+	cmd.Env, cmd.Dir = w.env, w.ws
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "codex-ish"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("starting the printed entry %q: %v", args, err)
+	}
+	defer cs.Close()
+	if !listNames(t, ctx, cs)["alpha__echo"] {
+		t.Error("the printed entry does not list alpha's tools")
+	}
+
+	io, _, _, errOut = Test()
+	fac.IO = io
+	if code := Run(context.Background(), fac, []string{"mcp", "install-gateway", "--client", "codex", "--move"}); code != 2 || !strings.Contains(errOut.String(), "Codex's is TOML") {
+		t.Errorf("--move: exit %d, %s", code, errOut)
+	}
+	for in, want := range map[string]string{`a"b\c`: `"a\"b\\c"`, "x\ny\t\x01": `"x\ny\t\u0001"`, "plain": `"plain"`} {
+		if got := tomlString(in); got != want {
+			t.Errorf("tomlString(%q) = %s, want %s", in, got, want)
+		}
+	}
+	if got := tomlKey("sb review"); got != `"sb review"` {
+		t.Errorf("tomlKey: %s", got)
+	}
+}
