@@ -3,7 +3,6 @@ package host
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/proc"
+	"github.com/switchboard-mcp/switchboard/internal/safefile"
 )
 
 // SandboxOf is the sandbox a stdio server runs in (nil: unconfined), for
@@ -83,16 +83,17 @@ func resolveSandboxPaths(p *config.SandboxPolicy) {
 	}
 }
 
-// protectedPaths keeps those of p.Protected that exist and that the server sees
-// (a name that does not exist could be kept only by creating it in the
-// user's folder; one whose link leads where the server sees nothing needs
-// nothing), and adds the directory that a .git pointer file (a worktree's,
-// a submodule's) names, where the server sees it: git runs that one's
-// hooks.
+// protectedPaths keeps those of p.Protected that exist and that the
+// server sees (a name that does not exist could be kept only by creating
+// it in the user's folder; one whose link leads where the server sees
+// nothing needs nothing), each as it resolves, and adds the directory that
+// a .git pointer file (a worktree's, a submodule's) names, where the
+// server sees it: git runs that one's hooks.
 func protectedPaths(p *config.SandboxPolicy) {
 	var kept []string
 	var keep func(path string, depth int)
 	keep = func(path string, depth int) {
+		name := filepath.Base(path)
 		var resolved string
 		var fi fs.FileInfo
 		var err error
@@ -111,7 +112,7 @@ func protectedPaths(p *config.SandboxPolicy) {
 			return
 		}
 		kept = append(kept, path)
-		if filepath.Base(path) == ".git" && fi.Mode().IsRegular() && depth == 0 {
+		if name == ".git" && fi.Mode().IsRegular() && depth == 0 {
 			if dir := gitdirOf(resolved); dir != "" {
 				keep(dir, depth+1)
 			}
@@ -140,12 +141,12 @@ func writable(p *config.SandboxPolicy, path string) bool {
 // gitdirOf is the directory a .git pointer file names ("gitdir: DIR",
 // relative to the file's folder), "" when it names none.
 func gitdirOf(file string) string {
-	f, err := os.Open(file)
+	// Opened without blocking and checked open: the repository could make
+	// it a FIFO after the look.
+	b, _, err := safefile.Read(file, 4096)
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
-	b, _ := io.ReadAll(io.LimitReader(f, 4096))
 	line, _, _ := strings.Cut(string(b), "\n")
 	dir, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
 	if dir = strings.TrimSpace(dir); !ok || dir == "" {
