@@ -147,15 +147,21 @@ func gitdirOf(file string) string {
 	if err != nil {
 		return ""
 	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	dir, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
-	if dir = strings.TrimSpace(dir); !ok || dir == "" {
+	return parseGitdir(string(b), filepath.Dir(file))
+}
+
+// parseGitdir is the directory a .git pointer file's content names,
+// absolute (a relative one is below dir), "" when it names none.
+func parseGitdir(content, dir string) string {
+	line, _, _ := strings.Cut(content, "\n")
+	gitdir, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+	if gitdir = strings.TrimSpace(gitdir); !ok || gitdir == "" || strings.ContainsRune(gitdir, 0) {
 		return ""
 	}
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(filepath.Dir(file), dir)
+	if !filepath.IsAbs(gitdir) {
+		gitdir = filepath.Join(dir, gitdir)
 	}
-	return filepath.Clean(dir)
+	return filepath.Clean(gitdir)
 }
 
 // below reports whether path is strictly below dir ("" is nothing).

@@ -8,9 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -420,4 +422,63 @@ func TestInstallGatewayCodexPrintsTheEntry(t *testing.T) {
 	if got := tomlKey("sb review"); got != `"sb review"` {
 		t.Errorf("tomlKey: %s", got)
 	}
+}
+
+// tomlString writes any string as a TOML basic string: one line, quotes
+// and backslashes escaped, no raw control character, and decoding its
+// escapes gives the string back (what Codex reads is what was meant).
+func FuzzTOMLString(f *testing.F) {
+	for _, s := range []string{"", "plain", `a"b\c`, "x\ny\t\x01\x7f", "é ü 😀", `\u0041`, "\r\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return // arguments are text; TOML strings are UTF-8
+		}
+		q := tomlString(s)
+		if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' {
+			t.Fatalf("%q: not quoted: %s", s, q)
+		}
+		body := q[1 : len(q)-1]
+		var back strings.Builder
+		for i := 0; i < len(body); i++ {
+			c := body[i]
+			switch {
+			case c == '"':
+				t.Fatalf("%q: an unescaped quote in %s", s, q)
+			case c < 0x20 || c == 0x7f:
+				t.Fatalf("%q: a raw control character in %s", s, q)
+			case c != '\\':
+				back.WriteByte(c)
+				continue
+			}
+			i++
+			if i >= len(body) {
+				t.Fatalf("%q: a trailing backslash in %s", s, q)
+			}
+			switch body[i] {
+			case '"', '\\':
+				back.WriteByte(body[i])
+			case 'n':
+				back.WriteByte('\n')
+			case 't':
+				back.WriteByte('\t')
+			case 'u':
+				if i+4 >= len(body) {
+					t.Fatalf("%q: a short \\u in %s", s, q)
+				}
+				n, err := strconv.ParseUint(body[i+1:i+5], 16, 32)
+				if err != nil {
+					t.Fatalf("%q: %v in %s", s, err, q)
+				}
+				back.WriteRune(rune(n))
+				i += 4
+			default:
+				t.Fatalf("%q: the escape \\%c, which TOML does not have, in %s", s, body[i], q)
+			}
+		}
+		if back.String() != s {
+			t.Fatalf("%q came back as %q from %s", s, back.String(), q)
+		}
+	})
 }
