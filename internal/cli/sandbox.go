@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/switchboard-mcp/switchboard"
 
@@ -144,7 +145,37 @@ func sandboxCheck(rs *config.ResolvedServer, st host.ServerStatus, workspace str
 	if r, ok := sandboxRefusal(rs, st, p, o); ok {
 		return check("sandbox", rs.Name, doctorFail, words+"; "+r.What, r.Fix), true
 	}
+	if g := protectedGit(p); g != "" && gitServer(rs.Effective) {
+		// Connected, it fails only on a commit, in a tool's result: say
+		// so before.
+		return check("sandbox", rs.Name, doctorNote, words+"; it looks like a git server, and its sandbox keeps "+o.tilde(g)+
+			" read-only ("+config.ProtectedWhy(".git")+"): it can read the history, not commit", grantFix(rs, p, "write", g, o)), true
+	}
 	return check("sandbox", rs.Name, doctorPass, words, ""), true
+}
+
+// protectedGit is the .git p keeps read-only, "" if none.
+func protectedGit(p *config.SandboxPolicy) string {
+	for _, k := range p.Protected {
+		if filepath.Base(k) == ".git" {
+			return k
+		}
+	}
+	return ""
+}
+
+// gitServer reports whether def's command line names git as a word of a
+// program or package (git, mcp-server-git, @cyanheads/git-mcp-server; not
+// github-mcp-server): a server that may commit.
+func gitServer(def config.Server) bool {
+	for _, w := range append([]string{def.Command}, def.Args...) {
+		for _, part := range strings.FieldsFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+			if part == "git" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // unconfineHint says how to run rs unconfined.

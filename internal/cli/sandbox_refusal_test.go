@@ -168,3 +168,65 @@ func TestDoctorNamesTheSandboxWhileConnecting(t *testing.T) {
 		t.Errorf("tools:\n%s", errOut)
 	}
 }
+
+// A git server runs connected in its sandbox and fails only when it
+// commits, in a tool's result, since .git is kept read-only: doctor says
+// so beforehand, with the setting that lets it write .git. Other servers
+// (github-mcp-server among them) get no such note.
+func TestDoctorNotesAGitServersReadOnlyGit(t *testing.T) {
+	t.Parallel()
+	if why := proc.SandboxSupport(); why != "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no sandbox on this CI machine: %s", why)
+		}
+		t.Skip(why)
+	}
+	w := newRTWorld(t)
+	echo := w.server("echo")
+	args := func(word string) []any {
+		a := []any{"-c", `exec "$0" "$@"`}
+		a = append(a, echo["command"])
+		for _, x := range echo["args"].([]string) {
+			a = append(a, x)
+		}
+		return append(a, "--name", word)
+	}
+	w.userServers(map[string]any{
+		"git":    map[string]any{"command": "sh", "args": args("mcp-server-git"), "sandbox": true},
+		"github": map[string]any{"command": "sh", "args": args("github-mcp-server"), "sandbox": true},
+	})
+	out, errOut, _ := w.run(false, "doctor", "--json")
+	var checks []doctorCheck
+	if err := json.Unmarshal([]byte(out), &checks); err != nil {
+		t.Fatalf("doctor --json: %v\n%s\n%s", err, out, errOut)
+	}
+	got := map[string]doctorCheck{}
+	for _, c := range checks {
+		if c.Check == "sandbox" {
+			got[c.Server] = c
+		}
+	}
+	gitDir := filepath.Join(w.proj, ".git")
+	if c := got["git"]; c.Level != doctorNote || !strings.Contains(c.Message, "it looks like a git server, and its sandbox keeps "+gitDir+" read-only") ||
+		!strings.Contains(c.Fix, `"write":[".","`+gitDir+`"]`) {
+		t.Errorf("git: %+v", c)
+	}
+	if c := got["github"]; c.Level != doctorPass {
+		t.Errorf("github: %+v", c)
+	}
+}
+
+func TestGitServer(t *testing.T) {
+	for cmd, want := range map[string]bool{
+		"uvx mcp-server-git --repository .":              true,
+		"npx -y @cyanheads/git-mcp-server":               true,
+		"git mcp":                                        true,
+		"docker run -i ghcr.io/github/github-mcp-server": false,
+		"npx -y @modelcontextprotocol/server-gitlab":     false,
+	} {
+		f := strings.Fields(cmd)
+		if got := gitServer(config.Server{Command: f[0], Args: f[1:]}); got != want {
+			t.Errorf("%s: %v, want %v", cmd, got, want)
+		}
+	}
+}
