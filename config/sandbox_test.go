@@ -58,14 +58,7 @@ func TestSandboxNetworkOfProjectServers(t *testing.T) {
 // never say both that the server can reach a directory holding the home
 // and that the rest of the home is hidden.
 func TestSandboxPathsOfProjectServers(t *testing.T) {
-	parse := func(raw string, scope Scope) *ResolvedServer {
-		t.Helper()
-		s, diags := ParseServer("srv", []byte(raw))
-		if len(diags) > 0 {
-			t.Fatalf("%s: %v", raw, diags)
-		}
-		return &ResolvedServer{Name: "srv", Written: s, Effective: s, Scope: scope}
-	}
+	parse := func(raw string, scope Scope) *ResolvedServer { return parseScoped(t, raw, scope) }
 	for _, tt := range []struct {
 		raw      string
 		scope    Scope
@@ -141,14 +134,7 @@ func TestSandboxDefaultPathsAreTheUsers(t *testing.T) {
 // read-only (Protected), but for one the user named writable; a repository's
 // server that names one writable, or a path inside one, does not start.
 func TestSandboxKeepsGitAndSettings(t *testing.T) {
-	parse := func(raw string, scope Scope) *ResolvedServer {
-		t.Helper()
-		s, diags := ParseServer("srv", []byte(raw))
-		if len(diags) > 0 {
-			t.Fatalf("%s: %v", raw, diags)
-		}
-		return &ResolvedServer{Name: "srv", Written: s, Effective: s, Scope: scope}
-	}
+	parse := func(raw string, scope Scope) *ResolvedServer { return parseScoped(t, raw, scope) }
 	below := func(dirs ...string) []string {
 		var l []string
 		for _, d := range dirs {
@@ -211,4 +197,14 @@ func TestSandboxKeepsGitAndSettings(t *testing.T) {
 	if got, want := DescribeSandbox(p, nil), "can read and write /ws, /data but not .git in /ws"; !strings.HasPrefix(got, want) {
 		t.Errorf("got %q, want it to start %q", got, want)
 	}
+}
+
+// parseScoped is the server "srv" of raw, defined in scope.
+func parseScoped(t *testing.T, raw string, scope Scope) *ResolvedServer {
+	t.Helper()
+	s, diags := ParseServer("srv", []byte(raw))
+	if len(diags) > 0 {
+		t.Fatalf("%s: %v", raw, diags)
+	}
+	return &ResolvedServer{Name: "srv", Written: s, Effective: s, Scope: scope}
 }
