@@ -218,10 +218,10 @@ func (d SandboxDefaults) Merge(over SandboxDefaults) SandboxDefaults {
 type SandboxPolicy struct {
 	Read  []string `json:"read,omitempty"`
 	Write []string `json:"write,omitempty"`
-	// Protected are paths inside Write that the server sees read-only: the git
-	// metadata and the settings of Switchboard and of the agents and
-	// editors that run commands from a folder (ProtectedNames), below each
-	// writable path, but one the user named writable themselves.
+	// Protected are paths inside Write that the server sees read-only:
+	// the git metadata and the settings of Switchboard and of the agents
+	// and editors that run commands from a folder (ProtectedNames), below
+	// each writable path, but one the user named writable themselves.
 	// EffectiveSandbox names the candidates; the runtime keeps those that
 	// exist, and a git pointer file's directory (host.SandboxOf).
 	Protected []string `json:"protected,omitempty"`
@@ -289,9 +289,10 @@ type SandboxDownload struct {
 	Dest   string `json:"dest"`
 }
 
-// ProtectedNames are the entries of a writable folder that a sandboxed server
-// may not write (SandboxPolicy.Protected): what would run a command, or decide
-// what runs, outside its sandbox, at no change a user reviews. .git holds
+// ProtectedNames are the entries of a writable folder that a sandboxed
+// server may not write (SandboxPolicy.Protected): what would run a
+// command, or decide what runs, outside its sandbox, at no change a user
+// reviews. .git holds
 // hooks and a config (core.fsmonitor, core.hooksPath, aliases) that git
 // runs from on the user's next commit or status, and none of it shows in
 // `git status`; .mcp.json and .switchboard are Switchboard's own (which
@@ -314,8 +315,8 @@ var ProtectedNames = []string{".git", ".mcp.json", ".switchboard", ".claude", ".
 // start. A server the user wrote keeps its paths as written, and so do
 // the paths of the user's per-scope default.
 //
-// Below each writable path, ProtectedNames stay read-only (Protected), but for a
-// path the user named writable themselves (a server of theirs whose
+// Below each writable path, ProtectedNames stay read-only (Protected),
+// but for a path the user named writable themselves (a server of theirs whose
 // "sandbox.fs.write" lists ".git", say). A repository's server may not
 // name one of them, or a path inside one, writable: that is Refused too.
 func EffectiveSandbox(rs *ResolvedServer, workspace, home string, defaults SandboxDefaults) *SandboxPolicy {
@@ -344,7 +345,7 @@ func EffectiveSandbox(rs *ResolvedServer, workspace, home string, defaults Sandb
 		return abs
 	}
 	// named are the writable paths written in the definition or the
-	// user's default, by whom, for the kept names.
+	// user's default, and by whom (protectNames).
 	var named []writablePath
 	cwd := ""
 	if def.Cwd != "" {
@@ -382,9 +383,9 @@ type writablePath struct {
 	repo                bool
 }
 
-// protectNames fills p.Protected with ProtectedNames below each writable path, but
-// those the user named writable, and refuses each writable path a
-// repository named that is, or is inside, one of them (taking it out of
+// protectNames fills p.Protected with ProtectedNames below each writable
+// path, but those the user named writable, and refuses each writable path
+// a repository named that is, or is inside, one of them (taking it out of
 // Write: it would give the server what Protected keeps from it).
 func protectNames(p *SandboxPolicy, named []writablePath) {
 	userNamed := func(c string) bool {
@@ -436,8 +437,9 @@ func ProtectedWhy(name string) string {
 	return "an agent or editor runs commands from its settings"
 }
 
-// protectedWords names Protected in a few words: "its .git and .mcp.json" below
-// the one writable path, else by folder (".git and .mcp.json in /ws").
+// protectedWords names Protected in a few words: "its .git and
+// .mcp.json" below the one writable path, else by folder (".git and
+// .mcp.json in /ws").
 func (p *SandboxPolicy) protectedWords(tilde func(string) string) string {
 	var dirs []string
 	names := map[string][]string{}
