@@ -144,14 +144,19 @@ func seatbeltProfile(sb *Sandbox, ports []uint16) string {
 	for _, p := range append(append([]string(nil), sb.Read...), sb.Write...) {
 		b.WriteString(" (subpath " + strconv.Quote(filepath.Clean(p)) + ")")
 	}
-	b.WriteString(")\n(allow file-write* (literal \"/dev/null\") (subpath \"/private/tmp\") (subpath \"/private/var/folders\")")
-	for _, p := range sb.Write {
-		b.WriteString(" (subpath " + strconv.Quote(filepath.Clean(p)) + ")")
-	}
-	b.WriteString(")\n")
-	// Later rules win: what is kept read-only inside a writable path.
-	for _, p := range sb.ReadOnly {
-		b.WriteString("(deny file-write* (subpath " + strconv.Quote(filepath.Clean(p)) + "))\n")
+	b.WriteString(")\n(allow file-write* (literal \"/dev/null\") (subpath \"/private/tmp\") (subpath \"/private/var/folders\"))\n")
+	if len(sb.Write) > 0 {
+		// What is kept read-only inside a writable path is left out of the
+		// rule itself, whatever the order of rules says.
+		b.WriteString("(allow file-write* (require-all (require-any")
+		for _, p := range sb.Write {
+			b.WriteString(" (subpath " + strconv.Quote(filepath.Clean(p)) + ")")
+		}
+		b.WriteString(")")
+		for _, p := range sb.ReadOnly {
+			b.WriteString(" (require-not (subpath " + strconv.Quote(filepath.Clean(p)) + "))")
+		}
+		b.WriteString("))\n")
 	}
 	switch {
 	case sb.Network:
