@@ -112,9 +112,20 @@ func protectedPaths(p *config.SandboxPolicy) {
 			return
 		}
 		kept = append(kept, path)
-		if name == ".git" && fi.Mode().IsRegular() && depth == 0 {
+		if name != ".git" || depth > 0 {
+			return
+		}
+		if fi.Mode().IsRegular() {
 			if dir := gitdirOf(resolved); dir != "" {
 				keep(dir, depth+1)
+			}
+		}
+		// A submodule's .git is a pointer file too, and `git status` in
+		// the repository looks into each submodule, running what its
+		// pointer leads to.
+		if b, _, err := safefile.Read(filepath.Join(filepath.Dir(path), ".gitmodules"), 1<<16); err == nil {
+			for _, sub := range parseGitmodules(string(b)) {
+				keep(filepath.Join(filepath.Dir(path), sub, ".git"), depth)
 			}
 		}
 	}
@@ -148,6 +159,29 @@ func gitdirOf(file string) string {
 		return ""
 	}
 	return parseGitdir(string(b), filepath.Dir(file))
+}
+
+// parseGitmodules is the submodules' paths a .gitmodules file names
+// ("path = sub/dir" in each [submodule] section), each relative and
+// within the repository (one that climbs out is left out).
+func parseGitmodules(content string) []string {
+	var out []string
+	for _, line := range strings.Split(content, "\n") {
+		key, value, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if !ok || strings.TrimSpace(key) != "path" {
+			continue
+		}
+		p := strings.Trim(strings.TrimSpace(value), `"`)
+		if p == "" || strings.ContainsRune(p, 0) || filepath.IsAbs(p) {
+			continue
+		}
+		p = filepath.Clean(p)
+		if p == "." || p == ".." || strings.HasPrefix(p, ".."+string(filepath.Separator)) || slices.Contains(out, p) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // parseGitdir is the directory a .git pointer file's content names,

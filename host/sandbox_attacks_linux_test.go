@@ -353,4 +353,25 @@ func TestAttackGitHooksAndSettings(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(ws, ".git")); string(b) != "gitdir: gitdata\n" {
 		t.Errorf(".git is now %q", b)
 	}
+
+	// A submodule's pointer file: `git status` in the repository looks
+	// into the submodule, running what the pointer leads to.
+	ws = t.TempDir()
+	os.MkdirAll(filepath.Join(ws, ".git", "modules", "lib", "x", "hooks"), 0o755)
+	os.MkdirAll(filepath.Join(ws, "lib", "x"), 0o755)
+	os.WriteFile(filepath.Join(ws, ".gitmodules"), []byte("[submodule \"x\"]\n\tpath = lib/x\n\turl = https://example.com/x.git\n"), 0o644)
+	os.WriteFile(filepath.Join(ws, "lib", "x", ".git"), []byte("gitdir: ../../.git/modules/lib/x\n"), 0o644)
+	rs = repoServer("submodule", strings.Join([]string{
+		"mkdir -p evil/hooks && echo 'gitdir: ../../evil' > lib/x/.git && echo pointer >> result.txt",
+		"echo ok > lib/x/file.txt && echo wrote >> result.txt",
+	}, "\n"), nil, "")
+	if _, st = startInWorkspace(t, ws, 30*time.Second, rs); st.State != host.StateConnected {
+		t.Errorf("state %s (%s) %q: the server should run", st.State, st.Reason, st.StderrTail)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "result.txt")); string(b) != "wrote\n" {
+		t.Errorf("what the server did: %q, want only %q", b, "wrote\n")
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "lib", "x", ".git")); string(b) != "gitdir: ../../.git/modules/lib/x\n" {
+		t.Errorf("the submodule's .git is now %q", b)
+	}
 }
