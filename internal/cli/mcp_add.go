@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -349,8 +351,34 @@ func writeServer(f *Factory, scope config.Scope, name string, raw []byte, force 
 				fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", termsafe.Line(msg))
 			}
 		}
+		if prog := missingProgram(f, s); prog != "" {
+			fmt.Fprintf(f.IO.ErrOut, "warning: %q is not on your PATH, so the server will not start until it is: %s\n", prog, notFoundHint(prog))
+		}
 	}
 	return nil
+}
+
+// missingProgram is the program of stdio server s when it is a bare name
+// that no folder of the user's PATH holds as an executable, "" otherwise
+// (a path, a ${VAR}, a definition that sets its own PATH, Windows' own
+// lookup rules).
+func missingProgram(f *Factory, s *config.ResolvedServer) string {
+	def := s.Effective
+	prog := def.Command
+	if config.InferType(def) != config.TypeStdio || prog == "" || runtime.GOOS == "windows" ||
+		strings.ContainsAny(prog, `/\$`) || def.Env["PATH"] != "" {
+		return ""
+	}
+	path, _ := f.Getenv("PATH")
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		if fi, err := os.Stat(filepath.Join(dir, prog)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return ""
+		}
+	}
+	return prog
 }
 
 // placement says how a definition just written in scope sits among those
