@@ -195,6 +195,17 @@ func NewAuth(opts *AuthOptions) *Auth {
 // File returns the auth file's path ("" for none).
 func (a *Auth) File() string { return a.file }
 
+// Keys reports how many API keys the auth file held at its last load.
+func (a *Auth) Keys() int {
+	if a == nil {
+		return 0
+	}
+	if st := a.state.Load(); st != nil {
+		return len(st.keys)
+	}
+	return 0
+}
+
 // Required reports whether requests must authenticate.
 func (a *Auth) Required() bool { return a != nil && a.required.Load() }
 

@@ -37,6 +37,7 @@ func serveHTTP(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, log 
 	// One line for the person (or script) who started it: where to point
 	// clients. Never a token.
 	fmt.Fprintf(opts.IO.ErrOut, "switchboard: gateway serving http://%s/mcp (health: /healthz)\n", addr)
+	fmt.Fprintf(opts.IO.ErrOut, "switchboard: %s\n", opts.callersLine())
 	for _, pg := range opts.profileGateways {
 		fmt.Fprintf(opts.IO.ErrOut, "switchboard: profile %s at http://%s/mcp/%s\n", pg.name, addr, pg.name)
 	}
@@ -230,4 +231,30 @@ func serveMetrics(addr string, guard *gateway.HTTPGuard, m *gateway.Metrics, log
 	go func() { _ = srv.Serve(ln) }()
 	log.Info("metrics listening", "addr", ln.Addr().String())
 	return func() { _ = srv.Close() }, nil
+}
+
+// callersLine says, for the person who started `serve --http`, what a
+// client must send, and where the console is: never a token.
+func (opts *ServeOptions) callersLine() string {
+	var creds []string
+	if opts.Token != "" {
+		creds = append(creds, "the gateway's token (--token-file or $SWITCHBOARD_GATEWAY_TOKEN)")
+	}
+	if a := opts.auth; a != nil && a.File() != "" && a.Keys() > 0 {
+		creds = append(creds, "a key of "+opts.tilde(a.File())+" (switchboard gateway key add NAME)")
+	}
+	if opts.jwt != nil {
+		creds = append(creds, "an OAuth access token of --oauth-issuer")
+	}
+	console := ""
+	if opts.console != nil {
+		console = "; the console: " + opts.consoleURL() + "/"
+	}
+	if len(creds) == 0 {
+		if opts.console != nil {
+			console = "; its console signs nobody in: on this machine, run switchboard ui"
+		}
+		return "callers need no credential (a loopback gateway without a token or keys; switchboard gateway key add NAME adds one)" + console
+	}
+	return "callers send Authorization: Bearer with " + strings.Join(creds, ", or ") + console
 }
