@@ -378,7 +378,7 @@ func codexEntry(opts *InstallGatewayOptions, c gatewayClient, scope, file, comma
 	}
 	fmt.Fprintf(out, "Codex keeps its servers as TOML tables in %s, which Switchboard does not edit: nothing was written.\n", tilde(file))
 	if scope == "user" && opts.File == "" {
-		fmt.Fprintln(out, "Add the gateway with Codex's own command, which writes that file:")
+		fmt.Fprintln(out, "Add the gateway with Codex's own command, which writes that file (rewriting it: its comments are lost):")
 		fmt.Fprintln(out)
 		for _, c := range cmds {
 			fmt.Fprintln(out, "  "+c)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -369,14 +368,8 @@ func missingProgram(f *Factory, s *config.ResolvedServer) string {
 		strings.ContainsAny(prog, `/\$`) || def.Env["PATH"] != "" {
 		return ""
 	}
-	path, _ := f.Getenv("PATH")
-	for _, dir := range filepath.SplitList(path) {
-		if dir == "" {
-			dir = "."
-		}
-		if fi, err := os.Stat(filepath.Join(dir, prog)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return ""
-		}
+	if onPath(f, prog) != "" {
+		return ""
 	}
 	return prog
 }

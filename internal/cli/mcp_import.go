@@ -30,6 +30,7 @@ import (
 var importSources = map[string]string{
 	"claude-code":    "Claude Code",
 	"claude-desktop": "Claude Desktop",
+	"codex":          "Codex",
 	"vscode":         "VS Code",
 	"cursor":         "Cursor",
 }
@@ -57,8 +58,8 @@ type MCPImportOptions struct {
 func NewMCPImportCmd(f *Factory, runF func(context.Context, *MCPImportOptions) error) *cobra.Command {
 	opts := &MCPImportOptions{IO: f.IO, Factory: f}
 	cmd := &cobra.Command{
-		Use:   "import --from claude-code|claude-desktop|vscode|cursor [--scope S]",
-		Short: "Import servers from Claude Code, Claude Desktop, VS Code or Cursor",
+		Use:   "import --from claude-code|claude-desktop|codex|vscode|cursor [--scope S]",
+		Short: "Import servers from Claude Code, Claude Desktop, Codex, VS Code or Cursor",
 		Long: `Copy server definitions from another tool's configuration into a scope.
 
   claude-code     ~/.claude.json ($CLAUDE_CONFIG_DIR/.claude.json when set): its
@@ -69,6 +70,11 @@ func NewMCPImportCmd(f *Factory, runF func(context.Context, *MCPImportOptions) e
   claude-desktop  claude_desktop_config.json ("mcpServers"): ~/.config/Claude on
                   Linux, ~/Library/Application Support/Claude on macOS,
                   %APPDATA%\Claude on Windows
+  codex           ~/.codex/config.toml ($CODEX_HOME) [mcp_servers.NAME] tables,
+                  read through Codex itself (codex mcp list --json, so codex
+                  must be on PATH): into user scope unless --scope names one;
+                  those a trusted project's .codex/config.toml adds are the
+                  repository's
   vscode          <workspace>/.vscode/mcp.json ("servers" and "inputs")
   cursor          ~/.cursor/mcp.json and <workspace>/.cursor/mcp.json
 
@@ -105,12 +111,12 @@ never overwritten without --force.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.From, "from", "", "the tool to import from: claude-code, claude-desktop, vscode or cursor")
+	fl.StringVar(&opts.From, "from", "", "the tool to import from: claude-code, claude-desktop, codex, vscode or cursor")
 	fl.StringVarP(&opts.Scope, "scope", "s", "local", "where to write: user, project or local (the repository's files: project unless given)")
 	fl.StringVar(&opts.File, "file", "", "read this `FILE` instead of the tool's usual location")
 	fl.BoolVar(&opts.Force, "force", false, "overwrite servers that already exist in the scope")
 	registerScopeCompletion(cmd)
-	_ = cmd.RegisterFlagCompletionFunc("from", cobra.FixedCompletions([]string{"claude-code", "claude-desktop", "vscode", "cursor"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("from", cobra.FixedCompletions([]string{"claude-code", "claude-desktop", "codex", "vscode", "cursor"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -160,9 +166,9 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 	label, ok := importSources[opts.From]
 	if !ok {
 		if opts.From == "" {
-			return Usagef("e.g. switchboard mcp import --from claude-code", "mcp import needs --from claude-code, claude-desktop, vscode or cursor")
+			return Usagef("e.g. switchboard mcp import --from claude-code", "mcp import needs --from claude-code, claude-desktop, codex, vscode or cursor")
 		}
-		return Usagef("use --from claude-code, claude-desktop, vscode or cursor", "cannot import from %q", opts.From)
+		return Usagef("use --from claude-code, claude-desktop, codex, vscode or cursor", "cannot import from %q", opts.From)
 	}
 	scope, err := parseScope(opts.Scope)
 	if err != nil {
@@ -181,6 +187,9 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 		root = f.Cwd
 	}
 
+	if opts.From == "codex" && opts.File != "" {
+		return Usagef("run it without --file", "Codex's servers are TOML, which Switchboard reads through Codex itself (codex mcp list --json), not from a file")
+	}
 	var files []string
 	if opts.File != "" {
 		files = []string{f.abs(opts.File)}
@@ -196,13 +205,21 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 	}
 	if len(found) == 0 {
 		hint := "pass the file with --file PATH"
-		if len(notes) > 0 {
+		switch {
+		case len(notes) > 0:
 			hint = notes[0]
+		case opts.From == "codex":
+			hint = "Codex keeps its servers there ($CODEX_HOME/config.toml when CODEX_HOME is set)"
 		}
 		return Failuref(hint, "no %s configuration found (looked for %s)", label, strings.Join(tildeAll(f, files), ", "))
 	}
 
-	entries, err := mergeImportFiles(f, found, opts.From, root)
+	var entries []importEntry
+	if opts.From == "codex" {
+		entries, err = codexEntries(ctx, f, root)
+	} else {
+		entries, err = mergeImportFiles(f, found, opts.From, root)
+	}
 	if err != nil {
 		return err
 	}
@@ -514,6 +531,8 @@ func importPaths(f *Factory, from, root string) []string {
 	switch from {
 	case "claude-code":
 		return []string{claudeCodeConfig(f)}
+	case "codex":
+		return []string{codexConfig(f)}
 	case "claude-desktop":
 		return []string{claudeDesktopPath(f, runtime.GOOS)}
 	case "vscode":
