@@ -161,6 +161,9 @@ func (h *Host) guardedCall(ctx context.Context, s *server, tool string, args any
 		return res, err
 	}
 	res = h.guardResult(s.name, tool, mode, res, rep)
+	if res.IsError {
+		res = s.protectedNote(res)
+	}
 	if _, blocked := Blocked(res); blocked || len(after) == 0 {
 		return res, nil
 	}

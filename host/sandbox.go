@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/proc"
 	"github.com/switchboard-mcp/switchboard/internal/safefile"
@@ -361,3 +363,52 @@ func setEnv(env []string, k, v string) []string {
 // proc's seatbelt profile), so a registry there is allowed only on
 // loopback.
 var onDarwin = runtime.GOOS == "darwin"
+
+// protectedNote adds to res, a tool's error result, what the model and
+// the person cannot tell from the server's own words: that a write it
+// refused ("Read-only file system", EROFS) went to a path its sandbox
+// keeps read-only (its .git, say), why, and where the fix is. A sandboxed
+// git server otherwise fails to commit with no word of Switchboard's.
+func (s *server) protectedNote(res *mcp.CallToolResult) *mcp.CallToolResult {
+	kept := s.protected.Load()
+	if kept == nil || len(*kept) == 0 {
+		return res
+	}
+	for _, c := range res.Content {
+		t, ok := c.(*mcp.TextContent)
+		if !ok {
+			continue
+		}
+		low := strings.ToLower(t.Text)
+		if !strings.Contains(low, "read-only file system") && !strings.Contains(t.Text, "EROFS") {
+			continue
+		}
+		for _, k := range *kept {
+			if !mentionsPath(t.Text, k) {
+				continue
+			}
+			note := fmt.Sprintf("Switchboard: server %s runs in a sandbox that keeps %s read-only (%s), so it cannot write there; `switchboard doctor` says how to allow it.",
+				s.name, k, config.ProtectedWhy(filepath.Base(k)))
+			out := *res
+			out.Content = append(append([]mcp.Content(nil), res.Content...), &mcp.TextContent{Text: note})
+			return &out
+		}
+	}
+	return res
+}
+
+// mentionsPath reports whether text names path or a path below it: path
+// followed by a separator, a quote, a space, a colon or the end.
+func mentionsPath(text, path string) bool {
+	for i := 0; ; {
+		j := strings.Index(text[i:], path)
+		if j < 0 {
+			return false
+		}
+		end := i + j + len(path)
+		if end == len(text) || strings.ContainsRune("/'\"` :),\n", rune(text[end])) {
+			return true
+		}
+		i = end
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/proc"
@@ -373,5 +375,52 @@ func TestAttackGitHooksAndSettings(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "lib", "x", ".git")); string(b) != "gitdir: ../../.git/modules/lib/x\n" {
 		t.Errorf("the submodule's .git is now %q", b)
+	}
+}
+
+// A sandboxed server's tool that fails writing a protected path (a git
+// server's commit, here side_effect's file in .git) returns its own
+// "read-only file system": the host adds what neither the model nor the
+// person could tell from it — its sandbox keeps that path, why, and where
+// the fix is. A failure elsewhere gets no such note.
+func TestSandboxNotesAProtectedWriteInTheResult(t *testing.T) {
+	t.Parallel()
+	requireSandboxHost(t)
+	ws := t.TempDir()
+	os.MkdirAll(filepath.Join(ws, ".git"), 0o755)
+	exe, args := testserver.Command("echo")
+	rs := resolved("repo", config.Server{Type: config.TypeStdio, Command: exe, Args: args,
+		Env: map[string]string{testserver.SideEffectEnv: filepath.Join(ws, ".git", "effects.txt")}})
+	rs.Scope, rs.Trust = config.ScopeProject, config.TrustRepo
+	h, st := startInWorkspace(t, ws, 30*time.Second, rs)
+	if st.State != host.StateConnected {
+		t.Fatalf("state %s (%s)", st.State, st.Reason)
+	}
+	res, err := h.CallTool(ctxFor(t, 20*time.Second), "repo", "side_effect", map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text = append(text, tc.Text)
+		}
+	}
+	all := strings.Join(text, "\n")
+	if !res.IsError || !strings.Contains(all, "read-only file system") ||
+		!strings.Contains(all, "Switchboard: server repo runs in a sandbox that keeps "+filepath.Join(ws, ".git")+" read-only (git runs its hooks and config outside any sandbox)") {
+		t.Errorf("result (error %v): %q", res.IsError, all)
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".git", "effects.txt")); err == nil {
+		t.Errorf("the server wrote .git")
+	}
+	res, err = h.CallTool(ctxFor(t, 20*time.Second), "repo", "error_result", map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok && strings.Contains(tc.Text, "Switchboard: server") {
+			t.Errorf("a note on an unrelated error: %q", tc.Text)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -84,6 +85,10 @@ type server struct {
 	// circuit that opens again within a cooldown of that is left to its
 	// cooldown: pings said it was back, and its calls failed anyway.
 	pingClosedAt time.Time
+	// protected are the paths its sandbox keeps read-only inside what it
+	// may write (config.SandboxPolicy.Protected), as of its last start;
+	// nil when it runs unconfined (protectedNote).
+	protected atomic.Pointer[[]string]
 	// listErrs holds, per list method ("tools/list", "prompts/list"…), why
 	// the last fetch of it failed; a fetch that works clears it, and so
 	// does a new connection.

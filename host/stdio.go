@@ -38,6 +38,11 @@ func (s *server) spawn(def config.Server) (*proc.Process, error) {
 	if err != nil {
 		return nil, err
 	}
+	if sb != nil {
+		s.protected.Store(&sb.ReadOnly)
+	} else {
+		s.protected.Store(nil)
+	}
 	dir, env, err = s.guardRunner(def, dir, env)
 	if err != nil {
 		return nil, err
