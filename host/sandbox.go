@@ -366,7 +366,8 @@ var onDarwin = runtime.GOOS == "darwin"
 
 // protectedNote adds to res, a tool's error result, what the model and
 // the person cannot tell from the server's own words: that a write it
-// refused ("Read-only file system", EROFS) went to a path its sandbox
+// refused ("Read-only file system", EROFS; EBUSY for a rename onto one)
+// went to a path its sandbox
 // keeps read-only (its .git, say), why, and where the fix is. A sandboxed
 // git server otherwise fails to commit with no word of Switchboard's.
 func (s *server) protectedNote(res *mcp.CallToolResult) *mcp.CallToolResult {
@@ -379,8 +380,12 @@ func (s *server) protectedNote(res *mcp.CallToolResult) *mcp.CallToolResult {
 		if !ok {
 			continue
 		}
+		// EROFS for a write there; EBUSY for a rename onto or removal of
+		// one (it is a mount point), as a write through a temporary file
+		// ends.
 		low := strings.ToLower(t.Text)
-		if !strings.Contains(low, "read-only file system") && !strings.Contains(t.Text, "EROFS") {
+		if !strings.Contains(low, "read-only file system") && !strings.Contains(t.Text, "EROFS") &&
+			!strings.Contains(low, "resource busy") && !strings.Contains(t.Text, "EBUSY") {
 			continue
 		}
 		for _, k := range *kept {
