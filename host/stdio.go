@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,7 +40,8 @@ func (s *server) spawn(def config.Server) (*proc.Process, error) {
 		return nil, err
 	}
 	if sb != nil {
-		s.protected.Store(&sb.ReadOnly)
+		kept := slices.Clone(sb.ReadOnly)
+		s.protected.Store(&kept)
 	} else {
 		s.protected.Store(nil)
 	}
