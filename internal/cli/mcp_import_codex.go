@@ -185,13 +185,15 @@ func codexDef(s codexServer) ([]byte, []string) {
 	return bytes.TrimSpace(b), notes
 }
 
-// onPath is the file prog names on the user's PATH (as the user's shell
-// would find it), "" when no folder of it holds an executable prog.
+// onPath is the file prog names on the user's PATH, "" when no folder of
+// it holds an executable prog. As os/exec's LookPath since Go 1.19, a
+// relative folder ("", ".") is not looked in: the current directory may
+// be a repository's, which could plant the program there.
 func onPath(f *Factory, prog string) string {
 	path, _ := f.Getenv("PATH")
 	for _, dir := range filepath.SplitList(path) {
-		if dir == "" {
-			dir = "."
+		if !filepath.IsAbs(dir) {
+			continue
 		}
 		p := filepath.Join(dir, prog)
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {

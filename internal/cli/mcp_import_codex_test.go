@@ -110,6 +110,16 @@ func TestImportFromCodex(t *testing.T) {
 	if code == 0 || !strings.Contains(errOut, "codex is not on your PATH") || !strings.Contains(errOut, "npm install -g @openai/codex") {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
+	// A codex in the current directory (the workspace) is never run, even
+	// with "." on PATH.
+	os.WriteFile(filepath.Join(w.proj, "codex"), []byte("#!/bin/sh\ntouch "+filepath.Join(w.work, "planted-ran")+"\n"), 0o755)
+	t.Chdir(w.proj)
+	if _, errOut, code = run(".:/nonexistent", "mcp", "import", "--from", "codex"); code == 0 || !strings.Contains(errOut, "codex is not on your PATH") {
+		t.Errorf("with . on PATH: exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(w.work, "planted-ran")); err == nil {
+		t.Errorf("the workspace's codex ran")
+	}
 	// --file is Codex's to read.
 	if _, errOut, code = run(bin, "mcp", "import", "--from", "codex", "--file", "x.toml"); code != 2 {
 		t.Errorf("--file: exit %d: %s", code, errOut)
