@@ -140,6 +140,9 @@ func TestProfileViewsShareOneProcess(t *testing.T) {
 	if mainPid != subPid || mainPid == "" {
 		t.Errorf("main agent's docs answered as %q, the sub-agent's as %q: want one process", mainPid, subPid)
 	}
+	// fs starts beside docs and may still be starting: a call waits for
+	// it, so that its processes are counted running.
+	pid(main, "mcp__fs__pid")
 	for name, want := range map[string]int{"docs": 1, "fs": 1, "other": 0} {
 		if n := serverProcesses(t, marker+"-"+name); n >= 0 && n != want {
 			t.Errorf("%d processes of server %s, want %d", n, name, want)
