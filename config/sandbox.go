@@ -475,6 +475,17 @@ func within(path, dir string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
+// ProtectedBy is the path of Protected that path is, or is below; "" if
+// none.
+func (p *SandboxPolicy) ProtectedBy(path string) string {
+	for _, k := range p.Protected {
+		if within(path, k) {
+			return k
+		}
+	}
+	return ""
+}
+
 // Covers reports whether path is one of the policy's paths or below one.
 func (p *SandboxPolicy) Covers(path string) bool {
 	for _, l := range [][]string{p.Write, p.Read} {

@@ -72,12 +72,13 @@ type InstallGatewayOptions struct {
 	// false when there is none.
 	Root func() (string, bool)
 	// HomeDir is ~; ConfigDir the OS user config folder (VS Code's user
-	// folder lives there); CodexHome is $CODEX_HOME ("" for ~/.codex).
-	HomeDir, ConfigDir, CodexHome string
-	// ClaudeConfig is Claude Code's .claude.json (claudeCodeConfig); ""
-	// for the one in HomeDir.
-	ClaudeConfig string
-	Tilde        func(string) string
+	// folder lives there).
+	HomeDir, ConfigDir string
+	// ClaudeConfig is Claude Code's .claude.json (claudeCodeConfig), and
+	// CodexConfig Codex's config.toml (codexConfig); "" for the one below
+	// HomeDir.
+	ClaudeConfig, CodexConfig string
+	Tilde                     func(string) string
 }
 
 // gatewayClient describes where one MCP client keeps its servers.
@@ -165,10 +166,7 @@ shows it disabled, doctor notes it).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.IO = f.IO
 			opts.HomeDir = f.HomeDir
-			opts.ClaudeConfig = claudeCodeConfig(f)
-			if v, ok := f.Getenv("CODEX_HOME"); ok && v != "" {
-				opts.CodexHome = v
-			}
+			opts.ClaudeConfig, opts.CodexConfig = claudeCodeConfig(f), codexConfig(f)
 			opts.Root = f.WorkspaceRoot
 			opts.Tilde = f.tilde
 			if opts.File != "" {
@@ -815,11 +813,11 @@ func gatewayTarget(opts *InstallGatewayOptions, client, scope, root string) (str
 		return filepath.Join(root, ".mcp.json"), []string{"mcpServers"}, nil
 	case "codex":
 		if scope == "user" {
-			home := opts.CodexHome
-			if home == "" {
-				home = filepath.Join(opts.HomeDir, ".codex")
+			file := opts.CodexConfig
+			if file == "" {
+				file = filepath.Join(opts.HomeDir, ".codex", "config.toml")
 			}
-			return filepath.Join(home, "config.toml"), []string{c.entryKey}, nil
+			return file, []string{c.entryKey}, nil
 		}
 		return filepath.Join(root, ".codex", "config.toml"), []string{c.entryKey}, nil
 	case "cursor":

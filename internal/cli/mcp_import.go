@@ -430,12 +430,12 @@ func mergeImportFiles(f *Factory, found []importFile, from, root string) ([]impo
 			old := entries[i]
 			switch {
 			case old.Author == authorUser && e.Author == authorRepo:
-				e.Reason = fmt.Sprintf("the repository's definition has the name of yours in %s, and yours wins", f.tilde(old.File))
+				e.Reason = yoursWins(f, old.File)
 				e.def = nil
 				entries = append(entries, e)
 				continue
 			case old.Author == authorRepo && e.Author == authorUser:
-				old.Reason = fmt.Sprintf("the repository's definition has the name of yours in %s, and yours wins", f.tilde(e.File))
+				old.Reason = yoursWins(f, e.File)
 			default:
 				old.Reason = "overridden by the definition in " + f.tilde(e.File)
 			}
@@ -648,7 +648,7 @@ func readImportFile(path, from, root string) ([]importEntry, error) {
 	}
 	keys, _ = config.LocalKeys(path, root)
 	for _, k := range keys {
-		if sv := v.Find("/projects/" + jsonPointerPart(k) + "/mcpServers"); sv != nil {
+		if sv := v.Find("/projects/" + pointerToken(k) + "/mcpServers"); sv != nil {
 			if so, ok := sv.Value.(*hujson.Object); ok {
 				add(so, config.ScopeLocal)
 			}
@@ -657,15 +657,16 @@ func readImportFile(path, from, root string) ([]importEntry, error) {
 	return out, nil
 }
 
+// yoursWins is why a repository's definition is skipped for the user's
+// own of the same name, in file.
+func yoursWins(f *Factory, file string) string {
+	return fmt.Sprintf("the repository's definition has the name of yours in %s, and yours wins", f.tilde(file))
+}
+
 // regularFile reports whether path is a regular file.
 func regularFile(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular()
-}
-
-// jsonPointerPart escapes s as one part of a JSON pointer.
-func jsonPointerPart(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
 // Compiled on first use: every run of the binary (supervisors and test
@@ -739,7 +740,7 @@ func translateImport(f *Factory, def []byte, root string) (out []byte, notes []s
 		}
 	}
 	for _, key := range drop {
-		ptr, _ := json.Marshal("/" + jsonPointerPart(key))
+		ptr, _ := json.Marshal("/" + pointerToken(key))
 		if err := v.Patch([]byte(`[{"op":"remove","path":` + string(ptr) + `}]`)); err != nil {
 			return nil, nil, "cannot translate the definition: " + err.Error()
 		}

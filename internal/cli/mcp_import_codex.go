@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -93,7 +92,7 @@ func codexEntries(ctx context.Context, f *Factory, root string) ([]importEntry, 
 		}
 		e := importEntry{Name: s.Name, File: repoFile, Author: authorRepo, def: def, Notes: notes}
 		if _, ok := mine[s.Name]; ok {
-			e.Reason = fmt.Sprintf("the repository's definition has the name of yours in %s, and yours wins", f.tilde(file))
+			e.Reason = yoursWins(f, file)
 			e.def = nil
 		}
 		out = append(out, e)

@@ -19,6 +19,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/proc"
 	"github.com/switchboard-mcp/switchboard/internal/review"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
+	"github.com/switchboard-mcp/switchboard/internal/watch"
 	"github.com/switchboard-mcp/switchboard/policy"
 )
 
@@ -202,7 +203,7 @@ func sandboxRefusal(rs *config.ResolvedServer, st host.ServerStatus, p *config.S
 		return refusal{}, false
 	}
 	if path, write, ok := refusedPath(st.StderrTail, p); ok {
-		if k := protectedBy(p, path); write && k != "" {
+		if k := p.ProtectedBy(path); write && k != "" {
 			return refusal{"its sandbox keeps " + o.tilde(k) + " read-only (" + config.ProtectedWhy(filepath.Base(k)) + "), and it writes there",
 				grantFix(rs, p, "write", k, o)}, true
 		}
@@ -375,27 +376,12 @@ func refusedPath(stderr []string, p *config.SandboxPolicy) (path string, write, 
 			switch {
 			case !p.Covers(f):
 				return f, false, true
-			case rofs && (!slices.ContainsFunc(p.Write, func(w string) bool { return within(f, w) }) || protectedBy(p, f) != ""):
+			case rofs && (!slices.ContainsFunc(p.Write, func(w string) bool { return watch.Within(f, w) }) || p.ProtectedBy(f) != ""):
 				return f, true, true
 			}
 		}
 	}
 	return "", false, false
-}
-
-// within reports whether path is dir or below it.
-func within(path, dir string) bool {
-	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
-}
-
-// protectedBy is the path of p.Protected that path is, or is below, "" if none.
-func protectedBy(p *config.SandboxPolicy, path string) string {
-	for _, k := range p.Protected {
-		if within(path, k) {
-			return k
-		}
-	}
-	return ""
 }
 
 // sandboxSystemPath reports a path the sandbox shows anyway (the system
