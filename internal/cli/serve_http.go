@@ -234,27 +234,34 @@ func serveMetrics(addr string, guard *gateway.HTTPGuard, m *gateway.Metrics, log
 }
 
 // callersLine says, for the person who started `serve --http`, what a
-// client must send, and where the console is: never a token.
+// client must send, and where the console is: never a token. Whether any
+// credential is asked is the guard's own rule (Auth.Required: a token, an
+// OAuth issuer, or an auth file, even one holding no usable key yet).
 func (opts *ServeOptions) callersLine() string {
+	a := opts.auth
+	if !a.Required() && opts.Token == "" {
+		console := ""
+		if opts.console != nil {
+			console = "; its console signs nobody in: on this machine, run switchboard ui"
+		}
+		return "callers need no credential (a loopback gateway without a token or keys; switchboard gateway key add NAME adds one)" + console
+	}
 	var creds []string
 	if opts.Token != "" {
 		creds = append(creds, "the gateway's token (--token-file or $SWITCHBOARD_GATEWAY_TOKEN)")
 	}
-	if a := opts.auth; a != nil && a.File() != "" && a.Keys() > 0 {
+	if a != nil && a.File() != "" && a.Keys() > 0 {
 		creds = append(creds, "a key of "+opts.tilde(a.File())+" (switchboard gateway key add NAME)")
 	}
 	if opts.jwt != nil {
 		creds = append(creds, "an OAuth access token of --oauth-issuer")
 	}
+	if len(creds) == 0 && a != nil && a.File() != "" {
+		creds = append(creds, "a key of "+opts.tilde(a.File())+", which holds no usable key now (switchboard gateway key add NAME)")
+	}
 	console := ""
 	if opts.console != nil {
 		console = "; the console: " + opts.consoleURL() + "/"
-	}
-	if len(creds) == 0 {
-		if opts.console != nil {
-			console = "; its console signs nobody in: on this machine, run switchboard ui"
-		}
-		return "callers need no credential (a loopback gateway without a token or keys; switchboard gateway key add NAME adds one)" + console
 	}
 	return "callers send Authorization: Bearer with " + strings.Join(creds, ", or ") + console
 }
