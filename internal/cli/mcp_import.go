@@ -134,7 +134,8 @@ type importEntry struct {
 	Notes  []string `json:"notes,omitempty"`
 	def    []byte
 	// scope is the scope it had in the tool (Claude Code's user or
-	// local), where it goes unless --scope says otherwise; "" for none.
+	// local, Codex's user), where it goes unless --scope says otherwise;
+	// "" for none.
 	scope config.Scope
 }
 
@@ -175,8 +176,9 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 		return err
 	}
 	t, err := f.target(scope)
-	if err != nil && opts.From == "claude-code" && !opts.ScopeSet {
-		// Its servers keep their scopes: user scope needs no workspace.
+	if err != nil && (opts.From == "claude-code" || opts.From == "codex") && !opts.ScopeSet {
+		// Their servers keep their scopes (importEntry.scope): user scope
+		// needs no workspace.
 		t, err = f.target(config.ScopeUser)
 	}
 	if err != nil {

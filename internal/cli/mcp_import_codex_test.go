@@ -38,12 +38,13 @@ func TestImportFromCodex(t *testing.T) {
 	b, _ = os.ReadFile(filepath.Join(fixtures, "project-config.toml"))
 	os.WriteFile(filepath.Join(w.proj, ".codex", "config.toml"), b, 0o644)
 
+	cwd := w.proj
 	run := func(path string, args ...string) (string, string, int) {
 		t.Helper()
 		ios, _, out, errOut := Test()
 		env := map[string]string{"HOME": w.home, "SWITCHBOARD_HOME": w.sb, "PATH": path}
 		f := &Factory{IO: ios, Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
-			HomeDir: w.home, Cwd: w.proj, Now: time.Now, Global: &GlobalOptions{Wait: DefaultWait, LogLevel: "warn"}}
+			HomeDir: w.home, Cwd: cwd, Now: time.Now, Global: &GlobalOptions{Wait: DefaultWait, LogLevel: "warn"}}
 		t.Setenv("HOME", w.home) // what the script compares its directory with
 		code := Run(context.Background(), f, args)
 		return out.String(), errOut.String(), code
@@ -104,6 +105,16 @@ func TestImportFromCodex(t *testing.T) {
 	if !strings.Contains(string(b), `"repo_srv"`) || strings.Contains(string(b), `"evil"`) {
 		t.Errorf("the project's .mcp.json: %s", b)
 	}
+
+	// Outside any workspace, as Codex's servers are the user's own, they
+	// still go to user scope (local scope, the default, needs a workspace).
+	cwd = w.work
+	out, errOut, code = run(bin+":/usr/bin:/bin", "mcp", "import", "--from", "codex", "--force", "--json")
+	rep = importReport{}
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil || len(rep.Imported) != 5 || rep.Imported[0].Scope != "user" {
+		t.Errorf("outside a workspace: exit %d, %v: %s %s", code, err, out, errOut)
+	}
+	cwd = w.proj
 
 	// Without codex on PATH, it says what to install.
 	_, errOut, code = run("/nonexistent", "mcp", "import", "--from", "codex")
