@@ -70,26 +70,27 @@ func profilePaths(in *Sandbox) (*Sandbox, error) {
 		}
 		sb.Write = append(sb.Write, r)
 	}
-	for _, rd := range in.Read {
-		r, err := resolve(rd, false)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
+	// Read's and ReadOnly's paths that exist, as the profile names them.
+	existing := func(paths []string) ([]string, error) {
+		var out []string
+		for _, p := range paths {
+			r, err := resolve(p, false)
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, r)
 		}
-		if err != nil {
-			return nil, err
-		}
-		sb.Read = append(sb.Read, r)
+		return out, nil
 	}
-	sb.ReadOnly = nil
-	for _, ro := range in.ReadOnly {
-		r, err := resolve(ro, false)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		sb.ReadOnly = append(sb.ReadOnly, r)
+	var err error
+	if sb.Read, err = existing(in.Read); err != nil {
+		return nil, err
+	}
+	if sb.ReadOnly, err = existing(in.ReadOnly); err != nil {
+		return nil, err
 	}
 	for _, c := range in.Caches {
 		if err := os.MkdirAll(c.Private, 0o700); err != nil {

@@ -233,15 +233,9 @@ func planSandbox(sb *Sandbox, prog, dir string) (*sandboxPlan, error) {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 	}
-	for _, r := range sb.Read {
-		if !filepath.IsAbs(r) {
-			return nil, fmt.Errorf("sandbox: %q is not an absolute path", r)
-		}
-		if err := bind(mountRO, r); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("sandbox: %w", err)
-		}
-	}
-	for _, r := range sb.ReadOnly {
+	// ReadOnly's paths lie inside Write's: bound read-only as Read's are,
+	// after them and deeper, so on top (the sort below).
+	for _, r := range append(slices.Clone(sb.Read), sb.ReadOnly...) {
 		if !filepath.IsAbs(r) {
 			return nil, fmt.Errorf("sandbox: %q is not an absolute path", r)
 		}
