@@ -291,18 +291,7 @@ func installGatewayRun(opts *InstallGatewayOptions) error {
 	}
 
 	for _, e := range entries {
-		args := []string{"serve", "--stdio"}
-		switch {
-		case scope == "local":
-			args = append(args, "--workspace", root)
-		case scope == "project" && opts.Client == "vscode":
-			// VS Code expands it; other clients start servers in the project.
-			args = append(args, "--workspace", "${workspaceFolder}")
-		}
-		if e.profile != "" {
-			args = append(args, "--profile", e.profile)
-		}
-		args = append(args, "--name-budget", strconv.Itoa(c.budget(e.name)))
+		args := gatewayArgs(opts.Client, c, scope, root, e)
 		entry := map[string]any{"type": "stdio", "command": command, "args": args}
 		def, err := json.Marshal(entry)
 		if err != nil {
@@ -346,6 +335,24 @@ func installGatewayRun(opts *InstallGatewayOptions) error {
 	return nil
 }
 
+// gatewayArgs are the arguments of entry e of client's in scope (root is
+// the workspace, for local scope): serve --stdio, the workspace where the
+// client does not start it there, the profile, the name budget.
+func gatewayArgs(client string, c gatewayClient, scope, root string, e gatewayEntry) []string {
+	args := []string{"serve", "--stdio"}
+	switch {
+	case scope == "local":
+		args = append(args, "--workspace", root)
+	case scope == "project" && client == "vscode":
+		// VS Code expands it; other clients start servers in the project.
+		args = append(args, "--workspace", "${workspaceFolder}")
+	}
+	if e.profile != "" {
+		args = append(args, "--profile", e.profile)
+	}
+	return append(args, "--name-budget", strconv.Itoa(c.budget(e.name)))
+}
+
 // codexEntry says how to add the gateway to Codex, whose servers are
 // tables of a TOML file (file) that Switchboard does not edit: Codex's own
 // `codex mcp add` (which writes its user file), and the table itself for
@@ -358,11 +365,7 @@ func codexEntry(opts *InstallGatewayOptions, c gatewayClient, scope, file, comma
 	out := opts.IO.Out
 	var cmds, tables []string
 	for _, e := range entries {
-		args := []string{"serve", "--stdio"}
-		if e.profile != "" {
-			args = append(args, "--profile", e.profile)
-		}
-		args = append(args, "--name-budget", strconv.Itoa(c.budget(e.name)))
+		args := gatewayArgs(opts.Client, c, scope, "", e)
 		words := []string{"codex", "mcp", "add", shellQuote(e.name), "--", shellQuote(command)}
 		for _, a := range args {
 			words = append(words, shellQuote(a))
