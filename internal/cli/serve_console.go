@@ -73,8 +73,6 @@ func (opts *ServeOptions) gatewayConsole(s *session, calls *gateway.AuditLog, as
 		}}
 		asker.Link = func(id string) string { return opts.consoleURL() + "/asks?q=" + id }
 	}
-	// A loopback gateway with neither token nor auth file.
-	noCredential := func() bool { return a == nil || !a.Required() }
 	c, err = console.New(s.sb, console.Options{
 		Asks:         asks,
 		GatewayCalls: recent,
@@ -84,7 +82,7 @@ func (opts *ServeOptions) gatewayConsole(s *session, calls *gateway.AuditLog, as
 		Home:         opts.Home,
 		Now:          opts.Now,
 		SignInClosed: func() string {
-			if noCredential() {
+			if opts.asksNoCredential() {
 				return "This gateway asks for no credential (loopback, no --token-file, no keys), so its console signs nobody in. " +
 					"On this machine, run \"switchboard ui\" for the console; to sign in here, start the gateway with --token-file, " +
 					"or add a key with \"switchboard gateway key add NAME\"."
@@ -92,7 +90,7 @@ func (opts *ServeOptions) gatewayConsole(s *session, calls *gateway.AuditLog, as
 			return ""
 		},
 		Login: func(ctx context.Context, key string) (*console.Viewer, error) {
-			if noCredential() {
+			if opts.asksNoCredential() {
 				return nil, errors.New("this gateway has no credentials (start it with --token-file or keys of `switchboard gateway key add`)")
 			}
 			p, err := a.Authenticate(ctx, key)

@@ -239,7 +239,7 @@ func serveMetrics(addr string, guard *gateway.HTTPGuard, m *gateway.Metrics, log
 // OAuth issuer, or an auth file, even one holding no usable key yet).
 func (opts *ServeOptions) callersLine() string {
 	a := opts.auth
-	if !a.Required() && opts.Token == "" {
+	if opts.asksNoCredential() {
 		console := ""
 		if opts.console != nil {
 			console = "; its console signs nobody in: on this machine, run switchboard ui"
@@ -265,3 +265,8 @@ func (opts *ServeOptions) callersLine() string {
 	}
 	return "callers send Authorization: Bearer with " + strings.Join(creds, ", or ") + console
 }
+
+// asksNoCredential reports a gateway whose guard lets every caller in: a
+// loopback one with neither token, OAuth issuer nor auth file
+// (Auth.Required), as its console and its callers line say.
+func (opts *ServeOptions) asksNoCredential() bool { return !opts.auth.Required() }
