@@ -97,7 +97,8 @@ func mcpApproveRun(ctx context.Context, opts *MCPApproveOptions) error {
 		fmt.Fprintf(opts.IO.Out, "%s is already approved in workspace %s (%s).\n", opts.Name, workspaceName(f, cfg.Workspace), v.Fingerprint)
 		return nil
 	}
-	writeReview(opts.IO.ErrOut, rs, v, lt.environ(), lt.sandboxWords(rs))
+	sandbox, helper := lt.sandboxPolicies(rs)
+	writeReview(opts.IO.ErrOut, rs, v, lt.environ(), sandbox, helper)
 	if !opts.Yes {
 		if !opts.IO.CanPrompt {
 			return Usagef("review the definition above, then run `switchboard mcp approve "+opts.Name+" --yes`",

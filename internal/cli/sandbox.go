@@ -11,8 +11,6 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/switchboard-mcp/switchboard"
-
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/lazyre"
@@ -42,29 +40,32 @@ func sandboxOf(rs *config.ResolvedServer, workspace string, defaults config.Sand
 	return host.SandboxOf(rs, review.SandboxWorkspace(rs, workspace), defaults)
 }
 
+// sandboxPolicies are what rs would be confined to in workspace: a stdio
+// server's sandbox (host.SandboxOf) or a remote server's headersHelper's
+// (host.HelperSandboxOf); nil where it would run unconfined.
+func sandboxPolicies(rs *config.ResolvedServer, workspace string, defaults config.SandboxDefaults) (sandbox, helper *config.SandboxPolicy) {
+	ws := review.SandboxWorkspace(rs, workspace)
+	if config.InferType(rs.Effective) != config.TypeStdio {
+		return nil, host.HelperSandboxOf(rs, ws, defaults)
+	}
+	return host.SandboxOf(rs, ws, defaults), nil
+}
+
 // sandboxWords says in plain words what rs can reach ("" for a remote
 // server, which runs elsewhere), and why it will not start where this
 // system cannot sandbox it (review.SandboxWords: the console's words too).
 func sandboxWords(rs *config.ResolvedServer, workspace string, defaults config.SandboxDefaults, tilde func(string) string) string {
-	ws := review.SandboxWorkspace(rs, workspace)
-	if config.InferType(rs.Effective) != config.TypeStdio {
-		return review.SandboxWords(rs, nil, host.HelperSandboxOf(rs, ws, defaults), tilde)
-	}
-	return review.SandboxWords(rs, host.SandboxOf(rs, ws, defaults), nil, tilde)
+	sandbox, helper := sandboxPolicies(rs, workspace, defaults)
+	return review.SandboxWords(rs, sandbox, helper, tilde)
 }
 
-// reviewSandboxWords is what the approval review says of the sandbox the
-// front door will run the server in.
-func reviewSandboxWords(r switchboard.Review) string {
-	return review.SandboxWords(r.Server, r.Sandbox, r.HelperSandbox, nil)
-}
-
-// sandboxWords is what the approval review says of rs's sandbox.
-func (lt *launchTrust) sandboxWords(rs *config.ResolvedServer) string {
+// sandboxPolicies are what the approval review of rs says it would be
+// confined to.
+func (lt *launchTrust) sandboxPolicies(rs *config.ResolvedServer) (sandbox, helper *config.SandboxPolicy) {
 	if lt == nil {
-		return sandboxWords(rs, "", nil, nil)
+		return sandboxPolicies(rs, "", nil)
 	}
-	return sandboxWords(rs, lt.Workspace(), lt.SandboxDefaults(), nil)
+	return sandboxPolicies(rs, lt.Workspace(), lt.SandboxDefaults())
 }
 
 // sandboxes says what each stdio server of the session can reach.

@@ -92,7 +92,7 @@ type reviewPrompter struct {
 }
 
 func (p *reviewPrompter) ApproveServer(ctx context.Context, r switchboard.Review) (bool, error) {
-	writeReview(p.w, r.Server, r.Verdict, p.environ(), reviewSandboxWords(r))
+	writeReview(p.w, r.Server, r.Verdict, p.environ(), r.Sandbox, r.HelperSandbox)
 	ok, err := askApproval(ctx, p.in, p.w, "Approve and start it? [y]es (remembered for this workspace), [N]o (not this run): ")
 	if err != nil || !ok {
 		fmt.Fprintf(p.w, "  Not approved: %s will not start in this run.\n\n", r.Server.Name)
@@ -139,8 +139,8 @@ func writeDefinition(w io.Writer, def config.Server) {
 // redacted), headersHelper, which of the user's variables pass, and for
 // a stale approval what changed. The words are package review's, shared
 // with the console.
-func writeReview(w io.Writer, rs *config.ResolvedServer, v trust.Verdict, parent []string, sandbox string) {
-	review.Build(rs, v, review.Options{Parent: parent, Sandbox: sandbox}).WriteText(w)
+func writeReview(w io.Writer, rs *config.ResolvedServer, v trust.Verdict, parent []string, sandbox, helper *config.SandboxPolicy) {
+	review.Build(rs, v, review.Options{Parent: parent, Sandbox: sandbox, HelperSandbox: helper}).WriteText(w)
 }
 
 // approvalJSON is a server's launch-trust verdict as `mcp get --json`

@@ -197,7 +197,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`Project server "repo"`, "The repository wrote this definition, not you", "API_TOKEN=<redacted>", "from your environment it gets only:"} {
+	// The fixture's settings turn the project sandbox off: the warning says so too.
+	for _, want := range []string{`Project server "repo"`, "The repository wrote this definition, not you", "API_TOKEN=<redacted>", "from your environment it gets only:", "it runs with your rights", "not sandboxed: it can read and write everything you can"} {
 		if !strings.Contains(review, want) {
 			t.Errorf("the review lacks %q:\n%s", want, review)
 		}

@@ -107,7 +107,8 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
 				if c.o.Environ != nil {
 					env = c.o.Environ()
 				}
-				d := review.Build(p, lt.Verdict(p), review.Options{Parent: env, Sandbox: v.Sandbox, RedactArgs: true})
+				sandbox, helper := c.sandboxPolicies(p)
+				d := review.Build(p, lt.Verdict(p), review.Options{Parent: env, Sandbox: sandbox, HelperSandbox: helper, RedactArgs: true})
 				v.Review = &d
 				v.Fingerprint = trust.Fingerprint(p.Written)
 			}
@@ -116,11 +117,10 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
 	}
 	c.render(w, r, http.StatusOK, "servers.html", page{Title: "Servers", Nav: "servers", Data: struct {
 		Servers     []serverView
-		Warning     string
 		RedactNote  string
 		PassedLabel string
 		ExtraLabel  string
-	}{views, review.TrustWarning, review.RedactedNote, review.PassedLabel, review.ExtraLabel}})
+	}{views, review.RedactedNote, review.PassedLabel, review.ExtraLabel}})
 }
 
 // visibleServers are the servers a member sees a tool of; nil for an
@@ -156,13 +156,20 @@ func find(cfg *config.Resolved, name string) *config.ResolvedServer {
 	return nil
 }
 
-func (c *Console) sandboxWords(rs *config.ResolvedServer) string {
+// sandboxPolicies are what rs would be confined to: a stdio server's
+// sandbox or a remote server's headersHelper's; nil where unconfined.
+func (c *Console) sandboxPolicies(rs *config.ResolvedServer) (sandbox, helper *config.SandboxPolicy) {
 	lt := c.front.Trust()
 	ws := review.SandboxWorkspace(rs, lt.Workspace())
 	if config.InferType(rs.Effective) == config.TypeStdio {
-		return review.SandboxWords(rs, host.SandboxOf(rs, ws, lt.SandboxDefaults()), nil, nil)
+		return host.SandboxOf(rs, ws, lt.SandboxDefaults()), nil
 	}
-	return review.SandboxWords(rs, nil, host.HelperSandboxOf(rs, ws, lt.SandboxDefaults()), nil)
+	return nil, host.HelperSandboxOf(rs, ws, lt.SandboxDefaults())
+}
+
+func (c *Console) sandboxWords(rs *config.ResolvedServer) string {
+	sandbox, helper := c.sandboxPolicies(rs)
+	return review.SandboxWords(rs, sandbox, helper, nil)
 }
 
 // approve answers a review: approve (stored, as `mcp approve` does), deny

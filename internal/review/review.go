@@ -62,11 +62,21 @@ type Doc struct {
 	Base, Extra []string
 	// Redacted says that values which look secret are hidden (RedactArgs).
 	Redacted bool
+	// Warning is the review's second line: who wrote the definition and
+	// what runs with which rights (Warning's words).
+	Warning string
 }
 
-// Headline and TrustWarning are the review's first two lines.
+// The review's second line (Doc.Warning) says who wrote the definition and
+// with what rights it runs: TrustWarning for a server that runs unconfined,
+// SandboxedWarning for one the sandbox below confines, the others for a
+// remote server, which runs elsewhere.
 const (
-	TrustWarning = "The repository wrote this definition, not you: it runs with your rights. Approve it only if you trust exactly this."
+	TrustWarning           = "The repository wrote this definition, not you: it runs with your rights. Approve it only if you trust exactly this."
+	SandboxedWarning       = "The repository wrote this definition, not you: it runs as you, confined by the sandbox below. Approve it only if you trust exactly this."
+	RemoteWarning          = "The repository wrote this definition, not you: Switchboard connects to its address and sends what it names below. Approve it only if you trust exactly this."
+	HelperWarning          = "The repository wrote this definition, not you: its headersHelper runs with your rights, and the server gets what it prints. Approve it only if you trust exactly this."
+	SandboxedHelperWarning = "The repository wrote this definition, not you: its headersHelper runs as you, confined by the sandbox below, and the server gets what it prints. Approve it only if you trust exactly this."
 	// RedactedNote is said where values that look secret are hidden.
 	RedactedNote = "values that look secret are hidden here; `switchboard mcp approve` shows everything as it is before it asks"
 	// RevokeNote says what a revoked approval does to a running server.
@@ -83,9 +93,11 @@ type Options struct {
 	// Parent is the user's environment (os.Environ), for which variables
 	// pass.
 	Parent []string
-	// Sandbox says in words what the server would be confined to
-	// (SandboxWords); "" for nothing to say.
-	Sandbox string
+	// Sandbox is what a stdio server would be confined to
+	// (host.SandboxOf), HelperSandbox what a remote server's headersHelper
+	// would be (host.HelperSandboxOf); nil where it would run unconfined.
+	// The review says so in words (SandboxWords) and in its warning.
+	Sandbox, HelperSandbox *config.SandboxPolicy
 	// RedactArgs hides command-line arguments and URL parts that look
 	// secret (redact.CommandArgs, redact.URL): the console renders no
 	// secret, and sends people to the terminal to see them.
@@ -95,7 +107,7 @@ type Options struct {
 // Build makes the review of rs under verdict v.
 func Build(rs *config.ResolvedServer, v trust.Verdict, o Options) Doc {
 	def := rs.Written
-	d := Doc{Server: rs.Name, From: trust.Quote(rs.File)} // a directory name can hold escape sequences too
+	d := Doc{Server: rs.Name, From: trust.Quote(rs.File), Warning: Warning(rs, o.Sandbox, o.HelperSandbox)} // a directory name can hold escape sequences too
 	if rs.File == "" {
 		d.From = "a project file"
 	}
@@ -140,8 +152,8 @@ func Build(rs *config.ResolvedServer, v trust.Verdict, o Options) Doc {
 	if len(def.EnvPassthrough) > 0 {
 		d.Fields = append(d.Fields, Field{Label: "env_passthrough", Value: QuoteList(def.EnvPassthrough)})
 	}
-	if o.Sandbox != "" {
-		d.Fields = append(d.Fields, Field{Label: "sandbox", Value: termsafe.Line(o.Sandbox)})
+	if words := SandboxWords(rs, o.Sandbox, o.HelperSandbox, nil); words != "" {
+		d.Fields = append(d.Fields, Field{Label: "sandbox", Value: termsafe.Line(words)})
 	}
 	if def.HeadersHelper != "" {
 		// The command line is approved, not what it runs: a script it
@@ -276,7 +288,7 @@ func WriteFields(w io.Writer, fields []Field) {
 // question.
 func (d Doc) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "\n%s\n", d.Headline())
-	fmt.Fprintln(w, TrustWarning)
+	fmt.Fprintln(w, d.Warning)
 	for _, s := range d.Shadows {
 		fmt.Fprintf(w, "  ⚠ %s\n", s)
 	}
@@ -357,6 +369,23 @@ func OrNone(l []string) string {
 }
 
 func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
+
+// Warning is the review's second line for rs: a sandboxed server (or
+// headersHelper) is not said to run with all of the user's rights.
+// sandbox and helper are as for SandboxWords.
+func Warning(rs *config.ResolvedServer, sandbox, helper *config.SandboxPolicy) string {
+	switch {
+	case config.InferType(rs.Effective) == config.TypeStdio && sandbox != nil:
+		return SandboxedWarning
+	case config.InferType(rs.Effective) == config.TypeStdio:
+		return TrustWarning
+	case rs.Effective.HeadersHelper == "":
+		return RemoteWarning
+	case helper != nil:
+		return SandboxedHelperWarning
+	}
+	return HelperWarning
+}
 
 // SandboxWords says in plain words what rs can reach ("" for a remote
 // server without a repository's headersHelper, which runs elsewhere), and
