@@ -125,9 +125,12 @@ type Options struct {
 	// CallWait is how long a call of a tool the gateway does not serve
 	// (yet) waits, while servers are still connecting, for a sync that
 	// serves it: a client that calls a tool it knows without listing
-	// first (a client that reconnects) finds it once its server is up.
-	// A name no server brings is refused as unknown then. If <= 0, such a
-	// call is refused at once.
+	// first (a client that reconnects, a one-shot call) finds it once its
+	// server is up. A call whose name is namespaced by a server still
+	// connecting ("github__…") waits for that server however long its
+	// start takes (the host bounds it by its startup timeout), then for
+	// the sync after it. A name no server brings is refused as unknown
+	// then. If <= 0, such a call is refused at once.
 	CallWait time.Duration
 	// Stateless tells the gateway that requests without a session ID are
 	// served by a stateless HTTP handler (all of them with serve
@@ -239,9 +242,13 @@ type Gateway struct {
 	// ones, by server name, then URI template.
 	matchOrder []templateMatch
 	synced     chan struct{} // closed after the first sync
-	// resynced is closed, and replaced, after every sync (under mu).
-	resynced chan struct{}
-	born     time.Time // when New ran: ConnectWait counts from it
+	// resynced is closed, and replaced, after every sync of the loop
+	// (under mu); syncsEnded then counts the loop's syncs that ended
+	// (under mu), syncsBegun those that began.
+	resynced   chan struct{}
+	syncsEnded uint64
+	syncsBegun atomic.Uint64
+	born       time.Time // when New ran: ConnectWait counts from it
 	// hostOf maps the served name of every tool, deferred ones too, to
 	// the host's name (tool_search speaks of host names).
 	hostOf map[string]string
@@ -493,26 +500,51 @@ func (g *Gateway) waitFirstSync(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// waitForTool waits, at most Options.CallWait, until the gateway serves
-// the tool name or no server is connecting any more. A served name (every
-// call but the rare one of a tool not listed yet) returns at once.
+// waitForTool waits until the gateway serves the tool name while a server
+// that may bring it is still connecting: for as long as the server the
+// name is namespaced by ("github__…": github) takes to start, which the
+// host bounds by its startup timeout, and otherwise at most
+// Options.CallWait. A one-shot client calling a tool of an npx server
+// whose package is still downloading gets its answer, not "unknown tool".
+// A served name (every call but the rare one of a tool not listed yet)
+// returns at once.
 func (g *Gateway) waitForTool(ctx context.Context, name string) {
 	var deadline <-chan time.Time
+	arm := func() {
+		if deadline == nil {
+			t := time.NewTimer(g.opts.CallWait)
+			deadline = t.C
+			// The timer is left to the GC: this is the rare call.
+		}
+	}
+	seen := false    // its server was seen connecting
+	var after uint64 // then, once it is up: the sync that must end first
 	for {
 		g.mu.Lock()
 		_, served := g.tools[name]
 		if _, held := g.held[name]; held {
 			served = true // the host answers: held, or asked about
 		}
-		next := g.resynced
+		next, ended := g.resynced, g.syncsEnded
 		g.mu.Unlock()
-		if served || !g.connecting() {
+		if served {
 			return
 		}
-		if deadline == nil {
-			t := time.NewTimer(g.opts.CallWait)
-			defer t.Stop()
-			deadline = t.C
+		owner, some := g.connectingFor(name)
+		switch {
+		case owner:
+			seen = true // its server is still starting: no bound of ours
+		case after > 0 && ended >= after:
+			return // a sync begun after its server was up did not bring it
+		case after > 0:
+			// Wait for that sync (bounded: it may have begun already).
+		case seen:
+			after = g.syncsBegun.Load() + 1
+			arm()
+		case !some:
+			return
+		default:
+			arm()
 		}
 		select {
 		case <-next:
@@ -524,14 +556,19 @@ func (g *Gateway) waitForTool(ctx context.Context, name string) {
 	}
 }
 
-// connecting reports whether a server of the host is still connecting.
-func (g *Gateway) connecting() bool {
+// connectingFor reports whether the server a served tool name is
+// namespaced by is still connecting (owner), and whether any is (some).
+func (g *Gateway) connectingFor(name string) (owner, some bool) {
 	for _, s := range g.h.Status() {
-		if s.State == host.StateConnecting {
-			return true
+		if s.State != host.StateConnecting {
+			continue
+		}
+		some = true
+		if strings.HasPrefix(name, toolsurface.SanitizePart(s.Name)+toolsurface.Separator) {
+			owner = true
 		}
 	}
-	return false
+	return owner, some
 }
 
 // WaitSynced waits until the first sync has finished or ctx is done.
@@ -590,11 +627,13 @@ func (g *Gateway) loop() {
 		case <-g.kick:
 		default:
 		}
+		begun := g.syncsBegun.Add(1)
 		if err := g.Sync(g.ctx); err != nil && g.ctx.Err() == nil {
 			g.log.Warn("gateway sync failed", "error", err)
 		}
 		g.syncOnce.Do(func() { close(g.synced) })
 		g.mu.Lock()
+		g.syncsEnded = begun
 		close(g.resynced)
 		g.resynced = make(chan struct{})
 		g.mu.Unlock()
