@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/tailscale/hujson"
@@ -160,8 +161,10 @@ func headerVarName(server, header string) string {
 // credential's value replaced by its reference, and the credentials
 // replaced. Only its env and header values change. keep, if set, may keep
 // a credential in the user's secret store: it returns the secret's name,
-// and the definition gets ${secret:NAME} (else ${VAR}).
-func withCredentialRefs(name string, raw []byte, keep func(credential) (string, error)) ([]byte, []credential, error) {
+// and the definition gets ${secret:NAME} (else ${VAR}). keptOnly, for the
+// user's own files, replaces only the credentials keep kept: the others
+// stay as they were typed.
+func withCredentialRefs(name string, raw []byte, keep func(credential) (string, error), keptOnly bool) ([]byte, []credential, error) {
 	def, _ := config.ParseServer(name, raw)
 	creds := literalCredentials(name, def)
 	if len(creds) == 0 {
@@ -174,6 +177,12 @@ func withCredentialRefs(name string, raw []byte, keep func(credential) (string, 
 				return nil, nil, err
 			}
 			creds[i].Secret = secret
+		}
+	}
+	if keptOnly {
+		creds = slices.DeleteFunc(creds, func(c credential) bool { return c.Secret == "" })
+		if len(creds) == 0 {
+			return raw, nil, nil
 		}
 	}
 	v, err := hujson.Parse(raw)
@@ -196,13 +205,18 @@ func pointerToken(s string) string {
 }
 
 // credentialNotes says, one line each, which credentials were written as
-// references and what to set: file is the shared file's name.
-func credentialNotes(creds []credential, file string) []string {
+// references and what to set: file is the file's name, shared through the
+// repository unless own.
+func credentialNotes(creds []credential, file string, own bool) []string {
 	var out []string
 	for _, c := range creds {
 		what := "env " + c.Key
 		if c.Field == "headers" {
 			what = "header " + c.Key
+		}
+		if own {
+			out = append(out, fmt.Sprintf("%s holds a credential: kept in your credential store as secret %s, written into %s as %q", what, c.Secret, file, c.ref()))
+			continue
 		}
 		if c.Secret != "" {
 			out = append(out, fmt.Sprintf("%s holds a credential, and %s is shared through the repository: kept in your credential store as secret %s, written as %q",
@@ -216,8 +230,8 @@ func credentialNotes(creds []credential, file string) []string {
 }
 
 // printCredentialNotes prints credentialNotes as notes on w.
-func printCredentialNotes(w io.Writer, creds []credential, file string) {
-	for _, n := range credentialNotes(creds, file) {
+func printCredentialNotes(w io.Writer, creds []credential, file string, own bool) {
+	for _, n := range credentialNotes(creds, file, own) {
 		fmt.Fprintf(w, "note: %s\n", termsafe.Line(n))
 	}
 }
@@ -226,8 +240,10 @@ func printCredentialNotes(w io.Writer, creds []credential, file string) {
 // keep each credential in the user's secret store (stored at once when
 // the answer is yes); nil when nobody can be asked, so that the file gets
 // ${VAR} as before. A secret of the same name with another value is not
-// replaced: the credential gets the next free name (NAME_2, …).
-func (f *Factory) keepCredentials(ctx context.Context) func(credential) (string, error) {
+// replaced: the credential gets the next free name (NAME_2, …). own is
+// the user's own file the credential would otherwise be written into (""
+// for a file shared through the repository).
+func (f *Factory) keepCredentials(ctx context.Context, own string) func(credential) (string, error) {
 	if !f.IO.CanPrompt {
 		return nil
 	}
@@ -236,17 +252,23 @@ func (f *Factory) keepCredentials(ctx context.Context) func(credential) (string,
 		if c.Field == "headers" {
 			what = "header " + c.Key
 		}
-		return f.offerSecret(ctx, what, c.Var, c.value)
+		return f.offerSecret(ctx, what, c.Var, c.value, own)
 	}
 }
 
 // offerSecret asks whether to keep value (what it is: "env GITHUB_TOKEN")
 // in the user's store as secret name, and stores it then. It returns the
-// name it was stored under, or "" when the person said no.
-func (f *Factory) offerSecret(ctx context.Context, what, name, value string) (string, error) {
+// name it was stored under, or "" when the person said no. own is the
+// user's own file the value would otherwise be written into; "" for a
+// shared file, which must not hold it.
+func (f *Factory) offerSecret(ctx context.Context, what, name, value, own string) (string, error) {
 	store := f.secretStore()
 	name, same := freeSecretName(ctx, store, name, value)
-	ok, err := askYesNo(ctx, f.IO, fmt.Sprintf("%s holds a credential, which a shared file must not: keep it in your credential store as secret %s? [y/N] ", what, name))
+	q := fmt.Sprintf("%s holds a credential, which a shared file must not: keep it in your credential store as secret %s? [y/N] ", what, name)
+	if own != "" {
+		q = fmt.Sprintf("%s holds a credential: keep it in your credential store as secret %s rather than in %s? [y/N] ", what, name, own)
+	}
+	ok, err := askYesNo(ctx, f.IO, q)
 	if err != nil || !ok {
 		return "", err
 	}

@@ -59,7 +59,7 @@ func TestLiteralCredentials(t *testing.T) {
 // definition without credentials byte for byte.
 func TestWithCredentialRefs(t *testing.T) {
 	raw := []byte(`{"type":"http","url":"https://a.example/mcp","headers":{"Authorization":"Bearer sk-ant-abcdefghijklmnopqrstuvwxyz","a/b~c":"ghp_abcdefghijklmnopqrstuvwxyz0123456789"}}`)
-	out, creds, err := withCredentialRefs("gh", raw, nil)
+	out, creds, err := withCredentialRefs("gh", raw, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,8 +68,24 @@ func TestWithCredentialRefs(t *testing.T) {
 		t.Errorf("got %s (%d credentials), want %s", out, len(creds), want)
 	}
 	clean := []byte(`{"command":"x", "env": {"A": "${A_TOKEN}"}}`)
-	if out, creds, _ := withCredentialRefs("x", clean, nil); string(out) != string(clean) || creds != nil {
+	if out, creds, _ := withCredentialRefs("x", clean, nil, false); string(out) != string(clean) || creds != nil {
 		t.Errorf("a clean definition changed: %s", out)
+	}
+	// The user's own file (keptOnly): only what was kept in the store
+	// becomes a reference; a credential the person kept in the file stays.
+	keepAuth := func(c credential) (string, error) {
+		if c.Key == "Authorization" {
+			return "GH_TOKEN", nil
+		}
+		return "", nil
+	}
+	out, creds, err = withCredentialRefs("gh", raw, keepAuth, true)
+	want = `{"type":"http","url":"https://a.example/mcp","headers":{"Authorization":"Bearer ${secret:GH_TOKEN}","a/b~c":"ghp_abcdefghijklmnopqrstuvwxyz0123456789"}}`
+	if err != nil || string(out) != want || len(creds) != 1 {
+		t.Errorf("kept only: got %s (%d credentials, %v), want %s", out, len(creds), err, want)
+	}
+	if out, creds, _ := withCredentialRefs("gh", raw, func(credential) (string, error) { return "", nil }, true); string(out) != string(raw) || creds != nil {
+		t.Errorf("nothing kept, yet the file changed: %s", out)
 	}
 }
 
@@ -85,7 +101,7 @@ func FuzzWithCredentialRefs(f *testing.F) {
 		if err != nil {
 			return
 		}
-		out, creds, err := withCredentialRefs("srv", raw, nil)
+		out, creds, err := withCredentialRefs("srv", raw, nil, false)
 		if err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}

@@ -292,10 +292,17 @@ func writeServer(f *Factory, scope config.Scope, name string, raw []byte, force 
 			"server %q already exists in %s", name, t.describe(f))
 	}
 	var creds []credential
-	if scope == config.ScopeProject {
+	own := scope != config.ScopeProject
+	if !own || f.IO.CanPrompt {
 		// The repository's file never holds a credential: ${VAR} does,
-		// read from the environment when the server starts.
-		if raw, creds, err = withCredentialRefs(name, raw, f.keepCredentials(context.Background())); err != nil {
+		// read from the environment when the server starts. The user's own
+		// file keeps what was typed unless, asked on a terminal, the
+		// person keeps it in the credential store.
+		ownFile := ""
+		if own {
+			ownFile = f.tilde(t.File)
+		}
+		if raw, creds, err = withCredentialRefs(name, raw, f.keepCredentials(context.Background(), ownFile), own); err != nil {
 			var ee *ExitError
 			if errors.As(err, &ee) {
 				return err
@@ -322,7 +329,7 @@ func writeServer(f *Factory, scope config.Scope, name string, raw []byte, force 
 	if scope == config.ScopeProject {
 		fmt.Fprintf(out, "Project servers ask for approval before they first start: switchboard mcp approve %s\n", name)
 	}
-	printCredentialNotes(f.IO.ErrOut, creds, f.tilde(t.File))
+	printCredentialNotes(f.IO.ErrOut, creds, f.tilde(t.File), own)
 	// Say what will keep the new definition from being used as written.
 	r, err := f.LoadConfig()
 	if err != nil {

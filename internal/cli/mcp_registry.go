@@ -329,7 +329,7 @@ func mcpAddFromRegistryRun(ctx context.Context, opts *MCPAddOptions) error {
 			if !v.Secret || val == "" || strings.Contains(val, "${") {
 				continue
 			}
-			name, err := f.offerSecret(ctx, "secret "+v.Key, v.Ref, val)
+			name, err := f.offerSecret(ctx, "secret "+v.Key, v.Ref, val, "")
 			if err != nil {
 				return err
 			}

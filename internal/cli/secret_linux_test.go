@@ -141,3 +141,41 @@ func TestCredentialKeptInStoreOnTerminal(t *testing.T) {
 		t.Errorf("stored: %q, %v", v, err)
 	}
 }
+
+// In the user's own file a credential stays as typed, unless the person,
+// asked on a terminal, keeps it in the credential store: then the file
+// holds ${secret:NAME} (the fifteenth session's note: user and local scope
+// kept every -e KEY=literal in the file). A no keeps it in the file.
+func TestCredentialOfferedForYourOwnFileOnTerminal(t *testing.T) {
+	w := newGatewayWorld(t)
+	w.env = append(w.env, "SWITCHBOARD_SECRET_STORE=file", "TERM=dumb")
+	const token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+	got, err := onTerminal(t, w.command(t, "mcp", "add", "--scope", "user", "-e", "GITHUB_TOKEN="+token, "-e", "LOG_LEVEL=debug", "gh", "--", "github-mcp-server", "stdio"),
+		"keep it in your credential store as secret GITHUB_TOKEN rather than in ~/.switchboard/mcp.json? [y/N]", "y")
+	if err != nil {
+		t.Fatalf("mcp add: %v\n%s", err, got)
+	}
+	data, err := os.ReadFile(filepath.Join(w.sbHome, "mcp.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte(token)) || !bytes.Contains(data, []byte(`"GITHUB_TOKEN": "${secret:GITHUB_TOKEN}"`)) || !bytes.Contains(data, []byte(`"LOG_LEVEL": "debug"`)) {
+		t.Errorf("mcp.json:\n%s", data)
+	}
+	if !strings.Contains(got, "kept in your credential store as secret GITHUB_TOKEN, written into ~/.switchboard/mcp.json as") {
+		t.Errorf("the note is missing:\n%s", got)
+	}
+	if v, err := secretstore.Open(&secretstore.Options{Dir: w.sbHome, Kind: secretstore.KindFile}).Get(context.Background(), "GITHUB_TOKEN"); err != nil || v != token {
+		t.Errorf("stored: %q, %v", v, err)
+	}
+
+	const other = "ghp_zyxwvutsrqponmlkjihgfedcba9876543210"
+	got, err = onTerminal(t, w.command(t, "mcp", "add", "--scope", "user", "-e", "GITHUB_TOKEN="+other, "mine", "--", "github-mcp-server", "stdio"),
+		"rather than in ~/.switchboard/mcp.json? [y/N]", "n")
+	if err != nil {
+		t.Fatalf("mcp add: %v\n%s", err, got)
+	}
+	if data, _ := os.ReadFile(filepath.Join(w.sbHome, "mcp.json")); !bytes.Contains(data, []byte(`"GITHUB_TOKEN": "`+other+`"`)) {
+		t.Errorf("a no did not keep the credential as typed:\n%s", data)
+	}
+}
