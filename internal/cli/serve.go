@@ -174,12 +174,14 @@ the entry name it writes. A serve started by another gateway refuses to run.
 (see 'switchboard mcp install-gateway'). Logs go to ~/.switchboard/logs and,
 with --log-level, to stderr; never to stdout.
 
-No client waits for a slow server: the first tools/list answers with the
-servers connected within half a second of serve's start, and each later one
-arrives with notifications/tools/list_changed. For a client that lists once
-and follows no list_changed, --wait D makes the first list wait up to D for
-every server to connect or fail. A call of a tool not listed yet waits up to
---wait (5 s) while servers are still connecting.
+No client waits long for a slow server: the first tools/list answers with
+the servers connected within two seconds of serve's start (at once when all
+are), and each later one arrives with notifications/tools/list_changed. For
+a client that lists once and follows no list_changed, --wait D makes the
+first list wait up to D for every server to connect or fail. A call of a
+tool not listed yet waits for its server while that server is still
+starting, and up to --wait (5 s) for another name while servers are still
+connecting.
 
 --http ADDR serves Streamable HTTP at http://ADDR/mcp and a health check at
 /healthz. The bearer token comes from --token-file or $SWITCHBOARD_GATEWAY_TOKEN;
@@ -718,9 +720,13 @@ func serveStdio(ctx context.Context, opts *ServeOptions, g *gateway.Gateway) err
 
 // DefaultServeConnectWait is how long serve's first tools/list waits for
 // servers still connecting, from serve's start, unless --wait says
-// otherwise: long enough for a server that starts quickly to be in it,
-// short enough that a client is answered well within a second.
-const DefaultServeConnectWait = 500 * time.Millisecond
+// otherwise; it ends as soon as none is. Long enough for a server run by a
+// package runner whose package is cached (npx starts server-everything in
+// about 1.5 s here) to be in it, so that a client that lists once (the
+// Inspector's CLI, a script) finds its tools; short enough that a client
+// that gives up on a list after 5 s (Claude Code) is answered well within
+// it. A slower server arrives with list_changed.
+const DefaultServeConnectWait = 2 * time.Second
 
 // connectWait is the gateway's ConnectWait: --wait when given, else
 // DefaultServeConnectWait.

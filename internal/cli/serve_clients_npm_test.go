@@ -246,3 +246,33 @@ func claudeListLine(list, entry string) string {
 	}
 	return line
 }
+
+// A one-shot client that lists before it calls (the Inspector's CLI, with
+// no --wait) finds the tools of a server that takes most of a second to
+// start, as an npx server whose package is cached does (about 1.5 s here):
+// serve's first list waits up to two seconds for servers still connecting
+// (DefaultServeConnectWait). With half a second it said "Tool
+// 'everything__echo' not found on server." for every such call.
+func TestInspectorOneShotCallThroughServe(t *testing.T) {
+	p := npmtest.Install(t)
+	w := newGatewayWorld(t)
+	w.defaultWait = true // serve's own first-list wait is what is tested
+	lateCmd, lateArgs := testserver.Command("slow-start", "-delay", "700ms")
+	writeJSON(t, filepath.Join(w.sbHome, "mcp.json"), map[string]any{"mcpServers": map[string]any{
+		"late": map[string]any{"type": "stdio", "command": lateCmd, "args": lateArgs},
+	}})
+	w.permissions(t, []string{"mcp__late__echo"}, nil)
+	a := append([]string{p.Inspector, "--cli",
+		"-e", "SWITCHBOARD_HOME=" + w.sbHome,
+		"-e", "SWITCHBOARD_MANAGED_DIR=" + filepath.Join(w.dir, "managed"),
+		switchboardBin(t)}, w.args("serve", "--stdio")...)
+	a = append(a, "--method", "tools/call", "--tool-name", "late__echo", "--tool-arg", "text=one shot")
+	out := runClient(t, w, "inspector tools/call late__echo", 90*time.Second, p.Node, a...)
+	var res struct {
+		IsError bool `json:"isError"`
+		Content []struct{ Type, Text string }
+	}
+	if err := json.Unmarshal(out, &res); err != nil || res.IsError || len(res.Content) == 0 || !strings.Contains(res.Content[0].Text, "one shot") {
+		t.Errorf("the Inspector's one-shot call (%v):\n%s", err, out)
+	}
+}

@@ -22,10 +22,10 @@ import (
 // list up to --wait (5 s) + 1 s for servers still connecting, and Claude
 // Code gives up on a tools/list after 5 s ("tools fetch failed").
 
-// firstListGuard bounds the first tools/list. It is a guard with a wide
-// margin, not a timing: the list takes about 0.5 s from serve's start
-// (DefaultServeConnectWait); before the fix it took 5 s or more, and
-// Claude Code cancels at 5 s.
+// firstListGuard bounds the first tools/list. It is a guard with a
+// margin, not a timing: with a server still starting the list takes about
+// 2 s from serve's start (DefaultServeConnectWait); before the fix it took
+// 5 s or more, and Claude Code cancels at 5 s.
 const firstListGuard = 4 * time.Second
 
 // lateWorld is a gateway world with two servers: fast (the echo test
@@ -60,8 +60,8 @@ func (w *lateWorld) releaseSlow(t *testing.T) {
 
 // checkLateLists checks what a client saw: a first list within the guard
 // without the slow server's tools, the fast server's tools in it (or, on
-// a machine so loaded that fast was not up within serve's first half
-// second, by list_changed), and the slow server's by list_changed once
+// a machine so loaded that fast was not up within serve's first two
+// seconds, by list_changed), and the slow server's by list_changed once
 // released.
 func checkLateLists(t *testing.T, first []string, took time.Duration, later []string) {
 	t.Helper()
@@ -73,7 +73,7 @@ func checkLateLists(t *testing.T, first []string, took time.Duration, later []st
 		t.Errorf("the first list has the slow server's tools before it was released: %v", first)
 	}
 	if !slices.Contains(first, "fast__echo") {
-		t.Logf("fast was not up within serve's first half second; its tools came by list_changed")
+		t.Logf("fast was not up within serve's first two seconds; its tools came by list_changed")
 	}
 	for _, want := range []string{"fast__echo", "slow__echo"} {
 		if !slices.Contains(later, want) {
