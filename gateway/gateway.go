@@ -552,6 +552,8 @@ func (g *Gateway) waitForTool(ctx context.Context, name string) {
 			return
 		case <-ctx.Done():
 			return
+		case <-g.ctx.Done():
+			return // closed: no sync will come
 		}
 	}
 }
