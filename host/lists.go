@@ -238,7 +238,7 @@ func (h *Host) eachReady(ctx context.Context, warnings *[]string, fetch func(con
 				mu.Unlock()
 			case st == StateConnecting:
 				mu.Lock()
-				*warnings = append(*warnings, fmt.Sprintf("%s: still connecting; its tools are not included yet", s.name))
+				*warnings = append(*warnings, fmt.Sprintf("%s: still connecting; not included yet", s.name))
 				mu.Unlock()
 				return
 			default:
