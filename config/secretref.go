@@ -115,10 +115,6 @@ func SecretRefs(s string) ([]string, error) {
 	return sortedKeys(seen), e.badRef
 }
 
-// secretFields are the fields where a secret reference expands, in the
-// order errors are reported.
-var secretFields = []string{"env", "headers", "url"}
-
 // serverSecretRefs returns the secrets def refers to where they expand
 // (env values, header values, url), and a diagnostic message for each
 // problem: a malformed reference, or a reference in a field where it does

@@ -69,7 +69,7 @@ var errKeysFetch = errors.New("fetching keys")
 // VerifySignature returns the payload of jwt if a key of the issuer signed
 // it (go-oidc's KeySet; go-oidc has checked the algorithm already).
 func (k *keySet) VerifySignature(ctx context.Context, jwt string) ([]byte, error) {
-	jws, err := jose.ParseSigned(jwt, joseAlgs)
+	jws, err := jose.ParseSignedCompact(jwt, joseAlgs) // a JWT is compact; the JSON forms are refused
 	if err != nil {
 		return nil, fmt.Errorf("malformed jwt: %v", err)
 	}

@@ -70,7 +70,6 @@ func newHost(t *testing.T, cfg *config.Resolved, opts *host.Options) *host.Host 
 // The helpers host's and oauth's tests share (internal/hosttest).
 var (
 	ctxFor    = hosttest.Ctx
-	statusOf  = hosttest.Status
 	waitState = hosttest.WaitState
 	textOf    = hosttest.Text
 )

@@ -151,8 +151,7 @@ func TestGatewayPerMemberCredentials(t *testing.T) {
 		cmd := w.command(t, append([]string{"gateway", "secret"}, args...)...)
 		cmd.Env = append(cmd.Env, MemberKeyEnv+"="+key)
 		if len(args) > 0 && args[0] == "set" {
-			cmd.Stdin = strings.NewReader(args[len(args)-1] + "\n")
-			args = args[:len(args)-1]
+			cmd.Stdin = strings.NewReader(args[len(args)-1] + "\n") // the value, read from stdin
 			cmd.Args = cmd.Args[:len(cmd.Args)-1]
 		}
 		return cmd.CombinedOutput()

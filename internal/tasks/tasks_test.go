@@ -36,7 +36,6 @@ type world struct {
 	mu      sync.Mutex
 	shown   []string // progress messages
 	asked   []string // questions
-	pid     func() int
 	protoOf string
 }
 
