@@ -74,10 +74,6 @@ func Start(t testing.TB, name string, opts Options) *Server {
 		t.Fatalf("testhttp: server %q cannot run in process (see testserver.InProcess)", name)
 	}
 	s := testserver.NewServer(name, testserver.WithArgs(opts.Args...), testserver.WithStderr(tw))
-	var err error
-	if err != nil {
-		t.Fatal(err)
-	}
 	h := &Server{Server: s, opts: opts, stderr: tw, filter: testserver.RequestFilter(name)}
 	for _, kv := range append([]string{opts.RequireHeader}, opts.RequireHeaders...) {
 		if kv == "" {
