@@ -403,8 +403,12 @@ func (s *server) startupTimeout() time.Duration {
 	return s.h.opts.StartupTimeout
 }
 
-// isPackageRunner reports whether command is a runner that may download
-// the server's package on its first start.
+// IsPackageRunner reports whether command (a stdio server's) is a package
+// runner that may download the server's package on its first start (npx,
+// uvx, bunx, pnpx, pipx, dnx): such a server gets
+// DefaultRunnerStartupTimeout to start.
+func IsPackageRunner(command string) bool { return isPackageRunner(command) }
+
 func isPackageRunner(command string) bool {
 	base := strings.ToLower(path.Base(strings.ReplaceAll(command, "\\", "/")))
 	base = strings.TrimSuffix(strings.TrimSuffix(base, ".exe"), ".cmd")

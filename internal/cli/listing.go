@@ -2,9 +2,14 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 )
 
 // startListing is the prologue of the listing commands (tools, prompts,
@@ -29,7 +34,38 @@ func startListing(ctx context.Context, o *runtimeOptions, server string) (*sessi
 		return nil, nil, nil, err
 	}
 	s.reading = true
-	s.wait(ctx, o.Wait)
+	if !s.wait(ctx, o.Wait) && o.IO.CanPrompt && o.Wait == DefaultWait {
+		s.waitForRunners(ctx)
+	}
 	lctx, cancel := context.WithTimeout(ctx, max(o.Wait, 2*time.Second))
 	return s, lctx, cancel, nil
+}
+
+// waitForRunners goes on waiting, on a terminal and with the default
+// --wait, when every server still connecting is run by a package runner
+// (npx, uvx…): it is most likely downloading its package on a first run,
+// which takes longer than the default wait, and the person who asked for
+// the list would otherwise be sent to run it again with --wait 120s. It
+// says so once, then waits as `call` does (the servers' own startup
+// timeouts bound it; Ctrl-C stops it). A server that is not a runner's
+// and still connecting (a hung one) is not waited for longer: the list
+// says it is still connecting.
+func (s *session) waitForRunners(ctx context.Context) {
+	var runners []string
+	for _, st := range s.h.Status() {
+		if st.State != host.StateConnecting {
+			continue
+		}
+		rs := s.cfg.Server(st.Name)
+		if rs == nil || config.InferType(rs.Effective) != config.TypeStdio || !host.IsPackageRunner(rs.Effective.Command) {
+			return
+		}
+		runners = append(runners, fmt.Sprintf("%s (%s)", termsafe.Line(st.Name), termsafe.Line(filepath.Base(rs.Effective.Command))))
+	}
+	if len(runners) == 0 {
+		return
+	}
+	fmt.Fprintf(s.opts.IO.ErrOut, "still connecting after %s: %s, most likely downloading the server on a first run; waiting for it (Ctrl-C to stop)\n",
+		formatElapsed(s.opts.Wait), strings.Join(runners, ", "))
+	s.wait(ctx, -1)
 }

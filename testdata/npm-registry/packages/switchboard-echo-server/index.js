@@ -12,7 +12,9 @@ const tools = [{
   inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
 }];
 
-readline.createInterface({ input: process.stdin }).on('line', (line) => {
+// SWITCHBOARD_ECHO_START_DELAY_MS makes it slow to start, as a server that
+// prepares something on its first run is: it reads nothing until then.
+const serve = () => readline.createInterface({ input: process.stdin }).on('line', (line) => {
   let req;
   try {
     req = JSON.parse(line);
@@ -44,3 +46,5 @@ readline.createInterface({ input: process.stdin }).on('line', (line) => {
       return send({ jsonrpc: '2.0', id: req.id, error: { code: -32601, message: 'method not found: ' + req.method } });
   }
 });
+
+setTimeout(serve, Number(process.env.SWITCHBOARD_ECHO_START_DELAY_MS) || 0);

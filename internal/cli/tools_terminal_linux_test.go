@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/npmtest"
+)
+
+// On a terminal, `tools` with the default --wait goes on waiting for a
+// server whose package runner is still at work (a first run of npx takes
+// longer than 5 s: it downloads the package), saying so, and lists its
+// tools: the newcomer is not sent to run it again with --wait 120s. The
+// runner is the real npx, from a cold cache, against a real registry
+// (verdaccio on loopback); the package takes 6.5 s to start, as a first
+// download here does (SWITCHBOARD_ECHO_START_DELAY_MS).
+func TestToolsWaitsForARunnerOnTerminal(t *testing.T) {
+	reg := npmtest.StartRegistry(t)
+	w := newGatewayWorld(t)
+	writeJSON(t, filepath.Join(w.sbHome, "mcp.json"), map[string]any{"mcpServers": map[string]any{
+		"fetched": map[string]any{"command": "npx", "args": []string{"-y", "switchboard-echo-server"}, "env": map[string]string{
+			"npm_config_registry": reg.URL, "npm_config_cache": filepath.Join(w.dir, "npm-cache"),
+			"SWITCHBOARD_ECHO_START_DELAY_MS": "6500",
+		}},
+	}})
+	w.env = append(w.env, "TERM=dumb")
+	got, err := onTerminal(t, w.command(t, "tools"), "\x00never asked", "")
+	if err != nil {
+		t.Fatalf("tools: %v\n%s", err, got)
+	}
+	if !strings.Contains(got, "still connecting after 5.0s: fetched (npx), most likely downloading the server on a first run; waiting for it (Ctrl-C to stop)") {
+		t.Errorf("tools did not say why it goes on waiting:\n%s", got)
+	}
+	if !strings.Contains(got, "mcp__fetched__echo") || strings.Contains(got, "No tools yet") {
+		st, _ := w.command(t, "status").CombinedOutput()
+		t.Errorf("tools did not list the runner's server once it was up:\n%s\nstatus:\n%s", got, st)
+	}
+	// Not on a terminal (a script): the default wait, and the advice.
+	out, _ := w.command(t, "tools").CombinedOutput()
+	if strings.Contains(string(out), "waiting for it") {
+		t.Errorf("tools waited on for a runner without a terminal:\n%s", out)
+	}
+}
