@@ -533,7 +533,9 @@ func (g *Gateway) waitForTool(ctx context.Context, name string) {
 		owner, some := g.connectingFor(name)
 		switch {
 		case owner:
-			seen = true // its server is still starting: no bound of ours
+			// Its server is still starting: no bound of ours (not even
+			// one armed before it was seen starting).
+			seen, deadline = true, nil
 		case after > 0 && ended >= after:
 			return // a sync begun after its server was up did not bring it
 		case after > 0:

@@ -34,7 +34,7 @@ func startListing(ctx context.Context, o *runtimeOptions, server string) (*sessi
 		return nil, nil, nil, err
 	}
 	s.reading = true
-	if !s.wait(ctx, o.Wait) && o.IO.CanPrompt && o.Wait == DefaultWait {
+	if !s.wait(ctx, o.Wait) && ctx.Err() == nil && o.IO.CanPrompt && o.Wait == DefaultWait {
 		s.waitForRunners(ctx)
 	}
 	lctx, cancel := context.WithTimeout(ctx, max(o.Wait, 2*time.Second))
