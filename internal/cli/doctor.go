@@ -130,6 +130,9 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) (err error) {
 	}
 	// Doctor reports the diagnostics itself, as checks.
 	s.diags = nil
+	// A verdict on a server npx is still downloading would be a false
+	// fail: on a terminal, doctor waits for it as the listings do.
+	s.runnersWait = true
 	defer func() { err = s.close(err) }()
 	report := s.snapshot(ctx)
 
@@ -440,6 +443,10 @@ func serverCheck(rs config.ResolvedServer, st host.ServerStatus, workspace strin
 			// Not slow: refused by its sandbox, which its sandbox check says.
 			return check("server", name, doctorFail, "still connecting after "+formatElapsed(o.now().Sub(st.Since))+", refused by its sandbox",
 				"see its sandbox check: waiting longer will not help")
+		}
+		if config.InferType(rs.Effective) == config.TypeStdio && host.IsPackageRunner(rs.Effective.Command) {
+			return check("server", name, doctorFail, "still connecting after "+formatElapsed(o.now().Sub(st.Since)),
+				fmt.Sprintf("%s may still be downloading it (a first run): wait longer with --wait 120s", filepath.Base(rs.Effective.Command)))
 		}
 		return check("server", name, doctorFail, "still connecting after "+formatElapsed(o.now().Sub(st.Since)),
 			"it is slow to start: wait longer with --wait 30s, or raise its \"startup_timeout\" (ms)")

@@ -34,23 +34,26 @@ func startListing(ctx context.Context, o *runtimeOptions, server string) (*sessi
 		return nil, nil, nil, err
 	}
 	s.reading = true
-	if !s.wait(ctx, o.Wait) && ctx.Err() == nil && o.IO.CanPrompt && o.Wait == DefaultWait {
+	if !s.wait(ctx, o.Wait) {
 		s.waitForRunners(ctx)
 	}
 	lctx, cancel := context.WithTimeout(ctx, max(o.Wait, 2*time.Second))
 	return s, lctx, cancel, nil
 }
 
-// waitForRunners goes on waiting, on a terminal and with the default
-// --wait, when every server still connecting is run by a package runner
-// (npx, uvx…): it is most likely downloading its package on a first run,
-// which takes longer than the default wait, and the person who asked for
-// the list would otherwise be sent to run it again with --wait 120s. It
-// says so once, then waits as `call` does (the servers' own startup
-// timeouts bound it; Ctrl-C stops it). A server that is not a runner's
-// and still connecting (a hung one) is not waited for longer: the list
-// says it is still connecting.
+// waitForRunners goes on waiting, after the default --wait ran out and
+// with a person at the terminal, when every server still connecting is
+// run by a package runner (npx, uvx…): it is most likely downloading its
+// package on a first run, which takes longer than the default wait, and
+// the person who asked (tools, prompts, resources, doctor) would otherwise
+// be sent to run it again with --wait 120s. It says so once, then waits
+// as `call` does (the servers' own startup timeouts bound it; Ctrl-C
+// stops it). A server that is not a runner's and still connecting (a hung
+// one) is not waited for longer: the answer says it is still connecting.
 func (s *session) waitForRunners(ctx context.Context) {
+	if ctx.Err() != nil || !s.opts.IO.CanPrompt || s.opts.Wait != DefaultWait {
+		return
+	}
 	var runners []string
 	for _, st := range s.h.Status() {
 		if st.State != host.StateConnecting {

@@ -144,9 +144,12 @@ type session struct {
 	// reading marks a reading command (status, tools, prompts,
 	// resources): a configuration error is exit 2 even when valid
 	// servers were listed, as mcp list has it.
-	reading  bool
-	logClose func()
-	trust    *launchTrust // nil when the run builds no launch trust
+	reading bool
+	// runnersWait makes snapshot wait on, at a terminal, for servers a
+	// package runner is still fetching (waitForRunners): doctor's.
+	runnersWait bool
+	logClose    func()
+	trust       *launchTrust // nil when the run builds no launch trust
 
 	mu       sync.Mutex
 	launched map[string]time.Time // servers that started connecting, and when

@@ -94,7 +94,9 @@ type statusReport struct {
 // servers so that their counts and token costs are known, and takes the
 // host's status.
 func (s *session) snapshot(ctx context.Context) statusReport {
-	s.wait(ctx, s.opts.Wait)
+	if !s.wait(ctx, s.opts.Wait) && s.runnersWait {
+		s.waitForRunners(ctx)
+	}
 	// Listing tools fills the counts status shows. It gets its own bound:
 	// --wait may be spent already, and a connected server should still be
 	// asked.

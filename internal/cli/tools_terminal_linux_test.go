@@ -8,7 +8,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/npmtest"
 )
 
-// On a terminal, `tools` with the default --wait goes on waiting for a
+// On a terminal, `tools` (and doctor) with the default --wait goes on waiting for a
 // server whose package runner is still at work (a first run of npx takes
 // longer than 5 s: it downloads the package), saying so, and lists its
 // tools: the newcomer is not sent to run it again with --wait 120s. The
@@ -40,5 +40,16 @@ func TestToolsWaitsForARunnerOnTerminal(t *testing.T) {
 	out, _ := w.command(t, "tools").CombinedOutput()
 	if strings.Contains(string(out), "waiting for it") {
 		t.Errorf("tools waited on for a runner without a terminal:\n%s", out)
+	}
+
+	// doctor's verdict on such a server would be a false fail: on a
+	// terminal it waits as tools does; in a script its fix says why.
+	got, err = onTerminal(t, w.command(t, "doctor"), "\x00never asked", "")
+	if err != nil || !strings.Contains(got, "waiting for it (Ctrl-C to stop)") || !strings.Contains(got, "pass  server fetched  connected: 1 tools") {
+		t.Errorf("doctor on a terminal (%v):\n%s", err, got)
+	}
+	out, _ = w.command(t, "doctor").CombinedOutput()
+	if !strings.Contains(string(out), "npx may still be downloading it (a first run): wait longer with --wait 120s") {
+		t.Errorf("doctor in a script:\n%s", out)
 	}
 }
