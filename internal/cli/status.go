@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,6 +89,9 @@ type statusReport struct {
 	// Profiles are the settings' profiles that include each server (nil
 	// when there are none).
 	Profiles map[string][]string
+	// Runners names, for each stdio server a package runner starts, the
+	// runner ("npx"): one still connecting may be downloading itself.
+	Runners map[string]string
 }
 
 // snapshot waits (bounded by --wait), lists the tools of the connected
@@ -110,7 +114,7 @@ func (s *session) snapshot(ctx context.Context) statusReport {
 	_, _, _ = s.h.Resources(lctx)
 	servers := s.statuses()
 	hooks, problems := s.h.CallHooks()
-	r := statusReport{Servers: servers, Sandbox: s.sandboxes(), Refused: s.sandboxRefusals(servers), Hooks: hooks, HookProblems: problems}
+	r := statusReport{Servers: servers, Sandbox: s.sandboxes(), Refused: s.sandboxRefusals(servers), Hooks: hooks, HookProblems: problems, Runners: s.runners()}
 	if ps := s.profiles(); len(ps) > 0 {
 		r.Profiles = map[string][]string{}
 		for _, st := range servers {
@@ -210,7 +214,21 @@ func (r statusReport) reason(st host.ServerStatus, now time.Time) string {
 	if rf, ok := r.Refused[st.Name]; ok {
 		return "sandbox: " + rf.What + "; " + reasonText(st, now)
 	}
+	if runner := r.Runners[st.Name]; runner != "" && st.State == host.StateConnecting && (st.Reason == "" || st.Reason == "starting") {
+		return reasonText(st, now) + " (" + runner + " may be downloading it: a first run takes longer; --wait 120s waits for it)"
+	}
 	return reasonText(st, now)
+}
+
+// runners names the package runner of each stdio server one starts.
+func (s *session) runners() map[string]string {
+	out := map[string]string{}
+	for _, rs := range s.cfg.Servers {
+		if config.InferType(rs.Effective) == config.TypeStdio && host.IsPackageRunner(rs.Effective.Command) {
+			out[rs.Name] = termsafe.Line(filepath.Base(rs.Effective.Command))
+		}
+	}
+	return out
 }
 
 // reasonText is the REASON cell: the one-line reason, for a server still

@@ -52,4 +52,9 @@ func TestToolsWaitsForARunnerOnTerminal(t *testing.T) {
 	if !strings.Contains(string(out), "npx may still be downloading it (a first run): wait longer with --wait 120s") {
 		t.Errorf("doctor in a script:\n%s", out)
 	}
+	// status shows a slow server quickly, and says why it may be slow.
+	out, _ = w.command(t, "status").CombinedOutput()
+	if !strings.Contains(string(out), "still connecting after 5.0s (npx may be downloading it: a first run takes longer; --wait 120s waits for it)") {
+		t.Errorf("status in a script:\n%s", out)
+	}
 }
