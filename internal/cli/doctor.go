@@ -444,9 +444,9 @@ func serverCheck(rs config.ResolvedServer, st host.ServerStatus, workspace strin
 			return check("server", name, doctorFail, "still connecting after "+formatElapsed(o.now().Sub(st.Since))+", refused by its sandbox",
 				"see its sandbox check: waiting longer will not help")
 		}
-		if config.InferType(rs.Effective) == config.TypeStdio && host.IsPackageRunner(rs.Effective.Command) {
+		if runner := packageRunner(&rs); runner != "" {
 			return check("server", name, doctorFail, "still connecting after "+formatElapsed(o.now().Sub(st.Since)),
-				fmt.Sprintf("%s may still be downloading it (a first run): wait longer with --wait 120s", filepath.Base(rs.Effective.Command)))
+				runner+" may still be downloading it (a first run): wait longer with --wait 120s")
 		}
 		return check("server", name, doctorFail, "still connecting after "+formatElapsed(o.now().Sub(st.Since)),
 			"it is slow to start: wait longer with --wait 30s, or raise its \"startup_timeout\" (ms)")

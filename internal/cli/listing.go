@@ -60,10 +60,10 @@ func (s *session) waitForRunners(ctx context.Context) {
 			continue
 		}
 		rs := s.cfg.Server(st.Name)
-		if rs == nil || config.InferType(rs.Effective) != config.TypeStdio || !host.IsPackageRunner(rs.Effective.Command) {
+		if rs == nil || packageRunner(rs) == "" {
 			return
 		}
-		runners = append(runners, fmt.Sprintf("%s (%s)", termsafe.Line(st.Name), termsafe.Line(filepath.Base(rs.Effective.Command))))
+		runners = append(runners, fmt.Sprintf("%s (%s)", termsafe.Line(st.Name), packageRunner(rs)))
 	}
 	if len(runners) == 0 {
 		return
@@ -71,4 +71,13 @@ func (s *session) waitForRunners(ctx context.Context) {
 	fmt.Fprintf(s.opts.IO.ErrOut, "still connecting after %s: %s, most likely downloading the server on a first run; waiting for it (Ctrl-C to stop)\n",
 		formatElapsed(s.opts.Wait), strings.Join(runners, ", "))
 	s.wait(ctx, -1)
+}
+
+// packageRunner is the package runner that starts stdio server rs ("npx",
+// host.IsPackageRunner; "" for none), fit for a terminal.
+func packageRunner(rs *config.ResolvedServer) string {
+	if config.InferType(rs.Effective) != config.TypeStdio || !host.IsPackageRunner(rs.Effective.Command) {
+		return ""
+	}
+	return termsafe.Line(filepath.Base(rs.Effective.Command))
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -223,9 +222,9 @@ func (r statusReport) reason(st host.ServerStatus, now time.Time) string {
 // runners names the package runner of each stdio server one starts.
 func (s *session) runners() map[string]string {
 	out := map[string]string{}
-	for _, rs := range s.cfg.Servers {
-		if config.InferType(rs.Effective) == config.TypeStdio && host.IsPackageRunner(rs.Effective.Command) {
-			out[rs.Name] = termsafe.Line(filepath.Base(rs.Effective.Command))
+	for i := range s.cfg.Servers {
+		if r := packageRunner(&s.cfg.Servers[i]); r != "" {
+			out[s.cfg.Servers[i].Name] = r
 		}
 	}
 	return out
