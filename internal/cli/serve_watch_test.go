@@ -412,3 +412,43 @@ func TestGatewayHalfWrittenConfigRestartsNothing(t *testing.T) {
 	}
 	waitServed(t, ctx, cs, stderr, "user file emptied")
 }
+
+// A gateway asks nobody on a terminal, and its clients only find a held
+// project server's tools missing: it says on stderr, once each time one
+// becomes held, why and how to approve it. Approved while it runs, the
+// server starts without another word; changed by the repository, it is
+// held again, and said so.
+func TestGatewaySaysWhatItHolds(t *testing.T) {
+	w := freshWorld(t, "")
+	if err := os.MkdirAll(w.sbHome, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	proj := filepath.Join(w.ws, ".mcp.json")
+	writeJSON(t, proj, echoServers("repo"))
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cs, stderr := stdioGateway(t, ctx, w)
+	const held = "switchboard: project server repo needs your approval before it starts; its tools are held until you run `switchboard mcp approve repo` (or approve it in `switchboard ui`)"
+	waitFor := func(what string, ok func(string) bool) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); !ok(stderr.String()); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s; stderr:\n%s", what, stderr)
+			}
+		}
+	}
+	waitFor("the held server was not named", func(s string) bool { return strings.Contains(s, held) })
+
+	w.run(t, "mcp", "approve", "repo", "--yes")
+	waitServed(t, ctx, cs, stderr, "approved while the gateway runs", "repo")
+	if n := strings.Count(stderr.String(), held); n != 1 {
+		t.Errorf("the held server was named %d times, want once:\n%s", n, stderr)
+	}
+
+	swapped := echoServers("repo")
+	swapped["mcpServers"].(map[string]any)["repo"].(map[string]any)["env"] = map[string]any{"SWAPPED": "1"}
+	writeJSON(t, proj, swapped)
+	waitFor("the changed server was not named", func(s string) bool {
+		return strings.Contains(s, "switchboard: project server repo changed since you approved it; its tools are held until you run `switchboard mcp approve repo`")
+	})
+}
