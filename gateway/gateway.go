@@ -63,12 +63,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/tasks"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
@@ -491,9 +493,14 @@ func (g *Gateway) waitFirstSync(next mcp.MethodHandler) mcp.MethodHandler {
 				cancel()
 			}
 		}
-		if method == "tools/call" && g.opts.CallWait > 0 {
+		if method == "tools/call" {
 			if creq, ok := req.(*mcp.CallToolRequest); ok && creq.Params != nil {
-				g.waitForTool(ctx, creq.Params.Name)
+				if g.opts.CallWait > 0 {
+					g.waitForTool(ctx, creq.Params.Name)
+				}
+				if err := g.heldServerCall(creq.Params.Name); err != nil {
+					return nil, err
+				}
 			}
 		}
 		return next(ctx, method, req)
@@ -558,6 +565,35 @@ func (g *Gateway) waitForTool(ctx context.Context, name string) {
 			return // closed: no sync will come
 		}
 	}
+}
+
+// heldServerCall is the error for a call of a tool the gateway does not
+// serve whose name is namespaced by a project server held for approval:
+// the SDK's "unknown tool" would not say why, nor what to do. nil for
+// every other call.
+func (g *Gateway) heldServerCall(name string) error {
+	g.mu.Lock()
+	_, served := g.tools[name]
+	_, held := g.held[name]
+	g.mu.Unlock()
+	if served || held {
+		return nil
+	}
+	for _, s := range g.h.Status() {
+		if s.State != host.StateNeedsApproval && s.State != host.StateApprovalStale {
+			continue
+		}
+		if strings.HasPrefix(name, toolsurface.SanitizePart(s.Name)+toolsurface.Separator) {
+			why := "has not been approved"
+			if s.State == host.StateApprovalStale {
+				why = "changed since it was approved"
+			}
+			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
+				"unknown tool %q: project server %s %s in this workspace, so it is not started; the user can approve it with `switchboard mcp approve %s`",
+				name, termsafe.Line(s.Name), why, termsafe.Line(s.Name))}
+		}
+	}
+	return nil
 }
 
 // connectingFor reports whether the server a served tool name is

@@ -415,7 +415,8 @@ func TestGatewayHalfWrittenConfigRestartsNothing(t *testing.T) {
 
 // A gateway asks nobody on a terminal, and its clients only find a held
 // project server's tools missing: it says on stderr, once each time one
-// becomes held, why and how to approve it. Approved while it runs, the
+// becomes held, why and how to approve it, and so does a call of one of
+// its tools. Approved while it runs, the
 // server starts without another word; changed by the repository, it is
 // held again, and said so.
 func TestGatewaySaysWhatItHolds(t *testing.T) {
@@ -438,6 +439,12 @@ func TestGatewaySaysWhatItHolds(t *testing.T) {
 		}
 	}
 	waitFor("the held server was not named", func(s string) bool { return strings.Contains(s, held) })
+	// A client that calls one of its tools by name is told why it is
+	// unknown, and what the user can do.
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "repo__echo", Arguments: map[string]any{"text": "x"}})
+	if err == nil || !strings.Contains(err.Error(), "project server repo has not been approved in this workspace, so it is not started; the user can approve it with `switchboard mcp approve repo`") {
+		t.Errorf("a call of a held server's tool: %v", err)
+	}
 
 	w.run(t, "mcp", "approve", "repo", "--yes")
 	waitServed(t, ctx, cs, stderr, "approved while the gateway runs", "repo")
