@@ -493,17 +493,21 @@ func (g *Gateway) waitFirstSync(next mcp.MethodHandler) mcp.MethodHandler {
 				cancel()
 			}
 		}
-		if method == "tools/call" {
-			if creq, ok := req.(*mcp.CallToolRequest); ok && creq.Params != nil {
-				if g.opts.CallWait > 0 {
-					g.waitForTool(ctx, creq.Params.Name)
-				}
-				if err := g.heldServerCall(creq.Params.Name); err != nil {
-					return nil, err
-				}
+		creq, _ := req.(*mcp.CallToolRequest)
+		if method != "tools/call" || creq == nil || creq.Params == nil {
+			return next(ctx, method, req)
+		}
+		if g.opts.CallWait > 0 {
+			g.waitForTool(ctx, creq.Params.Name)
+		}
+		res, err := next(ctx, method, req)
+		if err != nil {
+			// Only a refused call pays for asking why (a held server).
+			if herr := g.heldServerCall(creq.Params.Name); herr != nil {
+				return nil, herr
 			}
 		}
-		return next(ctx, method, req)
+		return res, err
 	}
 }
 
