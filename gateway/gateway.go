@@ -587,7 +587,7 @@ func (g *Gateway) heldServerCall(name string) error {
 		if s.State != host.StateNeedsApproval && s.State != host.StateApprovalStale {
 			continue
 		}
-		if strings.HasPrefix(name, toolsurface.SanitizePart(s.Name)+toolsurface.Separator) {
+		if namespacedBy(name, s.Name) {
 			why := "has not been approved"
 			if s.State == host.StateApprovalStale {
 				why = "changed since it was approved"
@@ -600,6 +600,12 @@ func (g *Gateway) heldServerCall(name string) error {
 	return nil
 }
 
+// namespacedBy reports whether the served tool name is namespaced by
+// server ("github__…" for github).
+func namespacedBy(name, server string) bool {
+	return strings.HasPrefix(name, toolsurface.SanitizePart(server)+toolsurface.Separator)
+}
+
 // connectingFor reports whether the server a served tool name is
 // namespaced by is still connecting (owner), and whether any is (some).
 func (g *Gateway) connectingFor(name string) (owner, some bool) {
@@ -608,7 +614,7 @@ func (g *Gateway) connectingFor(name string) (owner, some bool) {
 			continue
 		}
 		some = true
-		if strings.HasPrefix(name, toolsurface.SanitizePart(s.Name)+toolsurface.Separator) {
+		if namespacedBy(name, s.Name) {
 			owner = true
 		}
 	}
