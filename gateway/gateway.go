@@ -532,10 +532,7 @@ func (g *Gateway) waitForTool(ctx context.Context, name string) {
 	var after uint64 // then, once it is up: the sync that must end first
 	for {
 		g.mu.Lock()
-		_, served := g.tools[name]
-		if _, held := g.held[name]; held {
-			served = true // the host answers: held, or asked about
-		}
+		served := g.servesLocked(name)
 		next, ended := g.resynced, g.syncsEnded
 		g.mu.Unlock()
 		if served {
@@ -577,10 +574,9 @@ func (g *Gateway) waitForTool(ctx context.Context, name string) {
 // every other call.
 func (g *Gateway) heldServerCall(name string) error {
 	g.mu.Lock()
-	_, served := g.tools[name]
-	_, held := g.held[name]
+	served := g.servesLocked(name)
 	g.mu.Unlock()
-	if served || held {
+	if served {
 		return nil
 	}
 	for _, s := range g.h.Status() {
@@ -598,6 +594,15 @@ func (g *Gateway) heldServerCall(name string) error {
 		}
 	}
 	return nil
+}
+
+// servesLocked reports whether the gateway answers a call of name: a tool
+// it serves, or one tool pinning holds (the host answers: held, or asked
+// about). g.mu is held.
+func (g *Gateway) servesLocked(name string) bool {
+	_, served := g.tools[name]
+	_, held := g.held[name]
+	return served || held
 }
 
 // namespacedBy reports whether the served tool name is namespaced by

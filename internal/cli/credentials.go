@@ -229,6 +229,24 @@ func credentialNotes(creds []credential, file string, own bool) []string {
 	return out
 }
 
+// credentialRefs is raw as it is written into file of scope
+// (withCredentialRefs): a file shared through the repository gets a
+// reference for each literal credential; the user's own (own) keeps what
+// was typed but for what the person, asked on a terminal, keeps in the
+// credential store. creds are the credentials replaced.
+func (f *Factory) credentialRefs(ctx context.Context, name string, raw []byte, scope config.Scope, file string) (out []byte, creds []credential, own bool, err error) {
+	own = scope != config.ScopeProject
+	if own && !f.IO.CanPrompt {
+		return raw, nil, own, nil
+	}
+	ownFile := ""
+	if own {
+		ownFile = f.tilde(file)
+	}
+	out, creds, err = withCredentialRefs(name, raw, f.keepCredentials(ctx, ownFile), own)
+	return out, creds, own, err
+}
+
 // printCredentialNotes prints credentialNotes as notes on w.
 func printCredentialNotes(w io.Writer, creds []credential, file string, own bool) {
 	for _, n := range credentialNotes(creds, file, own) {

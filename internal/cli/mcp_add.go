@@ -291,24 +291,17 @@ func writeServer(f *Factory, scope config.Scope, name string, raw []byte, force 
 		return Usagef(fmt.Sprintf("pass --force to replace it, or remove it first: switchboard mcp remove %s --scope %s", name, scope),
 			"server %q already exists in %s", name, t.describe(f))
 	}
-	var creds []credential
-	own := scope != config.ScopeProject
-	if !own || f.IO.CanPrompt {
-		// The repository's file never holds a credential: ${VAR} does,
-		// read from the environment when the server starts. The user's own
-		// file keeps what was typed unless, asked on a terminal, the
-		// person keeps it in the credential store.
-		ownFile := ""
-		if own {
-			ownFile = f.tilde(t.File)
+	// The repository's file never holds a credential: ${VAR} does, read
+	// from the environment when the server starts. The user's own file
+	// keeps what was typed unless, asked on a terminal, the person keeps
+	// it in the credential store.
+	raw, creds, own, err := f.credentialRefs(context.Background(), name, raw, scope, t.File)
+	if err != nil {
+		var ee *ExitError
+		if errors.As(err, &ee) {
+			return err
 		}
-		if raw, creds, err = withCredentialRefs(name, raw, f.keepCredentials(context.Background(), ownFile), own); err != nil {
-			var ee *ExitError
-			if errors.As(err, &ee) {
-				return err
-			}
-			return Failuref("", "%v", err)
-		}
+		return Failuref("", "%v", err)
 	}
 	if err := setServer(t, name, raw); err != nil {
 		return err

@@ -370,20 +370,14 @@ func (r *importRun) confirm(e *importEntry) {
 // writeServer).
 func (r *importRun) write(e *importEntry, dest scopeTarget) error {
 	f := r.f
-	if own := dest.Scope != config.ScopeProject; !own || f.IO.CanPrompt {
-		// As mcp add: a shared file gets references; the user's own file
-		// keeps what it had unless kept in the store on a terminal.
-		ownFile := ""
-		if own {
-			ownFile = f.tilde(dest.File)
-		}
-		def, creds, err := withCredentialRefs(e.Name, e.def, f.keepCredentials(r.ctx, ownFile), own)
-		if err != nil {
-			return Failuref("", "%s: %v", e.Name, err)
-		}
-		e.def = def
-		e.Notes = append(e.Notes, credentialNotes(creds, f.tilde(dest.File), own)...)
+	// As mcp add: a shared file gets references; the user's own file
+	// keeps what it had unless kept in the store on a terminal.
+	def, creds, own, err := f.credentialRefs(r.ctx, e.Name, e.def, dest.Scope, dest.File)
+	if err != nil {
+		return Failuref("", "%s: %v", e.Name, err)
 	}
+	e.def = def
+	e.Notes = append(e.Notes, credentialNotes(creds, f.tilde(dest.File), own)...)
 	if err := setServer(dest, e.Name, e.def); err != nil {
 		return err
 	}
