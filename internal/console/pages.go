@@ -101,13 +101,15 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
 		v.Command = redact.String(st.Command) // already without secrets; a known token shape too
 		v.StderrTail = redactLines(st.StderrTail)
 		if rs := find(cfg, st.Name); rs != nil {
-			v.Sandbox = c.sandboxWords(rs)
+			// One reading of its sandbox (it stats the protected paths)
+			// for the column and the review: the pending server is rs.
+			sandbox, helper := c.sandboxPolicies(rs)
+			v.Sandbox = review.SandboxWords(rs, sandbox, helper, nil)
 			if p := pending[st.Name]; p != nil {
 				var env []string
 				if c.o.Environ != nil {
 					env = c.o.Environ()
 				}
-				sandbox, helper := c.sandboxPolicies(p)
 				d := review.Build(p, lt.Verdict(p), review.Options{Parent: env, Sandbox: sandbox, HelperSandbox: helper, RedactArgs: true})
 				v.Review = &d
 				v.Fingerprint = trust.Fingerprint(p.Written)
@@ -165,11 +167,6 @@ func (c *Console) sandboxPolicies(rs *config.ResolvedServer) (sandbox, helper *c
 		return host.SandboxOf(rs, ws, lt.SandboxDefaults()), nil
 	}
 	return nil, host.HelperSandboxOf(rs, ws, lt.SandboxDefaults())
-}
-
-func (c *Console) sandboxWords(rs *config.ResolvedServer) string {
-	sandbox, helper := c.sandboxPolicies(rs)
-	return review.SandboxWords(rs, sandbox, helper, nil)
 }
 
 // approve answers a review: approve (stored, as `mcp approve` does), deny
