@@ -10,10 +10,12 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -344,6 +346,15 @@ func gatewayToken(f *Factory, file string) (string, error) {
 }
 
 func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
+	// A client that stops reading the gateway's stderr (or, on --stdio,
+	// its stdout) must not end it: Go ends a program on SIGPIPE at a
+	// write to fd 1 or 2 without a reader unless the program is told of
+	// SIGPIPE, and then the write fails with EPIPE instead (a lost log
+	// line; on --stdio the transport's end). Being told, unlike ignoring
+	// it, is not inherited by the servers the gateway starts.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
 	if opts.HTTP != "" {
 		if opts.AuthFile == "" && opts.Home != "" {
 			opts.AuthFile = filepath.Join(opts.Home, gateway.AuthFileName)
