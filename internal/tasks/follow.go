@@ -127,8 +127,9 @@ func (f *follower) follow(ctx context.Context) (*jsonrpc.Response, error) {
 				// the answer is the task's result once it ends.
 				if result == nil {
 					result = make(chan callResult, 1)
+					params := f.idParams() // f.t is this loop's to change
 					go func() {
-						r, err := f.a.call(ctx, f.l, methodResult, f.idParams())
+						r, err := f.a.call(ctx, f.l, methodResult, params)
 						result <- callResult{r, err}
 					}()
 				}
