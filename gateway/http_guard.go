@@ -162,7 +162,9 @@ func ownOrigins(bind, actual string, allowed []string) map[string]bool {
 func normalizeOrigin(o string) string {
 	o = strings.TrimRightFunc(strings.TrimSpace(o), func(r rune) bool { return r == '/' || unicode.IsSpace(r) })
 	u, err := url.Parse(o)
-	if err != nil || u.Scheme == "" || u.Host == "" {
+	// No host name (":443" alone) is no origin to shorten: left as
+	// written, it stays what it normalizes to.
+	if err != nil || u.Scheme == "" || u.Hostname() == "" {
 		return strings.ToLower(o)
 	}
 	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
