@@ -17,13 +17,23 @@ import (
 // until the client has read the notification (jsonl.Transport.ProgressGap).
 const stdioProgressGap = 5 * time.Millisecond
 
+// StdioAnswerGrace is how long, once in ends, the calls [Stdio] read
+// before the end get to be answered before the session ends and what is
+// still running is cancelled (jsonl.Transport.AnswerGrace).
+const StdioAnswerGrace = 3 * time.Second
+
 // Stdio returns the transport `switchboard serve --stdio` serves on, for
 // [Gateway.Run]: one JSON-RPC message per line on in and out (usually
 // os.Stdin and os.Stdout). A client's malformed line is answered with a
 // JSON-RPC error instead of ending its session, and the answer to a call
 // that asked for progress waits until 5 ms after the last progress
 // notification written for it (the TypeScript SDK's client, 1.x, drops a
-// notification it reads together with its call's answer).
+// notification it reads together with its call's answer). When in ends
+// (the client closed it), the calls read before the end are answered
+// first, for up to [StdioAnswerGrace]: a script that writes its requests
+// and closes the pipe gets its answers, and a client that hangs up
+// mid-call has it cancelled that much later. A call the client cancelled
+// is not waited for.
 //
 // When in is os.Stdin or out is os.Stdout and it is a pipe or a socket (as
 // when an MCP client starts the program), it is read or written on a
@@ -55,7 +65,7 @@ func Stdio(in io.Reader, out io.Writer) (t mcp.Transport, restore func()) {
 			w = stdout // a duplicate: closing it leaves fd 1 open
 		}
 	}
-	t = jsonl.New(r, w, jsonl.Options{Tolerant: true, ProgressGap: stdioProgressGap})
+	t = jsonl.New(r, w, jsonl.Options{Tolerant: true, ProgressGap: stdioProgressGap, AnswerGrace: StdioAnswerGrace})
 	return t, func() {
 		for _, undo := range restores {
 			undo()

@@ -694,8 +694,9 @@ func (o *ServeOptions) shutdown(s *session, err error) error {
 }
 
 // serveStdio speaks MCP on IO.In/IO.Out until the client closes stdin or
-// ctx is done. Stdin's end cancels the calls in flight (the SDK does);
-// ctx's end gives them ShutdownGrace, then cancels them.
+// ctx is done. At stdin's end the calls read before it get
+// gateway.StdioAnswerGrace to be answered, then those still running are
+// cancelled; ctx's end gives them ShutdownGrace, then cancels them.
 func serveStdio(ctx context.Context, opts *ServeOptions, g *gateway.Gateway) error {
 	// Stdin and stdout through the runtime's poller when they are pipes
 	// (no goroutine hop or blocking system call per message, and no
@@ -720,7 +721,7 @@ func serveStdio(ctx context.Context, opts *ServeOptions, g *gateway.Gateway) err
 		}
 	}()
 	err := g.Run(runCtx, t)
-	// Stdin's end cancelled the calls in flight: let their
+	// Stdin's end cancelled the calls still in flight after the grace: let their
 	// notifications/cancelled go out before the servers are closed.
 	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	g.Shutdown(sctx)

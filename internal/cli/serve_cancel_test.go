@@ -24,6 +24,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
@@ -376,7 +377,8 @@ func (p *stdioProc) initialize(caps string) {
 }
 
 // TestGatewayStdioEOFCancelsCalls: a client that closes serve's stdin
-// mid-call has the upstream call cancelled, and serve exits.
+// mid-call has the upstream call cancelled (once gateway.StdioAnswerGrace
+// has passed without its answer), and serve exits.
 func TestGatewayStdioEOFCancelsCalls(t *testing.T) {
 	w := newCancelWorld(t, false, nil)
 	p := startStdio(t, w.gatewayWorld)
@@ -387,7 +389,7 @@ func TestGatewayStdioEOFCancelsCalls(t *testing.T) {
 		t.Fatal("the call never reached the server")
 	}
 	p.stdin.Close()
-	if !w.waitLog(t, "cancelled", 5*time.Second) {
+	if !w.waitLog(t, "cancelled", gateway.StdioAnswerGrace+10*time.Second) {
 		t.Error("the server never received notifications/cancelled after stdin closed")
 	}
 	select {

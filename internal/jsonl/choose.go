@@ -24,6 +24,8 @@ type Options struct {
 	Tolerant bool
 	// ProgressGap is [Transport.ProgressGap] (not with SDK).
 	ProgressGap time.Duration
+	// AnswerGrace is [Transport.AnswerGrace] (not with SDK).
+	AnswerGrace time.Duration
 }
 
 // New returns the transport over a pair of pipes, r (messages in) and w
@@ -34,5 +36,5 @@ func New(r io.ReadCloser, w io.WriteCloser, o Options) mcp.Transport {
 	if o.SDK {
 		return &mcp.IOTransport{Reader: r, Writer: w, MaxLineLength: o.MaxLineLength}
 	}
-	return &Transport{Reader: r, Writer: w, MaxLineLength: o.MaxLineLength, Tolerant: o.Tolerant, ProgressGap: o.ProgressGap}
+	return &Transport{Reader: r, Writer: w, MaxLineLength: o.MaxLineLength, Tolerant: o.Tolerant, ProgressGap: o.ProgressGap, AnswerGrace: o.AnswerGrace}
 }

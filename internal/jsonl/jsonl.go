@@ -121,6 +121,14 @@ type Transport struct {
 	// before it: a client kept off the CPU longer than the gap would
 	// otherwise still read the two together.
 	ProgressGap time.Duration
+	// AnswerGrace, for the serving side, is how long the calls read before
+	// the input ended get to be answered before Read reports the end (and
+	// the SDK cancels what is still running): a client that writes its
+	// requests and closes its end at once (a script's pipe) gets its
+	// answers, and one that hangs up mid-call holds the connection at most
+	// this long. A call the client cancelled is not waited for. If <= 0,
+	// Read reports the end at once.
+	AnswerGrace time.Duration
 }
 
 // Connect implements [mcp.Transport]. A pipe (a file in the runtime's
@@ -137,6 +145,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		out:      t.Writer,
 		tolerant: t.Tolerant,
 		gap:      t.ProgressGap,
+		grace:    t.AnswerGrace,
 		start:    time.Now(),
 		closed:   make(chan struct{}),
 	}
@@ -236,6 +245,12 @@ type conn struct {
 	// (2025-06-18 and later; also every protocol with server/discover).
 	noBatch bool
 	batches map[jsonrpc.ID]*batch
+	// grace is Transport.AnswerGrace; with it, unanswered holds the calls
+	// read and not answered yet, and answered, when set, is closed once
+	// none is left (see awaitAnswers).
+	grace      time.Duration
+	unanswered map[jsonrpc.ID]struct{}
+	answered   chan struct{}
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -532,6 +547,9 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if f.err == nil {
 			break
 		}
+		if f.err == io.EOF && c.grace > 0 {
+			c.awaitAnswers(ctx)
+		}
 		if !c.goesOn(f) {
 			return nil, f.err
 		}
@@ -543,6 +561,9 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		c.watchRead(m)
 		if c.gap > 0 {
 			c.noteProgressCall(m)
+		}
+		if c.grace > 0 {
+			c.noteCall(m)
 		}
 	}
 	c.queue = f.msgs[1:]
@@ -721,6 +742,9 @@ func (c *conn) answer(resp *jsonrpc.Response) (done []*jsonrpc.Response, inBatch
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.watchAnswerLocked(resp)
+	if c.unanswered != nil {
+		c.settleLocked(resp.ID)
+	}
 	b, ok := c.batches[resp.ID]
 	if !ok {
 		return nil, false
@@ -755,4 +779,70 @@ func (c *conn) Close() error {
 		c.closeErr = errors.Join(c.r.Close(), c.w.Close())
 	})
 	return c.closeErr
+}
+
+// noteCall records a call read (AnswerGrace), and forgets one the client
+// cancelled: it gets no answer.
+func (c *conn) noteCall(m jsonrpc.Message) {
+	req, ok := m.(*jsonrpc.Request)
+	if !ok {
+		return
+	}
+	if req.ID.IsValid() {
+		c.mu.Lock()
+		if c.unanswered == nil {
+			c.unanswered = map[jsonrpc.ID]struct{}{}
+		}
+		c.unanswered[req.ID] = struct{}{}
+		c.mu.Unlock()
+		return
+	}
+	if req.Method != "notifications/cancelled" {
+		return
+	}
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(req.Params, &p) != nil {
+		return
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	c.settleLocked(id)
+	c.mu.Unlock()
+}
+
+// settleLocked forgets a call answered (or cancelled). c.mu is held.
+func (c *conn) settleLocked(id jsonrpc.ID) {
+	delete(c.unanswered, id)
+	if len(c.unanswered) == 0 && c.answered != nil {
+		close(c.answered)
+		c.answered = nil
+	}
+}
+
+// awaitAnswers waits, at most AnswerGrace, until every call read has been
+// answered, the connection is closed or ctx is done.
+func (c *conn) awaitAnswers(ctx context.Context) {
+	c.mu.Lock()
+	if len(c.unanswered) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	if c.answered == nil {
+		c.answered = make(chan struct{})
+	}
+	done := c.answered
+	c.mu.Unlock()
+	t := time.NewTimer(c.grace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-c.closed:
+	case <-ctx.Done():
+	}
 }
