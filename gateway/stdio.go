@@ -17,9 +17,12 @@ import (
 // until the client has read the notification (jsonl.Transport.ProgressGap).
 const stdioProgressGap = 5 * time.Millisecond
 
-// StdioAnswerGrace is how long, once in ends, the calls [Stdio] read
-// before the end get to be answered before the session ends and what is
-// still running is cancelled (jsonl.Transport.AnswerGrace).
+// StdioAnswerGrace is how long, once in ends, the calls [Stdio] read just
+// before the end (within half a second of it) get to be answered before
+// the session ends and what is still running is cancelled
+// (jsonl.Transport.AnswerGrace). Longer than the first tools/list's wait
+// for servers still starting (serve's 2 s), so a script's list is
+// answered.
 const StdioAnswerGrace = 3 * time.Second
 
 // Stdio returns the transport `switchboard serve --stdio` serves on, for
@@ -29,11 +32,11 @@ const StdioAnswerGrace = 3 * time.Second
 // that asked for progress waits until 5 ms after the last progress
 // notification written for it (the TypeScript SDK's client, 1.x, drops a
 // notification it reads together with its call's answer). When in ends
-// (the client closed it), the calls read before the end are answered
+// (the client closed it), the calls read just before the end are answered
 // first, for up to [StdioAnswerGrace]: a script that writes its requests
-// and closes the pipe gets its answers, and a client that hangs up
-// mid-call has it cancelled that much later. A call the client cancelled
-// is not waited for.
+// and closes the pipe gets its answers. A call read earlier (a client
+// that hangs up mid-call) is cancelled at once, as is one the client
+// cancelled.
 //
 // When in is os.Stdin or out is os.Stdout and it is a pipe or a socket (as
 // when an MCP client starts the program), it is read or written on a

@@ -694,7 +694,7 @@ func (o *ServeOptions) shutdown(s *session, err error) error {
 }
 
 // serveStdio speaks MCP on IO.In/IO.Out until the client closes stdin or
-// ctx is done. At stdin's end the calls read before it get
+// ctx is done. At stdin's end the calls read just before it get
 // gateway.StdioAnswerGrace to be answered, then those still running are
 // cancelled; ctx's end gives them ShutdownGrace, then cancels them.
 func serveStdio(ctx context.Context, opts *ServeOptions, g *gateway.Gateway) error {

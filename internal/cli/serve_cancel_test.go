@@ -377,8 +377,8 @@ func (p *stdioProc) initialize(caps string) {
 }
 
 // TestGatewayStdioEOFCancelsCalls: a client that closes serve's stdin
-// mid-call has the upstream call cancelled (once gateway.StdioAnswerGrace
-// has passed without its answer), and serve exits.
+// mid-call has the upstream call cancelled, and serve exits (a call read
+// long before stdin's end is not given gateway.StdioAnswerGrace).
 func TestGatewayStdioEOFCancelsCalls(t *testing.T) {
 	w := newCancelWorld(t, false, nil)
 	p := startStdio(t, w.gatewayWorld)

@@ -162,3 +162,32 @@ func TestAnswerGraceWaitsOnlyForUnansweredCalls(t *testing.T) {
 		})
 	}
 }
+
+// TestAnswerGraceLeavesAnOlderCall: a call read well before the input's
+// end (a client that closes while an older call runs, having stopped
+// waiting for it) is not waited for, however long the grace.
+func TestAnswerGraceLeavesAnOlderCall(t *testing.T) {
+	for _, pollable := range []bool{true, false} {
+		t.Run(fmt.Sprintf("pollable=%v", pollable), func(t *testing.T) {
+			inR, inW := input(t, pollable)
+			_, outW := pipe(t)
+			tr := &jsonl.Transport{Reader: inR, Writer: outW, AnswerGrace: time.Hour}
+			c, err := tr.Connect(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			ctx := context.Background()
+			go io.WriteString(inW, `{"jsonrpc":"2.0","id":9,"method":"ping"}`+"\n")
+			if err := within(t, 30*time.Second, "the call", func() error { _, err := c.Read(ctx); return err }); err != nil {
+				t.Fatal(err)
+			}
+			// Older than answerRecent (500 ms) when the input ends.
+			time.Sleep(700 * time.Millisecond)
+			inW.Close()
+			if err := within(t, 30*time.Second, "the end", func() error { _, err := c.Read(ctx); return err }); err != io.EOF {
+				t.Fatalf("Read at the end = %v, want io.EOF without waiting for the older call", err)
+			}
+		})
+	}
+}

@@ -121,13 +121,13 @@ type Transport struct {
 	// before it: a client kept off the CPU longer than the gap would
 	// otherwise still read the two together.
 	ProgressGap time.Duration
-	// AnswerGrace, for the serving side, is how long the calls read before
-	// the input ended get to be answered before Read reports the end (and
-	// the SDK cancels what is still running): a client that writes its
-	// requests and closes its end at once (a script's pipe) gets its
-	// answers, and one that hangs up mid-call holds the connection at most
-	// this long. A call the client cancelled is not waited for. If <= 0,
-	// Read reports the end at once.
+	// AnswerGrace, for the serving side, is how long the calls read just
+	// before the input ended (within answerRecent of it) get to be
+	// answered before Read reports the end, and the SDK cancels what is
+	// still running: a client that writes its requests and closes its end
+	// at once (a script's pipe) gets its answers. A call read earlier (a
+	// client that hangs up mid-call) or one the client cancelled is not
+	// waited for. If <= 0, Read reports the end at once.
 	AnswerGrace time.Duration
 }
 
@@ -249,7 +249,8 @@ type conn struct {
 	// read and not answered yet, and answered, when set, is closed once
 	// none is left (see awaitAnswers).
 	grace      time.Duration
-	unanswered map[jsonrpc.ID]struct{}
+	unanswered map[jsonrpc.ID]time.Time // when each was read
+	awaiting   map[jsonrpc.ID]struct{}  // those awaitAnswers waits for
 	answered   chan struct{}
 
 	closeOnce sync.Once
@@ -789,11 +790,12 @@ func (c *conn) noteCall(m jsonrpc.Message) {
 		return
 	}
 	if req.ID.IsValid() {
+		now := time.Now()
 		c.mu.Lock()
 		if c.unanswered == nil {
-			c.unanswered = map[jsonrpc.ID]struct{}{}
+			c.unanswered = map[jsonrpc.ID]time.Time{}
 		}
-		c.unanswered[req.ID] = struct{}{}
+		c.unanswered[req.ID] = now
 		c.mu.Unlock()
 		return
 	}
@@ -818,17 +820,35 @@ func (c *conn) noteCall(m jsonrpc.Message) {
 // settleLocked forgets a call answered (or cancelled). c.mu is held.
 func (c *conn) settleLocked(id jsonrpc.ID) {
 	delete(c.unanswered, id)
-	if len(c.unanswered) == 0 && c.answered != nil {
+	if c.awaiting == nil {
+		return
+	}
+	delete(c.awaiting, id)
+	if len(c.awaiting) == 0 && c.answered != nil {
 		close(c.answered)
 		c.answered = nil
 	}
 }
 
-// awaitAnswers waits, at most AnswerGrace, until every call read has been
-// answered, the connection is closed or ctx is done.
+// answerRecent is how shortly before the input's end a call must have
+// been read for AnswerGrace to wait for its answer: a script's pipe
+// delivers its last requests and the end together; a client closing while
+// an older call runs has stopped waiting for it.
+const answerRecent = 500 * time.Millisecond
+
+// awaitAnswers waits, at most AnswerGrace, until every call read shortly
+// before the input's end has been answered, the connection is closed or
+// ctx is done.
 func (c *conn) awaitAnswers(ctx context.Context) {
+	since := time.Now().Add(-answerRecent)
 	c.mu.Lock()
-	if len(c.unanswered) == 0 {
+	c.awaiting = map[jsonrpc.ID]struct{}{}
+	for id, read := range c.unanswered {
+		if !read.Before(since) {
+			c.awaiting[id] = struct{}{}
+		}
+	}
+	if len(c.awaiting) == 0 {
 		c.mu.Unlock()
 		return
 	}
