@@ -168,9 +168,11 @@ func findTool(t *testing.T, m map[string]any, suffix string) string {
 	return ""
 }
 
-// TestGatewayHTTPDeleteCancelsCalls: DELETE of a session with a long call
-// in flight returns in < 1 s and the server receives notifications/cancelled
-// (before: DELETE waited for the call, and the server never heard of it).
+// TestGatewayHTTPDeleteCancelsCalls: DELETE of a session with a call in
+// flight returns, and the server receives notifications/cancelled (before:
+// DELETE waited for the call, and the server never heard of it). The call
+// runs until it is cancelled, so a DELETE that waited for it would never
+// return (the test's context would end it, failing the test).
 func TestGatewayHTTPDeleteCancelsCalls(t *testing.T) {
 	forEachHTTPGateway(t, func(t *testing.T, startGW func(t testing.TB, w *gatewayWorld, args ...string) (string, func())) {
 		w := newCancelWorld(t, false, nil)
@@ -189,15 +191,11 @@ func TestGatewayHTTPDeleteCancelsCalls(t *testing.T) {
 		if !w.waitLog(t, "started", 20*time.Second) {
 			t.Fatal("the call never reached the server")
 		}
-		start := time.Now()
 		resp, err := http.DefaultClient.Do(c.request(ctx, "DELETE", ""))
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("DELETE with a call in flight: %v", err)
 		}
 		resp.Body.Close()
-		if took := time.Since(start); took > time.Second {
-			t.Errorf("DELETE took %v with a call in flight, want < 1s", took)
-		}
 		if resp.StatusCode != http.StatusNoContent {
 			t.Errorf("DELETE: status %d", resp.StatusCode)
 		}
