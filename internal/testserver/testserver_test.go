@@ -340,16 +340,13 @@ func TestSlowProgressAndCancellation(t *testing.T) {
 		t.Errorf("progress (-want +got):\n%s", diff)
 	}
 
-	// Cancelling the call's context stops it promptly; the server goes on.
+	// Cancelling the call's context stops it (its deadline's error, not
+	// the 20 s tool's end); the server goes on.
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	start := time.Now()
 	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 20000}})
-	if err == nil {
-		t.Fatal("cancelled slow call succeeded")
-	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("cancelled call took %v", d)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("slow call past its context's deadline: %v, want context.DeadlineExceeded", err)
 	}
 	if got := textOf(call(t, cs, "echo", map[string]any{"text": "still here"})); got != "still here" {
 		t.Errorf("echo after cancel = %q", got)
