@@ -246,11 +246,11 @@ type conn struct {
 	noBatch bool
 	batches map[jsonrpc.ID]*batch
 	// grace is Transport.AnswerGrace; with it, unanswered holds the calls
-	// read and not answered yet, and answered, when set, is closed once
-	// none is left (see awaitAnswers).
+	// read and not answered yet, with when each was read, and answered,
+	// when set (at the input's end), is closed once none is left (see
+	// awaitAnswers).
 	grace      time.Duration
-	unanswered map[jsonrpc.ID]time.Time // when each was read
-	awaiting   map[jsonrpc.ID]struct{}  // those awaitAnswers waits for
+	unanswered map[jsonrpc.ID]time.Time
 	answered   chan struct{}
 
 	closeOnce sync.Once
@@ -677,9 +677,10 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return err
 }
 
-// maxProgressCalls bounds the calls remembered for their progress (a
-// call whose answer is never written is not forgotten otherwise).
-const maxProgressCalls = 4096
+// maxCallsRemembered bounds the calls remembered for their progress or,
+// with AnswerGrace, until answered (a call whose answer is never written
+// is not forgotten otherwise).
+const maxCallsRemembered = 4096
 
 // progressTokenKey is the key of a progress token in a call's params.
 var progressTokenKey = []byte(`"progressToken"`)
@@ -691,7 +692,7 @@ func (c *conn) noteProgressCall(m jsonrpc.Message) {
 		return
 	}
 	c.progressMu.Lock()
-	if c.progressCalls == nil || len(c.progressCalls) >= maxProgressCalls {
+	if c.progressCalls == nil || len(c.progressCalls) >= maxCallsRemembered {
 		c.progressCalls = make(map[jsonrpc.ID]struct{})
 	}
 	c.progressCalls[req.ID] = struct{}{}
@@ -789,10 +790,10 @@ func (c *conn) noteCall(m jsonrpc.Message) {
 	if !ok {
 		return
 	}
-	if req.ID.IsValid() {
+	if req.IsCall() {
 		now := time.Now()
 		c.mu.Lock()
-		if c.unanswered == nil {
+		if c.unanswered == nil || len(c.unanswered) >= maxCallsRemembered {
 			c.unanswered = map[jsonrpc.ID]time.Time{}
 		}
 		c.unanswered[req.ID] = now
@@ -820,11 +821,7 @@ func (c *conn) noteCall(m jsonrpc.Message) {
 // settleLocked forgets a call answered (or cancelled). c.mu is held.
 func (c *conn) settleLocked(id jsonrpc.ID) {
 	delete(c.unanswered, id)
-	if c.awaiting == nil {
-		return
-	}
-	delete(c.awaiting, id)
-	if len(c.awaiting) == 0 && c.answered != nil {
+	if len(c.unanswered) == 0 && c.answered != nil {
 		close(c.answered)
 		c.answered = nil
 	}
@@ -842,19 +839,18 @@ const answerRecent = 500 * time.Millisecond
 func (c *conn) awaitAnswers(ctx context.Context) {
 	since := time.Now().Add(-answerRecent)
 	c.mu.Lock()
-	c.awaiting = map[jsonrpc.ID]struct{}{}
+	// Nothing is read after the end: the older calls are forgotten, and
+	// what is left is what to wait for.
 	for id, read := range c.unanswered {
-		if !read.Before(since) {
-			c.awaiting[id] = struct{}{}
+		if read.Before(since) {
+			delete(c.unanswered, id)
 		}
 	}
-	if len(c.awaiting) == 0 {
+	if len(c.unanswered) == 0 {
 		c.mu.Unlock()
 		return
 	}
-	if c.answered == nil {
-		c.answered = make(chan struct{})
-	}
+	c.answered = make(chan struct{})
 	done := c.answered
 	c.mu.Unlock()
 	t := time.NewTimer(c.grace)
