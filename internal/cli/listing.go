@@ -60,10 +60,14 @@ func (s *session) waitForRunners(ctx context.Context) {
 			continue
 		}
 		rs := s.cfg.Server(st.Name)
-		if rs == nil || packageRunner(rs) == "" {
+		if rs == nil {
 			return
 		}
-		runners = append(runners, fmt.Sprintf("%s (%s)", termsafe.Line(st.Name), packageRunner(rs)))
+		runner := packageRunner(rs)
+		if runner == "" {
+			return
+		}
+		runners = append(runners, fmt.Sprintf("%s (%s)", termsafe.Line(st.Name), runner))
 	}
 	if len(runners) == 0 {
 		return
