@@ -28,6 +28,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 
+	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 	"github.com/switchboard-mcp/switchboard/internal/safefile"
 )
 
@@ -210,8 +211,9 @@ contents it last loaded with until it is fixed, and one that reads empty keeps
 them until it has settled (2 s; most programs truncate a file before writing
 it); the other files' edits apply.
 
-SIGINT or SIGTERM stops taking calls, gives the calls in flight 5 s, cancels
-the rest (the servers get notifications/cancelled) and reaps every server.
+SIGINT or SIGTERM stops taking calls, gives the calls in flight 5 s (none
+once stdin has ended), cancels the rest (the servers get
+notifications/cancelled) and reaps every server.
 A client that ends its HTTP session, drops its connection or closes stdin has
 its calls cancelled likewise.`,
 		Example: `  switchboard serve --stdio
@@ -696,7 +698,8 @@ func (o *ServeOptions) shutdown(s *session, err error) error {
 // serveStdio speaks MCP on IO.In/IO.Out until the client closes stdin or
 // ctx is done. At stdin's end the calls read just before it get
 // gateway.StdioAnswerGrace to be answered, then those still running are
-// cancelled; ctx's end gives them ShutdownGrace, then cancels them.
+// cancelled; ctx's end gives them ShutdownGrace, then cancels them (at
+// once when stdin had ended).
 func serveStdio(ctx context.Context, opts *ServeOptions, g *gateway.Gateway) error {
 	// Stdin and stdout through the runtime's poller when they are pipes
 	// (no goroutine hop or blocking system call per message, and no
@@ -706,6 +709,10 @@ func serveStdio(ctx context.Context, opts *ServeOptions, g *gateway.Gateway) err
 	// that the TypeScript SDK's client does not drop that step.
 	t, restore := gateway.Stdio(opts.IO.In, opts.IO.Out)
 	defer restore()
+	var ended <-chan struct{}
+	if jt, ok := t.(*jsonl.Transport); ok {
+		ended = jt.Ended()
+	}
 	// The session runs until shutdown is done with the calls: closing it
 	// at once would wait for them without ever cancelling them.
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -713,7 +720,18 @@ func serveStdio(ctx context.Context, opts *ServeOptions, g *gateway.Gateway) err
 	go func() {
 		select {
 		case <-ctx.Done():
-			sctx, cancel := context.WithTimeout(context.Background(), opts.shutdownGrace())
+			// A signal after the client closed stdin (the TypeScript SDK's
+			// client closing: stdin's end, SIGTERM 2 s later, SIGKILL 2 s
+			// after that) finds nobody waiting for a late answer: the
+			// calls still awaited are cancelled at once, not given the
+			// grace, so that serve ends before the SIGKILL.
+			grace := opts.shutdownGrace()
+			select {
+			case <-ended:
+				grace = 0
+			default:
+			}
+			sctx, cancel := context.WithTimeout(context.Background(), grace)
 			g.Shutdown(sctx)
 			cancel()
 			stop()

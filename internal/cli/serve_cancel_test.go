@@ -738,3 +738,43 @@ func TestGatewayTimedOutQuestionIsWithdrawn(t *testing.T) {
 		}
 	})
 }
+
+// TestGatewayStdioSIGTERMAfterEOFCancelsAtOnce: a client that closes
+// serve's stdin just after a call (so that gateway.StdioAnswerGrace keeps
+// the call running for a script's sake) and then sends SIGTERM, as the
+// TypeScript SDK's client does when it closes (SIGTERM 2 s after stdin's
+// end, SIGKILL 2 s later), has the call cancelled at the signal and
+// answered that the gateway is shutting down, instead of waiting out the
+// answer grace (before: serve ended when the grace was over, which the
+// client's SIGKILL could come first; the call went unanswered).
+func TestGatewayStdioSIGTERMAfterEOFCancelsAtOnce(t *testing.T) {
+	w := newCancelWorld(t, false, nil)
+	p := startStdio(t, w.gatewayWorld)
+	p.initialize(`{}`)
+	tool := findTool(t, p.await(2, "", 30*time.Second), "cl__wait")
+	// The call and the end together: the call is awaited at the end.
+	p.send(callBody(3, tool, `{}`))
+	p.stdin.Close()
+	if !w.waitLog(t, "started", 20*time.Second) {
+		t.Fatal("the call never reached the server")
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	m := p.await(3, "", 30*time.Second)
+	b, _ := json.Marshal(m)
+	t.Logf("answer %s", b)
+	e, _ := m["error"].(map[string]any)
+	if code, _ := e["code"].(float64); code != -32000 || !strings.Contains(fmt.Sprint(e["message"]), "gateway is shutting down") {
+		t.Errorf("the call awaited when SIGTERM came was answered %s; want a JSON-RPC error -32000 saying the gateway is shutting down", b)
+	}
+	if !w.waitLog(t, "cancelled", 10*time.Second) {
+		t.Error("the server never received notifications/cancelled")
+	}
+	select {
+	case err := <-p.exited:
+		t.Logf("serve exited: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Error("serve --stdio still running 30s after SIGTERM")
+	}
+}

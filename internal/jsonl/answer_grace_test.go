@@ -191,3 +191,54 @@ func TestAnswerGraceLeavesAnOlderCall(t *testing.T) {
 		})
 	}
 }
+
+// TestEndedBeforeTheGrace: Ended's channel closes as soon as the input's
+// end is read, while Read still waits for an unanswered call's answer
+// (what a program's SIGTERM handling reads to skip its own grace); it is
+// open before the end.
+func TestEndedBeforeTheGrace(t *testing.T) {
+	for _, pollable := range []bool{true, false} {
+		t.Run(fmt.Sprintf("pollable=%v", pollable), func(t *testing.T) {
+			inR, inW := input(t, pollable)
+			_, outW := pipe(t)
+			tr := &jsonl.Transport{Reader: inR, Writer: outW, AnswerGrace: time.Hour}
+			c, err := tr.Connect(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			ctx := context.Background()
+			go io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n")
+			if err := within(t, 30*time.Second, "the call", func() error { _, err := c.Read(ctx); return err }); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-tr.Ended():
+				t.Fatal("Ended closed before the input ended")
+			default:
+			}
+			readEnd := make(chan error, 1)
+			go func() { _, err := c.Read(ctx); readEnd <- err }()
+			inW.Close()
+			select {
+			case <-tr.Ended():
+			case err := <-readEnd:
+				t.Fatalf("Read reported %v before Ended closed, with call 1 unanswered", err)
+			case <-time.After(30 * time.Second):
+				t.Fatal("Ended did not close at the input's end")
+			}
+			select {
+			case err := <-readEnd:
+				t.Fatalf("Read reported %v with call 1 unanswered (the grace is an hour)", err)
+			default:
+			}
+			id, _ := jsonrpc.MakeID(float64(1))
+			if err := c.Write(ctx, &jsonrpc.Response{ID: id, Result: json.RawMessage(`{}`)}); err != nil {
+				t.Fatal(err)
+			}
+			if err := within(t, 30*time.Second, "the end after the answer", func() error { return <-readEnd }); err != io.EOF {
+				t.Fatalf("Read after the answer = %v, want io.EOF", err)
+			}
+		})
+	}
+}

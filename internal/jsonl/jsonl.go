@@ -129,6 +129,26 @@ type Transport struct {
 	// client that hangs up mid-call) or one the client cancelled is not
 	// waited for. If <= 0, Read reports the end at once.
 	AnswerGrace time.Duration
+
+	endedOnce, endOnce sync.Once
+	ended              chan struct{} // see Ended
+}
+
+// Ended returns a channel that is closed once a connection of t has read
+// the end of its input (the client closed its end), before AnswerGrace's
+// wait begins. A program that gets SIGTERM after it knows nobody is left
+// to read a late answer, and need not give its calls a grace.
+func (t *Transport) Ended() <-chan struct{} { return t.endedChan() }
+
+func (t *Transport) endedChan() chan struct{} {
+	t.endedOnce.Do(func() { t.ended = make(chan struct{}) })
+	return t.ended
+}
+
+// markEnded closes Ended's channel.
+func (t *Transport) markEnded() {
+	ch := t.endedChan()
+	t.endOnce.Do(func() { close(ch) })
 }
 
 // Connect implements [mcp.Transport]. A pipe (a file in the runtime's
@@ -146,6 +166,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		tolerant: t.Tolerant,
 		gap:      t.ProgressGap,
 		grace:    t.AnswerGrace,
+		atEnd:    t.markEnded,
 		start:    time.Now(),
 		closed:   make(chan struct{}),
 	}
@@ -250,6 +271,7 @@ type conn struct {
 	// when set (at the input's end), is closed once none is left (see
 	// awaitAnswers).
 	grace      time.Duration
+	atEnd      func() // Transport.markEnded
 	unanswered map[jsonrpc.ID]time.Time
 	answered   chan struct{}
 
@@ -548,8 +570,11 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if f.err == nil {
 			break
 		}
-		if f.err == io.EOF && c.grace > 0 {
-			c.awaitAnswers(ctx)
+		if f.err == io.EOF {
+			c.atEnd()
+			if c.grace > 0 {
+				c.awaitAnswers(ctx)
+			}
 		}
 		if !c.goesOn(f) {
 			return nil, f.err
