@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/host"
 )
 
 // DefaultHTTPPath is where Handler serves the MCP endpoint unless
@@ -151,7 +153,27 @@ func (g *Gateway) endpoint(o *HTTPOptions) http.Handler {
 		// those on 2026-07-28, which have no sessions.
 		life = &revisionRouter{stateful: newHTTPLife(g, g.sdkHandler(false, o), false, o, log), stateless: life, body: o.BodyTimeout, log: log}
 	}
-	return o.Guard.Wrap(life)
+	return g.refuseSelf(o.Guard.Wrap(life))
+}
+
+// refuseSelf refuses, before any credential is asked for, a request of
+// the gateway's own host (host.GatewayHeader carrying its GatewayID): the
+// gateway's URL is among the servers it reads, and serving itself would
+// serve its tools again under one more prefix at every sync. The answer,
+// 508 with the header echoed, tells the host to stop trying.
+func (g *Gateway) refuseSelf(next http.Handler) http.Handler {
+	id := g.h.GatewayID()
+	if id == "" {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(host.GatewayHeader) != id {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set(host.GatewayHeader, id)
+		http.Error(w, "loop detected: this request comes from this Switchboard gateway itself (its own URL is among the servers it reads); a gateway never serves itself", http.StatusLoopDetected)
+	})
 }
 
 // sdkHandler is the SDK's Streamable HTTP handler of the gateway's server:

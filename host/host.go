@@ -153,6 +153,11 @@ type Options struct {
 	// the filter of project-scope servers, over the definition's env): a
 	// gateway sets GatewayEnv here.
 	ChildEnv map[string]string
+	// GatewayID, set by a gateway over this host (`switchboard serve`: a
+	// random ID per process), goes with every request to a remote server
+	// as GatewayHeader, and the gateway refuses a request that carries it:
+	// a gateway whose own URL is among its servers does not serve itself.
+	GatewayID string
 	// NoSupervisor spawns stdio servers directly instead of through the
 	// supervising re-exec of the current binary (see MaybeRunSupervisor).
 	NoSupervisor bool

@@ -56,6 +56,9 @@ func (s *server) httpClient(ctx context.Context, def config.Server, ta *tasks.Ad
 		rt = ta.RoundTripper(rt) // under the progress scan: a task's progress is written into the call's stream
 	}
 	rt = progressScanTransport{base: rt, progress: s.h.progress}
+	if id := s.h.opts.GatewayID; id != "" {
+		rt = selfLoopTransport{base: rt, id: id, host: endpointHost(def.URL), seen: &s.selfLoop}
+	}
 	return &http.Client{Transport: rt, CheckRedirect: policy.CheckRedirect}, nil
 }
 

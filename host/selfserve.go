@@ -1,11 +1,14 @@
 package host
 
 import (
+	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/switchboard-mcp/switchboard/config"
 )
@@ -22,6 +25,53 @@ const GatewayEnv = "SWITCHBOARD_GATEWAY"
 // selfUpstreamReason is the reason a server that is a Switchboard gateway is
 // not started.
 const selfUpstreamReason = "this is a Switchboard gateway (switchboard serve); a gateway never serves itself"
+
+// GatewayHeader is the header a gateway's host (Options.GatewayID) sends
+// with every request to a remote server, carrying that ID. A gateway that
+// receives its own ID in it is being asked to serve itself — its own URL
+// is among the servers it reads, as `mcp import` of a client's entry for it
+// puts it there — and refuses with 508 Loop Detected, the header echoed;
+// the host then takes the server for the gateway itself (ErrSelfUpstream)
+// and stops trying. Without it, each sync served the gateway's tools again
+// under one more prefix, without end.
+const GatewayHeader = "Switchboard-Gateway"
+
+// SelfEndpointReason is why a remote server that is the gateway over this
+// host itself (ErrSelfUpstream) is in state disabled: its URL is the
+// gateway's own endpoint.
+const SelfEndpointReason = "this URL is this Switchboard gateway's own endpoint; a gateway never serves itself (other Switchboard processes, and the clients it serves, may use it)"
+
+// ErrSelfUpstream is the connect error of a remote server that answered a
+// gateway's host as that very gateway (GatewayHeader).
+var ErrSelfUpstream = errors.New("this URL is this Switchboard gateway's own endpoint; a gateway never serves itself: remove the entry from the servers it reads")
+
+// GatewayID is Options.GatewayID: the ID a gateway over this host refuses
+// to serve itself by (GatewayHeader); "" when the host serves no gateway.
+func (h *Host) GatewayID() string { return h.opts.GatewayID }
+
+// selfLoopTransport sends the gateway's ID with every request of a remote
+// server and recognizes the gateway's answer to its own ID.
+type selfLoopTransport struct {
+	base http.RoundTripper
+	id   string
+	host string       // the endpoint's host: no other host (a redirect's) gets the ID
+	seen *atomic.Bool // set when the server turned out to be the gateway itself
+}
+
+func (t selfLoopTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !strings.EqualFold(req.URL.Host, t.host) {
+		return t.base.RoundTrip(req)
+	}
+	req = req.Clone(req.Context())
+	req.Header.Set(GatewayHeader, t.id)
+	resp, err := t.base.RoundTrip(req)
+	if err == nil && resp.StatusCode == http.StatusLoopDetected && resp.Header.Get(GatewayHeader) == t.id {
+		resp.Body.Close()
+		t.seen.Store(true)
+		return nil, ErrSelfUpstream
+	}
+	return resp, err
+}
 
 // GatewayEntryReason is why a gateway's own entry (IsGatewayServer) is in
 // state disabled.

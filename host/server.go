@@ -39,6 +39,9 @@ type server struct {
 	templates *listCache[*mcp.ResourceTemplate]
 	stats     stats
 	calls     inflight // tool calls in flight, to attribute a question (elicit.go)
+	// selfLoop is set once the remote server answered as the gateway over
+	// this host itself (GatewayHeader): it is never tried again.
+	selfLoop atomic.Bool
 
 	mu         sync.Mutex
 	state      State
@@ -279,6 +282,7 @@ func (s *server) invalidateAll() {
 // error (the reason says when the next try is), also while a try runs:
 // nobody waits for a server that is failing.
 func (s *server) run(ctx context.Context) {
+	s.selfLoop.Store(false)
 	attempt := 0 // tries that failed since the last lasting connection
 	lost := ""   // why the last connection ended; "" for a start
 	var err error
@@ -319,6 +323,13 @@ func (s *server) run(ctx context.Context) {
 			s.reconnects++
 			s.mu.Unlock()
 			s.h.log.Warn("server connection lost", "server", s.name, "reason", lost)
+		}
+		if s.selfLoop.Load() {
+			// Its own endpoint: no retry can make it another server. A
+			// reload (another URL) makes a new server.
+			s.h.log.Warn("server not served: it is this gateway itself", "server", s.name)
+			s.settle(StateDisabled, SelfEndpointReason)
+			return
 		}
 		attempt++
 		delay := Backoff(attempt)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -413,6 +415,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 			ho.ChildEnv = map[string]string{}
 		}
 		ho.ChildEnv[host.GatewayEnv] = strconv.Itoa(os.Getpid())
+		// And every remote server is asked with its ID, so that its own
+		// URL among its servers is refused, not served (host.GatewayHeader).
+		ho.GatewayID = gatewayID()
 		// The gateway's lists never wait for a server still connecting:
 		// each server's tools arrive with the event of its connecting
 		// (list_changed), so one slow server holds up no client. Only
@@ -686,6 +691,10 @@ func (o *ServeOptions) outputOptions(log *slog.Logger, workspace string) *toolsu
 	oo.Workspace = workspace
 	return &oo
 }
+
+// gatewayID is a gateway process's ID for host.GatewayHeader: random, so
+// that no other gateway (another machine's, with the same pid) shares it.
+var gatewayID = sync.OnceValue(func() string { return rand.Text() })
 
 // shutdown reaps every server within a bound and reports diagnostics.
 func (o *ServeOptions) shutdown(s *session, err error) error {

@@ -12,16 +12,25 @@ import (
 
 // sayHeld writes on w, once each time a project server becomes held
 // (needs-approval, approval-stale), that the gateway holds it and how to
-// approve it. A gateway asks nobody on a terminal, and its clients only
-// find the server's tools missing: stderr is where a person looks (VS
-// Code's output panel, the Inspector, the terminal running serve --http).
-// It follows s until ctx is done.
+// approve it, and once that a server is not served because its URL is the
+// gateway's own endpoint (host.SelfEndpointReason). A gateway asks nobody
+// on a terminal, and its clients only find the server's tools missing:
+// stderr is where a person looks (VS Code's output panel, the Inspector,
+// the terminal running serve --http). It follows s until ctx is done.
 func sayHeld(ctx context.Context, s *session, w io.Writer) {
 	var mu sync.Mutex
 	said := map[string]host.State{}
-	say := func(name string, st host.State) {
+	say := func(name string, st host.State, reason string) {
 		mu.Lock()
 		defer mu.Unlock()
+		if st == host.StateDisabled && reason == host.SelfEndpointReason {
+			if said[name] != st {
+				said[name] = st
+				fmt.Fprintf(w, "switchboard: server %s is this gateway's own endpoint, so it does not serve it (a gateway never serves itself); remove it from the servers the gateway reads (`switchboard mcp remove %s`) unless another Switchboard uses it\n",
+					termsafe.Line(name), termsafe.Line(name))
+			}
+			return
+		}
 		if st != host.StateNeedsApproval && st != host.StateApprovalStale {
 			delete(said, name)
 			return
@@ -39,10 +48,10 @@ func sayHeld(ctx context.Context, s *session, w io.Writer) {
 	}
 	s.sb.Subscribe(ctx, func(ev host.Event) {
 		if ev.Kind == host.EventState {
-			say(ev.Server, ev.State)
+			say(ev.Server, ev.State, ev.Reason)
 		}
 	})
 	for _, st := range s.h.Status() {
-		say(st.Name, st.State)
+		say(st.Name, st.State, st.Reason)
 	}
 }
