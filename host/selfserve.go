@@ -31,19 +31,18 @@ const selfUpstreamReason = "this is a Switchboard gateway (switchboard serve); a
 // receives its own ID in it is being asked to serve itself — its own URL
 // is among the servers it reads, as `mcp import` of a client's entry for it
 // puts it there — and refuses with 508 Loop Detected, the header echoed;
-// the host then takes the server for the gateway itself (ErrSelfUpstream)
-// and stops trying. Without it, each sync served the gateway's tools again
-// under one more prefix, without end.
+// the host then takes the server for the gateway itself and stops trying
+// (state disabled, SelfEndpointReason). Without it, each sync served the
+// gateway's tools again under one more prefix, without end.
 const GatewayHeader = "Switchboard-Gateway"
 
 // SelfEndpointReason is why a remote server that is the gateway over this
-// host itself (ErrSelfUpstream) is in state disabled: its URL is the
-// gateway's own endpoint.
+// host itself is in state disabled: its URL is the gateway's own endpoint.
 const SelfEndpointReason = "this URL is this Switchboard gateway's own endpoint; a gateway never serves itself (other Switchboard processes, and the clients it serves, may use it)"
 
-// ErrSelfUpstream is the connect error of a remote server that answered a
+// errSelfUpstream is the connect error of a remote server that answered a
 // gateway's host as that very gateway (GatewayHeader).
-var ErrSelfUpstream = errors.New("this URL is this Switchboard gateway's own endpoint; a gateway never serves itself: remove the entry from the servers it reads")
+var errSelfUpstream = errors.New("this URL is this Switchboard gateway's own endpoint; a gateway never serves itself: remove the entry from the servers it reads")
 
 // GatewayID is Options.GatewayID: the ID a gateway over this host refuses
 // to serve itself by (GatewayHeader); "" when the host serves no gateway.
@@ -68,7 +67,7 @@ func (t selfLoopTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if err == nil && resp.StatusCode == http.StatusLoopDetected && resp.Header.Get(GatewayHeader) == t.id {
 		resp.Body.Close()
 		t.seen.Store(true)
-		return nil, ErrSelfUpstream
+		return nil, errSelfUpstream
 	}
 	return resp, err
 }

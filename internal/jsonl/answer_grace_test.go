@@ -169,19 +169,8 @@ func TestAnswerGraceWaitsOnlyForUnansweredCalls(t *testing.T) {
 func TestAnswerGraceLeavesAnOlderCall(t *testing.T) {
 	for _, pollable := range []bool{true, false} {
 		t.Run(fmt.Sprintf("pollable=%v", pollable), func(t *testing.T) {
-			inR, inW := input(t, pollable)
-			_, outW := pipe(t)
-			tr := &jsonl.Transport{Reader: inR, Writer: outW, AnswerGrace: time.Hour}
-			c, err := tr.Connect(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			_, c, inW := callRead(t, pollable, 9)
 			ctx := context.Background()
-			go io.WriteString(inW, `{"jsonrpc":"2.0","id":9,"method":"ping"}`+"\n")
-			if err := within(t, 30*time.Second, "the call", func() error { _, err := c.Read(ctx); return err }); err != nil {
-				t.Fatal(err)
-			}
 			// Older than answerRecent (500 ms) when the input ends.
 			time.Sleep(700 * time.Millisecond)
 			inW.Close()
@@ -199,19 +188,8 @@ func TestAnswerGraceLeavesAnOlderCall(t *testing.T) {
 func TestEndedBeforeTheGrace(t *testing.T) {
 	for _, pollable := range []bool{true, false} {
 		t.Run(fmt.Sprintf("pollable=%v", pollable), func(t *testing.T) {
-			inR, inW := input(t, pollable)
-			_, outW := pipe(t)
-			tr := &jsonl.Transport{Reader: inR, Writer: outW, AnswerGrace: time.Hour}
-			c, err := tr.Connect(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			tr, c, inW := callRead(t, pollable, 1)
 			ctx := context.Background()
-			go io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n")
-			if err := within(t, 30*time.Second, "the call", func() error { _, err := c.Read(ctx); return err }); err != nil {
-				t.Fatal(err)
-			}
 			select {
 			case <-tr.Ended():
 				t.Fatal("Ended closed before the input ended")
@@ -241,4 +219,24 @@ func TestEndedBeforeTheGrace(t *testing.T) {
 			}
 		})
 	}
+}
+
+// callRead connects a transport with an hour's AnswerGrace and reads one
+// call, a ping with id, from its input; the connection is closed when
+// the test ends, and the input's end is the caller's.
+func callRead(t *testing.T, pollable bool, id int) (*jsonl.Transport, mcp.Connection, io.WriteCloser) {
+	t.Helper()
+	inR, inW := input(t, pollable)
+	_, outW := pipe(t)
+	tr := &jsonl.Transport{Reader: inR, Writer: outW, AnswerGrace: time.Hour}
+	c, err := tr.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	go io.WriteString(inW, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, id)+"\n")
+	if err := within(t, 30*time.Second, "the call", func() error { _, err := c.Read(context.Background()); return err }); err != nil {
+		t.Fatal(err)
+	}
+	return tr, c, inW
 }
