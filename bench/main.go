@@ -54,6 +54,7 @@
 package main
 
 import (
+	"debug/buildinfo"
 	"errors"
 	"flag"
 	"fmt"
@@ -209,11 +210,14 @@ func run() error {
 	defer os.RemoveAll(b.tmp)
 	b.peersDir = filepath.Join(b.root, "bench", ".peers")
 
-	build := "CGO_ENABLED=0"
+	build := "built with CGO_ENABLED=0"
 	if b.cgo {
-		build = "CGO_ENABLED=1"
+		build = "built with CGO_ENABLED=1"
 	}
-	fmt.Printf("switchboard bench — %s, %s/%s, %d CPUs, Go %s, switchboard built with %s, rounds %d%s\n\n",
+	if b.sb != "" {
+		build = givenBuild(b.sb)
+	}
+	fmt.Printf("switchboard bench — %s, %s/%s, %d CPUs, Go %s, switchboard %s, rounds %d%s\n\n",
 		time.Now().Format("2006-01-02 15:04 MST"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), build, b.rounds, loadavg())
 	failed := false
 	for _, s := range scenarios {
@@ -256,6 +260,24 @@ func (b *bench) switchboard() (string, error) {
 	}
 	b.sb = out
 	return out, nil
+}
+
+// givenBuild says how a -switchboard binary was built, from the build
+// information Go writes into it (a plain go build where a C compiler is
+// present uses cgo, which the bench's own build does not: its processes
+// start slower).
+func givenBuild(path string) string {
+	info, err := buildinfo.ReadFile(path)
+	if err != nil {
+		return path + " (given; its build information: " + err.Error() + ")"
+	}
+	cgo := "?"
+	for _, st := range info.Settings {
+		if st.Key == "CGO_ENABLED" {
+			cgo = st.Value
+		}
+	}
+	return fmt.Sprintf("%s (given: %s, CGO_ENABLED=%s)", path, info.GoVersion, cgo)
 }
 
 // echoCommand is the Go echo test server, run by this program.
