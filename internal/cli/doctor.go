@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/secretstore"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/policy"
+	"github.com/switchboard-mcp/switchboard/toolsurface"
 	"github.com/switchboard-mcp/switchboard/trust"
 
 	"github.com/switchboard-mcp/switchboard/internal/safefile"
@@ -290,6 +291,8 @@ func doctorChecks(ctx context.Context, cfg *config.Resolved, servers []host.Serv
 		}
 	}
 
+	out = append(out, gatewayRepeatChecks(servers, tools)...)
+
 	// Permission rules.
 	probs := append(pol.Problems(names), unknownToolRules(pol, status, tools)...)
 	for _, p := range probs {
@@ -314,6 +317,44 @@ func doctorChecks(ctx context.Context, cfg *config.Resolved, servers []host.Serv
 		out = append(out, check("permissions", "", doctorPass, msg, ""))
 	}
 	return append(out, profileChecks(lt, names, o)...)
+}
+
+// gatewayRepeatChecks notes each server that is a Switchboard gateway
+// (its serverInfo) serving tools of servers configured here as well: a
+// client's entry for the gateway, imported (`mcp import`), makes every one
+// of them reach a model twice, directly and through the gateway.
+func gatewayRepeatChecks(servers []host.ServerStatus, tools map[string][]host.Tool) []doctorCheck {
+	var out []doctorCheck
+	for _, st := range servers {
+		if name, _, _ := strings.Cut(st.ServerInfo, " "); name != "switchboard" {
+			continue
+		}
+		var again []string
+		for _, t := range tools[st.Name] {
+			srv, tool, ok := strings.Cut(t.Tool.Name, toolsurface.Separator)
+			if !ok || srv == st.Name {
+				continue
+			}
+			for _, own := range tools[srv] {
+				if own.Tool.Name == tool {
+					again = append(again, t.Tool.Name)
+					break
+				}
+			}
+		}
+		if len(again) == 0 {
+			continue
+		}
+		shown := again
+		if len(shown) > 3 {
+			shown = append(slices.Clone(shown[:3]), "…")
+		}
+		out = append(out, check("server", st.Name, doctorNote,
+			fmt.Sprintf("a Switchboard gateway serving %d tools of servers configured here too (%s): a model sees each twice, through it and directly",
+				len(again), termsafe.Line(strings.Join(shown, ", "))),
+			fmt.Sprintf("if it serves this configuration (a client's entry for the gateway, imported), remove it: switchboard mcp remove %s", termsafe.Line(st.Name))))
+	}
+	return out
 }
 
 // diagnosticText is a diagnostic as a doctor check says it:

@@ -19,7 +19,8 @@ import (
 // import` copies like any other — says on stderr that it does not serve
 // that server and why, and serves the others; before, it connected to
 // itself and served its own tools again under one more prefix at every
-// sync (self__self__…), without end.
+// sync (self__self__…), without end. doctor, which does use it, notes
+// that the gateway's tools repeat the configuration's own.
 func TestServeDoesNotServeItsOwnEndpoint(t *testing.T) {
 	w := newGatewayWorld(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -76,5 +77,12 @@ func TestServeDoesNotServeItsOwnEndpoint(t *testing.T) {
 	all := strings.Join(names, " ")
 	if strings.Contains(all, "self__") || !strings.Contains(all, "a__echo") {
 		t.Errorf("tools served: %s; want a's, and nothing under self__", all)
+	}
+	// Another Switchboard of the same configuration (the CLI) does use the
+	// gateway, and doctor says what that costs: a's tools reach a model
+	// twice.
+	out, err := w.command(t, "doctor").CombinedOutput()
+	if !strings.Contains(string(out), "note\tserver\tself\ta Switchboard gateway serving ") || !strings.Contains(string(out), "configured here too (a__") {
+		t.Errorf("doctor (%v) did not note that self serves a's tools again:\n%s", err, out)
 	}
 }
