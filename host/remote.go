@@ -50,6 +50,11 @@ func (s *server) httpClient(ctx context.Context, def config.Server, ta *tasks.Ad
 		return nil, err
 	}
 	base := policy.Transport(nil)
+	if id := s.h.opts.GatewayID; id != "" {
+		// To the endpoint's host only, as the configured headers (not in
+		// the secret set: an ID, no credential).
+		headers.Set(GatewayHeader, id)
+	}
 	rt := http.RoundTripper(&headerTransport{base: base, headers: headers, host: endpointHost(def.URL)})
 	rt = s.withAuth(def, base, rt) // Options.Authorizer: auth.go
 	if ta != nil {
@@ -57,7 +62,7 @@ func (s *server) httpClient(ctx context.Context, def config.Server, ta *tasks.Ad
 	}
 	rt = progressScanTransport{base: rt, progress: s.h.progress}
 	if id := s.h.opts.GatewayID; id != "" {
-		rt = selfLoopTransport{base: rt, id: id, host: endpointHost(def.URL), seen: &s.selfLoop}
+		rt = selfLoopTransport{base: rt, id: id, seen: &s.selfLoop}
 	}
 	return &http.Client{Transport: rt, CheckRedirect: policy.CheckRedirect}, nil
 }

@@ -48,21 +48,16 @@ var errSelfUpstream = errors.New("this URL is this Switchboard gateway's own end
 // to serve itself by (GatewayHeader); "" when the host serves no gateway.
 func (h *Host) GatewayID() string { return h.opts.GatewayID }
 
-// selfLoopTransport sends the gateway's ID with every request of a remote
-// server and recognizes the gateway's answer to its own ID.
+// selfLoopTransport recognizes the gateway's answer to its own ID, which
+// headerTransport sends (GatewayHeader) with the server's configured
+// headers.
 type selfLoopTransport struct {
 	base http.RoundTripper
 	id   string
-	host string       // the endpoint's host: no other host (a redirect's) gets the ID
 	seen *atomic.Bool // set when the server turned out to be the gateway itself
 }
 
 func (t selfLoopTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !strings.EqualFold(req.URL.Host, t.host) {
-		return t.base.RoundTrip(req)
-	}
-	req = req.Clone(req.Context())
-	req.Header.Set(GatewayHeader, t.id)
 	resp, err := t.base.RoundTrip(req)
 	if err == nil && resp.StatusCode == http.StatusLoopDetected && resp.Header.Get(GatewayHeader) == t.id {
 		resp.Body.Close()

@@ -325,21 +325,21 @@ func doctorChecks(ctx context.Context, cfg *config.Resolved, servers []host.Serv
 // of them reach a model twice, directly and through the gateway.
 func gatewayRepeatChecks(servers []host.ServerStatus, tools map[string][]host.Tool) []doctorCheck {
 	var out []doctorCheck
+	serverOf := map[string]string{} // a tool's namespaced name → its server
+	for srv, ts := range tools {
+		for _, t := range ts {
+			serverOf[t.Name] = srv
+		}
+	}
 	for _, st := range servers {
 		if name, _, _ := strings.Cut(st.ServerInfo, " "); name != "switchboard" {
 			continue
 		}
+		// A gateway serves mcp__<server>__<tool> as <server>__<tool>.
 		var again []string
 		for _, t := range tools[st.Name] {
-			srv, tool, ok := strings.Cut(t.Tool.Name, toolsurface.Separator)
-			if !ok || srv == st.Name {
-				continue
-			}
-			for _, own := range tools[srv] {
-				if own.Tool.Name == tool {
-					again = append(again, t.Tool.Name)
-					break
-				}
+			if srv, ok := serverOf[toolsurface.Prefix+t.Tool.Name]; ok && srv != st.Name {
+				again = append(again, t.Tool.Name)
 			}
 		}
 		if len(again) == 0 {
