@@ -65,29 +65,17 @@ func TestGatewayRefusesItselfAsUpstream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	var names []string
-	for {
-		res, err := cs.ListTools(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		names = names[:0]
-		echo := false
-		for _, tl := range res.Tools {
-			names = append(names, tl.Name)
-			echo = echo || tl.Name == "echo__echo"
-		}
-		if echo || ctx.Err() != nil {
-			break
-		}
+	names := toolNames(t, ctx, cs)
+	for !has(names, "echo__echo") && ctx.Err() == nil {
 		time.Sleep(50 * time.Millisecond)
+		names = toolNames(t, ctx, cs)
 	}
 	for _, n := range names {
 		if strings.HasPrefix(n, "self__") {
 			t.Errorf("the gateway serves its own tool again as %s", n)
 		}
 	}
-	if !strings.Contains(strings.Join(names, " "), "echo__echo") {
+	if !has(names, "echo__echo") {
 		t.Errorf("tools %v; want the echo server's beside the refused one", names)
 	}
 }

@@ -745,8 +745,8 @@ func TestGatewayTimedOutQuestionIsWithdrawn(t *testing.T) {
 // TypeScript SDK's client does when it closes (SIGTERM 2 s after stdin's
 // end, SIGKILL 2 s later), has the call cancelled at the signal and
 // answered that the gateway is shutting down, instead of waiting out the
-// answer grace (before: serve ended when the grace was over, which the
-// client's SIGKILL could come first; the call went unanswered).
+// answer grace (before: serve ended only when the grace was over, which
+// the client's SIGKILL could precede, and the call went unanswered).
 func TestGatewayStdioSIGTERMAfterEOFCancelsAtOnce(t *testing.T) {
 	w := newCancelWorld(t, false, nil)
 	p := startStdio(t, w.gatewayWorld)
