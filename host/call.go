@@ -271,7 +271,7 @@ func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallTool
 	if s.h.log.Enabled(ctx, slog.LevelDebug) { // else the line's arguments cost two allocations
 		s.h.log.Debug("calling tool", "server", s.name, "tool", tool, "args", args) // redacted by the Host's log handler
 	}
-	res, err, health := s.callOn(ctx, c, tool, args, deadline, true)
+	res, health, err := s.callOn(ctx, c, tool, args, deadline, true)
 	if health != healthOK && err != nil {
 		s.mu.Lock()
 		s.lastFailure = oneLine(s.h.secrets.String(err.Error()))
@@ -296,7 +296,7 @@ func (s *server) call(ctx context.Context, tool string, args any) (*mcp.CallTool
 // reports what the outcome says of the server's health for the breaker: a
 // timeout or a dropped connection is a failure, but a drop only once
 // however many calls it cut (callHealth).
-func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, deadline time.Time, mayRetry bool) (*mcp.CallToolResult, error, callHealth) {
+func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, deadline time.Time, mayRetry bool) (*mcp.CallToolResult, callHealth, error) {
 	timeout := s.callTimeout()
 	id, raw := s.rawEligible(c, tool)
 	// deadline is on the Host's clock; the context runs out in real time.
@@ -354,7 +354,7 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	}
 	s.calls.leave(inCall)
 	if err == nil {
-		return res, nil, healthOK
+		return res, healthOK, nil
 	}
 	full := toolName(s.name, tool)
 	switch {
@@ -362,9 +362,9 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	// relay cancels its worker then) ran out of time too: the server did
 	// not answer within the timeout, which the breaker must count.
 	case ctx.Err() != nil && !errors.Is(context.Cause(ctx), ErrTimeout) && s.h.clock.Now().Before(deadline):
-		return nil, ctx.Err(), healthOK
+		return nil, healthOK, ctx.Err()
 	case cctx.Err() != nil:
-		return nil, fmt.Errorf("%s: %w: no result within %s; the call was cancelled", full, ErrTimeout, timeout), healthFailed
+		return nil, healthFailed, fmt.Errorf("%s: %w: no result within %s; the call was cancelled", full, ErrTimeout, timeout)
 	}
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) && transportRejected(rpcErr) {
@@ -375,11 +375,11 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 		if _, after, ok := strings.Cut(why, rpcErr.Message+": "); ok {
 			why = after // the cause, without the SDK's layers of "calling…: sending…"
 		}
-		return nil, fmt.Errorf("%s: the request did not go through (%s)", full, why), healthFailed
+		return nil, healthFailed, fmt.Errorf("%s: the request did not go through (%s)", full, why)
 	}
 	if rpcErr != nil && !c.waitDone(100*time.Millisecond) {
 		// The server answered with an error: it is alive.
-		return nil, fmt.Errorf("%s: server error: %s", full, rpcErr.Message), healthOK
+		return nil, healthOK, fmt.Errorf("%s: server error: %s", full, rpcErr.Message)
 	}
 	// The transport failed under the call.
 	lost := errors.Is(err, mcp.ErrSessionMissing)
@@ -391,20 +391,20 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	}
 	if c.tooLarge.Load() {
 		// It ran, and would send the same again: no retry.
-		return nil, fmt.Errorf("%s: the tool ran, but its result is over the %d MiB message limit and was dropped (the server is reconnected)", full, mcp.DefaultMaxLineLength>>20), healthFailed
+		return nil, healthFailed, fmt.Errorf("%s: the tool ran, but its result is over the %d MiB message limit and was dropped (the server is reconnected)", full, mcp.DefaultMaxLineLength>>20)
 	}
 	if id := task.TaskID(); id != "" {
 		// A task is never re-run on reconnect (docs/gateway.md, Tasks):
 		// the server took it, and it may be running or done there.
-		return nil, fmt.Errorf("%s: %w: the connection was lost while the server ran it as task %q, which is not re-run on reconnect (%v)", full, ErrMayHaveRun, id, s.dropDetail(c, err)), c.dropFailure()
+		return nil, c.dropFailure(), fmt.Errorf("%s: %w: the connection was lost while the server ran it as task %q, which is not re-run on reconnect (%v)", full, ErrMayHaveRun, id, s.dropDetail(c, err))
 	}
 	neverWritten := c.recordsWrites && !written.Load()
 	safe := lost || neverWritten || idempotent
 	if !mayRetry || !safe {
 		if c.recordsWrites && !written.Load() {
-			return nil, fmt.Errorf("%s: %w: %v", full, ErrNotConnected, err), c.dropFailure()
+			return nil, c.dropFailure(), fmt.Errorf("%s: %w: %v", full, ErrNotConnected, err)
 		}
-		return nil, fmt.Errorf("%s: %w (%v)", full, ErrMayHaveRun, s.dropDetail(c, err)), c.dropFailure()
+		return nil, c.dropFailure(), fmt.Errorf("%s: %w (%v)", full, ErrMayHaveRun, s.dropDetail(c, err))
 	}
 	s.h.log.Info("retrying call after reconnect", "server", s.name, "tool", tool)
 	rctx, rcancel := waitBefore(cctx, deadline.Sub(s.h.clock.Now()))
@@ -412,10 +412,10 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	outOfTime := rctx.Err() != nil && ctx.Err() == nil
 	rcancel()
 	if err2 != nil && outOfTime {
-		return nil, fmt.Errorf("%s: %w: connection lost and not back within the call's time: %v", full, ErrTimeout, err2), c.dropFailure()
+		return nil, c.dropFailure(), fmt.Errorf("%s: %w: connection lost and not back within the call's time: %v", full, ErrTimeout, err2)
 	}
 	if err2 != nil {
-		return nil, fmt.Errorf("%s: connection lost and not back within the call's time: %v", full, err2), c.dropFailure()
+		return nil, c.dropFailure(), fmt.Errorf("%s: connection lost and not back within the call's time: %v", full, err2)
 	}
 	return s.callOn(ctx, c2, tool, args, deadline, false)
 }
