@@ -154,6 +154,15 @@ func foldedServerProblem(f string) string {
 	return ""
 }
 
+// SameServerName reports whether server names a and b are one name to
+// tool names and permission rules: equal once case is ignored and - and .
+// count as _ (my-srv, my_srv, My.Srv). Two such servers never both run
+// (ServerConflicts), so a tool that adds a server refuses a name that
+// another configured server's equals this way.
+func SameServerName(a, b string) bool {
+	return fold(a) == fold(b)
+}
+
 // ServerConflicts returns, for every server of names that must not run,
 // why: its name has a [ServerNameProblem], or another name equals it once
 // folded (my-srv, my_srv and My.Srv are one server to every rule), in

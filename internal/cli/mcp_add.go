@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/filelock"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
+	"github.com/switchboard-mcp/switchboard/policy"
 )
 
 // MCPAddOptions are the inputs of `mcp add`.
@@ -291,6 +292,12 @@ func writeServer(f *Factory, scope config.Scope, name string, raw []byte, force 
 		return Usagef(fmt.Sprintf("pass --force to replace it, or remove it first: switchboard mcp remove %s --scope %s", name, scope),
 			"server %q already exists in %s", name, t.describe(f))
 	}
+	if r, err := f.LoadConfig(); err == nil {
+		if other := sameNameAs(r, name); other != nil {
+			return Usagef(fmt.Sprintf("pick another name, or replace that server: switchboard mcp remove %s --scope %s", other.Name, other.Scope),
+				"server name %q is %s-scope server %q's to tool names and permission rules (case is ignored, - and . count as _): neither would run", name, other.Scope, other.Name)
+		}
+	}
 	// The repository's file never holds a credential: ${VAR} does, read
 	// from the environment when the server starts. The user's own file
 	// keeps what was typed unless, asked on a terminal, the person keeps
@@ -372,6 +379,19 @@ func missingProgram(f *Factory, s *config.ResolvedServer) string {
 		return ""
 	}
 	return prog
+}
+
+// sameNameAs returns the configured server whose name is name's to tool
+// names and permission rules in another spelling (policy.SameServerName),
+// or nil. A host runs neither of two such servers, so adding the second
+// would stop the first, which works.
+func sameNameAs(r *config.Resolved, name string) *config.ResolvedServer {
+	for i := range r.Servers {
+		if s := &r.Servers[i]; s.Name != name && policy.SameServerName(s.Name, name) {
+			return s
+		}
+	}
+	return nil
 }
 
 // placement says how a definition just written in scope sits among those

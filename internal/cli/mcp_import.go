@@ -22,6 +22,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/safefile"
 	"github.com/switchboard-mcp/switchboard/internal/samepath"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
+	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/trust"
 )
 
@@ -229,12 +230,23 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 	run := &importRun{ctx: ctx, f: f, opts: opts, scope: scope, t: t}
 	rep := importReport{From: opts.From, Scope: string(scope), File: t.File, Imported: []importEntry{}, Skipped: []importEntry{}, Notes: notes}
 	var dests []scopeTarget // the targets written, in order of first use
+	// The names configured, and those imported as we go: a name that is
+	// one of them in another spelling (my-srv, my_srv) would stop both.
+	var names []string
+	if r, err := f.LoadConfig(); err == nil {
+		for _, s := range r.Servers {
+			names = append(names, s.Name)
+		}
+	}
 	for _, e := range entries {
 		if e.Reason == "" {
 			e.def, e.Notes, e.Reason = translateImport(f, e.def, root)
 		}
 		if e.Reason == "" {
 			e.Reason = checkImport(e.Name, e.def)
+		}
+		if i := slices.IndexFunc(names, func(n string) bool { return n != e.Name && policy.SameServerName(n, e.Name) }); e.Reason == "" && i >= 0 {
+			e.Reason = fmt.Sprintf("its name is server %q's to tool names and permission rules (case is ignored, - and . count as _), and neither would run; add it under another name with switchboard mcp add-json", names[i])
 		}
 		dest, err := run.place(&e)
 		if err != nil {
@@ -247,6 +259,7 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 		if err := run.write(&e, dest); err != nil {
 			return err
 		}
+		names = append(names, e.Name)
 		if !slices.ContainsFunc(dests, func(d scopeTarget) bool { return d.Scope == dest.Scope }) {
 			dests = append(dests, dest)
 		}
