@@ -56,8 +56,9 @@ func (s *server) newClient(c *conn) *mcp.Client {
 			h.emit(Event{Kind: EventLog, Server: s.name, Log: p})
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			h.progress.deliver(req.Params)
-			h.emit(Event{Kind: EventProgress, Server: s.name, Progress: req.Params})
+			p := h.guardProgress(req.Params)
+			h.progress.deliver(p)
+			h.emit(Event{Kind: EventProgress, Server: s.name, Progress: p})
 		},
 	}
 	if h.opts.Prompter != nil {

@@ -234,6 +234,24 @@ func walkStrings(v any, f func(string)) {
 	}
 }
 
+// guardProgress returns p with its message as a result's text would be:
+// cleaned of deceptive characters and the known secret values replaced.
+// A progress message goes to the caller (a gateway's client, a person at
+// a terminal) as a result does; p itself when nothing changed.
+func (h *Host) guardProgress(p *mcp.ProgressNotificationParams) *mcp.ProgressNotificationParams {
+	if p == nil || p.Message == "" {
+		return p
+	}
+	msg, _ := toolsurface.CleanText(p.Message)
+	msg, _ = h.secrets.Known(msg)
+	if msg == p.Message {
+		return p
+	}
+	c := *p
+	c.Message = msg
+	return &c
+}
+
 // guardResult turns a tool's result into what the model may read: cleaned
 // of deceptive characters, the known secret values replaced, and the
 // server's "secrets" mode applied to credentials of a known shape.
@@ -359,7 +377,8 @@ func (h *Host) cleanPrompts(prompts []Prompt) []Prompt {
 	return prompts
 }
 
-// cleanPromptResult cleans a rendered prompt's text.
+// cleanPromptResult cleans a rendered prompt's text and replaces the
+// secret values it holds.
 func (h *Host) cleanPromptResult(server, prompt string, res *mcp.GetPromptResult) *mcp.GetPromptResult {
 	c, f := toolsurface.CleanPromptResult(res)
 	if len(f) > 0 {
@@ -368,6 +387,17 @@ func (h *Host) cleanPromptResult(server, prompt string, res *mcp.GetPromptResult
 			kinds[i] = x.String()
 		}
 		h.log.Info("deceptive text in a prompt", "server", server, "prompt", prompt, "findings", strings.Join(kinds, "; "))
+	}
+	// A rendered prompt is text the model reads, as a tool's result is:
+	// the secret values Switchboard gave a server are replaced.
+	known := 0
+	c, _ = toolsurface.MapPromptResultText(c, func(s string) (string, bool) {
+		out, n := h.secrets.Known(s)
+		known += n
+		return out, n > 0
+	})
+	if known > 0 {
+		h.log.Warn("a rendered prompt held a secret value Switchboard gave a server; it was replaced", "server", server, "prompt", prompt)
 	}
 	return c
 }

@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,7 +9,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,7 +65,8 @@ func TestHiddenTextNeverReachesTheModel(t *testing.T) {
 		t.Errorf("the result opened an envelope of its own: %s", env)
 	}
 	prompts, _, err := h.Prompts(ctx)
-	if err != nil || len(prompts) != 1 || prompts[0].Prompt.Description != "Summarizes." || prompts[0].Prompt.Arguments[0].Description != "the topic" {
+	i := slices.IndexFunc(prompts, func(p host.Prompt) bool { return p.Prompt.Name == "summarize" })
+	if err != nil || i < 0 || prompts[i].Prompt.Description != "Summarizes." || prompts[i].Prompt.Arguments[0].Description != "the topic" {
 		t.Fatalf("prompts: %+v %v", prompts, err)
 	}
 	pr, err := h.GetPrompt(ctx, "smug", "summarize", nil)
@@ -145,6 +149,66 @@ func TestSecretsGoingTheWrongWay(t *testing.T) {
 	if _, err := os.Stat(effect); err == nil {
 		t.Error("a blocked call ran")
 	}
+}
+
+// TestSecretsAndHiddenTextInEveryField: the secret values Switchboard
+// gave a server, and text hidden in tag characters, are taken out of every
+// string of a result's content blocks — a resource link's name, URI, MIME
+// type and icon, an embedded resource's URI and MIME type, an image's MIME
+// type — and of a rendered prompt, not only of the text. Before, a link's
+// URI carried the server's token to the model (and to a client that
+// follows it), hidden instructions rode in a link's name, and a prompt's
+// text held the token as the server wrote it.
+func TestSecretsAndHiddenTextInEveryField(t *testing.T) {
+	const token = "tok_live_9c8b7a6f5e4d3c2b1a0f"
+	smug := stdio("smug", "smuggler")
+	smug.Effective.Env = map[string]string{"SMUGGLER_API_TOKEN": token}
+	smug.Written.Env = smug.Effective.Env
+	h := newHost(t, cfgOf(smug), nil)
+	ctx := ctxFor(t, 20*time.Second)
+
+	var mu sync.Mutex
+	var progress []string
+	pctx := host.WithProgress(ctx, func(p *mcp.ProgressNotificationParams) {
+		mu.Lock()
+		progress = append(progress, p.Message)
+		mu.Unlock()
+	})
+	res, err := h.Call(pctx, "mcp__smug__links", map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if len(progress) != 1 || progress[0] != "using <redacted>" {
+		t.Errorf("progress messages %q, want [\"using <redacted>\"]", progress)
+	}
+	mu.Unlock()
+	b := unescapedJSON(t, res)
+	if got := string(b); strings.Contains(got, token) || strings.ContainsRune(got, 0xE0049) {
+		t.Errorf("a link, resource or image carried the token or hidden text:\n%s", got)
+	}
+	if !strings.Contains(string(b), `"name":"report"`) || !strings.Contains(string(b), "https://evil.example/c?d=<redacted>") {
+		t.Errorf("the link was not kept, cleaned:\n%s", b)
+	}
+
+	pr, err := h.GetPrompt(ctx, "smug", "env", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := unescapedJSON(t, pr); strings.Contains(string(b), token) || !strings.Contains(string(b), "the key is <redacted>") {
+		t.Errorf("the rendered prompt kept the token:\n%s", b)
+	}
+}
+
+// unescapedJSON is v's JSON with < and > as they are (the SDK's
+// marshalers escape them).
+func unescapedJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte(`\u003c`), []byte("<")), []byte(`\u003e`), []byte(">"))
 }
 
 // hookWorld is a host whose echo server's calls go through hooks (the

@@ -2,6 +2,7 @@ package toolsurface
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -119,10 +120,50 @@ func CleanPromptResult(r *mcp.GetPromptResult) (*mcp.GetPromptResult, []TextFind
 	return &c, all
 }
 
-// CleanResult returns a tool result with the text of its content blocks
-// (text, an embedded resource's text, a resource link's title and
-// description), its structured content and its _meta cleaned
-// (CleanText), every finding in field "result" (one per kind). An
+// MapPromptResultText applies f to every text of a rendered prompt a
+// model reads: its description and every string of each message's
+// content block (as MapResultText). The result is r itself when f changed
+// nothing, else a copy sharing what did not change; r is never modified.
+func MapPromptResultText(r *mcp.GetPromptResult, f func(string) (string, bool)) (*mcp.GetPromptResult, bool) {
+	if r == nil {
+		return nil, false
+	}
+	desc, changed := r.Description, false
+	if desc != "" {
+		if d, ok := f(desc); ok {
+			desc, changed = d, true
+		}
+	}
+	var msgs []*mcp.PromptMessage
+	for i, m := range r.Messages {
+		if m == nil {
+			continue
+		}
+		content, ok := mapContent(m.Content, f)
+		if !ok {
+			continue
+		}
+		if msgs == nil {
+			msgs = slices.Clone(r.Messages)
+		}
+		cm := *m
+		cm.Content = content
+		msgs[i] = &cm
+	}
+	if !changed && msgs == nil {
+		return r, false
+	}
+	c := *r
+	c.Description = desc
+	if msgs != nil {
+		c.Messages = msgs
+	}
+	return &c, true
+}
+
+// CleanResult returns a tool result with every string of its content
+// blocks (text, URIs, names, MIME types, icons, _meta: all but binary
+// data), its structured content and its _meta cleaned (CleanText), every finding in field "result" (one per kind). An
 // imitation of the envelope tag is defanged as Wrap would. r itself is
 // returned when nothing is found.
 func CleanResult(r *mcp.CallToolResult) (*mcp.CallToolResult, []TextFinding) {
@@ -136,9 +177,11 @@ func CleanResult(r *mcp.CallToolResult) (*mcp.CallToolResult, []TextFinding) {
 }
 
 // MapResultText applies f to every text of a tool result a model or a
-// client can read: each content block's text (an embedded resource's
-// text, a resource link's title and description), every string of its
-// structured content and of its _meta, map keys included. f returns the
+// client can read or act on: every string of each content block (a text,
+// a resource link's URI, name, title, description, MIME type and icons, an
+// embedded resource's URI, MIME type and text, an image's or audio's MIME
+// type, each block's _meta and annotations: all but binary data), every
+// string of its structured content and of its _meta, map keys included. f returns the
 // new text and whether it changed it. The result is r itself when f
 // changed nothing, else a copy sharing what did not change; r is never
 // modified.
@@ -173,47 +216,183 @@ func MapResultText(r *mcp.CallToolResult, f func(string) (string, bool)) (*mcp.C
 	return &c, true
 }
 
-// mapContent applies f to the text of one content block.
+// mapContent applies f to every string of one content block a client can
+// read or act on: a text's text; an image's or audio's MIME type; a
+// resource link's URI, name, title, description, MIME type and icons; an
+// embedded resource's URI, MIME type and text; and each block's _meta and
+// annotations. Only binary data (base64: an image's, an audio's, a blob)
+// is left as it is. c is never modified: a changed block is a copy.
 func mapContent(c mcp.Content, f func(string) (string, bool)) (mcp.Content, bool) {
+	// Each case maps copies of the fields and makes the new block only
+	// when one changed: a text block, the common case, costs no
+	// allocation when nothing is found.
+	m := contentMapper{f: f}
 	switch c := c.(type) {
 	case *mcp.TextContent:
 		if c == nil {
 			return c, false
 		}
-		t, changed := f(c.Text)
-		if !changed {
+		text, meta, ann := c.Text, c.Meta, c.Annotations
+		m.str(&text)
+		m.common(&meta, &ann)
+		if m.changed {
+			cc := *c
+			cc.Text, cc.Meta, cc.Annotations = text, meta, ann
+			return &cc, true
+		}
+	case *mcp.ImageContent:
+		if c == nil {
 			return c, false
 		}
-		cc := *c
-		cc.Text = t
-		return &cc, true
+		mime, meta, ann := c.MIMEType, c.Meta, c.Annotations
+		m.str(&mime)
+		m.common(&meta, &ann)
+		if m.changed {
+			cc := *c
+			cc.MIMEType, cc.Meta, cc.Annotations = mime, meta, ann
+			return &cc, true
+		}
+	case *mcp.AudioContent:
+		if c == nil {
+			return c, false
+		}
+		mime, meta, ann := c.MIMEType, c.Meta, c.Annotations
+		m.str(&mime)
+		m.common(&meta, &ann)
+		if m.changed {
+			cc := *c
+			cc.MIMEType, cc.Meta, cc.Annotations = mime, meta, ann
+			return &cc, true
+		}
 	case *mcp.EmbeddedResource:
-		if c == nil || c.Resource == nil {
+		if c == nil {
 			return c, false
 		}
-		t, changed := f(c.Resource.Text)
-		if !changed {
-			return c, false
+		res, meta, ann := c.Resource, c.Meta, c.Annotations
+		if res != nil {
+			r := *res
+			rm := contentMapper{f: f}
+			rm.str(&r.URI)
+			rm.str(&r.MIMEType)
+			rm.str(&r.Text)
+			rm.meta(&r.Meta)
+			if rm.changed {
+				res, m.changed = &r, true
+			}
 		}
-		res := *c.Resource
-		res.Text = t
-		cc := *c
-		cc.Resource = &res
-		return &cc, true
+		m.common(&meta, &ann)
+		if m.changed {
+			cc := *c
+			cc.Resource, cc.Meta, cc.Annotations = res, meta, ann
+			return &cc, true
+		}
 	case *mcp.ResourceLink:
 		if c == nil {
 			return c, false
 		}
-		t, c1 := f(c.Title)
-		d, c2 := f(c.Description)
-		if !c1 && !c2 {
-			return c, false
-		}
 		cc := *c
-		cc.Title, cc.Description = t, d
-		return &cc, true
+		m.str(&cc.URI)
+		m.str(&cc.Name)
+		m.str(&cc.Title)
+		m.str(&cc.Description)
+		m.str(&cc.MIMEType)
+		m.common(&cc.Meta, &cc.Annotations)
+		m.icons(&cc.Icons)
+		if m.changed {
+			return &cc, true
+		}
 	}
 	return c, false
+}
+
+// contentMapper applies f to the strings of one content block's copy,
+// copying what it changes below it (a map, an annotation, an icon list)
+// so that the original block is never written.
+type contentMapper struct {
+	f       func(string) (string, bool)
+	changed bool
+}
+
+func (m *contentMapper) str(s *string) {
+	if *s == "" {
+		return
+	}
+	if t, ok := m.f(*s); ok {
+		*s, m.changed = t, true
+	}
+}
+
+func (m *contentMapper) meta(meta *mcp.Meta) {
+	if len(*meta) == 0 {
+		return
+	}
+	if out, ok := mapValue(map[string]any(*meta), m.f); ok {
+		if mm, isMap := out.(map[string]any); isMap {
+			*meta, m.changed = mcp.Meta(mm), true
+		}
+	}
+}
+
+func (m *contentMapper) common(meta *mcp.Meta, ann **mcp.Annotations) {
+	m.meta(meta)
+	if *ann == nil {
+		return
+	}
+	am := contentMapper{f: m.f}
+	last := (*ann).LastModified
+	am.str(&last)
+	aud, audChanged := mapStrings((*ann).Audience, m.f)
+	if am.changed || audChanged {
+		a := **ann
+		a.LastModified, a.Audience = last, aud
+		*ann, m.changed = &a, true
+	}
+}
+
+func (m *contentMapper) icons(icons *[]mcp.Icon) {
+	var out []mcp.Icon
+	for i, ic := range *icons {
+		im := contentMapper{f: m.f}
+		im.str(&ic.Source)
+		im.str(&ic.MIMEType)
+		theme := string(ic.Theme)
+		im.str(&theme)
+		ic.Theme = mcp.IconTheme(theme)
+		if sizes, ok := mapStrings(ic.Sizes, m.f); ok {
+			ic.Sizes, im.changed = sizes, true
+		}
+		if !im.changed {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(*icons)
+		}
+		out[i] = ic
+	}
+	if out != nil {
+		*icons, m.changed = out, true
+	}
+}
+
+// mapStrings applies f to each of list, returning a changed copy and
+// true, or list itself and false.
+func mapStrings[S ~string](list []S, f func(string) (string, bool)) ([]S, bool) {
+	var out []S
+	for i, v := range list {
+		if v == "" {
+			continue
+		}
+		if t, ok := f(string(v)); ok {
+			if out == nil {
+				out = slices.Clone(list)
+			}
+			out[i] = S(t)
+		}
+	}
+	if out == nil {
+		return list, false
+	}
+	return out, true
 }
 
 // mapValue applies f to every string of a decoded JSON value, map keys
