@@ -51,10 +51,20 @@ func (g *HTTPGuard) Wrap(next http.Handler) http.Handler {
 		r.Host = strings.ToLower(r.Host)
 		// Every Origin header is judged, not the first: a request with an
 		// empty or allowed one first and a foreign one after is foreign.
-		for _, o := range r.Header.Values("Origin") {
+		origins := r.Header.Values("Origin")
+		for _, o := range origins {
 			if o != "" && !g.origins[normalizeOrigin(o)] {
 				g.log.Warn("refused a request from a foreign origin", "origin", o)
 				http.Error(w, "forbidden: origin not allowed (start serve with --allow-origin to allow it)", http.StatusForbidden)
+				return
+			}
+		}
+		if len(origins) == 1 && origins[0] != "" {
+			// An allowed page of another origin (--allow-origin) reads the
+			// answers: CORS, whose preflight comes without credentials.
+			allowCORS(w.Header(), origins[0])
+			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+				w.WriteHeader(http.StatusNoContent)
 				return
 			}
 		}
@@ -83,6 +93,21 @@ func (g *HTTPGuard) Wrap(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// allowCORS lets the page of an allowed origin make MCP requests and
+// read their answers, as a browser's CORS asks: the methods and request
+// headers of Streamable HTTP, and the answer headers a client reads (the
+// session, the protocol, an auth challenge). No credentials in the CORS
+// sense: the gateway's are a bearer token the page sends itself, never a
+// cookie, so a page of any other origin still gets nothing.
+func allowCORS(h http.Header, origin string) {
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Add("Vary", "Origin")
+	h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+	h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-Id")
+	h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate")
+	h.Set("Access-Control-Max-Age", "600")
 }
 
 // NewHTTPGuard returns the guard for a gateway bound to bind (the
