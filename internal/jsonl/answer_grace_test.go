@@ -71,6 +71,11 @@ func TestAnswerGraceAnswersAScript(t *testing.T) {
 				if err := within(t, 30*time.Second, "the hung call's end", func() error { return <-hangEnded }); err == nil {
 					t.Error("the hung call ended without being cancelled")
 				}
+				// And it is answered so: a script tells a cut call from a
+				// lost one (before, it got no line at all).
+				if got := answers[2]; !strings.Contains(got, `"code":-32000`) || !strings.Contains(got, "closed its input before this call was answered") {
+					t.Errorf("the hung call's answer = %q, want the error saying the input's end cut it", got)
+				}
 			})
 		})
 	}
@@ -98,6 +103,9 @@ func runScript(t *testing.T, pollable bool, grace time.Duration, s *mcp.Server, 
 				ID *int `json:"id"`
 			}
 			if json.Unmarshal(sc.Bytes(), &m) == nil && m.ID != nil {
+				if prev, twice := answers[*m.ID]; twice {
+					t.Errorf("call %d answered twice: %s, then %s", *m.ID, prev, sc.Text())
+				}
 				answers[*m.ID] = sc.Text()
 			}
 		}
@@ -169,13 +177,23 @@ func TestAnswerGraceWaitsOnlyForUnansweredCalls(t *testing.T) {
 func TestAnswerGraceLeavesAnOlderCall(t *testing.T) {
 	for _, pollable := range []bool{true, false} {
 		t.Run(fmt.Sprintf("pollable=%v", pollable), func(t *testing.T) {
-			_, c, inW := callRead(t, pollable, 9)
+			_, c, inW, outR := callReadOut(t, pollable, 9)
 			ctx := context.Background()
 			// Older than answerRecent (500 ms) when the input ends.
 			time.Sleep(700 * time.Millisecond)
 			inW.Close()
 			if err := within(t, 30*time.Second, "the end", func() error { _, err := c.Read(ctx); return err }); err != io.EOF {
 				t.Fatalf("Read at the end = %v, want io.EOF without waiting for the older call", err)
+			}
+			// It was answered with the error saying why, and the server's
+			// own late answer is not written after it.
+			if err := c.Write(ctx, &jsonrpc.Response{ID: mustID(t, float64(9)), Result: json.RawMessage(`{"late":true}`)}); err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+			lines := readAll(t, outR)
+			if strings.Count(lines, `"id":9`) != 1 || !strings.Contains(lines, `"code":-32000`) || strings.Contains(lines, "late") {
+				t.Errorf("what the client read: %q, want one error answer for call 9", lines)
 			}
 		})
 	}
@@ -226,8 +244,16 @@ func TestEndedBeforeTheGrace(t *testing.T) {
 // the test ends, and the input's end is the caller's.
 func callRead(t *testing.T, pollable bool, id int) (*jsonl.Transport, mcp.Connection, io.WriteCloser) {
 	t.Helper()
+	tr, c, inW, _ := callReadOut(t, pollable, id)
+	return tr, c, inW
+}
+
+// callReadOut is callRead, with the read end of what the connection
+// writes.
+func callReadOut(t *testing.T, pollable bool, id int) (*jsonl.Transport, mcp.Connection, io.WriteCloser, io.Reader) {
+	t.Helper()
 	inR, inW := input(t, pollable)
-	_, outW := pipe(t)
+	outR, outW := pipe(t)
 	tr := &jsonl.Transport{Reader: inR, Writer: outW, AnswerGrace: time.Hour}
 	c, err := tr.Connect(context.Background())
 	if err != nil {
@@ -238,5 +264,22 @@ func callRead(t *testing.T, pollable bool, id int) (*jsonl.Transport, mcp.Connec
 	if err := within(t, 30*time.Second, "the call", func() error { _, err := c.Read(context.Background()); return err }); err != nil {
 		t.Fatal(err)
 	}
-	return tr, c, inW
+	return tr, c, inW, outR
+}
+
+func mustID(t *testing.T, v any) jsonrpc.ID {
+	t.Helper()
+	id, err := jsonrpc.MakeID(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// readAll reads r to its end (the writer closed), bounded.
+func readAll(t *testing.T, r io.Reader) string {
+	t.Helper()
+	var b []byte
+	within(t, 30*time.Second, "the output", func() error { var err error; b, err = io.ReadAll(r); return err })
+	return string(b)
 }

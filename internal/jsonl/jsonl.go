@@ -274,6 +274,9 @@ type conn struct {
 	atEnd      func() // Transport.markEnded
 	unanswered map[jsonrpc.ID]time.Time
 	answered   chan struct{}
+	// cut are the calls answered by answerCut at the input's end: the
+	// SDK's own answer to one, should it come, is not written.
+	cut map[jsonrpc.ID]bool
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -573,7 +576,7 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if f.err == io.EOF {
 			c.atEnd()
 			if c.grace > 0 {
-				c.awaitAnswers(ctx)
+				c.answerCut(c.awaitAnswers(ctx))
 			}
 		}
 		if !c.goesOn(f) {
@@ -769,6 +772,10 @@ func (c *conn) answer(resp *jsonrpc.Response) (done []*jsonrpc.Response, inBatch
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.watchAnswerLocked(resp)
+	if c.cut[resp.ID] {
+		delete(c.cut, resp.ID)
+		return nil, true // answered already (answerCut): nothing to write
+	}
 	if c.unanswered != nil {
 		c.settleLocked(resp.ID)
 	}
@@ -860,20 +867,23 @@ const answerRecent = 500 * time.Millisecond
 
 // awaitAnswers waits, at most AnswerGrace, until every call read shortly
 // before the input's end has been answered, the connection is closed or
-// ctx is done.
-func (c *conn) awaitAnswers(ctx context.Context) {
+// ctx is done. It returns the calls the end cuts: those read earlier (the
+// SDK cancels them at the end), and, when the grace ran out, those still
+// unanswered.
+func (c *conn) awaitAnswers(ctx context.Context) (cut []jsonrpc.ID) {
 	since := time.Now().Add(-answerRecent)
 	c.mu.Lock()
-	// Nothing is read after the end: the older calls are forgotten, and
-	// what is left is what to wait for.
+	// Nothing is read after the end: the older calls are cut, and what is
+	// left is what to wait for.
 	for id, read := range c.unanswered {
 		if read.Before(since) {
 			delete(c.unanswered, id)
+			cut = append(cut, id)
 		}
 	}
 	if len(c.unanswered) == 0 {
 		c.mu.Unlock()
-		return
+		return cut
 	}
 	c.answered = make(chan struct{})
 	done := c.answered
@@ -883,7 +893,53 @@ func (c *conn) awaitAnswers(ctx context.Context) {
 	select {
 	case <-done:
 	case <-t.C:
+		c.mu.Lock()
+		for id := range c.unanswered {
+			cut = append(cut, id)
+		}
+		c.mu.Unlock()
 	case <-c.closed:
 	case <-ctx.Done():
 	}
+	return cut
+}
+
+// CodeCut is the JSON-RPC error code of the answer a call gets when the
+// input ended before it was answered (AnswerGrace): a server error, as
+// the MCP transports use for a call cancelled by the connection's end.
+const CodeCut = -32000
+
+// answerCut answers each call of ids, which the input's end cut, with an
+// error saying so, so that a client still reading — a script whose pipe
+// ended — tells a cut call from a lost one; the SDK's own answer to one of
+// them, should it come, is not written (answer). A call of a batch is
+// left to the batch.
+func (c *conn) answerCut(ids []jsonrpc.ID) {
+	if len(ids) == 0 {
+		return
+	}
+	c.mu.Lock()
+	var out []byte
+	for _, id := range ids {
+		if _, inBatch := c.batches[id]; inBatch {
+			continue
+		}
+		delete(c.unanswered, id)
+		if c.cut == nil {
+			c.cut = map[jsonrpc.ID]bool{}
+		}
+		c.cut[id] = true
+		data, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: CodeCut,
+			Message: "the client closed its input before this call was answered, so it was cancelled (it may or may not have run)"}})
+		if err == nil {
+			out = append(append(out, data...), '\n')
+		}
+	}
+	c.mu.Unlock()
+	if len(out) == 0 {
+		return
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	_, _ = c.out.Write(out) // the client may be gone: nothing to do about it
 }
