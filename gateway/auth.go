@@ -391,6 +391,20 @@ var (
 // GroupPrefix begins the auth file entry of a group.
 const GroupPrefix = "group:"
 
+// ReservedName reports why name, valid or not, cannot be given keys: it
+// is the shared token's caller ([SharedTokenPrincipal]), whose rules are
+// the shared token's, or a group's entry (GroupPrefix), which holds no
+// keys. It returns nil for any other name.
+func ReservedName(name string) error {
+	switch {
+	case name == SharedTokenPrincipal:
+		return fmt.Errorf("%q is the shared token's caller: a key of it would get the rules written for the shared token", name)
+	case strings.HasPrefix(name, GroupPrefix):
+		return fmt.Errorf("%q is a group, which holds no keys", name)
+	}
+	return nil
+}
+
 // ValidName reports why name cannot be a principal or group name, or nil.
 func ValidName(name string) error {
 	if !principalName().MatchString(name) {
@@ -485,6 +499,14 @@ func loadAuthFile(path string) (*authState, bool) {
 	f, exists, err := ReadAuthFile(path)
 	if err != nil {
 		st.err = err
+		return st, exists
+	}
+	if e := f.Principals[SharedTokenPrincipal]; e != nil && len(e.Keys) > 0 {
+		// Written by hand, or by a version that let `gateway key add
+		// token` through: its holder would get the rules written for
+		// the shared token's caller.
+		st.err = fmt.Errorf("%s: principal %q holds keys, but %q is the shared token's caller and its rules are the shared token's; "+
+			"remove them with `switchboard gateway key revoke %s` and give the key's holder a name of its own", path, SharedTokenPrincipal, SharedTokenPrincipal, SharedTokenPrincipal)
 		return st, exists
 	}
 	lists := map[string]policy.Lists{}

@@ -22,9 +22,13 @@ import (
 // AddKey issues a new key for principal name in the auth file at path
 // (creating the file, mode 0600, and the principal), adds groups to the
 // principal's groups, and returns the key — the only time it is ever
-// shown: the file keeps its SHA-256. The edit keeps the file's comments
+// shown: the file keeps its SHA-256. A name [ReservedName] refuses gets
+// no key. The edit keeps the file's comments
 // and is serialized with other edits by a lock.
 func AddKey(path, name string, groups []string, now time.Time) (key string, err error) {
+	if err := ReservedName(name); err != nil {
+		return "", err
+	}
 	if err := ValidName(name); err != nil {
 		return "", err
 	}

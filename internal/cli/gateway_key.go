@@ -89,6 +89,9 @@ func gatewayKeyAddRun(f *Factory, o *GatewayKeyOptions) error {
 	if strings.HasPrefix(o.Name, gateway.GroupPrefix) {
 		return Usagef("name the principal; "+gateway.GroupPrefix+"<name> entries hold a group's rules", "%q is a group, which holds no keys", o.Name)
 	}
+	if err := gateway.ReservedName(o.Name); err != nil {
+		return UsageErr(err, "give the key's holder a name of its own, such as alice; the shared token itself comes from serve --token-file or $"+TokenEnv)
+	}
 	if err := gateway.ValidName(o.Name); err != nil {
 		return UsageErr(err, "")
 	}

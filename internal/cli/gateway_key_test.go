@@ -3,9 +3,12 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -505,5 +508,65 @@ func TestGatewayTeamAlways(t *testing.T) {
 	until(a3, "asked again", func(string, bool) bool { return a3.questions() > 0 })
 	if a, _ := rules(); len(a) != 0 {
 		t.Errorf("alice's allow rules after deny: %q; a deny must write nothing", a)
+	}
+}
+
+// TestGatewayKeyForSharedTokenPrincipal: "token" is the shared token's
+// caller, so `gateway key add token` is refused (a key of it would get the
+// rules written for the shared token), and a key of "token" written into
+// the file by hand makes the gateway accept no key, with the reason in its
+// log, until `gateway key revoke token` takes it out.
+func TestGatewayKeyForSharedTokenPrincipal(t *testing.T) {
+	w := newGatewayWorld(t)
+	path := filepath.Join(w.sbHome, gateway.AuthFileName)
+	for name, why := range map[string]string{"token": "shared token", "group:eng": "is a group"} {
+		cmd := w.command(t, "gateway", "key", "add", name)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || len(out) != 0 {
+			t.Errorf("gateway key add %s: %v, printed %q; want exit 2 and no key", name, err, out)
+		}
+		if !strings.Contains(stderr.String(), why) || !strings.Contains(stderr.String(), "hint:") {
+			t.Errorf("gateway key add %s does not say why (%q) with a hint:\n%s", name, why, stderr.String())
+		}
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Errorf("a refused key add wrote %s", path)
+	}
+
+	// A key of "token" already in the file.
+	alice := w.addKey(t, "alice")
+	tokenKey, id, err := gateway.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.editAuth(t, func(f *gateway.AuthFile) {
+		f.Principals[gateway.SharedTokenPrincipal] = &gateway.AuthEntry{
+			Keys:  []gateway.AuthKey{{ID: id, SHA256: gateway.KeyHash(tokenKey), Created: time.Now().UTC().Truncate(time.Second)}},
+			Allow: []string{"mcp__alpha"},
+		}
+	})
+	var logBuf strings.Builder
+	a := gateway.NewAuth(&gateway.AuthOptions{File: path, Logger: slog.New(slog.NewTextHandler(&logBuf, nil))})
+	if p, err := a.Authenticate(context.Background(), tokenKey); err == nil {
+		t.Errorf("a key of %q authenticates, as %+v", gateway.SharedTokenPrincipal, p)
+	}
+	if _, err := a.Authenticate(context.Background(), alice); err == nil {
+		t.Error("the file with a key of \"token\" still accepts keys (it should fail closed)")
+	}
+	if !strings.Contains(logBuf.String(), "no key is accepted") || !strings.Contains(logBuf.String(), "gateway key revoke token") {
+		t.Errorf("the log does not say why no key is accepted:\n%s", logBuf.String())
+	}
+	if out, err := w.command(t, "gateway", "key", "revoke", "token").CombinedOutput(); err != nil {
+		t.Fatalf("gateway key revoke token: %v\n%s", err, out)
+	}
+	a = gateway.NewAuth(&gateway.AuthOptions{File: path})
+	if _, err := a.Authenticate(context.Background(), alice); err != nil || a.LoadErr() != nil {
+		t.Errorf("after the revoke: %v (load: %v)", err, a.LoadErr())
+	}
+	if _, err := a.Authenticate(context.Background(), tokenKey); err == nil {
+		t.Error("the revoked key of \"token\" authenticates")
 	}
 }
