@@ -24,8 +24,9 @@ import (
 var ErrCannotAsk = errors.New("the calling client does not support elicitation")
 
 // errAsking is what the Asker returns while the question is out: the
-// gateway answers the call with the question instead of a denial.
-var errAsking = errors.New("waiting for the client's answer")
+// gateway answers the call with the question instead of a denial, and the
+// host does not log the call as refused (host.ErrAskPending).
+var errAsking = fmt.Errorf("waiting for the client's answer: %w", host.ErrAskPending)
 
 // Answers a client may give to a permission question, as the elicitation's
 // "decision" field holds them.

@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -119,6 +120,55 @@ func askBecomesElicitation(t *testing.T, protocol string) {
 	}
 	if _, after := lastAsk(); after != before {
 		t.Errorf("a tool allowed for the session was asked again")
+	}
+}
+
+// A call that is asked about and then allowed is not logged as refused:
+// the first round, which sends the question, logs that it asks, and only
+// a call refused when asked is logged "call refused".
+func TestAskedAndAllowedIsNotLoggedRefused(t *testing.T) {
+	for _, protocol := range []string{"", "2025-11-25"} {
+		t.Run("protocol="+protocol, func(t *testing.T) {
+			var (
+				mu       sync.Mutex
+				decision = gateway.DecisionOnce
+				logMu    sync.Mutex
+				logText  strings.Builder
+			)
+			logger := slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logText}, nil))
+			client := &mcp.ClientOptions{
+				Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					mu.Lock()
+					defer mu.Unlock()
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": decision}}, nil
+				},
+			}
+			f := startWith(t, fixtureOpts{permit: testPermit(), client: client, protocol: protocol, logger: logger}, nil, stdio("alpha", "echo"))
+			ctx := ctxFor(t, 30*time.Second)
+			logged := func() string {
+				logMu.Lock()
+				defer logMu.Unlock()
+				return logText.String()
+			}
+			res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__env", Arguments: map[string]any{"names": []any{"HOME"}}})
+			if err != nil || res.IsError {
+				t.Fatalf("call allowed once: %v %+v", err, res)
+			}
+			if l := logged(); strings.Contains(l, "call refused") || !strings.Contains(l, `msg="asking permission" server=alpha tool=env`) {
+				t.Errorf("log of a call asked about and allowed:\n%s", l)
+			}
+			mu.Lock()
+			decision = gateway.DecisionDeny
+			mu.Unlock()
+			res, err = f.session.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__env", Arguments: map[string]any{"names": []any{"HOME"}}})
+			if err != nil || !res.IsError {
+				t.Fatalf("call refused when asked: %v %+v", err, res)
+			}
+			if l := logged(); strings.Count(l, `msg="call refused" server=alpha tool=env`) != 1 {
+				t.Errorf("log of a call refused when asked:\n%s", l)
+			}
+		})
 	}
 }
 

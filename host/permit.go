@@ -20,6 +20,14 @@ import (
 // it. The call never reached the server.
 var ErrDenied = errors.New("permission denied")
 
+// ErrAskPending is wrapped by the error of an [Asker] that sent its
+// question to be answered on another round of the call (the gateway's
+// Asker: the question rides the call's result, and the client calls again
+// with the answer). The call is put off, not refused: PolicyPermit's
+// [DeniedError] then has Pending set, and the call is decided again when
+// it comes back with the answer.
+var ErrAskPending = errors.New("waiting for the answer to a permission question")
+
 // PermitRequest describes a tool call about to be made.
 type PermitRequest struct {
 	// Tool is the name the model sees, mcp__<server>__<tool>.
@@ -133,6 +141,9 @@ type DeniedError struct {
 	Decision policy.Decision
 	// Asked reports that a person was asked and refused.
 	Asked bool
+	// Pending reports that the question is out ([ErrAskPending]): the
+	// call is put off until it comes again with the answer, not refused.
+	Pending bool
 	// Hint says in one line what would let the call run ("" when nothing
 	// would).
 	Hint string
@@ -142,6 +153,8 @@ func (e *DeniedError) Error() string {
 	switch {
 	case e.Asked:
 		return fmt.Sprintf("%s: call refused when asked", e.Tool)
+	case e.Pending:
+		return fmt.Sprintf("%s: waiting for the answer to its permission question", e.Tool)
 	case e.Decision.Action == policy.Deny:
 		return fmt.Sprintf("%s: %s", e.Tool, e.Decision.Reason)
 	}
@@ -217,6 +230,9 @@ func PolicyPermit(p *policy.Policy, opts *PermitOptions) Permit {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			if errors.Is(err, ErrAskPending) {
+				return &DeniedError{Tool: req.Tool, Decision: d, Pending: true}
+			}
 			return &DeniedError{Tool: req.Tool, Decision: d, Hint: d.Hint(o.UserSettings)}
 		case ans == AnswerAlways:
 			mu.Lock()
@@ -263,7 +279,14 @@ func (h *Host) permit(ctx context.Context, s *server, tool string, args any, ser
 		}
 	}
 	if err := permit(ctx, req); err != nil {
-		h.log.Info("call refused", "server", s.name, "tool", tool)
+		// A question sent to be answered on the call's next round (the
+		// gateway's) puts the call off: it is decided again with the
+		// answer, and logged as refused only if it is refused then.
+		if de := (*DeniedError)(nil); errors.As(err, &de) && de.Pending {
+			h.log.Info("asking permission", "server", s.name, "tool", tool)
+		} else {
+			h.log.Info("call refused", "server", s.name, "tool", tool)
+		}
 		return nil, err
 	}
 	if l := req.lazy; l != nil {
