@@ -34,11 +34,19 @@ var usageStart = lazyre.New(`^(?i:usage)(?::|\s+of\s|\s*$)`)
 // middle of a long usage text still shows it to be one.
 var usagePart = lazyre.New(`^(?:(?i:(?:global |available |additional )?(?:flags|options|commands|arguments|positional arguments|subcommands|examples?|aliases|help topics|environment variables)):$|Use ".*--help" for more information|For more information,? (?:try|run|see) |(?:Run|See|Try) '[^']*--help' for )`)
 
+// adviceLine matches a line that a program prints after its error to say
+// what to do about it: git's and clap's "hint:"/"tip:"/"help:"/"note:",
+// "Try again later", "Please set …", "Did you mean …?", "See …",
+// "Make sure …", "Run 'npm install' first". It belongs to the error
+// before it, which stays the reason.
+var adviceLine = lazyre.New("^(?i:(?:hint|tip|help|note|suggestion|advice)\\s*:|(?:try|please|did you mean|see|check|make sure|ensure|perhaps|maybe|consider|to fix|you (?:may|can|might|must|should|need)|for more)\\b|run [`'\"])")
+
 // reasonLine picks, from the last lines a server wrote to stderr, the one
 // that best says why it died: the first line naming an error in the block
 // the output ends with, when only a crash's trailer follows it (a stack,
 // the error's properties, Node's "Require stack:" and version banner
-// "Node.js v20.…", Go's goroutine dump, the program's usage text), else the
+// "Node.js v20.…", Go's goroutine dump, the program's usage text, advice
+// on what to do: "hint: …", "Try again later"), else the
 // last line that is neither noise nor usage. An error logged earlier, with
 // the server's own lines after it, is not taken for the reason. When the
 // lines are nothing but usage, the usage's first line is the reason if the
@@ -77,7 +85,7 @@ func reasonLine(tail []string) string {
 		case inRequire && !strings.HasPrefix(t, "- "):
 			inRequire = false
 		}
-		trailer[i] = inDump || inUsage || inRequire || noiseLine(t) || l != strings.TrimLeft(l, " \t") || strings.HasPrefix(t, "exit status ")
+		trailer[i] = inDump || inUsage || inRequire || noiseLine(t) || l != strings.TrimLeft(l, " \t") || strings.HasPrefix(t, "exit status ") || adviceLine().MatchString(t)
 	}
 	found := ""
 	for i := len(tail) - 1; i >= 0; i-- {

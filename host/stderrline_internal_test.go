@@ -70,6 +70,13 @@ Node.js v20.20.2`, "Error: Cannot find module 'left-pad'"},
 		{"clap: the error, a tip, then usage", "error: unexpected argument '--bogus' found\n\n  tip: to pass '--bogus' as a value, use '-- --bogus'\n\nUsage: srv [OPTIONS]\n\nFor more information, try '--help'.",
 			"error: unexpected argument '--bogus' found"},
 		{"a server that logs its options, then dies", "Options: verbose\nconnecting to the index\nindex not found", "index not found"},
+		{"an error, then a hint", "error: cannot open database\nhint: fix it", "error: cannot open database"},
+		{"an error, then a plea", "Error: cannot open database\nTry again later", "Error: cannot open database"},
+		{"an error, then advice on two lines", "starting\nfatal: no config file\nPlease set CONFIG_PATH.\nSee https://example.com/docs for more.", "fatal: no config file"},
+		{"a nested gateway's refusal", "error: this is a Switchboard gateway started as an upstream server of the gateway with process id 123 ($SWITCHBOARD_GATEWAY); a gateway never serves itself\nhint: take the gateway's entry out of the servers Switchboard reads, or run it only from the client",
+			"error: this is a Switchboard gateway started as an upstream server of the gateway with process id 123 ($SWITCHBOARD_GATEWAY); a gateway never serves itself"},
+		{"advice alone", "starting\nhint: set GITHUB_TOKEN", "hint: set GITHUB_TOKEN"},
+		{"an error, then the server's line, then advice", "Error: retrying in 5s\nlistening\nTry again later", "Try again later"},
 	} {
 		if got := reasonLine(strings.Split(tc.stderr, "\n")); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)

@@ -251,7 +251,7 @@ its calls cancelled likewise.`,
 			// Switchboard reads too (a project's .mcp.json), or a server
 			// wraps it. Serving would start another, without end.
 			if pid, ok := f.Getenv(host.GatewayEnv); ok && pid != "" {
-				return FailureErr(fmt.Errorf("error: this is a Switchboard gateway started as an upstream server of the gateway with process id %s ($%s); a gateway never serves itself", pid, host.GatewayEnv),
+				return FailureErr(fmt.Errorf("this is a Switchboard gateway started as an upstream server of the gateway with process id %s ($%s); a gateway never serves itself", pid, host.GatewayEnv),
 					"take the gateway's entry out of the servers Switchboard reads, or run it only from the client")
 			}
 			if fl := cmd.Flags().Lookup("name-budget"); fl.Changed && (opts.NameBudget < toolsurface.MinNameBudget || opts.NameBudget > toolsurface.MaxNameLen) {
