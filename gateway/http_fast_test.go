@@ -172,7 +172,9 @@ func TestFastPathSameBytesAsSDK(t *testing.T) {
 // A call on the fast path ends as one on the SDK's does when its client
 // cancels it (notifications/cancelled in a POST of its own) or ends its
 // session (DELETE): the upstream server is told (notifications/cancelled),
-// and a cancelled call's answer is the same bytes on both endpoints.
+// and a cancelled call's answer is the same bytes on both endpoints: a
+// JSON-RPC error, code -32000, that says who ended it (before: code 0,
+// "context canceled").
 func TestFastPathCallsCancel(t *testing.T) {
 	ctx := ctxFor(t, 90*time.Second)
 	dir := t.TempDir()
@@ -228,10 +230,16 @@ func TestFastPathCallsCancel(t *testing.T) {
 	if want := cancelled(sdkURL); got != want {
 		t.Errorf("cancelled call: the fast endpoint answered\n%d %s\n%s\nthe SDK's\n%d %s\n%s", got.status, got.header, got.body, want.status, want.header, want.body)
 	}
+	if !strings.Contains(got.body, `"code":-32000,"message":"the call was cancelled by its client`) {
+		t.Errorf("cancelled call: %s", got.body)
+	}
 
-	// DELETE of the session ends its fast call too.
+	// DELETE of the session ends its fast call too, answered as
+	// cancelled because the session ended. (On the SDK's endpoint the
+	// SDK's session.Close ends the call's stream before its answer.)
 	sid := rawSession(t, ctx, fastURL, `{}`)
 	n := cancels()
+	before = gateway.FastCalls(g)
 	done := wait(fastURL, sid, "8")
 	req, _ := http.NewRequestWithContext(ctx, "DELETE", fastURL, nil)
 	req.Header.Set("Mcp-Session-Id", sid)
@@ -243,7 +251,12 @@ func TestFastPathCallsCancel(t *testing.T) {
 	if resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("DELETE: %d", resp.StatusCode)
 	}
-	<-done
+	if a := <-done; !strings.Contains(a.body, `"code":-32000,"message":"the call was cancelled because its client ended the MCP session`) {
+		t.Errorf("call of a session ended by DELETE: %d %s", a.status, a.body)
+	}
+	if gateway.FastCalls(g) != before+1 {
+		t.Error("the call did not take the fast path")
+	}
 	waitFor("the server to be told", func() bool { return cancels() > n })
 	if a := rawPost(t, ctx, fastURL, sid, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"c__echo","arguments":{"text":"x"}}}`, nil); a.status != http.StatusNotFound {
 		t.Errorf("a call of the deleted session: %d %s", a.status, a.body)

@@ -32,9 +32,13 @@ import (
 
 // Causes of a call's end, for the log.
 var (
-	errClientGone   = errors.New("the client went away")
-	errSessionEnded = errors.New("the client ended its session")
-	errShuttingDown = errors.New("the gateway is shutting down")
+	errClientGone = errors.New("the client went away")
+	// errClientCancelled is a notifications/cancelled of the client's
+	// that the gateway, not the SDK, acts on (CancelHTTP, the stdio fast
+	// path).
+	errClientCancelled = errors.New("the client cancelled the call")
+	errSessionEnded    = errors.New("the client ended its session")
+	errShuttingDown    = errors.New("the gateway is shutting down")
 )
 
 // CarrierHeader is the request header BindHTTP sets (and replaces when a
@@ -141,7 +145,13 @@ func (g *Gateway) trackCalls(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		defer g.calls.remove(lc, false) // if next panics; a second remove is a no-op
 		if cr := g.carrierOf(creq.Extra); cr != nil {
-			stop := context.AfterFunc(cr.ctx, func() { cancel(errClientGone) })
+			stop := context.AfterFunc(cr.ctx, func() {
+				if cause := context.Cause(cr.ctx); errors.Is(cause, errClientCancelled) {
+					cancel(cause)
+				} else {
+					cancel(errClientGone)
+				}
+			})
 			defer stop()
 			lc.withdrawn = cr.withdrawn
 		} else {
@@ -173,9 +183,32 @@ func (g *Gateway) trackCalls(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		if err != nil && ctx.Err() != nil {
 			g.log.Info("gateway call ended by its client", "tool", name, "reason", context.Cause(ctx))
+			// The handler's error is ctx.Err(), which the SDK would send
+			// as code 0, "context canceled".
+			return nil, cancelledError(context.Cause(ctx))
 		}
 		return res, err
 	}
+}
+
+// CodeCancelled is the JSON-RPC error code of a call cancelled before it
+// ended: by its client (notifications/cancelled), because its client
+// ended its session (DELETE) or went away, or by shutdown
+// ([ErrShuttingDown]). It is the TypeScript SDK's ConnectionClosed, a code
+// of the server-error range.
+const CodeCancelled = CodeShuttingDown
+
+// cancelledError is the answer to a call its client ended (cause is the
+// call context's): a JSON-RPC error that says so in words.
+func cancelledError(cause error) *jsonrpc.Error {
+	why := "by its client"
+	switch {
+	case errors.Is(cause, errSessionEnded):
+		why = "because its client ended the MCP session"
+	case errors.Is(cause, errClientGone):
+		why = "because its client went away"
+	}
+	return &jsonrpc.Error{Code: CodeCancelled, Message: "the call was cancelled " + why + " (it may or may not have run)"}
 }
 
 // CodeShuttingDown is the JSON-RPC error code of a call that the gateway's
@@ -254,7 +287,7 @@ func (g *Gateway) CancelHTTP(key string) bool {
 	if cr == nil {
 		return false
 	}
-	cr.cancel(errClientGone)
+	cr.cancel(errClientCancelled)
 	return true
 }
 

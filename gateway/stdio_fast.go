@@ -98,7 +98,7 @@ func (f *stdioFast) cancel(params json.RawMessage) {
 	cancel := f.inflight[idKey(id)]
 	f.mu.Unlock()
 	if cancel != nil {
-		cancel(errClientGone)
+		cancel(errClientCancelled)
 	}
 }
 
