@@ -36,10 +36,15 @@ func serveHTTP(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, log 
 	log.Info("gateway listening", "addr", addr, "stateless", opts.Stateless, "token", opts.Token != "")
 	// One line for the person (or script) who started it: where to point
 	// clients. Never a token.
-	fmt.Fprintf(opts.IO.ErrOut, "switchboard: gateway serving http://%s/mcp (health: /healthz)\n", addr)
+	shown, wildcard := servingAddr(opts.HTTP, addr)
+	where := ""
+	if wildcard {
+		where = " on every network interface of this machine"
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "switchboard: gateway serving http://%s/mcp%s (health: /healthz)\n", shown, where)
 	fmt.Fprintf(opts.IO.ErrOut, "switchboard: %s\n", opts.callersLine())
 	for _, pg := range opts.profileGateways {
-		fmt.Fprintf(opts.IO.ErrOut, "switchboard: profile %s at http://%s/mcp/%s\n", pg.name, addr, pg.name)
+		fmt.Fprintf(opts.IO.ErrOut, "switchboard: profile %s at http://%s/mcp/%s\n", pg.name, shown, pg.name)
 	}
 	for _, d := range opts.profileErrors {
 		fmt.Fprintf(opts.IO.ErrOut, "switchboard: a profile definition dropped: %s\n", d.Error())
@@ -231,6 +236,22 @@ func serveMetrics(addr string, guard *gateway.HTTPGuard, m *gateway.Metrics, log
 	go func() { _ = srv.Serve(ln) }()
 	log.Info("metrics listening", "addr", ln.Addr().String())
 	return func() { _ = srv.Close() }, nil
+}
+
+// servingAddr is the address the serving lines name: addr, the
+// listener's, except that a wildcard bind keeps the host it was asked
+// for (net.Listen on 0.0.0.0 makes a socket for IPv6 too and reports
+// [::], an address the user never typed). wildcard reports such a bind,
+// which the line says in words.
+func servingAddr(asked, addr string) (shown string, wildcard bool) {
+	h, port, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(h); err != nil || ip == nil || !ip.IsUnspecified() {
+		return addr, false
+	}
+	if ah, _, err := net.SplitHostPort(asked); err == nil && ah != "" {
+		h = ah
+	}
+	return net.JoinHostPort(h, port), true
 }
 
 // callersLine says, for the person who started `serve --http`, what a

@@ -462,6 +462,45 @@ func startGatewayProcess(t testing.TB, cmd *exec.Cmd) (base string, stop func())
 	return "", nil
 }
 
+// TestServeWildcardLine: serve --http 0.0.0.0:PORT names the address as
+// it was given, and says it is every interface, not [::] (the socket Go
+// makes for it), which the user never typed; a loopback bind is named
+// as it is.
+func TestServeWildcardLine(t *testing.T) {
+	for listen, want := range map[string]*regexp.Regexp{
+		"0.0.0.0:0":   regexp.MustCompile(`^switchboard: gateway serving http://0\.0\.0\.0:[1-9]\d*/mcp on every network interface of this machine \(health: /healthz\)$`),
+		"127.0.0.1:0": regexp.MustCompile(`^switchboard: gateway serving http://127\.0\.0\.1:[1-9]\d*/mcp \(health: /healthz\)$`),
+	} {
+		t.Run(listen, func(t *testing.T) {
+			w := newGatewayWorld(t)
+			w.env = append(w.env, TokenEnv+"=wildcard-test-token")
+			cmd := w.command(t, "serve", "--http", listen)
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				cmd.Process.Signal(syscall.SIGTERM)
+				cmd.Wait()
+			}()
+			sc := bufio.NewScanner(stderr)
+			for sc.Scan() {
+				if strings.Contains(sc.Text(), "gateway serving") {
+					if !want.MatchString(sc.Text()) {
+						t.Errorf("serving line %q; want it to match %s", sc.Text(), want)
+					}
+					go io.Copy(io.Discard, stderr)
+					return
+				}
+			}
+			t.Fatal("serve ended without a serving line")
+		})
+	}
+}
+
 // TestServeFlags checks the usage errors of serve without starting it.
 func TestServeFlags(t *testing.T) {
 	for _, tc := range []struct {
