@@ -11,7 +11,7 @@ import (
 // FuzzQuote: whatever the string, the quoted word holds nothing a terminal
 // would act on or hide, and reads back to exactly the string.
 func FuzzQuote(f *testing.F) {
-	for _, s := range []string{"", "npx", "a b", "it's", "\x1b[31mred", "\u202e", "\xff\xfe", "$'x'", "\\", "\r\n", "日本語"} {
+	for _, s := range []string{"", "npx", "a b", "it's", "\x1b[31mred", "\u202e", "\xff\xfe", "$'x'", "\\", "\r\n", "日本語", "\u3164", "\ufe0f", "\u2800", "\U000E0100", "\u034f"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -12,9 +12,11 @@ import (
 // quoting, in single quotes when it holds other printable text, and in
 // $'…' form with \xHH, \uHHHH, \n, \t… escapes when it holds anything a
 // terminal would act on or hide: control characters (escape sequences
-// that could redraw the prompt), invalid UTF-8, and invisible or
-// reordering format characters (U+202E and friends). So what the approval
-// prompt shows is always what will run, byte for byte.
+// that could redraw the prompt), invalid UTF-8, reordering format
+// characters (U+202E and friends), and every character that shows as
+// nothing or as blank space though it is not a plain space (see [hidden]).
+// So what the approval prompt shows is always what will run, byte for
+// byte.
 func Quote(s string) string {
 	if s == "" {
 		return "''"
@@ -66,10 +68,24 @@ func safeVisible(r rune) bool {
 	if r == ' ' {
 		return true
 	}
-	if !unicode.IsGraphic(r) || unicode.Is(unicode.Cf, r) || unicode.IsSpace(r) {
-		return false
+	return unicode.IsGraphic(r) && !hidden(r)
+}
+
+// hidden reports whether r, though graphic or formatting, shows as
+// nothing or as blank space: a format character (Cf: zero-width, bidi,
+// tag and invisible-operator characters), a space other than U+0020, or
+// one of Unicode's other default-ignorable code points (the combining
+// grapheme joiner U+034F, the Hangul fillers U+115F, U+1160, U+3164 and
+// U+FFA0, the Khmer vowels U+17B4 and U+17B5, the variation selectors
+// U+180B–U+180F, U+FE00–U+FE0F and U+E0100–U+E01EF), or a character whose
+// glyph is blank (the braille blank U+2800, U+16FE4, U+1D159). Each can
+// make two different words read the same.
+func hidden(r rune) bool {
+	switch r {
+	case 0x2800, 0x16FE4, 0x1D159:
+		return true
 	}
-	return true
+	return unicode.IsSpace(r) || unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector)
 }
 
 // ansiQuote writes s in bash's $'…' form.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -334,5 +335,55 @@ func TestHostileOutputManagement(t *testing.T) {
 			t.Errorf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", name, code, out, errOut)
 		}
 		checkSafe(t, name, out, errOut, `repo\x1b]0;title`)
+	}
+}
+
+// blankChars show as nothing or as blank space, yet are graphic: the
+// Hangul fillers, the combining grapheme joiner, variation selectors, the
+// braille blank, Khmer's invisible vowels. An arg holding one reads the
+// same as one without it.
+var blankChars = []rune{0x3164, 0x115F, 0x1160, 0xFFA0, 0x034F, 0xFE00, 0xFE0F, 0xE0100, 0xE01EF, 0x2800, 0x17B4, 0x17B5}
+
+// Every place that shows a repository's command line — the approval
+// review, mcp get, doctor's "would run" and the status COMMAND column —
+// shows each blank character escaped in $'…' form, never raw
+// (docs/security.md, The approval review).
+func TestHostileOutputBlankCharacters(t *testing.T) {
+	w := newRTWorld(t)
+	repo := w.server("echo")
+	args := repo["args"].([]string)
+	var want []string
+	for _, r := range blankChars {
+		args = append(args, "x"+string(r)+"y")
+		if r > 0xffff {
+			want = append(want, fmt.Sprintf(`$'x\U%08xy'`, r))
+		} else {
+			want = append(want, fmt.Sprintf(`$'x\u%04xy'`, r))
+		}
+	}
+	repo["args"] = args
+	w.writeJSON(filepath.Join(w.proj, ".mcp.json"), map[string]any{"mcpServers": map[string]any{"repo": repo}})
+	check := func(name, out, errOut string) {
+		t.Helper()
+		for _, r := range blankChars {
+			if i := strings.IndexRune(out+errOut, r); i >= 0 {
+				t.Errorf("%s: %U shown raw:\nstdout:\n%s\nstderr:\n%s", name, r, out, errOut)
+			}
+		}
+		checkSafe(t, name, out, errOut, want...)
+	}
+	for _, tc := range []struct {
+		args []string
+		tty  bool
+	}{
+		{[]string{"mcp", "approve", "repo"}, false}, // the review, then no terminal to ask on
+		{[]string{"mcp", "get", "repo"}, false},
+		{[]string{"doctor"}, true},
+		{[]string{"mcp", "approve", "repo", "--yes"}, false},
+		{[]string{"status"}, false}, // piped: with the COMMAND column
+	} {
+		name := strings.Join(tc.args, " ")
+		out, errOut, _ := w.run(tc.tty, tc.args...)
+		check(name, out, errOut)
 	}
 }
