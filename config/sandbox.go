@@ -301,6 +301,13 @@ type SandboxDownload struct {
 // servers, hooks and tasks from the folder.
 var ProtectedNames = []string{".git", ".mcp.json", ".switchboard", ".claude", ".codex", ".cursor", ".vscode"}
 
+// rootProtectedNames are ProtectedNames for the workspace root itself,
+// with mcp.json: the other name Switchboard reads the repository's
+// servers from there (projectFiles). Elsewhere a file of that name is
+// data like any other (a server of the user's that writes ~/.cursor
+// writes .cursor/mcp.json).
+var rootProtectedNames = slices.Insert(slices.Clone(ProtectedNames), slices.Index(ProtectedNames, ".mcp.json")+1, "mcp.json")
+
 // EffectiveSandbox is the sandbox rs runs in for a workspace root (""
 // when none) and a home directory, or nil when it runs unconfined: its
 // written "sandbox" field, else defaults[its scope], else the built-in
@@ -315,9 +322,10 @@ var ProtectedNames = []string{".git", ".mcp.json", ".switchboard", ".claude", ".
 // start. A server the user wrote keeps its paths as written, and so do
 // the paths of the user's per-scope default.
 //
-// Below each writable path, ProtectedNames stay read-only (Protected),
-// but for a path the user named writable themselves (a server of theirs whose
-// "sandbox.fs.write" lists ".git", say). A repository's server may not
+// Below each writable path, ProtectedNames stay read-only (Protected; at
+// the workspace root, mcp.json too), but for a path the user named
+// writable themselves (a server of theirs whose "sandbox.fs.write" lists
+// ".git", say). A repository's server may not
 // name one of them, or a path inside one, writable: that is Refused too.
 func EffectiveSandbox(rs *ResolvedServer, workspace, home string, defaults SandboxDefaults) *SandboxPolicy {
 	sb := rs.Written.Sandbox
@@ -384,7 +392,8 @@ type writablePath struct {
 }
 
 // protectNames fills p.Protected with ProtectedNames below each writable
-// path, but those the user named writable, and refuses each writable path
+// path (rootProtectedNames below the workspace root), but those the user
+// named writable, and refuses each writable path
 // a repository named that is, or is inside, one of them (taking it out of
 // Write: it would give the server what Protected keeps from it).
 func protectNames(p *SandboxPolicy, named []writablePath) {
@@ -394,7 +403,11 @@ func protectNames(p *SandboxPolicy, named []writablePath) {
 	kept := func() []string {
 		var l []string
 		for _, w := range p.Write {
-			for _, n := range ProtectedNames {
+			names := ProtectedNames
+			if p.Workspace != "" && w == filepath.Clean(p.Workspace) {
+				names = rootProtectedNames
+			}
+			for _, n := range names {
 				if c := filepath.Join(w, n); !userNamed(c) {
 					l = appendPaths(l, c)
 				}
@@ -431,7 +444,7 @@ func ProtectedWhy(name string) string {
 	switch name {
 	case ".git":
 		return "git runs its hooks and config outside any sandbox"
-	case ".mcp.json", ".switchboard":
+	case ".mcp.json", "mcp.json", ".switchboard":
 		return "it decides which servers run and how"
 	}
 	return "an agent or editor runs commands from its settings"

@@ -9,7 +9,7 @@ import (
 
 // protectedWords are the words for ProtectedNames below one writable path, before
 // the runtime leaves out those that do not exist.
-const protectedWords = " but not its .git, .mcp.json, .switchboard, .claude, .codex, .cursor and .vscode"
+const protectedWords = " but not its .git, .mcp.json, mcp.json, .switchboard, .claude, .codex, .cursor and .vscode"
 
 // A project-scope stdio server is sandboxed with no network unless its
 // definition lists destinations; a list is what it may reach, and what
@@ -135,10 +135,17 @@ func TestSandboxDefaultPathsAreTheUsers(t *testing.T) {
 // server that names one writable, or a path inside one, does not start.
 func TestSandboxKeepsGitAndSettings(t *testing.T) {
 	parse := func(raw string, scope Scope) *ResolvedServer { return parseScoped(t, raw, scope) }
+	// below lists the names kept below each dir: at the workspace root
+	// (/ws), mcp.json too, the other name of the repository's servers
+	// file; elsewhere it is a file like any other.
 	below := func(dirs ...string) []string {
 		var l []string
 		for _, d := range dirs {
-			for _, n := range ProtectedNames {
+			names := ProtectedNames
+			if d == "/ws" {
+				names = []string{".git", ".mcp.json", "mcp.json", ".switchboard", ".claude", ".codex", ".cursor", ".vscode"}
+			}
+			for _, n := range names {
 				l = append(l, d+"/"+n)
 			}
 		}
@@ -170,6 +177,9 @@ func TestSandboxKeepsGitAndSettings(t *testing.T) {
 			refused: []string{
 				`"sandbox.fs.write" names ".git/hooks": a repository's server may not write .git (` + why + ")",
 				`"sandbox.fs.write" names ".vscode": a repository's server may not write .vscode (an agent or editor runs commands from its settings)`}},
+		{raw: `{"command": "srv", "sandbox": {"fs": {"write": [".", "mcp.json", "sub"]}}}`, scope: ScopeProject, write: []string{"/ws", "/ws/sub"},
+			kept:    below("/ws", "/ws/sub"),
+			refused: []string{`"sandbox.fs.write" names "mcp.json": a repository's server may not write mcp.json (it decides which servers run and how)`}},
 		// The user's own server, and the user's default for the
 		// repository's: what the user names writable is.
 		{raw: `{"command": "srv", "sandbox": {"fs": {"write": [".", ".git"]}}}`, scope: ScopeLocal, write: []string{"/ws", "/ws/.git"},
