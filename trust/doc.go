@@ -16,7 +16,9 @@
 //     approval say which fields changed. A workspace is filed under
 //     [WorkspaceKey], its path with symlinks resolved, so one directory is
 //     one workspace whichever path reaches it. A corrupt or foreign-writable
-//     store fails closed: nothing is approved.
+//     store fails closed: nothing is approved. Foreign-writable includes,
+//     on Unix, a file another user owns and a directory others can write
+//     (without the sticky bit).
 //   - [Store.Check] gives a [Verdict]: Trusted (not repo-authored),
 //     Approved, NeedsApproval, or Stale with the changed fields.
 //     [PreApproval] holds what the user's own settings approve in advance

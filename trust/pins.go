@@ -81,11 +81,7 @@ type PinStore struct {
 }
 
 var pinsGuard = guardedFile{label: "tool pin store", consequence: "no tool is served until it is fixed",
-	distrusted: "its pins", fix: pinsFix}
-
-func pinsFix(path string) string {
-	return fmt.Sprintf("fix or delete %s (deleting it forgets every pinned tool definition: each server's tools are pinned again as they are now)", path)
-}
+	distrusted: "its pins", forgets: "every pinned tool definition: each server's tools are pinned again as they are now"}
 
 // OpenPins reads the pin store of the Switchboard home directory home.
 // It never fails: a missing file is an empty store, and a bad one is

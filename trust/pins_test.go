@@ -104,9 +104,11 @@ func TestPinStoreFailsClosed(t *testing.T) {
 			os.Chmod(path, 0o666)
 		}, "can be written by other users (mode 0666), so its pins are not trusted"},
 		{"a directory", func(path string, _ []byte) { os.Remove(path); os.Mkdir(path, 0o700) }, "is a directory"},
+		{"others can write its directory", func(path string, _ []byte) { os.Chmod(filepath.Dir(path), 0o777) },
+			"which other users can write (mode 0777), so they could replace it and its pins are not trusted"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.name == "others can write" && runtime.GOOS == "windows" {
+			if strings.HasPrefix(tc.name, "others can write") && runtime.GOOS == "windows" {
 				t.Skip("no group or world write bits")
 			}
 			home := t.TempDir()

@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/atomicfile"
 	"github.com/switchboard-mcp/switchboard/internal/filelock"
+	"github.com/switchboard-mcp/switchboard/internal/fileowner"
 	"github.com/switchboard-mcp/switchboard/internal/safefile"
 )
 
@@ -91,7 +92,8 @@ type workspaceEntry struct {
 // approvals made meanwhile by another process are kept.
 //
 // A file that cannot be read, does not parse, or can be written by other
-// users fails closed: nothing is approved, [Store.Err] says why and how to
+// users (itself, or on Unix its directory; or it is another user's) fails
+// closed: nothing is approved, [Store.Err] says why and how to
 // fix it, and the store refuses to write over it (so nothing is lost).
 type Store struct {
 	path string
@@ -376,11 +378,6 @@ func (g guardedFile) locked(path string, f func() error) error {
 	return f()
 }
 
-// storeFix is the fix of every unusable-store error.
-func storeFix(path string) string {
-	return fmt.Sprintf("fix or delete %s (deleting it forgets every approval; you will be asked again)", path)
-}
-
 // readStore reads and checks the file; a missing file is an empty store.
 func readStore(path string) (storeFile, error) {
 	empty := storeFile{Version: storeVersion, Workspaces: map[string]*workspaceEntry{}}
@@ -404,16 +401,33 @@ type guardedFile struct {
 	consequence string
 	// distrusted says what a file others can write loses: "its approvals".
 	distrusted string
-	// fix is the fix of a corrupt file.
-	fix func(path string) string
+	// forgets says what deleting the file forgets: "every approval; you
+	// will be asked again".
+	forgets string
 }
 
-var approvalsFile = guardedFile{label: "trust store", consequence: "nothing is approved", distrusted: "its approvals", fix: storeFix}
+var approvalsFile = guardedFile{label: "trust store", consequence: "nothing is approved", distrusted: "its approvals",
+	forgets: "every approval; you will be asked again"}
+
+// fix is the fix of a file that is corrupt or not a file.
+func (g guardedFile) fix(path string) string {
+	return fmt.Sprintf("fix or delete %s (deleting it forgets %s)", path, g.forgets)
+}
 
 // read reads path as a store's file must be read: a regular file (safefile:
-// no named pipe or device, at most 8 MiB), that only its owner can write.
-// A missing file is (nil, nil).
+// no named pipe or device, at most 8 MiB), that only its owner can write,
+// owned by the user running this program, in a directory that no other
+// user can write (unless it has the sticky bit, as /tmp does: then others
+// cannot remove or rename the user's files in it). A missing file is
+// (nil, nil), but for the directory check: a file created later in such a
+// directory could be anyone's.
+//
+// Ownership and the directory's mode are Unix checks; on Windows a
+// user's profile directory has the user's ACL.
 func (g guardedFile) read(path string) ([]byte, error) {
+	if err := g.checkDir(path); err != nil {
+		return nil, err
+	}
 	data, fi, err := safefile.Read(path, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -435,10 +449,30 @@ func (g guardedFile) read(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s %s can be written by other users (mode %04o), so %s are not trusted; %s (fix: chmod 600 %s)",
 			g.label, path, fi.Mode().Perm(), g.distrusted, g.consequence, path)
 	}
+	if who := fileowner.Other(fi); who != "" {
+		return nil, fmt.Errorf("%s %s belongs to another user, %s, who could have written it, so %s are not trusted; %s (fix: delete %s, which forgets %s)",
+			g.label, path, who, g.distrusted, g.consequence, path, g.forgets)
+	}
 	if data == nil {
 		data = []byte{}
 	}
 	return data, nil
+}
+
+// checkDir refuses the directory of path when users other than its owner
+// can write it and it has no sticky bit: any of them could replace the
+// file (rename another over it) or create it.
+func (g guardedFile) checkDir(path string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	if err != nil || fi.Mode()&fs.ModeSticky != 0 || fi.Mode().Perm()&0o022 == 0 {
+		return nil // a missing directory holds no file; an unreadable one fails reading the file
+	}
+	return fmt.Errorf("%s %s is in %s, which other users can write (mode %04o), so they could replace it and %s are not trusted; %s (fix: chmod 700 %s)",
+		g.label, path, dir, fi.Mode().Perm(), g.distrusted, g.consequence, dir)
 }
 
 // corrupt is the error of a file that does not parse.

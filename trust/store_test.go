@@ -137,16 +137,30 @@ func TestStoreFailsClosed(t *testing.T) {
 		name, content string
 		mode          os.FileMode
 		want          string
+		// unix marks a check of Unix modes and owners: dirMode is the
+		// mode the store's directory is given (0: as made), owner the uid
+		// the file is given (0: as made).
+		unix    bool
+		dirMode os.FileMode
+		owner   int
 	}{
-		{"garbage", "{not json", 0o600, "is corrupt"},
-		{"wrong shape", `{"version": 1, "workspaces": {"/ws": {"servers": {"fs": {"fingerprint": "md5:x"}}}}}`, 0o600, "no valid fingerprint"},
-		{"future version", `{"version": 9, "workspaces": {}}`, 0o600, "version 9"},
-		{"trailing data", `{"version": 1, "workspaces": {}} {}`, 0o600, "unexpected data"},
-		{"world writable", "", 0o666, "can be written by other users"},
+		{name: "garbage", content: "{not json", mode: 0o600, want: "is corrupt"},
+		{name: "wrong shape", content: `{"version": 1, "workspaces": {"/ws": {"servers": {"fs": {"fingerprint": "md5:x"}}}}}`, mode: 0o600, want: "no valid fingerprint"},
+		{name: "future version", content: `{"version": 9, "workspaces": {}}`, mode: 0o600, want: "version 9"},
+		{name: "trailing data", content: `{"version": 1, "workspaces": {}} {}`, mode: 0o600, want: "unexpected data"},
+		{name: "world writable", mode: 0o666, want: "can be written by other users", unix: true},
+		// Whoever can write the directory can rename a file of their own
+		// over trust.json; whoever owns the file could have written it.
+		{name: "directory world writable", mode: 0o600, dirMode: 0o777, want: "which other users can write (mode 0777)", unix: true},
+		{name: "directory group writable", mode: 0o600, dirMode: 0o770, want: "which other users can write (mode 0770)", unix: true},
+		{name: "another user's", mode: 0o600, owner: 65534, want: "belongs to another user, uid 65534", unix: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.mode&0o022 != 0 && runtime.GOOS == "windows" {
-				t.Skip("no mode bits on Windows")
+			if tc.unix && runtime.GOOS == "windows" {
+				t.Skip("no mode bits or owners on Windows")
+			}
+			if tc.owner != 0 && os.Getuid() != 0 {
+				t.Skip("only root can give a file to another user")
 			}
 			home := t.TempDir()
 			// Start from a valid approval, then damage the file.
@@ -162,6 +176,16 @@ func TestStoreFailsClosed(t *testing.T) {
 			}
 			if err := os.Chmod(path, tc.mode); err != nil {
 				t.Fatal(err)
+			}
+			if tc.owner != 0 {
+				if err := os.Chown(path, tc.owner, tc.owner); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.dirMode != 0 {
+				if err := os.Chmod(home, tc.dirMode); err != nil {
+					t.Fatal(err)
+				}
 			}
 			before, _ := os.ReadFile(path)
 			s := Open(home)
@@ -182,6 +206,41 @@ func TestStoreFailsClosed(t *testing.T) {
 				t.Error("the bad file was changed: its content is lost")
 			}
 		})
+	}
+}
+
+// A directory others can write fails closed before there is a file too
+// (whoever creates trust.json there would own it), and is not written to;
+// one with the sticky bit, as /tmp has, is fine: there others cannot
+// remove or rename the user's files.
+func TestStoreDirectoryOthersCanWrite(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no mode bits on Windows")
+	}
+	rs := repoServer("fs", config.Server{Command: "x"})
+	home := t.TempDir()
+	if err := os.Chmod(home, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	s := Open(home)
+	if err := s.Err(); err == nil || !strings.Contains(err.Error(), "fix: chmod 700 "+home) {
+		t.Errorf("Err = %v, want it to say chmod 700 %s", err, home)
+	}
+	if _, err := s.Approve("/ws", rs, t0); err == nil {
+		t.Error("Approve wrote into the directory")
+	}
+	if _, err := os.Stat(filepath.Join(home, FileName)); err == nil {
+		t.Error("the store's file was made")
+	}
+	if err := os.Chmod(home, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	s = Open(home)
+	if _, err := s.Approve("/ws", rs, t0); err != nil {
+		t.Fatalf("Approve in a sticky directory: %v", err)
+	}
+	if v := Open(home).Check(rs, "/ws"); v.Status != Approved {
+		t.Errorf("in a sticky directory: %v", v.Status)
 	}
 }
 

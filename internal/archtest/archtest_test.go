@@ -73,6 +73,9 @@ var pure = []rule{
 	// safefile only reads a configuration file that is a regular file,
 	// without blocking and within a size (every config reader uses it).
 	{Pkg: "internal/safefile", DenyDeps: append([]string{module + "/..."}, noIO...)},
+	// fileowner only asks whose a file is (the stores refuse another
+	// user's).
+	{Pkg: "internal/fileowner", DenyDeps: append([]string{module + "/..."}, noIO...)},
 	{Pkg: "internal/redact"},
 	{Pkg: "internal/netguard"},
 	// termsafe only rewrites strings for a terminal.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -233,6 +234,28 @@ func TestDoctorTrustStoreBroken(t *testing.T) {
 	out, _, _ = w.run(false, "mcp", "get", "repo")
 	if !regexpMatch(`(?m)^warning\ttrust store .*is corrupt`, out) {
 		t.Errorf("mcp get:\n%s", out)
+	}
+}
+
+// TestDoctorTrustStoreDirectoryOthersCanWrite: an approval kept in a
+// Switchboard directory that other users can write counts for nothing
+// (any of them could have put trust.json there), and doctor says how to
+// fix it.
+func TestDoctorTrustStoreDirectoryOthersCanWrite(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no mode bits on Windows")
+	}
+	w := trustWorld(t, w0server())
+	if _, stderr, code := w.run(false, "mcp", "approve", "repo", "--yes"); code != 0 {
+		t.Fatalf("approve: exit %d\n%s", code, stderr)
+	}
+	if err := os.Chmod(w.sb, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := w.run(false, "doctor")
+	if code != 1 || !regexpMatch(`(?m)^fail\ttrust\t-\ttrust store .*trust.json is in .*, which other users can write \(mode 0777\), .*nothing is approved \(fix: chmod 700 `, out) ||
+		!regexpMatch(`(?m)^fail\ttrust\trepo\tneeds-approval: `, out) {
+		t.Errorf("exit %d:\n%s", code, out)
 	}
 }
 
