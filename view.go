@@ -22,15 +22,16 @@ var ErrUnknownProfile = errors.New("unknown profile")
 type UnknownProfileError struct {
 	Name  string
 	Valid []string
-	// Problem is why a profile the settings define under Name cannot be
-	// used (a config diagnostic naming file:line:col), when the caller
-	// found it (the CLI does; View leaves it "": doctor names it).
+	// Problem is why a profile the settings define under Name was
+	// dropped (a config diagnostic naming file:line:col: a name defined
+	// twice names both definitions), when the caller found it (the CLI
+	// does; View leaves it "": doctor names it).
 	Problem string
 }
 
 func (e *UnknownProfileError) Error() string {
 	if e.Problem != "" {
-		return fmt.Sprintf("profile %q cannot be used: %s", e.Name, e.Problem)
+		return fmt.Sprintf("profile %q was dropped: %s", e.Name, e.Problem)
 	}
 	if len(e.Valid) == 0 {
 		return fmt.Sprintf("unknown profile %q: the settings define no usable profile (docs/configuration.md, Profiles; `switchboard doctor` reports a profile that cannot be used)", e.Name)

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tailscale/hujson"
@@ -104,6 +105,9 @@ func (d *jsoncDoc) profiles(obj *hujson.Object, scope SettingsScope) ([]Profile,
 	}
 	var out []Profile
 	seen := map[string]Position{}
+	// twice are the names defined more than once: none of their
+	// definitions is used (which one was meant is not known).
+	twice := map[string]bool{}
 	for i := range po.Members {
 		pm := &po.Members[i]
 		name := memberName(pm)
@@ -116,7 +120,8 @@ func (d *jsoncDoc) profiles(obj *hujson.Object, scope SettingsScope) ([]Profile,
 		}
 		if first, dup := seen[name]; dup {
 			diags = append(diags, Diagnostic{Severity: SeverityError, Position: at, Field: field,
-				Message: "profile defined twice (first at " + first.String() + ")", Fix: "keep one definition"})
+				Message: "profile defined twice (first at " + first.String() + "); neither definition is used", Fix: "keep one definition"})
+			twice[name] = true
 			continue
 		}
 		seen[name] = at
@@ -217,6 +222,9 @@ func (d *jsoncDoc) profiles(obj *hujson.Object, scope SettingsScope) ([]Profile,
 		}
 		out = append(out, p)
 	}
+	if len(twice) > 0 {
+		out = slices.DeleteFunc(out, func(p Profile) bool { return twice[p.Name] })
+	}
 	return out, diags
 }
 
@@ -225,13 +233,18 @@ type Profiles map[string]Profile
 
 // MergeProfiles joins the profiles of the settings layers (each as
 // [ParseProfiles] returned them) and follows "extends". A name defined in
-// two layers is an error, except that a repository's profile may not
-// redefine one of a trusted layer at all (it would widen it): it is
-// refused and the trusted one kept. A cycle of "extends", or extending an
-// unknown profile, is an error and the profiles in it are dropped.
+// two layers (or in a file and one of its "projects" entries) is an error
+// and every definition of it is dropped, except that a repository's
+// profile may not redefine one of a trusted layer at all (it would widen
+// it): it is refused and the trusted one kept. A cycle of "extends", or
+// extending an unknown or dropped profile, is an error and the profiles in
+// it are dropped.
 func MergeProfiles(layers ...[]Profile) (Profiles, []Diagnostic) {
 	var diags []Diagnostic
 	all := Profiles{}
+	// twice are the names two trusted layers (or two of the repository's)
+	// define, with where the first definition is.
+	twice := map[string]Position{}
 	for _, layer := range layers {
 		for _, p := range layer {
 			prev, dup := all[p.Name]
@@ -249,9 +262,15 @@ func MergeProfiles(layers ...[]Profile) (Profiles, []Diagnostic) {
 				all[p.Name] = p
 			default:
 				diags = append(diags, Diagnostic{Severity: SeverityError, Position: p.Position, Field: "profiles." + p.Name,
-					Message: "profile defined twice (also at " + prev.Position.String() + ")", Fix: "rename or remove one definition"})
+					Message: "profile defined twice (also at " + prev.Position.String() + "); neither definition is used", Fix: "rename or remove one definition"})
+				if _, ok := twice[p.Name]; !ok {
+					twice[p.Name] = prev.Position
+				}
 			}
 		}
+	}
+	for name := range twice {
+		delete(all, name)
 	}
 	out := Profiles{}
 	const (
@@ -275,6 +294,13 @@ func MergeProfiles(layers ...[]Profile) (Profiles, []Diagnostic) {
 		r.Tools = slices.Clone(p.Tools)
 		ok := true
 		for _, e := range p.Extends {
+			if first, dropped := twice[e]; dropped {
+				ok = false
+				diags = append(diags, Diagnostic{Severity: SeverityError, Position: p.Position, Field: "profiles." + name + ".extends",
+					Message: fmt.Sprintf("extends profile %q, which is defined twice (first at %s) and so dropped", e, first),
+					Fix:     "keep one definition of " + strconv.Quote(e)})
+				continue
+			}
 			if _, exists := all[e]; !exists {
 				ok = false
 				diags = append(diags, Diagnostic{Severity: SeverityError, Position: p.Position, Field: "profiles." + name + ".extends",
@@ -310,6 +336,20 @@ func MergeProfiles(layers ...[]Profile) (Profiles, []Diagnostic) {
 		resolve(name, nil)
 	}
 	return out, diags
+}
+
+// DroppedProfile returns the error of diags (the problems [MergeProfiles]
+// or [SettingsStack.Profiles] returned) that names the profile called name
+// or one of its fields: why settings that define it have it dropped. nil
+// when there is none (the name is defined nowhere).
+func DroppedProfile(name string, diags []Diagnostic) *Diagnostic {
+	field := "profiles." + name
+	for i, d := range diags {
+		if d.Severity == SeverityError && (d.Field == field || strings.HasPrefix(d.Field, field+".")) {
+			return &diags[i]
+		}
+	}
+	return nil
 }
 
 // Names returns the profile names in order.

@@ -78,7 +78,7 @@ func TestProfilesErrors(t *testing.T) {
 				t.Fatalf("diagnostics %q, want %q", diagText(d), tc.want)
 			}
 			for _, p := range ps {
-				if p.Name == "a" && tc.name != "duplicate" {
+				if p.Name == "a" {
 					t.Errorf("profile %q kept despite the error", p.Name)
 				}
 			}
@@ -150,6 +150,61 @@ func TestProfilesMergeErrors(t *testing.T) {
 	ps, d = MergeProfiles(repo, user)
 	if !strings.Contains(diagText(d), "may not redefine") || ps.Including("fs") != nil {
 		t.Errorf("repo first: %s %v", diagText(d), ps.Including("fs"))
+	}
+}
+
+// TestProfilesDefinedTwice: a profile defined twice is dropped, both
+// definitions (which one was meant is not known), whether the two are in
+// one file, in the user file and its "projects" entry, or in two layers;
+// a profile that extends it is dropped too. A repository's redefinition
+// of a trusted profile is not this: the trusted one stays.
+func TestProfilesDefinedTwice(t *testing.T) {
+	parse := func(file, data string, scope SettingsScope, workspace string) ([]Profile, string) {
+		t.Helper()
+		p, d := ParseProfiles(file, []byte(data), scope, workspace)
+		return p, diagText(d)
+	}
+	one, text := parse("u.json", "{\"profiles\": {\n \"a\": {\"servers\": [\"x\"]},\n \"b\": {},\n \"a\": {\"servers\": [\"y\"]}}}", SettingsUser, "")
+	if !strings.Contains(text, `u.json:4:2: field "profiles.a": profile defined twice (first at u.json:2:2); neither definition is used`) {
+		t.Errorf("one file: diagnostics %q", text)
+	}
+	if len(one) != 1 || one[0].Name != "b" {
+		t.Errorf("one file: kept %+v, want b only", one)
+	}
+
+	local, _ := parse("u.json", `{"profiles": {"a": {"servers": ["x"]}, "c": {"extends": ["a"]}}, "projects": {"/w": {"profiles": {"a": {"servers": ["y"]}}}}}`, SettingsUser, "/w")
+	flag, _ := parse("--settings", `{"profiles":{"b":{"servers":["y"]}}}`, SettingsFlag, "")
+	user, _ := parse("u.json", `{"profiles": {"b": {"servers": ["x"]}}}`, SettingsUser, "")
+	for _, tc := range []struct {
+		name   string
+		layers [][]Profile
+		drop   string
+		want   []string
+	}{
+		{"user and local", [][]Profile{local}, "a", []string{
+			`u.json:1:99: field "profiles.a": profile defined twice (also at u.json:1:15); neither definition is used`,
+			`field "profiles.c.extends": extends profile "a", which is defined twice (first at u.json:1:15) and so dropped`}},
+		{"flag and user", [][]Profile{flag, user}, "b", []string{
+			`u.json:1:15: field "profiles.b": profile defined twice (also at --settings:1:14); neither definition is used`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ps, d := MergeProfiles(tc.layers...)
+			text := diagText(d)
+			for _, w := range tc.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("diagnostics\n%s\nlack %q", text, w)
+				}
+			}
+			if p, ok := ps[tc.drop]; ok {
+				t.Errorf("profile %q kept (servers %v)", tc.drop, p.Servers)
+			}
+			if _, ok := ps["c"]; ok {
+				t.Error(`profile "c" kept: it extends a dropped one`)
+			}
+			if dd := DroppedProfile(tc.drop, d); dd == nil || !strings.Contains(dd.Message, "defined twice") {
+				t.Errorf("DroppedProfile(%q) = %v", tc.drop, dd)
+			}
+		})
 	}
 }
 

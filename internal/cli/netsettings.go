@@ -84,30 +84,23 @@ func (f *Factory) checkProfile() error {
 	if _, ok := ps[name]; ok {
 		return nil
 	}
-	e := unknownProfile(name, ps, diags)
-	hint := "define it under \"profiles\" in settings.json (docs/configuration.md, Profiles); `switchboard doctor` reports one that cannot be used"
-	switch {
-	case e.Problem != "":
-		hint = "fix it in its settings file (docs/configuration.md, Profiles)"
-	case len(e.Valid) > 0:
-		hint = "pass one of: " + strings.Join(e.Valid, ", ")
+	e := &switchboard.UnknownProfileError{Name: name, Valid: ps.Names()}
+	if d := config.DroppedProfile(name, diags); d != nil {
+		e.Problem = d.Error()
 	}
-	return UsageErr(e, hint)
+	return UsageErr(e, profileHint(e))
 }
 
-// unknownProfile is the error of --profile name among profiles ps, naming
-// the problem (of the profiles' diagnostics diags) that makes a profile
-// the settings define under name unusable.
-func unknownProfile(name string, ps config.Profiles, diags []config.Diagnostic) *switchboard.UnknownProfileError {
-	e := &switchboard.UnknownProfileError{Name: name, Valid: ps.Names()}
-	field := "profiles." + name
-	for _, d := range diags {
-		if d.Severity == config.SeverityError && (d.Field == field || strings.HasPrefix(d.Field, field+".")) {
-			e.Problem = d.Error()
-			break
-		}
+// profileHint is the hint of a profile name that no usable profile has:
+// fix the one the settings dropped, else pick one of those there are.
+func profileHint(e *switchboard.UnknownProfileError) string {
+	switch {
+	case e.Problem != "":
+		return "fix it in its settings file (docs/configuration.md, Profiles); `switchboard doctor` lists every such problem"
+	case len(e.Valid) > 0:
+		return "pass one of: " + strings.Join(e.Valid, ", ")
 	}
-	return e
+	return "define it under \"profiles\" in settings.json (docs/configuration.md, Profiles); `switchboard doctor` reports one that cannot be used"
 }
 
 // profiles are the usable profiles of the run's settings (their problems

@@ -68,7 +68,7 @@ func TestProfileFlag(t *testing.T) {
 			t.Errorf("%v --profile reveiw: exit %d, want 2 listing the profiles:\n%s", args, code, errOut)
 		}
 		_, errOut, code = w.run(false, append(args, "--profile", "broken")...)
-		if code != 2 || !strings.Contains(errOut, `profile "broken" cannot be used: `+filepath.Join(w.sb, "settings.json")+":") || !strings.Contains(errOut, `"profiles.broken.defer": "*": not an MCP tool pattern`) {
+		if code != 2 || !strings.Contains(errOut, `profile "broken" was dropped: `+filepath.Join(w.sb, "settings.json")+":") || !strings.Contains(errOut, `"profiles.broken.defer": "*": not an MCP tool pattern`) {
 			t.Errorf("%v --profile broken: exit %d, want 2 naming its problem:\n%s", args, code, errOut)
 		}
 	}
