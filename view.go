@@ -24,8 +24,7 @@ type UnknownProfileError struct {
 	Valid []string
 	// Problem is why a profile the settings define under Name was
 	// dropped (a config diagnostic naming file:line:col: a name defined
-	// twice names both definitions), when the caller found it (the CLI
-	// does; View leaves it "": doctor names it).
+	// twice names both definitions), "" when no settings define Name.
 	Problem string
 }
 
@@ -41,12 +40,18 @@ func (e *UnknownProfileError) Error() string {
 
 func (e *UnknownProfileError) Unwrap() error { return ErrUnknownProfile }
 
-// profileNamed is the profile of st named name, resolved.
+// profileNamed is the profile of st named name, resolved. The error
+// names why the settings dropped a profile of that name, if they did (all
+// their problems are Diagnostics' and doctor's).
 func profileNamed(st *config.SettingsStack, name string) (config.Profile, error) {
-	ps, _ := st.Profiles() // their problems are Diagnostics' and doctor's
+	ps, diags := st.Profiles()
 	p, ok := ps[name]
 	if !ok {
-		return config.Profile{}, &UnknownProfileError{Name: name, Valid: ps.Names()}
+		e := &UnknownProfileError{Name: name, Valid: ps.Names()}
+		if d := config.DroppedProfile(name, diags); d != nil {
+			e.Problem = d.Error()
+		}
+		return config.Profile{}, e
 	}
 	return p, nil
 }

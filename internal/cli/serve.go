@@ -632,7 +632,12 @@ func (opts *ServeOptions) startProfiles(s *session, gopts *gateway.Options) erro
 	for _, name := range names {
 		v, err := s.sb.View(name)
 		if err != nil {
-			return UsageErr(err, "pass the names of profiles of the settings (docs/configuration.md, Profiles)")
+			hint := "pass the names of profiles of the settings (docs/configuration.md, Profiles)"
+			var e *switchboard.UnknownProfileError
+			if errors.As(err, &e) {
+				hint = profileHint(e)
+			}
+			return UsageErr(err, hint)
 		}
 		po := *gopts
 		po.Metrics, po.Members = nil, nil
