@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -128,9 +129,10 @@ type Options struct {
 	// Now is the clock of approvals. If nil, time.Now.
 	Now func() time.Time
 	// Profile, if set, names the profile of the settings (docs/configuration.md,
-	// Profiles) the Switchboard shows: only the servers it includes start,
-	// its tool filters hide tools, and its deny and ask rules join the
-	// global ones. Open fails with an *UnknownProfileError when no valid
+	// Profiles) the Switchboard shows: only the servers it includes start
+	// (Status lists the others as disabled, "not in profile NAME"), its
+	// tool filters hide tools, and its deny and ask rules join the global
+	// ones. Open fails with an *UnknownProfileError when no valid
 	// profile has the name. Other profiles over the same servers are
 	// [Switchboard.View]s.
 	Profile string
@@ -442,8 +444,17 @@ func (sb *Switchboard) Diagnostics() []config.Diagnostic {
 }
 
 // Status is every server's state, with the reason of those that are not
-// connected.
-func (sb *Switchboard) Status() []host.ServerStatus { return sb.host.Status() }
+// connected. A Switchboard opened on a profile (Options.Profile) lists the
+// servers the profile leaves out too, as disabled, "not in profile NAME";
+// a View lists only its profile's.
+func (sb *Switchboard) Status() []host.ServerStatus {
+	list := sb.host.Status()
+	if v := sb.view; v != nil && v.owner {
+		list = append(list, v.outside()...)
+		slices.SortStableFunc(list, func(a, b host.ServerStatus) int { return strings.Compare(a.Name, b.Name) })
+	}
+	return list
+}
 
 // Ready waits until no server is still connecting, or ctx is done, and
 // reports whether every server settled.

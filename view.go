@@ -141,6 +141,19 @@ func (v *view) includes(name string) bool {
 	return p != nil && p.IncludesServer(name)
 }
 
+// outside are the statuses of the servers v leaves out, as its parent's
+// host has them (Options.Profile's gate holds them disabled, "not in
+// profile NAME"), but for a session's own servers, which stay its own.
+func (v *view) outside() []host.ServerStatus {
+	var out []host.ServerStatus
+	for _, st := range v.parent.host.Status() {
+		if !v.includes(st.Name) && v.parent.sessionOwner(st.Name) == nil {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
 // within reports whether v is o or a view of it.
 func (v *view) within(o *view) bool {
 	for w := v; w != nil; w = w.parent.view {

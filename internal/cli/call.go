@@ -254,6 +254,9 @@ func callRun(ctx context.Context, opts *CallOptions) (err error) {
 			return RefusedErr(held, fmt.Sprintf("run `%s` to review and approve it", approveCommand(held.Server)))
 		}
 		if errors.Is(cerr, host.ErrUnknownTool) {
+			if err := notInProfile(s, opts.Name); err != nil {
+				return err
+			}
 			if near := suggestTool(ctx, s, opts); near != "" {
 				return UsageErr(cerr, fmt.Sprintf("did you mean %s? (`switchboard tools` lists the names)", near))
 			}
@@ -281,6 +284,35 @@ func callRun(ctx context.Context, opts *CallOptions) (err error) {
 		return FailureErr(fmt.Errorf("%s returned an error result", opts.Name), "")
 	}
 	return nil
+}
+
+// notInProfile is the refusal (exit 3) of a call of the tool name when
+// its server is configured but --profile leaves it out, nil when that is
+// not why no server has the tool.
+func notInProfile(s *session, name string) error {
+	profile, keep := s.sb.Profile(), toolCandidate(name)
+	if profile == "" || keep == nil {
+		return nil
+	}
+	server := ""
+	for _, rs := range s.cfg.Servers {
+		if !keep(rs) {
+			continue
+		}
+		if s.h.Includes(rs.Name) {
+			return nil // the profile's server lacks the tool
+		}
+		server = rs.Name
+	}
+	if server == "" {
+		return nil
+	}
+	where := ""
+	if p, ok := s.profiles()[profile]; ok {
+		where = " (" + s.opts.tilde(p.Position.String()) + ")"
+	}
+	return RefusedErr(fmt.Errorf("tool %q: server %q is configured but not in profile %q", name, server, profile),
+		fmt.Sprintf("run it without --profile, or add %q to the \"servers\" of profile %q%s", server, profile, where))
 }
 
 // suggestTool is the tool name nearest a mistyped one (by edit distance,

@@ -28,9 +28,14 @@ func approvalHint(state host.State, name, reason string) string {
 }
 
 // statuses is the host's status of every server, as the CLI shows it: a
-// server held by launch trust says how to approve it.
+// server held by launch trust says how to approve it. Under --profile,
+// the servers the profile leaves out are listed too (as disabled, not in
+// the profile) when the command lists them (s.outside).
 func (s *session) statuses() []host.ServerStatus {
 	list := s.h.Status()
+	if s.outside {
+		list = s.sb.Status()
+	}
 	for i := range list {
 		list[i].Reason = approvalHint(list[i].State, list[i].Name, list[i].Reason)
 	}

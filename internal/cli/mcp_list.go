@@ -222,10 +222,17 @@ func mcpListRun(ctx context.Context, opts *MCPListOptions) error {
 	if st, err := f.settingsStack(nil); err == nil {
 		profiles, _ = st.Profiles() // their problems are doctor's to report
 	}
-	if p, ok := profiles[f.global().Profile]; ok {
-		// --profile NAME: the servers it includes (checked before RunE).
+	if name := f.global().Profile; name != "" {
+		// --profile NAME (checked before RunE): the servers it leaves out
+		// are listed as disabled, as status lists them.
+		p := profiles[name]
 		only := *r
-		only.Servers = slices.DeleteFunc(slices.Clone(r.Servers), func(rs config.ResolvedServer) bool { return !p.IncludesServer(rs.Name) })
+		only.Servers = slices.Clone(r.Servers)
+		for i := range only.Servers {
+			if rs := &only.Servers[i]; rs.Availability == config.Available && !p.IncludesServer(rs.Name) {
+				rs.Availability, rs.DisabledReason = config.Disabled, fmt.Sprintf("not in profile %q", name)
+			}
+		}
 		r = &only
 	}
 	if opts.JSON {

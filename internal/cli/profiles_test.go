@@ -73,12 +73,21 @@ func TestProfileFlag(t *testing.T) {
 		}
 	}
 
-	if out, _, code := w.run(false, "mcp", "list", "--json", "--profile", "review"); code != 0 || strings.Contains(out, `"name": "demo"`) || !strings.Contains(out, `"name": "docs-a"`) {
-		t.Errorf("mcp list --profile review: exit %d, want docs-a only:\n%s", code, out)
+	// The servers the profile leaves out are listed, disabled.
+	var list []struct {
+		Name, Availability, DisabledReason string
+	}
+	out, _, code := w.run(false, "mcp", "list", "--json", "--profile", "review")
+	if err := json.Unmarshal([]byte(out), &list); err != nil || code != 0 || len(list) != 2 ||
+		list[0].Name != "demo" || list[0].Availability != "disabled" || list[0].DisabledReason != `not in profile "review"` ||
+		list[1].Name != "docs-a" || list[1].Availability != "available" {
+		t.Errorf("mcp list --profile review: exit %d, %v, want demo disabled, not in profile, and docs-a:\n%s", code, err, out)
 	}
 
 	type server struct {
 		Name     string   `json:"name"`
+		State    string   `json:"state"`
+		Reason   string   `json:"error"`
 		Profiles []string `json:"profiles"`
 	}
 	var st struct{ Servers []server }
@@ -86,8 +95,9 @@ func TestProfileFlag(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &st); err != nil || code != 0 {
 		t.Fatalf("status --profile review: exit %d, %v:\n%s%s", code, err, out, errOut)
 	}
-	if len(st.Servers) != 1 || st.Servers[0].Name != "docs-a" || !slices.Equal(st.Servers[0].Profiles, []string{"all", "review"}) {
-		t.Errorf("status --profile review = %+v, want docs-a only, in all and review", st.Servers)
+	if len(st.Servers) != 2 || st.Servers[0].Name != "demo" || st.Servers[0].State != "disabled" || st.Servers[0].Reason != `not in profile "review"` ||
+		st.Servers[1].Name != "docs-a" || st.Servers[1].State != "connected" || !slices.Equal(st.Servers[1].Profiles, []string{"all", "review"}) {
+		t.Errorf("status --profile review = %+v, want demo disabled, not in profile, and docs-a connected, in all and review", st.Servers)
 	}
 
 	var tools []struct {
@@ -125,8 +135,8 @@ func TestProfileFlag(t *testing.T) {
 		t.Errorf("tools on a terminal lacks the profiles line:\n%s", out)
 	}
 
-	if _, errOut, code := w.run(false, "call", "--profile", "review", "mcp__demo__echo", `{"text":"hi"}`); code == 0 {
-		t.Errorf("call of a server the profile leaves out succeeded:\n%s", errOut)
+	if _, errOut, code := w.run(false, "call", "--profile", "review", "mcp__demo__echo", `{"text":"hi"}`); code != 3 || !strings.Contains(errOut, `server "demo" is configured but not in profile "review"`) {
+		t.Errorf("call of a server the profile leaves out: exit %d, want 3 saying it is not in the profile:\n%s", code, errOut)
 	}
 	if out, errOut, code := w.run(false, "call", "--profile", "review", "mcp__docs-a__echo", `{"text":"hi"}`); code != 0 || !strings.Contains(out, "hi") {
 		t.Errorf("call in the profile: exit %d:\n%s%s", code, out, errOut)

@@ -148,8 +148,12 @@ type session struct {
 	// runnersWait makes snapshot wait on, at a terminal, for servers a
 	// package runner is still fetching (waitForRunners): doctor's.
 	runnersWait bool
-	logClose    func()
-	trust       *launchTrust // nil when the run builds no launch trust
+	// outside makes statuses list, under --profile, the servers the
+	// profile leaves out, as disabled (status's; doctor checks only the
+	// profile's).
+	outside  bool
+	logClose func()
+	trust    *launchTrust // nil when the run builds no launch trust
 
 	mu       sync.Mutex
 	launched map[string]time.Time // servers that started connecting, and when

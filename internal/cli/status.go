@@ -65,6 +65,7 @@ func statusRun(ctx context.Context, opts *StatusOptions) (err error) {
 		return err
 	}
 	s.reading = true
+	s.outside = true
 	defer func() { err = s.close(err) }()
 	report := s.snapshot(ctx)
 	if opts.JSON {
