@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -651,7 +652,8 @@ func TestLoadExpansion(t *testing.T) {
     "headers": {"X-Literal": "$${API_TOKEN}"}
   },
   "web": {"url": "${BASE:-https://example.com}/mcp", "headers": {"Authorization": "Bearer ${WEB_TOKEN}"}},
-  "badurl": {"url": "${BASE_BAD}/mcp"}
+  "badurl": {"url": "${BASE_BAD}/mcp"},
+  "unseturl": {"url": "https://${HOST_UNSET}/mcp?k=${KEY_UNSET:-${K2_UNSET}}"}
 }}`)
 	f.env["WEB_TOKEN"] = "t0k"
 	f.env["BASE_BAD"] = "example.com"
@@ -703,6 +705,21 @@ func TestLoadExpansion(t *testing.T) {
 	}
 	if bad.Availability != Invalid {
 		t.Errorf("badurl availability = %s, want invalid", bad.Availability)
+	}
+
+	// A url an unset variable leaves a placeholder in is no address: the
+	// server is invalid, naming the variables (a default's too) at the url.
+	unset := r.Server("unseturl")
+	wantUnset := Diagnostic{
+		Severity: SeverityError, Position: Position{File: user, Line: 10, Col: 23}, Server: "unseturl", Field: "url",
+		Message: "uses ${HOST_UNSET}, ${K2_UNSET}, which are not set, so it names no address to connect to",
+		Fix:     "set HOST_UNSET and K2_UNSET in the environment Switchboard runs in, or give a default: ${HOST_UNSET:-https://…}",
+	}
+	if !slices.Contains(unset.Diagnostics, wantUnset) {
+		t.Errorf("unseturl diagnostics %v lack %v", unset.Diagnostics, wantUnset)
+	}
+	if unset.Availability != Invalid || unset.Err() == nil {
+		t.Errorf("unseturl availability = %s (%v), want invalid", unset.Availability, unset.Err())
 	}
 }
 

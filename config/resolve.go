@@ -635,16 +635,22 @@ func (l *loader) resolve() {
 				Message: p.msg, Fix: p.fix,
 			})
 		}
-		// A url built from ${VAR} can only be checked once expanded; an
-		// unset variable is already reported above. One that holds a
-		// secret is checked when the secret is resolved (ResolveSecrets).
-		if t := rs.Effective.Type; (t == TypeHTTP || t == TypeSSE) && strings.Contains(rs.Written.URL, "${") && !strings.Contains(rs.Effective.URL, secretOpen) {
-			if _, urlMissing := Expand(rs.Written.URL, l.lookup); len(urlMissing) == 0 {
+		// A url built from ${VAR} can only be checked once expanded. One
+		// that an unset variable leaves a placeholder in is no address to
+		// dial (nor to retry): the server is invalid, naming the variable.
+		// One that holds a secret is checked when the secret is resolved
+		// (ResolveSecrets).
+		if t := rs.Effective.Type; (t == TypeHTTP || t == TypeSSE) && strings.Contains(rs.Written.URL, "${") {
+			pos := win.def.urlValuePos
+			if pos.File == "" && pos.Line == 0 {
+				pos = rs.Pos
+			}
+			_, urlMissing := Expand(rs.Written.URL, l.lookup)
+			switch {
+			case len(urlMissing) > 0:
+				extra = append(extra, unsetURLVars(pos, name, urlMissing))
+			case !strings.Contains(rs.Effective.URL, secretOpen):
 				if msg := checkURL(rs.Effective.URL); msg != "" {
-					pos := win.def.urlValuePos
-					if pos.File == "" && pos.Line == 0 {
-						pos = rs.Pos
-					}
 					extra = append(extra, Diagnostic{
 						Severity: SeverityError, Position: pos, Server: name, Field: "url",
 						Message: "after ${VAR} expansion, " + msg,
@@ -695,6 +701,25 @@ func (l *loader) resolve() {
 		l.res.Diagnostics = append(l.res.Diagnostics, d)
 	}
 	sort.SliceStable(l.res.Servers, func(i, j int) bool { return l.res.Servers[i].Name < l.res.Servers[j].Name })
+}
+
+// unsetURLVars is the error of a url (at pos, of server name) that uses
+// the variables missing, unset and without a default.
+func unsetURLVars(pos Position, name string, missing []string) Diagnostic {
+	refs := make([]string, len(missing))
+	for i, v := range missing {
+		refs[i] = "${" + v + "}"
+	}
+	which := "which is"
+	if len(missing) > 1 {
+		which = "which are"
+	}
+	return Diagnostic{
+		Severity: SeverityError, Position: pos, Server: name, Field: "url",
+		Message: fmt.Sprintf("uses %s, %s not set, so it names no address to connect to", strings.Join(refs, ", "), which),
+		Fix: fmt.Sprintf("set %s in the environment Switchboard runs in, or give a default: ${%s:-https://…}",
+			strings.Join(missing, " and "), missing[0]),
+	}
 }
 
 // availability decides, in this order: an invalid definition is Invalid;
