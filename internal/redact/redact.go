@@ -145,25 +145,36 @@ func anyJSON(b []byte) any {
 }
 
 var (
-	envRef     = lazyre.New(`\$\{(?:[A-Za-z_][A-Za-z0-9_]*|secret:[A-Za-z0-9_.-]+)\}`) // ${VAR}, ${secret:NAME}
+	envRef = lazyre.New(`\$\{(?:[A-Za-z_][A-Za-z0-9_]*|secret:[A-Za-z0-9_.-]+)\}`) // ${VAR}, ${secret:NAME}
+	// innerRef is a reference whose default, if any, is empty or was
+	// itself made of references (taken out first): ${A:-${secret:B}}.
+	innerRef   = lazyre.New(`\$\{(?:[A-Za-z_][A-Za-z0-9_]*(?::-)?|secret:[A-Za-z0-9_.-]+)\}`)
 	schemeWord = lazyre.New(`(?i)^(bearer|basic|token)\b`)
 )
 
+// withoutRefs is value with its references taken out, those in a
+// default first: what is left is text written as it is.
+func withoutRefs(value string) string {
+	for {
+		rest := innerRef().ReplaceAllString(value, "")
+		if rest == value {
+			return value
+		}
+		value = rest
+	}
+}
+
 // ConfigValue returns a configured env (header false) or header (header
 // true) value as it may be shown to the user. A value made only of ${VAR}
-// (or ${secret:NAME})
-// references — for a header, after an optional Bearer/Basic/token word —
+// (or ${secret:NAME}) references, a default made of references too
+// (${A:-${secret:B}}) — for a header, after an optional Bearer/Basic/token word —
 // names a secret without being one and is shown as written. Otherwise a
 // header value is [Placeholder], and so is an env value that [Secrets]
 // would scrub from text (a secret-named key, or a value that
 // [LooksSecret]): every display of a value agrees with the scrub of the
 // text around it. Other env values are scrubbed as free text.
 func ConfigValue(key, value string, header bool) string {
-	rest := strings.TrimSpace(envRef().ReplaceAllString(value, ""))
-	if header {
-		rest = strings.TrimSpace(schemeWord().ReplaceAllString(rest, ""))
-	}
-	if rest == "" && value != "" && envRef().MatchString(value) {
+	if refsOnly(value, header) {
 		return value
 	}
 	if value == "" {
@@ -173,6 +184,17 @@ func ConfigValue(key, value string, header bool) string {
 		return Placeholder
 	}
 	return String(value)
+}
+
+// refsOnly reports whether a configured env (header false) or header
+// value is made only of references (see [ConfigValue]): it names secrets
+// without holding one.
+func refsOnly(value string, header bool) bool {
+	rest := strings.TrimSpace(withoutRefs(value))
+	if header {
+		rest = strings.TrimSpace(schemeWord().ReplaceAllString(rest, ""))
+	}
+	return rest == "" && value != "" && envRef().MatchString(value)
 }
 
 // secretEnv reports whether an env entry holds a secret: its key names
@@ -262,15 +284,20 @@ func Environ(kv []string) []string {
 
 // Secrets returns the values of env and headers that [String] should
 // scrub from text: every header value, and the env values whose key names
-// a secret or that look like a credential (see [LooksSecret]).
+// a secret or that look like a credential (see [LooksSecret]), but those
+// made only of references (${VAR}, ${secret:NAME}), which [ConfigValue]
+// shows as written.
 func Secrets(env, headers map[string]string) []string {
 	var out []string
 	for k, v := range env {
-		if secretEnv(k, v) {
+		if secretEnv(k, v) && !refsOnly(v, false) {
 			out = append(out, v)
 		}
 	}
 	for _, v := range headers {
+		if refsOnly(v, true) {
+			continue
+		}
 		out = append(out, v)
 		// "Bearer abc": the credential alone can appear in text too.
 		if _, cred, ok := strings.Cut(v, " "); ok {
@@ -371,8 +398,9 @@ var patterns = sync.OnceValue(func() []pattern {
 		// base64url value long enough to be key material.
 		{lazyre.New(`("(?:d|p|q|dp|dq|qi)"[ \t]*:[ \t]*)"[A-Za-z0-9_\-]{16,}={0,2}"`), "${1}\"" + Placeholder + "\"", nil},
 		// API_TOKEN=abc, password: abc, "client_secret": "abc" — but not
-		// keymap.js:12:3, a position in a file whose name holds "key".
-		{lazyre.New(`(?i)(["']?[A-Za-z0-9_.\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_.\-]*["']?[ \t]*[:=][ \t]*)("[^"\r\n]*"|'[^'\r\n]*'|[^\s,;&})"'<>]+)`), "${1}" + Placeholder, filePosition},
+		// keymap.js:12:3, a position in a file whose name holds "key", nor
+		// ${secret:NAME}, a reference that names a secret without being one.
+		{lazyre.New(`(?i)((?:\$\{)?["']?[A-Za-z0-9_.\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_.\-]*["']?[ \t]*[:=][ \t]*)("[^"\r\n]*"|'[^'\r\n]*'|[^\s,;&})"'<>]+)`), "${1}" + Placeholder, notSecretValue},
 	}
 })
 
@@ -398,7 +426,13 @@ var shapeNeeds = [...]need{
 // (and a column): what a stack trace or a compiler prints.
 var position = lazyre.New(`^[A-Za-z0-9_.\-]*\.[A-Za-z][A-Za-z0-9]*:[0-9]+(?::[0-9]+)?:?$`)
 
-func filePosition(m string) bool { return position().MatchString(m) }
+// notSecretValue reports whether a match of the "API_TOKEN=abc" shape is
+// a file position or a secret reference, ${secret:NAME} (as config
+// writes it; its name ends at the first "}", so a malformed one, with a
+// space, keeps its first word here and the rest outside the match).
+func notSecretValue(m string) bool {
+	return strings.HasPrefix(m, "${secret:") || position().MatchString(m)
+}
 
 // https://<token>@host: a userinfo without a password that is a credential
 // itself (git hosts take tokens so). Only a token-shaped one goes: git@

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -217,11 +218,45 @@ func TestConfigValue(t *testing.T) {
 		{"TZ", "UTC", false, "UTC"},
 		{"DB_URL", "${DATABASE_URL:-postgres://localhost/dev}", false, "${DATABASE_URL:-postgres://localhost/dev}"},
 		{"DB_URL", "postgres://me:pw1234@db/x", false, "postgres://me:" + Placeholder + "@db/x"},
+		// Secret references are shown as written, their names whole: in
+		// a default, escaped ($${…} is literal text), malformed, mixed
+		// with text. A header's literal text is still a secret.
+		{"V", "${UNSETV:-${secret:MYSEC}}", false, "${UNSETV:-${secret:MYSEC}}"},
+		{"V", "$${secret:MYSEC}", false, "$${secret:MYSEC}"},
+		{"V", "${secret:my key}", false, "${secret:my key}"},
+		{"V", "pre-${secret:MYSEC}", false, "pre-${secret:MYSEC}"},
+		{"Authorization", "Bearer ${UNSETV:-${secret:MYSEC}}", true, "Bearer ${UNSETV:-${secret:MYSEC}}"},
+		{"Authorization", "Bearer ${UNSETV:-${secret:MYSEC}-x}", true, Placeholder},
+		{"X-K", "$${secret:MYSEC}", true, Placeholder},
 	}
 	for _, tt := range tests {
 		if got := ConfigValue(tt.key, tt.value, tt.header); got != tt.want {
 			t.Errorf("ConfigValue(%q, %q, %v) = %q, want %q", tt.key, tt.value, tt.header, got, tt.want)
 		}
+	}
+}
+
+// TestStringKeepsSecretReferences: a ${secret:NAME} reference names a
+// secret without being one, so the text scrub leaves its name whole (in
+// a url, a default, an escape, a malformed one), while a secret-named
+// value around it still goes, and so does a token-shaped name.
+func TestStringKeepsSecretReferences(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"https://h/mcp?k=${UNSETV:-${secret:MYSEC}}", "https://h/mcp?k=${UNSETV:-${secret:MYSEC}}"},
+		{"https://h/$${secret:MYSEC}", "https://h/$${secret:MYSEC}"},
+		{"https://h/${secret:my key}", "https://h/${secret:my key}"},
+		{"secret: hunter22 and ${secret:API.key-2}", "secret: " + Placeholder + " and ${secret:API.key-2}"},
+		{"${password:abc123}", "${password:" + Placeholder + "}"},
+		{"${SECRET:abc123}", "${SECRET:" + Placeholder + "}"},
+		{"https://h/mcp?api_key=${secret:K}", "https://h/mcp?api_key=" + Placeholder},
+	} {
+		if got := String(tt.in); got != tt.want {
+			t.Errorf("String(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	// A header made only of references is no value to scrub elsewhere.
+	if got := Secrets(map[string]string{"TOKEN": "${secret:A}"}, map[string]string{"Authorization": "Bearer ${UNSETV:-${secret:B}}", "X": "v4lue"}); !slices.Equal(got, []string{"v4lue"}) {
+		t.Errorf("Secrets = %q, want only v4lue", got)
 	}
 }
 
