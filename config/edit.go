@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -163,13 +164,18 @@ func setEnablement(path string, objPath []string, name string, enabled bool, fil
 	return editFile(path, fileMode, dirMode, func(v *hujson.Value, src []byte) error {
 		dropped := 0
 		// The other list is left alone when it is not an array (the
-		// loader reports it).
+		// loader reports it); emptied, it goes.
 		if _, ok := arrayAt(v, at(drop)); ok {
 			n, err := dropString(v, at(drop), name)
 			if err != nil {
 				return err
 			}
 			dropped = n
+			if n > 0 {
+				if err := pruneEmptied(v, at(drop)); err != nil {
+					return err
+				}
+			}
 		}
 		if err := addString(v, src, at(add), name); err != errNoChange || dropped == 0 {
 			return err
@@ -720,6 +726,63 @@ func dropString(v *hujson.Value, path []string, s string) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// pruneEmptied removes the array or object at path when an edit emptied
+// it, then each object above it that this leaves empty (a local entry,
+// "projects"), as [RemovePermissionRule] does: undoing an edit gives the
+// file back as it was. A container or member that a comment goes with
+// stays.
+func pruneEmptied(root *hujson.Value, path []string) error {
+	for len(path) > 0 {
+		parent := root.Find(pointer(path[:len(path)-1]))
+		if parent == nil {
+			return nil
+		}
+		obj, ok := parent.Value.(*hujson.Object)
+		if !ok {
+			return nil
+		}
+		i := slices.IndexFunc(obj.Members, func(m hujson.ObjectMember) bool { return memberName(&m) == path[len(path)-1] })
+		if i < 0 {
+			return nil
+		}
+		m := &obj.Members[i]
+		switch c := m.Value.Value.(type) {
+		case *hujson.Array:
+			if len(c.Elements) > 0 {
+				return nil
+			}
+		case *hujson.Object:
+			if len(c.Members) > 0 {
+				return nil
+			}
+		default:
+			return nil
+		}
+		// The comments of the member: above it, inside it, and after it
+		// on its line (the next member's, or the closing bracket's).
+		after := obj.AfterExtra
+		if i+1 < len(obj.Members) {
+			after = obj.Members[i+1].Name.BeforeExtra
+		}
+		if j := bytes.IndexByte(after, '\n'); j >= 0 {
+			after = after[:j]
+		}
+		if hasComment(m.Name.BeforeExtra) || hasComment(*afterExtra(&m.Value)) || hasComment(after) {
+			return nil
+		}
+		if err := removeMember(root, path); err != nil {
+			return err
+		}
+		path = path[:len(path)-1]
+	}
+	return nil
+}
+
+// hasComment reports whether the blanks between tokens e hold a comment.
+func hasComment(e hujson.Extra) bool {
+	return bytes.Contains(e, []byte("//")) || bytes.Contains(e, []byte("/*"))
 }
 
 // lineIndent returns the blanks that start the line holding offset.

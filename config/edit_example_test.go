@@ -71,7 +71,7 @@ func ExampleRemoveServer() {
 }
 
 // SetWorkspaceEnablement edits <root>/.switchboard/workspace.json: a name
-// goes on one list and off the other.
+// goes on one list and off the other, and a list left empty goes.
 func ExampleSetWorkspaceEnablement() {
 	root, _ := os.MkdirTemp("", "switchboard-example")
 	defer os.RemoveAll(root)
@@ -83,7 +83,6 @@ func ExampleSetWorkspaceEnablement() {
 	fmt.Print(string(b))
 	// Output:
 	// {
-	//   "enabledMcpServers": [],
 	//   "disabledMcpServers": ["time", "github"]
 	// }
 }

@@ -439,7 +439,8 @@ func TestSetWorkspaceEnablement(t *testing.T) {
 		{"fs", true, "{\n  \"enabledMcpServers\": [\"time\", \"fs\"]\n}\n"},
 		{"fs", true, "{\n  \"enabledMcpServers\": [\"time\", \"fs\"]\n}\n"},
 		{"time", false, "{\n  \"enabledMcpServers\": [\"fs\"],\n  \"disabledMcpServers\": [\"time\"]\n}\n"},
-		{"time", true, "{\n  \"enabledMcpServers\": [\"fs\", \"time\"],\n  \"disabledMcpServers\": []\n}\n"},
+		// The list time leaves empty goes.
+		{"time", true, "{\n  \"enabledMcpServers\": [\"fs\", \"time\"]\n}\n"},
 	}
 	for i, s := range steps {
 		if err := SetWorkspaceEnablement(root, s.name, s.enabled); err != nil {
@@ -485,6 +486,72 @@ func TestSetWorkspaceEnablementKeepsLayout(t *testing.T) {
 }
 `
 	if diff := cmp.Diff(want, readString(t, path)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestEnablementEmptiedListGoes: mcp disable then mcp enable of a name
+// leaves no "disabledMcpServers": [] behind in the local entry; a list
+// that a comment goes with stays, emptied.
+func TestEnablementEmptiedListGoes(t *testing.T) {
+	path := writeTemp(t, "mcp.json", "{\n  \"mcpServers\": {}\n}\n", 0o600)
+	if err := SetLocalEnablement(path, "/w", "a", false); err != nil {
+		t.Fatal(err)
+	}
+	if err := SetLocalEnablement(path, "/w", "a", true); err != nil {
+		t.Fatal(err)
+	}
+	want := "{\n  \"mcpServers\": {},\n  \"projects\": {\n    \"/w\": {\n      \"enabledMcpServers\": [\"a\"]\n    }\n  }\n}\n"
+	if diff := cmp.Diff(want, readString(t, path)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+
+	src := "{\n  \"disabledMcpServers\": [\"a\"], // noisy\n  \"other\": true\n}\n"
+	root := t.TempDir()
+	ws := WorkspaceFile(root)
+	if err := os.MkdirAll(filepath.Dir(ws), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ws, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := SetWorkspaceEnablement(root, "a", true); err != nil {
+		t.Fatal(err)
+	}
+	if got := readString(t, ws); !strings.Contains(got, "\"disabledMcpServers\": [], // noisy") {
+		t.Errorf("the list its comment goes with went:\n%s", got)
+	}
+}
+
+// TestToolsHiddenUndone: hiding a tool and showing it again gives the
+// file back as it was, in a workspace's entry and at the top level; a
+// filter with another tool, or an "enabledTools" list, stays.
+func TestToolsHiddenUndone(t *testing.T) {
+	src := "{\n  // mine\n  \"mcpServers\": {\"s\": {\"command\": \"x\"}}\n}\n"
+	for _, objPath := range [][]string{{"projects", "/w"}, nil} {
+		path := writeTemp(t, "mcp.json", src, 0o600)
+		if err := SetToolsHidden(path, objPath, "s", []string{"t"}, true); err != nil {
+			t.Fatal(err)
+		}
+		if got := readString(t, path); !strings.Contains(got, `"disabledTools": ["t"]`) {
+			t.Fatalf("%v: not hidden:\n%s", objPath, got)
+		}
+		if err := SetToolsHidden(path, objPath, "s", []string{"t"}, false); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(src, readString(t, path)); diff != "" {
+			t.Errorf("%v: hidden and shown again (-want +got):\n%s", objPath, diff)
+		}
+	}
+
+	path := writeTemp(t, "mcp.json", `{"toolFilters": {"s": {"disabledTools": ["t", "u"]}, "r": {"enabledTools": ["a"], "disabledTools": ["b"]}}}`, 0o600)
+	if err := SetToolsHidden(path, nil, "s", []string{"t"}, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := SetToolsHidden(path, nil, "r", []string{"b"}, false); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(`{"toolFilters": {"s": {"disabledTools": ["u"]}, "r": {"enabledTools": ["a", "b"]}}}`+"\n", readString(t, path)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

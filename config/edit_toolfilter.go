@@ -13,7 +13,9 @@ import (
 // "toolFilters" → server. Hiding adds each name to "disabledTools";
 // showing removes it from there and, where the layer has an
 // "enabledTools" list, adds it to that list. Other layers are not changed:
-// [ToolFilter.Hidden] says whether another one still hides a tool. Like
+// [ToolFilter.Hidden] says whether another one still hides a tool. A
+// "disabledTools" list emptied goes, and so do the server's entry,
+// "toolFilters" and a local entry when that leaves them empty. Like
 // every edit it keeps comments and holds the file's lock; a new file is
 // private (0600).
 func SetToolsHidden(path string, objPath []string, server string, tools []string, hide bool) error {
@@ -51,6 +53,11 @@ func SetToolsHidden(path string, objPath []string, server string, tools []string
 					return err
 				}
 				changed = changed || n > 0
+				if n > 0 {
+					if err := pruneEmptied(v, at("disabledTools")); err != nil {
+						return err
+					}
+				}
 			}
 			if _, ok := arrayAt(v, at("enabledTools")); ok {
 				if err := add("enabledTools", t); err != nil {
