@@ -263,12 +263,18 @@ func headerWarning(name, value string) string {
 // workspace, and user outside any (said in one line), so that a first
 // `mcp add` in the home directory works instead of asking for a flag.
 func defaultScope(f *Factory, flag string, set bool) (config.Scope, error) {
+	return defaultScopeFor(f, flag, set, "the server goes")
+}
+
+// defaultScopeFor is defaultScope, its note saying what goes to user
+// scope ("the servers go").
+func defaultScopeFor(f *Factory, flag string, set bool, what string) (config.Scope, error) {
 	scope, err := parseScope(flag)
 	if err != nil || set || scope != config.ScopeLocal {
 		return scope, err
 	}
 	if _, ok := f.WorkspaceRoot(); !ok {
-		fmt.Fprintf(f.IO.ErrOut, "note: no workspace here (no .mcp.json, .switchboard/ or .git above %s), so the server goes to user scope, for every workspace\n", termsafe.Line(f.tilde(f.Cwd)))
+		fmt.Fprintf(f.IO.ErrOut, "note: no workspace here (no .mcp.json, .switchboard/ or .git above %s), so %s to user scope, for every workspace\n", termsafe.Line(f.tilde(f.Cwd)), what)
 		return config.ScopeUser, nil
 	}
 	return scope, nil

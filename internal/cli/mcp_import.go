@@ -92,8 +92,8 @@ and the repository's file define the same name, yours is imported and the
 repository's is skipped, and the output says so.
 
 Files of yours outside the workspace (Claude Desktop's, ~/.cursor/mcp.json, a
---file elsewhere) go into --scope, local by default (Claude Code's: into the
-scope they had there).
+--file elsewhere) go into --scope, local by default, user outside any
+workspace (Claude Code's: into the scope they had there).
 
 VS Code and Cursor variables are translated: ${env:NAME} becomes ${NAME},
 ${workspaceFolder} the workspace path and ${userHome} the home directory.
@@ -172,16 +172,15 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 		}
 		return Usagef("use --from claude-code, claude-desktop, codex, vscode or cursor", "cannot import from %q", opts.From)
 	}
-	scope, err := parseScope(opts.Scope)
+	// Outside any workspace, without --scope, your servers go to user
+	// scope, as mcp add's do (said in a note). Claude Code's and Codex's
+	// keep their own scopes (importEntry.scope): a local one is skipped
+	// with the reason.
+	scope, err := defaultScopeFor(f, opts.Scope, opts.ScopeSet, "the servers go")
 	if err != nil {
 		return err
 	}
 	t, err := f.target(scope)
-	if err != nil && (opts.From == "claude-code" || opts.From == "codex") && !opts.ScopeSet {
-		// Their servers keep their scopes (importEntry.scope): user scope
-		// needs no workspace.
-		t, err = f.target(config.ScopeUser)
-	}
 	if err != nil {
 		return err
 	}
