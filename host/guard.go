@@ -234,6 +234,16 @@ func walkStrings(v any, f func(string)) {
 	}
 }
 
+// replaceKnown is the text mapping that replaces the secret values
+// Switchboard gave servers, counting them in *n.
+func (h *Host) replaceKnown(n *int) func(string) (string, bool) {
+	return func(s string) (string, bool) {
+		out, k := h.secrets.Known(s)
+		*n += k
+		return out, k > 0
+	}
+}
+
 // guardProgress returns p with its message as a result's text would be:
 // cleaned of deceptive characters and the known secret values replaced.
 // A progress message goes to the caller (a gateway's client, a person at
@@ -266,11 +276,7 @@ func (h *Host) guardResult(server, tool string, mode config.SecretsMode, res *mc
 		h.log.Info("deceptive text in a result", "server", server, "tool", tool, "findings", strings.Join(kinds, "; "))
 	}
 	known := 0
-	res, _ = toolsurface.MapResultText(res, func(s string) (string, bool) {
-		out, n := h.secrets.Known(s)
-		known += n
-		return out, n > 0
-	})
+	res, _ = toolsurface.MapResultText(res, h.replaceKnown(&known))
 	if known > 0 {
 		rep.secret(fmt.Sprintf("%d known secret value(s) replaced", known))
 		h.log.Warn("a result held a secret value Switchboard gave a server; it was replaced", "server", server, "tool", tool)
@@ -391,11 +397,7 @@ func (h *Host) cleanPromptResult(server, prompt string, res *mcp.GetPromptResult
 	// A rendered prompt is text the model reads, as a tool's result is:
 	// the secret values Switchboard gave a server are replaced.
 	known := 0
-	c, _ = toolsurface.MapPromptResultText(c, func(s string) (string, bool) {
-		out, n := h.secrets.Known(s)
-		known += n
-		return out, n > 0
-	})
+	c, _ = toolsurface.MapPromptResultText(c, h.replaceKnown(&known))
 	if known > 0 {
 		h.log.Warn("a rendered prompt held a secret value Switchboard gave a server; it was replaced", "server", server, "prompt", prompt)
 	}
