@@ -53,6 +53,9 @@ var adviceLine = lazyre.New("^(?i:(?:hint|tip|help|note|suggestion|advice)\\s*:|
 // tail holds it, else there is none: a line from the middle of a usage
 // text says nothing about what went wrong.
 func reasonLine(tail []string) string {
+	if r := npmReason(tail); r != "" {
+		return r
+	}
 	trailer := make([]bool, len(tail))
 	usage := make([]bool, len(tail))
 	inDump, inUsage, inRequire := false, false, false
@@ -133,4 +136,54 @@ func noiseLine(l string) bool {
 		return true
 	}
 	return false
+}
+
+// npmLine is a line of npm's error block ("npm error …", before npm 10
+// "npm ERR! …"); its payload follows the prefix.
+var npmLine = lazyre.New(`^(npm (?:error|ERR!))(?: (.*))?$`)
+
+// npmSkip are the payloads of an npm error block that say nothing on
+// their own: the error's code and system call, a bare status, the log's
+// whereabouts, a stack frame or an object's properties (indented), a
+// brace.
+var npmSkip = lazyre.New(`^(?:(?:code|syscall|errno|path|dest|signal|command|cwd) |\d{3}$|A complete log of this run|Log files were not written|[\s{}]|$)`)
+
+// npmMissing is npm's own sentence for a package or version that does
+// not exist, which says it better than the request line before it.
+var npmMissing = lazyre.New(`could not be found|is not in (?:this|the npm) registry|No matching version found`)
+
+// npmReason is the reason of a server run by a package runner that failed
+// in npm itself (a misspelt package, a version that does not exist, no
+// registry): the output ends in npm's error block, whose last line only
+// says where npm's log is. The reason is the block's first telling line —
+// npm's sentence for a missing package or version when there is one —
+// with npm's prefix; "" when the output does not end so.
+func npmReason(tail []string) string {
+	end := len(tail) - 1
+	for end >= 0 && strings.TrimSpace(tail[end]) == "" {
+		end--
+	}
+	if end < 0 || !npmLine().MatchString(tail[end]) {
+		return ""
+	}
+	start := end
+	for start > 0 && npmLine().MatchString(tail[start-1]) {
+		start--
+	}
+	first := ""
+	for _, l := range tail[start : end+1] {
+		m := npmLine().FindStringSubmatch(l)
+		payload := m[2]
+		if npmSkip().MatchString(payload) {
+			continue
+		}
+		line := m[1] + " " + strings.Join(strings.Fields(payload), " ")
+		if npmMissing().MatchString(payload) {
+			return line
+		}
+		if first == "" {
+			first = line
+		}
+	}
+	return first
 }

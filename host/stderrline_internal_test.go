@@ -38,6 +38,38 @@ Node.js v20.20.2`, "Error: Cannot find module '/tmp/does-not-exist.js'"},
 		{"go run's exit status", "serving on stdio\n2026/11/30 03:00:00 open /data/index.db: permission denied\nexit status 1", "2026/11/30 03:00:00 open /data/index.db: permission denied"},
 		{"rust panic", "thread 'main' panicked at src/main.rs:4:5:\nno config file\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace", "no config file"},
 		{"empty", "", ""},
+		// npx of a package npm cannot get: the block ends with where npm's
+		// log is; the reason is npm's own sentence (output of npm 10.9).
+		{"npx, a misspelt package", `npm error code E404
+npm error 404 Not Found - GET https://registry.npmjs.org/@modelcontextprotocol%2fserver-everythin
+npm error 404
+npm error 404  The requested resource '@modelcontextprotocol/server-everythin@*' could not be found or you do not have permission to access it.
+npm error 404
+npm error 404 Note that you can also install from a
+npm error 404 tarball, folder, http url, or git url.
+npm error A complete log of this run can be found in: /home/u/.npm/_logs/2026-12-07T04_55_46_721Z-debug-0.log`,
+			"npm error 404 The requested resource '@modelcontextprotocol/server-everythin@*' could not be found or you do not have permission to access it."},
+		{"npx, a version that does not exist", `npm error code ETARGET
+npm error notarget No matching version found for @modelcontextprotocol/server-everything@9.9.9.
+npm error notarget In most cases you or one of your dependencies are requesting a package version that doesn't exist.
+npm error A complete log of this run can be found in: /home/u/.npm/_logs/2026-12-07T04_58_12_427Z-debug-0.log`,
+			"npm error notarget No matching version found for @modelcontextprotocol/server-everything@9.9.9."},
+		{"npx, no registry", `npm error code ECONNREFUSED
+npm error syscall connect
+npm error errno ECONNREFUSED
+npm error FetchError: request to http://127.0.0.1:9/left-pad-zz failed, reason: connect ECONNREFUSED 127.0.0.1:9
+npm error     at ClientRequest.<anonymous> (/usr/lib/node_modules/npm/node_modules/minipass-fetch/lib/index.js:130:14)
+npm error     at process.processTicksAndRejections (node:internal/process/task_queues:83:21) {
+npm error   code: 'ECONNREFUSED',
+npm error   type: 'system'
+npm error }
+npm error
+npm error If you are behind a proxy, please make sure that the 'proxy' config is set properly.  See: 'npm help config'
+npm error A complete log of this run can be found in: /home/u/.npm/_logs/2026-12-07T04_57_01_049Z-debug-0.log`,
+			"npm error FetchError: request to http://127.0.0.1:9/left-pad-zz failed, reason: connect ECONNREFUSED 127.0.0.1:9"},
+		{"npm ERR! of npm 6", "npm ERR! code E404\nnpm ERR! 404 Not Found - GET https://registry.npmjs.org/nope-zz - Not found\nnpm ERR! 404 \nnpm ERR! 404  'nope-zz@latest' is not in the npm registry.\nnpm ERR! A complete log of this run can be found in:\nnpm ERR!     /home/u/.npm/_logs/debug.log",
+			"npm ERR! 404 'nope-zz@latest' is not in the npm registry."},
+		{"npm warnings, then the server's own error", "npm warn deprecated x@1\nError: GITHUB_TOKEN is not set", "Error: GITHUB_TOKEN is not set"},
 		{"an error, then the usage text", "error: required option '--api-key <key>' not specified\nUsage: server [options]\n\nOptions:\n  --api-key <key>  the key\n  -h, --help       display help for command", "error: required option '--api-key <key>' not specified"},
 		{"argparse: usage, then the error", "usage: server.py [-h] --token TOKEN\nserver.py: error: the following arguments are required: --token", "server.py: error: the following arguments are required: --token"},
 		{"go flag package", "flag provided but not defined: -prot\nUsage of /srv/server:\n  -port int\n    \tport to listen on (default 8080)", "flag provided but not defined: -prot"},
