@@ -174,7 +174,7 @@ func readSettingsFile(path string) (Settings, []byte, error) {
 		return nil, nil, nil
 	}
 	if reason, fix, ok := safefile.Refused(err); ok {
-		return nil, nil, fmt.Errorf("cannot read it: %s (fix: %s)", reason, fix)
+		return nil, nil, Diagnostic{Severity: SeverityError, Message: "cannot read it: " + reason, Fix: fix}
 	}
 	if err != nil {
 		var pe *fs.PathError

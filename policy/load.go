@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -95,8 +96,16 @@ func FromSettings(st *config.SettingsStack) *Policy {
 			}
 			localFailed = true
 		}
-		p.problems = append(p.problems, Problem{Source: src, Message: l.Err.Error(),
-			Fix: "fix the file (JSON with // comments allowed); until then no allow rule applies and every call is asked for"})
+		// A diagnostic brings its own fix ("replace it with a regular
+		// file"): said once, with what its file's failure means here.
+		msg, fix := l.Err.Error(), "fix the file (JSON with // comments allowed)"
+		var d config.Diagnostic
+		if errors.As(l.Err, &d) && d.Fix != "" {
+			d.Fix, fix = "", d.Fix
+			msg = d.Error()
+		}
+		p.problems = append(p.problems, Problem{Source: src, Message: msg,
+			Fix: fix + "; until then no allow rule applies and every call is asked for"})
 		if p.allowOff == "" {
 			p.allowOff = fmt.Sprintf("%s cannot be used (%v)", src, l.Err)
 		}

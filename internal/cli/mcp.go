@@ -242,7 +242,7 @@ func suggestName(name string) string {
 // those of the servers it accepts. It returns the exit error (code 2) when
 // there was any error.
 func reportDiagnostics(w io.Writer, diags []config.Diagnostic, only func(server string) bool) error {
-	errs := 0
+	errs, fileErrs := 0, 0
 	for _, d := range diags {
 		if only != nil && d.Server != "" && !only(d.Server) {
 			continue
@@ -251,6 +251,9 @@ func reportDiagnostics(w io.Writer, diags []config.Diagnostic, only func(server 
 		if d.Severity == config.SeverityError {
 			level = "error"
 			errs++
+			if d.Server == "" {
+				fileErrs++
+			}
 		}
 		fmt.Fprintf(w, "%s: %s\n", level, termsafe.Line(cliDiagnostic(d).Error())) // paths and values from the files
 	}
@@ -261,8 +264,12 @@ func reportDiagnostics(w io.Writer, diags []config.Diagnostic, only func(server 
 	if errs > 1 {
 		noun = "errors"
 	}
-	return Configf("fix the positions above; the valid servers are unaffected",
-		"configuration has %d %s", errs, noun)
+	hint := "fix the positions above; the valid servers are unaffected"
+	if fileErrs > 0 {
+		// A file that does not parse gives none of its servers.
+		hint = "fix the positions above; a file with an error of its own gives no servers until it is fixed, the other files' servers are unaffected"
+	}
+	return Configf(hint, "configuration has %d %s", errs, noun)
 }
 
 // tilde shortens a path under the home directory to ~/… for people; paths
