@@ -536,6 +536,19 @@ func TestLoadMCPConfig(t *testing.T) {
 			t.Errorf("diagnostics (-want +got):\n%s", diff)
 		}
 	})
+	// A flag holding only "disabledMcpServers" disables those servers for
+	// the run: no warning that it loads nothing.
+	t.Run("a flag that only disables", func(t *testing.T) {
+		o := f.opts()
+		o.MCPConfigs = []string{servers(cmdDef("x", "x")), `{"disabledMcpServers": ["x"]}`}
+		r := f.load(o)
+		for _, d := range r.Diagnostics {
+			t.Errorf("diagnostic: %v", d)
+		}
+		if s := r.Server("x"); s == nil || s.Availability != Disabled {
+			t.Errorf("x = %+v, want disabled by the flag", s)
+		}
+	})
 }
 
 func TestLoadSession(t *testing.T) {

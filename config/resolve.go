@@ -545,7 +545,9 @@ func (l *loader) loadFlags(configs []string, cwd string) {
 		if doc == nil {
 			continue
 		}
-		if lookupMember(doc.obj, "mcpServers") == nil {
+		// A flag's "disabledMcpServers" alone is something to load: it
+		// disables those servers for this run.
+		if lookupMember(doc.obj, "mcpServers") == nil && lookupMember(doc.obj, "disabledMcpServers") == nil {
 			l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
 				Severity: SeverityWarning, Position: doc.pos(0),
 				Message: `no "mcpServers" object: nothing to load`,
