@@ -126,14 +126,25 @@ func uiRun(ctx context.Context, opts *UIOptions) error {
 		return err
 	}
 	hostport := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	// The console lives under a path of its own, secret as the token is:
+	// its session cookie (Path=base) then goes only to it. A browser sends
+	// a cookie to every port of 127.0.0.1, so a page served by any other
+	// local program on another port would otherwise get it, and with it
+	// the console.
+	secretPath := make([]byte, 12)
+	if _, err := rand.Read(secretPath); err != nil {
+		return err
+	}
+	base := "/" + hex.EncodeToString(secretPath)
 	c, err := console.New(sb, console.Options{
-		Token:   hex.EncodeToString(token),
-		Hosts:   []string{hostport, "localhost:" + strconv.Itoa(port)},
-		Asks:    asks,
-		Audit:   audit,
-		Home:    f.Home(),
-		Environ: os.Environ,
-		Now:     f.Now,
+		BasePath: base,
+		Token:    hex.EncodeToString(token),
+		Hosts:    []string{hostport, "localhost:" + strconv.Itoa(port)},
+		Asks:     asks,
+		Audit:    audit,
+		Home:     f.Home(),
+		Environ:  os.Environ,
+		Now:      f.Now,
 	})
 	if err != nil {
 		return err
@@ -143,10 +154,10 @@ func uiRun(ctx context.Context, opts *UIOptions) error {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 
-	u := "http://" + hostport + "/?token=" + hex.EncodeToString(token)
+	u := "http://" + hostport + base + "/?token=" + hex.EncodeToString(token)
 	fmt.Fprintf(opts.IO.Out, "Switchboard console: %s\n", u)
 	fmt.Fprintln(opts.IO.ErrOut, "The address opens the console once (Enter prints a new one, for another browser). Ctrl-C stops the console and its servers.")
-	go newLinks(opts.IO, hostport, c)
+	go newLinks(opts.IO, hostport+base, c)
 	if !opts.NoBrowser {
 		open := opts.OpenBrowser
 		if open == nil {
@@ -168,8 +179,8 @@ func uiRun(ctx context.Context, opts *UIOptions) error {
 	}
 }
 
-// newLinks prints a new one-time address of the console for each line read
-// from the terminal, until its input ends.
+// newLinks prints a new one-time address of the console (at hostport and
+// its path) for each line read from the terminal, until its input ends.
 func newLinks(ios *IOStreams, hostport string, c *console.Console) {
 	if ios.In == nil {
 		return

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,6 +66,28 @@ func TestUICommand(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "<h1>Servers</h1>") || strings.Contains(resp.Request.URL.String(), "token=") {
 		t.Errorf("with the token: %s at %s\n%s", resp.Status, resp.Request.URL, body)
+	}
+	// The session's cookie goes to the console's own secret path only: a
+	// browser sends cookies to every port of a host, so a page of another
+	// local program on another port must not get it (a copy of it is the
+	// console). Outside that path nothing is served.
+	base := must(url.Parse(plain))
+	if len(strings.Trim(base.Path, "/")) < 16 {
+		t.Errorf("the console's address %s has no secret path of its own", plain)
+	}
+	if cs := jar.Cookies(must(url.Parse("http://127.0.0.1:1/"))); len(cs) != 0 {
+		t.Errorf("the console's cookie would go to another port's pages: %v", cs)
+	}
+	if cs := jar.Cookies(base); len(cs) != 1 {
+		t.Errorf("the console's cookie is not sent to the console: %v", cs)
+	}
+	resp, err = c.Get("http://" + base.Host + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("outside the console's path: %s, want 404", resp.Status)
 	}
 	// The address opens the console once; Enter prints a new one.
 	resp, err = (&http.Client{Jar: must(cookiejar.New(nil))}).Get(u)

@@ -226,7 +226,13 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "console: this Host is not the console's (a page of another site reached it through DNS rebinding?)", http.StatusMisdirectedRequest)
 		return
 	}
-	path := strings.TrimPrefix(r.URL.Path, c.o.BasePath)
+	path, under := strings.CutPrefix(r.URL.Path, c.o.BasePath)
+	if !under || (path != "" && path[0] != '/') {
+		// Not the console's address (its BasePath may be a secret one:
+		// `switchboard ui`).
+		http.NotFound(w, r)
+		return
+	}
 	if path == "" {
 		path = "/"
 	}
