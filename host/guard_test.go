@@ -302,6 +302,28 @@ func TestCallHooks(t *testing.T) {
 			t.Errorf("result %q, ran %v", textOf(res), ran(effect))
 		}
 	})
+
+	// A "tools" pattern that is not a rule (mcp__ec*) matched no call, so
+	// the hook never ran: it failed open, and doctor said it was in force.
+	// It is a hook that cannot be read now: every call is refused.
+	t.Run("a hook whose tools cannot be read refuses every call", func(t *testing.T) {
+		deny := hookCmd("-mode", "deny", "-reason", "never")
+		deny.Tools = []string{"mcp__ec*"}
+		h, effect := hookWorld(t, deny)
+		res := call(t, h)
+		if got := textOf(res); !strings.Contains(got, `cannot be read (`) || !strings.Contains(got, `"tools" entry "mcp__ec*" is not a tool pattern`) || ran(effect) {
+			t.Errorf("result %q, ran %v", got, ran(effect))
+		}
+		if hooks, problems := h.CallHooks(); len(hooks) != 0 || len(problems) != 1 {
+			t.Errorf("hooks %v, problems %q: want the hook out, as a problem", hooks, problems)
+		}
+		// Fixed by a reload, it runs.
+		deny.Tools = []string{"mcp__echo"}
+		h.SetCallHooks([]config.CallHook{deny}, nil)
+		if got := textOf(call(t, h)); !strings.Contains(got, `The call hook "check" denied this call: never`) {
+			t.Errorf("after the fix: %q", got)
+		}
+	})
 }
 
 // A hook on loopback HTTP: it gets the request as JSON and its answer

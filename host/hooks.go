@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -260,7 +261,48 @@ func (h *Host) guardSettings() guardSettings {
 	if g := h.guards.Load(); g != nil {
 		return *g
 	}
-	return guardSettings{hooks: h.opts.CallHooks, problems: h.opts.CallHookProblems, toolChanges: h.opts.ToolChanges}
+	hooks, problems := readableHooks(h.opts.CallHooks, h.opts.CallHookProblems)
+	return guardSettings{hooks: hooks, problems: problems, toolChanges: h.opts.ToolChanges}
+}
+
+// readableHooks takes out of hooks those with a "tools" pattern that is
+// not a rule or matches nothing (mcp__ev*, an unclosed parenthesis), each
+// as a problem: such
+// a hook would run for no call at all (it fails open), where a hook that
+// cannot be read refuses every call until it is fixed.
+func readableHooks(hooks []config.CallHook, problems []string) ([]config.CallHook, []string) {
+	var ok []config.CallHook
+	for i, hk := range hooks {
+		bad := ""
+		for _, t := range hk.Tools {
+			p, err := policy.ParseRule(t)
+			why := p.Never()
+			if err != nil {
+				why = err.Error()
+			}
+			if why != "" {
+				bad = fmt.Sprintf("call hook %q: \"tools\" entry %q is not a tool pattern: %s", hk.Name, t, why)
+				if at := hk.Position.String(); at != "" {
+					bad = at + ": " + bad
+				}
+				break
+			}
+		}
+		if bad == "" {
+			if ok != nil {
+				ok = append(ok, hk)
+			}
+			continue
+		}
+		if ok == nil {
+			ok = append([]config.CallHook{}, hooks[:i]...)
+		}
+		problems = append(slices.Clip(problems), bad)
+	}
+	if ok == nil {
+		return hooks, problems
+	}
+	return ok, problems
 }
 
 func (h *Host) callHooks() ([]config.CallHook, []string) {
@@ -273,7 +315,7 @@ func (h *Host) callHooks() ([]config.CallHook, []string) {
 // running keep the hooks they started with.
 func (h *Host) SetCallHooks(hooks []config.CallHook, problems []string) {
 	g := h.guardSettings()
-	g.hooks, g.problems = hooks, problems
+	g.hooks, g.problems = readableHooks(hooks, problems)
 	h.guards.Store(&g)
 }
 

@@ -156,6 +156,16 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) (err error) {
 	}
 	checks := doctorChecks(ctx, s.cfg, report.Servers, tools, pol, lt, &opts.runtimeOptions)
 	checks = append(checks, hookChecks(report.Hooks, report.HookProblems, &opts.runtimeOptions)...)
+	// A repository's own callHooks never run: said, so that nobody counts
+	// on them.
+	if st := s.sb.Settings(); st != nil {
+		_, diags := st.CallHooks()
+		for _, d := range diags {
+			if d.Severity == config.SeverityWarning {
+				checks = append(checks, check("hooks", "", doctorNote, opts.tilde(d.Position.String()+": "+d.Message), d.Fix))
+			}
+		}
+	}
 	if opts.JSON {
 		if err := printJSON(opts.IO.Out, checks); err != nil {
 			return err
