@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net"
@@ -25,6 +26,9 @@ type Loopback struct {
 	srv  *http.Server
 	got  chan *url.URL
 	once sync.Once
+
+	mu    sync.Mutex
+	state string // the state of the authorization URL shown last
 }
 
 // NewLoopback listens on a free loopback port. show is given each
@@ -43,6 +47,13 @@ func NewLoopback(show func(authURL string)) (*Loopback, error) {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/callback", func(w http.ResponseWriter, r *http.Request) {
+		// Only the browser's redirect of the authorization shown last is
+		// the answer: another local program (or a page that guessed the
+		// port) sending first must not end the login with its code.
+		if why := l.foreign(r); why != "" {
+			http.Error(w, "This is not the answer to Switchboard's authorization request ("+why+"); it was ignored.", http.StatusBadRequest)
+			return
+		}
 		u := *r.URL
 		u.Scheme, u.Host = "http", ln.Addr().String()
 		select {
@@ -68,6 +79,13 @@ func (l *Loopback) Authorize(ctx context.Context, _ string, authURL string) (*ur
 	case <-l.got:
 	default:
 	}
+	state := ""
+	if u, err := url.Parse(authURL); err == nil {
+		state = u.Query().Get("state")
+	}
+	l.mu.Lock()
+	l.state = state
+	l.mu.Unlock()
 	if l.show != nil {
 		l.show(authURL)
 	}
@@ -77,6 +95,30 @@ func (l *Loopback) Authorize(ctx context.Context, _ string, authURL string) (*ur
 	case <-ctx.Done():
 		return nil, errors.New("no answer from the browser before the time ran out")
 	}
+}
+
+// foreign says why r is not the redirect of the authorization shown last
+// ("" when it is): not a GET to the listener's own address (a page of
+// another name, through DNS rebinding), or not carrying that
+// authorization's state (RFC 6749 §10.12). The flow checks the state again;
+// this keeps a wrong answer from taking the one-answer slot.
+func (l *Loopback) foreign(r *http.Request) string {
+	if r.Method != http.MethodGet {
+		return "not a GET"
+	}
+	if r.Host != l.ln.Addr().String() {
+		return "another host name"
+	}
+	l.mu.Lock()
+	want := l.state
+	l.mu.Unlock()
+	if want == "" {
+		return "" // an authorization URL without a state: the flow judges
+	}
+	if subtle.ConstantTimeCompare([]byte(r.URL.Query().Get("state")), []byte(want)) != 1 {
+		return "another state"
+	}
+	return ""
 }
 
 // Close stops the listener.

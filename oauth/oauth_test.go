@@ -202,6 +202,59 @@ func TestLoopbackReceivesTheRedirect(t *testing.T) {
 	}
 }
 
+// An answer that is not the browser's redirect of the authorization shown
+// — another state (another local program that found the port first), a
+// Host that is not the listener's (DNS rebinding), a POST — is refused
+// and does not take the answer's place: the real redirect after it still
+// completes the login. Before, the first request of any kind was the
+// answer, and the login failed with "state mismatch".
+func TestLoopbackIgnoresForeignAnswers(t *testing.T) {
+	codes := make(chan []int, 1)
+	lb, err := oauth.NewLoopback(func(u string) {
+		go func() {
+			real := lbRedirect(u)
+			forged, _ := url.Parse(real)
+			forged.RawQuery = url.Values{"code": {"attacker"}, "state": {"guessed"}}.Encode()
+			var got []int
+			do := func(req *http.Request) {
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Error(err)
+					got = append(got, 0)
+					return
+				}
+				resp.Body.Close()
+				got = append(got, resp.StatusCode)
+			}
+			req, _ := http.NewRequest(http.MethodGet, forged.String(), nil)
+			do(req)
+			req, _ = http.NewRequest(http.MethodGet, real, nil)
+			req.Host = "evil.example"
+			do(req)
+			req, _ = http.NewRequest(http.MethodPost, real, nil)
+			do(req)
+			req, _ = http.NewRequest(http.MethodGet, real, nil)
+			do(req)
+			codes <- got
+		}()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lb.Close()
+	authURL := "https://as.example/authorize?redirect_uri=" + url.QueryEscape(lb.RedirectURL) + "&state=s1"
+	back, err := lb.Authorize(ctxFor(t, 10*time.Second), "srv", authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Query().Get("code") != "c1" || back.Query().Get("state") != "s1" {
+		t.Errorf("the answer taken = %s, want the real redirect's (code=c1 state=s1)", back)
+	}
+	if got := <-codes; fmt.Sprint(got) != "[400 400 400 200]" {
+		t.Errorf("statuses of the forged, rebound, posted and real answers = %v, want [400 400 400 200]", got)
+	}
+}
+
 // lbRedirect is where an approving authorization server sends the browser.
 func lbRedirect(authURL string) string {
 	u, _ := url.Parse(authURL)
