@@ -131,6 +131,11 @@ type Console struct {
 	// at each start). TestPagesParse parses them.
 	pages func() (*template.Template, error)
 
+	// msgKey signs the messages the console puts in its own addresses
+	// (?msg=…&sig=…), so that a link of somebody else's cannot make a page
+	// say what they wrote (msgQuery).
+	msgKey []byte
+
 	mu       sync.Mutex
 	token    string // the link's token until its first use ("": used)
 	sessions map[string]*session
@@ -185,7 +190,7 @@ func New(front Front, o Options) (*Console, error) {
 		o.CallTimeout = 2 * time.Minute
 	}
 	o.BasePath = strings.TrimSuffix(o.BasePath, "/")
-	c := &Console{front: front, o: o, token: o.Token, sessions: map[string]*session{}}
+	c := &Console{front: front, o: o, token: o.Token, sessions: map[string]*session{}, msgKey: []byte(newSecret())}
 	c.pages = sync.OnceValues(func() (*template.Template, error) { return parsePages(o.BasePath) })
 	m := http.NewServeMux()
 	m.HandleFunc("GET /{$}", c.servers)

@@ -129,7 +129,7 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
 	c.audit(r, sessionOf(r), "session", "", "signed out")
 	to := c.o.BasePath + "/login"
 	if c.o.Login == nil {
-		to = c.o.BasePath + "/?msg=" + url.QueryEscape("Signed out: open the address `switchboard ui` printed to sign in again.")
+		to = c.o.BasePath + "/?" + c.msgQuery("Signed out: open the address `switchboard ui` printed to sign in again.")
 	}
 	http.Redirect(w, r, to, http.StatusSeeOther)
 }

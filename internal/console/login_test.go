@@ -158,8 +158,21 @@ func TestConsoleGatewayLogin(t *testing.T) {
 		t.Errorf("the admin's servers page: %d\n%s", code, page)
 	}
 	csrf = csrfField.FindStringSubmatch(page)[1]
-	if code, body, _ := admin.do("POST", "/ui/permissions/add", base, url.Values{"list": {"allow"}, "rule": {"mcp__mine"}, "csrf": {csrf}}); code != http.StatusSeeOther {
+	code, body, h := admin.do("POST", "/ui/permissions/add", base, url.Values{"list": {"allow"}, "rule": {"mcp__mine"}, "csrf": {csrf}})
+	if code != http.StatusSeeOther {
 		t.Errorf("the admin's rule: %d %s", code, body)
+	}
+	// The page it goes back to says what happened; an address of somebody
+	// else's with a message of its own (a "security notice" sending the
+	// reader elsewhere, carried through the sign-in) says nothing.
+	if _, back, _ := admin.do("GET", h.Get("Location"), "", nil); !strings.Contains(back, `class="message"`) {
+		t.Errorf("the console's own message is not shown after %s:\n%s", h.Get("Location"), back)
+	}
+	forged := "/ui/?" + url.Values{"msg": {"Security notice: paste your key at https://evil.example/rotate"}}.Encode()
+	for _, addr := range []string{forged, forged + "&sig=00", forged + "&sig="} {
+		if _, page, _ := admin.do("GET", addr, "", nil); strings.Contains(page, "evil.example") {
+			t.Errorf("%s shows the text of its address as the console's message", addr)
+		}
 	}
 	if code, _, _ := admin.do("POST", "/ui/logout", base, url.Values{"csrf": {csrf}}); code != http.StatusSeeOther {
 		t.Errorf("sign out: %d", code)
@@ -178,7 +191,7 @@ func TestConsoleGatewayLogin(t *testing.T) {
 	// A question's link, opened signed out: signed in, the browser goes
 	// on to it — and never to another site.
 	linked := newBrowserish(t, base)
-	code, _, h := linked.do("GET", "/ui/asks?q=abc", "", nil)
+	code, _, h = linked.do("GET", "/ui/asks?q=abc", "", nil)
 	if code != http.StatusSeeOther {
 		t.Fatalf("the link signed out: %d", code)
 	}

@@ -2,6 +2,9 @@ package console
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,7 +44,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, nam
 	p.CSRF, p.Admin, p.Who = s.csrf, s.viewer.Admin, s.viewer.Name
 	p.Base = c.o.BasePath
 	if p.Message == "" {
-		p.Message = r.URL.Query().Get("msg")
+		p.Message = c.queryMessage(r)
 	}
 	if c.o.Asks != nil {
 		p.Asks = c.questionsFor(s.viewer)
@@ -65,7 +68,32 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, status int, actio
 
 // done goes back to a page saying what happened.
 func (c *Console) done(w http.ResponseWriter, r *http.Request, to, msg string) {
-	http.Redirect(w, r, c.o.BasePath+to+"?msg="+url.QueryEscape(msg), http.StatusSeeOther)
+	http.Redirect(w, r, c.o.BasePath+to+"?"+c.msgQuery(msg), http.StatusSeeOther)
+}
+
+// msgQuery is the query that makes a page show msg: the message and its
+// signature, which only this console can make.
+func (c *Console) msgQuery(msg string) string {
+	return url.Values{"msg": {msg}, "sig": {c.msgSig(msg)}}.Encode()
+}
+
+func (c *Console) msgSig(msg string) string {
+	m := hmac.New(sha256.New, c.msgKey)
+	m.Write([]byte(msg))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// queryMessage is the message a page's address carries, when the console
+// wrote it: a link of somebody else's with a message of their own (a
+// "security notice" sending the reader elsewhere, carried through the
+// sign-in's next=) shows nothing.
+func (c *Console) queryMessage(r *http.Request) string {
+	q := r.URL.Query()
+	msg := q.Get("msg")
+	if msg == "" || !hmac.Equal([]byte(q.Get("sig")), []byte(c.msgSig(msg))) {
+		return ""
+	}
+	return msg
 }
 
 type serverView struct {
