@@ -257,52 +257,57 @@ type guardSettings struct {
 	toolChanges config.ToolChangeMode
 }
 
-func (h *Host) guardSettings() guardSettings {
-	if g := h.guards.Load(); g != nil {
-		return *g
-	}
+// initGuards sets the guard settings from the Options, once, at New: a
+// call reads them (guardSettings) without deciding them again.
+func (h *Host) initGuards() {
 	hooks, problems := readableHooks(h.opts.CallHooks, h.opts.CallHookProblems)
-	return guardSettings{hooks: hooks, problems: problems, toolChanges: h.opts.ToolChanges}
+	h.guards.Store(&guardSettings{hooks: hooks, problems: problems, toolChanges: h.opts.ToolChanges})
 }
+
+func (h *Host) guardSettings() guardSettings { return *h.guards.Load() }
 
 // readableHooks takes out of hooks those with a "tools" pattern that is
 // not a rule or matches nothing (mcp__ev*, an unclosed parenthesis), each
-// as a problem: such
-// a hook would run for no call at all (it fails open), where a hook that
-// cannot be read refuses every call until it is fixed.
+// as a problem: such a hook would run for no call at all (it fails open),
+// where a hook that cannot be read refuses every call until it is fixed.
+// Neither slice given is written.
 func readableHooks(hooks []config.CallHook, problems []string) ([]config.CallHook, []string) {
-	var ok []config.CallHook
+	out, dropped := hooks, false
 	for i, hk := range hooks {
-		bad := ""
-		for _, t := range hk.Tools {
-			p, err := policy.ParseRule(t)
-			why := p.Never()
-			if err != nil {
-				why = err.Error()
-			}
-			if why != "" {
-				bad = fmt.Sprintf("call hook %q: \"tools\" entry %q is not a tool pattern: %s", hk.Name, t, why)
-				if at := hk.Position.String(); at != "" {
-					bad = at + ": " + bad
-				}
-				break
-			}
-		}
+		bad := hookToolsProblem(hk)
 		if bad == "" {
-			if ok != nil {
-				ok = append(ok, hk)
+			if dropped {
+				out = append(out, hk)
 			}
 			continue
 		}
-		if ok == nil {
-			ok = append([]config.CallHook{}, hooks[:i]...)
+		if !dropped {
+			out, dropped = slices.Clone(hooks[:i]), true
 		}
 		problems = append(slices.Clip(problems), bad)
 	}
-	if ok == nil {
-		return hooks, problems
+	return out, problems
+}
+
+// hookToolsProblem says why a "tools" entry of hk is not a tool pattern
+// that can match a call, naming where hk is written; "" when none.
+func hookToolsProblem(hk config.CallHook) string {
+	for _, t := range hk.Tools {
+		p, err := policy.ParseRule(t)
+		why := p.Never()
+		if err != nil {
+			why = err.Error()
+		}
+		if why == "" {
+			continue
+		}
+		bad := fmt.Sprintf("call hook %q: \"tools\" entry %q is not a tool pattern: %s", hk.Name, t, why)
+		if at := hk.Position.String(); at != "" {
+			bad = at + ": " + bad
+		}
+		return bad
 	}
-	return ok, problems
+	return ""
 }
 
 func (h *Host) callHooks() ([]config.CallHook, []string) {

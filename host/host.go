@@ -317,8 +317,8 @@ type hostCore struct {
 	startupDefaulted bool
 	// pins holds what tool pinning decided per server (pins.go).
 	pins pinSet
-	// hooks runs the call hooks (hooks.go); guards, once set, replace
-	// the Options' hooks and tool-change mode.
+	// hooks runs the call hooks (hooks.go); guards are the hooks and
+	// the tool-change mode in force: the Options', then a reload's.
 	hooks  *hookRunner
 	guards atomic.Pointer[guardSettings]
 }
@@ -389,6 +389,7 @@ func Start(ctx context.Context, cfg *config.Resolved, opts *Options) *Host {
 	h.log, h.clock = o.Logger, o.Clock
 	h.progress = newProgressRouter()
 	h.hooks = newHookRunner(h)
+	h.initGuards()
 	h.ctx, h.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	if ctx.Done() != nil {
 		stop := context.AfterFunc(ctx, func() { h.Close() })
