@@ -876,8 +876,7 @@ func (c *conn) awaitAnswers(ctx context.Context) (cut []jsonrpc.ID) {
 	// Nothing is read after the end: the older calls are cut, and what is
 	// left is what to wait for.
 	for id, read := range c.unanswered {
-		if read.Before(since) {
-			delete(c.unanswered, id)
+		if read.Before(since) && c.cutLocked(id) {
 			cut = append(cut, id)
 		}
 	}
@@ -895,7 +894,9 @@ func (c *conn) awaitAnswers(ctx context.Context) (cut []jsonrpc.ID) {
 	case <-t.C:
 		c.mu.Lock()
 		for id := range c.unanswered {
-			cut = append(cut, id)
+			if c.cutLocked(id) {
+				cut = append(cut, id)
+			}
 		}
 		c.mu.Unlock()
 	case <-c.closed:
@@ -909,33 +910,35 @@ func (c *conn) awaitAnswers(ctx context.Context) (cut []jsonrpc.ID) {
 // the MCP transports use for a call cancelled by the connection's end.
 const CodeCut = -32000
 
-// answerCut answers each call of ids, which the input's end cut, with an
-// error saying so, so that a client still reading — a script whose pipe
-// ended — tells a cut call from a lost one; the SDK's own answer to one of
-// them, should it come, is not written (answer). A call of a batch is
-// left to the batch.
-func (c *conn) answerCut(ids []jsonrpc.ID) {
-	if len(ids) == 0 {
-		return
+// cutLocked takes call id, unanswered at the input's end, for one the end
+// cuts (answerCut answers it), and reports whether it did: from now on the
+// SDK's own answer to it is not written (answer), so that it gets one
+// answer whichever comes first. A call of a batch is left to the batch.
+// c.mu is held.
+func (c *conn) cutLocked(id jsonrpc.ID) bool {
+	delete(c.unanswered, id)
+	if _, inBatch := c.batches[id]; inBatch {
+		return false
 	}
-	c.mu.Lock()
+	if c.cut == nil {
+		c.cut = map[jsonrpc.ID]bool{}
+	}
+	c.cut[id] = true
+	return true
+}
+
+// answerCut answers each call of ids, which the input's end cut
+// (cutLocked), with an error saying so, so that a client still reading —
+// a script whose pipe ended — tells a cut call from a lost one.
+func (c *conn) answerCut(ids []jsonrpc.ID) {
 	var out []byte
 	for _, id := range ids {
-		if _, inBatch := c.batches[id]; inBatch {
-			continue
-		}
-		delete(c.unanswered, id)
-		if c.cut == nil {
-			c.cut = map[jsonrpc.ID]bool{}
-		}
-		c.cut[id] = true
 		data, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: CodeCut,
 			Message: "the client closed its input before this call was answered, so it was cancelled (it may or may not have run)"}})
 		if err == nil {
 			out = append(append(out, data...), '\n')
 		}
 	}
-	c.mu.Unlock()
 	if len(out) == 0 {
 		return
 	}
