@@ -386,7 +386,7 @@ var patterns = sync.OnceValue(func() []pattern {
 		{lazyre.New(`(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@]*:)[^/\s@]+@`), "${1}" + Placeholder + "@", nil},
 		// ?access_token=abc&… — query, form and fragment (#access_token=,
 		// as OAuth's implicit flow returns it) parameters with a secret name.
-		{lazyre.New(`(?i)([?&;#][^=&\s#?]*(?:token|secret|password|passwd|key|auth|cookie|credential|signature|sig|code)[^=&\s#?]*=)[^&\s#"'<>]*[^&\s#"'<>:.,;)]`), "${1}" + Placeholder, nil},
+		{lazyre.New(`(?i)([?&;#][^=&\s#?]*(?:token|secret|password|passwd|key|auth|cookie|credential|signature|sig|code)[^=&\s#?]*=)[^&\s#"'<>]*[^&\s#"'<>:.,;)]`), "${1}" + Placeholder, refValue},
 		// --api-key abc, -password abc: a secret-named flag and its value.
 		{lazyre.New(`(?i)((?:^|\s)--?[A-Za-z0-9_\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_\-]*[ \t]+)([^\s\-$][^\s]*)`), "${1}" + Placeholder, nil},
 		// A PEM private key (PKCS#1, PKCS#8, EC, OpenSSH, encrypted): the
@@ -400,7 +400,7 @@ var patterns = sync.OnceValue(func() []pattern {
 		// API_TOKEN=abc, password: abc, "client_secret": "abc" — but not
 		// keymap.js:12:3, a position in a file whose name holds "key", nor
 		// ${secret:NAME}, a reference that names a secret without being one.
-		{lazyre.New(`(?i)((?:\$\{)?["']?[A-Za-z0-9_.\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_.\-]*["']?[ \t]*[:=][ \t]*)("[^"\r\n]*"|'[^'\r\n]*'|[^\s,;&})"'<>]+)`), "${1}" + Placeholder, notSecretValue},
+		{lazyre.New(`(?i)((?:\$\{)?["']?[A-Za-z0-9_.\-]*(?:token|secret|password|passwd|key|auth|cookie|credential)[A-Za-z0-9_.\-]*["']?[ \t]*[:=][ \t]*)("[^"\r\n]*"|'[^'\r\n]*'|(?:\$\{(?:[^\s{}]|\{[^\s{}]*\})*\}|[^\s,;&})"'<>])+)`), "${1}" + Placeholder, notSecretValue},
 	}
 })
 
@@ -431,7 +431,23 @@ var position = lazyre.New(`^[A-Za-z0-9_.\-]*\.[A-Za-z][A-Za-z0-9]*:[0-9]+(?::[0-
 // writes it; its name ends at the first "}", so a malformed one, with a
 // space, keeps its first word here and the rest outside the match).
 func notSecretValue(m string) bool {
-	return strings.HasPrefix(m, "${secret:") || position().MatchString(m)
+	return strings.HasPrefix(m, "${secret:") || position().MatchString(m) || refValue(m)
+}
+
+// refValue reports whether the value of a name=value or name: value match
+// (after its first '=' or ':') is made only of references, ${VAR} and
+// ${secret:NAME}, quoted or not: it names a secret without holding one,
+// and is shown as written (--api-key=${secret:gh}, ?token=${TOKEN}).
+func refValue(m string) bool {
+	i := strings.IndexAny(m, "=:")
+	if i < 0 {
+		return false
+	}
+	v := strings.TrimSpace(m[i+1:])
+	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+		v = v[1 : len(v)-1]
+	}
+	return refsOnly(v, false)
 }
 
 // https://<token>@host: a userinfo without a password that is a credential

@@ -248,7 +248,14 @@ func TestStringKeepsSecretReferences(t *testing.T) {
 		{"secret: hunter22 and ${secret:API.key-2}", "secret: " + Placeholder + " and ${secret:API.key-2}"},
 		{"${password:abc123}", "${password:" + Placeholder + "}"},
 		{"${SECRET:abc123}", "${SECRET:" + Placeholder + "}"},
-		{"https://h/mcp?api_key=${secret:K}", "https://h/mcp?api_key=" + Placeholder},
+		{"https://h/mcp?api_key=${secret:K}", "https://h/mcp?api_key=${secret:K}"},
+		{"https://h/mcp?api_key=${K}x", "https://h/mcp?api_key=" + Placeholder},
+		{"--api-token=${secret:gh}", "--api-token=${secret:gh}"},
+		{`"token": "${TOKEN}"`, `"token": "${TOKEN}"`},
+		{"API_KEY=${A:-${secret:B}}", "API_KEY=${A:-${secret:B}}"},
+		{"--api-token=${VAR}abc", "--api-token=" + Placeholder},
+		{"--api-token=abc${VAR}", "--api-token=" + Placeholder},
+		{"token=${secret:A}hunter2", "token=" + Placeholder},
 	} {
 		if got := String(tt.in); got != tt.want {
 			t.Errorf("String(%q) = %q, want %q", tt.in, got, tt.want)
