@@ -123,9 +123,12 @@ func serverSecretRefs(def Server) (names []string, problems []secretProblem) {
 	seen := map[string]bool{}
 	scan := func(field, key, v string, expands bool) {
 		refs, err := SecretRefs(v)
-		where := "" // the diagnostic names the field
+		where := "" // the diagnostic names the field, and the entry in it
 		if key != "" {
 			where = "the value of " + strconv.Quote(key) + ": "
+		}
+		if field == "args" {
+			where = "argument " + key + ": "
 		}
 		if err != nil {
 			problems = append(problems, secretProblem{field: field, msg: where + err.Error(),
@@ -133,7 +136,7 @@ func serverSecretRefs(def Server) (names []string, problems []secretProblem) {
 		}
 		if len(refs) > 0 && !expands {
 			problems = append(problems, secretProblem{field: field,
-				msg: fmt.Sprintf("${secret:%s} is expanded only in env values, header values and url", refs[0]),
+				msg: where + fmt.Sprintf("${secret:%s} is expanded only in env values, header values and url", refs[0]),
 				fix: fmt.Sprintf(`pass it to the server in env instead, e.g. "env": {"%s": "${secret:%s}"} (a command line is visible to every user of the machine)`, envNameFor(refs[0]), refs[0])})
 			return
 		}
@@ -142,8 +145,8 @@ func serverSecretRefs(def Server) (names []string, problems []secretProblem) {
 		}
 	}
 	scan("command", "", def.Command, false)
-	for _, a := range def.Args {
-		scan("args", "", a, false)
+	for i, a := range def.Args {
+		scan("args", strconv.Itoa(i+1), a, false)
 	}
 	scan("cwd", "", def.Cwd, false)
 	scan("headersHelper", "", def.HeadersHelper, false)

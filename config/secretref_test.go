@@ -95,7 +95,7 @@ func TestLoadSecretRefs(t *testing.T) {
 	}
 
 	want := map[string]string{
-		"inargs": user + `:5:3: server "inargs": field "args": ${secret:T} is expanded only in env values, header values and url` +
+		"inargs": user + `:5:3: server "inargs": field "args": argument 2: ${secret:T} is expanded only in env values, header values and url` +
 			` (fix: pass it to the server in env instead, e.g. "env": {"T": "${secret:T}"} (a command line is visible to every user of the machine))`,
 		"badname": user + `:6:3: server "badname": field "env": the value of "T": "${secret:my key}" is not a secret reference: the name holds a space: a secret's name uses only letters, digits, '_', '.' and '-'` +
 			" (fix: write ${secret:NAME} with a name of letters, digits, '_', '.' and '-', or $${ for a literal ${)",
