@@ -467,6 +467,33 @@ func challengedWith(resp *http.Response, scheme string) bool {
 	return false
 }
 
+// challengeError is what a refusal's Bearer or DPoP challenge says of
+// why (RFC 6750 §3: error, error_description), as " (…)", or "".
+func challengeError(resp *http.Response) string {
+	cs, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	for _, c := range cs {
+		code, desc := c.Params["error"], c.Params["error_description"]
+		if code == "" && desc == "" {
+			continue
+		}
+		why := code
+		if desc != "" {
+			if why != "" {
+				why += ": "
+			}
+			why += desc
+		}
+		if r := []rune(why); len(r) > 200 {
+			why = string(r[:200]) + "…"
+		}
+		return " (" + why + ")"
+	}
+	if resp.StatusCode == http.StatusForbidden {
+		return " (403)"
+	}
+	return " (401)"
+}
+
 func drain(resp *http.Response) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 	resp.Body.Close()
@@ -562,8 +589,9 @@ func (a *serverAuth) authorize(req *http.Request, resp *http.Response, used stri
 	tries := a.tries
 	a.mu.Unlock()
 	if tries > maxAuthTries {
+		why := challengeError(resp)
 		drain(resp)
-		return fmt.Errorf("server %s still refused access after %d authorizations", a.name, maxAuthTries)
+		return fmt.Errorf("server %s refused each of the %d tokens it was given in a row%s: it may ask for a scope or audience its authorization server does not grant", a.name, maxAuthTries, why)
 	}
 	if challengedWith(resp, "dpop") {
 		if err := a.enableDPoP(); err != nil {

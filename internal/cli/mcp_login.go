@@ -118,7 +118,7 @@ func mcpLoginRun(ctx context.Context, opts *MCPLoginOptions) error {
 		}
 	}
 	if st.State != host.StateConnected {
-		return s.close(Failuref("", "login to %s failed: %s %s", opts.Name, st.State, st.Reason))
+		return s.close(Failuref("", "login to %s failed: %s", opts.Name, termsafe.Line(loginFailure(st, opts.Timeout))))
 	}
 	file := oauth.TokenFile(dir, opts.Name)
 	if _, err := os.Stat(file); err != nil {
@@ -127,6 +127,27 @@ func mcpLoginRun(ctx context.Context, opts *MCPLoginOptions) error {
 	}
 	fmt.Fprintf(opts.IO.Out, "Logged in to %s; tokens are in %s\n", opts.Name, termsafe.Line(f.tilde(file)))
 	return s.close(nil)
+}
+
+// loginFailure says why a login ended without a connection: the
+// server's error, or, for one still connecting when --timeout ran out
+// (an approval not given in the browser, a server that does not answer),
+// that and what it was doing.
+func loginFailure(st host.ServerStatus, timeout time.Duration) string {
+	switch st.State {
+	case host.StateError:
+		return st.Reason
+	case host.StateConnecting:
+		s := "no connection within " + formatElapsed(timeout) + " (--timeout): the authorization was not approved, or the server did not answer"
+		if st.Reason != "" && st.Reason != "starting" {
+			s += "; " + st.Reason
+		}
+		return s
+	}
+	if st.Reason == "" {
+		return "the server is " + string(st.State)
+	}
+	return "the server is " + string(st.State) + ": " + st.Reason
 }
 
 // browserLoopback receives the browser's answer to the authorization of

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/testserver/testhttp"
 	"github.com/switchboard-mcp/switchboard/internal/testserver/testoauth"
@@ -195,5 +196,45 @@ func TestMCPLoginDPoPKeyPersists(t *testing.T) {
 		if _, err := os.Stat(f); !os.IsNotExist(err) {
 			t.Errorf("%s after logout: %v", f, err)
 		}
+	}
+}
+
+// A server that refuses the token it was just given: the login fails
+// saying so and why it may, not with a half sentence of the server's
+// state. A login whose approval never comes ends at --timeout saying so.
+func TestMCPLoginFailureSaysWhy(t *testing.T) {
+	srv := testoauth.Start(t)
+	srv.RefuseTokens = true
+	w := newMgmtWorld(t)
+	home := w.env["SWITCHBOARD_HOME"]
+	w.write(filepath.Join(home, "mcp.json"), `{"mcpServers": {"guarded": {"type": "http", "url": "`+srv.URL+`"}}}`)
+	_, stderr, code := w.run(false, "mcp", "login", "guarded", "--no-browser", "--timeout", "20s")
+	if code != ExitFailure || !strings.Contains(stderr, "login to guarded failed: initialize failed: ") ||
+		!strings.Contains(stderr, "server guarded refused each of the 3 tokens it was given in a row (401): it may ask for a scope or audience") ||
+		strings.Contains(stderr, "failed: error") {
+		t.Errorf("refused tokens: exit %d, stderr %q", code, stderr)
+	}
+	if a, _, _ := srv.Counts(); a != 3 {
+		t.Errorf("%d authorizations, want 3", a)
+	}
+
+	// The browser is "opened" and nobody approves.
+	srv.RefuseTokens = false
+	f, _, errOut := w.factory(false)
+	opened := make(chan string, 1)
+	err := mcpLoginRun(t.Context(), &MCPLoginOptions{IO: f.IO, Factory: f, Name: "guarded", Timeout: 2 * time.Second,
+		OpenBrowser: func(u string) error {
+			select {
+			case opened <- u:
+			default:
+			}
+			return nil
+		}})
+	if err == nil || !strings.Contains(err.Error(), "login to guarded failed: no connection within 2.0s (--timeout): the authorization was not approved") ||
+		strings.Contains(err.Error(), "connecting starting") {
+		t.Errorf("unapproved login: %v (stderr %q)", err, errOut)
+	}
+	if u := <-opened; !strings.Contains(u, "/authorize?") {
+		t.Errorf("the browser was sent to %q", u)
 	}
 }

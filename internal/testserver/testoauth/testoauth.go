@@ -53,6 +53,9 @@ type Server struct {
 	// 2.1 asks of public clients: a client that lost the new one cannot
 	// refresh again.
 	RotateRefresh bool
+	// RefuseTokens makes the MCP endpoints answer 401 to every token, as
+	// a server that wants another audience or scope than it was given.
+	RefuseTokens bool
 
 	mu         sync.Mutex
 	deny       bool
@@ -87,7 +90,7 @@ func Start(t testing.TB) *Server {
 	verify := func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
 		o.mu.Lock()
 		defer o.mu.Unlock()
-		if !o.tokens[tok] {
+		if !o.tokens[tok] || o.RefuseTokens {
 			return nil, auth.ErrInvalidToken
 		}
 		return &auth.TokenInfo{Expiration: time.Now().Add(time.Hour)}, nil
