@@ -122,7 +122,18 @@ func ParseServer(name string, raw []byte) (Server, []Diagnostic) {
 		v.StartOffset++
 	}
 	def := doc.server(name, v.StartOffset, &v)
-	return def.Server, append(diags, def.Diags...)
+	diags = append(diags, def.Diags...)
+	// A malformed ${secret:…}, or one where it does not expand, makes the
+	// server invalid once it sits in a file (Load), so it is refused here
+	// too rather than written.
+	_, problems := serverSecretRefs(def.Server)
+	for _, p := range problems {
+		diags = append(diags, Diagnostic{
+			Severity: SeverityError, Position: def.Pos, Server: name, Field: p.field,
+			Message: p.msg, Fix: p.fix,
+		})
+	}
+	return def.Server, diags
 }
 
 // servers reads the "mcpServers" member of obj. A missing member is no

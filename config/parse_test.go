@@ -357,6 +357,18 @@ func TestParseServer(t *testing.T) {
 			Message: `neither "command" nor "url" is set`,
 			Fix:     `add "command" (and "args") for a local server, or "url" for a remote one`,
 		}}},
+		{"secret reference in args", "s", `{"command": "x", "args": ["${secret:TOK}"]}`,
+			Server{Command: "x", Args: []string{"${secret:TOK}"}}, []Diagnostic{{
+				Severity: SeverityError, Position: Position{Line: 1, Col: 1}, Server: "s", Field: "args",
+				Message: "${secret:TOK} is expanded only in env values, header values and url",
+				Fix:     `pass it to the server in env instead, e.g. "env": {"TOK": "${secret:TOK}"} (a command line is visible to every user of the machine)`,
+			}}},
+		{"malformed secret reference", "s", `{"command": "x", "env": {"A": "${secret:my key}"}}`,
+			Server{Command: "x", Env: map[string]string{"A": "${secret:my key}"}}, []Diagnostic{{
+				Severity: SeverityError, Position: Position{Line: 1, Col: 1}, Server: "s", Field: "env",
+				Message: `the value of "A": "${secret:my key}" is not a secret reference: the name holds a space: a secret's name uses only letters, digits, '_', '.' and '-'`,
+				Fix:     "write ${secret:NAME} with a name of letters, digits, '_', '.' and '-', or $${ for a literal ${",
+			}}},
 		{"not JSON", "x", `{"command": }`, Server{}, []Diagnostic{{
 			Severity: SeverityError, Position: Position{Line: 1, Col: 13},
 			Message: "invalid JSON: invalid character '}' at start of value", Fix: fixSyntax,
