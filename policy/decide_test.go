@@ -311,6 +311,20 @@ func TestDecisionTexts(t *testing.T) {
 	if h := d.Hint("x"); d.Suggest != "" || !strings.Contains(h, "permissions.ask in project settings /repo/.switchboard/settings.json") {
 		t.Errorf("ask-rule decision %+v, hint %s", d, h)
 	}
+	// A profile's rule is named as the profile's: the settings' own
+	// "permissions" do not hold it.
+	profileSrc := Source{Scope: ScopeUser, File: "/home/u/.switchboard/settings.json", Profile: "review"}
+	d = New(rulesOf(Deny, profileSrc, "mcp__github")...).Decide(merge)
+	if d.Reason != `denied by rule "mcp__github" (deny, profile "review" of user settings /home/u/.switchboard/settings.json)` {
+		t.Errorf("profile deny reason = %s", d.Reason)
+	}
+	if h := d.Hint("x"); h != `remove "mcp__github" from the "permissions" of profile "review" of user settings /home/u/.switchboard/settings.json (or of a profile it extends) to let it run, or run without that profile` {
+		t.Errorf("profile deny hint = %s", h)
+	}
+	d = New(rulesOf(Ask, profileSrc, "mcp__github")...).Decide(merge)
+	if h := d.Hint("x"); strings.Contains(h, "permissions.ask") || !strings.Contains(h, `of profile "review"`) {
+		t.Errorf("profile ask hint = %s", h)
+	}
 }
 
 func TestProblems(t *testing.T) {

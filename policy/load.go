@@ -141,5 +141,5 @@ func scopeOf(s config.SettingsScope) Scope {
 // the settings file that defines it: added to the global rules with
 // [Policy.With], they can only tighten them (a profile has no allow).
 func ProfileRules(p config.Profile) []Rule {
-	return RulesFrom(Source{Scope: scopeOf(p.Scope), File: p.Position.File}, nil, p.Ask, p.Deny)
+	return RulesFrom(Source{Scope: scopeOf(p.Scope), File: p.Position.File, Profile: p.Name}, nil, p.Ask, p.Deny)
 }

@@ -38,6 +38,10 @@ type Source struct {
 	// Principal is the principal or "group:<name>" a ScopePrincipal rule
 	// is for.
 	Principal string `json:"principal,omitempty"`
+	// Profile is the settings profile whose "permissions" hold the rule
+	// ("" for a rule of the settings' own "permissions"); see
+	// [ProfileRules].
+	Profile string `json:"profile,omitempty"`
 }
 
 // String names the source for people: "user settings /home/u/.switchboard/settings.json".
@@ -53,6 +57,9 @@ func (s Source) String() string {
 		if s.File != "" {
 			return name + " in " + s.File
 		}
+	}
+	if s.Profile != "" {
+		name = fmt.Sprintf("profile %q of %s", s.Profile, name)
 	}
 	if s.File != "" {
 		return name + " " + s.File
@@ -515,8 +522,12 @@ func ruleFix(r Rule) string {
 func (d Decision) Hint(userFile string) string {
 	if d.Suggest == "" {
 		switch {
+		case d.Action == Deny && d.Rule != nil && d.Rule.Source.Profile != "":
+			return fmt.Sprintf("remove %q from the \"permissions\" of %s (or of a profile it extends) to let it run, or run without that profile", d.Rule.Text, d.Rule.Source)
 		case d.Action == Deny && d.Rule != nil:
 			return fmt.Sprintf("remove %q from permissions.deny in %s to let it run", d.Rule.Text, d.Rule.Source)
+		case d.Action == Ask && d.Rule != nil && d.Rule.List == Ask && d.Rule.Source.Profile != "":
+			return fmt.Sprintf("run it where a person can answer, or remove %q from the \"permissions\" of %s (or of a profile it extends)", d.Rule.Text, d.Rule.Source)
 		case d.Action == Deny:
 			return "ask the administrator to fix the managed settings file"
 		case d.Action == Ask && d.Rule != nil && d.Rule.List == Ask:

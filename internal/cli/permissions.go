@@ -291,6 +291,9 @@ type permissionJSON struct {
 	Scope policy.Scope  `json:"scope"`
 	// File is the settings file ("" for inline --settings).
 	File string `json:"file"`
+	// Profile is the profile (--profile) whose "permissions" hold the
+	// rule; "" for a rule of the settings' own "permissions".
+	Profile string `json:"profile,omitempty"`
 	// Matches are the configured servers' tools the rule matches now:
 	// {server, tool}, tool "*" for all of a server's tools.
 	Matches []permissionMatch `json:"matches"`
@@ -354,6 +357,17 @@ func permissionsListRun(ctx context.Context, opts *PermissionsOptions) error {
 		servers = append(servers, s.Name)
 	}
 	pol := f.permissionPolicy(cfg)
+	if name := f.global().Profile; name != "" {
+		// --profile: its deny and ask rules join the global ones, as they
+		// do for every call of the run (checkProfile vetted the name).
+		if st, err := f.settingsStack(cfg); err == nil {
+			if ps, _ := st.Profiles(); ps != nil {
+				if p, ok := ps[name]; ok {
+					pol = pol.With(policy.ProfileRules(p)...)
+				}
+			}
+		}
+	}
 	rules := orderedRules(pol.Rules())
 	// A rule is never shown matching a tool that does not exist: the
 	// servers whose single tools rules name are asked for their tools.
@@ -370,7 +384,7 @@ func permissionsListRun(ctx context.Context, opts *PermissionsOptions) error {
 	st := listServerTools(ctx, f, cfg, check)
 	out := []permissionJSON{}
 	for _, r := range rules {
-		e := permissionJSON{Rule: r.Text, List: r.List, Scope: r.Source.Scope, File: r.Source.File,
+		e := permissionJSON{Rule: r.Text, List: r.List, Scope: r.Source.Scope, File: r.Source.File, Profile: r.Source.Profile,
 			Matches: []permissionMatch{}, Problem: r.Problem(), Conditions: r.Pattern().HasArgs()}
 		if e.Problem == "" {
 			e.Matches, e.Problem = ruleMatches(r.Pattern(), servers, st)
@@ -395,7 +409,11 @@ func permissionsListRun(ctx context.Context, opts *PermissionsOptions) error {
 		} else {
 			file = f.tilde(file)
 		}
-		t.AddRow(string(e.List), e.Rule, string(e.Scope), matchesText(e), file)
+		scope := string(e.Scope)
+		if e.Profile != "" {
+			scope += " (profile " + e.Profile + ")"
+		}
+		t.AddRow(string(e.List), e.Rule, scope, matchesText(e), file)
 	}
 	if err := t.Render(); err != nil {
 		return err
