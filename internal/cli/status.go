@@ -270,7 +270,8 @@ func nextTryText(st host.ServerStatus, now time.Time) string {
 		return ""
 	}
 	if wait := st.NextTry.Sub(now); wait > 0 {
-		return "; next try in " + wait.Round(time.Second).String()
+		// Rounded up: a try 300 ms away is "in 1s", never "in 0s".
+		return "; next try in " + (wait + time.Second - 1).Truncate(time.Second).String()
 	}
 	return "; trying again now"
 }
