@@ -331,9 +331,11 @@ Piped, the first line is the header (LIST RULE SCOPE MATCHES FILE,
 tab-separated), then one tab-separated row per rule with those five columns.
 Skip the header with tail -n +2, or use --json.
 
-With --json, print an array of {rule, list, scope, file, matches: [{server,
-tool, unchecked}], conditions, problem}; tool "*" stands for all of a server's
-tools.
+With --json, print an array of {rule, list, scope, file, profile, matches:
+[{server, tool, unchecked}], conditions, problem}; tool "*" stands for all of a
+server's tools. With --profile NAME the profile's deny and ask rules are listed
+too (profile NAME, SCOPE "user (profile NAME)"): they join the others for that
+profile's calls.
 
 A settings or configuration file with an error is reported on stderr after the
 list, and the exit code is then 2.`,
