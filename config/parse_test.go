@@ -360,7 +360,7 @@ func TestParseServer(t *testing.T) {
 		{"secret reference in args", "s", `{"command": "x", "args": ["${secret:TOK}"]}`,
 			Server{Command: "x", Args: []string{"${secret:TOK}"}}, []Diagnostic{{
 				Severity: SeverityError, Position: Position{Line: 1, Col: 1}, Server: "s", Field: "args",
-				Message: "${secret:TOK} is expanded only in env values, header values and url",
+				Message: "argument 1: ${secret:TOK} is expanded only in env values, header values and url",
 				Fix:     `pass it to the server in env instead, e.g. "env": {"TOK": "${secret:TOK}"} (a command line is visible to every user of the machine)`,
 			}}},
 		{"malformed secret reference", "s", `{"command": "x", "env": {"A": "${secret:my key}"}}`,
