@@ -476,9 +476,33 @@ func (h *Host) Status() []ServerStatus {
 	for _, s := range h.all() {
 		st := s.status()
 		h.pinStatus(&st) // pins.go
+		h.scopeCount(s, &st)
 		out = append(out, st)
 	}
 	return out
+}
+
+// scopeCount counts in st only the tools a view's own filter (a
+// profile's) leaves its model.
+func (h *Host) scopeCount(s *server, st *ServerStatus) {
+	if h.scope == nil || h.scope.Tools == nil {
+		return
+	}
+	s.mu.Lock()
+	known := s.known
+	s.mu.Unlock()
+	if known == nil {
+		return
+	}
+	visible := make([]*mcp.Tool, 0, len(known))
+	for _, t := range known {
+		if hid, _ := h.scope.hidden(t.Name); !hid {
+			visible = append(visible, t)
+		}
+	}
+	if len(visible) < len(known) {
+		st.Tools, st.Tokens = len(visible), toolsurface.ToolBlockTokens(visible)
+	}
 }
 
 // WaitReady waits until no server is connecting, or ctx is done. It

@@ -821,12 +821,12 @@ func (s *server) status() ServerStatus {
 	if last != nil && st.State != StateConnected {
 		st.StderrTail = s.h.secrets.Strings(last.stderrTail(20)) // a server may echo its secrets
 	}
+	// What the model is offered: the last list served (tool filters
+	// applied, held tools left out), kept while a list_changed refetch
+	// is pending.
 	s.mu.Lock()
 	known := s.known
 	s.mu.Unlock()
-	if tools, ok := s.tools.peek(); ok {
-		known = tools
-	}
 	if known != nil {
 		st.Tools = len(known)
 		st.Tokens = s.h.blockTokens(s.name, known) // cached: deferral computes it too

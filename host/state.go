@@ -48,9 +48,11 @@ type ServerStatus struct {
 	// in env and headers, userinfo passwords and secret-named parameters
 	// are never included.
 	Command string `json:"command"`
-	// Tools is the number of tools the server offers (when known).
+	// Tools is the number of the server's tools the model is offered
+	// (when known): tool filters, held tools and a view's filter leave
+	// theirs out.
 	Tools int `json:"tools"`
-	// Tokens estimates what the server's tool block costs in a model's context.
+	// Tokens estimates what the block of those tools costs in a model's context.
 	Tokens int `json:"tokens"`
 	// Deferred is how many of the server's tools were held back from the
 	// model's tool list at the last listing (deferred loading); they are
