@@ -70,8 +70,15 @@ func packageRunner(p *config.SandboxPolicy, rs *config.ResolvedServer, e runnerE
 	if p.Env == nil {
 		p.Env = map[string]string{}
 	}
+	// The repository's servers and the user's own (sandboxed by the
+	// user's choice, with the user's whole environment) never share a
+	// copy: what one wrote there, the other would run.
+	trust := ""
+	if rs.Trust == config.TrustRepo {
+		trust = "repo"
+	}
 	private := func(name string) string {
-		return filepath.Join(config.DefaultHome(e.lookupEnv, e.home), "sandbox", workspaceKey(e.workspace), name)
+		return filepath.Join(config.DefaultHome(e.lookupEnv, e.home), "sandbox", workspaceKey(e.workspace), trust, name)
 	}
 	cache := func(name, env, path string) {
 		if path == "" || !filepath.IsAbs(path) {

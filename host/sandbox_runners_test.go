@@ -39,7 +39,7 @@ func TestSandboxOfPackageRunners(t *testing.T) {
 		t.Errorf("allow (-want +got):\n%s", diff)
 	}
 	wantCache := config.SandboxCache{Runner: "npm", Path: filepath.Join(home, ".npm"),
-		Private: filepath.Join(home, ".switchboard", "sandbox", workspaceKey(ws), "npm")}
+		Private: filepath.Join(home, ".switchboard", "sandbox", workspaceKey(ws), "repo", "npm")}
 	if diff := cmp.Diff([]config.SandboxCache{wantCache}, p.Caches); diff != "" {
 		t.Errorf("caches (-want +got):\n%s", diff)
 	}
