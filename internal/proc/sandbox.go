@@ -23,7 +23,7 @@ const SandboxHelperArg = "__switchboard-sandbox"
 // path (after links are followed), and on a Read path in /proc.
 //
 // Linux: the supervisor starts the server through the sandbox helper
-// (SandboxHelperArg) in new user, mount, pid and (unless Network) network
+// (SandboxHelperArg) in new user, mount, pid, IPC and (unless Network) network
 // namespaces, with no setuid program and no root; the helper opens every
 // path it binds once (paths below Beneath without leaving it), builds the
 // view from those descriptors (a tmpfs root, pivot_root, a /proc of the

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A path below Sandbox.Beneath is resolved beneath it at the start: a
@@ -276,5 +278,44 @@ func TestProcCovered(t *testing.T) {
 		if got := procCovered(tt.in); got != tt.want {
 			t.Errorf("procCovered(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// A sandboxed server has System V IPC of its own: it could attach (read
+// and write) the shared memory segments, message queues and semaphores
+// of every process of the user (other servers, the desktop's MIT-SHM
+// buffers, a database's), which no path, pid or network namespace hides.
+// The same probe unsandboxed reads the segment (the control).
+func TestSandboxSeesNoOtherIPC(t *testing.T) {
+	requireSandbox(t)
+	bin := probeBinary(t)
+	const secret = "planted-in-shared-memory"
+	key := 0x5342_0000 | os.Getpid()&0xffff
+	id, err := unix.SysvShmGet(key, 4096, unix.IPC_CREAT|unix.IPC_EXCL|0o600)
+	if err != nil {
+		t.Skipf("no System V shared memory here: %v", err)
+	}
+	t.Cleanup(func() { unix.SysvShmCtl(id, unix.IPC_RMID, nil) })
+	b, err := unix.SysvShmAttach(id, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(b, secret)
+	defer unix.SysvShmDetach(b)
+	hex := fmt.Sprintf("%x", key)
+	p, err := Start(Spec{Command: bin, Args: []string{"ipc", hex}, Env: testEnv(), Dir: "/", Supervise: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Stdin().Close()
+	control, _ := io.ReadAll(p.Stdout())
+	p.Close(time.Second)
+	if string(control) != "shm ok "+secret+"\n" {
+		t.Fatalf("unsandboxed, the probe says %q (the control must read the segment)", control)
+	}
+	out, errs := runSandboxed(t, &Sandbox{}, "/", bin, "ipc", hex)
+	t.Logf("sandboxed: %q, stderr %q", out, errs)
+	if strings.Contains(out, secret) || !strings.HasPrefix(out, "shm error: ") {
+		t.Errorf("the sandboxed server attached the host's shared memory segment: %q", out)
 	}
 }

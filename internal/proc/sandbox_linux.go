@@ -295,14 +295,17 @@ func describeResolved(path, resolved string) string {
 }
 
 // sandboxAttr is serverAttr for a sandboxed server's helper: new user,
-// mount and pid namespaces (and network, unless shared), where the user is
-// mapped to itself and keeps, across the exec of the helper, the
+// mount, pid and IPC namespaces (and network, unless shared), where the
+// user is mapped to itself and keeps, across the exec of the helper, the
 // capabilities it needs to build the view (ambient, dropped before the
 // server starts). The helper is pid 1 of its pid namespace: when it dies,
 // the kernel kills every process in it.
 func sandboxAttr(p *sandboxPlan) *syscall.SysProcAttr {
 	a := serverAttr()
-	a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
+	// IPC: System V shared memory, message queues and semaphores (and
+	// POSIX message queues) are the user's across the system otherwise,
+	// reachable by key with no path, pid or address.
+	a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC
 	if !p.Network {
 		a.Cloneflags |= syscall.CLONE_NEWNET
 	}

@@ -4,6 +4,7 @@
 //
 //	probe KEYFILE HOMEDIR OUTSIDEFILE HOST:PORT
 //	probe net HOST:PORT…
+//	probe ipc KEY
 //
 // With net, it reaches each HOST:PORT, whose listener sends a line
 // naming it, three ways: "direct" (a plain connect), "connect" (an HTTP
@@ -11,6 +12,10 @@
 // (net/http with the proxy of $HTTP_PROXY, which sends an absolute-form
 // request; the listener answers HTTP too). Each line is "WAY HOST:PORT
 // ok LINE" or "WAY HOST:PORT error: …".
+//
+// With ipc, it attaches the System V shared memory segment of KEY (hex)
+// and prints "shm ok TEXT" (what it holds, to the first NUL) or "shm
+// error: …".
 package main
 
 import (
@@ -21,8 +26,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func main() {
@@ -30,6 +38,28 @@ func main() {
 		for _, addr := range os.Args[2:] {
 			tryNet(addr)
 		}
+		return
+	}
+	if len(os.Args) == 3 && os.Args[1] == "ipc" {
+		try("shm", func() error {
+			key, err := strconv.ParseUint(os.Args[2], 16, 32)
+			if err != nil {
+				return err
+			}
+			id, err := unix.SysvShmGet(int(key), 0, 0)
+			if err != nil {
+				return err
+			}
+			b, err := unix.SysvShmAttach(id, 0, unix.SHM_RDONLY)
+			if err != nil {
+				return err
+			}
+			if i := strings.IndexByte(string(b), 0); i >= 0 {
+				b = b[:i]
+			}
+			fmt.Printf("shm ok %s\n", b)
+			return errReported
+		})
 		return
 	}
 	if len(os.Args) != 5 {
