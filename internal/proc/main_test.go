@@ -18,6 +18,10 @@ func TestMain(m *testing.M) {
 		runThreadRead()
 		return
 	}
+	if role := testRoles[os.Getenv("PROC_TEST_ROLE")]; role != nil {
+		role()
+		return
+	}
 	if os.Getenv("PROC_TEST_ROLE") == "host" {
 		forceIndirect = os.Getenv("PROC_TEST_INDIRECT") == "1"
 		runTestHost()
@@ -25,6 +29,10 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// testRoles are more roles of the test binary, by PROC_TEST_ROLE, that
+// tests of one system add.
+var testRoles = map[string]func(){}
 
 // runTestHost starts `sh -c $PROC_TEST_SCRIPT` ($PROC_TEST_SERVERS times,
 // default once), prints "ready PID" (of the first) and blocks until killed.

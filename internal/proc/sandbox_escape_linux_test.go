@@ -6,7 +6,10 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -317,5 +320,75 @@ func TestSandboxSeesNoOtherIPC(t *testing.T) {
 	t.Logf("sandboxed: %q, stderr %q", out, errs)
 	if strings.Contains(out, secret) || !strings.HasPrefix(out, "shm error: ") {
 		t.Errorf("the sandboxed server attached the host's shared memory segment: %q", out)
+	}
+}
+
+func init() { testRoles["keyring"] = runKeyringHost }
+
+// runKeyringHost is a host whose session keyring holds the "user" key
+// $PROC_TEST_KEY_DESC (its value is $PROC_TEST_KEY_VALUE), as a login's
+// may (Kerberos tickets, a tool's stored secret): it joins a new session
+// keyring, adds the key and executes itself again, so that every thread,
+// the supervisor and the servers inherit it. Then it runs the probe's
+// keyring mode ($PROC_TEST_PROBE) unsandboxed and sandboxed and prints
+// "control: LINE" and "sandboxed: LINE".
+func runKeyringHost() {
+	if os.Getenv("PROC_TEST_KEY_JOINED") != "1" {
+		runtime.LockOSThread()
+		if _, _, e := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0); e != 0 {
+			fmt.Println("error joining a session keyring:", e)
+			os.Exit(1)
+		}
+		if _, err := unix.AddKey("user", os.Getenv("PROC_TEST_KEY_DESC"), []byte(os.Getenv("PROC_TEST_KEY_VALUE")), unix.KEY_SPEC_SESSION_KEYRING); err != nil {
+			fmt.Println("error adding the key:", err)
+			os.Exit(1)
+		}
+		err := syscall.Exec(os.Args[0], os.Args, append(os.Environ(), "PROC_TEST_KEY_JOINED=1"))
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	for _, sb := range []*Sandbox{nil, {}} {
+		p, err := Start(Spec{Command: os.Getenv("PROC_TEST_PROBE"), Args: []string{"keyring", os.Getenv("PROC_TEST_KEY_DESC")},
+			Env: testEnv(), Dir: "/", Supervise: true, Sandbox: sb})
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		p.Stdin().Close()
+		out, _ := io.ReadAll(p.Stdout())
+		p.Close(time.Second)
+		name := "control"
+		if sb != nil {
+			name = "sandboxed"
+		}
+		fmt.Printf("%s: %s\n", name, strings.TrimSpace(string(out)))
+	}
+}
+
+// A sandboxed server cannot read the kernel keyrings of whoever started
+// the host: the session keyring it inherits (which a user namespace does
+// not hide), nor, having joined a new one, the old one linked back in by
+// the id /proc/keys shows. The same probe unsandboxed reads the key (the
+// control).
+func TestSandboxReadsNoKeyring(t *testing.T) {
+	requireSandbox(t)
+	bin := probeBinary(t)
+	const secret = "planted-in-the-session-keyring"
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "PROC_TEST_ROLE=keyring", "PROC_TEST_PROBE="+bin,
+		"PROC_TEST_KEY_DESC=switchboard-test:"+strconv.Itoa(os.Getpid()), "PROC_TEST_KEY_VALUE="+secret)
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if strings.Contains(string(out), "error adding the key") || strings.Contains(string(out), "error joining") {
+		t.Skipf("no kernel keyrings here: %s", out)
+	}
+	if err != nil {
+		t.Fatalf("the keyring host: %v", err)
+	}
+	if !strings.Contains(string(out), "control: key ok "+secret) {
+		t.Fatalf("unsandboxed, the probe did not read the key (the control must)")
+	}
+	if !strings.Contains(string(out), "sandboxed: key error: ") || strings.Contains(string(out), "sandboxed: key ok") {
+		t.Errorf("the sandboxed server read the session keyring's key")
 	}
 }

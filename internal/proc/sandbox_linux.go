@@ -642,7 +642,8 @@ func loopbackUp() error {
 // confine restricts this thread, which starts the server next, for good:
 // Landlock (read and execute below /, write only to the plan's read-write
 // paths, /tmp and the devices; no signal to, no abstract socket of, and
-// no ptrace or /proc access to any process outside), no_new_privs, and no
+// no ptrace or /proc access to any process outside), no kernel keyring
+// (denyKeyrings), no_new_privs, and no
 // capability left, even in the bounding set (so that not even a root
 // user regains one at the exec).
 func (p *sandboxPlan) confine() error {
@@ -722,6 +723,9 @@ func (p *sandboxPlan) confine() error {
 	}
 	if err := llsys.LandlockRestrictSelf(rs, 0); err != nil {
 		return fmt.Errorf("sandbox: landlock_restrict_self: %w", err)
+	}
+	if err := denyKeyrings(); err != nil {
+		return err
 	}
 	// The rules hold what they name: the descriptors (and with them the
 	// old root's mounts) can go.

@@ -5,6 +5,7 @@
 //	probe KEYFILE HOMEDIR OUTSIDEFILE HOST:PORT
 //	probe net HOST:PORT…
 //	probe ipc KEY
+//	probe keyring DESCRIPTION
 //
 // With net, it reaches each HOST:PORT, whose listener sends a line
 // naming it, three ways: "direct" (a plain connect), "connect" (an HTTP
@@ -15,6 +16,11 @@
 //
 // With ipc, it attaches the System V shared memory segment of KEY (hex)
 // and prints "shm ok TEXT" (what it holds, to the first NUL) or "shm
+// error: …".
+//
+// With keyring, it reads the "user" key of DESCRIPTION from its session
+// keyring, then joins a new session keyring, links into it every keyring
+// /proc/keys shows and looks again; it prints "key ok TEXT" or "key
 // error: …".
 package main
 
@@ -60,6 +66,10 @@ func main() {
 			fmt.Printf("shm ok %s\n", b)
 			return errReported
 		})
+		return
+	}
+	if len(os.Args) == 3 && os.Args[1] == "keyring" {
+		try("key", func() error { return readKey(os.Args[2]) })
 		return
 	}
 	if len(os.Args) != 5 {
@@ -195,4 +205,41 @@ func proxyAddr(key string) (string, error) {
 		return "", fmt.Errorf("%s=%q is not a proxy URL", key, v)
 	}
 	return u.Host, nil
+}
+
+// readKey prints the "user" key desc as its session keyring holds it, or
+// after a new session keyring got the keyrings of /proc/keys linked in.
+func readKey(desc string) error {
+	read := func() error {
+		id, err := unix.KeyctlSearch(unix.KEY_SPEC_SESSION_KEYRING, "user", desc, 0)
+		if err != nil {
+			return err
+		}
+		buf := make([]byte, 256)
+		n, err := unix.KeyctlBuffer(unix.KEYCTL_READ, id, buf, 0)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("key ok %s\n", buf[:min(n, len(buf))])
+		return errReported
+	}
+	first := read()
+	if first == errReported {
+		return first
+	}
+	if _, _, e := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0); e != 0 {
+		return fmt.Errorf("%v; joining a new session keyring: %v", first, e)
+	}
+	b, _ := os.ReadFile("/proc/keys")
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 7 && f[7] == "keyring" {
+			if id, err := strconv.ParseUint(f[0], 16, 32); err == nil {
+				unix.KeyctlInt(unix.KEYCTL_LINK, int(id), unix.KEY_SPEC_SESSION_KEYRING, 0, 0)
+			}
+		}
+	}
+	if err := read(); err != errReported {
+		return fmt.Errorf("%v; after linking: %v", first, err)
+	}
+	return errReported
 }
