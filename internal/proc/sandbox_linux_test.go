@@ -179,14 +179,15 @@ func TestSandboxProbeUnprivileged(t *testing.T) {
 	if err := os.WriteFile(self, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(self, "-test.run", "^(TestSandboxProbe|TestSandboxView|TestSandboxNetworkAllowList|TestSandboxSeesOnlyItsOwnProcesses|TestSandboxCacheIsAPrivateCopy|TestSandboxBeneathRefusesLinksOut|TestSandboxInitForwardsAndReports)$", "-test.v", "-test.count=1")
+	cmd := exec.Command(self, "-test.run", "^(TestSandboxProbe|TestSandboxView|TestSandboxNetworkAllowList|TestSandboxSeesOnlyItsOwnProcesses|TestSandboxCacheIsAPrivateCopy|TestSandboxBeneathRefusesLinksOut|TestSandboxInitForwardsAndReports|TestSandboxSeesNoOtherIPC|TestSandboxReadsNoKeyring)$", "-test.v", "-test.count=1")
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", "TMPDIR=/tmp", "PROC_TEST_PROBE=" + bin, "CI=" + os.Getenv("CI")}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	out, err := cmd.CombinedOutput()
 	t.Logf("as nobody:\n%s", out)
 	for _, name := range []string{"TestSandboxProbe", "TestSandboxNetworkAllowList", "TestSandboxSeesOnlyItsOwnProcesses",
-		"TestSandboxCacheIsAPrivateCopy", "TestSandboxBeneathRefusesLinksOut", "TestSandboxInitForwardsAndReports"} {
+		"TestSandboxCacheIsAPrivateCopy", "TestSandboxBeneathRefusesLinksOut", "TestSandboxInitForwardsAndReports",
+		"TestSandboxSeesNoOtherIPC", "TestSandboxReadsNoKeyring"} {
 		if err != nil || !strings.Contains(string(out), "--- PASS: "+name+" ") {
 			t.Fatalf("as nobody, %s did not pass: %v", name, err)
 		}
