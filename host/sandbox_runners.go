@@ -72,8 +72,10 @@ func packageRunner(p *config.SandboxPolicy, rs *config.ResolvedServer, e runnerE
 	}
 	// The repository's servers and the user's own (sandboxed by the
 	// user's choice, with the user's whole environment) never share a
-	// copy: what one wrote there, the other would run.
-	trust := ""
+	// copy: what one wrote there, the other would run. Neither uses the
+	// folder both shared before (sandbox/<workspace>/<cache>), which may
+	// hold what a repository's server wrote.
+	trust := "user"
 	if rs.Trust == config.TrustRepo {
 		trust = "repo"
 	}

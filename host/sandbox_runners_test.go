@@ -43,6 +43,14 @@ func TestSandboxOfPackageRunners(t *testing.T) {
 	if diff := cmp.Diff([]config.SandboxCache{wantCache}, p.Caches); diff != "" {
 		t.Errorf("caches (-want +got):\n%s", diff)
 	}
+	// A server of the user's own, sandboxed by choice, has copies of its
+	// own: never the repository's, nor the folder both once shared.
+	mine := project(config.Server{Command: "npx", Args: []string{"-y", "some-server"}, Sandbox: &config.Sandbox{}})
+	mine.Scope, mine.Trust = config.ScopeUser, config.TrustUser
+	if pm := sandboxOf(mine, ws, home, nil, envOf(env)); len(pm.Caches) != 1 ||
+		pm.Caches[0].Private != filepath.Join(home, ".switchboard", "sandbox", workspaceKey(ws), "user", "npm") {
+		t.Errorf("the user's own server's caches: %+v", pm.Caches)
+	}
 	if p.Env["npm_config_registry"] != "http://127.0.0.1:4873/" || p.Env["npm_config_cache"] != wantCache.Path || p.Env["npm_config_fetch_retries"] != "1" {
 		t.Errorf("env %v", p.Env)
 	}
