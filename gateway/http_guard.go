@@ -41,6 +41,22 @@ var sdkAuth = auth.RequireBearerToken(func(ctx context.Context, _ string, _ *htt
 	return p.TokenInfo(), nil
 }, nil)
 
+// LoopbackHostOnly returns next behind the DNS-rebinding check the SDK's
+// handler applies to the MCP endpoint: a request that reached a loopback
+// address under a Host that is not a loopback name (localhost, 127.0.0.1,
+// [::1]) is refused with 421, as a page of another site whose name was
+// rebound to 127.0.0.1 reaches the port but must not reach next. For what
+// a gateway serves beside its endpoint (a console, an index page).
+func LoopbackHostOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil && loopbackAddr(la) && !loopback(strings.ToLower(r.Host)) {
+			http.Error(w, "this Host is not the gateway's (a page of another site reached it through DNS rebinding?)", http.StatusMisdirectedRequest)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // Wrap returns next behind the guard: a request it refuses never reaches
 // next, and one it lets through carries its caller's principal.
 func (g *HTTPGuard) Wrap(next http.Handler) http.Handler {

@@ -369,3 +369,27 @@ func TestGatewayConsoleWithoutCredentials(t *testing.T) {
 		t.Errorf("the login page of a gateway without credentials: %d, want the reason and no form:\n%s", code, body)
 	}
 }
+
+// The console and the index page, like /mcp, refuse a request that
+// reached the loopback address under another Host: a page of another site
+// whose name was rebound to 127.0.0.1 (DNS rebinding).
+func TestGatewayConsoleRefusesARebindingHost(t *testing.T) {
+	base, ctx := plainGateway(t, nil)
+	for _, path := range []string{"/ui/login", "/"} {
+		for host, want := range map[string]int{"evil.example": http.StatusMisdirectedRequest, "EVIL.example:80": http.StatusMisdirectedRequest, "": http.StatusOK, "LOCALHOST": http.StatusOK} {
+			req, _ := http.NewRequestWithContext(ctx, "GET", base+path, nil)
+			if host != "" {
+				req.Host = host
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Errorf("GET %s with Host %q: %d, want %d\n%s", path, host, resp.StatusCode, want, b)
+			}
+		}
+	}
+}

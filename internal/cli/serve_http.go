@@ -114,11 +114,13 @@ func httpHandler(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, ad
 	// redirect /mcp to the /mcp/ subtree.
 	mux.Handle(gateway.DefaultHTTPPath, root)
 	mountProfiles(mux, opts, a, hopts)
-	mux.HandleFunc("/{$}", gatewayIndex(opts.console != nil, len(opts.profileGateways) > 0))
+	// The pages beside /mcp refuse a rebinding Host as the SDK's handler
+	// does for /mcp.
+	mux.Handle("/{$}", gateway.LoopbackHostOnly(gatewayIndex(opts.console != nil, len(opts.profileGateways) > 0)))
 	if opts.console != nil {
 		// Its own login and session cookie, not the bearer guard: a
 		// browser cannot send a key (serve_console.go).
-		mux.Handle(ConsolePath+"/", opts.console)
+		mux.Handle(ConsolePath+"/", gateway.LoopbackHostOnly(opts.console))
 		opts.consoleAddr.Store(addr)
 	}
 	if opts.memberSecrets != nil {
