@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -73,7 +75,36 @@ func registryErr(c *registry.Client, err error) error {
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
-	return Failuref(fmt.Sprintf("check the registry URL (--registry, $%s, or %q in ~/.switchboard/settings.json); it is %s", registryEnv, registrySettingKey, c.URL()), "%s", termsafe.Line(err.Error()))
+	where := fmt.Sprintf("the registry is %s (--registry, $%s, or %q in ~/.switchboard/settings.json)", c.URL(), registryEnv, registrySettingKey)
+	if why := unreachable(err); why != "" {
+		return Failuref("check your network connection; "+where, "cannot reach the registry at %s: %s", termsafe.Line(c.URL()), termsafe.Line(why))
+	}
+	return Failuref("check the registry URL: "+where, "%s", termsafe.Line(err.Error()))
+}
+
+// unreachable says in words why a request reached no server at all (a
+// name that does not resolve, a refused connection, no answer in time),
+// or "" for any other error (the server answered something).
+func unreachable(err error) string {
+	var dns *net.DNSError
+	var op *net.OpError
+	var ne net.Error
+	switch {
+	case errors.As(err, &dns):
+		if dns.IsNotFound {
+			return "its name " + dns.Name + " does not resolve"
+		}
+		return "looking up " + dns.Name + " failed: " + dns.Err
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "the connection was refused"
+	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH):
+		return "no route to it"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "no answer within " + registryTimeout.String()
+	case errors.As(err, &op) && op.Op == "dial":
+		return op.Err.Error()
+	}
+	return ""
 }
 
 // MCPSearchOptions are the inputs of `mcp search`.
