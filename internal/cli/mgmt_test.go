@@ -349,7 +349,11 @@ func TestExitCodes(t *testing.T) {
 			t.Errorf("%q: no hint line in %q", tt.args, stderr)
 		}
 	}
-	for args, hint := range map[string]string{"verison": "hint: did you mean: version?", "mcp lst": "hint: did you mean: list"} {
+	// A subcommand typed at the top (as `claude mcp add` users do; pin for
+	// tools accept) is pointed to where it lives.
+	for args, hint := range map[string]string{"verison": "hint: did you mean: version?", "mcp lst": "hint: did you mean: list",
+		"add": "hint: did you mean: switchboard mcp add?", "pin": "hint: did you mean: switchboard tools accept?",
+		"approve": "hint: did you mean: switchboard mcp approve?"} {
 		if _, stderr, _ := w.run(false, strings.Fields(args)...); !strings.Contains(stderr, hint) {
 			t.Errorf("%s: stderr %q lacks %q", args, stderr, hint)
 		}

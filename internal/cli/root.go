@@ -21,6 +21,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -90,13 +92,13 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	if err == nil {
 		return ExitOK
 	}
-	err = classify(err)
+	err = classify(cmd, err)
 	printError(f.IO.ErrOut, err)
 	return exitCode(err)
 }
 
 // classify turns the untyped errors cobra makes into usage errors.
-func classify(err error) error {
+func classify(root *cobra.Command, err error) error {
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		return err
@@ -112,9 +114,31 @@ func classify(err error) error {
 		if s := strings.Fields(rest); len(s) > 0 && strings.HasPrefix(rest, "\nDid you mean this?") {
 			hint = "did you mean: " + strings.Join(s[4:], ", ") + "?"
 		}
+		if w := strings.Fields(strings.TrimPrefix(first, "unknown command ")); len(w) > 0 {
+			if name, err := strconv.Unquote(w[0]); err == nil {
+				if near := nestedCommands(root, name); len(near) > 0 {
+					hint = "did you mean: " + strings.Join(near, ", ") + "?"
+				}
+			}
+		}
 		return UsageErr(errors.New(first), hint)
 	}
 	return err
+}
+
+// nestedCommands are the subcommands one level down that a word typed at
+// the top names (switchboard add → switchboard mcp add; pin → tools
+// accept, which pins a changed tool), as their command paths.
+func nestedCommands(root *cobra.Command, name string) []string {
+	var out []string
+	for _, c := range root.Commands() {
+		for _, sub := range c.Commands() {
+			if !sub.Hidden && (sub.Name() == name || slices.Contains(sub.Aliases, name) || slices.Contains(sub.SuggestFor, name)) {
+				out = append(out, sub.CommandPath())
+			}
+		}
+	}
+	return out
 }
 
 // printError prints err as one line and its hint, if any, as a second.

@@ -152,8 +152,9 @@ type ToolsAcceptOptions struct {
 
 func newToolsAcceptCmd(f *Factory) *cobra.Command {
 	return &cobra.Command{
-		Use:   "accept SERVER [TOOL…]",
-		Short: "Pin the definitions a server's tools have now, so that changed tools are served",
+		Use:        "accept SERVER [TOOL…]",
+		SuggestFor: []string{"pin"},
+		Short:      "Pin the definitions a server's tools have now, so that changed tools are served",
 		Long: `Start SERVER, list its tools, and pin the definition each changed tool has now
 (the named TOOLs, or every changed one): a held tool is then served, and a
 running gateway tells its clients the list changed. Review the change first with
