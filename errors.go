@@ -25,7 +25,7 @@ type NotApprovedError struct {
 }
 
 func (e *NotApprovedError) Error() string {
-	return fmt.Sprintf("server %s is %s: %s", e.Server, e.State, e.Reason)
+	return fmt.Sprintf("server %s %s: %s", e.Server, e.State.Phrase(), e.Reason)
 }
 
 // Is makes errors.Is(err, ErrNotApproved) true.

@@ -505,7 +505,7 @@ func (s *server) reconnected(ctx context.Context, old *conn) (*conn, error) {
 			return cur, nil
 		}
 		if st != StateConnecting && st != StateConnected {
-			return nil, fmt.Errorf("%s is %s: %s", s.name, st, reason)
+			return nil, fmt.Errorf("%s %s: %s", s.name, st.Phrase(), reason)
 		}
 		wait := ch
 		if st == StateConnected { // not yet noticed the drop

@@ -259,7 +259,7 @@ func (s *server) notStarted() error {
 	if s.runDone != nil {
 		return nil
 	}
-	return fmt.Errorf("%w: %s is %s: %s; it was not started", ErrNotConnected, s.name, s.state, s.reason)
+	return fmt.Errorf("%w: %s %s: %s; it was not started", ErrNotConnected, s.name, s.state.Phrase(), s.reason)
 }
 
 func (s *server) invalidateAll() {
@@ -565,9 +565,9 @@ func (s *server) live(ctx context.Context) (*conn, error) {
 		return nil, fmt.Errorf("%w: %s is still connecting (%s)", ErrNotConnected, s.name, reason)
 	}
 	if reason == "" {
-		return nil, fmt.Errorf("%w: %s is %s", ErrNotConnected, s.name, st)
+		return nil, fmt.Errorf("%w: %s %s", ErrNotConnected, s.name, st.Phrase())
 	}
-	return nil, fmt.Errorf("%w: %s is %s: %s", ErrNotConnected, s.name, st, reason)
+	return nil, fmt.Errorf("%w: %s %s: %s", ErrNotConnected, s.name, st.Phrase(), reason)
 }
 
 // isReconnecting reports whether the server lost its connection and is

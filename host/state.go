@@ -22,6 +22,22 @@ const (
 	StateCircuitOpen   State = "circuit-open"
 )
 
+// Phrase is the state as a sentence's verb phrase, after a server's name:
+// "mem needs approval", "mem failed", "mem is paused".
+func (s State) Phrase() string {
+	switch s {
+	case StateNeedsApproval:
+		return "needs approval"
+	case StateApprovalStale:
+		return "needs approval again (its definition changed)"
+	case StateError:
+		return "failed"
+	case StateCircuitOpen:
+		return "is resting after repeated failures (circuit open)"
+	}
+	return "is " + string(s)
+}
+
 // Settled reports whether a server in this state is done starting: anything
 // but connecting.
 func (s State) Settled() bool { return s != StateConnecting }

@@ -70,7 +70,7 @@ func TestToolsTable(t *testing.T) {
 	})
 	t.Run("--server naming a server in error exits 1", func(t *testing.T) {
 		_, stderr, code := w.run(false, "tools", "--server", "broken")
-		if code != 1 || !strings.Contains(stderr, "error: server broken is error:") {
+		if code != 1 || !strings.Contains(stderr, "error: server broken failed:") {
 			t.Errorf("exit %d, stderr %q; want 1 and the reason", code, stderr)
 		}
 	})

@@ -163,7 +163,7 @@ func demoRun(ctx context.Context, opts *DemoOptions) (err error) {
 			}
 		}
 		return Failuref("the demo server runs from this binary; `switchboard status --log-level debug` may say more",
-			"the demo server did not connect: %s is %s: %s", demoServer, st.State, dashEmpty(st.Reason))
+			"the demo server did not connect: %s %s: %s", demoServer, st.State.Phrase(), dashEmpty(st.Reason))
 	}
 
 	// 3. Its tools, as a model sees them.

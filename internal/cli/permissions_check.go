@@ -76,7 +76,7 @@ func (st *serverTools) whyUnlisted(server string) string {
 	case s.State == host.StateConnecting:
 		return server + " is still connecting"
 	}
-	return fmt.Sprintf("%s is %s", server, s.State)
+	return fmt.Sprintf("%s %s", server, s.State.Phrase())
 }
 
 // matching returns the tools of server that pat names (its argument

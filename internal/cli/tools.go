@@ -294,7 +294,7 @@ func serverNotReady(s *session, name string) error {
 		if st.Name != name || st.State == host.StateConnected {
 			continue
 		}
-		msg := fmt.Sprintf("server %s is %s", name, st.State)
+		msg := fmt.Sprintf("server %s %s", name, st.State.Phrase())
 		if st.Reason != "" {
 			msg += ": " + st.Reason
 		}
