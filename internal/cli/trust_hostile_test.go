@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/switchboard-mcp/switchboard/host"
 	"io"
 	"os"
 	"path/filepath"
@@ -302,7 +303,7 @@ func TestHostileRepos(t *testing.T) {
 			if code != wantExit {
 				t.Errorf("call: exit %d, want %d\n%s", code, wantExit, errOut)
 			}
-			if c.want.gated() && (!strings.Contains(errOut, c.want.State) || !strings.Contains(errOut, "switchboard mcp approve "+c.want.Server)) {
+			if c.want.gated() && (!strings.Contains(errOut, host.State(c.want.State).Phrase()) || !strings.Contains(errOut, "switchboard mcp approve "+c.want.Server)) {
 				t.Errorf("call's message does not give the state and the approving command:\n%s", errOut)
 			}
 			// The gateway, as a client drives it: its first tools/list waits
