@@ -153,6 +153,38 @@ func SetLocalEnablement(path, key, name string, enabled bool) error {
 	return setEnablement(path, []string{"projects", key}, name, enabled, privateFileMode, privateDirMode)
 }
 
+// ClearLocalEnablement takes the server name out of both lists of the
+// workspace's local entry (see [SetLocalEnablement]), dropping what that
+// empties: the user's own choice for it is forgotten, and the files'
+// decide again. It reports whether the name was in either list.
+func ClearLocalEnablement(path, key, name string) (bool, error) {
+	objPath := []string{"projects", key}
+	dropped := 0
+	err := editFile(path, privateFileMode, privateDirMode, func(v *hujson.Value, _ []byte) error {
+		for _, list := range []string{"enabledMcpServers", "disabledMcpServers"} {
+			at := append(append([]string(nil), objPath...), list)
+			if _, ok := arrayAt(v, at); !ok {
+				continue
+			}
+			n, err := dropString(v, at, name)
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				dropped += n
+				if err := pruneEmptied(v, at); err != nil {
+					return err
+				}
+			}
+		}
+		if dropped == 0 {
+			return errNoChange
+		}
+		return nil
+	})
+	return dropped > 0, err
+}
+
 // setEnablement is the edit of both layers: the lists live in the object
 // at objPath (nil: the top level).
 func setEnablement(path string, objPath []string, name string, enabled bool, fileMode, dirMode fs.FileMode) error {

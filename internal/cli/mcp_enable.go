@@ -40,7 +40,9 @@ This records your own choice for this workspace in your user file
 "enabledMcpServers" / "disabledMcpServers"), never in the repository and
 never in a server's definition. Your choice beats every file of the
 repository (.mcp.json, .switchboard/workspace.json), whose lists may only
-switch servers off; only managed policy stands above it. Enabling a name that
+switch servers off; only managed policy stands above it. Enabling a server you
+disabled here forgets that choice when nothing else switches it off (the file is
+as it was before the disable). Enabling a name that
 no scope defines is allowed: it shows as missing until it is added. A name
 close to a defined one is taken for a typo and refused with the name meant
 (--force records it as it is).`,
@@ -80,8 +82,11 @@ func mcpEnableRun(ctx context.Context, opts *MCPEnableOptions) error {
 	// off, so it could not carry this "on" (and a "off" there would be
 	// shared with everyone who clones it).
 	file := config.UserFile(f.Home(), f.HomeDir)
-	if err := config.SetLocalEnablement(file, localKeys(file, root)[0], opts.Name, opts.Enable); err != nil {
-		return configFileErr(err)
+	key := localKeys(file, root)[0]
+	if !opts.Enable || !enabledByClearing(f, file, key, opts.Name) {
+		if err := config.SetLocalEnablement(file, key, opts.Name, opts.Enable); err != nil {
+			return configFileErr(err)
+		}
 	}
 	done := "Enabled"
 	if !opts.Enable {
@@ -113,6 +118,29 @@ func mcpEnableRun(ctx context.Context, opts *MCPEnableOptions) error {
 // as it was and add a missing server. Disabling a name that only the
 // enable lists hold (a missing server) is undoing such a record, and
 // allowed. force records the name as it is.
+// enabledByClearing enables name by forgetting the user's own choice for
+// it (a disable undone gives back the file as it was), when that is
+// enough: a defined server that nothing else switches off. Otherwise the
+// choice is recorded as an enable (it beats the repository's lists).
+func enabledByClearing(f *Factory, file, key, name string) bool {
+	cfg, err := f.LoadConfig()
+	if err != nil {
+		return false
+	}
+	if s := cfg.Server(name); s == nil || s.Availability == config.Missing {
+		return false // recorded: it shows as missing until it is added
+	}
+	if _, err := config.ClearLocalEnablement(file, key, name); err != nil {
+		return false
+	}
+	cfg, err = f.LoadConfig()
+	if err != nil {
+		return false
+	}
+	s := cfg.Server(name)
+	return s != nil && s.Availability != config.Disabled
+}
+
 func typoedName(f *Factory, name string, enable, force bool, verb string) error {
 	if force {
 		return nil
