@@ -439,6 +439,11 @@ func TestGatewaySaysWhatItHolds(t *testing.T) {
 		}
 	}
 	waitFor("the held server was not named", func(s string) bool { return strings.Contains(s, held) })
+	// The client's model is told too (Claude Code shows stderr to nobody):
+	// how many, not which (a repository writes the names).
+	if ins := cs.InitializeResult().Instructions; !strings.Contains(ins, "One project server of this workspace waits for the user's approval, so its tools are not listed") || strings.Contains(ins, "repo") {
+		t.Errorf("instructions: %q", ins)
+	}
 	// A client that calls one of its tools by name is told why it is
 	// unknown, and what the user can do.
 	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "repo__echo", Arguments: map[string]any{"text": "x"}})
