@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"github.com/switchboard-mcp/switchboard/host"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,7 +128,7 @@ func TestEmbedExampleMatchesCLIOnHostileRepos(t *testing.T) {
 			if got.result != "" || got.err == "" {
 				t.Errorf("the call of the held server's tool ran: result %q, error %q", got.result, got.err)
 			}
-			if c.want.gated() && !strings.Contains(got.err, c.want.State) {
+			if c.want.gated() && !strings.Contains(got.err, host.State(c.want.State).Phrase()) {
 				t.Errorf("the call's error does not say the server is %s: %q", c.want.State, got.err)
 			}
 			for _, name := range got.tools {

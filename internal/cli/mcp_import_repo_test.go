@@ -118,7 +118,7 @@ func TestImportRepoServersNeedApproval(t *testing.T) {
 			}
 			_, errOut, code = c.run("call", "mcp__evil__echo", `{"text":"hi"}`)
 			c.noMarker("call")
-			if code != ExitRefused || !strings.Contains(errOut, "needs-approval") {
+			if code != ExitRefused || !strings.Contains(errOut, "server evil needs approval:") {
 				t.Errorf("call: exit %d, want 3 (needs-approval)\n%s", code, errOut)
 			}
 			if errOut, code := c.serve(); code != 0 {
