@@ -411,6 +411,9 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	c2, err2 := s.reconnected(rctx, c)
 	outOfTime := rctx.Err() != nil && ctx.Err() == nil
 	rcancel()
+	if errors.Is(err2, ErrClosed) {
+		return nil, c.dropFailure(), fmt.Errorf("%s: connection lost: %w", full, ErrClosed)
+	}
 	if err2 != nil && outOfTime {
 		return nil, c.dropFailure(), fmt.Errorf("%s: %w: connection lost and not back within the call's time: %v", full, ErrTimeout, err2)
 	}
@@ -497,7 +500,13 @@ func (c *conn) waitDone(d time.Duration) bool {
 
 // reconnected waits for a connection other than old.
 func (s *server) reconnected(ctx context.Context, old *conn) (*conn, error) {
+	// A closed Host reconnects nothing: without this, a call cut by Close
+	// waited for a connection that never came until its deadline.
+	closed := s.h.ctx.Done()
 	for {
+		if s.h.ctx.Err() != nil {
+			return nil, ErrClosed
+		}
 		s.mu.Lock()
 		cur, st, reason, ch := s.conn, s.state, s.reason, s.settled
 		s.mu.Unlock()
@@ -512,6 +521,8 @@ func (s *server) reconnected(ctx context.Context, old *conn) (*conn, error) {
 			select {
 			case <-ctx.Done():
 				return nil, ctx.Err()
+			case <-closed:
+				return nil, ErrClosed
 			case <-s.h.clock.After(20 * time.Millisecond):
 			}
 			continue
@@ -525,6 +536,8 @@ func (s *server) reconnected(ctx context.Context, old *conn) (*conn, error) {
 				return nil, fmt.Errorf("%s is reconnecting (%s)", s.name, reason)
 			}
 			return nil, ctx.Err()
+		case <-closed:
+			return nil, ErrClosed
 		case <-wait:
 		}
 	}

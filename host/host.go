@@ -553,7 +553,11 @@ func (h *Host) Retry(name string) error {
 }
 
 // Close stops every server (stdin close → SIGTERM to its process group →
-// SIGKILL) concurrently and waits for them. It is idempotent.
+// SIGKILL) concurrently and waits for them. It is idempotent. A call that
+// was waiting for its server to connect or reconnect (an idempotent call
+// cut by the stop is one) ends with an error wrapping ErrClosed; a call
+// the stop cut that may not be retried ends as any cut call does
+// (ErrMayHaveRun).
 func (h *Host) Close() error {
 	if h.scope != nil {
 		return nil // a view's servers are its Host's

@@ -131,3 +131,59 @@ func exists(pid int) bool {
 	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
 	return err == nil
 }
+
+// Close under a call of an idempotent tool ends the call at once with
+// ErrClosed: the cut connection never comes back, so the retry after a
+// reconnect must not wait for one until the caller's deadline.
+func TestCloseEndsACallWaitingForAReconnect(t *testing.T) {
+	linuxOnly(t)
+	h := newHost(t, cfgOf(stdio("srv", "echo")), nil)
+	running := make(chan struct{}, 1)
+	ctx := host.WithProgress(ctxFor(t, 60*time.Second), func(*mcp.ProgressNotificationParams) {
+		select {
+		case running <- struct{}{}:
+		default:
+		}
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.Call(ctx, "mcp__srv__slow", map[string]any{"ms": 30000, "steps": 300})
+		done <- err
+	}()
+	select { // the request is on the wire
+	case <-running:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no progress from slow")
+	}
+	h.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, host.ErrClosed) {
+			t.Errorf("call cut by Close: err = %v, want ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("call still waiting 5 s after Close")
+	}
+}
+
+// Close while a call waits for its server to finish connecting ends the
+// call at once too.
+func TestCloseEndsACallWaitingForAStart(t *testing.T) {
+	linuxOnly(t)
+	h := newHost(t, cfgOf(stdio("srv", "slow-start", "-until-file", filepath.Join(t.TempDir(), "never"))), nil)
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.Call(ctxFor(t, 60*time.Second), "mcp__srv__echo", map[string]any{"text": "hi"})
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond) // the call waits for the start
+	h.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, host.ErrClosed) {
+			t.Errorf("call cut by Close: err = %v, want ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("call still waiting 5 s after Close")
+	}
+}

@@ -515,6 +515,8 @@ func (s *server) waitSettled(ctx context.Context) bool {
 		select {
 		case <-ctx.Done():
 			return false
+		case <-s.h.ctx.Done(): // closed: it never settles
+			return false
 		case <-ch:
 		}
 	}
@@ -549,6 +551,9 @@ func (s *server) liveNow() *conn {
 // server is connecting.
 func (s *server) live(ctx context.Context) (*conn, error) {
 	s.waitSettled(ctx)
+	if s.h.ctx.Err() != nil {
+		return nil, ErrClosed
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.conn != nil && s.collision == "" {
