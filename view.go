@@ -33,7 +33,9 @@ func (e *UnknownProfileError) Error() string {
 		return fmt.Sprintf("profile %q was dropped: %s", e.Name, e.Problem)
 	}
 	if len(e.Valid) == 0 {
-		return fmt.Sprintf("unknown profile %q: the settings define no usable profile (docs/configuration.md, Profiles; `switchboard doctor` reports a profile that cannot be used)", e.Name)
+		// No command: a front end adds how to find the problem (the
+		// CLI's hint names `switchboard doctor`).
+		return fmt.Sprintf("unknown profile %q: the settings define no usable profile (docs/configuration.md, Profiles)", e.Name)
 	}
 	return fmt.Sprintf("unknown profile %q; the profiles are: %s", e.Name, strings.Join(e.Valid, ", "))
 }

@@ -272,3 +272,14 @@ func TestProfileViewsDeferDifferently(t *testing.T) {
 		t.Errorf("%d processes of docs, want 1", n)
 	}
 }
+
+// An unknown profile's error, where the settings define none, names no
+// command of the CLI's: an embedder's users have no switchboard command.
+func TestUnknownProfileNamesNoCommand(t *testing.T) {
+	dir := t.TempDir()
+	_, err := switchboard.Open(context.Background(), switchboard.Options{Home: filepath.Join(dir, "sb"), HomeDir: dir,
+		ManagedDir: filepath.Join(dir, "managed"), LookupEnv: func(string) (string, bool) { return "", false }, Profile: "x"})
+	if !errors.Is(err, switchboard.ErrUnknownProfile) || strings.Contains(err.Error(), "`switchboard") {
+		t.Fatalf("Open = %v, want ErrUnknownProfile naming no switchboard command", err)
+	}
+}
