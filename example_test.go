@@ -256,3 +256,38 @@ func ExampleSwitchboard_Start() {
 	// 1 mcp__jobs__work
 	// true done
 }
+
+// An agent that defines its servers in code, with no configuration file:
+// Load hands them in as session servers (trusted as the person's own), and
+// StrictMCPConfig leaves out the servers of the person's files.
+func ExampleOptions_load() {
+	opts, cleanup := world() // a temporary Home: the settings still come from there
+	defer cleanup()
+	cmd, args := testserver.Command("demo") // any MCP server command works here
+	servers := map[string]config.Server{"calc": {Command: cmd, Args: args}}
+	opts.Load = func() (*config.Resolved, error) {
+		return config.Load(&config.LoadOptions{
+			Home: opts.Home, HomeDir: opts.HomeDir, ManagedDir: opts.ManagedDir, LookupEnv: opts.LookupEnv,
+			Session: servers, StrictMCPConfig: true,
+		})
+	}
+	opts.Rules = []policy.Rule{policy.NewRule(policy.Allow, "mcp__calc", policy.Source{Scope: policy.ScopeSession})}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sb, err := switchboard.Open(ctx, opts)
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	defer sb.Close()
+	sb.Ready(ctx)
+	for _, st := range sb.Status() {
+		fmt.Println(st.Name, st.Scope, st.State)
+	}
+	res, err := sb.Call(ctx, "mcp__calc__add", map[string]any{"a": 2, "b": 3})
+	fmt.Println(err == nil && strings.Contains(res.Text, "2 + 3 = 5"))
+	// Output:
+	// calc session connected
+	// true
+}

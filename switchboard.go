@@ -73,7 +73,8 @@ type Options struct {
 	// /etc/switchboard.
 	ManagedDir string
 	// ConfigFiles are more configuration files the person chose for this
-	// run (as --mcp-config); StrictConfig uses only them.
+	// run (as --mcp-config): each a file's path or inline JSON ({"mcpServers":
+	// …}). StrictConfig uses only them (and the managed servers).
 	ConfigFiles  []string
 	StrictConfig bool
 	// Settings are the run's own settings (as --settings), trusted as the
@@ -83,8 +84,11 @@ type Options struct {
 	SettingsFile string
 	// Load, if set, loads the configuration, at Open and on each Reload,
 	// in place of config.Load on the fields above: a front end with flags
-	// of its own (the CLI) loads it its way. Workspace, Home and ManagedDir
-	// still say where the settings are.
+	// of its own (the CLI) loads it its way, and an agent that defines its
+	// servers in code hands them in as config.LoadOptions.Session
+	// (user-trusted; with StrictMCPConfig, no file's servers join them; see
+	// the example). Workspace, Home and ManagedDir still say where the
+	// settings are.
 	Load func() (*config.Resolved, error)
 	// LastGood is the config.LastGood that Load loads with, if it uses
 	// one: Watch forgets through it a file that read empty and stayed
@@ -112,7 +116,8 @@ type Options struct {
 	Output *toolsurface.OutputOptions
 	// Permit builds the per-call check from the policy in force (it is
 	// called again on every reload). If nil, [host.PolicyPermit] asking
-	// the Prompter.
+	// the Prompter. A nil host.Permit from it lets every call run, whatever
+	// the rules say.
 	Permit func(*policy.Policy) host.Permit
 	// Secrets gives the values of the servers' ${secret:NAME} references
 	// (docs/configuration.md, Secret references), looked up when a server
