@@ -725,7 +725,11 @@ func (sb *Switchboard) WatchWith(ctx context.Context, wo *WatchOptions) error {
 func MaybeRunSupervisor() { host.MaybeRunSupervisor() }
 
 // Close stops every server (each gets its grace, then is killed) and
-// returns when they are gone. Closing a view (View) stops only the servers
+// returns when they are gone; a call still waiting for its server then
+// ends with an error wrapping host.ErrClosed, and a later one with
+// host.ErrClosed. The supervisor that MaybeRunSupervisor
+// sets up is the program's, shared by every Switchboard it opens: it
+// stays, idle, until the program exits. Closing a view (View) stops only the servers
 // it added itself (OpenSession); the others run on for the Switchboard it
 // views. The Switchboard Open returned for Options.Profile closes all.
 func (sb *Switchboard) Close() error {

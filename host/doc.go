@@ -32,8 +32,8 @@
 //     Stdio servers are spawned by internal/proc without a shell, in their own process group, with stderr
 //     kept in a bounded buffer from the moment of spawn, and (when the
 //     program calls MaybeRunSupervisor first in main) under one small
-//     supervisor per host that reaps each server's process tree, even if
-//     the host is SIGKILLed (internal/proc lists what it cannot reach). SSE and Streamable HTTP servers get their static headers and
+//     supervisor per process, shared by its Hosts, that reaps each
+//     server's process tree, even if the host is SIGKILLed (internal/proc lists what it cannot reach). SSE and Streamable HTTP servers get their static headers and
 //     those a headersHelper prints, read afresh at every connect; an
 //     Options.Authorizer (package oauth's Client: OAuth 2.1) authorizes
 //     the requests of those that set no Authorization header themselves.

@@ -14,4 +14,9 @@ import "github.com/switchboard-mcp/switchboard/internal/proc"
 // once. A program that never calls it gets direct starts, where a server's
 // children can outlive a host that was killed (Options.NoSupervisor asks
 // for direct starts explicitly).
+//
+// The supervisor is the program's, not a Host's: the first supervised
+// start launches it, every Host of the process shares it, and it stays
+// (idle, with a few goroutines of the program's watching it) after
+// Host.Close, until the program exits.
 func MaybeRunSupervisor() { proc.MaybeRunSupervisor() }
