@@ -67,6 +67,7 @@ type Resource struct {
 // is put in state error and left out. Deferred tools not yet loaded by
 // tool_search are in ToolList.Deferred instead of Tools, which then holds
 // the built-in tool_search (see ToolList.Deferred and Options.ToolModifiers).
+// After Close it (and every other list) fails with ErrClosed.
 func (h *Host) Tools(ctx context.Context) (*ToolList, error) {
 	out := &ToolList{}
 	err := h.eachReady(ctx, &out.Warnings, func(ctx context.Context, s *server) (func(), error) {
@@ -204,6 +205,13 @@ func (h *Host) Refresh(name string) error {
 func (h *Host) eachReady(ctx context.Context, warnings *[]string, fetch func(context.Context, *server) (func(), error)) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	h.mu.Lock()
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
+		// Not an empty list with a warning per server: nothing is served.
+		return ErrClosed
 	}
 	wctx, cancel := context.WithTimeout(ctx, max(h.opts.ToolsWait, 0))
 	defer cancel()

@@ -61,3 +61,26 @@ func TestStartClosesWithItsContext(t *testing.T) {
 		t.Errorf("an ended subscription got %d more events", n-before)
 	}
 }
+
+// After Close the lists fail with ErrClosed, as calls do: not an empty
+// list that looks like a Host whose servers have no tools.
+func TestListsAfterCloseFailWithErrClosed(t *testing.T) {
+	h := newHost(t, cfgOf(stdio("a", "echo")), nil)
+	ctx := ctxFor(t, 30*time.Second)
+	if !h.WaitReady(ctx) {
+		t.Fatal("server not ready")
+	}
+	if l, err := h.Tools(ctx); err != nil || len(l.Tools) == 0 {
+		t.Fatalf("Tools before Close = %v, %v", l, err)
+	}
+	h.Close()
+	if _, err := h.Tools(ctx); !errors.Is(err, host.ErrClosed) {
+		t.Errorf("Tools after Close: err = %v, want ErrClosed", err)
+	}
+	if _, _, err := h.Prompts(ctx); !errors.Is(err, host.ErrClosed) {
+		t.Errorf("Prompts after Close: err = %v, want ErrClosed", err)
+	}
+	if _, err := h.Call(ctx, "mcp__a__echo", map[string]any{"text": "hi"}); !errors.Is(err, host.ErrClosed) {
+		t.Errorf("Call after Close: err = %v, want ErrClosed", err)
+	}
+}
