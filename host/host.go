@@ -248,9 +248,17 @@ var Version = "0.1.0-dev"
 type EventKind string
 
 const (
-	EventState            EventKind = "state"
-	EventProgress         EventKind = "progress"
-	EventLog              EventKind = "log"
+	// EventState: Server entered State (Reason says why).
+	EventState EventKind = "state"
+	// EventProgress: a progress notification of one of Server's calls
+	// (Progress), whichever call it is; WithProgress gets one call's own.
+	EventProgress EventKind = "progress"
+	// EventLog: a log message of Server's (Log).
+	EventLog EventKind = "log"
+	// EventToolsChanged, EventPromptsChanged, EventResourcesChanged:
+	// Server's list may differ now (its list_changed, a reload, an
+	// accepted tool change, tool_search loading a deferred tool); list it
+	// again.
 	EventToolsChanged     EventKind = "tools_changed"
 	EventPromptsChanged   EventKind = "prompts_changed"
 	EventResourcesChanged EventKind = "resources_changed"
