@@ -37,8 +37,8 @@ type LaunchTrust struct {
 
 // NewLaunchTrust returns the launch trust of a run in workspace: the
 // approvals stored in home (the Switchboard directory) and the
-// pre-approvals of the trusted layers of st. now stamps new approvals; nil
-// means time.Now.
+// pre-approvals of the trusted layers of st (nil: no settings). now stamps
+// new approvals; nil means time.Now.
 func NewLaunchTrust(home, workspace string, st *config.SettingsStack, now func() time.Time) *LaunchTrust {
 	if now == nil {
 		now = time.Now
@@ -51,8 +51,11 @@ func NewLaunchTrust(home, workspace string, st *config.SettingsStack, now func()
 // SetSettings takes the pre-approvals of st in place of the ones in force,
 // and returns the problems of the layers that cannot be used (each
 // approves nothing). A server already running is not stopped; the new
-// settings decide its next start.
+// settings decide its next start. A nil st is no settings.
 func (lt *LaunchTrust) SetSettings(st *config.SettingsStack) []config.Diagnostic {
+	if st == nil {
+		st = &config.SettingsStack{}
+	}
 	pre, warnings := trust.PreApprovalFrom(st)
 	if err := lt.store.Err(); err != nil {
 		warnings = append(warnings, config.Diagnostic{Severity: config.SeverityWarning, Message: err.Error()})

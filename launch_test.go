@@ -45,3 +45,20 @@ func TestGateDeniedForThisRun(t *testing.T) {
 		t.Errorf("approved after a deny: %s", st)
 	}
 }
+
+// Nil settings are no settings: the gate holds a repository's server and
+// lets the user's start, as with an empty stack.
+func TestLaunchTrustNilSettings(t *testing.T) {
+	lt := NewLaunchTrust(t.TempDir(), "/ws", nil, nil)
+	rs := &config.ResolvedServer{Name: "r", Scope: config.ScopeProject, Trust: config.TrustRepo, File: "/ws/.mcp.json", Written: config.Server{Command: "x"}}
+	if st, _ := lt.Gate(rs); st != host.StateNeedsApproval {
+		t.Errorf("repo server with nil settings: %s", st)
+	}
+	user := &config.ResolvedServer{Name: "u", Scope: config.ScopeUser, Trust: config.TrustUser}
+	if st, _ := lt.Gate(user); st != "" {
+		t.Errorf("user server with nil settings: %s", st)
+	}
+	if w := lt.SetSettings(nil); len(w) != 0 {
+		t.Errorf("SetSettings(nil) = %v", w)
+	}
+}
