@@ -200,6 +200,9 @@ func (lt *LaunchTrust) Ask(ctx context.Context, cfg *config.Resolved, p Prompter
 			r.HelperSandbox = host.HelperSandboxOf(rs, ws, lt.SandboxDefaults())
 		}
 		ok, err := p.ApproveServer(ctx, r)
+		if errors.Is(err, errNobodyAsked) {
+			continue // Headless's: held as in a headless run, not declined
+		}
 		if err != nil && !errors.Is(err, ErrNotApproved) {
 			first = err
 		}

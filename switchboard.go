@@ -3,6 +3,7 @@ package switchboard
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -41,15 +42,24 @@ type Prompter interface {
 
 // Headless is the Prompter of a run nobody can answer: no server is
 // approved, every ask is a deny (whose error names the rule that would
-// allow the call), every elicitation is declined.
+// allow the call), every elicitation is declined. A Prompter that embeds
+// it and answers only some questions leaves the others as a headless run
+// does: a project server it cannot review stays in needs-approval (not
+// "you did not approve it"), and a denied call names the rule to add
+// (not "refused when asked").
 type Headless struct{}
 
+// errNobodyAsked is Headless's answer to a question nobody was asked:
+// LaunchTrust.Ask leaves the server pending, and host.PolicyPermit denies
+// naming the rule that would allow the call, as with no Asker at all.
+var errNobodyAsked = errors.New("nobody can answer here")
+
 // ApproveServer approves nothing.
-func (Headless) ApproveServer(context.Context, Review) (bool, error) { return false, nil }
+func (Headless) ApproveServer(context.Context, Review) (bool, error) { return false, errNobodyAsked }
 
 // AskPermission denies.
 func (Headless) AskPermission(context.Context, host.PermitRequest, policy.Decision) (host.Answer, error) {
-	return host.AnswerDeny, nil
+	return host.AnswerDeny, errNobodyAsked
 }
 
 // Elicit declines.

@@ -142,3 +142,44 @@ func openAt(ctx context.Context, t testing.TB, dir, home string) *switchboard.Sw
 	}
 	return sb
 }
+
+// elicitOnly answers elicitations only: the rest is Headless's.
+type elicitOnly struct{ switchboard.Headless }
+
+// TestPartialPrompterLeavesTheRestHeadless: a Prompter that embeds
+// Headless to answer only some questions leaves the others as a headless
+// run does. Nobody reviewed the project server, so it needs approval (it
+// was not "declined for this run"), and a call no rule allows names the
+// rule to add (nobody "refused" it when asked).
+func TestPartialPrompterLeavesTheRestHeadless(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, "sb")
+	ws := filepath.Join(dir, "repo")
+	for _, d := range []string{home, ws} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeJSON(t, filepath.Join(home, "mcp.json"), servers("mine"))
+	writeJSON(t, filepath.Join(ws, ".mcp.json"), servers("repo"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, p := range []switchboard.Prompter{nil, elicitOnly{}} {
+		sb, err := switchboard.Open(ctx, switchboard.Options{Home: home, HomeDir: dir, ManagedDir: filepath.Join(dir, "managed"),
+			Workspace: ws, Prompter: p, LookupEnv: func(string) (string, bool) { return "", false }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb.Ready(ctx)
+		for _, st := range sb.Status() {
+			if st.Name == "repo" && (st.State != host.StateNeedsApproval || strings.Contains(st.Reason, "did not approve")) {
+				t.Errorf("%T: repo is %s %q, want needs-approval, not declined", p, st.State, st.Reason)
+			}
+		}
+		_, err = sb.Call(ctx, "mcp__mine__echo", map[string]any{"text": "hi"})
+		if !errors.Is(err, host.ErrDenied) || !strings.Contains(err.Error(), "no permission rule allows mcp__mine__echo") {
+			t.Errorf("%T: call = %v, want a deny naming the rule to add", p, err)
+		}
+		sb.Close()
+	}
+}
