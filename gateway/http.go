@@ -103,7 +103,9 @@ func (g *Gateway) httpDefaults(opts *HTTPOptions) *HTTPOptions {
 // /.well-known/oauth-protected-resource and under it) and, when the
 // gateway has Metrics, /metrics behind the Guard. Mount it at "/" of a
 // mux to add more; more gateways (one per profile, say) mount their
-// Endpoint beside it.
+// Endpoint beside it. The gateway must have been made with
+// Options.Stateless set: over HTTP, a request without a session is always
+// served on its own.
 func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	o := g.httpDefaults(opts)
 	mux := http.NewServeMux()
@@ -126,7 +128,8 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 // requests (a client that drops its connection or ends its session has
 // its calls cancelled), both protocol revisions on one endpoint or
 // stateless only, and, with opts.ScaleOut, the sealed-session routing.
-// Each call returns an endpoint with sessions of its own.
+// Each call returns an endpoint with sessions of its own. As for Handler,
+// the gateway must have been made with Options.Stateless set.
 func (g *Gateway) Endpoint(opts *HTTPOptions) http.Handler {
 	return g.endpoint(g.httpDefaults(opts))
 }
