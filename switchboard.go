@@ -479,7 +479,9 @@ func (sb *Switchboard) Ready(ctx context.Context) bool { return sb.host.WaitRead
 // definitions ("anthropic", "openai", "gemini"; see [shape.Provider]):
 // names mcp__<server>__<tool> within the provider's limits, schemas in the
 // subset it accepts. A server still connecting is waited for, bounded by
-// ctx.
+// ctx and by the host's ToolsWait (5 s unless Options.Host sets it): one
+// still connecting then is left out, and Status says why ([Switchboard.Ready]
+// waits for every server, bounded by ctx alone).
 func (sb *Switchboard) Tools(ctx context.Context, provider shape.Provider) ([]json.RawMessage, error) {
 	list, err := sb.host.Tools(ctx)
 	if err != nil {
