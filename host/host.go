@@ -481,14 +481,24 @@ func (h *Host) all() []*server {
 // Status returns a snapshot of every server, sorted by name.
 func (h *Host) Status() []ServerStatus {
 	var out []ServerStatus
+	closed := h.ctx.Err() != nil
 	for _, s := range h.all() {
 		st := s.status()
 		h.pinStatus(&st) // pins.go
 		h.scopeCount(s, &st)
+		if closed && (st.State == StateConnected || st.State == StateConnecting) {
+			// Stopped by Close, which tells no one (no event): not
+			// "connected" to a server that is gone.
+			st.State, st.Reason, st.Reconnecting, st.NextTry = StateDisabled, ClosedReason, false, time.Time{}
+		}
 		out = append(out, st)
 	}
 	return out
 }
+
+// ClosedReason is the Reason of a server that was running when its Host
+// was closed (state disabled).
+const ClosedReason = "stopped: the host was closed"
 
 // scopeCount counts in st only the tools a view's own filter (a
 // profile's) leaves its model.

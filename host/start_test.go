@@ -83,4 +83,8 @@ func TestListsAfterCloseFailWithErrClosed(t *testing.T) {
 	if _, err := h.Call(ctx, "mcp__a__echo", map[string]any{"text": "hi"}); !errors.Is(err, host.ErrClosed) {
 		t.Errorf("Call after Close: err = %v, want ErrClosed", err)
 	}
+	// Its status no longer says connected to a server that is gone.
+	if st := h.Status(); len(st) != 1 || st[0].State != host.StateDisabled || st[0].Reason != host.ClosedReason {
+		t.Errorf("Status after Close = %+v, want disabled (%s)", st, host.ClosedReason)
+	}
 }
