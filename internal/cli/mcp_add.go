@@ -269,15 +269,26 @@ func defaultScope(f *Factory, flag string, set bool) (config.Scope, error) {
 // defaultScopeFor is defaultScope, its note saying what goes to user
 // scope ("the servers go").
 func defaultScopeFor(f *Factory, flag string, set bool, what string) (config.Scope, error) {
+	scope, say, err := defaultScopeNote(f, flag, set, what)
+	say()
+	return scope, err
+}
+
+// defaultScopeNote is defaultScopeFor, its note said by say (a no-op when
+// there is none) when the caller is sure to write something.
+func defaultScopeNote(f *Factory, flag string, set bool, what string) (_ config.Scope, say func(), _ error) {
+	say = func() {}
 	scope, err := parseScope(flag)
 	if err != nil || set || scope != config.ScopeLocal {
-		return scope, err
+		return scope, say, err
 	}
 	if _, ok := f.WorkspaceRoot(); !ok {
-		fmt.Fprintf(f.IO.ErrOut, "note: no workspace here (no .mcp.json, .switchboard/ or .git above %s), so %s to user scope, for every workspace\n", termsafe.Line(f.tilde(f.Cwd)), what)
-		return config.ScopeUser, nil
+		say = func() {
+			fmt.Fprintf(f.IO.ErrOut, "note: no workspace here (no .mcp.json, .switchboard/ or .git above %s), so %s to user scope, for every workspace\n", termsafe.Line(f.tilde(f.Cwd)), what)
+		}
+		return config.ScopeUser, say, nil
 	}
-	return scope, nil
+	return scope, say, nil
 }
 
 // writeServer writes the definition raw under name in scope, refusing to

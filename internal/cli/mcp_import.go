@@ -176,7 +176,7 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 	// scope, as mcp add's do (said in a note). Claude Code's and Codex's
 	// keep their own scopes (importEntry.scope): a local one is skipped
 	// with the reason.
-	scope, err := defaultScopeFor(f, opts.Scope, opts.ScopeSet, "the servers go")
+	scope, sayScope, err := defaultScopeNote(f, opts.Scope, opts.ScopeSet, "the servers go")
 	if err != nil {
 		return err
 	}
@@ -215,6 +215,7 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 		}
 		return Failuref(hint, "no %s configuration found (looked for %s)", label, strings.Join(tildeAll(f, files), ", "))
 	}
+	sayScope() // where they go, once there is something to import
 
 	var entries []importEntry
 	if opts.From == "codex" {
