@@ -326,7 +326,7 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 		}
 	}
 	if fn, ok := ctx.Value(progressKey{}).(ProgressFunc); ok && fn != nil {
-		tok, unregister := s.h.progress.register(fn)
+		tok, unregister := s.h.progress.register(s.name, fn)
 		defer unregister()
 		// Runs before unregister: the progress read before the result is
 		// delivered before the call returns. Its bound starts then, at

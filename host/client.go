@@ -57,7 +57,7 @@ func (s *server) newClient(c *conn) *mcp.Client {
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			p := h.guardProgress(req.Params)
-			h.progress.deliver(p)
+			h.progress.deliver(s.name, p)
 			h.emit(Event{Kind: EventProgress, Server: s.name, Progress: p})
 		},
 	}
@@ -96,10 +96,15 @@ func WithProgress(ctx context.Context, fn ProgressFunc) context.Context {
 // order (noteRead: probeConn over stdio, progressScanTransport over HTTP),
 // and the call waits, briefly, until as many have been delivered (settle)
 // before it returns.
+//
+// Tokens are numbered in sequence for every server of the host, so a
+// server could name the token of another server's call: each token is
+// registered for the server its call went to, and a notification counts
+// and is delivered only when it came from that server.
 type progressRouter struct {
 	next    atomic.Int64
 	mu      sync.Mutex
-	fns     map[int64]ProgressFunc
+	fns     map[int64]progressCall
 	pending map[int64]int           // read off the wire, not yet delivered
 	settled map[int64]chan struct{} // closed when pending reaches 0
 }
@@ -109,13 +114,21 @@ type progressRouter struct {
 const progressSettle = 250 * time.Millisecond
 
 func newProgressRouter() *progressRouter {
-	return &progressRouter{fns: map[int64]ProgressFunc{}, pending: map[int64]int{}, settled: map[int64]chan struct{}{}}
+	return &progressRouter{fns: map[int64]progressCall{}, pending: map[int64]int{}, settled: map[int64]chan struct{}{}}
 }
 
-func (r *progressRouter) register(fn ProgressFunc) (token int64, unregister func()) {
+// progressCall is a registered call: the server it went to, and where its
+// progress goes.
+type progressCall struct {
+	server string
+	fn     ProgressFunc
+}
+
+// register gives a call to server a token for its progress.
+func (r *progressRouter) register(server string, fn ProgressFunc) (token int64, unregister func()) {
 	token = r.next.Add(1)
 	r.mu.Lock()
-	r.fns[token] = fn
+	r.fns[token] = progressCall{server, fn}
 	r.mu.Unlock()
 	return token, func() {
 		r.mu.Lock()
@@ -142,23 +155,24 @@ func progressToken(t any) (int64, bool) {
 	return 0, false
 }
 
-// noteRead counts a progress notification read for a registered call.
-func (r *progressRouter) noteRead(token any) {
+// noteRead counts a progress notification read from server for a call
+// registered to it.
+func (r *progressRouter) noteRead(server string, token any) {
 	tok, ok := progressToken(token)
 	if !ok {
 		return
 	}
 	r.mu.Lock()
-	if _, live := r.fns[tok]; live {
+	if c, live := r.fns[tok]; live && c.server == server {
 		r.pending[tok]++
 	}
 	r.mu.Unlock()
 }
 
-// noteMessage counts msg as read (noteRead) if it is a progress
-// notification: the one test of "is this a call's progress" for every
-// transport.
-func (r *progressRouter) noteMessage(msg jsonrpc.Message) {
+// noteMessage counts msg, read from server, as read (noteRead) if it is a
+// progress notification: the one test of "is this a call's progress" for
+// every transport.
+func (r *progressRouter) noteMessage(server string, msg jsonrpc.Message) {
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok || req.Method != "notifications/progress" {
 		return
@@ -167,7 +181,7 @@ func (r *progressRouter) noteMessage(msg jsonrpc.Message) {
 		Token any `json:"progressToken"`
 	}
 	if json.Unmarshal(req.Params, &p) == nil {
-		r.noteRead(p.Token)
+		r.noteRead(server, p.Token)
 	}
 }
 
@@ -191,16 +205,21 @@ func (r *progressRouter) settle(token int64, bound <-chan time.Time) {
 	}
 }
 
-func (r *progressRouter) deliver(p *mcp.ProgressNotificationParams) {
+// deliver hands p, sent by server, to the call of its token, if that call
+// went to server: another server's notification for it is dropped.
+func (r *progressRouter) deliver(server string, p *mcp.ProgressNotificationParams) {
 	tok, ok := progressToken(p.ProgressToken)
 	if !ok {
 		return
 	}
 	r.mu.Lock()
-	fn := r.fns[tok]
+	c := r.fns[tok]
 	r.mu.Unlock()
-	if fn != nil {
-		fn(p)
+	if c.server != server {
+		return // not counted either (noteRead)
+	}
+	if c.fn != nil {
+		c.fn(p)
 	}
 	r.mu.Lock()
 	if r.pending[tok] > 0 {

@@ -241,6 +241,7 @@ func withWriteProbe(ctx context.Context, flag *atomic.Bool) context.Context {
 type probeTransport struct {
 	inner      mcp.Transport
 	progress   *progressRouter
+	server     string                            // whose progress notifications it reads
 	badFrame   *atomic.Pointer[jsonl.FrameError] // if set, gets the first bad frame read
 	firstWrite *atomic.Int32                     // if set, gets how the first request's write went
 	raw        *rawCalls                         // if set, the host's own calls go through the connection
@@ -254,12 +255,13 @@ func (t probeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if t.raw != nil {
 		t.raw.conn = c
 	}
-	return probeConn{c, t.progress, t.badFrame, t.firstWrite, t.raw}, nil
+	return probeConn{c, t.progress, t.server, t.badFrame, t.firstWrite, t.raw}, nil
 }
 
 type probeConn struct {
 	mcp.Connection
 	progress   *progressRouter
+	server     string
 	badFrame   *atomic.Pointer[jsonl.FrameError]
 	firstWrite *atomic.Int32
 	raw        *rawCalls // if set, takes the answers to the host's own calls
@@ -285,7 +287,7 @@ func (c probeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		msg, err = c.Connection.Read(ctx)
 	}
 	if err == nil && c.progress != nil {
-		c.progress.noteMessage(msg)
+		c.progress.noteMessage(c.server, msg)
 	}
 	var fe *jsonl.FrameError
 	if err != nil && c.badFrame != nil && errors.As(err, &fe) {

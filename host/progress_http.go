@@ -22,6 +22,7 @@ import (
 type progressScanTransport struct {
 	base     http.RoundTripper
 	progress *progressRouter
+	server   string // whose streams it reads
 }
 
 func (t progressScanTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -30,7 +31,7 @@ func (t progressScanTransport) RoundTrip(req *http.Request) (*http.Response, err
 		return resp, err
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
-		resp.Body = &progressScanBody{ReadCloser: resp.Body, progress: t.progress}
+		resp.Body = &progressScanBody{ReadCloser: resp.Body, progress: t.progress, server: t.server}
 	}
 	return resp, err
 }
@@ -44,6 +45,7 @@ const maxScannedEvent = 64 << 10
 type progressScanBody struct {
 	io.ReadCloser
 	progress *progressRouter
+	server   string
 	line     []byte // the current line so far
 	data     []byte // the current event's data lines, joined
 	tooBig   bool   // the current line or event outgrew maxScannedEvent
@@ -105,6 +107,6 @@ func (b *progressScanBody) event(data []byte) {
 		return // the cheap test first: most events are not progress
 	}
 	if msg, err := jsonl.Decode(data); err == nil {
-		b.progress.noteMessage(msg)
+		b.progress.noteMessage(b.server, msg)
 	}
 }

@@ -14,7 +14,7 @@ import (
 // came out and how many notifications for 7 were counted.
 func scanAll(t testing.TB, stream []byte, n int) ([]byte, int) {
 	r := newProgressRouter()
-	tok, unregister := r.register(func(*mcp.ProgressNotificationParams) {})
+	tok, unregister := r.register("", func(*mcp.ProgressNotificationParams) {})
 	defer unregister()
 	if tok != 1 {
 		t.Fatalf("first token = %d", tok)
@@ -84,7 +84,7 @@ func FuzzProgressScanBody(f *testing.F) {
 	f.Add([]byte("data: {\ndata: \"method\":\"notifications/progress\"}\r\n\r\n: x\n"), 1)
 	f.Fuzz(func(t *testing.T, stream []byte, n int) {
 		r := newProgressRouter()
-		_, unregister := r.register(func(*mcp.ProgressNotificationParams) {})
+		_, unregister := r.register("", func(*mcp.ProgressNotificationParams) {})
 		defer unregister()
 		body := &progressScanBody{ReadCloser: io.NopCloser(&chunked{data: stream, n: n % 97}), progress: r}
 		out, err := io.ReadAll(body)

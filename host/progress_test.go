@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/internal/testserver/testhttp"
 )
 
@@ -58,5 +60,53 @@ func TestProgressAllBeforeResultHTTP(t *testing.T) {
 			h := newHost(t, cfgOf(remote("r", typ, u)), nil)
 			progressEveryCall(t, h, "mcp__r__slow")
 		})
+	}
+}
+
+// A server gets the progress of its own calls only. The host numbers its
+// calls' progress tokens in sequence (1, 2, …), so a hostile server that
+// sends progress for the tokens it was not given — here 1..50, over and
+// over, while another server's call runs — must not reach that call's
+// caller (a gateway's client, a person at a terminal) with words of its
+// own under another server's name.
+func TestProgressOfAnotherServersCallIsDropped(t *testing.T) {
+	h := newHost(t, cfgOf(stdio("victim", "echo"), stdio("peer", "hostile-peer")), nil)
+	ctx := ctxFor(t, 60*time.Second)
+	var mu sync.Mutex
+	var got []string
+	spray := make(chan error, 1)
+	started := make(chan struct{})
+	go func() {
+		close(started)
+		_, err := h.Call(ctx, "mcp__peer__spray_progress", map[string]any{"n": 50, "ms": 1500})
+		spray <- err
+	}()
+	<-started
+	for range 5 {
+		pctx := host.WithProgress(ctx, func(p *mcp.ProgressNotificationParams) {
+			mu.Lock()
+			got = append(got, p.Message)
+			mu.Unlock()
+		})
+		if _, err := h.Call(pctx, "mcp__victim__slow", map[string]any{"ms": 200, "steps": 2}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-spray; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	own := 0
+	for _, m := range got {
+		if m == testserver.HostileSprayMessage {
+			t.Fatalf("the victim's call got the peer's progress %q (all: %q)", m, got)
+		}
+		if strings.HasPrefix(m, "step ") {
+			own++
+		}
+	}
+	if own != 10 {
+		t.Fatalf("the victim's calls got %d of their own 10 progress notifications: %q", own, got)
 	}
 }

@@ -60,7 +60,7 @@ func (s *server) httpClient(ctx context.Context, def config.Server, ta *tasks.Ad
 	if ta != nil {
 		rt = ta.RoundTripper(rt) // under the progress scan: a task's progress is written into the call's stream
 	}
-	rt = progressScanTransport{base: rt, progress: s.h.progress}
+	rt = progressScanTransport{base: rt, progress: s.h.progress, server: s.name}
 	if id := s.h.opts.GatewayID; id != "" {
 		rt = selfLoopTransport{base: rt, id: id, seen: &s.selfLoop}
 	}

@@ -153,7 +153,7 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 		stdin = watchStdin(p.Stdin())
 		defer stdin.close()
 		c.raw = newRawCalls()
-		transport = probeTransport{inner: tasks.Wrap(stdioTransport(p, s.h.opts.SDKStdioTransport), ta), progress: s.h.progress,
+		transport = probeTransport{inner: tasks.Wrap(stdioTransport(p, s.h.opts.SDKStdioTransport), ta), progress: s.h.progress, server: s.name,
 			badFrame: &c.badFrame, firstWrite: &c.firstWrite, raw: c.raw}
 	case config.TypeSSE, config.TypeHTTP:
 		streamable := def.Type == config.TypeHTTP
