@@ -65,7 +65,7 @@ func (s *server) newClient(c *conn) *mcp.Client {
 		opts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			qctx, stop := s.questionContext(ctx)
 			defer stop()
-			return h.opts.Prompter.Elicit(qctx, s.name, req.Params)
+			return h.opts.Prompter.Elicit(qctx, s.name, h.guardQuestion(req.Params))
 		}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: h.opts.ClientName, Version: h.opts.ClientVersion}, opts)

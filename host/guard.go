@@ -262,6 +262,28 @@ func (h *Host) guardProgress(p *mcp.ProgressNotificationParams) *mcp.ProgressNot
 	return &c
 }
 
+// guardQuestion returns a server's question with the secret values
+// Switchboard gave servers replaced in its message, URL and every string
+// value of its form: it is shown to a person, or passed on to a gateway's
+// client, as a result is. p itself when nothing changed.
+func (h *Host) guardQuestion(p *mcp.ElicitParams) *mcp.ElicitParams {
+	if p == nil {
+		return p
+	}
+	known := 0
+	f := h.replaceKnown(&known)
+	msg, _ := f(p.Message)
+	u, _ := f(p.URL)
+	schema, _ := toolsurface.MapJSONValues(p.RequestedSchema, f)
+	if known == 0 {
+		return p
+	}
+	h.log.Warn("a server's question held a secret value Switchboard gave a server; it was replaced")
+	c := *p
+	c.Message, c.URL, c.RequestedSchema = msg, u, schema
+	return &c
+}
+
 // guardResult turns a tool's result into what the model may read: cleaned
 // of deceptive characters, the known secret values replaced, and the
 // server's "secrets" mode applied to credentials of a known shape.
@@ -368,14 +390,21 @@ func (h *Host) runHook(ctx context.Context, hk config.CallHook, req *HookRequest
 func (h *Host) cleanPrompts(prompts []Prompt) []Prompt {
 	found := map[string][]ToolFindings{}
 	seen := map[string]bool{}
+	known := 0
 	for i, p := range prompts {
 		seen[p.Server] = true
 		c, f := toolsurface.CleanPrompt(p.Prompt)
+		// The model reads a prompt's words as a tool's: the secret
+		// values Switchboard gave servers are replaced.
+		c, _ = toolsurface.MapPromptText(c, h.replaceKnown(&known))
+		prompts[i].Prompt = c
 		if len(f) == 0 {
 			continue
 		}
-		prompts[i].Prompt = c
 		found[p.Server] = append(found[p.Server], ToolFindings{Tool: "prompt " + p.Prompt.Name, Findings: f})
+	}
+	if known > 0 {
+		h.log.Warn("a prompt's description held a secret value Switchboard gave a server; it was replaced")
 	}
 	for server := range seen {
 		h.notePromptFindings(server, found[server])

@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -361,5 +362,82 @@ func TestCallHookHTTP(t *testing.T) {
 	res := mustCall(t, h, "mcp__echo__side_effect", map[string]any{})
 	if !strings.Contains(textOf(res), "a call hook may only be reached on loopback, not 192.0.2.1") {
 		t.Errorf("non-loopback hook: %q", textOf(res))
+	}
+}
+
+// questionLog records the questions a server asks.
+type questionLog struct {
+	mu    sync.Mutex
+	asked []*mcp.ElicitParams
+}
+
+func (q *questionLog) Elicit(_ context.Context, _ string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	q.mu.Lock()
+	q.asked = append(q.asked, p)
+	q.mu.Unlock()
+	return &mcp.ElicitResult{Action: "decline"}, nil
+}
+
+// The secret values Switchboard gave servers do not reach the model, or a
+// gateway's client, through what a server *says about itself* either:
+// a tool's title, description, parameter descriptions and enum values and
+// annotation title, a prompt's title and description and its arguments'
+// (the model reads these at every turn), and a question the server asks
+// (shown to a person, or passed on to a gateway's client). Before, only
+// results, rendered prompts and progress were scrubbed, and a server that
+// built its description or question from its configuration handed its
+// token to the model's provider with every request.
+func TestSecretsNotInDefinitionsOrQuestions(t *testing.T) {
+	const token = "tok_live_1a2b3c4d5e6f7a8b9c0d"
+	peer := stdio("peer", "hostile-peer", "-leak", "PEER_API_TOKEN")
+	peer.Effective.Env = map[string]string{"PEER_API_TOKEN": token}
+	peer.Written.Env = peer.Effective.Env
+	asker := stdio("asker", "elicit")
+	asker.Effective.Env = map[string]string{"ASKER_API_TOKEN": token}
+	asker.Written.Env = asker.Effective.Env
+	q := &questionLog{}
+	h := newHost(t, cfgOf(peer, asker), &host.Options{Prompter: q})
+	ctx := ctxFor(t, 20*time.Second)
+
+	tl, err := h.Tools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var leaky *mcp.Tool
+	for _, tool := range tl.Tools {
+		if tool.Name == "mcp__peer__leaky" {
+			leaky = tool.Tool
+		}
+	}
+	if leaky == nil {
+		t.Fatalf("no mcp__peer__leaky in %+v", tl.Tools)
+	}
+	if b := string(unescapedJSON(t, leaky)); strings.Contains(b, token) ||
+		!strings.Contains(b, `"description":"description <redacted>"`) || !strings.Contains(b, `"parameter <redacted>"`) ||
+		!strings.Contains(b, `"enum <redacted>"`) || !strings.Contains(b, `"annotation <redacted>"`) || !strings.Contains(b, `"title":"title <redacted>"`) {
+		t.Errorf("the tool's definition kept the token, or lost its words:\n%s", b)
+	}
+	prompts, _, err := h.Prompts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := string(unescapedJSON(t, prompts)); strings.Contains(b, token) || !strings.Contains(b, "argument <redacted>") ||
+		!strings.Contains(b, "leaky_prompt") {
+		t.Errorf("the prompt kept the token:\n%s", b)
+	}
+
+	form := map[string]any{"type": "object", "properties": map[string]any{
+		"key": map[string]any{"type": "string", "title": "paste " + token, "description": "it was " + token}}}
+	if _, err := h.Call(ctx, "mcp__asker__ask_form", map[string]any{"message": "your key " + token + " expired", "schema": form}); err != nil {
+		t.Fatal(err)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.asked) != 1 {
+		t.Fatalf("asked %d questions, want 1", len(q.asked))
+	}
+	if b := string(unescapedJSON(t, q.asked[0])); strings.Contains(b, token) || !strings.Contains(b, "your key <redacted> expired") ||
+		!strings.Contains(b, `"title":"paste <redacted>"`) {
+		t.Errorf("the question kept the token:\n%s", b)
 	}
 }

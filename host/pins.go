@@ -175,6 +175,7 @@ func (h *Host) decidePins(s *server, raw []*mcp.Tool) *pinState {
 	st := &pinState{s: s, raw: raw, current: make(map[string]json.RawMessage, len(raw)), held: map[string]string{}}
 	store := h.opts.Pins
 	cleaned := make([]*mcp.Tool, len(raw))
+	known := 0
 	for i, t := range raw {
 		if store != nil {
 			st.current[t.Name] = toolsurface.Definition(t)
@@ -184,6 +185,13 @@ func (h *Host) decidePins(s *server, raw []*mcp.Tool) *pinState {
 		if len(f) > 0 {
 			st.findings = append(st.findings, ToolFindings{Tool: t.Name, Findings: f})
 		}
+		// A definition is text the model reads at every turn, as a
+		// result is: the secret values Switchboard gave servers are
+		// replaced (the pin keeps what the server sent).
+		cleaned[i], _ = toolsurface.MapToolText(cleaned[i], h.replaceKnown(&known))
+	}
+	if known > 0 {
+		h.log.Warn("a tool definition held a secret value Switchboard gave a server; it was replaced", "server", s.name)
 	}
 	if store == nil {
 		st.out = cleaned

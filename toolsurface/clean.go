@@ -46,6 +46,134 @@ func CleanTool(t *mcp.Tool) (*mcp.Tool, []TextFinding) {
 	return &c, all
 }
 
+// MapToolText applies f to every text of a tool definition a model reads
+// besides its name: the title, the description, the annotations' title and
+// every string value of the input schema (its keys are parameter names,
+// which a call must send back, and are left alone). The result is t itself
+// when f changed nothing, else a copy; t is never modified.
+func MapToolText(t *mcp.Tool, f func(string) (string, bool)) (*mcp.Tool, bool) {
+	if t == nil {
+		return nil, false
+	}
+	title, c1 := f(t.Title)
+	desc, c2 := f(t.Description)
+	var annTitle string
+	var c3 bool
+	if t.Annotations != nil {
+		annTitle, c3 = f(t.Annotations.Title)
+	}
+	schema, c4 := mapValues(t.InputSchema, f)
+	if !c1 && !c2 && !c3 && !c4 {
+		return t, false
+	}
+	c := *t
+	c.Title, c.Description, c.InputSchema = title, desc, schema
+	if c3 {
+		a := *t.Annotations
+		a.Title = annTitle
+		c.Annotations = &a
+	}
+	return &c, true
+}
+
+// MapPromptText applies f to a prompt's title, description and its
+// arguments' titles and descriptions (not to names, which a request must
+// send back). The result is p itself when f changed nothing, else a copy;
+// p is never modified.
+func MapPromptText(p *mcp.Prompt, f func(string) (string, bool)) (*mcp.Prompt, bool) {
+	if p == nil {
+		return nil, false
+	}
+	title, c1 := f(p.Title)
+	desc, c2 := f(p.Description)
+	changed := c1 || c2
+	args := p.Arguments
+	for i, a := range p.Arguments {
+		if a == nil {
+			continue
+		}
+		at, a1 := f(a.Title)
+		ad, a2 := f(a.Description)
+		if !a1 && !a2 {
+			continue
+		}
+		changed = true
+		if &args[0] == &p.Arguments[0] {
+			args = append([]*mcp.PromptArgument(nil), p.Arguments...)
+		}
+		ca := *a
+		ca.Title, ca.Description = at, ad
+		args[i] = &ca
+	}
+	if !changed {
+		return p, false
+	}
+	c := *p
+	c.Title, c.Description, c.Arguments = title, desc, args
+	return &c, true
+}
+
+// MapJSONValues applies f to every string value of a JSON value (a
+// decoded one, or anything that encodes to JSON), not to object keys. The
+// result is v itself when f changed nothing; v is never modified.
+func MapJSONValues(v any, f func(string) (string, bool)) (any, bool) { return mapValues(v, f) }
+
+// mapValues is mapValue without the map keys: f applies to every string
+// value of a decoded JSON value.
+func mapValues(v any, f func(string) (string, bool)) (any, bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		var out map[string]any
+		for k, e := range x {
+			cv, changed := mapValues(e, f)
+			if !changed {
+				continue
+			}
+			if out == nil {
+				out = make(map[string]any, len(x))
+				for k2, v2 := range x {
+					out[k2] = v2
+				}
+			}
+			out[k] = cv
+		}
+		if out == nil {
+			return v, false
+		}
+		return out, true
+	case []any:
+		var out []any
+		for i, e := range x {
+			ce, changed := mapValues(e, f)
+			if !changed {
+				continue
+			}
+			if out == nil {
+				out = append([]any(nil), x...)
+			}
+			out[i] = ce
+		}
+		if out == nil {
+			return v, false
+		}
+		return out, true
+	case nil, bool, float64, json.Number, int, int64, string:
+		return mapValue(v, f)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v, false
+	}
+	var decoded any
+	if json.Unmarshal(b, &decoded) != nil {
+		return v, false
+	}
+	if out, changed := mapValues(decoded, f); changed {
+		return out, true
+	}
+	return v, false
+}
+
 // CleanPrompt returns p with its title, description and its arguments'
 // titles and descriptions cleaned (CleanText); p itself when nothing is
 // found.
