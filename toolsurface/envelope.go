@@ -95,7 +95,7 @@ func escapedInAttr(r rune) bool {
 }
 
 // Defang makes s safe to place inside an mcp_response element: every '<'
-// (or look-alike: ＜ ﹤ ‹ 〈 ⟨ 〈) that begins something a model or parser
+// (or look-alike: ＜ ﹤ ‹ 〈 ⟨ 〈 ˂ ᐸ ❬ ❮ ⧼) that begins something a model or parser
 // could take for an mcp_response tag is replaced by a character reference
 // ("&lt;", or "&#xFF1C;" and so on). Everything else is left alone, so code
 // and HTML in results stay readable. Invalid UTF-8 becomes U+FFFD.
@@ -105,8 +105,9 @@ func escapedInAttr(r rune) bool {
 // "mcp", then any run of characters that are not letters or digits
 // ('_', '-', spaces, nothing at all…), then "response". Letters match
 // ignoring case, under Unicode simple case folding (ſ is s), in fullwidth
-// form, and as common Cyrillic/Greek look-alikes; zero-width characters
-// between letters are skipped. So </mcp_response>, < / MCP_Response >,
+// form, in the styled forms of unwide (mathematical 𝚖𝚌𝚙, circled ⓜ…), as
+// small capitals and as common Cyrillic/Greek look-alikes; zero-width
+// characters and combining marks between letters are skipped. So </mcp_response>, < / MCP_Response >,
 // <mcp_response/>, <mcp-response x="1">, <\u200bmcp_response> and
 // ＜／ｍｃｐ＿ｒｅｓｐｏｎｓｅ＞ are all defanged, and because a tag can only
 // start at such a character, no payload can close the envelope early.
@@ -126,9 +127,10 @@ func defang(s string) (string, int) {
 	for i := 0; i < len(s); {
 		c := s[i]
 		// Fast path: only '<' and the lead bytes of the look-alikes
-		// (U+2039, U+2329, U+27E8: E2; U+3008: E3; U+FE64, U+FF1C: EF) can
-		// start a tag.
-		if c != '<' && c != 0xE2 && c != 0xE3 && c != 0xEF {
+		// (U+02C2: CB; U+1438: E1; U+2039, U+2329, U+276C, U+276E,
+		// U+27E8, U+29FC: E2; U+3008: E3; U+FE64, U+FF1C: EF) can start
+		// a tag.
+		if c != '<' && c != 0xCB && c != 0xE1 && c != 0xE2 && c != 0xE3 && c != 0xEF {
 			i++
 			continue
 		}
@@ -157,7 +159,8 @@ func defang(s string) (string, int) {
 
 func isLT(r rune) bool {
 	switch r {
-	case '<', '\uFF1C', '\uFE64', '\u2039', '\u3008', '\u27E8', '\u2329':
+	case '<', '\uFF1C', '\uFE64', '\u2039', '\u3008', '\u27E8', '\u2329',
+		'\u02C2', '\u1438', '\u276C', '\u276E', '\u29FC': // ˂ ᐸ ❬ ❮ ⧼
 		return true
 	}
 	return false
@@ -210,8 +213,8 @@ func matchWord(s string, i int, word string) (int, bool) {
 			}
 			r, size := utf8.DecodeRuneInString(s[i:])
 			i += size
-			if unicode.Is(unicode.Cf, r) {
-				continue // zero-width characters inside the word
+			if unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) {
+				continue // zero-width characters and combining marks inside the word
 			}
 			if !sameLetter(r, want) {
 				return i, false
@@ -222,10 +225,34 @@ func matchWord(s string, i int, word string) (int, bool) {
 	return i, true
 }
 
-// unwide maps fullwidth ASCII forms (U+FF01–U+FF5E) to ASCII.
+// unwide maps fullwidth ASCII forms (U+FF01–U+FF5E) to ASCII, and the
+// styled forms of Latin letters to the plain letter: the mathematical
+// alphanumeric letters (𝚖𝚌𝚙, 𝐦𝐜𝐩, 𝓂𝒸𝓅…: thirteen alphabets of 26
+// capitals and 26 small letters from U+1D400), circled and parenthesized
+// letters (ⓜ, Ⓜ, ⒨), and the squared and negative circled or squared
+// capitals (🄼, 🅜, 🅼).
 func unwide(r rune) rune {
-	if r >= 0xFF01 && r <= 0xFF5E {
+	switch {
+	case r >= 0xFF01 && r <= 0xFF5E:
 		return r - 0xFEE0
+	case r >= 0x1D400 && r <= 0x1D6A3:
+		if off := (r - 0x1D400) % 52; off < 26 {
+			return 'A' + off
+		} else {
+			return 'a' + off - 26
+		}
+	case r >= 0x24B6 && r <= 0x24CF:
+		return 'A' + r - 0x24B6
+	case r >= 0x24D0 && r <= 0x24E9:
+		return 'a' + r - 0x24D0
+	case r >= 0x249C && r <= 0x24B5:
+		return 'a' + r - 0x249C
+	case r >= 0x1F130 && r <= 0x1F149:
+		return 'A' + r - 0x1F130
+	case r >= 0x1F150 && r <= 0x1F169:
+		return 'A' + r - 0x1F150
+	case r >= 0x1F170 && r <= 0x1F189:
+		return 'A' + r - 0x1F170
 	}
 	return r
 }
@@ -235,6 +262,9 @@ func unwide(r rune) rune {
 var lookalikes = map[rune]rune{
 	'м': 'm', 'с': 'c', 'ϲ': 'c', 'р': 'p', 'ρ': 'p', 'г': 'r', 'е': 'e',
 	'ѕ': 's', 'о': 'o', 'ο': 'o', 'օ': 'o', 'п': 'n', 'ո': 'n',
+	// small capitals, and letter-like symbols
+	'ᴍ': 'm', 'ᴄ': 'c', 'ᴘ': 'p', 'ʀ': 'r', 'ᴇ': 'e', 'ꜱ': 's', 'ᴏ': 'o', 'ɴ': 'n',
+	'ⅿ': 'm', 'ⅽ': 'c', '℮': 'e', 'ℯ': 'e', 'ℴ': 'o', 'ℳ': 'm', 'ℛ': 'r', 'ℜ': 'r', 'ℝ': 'r', 'ℙ': 'p',
 }
 
 func sameLetter(r, want rune) bool {
