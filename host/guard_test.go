@@ -417,6 +417,11 @@ func TestSecretsNotInDefinitionsOrQuestions(t *testing.T) {
 		!strings.Contains(b, `"enum <redacted>"`) || !strings.Contains(b, `"annotation <redacted>"`) || !strings.Contains(b, `"title":"title <redacted>"`) {
 		t.Errorf("the tool's definition kept the token, or lost its words:\n%s", b)
 	}
+	for _, st := range h.Status() {
+		if strings.Contains(st.ServerInfo, token) || st.Name == "peer" && !strings.Contains(st.ServerInfo, "<redacted>") {
+			t.Errorf("status of %s shows serverInfo %q", st.Name, st.ServerInfo)
+		}
+	}
 	prompts, _, err := h.Prompts(ctx)
 	if err != nil {
 		t.Fatal(err)

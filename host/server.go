@@ -814,7 +814,9 @@ func (s *server) status() ServerStatus {
 	c, last, starting := s.conn, s.lastConn, s.starting
 	s.mu.Unlock()
 	if c != nil {
-		st.Protocol, st.ServerInfo = c.protocol, c.serverInfo
+		// serverInfo is the server's own words, shown by status: it may
+		// echo its secrets as its stderr may.
+		st.Protocol, st.ServerInfo = c.protocol, s.h.secrets.String(c.serverInfo)
 	}
 	if starting != nil && st.State == StateConnecting {
 		// What it says while it starts (a refusal, a retry) is why it is
