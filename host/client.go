@@ -9,6 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
 // Prompter answers a server's elicitation requests on behalf of the user.
@@ -52,7 +54,13 @@ func (s *server) newClient(c *conn) *mcp.Client {
 		},
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
 			p := req.Params
-			h.log.Info("server log", "server", s.name, "level", string(p.Level), "logger", p.Logger)
+			if dropped, ok := s.logLines.take(h.clock.Now()); ok {
+				if dropped > 0 {
+					h.log.Warn("server log messages not logged: the server sent more than the log takes", "server", s.name,
+						"dropped", dropped, "limit_per_second", serverLogPerSecond)
+				}
+				h.log.Info("server log", "server", s.name, "level", string(p.Level), "logger", toolsurface.CapDescription(oneLine(p.Logger), maxLoggerRunes))
+			}
 			h.emit(Event{Kind: EventLog, Server: s.name, Log: p})
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
@@ -73,6 +81,43 @@ func (s *server) newClient(c *conn) *mcp.Client {
 		client.AddRoots(&mcp.Root{URI: fileURI(r), Name: baseName(r)})
 	}
 	return client
+}
+
+// serverLogPerSecond bounds the "server log" lines one server gets into
+// the host's log (a file that is not rotated) in a second, and
+// maxLoggerRunes the logger name each carries: a server's notifications
+// are its own to send, but 2,000 of them with a 100 KB logger name once
+// wrote 200 MB to ~/.switchboard/logs/switchboard.log in 8 s, and a
+// long-running gateway's disk was the server's to fill.
+const (
+	serverLogPerSecond = 50
+	maxLoggerRunes     = 200
+)
+
+// logLimiter lets serverLogPerSecond lines through in each second and
+// counts the rest.
+type logLimiter struct {
+	mu      sync.Mutex
+	window  time.Time
+	n       int
+	dropped int
+}
+
+// take reports whether a line may be logged at now, and how many were
+// dropped since the last one that was (to be logged with it).
+func (l *logLimiter) take(now time.Time) (dropped int, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.window) >= time.Second || now.Before(l.window) {
+		l.window, l.n = now, 0
+	}
+	if l.n >= serverLogPerSecond {
+		l.dropped++
+		return 0, false
+	}
+	l.n++
+	dropped, l.dropped = l.dropped, 0
+	return dropped, true
 }
 
 // ProgressFunc receives progress notifications for one call.

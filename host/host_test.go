@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -601,5 +602,32 @@ func TestResultOverTheLineLimit(t *testing.T) {
 	}
 	if st := statusOf(h, "echo"); st.Reconnects != 1 {
 		t.Errorf("reconnects %d; want 1 (the call is not retried)", st.Reconnects)
+	}
+}
+
+// A server's log notifications cannot fill the disk through the host's
+// log, which is a file that is not rotated: at most 50 lines a second per
+// server get in, each with its logger name cut to 200 characters, and the
+// rest are counted in one line. Before, 2,000 notifications with a 100 KB
+// logger name wrote 200 MB to ~/.switchboard/logs/switchboard.log in 8 s.
+func TestServerLogFloodIsBounded(t *testing.T) {
+	var logs syncBuffer
+	h := newHost(t, cfgOf(stdio("peer", "hostile-peer")), &host.Options{
+		Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo})), LogLevel: "debug"})
+	start := time.Now()
+	mustCall(t, h, "mcp__peer__flood_log", map[string]any{"n": 2000, "logger_bytes": 100 << 10})
+	time.Sleep(1100 * time.Millisecond) // the next second: the count of what was dropped is logged
+	mustCall(t, h, "mcp__peer__flood_log", map[string]any{"n": 1})
+	seconds := int(time.Since(start)/time.Second) + 1
+	out := logs.String()
+	if len(out) > seconds*50*1024 {
+		t.Fatalf("the flood wrote %d bytes to the host's log", len(out))
+	}
+	lines := strings.Count(out, `"msg":"server log"`)
+	if lines < 1 || lines > seconds*50+1 {
+		t.Errorf("%d server log lines in %d s, want at most 50 a second", lines, seconds)
+	}
+	if !strings.Contains(out, "server log messages not logged") || !strings.Contains(out, `"dropped":`) {
+		t.Errorf("the dropped messages were not counted:\n%.2000s", out)
 	}
 }

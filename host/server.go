@@ -38,7 +38,8 @@ type server struct {
 	resources *listCache[*mcp.Resource]
 	templates *listCache[*mcp.ResourceTemplate]
 	stats     stats
-	calls     inflight // tool calls in flight, to attribute a question (elicit.go)
+	calls     inflight   // tool calls in flight, to attribute a question (elicit.go)
+	logLines  logLimiter // its log notifications' lines in the host's log (client.go)
 	// selfLoop is set once the remote server answered as the gateway over
 	// this host itself (GatewayHeader): it is never tried again.
 	selfLoop atomic.Bool
