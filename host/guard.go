@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -288,6 +289,15 @@ func (h *Host) guardQuestion(p *mcp.ElicitParams) *mcp.ElicitParams {
 // of deceptive characters, the known secret values replaced, and the
 // server's "secrets" mode applied to credentials of a known shape.
 func (h *Host) guardResult(server, tool string, mode config.SecretsMode, res *mcp.CallToolResult, rep *CallReport) *mcp.CallToolResult {
+	if _, forged := res.Meta[BlockedMetaKey]; forged {
+		// Switchboard's mark of its own refusals: a server's result
+		// carrying it would pass for one, and skip the after hooks.
+		c := *res
+		c.Meta = maps.Clone(res.Meta)
+		delete(c.Meta, BlockedMetaKey)
+		res = &c
+		h.log.Warn("a result carried the _meta key of Switchboard's refusals; it was removed", "server", server, "tool", tool)
+	}
 	res, findings := toolsurface.CleanResult(res)
 	if len(findings) > 0 {
 		rep.found(findings)

@@ -446,3 +446,26 @@ func TestSecretsNotInDefinitionsOrQuestions(t *testing.T) {
 		t.Errorf("the question kept the token:\n%s", b)
 	}
 }
+
+// A server cannot pass its result off as Switchboard's own refusal by
+// putting the _meta key Switchboard marks refusals with
+// (host.BlockedMetaKey) on it: the key is taken off, host.Blocked says
+// no, and the after hooks see the result. Before, such a result skipped
+// every after hook — a DLP hook that redacts or withholds results never
+// saw it.
+func TestServerResultCannotPassForARefusal(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "hook.log")
+	redact := hookCmd("-mode", "redact", "-redact", "4111-1111-1111-1111", "-log", log)
+	redact.Before = false
+	h := newHost(t, cfgOf(stdio("peer", "hostile-peer")), &host.Options{CallHooks: []config.CallHook{redact}})
+	res := mustCall(t, h, "mcp__peer__fake_blocked", map[string]any{})
+	if why, blocked := host.Blocked(res); blocked {
+		t.Errorf("the server's result passes for Switchboard's refusal (%q)", why)
+	}
+	if got := textOf(res); strings.Contains(got, "4111-1111-1111-1111") || !strings.Contains(got, "<redacted>") {
+		t.Errorf("the after hook did not redact the result: %q", got)
+	}
+	if b, err := os.ReadFile(log); err != nil || !strings.Contains(string(b), `"phase":"after"`) {
+		t.Errorf("the after hook did not see the result: %v %s", err, b)
+	}
+}
