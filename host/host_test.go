@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -629,5 +630,30 @@ func TestServerLogFloodIsBounded(t *testing.T) {
 	}
 	if !strings.Contains(out, "server log messages not logged") || !strings.Contains(out, `"dropped":`) {
 		t.Errorf("the dropped messages were not counted:\n%.2000s", out)
+	}
+}
+
+// A server's lists are bounded. The SDK follows a list's next cursors for
+// as long as the server gives them; one that always gives a new one, with
+// a fat item on each page (endless-pages), grew a gateway by 30 MB a
+// second for the whole list timeout (two minutes), at every listing. The
+// host stops reading at 32 MiB (or 100,000 items) and says why.
+func TestEndlessListIsCut(t *testing.T) {
+	h := newHost(t, cfgOf(stdio("endless", "endless-pages")), nil)
+	ctx := ctxFor(t, 60*time.Second)
+	start := time.Now()
+	tl, err := h.Tools(ctx)
+	if err == nil && len(tl.Tools) > 0 {
+		t.Fatalf("an endless list was served: %d tools", len(tl.Tools))
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("listing took %v: the host read the list until its timeout", took)
+	}
+	text := fmt.Sprint(err, tl.Warnings)
+	if !strings.Contains(text, "Switchboard stopped reading it") {
+		t.Errorf("the error does not say the list was cut: %s", text)
+	}
+	if _, _, err := h.Prompts(ctx); err != nil && !strings.Contains(err.Error(), "stopped reading") {
+		t.Errorf("prompts: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -397,13 +398,32 @@ func fetchList[T any](ctx context.Context, s *server, cache *listCache[T], list 
 // order it reports them.
 var listMethods = []string{"tools/list", "prompts/list", "resources/list", "resources/templates/list"}
 
+// A server's list is bounded: the SDK follows its next cursors for as
+// long as it gives them, and a server that always gives a new one (with
+// fat items) once grew a gateway by 30 MB a second, for as long as the
+// list's timeout allowed, at every listing.
+const (
+	maxListItems = 100_000
+	maxListBytes = 32 << 20 // of the items' JSON
+)
+
+// errListTooLong is the error of a list past maxListItems or maxListBytes.
+var errListTooLong = fmt.Errorf("the server's list goes on past %d items or %d MiB of them; Switchboard stopped reading it", maxListItems, maxListBytes>>20)
+
 func collect[T any](seq func(func(*T, error) bool)) ([]*T, error) {
 	var out []*T
+	size := 0
 	for item, err := range seq {
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, item)
+		if b, err := json.Marshal(item); err == nil {
+			size += len(b)
+		}
+		if len(out) > maxListItems || size > maxListBytes {
+			return nil, errListTooLong // breaking off the loop stops the paging
+		}
 	}
 	return out, nil
 }

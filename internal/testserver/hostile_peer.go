@@ -1,8 +1,11 @@
 package testserver
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -121,4 +124,60 @@ func newHostilePeerServer(secret string) *mcp.Server {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "x"}}}, nil
 		})
 	return s
+}
+
+// The endless-pages server never ends its lists: every tools/list (and
+// prompts/list, resources/list) page it answers holds one item, with a
+// description -bytes long, and a cursor to a next page that is always
+// new. A client that follows cursors with no bound collects until it runs
+// out of memory. It speaks JSON-RPC itself (the SDK's server would end
+// the list).
+func init() {
+	register("endless-pages", serverDef{
+		doc: "lists that never end: every tools/list, prompts/list and resources/list page has one item (-bytes of description) and a new next cursor",
+		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
+			size := fs.Int("bytes", 64<<10, "the length of each item's description")
+			return func(ctx context.Context) error {
+				desc := strings.Repeat("d", *size)
+				sc := bufio.NewScanner(p.in)
+				sc.Buffer(make([]byte, 64<<10), 16<<20)
+				page := 0
+				for sc.Scan() {
+					var req struct {
+						ID     json.RawMessage `json:"id"`
+						Method string          `json:"method"`
+						Params struct {
+							ProtocolVersion string `json:"protocolVersion"`
+						} `json:"params"`
+					}
+					if json.Unmarshal(sc.Bytes(), &req) != nil || len(req.ID) == 0 {
+						continue // a notification, or not JSON
+					}
+					var result any = map[string]any{}
+					page++
+					name := fmt.Sprintf("item%d", page)
+					next := fmt.Sprintf("page-%d", page)
+					switch req.Method {
+					case "initialize":
+						result = map[string]any{"protocolVersion": req.Params.ProtocolVersion, "serverInfo": map[string]any{"name": "endless-pages", "version": "1"},
+							"capabilities": map[string]any{"tools": map[string]any{}, "prompts": map[string]any{}, "resources": map[string]any{}}}
+					case "tools/list":
+						result = map[string]any{"nextCursor": next, "tools": []any{map[string]any{"name": name, "description": desc, "inputSchema": map[string]any{"type": "object"}}}}
+					case "prompts/list":
+						result = map[string]any{"nextCursor": next, "prompts": []any{map[string]any{"name": name, "description": desc}}}
+					case "resources/list":
+						result = map[string]any{"nextCursor": next, "resources": []any{map[string]any{"uri": "endless://" + name, "name": name, "description": desc}}}
+					}
+					b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
+					if err != nil {
+						return err
+					}
+					if _, err := p.out.Write(append(b, '\n')); err != nil {
+						return err
+					}
+				}
+				return sc.Err()
+			}
+		},
+	})
 }
