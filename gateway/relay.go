@@ -560,13 +560,22 @@ func (c *heldCall) put(ctx context.Context, server string, params *mcp.ElicitPar
 // attributed prefixes every line of a server's question with its name,
 // so the user knows who asks, and so that no line of a multi-line message
 // can pass for one of the gateway's own questions ("Allow … ?").
+//
+// Every character a client may break a line at counts: a lone CR (which a
+// terminal returns to the start of the line with, over the name), a
+// vertical tab, a form feed, NEL and the Unicode line and paragraph
+// separators are made newlines first, each starting a line of its own.
 func attributed(server, msg string) string {
-	lines := strings.Split(strings.ReplaceAll(msg, "\r\n", "\n"), "\n")
+	lines := strings.Split(lineBreaks.Replace(msg), "\n")
 	for i, l := range lines {
 		lines[i] = "[" + server + "] " + l
 	}
 	return strings.Join(lines, "\n")
 }
+
+// lineBreaks makes every line break a client may honour a newline.
+var lineBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n", "\v", "\n", "\f", "\n",
+	"\u0085", "\n", "\u2028", "\n", "\u2029", "\n")
 
 // attributedParams is params with its message attributed (a copy: params
 // is the server's).
