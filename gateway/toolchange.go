@@ -130,8 +130,8 @@ func ToolChangeQuestion(c host.ToolChange) *mcp.ElicitParams {
 	msg := fmt.Sprintf("The tool %s of server %s %s, and is held: the model does not get it until it is accepted.\n"+
 		"A tool's definition is what the model reads: a changed description can tell it to do anything. "+
 		"Accept it only if you trust this. The lines below are the server's own text ([-removed-] {+added+}):\n%s\n"+
-		"Accept pins the new definition for this workspace, as `switchboard tools accept %s %s` does, and the call goes on; "+
-		"hold refuses this call.", tool, server, what, attributed(server, strings.Join(lines, "\n")), server, tool)
+		"Accept pins the new definition for this workspace, as `%s` does, and the call goes on; "+
+		"hold refuses this call.", tool, server, what, attributed(server, strings.Join(lines, "\n")), termsafe.Line(host.AcceptCommand(server, c.Tool)))
 	return decisionForm(msg, "Accept the new definition of "+termsafe.Line(c.Name)+"?",
 		"accept: pin the new definition for this workspace and make the call; hold: keep the tool held and refuse the call",
 		[]any{ToolChangeAccept, ToolChangeHold}, []any{"Accept the new definition", "Keep it held"})

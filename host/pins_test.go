@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
+	"github.com/switchboard-mcp/switchboard/toolsurface"
 	"github.com/switchboard-mcp/switchboard/trust"
 )
 
@@ -311,5 +312,33 @@ func TestNoPinStoreServesCleanedTools(t *testing.T) {
 	}
 	if changes := h.ToolChanges(); len(changes) != 0 {
 		t.Errorf("changes without pinning: %v", changes)
+	}
+}
+
+// The command a held tool's hint tells a person (or an agent with a
+// shell) to run accepts that tool and does nothing else, whatever the
+// server named it: the name is the server's own words, and was pasted
+// into `switchboard tools accept rug x; touch …` unquoted.
+func TestToolPinningAcceptHintQuotesTheName(t *testing.T) {
+	const name = "x; touch /tmp/PWNED #$(id)"
+	state := filepath.Join(t.TempDir(), "starts")
+	w := newPinWorld(t, config.ToolChangesAsk, "", stdio("rug", "rugpull", "-state", state, "-name", name))
+	if d := description(t, w.h, "mcp__rug__"+toolsurface.SanitizePart(name)); d != testserver.RugPullDescription {
+		t.Fatalf("first start: %q", d)
+	}
+	_, _ = w.h.Call(ctxFor(t, 10*time.Second), "mcp__rug__crash", map[string]any{})
+	waitFor(t, 20*time.Second, "the reconnect", func() bool { return statusOf(w.h, "rug").Reconnects > 0 })
+	waitState(t, w.h, "rug", host.StateConnected, 20*time.Second)
+	_, err := w.h.Call(ctxFor(t, 10*time.Second), "mcp__rug__"+toolsurface.SanitizePart(name), map[string]any{"a": 1, "b": 2})
+	var held *host.HeldToolError
+	if !errors.As(err, &held) {
+		t.Fatalf("call after the change: %v, want a HeldToolError", err)
+	}
+	const want = "`switchboard tools accept rug 'x; touch /tmp/PWNED #$(id)'`"
+	if hint := held.Hint(); !strings.Contains(hint, want) {
+		t.Errorf("hint %q, want it to hold %s", hint, want)
+	}
+	if got := host.AcceptCommand("rug", "--all"); got != "switchboard tools accept rug -- --all" {
+		t.Errorf("a name like a flag: %q", got)
 	}
 }

@@ -139,7 +139,7 @@ func writeToolChange(w io.Writer, c host.ToolChange, workspace string) {
 		if workspace != "" {
 			where = " (pins it for workspace " + termsafe.Line(workspace) + ")"
 		}
-		fmt.Fprintf(w, "  accept: switchboard tools accept %s %s%s\n", termsafe.Line(c.Server), termsafe.Line(c.Tool), where)
+		fmt.Fprintf(w, "  accept: %s%s\n", termsafe.Line(host.AcceptCommand(c.Server, c.Tool)), where)
 	}
 }
 
@@ -281,7 +281,7 @@ func toolPinChecks(st host.ServerStatus) []doctorCheck {
 			fields[i] = d.Field
 		}
 		msg := fmt.Sprintf("tool %s is %s: %s (%s)", c.Tool, c.State, c.Reason, strings.Join(fields, ", "))
-		fix := fmt.Sprintf("review it with `switchboard tools diff %s`, then `switchboard tools accept %s %s`", st.Name, st.Name, c.Tool)
+		fix := fmt.Sprintf("review it with `switchboard tools diff %s`, then `%s`", st.Name, host.AcceptCommand(st.Name, c.Tool))
 		switch c.State {
 		case host.ChangeHeld:
 			out = append(out, check("tools", st.Name, doctorFail, msg, fix))
