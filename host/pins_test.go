@@ -342,3 +342,33 @@ func TestToolPinningAcceptHintQuotesTheName(t *testing.T) {
 		t.Errorf("a name like a flag: %q", got)
 	}
 }
+
+// One server cannot break tool pinning for every other: the pin store is
+// one file, refused (failing closed: no tool of any server served) past
+// 8 MiB, and a server whose one tool's schema held 9 MiB of text was
+// pinned as it was — from then on no server's tools were served, in any
+// workspace, until the file was deleted (and every pin with it, so that
+// a held change would be pinned afresh as first seen). Now a server's
+// definitions over trust.MaxServerPins are not pinned, so its own tools
+// are not served, and the other servers' are.
+func TestToolPinningOneServerCannotFillTheStore(t *testing.T) {
+	w := newPinWorld(t, config.ToolChangesAsk, "", stdio("fat", "hostile-peer", "-fat", "9437184"), stdio("echo", "echo"))
+	if d := description(t, w.h, "mcp__echo__echo"); d == "" {
+		t.Fatal("echo's tools are not served")
+	}
+	if d := description(t, w.h, "mcp__fat__spray_progress"); d != "" {
+		t.Error("the server whose tools could not be pinned is served")
+	}
+	if st := statusOf(w.h, "fat"); !strings.Contains(st.PinError, "could not be pinned") {
+		t.Errorf("fat's pin error: %q", st.PinError)
+	}
+	fi, err := os.Stat(filepath.Join(w.home, trust.PinsFileName))
+	if err != nil || fi.Size() > 1<<20 {
+		t.Fatalf("the pin store: %v, %d bytes", err, fi.Size())
+	}
+	// A new process (a later command, another workspace) reads the store.
+	w2 := newPinWorld(t, config.ToolChangesAsk, w.home, stdio("echo", "echo"))
+	if d := description(t, w2.h, "mcp__echo__echo"); d == "" {
+		t.Errorf("after the fat server, echo's tools are not served: %q", statusOf(w2.h, "echo").PinError)
+	}
+}

@@ -172,6 +172,13 @@ func (p *PinStore) Definition(digest string) (json.RawMessage, bool) {
 	return def, ok
 }
 
+// MaxServerPins bounds the definitions one Pin may record (their JSON):
+// the store is one file that its reader refuses past 8 MiB, and a store
+// that is refused fails closed for every server, so no one server may
+// fill it. A server whose tools are larger is not pinned, and so not
+// served.
+const MaxServerPins = 2 << 20
+
 // Pin records defs (tool name → canonical definition) as the pinned
 // definitions of those tools of server in workspace, at now, and saves the
 // store; the server's other pins stay. Pinning no tools records that the
@@ -179,6 +186,14 @@ func (p *PinStore) Definition(digest string) (json.RawMessage, bool) {
 func (p *PinStore) Pin(workspace, server string, defs map[string]json.RawMessage, now time.Time) error {
 	if workspace != "" && !filepath.IsAbs(workspace) {
 		return fmt.Errorf("pinning the tools of %s: the workspace must be an absolute path, not %q", server, workspace)
+	}
+	size := 0
+	for _, def := range defs {
+		size += len(def)
+	}
+	if size > MaxServerPins {
+		return fmt.Errorf("the definitions of %s's tools are %.1f MiB, more than the %d MiB one server's pins may hold; they are not pinned",
+			server, float64(size)/(1<<20), MaxServerPins>>20)
 	}
 	key := pinsKey(workspace)
 	at := now.UTC().Truncate(time.Second)

@@ -495,6 +495,12 @@ func (g guardedFile) write(path string, v any) error {
 	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("saving the %s: %w", g.label, err)
 	}
+	if buf.Len() > safefile.MaxSize {
+		// Its reader refuses a larger file, and a refused store fails
+		// closed for everyone: what would outgrow it is not written.
+		return fmt.Errorf("saving the %s: it would be %.1f MiB, more than the %d MiB it may hold; nothing was written",
+			g.label, float64(buf.Len())/(1<<20), safefile.MaxSize>>20)
+	}
 	if err := atomicfile.WriteFile(path, buf.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("saving the %s: %w", g.label, err)
 	}

@@ -37,6 +37,9 @@ const HostileFakeBlockedText = "the customer database: alice@example.com 4111-11
 //     for the tokens 1..n — progress tokens of calls it was never given,
 //     which a host that numbers its calls' tokens in sequence gives to
 //     calls of other servers;
+//   - with -fat N, a tool whose schema holds a description of N bytes:
+//     pinned as it is, it would outgrow the pin store, which then fails
+//     closed for every server;
 //   - with -leak NAME, it puts the value of its environment variable NAME
 //     (a secret the host gave it) into its serverInfo's version and every
 //     string of its tool, prompt and resource listings: titles, descriptions, a parameter's
@@ -48,7 +51,17 @@ func init() {
 		inProcess: true,
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
 			leak := fs.String("leak", "", "put the value of this environment variable into every listing string")
-			p.build = func() *mcp.Server { return newHostilePeerServer(os.Getenv(*leak)) }
+			fat := fs.Int("fat", 0, "also serve a tool named fat whose input schema holds a description this many bytes long")
+			p.build = func() *mcp.Server {
+				s := newHostilePeerServer(os.Getenv(*leak))
+				if *fat > 0 {
+					s.AddTool(&mcp.Tool{Name: "fat", Description: "A tool whose definition is as large as a message allows.",
+						InputSchema: map[string]any{"type": "object", "properties": map[string]any{
+							"q": map[string]any{"type": "string", "description": strings.Repeat("F", *fat)}}}},
+						func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("fat"), nil })
+				}
+				return s
+			}
 			return p.buildAndServe
 		},
 	})
