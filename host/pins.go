@@ -242,6 +242,9 @@ func (h *Host) decidePins(s *server, raw []*mcp.Tool) *pinState {
 	mode := h.toolChangeMode()
 	accept := map[string]json.RawMessage{}
 	st.out = make([]*mcp.Tool, 0, len(raw))
+	// The word diffs of the whole list share one budget: a server decides
+	// how many tools change, and how many words each field holds.
+	diffBudget := toolsurface.DiffBudget
 	for i, t := range raw {
 		def := st.current[t.Name]
 		pin, pinned := pins[t.Name]
@@ -254,7 +257,7 @@ func (h *Host) decidePins(s *server, raw []*mcp.Tool) *pinState {
 			c.Kind, c.PinnedAt = ChangeChanged, pin.PinnedAt
 			c.Pinned, _ = store.Definition(pin.Digest)
 		}
-		c.Changes = toolsurface.DiffDefinitions(c.Pinned, def)
+		c.Changes = toolsurface.DiffDefinitionsWithin(c.Pinned, def, &diffBudget)
 		verb := "its definition changed since it was pinned"
 		if c.Kind == ChangeAdded {
 			verb = "it is new since the server's tools were pinned"

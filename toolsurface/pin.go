@@ -86,8 +86,27 @@ type DefinitionChange struct {
 
 // DiffDefinitions lists the fields that differ between two Definitions
 // (old pinned, new seen), sorted by field with description and title
-// first. A definition that does not decode counts as empty.
+// first. A definition that does not decode counts as empty. Its word
+// diffs share one budget of DiffBudget cells (see DiffDefinitionsWithin).
 func DiffDefinitions(old, new json.RawMessage) []DefinitionChange {
+	budget := DiffBudget
+	return DiffDefinitionsWithin(old, new, &budget)
+}
+
+// DiffBudget is the work, in cells of the word diffs' quadratic tables,
+// that DiffDefinitions spends on one definition: about a tenth of a
+// second. The definitions are a server's words, and one whose many
+// fields each held 3,000 changed words (each within maxDiffWords) once
+// took 15 s of CPU for 1.2 MB, at every listing.
+const DiffBudget = 16 << 20
+
+// DiffDefinitionsWithin is DiffDefinitions spending at most *budget cells
+// on word diffs, and taking what it spends off *budget: a field whose
+// diff would cost more than what is left is shown as one replacement
+// ([-old-]{+new+}). One budget shared by many definitions (a server's
+// whole list) bounds the work of them all.
+func DiffDefinitionsWithin(old, new json.RawMessage, budget *int) []DefinitionChange {
+	diff := func(o, n string) string { return wordDiff(o, n, budget) }
 	a, b := map[string]string{}, map[string]string{}
 	flatten(decodeJSON(old), "", a)
 	flatten(decodeJSON(new), "", b)
@@ -96,14 +115,14 @@ func DiffDefinitions(old, new json.RawMessage) []DefinitionChange {
 		nv, ok := b[k]
 		switch {
 		case !ok:
-			out = append(out, DefinitionChange{Field: k, Old: ov, Removed: true, Words: WordDiff(ov, "")})
+			out = append(out, DefinitionChange{Field: k, Old: ov, Removed: true, Words: diff(ov, "")})
 		case nv != ov:
-			out = append(out, DefinitionChange{Field: k, Old: ov, New: nv, Words: WordDiff(ov, nv)})
+			out = append(out, DefinitionChange{Field: k, Old: ov, New: nv, Words: diff(ov, nv)})
 		}
 	}
 	for k, nv := range b {
 		if _, ok := a[k]; !ok {
-			out = append(out, DefinitionChange{Field: k, New: nv, Added: true, Words: WordDiff("", nv)})
+			out = append(out, DefinitionChange{Field: k, New: nv, Added: true, Words: diff("", nv)})
 		}
 	}
 	rank := func(f string) int {
@@ -200,10 +219,19 @@ const maxDiffWords = 3000
 // --word-diff=plain` does: unchanged words as they are, removed ones as
 // [-…-], added ones as {+…+}. Spaces between words are kept as in new.
 func WordDiff(old, new string) string {
+	budget := maxDiffWords * maxDiffWords
+	return wordDiff(old, new, &budget)
+}
+
+// wordDiff is WordDiff within a budget of table cells (see
+// DiffDefinitionsWithin).
+func wordDiff(old, new string, budget *int) string {
 	a, b := words(old), words(new)
-	if len(a) > maxDiffWords || len(b) > maxDiffWords {
+	cells := (len(a) + 1) * (len(b) + 1)
+	if len(a) > maxDiffWords || len(b) > maxDiffWords || cells > *budget {
 		return mark("[-", old, "-]") + mark("{+", new, "+}")
 	}
+	*budget -= cells
 	// Longest common subsequence of the words.
 	n, m := len(a), len(b)
 	lcs := make([][]int32, n+1)
