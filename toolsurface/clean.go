@@ -120,59 +120,7 @@ func MapJSONValues(v any, f func(string) (string, bool)) (any, bool) { return ma
 
 // mapValues is mapValue without the map keys: f applies to every string
 // value of a decoded JSON value.
-func mapValues(v any, f func(string) (string, bool)) (any, bool) {
-	switch x := v.(type) {
-	case map[string]any:
-		var out map[string]any
-		for k, e := range x {
-			cv, changed := mapValues(e, f)
-			if !changed {
-				continue
-			}
-			if out == nil {
-				out = make(map[string]any, len(x))
-				for k2, v2 := range x {
-					out[k2] = v2
-				}
-			}
-			out[k] = cv
-		}
-		if out == nil {
-			return v, false
-		}
-		return out, true
-	case []any:
-		var out []any
-		for i, e := range x {
-			ce, changed := mapValues(e, f)
-			if !changed {
-				continue
-			}
-			if out == nil {
-				out = append([]any(nil), x...)
-			}
-			out[i] = ce
-		}
-		if out == nil {
-			return v, false
-		}
-		return out, true
-	case nil, bool, float64, json.Number, int, int64, string:
-		return mapValue(v, f)
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return v, false
-	}
-	var decoded any
-	if json.Unmarshal(b, &decoded) != nil {
-		return v, false
-	}
-	if out, changed := mapValues(decoded, f); changed {
-		return out, true
-	}
-	return v, false
-}
+func mapValues(v any, f func(string) (string, bool)) (any, bool) { return mapJSON(v, f, false) }
 
 // CleanPrompt returns p with its title, description and its arguments'
 // titles and descriptions cleaned (CleanText); p itself when nothing is
@@ -527,7 +475,11 @@ func mapStrings[S ~string](list []S, f func(string) (string, bool)) ([]S, bool) 
 // included; v is never modified. A value that is not made of maps,
 // slices and scalars (a struct, a json.RawMessage) goes through its JSON
 // encoding.
-func mapValue(v any, f func(string) (string, bool)) (any, bool) {
+func mapValue(v any, f func(string) (string, bool)) (any, bool) { return mapJSON(v, f, true) }
+
+// mapJSON applies f to every string of a JSON value, and to its objects'
+// keys when keys is set; v itself when nothing changed, never modified.
+func mapJSON(v any, f func(string) (string, bool), keys bool) (any, bool) {
 	switch x := v.(type) {
 	case nil, bool, float64, json.Number, int, int64:
 		return v, false
@@ -540,8 +492,11 @@ func mapValue(v any, f func(string) (string, bool)) (any, bool) {
 	case map[string]any:
 		var out map[string]any
 		for k, e := range x {
-			ck, kc := f(k)
-			cv, vc := mapValue(e, f)
+			ck, kc := k, false
+			if keys {
+				ck, kc = f(k)
+			}
+			cv, vc := mapJSON(e, f, keys)
 			if !kc && !vc {
 				continue
 			}
@@ -561,7 +516,7 @@ func mapValue(v any, f func(string) (string, bool)) (any, bool) {
 	case []any:
 		var out []any
 		for i, e := range x {
-			ce, changed := mapValue(e, f)
+			ce, changed := mapJSON(e, f, keys)
 			if !changed {
 				continue
 			}
@@ -583,7 +538,7 @@ func mapValue(v any, f func(string) (string, bool)) (any, bool) {
 	if json.Unmarshal(b, &decoded) != nil {
 		return v, false
 	}
-	if out, changed := mapValue(decoded, f); changed {
+	if out, changed := mapJSON(decoded, f, keys); changed {
 		return out, true
 	}
 	return v, false
