@@ -522,13 +522,13 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		// A call of a tool not listed yet (a client that reconnects and
 		// calls what it knows) waits for its server while that server
 		// starts, or up to --wait while others do.
-		CallWait: opts.Wait,
+		CallWait:     opts.Wait,
 		Instructions: serveInstructions(s.h.Status()),
-		Auth:    opts.auth,
-		Audit:   audit,
-		Metrics: opts.metrics,
-		Tracing: tracing,
-		Members: members,
+		Auth:         opts.auth,
+		Audit:        audit,
+		Metrics:      opts.metrics,
+		Tracing:      tracing,
+		Members:      members,
 		// A client that calls a tool held by tool pinning is asked about
 		// the change, as it is asked a permission question.
 		ToolChanges: asker,
