@@ -15,35 +15,20 @@ import (
 // ("description", "inputSchema.properties.q.description"). When nothing
 // is found t itself is returned; otherwise a copy, and t is not modified.
 func CleanTool(t *mcp.Tool) (*mcp.Tool, []TextFinding) {
-	if t == nil {
-		return nil, nil
-	}
 	var all []TextFinding
-	title, f := CleanText(t.Title)
-	all = mergeFindings(all, "title", f)
-	desc, f := CleanText(t.Description)
-	all = mergeFindings(all, "description", f)
-	var annTitle string
-	if t.Annotations != nil {
-		annTitle, f = CleanText(t.Annotations.Title)
-		all = mergeFindings(all, "annotations.title", f)
-	}
-	schema, changed, f := cleanValue(t.InputSchema, "inputSchema")
-	all = append(all, f...)
+	c, _ := mapTool(t, func(field, s string) (string, bool) {
+		cs, f := CleanText(s)
+		all = mergeFindings(all, field, f)
+		return cs, cs != s || f != nil // kept only with a finding somewhere (below)
+	}, func(v any) (any, bool) {
+		schema, changed, f := cleanValue(v, "inputSchema")
+		all = append(all, f...)
+		return schema, changed
+	})
 	if len(all) == 0 {
 		return t, nil
 	}
-	c := *t
-	c.Title, c.Description = title, desc
-	if t.Annotations != nil {
-		a := *t.Annotations
-		a.Title = annTitle
-		c.Annotations = &a
-	}
-	if changed {
-		c.InputSchema = schema
-	}
-	return &c, all
+	return c, all
 }
 
 // MapToolText applies f to every text of a tool definition a model reads
@@ -52,26 +37,38 @@ func CleanTool(t *mcp.Tool) (*mcp.Tool, []TextFinding) {
 // which a call must send back, and are left alone). The result is t itself
 // when f changed nothing, else a copy; t is never modified.
 func MapToolText(t *mcp.Tool, f func(string) (string, bool)) (*mcp.Tool, bool) {
+	return mapTool(t, func(_, s string) (string, bool) { return f(s) },
+		func(v any) (any, bool) { return mapJSON(v, f, false) })
+}
+
+// mapTool applies text to a tool's title, description and annotations'
+// title (with the field's name) and schema to its input schema: the walk
+// of CleanTool and MapToolText. t itself when nothing changed, else a
+// copy; t is never modified.
+func mapTool(t *mcp.Tool, text func(field, s string) (string, bool), schema func(any) (any, bool)) (*mcp.Tool, bool) {
 	if t == nil {
 		return nil, false
 	}
-	title, c1 := f(t.Title)
-	desc, c2 := f(t.Description)
+	title, c1 := text("title", t.Title)
+	desc, c2 := text("description", t.Description)
 	var annTitle string
 	var c3 bool
 	if t.Annotations != nil {
-		annTitle, c3 = f(t.Annotations.Title)
+		annTitle, c3 = text("annotations.title", t.Annotations.Title)
 	}
-	schema, c4 := mapValues(t.InputSchema, f)
+	in, c4 := schema(t.InputSchema)
 	if !c1 && !c2 && !c3 && !c4 {
 		return t, false
 	}
 	c := *t
-	c.Title, c.Description, c.InputSchema = title, desc, schema
+	c.Title, c.Description = title, desc
 	if c3 {
 		a := *t.Annotations
 		a.Title = annTitle
 		c.Annotations = &a
+	}
+	if c4 {
+		c.InputSchema = in
 	}
 	return &c, true
 }
@@ -81,19 +78,28 @@ func MapToolText(t *mcp.Tool, f func(string) (string, bool)) (*mcp.Tool, bool) {
 // send back). The result is p itself when f changed nothing, else a copy;
 // p is never modified.
 func MapPromptText(p *mcp.Prompt, f func(string) (string, bool)) (*mcp.Prompt, bool) {
+	return mapPrompt(p, func(_, s string) (string, bool) { return f(s) })
+}
+
+// mapPrompt applies f, with the field's name, to a prompt's title,
+// description and its arguments' titles and descriptions: the walk of
+// CleanPrompt and MapPromptText. p itself when nothing changed, else a
+// copy; p is never modified.
+func mapPrompt(p *mcp.Prompt, f func(field, s string) (string, bool)) (*mcp.Prompt, bool) {
 	if p == nil {
 		return nil, false
 	}
-	title, c1 := f(p.Title)
-	desc, c2 := f(p.Description)
+	title, c1 := f("title", p.Title)
+	desc, c2 := f("description", p.Description)
 	changed := c1 || c2
 	args := p.Arguments
 	for i, a := range p.Arguments {
 		if a == nil {
 			continue
 		}
-		at, a1 := f(a.Title)
-		ad, a2 := f(a.Description)
+		field := "arguments." + a.Name
+		at, a1 := f(field+".title", a.Title)
+		ad, a2 := f(field+".description", a.Description)
 		if !a1 && !a2 {
 			continue
 		}
@@ -116,49 +122,22 @@ func MapPromptText(p *mcp.Prompt, f func(string) (string, bool)) (*mcp.Prompt, b
 // MapJSONValues applies f to every string value of a JSON value (a
 // decoded one, or anything that encodes to JSON), not to object keys. The
 // result is v itself when f changed nothing; v is never modified.
-func MapJSONValues(v any, f func(string) (string, bool)) (any, bool) { return mapValues(v, f) }
-
-// mapValues is mapValue without the map keys: f applies to every string
-// value of a decoded JSON value.
-func mapValues(v any, f func(string) (string, bool)) (any, bool) { return mapJSON(v, f, false) }
+func MapJSONValues(v any, f func(string) (string, bool)) (any, bool) { return mapJSON(v, f, false) }
 
 // CleanPrompt returns p with its title, description and its arguments'
 // titles and descriptions cleaned (CleanText); p itself when nothing is
 // found.
 func CleanPrompt(p *mcp.Prompt) (*mcp.Prompt, []TextFinding) {
-	if p == nil {
-		return nil, nil
-	}
 	var all []TextFinding
-	title, f := CleanText(p.Title)
-	all = mergeFindings(all, "title", f)
-	desc, f := CleanText(p.Description)
-	all = mergeFindings(all, "description", f)
-	args := p.Arguments
-	for i, a := range p.Arguments {
-		if a == nil {
-			continue
-		}
-		at, f1 := CleanText(a.Title)
-		ad, f2 := CleanText(a.Description)
-		if len(f1)+len(f2) == 0 {
-			continue
-		}
-		field := "arguments." + a.Name
-		all = mergeFindings(mergeFindings(all, field+".title", f1), field+".description", f2)
-		if &args[0] == &p.Arguments[0] {
-			args = append([]*mcp.PromptArgument(nil), p.Arguments...)
-		}
-		ca := *a
-		ca.Title, ca.Description = at, ad
-		args[i] = &ca
-	}
+	c, _ := mapPrompt(p, func(field, s string) (string, bool) {
+		cs, f := CleanText(s)
+		all = mergeFindings(all, field, f)
+		return cs, f != nil
+	})
 	if len(all) == 0 {
 		return p, nil
 	}
-	c := *p
-	c.Title, c.Description, c.Arguments = title, desc, args
-	return &c, all
+	return c, all
 }
 
 // CleanPromptResult returns a rendered prompt with its description and
