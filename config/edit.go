@@ -156,33 +156,37 @@ func SetLocalEnablement(path, key, name string, enabled bool) error {
 // ClearLocalEnablement takes the server name out of both lists of the
 // workspace's local entry (see [SetLocalEnablement]), dropping what that
 // empties: the user's own choice for it is forgotten, and the files'
-// decide again. It reports whether the name was in either list.
-func ClearLocalEnablement(path, key, name string) (bool, error) {
+// decide again.
+func ClearLocalEnablement(path, key, name string) error {
 	objPath := []string{"projects", key}
-	dropped := 0
-	err := editFile(path, privateFileMode, privateDirMode, func(v *hujson.Value, _ []byte) error {
+	return editFile(path, privateFileMode, privateDirMode, func(v *hujson.Value, _ []byte) error {
+		dropped := 0
 		for _, list := range []string{"enabledMcpServers", "disabledMcpServers"} {
-			at := append(append([]string(nil), objPath...), list)
-			if _, ok := arrayAt(v, at); !ok {
-				continue
-			}
-			n, err := dropString(v, at, name)
+			n, err := dropListed(v, append(append([]string(nil), objPath...), list), name)
 			if err != nil {
 				return err
 			}
-			if n > 0 {
-				dropped += n
-				if err := pruneEmptied(v, at); err != nil {
-					return err
-				}
-			}
+			dropped += n
 		}
 		if dropped == 0 {
 			return errNoChange
 		}
 		return nil
 	})
-	return dropped > 0, err
+}
+
+// dropListed takes name out of the list at path, if there is one (a
+// value there that is not an array is left to the loader to report), and
+// the list out if that empties it. It returns how many it took out.
+func dropListed(v *hujson.Value, path []string, name string) (int, error) {
+	if _, ok := arrayAt(v, path); !ok {
+		return 0, nil
+	}
+	n, err := dropString(v, path, name)
+	if err != nil || n == 0 {
+		return n, err
+	}
+	return n, pruneEmptied(v, path)
 }
 
 // setEnablement is the edit of both layers: the lists live in the object
@@ -194,20 +198,11 @@ func setEnablement(path string, objPath []string, name string, enabled bool, fil
 	}
 	at := func(key string) []string { return append(append([]string(nil), objPath...), key) }
 	return editFile(path, fileMode, dirMode, func(v *hujson.Value, src []byte) error {
-		dropped := 0
 		// The other list is left alone when it is not an array (the
 		// loader reports it); emptied, it goes.
-		if _, ok := arrayAt(v, at(drop)); ok {
-			n, err := dropString(v, at(drop), name)
-			if err != nil {
-				return err
-			}
-			dropped = n
-			if n > 0 {
-				if err := pruneEmptied(v, at(drop)); err != nil {
-					return err
-				}
-			}
+		dropped, err := dropListed(v, at(drop), name)
+		if err != nil {
+			return err
 		}
 		if err := addString(v, src, at(add), name); err != errNoChange || dropped == 0 {
 			return err

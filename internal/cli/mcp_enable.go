@@ -130,7 +130,7 @@ func enabledByClearing(f *Factory, file, key, name string) bool {
 	if s := cfg.Server(name); s == nil || s.Availability == config.Missing {
 		return false // recorded: it shows as missing until it is added
 	}
-	if _, err := config.ClearLocalEnablement(file, key, name); err != nil {
+	if err := config.ClearLocalEnablement(file, key, name); err != nil {
 		return false
 	}
 	cfg, err = f.LoadConfig()
