@@ -113,11 +113,6 @@ func mcpEnableRun(ctx context.Context, opts *MCPEnableOptions) error {
 	return nil
 }
 
-// typoedName refuses a name no scope defines when a defined one is close
-// to it: `mcp enable ech` meant echo, and recording "ech" would leave echo
-// as it was and add a missing server. Disabling a name that only the
-// enable lists hold (a missing server) is undoing such a record, and
-// allowed. force records the name as it is.
 // enabledByClearing enables name by forgetting the user's own choice for
 // it (a disable undone gives back the file as it was), when that is
 // enough: a defined server that nothing else switches off. Otherwise the
@@ -141,6 +136,11 @@ func enabledByClearing(f *Factory, file, key, name string) bool {
 	return s != nil && s.Availability != config.Disabled
 }
 
+// typoedName refuses a name no scope defines when a defined one is close
+// to it: `mcp enable ech` meant echo, and recording "ech" would leave echo
+// as it was and add a missing server. Disabling a name that only the
+// enable lists hold (a missing server) is undoing such a record, and
+// allowed. force records the name as it is.
 func typoedName(f *Factory, name string, enable, force bool, verb string) error {
 	if force {
 		return nil
