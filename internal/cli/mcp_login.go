@@ -145,9 +145,9 @@ func loginFailure(st host.ServerStatus, timeout time.Duration) string {
 		return s
 	}
 	if st.Reason == "" {
-		return "the server is " + string(st.State)
+		return "the server " + st.State.Phrase()
 	}
-	return "the server is " + string(st.State) + ": " + st.Reason
+	return "the server " + st.State.Phrase() + ": " + st.Reason
 }
 
 // browserLoopback receives the browser's answer to the authorization of
