@@ -629,6 +629,8 @@ func (sb *shared) publish(ev host.Event) {
 // taken as it is ([Switchboard.Watch] first waits for such a file to
 // settle: a program may be half-way through writing it). A running server
 // whose approval was withdrawn is not stopped; its next start is held.
+// After Close it reads nothing, changes nothing and returns
+// host.ErrClosed, as Tools and Call do.
 func (sb *Switchboard) Reload() (host.ApplyResult, error) {
 	return sb.reload(true)
 }
@@ -640,6 +642,11 @@ func (sb *Switchboard) Reload() (host.ApplyResult, error) {
 func (sb *Switchboard) reload(settled bool) (host.ApplyResult, error) {
 	sb.reloadMu.Lock()
 	defer sb.reloadMu.Unlock()
+	if sb.root.Closed() {
+		// Nothing runs to apply it to: the configuration, settings and
+		// rules shown stay those the servers last ran under.
+		return host.ApplyResult{}, host.ErrClosed
+	}
 	next, err := sb.load()
 	if err != nil {
 		return host.ApplyResult{}, err
@@ -660,6 +667,10 @@ func (sb *Switchboard) reload(settled bool) (host.ApplyResult, error) {
 	sb.root.SetCallHooks(hooks, problems)
 	sb.root.SetToolChanges(sb.toolChangeMode(st))
 	res := sb.root.Apply(next)
+	if sb.root.Closed() {
+		// Closed while this reload ran: Apply may have done nothing.
+		return res, host.ErrClosed
+	}
 	sb.publish(host.Event{Kind: EventReloaded})
 	return res, nil
 }
@@ -738,8 +749,8 @@ func MaybeRunSupervisor() { host.MaybeRunSupervisor() }
 
 // Close stops every server (each gets its grace, then is killed) and
 // returns when they are gone; a call still waiting for its server then
-// ends with an error wrapping host.ErrClosed, and a later one with
-// host.ErrClosed. The supervisor that MaybeRunSupervisor
+// ends with an error wrapping host.ErrClosed, and a later one (Call,
+// Start, Tools, Reload) with host.ErrClosed. The supervisor that MaybeRunSupervisor
 // sets up is the program's, shared by every Switchboard it opens: it
 // stays, idle, until the program exits. Closing a view (View) stops only the servers
 // it added itself (OpenSession); the others run on for the Switchboard it

@@ -183,3 +183,50 @@ func TestPartialPrompterLeavesTheRestHeadless(t *testing.T) {
 		sb.Close()
 	}
 }
+
+// TestReloadAfterCloseFails: after Close, Reload fails with host.ErrClosed,
+// as Tools and Call do, and changes nothing: a server added to the file
+// meanwhile is not taken into the configuration shown, and no subscriber
+// hears of a reload.
+func TestReloadAfterCloseFails(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, "sb")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeJSON(t, filepath.Join(home, "mcp.json"), servers("one"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sb := openAt(ctx, t, dir, home)
+	var reloads atomic.Int32
+	sb.Subscribe(ctx, func(ev host.Event) {
+		if ev.Kind == switchboard.EventReloaded {
+			reloads.Add(1)
+		}
+	})
+	// Open's own Reload works, and is heard: the check below can fail.
+	if _, err := sb.Reload(); err != nil || reloads.Load() != 1 {
+		t.Fatalf("Reload before Close = %v with %d reload events, want nil and 1", err, reloads.Load())
+	}
+	if err := sb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sb.Tools(ctx, "anthropic"); !errors.Is(err, host.ErrClosed) {
+		t.Fatalf("Tools after Close = %v, want host.ErrClosed", err)
+	}
+
+	writeJSON(t, filepath.Join(home, "mcp.json"), servers("one", "two"))
+	res, err := sb.Reload()
+	if !errors.Is(err, host.ErrClosed) {
+		t.Errorf("Reload after Close = %v, want host.ErrClosed", err)
+	}
+	if res.Changed() {
+		t.Errorf("Reload after Close changed %+v", res)
+	}
+	if sb.Config().Server("two") != nil {
+		t.Error("Reload after Close took the new server into Config")
+	}
+	if n := reloads.Load(); n != 1 {
+		t.Errorf("Reload after Close published %d more reload events", n-1)
+	}
+}

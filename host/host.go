@@ -597,6 +597,12 @@ func (h *Host) Close() error {
 	return nil
 }
 
+// Closed reports whether the Host was closed: by Close, or because the
+// context Start was given is done. A view reports its Host's. Once true it
+// stays true; Apply then does nothing, and calls and lists fail with
+// ErrClosed. Safe for concurrent use.
+func (h *Host) Closed() bool { return h.open() != nil }
+
 // RedactLogger returns l (nil: discard) with every record scrubbed as the
 // Host's own are: the shapes secrets take, and every secret
 // value the Host knows — configured env and header values, what ${VAR}

@@ -31,7 +31,8 @@ func (r ApplyResult) Changed() bool {
 // started; a removed one is stopped. A paused server stays paused across a
 // change. Servers held by launch trust are asked again, so an approval
 // granted meanwhile takes effect. Apply waits for stopped servers to be
-// reaped; new ones connect in the background as with New.
+// reaped; new ones connect in the background as with New. After Close it
+// does nothing and returns an empty ApplyResult (see Closed).
 func (h *Host) Apply(cfg *config.Resolved) ApplyResult {
 	var res ApplyResult
 	if cfg == nil {

@@ -73,7 +73,17 @@ func TestListsAfterCloseFailWithErrClosed(t *testing.T) {
 	if l, err := h.Tools(ctx); err != nil || len(l.Tools) == 0 {
 		t.Fatalf("Tools before Close = %v, %v", l, err)
 	}
+	if h.Closed() {
+		t.Fatal("Closed before Close")
+	}
 	h.Close()
+	if !h.Closed() || !h.View(host.Scope{}).Closed() {
+		t.Error("Closed after Close is false (of the Host, or of a view of it)")
+	}
+	// Apply does nothing: no server is added to a closed Host.
+	if res := h.Apply(cfgOf(stdio("a", "echo"), stdio("b", "echo"))); res.Changed() || len(h.Status()) != 1 {
+		t.Errorf("Apply after Close = %+v, %d servers", res, len(h.Status()))
+	}
 	if _, err := h.Tools(ctx); !errors.Is(err, host.ErrClosed) {
 		t.Errorf("Tools after Close: err = %v, want ErrClosed", err)
 	}
