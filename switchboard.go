@@ -98,7 +98,9 @@ type Options struct {
 	// servers in code hands them in as config.LoadOptions.Session
 	// (user-trusted; with StrictMCPConfig, no file's servers join them; see
 	// the example). Workspace, Home and ManagedDir still say where the
-	// settings are.
+	// settings are. A config.ResolvedServer it builds by hand must set
+	// Trust (config.TrustUser or config.TrustRepo): a server of no stated
+	// trust does not start (see [config.Trust]).
 	Load func() (*config.Resolved, error)
 	// LastGood is the config.LastGood that Load loads with, if it uses
 	// one: Watch forgets through it a file that read empty and stayed

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
+	"github.com/switchboard-mcp/switchboard/policy"
 )
 
 func writeJSON(t testing.TB, path string, v any) {
@@ -228,5 +229,60 @@ func TestReloadAfterCloseFails(t *testing.T) {
 	}
 	if n := reloads.Load(); n != 1 {
 		t.Errorf("Reload after Close published %d more reload events", n-1)
+	}
+}
+
+// TestServerOfNoStatedTrustDoesNotStart: a config.ResolvedServer built by
+// hand (an embedder's Options.Load) whose Trust is empty, or not a Trust
+// at all, is not run as the user's own server (unsandboxed, unasked): it
+// does not start, and its status and a call of its tool name the server
+// and the field. The same server with TrustUser starts, so the test can
+// fail.
+func TestServerOfNoStatedTrustDoesNotStart(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, "sb")
+	cmd, args := testserver.Command("echo")
+	def := config.Server{Type: config.TypeStdio, Command: cmd, Args: args}
+	for _, tc := range []struct {
+		name  string
+		trust config.Trust
+		want  host.State
+		why   string
+	}{
+		{"user", config.TrustUser, host.StateConnected, ""},
+		{"empty", "", host.StateError, "config.ResolvedServer.Trust is empty"},
+		{"unknown", "trusted", host.StateError, `config.ResolvedServer.Trust is "trusted"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			sb, err := switchboard.Open(ctx, switchboard.Options{Home: home, HomeDir: dir, ManagedDir: filepath.Join(dir, "managed"),
+				LookupEnv: func(string) (string, bool) { return "", false },
+				Rules:     []policy.Rule{policy.NewRule(policy.Allow, "mcp__bare", policy.Source{Scope: policy.ScopeSession})},
+				Load: func() (*config.Resolved, error) {
+					return &config.Resolved{Servers: []config.ResolvedServer{{
+						Name: "bare", Written: def, Effective: def, Scope: config.ScopeSession, Trust: tc.trust, Availability: config.Available,
+					}}}, nil
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sb.Close()
+			sb.Ready(ctx)
+			st := sb.Status()
+			if len(st) != 1 || st[0].State != tc.want || !strings.Contains(st[0].Reason, tc.why) {
+				t.Fatalf("status = %+v, want bare %s (%q)", st, tc.want, tc.why)
+			}
+			_, err = sb.Call(ctx, "mcp__bare__echo", map[string]any{"text": "hi"})
+			if tc.why == "" {
+				if err != nil {
+					t.Fatalf("call of a user-trusted server: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, host.ErrNotConnected) || !strings.Contains(err.Error(), "bare") || !strings.Contains(err.Error(), tc.why) {
+				t.Errorf("call = %v, want ErrNotConnected naming bare and %q", err, tc.why)
+			}
+		})
 	}
 }

@@ -34,7 +34,11 @@ const (
 )
 
 // Trust is the launch-trust level a server's provenance earns (see package
-// trust).
+// trust). Load sets it ([TrustFor] of the server's scope). There is
+// no default: a ResolvedServer built by hand must set it, and one whose
+// Trust is empty (the zero value) or any other value is not started: the
+// host puts it in state error, its reason naming this field, rather than
+// guess that nobody's definition is the user's own.
 type Trust string
 
 const (
@@ -236,8 +240,10 @@ type ResolvedServer struct {
 	Scope     Scope  `json:"scope"`
 	// File holds the definition ("" for servers handed in by an embedder
 	// or given as inline --mcp-config JSON).
-	File  string `json:"file,omitempty"`
-	Trust Trust  `json:"trust"`
+	File string `json:"file,omitempty"`
+	// Trust must be TrustUser or TrustRepo (see [Trust]): a server of
+	// any other trust, the empty one included, does not start.
+	Trust Trust `json:"trust"`
 	// Pos is where the server's entry starts in File.
 	Pos            Position     `json:"pos"`
 	Availability   Availability `json:"availability"`

@@ -17,7 +17,7 @@ func TestDeferCandidates(t *testing.T) {
 	yes, no := true, false
 	srv := func(name string, deferLoading *bool, tools map[string]config.ToolConfig) config.ResolvedServer {
 		def := config.Server{Type: config.TypeStdio, Command: "unused", DeferLoading: deferLoading, Tools: tools}
-		return config.ResolvedServer{Name: name, Written: def, Effective: def, Availability: config.Available}
+		return config.ResolvedServer{Name: name, Written: def, Effective: def, Scope: config.ScopeUser, Trust: config.TrustUser, Availability: config.Available}
 	}
 	disabled := srv("off", &yes, nil)
 	disabled.Availability = config.Disabled
@@ -99,7 +99,7 @@ func TestDeferCandidatesOfView(t *testing.T) {
 	def := config.Server{Type: config.TypeStdio, Command: "unused", DeferLoading: &no}
 	var servers []config.ResolvedServer
 	for _, n := range []string{"a", "b", "c"} {
-		servers = append(servers, config.ResolvedServer{Name: n, Written: def, Effective: def, Availability: config.Available})
+		servers = append(servers, config.ResolvedServer{Name: n, Written: def, Effective: def, Scope: config.ScopeUser, Trust: config.TrustUser, Availability: config.Available})
 	}
 	parse := func(s string) toolsurface.Modifiers {
 		m, err := toolsurface.ParseToolModifiers(s)

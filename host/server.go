@@ -149,6 +149,12 @@ func (s *server) start() {
 		s.settle(StateError, reason)
 		return
 	}
+	if why := unknownTrust(&s.cfg); why != "" {
+		// Fail closed: a server whose provenance nobody stated is not
+		// guessed to be the user's own (no sandbox, no approval).
+		s.settle(StateError, why)
+		return
+	}
 	if IsGatewayServer(&s.cfg) {
 		// Before launch trust: nothing to approve in what never runs.
 		s.settle(StateDisabled, GatewayEntryReason)
@@ -163,6 +169,19 @@ func (s *server) start() {
 		return
 	}
 	s.launch()
+}
+
+// unknownTrust is why rs may not start for its Trust, which is neither
+// config.TrustUser nor config.TrustRepo (a hand-built ResolvedServer that
+// left it out), or "".
+func unknownTrust(rs *config.ResolvedServer) string {
+	switch rs.Trust {
+	case config.TrustUser, config.TrustRepo:
+		return ""
+	case "":
+		return "config.ResolvedServer.Trust is empty: set it to config.TrustUser or config.TrustRepo (config.TrustFor(scope) gives a scope's)"
+	}
+	return fmt.Sprintf("config.ResolvedServer.Trust is %q, not config.TrustUser or config.TrustRepo (config.TrustFor(scope) gives a scope's)", string(rs.Trust))
 }
 
 // launch starts the run loop; the caller must not hold s.mu.

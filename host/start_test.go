@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -97,4 +98,37 @@ func TestListsAfterCloseFailWithErrClosed(t *testing.T) {
 	if st := h.Status(); len(st) != 1 || st[0].State != host.StateDisabled || st[0].Reason != host.ClosedReason {
 		t.Errorf("Status after Close = %+v, want disabled (%s)", st, host.ClosedReason)
 	}
+}
+
+// A server of no stated trust (a hand-built config.ResolvedServer that
+// left Trust out) does not start, on New or on Apply: it is in error, its
+// reason naming the field, not run as the user's own. The same definition
+// with TrustUser starts beside it.
+func TestServerOfNoStatedTrustDoesNotStart(t *testing.T) {
+	bare := stdio("bare", "echo")
+	bare.Trust = ""
+	h := newHost(t, cfgOf(bare, stdio("mine", "echo")), nil)
+	ctx := ctxFor(t, 30*time.Second)
+	h.WaitReady(ctx)
+	check := func(when string, n int) {
+		t.Helper()
+		if got := len(h.Status()); got != n {
+			t.Fatalf("%s: %d servers, want %d", when, got, n)
+		}
+		for _, st := range h.Status() {
+			want := host.StateConnected
+			if st.Name != "mine" {
+				want = host.StateError
+			}
+			if st.State != want || want == host.StateError && !strings.Contains(st.Reason, "config.ResolvedServer.Trust is empty") {
+				t.Errorf("%s: %s is %s (%s), want %s", when, st.Name, st.State, st.Reason, want)
+			}
+		}
+	}
+	check("New", 2)
+	late := stdio("late", "echo")
+	late.Trust = ""
+	h.Apply(cfgOf(bare, stdio("mine", "echo"), late))
+	h.WaitReady(ctx)
+	check("Apply", 3)
 }
