@@ -73,3 +73,22 @@ func containsAll(s string, subs ...string) bool {
 	}
 	return true
 }
+
+// A list's warning is scrubbed of the secrets the host knows, as the
+// server's status reason is: a server may echo its token in its error.
+func TestListFailureWarningHidesSecrets(t *testing.T) {
+	const secret = "tok-9f8e7d6c5b4a39281706"
+	rs := stdio("lister", "list-error", "-message", "backend refused token "+secret)
+	rs.Effective.Env = map[string]string{"API_TOKEN": secret}
+	rs.Written.Env = rs.Effective.Env
+	h := newHost(t, cfgOf(rs), nil)
+	waitState(t, h, "lister", host.StateConnected, 20*time.Second)
+	list, err := h.Tools(ctxFor(t, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(list.Warnings, "\n")
+	if !containsAll(joined, "lister", "tools/list failed", "backend refused token") || strings.Contains(joined, secret) {
+		t.Errorf("warnings %q; want the failure named, without the token", list.Warnings)
+	}
+}

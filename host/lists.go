@@ -257,7 +257,9 @@ func (h *Host) eachReady(ctx context.Context, warnings *[]string, fetch func(con
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				*warnings = append(*warnings, fmt.Sprintf("%s: %v", s.name, err))
+				// The server's own error may echo its secrets, as its
+				// status reason may (setListErr scrubs that one).
+				*warnings = append(*warnings, fmt.Sprintf("%s: %s", s.name, oneLine(h.secrets.String(err.Error()))))
 				return
 			}
 			add()
