@@ -29,6 +29,9 @@
 //   - starts every server that may start, in the background, each in the
 //     sandbox its scope's defaults give it (package host).
 //
+// [Switchboard.Tools] lists the connected servers' tools, waiting a little
+// for those still connecting; [Switchboard.ListTools] adds a warning for
+// each server whose tools are not in the list yet.
 // [Switchboard.Call] applies the rules, wraps the result as untrusted data
 // and bounds its size (package toolsurface); a tool that runs as an MCP
 // task is followed to its end, its status messages reported as progress.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/toolsurface/shape"
@@ -290,4 +291,42 @@ func ExampleOptions_load() {
 	// Output:
 	// calc session connected
 	// true
+}
+
+// ListTools is Tools with a warning for each server whose tools are not
+// in the list yet: here one still starting when the list is taken. The
+// agent can say so, and list again once the server is up.
+func ExampleSwitchboard_ListTools() {
+	opts, cleanup := world()
+	defer cleanup()
+	started := filepath.Join(opts.HomeDir, "go") // the server below starts once this file exists
+	cmd, args := testserver.Command("slow-start", "-until-file", started)
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"late": map[string]any{"command": cmd, "args": args}}})
+	os.WriteFile(filepath.Join(opts.Home, "mcp.json"), b, 0o600)
+	// How long a list waits for servers still connecting (5 s by default).
+	opts.Host = func(o *host.Options) { o.ToolsWait = 100 * time.Millisecond }
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sb, err := switchboard.Open(ctx, opts)
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	defer sb.Close()
+
+	res, err := sb.ListTools(ctx, shape.Anthropic)
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	fmt.Println(len(res.Tools), res.Warnings)
+
+	os.WriteFile(started, nil, 0o600)
+	sb.Ready(ctx) // waits for every server, bounded by ctx alone
+	res, _ = sb.ListTools(ctx, shape.Anthropic)
+	fmt.Println(len(res.Tools) > 0, res.Warnings)
+	// Output:
+	// 0 [late: still connecting; not included yet]
+	// true []
 }

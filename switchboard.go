@@ -482,9 +482,41 @@ func (sb *Switchboard) Ready(ctx context.Context) bool { return sb.host.WaitRead
 // names mcp__<server>__<tool> within the provider's limits, schemas in the
 // subset it accepts. A server still connecting is waited for, bounded by
 // ctx and by the host's ToolsWait (5 s unless Options.Host sets it): one
-// still connecting then is left out, and Status says why ([Switchboard.Ready]
-// waits for every server, bounded by ctx alone).
+// still connecting then is left out ([Switchboard.ListTools] says which;
+// [Switchboard.Ready] waits for every server, bounded by ctx alone).
+// After Close it fails with host.ErrClosed.
 func (sb *Switchboard) Tools(ctx context.Context, provider shape.Provider) ([]json.RawMessage, error) {
+	res, err := sb.ListTools(ctx, provider)
+	if err != nil {
+		return nil, err
+	}
+	return res.Tools, nil
+}
+
+// ToolsResult is what [Switchboard.ListTools] returns.
+type ToolsResult struct {
+	// Tools are the provider's tool definitions, as [Switchboard.Tools]
+	// returns them.
+	Tools []json.RawMessage
+	// Warnings say, one line per server and sorted, whose tools are not
+	// in Tools or may be out of date: "NAME: still connecting; not
+	// included yet" (list again once it connects, or wait with
+	// [Switchboard.Ready] first), "NAME: reconnecting (…)" and "NAME:
+	// circuit open (…)" (its last known tools are in Tools), or "NAME: "
+	// and why its tools could not be listed. The secrets the host knows
+	// are replaced in them. A server that does not run at all (held by
+	// launch trust, disabled, failed) has none: [Switchboard.Status] says
+	// why. Empty when every running server's tools are in Tools.
+	Warnings []string
+}
+
+// ListTools is [Switchboard.Tools] with the warnings of the servers whose
+// tools are missing from the list, or may be out of date: an agent that
+// lists its tools while servers are still connecting can tell the person
+// (or list again later) instead of handing its model a short list
+// unawares. It waits as Tools does, and after Close fails with
+// host.ErrClosed.
+func (sb *Switchboard) ListTools(ctx context.Context, provider shape.Provider) (*ToolsResult, error) {
 	list, err := sb.host.Tools(ctx)
 	if err != nil {
 		return nil, err
@@ -502,7 +534,11 @@ func (sb *Switchboard) Tools(ctx context.Context, provider shape.Provider) ([]js
 	for _, t := range list.Tools {
 		in = append(in, toolsurface.Tool{Name: t.Name, Description: t.Tool.Description, InputSchema: t.Tool.InputSchema})
 	}
-	return shape.Tools(provider, in)
+	tools, err := shape.Tools(provider, in)
+	if err != nil {
+		return nil, err
+	}
+	return &ToolsResult{Tools: tools, Warnings: list.Warnings}, nil
 }
 
 // EventReloaded is the Kind of the event [Switchboard.Reload] publishes

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -284,5 +285,83 @@ func TestServerOfNoStatedTrustDoesNotStart(t *testing.T) {
 				t.Errorf("call = %v, want ErrNotConnected naming bare and %q", err, tc.why)
 			}
 		})
+	}
+}
+
+// TestListToolsWarnsOfServersStillConnecting: ListTools has Tools' list,
+// and a warning for a server still connecting when it gave up waiting
+// (Tools drops it); once that server is up its tools are listed and the
+// warning is gone. After Close it fails as Tools does.
+func TestListToolsWarnsOfServersStillConnecting(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, "sb")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	release := filepath.Join(dir, "release")
+	cfg := servers("ready")
+	cmd, args := testserver.Command("slow-start", "-until-file", release)
+	cfg["mcpServers"].(map[string]any)["late"] = map[string]any{"command": cmd, "args": args}
+	writeJSON(t, filepath.Join(home, "mcp.json"), cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sb, err := switchboard.Open(ctx, switchboard.Options{Home: home, HomeDir: dir, ManagedDir: filepath.Join(dir, "managed"),
+		LookupEnv: func(string) (string, bool) { return "", false },
+		Host:      func(o *host.Options) { o.ToolsWait = 200 * time.Millisecond }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if st := sb.Status(); len(st) == 2 && st[1].Name == "ready" && st[1].State == host.StateConnected {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ready not connected within 30s: %+v", sb.Status())
+		}
+	}
+	names := func(tools []json.RawMessage) (servers map[string]bool) {
+		servers = map[string]bool{}
+		for _, raw := range tools {
+			var def struct{ Name string }
+			if err := json.Unmarshal(raw, &def); err != nil {
+				t.Fatal(err)
+			}
+			servers[strings.Split(def.Name, "__")[1]] = true
+		}
+		return servers
+	}
+
+	res, err := sb.ListTools(ctx, "anthropic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(res.Tools); !got["ready"] || got["late"] {
+		t.Errorf("tools of %v, want ready's only", got)
+	}
+	if want := []string{"late: still connecting; not included yet"}; !slices.Equal(res.Warnings, want) {
+		t.Errorf("warnings %q, want %q", res.Warnings, want)
+	}
+	tools, err := sb.Tools(ctx, "anthropic")
+	if err != nil || len(tools) != len(res.Tools) {
+		t.Errorf("Tools = %d tools, %v; want ListTools' %d", len(tools), err, len(res.Tools))
+	}
+
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if !sb.Ready(ctx) {
+		t.Fatalf("not ready: %+v", sb.Status())
+	}
+	if res, err = sb.ListTools(ctx, "anthropic"); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(res.Tools); !got["ready"] || !got["late"] || len(res.Warnings) != 0 {
+		t.Errorf("once late is up: tools of %v, warnings %q; want both servers', none", got, res.Warnings)
+	}
+
+	sb.Close()
+	if _, err := sb.ListTools(ctx, "anthropic"); !errors.Is(err, host.ErrClosed) {
+		t.Errorf("ListTools after Close = %v, want host.ErrClosed", err)
 	}
 }
