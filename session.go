@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
 )
 
 // SessionTrust is how far the servers handed to [Switchboard.OpenSession]
@@ -102,12 +103,17 @@ var ErrSessionServer = errors.New("session server")
 // session is open (sb shows them; sb's other views do not). Closing the
 // session stops the servers it started, and only those. A name that sb's
 // configuration or another session already uses, or a definition that does
-// not resolve, is an error and nothing starts.
+// not resolve, is an error and nothing starts. After Close it fails
+// with host.ErrClosed.
 func (sb *Switchboard) OpenSession(ctx context.Context, opts SessionOptions) (*Switchboard, error) {
 	switch opts.Trust {
 	case TrustSessionServers, ApproveSessionServers:
 	default:
 		return nil, fmt.Errorf("%w: SessionOptions.Trust must say how far the servers are trusted (TrustSessionServers or ApproveSessionServers)", ErrSessionServer)
+	}
+	if sb.root.Closed() {
+		// Not a session whose servers never start.
+		return nil, host.ErrClosed
 	}
 	if opts.Profile != "" {
 		if _, err := profileNamed(sb.Settings(), opts.Profile); err != nil {
@@ -151,6 +157,9 @@ func (sb *Switchboard) OpenSession(ctx context.Context, opts SessionOptions) (*S
 	}
 	sh.reloadMu.Lock()
 	defer sh.reloadMu.Unlock()
+	if sh.root.Closed() {
+		return nil, host.ErrClosed
+	}
 	cur := sh.cfg.Load()
 	fresh := added[:0:0]
 	for _, rs := range added {

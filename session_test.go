@@ -3,6 +3,8 @@ package switchboard_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -98,5 +100,33 @@ func TestOpenSession(t *testing.T) {
 	}
 	if n := serverProcesses(t, marker+"-held"); n > 0 {
 		t.Errorf("%d processes of a server awaiting approval", n)
+	}
+}
+
+// TestOpenSessionAfterCloseFails: after Close, OpenSession fails with
+// host.ErrClosed, as Tools and Call do, instead of returning a session
+// whose servers never start.
+func TestOpenSessionAfterCloseFails(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, "sb")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sb := openAt(ctx, t, dir, home)
+	cmd, args := testserver.Command("echo")
+	opts := switchboard.SessionOptions{Trust: switchboard.TrustSessionServers,
+		Servers: []switchboard.SessionServer{{Name: "acp", Command: cmd, Args: args}}}
+	sess, err := sb.OpenSession(ctx, opts)
+	if err != nil {
+		t.Fatalf("OpenSession before Close: %v", err)
+	}
+	sess.Close()
+	sb.Close()
+	for _, o := range []switchboard.SessionOptions{opts, {Trust: switchboard.TrustSessionServers}} {
+		if sess, err := sb.OpenSession(ctx, o); !errors.Is(err, host.ErrClosed) || sess != nil {
+			t.Errorf("OpenSession of %d servers after Close = %v, %v; want nil, host.ErrClosed", len(o.Servers), sess, err)
+		}
 	}
 }
