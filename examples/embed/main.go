@@ -31,9 +31,14 @@ func main() {
 		os.Exit(2)
 	}
 	defer sb.Close()
-	tools, err := sb.Tools(ctx, shape.Anthropic) // waits for servers still connecting
-	for _, t := range tools {
-		fmt.Printf("tool %s\n", t) // a provider's tool definition, as JSON
+	list, err := sb.ListTools(ctx, shape.Anthropic) // waits (5 s at most) for servers still connecting
+	if err == nil {
+		for _, t := range list.Tools {
+			fmt.Printf("tool %s\n", t) // a provider's tool definition, as JSON
+		}
+		for _, w := range list.Warnings {
+			fmt.Println("warning", w) // a server whose tools are not in the list (yet)
+		}
 	}
 	for _, st := range sb.Status() {
 		fmt.Printf("server %s: %s %s\n", st.Name, st.State, st.Reason)
