@@ -72,7 +72,8 @@ Only the tool's server is started; the call waits for it to connect. Progress
 notifications are shown on a terminal.
 
 Exit status: 0 on success, 1 when the call failed or the tool reported an error
-(isError), 2 for an unknown tool or arguments that are not a JSON object, 3
+(isError) or no server has a tool of that name, 2 for a name not shaped
+mcp__<server>__<tool> or arguments that are not a JSON object, 3
 when a permission rule refuses the call, or it needs permission and nobody is
 at a terminal to answer (the message names the rule that would allow it).`,
 		Example: `  switchboard call mcp__demo__echo '{"text":"hello"}'
@@ -258,7 +259,7 @@ func callRun(ctx context.Context, opts *CallOptions) (err error) {
 				return err
 			}
 			if near := suggestTool(ctx, s, opts); near != "" {
-				return UsageErr(cerr, fmt.Sprintf("did you mean %s? (`switchboard tools` lists the names)", near))
+				return unknownToolErr(opts.Name, cerr, fmt.Sprintf("did you mean %s? (`switchboard tools` lists the names)", near))
 			}
 		}
 		return callErr(cerr)
@@ -313,6 +314,17 @@ func notInProfile(s *session, name string) error {
 	}
 	return RefusedErr(fmt.Errorf("tool %q: server %q is configured but not in profile %q", name, server, profile),
 		fmt.Sprintf("run it without --profile, or add %q to the \"servers\" of profile %q%s", server, profile, where))
+}
+
+// unknownToolErr is the error for a tool name that names no tool: a
+// name shaped mcp__<server>__<tool> that names nothing is a failure
+// (exit 1), as every name that names nothing is (README, The CLI); any
+// other shape is a usage mistake (exit 2).
+func unknownToolErr(name string, err error, hint string) error {
+	if _, _, ok := toolsurface.ParseToolName(name); ok {
+		return FailureErr(err, hint)
+	}
+	return UsageErr(err, hint)
 }
 
 // suggestTool is the tool name nearest a mistyped one (by edit distance,
@@ -586,7 +598,11 @@ func callErr(err error) error {
 			// the gateway shows it.
 			return UsageErr(err, fmt.Sprintf("a gateway's clients see <server>__<tool>; here tools are mcp__<server>__<tool>: try mcp__%s (`switchboard tools` lists them)", ue.Name))
 		}
-		return UsageErr(err, "run `switchboard tools` for the tool names")
+		name := ""
+		if ue != nil {
+			name = ue.Name
+		}
+		return unknownToolErr(name, err, "run `switchboard tools` for the tool names")
 	case errors.Is(err, host.ErrNotConnected):
 		return FailureErr(err, "run `switchboard status` to see why")
 	case errors.Is(err, host.ErrCircuitOpen):

@@ -74,9 +74,9 @@ func TestToolsTable(t *testing.T) {
 			t.Errorf("exit %d, stderr %q; want 1 and the reason", code, stderr)
 		}
 	})
-	t.Run("--server naming no server exits 2", func(t *testing.T) {
+	t.Run("--server naming no server exits 1", func(t *testing.T) {
 		_, stderr, code := w.run(false, "tools", "--server", "nope")
-		if code != 2 || !strings.Contains(stderr, `no server named "nope"`) || !strings.Contains(stderr, "hint: configured servers: broken, demo, echo") {
+		if code != 1 || !strings.Contains(stderr, `no server named "nope"`) || !strings.Contains(stderr, "hint: configured servers: broken, demo, echo") {
 			t.Errorf("exit %d, stderr %q", code, stderr)
 		}
 	})
@@ -125,9 +125,9 @@ func TestCallExitCodes(t *testing.T) {
 			stdout: `is_error="true">` + "\nno such file\n", stderr: "error: mcp__echo__error_result returned an error result\n"},
 		{name: "isError result --json", args: []string{"call", "mcp__echo__error_result", "--json"}, code: 1,
 			stdout: `"isError": true`},
-		{name: "unknown tool of a known server", args: []string{"call", "mcp__demo__nope"}, code: 2,
+		{name: "unknown tool of a known server", args: []string{"call", "mcp__demo__nope"}, code: 1,
 			stderr: "hint: run `switchboard tools` for the tool names"},
-		{name: "unknown server", args: []string{"call", "mcp__nowhere__x"}, code: 2, stderr: "unknown tool"},
+		{name: "unknown server", args: []string{"call", "mcp__nowhere__x"}, code: 1, stderr: "unknown tool"},
 		{name: "not a tool name", args: []string{"call", "echo"}, code: 2, stderr: "mcp__<server>__<tool>"},
 		{name: "a gateway's name for a tool", args: []string{"call", "demo__echo", `{"text":"x"}`}, code: 2,
 			stderr: "hint: a gateway's clients see <server>__<tool>; here tools are mcp__<server>__<tool>: try mcp__demo__echo"},

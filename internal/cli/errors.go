@@ -12,8 +12,8 @@ import (
 // place that turns errors into them.
 const (
 	ExitOK      = 0
-	ExitFailure = 1 // the command failed, including a tool result with isError
-	ExitUsage   = 2 // bad usage or bad configuration
+	ExitFailure = 1 // the command failed, including a tool result with isError and a name that names nothing (an unknown server, tool or prompt)
+	ExitUsage   = 2 // a command line that is wrong, or bad configuration
 	ExitRefused = 3 // refused by launch trust or a permission rule
 )
 

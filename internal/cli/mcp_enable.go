@@ -161,6 +161,6 @@ func typoedName(f *Factory, name string, enable, force bool, verb string) error 
 	if len(near) == 0 {
 		return nil
 	}
-	return Usagef(fmt.Sprintf("did you mean %s? (pass --force to %s %q anyway)", strings.Join(near, ", "), verb, name),
+	return Failuref(fmt.Sprintf("did you mean %s? (pass --force to %s %q anyway)", strings.Join(near, ", "), verb, name),
 		"no scope defines a server named %q", name)
 }

@@ -360,6 +360,49 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
+// TestUnknownServerNameExitsOne holds the one rule for a server name that
+// no scope defines (README, The CLI): every command that takes one fails
+// with exit 1 and says so — the command line was right, the server is not
+// there — and only a configuration error makes it exit 2.
+func TestUnknownServerNameExitsOne(t *testing.T) {
+	w := newMgmtWorld(t)
+	if _, stderr, code := w.run(false, "mcp", "add", "--scope", "user", "alpha", "--", "x"); code != 0 {
+		t.Fatalf("mcp add: exit %d: %s", code, stderr)
+	}
+	for _, args := range [][]string{
+		{"mcp", "get", "nope"},
+		{"mcp", "remove", "nope"},
+		{"mcp", "enable", "alpah"}, // a typo of alpha: refused with the name meant
+		{"mcp", "disable", "alpah"},
+		{"mcp", "login", "nope"},
+		{"mcp", "logout", "nope"},
+		{"mcp", "approve", "nope", "--yes"},
+		{"tools", "--server", "nope"},
+		{"tools", "diff", "nope"},
+		{"tools", "accept", "nope"},
+		{"prompts", "--server", "nope"},
+		{"resources", "--server", "nope"},
+		{"prompt", "/nope:p"},
+		{"read", "@nope:file:///x"},
+		{"call", "mcp__nope__x"},
+		{"permissions", "allow", "mcp__nope"},
+	} {
+		_, stderr, code := w.run(false, args...)
+		if code != ExitFailure || !strings.Contains(stderr, "nope") && !strings.Contains(stderr, "alpah") {
+			t.Errorf("%q: exit %d, stderr %q; want 1 and the name", args, code, stderr)
+		}
+	}
+	// A file that does not load may be where the server is: that is the
+	// configuration error, exit 2, for the same commands.
+	w.write(filepath.Join(w.proj, ".mcp.json"), "{not json")
+	for _, args := range [][]string{{"mcp", "get", "nope"}, {"tools", "diff", "nope"}, {"mcp", "approve", "nope", "--yes"}} {
+		_, stderr, code := w.run(false, args...)
+		if code != ExitUsage || !strings.Contains(stderr, "may be defined in a file that did not load") {
+			t.Errorf("%q with a broken .mcp.json: exit %d, stderr %q; want 2 and the file", args, code, stderr)
+		}
+	}
+}
+
 func TestExitErrorMapping(t *testing.T) {
 	base := os.ErrNotExist
 	tests := []struct {

@@ -165,7 +165,7 @@ func (o *PermissionsOptions) checkRuleNames(ctx context.Context) (string, error)
 			}
 			hint = fmt.Sprintf("did you mean %s? (%s)", guess+args, force)
 		}
-		return "", Usagef(hint, "rule %q not written: no configured server is named %s", o.Rule, pat.Server())
+		return "", Failuref(hint, "rule %q not written: no configured server is named %s", o.Rule, pat.Server())
 	}
 	if !pat.NamesTool() {
 		return o.Rule, nil
@@ -188,7 +188,7 @@ func (o *PermissionsOptions) checkRuleNames(ctx context.Context) (string, error)
 	if near := nearestTool(name, names); near != "" {
 		hint = fmt.Sprintf("did you mean %s? (%s)", near+args, force)
 	}
-	return "", Usagef(hint, "rule %q not written: %s", o.Rule, noSuchTool(server, tools))
+	return "", Failuref(hint, "rule %q not written: %s", o.Rule, noSuchTool(server, tools))
 }
 
 // correctedRule finds the tool a rule names under another name than

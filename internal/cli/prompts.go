@@ -255,7 +255,7 @@ func promptRun(ctx context.Context, opts *PromptOptions) (err error) {
 		if len(names) > 0 {
 			hint = fmt.Sprintf("server %s offers: %s", opts.Server, strings.Join(names, ", "))
 		}
-		return Usagef(hint, "server %s has no prompt %q", opts.Server, opts.Prompt)
+		return Failuref(hint, "server %s has no prompt %q", opts.Server, opts.Prompt)
 	}
 	if err := s.completeArgs(ctx, opts.Server, def, opts.Args); err != nil {
 		return err

@@ -612,17 +612,27 @@ func serverOnly(name string) func(config.ResolvedServer) bool {
 }
 
 // unknownServer reports the configuration diagnostics (a file that failed
-// to parse may be why) and returns the usage error for a server name that
-// no scope defines.
+// to parse may be why) and returns the error for a server name that no
+// scope defines: a failure, exit 1, as for every name that names nothing
+// (README, The CLI: the command line was right, the server is not there);
+// exit 2 only when a file has an error of its own (or the name's own
+// definition has one), since the server may be in a file that did not
+// load (as mcp get says).
 func unknownServer(w io.Writer, cfg *config.Resolved, name string) error {
-	_ = reportDiagnostics(w, cfg.Diagnostics, nil)
+	onlyThis := func(server string) bool { return server == name }
+	if err := reportDiagnostics(w, cfg.Diagnostics, onlyThis); err != nil {
+		return Configf("fix the configuration errors above; the server may be defined in a file that did not load",
+			"no server named %q is configured", name)
+	}
 	var names []string
 	for _, rs := range cfg.Servers {
 		names = append(names, rs.Name)
 	}
 	hint := "no servers are configured; add one with `switchboard mcp add`, or try `switchboard demo`"
-	if len(names) > 0 {
+	if near := nearestNames(name, cfg); len(near) > 0 {
+		hint = "did you mean " + strings.Join(near, ", ") + "?"
+	} else if len(names) > 0 {
 		hint = "configured servers: " + strings.Join(names, ", ")
 	}
-	return Usagef(hint, "no server named %q is configured", name)
+	return Failuref(hint, "no server named %q is configured", name)
 }

@@ -191,7 +191,7 @@ func toolsAcceptRun(ctx context.Context, opts *ToolsAcceptOptions) (err error) {
 	}
 	accepted, err := s.sb.AcceptTools(opts.Server, opts.Tools...)
 	if err != nil {
-		return UsageErr(err, fmt.Sprintf("`switchboard tools diff %s` shows what changed", opts.Server))
+		return FailureErr(err, fmt.Sprintf("`switchboard tools diff %s` shows what changed", opts.Server))
 	}
 	if len(accepted) == 0 {
 		fmt.Fprintf(opts.IO.Out, "No tool of %s changed since it was pinned.\n", termsafe.Line(opts.Server))

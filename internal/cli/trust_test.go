@@ -263,7 +263,7 @@ func TestApproveCommands(t *testing.T) {
 		out, errs string
 	}
 	for _, s := range []step{
-		{[]string{"mcp", "approve", "nosuch", "--yes"}, 2, "", `no server named "nosuch"`},
+		{[]string{"mcp", "approve", "nosuch", "--yes"}, 1, "", `no server named "nosuch"`},
 		{[]string{"mcp", "approve", "mine", "--yes"}, 2, "", `server "mine" is not a project server (user scope`},
 		{[]string{"mcp", "approve", "repo"}, 2, "", "cannot ask for confirmation: no terminal"},
 		{[]string{"mcp", "revoke", "repo"}, 0, "repo was not approved in workspace", ""},
