@@ -218,23 +218,8 @@ func mcpListRun(ctx context.Context, opts *MCPListOptions) error {
 	if err != nil {
 		return err
 	}
-	var profiles config.Profiles
-	if st, err := f.settingsStack(nil); err == nil {
-		profiles, _ = st.Profiles() // their problems are doctor's to report
-	}
-	if name := f.global().Profile; name != "" {
-		// --profile NAME (checked before RunE): the servers it leaves out
-		// are listed as disabled, as status lists them.
-		p := profiles[name]
-		only := *r
-		only.Servers = slices.Clone(r.Servers)
-		for i := range only.Servers {
-			if rs := &only.Servers[i]; rs.Availability == config.Available && !p.IncludesServer(rs.Name) {
-				rs.Availability, rs.DisabledReason = config.Disabled, fmt.Sprintf("not in profile %q", name)
-			}
-		}
-		r = &only
-	}
+	profiles := f.profiles()
+	r = inProfile(r, profiles, f.global().Profile)
 	if opts.JSON {
 		list := make([]serverJSON, 0, len(r.Servers))
 		for i := range r.Servers {
@@ -332,6 +317,7 @@ func mcpGetRun(ctx context.Context, opts *MCPGetOptions) error {
 	if err != nil {
 		return err
 	}
+	r = inProfile(r, f.profiles(), f.global().Profile)
 	s := r.Server(opts.Name)
 	onlyThis := func(server string) bool { return server == opts.Name }
 	if s == nil {
@@ -568,6 +554,34 @@ func printServerDetail(ios *IOStreams, f *Factory, r *config.Resolved, s *config
 	}
 	_, err := fmt.Fprint(ios.Out, b.String())
 	return err
+}
+
+// profiles are the usable profiles of the settings; their problems are
+// doctor's to report.
+func (f *Factory) profiles() config.Profiles {
+	var profiles config.Profiles
+	if st, err := f.settingsStack(nil); err == nil {
+		profiles, _ = st.Profiles()
+	}
+	return profiles
+}
+
+// inProfile is r as --profile NAME (checked before RunE) shows it: the
+// servers the profile leaves out are disabled, "not in profile NAME", as
+// status lists them. name "" is r itself.
+func inProfile(r *config.Resolved, profiles config.Profiles, name string) *config.Resolved {
+	if name == "" {
+		return r
+	}
+	p := profiles[name]
+	only := *r
+	only.Servers = slices.Clone(r.Servers)
+	for i := range only.Servers {
+		if rs := &only.Servers[i]; rs.Availability == config.Available && !p.IncludesServer(rs.Name) {
+			rs.Availability, rs.DisabledReason = config.Disabled, fmt.Sprintf("not in profile %q", name)
+		}
+	}
+	return &only
 }
 
 // nearestNames suggests configured names close to a mistyped one.

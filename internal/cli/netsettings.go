@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
@@ -89,6 +92,58 @@ func (f *Factory) checkProfile() error {
 		e.Problem = d.Error()
 	}
 	return UsageErr(e, profileHint(e))
+}
+
+// profileCommands are the commands --profile changes, by path: those that
+// start servers or show what a run sees (docs/configuration.md, Using a
+// profile), and install-gateway, which writes a client entry for the
+// profile. profileNeutral are those nobody would expect it to change.
+// Every other command refuses it (refuseProfile), so that a new command
+// is not silently one more that ignores it.
+var (
+	profileCommands = map[string]bool{
+		"switchboard status": true, "switchboard doctor": true, "switchboard serve": true, "switchboard ui": true,
+		"switchboard tools": true, "switchboard tools diff": true, "switchboard tools accept": true,
+		"switchboard call": true, "switchboard prompts": true, "switchboard prompt": true,
+		"switchboard resources": true, "switchboard read": true,
+		"switchboard mcp list": true, "switchboard mcp get": true, "switchboard permissions list": true,
+		"switchboard mcp install-gateway": true,
+	}
+	profileNeutral = map[string]bool{
+		"switchboard version": true, "switchboard completion": true, "switchboard help": true,
+		"switchboard mcp search": true,
+	}
+)
+
+// refuseProfile refuses --profile on a command it would not change: one
+// that edits what every profile shares (mcp add, enable, permissions
+// allow…), a login (a server's tokens serve every profile), the demo (its
+// own bundled server). A flag that did nothing would let the user think
+// the edit was made to the profile alone.
+func (f *Factory) refuseProfile(cmd *cobra.Command) error {
+	name := f.global().Profile
+	path := cmd.CommandPath()
+	if name == "" || profileCommands[path] || profileNeutral[path] {
+		return nil
+	}
+	why := "which changes the configuration every profile shares"
+	switch path {
+	case "switchboard mcp login", "switchboard mcp logout", "switchboard gateway login", "switchboard gateway logout":
+		why = "which keeps a login that every profile uses"
+	case "switchboard demo":
+		why = "which runs its own bundled server, in no profile"
+	}
+	hint := "run it without --profile; profiles are defined under \"profiles\" in settings.json (docs/configuration.md, Profiles)"
+	if cfg, err := f.LoadConfig(); err == nil {
+		if st, err := f.settingsStack(cfg); err == nil {
+			if ps, _ := st.Profiles(); ps != nil {
+				if p, ok := ps[name]; ok {
+					hint = fmt.Sprintf("run it without --profile; profile %q itself is edited where it is defined, at %s", name, f.tilde(p.Position.String()))
+				}
+			}
+		}
+	}
+	return Usagef(hint, "--profile does not apply to `%s`, %s: a profile only chooses which servers and tools a run starts and shows", path, why)
 }
 
 // profileHint is the hint of a profile name that no usable profile has:

@@ -2,10 +2,14 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // TestMCPListProfiles: mcp list shows which profiles include each server,
@@ -148,5 +152,87 @@ func TestProfileFlag(t *testing.T) {
 	if code != 3 || !strings.Contains(errOut, `in profile "review" (`+filepath.Join(w.sb, "settings.json")+":") ||
 		!strings.Contains(errOut, "hint: to use it, take it out of that profile's filter") || strings.Contains(errOut, "mcp tools enable") {
 		t.Errorf("call of a tool the profile hides: exit %d, want 3 and a hint naming the profile's filter:\n%s", code, errOut)
+	}
+}
+
+// TestProfileRefusedWhereItChangesNothing: --profile is never silently
+// ignored. A command that edits what every profile shares (mcp add,
+// enable, remove, permissions allow…) or keeps a login refuses it, exit 2,
+// naming where the profile itself is defined, and writes nothing; mcp get
+// shows the server as the profile sees it, as mcp list does.
+func TestProfileRefusedWhereItChangesNothing(t *testing.T) {
+	w := newMgmtWorld(t)
+	settings := filepath.Join(w.env["SWITCHBOARD_HOME"], "settings.json")
+	w.write(settings, `{"profiles": {"review": {"servers": ["alpha"]}}}`)
+	for _, name := range []string{"alpha", "beta"} {
+		if _, stderr, code := w.run(false, "mcp", "add", "--scope", "user", name, "--", "x"); code != 0 {
+			t.Fatalf("mcp add %s: exit %d: %s", name, code, stderr)
+		}
+	}
+	mcpJSON := filepath.Join(w.env["SWITCHBOARD_HOME"], "mcp.json")
+	before, err := os.ReadFile(mcpJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"mcp", "add", "--scope", "user", "gamma", "--", "x"},
+		{"mcp", "remove", "beta"},
+		{"mcp", "enable", "beta"},
+		{"mcp", "disable", "alpha"},
+		{"mcp", "tools", "disable", "alpha", "t"},
+		{"permissions", "deny", "mcp__alpha", "--force"},
+		{"mcp", "login", "alpha"},
+	} {
+		_, stderr, code := w.run(false, append([]string{"--profile", "review"}, args...)...)
+		if code != ExitUsage || !strings.Contains(stderr, "error: --profile does not apply to `switchboard "+args[0]) ||
+			!strings.Contains(stderr, `hint: run it without --profile; profile "review" itself is edited where it is defined, at ~/.switchboard/settings.json:1:15`) {
+			t.Errorf("%q --profile review: exit %d, stderr %q; want 2, the refusal and where the profile is", args, code, stderr)
+		}
+	}
+	if after, _ := os.ReadFile(mcpJSON); string(after) != string(before) {
+		t.Errorf("a refused command wrote mcp.json:\n%s\nwas:\n%s", after, before)
+	}
+	if got, _ := os.ReadFile(settings); string(got) != `{"profiles": {"review": {"servers": ["alpha"]}}}` {
+		t.Errorf("a refused command wrote settings.json: %s", got)
+	}
+
+	// mcp get reads as the profile sees: beta is left out, alpha is not.
+	out, stderr, code := w.run(false, "mcp", "get", "beta", "--profile", "review")
+	if code != 0 || !strings.Contains(out, "enabled\tno (not in profile \"review\")") {
+		t.Errorf("mcp get beta --profile review: exit %d\n%s%s", code, out, stderr)
+	}
+	out, stderr, code = w.run(false, "mcp", "get", "alpha", "--profile", "review")
+	if code != 0 || !strings.Contains(out, "enabled\tyes\n") {
+		t.Errorf("mcp get alpha --profile review: exit %d\n%s%s", code, out, stderr)
+	}
+
+	// Every command either applies --profile, is one nobody expects it to
+	// change, or refuses it: none is left to ignore it silently.
+	f, _, _ := w.factory(false)
+	root := NewRootCmd(f)
+	seen := map[string]bool{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		path := c.CommandPath()
+		seen[path] = true
+		if !c.Runnable() || c.Hidden || profileCommands[path] || profileNeutral[path] {
+			return
+		}
+		f.Global.Profile = "review"
+		err := f.refuseProfile(c)
+		if exitCode(err) != ExitUsage || !strings.Contains(fmt.Sprint(err), "--profile does not apply to `"+path+"`") {
+			t.Errorf("%s --profile review: %v; want it refused", path, err)
+		}
+	}
+	walk(root)
+	for _, m := range []map[string]bool{profileCommands, profileNeutral} {
+		for path := range m {
+			if !seen[path] && path != "switchboard help" { // cobra adds help when it runs
+				t.Errorf("%q: no such command; the list of commands --profile applies to is out of date", path)
+			}
+		}
 	}
 }

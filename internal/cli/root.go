@@ -190,6 +190,9 @@ func NewRootCmd(f *Factory) *cobra.Command {
 			if _, err := f.Settings(); err != nil {
 				return err
 			}
+			if err := f.refuseProfile(cmd); err != nil {
+				return err
+			}
 			return f.checkProfile()
 		},
 	}
@@ -205,7 +208,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	fl.StringVar(&g.Tools, "tools", "", "tool loading `MODIFIERS`, e.g. \"default,Defer(mcp__github__*),NoDefer(mcp__time__now)\"")
 	fl.DurationVar(&g.Wait, "wait", DefaultWait, "how long one-shot commands wait for servers still connecting")
 	fl.StringVar(&g.LogLevel, "log-level", "warn", "log `LEVEL` on stderr: debug, info, warn or error")
-	fl.StringVar(&g.Profile, "profile", "", "show only the servers and tools of the settings' profile `NAME` (docs/configuration.md, Profiles)")
+	fl.StringVar(&g.Profile, "profile", "", "show only the servers and tools of the settings' profile `NAME` (docs/configuration.md, Profiles); commands that edit the configuration refuse it")
 
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return UsageErr(err, fmt.Sprintf("run '%s --help' for usage", c.CommandPath()))
