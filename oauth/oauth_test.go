@@ -374,3 +374,47 @@ func checkStoreModes(t *testing.T, dir, file, what string) {
 		t.Errorf("token dir mode = %v, want 0700", di.Mode().Perm())
 	}
 }
+
+// A server that refuses the token its authorization server just issued
+// gets one authorization, not one per retry (each a browser approval):
+// the error says the fresh token was refused. So for a stored token the
+// server refuses: one new authorization, then the same error. A token the
+// server once accepted and later refuses is still authorized anew (see
+// TestOAuthOneFlowForConcurrentRefusals).
+func TestOAuthFreshTokenRefusedAuthorizesOnce(t *testing.T) {
+	srv := testoauth.Start(t)
+	srv.RefuseTokens = true
+	dir := t.TempDir()
+	h := newHost(t, cfgOf(remote("s", config.TypeHTTP, srv.URL)), opts(&oauth.Options{Dir: dir, NoBrowser: true}, nil))
+	st := waitState(t, h, "s", host.StateError, 30*time.Second)
+	var refused *oauth.TokenRefusedError
+	if !errors.As(st.Err, &refused) || refused.Server != "s" ||
+		!strings.Contains(st.Reason, "server s refused the token its authorization server had just issued (") {
+		t.Errorf("status %q (%v); want the fresh token's refusal", st.Reason, st.Err)
+	}
+	if _, err := h.Call(ctxFor(t, 10*time.Second), "mcp__s__echo", map[string]any{"text": "x"}); err == nil {
+		t.Error("a call reached a server that refuses every token")
+	}
+	if a, _, _ := srv.Counts(); a != 1 {
+		t.Errorf("%d authorizations, want 1", a)
+	}
+	h.Close()
+
+	// A login that works stores tokens; the server then refuses them
+	// (another audience, say): one new authorization, and its token
+	// refused too ends it.
+	srv.RefuseTokens = false
+	h = newHost(t, cfgOf(remote("s", config.TypeHTTP, srv.URL)), opts(&oauth.Options{Dir: dir, NoBrowser: true}, nil))
+	mustCall(t, h, "mcp__s__echo", map[string]any{"text": "x"})
+	h.Close()
+	before, _, _ := srv.Counts()
+	srv.RefuseTokens = true
+	h = newHost(t, cfgOf(remote("s", config.TypeHTTP, srv.URL)), opts(&oauth.Options{Dir: dir, NoBrowser: true}, nil))
+	st = waitState(t, h, "s", host.StateError, 30*time.Second)
+	if !errors.As(st.Err, &refused) {
+		t.Errorf("a refused stored token: %q (%v); want the fresh token's refusal after one authorization", st.Reason, st.Err)
+	}
+	if after, _, _ := srv.Counts(); after-before != 1 {
+		t.Errorf("%d authorizations for a refused stored token, want 1", after-before)
+	}
+}

@@ -319,6 +319,10 @@ type serverAuth struct {
 	// with it until the user logs out and in again.
 	unusable error
 	legacy   legacyFlow // the running flow's discovery (legacy.go)
+	// fresh is the access token the last authorization obtained, until a
+	// request carrying it is accepted: refused, it is not worth another
+	// authorization (see authorize).
+	fresh string
 }
 
 // serverAuthFor returns the server's OAuth state, made on first use; a
@@ -503,6 +507,7 @@ func drain(resp *http.Response) {
 func (a *serverAuth) accepted(resp *http.Response) {
 	a.mu.Lock()
 	a.tries = 0
+	a.fresh = ""
 	a.mu.Unlock()
 	a.noteDPoPNonce(resp)
 }
@@ -575,6 +580,12 @@ func (a *serverAuth) tokenSource(ctx context.Context) (oauth2.TokenSource, error
 // carried. Flows run one at a time: a request refused while another
 // request's flow ran retries with the new token instead of starting its
 // own (one browser prompt, not one per request).
+//
+// A 401 to the token the last authorization just obtained, before any
+// request with it was accepted, ends there: the authorization server
+// issues tokens this server does not take, and authorizing again (another
+// browser approval) would get one more of them. A 403 asking for more
+// scope (step-up) and a first demand for DPoP still authorize again.
 func (a *serverAuth) authorize(req *http.Request, resp *http.Response, used string) error {
 	a.authMu.Lock()
 	defer a.authMu.Unlock()
@@ -583,6 +594,15 @@ func (a *serverAuth) authorize(req *http.Request, resp *http.Response, used stri
 			drain(resp)
 			return nil
 		}
+	}
+	a.mu.Lock()
+	fresh := a.fresh
+	a.mu.Unlock()
+	if used != "" && used == fresh && resp.StatusCode == http.StatusUnauthorized &&
+		!(challengedWith(resp, "dpop") && a.dpopKey() == nil) {
+		why := challengeError(resp)
+		drain(resp)
+		return &TokenRefusedError{Server: a.name, Why: why}
 	}
 	a.mu.Lock()
 	a.tries++
@@ -614,7 +634,31 @@ func (a *serverAuth) authorize(req *http.Request, resp *http.Response, used stri
 		}
 		return fmt.Errorf("authorizing with %s: %w", a.name, err)
 	}
+	if ts, _ := a.tokenSource(req.Context()); ts != nil {
+		if tok, err := ts.Token(); err == nil && tok != nil {
+			a.mu.Lock()
+			a.fresh = tok.AccessToken
+			a.mu.Unlock()
+		}
+	}
 	return nil
+}
+
+// TokenRefusedError is a server that refused the token its authorization
+// server had just issued, before it accepted any request with it: the
+// authorization is not tried again, since it would get one more such
+// token (and ask the user to approve once more for nothing).
+//
+// Its message names no URL: a server's address may carry a secret.
+type TokenRefusedError struct {
+	Server string
+	Why    string // what the server's challenge said, as " (…)"
+}
+
+func (e *TokenRefusedError) Error() string {
+	return fmt.Sprintf("server %s refused the token its authorization server had just issued%s, so it was not authorized again: "+
+		"check that the authorization server grants the scopes the server asks for and tokens for the server's address (the resource), "+
+		"and that the server accepts that authorization server's tokens", e.Server, e.Why)
 }
 
 // ensureHandler builds the grant's handler on first need.

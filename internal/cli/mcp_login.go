@@ -117,6 +117,16 @@ func mcpLoginRun(ctx context.Context, opts *MCPLoginOptions) error {
 			st = x
 		}
 	}
+	var refused *oauth.TokenRefusedError
+	if st.State == host.StateError && errors.As(st.Err, &refused) {
+		// Authorized once, and the new token refused: another browser
+		// approval would get one more of the same.
+		return s.close(Failuref(
+			fmt.Sprintf("check that the authorization server grants the scopes %s asks for and tokens for its address (the resource), and that %s accepts that authorization server's tokens; then run `switchboard mcp login %s` again",
+				opts.Name, opts.Name, opts.Name),
+			"login to %s failed: the server refused the token its authorization server had just issued%s; it was not authorized again",
+			opts.Name, termsafe.Line(refused.Why)))
+	}
 	if st.State != host.StateConnected {
 		return s.close(Failuref("", "login to %s failed: %s", opts.Name, termsafe.Line(loginFailure(st, opts.Timeout))))
 	}

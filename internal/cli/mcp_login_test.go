@@ -199,9 +199,11 @@ func TestMCPLoginDPoPKeyPersists(t *testing.T) {
 	}
 }
 
-// A server that refuses the token it was just given: the login fails
-// saying so and why it may, not with a half sentence of the server's
-// state. A login whose approval never comes ends at --timeout saying so.
+// A server that refuses the token it was just given: the login
+// authorizes once — one browser approval, not one per retry — and fails
+// saying the server refused the token it just got and what to check, not
+// with a half sentence of the server's state. A login whose approval
+// never comes ends at --timeout saying so.
 func TestMCPLoginFailureSaysWhy(t *testing.T) {
 	srv := testoauth.Start(t)
 	srv.RefuseTokens = true
@@ -209,13 +211,14 @@ func TestMCPLoginFailureSaysWhy(t *testing.T) {
 	home := w.env["SWITCHBOARD_HOME"]
 	w.write(filepath.Join(home, "mcp.json"), `{"mcpServers": {"guarded": {"type": "http", "url": "`+srv.URL+`"}}}`)
 	_, stderr, code := w.run(false, "mcp", "login", "guarded", "--no-browser", "--timeout", "20s")
-	if code != ExitFailure || !strings.Contains(stderr, "login to guarded failed: initialize failed: ") ||
-		!strings.Contains(stderr, "server guarded refused each of the 3 tokens it was given in a row (401): it may ask for a scope or audience") ||
-		strings.Contains(stderr, "failed: error") {
+	if code != ExitFailure ||
+		!strings.Contains(stderr, "error: login to guarded failed: the server refused the token its authorization server had just issued (") ||
+		!strings.Contains(stderr, "; it was not authorized again\nhint: check that the authorization server grants the scopes guarded asks for") ||
+		strings.Contains(stderr, "failed: error") || strings.Contains(stderr, srv.URL) {
 		t.Errorf("refused tokens: exit %d, stderr %q", code, stderr)
 	}
-	if a, _, _ := srv.Counts(); a != 3 {
-		t.Errorf("%d authorizations, want 3", a)
+	if a, _, _ := srv.Counts(); a != 1 {
+		t.Errorf("%d authorizations, want 1", a)
 	}
 
 	// The browser is "opened" and nobody approves.
