@@ -323,6 +323,18 @@ type serverAuth struct {
 	// request carrying it is accepted: refused, it is not worth another
 	// authorization (see authorize).
 	fresh string
+	// kept is the login stored before that authorization (kept.read: it
+	// could be read; kept.st nil: there was none), put back if the server
+	// refuses the fresh token: a failed login keeps the last one.
+	kept keptLogin
+}
+
+// keptLogin is a stored login and its DPoP key, as read before an
+// authorization replaced them.
+type keptLogin struct {
+	read bool
+	st   *storedAuth
+	key  *jwsSigner
 }
 
 // serverAuthFor returns the server's OAuth state, made on first use; a
@@ -507,7 +519,7 @@ func drain(resp *http.Response) {
 func (a *serverAuth) accepted(resp *http.Response) {
 	a.mu.Lock()
 	a.tries = 0
-	a.fresh = ""
+	a.fresh, a.kept = "", keptLogin{}
 	a.mu.Unlock()
 	a.noteDPoPNonce(resp)
 }
@@ -602,6 +614,7 @@ func (a *serverAuth) authorize(req *http.Request, resp *http.Response, used stri
 		!(challengedWith(resp, "dpop") && a.dpopKey() == nil) {
 		why := challengeError(resp)
 		drain(resp)
+		a.restoreKept()
 		return &TokenRefusedError{Server: a.name, Why: why}
 	}
 	a.mu.Lock()
@@ -628,6 +641,7 @@ func (a *serverAuth) authorize(req *http.Request, resp *http.Response, used stri
 	// the request that needs it.
 	a.beginFlow(resp)
 	defer a.endFlow()
+	a.keepStored()
 	if err := h.Authorize(req.Context(), req, resp); err != nil {
 		if errors.As(err, new(*LoginRequiredError)) {
 			return err
@@ -642,6 +656,49 @@ func (a *serverAuth) authorize(req *http.Request, resp *http.Response, used stri
 		}
 	}
 	return nil
+}
+
+// keepStored reads the stored login (and its DPoP key) before an
+// authorization saves another over it. A login that cannot be read is not
+// kept: it could not be put back as it was.
+func (a *serverAuth) keepStored() {
+	k := keptLogin{}
+	if a.opts.Dir != "" {
+		st, err := a.tokens().load(a.name)
+		k.read, k.st = err == nil, st
+		if k.read && st != nil && st.DPoPJKT != "" {
+			key, err := loadDPoPKey(a.opts.Dir, a.name, st.DPoPJKT)
+			k.read, k.key = err == nil, key
+		}
+	}
+	a.mu.Lock()
+	a.kept = k
+	a.mu.Unlock()
+}
+
+// restoreKept puts back the login stored before the last authorization,
+// whose token the server refused: or, if there was none, forgets the
+// refused one. A login since accepted, or one not read, is left alone.
+func (a *serverAuth) restoreKept() {
+	a.mu.Lock()
+	k := a.kept
+	a.kept = keptLogin{}
+	a.mu.Unlock()
+	if !k.read {
+		return
+	}
+	var err error
+	switch {
+	case k.st == nil:
+		_, err = LogoutStore(a.opts.Dir, a.opts.Secrets, a.name)
+	case k.key != nil:
+		err = saveLogin(a.tokens(), a.name, k.st, newDPoPKey(k.key))
+	default:
+		err = saveLogin(a.tokens(), a.name, k.st, nil)
+	}
+	if err != nil {
+		a.log.Warn("could not put back the OAuth tokens of the last login", "server", a.name, "error", err.Error())
+	}
 }
 
 // TokenRefusedError is a server that refused the token its authorization

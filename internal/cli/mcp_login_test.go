@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -239,5 +240,65 @@ func TestMCPLoginFailureSaysWhy(t *testing.T) {
 	}
 	if u := <-opened; !strings.Contains(u, "/authorize?") {
 		t.Errorf("the browser was sent to %q", u)
+	}
+}
+
+// A login whose fresh token the server refuses keeps the last good login
+// (its tokens, and its DPoP key for a server that binds them), and leaves
+// none when there was none: the refused token is not stored.
+func TestMCPLoginRefusedKeepsLastLogin(t *testing.T) {
+	for _, dpop := range []bool{false, true} {
+		t.Run(map[bool]string{false: "bearer", true: "dpop"}[dpop], func(t *testing.T) {
+			srv := testoauth.Start(t)
+			srv.DPoP = dpop
+			w := newMgmtWorld(t)
+			home := w.env["SWITCHBOARD_HOME"]
+			w.write(filepath.Join(home, "mcp.json"), `{"mcpServers": {"guarded": {"type": "http", "url": "`+srv.URL+`"}}}`)
+			dir := oauthDir(home)
+			files := []string{oauth.TokenFile(dir, "guarded")}
+			if dpop {
+				files = append(files, oauth.DPoPKeyFile(dir, "guarded"))
+			}
+			read := func() []string {
+				var out []string
+				for _, f := range files {
+					b, err := os.ReadFile(f)
+					if err != nil {
+						b = []byte("missing: " + err.Error())
+					}
+					out = append(out, string(b))
+				}
+				return out
+			}
+
+			srv.RefuseTokens = true
+			if _, stderr, code := w.run(false, "mcp", "login", "guarded", "--no-browser"); code != ExitFailure {
+				t.Fatalf("refused login: exit %d: %s", code, stderr)
+			}
+			for _, f := range files {
+				if _, err := os.Stat(f); !os.IsNotExist(err) {
+					t.Errorf("%s after a refused first login: %v; want none", f, err)
+				}
+			}
+
+			srv.RefuseTokens = false
+			if _, stderr, code := w.run(false, "mcp", "login", "guarded", "--no-browser"); code != 0 {
+				t.Fatalf("login: exit %d: %s", code, stderr)
+			}
+			good := read()
+			srv.RefuseTokens = true
+			if _, stderr, code := w.run(false, "mcp", "login", "guarded", "--no-browser"); code != ExitFailure {
+				t.Fatalf("refused login: exit %d: %s", code, stderr)
+			}
+			if got := read(); !slices.Equal(got, good) {
+				t.Errorf("after a refused login the store holds\n%q\nwant the last good login's\n%q", got, good)
+			}
+			// And that login still works once the server takes its tokens.
+			srv.RefuseTokens = false
+			if out, stderr, code := w.run(false, "call", "mcp__guarded__echo", `{"text":"kept"}`,
+				"--settings", `{"permissions":{"allow":["mcp__guarded__echo"]}}`); code != 0 || !strings.Contains(out, "kept") {
+				t.Errorf("a call with the kept login: exit %d\n%s%s", code, out, stderr)
+			}
+		})
 	}
 }

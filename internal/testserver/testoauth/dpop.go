@@ -137,6 +137,9 @@ func (o *Server) checkDPoPAccess(r *http.Request) string {
 	if !o.tokens[tok] {
 		return "unknown token"
 	}
+	if o.RefuseTokens {
+		return "the token is not for this server"
+	}
 	jkt, err := o.verifyProof(r, tok)
 	if err != nil {
 		return err.Error()

@@ -54,7 +54,8 @@ type Server struct {
 	// refresh again.
 	RotateRefresh bool
 	// RefuseTokens makes the MCP endpoints answer 401 to every token, as
-	// a server that wants another audience or scope than it was given.
+	// a server that wants another audience or scope than it was given
+	// (with a DPoP challenge when DPoP is set).
 	RefuseTokens bool
 
 	mu         sync.Mutex
