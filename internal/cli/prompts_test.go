@@ -63,9 +63,9 @@ func TestPromptsAndResources(t *testing.T) {
 			t.Errorf("stderr = %q", errOut)
 		}
 	})
-	t.Run("unknown prompt exits 2", func(t *testing.T) {
+	t.Run("unknown prompt exits 1, as every name that names nothing", func(t *testing.T) {
 		_, stderr, code := w.run(false, "prompt", "/demo:nope")
-		if code != 2 || !strings.Contains(stderr, "hint: server demo offers: explain") {
+		if code != 1 || !strings.Contains(stderr, "hint: server demo offers: explain") {
 			t.Errorf("exit %d, stderr %q", code, stderr)
 		}
 	})
@@ -99,10 +99,10 @@ func TestPromptsAndResources(t *testing.T) {
 			t.Errorf("exit %d, stderr %q", code, stderr)
 		}
 	})
-	t.Run("read of an unknown server exits 2", func(t *testing.T) {
+	t.Run("read of an unknown server exits 1", func(t *testing.T) {
 		_, _, code := w.run(false, "read", "@nope:x://y")
-		if code != 2 {
-			t.Errorf("exit %d, want 2", code)
+		if code != 1 {
+			t.Errorf("exit %d, want 1", code)
 		}
 	})
 }
