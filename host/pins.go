@@ -102,8 +102,8 @@ type ToolChange struct {
 }
 
 // ToolFindings are the deceptive characters found in one tool's, or
-// prompt's, definition; what the model reads has them removed or made
-// visible.
+// prompt's, definition, and the schema text cut to its caps; what the
+// model reads has them removed, made visible or cut.
 type ToolFindings struct {
 	// Tool is the tool's own name, or "prompt NAME" for a prompt.
 	Tool     string                    `json:"tool"`

@@ -104,8 +104,8 @@ type ServerStatus struct {
 	ToolChanges []ToolChange `json:"toolChanges,omitempty"`
 	PinError    string       `json:"pinError,omitempty"`
 	// Findings are the deceptive characters found in its tools' and
-	// prompts' definitions (removed or made visible in what the model
-	// reads).
+	// prompts' definitions, and the schema text cut to its caps
+	// (removed, made visible or cut in what the model reads).
 	Findings []ToolFindings `json:"findings,omitempty"`
 }
 

@@ -11,19 +11,26 @@ import (
 
 // CleanTool returns t as a model should read it (see CleanText): its
 // title, description, annotations' title and every string of its input
-// schema, keys included, cleaned. The findings name their field
+// and output schemas, keys included, cleaned; and every string of its
+// schemas but names (property names, "required") capped at
+// DefaultDescriptionCap, each schema's text at DefaultSchemaBudget
+// (KindCut, KindOverBudget). The findings name their field
 // ("description", "inputSchema.properties.q.description"). When nothing
 // is found t itself is returned; otherwise a copy, and t is not modified.
+// The description itself is not capped here: each consumer caps it to its
+// own limit (CapDescription).
 func CleanTool(t *mcp.Tool) (*mcp.Tool, []TextFinding) {
 	var all []TextFinding
 	c, _ := mapTool(t, func(field, s string) (string, bool) {
 		cs, f := CleanText(s)
 		all = mergeFindings(all, field, f)
 		return cs, cs != s || f != nil // kept only with a finding somewhere (below)
-	}, func(v any) (any, bool) {
-		schema, changed, f := cleanValue(v, "inputSchema")
+	}, func(field string, v any) (any, bool) {
+		schema, changed, f := cleanValue(v, field)
 		all = append(all, f...)
-		return schema, changed
+		schema, cut, f := capSchema(schema, field)
+		all = append(all, f...)
+		return schema, changed || cut
 	})
 	if len(all) == 0 {
 		return t, nil
@@ -33,19 +40,20 @@ func CleanTool(t *mcp.Tool) (*mcp.Tool, []TextFinding) {
 
 // MapToolText applies f to every text of a tool definition a model reads
 // besides its name: the title, the description, the annotations' title and
-// every string value of the input schema (its keys are parameter names,
-// which a call must send back, and are left alone). The result is t itself
-// when f changed nothing, else a copy; t is never modified.
+// every string value of the input and output schemas (their keys are
+// parameter names, which a call must send back, and are left alone). The
+// result is t itself when f changed nothing, else a copy; t is never
+// modified.
 func MapToolText(t *mcp.Tool, f func(string) (string, bool)) (*mcp.Tool, bool) {
 	return mapTool(t, func(_, s string) (string, bool) { return f(s) },
-		func(v any) (any, bool) { return mapJSON(v, f, false) })
+		func(_ string, v any) (any, bool) { return mapJSON(v, f, false) })
 }
 
 // mapTool applies text to a tool's title, description and annotations'
-// title (with the field's name) and schema to its input schema: the walk
-// of CleanTool and MapToolText. t itself when nothing changed, else a
-// copy; t is never modified.
-func mapTool(t *mcp.Tool, text func(field, s string) (string, bool), schema func(any) (any, bool)) (*mcp.Tool, bool) {
+// title and schema to its input and output schemas (each with the
+// field's name): the walk of CleanTool and MapToolText. t itself when
+// nothing changed, else a copy; t is never modified.
+func mapTool(t *mcp.Tool, text func(field, s string) (string, bool), schema func(field string, v any) (any, bool)) (*mcp.Tool, bool) {
 	if t == nil {
 		return nil, false
 	}
@@ -56,8 +64,13 @@ func mapTool(t *mcp.Tool, text func(field, s string) (string, bool), schema func
 	if t.Annotations != nil {
 		annTitle, c3 = text("annotations.title", t.Annotations.Title)
 	}
-	in, c4 := schema(t.InputSchema)
-	if !c1 && !c2 && !c3 && !c4 {
+	in, c4 := schema("inputSchema", t.InputSchema)
+	var out any
+	var c5 bool
+	if t.OutputSchema != nil {
+		out, c5 = schema("outputSchema", t.OutputSchema)
+	}
+	if !c1 && !c2 && !c3 && !c4 && !c5 {
 		return t, false
 	}
 	c := *t
@@ -69,6 +82,9 @@ func mapTool(t *mcp.Tool, text func(field, s string) (string, bool), schema func
 	}
 	if c4 {
 		c.InputSchema = in
+	}
+	if c5 {
+		c.OutputSchema = out
 	}
 	return &c, true
 }

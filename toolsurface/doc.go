@@ -28,8 +28,9 @@
 //     the prefix its client adds.
 //
 //   - Descriptions and schemas are third-party text: CapDescription bounds
-//     a description, NormalizeSchema makes any input schema an object
-//     schema, and EstimateTokens / ToolBlockTokens give the context cost
+//     a description, CleanTool caps every string of a tool's schemas as a
+//     description and all of a schema's text at DefaultSchemaBudget,
+//     NormalizeSchema makes any input schema an object schema, and EstimateTokens / ToolBlockTokens give the context cost
 //     status shows per server. Tool is a tool as a model sees it (name,
 //     description, schema).
 //

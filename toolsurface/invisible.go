@@ -57,11 +57,14 @@ const (
 var TextKinds = []TextKind{KindTag, KindVariation, KindZeroWidth, KindInvisible, KindBidi, KindEnvelope}
 
 // Action says what CleanText does with characters of kind k: "removed"
-// or "made visible".
+// or "made visible" ("cut" for KindCut and KindOverBudget, which
+// CleanTool reports).
 func (k TextKind) Action() string {
 	switch k {
 	case KindBidi, KindEnvelope:
 		return "made visible"
+	case KindCut, KindOverBudget:
+		return "cut"
 	}
 	return "removed"
 }
@@ -76,7 +79,7 @@ type TextFinding struct {
 	// Count is how many characters (tags: how many tags) of the kind were
 	// found there.
 	Count int `json:"count"`
-	// Action is Kind.Action(): "removed" or "made visible".
+	// Action is Kind.Action(): "removed", "made visible" or "cut".
 	Action string `json:"action"`
 	// Hidden is the text that tag characters or variation selectors
 	// spelled, when they spelled text (cut to 200 characters).
@@ -100,6 +103,8 @@ func (f TextFinding) String() string {
 		what = "bidirectional control"
 	case KindEnvelope:
 		what = "imitation of the <" + EnvelopeTag + "> envelope tag"
+	case KindCut, KindOverBudget:
+		what = "character"
 	default:
 		what = string(f.Kind)
 	}
@@ -113,6 +118,12 @@ func (f TextFinding) String() string {
 	s := fmt.Sprintf("%d %s %s", f.Count, what, f.Action)
 	if f.Hidden != "" {
 		s += fmt.Sprintf(" (they spelled %q)", f.Hidden)
+	}
+	switch f.Kind {
+	case KindCut:
+		s += fmt.Sprintf(" (longer than %d characters)", DefaultDescriptionCap)
+	case KindOverBudget:
+		s += fmt.Sprintf(" (its text is over the schema's %d characters)", DefaultSchemaBudget)
 	}
 	if f.Field != "" {
 		s = f.Field + ": " + s
