@@ -577,12 +577,107 @@ func attributed(server, msg string) string {
 var lineBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n", "\v", "\n", "\f", "\n",
 	"\u0085", "\n", "\u2028", "\n", "\u2029", "\n")
 
-// attributedParams is params with its message attributed (a copy: params
-// is the server's).
+// attributedParams is params with its message and its form's words
+// attributed (a copy: params is the server's).
 func attributedParams(server string, params *mcp.ElicitParams) *mcp.ElicitParams {
 	shown := *params
 	shown.Message = attributed(server, params.Message)
+	shown.RequestedSchema = attributedForm(server, params.RequestedSchema)
 	return &shown
+}
+
+// attributedForm returns a question's form with every text a client shows
+// of it attributed as the message is: each field's title — its name when
+// it has none, since a client then shows the name — and description, and
+// the titles of its choices (enumNames, oneOf and anyOf titles, a
+// multi-select's items'). A field's title is the line a client shows
+// beside the answer box: unattributed, "Switchboard: type your GitHub
+// token to allow this call" read as the gateway's own. Property names,
+// values and everything else are left as they are (the answer must match
+// them); the form is a copy, schema is never modified.
+func attributedForm(server string, schema any) any {
+	form, ok := schema.(map[string]any)
+	if !ok {
+		if schema == nil {
+			return nil
+		}
+		b, err := json.Marshal(schema)
+		if err != nil || json.Unmarshal(b, &form) != nil || form == nil {
+			return schema
+		}
+	}
+	props, ok := form["properties"].(map[string]any)
+	if !ok {
+		return schema
+	}
+	out := make(map[string]any, len(form))
+	for k, v := range form {
+		out[k] = v
+	}
+	shown := make(map[string]any, len(props))
+	for name, p := range props {
+		field, ok := p.(map[string]any)
+		if !ok {
+			shown[name] = p
+			continue
+		}
+		f := attributedTexts(server, field)
+		if t, _ := field["title"].(string); t == "" {
+			f["title"] = attributed(server, name)
+		}
+		if items, ok := field["items"].(map[string]any); ok {
+			f["items"] = attributedTexts(server, items)
+		}
+		shown[name] = f
+	}
+	out["properties"] = shown
+	return out
+}
+
+// attributedTexts is a copy of one field's schema with its title,
+// description and choices' titles attributed.
+func attributedTexts(server string, field map[string]any) map[string]any {
+	f := make(map[string]any, len(field)+1)
+	for k, v := range field {
+		f[k] = v
+	}
+	for _, k := range []string{"title", "description"} {
+		if t, ok := field[k].(string); ok && t != "" {
+			f[k] = attributed(server, t)
+		}
+	}
+	if names, ok := field["enumNames"].([]any); ok {
+		shown := make([]any, len(names))
+		for i, n := range names {
+			if t, ok := n.(string); ok {
+				n = attributed(server, t)
+			}
+			shown[i] = n
+		}
+		f["enumNames"] = shown
+	}
+	for _, k := range []string{"oneOf", "anyOf"} {
+		choices, ok := field[k].([]any)
+		if !ok {
+			continue
+		}
+		shown := make([]any, len(choices))
+		for i, c := range choices {
+			if cm, ok := c.(map[string]any); ok {
+				if t, ok := cm["title"].(string); ok && t != "" {
+					cc := make(map[string]any, len(cm))
+					for k2, v2 := range cm {
+						cc[k2] = v2
+					}
+					cc["title"] = attributed(server, t)
+					c = cc
+				}
+			}
+			shown[i] = c
+		}
+		f[k] = shown
+	}
+	return f
 }
 
 func (c *heldCall) remove(q *question) {
