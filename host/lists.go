@@ -80,6 +80,9 @@ func (h *Host) Tools(ctx context.Context) (*ToolList, error) {
 				}
 				out.Tools = append(out.Tools, Tool{Name: toolName(s.name, t.Name), Server: s.name, Tool: t, TaskSupport: s.taskSupport(t.Name)})
 			}
+			if p := h.pins.get(s.name); err == nil && p != nil && p.secretNamed > 0 {
+				out.Warnings = append(out.Warnings, secretNameWarning(s.name, p.secretNamed, "tool")) // under eachReady's lock
+			}
 		}, err
 	})
 	sort.Slice(out.Tools, func(i, j int) bool { return out.Tools[i].Name < out.Tools[j].Name })
@@ -98,7 +101,19 @@ func (h *Host) Prompts(ctx context.Context) ([]Prompt, []string, error) {
 		},
 		func(p *mcp.Prompt) string { return p.Name },
 		func(server string, p *mcp.Prompt) Prompt { return Prompt{Server: server, Prompt: p} })
-	return h.cleanPrompts(out), warnings, err // guard.go: what the model reads
+	out, hidden := withoutSecretNamed(out, func(p Prompt) string { return p.Server },
+		func(p Prompt) bool { return h.promptHoldsSecret(p.Prompt) }, "prompt")
+	return h.cleanPrompts(out), sortedWarnings(warnings, hidden), err // guard.go: what the model reads
+}
+
+// sortedWarnings is warnings and more, sorted as eachReady sorts them.
+func sortedWarnings(warnings, more []string) []string {
+	if len(more) == 0 {
+		return warnings
+	}
+	warnings = append(warnings, more...)
+	sort.Strings(warnings)
+	return warnings
 }
 
 // Resources returns the resources of every connected server (see Tools for
@@ -112,7 +127,9 @@ func (h *Host) Resources(ctx context.Context) ([]Resource, []string, error) {
 		},
 		func(r *mcp.Resource) string { return r.URI },
 		func(server string, r *mcp.Resource) Resource { return Resource{Server: server, Resource: r} })
-	return out, warnings, err
+	out, hidden := withoutSecretNamed(out, func(r Resource) string { return r.Server },
+		func(r Resource) bool { return r.Resource != nil && h.holdsSecret(r.Resource.URI) }, "resource")
+	return out, sortedWarnings(warnings, hidden), err
 }
 
 // gather collects one kind of list (prompts, resources, resource templates)

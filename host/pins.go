@@ -125,6 +125,9 @@ type pinState struct {
 	changes  []ToolChange
 	findings []ToolFindings
 	pinErr   string
+	// secretNamed counts the tools of raw left out because a name holds
+	// a secret value (secretnames.go).
+	secretNamed int
 }
 
 // pinSet holds the pin states of a Host's servers.
@@ -185,8 +188,14 @@ func (h *Host) pinTools(s *server, raw []*mcp.Tool) []*mcp.Tool {
 
 // decidePins computes a server's pin state: what is served, held and
 // changed.
-func (h *Host) decidePins(s *server, raw []*mcp.Tool) *pinState {
-	st := &pinState{s: s, raw: raw, current: make(map[string]json.RawMessage, len(raw)), held: map[string]string{}}
+func (h *Host) decidePins(s *server, all []*mcp.Tool) *pinState {
+	// A tool whose name holds a secret is neither served nor pinned
+	// (secretnames.go).
+	raw, secretNamed := h.toolsWithoutSecretNames(all)
+	if secretNamed > 0 {
+		h.log.Warn("tools not served: a name the server gave holds a secret value Switchboard gave a server", "server", s.name, "tools", secretNamed)
+	}
+	st := &pinState{s: s, raw: all, secretNamed: secretNamed, current: make(map[string]json.RawMessage, len(raw)), held: map[string]string{}}
 	store := h.opts.Pins
 	cleaned := make([]*mcp.Tool, len(raw))
 	known := 0
@@ -473,6 +482,7 @@ func (h *Host) pinStatus(st *ServerStatus) {
 		return
 	}
 	st.PinError = p.pinErr
+	st.SecretNamed = p.secretNamed
 	for t := range p.held {
 		if hid, _ := h.hidden(st.Name, t); !hid {
 			st.Held = append(st.Held, t)

@@ -107,6 +107,11 @@ type ServerStatus struct {
 	// prompts' definitions, and the schema text cut to its caps
 	// (removed, made visible or cut in what the model reads).
 	Findings []ToolFindings `json:"findings,omitempty"`
+	// SecretNamed counts the tools not served because a name of theirs
+	// (the tool's, a parameter's) holds a secret value Switchboard gave a
+	// server: a name must be sent back as it is, so it cannot be
+	// redacted (docs/security.md, Secrets going the wrong way).
+	SecretNamed int `json:"secretNamed,omitempty"`
 }
 
 // CallStats are per-server counters, as status shows them.

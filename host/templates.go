@@ -34,7 +34,9 @@ func (h *Host) ResourceTemplates(ctx context.Context) ([]ResourceTemplate, []str
 		func(server string, t *mcp.ResourceTemplate) ResourceTemplate {
 			return ResourceTemplate{Server: server, Template: t}
 		})
-	return out, warnings, err
+	out, hidden := withoutSecretNamed(out, func(t ResourceTemplate) string { return t.Server },
+		func(t ResourceTemplate) bool { return t.Template != nil && h.holdsSecret(t.Template.URITemplate) }, "resource template")
+	return out, sortedWarnings(warnings, hidden), err
 }
 
 // listTemplates lists a session's templates; a server without the method

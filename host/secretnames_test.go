@@ -1,0 +1,82 @@
+package host_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// A name is sent back as it is — a tool's, a parameter's, a prompt's, an
+// argument's, a resource's URI — so a secret in one cannot be replaced
+// with <redacted> as it is in text. A server that puts a secret value it
+// was given into a name (hostile-peer -leak) has that tool, prompt or
+// resource left out of the lists, with a warning that names the server
+// and not the secret; the rest of its lists is served. Before, the names
+// reached the model whole.
+func TestSecretsInNamesAreNotServed(t *testing.T) {
+	const token = "tok_live_1a2b3c4d5e6f7a8b9c0d"
+	peer := stdio("peer", "hostile-peer", "-leak", "PEER_API_TOKEN")
+	peer.Effective.Env = map[string]string{"PEER_API_TOKEN": token}
+	peer.Written.Env = peer.Effective.Env
+	h := newHost(t, cfgOf(peer), nil)
+	ctx := ctxFor(t, 20*time.Second)
+
+	tl, err := h.Tools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range append(tl.Tools, tl.Deferred...) {
+		names = append(names, tool.Name)
+	}
+	all := strings.Join(names, " ")
+	if !strings.Contains(all, "mcp__peer__leaky") || !strings.Contains(all, "mcp__peer__fake_blocked") {
+		t.Errorf("the server's other tools are not served: %s", all)
+	}
+	if b := string(unescapedJSON(t, tl)); strings.Contains(b, token) || strings.Contains(all, "param_leak") {
+		t.Errorf("a tool whose name, or a parameter's, holds the secret is served:\n%s", b)
+	}
+	checkWarning(t, tl.Warnings, "peer: 2 tools not served", token)
+	if _, err := h.Call(ctx, "mcp__peer__leak_"+token, map[string]any{}); err == nil {
+		t.Error("the tool named with the secret can be called")
+	}
+	for _, st := range h.Status() {
+		if st.Name == "peer" && st.SecretNamed != 2 {
+			t.Errorf("status says %d tools not served for a secret in a name, want 2", st.SecretNamed)
+		}
+	}
+
+	prompts, warnings, err := h.Prompts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := string(unescapedJSON(t, prompts)); strings.Contains(b, token) || strings.Contains(b, "arg_leak") || !strings.Contains(b, "leaky_prompt") {
+		t.Errorf("prompts:\n%s", b)
+	}
+	checkWarning(t, warnings, "peer: 2 prompts not served", token)
+
+	resources, warnings, err := h.Resources(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resources) != 1 || resources[0].Resource.URI != "leak://readme" {
+		t.Errorf("resources: %s", unescapedJSON(t, resources))
+	}
+	checkWarning(t, warnings, "peer: 1 resource not served", token)
+	templates, warnings, err := h.ResourceTemplates(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := string(unescapedJSON(t, templates)); strings.Contains(b, token) {
+		t.Errorf("templates:\n%s", b)
+	}
+	checkWarning(t, warnings, "peer: 1 resource template not served", token)
+}
+
+func checkWarning(t *testing.T, warnings []string, want, secret string) {
+	t.Helper()
+	all := strings.Join(warnings, "\n")
+	if !strings.Contains(all, want) || strings.Contains(all, secret) {
+		t.Errorf("warnings %q, want %q and never the secret", warnings, want)
+	}
+}
