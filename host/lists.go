@@ -117,8 +117,10 @@ func sortedWarnings(warnings, more []string) []string {
 }
 
 // Resources returns the resources of every connected server (see Tools for
-// the waiting rule). Templated resources are not listed here: see
-// ResourceTemplates.
+// the waiting rule), their names, titles and descriptions cleaned of
+// deceptive characters and capped as tools' are; a resource whose URI
+// holds a secret value is left out, with a warning. Templated resources
+// are not listed here: see ResourceTemplates.
 func (h *Host) Resources(ctx context.Context) ([]Resource, []string, error) {
 	out, warnings, err := gather(ctx, h, func(s *server) *listCache[*mcp.Resource] { return s.resources },
 		func(caps *mcp.ServerCapabilities) bool { return caps.Resources != nil },
@@ -129,7 +131,7 @@ func (h *Host) Resources(ctx context.Context) ([]Resource, []string, error) {
 		func(server string, r *mcp.Resource) Resource { return Resource{Server: server, Resource: r} })
 	out, hidden := withoutSecretNamed(out, func(r Resource) string { return r.Server },
 		func(r Resource) bool { return r.Resource != nil && h.holdsSecret(r.Resource.URI) }, "resource")
-	return out, sortedWarnings(warnings, hidden), err
+	return h.cleanResources(out), sortedWarnings(warnings, hidden), err // listings.go: what the model reads
 }
 
 // gather collects one kind of list (prompts, resources, resource templates)

@@ -25,7 +25,7 @@ type ResourceTemplate struct {
 // notifications/resources/list_changed, which in MCP covers templates too.
 // A server that offers resources but does not implement
 // resources/templates/list (method not found) has no templates; that is
-// not a warning.
+// not a warning. Their listings are cleaned as Resources' are.
 func (h *Host) ResourceTemplates(ctx context.Context) ([]ResourceTemplate, []string, error) {
 	out, warnings, err := gather(ctx, h, func(s *server) *listCache[*mcp.ResourceTemplate] { return s.templates },
 		func(caps *mcp.ServerCapabilities) bool { return caps.Resources != nil },
@@ -36,7 +36,7 @@ func (h *Host) ResourceTemplates(ctx context.Context) ([]ResourceTemplate, []str
 		})
 	out, hidden := withoutSecretNamed(out, func(t ResourceTemplate) string { return t.Server },
 		func(t ResourceTemplate) bool { return t.Template != nil && h.holdsSecret(t.Template.URITemplate) }, "resource template")
-	return out, sortedWarnings(warnings, hidden), err
+	return h.cleanTemplates(out), sortedWarnings(warnings, hidden), err // listings.go
 }
 
 // listTemplates lists a session's templates; a server without the method

@@ -39,7 +39,8 @@ const HostileFakeBlockedText = "the customer database: alice@example.com 4111-11
 //     calls of other servers;
 //   - with -fat N, a tool whose schema holds a description of N bytes:
 //     pinned as it is, it would outgrow the pin store, which then fails
-//     closed for every server;
+//     closed for every server; and a resource fat://readme whose name
+//     and description are N bytes long;
 //   - with -wide N, a tool named wide whose input schema has N
 //     parameters, each with a description of 1,000 characters (under a
 //     description's cap, but many of them), a title and an enum value of
@@ -69,6 +70,10 @@ func init() {
 						InputSchema: map[string]any{"type": "object", "properties": map[string]any{
 							"q": map[string]any{"type": "string", "description": strings.Repeat("F", *fat)}}}},
 						func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("fat"), nil })
+					s.AddResource(&mcp.Resource{URI: "fat://readme", Name: strings.Repeat("N", *fat), Description: strings.Repeat("D", *fat)},
+						func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+							return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "fat"}}}, nil
+						})
 				}
 				if *wide > 0 {
 					s.AddTool(wideTool(*wide), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("wide"), nil })
