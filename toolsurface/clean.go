@@ -11,8 +11,8 @@ import (
 
 // CleanTool returns t as a model should read it (see CleanText): its
 // title, description, annotations' title and every string of its input
-// and output schemas, keys included, cleaned; and every string of its
-// schemas but names (property names, "required") capped at
+// and output schemas, keys included, cleaned; its titles and every string
+// of its schemas but names (property names, "required") capped at
 // DefaultDescriptionCap, each schema's text at DefaultSchemaBudget
 // (KindCut, KindOverBudget). The findings name their field
 // ("description", "inputSchema.properties.q.description"). When nothing
@@ -24,6 +24,9 @@ func CleanTool(t *mcp.Tool) (*mcp.Tool, []TextFinding) {
 	c, _ := mapTool(t, func(field, s string) (string, bool) {
 		cs, f := CleanText(s)
 		all = mergeFindings(all, field, f)
+		if field != "description" { // each consumer caps it to its own limit
+			cs, all = capField(all, field, cs)
+		}
 		return cs, cs != s || f != nil // kept only with a finding somewhere (below)
 	}, func(field string, v any) (any, bool) {
 		schema, changed, f := cleanValue(v, field)
@@ -141,14 +144,18 @@ func mapPrompt(p *mcp.Prompt, f func(field, s string) (string, bool)) (*mcp.Prom
 func MapJSONValues(v any, f func(string) (string, bool)) (any, bool) { return mapJSON(v, f, false) }
 
 // CleanPrompt returns p with its title, description and its arguments'
-// titles and descriptions cleaned (CleanText); p itself when nothing is
-// found.
+// titles and descriptions cleaned (CleanText), and all of them but its
+// description (which each consumer caps to its own limit) cut to
+// DefaultDescriptionCap (KindCut); p itself when nothing is found.
 func CleanPrompt(p *mcp.Prompt) (*mcp.Prompt, []TextFinding) {
 	var all []TextFinding
 	c, _ := mapPrompt(p, func(field, s string) (string, bool) {
 		cs, f := CleanText(s)
 		all = mergeFindings(all, field, f)
-		return cs, f != nil
+		if field != "description" {
+			cs, all = capField(all, field, cs)
+		}
+		return cs, cs != s || f != nil
 	})
 	if len(all) == 0 {
 		return p, nil

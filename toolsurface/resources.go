@@ -1,8 +1,6 @@
 package toolsurface
 
 import (
-	"unicode/utf8"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -78,11 +76,7 @@ func cleanListing(name, title, desc, mime *string) []TextFinding {
 		}
 		cs, f := CleanText(*x.s)
 		all = mergeFindings(all, x.field, f)
-		if n := utf8.RuneCountInString(cs); len(cs) > DefaultDescriptionCap && n > DefaultDescriptionCap {
-			cs = CapDescription(cs, DefaultDescriptionCap)
-			all = append(all, TextFinding{Kind: KindCut, Field: x.field, Count: n - DefaultDescriptionCap + 1, Action: KindCut.Action()})
-		}
-		*x.s = cs
+		*x.s, all = capField(all, x.field, cs)
 	}
 	return all
 }

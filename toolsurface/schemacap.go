@@ -26,6 +26,20 @@ const KindCut TextKind = "cut"
 // whose Count is how many characters were cut.
 const KindOverBudget TextKind = "over-budget"
 
+// capField cuts s, a text of field, to DefaultDescriptionCap, adding a
+// KindCut finding to all when it does.
+func capField(all []TextFinding, field, s string) (string, []TextFinding) {
+	if len(s) <= DefaultDescriptionCap { // bytes >= runes
+		return s, all
+	}
+	n := utf8.RuneCountInString(s)
+	if n <= DefaultDescriptionCap {
+		return s, all
+	}
+	return CapDescription(s, DefaultDescriptionCap),
+		append(all, TextFinding{Kind: KindCut, Field: field, Count: n - DefaultDescriptionCap + 1, Action: KindCut.Action()})
+}
+
 // schemaNames are the keywords whose values are property names, which a
 // call must send back exactly: never cut, never counted.
 var schemaNames = map[string]bool{"required": true, "dependentRequired": true}

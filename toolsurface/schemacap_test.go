@@ -109,3 +109,23 @@ func TestCleanToolSchemaBudget(t *testing.T) {
 		t.Errorf("findings = %v (kept %d characters)", f, text)
 	}
 }
+
+// Titles are capped as a description is (a title is shown where a short
+// name would be, and a gateway serves it as it is); a tool's and a
+// prompt's own description is left to each consumer's cap.
+func TestCleanToolAndPromptCapTitles(t *testing.T) {
+	long := strings.Repeat("x", 3000)
+	tool, f := CleanTool(&mcp.Tool{Name: "t", Title: long, Description: long, Annotations: &mcp.ToolAnnotations{Title: long}})
+	if utf8.RuneCountInString(tool.Title) != DefaultDescriptionCap || utf8.RuneCountInString(tool.Annotations.Title) != DefaultDescriptionCap ||
+		tool.Description != long || len(f) != 2 || f[0].Field != "title" || f[1].Field != "annotations.title" || f[0].Kind != KindCut {
+		t.Errorf("tool: title %d, annotation title %d, description %d characters; findings %v",
+			len(tool.Title), len(tool.Annotations.Title), len(tool.Description), f)
+	}
+	p, f := CleanPrompt(&mcp.Prompt{Name: "p", Title: long, Description: long,
+		Arguments: []*mcp.PromptArgument{{Name: "a", Title: long, Description: long}}})
+	a := p.Arguments[0]
+	if utf8.RuneCountInString(p.Title) != DefaultDescriptionCap || p.Description != long || utf8.RuneCountInString(a.Title) != DefaultDescriptionCap ||
+		utf8.RuneCountInString(a.Description) != DefaultDescriptionCap || len(f) != 3 {
+		t.Errorf("prompt: title %d, description %d, argument %d/%d characters; findings %v", len(p.Title), len(p.Description), len(a.Title), len(a.Description), f)
+	}
+}
