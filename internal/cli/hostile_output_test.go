@@ -93,7 +93,7 @@ const allowHostile = `--settings={"permissions":{"allow":["mcp__hostile"]}}`
 var escaped = termsafe.Line(testserver.HostileText)
 
 // modelText is testserver.HostileText as the model reads it — tool and
-// prompt definitions, results and prompt text — its bidi controls made
+// prompt definitions, resource listings, results and prompt text — its bidi controls made
 // visible and its zero-width space removed (docs/security.md, What the
 // model reads); modelEscaped is that as termsafe.Line shows it. The
 // terminal escaping still has the escape sequences and controls to do.
@@ -124,7 +124,7 @@ func TestHostileOutputRuntimeCommands(t *testing.T) {
 		{[]string{"prompt", "/hostile:hostile_prompt", "--arg", "topic=x"}, false, 0, []string{`prompt ` + modelEscaped + "\nabout x"}},
 		{[]string{"prompt", "/hostile:hostile_prompt"}, false, 2, []string{"topic"}},
 		{[]string{"resources"}, true, 0, []string{`title \x1b[2J\x1b[H`}},
-		{[]string{"resources"}, false, 0, []string{`title ` + escaped}},
+		{[]string{"resources"}, false, 0, []string{`title ` + modelEscaped}}, // a listing is read as a tool's words
 		{[]string{"read", "@hostile:" + uri}, true, 0, []string{`resource ` + escaped + "\nline two\n"}},
 		{[]string{"read", "@hostile:nope\x1b[2J"}, false, 2, []string{`nope\x1b[2J`}},
 		{[]string{"doctor"}, true, 1, []string{`fatal: ` + escaped, `--x\x1b[2J\u202e`, `repo\x1b]0;title`}},
