@@ -28,11 +28,19 @@ func secretNameWarning(server string, n int, what string) string {
 	return fmt.Sprintf("%s: %d %s%s not served: a name the server gave holds a secret value Switchboard gave a server", server, n, what, s)
 }
 
+// minNamedSecret is the length from which a secret value found in a name
+// keeps the name from being served. Shorter known values (a password of
+// `postgres`, an API key of `test`) are still replaced wherever the model
+// reads text; in a name they are as likely an ordinary word of the
+// server's (a tool `postgres_query`), and refusing it would take tools
+// away for nothing. Generated credentials are longer.
+const minNamedSecret = 12
+
 // holdsSecret reports whether any of names holds a secret value
-// Switchboard gave a server.
+// Switchboard gave a server, of at least minNamedSecret bytes.
 func (h *Host) holdsSecret(names ...string) bool {
 	for _, n := range names {
-		if _, k := h.secrets.Known(n); k > 0 {
+		if h.secrets.HoldsAtLeast(n, minNamedSecret) {
 			return true
 		}
 	}

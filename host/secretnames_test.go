@@ -80,3 +80,37 @@ func checkWarning(t *testing.T, warnings []string, want, secret string) {
 		t.Errorf("warnings %q, want %q and never the secret", warnings, want)
 	}
 }
+
+// A short secret value (a password that is also a word) leaves names
+// alone: in a name it is as likely the server's own word (a tool
+// postgres_query beside a DB_PASSWORD of postgres), so the tool is served;
+// in text the value is still replaced.
+func TestShortSecretsLeaveNamesServed(t *testing.T) {
+	const word = "postgres"
+	peer := stdio("peer", "hostile-peer", "-leak", "DB_PASSWORD")
+	peer.Effective.Env = map[string]string{"DB_PASSWORD": word}
+	peer.Written.Env = peer.Effective.Env
+	h := newHost(t, cfgOf(peer), nil)
+	tl, err := h.Tools(ctxFor(t, 20*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range append(tl.Tools, tl.Deferred...) {
+		names = append(names, tool.Name)
+	}
+	all := strings.Join(names, " ")
+	if !strings.Contains(all, "mcp__peer__leak_"+word) || !strings.Contains(all, "mcp__peer__param_leak") {
+		t.Errorf("tools named with a short secret are not served: %s", all)
+	}
+	for _, w := range tl.Warnings {
+		if strings.Contains(w, "not served") {
+			t.Errorf("warning %q for a short secret", w)
+		}
+	}
+	for _, tool := range tl.Tools {
+		if tool.Name == "mcp__peer__leaky" && strings.Contains(tool.Tool.Description, word) {
+			t.Errorf("the short secret is not replaced in the description: %q", tool.Tool.Description)
+		}
+	}
+}

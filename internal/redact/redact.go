@@ -637,6 +637,24 @@ func (s *Set) eachHeldLocked(text string, found func(v string) bool) {
 	}
 }
 
+// HoldsAtLeast reports whether text holds one of the set's values that is
+// at least n bytes long (a nil Set holds none). A name that must be sent
+// back as it is cannot have a value replaced, only be refused: a short
+// value (a password that is also a word) would refuse ordinary names.
+func (s *Set) HoldsAtLeast(text string, n int) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	held := false
+	s.eachHeldLocked(text, func(v string) bool {
+		held = len(v) >= n
+		return !held
+	})
+	return held
+}
+
 // Error returns err with its message scrubbed by [Set.String]; errors.Is
 // and errors.As still see err. A nil err gives nil.
 func (s *Set) Error(err error) error {
