@@ -10,8 +10,9 @@ import (
 
 // DefaultSchemaBudget is the default limit, in characters (runes), on the
 // text of one schema a model reads (a tool's input schema, its output
-// schema): its descriptions, titles, enum values, defaults, examples and
-// every other string but names, together. Each of them is also capped at
+// schema): its descriptions, titles, defaults, examples and every other
+// string but names, enum and const values and the keywords that say what
+// a schema is, together. Each of them is also capped at
 // DefaultDescriptionCap on its own, as a tool's description is.
 const DefaultSchemaBudget = 16384
 
@@ -56,7 +57,16 @@ var schemaWords = map[string]bool{
 
 // schemaData are the keywords whose values are data (JSON values, not
 // schemas): every string in them is text, at any depth.
-var schemaData = map[string]bool{"enum": true, "const": true, "default": true, "examples": true}
+var schemaData = map[string]bool{"default": true, "examples": true}
+
+// schemaValues are the keywords whose values are the values a call may
+// send (JSON values, not schemas): each string in them is capped on its
+// own, never cut for the budget. A value cut to "…" would be a value the
+// server never offered: a large enum (every time zone) would lose its
+// last entries, and the model could no longer send them. A
+// server whose tools are that large has them deferred (host: automatic
+// deferral), not shown at every turn.
+var schemaValues = map[string]bool{"enum": true, "const": true}
 
 // schemaMaps are the keywords whose values map names to schemas.
 var schemaMaps = map[string]bool{
@@ -125,6 +135,8 @@ func (c *schemaCutter) schema(v any, field string) (any, bool) {
 				return e, false
 			case schemaData[k]:
 				return c.data(e, f)
+			case schemaValues[k]:
+				return c.values(e, f)
 			case schemaMaps[k]:
 				m, ok := e.(map[string]any)
 				if !ok {
@@ -153,6 +165,20 @@ func (c *schemaCutter) data(v any, field string) (any, bool) {
 		return c.array(x, field, c.data)
 	case string:
 		return c.text(x, field)
+	}
+	return v, false
+}
+
+// values caps each string of a JSON value that a call may send (an enum,
+// a const) on its own, without the budget.
+func (c *schemaCutter) values(v any, field string) (any, bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		return c.object(x, field, func(_ string, e any, f string) (any, bool) { return c.values(e, f) })
+	case []any:
+		return c.array(x, field, c.values)
+	case string:
+		return c.cut(x, field, c.max, false)
 	}
 	return v, false
 }

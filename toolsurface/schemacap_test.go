@@ -110,6 +110,30 @@ func TestCleanToolSchemaBudget(t *testing.T) {
 	}
 }
 
+// The values a call may send are never cut for the budget: an enum of
+// every time zone past a schema's budget of prose keeps its last entries
+// whole, where its descriptions are cut.
+func TestCleanToolSchemaBudgetKeepsEnumValues(t *testing.T) {
+	zones := make([]any, 1200)
+	for i := range zones {
+		zones[i] = fmt.Sprintf("Region_%04d/City_Name_Long", i)
+	}
+	props := map[string]any{"zone": map[string]any{"type": "string", "enum": zones, "const": zones[1199], "description": "the zone"}}
+	for i := range 10 {
+		props[fmt.Sprintf("note%d", i)] = map[string]any{"type": "string", "description": strings.Repeat("n", 2000)}
+	}
+	in := &mcp.Tool{Name: "tz", InputSchema: map[string]any{"type": "object", "properties": props}}
+	got, f := CleanTool(in)
+	zone := got.InputSchema.(map[string]any)["properties"].(map[string]any)["zone"].(map[string]any)
+	kept := zone["enum"].([]any)
+	if len(kept) != len(zones) || kept[1199] != zones[1199] || zone["const"] != zones[1199] {
+		t.Errorf("enum cut: %d values, last %q, const %q", len(kept), kept[len(kept)-1], zone["const"])
+	}
+	if zone["description"] != Ellipsis || len(f) != 1 || f[0].Kind != KindOverBudget {
+		t.Errorf("the description past the budget = %q, findings %v; want it cut (the notes' prose is over the budget)", zone["description"], f)
+	}
+}
+
 // Titles are capped as a description is (a title is shown where a short
 // name would be, and a gateway serves it as it is); a tool's and a
 // prompt's own description is left to each consumer's cap.
