@@ -77,19 +77,31 @@ func (l *httpLife) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sid := r.Header.Get(sessionIDHeader)
 	switch r.Method {
 	case http.MethodDelete:
-		if sid != "" && !l.stateless {
-			l.g.CancelSession(sid)
-		}
 		if l.sessions == nil || sid == "" {
 			l.next.ServeHTTP(w, r)
 			return
 		}
-		// No call of the session takes the fast path from now on; if
-		// the SDK ends it, its entry goes.
-		l.sessions.closing(sid, true)
+		// Only the session's own principal ends it: the SDK refuses
+		// another's DELETE (403), and its calls must not be cancelled
+		// before it does. The owner's are cancelled first, so that the
+		// DELETE is answered at once.
+		owner := l.sessions.owns(sid, principalID(r))
+		if owner {
+			l.g.CancelSession(sid)
+			// No call of the session takes the fast path from now on;
+			// if the SDK ends it, its entry goes.
+			l.sessions.closing(sid, true)
+		}
 		sw := &statusWriter{ResponseWriter: w}
 		l.next.ServeHTTP(sw, r)
-		l.sessions.deleted(sid, sw.status == http.StatusNoContent)
+		gone := sw.status == http.StatusNoContent
+		if gone && !owner {
+			// A session the SDK ended that had no entry here yet.
+			l.g.CancelSession(sid)
+		}
+		if owner || gone {
+			l.sessions.deleted(sid, gone)
+		}
 		return
 	case http.MethodPost:
 	case http.MethodGet:
@@ -264,6 +276,9 @@ func (l *httpLife) statelessCancels(r *http.Request, body []byte) []string {
 // notifications/cancelled in body names; the SDK gets the body too, for
 // its own.
 func (l *httpLife) fastCancels(r *http.Request, sid string, body []byte) {
+	if !l.sessions.owns(sid, principalID(r)) {
+		return // another principal's session: the SDK refuses the request
+	}
 	for _, m := range postMessages(r, body) {
 		if m.Method != "notifications/cancelled" {
 			continue
@@ -635,6 +650,16 @@ func (c *sessionCap) deleted(id string, gone bool) {
 		return
 	}
 	s.closing = false
+}
+
+// owns reports whether session id is live and was opened by the
+// principal with userID: another principal's request for it (a session
+// ID that leaked) must not end or cancel anything of it.
+func (c *sessionCap) owns(id, userID string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.live[id]
+	return s != nil && s.ss != nil && s.userID == userID
 }
 
 // beginFast begins a fast-path call with request ID idKey in session id,

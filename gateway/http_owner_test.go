@@ -1,0 +1,103 @@
+package gateway_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/gateway"
+)
+
+// A session belongs to the principal that opened it: bob, who learned
+// alice's session ID, is refused (403) when he ends her session or
+// cancels her call with it — and her call in flight is not cancelled by
+// his refused request either. Her own DELETE still cancels it.
+func TestAnotherPrincipalCannotCancelASessionsCalls(t *testing.T) {
+	ak, aid, _ := gateway.NewKey()
+	bk, bid, _ := gateway.NewKey()
+	auth := gateway.NewAuth(&gateway.AuthOptions{File: writeAuth(t, &gateway.AuthFile{Principals: map[string]*gateway.AuthEntry{
+		"alice": {Keys: []gateway.AuthKey{{ID: aid, SHA256: gateway.KeyHash(ak)}}},
+		"bob":   {Keys: []gateway.AuthKey{{ID: bid, SHA256: gateway.KeyHash(bk)}}},
+	}})})
+	g := servedGateway(t, "alpha", auth)
+	srv := httptest.NewUnstartedServer(nil)
+	addr := srv.Listener.Addr().String()
+	srv.Config.Handler = g.Handler(&gateway.HTTPOptions{Guard: gateway.NewHTTPGuard(auth, addr, addr, nil, nil)})
+	srv.Start()
+	t.Cleanup(srv.Close)
+	ctx := ctxFor(t, 60*time.Second)
+
+	do := func(method, key, sid, body string) (int, string, string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, method, srv.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), resp.Header.Get("Mcp-Session-Id")
+	}
+	code, _, sid := do("POST", ak, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"alice","version":"1"}}}`)
+	if code != http.StatusOK || sid == "" {
+		t.Fatalf("alice's initialize: %d, session %q", code, sid)
+	}
+	if code, body, _ := do("POST", ak, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: %d %s", code, body)
+	}
+
+	// slow runs alice's call of alpha__slow (1.5 s) with request id id,
+	// and, once it is under way, sends what interfere sends.
+	slow := func(id string, interfere func()) string {
+		t.Helper()
+		done := make(chan string, 1)
+		go func() {
+			_, body, _ := do("POST", ak, sid, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"alpha__slow","arguments":{"ms":1500}}}`)
+			done <- body
+		}()
+		time.Sleep(400 * time.Millisecond)
+		interfere()
+		select {
+		case body := <-done:
+			return body
+		case <-ctx.Done():
+			t.Fatal("alice's call did not end")
+			return ""
+		}
+	}
+	got := slow("7", func() {
+		if code, body, _ := do("POST", bk, sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`); code != http.StatusForbidden {
+			t.Errorf("bob's notifications/cancelled in alice's session: %d %s, want 403", code, body)
+		}
+	})
+	if !strings.Contains(got, "slept 1500 ms") {
+		t.Errorf("alice's call, after bob's notifications/cancelled in her session: %s\nwant it answered", got)
+	}
+	got = slow("8", func() {
+		if code, body, _ := do("DELETE", bk, sid, ""); code != http.StatusForbidden {
+			t.Errorf("bob's DELETE of alice's session: %d %s, want 403", code, body)
+		}
+	})
+	if !strings.Contains(got, "slept 1500 ms") {
+		t.Errorf("alice's call, after bob's DELETE of her session: %s\nwant it answered", got)
+	}
+	// Her session is still hers; her own DELETE ends it and its call.
+	got = slow("9", func() {
+		if code, body, _ := do("DELETE", ak, sid, ""); code != http.StatusNoContent {
+			t.Errorf("alice's DELETE of her session: %d %s, want 204", code, body)
+		}
+	})
+	if !strings.Contains(got, "ended the MCP session") {
+		t.Errorf("alice's call, after her own DELETE: %s\nwant it cancelled", got)
+	}
+}
