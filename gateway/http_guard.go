@@ -49,12 +49,19 @@ var sdkAuth = auth.RequireBearerToken(func(ctx context.Context, _ string, _ *htt
 // a gateway serves beside its endpoint (a console, an index page).
 func LoopbackHostOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil && loopbackAddr(la) && !loopback(strings.ToLower(r.Host)) {
+		if rebound(r) {
 			http.Error(w, "this Host is not the gateway's (a page of another site reached it through DNS rebinding?)", http.StatusMisdirectedRequest)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// rebound reports a request that reached a loopback address under a Host
+// that is not a loopback name.
+func rebound(r *http.Request) bool {
+	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return ok && la != nil && loopbackAddr(la) && !loopback(strings.ToLower(r.Host))
 }
 
 // Wrap returns next behind the guard: a request it refuses never reaches
@@ -65,6 +72,16 @@ func (g *HTTPGuard) Wrap(next http.Handler) http.Handler {
 		// Host names are case-insensitive: the SDK's DNS-rebinding check
 		// behind us knows "localhost" only in lower case.
 		r.Host = strings.ToLower(r.Host)
+		// DNS rebinding, for all the guard serves (/metrics too, not
+		// only the SDK's endpoint, which checks it again): a page of
+		// another site whose name was rebound to 127.0.0.1 sends its
+		// same-origin GETs without an Origin, and a gateway that asks
+		// for no credential would answer them.
+		if rebound(r) {
+			g.log.Warn("refused a request to a loopback address under another Host")
+			http.Error(w, "forbidden: invalid Host header: this gateway listens on loopback and answers only to localhost, 127.0.0.1 or [::1] (a page of another site reached it through DNS rebinding?)", http.StatusForbidden)
+			return
+		}
 		// Every Origin header is judged, not the first: a request with an
 		// empty or allowed one first and a foreign one after is foreign.
 		origins := r.Header.Values("Origin")
