@@ -101,7 +101,8 @@ func (g *Gateway) httpDefaults(opts *HTTPOptions) *HTTPOptions {
 // opts.Path (Endpoint), /healthz (Healthz, without auth: counts only), the
 // protected resource metadata of opts.OAuth (RFC 9728, without auth, at
 // /.well-known/oauth-protected-resource and under it) and, when the
-// gateway has Metrics, /metrics behind the Guard. Mount it at "/" of a
+// gateway has Metrics, /metrics behind the Guard; a request's body on any
+// of them must arrive within opts.BodyTimeout (BodyDeadline). Mount it at "/" of a
 // mux to add more; more gateways (one per profile, say) mount their
 // Endpoint beside it. The gateway must have been made with
 // Options.Stateless set: over HTTP, a request without a session is always
@@ -120,7 +121,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		// Behind the same auth as /mcp: the counts name servers and tools.
 		mux.Handle("/metrics", o.Guard.Wrap(m.Handler()))
 	}
-	return mux
+	return BodyDeadline(mux, o.BodyTimeout)
 }
 
 // Endpoint returns the MCP endpoint alone, behind opts.Guard, to mount at

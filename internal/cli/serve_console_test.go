@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -391,5 +393,35 @@ func TestGatewayConsoleRefusesARebindingHost(t *testing.T) {
 				t.Errorf("GET %s with Host %q: %d, want %d\n%s", path, host, resp.StatusCode, want, b)
 			}
 		}
+	}
+}
+
+// A client that trickles the body of a POST to the console's login page,
+// which asks for no credential, or to the index page, is cut off within
+// --body-timeout, as one of /mcp is: it must not hold a connection of the
+// gateway for as long as it likes (slowloris).
+func TestGatewayBoundsTheConsolesBodies(t *testing.T) {
+	w := newGatewayWorld(t)
+	w.servers(t, "alpha")
+	base, stop := startHTTPGateway(t, w, "--http", "127.0.0.1:0", "--body-timeout", "300ms")
+	defer stop()
+	addr := strings.TrimPrefix(base, "http://")
+	for _, path := range []string{"/ui/login", "/", "/healthz"} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nOrigin: %s\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\nkey=", path, addr, base)
+		for time.Since(start) < 10*time.Second {
+			time.Sleep(100 * time.Millisecond)
+			if _, err := c.Write([]byte("a")); err != nil {
+				break
+			}
+		}
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("a trickled POST to %s held its connection %v, want it cut off within about 300ms", path, took)
+		}
+		c.Close()
 	}
 }

@@ -26,7 +26,10 @@ func serveHTTP(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, log 
 	}
 	defer stop()
 	srv := &http.Server{
-		Handler:           mux,
+		// Every body within --body-timeout, not only /mcp's: the
+		// console's login, or a POST to / or /healthz, would otherwise
+		// hold a connection for as long as its client trickles it.
+		Handler:           gateway.BodyDeadline(mux, opts.BodyTimeout),
 		ReadHeaderTimeout: 10 * time.Second,
 		// A keep-alive connection with no request on it is closed (SSE
 		// streams are requests, and stay).
@@ -128,7 +131,7 @@ func httpHandler(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, ad
 	}
 	watchIssuer(ctx, opts.jwt, log) // serve_jwt.go
 	if opts.metrics != nil && opts.MetricsAddr != "" {
-		s, err := serveMetrics(opts.MetricsAddr, guard, opts.metrics, log)
+		s, err := serveMetrics(opts.MetricsAddr, guard, opts.metrics, opts.BodyTimeout, log)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -226,15 +229,15 @@ func (opts *ServeOptions) listen() (net.Listener, error) {
 }
 
 // serveMetrics serves /metrics alone on addr (serve --metrics), behind
-// the guard, until stop is called.
-func serveMetrics(addr string, guard *gateway.HTTPGuard, m *gateway.Metrics, log *slog.Logger) (stop func(), err error) {
+// the guard, with request bodies bounded by body, until stop is called.
+func serveMetrics(addr string, guard *gateway.HTTPGuard, m *gateway.Metrics, body time.Duration, log *slog.Logger) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, FailureErr(fmt.Errorf("listening on %s for metrics: %w", addr, err), "pick a free port for --metrics")
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", guard.Wrap(m.Handler()))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	srv := &http.Server{Handler: gateway.BodyDeadline(mux, body), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	go func() { _ = srv.Serve(ln) }()
 	log.Info("metrics listening", "addr", ln.Addr().String())
 	return func() { _ = srv.Close() }, nil
