@@ -137,7 +137,7 @@ func (l *httpLife) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if l.sessions != nil {
 		if sid == "" {
-			if !l.sessions.admit() {
+			if !l.sessions.admit(principalID(r)) {
 				w.Header().Set("Retry-After", "5")
 				http.Error(w, "too many sessions: every one is busy (serve --max-sessions)", http.StatusServiceUnavailable)
 				return
@@ -466,9 +466,10 @@ func (c *sessionCap) prune() {
 	c.pruneAt = max(2*len(c.live), minPrune)
 }
 
-// admit makes room for a new session, ending the one idle longest if need
-// be; false if every session is busy.
-func (c *sessionCap) admit() bool {
+// admit makes room for a new session of the principal with userID,
+// ending the one idle longest if need be (that principal's own first);
+// false if every session is busy.
+func (c *sessionCap) admit(userID string) bool {
 	c.mu.Lock()
 	if len(c.live)+c.pending < c.max {
 		c.pending++
@@ -483,14 +484,22 @@ func (c *sessionCap) admit() bool {
 		c.mu.Unlock()
 		return true
 	}
+	// The session idle longest of the principal asking, if it has one
+	// idle, else of anyone: one principal opening sessions in a loop
+	// ends its own, not those of the others sharing the gateway.
 	var oldID string
 	var old *liveSession
+	own := false
 	for id, s := range c.live {
 		// A session whose one request is a stream its client has left is
 		// as idle as one with none (net/http would have ended that GET).
 		idle := s.busy == 0 || s.busy == 1 && s.stream != nil && s.stream.gone()
-		if idle && (old == nil || s.last.Before(old.last)) {
-			oldID, old = id, s
+		if !idle {
+			continue
+		}
+		mine := s.userID == userID
+		if old == nil || (mine && !own) || (mine == own && s.last.Before(old.last)) {
+			oldID, old, own = id, s, mine
 		}
 	}
 	if old == nil {

@@ -101,3 +101,57 @@ func TestAnotherPrincipalCannotCancelASessionsCalls(t *testing.T) {
 		t.Errorf("alice's call, after her own DELETE: %s\nwant it cancelled", got)
 	}
 }
+
+// At the session cap, a principal that opens sessions in a loop ends its
+// own idle ones, not another principal's: alice's one idle session stays
+// while mallory opens many more than the cap. A new principal at the cap
+// still gets a session (ending mallory's idle longest).
+func TestSessionCapEndsTheOpenersOwnSessionsFirst(t *testing.T) {
+	keys := map[string]string{}
+	principals := map[string]*gateway.AuthEntry{}
+	for _, name := range []string{"alice", "mallory", "carol"} {
+		k, id, _ := gateway.NewKey()
+		keys[name] = k
+		principals[name] = &gateway.AuthEntry{Keys: []gateway.AuthKey{{ID: id, SHA256: gateway.KeyHash(k)}}}
+	}
+	auth := gateway.NewAuth(&gateway.AuthOptions{File: writeAuth(t, &gateway.AuthFile{Principals: principals})})
+	g := servedGateway(t, "alpha", auth)
+	srv := httptest.NewUnstartedServer(nil)
+	addr := srv.Listener.Addr().String()
+	srv.Config.Handler = g.Handler(&gateway.HTTPOptions{Guard: gateway.NewHTTPGuard(auth, addr, addr, nil, nil), MaxSessions: 3})
+	srv.Start()
+	t.Cleanup(srv.Close)
+	ctx := ctxFor(t, 60*time.Second)
+
+	open := func(who string) string {
+		t.Helper()
+		code, sid := postMCP(t, ctx, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"`+who+`","version":"1"}}}`,
+			map[string]string{"Authorization": "Bearer " + keys[who]})
+		if code != http.StatusOK || sid == "" {
+			t.Fatalf("%s's initialize: %d, session %q", who, code, sid)
+		}
+		return sid
+	}
+	alive := func(who, sid string) bool {
+		t.Helper()
+		code, _ := postMCP(t, ctx, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":2,"method":"ping"}`,
+			map[string]string{"Authorization": "Bearer " + keys[who], "Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"})
+		return code == http.StatusOK
+	}
+	alice := open("alice")
+	var mallory []string
+	for range 8 {
+		mallory = append(mallory, open("mallory"))
+		time.Sleep(5 * time.Millisecond) // each later than the last
+	}
+	if !alive("alice", alice) {
+		t.Error("alice's idle session was ended to make room for mallory's")
+	}
+	if !alive("mallory", mallory[len(mallory)-1]) || alive("mallory", mallory[0]) {
+		t.Error("mallory's newest session should be live and her oldest ended")
+	}
+	carol := open("carol")
+	if !alive("carol", carol) || !alive("alice", alice) {
+		t.Error("carol's new session, or alice's, is not live")
+	}
+}
