@@ -45,8 +45,21 @@ type memberLoginInfo struct {
 // them where the store does not answer) and the store's namespace
 // oauth/principal/<name>.
 func memberTokens(home string, store *secretstore.Store, principal string) (dir string, keys oauth.SecretStore) {
-	dir = filepath.Join(oauthDir(home), "members", url.PathEscape(principal))
+	dir = filepath.Join(oauthDir(home), "members", memberDirName(principal))
 	return dir, store.In("oauth/" + memberNamespace(principal)).Tokens()
+}
+
+// memberDirName is principal's folder name among the members' token
+// folders: path-escaped, and "." and ".." spelled with escaped dots. An
+// access token's claim may name a principal ".." (nothing else refuses
+// it), whose folder would otherwise be the gateway's own token folder —
+// its login handed in would replace the gateway's, its logout delete it.
+func memberDirName(principal string) string {
+	name := url.PathEscape(principal)
+	if name == "." || name == ".." {
+		name = strings.ReplaceAll(name, ".", "%2E")
+	}
+	return name
 }
 
 // memberOAuthServer returns the definition of server when the gateway's

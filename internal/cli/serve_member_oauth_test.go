@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/gateway"
+	"github.com/switchboard-mcp/switchboard/internal/secretstore"
 	"github.com/switchboard-mcp/switchboard/internal/testserver/testoauth"
 )
 
@@ -151,5 +152,30 @@ func TestGatewayMemberOAuthLogin(t *testing.T) {
 	}
 	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
 		t.Errorf("audit (principal tool credential):\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// Each principal's OAuth logins live in a folder of its own under the
+// members' folder, whatever its name: an access token's claim may name a
+// principal ".." or ".", whose folder must not be the gateway's own token
+// folder (where its own logins are) or the members' folder itself. Other
+// names keep the folder they always had.
+func TestMemberTokenFoldersStayTheirOwn(t *testing.T) {
+	home := t.TempDir()
+	members := filepath.Join(oauthDir(home), "members")
+	store := secretstore.Open(&secretstore.Options{Dir: home, Kind: "file"}) // touched by nothing here
+	seen := map[string]string{}
+	for _, p := range []string{"..", ".", "...", "../x", "a/..", "alice", "%2E%2E"} {
+		dir, _ := memberTokens(home, store, p)
+		if filepath.Dir(dir) != members {
+			t.Errorf("principal %q's folder is %s, not one in %s", p, dir, members)
+		}
+		if other, ok := seen[dir]; ok {
+			t.Errorf("principals %q and %q share the folder %s", p, other, dir)
+		}
+		seen[dir] = p
+	}
+	if dir, _ := memberTokens(home, store, "alice"); dir != filepath.Join(members, "alice") {
+		t.Errorf("alice's folder moved to %s", dir)
 	}
 }
