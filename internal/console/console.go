@@ -326,6 +326,9 @@ func (c *Console) newSession(w http.ResponseWriter, v *Viewer, credential string
 	id := newSecret()
 	s := &session{csrf: newSecret(), principal: v.Name, viewer: v, credential: credential, seen: c.o.Now()}
 	c.mu.Lock()
+	if c.o.Login != nil {
+		c.pruneLogins(v.Name)
+	}
 	c.sessions[id] = s
 	c.mu.Unlock()
 	path := c.o.BasePath

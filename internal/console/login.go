@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // Under a gateway (Options.Login) the browser cannot send the gateway's
@@ -18,6 +19,44 @@ type loginPage struct {
 	Next, Closed string
 }
 
+// LoginIdle ends a session signed in with a gateway credential
+// (Options.Login) that has had no request for this long: a cookie left in
+// a browser, or copied from it, does not stand for the credential for as
+// long as the gateway runs. (A page that reloads itself keeps its session.)
+const LoginIdle = 12 * time.Hour
+
+// MaxLoginSessions bounds the sessions one principal holds at once under
+// Options.Login: a new sign-in past it ends that principal's session
+// unused longest, so that signing in in a loop cannot grow the console's
+// memory.
+const MaxLoginSessions = 32
+
+// pruneLogins ends, under c.mu, the sessions unused for longer than
+// LoginIdle, and the unused longest of principal's past
+// MaxLoginSessions-1, to make room for one more of principal's.
+func (c *Console) pruneLogins(principal string) {
+	now := c.o.Now()
+	var mine []string
+	for id, s := range c.sessions {
+		switch {
+		case now.Sub(s.seen) > LoginIdle:
+			delete(c.sessions, id)
+		case s.principal == principal:
+			mine = append(mine, id)
+		}
+	}
+	for len(mine) >= MaxLoginSessions {
+		oldest := 0
+		for i, id := range mine {
+			if c.sessions[id].seen.Before(c.sessions[mine[oldest]].seen) {
+				oldest = i
+			}
+		}
+		delete(c.sessions, mine[oldest])
+		mine = append(mine[:oldest], mine[oldest+1:]...)
+	}
+}
+
 // loginSession finds the session of a request under Options.Login: its
 // cookie's, if the credential behind it is still accepted (a revoked key
 // or an expired token ends the session at its next request).
@@ -25,7 +64,15 @@ func (c *Console) loginSession(w http.ResponseWriter, r *http.Request) (*session
 	if ck, err := r.Cookie(cookieName); err == nil {
 		c.mu.Lock()
 		s := c.sessions[ck.Value]
+		var idle *session
+		if s != nil && c.o.Now().Sub(s.seen) > LoginIdle {
+			delete(c.sessions, ck.Value)
+			idle, s = s, nil
+		}
 		c.mu.Unlock()
+		if idle != nil {
+			c.audit(r, idle, "session", "", "ended: unused for longer than "+LoginIdle.String())
+		}
 		if s != nil {
 			v, err := c.o.Login(r.Context(), s.credential)
 			if err == nil && v != nil && v.Name == s.principal {

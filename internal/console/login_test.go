@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/switchboard-mcp/switchboard/policy"
 )
@@ -250,5 +251,78 @@ func TestConsoleSignInClosed(t *testing.T) {
 	}
 	if code, _, _ := b.do("GET", "/ui/", "", nil); code != http.StatusOK {
 		t.Errorf("the console once signed in: %d", code)
+	}
+}
+
+// A session signed in with a gateway credential ends once unused for
+// LoginIdle (a cookie left in a browser does not stand for the key for as
+// long as the gateway runs), and one principal holds at most
+// MaxLoginSessions: signing in in a loop ends its own sessions unused
+// longest, not another principal's, and does not grow the console.
+func TestConsoleLoginSessionsEnd(t *testing.T) {
+	f := newFixture(t)
+	var now atomic.Int64
+	now.Store(time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC).UnixNano())
+	c, err := New(f.sb, Options{Audit: f.audit, Home: f.home, BasePath: "/ui",
+		Now: func() time.Time { return time.Unix(0, now.Load()) },
+		Login: func(_ context.Context, key string) (*Viewer, error) {
+			switch key {
+			case "admin-key":
+				return &Viewer{Name: "root", Admin: true}, nil
+			case "member-key":
+				return &Viewer{Name: "bob"}, nil
+			}
+			return nil, errors.New("unauthorized")
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := serveAtUI(t, c)
+	signIn := func(key string) *browserish {
+		t.Helper()
+		b := newBrowserish(t, base)
+		if code, _, _ := b.do("POST", "/ui/login", base, url.Values{"key": {key}}); code != http.StatusSeeOther {
+			t.Fatalf("sign-in: %d", code)
+		}
+		return b
+	}
+	signedIn := func(b *browserish) bool {
+		t.Helper()
+		code, _, _ := b.do("GET", "/ui/tools", "", nil)
+		return code == http.StatusOK
+	}
+	advance := func(d time.Duration) { now.Add(int64(d)) }
+
+	admin := signIn("admin-key")
+	advance(LoginIdle - time.Minute)
+	if !signedIn(admin) {
+		t.Fatal("a session used within LoginIdle has ended")
+	}
+	advance(LoginIdle - time.Minute) // used a minute ago, in all longer than LoginIdle
+	if !signedIn(admin) {
+		t.Fatal("a session kept in use has ended")
+	}
+	advance(LoginIdle + time.Second)
+	if signedIn(admin) {
+		t.Error("a session unused for longer than LoginIdle still works")
+	}
+	if !strings.Contains(f.audit.String(), `"outcome":"ended: unused for longer than 12h0m0s"`) {
+		t.Errorf("the audit log does not say why the session ended:\n%s", f.audit.String())
+	}
+
+	admin = signIn("admin-key")
+	first := signIn("member-key")
+	for range MaxLoginSessions + 10 {
+		advance(time.Second)
+		signIn("member-key")
+	}
+	c.mu.Lock()
+	n := len(c.sessions)
+	c.mu.Unlock()
+	if n != MaxLoginSessions+1 {
+		t.Errorf("%d sessions after many of bob's sign-ins, want %d of his and root's", n, MaxLoginSessions)
+	}
+	if signedIn(first) || !signedIn(admin) {
+		t.Error("bob's sign-ins should have ended his oldest session and kept root's")
 	}
 }
