@@ -213,6 +213,24 @@ func (l *AuditLog) Close() error {
 // auditArgMax cuts each string of the redacted arguments.
 const auditArgMax = 200
 
+// auditNameMax cuts a line's tool and server names, and auditTextMax its
+// error and hook reasons (which may quote a name), in characters.
+const (
+	auditNameMax = 256
+	auditTextMax = 1024
+)
+
+// cutString is s cut to max characters, with "…" for what was cut.
+func cutString(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	if r := []rune(s); len(r) > max {
+		return string(r[:max]) + "…"
+	}
+	return s
+}
+
 // write fills e's argument fields from raw and appends e. scrub (nil:
 // none) removes the known secret values from every string written, after
 // the redaction by key and shape and before strings are cut (a cut
@@ -221,10 +239,14 @@ func (l *AuditLog) write(e *AuditEntry, raw json.RawMessage, scrub func(string) 
 	if scrub == nil {
 		scrub = func(s string) string { return redact.String(s) }
 	}
-	e.Error = scrub(e.Error)
+	e.Error = cutString(scrub(e.Error), auditTextMax)
 	for i := range e.Hooks {
-		e.Hooks[i].Reason = scrub(e.Hooks[i].Reason)
+		e.Hooks[i].Reason = cutString(scrub(e.Hooks[i].Reason), auditTextMax)
 	}
+	// A name the gateway does not serve is the caller's to choose, up to
+	// the 4 MiB of a request: cut, or a few calls would fill the log,
+	// and the lines kept for the console (RecentAudit) the memory.
+	e.Tool, e.Server, e.ServerTool = cutString(e.Tool, auditNameMax), cutString(e.Server, auditNameMax), cutString(e.ServerTool, auditNameMax)
 	if args, ok := auditArgs(raw); ok {
 		// The canonical JSON (map keys sorted) is what json.Marshal
 		// writes.
@@ -297,9 +319,7 @@ func putLineBuf(lb *lineBuf) {
 func cutStrings(v any) any {
 	switch v := v.(type) {
 	case string:
-		if r := []rune(v); len(r) > auditArgMax {
-			return string(r[:auditArgMax]) + "…"
-		}
+		return cutString(v, auditArgMax)
 	case map[string]any:
 		for k, e := range v {
 			v[k] = cutStrings(e)

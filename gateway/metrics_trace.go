@@ -109,11 +109,14 @@ func (t *Tracing) startCall(ctx context.Context, req *mcp.CallToolRequest, rec *
 	if m := req.Params.Meta; len(m) > 0 {
 		ctx = t.prop.Extract(ctx, metaCarrier(m))
 	}
-	attrs := []attribute.KeyValue{attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", req.Params.Name)}
+	// The name is the caller's, as long as a request: cut as the audit
+	// line's, or spans waiting for export would hold megabytes each.
+	name := cutString(req.Params.Name, auditNameMax)
+	attrs := []attribute.KeyValue{attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", name)}
 	if p := rec.principal; p != nil {
 		attrs = append(attrs, attribute.String("switchboard.principal", p.Name))
 	}
-	return t.tracer.Start(ctx, "tools/call "+req.Params.Name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	return t.tracer.Start(ctx, "tools/call "+name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 }
 
 // endCall ends the server span with the call's decision and outcome.
