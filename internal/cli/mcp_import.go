@@ -96,7 +96,9 @@ Files of yours outside the workspace (Claude Desktop's, ~/.cursor/mcp.json, a
 workspace (Claude Code's: into the scope they had there).
 
 VS Code and Cursor variables are translated: ${env:NAME} becomes ${NAME},
-${workspaceFolder} the workspace path and ${userHome} the home directory.
+${workspaceFolder} the workspace path and ${userHome} the home directory. In
+project scope, a file every clone shares, they become a path relative to the
+workspace (where the server then starts: "cwd": ".") and ${HOME} instead.
 Servers that need an ${input:…} prompt, or another variable Switchboard cannot
 know, are skipped with the reason. An existing server of the same name is
 never overwritten without --force.`,
@@ -239,6 +241,7 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 		}
 	}
 	for _, e := range entries {
+		raw := e.def
 		if e.Reason == "" {
 			e.def, e.Notes, e.Reason = translateImport(f, e.def, root)
 		}
@@ -251,6 +254,15 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 		dest, err := run.place(&e)
 		if err != nil {
 			return err
+		}
+		// The repository's .mcp.json is every clone's: it gets the
+		// editor's paths as ${HOME} and relative to the workspace, not
+		// as this machine's (your own files keep them absolute).
+		if e.Reason == "" && dest.Scope == config.ScopeProject {
+			e.def, e.Notes, e.Reason = sharedImport(f, raw, root)
+			if e.Reason == "" {
+				e.Reason = checkImport(e.Name, e.def)
+			}
 		}
 		if e.Reason != "" {
 			rep.Skipped = append(rep.Skipped, e)
