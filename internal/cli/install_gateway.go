@@ -151,7 +151,10 @@ repository shares (project scope), plain 'switchboard', found on each user's PAT
 Servers the client already has (same name, command or URL as one of Switchboard's),
 in any of its scopes, would be listed twice, directly and through the gateway:
 they are named, as is another entry that runs a gateway, and --move takes them
-out of the client's files, keeping a backup beside each.
+out of the client's files, keeping a backup beside each. An entry of the
+client's user scope, used in every workspace, is moved only when the gateway
+serves it in every workspace too (its entry in the client's user scope, the
+server in Switchboard's user scope).
 
 Claude Code's .mcp.json is also a file Switchboard reads: Switchboard knows the
 gateway's own entry there and never starts it or asks to approve it (status
@@ -312,7 +315,11 @@ func installGatewayRun(opts *InstallGatewayOptions) error {
 		if e.profile != "" {
 			what = fmt.Sprintf("the Switchboard gateway of profile %q", e.profile)
 		}
-		fmt.Fprintf(opts.IO.Out, "%s %s as %q to %s's %s config in %s\n", verb, what, e.name, c.name, scope, tilde(file))
+		prep := "to"
+		if existed {
+			prep = "in"
+		}
+		fmt.Fprintf(opts.IO.Out, "%s %s as %q %s %s's %s config in %s\n", verb, what, e.name, prep, c.name, scope, tilde(file))
 	}
 	for _, n := range notes {
 		fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", n)
@@ -327,7 +334,7 @@ func installGatewayRun(opts *InstallGatewayOptions) error {
 		if look == "" && opts.Root != nil {
 			look, _ = opts.Root()
 		}
-		if err := reportTwice(opts, c, cfg, look, file, objPath, tilde); err != nil {
+		if err := reportTwice(opts, c, cfg, look, file, objPath, scope, tilde); err != nil {
 			return err
 		}
 	}
@@ -584,6 +591,7 @@ type clientPlace struct {
 	file    string
 	objPath []string
 	label   string // for messages: the file, and the scope
+	scope   string // the client's scope, "" for --file
 	// source is set when Switchboard reads servers from file too: an
 	// entry there is one of the gateway's own servers.
 	source bool
@@ -604,10 +612,10 @@ func clientPlaces(opts *InstallGatewayOptions, c gatewayClient, cfg *config.Reso
 		}
 		label := fmt.Sprintf("%s (%s scope)", tilde(f), scope)
 		if sameFile(f, file) && slices.Equal(op, objPath) {
-			places[0].label = label
+			places[0].label, places[0].scope = label, scope
 			continue
 		}
-		places = append(places, clientPlace{file: f, objPath: op, label: label})
+		places = append(places, clientPlace{file: f, objPath: op, label: label, scope: scope})
 	}
 	for i := range places {
 		places[i].source = readsServers(cfg, places[i].file)
@@ -620,6 +628,10 @@ type twice struct {
 	place *clientPlace
 	name  string
 	why   string
+	// kept says why --move leaves it, "" when it may move: the client
+	// uses it in every workspace, and the gateway does not serve it in
+	// every one.
+	kept string
 }
 
 // reportTwice names the client's own servers, in every scope it has and
@@ -627,7 +639,13 @@ type twice struct {
 // client's other entries that run a Switchboard gateway (two gateways
 // list every tool twice). With --move it takes the servers out of the
 // files Switchboard does not read, after a backup of each.
-func reportTwice(opts *InstallGatewayOptions, c gatewayClient, cfg *config.Resolved, root, file string, objPath []string, tilde func(string) string) error {
+//
+// An entry of the client's user scope, which it uses in every workspace,
+// moves only when the gateway serves it in every workspace too: the
+// gateway's entry is in the client's user scope and Switchboard's server
+// in user (or managed) scope. One that only this workspace's Switchboard
+// servers (local, project) or gateway entry cover is named and left.
+func reportTwice(opts *InstallGatewayOptions, c gatewayClient, cfg *config.Resolved, root, file string, objPath []string, installed string, tilde func(string) string) error {
 	places := clientPlaces(opts, c, cfg, root, file, objPath, tilde)
 	var dups, gateways []twice
 	for i := range places {
@@ -654,8 +672,17 @@ func reportTwice(opts *InstallGatewayOptions, c gatewayClient, cfg *config.Resol
 			if i == 0 && opts.wrote(name) {
 				continue
 			}
-			if why := seenTwice(cfg, name, e); why != "" {
-				dups = append(dups, twice{place: p, name: name, why: why})
+			if why, rs := seenTwice(cfg, name, e); why != "" {
+				d := twice{place: p, name: name, why: why}
+				if p.scope == "user" {
+					switch {
+					case installed != "user" || opts.File != "":
+						d.kept = fmt.Sprintf("the gateway's entry is in %s's %s config, not in every workspace", c.name, installed)
+					case rs.Scope != config.ScopeUser && rs.Scope != config.ScopeManaged:
+						d.kept = fmt.Sprintf("Switchboard's %s is %s scope, this workspace only", rs.Name, rs.Scope)
+					}
+				}
+				dups = append(dups, d)
 			}
 		}
 	}
@@ -694,6 +721,34 @@ func reportTwice(opts *InstallGatewayOptions, c gatewayClient, cfg *config.Resol
 		fmt.Fprintf(opts.IO.ErrOut, "Those in %s are defined in a file Switchboard reads as well, so --move would take them from the gateway too: "+
 			"turn them off in %s instead (Claude Code: /mcp, or \"disabledMcpjsonServers\" in its settings).\n", p.label, c.name)
 	}
+	// Those the client uses in every workspace and the gateway serves
+	// only here stay where they are.
+	var moving []*clientPlace
+	for _, p := range movable {
+		var kept, reasons []string
+		byReason := map[string][]string{}
+		for _, d := range byPlace[p] {
+			if d.kept != "" {
+				kept = append(kept, d.name)
+				if byReason[d.kept] == nil {
+					reasons = append(reasons, d.kept)
+				}
+				byReason[d.kept] = append(byReason[d.kept], d.name)
+			}
+		}
+		whys := make([]string, len(reasons))
+		for i, r := range reasons {
+			whys[i] = strings.Join(byReason[r], ", ") + ": " + r
+		}
+		if len(kept) > 0 {
+			fmt.Fprintf(opts.IO.ErrOut, "--move leaves %s in %s: %s uses them in every workspace, and the gateway serves them only in this one (%s); turn them off for this workspace in %s instead.\n",
+				strings.Join(kept, ", "), p.label, c.name, strings.Join(whys, "; "), c.name)
+		}
+		if len(kept) < len(byPlace[p]) {
+			moving = append(moving, p)
+		}
+	}
+	movable = moving
 	if len(movable) == 0 {
 		return nil
 	}
@@ -719,6 +774,9 @@ func reportTwice(opts *InstallGatewayOptions, c gatewayClient, cfg *config.Resol
 		}
 		var names []string
 		for _, d := range byPlace[p] {
+			if d.kept != "" {
+				continue
+			}
 			if _, err := config.RemoveServer(p.file, p.objPath, d.name); err != nil {
 				return ConfigErr(err, "the backup is "+tilde(backup))
 			}
@@ -730,23 +788,34 @@ func reportTwice(opts *InstallGatewayOptions, c gatewayClient, cfg *config.Resol
 }
 
 // seenTwice says why the client's entry e, named name, is one of the
-// gateway's servers too ("" if it is not).
-func seenTwice(cfg *config.Resolved, name string, e clientEntry) string {
-	for _, rs := range cfg.Servers {
+// gateway's servers too ("" if it is not), and which: one of user or
+// managed scope, served in every workspace, when there is one.
+func seenTwice(cfg *config.Resolved, name string, e clientEntry) (why string, which *config.ResolvedServer) {
+	for i := range cfg.Servers {
+		rs := &cfg.Servers[i]
 		s := rs.Written
-		if rs.Availability != config.Available || host.IsGatewayServer(&rs) {
+		if rs.Availability != config.Available || host.IsGatewayServer(rs) {
 			continue
 		}
+		var w string
 		switch {
 		case rs.Name == name:
-			return "same name"
+			w = "same name"
 		case e.Command != "" && e.Command == s.Command && slices.Equal(e.Args, s.Args):
-			return "same command as " + rs.Name
+			w = "same command as " + rs.Name
 		case e.URL != "" && e.URL == s.URL:
-			return "same URL as " + rs.Name
+			w = "same URL as " + rs.Name
+		default:
+			continue
+		}
+		if rs.Scope == config.ScopeUser || rs.Scope == config.ScopeManaged {
+			return w, rs
+		}
+		if which == nil {
+			why, which = w, rs
 		}
 	}
-	return ""
+	return why, which
 }
 
 // readEntries reads the server entries of the object at objPath of a JSONC

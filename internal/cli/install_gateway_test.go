@@ -259,6 +259,71 @@ func TestInstallGatewayTwiceAndMove(t *testing.T) {
 	}
 }
 
+// --move takes an entry out of the client's user scope, which it uses in
+// every workspace, only when the gateway serves that server in every
+// workspace too: a Switchboard server of this workspace only (local
+// scope), or a gateway entry of this project only, leaves it, said so;
+// the client's own entries for this workspace move.
+func TestInstallGatewayMoveKeepsWhatOtherWorkspacesUse(t *testing.T) {
+	w := newMgmtWorld(t)
+	w.write(filepath.Join(w.env["SWITCHBOARD_HOME"], "mcp.json"), `{
+  "mcpServers": {"github": {"command": "github-mcp-server", "args": ["stdio"]}},
+  "projects": {"`+w.proj+`": {"mcpServers": {"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}}}}
+}`)
+	claude := filepath.Join(w.home, ".claude.json")
+	orig := `{
+  "mcpServers": {
+    "gh": {"command": "github-mcp-server", "args": ["stdio"]},
+    "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}
+  },
+  "projects": {"` + w.proj + `": {"mcpServers": {"mem-here": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}}}}
+}`
+	w.write(claude, orig)
+	args := []string{"mcp", "install-gateway", "--client", "claude-code", "--command", "/opt/sb/switchboard", "--move"}
+	out, errOut, code := w.run(false, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"--move leaves memory in ~/.claude.json (user scope): Claude Code uses them in every workspace, and the gateway serves them only in this one (memory: Switchboard's memory is local scope, this workspace only)",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	for _, want := range []string{"Moved gh out of ~/.claude.json (user scope)", "Moved mem-here out of ~/.claude.json (local scope)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	got := readJSONC(t, claude)
+	if diff := cmp.Diff([]string{"memory", "switchboard"}, slices.Sorted(maps.Keys(got["mcpServers"].(map[string]any)))); diff != "" {
+		t.Errorf("user entries left (-want +got):\n%s", diff)
+	}
+	if b, _ := os.ReadFile(claude); strings.Contains(string(b), "mem-here") {
+		t.Errorf("the local entry is still there:\n%s", b)
+	}
+
+	// The gateway's entry in this project only: no user entry moves.
+	w.write(claude, orig)
+	out, errOut, code = w.run(false, "mcp", "install-gateway", "--client", "claude-code", "--scope", "local", "--command", "/opt/sb/switchboard", "--move")
+	if code != 0 {
+		t.Fatalf("--scope local: exit %d: %s%s", code, out, errOut)
+	}
+	if want := "--move leaves gh, memory in ~/.claude.json (user scope)"; !strings.Contains(errOut, want) || !strings.Contains(errOut, "gh, memory: the gateway's entry is in Claude Code's local config, not in every workspace") {
+		t.Errorf("stderr lacks %q and why:\n%s", want, errOut)
+	}
+	if strings.Contains(out, "Moved gh") || strings.Contains(out, "Moved memory") {
+		t.Errorf("a user entry moved:\n%s", out)
+	}
+	if !strings.Contains(out, "Moved mem-here out of ~/.claude.json (local scope)") {
+		t.Errorf("the local entry did not move:\n%s", out)
+	}
+	if diff := cmp.Diff([]string{"gh", "memory"}, slices.Sorted(maps.Keys(readJSONC(t, claude)["mcpServers"].(map[string]any)))); diff != "" {
+		t.Errorf("user entries left (-want +got):\n%s", diff)
+	}
+}
+
 // A client file that starts with a byte-order mark (Windows editors write
 // one) is read like editFile reads it: the servers seen twice are named.
 func TestInstallGatewayTwiceWithBOM(t *testing.T) {
