@@ -293,6 +293,13 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 	if opts.JSON {
 		return printJSON(opts.IO.Out, rep)
 	}
+	// Nothing written: the header names where they would have gone, which
+	// for the repository's own files is project scope (unless --scope).
+	if len(dests) == 0 && !opts.ScopeSet && !slices.ContainsFunc(found, func(i importFile) bool { return !i.repo }) {
+		if pt, err := f.target(config.ScopeProject); err == nil {
+			t = pt
+		}
+	}
 	printImportReport(opts.IO.Out, f, label, t, found, entries, dests, rep)
 	return nil
 }
