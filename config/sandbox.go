@@ -574,8 +574,17 @@ func DescribeSandbox(p *SandboxPolicy, tilde func(string) string) string {
 	if len(p.Read) > 0 {
 		parts = append(parts, "can read "+list(p.Read))
 	}
+	// The rest of the filesystem view is said after what it may read and
+	// write, not after a cache's private copy (which it is no part of).
+	view := len(parts) - 1
+	if len(p.Refused) > 0 && view == 0 {
+		view = -1
+	}
 	if len(p.Files) > 0 {
 		parts = append(parts, "can read the files its command names: "+list(p.Files))
+		if view < 0 {
+			view = len(parts) - 1
+		}
 	}
 	if len(p.Unshown) > 0 {
 		parts = append(parts, "is not shown what its command names in a hidden folder of your home: "+list(p.Unshown))
@@ -586,11 +595,14 @@ func DescribeSandbox(p *SandboxPolicy, tilde func(string) string) string {
 	if len(p.Write) == 0 && len(p.Read) == 0 && len(p.Files) == 0 && len(p.Caches) == 0 {
 		parts = append(parts, "sees none of your files")
 	}
+	if view < 0 {
+		view = len(parts) - 1
+	}
 	home := "the rest of your home is hidden"
 	if p.Home != "" && p.Covers(p.Home) {
 		home = "your whole home directory is visible"
 	}
-	parts[len(parts)-1] += " (and the system directories, read-only; " + home + "; a private /tmp)"
+	parts[view] += " (and the system directories, read-only; " + home + "; a private /tmp)"
 	var other []string
 	for _, a := range p.Allow {
 		if !slices.ContainsFunc(p.Downloads, func(d SandboxDownload) bool { return d.Dest == a }) {

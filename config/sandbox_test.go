@@ -109,9 +109,9 @@ func TestDescribeSandboxRuntimeParts(t *testing.T) {
 		Caches:    []SandboxCache{{Runner: "npm", Path: "/home/me/.npm", Private: "/home/me/.switchboard/sandbox/x/npm"}},
 		Downloads: []SandboxDownload{{Runner: "npm", What: "the npm registry", URL: "https://registry.npmjs.org/", Dest: "registry.npmjs.org:443"}},
 		Allow:     []string{"registry.npmjs.org:443"}}
-	want := "can read and write /ws, /ws/out (a link to /ws/build); can read the files its command names: /opt/srv/server.js; " +
-		"is not shown what its command names in a hidden folder of your home: /home/me/.ssh/id_rsa; sees npm's cache /home/me/.npm, writing only to a private copy " +
-		"(and the system directories, read-only; the rest of your home is hidden; a private /tmp); " +
+	want := "can read and write /ws, /ws/out (a link to /ws/build) (and the system directories, read-only; the rest of your home is hidden; a private /tmp); " +
+		"can read the files its command names: /opt/srv/server.js; " +
+		"is not shown what its command names in a hidden folder of your home: /home/me/.ssh/id_rsa; sees npm's cache /home/me/.npm, writing only to a private copy; " +
 		"may download packages from the npm registry (registry.npmjs.org:443); no other network"
 	if got := DescribeSandbox(p, nil); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
