@@ -90,7 +90,11 @@ func toolsDiffRun(ctx context.Context, opts *ToolsDiffOptions) (err error) {
 	if out.Changes == nil {
 		out.Changes = []host.ToolChange{}
 	}
+	var unchecked []string // still connecting: their tools were not compared
 	for _, st := range s.statuses() {
+		if st.State == host.StateConnecting {
+			unchecked = append(unchecked, termsafe.Line(st.Name))
+		}
 		for _, tf := range st.Findings {
 			out.Findings = append(out.Findings, serverFindings{Server: st.Name, Tool: tf.Tool, Findings: tf.Findings})
 		}
@@ -101,7 +105,11 @@ func toolsDiffRun(ctx context.Context, opts *ToolsDiffOptions) (err error) {
 	if opts.JSON {
 		return printJSON(opts.IO.Out, out)
 	}
-	if len(out.Changes) == 0 {
+	switch {
+	case len(out.Changes) > 0:
+	case len(unchecked) > 0:
+		fmt.Fprintf(opts.IO.Out, "No tool of the servers that connected changed since it was pinned; not checked, still connecting: %s (wait for them with --wait 120s).\n", strings.Join(unchecked, ", "))
+	default:
 		fmt.Fprintln(opts.IO.Out, "No tool changed since it was pinned.")
 	}
 	for _, c := range out.Changes {
