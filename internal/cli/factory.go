@@ -3,8 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +11,6 @@ import (
 	"github.com/switchboard-mcp/switchboard"
 
 	"github.com/switchboard-mcp/switchboard/config"
-	"github.com/switchboard-mcp/switchboard/internal/redact"
 	"github.com/switchboard-mcp/switchboard/internal/secretstore"
 )
 
@@ -168,20 +165,6 @@ func (f *Factory) WorkspaceRoot() (root string, ok bool) {
 		return r.Workspace, true
 	}
 	return "", false
-}
-
-// Logger returns a logger for --log-level writing to stderr. Libraries get
-// it passed in; nothing logs globally.
-func (f *Factory) Logger() *slog.Logger {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(f.global().LogLevel)); err != nil {
-		level = slog.LevelWarn
-	}
-	var w io.Writer = os.Stderr
-	if f.IO != nil {
-		w = f.IO.ErrOut
-	}
-	return slog.New(redact.Handler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})))
 }
 
 func (f *Factory) global() *GlobalOptions {

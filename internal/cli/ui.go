@@ -113,7 +113,12 @@ func uiRun(ctx context.Context, opts *UIOptions) error {
 	front.Permit = func(p *policy.Policy) host.Permit {
 		return host.PolicyPermit(p, &host.PermitOptions{Asker: asks, UserSettings: f.tilde(policy.UserSettingsPath(f.Home()))})
 	}
-	front.Logger = f.Logger()
+	// As every command that runs servers logs: to Home/logs, and on stderr
+	// only at --log-level debug or info. The console shows each server's
+	// state and error itself; the terminal keeps the address and Ctrl-C.
+	log, closeLog := (&runtimeOptions{IO: opts.IO, Home: f.Home(), LogLevel: f.global().LogLevel}).logger()
+	defer closeLog()
+	front.Logger = log
 	sb, err := switchboard.Open(ctx, front)
 	if err != nil {
 		return err

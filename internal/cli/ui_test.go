@@ -155,3 +155,49 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// `switchboard ui` logs as every command that runs servers does: to
+// ~/.switchboard/logs, and on the terminal only at --log-level debug or
+// info. A server that fails to start is shown in the console, not as log
+// lines among the address and the Enter prompt.
+func TestUILogsToTheLogFile(t *testing.T) {
+	dir := t.TempDir()
+	home, ws := filepath.Join(dir, "home"), filepath.Join(dir, "ws")
+	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sbHome := filepath.Join(home, ".switchboard")
+	if err := os.MkdirAll(sbHome, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "no-such-server")
+	writeJSON(t, filepath.Join(sbHome, "mcp.json"), map[string]any{"mcpServers": map[string]any{"broken": map[string]any{"command": missing}}})
+	ios, _, _, errOut := Test()
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	ios.In, ios.Out = inR, &uiOutput{}
+	f := &Factory{IO: ios, Getenv: func(string) (string, bool) { return "", false }, HomeDir: home, Cwd: ws, Now: time.Now}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- uiRun(ctx, &UIOptions{IO: ios, Factory: f, OpenBrowser: func(string) error { return nil }})
+	}()
+	logFile := filepath.Join(sbHome, "logs", "switchboard.log")
+	var logged bool
+	for deadline := time.Now().Add(30 * time.Second); !logged && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		b, _ := os.ReadFile(logFile)
+		logged = strings.Contains(string(b), `"server failed to start"`) && strings.Contains(string(b), `"server":"broken"`)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("ui: %v", err)
+	}
+	if !logged {
+		b, _ := os.ReadFile(logFile)
+		t.Fatalf("the log file does not have the failed start:\n%s", b)
+	}
+	if s := errOut.String(); strings.Contains(s, "level=") || strings.Contains(s, "broken") {
+		t.Errorf("log lines on the terminal:\n%s", s)
+	}
+}
