@@ -42,8 +42,9 @@ func TestHostileSchemaTextCapped(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 200 parameters: their names, types and the budget's ellipses
-	// besides the budget's text.
-	if len(in) > 2*toolsurface.DefaultSchemaBudget+200*40 {
+	// besides the budget's text and the values' budget (enums past it
+	// are dropped whole, never cut).
+	if len(in) > 2*toolsurface.DefaultSchemaBudget+toolsurface.DefaultValuesBudget+200*40 {
 		t.Errorf("wide's input schema reaches the model as %d bytes", len(in))
 	}
 	if !strings.Contains(string(in), `"type":"string"`) || !strings.Contains(string(in), `"p0199"`) {
@@ -66,6 +67,7 @@ func TestHostileSchemaTextCapped(t *testing.T) {
 		"wide: inputSchema.properties.p0000.title: 953 characters cut",
 		"wide: outputSchema.description: 953 characters cut",
 		"wide: inputSchema: ",
+		"wide: inputSchema.properties.p0199.enum: 2053 characters dropped",
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("status does not say %q; it says:\n%.2000s", want, all)

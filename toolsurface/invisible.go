@@ -65,6 +65,8 @@ func (k TextKind) Action() string {
 		return "made visible"
 	case KindCut, KindOverBudget:
 		return "cut"
+	case KindDropped:
+		return "dropped"
 	}
 	return "removed"
 }
@@ -103,7 +105,7 @@ func (f TextFinding) String() string {
 		what = "bidirectional control"
 	case KindEnvelope:
 		what = "imitation of the <" + EnvelopeTag + "> envelope tag"
-	case KindCut, KindOverBudget:
+	case KindCut, KindOverBudget, KindDropped:
 		what = "character"
 	default:
 		what = string(f.Kind)
@@ -124,6 +126,8 @@ func (f TextFinding) String() string {
 		s += fmt.Sprintf(" (longer than %d characters)", DefaultDescriptionCap)
 	case KindOverBudget:
 		s += fmt.Sprintf(" (its text is over the schema's %d characters)", DefaultSchemaBudget)
+	case KindDropped:
+		s += fmt.Sprintf(" (the schema's enum and const values are over %d characters: the keyword is left out)", DefaultValuesBudget)
 	}
 	if f.Field != "" {
 		s = f.Field + ": " + s

@@ -61,12 +61,29 @@ var schemaData = map[string]bool{"default": true, "examples": true}
 
 // schemaValues are the keywords whose values are the values a call may
 // send (JSON values, not schemas): each string in them is capped on its
-// own, never cut for the budget. A value cut to "…" would be a value the
-// server never offered: a large enum (every time zone) would lose its
-// last entries, and the model could no longer send them. A
-// server whose tools are that large has them deferred (host: automatic
-// deferral), not shown at every turn.
+// own, never cut for the schema's budget of prose. A value cut to "…"
+// would be one the server never offered: a large enum (every time zone)
+// would lose its last entries, and the model could no longer send them.
+// They have a budget of their own, DefaultValuesBudget: a keyword whose
+// values do not fit in what is left of it is dropped whole (KindDropped),
+// so the schema says less — any string, where it listed some — but
+// nothing wrong, and the server still checks what a call sends.
 var schemaValues = map[string]bool{"enum": true, "const": true}
+
+// DefaultValuesBudget is the default limit, in characters (runes), on the
+// strings of one schema's enum and const values together. Every IANA time
+// zone is about 9,000; a server cannot put megabytes of instructions into
+// a thousand parameters' enums.
+const DefaultValuesBudget = 65536
+
+// KindDropped marks an enum or const keyword dropped from a schema
+// because its values did not fit in the schema's DefaultValuesBudget;
+// Count is how many characters its strings held.
+const KindDropped TextKind = "dropped"
+
+// dropped is what schemaCutter.values returns in a keyword's place to
+// have object leave the keyword out.
+var dropped = &struct{ byte }{}
 
 // schemaMaps are the keywords whose values map names to schemas.
 var schemaMaps = map[string]bool{
@@ -78,6 +95,7 @@ var schemaMaps = map[string]bool{
 type schemaCutter struct {
 	max   int // per string, in runes
 	left  int // of the budget
+	vals  int // left of the values' budget (DefaultValuesBudget)
 	over  int // runes cut for the budget
 	finds []TextFinding
 }
@@ -110,7 +128,7 @@ func capSchemaTo(schema any, field string, perString, budget int) (any, bool, []
 			return schema, false, nil
 		}
 	}
-	c := &schemaCutter{max: perString, left: budget}
+	c := &schemaCutter{max: perString, left: budget, vals: DefaultValuesBudget}
 	out, changed := c.schema(v, field)
 	if c.over > 0 {
 		c.finds = append(c.finds, TextFinding{Kind: KindOverBudget, Field: field, Count: c.over, Action: KindOverBudget.Action()})
@@ -136,6 +154,12 @@ func (c *schemaCutter) schema(v any, field string) (any, bool) {
 			case schemaData[k]:
 				return c.data(e, f)
 			case schemaValues[k]:
+				n := valueRunes(e, c.max)
+				if n > c.vals {
+					c.finds = append(c.finds, TextFinding{Kind: KindDropped, Field: f, Count: n, Action: KindDropped.Action()})
+					return dropped, true
+				}
+				c.vals -= n
 				return c.values(e, f)
 			case schemaMaps[k]:
 				m, ok := e.(map[string]any)
@@ -167,6 +191,28 @@ func (c *schemaCutter) data(v any, field string) (any, bool) {
 		return c.text(x, field)
 	}
 	return v, false
+}
+
+// valueRunes counts the characters of the strings of v, a JSON value,
+// each at most perString.
+func valueRunes(v any, perString int) int {
+	switch x := v.(type) {
+	case map[string]any:
+		n := 0
+		for _, e := range x {
+			n += valueRunes(e, perString)
+		}
+		return n
+	case []any:
+		n := 0
+		for _, e := range x {
+			n += valueRunes(e, perString)
+		}
+		return n
+	case string:
+		return min(utf8.RuneCountInString(x), perString)
+	}
+	return 0
 }
 
 // values caps each string of a JSON value that a call may send (an enum,
@@ -237,6 +283,10 @@ func (c *schemaCutter) object(m map[string]any, field string, f func(k string, v
 			for k2, v2 := range m {
 				out[k2] = v2
 			}
+		}
+		if cv == dropped {
+			delete(out, k)
+			continue
 		}
 		out[k] = cv
 	}

@@ -134,6 +134,57 @@ func TestCleanToolSchemaBudgetKeepsEnumValues(t *testing.T) {
 	}
 }
 
+// Enum and const values have a budget of their own: many parameters'
+// enums adding up past it cannot carry megabytes either. A keyword whose
+// values do not fit is dropped whole — the parameter then takes any
+// string, which the server checks — never cut to a value it did not
+// offer.
+func TestCleanToolValuesBudgetDropsWholeKeywords(t *testing.T) {
+	props := map[string]any{}
+	for i := range 100 {
+		props[fmt.Sprintf("p%02d", i)] = map[string]any{"type": "string", "enum": []any{"ok", strings.Repeat("v", 1000)}}
+	}
+	got, f := CleanTool(&mcp.Tool{Name: "many", InputSchema: map[string]any{"type": "object", "properties": props}})
+	out := got.InputSchema.(map[string]any)["properties"].(map[string]any)
+	kept, values := 0, 0
+	for k, p := range out {
+		p := p.(map[string]any)
+		if p["type"] != "string" {
+			t.Errorf("%s lost its type", k)
+		}
+		e, ok := p["enum"].([]any)
+		if !ok {
+			continue
+		}
+		kept++
+		if len(e) != 2 || e[0] != "ok" || e[1] != strings.Repeat("v", 1000) {
+			t.Errorf("%s's enum was changed: %.40v", k, e)
+		}
+		values += 1002
+	}
+	if values > DefaultValuesBudget || kept != DefaultValuesBudget/1002 {
+		t.Errorf("%d enums kept (%d characters), want %d within the values' budget %d", kept, values, DefaultValuesBudget/1002, DefaultValuesBudget)
+	}
+	if _, ok := out["p00"].(map[string]any)["enum"]; !ok {
+		t.Error("the first parameter's enum was dropped")
+	}
+	if _, ok := out["p99"].(map[string]any)["enum"]; ok {
+		t.Error("the last parameter's enum, past the values' budget, was kept")
+	}
+	var drops int
+	for _, x := range f {
+		if x.Kind == KindDropped {
+			drops++
+			if want := "characters dropped (the schema's enum and const values are over"; !strings.Contains(x.String(), want) {
+				t.Errorf("finding %q, want %q", x.String(), want)
+			}
+		}
+	}
+	if drops != 100-kept {
+		t.Errorf("%d dropped findings for %d dropped enums: %v", drops, 100-kept, f)
+	}
+}
+
 // Titles are capped as a description is (a title is shown where a short
 // name would be, and a gateway serves it as it is); a tool's and a
 // prompt's own description is left to each consumer's cap.
