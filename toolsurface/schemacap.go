@@ -106,10 +106,10 @@ type schemaCutter struct {
 // what was cut reported under field, and whether anything was. schema is
 // never modified.
 func capSchema(schema any, field string) (any, bool, []TextFinding) {
-	return capSchemaTo(schema, field, DefaultDescriptionCap, DefaultSchemaBudget)
+	return capSchemaTo(schema, field, DefaultDescriptionCap, DefaultSchemaBudget, DefaultValuesBudget)
 }
 
-func capSchemaTo(schema any, field string, perString, budget int) (any, bool, []TextFinding) {
+func capSchemaTo(schema any, field string, perString, budget, values int) (any, bool, []TextFinding) {
 	v := schema
 	switch schema.(type) {
 	case nil, map[string]any, []any, string, bool, float64, json.Number:
@@ -128,7 +128,7 @@ func capSchemaTo(schema any, field string, perString, budget int) (any, bool, []
 			return schema, false, nil
 		}
 	}
-	c := &schemaCutter{max: perString, left: budget, vals: DefaultValuesBudget}
+	c := &schemaCutter{max: perString, left: budget, vals: values}
 	out, changed := c.schema(v, field)
 	if c.over > 0 {
 		c.finds = append(c.finds, TextFinding{Kind: KindOverBudget, Field: field, Count: c.over, Action: KindOverBudget.Action()})
