@@ -469,7 +469,7 @@ func (p *SandboxPolicy) protectedWords(tilde func(string) string) string {
 		}
 		return strings.Join(l[:len(l)-1], ", ") + " and " + l[len(l)-1]
 	}
-	if len(p.Write) == 1 && len(dirs) == 1 && dirs[0] == p.Write[0] {
+	if shown := p.shownWrite(); len(shown) == 1 && len(dirs) == 1 && dirs[0] == shown[0] {
 		return "its " + and(names[dirs[0]])
 	}
 	parts := make([]string, len(dirs))
@@ -477,6 +477,37 @@ func (p *SandboxPolicy) protectedWords(tilde func(string) string) string {
 		parts[i] = and(names[d]) + " in " + tilde(d)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// shownWrite is Write as the words say it: without a path inside another
+// one of Write (the cwd of a server whose workspace is writable), which
+// adds nothing the reader does not see already, but for one that is or
+// goes through a link (Links says where it leads) and one in or below a
+// name ProtectedNames keeps (the user named it writable: the words say
+// so).
+// The policy itself keeps every path: each has its Protected names.
+func (p *SandboxPolicy) shownWrite() []string {
+	redundant := func(w string) bool {
+		if _, link := p.Links[w]; link {
+			return false
+		}
+		return slices.ContainsFunc(p.Write, func(o string) bool {
+			if o == w || !within(w, o) {
+				return false
+			}
+			rel, err := filepath.Rel(o, w)
+			return err == nil && !slices.ContainsFunc(strings.Split(filepath.ToSlash(rel), "/"), func(e string) bool {
+				return slices.Contains(rootProtectedNames, e)
+			})
+		})
+	}
+	var out []string
+	for _, w := range p.Write {
+		if !redundant(w) {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // within reports whether path is dir or below it ("" is never).
@@ -565,7 +596,7 @@ func DescribeSandbox(p *SandboxPolicy, tilde func(string) string) string {
 		parts = append(parts, "WILL NOT START: "+strings.Join(p.Refused, "; "))
 	}
 	if len(p.Write) > 0 {
-		s := "can read and write " + list(p.Write)
+		s := "can read and write " + list(p.shownWrite())
 		if len(p.Protected) > 0 {
 			s += " but not " + p.protectedWords(tilde)
 		}

@@ -209,6 +209,52 @@ func TestSandboxKeepsGitAndSettings(t *testing.T) {
 	}
 }
 
+// A server whose cwd is inside its writable workspace keeps the cwd as a
+// writable path of its own, with the protected names below it, but the
+// words do not say it again (newcomer walkthrough: "can read and write
+// /ws, /ws/docs"). A nested path that is a link, or that the user named
+// inside a protected name, is still said.
+func TestDescribeSandboxNestedWritable(t *testing.T) {
+	for _, tt := range []struct {
+		raw   string
+		scope Scope
+		write []string
+		words string // the words' start
+	}{
+		{raw: `{"command": "srv", "cwd": "./docs"}`, scope: ScopeProject, write: []string{"/ws", "/ws/docs"},
+			words: "can read and write /ws but not .git, .mcp.json, mcp.json, .switchboard, .claude, .codex, .cursor and .vscode in /ws, " +
+				".git, .mcp.json, .switchboard, .claude, .codex, .cursor and .vscode in /ws/docs (and the system"},
+		{raw: `{"command": "srv", "sandbox": {"fs": {"write": [".", "out"]}}}`, scope: ScopeUser, write: []string{"/ws", "/ws/out"},
+			words: "can read and write /ws but not"},
+		{raw: `{"command": "srv", "sandbox": {"fs": {"write": [".", ".git/hooks"]}}}`, scope: ScopeUser, write: []string{"/ws", "/ws/.git/hooks"},
+			words: "can read and write /ws, /ws/.git/hooks but not"},
+		{raw: `{"command": "srv", "cwd": "/data/sub", "sandbox": {"fs": {"write": ["/data"]}}}`, scope: ScopeUser, write: []string{"/data"},
+			words: "can read and write /data but not its .git"},
+	} {
+		p := EffectiveSandbox(parseScoped(t, tt.raw, tt.scope), "/ws", "/home/me", nil)
+		if diff := cmp.Diff(tt.write, p.Write); diff != "" {
+			t.Errorf("%s: write (-want +got):\n%s", tt.raw, diff)
+		}
+		if got := DescribeSandbox(p, nil); !strings.HasPrefix(got, tt.words) {
+			t.Errorf("%s:\n got %q\nwant it to start %q", tt.raw, got, tt.words)
+		}
+	}
+	// The enforcement is unchanged: .git below the cwd stays read-only.
+	p := EffectiveSandbox(parseScoped(t, `{"command": "srv", "cwd": "docs"}`, ScopeProject), "/ws", "/home/me", nil)
+	if p.ProtectedBy("/ws/docs/.git/hooks/pre-commit") == "" {
+		t.Errorf("docs/.git is not protected: %v", p.Protected)
+	}
+	// As the runtime leaves it (the names that exist), and with a link.
+	p = &SandboxPolicy{Write: []string{"/ws", "/ws/docs"}, Protected: []string{"/ws/.git"}}
+	if got, want := DescribeSandbox(p, nil), "can read and write /ws but not its .git (and"; !strings.HasPrefix(got, want) {
+		t.Errorf("got %q, want it to start %q", got, want)
+	}
+	p = &SandboxPolicy{Write: []string{"/ws", "/ws/docs"}, Protected: []string{"/ws/.git"}, Links: map[string]string{"/ws/docs": "/ws/site"}}
+	if got, want := DescribeSandbox(p, nil), "can read and write /ws, /ws/docs (a link to /ws/site) but not .git in /ws"; !strings.HasPrefix(got, want) {
+		t.Errorf("got %q, want it to start %q", got, want)
+	}
+}
+
 // parseScoped is the server "srv" of raw, defined in scope.
 func parseScoped(t *testing.T, raw string, scope Scope) *ResolvedServer {
 	t.Helper()
