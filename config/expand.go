@@ -2,6 +2,7 @@ package config
 
 import (
 	"os"
+	"runtime"
 	"strings"
 )
 
@@ -27,16 +28,25 @@ import (
 //     not followed by "{" is left alone, so "a$$b" stays "a$$b".
 //   - Substituted values are never scanned again: a variable whose value
 //     holds "${X}" puts exactly that text in the output.
+//   - On Windows, where HOME is usually unset, an unset HOME is
+//     USERPROFILE (the folder os.UserHomeDir names there), so "${HOME}"
+//     names the home directory on every system (mcp import writes it for
+//     VS Code's ${userHome}). It is missing only when both are unset.
 //
 // Consequently a string holding no "${" is returned unchanged.
 func Expand(s string, lookup func(string) (string, bool)) (out string, missing []string) {
+	return expandOn(runtime.GOOS, s, lookup)
+}
+
+// expandOn is Expand as it is on the system goos (runtime.GOOS's values).
+func expandOn(goos, s string, lookup func(string) (string, bool)) (out string, missing []string) {
 	if !strings.Contains(s, "${") {
 		return s, nil
 	}
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
-	e := expander{s: s, lookup: lookup, miss: make(map[string]bool), closeAt: matchBraces(s)}
+	e := expander{s: s, lookup: lookup, windows: goos == "windows", miss: make(map[string]bool), closeAt: matchBraces(s)}
 	var b strings.Builder
 	e.expand(&b, 0, len(s))
 	if len(e.miss) > 0 {
@@ -48,7 +58,9 @@ func Expand(s string, lookup func(string) (string, bool)) (out string, missing [
 type expander struct {
 	s      string
 	lookup func(string) (string, bool)
-	miss   map[string]bool
+	// windows: an unset HOME is USERPROFILE (lookupVar).
+	windows bool
+	miss    map[string]bool
 	// secret, if set, gives the value of ${secret:NAME}; when nil such a
 	// reference is kept as written (see secretref.go).
 	secret func(string) (string, error)
@@ -123,7 +135,7 @@ func (e *expander) expand(b *strings.Builder, lo, hi int) {
 			i += 2
 			continue
 		}
-		if v, ok := e.lookup(name); ok {
+		if v, ok := e.lookupVar(name); ok {
 			b.WriteString(v)
 		} else if defLo >= 0 {
 			e.expand(b, defLo, defHi)
@@ -133,6 +145,16 @@ func (e *expander) expand(b *strings.Builder, lo, hi int) {
 		}
 		i = end
 	}
+}
+
+// lookupVar is the value of the variable name: lookup's, but for an
+// unset HOME on Windows, which is USERPROFILE (Expand).
+func (e *expander) lookupVar(name string) (string, bool) {
+	v, ok := e.lookup(name)
+	if !ok && e.windows && name == "HOME" {
+		return e.lookup("USERPROFILE")
+	}
+	return v, ok
 }
 
 // writeSecret writes the value of the secret name, or the reference as

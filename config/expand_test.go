@@ -72,6 +72,35 @@ func TestExpand(t *testing.T) {
 	}
 }
 
+// ${HOME}, which mcp import writes for VS Code's ${userHome}, names the
+// home directory on Windows too, where HOME is usually unset: there an
+// unset HOME is USERPROFILE. Elsewhere, and when HOME is set (even
+// empty), HOME is what it is.
+func TestExpandHomeOnWindows(t *testing.T) {
+	profile := map[string]string{"USERPROFILE": `C:\Users\u`}
+	both := map[string]string{"HOME": "/home/u", "USERPROFILE": `C:\Users\u`}
+	for _, tt := range []struct {
+		goos, in string
+		env      map[string]string
+		want     string
+		missing  []string
+	}{
+		{"windows", "${HOME}/.config", profile, `C:\Users\u/.config`, nil},
+		{"windows", "${HOME:-x}", profile, `C:\Users\u`, nil},
+		{"windows", "${HOME}", both, "/home/u", nil},
+		{"windows", "${HOME}", map[string]string{"HOME": "", "USERPROFILE": `C:\Users\u`}, "", nil},
+		{"windows", "${HOME}", nil, "${HOME}", []string{"HOME"}},
+		{"windows", "${USERPROFILE}", map[string]string{"HOME": "/home/u"}, "${USERPROFILE}", []string{"USERPROFILE"}},
+		{"linux", "${HOME}", profile, "${HOME}", []string{"HOME"}},
+		{"darwin", "${HOME:-none}", profile, "none", nil},
+	} {
+		got, missing := expandOn(tt.goos, tt.in, mapLookup(tt.env))
+		if got != tt.want || !cmp.Equal(missing, tt.missing) {
+			t.Errorf("%s: expand %q with %v = %q, missing %v; want %q, missing %v", tt.goos, tt.in, tt.env, got, missing, tt.want, tt.missing)
+		}
+	}
+}
+
 func TestIsVarName(t *testing.T) {
 	for name, want := range map[string]bool{
 		"A": true, "_": true, "A_1": true, "_X9": true,

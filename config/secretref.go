@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 )
@@ -308,7 +309,7 @@ func expandSecrets(s string, lookup func(string) (string, bool), secret func(str
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
-	e := expander{s: s, lookup: lookup, secret: secret, miss: make(map[string]bool), closeAt: matchBraces(s)}
+	e := expander{s: s, lookup: lookup, windows: runtime.GOOS == "windows", secret: secret, miss: make(map[string]bool), closeAt: matchBraces(s)}
 	var b strings.Builder
 	e.expand(&b, 0, len(s))
 	return b.String(), e.secretErr
