@@ -172,7 +172,10 @@ func (o *PermissionsOptions) checkRuleNames(ctx context.Context) (string, error)
 	}
 	st := listServerTools(ctx, f, cfg, []string{server})
 	if !st.listed(server) {
-		fmt.Fprintf(o.IO.ErrOut, "note: not checked that %s offers this tool: %s\n", termsafe.Line(server), termsafe.Line(st.whyUnlisted(server)))
+		// The rule is written (a tool may be allowed before its server
+		// connects); say how to find out later whether it names one.
+		fmt.Fprintf(o.IO.ErrOut, "note: not checked that %s offers this tool: %s; once it connects, `switchboard permissions list` says whether the rule matches one of its tools\n",
+			termsafe.Line(server), termsafe.Line(st.whyUnlisted(server)))
 		return o.Rule, nil
 	}
 	tools := st.tools[server]
