@@ -285,7 +285,7 @@ func (c *Console) authenticate(w http.ResponseWriter, r *http.Request) (*session
 		}
 	}
 	if tok := r.URL.Query().Get("token"); tok != "" && r.Method == http.MethodGet && c.takeToken(tok) {
-		s := c.newSession(w, &Viewer{Name: "local user", Admin: true}, "")
+		s := c.newSession(w, r, &Viewer{Name: "local user", Admin: true}, "")
 		c.audit(r, s, "session", "", "opened with the token")
 		u := *r.URL
 		q := u.Query()
@@ -322,7 +322,11 @@ func (c *Console) NewToken() string {
 	return t
 }
 
-func (c *Console) newSession(w http.ResponseWriter, v *Viewer, credential string) *session {
+// newSession opens a session for v and sets its cookie on w: Secure when r
+// came over TLS, so that the browser never sends it over plain HTTP. (No
+// forwarded header is trusted: behind a proxy that ends TLS, the proxy
+// marks it Secure; docs/console.md.)
+func (c *Console) newSession(w http.ResponseWriter, r *http.Request, v *Viewer, credential string) *session {
 	id := newSecret()
 	s := &session{csrf: newSecret(), principal: v.Name, viewer: v, credential: credential, seen: c.o.Now()}
 	c.mu.Lock()
@@ -335,7 +339,7 @@ func (c *Console) newSession(w http.ResponseWriter, v *Viewer, credential string
 	if path == "" {
 		path = "/"
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: id, Path: path, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: id, Path: path, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 	return s
 }
 

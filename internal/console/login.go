@@ -141,7 +141,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		show(http.StatusUnauthorized, "That key or token is not accepted by this gateway.")
 		return
 	}
-	s := c.newSession(w, v, r.PostForm.Get("key"))
+	s := c.newSession(w, r, v, r.PostForm.Get("key"))
 	role := "member"
 	if v.Admin {
 		role = "admin"
@@ -172,7 +172,7 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
 	if path == "" {
 		path = "/"
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: path, MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: path, MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 	c.audit(r, sessionOf(r), "session", "", "signed out")
 	to := c.o.BasePath + "/login"
 	if c.o.Login == nil {

@@ -326,3 +326,60 @@ func TestConsoleLoginSessionsEnd(t *testing.T) {
 		t.Error("bob's sign-ins should have ended his oldest session and kept root's")
 	}
 }
+
+// The session cookie is Secure when the console is reached over TLS (a
+// browser then never sends it over plain HTTP), also on sign-out, and
+// not over plain HTTP (where a Secure cookie would never come back).
+func TestConsoleCookieSecureOverTLS(t *testing.T) {
+	f := newFixture(t)
+	c, err := New(f.sb, Options{Audit: f.audit, Home: f.home, BasePath: "/ui",
+		Login: func(_ context.Context, key string) (*Viewer, error) {
+			if key == "admin-key" {
+				return &Viewer{Name: "root", Admin: true}, nil
+			}
+			return nil, errors.New("unauthorized")
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/ui/", c)
+	tlsSrv := httptest.NewTLSServer(mux)
+	t.Cleanup(tlsSrv.Close)
+	plain := httptest.NewServer(mux)
+	t.Cleanup(plain.Close)
+
+	cookieOf := func(h http.Header) *http.Cookie {
+		t.Helper()
+		for _, ck := range (&http.Response{Header: h}).Cookies() {
+			if ck.Name == cookieName {
+				return ck
+			}
+		}
+		t.Fatalf("no %s cookie in %q", cookieName, h.Values("Set-Cookie"))
+		return nil
+	}
+	b := newBrowserish(t, tlsSrv.URL)
+	b.c.Transport = tlsSrv.Client().Transport
+	code, _, h := b.do("POST", "/ui/login", tlsSrv.URL, url.Values{"key": {"admin-key"}})
+	if code != http.StatusSeeOther {
+		t.Fatalf("sign-in over TLS: %d", code)
+	}
+	if ck := cookieOf(h); !ck.Secure || !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode {
+		t.Errorf("the cookie set over TLS: %s, want Secure, HttpOnly, SameSite=Strict", h.Get("Set-Cookie"))
+	}
+	_, page, _ := b.do("GET", "/ui/", "", nil)
+	m := csrfField.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("signed in over TLS, the console's page has no form:\n%s", page)
+	}
+	if code, _, h := b.do("POST", "/ui/logout", tlsSrv.URL, url.Values{"csrf": {m[1]}}); code != http.StatusSeeOther || !cookieOf(h).Secure {
+		t.Errorf("sign-out over TLS: %d, cookie %q, want Secure", code, h.Get("Set-Cookie"))
+	}
+
+	p := newBrowserish(t, plain.URL)
+	code, _, h = p.do("POST", "/ui/login", plain.URL, url.Values{"key": {"admin-key"}})
+	if code != http.StatusSeeOther || cookieOf(h).Secure {
+		t.Errorf("sign-in over plain HTTP: %d, cookie %q, want no Secure", code, h.Get("Set-Cookie"))
+	}
+}
