@@ -45,6 +45,16 @@ type HTTPOptions struct {
 	// it ends the one idle longest, or is refused (503) when every one is
 	// busy. If <= 0, DefaultMaxSessions.
 	MaxSessions int
+	// MaxSessionsPerPrincipal caps the live sessions of one team member
+	// (a principal of a gateway key or an OAuth access token) on each
+	// endpoint, so that one member whose sessions all hold a stream open
+	// cannot fill MaxSessions and lock the others out: past it, that
+	// member's new session ends its own session idle longest, or is
+	// refused (503) when every one of its own is busy. The shared
+	// token's holder and callers of a gateway without credentials are
+	// not capped below MaxSessions. If <= 0, half of MaxSessions (at
+	// least 1).
+	MaxSessionsPerPrincipal int
 	// SessionIdleTimeout ends a session with no request for this long. If
 	// <= 0, DefaultSessionIdleTimeout.
 	SessionIdleTimeout time.Duration
@@ -87,6 +97,9 @@ func (g *Gateway) httpDefaults(opts *HTTPOptions) *HTTPOptions {
 	}
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.MaxSessionsPerPrincipal <= 0 {
+		o.MaxSessionsPerPrincipal = max(o.MaxSessions/2, 1)
 	}
 	if o.SessionIdleTimeout <= 0 {
 		o.SessionIdleTimeout = DefaultSessionIdleTimeout

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -49,7 +50,9 @@ const sessionIDHeader = "Mcp-Session-Id"
 //   - when stateless, where a client's notifications/cancelled arrives in
 //     a request of its own, finds the call it names;
 //   - caps live sessions: past MaxSessions a new one ends the session idle
-//     longest, or is refused (503) when every session is busy.
+//     longest, or is refused (503) when every session is busy; a team
+//     member past MaxSessionsPerPrincipal ends its own idle longest, or is
+//     refused when every one of its own is busy.
 type httpLife struct {
 	g         *Gateway
 	next      http.Handler
@@ -66,7 +69,8 @@ func newHTTPLife(g *Gateway, next http.Handler, stateless bool, opts *HTTPOption
 	l := &httpLife{g: g, next: next, stateless: stateless, body: opts.BodyTimeout, log: log, sdkOnly: opts.SDKOnly}
 	if !stateless {
 		n := opts.MaxSessions
-		l.sessions = &sessionCap{max: n, live: map[string]*liveSession{}, srv: g.Server(), g: g, log: log, timeout: opts.SessionIdleTimeout}
+		l.sessions = &sessionCap{max: n, share: opts.MaxSessionsPerPrincipal, live: map[string]*liveSession{}, pendingBy: map[string]int{},
+			srv: g.Server(), g: g, log: log, timeout: opts.SessionIdleTimeout}
 	}
 	return l
 }
@@ -137,9 +141,15 @@ func (l *httpLife) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if l.sessions != nil {
 		if sid == "" {
-			if !l.sessions.admit(principalID(r)) {
+			switch l.sessions.admit(principalID(r), member(r)) {
+			case refusedBusy:
 				w.Header().Set("Retry-After", "5")
 				http.Error(w, "too many sessions: every one is busy (serve --max-sessions)", http.StatusServiceUnavailable)
+				return
+			case refusedShare:
+				w.Header().Set("Retry-After", "5")
+				http.Error(w, fmt.Sprintf("too many sessions: %s holds %d, its share of the gateway's sessions, and every one is busy; end one (DELETE) or wait (serve --max-sessions-per-principal)",
+					principalID(r), l.sessions.share), http.StatusServiceUnavailable)
 				return
 			}
 			// Recorded as the answer starts, before the client can read
@@ -301,6 +311,12 @@ func principalID(r *http.Request) string {
 	return ""
 }
 
+// member reports whether r's principal is a team member (a gateway key's
+// or an access token's), whose sessions have a share of the cap.
+func member(r *http.Request) bool {
+	return PrincipalFromTokenInfo(auth.TokenInfoFromContext(r.Context())).Keyed()
+}
+
 // createdWriter records the session a POST without one made (or none)
 // when the answer starts, or when the handler returns without one.
 type createdWriter struct {
@@ -405,13 +421,16 @@ func decodeMessages(body []byte) []rpcMessage {
 type sessionCap struct {
 	mu      sync.Mutex
 	max     int
+	share   int // the most sessions one team member holds
 	pending int // admitted, not yet created
-	live    map[string]*liveSession
-	added   uint64 // entries ever added: each entry's seq
-	pruneAt int    // prune when live grows to this
-	srv     *mcp.Server
-	g       *Gateway
-	log     *slog.Logger
+	// pendingBy counts pending by principal user ID.
+	pendingBy map[string]int
+	live      map[string]*liveSession
+	added     uint64 // entries ever added: each entry's seq
+	pruneAt   int    // prune when live grows to this
+	srv       *mcp.Server
+	g         *Gateway
+	log       *slog.Logger
 	// timeout ends a session no POST has been in for this long (the
 	// SDK's SessionTimeout, kept here: the fast path's POSTs never reach
 	// the SDK's timer).
@@ -466,24 +485,38 @@ func (c *sessionCap) prune() {
 	c.pruneAt = max(2*len(c.live), minPrune)
 }
 
+// admitResult is admit's answer.
+type admitResult int
+
+const (
+	admitted     admitResult = iota
+	refusedBusy              // at the cap, every session is busy
+	refusedShare             // at its share, every session of the member's is busy
+)
+
 // admit makes room for a new session of the principal with userID,
-// ending the one idle longest if need be (that principal's own first);
-// false if every session is busy.
-func (c *sessionCap) admit(userID string) bool {
+// ending the one idle longest if need be (that principal's own first;
+// only its own when it is a member at its share); refusedBusy if every
+// session is busy, refusedShare if every one of a member's share is.
+func (c *sessionCap) admit(userID string, member bool) admitResult {
 	c.mu.Lock()
-	if len(c.live)+c.pending < c.max {
-		c.pending++
+	if c.fits(userID, member) {
+		c.reserve(userID)
 		c.mu.Unlock()
-		return true
+		return admitted
 	}
 	c.mu.Unlock()
 	c.prune()
 	c.mu.Lock()
-	if len(c.live)+c.pending < c.max {
-		c.pending++
+	if c.fits(userID, member) {
+		c.reserve(userID)
 		c.mu.Unlock()
-		return true
+		return admitted
 	}
+	// A member at its share ends one of its own or gets none: holding
+	// sessions busy (a stream open in each), one member must not fill
+	// the cap and lock the others out.
+	atShare := member && c.held(userID) >= c.share
 	// The session idle longest of the principal asking, if it has one
 	// idle, else of anyone: one principal opening sessions in a loop
 	// ends its own, not those of the others sharing the gateway.
@@ -494,22 +527,26 @@ func (c *sessionCap) admit(userID string) bool {
 		// A session whose one request is a stream its client has left is
 		// as idle as one with none (net/http would have ended that GET).
 		idle := s.busy == 0 || s.busy == 1 && s.stream != nil && s.stream.gone()
-		if !idle {
+		mine := s.userID == userID
+		if !idle || (atShare && !mine) {
 			continue
 		}
-		mine := s.userID == userID
 		if old == nil || (mine && !own) || (mine == own && s.last.Before(old.last)) {
 			oldID, old, own = id, s, mine
 		}
 	}
 	if old == nil {
 		c.mu.Unlock()
+		if atShare {
+			c.log.Warn("refused a new session: every session of its principal's share is busy", "principal", userID, "max_sessions_per_principal", c.share)
+			return refusedShare
+		}
 		c.log.Warn("refused a new session: every session is busy", "max_sessions", c.max)
-		return false
+		return refusedBusy
 	}
 	old.stop()
 	delete(c.live, oldID)
-	c.pending++
+	c.reserve(userID)
 	c.mu.Unlock()
 	c.log.Info("ended the session idle longest to make room for a new one", "max_sessions", c.max, "idle_ms", time.Since(old.last).Milliseconds())
 	c.g.CancelSession(oldID)
@@ -523,7 +560,32 @@ func (c *sessionCap) admit(userID string) bool {
 		case <-time.After(time.Second):
 		}
 	}
-	return true
+	return admitted
+}
+
+// fits reports, under c.mu, whether a new session of the principal with
+// userID fits the cap, and a member's its share.
+func (c *sessionCap) fits(userID string, member bool) bool {
+	return len(c.live)+c.pending < c.max && (!member || c.held(userID) < c.share)
+}
+
+// held counts, under c.mu, the sessions of the principal with userID:
+// live (as far as the entries know) and admitted.
+func (c *sessionCap) held(userID string) int {
+	n := c.pendingBy[userID]
+	for _, s := range c.live {
+		if s.userID == userID {
+			n++
+		}
+	}
+	return n
+}
+
+// reserve counts, under c.mu, a session admitted for userID until created
+// records it.
+func (c *sessionCap) reserve(userID string) {
+	c.pending++
+	c.pendingBy[userID]++
 }
 
 // created records the session a POST without one made (id "" if none),
@@ -550,6 +612,9 @@ func (c *sessionCap) created(id, userID string) {
 	}
 	c.mu.Lock()
 	c.pending--
+	if c.pendingBy[userID]--; c.pendingBy[userID] <= 0 {
+		delete(c.pendingBy, userID)
+	}
 	if ss != nil {
 		c.added++
 		s.seq = c.added

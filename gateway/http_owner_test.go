@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"bufio"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -154,4 +155,93 @@ func TestSessionCapEndsTheOpenersOwnSessionsFirst(t *testing.T) {
 	if !alive("carol", carol) || !alive("alice", alice) {
 		t.Error("carol's new session, or alice's, is not live")
 	}
+}
+
+// A team member holds at most its share of the session cap (by default
+// half): mallory, whose sessions all hold their stream open (busy), is
+// refused a third of four with 503 naming her share, and alice still gets
+// the rest. Without keys (the shared token alone) one caller may hold
+// them all, as before.
+func TestSessionCapSharePerPrincipal(t *testing.T) {
+	ctx := ctxFor(t, 60*time.Second)
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	serve := func(t *testing.T, auth *gateway.Auth) string {
+		g := servedGateway(t, "alpha", auth)
+		srv := httptest.NewUnstartedServer(nil)
+		addr := srv.Listener.Addr().String()
+		srv.Config.Handler = g.Handler(&gateway.HTTPOptions{Guard: gateway.NewHTTPGuard(auth, addr, addr, nil, nil), MaxSessions: 4})
+		srv.Start()
+		t.Cleanup(srv.Close)
+		return srv.URL + "/mcp"
+	}
+	// open initializes a session with key and holds its standalone
+	// stream open (busy, as a client listening for list_changed); code
+	// and body of the initialize.
+	open := func(t *testing.T, url, key string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(initialize))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		sid := resp.Header.Get("Mcp-Session-Id")
+		if resp.StatusCode != http.StatusOK || sid == "" {
+			return resp.StatusCode, string(b)
+		}
+		h := map[string]string{"Authorization": "Bearer " + key, "Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}
+		postMCP(t, ctx, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, h)
+		get, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+		get.Header.Set("Accept", "text/event-stream")
+		for k, v := range h {
+			get.Header.Set(k, v)
+		}
+		stream, err := http.DefaultClient.Do(get)
+		if err != nil || stream.StatusCode != http.StatusOK {
+			t.Fatalf("the stream of a new session: %v %v", err, stream)
+		}
+		t.Cleanup(func() { stream.Body.Close() })
+		bufio.NewReader(stream.Body).ReadString('\n')
+		return resp.StatusCode, string(b)
+	}
+
+	t.Run("members", func(t *testing.T) {
+		keys := map[string]string{}
+		principals := map[string]*gateway.AuthEntry{}
+		for _, name := range []string{"alice", "mallory"} {
+			k, id, _ := gateway.NewKey()
+			keys[name] = k
+			principals[name] = &gateway.AuthEntry{Keys: []gateway.AuthKey{{ID: id, SHA256: gateway.KeyHash(k)}}}
+		}
+		url := serve(t, gateway.NewAuth(&gateway.AuthOptions{File: writeAuth(t, &gateway.AuthFile{Principals: principals})}))
+		for i := range 2 {
+			if code, body := open(t, url, keys["mallory"]); code != http.StatusOK {
+				t.Fatalf("mallory's session %d: %d %s", i+1, code, body)
+			}
+		}
+		code, body := open(t, url, keys["mallory"])
+		if code != http.StatusServiceUnavailable || !strings.Contains(body, "mallory holds 2, its share") {
+			t.Errorf("mallory's third session, with her two busy: %d %s\nwant 503 naming her share", code, body)
+		}
+		for i := range 2 {
+			if code, body := open(t, url, keys["alice"]); code != http.StatusOK {
+				t.Errorf("alice's session %d, with mallory's two busy: %d %s", i+1, code, body)
+			}
+		}
+	})
+	t.Run("shared token", func(t *testing.T) {
+		url := serve(t, gateway.NewAuth(&gateway.AuthOptions{SharedToken: "the-one-token"}))
+		for i := range 4 {
+			if code, body := open(t, url, "the-one-token"); code != http.StatusOK {
+				t.Fatalf("the token holder's session %d of 4: %d %s", i+1, code, body)
+			}
+		}
+		if code, body := open(t, url, "the-one-token"); code != http.StatusServiceUnavailable || !strings.Contains(body, "every one is busy") {
+			t.Errorf("a fifth session, with four busy: %d %s", code, body)
+		}
+	})
 }

@@ -91,6 +91,11 @@ type ServeOptions struct {
 	// MaxSessions caps the live HTTP sessions (--max-sessions): a new one
 	// past it evicts the one idle longest. If <= 0, DefaultMaxSessions.
 	MaxSessions int
+	// MaxSessionsPerPrincipal caps the live HTTP sessions of one team
+	// member (a key's or an access token's principal;
+	// --max-sessions-per-principal), so that one member cannot fill
+	// MaxSessions. If <= 0, half of MaxSessions.
+	MaxSessionsPerPrincipal int
 	// SessionIdleTimeout closes an HTTP session that has had no request
 	// for this long (--session-idle-timeout). If <= 0,
 	// DefaultSessionIdleTimeout.
@@ -314,6 +319,7 @@ its calls cancelled likewise.`,
 	fl.StringVar(&opts.SessionKeyFile, "session-key-file", "", "with --stateless: give clients that need one a session, its ID naming this instance sealed with the keys in `FILE` (shared by the instances), so that any instance passes it on")
 	fl.StringVar(&opts.Advertise, "advertise", "", "with --session-key-file: the `URL` other instances reach this one at (default: from --http)")
 	fl.IntVar(&opts.MaxSessions, "max-sessions", DefaultMaxSessions, "keep at most `N` HTTP sessions; a new one past it ends the one idle longest")
+	fl.IntVar(&opts.MaxSessionsPerPrincipal, "max-sessions-per-principal", 0, "keep at most `N` HTTP sessions of one key's or access token's principal (0: half of --max-sessions); past it, its own idle longest ends")
 	fl.DurationVar(&opts.SessionIdleTimeout, "session-idle-timeout", DefaultSessionIdleTimeout, "end an HTTP session that sent nothing for `D`")
 	fl.DurationVar(&opts.BodyTimeout, "body-timeout", DefaultBodyTimeout, "refuse an HTTP request whose body takes longer than `D` to arrive")
 	fl.BoolVar(&opts.AdminTools, "admin-tools", false, "add the switchboard__pause and switchboard__resume tools")

@@ -102,14 +102,15 @@ func httpHandler(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, ad
 	guard := gateway.NewHTTPGuard(a, opts.HTTP, addr, opts.AllowOrigins, log)
 	mux := http.NewServeMux()
 	hopts := &gateway.HTTPOptions{
-		Guard:              guard,
-		Stateless:          opts.Stateless,
-		ScaleOut:           opts.scale,
-		MaxSessions:        opts.MaxSessions,
-		SessionIdleTimeout: opts.SessionIdleTimeout,
-		BodyTimeout:        opts.BodyTimeout,
-		OAuth:              opts.jwt,
-		Logger:             log,
+		Guard:                   guard,
+		Stateless:               opts.Stateless,
+		ScaleOut:                opts.scale,
+		MaxSessions:             opts.MaxSessions,
+		MaxSessionsPerPrincipal: opts.MaxSessionsPerPrincipal,
+		SessionIdleTimeout:      opts.SessionIdleTimeout,
+		BodyTimeout:             opts.BodyTimeout,
+		OAuth:                   opts.jwt,
+		Logger:                  log,
 	}
 	root := g.Handler(hopts)
 	mux.Handle("/", root)
