@@ -121,6 +121,11 @@ type AuthOptions struct {
 	// Challenge names it, so that a client refused with 401 finds the
 	// authorization server to log in with.
 	ResourceMetadataURL string
+	// FailuresPerMinute is how many refused credentials one client
+	// address may present in a minute before its requests are refused
+	// (429, AuthenticateRequest) without their credential being checked.
+	// If 0, DefaultAuthFailures; if negative, no limit.
+	FailuresPerMinute int
 }
 
 // Auth knows the callers of an HTTP gateway: the principals and hashed
@@ -145,6 +150,7 @@ type Auth struct {
 	reloadMu sync.Mutex
 
 	limits limiters
+	fails  *failLimit // nil: no limit
 }
 
 // authState is one load of the auth file.
@@ -167,7 +173,11 @@ type keyEntry struct {
 // accepts no key until it is fixed (LoadErr says why).
 func NewAuth(opts *AuthOptions) *Auth {
 	a := &Auth{}
+	perMinute := DefaultAuthFailures
 	if opts != nil {
+		if opts.FailuresPerMinute != 0 {
+			perMinute = opts.FailuresPerMinute
+		}
 		a.file = opts.File
 		a.log = opts.Logger
 		a.now = opts.Now
@@ -188,6 +198,12 @@ func NewAuth(opts *AuthOptions) *Auth {
 		a.now = time.Now
 	}
 	a.limits.init()
+	if perMinute > 0 {
+		a.fails = newFailLimit(perMinute, a.now, func(addr string) {
+			a.log.Warn("refusing requests from a client address for a while: it presented too many credentials that were refused",
+				"remote", addr, "per_minute", perMinute)
+		})
+	}
 	_ = a.Reload()
 	return a
 }

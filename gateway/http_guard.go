@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -19,7 +21,9 @@ import (
 // HTTPGuard enforces the gateway's HTTP rules (docs/md, Streamable
 // HTTP) on every /mcp request: a foreign browser Origin is
 // refused (403) and, once any credential exists (the shared token, the
-// gateway auth file), a request without a valid one is refused (401).
+// gateway auth file), a request without a valid one is refused (401),
+// and one from an address that presented too many refused credentials
+// lately is refused unchecked (429, Auth.AuthenticateRequest).
 // The caller's principal reaches the SDK as its TokenInfo, which binds an
 // HTTP session to it and the gateway's rules and limits to its calls.
 type HTTPGuard struct {
@@ -114,8 +118,16 @@ func (g *HTTPGuard) Wrap(next http.Handler) http.Handler {
 		}
 		if g.auth.Required() {
 			got, _ := bearer(r.Header.Get("Authorization"))
-			// Compared by digest, in constant time (Auth).
-			p, err := g.auth.Authenticate(r.Context(), got)
+			// Compared by digest, in constant time (Auth); not at all
+			// for an address that presented too many refused ones.
+			p, err := g.auth.AuthenticateRequest(r, got)
+			var tooMany *TooManyFailuresError
+			if errors.As(err, &tooMany) {
+				secs := RetryAfterSeconds(tooMany.RetryAfter)
+				w.Header().Set("Retry-After", strconv.Itoa(secs))
+				http.Error(w, fmt.Sprintf("too many requests: this address presented too many credentials that were refused; try again in %ds", secs), http.StatusTooManyRequests)
+				return
+			}
 			if err != nil {
 				w.Header().Set("WWW-Authenticate", g.auth.Challenge(err)) // names the OAuth metadata, if any
 				http.Error(w, "unauthorized: send Authorization: Bearer <token>", http.StatusUnauthorized)

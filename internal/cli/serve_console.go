@@ -89,6 +89,8 @@ func (opts *ServeOptions) gatewayConsole(s *session, calls *gateway.AuditLog, as
 			}
 			return ""
 		},
+		// The same budget of refused credentials per address as /mcp's.
+		Failures: a,
 		Login: func(ctx context.Context, key string) (*console.Viewer, error) {
 			if opts.asksNoCredential() {
 				return nil, errors.New("this gateway has no credentials (start it with --token-file or keys of `switchboard gateway key add`)")

@@ -73,6 +73,11 @@ type Options struct {
 	// meanwhile is refused with it. Asked on every visit, so that it can
 	// follow a reload of the gateway's auth file.
 	SignInClosed func() string
+	// Failures, if set with Login, limits the credentials one client
+	// address may have refused at the login page: an address that had too
+	// many refused lately gets 429 without its credential being checked
+	// (a *gateway.Auth: the gateway's own budget, AuthOptions.FailuresPerMinute).
+	Failures FailureLimit
 	// Hosts are the Host headers the console answers to ("127.0.0.1:PORT",
 	// "localhost:PORT"); any other is refused (DNS rebinding). Required
 	// unless Login is set (a gateway answering to many names).
@@ -102,6 +107,16 @@ type Options struct {
 	// Figures, if set, returns a gateway's call figures per server (its
 	// metrics): the Calls page draws them.
 	Figures func() []gateway.ServerFigures
+}
+
+// FailureLimit limits, per client address, the credentials refused at the
+// login page (Options.Failures): a *gateway.Auth.
+type FailureLimit interface {
+	// FailureWait returns how long r's address must wait before it may
+	// present a credential again; 0 when it may now.
+	FailureWait(r *http.Request) time.Duration
+	// Failed counts err, the refusal of the credential r presented.
+	Failed(r *http.Request, err error)
 }
 
 // Viewer is who is looking: what the console shows them and lets them

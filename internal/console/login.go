@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/gateway"
 )
 
 // Under a gateway (Options.Login) the browser cannot send the gateway's
@@ -135,8 +138,23 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		show(http.StatusForbidden, "")
 		return
 	}
+	if f := c.o.Failures; f != nil {
+		if wait := f.FailureWait(r); wait > 0 {
+			secs := gateway.RetryAfterSeconds(wait)
+			c.audit(r, anon, "session", "", "refused: too many credentials from this address were not accepted")
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			show(http.StatusTooManyRequests, fmt.Sprintf("Too many keys or tokens from your address were not accepted lately: try again in %d s.", secs))
+			return
+		}
+	}
 	v, err := c.o.Login(r.Context(), r.PostForm.Get("key"))
 	if err != nil || v == nil {
+		if f := c.o.Failures; f != nil {
+			if err == nil {
+				err = gateway.ErrUnauthorized
+			}
+			f.Failed(r, err)
+		}
 		c.audit(r, anon, "session", "", "refused: the credential was not accepted")
 		show(http.StatusUnauthorized, "That key or token is not accepted by this gateway.")
 		return

@@ -5,17 +5,20 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/policy"
 )
 
@@ -381,5 +384,50 @@ func TestConsoleCookieSecureOverTLS(t *testing.T) {
 	code, _, h = p.do("POST", "/ui/login", plain.URL, url.Values{"key": {"admin-key"}})
 	if code != http.StatusSeeOther || cookieOf(h).Secure {
 		t.Errorf("sign-in over plain HTTP: %d, cookie %q, want no Secure", code, h.Get("Set-Cookie"))
+	}
+}
+
+// Under Options.Failures (the gateway's Auth), an address whose keys were
+// refused too often at the login page gets 429 with Retry-After, its next
+// key unchecked, even a good one; a good key from another address signs
+// in at once.
+func TestConsoleLoginFailuresLimited(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("sources of 127.0.0.0/8 besides 127.0.0.1 are Linux's")
+	}
+	f := newFixture(t)
+	c, err := New(f.sb, Options{Audit: f.audit, Home: f.home, BasePath: "/ui",
+		Failures: gateway.NewAuth(&gateway.AuthOptions{SharedToken: "admin-key"}),
+		Login: func(_ context.Context, key string) (*Viewer, error) {
+			if key == "admin-key" {
+				return &Viewer{Name: "root", Admin: true}, nil
+			}
+			return nil, gateway.ErrUnauthorized
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := serveAtUI(t, c)
+	from := func(ip string) *browserish {
+		b := newBrowserish(t, base)
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+		b.c.Transport = &http.Transport{DialContext: d.DialContext}
+		return b
+	}
+	guesser := from("127.0.0.2")
+	for i := range gateway.DefaultAuthFailures {
+		if code, _, _ := guesser.do("POST", "/ui/login", base, url.Values{"key": {"guess"}}); code != http.StatusUnauthorized {
+			t.Fatalf("wrong key %d: %d, want 401", i+1, code)
+		}
+	}
+	code, body, h := guesser.do("POST", "/ui/login", base, url.Values{"key": {"admin-key"}})
+	if code != http.StatusTooManyRequests || h.Get("Retry-After") == "" || !strings.Contains(body, "try again in") || h.Get("Set-Cookie") != "" {
+		t.Errorf("the good key after %d wrong ones from the same address: %d (Retry-After %q) %s\nwant 429, unchecked", gateway.DefaultAuthFailures, code, h.Get("Retry-After"), body)
+	}
+	if code, _, _ := from("127.0.0.3").do("POST", "/ui/login", base, url.Values{"key": {"admin-key"}}); code != http.StatusSeeOther {
+		t.Errorf("the good key from another address: %d, want signed in", code)
+	}
+	if !strings.Contains(f.audit.String(), `"outcome":"refused: too many credentials from this address were not accepted"`) {
+		t.Errorf("the audit log does not say why:\n%s", f.audit.String())
 	}
 }
