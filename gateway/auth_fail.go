@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,7 +73,7 @@ func (f *failLimit) wait(r *http.Request) time.Duration {
 	if f == nil || f.n.Load() == 0 {
 		return 0
 	}
-	key := clientKey(r.RemoteAddr)
+	key := requestKey(r)
 	f.mu.Lock()
 	e := f.m[key]
 	f.mu.Unlock()
@@ -91,7 +92,7 @@ func (f *failLimit) failed(r *http.Request) {
 	if f == nil {
 		return
 	}
-	key := clientKey(r.RemoteAddr)
+	key := requestKey(r)
 	now := f.now()
 	f.mu.Lock()
 	e := f.m[key]
@@ -127,6 +128,34 @@ func (f *failLimit) sweep(now time.Time) {
 			delete(f.m, k)
 		}
 	}
+}
+
+// requestKey is the address r's failures are counted under: its peer's
+// (clientKey), except for a peer on the loopback interface that says
+// whom it forwards: a reverse proxy on the same machine in front of a
+// loopback-bound gateway (docs/gateway.md) is every remote client's peer,
+// and counting them all under its address would let one guesser, ten
+// wrong tokens a minute, lock out the whole team. Its last
+// X-Forwarded-For entry (the one the proxy added: nginx's
+// $proxy_add_x_forwarded_for, or $remote_addr) is the client's address.
+// Only a process on this machine can be a loopback peer.
+func requestKey(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		if fwd := r.Header.Values("X-Forwarded-For"); len(fwd) > 0 {
+			last := fwd[len(fwd)-1]
+			if i := strings.LastIndexByte(last, ','); i >= 0 {
+				last = last[i+1:]
+			}
+			if c := net.ParseIP(strings.TrimSpace(last)); c != nil {
+				return clientKey(c.String())
+			}
+		}
+	}
+	return clientKey(r.RemoteAddr)
 }
 
 // clientKey is the address a client's failures are counted under: its

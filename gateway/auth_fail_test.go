@@ -120,3 +120,51 @@ func TestAuthFailuresNoneWithoutCredentials(t *testing.T) {
 		}
 	}
 }
+
+// Behind a reverse proxy on the same machine (a loopback-bound gateway,
+// docs/gateway.md) every client's peer is the proxy: its failures are
+// counted under the last X-Forwarded-For entry, the one the proxy added,
+// so that one guesser is limited and the rest of the team is not. A
+// client's own X-Forwarded-For before it does not count.
+func TestAuthFailuresBehindALocalProxyCountPerClient(t *testing.T) {
+	key, id, _ := gateway.NewKey()
+	auth := gateway.NewAuth(&gateway.AuthOptions{File: writeAuth(t, &gateway.AuthFile{Principals: map[string]*gateway.AuthEntry{
+		"alice": {Keys: []gateway.AuthKey{{ID: id, SHA256: gateway.KeyHash(key)}}},
+	}})})
+	g := servedGateway(t, "alpha", auth)
+	srv := httptest.NewUnstartedServer(nil)
+	addr := srv.Listener.Addr().String()
+	srv.Config.Handler = g.Handler(&gateway.HTTPOptions{Guard: gateway.NewHTTPGuard(auth, addr, addr, nil, nil)})
+	srv.Start()
+	t.Cleanup(srv.Close)
+	ctx := ctxFor(t, 60*time.Second)
+	const ping = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+	post := func(forwarded, token string) int {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/mcp", strings.NewReader(ping))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("X-Forwarded-For", forwarded)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode
+	}
+	// The guesser varies what it sends itself; the proxy appends its
+	// address.
+	for i := range gateway.DefaultAuthFailures {
+		if code := post("10.9.8."+strconv.Itoa(i)+", 203.0.113.7", "sbk_"+id+"_wrong"); code != http.StatusUnauthorized {
+			t.Fatalf("wrong key %d: %d, want 401", i+1, code)
+		}
+	}
+	if code := post("203.0.113.7", key); code != http.StatusTooManyRequests {
+		t.Errorf("the guesser's next request: %d, want 429", code)
+	}
+	if code := post("198.51.100.9", key); code != http.StatusOK {
+		t.Errorf("a teammate behind the same proxy: %d, want 200", code)
+	}
+}
