@@ -371,7 +371,7 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 		// Not the server's answer: the SDK's HTTP client could not deliver
 		// the request (no connection, a status without a JSON-RPC body)
 		// and kept the session. It says why only in the wrapping error.
-		why := err.Error()
+		why := withoutURLs(err) // not the URL, which may hold a credential
 		if _, after, ok := strings.Cut(why, rpcErr.Message+": "); ok {
 			why = after // the cause, without the SDK's layers of "calling…: sending…"
 		}

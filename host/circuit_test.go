@@ -208,7 +208,8 @@ func TestRemoteServerGoneOpensTheCircuit(t *testing.T) {
 	for _, e := range errs[:3] {
 		// The cause: "connection refused", or EOF on a kept-alive
 		// connection the server closed.
-		if !strings.Contains(e, `the request did not go through (Post "`+srv.URL+`": `) {
+		// net/http's `Post "URL": ` is not said: a URL may hold a credential.
+		if !strings.Contains(e, `the request did not go through (`) || strings.Contains(e, srv.URL) {
 			t.Errorf("a call to a server that is gone: %s; want it to say the request did not go through, and why", e)
 		}
 	}

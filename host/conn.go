@@ -151,7 +151,7 @@ func (c *conn) setReason(err error) {
 	case errors.As(err, &syntax):
 		c.reason = "server wrote output that is not JSON-RPC: " + err.Error()
 	default:
-		c.reason = err.Error()
+		c.reason = withoutURLs(err) // an HTTP server's URL may hold a credential
 	}
 }
 

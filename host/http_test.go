@@ -76,9 +76,10 @@ func TestForgottenSessionReinitializes(t *testing.T) {
 }
 
 // TestUnreachableHTTPServerSaysWhyOnce: a remote server nobody listens
-// on is in error with the request's own words (the method, the URL and
-// the dial's refusal) said once, not under the SDK's layers of
-// "calling … sending … rejected by transport".
+// on is in error with the request's own words (the dial's refusal) said
+// once, not under the SDK's layers of "calling … sending … rejected by
+// transport", and without net/http's `Post "URL": `: a URL may hold a
+// credential, and the server is named already.
 func TestUnreachableHTTPServerSaysWhyOnce(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -88,8 +89,8 @@ func TestUnreachableHTTPServerSaysWhyOnce(t *testing.T) {
 	ln.Close() // nobody listens there now
 	h := newHost(t, cfgOf(remote("gone", config.TypeHTTP, url)), nil)
 	st := waitState(t, h, "gone", host.StateError, 20*time.Second)
-	if !strings.HasPrefix(st.Reason, `initialize failed: Post "`+url+`": dial tcp `) || !strings.Contains(st.Reason, "connection refused") ||
-		strings.Contains(st.Reason, "rejected by transport") || strings.Contains(st.Reason, "calling") {
+	if !strings.HasPrefix(st.Reason, `initialize failed: dial tcp `) || !strings.Contains(st.Reason, "connection refused") ||
+		strings.Contains(st.Reason, "rejected by transport") || strings.Contains(st.Reason, "calling") || strings.Contains(st.Reason, url) {
 		t.Errorf("reason %q: want the request's own error, said once", st.Reason)
 	}
 }

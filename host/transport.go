@@ -304,15 +304,80 @@ func shownURL(rs config.ResolvedServer, secrets *redact.Set) string {
 }
 
 // initFailed is a handshake's error. For an HTTP server it is said once,
-// as the request's own error ("Post URL: dial tcp …: connection refused"),
-// not under the SDK's "calling "initialize": sending "initialize":
-// rejected by transport:"; the whole chain stays for errors.Is and As.
+// as the request's own error ("dial tcp …: connection refused"), not under
+// the SDK's "calling "initialize": sending "initialize": rejected by
+// transport:"; the whole chain stays for errors.Is and As.
 func initFailed(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		return &saidOnce{msg: "initialize failed: " + ue.Error(), err: err}
+		return &saidOnce{msg: "initialize failed: " + withoutURLs(ue), err: err}
 	}
 	return fmt.Errorf("initialize failed: %w", err)
+}
+
+// withoutURLs is err's text without the URLs net/http's *url.Errors put in
+// it (`Post "https://host/mcp?key=…": `): a server's URL may hold a
+// credential (in its query or path) in a form no scrubbing recognizes, and
+// the error is about a server that its status, log line or message names
+// already, with its URL shown redacted where one is shown. The outermost
+// request, the server's own, loses its "Op "URL": " prefix; a request
+// inside it (an OAuth metadata or token request) keeps its method and
+// origin, which say which server failed and are not secret (they travel in
+// DNS and TLS in clear).
+func withoutURLs(err error) string {
+	msg := err.Error()
+	outer := true
+	for e := range errorChain(err) {
+		ue, ok := e.(*url.Error)
+		if !ok {
+			continue
+		}
+		quoted := fmt.Sprintf("%s %q: ", ue.Op, ue.URL)
+		with := ""
+		if !outer {
+			with = ue.Op + " " + originOf(ue.URL) + ": "
+		}
+		outer = false
+		msg = strings.ReplaceAll(msg, quoted, with)
+	}
+	return msg
+}
+
+// errorChain yields err and every error it wraps, depth first.
+func errorChain(err error) func(yield func(error) bool) {
+	return func(yield func(error) bool) {
+		var walk func(error) bool
+		walk = func(e error) bool {
+			if e == nil {
+				return true
+			}
+			if !yield(e) {
+				return false
+			}
+			switch u := e.(type) {
+			case interface{ Unwrap() error }:
+				return walk(u.Unwrap())
+			case interface{ Unwrap() []error }:
+				for _, inner := range u.Unwrap() {
+					if !walk(inner) {
+						return false
+					}
+				}
+			}
+			return true
+		}
+		walk(err)
+	}
+}
+
+// originOf is a URL's scheme://host[:port], or "a URL" when it does not
+// parse as one.
+func originOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "a URL"
+	}
+	return u.Scheme + "://" + u.Host
 }
 
 // saidOnce is err with a shorter text of its own.
