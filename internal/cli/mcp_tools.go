@@ -17,6 +17,7 @@ type MCPToolsOptions struct {
 	Factory *Factory
 	Enable  bool
 	Scope   string // local (default in a workspace) or user
+	Force   bool   // record a name no scope defines even when a defined one is close
 	Server  string
 	Tools   []string
 }
@@ -41,7 +42,11 @@ The filter is written to your own settings: for this workspace (local,
 the default in a workspace) or for every workspace (--scope user), in
 ~/.switchboard/mcp.json under "toolFilters". A server's own "enabledTools" /
 "disabledTools", the repository's .switchboard/workspace.json and the managed
-configuration can filter too; every layer can only hide.`,
+configuration can filter too; every layer can only hide.
+
+A server name no scope defines is recorded, for a server you add later,
+unless a defined name is close to it ("gihtub" for "github"): that is
+refused (exit 1) with the name meant; --force records it as given.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: groupRunE,
 	}
@@ -75,6 +80,7 @@ func newMCPToolsSwitchCmd(f *Factory, enable bool) *cobra.Command {
 			return mcpToolsRun(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "record the filter for a server name no scope defines, even when a defined one is close to it")
 	cmd.Flags().StringVarP(&opts.Scope, "scope", "s", "", "where to write: local (this workspace; the default in one) or user (every workspace)")
 	_ = cmd.RegisterFlagCompletionFunc("scope", cobra.FixedCompletions([]string{"local", "user"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -108,6 +114,17 @@ func mcpToolsRun(ctx context.Context, opts *MCPToolsOptions) error {
 	case "user":
 	default:
 		return Usagef("use --scope local or --scope user", "tool filters are written to local or user scope, not %q", opts.Scope)
+	}
+	// A near miss (`github` typed `gihtub`) is refused as `mcp enable`
+	// refuses it: the filter would land on a name nothing serves and leave
+	// the tools meant shown. A name that is close to none is recorded, for
+	// a server to be added later (the note below says so).
+	verb := "hide tools of"
+	if opts.Enable {
+		verb = "show tools of"
+	}
+	if err := typoedName(f, opts.Server, true, opts.Force, verb); err != nil {
+		return err
 	}
 	if err := config.SetToolsHidden(file, objPath, opts.Server, opts.Tools, !opts.Enable); err != nil {
 		return configFileErr(err)

@@ -374,6 +374,8 @@ func TestUnknownServerNameExitsOne(t *testing.T) {
 		{"mcp", "remove", "nope"},
 		{"mcp", "enable", "alpah"}, // a typo of alpha: refused with the name meant
 		{"mcp", "disable", "alpah"},
+		{"mcp", "tools", "disable", "alpah", "x"}, // a typo too: refused as mcp enable refuses it
+		{"mcp", "tools", "enable", "alpah", "x"},
 		{"mcp", "login", "nope"},
 		{"mcp", "logout", "nope"},
 		{"mcp", "approve", "nope", "--yes"},
@@ -399,6 +401,46 @@ func TestUnknownServerNameExitsOne(t *testing.T) {
 		_, stderr, code := w.run(false, args...)
 		if code != ExitUsage || !strings.Contains(stderr, "may be defined in a file that did not load") {
 			t.Errorf("%q with a broken .mcp.json: exit %d, stderr %q; want 2 and the file", args, code, stderr)
+		}
+	}
+}
+
+// TestToolFilterNearMissRefused: `mcp tools disable|enable` of a name
+// close to a defined server's writes nothing, fails (exit 1) and names the
+// server meant, as `mcp enable` does; --force, or a name close to none (a
+// server to be added later), is recorded with a note.
+func TestToolFilterNearMissRefused(t *testing.T) {
+	w := newMgmtWorld(t)
+	if _, stderr, code := w.run(false, "mcp", "add", "--scope", "user", "github", "--", "x"); code != 0 {
+		t.Fatalf("mcp add: exit %d: %s", code, stderr)
+	}
+	userFile := filepath.Join(w.env["SWITCHBOARD_HOME"], "mcp.json")
+	before, err := os.ReadFile(userFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, verb := range []string{"disable", "enable"} {
+		_, stderr, code := w.run(false, "mcp", "tools", verb, "gihtub", "delete_repo")
+		if code != ExitFailure || !strings.Contains(stderr, "did you mean github?") || !strings.Contains(stderr, "--force") {
+			t.Errorf("mcp tools %s gihtub: exit %d, stderr %q; want 1 and the name meant", verb, code, stderr)
+		}
+		if after, _ := os.ReadFile(userFile); string(after) != string(before) {
+			t.Errorf("mcp tools %s gihtub changed %s:\n%s", verb, userFile, after)
+		}
+	}
+	for _, args := range [][]string{
+		{"mcp", "tools", "disable", "gihtub", "delete_repo", "--force"},
+		{"mcp", "tools", "disable", "linear", "delete_issue"}, // close to nothing: added later
+	} {
+		_, stderr, code := w.run(false, args...)
+		if code != 0 || !strings.Contains(stderr, "note: no scope defines") {
+			t.Errorf("%q: exit %d, stderr %q; want 0 and the note", args, code, stderr)
+		}
+	}
+	after, _ := os.ReadFile(userFile)
+	for _, want := range []string{`"gihtub"`, `"linear"`, "delete_issue"} {
+		if !strings.Contains(string(after), want) {
+			t.Errorf("%s lacks %s:\n%s", userFile, want, after)
 		}
 	}
 }
