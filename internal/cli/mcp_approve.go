@@ -212,8 +212,10 @@ func mcpRevokeRun(_ context.Context, opts *MCPRevokeOptions) error {
 		return FailureErr(err, "")
 	}
 	if !found {
-		fmt.Fprintf(opts.IO.Out, "%s was not approved in workspace %s; nothing to revoke.\n", opts.Name, workspaceName(f, root))
-		return nil
+		// Nothing to undo fails, as `mcp logout` of a server without
+		// tokens does, and as every name that names nothing (README, exit
+		// codes): a script learns that the name it revoked was not there.
+		return FailureErr(fmt.Errorf("%s was not approved in workspace %s; nothing to revoke", opts.Name, workspaceName(f, root)), unapprovedHint(f, opts.Name))
 	}
 	fmt.Fprintf(opts.IO.Out, "Revoked the approval of %s in workspace %s. %s\n", opts.Name, workspaceName(f, root), revokeNote)
 	return nil
@@ -259,4 +261,23 @@ func resetChoices(ios *IOStreams, f *Factory, verb string) error {
 	}
 	fmt.Fprintf(ios.Out, "Forgot %d approval(s) in workspace %s: %s. %s\n", len(names), workspaceName(f, root), strings.Join(names, ", "), revokeNote)
 	return nil
+}
+
+// unapprovedHint is the hint of a revoke that found no approval: the name
+// meant, when no scope defines this one and a defined one is close to it.
+func unapprovedHint(f *Factory, name string) string {
+	cfg, err := f.LoadConfig()
+	if err != nil || cfg.Server(name) != nil {
+		return ""
+	}
+	var near []string
+	for _, n := range nearestNames(name, cfg) {
+		if n != name {
+			near = append(near, n)
+		}
+	}
+	if len(near) == 0 {
+		return fmt.Sprintf("no scope defines a server named %q", name)
+	}
+	return fmt.Sprintf("no scope defines a server named %q; did you mean %s?", name, strings.Join(near, ", "))
 }

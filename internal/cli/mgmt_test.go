@@ -378,6 +378,7 @@ func TestUnknownServerNameExitsOne(t *testing.T) {
 		{"mcp", "tools", "enable", "alpah", "x"},
 		{"mcp", "login", "nope"},
 		{"mcp", "logout", "nope"},
+		{"mcp", "revoke", "nope"},
 		{"mcp", "approve", "nope", "--yes"},
 		{"tools", "--server", "nope"},
 		{"tools", "diff", "nope"},

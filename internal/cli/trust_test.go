@@ -266,7 +266,9 @@ func TestApproveCommands(t *testing.T) {
 		{[]string{"mcp", "approve", "nosuch", "--yes"}, 1, "", `no server named "nosuch"`},
 		{[]string{"mcp", "approve", "mine", "--yes"}, 2, "", `server "mine" is not a project server (user scope`},
 		{[]string{"mcp", "approve", "repo"}, 2, "", "cannot ask for confirmation: no terminal"},
-		{[]string{"mcp", "revoke", "repo"}, 0, "repo was not approved in workspace", ""},
+		// Nothing to revoke fails, as a logout without tokens does.
+		{[]string{"mcp", "revoke", "repo"}, 1, "", "repo was not approved in workspace"},
+		{[]string{"mcp", "revoke", "rpeo"}, 1, "", `did you mean repo?`},
 		{[]string{"mcp", "approve", "repo", "--yes"}, 0, "Approved repo for workspace", `Project server "repo"`},
 		{[]string{"mcp", "approve", "repo", "--yes"}, 0, "repo is already approved", ""},
 		{[]string{"mcp", "revoke", "repo"}, 0, "Revoked the approval of repo in workspace", ""},
