@@ -243,13 +243,28 @@ func reasonText(st host.ServerStatus, now time.Time) string {
 		return s
 	}
 	r := st.Reason
-	if held := heldText(st); held != "" {
+	for _, more := range []string{heldText(st), secretNamedText(st)} {
+		if more == "" {
+			continue
+		}
 		if r != "" {
 			r += "; "
 		}
-		r += held
+		r += more
 	}
 	return r + nextTryText(st, now)
+}
+
+// secretNamedText says how many tools are not served because a name of
+// theirs holds a secret value ("" when none).
+func secretNamedText(st host.ServerStatus) string {
+	switch st.SecretNamed {
+	case 0:
+		return ""
+	case 1:
+		return "1 tool not served: a name of it holds a secret value (docs/security.md)"
+	}
+	return fmt.Sprintf("%d tools not served: a name of theirs holds a secret value (docs/security.md)", st.SecretNamed)
 }
 
 // heldText says which tools tool pinning holds ("" when none).
@@ -426,6 +441,9 @@ type statusServerJSON struct {
 	ToolChanges []statusChangeJSON  `json:"toolChanges,omitempty"`
 	PinError    string              `json:"pinError,omitempty"`
 	Findings    []host.ToolFindings `json:"findings,omitempty"`
+	// SecretNamed counts its tools not served because a name of theirs
+	// holds a secret value (docs/security.md, Secrets going the wrong way).
+	SecretNamed int `json:"secretNamed,omitempty"`
 	// SandboxRefused: what its stderr shows its sandbox refused it, and
 	// the setting that allows it.
 	SandboxRefused *refusalJSON `json:"sandboxRefused,omitempty"`
@@ -491,7 +509,7 @@ func (r statusReport) json(cfg *config.Resolved, now time.Time) statusJSON {
 			Protocol: st.Protocol, ServerInfo: st.ServerInfo, Stderr: stderr,
 			Reconnects: st.Reconnects, Reconnecting: st.Reconnecting, NextTry: next, Stats: st.Stats,
 			Sandbox: r.Sandbox[st.Name], ListErrors: st.ListErrors,
-			Held: st.Held, PinError: st.PinError, Findings: st.Findings,
+			Held: st.Held, PinError: st.PinError, Findings: st.Findings, SecretNamed: st.SecretNamed,
 			Profiles: r.Profiles[st.Name],
 		})
 		if rf, ok := r.Refused[st.Name]; ok {

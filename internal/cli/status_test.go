@@ -204,3 +204,40 @@ func TestNextTryText(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusShowsSecretNamedTools: a server whose tools' names hold a
+// secret value it was given (hostile-peer -leak) has them left out, and
+// status says how many, in its reason (TTY and piped) and as
+// "secretNamed" in --json, as it says what pinning holds.
+func TestStatusShowsSecretNamedTools(t *testing.T) {
+	const token = "tok_live_1a2b3c4d5e6f7a8b9c0d"
+	w := newRTWorld(t)
+	peer := w.server("hostile-peer", "-leak", "PEER_API_TOKEN")
+	peer["env"] = map[string]string{"PEER_API_TOKEN": token}
+	w.userServers(map[string]any{"peer": peer})
+	for _, tty := range []bool{true, false} {
+		out, stderr, err := runStatus(t, w, tty, false)
+		if err != nil {
+			t.Fatalf("status: %v (stderr %q)", err, stderr)
+		}
+		if !strings.Contains(out, "2 tools not served: a name of theirs holds a secret value") {
+			t.Errorf("status (tty %v) does not say 2 tools are not served:\n%s", tty, out)
+		}
+		if strings.Contains(out+stderr, token) {
+			t.Errorf("status shows the secret:\n%s%s", out, stderr)
+		}
+	}
+	out, _, err := runStatus(t, w, false, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Servers []struct {
+			Name        string `json:"name"`
+			SecretNamed int    `json:"secretNamed"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Servers) != 1 || got.Servers[0].SecretNamed != 2 {
+		t.Errorf("status --json: %v, servers %+v; want secretNamed 2 for peer\n%s", err, got.Servers, out)
+	}
+}
