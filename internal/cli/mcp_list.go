@@ -233,8 +233,10 @@ func mcpListRun(ctx context.Context, opts *MCPListOptions) error {
 		return reportDiagnostics(opts.IO.ErrOut, r.Diagnostics, nil)
 	}
 	tty := opts.IO.IsTTY
-	if len(r.Servers) == 0 && tty {
-		fmt.Fprintln(opts.IO.Out, "No MCP servers configured. Add one with: switchboard mcp add NAME -- CMD [ARG...]")
+	if len(r.Servers) == 0 {
+		// On stderr, piped too, as every list command says it has
+		// nothing: stdout stays empty for a script.
+		fmt.Fprintln(opts.IO.ErrOut, noServersMessage)
 	}
 	if len(r.Servers) > 0 {
 		cols := []string{"name", "type", "scope", "enabled", "command / url", "file"}

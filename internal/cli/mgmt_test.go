@@ -208,20 +208,22 @@ func TestMCPListJSONContract(t *testing.T) {
 	}
 }
 
+// TestMCPListEmpty: with no server, stdout is empty (--json: []) on a
+// terminal and piped, and stderr says so, with how to add one.
 func TestMCPListEmpty(t *testing.T) {
 	w := newMgmtWorld(t)
 	for _, tc := range []struct {
-		tty  bool
-		args []string
-		want string
+		tty               bool
+		args              []string
+		wantOut, wantErrs string
 	}{
-		{true, []string{"mcp", "list"}, "No MCP servers configured. Add one with: switchboard mcp add NAME -- CMD [ARG...]\n"},
-		{false, []string{"mcp", "list"}, ""},
-		{false, []string{"mcp", "list", "--json"}, "[]\n"},
+		{true, []string{"mcp", "list"}, "", noServersMessage + "\n"},
+		{false, []string{"mcp", "list"}, "", noServersMessage + "\n"},
+		{false, []string{"mcp", "list", "--json"}, "[]\n", ""},
 	} {
 		out, stderr, code := w.run(tc.tty, tc.args...)
-		if code != 0 || out != tc.want || stderr != "" {
-			t.Errorf("%v (tty %v) = %q, %q, exit %d; want %q", tc.args, tc.tty, out, stderr, code, tc.want)
+		if code != 0 || out != tc.wantOut || stderr != tc.wantErrs {
+			t.Errorf("%v (tty %v) = %q, %q, exit %d; want %q, %q", tc.args, tc.tty, out, stderr, code, tc.wantOut, tc.wantErrs)
 		}
 	}
 }

@@ -54,8 +54,14 @@ func (t *tablePrinter) AddRow(cells ...string) {
 
 var cellSpaces = strings.NewReplacer("\r\n", " ", "\t", " ", "\n", " ")
 
-// Render writes the table.
+// Render writes the table; nothing at all when it has no rows. A list
+// with nothing in it prints no header, on a terminal or piped, so that a
+// script reads an empty stdout; its command says why on stderr (README,
+// "The CLI": one rule for every list command).
 func (t *tablePrinter) Render() error {
+	if len(t.rows) == 0 {
+		return nil
+	}
 	var b bytes.Buffer
 	if !t.tty {
 		cols := len(t.header)

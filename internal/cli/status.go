@@ -138,8 +138,7 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 		return nil
 	}
 	if len(r.Servers) == 0 {
-		fmt.Fprintln(ios.ErrOut, "No MCP servers are configured.")
-		fmt.Fprintln(ios.ErrOut, "Add one with `switchboard mcp add NAME -- COMMAND [ARGS…]`, or see it all work with `switchboard demo`.")
+		fmt.Fprintln(ios.ErrOut, noServersMessage)
 		if ios.IsTTY {
 			printFiles(ios.Out, cfg, o)
 		}
@@ -203,6 +202,10 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 	printFiles(ios.Out, cfg, o)
 	return nil
 }
+
+// noServersMessage is what status and mcp list say on stderr when no
+// server is configured (stdout stays empty).
+const noServersMessage = "No MCP servers are configured. Add one with `switchboard mcp add NAME -- COMMAND [ARGS…]`, or see it all work with `switchboard demo`."
 
 // statusPipedColumns are status's piped columns (its help names them).
 var statusPipedColumns = []string{"name", "type", "scope", "state", "tools", "tokens", "reason", "command"}

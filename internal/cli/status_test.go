@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -239,5 +241,36 @@ func TestStatusShowsSecretNamedTools(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Servers) != 1 || got.Servers[0].SecretNamed != 2 {
 		t.Errorf("status --json: %v, servers %+v; want secretNamed 2 for peer\n%s", err, got.Servers, out)
+	}
+}
+
+// TestEmptyListsOneRule holds the one rule for a list with nothing in it
+// (README, The CLI): no table, not even its header, on a terminal or
+// piped — piped, stdout is empty — and one line on stderr says why.
+func TestEmptyListsOneRule(t *testing.T) {
+	w := newRTWorld(t)
+	for _, args := range [][]string{
+		{"status"}, {"mcp", "list"}, {"tools"}, {"prompts"}, {"resources"}, {"permissions", "list"},
+	} {
+		for _, tty := range []bool{false, true} {
+			out, stderr, code := w.run(tty, args...)
+			name := fmt.Sprintf("%s (tty %v)", strings.Join(args, " "), tty)
+			if code != 0 {
+				t.Errorf("%s: exit %d, stderr %q", name, code, stderr)
+			}
+			if !tty && out != "" {
+				t.Errorf("%s: stdout %q, want nothing", name, out)
+			}
+			// A header is the first line of a table: NAME, PROMPT,
+			// RESOURCE or LIST first, in capitals (TTY and piped alike).
+			for _, line := range strings.Split(out, "\n") {
+				if f := strings.Fields(line); len(f) > 1 && slices.Contains([]string{"NAME", "PROMPT", "RESOURCE", "LIST"}, f[0]) {
+					t.Errorf("%s: stdout holds a table header:\n%s", name, out)
+				}
+			}
+			if strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.HasPrefix(stderr, "No ") {
+				t.Errorf("%s: stderr %q, want one line saying there is nothing", name, stderr)
+			}
+		}
 	}
 }

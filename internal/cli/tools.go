@@ -353,7 +353,7 @@ func noToolsMessage(s *session) string {
 		return unreadableMessage
 	}
 	if len(s.cfg.Servers) == 0 {
-		return "No MCP servers are configured. Add one with `switchboard mcp add`, or try `switchboard demo`."
+		return noServersMessage
 	}
 	statuses := s.h.Status()
 	var failed []string
