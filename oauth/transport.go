@@ -642,7 +642,15 @@ func (a *serverAuth) authorize(req *http.Request, resp *http.Response, used stri
 	a.beginFlow(resp)
 	defer a.endFlow()
 	a.keepStored()
-	if err := h.Authorize(req.Context(), req, resp); err != nil {
+	// The SDK takes the request's URL, query and all, as the resource: its
+	// protected-resource metadata then does not match (it names the server
+	// without the query), the 2025-03-26 fallback takes "<origin>?query"
+	// for the issuer, and the query — which may hold a key — would be sent
+	// to the authorization server as the resource parameter. The resource
+	// is the canonical server URI, scheme, host and path, as discover has it.
+	areq := req.Clone(req.Context())
+	areq.URL.RawQuery, areq.URL.ForceQuery, areq.URL.Fragment, areq.URL.RawFragment = "", false, "", ""
+	if err := h.Authorize(req.Context(), areq, resp); err != nil {
 		if errors.As(err, new(*LoginRequiredError)) {
 			return err
 		}

@@ -79,3 +79,27 @@ func TestURLSecretNotInFailureReason(t *testing.T) {
 		})
 	}
 }
+
+// TestOAuthLoginWithKeyInServerQuery: a server whose URL carries a key in
+// its query logs in like any other (before, the SDK took the query into
+// the resource, its metadata did not match, and the fallback issuer
+// "<origin>?k=…" did not either), and the key is not sent to the
+// authorization server as part of the resource parameter.
+func TestOAuthLoginWithKeyInServerQuery(t *testing.T) {
+	const key = "plain-query-key-7f3k9q"
+	srv := testoauth.Start(t)
+	h := newHost(t, cfgOf(remote("keyed", config.TypeHTTP, srv.URL+"?k="+key)), opts(&oauth.Options{Dir: t.TempDir(), NoBrowser: true}, nil))
+	res := mustCall(t, h, "mcp__keyed__echo", map[string]any{"text": "authorized"})
+	if !strings.Contains(textOf(res), "authorized") {
+		t.Fatalf("echo = %q", textOf(res))
+	}
+	rs := srv.Resources()
+	if len(rs) == 0 {
+		t.Fatal("no resource parameter was sent: the check below proves nothing")
+	}
+	for _, r := range rs {
+		if strings.Contains(r, key) {
+			t.Errorf("resource parameter %q holds the server URL's query", r)
+		}
+	}
+}
