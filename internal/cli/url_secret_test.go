@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/testserver/testhttp"
+	"github.com/switchboard-mcp/switchboard/internal/testserver/testoauth"
 )
 
 // urlSecret is the value of ${ACME}: a name no secret-name pattern
@@ -202,4 +203,45 @@ func rawInitialize(t *testing.T, addr string, headers []string) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// TestURLSecretQuotedNotShown: a URL key whose value net/http's %q quoting
+// of the request URL escapes (a `"` in it), so that scrubbing the known
+// value cannot find it in `Post "URL": …`, is in none of status, mcp list
+// (plain and --json) nor the logs, for a server that refuses the
+// connection and for an OAuth server with no token (real loopback
+// servers): the reasons say why without the URL.
+func TestURLSecretQuotedNotShown(t *testing.T) {
+	const value, tail = `acme"quoted-4k2m8x`, "quoted-4k2m8x"
+	w := newRTWorld(t)
+	srv := testoauth.Start(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusing := "http://" + ln.Addr().String() + "/mcp"
+	ln.Close()
+	w.userServers(map[string]any{
+		"gone":   map[string]any{"type": "http", "url": refusing + "?k=${ACME2}"},
+		"locked": map[string]any{"type": "http", "url": srv.URL + "?k=${ACME2}"},
+	})
+	env := map[string]string{"ACME2": value}
+	var all strings.Builder
+	for _, args := range [][]string{
+		{"status"}, {"status", "--json"}, {"mcp", "list"}, {"mcp", "list", "--json"},
+	} {
+		args = append(args, "--log-level", "debug")
+		out, errOut, _ := w.runEnv(env, args...)
+		fmt.Fprintf(&all, "$ %s\n%s%s", strings.Join(args, " "), out, errOut)
+	}
+	text := all.String()
+	for _, want := range []string{"connection refused", "switchboard mcp login locked", "?k=${ACME2}"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("%q is nowhere in the output; the check below proves little:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, tail) {
+		t.Errorf("the output holds the value of ${ACME2}:\n%s", text)
+	}
+	checkLogs(t, filepath.Join(w.sb, "logs"), tail)
 }
