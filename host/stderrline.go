@@ -53,6 +53,28 @@ var adviceLine = lazyre.New("^(?i:(?:hint|tip|help|note|suggestion|advice)\\s*:|
 // tail holds it, else there is none: a line from the middle of a usage
 // text says nothing about what went wrong.
 func reasonLine(tail []string) string {
+	return withNpxRepair(stderrReason(tail))
+}
+
+// npxIncomplete matches Node's complaint about a package missing from
+// npx's own copy of a server's packages (~/.npm/_npx/<hash>): the copy a
+// download cut short leaves behind (a command that stopped the server
+// while npx was still installing it — a one-shot `switchboard tools`, a
+// client closed early), which npx then runs as it is, every time.
+var npxIncomplete = lazyre.New(`Cannot find (?:package|module) '[^']+' imported from (.*?[/\\]_npx[/\\][0-9a-f]+)[/\\]node_modules[/\\]`)
+
+// withNpxRepair adds to reason, when it is npxIncomplete's, what to do:
+// npx does not mend the copy itself.
+func withNpxRepair(reason string) string {
+	m := npxIncomplete().FindStringSubmatch(reason)
+	if m == nil {
+		return reason
+	}
+	return reason + " — npx's copy of the server's packages in " + m[1] + " is incomplete (an earlier download was cut short): delete that folder and start the server again"
+}
+
+// stderrReason is reasonLine before withNpxRepair.
+func stderrReason(tail []string) string {
 	if r := npmReason(tail); r != "" {
 		return r
 	}
