@@ -39,11 +39,7 @@ func TestAuthFailuresLimitedPerAddress(t *testing.T) {
 		"alice": {Keys: []gateway.AuthKey{{ID: id, SHA256: gateway.KeyHash(key)}}},
 	}})})
 	g := servedGateway(t, "alpha", auth)
-	srv := httptest.NewUnstartedServer(nil)
-	addr := srv.Listener.Addr().String()
-	srv.Config.Handler = g.Handler(&gateway.HTTPOptions{Guard: gateway.NewHTTPGuard(auth, addr, addr, nil, nil)})
-	srv.Start()
-	t.Cleanup(srv.Close)
+	srv := guardedServer(t, g, auth, nil)
 	ctx := ctxFor(t, 60*time.Second)
 
 	const ping = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
@@ -132,11 +128,7 @@ func TestAuthFailuresBehindALocalProxyCountPerClient(t *testing.T) {
 		"alice": {Keys: []gateway.AuthKey{{ID: id, SHA256: gateway.KeyHash(key)}}},
 	}})})
 	g := servedGateway(t, "alpha", auth)
-	srv := httptest.NewUnstartedServer(nil)
-	addr := srv.Listener.Addr().String()
-	srv.Config.Handler = g.Handler(&gateway.HTTPOptions{Guard: gateway.NewHTTPGuard(auth, addr, addr, nil, nil)})
-	srv.Start()
-	t.Cleanup(srv.Close)
+	srv := guardedServer(t, g, auth, nil)
 	ctx := ctxFor(t, 60*time.Second)
 	const ping = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
 	post := func(forwarded, token string) int {

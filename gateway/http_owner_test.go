@@ -24,11 +24,7 @@ func TestAnotherPrincipalCannotCancelASessionsCalls(t *testing.T) {
 		"bob":   {Keys: []gateway.AuthKey{{ID: bid, SHA256: gateway.KeyHash(bk)}}},
 	}})})
 	g := servedGateway(t, "alpha", auth)
-	srv := httptest.NewUnstartedServer(nil)
-	addr := srv.Listener.Addr().String()
-	srv.Config.Handler = g.Handler(&gateway.HTTPOptions{Guard: gateway.NewHTTPGuard(auth, addr, addr, nil, nil)})
-	srv.Start()
-	t.Cleanup(srv.Close)
+	srv := guardedServer(t, g, auth, nil)
 	ctx := ctxFor(t, 60*time.Second)
 
 	do := func(method, key, sid, body string) (int, string, string) {
@@ -117,11 +113,7 @@ func TestSessionCapEndsTheOpenersOwnSessionsFirst(t *testing.T) {
 	}
 	auth := gateway.NewAuth(&gateway.AuthOptions{File: writeAuth(t, &gateway.AuthFile{Principals: principals})})
 	g := servedGateway(t, "alpha", auth)
-	srv := httptest.NewUnstartedServer(nil)
-	addr := srv.Listener.Addr().String()
-	srv.Config.Handler = g.Handler(&gateway.HTTPOptions{Guard: gateway.NewHTTPGuard(auth, addr, addr, nil, nil), MaxSessions: 3})
-	srv.Start()
-	t.Cleanup(srv.Close)
+	srv := guardedServer(t, g, auth, &gateway.HTTPOptions{MaxSessions: 3})
 	ctx := ctxFor(t, 60*time.Second)
 
 	open := func(who string) string {
@@ -167,12 +159,7 @@ func TestSessionCapSharePerPrincipal(t *testing.T) {
 	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
 	serve := func(t *testing.T, auth *gateway.Auth) string {
 		g := servedGateway(t, "alpha", auth)
-		srv := httptest.NewUnstartedServer(nil)
-		addr := srv.Listener.Addr().String()
-		srv.Config.Handler = g.Handler(&gateway.HTTPOptions{Guard: gateway.NewHTTPGuard(auth, addr, addr, nil, nil), MaxSessions: 4})
-		srv.Start()
-		t.Cleanup(srv.Close)
-		return srv.URL + "/mcp"
+		return guardedServer(t, g, auth, &gateway.HTTPOptions{MaxSessions: 4}).URL + "/mcp"
 	}
 	// open initializes a session with key and holds its standalone
 	// stream open (busy, as a client listening for list_changed); code
@@ -244,4 +231,21 @@ func TestSessionCapSharePerPrincipal(t *testing.T) {
 			t.Errorf("a fifth session, with four busy: %d %s", code, body)
 		}
 	})
+}
+
+// guardedServer serves gateway g behind auth's guard on a loopback
+// httptest server, the MCP endpoint's options opts (nil: none) with that
+// Guard, until the test ends.
+func guardedServer(t *testing.T, g *gateway.Gateway, auth *gateway.Auth, opts *gateway.HTTPOptions) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	addr := srv.Listener.Addr().String()
+	if opts == nil {
+		opts = &gateway.HTTPOptions{}
+	}
+	opts.Guard = gateway.NewHTTPGuard(auth, addr, addr, nil, nil)
+	srv.Config.Handler = g.Handler(opts)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv
 }
