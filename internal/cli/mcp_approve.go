@@ -263,8 +263,9 @@ func resetChoices(ios *IOStreams, f *Factory, verb string) error {
 	return nil
 }
 
-// unapprovedHint is the hint of a revoke that found no approval: the name
-// meant, when no scope defines this one and a defined one is close to it.
+// unapprovedHint is the hint of a revoke that found no approval (and of a
+// logout that found no tokens): the name meant, when no scope defines this
+// one and a defined one is close to it.
 func unapprovedHint(f *Factory, name string) string {
 	cfg, err := f.LoadConfig()
 	if err != nil || cfg.Server(name) != nil {

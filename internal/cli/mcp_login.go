@@ -228,7 +228,7 @@ func mcpLogoutRun(_ context.Context, opts *MCPLogoutOptions) error {
 		return FailureErr(err, "")
 	}
 	if !had {
-		return FailureErr(errors.New("not logged in to "+opts.Name), "")
+		return FailureErr(errors.New("not logged in to "+opts.Name), unapprovedHint(opts.Factory, opts.Name))
 	}
 	fmt.Fprintf(opts.IO.Out, "Logged out of %s\n", opts.Name)
 	return nil

@@ -73,8 +73,14 @@ func TestMCPLoginLogout(t *testing.T) {
 	if _, err := os.Stat(file); !os.IsNotExist(err) {
 		t.Errorf("token file after logout: %v", err)
 	}
-	if _, stderr, code = w.run(false, "mcp", "logout", "guarded"); code != ExitFailure || !strings.Contains(stderr, "not logged in to guarded") {
+	if _, stderr, code = w.run(false, "mcp", "logout", "guarded"); code != ExitFailure || !strings.Contains(stderr, "not logged in to guarded") ||
+		strings.Contains(stderr, "did you mean") {
 		t.Errorf("second logout: exit %d, stderr %q", code, stderr)
+	}
+	// A misspelt name says the one meant, as mcp revoke does.
+	if _, stderr, code = w.run(false, "mcp", "logout", "guardd"); code != ExitFailure || !strings.Contains(stderr, "not logged in to guardd") ||
+		!strings.Contains(stderr, "did you mean guarded?") {
+		t.Errorf("logout of a misspelt name: exit %d, stderr %q", code, stderr)
 	}
 }
 
