@@ -93,6 +93,11 @@ type server struct {
 	// may write (config.SandboxPolicy.Protected), as of its last start;
 	// nil when it runs unconfined (protectedNote).
 	protected atomic.Pointer[[]string]
+	// npxCaches are the npm caches its last start was given, for an npx
+	// server (nil otherwise); npxRepaired the npx copies repairNpx
+	// removed for it, each at most once.
+	npxCaches   atomic.Pointer[[]npxCache]
+	npxRepaired map[string]bool
 	// listErrs holds, per list method ("tools/list", "prompts/list"…), why
 	// the last fetch of it failed; a fetch that works clears it, and so
 	// does a new connection.
@@ -410,6 +415,12 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	pinned := s.pinned
 	s.mu.Unlock()
 	c, probed, err := s.dial(ctx, timeout, pinned)
+	if rep := (*npxRepairedError)(nil); errors.As(err, &rep) && ctx.Err() == nil {
+		// Said, since the user's npm cache was written: the start takes
+		// as long as a first download.
+		s.h.log.Warn("npx's copy of the server's packages was incomplete (an earlier download was cut short); removed it, and npx installs it again", "server", s.name, "folder", rep.folder, "error", rep.err)
+		c, probed, err = s.dial(ctx, timeout, pinned)
+	}
 	if err == nil || ctx.Err() != nil || pinned != "" || !probed {
 		return c, err
 	}

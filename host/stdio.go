@@ -3,6 +3,7 @@ package host
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -48,6 +49,17 @@ func (s *server) spawn(def config.Server) (*proc.Process, error) {
 	dir, env, err = s.guardRunner(def, dir, env)
 	if err != nil {
 		return nil, err
+	}
+	if config.Runner(def.Command) == "npm" {
+		home, _ := os.UserHomeDir()
+		lookupEnv := s.h.opts.LookupEnv
+		if lookupEnv == nil {
+			lookupEnv = os.LookupEnv
+		}
+		caches := npxCachesOf(sb, env, runnerEnv{home: home, workspace: s.h.workspace(), lookupEnv: lookupEnv})
+		s.npxCaches.Store(&caches)
+	} else {
+		s.npxCaches.Store(nil)
 	}
 	cmd, args := proc.ResolveCommand(def.Command, def.Args)
 	return proc.Start(proc.Spec{

@@ -237,7 +237,14 @@ func (s *server) dial(ctx context.Context, timeout time.Duration, protocol strin
 			probed := c.probeRead(stdin)
 			c.proc.WaitStderr(stderrDrain)
 			msg := processExit(c.proc).Error() + " during initialize"
-			if l := reasonLine(c.proc.StderrTail(reasonTailLines)); l != "" {
+			tail := c.proc.StderrTail(reasonTailLines)
+			if folder := s.repairNpx(tail); folder != "" {
+				if l := stderrReason(tail); l != "" {
+					msg += ": " + l
+				}
+				return nil, false, &npxRepairedError{err: errors.New(msg), folder: folder}
+			}
+			if l := reasonLine(tail); l != "" {
 				msg += ": " + l
 			}
 			return nil, probed, errors.New(msg)

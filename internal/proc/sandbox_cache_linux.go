@@ -91,3 +91,36 @@ func mountCacheOverlay(lower, upper, work string) (int, error) {
 	}
 	return unix.Fsmount(fs, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
 }
+
+// RemoveFromCacheCopies removes rel (a folder, relative to the cache) from
+// each of the private copies of a cache kept in private (Cache.Private)
+// that no running server holds: its lock taken while it is removed, so
+// that no overlay starts on it meanwhile. It returns the folders removed.
+// Each is renamed aside before it is deleted: a server that starts a
+// moment later finds all of it or none.
+func RemoveFromCacheCopies(private, rel string) []string {
+	if !filepath.IsLocal(rel) {
+		return nil
+	}
+	var removed []string
+	for i := range cacheSlots {
+		dir := filepath.Join(private, strconv.Itoa(i))
+		target := filepath.Join(dir, "upper", rel)
+		if fi, err := os.Lstat(target); err != nil || !fi.IsDir() {
+			continue
+		}
+		fd, err := unix.Open(filepath.Join(dir, "lock"), unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			continue
+		}
+		if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
+			aside := target + ".removing-" + strconv.Itoa(os.Getpid())
+			if os.Rename(target, aside) == nil {
+				_ = os.RemoveAll(aside)
+				removed = append(removed, target)
+			}
+		}
+		unix.Close(fd)
+	}
+	return removed
+}
