@@ -312,10 +312,20 @@ func (a *Auth) Scoped() *policy.Scoped {
 	return a.state.Load().scoped
 }
 
-// Verifier is a TokenVerifier for auth.RequireBearerToken.
+// Verifier is a TokenVerifier for auth.RequireBearerToken. Its requests
+// are held to the refused-credential limit as the gateway's own are
+// (AuthenticateRequest; AuthOptions.FailuresPerMinute): an address over
+// it is refused, its token unchecked — with 401, as that middleware
+// answers every refusal.
 func (a *Auth) Verifier() auth.TokenVerifier {
-	return func(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		p, err := a.Authenticate(ctx, token)
+	return func(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
+		var p *Principal
+		var err error
+		if r != nil {
+			p, err = a.AuthenticateRequest(r.WithContext(ctx), token)
+		} else {
+			p, err = a.Authenticate(ctx, token)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
 		}

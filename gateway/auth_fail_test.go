@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
+
 	"github.com/switchboard-mcp/switchboard/gateway"
 )
 
@@ -158,5 +160,47 @@ func TestAuthFailuresBehindALocalProxyCountPerClient(t *testing.T) {
 	}
 	if code := post("198.51.100.9", key); code != http.StatusOK {
 		t.Errorf("a teammate behind the same proxy: %d, want 200", code)
+	}
+}
+
+// An embedder that guards its own handler with the SDK's
+// auth.RequireBearerToken and Auth.Verifier gets the same limit: past
+// DefaultAuthFailures refused credentials from one address, its good key
+// is refused unchecked too, while another address's works.
+func TestAuthFailuresLimitTheSDKVerifier(t *testing.T) {
+	key, id, _ := gateway.NewKey()
+	a := gateway.NewAuth(&gateway.AuthOptions{File: writeAuth(t, &gateway.AuthFile{Principals: map[string]*gateway.AuthEntry{
+		"alice": {Keys: []gateway.AuthKey{{ID: id, SHA256: gateway.KeyHash(key)}}},
+	}})})
+	srv := httptest.NewServer(auth.RequireBearerToken(a.Verifier(), nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "hello "+auth.TokenInfoFromContext(r.Context()).UserID)
+	})))
+	t.Cleanup(srv.Close)
+	get := func(c *http.Client, token string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", srv.URL, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	guesser := clientFrom(t, "127.0.0.2")
+	if code, body := get(guesser, key); code != http.StatusOK || !strings.Contains(body, "hello alice") {
+		t.Fatalf("the good key: %d %s", code, body)
+	}
+	for i := range gateway.DefaultAuthFailures {
+		if code, body := get(guesser, "sbk_"+id+"_not-the-secret"); code != http.StatusUnauthorized {
+			t.Fatalf("wrong key %d: %d %s", i+1, code, body)
+		}
+	}
+	if code, body := get(guesser, key); code != http.StatusUnauthorized || !strings.Contains(body, "too many refused credentials") {
+		t.Errorf("the good key from the address that guessed: %d %s, want 401 unchecked", code, body)
+	}
+	if code, body := get(clientFrom(t, "127.0.0.3"), key); code != http.StatusOK {
+		t.Errorf("the good key from another address: %d %s", code, body)
 	}
 }
