@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/redact"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
@@ -53,7 +54,11 @@ func (s *server) newClient(c *conn) *mcp.Client {
 			h.emit(Event{Kind: EventResourcesChanged, Server: s.name})
 		},
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
-			p := req.Params
+			// A server may log what it was given: the secret values the
+			// host knows are replaced, as in its results (Set.Known).
+			known := func(t string) string { t, _ = h.secrets.Known(t); return t }
+			p := *req.Params
+			p.Logger, p.Data = known(p.Logger), redact.EachString(p.Data, known)
 			if dropped, ok := s.logLines.take(h.clock.Now()); ok {
 				if dropped > 0 {
 					h.log.Warn("server log messages not logged: the server sent more than the log takes", "server", s.name,
@@ -61,7 +66,7 @@ func (s *server) newClient(c *conn) *mcp.Client {
 				}
 				h.log.Info("server log", "server", s.name, "level", string(p.Level), "logger", toolsurface.CapDescription(oneLine(p.Logger), maxLoggerRunes))
 			}
-			h.emit(Event{Kind: EventLog, Server: s.name, Log: p})
+			h.emit(Event{Kind: EventLog, Server: s.name, Log: &p})
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			p := h.guardProgress(req.Params)
