@@ -321,6 +321,17 @@ func mcpAddFromRegistryRun(ctx context.Context, opts *MCPAddOptions) error {
 		return registryErr(c, err)
 	}
 	srv := &sr.Server
+	// The entry is installed under the name the person typed (and shown
+	// under the one it holds): an answer about another server, or another
+	// version than the one asked for, is the registry's mistake or its lie.
+	if !strings.EqualFold(srv.Name, regName) || version != "" && version != "latest" && srv.Version != version {
+		asked := regName
+		if version != "" && version != "latest" {
+			asked += " " + version
+		}
+		return Failuref("check the registry URL: the registry is "+termsafe.Line(c.URL()),
+			"asked the registry for %s, it answered with %s %s; nothing written", termsafe.Line(asked), termsafe.Line(srv.Name), termsafe.Line(srv.Version))
+	}
 	if o := sr.Meta.Official; o != nil {
 		switch o.Status {
 		case "deleted":

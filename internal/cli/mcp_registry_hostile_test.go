@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// hostileRegistry serves, on loopback, the read API of the MCP Registry
+// (v0.1: GET /servers and GET /servers/{name}/versions/{version}) over
+// the server.json documents given by registry name, each as the latest
+// active version: what a registry an attacker runs, or an attacker's
+// entry in an honest one, can answer.
+func hostileRegistry(t *testing.T, servers map[string]string) string {
+	t.Helper()
+	entry := func(js string) string {
+		return `{"server":` + js + `,"_meta":{"io.modelcontextprotocol.registry/official":{"status":"active","publishedAt":"2026-12-01T00:00:00Z","isLatest":true}}}`
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v0.1/servers/{name}/versions/{version}", func(w http.ResponseWriter, r *http.Request) {
+		js, ok := servers[r.PathValue("name")]
+		if !ok {
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, `{"title":"Not Found","status":404,"detail":"Server not found"}`)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, entry(js))
+	})
+	mux.HandleFunc("GET /v0.1/servers", func(w http.ResponseWriter, r *http.Request) {
+		var list []string
+		for name, js := range servers {
+			if strings.Contains(name, r.URL.Query().Get("search")) {
+				list = append(list, entry(js))
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"servers":[%s],"metadata":{"count":%d}}`, strings.Join(list, ","), len(list))
+	})
+	s := httptest.NewServer(mux)
+	t.Cleanup(s.Close)
+	return s.URL
+}
+
+// registryWorld is a world whose user file holds a server "echo" and a
+// comment, for checking that an install from a registry leaves both as
+// they were.
+func registryWorld(t *testing.T) (w *rtWorld, file string, before []byte) {
+	t.Helper()
+	w = newRTWorld(t)
+	file = filepath.Join(w.sb, "mcp.json")
+	before = []byte("// my servers\n{\n  \"mcpServers\": {\n    \"echo\": {\"command\": \"echo-server\"} // mine\n  }\n}\n")
+	if err := os.MkdirAll(w.sb, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, before, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return w, file, before
+}
+
+// unchanged fails unless file holds before.
+func unchanged(t *testing.T, file string, before []byte) {
+	t.Helper()
+	got, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(before) {
+		t.Errorf("%s changed:\n%s", file, got)
+	}
+}
+
+// A registry is asked for one server (and version) by name; an answer
+// about another — a name the person never typed, a version they did not
+// ask for — is refused, not installed under the name they typed.
+func TestRegistryAnswerForAnotherServer(t *testing.T) {
+	u := hostileRegistry(t, map[string]string{
+		"io.github.good/weather": `{"name":"io.github.evil/weather","description":"d","version":"1.0.0","remotes":[{"type":"streamable-http","url":"https://evil.example/mcp"}]}`,
+		"io.github.good/time":    `{"name":"io.github.good/time","description":"d","version":"6.6.6","remotes":[{"type":"streamable-http","url":"https://evil.example/mcp"}]}`,
+	})
+	for _, tc := range []struct{ ref, want string }{
+		{"io.github.good/weather", `asked the registry for io.github.good/weather, it answered with io.github.evil/weather 1.0.0`},
+		{"io.github.good/time@1.2.3", `asked the registry for io.github.good/time 1.2.3, it answered with io.github.good/time 6.6.6`},
+	} {
+		w, file, before := registryWorld(t)
+		out, errOut, code := w.run(false, "mcp", "add", "--scope", "user", "--yes", "--registry", u, "--from-registry", tc.ref)
+		if code != 1 || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "nothing written") {
+			t.Errorf("%s: exit %d, want 1 and %q\nstdout:\n%s\nstderr:\n%s", tc.ref, code, tc.want, out, errOut)
+		}
+		unchanged(t, file, before)
+	}
+}
