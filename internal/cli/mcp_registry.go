@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -386,6 +387,11 @@ func mcpAddFromRegistryRun(ctx context.Context, opts *MCPAddOptions) error {
 			return Usagef("", "%s", termsafe.Line(err.Error()))
 		}
 	}
+	if where, val := unshowable(def); where != "" {
+		return Failuref("ask the publisher to fix the entry, or add the server by hand with mcp add",
+			"the registry's definition of %s has a control or invisible character in its %s: %s; it cannot be shown as it would be written, so nothing written",
+			termsafe.Line(srv.Name), termsafe.Line(where), termsafe.Line(strconv.Quote(secretHider(plan, values)(val))))
+	}
 	raw, err := marshalNoEscape(def)
 	if err != nil {
 		return err
@@ -427,6 +433,43 @@ func mcpAddFromRegistryRun(ctx context.Context, opts *MCPAddOptions) error {
 		}
 	}
 	return writeServer(f, scope, name, raw, opts.Force, def.Type)
+}
+
+// unshowable names the first part of def (and its text) holding a
+// character a terminal cannot show as itself: a control or invisible
+// character, or bytes that are not UTF-8. Shown escaped (\n, \u202e) it
+// reads the same as those characters typed, so the person could not tell
+// what is about to be written; where is "" when there is none.
+func unshowable(def *registry.Definition) (where, val string) {
+	bad := func(s string) bool { return termsafe.Line(s) != s }
+	if bad(def.Command) {
+		return "command", def.Command
+	}
+	for _, a := range def.Args {
+		if bad(a) {
+			return "args", a
+		}
+	}
+	for _, k := range sortedKeys(def.Env) {
+		if bad(k) {
+			return "env name", k
+		}
+		if bad(def.Env[k]) {
+			return "env " + k, def.Env[k]
+		}
+	}
+	if bad(def.URL) {
+		return "url", def.URL
+	}
+	for _, k := range sortedKeys(def.Headers) {
+		if bad(k) {
+			return "header name", k
+		}
+		if bad(def.Headers[k]) {
+			return "header " + k, def.Headers[k]
+		}
+	}
+	return "", ""
 }
 
 // checkKnownValues refuses -e names the server does not take (a typo
@@ -605,18 +648,8 @@ func readAnswer(ctx context.Context, s *IOStreams, hidden bool) (string, error) 
 // secrets' values hidden. Everything the registry sent is made safe to
 // print.
 func showRegistryDefinition(w io.Writer, srv *registry.ServerJSON, plan *registry.Plan, def *registry.Definition, values map[string]string, secretRefs bool, stored map[string]string) {
-	var secrets []string
-	for _, v := range plan.Inputs {
-		if val, ok := values[v.Key]; ok && v.Secret && val != "" && !strings.Contains(val, "${") {
-			secrets = append(secrets, val)
-		}
-	}
-	hide := func(s string) string {
-		for _, sec := range secrets {
-			s = strings.ReplaceAll(s, sec, "<secret>")
-		}
-		return termsafe.Line(s)
-	}
+	hidden := secretHider(plan, values)
+	hide := func(s string) string { return termsafe.Line(hidden(s)) }
 	out := bufio.NewWriter(w)
 	defer out.Flush()
 	fmt.Fprintf(out, "From the registry: %s %s (%s)\n", termsafe.Line(srv.Name), termsafe.Line(srv.Version), termsafe.Line(plan.Source()))
@@ -651,6 +684,23 @@ func showRegistryDefinition(w io.Writer, srv *registry.ServerJSON, plan *registr
 			why = " (a repository file never holds secrets)"
 		}
 		fmt.Fprintf(out, "  secrets are read from the environment when the server starts%s: set %s\n", why, strings.Join(refs, ", "))
+	}
+}
+
+// secretHider returns a function that replaces, in s, the secret values
+// the person gave with "<secret>".
+func secretHider(plan *registry.Plan, values map[string]string) func(s string) string {
+	var secrets []string
+	for _, v := range plan.Inputs {
+		if val, ok := values[v.Key]; ok && v.Secret && val != "" && !strings.Contains(val, "${") {
+			secrets = append(secrets, val)
+		}
+	}
+	return func(s string) string {
+		for _, sec := range secrets {
+			s = strings.ReplaceAll(s, sec, "<secret>")
+		}
+		return s
 	}
 }
 

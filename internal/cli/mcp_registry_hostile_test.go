@@ -96,3 +96,39 @@ func TestRegistryAnswerForAnotherServer(t *testing.T) {
 		unchanged(t, file, before)
 	}
 }
+
+// What is written must be what was shown. A terminal can show a control
+// or invisible character only as an escape (\n, \u202e), which reads the
+// same as those characters typed, so a definition holding one — a header
+// value smuggling a line break, an argument with a newline or a bidi
+// override, an environment value with an escape sequence — is refused.
+func TestRegistryUnshowableDefinition(t *testing.T) {
+	pkg := func(extra string) string {
+		return `{"name":"x.y/s","description":"d","version":"1.0.0","packages":[{"registryType":"npm","identifier":"srv","version":"1.0.0","transport":{"type":"stdio"}` + extra + `}]}`
+	}
+	for name, tc := range map[string]struct {
+		js, want string
+		args     []string
+	}{
+		"header": {js: `{"name":"x.y/s","description":"d","version":"1.0.0","remotes":[{"type":"streamable-http","url":"https://example.com/mcp","headers":[{"name":"X-Client","value":"a\r\nX-Evil: 1"}]}]}`,
+			want: `header X-Client: "a\r\nX-Evil: 1"`},
+		"newline": {js: pkg(`,"packageArguments":[{"type":"positional","value":"--safe\n--evil"}]`), want: `args: "--safe\n--evil"`},
+		"bidi":    {js: pkg(`,"packageArguments":[{"type":"positional","value":"readonly\u202e"}]`), want: `args: "readonly\u202e"`},
+		"env":     {js: pkg(`,"environmentVariables":[{"name":"MODE","value":"ok\u001b[1A\u001b[2K"}]`), want: `env MODE: "ok\x1b[1A\x1b[2K"`},
+		"url":     {js: `{"name":"x.y/s","description":"d","version":"1.0.0","remotes":[{"type":"streamable-http","url":"https://example.com/\u200bmcp"}]}`, want: `url: "https://example.com/\u200bmcp"`},
+		// The message names the part, never a secret the person gave.
+		"secret": {js: `{"name":"x.y/s","description":"d","version":"1.0.0","remotes":[{"type":"streamable-http","url":"https://example.com/mcp","headers":[{"name":"Authorization","value":"Bearer {tok}\u0001","variables":{"tok":{"isRequired":true,"isSecret":true}}}]}]}`,
+			want: `header Authorization: "Bearer <secret>\x01"`, args: []string{"-e", "tok=s3cret-value"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			u := hostileRegistry(t, map[string]string{"x.y/s": tc.js})
+			w, file, before := registryWorld(t)
+			out, errOut, code := w.run(false, append([]string{"mcp", "add", "--scope", "user", "--yes", "--registry", u, "--from-registry", "x.y/s"}, tc.args...)...)
+			if code != 1 || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "nothing written") || strings.Contains(out+errOut, "s3cret") {
+				t.Errorf("exit %d, want 1 and %s\nstdout:\n%s\nstderr:\n%s", code, tc.want, out, errOut)
+			}
+			checkSafe(t, "mcp add", out, errOut)
+			unchanged(t, file, before)
+		})
+	}
+}
