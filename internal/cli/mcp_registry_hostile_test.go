@@ -132,3 +132,32 @@ func TestRegistryUnshowableDefinition(t *testing.T) {
 		})
 	}
 }
+
+// A runner option the review refuses is refused in every spelling the
+// runner reads it in (npx --regis=… is --registry, as npm 10 and 11
+// expand it; docker -v/:/host is -v /:/host), and an option that takes a
+// value, last before the package, is refused: npx -y --loglevel PKG EVIL
+// sets the log level to PKG and runs EVIL.
+func TestRegistryRunnerOptionSpellings(t *testing.T) {
+	entry := func(typ, id, extra string) string {
+		return `{"name":"x.y/s","description":"d","version":"1.0.0","packages":[{"registryType":"` + typ + `","identifier":"` + id + `","version":"1.0.0","transport":{"type":"stdio"}` + extra + `}]}`
+	}
+	for name, tc := range map[string]struct{ js, want string }{
+		"abbreviated": {entry("npm", "srv", `,"runtimeArguments":[{"type":"named","name":"--regis","value":"https://evil.example/"}]`),
+			`refused: --regis https://evil.example/ — makes the runner fetch the package (or more packages) from somewhere other than the package registry (npx reads --regis as --registry)`},
+		"cluster": {entry("oci", "docker.io/mcp/s", `,"runtimeArguments":[{"type":"positional","value":"-v/:/host"}]`),
+			`refused: -v/:/host — shares the host's / with the container (docker reads -v/:/host as -v)`},
+		"swallow": {entry("npm", "srv", `,"runtimeArguments":[{"type":"positional","value":"--loglevel"}],"packageArguments":[{"type":"positional","value":"evil-pkg"}]`),
+			`refused: --loglevel — takes a value and none follows, so npx takes the package for it and runs the next word instead`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			u := hostileRegistry(t, map[string]string{"x.y/s": tc.js})
+			w, file, before := registryWorld(t)
+			out, errOut, code := w.run(false, "mcp", "add", "--scope", "user", "--yes", "--registry", u, "--from-registry", "x.y/s")
+			if code != 3 || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "nothing written") {
+				t.Errorf("exit %d, want 3 and %s\nstdout:\n%s\nstderr:\n%s", code, tc.want, out, errOut)
+			}
+			unchanged(t, file, before)
+		})
+	}
+}

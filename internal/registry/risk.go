@@ -55,6 +55,98 @@ type runnerRules struct {
 	// when it is not written with "=" (even one starting with "-"): that
 	// word is no option of its own.
 	values map[string]bool
+	// abbrev: the runner takes an unambiguous prefix of a long option for
+	// the option (npm's nopt: --regis is --registry; Python's argparse).
+	abbrev bool
+	// dashLong: a long option may be written with one dash (nopt:
+	// -registry is --registry).
+	dashLong bool
+	// shorthands are the runner's other spellings of options, without
+	// the dash (nopt: -reg is --registry, -C is --prefix).
+	shorthands map[string]string
+}
+
+// option is what a runner makes of one word: the option it names (opt,
+// as the rules spell it) and the value written inside the word, if any.
+type option struct {
+	opt      string
+	value    string
+	hasValue bool
+	// exact: the word names opt as the rules spell it (not through an
+	// abbreviation, one dash, a shorthand or a cluster of short options).
+	exact bool
+}
+
+// known reports whether the rules refuse opt or know it to take a value.
+func (r runnerRules) known(opt string) bool {
+	return r.refuse[opt] != "" || r.values[opt] || r.mounts[opt]
+}
+
+// parse is what the runner makes of word, an option: of the ways the
+// runner may read it — as written, a shorthand, a long option with one
+// dash or abbreviated, a cluster of short options (-iv/:/host is -i and
+// -v with the value /:/host) — the one the rules refuse, else one that
+// takes a value, else the word as written.
+func (r runnerRules) parse(word string) option {
+	name, value, hasValue := strings.Cut(word, "=")
+	asWritten := option{opt: name, value: value, hasValue: hasValue, exact: true}
+	if r.known(name) || r.safe[name] {
+		return asWritten
+	}
+	var cands []option
+	bare := strings.TrimLeft(name, "-")
+	if long, ok := r.shorthands[bare]; ok {
+		cands = append(cands, option{opt: long, value: value, hasValue: hasValue})
+	}
+	long := name
+	if r.dashLong && !strings.HasPrefix(name, "--") && len(bare) > 1 {
+		long = "--" + bare
+		if r.known(long) {
+			cands = append(cands, option{opt: long, value: value, hasValue: hasValue})
+		}
+	}
+	if r.abbrev && strings.HasPrefix(long, "--") && len(long) > 2 {
+		for _, m := range []map[string]bool{r.values, r.mounts, keys(r.refuse)} {
+			for o := range m {
+				if strings.HasPrefix(o, long) {
+					cands = append(cands, option{opt: o, value: value, hasValue: hasValue})
+				}
+			}
+		}
+	}
+	if !strings.HasPrefix(word, "--") && len(word) > 2 {
+		for j := 1; j < len(word) && word[j] != '='; j++ {
+			o := "-" + word[j:j+1]
+			if long, ok := r.shorthands[word[j:j+1]]; ok {
+				o = long
+			}
+			if r.known(o) {
+				rest := strings.TrimPrefix(word[j+1:], "=")
+				cands = append(cands, option{opt: o, value: rest, hasValue: rest != ""})
+				break
+			}
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].opt < cands[j].opt })
+	for _, c := range cands {
+		if r.refuse[c.opt] != "" {
+			return c
+		}
+	}
+	for _, c := range cands {
+		if r.values[c.opt] || r.mounts[c.opt] {
+			return c
+		}
+	}
+	return asWritten
+}
+
+func keys(m map[string]string) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
 }
 
 func set(words ...string) map[string]bool {
@@ -99,6 +191,8 @@ var npmRules = runnerRules{
 	),
 	values: set("-c", "--call", "--node-options", "--node-arg", "-n", "--script-shell", "--shell", "-p", "--package",
 		"--registry", "--workspace", "-w", "--userconfig", "--globalconfig", "--prefix", "--cache", "--cafile", "--loglevel"),
+	abbrev: true, dashLong: true,
+	shorthands: map[string]string{"c": "--call", "reg": "--registry", "C": "--prefix", "w": "--workspace", "ws": "--workspaces"},
 }
 
 var uvRules = runnerRules{
@@ -119,6 +213,7 @@ var pipxRules = runnerRules{
 		why(whySource, "--spec", "--index-url", "-i", "--pip-args", "--editable", "-e"),
 	),
 	values: set("--spec", "--index-url", "-i", "--pip-args", "--python"),
+	abbrev: true,
 }
 
 var containerRules = runnerRules{
@@ -183,35 +278,51 @@ func (p *Plan) ReviewDefinition(def *Definition) Review {
 	args := def.RuntimeArgs
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		name, value, hasValue := strings.Cut(a, "=")
 		if !strings.HasPrefix(a, "-") {
 			r.Confirm = append(r.Confirm, Finding{What: a, Why: "a word given to " + def.Command + " itself, before the package"})
 			continue
 		}
+		o := rules.parse(a)
+		name, value, hasValue := o.opt, o.value, o.hasValue
+		shown, reads := a, ""
+		if o.exact {
+			shown = name
+			if hasValue {
+				shown += " " + value
+			}
+		} else {
+			reads = fmt.Sprintf(" (%s reads %s as %s)", def.Command, strings.SplitN(a, "=", 2)[0], name)
+		}
 		// An option that takes a value takes the next word, whatever it
-		// looks like, as the runner does.
-		if !hasValue && rules.values[name] && i+1 < len(args) {
+		// looks like, as the runner does; the last runtime argument takes
+		// the package itself.
+		if !hasValue && (rules.values[name] || rules.mounts[name]) {
+			if i+1 == len(args) {
+				why := rules.refuse[name]
+				if why == "" {
+					why = "takes a value and none follows, so " + def.Command + " takes the package for it and runs the next word instead"
+				}
+				r.Refused = append(r.Refused, Finding{What: a, Why: why + reads})
+				continue
+			}
 			i++
 			value, hasValue = args[i], true
-		}
-		shown := name
-		if hasValue {
 			shown += " " + value
 		}
 		switch {
 		case rules.refuse[name] != "":
-			r.Refused = append(r.Refused, Finding{What: shown, Why: rules.refuse[name]})
+			r.Refused = append(r.Refused, Finding{What: shown, Why: rules.refuse[name] + reads})
 		case (name == "--network" || name == "--net") && (value == "host" || strings.HasPrefix(value, "container:")):
-			r.Refused = append(r.Refused, Finding{What: shown, Why: whyHost})
+			r.Refused = append(r.Refused, Finding{What: shown, Why: whyHost + reads})
 		case rules.mounts[name]:
 			if src := mountSource(name, value); unsafeHostPath(src) {
-				r.Refused = append(r.Refused, Finding{What: shown, Why: fmt.Sprintf("shares the host's %s with the container", src)})
+				r.Refused = append(r.Refused, Finding{What: shown, Why: fmt.Sprintf("shares the host's %s with the container", src) + reads})
 			} else {
-				r.Confirm = append(r.Confirm, Finding{What: shown, Why: "shares a host path with the container"})
+				r.Confirm = append(r.Confirm, Finding{What: shown, Why: "shares a host path with the container" + reads})
 			}
-		case rules.safe[name]:
+		case rules.safe[name] && o.exact:
 		default:
-			r.Confirm = append(r.Confirm, Finding{What: shown, Why: "an option of " + def.Command + " itself, not of the server"})
+			r.Confirm = append(r.Confirm, Finding{What: shown, Why: "an option of " + def.Command + " itself, not of the server" + reads})
 		}
 	}
 	keys := make([]string, 0, len(def.Env))

@@ -148,6 +148,32 @@ func TestReviewRunnerOptions(t *testing.T) {
 		{"uvx", []string{"--with", "evil"}, "--with evil", ""},
 		{"uvx", []string{"--python", "3.12"}, "", "--python 3.12"},
 		{"uvx", []string{"--isolated"}, "", ""},
+		// The runners' other spellings of a refused option are refused
+		// too: npm's nopt expands abbreviations (--regis), long options
+		// with one dash (-registry) and shorthands (-reg, -C); pflag
+		// (docker) and clap (uv) read a value inside a cluster of short
+		// options (-v/:/host, -iv=/:/host); argparse (pipx) abbreviates.
+		{"npx", []string{"--regis=https://evil.example"}, "--regis=https://evil.example", ""},
+		{"npx", []string{"--node-opt", "--require ./x.js"}, "--node-opt --require ./x.js", ""},
+		{"npx", []string{"-registry=https://evil.example"}, "-registry=https://evil.example", ""},
+		{"npx", []string{"-reg", "https://evil.example"}, "-reg https://evil.example", ""},
+		{"npx", []string{"-C", "/tmp/evil"}, "-C /tmp/evil", ""},
+		{"npx", []string{"-yc", "sh -c evil"}, "-yc sh -c evil", ""},
+		{"npx", []string{"-call=sh"}, "-call=sh", ""},
+		{"bunx", []string{"--userconf=/tmp/evil"}, "--userconf=/tmp/evil", ""},
+		{"docker", []string{"-v/:/host"}, "-v/:/host", ""},
+		{"docker", []string{"-iv=/:/host"}, "-iv=/:/host", ""},
+		{"docker", []string{"-itv", "/var/run/docker.sock:/s"}, "-itv /var/run/docker.sock:/s", ""},
+		{"docker", []string{"-v/srv/data:/data"}, "", "-v/srv/data:/data"},
+		{"uvx", []string{"-ihttps://evil.example/simple"}, "-ihttps://evil.example/simple", ""},
+		{"uvx", []string{"-qf", "https://evil.example/wheels"}, "-qf https://evil.example/wheels", ""},
+		{"pipx", []string{"--sp=git+https://evil.example/x"}, "--sp=git+https://evil.example/x", ""},
+		// An option that takes a value, last before the package, takes
+		// the package for its value: the runner runs the next word.
+		{"npx", []string{"--loglevel"}, "--loglevel", ""},
+		{"uvx", []string{"--python"}, "--python", ""},
+		{"docker", []string{"--network"}, "--network", ""},
+		{"docker", []string{"-e"}, "-e", ""},
 	} {
 		r := p.ReviewDefinition(&Definition{Command: tc.cmd, RuntimeArgs: tc.args})
 		if got := whats(r.Refused); got != tc.refused {
