@@ -409,14 +409,22 @@ func mcpAddFromRegistryRun(ctx context.Context, opts *MCPAddOptions) error {
 	if len(review.Refused) > 0 {
 		showRegistryDefinition(opts.IO.Out, srv, plan, def, values, secretRefs, bo.Stored)
 		writeFindings(opts.IO.ErrOut, "refused", review.Refused)
+		if plan.Remote != nil {
+			return RefusedErr(fmt.Errorf("%s's remote is at an address no server may reach; nothing written", termsafe.Line(srv.Name)),
+				"choose another server, or another remote with --transport http|sse")
+		}
 		return RefusedErr(fmt.Errorf("%s asks its runner to run something other than the package it names, or to unconfine it; nothing written", termsafe.Line(srv.Name)),
 			"if you trust exactly that command, add it by hand: switchboard mcp add NAME -- COMMAND ARGS…")
 	}
 	showRegistryDefinition(opts.IO.Out, srv, plan, def, values, secretRefs, bo.Stored)
 	writeFindings(opts.IO.ErrOut, "to confirm", review.Confirm)
 	if len(review.Confirm) > 0 && !opts.IO.CanPrompt && !opts.Yes {
-		return Usagef("review the runner options above, then run the same command with --yes",
-			"cannot ask for confirmation of the registry's runner options: no terminal; nothing written")
+		what := "runner options"
+		if plan.Remote != nil {
+			what = "remote URL"
+		}
+		return Usagef("review the "+what+" above, then run the same command with --yes",
+			"cannot ask for confirmation of the registry's %s: no terminal; nothing written", what)
 	}
 	if opts.IO.CanPrompt && !opts.Yes {
 		t, err := f.target(scope)
@@ -704,8 +712,8 @@ func secretHider(plan *registry.Plan, values map[string]string) func(s string) s
 	}
 }
 
-// writeFindings lists a registry definition's runner options that are
-// refused or need confirming, each with what it does.
+// writeFindings lists a registry definition's runner options (or remote
+// URL) that are refused or need confirming, each with what it does.
 func writeFindings(w io.Writer, verdict string, fs []registry.Finding) {
 	for _, f := range fs {
 		fmt.Fprintf(w, "  ⚠ %s: %s — %s\n", verdict, termsafe.Line(f.What), f.Why)

@@ -161,3 +161,47 @@ func TestRegistryRunnerOptionSpellings(t *testing.T) {
 		})
 	}
 }
+
+// A remote's URL is the publisher's choice of where Switchboard sends
+// requests and the person's headers. A cloud metadata or link-local
+// address is refused (no server may reach it); one on the person's own
+// machine or network, plain http to another host, and a user name before
+// the host (https://good.example@evil.example/) are shown and written
+// only once confirmed: piped, with --yes.
+func TestRegistryRemoteURLs(t *testing.T) {
+	remote := func(url string) string {
+		return `{"name":"x.y/s","description":"d","version":"1.0.0","remotes":[{"type":"streamable-http","url":"` + url + `"}]}`
+	}
+	for name, tc := range map[string]struct {
+		url, want string
+		code      int
+	}{
+		"metadata": {"http://169.254.169.254/latest/meta-data/", "refused: http://169.254.169.254/latest/meta-data/ — 169.254.169.254 is a cloud metadata address", 3},
+		"loopback": {"http://127.0.0.1:6379/", "to confirm: http://127.0.0.1:6379/ — reaches 127.0.0.1 on your own machine or network, not a server of the publisher's on the internet", 2},
+		"private":  {"https://10.1.2.3/mcp", "to confirm: https://10.1.2.3/mcp — reaches 10.1.2.3 on your own machine or network", 2},
+		"plain":    {"http://mcp.example.com/mcp", "to confirm: http://mcp.example.com/mcp — sends every request, headers included, unencrypted", 2},
+		"userinfo": {"https://registry.modelcontextprotocol.io@evil.example/mcp", "to confirm: https://registry.modelcontextprotocol.io@evil.example/mcp — the server is evil.example: registry.modelcontextprotocol.io before the @ is a user name sent to it", 2},
+	} {
+		t.Run(name, func(t *testing.T) {
+			u := hostileRegistry(t, map[string]string{"x.y/s": remote(tc.url)})
+			w, file, before := registryWorld(t)
+			out, errOut, code := w.run(false, "mcp", "add", "--scope", "user", "--registry", u, "--from-registry", "x.y/s")
+			if code != tc.code || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "nothing written") {
+				t.Errorf("exit %d, want %d and %s\nstdout:\n%s\nstderr:\n%s", code, tc.code, tc.want, out, errOut)
+			}
+			unchanged(t, file, before)
+			if tc.code == 2 {
+				out, errOut, code = w.run(false, "mcp", "add", "--scope", "user", "--yes", "--registry", u, "--from-registry", "x.y/s")
+				if code != 0 || !strings.Contains(out, "  url:     "+tc.url+" (http)") {
+					t.Errorf("--yes: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+				}
+			}
+		})
+	}
+	// An https URL on the internet needs nothing.
+	u := hostileRegistry(t, map[string]string{"x.y/s": remote("https://mcp.example.com/mcp")})
+	w, _, _ := registryWorld(t)
+	if out, errOut, code := w.run(false, "mcp", "add", "--scope", "user", "--registry", u, "--from-registry", "x.y/s"); code != 0 {
+		t.Errorf("https remote: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}

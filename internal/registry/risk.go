@@ -1,12 +1,15 @@
 package registry
 
 import (
+	"errors"
 	"fmt"
+	"net/url"
 	"path"
 	"sort"
 	"strings"
 
 	"github.com/switchboard-mcp/switchboard/internal/lazyre"
+	"github.com/switchboard-mcp/switchboard/internal/netguard"
 	"github.com/switchboard-mcp/switchboard/trust"
 )
 
@@ -267,12 +270,15 @@ var (
 // ReviewDefinition reviews a definition Build made from the plan: its
 // runner options (runtimeArguments) and the environment variables that
 // change how programs load code (NODE_OPTIONS, LD_PRELOAD, PYTHONPATH…;
-// trust.Danger), which a registry definition may not set. A remote has
-// nothing to review.
+// trust.Danger), which a registry definition may not set; or a remote's
+// URL (see reviewURL).
 func (p *Plan) ReviewDefinition(def *Definition) Review {
 	var r Review
-	if p.Package == nil || def == nil {
+	if def == nil {
 		return r
+	}
+	if p.Package == nil {
+		return reviewURL(def.URL)
 	}
 	rules := rulesFor(def.Command)
 	args := def.RuntimeArgs
@@ -415,4 +421,38 @@ func packageSpec(pkg *Package) string {
 		return fmt.Sprintf("%s package version %q is not a version (a path, URL, git or file: spec would run something the registry did not list)", pkg.RegistryType, ver)
 	}
 	return ""
+}
+
+// reviewURL reviews a remote's URL, where the publisher has Switchboard
+// send requests and the person's headers: a cloud metadata or link-local
+// address is refused (no server may reach one, netguard); an address on
+// the person's own machine or network, plain http to another host, and a
+// user name before the host (https://good.example@evil.example/, which
+// reads as good.example) need confirming. A host still holding a ${VAR}
+// is judged when the server connects.
+func reviewURL(raw string) Review {
+	var r Review
+	u, err := url.Parse(raw)
+	if err != nil || strings.Contains(u.Host, "${") {
+		return r
+	}
+	if err := netguard.CheckURL(raw); err != nil {
+		var re *netguard.RefusedError
+		why := err.Error()
+		if errors.As(err, &re) {
+			why = re.Reason
+		}
+		r.Refused = append(r.Refused, Finding{What: raw, Why: why})
+		return r
+	}
+	host := u.Hostname()
+	if err := (netguard.Policy{}).CheckURL(raw); err != nil {
+		r.Confirm = append(r.Confirm, Finding{What: raw, Why: "reaches " + host + " on your own machine or network, not a server of the publisher's on the internet"})
+	} else if strings.EqualFold(u.Scheme, "http") {
+		r.Confirm = append(r.Confirm, Finding{What: raw, Why: "sends every request, headers included, unencrypted"})
+	}
+	if u.User != nil {
+		r.Confirm = append(r.Confirm, Finding{What: raw, Why: "the server is " + host + ": " + u.User.Username() + " before the @ is a user name sent to it"})
+	}
+	return r
 }
