@@ -408,7 +408,7 @@ func mcpAddFromRegistryRun(ctx context.Context, opts *MCPAddOptions) error {
 	review := plan.ReviewDefinition(def)
 	if len(review.Refused) > 0 {
 		showRegistryDefinition(opts.IO.Out, srv, plan, def, values, secretRefs, bo.Stored)
-		writeFindings(opts.IO.ErrOut, "refused", review.Refused)
+		writeFindings(opts.IO.ErrOut, "refused", review.Refused, secretHider(plan, values))
 		if plan.Remote != nil {
 			return RefusedErr(fmt.Errorf("%s's remote is at an address no server may reach; nothing written", termsafe.Line(srv.Name)),
 				"choose another server, or another remote with --transport http|sse")
@@ -417,7 +417,7 @@ func mcpAddFromRegistryRun(ctx context.Context, opts *MCPAddOptions) error {
 			"if you trust exactly that command, add it by hand: switchboard mcp add NAME -- COMMAND ARGS…")
 	}
 	showRegistryDefinition(opts.IO.Out, srv, plan, def, values, secretRefs, bo.Stored)
-	writeFindings(opts.IO.ErrOut, "to confirm", review.Confirm)
+	writeFindings(opts.IO.ErrOut, "to confirm", review.Confirm, secretHider(plan, values))
 	if len(review.Confirm) > 0 && !opts.IO.CanPrompt && !opts.Yes {
 		what := "runner options"
 		if plan.Remote != nil {
@@ -713,10 +713,11 @@ func secretHider(plan *registry.Plan, values map[string]string) func(s string) s
 }
 
 // writeFindings lists a registry definition's runner options (or remote
-// URL) that are refused or need confirming, each with what it does.
-func writeFindings(w io.Writer, verdict string, fs []registry.Finding) {
+// URL) that are refused or need confirming, each with what it does, the
+// person's secrets hidden.
+func writeFindings(w io.Writer, verdict string, fs []registry.Finding, hide func(string) string) {
 	for _, f := range fs {
-		fmt.Fprintf(w, "  ⚠ %s: %s — %s\n", verdict, termsafe.Line(f.What), f.Why)
+		fmt.Fprintf(w, "  ⚠ %s: %s — %s\n", verdict, termsafe.Line(hide(f.What)), termsafe.Line(hide(f.Why)))
 	}
 }
 

@@ -205,3 +205,19 @@ func TestRegistryRemoteURLs(t *testing.T) {
 		t.Errorf("https remote: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }
+
+// What the review lists is shown with the person's secrets hidden, as the
+// definition is.
+func TestRegistryFindingsHideSecrets(t *testing.T) {
+	u := hostileRegistry(t, map[string]string{
+		"x.y/remote": `{"name":"x.y/remote","description":"d","version":"1.0.0","remotes":[{"type":"streamable-http","url":"https://10.0.0.1/{tok}/mcp","variables":{"tok":{"isRequired":true,"isSecret":true}}}]}`,
+		"x.y/pkg":    `{"name":"x.y/pkg","description":"d","version":"1.0.0","packages":[{"registryType":"npm","identifier":"srv","version":"1.0.0","transport":{"type":"stdio"},"runtimeArguments":[{"type":"named","name":"--node-options","value":"--token={tok}","variables":{"tok":{"isRequired":true,"isSecret":true}}}]}]}`,
+	})
+	for _, name := range []string{"x.y/remote", "x.y/pkg"} {
+		w, _, _ := registryWorld(t)
+		out, errOut, code := w.run(false, "mcp", "add", "--scope", "user", "--registry", u, "--from-registry", name, "-e", "tok=s3cret-value")
+		if code == 0 || strings.Contains(out+errOut, "s3cret") || !strings.Contains(errOut, "<secret>") {
+			t.Errorf("%s: exit %d, want the finding with <secret>\nstdout:\n%s\nstderr:\n%s", name, code, out, errOut)
+		}
+	}
+}
