@@ -221,3 +221,31 @@ func TestRegistryFindingsHideSecrets(t *testing.T) {
 		}
 	}
 }
+
+// A package's registryBaseUrl says where the registry found it. The
+// runner fetches the name from wherever the person's own configuration
+// points (npmjs.org, PyPI, Docker Hub), which for a package published
+// elsewhere may be another package of the same name: such an entry is
+// refused, not installed as if it were the public one.
+func TestRegistryPackageFromAnotherRegistry(t *testing.T) {
+	u := hostileRegistry(t, map[string]string{
+		"x.y/npm":  `{"name":"x.y/npm","description":"d","version":"1.0.0","packages":[{"registryType":"npm","registryBaseUrl":"https://npm.evil.example","identifier":"srv","version":"1.0.0","transport":{"type":"stdio"}}]}`,
+		"x.y/oci":  `{"name":"x.y/oci","description":"d","version":"1.0.0","packages":[{"registryType":"oci","registryBaseUrl":"https://ghcr.io","identifier":"mcp/srv","version":"1.0.0","transport":{"type":"stdio"}}]}`,
+		"x.y/good": `{"name":"x.y/good","description":"d","version":"1.0.0","packages":[{"registryType":"npm","registryBaseUrl":"https://registry.npmjs.org/","identifier":"srv","version":"1.0.0","transport":{"type":"stdio"}}]}`,
+	})
+	for name, want := range map[string]string{
+		"x.y/npm": `npm package srv is published at https://npm.evil.example, not https://registry.npmjs.org`,
+		"x.y/oci": `oci image mcp/srv is published at https://ghcr.io, not https://docker.io`,
+	} {
+		w, file, before := registryWorld(t)
+		out, errOut, code := w.run(false, "mcp", "add", "--scope", "user", "--yes", "--registry", u, "--from-registry", name)
+		if code != 1 || !strings.Contains(errOut, want) {
+			t.Errorf("%s: exit %d, want 1 and %s\nstdout:\n%s\nstderr:\n%s", name, code, want, out, errOut)
+		}
+		unchanged(t, file, before)
+	}
+	w, _, _ := registryWorld(t)
+	if out, errOut, code := w.run(false, "mcp", "add", "--scope", "user", "--registry", u, "--from-registry", "x.y/good"); code != 0 {
+		t.Errorf("npmjs.org package: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}

@@ -398,10 +398,53 @@ var (
 	version   = lazyre.New(`^[A-Za-z0-9^~<>=*][A-Za-z0-9.+_^~<>=*!-]*$`)
 )
 
+// publicRegistries are the package registries a runner fetches from
+// unless the person configured another: a server.json's registryBaseUrl
+// must be one of them (or be left out).
+var publicRegistries = map[string][]string{
+	"npm":   {"https://registry.npmjs.org"},
+	"pypi":  {"https://pypi.org"},
+	"nuget": {"https://api.nuget.org"},
+	"oci":   {"https://docker.io"},
+}
+
+// baseURLProblem says why pkg's registryBaseUrl is not where its runner
+// would fetch it from ("" when it is, or is not given). An OCI image
+// reference naming its host (ghcr.io/owner/image) needs none.
+func baseURLProblem(pkg *Package) string {
+	base := strings.TrimRight(pkg.RegistryBaseURL, "/")
+	typ := strings.ToLower(pkg.RegistryType)
+	if base == "" {
+		return ""
+	}
+	if typ == "oci" {
+		if host, _, ok := strings.Cut(pkg.Identifier, "/"); ok && strings.ContainsAny(host, ".:") {
+			return ""
+		}
+	}
+	for _, b := range publicRegistries[typ] {
+		if strings.EqualFold(base, b) || strings.HasPrefix(strings.ToLower(base), strings.ToLower(b)+"/") {
+			return ""
+		}
+	}
+	what, runner := pkg.RegistryType+" package", "the runner"
+	if r, err := runtimeFor(pkg); err == nil {
+		runner = r
+	}
+	if typ == "oci" {
+		what = "oci image"
+	}
+	want := strings.Join(publicRegistries[typ], " or ")
+	return fmt.Sprintf("%s %s is published at %s, not %s: %s would fetch whatever has that name where your own configuration points", what, pkg.Identifier, base, want, runner)
+}
+
 // packageSpec says why pkg's identifier or version is not a plain package
 // of its registry ("" when it is).
 func packageSpec(pkg *Package) string {
 	id, ver := pkg.Identifier, pkg.Version
+	if why := baseURLProblem(pkg); why != "" {
+		return why
+	}
 	switch strings.ToLower(pkg.RegistryType) {
 	case "npm":
 		if !npmName().MatchString(id) {

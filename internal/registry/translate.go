@@ -69,7 +69,7 @@ func NewPlan(s *ServerJSON, sel Selection) (*Plan, error) {
 				continue
 			}
 			if err := runnable(pkg); err != nil {
-				why = append(why, err.Error())
+				why = append(why, strings.TrimSuffix(err.Error(), ": "+ErrUnsupported.Error()))
 				continue
 			}
 			p.Package = pkg
@@ -83,7 +83,7 @@ func NewPlan(s *ServerJSON, sel Selection) (*Plan, error) {
 				continue
 			}
 			if _, err := remoteType(r.Type); err != nil {
-				why = append(why, err.Error())
+				why = append(why, strings.TrimSuffix(err.Error(), ": "+ErrUnsupported.Error()))
 				continue
 			}
 			p.Remote = r
@@ -91,14 +91,14 @@ func NewPlan(s *ServerJSON, sel Selection) (*Plan, error) {
 		}
 	}
 	if p.Package == nil && p.Remote == nil {
-		what := "a package or remote"
+		what := "package or remote"
 		switch {
 		case sel.RegistryType != "":
-			what = "a " + sel.RegistryType + " package"
+			what = sel.RegistryType + " package"
 		case sel.Transport != "":
-			what = "a " + sel.Transport + " remote"
+			what = sel.Transport + " remote"
 		case sel.Kind != "":
-			what = "a " + sel.Kind
+			what = sel.Kind
 		}
 		msg := fmt.Sprintf("%s has no %s that Switchboard can run", s.Name, what)
 		if len(why) > 0 {
