@@ -513,10 +513,10 @@ func missingValuesErr(w io.Writer, plan *registry.Plan, vars []registry.Var, ref
 			line += ", secret"
 		}
 		if v.Description != "" {
-			line += ": " + strings.Join(strings.Fields(v.Description), " ")
+			line += ": " + truncate(strings.Join(strings.Fields(v.Description), " "), maxRegistryText)
 		}
 		if len(v.Choices) > 0 {
-			line += " (one of " + strings.Join(v.Choices, ", ") + ")"
+			line += " (one of " + truncate(strings.Join(v.Choices, ", "), maxRegistryText) + ")"
 		}
 		fmt.Fprintln(w, termsafe.Line(line))
 		if v.Secret {
@@ -548,13 +548,13 @@ func askRegistryValues(ctx context.Context, s *IOStreams, vars []registry.Var, v
 	for _, v := range vars {
 		fmt.Fprintf(s.ErrOut, "%s (%s)", termsafe.Line(v.Key), termsafe.Line(v.Where))
 		if v.Description != "" {
-			fmt.Fprintf(s.ErrOut, ": %s", oneLineText(v.Description))
+			fmt.Fprintf(s.ErrOut, ": %s", truncate(oneLineText(v.Description), maxRegistryText))
 		}
 		fmt.Fprintln(s.ErrOut)
 		for {
 			q := "  value: "
 			if len(v.Choices) > 0 {
-				q = "  value (" + strings.Join(v.Choices, ", ") + "): "
+				q = "  value (" + truncate(strings.Join(v.Choices, ", "), maxRegistryText) + "): "
 			}
 			if v.Secret {
 				q = fmt.Sprintf("  secret value (not shown; empty: read $%s from the environment at start): ", v.Ref)
@@ -720,6 +720,10 @@ func writeFindings(w io.Writer, verdict string, fs []registry.Finding, hide func
 		fmt.Fprintf(w, "  ⚠ %s: %s — %s\n", verdict, termsafe.Line(hide(f.What)), termsafe.Line(hide(f.Why)))
 	}
 }
+
+// maxRegistryText bounds, in characters, a description or list of
+// choices from the registry as shown: a server.json may hold megabytes.
+const maxRegistryText = 300
 
 // registryTimeout bounds one registry request.
 const registryTimeout = 30 * time.Second

@@ -249,3 +249,30 @@ func TestRegistryPackageFromAnotherRegistry(t *testing.T) {
 		t.Errorf("npmjs.org package: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }
+
+// A registry's text is shown bounded: a description or list of choices of
+// megabytes, or an error's detail of as many, is cut to a line, not
+// written to the terminal whole.
+func TestRegistryLongText(t *testing.T) {
+	long := strings.Repeat("A", 1<<20)
+	u := hostileRegistry(t, map[string]string{
+		"x.y/s": `{"name":"x.y/s","description":"d","version":"1.0.0","packages":[{"registryType":"npm","identifier":"srv","version":"1.0.0","transport":{"type":"stdio"},"environmentVariables":[{"name":"KEY","isRequired":true,"description":"` + long + `","choices":["a","` + long + `"]}]}]}`,
+	})
+	w, file, before := registryWorld(t)
+	out, errOut, code := w.run(false, "mcp", "add", "--scope", "user", "--registry", u, "--from-registry", "x.y/s")
+	if code != 2 || len(errOut) > 4096 || !strings.Contains(errOut, "KEY  environment variable KEY: AAAA") {
+		t.Errorf("missing values: exit %d, %d bytes on stderr, want 2 and at most 4096\nstdout:\n%s\nstderr:\n%.2000s", code, len(errOut), out, errOut)
+	}
+	unchanged(t, file, before)
+
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprintf(w, `{"title":"Internal Server Error","status":500,"detail":"%s"}`, long)
+	}))
+	t.Cleanup(failing.Close)
+	out, errOut, code = w.run(false, "mcp", "search", "weather", "--registry", failing.URL)
+	if code != 1 || len(errOut) > 4096 || !strings.Contains(errOut, "registry answered 500 Internal Server Error: AAAA") {
+		t.Errorf("failing registry: exit %d, %d bytes on stderr, want 1 and at most 4096\nstdout:\n%s\nstderr:\n%.2000s", code, len(errOut), out, errOut)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // DefaultURL is the official registry.
@@ -207,15 +208,23 @@ func problemDetail(body []byte) string {
 		Title  string `json:"title"`
 		Detail string `json:"detail"`
 	}
-	if json.Unmarshal(body, &p) == nil && (p.Detail != "" || p.Title != "") {
-		if p.Detail != "" {
-			return p.Detail
-		}
-		return p.Title
-	}
 	s := strings.TrimSpace(string(body))
-	if len(s) > 200 {
-		s = s[:200] + "…"
+	if json.Unmarshal(body, &p) == nil && (p.Detail != "" || p.Title != "") {
+		s = p.Detail
+		if s == "" {
+			s = p.Title
+		}
+	}
+	// A message, not a body: a registry may send megabytes.
+	if utf8.RuneCountInString(s) > 200 {
+		n := 0
+		for i := range s {
+			if n == 200 {
+				s = s[:i] + "…"
+				break
+			}
+			n++
+		}
 	}
 	return s
 }
