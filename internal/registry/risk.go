@@ -191,9 +191,11 @@ var npmRules = runnerRules{
 		why(whyCommand, "-c", "--call", "--node-options", "--node-arg", "-n", "--script-shell", "--shell"),
 		why(whySource, "-p", "--package", "--registry", "--workspace", "-w", "--workspaces"),
 		why(whyConfig, "--userconfig", "--globalconfig", "--prefix", "--cache", "--cafile"),
+		why(whyTLS, "--ca", "--strict-ssl", "--proxy", "--https-proxy", "--replace-registry-host"),
 	),
 	values: set("-c", "--call", "--node-options", "--node-arg", "-n", "--script-shell", "--shell", "-p", "--package",
-		"--registry", "--workspace", "-w", "--userconfig", "--globalconfig", "--prefix", "--cache", "--cafile", "--loglevel"),
+		"--registry", "--workspace", "-w", "--userconfig", "--globalconfig", "--prefix", "--cache", "--cafile", "--loglevel",
+		"--ca", "--proxy", "--https-proxy", "--replace-registry-host"),
 	abbrev: true, dashLong: true,
 	shorthands: map[string]string{"c": "--call", "reg": "--registry", "C": "--prefix", "w": "--workspace", "ws": "--workspaces"},
 }
@@ -204,10 +206,11 @@ var uvRules = runnerRules{
 		why(whySource, "--from", "--with", "--with-editable", "--with-requirements", "--index", "--index-url", "-i",
 			"--extra-index-url", "--default-index", "--find-links", "-f"),
 		why(whyConfig, "--config-file", "--directory", "--project"),
+		why(whyTLS, "--allow-insecure-host"),
 	),
 	values: set("--from", "--with", "--with-editable", "--with-requirements", "--index", "--index-url", "-i",
 		"--extra-index-url", "--default-index", "--find-links", "-f", "--config-file", "--directory", "--project",
-		"--python", "-p"),
+		"--python", "-p", "--allow-insecure-host"),
 }
 
 var pipxRules = runnerRules{
@@ -337,11 +340,85 @@ func (p *Plan) ReviewDefinition(def *Definition) Review {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
+		what := "environment variable " + k + "=" + def.Env[k]
 		if d := trust.Danger(k); d != "" {
-			r.Refused = append(r.Refused, Finding{What: "environment variable " + k + "=" + def.Env[k], Why: d})
+			r.Refused = append(r.Refused, Finding{What: what, Why: d})
+			continue
+		}
+		refused, confirm := runnerEnv(def.Command, rules, k)
+		switch {
+		case refused != "":
+			r.Refused = append(r.Refused, Finding{What: what, Why: refused})
+		case confirm != "":
+			r.Confirm = append(r.Confirm, Finding{What: what, Why: confirm})
 		}
 	}
 	return r
+}
+
+// The environment a definition sets is the runner's as well as the
+// server's, and runners take options from it: npm reads NPM_CONFIG_X (any
+// case) as --x, uv UV_X as --x, pip PIP_X; docker and podman read which
+// daemon and configuration to use. What would be refused as a runner
+// option is refused as a variable.
+const (
+	whyDaemon = "points the runner at another daemon or other configuration, which can change what it runs"
+	whyTLS    = "lets whoever is between you and the package registry change what the runner downloads"
+	whyProxy  = "sends the runner's downloads, and the server's connections, through that proxy"
+)
+
+var (
+	// envRefused are refused for every runner.
+	envRefused = merge(
+		why(whyTLS, "NODE_TLS_REJECT_UNAUTHORIZED", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR",
+			"REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "UV_INSECURE_HOST", "PIP_TRUSTED_HOST", "PIP_CERT"),
+		why(whyConfig, "XDG_CONFIG_HOME", "PIP_CONFIG_FILE"),
+		why(whySource, "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS"),
+		why(whyDaemon, "DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY",
+			"CONTAINER_HOST", "CONTAINER_CONNECTION", "CONTAINERS_CONF", "CONTAINERS_REGISTRIES_CONF",
+			"CONTAINERS_STORAGE_CONF", "REGISTRY_AUTH_FILE"),
+	)
+	envProxies = set("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+	// envOptions are, per runner, the prefix of the variables it reads as
+	// its options (the option is the rest, lower case, "_" as "-").
+	envOptions = map[string]string{"npx": "NPM_CONFIG_", "bunx": "NPM_CONFIG_", "pnpx": "NPM_CONFIG_", "uvx": "UV_"}
+	// envOwn are, per runner, the prefixes of the variables that configure
+	// it: any other of them is confirmed.
+	envOwn = map[string][]string{
+		"npx": {"NPM_CONFIG_"}, "bunx": {"NPM_CONFIG_", "BUN_"}, "pnpx": {"NPM_CONFIG_", "PNPM_"},
+		"uvx": {"UV_"}, "pipx": {"PIPX_", "PIP_"}, "docker": {"DOCKER_"}, "podman": {"CONTAINERS_", "CONTAINER_"},
+		"dnx": {"NUGET_", "DOTNET_"},
+	}
+)
+
+// runnerEnv says why the runtime refuses (or asks about) the variable k
+// the definition sets, both "" for one that is only the server's.
+func runnerEnv(runtime string, rules runnerRules, k string) (refused, confirm string) {
+	up := strings.ToUpper(k)
+	if w := envRefused[up]; w != "" {
+		return w, ""
+	}
+	if envProxies[up] {
+		return "", whyProxy
+	}
+	if p := envOptions[runtime]; p != "" && strings.HasPrefix(up, p) {
+		opt := "--" + strings.ReplaceAll(strings.ToLower(k[len(p):]), "_", "-")
+		reads := fmt.Sprintf(" (%s reads %s as %s)", runtime, k, opt)
+		if p == "NPM_CONFIG_" && strings.HasSuffix(opt, ":registry") {
+			return whySource, "" // npm_config_@scope:registry
+		}
+		o := rules.parse(opt)
+		if w := rules.refuse[o.opt]; w != "" {
+			return w + reads, ""
+		}
+		return "", "sets an option of " + runtime + " itself, not of the server" + reads
+	}
+	for _, p := range envOwn[runtime] {
+		if strings.HasPrefix(up, p) {
+			return "", "configures " + runtime + " itself, not the server"
+		}
+	}
+	return "", ""
 }
 
 // mountSource is the host side of a -v/--volume (SRC:DST[:opts]) or
