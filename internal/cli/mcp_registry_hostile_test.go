@@ -195,6 +195,13 @@ func TestRegistryRemoteURLs(t *testing.T) {
 				if code != 0 || !strings.Contains(out, "  url:     "+tc.url+" (http)") {
 					t.Errorf("--yes: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 				}
+				// Written next to the person's entry and comments.
+				got, _ := os.ReadFile(file)
+				for _, want := range []string{"// my servers\n", `"echo": {"command": "echo-server"}`, "// mine", `"url": "` + tc.url + `"`} {
+					if !strings.Contains(string(got), want) {
+						t.Errorf("--yes: %s lacks %s:\n%s", file, want, got)
+					}
+				}
 			}
 		})
 	}
