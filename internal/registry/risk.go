@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"net/url"
@@ -266,8 +267,8 @@ func rulesFor(runtime string) runnerRules {
 // directory the user chose to share — is shown and asked about instead.
 var (
 	hostTrees = []string{"/proc", "/sys", "/dev", "/etc", "/boot", "/run", "/var/run", "/var/lib/docker",
-		"/var/lib/containers", "/usr", "/bin", "/sbin", "/lib", "/lib64"}
-	hostRoots = []string{"/", "/home", "/Users", "/root", "/var"}
+		"/var/lib/containers", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/private/etc", "/private/var/run"}
+	hostRoots = []string{"/", "/home", "/Users", "/root", "/var", "/private", "/private/var"}
 )
 
 // ReviewDefinition reviews a definition Build made from the plan: its
@@ -324,9 +325,20 @@ func (p *Plan) ReviewDefinition(def *Definition) Review {
 		case (name == "--network" || name == "--net") && (value == "host" || strings.HasPrefix(value, "container:")):
 			r.Refused = append(r.Refused, Finding{What: shown, Why: whyHost + reads})
 		case rules.mounts[name]:
-			if src := mountSource(name, value); unsafeHostPath(src) {
-				r.Refused = append(r.Refused, Finding{What: shown, Why: fmt.Sprintf("shares the host's %s with the container", src) + reads})
-			} else {
+			srcs, ok := mountSources(name, value)
+			bad := ""
+			for _, src := range srcs {
+				if unsafeHostPath(src) {
+					bad = src
+					break
+				}
+			}
+			switch {
+			case !ok:
+				r.Refused = append(r.Refused, Finding{What: shown, Why: "shares host paths Switchboard cannot make out" + reads})
+			case bad != "":
+				r.Refused = append(r.Refused, Finding{What: shown, Why: fmt.Sprintf("shares the host's %s with the container", bad) + reads})
+			default:
 				r.Confirm = append(r.Confirm, Finding{What: shown, Why: "shares a host path with the container" + reads})
 			}
 		case rules.safe[name] && o.exact:
@@ -421,23 +433,35 @@ func runnerEnv(runtime string, rules runnerRules, k string) (refused, confirm st
 	return "", ""
 }
 
-// mountSource is the host side of a -v/--volume (SRC:DST[:opts]) or
-// --mount (type=bind,src=…,dst=…) value; "" for a named volume or none.
-func mountSource(flag, value string) string {
-	if flag == "--mount" {
-		for _, kv := range strings.Split(value, ",") {
-			k, v, _ := strings.Cut(kv, "=")
-			if k == "src" || k == "source" {
-				return v
+// mountSources are the host paths a -v/--volume (SRC:DST[:opts]) or
+// --mount value shares: none for a named or anonymous volume. docker
+// reads --mount as a CSV record ("source=/" quoted), its keys in any
+// case, and a local volume's volume-opt=device=PATH binds PATH. ok is
+// false for a --mount value docker's way of reading cannot be followed.
+func mountSources(flag, value string) (srcs []string, ok bool) {
+	if flag != "--mount" {
+		src, _, found := strings.Cut(value, ":")
+		if !found {
+			return nil, true // an anonymous volume: a path in the container only
+		}
+		return []string{src}, true
+	}
+	fields, err := csv.NewReader(strings.NewReader(value)).Read()
+	if err != nil {
+		return nil, false
+	}
+	for _, f := range fields {
+		k, v, _ := strings.Cut(f, "=")
+		switch strings.ToLower(strings.TrimSpace(k)) {
+		case "src", "source":
+			srcs = append(srcs, v)
+		case "volume-opt":
+			if opt, dev, _ := strings.Cut(v, "="); strings.EqualFold(opt, "device") {
+				srcs = append(srcs, dev)
 			}
 		}
-		return ""
 	}
-	src, _, ok := strings.Cut(value, ":")
-	if !ok {
-		return "" // an anonymous volume: a path in the container only
-	}
-	return src
+	return srcs, true
 }
 
 // unsafeHostPath reports whether a mount source is one of hostRoots, is
@@ -450,14 +474,15 @@ func unsafeHostPath(src string) bool {
 	if strings.HasPrefix(src, "~") || strings.HasPrefix(src, "$") || strings.Contains(src, "..") {
 		return true
 	}
-	clean := path.Clean(src)
+	// In any case: macOS's file system ignores it.
+	clean := strings.ToLower(path.Clean(src))
 	for _, h := range hostRoots {
-		if clean == h {
+		if clean == strings.ToLower(h) {
 			return true
 		}
 	}
 	for _, h := range hostTrees {
-		if clean == h || strings.HasPrefix(clean, h+"/") {
+		if h = strings.ToLower(h); clean == h || strings.HasPrefix(clean, h+"/") {
 			return true
 		}
 	}

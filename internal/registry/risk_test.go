@@ -168,6 +168,17 @@ func TestReviewRunnerOptions(t *testing.T) {
 		{"uvx", []string{"-ihttps://evil.example/simple"}, "-ihttps://evil.example/simple", ""},
 		{"uvx", []string{"-qf", "https://evil.example/wheels"}, "-qf https://evil.example/wheels", ""},
 		{"pipx", []string{"--sp=git+https://evil.example/x"}, "--sp=git+https://evil.example/x", ""},
+		// docker reads --mount as CSV, its keys in any case, and a local
+		// volume with volume-opt=device=PATH binds PATH (checked with
+		// the docker 27 CLI); macOS's file system ignores case.
+		{"docker", []string{"--mount", `type=bind,"source=/",target=/h`}, `--mount type=bind,"source=/",target=/h`, ""},
+		{"docker", []string{"--mount", "type=bind,SRC=/,dst=/h"}, "--mount type=bind,SRC=/,dst=/h", ""},
+		{"docker", []string{"--mount", "type=volume,src=v,dst=/h,volume-opt=type=none,volume-opt=o=bind,volume-opt=device=/"},
+			"--mount type=volume,src=v,dst=/h,volume-opt=type=none,volume-opt=o=bind,volume-opt=device=/", ""},
+		{"docker", []string{"--mount", `type=bind,"src=/srv`}, `--mount type=bind,"src=/srv`, ""},
+		{"docker", []string{"--mount", "type=volume,src=cache,dst=/c"}, "", "--mount type=volume,src=cache,dst=/c"},
+		{"docker", []string{"-v", "/ETC:/h"}, "-v /ETC:/h", ""},
+		{"docker", []string{"-v", "/private/etc:/h"}, "-v /private/etc:/h", ""},
 		// An option that takes a value, last before the package, takes
 		// the package for its value: the runner runs the next word.
 		{"npx", []string{"--loglevel"}, "--loglevel", ""},
