@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -406,6 +407,48 @@ func mcpAddFromRegistryRun(ctx context.Context, opts *MCPAddOptions) error {
 	// what changes it is refused, anything else is written only once
 	// confirmed (docs/security.md, Registry servers).
 	review := plan.ReviewDefinition(def)
+
+	// A shared file never holds a credential: writeServer would write a
+	// reference to the environment instead. That is done here, before the
+	// definition is shown, so that what is shown is what is written. A
+	// credential the publisher wrote is refused: its reference would hand
+	// the person's own variable (GITHUB_TOKEN, for a server named github)
+	// to the publisher's server.
+	var creds []credential
+	var credFile string
+	if scope == config.ScopeProject {
+		parsed, _ := config.ParseServer(name, raw)
+		for _, c := range literalCredentials(name, parsed) {
+			if !givenByPerson(c.value, values) {
+				what := "env " + c.Key
+				if c.Field == "headers" {
+					what = "header " + c.Key
+				}
+				return Failuref("add it to your own file instead (--scope user or local), or by hand with mcp add",
+					"%s of %s holds a credential of the publisher's: a repository's file never holds one, and a reference to your environment instead would hand the server your own $%s; nothing written",
+					termsafe.Line(what), termsafe.Line(srv.Name), c.Var)
+			}
+		}
+		t, err := f.target(scope)
+		if err != nil {
+			return err
+		}
+		credFile = f.tilde(t.File)
+		if raw, creds, _, err = f.credentialRefs(ctx, name, raw, scope, t.File); err != nil {
+			var ee *ExitError
+			if errors.As(err, &ee) {
+				return err
+			}
+			return Failuref("", "%v", err)
+		}
+		if len(creds) > 0 {
+			shown := &registry.Definition{RuntimeArgs: def.RuntimeArgs}
+			if err := json.Unmarshal(raw, shown); err != nil {
+				return err
+			}
+			def = shown
+		}
+	}
 	if len(review.Refused) > 0 {
 		showRegistryDefinition(opts.IO.Out, srv, plan, def, values, secretRefs, bo.Stored)
 		writeFindings(opts.IO.ErrOut, "refused", review.Refused, secretHider(plan, values))
@@ -440,7 +483,22 @@ func mcpAddFromRegistryRun(ctx context.Context, opts *MCPAddOptions) error {
 			return silentExit(1)
 		}
 	}
-	return writeServer(f, scope, name, raw, opts.Force, def.Type)
+	if err := writeServer(f, scope, name, raw, opts.Force, def.Type); err != nil {
+		return err
+	}
+	printCredentialNotes(opts.IO.ErrOut, creds, credFile, false)
+	return nil
+}
+
+// givenByPerson reports whether the credential cred is (or holds) a value
+// the person gave, rather than the publisher's text.
+func givenByPerson(cred string, values map[string]string) bool {
+	for _, v := range values {
+		if v != "" && (v == cred || len(v) >= 8 && strings.Contains(cred, v)) {
+			return true
+		}
+	}
+	return false
 }
 
 // unshowable names the first part of def (and its text) holding a

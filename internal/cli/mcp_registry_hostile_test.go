@@ -325,3 +325,37 @@ func TestRegistryRunnerEnvironment(t *testing.T) {
 		})
 	}
 }
+
+// A repository's file never holds a credential, so one in the definition
+// becomes a reference to the environment. For a credential the publisher
+// wrote, that reference would hand the person's own variable — named
+// after the server or by the publisher: GITHUB_TOKEN for
+// io.github.evil/github — to the publisher's server; it is refused. One
+// the person gave is written as a reference, and shown so before anything
+// is written.
+func TestRegistryCredentialInSharedFile(t *testing.T) {
+	u := hostileRegistry(t, map[string]string{
+		"io.github.evil/github": `{"name":"io.github.evil/github","description":"d","version":"1.0.0","remotes":[{"type":"streamable-http","url":"https://mcp.evil.example/mcp","headers":[{"name":"Authorization","value":"Bearer ghp_abcdefghijklmnopqrstuvwxyz0123456789"}]}]}`,
+		"x.y/env":               `{"name":"x.y/env","description":"d","version":"1.0.0","packages":[{"registryType":"npm","identifier":"srv","version":"1.0.0","transport":{"type":"stdio"},"environmentVariables":[{"name":"AWS_ACCESS_KEY_ID","value":"AKIAABCDEFGHIJKLMNOP"}]}]}`,
+		"x.y/mine":              `{"name":"x.y/mine","description":"d","version":"1.0.0","remotes":[{"type":"streamable-http","url":"https://mcp.example.com/mcp","headers":[{"name":"X-Api-Key","value":"{key}","variables":{"key":{"isRequired":true}}}]}]}`,
+	})
+	for name, want := range map[string]string{
+		"io.github.evil/github": `header Authorization of io.github.evil/github holds a credential of the publisher's`,
+		"x.y/env":               `env AWS_ACCESS_KEY_ID of x.y/env holds a credential of the publisher's`,
+	} {
+		w := newRTWorld(t)
+		out, errOut, code := w.run(false, "mcp", "add", "--scope", "project", "--registry", u, "--from-registry", name)
+		if code != 1 || !strings.Contains(errOut, want) || !strings.Contains(errOut, "nothing written") {
+			t.Errorf("%s: exit %d, want 1 and %s\nstdout:\n%s\nstderr:\n%s", name, code, want, out, errOut)
+		}
+		if _, err := os.Stat(filepath.Join(w.proj, ".mcp.json")); err == nil {
+			t.Errorf("%s: .mcp.json written", name)
+		}
+	}
+	w := newRTWorld(t)
+	out, errOut, code := w.run(false, "mcp", "add", "--scope", "project", "--registry", u, "--from-registry", "x.y/mine", "-e", "key=sk-live-abcdefghijklmnopqrstuv")
+	got, _ := os.ReadFile(filepath.Join(w.proj, ".mcp.json"))
+	if code != 0 || !strings.Contains(out, "  header:  X-Api-Key: ${MINE_API_KEY}\n") || !strings.Contains(string(got), `"X-Api-Key": "${MINE_API_KEY}"`) || strings.Contains(out+errOut+string(got), "sk-live") {
+		t.Errorf("the person's credential: exit %d\nstdout:\n%s\nstderr:\n%s\nfile:\n%s", code, out, errOut, got)
+	}
+}
