@@ -286,14 +286,25 @@ func (p *Plan) ReviewDefinition(def *Definition) Review {
 	}
 	rules := rulesFor(def.Command)
 	args := def.RuntimeArgs
+	// open: the word before is an option the rules do not know, which
+	// may take the next word for its value.
+	open := false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !strings.HasPrefix(a, "-") {
-			r.Confirm = append(r.Confirm, Finding{What: a, Why: "a word given to " + def.Command + " itself, before the package"})
+			// A word of the runner's own, not an option's value, is what
+			// it runs: the package would be only its first argument.
+			if open {
+				r.Confirm = append(r.Confirm, Finding{What: a, Why: "a word given to " + def.Command + " itself, before the package (the value of the option before it, or what " + def.Command + " runs instead of the package)"})
+			} else {
+				r.Refused = append(r.Refused, Finding{What: a, Why: "a word given to " + def.Command + " itself, before the package: " + def.Command + " would run it instead, the package only its argument"})
+			}
+			open = false
 			continue
 		}
 		o := rules.parse(a)
 		name, value, hasValue := o.opt, o.value, o.hasValue
+		open = !hasValue && !rules.known(name) && !rules.safe[name]
 		shown, reads := a, ""
 		if o.exact {
 			shown = name

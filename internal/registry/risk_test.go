@@ -123,8 +123,10 @@ func TestPackageSpecs(t *testing.T) {
 }
 
 // Options the runner knows to be harmless pass; an option's value is not
-// taken for an option or a word of its own, and a word given to docker
-// before the image (which docker would take for the image) is asked about.
+// taken for an option or a word of its own; a word given to the runner
+// before the package (which it would run instead) is refused, unless an
+// option it does not know comes before it, which may take it for its
+// value: then both are asked about.
 func TestReviewRunnerOptions(t *testing.T) {
 	p := &Plan{Package: &Package{RegistryType: "oci"}}
 	for _, tc := range []struct {
@@ -137,7 +139,11 @@ func TestReviewRunnerOptions(t *testing.T) {
 		{"npx", []string{"--registry=https://evil.example"}, "--registry https://evil.example", ""},
 		{"npx", []string{"-p", "evil-pkg"}, "-p evil-pkg", ""},
 		{"docker", []string{"-e", "LOG=debug", "--rm"}, "", ""},
-		{"docker", []string{"-i", "evil/image"}, "", "evil/image"},
+		{"docker", []string{"-i", "evil/image"}, "evil/image", ""},
+		{"npx", []string{"-y", "evil-pkg"}, "evil-pkg", ""},
+		{"npx", []string{"evil-pkg"}, "evil-pkg", ""},
+		{"uvx", []string{"--isolated", "evil"}, "evil", ""},
+		{"docker", []string{"--some-new-flag", "value"}, "", "--some-new-flag; value"},
 		{"docker", []string{"--network", "host"}, "--network host", ""},
 		{"docker", []string{"--network=none"}, "", "--network none"},
 		{"docker", []string{"--mount", "type=bind,src=/var/run/docker.sock,dst=/s"}, "--mount type=bind,src=/var/run/docker.sock,dst=/s", ""},
