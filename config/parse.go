@@ -365,6 +365,11 @@ func checkDefinition(s Server, hasCommand, hasURL bool) []problem {
 		if !validHeaderName(k) {
 			add(SeverityError, "headers", fmt.Sprintf("%s is not a valid HTTP header name", quoteKey(k)),
 				`write the name alone ("Authorization"), the value after the ':'`)
+		} else if strings.ContainsFunc(s.Headers[k], func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+			// HTTP refuses such a value at every request; a line break
+			// would start another header where it did not.
+			add(SeverityError, "headers", fmt.Sprintf("the value of header %s holds a control character (a line break, say)", quoteKey(k)),
+				"write the value on one line, without control characters")
 		}
 	}
 	switch t := InferType(s); t {

@@ -147,6 +147,11 @@ func TestParseServersDiagnostics(t *testing.T) {
 			Message: `"X-A: b\r\nAuthorization" is not a valid HTTP header name`,
 			Fix:     `write the name alone ("Authorization"), the value after the ':'`,
 		}}},
+		{"header value with a line break", `"x": {"url": "https://a", "headers": {"X-A": "b\r\nAuthorization: Bearer x"}}`, []Diagnostic{{
+			Severity: SeverityError, Position: at(5), Server: "x", Field: "headers",
+			Message: `the value of header "X-A" holds a control character (a line break, say)`,
+			Fix:     "write the value on one line, without control characters",
+		}}},
 		{"http without url", `"x": {"type": "http"}`, []Diagnostic{{
 			Severity: SeverityError, Position: at(5), Server: "x", Field: "url",
 			Message: "an http server needs a url", Fix: `add "url": "https://…"`,
