@@ -61,6 +61,9 @@ type server struct {
 	// it back (StateConnecting). The last lists it gave stay served
 	// meanwhile, and calls wait for it within their timeout.
 	reconnecting bool
+	// stopped: stop ran (Close, or the reload that replaced it); it
+	// never launches again.
+	stopped bool
 	// nextTry is when the run loop tries to connect again after a failed
 	// start or a lost connection (zero when no try is due).
 	nextTry   time.Time
@@ -194,6 +197,17 @@ func (s *server) launch() {
 	ctx, cancel := context.WithCancel(s.h.ctx)
 	done := make(chan struct{})
 	s.mu.Lock()
+	if s.stopped {
+		// Stopped before it launched: a Close while the reload that added
+		// it stopped other servers. Its process would start after Close
+		// returned.
+		s.mu.Unlock()
+		cancel()
+		if s.h.ctx.Err() != nil {
+			s.settle(StateDisabled, ClosedReason)
+		}
+		return
+	}
 	s.runCancel, s.runDone = cancel, done
 	s.mu.Unlock()
 	s.setState(StateConnecting, "starting")
@@ -221,6 +235,9 @@ func (s *server) halt() {
 }
 
 func (s *server) stop() {
+	s.mu.Lock()
+	s.stopped = true // before halt reads runCancel: launch sees one or the other
+	s.mu.Unlock()
 	s.halt()
 	s.mu.Lock()
 	c := s.lastConn
