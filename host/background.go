@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"sync"
@@ -12,7 +13,8 @@ import (
 )
 
 // ErrCancelled is the error of a background call ended by
-// BackgroundCall.Cancel or by the Host's Close.
+// BackgroundCall.Cancel or by the Host's Close; the error of one Close
+// ended wraps ErrClosed too.
 var ErrCancelled = errors.New("call cancelled")
 
 // CallState is where a background call is.
@@ -67,6 +69,8 @@ type BackgroundCall struct {
 	res       *mcp.CallToolResult
 	err       error
 	cancelled bool
+	// byCaller: Cancel or Forget ended it, not Close.
+	byCaller bool
 }
 
 // backgroundCalls are a Host's background calls, by id.
@@ -120,8 +124,14 @@ func (h *Host) Start(ctx context.Context, name string, args any) (*BackgroundCal
 		res, err := run(bctx)
 		b.mu.Lock()
 		b.res, b.err, b.ended = res, err, h.clock.Now()
-		if err != nil && bctx.Err() != nil && !IsTimeout(bctx, err) {
+		// Close cancels bctx from a goroutine of its own: the call may
+		// see the Host closed first.
+		if err != nil && (bctx.Err() != nil || errors.Is(err, ErrClosed)) && !IsTimeout(bctx, err) {
 			b.cancelled, b.err = true, ErrCancelled
+			if !b.byCaller && h.Closed() {
+				// Close ended it: its waiter learns why, as a call's does.
+				b.err = fmt.Errorf("%w: %w", ErrCancelled, ErrClosed)
+			}
 		}
 		b.mu.Unlock()
 		close(b.done)
@@ -182,7 +192,8 @@ func (b *BackgroundCall) Status() CallStatus {
 func (b *BackgroundCall) Done() <-chan struct{} { return b.done }
 
 // Wait waits for the call to end, or for ctx, and returns what Call would
-// have: the result, or the error (ErrCancelled for a cancelled call). The
+// have: the result, or the error (ErrCancelled for a cancelled call,
+// wrapping ErrClosed too when Close ended it, as Call's would). The
 // call goes on when ctx ends first.
 func (b *BackgroundCall) Wait(ctx context.Context) (*mcp.CallToolResult, error) {
 	select {
@@ -198,11 +209,16 @@ func (b *BackgroundCall) Wait(ctx context.Context) (*mcp.CallToolResult, error) 
 // Cancel ends the call: its request is cancelled at the server (a task
 // with tasks/cancel). It returns at once; Done says when the call has
 // ended. Idempotent; nothing happens to a call that has ended.
-func (b *BackgroundCall) Cancel() { b.cancel() }
+func (b *BackgroundCall) Cancel() {
+	b.mu.Lock()
+	b.byCaller = true
+	b.mu.Unlock()
+	b.cancel()
+}
 
 // Forget cancels the call if it runs and drops it from its Host's list.
 func (b *BackgroundCall) Forget() {
-	b.cancel()
+	b.Cancel()
 	bg := &b.h.bg
 	bg.mu.Lock()
 	if bg.all[b.id] == b {

@@ -524,14 +524,15 @@ func (h *Host) scopeCount(s *server, st *ServerStatus) {
 }
 
 // WaitReady waits until no server is connecting, or ctx is done. It
-// reports whether every server settled.
+// reports whether every server settled; once the Host is closed it
+// returns false at once (its servers are stopped: none is ready).
 func (h *Host) WaitReady(ctx context.Context) bool {
 	for _, s := range h.all() {
 		if !s.waitSettled(ctx) {
 			return false
 		}
 	}
-	return true
+	return !h.Closed()
 }
 
 // Pause stops a server for this session only (never a file) and shows it as
@@ -602,6 +603,11 @@ func (h *Host) Close() error {
 // stays true; Apply then does nothing, and calls and lists fail with
 // ErrClosed. Safe for concurrent use.
 func (h *Host) Closed() bool { return h.open() != nil }
+
+// Done is closed when the Host closes (Close, or the context Start was
+// given is done), as soon as Close begins: what serves the Host (a
+// watcher of its files, say) ends then. A view's is its Host's.
+func (h *Host) Done() <-chan struct{} { return h.ctx.Done() }
 
 // RedactLogger returns l (nil: discard) with every record scrubbed as the
 // Host's own are: the shapes secrets take, and every secret

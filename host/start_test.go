@@ -64,7 +64,9 @@ func TestStartClosesWithItsContext(t *testing.T) {
 }
 
 // After Close the lists fail with ErrClosed, as calls do: not an empty
-// list that looks like a Host whose servers have no tools.
+// list that looks like a Host whose servers have no tools. WaitReady says
+// no server is ready, Done is closed, and a background call Close ended
+// says so (it said only "cancelled").
 func TestListsAfterCloseFailWithErrClosed(t *testing.T) {
 	h := newHost(t, cfgOf(stdio("a", "echo")), nil)
 	ctx := ctxFor(t, 30*time.Second)
@@ -77,9 +79,29 @@ func TestListsAfterCloseFailWithErrClosed(t *testing.T) {
 	if h.Closed() {
 		t.Fatal("Closed before Close")
 	}
+	bg, err := h.Start(ctx, "mcp__a__slow", map[string]any{"ms": 60000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-h.Done():
+		t.Fatal("Done before Close")
+	default:
+	}
 	h.Close()
 	if !h.Closed() || !h.View(host.Scope{}).Closed() {
 		t.Error("Closed after Close is false (of the Host, or of a view of it)")
+	}
+	select {
+	case <-h.View(host.Scope{}).Done():
+	default:
+		t.Error("Done (of a view of the Host) not closed after Close")
+	}
+	if h.WaitReady(ctx) {
+		t.Error("WaitReady after Close = true: every server is stopped")
+	}
+	if _, err := bg.Wait(ctx); !errors.Is(err, host.ErrClosed) || !errors.Is(err, host.ErrCancelled) {
+		t.Errorf("background call Close ended: %v, want ErrCancelled and ErrClosed", err)
 	}
 	// Apply does nothing: no server is added to a closed Host.
 	if res := h.Apply(cfgOf(stdio("a", "echo"), stdio("b", "echo"))); res.Changed() || len(h.Status()) != 1 {
