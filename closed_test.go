@@ -13,10 +13,34 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
+
+// promptly runs fn and fails the test when it panics or has not returned
+// within 10 s (a method that hangs after Close waits for its context,
+// here minutes away).
+func promptly(t *testing.T, what string, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	var panicked any
+	go func() {
+		defer close(done)
+		defer func() { panicked = recover() }()
+		fn()
+	}()
+	select {
+	case <-done:
+		if panicked != nil {
+			t.Errorf("%s panicked: %v", what, panicked)
+		}
+	case <-time.After(10 * time.Second):
+		t.Errorf("%s has not returned 10 s after Close", what)
+	}
+}
 
 // markedProcesses counts the running test-server processes whose
 // environment holds SB_VIEW_TEST=<prefix>… (Linux: -1 elsewhere).
@@ -44,6 +68,267 @@ func markedProcesses(t testing.TB, prefix string) int {
 		}
 	}
 	return n
+}
+
+// TestClosedSwitchboardRefusesPromptly: after Close, every method of the
+// Switchboard, of a profile view and of a session view (and of a view of
+// that session) returns at once: what does work fails with an error
+// wrapping host.ErrClosed, View and Watch included (View returned a view
+// of nothing, Watch waited for its context); Ready says not ready; a
+// background call Close cut says so (it said only "cancelled"); a
+// session's Close changes no Config. Nothing panics, and no server
+// process runs or starts again.
+func TestClosedSwitchboardRefusesPromptly(t *testing.T) {
+	marker := "c" + t.Name()
+	dir, home := profileHome(t, marker, map[string]any{
+		"permissions": map[string]any{"allow": []string{"mcp__docs", "mcp__acp"}},
+		"profiles":    map[string]any{"sub": map[string]any{"servers": []string{"docs"}}},
+	}, "docs")
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	root := openAt(ctx, t, dir, home)
+	view, err := root.View("sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, args := testserver.Command("echo")
+	acp := switchboard.SessionServer{Name: "acp", Command: cmd, Args: args,
+		Env: []switchboard.NameValue{{Name: "SB_VIEW_TEST", Value: marker + "-acp"}}}
+	sess, err := root.OpenSession(ctx, switchboard.SessionOptions{Trust: switchboard.TrustSessionServers, Servers: []switchboard.SessionServer{acp}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessView, err := sess.View("sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sess.Call(ctx, "mcp__acp__pid", map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
+	bg, err := root.Start(ctx, "mcp__docs__slow", map[string]any{"ms": 60000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !root.Ready(ctx) {
+		t.Fatal("not ready before Close")
+	}
+	if n := markedProcesses(t, marker); n >= 0 && n != 2 {
+		t.Fatalf("%d server processes before Close, want 2", n)
+	}
+	if err := root.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	closed := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, host.ErrClosed) {
+			t.Errorf("%s after Close = %v, want host.ErrClosed", what, err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		sb   *switchboard.Switchboard
+	}{{"Switchboard", root}, {"view", view}, {"session", sess}, {"session's view", sessView}} {
+		sb := tc.sb
+		do := func(m string, fn func()) { t.Helper(); promptly(t, tc.name+"."+m, fn) }
+		do("Tools", func() { _, err := sb.Tools(ctx, "anthropic"); closed(tc.name+".Tools", err) })
+		do("ListTools", func() { _, err := sb.ListTools(ctx, "anthropic"); closed(tc.name+".ListTools", err) })
+		do("Call", func() {
+			_, err := sb.Call(ctx, "mcp__docs__echo", map[string]any{"text": "x"})
+			closed(tc.name+".Call", err)
+		})
+		do("Start", func() {
+			_, err := sb.Start(ctx, "mcp__docs__echo", map[string]any{"text": "x"})
+			closed(tc.name+".Start", err)
+		})
+		do("Reload", func() { _, err := sb.Reload(); closed(tc.name+".Reload", err) })
+		do("Watch", func() { closed(tc.name+".Watch", sb.Watch(ctx)) })
+		do("View", func() {
+			v, err := sb.View("sub")
+			closed(tc.name+".View", err)
+			if v != nil {
+				t.Errorf("%s.View after Close returned a view", tc.name)
+			}
+		})
+		do("OpenSession", func() {
+			_, err := sb.OpenSession(ctx, switchboard.SessionOptions{Trust: switchboard.TrustSessionServers, Servers: []switchboard.SessionServer{acp}})
+			closed(tc.name+".OpenSession", err)
+		})
+		do("AcceptTools", func() { _, err := sb.AcceptTools("docs"); closed(tc.name+".AcceptTools", err) })
+		do("AskToolChanges", func() { closed(tc.name+".AskToolChanges", sb.AskToolChanges(ctx)) })
+		do("AskHeld", func() {
+			if sb.AskHeld(ctx, &host.HeldToolError{Server: "docs", Tool: "echo"}) {
+				t.Errorf("%s.AskHeld after Close: accepted", tc.name)
+			}
+		})
+		do("Ready", func() {
+			if sb.Ready(ctx) {
+				t.Errorf("%s.Ready after Close = true, want false", tc.name)
+			}
+		})
+		do("Status", func() {
+			for _, st := range sb.Status() {
+				if st.State == host.StateConnected || st.State == host.StateConnecting {
+					t.Errorf("%s.Status after Close: %s %s", tc.name, st.Name, st.State)
+				}
+			}
+		})
+		do("the accessors", func() {
+			_, _, _, _, _, _ = sb.Config(), sb.Settings(), sb.Policy(), sb.Trust(), sb.Host(), sb.Diagnostics()
+			_, _, _ = sb.Profile(), sb.ProfileNames(), sb.ToolChanges()
+			_, _ = sb.BackgroundCalls(), sb.BackgroundCall("1")
+			sb.Subscribe(ctx, func(host.Event) {})
+			if r := sb.Present("mcp__docs__echo", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "x"}}}, nil); r.Text == "" {
+				t.Errorf("%s.Present after Close made no text", tc.name)
+			}
+		})
+		do("Close", func() {
+			if err := sb.Close(); err != nil {
+				t.Errorf("%s.Close again = %v, want nil", tc.name, err)
+			}
+		})
+	}
+	if root.Config().Server("acp") == nil {
+		t.Error("the session's Close after the Switchboard's took its server out of Config")
+	}
+	promptly(t, "BackgroundCall.Wait", func() {
+		_, err := bg.Wait(ctx)
+		closed("the wait of a background call Close cut", err)
+		if st := bg.Status(); st.State == host.CallRunning || !strings.Contains(st.Error, host.ErrClosed.Error()) {
+			t.Errorf("background call Close cut: %s (%s), want it to say the host closed", st.State, st.Error)
+		}
+	})
+	if n := markedProcesses(t, marker); n > 0 {
+		t.Errorf("%d server processes after Close", n)
+	}
+}
+
+// TestCloseRacesEveryMethod: Close while calls, lists, background calls,
+// reloads, views, sessions (each starting a server), a watcher and waits
+// run. Close returns with no server process left, and none starts later;
+// every method, then, has ended with success or an error wrapping
+// host.ErrClosed within 10 s (Watch too, whose context is still live);
+// and the goroutines are gone.
+func TestCloseRacesEveryMethod(t *testing.T) {
+	if testing.Short() {
+		t.Skip("races Close many times")
+	}
+	for round := range 4 {
+		t.Run(fmt.Sprint(round), func(t *testing.T) { closeRace(t, round) })
+	}
+}
+
+func closeRace(t *testing.T, round int) {
+	marker := fmt.Sprintf("r%s-", strings.ReplaceAll(t.Name(), "/", "-"))
+	dir, home := profileHome(t, marker, map[string]any{
+		"permissions": map[string]any{"allow": []string{"mcp__docs"}},
+		"profiles":    map[string]any{"sub": map[string]any{"servers": []string{"docs"}}},
+	}, "docs")
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	before := runtime.NumGoroutine()
+	sb := openAt(ctx, t, dir, home)
+	if _, err := sb.Call(ctx, "mcp__docs__echo", map[string]any{"text": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	cmd, args := testserver.Command("echo")
+
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		errs   = map[string]error{} // each loop's last error
+		ended  = map[string]bool{}
+		sessNo int
+	)
+	loop := func(name string, fn func() error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var err error
+			for err == nil {
+				err = fn()
+			}
+			mu.Lock()
+			errs[name], ended[name] = err, true
+			mu.Unlock()
+		}()
+	}
+	loop("Call", func() error {
+		_, err := sb.Call(ctx, "mcp__docs__echo", map[string]any{"text": "x"})
+		return err
+	})
+	loop("Tools", func() error { _, err := sb.Tools(ctx, "anthropic"); return err })
+	loop("Start", func() error {
+		b, err := sb.Start(ctx, "mcp__docs__echo", map[string]any{"text": "x"})
+		if err != nil {
+			return err
+		}
+		_, err = b.Wait(ctx)
+		return err
+	})
+	loop("Reload", func() error { _, err := sb.Reload(); return err })
+	loop("View", func() error {
+		v, err := sb.View("sub")
+		if err != nil {
+			return err
+		}
+		_, err = v.Tools(ctx, "anthropic")
+		return err
+	})
+	loop("OpenSession", func() error {
+		mu.Lock()
+		sessNo++
+		name := fmt.Sprintf("s%d", sessNo)
+		mu.Unlock()
+		_, err := sb.OpenSession(ctx, switchboard.SessionOptions{Trust: switchboard.TrustSessionServers,
+			Servers: []switchboard.SessionServer{{Name: name, Command: cmd, Args: args,
+				Env: []switchboard.NameValue{{Name: "SB_VIEW_TEST", Value: marker + name}}}}})
+		return err
+	})
+	loop("Ready", func() error {
+		if !sb.Ready(ctx) {
+			return host.ErrClosed // Ready's only way to say it
+		}
+		return nil
+	})
+	loop("Watch", func() error { return sb.Watch(ctx) })
+
+	time.Sleep(time.Duration(200+100*round) * time.Millisecond)
+	if err := sb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := markedProcesses(t, marker); n > 0 {
+		t.Errorf("%d server processes when Close returned", n)
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		mu.Lock()
+		t.Errorf("methods still running 10 s after Close; ended: %v", ended)
+		mu.Unlock()
+		return
+	}
+	for name, err := range errs {
+		if !errors.Is(err, host.ErrClosed) {
+			t.Errorf("%s racing Close ended with %v, want host.ErrClosed", name, err)
+		}
+	}
+	time.Sleep(time.Second)
+	if n := markedProcesses(t, marker); n > 0 {
+		t.Errorf("%d server processes started after Close returned", n)
+	}
+	var now int
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if now = runtime.NumGoroutine(); now <= before || time.Now().After(deadline) {
+			break
+		}
+	}
+	if now > before {
+		buf := make([]byte, 1<<20)
+		t.Errorf("%d goroutines 10 s after Close, %d before Open:\n%s", now, before, buf[:runtime.Stack(buf, true)])
+	}
 }
 
 // TestCloseDuringAReloadStartsNothing: a reload restarts a changed server

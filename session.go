@@ -235,6 +235,11 @@ func (sh *shared) closeSession(v *view) error {
 	}
 	sh.reloadMu.Lock()
 	defer sh.reloadMu.Unlock()
+	if sh.root.Closed() {
+		// Its servers were stopped with the rest; the configuration
+		// shown stays the one they last ran under, as Reload leaves it.
+		return nil
+	}
 	sh.sessionMu.Lock()
 	gone := map[string]bool{}
 	for _, n := range v.own {

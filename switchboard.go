@@ -474,7 +474,8 @@ func (sb *Switchboard) Status() []host.ServerStatus {
 }
 
 // Ready waits until no server is still connecting, or ctx is done, and
-// reports whether every server settled.
+// reports whether every server settled. After Close it returns false at
+// once: no server runs.
 func (sb *Switchboard) Ready(ctx context.Context) bool { return sb.host.WaitReady(ctx) }
 
 // Tools returns the tools of every connected server as provider's tool
@@ -731,14 +732,19 @@ type WatchOptions struct {
 // up too. A file that reads empty where it held servers keeps them until
 // it has settled (no change for 2 s): most programs truncate a file before
 // they write it, and a reload in between would have restarted every server
-// it defines; still empty then, it applies. It returns ctx's error, or at
-// once when the files cannot be watched.
+// it defines; still empty then, it applies. It returns ctx's error,
+// host.ErrClosed once the Switchboard closes (at once after Close), or at
+// once the error of files that cannot be watched.
 func (sb *Switchboard) Watch(ctx context.Context) error {
 	return sb.WatchWith(ctx, nil)
 }
 
 // WatchWith is Watch with options.
 func (sb *Switchboard) WatchWith(ctx context.Context, wo *WatchOptions) error {
+	if sb.root.Closed() {
+		// Nothing runs to reload: not a watch until ctx is done.
+		return host.ErrClosed
+	}
 	var w WatchOptions
 	if wo != nil {
 		w = *wo
@@ -773,8 +779,14 @@ func (sb *Switchboard) WatchWith(ctx context.Context, wo *WatchOptions) error {
 		return err
 	}
 	defer stop()
-	<-ctx.Done()
-	return ctx.Err()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-sb.root.Done():
+		// Closed: every reload would fail, and the embedder's goroutine
+		// would wait on until ctx is done.
+		return host.ErrClosed
+	}
 }
 
 // MaybeRunSupervisor must be the first call in main of a program that
@@ -787,11 +799,17 @@ func MaybeRunSupervisor() { host.MaybeRunSupervisor() }
 
 // Close stops every server (each gets its grace, then is killed) and
 // returns when they are gone; a call still waiting for its server then
-// ends with an error wrapping host.ErrClosed, and a later one (Call,
-// Start, Tools, Reload) with host.ErrClosed. The supervisor that MaybeRunSupervisor
-// sets up is the program's, shared by every Switchboard it opens: it
-// stays, idle, until the program exits. Closing a view (View) stops only the servers
-// it added itself (OpenSession); the others run on for the Switchboard it
+// ends with an error wrapping host.ErrClosed (a background call's Wait
+// too), and a running Watch returns host.ErrClosed. After Close, on the
+// Switchboard and on every view and session of it, what can fail (Call,
+// Start, Tools, ListTools, Reload, Watch, View, OpenSession, AcceptTools,
+// AskToolChanges) fails at once with host.ErrClosed and starts nothing;
+// Ready reports false; Status shows the servers that ran as stopped;
+// Config and the other accessors keep what was in force; Close again
+// returns nil. The supervisor that MaybeRunSupervisor sets up is the
+// program's, shared by every Switchboard it opens: it stays, idle, until
+// the program exits. Closing a view (View) stops only the servers it
+// added itself (OpenSession); the others run on for the Switchboard it
 // views. The Switchboard Open returned for Options.Profile closes all.
 func (sb *Switchboard) Close() error {
 	if v := sb.view; v != nil && !v.owner {

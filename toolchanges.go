@@ -61,8 +61,12 @@ func (sb *Switchboard) AcceptTools(server string, tools ...string) ([]string, er
 
 // AskToolChanges asks the Prompter, when it is a [ToolChangeAsker], about
 // every held tool change, one at a time, and accepts those it accepts. It
-// returns the first error that is not a plain no.
+// returns the first error that is not a plain no; after Close,
+// host.ErrClosed (nothing can be accepted).
 func (sb *Switchboard) AskToolChanges(ctx context.Context) error {
+	if sb.root.Closed() {
+		return host.ErrClosed
+	}
 	asker, ok := sb.opts.Prompter.(ToolChangeAsker)
 	if !ok {
 		return nil

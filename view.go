@@ -178,8 +178,13 @@ func (v *view) close() error { return v.parent.closeSession(v) }
 // it). A view follows sb's reloads (a profile removed from the settings
 // leaves it showing no server). A view of a view narrows further. Close
 // on a view leaves sb's servers running. The error is an
-// *UnknownProfileError naming the valid profiles.
+// *UnknownProfileError naming the valid profiles; after Close (of sb, or
+// of the Switchboard it views) it is host.ErrClosed.
 func (sb *Switchboard) View(profile string) (*Switchboard, error) {
+	if sb.root.Closed() {
+		// Not a view whose every call fails.
+		return nil, host.ErrClosed
+	}
 	if profile == "" {
 		return nil, &UnknownProfileError{Name: profile, Valid: sb.ProfileNames()}
 	}
