@@ -130,3 +130,46 @@ func TestOpenSessionAfterCloseFails(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionOfAViewShowsItsServers: a session opened from a profile view
+// shows its own servers (it showed none of them: the view it was opened
+// from, whose scope the session's narrows, hid them as another view's),
+// and so does that view, as the Switchboard shows a session's servers;
+// another view does not.
+func TestSessionOfAViewShowsItsServers(t *testing.T) {
+	marker := "v" + t.Name()
+	dir, home := profileHome(t, marker, map[string]any{
+		"permissions": map[string]any{"allow": []string{"mcp__acp", "mcp__docs"}},
+		"profiles":    map[string]any{"sub": map[string]any{"servers": []string{"docs"}}},
+	}, "docs")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sb := openAt(ctx, t, dir, home)
+	defer sb.Close()
+	sub, err := sb.View("sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := sb.View("sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, args := testserver.Command("echo")
+	sess, err := sub.OpenSession(ctx, switchboard.SessionOptions{Trust: switchboard.TrustSessionServers,
+		Servers: []switchboard.SessionServer{{Name: "acp", Command: cmd, Args: args}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	for name, v := range map[string]*switchboard.Switchboard{"the session": sess, "the view it was opened from": sub, "the Switchboard": sb} {
+		if _, err := v.Call(ctx, "mcp__acp__echo", map[string]any{"text": "x"}); err != nil {
+			t.Errorf("%s: call of the session's server: %v", name, err)
+		}
+	}
+	if _, err := sess.Call(ctx, "mcp__docs__echo", map[string]any{"text": "x"}); err != nil {
+		t.Errorf("the session: call of its profile's server: %v", err)
+	}
+	if _, err := other.Call(ctx, "mcp__acp__echo", map[string]any{"text": "x"}); !errors.Is(err, host.ErrUnknownTool) {
+		t.Errorf("another view's call of the session's server: %v, want ErrUnknownTool", err)
+	}
+}

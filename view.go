@@ -134,7 +134,10 @@ func profileDeferral(p config.Profile) []toolsurface.Modifiers {
 // includes reports whether the view shows the server named.
 func (v *view) includes(name string) bool {
 	if o := v.parent.sessionOwner(name); o != nil {
-		return v.within(o) // a session's servers are its own (and its views')
+		// A session's servers are its own and its views', and those of
+		// what it was opened from (as the Switchboard shows them): a
+		// session opened from a view narrows that view's scope.
+		return v.within(o) || o.within(v)
 	}
 	if v.name == "" || slices.Contains(v.shared, name) {
 		return true
