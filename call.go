@@ -76,6 +76,9 @@ func (sb *Switchboard) CallWith(ctx context.Context, name string, args any, opts
 	if opts != nil {
 		o = *opts
 	}
+	if err := sb.viewClosed(); err != nil {
+		return nil, err // the host checks its own Close
+	}
 	if o.Progress != nil {
 		ctx = host.WithProgress(ctx, o.Progress)
 	}

@@ -119,72 +119,16 @@ func TestClosedSwitchboardRefusesPromptly(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	closed := func(what string, err error) {
-		t.Helper()
-		if !errors.Is(err, host.ErrClosed) {
-			t.Errorf("%s after Close = %v, want host.ErrClosed", what, err)
-		}
-	}
 	for _, tc := range []struct {
 		name string
 		sb   *switchboard.Switchboard
 	}{{"Switchboard", root}, {"view", view}, {"session", sess}, {"session's view", sessView}} {
-		sb := tc.sb
-		do := func(m string, fn func()) { t.Helper(); promptly(t, tc.name+"."+m, fn) }
-		do("Tools", func() { _, err := sb.Tools(ctx, "anthropic"); closed(tc.name+".Tools", err) })
-		do("ListTools", func() { _, err := sb.ListTools(ctx, "anthropic"); closed(tc.name+".ListTools", err) })
-		do("Call", func() {
-			_, err := sb.Call(ctx, "mcp__docs__echo", map[string]any{"text": "x"})
-			closed(tc.name+".Call", err)
-		})
-		do("Start", func() {
-			_, err := sb.Start(ctx, "mcp__docs__echo", map[string]any{"text": "x"})
-			closed(tc.name+".Start", err)
-		})
-		do("Reload", func() { _, err := sb.Reload(); closed(tc.name+".Reload", err) })
-		do("Watch", func() { closed(tc.name+".Watch", sb.Watch(ctx)) })
-		do("View", func() {
-			v, err := sb.View("sub")
-			closed(tc.name+".View", err)
-			if v != nil {
-				t.Errorf("%s.View after Close returned a view", tc.name)
-			}
-		})
-		do("OpenSession", func() {
-			_, err := sb.OpenSession(ctx, switchboard.SessionOptions{Trust: switchboard.TrustSessionServers, Servers: []switchboard.SessionServer{acp}})
-			closed(tc.name+".OpenSession", err)
-		})
-		do("AcceptTools", func() { _, err := sb.AcceptTools("docs"); closed(tc.name+".AcceptTools", err) })
-		do("AskToolChanges", func() { closed(tc.name+".AskToolChanges", sb.AskToolChanges(ctx)) })
-		do("AskHeld", func() {
-			if sb.AskHeld(ctx, &host.HeldToolError{Server: "docs", Tool: "echo"}) {
-				t.Errorf("%s.AskHeld after Close: accepted", tc.name)
-			}
-		})
-		do("Ready", func() {
-			if sb.Ready(ctx) {
-				t.Errorf("%s.Ready after Close = true, want false", tc.name)
-			}
-		})
-		do("Status", func() {
-			for _, st := range sb.Status() {
+		refusesAll(ctx, t, tc.name, tc.sb, acp)
+		promptly(t, tc.name+".Status", func() {
+			for _, st := range tc.sb.Status() {
 				if st.State == host.StateConnected || st.State == host.StateConnecting {
 					t.Errorf("%s.Status after Close: %s %s", tc.name, st.Name, st.State)
 				}
-			}
-		})
-		do("the accessors", func() {
-			_, _, _, _, _, _ = sb.Config(), sb.Settings(), sb.Policy(), sb.Trust(), sb.Host(), sb.Diagnostics()
-			_, _, _ = sb.Profile(), sb.ProfileNames(), sb.ToolChanges()
-			_, _ = sb.BackgroundCalls(), sb.BackgroundCall("1")
-			sb.Subscribe(ctx, func(host.Event) {})
-			if r := sb.Present("mcp__docs__echo", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "x"}}}, nil); r.Text == "" {
-				t.Errorf("%s.Present after Close made no text", tc.name)
-			}
-		})
-		do("Close", func() {
-			if err := sb.Close(); err != nil {
-				t.Errorf("%s.Close again = %v, want nil", tc.name, err)
 			}
 		})
 	}
@@ -193,7 +137,9 @@ func TestClosedSwitchboardRefusesPromptly(t *testing.T) {
 	}
 	promptly(t, "BackgroundCall.Wait", func() {
 		_, err := bg.Wait(ctx)
-		closed("the wait of a background call Close cut", err)
+		if !errors.Is(err, host.ErrClosed) {
+			t.Errorf("the wait of a background call Close cut = %v, want host.ErrClosed", err)
+		}
 		if st := bg.Status(); st.State == host.CallRunning || !strings.Contains(st.Error, host.ErrClosed.Error()) {
 			t.Errorf("background call Close cut: %s (%s), want it to say the host closed", st.State, st.Error)
 		}
@@ -404,5 +350,153 @@ func TestCloseDuringAReloadStartsNothing(t *testing.T) {
 	}
 	if st := sb.Status(); len(st) != 1 || st[0].State != host.StateDisabled || st[0].Reason != host.ClosedReason {
 		t.Errorf("status after Close: %+v, want a disabled (%s)", st, host.ClosedReason)
+	}
+}
+
+// refusesAll checks that every method of sb, which is closed (or views
+// one), returns within 10 s without a panic: what can fail fails with
+// an error wrapping host.ErrClosed, Ready reports false, the accessors
+// answer, and Close again returns nil. acp is a server OpenSession is
+// handed, which must not start.
+func refusesAll(ctx context.Context, t *testing.T, name string, sb *switchboard.Switchboard, acp switchboard.SessionServer) {
+	t.Helper()
+	closed := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, host.ErrClosed) {
+			t.Errorf("%s.%s after Close = %v, want host.ErrClosed", name, what, err)
+		}
+	}
+	do := func(m string, fn func()) { t.Helper(); promptly(t, name+"."+m, fn) }
+	do("Tools", func() { _, err := sb.Tools(ctx, "anthropic"); closed("Tools", err) })
+	do("ListTools", func() { _, err := sb.ListTools(ctx, "anthropic"); closed("ListTools", err) })
+	do("Call", func() { _, err := sb.Call(ctx, "mcp__docs__echo", map[string]any{"text": "x"}); closed("Call", err) })
+	do("Start", func() { _, err := sb.Start(ctx, "mcp__docs__echo", map[string]any{"text": "x"}); closed("Start", err) })
+	do("Reload", func() { _, err := sb.Reload(); closed("Reload", err) })
+	do("Watch", func() { closed("Watch", sb.Watch(ctx)) })
+	do("View", func() {
+		v, err := sb.View("sub")
+		closed("View", err)
+		if v != nil {
+			t.Errorf("%s.View after Close returned a view", name)
+		}
+	})
+	do("OpenSession", func() {
+		_, err := sb.OpenSession(ctx, switchboard.SessionOptions{Trust: switchboard.TrustSessionServers, Servers: []switchboard.SessionServer{acp}})
+		closed("OpenSession", err)
+	})
+	do("AcceptTools", func() { _, err := sb.AcceptTools("docs"); closed("AcceptTools", err) })
+	do("AskToolChanges", func() { closed("AskToolChanges", sb.AskToolChanges(ctx)) })
+	do("AskHeld", func() {
+		if sb.AskHeld(ctx, &host.HeldToolError{Server: "docs", Tool: "echo"}) {
+			t.Errorf("%s.AskHeld after Close: accepted", name)
+		}
+	})
+	do("Ready", func() {
+		if sb.Ready(ctx) {
+			t.Errorf("%s.Ready after Close = true, want false", name)
+		}
+	})
+	do("the accessors", func() {
+		_, _, _, _, _, _ = sb.Config(), sb.Settings(), sb.Policy(), sb.Trust(), sb.Host(), sb.Diagnostics()
+		_, _, _, _ = sb.Profile(), sb.ProfileNames(), sb.ToolChanges(), sb.Status()
+		_, _ = sb.BackgroundCalls(), sb.BackgroundCall("1")
+		sb.Subscribe(ctx, func(host.Event) {})
+		if r := sb.Present("mcp__docs__echo", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "x"}}}, nil); r.Text == "" {
+			t.Errorf("%s.Present after Close made no text", name)
+		}
+	})
+	do("Close", func() {
+		if err := sb.Close(); err != nil {
+			t.Errorf("%s.Close again = %v, want nil", name, err)
+		}
+	})
+}
+
+// TestClosedViewRefuses: a view and a session closed themselves (the
+// Switchboard runs on) refuse what the Switchboard's Close refuses, and
+// so do the views made from them: they went on calling and listing the
+// Switchboard's servers, and a closed session's OpenSession started
+// servers nothing would stop. Closing a session stops the servers of the
+// sessions opened from it too (they ran on, in sessions that refuse
+// everything). A Watch of a view ends when the view closes. The
+// Switchboard's servers run on, and its own calls work.
+func TestClosedViewRefuses(t *testing.T) {
+	marker := "w" + t.Name()
+	dir, home := profileHome(t, marker, map[string]any{
+		"permissions": map[string]any{"allow": []string{"mcp__docs", "mcp__acp-nested"}},
+		"profiles":    map[string]any{"sub": map[string]any{"servers": []string{"docs"}}},
+	}, "docs")
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	root := openAt(ctx, t, dir, home)
+	defer root.Close()
+	view, err := root.View("sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	viewOfView, err := view.View("sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, args := testserver.Command("echo")
+	acp := func(mark string) switchboard.SessionServer {
+		return switchboard.SessionServer{Name: "acp-" + mark, Command: cmd, Args: args,
+			Env: []switchboard.NameValue{{Name: "SB_VIEW_TEST", Value: marker + "-acp-" + mark}}}
+	}
+	sess, err := root.OpenSession(ctx, switchboard.SessionOptions{Trust: switchboard.TrustSessionServers, Servers: []switchboard.SessionServer{acp("own")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessView, err := sess.View("sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nested, err := sessView.OpenSession(ctx, switchboard.SessionOptions{Trust: switchboard.TrustSessionServers, Servers: []switchboard.SessionServer{acp("nested")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nested.Call(ctx, "mcp__acp-nested__echo", map[string]any{"text": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sessView.Call(ctx, "mcp__docs__echo", map[string]any{"text": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := markedProcesses(t, marker+"-acp-"); n >= 0 && n != 2 {
+		t.Fatalf("%d session servers, want 2", n)
+	}
+	watched := make(chan error, 1)
+	go func() { watched <- viewOfView.Watch(ctx) }()
+	time.Sleep(100 * time.Millisecond) // watching
+	if err := view.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-watched:
+		if !errors.Is(err, host.ErrClosed) {
+			t.Errorf("Watch of a view of the view closed = %v, want host.ErrClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("Watch of a view of the view closed runs on 10 s later")
+	}
+	for _, tc := range []struct {
+		name string
+		sb   *switchboard.Switchboard
+	}{{"view", view}, {"view's view", viewOfView}, {"session", sess}, {"session's view", sessView}, {"session's view's session", nested}} {
+		refusesAll(ctx, t, tc.name, tc.sb, acp(strings.ReplaceAll(tc.name, " ", "-")))
+	}
+	if n := markedProcesses(t, marker+"-acp-"); n > 0 {
+		t.Errorf("%d session servers run after the sessions closed", n)
+	}
+	if slices.ContainsFunc(root.Status(), func(s host.ServerStatus) bool { return strings.HasPrefix(s.Name, "acp-") }) {
+		t.Errorf("the closed sessions' servers are still listed: %+v", root.Status())
+	}
+	if _, err := root.Call(ctx, "mcp__docs__echo", map[string]any{"text": "x"}); err != nil {
+		t.Errorf("the Switchboard's call after its views closed: %v", err)
+	}
+	if n := markedProcesses(t, marker+"-docs"); n >= 0 && n != 1 {
+		t.Errorf("%d processes of docs after its views closed, want 1", n)
 	}
 }

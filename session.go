@@ -9,7 +9,6 @@ import (
 	"slices"
 
 	"github.com/switchboard-mcp/switchboard/config"
-	"github.com/switchboard-mcp/switchboard/host"
 )
 
 // SessionTrust is how far the servers handed to [Switchboard.OpenSession]
@@ -101,19 +100,21 @@ var ErrSessionServer = errors.New("session server")
 // server sb already runs is that server, under its configured name, never
 // a second process. The session's servers are sb's too while the
 // session is open (sb shows them; sb's other views do not). Closing the
-// session stops the servers it started, and only those. A name that sb's
+// session stops the servers it started (and those of the sessions opened
+// from it), and only those. A name that sb's
 // configuration or another session already uses, or a definition that does
-// not resolve, is an error and nothing starts. After Close it fails
-// with host.ErrClosed.
+// not resolve, is an error and nothing starts. After Close (of sb, of a
+// view it was made from, or of the Switchboard) it fails with an error
+// wrapping host.ErrClosed.
 func (sb *Switchboard) OpenSession(ctx context.Context, opts SessionOptions) (*Switchboard, error) {
 	switch opts.Trust {
 	case TrustSessionServers, ApproveSessionServers:
 	default:
 		return nil, fmt.Errorf("%w: SessionOptions.Trust must say how far the servers are trusted (TrustSessionServers or ApproveSessionServers)", ErrSessionServer)
 	}
-	if sb.root.Closed() {
+	if err := sb.closedErr(); err != nil {
 		// Not a session whose servers never start.
-		return nil, host.ErrClosed
+		return nil, err
 	}
 	if opts.Profile != "" {
 		if _, err := profileNamed(sb.Settings(), opts.Profile); err != nil {
@@ -157,8 +158,10 @@ func (sb *Switchboard) OpenSession(ctx context.Context, opts SessionOptions) (*S
 	}
 	sh.reloadMu.Lock()
 	defer sh.reloadMu.Unlock()
-	if sh.root.Closed() {
-		return nil, host.ErrClosed
+	if err := sb.closedErr(); err != nil {
+		// Closed meanwhile: closeSession, which holds reloadMu too,
+		// would not see the servers added now.
+		return nil, err
 	}
 	cur := sh.cfg.Load()
 	fresh := added[:0:0]
@@ -228,11 +231,9 @@ func (sh *shared) sessionOwner(name string) *view {
 	return nil
 }
 
-// closeSession stops the servers v added.
+// closeSession stops the servers v added, and those of the sessions
+// opened from v (closed with it).
 func (sh *shared) closeSession(v *view) error {
-	if len(v.own) == 0 {
-		return nil
-	}
 	sh.reloadMu.Lock()
 	defer sh.reloadMu.Unlock()
 	if sh.root.Closed() {
@@ -242,14 +243,17 @@ func (sh *shared) closeSession(v *view) error {
 	}
 	sh.sessionMu.Lock()
 	gone := map[string]bool{}
-	for _, n := range v.own {
-		if s, ok := sh.sessions[n]; ok && s.owner == v {
+	for n, s := range sh.sessions {
+		if s.owner.within(v) {
 			delete(sh.sessions, n)
 			gone[n] = true
 		}
 	}
 	v.own = nil
 	sh.sessionMu.Unlock()
+	if len(gone) == 0 {
+		return nil
+	}
 	cur := sh.cfg.Load()
 	next := *cur
 	next.Servers = make([]config.ResolvedServer, 0, len(cur.Servers))

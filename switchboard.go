@@ -476,7 +476,9 @@ func (sb *Switchboard) Status() []host.ServerStatus {
 // Ready waits until no server is still connecting, or ctx is done, and
 // reports whether every server settled. After Close it returns false at
 // once: no server runs.
-func (sb *Switchboard) Ready(ctx context.Context) bool { return sb.host.WaitReady(ctx) }
+func (sb *Switchboard) Ready(ctx context.Context) bool {
+	return sb.viewClosed() == nil && sb.host.WaitReady(ctx)
+}
 
 // Tools returns the tools of every connected server as provider's tool
 // definitions ("anthropic", "openai", "gemini"; see [shape.Provider]):
@@ -518,6 +520,9 @@ type ToolsResult struct {
 // unawares. It waits as Tools does, and after Close fails with
 // host.ErrClosed.
 func (sb *Switchboard) ListTools(ctx context.Context, provider shape.Provider) (*ToolsResult, error) {
+	if err := sb.viewClosed(); err != nil {
+		return nil, err // the host checks its own Close
+	}
 	list, err := sb.host.Tools(ctx)
 	if err != nil {
 		return nil, err
@@ -555,6 +560,9 @@ const EventReloaded host.EventKind = "reloaded"
 // its end as Call follows it; see docs/gateway.md, Tasks). The call runs
 // until it ends, is cancelled, or the Switchboard closes.
 func (sb *Switchboard) Start(ctx context.Context, name string, args any) (*BackgroundCall, error) {
+	if err := sb.viewClosed(); err != nil {
+		return nil, err
+	}
 	b, err := sb.host.Start(ctx, name, args)
 	if err != nil {
 		return nil, sb.heldError(name, err)
@@ -671,6 +679,9 @@ func (sb *shared) publish(ev host.Event) {
 // After Close it reads nothing, changes nothing and returns
 // host.ErrClosed, as Tools and Call do.
 func (sb *Switchboard) Reload() (host.ApplyResult, error) {
+	if err := sb.viewClosed(); err != nil {
+		return host.ApplyResult{}, err
+	}
 	return sb.reload(true)
 }
 
@@ -741,9 +752,9 @@ func (sb *Switchboard) Watch(ctx context.Context) error {
 
 // WatchWith is Watch with options.
 func (sb *Switchboard) WatchWith(ctx context.Context, wo *WatchOptions) error {
-	if sb.root.Closed() {
+	if err := sb.closedErr(); err != nil {
 		// Nothing runs to reload: not a watch until ctx is done.
-		return host.ErrClosed
+		return err
 	}
 	var w WatchOptions
 	if wo != nil {
@@ -779,12 +790,21 @@ func (sb *Switchboard) WatchWith(ctx context.Context, wo *WatchOptions) error {
 		return err
 	}
 	defer stop()
+	// Closed, every reload would fail, and the embedder's goroutine would
+	// wait on until ctx is done.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for s := sb; s.view != nil; s = s.view.parent {
+		unhook := context.AfterFunc(s.view.ctx, cancel)
+		defer unhook()
+	}
 	select {
-	case <-ctx.Done():
+	case <-wctx.Done():
+		if err := sb.viewClosed(); err != nil {
+			return err
+		}
 		return ctx.Err()
 	case <-sb.root.Done():
-		// Closed: every reload would fail, and the embedder's goroutine
-		// would wait on until ctx is done.
 		return host.ErrClosed
 	}
 }
@@ -808,9 +828,11 @@ func MaybeRunSupervisor() { host.MaybeRunSupervisor() }
 // Config and the other accessors keep what was in force; Close again
 // returns nil. The supervisor that MaybeRunSupervisor sets up is the
 // program's, shared by every Switchboard it opens: it stays, idle, until
-// the program exits. Closing a view (View) stops only the servers it
-// added itself (OpenSession); the others run on for the Switchboard it
-// views. The Switchboard Open returned for Options.Profile closes all.
+// the program exits. Closing a view (View) closes it and the views made
+// from it, which then refuse as above (the error wraps host.ErrClosed),
+// and stops only the servers it and the sessions opened from it added
+// (OpenSession); the others run on for the Switchboard it views. The
+// Switchboard Open returned for Options.Profile closes all.
 func (sb *Switchboard) Close() error {
 	if v := sb.view; v != nil && !v.owner {
 		return v.close()

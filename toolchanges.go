@@ -56,6 +56,9 @@ func (sb *Switchboard) ToolChanges() []host.ToolChange { return sb.host.ToolChan
 // from then on, and gateways tell their clients the list changed. It
 // returns the tools it pinned.
 func (sb *Switchboard) AcceptTools(server string, tools ...string) ([]string, error) {
+	if err := sb.viewClosed(); err != nil {
+		return nil, err
+	}
 	return sb.host.AcceptTools(server, tools...)
 }
 
@@ -64,8 +67,8 @@ func (sb *Switchboard) AcceptTools(server string, tools ...string) ([]string, er
 // returns the first error that is not a plain no; after Close,
 // host.ErrClosed (nothing can be accepted).
 func (sb *Switchboard) AskToolChanges(ctx context.Context) error {
-	if sb.root.Closed() {
-		return host.ErrClosed
+	if err := sb.closedErr(); err != nil {
+		return err
 	}
 	asker, ok := sb.opts.Prompter.(ToolChangeAsker)
 	if !ok {
@@ -112,7 +115,7 @@ func (sb *Switchboard) heldChanges() bool {
 // reports whether it was accepted: the call may be made again.
 func (sb *Switchboard) AskHeld(ctx context.Context, err error) bool {
 	var he *host.HeldToolError
-	if !errors.As(err, &he) {
+	if !errors.As(err, &he) || sb.closedErr() != nil {
 		return false
 	}
 	return sb.askHeld(ctx, he, nil)

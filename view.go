@@ -70,6 +70,10 @@ type view struct {
 	// shared are servers the session was handed that sb already ran:
 	// shown whatever the profile.
 	shared []string
+	// ctx is cancelled by the view's Close: it, and every view made
+	// from it, then refuses what a closed Switchboard refuses.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu sync.Mutex
 	// st and global are the settings and global policy cur was made from.
@@ -169,8 +173,47 @@ func (v *view) within(o *view) bool {
 	return false
 }
 
-// close stops what the view started itself.
-func (v *view) close() error { return v.parent.closeSession(v) }
+// close closes the view and stops what it, and the sessions opened from
+// it, started.
+func (v *view) close() error {
+	v.cancel()
+	return v.parent.closeSession(v)
+}
+
+// errViewClosed is the error of a view's methods after its Close (or that
+// of a view it was made from). It wraps host.ErrClosed, as the errors
+// after the Switchboard's Close do: an embedder tells closed from open
+// one way.
+var errViewClosed error = viewClosedError{}
+
+type viewClosedError struct{}
+
+func (viewClosedError) Error() string { return "view closed" }
+func (viewClosedError) Unwrap() error { return host.ErrClosed }
+
+// viewClosed is errViewClosed when sb is a view that was closed, or was
+// made from one; else nil. It takes no lock of the Switchboard's: the
+// calls of a view check it.
+func (sb *Switchboard) viewClosed() error {
+	for s := sb; s.view != nil; s = s.view.parent {
+		if s.view.ctx.Err() != nil {
+			return errViewClosed
+		}
+	}
+	return nil
+}
+
+// closedErr is why sb can do nothing more: viewClosed's, or host.ErrClosed
+// once the Switchboard it is or views was closed; nil while it is open.
+func (sb *Switchboard) closedErr() error {
+	if err := sb.viewClosed(); err != nil {
+		return err
+	}
+	if sb.root.Closed() {
+		return host.ErrClosed
+	}
+	return nil
+}
 
 // View returns a Switchboard that shows the profile named profile (see
 // Options.Profile) over sb's running servers: Tools, Call, Status and
@@ -180,13 +223,15 @@ func (v *view) close() error { return v.parent.closeSession(v) }
 // views show it (a main agent's Switchboard and a sub-agent's view share
 // it). A view follows sb's reloads (a profile removed from the settings
 // leaves it showing no server). A view of a view narrows further. Close
-// on a view leaves sb's servers running. The error is an
-// *UnknownProfileError naming the valid profiles; after Close (of sb, or
-// of the Switchboard it views) it is host.ErrClosed.
+// on a view leaves sb's servers running; the view, and every view made
+// from it, then refuses as a closed Switchboard does. The error is an
+// *UnknownProfileError naming the valid profiles; after Close (of sb, of
+// a view it was made from, or of the Switchboard) it wraps
+// host.ErrClosed.
 func (sb *Switchboard) View(profile string) (*Switchboard, error) {
-	if sb.root.Closed() {
+	if err := sb.closedErr(); err != nil {
 		// Not a view whose every call fails.
-		return nil, host.ErrClosed
+		return nil, err
 	}
 	if profile == "" {
 		return nil, &UnknownProfileError{Name: profile, Valid: sb.ProfileNames()}
@@ -200,6 +245,7 @@ func (sb *Switchboard) View(profile string) (*Switchboard, error) {
 // newView is View without the check of the name.
 func (sb *Switchboard) newView(profile string) *Switchboard {
 	v := &view{parent: sb, name: profile}
+	v.ctx, v.cancel = context.WithCancel(context.Background())
 	sc := host.Scope{
 		Servers: v.includes,
 		Permit:  func(ctx context.Context, req host.PermitRequest) error { return v.current().permit(ctx, req) },
