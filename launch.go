@@ -113,15 +113,18 @@ func (lt *LaunchTrust) Gate(rs *config.ResolvedServer) (host.State, string) {
 	return host.State(v.State()), reason
 }
 
-// Pending returns the available servers of cfg that need a person's
-// approval before they can start (a gateway's own entry, which never
+// Pending returns the available servers of cfg (the zero Availability of
+// a hand-built one included) that need a person's approval before they
+// can start (a gateway's own entry, which never
 // starts, is not one: host.IsGatewayServer).
 func (lt *LaunchTrust) Pending(cfg *config.Resolved) []*config.ResolvedServer {
 	var out []*config.ResolvedServer
 	for i := range cfg.Servers {
 		rs := &cfg.Servers[i]
-		if rs.Availability != config.Available || host.IsGatewayServer(rs) {
-			continue // a gateway's own entry never starts: nothing to approve
+		if a := rs.Availability; (a != config.Available && a != "") || host.IsGatewayServer(rs) {
+			// It does not start ("" is available: config.Availability),
+			// and a gateway's own entry never does: nothing to approve.
+			continue
 		}
 		if st := lt.Verdict(rs).Status; st == trust.NeedsApproval || st == trust.Stale {
 			out = append(out, rs)

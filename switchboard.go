@@ -100,7 +100,9 @@ type Options struct {
 	// the example). Workspace, Home and ManagedDir still say where the
 	// settings are. A config.ResolvedServer it builds by hand must set
 	// Trust (config.TrustUser or config.TrustRepo): a server of no stated
-	// trust does not start (see [config.Trust]).
+	// trust does not start (see [config.Trust]). Its Availability may be
+	// left out: the zero value is config.Available (a TrustRepo server is
+	// still put to the Prompter before it starts).
 	Load func() (*config.Resolved, error)
 	// LastGood is the config.LastGood that Load loads with, if it uses
 	// one: Watch forgets through it a file that read empty and stayed

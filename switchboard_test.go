@@ -365,3 +365,76 @@ func TestListToolsWarnsOfServersStillConnecting(t *testing.T) {
 		t.Errorf("ListTools after Close = %v, want host.ErrClosed", err)
 	}
 }
+
+// approveAll approves every server it is asked about, and counts them.
+type approveAll struct {
+	switchboard.Headless
+	asked *atomic.Int32
+}
+
+func (a approveAll) ApproveServer(context.Context, switchboard.Review) (bool, error) {
+	a.asked.Add(1)
+	return true, nil
+}
+
+// TestZeroAvailabilityIsAvailable: a config.ResolvedServer built by hand
+// (an embedder's Options.Load) that leaves Availability out is taken as
+// config.Available everywhere: it starts, and a repository's one is put
+// to the Prompter before it starts (launch trust skipped it, so it was
+// held for approval nobody was asked for, while the host took it as
+// available). An Availability that is none of config's values does not
+// start: its status names the field (it started, whatever the embedder
+// meant by it).
+func TestZeroAvailabilityIsAvailable(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, "sb")
+	ws := filepath.Join(dir, "repo")
+	if err := os.MkdirAll(ws, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cmd, args := testserver.Command("echo")
+	def := config.Server{Type: config.TypeStdio, Command: cmd, Args: args}
+	for _, tc := range []struct {
+		name  string
+		trust config.Trust
+		avail config.Availability
+		want  host.State
+		asked int32
+		why   string
+	}{
+		{"user", config.TrustUser, "", host.StateConnected, 0, ""},
+		{"repo", config.TrustRepo, "", host.StateConnected, 1, ""},
+		{"repo-available", config.TrustRepo, config.Available, host.StateConnected, 1, ""},
+		{"unknown", config.TrustUser, "enabled", host.StateError, 0, `config.ResolvedServer.Availability is "enabled"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			var asked atomic.Int32
+			scope := config.ScopeUser
+			if tc.trust == config.TrustRepo {
+				scope = config.ScopeProject
+			}
+			sb, err := switchboard.Open(ctx, switchboard.Options{Home: home, HomeDir: dir, ManagedDir: filepath.Join(dir, "managed"), Workspace: ws,
+				LookupEnv: func(string) (string, bool) { return "", false }, Prompter: approveAll{asked: &asked},
+				Load: func() (*config.Resolved, error) {
+					return &config.Resolved{Workspace: ws, Servers: []config.ResolvedServer{{
+						Name: tc.name, Written: def, Effective: def, Scope: scope, Trust: tc.trust, Availability: tc.avail,
+						File: filepath.Join(ws, ".mcp.json"),
+					}}}, nil
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sb.Close()
+			sb.Ready(ctx)
+			st := sb.Status()
+			if len(st) != 1 || st[0].State != tc.want || !strings.Contains(st[0].Reason, tc.why) {
+				t.Errorf("status = %+v, want %s %s (%q)", st, tc.name, tc.want, tc.why)
+			}
+			if n := asked.Load(); n != tc.asked {
+				t.Errorf("the Prompter was asked about %d servers, want %d", n, tc.asked)
+			}
+		})
+	}
+}

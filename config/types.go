@@ -211,7 +211,11 @@ func (d Diagnostic) Error() string {
 
 // Availability is why a resolved server will or will not be started,
 // before any runtime state: the workspace layer and managed policy
-// (docs/configuration.md, Workspace enablement and availability).
+// (docs/configuration.md, Workspace enablement and availability). Load
+// always sets it. The zero value, of a ResolvedServer built by hand, is
+// taken as Available: nothing switched the server off, and launch trust
+// still decides whether it starts (Trust has no such default). Any other
+// value does not start.
 type Availability string
 
 const (

@@ -243,9 +243,8 @@ func (h *Host) deferCandidates(mods []toolsurface.Modifiers) deferCandidates {
 	auto := h.autoDeferThreshold() > 0
 servers:
 	for _, s := range h.all() { // sorted by name
-		switch s.cfg.Availability {
-		case config.Disabled, config.Missing, config.Invalid:
-			continue
+		if a := s.cfg.Availability; a != config.Available && a != "" {
+			continue // it does not start (server.start)
 		}
 		named := false // by a Defer modifier, before any NoDefer keeps it all
 		for _, m := range mods {

@@ -156,6 +156,12 @@ func (s *server) start() {
 		}
 		s.settle(StateError, reason)
 		return
+	case config.Available, "": // "": a hand-built ResolvedServer's (config.Availability)
+	default:
+		// Fail closed: what a value config does not know means is not
+		// guessed to be "available".
+		s.settle(StateError, fmt.Sprintf("config.ResolvedServer.Availability is %q, not config.Available (or empty), config.Disabled, config.Missing or config.Invalid", string(s.cfg.Availability)))
+		return
 	}
 	if why := unknownTrust(&s.cfg); why != "" {
 		// Fail closed: a server whose provenance nobody stated is not
