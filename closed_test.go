@@ -46,28 +46,7 @@ func promptly(t *testing.T, what string, fn func()) {
 // environment holds SB_VIEW_TEST=<prefix>… (Linux: -1 elsewhere).
 func markedProcesses(t testing.TB, prefix string) int {
 	t.Helper()
-	if runtime.GOOS != "linux" {
-		return -1
-	}
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range ents {
-		cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil {
-			continue
-		}
-		if argv := strings.Split(string(cmd), "\x00"); len(argv) < 2 || argv[1] != testserver.Arg {
-			continue
-		}
-		env, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if slices.ContainsFunc(strings.Split(string(env), "\x00"), func(kv string) bool { return strings.HasPrefix(kv, "SB_VIEW_TEST="+prefix) }) {
-			n++
-		}
-	}
-	return n
+	return testServerProcesses(t, func(kv string) bool { return strings.HasPrefix(kv, "SB_VIEW_TEST="+prefix) })
 }
 
 // TestClosedSwitchboardRefusesPromptly: after Close, every method of the

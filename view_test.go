@@ -45,6 +45,13 @@ func profileHome(t testing.TB, marker string, settings map[string]any, names ...
 // environment holds SB_VIEW_TEST=value (Linux: -1 elsewhere).
 func serverProcesses(t testing.TB, value string) int {
 	t.Helper()
+	return testServerProcesses(t, func(kv string) bool { return kv == "SB_VIEW_TEST="+value })
+}
+
+// testServerProcesses counts the running test-server processes with an
+// environment entry ("K=V") that match accepts (Linux: -1 elsewhere).
+func testServerProcesses(t testing.TB, match func(kv string) bool) int {
+	t.Helper()
 	if runtime.GOOS != "linux" {
 		return -1
 	}
@@ -58,12 +65,11 @@ func serverProcesses(t testing.TB, value string) int {
 		if err != nil {
 			continue
 		}
-		argv := strings.Split(string(cmd), "\x00")
-		if len(argv) < 3 || argv[1] != testserver.Arg || argv[2] != "echo" {
+		if argv := strings.Split(string(cmd), "\x00"); len(argv) < 2 || argv[1] != testserver.Arg {
 			continue
 		}
 		env, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if slices.Contains(strings.Split(string(env), "\x00"), "SB_VIEW_TEST="+value) {
+		if slices.ContainsFunc(strings.Split(string(env), "\x00"), match) {
 			n++
 		}
 	}

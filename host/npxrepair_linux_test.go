@@ -10,7 +10,6 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
-	"github.com/switchboard-mcp/switchboard/internal/npmtest"
 )
 
 // npxCopies are the npx copies below root holding pkg, found by its
@@ -40,11 +39,7 @@ func npxCopies(t *testing.T, root, pkg string) []string {
 // npx runs the broken copy on every start. (HOME is this test's own: not
 // parallel.)
 func TestNpxCopyCutShortIsRepaired(t *testing.T) {
-	requireSandboxHost(t)
-	reg := npmtest.StartRegistry(t)
-	home, _, _ := plantHome(t)
-	t.Setenv("HOME", home)
-	os.WriteFile(filepath.Join(home, ".npmrc"), []byte("registry="+reg.URL+"\n"), 0o600)
+	_, home := homeWithRegistry(t)
 	ws := t.TempDir()
 	const pkg, dep = "switchboard-echo-esm", "switchboard-echo-server"
 

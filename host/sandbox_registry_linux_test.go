@@ -23,6 +23,21 @@ func npxServer(name, pkg string) config.ResolvedServer {
 	return rs
 }
 
+// homeWithRegistry makes HOME a home of the test's own (see plantHome)
+// whose ~/.npmrc names a local npm registry, started for the test, on a
+// machine that can sandbox. The test may not be parallel.
+func homeWithRegistry(t *testing.T) (*npmtest.Registry, string) {
+	t.Helper()
+	requireSandboxHost(t)
+	reg := npmtest.StartRegistry(t)
+	home, _, _ := plantHome(t)
+	t.Setenv("HOME", home)
+	if err := os.WriteFile(filepath.Join(home, ".npmrc"), []byte("registry="+reg.URL+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return reg, home
+}
+
 // A repository's `npx -y PKG` server works sandboxed with nothing
 // configured for it: npx downloads PKG from the registry the user
 // configured (~/.npmrc, here a real npm registry on loopback, which a
@@ -33,11 +48,7 @@ func npxServer(name, pkg string) config.ResolvedServer {
 // the sandbox does not list fails at once, the destination named in its
 // error. (HOME is this test's own: not parallel.)
 func TestNpxFromTheUsersRegistrySandboxed(t *testing.T) {
-	requireSandboxHost(t)
-	reg := npmtest.StartRegistry(t)
-	home, _, _ := plantHome(t)
-	t.Setenv("HOME", home)
-	os.WriteFile(filepath.Join(home, ".npmrc"), []byte("registry="+reg.URL+"\n"), 0o600)
+	reg, home := homeWithRegistry(t)
 	ws := t.TempDir()
 	// The repository's own registry: npx must not use it.
 	os.WriteFile(filepath.Join(ws, ".npmrc"), []byte("registry=http://127.0.0.1:9/\n@evil:registry=http://127.0.0.1:9/\n"), 0o644)
