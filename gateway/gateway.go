@@ -223,6 +223,10 @@ type Gateway struct {
 	records records
 	// tasks are the calls task-capable clients run as tasks (tasks.go).
 	tasks *tasks.Store
+	// taskSessions are the sessions whose end forgets their tasks
+	// (watchTasks).
+	taskMu       sync.Mutex
+	taskSessions map[*mcp.ServerSession]map[string]bool
 
 	kick   chan struct{}
 	ctx    context.Context
@@ -407,6 +411,7 @@ func New(sb *switchboard.Switchboard, opts *Options) *Gateway {
 	// Around those: a call run as a task goes through everything above,
 	// once, after its tools/call is answered.
 	g.tasks = tasks.NewStore()
+	g.taskSessions = map[*mcp.ServerSession]map[string]bool{}
 	g.use(g.serveTasks)
 	if err := g.tasks.Serve(g.srv, taskOwnerFrom); err != nil {
 		panic("gateway: " + err.Error()) // the method names are constants

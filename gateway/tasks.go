@@ -77,7 +77,7 @@ func (g *Gateway) serveTasks(next mcp.MethodHandler) mcp.MethodHandler {
 					return next(ctx, method, req)
 				}
 				bg := detached(creq)
-				return g.tasks.StartExtension(extensionOwner(req), func(tctx context.Context) (mcp.Result, error) {
+				return g.tasks.StartExtension(extensionOwner(req), taskPrincipal(req), func(tctx context.Context) (mcp.Result, error) {
 					return g.extensionTask(tctx, next, method, bg)
 				})
 			}
@@ -86,9 +86,14 @@ func (g *Gateway) serveTasks(next mcp.MethodHandler) mcp.MethodHandler {
 				return next(ctx, method, req)
 			}
 			bg := detached(creq)
-			return g.tasks.Start(taskOwner(req), ttl, func(tctx context.Context) (mcp.Result, error) {
+			owner := taskOwner(req)
+			res, err := g.tasks.Start(owner, taskPrincipal(req), ttl, func(tctx context.Context) (mcp.Result, error) {
 				return next(tctx, method, bg)
 			})
+			if err == nil {
+				g.watchTasks(creq.Session, owner)
+			}
+			return res, err
 		case "tasks/get", "tasks/cancel", "tasks/result", "tasks/list", "tasks/update":
 			modern := modernRequest(req)
 			if modern && (method == "tasks/result" || method == "tasks/list") || !modern && method == "tasks/update" {
@@ -281,6 +286,44 @@ func taskOwner(req mcp.Request) string {
 	default:
 		return fmt.Sprintf("%s/%p", auth, ss)
 	}
+}
+
+// taskPrincipal names the team member whose request req is, for the
+// share of the gateway's tasks its tasks count against over all its
+// sessions; "" for the shared token's holder and a caller without
+// credentials, whose tasks count against the gateway's whole only.
+func taskPrincipal(req mcp.Request) string {
+	ex := req.GetExtra()
+	if ex == nil || ex.TokenInfo == nil || !PrincipalFromTokenInfo(ex.TokenInfo).Keyed() {
+		return ""
+	}
+	return ex.TokenInfo.UserID
+}
+
+// watchTasks forgets (and cancels) the 2025-11-25 tasks of owner once
+// ss, the session they belong to, ends: no one can ask for them after,
+// and they would hold their share of the tasks until their ttl. (A
+// session's requests may name more than one owner: each key of its
+// principal is one.)
+func (g *Gateway) watchTasks(ss *mcp.ServerSession, owner string) {
+	g.taskMu.Lock()
+	defer g.taskMu.Unlock()
+	owners, watched := g.taskSessions[ss]
+	if !watched {
+		owners = map[string]bool{}
+		g.taskSessions[ss] = owners
+		go func() {
+			_ = ss.Wait()
+			g.taskMu.Lock()
+			gone := g.taskSessions[ss]
+			delete(g.taskSessions, ss)
+			g.taskMu.Unlock()
+			for o := range gone {
+				g.tasks.Gone(o)
+			}
+		}()
+	}
+	owners[owner] = true
 }
 
 func session(req mcp.Request) *mcp.ServerSession {

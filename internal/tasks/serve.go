@@ -146,6 +146,12 @@ const (
 	// MaxServedPerOwner bounds the tasks one owner holds at once: past
 	// it, a new task is refused until one ends its ttl or is cancelled.
 	MaxServedPerOwner = 64
+	// MaxServedPerPrincipal bounds the tasks of one principal (a team
+	// member) held at once over all its owners (its sessions), which it
+	// can open many of.
+	MaxServedPerPrincipal = 2 * MaxServedPerOwner
+	// MaxServed bounds the tasks the store holds at once, of everyone.
+	MaxServed = 1024
 )
 
 // Store holds the tasks a server runs for its clients. The zero value is
@@ -154,30 +160,32 @@ type Store struct {
 	mu     sync.Mutex
 	tasks  map[string]*served // owner + "\x00" + id
 	owned  map[string]int     // owner → tasks held
+	byWho  map[string]int     // principal → tasks held
 	closed bool
 }
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	return &Store{tasks: map[string]*served{}, owned: map[string]int{}}
+	return &Store{tasks: map[string]*served{}, owned: map[string]int{}, byWho: map[string]int{}}
 }
 
 type served struct {
-	id       string
-	owner    string
-	rev      revision // the revision its client speaks
-	ttl      time.Duration
-	created  time.Time
-	cancel   context.CancelFunc
-	expire   *time.Timer
-	done     chan struct{} // closed once status is terminal
-	mu       sync.Mutex
-	status   string
-	message  string
-	updated  time.Time
-	result   mcp.Result
-	err      error
-	finished bool
+	id        string
+	owner     string
+	principal string   // "" when its owner has no principal to count
+	rev       revision // the revision its client speaks
+	ttl       time.Duration
+	created   time.Time
+	cancel    context.CancelFunc
+	expire    *time.Timer
+	done      chan struct{} // closed once status is terminal
+	mu        sync.Mutex
+	status    string
+	message   string
+	updated   time.Time
+	result    mcp.Result
+	err       error
+	finished  bool
 	// asking counts the questions of the call open on the client's
 	// session (2025-11-25): the task is input_required meanwhile.
 	asking int
@@ -191,12 +199,14 @@ func key(owner, id string) string { return owner + "\x00" + id }
 
 // Start runs call as a new task of owner (2025-11-25), kept for ttl
 // (DefaultServedTTL when 0 or longer), and returns the CreateTaskResult
-// to answer the tools/call with. call's context is a new one, with none
+// to answer the tools/call with. principal, if not "", is who owner
+// belongs to: its tasks over all its owners count against
+// MaxServedPerPrincipal. call's context is a new one, with none
 // of the answered request's values but the task's [Run]; it ends when the
 // task is cancelled or expires, or the store is closed. A call answering
 // with isError makes the task failed, its first text the status message.
-func (s *Store) Start(owner string, ttl time.Duration, call func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
-	return s.start(revV1, owner, ttl, call)
+func (s *Store) Start(owner, principal string, ttl time.Duration, call func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
+	return s.start(revV1, owner, principal, ttl, call)
 }
 
 // StartExtension is Start for a client of the 2026-07-28 extension: the
@@ -204,30 +214,42 @@ func (s *Store) Start(owner string, ttl time.Duration, call func(context.Context
 // extension's (resultType "task"), and tasks/get reports its end as the
 // extension says — completed with the call's result (isError included),
 // or failed with the call's JSON-RPC error.
-func (s *Store) StartExtension(owner string, call func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
-	return s.start(revV2, owner, 0, call)
+func (s *Store) StartExtension(owner, principal string, call func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
+	return s.start(revV2, owner, principal, 0, call)
 }
 
-func (s *Store) start(rev revision, owner string, ttl time.Duration, call func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
+func (s *Store) start(rev revision, owner, principal string, ttl time.Duration, call func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
 	if ttl <= 0 || ttl > DefaultServedTTL {
 		ttl = DefaultServedTTL
 	}
 	now := time.Now().UTC()
-	t := &served{id: randomID(), owner: owner, rev: rev, ttl: ttl, created: now, updated: now, status: statusWorking,
+	t := &served{id: randomID(), owner: owner, principal: principal, rev: rev, ttl: ttl, created: now, updated: now, status: statusWorking,
 		done: make(chan struct{}), answers: make(chan mcp.InputResponseMap, 1)}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the server is shutting down"}
 	}
-	if s.owned[owner] >= MaxServedPerOwner {
+	var refused string
+	switch {
+	case s.owned[owner] >= MaxServedPerOwner:
+		refused = fmt.Sprintf("too many tasks: this client holds %d; cancel some or wait for their ttl", MaxServedPerOwner)
+	case principal != "" && s.byWho[principal] >= MaxServedPerPrincipal:
+		refused = fmt.Sprintf("too many tasks: %s holds %d over all its sessions, its share of the gateway's tasks; cancel some or wait for their ttl", principal, MaxServedPerPrincipal)
+	case len(s.tasks) >= MaxServed:
+		refused = fmt.Sprintf("too many tasks: the server holds %d, as many as it takes; try again once some have ended", MaxServed)
+	}
+	if refused != "" {
 		s.mu.Unlock()
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("too many tasks: this client holds %d; cancel some or wait for their ttl", MaxServedPerOwner)}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: refused}
 	}
 	cctx, cancel := context.WithCancel(context.WithValue(context.Background(), runKey{}, &Run{t: t}))
 	t.cancel = cancel
 	s.tasks[key(owner, t.id)] = t
 	s.owned[owner]++
+	if principal != "" {
+		s.byWho[principal]++
+	}
 	t.expire = time.AfterFunc(ttl, func() { s.drop(t) })
 	s.mu.Unlock()
 	w := t.wire() // working: the call has not begun
@@ -245,15 +267,48 @@ func (s *Store) start(rev revision, owner string, ttl time.Duration, call func(c
 // drop forgets t (its ttl passed), cancelling it if it still runs.
 func (s *Store) drop(t *served) {
 	s.mu.Lock()
-	if s.tasks[key(t.owner, t.id)] == t {
-		delete(s.tasks, key(t.owner, t.id))
-		if s.owned[t.owner]--; s.owned[t.owner] <= 0 {
-			delete(s.owned, t.owner)
-		}
-	}
+	s.forget(t)
 	s.mu.Unlock()
 	t.end(statusCancelled, "expired: its ttl passed")
 	t.cancel()
+}
+
+// forget takes t out of s, under s.mu.
+func (s *Store) forget(t *served) {
+	if s.tasks[key(t.owner, t.id)] != t {
+		return
+	}
+	delete(s.tasks, key(t.owner, t.id))
+	if s.owned[t.owner]--; s.owned[t.owner] <= 0 {
+		delete(s.owned, t.owner)
+	}
+	if t.principal != "" {
+		if s.byWho[t.principal]--; s.byWho[t.principal] <= 0 {
+			delete(s.byWho, t.principal)
+		}
+	}
+}
+
+// Gone forgets every task of owner, cancelling those that still run: its
+// client is gone (the session that owned them ended), and no one else
+// may ask for them.
+func (s *Store) Gone(owner string) {
+	s.mu.Lock()
+	var mine []*served
+	for _, t := range s.tasks {
+		if t.owner == owner {
+			mine = append(mine, t)
+		}
+	}
+	for _, t := range mine {
+		s.forget(t)
+	}
+	s.mu.Unlock()
+	for _, t := range mine {
+		t.expire.Stop()
+		t.end(statusCancelled, "its client's session ended")
+		t.cancel()
+	}
 }
 
 // Close cancels every task and refuses new ones.

@@ -90,7 +90,7 @@ func TestStore(t *testing.T) {
 	defer s.Close()
 	ctx := context.Background()
 	release := make(chan struct{})
-	created, err := s.Start("alice", time.Minute, func(context.Context) (mcp.Result, error) {
+	created, err := s.Start("alice", "", time.Minute, func(context.Context) (mcp.Result, error) {
 		<-release
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
 	})
@@ -131,7 +131,7 @@ func TestStore(t *testing.T) {
 
 	// Cancelled: the call's context ends, the result is an error.
 	ended := make(chan struct{})
-	created, _ = s.Start("alice", 0, func(ctx context.Context) (mcp.Result, error) {
+	created, _ = s.Start("alice", "", 0, func(ctx context.Context) (mcp.Result, error) {
 		<-ctx.Done()
 		close(ended)
 		return nil, ctx.Err()
@@ -146,7 +146,7 @@ func TestStore(t *testing.T) {
 	}
 
 	// A failed call (isError) makes a failed task, its text the message.
-	created, _ = s.Start("alice", 0, func(context.Context) (mcp.Result, error) {
+	created, _ = s.Start("alice", "", 0, func(context.Context) (mcp.Result, error) {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "denied by rule"}}}, nil
 	})
 	id3 := decode(t, created)["task"].(map[string]any)["taskId"].(string)
@@ -157,7 +157,7 @@ func TestStore(t *testing.T) {
 
 	// The ttl: the task goes, and its call is cancelled.
 	expired := make(chan struct{})
-	created, _ = s.Start("alice", time.Millisecond, func(ctx context.Context) (mcp.Result, error) {
+	created, _ = s.Start("alice", "", time.Millisecond, func(ctx context.Context) (mcp.Result, error) {
 		<-ctx.Done()
 		close(expired)
 		return nil, ctx.Err()
@@ -183,14 +183,14 @@ func TestStoreBounds(t *testing.T) {
 	s := NewStore()
 	block := func(ctx context.Context) (mcp.Result, error) { <-ctx.Done(); return nil, ctx.Err() }
 	for range MaxServedPerOwner {
-		if _, err := s.Start("flood", 0, block); err != nil {
+		if _, err := s.Start("flood", "", 0, block); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.Start("flood", 0, block); err == nil || !strings.Contains(err.Error(), "too many tasks") {
+	if _, err := s.Start("flood", "", 0, block); err == nil || !strings.Contains(err.Error(), "too many tasks") {
 		t.Errorf("task %d: %v", MaxServedPerOwner+1, err)
 	}
-	created, err := s.Start("other", 0, block)
+	created, err := s.Start("other", "", 0, block)
 	if err != nil {
 		t.Fatalf("another owner: %v", err)
 	}
@@ -199,8 +199,46 @@ func TestStoreBounds(t *testing.T) {
 	if st := decode(t, mustResult(s.Get("other", id)))["status"]; st != "cancelled" {
 		t.Errorf("after Close: %v", st)
 	}
-	if _, err := s.Start("other", 0, block); err == nil {
+	if _, err := s.Start("other", "", 0, block); err == nil {
 		t.Error("a closed store took a task")
+	}
+}
+
+// TestStoreBoundsOverOwners: owners with no principal (anonymous
+// clients, each session its own owner) cannot fill more than MaxServed
+// together; a principal's owners share MaxServedPerPrincipal; and Gone
+// cancels an owner's tasks and gives their room back.
+func TestStoreBoundsOverOwners(t *testing.T) {
+	s := NewStore()
+	defer s.Close()
+	block := func(ctx context.Context) (mcp.Result, error) { <-ctx.Done(); return nil, ctx.Err() }
+	var ids []string
+	for n := range MaxServedPerPrincipal {
+		res, err := s.Start(fmt.Sprintf("alice/%d", n/MaxServedPerOwner), "alice", 0, block)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n < MaxServedPerOwner {
+			ids = append(ids, decode(t, res)["task"].(map[string]any)["taskId"].(string))
+		}
+	}
+	if _, err := s.Start("alice/new", "alice", 0, block); err == nil || !strings.Contains(err.Error(), "alice holds") {
+		t.Fatalf("alice's task past her share: %v", err)
+	}
+	s.Gone("alice/0")
+	if _, err := s.Get("alice/0", ids[0]); err == nil {
+		t.Error("a gone owner's task is still there")
+	}
+	if _, err := s.Start("alice/new", "alice", 0, block); err != nil {
+		t.Fatalf("alice's task once an owner of hers is gone: %v", err)
+	}
+	for n := len(s.tasks); n < MaxServed; n++ {
+		if _, err := s.Start(fmt.Sprintf("anon/%d", n/MaxServedPerOwner), "", 0, block); err != nil {
+			t.Fatalf("task %d: %v", n, err)
+		}
+	}
+	if _, err := s.Start("anon/last", "", 0, block); err == nil || !strings.Contains(err.Error(), "too many tasks") {
+		t.Fatalf("task %d: %v", MaxServed+1, err)
 	}
 }
 
@@ -251,7 +289,7 @@ func TestStoreExtension(t *testing.T) {
 
 	// Input: the call asks, the task says so, tasks/update answers.
 	answered := make(chan mcp.InputResponseMap, 1)
-	id := idOf(mustResult(s.StartExtension("alice", func(ctx context.Context) (mcp.Result, error) {
+	id := idOf(mustResult(s.StartExtension("alice", "", func(ctx context.Context) (mcp.Result, error) {
 		a, err := RunOf(ctx).Ask(ctx, mcp.InputRequestMap{"q1": &mcp.ElicitParams{Message: "Colour?"}})
 		if err != nil {
 			return nil, err
@@ -286,7 +324,7 @@ func TestStoreExtension(t *testing.T) {
 	}
 
 	// A JSON-RPC error: failed, with the error.
-	id = idOf(mustResult(s.StartExtension("alice", func(context.Context) (mcp.Result, error) {
+	id = idOf(mustResult(s.StartExtension("alice", "", func(context.Context) (mcp.Result, error) {
 		return nil, &jsonrpc.Error{Code: -32000, Message: "the tool broke"}
 	})))
 	if g := end(id); g["status"] != statusFailed || fmt.Sprint(g["error"]) != "map[code:-32000 message:the tool broke]" {
@@ -295,7 +333,7 @@ func TestStoreExtension(t *testing.T) {
 
 	// Cancel: acknowledged, also once ended; the call's context ends.
 	stopped := make(chan struct{})
-	id = idOf(mustResult(s.StartExtension("alice", func(ctx context.Context) (mcp.Result, error) {
+	id = idOf(mustResult(s.StartExtension("alice", "", func(ctx context.Context) (mcp.Result, error) {
 		<-ctx.Done()
 		close(stopped)
 		return nil, ctx.Err()

@@ -1,0 +1,198 @@
+package gateway_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/gateway"
+	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/tasks"
+	"github.com/switchboard-mcp/switchboard/policy"
+)
+
+// teamSession is a 2025-11-25 session of one principal on a team
+// gateway's loopback HTTP endpoint, speaking JSON-RPC as a task-capable
+// client does (the Go SDK's client cannot send the `task` field).
+type teamSession struct {
+	t        *testing.T
+	url, key string
+	sid      string
+	id       int
+}
+
+func (s *teamSession) post(method string, params any) (result, rpcErr map[string]any) {
+	s.t.Helper()
+	s.id++
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": s.id, "method": method, "params": params})
+	req, _ := http.NewRequestWithContext(ctxFor(s.t, 30*time.Second), http.MethodPost, s.url, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+s.key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if s.sid != "" {
+		req.Header.Set("Mcp-Session-Id", s.sid)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if s.sid == "" {
+		s.sid = resp.Header.Get("Mcp-Session-Id")
+	}
+	b, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimPrefix(strings.TrimSpace(line), "data: ")
+		var m struct {
+			ID     *int           `json:"id"`
+			Result map[string]any `json:"result"`
+			Error  map[string]any `json:"error"`
+		}
+		if json.Unmarshal([]byte(line), &m) == nil && m.ID != nil && *m.ID == s.id {
+			return m.Result, m.Error
+		}
+	}
+	s.t.Fatalf("%s: no answer (%d): %s", method, resp.StatusCode, b)
+	return nil, nil
+}
+
+func openTeamSession(t *testing.T, url, key string) *teamSession {
+	t.Helper()
+	s := &teamSession{t: t, url: url, key: key}
+	if _, e := s.post("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "team", "version": "1"}}); e != nil || s.sid == "" {
+		t.Fatalf("initialize: %v (session %q)", e, s.sid)
+	}
+	s.id++
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", s.sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return s
+}
+
+// startTask calls never as a task; it returns the task's id, or the
+// refusal's message.
+func (s *teamSession) startTask() (id, refused string) {
+	s.t.Helper()
+	res, e := s.post("tools/call", map[string]any{"name": "t__never", "arguments": map[string]any{}, "task": map[string]any{}})
+	if e != nil {
+		return "", fmt.Sprint(e["message"])
+	}
+	task, _ := res["task"].(map[string]any)
+	id, _ = task["taskId"].(string)
+	if id == "" {
+		s.t.Fatalf("tools/call with a task field: not a task: %v", res)
+	}
+	return id, ""
+}
+
+func (s *teamSession) end() {
+	s.t.Helper()
+	req, _ := http.NewRequest(http.MethodDelete, s.url, nil)
+	req.Header.Set("Authorization", "Bearer "+s.key)
+	req.Header.Set("Mcp-Session-Id", s.sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		s.t.Fatalf("DELETE of the session: %s", resp.Status)
+	}
+}
+
+// A team member cannot hold more than its share of the gateway's tasks
+// by opening session after session: past MaxServedPerPrincipal over all
+// its sessions a new task is refused, while another member's still
+// starts; and a session's tasks, which no one can reach once it ended,
+// are cancelled (upstream too) and no longer count when it ends.
+func TestTeamMemberTasksBounded(t *testing.T) {
+	ak, aid, _ := gateway.NewKey()
+	bk, bid, _ := gateway.NewKey()
+	auth := gateway.NewAuth(&gateway.AuthOptions{File: writeAuth(t, &gateway.AuthFile{Principals: map[string]*gateway.AuthEntry{
+		"alice": {Keys: []gateway.AuthKey{{ID: aid, SHA256: gateway.KeyHash(ak)}}},
+		"bob":   {Keys: []gateway.AuthKey{{ID: bid, SHA256: gateway.KeyHash(bk)}}},
+	}})})
+	log := filepath.Join(t.TempDir(), "tasks.log")
+	p := policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser}, []string{"mcp__t__never"}, nil, nil)...)
+	permit := gateway.NewPermit(p, nil, &host.PermitOptions{Asker: &gateway.Asker{}})
+	// A long poll: the upstream tasks are many, and only their ends count.
+	f := startWith(t, fixtureOpts{permit: permit}, &gateway.Options{Stateless: true, Auth: auth},
+		stdio("t", "tasks", "-log", log, "-poll", "30s"))
+	if err := f.g.WaitSynced(ctxFor(t, 30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	srv := guardedServer(t, f.g, auth, nil)
+	url := srv.URL + "/mcp"
+
+	var first *teamSession
+	var firstIDs []string
+	for n := 0; n < tasks.MaxServedPerPrincipal/tasks.MaxServedPerOwner; n++ {
+		s := openTeamSession(t, url, ak)
+		for range tasks.MaxServedPerOwner {
+			id, refused := s.startTask()
+			if refused != "" {
+				t.Fatalf("alice's task %d of session %d refused: %s", len(firstIDs), n, refused)
+			}
+			if first == nil || first == s {
+				first = s
+				firstIDs = append(firstIDs, id)
+			}
+		}
+	}
+	more := openTeamSession(t, url, ak)
+	if _, refused := more.startTask(); !strings.Contains(refused, "too many tasks") || !strings.Contains(refused, "alice") {
+		t.Fatalf("alice's task past her share in a new session: %q, want a refusal that names her", refused)
+	}
+	if _, refused := openTeamSession(t, url, bk).startTask(); refused != "" {
+		t.Fatalf("bob's task refused: %s", refused)
+	}
+
+	// Every task under way upstream, before the first session ends.
+	started := tasks.MaxServedPerPrincipal + 1
+	for deadline := time.Now().Add(20 * time.Second); strings.Count(logOf(t, log), "call never") < started; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d task calls reached the server, want %d", strings.Count(logOf(t, log), "call never"), started)
+		}
+	}
+	first.end()
+	for deadline := time.Now().Add(20 * time.Second); strings.Count(logOf(t, log), "cancel ") < len(firstIDs); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the tasks of alice's ended session were not cancelled upstream: %d cancels of %d", strings.Count(logOf(t, log), "cancel "), len(firstIDs))
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, refused := more.startTask()
+		if refused == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("alice's task once a session of hers ended: still %q", refused)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func logOf(t *testing.T, path string) string {
+	t.Helper()
+	b, _ := os.ReadFile(path)
+	return string(b)
+}
