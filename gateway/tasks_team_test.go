@@ -161,8 +161,23 @@ func TestTeamMemberTasksBounded(t *testing.T) {
 	if _, refused := more.startTask(); !strings.Contains(refused, "too many tasks") || !strings.Contains(refused, "alice") {
 		t.Fatalf("alice's task past her share in a new session: %q, want a refusal that names her", refused)
 	}
-	if _, refused := openTeamSession(t, url, bk).startTask(); refused != "" {
+	bob := openTeamSession(t, url, bk)
+	if _, refused := bob.startTask(); refused != "" {
 		t.Fatalf("bob's task refused: %s", refused)
+	}
+	// Bob, who learned the id of a task of alice's, and alice in another
+	// session, are told it is not there, whatever they ask; its list
+	// shows neither of them the task.
+	for _, s := range []*teamSession{bob, more} {
+		for _, m := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+			if _, e := s.post(m, map[string]any{"taskId": firstIDs[0]}); !strings.Contains(fmt.Sprint(e["message"]), "not found") {
+				t.Errorf("%s of alice's task in session %s: %v", m, s.sid, e)
+			}
+		}
+		list, _ := s.post("tasks/list", map[string]any{})
+		if b, _ := json.Marshal(list); strings.Contains(string(b), firstIDs[0]) {
+			t.Errorf("tasks/list shows another session's task: %s", b)
+		}
 	}
 
 	// Every task under way upstream, before the first session ends.
