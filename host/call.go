@@ -379,7 +379,7 @@ func (s *server) callOn(ctx context.Context, c *conn, tool string, args any, dea
 	}
 	if rpcErr != nil && !c.waitDone(100*time.Millisecond) {
 		// The server answered with an error: it is alive.
-		return nil, healthOK, fmt.Errorf("%s: server error: %s", full, rpcErr.Message)
+		return nil, healthOK, fmt.Errorf("%s: server error: %s", full, s.h.serverWords(rpcErr.Message))
 	}
 	// The transport failed under the call.
 	lost := errors.Is(err, mcp.ErrSessionMissing)
@@ -666,4 +666,19 @@ func jsonText(args any) (json.RawMessage, bool) {
 		return json.RawMessage(a), true
 	}
 	return nil, false
+}
+
+// maxServerError bounds, in characters, the message of a server's
+// JSON-RPC error that a call's error carries.
+const maxServerError = 2000
+
+// serverWords is the message of a server's JSON-RPC error (a failed
+// task's included) as the caller gets it: cleaned as a result's text is
+// (invisible and deceptive characters, the known secret values; control
+// characters are left to the terminal paths, which escape them), and cut
+// to maxServerError characters.
+func (h *Host) serverWords(msg string) string {
+	msg, _ = toolsurface.CleanText(msg)
+	msg, _ = h.secrets.Known(msg)
+	return toolsurface.CapDescription(msg, maxServerError)
 }

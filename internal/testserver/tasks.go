@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,6 +49,8 @@ func init() {
 			fs.BoolVar(&cfg.holdCreate, "hold-create", false, "answer a task call only once the client has cancelled it (notifications/cancelled), as a server that was slow to answer")
 			fs.BoolVar(&cfg.endedCreate, "ended-create", false, "answer a task call once its task has ended (maybe, fail), as a server whose work was quick: the CreateTaskResult says completed or failed, without the outcome")
 			fs.StringVar(&p.pidFile, "pid-file", "", "file to append this process's pid to")
+			fs.StringVar(&cfg.failMessage, "fail-message", "the tool broke", "the message of fail's error, and its status message as it fails")
+			fs.IntVar(&cfg.failRepeat, "fail-repeat", 1, "repeat -fail-message this many times (a server that answers megabytes)")
 			p.build = func() *mcp.Server { return newTasksServer(cfg, p) }
 			return func(ctx context.Context) error {
 				return p.serve(ctx, p.build(), &liftingReader{r: bufio.NewReader(p.in)})
@@ -64,6 +67,8 @@ type tasksConfig struct {
 	log         string
 	holdCreate  bool
 	endedCreate bool
+	failMessage string
+	failRepeat  int
 }
 
 const legacyRevision = "2025-11-25"
@@ -441,7 +446,9 @@ func (ts *tasksServer) run(ctx context.Context, t *serverTask, in string, stages
 		if !sleep(ts.cfg.stage) {
 			return
 		}
-		t.complete(nil, &jsonrpc.Error{Code: -32000, Message: "the tool broke"})
+		msg := strings.Repeat(ts.cfg.failMessage, max(ts.cfg.failRepeat, 1))
+		t.set("working", msg)
+		t.complete(nil, &jsonrpc.Error{Code: -32000, Message: msg})
 	default: // expire, never, garbage, unknown: work until cancelled
 		<-ctx.Done()
 	}
