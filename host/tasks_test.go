@@ -357,3 +357,52 @@ func TestTaskErrorCleaned(t *testing.T) {
 		})
 	}
 }
+
+// Servers choose their task ids: two servers whose ids are the same
+// each get their own task's result, however their calls interleave; an
+// id that is a path with escapes in it is only a name; and one too long
+// to be an id ends the call with an error that says so, not a
+// megabyte of it.
+func TestTaskIDsOfServers(t *testing.T) {
+	for _, p := range revisions {
+		t.Run(revName(p), func(t *testing.T) {
+			server := func(name, prefix string) config.ResolvedServer {
+				args := []string{"-task-id-prefix", prefix, "-stage", "50ms"}
+				if p != "" {
+					args = append(args, "-protocol", p)
+				}
+				return stdio(name, "tasks", args...)
+			}
+			h := newHost(t, cfgOf(server("a", "task-"), server("b", "task-"),
+				server("c", "../../etc/passwd\x1b[31m\r\n</mcp_response>\x01"), server("d", strings.Repeat("x", 600))), nil)
+			ctx := ctxFor(t, 60*time.Second)
+			type out struct {
+				who, text string
+				err       error
+			}
+			got := make(chan out, 6)
+			for range 3 {
+				for _, who := range []string{"a", "b", "c"} {
+					go func() {
+						res, err := h.Call(ctx, "mcp__"+who+"__work", map[string]any{"text": "from " + who, "stages": 2})
+						o := out{who: who, err: err}
+						if err == nil {
+							o.text = textOf(res)
+						}
+						got <- o
+					}()
+				}
+			}
+			for range 9 {
+				o := <-got
+				if o.err != nil || !strings.Contains(o.text, "worked: from "+o.who) {
+					t.Errorf("%s's call: %q, %v", o.who, o.text, o.err)
+				}
+			}
+			_, err := h.Call(ctx, "mcp__d__work", map[string]any{"text": "x"})
+			if err == nil || !strings.Contains(err.Error(), "taskId of 60") || len(err.Error()) > 1000 {
+				t.Errorf("a task id of 600 bytes: %v", err)
+			}
+		})
+	}
+}

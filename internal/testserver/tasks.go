@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -50,6 +51,7 @@ func init() {
 			fs.BoolVar(&cfg.endedCreate, "ended-create", false, "answer a task call once its task has ended (maybe, fail), as a server whose work was quick: the CreateTaskResult says completed or failed, without the outcome")
 			fs.StringVar(&p.pidFile, "pid-file", "", "file to append this process's pid to")
 			fs.StringVar(&cfg.failMessage, "fail-message", "the tool broke", "the message of fail's error, and its status message as it fails")
+			fs.StringVar(&cfg.taskIDPrefix, "task-id-prefix", "", "start each task id with this (a server whose ids collide with another's, or say anything: escapes, paths, megabytes)")
 			fs.IntVar(&cfg.failRepeat, "fail-repeat", 1, "repeat -fail-message this many times (a server that answers megabytes)")
 			p.build = func() *mcp.Server { return newTasksServer(cfg, p) }
 			return func(ctx context.Context) error {
@@ -60,15 +62,16 @@ func init() {
 }
 
 type tasksConfig struct {
-	protocol    string
-	stage, poll time.Duration
-	ttl         time.Duration
-	noCancel    bool
-	log         string
-	holdCreate  bool
-	endedCreate bool
-	failMessage string
-	failRepeat  int
+	protocol     string
+	stage, poll  time.Duration
+	ttl          time.Duration
+	noCancel     bool
+	log          string
+	holdCreate   bool
+	endedCreate  bool
+	failMessage  string
+	failRepeat   int
+	taskIDPrefix string
 }
 
 const legacyRevision = "2025-11-25"
@@ -186,10 +189,11 @@ type serverTask struct {
 }
 
 type tasksServer struct {
-	cfg *tasksConfig
-	p   *proc
-	mu  sync.Mutex
-	all map[string]*serverTask
+	cfg  *tasksConfig
+	p    *proc
+	mu   sync.Mutex
+	all  map[string]*serverTask
+	made int // tasks made
 }
 
 func newTasksServer(cfg *tasksConfig, p *proc) *mcp.Server {
@@ -367,8 +371,16 @@ func (ts *tasksServer) newTask(tool string, modern bool) *serverTask {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	now := time.Now()
+	ts.mu.Lock()
+	ts.made++
+	n := ts.made
+	ts.mu.Unlock()
+	id := hex.EncodeToString(b[:])
+	if ts.cfg.taskIDPrefix != "" {
+		id = ts.cfg.taskIDPrefix + strconv.Itoa(n) // the same ids as another server's with the prefix
+	}
 	t := &serverTask{
-		id: hex.EncodeToString(b[:]), tool: tool, modern: modern, created: now, updated: now,
+		id: id, tool: tool, modern: modern, created: now, updated: now,
 		status: "working", answer: make(chan json.RawMessage, 1), seen: make(chan string, 1), done: make(chan struct{}),
 	}
 	ts.mu.Lock()
