@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/npmtest"
+	"github.com/switchboard-mcp/switchboard/internal/testserver/testhttp"
 )
 
 // clarifier answers server-everything's clarification question.
@@ -404,5 +405,17 @@ func TestTaskIDsOfServers(t *testing.T) {
 				t.Errorf("a task id of 600 bytes: %v", err)
 			}
 		})
+	}
+}
+
+// Over Streamable HTTP on 2026-07-28 the adapter names the task in the
+// Mcp-Name header of its own requests: a server-chosen id that no header
+// may carry still ends in the task's result, or a clear error.
+func TestTaskIDNotAHeader(t *testing.T) {
+	srv := testhttp.Start(t, "tasks", testhttp.Options{Args: []string{"-task-id-prefix", "../x\x1b[31m\r\nX-Evil: 1\r\n", "-stage", "20ms"}, Stateless: true})
+	h := newHost(t, cfgOf(remote("c", config.TypeHTTP, srv.URL)), nil)
+	res, err := h.Call(ctxFor(t, 30*time.Second), "mcp__c__work", map[string]any{"text": "from c", "stages": 2})
+	if err != nil || textOf(res) != "worked: from c" {
+		t.Fatalf("call: %v, %v", res, err)
 	}
 }

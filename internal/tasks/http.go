@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -439,7 +440,7 @@ func (l *httpLink) send(ctx context.Context, req *jsonrpc.Request) error {
 		if req.Method != "tools/list" {
 			var p taskIDParams
 			if json.Unmarshal(req.Params, &p) == nil && p.TaskID != "" {
-				hreq.Header.Set("Mcp-Name", p.TaskID)
+				hreq.Header.Set("Mcp-Name", headerValue(p.TaskID))
 			}
 		}
 	}
@@ -517,3 +518,20 @@ func (l *httpLink) started(f *follower) {
 }
 
 func (l *httpLink) done(*follower) { l.stream.close() }
+
+// headerValue is a server-chosen value (a task id) as an HTTP header
+// carries it, by the rule of the SDK's own Mcp-* headers (SEP-2243): as
+// it is when it is printable ASCII without surrounding blanks, else
+// base64 in the =?base64?…?= wrapper (a header cannot carry a line
+// break or a control character, and Go refuses to send one).
+func headerValue(s string) string {
+	plain := !strings.HasPrefix(s, " ") && !strings.HasPrefix(s, "\t") && !strings.HasSuffix(s, " ") && !strings.HasSuffix(s, "\t") &&
+		!(strings.HasPrefix(s, "=?base64?") && strings.HasSuffix(s, "?="))
+	for i := 0; plain && i < len(s); i++ {
+		plain = s[i] >= 0x20 && s[i] <= 0x7e
+	}
+	if plain {
+		return s
+	}
+	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
+}
