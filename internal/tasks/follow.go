@@ -67,7 +67,9 @@ func (f *follower) run() {
 	case errors.Is(err, errClosed) || isClosed(f.a.closed):
 		return // the SDK fails the call with the connection
 	case err != nil:
-		if errors.Is(err, errExpired) {
+		if !terminal(f.t.Status) {
+			// Given up (its ttl passed, or the server's answers made no
+			// sense): no one will collect it, so it stops there too.
 			f.a.cancelTask(f.l, f.t.ID, f.call.meta)
 		}
 		out = &jsonrpc.Response{ID: f.call.id, Error: taskError(f.t.ID, err)}
