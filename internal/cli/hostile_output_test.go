@@ -92,6 +92,12 @@ const allowHostile = `--settings={"permissions":{"allow":["mcp__hostile"]}}`
 // escaped is testserver.HostileText as termsafe.Line shows it.
 var escaped = termsafe.Line(testserver.HostileText)
 
+// cleanedText is text as toolsurface.CleanText leaves it.
+func cleanedText(text string) string {
+	out, _ := toolsurface.CleanText(text)
+	return out
+}
+
 // modelText is testserver.HostileText as the model reads it — tool and
 // prompt definitions, resource listings, results and prompt text — its bidi controls made
 // visible and its zero-width space removed (docs/security.md, What the
@@ -117,7 +123,9 @@ func TestHostileOutputRuntimeCommands(t *testing.T) {
 		{[]string{"tools"}, false, 0, []string{`description ` + modelEscaped}},
 		{[]string{"call", allowHostile, "mcp__hostile__echo_hostile"}, false, 0, []string{`result ` + modelEscaped, "second line\tend"}},
 		{[]string{"call", allowHostile, "mcp__hostile__echo_hostile"}, true, 0, []string{`result ` + modelEscaped}},
-		{[]string{"call", allowHostile, "mcp__hostile__fail_hostile"}, false, 1, []string{`failure ` + escaped + `\nhint: a line of its own`}},
+		// A server's JSON-RPC error is cleaned as result text is (the
+		// bidi controls shown, zero-width characters gone), then escaped.
+		{[]string{"call", allowHostile, "mcp__hostile__fail_hostile"}, false, 1, []string{termsafe.Line(cleanedText("failure " + testserver.HostileText + "\nhint: a line of its own"))}},
 		{[]string{"call", allowHostile, "--log-level", "debug", "mcp__hostile__echo_hostile"}, false, 0, []string{`result ` + modelEscaped}},
 		{[]string{"prompts"}, true, 0, []string{`prompt description \x1b[2J`}},
 		{[]string{"prompts"}, false, 0, []string{`prompt description ` + modelEscaped}},
