@@ -159,14 +159,19 @@ func ownerOf(req *mcp.CallToolRequest) owner {
 	return owner{session: req.Session}
 }
 
-// credentials is the digest of an HTTP request's credentials: its
-// Authorization header and the user its token names.
+// credentials is the digest of who an HTTP request comes from: the
+// principal its credential authenticated (the user its token names),
+// whichever of the principal's credentials it is — an OAuth access
+// token refreshed while a task runs, another of its keys — else its
+// Authorization header as sent.
 func credentials(ex *mcp.RequestExtra) string {
 	h := sha256.New()
-	h.Write([]byte(ex.Header.Get("Authorization")))
-	if ex.TokenInfo != nil {
-		h.Write([]byte{0})
+	if ex.TokenInfo != nil && ex.TokenInfo.UserID != "" {
+		h.Write([]byte("principal\x00"))
 		h.Write([]byte(ex.TokenInfo.UserID))
+	} else {
+		h.Write([]byte("header\x00"))
+		h.Write([]byte(ex.Header.Get("Authorization")))
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -211,3 +211,43 @@ func logOf(t *testing.T, path string) string {
 	b, _ := os.ReadFile(path)
 	return string(b)
 }
+
+// A task belongs to the principal and its session, not to the credential
+// that started it: after the client's credential changes (an OAuth access
+// token refreshed while the task runs; here another of alice's keys), the
+// same session still gets the task's status and cancels it; another
+// principal, in a session of its own, is told the task is not there.
+func TestTaskSurvivesANewCredential(t *testing.T) {
+	ak1, aid1, _ := gateway.NewKey()
+	ak2, aid2, _ := gateway.NewKey()
+	bk, bid, _ := gateway.NewKey()
+	auth := gateway.NewAuth(&gateway.AuthOptions{File: writeAuth(t, &gateway.AuthFile{Principals: map[string]*gateway.AuthEntry{
+		"alice": {Keys: []gateway.AuthKey{{ID: aid1, SHA256: gateway.KeyHash(ak1)}, {ID: aid2, SHA256: gateway.KeyHash(ak2)}}},
+		"bob":   {Keys: []gateway.AuthKey{{ID: bid, SHA256: gateway.KeyHash(bk)}}},
+	}})})
+	p := policy.New(policy.RulesFrom(policy.Source{Scope: policy.ScopeUser}, []string{"mcp__t__never"}, nil, nil)...)
+	permit := gateway.NewPermit(p, nil, &host.PermitOptions{Asker: &gateway.Asker{}})
+	f := startWith(t, fixtureOpts{permit: permit}, &gateway.Options{Auth: auth}, stdio("t", "tasks", "-poll", "30s"))
+	if err := f.g.WaitSynced(ctxFor(t, 30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	srv := guardedServer(t, f.g, auth, nil)
+	url := srv.URL + "/mcp"
+
+	alice := openTeamSession(t, url, ak1)
+	id, refused := alice.startTask()
+	if refused != "" {
+		t.Fatalf("alice's task refused: %s", refused)
+	}
+	alice.key = ak2 // the credential changes; the session does not
+	if res, e := alice.post("tasks/get", map[string]any{"taskId": id}); e != nil || res["taskId"] != id {
+		t.Fatalf("tasks/get of alice's task with her other credential: %v %v", res, e)
+	}
+	bob := openTeamSession(t, url, bk)
+	if _, e := bob.post("tasks/get", map[string]any{"taskId": id}); !strings.Contains(fmt.Sprint(e["message"]), "not found") {
+		t.Errorf("tasks/get of alice's task by bob in his session: %v", e)
+	}
+	if res, e := alice.post("tasks/cancel", map[string]any{"taskId": id}); e != nil || res["status"] != "cancelled" {
+		t.Errorf("tasks/cancel of alice's task with her other credential: %v %v", res, e)
+	}
+}
