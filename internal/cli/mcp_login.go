@@ -104,7 +104,11 @@ func mcpLoginRun(ctx context.Context, opts *MCPLoginOptions) error {
 	ro.HostOptions = func(ho *host.Options) {
 		o.Logger = ho.Logger
 		ho.Authorizer = oauth.New(o)
-		ho.StartupTimeout = opts.Timeout // a person is approving
+		// A person is approving: the connection may take --timeout, and
+		// the host's own bound comes later, so that at --timeout the
+		// server is still connecting and the login says why (the two at
+		// once raced: "startup timeout: no answer to initialize").
+		ho.StartupTimeout = opts.Timeout + 5*time.Second
 	}
 	s, err := startSessionWith(ctx, &ro, cfg, func(r config.ResolvedServer) bool { return r.Name == opts.Name })
 	if err != nil {
