@@ -479,3 +479,52 @@ func TestClosedViewRefuses(t *testing.T) {
 		t.Errorf("%d processes of docs after its views closed, want 1", n)
 	}
 }
+
+// A call a view started in the background ends when the view closes, as
+// the view's other calls do (it ran on until it ended); one the
+// Switchboard started runs on.
+func TestViewCloseEndsItsBackgroundCalls(t *testing.T) {
+	marker := "w" + t.Name()
+	dir, home := profileHome(t, marker, map[string]any{
+		"permissions": map[string]any{"allow": []string{"mcp__docs"}},
+		"profiles":    map[string]any{"sub": map[string]any{"servers": []string{"docs"}}},
+	}, "docs")
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	root := openAt(ctx, t, dir, home)
+	defer root.Close()
+	view, err := root.View("sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	viewOfView, err := view.View("sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := map[string]any{"ms": 60000}
+	mine, err := view.Start(ctx, "mcp__docs__slow", slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nested, err := viewOfView.Start(ctx, "mcp__docs__slow", slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rootsCall, err := root.Start(ctx, "mcp__docs__slow", map[string]any{"ms": 1500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := view.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	for what, b := range map[string]*switchboard.BackgroundCall{"the view's": mine, "its view's": nested} {
+		if _, err := b.Wait(wctx); !errors.Is(err, host.ErrCancelled) {
+			t.Errorf("%s background call after the view's Close: %v, want host.ErrCancelled", what, err)
+		}
+	}
+	if res, err := rootsCall.Wait(ctx); err != nil || res.IsError {
+		t.Errorf("the Switchboard's background call after a view's Close: %v %v", res, err)
+	}
+}

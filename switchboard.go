@@ -560,7 +560,8 @@ const EventReloaded host.EventKind = "reloaded"
 // as call 1") and collects the result later with [BackgroundCall.Wait].
 // It suits a long tool, such as one that runs as an MCP task (followed to
 // its end as Call follows it; see docs/gateway.md, Tasks). The call runs
-// until it ends, is cancelled, or the Switchboard closes.
+// until it ends, is cancelled, or the Switchboard closes — for a view's
+// call, the view too (its Wait then returns host.ErrCancelled).
 func (sb *Switchboard) Start(ctx context.Context, name string, args any) (*BackgroundCall, error) {
 	if err := sb.viewClosed(); err != nil {
 		return nil, err
@@ -568,6 +569,15 @@ func (sb *Switchboard) Start(ctx context.Context, name string, args any) (*Backg
 	b, err := sb.host.Start(ctx, name, args)
 	if err != nil {
 		return nil, sb.heldError(name, err)
+	}
+	// A view's call ends with the view (or a view it was made from), as
+	// the view's other calls do.
+	for s := sb; s.view != nil; s = s.view.parent {
+		stop := context.AfterFunc(s.view.ctx, b.Cancel)
+		go func() {
+			<-b.Done()
+			stop()
+		}()
 	}
 	return &BackgroundCall{sb: sb, b: b}, nil
 }
