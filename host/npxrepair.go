@@ -99,12 +99,6 @@ func findNpxMissing(tail []string) (npxMissing, bool) {
 	return found, ok
 }
 
-// within reports whether path is dir or lies below it (both clean).
-func within(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
-}
-
 // npxCache is an npm cache a server was started with: the path it saw,
 // and, for a sandboxed server, the folder of its private copies
 // (proc.Cache.Private), whose overlays' upper layers hold what npx wrote

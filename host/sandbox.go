@@ -33,6 +33,14 @@ func SandboxOf(rs *config.ResolvedServer, workspace string, defaults config.Sand
 	return sandboxOf(rs, workspace, home, defaults, os.LookupEnv)
 }
 
+// runnerEnv is where the server's package runner takes its configuration
+// from: this process's environment (Options.LookupEnv), the user's home
+// and the host's workspace.
+func (s *server) runnerEnv() runnerEnv {
+	home, _ := os.UserHomeDir()
+	return runnerEnv{home: home, workspace: s.h.workspace(), lookupEnv: s.h.opts.LookupEnv}
+}
+
 func sandboxOf(rs *config.ResolvedServer, workspace, home string, defaults config.SandboxDefaults, lookupEnv func(string) (string, bool)) *config.SandboxPolicy {
 	p := config.EffectiveSandbox(rs, workspace, home, defaults)
 	if p == nil {
@@ -143,7 +151,7 @@ func protectedPaths(p *config.SandboxPolicy) {
 func writable(p *config.SandboxPolicy, path string) bool {
 	for _, w := range p.Write {
 		for _, d := range []string{w, p.Links[w]} {
-			if d != "" && (path == d || below(path, d)) {
+			if d != "" && within(path, d) {
 				return true
 			}
 		}
@@ -199,6 +207,9 @@ func parseGitdir(content, dir string) string {
 	}
 	return filepath.Clean(gitdir)
 }
+
+// within reports whether path is dir or lies below it.
+func within(path, dir string) bool { return path == dir || below(path, dir) }
 
 // below reports whether path is strictly below dir ("" is nothing).
 func below(path, dir string) bool {
@@ -269,7 +280,7 @@ func hiddenInHome(path, home string) bool {
 // shownAnyway reports a path every sandbox shows (the system directories).
 func shownAnyway(path string) bool {
 	for _, d := range proc.SystemDirs() {
-		if path == d || below(path, d) {
+		if within(path, d) {
 			return true
 		}
 	}
@@ -288,12 +299,8 @@ func shownAnyway(path string) bool {
 // lists), or the server could not start. It fails, saying why, where the
 // sandbox refuses the definition (config.SandboxPolicy.Refused).
 func (s *server) sandboxSpec(def config.Server, dir string, env []string) (*proc.Sandbox, string, []string, error) {
-	home, _ := os.UserHomeDir()
-	lookupEnv := s.h.opts.LookupEnv
-	if lookupEnv == nil {
-		lookupEnv = os.LookupEnv
-	}
-	p := sandboxOf(&s.cfg, s.h.workspace(), home, s.h.opts.SandboxDefaults, lookupEnv)
+	e := s.runnerEnv()
+	p := sandboxOf(&s.cfg, e.workspace, e.home, s.h.opts.SandboxDefaults, e.lookupEnv)
 	if p == nil {
 		return nil, dir, env, nil
 	}

@@ -3,7 +3,6 @@ package host
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -51,12 +50,7 @@ func (s *server) spawn(def config.Server) (*proc.Process, error) {
 		return nil, err
 	}
 	if config.Runner(def.Command) == "npm" {
-		home, _ := os.UserHomeDir()
-		lookupEnv := s.h.opts.LookupEnv
-		if lookupEnv == nil {
-			lookupEnv = os.LookupEnv
-		}
-		caches := npxCachesOf(sb, env, runnerEnv{home: home, workspace: s.h.workspace(), lookupEnv: lookupEnv})
+		caches := npxCachesOf(sb, env, s.runnerEnv())
 		s.npxCaches.Store(&caches)
 	} else {
 		s.npxCaches.Store(nil)
