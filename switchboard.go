@@ -572,11 +572,16 @@ func (sb *Switchboard) Start(ctx context.Context, name string, args any) (*Backg
 	}
 	// A view's call ends with the view (or a view it was made from), as
 	// the view's other calls do.
+	var stops []func() bool
 	for s := sb; s.view != nil; s = s.view.parent {
-		stop := context.AfterFunc(s.view.ctx, b.Cancel)
+		stops = append(stops, context.AfterFunc(s.view.ctx, b.Cancel))
+	}
+	if len(stops) > 0 {
 		go func() {
 			<-b.Done()
-			stop()
+			for _, stop := range stops {
+				stop()
+			}
 		}()
 	}
 	return &BackgroundCall{sb: sb, b: b}, nil
