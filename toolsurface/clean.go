@@ -516,21 +516,8 @@ func mapJSON(v any, f func(string) (string, bool), keys bool) (any, bool) {
 		}
 		return out, true
 	case []any:
-		var out []any
-		for i, e := range x {
-			ce, changed := mapJSON(e, f, keys)
-			if !changed {
-				continue
-			}
-			if out == nil {
-				out = append([]any(nil), x...)
-			}
-			out[i] = ce
-		}
-		if out == nil {
-			return v, false
-		}
-		return out, true
+		out, changed := mapElems(x, func(_ int, e any) (any, bool) { return mapJSON(e, f, keys) })
+		return out, changed
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -592,22 +579,12 @@ func cleanValue(v any, field string) (any, bool, []TextFinding) {
 		return out, true, all
 	case []any:
 		var all []TextFinding
-		var out []any
-		for i, e := range x {
+		out, changed := mapElems(x, func(i int, e any) (any, bool) {
 			ce, changed, f := cleanValue(e, field+"["+strconv.Itoa(i)+"]")
 			all = append(all, f...)
-			if !changed {
-				continue
-			}
-			if out == nil {
-				out = append([]any(nil), x...)
-			}
-			out[i] = ce
-		}
-		if out == nil {
-			return v, false, all
-		}
-		return out, true, all
+			return ce, changed
+		})
+		return out, changed, all
 	}
 	var all []TextFinding
 	out, changed := mapValue(v, func(s string) (string, bool) {
@@ -640,4 +617,25 @@ func mergeKinds(fs []TextFinding) []TextFinding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// mapElems is a with f applied to each element (given its index), and
+// whether f changed any: a is copied at the first change, never written,
+// and returned as it is when nothing changed.
+func mapElems(a []any, f func(i int, e any) (any, bool)) ([]any, bool) {
+	var out []any
+	for i, e := range a {
+		ce, changed := f(i, e)
+		if !changed {
+			continue
+		}
+		if out == nil {
+			out = append([]any(nil), a...)
+		}
+		out[i] = ce
+	}
+	if out == nil {
+		return a, false
+	}
+	return out, true
 }

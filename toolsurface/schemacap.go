@@ -297,19 +297,5 @@ func (c *schemaCutter) object(m map[string]any, field string, f func(k string, v
 }
 
 func (c *schemaCutter) array(a []any, field string, f func(any, string) (any, bool)) (any, bool) {
-	var out []any
-	for i, e := range a {
-		ce, changed := f(e, field+"["+strconv.Itoa(i)+"]")
-		if !changed {
-			continue
-		}
-		if out == nil {
-			out = append([]any(nil), a...)
-		}
-		out[i] = ce
-	}
-	if out == nil {
-		return a, false
-	}
-	return out, true
+	return mapElems(a, func(i int, e any) (any, bool) { return f(e, field+"["+strconv.Itoa(i)+"]") })
 }
