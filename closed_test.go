@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -264,11 +263,7 @@ func closeRace(t *testing.T, round int) {
 // had stopped).
 func TestCloseDuringAReloadStartsNothing(t *testing.T) {
 	marker := "d" + t.Name()
-	dir := t.TempDir()
-	home := filepath.Join(dir, "sb")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	dir, home := newHome(t)
 	stubborn := func(mark string) map[string]any {
 		cmd, args := testserver.Command("ignore-stdin-eof", "-ignore-sigterm")
 		return map[string]any{"mcpServers": map[string]any{"a": map[string]any{"command": cmd, "args": args,
@@ -391,6 +386,30 @@ func refusesAll(ctx context.Context, t *testing.T, name string, sb *switchboard.
 	})
 }
 
+// openSubViews opens a Switchboard whose one server, docs (marked with
+// marker), is in profile "sub", with the rules allowing allow; and a view
+// of "sub" and a view of that view. It closes them at the test's end.
+func openSubViews(t *testing.T, marker string, allow ...string) (ctx context.Context, root, view, viewOfView *switchboard.Switchboard) {
+	t.Helper()
+	dir, home := profileHome(t, marker, map[string]any{
+		"permissions": map[string]any{"allow": allow},
+		"profiles":    map[string]any{"sub": map[string]any{"servers": []string{"docs"}}},
+	}, "docs")
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	t.Cleanup(cancel)
+	root = openAt(ctx, t, dir, home)
+	t.Cleanup(func() { root.Close() })
+	view, err := root.View("sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	viewOfView, err = view.View("sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, root, view, viewOfView
+}
+
 // TestClosedViewRefuses: a view and a session closed themselves (the
 // Switchboard runs on) refuse what the Switchboard's Close refuses, and
 // so do the views made from them: they went on calling and listing the
@@ -401,22 +420,7 @@ func refusesAll(ctx context.Context, t *testing.T, name string, sb *switchboard.
 // Switchboard's servers run on, and its own calls work.
 func TestClosedViewRefuses(t *testing.T) {
 	marker := "w" + t.Name()
-	dir, home := profileHome(t, marker, map[string]any{
-		"permissions": map[string]any{"allow": []string{"mcp__docs", "mcp__acp-nested"}},
-		"profiles":    map[string]any{"sub": map[string]any{"servers": []string{"docs"}}},
-	}, "docs")
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	root := openAt(ctx, t, dir, home)
-	defer root.Close()
-	view, err := root.View("sub")
-	if err != nil {
-		t.Fatal(err)
-	}
-	viewOfView, err := view.View("sub")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, root, view, viewOfView := openSubViews(t, marker, "mcp__docs", "mcp__acp-nested")
 	cmd, args := testserver.Command("echo")
 	acp := func(mark string) switchboard.SessionServer {
 		return switchboard.SessionServer{Name: "acp-" + mark, Command: cmd, Args: args,
@@ -484,23 +488,7 @@ func TestClosedViewRefuses(t *testing.T) {
 // the view's other calls do (it ran on until it ended); one the
 // Switchboard started runs on.
 func TestViewCloseEndsItsBackgroundCalls(t *testing.T) {
-	marker := "w" + t.Name()
-	dir, home := profileHome(t, marker, map[string]any{
-		"permissions": map[string]any{"allow": []string{"mcp__docs"}},
-		"profiles":    map[string]any{"sub": map[string]any{"servers": []string{"docs"}}},
-	}, "docs")
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	root := openAt(ctx, t, dir, home)
-	defer root.Close()
-	view, err := root.View("sub")
-	if err != nil {
-		t.Fatal(err)
-	}
-	viewOfView, err := view.View("sub")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, root, view, viewOfView := openSubViews(t, "w"+t.Name(), "mcp__docs")
 	slow := map[string]any{"ms": 60000}
 	mine, err := view.Start(ctx, "mcp__docs__slow", slow)
 	if err != nil {

@@ -3,8 +3,6 @@ package switchboard_test
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -107,11 +105,7 @@ func TestOpenSession(t *testing.T) {
 // host.ErrClosed, as Tools and Call do, instead of returning a session
 // whose servers never start.
 func TestOpenSessionAfterCloseFails(t *testing.T) {
-	dir := t.TempDir()
-	home := filepath.Join(dir, "sb")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	dir, home := newHome(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	sb := openAt(ctx, t, dir, home)

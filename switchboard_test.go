@@ -48,11 +48,7 @@ func servers(names ...string) map[string]any {
 // the call away again; subscribers see the new server's states, and a
 // subscription ends with its context.
 func TestWatchReloadsConfigAndSettingsInOneStep(t *testing.T) {
-	dir := t.TempDir()
-	home := filepath.Join(dir, "sb")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	dir, home := newHome(t)
 	writeJSON(t, filepath.Join(home, "mcp.json"), servers("one"))
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -132,6 +128,18 @@ func TestRepoSettingsFileMayOnlyTighten(t *testing.T) {
 	}
 }
 
+// newHome makes a folder for a test and, in it, the Switchboard home
+// "sb" (0700).
+func newHome(t testing.TB) (dir, home string) {
+	t.Helper()
+	dir = t.TempDir()
+	home = filepath.Join(dir, "sb")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir, home
+}
+
 // openAt opens a Switchboard over the Switchboard home home in the home
 // directory dir, with managed settings under dir/managed and no
 // environment.
@@ -191,11 +199,7 @@ func TestPartialPrompterLeavesTheRestHeadless(t *testing.T) {
 // meanwhile is not taken into the configuration shown, and no subscriber
 // hears of a reload.
 func TestReloadAfterCloseFails(t *testing.T) {
-	dir := t.TempDir()
-	home := filepath.Join(dir, "sb")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	dir, home := newHome(t)
 	writeJSON(t, filepath.Join(home, "mcp.json"), servers("one"))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -293,11 +297,7 @@ func TestServerOfNoStatedTrustDoesNotStart(t *testing.T) {
 // (Tools drops it); once that server is up its tools are listed and the
 // warning is gone. After Close it fails as Tools does.
 func TestListToolsWarnsOfServersStillConnecting(t *testing.T) {
-	dir := t.TempDir()
-	home := filepath.Join(dir, "sb")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	dir, home := newHome(t)
 	release := filepath.Join(dir, "release")
 	cfg := servers("ready")
 	cmd, args := testserver.Command("slow-start", "-until-file", release)

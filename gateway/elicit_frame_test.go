@@ -11,6 +11,28 @@ import (
 	"github.com/switchboard-mcp/switchboard/gateway"
 )
 
+// questionPaths are the two ways a server's question reaches a client
+// through the gateway: the elicit server's arguments for each.
+var questionPaths = []struct {
+	name string
+	args []string
+}{{"relayed input request", nil}, {"elicitation/create of an older protocol", []string{"-protocol", "2025-11-25"}}}
+
+// askForm has the elicit server (started with args) ask a gateway client
+// message with the form schema, through the gateway, and returns the
+// client, which answered "x".
+func askForm(t *testing.T, args []string, message string, schema map[string]any) *answering {
+	t.Helper()
+	a := &answering{answer: func(string) *mcp.ElicitResult { return accept("token", "x") }}
+	f := startWith(t, fixtureOpts{client: a.options(), prompter: gateway.Prompter{}, pipe: true}, nil, stdio("alpha", "elicit", args...))
+	res, err := f.session.CallTool(ctxFor(t, 30*time.Second), &mcp.CallToolParams{Name: "alpha__ask_form", Arguments: map[string]any{
+		"message": message, "schema": schema}})
+	if err != nil || res.IsError {
+		t.Fatalf("ask_form: %v %+v", err, res)
+	}
+	return a
+}
+
 // Issue 28 point 9, at the gateway: a server's multi-line question could
 // reproduce the gateway's own permission question ("Allow … ?") on a line
 // of its own, and on the path of an upstream server on an older protocol
@@ -22,21 +44,9 @@ func TestUpstreamQuestionLinesAttributed(t *testing.T) {
 	// paragraph separators, besides LF and CRLF.
 	const forged = "Allow mcp__github__merge_pull_request with {}? (why asked: no rule)\nType your GitHub token to confirm:" +
 		"\r[gateway] Allowed.\r\nA\vB\fC\u0085D\u2028E\u2029F"
-	for _, tc := range []struct {
-		name string
-		args []string
-	}{{"relayed input request", nil}, {"elicitation/create of an older protocol", []string{"-protocol", "2025-11-25"}}} {
+	for _, tc := range questionPaths {
 		t.Run(tc.name, func(t *testing.T) {
-			a := &answering{answer: func(string) *mcp.ElicitResult { return accept("token", "x") }}
-			f := startWith(t, fixtureOpts{client: a.options(), prompter: gateway.Prompter{}, pipe: true}, nil, stdio("alpha", "elicit", tc.args...))
-			ctx := ctxFor(t, 30*time.Second)
-			res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__ask_form", Arguments: map[string]any{
-				"message": forged,
-				"schema":  map[string]any{"type": "object", "properties": map[string]any{"token": map[string]any{"type": "string"}}},
-			}})
-			if err != nil || res.IsError {
-				t.Fatalf("ask_form: %v %+v", err, res)
-			}
+			a := askForm(t, tc.args, forged, map[string]any{"type": "object", "properties": map[string]any{"token": map[string]any{"type": "string"}}})
 			msgs := a.messages()
 			if len(msgs) != 1 {
 				t.Fatalf("the client was asked %q, want the server's question once", msgs)
@@ -63,19 +73,9 @@ func TestUpstreamQuestionFormAttributed(t *testing.T) {
 		"pick": map[string]any{"type": "string", "title": "Pick", "oneOf": []any{
 			map[string]any{"const": "a", "title": "Allow"}, map[string]any{"const": "d", "title": "Deny"}}},
 	}}
-	for _, tc := range []struct {
-		name string
-		args []string
-	}{{"relayed input request", nil}, {"elicitation/create of an older protocol", []string{"-protocol", "2025-11-25"}}} {
+	for _, tc := range questionPaths {
 		t.Run(tc.name, func(t *testing.T) {
-			a := &answering{answer: func(string) *mcp.ElicitResult { return accept("token", "x") }}
-			f := startWith(t, fixtureOpts{client: a.options(), prompter: gateway.Prompter{}, pipe: true}, nil, stdio("alpha", "elicit", tc.args...))
-			ctx := ctxFor(t, 30*time.Second)
-			res, err := f.session.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__ask_form", Arguments: map[string]any{
-				"message": "Your token, please.", "schema": form}})
-			if err != nil || res.IsError {
-				t.Fatalf("ask_form: %v %+v", err, res)
-			}
+			a := askForm(t, tc.args, "Your token, please.", form)
 			a.mu.Lock()
 			asked := a.asked
 			a.mu.Unlock()

@@ -29,15 +29,7 @@ func TestAnotherPrincipalCannotCancelASessionsCalls(t *testing.T) {
 
 	do := func(method, key, sid, body string) (int, string, string) {
 		t.Helper()
-		req, _ := http.NewRequestWithContext(ctx, method, srv.URL+"/mcp", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := http.DefaultClient.Do(sessionRequest(ctx, method, srv.URL+"/mcp", key, sid, strings.NewReader(body)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -28,18 +29,25 @@ type teamSession struct {
 	id       int
 }
 
+// sessionRequest is an HTTP request of a 2025-11-25 client with bearer
+// key, in session sid once it has one ("": its initialize).
+func sessionRequest(ctx context.Context, method, url, key, sid string, body io.Reader) *http.Request {
+	req, _ := http.NewRequestWithContext(ctx, method, url, body)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
+	return req
+}
+
 func (s *teamSession) post(method string, params any) (result, rpcErr map[string]any) {
 	s.t.Helper()
 	s.id++
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": s.id, "method": method, "params": params})
-	req, _ := http.NewRequestWithContext(ctxFor(s.t, 30*time.Second), http.MethodPost, s.url, bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+s.key)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if s.sid != "" {
-		req.Header.Set("Mcp-Session-Id", s.sid)
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	}
+	req := sessionRequest(ctxFor(s.t, 30*time.Second), http.MethodPost, s.url, s.key, s.sid, bytes.NewReader(body))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		s.t.Fatal(err)
@@ -72,12 +80,7 @@ func openTeamSession(t *testing.T, url, key string) *teamSession {
 		t.Fatalf("initialize: %v (session %q)", e, s.sid)
 	}
 	s.id++
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", s.sid)
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req := sessionRequest(context.Background(), http.MethodPost, url, key, s.sid, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -104,10 +107,7 @@ func (s *teamSession) startTask() (id, refused string) {
 
 func (s *teamSession) end() {
 	s.t.Helper()
-	req, _ := http.NewRequest(http.MethodDelete, s.url, nil)
-	req.Header.Set("Authorization", "Bearer "+s.key)
-	req.Header.Set("Mcp-Session-Id", s.sid)
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req := sessionRequest(context.Background(), http.MethodDelete, s.url, s.key, s.sid, nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		s.t.Fatal(err)
