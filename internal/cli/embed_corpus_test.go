@@ -81,6 +81,7 @@ func (c *hostileCase) embed(args ...string) embedRun {
 // are listed. The last step is the witness: the user's own allow rule
 // does let the call run, so the deny is the policy's, not a broken call.
 func TestEmbedExampleMatchesCLIOnHostileRepos(t *testing.T) {
+	t.Parallel() // waits on processes, mostly: runs beside the others
 	entries, err := os.ReadDir(hostileDir)
 	if err != nil {
 		t.Fatal(err)

@@ -174,6 +174,7 @@ func findTool(t *testing.T, m map[string]any, suffix string) string {
 // runs until it is cancelled, so a DELETE that waited for it would never
 // return (the test's context would end it, failing the test).
 func TestGatewayHTTPDeleteCancelsCalls(t *testing.T) {
+	t.Parallel() // waits on processes, mostly: runs beside the others
 	forEachHTTPGateway(t, func(t *testing.T, startGW func(t testing.TB, w *gatewayWorld, args ...string) (string, func())) {
 		w := newCancelWorld(t, false, nil)
 		base, stop := startGW(t, w.gatewayWorld, "--http", "127.0.0.1:0")
@@ -428,6 +429,7 @@ func TestGatewayUnansweredPermissionQuestionTimesOut(t *testing.T) {
 // point 8), and no server process survives (before: serve lived on until
 // the call's own 120 s timeout).
 func TestGatewaySIGTERMBoundedWithHungCall(t *testing.T) {
+	t.Parallel() // waits on processes, mostly: runs beside the others
 	for _, mode := range []string{"http", "stdio"} {
 		t.Run(mode, func(t *testing.T) {
 			w := newCancelWorld(t, false, nil)

@@ -70,6 +70,7 @@ var clientToolName = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 // Claude Code has put mcp__<entry>__ before it — and calls tools through
 // it, a cut name included, under the allow rules of the user's settings.
 func TestGatewayBehindClaudeCodeAndInspector(t *testing.T) {
+	t.Parallel() // waits on processes, mostly: runs beside the others
 	p := npmtest.Install(t)
 	w := newGatewayWorld(t)
 	files := filepath.Join(w.dir, "files")

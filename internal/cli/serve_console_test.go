@@ -318,6 +318,7 @@ func TestGatewayConsoleAnswersAQuestion(t *testing.T) {
 // its question's page in the console; its principal opens it in a real
 // browser (chromium), signs in, answers, and the call proceeds.
 func TestGatewayConsoleLinkElicitation(t *testing.T) {
+	t.Parallel() // waits on processes, mostly: runs beside the others
 	w := newGatewayWorld(t)
 	w.servers(t, "alpha")
 	w.permissions(t, nil, nil)

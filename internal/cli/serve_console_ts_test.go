@@ -20,6 +20,7 @@ import (
 // on the Questions page and answers it there; the waiting call then runs,
 // and the audit line says it was asked and answered.
 func TestGatewayConsoleAnswersATypeScriptClient(t *testing.T) {
+	t.Parallel() // waits on processes, mostly: runs beside the others
 	w := newGatewayWorld(t)
 	w.servers(t, "alpha")
 	w.permissions(t, nil, nil) // no rule: every call is asked about

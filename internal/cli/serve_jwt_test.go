@@ -38,6 +38,7 @@ import (
 // 401, the metadata URL and the reason; no token reaches the log or the
 // audit log.
 func TestGatewayOAuthHydra(t *testing.T) {
+	t.Parallel() // waits on processes, mostly: runs beside the others
 	if testing.Short() {
 		t.Skip("builds and starts ORY Hydra and the gateway")
 	}

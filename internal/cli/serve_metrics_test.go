@@ -58,6 +58,7 @@ func freePort(t *testing.T) string {
 // --http` with an API key, and checks that the call counters it stored
 // match the calls made: 7 allowed echo calls, 3 denied add calls.
 func TestGatewayMetricsPrometheus(t *testing.T) {
+	t.Parallel() // waits on processes, mostly: runs beside the others
 	prom := prometheusBin(t)
 	w := newGatewayWorld(t)
 	w.servers(t, "alpha")

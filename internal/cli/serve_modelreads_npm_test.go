@@ -175,6 +175,7 @@ func TestGatewayModelReadsTypeScriptClient(t *testing.T) {
 // not list it ("toolChanges": "ask"); descriptions and results reach the
 // Inspector cleaned, the token redacted, the hooked call refused.
 func TestGatewayModelReadsInspector(t *testing.T) {
+	t.Parallel() // waits on processes, mostly: runs beside the others
 	p := npmtest.Install(t)
 	w := modelReadsWorld(t)
 	if out, err := w.command(t, "tools", "--server", "rug").CombinedOutput(); err != nil {

@@ -105,6 +105,7 @@ func TestGatewayAllProfilesNamesTheDropped(t *testing.T) {
 // rule; an unknown /mcp/<name> is 404, naming the profiles only to a
 // caller with a valid key.
 func TestGatewayProfileEndpoints(t *testing.T) {
+	t.Parallel() // waits on processes, mostly: runs beside the others
 	w := newGatewayWorld(t)
 	w.servers(t, "alpha", "beta")
 	writeJSON(t, w.sbHome+"/settings.json", map[string]any{"profiles": map[string]any{

@@ -26,6 +26,7 @@ import (
 // saying the server is reconnecting, never "unknown tool" (issue 29, point
 // 6: a restart over 5 s withdrew the tools and calls got -32602).
 func TestGatewayReconnectKeepsToolsListed(t *testing.T) {
+	t.Parallel() // waits on processes, mostly: runs beside the others
 	w := newGatewayWorld(t)
 	dir := t.TempDir()
 	servers := map[string]any{}

@@ -72,6 +72,7 @@ func TestGatewayHTTPBothRevisionsGoSDK(t *testing.T) {
 // TestGatewayHTTPBothRevisionsInspector: the MCP Inspector's CLI in both
 // protocol eras against one `serve --http` (with sessions).
 func TestGatewayHTTPBothRevisionsInspector(t *testing.T) {
+	t.Parallel() // waits on processes, mostly: runs beside the others
 	p := npmtest.Install(t)
 	w := newGatewayWorld(t)
 	w.servers(t, "alpha")

@@ -355,6 +355,7 @@ func lastStateLine(log, server string) string {
 // edits stopped and cold-started every server). Starts are counted by the
 // servers' pids.
 func TestGatewayHalfWrittenConfigRestartsNothing(t *testing.T) {
+	t.Parallel() // waits on processes, mostly: runs beside the others
 	w := freshWorld(t, "")
 	if err := os.MkdirAll(w.sbHome, 0o755); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 // (verdaccio on loopback); the package takes 6.5 s to start, as a first
 // download here does (SWITCHBOARD_ECHO_START_DELAY_MS).
 func TestToolsWaitsForARunnerOnTerminal(t *testing.T) {
+	t.Parallel() // waits on processes, mostly: runs beside the others
 	reg := npmtest.StartRegistry(t)
 	w := newGatewayWorld(t)
 	writeJSON(t, filepath.Join(w.sbHome, "mcp.json"), map[string]any{"mcpServers": map[string]any{
