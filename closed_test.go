@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -370,6 +371,13 @@ func refusesAll(ctx context.Context, t *testing.T, name string, sb *switchboard.
 			t.Errorf("%s.Ready after Close = true, want false", name)
 		}
 	})
+	do("Status", func() {
+		for _, st := range sb.Status() {
+			if st.State == host.StateConnected || st.State == host.StateConnecting {
+				t.Errorf("%s.Status after Close shows %s %s", name, st.Name, st.State)
+			}
+		}
+	})
 	do("the accessors", func() {
 		_, _, _, _, _, _ = sb.Config(), sb.Settings(), sb.Policy(), sb.Trust(), sb.Host(), sb.Diagnostics()
 		_, _, _, _ = sb.Profile(), sb.ProfileNames(), sb.ToolChanges(), sb.Status()
@@ -481,6 +489,15 @@ func TestClosedViewRefuses(t *testing.T) {
 	}
 	if n := markedProcesses(t, marker+"-docs"); n >= 0 && n != 1 {
 		t.Errorf("%d processes of docs after its views closed, want 1", n)
+	}
+	// A closed view hears nothing more: not the Switchboard's reload.
+	var heard atomic.Int32
+	view.Subscribe(ctx, func(host.Event) { heard.Add(1) })
+	if _, err := root.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if n := heard.Load(); n != 0 {
+		t.Errorf("a view subscribed after its Close heard %d events of the Switchboard's", n)
 	}
 }
 

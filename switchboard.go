@@ -463,11 +463,21 @@ func (sb *Switchboard) Diagnostics() []config.Diagnostic {
 }
 
 // Status is every server's state, with the reason of those that are not
-// connected. A Switchboard opened on a profile (Options.Profile) lists the
+// connected. After Close the servers that ran show as disabled: for a
+// view closed on its own, with [ViewClosedReason] (they may run on for
+// the Switchboard it viewed). A Switchboard opened on a profile (Options.Profile) lists the
 // servers the profile leaves out too, as disabled, "not in profile NAME";
 // a View lists only its profile's.
 func (sb *Switchboard) Status() []host.ServerStatus {
 	list := sb.host.Status()
+	if sb.viewClosed() != nil {
+		// The servers may run on for the Switchboard, not for this view.
+		for i, st := range list {
+			if st.State == host.StateConnected || st.State == host.StateConnecting {
+				list[i].State, list[i].Reason, list[i].Reconnecting, list[i].NextTry = host.StateDisabled, ViewClosedReason, false, time.Time{}
+			}
+		}
+	}
 	if v := sb.view; v != nil && v.owner {
 		list = append(list, v.outside()...)
 		slices.SortStableFunc(list, func(a, b host.ServerStatus) int { return strings.Compare(a.Name, b.Name) })
@@ -643,8 +653,12 @@ func (c *BackgroundCall) Forget() { c.b.Forget() }
 // log lines, list changes) and every [EventReloaded] until ctx is done.
 // fn runs on the host's goroutines (a reload's on the reloading one) and
 // must not block. A gateway (package gateway) follows the Switchboard
-// this way.
+// this way. After Close (of sb, or of the view it is) there is nothing
+// more to hear: fn is never called and nothing is kept for it.
 func (sb *Switchboard) Subscribe(ctx context.Context, fn func(host.Event)) {
+	if sb.closedErr() != nil {
+		return
+	}
 	if sb.view != nil {
 		// A view hears of its own servers only (and of reloads).
 		inner, h := fn, sb.host

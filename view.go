@@ -180,6 +180,11 @@ func (v *view) close() error {
 	return v.parent.closeSession(v)
 }
 
+// ViewClosedReason is the Reason in a closed view's Status of a server
+// that was running for it (state disabled): the server may run on for the
+// Switchboard the view showed.
+const ViewClosedReason = "stopped for this view: the view was closed"
+
 // errViewClosed is the error of a view's methods after its Close (or that
 // of a view it was made from). It wraps host.ErrClosed, as the errors
 // after the Switchboard's Close do: an embedder tells closed from open
