@@ -429,7 +429,10 @@ func (sb *shared) permitFor(p *policy.Policy) host.Permit {
 }
 
 // Host is the running host, for what the front door does not wrap
-// (prompts, resources, completions, skills).
+// (prompts, resources, completions, skills). For a view it is the
+// host's view ([host.Host.View]), which the view's Close does not
+// close: it works for as long as the Switchboard runs, so check the
+// view's own methods' errors (they wrap host.ErrClosed) first.
 func (sb *Switchboard) Host() *host.Host { return sb.host }
 
 // Config is the configuration in force.
