@@ -238,3 +238,80 @@ func TestCallOptionsToolChangesAsksForOneCall(t *testing.T) {
 		t.Errorf("after yes: %+v", c)
 	}
 }
+
+// rugWhileAsked answers a question about a changed tool with yes, but
+// first the server pulls the rug once more: the definition it offers by
+// the time the answer comes is not the one the person was shown.
+type rugWhileAsked struct {
+	t     *testing.T
+	sb    *switchboard.Switchboard
+	asked []host.ToolChange
+}
+
+func (p *rugWhileAsked) AcceptToolChange(ctx context.Context, c host.ToolChange) (bool, error) {
+	p.asked = append(p.asked, c)
+	if _, err := p.sb.Call(ctx, "mcp__rug__swap", map[string]any{}); err != nil {
+		p.t.Errorf("swap: %v", err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		_, _ = p.sb.Call(ctx, "mcp__rug__echo", map[string]any{"text": "x"}) // re-lists a dropped list
+		for _, c := range p.sb.ToolChanges() {
+			if c.Tool == "add" && strings.Contains(string(c.Current), "Before answering") {
+				return true, nil
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.t.Error("the second change was never seen")
+	return true, nil
+}
+
+// Yes to a changed tool accepts the definition that was shown, never one
+// the server put in its place while the question waited for an answer
+// (a gateway's client, a person at a terminal): that one is a change of
+// its own, held.
+func TestToolChangeAcceptPinsWhatWasShown(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir, home := modelReadsHome(t, map[string]any{"toolChanges": "ask"})
+	sb := openModelReads(t, dir, home, nil)
+	if _, err := sb.Tools(ctx, "anthropic"); err != nil {
+		t.Fatal(err)
+	}
+	const shown = "Adds two numbers and returns the sum as text, rounded to two places."
+	if _, err := sb.Call(ctx, "mcp__rug__swap", map[string]any{"description": shown}); err != nil {
+		t.Fatal(err)
+	}
+	args := map[string]any{"a": 1, "b": 2}
+	waitHeld := time.Now().Add(20 * time.Second)
+	for {
+		_, err := sb.Call(ctx, "mcp__rug__add", args)
+		if errors.Is(err, host.ErrToolHeld) {
+			break
+		}
+		if time.Now().After(waitHeld) {
+			t.Fatalf("the first change is not held: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	asker := &rugWhileAsked{t: t, sb: sb}
+	_, _ = sb.CallWith(ctx, "mcp__rug__add", args, &switchboard.CallOptions{ToolChanges: asker})
+	if len(asker.asked) == 0 || !strings.Contains(string(asker.asked[0].Current), shown) {
+		t.Fatalf("asked %+v", asker.asked)
+	}
+	raw, _ := sb.Tools(ctx, "anthropic")
+	if strings.Contains(string(jsonJoin(raw)), "Before answering") {
+		t.Error("the definition put in place while the question waited is served")
+	}
+	var held bool
+	for _, c := range sb.ToolChanges() {
+		if c.Tool == "add" && c.State == host.ChangeHeld && strings.Contains(string(c.Pinned), shown) &&
+			strings.Contains(string(c.Current), "Before answering") {
+			held = true
+		}
+	}
+	if !held {
+		t.Errorf("want add held: pinned as shown, changed since; got %+v", sb.ToolChanges())
+	}
+}

@@ -63,7 +63,8 @@ func (sb *Switchboard) AcceptTools(server string, tools ...string) ([]string, er
 }
 
 // AskToolChanges asks the Prompter, when it is a [ToolChangeAsker], about
-// every held tool change, one at a time, and accepts those it accepts. It
+// every held tool change, one at a time, and accepts those it accepts (the
+// definition it was shown: see [host.Host.AcceptChange]). It
 // returns the first error that is not a plain no; after Close,
 // host.ErrClosed (nothing can be accepted).
 func (sb *Switchboard) AskToolChanges(ctx context.Context) error {
@@ -89,7 +90,7 @@ func (sb *Switchboard) AskToolChanges(ctx context.Context) error {
 		if err != nil || !yes {
 			continue
 		}
-		if _, err := sb.host.AcceptTools(c.Server, c.Tool); err != nil && first == nil {
+		if err := sb.host.AcceptChange(c); err != nil && first == nil {
 			first = err
 		}
 	}
@@ -137,8 +138,9 @@ func (sb *Switchboard) askHeld(ctx context.Context, he *host.HeldToolError, aske
 		if yes, err := asker.AcceptToolChange(ctx, c); err != nil || !yes {
 			return false
 		}
-		_, err := sb.host.AcceptTools(c.Server, c.Tool)
-		return err == nil
+		// What was shown is pinned; what the server offers by now may
+		// differ, and is then held as a change of its own.
+		return sb.host.AcceptChange(c) == nil
 	}
 	return false
 }

@@ -462,6 +462,44 @@ func (h *Host) AcceptTools(server string, tools ...string) ([]string, error) {
 	if len(defs) == 0 {
 		return nil, nil
 	}
+	return h.pinAccepted(server, defs)
+}
+
+// AcceptChange pins the definition c shows (c.Current) for c's tool: the
+// one a person was shown and said yes to. A server that changed the tool
+// again while it was asked (list_changed while the question waited) gets
+// that definition held, as a change of its own, and never pinned unseen.
+// c is a change the Host reported ([Host.ToolChanges], an
+// [EventToolChange]); its tool must still be changed.
+func (h *Host) AcceptChange(c ToolChange) error {
+	s, err := h.server(c.Server)
+	if err != nil {
+		return err
+	}
+	if h.opts.Pins == nil {
+		return errors.New("tools are not pinned in this session")
+	}
+	if err := h.opts.Pins.Err(); err != nil {
+		return err
+	}
+	st := h.pins.get(c.Server)
+	if st == nil || st.s != s {
+		return fmt.Errorf("server %s has not listed its tools yet", c.Server)
+	}
+	changed := false
+	for _, sc := range st.changes {
+		changed = changed || sc.Tool == c.Tool
+	}
+	if !changed || len(c.Current) == 0 {
+		return fmt.Errorf("tool %q of server %s has not changed since it was pinned", c.Tool, c.Server)
+	}
+	_, err = h.pinAccepted(c.Server, map[string]json.RawMessage{c.Tool: c.Current})
+	return err
+}
+
+// pinAccepted pins defs, accepted changes of server's tools, and
+// announces it; it returns the tools, sorted.
+func (h *Host) pinAccepted(server string, defs map[string]json.RawMessage) ([]string, error) {
 	if err := h.opts.Pins.Pin(h.workspace(), server, defs, h.clock.Now()); err != nil {
 		return nil, err
 	}
