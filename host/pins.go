@@ -421,6 +421,21 @@ func (h *Host) ToolChanges() []ToolChange {
 // name that did not change, or that the server does not offer, is an
 // error naming the changed tools.
 func (h *Host) AcceptTools(server string, tools ...string) ([]string, error) {
+	changes, err := h.AcceptToolChanges(server, tools...)
+	if err != nil {
+		return nil, err
+	}
+	var accepted []string
+	for _, c := range changes {
+		accepted = append(accepted, c.Tool)
+	}
+	return accepted, nil
+}
+
+// AcceptToolChanges is AcceptTools returning the changes it pinned, each
+// with the definition pinned (Current) and what differs from the one
+// pinned before: what a person who accepts a change unseen is shown.
+func (h *Host) AcceptToolChanges(server string, tools ...string) ([]ToolChange, error) {
 	s, err := h.server(server)
 	if err != nil {
 		return nil, err
@@ -435,10 +450,10 @@ func (h *Host) AcceptTools(server string, tools ...string) ([]string, error) {
 	if st == nil || st.s != s {
 		return nil, fmt.Errorf("server %s has not listed its tools yet", server)
 	}
-	changed := map[string]bool{}
+	changed := map[string]*ToolChange{}
 	var names []string
-	for _, c := range st.changes {
-		changed[c.Tool] = true
+	for i, c := range st.changes {
+		changed[c.Tool] = &st.changes[i]
 		names = append(names, c.Tool)
 	}
 	sort.Strings(names)
@@ -447,7 +462,7 @@ func (h *Host) AcceptTools(server string, tools ...string) ([]string, error) {
 	}
 	defs := map[string]json.RawMessage{}
 	for _, t := range tools {
-		if !changed[t] {
+		if changed[t] == nil {
 			list := "none"
 			if len(names) > 0 {
 				list = strings.Join(names, ", ")
@@ -457,12 +472,20 @@ func (h *Host) AcceptTools(server string, tools ...string) ([]string, error) {
 			}
 			return nil, fmt.Errorf("tool %q of server %s has not changed since it was pinned (changed tools: %s)", t, server, list)
 		}
-		defs[t] = st.current[t]
+		defs[t] = changed[t].Current
 	}
 	if len(defs) == 0 {
 		return nil, nil
 	}
-	return h.pinAccepted(server, defs)
+	accepted, err := h.pinAccepted(server, defs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ToolChange, len(accepted))
+	for i, t := range accepted {
+		out[i] = *changed[t]
+	}
+	return out, nil
 }
 
 // AcceptChange pins the definition c shows (c.Current) for c's tool: the

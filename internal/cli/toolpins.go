@@ -197,11 +197,14 @@ func toolsAcceptRun(ctx context.Context, opts *ToolsAcceptOptions) (err error) {
 			return FailureErr(errors.New(st.PinError), "")
 		}
 	}
-	accepted, err := s.sb.AcceptTools(opts.Server, opts.Tools...)
+	// This process listed the server afresh: what it pins may not be what
+	// an earlier `tools diff` showed (a server can change between the
+	// two), so what is pinned is shown, word by word.
+	changes, err := s.h.AcceptToolChanges(opts.Server, opts.Tools...)
 	if err != nil {
 		return FailureErr(err, fmt.Sprintf("`switchboard tools diff %s` shows what changed", opts.Server))
 	}
-	if len(accepted) == 0 {
+	if len(changes) == 0 {
 		fmt.Fprintf(opts.IO.Out, "No tool of %s changed since it was pinned.\n", termsafe.Line(opts.Server))
 		return nil
 	}
@@ -209,7 +212,17 @@ func toolsAcceptRun(ctx context.Context, opts *ToolsAcceptOptions) (err error) {
 	if ws := s.cfg.Workspace; ws != "" {
 		where = " for workspace " + termsafe.Line(opts.tilde(ws))
 	}
+	accepted := make([]string, len(changes))
+	for i, c := range changes {
+		accepted[i] = termsafe.Line(c.Tool)
+	}
 	fmt.Fprintf(opts.IO.Out, "Accepted %s of %s: pinned as they are now%s.\n", strings.Join(accepted, ", "), termsafe.Line(opts.Server), where)
+	for _, c := range changes {
+		fmt.Fprintf(opts.IO.Out, "%s:\n", termsafe.Line(c.Tool))
+		for _, d := range c.Changes {
+			fmt.Fprintf(opts.IO.Out, "  %s: %s\n", termsafe.Line(d.Field), termsafe.Line(d.Words))
+		}
+	}
 	return nil
 }
 
