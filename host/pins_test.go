@@ -229,13 +229,20 @@ func TestToolPinningHoldsAChangeOnReconnect(t *testing.T) {
 	}
 }
 
-// A pin store that is corrupt, or from a newer version: no tool is served
-// (nothing is pinned that can be trusted), status says why naming the
-// file, and the file is not overwritten.
+// A pin store that is corrupt, cut short, or from a newer version: no
+// tool is served (nothing is pinned that can be trusted), status says why
+// naming the file, and the file is not overwritten. Switchboard never
+// writes an empty file, nor one without its three keys: read as a store
+// without pins, it would pin every server's tools afresh, as they are now.
 func TestToolPinningFailsClosedOnABadStore(t *testing.T) {
 	for name, content := range map[string]string{
-		"corrupt": "{\"version\": 1, \"workspaces\": ",
-		"newer":   `{"version": 7, "workspaces": {}, "definitions": {}}`,
+		"corrupt":          "{\"version\": 1, \"workspaces\": ",
+		"newer":            `{"version": 7, "workspaces": {}, "definitions": {}}`,
+		"empty":            "",
+		"blank":            "\n",
+		"empty object":     "{}",
+		"no definitions":   `{"version": 1, "workspaces": {}}`,
+		"null definitions": `{"version": 1, "workspaces": {}, "definitions": null}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			home := t.TempDir()

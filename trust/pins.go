@@ -305,14 +305,34 @@ var errNewerPins = errors.New("written by a newer version of Switchboard")
 // there and hashes to its digest.
 func parsePins(data []byte) (pinsFile, error) {
 	d := pinsFile{Version: pinsVersion, Workspaces: map[string]*pinnedWorkspace{}, Definitions: map[string]json.RawMessage{}}
+	// Switchboard never writes an empty file, nor one without its three
+	// keys (a file that does not exist is the store without pins). Such a
+	// file was cut short or written by someone else, and read as a store
+	// without pins it would pin every server's tools afresh, as they are.
 	if len(bytes.TrimSpace(data)) == 0 {
-		return d, nil
+		return d, errors.New("it is empty (cut short?)")
 	}
 	var head struct {
-		Version int `json:"version"`
+		Version     *int            `json:"version"`
+		Workspaces  json.RawMessage `json:"workspaces"`
+		Definitions json.RawMessage `json:"definitions"`
 	}
-	if err := json.Unmarshal(data, &head); err == nil && head.Version > pinsVersion {
-		return d, fmt.Errorf("version %d is %w (this one reads version %d)", head.Version, errNewerPins, pinsVersion)
+	if err := json.Unmarshal(data, &head); err == nil {
+		if head.Version != nil && *head.Version > pinsVersion {
+			return d, fmt.Errorf("version %d is %w (this one reads version %d)", *head.Version, errNewerPins, pinsVersion)
+		}
+		missing := ""
+		switch {
+		case head.Version == nil:
+			missing = "version"
+		case head.Workspaces == nil || string(head.Workspaces) == "null":
+			missing = "workspaces"
+		case head.Definitions == nil || string(head.Definitions) == "null":
+			missing = "definitions"
+		}
+		if missing != "" {
+			return d, fmt.Errorf("it has no %q (cut short?)", missing)
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&d); err != nil {
