@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -377,5 +378,31 @@ func TestToolPinningOneServerCannotFillTheStore(t *testing.T) {
 	w2 := newPinWorld(t, config.ToolChangesAsk, w.home, stdio("echo", "echo"))
 	if d := description(t, w2.h, "mcp__echo__echo"); d == "" {
 		t.Errorf("after the fat server, echo's tools are not served: %q", statusOf(w2.h, "echo").PinError)
+	}
+}
+
+// A server whose tool has another name at each start, under "toolChanges":
+// "accept" (a new tool is pinned at once), cannot add up pins until the
+// store is full: the definitions one server's pins hold in a workspace,
+// those of tools it no longer offers included, may hold at most
+// trust.MaxServerPins. Past that its new tool is held, not pinned.
+func TestToolPinningOneServerCannotFillTheStoreOverStarts(t *testing.T) {
+	home := t.TempDir()
+	const fat = 1536 << 10 // each start's tool: under MaxServerPins, two are over it
+	for i := range 3 {
+		w := newPinWorld(t, config.ToolChangesAccept, home, stdio("fat", "hostile-peer", "-fat", fmt.Sprint(fat), "-fat-name", fmt.Sprintf("fat%d", i)))
+		d := description(t, w.h, fmt.Sprintf("mcp__fat__fat%d", i))
+		if i > 0 && d != "" {
+			t.Errorf("start %d: the tool that would have gone past the bound is served", i)
+		}
+		w.h.Close()
+	}
+	fi, err := os.Stat(filepath.Join(home, trust.PinsFileName))
+	if err != nil || fi.Size() > trust.MaxServerPins+(64<<10) {
+		t.Fatalf("the pin store: %v, %d bytes", err, fi.Size())
+	}
+	w := newPinWorld(t, config.ToolChangesAccept, home, stdio("echo", "echo"))
+	if d := description(t, w.h, "mcp__echo__echo"); d == "" {
+		t.Errorf("echo's tools are not served: %q", statusOf(w.h, "echo").PinError)
 	}
 }

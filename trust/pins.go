@@ -172,17 +172,19 @@ func (p *PinStore) Definition(digest string) (json.RawMessage, bool) {
 	return def, ok
 }
 
-// MaxServerPins bounds the definitions one Pin may record (their JSON):
+// MaxServerPins bounds the definitions (their JSON) one server's pins in
+// one workspace may hold, those of tools it no longer offers included:
 // the store is one file that its reader refuses past 8 MiB, and a store
 // that is refused fails closed for every server, so no one server may
-// fill it. A server whose tools are larger is not pinned, and so not
-// served.
+// fill it, at once or a little at each listing. A server whose tools are
+// larger is not pinned, and so not served.
 const MaxServerPins = 2 << 20
 
 // Pin records defs (tool name → canonical definition) as the pinned
 // definitions of those tools of server in workspace, at now, and saves the
 // store; the server's other pins stay. Pinning no tools records that the
-// server was seen with none. It refuses while the file is unusable.
+// server was seen with none. It refuses while the file is unusable, and
+// when the server's pins in workspace would hold more than MaxServerPins.
 func (p *PinStore) Pin(workspace, server string, defs map[string]json.RawMessage, now time.Time) error {
 	if workspace != "" && !filepath.IsAbs(workspace) {
 		return fmt.Errorf("pinning the tools of %s: the workspace must be an absolute path, not %q", server, workspace)
@@ -197,7 +199,7 @@ func (p *PinStore) Pin(workspace, server string, defs map[string]json.RawMessage
 	}
 	key := pinsKey(workspace)
 	at := now.UTC().Truncate(time.Second)
-	return p.update(func(d *pinsFile) {
+	return p.update(func(d *pinsFile) error {
 		ws := d.Workspaces[key]
 		if ws == nil {
 			ws = &pinnedWorkspace{Servers: map[string]map[string]Pin{}}
@@ -219,6 +221,21 @@ func (p *PinStore) Pin(workspace, server string, defs map[string]json.RawMessage
 			tools[name] = Pin{Digest: digest, PinnedAt: at}
 			d.Definitions[digest] = c.Bytes()
 		}
+		// With the pins it has already: a server that offers other
+		// tools at each listing (each pinned, as "accept" does) would
+		// otherwise add up to the whole file.
+		held, seen := 0, map[string]bool{}
+		for _, pin := range tools {
+			if !seen[pin.Digest] {
+				seen[pin.Digest] = true
+				held += len(d.Definitions[pin.Digest])
+			}
+		}
+		if held > MaxServerPins {
+			return fmt.Errorf("with those of the tools %s offered before, the definitions of its tools are %.1f MiB, more than the %d MiB one server's pins may hold; they are not pinned",
+				server, float64(held)/(1<<20), MaxServerPins>>20)
+		}
+		return nil
 	})
 }
 
@@ -228,15 +245,15 @@ func (p *PinStore) Pin(workspace, server string, defs map[string]json.RawMessage
 func (p *PinStore) Forget(workspace, server string) (bool, error) {
 	key := pinsKey(workspace)
 	found := false
-	err := p.update(func(d *pinsFile) {
+	err := p.update(func(d *pinsFile) error {
 		ws := d.Workspaces[key]
 		if ws == nil {
-			return
+			return nil
 		}
 		if server == "" {
 			found = len(ws.Servers) > 0
 			delete(d.Workspaces, key)
-			return
+			return nil
 		}
 		if _, ok := ws.Servers[server]; ok {
 			found = true
@@ -245,13 +262,15 @@ func (p *PinStore) Forget(workspace, server string) (bool, error) {
 		if len(ws.Servers) == 0 {
 			delete(d.Workspaces, key)
 		}
+		return nil
 	})
 	return found, err
 }
 
 // update re-reads the file under its lock, applies change, drops the
-// definitions no pin refers to any more, and writes it atomically.
-func (p *PinStore) update(change func(*pinsFile)) error {
+// definitions no pin refers to any more, and writes it atomically. When
+// change fails nothing is written.
+func (p *PinStore) update(change func(*pinsFile) error) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return pinsGuard.locked(p.path, func() error {
@@ -260,7 +279,9 @@ func (p *PinStore) update(change func(*pinsFile)) error {
 			p.err = err
 			return err
 		}
-		change(&d)
+		if err := change(&d); err != nil {
+			return err
+		}
 		used := map[string]bool{}
 		for _, ws := range d.Workspaces {
 			for _, tools := range ws.Servers {

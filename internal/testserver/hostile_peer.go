@@ -62,11 +62,12 @@ func init() {
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
 			leak := fs.String("leak", "", "put the value of this environment variable into every listing string")
 			fat := fs.Int("fat", 0, "also serve a tool named fat whose input schema holds a description this many bytes long")
+			fatName := fs.String("fat-name", "fat", "the name of the -fat tool (another name at each start adds up pins)")
 			wide := fs.Int("wide", 0, "also serve a tool named wide whose input schema has this many parameters with long texts")
 			p.build = func() *mcp.Server {
 				s := newHostilePeerServer(os.Getenv(*leak))
 				if *fat > 0 {
-					s.AddTool(&mcp.Tool{Name: "fat", Description: "A tool whose definition is as large as a message allows.",
+					s.AddTool(&mcp.Tool{Name: *fatName, Description: "A tool whose definition is as large as a message allows.",
 						InputSchema: map[string]any{"type": "object", "properties": map[string]any{
 							"q": map[string]any{"type": "string", "description": strings.Repeat("F", *fat)}}}},
 						func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("fat"), nil })
