@@ -300,3 +300,18 @@ func TestMapResultTextReachesEveryField(t *testing.T) {
 		t.Errorf("a link's name with tag characters: %+v %v", c.Content[0], f)
 	}
 }
+
+// A value that turns from a string into another JSON value that is
+// written the same ("1" and 1, "null" and null, "{}" and {}) changed the
+// definition's digest: tools diff must list it, or the change it holds
+// shows no field that differs, or one whose word diff reads unchanged.
+func TestDiffDefinitionsSeesAStringBecomeAValue(t *testing.T) {
+	for _, pair := range [][2]any{{"1", 1.0}, {"true", true}, {"null", nil}, {"{}", map[string]any{}}, {"[]", []any{}}} {
+		old := Definition(&mcp.Tool{Name: "t", InputSchema: map[string]any{"default": pair[0]}})
+		new := Definition(&mcp.Tool{Name: "t", InputSchema: map[string]any{"default": pair[1]}})
+		got := DiffDefinitions(old, new)
+		if len(got) != 1 || got[0].Field != "inputSchema.default" || got[0].Words == got[0].New {
+			t.Errorf("%q → %v: %+v", pair[0], pair[1], got)
+		}
+	}
+}

@@ -107,22 +107,27 @@ const DiffBudget = 16 << 20
 // whole list) bounds the work of them all.
 func DiffDefinitionsWithin(old, new json.RawMessage, budget *int) []DefinitionChange {
 	diff := func(o, n string) string { return wordDiff(o, n, budget) }
-	a, b := map[string]string{}, map[string]string{}
+	a, b := map[string]leaf{}, map[string]leaf{}
 	flatten(decodeJSON(old), "", a)
 	flatten(decodeJSON(new), "", b)
 	var out []DefinitionChange
-	for k, ov := range a {
-		nv, ok := b[k]
+	for k, ol := range a {
+		nl, ok := b[k]
+		ov, nv := ol.text, nl.text
+		if ol.str != nl.str {
+			// "1" became 1: shown as JSON, or the two read the same.
+			ov, nv = ol.json(), nl.json()
+		}
 		switch {
 		case !ok:
-			out = append(out, DefinitionChange{Field: k, Old: ov, Removed: true, Words: diff(ov, "")})
-		case nv != ov:
+			out = append(out, DefinitionChange{Field: k, Old: ol.text, Removed: true, Words: diff(ol.text, "")})
+		case nl != ol:
 			out = append(out, DefinitionChange{Field: k, Old: ov, New: nv, Words: diff(ov, nv)})
 		}
 	}
-	for k, nv := range b {
+	for k, nl := range b {
 		if _, ok := a[k]; !ok {
-			out = append(out, DefinitionChange{Field: k, New: nv, Added: true, Words: diff("", nv)})
+			out = append(out, DefinitionChange{Field: k, New: nl.text, Added: true, Words: diff("", nl.text)})
 		}
 	}
 	rank := func(f string) int {
@@ -158,17 +163,40 @@ func decodeJSON(b json.RawMessage) any {
 	return nil
 }
 
+// leaf is one leaf of a definition: a string as it is (str), anything
+// else as its JSON.
+type leaf struct {
+	text string
+	str  bool
+}
+
+// json is the leaf as JSON: a string quoted.
+func (l leaf) json() string {
+	if !l.str {
+		return l.text
+	}
+	return encodeJSON(l.text)
+}
+
+func encodeJSON(v any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
 // flatten records every leaf of v under its dotted path. An array of
 // scalars is one leaf (its JSON): "required": ["a","b"] reads as one
 // field. Keys that hold a dot or bracket are quoted.
-func flatten(v any, path string, out map[string]string) {
+func flatten(v any, path string, out map[string]leaf) {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
 			flatten(e, joinPath(path, k), out)
 		}
 		if len(x) == 0 && path != "" {
-			out[path] = "{}"
+			out[path] = leaf{text: "{}"}
 		}
 		return
 	case []any:
@@ -186,18 +214,14 @@ func flatten(v any, path string, out map[string]string) {
 			return
 		}
 	case string:
-		out[path] = x
+		out[path] = leaf{text: x, str: true}
 		return
 	case nil:
 		if path == "" {
 			return
 		}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	out[path] = strings.TrimSuffix(buf.String(), "\n")
+	out[path] = leaf{text: encodeJSON(v)}
 }
 
 func joinPath(path, key string) string {
