@@ -315,3 +315,17 @@ func TestDiffDefinitionsSeesAStringBecomeAValue(t *testing.T) {
 		}
 	}
 }
+
+// A change of white space only (a trailing space, a line break for a
+// space) moves no word: its word diff must still mark it, or it reads as
+// the old text.
+func TestDiffDefinitionsMarksAChangeOfSpaceOnly(t *testing.T) {
+	for _, pair := range [][2]string{{"Adds.", "Adds. "}, {"Adds two.", "Adds\ntwo."}, {"a b", "a  b"}} {
+		old := Definition(&mcp.Tool{Name: "t", Description: pair[0]})
+		new := Definition(&mcp.Tool{Name: "t", Description: pair[1]})
+		got := DiffDefinitions(old, new)
+		if len(got) != 1 || !strings.Contains(got[0].Words, "{+") {
+			t.Errorf("%q → %q: %+v", pair[0], pair[1], got)
+		}
+	}
+}

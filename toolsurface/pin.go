@@ -241,7 +241,8 @@ const maxDiffWords = 3000
 
 // WordDiff renders the difference of two texts word by word, as `git diff
 // --word-diff=plain` does: unchanged words as they are, removed ones as
-// [-…-], added ones as {+…+}. Spaces between words are kept as in new.
+// [-…-], added ones as {+…+}. Spaces between words are kept as in new;
+// texts that differ only in white space are shown as one replacement.
 func WordDiff(old, new string) string {
 	budget := maxDiffWords * maxDiffWords
 	return wordDiff(old, new, &budget)
@@ -273,7 +274,9 @@ func wordDiff(old, new string, budget *int) string {
 	}
 	var out strings.Builder
 	var del, ins []string
+	marked := false
 	flush := func() {
+		marked = marked || len(del)+len(ins) > 0
 		if len(del) > 0 {
 			out.WriteString(mark("[-", strings.Join(del, " "), "-]"))
 		}
@@ -305,6 +308,11 @@ func wordDiff(old, new string, budget *int) string {
 		}
 	}
 	flush()
+	if !marked && old != new {
+		// Only white space changed, which moves no word: shown whole,
+		// or it reads as the old text.
+		return mark("[-", old, "-]") + mark("{+", new, "+}")
+	}
 	return out.String()
 }
 
