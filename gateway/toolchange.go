@@ -46,9 +46,10 @@ const toolChangeDiffMax = 2000
 // A caller that is one of the team's principals (a key of the auth file,
 // an access token) is not asked, since tool pins hold for every caller of
 // the gateway: the person who runs it accepts the change. Nor is a
-// client that cannot be asked; for all of these it returns
-// [ErrCannotAsk], and the call is refused naming `switchboard tools
-// accept`.
+// client that cannot be asked, nor about a change longer than a question
+// shows (ToolChangeQuestion cuts it: an accept would pin what was cut
+// unseen); for all of these it returns [ErrCannotAsk], and the call is
+// refused naming `switchboard tools diff` and `switchboard tools accept`.
 func (a *Asker) AcceptToolChange(ctx context.Context, c host.ToolChange) (bool, error) {
 	st := askFrom(ctx)
 	rec := recordFrom(ctx)
@@ -57,6 +58,12 @@ func (a *Asker) AcceptToolChange(ctx context.Context, c host.ToolChange) (bool, 
 	}
 	if rec.who().Keyed() {
 		st.hint = "tool pins hold for every caller of this gateway, so only the person who runs it accepts a change"
+		rec.toolChanged(toolChangeNotAsked)
+		return false, ErrCannotAsk
+	}
+	if _, cut := toolChangeLines(c); cut {
+		// What is cut off is what an accept would pin unseen.
+		st.hint = "the change is longer than a question shows"
 		rec.toolChanged(toolChangeNotAsked)
 		return false, ErrCannotAsk
 	}
@@ -116,16 +123,9 @@ func ToolChangeQuestion(c host.ToolChange) *mcp.ElicitParams {
 	if c.Kind == host.ChangeAdded {
 		what = "is new since the server's tools were pinned"
 	}
-	lines := make([]string, 0, len(c.Changes))
-	n := 0
-	for _, d := range c.Changes {
-		l := termsafe.Line(d.Field) + ": " + termsafe.Line(d.Words)
-		if n+len(l) > toolChangeDiffMax {
-			lines = append(lines, "… (the rest: switchboard tools diff "+server+")")
-			break
-		}
-		n += len(l)
-		lines = append(lines, l)
+	lines, cut := toolChangeLines(c)
+	if cut {
+		lines = append(lines, "… (the rest: switchboard tools diff "+server+")")
 	}
 	msg := fmt.Sprintf("The tool %s of server %s %s, and is held: the model does not get it until it is accepted.\n"+
 		"A tool's definition is what the model reads: a changed description can tell it to do anything. "+
@@ -135,6 +135,22 @@ func ToolChangeQuestion(c host.ToolChange) *mcp.ElicitParams {
 	return decisionForm(msg, "Accept the new definition of "+termsafe.Line(c.Name)+"?",
 		"accept: pin the new definition for this workspace and make the call; hold: keep the tool held and refuse the call",
 		[]any{ToolChangeAccept, ToolChangeHold}, []any{"Accept the new definition", "Keep it held"})
+}
+
+// toolChangeLines are the lines of c's word diff that fit in a question
+// (toolChangeDiffMax), and whether some did not.
+func toolChangeLines(c host.ToolChange) ([]string, bool) {
+	lines := make([]string, 0, len(c.Changes))
+	n := 0
+	for _, d := range c.Changes {
+		l := termsafe.Line(d.Field) + ": " + termsafe.Line(d.Words)
+		if n+len(l) > toolChangeDiffMax {
+			return lines, true
+		}
+		n += len(l)
+		lines = append(lines, l)
+	}
+	return lines, false
 }
 
 // heldRoutes are the routes of the tools that tool pinning holds, by the
