@@ -242,7 +242,9 @@ const maxDiffWords = 3000
 // WordDiff renders the difference of two texts word by word, as `git diff
 // --word-diff=plain` does: unchanged words as they are, removed ones as
 // [-…-], added ones as {+…+}. Spaces between words are kept as in new;
-// texts that differ only in white space are shown as one replacement.
+// texts that differ only in white space are shown as one replacement. A
+// marker in the texts themselves is broken with a backslash (`[\-`), so
+// that every marker is the diff's.
 func WordDiff(old, new string) string {
 	budget := maxDiffWords * maxDiffWords
 	return wordDiff(old, new, &budget)
@@ -290,7 +292,7 @@ func wordDiff(old, new string, budget *int) string {
 		switch {
 		case i < n && j < m && a[i].w == b[j].w:
 			flush()
-			out.WriteString(b[j].sp + b[j].w)
+			out.WriteString(b[j].sp + unmark(b[j].w))
 			i++
 			j++
 		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
@@ -320,7 +322,27 @@ func mark(open, s, close string) string {
 	if s == "" {
 		return ""
 	}
-	return open + s + close
+	return open + unmark(s) + close
+}
+
+// unmark writes a backslash inside each "[-", "-]", "{+" and "+}" of s,
+// the server's text: every marker of a word diff is the diff's own, so a
+// description cannot show an instruction it adds as one it removes.
+func unmark(s string) string {
+	if !strings.ContainsAny(s, "-+") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		b.WriteByte(s[i])
+		if i+1 < len(s) {
+			switch s[i : i+2] {
+			case "[-", "-]", "{+", "+}":
+				b.WriteByte('\\')
+			}
+		}
+	}
+	return b.String()
 }
 
 // word is one word of a text and the white space before it.
