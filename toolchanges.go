@@ -62,6 +62,17 @@ func (sb *Switchboard) AcceptTools(server string, tools ...string) ([]string, er
 	return sb.host.AcceptTools(server, tools...)
 }
 
+// AcceptChange pins the definition c shows (c.Current), c being a change
+// [Switchboard.ToolChanges] reported and a person was shown: a definition
+// the server offers in its place by then is held as a change of its own,
+// never pinned unseen ([host.Host.AcceptChange]).
+func (sb *Switchboard) AcceptChange(c host.ToolChange) error {
+	if err := sb.viewClosed(); err != nil {
+		return err
+	}
+	return sb.host.AcceptChange(c)
+}
+
 // AskToolChanges asks the Prompter, when it is a [ToolChangeAsker], about
 // every held tool change, one at a time, and accepts those it accepts (the
 // definition it was shown: see [host.Host.AcceptChange]). It

@@ -50,7 +50,7 @@ type Front interface {
 	Call(ctx context.Context, name string, args any) (*switchboard.Result, error)
 	Reload() (host.ApplyResult, error)
 	ToolChanges() []host.ToolChange
-	AcceptTools(server string, tools ...string) ([]string, error)
+	AcceptChange(c host.ToolChange) error
 }
 
 // Options configure [New].

@@ -99,9 +99,9 @@ func (c *Console) toolChanges(w http.ResponseWriter, r *http.Request) {
 		Data: changeViews(c.front.ToolChanges())})
 }
 
-// acceptTool pins the definition a changed tool has now, if it is still
-// the one the page showed: the same store, lock and effect as `switchboard
-// tools accept SERVER TOOL`.
+// acceptTool pins the definition of a changed tool the page showed, if it
+// is still the one the host holds: the same store, lock and effect as
+// `switchboard tools accept SERVER TOOL`.
 func (c *Console) acceptTool(w http.ResponseWriter, r *http.Request) {
 	server, tool, def := r.PostForm.Get("server"), r.PostForm.Get("tool"), r.PostForm.Get("definition")
 	target := server + " " + tool
@@ -124,11 +124,12 @@ func (c *Console) acceptTool(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusConflict, "accept tool", target, fmt.Sprintf("tool %q of %q changed again since this page showed it: read the change again", tool, server))
 		return
 	}
-	accepted, err := c.front.AcceptTools(server, tool)
-	if err != nil {
+	// The definition shown, not the one the server offers by now: a
+	// change that came in since is held as a change of its own.
+	if err := c.front.AcceptChange(*shown); err != nil {
 		c.fail(w, r, http.StatusConflict, "accept tool", target, err.Error())
 		return
 	}
-	c.audit(r, sessionOf(r), "accept tool", target, "pinned "+strings.Join(accepted, ", ")+" as it is now ("+def+")")
+	c.audit(r, sessionOf(r), "accept tool", target, "pinned "+tool+" as it is now ("+def+")")
 	c.done(w, r, "/changes", fmt.Sprintf("Accepted %s of %s: pinned as it is now, and served.", tool, server))
 }
