@@ -286,7 +286,27 @@ func New(opts *Options) *Client {
 // the same name and URL while ctx lasts; a changed URL starts afresh (a
 // token is never sent to another server).
 func (c *Client) Transport(ctx context.Context, server, resource string, outbound, next http.RoundTripper) http.RoundTripper {
-	return &oauthTransport{base: next, a: c.serverAuthFor(ctx, server, resource, outbound)}
+	return &oauthTransport{base: next, a: c.serverAuthFor(ctx, server, resource, outbound), origin: tokenOrigin(resource)}
+}
+
+// tokenOrigin is the scheme and host (with its port, the default one
+// spelled out) of a URL, lower case, or "" if it has none: where the
+// server's token may go.
+func tokenOrigin(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return ""
+	}
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	if u.Port() == "" {
+		switch scheme {
+		case "http":
+			host += ":80"
+		case "https":
+			host += ":443"
+		}
+	}
+	return scheme + "://" + host
 }
 
 // maxAuthTries bounds authorizations in a row that did not lead to an
@@ -403,6 +423,9 @@ func (a *serverAuth) ctx() context.Context { return a.life }
 type oauthTransport struct {
 	base http.RoundTripper
 	a    *serverAuth
+	// origin is the server's (tokenOrigin of its URL): only requests there are
+	// authorized.
+	origin string
 }
 
 // RoundTrip sends req authorized. Its errors never hold the Client's
@@ -413,6 +436,12 @@ func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func (t *oauthTransport) roundTrip(req *http.Request) (*http.Response, error) {
+	if o := tokenOrigin(req.URL.String()); o == "" || o != t.origin {
+		// Another origin (a redirect, an SSE endpoint event naming
+		// another host, https turned http): the token was issued for the
+		// server's URL and goes nowhere else, as its headers do not.
+		return t.base.RoundTrip(req)
+	}
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	authTries, nonceTries := 0, 0
 	for attempt := 0; ; attempt++ {

@@ -240,3 +240,26 @@ func FuzzParseSigningKey(f *testing.F) {
 		}
 	})
 }
+
+// The origin a token may go to: scheme, host and port, the default
+// port spelled out, so https and http of one host differ.
+func TestTokenOrigin(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{"https://mcp.example/mcp", "https://MCP.example:443/other?q=1", true},
+		{"http://127.0.0.1:8080/mcp", "http://127.0.0.1:8080/message?sessionid=1", true},
+		{"https://mcp.example/mcp", "http://mcp.example/mcp", false},
+		{"https://mcp.example/mcp", "https://mcp.example:8443/mcp", false},
+		{"https://mcp.example/mcp", "https://evil.example/mcp", false},
+		{"https://mcp.example/mcp", "https://mcp.example.evil.example/mcp", false},
+	} {
+		if got := tokenOrigin(tc.a) == tokenOrigin(tc.b); got != tc.same {
+			t.Errorf("same origin of %s and %s = %v, want %v", tc.a, tc.b, got, tc.same)
+		}
+	}
+	if tokenOrigin("/mcp") != "" || tokenOrigin("::") != "" {
+		t.Errorf("a URL without scheme and host has an origin")
+	}
+}
