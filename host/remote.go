@@ -55,7 +55,7 @@ func (s *server) httpClient(ctx context.Context, def config.Server, ta *tasks.Ad
 		// the secret set: an ID, no credential).
 		headers.Set(GatewayHeader, id)
 	}
-	rt := http.RoundTripper(&headerTransport{base: base, headers: headers, host: endpointHost(def.URL)})
+	rt := http.RoundTripper(&headerTransport{base: base, headers: headers, origin: endpointOrigin(def.URL)})
 	rt = s.withAuth(def, base, rt) // Options.Authorizer: auth.go
 	if ta != nil {
 		rt = ta.RoundTripper(rt) // under the progress scan: a task's progress is written into the call's stream
@@ -96,26 +96,28 @@ func (h *Host) OutboundClient(name string) (*http.Client, error) {
 	return netguard.Client(s.netPolicy(), nil), nil
 }
 
-// endpointHost is the host[:port] of a server URL ("" if it does not parse).
-func endpointHost(raw string) string {
+// endpointOrigin is the scheme://host[:port] of a server URL, lower case
+// ("" if it has none).
+func endpointOrigin(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil {
+	if err != nil || u.Scheme == "" || u.Host == "" {
 		return ""
 	}
-	return u.Host
+	return strings.ToLower(u.Scheme + "://" + u.Host)
 }
 
 type headerTransport struct {
 	base    http.RoundTripper
 	headers http.Header
-	// host is the endpoint's host: the configured headers (credentials,
-	// often) go only there, not to another host an SSE endpoint event or a
-	// redirect names.
-	host string
+	// origin is the endpoint's scheme and host: the configured headers
+	// (credentials, often) go only there, not to another host an SSE
+	// endpoint event or a redirect names, nor in clear text after a
+	// redirect from https to http.
+	origin string
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 && strings.EqualFold(req.URL.Host, t.host) {
+	if len(t.headers) > 0 && t.origin != "" && endpointOrigin(req.URL.String()) == t.origin {
 		req = req.Clone(req.Context())
 		for k, vs := range t.headers {
 			req.Header[k] = append([]string(nil), vs...)
