@@ -1,17 +1,22 @@
 package oauth_test
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/testserver/testoauth"
 	"github.com/switchboard-mcp/switchboard/oauth"
 )
@@ -118,5 +123,93 @@ func TestOAuthTokenNotSentToAnotherSSEEndpoint(t *testing.T) {
 		if got != "" {
 			t.Errorf("the endpoint of another origin got Authorization %q, a token issued for %s/sse", got, front.URL)
 		}
+	}
+}
+
+// hostileAS is a protected MCP endpoint (/mcp, always 401) with its own
+// authorization server on one loopback origin, whose metadata a test
+// bends: meta's entries replace the authorization server metadata's.
+type hostileAS struct {
+	*httptest.Server
+	meta map[string]any
+	// token, if set, is the token endpoint's answer.
+	token http.HandlerFunc
+}
+
+func startHostileAS(t *testing.T, meta map[string]any) *hostileAS {
+	s := &hostileAS{meta: meta}
+	mux := http.NewServeMux()
+	s.Server = httptest.NewServer(mux)
+	t.Cleanup(s.Close)
+	base := s.URL
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+base+`/.well-known/oauth-protected-resource/mcp"`)
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+	})
+	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
+		writeJSONTo(w, map[string]any{"resource": base + "/mcp", "authorization_servers": []string{base}})
+	})
+	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		md := map[string]any{
+			"issuer": base, "authorization_endpoint": base + "/authorize", "token_endpoint": base + "/token",
+			"registration_endpoint": base + "/register", "code_challenge_methods_supported": []string{"S256"},
+			"response_types_supported": []string{"code"}, "token_endpoint_auth_methods_supported": []string{"none"},
+		}
+		for k, v := range s.meta {
+			md[k] = v
+		}
+		writeJSONTo(w, md)
+	})
+	mux.HandleFunc("/register", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusCreated)
+		writeJSONTo(w, map[string]any{"client_id": "client-1", "redirect_uris": []string{"http://127.0.0.1/callback"}})
+	})
+	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
+		if s.token != nil {
+			s.token(w, r)
+			return
+		}
+		http.Error(w, "no", http.StatusBadRequest)
+	})
+	return s
+}
+
+func writeJSONTo(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// An authorization endpoint that is not an http(s) URL is never handed
+// to Authorize, which opens it in the browser: a file: or other scheme
+// there (on a loopback host, which the SDK lets through) would have the
+// platform's opener start a local file or another protocol's handler.
+func TestOAuthAuthorizationURLMustBeHTTP(t *testing.T) {
+	for _, endpoint := range []string{
+		"file://localhost/etc/passwd",
+		"smb://127.0.0.1/share/x.exe",
+		"ms-msdt://localhost/id",
+	} {
+		t.Run(endpoint, func(t *testing.T) {
+			as := startHostileAS(t, map[string]any{"authorization_endpoint": endpoint})
+			var mu sync.Mutex
+			var shown []string
+			authorize := func(_ context.Context, _, authURL string) (*url.URL, error) {
+				mu.Lock()
+				shown = append(shown, authURL)
+				mu.Unlock()
+				return nil, errors.New("not approved")
+			}
+			h := newHost(t, cfgOf(remote("s", config.TypeHTTP, as.URL+"/mcp")),
+				opts(&oauth.Options{Dir: t.TempDir(), Authorize: authorize}, nil))
+			st := waitState(t, h, "s", host.StateError, 20*time.Second)
+			mu.Lock()
+			defer mu.Unlock()
+			if len(shown) > 0 {
+				t.Errorf("Authorize was given %q", shown)
+			}
+			if !strings.Contains(st.Reason, "authorization endpoint") {
+				t.Errorf("reason = %q, want it to name the authorization endpoint", st.Reason)
+			}
+		})
 	}
 }

@@ -802,6 +802,9 @@ func (a *serverAuth) newHandler() (auth.OAuthHandler, error) {
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL: redirect,
 		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			if err := checkAuthURL(args.URL); err != nil {
+				return nil, err
+			}
 			back, err := authorize(ctx, a.name, args.URL)
 			if err != nil {
 				return nil, err
@@ -841,6 +844,22 @@ func (a *serverAuth) newHandler() (auth.OAuthHandler, error) {
 		cfg.PreregisteredClient = creds
 	}
 	return auth.NewAuthorizationCodeHandler(cfg)
+}
+
+// checkAuthURL refuses an authorization URL that is not http or https
+// with a host. Authorize opens it in the browser through the platform's
+// opener, which would start a local file (file:) or another protocol's
+// handler just as readily; the SDK lets any scheme through on a loopback
+// host.
+func checkAuthURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return errors.New("the authorization server's authorization endpoint is not a URL, so it was not opened")
+	}
+	if s := strings.ToLower(u.Scheme); s != "http" && s != "https" || u.Host == "" {
+		return fmt.Errorf("the authorization server's authorization endpoint is not an http or https URL (scheme %q), so it was not opened", u.Scheme)
+	}
+	return nil
 }
 
 // loginRequired is the handler of a Client that cannot ask the user.
