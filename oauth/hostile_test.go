@@ -213,3 +213,34 @@ func TestOAuthAuthorizationURLMustBeHTTP(t *testing.T) {
 		})
 	}
 }
+
+// A refusal whose challenge is megabytes long is not parsed: the SDK's
+// parser looks ahead at every comma, so a megabyte of commas would hold
+// a core for minutes (hours at net/http's 10 MB header limit), and the
+// challenge, quoted in its error, would become a megabyte status reason.
+func TestOAuthHugeChallengeIsNotParsed(t *testing.T) {
+	for name, challenge := range map[string]string{
+		"commas":       "Bearer " + strings.Repeat(",", 1<<20),
+		"open quote":   `Bearer realm="` + strings.Repeat("x", 1<<20),
+		"many headers": "",
+	} {
+		t.Run(name, func(t *testing.T) {
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if challenge == "" {
+					for range 1000 {
+						w.Header().Add("WWW-Authenticate", `Bearer realm="`+strings.Repeat("y", 100)+`", x=1,`)
+					}
+				} else {
+					w.Header().Set("WWW-Authenticate", challenge)
+				}
+				http.Error(w, "no", http.StatusUnauthorized)
+			}))
+			t.Cleanup(ts.Close)
+			h := newHost(t, cfgOf(remote("s", config.TypeHTTP, ts.URL+"/mcp")), opts(&oauth.Options{Dir: t.TempDir(), NoBrowser: true}, nil))
+			st := waitState(t, h, "s", host.StateError, 15*time.Second)
+			if !strings.Contains(st.Reason, "KiB limit") || len(st.Reason) > 1000 {
+				t.Errorf("reason (%d bytes) = %.300q, want the challenge refused for its size", len(st.Reason), st.Reason)
+			}
+		})
+	}
+}

@@ -461,6 +461,11 @@ func (t *oauthTransport) roundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
+		if n := challengeSize(resp); n > maxChallenge {
+			drain(resp)
+			return nil, fmt.Errorf("server %s answered %d with an authentication challenge (WWW-Authenticate) of %d bytes, over the %d KiB limit, so it was not read",
+				t.a.name, resp.StatusCode, n, maxChallenge>>10)
+		}
 		if !needsAuth(resp) {
 			t.a.accepted(resp)
 			return resp, nil
@@ -481,6 +486,25 @@ func (t *oauthTransport) roundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+}
+
+// maxChallenge bounds the WWW-Authenticate values of a refusal that are
+// read. Real challenges take a few hundred bytes; the parser's time grows
+// with the square of their length (it looks ahead at every comma), so a
+// server sending megabytes of commas would hold a core for hours.
+const maxChallenge = 16 << 10
+
+// challengeSize is the length of the WWW-Authenticate values of a
+// refusal (401, 403), the only answers whose challenge is parsed.
+func challengeSize(resp *http.Response) int {
+	if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
+		return 0
+	}
+	n := 0
+	for _, v := range resp.Header.Values("WWW-Authenticate") {
+		n += len(v)
+	}
+	return n
 }
 
 // needsAuth reports a refusal the authorization flow can answer: a 401,
