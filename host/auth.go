@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
 // An Authorizer authorizes the requests of remote (Streamable HTTP and
@@ -58,10 +59,21 @@ func (s *server) withAuth(def config.Server, outbound, rt http.RoundTripper) htt
 	return a.Transport(s.h.ctx, s.name, def.URL, outbound, rt)
 }
 
+// maxErrorReason bounds, in characters, the error text of a status Reason:
+// an error may quote what a server sent (net/http quotes a malformed
+// header line whole), and a server could send megabytes.
+const maxErrorReason = 2000
+
+// errorText is err's text cut to maxErrorReason characters.
+func errorText(err error) string {
+	return toolsurface.CapDescription(err.Error(), maxErrorReason)
+}
+
 // errorReason is the status Reason of an error that leaves the server in
-// StateError: its text, then the application's hint (Options.ErrorHint).
+// StateError: its text (cut to maxErrorReason), then the application's
+// hint (Options.ErrorHint).
 func (s *server) errorReason(err error) string {
-	reason := err.Error()
+	reason := errorText(err)
 	if hint := s.h.opts.ErrorHint; hint != nil {
 		if more := hint(s.name, err); more != "" {
 			reason += "; " + more

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
@@ -62,5 +63,21 @@ func TestRemoteJSONAnswerIsBounded(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "16 MiB") {
 		t.Errorf("error = %v, want it to name the 16 MiB limit", err)
+	}
+}
+
+// A remote whose answer's headers are megabytes long and malformed (an
+// escape character in a value) does not become a megabyte status reason:
+// net/http quotes the whole line in its error, and the reason is cut.
+func TestRemoteErrorReasonIsBounded(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Junk", strings.Repeat("\x1b[31m", 256<<10))
+		http.Error(w, "no", http.StatusUnauthorized)
+	}))
+	t.Cleanup(ts.Close)
+	h := newHost(t, cfgOf(resolved("junk", config.Server{Type: config.TypeHTTP, URL: ts.URL + "/mcp"})), nil)
+	st := waitState(t, h, "junk", host.StateError, 20*time.Second)
+	if len(st.Reason) > 4000 || !strings.Contains(st.Reason, "malformed") {
+		t.Errorf("reason (%d bytes) = %.200q…, want net/http's error, cut", len(st.Reason), st.Reason)
 	}
 }

@@ -401,7 +401,7 @@ func (s *server) run(ctx context.Context) {
 				lost, MaxReconnectAttempts, s.lastErrOr(err, lost)), err, next, false)
 		default:
 			if attempt == 1 || !quick {
-				s.h.log.Warn("server failed to start", "server", s.name, "error", err, "next_try_ms", max(delay, 0).Milliseconds())
+				s.h.log.Warn("server failed to start", "server", s.name, "error", errorText(err), "next_try_ms", max(delay, 0).Milliseconds())
 			}
 			s.setRetryState(StateError, s.errorReason(err), err, next, false)
 		}
