@@ -449,6 +449,12 @@ func (p Policy) DialContext(ctx context.Context, network, addr string) (net.Conn
 	return nil, firstErr
 }
 
+// MaxHeaderBytes bounds the headers of a server's answer through
+// [Policy.Transport] (net/http's default is 10 MB): no MCP or OAuth answer
+// needs more, and a remote's session ID or nonce is sent back with every
+// request.
+const MaxHeaderBytes = 1 << 20
+
 // Transport returns a RoundTripper that checks every request's URL with
 // the policy and connects through [Policy.DialContext]. base is cloned
 // (nil: a fresh transport with http.DefaultTransport's standard settings,
@@ -458,7 +464,7 @@ func (p Policy) DialContext(ctx context.Context, network, addr string) (net.Conn
 // dial-time check, and so is any DialTLSContext, for the same reason. base
 // must not set the deprecated Dial or DialTLS hooks (no caller does):
 // DialContext takes priority over Dial, but DialTLS would be used for
-// https connections.
+// https connections. Answers' headers are held to MaxHeaderBytes.
 func (p Policy) Transport(base *http.Transport) http.RoundTripper {
 	var t *http.Transport
 	if base != nil {
@@ -468,6 +474,9 @@ func (p Policy) Transport(base *http.Transport) http.RoundTripper {
 			TLSHandshakeTimeout: 10 * time.Second, ExpectContinueTimeout: time.Second}
 	}
 	t.Proxy = nil
+	if t.MaxResponseHeaderBytes <= 0 || t.MaxResponseHeaderBytes > MaxHeaderBytes {
+		t.MaxResponseHeaderBytes = MaxHeaderBytes
+	}
 	t.DialTLSContext = nil
 	t.DialContext = p.DialContext
 	return &checkTransport{p: p, base: t}

@@ -448,3 +448,25 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
+
+// A server's answer headers are held to MaxHeaderBytes: net/http's default
+// (10 MB) let a remote have the host hold megabytes of one header (a
+// session ID, a DPoP nonce) and echo it back on every request.
+func TestAnswerHeadersAreBounded(t *testing.T) {
+	huge := strings.Repeat("a", 2<<20)
+	srv := startServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Mcp-Session-Id", huge)
+		w.Write([]byte("hello"))
+	})
+	_, err := get(t, Client(Policy{AllowPrivate: true}, nil), srv.URL)
+	if err == nil || !strings.Contains(err.Error(), "headers exceeded") {
+		t.Errorf("an answer with 2 MiB of headers: %v, want it refused", err)
+	}
+	ok := startServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Mcp-Session-Id", huge[:MaxHeaderBytes/2])
+		w.Write([]byte("hello"))
+	})
+	if body, err := get(t, Client(Policy{AllowPrivate: true}, nil), ok.URL); err != nil || body != "hello" {
+		t.Errorf("an answer with %d bytes of headers: %q %v", MaxHeaderBytes/2, body, err)
+	}
+}
