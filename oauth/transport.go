@@ -294,7 +294,15 @@ func (c *Client) Transport(ctx context.Context, server, resource string, outboun
 // server's token may go.
 func tokenOrigin(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" || u.Host == "" {
+	if err != nil {
+		return ""
+	}
+	return urlOrigin(u)
+}
+
+// urlOrigin is tokenOrigin of a parsed URL.
+func urlOrigin(u *url.URL) string {
+	if u.Scheme == "" || u.Host == "" {
 		return ""
 	}
 	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
@@ -436,7 +444,7 @@ func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func (t *oauthTransport) roundTrip(req *http.Request) (*http.Response, error) {
-	if o := tokenOrigin(req.URL.String()); o == "" || o != t.origin {
+	if o := urlOrigin(req.URL); o == "" || o != t.origin {
 		// Another origin (a redirect, an SSE endpoint event naming
 		// another host, https turned http): the token was issued for the
 		// server's URL and goes nowhere else, as its headers do not.
