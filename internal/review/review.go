@@ -149,6 +149,15 @@ func Build(rs *config.ResolvedServer, v trust.Verdict, o Options) Doc {
 		}
 	}
 	d.Fields = definition(def, o.RedactArgs)
+	if config.InferType(def) != config.TypeStdio {
+		// A stdio server's variables are listed below (Passed); a remote
+		// server's ${VAR} put the values of the user's variables into
+		// what goes to its address, which the url and header lines show
+		// only as references, one by one.
+		if names := sentVariables(def); len(names) > 0 {
+			d.Fields = append(d.Fields, Field{Label: "sends", Value: "the values of your variables " + termsafe.Line(strings.Join(names, ", ")) + " to its address, in its url and headers"})
+		}
+	}
 	if len(def.EnvPassthrough) > 0 {
 		d.Fields = append(d.Fields, Field{Label: "env_passthrough", Value: QuoteList(def.EnvPassthrough)})
 	}
@@ -193,6 +202,21 @@ func Build(rs *config.ResolvedServer, v trust.Verdict, o Options) Doc {
 		}
 	}
 	return d
+}
+
+// sentVariables are the variables whose ${VAR} the url and header values
+// of def name, defaults included: sorted, without duplicates.
+func sentVariables(def config.Server) []string {
+	seen := map[string]bool{}
+	record := func(name string) (string, bool) {
+		seen[name] = true
+		return "", false // unset, so that every default is visited too
+	}
+	config.Expand(def.URL, record)
+	for _, v := range def.Headers {
+		config.Expand(v, record)
+	}
+	return slices.Sorted(maps.Keys(seen))
 }
 
 func (d Doc) url(u string, hide bool, known []string) string {
@@ -257,6 +281,7 @@ var textLabels = map[string]string{
 	"env":     "  env:      ",
 	"headers": "  headers:  ",
 	"secrets": "  secrets:  ",
+	"sends":   "  sends:    ",
 	"sandbox": "  sandbox:  ",
 	"note":    "  note:     ",
 }
