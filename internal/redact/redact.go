@@ -23,9 +23,11 @@ package redact
 import (
 	"bytes"
 	"cmp"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -558,7 +560,9 @@ type Set struct {
 
 func head(s string) uint16 { return uint16(s[0])<<8 | uint16(s[1]) }
 
-// Add adds values; those shorter than [MinSecretLen] are ignored.
+// Add adds values, with the forms a value takes when a program prints it
+// as it sent it (EncodedForms); those shorter than [MinSecretLen] are
+// ignored.
 func (s *Set) Add(values ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -568,7 +572,14 @@ func (s *Set) Add(values ...string) {
 			s.longest = longestFirst(s.list)
 		}
 	}()
+	var forms []string
 	for _, v := range values {
+		if len(v) >= MinSecretLen {
+			forms = append(forms, v)
+			forms = append(forms, EncodedForms(v)...)
+		}
+	}
+	for _, v := range forms {
 		if len(v) < MinSecretLen {
 			continue
 		}
@@ -586,6 +597,42 @@ func (s *Set) Add(values ...string) {
 		s.byHead[h] = append(s.byHead[h], v)
 		s.heads[h>>6] |= 1 << (h & 63)
 	}
+}
+
+// MinEncodedLen is the shortest value whose encoded forms a [Set] knows,
+// and the shortest such form it keeps: a few characters of base64 occur
+// in any long base64 text.
+const MinEncodedLen = 8
+
+// EncodedForms returns the forms other than v itself in which a program
+// that sent v prints it: query- and path-escaped, as in a url it called,
+// and base64 (standard and url alphabets), as in a Basic authorization
+// header — for base64, the characters that stand for v alone at each of
+// the three places v can start within a longer encoded text ("user:" +
+// v). Values shorter than [MinEncodedLen] have none.
+func EncodedForms(v string) []string {
+	if len(v) < MinEncodedLen {
+		return nil
+	}
+	var out []string
+	add := func(f string) {
+		if f != v && len(f) >= MinEncodedLen && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	add(url.QueryEscape(v))
+	add(url.PathEscape(v))
+	for k := 0; k < 3; k++ {
+		// Encoded after k other bytes, v's bits start at bit 8k: the
+		// characters whose six bits are all v's are those from
+		// ceil(8k/6) to floor(8(k+len(v))/6).
+		b := append(make([]byte, k), v...)
+		lo, hi := (8*k+5)/6, 8*(k+len(v))/6
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+			add(enc.EncodeToString(b)[lo:hi])
+		}
+	}
+	return out
 }
 
 // String is [String] with the set's values (nil Set: no known values).

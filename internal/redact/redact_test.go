@@ -2,11 +2,13 @@ package redact
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -359,5 +361,31 @@ func TestSetKnown(t *testing.T) {
 	}
 	if got, n := (&Set{}).Known("hunter22"); got != "hunter22" || n != 0 {
 		t.Errorf("empty set: %q %d", got, n)
+	}
+}
+
+// A known value is replaced in the forms a program that sent it prints:
+// escaped in a url, and base64-encoded after any prefix (a Basic header's
+// "user:"), with both alphabets.
+func TestSetKnowsEncodedForms(t *testing.T) {
+	const v = "s3cr+t/valu=e~42"
+	var s Set
+	s.Add(v)
+	texts := []string{"GET /x?k=" + url.QueryEscape(v), "GET /p/" + url.PathEscape(v) + "/y"}
+	for _, prefix := range []string{"", "u:", "us:", "user:"} {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding} {
+			texts = append(texts, "Basic "+enc.EncodeToString([]byte(prefix+v+":suffix")))
+			texts = append(texts, "Basic "+enc.EncodeToString([]byte(prefix+v)))
+		}
+	}
+	for _, text := range texts {
+		if got, n := s.Known(text); n == 0 || !strings.Contains(got, Placeholder) {
+			t.Errorf("Known(%q) = %q, %d: the value's form was not found", text, got, n)
+		}
+	}
+	var short Set
+	short.Add("ab+/c")
+	if got, n := short.Known(base64.StdEncoding.EncodeToString([]byte("ab+/c"))); n != 0 {
+		t.Errorf("a short value's base64 was replaced: %q", got)
 	}
 }

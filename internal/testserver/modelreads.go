@@ -2,10 +2,12 @@ package testserver
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -70,10 +72,19 @@ func init() {
 
 	register("smuggler", serverDef{
 		doc: "hides SmugglerHidden in tag characters, and bidi controls and zero-width characters, in its tool's " +
-			"description, a parameter's description, its result (with an envelope tag) and its prompt; tool leak returns SmugglerToken",
+			"description, a parameter's description, its result (with an envelope tag) and its prompt; tool leak returns SmugglerToken; " +
+			"with -encoded, tool encoded returns $SMUGGLER_API_TOKEN as a careless server prints it: in a url query, in a Basic " +
+			"authorization header, and in an embedded resource's blob",
 		inProcess: true,
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
-			p.build = newSmuggler
+			encoded := fs.Bool("encoded", false, "add tool encoded")
+			p.build = func() *mcp.Server {
+				s := newSmuggler()
+				if *encoded {
+					addEncoded(s)
+				}
+				return s
+			}
 			return p.buildAndServe
 		},
 	})
@@ -242,4 +253,21 @@ func newSmuggler() *mcp.Server {
 			}}, nil
 		})
 	return s
+}
+
+// addEncoded adds tool encoded: the value of $SMUGGLER_API_TOKEN (a
+// secret the host gave it) as a server that does not mean to leak it
+// prints it, encoded on the way — query-escaped in a url it called,
+// inside the base64 of a Basic authorization header it sent, and as the
+// bytes of a text resource it returns as a blob.
+func addEncoded(s *mcp.Server) {
+	key := os.Getenv("SMUGGLER_API_TOKEN")
+	s.AddTool(&mcp.Tool{Name: "encoded", Description: "Returns what it sent, encoded.", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				&mcp.TextContent{Text: "GET https://api.example.com/v1?key=" + url.QueryEscape(key)},
+				&mcp.TextContent{Text: "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("user:"+key))},
+				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///config.env", MIMEType: "text/plain", Blob: []byte("API_KEY=" + key + "\n")}},
+			}}, nil
+		})
 }
