@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -245,6 +246,109 @@ func (h *Host) replaceKnown(n *int) func(string) (string, bool) {
 	}
 }
 
+// knownBytes returns b with the secret values Switchboard gave servers
+// replaced, counting them in *n, and whether it replaced any: binary data
+// a client decodes (a blob, an image) can hold them as bytes.
+func (h *Host) knownBytes(b []byte, n *int) ([]byte, bool) {
+	if len(b) < redact.MinSecretLen {
+		return b, false
+	}
+	out, k := h.secrets.Known(string(b))
+	if k == 0 {
+		return b, false
+	}
+	*n += k
+	return []byte(out), true
+}
+
+// guardBlobs returns res with the secret values Switchboard gave servers
+// replaced in the binary data of its content blocks (an image's, an
+// audio's, an embedded resource's blob), which MapResultText leaves as it
+// is; res itself when none holds one. res is never modified.
+func (h *Host) guardBlobs(res *mcp.CallToolResult, n *int) *mcp.CallToolResult {
+	var content []mcp.Content
+	for i, c := range res.Content {
+		var cc mcp.Content
+		switch c := c.(type) {
+		case *mcp.ImageContent:
+			if c == nil {
+				continue
+			}
+			if d, ok := h.knownBytes(c.Data, n); ok {
+				x := *c
+				x.Data, cc = d, &x
+			}
+		case *mcp.AudioContent:
+			if c == nil {
+				continue
+			}
+			if d, ok := h.knownBytes(c.Data, n); ok {
+				x := *c
+				x.Data, cc = d, &x
+			}
+		case *mcp.EmbeddedResource:
+			if c == nil || c.Resource == nil {
+				continue
+			}
+			if d, ok := h.knownBytes(c.Resource.Blob, n); ok {
+				r := *c.Resource
+				r.Blob = d
+				x := *c
+				x.Resource, cc = &r, &x
+			}
+		}
+		if cc == nil {
+			continue
+		}
+		if content == nil {
+			content = slices.Clone(res.Content)
+		}
+		content[i] = cc
+	}
+	if content == nil {
+		return res
+	}
+	c := *res
+	c.Content = content
+	return &c
+}
+
+// guardRead returns a resource read with the secret values Switchboard
+// gave servers replaced in each content's URI, MIME type, text and blob,
+// as in a result: a read goes to the model, a gateway's client or the
+// terminal. Nothing else is changed (contents are data). res itself when
+// nothing was replaced.
+func (h *Host) guardRead(server string, res *mcp.ReadResourceResult) *mcp.ReadResourceResult {
+	if res == nil {
+		return nil
+	}
+	known := 0
+	f := h.replaceKnown(&known)
+	contents := make([]*mcp.ResourceContents, len(res.Contents))
+	for i, rc := range res.Contents {
+		contents[i] = rc
+		if rc == nil {
+			continue
+		}
+		before := known
+		c := *rc
+		c.URI, _ = f(rc.URI)
+		c.MIMEType, _ = f(rc.MIMEType)
+		c.Text, _ = f(rc.Text)
+		c.Blob, _ = h.knownBytes(rc.Blob, &known)
+		if known > before {
+			contents[i] = &c
+		}
+	}
+	if known == 0 {
+		return res
+	}
+	h.log.Warn("a resource read held a secret value Switchboard gave a server; it was replaced", "server", server)
+	c := *res
+	c.Contents = contents
+	return &c
+}
+
 // guardProgress returns p with its message as a result's text would be:
 // cleaned of deceptive characters and the known secret values replaced.
 // A progress message goes to the caller (a gateway's client, a person at
@@ -309,6 +413,7 @@ func (h *Host) guardResult(server, tool string, mode config.SecretsMode, res *mc
 	}
 	known := 0
 	res, _ = toolsurface.MapResultText(res, h.replaceKnown(&known))
+	res = h.guardBlobs(res, &known)
 	if known > 0 {
 		rep.secret(fmt.Sprintf("%d known secret value(s) replaced", known))
 		h.log.Warn("a result held a secret value Switchboard gave a server; it was replaced", "server", server, "tool", tool)

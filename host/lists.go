@@ -192,7 +192,9 @@ func (h *Host) GetPrompt(ctx context.Context, serverName, prompt string, args ma
 }
 
 // ReadResource reads one resource of one server: a URI it lists, or one
-// built from one of its ResourceTemplates.
+// built from one of its ResourceTemplates. The contents are the server's
+// byte for byte, but for the secret values Switchboard gave servers,
+// which are replaced in every text, URI, MIME type and blob.
 func (h *Host) ReadResource(ctx context.Context, serverName, uri string) (*mcp.ReadResourceResult, error) {
 	s, c, err := h.liveServer(ctx, serverName)
 	if err != nil {
@@ -200,7 +202,8 @@ func (h *Host) ReadResource(ctx context.Context, serverName, uri string) (*mcp.R
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout())
 	defer cancel()
-	return c.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	res, err := c.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	return h.guardRead(serverName, res), err
 }
 
 // Refresh drops a server's cached lists (all servers when name is "").

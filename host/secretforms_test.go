@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -49,5 +50,41 @@ func TestSecretsInTheFormsServersPrintThem(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSecretsNotInBlobsOrResourceReads: a secret Switchboard gave a
+// server is replaced in the bytes of a blob a result carries, and in a
+// resource read — its text and its blob — as in a result's text. Before,
+// a read passed the server's contents as they came, and a result's blob
+// was never looked at: both handed the token to a gateway's client and
+// to `switchboard read`.
+func TestSecretsNotInBlobsOrResourceReads(t *testing.T) {
+	const token = "tok_live_5e4d3c2b1a0f9c8b7a6f"
+	smug := stdio("smug", "smuggler", "-encoded")
+	smug.Effective.Env = map[string]string{"SMUGGLER_API_TOKEN": token}
+	smug.Written.Env = smug.Effective.Env
+	h := newHost(t, cfgOf(smug), nil)
+
+	res := mustCall(t, h, "mcp__smug__encoded", map[string]any{})
+	var blob []byte
+	for _, c := range res.Content {
+		if er, ok := c.(*mcp.EmbeddedResource); ok && er.Resource != nil {
+			blob = er.Resource.Blob
+		}
+	}
+	if string(blob) != "API_KEY=<redacted>\n" {
+		t.Errorf("the result's blob: %q", blob)
+	}
+
+	rr, err := h.ReadResource(ctxFor(t, 20*time.Second), "smug", "smuggler://config.env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rr.Contents) != 2 || rr.Contents[0].Text != "API_KEY=<redacted>\n" || string(rr.Contents[1].Blob) != "API_KEY=<redacted>\n" {
+		t.Errorf("the read: %s", unescapedJSON(t, rr))
+	}
+	if strings.Contains(string(unescapedJSON(t, rr)), token) {
+		t.Errorf("the read holds the token: %s", unescapedJSON(t, rr))
 	}
 }

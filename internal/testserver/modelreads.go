@@ -74,7 +74,7 @@ func init() {
 		doc: "hides SmugglerHidden in tag characters, and bidi controls and zero-width characters, in its tool's " +
 			"description, a parameter's description, its result (with an envelope tag) and its prompt; tool leak returns SmugglerToken; " +
 			"with -encoded, tool encoded returns $SMUGGLER_API_TOKEN as a careless server prints it: in a url query, in a Basic " +
-			"authorization header, and in an embedded resource's blob",
+			"authorization header, and in an embedded resource's blob; its resource smuggler://config.env holds it as text and as a blob",
 		inProcess: true,
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
 			encoded := fs.Bool("encoded", false, "add tool encoded")
@@ -268,6 +268,13 @@ func addEncoded(s *mcp.Server) {
 				&mcp.TextContent{Text: "GET https://api.example.com/v1?key=" + url.QueryEscape(key)},
 				&mcp.TextContent{Text: "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("user:"+key))},
 				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///config.env", MIMEType: "text/plain", Blob: []byte("API_KEY=" + key + "\n")}},
+			}}, nil
+		})
+	s.AddResource(&mcp.Resource{URI: "smuggler://config.env", Name: "config", MIMEType: "text/plain"},
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
+				{URI: "smuggler://config.env", MIMEType: "text/plain", Text: "API_KEY=" + key + "\n"},
+				{URI: "smuggler://config.env?raw", MIMEType: "application/octet-stream", Blob: []byte("API_KEY=" + key + "\n")},
 			}}, nil
 		})
 }
