@@ -188,13 +188,16 @@ func (h *Host) GetPrompt(ctx context.Context, serverName, prompt string, args ma
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout())
 	defer cancel()
 	res, err := c.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: prompt, Arguments: args})
-	return h.cleanPromptResult(serverName, prompt, res), err
+	// The server's error is its words too: the secret values it was
+	// given are replaced there as in its text.
+	return h.cleanPromptResult(serverName, prompt, res), h.secrets.Error(err)
 }
 
 // ReadResource reads one resource of one server: a URI it lists, or one
 // built from one of its ResourceTemplates. The contents are the server's
 // byte for byte, but for the secret values Switchboard gave servers,
-// which are replaced in every text, URI, MIME type and blob.
+// which are replaced in every text, URI, MIME type and blob, and in the
+// server's error.
 func (h *Host) ReadResource(ctx context.Context, serverName, uri string) (*mcp.ReadResourceResult, error) {
 	s, c, err := h.liveServer(ctx, serverName)
 	if err != nil {
@@ -203,7 +206,7 @@ func (h *Host) ReadResource(ctx context.Context, serverName, uri string) (*mcp.R
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout())
 	defer cancel()
 	res, err := c.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
-	return h.guardRead(serverName, res), err
+	return h.guardRead(serverName, res), h.secrets.Error(err)
 }
 
 // Refresh drops a server's cached lists (all servers when name is "").

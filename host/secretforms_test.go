@@ -88,3 +88,24 @@ func TestSecretsNotInBlobsOrResourceReads(t *testing.T) {
 		t.Errorf("the read holds the token: %s", unescapedJSON(t, rr))
 	}
 }
+
+// TestSecretsNotInReadOrPromptErrors: a server's error to a resource read
+// or a prompt holds no secret value Switchboard gave a server, as a tool
+// call's does not. Before, both errors came back as the server wrote them.
+func TestSecretsNotInReadOrPromptErrors(t *testing.T) {
+	const token = "tok_live_0f9e8d7c6b5a4f3e2d1c"
+	smug := stdio("smug", "smuggler", "-encoded")
+	smug.Effective.Env = map[string]string{"SMUGGLER_API_TOKEN": token}
+	smug.Written.Env = smug.Effective.Env
+	h := newHost(t, cfgOf(smug), nil)
+	ctx := ctxFor(t, 20*time.Second)
+
+	_, err := h.ReadResource(ctx, "smug", "smuggler://fail")
+	if err == nil || strings.Contains(err.Error(), token) || !strings.Contains(err.Error(), "cannot read with key <redacted>") {
+		t.Errorf("read: %v", err)
+	}
+	_, err = h.GetPrompt(ctx, "smug", "fail", nil)
+	if err == nil || strings.Contains(err.Error(), token) || !strings.Contains(err.Error(), "cannot render with key <redacted>") {
+		t.Errorf("prompt: %v", err)
+	}
+}

@@ -74,7 +74,7 @@ func init() {
 		doc: "hides SmugglerHidden in tag characters, and bidi controls and zero-width characters, in its tool's " +
 			"description, a parameter's description, its result (with an envelope tag) and its prompt; tool leak returns SmugglerToken; " +
 			"with -encoded, tool encoded returns $SMUGGLER_API_TOKEN as a careless server prints it: in a url query, in a Basic " +
-			"authorization header, and in an embedded resource's blob; its resource smuggler://config.env holds it as text and as a blob",
+			"authorization header, and in an embedded resource's blob; its resource smuggler://config.env holds it as text and as a blob, and resource smuggler://fail and prompt fail fail with it in their error",
 		inProcess: true,
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
 			encoded := fs.Bool("encoded", false, "add tool encoded")
@@ -276,5 +276,13 @@ func addEncoded(s *mcp.Server) {
 				{URI: "smuggler://config.env", MIMEType: "text/plain", Text: "API_KEY=" + key + "\n"},
 				{URI: "smuggler://config.env?raw", MIMEType: "application/octet-stream", Blob: []byte("API_KEY=" + key + "\n")},
 			}}, nil
+		})
+	s.AddResource(&mcp.Resource{URI: "smuggler://fail", Name: "fail"},
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return nil, fmt.Errorf("cannot read with key %s", key)
+		})
+	s.AddPrompt(&mcp.Prompt{Name: "fail", Description: "Fails."},
+		func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return nil, fmt.Errorf("cannot render with key %s", key)
 		})
 }
