@@ -313,6 +313,51 @@ func (h *Host) guardBlobs(res *mcp.CallToolResult, n *int) *mcp.CallToolResult {
 	return &c
 }
 
+// guardSplit returns res with each run of consecutive text blocks that
+// holds a secret value Switchboard gave servers across the blocks'
+// boundaries (written in pieces, which a client reads one after the
+// other) made one text block, the first's, with the value replaced; res
+// itself when no run does. Run after each block's own values are
+// replaced, so that only what spans blocks is left to find.
+func (h *Host) guardSplit(res *mcp.CallToolResult, n *int) *mcp.CallToolResult {
+	var content []mcp.Content
+	for i := 0; i < len(res.Content); {
+		j := i
+		var joined strings.Builder
+		for ; j < len(res.Content); j++ {
+			tc, ok := res.Content[j].(*mcp.TextContent)
+			if !ok || tc == nil {
+				break
+			}
+			joined.WriteString(tc.Text)
+		}
+		if j-i >= 2 {
+			if text, k := h.secrets.Known(joined.String()); k > 0 {
+				if content == nil {
+					content = slices.Clone(res.Content[:i])
+				}
+				first := *res.Content[i].(*mcp.TextContent)
+				first.Text = text
+				content = append(content, &first)
+				*n += k
+				i = j
+				continue
+			}
+		}
+		j = max(j, i+1)
+		if content != nil {
+			content = append(content, res.Content[i:j]...)
+		}
+		i = j
+	}
+	if content == nil {
+		return res
+	}
+	c := *res
+	c.Content = content
+	return &c
+}
+
 // guardRead returns a resource read with the secret values Switchboard
 // gave servers replaced in each content's URI, MIME type, text and blob,
 // as in a result: a read goes to the model, a gateway's client or the
@@ -414,6 +459,7 @@ func (h *Host) guardResult(server, tool string, mode config.SecretsMode, res *mc
 	known := 0
 	res, _ = toolsurface.MapResultText(res, h.replaceKnown(&known))
 	res = h.guardBlobs(res, &known)
+	res = h.guardSplit(res, &known)
 	if known > 0 {
 		rep.secret(fmt.Sprintf("%d known secret value(s) replaced", known))
 		h.log.Warn("a result held a secret value Switchboard gave a server; it was replaced", "server", server, "tool", tool)

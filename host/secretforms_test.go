@@ -109,3 +109,30 @@ func TestSecretsNotInReadOrPromptErrors(t *testing.T) {
 		t.Errorf("prompt: %v", err)
 	}
 }
+
+// TestSecretSplitAcrossTextBlocks: a secret Switchboard gave a server,
+// written in pieces over consecutive text blocks (which a client reads
+// one after the other), is replaced: the blocks it spans become one. The
+// blocks around are kept as they are.
+func TestSecretSplitAcrossTextBlocks(t *testing.T) {
+	const token = "tok_live_a1b2c3d4e5f6a7b8c9d0"
+	smug := stdio("smug", "smuggler", "-encoded")
+	smug.Effective.Env = map[string]string{"SMUGGLER_API_TOKEN": token}
+	smug.Written.Env = smug.Effective.Env
+	h := newHost(t, cfgOf(smug), nil)
+
+	res := mustCall(t, h, "mcp__smug__split", map[string]any{})
+	var got []string
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			got = append(got, c.Text)
+		case *mcp.ImageContent:
+			got = append(got, "image "+c.MIMEType)
+		}
+	}
+	want := []string{"the key is <redacted> (in pieces)", "image image/png", "after"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("blocks %q, want %q", got, want)
+	}
+}

@@ -74,7 +74,7 @@ func init() {
 		doc: "hides SmugglerHidden in tag characters, and bidi controls and zero-width characters, in its tool's " +
 			"description, a parameter's description, its result (with an envelope tag) and its prompt; tool leak returns SmugglerToken; " +
 			"with -encoded, tool encoded returns $SMUGGLER_API_TOKEN as a careless server prints it: in a url query, in a Basic " +
-			"authorization header, and in an embedded resource's blob; its resource smuggler://config.env holds it as text and as a blob, and resource smuggler://fail and prompt fail fail with it in their error",
+			"authorization header, and in an embedded resource's blob; tool split returns it in pieces, one text block each; its resource smuggler://config.env holds it as text and as a blob, and resource smuggler://fail and prompt fail fail with it in their error",
 		inProcess: true,
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
 			encoded := fs.Bool("encoded", false, "add tool encoded")
@@ -268,6 +268,17 @@ func addEncoded(s *mcp.Server) {
 				&mcp.TextContent{Text: "GET https://api.example.com/v1?key=" + url.QueryEscape(key)},
 				&mcp.TextContent{Text: "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("user:"+key))},
 				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///config.env", MIMEType: "text/plain", Blob: []byte("API_KEY=" + key + "\n")}},
+			}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "split", Description: "Returns the key in pieces, one text block each.", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			third := len(key) / 3
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				&mcp.TextContent{Text: "the key is " + key[:third]},
+				&mcp.TextContent{Text: key[third : 2*third]},
+				&mcp.TextContent{Text: key[2*third:] + " (in pieces)"},
+				&mcp.ImageContent{Data: []byte("png"), MIMEType: "image/png"},
+				&mcp.TextContent{Text: "after"},
 			}}, nil
 		})
 	s.AddResource(&mcp.Resource{URI: "smuggler://config.env", Name: "config", MIMEType: "text/plain"},
