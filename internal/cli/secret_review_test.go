@@ -31,3 +31,24 @@ func TestRemoteReviewNamesVariablesSent(t *testing.T) {
 		t.Errorf("review shows a value:\n%s", errOut)
 	}
 }
+
+// TestReviewWarnsOfSecretsOnTheCommandLine: a repository's server whose
+// arguments expand a secret-named variable of yours puts its value on a
+// command line every user of the machine can read (ps); the review says
+// so under the command line, as it refuses ${secret:NAME} there.
+func TestReviewWarnsOfSecretsOnTheCommandLine(t *testing.T) {
+	def := w0server()
+	def["args"] = append(def["args"].([]string), "--api-key", "${PLANTED_API_KEY}", "--home", "${HOME}")
+	w := trustWorld(t, def)
+	_, errOut, code := w.runEnv(map[string]string{"PLANTED_API_KEY": "planted-arg-value"}, "mcp", "approve", "repo")
+	if code != 2 {
+		t.Fatalf("approve without a terminal: exit %d\n%s", code, errOut)
+	}
+	want := "            ⚠ the value of your PLANTED_API_KEY goes on its command line, which every user of this machine can read (ps): a secret belongs in env\n"
+	if !strings.Contains(errOut, want) {
+		t.Errorf("review lacks %q:\n%s", want, errOut)
+	}
+	if strings.Contains(errOut, "planted-arg-value") || strings.Contains(errOut, "HOME goes") {
+		t.Errorf("review shows a value, or warns of HOME:\n%s", errOut)
+	}
+}

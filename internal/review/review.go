@@ -149,6 +149,19 @@ func Build(rs *config.ResolvedServer, v trust.Verdict, o Options) Doc {
 		}
 	}
 	d.Fields = definition(def, o.RedactArgs)
+	if names := argSecrets(def); len(names) > 0 {
+		// A ${secret:NAME} there is refused (config); a secret-named
+		// variable is the user's to judge, so it is said, not refused.
+		for i, f := range d.Fields {
+			if f.Label == "command" {
+				what := "the value of your " + names[0] + " goes"
+				if len(names) > 1 {
+					what = "the values of your " + strings.Join(names, ", ") + " go"
+				}
+				d.Fields[i].Warn = termsafe.Line(what + " on its command line, which every user of this machine can read (ps): a secret belongs in env")
+			}
+		}
+	}
 	if config.InferType(def) != config.TypeStdio {
 		// A stdio server's variables are listed below (Passed); a remote
 		// server's ${VAR} put the values of the user's variables into
@@ -202,6 +215,24 @@ func Build(rs *config.ResolvedServer, v trust.Verdict, o Options) Doc {
 		}
 	}
 	return d
+}
+
+// argSecrets are the secret-named variables (redact.IsSecretKey) whose
+// ${VAR} def's command or arguments name, defaults included: sorted,
+// without duplicates.
+func argSecrets(def config.Server) []string {
+	seen := map[string]bool{}
+	record := func(name string) (string, bool) {
+		if redact.IsSecretKey(name) {
+			seen[name] = true
+		}
+		return "", false
+	}
+	config.Expand(def.Command, record)
+	for _, a := range def.Args {
+		config.Expand(a, record)
+	}
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // sentVariables are the variables whose ${VAR} the url and header values
