@@ -20,6 +20,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/atomicfile"
 	"github.com/switchboard-mcp/switchboard/internal/watch"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 
@@ -863,7 +864,10 @@ func copyFile(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(dst, b, fi.Mode().Perm())
+	// A new file in dst's place, with src's mode: an older backup's mode
+	// (0644) would show a 0600 file's literal tokens, and a link there
+	// would have its target written.
+	return atomicfile.WriteFile(dst, b, fi.Mode().Perm())
 }
 
 // gatewayTarget is the client's config file and the path of the object
