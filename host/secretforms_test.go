@@ -12,11 +12,12 @@ import (
 
 // TestSecretsInTheFormsServersPrintThem: a server that prints the secret
 // Switchboard gave it as it went out — query-escaped in a url it called,
-// inside the base64 of a Basic authorization header it sent — does not
-// hand it to the model. Before, only the value as it is was replaced, and
-// both forms reached the model whole.
+// inside the base64 of a Basic authorization header it sent, escaped in
+// the JSON of its configuration — does not hand it to the model. Before,
+// only the value as it is was replaced, and each form reached the model
+// whole.
 func TestSecretsInTheFormsServersPrintThem(t *testing.T) {
-	const token = "tok+live/9c8b7a6f=5e4d3c2b1a0f"
+	const token = "tok+live/9c8b&7a6f=5e4d<3c2b1a0f"
 	smug := stdio("smug", "smuggler", "-encoded")
 	smug.Effective.Env = map[string]string{"SMUGGLER_API_TOKEN": token}
 	smug.Written.Env = smug.Effective.Env
@@ -29,11 +30,14 @@ func TestSecretsInTheFormsServersPrintThem(t *testing.T) {
 			texts = append(texts, tc.Text)
 		}
 	}
-	if len(texts) != 2 {
+	if len(texts) != 3 {
 		t.Fatalf("result: %s", unescapedJSON(t, res))
 	}
 	if got := texts[0]; strings.Contains(got, url.QueryEscape(token)) || got != "GET https://api.example.com/v1?key=<redacted>" {
 		t.Errorf("the query-escaped token reached the model: %q", got)
+	}
+	if got := texts[2]; got != `config: {"api_key":"<redacted>"}` {
+		t.Errorf("the token in JSON reached the model: %q", got)
 	}
 	got := texts[1]
 	if !strings.HasPrefix(got, "Authorization: Basic ") || !strings.Contains(got, "<redacted>") {

@@ -32,6 +32,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf16"
 
 	"github.com/switchboard-mcp/switchboard/internal/lazyre"
 )
@@ -606,7 +607,8 @@ const MinEncodedLen = 8
 
 // EncodedForms returns the forms other than v itself in which a program
 // that sent v prints it: query- and path-escaped, as in a url it called,
-// and base64 (standard and url alphabets), as in a Basic authorization
+// escaped in a JSON string, as in its configuration printed as JSON, and
+// base64 (standard and url alphabets), as in a Basic authorization
 // header — for base64, the characters that stand for v alone at each of
 // the three places v can start within a longer encoded text ("user:" +
 // v). Values shorter than [MinEncodedLen] have none.
@@ -622,6 +624,20 @@ func EncodedForms(v string) []string {
 	}
 	add(url.QueryEscape(v))
 	add(url.PathEscape(v))
+	// Inside a JSON string: as Go writes it (<, > and & escaped too), as
+	// most others do, and as Python's json.dumps does (non-ASCII escaped).
+	if b, err := json.Marshal(v); err == nil {
+		add(string(b[1 : len(b)-1]))
+	}
+	var plain bytes.Buffer
+	enc := json.NewEncoder(&plain)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) == nil {
+		j := strings.TrimSuffix(plain.String(), "\n")
+		j = j[1 : len(j)-1]
+		add(j)
+		add(asciiJSON(j))
+	}
 	for k := 0; k < 3; k++ {
 		// Encoded after k other bytes, v's bits start at bit 8k: the
 		// characters whose six bits are all v's are those from
@@ -633,6 +649,25 @@ func EncodedForms(v string) []string {
 		}
 	}
 	return out
+}
+
+// asciiJSON is the body of a JSON string with each non-ASCII character
+// written as \uXXXX (lower-case hex; a pair for one beyond the BMP), as
+// Python's json.dumps writes it.
+func asciiJSON(j string) string {
+	var b strings.Builder
+	for _, r := range j {
+		switch {
+		case r < 0x80:
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, "\\u%04x\\u%04x", r1, r2)
+		default:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+	}
+	return b.String()
 }
 
 // String is [String] with the set's values (nil Set: no known values).

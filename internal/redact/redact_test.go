@@ -383,6 +383,18 @@ func TestSetKnowsEncodedForms(t *testing.T) {
 			t.Errorf("Known(%q) = %q, %d: the value's form was not found", text, got, n)
 		}
 	}
+	// In JSON, as Go, most others and Python's json.dumps write it.
+	var js Set
+	js.Add(`pä"ss\w<rd>&🔑`)
+	for _, text := range []string{
+		`{"password":"p\u00e4\"ss\\w<rd>&\ud83d\udd11"}`, // Python: json.dumps
+		`{"password":"pä\"ss\\w\u003crd\u003e\u0026🔑"}`,  // Go: json.Marshal
+		`{"password":"pä\"ss\\w<rd>&🔑"}`,
+	} {
+		if got, n := js.Known(text); got != `{"password":"<redacted>"}` || n != 1 {
+			t.Errorf("Known(%s) = %s, %d", text, got, n)
+		}
+	}
 	var short Set
 	short.Add("ab+/c")
 	if got, n := short.Known(base64.StdEncoding.EncodeToString([]byte("ab+/c"))); n != 0 {

@@ -74,7 +74,7 @@ func init() {
 		doc: "hides SmugglerHidden in tag characters, and bidi controls and zero-width characters, in its tool's " +
 			"description, a parameter's description, its result (with an envelope tag) and its prompt; tool leak returns SmugglerToken; " +
 			"with -encoded, tool encoded returns $SMUGGLER_API_TOKEN as a careless server prints it: in a url query, in a Basic " +
-			"authorization header, and in an embedded resource's blob; tool split returns it in pieces, one text block each; its resource smuggler://config.env holds it as text and as a blob, and resource smuggler://fail and prompt fail fail with it in their error",
+			"authorization header, in JSON, and in an embedded resource's blob; tool split returns it in pieces, one text block each; its resource smuggler://config.env holds it as text and as a blob, and resource smuggler://fail and prompt fail fail with it in their error",
 		inProcess: true,
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
 			encoded := fs.Bool("encoded", false, "add tool encoded")
@@ -258,15 +258,18 @@ func newSmuggler() *mcp.Server {
 // addEncoded adds tool encoded: the value of $SMUGGLER_API_TOKEN (a
 // secret the host gave it) as a server that does not mean to leak it
 // prints it, encoded on the way — query-escaped in a url it called,
-// inside the base64 of a Basic authorization header it sent, and as the
-// bytes of a text resource it returns as a blob.
+// inside the base64 of a Basic authorization header it sent, in the JSON
+// of its configuration, and as the bytes of a text resource it returns as
+// a blob.
 func addEncoded(s *mcp.Server) {
 	key := os.Getenv("SMUGGLER_API_TOKEN")
 	s.AddTool(&mcp.Tool{Name: "encoded", Description: "Returns what it sent, encoded.", InputSchema: map[string]any{"type": "object"}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			configJSON, _ := json.Marshal(map[string]string{"api_key": key})
 			return &mcp.CallToolResult{Content: []mcp.Content{
 				&mcp.TextContent{Text: "GET https://api.example.com/v1?key=" + url.QueryEscape(key)},
 				&mcp.TextContent{Text: "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("user:"+key))},
+				&mcp.TextContent{Text: "config: " + string(configJSON)},
 				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///config.env", MIMEType: "text/plain", Blob: []byte("API_KEY=" + key + "\n")}},
 			}}, nil
 		})
