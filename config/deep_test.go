@@ -1,6 +1,9 @@
 package config
 
 import (
+	"encoding/json"
+	"errors"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -25,5 +28,33 @@ func TestDeepNesting(t *testing.T) {
 		"\n/* " + strings.Repeat("[", 1000) + " */"
 	if servers, _, diags := ParseServers("f", []byte(ok)); len(diags) != 0 || len(servers) != 1 {
 		t.Errorf("brackets in strings and comments: %d servers, diagnostics %v", len(servers), diags)
+	}
+}
+
+// TestEditDeepNesting: an edit reads the file with the same parser, so a
+// file nested millions deep (a repository's .mcp.json, for `mcp add
+// --scope project`) must be refused with its position, not crash the
+// process; the file is left as it was.
+func TestEditDeepNesting(t *testing.T) {
+	// A smaller stack makes the crash this guards against come at once
+	// rather than after a minute and a gigabyte.
+	defer debug.SetMaxStack(debug.SetMaxStack(64 << 20))
+	data := "{\n  \"mcpServers\": {\"a\": " + strings.Repeat("[", 3_000_000)
+	path := writeTemp(t, ".mcp.json", data, 0o644)
+	want := Position{File: path, Line: 2, Col: 23 + maxDepth - 2}
+	check := func(what string, err error) {
+		t.Helper()
+		var d Diagnostic
+		if !errors.As(err, &d) || d.Position != want || !strings.Contains(d.Message, "nested more than 500 levels deep") {
+			t.Errorf("%s: err = %v, want a Diagnostic at %s", what, err, want)
+		}
+	}
+	check("SetServer", SetServer(path, []string{"mcpServers"}, "b", json.RawMessage(`{"command":"b"}`)))
+	_, err := RemoveServer(path, []string{"mcpServers"}, "a")
+	check("RemoveServer", err)
+	_, err = HasServer(path, []string{"mcpServers"}, "a")
+	check("HasServer", err)
+	if got := readString(t, path); got != data {
+		t.Error("the file was changed")
 	}
 }

@@ -336,9 +336,9 @@ func editFile(path string, fileMode, dirMode fs.FileMode, edit func(v *hujson.Va
 		// whitespace the blank file held out of the way.
 		text = []byte("{}\n")
 	}
-	v, err := hujson.Parse(text)
+	v, err := parseJSONCFile(path, text)
 	if err != nil {
-		return ParseDiagnostic(path, err)
+		return err
 	}
 	if _, ok := v.Value.(*hujson.Object); !ok {
 		return Diagnostic{
@@ -972,9 +972,23 @@ func parseExisting(path string) (*hujson.Value, error) {
 	if len(bytes.TrimSpace(src)) == 0 {
 		return nil, nil
 	}
-	v, err := hujson.Parse(src)
+	v, err := parseJSONCFile(path, src)
 	if err != nil {
-		return nil, ParseDiagnostic(path, err)
+		return nil, err
 	}
 	return &v, nil
+}
+
+// parseJSONCFile parses the text of the file at path for an edit or a
+// lookup; the error is a [Diagnostic] with file:line:col. A document
+// nested too deep for the parser's stack is refused first.
+func parseJSONCFile(path string, text []byte) (hujson.Value, error) {
+	if err := CheckNesting(path, text); err != nil {
+		return hujson.Value{}, err
+	}
+	v, err := hujson.Parse(text)
+	if err != nil {
+		return hujson.Value{}, ParseDiagnostic(path, err)
+	}
+	return v, nil
 }

@@ -52,12 +52,7 @@ func parseJSONC(file string, data []byte) (*jsoncDoc, []Diagnostic) {
 	if off := tooDeep(data); off >= 0 {
 		// The parser recurses per level: refuse before it can exhaust
 		// the stack on a hostile file.
-		return doc, []Diagnostic{{
-			Severity: SeverityError,
-			Position: doc.pos(off),
-			Message:  fmt.Sprintf("invalid JSON: nested more than %d levels deep", maxDepth),
-			Fix:      "flatten the document: a configuration needs only a few levels",
-		}}
+		return doc, []Diagnostic{tooDeepDiagnostic(doc.pos(off))}
 	}
 	// hujson rejects a // comment that ends the input without a newline;
 	// a newline after the end changes no offset inside data.
@@ -92,6 +87,28 @@ func parseJSONC(file string, data []byte) (*jsoncDoc, []Diagnostic) {
 
 // maxDepth bounds the nesting of arrays and objects in a document.
 const maxDepth = 500
+
+// CheckNesting returns a [Diagnostic] at file:line:col when the JSONC
+// document data nests arrays and objects more than 500 levels deep, and
+// nil otherwise. The JSONC parser recurses once per level, so a hostile
+// file nested millions deep (a repository's .mcp.json) would exhaust the
+// stack and end the process: every read of a configuration file checks
+// this first, and so must code that parses such a file itself.
+func CheckNesting(file string, data []byte) error {
+	if off := tooDeep(data); off >= 0 {
+		return tooDeepDiagnostic(posAt(file, data, off))
+	}
+	return nil
+}
+
+func tooDeepDiagnostic(pos Position) Diagnostic {
+	return Diagnostic{
+		Severity: SeverityError,
+		Position: pos,
+		Message:  fmt.Sprintf("invalid JSON: nested more than %d levels deep", maxDepth),
+		Fix:      "flatten the document: a configuration needs only a few levels",
+	}
+}
 
 // tooDeep returns the offset of the first '[' or '{' nested deeper than
 // maxDepth, skipping strings and comments, or -1.
