@@ -557,6 +557,9 @@ func sharedFileCheck(root string, o *runtimeOptions) (doctorCheck, bool) {
 	if len(bytes.TrimSpace(text)) == 0 || json.Valid(text) {
 		return doctorCheck{}, false
 	}
+	if config.CheckNesting(path, text) != nil {
+		return doctorCheck{}, false // the config check reports it
+	}
 	if _, err := hujson.Parse(text); err != nil {
 		return doctorCheck{}, false // the config check reports it
 	}

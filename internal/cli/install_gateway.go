@@ -830,6 +830,9 @@ func readEntries(file string, objPath []string) (map[string]clientEntry, error) 
 		return nil, err
 	}
 	b, _ = config.StripBOM(b) // as editFile reads it: Windows editors write one
+	if err := config.CheckNesting(file, b); err != nil {
+		return nil, err
+	}
 	std, err := hujson.Standardize(b)
 	if err != nil {
 		return nil, config.ParseDiagnostic(file, err)

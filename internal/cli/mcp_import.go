@@ -633,6 +633,9 @@ func readImportFile(path, from, root string) ([]importEntry, error) {
 		return nil, FailureErr(fmt.Errorf("reading %s: %w", path, err), "")
 	}
 	data, _ = config.StripBOM(data)
+	if err := config.CheckNesting(path, data); err != nil {
+		return nil, ConfigErr(err, "fix the file, or point --file at a good copy")
+	}
 	v, err := hujson.Parse(data)
 	if err != nil {
 		msg := path + ": " + err.Error()
