@@ -67,6 +67,9 @@ func SetServer(path string, objPath []string, name string, def json.RawMessage) 
 		}
 	}
 	return editFile(path, privateFileMode, privateDirMode, func(root *hujson.Value, src []byte) error {
+		if err := uniquePaths(root, full); err != nil {
+			return err
+		}
 		return setValue(root, src, full, def)
 	})
 }
@@ -84,6 +87,9 @@ func RemoveServer(path string, objPath []string, name string) (found bool, err e
 	}
 	full := append(append([]string(nil), objPath...), name)
 	err = editFile(path, privateFileMode, privateDirMode, func(root *hujson.Value, src []byte) error {
+		if err := uniquePaths(root, full); err != nil {
+			return err
+		}
 		found = root.Find(pointer(full)) != nil
 		if !found {
 			return errNoChange
@@ -160,6 +166,10 @@ func SetLocalEnablement(path, key, name string, enabled bool) error {
 func ClearLocalEnablement(path, key, name string) error {
 	objPath := []string{"projects", key}
 	return editFile(path, privateFileMode, privateDirMode, func(v *hujson.Value, _ []byte) error {
+		if err := uniquePaths(v, append(append([]string(nil), objPath...), "enabledMcpServers"),
+			append(append([]string(nil), objPath...), "disabledMcpServers")); err != nil {
+			return err
+		}
 		dropped := 0
 		for _, list := range []string{"enabledMcpServers", "disabledMcpServers"} {
 			n, err := dropListed(v, append(append([]string(nil), objPath...), list), name)
@@ -198,6 +208,9 @@ func setEnablement(path string, objPath []string, name string, enabled bool, fil
 	}
 	at := func(key string) []string { return append(append([]string(nil), objPath...), key) }
 	return editFile(path, fileMode, dirMode, func(v *hujson.Value, src []byte) error {
+		if err := uniquePaths(v, at(add), at(drop)); err != nil {
+			return err
+		}
 		// The other list is left alone when it is not an array (the
 		// loader reports it); emptied, it goes.
 		dropped, err := dropListed(v, at(drop), name)
@@ -287,6 +300,48 @@ func CheckRepoFile(root, path string) error {
 // errNoChange tells editFile that the edit found nothing to do.
 var errNoChange = errors.New("no change")
 
+// duplicateKeyError is the refusal of an edit whose path goes through a
+// name written twice in one object: offset is the last one's, which the
+// loader uses, first the first one's, which a JSON Pointer finds.
+type duplicateKeyError struct {
+	key           string
+	offset, first int
+}
+
+func (e *duplicateKeyError) Error() string { return fmt.Sprintf("%q is written more than once", e.key) }
+
+// uniquePaths returns a *duplicateKeyError when a name on one of paths is
+// written more than once in its object. The loader reads the last of
+// them, as JSON decoders do; an edit finds the first, and would change a
+// copy that is not used (replace it and leave the server as it was,
+// remove it and leave the server running). It must run before the edit
+// changes anything: it reports the offsets the parse gave.
+func uniquePaths(root *hujson.Value, paths ...[]string) error {
+	for _, path := range paths {
+		cur := root
+		for _, key := range path {
+			obj, ok := cur.Value.(*hujson.Object)
+			if !ok {
+				break
+			}
+			var found []*hujson.ObjectMember
+			for i := range obj.Members {
+				if memberName(&obj.Members[i]) == key {
+					found = append(found, &obj.Members[i])
+				}
+			}
+			if len(found) == 0 {
+				break
+			}
+			if len(found) > 1 {
+				return &duplicateKeyError{key: key, offset: found[len(found)-1].Name.StartOffset, first: found[0].Name.StartOffset}
+			}
+			cur = &found[0].Value
+		}
+	}
+	return nil
+}
+
 // editFile reads the JSONC file at path (a missing or blank file reads as
 // {}), lets edit patch its syntax tree, and writes the result atomically. A
 // new file gets fileMode (and missing directories dirMode); an existing
@@ -351,6 +406,16 @@ func editFile(path string, fileMode, dirMode fs.FileMode, edit func(v *hujson.Va
 	if err := edit(&v, text); err != nil {
 		if errors.Is(err, errNoChange) {
 			return nil
+		}
+		var dup *duplicateKeyError
+		if errors.As(err, &dup) {
+			first, _ := LineCol(text, dup.first)
+			return Diagnostic{
+				Severity: SeverityError,
+				Position: posAt(path, text, dup.offset),
+				Message:  fmt.Sprintf("%q is written more than once in this object (also at line %d), and only the last one is used; an edit cannot tell which one you mean", dup.key, first),
+				Fix:      "remove the copy you do not want, then run the command again; the file was not changed",
+			}
 		}
 		return fmt.Errorf("editing %s: %w", path, err)
 	}

@@ -39,6 +39,9 @@ func SetPermissionRule(path string, objPath []string, list, rule string) (moved 
 	}
 	at := func(l string) []string { return append(append([]string(nil), objPath...), "permissions", l) }
 	err = editFile(path, privateFileMode, privateDirMode, func(v *hujson.Value, src []byte) error {
+		if err := uniquePaths(v, at("allow"), at("ask"), at("deny")); err != nil {
+			return err
+		}
 		moved, changed = nil, false
 		for _, other := range permissionLists {
 			if other == list {
@@ -84,6 +87,9 @@ func RemovePermissionRule(path string, objPath []string, list, rule string) (rem
 	}
 	at := func(l string) []string { return append(append([]string(nil), objPath...), "permissions", l) }
 	err = editFile(path, privateFileMode, privateDirMode, func(v *hujson.Value, src []byte) error {
+		if err := uniquePaths(v, at("allow"), at("ask"), at("deny")); err != nil {
+			return err
+		}
 		removed = nil
 		for _, l := range permissionLists {
 			if list != "" && l != list {

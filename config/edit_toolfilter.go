@@ -22,6 +22,9 @@ func SetToolsHidden(path string, objPath []string, server string, tools []string
 	base := append(append([]string(nil), objPath...), "toolFilters", server)
 	at := func(key string) []string { return append(append([]string(nil), base...), key) }
 	return editFile(path, privateFileMode, privateDirMode, func(v *hujson.Value, src []byte) error {
+		if err := uniquePaths(v, at("disabledTools"), at("enabledTools")); err != nil {
+			return err
+		}
 		changed := false
 		add := func(key, name string) error {
 			if f := v.Find(pointer(at(key))); f != nil {
