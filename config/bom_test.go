@@ -3,8 +3,10 @@ package config
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -43,5 +45,64 @@ func TestByteOrderMark(t *testing.T) {
 	r = f.load(f.opts())
 	if len(r.Diagnostics) != 1 || r.Diagnostics[0].Position.Line != 2 {
 		t.Errorf("diagnostics of a broken file with a mark: %+v", r.Diagnostics)
+	}
+}
+
+// TestUTF16File: Notepad's "Unicode" saves UTF-16. Such a file is named
+// for what it is, with the fix (save it as UTF-8), by the loader and by an
+// edit, not reported as a stray byte '\xff' to "correct at that position".
+func TestUTF16File(t *testing.T) {
+	const text = `{"mcpServers": {"a": {"command": "a-mcp"}}}`
+	utf16 := func(bigEndian, mark bool) []byte {
+		var b []byte
+		if mark {
+			b = append(b, 0xFF, 0xFE)
+			if bigEndian {
+				b = []byte{0xFE, 0xFF}
+			}
+		}
+		for _, c := range []byte(text) {
+			if bigEndian {
+				b = append(b, 0, c)
+			} else {
+				b = append(b, c, 0)
+			}
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{
+		{"little-endian with mark", utf16(false, true)},
+		{"big-endian with mark", utf16(true, true)},
+		{"little-endian", utf16(false, false)},
+		{"big-endian", utf16(true, false)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			check := func(what string, d Diagnostic) {
+				t.Helper()
+				if d.Line != 1 || d.Col != 1 || !strings.Contains(d.Message, "UTF-16") || !strings.Contains(d.Fix, "UTF-8") {
+					t.Errorf("%s: %v, want a diagnostic at 1:1 naming UTF-16 and the fix UTF-8", what, d)
+				}
+			}
+			_, _, diags := ParseServers("f", tc.data)
+			if len(diags) != 1 {
+				t.Fatalf("ParseServers: %v", diags)
+			}
+			check("ParseServers", diags[0])
+			path := filepath.Join(t.TempDir(), "mcp.json")
+			if err := os.WriteFile(path, tc.data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var d Diagnostic
+			if err := SetServer(path, []string{"mcpServers"}, "b", json.RawMessage(`{"command": "b"}`)); !errors.As(err, &d) {
+				t.Fatalf("SetServer: %v, want a Diagnostic", err)
+			}
+			check("SetServer", d)
+			if got, _ := os.ReadFile(path); !bytes.Equal(got, tc.data) {
+				t.Error("SetServer changed the file")
+			}
+		})
 	}
 }

@@ -1046,8 +1046,11 @@ func parseExisting(path string) (*hujson.Value, error) {
 
 // parseJSONCFile parses the text of the file at path for an edit or a
 // lookup; the error is a [Diagnostic] with file:line:col. A document
-// nested too deep for the parser's stack is refused first.
+// in UTF-16, or nested too deep for the parser's stack, is refused first.
 func parseJSONCFile(path string, text []byte) (hujson.Value, error) {
+	if d, ok := utf16Diagnostic(path, text); ok {
+		return hujson.Value{}, d
+	}
 	if err := CheckNesting(path, text); err != nil {
 		return hujson.Value{}, err
 	}

@@ -49,6 +49,9 @@ func parseJSONC(file string, data []byte) (*jsoncDoc, []Diagnostic) {
 		doc.obj = &hujson.Object{}
 		return doc, nil
 	}
+	if d, ok := utf16Diagnostic(file, data); ok {
+		return doc, []Diagnostic{d}
+	}
 	if off := tooDeep(data); off >= 0 {
 		// The parser recurses per level: refuse before it can exhaust
 		// the stack on a hostile file.
@@ -99,6 +102,26 @@ func CheckNesting(file string, data []byte) error {
 		return tooDeepDiagnostic(posAt(file, data, off))
 	}
 	return nil
+}
+
+// utf16Diagnostic reports a file saved as UTF-16 (Notepad's "Unicode"),
+// with or without its byte order mark: the parser would call its first
+// byte a stray character. A UTF-8 JSON document has no NUL among its
+// first two bytes.
+func utf16Diagnostic(file string, data []byte) (Diagnostic, bool) {
+	if len(data) < 2 {
+		return Diagnostic{}, false
+	}
+	mark := (data[0] == 0xFF && data[1] == 0xFE) || (data[0] == 0xFE && data[1] == 0xFF)
+	if !mark && (data[0] == 0) == (data[1] == 0) {
+		return Diagnostic{}, false
+	}
+	return Diagnostic{
+		Severity: SeverityError,
+		Position: Position{File: file, Line: 1, Col: 1},
+		Message:  "the file is encoded as UTF-16 (Notepad's \"Unicode\"), not UTF-8",
+		Fix:      "save it again as UTF-8 (in Notepad: Save As, Encoding UTF-8)",
+	}, true
 }
 
 func tooDeepDiagnostic(pos Position) Diagnostic {
