@@ -364,6 +364,9 @@ func editFile(path string, fileMode, dirMode fs.FileMode, edit func(v *hujson.Va
 		}
 	}
 	unlock, err := filelock.Lock(path, filelock.DefaultTimeout)
+	if errors.Is(err, fs.ErrPermission) {
+		return folderNotWritable(path)
+	}
 	if err != nil {
 		return err
 	}
@@ -434,7 +437,31 @@ func editFile(path string, fileMode, dirMode fs.FileMode, edit func(v *hujson.Va
 	if exists && bytes.Equal(out, src) {
 		return nil
 	}
-	return writeFileAtomic(path, out, mode)
+	// The rename an edit ends with needs only the folder to be writable:
+	// a file the user made read-only would be replaced.
+	if exists && mode&0o200 == 0 {
+		return Diagnostic{
+			Severity: SeverityError, Position: Position{File: path},
+			Message: fmt.Sprintf("is read-only (mode %#o), so switchboard does not change it", mode),
+			Fix:     fmt.Sprintf("make it writable (chmod u+w %s), then run the command again; the file was not changed", path),
+		}
+	}
+	err = writeFileAtomic(path, out, mode)
+	if errors.Is(err, fs.ErrPermission) {
+		return folderNotWritable(path)
+	}
+	return err
+}
+
+// folderNotWritable is the refusal of an edit of path whose folder the
+// user cannot write: the lock and the new copy are made beside the file.
+func folderNotWritable(path string) Diagnostic {
+	dir := filepath.Dir(path)
+	return Diagnostic{
+		Severity: SeverityError, Position: Position{File: path},
+		Message: fmt.Sprintf("cannot be changed: its folder %s is not writable by you (an edit writes its lock and the new file there, then renames it over this one)", dir),
+		Fix:     fmt.Sprintf("make the folder writable (chmod u+w %s), then run the command again; the file was not changed", dir),
+	}
 }
 
 // toCRLF turns every "\n" not already preceded by "\r" into "\r\n".

@@ -57,7 +57,13 @@ func Lock(path string, timeout time.Duration) (unlock func(), err error) {
 		// that crashed holding it, in a shared checkout, still opens.
 		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|noFollow, 0o644)
 		if errors.Is(err, fs.ErrPermission) {
-			f, err = os.OpenFile(name, os.O_RDONLY|noFollow, 0)
+			var rerr error
+			f, rerr = os.OpenFile(name, os.O_RDONLY|noFollow, 0)
+			// No lock file to open: the folder refused to create one,
+			// which is what the caller must hear.
+			if !errors.Is(rerr, fs.ErrNotExist) {
+				err = rerr
+			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("locking %s: %w", path, err)
