@@ -25,6 +25,7 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/switchboard-mcp/switchboard/internal/filelock"
+	"github.com/switchboard-mcp/switchboard/internal/fileowner"
 	"github.com/switchboard-mcp/switchboard/internal/safefile"
 )
 
@@ -380,12 +381,12 @@ func editFile(path string, fileMode, dirMode fs.FileMode, edit func(v *hujson.Va
 		return err
 	}
 	mode := fileMode
+	var orig fs.FileInfo // the file replaced, nil for a new one
 	if exists {
-		fi, err := os.Stat(path)
-		if err != nil {
+		if orig, err = os.Stat(path); err != nil {
 			return fmt.Errorf("reading %s: %w", path, err)
 		}
-		mode = fi.Mode().Perm()
+		mode = orig.Mode().Perm()
 	}
 
 	text, mark := StripBOM(src)
@@ -446,7 +447,7 @@ func editFile(path string, fileMode, dirMode fs.FileMode, edit func(v *hujson.Va
 			Fix:     fmt.Sprintf("make it writable (chmod u+w %s), then run the command again; the file was not changed", path),
 		}
 	}
-	err = writeFileAtomic(path, out, mode)
+	err = writeFileAtomic(path, out, mode, orig)
 	if errors.Is(err, fs.ErrPermission) {
 		return folderNotWritable(path)
 	}
@@ -511,7 +512,9 @@ func readConfigFile(path string) ([]byte, error) {
 
 // writeFileAtomic replaces path with data through a temporary file in the
 // same directory and a rename, so that a crash never leaves half a file.
-func writeFileAtomic(path string, data []byte, mode fs.FileMode) (err error) {
+// The new file gets mode and, where the system allows it, the owner and
+// group of orig, the file it replaces (nil: none).
+func writeFileAtomic(path string, data []byte, mode fs.FileMode, orig fs.FileInfo) (err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -528,6 +531,11 @@ func writeFileAtomic(path string, data []byte, mode fs.FileMode) (err error) {
 		// Chmod on a file is not supported everywhere (e.g. some Windows
 		// file systems); the rename below still keeps the data safe.
 		err = nil
+	}
+	if orig != nil {
+		// Root editing a user's file (sudo) must leave it the user's:
+		// a private file of root's is one they can no longer read.
+		_ = fileowner.Keep(f, orig)
 	}
 	if _, err = f.Write(data); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)

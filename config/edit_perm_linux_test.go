@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -53,5 +54,31 @@ func TestEditFolderNotWritable(t *testing.T) {
 	}
 	if got := readString(t, path); got != src {
 		t.Errorf("the file was changed:\n%s", got)
+	}
+}
+
+// TestEditKeepsOwner: an edit made as root (sudo switchboard mcp add, a
+// provisioning script) of a user's file keeps the file the user's. The
+// new copy the rename puts in place was root's, and, private (0600), the
+// user could no longer read their own configuration.
+func TestEditKeepsOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only root can give a file to another user")
+	}
+	const uid, gid = 65534, 65534
+	path := writeTemp(t, "mcp.json", "{\"mcpServers\": {}}\n", 0o600)
+	if err := os.Chown(path, uid, gid); err != nil {
+		t.Skip(err)
+	}
+	if err := SetServer(path, []string{"mcpServers"}, "b", json.RawMessage(`{"command":"b"}`)); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	if st.Uid != uid || st.Gid != gid || fi.Mode().Perm() != 0o600 {
+		t.Errorf("after the edit: owner %d:%d, mode %v; want %d:%d, 0600", st.Uid, st.Gid, fi.Mode().Perm(), uid, gid)
 	}
 }

@@ -7,6 +7,9 @@ package fileowner
 
 import "os"
 
+// Keep is Unix-only, as Other is: it does nothing here.
+func Keep(*os.File, os.FileInfo) error { return nil }
+
 // Other is Unix-only: elsewhere the files' ACLs are the user's profile's,
 // and ownership means little.
 func Other(os.FileInfo) string { return "" }
