@@ -637,6 +637,14 @@ func setValue(root *hujson.Value, src []byte, path []string, value json.RawMessa
 		nested = append(append(append([]byte("{"), key...), ':'), append(nested, '}')...)
 	}
 	hadTrailingComma := len(obj.Members) > 0 && obj.Members[len(obj.Members)-1].Value.AfterExtra != nil
+	// A comment on the last member's line is that member's. The patch
+	// keeps a // one there but leaves a /* */ one before the closing
+	// brace, after the new member: take it out, to put it back below.
+	var sameLine []byte
+	if i := bytes.IndexByte(obj.AfterExtra, '\n'); len(obj.Members) > 0 && i >= 0 && hasComment(obj.AfterExtra[:i]) {
+		sameLine = append([]byte(nil), obj.AfterExtra[:i]...)
+		obj.AfterExtra = append(hujson.Extra(nil), obj.AfterExtra[i:]...)
+	}
 	if err := patch(root, "add", path[:depth+1], indentJSON(nested, memberIndent, unit)); err != nil {
 		return err
 	}
@@ -644,7 +652,7 @@ func setValue(root *hujson.Value, src []byte, path []string, value json.RawMessa
 	// its siblings and put the closing brace on its own line.
 	obj = parent.Value.(*hujson.Object)
 	m := &obj.Members[len(obj.Members)-1]
-	before := bytes.TrimRight(m.Name.BeforeExtra, " \t")
+	before := bytes.TrimRight(append(sameLine, m.Name.BeforeExtra...), " \t")
 	if !bytes.HasSuffix(before, []byte("\n")) {
 		before = append(before, '\n')
 	}
@@ -686,8 +694,19 @@ func removeMember(root *hujson.Value, path []string) error {
 	// Removing the last member can hand the closing bracket the removed
 	// member's indentation; keep the bracket's own.
 	closeIndent, wasLast := closingIndent(parent), isLastMember(parent, path[len(path)-1])
+	// Comments are told apart by line, which the patch does for // ones
+	// only: one on the line the removed member follows (after the
+	// previous member's comma, or the opening bracket) is not the removed
+	// member's, and is kept; one on the removed member's own line is its,
+	// and goes with it.
+	idx := memberIndex(parent, path[len(path)-1])
+	prevLine := cutSameLine(beforeExtraAt(parent, idx))
+	cutSameLine(beforeExtraAt(parent, idx+1))
 	if err := patch(root, "remove", path, nil); err != nil {
 		return err
+	}
+	if e := beforeExtraAt(parent, idx); e != nil && prevLine != nil {
+		*e = append(prevLine, *e...)
 	}
 	if wasLast && closeIndent != nil {
 		setClosingIndent(parent, closeIndent)
@@ -705,6 +724,65 @@ func removeMember(root *hujson.Value, path []string) error {
 			if n := len(c.Elements); n > 0 && c.Elements[n-1].AfterExtra == nil {
 				c.Elements[n-1].AfterExtra = hujson.Extra{}
 			}
+		}
+	}
+	return nil
+}
+
+// cutSameLine takes out of e, and returns, the comments at its start
+// that sit on the line before it (those before its first newline); nil
+// when there are none.
+func cutSameLine(e *hujson.Extra) []byte {
+	if e == nil {
+		return nil
+	}
+	i := bytes.IndexByte(*e, '\n')
+	if i < 0 || !hasComment((*e)[:i]) {
+		return nil
+	}
+	head := append([]byte(nil), (*e)[:i]...)
+	*e = append(hujson.Extra(nil), (*e)[i:]...)
+	return head
+}
+
+// memberIndex returns the index of the member or element key of v, -1
+// if there is none.
+func memberIndex(v *hujson.Value, key string) int {
+	if v == nil {
+		return -1
+	}
+	switch c := v.Value.(type) {
+	case *hujson.Object:
+		return slices.IndexFunc(c.Members, func(m hujson.ObjectMember) bool { return memberName(&m) == key })
+	case *hujson.Array:
+		if i, err := strconv.Atoi(key); err == nil && i >= 0 && i < len(c.Elements) {
+			return i
+		}
+	}
+	return -1
+}
+
+// beforeExtraAt returns the blanks and comments before member or element
+// i of v, those before its closing bracket for i one past the last; nil
+// for an index out of range.
+func beforeExtraAt(v *hujson.Value, i int) *hujson.Extra {
+	if v == nil || i < 0 {
+		return nil
+	}
+	switch c := v.Value.(type) {
+	case *hujson.Object:
+		switch {
+		case i < len(c.Members):
+			return &c.Members[i].Name.BeforeExtra
+		case i == len(c.Members):
+			return &c.AfterExtra
+		}
+	case *hujson.Array:
+		switch {
+		case i < len(c.Elements):
+			return &c.Elements[i].BeforeExtra
+		case i == len(c.Elements):
+			return &c.AfterExtra
 		}
 	}
 	return nil
