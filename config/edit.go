@@ -353,10 +353,13 @@ func uniquePaths(root *hujson.Value, paths ...[]string) error {
 // in parallel, the CLI beside another tool) all survive instead of the
 // last rename dropping the others.
 func editFile(path string, fileMode, dirMode fs.FileMode, edit func(v *hujson.Value, src []byte) error) error {
-	// Edit the file a symlink points to, rather than replacing the link.
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real
+	// Edit the file a symlink points to, rather than replacing the link;
+	// a link to a file not made yet (a dotfiles checkout's) creates it.
+	real, ok := resolveForWrite(path)
+	if !ok {
+		return fmt.Errorf("writing %s: too many symbolic links on the way", path)
 	}
+	path = real
 	// The lock file lives beside the file, so its directory must exist
 	// first; a new file is about to be written there anyway.
 	if _, err := os.Stat(filepath.Dir(path)); errors.Is(err, fs.ErrNotExist) {

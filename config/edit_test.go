@@ -425,6 +425,27 @@ func TestSetServerFollowsSymlink(t *testing.T) {
 	if !strings.Contains(readString(t, target), `"a"`) {
 		t.Error("the target was not edited")
 	}
+
+	// A link to a file not made yet (a dotfiles checkout links
+	// ~/.switchboard/mcp.json before the file exists) is kept too: the
+	// first edit creates the file it points to, through a relative link.
+	dots := filepath.Join(dir, "dotfiles")
+	if err := os.Mkdir(dots, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	dangling := filepath.Join(dir, "dangling.json")
+	if err := os.Symlink(filepath.Join("dotfiles", "mcp.json"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	if err := SetServer(dangling, []string{"mcpServers"}, "b", json.RawMessage(`{"command":"b"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Lstat(dangling); fi.Mode()&os.ModeSymlink == 0 {
+		t.Error("the dangling symlink was replaced by a file")
+	}
+	if b, err := os.ReadFile(filepath.Join(dots, "mcp.json")); err != nil || !strings.Contains(string(b), `"b"`) {
+		t.Errorf("the link's target was not created: %v", err)
+	}
 }
 
 func TestSetWorkspaceEnablement(t *testing.T) {
