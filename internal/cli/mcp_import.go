@@ -812,6 +812,12 @@ func checkImport(name string, def []byte) string {
 	if !config.ValidName(name) {
 		return fmt.Sprintf("illegal server name; add it by hand under a legal one such as %q", suggestName(name))
 	}
+	// Refused at runtime (a__b, x_), as mcp add refuses it: written, it
+	// would be imported "needing approval" and never run.
+	if why := policy.ServerNameProblem(name); why != "" {
+		return fmt.Sprintf("server name cannot be used: %s; add it by hand under another name such as %q",
+			why, suggestName(strings.TrimRight(strings.ReplaceAll(name, "__", "_"), "_.-")))
+	}
 	s, diags := config.ParseServer(name, def)
 	if d := firstError(diags); hasError(diags) {
 		msg := d.Message
