@@ -301,6 +301,35 @@ func CheckRepoFile(root, path string) error {
 // errNoChange tells editFile that the edit found nothing to do.
 var errNoChange = errors.New("no change")
 
+// wrongKindError is the refusal of an edit that meets, on its way, a value
+// that is not the object or array it must be ("mcpServers": null).
+type wrongKindError struct {
+	path []string
+	want string // "an object" or "an array"
+}
+
+func (e *wrongKindError) Error() string { return fmt.Sprintf("%s is not %s", pointer(e.path), e.want) }
+
+// diagnostic places the error in text, the file at path as it was read:
+// the value was there before the edit changed anything.
+func (e *wrongKindError) diagnostic(path string, text []byte) Diagnostic {
+	d := Diagnostic{
+		Severity: SeverityError, Position: Position{File: path},
+		Message: fmt.Sprintf("%q is not %s", e.path[len(e.path)-1], e.want),
+		Fix:     "write {} there, or remove the member; the file was not changed",
+	}
+	if e.want == "an array" {
+		d.Fix = "write a list there, e.g. [], or remove the member; the file was not changed"
+	}
+	if v, err := hujson.Parse(text); err == nil {
+		if at := v.Find(pointer(e.path)); at != nil {
+			d.Position = posAt(path, text, at.StartOffset)
+			d.Message = fmt.Sprintf("%q is %s, not %s", e.path[len(e.path)-1], kindName(at), e.want)
+		}
+	}
+	return d
+}
+
 // duplicateKeyError is the refusal of an edit whose path goes through a
 // name written twice in one object: offset is the last one's, which the
 // loader uses, first the first one's, which a JSON Pointer finds.
@@ -413,6 +442,10 @@ func editFile(path string, fileMode, dirMode fs.FileMode, edit func(v *hujson.Va
 	if err := edit(&v, text); err != nil {
 		if errors.Is(err, errNoChange) {
 			return nil
+		}
+		var wrong *wrongKindError
+		if errors.As(err, &wrong) {
+			return wrong.diagnostic(path, text)
 		}
 		var dup *duplicateKeyError
 		if errors.As(err, &dup) {
@@ -616,7 +649,7 @@ func setValue(root *hujson.Value, src []byte, path []string, value json.RawMessa
 			break
 		}
 		if _, ok := next.Value.(*hujson.Object); !ok {
-			return fmt.Errorf("%s is not an object", pointer(path[:depth+1]))
+			return &wrongKindError{path: path[:depth+1], want: "an object"}
 		}
 		parent = next
 		depth++
@@ -905,7 +938,7 @@ func addString(v *hujson.Value, src []byte, path []string, s string) error {
 		return appendElement(v, src, path, s)
 	}
 	if f := v.Find(pointer(path)); f != nil {
-		return fmt.Errorf("%s is not an array", pointer(path))
+		return &wrongKindError{path: path, want: "an array"}
 	}
 	one, _ := json.Marshal([]string{s})
 	return setValue(v, src, path, one)
@@ -918,7 +951,7 @@ func dropString(v *hujson.Value, path []string, s string) (int, error) {
 	arr, ok := arrayAt(v, path)
 	if !ok {
 		if f := v.Find(pointer(path)); f != nil {
-			return 0, fmt.Errorf("%s is not an array", pointer(path))
+			return 0, &wrongKindError{path: path, want: "an array"}
 		}
 		return 0, nil
 	}

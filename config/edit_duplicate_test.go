@@ -49,3 +49,37 @@ func TestEditDuplicateKey(t *testing.T) {
 		})
 	}
 }
+
+// TestEditWrongKind: a value on the edit's way that is not the object or
+// list it must be ("mcpServers": null, a list given as a string) is
+// reported at its file:line:col with the fix, not as "editing …:
+// /mcpServers is not an object".
+func TestEditWrongKind(t *testing.T) {
+	def := json.RawMessage(`{"command":"new"}`)
+	tests := []struct {
+		name, src string
+		edit      func(path string) error
+		line, col int
+		msg       string
+	}{
+		{"servers null", "{\n  \"mcpServers\": null\n}\n",
+			func(p string) error { return SetServer(p, []string{"mcpServers"}, "a", def) }, 2, 17,
+			`"mcpServers" is null, not an object`},
+		{"list a string", "{\"projects\": {\"/w\": {\n  \"disabledMcpServers\": \"a\"\n}}}\n",
+			func(p string) error { return SetLocalEnablement(p, "/w", "b", false) }, 2, 25,
+			`"disabledMcpServers" is a string, not an array`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeTemp(t, "mcp.json", tt.src, 0o600)
+			err := tt.edit(path)
+			var d Diagnostic
+			if !errors.As(err, &d) || d.File != path || d.Line != tt.line || d.Col != tt.col || d.Message != tt.msg || d.Fix == "" {
+				t.Errorf("err = %v, want a Diagnostic at %s:%d:%d: %s, with a fix", err, path, tt.line, tt.col, tt.msg)
+			}
+			if got := readString(t, path); got != tt.src {
+				t.Errorf("the file was changed:\n%s", got)
+			}
+		})
+	}
+}
