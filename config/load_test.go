@@ -529,7 +529,7 @@ func TestLoadMCPConfig(t *testing.T) {
 			"error: " + filepath.Join(f.proj, "nope.json") + ": file not found (fix: check the path given to --mcp-config (a file, or inline JSON starting with '{'))",
 			`error: --mcp-config#1:1:34: server "x": field "command": must be a string, not a number (fix: write "command": "…")`,
 			`error: --mcp-config#1:1:17: server "x": neither "command" nor "url" is set (fix: add "command" (and "args") for a local server, or "url" for a remote one)`,
-			`warning: --mcp-config#2:1:1: no "mcpServers" object: nothing to load (fix: write { "mcpServers": { "name": { "command": "…" } } })`,
+			`warning: --mcp-config#2:1:2: field "servers": is not read: servers go under "mcpServers" (fix: rename "servers" to "mcpServers")`,
 			`error: --mcp-config#3:1:2: invalid JSON: invalid literal: bad (fix: ` + fixSyntax + `)`,
 		}
 		if diff := cmp.Diff(want, got); diff != "" {

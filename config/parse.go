@@ -140,8 +140,9 @@ func ParseServer(name string, raw []byte) (Server, []Diagnostic) {
 // servers and no problem.
 func (d *jsoncDoc) servers(obj *hujson.Object) ([]serverDef, []Diagnostic) {
 	m := lookupMember(obj, "mcpServers")
+	misses := d.serversMisspelt(obj, m != nil)
 	if m == nil || isNull(&m.Value) {
-		return nil, nil
+		return nil, misses
 	}
 	so, ok := m.Value.Value.(*hujson.Object)
 	if !ok {
@@ -153,6 +154,43 @@ func (d *jsoncDoc) servers(obj *hujson.Object) ([]serverDef, []Diagnostic) {
 			Fix:      `write "mcpServers": { "name": { "command": "…" } }`,
 		}}
 	}
+	defs, diags := d.serverDefs(so)
+	return defs, append(misses, diags...)
+}
+
+// serversMisspelt warns of each object in obj whose name is a near miss
+// of "mcpServers" ("mcpservers", "mcp_servers", VS Code's "servers"): it
+// is not read, and without a word the user sees no servers and no reason.
+// has says that obj has "mcpServers" too.
+func (d *jsoncDoc) serversMisspelt(obj *hujson.Object, has bool) []Diagnostic {
+	if obj == nil {
+		return nil
+	}
+	var diags []Diagnostic
+	for i := range obj.Members {
+		m := &obj.Members[i]
+		name := memberName(m)
+		folded := strings.ToLower(strings.NewReplacer("_", "", "-", "", " ", "").Replace(name))
+		if name == "mcpServers" || (folded != "mcpservers" && folded != "mcpserver" && name != "servers") {
+			continue
+		}
+		if _, ok := m.Value.Value.(*hujson.Object); !ok {
+			continue
+		}
+		fix := fmt.Sprintf("rename %q to \"mcpServers\"", name)
+		if has {
+			fix = `move its entries into "mcpServers"`
+		}
+		diags = append(diags, Diagnostic{
+			Severity: SeverityWarning, Position: d.pos(m.Name.StartOffset), Field: name,
+			Message: `is not read: servers go under "mcpServers"`, Fix: fix,
+		})
+	}
+	return diags
+}
+
+// serverDefs reads the definitions of the "mcpServers" object so.
+func (d *jsoncDoc) serverDefs(so *hujson.Object) ([]serverDef, []Diagnostic) {
 	var defs []serverDef
 	index := make(map[string]int)
 	for i := range so.Members {

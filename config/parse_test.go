@@ -291,6 +291,20 @@ func TestParseServersDocument(t *testing.T) {
 	}{
 		{"empty file", "  \n", nil, nil},
 		{"no mcpServers", `{"other": 1}`, nil, nil},
+		// A near miss of "mcpServers" is read as nothing: say so, or a
+		// typo (or VS Code's "servers") gives "no servers" unexplained.
+		{"mcpServers misspelt", "{\n  \"mcpservers\": {\"a\": {\"command\": \"x\"}}\n}", nil, []Diagnostic{{
+			Severity: SeverityWarning, Position: Position{File: f, Line: 2, Col: 3}, Field: "mcpservers",
+			Message: `is not read: servers go under "mcpServers"`, Fix: `rename "mcpservers" to "mcpServers"`,
+		}}},
+		{"VS Code's servers", `{"servers": {"a": {"command": "x"}}}`, nil, []Diagnostic{{
+			Severity: SeverityWarning, Position: Position{File: f, Line: 1, Col: 2}, Field: "servers",
+			Message: `is not read: servers go under "mcpServers"`, Fix: `rename "servers" to "mcpServers"`,
+		}}},
+		{"mcp_servers beside mcpServers", `{"mcpServers": {}, "mcp_servers": {"a": {"command": "x"}}}`, nil, []Diagnostic{{
+			Severity: SeverityWarning, Position: Position{File: f, Line: 1, Col: 20}, Field: "mcp_servers",
+			Message: `is not read: servers go under "mcpServers"`, Fix: `move its entries into "mcpServers"`,
+		}}},
 		{"syntax error", "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",,}\n  }\n}", nil, []Diagnostic{{
 			Severity: SeverityError, Position: Position{File: f, Line: 3, Col: 26},
 			Message: "invalid JSON: invalid character ',' at start of value", Fix: fixSyntax,

@@ -546,8 +546,10 @@ func (l *loader) loadFlags(configs []string, cwd string) {
 			continue
 		}
 		// A flag's "disabledMcpServers" alone is something to load: it
-		// disables those servers for this run.
-		if lookupMember(doc.obj, "mcpServers") == nil && lookupMember(doc.obj, "disabledMcpServers") == nil {
+		// disables those servers for this run. A near miss such as
+		// "servers" is warned of by itself, more precisely.
+		if lookupMember(doc.obj, "mcpServers") == nil && lookupMember(doc.obj, "disabledMcpServers") == nil &&
+			len(doc.serversMisspelt(doc.obj, false)) == 0 {
 			l.res.Diagnostics = append(l.res.Diagnostics, Diagnostic{
 				Severity: SeverityWarning, Position: doc.pos(0),
 				Message: `no "mcpServers" object: nothing to load`,
