@@ -399,7 +399,15 @@ func checkDefinition(s Server, hasCommand, hasURL bool) []problem {
 				"list plain variable names (letters, digits and '_')")
 		}
 	}
+	seenHeader := map[string]string{}
 	for _, k := range sortedKeys(s.Headers) {
+		if prev, ok := seenHeader[strings.ToLower(k)]; ok {
+			// A request carries one value per name, and which of the two
+			// was set last depends on map order: fail closed.
+			add(SeverityError, "headers", fmt.Sprintf("%s and %s are one HTTP header (its name ignores case): only one of them would be sent", quoteKey(prev), quoteKey(k)),
+				"keep one of them")
+		}
+		seenHeader[strings.ToLower(k)] = k
 		if !validHeaderName(k) {
 			add(SeverityError, "headers", fmt.Sprintf("%s is not a valid HTTP header name", quoteKey(k)),
 				`write the name alone ("Authorization"), the value after the ':'`)

@@ -147,6 +147,13 @@ func TestParseServersDiagnostics(t *testing.T) {
 			Message: `"X-A: b\r\nAuthorization" is not a valid HTTP header name`,
 			Fix:     `write the name alone ("Authorization"), the value after the ':'`,
 		}}},
+		// HTTP header names ignore case: one of the two would be sent,
+		// which one chosen by map order, a credential at random.
+		{"header twice in two cases", `"x": {"url": "https://a", "headers": {"Authorization": "Bearer a", "authorization": "Bearer b"}}`, []Diagnostic{{
+			Severity: SeverityError, Position: at(5), Server: "x", Field: "headers",
+			Message: `"Authorization" and "authorization" are one HTTP header (its name ignores case): only one of them would be sent`,
+			Fix:     "keep one of them",
+		}}},
 		{"header value with a line break", `"x": {"url": "https://a", "headers": {"X-A": "b\r\nAuthorization: Bearer x"}}`, []Diagnostic{{
 			Severity: SeverityError, Position: at(5), Server: "x", Field: "headers",
 			Message: `the value of header "X-A" holds a control character (a line break, say)`,
