@@ -106,3 +106,29 @@ func TestUTF16File(t *testing.T) {
 		})
 	}
 }
+
+// TestCommentsOnlyFile: a file that holds only comments (a note left
+// for later, every server commented out) says so, with the fix, rather
+// than "unexpected EOF"; an edit writes its object below the comments
+// and keeps them.
+func TestCommentsOnlyFile(t *testing.T) {
+	const src = "// my servers will go here\n/* later */\n"
+	_, _, diags := ParseServers("f", []byte(src))
+	if len(diags) != 1 || diags[0].Line != 3 || diags[0].Col != 1 || !strings.Contains(diags[0].Message, "only comments") {
+		t.Errorf("ParseServers: %v, want one diagnostic at 3:1 saying the file holds only comments", diags)
+	}
+	path := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := SetServer(path, []string{"mcpServers"}, "a", json.RawMessage(`{"command": "a"}`)); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	if want := src + "{\n  \"mcpServers\": {\n    \"a\": {\n      \"command\": \"a\"\n    }\n  }\n}\n"; string(got) != want {
+		t.Errorf("after the edit:\n%s\nwant:\n%s", got, want)
+	}
+	if _, _, diags := ParseServers("f", got); len(diags) != 0 {
+		t.Errorf("after the edit: %v", diags)
+	}
+}

@@ -422,10 +422,18 @@ func editFile(path string, fileMode, dirMode fs.FileMode, edit func(v *hujson.Va
 	}
 
 	text, mark := StripBOM(src)
-	if len(bytes.TrimSpace(text)) == 0 {
+	switch {
+	case len(bytes.TrimSpace(text)) == 0:
 		// A new or blank file: start from an empty object, keeping any
 		// whitespace the blank file held out of the way.
 		text = []byte("{}\n")
+	case onlyComments(text):
+		// A file of comments only: the object goes below them.
+		text = append([]byte(nil), text...)
+		if !bytes.HasSuffix(text, []byte("\n")) {
+			text = append(text, '\n')
+		}
+		text = append(text, "{}\n"...)
 	}
 	v, err := parseJSONCFile(path, text)
 	if err != nil {
@@ -1172,7 +1180,8 @@ func writeScalar(b *bytes.Buffer, tok json.Token) {
 }
 
 // parseExisting reads and parses the JSONC file at path for a lookup: nil
-// (and no error) when it does not exist or holds only white space; a
+// (and no error) when it does not exist or holds only white space and
+// comments; a
 // [Diagnostic] with file:line:col when it does not parse.
 func parseExisting(path string) (*hujson.Value, error) {
 	src, err := readConfigFile(path)
@@ -1183,7 +1192,7 @@ func parseExisting(path string) (*hujson.Value, error) {
 		return nil, err
 	}
 	src, _ = StripBOM(src)
-	if len(bytes.TrimSpace(src)) == 0 {
+	if len(bytes.TrimSpace(src)) == 0 || onlyComments(src) {
 		return nil, nil
 	}
 	v, err := parseJSONCFile(path, src)

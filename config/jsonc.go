@@ -68,12 +68,17 @@ func parseJSONC(file string, data []byte) (*jsoncDoc, []Diagnostic) {
 	v, err := hujson.Parse(buf)
 	if err != nil {
 		off, msg := parseErrorOffset(buf, err)
-		return doc, []Diagnostic{{
+		d := Diagnostic{
 			Severity: SeverityError,
 			Position: doc.pos(off),
 			Message:  "invalid JSON: " + msg,
 			Fix:      fixSyntax,
-		}}
+		}
+		if onlyComments(buf) {
+			d.Message = "the file holds only comments, no JSON object"
+			d.Fix = `write { "mcpServers": { … } } below them`
+		}
+		return doc, []Diagnostic{d}
 	}
 	obj, ok := v.Value.(*hujson.Object)
 	if !ok {
@@ -86,6 +91,20 @@ func parseJSONC(file string, data []byte) (*jsoncDoc, []Diagnostic) {
 	}
 	doc.obj = obj
 	return doc, nil
+}
+
+// onlyComments reports whether data holds comments and white space and
+// nothing else: a note left for later, every server commented out.
+func onlyComments(data []byte) bool {
+	if !hasComment(data) {
+		return false
+	}
+	v, err := hujson.Parse(append(append([]byte(nil), data...), "\n{}"...))
+	if err != nil {
+		return false
+	}
+	obj, ok := v.Value.(*hujson.Object)
+	return ok && len(obj.Members) == 0 && v.StartOffset == len(data)+1
 }
 
 // maxDepth bounds the nesting of arrays and objects in a document.
