@@ -10,7 +10,9 @@
 // asked, set the window title, write the clipboard, make a link that lies),
 // other C0 and C1 control characters, and Unicode formatting characters
 // that reorder or hide text (U+202E RIGHT-TO-LEFT OVERRIDE, zero-width
-// characters). [Line] and [Text] replace each such character with a
+// characters, the Hangul fillers and other default-ignorable characters
+// that render as nothing, runs of variation selectors that can spell
+// bytes behind one emoji). [Line] and [Text] replace each such character with a
 // visible escape (\x1b, \u202e), so what the person reads is what is
 // there, and leave every other string exactly as it is.
 //
@@ -45,9 +47,13 @@ func Text(s string) string { return clean(s, true) }
 // Unsafe reports whether r is escaped by [Line]: a C0 or C1 control
 // character, DEL, a Unicode format character (bidi overrides and isolates,
 // zero-width characters, tag characters), a line or paragraph separator,
-// or a character that is not graphic (unassigned, private use). Invalid
-// UTF-8 is decoded as utf8.RuneError, which is not unsafe in itself: use
-// [Line] on strings.
+// a character that renders as nothing though Unicode calls it graphic
+// (U+3164 HANGUL FILLER, U+034F COMBINING GRAPHEME JOINER: the other
+// default-ignorable code points), a variation selector, or a character
+// that is not graphic (unassigned, private use). [Line] and [Text] keep a
+// single variation selector after a visible character (the U+FE0F of an
+// emoji) and escape the others. Invalid UTF-8 is decoded as
+// utf8.RuneError, which is not unsafe in itself: use [Line] on strings.
 func Unsafe(r rune) bool {
 	if r < utf8.RuneSelf {
 		return r < 0x20 || r == 0x7f
@@ -55,7 +61,8 @@ func Unsafe(r rune) bool {
 	// Cf holds U+200B–U+200F, U+202A–U+202E, U+2060–U+2064,
 	// U+2066–U+2069, U+061C, U+FEFF and the tag characters U+E0000…;
 	// IsGraphic excludes C0/C1 (Cc), Zl, Zp, Co and unassigned code points.
-	return !unicode.IsGraphic(r) || unicode.Is(unicode.Cf, r)
+	return !unicode.IsGraphic(r) ||
+		unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector)
 }
 
 func clean(s string, multiline bool) string {
@@ -121,6 +128,9 @@ func keep(s string, i int, r rune, multiline bool) bool {
 	if !Unsafe(r) {
 		return true
 	}
+	if unicode.Is(unicode.Variation_Selector, r) {
+		return loneSelector(s, i, r)
+	}
 	if !multiline {
 		return false
 	}
@@ -131,6 +141,19 @@ func keep(s string, i int, r rune, multiline bool) bool {
 		return i+1 < len(s) && s[i+1] == '\n'
 	}
 	return false
+}
+
+// loneSelector reports whether the variation selector r at s[i] stands
+// alone after a visible character, as an emoji's U+FE0F does. Each
+// selector of a run can carry a byte, so a run hides data behind one
+// character: all of its selectors are escaped.
+func loneSelector(s string, i int, r rune) bool {
+	prev, size := utf8.DecodeLastRuneInString(s[:i])
+	if size == 0 || (prev == utf8.RuneError && size == 1) || Unsafe(prev) || unicode.IsSpace(prev) {
+		return false
+	}
+	next, size := utf8.DecodeRuneInString(s[i+utf8.RuneLen(r):])
+	return size == 0 || !unicode.Is(unicode.Variation_Selector, next)
 }
 
 func hex2(c byte) string {

@@ -3,6 +3,7 @@ package termsafe
 import (
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -33,6 +34,10 @@ func TestLineAndText(t *testing.T) {
 		{"tag characters", "hi\U000E0041\U000E0042", `hi\U000e0041\U000e0042`, `hi\U000e0041\U000e0042`},
 		{"invalid utf8", "a\xffb\xc3", `a\xffb\xc3`, `a\xffb\xc3`},
 		{"encoded surrogate", "\xed\xa0\x80", `\xed\xa0\x80`, `\xed\xa0\x80`},
+		{"hangul filler and other blanks", "ls\u3164\u115f\u1160\uffa0\u034f\u17b4x", `ls\u3164\u115f\u1160\uffa0\u034f\u17b4x`, `ls\u3164\u115f\u1160\uffa0\u034f\u17b4x`},
+		{"emoji selector kept", "ok \u2764\ufe0f and \u263a\ufe0e", "ok \u2764\ufe0f and \u263a\ufe0e", "ok \u2764\ufe0f and \u263a\ufe0e"},
+		{"selector run smuggling bytes", "\U0001F600\ufe01\U000E0100\U000E0142", "\U0001F600" + `\ufe01\U000e0100\U000e0142`, "\U0001F600" + `\ufe01\U000e0100\U000e0142`},
+		{"selector after nothing visible", "\ufe0f a \ufe0f\n\ufe0f", `\ufe0f a \ufe0f\n\ufe0f`, "\\ufe0f a \\ufe0f\n\\ufe0f"},
 		{"literal replacement char", "a\uFFFDb", "a\uFFFDb", "a\uFFFDb"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,6 +64,9 @@ func checkSafe(t *testing.T, fn, in, out string, multiline bool) {
 		if multiline && (r == '\n' || r == '\t' || r == '\r' && strings.HasPrefix(out[i+1:], "\n")) {
 			continue
 		}
+		if unicode.Is(unicode.Variation_Selector, r) && loneSelector(out, i, r) {
+			continue
+		}
 		t.Fatalf("%s(%q) = %q: holds %U at %d", fn, in, out, r, i)
 	}
 }
@@ -72,6 +80,9 @@ func safeAlready(s string, multiline bool) bool {
 		if r == utf8.RuneError {
 			continue // a literal U+FFFD
 		}
+		if unicode.Is(unicode.Variation_Selector, r) && loneSelector(s, i, r) {
+			continue
+		}
 		if Unsafe(r) && !(multiline && (r == '\n' || r == '\t' || r == '\r' && strings.HasPrefix(s[i+1:], "\n"))) {
 			return false
 		}
@@ -82,7 +93,7 @@ func safeAlready(s string, multiline bool) bool {
 func FuzzClean(f *testing.F) {
 	for _, s := range []string{
 		"", "plain text", "a\x1b[2Jb", "\x1b]8;;https://x\x1b\\y\x1b]8;;\x1b\\", "\u009b31m", "\u202e\u2066",
-		"a\r\nb\rc\n\td", "\xff\xfe", "\U000E0041", "日本語\u200d", "\x7f\x00", "a\\x1b",
+		"a\r\nb\rc\n\td", "\xff\xfe", "\U000E0041", "日本語\u200d", "\x7f\x00", "a\\x1b", "\u2764\ufe0f", "x\ufe0f\ufe0f", "\u3164",
 	} {
 		f.Add(s)
 	}
