@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -240,6 +241,60 @@ func TestOAuthHugeChallengeIsNotParsed(t *testing.T) {
 			st := waitState(t, h, "s", host.StateError, 15*time.Second)
 			if !strings.Contains(st.Reason, "KiB limit") || len(st.Reason) > 1000 {
 				t.Errorf("reason (%d bytes) = %.300q, want the challenge refused for its size", len(st.Reason), st.Reason)
+			}
+		})
+	}
+}
+
+// A token endpoint that answers the code exchange with a 307 or 308 to
+// another origin does not get the request's body sent there: net/http
+// would post it again, and it holds the code and its verifier (or a
+// refresh token, or the client's secret).
+func TestOAuthTokenRequestBodyNotSentAlongARedirect(t *testing.T) {
+	for _, status := range []int{http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			var mu sync.Mutex
+			var bodies []string
+			other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				mu.Lock()
+				bodies = append(bodies, r.Method+" "+string(b))
+				mu.Unlock()
+				http.Error(w, "no", http.StatusBadRequest)
+			}))
+			t.Cleanup(other.Close)
+			as := startHostileAS(t, nil)
+			var exchanged atomic.Bool
+			as.token = func(w http.ResponseWriter, r *http.Request) {
+				exchanged.Store(true)
+				http.Redirect(w, r, other.URL+"/token", status)
+			}
+			authorize := func(_ context.Context, _, authURL string) (*url.URL, error) {
+				u, err := url.Parse(authURL)
+				if err != nil {
+					return nil, err
+				}
+				q := u.Query()
+				back, err := url.Parse(q.Get("redirect_uri"))
+				if err != nil {
+					return nil, err
+				}
+				back.RawQuery = url.Values{"code": {"the-code"}, "state": {q.Get("state")}}.Encode()
+				return back, nil
+			}
+			h := newHost(t, cfgOf(remote("s", config.TypeHTTP, as.URL+"/mcp")),
+				opts(&oauth.Options{Dir: t.TempDir(), Authorize: authorize}, nil))
+			st := waitState(t, h, "s", host.StateError, 20*time.Second)
+			if !exchanged.Load() {
+				t.Fatalf("the code was never exchanged (state %q); the test proves nothing", st.Reason)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, b := range bodies {
+				t.Errorf("another origin got the token request: %q", b)
+			}
+			if !strings.Contains(st.Reason, "another origin") {
+				t.Errorf("reason = %q, want it to say the token endpoint redirected to another origin", st.Reason)
 			}
 		})
 	}

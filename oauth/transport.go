@@ -301,6 +301,30 @@ func tokenOrigin(raw string) string {
 }
 
 // urlOrigin is tokenOrigin of a parsed URL.
+// keepBodyHome wraps an http.Client's CheckRedirect (nil: net/http's)
+// for OAuth's own requests. A 307 or 308 answer makes net/http send a
+// POST's body again to the new location, and a token request's body
+// holds the authorization code and its verifier, a refresh token or the
+// client's secret: it is not sent to another origin than the one it was
+// written for. net/http drops an Authorization header on such a redirect,
+// but not the body.
+func keepBodyHome(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if len(via) > 0 && req.Method != http.MethodGet && req.Method != http.MethodHead &&
+			urlOrigin(req.URL) != urlOrigin(via[0].URL) {
+			return fmt.Errorf("%s redirected a %s to another origin (%s); its body, which can hold a code, a refresh token or the client's secret, is not sent there",
+				via[0].URL.Redacted(), req.Method, urlOrigin(req.URL))
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+}
+
 func urlOrigin(u *url.URL) string {
 	if u.Scheme == "" || u.Host == "" {
 		return ""
@@ -386,6 +410,7 @@ func (c *Client) serverAuthFor(ctx context.Context, name, resource string, base 
 	}
 	cl := *client
 	cl.Transport = &legacyIssuerTransport{a: a, base: &dpopClientTransport{a: a, base: inner}}
+	cl.CheckRedirect = keepBodyHome(client.CheckRedirect)
 	a.client = &cl
 	switch st, err := a.tokens().load(name); {
 	case o.Fresh:
