@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"os"
@@ -63,7 +61,7 @@ func (s *server) httpClient(ctx context.Context, def config.Server, ta *tasks.Ad
 		rt = ta.RoundTripper(rt) // under the progress scan: a task's progress is written into the call's stream
 	}
 	rt = progressScanTransport{base: rt, progress: s.h.progress, server: s.name}
-	rt = answerLimitTransport{base: rt, sse: def.Type == config.TypeSSE}
+	rt = netguard.LimitAnswers(rt, def.Type == config.TypeSSE)
 	if id := s.h.opts.GatewayID; id != "" {
 		rt = selfLoopTransport{base: rt, id: id, seen: &s.selfLoop}
 	}
@@ -107,58 +105,6 @@ func endpointOrigin(raw string) string {
 		return ""
 	}
 	return strings.ToLower(u.Scheme + "://" + u.Host)
-}
-
-// maxAnswerBytes bounds an HTTP answer that is not an event stream (a
-// JSON-RPC message, an error page): the SDK reads such a body whole, so a
-// server that never ends one would fill the host's memory. It is the
-// limit of a stdio server's message; an event stream is bounded per
-// event by the SDK (mcp.DefaultMaxEventSize, as large).
-const maxAnswerBytes = mcp.DefaultMaxLineLength
-
-var errAnswerTooLarge = fmt.Errorf("server sent an answer over the %d MiB message limit", maxAnswerBytes>>20)
-
-// answerLimitTransport holds answers that are not event streams to
-// maxAnswerBytes. sse: the legacy SSE transport, whose GET is the
-// session's stream whatever its Content-Type.
-type answerLimitTransport struct {
-	base http.RoundTripper
-	sse  bool
-}
-
-func (t answerLimitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.base.RoundTrip(req)
-	if err != nil || resp.Body == nil || t.sse && req.Method == http.MethodGet {
-		return resp, err
-	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
-		resp.Body = &limitedBody{ReadCloser: resp.Body, left: maxAnswerBytes}
-	}
-	return resp, nil
-}
-
-// limitedBody fails a read past left bytes with errAnswerTooLarge.
-type limitedBody struct {
-	io.ReadCloser
-	left int64
-}
-
-func (b *limitedBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		var one [1]byte
-		if n, err := b.ReadCloser.Read(one[:]); n > 0 {
-			return 0, errAnswerTooLarge
-		} else if err != nil {
-			return 0, err
-		}
-		return 0, nil
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.ReadCloser.Read(p)
-	b.left -= int64(n)
-	return n, err
 }
 
 type headerTransport struct {

@@ -23,6 +23,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/netip"
@@ -521,4 +523,63 @@ func (p Policy) CheckRedirect(req *http.Request, via []*http.Request) error {
 // [Policy.CheckRedirect].
 func Client(p Policy, base *http.Transport) *http.Client {
 	return &http.Client{Transport: p.Transport(base), CheckRedirect: p.CheckRedirect}
+}
+
+// MaxAnswerBytes bounds an HTTP answer that is not an event stream (a
+// JSON-RPC message, an error page): the MCP SDK reads such a body whole,
+// so a server that never ends one would fill the client's memory. It is
+// the limit of a stdio server's message (mcp.DefaultMaxLineLength); an
+// event stream is bounded per event by the SDK (mcp.DefaultMaxEventSize,
+// as large).
+const MaxAnswerBytes = 16 << 20
+
+// ErrAnswerTooLarge is the read error of an answer past MaxAnswerBytes.
+var ErrAnswerTooLarge = fmt.Errorf("server sent an answer over the %d MiB message limit", MaxAnswerBytes>>20)
+
+// LimitAnswers returns a RoundTripper that holds every answer of base
+// that is not an event stream to MaxAnswerBytes. sseGET: the legacy SSE
+// transport's, whose GET is the session's stream whatever its
+// Content-Type.
+func LimitAnswers(base http.RoundTripper, sseGET bool) http.RoundTripper {
+	return answerLimitTransport{base: base, sse: sseGET}
+}
+
+type answerLimitTransport struct {
+	base http.RoundTripper
+	sse  bool
+}
+
+func (t answerLimitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || resp.Body == nil || t.sse && req.Method == http.MethodGet {
+		return resp, err
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+		resp.Body = &limitedBody{ReadCloser: resp.Body, left: MaxAnswerBytes}
+	}
+	return resp, nil
+}
+
+// limitedBody fails a read past left bytes with ErrAnswerTooLarge.
+type limitedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		var one [1]byte
+		if n, err := b.ReadCloser.Read(one[:]); n > 0 {
+			return 0, ErrAnswerTooLarge
+		} else if err != nil {
+			return 0, err
+		}
+		return 0, nil
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
