@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/netguard"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/oauth"
+	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
 // GatewayLoginOptions are the inputs of `switchboard gateway login|logout`.
@@ -152,6 +153,10 @@ func gatewayLoginRun(ctx context.Context, o *GatewayLoginOptions) error {
 // this machine, into a token directory of its own that is removed after:
 // it returns the login (oauth.ExportLogin's), or nil when the server
 // asked for none. Nothing of it stays here.
+// maxLoginError bounds, in characters, the error a failed member login
+// prints, as a server's status reason is bounded.
+const maxLoginError = 2000
+
 func memberLogin(ctx context.Context, o *GatewayLoginOptions, info memberLoginInfo) ([]byte, error) {
 	dir, err := os.MkdirTemp("", "switchboard-login-")
 	if err != nil {
@@ -175,14 +180,19 @@ func memberLogin(ctx context.Context, o *GatewayLoginOptions, info memberLoginIn
 	// point this machine at a metadata or link-local address.
 	guard := netguard.Policy{AllowPrivate: true}
 	out := guard.Transport(nil)
-	hc := &http.Client{Transport: oauth.New(oo).Transport(ctx, o.Server, info.URL, out, out), CheckRedirect: guard.CheckRedirect}
+	// Its answers are held to the size a server's are (a gateway that
+	// never ends one must not fill this process's memory).
+	rt := netguard.LimitAnswers(oauth.New(oo).Transport(ctx, o.Server, info.URL, out, out), info.Type == config.TypeSSE)
+	hc := &http.Client{Transport: rt, CheckRedirect: guard.CheckRedirect}
 	var t mcp.Transport = &mcp.StreamableClientTransport{Endpoint: info.URL, HTTPClient: hc, MaxRetries: -1}
 	if info.Type == config.TypeSSE {
 		t = &mcp.SSEClientTransport{Endpoint: info.URL, HTTPClient: hc}
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "switchboard", Version: buildVersion()}, nil).Connect(ctx, t, nil)
 	if err != nil {
-		return nil, Failuref("", "login to %s (%s) failed: %s", o.Server, termsafe.Line(info.URL), termsafe.Line(err.Error()))
+		// The error may quote what the server sent (megabytes of it).
+		return nil, Failuref("", "login to %s (%s) failed: %s", o.Server, termsafe.Line(info.URL),
+			termsafe.Line(toolsurface.CapDescription(err.Error(), maxLoginError)))
 	}
 	_ = cs.Close()
 	data, err := oauth.ExportLogin(dir, o.Server)
