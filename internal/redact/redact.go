@@ -434,7 +434,27 @@ var position = lazyre.New(`^[A-Za-z0-9_.\-]*\.[A-Za-z][A-Za-z0-9]*:[0-9]+(?::[0-
 // writes it; its name ends at the first "}", so a malformed one, with a
 // space, keeps its first word here and the rest outside the match).
 func notSecretValue(m string) bool {
-	return strings.HasPrefix(m, "${secret:") || position().MatchString(m) || refValue(m)
+	return strings.HasPrefix(m, "${secret:") || position().MatchString(m) || refValue(m) || errorWords(m)
+}
+
+// oauth2Word is golang.org/x/oauth2's error prefix and the word after
+// it ("oauth2: cannot fetch token", "oauth2: token expired"): its name
+// holds "auth", but it is a library naming itself.
+var oauth2Word = lazyre.New(`^(?i:oauth2):[ \t]*[a-z]+$`)
+
+// errorWords reports whether a match of the "password: abc" shape is
+// one that error messages print without a secret in it: x/oauth2's
+// prefix, and a value of three digits at most (an HTTP status after
+// "fetch token:", a count): no credential is that short, and hiding
+// them made every OAuth failure read "<redacted> fetch token:
+// <redacted> Bad Request".
+func errorWords(m string) bool {
+	if oauth2Word().MatchString(m) {
+		return true
+	}
+	i := strings.IndexAny(m, ":=")
+	v := strings.TrimSpace(m[i+1:])
+	return len(v) > 0 && len(v) <= 3 && strings.Trim(v, "0123456789") == ""
 }
 
 // refValue reports whether the value of a name=value or name: value match
