@@ -626,7 +626,8 @@ func (s *Set) Add(values ...string) {
 const MinEncodedLen = 8
 
 // EncodedForms returns the forms other than v itself in which a program
-// that sent v prints it: query- and path-escaped, as in a url it called,
+// that sent v prints it: query- and path-escaped (as Go and JavaScript
+// escape, either case of hex), as in a url it called,
 // escaped in a JSON string, as in its configuration printed as JSON, and
 // base64 (standard and url alphabets), as in a Basic authorization
 // header — for base64, the characters that stand for v alone at each of
@@ -642,8 +643,10 @@ func EncodedForms(v string) []string {
 			out = append(out, f)
 		}
 	}
-	add(url.QueryEscape(v))
-	add(url.PathEscape(v))
+	for _, f := range []string{url.QueryEscape(v), url.PathEscape(v), uriComponent(v)} {
+		add(f)
+		add(lowerHex(f)) // RFC 3986 allows either case; some encoders write %2b
+	}
 	// Inside a JSON string: as Go writes it (<, > and & escaped too), as
 	// most others do, and as Python's json.dumps does (non-ASCII escaped).
 	if b, err := json.Marshal(v); err == nil {
@@ -669,6 +672,39 @@ func EncodedForms(v string) []string {
 		}
 	}
 	return out
+}
+
+// uriComponent is v as JavaScript's encodeURIComponent writes it: every
+// byte percent-escaped but letters, digits and -_.!~*'() (a space is
+// %20, not Go's "+").
+func uriComponent(v string) string {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-_.!~*'()", c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
+}
+
+// lowerHex is the percent-escaped s with its escapes' hex digits in
+// lower case.
+func lowerHex(s string) string {
+	b := []byte(s)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			for j := i + 1; j <= i+2; j++ {
+				if 'A' <= b[j] && b[j] <= 'F' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			i += 2
+		}
+	}
+	return string(b)
 }
 
 // asciiJSON is the body of a JSON string with each non-ASCII character

@@ -371,7 +371,16 @@ func TestSetKnowsEncodedForms(t *testing.T) {
 	const v = "s3cr+t/valu=e~42"
 	var s Set
 	s.Add(v)
-	texts := []string{"GET /x?k=" + url.QueryEscape(v), "GET /p/" + url.PathEscape(v) + "/y"}
+	texts := []string{"GET /x?k=" + url.QueryEscape(v), "GET /p/" + url.PathEscape(v) + "/y",
+		"GET /x?k=" + strings.ToLower(url.QueryEscape(v)), // %2b: some encoders write lower-case hex
+		"GET /x?k=s3cr%2Bt%2Fvalu%3De~42&q=1",             // JavaScript's encodeURIComponent
+	}
+	// encodeURIComponent keeps !'()* that Go escapes, and writes a space %20.
+	var js1 Set
+	js1.Add("it's (a) pass*word!")
+	if got, n := js1.Known("GET /x?k=it's%20(a)%20pass*word!&q=1"); n != 1 || got != "GET /x?k=<redacted>&q=1" {
+		t.Errorf("the JavaScript-escaped value: %q, %d", got, n)
+	}
 	for _, prefix := range []string{"", "u:", "us:", "user:"} {
 		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding} {
 			texts = append(texts, "Basic "+enc.EncodeToString([]byte(prefix+v+":suffix")))
