@@ -767,8 +767,11 @@ func reportTwice(opts *InstallGatewayOptions, c gatewayClient, cfg *config.Resol
 	for _, p := range movable {
 		backup, ok := backedUp[p.file]
 		if !ok {
-			backup = p.file + ".switchboard-backup"
-			if err := copyFile(p.file, backup); err != nil {
+			var err error
+			if backup, err = freeBackupName(p.file); err == nil {
+				err = copyFile(p.file, backup)
+			}
+			if err != nil {
 				return FailureErr(fmt.Errorf("backing up %s: %w", p.file, err), "nothing more was moved")
 			}
 			backedUp[p.file] = backup
@@ -786,6 +789,25 @@ func reportTwice(opts *InstallGatewayOptions, c gatewayClient, cfg *config.Resol
 		fmt.Fprintf(opts.IO.Out, "Moved %s out of %s; the gateway serves them (backup: %s).\n", strings.Join(names, ", "), p.label, tilde(backup))
 	}
 	return nil
+}
+
+// freeBackupName is where --move keeps the backup of file: beside it,
+// <file>.switchboard-backup, or .switchboard-backup.2, .3… when that is
+// taken. An earlier move's backup is never replaced: it may be the only
+// copy of the file as it was before Switchboard changed it.
+func freeBackupName(file string) (string, error) {
+	name := file + ".switchboard-backup"
+	for n := 2; n <= 1000; n++ {
+		_, err := os.Lstat(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			return name, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		name = fmt.Sprintf("%s.switchboard-backup.%d", file, n)
+	}
+	return "", fmt.Errorf("%s.switchboard-backup and 999 more backups are there already", file)
 }
 
 // seenTwice says why the client's entry e, named name, is one of the
