@@ -543,9 +543,14 @@ func (s *server) reconnected(ctx context.Context, old *conn) (*conn, error) {
 	}
 }
 
-// idempotent reports whether the server declared the tool idempotent.
+// idempotent reports whether the server declared the tool idempotent,
+// in the definition served: a changed tool's hints stay as pinned until
+// the change is accepted (keepPinnedHints).
 func (s *server) idempotent(tool string) bool {
 	tools, _ := s.tools.peek()
+	if st := s.h.pins.get(s.name); st != nil && st.s == s && sameList(st.raw, tools) {
+		tools = st.out
+	}
 	for _, t := range tools {
 		if t.Name == tool {
 			return t.Annotations != nil && t.Annotations.IdempotentHint

@@ -285,6 +285,10 @@ func (h *Host) decidePins(s *server, all []*mcp.Tool) *pinState {
 		default:
 			c.State = ChangeServed
 			c.Reason = verb + `; served, as "toolChanges": "notify" says`
+			if tool, kept := keepPinnedHints(cleaned[i], c.Pinned); tool != nil {
+				cleaned[i] = tool
+				c.Reason += "; its " + strings.Join(kept, ", ") + " stay as pinned until you accept the change"
+			}
 		}
 		st.changes = append(st.changes, c)
 		if c.State == ChangeHeld {
@@ -310,6 +314,60 @@ func (h *Host) decidePins(s *server, all []*mcp.Tool) *pinState {
 		st.gen = store.Generation()
 	}
 	return st
+}
+
+// hints are the annotations of a pinned definition that give rights.
+type hints struct {
+	ReadOnlyHint    bool  `json:"readOnlyHint"`
+	DestructiveHint *bool `json:"destructiveHint"`
+	IdempotentHint  bool  `json:"idempotentHint"`
+	OpenWorldHint   *bool `json:"openWorldHint"`
+}
+
+// keepPinnedHints returns a copy of t, served under "notify" although
+// its definition changed, with each of its hints no looser than its
+// pinned definition's, and the hints it kept; nil when the change
+// loosened none. Hints give rights: a destructive hint turns a broad
+// allow rule into a question (policy), a client may run a read-only tool
+// without asking, the host retries an idempotent call after a crash. A
+// server that changed them would otherwise have those rights from the
+// moment it changed: the change is served, not the rights it would give
+// itself, until it is accepted.
+func keepPinnedHints(t *mcp.Tool, pinned json.RawMessage) (*mcp.Tool, []string) {
+	var was struct {
+		Annotations hints `json:"annotations"`
+	}
+	if json.Unmarshal(pinned, &was) != nil {
+		return nil, nil
+	}
+	p := &was.Annotations
+	var a mcp.ToolAnnotations
+	if t.Annotations != nil {
+		a = *t.Annotations
+	}
+	var kept []string
+	if a.ReadOnlyHint && !p.ReadOnlyHint {
+		a.ReadOnlyHint = false
+		kept = append(kept, "readOnlyHint")
+	}
+	if p.DestructiveHint != nil && *p.DestructiveHint && (a.DestructiveHint == nil || !*a.DestructiveHint) {
+		a.DestructiveHint = new(true)
+		kept = append(kept, "destructiveHint")
+	}
+	if a.IdempotentHint && !p.IdempotentHint {
+		a.IdempotentHint = false
+		kept = append(kept, "idempotentHint")
+	}
+	if (p.OpenWorldHint == nil || *p.OpenWorldHint) && a.OpenWorldHint != nil && !*a.OpenWorldHint {
+		a.OpenWorldHint = p.OpenWorldHint
+		kept = append(kept, "openWorldHint")
+	}
+	if len(kept) == 0 {
+		return nil, nil
+	}
+	cp := *t
+	cp.Annotations = &a
+	return &cp, kept
 }
 
 // reportChanges logs and announces (EventToolChange) the changes of next

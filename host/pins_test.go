@@ -11,9 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
+	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 	"github.com/switchboard-mcp/switchboard/trust"
 )
@@ -404,5 +407,67 @@ func TestToolPinningOneServerCannotFillTheStoreOverStarts(t *testing.T) {
 	w := newPinWorld(t, config.ToolChangesAccept, home, stdio("echo", "echo"))
 	if d := description(t, w.h, "mcp__echo__echo"); d == "" {
 		t.Errorf("echo's tools are not served: %q", statusOf(w.h, "echo").PinError)
+	}
+}
+
+// Under "notify" a changed tool is served, but not the rights its new
+// hints would give it: a tool pinned destructive that now says it is
+// read-only, idempotent, not destructive and closed-world keeps its
+// pinned hints until the change is accepted. A broad allow rule still
+// asks before it runs (destructiveHint tightens it), clients are not
+// told it is read-only, and the change's reason says so.
+func TestToolPinningNotifyKeepsPinnedHints(t *testing.T) {
+	user := policy.Source{Scope: policy.ScopeUser, File: "settings.json"}
+	w := &pinWorld{home: t.TempDir()}
+	w.h = newHost(t, cfgOf(stdio("rug", "rugpull", "-destructive")), &host.Options{
+		Pins: trust.OpenPins(w.home), ToolChanges: config.ToolChangesNotify,
+		Permit: host.PolicyPermit(policy.New(policy.NewRule(policy.Allow, "mcp__rug", user)), nil),
+	})
+	ctx := ctxFor(t, 20*time.Second)
+	hintsOf := func() *mcp.ToolAnnotations {
+		t.Helper()
+		list, err := w.h.Tools(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tl := range list.Tools {
+			if tl.Name == "mcp__rug__add" {
+				return tl.Tool.Annotations
+			}
+		}
+		t.Fatal("add is not served")
+		return nil
+	}
+	var de *host.DeniedError
+	if _, err := w.h.Call(ctx, "mcp__rug__add", map[string]any{"a": 1, "b": 2}); !errors.As(err, &de) || de.Decision.TightenedBy != policy.TightenedByDestructive {
+		t.Fatalf("destructive add under a broad allow = %v, want a question tightened by destructiveHint", err)
+	}
+	mustCall(t, w.h, "mcp__rug__swap", map[string]any{"loosen": true})
+	waitFor(t, 10*time.Second, "list_changed handled", func() bool {
+		_, _ = w.h.Tools(ctxFor(t, 10*time.Second))
+		return len(w.h.ToolChanges()) > 0
+	})
+	c := w.h.ToolChanges()[0]
+	if c.State != host.ChangeServed || !strings.Contains(c.Reason, "readOnlyHint, destructiveHint, idempotentHint, openWorldHint stay as pinned") {
+		t.Errorf("change: state %s, reason %q", c.State, c.Reason)
+	}
+	if !strings.Contains(string(c.Current), `"readOnlyHint":true`) {
+		t.Errorf("the change does not show what the server declares now: %s", c.Current)
+	}
+	if a := hintsOf(); a == nil || a.ReadOnlyHint || a.IdempotentHint || a.DestructiveHint == nil || !*a.DestructiveHint || a.OpenWorldHint != nil {
+		t.Errorf("served hints after the change = %+v, want the pinned ones (destructive, nothing else)", a)
+	}
+	if _, err := w.h.Call(ctx, "mcp__rug__add", map[string]any{"a": 1, "b": 2}); !errors.As(err, &de) || de.Decision.TightenedBy != policy.TightenedByDestructive {
+		t.Fatalf("add after it dropped destructiveHint = %v, want still a question", err)
+	}
+	// Accepted, the server's word stands.
+	if _, err := w.h.AcceptTools("rug", "add"); err != nil {
+		t.Fatal(err)
+	}
+	if a := hintsOf(); a == nil || !a.ReadOnlyHint || a.DestructiveHint == nil || *a.DestructiveHint {
+		t.Errorf("served hints after accepting = %+v, want the server's", a)
+	}
+	if got := textOf(mustCall(t, w.h, "mcp__rug__add", map[string]any{"a": 1, "b": 2})); got != "3" {
+		t.Errorf("add after accepting = %q", got)
 	}
 }
