@@ -6,8 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"net"
+	"net/url"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -347,6 +351,9 @@ func writeServer(f *Factory, scope config.Scope, name string, raw []byte, force 
 		fmt.Fprintf(out, "Project servers ask for approval before they first start: switchboard mcp approve %s\n", name)
 	}
 	printCredentialNotes(f.IO.ErrOut, creds, f.tilde(t.File), own)
+	if w := clearTextHeaders(raw); w != "" {
+		fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", termsafe.Line(w))
+	}
 	// Say what will keep the new definition from being used as written.
 	r, err := f.LoadConfig()
 	if err != nil {
@@ -614,4 +621,35 @@ func mcpAddJSONRun(ctx context.Context, opts *MCPAddJSONOptions) error {
 		return Usagef("", "invalid definition for %q: %v", opts.Name, err)
 	}
 	return writeServer(opts.Factory, scope, opts.Name, raw, opts.Force, string(config.InferType(s)))
+}
+
+// clearTextHeaders says, for a remote server's definition raw, that its
+// headers (credentials, most often) will cross the network unencrypted:
+// its url is plain http to a host that is not this machine. "" when they
+// will not (https, loopback, no headers, a host written as ${VAR}).
+// Written once, when the server is added: the user may mean it (a
+// server on a trusted network), and a warning at every command would
+// be one to ignore.
+func clearTextHeaders(raw []byte) string {
+	var d struct {
+		URL     string            `json:"url"`
+		Headers map[string]string `json:"headers"`
+	}
+	if json.Unmarshal(raw, &d) != nil || len(d.Headers) == 0 {
+		return ""
+	}
+	u, err := url.Parse(d.URL)
+	if err != nil || !strings.EqualFold(u.Scheme, "http") || strings.Contains(u.Host, "${") {
+		return ""
+	}
+	host := strings.ToLower(u.Hostname())
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return ""
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return ""
+	}
+	names := slices.Sorted(maps.Keys(d.Headers))
+	return fmt.Sprintf("the url is plain http to %s, so its headers (%s) cross the network unencrypted, readable and replayable on the way; use https:// if the server offers it",
+		u.Host, strings.Join(names, ", "))
 }
