@@ -96,7 +96,7 @@ func (sh *shared) fileEdit(change func(values)) error {
 // readValues reads and opens the encrypted file; no file is no values.
 func (sh *shared) readValues() (values, error) {
 	file := sh.storeFile()
-	data, err := readPrivate(file)
+	data, err := readPrivate(file, "its values are encrypted: exposed only to someone who read "+filepath.Base(sh.keyFile())+" too")
 	if errors.Is(err, fs.ErrNotExist) {
 		return values{}, nil
 	}
@@ -161,7 +161,7 @@ func newAEAD(key []byte) (cipher.AEAD, error) {
 // bytes, 0600).
 func (sh *shared) readKey(create bool) ([]byte, error) {
 	file := sh.keyFile()
-	data, err := readPrivate(file)
+	data, err := readPrivate(file, "whoever read it can decrypt the store: treat its secrets as exposed and change them")
 	if errors.Is(err, fs.ErrNotExist) && create {
 		key := make([]byte, 32)
 		if _, err := rand.Read(key); err != nil {
@@ -191,8 +191,9 @@ func trimNewline(b []byte) []byte {
 
 // readPrivate reads a file of the store, refusing one others may read or
 // write, or that belongs to someone else: its secrets may have been
-// copied, or be theirs.
-func readPrivate(file string) ([]byte, error) {
+// copied, or be theirs. exposed says what a reader of it may have
+// learned, for the refusal.
+func readPrivate(file, exposed string) ([]byte, error) {
 	fi, err := os.Lstat(file)
 	if err != nil {
 		return nil, err
@@ -201,7 +202,7 @@ func readPrivate(file string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is not a regular file; remove it", file)
 	}
 	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("%s has mode %04o, so others may read it (it must be 0600: chmod 600 %s, and treat its secrets as exposed)", file, fi.Mode().Perm(), file)
+		return nil, fmt.Errorf("%s has mode %04o, so others may read it (it must be 0600: chmod 600 %s; %s)", file, fi.Mode().Perm(), file, exposed)
 	}
 	if who := fileowner.Other(fi); who != "" {
 		return nil, fmt.Errorf("%s belongs to %s, so its contents may be theirs; remove it", file, who)
@@ -284,7 +285,7 @@ func (idx *index) list(ns string) []Entry {
 
 // readIndex reads the index; no file is an empty index.
 func (sh *shared) readIndex() (*index, error) {
-	data, err := readPrivate(sh.indexFile())
+	data, err := readPrivate(sh.indexFile(), "it holds your secrets' names and where they are used, not their values")
 	if errors.Is(err, fs.ErrNotExist) {
 		return &index{Version: 1}, nil
 	}
