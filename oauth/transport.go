@@ -313,7 +313,7 @@ func keepBodyHome(next func(*http.Request, []*http.Request) error) func(*http.Re
 		if len(via) > 0 && req.Method != http.MethodGet && req.Method != http.MethodHead &&
 			urlOrigin(req.URL) != urlOrigin(via[0].URL) {
 			return fmt.Errorf("%s redirected a %s to another origin (%s); its body, which can hold a code, a refresh token or the client's secret, is not sent there",
-				via[0].URL.Redacted(), req.Method, urlOrigin(req.URL))
+				via[0].URL.Redacted(), req.Method, req.URL.Scheme+"://"+req.URL.Host)
 		}
 		if next != nil {
 			return next(req, via)
