@@ -282,3 +282,27 @@ func FuzzParseProfiles(f *testing.F) {
 		}
 	})
 }
+
+// TestProfilesDocExample parses the example of docs/configuration.md,
+// Profiles: what a newcomer copies must be a profile that is used, not
+// one dropped for a pattern the docs wrote.
+func TestProfilesDocExample(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "configuration.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "\n## Profiles\n")
+	_, block, ok := strings.Cut(section, "```jsonc\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 {
+		t.Fatal("no jsonc example under ## Profiles in docs/configuration.md")
+	}
+	p, d := ParseProfiles("configuration.md", []byte(block), SettingsUser, "")
+	ps, md := MergeProfiles(p)
+	if d = append(d, md...); len(d) > 0 {
+		t.Fatalf("the documented example is refused:\n%s", diagText(d))
+	}
+	if got := ps.Names(); !slices.Equal(got, []string{"review", "sub-agent"}) {
+		t.Errorf("profiles = %v, want review and sub-agent", got)
+	}
+}
