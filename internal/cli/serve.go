@@ -616,6 +616,10 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 type profileGateway struct {
 	name string
 	g    *gateway.Gateway
+	// left are the servers the profile includes that --profile leaves
+	// out: its endpoint, a view of --profile's, does not serve them.
+	left   []string
+	within string // --profile's name, when left is not empty
 }
 
 // startProfiles builds a gateway for each profile --profiles or
@@ -646,9 +650,27 @@ func (opts *ServeOptions) startProfiles(s *session, gopts *gateway.Options) erro
 		}
 		po := *gopts
 		po.Metrics, po.Members = nil, nil
-		opts.profileGateways = append(opts.profileGateways, profileGateway{name: name, g: gateway.New(v, &po)})
+		opts.profileGateways = append(opts.profileGateways, profileGateway{name: name, g: gateway.New(v, &po), left: leftByProfile(s, name), within: s.sb.Profile()})
 	}
 	return nil
+}
+
+// leftByProfile are the configured servers that profile name includes
+// and the session's own profile (--profile) leaves out, in order: a view
+// of it narrows that profile, so they are not served.
+func leftByProfile(s *session, name string) []string {
+	main := s.sb.Profile()
+	if main == "" || main == name {
+		return nil
+	}
+	ps := s.profiles()
+	var out []string
+	for _, srv := range s.cfg.Servers {
+		if ps[name].IncludesServer(srv.Name) && !ps[main].IncludesServer(srv.Name) {
+			out = append(out, srv.Name)
+		}
+	}
+	return out
 }
 
 // fileDiagnostics are the problems of whole files (a file that does not

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/gateway"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 )
 
 // serveHTTP serves the gateway at /mcp and a health check at /healthz
@@ -48,6 +49,12 @@ func serveHTTP(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, log 
 	fmt.Fprintf(opts.IO.ErrOut, "switchboard: %s\n", opts.callersLine())
 	for _, pg := range opts.profileGateways {
 		fmt.Fprintf(opts.IO.ErrOut, "switchboard: profile %s at http://%s/mcp/%s\n", pg.name, shown, pg.name)
+		if len(pg.left) > 0 {
+			// Served within --profile: a server it leaves out is not
+			// there, which a client of the endpoint would not be told.
+			fmt.Fprintf(opts.IO.ErrOut, "switchboard: warning: /mcp/%s serves profile %s within --profile %s: not served, as not in profile %q: %s\n",
+				pg.name, pg.name, pg.within, pg.within, termsafe.Line(strings.Join(pg.left, ", ")))
+		}
 	}
 	for _, d := range opts.profileErrors {
 		fmt.Fprintf(opts.IO.ErrOut, "switchboard: a profile definition dropped: %s\n", d.Error())

@@ -206,3 +206,49 @@ func TestGatewayIndex(t *testing.T) {
 		t.Errorf("GET /nope: %d %q, want a plain 404", code, body)
 	}
 }
+
+// TestGatewayProfilesWithinProfile: serve --profile a --profiles b serves
+// /mcp/b as a view of profile a, so the servers b includes and a leaves
+// out are not served there; serve says which on stderr rather than
+// print b's endpoint as if it served all of b.
+func TestGatewayProfilesWithinProfile(t *testing.T) {
+	w := newGatewayWorld(t)
+	w.servers(t, "alpha", "beta")
+	writeJSON(t, w.sbHome+"/settings.json", map[string]any{"profiles": map[string]any{
+		"a": map[string]any{"servers": []string{"alpha"}},
+		"b": map[string]any{"servers": []string{"alpha", "beta"}},
+	}})
+	cmd := w.command(t, "serve", "--http", "127.0.0.1:0", "--profile", "a", "--profiles", "b")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	var seen []string
+	timeout := time.After(60 * time.Second)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("serve ended; stderr:\n%s", strings.Join(seen, "\n"))
+			}
+			seen = append(seen, l)
+			if l == `switchboard: warning: /mcp/b serves profile b within --profile a: not served, as not in profile "a": beta` {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no warning within 60 s; stderr:\n%s", strings.Join(seen, "\n"))
+		}
+	}
+}
