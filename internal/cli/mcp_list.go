@@ -218,7 +218,7 @@ func mcpListRun(ctx context.Context, opts *MCPListOptions) error {
 	if err != nil {
 		return err
 	}
-	profiles := f.profiles()
+	profiles := f.profiles(r)
 	r = inProfile(r, profiles, f.global().Profile)
 	if opts.JSON {
 		list := make([]serverJSON, 0, len(r.Servers))
@@ -319,7 +319,7 @@ func mcpGetRun(ctx context.Context, opts *MCPGetOptions) error {
 	if err != nil {
 		return err
 	}
-	r = inProfile(r, f.profiles(), f.global().Profile)
+	r = inProfile(r, f.profiles(r), f.global().Profile)
 	s := r.Server(opts.Name)
 	onlyThis := func(server string) bool { return server == opts.Name }
 	if s == nil {
@@ -558,11 +558,12 @@ func printServerDetail(ios *IOStreams, f *Factory, r *config.Resolved, s *config
 	return err
 }
 
-// profiles are the usable profiles of the settings; their problems are
-// doctor's to report.
-func (f *Factory) profiles() config.Profiles {
+// profiles are the usable profiles of the settings of r's workspace
+// (its local and project settings' too); their problems are doctor's to
+// report.
+func (f *Factory) profiles(r *config.Resolved) config.Profiles {
 	var profiles config.Profiles
-	if st, err := f.settingsStack(nil); err == nil {
+	if st, err := f.settingsStack(r); err == nil {
 		profiles, _ = st.Profiles()
 	}
 	return profiles
@@ -570,16 +571,17 @@ func (f *Factory) profiles() config.Profiles {
 
 // inProfile is r as --profile NAME (checked before RunE) shows it: the
 // servers the profile leaves out are disabled, "not in profile NAME", as
-// status lists them. name "" is r itself.
+// status lists them. name "" is r itself. A name profiles lacks
+// includes no server (fail closed: a zero Profile would include all).
 func inProfile(r *config.Resolved, profiles config.Profiles, name string) *config.Resolved {
 	if name == "" {
 		return r
 	}
-	p := profiles[name]
+	p, ok := profiles[name]
 	only := *r
 	only.Servers = slices.Clone(r.Servers)
 	for i := range only.Servers {
-		if rs := &only.Servers[i]; rs.Availability == config.Available && !p.IncludesServer(rs.Name) {
+		if rs := &only.Servers[i]; rs.Availability == config.Available && (!ok || !p.IncludesServer(rs.Name)) {
 			rs.Availability, rs.DisabledReason = config.Disabled, fmt.Sprintf("not in profile %q", name)
 		}
 	}
