@@ -39,6 +39,14 @@ type Profile struct {
 	serverSets [][]string
 }
 
+// ValidProfileName reports whether name is a legal profile name: 1 to 64
+// letters, digits, '_' and '-'. Unlike a server name, no '.': a profile's
+// name is a path segment (/mcp/<profile>) and part of a client's entry
+// name, where "." and ".." would name something else.
+func ValidProfileName(name string) bool {
+	return ValidName(name) && !strings.Contains(name, ".")
+}
+
 // IncludesServer reports whether the profile includes the server named name.
 func (p Profile) IncludesServer(name string) bool {
 	sets := p.serverSets
@@ -113,9 +121,9 @@ func (d *jsoncDoc) profiles(obj *hujson.Object, scope SettingsScope) ([]Profile,
 		name := memberName(pm)
 		at := d.pos(pm.Name.StartOffset)
 		field := "profiles." + name
-		if !ValidName(name) {
+		if !ValidProfileName(name) {
 			diags = append(diags, Diagnostic{Severity: SeverityError, Position: at, Field: field,
-				Message: "a profile name may hold only letters, digits, '_' and '-'", Fix: fmt.Sprintf("rename it, e.g. %q", suggestName(name))})
+				Message: "a profile name may hold only letters, digits, '_' and '-'", Fix: fmt.Sprintf("rename it, e.g. %q", strings.ReplaceAll(suggestName(name), ".", "-"))})
 			continue
 		}
 		if first, dup := seen[name]; dup {

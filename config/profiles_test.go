@@ -68,6 +68,9 @@ func TestProfilesErrors(t *testing.T) {
 		{"empty servers", "u.json", `{"profiles": {"a": {"servers": []}}}`, SettingsUser, "includes nothing"},
 		{"allow", "r.json", `{"profiles": {"a": {"permissions": {"allow": ["mcp__x"]}}}}`, SettingsProject, "r.json:1:37: field \"profiles.a.permissions.allow\": a profile can only tighten"},
 		{"bad name", "u.json", `{"profiles": {"a b": {}}}`, SettingsUser, "rename it"},
+		// A path segment of its own at /mcp/<profile>: the docs allow no '.'.
+		{"dot dot", "r.json", `{"profiles": {"..": {}}}`, SettingsProject, `r.json:1:15: field "profiles..."`},
+		{"dotted", "u.json", `{"profiles": {"a.b": {}}}`, SettingsUser, `a profile name may hold only letters, digits, '_' and '-' (fix: rename it, e.g. "a-b")`},
 		{"defer not a pattern", "u.json", `{"profiles": {"a": {"defer": ["github"]}}}`, SettingsUser, `u.json:1:31: field "profiles.a.defer": "github": not an MCP tool pattern`},
 		{"noDefer star inside", "u.json", `{"profiles": {"a": {"noDefer": ["mcp__x", "mcp__x__a*"]}}}`, SettingsUser, `u.json:1:43: field "profiles.a.noDefer": "mcp__x__a*": * may only replace a whole last segment`},
 		{"defer not strings", "u.json", `{"profiles": {"a": {"defer": "mcp__x"}}}`, SettingsUser, `field "profiles.a.defer": must be an array of strings`},
