@@ -348,7 +348,7 @@ func (st *SettingsStack) Profiles() (Profiles, []Diagnostic) {
 			}
 			userDone = true
 			data, _ = safefile.ReadFile(l.File)
-			p, d := ParseProfiles(l.File, data, SettingsUser, st.Places.Workspace)
+			p, d := parseProfiles(l.File, data, SettingsUser, st.Places.Workspace)
 			layers, diags = append(layers, p), append(diags, d...)
 			continue
 		default:
@@ -358,7 +358,7 @@ func (st *SettingsStack) Profiles() (Profiles, []Diagnostic) {
 		if label == "" {
 			label = "--settings"
 		}
-		p, d := ParseProfiles(label, data, l.Scope, "")
+		p, d := parseProfiles(label, data, l.Scope, "")
 		layers, diags = append(layers, p), append(diags, d...)
 	}
 	ps, d := MergeProfiles(layers...)

@@ -37,6 +37,9 @@ type Profile struct {
 	// serverSets are Servers of this profile and every one it extends,
 	// after resolution: a server is included when each set matches it.
 	serverSets [][]string
+	// dropped marks a definition an error dropped (only Name, Position
+	// and Scope are set): what "extends" of it says it was.
+	dropped bool
 }
 
 // ValidProfileName reports whether name is a legal profile name: 1 to 64
@@ -73,6 +76,13 @@ var profileFields = []string{"servers", "extends", "enabledTools", "disabledTool
 // file:line:col. A repository (SettingsProject) may define profiles, but
 // none with an allow rule.
 func ParseProfiles(file string, data []byte, scope SettingsScope, workspace string) ([]Profile, []Diagnostic) {
+	out, diags := parseProfiles(file, data, scope, workspace)
+	return slices.DeleteFunc(out, func(p Profile) bool { return p.dropped }), diags
+}
+
+// parseProfiles is ParseProfiles, with a dropped stub for each definition
+// an error dropped.
+func parseProfiles(file string, data []byte, scope SettingsScope, workspace string) ([]Profile, []Diagnostic) {
 	text, _ := StripBOM(data)
 	doc, diags := parseJSONC(file, text)
 	if len(diags) > 0 || doc.obj == nil {
@@ -137,6 +147,7 @@ func (d *jsoncDoc) profiles(obj *hujson.Object, scope SettingsScope) ([]Profile,
 		if !ok {
 			diags = append(diags, Diagnostic{Severity: SeverityError, Position: d.pos(pm.Value.StartOffset), Field: field,
 				Message: "must be an object, not " + kindName(&pm.Value), Fix: `write { "servers": ["github"], "disabledTools": ["*write*"] }`})
+			out = append(out, Profile{Name: name, Position: at, Scope: scope, dropped: true})
 			continue
 		}
 		p := Profile{Name: name, Position: at, Scope: scope}
@@ -223,6 +234,7 @@ func (d *jsoncDoc) profiles(obj *hujson.Object, scope SettingsScope) ([]Profile,
 			}
 		}
 		if bad {
+			out = append(out, Profile{Name: name, Position: at, Scope: scope, dropped: true})
 			continue
 		}
 		if len(layer.Enabled) > 0 || len(layer.Disabled) > 0 {
@@ -231,7 +243,11 @@ func (d *jsoncDoc) profiles(obj *hujson.Object, scope SettingsScope) ([]Profile,
 		out = append(out, p)
 	}
 	if len(twice) > 0 {
-		out = slices.DeleteFunc(out, func(p Profile) bool { return twice[p.Name] })
+		for i := range out {
+			if twice[out[i].Name] {
+				out[i] = Profile{Name: out[i].Name, Position: out[i].Position, Scope: out[i].Scope, dropped: true}
+			}
+		}
 	}
 	return out, diags
 }
@@ -253,8 +269,17 @@ func MergeProfiles(layers ...[]Profile) (Profiles, []Diagnostic) {
 	// twice are the names two trusted layers (or two of the repository's)
 	// define, with where the first definition is.
 	twice := map[string]Position{}
+	// dropped are the names whose definitions an error dropped (see
+	// parseProfiles), with where the first is: "extends" of one says so.
+	dropped := map[string]Position{}
 	for _, layer := range layers {
 		for _, p := range layer {
+			if p.dropped {
+				if _, ok := dropped[p.Name]; !ok {
+					dropped[p.Name] = p.Position
+				}
+				continue
+			}
 			prev, dup := all[p.Name]
 			switch {
 			case !dup:
@@ -307,6 +332,13 @@ func MergeProfiles(layers ...[]Profile) (Profiles, []Diagnostic) {
 				diags = append(diags, Diagnostic{Severity: SeverityError, Position: p.Position, Field: "profiles." + name + ".extends",
 					Message: fmt.Sprintf("extends profile %q, which is defined twice (first at %s) and so dropped", e, first),
 					Fix:     "keep one definition of " + strconv.Quote(e)})
+				continue
+			}
+			if at, wasDropped := dropped[e]; wasDropped && all[e].Name == "" {
+				ok = false
+				diags = append(diags, Diagnostic{Severity: SeverityError, Position: p.Position, Field: "profiles." + name + ".extends",
+					Message: fmt.Sprintf("extends profile %q, which an error in its definition (%s) dropped", e, at),
+					Fix:     "fix the error of profile " + strconv.Quote(e)})
 				continue
 			}
 			if _, exists := all[e]; !exists {

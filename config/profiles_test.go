@@ -309,3 +309,30 @@ func TestProfilesDocExample(t *testing.T) {
 		t.Errorf("profiles = %v, want review and sub-agent", got)
 	}
 }
+
+// TestProfilesExtendsDropped: a profile that extends one an error
+// dropped says so, where that error is, not that the name is unknown
+// (it is written right there).
+func TestProfilesExtendsDropped(t *testing.T) {
+	for _, tc := range []struct{ name, data string }{
+		{"bad pattern", `{"profiles": {"review": {"defer": ["mcp__docs-*"]}, "sub": {"extends": ["review"]}}}`},
+		{"twice in one file", `{"profiles": {"review": {}, "review": {}, "sub": {"extends": ["review"]}}}`},
+		{"not an object", `{"profiles": {"review": [], "sub": {"extends": ["review"]}}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			file := UserSettingsPath(home)
+			if err := os.WriteFile(file, []byte(tc.data), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			ps, d := ReadSettings(SettingsPlaces{Home: home}).Profiles()
+			got := DroppedProfile("sub", d)
+			if want := `extends profile "review", which an error in its definition (` + file + `:1:15) dropped`; got == nil || !strings.Contains(got.Error(), want) {
+				t.Errorf("sub's error = %v, want it to say %q; all:\n%s", got, want, diagText(d))
+			}
+			if _, ok := ps["sub"]; ok {
+				t.Error("sub kept")
+			}
+		})
+	}
+}
