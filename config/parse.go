@@ -140,7 +140,7 @@ func ParseServer(name string, raw []byte) (Server, []Diagnostic) {
 // servers and no problem.
 func (d *jsoncDoc) servers(obj *hujson.Object) ([]serverDef, []Diagnostic) {
 	m := lookupMember(obj, "mcpServers")
-	misses := d.serversMisspelt(obj, m != nil)
+	misses := append(d.serversMisspelt(obj, m != nil), d.profilesMisplaced(obj)...)
 	if m == nil || isNull(&m.Value) {
 		return nil, misses
 	}
@@ -187,6 +187,24 @@ func (d *jsoncDoc) serversMisspelt(obj *hujson.Object, has bool) []Diagnostic {
 		})
 	}
 	return diags
+}
+
+// profilesMisplaced warns of a "profiles" object in obj, a servers file:
+// profiles are read from settings files only, so --profile would say
+// the name is unknown and nothing would say why.
+func (d *jsoncDoc) profilesMisplaced(obj *hujson.Object) []Diagnostic {
+	m := lookupMember(obj, "profiles")
+	if m == nil {
+		return nil
+	}
+	if _, ok := m.Value.Value.(*hujson.Object); !ok {
+		return nil
+	}
+	return []Diagnostic{{
+		Severity: SeverityWarning, Position: d.pos(m.Name.StartOffset), Field: "profiles",
+		Message: "is not read: profiles go in a settings file, not beside the servers",
+		Fix:     `move "profiles" to ~/.switchboard/settings.json, or the repository's .switchboard/settings.json (docs/configuration.md, Profiles)`,
+	}}
 }
 
 // serverDefs reads the definitions of the "mcpServers" object so.

@@ -312,6 +312,13 @@ func TestParseServersDocument(t *testing.T) {
 			Severity: SeverityWarning, Position: Position{File: f, Line: 1, Col: 20}, Field: "mcp_servers",
 			Message: `is not read: servers go under "mcpServers"`, Fix: `move its entries into "mcpServers"`,
 		}}},
+		// Profiles beside the servers are not read: --profile would say
+		// only that the name is unknown.
+		{"profiles in a servers file", `{"mcpServers": {"a": {"command": "x"}}, "profiles": {"r": {}}}`, []string{"a"}, []Diagnostic{{
+			Severity: SeverityWarning, Position: Position{File: f, Line: 1, Col: 41}, Field: "profiles",
+			Message: "is not read: profiles go in a settings file, not beside the servers",
+			Fix:     `move "profiles" to ~/.switchboard/settings.json, or the repository's .switchboard/settings.json (docs/configuration.md, Profiles)`,
+		}}},
 		{"syntax error", "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",,}\n  }\n}", nil, []Diagnostic{{
 			Severity: SeverityError, Position: Position{File: f, Line: 3, Col: 26},
 			Message: "invalid JSON: invalid character ',' at start of value", Fix: fixSyntax,

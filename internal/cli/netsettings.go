@@ -91,7 +91,18 @@ func (f *Factory) checkProfile() error {
 	if d := config.DroppedProfile(name, diags); d != nil {
 		e.Problem = d.Error()
 	}
-	return UsageErr(e, profileHint(e))
+	hint := profileHint(e)
+	if e.Problem == "" && cfg != nil {
+		// Profiles written beside the servers are not read: say where
+		// they are, the likelier reason than a name never written.
+		for _, d := range cfg.Diagnostics {
+			if d.Field == "profiles" && d.Severity == config.SeverityWarning {
+				hint = fmt.Sprintf("the \"profiles\" at %s are not read: %s", d.Position, d.Fix)
+				break
+			}
+		}
+	}
+	return UsageErr(e, hint)
 }
 
 // profileCommands are the commands --profile changes, by path: those that
