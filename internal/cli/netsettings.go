@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 )
 
 // switchboardOptions are the front door's options of this run's global
@@ -85,6 +86,9 @@ func (f *Factory) checkProfile() error {
 	}
 	ps, diags := st.Profiles()
 	if _, ok := ps[name]; ok {
+		if cfg != nil {
+			f.warnProfileServers(ps, name, cfg)
+		}
 		return nil
 	}
 	e := &switchboard.UnknownProfileError{Name: name, Valid: ps.Names()}
@@ -103,6 +107,35 @@ func (f *Factory) checkProfile() error {
 		}
 	}
 	return UsageErr(e, hint)
+}
+
+// warnProfileServers warns, on stderr, of each server entry of profile
+// name (or of a profile it extends) that names no configured server: a
+// typo there leaves the server out of the run with nothing to say why
+// but doctor.
+func (f *Factory) warnProfileServers(ps config.Profiles, name string, cfg *config.Resolved) {
+	var servers []string
+	for _, s := range cfg.Servers {
+		servers = append(servers, s.Name)
+	}
+	chain := map[string]bool{}
+	var walk func(n string)
+	walk = func(n string) {
+		if chain[n] {
+			return
+		}
+		chain[n] = true
+		for _, e := range ps[n].Extends {
+			walk(e)
+		}
+	}
+	walk(name)
+	for _, d := range ps.Check(servers) {
+		p, _ := strings.CutSuffix(strings.TrimPrefix(d.Field, "profiles."), ".servers")
+		if chain[p] {
+			fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", termsafe.Line(d.Error()))
+		}
+	}
 }
 
 // profileCommands are the commands --profile changes, by path: those that
