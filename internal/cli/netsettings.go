@@ -87,7 +87,7 @@ func (f *Factory) checkProfile() error {
 	ps, diags := st.Profiles()
 	if _, ok := ps[name]; ok {
 		if cfg != nil {
-			f.warnProfileServers(ps, name, cfg)
+			f.warnProfile(ps, diags, name, cfg)
 		}
 		return nil
 	}
@@ -109,11 +109,12 @@ func (f *Factory) checkProfile() error {
 	return UsageErr(e, hint)
 }
 
-// warnProfileServers warns, on stderr, of each server entry of profile
-// name (or of a profile it extends) that names no configured server: a
-// typo there leaves the server out of the run with nothing to say why
-// but doctor.
-func (f *Factory) warnProfileServers(ps config.Profiles, name string, cfg *config.Resolved) {
+// warnProfile warns, on stderr, of what in profile name (or a profile it
+// extends) does nothing, which only doctor would say otherwise: a field
+// it ignores (diags' warnings: "sandbox", "toolChanges", a misspelt
+// "disabledTools") and a server entry that names no configured server (a
+// typo there leaves the server out of the run).
+func (f *Factory) warnProfile(ps config.Profiles, diags []config.Diagnostic, name string, cfg *config.Resolved) {
 	var servers []string
 	for _, s := range cfg.Servers {
 		servers = append(servers, s.Name)
@@ -130,9 +131,15 @@ func (f *Factory) warnProfileServers(ps config.Profiles, name string, cfg *confi
 		}
 	}
 	walk(name)
-	for _, d := range ps.Check(servers) {
-		p, _ := strings.CutSuffix(strings.TrimPrefix(d.Field, "profiles."), ".servers")
-		if chain[p] {
+	var ignored []config.Diagnostic
+	for _, d := range diags {
+		if d.Severity == config.SeverityWarning {
+			ignored = append(ignored, d)
+		}
+	}
+	for _, d := range append(ignored, ps.Check(servers)...) {
+		p, _, _ := strings.Cut(strings.TrimPrefix(d.Field, "profiles."), ".")
+		if strings.HasPrefix(d.Field, "profiles.") && chain[p] {
 			fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", termsafe.Line(d.Error()))
 		}
 	}
