@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -112,8 +113,9 @@ func (f *Factory) checkProfile() error {
 // warnProfile warns, on stderr, of what in profile name (or a profile it
 // extends) does nothing, which only doctor would say otherwise: a field
 // it ignores (diags' warnings: "sandbox", "toolChanges", a misspelt
-// "disabledTools") and a server entry that names no configured server (a
-// typo there leaves the server out of the run).
+// "disabledTools"), a repository's definition of the same name, refused,
+// and a server entry that names no configured server (a typo there
+// leaves the server out of the run).
 func (f *Factory) warnProfile(ps config.Profiles, diags []config.Diagnostic, name string, cfg *config.Resolved) {
 	var servers []string
 	for _, s := range cfg.Servers {
@@ -131,13 +133,9 @@ func (f *Factory) warnProfile(ps config.Profiles, diags []config.Diagnostic, nam
 		}
 	}
 	walk(name)
-	var ignored []config.Diagnostic
-	for _, d := range diags {
-		if d.Severity == config.SeverityWarning {
-			ignored = append(ignored, d)
-		}
-	}
-	for _, d := range append(ignored, ps.Check(servers)...) {
+	// diags of a profile in use are warnings (a field ignored) or a
+	// repository's definition refused (the trusted one is used).
+	for _, d := range append(slices.Clone(diags), ps.Check(servers)...) {
 		p, _, _ := strings.Cut(strings.TrimPrefix(d.Field, "profiles."), ".")
 		if strings.HasPrefix(d.Field, "profiles.") && chain[p] {
 			fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", termsafe.Line(d.Error()))
