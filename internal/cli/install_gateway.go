@@ -58,6 +58,11 @@ type InstallGatewayOptions struct {
 	// (ProfileNames lists them).
 	AllProfiles  bool
 	ProfileNames func() ([]string, error)
+	// WorkspaceProfile says where profile name is defined when that is
+	// for this workspace only (the repository's settings, or a
+	// "projects" entry of the user's), "" otherwise: a user-scope entry,
+	// run in every workspace, cannot serve it. If nil, none is.
+	WorkspaceProfile func(name string) string
 
 	// written are the entries this run writes.
 	written []gatewayEntry
@@ -196,6 +201,19 @@ shows it disabled, doctor notes it).`,
 				ps, _ := st.Profiles()
 				return ps.Names(), nil
 			}
+			opts.WorkspaceProfile = func(name string) string {
+				cfg, _ := f.LoadConfig()
+				st, err := f.settingsStack(cfg)
+				if err != nil {
+					return ""
+				}
+				ps, _ := st.Profiles()
+				p, ok := ps[name]
+				if !ok || (p.Scope != config.SettingsProject && p.Scope != config.SettingsLocal) {
+					return ""
+				}
+				return fmt.Sprintf("%s settings, %s", p.Scope, f.tilde(p.Position.String()))
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -231,6 +249,9 @@ func installGatewayRun(opts *InstallGatewayOptions) error {
 	}
 	entries, err := gatewayEntries(opts)
 	if err != nil {
+		return err
+	}
+	if entries, err = userScopeProfiles(opts, entries, scope); err != nil {
 		return err
 	}
 	opts.written = entries
@@ -479,6 +500,38 @@ func gatewayEntries(opts *InstallGatewayOptions) ([]gatewayEntry, error) {
 			name = opts.Name
 		}
 		out = append(out, gatewayEntry{name: name, profile: p})
+	}
+	return out, nil
+}
+
+// userScopeProfiles keeps, for a user-scope entry (run in every
+// workspace), only the profiles defined beyond this workspace: one of the
+// repository's settings or a "projects" entry would make the entry fail
+// in every other workspace (and let a repository add entries to the
+// person's own client configuration). --profile of one is refused;
+// --all-profiles leaves them out, saying so.
+func userScopeProfiles(opts *InstallGatewayOptions, entries []gatewayEntry, scope string) ([]gatewayEntry, error) {
+	if scope != "user" || opts.WorkspaceProfile == nil {
+		return entries, nil
+	}
+	var out []gatewayEntry
+	for _, e := range entries {
+		where := ""
+		if e.profile != "" {
+			where = opts.WorkspaceProfile(e.profile)
+		}
+		switch {
+		case where == "":
+			out = append(out, e)
+		case !opts.AllProfiles:
+			return nil, Usagef("pass --scope project (or local, for Claude Code), or define the profile in your user settings (~/.switchboard/settings.json)",
+				"profile %q is defined for this workspace only (%s): a user-scope entry, run in every workspace, would fail elsewhere", e.profile, where)
+		default:
+			fmt.Fprintf(opts.IO.ErrOut, "Left out profile %s, defined for this workspace only (%s): a user-scope entry runs in every workspace; pass --scope project for it.\n", e.profile, where)
+		}
+	}
+	if len(out) == 0 {
+		return nil, Usagef("pass --scope project (or local, for Claude Code)", "--all-profiles: every profile is defined for this workspace only, and the entries are of the client's user scope")
 	}
 	return out, nil
 }
