@@ -179,6 +179,11 @@ func NewRootCmd(f *Factory) *cobra.Command {
 			if err := g.validate(); err != nil {
 				return err
 			}
+			if f := cmd.Flags().Lookup("profile"); f != nil && f.Changed && strings.TrimSpace(g.Profile) == "" {
+				// --profile "$UNSET" would show every server: a sub-agent's
+				// run, meant to be narrowed, would see them all.
+				return Usagef("pass the name of a profile of the settings, or leave --profile out to show every server", "--profile needs a profile's name, not %q", g.Profile)
+			}
 			if g.Workspace != "" {
 				// Before anything is read or written: a mistyped root would
 				// otherwise get a "projects" entry or a .switchboard/ folder.
