@@ -32,6 +32,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 	"github.com/switchboard-mcp/switchboard/internal/safefile"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 )
 
 func init() {
@@ -551,6 +552,10 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 	}
 
 	if opts.Watch {
+		profiles := &servedProfiles{broken: map[string]bool{}, told: map[string]bool{}}
+		for _, n := range s.sb.ProfileNames() {
+			profiles.told[n] = true
+		}
 		wctx, stopWatch := context.WithCancel(ctx)
 		watched := make(chan struct{})
 		go func() {
@@ -584,6 +589,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 						log.Warn("reloading the configuration failed; keeping the one in force", "error", err)
 						return
 					}
+					profiles.note(opts, s)
 					// A file that does not parse keeps its last good
 					// contents (Config loads with a LastGood): a typo
 					// mid-edit stops no server, and edits to the other
@@ -610,6 +616,55 @@ func serveRun(ctx context.Context, opts *ServeOptions) (err error) {
 		return serveStdio(ctx, opts, g)
 	}
 	return serveHTTP(ctx, opts, g, log)
+}
+
+// servedProfiles is what serve has said, across reloads, of the profiles
+// it serves: an edit that drops one leaves what serves it showing no
+// server (fail closed), and a profile added to the settings is not
+// served until serve restarts; neither would be seen otherwise.
+type servedProfiles struct {
+	// broken are the served profiles said to be unusable; told the
+	// profile names known (served, or said to need a restart).
+	broken, told map[string]bool
+}
+
+// note says on stderr, after a reload, which served profile became
+// unusable (and why) or usable again, and, with --all-profiles, which
+// profile was added.
+func (sp *servedProfiles) note(opts *ServeOptions, s *session) {
+	ps, diags := s.sb.Settings().Profiles()
+	type served struct{ name, where string }
+	var list []served
+	if p := s.sb.Profile(); p != "" {
+		list = append(list, served{p, "the gateway"})
+	}
+	for _, pg := range opts.profileGateways {
+		list = append(list, served{pg.name, "/mcp/" + pg.name})
+	}
+	for _, sv := range list {
+		_, ok := ps[sv.name]
+		switch {
+		case !ok && !sp.broken[sv.name]:
+			why := "the settings no longer define it"
+			if d := config.DroppedProfile(sv.name, diags); d != nil {
+				why = d.Error()
+			}
+			sp.broken[sv.name] = true
+			fmt.Fprintf(opts.IO.ErrOut, "switchboard: profile %s is no longer usable, so %s serves no server until it is: %s\n", sv.name, sv.where, termsafe.Line(why))
+		case ok && sp.broken[sv.name]:
+			delete(sp.broken, sv.name)
+			fmt.Fprintf(opts.IO.ErrOut, "switchboard: profile %s is usable again: %s serves it\n", sv.name, sv.where)
+		}
+	}
+	if !opts.AllProfiles {
+		return
+	}
+	for _, n := range ps.Names() {
+		if !sp.told[n] {
+			sp.told[n] = true
+			fmt.Fprintf(opts.IO.ErrOut, "switchboard: profile %s was added to the settings; restart serve to serve it at /mcp/%s\n", n, n)
+		}
+	}
 }
 
 // profileGateway is one profile served at /mcp/<name>.

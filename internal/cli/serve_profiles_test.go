@@ -252,3 +252,64 @@ func TestGatewayProfilesWithinProfile(t *testing.T) {
 		}
 	}
 }
+
+// TestGatewayProfileDroppedOnReload: an edit of the settings that drops a
+// profile serve serves leaves its endpoint showing no server (fail
+// closed); serve says so on stderr, with why, and says when it is usable
+// again, and with --all-profiles names a profile added, which needs a
+// restart to be served.
+func TestGatewayProfileDroppedOnReload(t *testing.T) {
+	w := newGatewayWorld(t)
+	w.servers(t, "alpha")
+	settings := func(profiles map[string]any) {
+		writeJSON(t, w.sbHome+"/settings.json", map[string]any{"profiles": profiles})
+	}
+	settings(map[string]any{"a": map[string]any{"servers": []string{"alpha"}}})
+	cmd := w.command(t, "serve", "--http", "127.0.0.1:0", "--all-profiles")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	var seen []string
+	timeout := time.After(90 * time.Second)
+	waitFor := func(what string, match func(string) bool) {
+		t.Helper()
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("serve ended before %s; stderr:\n%s", what, strings.Join(seen, "\n"))
+				}
+				seen = append(seen, l)
+				if match(l) {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("no line for %s; stderr:\n%s", what, strings.Join(seen, "\n"))
+			}
+		}
+	}
+	waitFor("profile a's endpoint", func(l string) bool { return strings.HasPrefix(l, "switchboard: profile a at http://") })
+	settings(map[string]any{"a": map[string]any{"servers": []string{}}})
+	waitFor("a dropped", func(l string) bool {
+		return strings.HasPrefix(l, "switchboard: profile a is no longer usable, so /mcp/a serves no server until it is: "+w.sbHome+"/settings.json:") &&
+			strings.Contains(l, "an empty server list includes nothing")
+	})
+	settings(map[string]any{"a": map[string]any{"servers": []string{"alpha"}}, "b": map[string]any{}})
+	waitFor("a usable again", func(l string) bool { return l == "switchboard: profile a is usable again: /mcp/a serves it" })
+	waitFor("b added", func(l string) bool {
+		return l == "switchboard: profile b was added to the settings; restart serve to serve it at /mcp/b"
+	})
+}
