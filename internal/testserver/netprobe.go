@@ -22,16 +22,19 @@ import (
 // proxy-aware client does), sends "HELLO\n" and answers with the first
 // line that comes back, or, as an error result, why it got none. Every
 // attempt is bounded (4 s), so a hang shows as an error, not a stuck call.
+// Way "unix" connects to the Unix socket at path addr (a local channel of
+// the user's: a D-Bus bus, an agent), sends send (nothing when empty) and
+// answers "connected", with what came back within a second, quoted.
 func init() {
 	register("netprobe", serverDef{
-		doc:       `tool connect {addr, way: "direct"|"proxy"}: the first line addr answers to "HELLO\n", directly or through $HTTPS_PROXY (CONNECT), or an error result saying why not`,
+		doc:       `tool connect {addr, way: "direct"|"proxy"|"unix", send}: the first line addr answers to "HELLO\n", directly or through $HTTPS_PROXY (CONNECT); for "unix", "connected" and what the socket at path addr answered to send; or an error result saying why not`,
 		inProcess: true,
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
 			p.build = func() *mcp.Server {
 				s := mcp.NewServer(implementation("netprobe"), nil)
 				mcp.AddTool(s, &mcp.Tool{Name: "connect", Description: "Reach addr directly or through the proxy; answer with its first line."},
 					func(ctx context.Context, _ *mcp.CallToolRequest, in netprobeIn) (*mcp.CallToolResult, any, error) {
-						line, err := netprobeConnect(ctx, in.Addr, in.Way)
+						line, err := netprobeConnect(ctx, in.Addr, in.Way, in.Send)
 						if err != nil {
 							return errorResult(err.Error()), nil, nil
 						}
@@ -46,10 +49,11 @@ func init() {
 
 type netprobeIn struct {
 	Addr string `json:"addr" jsonschema:"host:port to reach"`
-	Way  string `json:"way,omitempty" jsonschema:"direct (default) or proxy"`
+	Way  string `json:"way,omitempty" jsonschema:"direct (default), proxy, or unix (addr is a socket's path)"`
+	Send string `json:"send,omitempty" jsonschema:"for unix: what to send once connected"`
 }
 
-func netprobeConnect(ctx context.Context, addr, way string) (string, error) {
+func netprobeConnect(ctx context.Context, addr, way, send string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 4*time.Second)
 	defer cancel()
 	var d net.Dialer
@@ -85,8 +89,22 @@ func netprobeConnect(ctx context.Context, addr, way string) (string, error) {
 			return "", fmt.Errorf("proxy: %s: %s", resp.Status, strings.TrimSpace(string(b)))
 		}
 		return firstLine(br)
+	case "unix":
+		c, err := d.DialContext(ctx, "unix", addr)
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		if send != "" {
+			c.SetWriteDeadline(time.Now().Add(4 * time.Second))
+			io.WriteString(c, send)
+		}
+		c.SetReadDeadline(time.Now().Add(time.Second))
+		b := make([]byte, 256)
+		n, _ := io.ReadAtLeast(c, b, 1)
+		return fmt.Sprintf("connected; it answered %q", b[:n]), nil
 	}
-	return "", fmt.Errorf("way %q: want direct or proxy", way)
+	return "", fmt.Errorf("way %q: want direct, proxy or unix", way)
 }
 
 func firstLine(br *bufio.Reader) (string, error) {
