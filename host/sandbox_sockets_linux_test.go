@@ -209,7 +209,12 @@ func TestAttackUserLocalChannels(t *testing.T) {
 	mineDef := probe("mine")
 	mineDef.Sandbox = &config.Sandbox{Network: config.SandboxNetwork{All: true}}
 	mine := resolved("mine", mineDef)
-	cfg := cfgOf(repo, mine)
+	// The user's own, shown the runtime directory: what a sandbox of
+	// the user's lists it sees, and is told of.
+	shownDef := probe("shown")
+	shownDef.Sandbox = &config.Sandbox{FS: &config.SandboxFS{Read: []string{rt}, Write: []string{ws}}}
+	shown := resolved("shown", shownDef)
+	cfg := cfgOf(repo, mine, shown)
 	cfg.Workspace = ws
 	h := newHost(t, cfg, &host.Options{Gate: approved, Environ: func() []string { return append(os.Environ(), env...) }})
 	if _, err := h.Tools(ctxFor(t, 60*time.Second)); err != nil {
@@ -253,17 +258,39 @@ func TestAttackUserLocalChannels(t *testing.T) {
 			t.Errorf("the user's server with the full network reached the X server at %s: %q", abstractX, got)
 		}
 	}
-	// A repository's server is not told where they are.
-	b, err := os.ReadFile(filepath.Join(ws, "env-repo.txt"))
-	if err != nil {
-		t.Fatal(err)
+	if got, ok := connect("shown", places["D-Bus session bus"], sends["D-Bus session bus"]); !ok || !strings.Contains(got, "OK ") {
+		t.Errorf("the user's server shown %s did not reach the bus there: %q", rt, got)
 	}
-	sc := bufio.NewScanner(strings.NewReader(string(b)))
-	for sc.Scan() {
+	// None is told where they are (the repository's server is passed
+	// none of these variables; the user's whole environment, but for
+	// those naming what its view lacks), but where its view has them.
+	envOf := func(server string) map[string]bool {
+		b, err := os.ReadFile(filepath.Join(ws, "env-"+server+".txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]bool{}
+		sc := bufio.NewScanner(strings.NewReader(string(b)))
+		for sc.Scan() {
+			got[sc.Text()] = true
+		}
+		return got
+	}
+	for _, server := range []string{"repo", "mine"} {
+		got := envOf(server)
 		for _, kv := range env {
-			if sc.Text() == kv {
-				t.Errorf("the repository's server was given %s", kv)
+			if got[kv] && (server == "repo" || !strings.HasPrefix(kv, "DISPLAY=")) {
+				t.Errorf("the %s server was given %s", server, kv)
 			}
 		}
+	}
+	got := envOf("shown")
+	for _, kv := range []string{"XDG_RUNTIME_DIR=" + rt, "DBUS_SESSION_BUS_ADDRESS=unix:path=" + places["D-Bus session bus"]} {
+		if !got[kv] {
+			t.Errorf("the user's server shown %s was not given %s", rt, kv)
+		}
+	}
+	if got["SSH_AUTH_SOCK="+places["ssh-agent"]] {
+		t.Errorf("the user's server shown %s was given SSH_AUTH_SOCK, which it does not see", rt)
 	}
 }

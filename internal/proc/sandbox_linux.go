@@ -764,8 +764,10 @@ func dropCapabilities() error {
 }
 
 // environ fixes what the view hides from the server's environment: a
-// TMPDIR it cannot see becomes the private /tmp; with an allow-list, the
-// proxy variables name the forwarder's proxy. Called once build is done.
+// TMPDIR it cannot see becomes the private /tmp, a variable naming a
+// local channel of the user's that it cannot see goes (sandboxEnv); with
+// an allow-list, the proxy variables name the forwarder's proxy. Called
+// once build is done.
 func (p *sandboxPlan) environ(env []string) []string {
 	env = sandboxEnv(env)
 	if p.proxyPort != 0 {
@@ -774,16 +776,69 @@ func (p *sandboxPlan) environ(env []string) []string {
 	return env
 }
 
-// sandboxEnv makes a TMPDIR the server cannot see the private /tmp.
+// sandboxEnv makes a TMPDIR the server cannot see the private /tmp, and
+// drops each variable that names a local channel of the user's (an
+// agent's socket, the session bus, the runtime directory) at a path the
+// view lacks: the view hides those channels (docs/security.md, "Your
+// local channels"), and a client told of one only fails on it. Called
+// in the view.
 func sandboxEnv(env []string) []string {
-	for i, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
+	out := env[:0]
+	for _, kv := range env {
+		name, v, _ := strings.Cut(kv, "=")
+		switch name {
+		case "TMPDIR":
 			if fi, err := os.Stat(v); err != nil || !fi.IsDir() {
-				env[i] = "TMPDIR=/tmp"
+				kv = "TMPDIR=/tmp"
+			}
+		case "SSH_AUTH_SOCK", "XDG_RUNTIME_DIR", "XAUTHORITY":
+			if !inView(v) {
+				continue
+			}
+		case "GPG_AGENT_INFO": // path:pid:version
+			if path, _, _ := strings.Cut(v, ":"); !inView(path) {
+				continue
+			}
+		case "DBUS_SESSION_BUS_ADDRESS":
+			if !busInView(v) {
+				continue
 			}
 		}
+		out = append(out, kv)
 	}
-	return env
+	return out
+}
+
+// inView reports whether path, absolute, exists in the view.
+func inView(path string) bool {
+	if !filepath.IsAbs(path) {
+		return false
+	}
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// busInView reports whether D-Bus address list addrs ("unix:path=/x,
+// guid=…;…") has one that is not a socket path the view lacks (an
+// abstract address, TCP: the network's to allow or refuse).
+func busInView(addrs string) bool {
+	for _, a := range strings.Split(addrs, ";") {
+		if a == "" {
+			continue
+		}
+		path := ""
+		if rest, ok := strings.CutPrefix(a, "unix:"); ok {
+			for _, kv := range strings.Split(rest, ",") {
+				if p, ok := strings.CutPrefix(kv, "path="); ok {
+					path = p
+				}
+			}
+		}
+		if path == "" || strings.Contains(path, "%") || inView(path) { // escaped: not judged
+			return true
+		}
+	}
+	return false
 }
 
 // sandboxCommand checks that a sandboxed server can be started: on Linux
