@@ -227,8 +227,13 @@ type SandboxPolicy struct {
 	Protected []string `json:"protected,omitempty"`
 	// NetworkAll: the host's network, unconfined. Otherwise only Allow
 	// ("host:port"), and nothing when it is empty.
-	NetworkAll bool     `json:"networkAll,omitempty"`
-	Allow      []string `json:"allow,omitempty"`
+	NetworkAll bool `json:"networkAll,omitempty"`
+	// AbstractSockets: with NetworkAll, the server can also connect to
+	// the abstract Unix sockets of the user's session (an X server's:
+	// keystrokes into any window), as before Linux 6.12 (the runtime's to
+	// fill, host.SandboxOf).
+	AbstractSockets bool     `json:"abstractSockets,omitempty"`
+	Allow           []string `json:"allow,omitempty"`
 	// Workspace is the workspace root: every path below it is the
 	// repository's to change, so it is resolved beneath it at every start,
 	// links included (the runtime refuses a path that leads out).
@@ -646,6 +651,8 @@ func DescribeSandbox(p *SandboxPolicy, tilde func(string) string) string {
 		}
 	}
 	switch {
+	case p.NetworkAll && p.AbstractSockets:
+		parts = append(parts, "full network and your session's abstract sockets (your X server's: it can type into any window; Linux before 6.12)")
 	case p.NetworkAll:
 		parts = append(parts, "full network")
 	case len(other) > 0 && len(p.Downloads) > 0:

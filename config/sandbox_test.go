@@ -47,6 +47,13 @@ func TestSandboxNetworkOfProjectServers(t *testing.T) {
 			t.Errorf("%s:\n got %q\nwant %q", tt.raw, got, tt.words)
 		}
 	}
+	// Before Linux 6.12 the full network reaches the session's abstract
+	// sockets too (X11's): the words say so.
+	p := EffectiveSandbox(project(`{"command": "srv", "sandbox": {"network": true}}`), "/ws", "/home/me", nil)
+	p.AbstractSockets = true
+	if got, want := DescribeSandbox(p, nil), "; full network and your session's abstract sockets (your X server's: it can type into any window; Linux before 6.12)"; !strings.HasSuffix(got, want) {
+		t.Errorf("with abstract sockets:\n got %q\nwant it to end %q", got, want)
+	}
 	if _, diags := ParseServer("srv", []byte(`{"command": "srv", "sandbox": {"network": ["::1:9"]}}`)); len(diags) == 0 {
 		t.Errorf("an unbracketed IPv6 destination was accepted")
 	}

@@ -52,6 +52,7 @@ func sandboxOf(rs *config.ResolvedServer, workspace, home string, defaults confi
 	e := runnerEnv{home: home, lookupEnv: lookupEnv, workspace: workspace}
 	packageRunner(p, rs, e)
 	userProxy(p, rs, e)
+	p.AbstractSockets = p.NetworkAll && proc.SharedNetworkReachesAbstractSockets()
 	return p
 }
 

@@ -252,7 +252,11 @@ func TestAttackUserLocalChannels(t *testing.T) {
 		if got, ok := connect("repo", abstractX, ""); ok {
 			t.Errorf("the repository's server reached the X server at %s: %q", abstractX, got)
 		}
-		if v, err := llsys.LandlockGetABIVersion(); err != nil || v < 6 {
+		v, err := llsys.LandlockGetABIVersion()
+		if p := host.SandboxOf(&mine, ws, nil); p.AbstractSockets != (err == nil && v < 6) {
+			t.Errorf("Landlock ABI %d (%v): the review says abstract sockets reachable: %v", v, err, p.AbstractSockets)
+		}
+		if err != nil || v < 6 {
 			t.Logf("Landlock ABI %d: the abstract socket %s is reachable with the full network (docs/security.md)", v, abstractX)
 		} else if got, ok := connect("mine", abstractX, ""); ok {
 			t.Errorf("the user's server with the full network reached the X server at %s: %q", abstractX, got)

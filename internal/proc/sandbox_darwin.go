@@ -178,6 +178,9 @@ func sandboxRequest(*Sandbox, *spawnReq) error { return nil }
 // SandboxSupport says whether this system can start a sandboxed server.
 func SandboxSupport() string { return "" }
 
+// SharedNetworkReachesAbstractSockets: macOS has no abstract sockets.
+func SharedNetworkReachesAbstractSockets() bool { return false }
+
 // SystemDirs are the directories every sandboxed server may read.
 func SystemDirs() []string { return slices.Clone(seatbeltSystemDirs) }
 

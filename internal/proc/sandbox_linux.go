@@ -118,6 +118,16 @@ func procCovered(mountinfo string) string {
 // "" if it can, else what is missing.
 func SandboxSupport() string { return sandboxUnavailable() }
 
+// SharedNetworkReachesAbstractSockets reports whether a sandboxed server
+// with the host's network (Sandbox.Network) can connect to the abstract
+// Unix sockets of the user's other processes (an X server's
+// @/tmp/.X11-unix/X0, a D-Bus bus at unix:abstract=): they belong to the
+// network namespace, and only Landlock ABI 6 (Linux 6.12) scopes them.
+func SharedNetworkReachesAbstractSockets() bool {
+	v, err := llsys.LandlockGetABIVersion()
+	return err == nil && v < 6
+}
+
 // planSandbox decides the sandbox of a server whose program is prog (an
 // absolute path) and working directory dir.
 func planSandbox(sb *Sandbox, prog, dir string) (*sandboxPlan, error) {

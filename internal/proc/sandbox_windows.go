@@ -13,6 +13,9 @@ func sandboxRequest(*Sandbox, *spawnReq) error { return nil }
 // SandboxSupport says whether this system can start a sandboxed server.
 func SandboxSupport() string { return "sandboxing is not supported on Windows" }
 
+// SharedNetworkReachesAbstractSockets: there is no sandbox here.
+func SharedNetworkReachesAbstractSockets() bool { return false }
+
 func runSandboxHelper([]string) int { return 2 }
 
 // SystemDirs: none, as no sandbox runs here.
