@@ -158,8 +158,10 @@ func TestAttackUserLocalChannels(t *testing.T) {
 	} else if sock := strings.TrimSpace(string(out)); fileExists(sock) {
 		t.Logf("a gpg-agent of the user's listens at %s: a stand-in listens in ~/.gnupg", sock)
 	} else {
-		t.Cleanup(func() { exec.Command("gpgconf", "--homedir", gnupg, "--kill", "gpg-agent").Run() })
 		if startDaemon(t, sock, nil, "gpg-agent", "--homedir", gnupg, "--daemon", "--no-detach") {
+			// Asked to end before it is killed (cleanups run last first),
+			// it removes all its sockets.
+			t.Cleanup(func() { exec.Command("gpgconf", "--homedir", gnupg, "--kill", "gpg-agent").Run() })
 			places["gpg-agent"] = sock
 			env = append(env, "GPG_AGENT_INFO="+sock+":0:1")
 		}
