@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"net/http"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -62,40 +63,14 @@ func TestGatewayAllProfilesNamesTheDropped(t *testing.T) {
 		"a":   map[string]any{"servers": []string{"alpha"}},
 		"bad": map[string]any{"extends": []string{"aa"}},
 	}})
-	cmd := w.command(t, "serve", "--http", "127.0.0.1:0", "--all-profiles")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	lines := make(chan string)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	var seen []string
+	waitFor := stderrLines(t, w.command(t, "serve", "--http", "127.0.0.1:0", "--all-profiles"), 60*time.Second)
 	var served, dropped bool
-	timeout := time.After(60 * time.Second)
-	for !served || !dropped {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatalf("serve ended; stderr:\n%s", strings.Join(seen, "\n"))
-			}
-			seen = append(seen, l)
-			served = served || strings.Contains(l, "switchboard: profile a at http://")
-			dropped = dropped || (strings.Contains(l, "switchboard: a profile definition dropped: "+w.sbHome+"/settings.json:") &&
-				strings.Contains(l, `extends unknown profile "aa"`))
-		case <-timeout:
-			t.Fatalf("no line for profile a's endpoint and the dropped profile bad within 60 s; stderr:\n%s", strings.Join(seen, "\n"))
-		}
-	}
+	waitFor("profile a's endpoint and the dropped profile bad", func(l string) bool {
+		served = served || strings.Contains(l, "switchboard: profile a at http://")
+		dropped = dropped || (strings.Contains(l, "switchboard: a profile definition dropped: "+w.sbHome+"/settings.json:") &&
+			strings.Contains(l, `extends unknown profile "aa"`))
+		return served && dropped
+	})
 }
 
 // TestGatewayProfileEndpoints (issue 34.3): one serve --http --profiles
@@ -218,39 +193,10 @@ func TestGatewayProfilesWithinProfile(t *testing.T) {
 		"a": map[string]any{"servers": []string{"alpha"}},
 		"b": map[string]any{"servers": []string{"alpha", "beta"}},
 	}})
-	cmd := w.command(t, "serve", "--http", "127.0.0.1:0", "--profile", "a", "--profiles", "b")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	lines := make(chan string)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	var seen []string
-	timeout := time.After(60 * time.Second)
-	for {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatalf("serve ended; stderr:\n%s", strings.Join(seen, "\n"))
-			}
-			seen = append(seen, l)
-			if l == `switchboard: warning: /mcp/b serves profile b within --profile a: not served, as not in profile "a": beta` {
-				return
-			}
-		case <-timeout:
-			t.Fatalf("no warning within 60 s; stderr:\n%s", strings.Join(seen, "\n"))
-		}
-	}
+	waitFor := stderrLines(t, w.command(t, "serve", "--http", "127.0.0.1:0", "--profile", "a", "--profiles", "b"), 60*time.Second)
+	waitFor("the warning", func(l string) bool {
+		return l == `switchboard: warning: /mcp/b serves profile b within --profile a: not served, as not in profile "a": beta`
+	})
 }
 
 // TestGatewayProfileDroppedOnReload: an edit of the settings that drops a
@@ -265,7 +211,26 @@ func TestGatewayProfileDroppedOnReload(t *testing.T) {
 		writeJSON(t, w.sbHome+"/settings.json", map[string]any{"profiles": profiles})
 	}
 	settings(map[string]any{"a": map[string]any{"servers": []string{"alpha"}}})
-	cmd := w.command(t, "serve", "--http", "127.0.0.1:0", "--all-profiles")
+	waitFor := stderrLines(t, w.command(t, "serve", "--http", "127.0.0.1:0", "--all-profiles"), 90*time.Second)
+	waitFor("profile a's endpoint", func(l string) bool { return strings.HasPrefix(l, "switchboard: profile a at http://") })
+	settings(map[string]any{"a": map[string]any{"servers": []string{}}})
+	waitFor("a dropped", func(l string) bool {
+		return strings.HasPrefix(l, "switchboard: profile a is no longer usable, so /mcp/a serves no server until it is: "+w.sbHome+"/settings.json:") &&
+			strings.Contains(l, "an empty server list includes nothing")
+	})
+	settings(map[string]any{"a": map[string]any{"servers": []string{"alpha"}}, "b": map[string]any{}})
+	waitFor("a usable again", func(l string) bool { return l == "switchboard: profile a is usable again: /mcp/a serves it" })
+	waitFor("b added", func(l string) bool {
+		return l == "switchboard: profile b was added to the settings; restart serve to serve it at /mcp/b"
+	})
+}
+
+// stderrLines starts cmd and returns a function that reads its stderr,
+// line by line, until match accepts one, failing the test (with every
+// line read) when cmd ends first or when within, counted from the
+// start, has passed. cmd is killed when the test ends.
+func stderrLines(t *testing.T, cmd *exec.Cmd, within time.Duration) func(what string, match func(string) bool) {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -273,7 +238,7 @@ func TestGatewayProfileDroppedOnReload(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	lines := make(chan string)
 	go func() {
 		defer close(lines)
@@ -283,8 +248,8 @@ func TestGatewayProfileDroppedOnReload(t *testing.T) {
 		}
 	}()
 	var seen []string
-	timeout := time.After(90 * time.Second)
-	waitFor := func(what string, match func(string) bool) {
+	timeout := time.After(within)
+	return func(what string, match func(string) bool) {
 		t.Helper()
 		for {
 			select {
@@ -301,15 +266,4 @@ func TestGatewayProfileDroppedOnReload(t *testing.T) {
 			}
 		}
 	}
-	waitFor("profile a's endpoint", func(l string) bool { return strings.HasPrefix(l, "switchboard: profile a at http://") })
-	settings(map[string]any{"a": map[string]any{"servers": []string{}}})
-	waitFor("a dropped", func(l string) bool {
-		return strings.HasPrefix(l, "switchboard: profile a is no longer usable, so /mcp/a serves no server until it is: "+w.sbHome+"/settings.json:") &&
-			strings.Contains(l, "an empty server list includes nothing")
-	})
-	settings(map[string]any{"a": map[string]any{"servers": []string{"alpha"}}, "b": map[string]any{}})
-	waitFor("a usable again", func(l string) bool { return l == "switchboard: profile a is usable again: /mcp/a serves it" })
-	waitFor("b added", func(l string) bool {
-		return l == "switchboard: profile b was added to the settings; restart serve to serve it at /mcp/b"
-	})
 }
