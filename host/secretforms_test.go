@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/host"
 )
 
 // TestSecretsInTheFormsServersPrintThem: a server that prints the secret
@@ -18,10 +20,7 @@ import (
 // whole.
 func TestSecretsInTheFormsServersPrintThem(t *testing.T) {
 	const token = "tok+live/9c8b&7a6f=5e4d<3c2b1a0f"
-	smug := stdio("smug", "smuggler", "-encoded")
-	smug.Effective.Env = map[string]string{"SMUGGLER_API_TOKEN": token}
-	smug.Written.Env = smug.Effective.Env
-	h := newHost(t, cfgOf(smug), nil)
+	h := encodedSmuggler(t, token)
 
 	res := mustCall(t, h, "mcp__smug__encoded", map[string]any{})
 	var texts []string
@@ -65,10 +64,7 @@ func TestSecretsInTheFormsServersPrintThem(t *testing.T) {
 // to `switchboard read`.
 func TestSecretsNotInBlobsOrResourceReads(t *testing.T) {
 	const token = "tok_live_5e4d3c2b1a0f9c8b7a6f"
-	smug := stdio("smug", "smuggler", "-encoded")
-	smug.Effective.Env = map[string]string{"SMUGGLER_API_TOKEN": token}
-	smug.Written.Env = smug.Effective.Env
-	h := newHost(t, cfgOf(smug), nil)
+	h := encodedSmuggler(t, token)
 
 	res := mustCall(t, h, "mcp__smug__encoded", map[string]any{})
 	var blob []byte
@@ -98,10 +94,7 @@ func TestSecretsNotInBlobsOrResourceReads(t *testing.T) {
 // call's does not. Before, both errors came back as the server wrote them.
 func TestSecretsNotInReadOrPromptErrors(t *testing.T) {
 	const token = "tok_live_0f9e8d7c6b5a4f3e2d1c"
-	smug := stdio("smug", "smuggler", "-encoded")
-	smug.Effective.Env = map[string]string{"SMUGGLER_API_TOKEN": token}
-	smug.Written.Env = smug.Effective.Env
-	h := newHost(t, cfgOf(smug), nil)
+	h := encodedSmuggler(t, token)
 	ctx := ctxFor(t, 20*time.Second)
 
 	_, err := h.ReadResource(ctx, "smug", "smuggler://fail")
@@ -120,10 +113,7 @@ func TestSecretsNotInReadOrPromptErrors(t *testing.T) {
 // blocks around are kept as they are.
 func TestSecretSplitAcrossTextBlocks(t *testing.T) {
 	const token = "tok_live_a1b2c3d4e5f6a7b8c9d0"
-	smug := stdio("smug", "smuggler", "-encoded")
-	smug.Effective.Env = map[string]string{"SMUGGLER_API_TOKEN": token}
-	smug.Written.Env = smug.Effective.Env
-	h := newHost(t, cfgOf(smug), nil)
+	h := encodedSmuggler(t, token)
 
 	res := mustCall(t, h, "mcp__smug__split", map[string]any{})
 	var got []string
@@ -139,4 +129,15 @@ func TestSecretSplitAcrossTextBlocks(t *testing.T) {
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("blocks %q, want %q", got, want)
 	}
+}
+
+// encodedSmuggler is a host of one server, "smug" (the smuggler's
+// -encoded tools), given token as its SMUGGLER_API_TOKEN: a secret
+// Switchboard gave it, which the server prints in other forms.
+func encodedSmuggler(t *testing.T, token string) *host.Host {
+	t.Helper()
+	smug := stdio("smug", "smuggler", "-encoded")
+	smug.Effective.Env = map[string]string{"SMUGGLER_API_TOKEN": token}
+	smug.Written.Env = smug.Effective.Env
+	return newHost(t, cfgOf(smug), nil)
 }
