@@ -605,3 +605,31 @@ func TestConsoleTokenOpensOnce(t *testing.T) {
 func navigating(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "Inspected target navigated or closed")
 }
+
+// A server still connecting (one that waits for a file never made) hides
+// nobody else's tools: the playground lists the connected server's tools
+// and says which server is not there yet, and the permissions page still
+// shows what a rule applies to.
+func TestConsoleSlowServerHidesNoTools(t *testing.T) {
+	ctx := browser(t)
+	slow := server("slow-start")
+	slow["args"] = append(slow["args"].([]string), "-until-file", filepath.Join(t.TempDir(), "never"))
+	f := newFixture(t, map[string]any{"slow": slow})
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.url), chromedp.Navigate(f.srv.URL+"/tools")); err != nil {
+		t.Fatal(err)
+	}
+	page, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("main")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page, "mcp__mine__echo") || !strings.Contains(page, "slow: still connecting") || strings.Contains(page, "deadline") {
+		t.Errorf("the playground, with a server still connecting:\n%s", page)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.srv.URL+"/permissions")); err != nil {
+		t.Fatal(err)
+	}
+	matches, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("tr.rule td.matches")))
+	if err != nil || !strings.Contains(matches, "mcp__mine__add") {
+		t.Errorf("the deny rule of mcp__mine__add matches %q (%v)", matches, err)
+	}
+}

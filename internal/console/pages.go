@@ -437,8 +437,13 @@ func (c *Console) toolList(ctx context.Context) ([]host.Tool, []string) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	list, err := c.front.Host().Tools(ctx)
-	if err != nil {
+	if list == nil {
 		return nil, []string{err.Error()}
+	}
+	// A server still connecting when the wait ends is left out with a
+	// warning of its own; the others' tools are listed all the same.
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		list.Warnings = append(list.Warnings, err.Error())
 	}
 	return list.Tools, list.Warnings
 }
