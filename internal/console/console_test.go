@@ -633,3 +633,22 @@ func TestConsoleSlowServerHidesNoTools(t *testing.T) {
 		t.Errorf("the deny rule of mcp__mine__add matches %q (%v)", matches, err)
 	}
 }
+
+// The servers page counts a connected server's tools on the first visit,
+// as switchboard status does, rather than 0 until another page listed
+// them.
+func TestConsoleServersCountTools(t *testing.T) {
+	ctx := browser(t)
+	f := newFixture(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.url)); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, ctx, f.srv.URL+"/", "#server-mine .state", "connected")
+	tools, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#server-mine td.tools")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _, _ := strings.Cut(tools, " "); n == "" || n == "0" {
+		t.Errorf("the servers page counts %q tools of a connected echo server", tools)
+	}
+}

@@ -113,6 +113,13 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
 		pending[rs.Name] = rs
 	}
 	seen := c.visibleServers(r, sessionOf(r).viewer)
+	if seen == nil {
+		// Listing the tools fills the counts, as switchboard status does;
+		// a server still connecting is waited for briefly, not 5 s.
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		_, _ = c.front.Host().Tools(ctx)
+		cancel()
+	}
 	var views []serverView
 	for _, st := range c.front.Status() {
 		if seen != nil && !seen[st.Name] {
