@@ -652,3 +652,28 @@ func TestConsoleServersCountTools(t *testing.T) {
 		t.Errorf("the servers page counts %q tools of a connected echo server", tools)
 	}
 }
+
+// In a narrow window (a phone, a split screen) the servers page still
+// fits: the name signed in stays on the dark bar where its light text is
+// readable, and long paths wrap instead of pushing the table, with its
+// buttons, off the side of the page.
+func TestConsoleNarrowWindow(t *testing.T) {
+	ctx := browser(t)
+	f := newFixture(t)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(400, 800), chromedp.Navigate(f.url)); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, ctx, f.srv.URL+"/", "#server-mine .state", "connected")
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[struct{ NavBottom, WhoBottom, Width, ScrollWidth float64 }](`({NavBottom: document.querySelector("nav").getBoundingClientRect().bottom,
+		WhoBottom: document.querySelector("#who").getBoundingClientRect().bottom,
+		Width: document.documentElement.clientWidth, ScrollWidth: document.documentElement.scrollWidth})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.WhoBottom > got.NavBottom {
+		t.Errorf("the name signed in is below the bar (at %v, the bar ends at %v): light text on a light page", got.WhoBottom, got.NavBottom)
+	}
+	if got.ScrollWidth > got.Width {
+		t.Errorf("the servers page is %v pixels wide in a window of %v", got.ScrollWidth, got.Width)
+	}
+}
