@@ -12,6 +12,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/switchboard-mcp/switchboard/internal/testserver/testbrowser"
 )
 
 // `switchboard ui` serves the console on loopback: the address it opens
@@ -199,5 +203,44 @@ func TestUILogsToTheLogFile(t *testing.T) {
 	}
 	if s := errOut.String(); strings.Contains(s, "level=") || strings.Contains(s, "broken") {
 		t.Errorf("log lines on the terminal:\n%s", s)
+	}
+}
+
+// A newcomer's first `switchboard ui`, with no server configured yet: the
+// servers page says how to add one, not only that there is none.
+func TestUIEmptyWorkspaceSaysHowToAddAServer(t *testing.T) {
+	bctx := testbrowser.Start(t)
+	dir := t.TempDir()
+	home, ws := filepath.Join(dir, "home"), filepath.Join(dir, "ws")
+	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ios, _, _, _ := Test()
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	ios.In, ios.Out = inR, &uiOutput{}
+	f := &Factory{IO: ios, Getenv: func(string) (string, bool) { return "", false }, HomeDir: home, Cwd: ws, Now: time.Now}
+	opened := make(chan string, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- uiRun(ctx, &UIOptions{IO: ios, Factory: f, OpenBrowser: func(u string) error { opened <- u; return nil }})
+	}()
+	defer func() { cancel(); <-done }()
+	var u string
+	select {
+	case u = <-opened:
+	case err := <-done:
+		t.Fatalf("ui ended before opening the browser: %v", err)
+	}
+	if err := chromedp.Do(bctx, chromedp.Navigate(u)); err != nil {
+		t.Fatal(err)
+	}
+	text, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS("table.servers")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, "No servers are configured") || !strings.Contains(text, "switchboard mcp add") {
+		t.Errorf("the servers page of an empty workspace says:\n%s", text)
 	}
 }
