@@ -677,3 +677,21 @@ func TestConsoleNarrowWindow(t *testing.T) {
 		t.Errorf("the servers page is %v pixels wide in a window of %v", got.ScrollWidth, got.Width)
 	}
 }
+
+// A server in error says, as switchboard status does, when it is tried
+// again: the console's newcomer sees it will come back by itself.
+func TestConsoleServerInErrorSaysNextTry(t *testing.T) {
+	ctx := browser(t)
+	f := newFixture(t, map[string]any{"broken": server("exit-init")})
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.url)); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, ctx, f.srv.URL+"/", "#server-broken .state", "error")
+	why, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#server-broken .why")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(why, "cannot open database") || !strings.Contains(why, "next try in") && !strings.Contains(why, "trying again now") {
+		t.Errorf("a server in error says %q", why)
+	}
+}

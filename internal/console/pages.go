@@ -103,6 +103,21 @@ type serverView struct {
 	// Fingerprint is the definition the review shows, so that an answer
 	// to a review of an older definition is refused.
 	Fingerprint string
+	// Next says when a server in error is tried again, in the words of
+	// switchboard status ("; next try in 4s"); "" when none is due.
+	Next string
+}
+
+// nextTry is status's nextTryText: the host retries a failed start and a
+// lost connection by itself, and the page says when.
+func nextTry(st host.ServerStatus, now time.Time) string {
+	if st.State != host.StateError || st.NextTry.IsZero() {
+		return ""
+	}
+	if wait := st.NextTry.Sub(now); wait > 0 {
+		return "; next try in " + (wait + time.Second - 1).Truncate(time.Second).String()
+	}
+	return "; trying again now"
 }
 
 func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
@@ -125,7 +140,7 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
 		if seen != nil && !seen[st.Name] {
 			continue
 		}
-		v := serverView{ServerStatus: st}
+		v := serverView{ServerStatus: st, Next: nextTry(st, c.o.Now())}
 		if seen != nil {
 			// What a member sees of a server: its name, state and tools;
 			// how it runs is the admins' business.
