@@ -695,3 +695,20 @@ func TestConsoleServerInErrorSaysNextTry(t *testing.T) {
 		t.Errorf("a server in error says %q", why)
 	}
 }
+
+// A server that is not running has no tool count to show: "-", as status
+// prints, not "0 (0)", which reads as a server with no tools.
+func TestConsoleUnknownToolCountIsADash(t *testing.T) {
+	ctx := browser(t)
+	f := newFixture(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.url)); err != nil {
+		t.Fatal(err)
+	}
+	tools, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#server-repo td.tools")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tools != "-" {
+		t.Errorf("the server waiting for approval has %q tools", tools)
+	}
+}

@@ -106,6 +106,20 @@ type serverView struct {
 	// Next says when a server in error is tried again, in the words of
 	// switchboard status ("; next try in 4s"); "" when none is due.
 	Next string
+	// ToolCount is "N (tokens)", or status's "-" for a server not
+	// running (its count is not known) and "?" when its list failed.
+	ToolCount string
+}
+
+// toolCount is the tools column, as status's countCell decides it.
+func toolCount(st host.ServerStatus) string {
+	if _, failed := st.ListErrors["tools/list"]; failed && st.Tools == 0 {
+		return "?"
+	}
+	if st.State != host.StateConnected && st.State != host.StateCircuitOpen && st.Tools == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d (%d)", st.Tools, st.Tokens)
 }
 
 // nextTry is status's nextTryText: the host retries a failed start and a
@@ -140,7 +154,7 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
 		if seen != nil && !seen[st.Name] {
 			continue
 		}
-		v := serverView{ServerStatus: st, Next: nextTry(st, c.o.Now())}
+		v := serverView{ServerStatus: st, Next: nextTry(st, c.o.Now()), ToolCount: toolCount(st)}
 		if seen != nil {
 			// What a member sees of a server: its name, state and tools;
 			// how it runs is the admins' business.
