@@ -712,3 +712,24 @@ func TestConsoleUnknownToolCountIsADash(t *testing.T) {
 		t.Errorf("the server waiting for approval has %q tools", tools)
 	}
 }
+
+// A refused change says why and leads back to the page it came from: a
+// playground call with arguments that are not JSON goes back to the
+// playground, not to the servers page.
+func TestConsoleRefusalLeadsBack(t *testing.T) {
+	ctx := browser(t)
+	f := newFixture(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.url), chromedp.Navigate(f.srv.URL+"/tools"),
+		chromedp.Click(chromedp.CSS(`#tool-mcp__mine__echo summary`)),
+		chromedp.SendKeys(chromedp.CSS(`#tool-mcp__mine__echo textarea[name="json"]`), "{not json"),
+		chromedp.Click(chromedp.CSS(`#call-mcp__mine__echo`)), chromedp.WaitVisible(chromedp.CSS("#message"))); err != nil {
+		t.Fatal(err)
+	}
+	if msg, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#message"))); err != nil || !strings.Contains(msg, "not a JSON object") {
+		t.Errorf("the refusal says %q (%v)", msg, err)
+	}
+	back, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector("main a#back") || {}).href || ""`))
+	if err != nil || !strings.HasSuffix(back, "/tools") {
+		t.Errorf("the refused call leads back to %q (%v), not the playground", back, err)
+	}
+}

@@ -63,7 +63,22 @@ func template_escape(s string) string {
 // fail shows why a change was refused; nothing was changed.
 func (c *Console) fail(w http.ResponseWriter, r *http.Request, status int, action, target, why string) {
 	c.audit(r, sessionOf(r), action, target, "refused: "+why)
-	c.render(w, r, status, "message.html", page{Title: "Nothing changed", Message: why + " — nothing was changed."})
+	back := backTo[r.Pattern]
+	if back.Path == "" {
+		back = backTo["POST /servers/action"]
+	}
+	c.render(w, r, status, "message.html", page{Title: "Nothing changed", Message: why + " — nothing was changed.", Data: back})
+}
+
+// backTo is the page each form is on, where its refusal leads back.
+var backTo = map[string]struct{ Path, Label string }{
+	"POST /servers/approve":    {"/", "Servers"},
+	"POST /servers/action":     {"/", "Servers"},
+	"POST /permissions/add":    {"/permissions", "Permissions"},
+	"POST /permissions/remove": {"/permissions", "Permissions"},
+	"POST /call":               {"/tools", "Tools & playground"},
+	"POST /changes/accept":     {"/changes", "Tool changes"},
+	"POST /asks/answer":        {"/asks", "Questions"},
 }
 
 // done goes back to a page saying what happened.
