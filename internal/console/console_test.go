@@ -733,3 +733,21 @@ func TestConsoleRefusalLeadsBack(t *testing.T) {
 		t.Errorf("the refused call leads back to %q (%v), not the playground", back, err)
 	}
 }
+
+// Explain, asked about a name no listed tool has (the tool's own name
+// without its server), says so rather than only "ask" and a rule that
+// would match nothing.
+func TestConsoleExplainUnknownTool(t *testing.T) {
+	ctx := browser(t)
+	f := newFixture(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.url), chromedp.Navigate(f.srv.URL+"/permissions?tool=echo")); err != nil {
+		t.Fatal(err)
+	}
+	page, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("main")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page, `No tool named "echo" is listed now`) || !strings.Contains(page, "mcp__mine__echo") {
+		t.Errorf("explaining an unknown tool name:\n%s", page)
+	}
+}

@@ -367,24 +367,34 @@ func (c *Console) permissions(w http.ResponseWriter, r *http.Request) {
 		rules = append(rules, v)
 	}
 	var why *policy.Decision
-	tool := r.URL.Query().Get("tool")
+	// unlisted: no listed tool has the name asked about; like: the
+	// listed tools whose own name it is (a newcomer's "echo").
+	var unlisted bool
+	var like []string
+	tool := strings.TrimSpace(r.URL.Query().Get("tool"))
 	if tool != "" {
 		server, name, _ := toolsurface.ParseToolName(tool)
 		req := policy.Request{Tool: tool, Server: server, ToolName: name}
+		unlisted = true
 		for _, t := range tools {
 			if t.Name == tool {
 				req = request(t) // the configured names and the tool's annotations
+				unlisted = false
+			} else if t.Tool != nil && t.Tool.Name == tool {
+				like = append(like, t.Name)
 			}
 		}
 		d := pol.Decide(req)
 		why = &d
 	}
 	c.render(w, r, http.StatusOK, "permissions.html", page{Title: "Permissions", Nav: "permissions", Data: struct {
-		Rules  []ruleView
-		Tool   string
-		Why    *policy.Decision
-		Target string
-	}{rules, tool, why, c.settingsFile()}})
+		Rules    []ruleView
+		Tool     string
+		Why      *policy.Decision
+		Unlisted bool
+		Like     []string
+		Target   string
+	}{rules, tool, why, unlisted, like, c.settingsFile()}})
 }
 
 func (c *Console) serverNames() []string {
