@@ -751,3 +751,27 @@ func TestConsoleExplainUnknownTool(t *testing.T) {
 		t.Errorf("explaining an unknown tool name:\n%s", page)
 	}
 }
+
+// With a keyboard and a screen reader, the servers page's buttons name
+// their server: "Pause mine", not one "Pause" among many.
+func TestConsoleServerButtonsNameTheirServer(t *testing.T) {
+	ctx := browser(t)
+	f := newFixture(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.url)); err != nil {
+		t.Fatal(err)
+	}
+	names, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("main button")].map(b => b.getAttribute("aria-label") || b.textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			t.Errorf("two buttons are both called %q: %q", n, names)
+		}
+		seen[n] = true
+	}
+	if !seen["Pause mine"] || !seen["Approve repo"] {
+		t.Errorf("the buttons are %q", names)
+	}
+}
