@@ -676,6 +676,20 @@ func TestConsoleNarrowWindow(t *testing.T) {
 	if got.ScrollWidth > got.Width {
 		t.Errorf("the servers page is %v pixels wide in a window of %v", got.ScrollWidth, got.Width)
 	}
+	// The playground (its forms open) and the permissions page fit too.
+	for _, page := range []string{"/tools", "/permissions"} {
+		if err := chromedp.Do(ctx, chromedp.Navigate(f.srv.URL+page)); err != nil {
+			t.Fatal(err)
+		}
+		w, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`document.querySelectorAll("details").forEach(d => d.open = true),
+			[document.documentElement.clientWidth, document.documentElement.scrollWidth]`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w[1] > w[0] {
+			t.Errorf("%s is %v pixels wide in a window of %v", page, w[1], w[0])
+		}
+	}
 }
 
 // A server in error says, as switchboard status does, when it is tried
