@@ -99,8 +99,9 @@ VS Code and Cursor variables are translated: ${env:NAME} becomes ${NAME},
 ${workspaceFolder} the workspace path and ${userHome} the home directory. In
 project scope, a file every clone shares, they become a path relative to the
 workspace (where the server then starts: "cwd": ".") and ${HOME} instead.
-Servers that need an ${input:…} prompt, or another variable Switchboard cannot
-know, are skipped with the reason. An existing server of the same name is
+Servers that need an ${input:…} prompt, another variable Switchboard cannot
+know, or an envFile (which Switchboard does not read), are skipped with the
+reason. An existing server of the same name is
 never overwritten without --force.`,
 		Args:              noArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
@@ -771,6 +772,17 @@ func translateImport(f *Factory, def []byte, root string) (out []byte, notes []s
 		if key == "disabled" {
 			lit, ok := m.Value.Value.(hujson.Literal)
 			disabled = ok && lit.Bool()
+		}
+		// Without the variables of its envFile the server would start
+		// without its credentials, or against another default (a local
+		// database for the staging one): not the server it was.
+		if key == "envFile" {
+			file := "its envFile"
+			if lit, ok := m.Value.Value.(hujson.Literal); ok && lit.Kind() == '"' {
+				file = fmt.Sprintf("its envFile %q", lit.String())
+			}
+			return nil, nil, fmt.Sprintf("reads its environment from %s, which Switchboard does not read; "+
+				"add it with switchboard mcp add-json, its variables in \"env\" (a credential as ${secret:NAME}, after switchboard secret set NAME)", file)
 		}
 		if !importFields[key] {
 			drop = append(drop, key)
