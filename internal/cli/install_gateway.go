@@ -181,12 +181,7 @@ shows it disabled, doctor notes it).`,
 			if opts.File != "" {
 				opts.File = f.abs(opts.File)
 			}
-			if d, err := os.UserConfigDir(); err == nil {
-				opts.ConfigDir = d
-			}
-			if v, ok := f.Getenv("XDG_CONFIG_HOME"); ok && v != "" && runtime.GOOS == "linux" {
-				opts.ConfigDir = v
-			}
+			opts.ConfigDir = userConfigDir(f, runtime.GOOS)
 			opts.Config = f.LoadConfig
 			if p := f.global().Profile; p != "" {
 				opts.Profiles = []string{p} // checked before RunE
@@ -984,7 +979,7 @@ func gatewayTarget(opts *InstallGatewayOptions, client, scope, root string) (str
 			if opts.ConfigDir == "" {
 				return "", nil, Usagef("pass --file <VS Code user folder>/mcp.json", "cannot find the user config folder")
 			}
-			return filepath.Join(opts.ConfigDir, "Code", "User", "mcp.json"), []string{c.entryKey}, nil
+			return vscodeUserConfig(opts.ConfigDir), []string{c.entryKey}, nil
 		}
 		return filepath.Join(root, ".vscode", "mcp.json"), []string{c.entryKey}, nil
 	}

@@ -76,7 +76,10 @@ func NewMCPImportCmd(f *Factory, runF func(context.Context, *MCPImportOptions) e
                   must be on PATH): into user scope unless --scope names one;
                   those a trusted project's .codex/config.toml adds are the
                   repository's
-  vscode          <workspace>/.vscode/mcp.json ("servers" and "inputs")
+  vscode          VS Code's user mcp.json (~/.config/Code/User on Linux,
+                  ~/Library/Application Support/Code/User on macOS,
+                  %APPDATA%\Code\User on Windows) and
+                  <workspace>/.vscode/mcp.json ("servers" and "inputs")
   cursor          ~/.cursor/mcp.json and <workspace>/.cursor/mcp.json
 
 A file inside the workspace (.vscode/mcp.json, .cursor/mcp.json, or a --file
@@ -91,8 +94,8 @@ only if you confirm it on a terminal; without a terminal it is skipped, and
 and the repository's file define the same name, yours is imported and the
 repository's is skipped, and the output says so.
 
-Files of yours outside the workspace (Claude Desktop's, ~/.cursor/mcp.json, a
---file elsewhere) go into --scope, local by default, user outside any
+Files of yours outside the workspace (Claude Desktop's, VS Code's user
+mcp.json, ~/.cursor/mcp.json, a --file elsewhere) go into --scope, local by default, user outside any
 workspace (Claude Code's: into the scope they had there).
 
 VS Code and Cursor variables are translated: ${env:NAME} becomes ${NAME},
@@ -571,7 +574,10 @@ func importPaths(f *Factory, from, root string) []string {
 	case "claude-desktop":
 		return []string{claudeDesktopPath(f, runtime.GOOS)}
 	case "vscode":
-		return []string{filepath.Join(root, ".vscode", "mcp.json")}
+		return []string{
+			vscodeUserConfig(userConfigDir(f, runtime.GOOS)),
+			filepath.Join(root, ".vscode", "mcp.json"),
+		}
 	case "cursor":
 		return []string{
 			filepath.Join(f.HomeDir, ".cursor", "mcp.json"),
@@ -579,6 +585,39 @@ func importPaths(f *Factory, from, root string) []string {
 		}
 	}
 	return nil
+}
+
+// userConfigDir is the user config folder on goos, as the editors find
+// it (os.UserConfigDir, but from f's home and environment):
+// ~/Library/Application Support on macOS, %APPDATA% on Windows,
+// $XDG_CONFIG_HOME or ~/.config elsewhere.
+func userConfigDir(f *Factory, goos string) string {
+	getenv := func(k string) string {
+		if f.Getenv == nil {
+			return ""
+		}
+		v, _ := f.Getenv(k)
+		return v
+	}
+	switch goos {
+	case "darwin":
+		return filepath.Join(f.HomeDir, "Library", "Application Support")
+	case "windows":
+		if appData := getenv("APPDATA"); appData != "" {
+			return appData
+		}
+		return filepath.Join(f.HomeDir, "AppData", "Roaming")
+	}
+	if xdg := getenv("XDG_CONFIG_HOME"); xdg != "" {
+		return xdg
+	}
+	return filepath.Join(f.HomeDir, ".config")
+}
+
+// vscodeUserConfig is VS Code's user-profile mcp.json in the user config
+// folder dir, where it keeps the servers of every workspace.
+func vscodeUserConfig(dir string) string {
+	return filepath.Join(dir, "Code", "User", "mcp.json")
 }
 
 // claudeCodeConfig is the file where Claude Code keeps its user- and
@@ -595,27 +634,7 @@ func claudeCodeConfig(f *Factory) string {
 
 // claudeDesktopPath is where Claude Desktop keeps its configuration on goos.
 func claudeDesktopPath(f *Factory, goos string) string {
-	const name = "claude_desktop_config.json"
-	getenv := func(k string) string {
-		if f.Getenv == nil {
-			return ""
-		}
-		v, _ := f.Getenv(k)
-		return v
-	}
-	switch goos {
-	case "darwin":
-		return filepath.Join(f.HomeDir, "Library", "Application Support", "Claude", name)
-	case "windows":
-		if appData := getenv("APPDATA"); appData != "" {
-			return filepath.Join(appData, "Claude", name)
-		}
-		return filepath.Join(f.HomeDir, "AppData", "Roaming", "Claude", name)
-	}
-	if xdg := getenv("XDG_CONFIG_HOME"); xdg != "" {
-		return filepath.Join(xdg, "Claude", name)
-	}
-	return filepath.Join(f.HomeDir, ".config", "Claude", name)
+	return filepath.Join(userConfigDir(f, goos), "Claude", "claude_desktop_config.json")
 }
 
 // readImportFile returns the server entries of a source file in file

@@ -599,6 +599,10 @@ func TestClaudeDesktopPath(t *testing.T) {
 		if got := claudeDesktopPath(f, goos); got != want {
 			t.Errorf("%s: %q, want %q", goos, got, want)
 		}
+		// VS Code's user folder is beside Claude's.
+		if got, want := vscodeUserConfig(userConfigDir(f, goos)), filepath.Join(filepath.Dir(filepath.Dir(want)), "Code", "User", "mcp.json"); got != want {
+			t.Errorf("%s: VS Code %q, want %q", goos, got, want)
+		}
 	}
 	env["XDG_CONFIG_HOME"] = "/xdg"
 	if got, want := claudeDesktopPath(f, "linux"), filepath.Join("/xdg", "Claude", "claude_desktop_config.json"); got != want {
