@@ -669,7 +669,8 @@ func readImportFile(path, from, root string) ([]importEntry, error) {
 	}
 	keys := []string{"mcpServers", "servers"}
 	if from == "vscode" {
-		keys = []string{"servers", "mcpServers"}
+		// VS Code before 1.102 kept them in settings.json, under "mcp".
+		keys = []string{"servers", "mcp/servers", "mcpServers"}
 	}
 	var servers *hujson.Object
 	for _, k := range keys {
