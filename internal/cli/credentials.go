@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tailscale/hujson"
@@ -18,13 +19,16 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 )
 
-// credential is a literal credential in a server definition's env or
-// headers: a value a shared (repository) file must not hold
+// credential is a literal credential in a server definition's env,
+// headers or args: a value a shared (repository) file must not hold
 // (docs/configuration.md, How the CLI edits files).
 type credential struct {
-	// Field is "env" or "headers"; Key the variable or header it is the
-	// value of.
+	// Field is "env", "headers" or "args"; Key the variable or header it
+	// is the value of, or the argument's index.
 	Field, Key string
+	// Flag is the option an argument is the value of ("--api-key"), or
+	// the variable of a NAME=VALUE argument; "" for a bare token.
+	Flag string
 	// Var is the environment variable that is to hold it instead: the
 	// definition gets ${Var}.
 	Var string
@@ -37,6 +41,21 @@ type credential struct {
 	value string
 }
 
+// what names where the credential is, for the person: "env GITHUB_TOKEN",
+// "header Authorization", "argument --api-key".
+func (c credential) what() string {
+	switch c.Field {
+	case "headers":
+		return "header " + c.Key
+	case "args":
+		if c.Flag != "" {
+			return "argument " + c.Flag
+		}
+		return "argument " + c.Key
+	}
+	return "env " + c.Key
+}
+
 // ref is what the definition holds instead of the credential.
 func (c credential) ref() string {
 	if c.Secret != "" {
@@ -45,8 +64,9 @@ func (c credential) ref() string {
 	return c.Scheme + "${" + c.Var + "}"
 }
 
-// literalCredentials returns the values of def's env and headers that are
-// credentials written out in full, sorted by field and key, each with the
+// literalCredentials returns the values of def's env, headers and args
+// (argCredentials) that are credentials written out in full, env and
+// headers sorted by key, args in order, each with the
 // environment variable that is to hold it. It is the one test of "is this
 // a literal credential" for every command that writes a file shared
 // through a repository (mcp add, add-json, import into project scope), and
@@ -78,6 +98,7 @@ func literalCredentials(server string, def config.Server) []credential {
 			out = append(out, credential{Field: "headers", Key: k, Var: headerVarName(server, k), Scheme: scheme, value: v})
 		}
 	}
+	out = append(out, argCredentials(server, def.Args)...)
 	// Two credentials must not share a variable unless they are the same.
 	used := map[string]string{}
 	for i, c := range out {
@@ -87,6 +108,42 @@ func literalCredentials(server string, def config.Server) []credential {
 		}
 		used[name] = c.value
 		out[i].Var = name
+	}
+	return out
+}
+
+// argCredentials are the literal credentials of args: the value of a
+// secret-named option (--api-key=sk_…, or --api-key and the next
+// argument), of a secret-named NAME=VALUE (docker's -e TOKEN=…), or an
+// argument of a known token's shape or a URL with a password
+// (postgresql://user:pw@host/db). What stays before the value stays.
+func argCredentials(server string, args []string) []credential {
+	var out []credential
+	for i := 0; i < len(args); i++ {
+		a := strings.TrimSpace(args[i])
+		c := credential{Field: "args", Key: strconv.Itoa(i)}
+		switch name, v, ok := strings.Cut(a, "="); {
+		case isLiteralCredential("", a): // a token's shape, a URL with a password
+			c.value = a
+			c.Var = envVarName(varWord(server) + "_TOKEN")
+			if strings.Contains(a, "://") {
+				c.Var = envVarName(varWord(server) + "_URL")
+			}
+		case ok && strings.HasPrefix(name, "-") && isLiteralCredential(strings.TrimLeft(name, "-"), v):
+			c.Flag, c.Scheme, c.value = name, name+"=", v
+			c.Var = envVarName(varWord(server) + "_" + varWord(name))
+		case ok && config.IsVarName(name) && isLiteralCredential(name, v):
+			c.Flag, c.Scheme, c.value = name, name+"=", v
+			c.Var = name
+		case !ok && strings.HasPrefix(a, "-") && len(a) > 1 && i+1 < len(args) && redact.IsSecretKey(strings.TrimLeft(a, "-")) &&
+			!strings.HasPrefix(args[i+1], "-") && isLiteralCredential(strings.TrimLeft(a, "-"), strings.TrimSpace(args[i+1])):
+			i++
+			c.Key, c.Flag, c.value = strconv.Itoa(i), a, strings.TrimSpace(args[i])
+			c.Var = envVarName(varWord(server) + "_" + varWord(a))
+		default:
+			continue
+		}
+		out = append(out, c)
 	}
 	return out
 }
@@ -159,7 +216,7 @@ func headerVarName(server, header string) string {
 
 // withCredentialRefs returns the definition raw (JSON) with each
 // credential's value replaced by its reference, and the credentials
-// replaced. Only its env and header values change. keep, if set, may keep
+// replaced. Only its env, header and argument values change. keep, if set, may keep
 // a credential in the user's secret store: it returns the secret's name,
 // and the definition gets ${secret:NAME} (else ${VAR}). keptOnly, for the
 // user's own files, replaces only the credentials keep kept: the others
@@ -210,10 +267,7 @@ func pointerToken(s string) string {
 func credentialNotes(creds []credential, file string, own bool) []string {
 	var out []string
 	for _, c := range creds {
-		what := "env " + c.Key
-		if c.Field == "headers" {
-			what = "header " + c.Key
-		}
+		what := c.what()
 		if own {
 			out = append(out, fmt.Sprintf("%s holds a credential: kept in your credential store as secret %s, written into %s as %q", what, c.Secret, file, c.ref()))
 			continue
@@ -266,11 +320,7 @@ func (f *Factory) keepCredentials(ctx context.Context, own string) func(credenti
 		return nil
 	}
 	return func(c credential) (string, error) {
-		what := "env " + c.Key
-		if c.Field == "headers" {
-			what = "header " + c.Key
-		}
-		return f.offerSecret(ctx, what, c.Var, c.value, own)
+		return f.offerSecret(ctx, c.what(), c.Var, c.value, own)
 	}
 }
 

@@ -57,6 +57,37 @@ func TestLiteralCredentials(t *testing.T) {
 
 // The rewrite changes only the values, keeps the scheme, and leaves a
 // definition without credentials byte for byte.
+// Arguments hold credentials too, as the public configurations write
+// them: Stripe's --api-key=sk_…, docker's -e NAME=VALUE, a database URL.
+func TestLiteralCredentialsInArgs(t *testing.T) {
+	def := config.Server{Args: []string{
+		"-y", "@stripe/mcp", "--tools=all", "--api-key=sk_test_51Habcdefghijklmnopqrstuvwxyz",
+		"run", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789", "-e", "LOG_LEVEL=debug",
+		"--token", "3f9a1c7e5b2d4a6c", "--key-file", "/home/me/key.pem", "--max-tokens", "4096",
+		"postgresql://app:s3cret@localhost:5432/db", "https://example.com/mcp", "${workspaceFolder}",
+		"xoxb-1234567890-abcdefghij", "--api-key=${STRIPE_KEY}",
+	}}
+	var got []credential
+	for _, c := range literalCredentials("stripe", def) {
+		c.value = ""
+		got = append(got, c)
+	}
+	want := []credential{
+		{Field: "args", Key: "3", Flag: "--api-key", Var: "STRIPE_API_KEY", Scheme: "--api-key="},
+		{Field: "args", Key: "6", Flag: "GITHUB_PERSONAL_ACCESS_TOKEN", Var: "GITHUB_PERSONAL_ACCESS_TOKEN", Scheme: "GITHUB_PERSONAL_ACCESS_TOKEN="},
+		{Field: "args", Key: "10", Flag: "--token", Var: "STRIPE_TOKEN"},
+		{Field: "args", Key: "15", Var: "STRIPE_URL"},
+		{Field: "args", Key: "18", Var: "STRIPE_TOKEN_2"},
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(credential{})); diff != "" {
+		t.Errorf("literalCredentials (-want +got):\n%s", diff)
+	}
+	out, _, err := withCredentialRefs("stripe", []byte(`{"command":"npx","args":["-y","@stripe/mcp","--api-key=sk_test_51Habcdefghijklmnopqrstuvwxyz"]}`), nil, false)
+	if err != nil || string(out) != `{"command":"npx","args":["-y","@stripe/mcp","--api-key=${STRIPE_API_KEY}"]}` {
+		t.Errorf("withCredentialRefs = %s, %v", out, err)
+	}
+}
+
 func TestWithCredentialRefs(t *testing.T) {
 	raw := []byte(`{"type":"http","url":"https://a.example/mcp","headers":{"Authorization":"Bearer sk-ant-abcdefghijklmnopqrstuvwxyz","a/b~c":"ghp_abcdefghijklmnopqrstuvwxyz0123456789"}}`)
 	out, creds, err := withCredentialRefs("gh", raw, nil, false)

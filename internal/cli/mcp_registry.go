@@ -420,10 +420,7 @@ func mcpAddFromRegistryRun(ctx context.Context, opts *MCPAddOptions) error {
 		parsed, _ := config.ParseServer(name, raw)
 		for _, c := range literalCredentials(name, parsed) {
 			if !givenByPerson(c.value, values) {
-				what := "env " + c.Key
-				if c.Field == "headers" {
-					what = "header " + c.Key
-				}
+				what := c.what()
 				return Failuref("add it to your own file instead (--scope user or local), or by hand with mcp add",
 					"%s of %s holds a credential of the publisher's: a repository's file never holds one, and a reference to your environment instead would hand the server your own $%s; nothing written",
 					termsafe.Line(what), termsafe.Line(srv.Name), c.Var)
