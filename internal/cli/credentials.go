@@ -32,8 +32,10 @@ type credential struct {
 	// Var is the environment variable that is to hold it instead: the
 	// definition gets ${Var}.
 	Var string
-	// Scheme is what stays before the reference in a header ("Bearer ").
-	Scheme string
+	// Scheme is what stays before the reference in a header ("Bearer "),
+	// an argument ("--api-key=") or a url; Rest what stays after it in a
+	// url.
+	Scheme, Rest string
 	// Secret, when set, is the secret of the user's store that holds it:
 	// the definition gets ${secret:Secret} instead of ${Var}.
 	Secret string
@@ -52,6 +54,8 @@ func (c credential) what() string {
 			return "argument " + c.Flag
 		}
 		return "argument " + c.Key
+	case "url":
+		return "url parameter " + c.Key
 	}
 	return "env " + c.Key
 }
@@ -59,13 +63,21 @@ func (c credential) what() string {
 // ref is what the definition holds instead of the credential.
 func (c credential) ref() string {
 	if c.Secret != "" {
-		return c.Scheme + "${secret:" + c.Secret + "}"
+		return c.Scheme + "${secret:" + c.Secret + "}" + c.Rest
 	}
-	return c.Scheme + "${" + c.Var + "}"
+	return c.Scheme + "${" + c.Var + "}" + c.Rest
 }
 
-// literalCredentials returns the values of def's env, headers and args
-// (argCredentials) that are credentials written out in full, env and
+// path is where the credential is in the definition, as a JSON pointer.
+func (c credential) path() string {
+	if c.Field == "url" {
+		return "/url"
+	}
+	return "/" + c.Field + "/" + pointerToken(c.Key)
+}
+
+// literalCredentials returns the values of def's env, headers, args
+// (argCredentials) and url query (urlCredential) that are credentials written out in full, env and
 // headers sorted by key, args in order, each with the
 // environment variable that is to hold it. It is the one test of "is this
 // a literal credential" for every command that writes a file shared
@@ -99,6 +111,9 @@ func literalCredentials(server string, def config.Server) []credential {
 		}
 	}
 	out = append(out, argCredentials(server, def.Args)...)
+	if c, ok := urlCredential(server, def.URL); ok {
+		out = append(out, c)
+	}
 	// Two credentials must not share a variable unless they are the same.
 	used := map[string]string{}
 	for i, c := range out {
@@ -146,6 +161,38 @@ func argCredentials(server string, args []string) []credential {
 		out = append(out, c)
 	}
 	return out
+}
+
+// urlCredential is the first literal credential in the query of a url
+// (?api_key=…, as hosted servers hand them out): the value of a
+// secret-named parameter. A url with a password is one as a whole.
+func urlCredential(server, u string) (credential, bool) {
+	q := strings.IndexByte(u, '?')
+	if q < 0 {
+		return credential{}, false
+	}
+	end := len(u)
+	if h := strings.IndexByte(u[q:], '#'); h >= 0 {
+		end = q + h
+	}
+	for start := q + 1; start < end; {
+		stop := strings.IndexByte(u[start:end], '&')
+		if stop < 0 {
+			stop = end - start
+		}
+		seg := u[start : start+stop]
+		if k, v, ok := strings.Cut(seg, "="); ok {
+			key, err1 := url.QueryUnescape(k)
+			val, err2 := url.QueryUnescape(v)
+			if err1 == nil && err2 == nil && redact.IsSecretKey(key) && isLiteralCredential(key, val) {
+				at := start + len(k) + 1
+				return credential{Field: "url", Key: key, Var: envVarName(varWord(server) + "_" + varWord(key)),
+					Scheme: u[:at], Rest: u[at+len(v):], value: val}, true
+			}
+		}
+		start += stop + 1
+	}
+	return credential{}, false
 }
 
 // tokenShape matches the well-known shapes of generated credentials.
@@ -216,7 +263,7 @@ func headerVarName(server, header string) string {
 
 // withCredentialRefs returns the definition raw (JSON) with each
 // credential's value replaced by its reference, and the credentials
-// replaced. Only its env, header and argument values change. keep, if set, may keep
+// replaced. Only its env, header, argument and url values change. keep, if set, may keep
 // a credential in the user's secret store: it returns the secret's name,
 // and the definition gets ${secret:NAME} (else ${VAR}). keptOnly, for the
 // user's own files, replaces only the credentials keep kept: the others
@@ -248,7 +295,7 @@ func withCredentialRefs(name string, raw []byte, keep func(credential) (string, 
 	}
 	var ops []map[string]string
 	for _, c := range creds {
-		ops = append(ops, map[string]string{"op": "replace", "path": "/" + c.Field + "/" + pointerToken(c.Key), "value": c.ref()})
+		ops = append(ops, map[string]string{"op": "replace", "path": c.path(), "value": c.ref()})
 	}
 	patch, _ := json.Marshal(ops)
 	if err := v.Patch(patch); err != nil {

@@ -88,6 +88,35 @@ func TestLiteralCredentialsInArgs(t *testing.T) {
 	}
 }
 
+// Hosted servers hand out urls with the key in the query (Smithery's
+// ?api_key=…): the value becomes a ${VAR}, the rest of the url stays.
+func TestLiteralCredentialsInURL(t *testing.T) {
+	for _, tc := range []struct{ url, want string }{
+		{"https://server.smithery.ai/@upstash/context7-mcp/mcp?api_key=3f9a1c7e-5b2d-4a6c&profile=x", "https://server.smithery.ai/@upstash/context7-mcp/mcp?api_key=${SMITHERY_API_KEY}&profile=x"},
+		{"https://x.example/mcp?profile=p&token=ghp_abcdefghijklmnopqrstuvwxyz0123456789#f", "https://x.example/mcp?profile=p&token=${SMITHERY_TOKEN}#f"},
+		{"https://x.example/mcp?api_key=${KEY}", ""},
+		{"https://x.example/mcp?max_tokens=4096&key=short", ""},
+		{"https://x.example/sse", ""},
+	} {
+		raw, _ := json.Marshal(map[string]string{"url": tc.url})
+		out, creds, err := withCredentialRefs("smithery", raw, nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct{ URL string }
+		_ = json.Unmarshal(out, &got)
+		if tc.want == "" {
+			if len(creds) != 0 || got.URL != tc.url {
+				t.Errorf("%s: = %s, %v; want it unchanged", tc.url, got.URL, creds)
+			}
+			continue
+		}
+		if got.URL != tc.want {
+			t.Errorf("%s: = %s, want %s", tc.url, got.URL, tc.want)
+		}
+	}
+}
+
 func TestWithCredentialRefs(t *testing.T) {
 	raw := []byte(`{"type":"http","url":"https://a.example/mcp","headers":{"Authorization":"Bearer sk-ant-abcdefghijklmnopqrstuvwxyz","a/b~c":"ghp_abcdefghijklmnopqrstuvwxyz0123456789"}}`)
 	out, creds, err := withCredentialRefs("gh", raw, nil, false)
