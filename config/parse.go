@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -68,6 +69,13 @@ var knownFields = []string{
 	"enabled", "description", "timeout", "startup_timeout", "defer_loading",
 	"tools", "headersHelper", "env_passthrough", "sandbox",
 	"enabledTools", "disabledTools", "secrets", "tasks",
+}
+
+// IsServerField reports whether name is a field of a server definition
+// that Switchboard reads ("command", "disabledTools", "sandbox", …): what
+// a tool importing another's definitions may keep.
+func IsServerField(name string) bool {
+	return slices.Contains(knownFields, name)
 }
 
 // serverDef is one parsed definition with its place and problems.

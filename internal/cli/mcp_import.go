@@ -735,15 +735,6 @@ var (
 	ourVarRE      = lazyre.New(`^[A-Z_][A-Z0-9_]*(:-.*)?$`)
 )
 
-// importFields are the definition fields Switchboard reads; others
-// are dropped with a note.
-var importFields = map[string]bool{
-	"type": true, "transport": true, "command": true, "args": true, "env": true, "cwd": true,
-	"url": true, "headers": true, "enabled": true, "description": true, "timeout": true,
-	"startup_timeout": true, "defer_loading": true, "tools": true, "headersHelper": true,
-	"env_passthrough": true,
-}
-
 // translateImport rewrites one definition from the other tool's dialect.
 // It returns the new definition and notes on what changed, or why the
 // server cannot be imported.
@@ -804,7 +795,7 @@ func translateImport(f *Factory, def []byte, root string) (out []byte, notes []s
 			return nil, nil, fmt.Sprintf("reads its environment from %s, which Switchboard does not read; "+
 				"add it with switchboard mcp add-json, its variables in \"env\" (a credential as ${secret:NAME}, after switchboard secret set NAME)", file)
 		}
-		if !importFields[key] {
+		if !config.IsServerField(key) {
 			drop = append(drop, key)
 		}
 	}
