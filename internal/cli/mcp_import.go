@@ -798,13 +798,23 @@ func translateImport(f *Factory, def []byte, root string) (out []byte, notes []s
 		if !config.IsServerField(key) {
 			drop = append(drop, key)
 		}
+		// Another tool's "sandbox" has another shape: Switchboard's own
+		// sandbox applies instead, rather than the server being skipped.
+		var sb config.Sandbox
+		if key == "sandbox" && json.Unmarshal(m.Value.Pack(), &sb) != nil {
+			drop = append(drop, key)
+		}
 	}
 	for _, key := range drop {
 		ptr, _ := json.Marshal("/" + pointerToken(key))
 		if err := v.Patch([]byte(`[{"op":"remove","path":` + string(ptr) + `}]`)); err != nil {
 			return nil, nil, "cannot translate the definition: " + err.Error()
 		}
-		if key == "disabled" {
+		switch key {
+		case "disabled":
+			continue
+		case "sandbox":
+			notes = append(notes, `dropped "sandbox", which is not in Switchboard's form ({"fs": …, "network": …}): Switchboard's own sandbox for the scope applies (docs/security.md, Sandbox)`)
 			continue
 		}
 		notes = append(notes, fmt.Sprintf("dropped %q, which Switchboard does not read", key))

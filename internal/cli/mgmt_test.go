@@ -569,8 +569,9 @@ func TestTranslateImport(t *testing.T) {
 		{"unknown fields dropped", `{"command":"x","dev":{"watch":"build/**"},"gallery":true}`, `{"command":"x"}`, ""},
 		{"envFile", `{"command":"x","envFile":"${workspaceFolder}/.env"}`, "", `reads its environment from its envFile "/w s/.env", which Switchboard does not read`},
 		{"disabled", `{"command":"x","disabled":true}`, `{"command":"x","enabled":false}`, ""},
-		{"fields Switchboard reads kept", `{"command":"x","disabledTools":["delete_*"],"enabledTools":["*"],"secrets":"redact","tasks":"optional","sandbox":{"network":"none"}}`,
-			`{"command":"x","disabledTools":["delete_*"],"enabledTools":["*"],"secrets":"redact","tasks":"optional","sandbox":{"network":"none"}}`, ""},
+		{"another tool's sandbox", `{"command":"x","sandbox":{"filesystem":{"allowWrite":["."]}}}`, `{"command":"x"}`, ""},
+		{"fields Switchboard reads kept", `{"command":"x","disabledTools":["delete_*"],"enabledTools":["*"],"secrets":"redact","tasks":"optional","sandbox":{"network":false}}`,
+			`{"command":"x","disabledTools":["delete_*"],"enabledTools":["*"],"secrets":"redact","tasks":"optional","sandbox":{"network":false}}`, ""},
 		{"sse url", `{"url":"https://x/sse"}`, `{"url":"https://x/sse","type":"sse"}`, ""},
 		{"typed url", `{"type":"http","url":"https://x/sse"}`, `{"type":"http","url":"https://x/sse"}`, ""},
 	}
