@@ -259,6 +259,11 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 		if err != nil {
 			return err
 		}
+		// The editor's ${workspaceFolder} follows the workspace open;
+		// this one's path in user scope would name it in every other.
+		if e.Reason == "" && dest.Scope == config.ScopeUser && usesWorkspaceVar(string(raw)) {
+			e.Reason = fmt.Sprintf("uses ${workspaceFolder}, which follows the workspace the editor has open; in user scope it would name %s in every workspace: import it into local scope (--scope local, for this workspace) or add it by hand", f.tilde(root))
+		}
 		// The repository's .mcp.json is every clone's: it gets the
 		// editor's paths as ${HOME} and relative to the workspace, not
 		// as this machine's (your own files keep them absolute).

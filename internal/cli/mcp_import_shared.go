@@ -15,6 +15,11 @@ const (
 	varUserHome        = "${userHome}"
 )
 
+// usesWorkspaceVar reports whether s names the editor's workspace folder.
+func usesWorkspaceVar(s string) bool {
+	return strings.Contains(s, varWorkspaceFolder) || strings.Contains(s, varWorkspaceRoot)
+}
+
 // sharedImport translates def for project scope, the repository's
 // .mcp.json that every clone shares: no path of this machine goes in.
 // ${userHome} becomes ${HOME}, which Switchboard expands on each machine;
