@@ -101,7 +101,9 @@ workspace (Claude Code's: into the scope they had there).
 VS Code and Cursor variables are translated: ${env:NAME} becomes ${NAME},
 ${workspaceFolder} the workspace path and ${userHome} the home directory. In
 project scope, a file every clone shares, they become a path relative to the
-workspace (where the server then starts: "cwd": ".") and ${HOME} instead.
+workspace (where the server then starts: "cwd": ".") and ${HOME} instead;
+in user scope, every workspace's, a server using ${workspaceFolder} is
+skipped: this workspace's path would name it in every other.
 Servers that need an ${input:…} prompt, another variable Switchboard cannot
 know, or an envFile (which Switchboard does not read), are skipped with the
 reason. An existing server of the same name is
