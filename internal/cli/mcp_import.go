@@ -104,9 +104,11 @@ project scope, a file every clone shares, they become a path relative to the
 workspace (where the server then starts: "cwd": ".") and ${HOME} instead;
 in user scope, every workspace's, a server using ${workspaceFolder} is
 skipped: this workspace's path would name it in every other.
-Servers that need an ${input:…} prompt, another variable Switchboard cannot
-know, or an envFile (which Switchboard does not read), are skipped with the
-reason. An existing server of the same name is
+An ${input:ID} in an env or header value or the url becomes ${secret:ID}:
+asked for on a terminal when the server first starts and kept in your
+credential store (or: switchboard secret set ID). Servers with ${input:…}
+elsewhere, another variable Switchboard cannot know, or an envFile (which
+Switchboard does not read), are skipped with the reason. An existing server of the same name is
 never overwritten without --force.`,
 		Args:              noArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
@@ -746,6 +748,12 @@ var (
 // It returns the new definition and notes on what changed, or why the
 // server cannot be imported.
 func translateImport(f *Factory, def []byte, root string) (out []byte, notes []string, skip string) {
+	def, secrets := inputsAsSecrets(def)
+	if len(secrets) > 0 {
+		for _, id := range secrets {
+			notes = append(notes, fmt.Sprintf("${input:%s} became ${secret:%s}: asked for on a terminal when the server first starts and kept in your credential store, as VS Code keeps the input (or: switchboard secret set %s)", id, id, id))
+		}
+	}
 	var inputs, unknown []string
 	text := placeholderRE().ReplaceAllStringFunc(string(def), func(m string) string {
 		inner := m[2 : len(m)-1]
@@ -758,6 +766,8 @@ func translateImport(f *Factory, def []byte, root string) (out []byte, notes []s
 			return jsonStringBody(root)
 		case inner == "userHome":
 			return jsonStringBody(f.HomeDir)
+		case strings.HasPrefix(inner, "secret:"):
+			return m // Switchboard's own (inputsAsSecrets' too)
 		case strings.HasPrefix(inner, "input:"):
 			inputs = append(inputs, m)
 		default:
@@ -766,7 +776,7 @@ func translateImport(f *Factory, def []byte, root string) (out []byte, notes []s
 		return m
 	})
 	if len(inputs) > 0 {
-		return nil, nil, fmt.Sprintf("uses %s, which only VS Code can prompt for; add it with switchboard mcp add, giving the value or a ${VAR}", strings.Join(dedupe(inputs), ", "))
+		return nil, nil, fmt.Sprintf("uses %s, which only VS Code can prompt for, where a ${secret:…} cannot stand in for it (in an env or header value or the url, the input's id letters, digits, _ . and - only); add it with switchboard mcp add, giving the value or a ${VAR}", strings.Join(dedupe(inputs), ", "))
 	}
 	if len(unknown) > 0 {
 		return nil, nil, fmt.Sprintf("uses %s, which Switchboard does not expand; add it by hand", strings.Join(dedupe(unknown), ", "))
@@ -845,6 +855,59 @@ func translateImport(f *Factory, def []byte, root string) (out []byte, notes []s
 	}
 	v.Minimize()
 	return v.Pack(), notes, ""
+}
+
+// inputsAsSecrets replaces VS Code's ${input:ID} in def's env and header
+// values and url with ${secret:ID}: a value asked for once and kept, as
+// VS Code keeps an input's, which Switchboard asks for on a terminal when
+// the server first starts. It returns the IDs replaced. Elsewhere (args,
+// command, cwd) a secret reference is refused, so ${input:…} stays there.
+func inputsAsSecrets(def []byte) ([]byte, []string) {
+	if !strings.Contains(string(def), "${input:") {
+		return def, nil
+	}
+	v, err := hujson.Parse(def)
+	if err != nil {
+		return def, nil
+	}
+	obj, ok := v.Value.(*hujson.Object)
+	if !ok {
+		return def, nil
+	}
+	var ids []string
+	swap := func(s string) string {
+		return placeholderRE().ReplaceAllStringFunc(s, func(m string) string {
+			id, ok := strings.CutPrefix(m[2:len(m)-1], "input:")
+			if !ok || !config.ValidSecretName(id) {
+				return m
+			}
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+			return "${secret:" + id + "}"
+		})
+	}
+	for i := range obj.Members {
+		m := &obj.Members[i]
+		switch memberName(m) {
+		case "env", "headers":
+			if o, ok := m.Value.Value.(*hujson.Object); ok {
+				for j := range o.Members {
+					if lit, ok := o.Members[j].Value.Value.(hujson.Literal); ok && lit.Kind() == '"' {
+						o.Members[j].Value.Value = hujson.String(swap(lit.String()))
+					}
+				}
+			}
+		case "url":
+			if lit, ok := m.Value.Value.(hujson.Literal); ok && lit.Kind() == '"' {
+				m.Value.Value = hujson.String(swap(lit.String()))
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return def, nil
+	}
+	return v.Pack(), ids
 }
 
 // checkImport validates a translated definition as the loader would.

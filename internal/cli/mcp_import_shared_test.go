@@ -27,7 +27,8 @@ func TestSharedImport(t *testing.T) {
 		{"cwd outside", `{"command":"x","cwd":"/opt/srv","args":["${workspaceFolder}"]}`, "", "with a cwd that is not inside the workspace"},
 		{"cwd above", `{"command":"x","cwd":"${workspaceFolder}/..","args":["${workspaceFolder}"]}`, "", "with a cwd that is not inside the workspace"},
 		{"home as cwd", `{"command":"x","cwd":"${userHome}"}`, "", "uses ${userHome} in its cwd"},
-		{"input still skipped", `{"command":"x","args":["${workspaceFolder}"],"env":{"K":"${input:key}"}}`, "", "uses ${input:key}"},
+		{"input in env a secret", `{"command":"x","args":["${workspaceFolder}"],"env":{"K":"${input:key}"}}`, `{"command":"x","args":["."],"env":{"K":"${secret:key}"},"cwd":"."}`, ""},
+		{"input in args still skipped", `{"command":"x","args":["${workspaceFolder}","${input:key}"]}`, "", "uses ${input:key}"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
