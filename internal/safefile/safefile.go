@@ -20,6 +20,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // MaxSize is the largest file ReadFile reads: 8 MiB. A configuration file
@@ -51,13 +52,28 @@ func (e *tooLargeError) Error() string {
 
 func (e *tooLargeError) Is(target error) bool { return target == ErrTooLarge }
 
-// ReadFile reads the regular file at path, of at most MaxSize bytes. A
+// ClaudeStateMaxSize is the most ReadFile reads of a file named
+// .claude.json: Claude Code keeps its servers there beside every
+// project's conversation history, and users' files of tens of MiB are
+// common (anthropics/claude-code#6394 reports 65 MB and more).
+const ClaudeStateMaxSize = 256 << 20
+
+// limitFor is ReadFile's limit for path.
+func limitFor(path string) int64 {
+	if filepath.Base(path) == ".claude.json" {
+		return ClaudeStateMaxSize
+	}
+	return MaxSize
+}
+
+// ReadFile reads the regular file at path, of at most MaxSize bytes
+// (ClaudeStateMaxSize for Claude Code's .claude.json). A
 // symbolic link is followed; what it leads to must be a regular file. The
 // error is an *fs.PathError, as os.ReadFile's (so a missing file is
 // fs.ErrNotExist, an unreadable one fs.ErrPermission); a file that is not
 // regular wraps ErrNotRegular, a larger one ErrTooLarge.
 func ReadFile(path string) ([]byte, error) {
-	data, _, err := Read(path, MaxSize)
+	data, _, err := Read(path, limitFor(path))
 	return data, err
 }
 
