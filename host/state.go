@@ -114,6 +114,20 @@ type ServerStatus struct {
 	SecretNamed int `json:"secretNamed,omitempty"`
 }
 
+// NextTryNote says when a server in error is tried again, as a suffix for
+// its reason ("; next try in 4s", rounded up: a try 300 ms away is "in
+// 1s", never "in 0s"; "; trying again now" when it is due); "" when no
+// try is due.
+func (st ServerStatus) NextTryNote(now time.Time) string {
+	if st.State != StateError || st.NextTry.IsZero() {
+		return ""
+	}
+	if wait := st.NextTry.Sub(now); wait > 0 {
+		return "; next try in " + (wait + time.Second - 1).Truncate(time.Second).String()
+	}
+	return "; trying again now"
+}
+
 // CallStats are per-server counters, as status shows them.
 type CallStats struct {
 	Calls  int64         `json:"calls"`

@@ -182,7 +182,7 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 		}
 		// The reason, command line, path and stderr were written by the
 		// repository or the server: shown escaped, never acted on.
-		fmt.Fprintf(ios.Out, "\n%s (%s): %s\n", termsafe.Line(st.Name), st.State, termsafe.Line(dashEmpty(st.Reason)+nextTryText(st, now)))
+		fmt.Fprintf(ios.Out, "\n%s (%s): %s\n", termsafe.Line(st.Name), st.State, termsafe.Line(dashEmpty(st.Reason)+st.NextTryNote(now)))
 		if c := commandText(st); c != "" {
 			fmt.Fprintf(ios.Out, "  command: %s\n", termsafe.Line(c))
 		}
@@ -255,7 +255,7 @@ func reasonText(st host.ServerStatus, now time.Time) string {
 		}
 		r += more
 	}
-	return r + nextTryText(st, now)
+	return r + st.NextTryNote(now)
 }
 
 // secretNamedText says how many tools are not served because a name of
@@ -279,19 +279,6 @@ func heldText(st host.ServerStatus) string {
 		return ""
 	}
 	return fmt.Sprintf("held (changed since pinned): %s; see `switchboard tools diff %s`", strings.Join(st.Held, ", "), st.Name)
-}
-
-// nextTryText says when a server in error is tried again ("" when it is
-// not): the host retries failed starts and lost connections.
-func nextTryText(st host.ServerStatus, now time.Time) string {
-	if st.State != host.StateError || st.NextTry.IsZero() {
-		return ""
-	}
-	if wait := st.NextTry.Sub(now); wait > 0 {
-		// Rounded up: a try 300 ms away is "in 1s", never "in 0s".
-		return "; next try in " + (wait + time.Second - 1).Truncate(time.Second).String()
-	}
-	return "; trying again now"
 }
 
 // count renders a tool or token count: "-" when the server is not

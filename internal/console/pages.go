@@ -137,18 +137,6 @@ func toolCount(st host.ServerStatus) string {
 	return fmt.Sprintf("%d (%d)", st.Tools, st.Tokens)
 }
 
-// nextTry is status's nextTryText: the host retries a failed start and a
-// lost connection by itself, and the page says when.
-func nextTry(st host.ServerStatus, now time.Time) string {
-	if st.State != host.StateError || st.NextTry.IsZero() {
-		return ""
-	}
-	if wait := st.NextTry.Sub(now); wait > 0 {
-		return "; next try in " + (wait + time.Second - 1).Truncate(time.Second).String()
-	}
-	return "; trying again now"
-}
-
 func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
 	cfg := c.front.Config()
 	lt := c.front.Trust()
@@ -169,7 +157,7 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
 		if seen != nil && !seen[st.Name] {
 			continue
 		}
-		v := serverView{ServerStatus: st, Next: nextTry(st, c.o.Now()), ToolCount: toolCount(st)}
+		v := serverView{ServerStatus: st, Next: st.NextTryNote(c.o.Now()), ToolCount: toolCount(st)}
 		if seen != nil {
 			// What a member sees of a server: its name, state and tools;
 			// how it runs is the admins' business.
