@@ -545,12 +545,22 @@ func (s *server) reconnected(ctx context.Context, old *conn) (*conn, error) {
 
 // idempotent reports whether the server declared the tool idempotent,
 // in the definition served: a changed tool's hints stay as pinned until
-// the change is accepted (keepPinnedHints).
+// the change is accepted (keepPinnedHints), which can only take the hint
+// away, so the pin state is looked at only when the server's list says
+// idempotent (not on every call).
 func (s *server) idempotent(tool string) bool {
 	tools, _ := s.tools.peek()
-	if st := s.h.pins.get(s.name); st != nil && st.s == s && sameList(st.raw, tools) {
-		tools = st.out
+	if !declaresIdempotent(tools, tool) {
+		return false
 	}
+	if st := s.h.pins.get(s.name); st != nil && st.s == s && sameList(st.raw, tools) {
+		return declaresIdempotent(st.out, tool)
+	}
+	return true
+}
+
+// declaresIdempotent reports whether tool of tools has idempotentHint.
+func declaresIdempotent(tools []*mcp.Tool, tool string) bool {
 	for _, t := range tools {
 		if t.Name == tool {
 			return t.Annotations != nil && t.Annotations.IdempotentHint
