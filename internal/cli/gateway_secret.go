@@ -72,6 +72,13 @@ echo or piped on stdin, never given as an argument, and never read back.`,
 // secret.
 func memberSecretURL(raw, name string) (string, error) { return memberURL(raw, MemberSecretsPath+name) }
 
+// loopbackHost reports whether a url's host (no port) is this machine:
+// localhost or a loopback address.
+func loopbackHost(host string) bool {
+	ip := net.ParseIP(host)
+	return strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback()
+}
+
 // memberURL is the gateway's URL of path, from --url (see memberSecretURL).
 func memberURL(raw, path string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
@@ -79,8 +86,7 @@ func memberURL(raw, path string) (string, error) {
 		return "", Usagef("e.g. --url https://gw.example.com", "--url %q is not a gateway's http(s) URL", raw)
 	}
 	if u.Scheme == "http" {
-		host := u.Hostname()
-		if ip := net.ParseIP(host); !strings.EqualFold(host, "localhost") && (ip == nil || !ip.IsLoopback()) {
+		if !loopbackHost(u.Hostname()) {
 			return "", Usagef("use the gateway's https:// URL", "--url %s: plain http would carry your key and your secret in the clear; it is allowed on a loopback address only", raw)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"net/url"
 	"os"
 	"runtime"
@@ -642,11 +641,7 @@ func clearTextHeaders(raw []byte) string {
 	if err != nil || !strings.EqualFold(u.Scheme, "http") || strings.Contains(u.Host, "${") {
 		return ""
 	}
-	host := strings.ToLower(u.Hostname())
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return ""
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	if host := u.Hostname(); loopbackHost(host) || strings.HasSuffix(strings.ToLower(host), ".localhost") {
 		return ""
 	}
 	names := slices.Sorted(maps.Keys(d.Headers))
