@@ -23,31 +23,8 @@ import (
 // it nothing is served; the session is in the audit log; Ctrl-C (the
 // context) ends it cleanly.
 func TestUICommand(t *testing.T) {
-	dir := t.TempDir()
-	home, ws := filepath.Join(dir, "home"), filepath.Join(dir, "ws")
-	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	ios, _, _, _ := Test()
-	// The terminal: Enter asks for a new address, printed on Out.
-	inR, inW := io.Pipe()
-	defer inW.Close()
-	out := &uiOutput{}
-	ios.In, ios.Out = inR, out
-	f := &Factory{IO: ios, Getenv: func(string) (string, bool) { return "", false }, HomeDir: home, Cwd: ws, Now: time.Now}
-	opened := make(chan string, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		done <- uiRun(ctx, &UIOptions{IO: ios, Factory: f, OpenBrowser: func(u string) error { opened <- u; return nil }})
-	}()
-	var u string
-	select {
-	case u = <-opened:
-	case err := <-done:
-		t.Fatalf("ui ended before opening the browser: %v", err)
-	}
+	ui := startUI(t)
+	u, inW, out := ui.url, ui.in, ui.out
 	if !strings.HasPrefix(u, "http://127.0.0.1:") || !strings.Contains(u, "/?token=") {
 		t.Fatalf("opened %q", u)
 	}
@@ -122,16 +99,62 @@ func TestUICommand(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("the new address: %s, want the console", resp.Status)
 	}
-	cancel()
-	if err := <-done; err != nil {
+	if err := ui.stop(); err != nil {
 		t.Errorf("ui after Ctrl-C: %v", err)
 	}
 	if !strings.Contains(out.String(), u) {
 		t.Errorf("the address was not printed: %q", out.String())
 	}
-	audit, err := os.ReadFile(filepath.Join(home, ".switchboard", "logs", "console-audit.jsonl"))
+	audit, err := os.ReadFile(filepath.Join(ui.home, ".switchboard", "logs", "console-audit.jsonl"))
 	if err != nil || !strings.Contains(string(audit), `"action":"session"`) {
 		t.Errorf("audit log: %v\n%s", err, audit)
+	}
+}
+
+// runningUI is `switchboard ui` run in a fresh home and workspace (with
+// no server configured) by startUI: url is the address it opened, in
+// its terminal's input (Enter asks for a new address) and out its output.
+type runningUI struct {
+	url, home string
+	in        *io.PipeWriter
+	out       *uiOutput
+	stop      func() error // Ctrl-C: ends the run, returns its error
+}
+
+// startUI runs `switchboard ui` until it opens the browser; the test's
+// end stops it if the test has not.
+func startUI(t *testing.T) *runningUI {
+	t.Helper()
+	dir := t.TempDir()
+	home, ws := filepath.Join(dir, "home"), filepath.Join(dir, "ws")
+	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ios, _, _, _ := Test()
+	inR, inW := io.Pipe()
+	out := &uiOutput{}
+	ios.In, ios.Out = inR, out
+	f := &Factory{IO: ios, Getenv: func(string) (string, bool) { return "", false }, HomeDir: home, Cwd: ws, Now: time.Now}
+	opened := make(chan string, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- uiRun(ctx, &UIOptions{IO: ios, Factory: f, OpenBrowser: func(u string) error { opened <- u; return nil }})
+	}()
+	var once sync.Once
+	var runErr error
+	stop := func() error {
+		once.Do(func() { cancel(); runErr = <-done })
+		return runErr
+	}
+	t.Cleanup(func() { stop(); inW.Close() })
+	select {
+	case u := <-opened:
+		return &runningUI{url: u, home: home, in: inW, out: out, stop: stop}
+	case err := <-done:
+		once.Do(func() { cancel(); runErr = err })
+		t.Fatalf("ui ended before opening the browser: %v", err)
+		return nil
 	}
 }
 
@@ -210,30 +233,8 @@ func TestUILogsToTheLogFile(t *testing.T) {
 // servers page says how to add one, not only that there is none.
 func TestUIEmptyWorkspaceSaysHowToAddAServer(t *testing.T) {
 	bctx := testbrowser.Start(t)
-	dir := t.TempDir()
-	home, ws := filepath.Join(dir, "home"), filepath.Join(dir, "ws")
-	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	ios, _, _, _ := Test()
-	inR, inW := io.Pipe()
-	defer inW.Close()
-	ios.In, ios.Out = inR, &uiOutput{}
-	f := &Factory{IO: ios, Getenv: func(string) (string, bool) { return "", false }, HomeDir: home, Cwd: ws, Now: time.Now}
-	opened := make(chan string, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- uiRun(ctx, &UIOptions{IO: ios, Factory: f, OpenBrowser: func(u string) error { opened <- u; return nil }})
-	}()
-	defer func() { cancel(); <-done }()
-	var u string
-	select {
-	case u = <-opened:
-	case err := <-done:
-		t.Fatalf("ui ended before opening the browser: %v", err)
-	}
-	if err := chromedp.Do(bctx, chromedp.Navigate(u)); err != nil {
+	ui := startUI(t)
+	if err := chromedp.Do(bctx, chromedp.Navigate(ui.url)); err != nil {
 		t.Fatal(err)
 	}
 	text, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS("table.servers")))
