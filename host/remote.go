@@ -97,14 +97,14 @@ func (h *Host) OutboundClient(name string) (*http.Client, error) {
 	return netguard.Client(s.netPolicy(), nil), nil
 }
 
-// endpointOrigin is the scheme://host[:port] of a server URL, lower case
-// ("" if it has none).
+// endpointOrigin is the origin of a server URL (netguard.Origin: the
+// default port spelled out), or "" if it has none.
 func endpointOrigin(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" || u.Host == "" {
+	if err != nil {
 		return ""
 	}
-	return strings.ToLower(u.Scheme + "://" + u.Host)
+	return netguard.Origin(u)
 }
 
 type headerTransport struct {

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
+	"github.com/switchboard-mcp/switchboard/internal/netguard"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
 )
 
@@ -325,21 +326,7 @@ func keepBodyHome(next func(*http.Request, []*http.Request) error) func(*http.Re
 	}
 }
 
-func urlOrigin(u *url.URL) string {
-	if u.Scheme == "" || u.Host == "" {
-		return ""
-	}
-	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
-	if u.Port() == "" {
-		switch scheme {
-		case "http":
-			host += ":80"
-		case "https":
-			host += ":443"
-		}
-	}
-	return scheme + "://" + host
-}
+func urlOrigin(u *url.URL) string { return netguard.Origin(u) }
 
 // maxAuthTries bounds authorizations in a row that did not lead to an
 // accepted request (scope step-up included), so a server that never

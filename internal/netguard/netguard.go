@@ -583,3 +583,23 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	b.left -= int64(n)
 	return n, err
 }
+
+// Origin is the scheme and host of u, lower case, with the scheme's
+// default port spelled out (https://x and https://x:443 are one origin),
+// or "" when u has no scheme or host: where credentials written for a URL
+// may go.
+func Origin(u *url.URL) string {
+	if u == nil || u.Scheme == "" || u.Host == "" {
+		return ""
+	}
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	if u.Port() == "" {
+		switch scheme {
+		case "http":
+			host += ":80"
+		case "https":
+			host += ":443"
+		}
+	}
+	return scheme + "://" + host
+}
