@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,7 +54,29 @@ type cleanupM struct{ m *testing.M }
 
 func (c cleanupM) Run() int {
 	defer removeExampleGateway()
+	waitInParallel()
 	return c.m.Run()
+}
+
+// testParallel is how many parallel tests run at once unless -parallel
+// says otherwise. The tests that call t.Parallel here wait, mostly: on
+// an npx download, a server's start delay, a client's own timers, a
+// gateway's grace periods. go test's default, GOMAXPROCS, ran them two at
+// a time on a 2-core machine, which made this package the slowest of
+// `go test ./...` (~175 of its ~370 s were that queue).
+const testParallel = 4
+
+// waitInParallel raises -test.parallel to testParallel when the command
+// line did not set it and GOMAXPROCS is lower.
+func waitInParallel() {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set && runtime.GOMAXPROCS(0) < testParallel {
+		flag.Set("test.parallel", strconv.Itoa(testParallel))
+	}
 }
 
 // TestScripts runs the acceptance tests in testdata/script: each a user
