@@ -22,6 +22,7 @@ func everythingWorld(t *testing.T) *rtWorld {
 }
 
 func TestPromptCompletion(t *testing.T) {
+	t.Parallel() // waits on timeouts and processes: runs beside the others
 	w := everythingWorld(t)
 	complete := func(args ...string) []string {
 		t.Helper()

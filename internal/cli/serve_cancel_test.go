@@ -250,6 +250,7 @@ func TestGatewayHTTPDroppedRequestCancelsCall(t *testing.T) {
 // notifications/cancelled (a request of its own) cancels its call, and an
 // older client is not promised list_changed it could never receive.
 func TestGatewayStatelessForwardsCancel(t *testing.T) {
+	t.Parallel() // waits on timeouts and processes: runs beside the others
 	forEachHTTPGateway(t, func(t *testing.T, startGW func(t testing.TB, w *gatewayWorld, args ...string) (string, func())) {
 		w := newCancelWorld(t, false, nil)
 		base, stop := startGW(t, w.gatewayWorld, "--http", "127.0.0.1:0", "--stateless")
@@ -379,6 +380,7 @@ func (p *stdioProc) initialize(caps string) {
 // mid-call has the upstream call cancelled, and serve exits (a call read
 // long before stdin's end is not given gateway.StdioAnswerGrace).
 func TestGatewayStdioEOFCancelsCalls(t *testing.T) {
+	t.Parallel() // waits on timeouts and processes: runs beside the others
 	w := newCancelWorld(t, false, nil)
 	p := startStdio(t, w.gatewayWorld)
 	p.initialize(`{}`)
@@ -630,6 +632,7 @@ func TestGatewayHTTPSessionCapForgetsEndedSessions(t *testing.T) {
 // and the cancellation was dropped in most tries (the client's dialog
 // stayed open); over stdio it came after the answer.
 func TestGatewayTimedOutQuestionIsWithdrawn(t *testing.T) {
+	t.Parallel() // waits on timeouts and processes: runs beside the others
 	const tries = 5
 	w := newCancelWorld(t, true, map[string]any{"timeout": 800})
 	// order checks one call's messages as the client got them: the
