@@ -152,21 +152,32 @@ const (
 	MaxServedPerPrincipal = 2 * MaxServedPerOwner
 	// MaxServed bounds the tasks the store holds at once, of everyone.
 	MaxServed = 1024
+	// The tasks/result requests waiting at once for a task to end are
+	// bounded as the tasks are, one wait per task an owner may hold: each
+	// holds a request (an HTTP connection) open until its task ends, up
+	// to its ttl. Past a bound the request is refused at once, and its
+	// client can poll with tasks/get.
+	MaxWaitingPerOwner     = MaxServedPerOwner
+	MaxWaitingPerPrincipal = MaxServedPerPrincipal
+	MaxWaiting             = MaxServed
 )
 
 // Store holds the tasks a server runs for its clients. The zero value is
 // not usable; use NewStore.
 type Store struct {
-	mu     sync.Mutex
-	tasks  map[string]*served // owner + "\x00" + id
-	owned  map[string]int     // owner → tasks held
-	byWho  map[string]int     // principal → tasks held
+	mu    sync.Mutex
+	tasks map[string]*served // owner + "\x00" + id
+	owned map[string]int     // owner → tasks held
+	byWho map[string]int     // principal → tasks held
+	// waits counts the tasks/result requests waiting: by owner, by
+	// principal ("p\x00" + principal) and in all ("").
+	waits  map[string]int
 	closed bool
 }
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	return &Store{tasks: map[string]*served{}, owned: map[string]int{}, byWho: map[string]int{}}
+	return &Store{tasks: map[string]*served{}, owned: map[string]int{}, byWho: map[string]int{}, waits: map[string]int{}}
 }
 
 type served struct {
@@ -353,7 +364,9 @@ func (s *Store) Get(owner, id string) (mcp.Result, error) {
 }
 
 // Result answers tasks/result: it waits for the task to end (or ctx),
-// then returns the call's result, or its error.
+// then returns the call's result, or its error. Waits are bounded
+// (MaxWaitingPerOwner and its siblings): past one, it answers at once
+// with an error saying to poll.
 func (s *Store) Result(ctx context.Context, owner, id string) (mcp.Result, error) {
 	t, err := s.lookup(owner, id)
 	if err != nil {
@@ -361,8 +374,17 @@ func (s *Store) Result(ctx context.Context, owner, id string) (mcp.Result, error
 	}
 	select {
 	case <-t.done:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	default:
+		done, err := s.wait(t)
+		if err != nil {
+			return nil, err
+		}
+		defer done()
+		select {
+		case <-t.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	t.mu.Lock()
 	res, rerr, status, msg := t.result, t.err, t.status, t.message
@@ -392,6 +414,42 @@ func (s *Store) Result(ctx context.Context, owner, id string) (mcp.Result, error
 	mraw, _ := json.Marshal(meta)
 	m["_meta"] = mraw
 	return rawResult(m)
+}
+
+// wait counts one more tasks/result request waiting for t to end, by
+// t's owner and principal (the requester's: a task is only its owner's),
+// or refuses it past a bound; done uncounts it.
+func (s *Store) wait(t *served) (done func(), err error) {
+	keys := []string{t.owner, ""}
+	if t.principal != "" {
+		keys = append(keys, "p\x00"+t.principal)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var refused string
+	switch {
+	case s.waits[t.owner] >= MaxWaitingPerOwner:
+		refused = fmt.Sprintf("too many tasks/result requests waiting: this client has %d; poll with tasks/get instead", MaxWaitingPerOwner)
+	case t.principal != "" && s.waits["p\x00"+t.principal] >= MaxWaitingPerPrincipal:
+		refused = fmt.Sprintf("too many tasks/result requests waiting: %s has %d over all its sessions; poll with tasks/get instead", t.principal, MaxWaitingPerPrincipal)
+	case s.waits[""] >= MaxWaiting:
+		refused = fmt.Sprintf("too many tasks/result requests waiting: the server has %d, as many as it takes; poll with tasks/get instead", MaxWaiting)
+	}
+	if refused != "" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: refused}
+	}
+	for _, k := range keys {
+		s.waits[k]++
+	}
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, k := range keys {
+			if s.waits[k]--; s.waits[k] <= 0 {
+				delete(s.waits, k)
+			}
+		}
+	}, nil
 }
 
 // List answers tasks/list: the owner's tasks, oldest first.

@@ -348,3 +348,114 @@ func TestStoreExtension(t *testing.T) {
 		t.Errorf("the cancelled task: %v", g)
 	}
 }
+
+// TestResultWaitsBounded: tasks/result requests waiting for running tasks
+// are bounded per owner, per principal and in all, as the tasks are (each
+// holds a request, an HTTP connection, open until its task ends); past a
+// bound one is refused at once, saying to poll, while other clients still
+// wait; a wait that ends makes room; every admitted wait gets its result.
+func TestResultWaitsBounded(t *testing.T) {
+	s := NewStore()
+	defer s.Close()
+	release := make(chan struct{})
+	start := func(owner, principal string) string {
+		t.Helper()
+		created, err := s.Start(owner, principal, time.Minute, func(context.Context) (mcp.Result, error) {
+			<-release
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return decode(t, created)["task"].(map[string]any)["taskId"].(string)
+	}
+	ctx := context.Background()
+	results := make(chan error, 4*MaxWaiting)
+	admitted := 0
+	waitOn := func(ctx context.Context, owner, id string) {
+		admitted++
+		go func() {
+			_, err := s.Result(ctx, owner, id)
+			results <- err
+		}()
+	}
+	waiting := func(want int) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			s.mu.Lock()
+			n := s.waits[""]
+			s.mu.Unlock()
+			if n == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d tasks/result requests waiting, want %d", n, want)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	// refused: a request past a bound is answered at once; without the
+	// bound it would wait, and its short context end it instead.
+	refused := func(owner, id, want string) {
+		t.Helper()
+		c, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		_, err := s.Result(c, owner, id)
+		if rpcCode(err) != jsonrpc.CodeInvalidRequest || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "poll with tasks/get") {
+			t.Errorf("%s's tasks/result past the bound: %v; want a refusal saying %q", owner, err, want)
+		}
+	}
+
+	a := start("alice", "")
+	first, endFirst := context.WithCancel(ctx)
+	waitOn(first, "alice", a)
+	for range MaxWaitingPerOwner - 1 {
+		waitOn(ctx, "alice", a)
+	}
+	waiting(MaxWaitingPerOwner)
+	refused("alice", a, fmt.Sprintf("this client has %d", MaxWaitingPerOwner))
+
+	// Another client still waits.
+	c := start("carol", "")
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	if _, err := s.Result(short, "carol", c); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("carol's tasks/result beside alice's waits: %v; want it to wait (its context ended it)", err)
+	}
+	cancel()
+
+	// One principal over its sessions.
+	var bobs []string
+	for i := range 3 {
+		bobs = append(bobs, start(fmt.Sprintf("bob-session-%d", i), "bob"))
+	}
+	for i := range MaxWaitingPerPrincipal {
+		k := i % 2
+		waitOn(ctx, fmt.Sprintf("bob-session-%d", k), bobs[k])
+	}
+	waiting(MaxWaitingPerOwner + MaxWaitingPerPrincipal)
+	refused("bob-session-2", bobs[2], fmt.Sprintf("bob has %d over all its sessions", MaxWaitingPerPrincipal))
+
+	// A wait that ends (its request cancelled) makes room.
+	endFirst()
+	if err := <-results; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the cancelled wait: %v", err)
+	}
+	admitted--
+	waiting(MaxWaitingPerOwner - 1 + MaxWaitingPerPrincipal)
+	waitOn(ctx, "alice", a)
+	waiting(MaxWaitingPerOwner + MaxWaitingPerPrincipal)
+
+	close(release)
+	for range admitted {
+		if err := <-results; err != nil {
+			t.Errorf("an admitted wait: %v", err)
+		}
+	}
+	s.mu.Lock()
+	left := len(s.waits)
+	s.mu.Unlock()
+	if left != 0 {
+		t.Errorf("waits still counted after every request was answered: %v", s.waits)
+	}
+}
