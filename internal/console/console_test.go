@@ -474,6 +474,17 @@ func (s *signedIn) post(path string, form url.Values) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
+func (s *signedIn) get(path string) (int, string) {
+	s.t.Helper()
+	resp, err := s.c.Get(s.base + path)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
 // Bad input gets a clear message and changes nothing: a review answered
 // for a definition the page did not show, an approval answered twice (two
 // browsers), a malformed decision, a malformed rule, a rule already gone,
@@ -561,17 +572,55 @@ func TestConsoleAlwaysWritesTheRule(t *testing.T) {
 	}
 }
 
-// question waits for a question to be asked (the playground's call,
-// once it reaches the rules) and returns the questions pending.
-func (f *fixture) question() []Question {
+// With several questions waiting, every page still gives each element an
+// id of its own (a label's for= names one): two calls asking at once
+// make two forms, each with its own buttons.
+func TestConsoleQuestionIDsAreUnique(t *testing.T) {
+	f := newFixture(t)
+	a := signIn(t, f)
+	for _, text := range []string{"one", "two"} {
+		if code, _ := a.post("/call", url.Values{"tool": {"mcp__mine__echo"}, "arg.text": {text}}); code != http.StatusSeeOther {
+			t.Fatalf("the call: %d", code)
+		}
+	}
+	f.questions(2)
+	for _, page := range []string{"/", "/asks", "/tools", "/calls", "/permissions", "/changes"} {
+		code, body := a.get(page)
+		if code != http.StatusOK {
+			t.Fatalf("%s: %d", page, code)
+		}
+		if n := strings.Count(body, `class="ask"`); n != 2 {
+			t.Errorf("%s shows %d questions, want 2", page, n)
+		}
+		ids := map[string]bool{}
+		for _, m := range regexp.MustCompile(`\sid="([^"]*)"`).FindAllStringSubmatch(body, -1) {
+			if ids[m[1]] {
+				t.Errorf("%s: id %q is used twice", page, m[1])
+			}
+			ids[m[1]] = true
+		}
+		for _, m := range regexp.MustCompile(`\sfor="([^"]*)"`).FindAllStringSubmatch(body, -1) {
+			if !ids[m[1]] {
+				t.Errorf("%s: a label is for %q, which no element is", page, m[1])
+			}
+		}
+	}
+}
+
+// questions waits until n questions are pending and returns them.
+func (f *fixture) questions(n int) []Question {
 	for {
 		changed := f.asks.waitChange() // taken first: no change is missed
-		if q := f.asks.Pending(); len(q) > 0 {
+		if q := f.asks.Pending(); len(q) >= n {
 			return q
 		}
 		<-changed
 	}
 }
+
+// question waits for a question to be asked (the playground's call,
+// once it reaches the rules) and returns the questions pending.
+func (f *fixture) question() []Question { return f.questions(1) }
 
 // The printed address opens one browser session: a second visit with the
 // same token (a copy in a history or on a shared screen) is refused, and
