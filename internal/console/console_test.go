@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
@@ -836,5 +837,37 @@ func TestConsoleServerButtonsNameTheirServer(t *testing.T) {
 	}
 	if !seen["Pause mine"] || !seen["Approve repo"] {
 		t.Errorf("the buttons are %q", names)
+	}
+}
+
+// Each server's row offers only the buttons that do something in its
+// state: Resume for a paused server, Pause for a connected one, Retry
+// (and Pause, which stops the tries) for one in error, none for one
+// waiting for approval (Approve is its button).
+func TestConsoleServerButtonsFitTheirState(t *testing.T) {
+	ctx := browser(t)
+	f := newFixture(t, map[string]any{"broken": server("exit-init"), "idle": server("echo")})
+	if err := f.sb.Host().Pause("idle"); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.url)); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, ctx, f.srv.URL+"/", "#server-mine .state", "connected")
+	waitText(t, ctx, f.srv.URL+"/", "#server-broken .state", "error")
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]string](`Object.fromEntries([...document.querySelectorAll("tr[id^=server-]")].map(r =>
+		[r.id.slice(7) + " " + r.querySelector(".state").textContent,
+		 [...r.querySelectorAll("button[name=action]")].map(b => b.textContent).join(" ")]))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"mine connected":      "Pause",
+		"idle paused":         "Resume",
+		"broken error":        "Retry Pause",
+		"repo needs-approval": "",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the servers' buttons (-want +got):\n%s", diff)
 	}
 }

@@ -124,6 +124,47 @@ type serverView struct {
 	// ToolCount is "N (tokens)", or status's "-" for a server not
 	// running (its count is not known) and "?" when its list failed.
 	ToolCount string
+	// Actions are the buttons its state makes sense of (serverActions).
+	Actions []serverAction
+}
+
+// serverAction is one button of a server's row: its form value and its
+// label.
+type serverAction struct{ Value, Label string }
+
+var (
+	actRetry  = serverAction{"retry", "Retry"}
+	actPause  = serverAction{"pause", "Pause"}
+	actResume = serverAction{"resume", "Resume"}
+)
+
+// serverActions are the actions that do something in st's state: Resume
+// a paused server; Pause one that runs or keeps trying (connected,
+// connecting, resting with its circuit open, or in error with a next try
+// due); Retry one that failed or is waiting to try again. A server held
+// (needing approval), disabled or missing gets none: nothing here starts
+// it.
+func serverActions(st host.ServerStatus) []serverAction {
+	trying := !st.NextTry.IsZero()
+	switch st.State {
+	case host.StatePaused:
+		return []serverAction{actResume}
+	case host.StateConnected:
+		return []serverAction{actPause}
+	case host.StateCircuitOpen:
+		return []serverAction{actRetry, actPause}
+	case host.StateConnecting:
+		if trying { // lost its connection, waiting for the next reconnect
+			return []serverAction{actRetry, actPause}
+		}
+		return []serverAction{actPause}
+	case host.StateError:
+		if trying {
+			return []serverAction{actRetry, actPause}
+		}
+		return []serverAction{actRetry}
+	}
+	return nil
 }
 
 // toolCount is the tools column, as status's countCell decides it.
@@ -157,7 +198,7 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
 		if seen != nil && !seen[st.Name] {
 			continue
 		}
-		v := serverView{ServerStatus: st, Next: st.NextTryNote(c.o.Now()), ToolCount: toolCount(st)}
+		v := serverView{ServerStatus: st, Next: st.NextTryNote(c.o.Now()), ToolCount: toolCount(st), Actions: serverActions(st)}
 		if seen != nil {
 			// What a member sees of a server: its name, state and tools;
 			// how it runs is the admins' business.
