@@ -665,6 +665,7 @@ func TestConsoleSlowServerHidesNoTools(t *testing.T) {
 	slow := server("slow-start")
 	slow["args"] = append(slow["args"].([]string), "-until-file", filepath.Join(t.TempDir(), "never"))
 	f := newFixture(t, map[string]any{"slow": slow})
+	f.waitState(t, "mine", host.StateConnected)
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.url), chromedp.Navigate(f.srv.URL+"/tools")); err != nil {
 		t.Fatal(err)
 	}
@@ -869,5 +870,90 @@ func TestConsoleServerButtonsFitTheirState(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the servers' buttons (-want +got):\n%s", diff)
+	}
+}
+
+// releasing is the fixture's front door, but the first time the console
+// asks it for the host (to list the tools) it releases the slow server
+// (creates its file) and waits until every server is settled: a page
+// that waits for a server still starting would then find it up and list
+// its tools; one that does not wait has already said it is starting.
+type releasing struct {
+	*switchboard.Switchboard
+	once    *sync.Once
+	release func()
+}
+
+func (r releasing) Host() *host.Host {
+	r.once.Do(r.release)
+	return r.Switchboard.Host()
+}
+
+// slowFixture is a fixture with a server "slow" that starts only when
+// the console first asks for the host after the sign-in, and the client
+// signed in.
+func slowFixture(t *testing.T) (*fixture, *signedIn) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "go")
+	slow := server("slow-start")
+	slow["args"] = append(slow["args"].([]string), "-until-file", file)
+	f := newFixture(t, map[string]any{"slow": slow})
+	release := func() {
+		if err := os.WriteFile(file, nil, 0o600); err != nil {
+			t.Error(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if !f.sb.Host().WaitReady(ctx) {
+			t.Error("the slow server did not come up once released")
+		}
+	}
+	a := signIn(t, f) // its pages list the tools too
+	f.waitState(t, "mine", host.StateConnected)
+	f.console.front = releasing{Switchboard: f.sb, once: &sync.Once{}, release: release}
+	return f, a
+}
+
+// A page does not wait for a server still starting (the host would wait
+// 5 s on every page, and for one that never answers, until its startup
+// timeout): the playground lists the other servers' tools at once and
+// says which server is still connecting; the servers page shows it
+// without a tool count and reloads itself until it is up.
+func TestConsolePagesDoNotWaitForAStartingServer(t *testing.T) {
+	t.Run("tools", func(t *testing.T) {
+		_, a := slowFixture(t)
+		code, page := a.get("/tools")
+		if code != http.StatusOK {
+			t.Fatalf("/tools: %d", code)
+		}
+		if !strings.Contains(page, "mcp__mine__echo") || !strings.Contains(page, "slow: still connecting") || strings.Contains(page, "mcp__slow__echo") {
+			t.Errorf("the playground, with a server still starting, waited for it or hid the others:\n%s", page)
+		}
+	})
+	t.Run("servers", func(t *testing.T) {
+		_, a := slowFixture(t)
+		code, page := a.get("/")
+		if code != http.StatusOK {
+			t.Fatalf("/: %d", code)
+		}
+		row := regexp.MustCompile(`(?s)<tr id="server-slow".*?</tr>`).FindString(page)
+		if !strings.Contains(row, `<td class="tools">-</td>`) {
+			t.Errorf("the servers page waited for the starting server (its tools were counted):\n%s", row)
+		}
+	})
+}
+
+// waitState waits until server name is in state want.
+func (f *fixture) waitState(t *testing.T, name string, want host.State) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		for _, st := range f.sb.Status() {
+			if st.Name == name && st.State == want {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never got to %s: %+v", name, want, f.sb.Status())
+		}
 	}
 }

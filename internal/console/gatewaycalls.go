@@ -135,7 +135,11 @@ func (c *Console) gatewayPart(r *http.Request) gatewayData {
 	d := gatewayData{Gateway: c.o.Login != nil || c.o.GatewayCalls != nil || c.o.Figures != nil, NoAudit: c.o.GatewayCalls == nil}
 	d.Calls = c.gatewayCalls(v)
 	if c.o.Figures != nil {
-		seen := c.visibleServers(r, v)
+		var seen map[string]bool
+		if !v.Admin {
+			tools, _ := c.toolList(r.Context())
+			seen = c.visibleServers(v, tools)
+		}
 		d.Charts = charts(c.o.Figures(), func(s string) bool { return seen == nil || seen[s] })
 	}
 	return d

@@ -185,20 +185,20 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
 	for _, rs := range lt.Pending(cfg) {
 		pending[rs.Name] = rs
 	}
-	seen := c.visibleServers(r, sessionOf(r).viewer)
-	if seen == nil {
-		// Listing the tools fills the counts, as switchboard status does;
-		// a server still connecting is waited for briefly, not 5 s.
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		_, _ = c.front.Host().Tools(ctx)
-		cancel()
-	}
+	// Listing the tools fills the counts, as switchboard status does; a
+	// server still starting is not waited for (the page reloads itself
+	// until it is up).
+	l := c.listTools(r.Context())
+	seen := c.visibleServers(sessionOf(r).viewer, l.tools)
 	var views []serverView
 	for _, st := range c.front.Status() {
 		if seen != nil && !seen[st.Name] {
 			continue
 		}
 		v := serverView{ServerStatus: st, Next: st.NextTryNote(c.o.Now()), ToolCount: toolCount(st), Actions: serverActions(st)}
+		if l.starting[st.Name] && st.Tools == 0 {
+			v.ToolCount = "-" // up since the listing began: counted at the next
+		}
 		if seen != nil {
 			// What a member sees of a server: its name, state and tools;
 			// how it runs is the admins' business.
@@ -235,12 +235,11 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
 
 // visibleServers are the servers a member sees a tool of; nil for an
 // admin, who sees every one.
-func (c *Console) visibleServers(r *http.Request, v *Viewer) map[string]bool {
+func (c *Console) visibleServers(v *Viewer, tools []host.Tool) map[string]bool {
 	if v.Admin {
 		return nil
 	}
 	seen := map[string]bool{}
-	tools, _ := c.toolList(r.Context())
 	for _, t := range tools {
 		if t.Server != "" && v.sees(request(t)) {
 			seen[t.Server] = true
@@ -524,18 +523,55 @@ type toolView struct {
 }
 
 func (c *Console) toolList(ctx context.Context) ([]host.Tool, []string) {
+	l := c.listTools(ctx)
+	return l.tools, l.warnings
+}
+
+// listing is what listTools found.
+type listing struct {
+	tools    []host.Tool
+	warnings []string
+	// starting are the servers left out because they were still
+	// starting when the listing began.
+	starting map[string]bool
+}
+
+// listTools lists the tools of the servers up now, without waiting for
+// one still starting: the host would wait for it (its ToolsWait, 5 s by
+// default) on every page, and for a server that never answers, on every
+// page until its startup timeout. It is left out with a line saying so; a
+// server reconnecting is not (the host serves its last lists at once).
+func (c *Console) listTools(ctx context.Context) listing {
+	l := listing{starting: map[string]bool{}}
+	for _, st := range c.front.Status() {
+		if st.State == host.StateConnecting && !st.Reconnecting {
+			l.starting[st.Name] = true
+		}
+	}
+	h := c.front.Host()
+	if len(l.starting) > 0 {
+		h = h.View(host.Scope{Servers: func(name string) bool { return !l.starting[name] }})
+	}
+	// A bound all the same: a server that begins starting after the
+	// look above (a retry in another browser) is waited for.
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	list, err := c.front.Host().Tools(ctx)
+	list, err := h.Tools(ctx)
 	if list == nil {
-		return nil, []string{err.Error()}
+		l.warnings = []string{err.Error()}
+		return l
 	}
+	l.tools, l.warnings = list.Tools, list.Warnings
 	// A server still connecting when the wait ends is left out with a
 	// warning of its own; the others' tools are listed all the same.
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		list.Warnings = append(list.Warnings, err.Error())
+		l.warnings = append(l.warnings, err.Error())
 	}
-	return list.Tools, list.Warnings
+	for name := range l.starting {
+		l.warnings = append(l.warnings, name+": still connecting; its tools are listed once it is up (reload the page)")
+	}
+	slices.Sort(l.warnings)
+	return l
 }
 
 func (c *Console) tools(w http.ResponseWriter, r *http.Request) {
