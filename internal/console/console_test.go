@@ -161,8 +161,9 @@ func shot(t *testing.T, ctx context.Context, name string) {
 	}
 }
 
-// waitText reloads page until sel's text contains want (the console's
-// servers page does not refresh itself), or the browser's deadline.
+// waitText reloads page until sel's text contains want, or the
+// browser's deadline (the servers page reloads itself only while a
+// server is starting: a server in error is tried again on its own).
 func waitText(t *testing.T, ctx context.Context, page, sel, want string) {
 	t.Helper()
 	var got string
@@ -189,6 +190,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	ctx := browser(t)
 	f := newFixture(t)
 	base := f.srv.URL
+	f.waitState(t, "mine", host.StateConnected) // the page does not reload itself under the clicks
 
 	// The token is exchanged for the cookie; the review is the terminal's.
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.url)); err != nil {
@@ -766,6 +768,7 @@ func TestConsoleServerInErrorSaysNextTry(t *testing.T) {
 func TestConsoleUnknownToolCountIsADash(t *testing.T) {
 	ctx := browser(t)
 	f := newFixture(t)
+	f.waitState(t, "mine", host.StateConnected)
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.url)); err != nil {
 		t.Fatal(err)
 	}
@@ -822,6 +825,7 @@ func TestConsoleExplainUnknownTool(t *testing.T) {
 func TestConsoleServerButtonsNameTheirServer(t *testing.T) {
 	ctx := browser(t)
 	f := newFixture(t)
+	f.waitState(t, "mine", host.StateConnected)
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.url)); err != nil {
 		t.Fatal(err)
 	}
@@ -955,5 +959,53 @@ func (f *fixture) waitState(t *testing.T, name string, want host.State) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s never got to %s: %+v", name, want, f.sb.Status())
 		}
+	}
+}
+
+// After Resume (as after Approve or Retry) the servers page shows how it
+// ended without a reload by hand: while the server starts, the page
+// reloads itself (no script: a meta refresh), and once it is up the page
+// shows it connected and stops reloading.
+func TestConsoleServersPageFollowsAStart(t *testing.T) {
+	ctx := browser(t)
+	file := filepath.Join(t.TempDir(), "go")
+	slow := server("slow-start")
+	slow["args"] = append(slow["args"].([]string), "-until-file", file)
+	f := newFixture(t, map[string]any{"slow": slow})
+	if err := f.sb.Host().Pause("slow"); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.url)); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, ctx, f.srv.URL+"/", "#server-mine .state", "connected")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button[aria-label="Resume slow"]`)), chromedp.WaitVisible(chromedp.CSS("#message"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// No navigation from here: only the page's own reloads can show it.
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	// Then it stops reloading (one more reload may count its tools).
+	type view struct {
+		State   string
+		Refresh bool
+	}
+	var got view
+	for got.State != "connected" || got.Refresh {
+		now, err := chromedp.Run(wctx, chromedp.Evaluate[view](`({State: (document.querySelector("#server-slow .state") || {}).textContent || "",
+			Refresh: document.querySelector('meta[http-equiv="refresh"]') !== null})`))
+		if wctx.Err() != nil {
+			t.Fatalf("the servers page says %+v of the server resumed, which is up by now", got)
+		}
+		if err != nil && !navigating(err) {
+			t.Fatal(err)
+		}
+		if err == nil {
+			got = now
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -191,7 +191,13 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
 	l := c.listTools(r.Context())
 	seen := c.visibleServers(sessionOf(r).viewer, l.tools)
 	var views []serverView
+	// The page reloads itself while a server is on its way (starting,
+	// reconnecting, or up since the listing began and not counted yet),
+	// so that an Approve, Resume or Retry shows how it ended without a
+	// reload by hand; once every server has settled it stops.
+	moving := false
 	for _, st := range c.front.Status() {
+		moving = moving || !st.State.Settled() || l.starting[st.Name]
 		if seen != nil && !seen[st.Name] {
 			continue
 		}
@@ -225,7 +231,7 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
 		}
 		views = append(views, v)
 	}
-	c.render(w, r, http.StatusOK, "servers.html", page{Title: "Servers", Nav: "servers", Data: struct {
+	c.render(w, r, http.StatusOK, "servers.html", page{Title: "Servers", Nav: "servers", Refresh: moving, Data: struct {
 		Servers     []serverView
 		RedactNote  string
 		PassedLabel string
