@@ -26,6 +26,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/proc"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/internal/testserver/testbrowser"
 	"github.com/switchboard-mcp/switchboard/policy"
@@ -1007,5 +1008,36 @@ func TestConsoleServersPageFollowsAStart(t *testing.T) {
 			got = now
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A tool's description, its arguments' descriptions and its schema are
+// the server's text: the playground shows what in them would hide or
+// reorder text (an escape sequence, a C1 control, a backspace, a bidi
+// control) as the terminal does (\x1b, \u202e), not raw and only
+// HTML-escaped, where a browser draws some of them as nothing.
+func TestConsolePlaygroundShowsControlCharacters(t *testing.T) {
+	hostile := server("hostile-output")
+	hostile["args"] = append(hostile["args"].([]string), "-hostile-arg")
+	f := newFixture(t, map[string]any{"hostile": hostile})
+	a := signIn(t, f)
+	f.waitState(t, "hostile", host.StateConnected)
+	code, page := a.get("/tools")
+	if code != http.StatusOK {
+		t.Fatalf("/tools: %d", code)
+	}
+	tool := regexp.MustCompile(`(?s)<details class="tool" id="tool-mcp__hostile__echo_hostile">.*?</details>\s*</details>`).FindString(page)
+	if tool == "" {
+		t.Fatalf("echo_hostile is not in the playground:\n%s", page)
+	}
+	for _, want := range []string{`description \x1b[2J\x1b[H`, `argument \x1b[2J`, `\u009b31m`, `\x08\x7f`} {
+		if !strings.Contains(tool, want) {
+			t.Errorf("the playground does not show %s:\n%s", want, tool)
+		}
+	}
+	for i, r := range page {
+		if termsafe.Unsafe(r) && r != '\n' && r != '\t' {
+			t.Errorf("the playground holds %U raw at %d: …%s…", r, i, termsafe.Line(page[max(i-40, 0):min(i+40, len(page))]))
+		}
 	}
 }

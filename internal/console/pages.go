@@ -19,6 +19,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
 	"github.com/switchboard-mcp/switchboard/internal/review"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 	"github.com/switchboard-mcp/switchboard/trust"
@@ -517,9 +518,12 @@ func (c *Console) removeRule(w http.ResponseWriter, r *http.Request) {
 }
 
 // field is one input of a tool's playground form, from its input schema.
+// Name is the property's name as the form sends it back; Label, Type
+// and Description are the server's text made visible (termsafe), as the
+// terminal shows it.
 type field struct {
-	Name, Type, Description string
-	Required                bool
+	Name, Label, Type, Description string
+	Required                       bool
 }
 
 type toolView struct {
@@ -589,7 +593,10 @@ func (c *Console) tools(w http.ResponseWriter, r *http.Request) {
 			continue // tool_search; a tool a member's rules deny it
 		}
 		s, _ := json.MarshalIndent(t.Tool.InputSchema, "", "  ")
-		views = append(views, toolView{Name: t.Name, Description: t.Tool.Description, Fields: fields(t.Tool.InputSchema), Schema: string(s)})
+		// The server's text, with what would hide or reorder it (an
+		// escape sequence, a bidi control, a backspace) made visible as
+		// the terminal does; the template escapes it for HTML.
+		views = append(views, toolView{Name: t.Name, Description: termsafe.Text(t.Tool.Description), Fields: fields(t.Tool.InputSchema), Schema: termsafe.Text(string(s))})
 	}
 	c.render(w, r, http.StatusOK, "tools.html", page{Title: "Tools and playground", Nav: "tools", Data: struct {
 		Tools    []toolView
@@ -617,7 +624,7 @@ func fields(in any) []field {
 	var out []field
 	for name, p := range s.Properties {
 		typ, _ := p.Type.(string)
-		out = append(out, field{Name: name, Type: typ, Description: p.Description, Required: slices.Contains(s.Required, name)})
+		out = append(out, field{Name: name, Label: termsafe.Line(name), Type: termsafe.Line(typ), Description: termsafe.Line(p.Description), Required: slices.Contains(s.Required, name)})
 	}
 	slices.SortFunc(out, func(a, b field) int { return strings.Compare(a.Name, b.Name) })
 	return out

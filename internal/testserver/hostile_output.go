@@ -38,12 +38,13 @@ const HostileResourceURI = "hostile://readme"
 func init() {
 	register("hostile-output", serverDef{
 		doc: "puts escape sequences, C1 controls and bidi overrides (HostileText) in everything it says: " +
-			"stderr, serverInfo, instructions, tools echo_hostile (result, log, progress) and fail_hostile (error), " +
+			"stderr, serverInfo, instructions, tools echo_hostile (result, log, progress; with -hostile-arg, an argument's description) and fail_hostile (error), " +
 			"prompt hostile_prompt, resource " + fmt.Sprintf("%q", HostileResourceURI),
 		inProcess: true,
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
 			exit := fs.Bool("exit", false, "write HostileText to stderr and exit with status 1 before the handshake")
-			p.build = newHostileOutputServer
+			arg := fs.Bool("hostile-arg", false, "give echo_hostile an argument, text, whose description is hostile (a form made from its schema shows it)")
+			p.build = func() *mcp.Server { return newHostileOutputServer(*arg) }
 			return func(ctx context.Context) error {
 				fmt.Fprintf(p.errw, "hostile-output starting %s\n", HostileText)
 				if *exit {
@@ -56,7 +57,7 @@ func init() {
 	})
 }
 
-func newHostileOutputServer() *mcp.Server {
+func newHostileOutputServer(arg bool) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "hostile" + HostileText, Title: HostileText, Version: "v1" + HostileText},
 		&mcp.ServerOptions{
 			Instructions: "instructions " + HostileText,
@@ -68,8 +69,13 @@ func newHostileOutputServer() *mcp.Server {
 			},
 		})
 	obj := map[string]any{"type": "object"}
+	echoIn := any(obj)
+	if arg {
+		echoIn = map[string]any{"type": "object", "properties": map[string]any{
+			"text": map[string]any{"type": "string", "description": "argument " + HostileText}}}
+	}
 	s.AddTool(&mcp.Tool{Name: "echo_hostile", Title: "title " + HostileText,
-		Description: "description " + HostileText + "\nsecond line " + HostileText, InputSchema: obj},
+		Description: "description " + HostileText + "\nsecond line " + HostileText, InputSchema: echoIn},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "logger " + HostileText, Data: "log " + HostileText})
 			if token := req.Params.GetProgressToken(); token != nil {
