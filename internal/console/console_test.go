@@ -24,6 +24,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/proc"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
@@ -1038,6 +1039,50 @@ func TestConsolePlaygroundShowsControlCharacters(t *testing.T) {
 	for i, r := range page {
 		if termsafe.Unsafe(r) && r != '\n' && r != '\t' {
 			t.Errorf("the playground holds %U raw at %d: …%s…", r, i, termsafe.Line(page[max(i-40, 0):min(i+40, len(page))]))
+		}
+	}
+}
+
+// What servers and clients wrote elsewhere in the console is made
+// visible as the terminal shows it too: a failed server's reason and
+// stderr on the servers page, a playground call's result and a gateway
+// call's error and arguments on the calls page.
+func TestConsoleServerTextIsMadeVisible(t *testing.T) {
+	dead := server("hostile-output")
+	dead["args"] = append(dead["args"].([]string), "-exit")
+	f := newFixture(t, map[string]any{"hostile": server("hostile-output"), "dead": dead})
+	f.console.o.GatewayCalls = func() []gateway.AuditEntry {
+		return []gateway.AuditEntry{{Principal: "bob", Tool: "mcp__hostile__fail_hostile", Decision: "allow", IsError: true,
+			Error: "failure " + testserver.HostileText, Args: map[string]any{"text": testserver.HostileText}}}
+	}
+	a := signIn(t, f)
+	f.waitState(t, "hostile", host.StateConnected)
+	f.waitState(t, "dead", host.StateError)
+	if code, _ := a.post("/call", url.Values{"tool": {"mcp__hostile__echo_hostile"}}); code != http.StatusSeeOther {
+		t.Fatalf("the call: %d", code)
+	}
+	if code, _ := a.post("/asks/answer", url.Values{"id": {f.question()[0].ID}, "answer": {"once"}}); code != http.StatusSeeOther {
+		t.Fatalf("the answer: %d", code)
+	}
+	for _, p := range []struct{ path, ready, want string }{
+		{"/", `id="server-dead"`, `fatal: \x1b[2J`},
+		{"/calls", `<pre class="result">`, `result \x1b[2J`},
+		{"/calls", `class="gwcall failed"`, `failure \x1b[2J`},
+	} {
+		code, page := a.get(p.path)
+		for code == http.StatusOK && !strings.Contains(page, p.ready) { // the call still running
+			time.Sleep(20 * time.Millisecond)
+			code, page = a.get(p.path)
+		}
+		if code != http.StatusOK || !strings.Contains(page, p.want) {
+			t.Errorf("%s: %d, without %s:\n%s", p.path, code, p.want, page)
+		}
+		n := 0
+		for i, r := range page {
+			if termsafe.Unsafe(r) && r != '\n' && r != '\t' && n < 3 {
+				n++
+				t.Errorf("%s holds %U raw at %d: …%s…", p.path, r, i, termsafe.Line(page[max(i-40, 0):min(i+40, len(page))]))
+			}
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/switchboard-mcp/switchboard/gateway"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 )
 
 // The Calls page under a gateway: its recent calls from the audit log
@@ -115,10 +116,25 @@ func (c *Console) gatewayCalls(v *Viewer) []gateway.AuditEntry {
 	var out []gateway.AuditEntry
 	for _, e := range c.o.GatewayCalls() {
 		if v.Admin || e.Principal == v.Name {
-			out = append(out, e)
+			out = append(out, visibleEntry(e))
 		}
 	}
 	return out
+}
+
+// visibleEntry is e with the text clients and servers wrote (the tool's
+// name, its error, the arguments) made visible, as the terminal shows it.
+func visibleEntry(e gateway.AuditEntry) gateway.AuditEntry {
+	e.Principal, e.Tool, e.Decision, e.Answer, e.Error = termsafe.Line(e.Principal), termsafe.Line(e.Tool),
+		termsafe.Line(e.Decision), termsafe.Line(e.Answer), termsafe.Line(e.Error)
+	if e.Args != nil {
+		args := make(map[string]any, len(e.Args))
+		for k, v := range e.Args {
+			args[termsafe.Line(k)] = termsafe.Line(fmt.Sprint(v))
+		}
+		e.Args = args
+	}
+	return e
 }
 
 // gatewayData is the gateway's part of the Calls page.

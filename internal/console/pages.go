@@ -203,6 +203,9 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		v := serverView{ServerStatus: st, Next: st.NextTryNote(c.o.Now()), ToolCount: toolCount(st), Actions: serverActions(st)}
+		// The reason may quote the server (its stderr's last line, its
+		// error): made visible, as status prints it.
+		v.Reason = termsafe.Line(st.Reason)
 		if l.starting[st.Name] && st.Tools == 0 {
 			v.ToolCount = "-" // up since the listing began: counted at the next
 		}
@@ -213,7 +216,8 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
 			views = append(views, v)
 			continue
 		}
-		v.Command = redact.String(st.Command) // already without secrets; a known token shape too
+		v.Command = termsafe.Line(redact.String(st.Command)) // already without secrets; a known token shape too
+		v.File = termsafe.Line(st.File)
 		v.StderrTail = redactLines(st.StderrTail)
 		if rs := find(cfg, st.Name); rs != nil {
 			// One reading of its sandbox (it stats the protected paths)
@@ -255,10 +259,12 @@ func (c *Console) visibleServers(v *Viewer, tools []host.Tool) map[string]bool {
 	return seen
 }
 
+// redactLines are a server's stderr lines as status prints them: secrets
+// redacted, and what a terminal would act on made visible.
 func redactLines(l []string) []string {
 	out := make([]string, len(l))
 	for i, s := range l {
-		out[i] = redact.String(s)
+		out[i] = termsafe.Line(redact.String(s))
 	}
 	return out
 }
@@ -743,7 +749,11 @@ func (c *Console) callsPage(w http.ResponseWriter, r *http.Request) {
 		if !viewer.Admin && c.calls[i].Principal != viewer.Name {
 			continue // a member sees its own calls
 		}
-		calls = append(calls, *c.calls[i])
+		cr := *c.calls[i]
+		// The result and the error are the server's text: made visible,
+		// as `switchboard call` prints them.
+		cr.Text, cr.Err, cr.Args = termsafe.Text(cr.Text), termsafe.Text(cr.Err), termsafe.Line(cr.Args)
+		calls = append(calls, cr)
 		running = running || !c.calls[i].Done
 	}
 	c.mu.Unlock()
