@@ -48,7 +48,8 @@ func TestMain(m *testing.M) {
 
 // fixture is a real front door on a workspace with a repository server
 // ("repo", needing approval) and one of the user's ("mine"), with the
-// console served on loopback.
+// console served on loopback. newFixture's maps add servers of the
+// user's; one named "repo" replaces the repository's.
 type fixture struct {
 	sb       *switchboard.Switchboard
 	asks     *Asks
@@ -101,8 +102,13 @@ func newFixture(t *testing.T, more ...map[string]any) *fixture {
 	dir := t.TempDir()
 	homeDir, home, ws := filepath.Join(dir, "user"), filepath.Join(dir, "user", ".switchboard"), filepath.Join(dir, "ws")
 	servers := map[string]any{"mine": server("echo")}
+	repo := server("echo")
 	for _, m := range more {
 		for k, v := range m {
+			if k == "repo" {
+				repo = v.(map[string]any) // the repository's server, in place of its echo
+				continue
+			}
 			servers[k] = v
 		}
 	}
@@ -111,7 +117,6 @@ func newFixture(t *testing.T, more ...map[string]any) *fixture {
 	if err := os.WriteFile(filepath.Join(home, "settings.json"), []byte("{\n  // mine\n  \"permissions\": {\"deny\": [\"mcp__mine__add\"]},\n  // The test servers are this test binary, in a /tmp the sandbox hides.\n  \"sandbox\": {\"project\": false},\n  \"toolChanges\": \"ask\"\n}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	repo := server("echo")
 	repo["env"] = map[string]any{"API_TOKEN": "s3cr3t-value-never-shown"}
 	writeJSON(t, filepath.Join(ws, ".mcp.json"), map[string]any{"mcpServers": map[string]any{"repo": repo}})
 	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o700); err != nil {
@@ -964,51 +969,66 @@ func (f *fixture) waitState(t *testing.T, name string, want host.State) {
 	}
 }
 
-// After Resume (as after Approve or Retry) the servers page shows how it
+// After Approve or Resume (as after Retry) the servers page shows how it
 // ended without a reload by hand: while the server starts, the page
 // reloads itself (no script: a meta refresh), and once it is up the page
 // shows it connected and stops reloading.
 func TestConsoleServersPageFollowsAStart(t *testing.T) {
-	ctx := browser(t)
-	file := filepath.Join(t.TempDir(), "go")
-	slow := server("slow-start")
-	slow["args"] = append(slow["args"].([]string), "-until-file", file)
-	f := newFixture(t, map[string]any{"slow": slow})
-	if err := f.sb.Host().Pause("slow"); err != nil {
-		t.Fatal(err)
-	}
-	if err := chromedp.Do(ctx, chromedp.Navigate(f.url)); err != nil {
-		t.Fatal(err)
-	}
-	waitText(t, ctx, f.srv.URL+"/", "#server-mine .state", "connected")
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button[aria-label="Resume slow"]`)), chromedp.WaitVisible(chromedp.CSS("#message"))); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(file, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// No navigation from here: only the page's own reloads can show it.
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	// Then it stops reloading (one more reload may count its tools).
-	type view struct {
-		State   string
-		Refresh bool
-	}
-	var got view
-	for got.State != "connected" || got.Refresh {
-		now, err := chromedp.Run(wctx, chromedp.Evaluate[view](`({State: (document.querySelector("#server-slow .state") || {}).textContent || "",
-			Refresh: document.querySelector('meta[http-equiv="refresh"]') !== null})`))
-		if wctx.Err() != nil {
-			t.Fatalf("the servers page says %+v of the server resumed, which is up by now", got)
-		}
-		if err != nil && !navigating(err) {
-			t.Fatal(err)
-		}
-		if err == nil {
-			got = now
-		}
-		time.Sleep(50 * time.Millisecond)
+	for _, tc := range []struct {
+		name, server, button string
+		paused               bool
+	}{
+		{"approve", "repo", "#approve-repo", false},
+		{"resume", "slow", `button[aria-label="Resume slow"]`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := browser(t)
+			file := filepath.Join(t.TempDir(), "go")
+			slow := server("slow-start")
+			slow["args"] = append(slow["args"].([]string), "-until-file", file)
+			f := newFixture(t, map[string]any{tc.server: slow})
+			if tc.paused {
+				if err := f.sb.Host().Pause(tc.server); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.waitState(t, "mine", host.StateConnected) // nothing else starting: the page is still
+			if err := chromedp.Do(ctx, chromedp.Navigate(f.url), chromedp.Click(chromedp.CSS(tc.button)), chromedp.WaitVisible(chromedp.CSS("#message"))); err != nil {
+				t.Fatal(err)
+			}
+			state, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#server-"+tc.server+" .state")))
+			if err != nil && !navigating(err) {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(file, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("after %s the page says %q", tc.name, state)
+			// No navigation from here: only the page's own reloads can
+			// show it up, and then it stops reloading (one more reload
+			// may count its tools).
+			wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			type view struct {
+				State   string
+				Refresh bool
+			}
+			var got view
+			for got.State != "connected" || got.Refresh {
+				now, err := chromedp.Run(wctx, chromedp.Evaluate[view](`({State: (document.querySelector("#server-`+tc.server+` .state") || {}).textContent || "",
+					Refresh: document.querySelector('meta[http-equiv="refresh"]') !== null})`))
+				if wctx.Err() != nil {
+					t.Fatalf("the servers page says %+v of the server started, which is up by now", got)
+				}
+				if err != nil && !navigating(err) {
+					t.Fatal(err)
+				}
+				if err == nil {
+					got = now
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
 	}
 }
 
