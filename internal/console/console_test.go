@@ -148,6 +148,9 @@ func newFixture(t *testing.T, more ...map[string]any) *fixture {
 	f.asks.AllowRule = f.console.WriteAllow
 	f.srv.Config.Handler = f.console
 	f.url = f.srv.URL + "/?token=" + token
+	// "mine" is up before the test begins: no page waits for a server
+	// still starting, and a call is made from a page that listed it.
+	f.waitState(t, "mine", host.StateConnected)
 	return f
 }
 
@@ -197,7 +200,6 @@ func TestConsoleInBrowser(t *testing.T) {
 	ctx := browser(t)
 	f := newFixture(t)
 	base := f.srv.URL
-	f.waitState(t, "mine", host.StateConnected) // the page does not reload itself under the clicks
 
 	// The token is exchanged for the cookie; the review is the terminal's.
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.url)); err != nil {
@@ -674,7 +676,6 @@ func TestConsoleSlowServerHidesNoTools(t *testing.T) {
 	slow := server("slow-start")
 	slow["args"] = append(slow["args"].([]string), "-until-file", filepath.Join(t.TempDir(), "never"))
 	f := newFixture(t, map[string]any{"slow": slow})
-	f.waitState(t, "mine", host.StateConnected)
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.url), chromedp.Navigate(f.srv.URL+"/tools")); err != nil {
 		t.Fatal(err)
 	}
@@ -775,7 +776,6 @@ func TestConsoleServerInErrorSaysNextTry(t *testing.T) {
 func TestConsoleUnknownToolCountIsADash(t *testing.T) {
 	ctx := browser(t)
 	f := newFixture(t)
-	f.waitState(t, "mine", host.StateConnected)
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.url)); err != nil {
 		t.Fatal(err)
 	}
@@ -832,7 +832,6 @@ func TestConsoleExplainUnknownTool(t *testing.T) {
 func TestConsoleServerButtonsNameTheirServer(t *testing.T) {
 	ctx := browser(t)
 	f := newFixture(t)
-	f.waitState(t, "mine", host.StateConnected)
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.url)); err != nil {
 		t.Fatal(err)
 	}
@@ -920,7 +919,6 @@ func slowFixture(t *testing.T) (*fixture, *signedIn) {
 		}
 	}
 	a := signIn(t, f) // its pages list the tools too
-	f.waitState(t, "mine", host.StateConnected)
 	f.console.front = releasing{Switchboard: f.sb, once: &sync.Once{}, release: release}
 	return f, a
 }
@@ -992,7 +990,6 @@ func TestConsoleServersPageFollowsAStart(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			f.waitState(t, "mine", host.StateConnected) // nothing else starting: the page is still
 			if err := chromedp.Do(ctx, chromedp.Navigate(f.url), chromedp.Click(chromedp.CSS(tc.button)), chromedp.WaitVisible(chromedp.CSS("#message"))); err != nil {
 				t.Fatal(err)
 			}
@@ -1104,5 +1101,18 @@ func TestConsoleServerTextIsMadeVisible(t *testing.T) {
 				t.Errorf("%s holds %U raw at %d: …%s…", p.path, r, i, termsafe.Line(page[max(i-40, 0):min(i+40, len(page))]))
 			}
 		}
+	}
+}
+
+// A call, unlike a page, waits for its tool's server to start (as any
+// call does): a playground form posted while its server restarts runs
+// rather than finding no such tool.
+func TestConsoleCallWaitsForItsServer(t *testing.T) {
+	f, a := slowFixture(t)
+	if code, body := a.post("/call", url.Values{"tool": {"mcp__slow__echo"}, "arg.text": {"hi"}}); code != http.StatusSeeOther {
+		t.Fatalf("a call of the starting server's tool: %d\n%s", code, body)
+	}
+	if q := f.question(); q[0].Tool != "mcp__slow__echo" {
+		t.Errorf("the question is about %s", q[0].Tool)
 	}
 }

@@ -189,7 +189,7 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
 	// Listing the tools fills the counts, as switchboard status does; a
 	// server still starting is not waited for (the page reloads itself
 	// until it is up).
-	l := c.listTools(r.Context())
+	l := c.listTools(r.Context(), false)
 	seen := c.visibleServers(sessionOf(r).viewer, l.tools)
 	var views []serverView
 	// The page reloads itself while a server is on its way (starting,
@@ -539,7 +539,7 @@ type toolView struct {
 }
 
 func (c *Console) toolList(ctx context.Context) ([]host.Tool, []string) {
-	l := c.listTools(ctx)
+	l := c.listTools(ctx, false)
 	return l.tools, l.warnings
 }
 
@@ -552,15 +552,17 @@ type listing struct {
 	starting map[string]bool
 }
 
-// listTools lists the tools of the servers up now, without waiting for
-// one still starting: the host would wait for it (its ToolsWait, 5 s by
-// default) on every page, and for a server that never answers, on every
-// page until its startup timeout. It is left out with a line saying so; a
-// server reconnecting is not (the host serves its last lists at once).
-func (c *Console) listTools(ctx context.Context) listing {
+// listTools lists the tools of the servers up now. Unless wait, one
+// still starting is not waited for: the host would wait for it (its
+// ToolsWait, 5 s by default) on every page, and for a server that never
+// answers, on every page until its startup timeout. It is left out with
+// a line saying so; a server reconnecting is not (the host serves its
+// last lists at once). A call (wait) finds its tool as any call does,
+// its server waited for up to 5 s.
+func (c *Console) listTools(ctx context.Context, wait bool) listing {
 	l := listing{starting: map[string]bool{}}
 	for _, st := range c.front.Status() {
-		if st.State == host.StateConnecting && !st.Reconnecting {
+		if !wait && st.State == host.StateConnecting && !st.Reconnecting {
 			l.starting[st.Name] = true
 		}
 	}
@@ -651,7 +653,7 @@ type callRecord struct {
 func (c *Console) call(w http.ResponseWriter, r *http.Request) {
 	name := r.PostForm.Get("tool")
 	var tool *host.Tool
-	tools, _ := c.toolList(r.Context())
+	tools := c.listTools(r.Context(), true).tools
 	for i := range tools {
 		if tools[i].Name == name {
 			tool = &tools[i]
