@@ -881,6 +881,16 @@ func TestConsoleServerButtonsFitTheirState(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the servers' buttons (-want +got):\n%s", diff)
 	}
+	// A row with one short button still shows its word whole, not
+	// broken over lines ("Pa", "us", "e") in a column squeezed to it.
+	broken, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("table.servers button")].filter(b => {
+		const r = document.createRange(); r.selectNodeContents(b); return r.getClientRects().length > 1 }).map(b => b.getAttribute("aria-label"))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(broken) > 0 {
+		t.Errorf("these buttons' words are broken over lines: %q", broken)
+	}
 }
 
 // releasing is the fixture's front door, but the first time the console
