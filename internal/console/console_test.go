@@ -1126,3 +1126,32 @@ func TestConsoleCallWaitsForItsServer(t *testing.T) {
 		t.Errorf("the question is about %s", q[0].Tool)
 	}
 }
+
+// Each state offers the actions that do something in it, and no other.
+func TestServerActions(t *testing.T) {
+	soon := time.Unix(1e9, 0)
+	for _, tc := range []struct {
+		st   host.ServerStatus
+		want string
+	}{
+		{host.ServerStatus{State: host.StateConnected}, "pause"},
+		{host.ServerStatus{State: host.StateConnecting}, "pause"},
+		{host.ServerStatus{State: host.StateConnecting, Reconnecting: true, NextTry: soon}, "retry pause"},
+		{host.ServerStatus{State: host.StateCircuitOpen, NextTry: soon}, "retry pause"},
+		{host.ServerStatus{State: host.StateError, NextTry: soon}, "retry pause"},
+		{host.ServerStatus{State: host.StateError}, "retry"}, // an invalid definition: nothing is tried
+		{host.ServerStatus{State: host.StatePaused}, "resume"},
+		{host.ServerStatus{State: host.StateNeedsApproval}, ""},
+		{host.ServerStatus{State: host.StateApprovalStale}, ""},
+		{host.ServerStatus{State: host.StateDisabled}, ""},
+		{host.ServerStatus{State: host.StateMissing}, ""},
+	} {
+		var got []string
+		for _, a := range serverActions(tc.st) {
+			got = append(got, a.Value)
+		}
+		if s := strings.Join(got, " "); s != tc.want {
+			t.Errorf("%s (next try %v): %q, want %q", tc.st.State, !tc.st.NextTry.IsZero(), s, tc.want)
+		}
+	}
+}
