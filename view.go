@@ -116,12 +116,13 @@ func (v *view) current() *viewState {
 	return c
 }
 
-// profileDeferral is p's defer and noDefer as one layer of modifiers.
-// The settings' parser checked the patterns (config.ParseProfiles), so
-// they are only split here (toolsurface.ParsePattern would add 2 KB to
-// every embedder).
+// profileDeferral is p's deferral layers (its own defer and noDefer,
+// then those of the profiles it extends), each one layer of modifiers:
+// the first that speaks for a tool decides it. The settings' parser
+// checked the patterns (config.ParseProfiles), so they are only split
+// here (toolsurface.ParsePattern would add 2 KB to every embedder).
 func profileDeferral(p config.Profile) []toolsurface.Modifiers {
-	if len(p.Defer) == 0 && len(p.NoDefer) == 0 {
+	if len(p.Deferral) == 0 {
 		return nil
 	}
 	patterns := func(list []string) []toolsurface.Pattern {
@@ -132,7 +133,11 @@ func profileDeferral(p config.Profile) []toolsurface.Modifiers {
 		}
 		return out
 	}
-	return []toolsurface.Modifiers{{Defer: patterns(p.Defer), NoDefer: patterns(p.NoDefer)}}
+	out := make([]toolsurface.Modifiers, len(p.Deferral))
+	for i, l := range p.Deferral {
+		out[i] = toolsurface.Modifiers{Defer: patterns(l.Defer), NoDefer: patterns(l.NoDefer)}
+	}
+	return out
 }
 
 // includes reports whether the view shows the server named.

@@ -289,3 +289,48 @@ func TestUnknownProfileNamesNoCommand(t *testing.T) {
 		t.Fatalf("Open = %v, want ErrUnknownProfile naming no switchboard command", err)
 	}
 }
+
+// TestProfileExtendingKeepsItsOwnDeferral: a user profile that extends a
+// repository's profile decides what its agent sees up front itself: its
+// own "defer" is not overridden by the repository's "noDefer" (extending
+// narrows what may be called, not how the user presents it), and the
+// repository's server list still narrows it.
+func TestProfileExtendingKeepsItsOwnDeferral(t *testing.T) {
+	marker := "v" + t.Name()
+	dir, home := profileHome(t, marker, map[string]any{
+		"profiles": map[string]any{
+			"mine": map[string]any{"extends": []string{"repo-base"}, "defer": []string{"mcp__docs__*"}, "noDefer": []string{"mcp__docs__pid"}},
+		},
+	}, "docs", "other")
+	work := filepath.Join(dir, "work")
+	if err := os.MkdirAll(filepath.Join(work, ".switchboard"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeJSON(t, filepath.Join(work, ".switchboard", "settings.json"), map[string]any{
+		"profiles": map[string]any{
+			"repo-base": map[string]any{"servers": []string{"docs"}, "noDefer": []string{"mcp__docs__echo", "mcp__docs__add"}},
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	sb, err := switchboard.Open(ctx, switchboard.Options{Home: home, HomeDir: dir, Workspace: work, ManagedDir: filepath.Join(dir, "managed"),
+		LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	mine, err := sb.View("mine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := toolNames(t, ctx, mine); !slices.Equal(got, []string{"mcp__docs__pid", "tool_search"}) {
+		t.Errorf("mine lists %v, want [mcp__docs__pid tool_search]: its own defer over the repository's noDefer", got)
+	}
+	base, err := sb.View("repo-base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := toolNames(t, ctx, base); !slices.Contains(got, "mcp__docs__echo") || slices.Contains(got, "mcp__other__echo") {
+		t.Errorf("repo-base lists %v, want docs's echo and nothing of other", got)
+	}
+}

@@ -30,16 +30,31 @@ type Profile struct {
 	Deny, Ask []string
 	// Defer and NoDefer are the profile's own deferral modifiers (tool
 	// patterns as in --tools' Defer(…) and NoDefer(…): mcp__<server>,
-	// mcp__<server>__<tool>, mcp__<server>__* or mcp__*), its own first,
-	// then those of the profiles it extends. A view of the profile applies
-	// them after the session's --tools and before defer_loading.
+	// mcp__<server>__<tool>, mcp__<server>__* or mcp__*), as written in
+	// its definition.
 	Defer, NoDefer []string
+	// Deferral is what decides, for a view of the profile, which tools are
+	// deferred: one layer per profile, its own first, then those of the
+	// profiles it extends (in "extends" order, each followed by those it
+	// extends). The first layer that speaks for a tool decides it (noDefer
+	// beats defer within a layer), so a profile's own choice of what is
+	// shown up front is never overridden by one it extends: extending
+	// narrows what may be called, not how it is presented. A view applies
+	// them after the session's --tools and before defer_loading.
+	Deferral []DeferLayer
 	// serverSets are Servers of this profile and every one it extends,
 	// after resolution: a server is included when each set matches it.
 	serverSets [][]string
 	// dropped marks a definition an error dropped (only Name, Position
 	// and Scope are set): what "extends" of it says it was.
 	dropped bool
+}
+
+// DeferLayer is one profile's "defer" and "noDefer" (see [Profile.Deferral]).
+type DeferLayer struct {
+	// Profile is the name of the profile that wrote them.
+	Profile        string
+	Defer, NoDefer []string
 }
 
 // ValidProfileName reports whether name is a legal profile name: 1 to 64
@@ -325,6 +340,10 @@ func MergeProfiles(layers ...[]Profile) (Profiles, []Diagnostic) {
 		r := p
 		r.serverSets = [][]string{p.Servers}
 		r.Tools = slices.Clone(p.Tools)
+		r.Deferral = nil
+		if len(p.Defer) > 0 || len(p.NoDefer) > 0 {
+			r.Deferral = []DeferLayer{{Profile: name, Defer: p.Defer, NoDefer: p.NoDefer}}
+		}
 		ok := true
 		for _, e := range p.Extends {
 			if first, dropped := twice[e]; dropped {
@@ -363,8 +382,9 @@ func MergeProfiles(layers ...[]Profile) (Profiles, []Diagnostic) {
 			r.Tools = append(r.Tools, b.Tools...)
 			r.Deny = append(slices.Clone(r.Deny), b.Deny...)
 			r.Ask = append(slices.Clone(r.Ask), b.Ask...)
-			r.Defer = append(slices.Clone(r.Defer), b.Defer...)
-			r.NoDefer = append(slices.Clone(r.NoDefer), b.NoDefer...)
+			// Presentation is the profile's own first (Deferral); what may
+			// be shown and called only narrows (the lines above).
+			r.Deferral = append(slices.Clone(r.Deferral), b.Deferral...)
 		}
 		state[name] = done
 		if ok {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func diagText(ds []Diagnostic) string {
@@ -101,11 +103,18 @@ func TestProfilesDeferral(t *testing.T) {
 	if len(d) > 0 {
 		t.Fatal(diagText(d))
 	}
-	if got := ps["sub"].NoDefer; !slices.Equal(got, []string{"mcp__github__search", "mcp__time__now"}) {
-		t.Errorf("sub noDefer = %v: its own first, then main's", got)
+	// One layer per profile, its own first: the first that speaks for a
+	// tool decides it, so main's defer cannot override sub's noDefer, nor
+	// main's noDefer a defer of sub's.
+	want := []DeferLayer{
+		{Profile: "sub", NoDefer: []string{"mcp__github__search"}},
+		{Profile: "main", Defer: []string{"mcp__github__*", "mcp__*"}, NoDefer: []string{"mcp__time__now"}},
 	}
-	if got := ps["sub"].Defer; !slices.Equal(got, []string{"mcp__github__*", "mcp__*"}) {
-		t.Errorf("sub defer = %v", got)
+	if d := cmp.Diff(want, ps["sub"].Deferral); d != "" {
+		t.Errorf("sub deferral (-want +got):\n%s", d)
+	}
+	if got := ps["sub"].NoDefer; !slices.Equal(got, []string{"mcp__github__search"}) {
+		t.Errorf("sub noDefer = %v, want its own as written", got)
 	}
 	for _, ok := range []string{"mcp__*", "MCP__a", "mcp__a.b__c-d", "mcp__a__*"} {
 		if msg := toolPatternProblem(ok); msg != "" {
