@@ -273,9 +273,11 @@ type Profiles map[string]Profile
 // MergeProfiles joins the profiles of the settings layers (each as
 // [ParseProfiles] returned them) and follows "extends". A name defined in
 // two layers (or in a file and one of its "projects" entries) is an error
-// and every definition of it is dropped, except that a repository's
-// profile may not redefine one of a trusted layer at all (it would widen
-// it): it is refused and the trusted one kept. A cycle of "extends", or
+// and every definition of it is dropped, except that the managed
+// settings' definition wins over one of the flag, user or local settings
+// (that one is ignored, with a warning), and a repository's profile may
+// not redefine one of a trusted layer at all (it would widen it): it is
+// refused and the trusted one kept. A cycle of "extends", or
 // extending an unknown or dropped profile, is an error and the profiles in
 // it are dropped.
 func MergeProfiles(layers ...[]Profile) (Profiles, []Diagnostic) {
@@ -287,8 +289,27 @@ func MergeProfiles(layers ...[]Profile) (Profiles, []Diagnostic) {
 	// dropped are the names whose definitions an error dropped (see
 	// parseProfiles), with where the first is: "extends" of one says so.
 	dropped := map[string]Position{}
+	// managed are the names the managed settings define (a definition an
+	// error dropped too: the name stays the administrator's), with where:
+	// they win over a definition of any other trusted layer, which is
+	// ignored, so that no one can drop an administrator's profile by
+	// defining its name.
+	managed := map[string]Position{}
 	for _, layer := range layers {
 		for _, p := range layer {
+			if _, ok := managed[p.Name]; !ok && p.Scope == SettingsManaged {
+				managed[p.Name] = p.Position
+			}
+		}
+	}
+	for _, layer := range layers {
+		for _, p := range layer {
+			if at, ok := managed[p.Name]; ok && p.Scope != SettingsManaged && p.Scope.Trusted() {
+				diags = append(diags, Diagnostic{Severity: SeverityWarning, Position: p.Position, Field: "profiles." + p.Name,
+					Message: fmt.Sprintf("profile %q is defined by the managed settings (%s), which win: this %s definition is ignored", p.Name, at, p.Scope),
+					Fix:     fmt.Sprintf(`give yours another name (it may "extends": [%q] to narrow the managed one)`, p.Name)})
+				continue
+			}
 			if p.dropped {
 				if _, ok := dropped[p.Name]; !ok {
 					dropped[p.Name] = p.Position

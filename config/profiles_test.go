@@ -220,6 +220,63 @@ func TestProfilesDefinedTwice(t *testing.T) {
 	}
 }
 
+// TestProfilesManagedWins: a name the managed settings define is the
+// administrator's: a user's (or --settings', or a "projects" entry's)
+// definition of it is ignored with a warning where it is written, and
+// the managed one applies, whichever layer comes first; a repository's is
+// refused as before. Defining the name cannot drop the managed profile,
+// not even when an error drops the managed definition itself.
+func TestProfilesManagedWins(t *testing.T) {
+	parse := func(file, data string, scope SettingsScope, workspace string) []Profile {
+		t.Helper()
+		p, d := ParseProfiles(file, []byte(data), scope, workspace)
+		if len(d) > 0 && scope != SettingsManaged {
+			t.Fatal(diagText(d))
+		}
+		return p
+	}
+	managed := parse("m.json", `{"profiles": {"review": {"servers": ["github"], "disabledTools": ["*write*"]}}}`, SettingsManaged, "")
+	user := parse("u.json", `{"profiles": {"review": {"servers": ["*"]}, "mine": {"extends": ["review"]}}, "projects": {"/w": {"profiles": {"review": {}}}}}`, SettingsUser, "/w")
+	flag := parse("--settings", `{"profiles": {"review": {}}}`, SettingsFlag, "")
+	repo := parse("r.json", `{"profiles": {"review": {}}}`, SettingsProject, "")
+	for _, layers := range [][][]Profile{{managed, flag, user, repo}, {repo, user, flag, managed}} {
+		ps, d := MergeProfiles(layers...)
+		text := diagText(d)
+		for _, want := range []string{
+			`u.json:1:15: field "profiles.review": profile "review" is defined by the managed settings (m.json:1:15), which win: this user definition is ignored (fix: give yours another name (it may "extends": ["review"] to narrow the managed one))`,
+			`field "profiles.review": profile "review" is defined by the managed settings (m.json:1:15), which win: this local definition is ignored`,
+			`--settings:1:15: field "profiles.review": profile "review" is defined by the managed settings (m.json:1:15), which win: this flag definition is ignored`,
+			`r.json:1:15: field "profiles.review": a repository may not redefine profile "review" of managed settings`,
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("diagnostics\n%s\nlack %q", text, want)
+			}
+		}
+		for _, dg := range d {
+			if dg.Severity == SeverityError && !strings.HasPrefix(dg.Position.File, "r.json") {
+				t.Errorf("an error, want warnings but the repository's: %s", dg.Error())
+			}
+		}
+		p, ok := ps["review"]
+		if !ok || p.Scope != SettingsManaged || p.IncludesServer("fs") || !p.IncludesServer("github") {
+			t.Errorf("review = %+v (ok %v), want the managed definition", p, ok)
+		}
+		if m, ok := ps["mine"]; !ok || m.IncludesServer("fs") {
+			t.Errorf("mine = %+v (ok %v), want it to extend the managed review", m, ok)
+		}
+		if dd := DroppedProfile("review", d); dd != nil && !strings.HasPrefix(dd.Position.File, "r.json") {
+			t.Errorf("DroppedProfile(review) = %v, want none but the repository's refusal", dd)
+		}
+	}
+	// As SettingsStack.Profiles reads them: with a stub of each dropped.
+	broken, _ := parseProfiles("m.json", []byte(`{"profiles": {"review": {"servers": []}}}`), SettingsManaged, "")
+	plain := parse("u.json", `{"profiles": {"review": {"servers": ["*"]}}}`, SettingsUser, "")
+	ps, d := MergeProfiles(broken, plain)
+	if _, ok := ps["review"]; ok {
+		t.Errorf("the user's review applies where the managed one is broken:\n%s", diagText(d))
+	}
+}
+
 func TestProfilesCheck(t *testing.T) {
 	p, _ := ParseProfiles("u.json", []byte(`{"profiles": {"review": {"servers": ["githb", "docs-*", "fs"]}}}`), SettingsUser, "")
 	ps, _ := MergeProfiles(p)
