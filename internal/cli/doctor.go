@@ -95,12 +95,16 @@ Exit status 0 when every check passes, 1 when one fails.`,
 }
 
 // doctorLevel grades a check: a note is something a person may want to
-// know (a disabled or shadowed server) that is not a failure.
+// know (a disabled or shadowed server) that is not a failure; a warning
+// is something written that does not do what it says (a field ignored, a
+// definition another wins over) but leaves everything usable: it is not a
+// failure either (doctor still exits 0).
 type doctorLevel string
 
 const (
 	doctorPass doctorLevel = "pass"
 	doctorNote doctorLevel = "note"
+	doctorWarn doctorLevel = "warn"
 	doctorFail doctorLevel = "fail"
 )
 
@@ -383,7 +387,8 @@ func diagnosticText(d config.Diagnostic, o *runtimeOptions) string {
 
 // profileChecks reports the settings' profiles (docs/configuration.md,
 // Profiles): each that cannot be used, and each server entry naming no
-// configured server, fails with a suggestion.
+// configured server, fails with a suggestion; a warning (a field ignored,
+// a definition the managed one wins over) warns.
 func profileChecks(lt *launchTrust, names []string, o *runtimeOptions) []doctorCheck {
 	if lt == nil || lt.settings == nil {
 		return nil
@@ -393,10 +398,17 @@ func profileChecks(lt *launchTrust, names []string, o *runtimeOptions) []doctorC
 		return nil
 	}
 	var out []doctorCheck
+	failed := false
 	for _, d := range append(diags, ps.Check(names)...) {
-		out = append(out, check("profiles", "", doctorFail, termsafe.Line(diagnosticText(d, o)), d.Fix))
+		level := doctorFail
+		if d.Severity == config.SeverityWarning {
+			level = doctorWarn
+		} else {
+			failed = true
+		}
+		out = append(out, check("profiles", "", level, termsafe.Line(diagnosticText(d, o)), d.Fix))
 	}
-	if len(out) == 0 {
+	if !failed {
 		out = append(out, check("profiles", "", doctorPass, fmt.Sprintf("%d profiles, each naming configured servers", len(ps)), ""))
 	}
 	return out

@@ -179,3 +179,64 @@ func TestDoctorProfileScope(t *testing.T) {
 		t.Errorf("doctor --profile ok: exit %d, want 0, checking demo and not broken:\n%s", code, out)
 	}
 }
+
+// TestDoctorProfileWarnings: what a profile's settings write that does
+// nothing is a warning, and doctor shows it as one (warn, exit 0), not as
+// a failure: a field the profile ignores, and a user's definition of a
+// name the managed settings define, which the managed one wins over
+// (status --profile of that name says so too, and shows the managed one).
+func TestDoctorProfileWarnings(t *testing.T) {
+	w := newRTWorld(t)
+	w.userServers(map[string]any{"demo": w.server("demo"), "other": w.server("demo")})
+	w.writeJSON(filepath.Join(w.work, "managed", "managed-settings.json"), map[string]any{"profiles": map[string]any{
+		"review": map[string]any{"servers": []string{"demo"}},
+	}})
+	w.writeJSON(filepath.Join(w.sb, "settings.json"), map[string]any{"profiles": map[string]any{
+		"review": map[string]any{"servers": []string{"other"}},
+		"odd":    map[string]any{"servers": []string{"demo"}, "sandbox": "strict"},
+	}})
+	out, _, code := w.run(false, "doctor", "--json")
+	var checks []doctorCheck
+	if err := json.Unmarshal([]byte(out), &checks); err != nil {
+		t.Fatalf("doctor --json: %v\n%s", err, out)
+	}
+	if code != 0 {
+		t.Errorf("doctor: exit %d, want 0 (warnings only):\n%s", code, out)
+	}
+	want := map[string]bool{
+		`profile "review" is defined by the managed settings`:        false,
+		`field "profiles.odd.sandbox": unknown field; it is ignored`: false,
+	}
+	for _, c := range checks {
+		if c.Check != "profiles" {
+			continue
+		}
+		for w := range want {
+			if strings.Contains(c.Message, w) {
+				want[w] = true
+				if c.Level != doctorWarn || !c.OK {
+					t.Errorf("%q: level %s, ok %v; want warn, ok", c.Message, c.Level, c.OK)
+				}
+			}
+		}
+	}
+	for w, seen := range want {
+		if !seen {
+			t.Errorf("doctor lacks a profiles row %q:\n%s", w, out)
+		}
+	}
+	out, stderr, code := w.run(false, "status", "--json", "--profile", "review")
+	var st statusJSON
+	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil {
+		t.Fatalf("status --profile review: exit %d, %v:\n%s%s", code, err, out, stderr)
+	}
+	if !strings.Contains(stderr, `warning: `) || !strings.Contains(stderr, `profile "review" is defined by the managed settings (`) ||
+		!strings.Contains(stderr, `which win: this user definition is ignored`) {
+		t.Errorf("status --profile review: stderr %q, want the warning that the user's review is ignored", stderr)
+	}
+	for _, s := range st.Servers {
+		if connected := s.State == "connected"; connected != (s.Name == "demo") {
+			t.Errorf("status --profile review: %s is %s, want only demo (the managed review) connected", s.Name, s.State)
+		}
+	}
+}
