@@ -334,3 +334,51 @@ func TestProfileExtendingKeepsItsOwnDeferral(t *testing.T) {
 		t.Errorf("repo-base lists %v, want docs's echo and nothing of other", got)
 	}
 }
+
+// TestProfileToolSearchNamesOnlyWhatItShows: tool_search's description,
+// in a view whose profile hides every tool of a server by its tool
+// filters, names only the servers whose tools the view shows: the model
+// learns nothing of the other (here "secret", whose tools are all hidden
+// by enabledTools).
+func TestProfileToolSearchNamesOnlyWhatItShows(t *testing.T) {
+	dir, home := profileHome(t, "v"+t.Name(), map[string]any{
+		"profiles": map[string]any{
+			"lean": map[string]any{"enabledTools": []string{"echo", "pid"}, "defer": []string{"mcp__*"}},
+			"all":  map[string]any{"defer": []string{"mcp__*"}},
+		},
+	})
+	cmd, args := testserver.Command("echo")
+	many, manyArgs := testserver.Command("many-tools", "-n", "3")
+	writeJSON(t, filepath.Join(home, "mcp.json"), map[string]any{"mcpServers": map[string]any{
+		"docs":   map[string]any{"command": cmd, "args": args},
+		"secret": map[string]any{"command": many, "args": manyArgs},
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	sb := openAt(ctx, t, dir, home)
+	defer sb.Close()
+	sb.Ready(ctx)
+	for name, want := range map[string]string{"lean": "deferred: docs)", "all": "deferred: docs, secret)"} {
+		v, err := sb.View(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools, err := v.Tools(ctx, shape.Anthropic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		desc := ""
+		for _, raw := range tools {
+			var d struct{ Name, Description string }
+			if err := json.Unmarshal(raw, &d); err != nil {
+				t.Fatal(err)
+			}
+			if d.Name == "tool_search" {
+				desc = d.Description
+			}
+		}
+		if !strings.Contains(desc, want) {
+			t.Errorf("%s: tool_search says %q, want it to name %q", name, desc, want)
+		}
+	}
+}

@@ -238,13 +238,24 @@ type deferCandidates struct {
 // reconnect, or every such moment would void a model provider's prompt
 // cache (the tool block comes first in the prompt). It is a superset of
 // the servers deferDecision defers tools of.
+//
+// A view with a tool filter of its own (a profile's enabledTools and
+// disabledTools) is the exception: tool_search must not name, to its
+// model, a server whose every tool the view hides, and only the tools
+// tell. There a server counts once its last listing (kept across crashes
+// and reconnects) holds a tool the view shows, so the definition changes
+// at most when a server is first listed or its tools change.
 func (h *Host) deferCandidates(mods []toolsurface.Modifiers) deferCandidates {
 	var c deferCandidates
 	auto := h.autoDeferThreshold() > 0
+	viewFilter := h.scope != nil && h.scope.Tools != nil && !h.scope.Tools().IsZero()
 servers:
 	for _, s := range h.all() { // sorted by name
 		if a := s.cfg.Availability; a != config.Available && a != "" {
 			continue // it does not start (server.start)
+		}
+		if viewFilter && !h.showsAKnownTool(s) {
+			continue
 		}
 		named := false // by a Defer modifier, before any NoDefer keeps it all
 		for _, m := range mods {
@@ -270,6 +281,20 @@ servers:
 		c.all = append(c.all, s.name)
 	}
 	return c
+}
+
+// showsAKnownTool reports whether s's last tool listing holds a tool no
+// filter (the server's, the view's) hides.
+func (h *Host) showsAKnownTool(s *server) bool {
+	s.mu.Lock()
+	known := s.known
+	s.mu.Unlock()
+	for _, t := range known {
+		if hid, _ := h.hidden(s.name, t.Name); !hid {
+			return true
+		}
+	}
+	return false
 }
 
 // coversServer reports whether p matches every tool of server.
