@@ -58,11 +58,14 @@ type InstallGatewayOptions struct {
 	// (ProfileNames lists them).
 	AllProfiles  bool
 	ProfileNames func() ([]string, error)
-	// WorkspaceProfile says where profile name is defined when that is
-	// for this workspace only (the repository's settings, or a
-	// "projects" entry of the user's), "" otherwise: a user-scope entry,
-	// run in every workspace, cannot serve it. If nil, none is.
-	WorkspaceProfile func(name string) string
+	// ProfileScope says which settings define profile name, and where
+	// ("" when none does): a user-scope entry, run in every workspace,
+	// cannot serve one defined for this workspace only (the repository's
+	// settings, or a "projects" entry of the user's); a project-scope
+	// entry, shared with the repository, cannot serve one only this
+	// user's settings define. If nil, every profile may be served
+	// anywhere.
+	ProfileScope func(name string) (scope config.SettingsScope, where string)
 
 	// written are the entries this run writes.
 	written []gatewayEntry
@@ -145,7 +148,12 @@ names the workspace. Restart the client (or reload its MCP servers) afterwards.
 
 With --profile NAME the entry serves that profile of the settings only
 (docs/configuration.md, Profiles) and is named switchboard-NAME (unless --name
-is given); --all-profiles writes one such entry per profile.
+is given); --all-profiles writes one such entry per profile. A profile is
+written only where its entry can run for everyone who uses it: a user-scope
+entry (every workspace) serves no profile defined for this workspace only, a
+project-scope entry (shared with the repository) none that only your own
+settings define; --profile of one is refused, saying which scope fits, and
+--all-profiles leaves it out.
 
 The entry passes --name-budget, so that every tool name the client builds from
 the entry's name stays within the 64 characters model providers accept.
@@ -196,18 +204,18 @@ shows it disabled, doctor notes it).`,
 				ps, _ := st.Profiles()
 				return ps.Names(), nil
 			}
-			opts.WorkspaceProfile = func(name string) string {
+			opts.ProfileScope = func(name string) (config.SettingsScope, string) {
 				cfg, _ := f.LoadConfig()
 				st, err := f.settingsStack(cfg)
 				if err != nil {
-					return ""
+					return "", ""
 				}
 				ps, _ := st.Profiles()
 				p, ok := ps[name]
-				if !ok || (p.Scope != config.SettingsProject && p.Scope != config.SettingsLocal) {
-					return ""
+				if !ok {
+					return "", ""
 				}
-				return fmt.Sprintf("%s settings, %s", p.Scope, f.tilde(p.Position.String()))
+				return p.Scope, fmt.Sprintf("%s settings, %s", p.Scope, f.tilde(p.Position.String()))
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -246,7 +254,7 @@ func installGatewayRun(opts *InstallGatewayOptions) error {
 	if err != nil {
 		return err
 	}
-	if entries, err = userScopeProfiles(opts, entries, scope); err != nil {
+	if entries, err = scopeProfiles(opts, entries, scope); err != nil {
 		return err
 	}
 	opts.written = entries
@@ -499,36 +507,79 @@ func gatewayEntries(opts *InstallGatewayOptions) ([]gatewayEntry, error) {
 	return out, nil
 }
 
-// userScopeProfiles keeps, for a user-scope entry (run in every
-// workspace), only the profiles defined beyond this workspace: one of the
-// repository's settings or a "projects" entry would make the entry fail
-// in every other workspace (and let a repository add entries to the
-// person's own client configuration). --profile of one is refused;
-// --all-profiles leaves them out, saying so.
-func userScopeProfiles(opts *InstallGatewayOptions, entries []gatewayEntry, scope string) ([]gatewayEntry, error) {
-	if scope != "user" || opts.WorkspaceProfile == nil {
+// scopeProfiles keeps the profiles an entry of scope can serve wherever
+// it runs. A user-scope entry runs in every workspace: a profile of the
+// repository's settings or of a "projects" entry would fail in every
+// other one (and let a repository add entries to the person's own client
+// configuration). A project-scope entry is shared with the repository:
+// a profile only this user's settings define (their top level, a
+// "projects" entry) would fail for everyone else who clones it. A
+// local-scope entry (this person, this workspace) can serve any of those.
+// None serves a profile of --settings alone: the entry does not pass it.
+// --profile of one that cannot be served is refused, saying which scope
+// can; --all-profiles leaves it out, saying so.
+func scopeProfiles(opts *InstallGatewayOptions, entries []gatewayEntry, scope string) ([]gatewayEntry, error) {
+	if opts.ProfileScope == nil {
 		return entries, nil
 	}
 	var out []gatewayEntry
 	for _, e := range entries {
-		where := ""
+		why, fix := "", ""
 		if e.profile != "" {
-			where = opts.WorkspaceProfile(e.profile)
+			why, fix = profileScopeProblem(opts, e.profile, scope)
 		}
 		switch {
-		case where == "":
+		case why == "":
 			out = append(out, e)
 		case !opts.AllProfiles:
-			return nil, Usagef("pass --scope project (or local, for Claude Code), or define the profile in your user settings (~/.switchboard/settings.json)",
-				"profile %q is defined for this workspace only (%s): a user-scope entry, run in every workspace, would fail elsewhere", e.profile, where)
+			return nil, Usagef(fix, "profile %q %s", e.profile, why)
 		default:
-			fmt.Fprintf(opts.IO.ErrOut, "Left out profile %s, defined for this workspace only (%s): a user-scope entry runs in every workspace; pass --scope project for it.\n", e.profile, where)
+			fmt.Fprintf(opts.IO.ErrOut, "Left out profile %s: it %s; %s.\n", e.profile, why, fix)
 		}
 	}
 	if len(out) == 0 {
-		return nil, Usagef("pass --scope project (or local, for Claude Code)", "--all-profiles: every profile is defined for this workspace only, and the entries are of the client's user scope")
+		return nil, Usagef("pass another --scope for them (see above)", "--all-profiles: no profile can be served by an entry of the client's %s scope", scope)
 	}
 	return out, nil
+}
+
+// profileScopeProblem says why an entry of scope cannot serve profile
+// name, and what to do ("" when it can).
+func profileScopeProblem(opts *InstallGatewayOptions, name, scope string) (why, fix string) {
+	ps, where := opts.ProfileScope(name)
+	claude := opts.Client == "claude-code"
+	switch {
+	case ps == config.SettingsFlag:
+		return fmt.Sprintf("is defined by --settings only (%s), which the entry does not pass: it would fail wherever it runs", where),
+			"define the profile in your user settings (~/.switchboard/settings.json), or in the repository's .switchboard/settings.json to share it"
+	case scope == "user" && ps == config.SettingsProject:
+		fix = "pass --scope project"
+		if claude {
+			fix += " (or --scope local)"
+		}
+		return fmt.Sprintf("is defined for this workspace only (%s): a user-scope entry, run in every workspace, would fail elsewhere", where),
+			fix + ", or define the profile in your user settings (~/.switchboard/settings.json)"
+	case scope == "user" && ps == config.SettingsLocal:
+		fix = "move the profile to the top level of your user settings (~/.switchboard/settings.json)"
+		if claude {
+			fix = "pass --scope local, or " + fix
+		}
+		return fmt.Sprintf("is defined for this workspace only (%s): a user-scope entry, run in every workspace, would fail elsewhere", where), fix
+	case scope == "project" && (ps == config.SettingsUser || ps == config.SettingsLocal):
+		switch {
+		case ps == config.SettingsLocal && claude:
+			fix = "pass --scope local (this workspace, for you only)"
+		case ps == config.SettingsLocal:
+			fix = "move the profile to the top level of your user settings (~/.switchboard/settings.json) and pass --scope user"
+		case ps == config.SettingsUser && claude:
+			fix = "pass --scope user (or --scope local)"
+		default:
+			fix = "pass --scope user"
+		}
+		return fmt.Sprintf("is defined in your own settings only (%s): a project-scope entry is shared with the repository, and would fail for everyone else who clones it", where),
+			fix + "; or, to share it, define the profile in the repository's .switchboard/settings.json"
+	}
+	return "", ""
 }
 
 // wrote reports whether this run writes the entry named name, or, for

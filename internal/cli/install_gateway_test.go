@@ -547,3 +547,78 @@ func FuzzTOMLString(f *testing.F) {
 		}
 	})
 }
+
+// TestInstallGatewayProfileScopes: an entry is written for a profile only
+// where it can run for everyone who uses it. A project-scope entry is
+// shared with the repository, so a profile only this user's settings
+// define (top level or "projects" entry) is refused there, saying which
+// scope fits; a user-scope entry runs in every workspace, so a profile of
+// a "projects" entry is refused there, pointing to local scope (not to
+// project scope, which would fail for others); a profile of the
+// repository's settings is fine in project scope; --all-profiles leaves
+// out what the scope cannot serve, saying so.
+func TestInstallGatewayProfileScopes(t *testing.T) {
+	w := newGatewayWorld(t)
+	w.servers(t, "alpha")
+	writeJSON(t, filepath.Join(w.sbHome, "settings.json"), map[string]any{
+		"profiles": map[string]any{"mine": map[string]any{"servers": []string{"alpha"}}},
+		"projects": map[string]any{w.ws: map[string]any{"profiles": map[string]any{"here": map[string]any{"servers": []string{"alpha"}}}}},
+	})
+	if err := os.MkdirAll(filepath.Join(w.ws, ".switchboard"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeJSON(t, filepath.Join(w.ws, ".switchboard", "settings.json"), map[string]any{"profiles": map[string]any{"shared": map[string]any{}}})
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		code    int
+		stderr  []string
+		entries []string
+	}{
+		{"user profile, project scope", []string{"--client", "claude-code", "--scope", "project", "--profile", "mine"}, ExitUsage, []string{
+			`profile "mine" is defined in your own settings only (user settings, ~/.switchboard/settings.json:`,
+			"would fail for everyone else who clones it",
+			"hint: pass --scope user (or --scope local); or, to share it, define the profile in the repository's .switchboard/settings.json"}, nil},
+		{"projects-entry profile, project scope", []string{"--client", "claude-code", "--scope", "project", "--profile", "here"}, ExitUsage, []string{
+			`profile "here" is defined in your own settings only (local settings, ~/.switchboard/settings.json:`, "hint: pass --scope local (this workspace, for you only)"}, nil},
+		{"projects-entry profile, project scope, cursor", []string{"--client", "cursor", "--scope", "project", "--profile", "here"}, ExitUsage, []string{
+			"hint: move the profile to the top level of your user settings (~/.switchboard/settings.json) and pass --scope user"}, nil},
+		{"projects-entry profile, user scope", []string{"--client", "claude-code", "--scope", "user", "--profile", "here"}, ExitUsage, []string{
+			`profile "here" is defined for this workspace only (local settings,`, "hint: pass --scope local, or move the profile to the top level"}, nil},
+		{"repository profile, project scope", []string{"--client", "cursor", "--scope", "project", "--profile", "shared"}, 0, nil, []string{"switchboard-shared"}},
+		{"projects-entry profile, local scope", []string{"--client", "claude-code", "--scope", "local", "--profile", "here"}, 0, nil, []string{"switchboard-here"}},
+		{"--settings profile, local scope", []string{"--client", "claude-code", "--scope", "local", "--settings", `{"profiles": {"flagged": {}}}`, "--profile", "flagged"}, ExitUsage, []string{
+			`profile "flagged" is defined by --settings only (flag settings, --settings:1:14), which the entry does not pass`}, nil},
+		{"every profile, project scope", []string{"--client", "cursor", "--scope", "project", "--all-profiles"}, 0, []string{
+			"Left out profile here: it is defined in your own settings only", "Left out profile mine: it is defined in your own settings only"}, []string{"switchboard-shared"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "client.json")
+			io, _, _, errOut := Test()
+			fac := &Factory{IO: io, Getenv: func(k string) (string, bool) { return "", false }, HomeDir: w.home, Cwd: w.ws, Now: time.Now}
+			args := append([]string{"mcp", "install-gateway", "--file", file, "--command", "/usr/local/bin/switchboard"}, tc.args...)
+			if code := Run(context.Background(), fac, args); code != tc.code {
+				t.Fatalf("exit %d, want %d:\n%s", code, tc.code, errOut)
+			}
+			for _, want := range tc.stderr {
+				if !strings.Contains(errOut.String(), want) {
+					t.Errorf("stderr lacks %q:\n%s", want, errOut)
+				}
+			}
+			b, err := os.ReadFile(file)
+			if tc.entries == nil {
+				if err == nil {
+					t.Errorf("refused, yet the file was written:\n%s", b)
+				}
+				return
+			}
+			// Local scope nests its entries under the workspace's
+			// "projects" entry: the names are looked for as keys.
+			for _, name := range []string{"switchboard-mine", "switchboard-here", "switchboard-shared"} {
+				if got, want := strings.Contains(string(b), `"`+name+`":`), slices.Contains(tc.entries, name); got != want {
+					t.Errorf("entry %s written: %v, want %v:\n%s", name, got, want, b)
+				}
+			}
+		})
+	}
+}
