@@ -239,4 +239,13 @@ func TestDoctorProfileWarnings(t *testing.T) {
 			t.Errorf("status --profile review: %s is %s, want only demo (the managed review) connected", s.Name, s.State)
 		}
 	}
+	if n := strings.Count(stderr, "which win: this user definition is ignored"); n != 1 {
+		t.Errorf("status --profile review warns %d times, want once:\n%s", n, stderr)
+	}
+	// Without --profile, status lists which profiles include each server:
+	// it says that the user's review is not the one shown.
+	_, stderr, code = w.run(false, "status")
+	if code != 0 || !strings.Contains(stderr, `warning: `) || !strings.Contains(stderr, `which win: this user definition is ignored`) {
+		t.Errorf("status: exit %d, stderr %q; want 0 and the warning that the user's review is ignored", code, stderr)
+	}
 }

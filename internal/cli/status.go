@@ -66,6 +66,13 @@ func statusRun(ctx context.Context, opts *StatusOptions) (err error) {
 	}
 	s.reading = true
 	s.outside = true
+	if s.sb.Profile() == "" {
+		// What the settings' profiles write that does nothing (a field
+		// ignored, a definition the managed one wins over): the profiles
+		// column would show it otherwise without a word. Under --profile,
+		// that profile's are said already (warnProfile).
+		s.diags = append(slices.Clone(s.diags), profileWarnings(s.sb.Settings())...)
+	}
 	defer func() { err = s.close(err) }()
 	report := s.snapshot(ctx)
 	if opts.JSON {
@@ -543,4 +550,15 @@ func commandText(st host.ServerStatus) string {
 		return ""
 	}
 	return st.Command
+}
+
+// profileWarnings are the warnings of st's profiles (see
+// [config.SettingsStack.Profiles]); their errors are doctor's and a
+// --profile run's to report.
+func profileWarnings(st *config.SettingsStack) []config.Diagnostic {
+	if st == nil {
+		return nil
+	}
+	_, diags := st.Profiles()
+	return slices.DeleteFunc(diags, func(d config.Diagnostic) bool { return d.Severity != config.SeverityWarning })
 }
