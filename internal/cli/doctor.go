@@ -633,13 +633,16 @@ func printDoctor(ios *IOStreams, checks []doctorCheck, cfg *config.Resolved, o *
 	for _, c := range checks {
 		width = max(width, len([]rune(label(c))))
 	}
-	failed := 0
+	failed, warned := 0, 0
 	for _, c := range checks {
 		// The level's own word, as piped rows and --json spell it: what
 		// a person reads is what a script greps.
 		mark := string(c.Level)
 		if !c.OK {
 			failed++
+		}
+		if c.Level == doctorWarn {
+			warned++
 		}
 		fmt.Fprintf(w, "%s  %-*s  %s\n", mark, width, label(c), termsafe.Line(c.Message))
 		indent := strings.Repeat(" ", 6+width+2)
@@ -651,17 +654,21 @@ func printDoctor(ios *IOStreams, checks []doctorCheck, cfg *config.Resolved, o *
 		}
 	}
 	fmt.Fprintln(w)
-	summary(w, failed, len(checks))
+	summary(w, failed, warned, len(checks))
 	return nil
 }
 
-func summary(w io.Writer, failed, total int) {
-	switch failed {
-	case 0:
-		fmt.Fprintf(w, "All %d checks passed.\n", total)
-	default:
-		fmt.Fprintf(w, "%d of %d checks failed.\n", failed, total)
+// summary is doctor's last line; the checks that passed with a warning
+// are counted apart, so that "passed" does not hide them.
+func summary(w io.Writer, failed, warned, total int) {
+	line := fmt.Sprintf("%d of %d checks failed", failed, total)
+	if failed == 0 {
+		line = fmt.Sprintf("All %d checks passed", total)
 	}
+	if warned > 0 {
+		line += fmt.Sprintf(", %d with a warning", warned)
+	}
+	fmt.Fprintln(w, line+".")
 }
 
 // userSettings is the user settings file's top level (without

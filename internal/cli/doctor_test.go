@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -224,6 +225,11 @@ func TestDoctorProfileWarnings(t *testing.T) {
 		if !seen {
 			t.Errorf("doctor lacks a profiles row %q:\n%s", w, out)
 		}
+	}
+	// The summary counts the warnings apart: "passed" alone would hide them.
+	out, _, _ = w.run(true, "doctor")
+	if !regexp.MustCompile(`(?m)^All \d+ checks passed, 2 with a warning\.$`).MatchString(out) {
+		t.Errorf("doctor's summary does not count its two warnings:\n%s", out)
 	}
 	out, stderr, code := w.run(false, "status", "--json", "--profile", "review")
 	var st statusJSON
