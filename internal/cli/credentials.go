@@ -41,6 +41,12 @@ type credential struct {
 	Secret string
 	// value is the credential itself: never printed.
 	value string
+	// url is the url a url parameter's credential is in, and at:end the
+	// value's text there (escaped as written): settleURLRefs makes Scheme
+	// and Rest of each of several such credentials the url with the
+	// others' references too.
+	url     string
+	at, end int
 }
 
 // what names where the credential is, for the person: "env GITHUB_TOKEN",
@@ -62,10 +68,45 @@ func (c credential) what() string {
 
 // ref is what the definition holds instead of the credential.
 func (c credential) ref() string {
+	return c.Scheme + c.inner() + c.Rest
+}
+
+// inner is the reference alone: ${secret:NAME} or ${VAR}.
+func (c credential) inner() string {
 	if c.Secret != "" {
-		return c.Scheme + "${secret:" + c.Secret + "}" + c.Rest
+		return "${secret:" + c.Secret + "}"
 	}
-	return c.Scheme + "${" + c.Var + "}" + c.Rest
+	return "${" + c.Var + "}"
+}
+
+// settleURLRefs sets Scheme and Rest of the url parameters' credentials
+// of creds so that each one's ref is the whole url with every one of them
+// replaced: a url holding two (?api_key=…&token=…) is written, and shown,
+// with neither value. Call it once names and secrets are final.
+func settleURLRefs(creds []credential) {
+	var idx []int
+	for i, c := range creds {
+		if c.Field == "url" && c.url != "" {
+			idx = append(idx, i)
+		}
+	}
+	for _, i := range idx {
+		var b strings.Builder
+		last := 0
+		for _, j := range idx {
+			c := creds[j]
+			b.WriteString(c.url[last:c.at])
+			if j == i {
+				creds[i].Scheme = b.String()
+				b.Reset()
+			} else {
+				b.WriteString(c.inner())
+			}
+			last = c.end
+		}
+		b.WriteString(creds[i].url[last:])
+		creds[i].Rest = b.String()
+	}
 }
 
 // path is where the credential is in the definition, as a JSON pointer.
@@ -77,7 +118,7 @@ func (c credential) path() string {
 }
 
 // literalCredentials returns the values of def's env, headers, args
-// (argCredentials) and url query (urlCredential) that are credentials written out in full, env and
+// (argCredentials) and url query (urlCredentials) that are credentials written out in full, env and
 // headers sorted by key, args in order, each with the
 // environment variable that is to hold it. It is the one test of "is this
 // a literal credential" for every command that writes a file shared
@@ -111,9 +152,7 @@ func literalCredentials(server string, def config.Server) []credential {
 		}
 	}
 	out = append(out, argCredentials(server, def.Args)...)
-	if c, ok := urlCredential(server, def.URL); ok {
-		out = append(out, c)
-	}
+	out = append(out, urlCredentials(server, def.URL)...)
 	// Two credentials must not share a variable unless they are the same.
 	used := map[string]string{}
 	for i, c := range out {
@@ -124,6 +163,7 @@ func literalCredentials(server string, def config.Server) []credential {
 		used[name] = c.value
 		out[i].Var = name
 	}
+	settleURLRefs(out)
 	return out
 }
 
@@ -163,14 +203,15 @@ func argCredentials(server string, args []string) []credential {
 	return out
 }
 
-// urlCredential is the first literal credential in the query of a url
-// (?api_key=…, as hosted servers hand them out): the value of a
-// secret-named parameter. A url with a password is one as a whole.
-func urlCredential(server, u string) (credential, bool) {
+// urlCredentials are the literal credentials in the query of a url
+// (?api_key=…, as hosted servers hand them out), in order: the value of
+// each secret-named parameter. A url with a password is one as a whole.
+func urlCredentials(server, u string) []credential {
 	q := strings.IndexByte(u, '?')
 	if q < 0 {
-		return credential{}, false
+		return nil
 	}
+	var out []credential
 	end := len(u)
 	if h := strings.IndexByte(u[q:], '#'); h >= 0 {
 		end = q + h
@@ -186,13 +227,13 @@ func urlCredential(server, u string) (credential, bool) {
 			val, err2 := url.QueryUnescape(v)
 			if err1 == nil && err2 == nil && redact.IsSecretKey(key) && isLiteralCredential(key, val) {
 				at := start + len(k) + 1
-				return credential{Field: "url", Key: key, Var: envVarName(varWord(server) + "_" + varWord(key)),
-					Scheme: u[:at], Rest: u[at+len(v):], value: val}, true
+				out = append(out, credential{Field: "url", Key: key, Var: envVarName(varWord(server) + "_" + varWord(key)),
+					Scheme: u[:at], Rest: u[at+len(v):], value: val, url: u, at: at, end: at + len(v)})
 			}
 		}
 		start += stop + 1
 	}
-	return credential{}, false
+	return out
 }
 
 // tokenShape matches the well-known shapes of generated credentials.
@@ -289,6 +330,7 @@ func withCredentialRefs(name string, raw []byte, keep func(credential) (string, 
 			return raw, nil, nil
 		}
 	}
+	settleURLRefs(creds)
 	v, err := hujson.Parse(raw)
 	if err != nil {
 		return nil, nil, err

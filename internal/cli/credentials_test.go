@@ -94,6 +94,10 @@ func TestLiteralCredentialsInURL(t *testing.T) {
 	for _, tc := range []struct{ url, want string }{
 		{"https://server.smithery.ai/@upstash/context7-mcp/mcp?api_key=3f9a1c7e-5b2d-4a6c&profile=x", "https://server.smithery.ai/@upstash/context7-mcp/mcp?api_key=${SMITHERY_API_KEY}&profile=x"},
 		{"https://x.example/mcp?profile=p&token=ghp_abcdefghijklmnopqrstuvwxyz0123456789#f", "https://x.example/mcp?profile=p&token=${SMITHERY_TOKEN}#f"},
+		// Each secret parameter its own variable, the others as they were.
+		{"https://x.example/mcp?api_key=AAAAAAAAAA&mode=fast&token=BBBBBBBBBB&access_token=CCCCCCCCCC#top",
+			"https://x.example/mcp?api_key=${SMITHERY_API_KEY}&mode=fast&token=${SMITHERY_TOKEN}&access_token=${SMITHERY_ACCESS_TOKEN}#top"},
+		{"https://x.example/mcp?token=AAAAAAAAAA&token=BBBBBBBBBB", "https://x.example/mcp?token=${SMITHERY_TOKEN}&token=${SMITHERY_TOKEN_2}"},
 		{"https://x.example/mcp?api_key=${KEY}", ""},
 		{"https://x.example/mcp?max_tokens=4096&key=short", ""},
 		{"https://x.example/sse", ""},
@@ -113,6 +117,12 @@ func TestLiteralCredentialsInURL(t *testing.T) {
 		}
 		if got.URL != tc.want {
 			t.Errorf("%s: = %s, want %s", tc.url, got.URL, tc.want)
+		}
+		// What a note shows is what is written.
+		for _, c := range creds {
+			if c.ref() != tc.want {
+				t.Errorf("%s: %s shown as %s, want %s", tc.url, c.what(), c.ref(), tc.want)
+			}
 		}
 	}
 }
