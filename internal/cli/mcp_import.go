@@ -34,7 +34,12 @@ var importSources = map[string]string{
 	"codex":          "Codex",
 	"vscode":         "VS Code",
 	"cursor":         "Cursor",
+	"windsurf":       "Windsurf",
+	"gemini":         "Gemini CLI",
 }
+
+// importSourceList names the sources for messages and help.
+const importSourceList = "claude-code, claude-desktop, codex, vscode, cursor, windsurf or gemini"
 
 // MCPImportOptions are the inputs of `mcp import`.
 type MCPImportOptions struct {
@@ -42,7 +47,7 @@ type MCPImportOptions struct {
 	Factory *Factory
 	JSON    bool
 
-	From string // claude-code, claude-desktop, vscode or cursor
+	From string // a key of importSources
 	// Scope is where the servers of the user's own files are written.
 	// Servers of a file inside the workspace (the repository's) go to
 	// project scope unless ScopeSet (the user passed --scope), and then
@@ -59,8 +64,8 @@ type MCPImportOptions struct {
 func NewMCPImportCmd(f *Factory, runF func(context.Context, *MCPImportOptions) error) *cobra.Command {
 	opts := &MCPImportOptions{IO: f.IO, Factory: f}
 	cmd := &cobra.Command{
-		Use:   "import --from claude-code|claude-desktop|codex|vscode|cursor [--scope S]",
-		Short: "Import servers from Claude Code, Claude Desktop, Codex, VS Code or Cursor",
+		Use:   "import --from claude-code|claude-desktop|codex|vscode|cursor|windsurf|gemini [--scope S]",
+		Short: "Import servers from Claude Code, Claude Desktop, Codex, VS Code, Cursor, Windsurf or Gemini CLI",
 		Long: `Copy server definitions from another tool's configuration into a scope.
 
   claude-code     ~/.claude.json ($CLAUDE_CONFIG_DIR/.claude.json when set): its
@@ -81,10 +86,16 @@ func NewMCPImportCmd(f *Factory, runF func(context.Context, *MCPImportOptions) e
                   %APPDATA%\Code\User on Windows) and
                   <workspace>/.vscode/mcp.json ("servers" and "inputs")
   cursor          ~/.cursor/mcp.json and <workspace>/.cursor/mcp.json
+  windsurf        ~/.codeium/windsurf/mcp_config.json ("mcpServers"; "serverUrl"
+                  becomes "url")
+  gemini          ~/.gemini/settings.json and <workspace>/.gemini/settings.json
+                  ("mcpServers"): "httpUrl" is Streamable HTTP, "url" SSE,
+                  $NAME becomes ${NAME}, includeTools/excludeTools the tool
+                  filter; "trust": true is never imported as an approval
 
-A file inside the workspace (.vscode/mcp.json, .cursor/mcp.json, or a --file
-there, also when reached through a symbolic link) was written by the
-repository, not by you. Its servers are imported into project scope (the
+A file inside the workspace (.vscode/mcp.json, .cursor/mcp.json,
+.gemini/settings.json, or a --file there, also when reached through a
+symbolic link) was written by the repository, not by you. Its servers are imported into project scope (the
 workspace's .mcp.json), where, like every repository server, they do not start
 until you approve them (switchboard mcp approve NAME) and get only a base set
 of your environment. With an explicit --scope user or local, each such server
@@ -95,7 +106,8 @@ and the repository's file define the same name, yours is imported and the
 repository's is skipped, and the output says so.
 
 Files of yours outside the workspace (Claude Desktop's, VS Code's user
-mcp.json, ~/.cursor/mcp.json, a --file elsewhere) go into --scope, local by default, user outside any
+mcp.json, ~/.cursor/mcp.json, Windsurf's, ~/.gemini/settings.json, a --file
+elsewhere) go into --scope, local by default, user outside any
 workspace (Claude Code's: into the scope they had there).
 
 VS Code and Cursor variables are translated: ${env:NAME} becomes ${NAME},
@@ -122,12 +134,12 @@ never overwritten without --force.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.From, "from", "", "the tool to import from: claude-code, claude-desktop, codex, vscode or cursor")
+	fl.StringVar(&opts.From, "from", "", "the tool to import from: "+importSourceList)
 	fl.StringVarP(&opts.Scope, "scope", "s", "local", "where to write: user, project or local (the repository's files: project unless given)")
 	fl.StringVar(&opts.File, "file", "", "read this `FILE` instead of the tool's usual location")
 	fl.BoolVar(&opts.Force, "force", false, "overwrite servers that already exist in the scope")
 	registerScopeCompletion(cmd)
-	_ = cmd.RegisterFlagCompletionFunc("from", cobra.FixedCompletions([]string{"claude-code", "claude-desktop", "codex", "vscode", "cursor"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("from", cobra.FixedCompletions([]string{"claude-code", "claude-desktop", "codex", "vscode", "cursor", "windsurf", "gemini"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -178,9 +190,9 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 	label, ok := importSources[opts.From]
 	if !ok {
 		if opts.From == "" {
-			return Usagef("e.g. switchboard mcp import --from claude-code", "mcp import needs --from claude-code, claude-desktop, codex, vscode or cursor")
+			return Usagef("e.g. switchboard mcp import --from claude-code", "mcp import needs --from "+importSourceList)
 		}
-		return Usagef("use --from claude-code, claude-desktop, codex, vscode or cursor", "cannot import from %q", opts.From)
+		return Usagef("use --from "+importSourceList, "cannot import from %q", opts.From)
 	}
 	// Outside any workspace, without --scope, your servers go to user
 	// scope, as mcp add's do (said in a note). Claude Code's and Codex's
@@ -249,9 +261,13 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 		}
 	}
 	for _, e := range entries {
-		raw := e.def
+		// raw is in Switchboard's fields (dialectImport, codexDef), not
+		// yet translated; pre what was said on the way there.
+		raw, pre := e.def, slices.Clip(e.Notes)
 		if e.Reason == "" {
-			e.def, e.Notes, e.Reason = translateImport(f, e.def, root)
+			var notes []string
+			e.def, notes, e.Reason = translateImport(f, e.def, root)
+			e.Notes = append(pre, notes...)
 		}
 		if e.Reason == "" {
 			e.Reason = checkImport(e.Name, e.def)
@@ -272,7 +288,9 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 		// editor's paths as ${HOME} and relative to the workspace, not
 		// as this machine's (your own files keep them absolute).
 		if e.Reason == "" && dest.Scope == config.ScopeProject {
-			e.def, e.Notes, e.Reason = sharedImport(f, raw, root)
+			var notes []string
+			e.def, notes, e.Reason = sharedImport(f, raw, root)
+			e.Notes = append(pre, notes...)
 			if e.Reason == "" {
 				e.Reason = checkImport(e.Name, e.def)
 			}
@@ -592,6 +610,13 @@ func importPaths(f *Factory, from, root string) []string {
 			filepath.Join(f.HomeDir, ".cursor", "mcp.json"),
 			filepath.Join(root, ".cursor", "mcp.json"),
 		}
+	case "windsurf":
+		return []string{windsurfConfig(f)}
+	case "gemini":
+		return []string{
+			geminiUserConfig(f),
+			filepath.Join(root, ".gemini", "settings.json"),
+		}
 	}
 	return nil
 }
@@ -692,13 +717,16 @@ func readImportFile(path, from, root string) ([]importEntry, error) {
 		}
 	}
 	var out []importEntry
+	excluded := geminiExcluded(v)
 	add := func(servers *hujson.Object, scope config.Scope) {
 		for _, m := range servers.Members {
 			name := m.Name.Value.(hujson.Literal).String()
 			val := m.Value.Clone()
 			val.BeforeExtra, val.AfterExtra = nil, nil
 			val.Standardize()
-			out = append(out, importEntry{Name: name, File: path, def: val.Pack(), scope: scope})
+			e := importEntry{Name: name, File: path, def: val.Pack(), scope: scope}
+			e.def, e.Notes, e.Reason = dialectImport(from, name, e.def, slices.Contains(excluded, name))
+			out = append(out, e)
 		}
 	}
 	if from != "claude-code" {

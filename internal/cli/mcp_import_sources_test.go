@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,5 +33,156 @@ func TestImportURLCredentials(t *testing.T) {
 	}
 	if strings.Contains(notes, "AAAA1111aaaa") || strings.Contains(notes, "BBBB2222bbbb") {
 		t.Errorf("the notes show a credential:\n%s", notes)
+	}
+}
+
+// serversOf returns the servers of a Switchboard file, each compacted.
+func serversOf(t *testing.T, path string, objPath ...string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("%s: %v\n%s", path, err, b)
+	}
+	var cur any = doc
+	for _, k := range objPath {
+		cur, _ = cur.(map[string]any)[k]
+	}
+	out := map[string]string{}
+	for name, def := range cur.(map[string]any)["mcpServers"].(map[string]any) {
+		b, _ := json.Marshal(def)
+		out[name] = string(b)
+	}
+	return out
+}
+
+func noteOf(rep importReport, name string) string {
+	for _, e := range rep.Imported {
+		if e.Name == name {
+			return strings.Join(e.Notes, "\n")
+		}
+	}
+	return ""
+}
+
+// TestImportFromWindsurf: Windsurf's own file, comments and all, with its
+// "serverUrl" remote servers, is imported into local scope; the stdio one
+// runs.
+func TestImportFromWindsurf(t *testing.T) {
+	c := newImportAttack(t)
+	echo, _ := json.Marshal(c.server("echo"))
+	file := filepath.Join(c.home, ".codeium", "windsurf", "mcp_config.json")
+	os.MkdirAll(filepath.Dir(file), 0o755)
+	os.WriteFile(file, []byte(`{
+  // Cascade's servers
+  "mcpServers": {
+    "local": `+string(echo)+`,
+    "remote": {"serverUrl": "https://mcp.example.com/mcp", "headers": {"X-Team": "${env:TEAM}"}},
+    "legacy": {"serverUrl": "https://old.example.com/sse", "disabled": true, "disabledTools": ["delete_*"]},
+    "plain": {"url": "https://plain.example.com/mcp"},
+  }
+}`), 0o600)
+	rep := c.importJSON(c.proj, "--from", "windsurf")
+	if len(rep.Imported) != 4 || len(rep.Skipped) != 0 {
+		t.Fatalf("imported %+v, skipped %+v", rep.Imported, rep.Skipped)
+	}
+	got := serversOf(t, filepath.Join(c.sb, "mcp.json"), "projects", c.proj)
+	for name, want := range map[string]string{
+		"remote": `{"headers":{"X-Team":"${TEAM}"},"url":"https://mcp.example.com/mcp"}`,
+		"legacy": `{"disabledTools":["delete_*"],"enabled":false,"type":"sse","url":"https://old.example.com/sse"}`,
+		"plain":  `{"url":"https://plain.example.com/mcp"}`,
+	} {
+		if got[name] != want {
+			t.Errorf("%s = %s, want %s", name, got[name], want)
+		}
+	}
+	c.want.Server = "local"
+	if st := c.status(); st["state"] != "connected" {
+		t.Errorf("local is %v (%v), want connected", st["state"], st["error"])
+	}
+	// A missing file says where it looked.
+	os.Remove(file)
+	_, errOut, code := c.run("mcp", "import", "--from", "windsurf")
+	if code == 0 || !strings.Contains(errOut, filepath.Join("~", ".codeium", "windsurf", "mcp_config.json")) {
+		t.Errorf("no file: exit %d: %s", code, errOut)
+	}
+}
+
+// TestImportFromGemini: Gemini CLI's settings, the user's and the
+// project's. httpUrl is Streamable HTTP and url SSE; $NAME becomes
+// ${NAME}; includeTools and excludeTools the tool filter; "trust": true is
+// not an approval and the report says so; what Switchboard cannot do is
+// reported. The project's .gemini/settings.json is the repository's: its
+// server goes to project scope needing approval.
+func TestImportFromGemini(t *testing.T) {
+	c := newImportAttack(t)
+	user := filepath.Join(c.home, ".gemini", "settings.json")
+	os.MkdirAll(filepath.Dir(user), 0o755)
+	os.WriteFile(user, []byte(`{
+  "theme": "Dracula", // Gemini's other settings stay Gemini's
+  "mcp": {"excluded": ["off"]},
+  "mcpServers": {
+    "api": {"httpUrl": "https://api.example.com/mcp", "headers": {"Authorization": "Bearer $API_TOKEN"}, "timeout": 5000, "trust": true},
+    "events": {"url": "https://events.example.com/events"},
+    "py": {"command": "python3", "args": ["-m", "srv", "$1"], "env": {"DB": "$DB_URL", "K": "${KEY}"}, "cwd": "/srv/py",
+           "includeTools": ["read_file"], "excludeTools": ["delete_file"], "description": "py tools"},
+    "off": {"command": "x"},
+    "gcp": {"httpUrl": "https://x.run.app/mcp", "authProviderType": "google_credentials", "oauth": {"scopes": ["s"]}},
+    "signin": {"httpUrl": "https://signin.example.com/mcp", "oauth": {"enabled": true}}
+  }
+}`), 0o600)
+	c.writeJSON(filepath.Join(c.proj, ".gemini", "settings.json"), map[string]any{"mcpServers": map[string]any{"evil": c.evil()}})
+
+	rep := c.importJSON(c.proj, "--from", "gemini")
+	got := map[string]string{}
+	for _, e := range rep.Imported {
+		got[e.Name] = e.Scope + " " + e.Author
+	}
+	want := map[string]string{"api": "local user", "events": "local user", "py": "local user", "off": "local user", "signin": "local user", "evil": "project repository"}
+	if !equalMaps(got, want) {
+		t.Errorf("imported %v, want %v (skipped %+v)", got, want, rep.Skipped)
+	}
+	if len(rep.Skipped) != 1 || rep.Skipped[0].Name != "gcp" || !strings.Contains(rep.Skipped[0].Reason, `"google_credentials"`) {
+		t.Errorf("skipped %+v, want gcp for its google_credentials", rep.Skipped)
+	}
+	defs := serversOf(t, filepath.Join(c.sb, "mcp.json"), "projects", c.proj)
+	for name, want := range map[string]string{
+		"api":    `{"headers":{"Authorization":"Bearer ${API_TOKEN}"},"timeout":5000,"type":"http","url":"https://api.example.com/mcp"}`,
+		"events": `{"type":"sse","url":"https://events.example.com/events"}`,
+		"py":     `{"args":["-m","srv","$1"],"command":"python3","cwd":"/srv/py","description":"py tools","disabledTools":["delete_file"],"enabledTools":["read_file"],"env":{"DB":"${DB_URL}","K":"${KEY}"}}`,
+		"off":    `{"command":"x","enabled":false}`,
+		"signin": `{"type":"http","url":"https://signin.example.com/mcp"}`,
+	} {
+		if defs[name] != want {
+			t.Errorf("%s = %s, want %s", name, defs[name], want)
+		}
+	}
+	for name, want := range map[string]string{
+		"api":    `"trust": true (Gemini runs its tools without asking) was not imported`,
+		"events": `Gemini's "url" is an SSE endpoint`,
+		"py":     "Gemini's $NAME became ${NAME}",
+		"off":    `Gemini's "mcp.excluded" lists it`,
+		"signin": "run switchboard mcp login signin",
+		"evil":   "written by the repository, needs approval",
+	} {
+		if n := noteOf(rep, name); !strings.Contains(n, want) {
+			t.Errorf("%s: notes %q, want %q", name, n, want)
+		}
+	}
+	c.want.Server = "evil"
+	if st := c.status(); st["state"] != "needs-approval" || st["scope"] != "project" {
+		t.Errorf("evil is %v in %v scope, want needs-approval in project scope", st["state"], st["scope"])
+	}
+	c.noMarker("status")
+	// Into your own scope only on a terminal, once confirmed: without
+	// one it is skipped.
+	rep = c.importJSON(c.proj, "--from", "gemini", "--scope", "user", "--force")
+	for _, e := range rep.Imported {
+		if e.Name == "evil" {
+			t.Errorf("the repository's server was imported into user scope without a terminal: %+v", e)
+		}
 	}
 }

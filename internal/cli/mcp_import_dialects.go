@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/tailscale/hujson"
+
+	"github.com/switchboard-mcp/switchboard/internal/lazyre"
+)
+
+// Windsurf and Gemini CLI keep their servers under "mcpServers" as Claude
+// Desktop does, with fields of their own; dialectImport turns those into
+// Switchboard's before the translation every source goes through
+// (translateImport), and says what it changed or could not keep.
+
+// windsurfConfig is Windsurf's file: ~/.codeium/windsurf/mcp_config.json
+// (%USERPROFILE%\.codeium\windsurf on Windows, the same place).
+func windsurfConfig(f *Factory) string {
+	return filepath.Join(f.HomeDir, ".codeium", "windsurf", "mcp_config.json")
+}
+
+// geminiUserConfig is Gemini CLI's user settings file; the project's is
+// <workspace>/.gemini/settings.json.
+func geminiUserConfig(f *Factory) string {
+	return filepath.Join(f.HomeDir, ".gemini", "settings.json")
+}
+
+// geminiBareVar matches Gemini's $NAME, which it expands as ${NAME}; only
+// names Switchboard can expand are taken ($1 in a shell script stays).
+var geminiBareVar = lazyre.New(`\$([A-Z_][A-Z0-9_]*)\b`)
+
+// dialectImport rewrites def, one server of from's file, in the fields
+// Switchboard reads. excluded is Gemini's "mcp.excluded" (servers it does
+// not start). It returns the new definition and what changed, or why the
+// server cannot be imported.
+func dialectImport(from, name string, def []byte, excluded bool) (out []byte, notes []string, skip string) {
+	if from != "windsurf" && from != "gemini" {
+		return def, nil, ""
+	}
+	v, err := hujson.Parse(def)
+	if err != nil {
+		return def, nil, "" // translateImport says why
+	}
+	obj, ok := v.Value.(*hujson.Object)
+	if !ok {
+		return def, nil, ""
+	}
+	get := func(key string) *hujson.Value {
+		for i := range obj.Members {
+			if memberName(&obj.Members[i]) == key {
+				return &obj.Members[i].Value
+			}
+		}
+		return nil
+	}
+	str := func(key string) (string, bool) {
+		if m := get(key); m != nil {
+			if lit, ok := m.Value.(hujson.Literal); ok && lit.Kind() == '"' {
+				return lit.String(), true
+			}
+		}
+		return "", false
+	}
+	remove := func(key string) {
+		obj.Members = slices.DeleteFunc(obj.Members, func(m hujson.ObjectMember) bool { return memberName(&m) == key })
+	}
+	set := func(key string, val any) {
+		b, _ := json.Marshal(val)
+		nv, _ := hujson.Parse(b)
+		if m := get(key); m != nil {
+			m.Value = nv.Value
+			return
+		}
+		obj.Members = append(obj.Members, hujson.ObjectMember{Name: hujson.Value{Value: hujson.String(key)}, Value: nv})
+	}
+	rename := func(from, to string) {
+		for i := range obj.Members {
+			if memberName(&obj.Members[i]) == from {
+				obj.Members[i].Name = hujson.Value{Value: hujson.String(to)}
+			}
+		}
+	}
+
+	switch from {
+	case "windsurf":
+		// Remote servers: "serverUrl" (or "url"), the transport found by
+		// trying; Switchboard infers http, sse for a /sse endpoint.
+		if su, ok := str("serverUrl"); ok {
+			if u, ok := str("url"); ok && u != su {
+				notes = append(notes, fmt.Sprintf("has both \"serverUrl\" and \"url\": imported %q, the serverUrl", su))
+			}
+			remove("url")
+			rename("serverUrl", "url")
+		}
+	case "gemini":
+		// Gemini's transport is the field: httpUrl is Streamable HTTP,
+		// url SSE (unless "type" says), command stdio.
+		if hu, ok := str("httpUrl"); ok {
+			if u, ok := str("url"); ok && u != hu {
+				notes = append(notes, fmt.Sprintf("has both \"httpUrl\" and \"url\": imported %q, the httpUrl, as Gemini uses", hu))
+			}
+			remove("url")
+			rename("httpUrl", "url")
+			set("type", "http")
+		} else if _, ok := str("url"); ok && get("type") == nil {
+			set("type", "sse")
+			notes = append(notes, `Gemini's "url" is an SSE endpoint: imported as "type": "sse" ("httpUrl" is Streamable HTTP)`)
+		}
+		// Gemini runs a trusted server's tools without asking: that is
+		// not an approval, and Switchboard's permission rules still ask.
+		if m := get("trust"); m != nil {
+			if lit, ok := m.Value.(hujson.Literal); ok && lit.Bool() {
+				notes = append(notes, fmt.Sprintf(`"trust": true (Gemini runs its tools without asking) was not imported: Switchboard asks as your permission rules say; to let them run, switchboard permissions allow mcp__%s`, name))
+			}
+			remove("trust")
+		}
+		if get("includeTools") != nil && get("enabledTools") == nil {
+			rename("includeTools", "enabledTools")
+			notes = append(notes, `"includeTools" became "enabledTools" (only those tools shown)`)
+		}
+		if get("excludeTools") != nil && get("disabledTools") == nil {
+			rename("excludeTools", "disabledTools")
+			notes = append(notes, `"excludeTools" became "disabledTools" (those tools hidden)`)
+		}
+		if apt, ok := str("authProviderType"); ok && apt != "" && apt != "dynamic_discovery" {
+			return nil, nil, fmt.Sprintf("signs in with Gemini's %q (authProviderType), which Switchboard cannot do; add it by hand with a \"headersHelper\" that prints the header (e.g. Authorization: Bearer from gcloud auth print-access-token)", apt)
+		}
+		remove("authProviderType")
+		if get("oauth") != nil {
+			remove("oauth")
+			notes = append(notes, fmt.Sprintf(`dropped Gemini's "oauth" settings: Switchboard finds the server's sign-in itself; run switchboard mcp login %s`, name))
+		}
+		if excluded {
+			set("enabled", false)
+			notes = append(notes, `Gemini's "mcp.excluded" lists it: imported disabled ("enabled": false)`)
+		}
+		// $NAME, which Gemini expands, is ${NAME} in Switchboard.
+		changed := false
+		for i := range obj.Members {
+			switch memberName(&obj.Members[i]) {
+			case "command", "args", "env", "cwd", "url", "headers":
+				eachString(&obj.Members[i].Value, func(s string) string {
+					t := geminiBareVar().ReplaceAllString(s, "$${$1}")
+					changed = changed || t != s
+					return t
+				})
+			}
+		}
+		if changed {
+			notes = append(notes, "Gemini's $NAME became ${NAME}")
+		}
+	}
+	return v.Pack(), notes, ""
+}
+
+// geminiExcluded is Gemini's "mcp.excluded" of a settings file: the
+// servers it does not start.
+func geminiExcluded(v hujson.Value) []string {
+	ex := v.Find("/mcp/excluded")
+	if ex == nil {
+		return nil
+	}
+	var names []string
+	if json.Unmarshal(ex.Pack(), &names) != nil {
+		return nil
+	}
+	return names
+}
