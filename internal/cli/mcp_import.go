@@ -120,7 +120,9 @@ An ${input:ID} in an env or header value or the url becomes ${secret:ID}:
 asked for on a terminal when the server first starts and kept in your
 credential store (or: switchboard secret set ID). Servers with ${input:…}
 elsewhere, another variable Switchboard cannot know, or an envFile (which
-Switchboard does not read), are skipped with the reason. An existing server of the same name is
+Switchboard does not read), are skipped with the reason. A definition written
+for Windows (cmd /c npx …) is imported on Linux and macOS as the command
+inside (npx …), and said to be. An existing server of the same name is
 never overwritten without --force.`,
 		Args:              noArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
@@ -864,6 +866,32 @@ func translateImport(f *Factory, def []byte, root string) (out []byte, notes []s
 		}
 		notes = append(notes, fmt.Sprintf("dropped %q, which Switchboard does not read", key))
 	}
+	// A definition written for Windows runs npx (a batch file there)
+	// through cmd /c; elsewhere there is no cmd, and the command inside
+	// is what runs.
+	if runtime.GOOS != "windows" {
+		var def struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		}
+		if json.Unmarshal(v.Pack(), &def) == nil {
+			if inner, ok, why := unwrapCmd(def.Command, def.Args); why != "" {
+				return nil, nil, why
+			} else if ok {
+				args, _ := json.Marshal(inner[1:])
+				cmd, _ := json.Marshal(inner[0])
+				op := "replace"
+				if v.Find("/args") == nil {
+					op = "add"
+				}
+				if err := v.Patch([]byte(`[{"op":"replace","path":"/command","value":` + string(cmd) + `},{"op":"` + op + `","path":"/args","value":` + string(args) + `}]`)); err != nil {
+					return nil, nil, "cannot translate the definition: " + err.Error()
+				}
+				notes = append(notes, fmt.Sprintf("written for Windows as %s: imported as %s, the command cmd /c runs there (this system has no cmd)",
+					shellJoin(def.Command, def.Args), shellJoin(inner[0], inner[1:])))
+			}
+		}
+	}
 	// Cursor and Claude Desktop try Streamable HTTP, then SSE, for a bare
 	// url; Switchboard infers http. A legacy /sse endpoint says which.
 	if v.Find("/type") == nil && v.Find("/transport") == nil {
@@ -883,6 +911,44 @@ func translateImport(f *Factory, def []byte, root string) (out []byte, notes []s
 	}
 	v.Minimize()
 	return v.Pack(), notes, ""
+}
+
+// unwrapCmd returns the command line that cmd /c runs in command and
+// args ("cmd", ["/c", "npx", "-y", "pkg"] → npx -y pkg), ok false when
+// they are not cmd /c. A single argument after /c is the whole command
+// line, split at spaces when it has no quotes; why says why one with
+// quotes or cmd's operators cannot be taken apart.
+func unwrapCmd(command string, args []string) (inner []string, ok bool, why string) {
+	base := strings.ToLower(command)
+	if i := strings.LastIndexAny(base, `\/`); i >= 0 {
+		base = base[i+1:]
+	}
+	if base != "cmd" && base != "cmd.exe" {
+		return nil, false, ""
+	}
+	i := 0
+	for i < len(args) && slices.Contains([]string{"/s", "/q", "/d"}, strings.ToLower(args[i])) {
+		i++
+	}
+	if i >= len(args) || !strings.EqualFold(args[i], "/c") || i+1 >= len(args) {
+		return nil, false, ""
+	}
+	rest := args[i+1:]
+	if len(rest) == 1 {
+		if strings.ContainsAny(rest[0], "\"'^&|<>%") {
+			return nil, false, fmt.Sprintf("runs cmd /c %q, written for Windows, which this system has no cmd for, and Switchboard does not take a command line of cmd's apart; add it with switchboard mcp add NAME -- COMMAND ARGS…", rest[0])
+		}
+		rest = strings.Fields(rest[0])
+	}
+	for _, a := range rest {
+		if strings.ContainsAny(a, "&|<>^") || strings.Contains(a, "%") && strings.Count(a, "%") >= 2 {
+			return nil, false, fmt.Sprintf("runs %s, written for Windows, and what cmd makes of %q (its operators, %%VAR%%) this system's command cannot; add it with switchboard mcp add NAME -- COMMAND ARGS…", shellJoin(command, args), a)
+		}
+	}
+	if len(rest) == 0 {
+		return nil, false, ""
+	}
+	return rest, true, ""
 }
 
 // inputsAsSecrets replaces VS Code's ${input:ID} in def's env and header

@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestImportURLCredentials: a url that carries several credentials in its
@@ -183,6 +186,69 @@ func TestImportFromGemini(t *testing.T) {
 	for _, e := range rep.Imported {
 		if e.Name == "evil" {
 			t.Errorf("the repository's server was imported into user scope without a terminal: %+v", e)
+		}
+	}
+}
+
+// TestImportCmdWrapper: a definition written for Windows (cmd /c npx …)
+// is imported elsewhere as the command inside, with a note, and runs; one
+// whose command line only cmd can read is skipped with the reason.
+func TestImportCmdWrapper(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("on Windows cmd /c is kept as written")
+	}
+	c := newImportAttack(t)
+	echo := c.server("echo")
+	args := append([]any{"/c", echo["command"]}, anySlice(echo["args"].([]string))...)
+	c.writeJSON(filepath.Join(c.home, ".cursor", "mcp.json"), map[string]any{"mcpServers": map[string]any{
+		"win":   map[string]any{"command": "cmd", "args": args},
+		"line":  map[string]any{"command": "cmd.exe", "args": []string{"/s", "/c", "npx -y @acme/mcp"}},
+		"piped": map[string]any{"command": "cmd", "args": []string{"/c", "npx", "-y", "@acme/mcp", "2>nul"}},
+	}})
+	rep := c.importJSON(c.proj, "--from", "cursor")
+	if len(rep.Imported) != 2 || len(rep.Skipped) != 1 || rep.Skipped[0].Name != "piped" || !strings.Contains(rep.Skipped[0].Reason, "written for Windows") {
+		t.Fatalf("imported %+v, skipped %+v; want win and line, piped skipped", rep.Imported, rep.Skipped)
+	}
+	defs := serversOf(t, filepath.Join(c.sb, "mcp.json"), "projects", c.proj)
+	if want := `{"args":["-y","@acme/mcp"],"command":"npx"}`; defs["line"] != want {
+		t.Errorf("line = %s, want %s", defs["line"], want)
+	}
+	if n := noteOf(rep, "line"); !strings.Contains(n, "written for Windows as cmd.exe /s /c 'npx -y @acme/mcp': imported as npx -y @acme/mcp") {
+		t.Errorf("line: notes %q", n)
+	}
+	c.want.Server = "win"
+	if st := c.status(); st["state"] != "connected" {
+		t.Errorf("win is %v (%v), want connected", st["state"], st["error"])
+	}
+}
+
+func anySlice(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+func TestUnwrapCmd(t *testing.T) {
+	for _, tc := range []struct {
+		command string
+		args    []string
+		want    []string
+		why     string
+	}{
+		{"cmd", []string{"/c", "npx", "-y", "pkg"}, []string{"npx", "-y", "pkg"}, ""},
+		{`C:\Windows\System32\CMD.EXE`, []string{"/C", "uvx", "srv"}, []string{"uvx", "srv"}, ""},
+		{"cmd", []string{"/c", "npx -y pkg"}, []string{"npx", "-y", "pkg"}, ""},
+		{"cmd", []string{"/c", `"C:\Program Files\x.exe" a`}, nil, "does not take a command line of cmd's apart"},
+		{"cmd", []string{"/c", "npx", "%APPDATA%\\x"}, nil, "its operators, %VAR%"},
+		{"cmd", []string{"/k", "npx"}, nil, ""},
+		{"cmd", []string{"/c"}, nil, ""},
+		{"npx", []string{"/c", "x"}, nil, ""},
+	} {
+		got, ok, why := unwrapCmd(tc.command, tc.args)
+		if !cmp.Equal(got, tc.want) || ok != (tc.want != nil) || !strings.Contains(why, tc.why) || (tc.why == "") != (why == "") {
+			t.Errorf("unwrapCmd(%q, %q) = %q, %v, %q; want %q, %q", tc.command, tc.args, got, ok, why, tc.want, tc.why)
 		}
 	}
 }
