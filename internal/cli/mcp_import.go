@@ -29,17 +29,18 @@ import (
 // importSources are the tools `mcp import --from` reads (docs/configuration.md,
 // Importing from other tools).
 var importSources = map[string]string{
-	"claude-code":    "Claude Code",
-	"claude-desktop": "Claude Desktop",
-	"codex":          "Codex",
-	"vscode":         "VS Code",
-	"cursor":         "Cursor",
-	"windsurf":       "Windsurf",
-	"gemini":         "Gemini CLI",
+	"claude-code":     "Claude Code",
+	"claude-desktop":  "Claude Desktop",
+	"codex":           "Codex",
+	"vscode":          "VS Code",
+	"vscode-insiders": "VS Code Insiders",
+	"cursor":          "Cursor",
+	"windsurf":        "Windsurf",
+	"gemini":          "Gemini CLI",
 }
 
 // importSourceList names the sources for messages and help.
-const importSourceList = "claude-code, claude-desktop, codex, vscode, cursor, windsurf or gemini"
+const importSourceList = "claude-code, claude-desktop, codex, vscode, vscode-insiders, cursor, windsurf or gemini"
 
 // MCPImportOptions are the inputs of `mcp import`.
 type MCPImportOptions struct {
@@ -64,7 +65,7 @@ type MCPImportOptions struct {
 func NewMCPImportCmd(f *Factory, runF func(context.Context, *MCPImportOptions) error) *cobra.Command {
 	opts := &MCPImportOptions{IO: f.IO, Factory: f}
 	cmd := &cobra.Command{
-		Use:   "import --from claude-code|claude-desktop|codex|vscode|cursor|windsurf|gemini [--scope S]",
+		Use:   "import --from claude-code|claude-desktop|codex|vscode|vscode-insiders|cursor|windsurf|gemini [--scope S]",
 		Short: "Import servers from Claude Code, Claude Desktop, Codex, VS Code, Cursor, Windsurf or Gemini CLI",
 		Long: `Copy server definitions from another tool's configuration into a scope.
 
@@ -84,7 +85,10 @@ func NewMCPImportCmd(f *Factory, runF func(context.Context, *MCPImportOptions) e
   vscode          VS Code's user mcp.json (~/.config/Code/User on Linux,
                   ~/Library/Application Support/Code/User on macOS,
                   %APPDATA%\Code\User on Windows) and
-                  <workspace>/.vscode/mcp.json ("servers" and "inputs")
+                  <workspace>/.vscode/mcp.json ("servers" and "inputs");
+                  the other profiles' (User/profiles/<id>/mcp.json) are
+                  named, to import with --file
+  vscode-insiders the same, from VS Code Insiders' folder (Code - Insiders)
   cursor          ~/.cursor/mcp.json and <workspace>/.cursor/mcp.json
   windsurf        ~/.codeium/windsurf/mcp_config.json ("mcpServers"; "serverUrl"
                   becomes "url")
@@ -141,7 +145,7 @@ never overwritten without --force.`,
 	fl.StringVar(&opts.File, "file", "", "read this `FILE` instead of the tool's usual location")
 	fl.BoolVar(&opts.Force, "force", false, "overwrite servers that already exist in the scope")
 	registerScopeCompletion(cmd)
-	_ = cmd.RegisterFlagCompletionFunc("from", cobra.FixedCompletions([]string{"claude-code", "claude-desktop", "codex", "vscode", "cursor", "windsurf", "gemini"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("from", cobra.FixedCompletions([]string{"claude-code", "claude-desktop", "codex", "vscode", "vscode-insiders", "cursor", "windsurf", "gemini"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -224,6 +228,15 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 	}
 	found := existingImportFiles(f, files, root)
 	var notes []string
+	if (opts.From == "vscode" || opts.From == "vscode-insiders") && opts.File == "" {
+		// The default profile's servers are read; the other profiles' and
+		// the other edition's are named, to import with --file or --from.
+		notes = append(notes, profileNotes(f, opts.From, label, vscodeProfiles(f, opts.From))...)
+		other := map[string]string{"vscode": "vscode-insiders", "vscode-insiders": "vscode"}[opts.From]
+		if p := filepath.Join(vscodeUserDir(userConfigDir(f, runtime.GOOS), other), "mcp.json"); regularFile(p) {
+			notes = append(notes, fmt.Sprintf("%s has servers of its own in %s, not imported: switchboard mcp import --from %s", importSources[other], f.tilde(p), other))
+		}
+	}
 	if opts.From == "claude-code" && opts.File == "" {
 		if mcpJSON := filepath.Join(root, ".mcp.json"); regularFile(mcpJSON) {
 			notes = append(notes, fmt.Sprintf("Claude Code's project scope is %s, which Switchboard reads as it is (project scope, each server approved before it starts): nothing to import there", f.tilde(mcpJSON)))
@@ -602,9 +615,9 @@ func importPaths(f *Factory, from, root string) []string {
 		return []string{codexConfig(f)}
 	case "claude-desktop":
 		return []string{claudeDesktopPath(f, runtime.GOOS)}
-	case "vscode":
+	case "vscode", "vscode-insiders":
 		return []string{
-			vscodeUserConfig(userConfigDir(f, runtime.GOOS)),
+			filepath.Join(vscodeUserDir(userConfigDir(f, runtime.GOOS), from), "mcp.json"),
 			filepath.Join(root, ".vscode", "mcp.json"),
 		}
 	case "cursor":
@@ -653,7 +666,78 @@ func userConfigDir(f *Factory, goos string) string {
 // vscodeUserConfig is VS Code's user-profile mcp.json in the user config
 // folder dir, where it keeps the servers of every workspace.
 func vscodeUserConfig(dir string) string {
-	return filepath.Join(dir, "Code", "User", "mcp.json")
+	return filepath.Join(vscodeUserDir(dir, "vscode"), "mcp.json")
+}
+
+// vscodeUserDir is the User folder of VS Code (from "vscode") or VS Code
+// Insiders in the user config folder dir.
+func vscodeUserDir(dir, from string) string {
+	product := "Code"
+	if from == "vscode-insiders" {
+		product = "Code - Insiders"
+	}
+	return filepath.Join(dir, product, "User")
+}
+
+// vscodeProfile is a VS Code profile other than the default one that
+// has servers of its own: User/profiles/<location>/mcp.json.
+type vscodeProfile struct {
+	Name, File string
+}
+
+// vscodeProfiles are the profiles of the VS Code (or Insiders) of from
+// with an mcp.json, sorted by file, each named as VS Code shows it (its
+// name in globalStorage/storage.json, else its folder's). The default
+// profile's file is User/mcp.json, which --from reads; these are read
+// only when --file names one.
+func vscodeProfiles(f *Factory, from string) []vscodeProfile {
+	user := vscodeUserDir(userConfigDir(f, runtime.GOOS), from)
+	files, _ := filepath.Glob(filepath.Join(user, "profiles", "*", "mcp.json"))
+	if len(files) == 0 {
+		return nil
+	}
+	names := map[string]string{}
+	if b, err := safefile.ReadFile(filepath.Join(user, "globalStorage", "storage.json")); err == nil {
+		var st struct {
+			Profiles []struct {
+				Location string `json:"location"`
+				Name     string `json:"name"`
+			} `json:"userDataProfiles"`
+		}
+		if json.Unmarshal(b, &st) == nil {
+			for _, p := range st.Profiles {
+				names[p.Location] = p.Name
+			}
+		}
+	}
+	var out []vscodeProfile
+	for _, file := range files {
+		if !regularFile(file) {
+			continue
+		}
+		id := filepath.Base(filepath.Dir(file))
+		name := names[id]
+		if name == "" {
+			name = id
+		}
+		out = append(out, vscodeProfile{Name: name, File: file})
+	}
+	return out
+}
+
+// profileNotes say which VS Code profiles have servers --from does not
+// read, and how to import them.
+func profileNotes(f *Factory, from, label string, profiles []vscodeProfile) []string {
+	var out []string
+	for _, p := range profiles {
+		arg := shellQuote(f.tilde(p.File))
+		if strings.HasPrefix(arg, "'") { // a quoted ~ is not the home directory
+			arg = shellQuote(p.File)
+		}
+		out = append(out, fmt.Sprintf("%s profile %q has servers of its own in %s, not imported: switchboard mcp import --from %s --file %s",
+			label, p.Name, f.tilde(p.File), from, arg))
+	}
+	return out
 }
 
 // claudeCodeConfig is the file where Claude Code keeps its user- and
@@ -704,7 +788,7 @@ func readImportFile(path, from, root string) ([]importEntry, error) {
 		return nil, Configf("the file must be a JSON object", "%s: the top level is not a JSON object", path)
 	}
 	keys := []string{"mcpServers", "servers"}
-	if from == "vscode" {
+	if from == "vscode" || from == "vscode-insiders" {
 		// VS Code before 1.102 kept them in settings.json, under "mcp".
 		keys = []string{"servers", "mcp/servers", "mcpServers"}
 	}

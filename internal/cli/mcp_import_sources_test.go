@@ -252,3 +252,42 @@ func TestUnwrapCmd(t *testing.T) {
 		}
 	}
 }
+
+// TestImportVSCodeEditions: --from vscode-insiders reads VS Code
+// Insiders' user mcp.json; each reading names the other edition's file
+// and the profiles' (User/profiles/<id>/mcp.json, by the name VS Code
+// shows), which --file then imports.
+func TestImportVSCodeEditions(t *testing.T) {
+	c := newImportAttack(t)
+	f, _, _, _ := c.factory(false)
+	dir := userConfigDir(f, runtime.GOOS)
+	c.writeJSON(filepath.Join(dir, "Code - Insiders", "User", "mcp.json"), map[string]any{"servers": map[string]any{"ins": c.server("echo")}})
+	c.writeJSON(filepath.Join(dir, "Code", "User", "mcp.json"), map[string]any{"servers": map[string]any{"stable": c.server("echo")}})
+	profile := filepath.Join(dir, "Code", "User", "profiles", "-4f1c2a9", "mcp.json")
+	c.writeJSON(profile, map[string]any{"servers": map[string]any{"work": c.server("echo")}})
+	c.writeJSON(filepath.Join(dir, "Code", "User", "globalStorage", "storage.json"), map[string]any{
+		"userDataProfiles": []any{map[string]any{"location": "-4f1c2a9", "name": "Work"}},
+	})
+
+	rep := c.importJSON(c.proj, "--from", "vscode-insiders")
+	if len(rep.Imported) != 1 || rep.Imported[0].Name != "ins" {
+		t.Errorf("--from vscode-insiders imported %+v, want ins", rep.Imported)
+	}
+	if notes := strings.Join(rep.Notes, "\n"); !strings.Contains(notes, "VS Code has servers of its own in ") || !strings.Contains(notes, "not imported: switchboard mcp import --from vscode") {
+		t.Errorf("notes %q do not name VS Code's own file", notes)
+	}
+	rep = c.importJSON(c.proj, "--from", "vscode")
+	if len(rep.Imported) != 1 || rep.Imported[0].Name != "stable" {
+		t.Errorf("--from vscode imported %+v, want stable", rep.Imported)
+	}
+	notes := strings.Join(rep.Notes, "\n")
+	for _, want := range []string{`VS Code profile "Work" has servers of its own`, "--from vscode --file ", "--from vscode-insiders"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %q, want %q", notes, want)
+		}
+	}
+	rep = c.importJSON(c.proj, "--from", "vscode", "--file", profile)
+	if len(rep.Imported) != 1 || rep.Imported[0].Name != "work" || rep.Imported[0].Author != authorUser {
+		t.Errorf("--file the profile's: imported %+v", rep.Imported)
+	}
+}
