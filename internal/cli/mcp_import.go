@@ -120,10 +120,12 @@ project scope, a file every clone shares, they become a path relative to the
 workspace (where the server then starts: "cwd": ".") and ${HOME} instead;
 in user scope, every workspace's, a server using ${workspaceFolder} is
 skipped: this workspace's path would name it in every other.
-An ${input:ID} in an env or header value or the url becomes ${secret:ID}:
-asked for on a terminal when the server first starts and kept in your
-credential store (or: switchboard secret set ID). Servers with ${input:…}
-elsewhere, another variable Switchboard cannot know, or an envFile (which
+An ${input:ID} of an input declared "password": true (or not declared) in
+an env or header value or the url becomes ${secret:ID}: asked for on a
+terminal when the server first starts and kept in your credential store (or:
+switchboard secret set ID). Another input is a setting, not a secret: it
+becomes its "default", or without one ${ID} from your environment (${MY_ID}
+for my-id). Servers with a secret's ${input:…} elsewhere, another variable Switchboard cannot know, or an envFile (which
 Switchboard does not read), are skipped with the reason. A definition written
 for Windows (cmd /c npx …) is imported on Linux and macOS as the command
 inside (npx …), and said to be. An existing server of the same name is
@@ -804,6 +806,7 @@ func readImportFile(path, from, root string) ([]importEntry, error) {
 	}
 	var out []importEntry
 	excluded := geminiExcluded(v)
+	inputs := vscodeInputs(v)
 	add := func(servers *hujson.Object, scope config.Scope) {
 		for _, m := range servers.Members {
 			name := m.Name.Value.(hujson.Literal).String()
@@ -812,6 +815,11 @@ func readImportFile(path, from, root string) ([]importEntry, error) {
 			val.Standardize()
 			e := importEntry{Name: name, File: path, def: val.Pack(), scope: scope}
 			e.def, e.Notes, e.Reason = dialectImport(from, name, e.def, slices.Contains(excluded, name))
+			if e.Reason == "" {
+				var notes []string
+				e.def, notes = resolveInputs(e.def, inputs)
+				e.Notes = append(e.Notes, notes...)
+			}
 			out = append(out, e)
 		}
 	}

@@ -291,3 +291,47 @@ func TestImportVSCodeEditions(t *testing.T) {
 		t.Errorf("--file the profile's: imported %+v", rep.Imported)
 	}
 }
+
+// TestImportVSCodeInputs: only an input declared "password": true becomes
+// a secret; a setting VS Code prompts for becomes its default, or without
+// one ${ID} from the environment (in args too), and the report says which.
+func TestImportVSCodeInputs(t *testing.T) {
+	c := newImportAttack(t)
+	f, _, _, _ := c.factory(false)
+	file := filepath.Join(userConfigDir(f, runtime.GOOS), "Code", "User", "mcp.json")
+	os.MkdirAll(filepath.Dir(file), 0o755)
+	os.WriteFile(file, []byte(`{
+  "inputs": [
+    {"type": "promptString", "id": "api-key", "description": "API key", "password": true},
+    {"type": "promptString", "id": "project", "description": "GCP project", "default": "my-proj"},
+    {"type": "promptString", "id": "region", "description": "Region"},
+    {"type": "pickString", "id": "tier", "options": ["free", "pro"], "default": "pro"}
+  ],
+  "servers": {
+    "cloud": {
+      "command": "cloud-mcp",
+      "args": ["--project", "${input:project}", "--region=${input:region}"],
+      "env": {"API_KEY": "${input:api-key}", "TIER": "${input:tier}", "UNDECLARED": "${input:other}"}
+    }
+  }
+}`), 0o600)
+	rep := c.importJSON(c.proj, "--from", "vscode")
+	if len(rep.Imported) != 1 {
+		t.Fatalf("imported %+v, skipped %+v", rep.Imported, rep.Skipped)
+	}
+	defs := serversOf(t, filepath.Join(c.sb, "mcp.json"), "projects", c.proj)
+	want := `{"args":["--project","my-proj","--region=${REGION}"],"command":"cloud-mcp","env":{"API_KEY":"${secret:api-key}","TIER":"pro","UNDECLARED":"${secret:other}"}}`
+	if defs["cloud"] != want {
+		t.Errorf("cloud = %s, want %s", defs["cloud"], want)
+	}
+	notes := noteOf(rep, "cloud")
+	for _, w := range []string{
+		`${input:project} (not a password) became its default "my-proj"`,
+		"${input:region} (not a password) became ${REGION}: set REGION in your environment",
+		"${input:api-key} became ${secret:api-key}",
+	} {
+		if !strings.Contains(notes, w) {
+			t.Errorf("notes %q, want %q", notes, w)
+		}
+	}
+}
