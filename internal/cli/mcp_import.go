@@ -117,7 +117,8 @@ workspace (Claude Code's: into the scope they had there).
 VS Code and Cursor variables are translated: ${env:NAME} becomes ${NAME},
 ${workspaceFolder} the workspace path and ${userHome} the home directory. In
 project scope, a file every clone shares, they become a path relative to the
-workspace (where the server then starts: "cwd": ".") and ${HOME} instead;
+workspace (where the server then starts: "cwd": ".") and ${HOME} instead,
+as do the workspace's and home's paths written out;
 in user scope, every workspace's, a server using ${workspaceFolder} is
 skipped: this workspace's path would name it in every other.
 An ${input:ID} of an input declared "password": true (or not declared) in

@@ -30,12 +30,83 @@ func usesWorkspaceVar(s string) bool {
 // in a url or header, a cwd outside the workspace, the home in a cwd, which
 // is not expanded) is skipped with the reason.
 func sharedImport(f *Factory, def []byte, root string) (out []byte, notes []string, skip string) {
+	def, literal := machinePathsAsVars(def, root, f.HomeDir)
 	portable, notes, skip := portablePaths(def)
 	if skip != "" {
+		if literal {
+			skip = "this machine's paths (the workspace's, your home's) were read as ${workspaceFolder} and ${userHome}, and it " + skip
+		}
 		return nil, nil, skip
+	}
+	if literal {
+		notes = append([]string{"this machine's paths (the workspace's, your home's) were read as ${workspaceFolder} and ${userHome}, as if written so:"}, notes...)
 	}
 	out, more, skip := translateImport(f, portable, root)
 	return out, append(notes, more...), skip
+}
+
+// machinePathsAsVars writes the workspace root and the home directory,
+// where def's command, args, env or cwd name them as a path (the whole
+// value, or after =, : or a space, and followed by a separator or the
+// end), as ${workspaceFolder} and ${userHome}, for portablePaths to make
+// portable: a definition of the user's own file names this machine's
+// paths outright. It reports whether it changed any.
+func machinePathsAsVars(def []byte, root, home string) ([]byte, bool) {
+	type swap struct{ path, v string }
+	var swaps []swap
+	// The workspace first: it may be inside the home directory.
+	for _, s := range []swap{{root, varWorkspaceFolder}, {home, varUserHome}} {
+		if p := strings.TrimRight(s.path, `/\`); len(p) > 1 && strings.Contains(string(def), jsonStringBody(p)) {
+			swaps = append(swaps, swap{p, s.v})
+		}
+	}
+	if len(swaps) == 0 {
+		return def, false
+	}
+	v, err := hujson.Parse(def)
+	if err != nil {
+		return def, false
+	}
+	obj, ok := v.Value.(*hujson.Object)
+	if !ok {
+		return def, false
+	}
+	changed := false
+	replace := func(s string) string {
+		for _, sw := range swaps {
+			var b strings.Builder
+			for {
+				i := strings.Index(s, sw.path)
+				if i < 0 {
+					break
+				}
+				end := i + len(sw.path)
+				before := i == 0 || strings.ContainsRune("=: ,;", rune(s[i-1]))
+				after := end == len(s) || s[end] == '/' || s[end] == filepath.Separator
+				b.WriteString(s[:i])
+				if before && after {
+					b.WriteString(sw.v)
+					changed = true
+				} else {
+					b.WriteString(sw.path)
+				}
+				s = s[end:]
+			}
+			b.WriteString(s)
+			s = b.String()
+		}
+		return s
+	}
+	for i := range obj.Members {
+		switch memberName(&obj.Members[i]) {
+		case "command", "args", "env", "cwd":
+			eachString(&obj.Members[i].Value, replace)
+		}
+	}
+	if !changed {
+		return def, false
+	}
+	return v.Pack(), true
 }
 
 // portablePaths rewrites the editor's path variables of def as sharedImport

@@ -335,3 +335,34 @@ func TestImportVSCodeInputs(t *testing.T) {
 		}
 	}
 }
+
+// TestImportProjectScopeNoMachinePaths: into the shared .mcp.json, a
+// definition of your own file holds none of this machine's paths: the
+// editor's variables and the workspace's and home's paths written out
+// become relative paths and ${HOME}; one that cannot (your home as its
+// cwd) is skipped with the reason.
+func TestImportProjectScopeNoMachinePaths(t *testing.T) {
+	c := newImportAttack(t)
+	f, _, _, _ := c.factory(false)
+	file := filepath.Join(userConfigDir(f, runtime.GOOS), "Code", "User", "mcp.json")
+	c.writeJSON(file, map[string]any{"servers": map[string]any{
+		"fs":  map[string]any{"command": "npx", "args": []string{"-y", "@modelcontextprotocol/server-filesystem", "${workspaceFolder}", "${userHome}/notes"}},
+		"lit": map[string]any{"command": "node", "args": []string{c.home + "/tools/srv.js", "--data=" + c.proj + "/data"}, "cwd": c.proj},
+		"hc":  map[string]any{"command": "x", "cwd": c.home},
+	}})
+	rep := c.importJSON(c.proj, "--from", "vscode", "--scope", "project")
+	if len(rep.Imported) != 2 || len(rep.Skipped) != 1 || rep.Skipped[0].Name != "hc" || !strings.Contains(rep.Skipped[0].Reason, "in its cwd") {
+		t.Fatalf("imported %+v, skipped %+v; want fs and lit, hc skipped for its cwd", rep.Imported, rep.Skipped)
+	}
+	b, _ := os.ReadFile(filepath.Join(c.proj, ".mcp.json"))
+	if strings.Contains(string(b), c.work) {
+		t.Errorf("the shared .mcp.json names a path of this machine:\n%s", b)
+	}
+	defs := serversOf(t, filepath.Join(c.proj, ".mcp.json"))
+	if want := `{"args":["${HOME}/tools/srv.js","--data=./data"],"command":"node","cwd":"."}`; defs["lit"] != want {
+		t.Errorf("lit = %s, want %s", defs["lit"], want)
+	}
+	if n := noteOf(rep, "lit"); !strings.Contains(n, "this machine's paths (the workspace's, your home's) were read as") {
+		t.Errorf("lit: notes %q", n)
+	}
+}
