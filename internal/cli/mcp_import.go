@@ -78,8 +78,8 @@ func NewMCPImportCmd(f *Factory, runF func(context.Context, *MCPImportOptions) e
                   Linux, ~/Library/Application Support/Claude on macOS,
                   %APPDATA%\Claude on Windows
   codex           ~/.codex/config.toml ($CODEX_HOME) [mcp_servers.NAME] tables,
-                  read through Codex itself (codex mcp list --json, so codex
-                  must be on PATH): into user scope unless --scope names one;
+                  read through Codex itself (codex mcp list --json, and get
+                  NAME --json for the tool filters, so codex must be on PATH): into user scope unless --scope names one;
                   those a trusted project's .codex/config.toml adds are the
                   repository's
   vscode          VS Code's user mcp.json (~/.config/Code/User on Linux,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -53,6 +54,11 @@ type codexServer struct {
 	StartupTimeoutSec *float64 `json:"startup_timeout_sec"`
 	ToolTimeoutSec    *float64 `json:"tool_timeout_sec"`
 	AuthStatus        string   `json:"auth_status"`
+	// The tool filter, which only `codex mcp get NAME --json` prints
+	// (codexTools); toolsUnread says it could not be read.
+	EnabledTools  []string `json:"enabled_tools"`
+	DisabledTools []string `json:"disabled_tools"`
+	toolsUnread   bool
 }
 
 // codexEntries are the servers Codex reads: the user's (listed from the
@@ -69,6 +75,7 @@ func codexEntries(ctx context.Context, f *Factory, root string) ([]importEntry, 
 	if err != nil {
 		return nil, err
 	}
+	codexTools(ctx, bin, f.HomeDir, user)
 	file := codexConfig(f)
 	var out []importEntry
 	mine := map[string]string{}
@@ -85,6 +92,7 @@ func codexEntries(ctx context.Context, f *Factory, root string) ([]importEntry, 
 	if err != nil {
 		return nil, err
 	}
+	codexTools(ctx, bin, root, all)
 	for _, s := range all {
 		def, notes := codexDef(s)
 		if mine[s.Name] == string(def) {
@@ -96,6 +104,47 @@ func codexEntries(ctx context.Context, f *Factory, root string) ([]importEntry, 
 			e.def = nil
 		}
 		out = append(out, e)
+	}
+	return out, nil
+}
+
+// codexTools fills in each server's enabled_tools and disabled_tools,
+// which `codex mcp list --json` leaves out (Codex 0.171), from `codex mcp
+// get NAME --json` in dir; a server whose filter cannot be read is marked
+// so (the import says it), not taken as having none.
+func codexTools(ctx context.Context, bin, dir string, servers []codexServer) {
+	for i := range servers {
+		s := &servers[i]
+		out, err := codexRun(ctx, bin, dir, "mcp", "get", s.Name, "--json")
+		var got struct {
+			Name          string   `json:"name"`
+			EnabledTools  []string `json:"enabled_tools"`
+			DisabledTools []string `json:"disabled_tools"`
+		}
+		if err != nil || json.Unmarshal(out, &got) != nil || got.Name != s.Name {
+			s.toolsUnread = true
+			continue
+		}
+		s.EnabledTools, s.DisabledTools = got.EnabledTools, got.DisabledTools
+	}
+}
+
+// codexRun runs codex with args in dir and returns what it printed; the
+// error ends with the last line of its stderr.
+func codexRun(ctx context.Context, bin, dir string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
+			msg = msg[i+1:]
+		}
+		return nil, fmt.Errorf("%w: %s", err, msg)
 	}
 	return out, nil
 }
@@ -139,6 +188,8 @@ func codexDef(s codexServer) ([]byte, []string) {
 		Enabled        *bool             `json:"enabled,omitempty"`
 		StartupTimeout int64             `json:"startup_timeout,omitempty"`
 		Timeout        int64             `json:"timeout,omitempty"`
+		EnabledTools   []string          `json:"enabledTools,omitempty"`
+		DisabledTools  []string          `json:"disabledTools,omitempty"`
 	}
 	var notes []string
 	t := s.Transport
@@ -180,6 +231,20 @@ func codexDef(s codexServer) ([]byte, []string) {
 		return int64(math.Round(*sec * 1000))
 	}
 	def.StartupTimeout, def.Timeout = ms(s.StartupTimeoutSec), ms(s.ToolTimeoutSec)
+	// Codex's filter names tools; Switchboard's takes globs, of which a
+	// name is one. An empty enabled_tools lets no tool through, where an
+	// empty enabledTools is no filter: "disabledTools": ["*"] says it.
+	def.EnabledTools, def.DisabledTools = s.EnabledTools, s.DisabledTools
+	if s.EnabledTools != nil && len(s.EnabledTools) == 0 {
+		def.EnabledTools, def.DisabledTools = nil, []string{"*"}
+		notes = append(notes, `Codex's enabled_tools is empty, which shows no tool: imported as "disabledTools": ["*"]`)
+	}
+	if len(def.EnabledTools) > 0 || len(def.DisabledTools) > 0 {
+		notes = append(notes, "Codex's enabled_tools/disabled_tools became enabledTools/disabledTools")
+	}
+	if s.toolsUnread {
+		notes = append(notes, "its enabled_tools/disabled_tools, if it has any, could not be read (codex mcp get "+s.Name+" --json failed): check them with codex mcp get "+s.Name)
+	}
 	b, _ := marshalNoEscape(def)
 	return bytes.TrimSpace(b), notes
 }

@@ -25,10 +25,15 @@ func TestImportFromCodex(t *testing.T) {
 	fixtures, _ := filepath.Abs(filepath.Join("testdata", "codex"))
 	bin := filepath.Join(w.work, "bin")
 	os.MkdirAll(bin, 0o755)
+	// `codex mcp get NAME --json` (get-home/NAME.json, get-project/…)
+	// carries the tool filters the list leaves out; for hdr it fails, as
+	// a Codex without it would.
 	script := "#!/bin/sh\n" +
-		"[ \"$*\" = \"mcp list --json\" ] || { echo \"unexpected: $*\" >&2; exit 2; }\n" +
 		"echo 'WARNING: proceeding, even though we could not create PATH aliases' >&2\n" +
-		"if [ \"$(pwd -P)\" = \"$(cd \"$HOME\" && pwd -P)\" ]; then cat " + filepath.Join(fixtures, "mcp-list-home.json") +
+		"where=project; [ \"$(pwd -P)\" = \"$(cd \"$HOME\" && pwd -P)\" ] && where=home\n" +
+		"if [ \"$1 $2 $4 $#\" = \"mcp get --json 4\" ] && [ \"$3\" != hdr ]; then cat \"" + fixtures + "/get-$where/$3.json\"; exit; fi\n" +
+		"[ \"$*\" = \"mcp list --json\" ] || { echo \"unexpected: $*\" >&2; exit 2; }\n" +
+		"if [ $where = home ]; then cat " + filepath.Join(fixtures, "mcp-list-home.json") +
 		"; else cat " + filepath.Join(fixtures, "mcp-list-project.json") + "; fi\n"
 	os.WriteFile(filepath.Join(bin, "codex"), []byte(script), 0o755)
 	b, _ := os.ReadFile(filepath.Join(fixtures, "config.toml"))
@@ -88,9 +93,10 @@ func TestImportFromCodex(t *testing.T) {
 		t.Fatalf("%v\n%s", err, b)
 	}
 	for name, parts := range map[string][]string{
-		"remote":  {`"type":"http"`, `"url":"https://api.example.com/mcp"`, `"headers":{"Authorization":"Bearer ${GH_TOKEN}"}`},
-		"hdr":     {`"X-Key":"${HDR_KEY}"`, `"X-Team":"core"`, `"enabled":false`},
-		"cw":      {`"command":"python3"`, `"cwd":"/srv/x"`, `"env_passthrough":["HOME_DIR"]`, `"startup_timeout":30000`, `"timeout":90000`},
+		"remote": {`"type":"http"`, `"url":"https://api.example.com/mcp"`, `"headers":{"Authorization":"Bearer ${GH_TOKEN}"}`},
+		"hdr":    {`"X-Key":"${HDR_KEY}"`, `"X-Team":"core"`, `"enabled":false`},
+		"cw": {`"command":"python3"`, `"cwd":"/srv/x"`, `"env_passthrough":["HOME_DIR"]`, `"startup_timeout":30000`, `"timeout":90000`,
+			`"enabledTools":["read_file","list_dir"]`, `"disabledTools":["delete_file"]`},
 		"withenv": {`"env":{"API_KEY":"abc123","MODE":"x"}`},
 	} {
 		var c bytes.Buffer
@@ -102,8 +108,17 @@ func TestImportFromCodex(t *testing.T) {
 		}
 	}
 	b, _ = os.ReadFile(filepath.Join(w.proj, ".mcp.json"))
-	if !strings.Contains(string(b), `"repo_srv"`) || strings.Contains(string(b), `"evil"`) {
+	if !strings.Contains(string(b), `"repo_srv"`) || strings.Contains(string(b), `"evil"`) || !strings.Contains(string(b), `"disabledTools": ["rm"]`) {
 		t.Errorf("the project's .mcp.json: %s", b)
+	}
+	// What Codex could not say is said, not taken as nothing.
+	for name, want := range map[string]string{
+		"cw":  "Codex's enabled_tools/disabled_tools became enabledTools/disabledTools",
+		"hdr": "its enabled_tools/disabled_tools, if it has any, could not be read (codex mcp get hdr --json failed)",
+	} {
+		if n := noteOf(rep, name); !strings.Contains(n, want) {
+			t.Errorf("%s: notes %q, want %q", name, n, want)
+		}
 	}
 
 	// Outside any workspace, as Codex's servers are the user's own, they
