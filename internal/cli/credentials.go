@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
@@ -339,7 +338,7 @@ func withCredentialRefs(name string, raw []byte, keep func(credential) (string, 
 	for _, c := range creds {
 		ops = append(ops, map[string]string{"op": "replace", "path": c.path(), "value": c.ref()})
 	}
-	patch, _ := json.Marshal(ops)
+	patch, _ := marshalNoEscape(ops) // a url's & stays &, not \u0026
 	if err := v.Patch(patch); err != nil {
 		return nil, nil, fmt.Errorf("keeping the credentials out of the file: %w", err)
 	}

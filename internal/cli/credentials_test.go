@@ -157,6 +157,26 @@ func TestWithCredentialRefs(t *testing.T) {
 	if out, creds, _ := withCredentialRefs("gh", raw, func(credential) (string, error) { return "", nil }, true); string(out) != string(raw) || creds != nil {
 		t.Errorf("nothing kept, yet the file changed: %s", out)
 	}
+	// Two in one url, one kept in the store: each is its own reference,
+	// and what stays typed stays as it was.
+	raw = []byte(`{"url":"https://x.example/mcp?api_key=AAAAAAAAAA&token=BBBBBBBBBB"}`)
+	keepToken := func(c credential) (string, error) {
+		if c.Key == "token" {
+			return "X_TOKEN", nil
+		}
+		return "", nil
+	}
+	out, creds, err = withCredentialRefs("x", raw, keepToken, true)
+	want = `{"url":"https://x.example/mcp?api_key=AAAAAAAAAA&token=${secret:X_TOKEN}"}`
+	if err != nil || string(out) != want || len(creds) != 1 || creds[0].ref() != "https://x.example/mcp?api_key=AAAAAAAAAA&token=${secret:X_TOKEN}" {
+		t.Errorf("url, token kept: got %s (%+v, %v), want %s", out, creds, err, want)
+	}
+	keepBoth := func(c credential) (string, error) { return c.Var, nil }
+	out, _, err = withCredentialRefs("x", raw, keepBoth, false)
+	want = `{"url":"https://x.example/mcp?api_key=${secret:X_API_KEY}&token=${secret:X_TOKEN}"}`
+	if err != nil || string(out) != want {
+		t.Errorf("url, both kept: got %s (%v), want %s", out, err, want)
+	}
 }
 
 // Whatever the values, the rewritten definition is valid JSON with the same
