@@ -96,6 +96,9 @@ func dialectImport(from, name string, def []byte, excluded bool) (out []byte, no
 			rename("serverUrl", "url")
 		}
 	case "gemini":
+		if tcp, ok := str("tcp"); ok && get("command") == nil && get("url") == nil && get("httpUrl") == nil {
+			return nil, nil, fmt.Sprintf("connects to %q over a WebSocket (Gemini's \"tcp\"), which Switchboard does not speak; it takes stdio, Streamable HTTP and SSE", tcp)
+		}
 		// Gemini's transport is the field: httpUrl is Streamable HTTP,
 		// url SSE (unless "type" says), command stdio.
 		if hu, ok := str("httpUrl"); ok {

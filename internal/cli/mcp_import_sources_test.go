@@ -134,7 +134,8 @@ func TestImportFromGemini(t *testing.T) {
            "includeTools": ["read_file"], "excludeTools": ["delete_file"], "description": "py tools"},
     "off": {"command": "x"},
     "gcp": {"httpUrl": "https://x.run.app/mcp", "authProviderType": "google_credentials", "oauth": {"scopes": ["s"]}},
-    "signin": {"httpUrl": "https://signin.example.com/mcp", "oauth": {"enabled": true}}
+    "signin": {"httpUrl": "https://signin.example.com/mcp", "oauth": {"enabled": true}},
+    "ws": {"tcp": "ws://localhost:9000"}
   }
 }`), 0o600)
 	c.writeJSON(filepath.Join(c.proj, ".gemini", "settings.json"), map[string]any{"mcpServers": map[string]any{"evil": c.evil()}})
@@ -148,8 +149,12 @@ func TestImportFromGemini(t *testing.T) {
 	if !equalMaps(got, want) {
 		t.Errorf("imported %v, want %v (skipped %+v)", got, want, rep.Skipped)
 	}
-	if len(rep.Skipped) != 1 || rep.Skipped[0].Name != "gcp" || !strings.Contains(rep.Skipped[0].Reason, `"google_credentials"`) {
-		t.Errorf("skipped %+v, want gcp for its google_credentials", rep.Skipped)
+	skipped := map[string]string{}
+	for _, e := range rep.Skipped {
+		skipped[e.Name] = e.Reason
+	}
+	if len(skipped) != 2 || !strings.Contains(skipped["gcp"], `"google_credentials"`) || !strings.Contains(skipped["ws"], "over a WebSocket") {
+		t.Errorf("skipped %v, want gcp for its google_credentials and ws for its WebSocket", skipped)
 	}
 	defs := serversOf(t, filepath.Join(c.sb, "mcp.json"), "projects", c.proj)
 	for name, want := range map[string]string{
