@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tailscale/hujson"
 )
 
 // TestImportURLCredentials: a url that carries several credentials in its
@@ -47,6 +48,9 @@ func serversOf(t *testing.T, path string, objPath ...string) map[string]string {
 		t.Fatal(err)
 	}
 	var doc map[string]any
+	if std, err := hujson.Standardize(b); err == nil {
+		b = std
+	}
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatalf("%s: %v\n%s", path, err, b)
 	}
@@ -88,9 +92,16 @@ func TestImportFromWindsurf(t *testing.T) {
     "plain": {"url": "https://plain.example.com/mcp"},
   }
 }`), 0o600)
+	// The file written into keeps its comments and other entries.
+	userFile := filepath.Join(c.sb, "mcp.json")
+	os.MkdirAll(c.sb, 0o700)
+	os.WriteFile(userFile, []byte("{\n  // mine, keep me\n  \"mcpServers\": {\"mine\": {\"command\": \"x\"}}\n}\n"), 0o600)
 	rep := c.importJSON(c.proj, "--from", "windsurf")
 	if len(rep.Imported) != 4 || len(rep.Skipped) != 0 {
 		t.Fatalf("imported %+v, skipped %+v", rep.Imported, rep.Skipped)
+	}
+	if b, _ := os.ReadFile(userFile); !strings.Contains(string(b), "// mine, keep me") || !strings.Contains(string(b), `"mine"`) {
+		t.Errorf("the user file lost its comment or entry:\n%s", b)
 	}
 	got := serversOf(t, filepath.Join(c.sb, "mcp.json"), "projects", c.proj)
 	for name, want := range map[string]string{
