@@ -599,12 +599,19 @@ func sameFileAs(fi os.FileInfo, seen []os.FileInfo) bool {
 
 // writeImportReview shows a repository's server before the user decides
 // to import it into a scope that starts it without approval: who wrote it
-// and what exactly it would run.
+// and what exactly it would run, and what was changed on the way (what
+// the other tool's file says that is not imported: Gemini's "trust").
 func writeImportReview(w io.Writer, f *Factory, e importEntry, scope config.Scope) {
 	fmt.Fprintf(w, "\nServer %q (from %s) was written by the repository, not by you.\n", e.Name, trust.Quote(f.tilde(e.File)))
 	fmt.Fprintf(w, "In %s scope it would start without asking, with your whole environment.\n\n", scope)
 	def, _ := config.ParseServer(e.Name, e.def)
 	writeDefinition(w, def)
+	if len(e.Notes) > 0 {
+		fmt.Fprintln(w, "\nOn the way from its file:")
+		for _, n := range e.Notes {
+			fmt.Fprintf(w, "  - %s\n", termsafe.Line(n))
+		}
+	}
 	fmt.Fprintln(w)
 }
 

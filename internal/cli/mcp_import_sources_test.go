@@ -382,3 +382,28 @@ func TestImportProjectScopeNoMachinePaths(t *testing.T) {
 		t.Errorf("lit: notes %q", n)
 	}
 }
+
+// TestImportGeminiRepoReview: a repository's Gemini server that asks to be
+// trusted is shown, before the user confirms it into local scope, with
+// the word that its trust is not imported; without a yes it is not.
+func TestImportGeminiRepoReview(t *testing.T) {
+	c := newImportAttack(t)
+	evil := c.evil()
+	evil["trust"] = true
+	c.writeJSON(filepath.Join(c.proj, ".gemini", "settings.json"), map[string]any{"mcpServers": map[string]any{"evil": evil}})
+	out, errOut, _ := c.runTerminal("n\n", "mcp", "import", "--from", "gemini", "--scope", "local")
+	for _, want := range []string{
+		"was written by the repository, not by you.",
+		`"trust": true (Gemini runs its tools without asking) was not imported`,
+		"Import it into local scope anyway?",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("the review lacks %q:\n%s", want, errOut)
+		}
+	}
+	if !strings.Contains(out, "  - evil: written by the repository, and you did not confirm it") {
+		t.Errorf("a no does not skip it:\n%s", out)
+	}
+	c.run("status")
+	c.noMarker("status")
+}
