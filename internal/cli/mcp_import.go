@@ -813,7 +813,7 @@ func readImportFile(path, from, root string) ([]importEntry, error) {
 		}
 	}
 	var out []importEntry
-	excluded := geminiExcluded(v)
+	off := geminiOff(v)
 	inputs := vscodeInputs(v)
 	add := func(servers *hujson.Object, scope config.Scope) {
 		for _, m := range servers.Members {
@@ -822,7 +822,7 @@ func readImportFile(path, from, root string) ([]importEntry, error) {
 			val.BeforeExtra, val.AfterExtra = nil, nil
 			val.Standardize()
 			e := importEntry{Name: name, File: path, def: val.Pack(), scope: scope}
-			e.def, e.Notes, e.Reason = dialectImport(from, name, e.def, slices.Contains(excluded, name))
+			e.def, e.Notes, e.Reason = dialectImport(from, name, e.def, off(name))
 			if e.Reason == "" {
 				var notes []string
 				e.def, notes = resolveInputs(e.def, inputs)

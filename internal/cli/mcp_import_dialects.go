@@ -33,10 +33,10 @@ func geminiUserConfig(f *Factory) string {
 var geminiBareVar = lazyre.New(`\$([A-Z_][A-Z0-9_]*)\b`)
 
 // dialectImport rewrites def, one server of from's file, in the fields
-// Switchboard reads. excluded is Gemini's "mcp.excluded" (servers it does
-// not start). It returns the new definition and what changed, or why the
+// Switchboard reads. off, if set, is why Gemini does not start it (its
+// "mcp.excluded" or "mcp.allowed", geminiOff). It returns the new definition and what changed, or why the
 // server cannot be imported.
-func dialectImport(from, name string, def []byte, excluded bool) (out []byte, notes []string, skip string) {
+func dialectImport(from, name string, def []byte, off string) (out []byte, notes []string, skip string) {
 	if from != "windsurf" && from != "gemini" {
 		return def, nil, ""
 	}
@@ -136,9 +136,9 @@ func dialectImport(from, name string, def []byte, excluded bool) (out []byte, no
 			remove("oauth")
 			notes = append(notes, fmt.Sprintf(`dropped Gemini's "oauth" settings: Switchboard finds the server's sign-in itself; run switchboard mcp login %s`, name))
 		}
-		if excluded {
+		if off != "" {
 			set("enabled", false)
-			notes = append(notes, `Gemini's "mcp.excluded" lists it: imported disabled ("enabled": false)`)
+			notes = append(notes, off+`: imported disabled ("enabled": false)`)
 		}
 		// $NAME, which Gemini expands, is ${NAME} in Switchboard.
 		changed := false
@@ -159,16 +159,29 @@ func dialectImport(from, name string, def []byte, excluded bool) (out []byte, no
 	return v.Pack(), notes, ""
 }
 
-// geminiExcluded is Gemini's "mcp.excluded" of a settings file: the
-// servers it does not start.
-func geminiExcluded(v hujson.Value) []string {
-	ex := v.Find("/mcp/excluded")
-	if ex == nil {
-		return nil
+// geminiOff returns, for a Gemini settings file, why Gemini does not
+// start a server of that name: its "mcp.excluded" lists it, or its
+// "mcp.allowed" does not; "" when it starts it.
+func geminiOff(v hujson.Value) func(name string) string {
+	list := func(ptr string) ([]string, bool) {
+		lv := v.Find(ptr)
+		if lv == nil {
+			return nil, false
+		}
+		std := lv.Clone()
+		std.Standardize()
+		var names []string
+		return names, json.Unmarshal(std.Pack(), &names) == nil
 	}
-	var names []string
-	if json.Unmarshal(ex.Pack(), &names) != nil {
-		return nil
+	excluded, _ := list("/mcp/excluded")
+	allowed, hasAllowed := list("/mcp/allowed")
+	return func(name string) string {
+		switch {
+		case slices.Contains(excluded, name):
+			return `Gemini's "mcp.excluded" lists it`
+		case hasAllowed && !slices.Contains(allowed, name):
+			return `Gemini's "mcp.allowed" does not list it`
+		}
+		return ""
 	}
-	return names
 }

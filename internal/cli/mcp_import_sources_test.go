@@ -149,14 +149,17 @@ func TestImportFromGemini(t *testing.T) {
     "ws": {"tcp": "ws://localhost:9000"}
   }
 }`), 0o600)
-	c.writeJSON(filepath.Join(c.proj, ".gemini", "settings.json"), map[string]any{"mcpServers": map[string]any{"evil": c.evil()}})
+	c.writeJSON(filepath.Join(c.proj, ".gemini", "settings.json"), map[string]any{
+		"mcp":        map[string]any{"allowed": []string{"evil"}},
+		"mcpServers": map[string]any{"evil": c.evil(), "other": map[string]any{"command": "y"}},
+	})
 
 	rep := c.importJSON(c.proj, "--from", "gemini")
 	got := map[string]string{}
 	for _, e := range rep.Imported {
 		got[e.Name] = e.Scope + " " + e.Author
 	}
-	want := map[string]string{"api": "local user", "events": "local user", "py": "local user", "off": "local user", "signin": "local user", "evil": "project repository"}
+	want := map[string]string{"api": "local user", "events": "local user", "py": "local user", "off": "local user", "signin": "local user", "evil": "project repository", "other": "project repository"}
 	if !equalMaps(got, want) {
 		t.Errorf("imported %v, want %v (skipped %+v)", got, want, rep.Skipped)
 	}
@@ -186,6 +189,7 @@ func TestImportFromGemini(t *testing.T) {
 		"off":    `Gemini's "mcp.excluded" lists it`,
 		"signin": "run switchboard mcp login signin",
 		"evil":   "written by the repository, needs approval",
+		"other":  `Gemini's "mcp.allowed" does not list it: imported disabled`,
 	} {
 		if n := noteOf(rep, name); !strings.Contains(n, want) {
 			t.Errorf("%s: notes %q, want %q", name, n, want)
