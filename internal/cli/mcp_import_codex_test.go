@@ -25,13 +25,14 @@ func TestImportFromCodex(t *testing.T) {
 	fixtures, _ := filepath.Abs(filepath.Join("testdata", "codex"))
 	bin := filepath.Join(w.work, "bin")
 	os.MkdirAll(bin, 0o755)
-	// `codex mcp get NAME --json` (get-home/NAME.json, get-project/…)
+	// `codex mcp get NAME --json` (get-home/NAME.json, get-project/…, a
+	// space in NAME as _)
 	// carries the tool filters the list leaves out; for hdr it fails, as
 	// a Codex without it would.
 	script := "#!/bin/sh\n" +
 		"echo 'WARNING: proceeding, even though we could not create PATH aliases' >&2\n" +
 		"where=project; [ \"$(pwd -P)\" = \"$(cd \"$HOME\" && pwd -P)\" ] && where=home\n" +
-		"if [ \"$1 $2 $4 $#\" = \"mcp get --json 4\" ] && [ \"$3\" != hdr ]; then cat \"" + fixtures + "/get-$where/$3.json\"; exit; fi\n" +
+		"if [ \"$1 $2 $4 $#\" = \"mcp get --json 4\" ] && [ \"$3\" != hdr ]; then cat \"" + fixtures + "/get-$where/$(echo \"$3\" | tr ' ' _).json\"; exit; fi\n" +
 		"[ \"$*\" = \"mcp list --json\" ] || { echo \"unexpected: $*\" >&2; exit 2; }\n" +
 		"if [ $where = home ]; then cat " + filepath.Join(fixtures, "mcp-list-home.json") +
 		"; else cat " + filepath.Join(fixtures, "mcp-list-project.json") + "; fi\n"

@@ -34,8 +34,8 @@ var geminiBareVar = lazyre.New(`\$([A-Z_][A-Z0-9_]*)\b`)
 
 // dialectImport rewrites def, one server of from's file, in the fields
 // Switchboard reads. off, if set, is why Gemini does not start it (its
-// "mcp.excluded" or "mcp.allowed", geminiOff). It returns the new definition and what changed, or why the
-// server cannot be imported.
+// "mcp.excluded" or "mcp.allowed", geminiOff). It returns the new
+// definition and what changed, or why the server cannot be imported.
 func dialectImport(from, name string, def []byte, off string) (out []byte, notes []string, skip string) {
 	if from != "windsurf" && from != "gemini" {
 		return def, nil, ""
