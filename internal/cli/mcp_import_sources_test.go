@@ -90,6 +90,7 @@ func TestImportFromWindsurf(t *testing.T) {
     "remote": {"serverUrl": "https://mcp.example.com/mcp", "headers": {"X-Team": "${env:TEAM}"}},
     "legacy": {"serverUrl": "https://old.example.com/sse", "disabled": true, "disabledTools": ["delete_*"]},
     "plain": {"url": "https://plain.example.com/mcp"},
+    "fromfile": {"serverUrl": "https://f.example.com/mcp", "headers": {"Authorization": "Bearer ${file:/run/secrets/tok}"}},
   }
 }`), 0o600)
 	// The file written into keeps its comments and other entries.
@@ -97,7 +98,7 @@ func TestImportFromWindsurf(t *testing.T) {
 	os.MkdirAll(c.sb, 0o700)
 	os.WriteFile(userFile, []byte("{\n  // mine, keep me\n  \"mcpServers\": {\"mine\": {\"command\": \"x\"}}\n}\n"), 0o600)
 	rep := c.importJSON(c.proj, "--from", "windsurf")
-	if len(rep.Imported) != 4 || len(rep.Skipped) != 0 {
+	if len(rep.Imported) != 4 || len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0].Reason, "uses ${file:/run/secrets/tok}, which Switchboard does not expand") {
 		t.Fatalf("imported %+v, skipped %+v", rep.Imported, rep.Skipped)
 	}
 	if b, _ := os.ReadFile(userFile); !strings.Contains(string(b), "// mine, keep me") || !strings.Contains(string(b), `"mine"`) {
