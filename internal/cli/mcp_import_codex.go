@@ -151,19 +151,9 @@ func codexRun(ctx context.Context, bin, dir string, args ...string) ([]byte, err
 
 // codexList runs `codex mcp list --json` in dir.
 func codexList(ctx context.Context, bin, dir string) ([]codexServer, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "mcp", "list", "--json")
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := codexRun(ctx, bin, dir, "mcp", "list", "--json")
 	if err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
-			msg = msg[i+1:]
-		}
-		return nil, Failuref("run codex mcp list yourself to see why", "codex mcp list --json failed: %v: %s", err, msg)
+		return nil, Failuref("run codex mcp list yourself to see why", "codex mcp list --json failed: %v", err)
 	}
 	var servers []codexServer
 	if err := json.Unmarshal(out, &servers); err != nil {
