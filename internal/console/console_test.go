@@ -1155,3 +1155,36 @@ func TestServerActions(t *testing.T) {
 		}
 	}
 }
+
+// A server's words in the tools page's warnings (here its tools/list
+// error) are shown as the terminal shows them: a bidi override or an
+// escape sequence is made visible, not obeyed by the page.
+func TestConsoleToolsWarningsMadeVisible(t *testing.T) {
+	bad := server("list-error")
+	bad["args"] = append(bad["args"].([]string), "-message", "index \u202egnp.exe\u202c not loaded \x1b[2J")
+	f := newFixture(t, map[string]any{"bad": bad})
+	f.waitState(t, "mine", host.StateConnected)
+	s := signIn(t, f)
+	var body string
+	for range 100 {
+		resp, err := s.c.Get(f.srv.URL + "/tools")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if body = string(b); strings.Contains(body, "not loaded") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(body, "not loaded") {
+		t.Fatalf("the tools page names no list error of bad:\n%s", body)
+	}
+	if strings.ContainsAny(body, "\u202e\u202c\x1b") {
+		t.Errorf("the tools page carries the server's bidi override or escape as they are:\n%s", body)
+	}
+	if !strings.Contains(body, `index \u202egnp.exe\u202c not loaded \x1b[2J`) {
+		t.Errorf("the tools page does not show the server's characters as escapes:\n%s", body)
+	}
+}

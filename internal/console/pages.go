@@ -47,6 +47,8 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, nam
 	if p.Message == "" {
 		p.Message = c.queryMessage(r)
 	}
+	// A refusal may quote a server's words (its error to a call).
+	p.Message = termsafe.Text(p.Message)
 	if c.o.Asks != nil {
 		p.Asks = c.questionsFor(s.viewer)
 	}
@@ -588,6 +590,13 @@ func (c *Console) listTools(ctx context.Context, wait bool) listing {
 	for name := range l.starting {
 		l.warnings = append(l.warnings, name+": still connecting; its tools are listed once it is up (reload the page)")
 	}
+	// They quote servers' errors: shown as the terminal shows them (a
+	// copy: the host's list is not the console's to change).
+	shown := make([]string, len(l.warnings))
+	for i, w := range l.warnings {
+		shown[i] = termsafe.Line(w)
+	}
+	l.warnings = shown
 	slices.Sort(l.warnings)
 	return l
 }
