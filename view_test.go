@@ -382,3 +382,56 @@ func TestProfileToolSearchNamesOnlyWhatItShows(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileToolSearchNotKeptByAHiddenDownServer: a server that is down
+// (paused here) keeps tool_search listed, so that the tool block does not
+// change while it reconnects, when its last tools would be deferred, but
+// not in a view whose profile hides every one of them: there tool_search
+// would be a tool with nothing to find, and the model told of deferred
+// tools it can never reach.
+func TestProfileToolSearchNotKeptByAHiddenDownServer(t *testing.T) {
+	dir, home := profileHome(t, "v"+t.Name(), map[string]any{
+		"profiles": map[string]any{
+			"lean": map[string]any{"enabledTools": []string{"echo", "pid"}, "defer": []string{"mcp__secret__*"}},
+			"all":  map[string]any{"defer": []string{"mcp__secret__*"}},
+		},
+	})
+	cmd, args := testserver.Command("echo")
+	many, manyArgs := testserver.Command("many-tools", "-n", "3")
+	writeJSON(t, filepath.Join(home, "mcp.json"), map[string]any{"mcpServers": map[string]any{
+		"docs":   map[string]any{"command": cmd, "args": args},
+		"secret": map[string]any{"command": many, "args": manyArgs},
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	sb := openAt(ctx, t, dir, home)
+	defer sb.Close()
+	sb.Ready(ctx)
+	if _, err := sb.Host().Tools(ctx); err != nil { // secret's tools are known
+		t.Fatal(err)
+	}
+	if err := sb.Host().Pause("secret"); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{"lean": false, "all": true} {
+		v, err := sb.View(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools, err := v.Tools(ctx, shape.Anthropic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed := false
+		for _, raw := range tools {
+			var d struct{ Name string }
+			if err := json.Unmarshal(raw, &d); err != nil {
+				t.Fatal(err)
+			}
+			listed = listed || d.Name == "tool_search"
+		}
+		if listed != want {
+			t.Errorf("%s, secret paused: tool_search listed %v, want %v", name, listed, want)
+		}
+	}
+}

@@ -211,6 +211,9 @@ func (h *Host) deferredWhenLastUp(mods []toolsurface.Modifiers, listed map[strin
 		}
 		big := threshold > 0 && h.blockTokens(s.name, known) > threshold
 		for _, t := range known {
+			if hid, _ := h.hidden(s.name, t.Name); hid {
+				continue // a tool no one here sees keeps no tool_search listed
+			}
 			if deferDecision(mods, s, t.Name, big) {
 				return true
 			}
