@@ -1188,3 +1188,27 @@ func TestConsoleToolsWarningsMadeVisible(t *testing.T) {
 		t.Errorf("the tools page does not show the server's characters as escapes:\n%s", body)
 	}
 }
+
+// A deferred tool (its server's defer_loading) is one the model finds
+// through tool_search; to a person in the console it is a tool like any
+// other: the tools page lists it, and the playground calls it.
+func TestConsolePlaygroundHasDeferredTools(t *testing.T) {
+	lazy := server("echo")
+	lazy["defer_loading"] = true
+	f := newFixture(t, map[string]any{"lazy": lazy})
+	a := signIn(t, f)
+	f.waitState(t, "lazy", host.StateConnected)
+	code, page := a.get("/tools")
+	if code != http.StatusOK || !strings.Contains(page, `id="call-mcp__lazy__echo"`) {
+		t.Errorf("/tools: %d, without the deferred tool mcp__lazy__echo:\n%s", code, page)
+	}
+	if strings.Contains(page, `id="call-tool_search"`) {
+		t.Errorf("/tools offers tool_search, the model's way to the deferred tools, as a tool to call")
+	}
+	if code, body := a.post("/call", url.Values{"tool": {"mcp__lazy__echo"}, "arg.text": {"hi"}}); code != http.StatusSeeOther {
+		t.Fatalf("a playground call of the deferred tool: %d\n%s", code, body)
+	}
+	if q := f.question(); q[0].Tool != "mcp__lazy__echo" {
+		t.Errorf("the question is about %s", q[0].Tool)
+	}
+}

@@ -581,7 +581,11 @@ func (c *Console) listTools(ctx context.Context, wait bool) listing {
 		l.warnings = []string{err.Error()}
 		return l
 	}
-	l.tools, l.warnings = list.Tools, list.Warnings
+	// A deferred tool is one the model finds through tool_search; to a
+	// person here it is a tool like any other (a new slice: the host's
+	// list is not the console's to change).
+	l.tools, l.warnings = slices.Concat(list.Tools, list.Deferred), list.Warnings
+	slices.SortFunc(l.tools, func(a, b host.Tool) int { return strings.Compare(a.Name, b.Name) })
 	// A server still connecting when the wait ends is left out with a
 	// warning of its own; the others' tools are listed all the same.
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
