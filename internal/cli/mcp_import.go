@@ -68,6 +68,7 @@ func NewMCPImportCmd(f *Factory, runF func(context.Context, *MCPImportOptions) e
 		Use:   "import --from claude-code|claude-desktop|codex|vscode|vscode-insiders|cursor|windsurf|gemini [--scope S]",
 		Short: "Import servers from Claude Code, Claude Desktop, Codex, VS Code, Cursor, Windsurf or Gemini CLI",
 		Long: `Copy server definitions from another tool's configuration into a scope.
+Without --from it names the tools that keep servers on this machine.
 
   claude-code     ~/.claude.json ($CLAUDE_CONFIG_DIR/.claude.json when set): its
                   user-scope servers ("mcpServers") into user scope, and this
@@ -148,7 +149,7 @@ never overwritten without --force.`,
 	fl.StringVar(&opts.File, "file", "", "read this `FILE` instead of the tool's usual location")
 	fl.BoolVar(&opts.Force, "force", false, "overwrite servers that already exist in the scope")
 	registerScopeCompletion(cmd)
-	_ = cmd.RegisterFlagCompletionFunc("from", cobra.FixedCompletions([]string{"claude-code", "claude-desktop", "codex", "vscode", "vscode-insiders", "cursor", "windsurf", "gemini"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("from", cobra.FixedCompletions(importSourceOrder, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -199,7 +200,11 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 	label, ok := importSources[opts.From]
 	if !ok {
 		if opts.From == "" {
-			return Usagef("e.g. switchboard mcp import --from claude-code", "mcp import needs --from "+importSourceList)
+			hint := "e.g. switchboard mcp import --from claude-code"
+			if here := importableSources(f); len(here) > 0 {
+				hint = "found on this machine: " + strings.Join(here, "; ")
+			}
+			return Usagef(hint, "mcp import needs --from "+importSourceList)
 		}
 		return Usagef("use --from "+importSourceList, "cannot import from %q", opts.From)
 	}
@@ -613,6 +618,46 @@ func writeImportReview(w io.Writer, f *Factory, e importEntry, scope config.Scop
 		}
 	}
 	fmt.Fprintln(w)
+}
+
+// importSourceOrder is importSources in the order help and messages name
+// them.
+var importSourceOrder = []string{"claude-code", "claude-desktop", "codex", "vscode", "vscode-insiders", "cursor", "windsurf", "gemini"}
+
+// importableSources says, for a newcomer who ran mcp import without
+// --from, which tools keep servers on this machine: each with its file,
+// how many servers it holds, and the command that imports them. Codex's
+// are counted by Codex itself at import, so only its file is named.
+func importableSources(f *Factory) []string {
+	root, ok := f.WorkspaceRoot()
+	if !ok {
+		root = f.Cwd
+	}
+	var out []string
+	for _, from := range importSourceOrder {
+		found := existingImportFiles(f, importPaths(f, from, root), root)
+		if len(found) == 0 {
+			continue
+		}
+		files := make([]string, len(found))
+		for i, fl := range found {
+			files[i] = f.tilde(fl.path)
+		}
+		what := strings.Join(files, ", ")
+		if from != "codex" {
+			entries, err := mergeImportFiles(f, found, from, root)
+			if err != nil || len(entries) == 0 {
+				continue // unreadable or empty: nothing to offer
+			}
+			s := "s"
+			if len(entries) == 1 {
+				s = ""
+			}
+			what = fmt.Sprintf("%d server%s in %s", len(entries), s, what)
+		}
+		out = append(out, fmt.Sprintf("%s (%s): switchboard mcp import --from %s", importSources[from], termsafe.Line(what), from))
+	}
+	return out
 }
 
 // importPaths are the files a tool keeps its servers in, lowest priority

@@ -412,3 +412,31 @@ func TestImportGeminiRepoReview(t *testing.T) {
 	c.run("status")
 	c.noMarker("status")
 }
+
+// TestImportWithoutFromNamesWhatIsHere: a newcomer who runs mcp import
+// without --from is told which tools keep servers on this machine, how
+// many and where, with the command for each; a file without servers is
+// not offered.
+func TestImportWithoutFromNamesWhatIsHere(t *testing.T) {
+	c := newImportAttack(t)
+	_, errOut, code := c.run("mcp", "import")
+	if code != 2 || !strings.Contains(errOut, "hint: e.g. switchboard mcp import --from claude-code") {
+		t.Errorf("nothing to import: exit %d: %s", code, errOut)
+	}
+	write := func(rel, body string) {
+		p := filepath.Join(c.home, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(".codeium/windsurf/mcp_config.json", `{"mcpServers": {"a": {"serverUrl": "https://a.example.com/mcp"}, "b": {"command": "npx"}}}`)
+	write(".gemini/settings.json", `{"mcpServers": {"g": {"httpUrl": "https://g.example.com/mcp"}}}`)
+	write(".cursor/mcp.json", `{"mcpServers": {}}`)
+	_, errOut, code = c.run("mcp", "import")
+	want := "hint: found on this machine: Windsurf (2 servers in " + filepath.Join("~", ".codeium", "windsurf", "mcp_config.json") +
+		"): switchboard mcp import --from windsurf; Gemini CLI (1 server in " + filepath.Join("~", ".gemini", "settings.json") + "): switchboard mcp import --from gemini\n"
+	if code != 2 || !strings.Contains(errOut, want) {
+		t.Errorf("exit %d: %s\nwant %s", code, errOut, want)
+	}
+}
