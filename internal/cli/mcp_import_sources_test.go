@@ -439,4 +439,13 @@ func TestImportWithoutFromNamesWhatIsHere(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, want) {
 		t.Errorf("exit %d: %s\nwant %s", code, errOut, want)
 	}
+	// The listings' "no servers" says so too.
+	for _, cmd := range [][]string{{"status"}, {"tools"}, {"mcp", "list"}} {
+		_, errOut, _ = c.run(cmd...)
+		if !strings.Contains(errOut, "No MCP servers are configured.") ||
+			!strings.Contains(errOut, "\nOther tools keep servers on this machine; import them:\n  Windsurf (2 servers in ") ||
+			!strings.Contains(errOut, "\n  Gemini CLI (1 server in "+filepath.Join("~", ".gemini", "settings.json")+"): switchboard mcp import --from gemini\n") {
+			t.Errorf("%s with no servers configured:\n%s", strings.Join(cmd, " "), errOut)
+		}
+	}
 }

@@ -76,6 +76,10 @@ type runtimeOptions struct {
 	// one is asked for and stored: see secret.go). If nil, the front
 	// door's default.
 	SecretStore func() *secretstore.Store
+	// Importable names the other tools' servers on this machine
+	// (importableSources), for the listings' "no servers" message. If
+	// nil, none.
+	Importable func() []string
 }
 
 // newRuntimeOptions fills runtimeOptions from f. Call it when the command
@@ -98,6 +102,7 @@ func newRuntimeOptions(f *Factory) runtimeOptions {
 		Sandbox:  f.sandboxDefaults,
 
 		SecretStore: f.secretStore,
+		Importable:  func() []string { return importableSources(f) },
 	}
 }
 

@@ -145,7 +145,7 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 		return nil
 	}
 	if len(r.Servers) == 0 {
-		fmt.Fprintln(ios.ErrOut, noServersMessage)
+		fmt.Fprintln(ios.ErrOut, noServersText(o.Importable))
 		if ios.IsTTY {
 			printFiles(ios.Out, cfg, o)
 		}
@@ -213,6 +213,21 @@ func (r statusReport) print(ios *IOStreams, cfg *config.Resolved, o *runtimeOpti
 // noServersMessage is what status and mcp list say on stderr when no
 // server is configured (stdout stays empty).
 const noServersMessage = "No MCP servers are configured. Add one with `switchboard mcp add NAME -- COMMAND [ARGS…]`, or see it all work with `switchboard demo`."
+
+// noServersText is noServersMessage, followed, when other tools keep
+// servers on this machine (importable: importableSources), by a line for
+// each with the command that imports them: a newcomer who already has
+// servers elsewhere need not type them again.
+func noServersText(importable func() []string) string {
+	if importable == nil {
+		return noServersMessage
+	}
+	here := importable()
+	if len(here) == 0 {
+		return noServersMessage
+	}
+	return noServersMessage + "\nOther tools keep servers on this machine; import them:\n  " + strings.Join(here, "\n  ")
+}
 
 // statusPipedColumns are status's piped columns (its help names them).
 var statusPipedColumns = []string{"name", "type", "scope", "state", "tools", "tokens", "reason", "command"}

@@ -353,7 +353,7 @@ func noToolsMessage(s *session) string {
 		return unreadableMessage
 	}
 	if len(s.cfg.Servers) == 0 {
-		return noServersMessage
+		return noServersText(s.opts.Importable)
 	}
 	statuses := s.h.Status()
 	var failed []string
