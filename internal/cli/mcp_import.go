@@ -68,7 +68,8 @@ func NewMCPImportCmd(f *Factory, runF func(context.Context, *MCPImportOptions) e
 		Use:   "import --from claude-code|claude-desktop|codex|vscode|vscode-insiders|cursor|windsurf|gemini [--scope S]",
 		Short: "Import servers from Claude Code, Claude Desktop, Codex, VS Code, Cursor, Windsurf or Gemini CLI",
 		Long: `Copy server definitions from another tool's configuration into a scope.
-Without --from it names the tools that keep servers on this machine.
+Without --from it lists the tools that keep servers on this machine, and
+the command that imports each; nothing is changed.
 
   claude-code     ~/.claude.json ($CLAUDE_CONFIG_DIR/.claude.json when set): its
                   user-scope servers ("mcpServers") into user scope, and this
@@ -200,11 +201,19 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 	label, ok := importSources[opts.From]
 	if !ok {
 		if opts.From == "" {
-			hint := "e.g. switchboard mcp import --from claude-code"
-			if here := importableSources(f); len(here) > 0 {
-				hint = "found on this machine: " + strings.Join(here, "; ")
+			// What there is to import: a newcomer's first question.
+			here := importableSources(f)
+			if len(here) == 0 {
+				return Usagef("e.g. switchboard mcp import --from claude-code", "mcp import needs --from %s; no such tool keeps servers on this machine where Switchboard looks", importSourceList)
 			}
-			return Usagef(hint, "mcp import needs --from "+importSourceList)
+			if opts.JSON {
+				return printJSON(opts.IO.Out, here)
+			}
+			fmt.Fprintln(opts.IO.Out, "Tools that keep servers on this machine; import each with its command:")
+			for _, s := range here {
+				fmt.Fprintln(opts.IO.Out, "  "+s.line())
+			}
+			return nil
 		}
 		return Usagef("use --from "+importSourceList, "cannot import from %q", opts.From)
 	}
@@ -624,38 +633,67 @@ func writeImportReview(w io.Writer, f *Factory, e importEntry, scope config.Scop
 // them.
 var importSourceOrder = []string{"claude-code", "claude-desktop", "codex", "vscode", "vscode-insiders", "cursor", "windsurf", "gemini"}
 
-// importableSources says, for a newcomer who ran mcp import without
-// --from, which tools keep servers on this machine: each with its file,
-// how many servers it holds, and the command that imports them. Codex's
-// are counted by Codex itself at import, so only its file is named.
-func importableSources(f *Factory) []string {
+// importSource is a tool that keeps servers on this machine, as mcp
+// import without --from lists it.
+type importSource struct {
+	From  string   `json:"from"`
+	Label string   `json:"label"`
+	Files []string `json:"files"`
+	// Servers is how many it holds; -1 for Codex's, which Codex itself
+	// reads at import.
+	Servers int      `json:"servers"`
+	shown   []string // Files for a person (~/…)
+}
+
+// line is s for a person: its name, servers and files, and the command.
+func (s importSource) line() string {
+	what := strings.Join(s.shown, ", ")
+	if s.Servers >= 0 {
+		plural := "s"
+		if s.Servers == 1 {
+			plural = ""
+		}
+		what = fmt.Sprintf("%d server%s in %s", s.Servers, plural, what)
+	}
+	return fmt.Sprintf("%s (%s): switchboard mcp import --from %s", s.Label, termsafe.Line(what), s.From)
+}
+
+// importableSources are the tools that keep servers on this machine, for
+// a newcomer: mcp import without --from, and the listings when no server
+// is configured. A file that holds none, or cannot be read, is left out.
+func importableSources(f *Factory) []importSource {
 	root, ok := f.WorkspaceRoot()
 	if !ok {
 		root = f.Cwd
 	}
-	var out []string
+	var out []importSource
 	for _, from := range importSourceOrder {
 		found := existingImportFiles(f, importPaths(f, from, root), root)
 		if len(found) == 0 {
 			continue
 		}
-		files := make([]string, len(found))
-		for i, fl := range found {
-			files[i] = f.tilde(fl.path)
+		src := importSource{From: from, Label: importSources[from], Servers: -1}
+		for _, fl := range found {
+			src.Files = append(src.Files, fl.path)
+			src.shown = append(src.shown, f.tilde(fl.path))
 		}
-		what := strings.Join(files, ", ")
 		if from != "codex" {
 			entries, err := mergeImportFiles(f, found, from, root)
 			if err != nil || len(entries) == 0 {
-				continue // unreadable or empty: nothing to offer
+				continue
 			}
-			s := "s"
-			if len(entries) == 1 {
-				s = ""
-			}
-			what = fmt.Sprintf("%d server%s in %s", len(entries), s, what)
+			src.Servers = len(entries)
 		}
-		out = append(out, fmt.Sprintf("%s (%s): switchboard mcp import --from %s", importSources[from], termsafe.Line(what), from))
+		out = append(out, src)
+	}
+	return out
+}
+
+// importableLines are importableSources' lines.
+func importableLines(f *Factory) []string {
+	var out []string
+	for _, s := range importableSources(f) {
+		out = append(out, s.line())
 	}
 	return out
 }

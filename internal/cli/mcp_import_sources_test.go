@@ -415,12 +415,13 @@ func TestImportGeminiRepoReview(t *testing.T) {
 
 // TestImportWithoutFromNamesWhatIsHere: a newcomer who runs mcp import
 // without --from is told which tools keep servers on this machine, how
-// many and where, with the command for each; a file without servers is
-// not offered.
+// many and where, with the command for each (exit 0; --json the same as
+// objects); a file without servers is not offered; with none, the usage
+// error. The listings' "no servers" names them too.
 func TestImportWithoutFromNamesWhatIsHere(t *testing.T) {
 	c := newImportAttack(t)
 	_, errOut, code := c.run("mcp", "import")
-	if code != 2 || !strings.Contains(errOut, "hint: e.g. switchboard mcp import --from claude-code") {
+	if code != 2 || !strings.Contains(errOut, "no such tool keeps servers on this machine") || !strings.Contains(errOut, "hint: e.g. switchboard mcp import --from claude-code") {
 		t.Errorf("nothing to import: exit %d: %s", code, errOut)
 	}
 	write := func(rel, body string) {
@@ -433,18 +434,24 @@ func TestImportWithoutFromNamesWhatIsHere(t *testing.T) {
 	write(".codeium/windsurf/mcp_config.json", `{"mcpServers": {"a": {"serverUrl": "https://a.example.com/mcp"}, "b": {"command": "npx"}}}`)
 	write(".gemini/settings.json", `{"mcpServers": {"g": {"httpUrl": "https://g.example.com/mcp"}}}`)
 	write(".cursor/mcp.json", `{"mcpServers": {}}`)
-	_, errOut, code = c.run("mcp", "import")
-	want := "hint: found on this machine: Windsurf (2 servers in " + filepath.Join("~", ".codeium", "windsurf", "mcp_config.json") +
-		"): switchboard mcp import --from windsurf; Gemini CLI (1 server in " + filepath.Join("~", ".gemini", "settings.json") + "): switchboard mcp import --from gemini\n"
-	if code != 2 || !strings.Contains(errOut, want) {
-		t.Errorf("exit %d: %s\nwant %s", code, errOut, want)
+	windsurf := "  Windsurf (2 servers in " + filepath.Join("~", ".codeium", "windsurf", "mcp_config.json") + "): switchboard mcp import --from windsurf\n"
+	gemini := "  Gemini CLI (1 server in " + filepath.Join("~", ".gemini", "settings.json") + "): switchboard mcp import --from gemini\n"
+	out, errOut, code := c.run("mcp", "import")
+	if want := "Tools that keep servers on this machine; import each with its command:\n" + windsurf + gemini; code != 0 || out != want {
+		t.Errorf("exit %d: %q (stderr %s)\nwant %q", code, out, errOut, want)
 	}
-	// The listings' "no servers" says so too.
+	out, _, code = c.run("mcp", "import", "--json")
+	var got []importSource
+	if err := json.Unmarshal([]byte(out), &got); err != nil || code != 0 || len(got) != 2 ||
+		got[0].From != "windsurf" || got[0].Servers != 2 || got[0].Files[0] != filepath.Join(c.home, ".codeium", "windsurf", "mcp_config.json") ||
+		got[1].From != "gemini" || got[1].Servers != 1 {
+		t.Errorf("--json: exit %d, %v: %s", code, err, out)
+	}
+	// The listings' "no servers" says so too, on stderr.
 	for _, cmd := range [][]string{{"status"}, {"tools"}, {"mcp", "list"}} {
 		_, errOut, _ = c.run(cmd...)
 		if !strings.Contains(errOut, "No MCP servers are configured.") ||
-			!strings.Contains(errOut, "\nOther tools keep servers on this machine; import them:\n  Windsurf (2 servers in ") ||
-			!strings.Contains(errOut, "\n  Gemini CLI (1 server in "+filepath.Join("~", ".gemini", "settings.json")+"): switchboard mcp import --from gemini\n") {
+			!strings.Contains(errOut, "\nOther tools keep servers on this machine; import them:\n"+windsurf+gemini) {
 			t.Errorf("%s with no servers configured:\n%s", strings.Join(cmd, " "), errOut)
 		}
 	}

@@ -236,7 +236,7 @@ func mcpListRun(ctx context.Context, opts *MCPListOptions) error {
 	if len(r.Servers) == 0 {
 		// On stderr, piped too, as every list command says it has
 		// nothing: stdout stays empty for a script.
-		fmt.Fprintln(opts.IO.ErrOut, noServersText(func() []string { return importableSources(opts.Factory) }))
+		fmt.Fprintln(opts.IO.ErrOut, noServersText(func() []string { return importableLines(opts.Factory) }))
 	}
 	if len(r.Servers) > 0 {
 		cols := []string{"name", "type", "scope", "enabled", "command / url", "file"}

@@ -102,7 +102,7 @@ func newRuntimeOptions(f *Factory) runtimeOptions {
 		Sandbox:  f.sandboxDefaults,
 
 		SecretStore: f.secretStore,
-		Importable:  func() []string { return importableSources(f) },
+		Importable:  func() []string { return importableLines(f) },
 	}
 }
 
