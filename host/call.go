@@ -206,6 +206,11 @@ func (h *Host) resolveTool(ctx context.Context, name string) (*server, string, e
 	if err := h.heldCall(name, candidates); err != nil {
 		return nil, "", err
 	}
+	// A Close that began since the call did empties every server's tools:
+	// that is ErrClosed, not a tool the server lacks.
+	if err := h.open(); err != nil {
+		return nil, "", err
+	}
 	if len(candidates) == 0 {
 		return nil, "", &UnknownToolError{Name: name}
 	}
