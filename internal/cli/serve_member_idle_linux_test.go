@@ -49,7 +49,9 @@ func TestGatewayMemberIdle(t *testing.T) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	if again := pid(); again == first || !alive(again) {
-		t.Errorf("alice's call after the idle close reached pid %d (the closed one was %d); want a new, running one", again, first)
+	// The call is answered by another process, started for it (under
+	// the 1 ms idle it may be stopped again by the time this looks).
+	if again := pid(); again == first {
+		t.Errorf("alice's call after the idle close reached pid %d, the closed one; want a new one", again)
 	}
 }
