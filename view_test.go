@@ -335,49 +335,62 @@ func TestProfileExtendingKeepsItsOwnDeferral(t *testing.T) {
 	}
 }
 
-// TestProfileToolSearchNamesOnlyWhatItShows: tool_search's description,
-// in a view whose profile hides every tool of a server by its tool
-// filters, names only the servers whose tools the view shows: the model
-// learns nothing of the other (here "secret", whose tools are all hidden
-// by enabledTools).
-func TestProfileToolSearchNamesOnlyWhatItShows(t *testing.T) {
-	dir, home := profileHome(t, "v"+t.Name(), map[string]any{
-		"profiles": map[string]any{
-			"lean": map[string]any{"enabledTools": []string{"echo", "pid"}, "defer": []string{"mcp__*"}},
-			"all":  map[string]any{"defer": []string{"mcp__*"}},
-		},
-	})
+// docsAndSecret opens a Switchboard with two servers, "docs" (echo and
+// pid) and "secret" (three tools no enabledTools of echo and pid shows),
+// and the profiles given; the listing has settled.
+func docsAndSecret(t *testing.T, ctx context.Context, profiles map[string]any) *switchboard.Switchboard {
+	t.Helper()
+	dir, home := profileHome(t, "v"+t.Name(), map[string]any{"profiles": profiles})
 	cmd, args := testserver.Command("echo")
 	many, manyArgs := testserver.Command("many-tools", "-n", "3")
 	writeJSON(t, filepath.Join(home, "mcp.json"), map[string]any{"mcpServers": map[string]any{
 		"docs":   map[string]any{"command": cmd, "args": args},
 		"secret": map[string]any{"command": many, "args": manyArgs},
 	}})
+	sb := openAt(ctx, t, dir, home)
+	t.Cleanup(func() { sb.Close() })
+	sb.Ready(ctx)
+	return sb
+}
+
+// toolSearchIn returns whether profile's view lists tool_search, and its
+// description.
+func toolSearchIn(t *testing.T, ctx context.Context, sb *switchboard.Switchboard, profile string) (bool, string) {
+	t.Helper()
+	v, err := sb.View(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := v.Tools(ctx, shape.Anthropic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range tools {
+		var d struct{ Name, Description string }
+		if err := json.Unmarshal(raw, &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Name == "tool_search" {
+			return true, d.Description
+		}
+	}
+	return false, ""
+}
+
+// TestProfileToolSearchNamesOnlyWhatItShows: tool_search's description,
+// in a view whose profile hides every tool of a server by its tool
+// filters, names only the servers whose tools the view shows: the model
+// learns nothing of the other (here "secret", whose tools are all hidden
+// by enabledTools).
+func TestProfileToolSearchNamesOnlyWhatItShows(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	sb := openAt(ctx, t, dir, home)
-	defer sb.Close()
-	sb.Ready(ctx)
+	sb := docsAndSecret(t, ctx, map[string]any{
+		"lean": map[string]any{"enabledTools": []string{"echo", "pid"}, "defer": []string{"mcp__*"}},
+		"all":  map[string]any{"defer": []string{"mcp__*"}},
+	})
 	for name, want := range map[string]string{"lean": "deferred: docs)", "all": "deferred: docs, secret)"} {
-		v, err := sb.View(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tools, err := v.Tools(ctx, shape.Anthropic)
-		if err != nil {
-			t.Fatal(err)
-		}
-		desc := ""
-		for _, raw := range tools {
-			var d struct{ Name, Description string }
-			if err := json.Unmarshal(raw, &d); err != nil {
-				t.Fatal(err)
-			}
-			if d.Name == "tool_search" {
-				desc = d.Description
-			}
-		}
-		if !strings.Contains(desc, want) {
+		if _, desc := toolSearchIn(t, ctx, sb, name); !strings.Contains(desc, want) {
 			t.Errorf("%s: tool_search says %q, want it to name %q", name, desc, want)
 		}
 	}
@@ -390,23 +403,12 @@ func TestProfileToolSearchNamesOnlyWhatItShows(t *testing.T) {
 // would be a tool with nothing to find, and the model told of deferred
 // tools it can never reach.
 func TestProfileToolSearchNotKeptByAHiddenDownServer(t *testing.T) {
-	dir, home := profileHome(t, "v"+t.Name(), map[string]any{
-		"profiles": map[string]any{
-			"lean": map[string]any{"enabledTools": []string{"echo", "pid"}, "defer": []string{"mcp__secret__*"}},
-			"all":  map[string]any{"defer": []string{"mcp__secret__*"}},
-		},
-	})
-	cmd, args := testserver.Command("echo")
-	many, manyArgs := testserver.Command("many-tools", "-n", "3")
-	writeJSON(t, filepath.Join(home, "mcp.json"), map[string]any{"mcpServers": map[string]any{
-		"docs":   map[string]any{"command": cmd, "args": args},
-		"secret": map[string]any{"command": many, "args": manyArgs},
-	}})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	sb := openAt(ctx, t, dir, home)
-	defer sb.Close()
-	sb.Ready(ctx)
+	sb := docsAndSecret(t, ctx, map[string]any{
+		"lean": map[string]any{"enabledTools": []string{"echo", "pid"}, "defer": []string{"mcp__secret__*"}},
+		"all":  map[string]any{"defer": []string{"mcp__secret__*"}},
+	})
 	if _, err := sb.Host().Tools(ctx); err != nil { // secret's tools are known
 		t.Fatal(err)
 	}
@@ -414,23 +416,7 @@ func TestProfileToolSearchNotKeptByAHiddenDownServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]bool{"lean": false, "all": true} {
-		v, err := sb.View(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tools, err := v.Tools(ctx, shape.Anthropic)
-		if err != nil {
-			t.Fatal(err)
-		}
-		listed := false
-		for _, raw := range tools {
-			var d struct{ Name string }
-			if err := json.Unmarshal(raw, &d); err != nil {
-				t.Fatal(err)
-			}
-			listed = listed || d.Name == "tool_search"
-		}
-		if listed != want {
+		if listed, _ := toolSearchIn(t, ctx, sb, name); listed != want {
 			t.Errorf("%s, secret paused: tool_search listed %v, want %v", name, listed, want)
 		}
 	}
