@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/switchboard-mcp/switchboard/config"
 )
 
@@ -112,21 +114,28 @@ func codexEntries(ctx context.Context, f *Factory, root string) ([]importEntry, 
 // which `codex mcp list --json` leaves out (Codex 0.171), from `codex mcp
 // get NAME --json` in dir; a server whose filter cannot be read is marked
 // so (the import says it), not taken as having none.
+// Four at a time: each is a Codex start (~0.4 s).
 func codexTools(ctx context.Context, bin, dir string, servers []codexServer) {
+	var g errgroup.Group
+	g.SetLimit(4)
 	for i := range servers {
-		s := &servers[i]
-		out, err := codexRun(ctx, bin, dir, "mcp", "get", s.Name, "--json")
-		var got struct {
-			Name          string   `json:"name"`
-			EnabledTools  []string `json:"enabled_tools"`
-			DisabledTools []string `json:"disabled_tools"`
-		}
-		if err != nil || json.Unmarshal(out, &got) != nil || got.Name != s.Name {
-			s.toolsUnread = true
-			continue
-		}
-		s.EnabledTools, s.DisabledTools = got.EnabledTools, got.DisabledTools
+		s := &servers[i] // each goroutine writes its own server only
+		g.Go(func() error {
+			out, err := codexRun(ctx, bin, dir, "mcp", "get", s.Name, "--json")
+			var got struct {
+				Name          string   `json:"name"`
+				EnabledTools  []string `json:"enabled_tools"`
+				DisabledTools []string `json:"disabled_tools"`
+			}
+			if err != nil || json.Unmarshal(out, &got) != nil || got.Name != s.Name {
+				s.toolsUnread = true
+				return nil
+			}
+			s.EnabledTools, s.DisabledTools = got.EnabledTools, got.DisabledTools
+			return nil
+		})
 	}
+	_ = g.Wait()
 }
 
 // codexRun runs codex with args in dir and returns what it printed; the
