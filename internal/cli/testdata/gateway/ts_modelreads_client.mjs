@@ -82,6 +82,9 @@ for (let i = 0; i < 120 && !back; i++) {
   await nextChange(500);
   back = describe(await list(), "rug__add");
 }
+// A listing can see the accept before the list_changed that says it
+// arrives (both follow the pin file): give it a moment, no more.
+if (back && changes === out.changesBeforeAccept) await nextChange(5000);
 out.back = back?.description ?? null;
 out.changesAfterAccept = changes - out.changesBeforeAccept;
 await client.close();
