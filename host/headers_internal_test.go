@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/netguard"
 )
 
 // The configured headers of an https server are not sent over http to
@@ -24,7 +26,7 @@ func TestHeadersNotSentOnADowngrade(t *testing.T) {
 		{"http://" + host + "/mcp", "key-123"},
 	} {
 		got = nil
-		rt := &headerTransport{base: http.DefaultTransport, headers: http.Header{"X-Api-Key": {"key-123"}}, origin: endpointOrigin(tc.configured)}
+		rt := &headerTransport{base: http.DefaultTransport, headers: http.Header{"X-Api-Key": {"key-123"}}, origin: netguard.OriginOf(tc.configured)}
 		resp, err := (&http.Client{Transport: rt}).Get(srv.URL + "/mcp")
 		if err != nil {
 			t.Fatal(err)
@@ -52,7 +54,7 @@ func TestHeadersFollowTheDefaultPortSpelledOut(t *testing.T) {
 		return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
 	}}
 	defer base.CloseIdleConnections()
-	rt := &headerTransport{base: base, headers: http.Header{"X-Api-Key": {"key-123"}}, origin: endpointOrigin("http://MCP.test/mcp")}
+	rt := &headerTransport{base: base, headers: http.Header{"X-Api-Key": {"key-123"}}, origin: netguard.OriginOf("http://MCP.test/mcp")}
 	for _, tc := range []struct{ url, want string }{
 		{"http://mcp.test:80/messages", "key-123"},
 		{"http://mcp.test/messages", "key-123"},

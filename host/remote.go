@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"runtime"
 	"slices"
@@ -55,7 +54,7 @@ func (s *server) httpClient(ctx context.Context, def config.Server, ta *tasks.Ad
 		// the secret set: an ID, no credential).
 		headers.Set(GatewayHeader, id)
 	}
-	rt := http.RoundTripper(&headerTransport{base: base, headers: headers, origin: endpointOrigin(def.URL)})
+	rt := http.RoundTripper(&headerTransport{base: base, headers: headers, origin: netguard.OriginOf(def.URL)})
 	rt = s.withAuth(def, base, rt) // Options.Authorizer: auth.go
 	if ta != nil {
 		rt = ta.RoundTripper(rt) // under the progress scan: a task's progress is written into the call's stream
@@ -97,16 +96,6 @@ func (h *Host) OutboundClient(name string) (*http.Client, error) {
 	return netguard.Client(s.netPolicy(), nil), nil
 }
 
-// endpointOrigin is the origin of a server URL (netguard.Origin: the
-// default port spelled out), or "" if it has none.
-func endpointOrigin(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	return netguard.Origin(u)
-}
-
 type headerTransport struct {
 	base    http.RoundTripper
 	headers http.Header
@@ -118,7 +107,7 @@ type headerTransport struct {
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 && t.origin != "" && endpointOrigin(req.URL.String()) == t.origin {
+	if len(t.headers) > 0 && t.origin != "" && netguard.Origin(req.URL) == t.origin {
 		req = req.Clone(req.Context())
 		for k, vs := range t.headers {
 			req.Header[k] = append([]string(nil), vs...)

@@ -287,21 +287,9 @@ func New(opts *Options) *Client {
 // the same name and URL while ctx lasts; a changed URL starts afresh (a
 // token is never sent to another server).
 func (c *Client) Transport(ctx context.Context, server, resource string, outbound, next http.RoundTripper) http.RoundTripper {
-	return &oauthTransport{base: next, a: c.serverAuthFor(ctx, server, resource, outbound), origin: tokenOrigin(resource)}
+	return &oauthTransport{base: next, a: c.serverAuthFor(ctx, server, resource, outbound), origin: netguard.OriginOf(resource)}
 }
 
-// tokenOrigin is the scheme and host (with its port, the default one
-// spelled out) of a URL, lower case, or "" if it has none: where the
-// server's token may go.
-func tokenOrigin(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	return urlOrigin(u)
-}
-
-// urlOrigin is tokenOrigin of a parsed URL.
 // keepBodyHome wraps an http.Client's CheckRedirect (nil: net/http's)
 // for OAuth's own requests. A 307 or 308 answer makes net/http send a
 // POST's body again to the new location, and a token request's body
@@ -312,7 +300,7 @@ func tokenOrigin(raw string) string {
 func keepBodyHome(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
 		if len(via) > 0 && req.Method != http.MethodGet && req.Method != http.MethodHead &&
-			urlOrigin(req.URL) != urlOrigin(via[0].URL) {
+			netguard.Origin(req.URL) != netguard.Origin(via[0].URL) {
 			return fmt.Errorf("%s redirected a %s to another origin (%s); its body, which can hold a code, a refresh token or the client's secret, is not sent there",
 				via[0].URL.Redacted(), req.Method, req.URL.Scheme+"://"+req.URL.Host)
 		}
@@ -325,8 +313,6 @@ func keepBodyHome(next func(*http.Request, []*http.Request) error) func(*http.Re
 		return nil
 	}
 }
-
-func urlOrigin(u *url.URL) string { return netguard.Origin(u) }
 
 // maxAuthTries bounds authorizations in a row that did not lead to an
 // accepted request (scope step-up included), so a server that never
@@ -443,8 +429,8 @@ func (a *serverAuth) ctx() context.Context { return a.life }
 type oauthTransport struct {
 	base http.RoundTripper
 	a    *serverAuth
-	// origin is the server's (tokenOrigin of its URL): only requests there are
-	// authorized.
+	// origin is the server's (netguard.Origin of its URL): only requests
+	// there are authorized.
 	origin string
 }
 
@@ -456,7 +442,7 @@ func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func (t *oauthTransport) roundTrip(req *http.Request) (*http.Response, error) {
-	if o := urlOrigin(req.URL); o == "" || o != t.origin {
+	if o := netguard.Origin(req.URL); o == "" || o != t.origin {
 		// Another origin (a redirect, an SSE endpoint event naming
 		// another host, https turned http): the token was issued for the
 		// server's URL and goes nowhere else, as its headers do not.

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/switchboard-mcp/switchboard/internal/netguard"
 )
 
 func TestParseStoredAuth(t *testing.T) {
@@ -255,11 +257,11 @@ func TestTokenOrigin(t *testing.T) {
 		{"https://mcp.example/mcp", "https://evil.example/mcp", false},
 		{"https://mcp.example/mcp", "https://mcp.example.evil.example/mcp", false},
 	} {
-		if got := tokenOrigin(tc.a) == tokenOrigin(tc.b); got != tc.same {
+		if got := netguard.OriginOf(tc.a) == netguard.OriginOf(tc.b); got != tc.same {
 			t.Errorf("same origin of %s and %s = %v, want %v", tc.a, tc.b, got, tc.same)
 		}
 	}
-	if tokenOrigin("/mcp") != "" || tokenOrigin("::") != "" {
+	if netguard.OriginOf("/mcp") != "" || netguard.OriginOf("::") != "" {
 		t.Errorf("a URL without scheme and host has an origin")
 	}
 }

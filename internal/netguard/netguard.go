@@ -603,3 +603,12 @@ func Origin(u *url.URL) string {
 	}
 	return scheme + "://" + host
 }
+
+// OriginOf is Origin of the URL raw, or "" when it does not parse.
+func OriginOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return Origin(u)
+}
