@@ -1143,11 +1143,7 @@ func inputsAsSecrets(def []byte) ([]byte, []string) {
 	if !strings.Contains(string(def), "${input:") {
 		return def, nil
 	}
-	v, err := hujson.Parse(def)
-	if err != nil {
-		return def, nil
-	}
-	obj, ok := v.Value.(*hujson.Object)
+	v, obj, ok := parseObject(def)
 	if !ok {
 		return def, nil
 	}
@@ -1165,20 +1161,9 @@ func inputsAsSecrets(def []byte) ([]byte, []string) {
 		})
 	}
 	for i := range obj.Members {
-		m := &obj.Members[i]
-		switch memberName(m) {
-		case "env", "headers":
-			if o, ok := m.Value.Value.(*hujson.Object); ok {
-				for j := range o.Members {
-					if lit, ok := o.Members[j].Value.Value.(hujson.Literal); ok && lit.Kind() == '"' {
-						o.Members[j].Value.Value = hujson.String(swap(lit.String()))
-					}
-				}
-			}
-		case "url":
-			if lit, ok := m.Value.Value.(hujson.Literal); ok && lit.Kind() == '"' {
-				m.Value.Value = hujson.String(swap(lit.String()))
-			}
+		switch memberName(&obj.Members[i]) {
+		case "env", "headers", "url":
+			eachString(&obj.Members[i].Value, swap)
 		}
 	}
 	if len(ids) == 0 {

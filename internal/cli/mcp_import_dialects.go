@@ -40,11 +40,7 @@ func dialectImport(from, name string, def []byte, off string) (out []byte, notes
 	if from != "windsurf" && from != "gemini" {
 		return def, nil, ""
 	}
-	v, err := hujson.Parse(def)
-	if err != nil {
-		return def, nil, "" // translateImport says why
-	}
-	obj, ok := v.Value.(*hujson.Object)
+	v, obj, ok := parseObject(def)
 	if !ok {
 		return def, nil, ""
 	}

@@ -63,11 +63,7 @@ func machinePathsAsVars(def []byte, root, home string) ([]byte, bool) {
 	if len(swaps) == 0 {
 		return def, false
 	}
-	v, err := hujson.Parse(def)
-	if err != nil {
-		return def, false
-	}
-	obj, ok := v.Value.(*hujson.Object)
+	v, obj, ok := parseObject(def)
 	if !ok {
 		return def, false
 	}
@@ -116,11 +112,7 @@ func portablePaths(def []byte) (out []byte, notes []string, skip string) {
 	if !strings.Contains(text, varWorkspaceFolder) && !strings.Contains(text, varWorkspaceRoot) && !strings.Contains(text, varUserHome) {
 		return def, nil, ""
 	}
-	v, err := hujson.Parse(def)
-	if err != nil {
-		return def, nil, "" // translateImport says why it does not parse
-	}
-	obj, ok := v.Value.(*hujson.Object)
+	v, obj, ok := parseObject(def)
 	if !ok {
 		return def, nil, ""
 	}
@@ -207,6 +199,18 @@ func portablePaths(def []byte) (out []byte, notes []string, skip string) {
 		notes = append(notes, "${userHome} became ${HOME}, which Switchboard expands on each machine")
 	}
 	return v.Pack(), notes, ""
+}
+
+// parseObject parses a definition to rewrite it: obj is its top level,
+// which v.Pack writes back changed; ok is false when it does not parse or
+// is not an object (translateImport says why, and the rewrites leave it).
+func parseObject(def []byte) (v hujson.Value, obj *hujson.Object, ok bool) {
+	v, err := hujson.Parse(def)
+	if err != nil {
+		return v, nil, false
+	}
+	obj, ok = v.Value.(*hujson.Object)
+	return v, obj, ok
 }
 
 // memberName is the name of an object member, "" when it is not a string.
