@@ -128,6 +128,23 @@ func (st ServerStatus) NextTryNote(now time.Time) string {
 	return "; trying again now"
 }
 
+// UnknownCount says why a count of the server's (its tools, their
+// tokens) shows no number: "?" when n is 0 because its tools/list failed
+// (not known, not empty), "-" when n is 0 because it is not running; ""
+// when n is the count.
+func (st ServerStatus) UnknownCount(n int) string {
+	if n != 0 {
+		return ""
+	}
+	if _, failed := st.ListErrors["tools/list"]; failed {
+		return "?"
+	}
+	if st.State != StateConnected && st.State != StateCircuitOpen {
+		return "-"
+	}
+	return ""
+}
+
 // CallStats are per-server counters, as status shows them.
 type CallStats struct {
 	Calls  int64         `json:"calls"`

@@ -303,8 +303,6 @@ func heldText(st host.ServerStatus) string {
 	return fmt.Sprintf("held (changed since pinned): %s; see `switchboard tools diff %s`", strings.Join(st.Held, ", "), st.Name)
 }
 
-// count renders a tool or token count: "-" when the server is not
-// connected (the number is not known).
 // toolsCell is the tool count, with how many are deferred when any are.
 func toolsCell(st host.ServerStatus) string {
 	c := countCell(st, st.Tools)
@@ -314,12 +312,11 @@ func toolsCell(st host.ServerStatus) string {
 	return c
 }
 
+// countCell renders a tool or token count: "?" or "-" when it is not
+// known (ServerStatus.UnknownCount).
 func countCell(st host.ServerStatus, n int) string {
-	if _, failed := st.ListErrors["tools/list"]; failed && n == 0 {
-		return "?" // not known: the list failed, it is not empty
-	}
-	if st.State != host.StateConnected && st.State != host.StateCircuitOpen && n == 0 {
-		return "-"
+	if s := st.UnknownCount(n); s != "" {
+		return s
 	}
 	return strconv.Itoa(n)
 }

@@ -170,13 +170,11 @@ func serverActions(st host.ServerStatus) []serverAction {
 	return nil
 }
 
-// toolCount is the tools column, as status's countCell decides it.
+// toolCount is the tools column: "N (tokens)", or as status shows a
+// count not known (ServerStatus.UnknownCount).
 func toolCount(st host.ServerStatus) string {
-	if _, failed := st.ListErrors["tools/list"]; failed && st.Tools == 0 {
-		return "?"
-	}
-	if st.State != host.StateConnected && st.State != host.StateCircuitOpen && st.Tools == 0 {
-		return "-"
+	if s := st.UnknownCount(st.Tools); s != "" {
+		return s
 	}
 	return fmt.Sprintf("%d (%d)", st.Tools, st.Tokens)
 }
@@ -577,31 +575,30 @@ func (c *Console) listTools(ctx context.Context, wait bool) listing {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	list, err := h.Tools(ctx)
+	var warnings []string // new slices: the host's list is not the console's to change
 	if list == nil {
-		l.warnings = []string{err.Error()}
-		return l
+		warnings = []string{err.Error()}
+	} else {
+		// A deferred tool is one the model finds through tool_search;
+		// to a person here it is a tool like any other.
+		l.tools = slices.Concat(list.Tools, list.Deferred)
+		slices.SortFunc(l.tools, func(a, b host.Tool) int { return strings.Compare(a.Name, b.Name) })
+		warnings = slices.Clone(list.Warnings)
+		// A server still connecting when the wait ends is left out with
+		// a warning of its own; the others' tools are listed all the same.
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			warnings = append(warnings, err.Error())
+		}
+		for name := range l.starting {
+			warnings = append(warnings, name+": still connecting; its tools are listed once it is up (reload the page)")
+		}
 	}
-	// A deferred tool is one the model finds through tool_search; to a
-	// person here it is a tool like any other (a new slice: the host's
-	// list is not the console's to change).
-	l.tools, l.warnings = slices.Concat(list.Tools, list.Deferred), list.Warnings
-	slices.SortFunc(l.tools, func(a, b host.Tool) int { return strings.Compare(a.Name, b.Name) })
-	// A server still connecting when the wait ends is left out with a
-	// warning of its own; the others' tools are listed all the same.
-	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		l.warnings = append(l.warnings, err.Error())
+	// They quote servers' errors: shown as the terminal shows them.
+	for i, w := range warnings {
+		warnings[i] = termsafe.Line(w)
 	}
-	for name := range l.starting {
-		l.warnings = append(l.warnings, name+": still connecting; its tools are listed once it is up (reload the page)")
-	}
-	// They quote servers' errors: shown as the terminal shows them (a
-	// copy: the host's list is not the console's to change).
-	shown := make([]string, len(l.warnings))
-	for i, w := range l.warnings {
-		shown[i] = termsafe.Line(w)
-	}
-	l.warnings = shown
-	slices.Sort(l.warnings)
+	slices.Sort(warnings)
+	l.warnings = warnings
 	return l
 }
 
