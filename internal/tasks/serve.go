@@ -420,9 +420,10 @@ func (s *Store) Result(ctx context.Context, owner, id string) (mcp.Result, error
 // t's owner and principal (the requester's: a task is only its owner's),
 // or refuses it past a bound; done uncounts it.
 func (s *Store) wait(t *served) (done func(), err error) {
+	who := "p\x00" + t.principal
 	keys := []string{t.owner, ""}
 	if t.principal != "" {
-		keys = append(keys, "p\x00"+t.principal)
+		keys = append(keys, who)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -430,7 +431,7 @@ func (s *Store) wait(t *served) (done func(), err error) {
 	switch {
 	case s.waits[t.owner] >= MaxWaitingPerOwner:
 		refused = fmt.Sprintf("too many tasks/result requests waiting: this client has %d; poll with tasks/get instead", MaxWaitingPerOwner)
-	case t.principal != "" && s.waits["p\x00"+t.principal] >= MaxWaitingPerPrincipal:
+	case t.principal != "" && s.waits[who] >= MaxWaitingPerPrincipal:
 		refused = fmt.Sprintf("too many tasks/result requests waiting: %s has %d over all its sessions; poll with tasks/get instead", t.principal, MaxWaitingPerPrincipal)
 	case s.waits[""] >= MaxWaiting:
 		refused = fmt.Sprintf("too many tasks/result requests waiting: the server has %d, as many as it takes; poll with tasks/get instead", MaxWaiting)
