@@ -116,7 +116,8 @@ type Transport struct {
 	// that reaches it in one read with the call's answer is dropped
 	// (typescript-sdk #2580); written back to back, as a relayed call's
 	// last step and answer are, they are often read together. On Linux,
-	// when the writer is a pipe, such an answer also waits (up to
+	// when the writer is a pipe or a Unix socket (a Node client's child
+	// gets sockets), such an answer also waits (up to
 	// [progressDrainLimit]) until the reader has read everything written
 	// before it: a client kept off the CPU longer than the gap would
 	// otherwise still read the two together.

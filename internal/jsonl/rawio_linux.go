@@ -92,12 +92,25 @@ func pollError(op string, f *os.File, err error) error {
 }
 
 // pipeUnread returns a function that reports how many bytes written to f
-// (a pipe's write end) its reader has not read yet, or nil when f is not a
-// pipe. Linux's FIONREAD (TIOCINQ) counts a pipe's buffered bytes from
-// either end.
+// its reader has not read yet, or nil when f is neither a pipe nor a Unix
+// stream socket. Linux's FIONREAD (TIOCINQ) counts a pipe's buffered bytes
+// from either end; on a socket, SIOCOUTQ (TIOCOUTQ) counts what this end
+// sent that its peer has not consumed. A client written in Node gets a
+// socket, not a pipe, as its server's stdout: libuv makes a child's "pipe"
+// stdio with socketpair(2), and the TypeScript SDK's client is the one
+// [Transport.ProgressGap] is for.
 func pipeUnread(f *os.File) func() int {
 	fi, err := f.Stat()
-	if err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+	if err != nil {
+		return nil
+	}
+	var req uintptr
+	switch {
+	case fi.Mode()&os.ModeNamedPipe != 0:
+		req = syscall.TIOCINQ
+	case fi.Mode()&os.ModeSocket != 0 && isUnixStream(f):
+		req = syscall.TIOCOUTQ
+	default:
 		return nil
 	}
 	rc, err := f.SyscallConn()
@@ -108,7 +121,7 @@ func pipeUnread(f *os.File) func() int {
 		n := 0
 		if rc.Control(func(fd uintptr) {
 			var v int32
-			if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&v))); e == 0 {
+			if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, fd, req, uintptr(unsafe.Pointer(&v))); e == 0 {
 				n = int(v)
 			}
 		}) != nil {
@@ -116,4 +129,24 @@ func pipeUnread(f *os.File) func() int {
 		}
 		return n
 	}
+}
+
+// isUnixStream reports whether f is a Unix stream socket (where SIOCOUTQ
+// counts the bytes its peer has not read; on TCP it would also count bytes
+// read but not yet acknowledged).
+func isUnixStream(f *os.File) bool {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	ok := false
+	rc.Control(func(fd uintptr) {
+		domain, err := syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_DOMAIN)
+		if err != nil || domain != syscall.AF_UNIX {
+			return
+		}
+		typ, err := syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_TYPE)
+		ok = err == nil && typ == syscall.SOCK_STREAM
+	})
+	return ok
 }

@@ -108,15 +108,31 @@ func TestRawPipe(t *testing.T) {
 // client has not read the progress notification written before it: a
 // client kept off the CPU past the gap would read the two in one chunk, and
 // the TypeScript SDK's client then drops that last step (typescript-sdk
-// #2580). Once the client reads, the answer follows.
+// #2580). Once the client reads, the answer follows. The client's end is a
+// pipe, or a Unix socket as Node (libuv) gives a child for its stdio.
 func TestProgressAnswerWaitsForTheNotificationToBeRead(t *testing.T) {
+	t.Run("pipe", func(t *testing.T) { progressAnswerWaits(t, os.Pipe) })
+	t.Run("socketpair", func(t *testing.T) { progressAnswerWaits(t, socketPair) })
+}
+
+// socketPair returns the two ends of a Unix stream socket pair, as libuv
+// creates a child process's "pipe" stdio.
+func socketPair() (*os.File, *os.File, error) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return os.NewFile(uintptr(fds[0]), "client end"), os.NewFile(uintptr(fds[1]), "server end"), nil
+}
+
+func progressAnswerWaits(t *testing.T, out func() (*os.File, *os.File, error)) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer inR.Close()
 	defer inW.Close()
-	outR, outW, err := os.Pipe()
+	outR, outW, err := out()
 	if err != nil {
 		t.Fatal(err)
 	}
