@@ -448,7 +448,10 @@ func (ps Profiles) Including(server string) []string {
 }
 
 // Check reports, for doctor, each profile's server entry that names no
-// server of servers or is a glob matching none, with a suggestion.
+// server of servers or is a glob matching none. An entry within two edits
+// of a configured name is an error with that name suggested (a typo);
+// any other is a warning: a profile in user settings may well name
+// another workspace's project servers, which are not configured here.
 func (ps Profiles) Check(servers []string) []Diagnostic {
 	var diags []Diagnostic
 	for _, n := range ps.Names() {
@@ -457,14 +460,15 @@ func (ps Profiles) Check(servers []string) []Diagnostic {
 			if slices.ContainsFunc(servers, func(name string) bool { return GlobMatch(s, name) }) {
 				continue
 			}
-			what, fix := fmt.Sprintf("names server %q, which is not configured", s), "define it, or remove it from the profile"
+			what, fix := fmt.Sprintf("names server %q, which is not configured here", s), "nothing to do if it is another workspace's server; else define it, or remove it from the profile"
 			if strings.ContainsAny(s, "*?[") {
-				what = fmt.Sprintf("pattern %q matches no configured server", s)
+				what = fmt.Sprintf("pattern %q matches no server configured here", s)
 			}
+			sev := SeverityWarning
 			if near := nearestName(s, servers); near != "" {
-				fix = fmt.Sprintf("did you mean %q?", near)
+				fix, sev = fmt.Sprintf("did you mean %q?", near), SeverityError
 			}
-			diags = append(diags, Diagnostic{Severity: SeverityError, Position: p.Position, Field: "profiles." + n + ".servers",
+			diags = append(diags, Diagnostic{Severity: sev, Position: p.Position, Field: "profiles." + n + ".servers",
 				Message: "profile " + what, Fix: fix})
 		}
 	}

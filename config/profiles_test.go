@@ -280,10 +280,19 @@ func TestProfilesManagedWins(t *testing.T) {
 func TestProfilesCheck(t *testing.T) {
 	p, _ := ParseProfiles("u.json", []byte(`{"profiles": {"review": {"servers": ["githb", "docs-*", "fs"]}}}`), SettingsUser, "")
 	ps, _ := MergeProfiles(p)
-	text := diagText(ps.Check([]string{"github", "fs"}))
-	for _, want := range []string{`profile names server "githb", which is not configured (fix: did you mean "github"?)`, `pattern "docs-*" matches no configured server`} {
+	diags := ps.Check([]string{"github", "fs"})
+	text := diagText(diags)
+	for _, want := range []string{`profile names server "githb", which is not configured here (fix: did you mean "github"?)`, `pattern "docs-*" matches no server configured here`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("%s lacks %q", text, want)
+		}
+	}
+	// A typo is an error; a name far from every configured one may be
+	// another workspace's server: a warning.
+	for _, d := range diags {
+		typo := strings.Contains(d.Message, "githb")
+		if want := map[bool]Severity{true: SeverityError, false: SeverityWarning}[typo]; d.Severity != want {
+			t.Errorf("%s: severity %v, want %v", d.Message, d.Severity, want)
 		}
 	}
 	if strings.Contains(text, `"fs"`) {

@@ -386,9 +386,10 @@ func diagnosticText(d config.Diagnostic, o *runtimeOptions) string {
 }
 
 // profileChecks reports the settings' profiles (docs/configuration.md,
-// Profiles): each that cannot be used, and each server entry naming no
-// configured server, fails with a suggestion; a warning (a field ignored,
-// a definition the managed one wins over) warns.
+// Profiles): each that cannot be used, and each server entry that looks
+// like a typo of a configured server's name, fails with a suggestion; a
+// warning (a field ignored, a definition the managed one wins over, a
+// server this workspace does not configure) warns.
 func profileChecks(lt *launchTrust, names []string, o *runtimeOptions) []doctorCheck {
 	if lt == nil || lt.settings == nil {
 		return nil
@@ -398,17 +399,21 @@ func profileChecks(lt *launchTrust, names []string, o *runtimeOptions) []doctorC
 		return nil
 	}
 	var out []doctorCheck
-	failed := false
+	failed, warned := false, false
 	for _, d := range append(diags, ps.Check(names)...) {
 		level := doctorFail
 		if d.Severity == config.SeverityWarning {
-			level = doctorWarn
+			level, warned = doctorWarn, true
 		} else {
 			failed = true
 		}
 		out = append(out, check("profiles", "", level, termsafe.Line(diagnosticText(d, o)), d.Fix))
 	}
-	if !failed {
+	switch {
+	case failed:
+	case warned:
+		out = append(out, check("profiles", "", doctorPass, fmt.Sprintf("%d profiles, each usable (the warnings above aside)", len(ps)), ""))
+	default:
 		out = append(out, check("profiles", "", doctorPass, fmt.Sprintf("%d profiles, each naming configured servers", len(ps)), ""))
 	}
 	return out

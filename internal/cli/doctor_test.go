@@ -154,13 +154,34 @@ func TestDoctorProfiles(t *testing.T) {
 		t.Errorf("exit %d, want 1", code)
 	}
 	for _, want := range []string{
-		`profile names server "dmeo", which is not configured`, `did you mean "demo"?`,
-		`profile pattern "docs-*" matches no configured server`,
+		"fail\tprofiles", `profile names server "dmeo", which is not configured here`, `did you mean "demo"?`,
+		"warn\tprofiles", `profile pattern "docs-*" matches no server configured here`,
 		`.switchboard/settings.json:3:5: field "profiles.ok": a repository may not redefine profile "ok"`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestDoctorProfileOtherWorkspaceServer: a user profile naming a server
+// this workspace does not configure (another repository's project server),
+// far from every name here, is a warning: doctor still passes.
+func TestDoctorProfileOtherWorkspaceServer(t *testing.T) {
+	w := newRTWorld(t)
+	w.userServers(map[string]any{"demo": w.server("demo")})
+	w.writeJSON(filepath.Join(w.sb, "settings.json"), map[string]any{"profiles": map[string]any{
+		"coding": map[string]any{"servers": []string{"demo", "postgres"}},
+	}})
+	out, _, code := w.run(false, "doctor")
+	if code != 0 {
+		t.Errorf("exit %d, want 0:\n%s", code, out)
+	}
+	if !regexp.MustCompile(`(?m)^warn\tprofiles\t.*profile names server "postgres", which is not configured here`).MatchString(out) {
+		t.Errorf("no warn row for postgres:\n%s", out)
+	}
+	if strings.Contains(out, "each naming configured servers") {
+		t.Errorf("a pass row says every server is configured:\n%s", out)
 	}
 }
 
