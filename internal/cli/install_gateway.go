@@ -513,7 +513,9 @@ func gatewayEntries(opts *InstallGatewayOptions) ([]gatewayEntry, error) {
 // other one (and let a repository add entries to the person's own client
 // configuration). A project-scope entry is shared with the repository:
 // a profile only this user's settings define (their top level, a
-// "projects" entry) would fail for everyone else who clones it. A
+// "projects" entry) would fail for everyone else who clones it; one of
+// the managed settings is written with a note (it works where the same
+// managed settings are installed, as in one organisation). A
 // local-scope entry (this person, this workspace) can serve any of those.
 // None serves a profile of --settings alone: the entry does not pass it.
 // --profile of one that cannot be served is refused, saying which scope
@@ -531,6 +533,11 @@ func scopeProfiles(opts *InstallGatewayOptions, entries []gatewayEntry, scope st
 		switch {
 		case why == "":
 			out = append(out, e)
+			if e.profile != "" && scope == "project" {
+				if ps, where := opts.ProfileScope(e.profile); ps == config.SettingsManaged {
+					fmt.Fprintf(opts.IO.ErrOut, "Note: profile %s is defined by the managed settings (%s): the shared entry works for those who clone the repository where the same managed settings are installed, and fails elsewhere.\n", e.profile, where)
+				}
+			}
 		case !opts.AllProfiles:
 			return nil, Usagef(fix, "profile %q %s", e.profile, why)
 		default:

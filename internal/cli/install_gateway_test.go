@@ -568,6 +568,11 @@ func TestInstallGatewayProfileScopes(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeJSON(t, filepath.Join(w.ws, ".switchboard", "settings.json"), map[string]any{"profiles": map[string]any{"shared": map[string]any{}}})
+	managed := filepath.Join(t.TempDir(), "managed")
+	if err := os.MkdirAll(managed, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeJSON(t, filepath.Join(managed, "managed-settings.json"), map[string]any{"profiles": map[string]any{"org": map[string]any{"servers": []string{"alpha"}}}})
 	for _, tc := range []struct {
 		name    string
 		args    []string
@@ -586,16 +591,27 @@ func TestInstallGatewayProfileScopes(t *testing.T) {
 		{"projects-entry profile, user scope", []string{"--client", "claude-code", "--scope", "user", "--profile", "here"}, ExitUsage, []string{
 			`profile "here" is defined for this workspace only (local settings,`, "hint: pass --scope local, or move the profile to the top level"}, nil},
 		{"repository profile, project scope", []string{"--client", "cursor", "--scope", "project", "--profile", "shared"}, 0, nil, []string{"switchboard-shared"}},
+		// A managed profile works for a clone where the same managed
+		// settings are installed (one organisation): written, with a note.
+		{"managed profile, project scope", []string{"--client", "cursor", "--scope", "project", "--profile", "org"}, 0, []string{
+			"Note: profile org is defined by the managed settings (managed settings, " + managed, "fails elsewhere"}, []string{"switchboard-org"}},
 		{"projects-entry profile, local scope", []string{"--client", "claude-code", "--scope", "local", "--profile", "here"}, 0, nil, []string{"switchboard-here"}},
 		{"--settings profile, local scope", []string{"--client", "claude-code", "--scope", "local", "--settings", `{"profiles": {"flagged": {}}}`, "--profile", "flagged"}, ExitUsage, []string{
 			`profile "flagged" is defined by --settings only (flag settings, --settings:1:14), which the entry does not pass`}, nil},
 		{"every profile, project scope", []string{"--client", "cursor", "--scope", "project", "--all-profiles"}, 0, []string{
-			"Left out profile here: it is defined in your own settings only", "Left out profile mine: it is defined in your own settings only"}, []string{"switchboard-shared"}},
+			"Left out profile here: it is defined in your own settings only", "Left out profile mine: it is defined in your own settings only",
+			"Note: profile org is defined by the managed settings"}, []string{"switchboard-shared", "switchboard-org"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "client.json")
 			io, _, _, errOut := Test()
-			fac := &Factory{IO: io, Getenv: func(k string) (string, bool) { return "", false }, HomeDir: w.home, Cwd: w.ws, Now: time.Now}
+			getenv := func(k string) (string, bool) {
+				if k == "SWITCHBOARD_MANAGED_DIR" {
+					return managed, true
+				}
+				return "", false
+			}
+			fac := &Factory{IO: io, Getenv: getenv, HomeDir: w.home, Cwd: w.ws, Now: time.Now}
 			args := append([]string{"mcp", "install-gateway", "--file", file, "--command", "/usr/local/bin/switchboard"}, tc.args...)
 			if code := Run(context.Background(), fac, args); code != tc.code {
 				t.Fatalf("exit %d, want %d:\n%s", code, tc.code, errOut)
@@ -614,7 +630,7 @@ func TestInstallGatewayProfileScopes(t *testing.T) {
 			}
 			// Local scope nests its entries under the workspace's
 			// "projects" entry: the names are looked for as keys.
-			for _, name := range []string{"switchboard-mine", "switchboard-here", "switchboard-shared"} {
+			for _, name := range []string{"switchboard-mine", "switchboard-here", "switchboard-shared", "switchboard-org"} {
 				if got, want := strings.Contains(string(b), `"`+name+`":`), slices.Contains(tc.entries, name); got != want {
 					t.Errorf("entry %s written: %v, want %v:\n%s", name, got, want, b)
 				}
