@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -92,8 +93,12 @@ the command that imports each; nothing is changed.
                   named, to import with --file
   vscode-insiders the same, from VS Code Insiders' folder (Code - Insiders)
   cursor          ~/.cursor/mcp.json and <workspace>/.cursor/mcp.json
-  windsurf        ~/.codeium/windsurf/mcp_config.json ("mcpServers"; "serverUrl"
-                  becomes "url")
+  windsurf        ~/.codeium/mcp_config.json (older Windsurf's),
+                  ~/.codeium/windsurf-next/mcp_config.json (Windsurf Next's)
+                  and ~/.codeium/windsurf/mcp_config.json ("mcpServers";
+                  "serverUrl" becomes "url"): a server two of them define
+                  alike is imported once; for a name they define
+                  differently, Windsurf's own wins
   gemini          ~/.gemini/settings.json and <workspace>/.gemini/settings.json
                   ("mcpServers"): "httpUrl" is Streamable HTTP, "url" SSE,
                   $NAME becomes ${NAME}, includeTools/excludeTools the tool
@@ -112,9 +117,10 @@ and the repository's file define the same name, yours is imported and the
 repository's is skipped, and the output says so.
 
 Files of yours outside the workspace (Claude Desktop's, VS Code's user
-mcp.json, ~/.cursor/mcp.json, Windsurf's, ~/.gemini/settings.json, a --file
-elsewhere) go into --scope, local by default, user outside any
-workspace (Claude Code's: into the scope they had there).
+mcp.json, ~/.cursor/mcp.json, Windsurf's, ~/.gemini/settings.json, a
+--file elsewhere) go into --scope, local by default, user outside any
+workspace (Claude Code's: into the scope they had there). Read from several
+files, each server is reported with the file it came from.
 
 VS Code and Cursor variables are translated: ${env:NAME} becomes ${NAME},
 ${workspaceFolder} the workspace path and ${userHome} the home directory. In
@@ -171,6 +177,9 @@ type importEntry struct {
 	// local, Codex's user), where it goes unless --scope says otherwise;
 	// "" for none.
 	scope config.Scope
+	// also are the other files of the same author holding this very
+	// definition (mergeImportFiles imports it once).
+	also []string
 }
 
 const (
@@ -525,6 +534,14 @@ func mergeImportFiles(f *Factory, found []importFile, from, root string) ([]impo
 				continue
 			}
 			old := entries[i]
+			// The same server in two files of the user's (Windsurf's and
+			// Windsurf Next's) is one server: imported once, from the
+			// file that wins, and said to be in the other too.
+			if old.Author == e.Author && old.Reason == e.Reason && sameDefinition(old.def, e.def) {
+				e.also = append(old.also, old.File)
+				entries[i] = e
+				continue
+			}
 			switch {
 			case old.Author == authorUser && e.Author == authorRepo:
 				e.Reason = yoursWins(f, old.File)
@@ -541,7 +558,22 @@ func mergeImportFiles(f *Factory, found []importFile, from, root string) ([]impo
 			entries[i] = e
 		}
 	}
+	for i, e := range entries {
+		if len(e.also) > 0 {
+			entries[i].Notes = append(entries[i].Notes, fmt.Sprintf("the same definition is in %s too: imported once", strings.Join(tildeAll(f, e.also), " and ")))
+		}
+	}
 	return entries, nil
+}
+
+// sameDefinition reports whether two definitions hold the same JSON,
+// whatever their spacing.
+func sameDefinition(a, b []byte) bool {
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
 }
 
 // printImportReport writes what mcp import did for a terminal.
@@ -570,9 +602,16 @@ func printImportReport(out io.Writer, f *Factory, label string, t scopeTarget, f
 		}
 	}()
 	fmt.Fprintf(out, "Imported %d of %d %s servers into %s\n", len(rep.Imported), len(entries), label, strings.Join(where, " and "))
+	// Read from several files, each server says which it came from.
+	from := func(e importEntry) string {
+		if len(found) < 2 {
+			return ""
+		}
+		return " (from " + f.tilde(e.File) + ")"
+	}
 	for _, e := range rep.Imported {
 		// Names, notes and reasons quote another program's config file.
-		line := "  + " + e.Name
+		line := "  + " + e.Name + from(e)
 		if len(dests) > 1 {
 			line += " (" + e.Scope + " scope)"
 		}
@@ -584,7 +623,7 @@ func printImportReport(out io.Writer, f *Factory, label string, t scopeTarget, f
 	if len(rep.Skipped) > 0 {
 		fmt.Fprintf(out, "Skipped %d:\n", len(rep.Skipped))
 		for _, e := range rep.Skipped {
-			fmt.Fprintf(out, "  - %s: %s\n", termsafe.Line(e.Name), termsafe.Line(e.Reason))
+			fmt.Fprintf(out, "  - %s: %s\n", termsafe.Line(e.Name+from(e)), termsafe.Line(e.Reason))
 		}
 	}
 }
@@ -682,7 +721,12 @@ func importableSources(f *Factory) []importSource {
 			if err != nil || len(entries) == 0 {
 				continue
 			}
-			src.Servers = len(entries)
+			// A name two files define is one server to the tool.
+			names := map[string]bool{}
+			for _, e := range entries {
+				names[e.Name] = true
+			}
+			src.Servers = len(names)
 		}
 		out = append(out, src)
 	}
@@ -719,7 +763,7 @@ func importPaths(f *Factory, from, root string) []string {
 			filepath.Join(root, ".cursor", "mcp.json"),
 		}
 	case "windsurf":
-		return []string{windsurfConfig(f)}
+		return windsurfConfigs(f)
 	case "gemini":
 		return []string{
 			geminiUserConfig(f),

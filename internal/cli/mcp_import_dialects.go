@@ -16,10 +16,18 @@ import (
 // Switchboard's before the translation every source goes through
 // (translateImport), and says what it changed or could not keep.
 
-// windsurfConfig is Windsurf's file: ~/.codeium/windsurf/mcp_config.json
-// (%USERPROFILE%\.codeium\windsurf on Windows, the same place).
-func windsurfConfig(f *Factory) string {
-	return filepath.Join(f.HomeDir, ".codeium", "windsurf", "mcp_config.json")
+// windsurfConfigs are Windsurf's files, lowest priority first: the one
+// Windsurf kept in ~/.codeium before it had a folder of its own, Windsurf
+// Next's, and Windsurf's, ~/.codeium/windsurf/mcp_config.json
+// (%USERPROFILE%\.codeium\… on Windows, the same place). Windsurf's own
+// wins a name the others define differently.
+func windsurfConfigs(f *Factory) []string {
+	dir := filepath.Join(f.HomeDir, ".codeium")
+	return []string{
+		filepath.Join(dir, "mcp_config.json"),
+		filepath.Join(dir, "windsurf-next", "mcp_config.json"),
+		filepath.Join(dir, "windsurf", "mcp_config.json"),
+	}
 }
 
 // geminiUserConfig is Gemini CLI's user settings file; the project's is

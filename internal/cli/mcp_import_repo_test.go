@@ -213,8 +213,9 @@ func TestImportCursorNameClash(t *testing.T) {
 	if !strings.HasPrefix(out, want) {
 		t.Errorf("output does not begin %q:\n%s", want, out)
 	}
-	clash := "  - shared: the repository's definition has the name of yours in ~" + string(filepath.Separator) + filepath.Join(".cursor", "mcp.json") + ", and yours wins\n"
-	if !strings.Contains(out, "  + shared\n") || !strings.Contains(out, clash) {
+	mine := "~" + string(filepath.Separator) + filepath.Join(".cursor", "mcp.json")
+	clash := "  - shared (from " + filepath.Join(c.proj, ".cursor", "mcp.json") + "): the repository's definition has the name of yours in " + mine + ", and yours wins\n"
+	if !strings.Contains(out, "  + shared (from "+mine+")\n") || !strings.Contains(out, clash) {
 		t.Errorf("the clash is not reported as %q:\n%s", clash, out)
 	}
 	c.want.Server = "shared"

@@ -456,3 +456,72 @@ func TestImportWithoutFromNamesWhatIsHere(t *testing.T) {
 		}
 	}
 }
+
+// TestImportWindsurfEditions: --from windsurf reads Windsurf Next's file
+// and the one older versions kept in ~/.codeium as well as Windsurf's,
+// each server said to come from its file; a server two files define alike
+// is imported once, and for a name defined differently Windsurf's own
+// wins. The listing without --from names every file.
+func TestImportWindsurfEditions(t *testing.T) {
+	c := newImportAttack(t)
+	dir := filepath.Join(c.home, ".codeium")
+	stable := filepath.Join(dir, "windsurf", "mcp_config.json")
+	next := filepath.Join(dir, "windsurf-next", "mcp_config.json")
+	old := filepath.Join(dir, "mcp_config.json")
+	c.writeJSON(stable, map[string]any{"mcpServers": map[string]any{
+		"local":  c.server("echo"),
+		"shared": map[string]any{"serverUrl": "https://shared.example.com/mcp"},
+		"clash":  map[string]any{"command": "stable-mcp"},
+	}})
+	os.MkdirAll(filepath.Dir(next), 0o755)
+	os.WriteFile(next, []byte(`{
+  // Windsurf Next's
+  "mcpServers": {
+    "shared": { "serverUrl":   "https://shared.example.com/mcp" },
+    "clash": {"command": "next-mcp"},
+    "nextonly": {"serverUrl": "https://next.example.com/mcp"}
+  }
+}`), 0o600)
+	c.writeJSON(old, map[string]any{"mcpServers": map[string]any{"legacy": map[string]any{"command": "legacy-mcp"}}})
+
+	tilde := func(p string) string { return "~" + strings.TrimPrefix(p, c.home) }
+	out, errOut, code := c.run("mcp", "import", "--from", "windsurf")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"Imported 5 of 6 Windsurf servers",
+		"  + nextonly (from " + tilde(next) + ")\n",
+		"  + legacy (from " + tilde(old) + ")\n",
+		"  + shared (from " + tilde(stable) + ")\n",
+		"the same definition is in " + tilde(next) + " too: imported once",
+		"  - clash (from " + tilde(next) + "): overridden by the definition in " + tilde(stable) + "\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report lacks %q:\n%s", want, out)
+		}
+	}
+	defs := serversOf(t, filepath.Join(c.sb, "mcp.json"), "projects", c.proj)
+	for name, want := range map[string]string{
+		"clash":    `{"command":"stable-mcp"}`,
+		"nextonly": `{"url":"https://next.example.com/mcp"}`,
+		"legacy":   `{"command":"legacy-mcp"}`,
+	} {
+		if defs[name] != want {
+			t.Errorf("%s = %s, want %s", name, defs[name], want)
+		}
+	}
+	c.want.Server = "local"
+	if st := c.status(); st["state"] != "connected" {
+		t.Errorf("local is %v (%v), want connected", st["state"], st["error"])
+	}
+
+	// Nothing configured: the listing names the three files, and five
+	// servers (the shared one once).
+	os.Remove(filepath.Join(c.sb, "mcp.json"))
+	out, errOut, code = c.run("mcp", "import")
+	want := "  Windsurf (5 servers in " + strings.Join([]string{tilde(old), tilde(next), tilde(stable)}, ", ") + "): switchboard mcp import --from windsurf\n"
+	if code != 0 || !strings.Contains(out, want) {
+		t.Errorf("exit %d: %q (stderr %s)\nwant %q", code, out, errOut, want)
+	}
+}
