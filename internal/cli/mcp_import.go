@@ -129,13 +129,14 @@ workspace (where the server then starts: "cwd": ".") and ${HOME} instead,
 as do the workspace's and home's paths written out;
 in user scope, every workspace's, a server using ${workspaceFolder} is
 skipped: this workspace's path would name it in every other.
-An ${input:ID} of an input declared "password": true (or not declared) in
-an env or header value or the url becomes ${secret:ID}: asked for on a
+An ${input:ID} of an input declared "password": true in an env or header
+value or the url becomes ${secret:ID}: asked for on a
 terminal when the server first starts and kept in your credential store (or:
 switchboard secret set ID). Another input is a setting, not a secret: it
 becomes its "default", or without one ${ID} from your environment (${MY_ID}
-for my-id). Servers with a secret's ${input:…} elsewhere, another variable Switchboard cannot know, or an envFile (which
-Switchboard does not read), are skipped with the reason. A definition written
+for my-id). Servers with an ${input:…} the file does not declare, a
+secret's elsewhere, another variable Switchboard cannot know, or an envFile
+(which Switchboard does not read), are skipped with the reason. A definition written
 for Windows (cmd /c npx …) is imported on Linux and macOS as the command
 inside (npx …), and said to be. An existing server of the same name is
 never overwritten without --force.`,
@@ -954,6 +955,9 @@ func readImportFile(path, from, root string) ([]importEntry, error) {
 				var notes []string
 				e.def, notes = resolveInputs(e.def, inputs)
 				e.Notes = append(e.Notes, notes...)
+				if ids := undeclaredInputs(e.def, inputs); len(ids) > 0 {
+					e.Reason = undeclaredReason(ids)
+				}
 			}
 			out = append(out, e)
 		}

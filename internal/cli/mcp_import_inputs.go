@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tailscale/hujson"
@@ -46,9 +47,9 @@ func vscodeInputs(v hujson.Value) map[string]vscodeInput {
 // a region), not a credential. One with a default becomes that default,
 // written out; one without becomes ${ID} in the environment's spelling
 // (${PROJECT_ID}), which Switchboard expands when the server starts, and
-// which, unlike a secret, may stand in args and cwd too. A password input,
-// and one the file does not declare, stay for inputsAsSecrets. The notes
-// say what each became.
+// which, unlike a secret, may stand in args and cwd too. A password input
+// stays for inputsAsSecrets, and one the file does not declare for
+// undeclaredInputs to refuse. The notes say what each became.
 func resolveInputs(def []byte, inputs map[string]vscodeInput) ([]byte, []string) {
 	if !strings.Contains(string(def), "${input:") || len(inputs) == 0 {
 		return def, nil
@@ -86,4 +87,33 @@ func resolveInputs(def []byte, inputs map[string]vscodeInput) ([]byte, []string)
 		return def, nil
 	}
 	return v.Pack(), notes
+}
+
+// undeclaredInputs are the ids of def's ${input:ID} that inputs does not
+// declare, in order. VS Code stops at such a server ("Undefined input
+// variable"), and nothing says whether it holds a password or a setting.
+func undeclaredInputs(def []byte, inputs map[string]vscodeInput) []string {
+	if !strings.Contains(string(def), "${input:") {
+		return nil
+	}
+	var ids []string
+	for _, m := range placeholderRE().FindAllStringSubmatch(string(def), -1) {
+		id, ok := strings.CutPrefix(m[1], "input:")
+		if _, declared := inputs[id]; ok && !declared && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// undeclaredReason is why a server with the undeclared inputs ids is
+// skipped.
+func undeclaredReason(ids []string) string {
+	refs := make([]string, len(ids))
+	for i, id := range ids {
+		refs[i] = "${input:" + id + "}"
+	}
+	return fmt.Sprintf("uses %s, which the file's \"inputs\" do not declare, so nothing says whether it is a password or a setting "+
+		"(VS Code stops there too: \"Undefined input variable\"); declare it in \"inputs\" and import again, "+
+		"or add the server with switchboard mcp add-json", strings.Join(refs, ", "))
 }

@@ -316,6 +316,8 @@ func TestImportVSCodeEditions(t *testing.T) {
 // TestImportVSCodeInputs: only an input declared "password": true becomes
 // a secret; a setting VS Code prompts for becomes its default, or without
 // one ${ID} from the environment (in args too), and the report says which.
+// A server with an input the file does not declare, at which VS Code stops
+// too, is skipped with the reason, not imported with a guessed secret.
 func TestImportVSCodeInputs(t *testing.T) {
 	c := newImportAttack(t)
 	f, _, _, _ := c.factory(false)
@@ -332,16 +334,18 @@ func TestImportVSCodeInputs(t *testing.T) {
     "cloud": {
       "command": "cloud-mcp",
       "args": ["--project", "${input:project}", "--region=${input:region}"],
-      "env": {"API_KEY": "${input:api-key}", "TIER": "${input:tier}", "UNDECLARED": "${input:other}"}
-    }
+      "env": {"API_KEY": "${input:api-key}", "TIER": "${input:tier}"}
+    },
+    "stray": {"command": "stray-mcp", "env": {"API_KEY": "${input:api-key}", "TOKEN": "${input:other}"}}
   }
 }`), 0o600)
 	rep := c.importJSON(c.proj, "--from", "vscode")
-	if len(rep.Imported) != 1 {
-		t.Fatalf("imported %+v, skipped %+v", rep.Imported, rep.Skipped)
+	if len(rep.Imported) != 1 || len(rep.Skipped) != 1 || rep.Skipped[0].Name != "stray" ||
+		!strings.Contains(rep.Skipped[0].Reason, `uses ${input:other}, which the file's "inputs" do not declare`) {
+		t.Fatalf("imported %+v, skipped %+v; want cloud, and stray skipped for its undeclared input", rep.Imported, rep.Skipped)
 	}
 	defs := serversOf(t, filepath.Join(c.sb, "mcp.json"), "projects", c.proj)
-	want := `{"args":["--project","my-proj","--region=${REGION}"],"command":"cloud-mcp","env":{"API_KEY":"${secret:api-key}","TIER":"pro","UNDECLARED":"${secret:other}"}}`
+	want := `{"args":["--project","my-proj","--region=${REGION}"],"command":"cloud-mcp","env":{"API_KEY":"${secret:api-key}","TIER":"pro"}}`
 	if defs["cloud"] != want {
 		t.Errorf("cloud = %s, want %s", defs["cloud"], want)
 	}
