@@ -99,10 +99,20 @@ the command that imports each; nothing is changed.
                   "serverUrl" becomes "url"): a server two of them define
                   alike is imported once; for a name they define
                   differently, Windsurf's own wins
-  gemini          ~/.gemini/settings.json and <workspace>/.gemini/settings.json
-                  ("mcpServers"): "httpUrl" is Streamable HTTP, "url" SSE,
-                  $NAME becomes ${NAME}, includeTools/excludeTools the tool
-                  filter; "trust": true is never imported as an approval
+  gemini          in the order Gemini lets each win a name: its extensions'
+                  ~/.gemini/extensions/<name>/gemini-extension.json (a linked
+                  one's in its folder), the administrator's system-defaults.json
+                  (beside the system settings below), ~/.gemini/settings.json
+                  ($GEMINI_CLI_HOME/.gemini when set),
+                  <workspace>/.gemini/settings.json, and the administrator's
+                  settings.json ($GEMINI_CLI_SYSTEM_SETTINGS_PATH, else
+                  /etc/gemini-cli on Linux, /Library/Application
+                  Support/GeminiCli on macOS, C:\ProgramData\gemini-cli on
+                  Windows) ("mcpServers"): "httpUrl" is Streamable HTTP, "url"
+                  SSE, $NAME becomes ${NAME}, an extension's ${extensionPath}
+                  its folder and ${workspacePath} the workspace,
+                  includeTools/excludeTools the tool filter; "trust": true is
+                  never imported as an approval
 
 A file inside the workspace (.vscode/mcp.json, .cursor/mcp.json,
 .gemini/settings.json, or a --file there, also when reached through a
@@ -117,7 +127,7 @@ and the repository's file define the same name, yours is imported and the
 repository's is skipped, and the output says so.
 
 Files of yours outside the workspace (Claude Desktop's, VS Code's user
-mcp.json, ~/.cursor/mcp.json, Windsurf's, ~/.gemini/settings.json, a
+mcp.json, ~/.cursor/mcp.json, Windsurf's, Gemini's but the workspace's, a
 --file elsewhere) go into --scope, local by default, user outside any
 workspace (Claude Code's: into the scope they had there). Read from several
 files, each server is reported with the file it came from.
@@ -324,7 +334,11 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 		// The editor's ${workspaceFolder} follows the workspace open;
 		// this one's path in user scope would name it in every other.
 		if e.Reason == "" && dest.Scope == config.ScopeUser && usesWorkspaceVar(string(raw)) {
-			e.Reason = fmt.Sprintf("uses ${workspaceFolder}, which follows the workspace the editor has open; in user scope it would name %s in every workspace: import it into local scope (--scope local, for this workspace) or add it by hand", f.tilde(root))
+			what := "${workspaceFolder}, which follows the workspace the editor has open"
+			if opts.From == "gemini" {
+				what = "the workspace's path (${workspaceFolder}, Gemini's ${workspacePath}), which follows the workspace Gemini runs in"
+			}
+			e.Reason = fmt.Sprintf("uses %s; in user scope it would name %s in every workspace: import it into local scope (--scope local, for this workspace) or add it by hand", what, f.tilde(root))
 		}
 		// The repository's .mcp.json is every clone's: it gets the
 		// editor's paths as ${HOME} and relative to the workspace, not
@@ -519,7 +533,11 @@ func mergeImportFiles(f *Factory, found []importFile, from, root string) ([]impo
 	var entries []importEntry
 	index := map[string]int{}
 	for _, src := range found {
-		es, err := readImportFile(src.path, from, root)
+		enablement := ""
+		if from == "gemini" && filepath.Base(src.path) == geminiExtensionFile {
+			enablement = filepath.Join(geminiDir(f), "extensions", "extension-enablement.json")
+		}
+		es, err := readImportFile(src.path, from, root, enablement)
 		if err != nil {
 			return nil, err
 		}
@@ -766,10 +784,7 @@ func importPaths(f *Factory, from, root string) []string {
 	case "windsurf":
 		return windsurfConfigs(f)
 	case "gemini":
-		return []string{
-			geminiUserConfig(f),
-			filepath.Join(root, ".gemini", "settings.json"),
-		}
+		return geminiConfigs(f, root)
 	}
 	return nil
 }
@@ -900,8 +915,11 @@ func claudeDesktopPath(f *Factory, goos string) string {
 // "mcpServers"; either is accepted. Claude Code keeps its user-scope
 // servers under "mcpServers" and each folder's local-scope ones under
 // "projects"[folder]."mcpServers": those of the workspace root follow,
-// each with the scope it had.
-func readImportFile(path, from, root string) ([]importEntry, error) {
+// each with the scope it had. enablement, for a Gemini extension's
+// manifest, is Gemini's extension-enablement.json, which may disable it
+// in the workspace; the manifest's variables are translated
+// (geminiExtensionVars).
+func readImportFile(path, from, root, enablement string) ([]importEntry, error) {
 	data, err := safefile.ReadFile(path)
 	if err != nil {
 		var pe *fs.PathError
@@ -942,6 +960,16 @@ func readImportFile(path, from, root string) ([]importEntry, error) {
 	}
 	var out []importEntry
 	off := geminiOff(v)
+	extOff := ""
+	if enablement != "" {
+		ext := filepath.Base(filepath.Dir(path))
+		if nv := v.Find("/name"); nv != nil {
+			if lit, ok := nv.Value.(hujson.Literal); ok && lit.Kind() == '"' {
+				ext = lit.String()
+			}
+		}
+		extOff = geminiExtensionOff(enablement, ext, root)
+	}
 	inputs := vscodeInputs(v)
 	add := func(servers *hujson.Object, scope config.Scope) {
 		for _, m := range servers.Members {
@@ -950,7 +978,16 @@ func readImportFile(path, from, root string) ([]importEntry, error) {
 			val.BeforeExtra, val.AfterExtra = nil, nil
 			val.Standardize()
 			e := importEntry{Name: name, File: path, def: val.Pack(), scope: scope}
-			e.def, e.Notes, e.Reason = dialectImport(from, name, e.def, off(name))
+			why := off(name)
+			if enablement != "" {
+				e.def, e.Notes = geminiExtensionVars(e.def, filepath.Dir(path))
+				if extOff != "" {
+					why = extOff
+				}
+			}
+			var notes []string
+			e.def, notes, e.Reason = dialectImport(from, name, e.def, why)
+			e.Notes = append(e.Notes, notes...)
 			if e.Reason == "" {
 				var notes []string
 				e.def, notes = resolveInputs(e.def, inputs)

@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
 
 	"github.com/tailscale/hujson"
 
 	"github.com/switchboard-mcp/switchboard/internal/lazyre"
+	"github.com/switchboard-mcp/switchboard/internal/safefile"
 )
 
 // Windsurf and Gemini CLI keep their servers under "mcpServers" as Claude
@@ -30,15 +33,179 @@ func windsurfConfigs(f *Factory) []string {
 	}
 }
 
-// geminiUserConfig is Gemini CLI's user settings file; the project's is
-// <workspace>/.gemini/settings.json.
-func geminiUserConfig(f *Factory) string {
-	return filepath.Join(f.HomeDir, ".gemini", "settings.json")
+// geminiDir is the .gemini folder of Gemini CLI's user settings and
+// extensions: in $GEMINI_CLI_HOME when set (Gemini's own override), else
+// in the home directory.
+func geminiDir(f *Factory) string {
+	home := f.HomeDir
+	if f.Getenv != nil {
+		if h, ok := f.Getenv("GEMINI_CLI_HOME"); ok && h != "" {
+			home = h
+		}
+	}
+	return filepath.Join(home, ".gemini")
 }
+
+// geminiSystemSettings is the settings file an administrator gives every
+// user of the machine, which wins over theirs and the workspace's:
+// $GEMINI_CLI_SYSTEM_SETTINGS_PATH when set, else /etc/gemini-cli on
+// Linux, /Library/Application Support/GeminiCli on macOS,
+// C:\ProgramData\gemini-cli on Windows (the places Gemini reads).
+func geminiSystemSettings(f *Factory, goos string) string {
+	if f.Getenv != nil {
+		if p, ok := f.Getenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH"); ok && p != "" {
+			return p
+		}
+	}
+	switch goos {
+	case "darwin":
+		return "/Library/Application Support/GeminiCli/settings.json"
+	case "windows":
+		return `C:\ProgramData\gemini-cli\settings.json`
+	}
+	return "/etc/gemini-cli/settings.json"
+}
+
+// geminiSystemDefaults is the administrator's file of defaults, below the
+// user's settings: $GEMINI_CLI_SYSTEM_DEFAULTS_PATH when set, else
+// system-defaults.json beside the system settings.
+func geminiSystemDefaults(f *Factory, goos string) string {
+	if f.Getenv != nil {
+		if p, ok := f.Getenv("GEMINI_CLI_SYSTEM_DEFAULTS_PATH"); ok && p != "" {
+			return p
+		}
+	}
+	return filepath.Join(filepath.Dir(geminiSystemSettings(f, goos)), "system-defaults.json")
+}
+
+// geminiExtensionFile is the name of a Gemini CLI extension's manifest,
+// whose "mcpServers" Gemini starts as the settings' (which win a name).
+const geminiExtensionFile = "gemini-extension.json"
+
+// geminiExtensions are the manifests of the extensions installed for the
+// user, in folder order: ~/.gemini/extensions/<name>/gemini-extension.json,
+// or, for one linked in (gemini extensions link), the manifest in the
+// folder its .gemini-extension-install.json names, as Gemini reads it.
+func geminiExtensions(f *Factory) []string {
+	dirs, _ := filepath.Glob(filepath.Join(geminiDir(f), "extensions", "*"))
+	var out []string
+	for _, dir := range dirs {
+		var meta struct {
+			Type   string `json:"type"`
+			Source string `json:"source"`
+		}
+		if b, err := safefile.ReadFile(filepath.Join(dir, ".gemini-extension-install.json")); err == nil &&
+			json.Unmarshal(b, &meta) == nil && meta.Type == "link" && filepath.IsAbs(meta.Source) {
+			dir = meta.Source
+		}
+		out = append(out, filepath.Join(dir, geminiExtensionFile))
+	}
+	return out
+}
+
+// geminiConfigs are the files Gemini CLI starts servers from, lowest
+// priority first, as it merges them: the extensions' (a settings file's
+// server of the same name wins), the system defaults, the user's
+// settings, the workspace's (the repository's: the user's own win a
+// name clash all the same, see mergeImportFiles), and the system
+// settings, which win over all.
+func geminiConfigs(f *Factory, root string) []string {
+	out := geminiExtensions(f)
+	return append(out,
+		geminiSystemDefaults(f, runtime.GOOS),
+		filepath.Join(geminiDir(f), "settings.json"),
+		filepath.Join(root, ".gemini", "settings.json"),
+		geminiSystemSettings(f, runtime.GOOS),
+	)
+}
+
+// geminiExtensionVars writes the variables Gemini gives an extension's
+// manifest (before the environment's) as Switchboard's: ${extensionPath}
+// is the extension's folder ext, ${workspacePath} the workspace, read as
+// ${workspaceFolder} (so that it is made relative to the workspace, or
+// refused in user scope, as an editor's is), and ${/} or
+// ${pathSeparator} this system's path separator.
+func geminiExtensionVars(def []byte, ext string) (out []byte, notes []string) {
+	if !strings.Contains(string(def), "${") {
+		return def, nil
+	}
+	v, err := hujson.Parse(def)
+	if err != nil {
+		return def, nil
+	}
+	said := map[string]bool{}
+	eachString(&v, func(s string) string {
+		return geminiExtVarRE().ReplaceAllStringFunc(s, func(m string) string {
+			var to, note string
+			switch m {
+			case "${extensionPath}":
+				to, note = ext, "Gemini's ${extensionPath} became the extension's folder, "+ext
+			case "${workspacePath}":
+				to, note = varWorkspaceFolder, "Gemini's ${workspacePath} was read as ${workspaceFolder}, the workspace"
+			default: // ${/}, ${pathSeparator}
+				to, note = string(filepath.Separator), fmt.Sprintf("Gemini's %s became %s, this system's path separator", m, string(filepath.Separator))
+			}
+			if !said[m] {
+				said[m] = true
+				notes = append(notes, note)
+			}
+			return to
+		})
+	})
+	if len(notes) == 0 {
+		return def, nil
+	}
+	return v.Pack(), notes
+}
+
+var geminiExtVarRE = lazyre.New(`\$\{(extensionPath|workspacePath|/|pathSeparator)\}`)
 
 // geminiBareVar matches Gemini's $NAME, which it expands as ${NAME}; only
 // names Switchboard can expand are taken ($1 in a shell script stays).
 var geminiBareVar = lazyre.New(`\$([A-Z_][A-Z0-9_]*)\b`)
+
+// geminiExtensionOff says why Gemini does not start the servers of the
+// extension name in the workspace root: the rules of its
+// extension-enablement.json (file) disable it there. The last rule that
+// matches the folder wins; "!" disables, a trailing "*" takes the
+// folders below too. "" when it starts them (the default).
+func geminiExtensionOff(file, name, root string) string {
+	b, err := safefile.ReadFile(file)
+	if err != nil {
+		return ""
+	}
+	var all map[string]struct {
+		Overrides []string `json:"overrides"`
+	}
+	if json.Unmarshal(b, &all) != nil {
+		return ""
+	}
+	slashed := func(p string) string {
+		p = strings.ReplaceAll(p, `\`, "/")
+		if !strings.HasPrefix(p, "/") {
+			p = "/" + p
+		}
+		if !strings.HasSuffix(p, "/") {
+			p += "/"
+		}
+		return p
+	}
+	here := slashed(root)
+	enabled := true
+	for _, rule := range all[name].Overrides {
+		disable := strings.HasPrefix(rule, "!")
+		rule = strings.TrimPrefix(rule, "!")
+		below := strings.HasSuffix(rule, "*")
+		base := slashed(strings.TrimSuffix(rule, "*"))
+		if here == base || below && strings.HasPrefix(here, base) {
+			enabled = !disable
+		}
+	}
+	if enabled {
+		return ""
+	}
+	return fmt.Sprintf("Gemini's extension %q is disabled in this workspace (its extension-enablement.json)", name)
+}
 
 // dialectImport rewrites def, one server of from's file, in the fields
 // Switchboard reads. off, if set, is why Gemini does not start it (its

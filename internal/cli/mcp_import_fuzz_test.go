@@ -7,7 +7,8 @@ import (
 )
 
 // FuzzImportRewrites runs the rewrites an import applies to a server's
-// definition — a repository's Gemini or Windsurf file, VS Code's inputs,
+// definition — a repository's Gemini or Windsurf file, a Gemini
+// extension's variables, VS Code's inputs,
 // this machine's paths and the editor's path variables — on any bytes: a
 // repository writes them. None may panic, and whatever one returns in
 // place of a definition that parsed still parses (the file writer and
@@ -23,6 +24,7 @@ func FuzzImportRewrites(f *testing.F) {
 		`{"tcp":"127.0.0.1:9","command":"x","args":[1,null,{"a":"${input:"}]}`,
 		`// c
 {"command":"a", /* b */ "args":["$A_B", "$1"],}`,
+		`{"command":"${extensionPath}${/}srv","args":["--root=${workspacePath}","$api_key","${my_key}"],"cwd":"${extensionPath}"}`,
 	} {
 		f.Add(seed)
 	}
@@ -56,6 +58,9 @@ func FuzzImportRewrites(f *testing.F) {
 		}
 		out, _ := resolveInputs([]byte(def), inputs)
 		check("resolveInputs", out)
+		out, _ = geminiExtensionVars([]byte(def), `/home/u/.gemini/extensions/x"\`)
+		check("geminiExtensionVars", out)
+
 		out, _ = machinePathsAsVars([]byte(def), "/home/u/ws", "/home/u")
 		check("machinePathsAsVars", out)
 		if out, _, skip := portablePaths([]byte(def)); skip == "" {

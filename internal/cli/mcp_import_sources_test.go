@@ -529,3 +529,139 @@ func TestImportWindsurfEditions(t *testing.T) {
 		t.Errorf("exit %d: %q (stderr %s)\nwant %q", code, out, errOut, want)
 	}
 }
+
+// TestImportGeminiExtensions: --from gemini reads the servers of Gemini's
+// extensions (~/.gemini/extensions/<name>/gemini-extension.json, a linked
+// one's in the folder it links to) and of the administrator's system
+// settings, as Gemini starts them: ${extensionPath} is the extension's
+// folder, ${workspacePath} the workspace, ${/} the path separator; a
+// settings file's server wins the extension's name, the system file's
+// wins the user's; an extension disabled in this workspace has its
+// servers imported disabled. Each file is named in the report and the
+// listing.
+func TestImportGeminiExtensions(t *testing.T) {
+	c := newImportAttack(t)
+	gem := filepath.Join(c.home, ".gemini")
+	tools := filepath.Join(gem, "extensions", "tools")
+	echo := c.server("echo")
+	echo["cwd"] = "${extensionPath}"
+	c.writeJSON(filepath.Join(tools, "gemini-extension.json"), map[string]any{
+		"name": "tools", "version": "1.0.0",
+		"mcpServers": map[string]any{
+			"runs": echo,
+			"ext":  map[string]any{"command": "node", "args": []string{"${extensionPath}${/}server.js", "--root=${workspacePath}"}},
+			"dup":  map[string]any{"command": "from-extension"},
+		},
+	})
+	c.writeJSON(filepath.Join(gem, "extensions", "off", "gemini-extension.json"), map[string]any{
+		"name": "off", "version": "1.0.0", "mcpServers": map[string]any{"offsrv": map[string]any{"command": "off-mcp"}},
+	})
+	c.writeJSON(filepath.Join(gem, "extensions", "extension-enablement.json"), map[string]any{
+		"off": map[string]any{"overrides": []string{"!" + filepath.ToSlash(c.proj) + "/*"}},
+	})
+	linkedSrc := filepath.Join(c.work, "dev", "linked")
+	c.writeJSON(filepath.Join(gem, "extensions", "linked", ".gemini-extension-install.json"), map[string]any{"source": linkedSrc, "type": "link"})
+	c.writeJSON(filepath.Join(linkedSrc, "gemini-extension.json"), map[string]any{
+		"name": "linked", "version": "0.1.0", "mcpServers": map[string]any{"lnk": map[string]any{"command": "${extensionPath}/bin/srv"}},
+	})
+	user := filepath.Join(gem, "settings.json")
+	c.writeJSON(user, map[string]any{"mcpServers": map[string]any{
+		"dup":  map[string]any{"command": "from-settings"},
+		"corp": map[string]any{"command": "mine"},
+	}})
+	system := filepath.Join(c.work, "gemini-system", "settings.json") // GEMINI_CLI_SYSTEM_SETTINGS_PATH
+	c.writeJSON(system, map[string]any{"mcpServers": map[string]any{"corp": map[string]any{"httpUrl": "https://corp.example.com/mcp"}}})
+
+	rep := c.importJSON(c.proj, "--from", "gemini")
+	files := map[string]string{}
+	for _, e := range rep.Imported {
+		files[e.Name] = e.File
+	}
+	ext := filepath.Join(tools, "gemini-extension.json")
+	want := map[string]string{
+		"runs": ext, "ext": ext, "offsrv": filepath.Join(gem, "extensions", "off", "gemini-extension.json"),
+		"lnk": filepath.Join(linkedSrc, "gemini-extension.json"), "dup": user, "corp": system,
+	}
+	if !equalMaps(files, want) {
+		t.Errorf("imported %v, want %v (skipped %+v)", files, want, rep.Skipped)
+	}
+	skipped := map[string]string{}
+	for _, e := range rep.Skipped {
+		skipped[e.Name+" "+e.File] = e.Reason
+	}
+	if r := skipped["dup "+ext]; !strings.Contains(r, "overridden by the definition in ~") {
+		t.Errorf("the extension's dup: %q, want overridden by the settings'", r)
+	}
+	if r := skipped["corp "+user]; !strings.Contains(r, "overridden by the definition in "+system) {
+		t.Errorf("the user's corp: %q, want overridden by the system settings'", r)
+	}
+	defs := serversOf(t, filepath.Join(c.sb, "mcp.json"), "projects", c.proj)
+	sep := string(filepath.Separator)
+	for name, want := range map[string]string{
+		"ext":    `{"args":["` + tools + sep + `server.js","--root=` + c.proj + `"],"command":"node"}`,
+		"lnk":    `{"command":"` + linkedSrc + `/bin/srv"}`,
+		"dup":    `{"command":"from-settings"}`,
+		"corp":   `{"type":"http","url":"https://corp.example.com/mcp"}`,
+		"offsrv": `{"command":"off-mcp","enabled":false}`,
+	} {
+		if defs[name] != want {
+			t.Errorf("%s = %s, want %s", name, defs[name], want)
+		}
+	}
+	for name, want := range map[string]string{
+		"ext":    "Gemini's ${workspacePath} was read as ${workspaceFolder}",
+		"lnk":    "Gemini's ${extensionPath} became the extension's folder, " + linkedSrc,
+		"offsrv": `Gemini's extension "off" is disabled in this workspace (its extension-enablement.json): imported disabled`,
+	} {
+		if n := noteOf(rep, name); !strings.Contains(n, want) {
+			t.Errorf("%s: notes %q, want %q", name, n, want)
+		}
+	}
+	c.want.Server = "runs"
+	if st := c.status(); st["state"] != "connected" {
+		t.Errorf("runs is %v (%v), want connected", st["state"], st["error"])
+	}
+
+	// In user scope, every workspace's, the workspace's path cannot be
+	// written: ext is skipped, and says it is Gemini's ${workspacePath}.
+	rep = c.importJSON(c.proj, "--from", "gemini", "--scope", "user")
+	for _, e := range rep.Skipped {
+		if e.Name == "ext" && !strings.Contains(e.Reason, "Gemini's ${workspacePath}") {
+			t.Errorf("ext in user scope: %q", e.Reason)
+		}
+	}
+
+	// The listing names every file.
+	os.Remove(filepath.Join(c.sb, "mcp.json"))
+	out, _, _ := c.run("mcp", "import")
+	for _, f := range []string{"~" + strings.TrimPrefix(ext, c.home), linkedSrc, system, "~" + strings.TrimPrefix(user, c.home)} {
+		if !strings.Contains(out, f) {
+			t.Errorf("the listing does not name %s:\n%s", f, out)
+		}
+	}
+	if !strings.Contains(out, "Gemini CLI (6 servers in ") {
+		t.Errorf("the listing does not count 6 Gemini servers:\n%s", out)
+	}
+}
+
+func TestGeminiExtensionOff(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "extension-enablement.json")
+	os.WriteFile(file, []byte(`{"x": {"overrides": ["!/home/u/*", "/home/u/work/"]}, "y": {"overrides": ["!/home/u/a/"]}}`), 0o600)
+	for _, tc := range []struct {
+		name, root string
+		off        bool
+	}{
+		{"x", "/home/u/proj", true},
+		{"x", "/home/u", true},
+		{"x", "/home/u/work", false},
+		{"x", "/home/u/work/sub", true},
+		{"x", "/srv", false},
+		{"y", "/home/u/a", true},
+		{"y", "/home/u/a/b", false},
+		{"z", "/home/u", false},
+	} {
+		if got := geminiExtensionOff(file, tc.name, tc.root) != ""; got != tc.off {
+			t.Errorf("geminiExtensionOff(%s, %s) off = %v, want %v", tc.name, tc.root, got, tc.off)
+		}
+	}
+}

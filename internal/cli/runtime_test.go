@@ -79,6 +79,9 @@ func (w *rtWorld) factory(tty bool) (f *Factory, in, out, errOut *bytes.Buffer) 
 		"HOME":                    w.home,
 		"SWITCHBOARD_HOME":        w.sb,
 		"SWITCHBOARD_MANAGED_DIR": filepath.Join(w.work, "managed"),
+		// Gemini's own override of /etc/gemini-cli/settings.json, which
+		// mcp import --from gemini reads: never this machine's.
+		"GEMINI_CLI_SYSTEM_SETTINGS_PATH": filepath.Join(w.work, "gemini-system", "settings.json"),
 	}
 	f = &Factory{
 		IO:      ios,
