@@ -109,8 +109,11 @@ the command that imports each; nothing is changed.
                   /etc/gemini-cli on Linux, /Library/Application
                   Support/GeminiCli on macOS, C:\ProgramData\gemini-cli on
                   Windows) ("mcpServers"): "httpUrl" is Streamable HTTP, "url"
-                  SSE, $NAME becomes ${NAME}, an extension's ${extensionPath}
-                  its folder and ${workspacePath} the workspace,
+                  SSE, $NAME becomes ${NAME} (a server with a $name or
+                  ${name} with lower-case letters, which Switchboard does not
+                  expand, is skipped; on Windows, where case does not matter,
+                  it becomes ${NAME}), an extension's ${extensionPath} its
+                  folder and ${workspacePath} the workspace,
                   includeTools/excludeTools the tool filter; "trust": true is
                   never imported as an approval
 

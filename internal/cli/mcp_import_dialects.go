@@ -10,6 +10,7 @@ import (
 
 	"github.com/tailscale/hujson"
 
+	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/lazyre"
 	"github.com/switchboard-mcp/switchboard/internal/safefile"
 )
@@ -160,10 +161,6 @@ func geminiExtensionVars(def []byte, ext string) (out []byte, notes []string) {
 
 var geminiExtVarRE = lazyre.New(`\$\{(extensionPath|workspacePath|/|pathSeparator)\}`)
 
-// geminiBareVar matches Gemini's $NAME, which it expands as ${NAME}; only
-// names Switchboard can expand are taken ($1 in a shell script stays).
-var geminiBareVar = lazyre.New(`\$([A-Z_][A-Z0-9_]*)\b`)
-
 // geminiExtensionOff says why Gemini does not start the servers of the
 // extension name in the workspace root: the rules of its
 // extension-enablement.json (file) disable it there. The last rule that
@@ -311,20 +308,28 @@ func dialectImport(from, name string, def []byte, off string) (out []byte, notes
 			set("enabled", false)
 			notes = append(notes, off+`: imported disabled ("enabled": false)`)
 		}
-		// $NAME, which Gemini expands, is ${NAME} in Switchboard.
-		changed := false
+		// Gemini expands $NAME and ${NAME} from the environment; ${NAME}
+		// is Switchboard's, for the names it expands.
+		var refs geminiRefs
 		for i := range obj.Members {
 			switch memberName(&obj.Members[i]) {
 			case "command", "args", "env", "cwd", "url", "headers":
 				eachString(&obj.Members[i].Value, func(s string) string {
-					t := geminiBareVar().ReplaceAllString(s, "$${$1}")
-					changed = changed || t != s
-					return t
+					return refs.rewrite(s, runtime.GOOS)
 				})
 			}
 		}
-		if changed {
+		if len(refs.other) > 0 {
+			return nil, nil, fmt.Sprintf("uses %s, which Gemini reads from the environment variable of exactly that name; "+
+				"Switchboard expands only upper-case names (${%s}), another variable on this system, whose value this server would get: "+
+				"set that one and add the server with switchboard mcp add-json, writing ${%s}",
+				strings.Join(refs.other, ", "), strings.ToUpper(refs.otherNames[0]), strings.ToUpper(refs.otherNames[0]))
+		}
+		if refs.bare {
 			notes = append(notes, "Gemini's $NAME became ${NAME}")
+		}
+		for _, r := range refs.folded {
+			notes = append(notes, fmt.Sprintf("Gemini's %s became ${%s}: the same variable on Windows, whose names ignore case", r, strings.ToUpper(strings.Trim(r, "${}"))))
 		}
 	}
 	return v.Pack(), notes, ""
@@ -355,4 +360,71 @@ func geminiOff(v hujson.Value) func(name string) string {
 		}
 		return ""
 	}
+}
+
+// geminiRefRE matches what Gemini expands from the environment: $NAME, a
+// word, and ${NAME}, anything up to the }. An unset one stays as written.
+var geminiRefRE = lazyre.New(`\$(?:(\w+)|\{([^}]+)\})`)
+
+// geminiRefs rewrites Gemini's environment references as Switchboard's,
+// and says what it did.
+type geminiRefs struct {
+	bare bool // a $NAME became ${NAME}
+	// folded are the references with lower-case letters written upper-case
+	// (on Windows, where they name the same variable).
+	folded []string
+	// other are those Switchboard cannot expand as the same variable:
+	// $name or ${name} with lower-case letters, elsewhere than on Windows;
+	// otherNames their names.
+	other, otherNames []string
+}
+
+// rewrite returns s with Gemini's references written for Switchboard on
+// goos: $NAME as ${NAME}; a name with lower-case letters upper-case on
+// Windows, where variable names ignore case, and elsewhere kept (and
+// recorded in other). $1, which Gemini only expands if the environment
+// has a variable "1", stays; ${workspaceFolder} is ours
+// (geminiExtensionVars'), and ${A:-b} and the like are translateImport's
+// to take or refuse.
+func (r *geminiRefs) rewrite(s, goos string) string {
+	return geminiRefRE().ReplaceAllStringFunc(s, func(m string) string {
+		sub := geminiRefRE().FindStringSubmatch(m)
+		name, bare := sub[1], sub[1] != ""
+		if !bare {
+			name = sub[2]
+		}
+		switch {
+		case config.IsVarName(name):
+			if bare {
+				r.bare = true
+				return "${" + name + "}"
+			}
+			return m
+		case !bare && (m == varWorkspaceFolder || !isWord(name)):
+			return m
+		case name[0] >= '0' && name[0] <= '9':
+			return m
+		case goos == "windows":
+			if !slices.Contains(r.folded, m) {
+				r.folded = append(r.folded, m)
+			}
+			return "${" + strings.ToUpper(name) + "}"
+		}
+		if !slices.Contains(r.other, m) {
+			r.other = append(r.other, m)
+			r.otherNames = append(r.otherNames, name)
+		}
+		return m
+	})
+}
+
+// isWord reports whether s is letters, digits and _ only, as \w.
+func isWord(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return s != ""
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/tailscale/hujson"
@@ -8,7 +9,7 @@ import (
 
 // FuzzImportRewrites runs the rewrites an import applies to a server's
 // definition — a repository's Gemini or Windsurf file, a Gemini
-// extension's variables, VS Code's inputs,
+// extension's variables and environment references, VS Code's inputs,
 // this machine's paths and the editor's path variables — on any bytes: a
 // repository writes them. None may panic, and whatever one returns in
 // place of a definition that parsed still parses (the file writer and
@@ -60,7 +61,12 @@ func FuzzImportRewrites(f *testing.F) {
 		check("resolveInputs", out)
 		out, _ = geminiExtensionVars([]byte(def), `/home/u/.gemini/extensions/x"\`)
 		check("geminiExtensionVars", out)
-
+		for _, goos := range []string{"linux", "windows"} {
+			var refs geminiRefs
+			if s := refs.rewrite(def, goos); len(refs.other) == 0 && strings.Contains(s, "$") && !strings.Contains(def, "$") {
+				t.Fatalf("rewrite(%q, %s) made a reference up: %q", def, goos, s)
+			}
+		}
 		out, _ = machinePathsAsVars([]byte(def), "/home/u/ws", "/home/u")
 		check("machinePathsAsVars", out)
 		if out, _, skip := portablePaths([]byte(def)); skip == "" {

@@ -644,6 +644,68 @@ func TestImportGeminiExtensions(t *testing.T) {
 	}
 }
 
+// TestImportGeminiEnvCase: Gemini expands $name and ${name} from the
+// environment variable of exactly that name. Upper-case ones are
+// Switchboard's ${NAME}; one with lower-case letters is another variable
+// to Switchboard, which expands only upper-case names, so outside Windows
+// (where names ignore case) the server is skipped with the reason rather
+// than imported reading a variable it did not.
+func TestImportGeminiEnvCase(t *testing.T) {
+	c := newImportAttack(t)
+	c.writeJSON(filepath.Join(c.home, ".gemini", "settings.json"), map[string]any{"mcpServers": map[string]any{
+		"upper": map[string]any{"httpUrl": "https://u.example.com/mcp", "headers": map[string]any{"Authorization": "Bearer $API_TOKEN", "X-Org": "${ORG}"}},
+		"lower": map[string]any{"httpUrl": "https://l.example.com/mcp", "headers": map[string]any{"Authorization": "Bearer $api_token"}},
+		"brace": map[string]any{"command": "x", "env": map[string]any{"K": "${my_key}"}},
+		"mixed": map[string]any{"command": "x", "args": []string{"--token=$API_TOKENx", "$1"}},
+	}})
+	rep := c.importJSON(c.proj, "--from", "gemini")
+	skipped := map[string]string{}
+	for _, e := range rep.Skipped {
+		skipped[e.Name] = e.Reason
+	}
+	if runtime.GOOS == "windows" {
+		t.Skip("on Windows $api_token is ${API_TOKEN}: TestGeminiRefs")
+	}
+	if len(rep.Imported) != 1 || rep.Imported[0].Name != "upper" {
+		t.Errorf("imported %+v, want upper only", rep.Imported)
+	}
+	for name, want := range map[string]string{
+		"lower": "uses $api_token, which Gemini reads from the environment variable of exactly that name; Switchboard expands only upper-case names (${API_TOKEN})",
+		"brace": "uses ${my_key}, which Gemini reads",
+		"mixed": "uses $API_TOKENx, which Gemini reads",
+	} {
+		if !strings.Contains(skipped[name], want) {
+			t.Errorf("%s: skipped %q, want %q", name, skipped[name], want)
+		}
+	}
+	defs := serversOf(t, filepath.Join(c.sb, "mcp.json"), "projects", c.proj)
+	if want := `{"headers":{"Authorization":"Bearer ${API_TOKEN}","X-Org":"${ORG}"},"type":"http","url":"https://u.example.com/mcp"}`; defs["upper"] != want {
+		t.Errorf("upper = %s, want %s", defs["upper"], want)
+	}
+}
+
+func TestGeminiRefs(t *testing.T) {
+	for _, tc := range []struct {
+		in, goos, want string
+		other          []string
+	}{
+		{"Bearer $API_TOKEN", "linux", "Bearer ${API_TOKEN}", nil},
+		{"${KEY}/$_X", "linux", "${KEY}/${_X}", nil},
+		{"$1 and $2x", "linux", "$1 and $2x", nil},
+		{"$api_token", "linux", "$api_token", []string{"$api_token"}},
+		{"${my_key}", "darwin", "${my_key}", []string{"${my_key}"}},
+		{"$api_token ${my_key}", "windows", "${API_TOKEN} ${MY_KEY}", nil},
+		{"${A:-b} ${env:X} ${workspaceFolder} ${a-b}", "linux", "${A:-b} ${env:X} ${workspaceFolder} ${a-b}", nil},
+		{"$$", "linux", "$$", nil},
+	} {
+		var r geminiRefs
+		got := r.rewrite(tc.in, tc.goos)
+		if got != tc.want || !cmp.Equal(r.other, tc.other) {
+			t.Errorf("rewrite(%q, %s) = %q, other %q; want %q, %q", tc.in, tc.goos, got, r.other, tc.want, tc.other)
+		}
+	}
+}
+
 func TestGeminiExtensionOff(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "extension-enablement.json")
 	os.WriteFile(file, []byte(`{"x": {"overrides": ["!/home/u/*", "/home/u/work/"]}, "y": {"overrides": ["!/home/u/a/"]}}`), 0o600)
