@@ -536,11 +536,7 @@ func mergeImportFiles(f *Factory, found []importFile, from, root string) ([]impo
 	var entries []importEntry
 	index := map[string]int{}
 	for _, src := range found {
-		enablement := ""
-		if from == "gemini" && filepath.Base(src.path) == geminiExtensionFile {
-			enablement = filepath.Join(geminiDir(f), "extensions", "extension-enablement.json")
-		}
-		es, err := readImportFile(src.path, from, root, enablement)
+		es, err := readImportFile(src.path, from, root, geminiExtensionOf(f, src.path, from))
 		if err != nil {
 			return nil, err
 		}
@@ -918,11 +914,10 @@ func claudeDesktopPath(f *Factory, goos string) string {
 // "mcpServers"; either is accepted. Claude Code keeps its user-scope
 // servers under "mcpServers" and each folder's local-scope ones under
 // "projects"[folder]."mcpServers": those of the workspace root follow,
-// each with the scope it had. enablement, for a Gemini extension's
-// manifest, is Gemini's extension-enablement.json, which may disable it
-// in the workspace; the manifest's variables are translated
-// (geminiExtensionVars).
-func readImportFile(path, from, root, enablement string) ([]importEntry, error) {
+// each with the scope it had. ext, for a Gemini extension's manifest, says
+// what else may keep its servers from starting; the manifest's variables
+// are translated (geminiExtensionVars).
+func readImportFile(path, from, root string, ext *geminiExtension) ([]importEntry, error) {
 	data, err := safefile.ReadFile(path)
 	if err != nil {
 		var pe *fs.PathError
@@ -964,14 +959,15 @@ func readImportFile(path, from, root, enablement string) ([]importEntry, error) 
 	var out []importEntry
 	off := geminiOff(v)
 	extOff := ""
-	if enablement != "" {
-		ext := filepath.Base(filepath.Dir(path))
+	if ext != nil {
+		name := filepath.Base(filepath.Dir(path))
 		if nv := v.Find("/name"); nv != nil {
 			if lit, ok := nv.Value.(hujson.Literal); ok && lit.Kind() == '"' {
-				ext = lit.String()
+				name = lit.String()
 			}
 		}
-		extOff = geminiExtensionOff(enablement, ext, root)
+		extOff = geminiExtensionOff(ext.enablement, name, root)
+		off = ext.off
 	}
 	inputs := vscodeInputs(v)
 	add := func(servers *hujson.Object, scope config.Scope) {
@@ -982,7 +978,7 @@ func readImportFile(path, from, root, enablement string) ([]importEntry, error) 
 			val.Standardize()
 			e := importEntry{Name: name, File: path, def: val.Pack(), scope: scope}
 			why := off(name)
-			if enablement != "" {
+			if ext != nil {
 				e.def, e.Notes = geminiExtensionVars(e.def, filepath.Dir(path))
 				if extOff != "" {
 					why = extOff

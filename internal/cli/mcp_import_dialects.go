@@ -339,6 +339,20 @@ func dialectImport(from, name string, def []byte, off string) (out []byte, notes
 // start a server of that name: its "mcp.excluded" lists it, or its
 // "mcp.allowed" does not; "" when it starts it.
 func geminiOff(v hujson.Value) func(name string) string {
+	var l geminiLists
+	l.add(v)
+	return l.off
+}
+
+// geminiLists are the "mcp.excluded" and "mcp.allowed" of one or more
+// Gemini settings files, which Gemini concatenates.
+type geminiLists struct {
+	excluded, allowed []string
+	hasAllowed        bool
+}
+
+// add adds the lists of the settings file v.
+func (l *geminiLists) add(v hujson.Value) {
 	list := func(ptr string) ([]string, bool) {
 		lv := v.Find(ptr)
 		if lv == nil {
@@ -351,15 +365,52 @@ func geminiOff(v hujson.Value) func(name string) string {
 	}
 	excluded, _ := list("/mcp/excluded")
 	allowed, hasAllowed := list("/mcp/allowed")
-	return func(name string) string {
-		switch {
-		case slices.Contains(excluded, name):
-			return `Gemini's "mcp.excluded" lists it`
-		case hasAllowed && !slices.Contains(allowed, name):
-			return `Gemini's "mcp.allowed" does not list it`
-		}
-		return ""
+	l.excluded = append(l.excluded, excluded...)
+	l.allowed = append(l.allowed, allowed...)
+	l.hasAllowed = l.hasAllowed || hasAllowed
+}
+
+// off says why Gemini does not start the server name; "" when it does.
+func (l *geminiLists) off(name string) string {
+	switch {
+	case slices.Contains(l.excluded, name):
+		return `Gemini's "mcp.excluded" lists it`
+	case l.hasAllowed && !slices.Contains(l.allowed, name):
+		return `Gemini's "mcp.allowed" does not list it`
 	}
+	return ""
+}
+
+// geminiExtension is what decides, beyond its manifest, whether Gemini
+// starts an extension's servers.
+type geminiExtension struct {
+	// enablement is Gemini's extension-enablement.json, which may disable
+	// the extension in the workspace (geminiExtensionOff).
+	enablement string
+	// off is why the user's or the administrator's settings keep a server
+	// of that name from starting ("mcp.excluded", "mcp.allowed").
+	off func(name string) string
+}
+
+// geminiExtensionOf is the geminiExtension of a manifest of from's, nil
+// for any other file. The workspace's settings, the repository's, do not
+// decide about the user's extensions.
+func geminiExtensionOf(f *Factory, path, from string) *geminiExtension {
+	if from != "gemini" || filepath.Base(path) != geminiExtensionFile {
+		return nil
+	}
+	var l geminiLists
+	for _, file := range []string{geminiSystemDefaults(f, runtime.GOOS), filepath.Join(geminiDir(f), "settings.json"), geminiSystemSettings(f, runtime.GOOS)} {
+		b, err := safefile.ReadFile(file)
+		if err != nil {
+			continue
+		}
+		b, _ = config.StripBOM(b)
+		if v, err := hujson.Parse(b); err == nil {
+			l.add(v)
+		}
+	}
+	return &geminiExtension{enablement: filepath.Join(geminiDir(f), "extensions", "extension-enablement.json"), off: l.off}
 }
 
 // geminiRefRE matches what Gemini expands from the environment: $NAME, a

@@ -537,8 +537,8 @@ func TestImportWindsurfEditions(t *testing.T) {
 // folder, ${workspacePath} the workspace, ${/} the path separator; a
 // settings file's server wins the extension's name, the system file's
 // wins the user's; an extension disabled in this workspace has its
-// servers imported disabled. Each file is named in the report and the
-// listing.
+// servers imported disabled, as is one the user's settings exclude. Each
+// file is named in the report and the listing.
 func TestImportGeminiExtensions(t *testing.T) {
 	c := newImportAttack(t)
 	gem := filepath.Join(c.home, ".gemini")
@@ -564,11 +564,14 @@ func TestImportGeminiExtensions(t *testing.T) {
 	c.writeJSON(filepath.Join(linkedSrc, "gemini-extension.json"), map[string]any{
 		"name": "linked", "version": "0.1.0", "mcpServers": map[string]any{"lnk": map[string]any{"command": "${extensionPath}/bin/srv"}},
 	})
+	// Your settings' "mcp.excluded" holds for an extension's server too;
+	// the repository's does not.
 	user := filepath.Join(gem, "settings.json")
-	c.writeJSON(user, map[string]any{"mcpServers": map[string]any{
+	c.writeJSON(user, map[string]any{"mcp": map[string]any{"excluded": []string{"lnk"}}, "mcpServers": map[string]any{
 		"dup":  map[string]any{"command": "from-settings"},
 		"corp": map[string]any{"command": "mine"},
 	}})
+	c.writeJSON(filepath.Join(c.proj, ".gemini", "settings.json"), map[string]any{"mcp": map[string]any{"excluded": []string{"ext"}}})
 	system := filepath.Join(c.work, "gemini-system", "settings.json") // GEMINI_CLI_SYSTEM_SETTINGS_PATH
 	c.writeJSON(system, map[string]any{"mcpServers": map[string]any{"corp": map[string]any{"httpUrl": "https://corp.example.com/mcp"}}})
 
@@ -599,7 +602,7 @@ func TestImportGeminiExtensions(t *testing.T) {
 	sep := string(filepath.Separator)
 	for name, want := range map[string]string{
 		"ext":    `{"args":["` + tools + sep + `server.js","--root=` + c.proj + `"],"command":"node"}`,
-		"lnk":    `{"command":"` + linkedSrc + `/bin/srv"}`,
+		"lnk":    `{"command":"` + linkedSrc + `/bin/srv","enabled":false}`,
 		"dup":    `{"command":"from-settings"}`,
 		"corp":   `{"type":"http","url":"https://corp.example.com/mcp"}`,
 		"offsrv": `{"command":"off-mcp","enabled":false}`,
@@ -610,7 +613,7 @@ func TestImportGeminiExtensions(t *testing.T) {
 	}
 	for name, want := range map[string]string{
 		"ext":    "Gemini's ${workspacePath} was read as ${workspaceFolder}",
-		"lnk":    "Gemini's ${extensionPath} became the extension's folder, " + linkedSrc,
+		"lnk":    "Gemini's ${extensionPath} became the extension's folder, " + linkedSrc + "\n" + `Gemini's "mcp.excluded" lists it: imported disabled`,
 		"offsrv": `Gemini's extension "off" is disabled in this workspace (its extension-enablement.json): imported disabled`,
 	} {
 		if n := noteOf(rep, name); !strings.Contains(n, want) {
