@@ -959,7 +959,9 @@ func readImportFile(path, from, root string, ext *geminiExtension) ([]importEntr
 	var out []importEntry
 	off := geminiOff(v)
 	extOff := ""
+	var extSettings []geminiSetting
 	if ext != nil {
+		extSettings = geminiSettings(v)
 		name := filepath.Base(filepath.Dir(path))
 		if nv := v.Find("/name"); nv != nil {
 			if lit, ok := nv.Value.(hujson.Literal); ok && lit.Kind() == '"' {
@@ -987,6 +989,9 @@ func readImportFile(path, from, root string, ext *geminiExtension) ([]importEntr
 			var notes []string
 			e.def, notes, e.Reason = dialectImport(from, name, e.def, why)
 			e.Notes = append(e.Notes, notes...)
+			if e.Reason == "" {
+				e.Notes = append(e.Notes, geminiSettingNotes(e.def, extSettings)...)
+			}
 			if e.Reason == "" {
 				var notes []string
 				e.def, notes = resolveInputs(e.def, inputs)

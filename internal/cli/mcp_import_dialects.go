@@ -479,3 +479,45 @@ func isWord(s string) bool {
 	}
 	return s != ""
 }
+
+// geminiSetting is one of an extension manifest's "settings": a value
+// Gemini asks for when the extension is installed and keeps for it (in
+// the extension's .env, or its keychain when sensitive), which the
+// manifest's $ENV_VAR then reads instead of the environment.
+type geminiSetting struct {
+	Name      string `json:"name"`
+	EnvVar    string `json:"envVar"`
+	Sensitive bool   `json:"sensitive"`
+}
+
+// geminiSettings are the "settings" of the manifest v.
+func geminiSettings(v hujson.Value) []geminiSetting {
+	sv := v.Find("/settings")
+	if sv == nil {
+		return nil
+	}
+	std := sv.Clone()
+	std.Standardize()
+	var out []geminiSetting
+	_ = json.Unmarshal(std.Pack(), &out)
+	return out
+}
+
+// geminiSettingNotes say, for each of the extension's settings def reads
+// as ${VAR}, that Switchboard reads it from the environment, where Gemini
+// kept it for the extension.
+func geminiSettingNotes(def []byte, settings []geminiSetting) []string {
+	var notes []string
+	for _, st := range settings {
+		if !config.IsVarName(st.EnvVar) || !strings.Contains(string(def), "${"+st.EnvVar+"}") {
+			continue
+		}
+		kept := "in the extension's .env"
+		if st.Sensitive {
+			kept = "in its keychain"
+		}
+		notes = append(notes, fmt.Sprintf("${%s} is the extension's setting %q, which Gemini kept for it %s and Switchboard reads from your environment: set %s before the server starts, or keep it as a secret (switchboard secret set %s, then ${secret:%s} in its env or headers)",
+			st.EnvVar, st.Name, kept, st.EnvVar, st.EnvVar, st.EnvVar))
+	}
+	return notes
+}

@@ -547,9 +547,10 @@ func TestImportGeminiExtensions(t *testing.T) {
 	echo["cwd"] = "${extensionPath}"
 	c.writeJSON(filepath.Join(tools, "gemini-extension.json"), map[string]any{
 		"name": "tools", "version": "1.0.0",
+		"settings": []any{map[string]any{"name": "Tools key", "envVar": "TOOLS_KEY", "sensitive": true}},
 		"mcpServers": map[string]any{
 			"runs": echo,
-			"ext":  map[string]any{"command": "node", "args": []string{"${extensionPath}${/}server.js", "--root=${workspacePath}"}},
+			"ext":  map[string]any{"command": "node", "args": []string{"${extensionPath}${/}server.js", "--root=${workspacePath}"}, "env": map[string]any{"TOOLS_KEY": "$TOOLS_KEY"}},
 			"dup":  map[string]any{"command": "from-extension"},
 		},
 	})
@@ -601,7 +602,7 @@ func TestImportGeminiExtensions(t *testing.T) {
 	defs := serversOf(t, filepath.Join(c.sb, "mcp.json"), "projects", c.proj)
 	sep := string(filepath.Separator)
 	for name, want := range map[string]string{
-		"ext":    `{"args":["` + tools + sep + `server.js","--root=` + c.proj + `"],"command":"node"}`,
+		"ext":    `{"args":["` + tools + sep + `server.js","--root=` + c.proj + `"],"command":"node","env":{"TOOLS_KEY":"${TOOLS_KEY}"}}`,
 		"lnk":    `{"command":"` + linkedSrc + `/bin/srv","enabled":false}`,
 		"dup":    `{"command":"from-settings"}`,
 		"corp":   `{"type":"http","url":"https://corp.example.com/mcp"}`,
@@ -611,13 +612,14 @@ func TestImportGeminiExtensions(t *testing.T) {
 			t.Errorf("%s = %s, want %s", name, defs[name], want)
 		}
 	}
-	for name, want := range map[string]string{
-		"ext":    "Gemini's ${workspacePath} was read as ${workspaceFolder}",
-		"lnk":    "Gemini's ${extensionPath} became the extension's folder, " + linkedSrc + "\n" + `Gemini's "mcp.excluded" lists it: imported disabled`,
-		"offsrv": `Gemini's extension "off" is disabled in this workspace (its extension-enablement.json): imported disabled`,
+	for _, tc := range [][2]string{
+		{"ext", "Gemini's ${workspacePath} was read as ${workspaceFolder}"},
+		{"ext", `${TOOLS_KEY} is the extension's setting "Tools key", which Gemini kept for it in its keychain and Switchboard reads from your environment`},
+		{"lnk", "Gemini's ${extensionPath} became the extension's folder, " + linkedSrc + "\n" + `Gemini's "mcp.excluded" lists it: imported disabled`},
+		{"offsrv", `Gemini's extension "off" is disabled in this workspace (its extension-enablement.json): imported disabled`},
 	} {
-		if n := noteOf(rep, name); !strings.Contains(n, want) {
-			t.Errorf("%s: notes %q, want %q", name, n, want)
+		if n := noteOf(rep, tc[0]); !strings.Contains(n, tc[1]) {
+			t.Errorf("%s: notes %q, want %q", tc[0], n, tc[1])
 		}
 	}
 	c.want.Server = "runs"
