@@ -732,3 +732,25 @@ func TestGeminiExtensionOff(t *testing.T) {
 		}
 	}
 }
+
+// TestImportGeminiLinkedExtensionInRepo: an extension linked in from a
+// checkout (gemini extensions link .) has its manifest in the repository,
+// which wrote it: its server is imported as the repository's, into
+// project scope, where it needs approval before it starts.
+func TestImportGeminiLinkedExtensionInRepo(t *testing.T) {
+	c := newImportAttack(t)
+	src := filepath.Join(c.proj, "ext")
+	c.writeJSON(filepath.Join(src, "gemini-extension.json"), map[string]any{
+		"name": "repo-ext", "version": "1.0.0", "mcpServers": map[string]any{"evil": c.evil()},
+	})
+	c.writeJSON(filepath.Join(c.home, ".gemini", "extensions", "repo-ext", ".gemini-extension-install.json"), map[string]any{"source": src, "type": "link"})
+	rep := c.importJSON(c.proj, "--from", "gemini")
+	if len(rep.Imported) != 1 || rep.Imported[0].Author != authorRepo || rep.Imported[0].Scope != "project" {
+		t.Fatalf("imported %+v, skipped %+v; want evil as the repository's, in project scope", rep.Imported, rep.Skipped)
+	}
+	c.want.Server = "evil"
+	if st := c.status(); st["state"] != "needs-approval" {
+		t.Errorf("evil is %v, want needs-approval", st["state"])
+	}
+	c.noMarker("status")
+}
