@@ -290,7 +290,12 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 		case opts.From == "codex":
 			hint = "Codex keeps its servers there ($CODEX_HOME/config.toml when CODEX_HOME is set)"
 		}
-		return Failuref(hint, "no %s configuration found (looked for %s)", label, strings.Join(tildeAll(f, files), ", "))
+		looked := files
+		if opts.From == "gemini" && opts.File == "" {
+			// Each extension's manifest, found or not, by the pattern.
+			looked = append([]string{filepath.Join(geminiDir(f), "extensions", "*", geminiExtensionFile)}, geminiSettingsFiles(f, root)...)
+		}
+		return Failuref(hint, "no %s configuration found (looked for %s)", label, strings.Join(tildeAll(f, looked), ", "))
 	}
 	sayScope() // where they go, once there is something to import
 

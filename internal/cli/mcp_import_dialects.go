@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -91,6 +92,9 @@ func geminiExtensions(f *Factory) []string {
 	dirs, _ := filepath.Glob(filepath.Join(geminiDir(f), "extensions", "*"))
 	var out []string
 	for _, dir := range dirs {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			continue // extension-enablement.json
+		}
 		var meta struct {
 			Type   string `json:"type"`
 			Source string `json:"source"`
@@ -111,13 +115,17 @@ func geminiExtensions(f *Factory) []string {
 // name clash all the same, see mergeImportFiles), and the system
 // settings, which win over all.
 func geminiConfigs(f *Factory, root string) []string {
-	out := geminiExtensions(f)
-	return append(out,
+	return append(geminiExtensions(f), geminiSettingsFiles(f, root)...)
+}
+
+// geminiSettingsFiles are geminiConfigs' settings files, in its order.
+func geminiSettingsFiles(f *Factory, root string) []string {
+	return []string{
 		geminiSystemDefaults(f, runtime.GOOS),
 		filepath.Join(geminiDir(f), "settings.json"),
 		filepath.Join(root, ".gemini", "settings.json"),
 		geminiSystemSettings(f, runtime.GOOS),
-	)
+	}
 }
 
 // geminiExtensionVars writes the variables Gemini gives an extension's

@@ -754,3 +754,23 @@ func TestImportGeminiLinkedExtensionInRepo(t *testing.T) {
 	}
 	c.noMarker("status")
 }
+
+// TestImportGeminiNothingFound: with no Gemini file, the error names where
+// it looked: every extension's manifest by its pattern (not Gemini's
+// extension-enablement.json taken for an extension), and each settings
+// file.
+func TestImportGeminiNothingFound(t *testing.T) {
+	c := newImportAttack(t)
+	c.writeJSON(filepath.Join(c.home, ".gemini", "extensions", "extension-enablement.json"), map[string]any{})
+	_, errOut, code := c.run("mcp", "import", "--from", "gemini")
+	want := "looked for " + strings.Join([]string{
+		filepath.Join("~", ".gemini", "extensions", "*", "gemini-extension.json"),
+		filepath.Join(c.work, "gemini-system", "system-defaults.json"),
+		filepath.Join("~", ".gemini", "settings.json"),
+		filepath.Join(c.proj, ".gemini", "settings.json"),
+		filepath.Join(c.work, "gemini-system", "settings.json"),
+	}, ", ")
+	if code == 0 || !strings.Contains(errOut, want) {
+		t.Errorf("exit %d: %s\nwant %q", code, errOut, want)
+	}
+}
