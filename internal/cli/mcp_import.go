@@ -630,13 +630,20 @@ func printImportReport(out io.Writer, f *Factory, label string, t scopeTarget, f
 		if len(found) < 2 {
 			return ""
 		}
-		return " (from " + f.tilde(e.File) + ")"
+		return "from " + f.tilde(e.File)
 	}
 	for _, e := range rep.Imported {
 		// Names, notes and reasons quote another program's config file.
-		line := "  + " + e.Name + from(e)
+		var about []string
 		if len(dests) > 1 {
-			line += " (" + e.Scope + " scope)"
+			about = append(about, e.Scope+" scope")
+		}
+		if fr := from(e); fr != "" {
+			about = append(about, fr)
+		}
+		line := "  + " + e.Name
+		if len(about) > 0 {
+			line += " (" + strings.Join(about, ", ") + ")"
 		}
 		fmt.Fprintln(out, termsafe.Line(line))
 		for _, n := range e.Notes {
@@ -646,7 +653,11 @@ func printImportReport(out io.Writer, f *Factory, label string, t scopeTarget, f
 	if len(rep.Skipped) > 0 {
 		fmt.Fprintf(out, "Skipped %d:\n", len(rep.Skipped))
 		for _, e := range rep.Skipped {
-			fmt.Fprintf(out, "  - %s: %s\n", termsafe.Line(e.Name+from(e)), termsafe.Line(e.Reason))
+			name := e.Name
+			if fr := from(e); fr != "" {
+				name += " (" + fr + ")"
+			}
+			fmt.Fprintf(out, "  - %s: %s\n", termsafe.Line(name), termsafe.Line(e.Reason))
 		}
 	}
 }
