@@ -76,9 +76,20 @@ func (s *server) newClient(c *conn) *mcp.Client {
 	}
 	if h.opts.Prompter != nil {
 		opts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			q := h.guardQuestion(req.Params)
+			inCall := ctx.Value(inCallKey{}) != nil || s.calls.running()
+			if why := refuseQuestion(q, inCall); why != "" {
+				// Asked of nobody: a question the specification forbids,
+				// or one nobody's call led to (question.go).
+				h.log.Warn("declined a server's question without asking", "server", s.name, "why", why)
+				if n, ok := h.opts.Prompter.(QuestionRefusalNoter); ok {
+					n.QuestionRefused(ctx, s.name, why)
+				}
+				return &mcp.ElicitResult{Action: "decline"}, nil
+			}
 			qctx, stop := s.questionContext(ctx)
 			defer stop()
-			return h.opts.Prompter.Elicit(qctx, s.name, h.guardQuestion(req.Params))
+			return h.opts.Prompter.Elicit(qctx, s.name, q)
 		}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: h.opts.ClientName, Version: h.opts.ClientVersion}, opts)

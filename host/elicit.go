@@ -46,6 +46,13 @@ func (f *inflight) leave(key *context.Context) {
 	f.mu.Unlock()
 }
 
+// running reports whether any call is in flight.
+func (f *inflight) running() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.calls) > 0
+}
+
 // only returns the one call in flight, if there is exactly one.
 func (f *inflight) only() (context.Context, bool) {
 	f.mu.Lock()

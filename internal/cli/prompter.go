@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"regexp"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/net/idna"
 	"golang.org/x/term"
 
 	"github.com/switchboard-mcp/switchboard/host"
@@ -72,6 +74,26 @@ func (p *headlessPrompter) Elicit(ctx context.Context, server string, params *mc
 	fmt.Fprintf(p.w, "notice: declined a request for input from server %q (no terminal to ask): %s\n", server, msg)
 	release()
 	return host.Decliner{}.Elicit(ctx, server, params)
+}
+
+// QuestionRefused says on the terminal that Switchboard declined a
+// server's question without showing it (host.QuestionRefusalNoter).
+func (p *headlessPrompter) QuestionRefused(_ context.Context, server, why string) {
+	noteRefusedQuestion(p.w, p.line, server, why)
+}
+
+// QuestionRefused says that Switchboard declined a server's question
+// without asking it (host.QuestionRefusalNoter).
+func (p *termPrompter) QuestionRefused(_ context.Context, server, why string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	noteRefusedQuestion(p.out, p.line, server, why)
+}
+
+func noteRefusedQuestion(w io.Writer, line *liveLine, server, why string) {
+	release := line.Hold()
+	defer release()
+	fmt.Fprintf(w, "notice: Switchboard declined a question from server %q without asking you: %s\n", termsafe.Line(server), oneLineText(why))
 }
 
 // termPrompter asks the person at the terminal: it shows the server's
@@ -180,6 +202,12 @@ func (p *termPrompter) Elicit(ctx context.Context, server string, params *mcp.El
 	if params.Mode == "url" || (params.URL != "" && params.RequestedSchema == nil) {
 		fmt.Fprintln(p.out, "  It wants you to open this address:")
 		p.writeServerText("  ", server, termsafe.Line(params.URL))
+		if host, lookalike := urlHost(params.URL); host != "" {
+			fmt.Fprintf(p.out, "  The address is on the host %s.\n", termsafe.Line(host))
+			if lookalike {
+				fmt.Fprintln(p.out, "  Careful: that host name is spelled with characters other than plain ASCII letters (punycode xn--), and may imitate another.")
+			}
+		}
 	}
 	choice, err := p.ask(ctx, "Answer it? [y]es, [n]o (decline), [c]ancel: ", func(s string) (any, error) {
 		switch strings.ToLower(strings.TrimSpace(s)) {
@@ -538,6 +566,29 @@ func (l *lineReader) ReadLine(ctx context.Context) (string, error) {
 		}
 		return r.s, r.err
 	}
+}
+
+// urlHost is the host of a question's address as the browser will reach
+// it (international names in their ASCII form, xn--…), and whether it is
+// such a name, which can imitate another (раypal.com); "" when there is
+// none.
+func urlHost(raw string) (string, bool) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Hostname() == "" {
+		return "", false
+	}
+	h := u.Hostname()
+	ascii, err := idna.Lookup.ToASCII(h)
+	if err != nil {
+		ascii = h
+	}
+	lookalike := ascii != h
+	for _, label := range strings.Split(strings.ToLower(ascii), ".") {
+		if strings.HasPrefix(label, "xn--") {
+			lookalike = true
+		}
+	}
+	return ascii, lookalike
 }
 
 // oneLineText is s on one line, for messages from servers.

@@ -21,11 +21,12 @@ func init() {
 	register("elicit", serverDef{
 		doc: "questions during calls (multi round-trip input requests): ask (one question), ask_twice (a second " +
 			"question after the first is answered), ask_both (two questions at once), ask_form (the message and form given); calls reports how many " +
-			"tools/call requests the server has handled, itself included; -protocol 2025-11-25 makes them elicitation/create requests",
+			"tools/call requests the server has handled, itself included; -protocol 2025-11-25 makes them elicitation/create requests; -unprompted asks a question while no call is running",
 		inProcess: true,
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
 			protocol := fs.String("protocol", "", "speak only this protocol revision (2025-11-25: the SDK sends the questions as elicitation/create requests)")
-			p.build = func() *mcp.Server { return newElicitServer(*protocol) }
+			unprompted := fs.String("unprompted", "", "ask this question (elicitation/create, on 2025-11-25) as soon as the client is initialized, while no call is running")
+			p.build = func() *mcp.Server { return newElicitServer(*protocol, *unprompted) }
 			return p.buildAndServe
 		},
 	})
@@ -33,7 +34,8 @@ func init() {
 
 type elicitFormIn struct {
 	Message string         `json:"message" jsonschema:"the message of the request"`
-	Schema  map[string]any `json:"schema" jsonschema:"the requested schema: an object of string, number, boolean or enum properties"`
+	Schema  map[string]any `json:"schema,omitempty" jsonschema:"the requested schema: an object of string, number, boolean or enum properties"`
+	URL     string         `json:"url,omitempty" jsonschema:"if set, the question is URL-mode: the address to open (no schema)"`
 }
 
 type elicitAskIn struct {
@@ -49,6 +51,15 @@ func answerSchema(name string) map[string]any {
 	}
 }
 
+// formQuestion is ask_form's question: the form given, or the URL-mode
+// question of the url given.
+func formQuestion(in elicitFormIn) *mcp.ElicitParams {
+	if in.URL != "" {
+		return &mcp.ElicitParams{Mode: "url", Message: in.Message, URL: in.URL, ElicitationID: "ask-form-url"}
+	}
+	return &mcp.ElicitParams{Message: in.Message, RequestedSchema: in.Schema}
+}
+
 // answerOf returns the reply to input request key: the field of the same
 // name when accepted, else "the user chose <action>".
 func answerOf(resp mcp.InputResponse, key string) string {
@@ -62,10 +73,20 @@ func answerOf(resp mcp.InputResponse, key string) string {
 	return fmt.Sprint(r.Content[key])
 }
 
-func newElicitServer(protocol string) *mcp.Server {
-	var opts *mcp.ServerOptions
+func newElicitServer(protocol, unprompted string) *mcp.Server {
+	opts := &mcp.ServerOptions{}
 	if protocol != "" {
-		opts = &mcp.ServerOptions{SupportedProtocolVersions: []string{protocol}}
+		opts.SupportedProtocolVersions = []string{protocol}
+	}
+	if unprompted != "" {
+		// A question nobody's call led to: asked once the client is
+		// ready, outside any request of its.
+		opts.InitializedHandler = func(_ context.Context, req *mcp.InitializedRequest) {
+			ss := req.Session
+			go func() {
+				_, _ = ss.Elicit(context.Background(), &mcp.ElicitParams{Message: unprompted, RequestedSchema: answerSchema("answer")})
+			}()
+		}
 	}
 	s := mcp.NewServer(implementation("elicit"), opts)
 	var calls atomic.Int64
@@ -137,12 +158,12 @@ func newElicitServer(protocol string) *mcp.Server {
 	// them.
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "ask_form",
-		Description: "Asks with the message and requested schema given (input request \"form\") and returns \"form: <the answers as JSON>\".",
+		Description: "Asks with the message and requested schema given, or the URL-mode question of the url given (input request \"form\"), and returns \"form: <the answers as JSON>\" or \"the user chose <action>\".",
 	}, func(_ context.Context, req *mcp.CallToolRequest, in elicitFormIn) (*mcp.CallToolResult, any, error) {
 		resp, ok := req.Params.InputResponses["form"].(*mcp.ElicitResult)
 		if !ok {
 			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{
-				"form": &mcp.ElicitParams{Message: in.Message, RequestedSchema: in.Schema},
+				"form": formQuestion(in),
 			}}, nil, nil
 		}
 		if resp.Action != "accept" {
