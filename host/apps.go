@@ -43,3 +43,34 @@ func UIResourceURI(t *mcp.Tool) string {
 func IsUIResourceURI(uri string) bool {
 	return len(uri) >= len("ui://") && strings.EqualFold(uri[:len("ui://")], "ui://")
 }
+
+// AppOnly reports whether t is its App's own tool: _meta.ui.visibility
+// lists who may call it ("model", "app"; both by default), and without
+// "model" the tool is for the App's buttons, which a person clicks, not
+// for the model to see or call (a purchase the App confirms, a refresh of
+// its view). Switchboard renders no App, so such a tool is served to
+// nobody: a model that could call it would do what the server meant only
+// a person's click to do.
+func AppOnly(t *mcp.Tool) bool {
+	if t == nil {
+		return false
+	}
+	ui, ok := t.Meta["ui"].(map[string]any)
+	if !ok {
+		return false
+	}
+	v, ok := ui["visibility"]
+	if !ok || v == nil {
+		return false
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return true // not the array the extension defines: nobody's to call
+	}
+	for _, e := range list {
+		if e == "model" {
+			return false
+		}
+	}
+	return true
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -61,14 +62,16 @@ func (h *Host) hiddenBy(server, tool string) (hid bool, why string, view bool) {
 // model, tool_search and the gateway's clients see. tools itself is
 // returned when the server has no filter, so that the cached list keeps
 // its identity (stillRouted).
+//
+// An App's own tool (AppOnly) is left out too: it is not the model's.
 func (h *Host) filterTools(server string, tools []*mcp.Tool) []*mcp.Tool {
 	f := h.toolFilter(server)
-	if f.IsZero() {
+	if f.IsZero() && !slices.ContainsFunc(tools, AppOnly) {
 		return tools
 	}
 	out := make([]*mcp.Tool, 0, len(tools))
 	for _, t := range tools {
-		if hid, _ := f.Hidden(t.Name); !hid {
+		if hid, _ := f.Hidden(t.Name); !hid && !AppOnly(t) {
 			out = append(out, t)
 		}
 	}
