@@ -1,6 +1,7 @@
 package testserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -92,9 +93,9 @@ func init() {
 
 	register("hook", serverDef{
 		doc: "a call hook, not an MCP server: reads the hook request on stdin and answers -mode " +
-			"(allow, deny, redact, hang, crash, garbage, newer); -log appends each request to a file",
+			"(allow, deny, redact, hang, crash, garbage, newer, flood: an allow and then endless whitespace); -log appends each request to a file",
 		setup: func(fs *flag.FlagSet, p *proc) func(context.Context) error {
-			mode := fs.String("mode", "allow", "allow, deny, redact, hang, crash, garbage or newer")
+			mode := fs.String("mode", "allow", "allow, deny, redact, hang, crash, garbage, newer or flood")
 			reason := fs.String("reason", "the hook says no", "the reason of a deny")
 			redactText := fs.String("redact", "", "with -mode redact, the text to redact")
 			logFile := fs.String("log", "", "append each request (one JSON line) to this file")
@@ -134,6 +135,18 @@ func init() {
 					return exitError{code: 139}
 				case "garbage":
 					fmt.Fprintln(p.out, "OK, allowed!")
+					return nil
+				case "flood":
+					// An allow, then whitespace without end: a reader
+					// that waited for the end would wait for ever, and
+					// one that kept it all would fill memory.
+					fmt.Fprintln(p.out, `{"version": 1, "decision": "allow"}`)
+					pad := bytes.Repeat([]byte(" "), 64<<10)
+					for ctx.Err() == nil {
+						if _, err := p.out.Write(pad); err != nil {
+							return nil
+						}
+					}
 					return nil
 				default:
 					return usageError{fmt.Errorf("hook: unknown -mode %q", *mode)}
