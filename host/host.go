@@ -111,6 +111,9 @@ type Options struct {
 	LazyPermitArgs bool
 	// Prompter answers elicitation requests. If nil, the elicitation
 	// capability is not advertised and servers' requests are refused.
+	// Questions MCP forbids (a form asking for a password or token, a
+	// URL that is not https) and questions asked while no call to the
+	// server runs are declined without it (QuestionRefusalNoter says so).
 	Prompter Prompter
 	// Roots are advertised to servers that ask (absolute paths). If nil, the
 	// resolved workspace root is used when there is one.
