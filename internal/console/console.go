@@ -209,6 +209,7 @@ func New(front Front, o Options) (*Console, error) {
 	c.pages = sync.OnceValues(func() (*template.Template, error) { return parsePages(o.BasePath) })
 	m := http.NewServeMux()
 	m.HandleFunc("GET /{$}", c.servers)
+	m.HandleFunc("GET /servers/review", c.adminOnly(c.reviewPage))
 	m.HandleFunc("POST /servers/approve", c.adminOnly(c.approve))
 	m.HandleFunc("POST /servers/action", c.adminOnly(c.serverAction))
 	m.HandleFunc("GET /permissions", c.adminOnly(c.permissions))

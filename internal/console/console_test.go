@@ -205,6 +205,11 @@ func TestConsoleInBrowser(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.url)); err != nil {
 		t.Fatal(err)
 	}
+	waitText(t, ctx, base+"/", "#server-mine .state", "connected")
+	shot(t, ctx, "servers")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#review-link-repo")), chromedp.WaitVisible(chromedp.CSS("#review-repo"))); err != nil {
+		t.Fatal(err)
+	}
 	review, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#review-repo")))
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +223,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	if strings.Contains(review, "s3cr3t") {
 		t.Errorf("the review shows a secret value:\n%s", review)
 	}
-	shot(t, ctx, "servers")
+	shot(t, ctx, "review")
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#approve-repo")), chromedp.WaitVisible(chromedp.CSS("#message"))); err != nil {
 		t.Fatal(err)
 	}
@@ -718,13 +723,30 @@ func TestConsoleServersCountTools(t *testing.T) {
 // fits: the name signed in stays on the dark bar where its light text is
 // readable, and long paths wrap instead of pushing the table, with its
 // buttons, off the side of the page.
+//
+// At a phone's 375 pixels each server is a card whose name and state are
+// whole on its first line, not six columns of a few letters each ("broke",
+// "n"; "connec", "ted").
 func TestConsoleNarrowWindow(t *testing.T) {
 	ctx := browser(t)
-	f := newFixture(t)
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(400, 800), chromedp.Navigate(f.url)); err != nil {
+	f := newFixture(t, map[string]any{"broken": server("exit-init")})
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(375, 800), chromedp.Navigate(f.url)); err != nil {
 		t.Fatal(err)
 	}
 	waitText(t, ctx, f.srv.URL+"/", "#server-mine .state", "connected")
+	waitText(t, ctx, f.srv.URL+"/", "#server-broken .state", "error")
+	// Each name and state: on the page, drawn, and on one line.
+	bad, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("tr[id^=server-]")].flatMap(r => [r.querySelector("b"), r.querySelector(".state")].map(e => {
+		const b = e.getBoundingClientRect(), rg = document.createRange(); rg.selectNodeContents(e);
+		const lines = new Set([...rg.getClientRects()].map(q => Math.round(q.top))).size;
+		return (b.width > 0 && b.left >= 0 && b.right <= document.documentElement.clientWidth && lines == 1) ? "" : r.id + ": " + e.textContent + " at " + b.left + ".." + b.right + " on " + lines + " lines";
+	})).filter(s => s)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bad) > 0 {
+		t.Errorf("at 375 pixels, names and states not shown whole: %q", bad)
+	}
 	got, err := chromedp.Run(ctx, chromedp.Evaluate[struct{ NavBottom, WhoBottom, Width, ScrollWidth float64 }](`({NavBottom: document.querySelector("nav").getBoundingClientRect().bottom,
 		WhoBottom: document.querySelector("#who").getBoundingClientRect().bottom,
 		Width: document.documentElement.clientWidth, ScrollWidth: document.documentElement.scrollWidth})`))
@@ -835,7 +857,7 @@ func TestConsoleServerButtonsNameTheirServer(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.url)); err != nil {
 		t.Fatal(err)
 	}
-	names, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("main button")].map(b => b.getAttribute("aria-label") || b.textContent)`))
+	names, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("main button, main a.button")].map(b => b.getAttribute("aria-label") || b.textContent)`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -846,7 +868,7 @@ func TestConsoleServerButtonsNameTheirServer(t *testing.T) {
 		}
 		seen[n] = true
 	}
-	if !seen["Pause mine"] || !seen["Approve repo"] {
+	if !seen["Pause mine"] || !seen["Read the review of repo"] {
 		t.Errorf("the buttons are %q", names)
 	}
 }
@@ -986,7 +1008,7 @@ func TestConsoleServersPageFollowsAStart(t *testing.T) {
 		name, server, button string
 		paused               bool
 	}{
-		{"approve", "repo", "#approve-repo", false},
+		{"approve", "repo", "#review-link-repo", false},
 		{"resume", "slow", `button[aria-label="Resume slow"]`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1000,7 +1022,15 @@ func TestConsoleServersPageFollowsAStart(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := chromedp.Do(ctx, chromedp.Navigate(f.url), chromedp.Click(chromedp.CSS(tc.button)), chromedp.WaitVisible(chromedp.CSS("#message"))); err != nil {
+			if err := chromedp.Do(ctx, chromedp.Navigate(f.url), chromedp.Click(chromedp.CSS(tc.button))); err != nil {
+				t.Fatal(err)
+			}
+			if tc.name == "approve" { // on the review's page
+				if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#approve-repo"))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS("#message"))); err != nil {
 				t.Fatal(err)
 			}
 			state, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#server-"+tc.server+" .state")))
@@ -1210,5 +1240,69 @@ func TestConsolePlaygroundHasDeferredTools(t *testing.T) {
 	}
 	if q := f.question(); q[0].Tool != "mcp__lazy__echo" {
 		t.Errorf("the question is about %s", q[0].Tool)
+	}
+}
+
+// A review is read on a page that stays put: while another server
+// connects (the servers page reloads itself then, once a second), the
+// page of the review is not reloaded under its reader, who keeps their
+// place in it.
+func TestConsoleReviewStaysPut(t *testing.T) {
+	ctx := browser(t)
+	file := filepath.Join(t.TempDir(), "go")
+	slow := server("slow-start")
+	slow["args"] = append(slow["args"].([]string), "-until-file", file)
+	f := newFixture(t, map[string]any{"slow": slow})
+	refreshing := chromedp.Evaluate[bool](`document.querySelector('meta[http-equiv="refresh"]') !== null`)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(375, 400), chromedp.Navigate(f.url)); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := chromedp.Run(ctx, refreshing); err != nil || !r {
+		t.Fatalf("the servers page, with slow starting, does not follow it (%v)", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#review-link-repo")), chromedp.WaitVisible(chromedp.CSS("#review-repo"))); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := chromedp.Run(ctx, refreshing); err != nil || r {
+		t.Errorf("the review's page reloads itself (%v)", err)
+	}
+	// The reader scrolls down the review, and marks the page: a reload
+	// would lose the mark (and the place).
+	at, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`window.reading = true, window.scrollTo(0, document.body.scrollHeight), window.scrollY`))
+	if err != nil || at == 0 {
+		t.Fatalf("the review does not scroll at 375×400 (%v, %v)", at, err)
+	}
+	// Meanwhile slow comes up, which another tab on the servers page
+	// sees only through its own reloads.
+	tab, cancel := chromedp.NewContext(ctx)
+	defer cancel()
+	if err := chromedp.Do(tab, chromedp.Navigate(f.srv.URL+"/")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for state := ""; state != "connected"; {
+		got, err := chromedp.Run(tab, chromedp.Evaluate[string](`(document.querySelector("#server-slow .state") || {}).textContent || ""`))
+		if ctx.Err() != nil {
+			t.Fatalf("the servers page never showed slow connected (%q)", state)
+		}
+		if err != nil && !navigating(err) {
+			t.Fatal(err)
+		}
+		state = got
+		time.Sleep(50 * time.Millisecond)
+	}
+	type place struct {
+		Reading bool
+		At      float64
+		Review  bool
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[place](`({Reading: window.reading === true, At: window.scrollY, Review: document.querySelector("#review-repo") !== null})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (place{true, at, true}); got != want {
+		t.Errorf("the review's reader, after another server came up: %+v, want %+v", got, want)
 	}
 }

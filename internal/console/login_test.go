@@ -158,8 +158,11 @@ func TestConsoleGatewayLogin(t *testing.T) {
 		t.Fatalf("the admin's sign-in: %d", code)
 	}
 	code, page, _ = admin.do("GET", "/ui/", "", nil)
-	if code != http.StatusOK || !strings.Contains(page, `id="review-repo"`) || strings.Contains(page, "s3cr3t") {
+	if code != http.StatusOK || !strings.Contains(page, `id="review-link-repo"`) {
 		t.Errorf("the admin's servers page: %d\n%s", code, page)
+	}
+	if code, review, _ := admin.do("GET", "/ui/servers/review?server=repo", "", nil); code != http.StatusOK || !strings.Contains(review, `id="review-repo"`) || strings.Contains(review, "s3cr3t") {
+		t.Errorf("the admin's review: %d\n%s", code, review)
 	}
 	csrf = csrfField.FindStringSubmatch(page)[1]
 	code, body, h := admin.do("POST", "/ui/permissions/add", base, url.Values{"list": {"allow"}, "rule": {"mcp__mine"}, "csrf": {csrf}})

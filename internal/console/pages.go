@@ -117,10 +117,8 @@ func (c *Console) queryMessage(r *http.Request) string {
 type serverView struct {
 	host.ServerStatus
 	Sandbox string
-	Review  *review.Doc
-	// Fingerprint is the definition the review shows, so that an answer
-	// to a review of an older definition is refused.
-	Fingerprint string
+	// Pending: it waits for approval, and its row links its review.
+	Pending bool
 	// Next says when a server in error is tried again, in the words of
 	// switchboard status ("; next try in 4s"); "" when none is due.
 	Next string
@@ -224,24 +222,49 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
 			// for the column and the review: the pending server is rs.
 			sandbox, helper := c.sandboxPolicies(rs)
 			v.Sandbox = review.SandboxWords(rs, sandbox, helper, nil)
-			if p := pending[st.Name]; p != nil {
-				var env []string
-				if c.o.Environ != nil {
-					env = c.o.Environ()
-				}
-				d := review.Build(p, lt.Verdict(p), review.Options{Parent: env, Sandbox: sandbox, HelperSandbox: helper, RedactArgs: true})
-				v.Review = &d
-				v.Fingerprint = trust.Fingerprint(p.Written)
-			}
 		}
+		// Its review is on a page of its own (reviewPage), which never
+		// reloads itself under its reader; this page links it.
+		v.Pending = pending[st.Name] != nil
 		views = append(views, v)
 	}
 	c.render(w, r, http.StatusOK, "servers.html", page{Title: "Servers", Nav: "servers", Refresh: moving, Data: struct {
-		Servers     []serverView
+		Servers []serverView
+	}{views}})
+}
+
+// reviewPage shows the review of a server waiting for approval, with its
+// Approve and Not now. Unlike the servers page it never reloads itself:
+// its reader must not lose their place while another server starts.
+func (c *Console) reviewPage(w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Query().Get("server")
+	lt := c.front.Trust()
+	var rs *config.ResolvedServer
+	for _, p := range lt.Pending(c.front.Config()) {
+		if p.Name == name {
+			rs = p
+		}
+	}
+	if rs == nil {
+		c.render(w, r, http.StatusNotFound, "message.html", page{Title: "No review", Nav: "servers",
+			Message: fmt.Sprintf("%q is not waiting for approval (answered already, perhaps in another browser, or no longer configured).", name),
+			Data:    backTo["POST /servers/approve"]})
+		return
+	}
+	sandbox, helper := c.sandboxPolicies(rs)
+	var env []string
+	if c.o.Environ != nil {
+		env = c.o.Environ()
+	}
+	d := review.Build(rs, lt.Verdict(rs), review.Options{Parent: env, Sandbox: sandbox, HelperSandbox: helper, RedactArgs: true})
+	c.render(w, r, http.StatusOK, "review.html", page{Title: "Review of " + name, Nav: "servers", Data: struct {
+		Name        string
+		Review      *review.Doc
+		Fingerprint string
 		RedactNote  string
 		PassedLabel string
 		ExtraLabel  string
-	}{views, review.RedactedNote, review.PassedLabel, review.ExtraLabel}})
+	}{name, &d, trust.Fingerprint(rs.Written), review.RedactedNote, review.PassedLabel, review.ExtraLabel}})
 }
 
 // visibleServers are the servers a member sees a tool of; nil for an
