@@ -118,7 +118,7 @@ func TestConsoleToolChangesInBrowser(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.srv.URL+"/tools")); err != nil {
 		t.Fatal(err)
 	}
-	if d, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#tool-mcp__rug__add summary`))); err != nil || !strings.Contains(d, testserver.RugPullEvil) {
+	if d, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#tool-mcp__rug__add`))); err != nil || !strings.Contains(d, testserver.RugPullEvil) {
 		t.Errorf("the playground's add: %q %v", d, err)
 	}
 	pins, _ := os.ReadFile(filepath.Join(f.home, "tool-pins.json"))

@@ -216,6 +216,7 @@ func New(front Front, o Options) (*Console, error) {
 	m.HandleFunc("POST /permissions/add", c.adminOnly(c.addRule))
 	m.HandleFunc("POST /permissions/remove", c.adminOnly(c.removeRule))
 	m.HandleFunc("GET /tools", c.tools)
+	m.HandleFunc("GET /playground", c.playground)
 	m.HandleFunc("POST /call", c.adminOnly(c.call))
 	m.HandleFunc("GET /changes", c.adminOnly(c.toolChanges))
 	m.HandleFunc("POST /changes/accept", c.adminOnly(c.acceptTool))

@@ -236,7 +236,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	call := func() {
 		t.Helper()
 		if err := chromedp.Do(ctx, chromedp.Navigate(base+"/tools"),
-			chromedp.Click(chromedp.CSS(`#tool-mcp__mine__echo summary`)),
+			chromedp.Click(chromedp.CSS(`#open-mcp__mine__echo`)),
 			chromedp.SendKeys(chromedp.CSS(`#tool-mcp__mine__echo input[name="arg.text"]`), "hello from the page"),
 			chromedp.Click(chromedp.CSS(`#call-mcp__mine__echo`)), chromedp.WaitVisible(chromedp.CSS(`section.call`))); err != nil {
 			t.Fatal(err)
@@ -760,7 +760,7 @@ func TestConsoleNarrowWindow(t *testing.T) {
 		t.Errorf("the servers page is %v pixels wide in a window of %v", got.ScrollWidth, got.Width)
 	}
 	// The playground (its forms open) and the permissions page fit too.
-	for _, page := range []string{"/tools", "/permissions"} {
+	for _, page := range []string{"/tools", "/playground?tool=mcp__mine__echo", "/permissions"} {
 		if err := chromedp.Do(ctx, chromedp.Navigate(f.srv.URL+page)); err != nil {
 			t.Fatal(err)
 		}
@@ -817,7 +817,7 @@ func TestConsoleRefusalLeadsBack(t *testing.T) {
 	ctx := browser(t)
 	f := newFixture(t)
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.url), chromedp.Navigate(f.srv.URL+"/tools"),
-		chromedp.Click(chromedp.CSS(`#tool-mcp__mine__echo summary`)),
+		chromedp.Click(chromedp.CSS(`#open-mcp__mine__echo`)),
 		chromedp.SendKeys(chromedp.CSS(`#tool-mcp__mine__echo textarea[name="json"]`), "{not json"),
 		chromedp.Click(chromedp.CSS(`#call-mcp__mine__echo`)), chromedp.WaitVisible(chromedp.CSS("#message"))); err != nil {
 		t.Fatal(err)
@@ -826,8 +826,8 @@ func TestConsoleRefusalLeadsBack(t *testing.T) {
 		t.Errorf("the refusal says %q (%v)", msg, err)
 	}
 	back, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector("main a#back") || {}).href || ""`))
-	if err != nil || !strings.HasSuffix(back, "/tools") {
-		t.Errorf("the refused call leads back to %q (%v), not the playground", back, err)
+	if err != nil || !strings.HasSuffix(back, "/playground?tool=mcp__mine__echo") {
+		t.Errorf("the refused call leads back to %q (%v), not the tool's playground", back, err)
 	}
 }
 
@@ -1080,11 +1080,11 @@ func TestConsolePlaygroundShowsControlCharacters(t *testing.T) {
 	f := newFixture(t, map[string]any{"hostile": hostile})
 	a := signIn(t, f)
 	f.waitState(t, "hostile", host.StateConnected)
-	code, page := a.get("/tools")
+	code, page := a.get("/playground?tool=mcp__hostile__echo_hostile")
 	if code != http.StatusOK {
-		t.Fatalf("/tools: %d", code)
+		t.Fatalf("/playground: %d", code)
 	}
-	tool := regexp.MustCompile(`(?s)<details class="tool" id="tool-mcp__hostile__echo_hostile">.*?</details>\s*</details>`).FindString(page)
+	tool := regexp.MustCompile(`(?s)<section class="tool" id="tool-mcp__hostile__echo_hostile">.*?</section>`).FindString(page)
 	if tool == "" {
 		t.Fatalf("echo_hostile is not in the playground:\n%s", page)
 	}
@@ -1229,11 +1229,14 @@ func TestConsolePlaygroundHasDeferredTools(t *testing.T) {
 	a := signIn(t, f)
 	f.waitState(t, "lazy", host.StateConnected)
 	code, page := a.get("/tools")
-	if code != http.StatusOK || !strings.Contains(page, `id="call-mcp__lazy__echo"`) {
+	if code != http.StatusOK || !strings.Contains(page, `id="tool-mcp__lazy__echo"`) {
 		t.Errorf("/tools: %d, without the deferred tool mcp__lazy__echo:\n%s", code, page)
 	}
-	if strings.Contains(page, `id="call-tool_search"`) {
+	if strings.Contains(page, `id="tool-tool_search"`) {
 		t.Errorf("/tools offers tool_search, the model's way to the deferred tools, as a tool to call")
+	}
+	if code, page := a.get("/playground?tool=mcp__lazy__echo"); code != http.StatusOK || !strings.Contains(page, `id="call-mcp__lazy__echo"`) {
+		t.Errorf("/playground of mcp__lazy__echo: %d\n%s", code, page)
 	}
 	if code, body := a.post("/call", url.Values{"tool": {"mcp__lazy__echo"}, "arg.text": {"hi"}}); code != http.StatusSeeOther {
 		t.Fatalf("a playground call of the deferred tool: %d\n%s", code, body)
@@ -1304,5 +1307,65 @@ func TestConsoleReviewStaysPut(t *testing.T) {
 	}
 	if want := (place{true, at, true}); got != want {
 		t.Errorf("the review's reader, after another server came up: %+v, want %+v", got, want)
+	}
+}
+
+// The tools list follows a server that is starting (it reloads itself
+// until the server's tools are listed), and a tool's playground form,
+// on a page of its own, is never reloaded: what is typed in it stays.
+func TestConsolePlaygroundFormStays(t *testing.T) {
+	ctx := browser(t)
+	file := filepath.Join(t.TempDir(), "go")
+	slow := server("slow-start")
+	slow["args"] = append(slow["args"].([]string), "-until-file", file)
+	f := newFixture(t, map[string]any{"slow": slow})
+	refreshing := chromedp.Evaluate[bool](`document.querySelector('meta[http-equiv="refresh"]') !== null`)
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.url), chromedp.Navigate(f.srv.URL+"/tools"), chromedp.WaitVisible(chromedp.CSS("#open-mcp__mine__echo"))); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := chromedp.Run(ctx, refreshing); err != nil || !r {
+		t.Errorf("the tools list, with slow starting, does not follow it (%v)", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#open-mcp__mine__echo")),
+		chromedp.SendKeys(chromedp.CSS(`#tool-mcp__mine__echo input[name="arg.text"]`), "half-typed")); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := chromedp.Run(ctx, refreshing); err != nil || r {
+		t.Errorf("the playground's page reloads itself (%v)", err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.typing = true`)); err != nil {
+		t.Fatal(err)
+	}
+	// slow comes up; another tab on the list sees it through its own
+	// reloads, with no reload by hand.
+	tab, cancel := chromedp.NewContext(ctx)
+	defer cancel()
+	if err := chromedp.Do(tab, chromedp.Navigate(f.srv.URL+"/tools")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for listed := false; !listed; {
+		got, err := chromedp.Run(tab, chromedp.Evaluate[bool](`document.querySelector("#tool-mcp__slow__echo") !== null && document.querySelector('meta[http-equiv="refresh"]') === null`))
+		if ctx.Err() != nil {
+			t.Fatal("the tools list never listed slow's tools by itself")
+		}
+		if err != nil && !navigating(err) {
+			t.Fatal(err)
+		}
+		listed = got
+		time.Sleep(50 * time.Millisecond)
+	}
+	type form struct {
+		Typing bool
+		Text   string
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[form](`({Typing: window.typing === true, Text: document.querySelector('#tool-mcp__mine__echo input[name="arg.text"]').value})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (form{true, "half-typed"}); got != want {
+		t.Errorf("the playground's form, after another server came up: %+v, want %+v", got, want)
 	}
 }

@@ -129,6 +129,12 @@ func TestConsoleGatewayLogin(t *testing.T) {
 	if code, tools, _ := member.do("GET", "/ui/tools", "", nil); code != http.StatusOK || !strings.Contains(tools, "mcp__mine__echo") || strings.Contains(tools, "mcp__repo__") || strings.Contains(tools, `action="/ui/call"`) {
 		t.Errorf("the member's tools page: %d\n%s", code, tools)
 	}
+	if code, page, _ := member.do("GET", "/ui/playground?tool=mcp__mine__echo", "", nil); code != http.StatusOK || !strings.Contains(page, "input schema") && !strings.Contains(page, "Input schema") || strings.Contains(page, `action="/ui/call"`) {
+		t.Errorf("the member's playground of mcp__mine__echo: %d\n%s", code, page)
+	}
+	if code, _, _ := member.do("GET", "/ui/playground?tool=mcp__repo__echo", "", nil); code != http.StatusNotFound {
+		t.Errorf("the member's playground of a tool it does not see: %d", code)
+	}
 	if code, _, _ := member.do("GET", "/ui/permissions", "", nil); code != http.StatusForbidden {
 		t.Errorf("the member's permissions page: %d", code)
 	}

@@ -65,11 +65,16 @@ func template_escape(s string) string {
 
 // fail shows why a change was refused; nothing was changed.
 func (c *Console) fail(w http.ResponseWriter, r *http.Request, status int, action, target, why string) {
-	c.audit(r, sessionOf(r), action, target, "refused: "+why)
 	back := backTo[r.Pattern]
 	if back.Path == "" {
 		back = backTo["POST /servers/action"]
 	}
+	c.failTo(w, r, status, action, target, why, back)
+}
+
+// failTo is fail, leading back to back.
+func (c *Console) failTo(w http.ResponseWriter, r *http.Request, status int, action, target, why string, back struct{ Path, Label string }) {
+	c.audit(r, sessionOf(r), action, target, "refused: "+why)
 	c.render(w, r, status, "message.html", page{Title: "Nothing changed", Message: why + " — nothing was changed.", Data: back})
 }
 
@@ -613,7 +618,7 @@ func (c *Console) listTools(ctx context.Context, wait bool) listing {
 			warnings = append(warnings, err.Error())
 		}
 		for name := range l.starting {
-			warnings = append(warnings, name+": still connecting; its tools are listed once it is up (reload the page)")
+			warnings = append(warnings, name+": still connecting; its tools are listed here once it is up")
 		}
 	}
 	// They quote servers' errors: shown as the terminal shows them.
@@ -625,24 +630,55 @@ func (c *Console) listTools(ctx context.Context, wait bool) listing {
 	return l
 }
 
+// tools lists the tools, each linking its playground. The list has no
+// form to wipe, so while a server is starting it reloads itself, as the
+// servers page does, and lists the server's tools once it is up.
 func (c *Console) tools(w http.ResponseWriter, r *http.Request) {
-	tools, warnings := c.toolList(r.Context())
+	l := c.listTools(r.Context(), false)
 	viewer := sessionOf(r).viewer
 	var views []toolView
-	for _, t := range tools {
+	for _, t := range l.tools {
 		if t.Server == "" || !viewer.sees(request(t)) {
 			continue // tool_search; a tool a member's rules deny it
 		}
-		s, _ := json.MarshalIndent(t.Tool.InputSchema, "", "  ")
-		// The server's text, with what would hide or reorder it (an
-		// escape sequence, a bidi control, a backspace) made visible as
-		// the terminal does; the template escapes it for HTML.
-		views = append(views, toolView{Name: t.Name, Description: termsafe.Text(t.Tool.Description), Fields: fields(t.Tool.InputSchema), Schema: termsafe.Text(string(s))})
+		views = append(views, viewOf(t))
 	}
-	c.render(w, r, http.StatusOK, "tools.html", page{Title: "Tools and playground", Nav: "tools", Data: struct {
+	c.render(w, r, http.StatusOK, "tools.html", page{Title: "Tools and playground", Nav: "tools", Refresh: len(l.starting) > 0, Data: struct {
 		Tools    []toolView
 		Warnings []string
-	}{views, warnings}})
+	}{views, l.warnings}})
+}
+
+// viewOf is t as the console shows it: the server's text, with what
+// would hide or reorder it (an escape sequence, a bidi control, a
+// backspace) made visible as the terminal does; the template escapes it
+// for HTML.
+func viewOf(t host.Tool) toolView {
+	s, _ := json.MarshalIndent(t.Tool.InputSchema, "", "  ")
+	return toolView{Name: t.Name, Description: termsafe.Text(t.Tool.Description), Fields: fields(t.Tool.InputSchema), Schema: termsafe.Text(string(s))}
+}
+
+// playground is one tool's page: its description, its form (for an
+// admin) and its schema. It never reloads itself, so a form being filled
+// in is never wiped; the list (tools) is the page that follows the
+// servers.
+func (c *Console) playground(w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Query().Get("tool")
+	l := c.listTools(r.Context(), false)
+	var view *toolView
+	for _, t := range l.tools {
+		if t.Name == name && t.Server != "" && sessionOf(r).viewer.sees(request(t)) {
+			v := viewOf(t)
+			view = &v
+		}
+	}
+	if view == nil {
+		c.render(w, r, http.StatusNotFound, "message.html", page{Title: "No such tool", Nav: "tools",
+			Message: fmt.Sprintf("No tool %q is listed now (its server stopped, or is still starting).", name),
+			Data:    backTo["POST /call"]})
+		return
+	}
+	c.render(w, r, http.StatusOK, "playground.html", page{Title: name, Nav: "tools", Data: view})
 }
 
 type schema struct {
@@ -698,7 +734,8 @@ func (c *Console) call(w http.ResponseWriter, r *http.Request) {
 	}
 	args, err := formArgs(r, tool.Tool.InputSchema)
 	if err != nil {
-		c.fail(w, r, http.StatusBadRequest, "call", name, err.Error())
+		// Back to the tool's own page, not the list.
+		c.failTo(w, r, http.StatusBadRequest, "call", name, err.Error(), struct{ Path, Label string }{"/playground?" + url.Values{"tool": {name}}.Encode(), "the playground of " + name})
 		return
 	}
 	ab, _ := json.Marshal(redact.Args(args))
