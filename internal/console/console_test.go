@@ -810,24 +810,38 @@ func TestConsoleUnknownToolCountIsADash(t *testing.T) {
 	}
 }
 
-// A refused change says why and leads back to the page it came from: a
-// playground call with arguments that are not JSON goes back to the
-// playground, not to the servers page.
+// A refused change says why and leads back to the page it came from; a
+// playground call with arguments that are not JSON stays on the tool's
+// playground, with what was typed still in its form.
 func TestConsoleRefusalLeadsBack(t *testing.T) {
 	ctx := browser(t)
 	f := newFixture(t)
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.url), chromedp.Navigate(f.srv.URL+"/tools"),
 		chromedp.Click(chromedp.CSS(`#open-mcp__mine__echo`)),
+		chromedp.SendKeys(chromedp.CSS(`#tool-mcp__mine__echo input[name="arg.text"]`), "typed <b>by hand</b>"),
 		chromedp.SendKeys(chromedp.CSS(`#tool-mcp__mine__echo textarea[name="json"]`), "{not json"),
 		chromedp.Click(chromedp.CSS(`#call-mcp__mine__echo`)), chromedp.WaitVisible(chromedp.CSS("#message"))); err != nil {
 		t.Fatal(err)
 	}
-	if msg, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#message"))); err != nil || !strings.Contains(msg, "not a JSON object") {
+	if msg, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#message"))); err != nil || !strings.Contains(msg, "not a JSON object") || !strings.Contains(msg, "nothing was called") {
 		t.Errorf("the refusal says %q (%v)", msg, err)
 	}
+	type form struct{ Text, JSON string }
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[form](`({Text: (document.querySelector('#tool-mcp__mine__echo input[name="arg.text"]') || {}).value,
+		JSON: (document.querySelector('#tool-mcp__mine__echo textarea[name="json"]') || {}).value})`))
+	if want := (form{"typed <b>by hand</b>", "{not json"}); err != nil || got != want {
+		t.Errorf("after the refused call the playground's form holds %+v (%v), want %+v", got, err, want)
+	}
+	if !strings.Contains(f.audit.String(), `"action":"call","target":"mcp__mine__echo","outcome":"refused: `) {
+		t.Errorf("the refused call is not audited:\n%s", f.audit.String())
+	}
+	// A tool not listed (any more) leads back to the list.
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.srv.URL+"/playground?tool=mcp__gone__echo")); err != nil {
+		t.Fatal(err)
+	}
 	back, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector("main a#back") || {}).href || ""`))
-	if err != nil || !strings.HasSuffix(back, "/playground?tool=mcp__mine__echo") {
-		t.Errorf("the refused call leads back to %q (%v), not the tool's playground", back, err)
+	if err != nil || !strings.HasSuffix(back, "/tools") {
+		t.Errorf("a playground of no tool leads back to %q (%v), not the tools", back, err)
 	}
 }
 

@@ -65,16 +65,11 @@ func template_escape(s string) string {
 
 // fail shows why a change was refused; nothing was changed.
 func (c *Console) fail(w http.ResponseWriter, r *http.Request, status int, action, target, why string) {
+	c.audit(r, sessionOf(r), action, target, "refused: "+why)
 	back := backTo[r.Pattern]
 	if back.Path == "" {
 		back = backTo["POST /servers/action"]
 	}
-	c.failTo(w, r, status, action, target, why, back)
-}
-
-// failTo is fail, leading back to back.
-func (c *Console) failTo(w http.ResponseWriter, r *http.Request, status int, action, target, why string, back struct{ Path, Label string }) {
-	c.audit(r, sessionOf(r), action, target, "refused: "+why)
 	c.render(w, r, status, "message.html", page{Title: "Nothing changed", Message: why + " — nothing was changed.", Data: back})
 }
 
@@ -558,12 +553,17 @@ func (c *Console) removeRule(w http.ResponseWriter, r *http.Request) {
 type field struct {
 	Name, Label, Type, Description string
 	Required                       bool
+	// Value is what was typed in it, shown again after a refused call.
+	Value string
 }
 
 type toolView struct {
 	Name, Description string
 	Fields            []field
 	Schema            string
+	// JSON is the arguments typed as JSON, shown again after a refused
+	// call.
+	JSON string
 }
 
 func (c *Console) toolList(ctx context.Context) ([]host.Tool, []string) {
@@ -734,8 +734,15 @@ func (c *Console) call(w http.ResponseWriter, r *http.Request) {
 	}
 	args, err := formArgs(r, tool.Tool.InputSchema)
 	if err != nil {
-		// Back to the tool's own page, not the list.
-		c.failTo(w, r, http.StatusBadRequest, "call", name, err.Error(), struct{ Path, Label string }{"/playground?" + url.Values{"tool": {name}}.Encode(), "the playground of " + name})
+		// The tool's page again, with what was typed in its form: a
+		// refusal wipes nothing.
+		c.audit(r, sessionOf(r), "call", name, "refused: "+err.Error())
+		v := viewOf(*tool)
+		for i, f := range v.Fields {
+			v.Fields[i].Value = r.PostForm.Get("arg." + f.Name)
+		}
+		v.JSON = r.PostForm.Get("json")
+		c.render(w, r, http.StatusBadRequest, "playground.html", page{Title: name, Nav: "tools", Message: err.Error() + " — nothing was called; what you typed is kept below.", Data: &v})
 		return
 	}
 	ab, _ := json.Marshal(redact.Args(args))
