@@ -1136,7 +1136,7 @@ func TestConsoleServerTextIsMadeVisible(t *testing.T) {
 		t.Fatalf("the answer: %d", code)
 	}
 	for _, p := range []struct{ path, ready, want string }{
-		{"/", `id="server-dead"`, `fatal: \x1b[2J`},
+		{"/?stderr=dead", `id="stderr-dead"`, `fatal: \x1b[2J`},
 		{"/calls", `<pre class="result">`, `result \x1b[2J`},
 		{"/calls", `class="gwcall failed"`, `failure \x1b[2J`},
 	} {
@@ -1381,5 +1381,51 @@ func TestConsolePlaygroundFormStays(t *testing.T) {
 	}
 	if want := (form{true, "half-typed"}); got != want {
 		t.Errorf("the playground's form, after another server came up: %+v, want %+v", got, want)
+	}
+}
+
+// A server's stderr, opened on the servers page, stays open while the
+// page reloads itself (another server starting): it is opened by a link
+// the reloads keep, not a <details> each reload would close.
+func TestConsoleStderrStaysOpen(t *testing.T) {
+	ctx := browser(t)
+	slow := server("slow-start")
+	slow["args"] = append(slow["args"].([]string), "-until-file", filepath.Join(t.TempDir(), "never"))
+	f := newFixture(t, map[string]any{"broken": server("exit-init"), "slow": slow})
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.url)); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, ctx, f.srv.URL+"/", "#server-broken .state", "error")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#stderr-link-broken")), chromedp.WaitVisible(chromedp.CSS("#stderr-broken"))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.before = true`)); err != nil {
+		t.Fatal(err)
+	}
+	// Until the page has reloaded itself (slow never comes up).
+	for reloaded := false; !reloaded; {
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.before !== true && document.readyState == "complete"`))
+		if ctx.Err() != nil {
+			t.Fatal("the servers page, with slow starting, never reloaded itself")
+		}
+		if err != nil && !navigating(err) {
+			t.Fatal(err)
+		}
+		reloaded = got
+		time.Sleep(50 * time.Millisecond)
+	}
+	var text string
+	for ctx.Err() == nil { // a page loaded whole, not one caught in its next reload
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`document.readyState == "complete" ? [(document.querySelector("#stderr-broken") || {}).textContent || ""] : []`))
+		if err != nil && !navigating(err) {
+			t.Fatal(err)
+		}
+		if len(got) == 1 {
+			text = got[0]
+			break
+		}
+	}
+	if !strings.Contains(text, "cannot open database") {
+		t.Errorf("after a reload the stderr of broken shows %q", text)
 	}
 }

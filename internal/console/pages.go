@@ -228,9 +228,12 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
 		v.Pending = pending[st.Name] != nil
 		views = append(views, v)
 	}
+	// A server's stderr is opened by a link (?stderr=NAME), not a
+	// <details>: the page's reloads keep it open, and show it growing.
 	c.render(w, r, http.StatusOK, "servers.html", page{Title: "Servers", Nav: "servers", Refresh: moving, Data: struct {
 		Servers []serverView
-	}{views}})
+		Stderr  string
+	}{views, r.URL.Query().Get("stderr")}})
 }
 
 // reviewPage shows the review of a server waiting for approval, with its
