@@ -40,6 +40,9 @@ const (
 	maxQuestionBytes  = 64 << 10
 )
 
+// maxLabelRunes bounds the field label a refusal quotes.
+const maxLabelRunes = 80
+
 // QuestionRefusalNoter is implemented by a Prompter that wants to be told
 // of the questions the host declined without asking it (the terminal says
 // so); why names the server's offence in Switchboard's words.
@@ -96,6 +99,9 @@ func refuseQuestion(p *mcp.ElicitParams, inCall bool) string {
 			label := f.Title
 			if label == "" {
 				label = name
+			}
+			if r := []rune(label); len(r) > maxLabelRunes {
+				label = string(r[:maxLabelRunes]) + "…"
 			}
 			return fmt.Sprintf("its form asks for %s (field %q), which MCP forbids a server to ask for in a form", what, label)
 		}
