@@ -10,7 +10,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-mcp/switchboard/internal/redact"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
 )
 
@@ -55,10 +54,15 @@ func (s *server) newClient(c *conn) *mcp.Client {
 		},
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
 			// A server may log what it was given: the secret values the
-			// host knows are replaced, as in its results (Set.Known).
-			known := func(t string) string { t, _ = h.secrets.Known(t); return t }
+			// host knows are replaced, as in its results (Set.Known), in
+			// every field an embedder may print — its data's keys and
+			// _meta too: nothing sends them back.
 			p := *req.Params
-			p.Logger, p.Data = known(p.Logger), redact.EachString(p.Data, known)
+			p.Logger, _ = h.secrets.Known(p.Logger)
+			level, _ := h.secrets.Known(string(p.Level))
+			p.Level = mcp.LoggingLevel(level)
+			p.Data = h.knownJSON(p.Data)
+			p.Meta, _ = h.knownMeta(p.Meta)
 			if dropped, ok := s.logLines.take(h.clock.Now()); ok {
 				if dropped > 0 {
 					h.log.Warn("server log messages not logged: the server sent more than the log takes", "server", s.name,

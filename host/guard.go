@@ -397,19 +397,96 @@ func (h *Host) guardRead(server string, res *mcp.ReadResourceResult) *mcp.ReadRe
 // guardProgress returns p with its message as a result's text would be:
 // cleaned of deceptive characters and the known secret values replaced.
 // A progress message goes to the caller (a gateway's client, a person at
-// a terminal) as a result does; p itself when nothing changed.
+// a terminal) as a result does; the whole notification, _meta and a
+// token the server made up included, goes to an embedder's events (which
+// it may log), so the known values are replaced there too. p itself when
+// nothing changed.
 func (h *Host) guardProgress(p *mcp.ProgressNotificationParams) *mcp.ProgressNotificationParams {
-	if p == nil || p.Message == "" {
+	if p == nil {
 		return p
 	}
-	msg, _ := toolsurface.CleanText(p.Message)
-	msg, _ = h.secrets.Known(msg)
-	if msg == p.Message {
+	msg := p.Message
+	if msg != "" {
+		msg, _ = toolsurface.CleanText(msg)
+		msg, _ = h.secrets.Known(msg)
+	}
+	tok := p.ProgressToken
+	if s, ok := tok.(string); ok {
+		// Switchboard's own tokens are numbers: a string is the
+		// server's, delivered to no call but seen by the events.
+		if out, n := h.secrets.Known(s); n > 0 {
+			tok = out
+		}
+	}
+	meta, metaChanged := h.knownMeta(p.Meta)
+	if msg == p.Message && tok == p.ProgressToken && !metaChanged {
 		return p
 	}
 	c := *p
-	c.Message = msg
+	c.Message, c.ProgressToken, c.Meta = msg, tok, meta
 	return &c
+}
+
+// knownJSON returns a decoded JSON value (a log message's data) with the
+// secret values Switchboard gave servers replaced in every string of it,
+// object keys included: what nothing sends back may have its keys
+// rewritten. v itself when none was found; v is never modified.
+func (h *Host) knownJSON(v any) any {
+	out, _ := h.knownValue(v)
+	return out
+}
+
+func (h *Host) knownValue(v any) (any, bool) {
+	switch x := v.(type) {
+	case string:
+		out, n := h.secrets.Known(x)
+		return out, n > 0
+	case map[string]any:
+		var out map[string]any
+		for k, e := range x {
+			ck, kn := h.secrets.Known(k)
+			ce, changed := h.knownValue(e)
+			if kn == 0 && !changed {
+				continue
+			}
+			if out == nil {
+				out = maps.Clone(x)
+			}
+			delete(out, k)
+			out[ck] = ce
+		}
+		if out == nil {
+			return v, false
+		}
+		return out, true
+	case []any:
+		var out []any
+		for i, e := range x {
+			if ce, changed := h.knownValue(e); changed {
+				if out == nil {
+					out = slices.Clone(x)
+				}
+				out[i] = ce
+			}
+		}
+		if out == nil {
+			return v, false
+		}
+		return out, true
+	}
+	return v, false
+}
+
+// knownMeta is knownJSON for a notification's _meta, and whether it
+// replaced any.
+func (h *Host) knownMeta(m mcp.Meta) (mcp.Meta, bool) {
+	if len(m) == 0 {
+		return m, false
+	}
+	if out, changed := h.knownValue(map[string]any(m)); changed {
+		return out.(map[string]any), true
+	}
+	return m, false
 }
 
 // guardQuestion returns a server's question with the secret values

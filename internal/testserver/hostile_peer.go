@@ -53,7 +53,9 @@ const HostileFakeBlockedText = "the customer database: alice@example.com 4111-11
 //     a call or a read sends back: a tool's (leak_<secret>), a parameter's
 //     (of tool param_leak), a prompt's (prompt_<secret>), a prompt
 //     argument's (of prompt arg_leak), a resource's URI
-//     (leak://<secret>/x) and a resource template's.
+//     (leak://<secret>/x) and a resource template's; its tool log_leak
+//     puts it into every field of a log message (the level, the data's
+//     keys, _meta) and of a progress notification.
 func init() {
 	register("hostile-peer", serverDef{
 		doc: "attacks its peers, its host's log and its secrets: fake_blocked (a result marked as Switchboard's refusal), flood_log (n log notifications with a long logger), spray_progress (progress for tokens 1..n it was not given, " +
@@ -168,6 +170,28 @@ func newHostilePeerServer(secret string) *mcp.Server {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "x"}}}, nil
 	}
 	s.AddResource(&mcp.Resource{URI: "leak://readme", Name: "name " + secret, Title: "title " + secret, Description: "description " + secret}, read)
+	s.AddTool(&mcp.Tool{Name: "log_leak", Description: "Logs, and reports its progress, with the secret in every field.", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			// Two log messages: a level of its own is below every level
+			// a client sets (the SDK takes it for debug).
+			for _, level := range []mcp.LoggingLevel{"error", mcp.LoggingLevel("level " + secret)} {
+				if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: level, Logger: "logger " + secret,
+					Data: map[string]any{"key " + secret: []any{"value " + secret}}, Meta: mcp.Meta{"meta key " + secret: "meta " + secret}}); err != nil {
+					return nil, err
+				}
+			}
+			// Its call's progress, and progress for a token it made up.
+			for _, tok := range []any{req.Params.GetProgressToken(), "token " + secret} {
+				if tok == nil {
+					continue
+				}
+				if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1,
+					Message: "progress " + secret, Meta: mcp.Meta{"meta key " + secret: "meta " + secret}}); err != nil {
+					return nil, err
+				}
+			}
+			return text("logged"), nil
+		})
 	// Names: sent back as they are, so not to be rewritten.
 	ok := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("ok"), nil }
 	s.AddTool(&mcp.Tool{Name: "leak_" + secret, Description: "A tool named with a secret.", InputSchema: map[string]any{"type": "object"}}, ok)
