@@ -80,7 +80,14 @@ func (s *server) newClient(c *conn) *mcp.Client {
 	}
 	if h.opts.Prompter != nil {
 		opts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			q := h.guardQuestion(req.Params)
+			q, ok := h.guardQuestion(req.Params)
+			if !ok {
+				h.log.Warn("a server's question was declined, not asked: a name in its form holds a secret value Switchboard gave a server", "server", s.name)
+				if n, ok := h.opts.Prompter.(QuestionRefusalNoter); ok {
+					n.QuestionRefused(ctx, s.name, "a name in its form holds a secret value Switchboard gave a server")
+				}
+				return &mcp.ElicitResult{Action: "decline"}, nil
+			}
 			inCall := ctx.Value(inCallKey{}) != nil || s.calls.running()
 			if why := refuseQuestion(q, inCall); why != "" {
 				// Asked of nobody: a question the specification forbids,

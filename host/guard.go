@@ -492,10 +492,16 @@ func (h *Host) knownMeta(m mcp.Meta) (mcp.Meta, bool) {
 // guardQuestion returns a server's question with the secret values
 // Switchboard gave servers replaced in its message, URL and every string
 // value of its form: it is shown to a person, or passed on to a gateway's
-// client, as a result is. p itself when nothing changed.
-func (h *Host) guardQuestion(p *mcp.ElicitParams) *mcp.ElicitParams {
+// client, as a result is. p itself when nothing changed. ok is false when
+// a name in its form (a property's, which the answer sends back) holds
+// such a value: as a tool with one in a name is not served, the question
+// is not asked (secretnames.go).
+func (h *Host) guardQuestion(p *mcp.ElicitParams) (_ *mcp.ElicitParams, ok bool) {
 	if p == nil {
-		return p
+		return p, true
+	}
+	if h.keysHoldSecret(p.RequestedSchema) {
+		return nil, false
 	}
 	known := 0
 	f := h.replaceKnown(&known)
@@ -503,12 +509,12 @@ func (h *Host) guardQuestion(p *mcp.ElicitParams) *mcp.ElicitParams {
 	u, _ := f(p.URL)
 	schema, _ := toolsurface.MapJSONValues(p.RequestedSchema, f)
 	if known == 0 {
-		return p
+		return p, true
 	}
 	h.log.Warn("a server's question held a secret value Switchboard gave a server; it was replaced")
 	c := *p
 	c.Message, c.URL, c.RequestedSchema = msg, u, schema
-	return &c
+	return &c, true
 }
 
 // guardResult turns a tool's result into what the model may read: cleaned

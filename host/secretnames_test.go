@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/host"
 )
 
 // A name is sent back as it is — a tool's, a parameter's, a prompt's, an
@@ -112,5 +114,29 @@ func TestShortSecretsLeaveNamesServed(t *testing.T) {
 		if tool.Name == "mcp__peer__leaky" && strings.Contains(tool.Tool.Description, word) {
 			t.Errorf("the short secret is not replaced in the description: %q", tool.Tool.Description)
 		}
+	}
+}
+
+// A question whose form names a field with a secret value (the answer
+// sends the name back, so it cannot be rewritten) is not asked: the
+// server gets a decline, as a tool with such a name is not served.
+// Before, the name reached the person, or a gateway's client, whole.
+func TestQuestionWithASecretInANameIsNotAsked(t *testing.T) {
+	const token = "tok_live_1a2b3c4d5e6f7a8b9c0d"
+	asker := stdio("asker", "elicit")
+	asker.Effective.Env = map[string]string{"ASKER_API_TOKEN": token}
+	asker.Written.Env = asker.Effective.Env
+	q := &questionLog{}
+	h := newHost(t, cfgOf(asker), &host.Options{Prompter: q})
+	form := map[string]any{"type": "object", "properties": map[string]any{
+		"k_" + token: map[string]any{"type": "string", "title": "your key"}}}
+	res := mustCall(t, h, "mcp__asker__ask_form", map[string]any{"message": "confirm", "schema": form})
+	if b := string(unescapedJSON(t, res)); !strings.Contains(b, "the user chose decline") {
+		t.Errorf("result %s, want the server to get a decline", b)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.asked) != 0 {
+		t.Errorf("the question was asked: %s", unescapedJSON(t, q.asked))
 	}
 }
