@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -26,7 +27,9 @@ func ResourceTemplateRef(uriTemplate string) *mcp.CompleteReference {
 // with the arguments already chosen (given, may be nil) as context. A
 // server that does not declare the completions capability yields no values
 // and no error, so callers can always offer whatever comes back. At most
-// 100 values are returned; HasMore says the server had more.
+// 100 values are returned; HasMore says the server had more. A value
+// holding a secret value Switchboard gave a server is left out, and such
+// values are replaced in the server's error.
 func (h *Host) Complete(ctx context.Context, serverName string, ref *mcp.CompleteReference, arg, partial string, given map[string]string) (*mcp.CompletionResultDetails, error) {
 	if ref == nil || arg == "" {
 		return nil, fmt.Errorf("complete: a reference and an argument name are required")
@@ -46,9 +49,23 @@ func (h *Host) Complete(ctx context.Context, serverName string, ref *mcp.Complet
 	}
 	res, err := c.session.Complete(ctx, params)
 	if err != nil {
-		return nil, fmt.Errorf("%s: completing %s: %w", serverName, arg, err)
+		return nil, h.secrets.Error(fmt.Errorf("%s: completing %s: %w", serverName, arg, err))
 	}
 	out := res.Completion
+	// A value is sent back as an argument's: one holding a secret value
+	// Switchboard gave a server is left out, as a tool so named is
+	// (secretnames.go).
+	if slices.ContainsFunc(out.Values, func(v string) bool { return h.holdsSecret(v) }) {
+		kept := make([]string, 0, len(out.Values))
+		for _, v := range out.Values {
+			if !h.holdsSecret(v) {
+				kept = append(kept, v)
+			}
+		}
+		h.log.Warn("completion values not served: they hold a secret value Switchboard gave a server", "server", serverName,
+			"count", len(out.Values)-len(kept))
+		out.Values = kept
+	}
 	if len(out.Values) > maxCompletions {
 		out.Values, out.HasMore = out.Values[:maxCompletions], true
 	}

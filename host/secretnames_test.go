@@ -140,3 +140,28 @@ func TestQuestionWithASecretInANameIsNotAsked(t *testing.T) {
 		t.Errorf("the question was asked: %s", unescapedJSON(t, q.asked))
 	}
 }
+
+// A completion value is sent back as an argument's value, so one that
+// holds a secret value is left out, as a name holding one is; the
+// others are served. The server's error to a completion has the value
+// replaced, as a read's does. Before, both came back as the server wrote
+// them, to the terminal and to a gateway's client.
+func TestSecretsNotInCompletions(t *testing.T) {
+	const token = "tok_live_1a2b3c4d5e6f7a8b9c0d"
+	peer := stdio("peer", "hostile-peer", "-leak", "PEER_API_TOKEN")
+	peer.Effective.Env = map[string]string{"PEER_API_TOKEN": token}
+	peer.Written.Env = peer.Effective.Env
+	h := newHost(t, cfgOf(peer), nil)
+	ctx := ctxFor(t, 20*time.Second)
+	got, err := h.Complete(ctx, "peer", host.PromptArgRef("leaky_prompt"), "a", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := strings.Join(got.Values, " "); b != "plain after" {
+		t.Errorf("completion values %q, want plain and after", got.Values)
+	}
+	_, err = h.Complete(ctx, "peer", host.PromptArgRef("leaky_prompt"), "a", "fail", nil)
+	if err == nil || strings.Contains(err.Error(), token) || !strings.Contains(err.Error(), "cannot complete with key <redacted>") {
+		t.Errorf("completion error: %v", err)
+	}
+}
