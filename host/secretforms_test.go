@@ -141,3 +141,24 @@ func encodedSmuggler(t *testing.T, token string) *host.Host {
 	smug.Written.Env = smug.Effective.Env
 	return newHost(t, cfgOf(smug), nil)
 }
+
+// TestSecretInAnotherCase: a known value of 16 bytes or more is replaced
+// in upper and in lower case too — a hex token a server prints with %X is
+// the same token — while a shorter one (a password that is also a word)
+// is replaced only as it was given. Before, a server that upper-cased its
+// token handed it to the model.
+func TestSecretInAnotherCase(t *testing.T) {
+	const token = "9f86d081884c7d659a2feaa0c55ad015"
+	peer := stdio("peer", "hostile-peer", "-leak", "PEER_API_TOKEN")
+	peer.Effective.Env = map[string]string{"PEER_API_TOKEN": token}
+	word := stdio("word", "hostile-peer", "-leak", "DB_PASSWORD")
+	word.Effective.Env = map[string]string{"DB_PASSWORD": "Postgres"}
+	h := newHost(t, cfgOf(peer, word), nil)
+	b := string(unescapedJSON(t, mustCall(t, h, "mcp__peer__shout", map[string]any{})))
+	if strings.Contains(strings.ToLower(b), token) || !strings.Contains(b, "upper <redacted> lower <redacted>") {
+		t.Errorf("the token in another case reached the model: %s", b)
+	}
+	if b := string(unescapedJSON(t, mustCall(t, h, "mcp__word__shout", map[string]any{}))); !strings.Contains(b, "upper POSTGRES lower postgres") {
+		t.Errorf("a short value was replaced in another case: %s", b)
+	}
+}

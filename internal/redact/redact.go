@@ -582,7 +582,8 @@ type Set struct {
 func head(s string) uint16 { return uint16(s[0])<<8 | uint16(s[1]) }
 
 // Add adds values, with the forms a value takes when a program prints it
-// as it sent it (EncodedForms); those shorter than [MinSecretLen] are
+// as it sent it (EncodedForms) and, from [MinFoldedLen] bytes, in upper
+// and in lower case (CaseForms); those shorter than [MinSecretLen] are
 // ignored.
 func (s *Set) Add(values ...string) {
 	s.mu.Lock()
@@ -598,6 +599,7 @@ func (s *Set) Add(values ...string) {
 		if len(v) >= MinSecretLen {
 			forms = append(forms, v)
 			forms = append(forms, EncodedForms(v)...)
+			forms = append(forms, CaseForms(v)...)
 		}
 	}
 	for _, v := range forms {
@@ -618,6 +620,31 @@ func (s *Set) Add(values ...string) {
 		s.byHead[h] = append(s.byHead[h], v)
 		s.heads[h>>6] |= 1 << (h & 63)
 	}
+}
+
+// MinFoldedLen is the shortest value a [Set] knows in upper and in lower
+// case too. A hex token is the same credential in either case, and a
+// program may print it so (a digest printed with %X, a header value
+// upper-cased); a short value in another case is as likely an ordinary
+// word (a password of "Summer" and the word "summer"), so below this
+// length only the value as given is replaced.
+const MinFoldedLen = 16
+
+// CaseForms returns v in upper and in lower case, those that differ from
+// v, when v is at least [MinFoldedLen] bytes long. Mixed case is not
+// tried: a value's other mixes are too many, and a program that changes
+// a value's case changes all of it.
+func CaseForms(v string) []string {
+	if len(v) < MinFoldedLen {
+		return nil
+	}
+	var out []string
+	for _, f := range []string{strings.ToUpper(v), strings.ToLower(v)} {
+		if f != v && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // MinEncodedLen is the shortest value whose encoded forms a [Set] knows,

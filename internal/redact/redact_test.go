@@ -410,3 +410,27 @@ func TestSetKnowsEncodedForms(t *testing.T) {
 		t.Errorf("a short value's base64 was replaced: %q", got)
 	}
 }
+
+// A value of MinFoldedLen bytes or more is known in upper and in lower
+// case too (a hex token printed with %X is the same token); a shorter one
+// only as given (a password "Summer" leaves the word "summer" alone), and
+// mixed case is not tried.
+func TestSetKnowsCaseChangedValues(t *testing.T) {
+	var s Set
+	s.Add("9f86d081884c7d659a2feaa0c55ad015", "Tok_Live_Abc1234567", "Summer2024")
+	for _, tc := range []struct {
+		in, want string
+	}{
+		{"digest 9F86D081884C7D659A2FEAA0C55AD015.", "digest <redacted>."},
+		{"TOK_LIVE_ABC1234567 tok_live_abc1234567", "<redacted> <redacted>"},
+		{"SUMMER2024 summer2024", "SUMMER2024 summer2024"},
+		{"tOK_lIVE_aBC1234567", "tOK_lIVE_aBC1234567"},
+	} {
+		if got, _ := s.Known(tc.in); got != tc.want {
+			t.Errorf("Known(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if !s.HoldsAtLeast("tool_9F86D081884C7D659A2FEAA0C55AD015", 12) {
+		t.Error("an upper-cased value in a name is not found")
+	}
+}
