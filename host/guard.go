@@ -477,6 +477,48 @@ func (h *Host) knownValue(v any) (any, bool) {
 	return v, false
 }
 
+// knownExtras returns a listing's _meta and icons with the secret values
+// Switchboard gave servers replaced — in _meta's keys too, and in each
+// icon's source, MIME type, sizes and theme — counting in *n the listings
+// that held one, and whether any did. A gateway serves both to its
+// clients as the server wrote them (an icon's source is a URL a client
+// fetches); neither is sent back as a name. The arguments are never
+// modified.
+func (h *Host) knownExtras(meta mcp.Meta, icons []mcp.Icon, n *int) (mcp.Meta, []mcp.Icon, bool) {
+	meta, changed := h.knownMeta(meta)
+	var out []mcp.Icon
+	for i, ic := range icons {
+		c, k := ic, 0
+		for _, s := range []*string{&c.Source, &c.MIMEType, (*string)(&c.Theme)} {
+			var m int
+			*s, m = h.secrets.Known(*s)
+			k += m
+		}
+		for j, sz := range ic.Sizes {
+			if r, m := h.secrets.Known(sz); m > 0 {
+				if &c.Sizes[0] == &ic.Sizes[0] {
+					c.Sizes = slices.Clone(ic.Sizes)
+				}
+				c.Sizes[j], k = r, k+m
+			}
+		}
+		if k == 0 {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(icons)
+		}
+		out[i] = c
+	}
+	if out != nil {
+		icons, changed = out, true
+	}
+	if changed {
+		*n++
+	}
+	return meta, icons, changed
+}
+
 // knownMeta is knownJSON for a notification's _meta, and whether it
 // replaced any.
 func (h *Host) knownMeta(m mcp.Meta) (mcp.Meta, bool) {
@@ -641,6 +683,11 @@ func (h *Host) cleanPrompts(prompts []Prompt) []Prompt {
 		// The model reads a prompt's words as a tool's: the secret
 		// values Switchboard gave servers are replaced.
 		c, _ = toolsurface.MapPromptText(c, h.replaceKnown(&known))
+		if meta, icons, ok := h.knownExtras(c.Meta, c.Icons, &known); ok {
+			cc := *c
+			cc.Meta, cc.Icons = meta, icons
+			c = &cc
+		}
 		prompts[i].Prompt = c
 		if len(f) == 0 {
 			continue

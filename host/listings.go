@@ -23,6 +23,11 @@ func (h *Host) cleanResources(list []Resource) []Resource {
 		c, f := toolsurface.CleanResource(r.Resource)
 		h.logListingFindings(r.Server, r.Resource.URI, f)
 		c, _ = toolsurface.MapResourceText(c, h.replaceKnown(&known))
+		if meta, icons, ok := h.knownExtras(c.Meta, c.Icons, &known); ok {
+			cc := *c
+			cc.Meta, cc.Icons = meta, icons
+			c = &cc
+		}
 		list[i].Resource = c
 	}
 	if known > 0 {
@@ -38,6 +43,11 @@ func (h *Host) cleanTemplates(list []ResourceTemplate) []ResourceTemplate {
 		c, f := toolsurface.CleanResourceTemplate(t.Template)
 		h.logListingFindings(t.Server, t.Template.URITemplate, f)
 		c, _ = toolsurface.MapResourceTemplateText(c, h.replaceKnown(&known))
+		if meta, icons, ok := h.knownExtras(c.Meta, c.Icons, &known); ok {
+			cc := *c
+			cc.Meta, cc.Icons = meta, icons
+			c = &cc
+		}
 		list[i].Template = c
 	}
 	if known > 0 {

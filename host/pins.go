@@ -212,6 +212,11 @@ func (h *Host) decidePins(s *server, all []*mcp.Tool) *pinState {
 		// result is: the secret values Switchboard gave servers are
 		// replaced (the pin keeps what the server sent).
 		cleaned[i], _ = toolsurface.MapToolText(cleaned[i], h.replaceKnown(&known))
+		if meta, icons, ok := h.knownExtras(cleaned[i].Meta, cleaned[i].Icons, &known); ok {
+			c := *cleaned[i]
+			c.Meta, c.Icons = meta, icons
+			cleaned[i] = &c
+		}
 	}
 	if known > 0 {
 		h.log.Warn("a tool definition held a secret value Switchboard gave a server; it was replaced", "server", s.name)

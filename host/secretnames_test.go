@@ -165,3 +165,65 @@ func TestSecretsNotInCompletions(t *testing.T) {
 		t.Errorf("completion error: %v", err)
 	}
 }
+
+// A listing's _meta (its keys too) and icons (a source URL a client
+// fetches, sizes) have the secret values Switchboard gave servers
+// replaced, for tools, prompts, resources and resource templates alike:
+// a gateway serves them to its clients as they are. Before, only the
+// words a model reads were scrubbed, and hostile-peer -leak's token
+// reached a gateway's client in a prompt's icon.
+func TestSecretsNotInMetaOrIcons(t *testing.T) {
+	const token = "tok_live_1a2b3c4d5e6f7a8b9c0d"
+	peer := stdio("peer", "hostile-peer", "-leak", "PEER_API_TOKEN")
+	peer.Effective.Env = map[string]string{"PEER_API_TOKEN": token}
+	peer.Written.Env = peer.Effective.Env
+	h := newHost(t, cfgOf(peer), nil)
+	ctx := ctxFor(t, 20*time.Second)
+	checked := 0
+	check := func(what string, v any) {
+		t.Helper()
+		checked++
+		b := string(unescapedJSON(t, v))
+		if strings.Contains(b, token) || !strings.Contains(b, `"key <redacted>":"meta <redacted>"`) ||
+			!strings.Contains(b, `"src":"https://icons.example/<redacted>.png"`) || !strings.Contains(b, `"sizes":["16x16","<redacted>"]`) ||
+			!strings.Contains(b, `"domain":"https://<redacted>.example"`) {
+			t.Errorf("%s:\n%s", what, b)
+		}
+	}
+	tl, err := h.Tools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tl.Tools {
+		if tool.Name == "mcp__peer__leaky" {
+			check("tool", tool.Tool)
+		}
+	}
+	prompts, _, err := h.Prompts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range prompts {
+		if p.Prompt.Name == "leaky_prompt" {
+			check("prompt", p.Prompt)
+		}
+	}
+	resources, _, err := h.Resources(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range resources {
+		check("resource", r.Resource)
+	}
+	templates, _, err := h.ResourceTemplates(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(templates) != 1 {
+		t.Fatalf("templates: %s", unescapedJSON(t, templates))
+	}
+	check("template", templates[0].Template)
+	if checked != 4 {
+		t.Errorf("checked %d listings, want the tool, the prompt, the resource and the template", checked)
+	}
+}
