@@ -82,9 +82,9 @@ func (s *server) newClient(c *conn) *mcp.Client {
 		opts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			q, ok := h.guardQuestion(req.Params)
 			if !ok {
-				h.log.Warn("a server's question was declined, not asked: a name in its form holds a secret value Switchboard gave a server", "server", s.name)
+				h.log.Warn("a server's question was declined, not asked: a name in its form, or its id, holds a secret value Switchboard gave a server", "server", s.name)
 				if n, ok := h.opts.Prompter.(QuestionRefusalNoter); ok {
-					n.QuestionRefused(ctx, s.name, "a name in its form holds a secret value Switchboard gave a server")
+					n.QuestionRefused(ctx, s.name, "a name in its form, or its id, holds a secret value Switchboard gave a server")
 				}
 				return &mcp.ElicitResult{Action: "decline"}, nil
 			}

@@ -534,15 +534,17 @@ func (h *Host) knownMeta(m mcp.Meta) (mcp.Meta, bool) {
 // guardQuestion returns a server's question with the secret values
 // Switchboard gave servers replaced in its message, URL and every string
 // value of its form: it is shown to a person, or passed on to a gateway's
-// client, as a result is. p itself when nothing changed. ok is false when
-// a name in its form (a property's, which the answer sends back) holds
-// such a value: as a tool with one in a name is not served, the question
-// is not asked (secretnames.go).
+// client, as a result is, and in its _meta (keys too), which a gateway
+// passes on. p itself when nothing changed. ok is false when a name in
+// its form (a property's, which the answer sends back) or its elicitation
+// id (which the server names the question by again) holds such a value:
+// as a tool with one in a name is not served, the question is not asked
+// (secretnames.go).
 func (h *Host) guardQuestion(p *mcp.ElicitParams) (_ *mcp.ElicitParams, ok bool) {
 	if p == nil {
 		return p, true
 	}
-	if h.keysHoldSecret(p.RequestedSchema) {
+	if h.holdsSecret(p.ElicitationID) || h.keysHoldSecret(p.RequestedSchema) {
 		return nil, false
 	}
 	known := 0
@@ -550,12 +552,13 @@ func (h *Host) guardQuestion(p *mcp.ElicitParams) (_ *mcp.ElicitParams, ok bool)
 	msg, _ := f(p.Message)
 	u, _ := f(p.URL)
 	schema, _ := toolsurface.MapJSONValues(p.RequestedSchema, f)
-	if known == 0 {
+	meta, metaChanged := h.knownMeta(p.Meta)
+	if known == 0 && !metaChanged {
 		return p, true
 	}
 	h.log.Warn("a server's question held a secret value Switchboard gave a server; it was replaced")
 	c := *p
-	c.Message, c.URL, c.RequestedSchema = msg, u, schema
+	c.Message, c.URL, c.RequestedSchema, c.Meta = msg, u, schema, meta
 	return &c, true
 }
 

@@ -227,3 +227,33 @@ func TestSecretsNotInMetaOrIcons(t *testing.T) {
 		t.Errorf("checked %d listings, want the tool, the prompt, the resource and the template", checked)
 	}
 }
+
+// A question's _meta (a gateway passes it on to its client) has the
+// secret values Switchboard gave servers replaced, keys too; a url mode
+// question whose elicitation id holds one (an id the server names the
+// question by again, as a name) is not asked, as a form naming a field
+// with one is not.
+func TestQuestionMetaAndIDHoldNoSecret(t *testing.T) {
+	const token = "tok_live_1a2b3c4d5e6f7a8b9c0d"
+	asker := stdio("asker", "elicit")
+	asker.Effective.Env = map[string]string{"ASKER_API_TOKEN": token}
+	asker.Written.Env = asker.Effective.Env
+	q := &questionLog{}
+	h := newHost(t, cfgOf(asker), &host.Options{Prompter: q})
+	meta := map[string]any{"key " + token: "meta " + token}
+	mustCall(t, h, "mcp__asker__ask_form", map[string]any{"message": "confirm", "meta": meta,
+		"schema": map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}}})
+	res := mustCall(t, h, "mcp__asker__ask_form", map[string]any{"message": "sign in", "url": "https://example.com/login",
+		"elicitation_id": "q-" + token})
+	if b := string(unescapedJSON(t, res)); !strings.Contains(b, "the user chose decline") {
+		t.Errorf("result %s, want the server to get a decline", b)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.asked) != 1 {
+		t.Fatalf("asked %s, want only the form question", unescapedJSON(t, q.asked))
+	}
+	if b := string(unescapedJSON(t, q.asked[0])); strings.Contains(b, token) || !strings.Contains(b, `"key <redacted>":"meta <redacted>"`) {
+		t.Errorf("the question's _meta kept the token: %s", b)
+	}
+}

@@ -35,7 +35,9 @@ func init() {
 type elicitFormIn struct {
 	Message string         `json:"message" jsonschema:"the message of the request"`
 	Schema  map[string]any `json:"schema,omitempty" jsonschema:"the requested schema: an object of string, number, boolean or enum properties"`
-	URL     string         `json:"url,omitempty" jsonschema:"if set, the question is URL-mode: the address to open (no schema)"`
+	URL     string         `json:"url,omitempty" jsonschema:"ask in url mode: the URL to open"`
+	ID      string         `json:"elicitation_id,omitempty" jsonschema:"the url mode question's elicitation id"`
+	Meta    map[string]any `json:"meta,omitempty" jsonschema:"the request's _meta"`
 }
 
 type elicitAskIn struct {
@@ -55,9 +57,13 @@ func answerSchema(name string) map[string]any {
 // question of the url given.
 func formQuestion(in elicitFormIn) *mcp.ElicitParams {
 	if in.URL != "" {
-		return &mcp.ElicitParams{Mode: "url", Message: in.Message, URL: in.URL, ElicitationID: "ask-form-url"}
+		id := in.ID
+		if id == "" {
+			id = "ask-form-url"
+		}
+		return &mcp.ElicitParams{Mode: "url", Message: in.Message, URL: in.URL, ElicitationID: id, Meta: in.Meta}
 	}
-	return &mcp.ElicitParams{Message: in.Message, RequestedSchema: in.Schema}
+	return &mcp.ElicitParams{Message: in.Message, RequestedSchema: in.Schema, Meta: in.Meta}
 }
 
 // answerOf returns the reply to input request key: the field of the same
@@ -153,9 +159,10 @@ func newElicitServer(protocol, unprompted string) *mcp.Server {
 		return text(fmt.Sprintf("first: %s, second: %s", answerOf(r["first"], "first"), answerOf(r["second"], "second"))), nil, nil
 	})
 
-	// ask_form asks with whatever message and form the caller gives: a
-	// server writes both, so a test can put a hostile server's words in
-	// them.
+	// ask_form asks with whatever message and form the caller gives (or
+	// in url mode, with the URL and elicitation id given), with the _meta
+	// given: a server writes all of it, so a test can put a hostile
+	// server's words in them.
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "ask_form",
 		Description: "Asks with the message and requested schema given, or the URL-mode question of the url given (input request \"form\"), and returns \"form: <the answers as JSON>\" or \"the user chose <action>\".",
