@@ -359,8 +359,8 @@ func (h *Host) guardSplit(res *mcp.CallToolResult, n *int) *mcp.CallToolResult {
 }
 
 // guardRead returns a resource read with the secret values Switchboard
-// gave servers replaced in each content's URI, MIME type, text and blob,
-// as in a result: a read goes to the model, a gateway's client or the
+// gave servers replaced in each content's URI, MIME type, text, blob and
+// _meta, and in its own _meta, as in a result: a read goes to the model, a gateway's client or the
 // terminal. Nothing else is changed (contents are data). res itself when
 // nothing was replaced.
 func (h *Host) guardRead(server string, res *mcp.ReadResourceResult) *mcp.ReadResourceResult {
@@ -381,16 +381,21 @@ func (h *Host) guardRead(server string, res *mcp.ReadResourceResult) *mcp.ReadRe
 		c.MIMEType, _ = f(rc.MIMEType)
 		c.Text, _ = f(rc.Text)
 		c.Blob, _ = h.knownBytes(rc.Blob, &known)
+		var metaChanged bool
+		if c.Meta, metaChanged = h.knownMeta(rc.Meta); metaChanged {
+			known++
+		}
 		if known > before {
 			contents[i] = &c
 		}
 	}
-	if known == 0 {
+	meta, metaChanged := h.knownMeta(res.Meta)
+	if known == 0 && !metaChanged {
 		return res
 	}
 	h.log.Warn("a resource read held a secret value Switchboard gave a server; it was replaced", "server", server)
 	c := *res
-	c.Contents = contents
+	c.Contents, c.Meta = contents, meta
 	return &c
 }
 
@@ -707,7 +712,8 @@ func (h *Host) cleanPrompts(prompts []Prompt) []Prompt {
 }
 
 // cleanPromptResult cleans a rendered prompt's text and replaces the
-// secret values it holds.
+// secret values it holds, in its text, its messages' binary data and its
+// _meta.
 func (h *Host) cleanPromptResult(server, prompt string, res *mcp.GetPromptResult) *mcp.GetPromptResult {
 	c, f := toolsurface.CleanPromptResult(res)
 	if len(f) > 0 {
@@ -721,6 +727,35 @@ func (h *Host) cleanPromptResult(server, prompt string, res *mcp.GetPromptResult
 	// the secret values Switchboard gave a server are replaced.
 	known := 0
 	c, _ = toolsurface.MapPromptResultText(c, h.replaceKnown(&known))
+	if c == nil {
+		return nil // a failed render
+	}
+	// As in a result: the bytes of a message's image, audio or blob, and
+	// the _meta a gateway passes on.
+	var msgs []*mcp.PromptMessage
+	for i, m := range c.Messages {
+		if m == nil {
+			continue
+		}
+		one := &mcp.CallToolResult{Content: []mcp.Content{m.Content}}
+		if out := h.guardBlobs(one, &known); out != one {
+			if msgs == nil {
+				msgs = slices.Clone(c.Messages)
+			}
+			cm := *m
+			cm.Content = out.Content[0]
+			msgs[i] = &cm
+		}
+	}
+	meta, metaChanged := h.knownMeta(c.Meta)
+	if msgs != nil || metaChanged {
+		cc := *c
+		if msgs != nil {
+			cc.Messages = msgs
+		}
+		cc.Meta = meta
+		c, known = &cc, known+1
+	}
 	if known > 0 {
 		h.log.Warn("a rendered prompt held a secret value Switchboard gave a server; it was replaced", "server", server, "prompt", prompt)
 	}

@@ -162,3 +162,36 @@ func TestSecretInAnotherCase(t *testing.T) {
 		t.Errorf("a short value was replaced in another case: %s", b)
 	}
 }
+
+// TestSecretsNotInReadOrPromptMeta: a resource read's _meta (its own and
+// each content's) and a rendered prompt's _meta and image data have the
+// secret values Switchboard gave servers replaced, as a result's do: a
+// gateway passes them on to its client. Before, only their text was.
+func TestSecretsNotInReadOrPromptMeta(t *testing.T) {
+	const token = "tok_live_1a2b3c4d5e6f7a8b9c0d"
+	peer := stdio("peer", "hostile-peer", "-leak", "PEER_API_TOKEN")
+	peer.Effective.Env = map[string]string{"PEER_API_TOKEN": token}
+	h := newHost(t, cfgOf(peer), nil)
+	ctx := ctxFor(t, 20*time.Second)
+	read, err := h.ReadResource(ctx, "peer", "leak://readme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := string(unescapedJSON(t, read)); strings.Contains(b, token) || strings.Count(b, `"key <redacted>":"meta <redacted>"`) != 2 {
+		t.Errorf("read: %s", b)
+	}
+	prompt, err := h.GetPrompt(ctx, "peer", "leaky_prompt", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := string(unescapedJSON(t, prompt))
+	if strings.Contains(b, token) || !strings.Contains(b, `"key <redacted>":"meta <redacted>"`) {
+		t.Errorf("prompt: %s", b)
+	}
+	if len(prompt.Messages) != 2 {
+		t.Fatalf("prompt messages: %s", b)
+	}
+	if img, ok := prompt.Messages[1].Content.(*mcp.ImageContent); !ok || string(img.Data) != "image <redacted>" {
+		t.Errorf("the prompt's image: %s", unescapedJSON(t, prompt.Messages[1]))
+	}
+}
