@@ -257,6 +257,11 @@ const (
 	// (Progress), whichever call it is; WithProgress gets one call's own.
 	EventProgress EventKind = "progress"
 	// EventLog: a log message of Server's (Log).
+	//
+	// An EventLog's or EventProgress's every string (_meta and the
+	// data's object keys included) has the secret values the Host gave
+	// servers replaced, as a result's text has: an embedder may print it
+	// whole.
 	EventLog EventKind = "log"
 	// EventToolsChanged, EventPromptsChanged, EventResourcesChanged:
 	// Server's list may differ now (its list_changed, a reload, an
