@@ -644,7 +644,11 @@ func (h *Host) runHook(ctx context.Context, hk config.CallHook, req *HookRequest
 		rep.hook(d)
 		return blockedResult(fmt.Sprintf("Switchboard refused %s: the call hook %q failed (%s), and a hook that fails refuses (fail closed)", what, hk.Name, d.Reason))
 	}
-	d.Decision, d.Reason = resp.Decision, oneLine(resp.Reason)
+	// A hook may quote what it read (a server's text) in its reason, which
+	// reaches the model and the audit line: cleaned as a result is, with
+	// the known secrets replaced.
+	reason, _ := toolsurface.CleanText(oneLine(h.secrets.String(resp.Reason)))
+	d.Decision, d.Reason = resp.Decision, reason
 	if resp.Decision == "deny" {
 		d.Refused = true
 		rep.hook(d)

@@ -74,3 +74,17 @@ func TestCallHookHTTPRedirectAndFlood(t *testing.T) {
 		t.Errorf("the redirect was followed: the other address got %d requests", n)
 	}
 }
+
+// A hook's reason reaches the model in the refusal, and a hook may quote
+// what it read (a server's text) in it: it is cleaned as a result is —
+// a bidi override and a zero-width space made visible, not passed on.
+func TestCallHookReasonCleaned(t *testing.T) {
+	h, _ := hookWorld(t, hookCmd("-mode", "deny", "-reason", "saw \u202egnp.exe\u202c in \u200bthe args"))
+	got := textOf(mustCall(t, h, "mcp__echo__side_effect", map[string]any{"note": "n"}))
+	if !strings.Contains(got, `The call hook "check" denied this call: saw `) {
+		t.Fatalf("result %q: want the hook's refusal", got)
+	}
+	if strings.ContainsAny(got, "\u202e\u202c\u200b") {
+		t.Errorf("the hook's reason reached the model with invisible characters: %q", got)
+	}
+}
