@@ -514,6 +514,9 @@ func TestConsoleBadInput(t *testing.T) {
 
 	if code, body := a.post("/servers/approve", url.Values{"server": {"repo"}, "decision": {"approve"}, "fingerprint": {"0000"}}); code != http.StatusConflict || !strings.Contains(body, "changed since this page showed it") {
 		t.Errorf("an approval of another definition: %d %s", code, body)
+	} else if !strings.Contains(body, `/servers/review?server=repo">Back to the review</a>`) {
+		// The review to read again, not the servers page.
+		t.Errorf("the refusal does not lead back to the review: %s", body)
 	}
 	if f.sb.Trust().Verdict(repo).Allowed() {
 		t.Fatal("an approval of another definition was stored")

@@ -65,16 +65,25 @@ func template_escape(s string) string {
 
 // fail shows why a change was refused; nothing was changed.
 func (c *Console) fail(w http.ResponseWriter, r *http.Request, status int, action, target, why string) {
-	c.audit(r, sessionOf(r), action, target, "refused: "+why)
 	back := backTo[r.Pattern]
 	if back.Path == "" {
 		back = backTo["POST /servers/action"]
 	}
+	c.failBack(w, r, status, action, target, why, back)
+}
+
+// failBack is fail leading back to the page back names.
+func (c *Console) failBack(w http.ResponseWriter, r *http.Request, status int, action, target, why string, back backLink) {
+	c.audit(r, sessionOf(r), action, target, "refused: "+why)
 	c.render(w, r, status, "message.html", page{Title: "Nothing changed", Message: why + " — nothing was changed.", Data: back})
 }
 
+// backLink is where a refusal leads back: a page's path under the
+// console's base, and its name.
+type backLink struct{ Path, Label string }
+
 // backTo is the page each form is on, where its refusal leads back.
-var backTo = map[string]struct{ Path, Label string }{
+var backTo = map[string]backLink{
 	"POST /servers/approve":    {"/", "Servers"},
 	"POST /servers/action":     {"/", "Servers"},
 	"POST /permissions/add":    {"/permissions", "Permissions"},
@@ -347,7 +356,8 @@ func (c *Console) approve(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusConflict, decision, name, fmt.Sprintf("%q is not waiting for approval (answered already, perhaps in another browser, or no longer configured)", name))
 		return
 	case trust.Fingerprint(rs.Written) != r.PostForm.Get("fingerprint"):
-		c.fail(w, r, http.StatusConflict, decision, name, fmt.Sprintf("the definition of %q changed since this page showed it: read the review again", name))
+		c.failBack(w, r, http.StatusConflict, decision, name, fmt.Sprintf("the definition of %q changed since this page showed it: read the review again", name),
+			backLink{"/servers/review?" + url.Values{"server": {name}}.Encode(), "the review"})
 		return
 	}
 	if decision == "deny" {
