@@ -118,6 +118,10 @@ func privateWorld(env *testscript.Env) {
 	env.Setenv("XDG_RUNTIME_DIR", filepath.Join(env.WorkDir, "run"))
 	env.Setenv("DBUS_SESSION_BUS_ADDRESS", "")
 	env.Setenv("CLAUDE_CONFIG_DIR", "")
+	// Gemini CLI's administrator files (/etc/gemini-cli), which mcp import
+	// and the "no servers" hints read: never this machine's.
+	env.Setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", filepath.Join(env.WorkDir, "gemini-system", "settings.json"))
+	env.Setenv("GEMINI_CLI_SYSTEM_DEFAULTS_PATH", filepath.Join(env.WorkDir, "gemini-system", "system-defaults.json"))
 }
 
 func TestScripts(t *testing.T) {

@@ -40,6 +40,8 @@ func newMgmtWorld(t *testing.T) *mgmtWorld {
 	w.env = map[string]string{
 		"SWITCHBOARD_HOME":        filepath.Join(w.home, ".switchboard"),
 		"SWITCHBOARD_MANAGED_DIR": filepath.Join(dir, "managed"),
+		// Never this machine's Gemini administrator files (/etc/gemini-cli).
+		"GEMINI_CLI_SYSTEM_SETTINGS_PATH": filepath.Join(dir, "gemini-system", "settings.json"),
 	}
 	for _, d := range []string{filepath.Join(w.proj, ".git"), w.env["SWITCHBOARD_HOME"]} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
