@@ -202,6 +202,11 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		},
 	}
 	cmd.CompletionOptions.DisableDefaultCmd = true // ours below maps errors to exit codes
+	// --version and -v, as the CLIs users have beside it answer (claude,
+	// codex, gh): what `switchboard version` prints (cobra answers it
+	// ahead of PersistentPreRunE: nothing is read).
+	cmd.Version = buildVersion()
+	cmd.SetVersionTemplate("switchboard {{.Version}}\nMCP protocol revisions: " + strings.Join(ProtocolRevisions, ", ") + "\n")
 
 	fl := cmd.PersistentFlags()
 	fl.StringVar(&g.Workspace, "workspace", "", "project root `DIR` (default: nearest ancestor with .mcp.json, .switchboard/ or .git)")

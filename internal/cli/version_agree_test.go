@@ -68,3 +68,19 @@ func TestVersionAgrees(t *testing.T) {
 		t.Errorf("gateway serverInfo = %+v, want version %s", resp.Result.ServerInfo, v.Version)
 	}
 }
+
+// `switchboard --version` and `-v` print what `switchboard version` prints
+// (a newcomer types them first, as with claude, codex and gh).
+func TestVersionFlag(t *testing.T) {
+	w := newRTWorld(t)
+	want, stderr, code := w.run(false, "version")
+	if code != 0 || !strings.HasPrefix(want, "switchboard ") {
+		t.Fatalf("version: exit %d, %q: %s", code, want, stderr)
+	}
+	for _, flag := range []string{"--version", "-v"} {
+		out, stderr, code := w.run(false, flag)
+		if code != 0 || out != want {
+			t.Errorf("%s: exit %d, stdout %q, want %q (stderr %q)", flag, code, out, want, stderr)
+		}
+	}
+}
