@@ -437,49 +437,14 @@ func (h *Host) guardProgress(p *mcp.ProgressNotificationParams) *mcp.ProgressNot
 // object keys included: what nothing sends back may have its keys
 // rewritten. v itself when none was found; v is never modified.
 func (h *Host) knownJSON(v any) any {
-	out, _ := h.knownValue(v)
+	out, _ := toolsurface.MapJSON(v, h.knownString)
 	return out
 }
 
-func (h *Host) knownValue(v any) (any, bool) {
-	switch x := v.(type) {
-	case string:
-		out, n := h.secrets.Known(x)
-		return out, n > 0
-	case map[string]any:
-		var out map[string]any
-		for k, e := range x {
-			ck, kn := h.secrets.Known(k)
-			ce, changed := h.knownValue(e)
-			if kn == 0 && !changed {
-				continue
-			}
-			if out == nil {
-				out = maps.Clone(x)
-			}
-			delete(out, k)
-			out[ck] = ce
-		}
-		if out == nil {
-			return v, false
-		}
-		return out, true
-	case []any:
-		var out []any
-		for i, e := range x {
-			if ce, changed := h.knownValue(e); changed {
-				if out == nil {
-					out = slices.Clone(x)
-				}
-				out[i] = ce
-			}
-		}
-		if out == nil {
-			return v, false
-		}
-		return out, true
-	}
-	return v, false
+// knownString is Set.Known as a toolsurface mapping function.
+func (h *Host) knownString(s string) (string, bool) {
+	out, n := h.secrets.Known(s)
+	return out, n > 0
 }
 
 // knownExtras returns a listing's _meta and icons with the secret values
@@ -530,7 +495,7 @@ func (h *Host) knownMeta(m mcp.Meta) (mcp.Meta, bool) {
 	if len(m) == 0 {
 		return m, false
 	}
-	if out, changed := h.knownValue(map[string]any(m)); changed {
+	if out, changed := toolsurface.MapJSON(map[string]any(m), h.knownString); changed {
 		return out.(map[string]any), true
 	}
 	return m, false

@@ -278,8 +278,8 @@ func MapResultText(r *mcp.CallToolResult, f func(string) (string, bool)) (*mcp.C
 		}
 		content[i] = cc
 	}
-	sc, scChanged := mapValue(r.StructuredContent, f)
-	meta, metaChanged := mapValue(map[string]any(r.Meta), f)
+	sc, scChanged := MapJSON(r.StructuredContent, f)
+	meta, metaChanged := MapJSON(map[string]any(r.Meta), f)
 	if !scChanged && !metaChanged && (len(content) == 0 || &content[0] == &r.Content[0]) {
 		return r, false
 	}
@@ -404,7 +404,7 @@ func (m *contentMapper) meta(meta *mcp.Meta) {
 	if len(*meta) == 0 {
 		return
 	}
-	if out, ok := mapValue(map[string]any(*meta), m.f); ok {
+	if out, ok := MapJSON(map[string]any(*meta), m.f); ok {
 		if mm, isMap := out.(map[string]any); isMap {
 			*meta, m.changed = mcp.Meta(mm), true
 		}
@@ -473,11 +473,13 @@ func mapStrings[S ~string](list []S, f func(string) (string, bool)) ([]S, bool) 
 	return out, true
 }
 
-// mapValue applies f to every string of a decoded JSON value, map keys
-// included; v is never modified. A value that is not made of maps,
-// slices and scalars (a struct, a json.RawMessage) goes through its JSON
-// encoding.
-func mapValue(v any, f func(string) (string, bool)) (any, bool) { return mapJSON(v, f, true) }
+// MapJSON applies f to every string of a decoded JSON value, object keys
+// included (MapJSONValues leaves keys alone): for what nothing sends back
+// by name, such as _meta or a log message's data. The result is v itself
+// when f changed nothing; v is never modified. A value that is not made
+// of maps, slices and scalars (a struct, a json.RawMessage) goes through
+// its JSON encoding.
+func MapJSON(v any, f func(string) (string, bool)) (any, bool) { return mapJSON(v, f, true) }
 
 // mapJSON applies f to every string of a JSON value, and to its objects'
 // keys when keys is set; v itself when nothing changed, never modified.
@@ -587,7 +589,7 @@ func cleanValue(v any, field string) (any, bool, []TextFinding) {
 		return out, changed, all
 	}
 	var all []TextFinding
-	out, changed := mapValue(v, func(s string) (string, bool) {
+	out, changed := MapJSON(v, func(s string) (string, bool) {
 		t, f := CleanText(s)
 		all = mergeFindings(all, field, f)
 		return t, f != nil
