@@ -80,18 +80,15 @@ func (s *server) newClient(c *conn) *mcp.Client {
 	}
 	if h.opts.Prompter != nil {
 		opts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			// Asked of nobody: a question naming a secret value (secretnames.go),
+			// one the specification forbids, or one nobody's call led to
+			// (question.go).
+			why := "a name in its form, or its id, holds a secret value Switchboard gave a server"
 			q, ok := h.guardQuestion(req.Params)
-			if !ok {
-				h.log.Warn("a server's question was declined, not asked: a name in its form, or its id, holds a secret value Switchboard gave a server", "server", s.name)
-				if n, ok := h.opts.Prompter.(QuestionRefusalNoter); ok {
-					n.QuestionRefused(ctx, s.name, "a name in its form, or its id, holds a secret value Switchboard gave a server")
-				}
-				return &mcp.ElicitResult{Action: "decline"}, nil
+			if ok {
+				why = refuseQuestion(q, ctx.Value(inCallKey{}) != nil || s.calls.running())
 			}
-			inCall := ctx.Value(inCallKey{}) != nil || s.calls.running()
-			if why := refuseQuestion(q, inCall); why != "" {
-				// Asked of nobody: a question the specification forbids,
-				// or one nobody's call led to (question.go).
+			if why != "" {
 				h.log.Warn("declined a server's question without asking", "server", s.name, "why", why)
 				if n, ok := h.opts.Prompter.(QuestionRefusalNoter); ok {
 					n.QuestionRefused(ctx, s.name, why)
