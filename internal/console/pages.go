@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
@@ -245,18 +246,24 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
 	}{views, r.URL.Query().Get("stderr")}})
 }
 
+// pendingNamed is the server called name among those of cfg waiting for
+// approval, or nil.
+func pendingNamed(lt *switchboard.LaunchTrust, cfg *config.Resolved, name string) *config.ResolvedServer {
+	for _, p := range lt.Pending(cfg) {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
 // reviewPage shows the review of a server waiting for approval, with its
 // Approve and Not now. Unlike the servers page it never reloads itself:
 // its reader must not lose their place while another server starts.
 func (c *Console) reviewPage(w http.ResponseWriter, r *http.Request) {
 	name := r.URL.Query().Get("server")
 	lt := c.front.Trust()
-	var rs *config.ResolvedServer
-	for _, p := range lt.Pending(c.front.Config()) {
-		if p.Name == name {
-			rs = p
-		}
-	}
+	rs := pendingNamed(lt, c.front.Config(), name)
 	if rs == nil {
 		c.render(w, r, http.StatusNotFound, "message.html", page{Title: "No review", Nav: "servers",
 			Message: fmt.Sprintf("%q is not waiting for approval (answered already, perhaps in another browser, or no longer configured).", name),
@@ -342,12 +349,7 @@ func (c *Console) approve(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	var rs *config.ResolvedServer
-	for _, p := range lt.Pending(c.front.Config()) {
-		if p.Name == name {
-			rs = p
-		}
-	}
+	rs := pendingNamed(lt, c.front.Config(), name)
 	switch {
 	case decision != "approve" && decision != "deny":
 		c.fail(w, r, http.StatusBadRequest, "approve", name, "the decision must be approve, deny or revoke")
