@@ -177,7 +177,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		}
 	}
 	if f, ok := t.Writer.(*os.File); ok && c.gap > 0 {
-		c.unread = pipeUnread(f)
+		c.unread = peerUnread(f)
 	}
 	if pollable(t.Reader) {
 		// Read reads in the caller's goroutine: Close interrupts it.

@@ -91,7 +91,7 @@ func pollError(op string, f *os.File, err error) error {
 	return &os.PathError{Op: op, Path: f.Name(), Err: err}
 }
 
-// pipeUnread returns a function that reports how many bytes written to f
+// peerUnread returns a function that reports how many bytes written to f
 // its reader has not read yet, or nil when f is neither a pipe nor a Unix
 // stream socket. Linux's FIONREAD (TIOCINQ) counts a pipe's buffered bytes
 // from either end; on a socket, SIOCOUTQ (TIOCOUTQ) counts what this end
@@ -99,7 +99,7 @@ func pollError(op string, f *os.File, err error) error {
 // socket, not a pipe, as its server's stdout: libuv makes a child's "pipe"
 // stdio with socketpair(2), and the TypeScript SDK's client is the one
 // [Transport.ProgressGap] is for.
-func pipeUnread(f *os.File) func() int {
+func peerUnread(f *os.File) func() int {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil

@@ -13,6 +13,6 @@ func rawRead(*os.File) io.Reader { return nil }
 
 func rawWrite(*os.File) io.Writer { return nil }
 
-// pipeUnread is Linux-only (see rawio_linux.go): elsewhere FIONREAD on a
+// peerUnread is Linux-only (see rawio_linux.go): elsewhere FIONREAD on a
 // pipe's write end does not count what its reader has yet to read.
-func pipeUnread(*os.File) func() int { return nil }
+func peerUnread(*os.File) func() int { return nil }
