@@ -47,18 +47,20 @@ func hopperEach(t *testing.T, first, each string) (cmd, stop string) {
 	return cmd, stop
 }
 
+// beats is the size of the hopper of stop's heartbeat file.
+func beats(stop string) int64 {
+	if fi, err := os.Stat(stop + ".beat"); err == nil {
+		return fi.Size()
+	}
+	return 0
+}
+
 // hopping reports whether the hopper of stop still runs: its heartbeat
 // grows within half a second.
 func hopping(stop string) bool {
-	size := func() int64 {
-		if fi, err := os.Stat(stop + ".beat"); err == nil {
-			return fi.Size()
-		}
-		return 0
-	}
-	a := size()
+	a := beats(stop)
 	time.Sleep(500 * time.Millisecond)
-	return size() > a
+	return beats(stop) > a
 }
 
 // startsHopping waits up to d for the hopper of stop to be seen forking:
@@ -73,14 +75,29 @@ func startsHopping(stop string, d time.Duration) bool {
 	return false
 }
 
-// stopsHopping waits up to d for the hopper of stop to stop.
+// hopperQuiet is how long a hopper's heartbeat must stay still for it to
+// count as stopped: on a busy machine a live hopper can go a second or
+// two between beats, so a single half-second look is not enough.
+const hopperQuiet = 5 * time.Second
+
+// stopsHopping waits up to d for the hopper of stop to stop: its last
+// beat comes within d, and none follows for hopperQuiet.
 func stopsHopping(stop string, d time.Duration) bool {
-	for deadline := time.Now().Add(d); time.Now().Before(deadline); {
-		if !startsHopping(stop, 20*time.Second) {
+	deadline := time.Now().Add(d)
+	last, since := beats(stop), time.Now()
+	for {
+		time.Sleep(100 * time.Millisecond)
+		if n := beats(stop); n != last {
+			if time.Now().After(deadline) {
+				return false
+			}
+			last, since = n, time.Now()
+			continue
+		}
+		if time.Since(since) >= hopperQuiet {
 			return true
 		}
 	}
-	return false
 }
 
 // A leftover in a server's group that keeps changing pid dies with the
