@@ -56,6 +56,10 @@ to fix each problem:
                and managed servers need no approval. A server held by launch
                trust is reported here rather than under server. Also: a trust
                store or settings file that cannot be used
+  sandbox      what each sandboxed server can reach; a failure where this
+               system cannot sandbox it, where its definition asks for what
+               a repository's sandbox refuses, or where its stderr shows
+               what the sandbox refused it, with the setting that allows it
   env          ${VAR} references that are not set
   secrets      which secrets (${secret:NAME}) each server names, and whether
                your store has them; a project server's are not looked up
@@ -73,16 +77,19 @@ to fix each problem:
                malformed argument rules, rules naming a server that is not
                configured or a tool the connected server does not offer,
                settings files that do not parse
+  profiles     the settings' profiles: errors that drop one, and entries that
+               name no configured server (a typo: fail; near none: warn)
 
 Piped, the first line is the header (LEVEL CHECK SERVER MESSAGE FIX,
-tab-separated), then one tab-separated row per check: pass, note or fail, the
-check, the server ("-" for none), the message and the fix (empty for none).
-Skip the header with tail -n +2, or use --json.
+tab-separated), then one tab-separated row per check: pass, note, warn or
+fail, the check, the server ("-" for none), the message and the fix (empty
+for none). Skip the header with tail -n +2, or use --json.
 
-With --json, print an array of {check, server, ok, message, fix}; trust checks
-add "approval" (the object of 'switchboard mcp get NAME --json').
+With --json, print an array of {check, server, ok, level, message, fix};
+trust checks add "approval" (the object of 'switchboard mcp get NAME --json').
 
-Exit status 0 when every check passes, 1 when one fails.`,
+Exit status 0 when no check fails (a note or a warn is no failure), 1 when
+one fails.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts := &DoctorOptions{runtimeOptions: newRuntimeOptions(f), JSON: f.global().JSON}
