@@ -194,8 +194,10 @@ servers override all), with its scope, file and whether it is enabled here.
 
 Piped, the first line is the header (NAME TYPE SCOPE ENABLED COMMAND / URL FILE,
 tab-separated), then one tab-separated row per server with those six columns;
-ENABLED reads as on a terminal: yes, no (why), missing or invalid. Skip the
-header with tail -n +2, or use --json.
+ENABLED reads as on a terminal: yes, no (why), missing or invalid. When the
+settings define profiles, a seventh column, PROFILES, names those that include
+the server (comma-separated, "-" for none). Skip the header with tail -n +2,
+or use --json.
 
 Problems in the configuration files are printed on stderr, one per line with
 file:line:col and a fix, after the valid servers; the exit code is then 2.`,

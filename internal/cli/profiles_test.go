@@ -47,6 +47,16 @@ func TestMCPListProfiles(t *testing.T) {
 	if !strings.Contains(out, "PROFILES") && !strings.Contains(out, "profiles") || !strings.Contains(out, "all,review") {
 		t.Errorf("the table lacks the profiles column:\n%s", out)
 	}
+	// Piped, the header names the columns a script cuts: every one of
+	// them is in the help's list of the piped columns.
+	out, _, _ = w.run(false, "mcp", "list")
+	header, _, _ := strings.Cut(out, "\n")
+	help := NewMCPListCmd(NewFactory(), nil).Long
+	for _, col := range strings.Split(header, "\t") {
+		if !strings.Contains(help, col) {
+			t.Errorf("mcp list --help does not name the piped column %s (header %q)", col, header)
+		}
+	}
 }
 
 // TestProfileFlag (issue 34.2): --profile NAME on any command shows only
