@@ -115,7 +115,16 @@ func newGatewayKeyListCmd(f *Factory, runF func(context.Context, *GatewayKeyOpti
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List principals, their groups and keys (never the keys themselves)",
-		Args:  cobra.NoArgs,
+		Long: `List the principals of the gateway auth file: their groups, the IDs of their
+keys (never the keys themselves), when the newest was made and how many rules
+the file scopes to them. A group's entry (group:NAME) is listed too.
+
+Piped, the first line is the header (NAME GROUPS KEYS CREATED RULES,
+tab-separated), then one tab-separated row per principal with those five
+columns: groups and key IDs comma-separated, KEYS "-" for none ("- (revoked)"
+for a principal whose keys were revoked), CREATED a date. Skip the header with
+tail -n +2, or use --json.`,
+		Args: cobra.NoArgs,
 	}
 	o := gatewayKeyOpts(f, cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {

@@ -132,6 +132,11 @@ runs (npm:stdio, pypi:stdio, oci:stdio, a streamable-http or sse remote…)
 and description. Install one with:
   switchboard mcp add --from-registry NAME[@VERSION]
 
+Piped, the first line is the header (NAME VERSION TRANSPORTS DESCRIPTION,
+tab-separated), then one tab-separated row per server with those four
+columns, its transports comma-separated. Skip the header with tail -n +2, or
+use --json.
+
 The registry is https://registry.modelcontextprotocol.io unless --registry,
 $SWITCHBOARD_REGISTRY_URL or "registry" in ~/.switchboard/settings.json names
 another (a private registry implementing the same API).`,

@@ -218,6 +218,11 @@ name, where its value is kept (os: the OS credential store, file: the encrypted
 file; "not set" for a name a server uses but the store lacks) and the servers
 that use it, with their files. Values are never shown.
 
+Piped, the first line is the header (NAME STORE USED BY, tab-separated), then
+one tab-separated row per secret with those three columns: its name, os, file
+or not set, and the servers that use it ("-" for none). Skip the header with
+tail -n +2, or use --json.
+
 With --json: [{name, stored, store, updated, usedBy: [{server, scope, file}]}].`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
