@@ -52,9 +52,11 @@ func NewMCPLoginCmd(f *Factory, runF func(context.Context, *MCPLoginOptions) err
 		Short: "Authorize Switchboard with a remote server (OAuth)",
 		Long: `Run the OAuth 2.1 authorization of a Streamable HTTP or SSE server: discover its
 authorization server, register (or use --client-id), open the browser to approve,
-and receive the answer on a loopback port. Tokens are stored 0600 under the
-Switchboard directory and refreshed before they expire; a server that binds its
-tokens to a key (DPoP) gets a new key at each login, stored 0600 with them.`,
+and receive the answer on a loopback port. Tokens are kept in your OS credential
+store (Secret Service, Keychain, Credential Manager) when one answers, else in a
+0600 file in ~/.switchboard/oauth, and refreshed before they expire; a server
+that binds its tokens to a key (DPoP) gets a new key at each login, kept in a
+0600 file there either way (docs/oauth.md).`,
 		Args:              exactArgs(1, "a server name"),
 		ValidArgsFunction: completeServerNames(f),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -308,3 +308,15 @@ func TestMCPLoginRefusedKeepsLastLogin(t *testing.T) {
 		})
 	}
 }
+
+// TestMCPLoginHelpSaysWhereTokensAreKept: the CLI keeps tokens in the OS
+// credential store when one answers (oauth.Options.Secrets), so the help
+// may not say they are only a file under the Switchboard directory.
+func TestMCPLoginHelpSaysWhereTokensAreKept(t *testing.T) {
+	long := strings.Join(strings.Fields(NewMCPLoginCmd(NewFactory(), nil).Long), " ")
+	for _, want := range []string{"credential store", "~/.switchboard/oauth"} {
+		if !strings.Contains(long, want) {
+			t.Errorf("mcp login --help does not say %q:\n%s", want, long)
+		}
+	}
+}
