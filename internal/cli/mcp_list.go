@@ -235,7 +235,12 @@ func mcpListRun(ctx context.Context, opts *MCPListOptions) error {
 		return reportDiagnostics(opts.IO.ErrOut, r.Diagnostics, nil)
 	}
 	tty := opts.IO.IsTTY
-	if len(r.Servers) == 0 {
+	switch {
+	case len(r.Servers) == 0 && noServerReadable(r):
+		// Not "No MCP servers are configured": the files may hold
+		// servers, and that would send the user to add one.
+		fmt.Fprintln(opts.IO.ErrOut, unreadableMessage)
+	case len(r.Servers) == 0:
 		// On stderr, piped too, as every list command says it has
 		// nothing: stdout stays empty for a script.
 		fmt.Fprintln(opts.IO.ErrOut, noServersText(func() []string { return importableLines(opts.Factory) }))
