@@ -378,7 +378,7 @@ func (l *loader) loadManaged(path string) {
 		return
 	}
 	l.addServers(doc, doc.obj, ScopeManaged, path, path)
-	l.toolFilters(doc, doc.obj, "the managed configuration ("+path+")")
+	l.toolFilters(doc, doc.obj, "the managed configuration ("+path+")", "")
 	names, _, present, diags := doc.nameList(doc.obj, "allowedMcpServers")
 	l.res.Diagnostics = append(l.res.Diagnostics, diags...)
 	// A well-formed list, even empty, is a policy; a malformed one is
@@ -402,7 +402,7 @@ func (l *loader) loadUser(path, root string) {
 		return
 	}
 	l.addServers(doc, doc.obj, ScopeUser, path, path)
-	l.toolFilters(doc, doc.obj, "your settings ("+path+")")
+	l.toolFilters(doc, doc.obj, "your settings ("+path+")", "user")
 	if root == "" {
 		return
 	}
@@ -463,7 +463,7 @@ func (l *loader) loadUser(path, root string) {
 // file disabled.
 func (l *loader) loadLocalEnablement(doc *jsoncDoc, po *hujson.Object, path string) {
 	l.localLabel = path
-	l.toolFilters(doc, po, "your settings for this workspace ("+path+")")
+	l.toolFilters(doc, po, "your settings for this workspace ("+path+")", "local")
 	enabled, enPos, _, diags := doc.nameList(po, "enabledMcpServers")
 	l.res.Diagnostics = append(l.res.Diagnostics, diags...)
 	for _, n := range enabled {
@@ -490,7 +490,7 @@ func (l *loader) loadWorkspace(path string) {
 	l.res.Diagnostics = append(l.res.Diagnostics, diags...)
 	disabled, disPos, _, diags := doc.nameList(doc.obj, "disabledMcpServers")
 	l.res.Diagnostics = append(l.res.Diagnostics, diags...)
-	l.toolFilters(doc, doc.obj, workspaceLabel)
+	l.toolFilters(doc, doc.obj, workspaceLabel, "")
 	l.wsEnabled, l.wsEnPos = enabled, enPos
 	l.wsEnabledSet = make(map[string]bool)
 	for _, n := range enabled {

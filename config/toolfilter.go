@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tailscale/hujson"
@@ -15,6 +16,11 @@ type ToolLayer struct {
 	Where    string   `json:"where"`
 	Enabled  []string `json:"enabledTools,omitempty"`
 	Disabled []string `json:"disabledTools,omitempty"`
+	// Scope is "local" or "user" for a layer of the user's own file
+	// ("toolFilters" under the workspace's "projects" entry, or at its
+	// top), the layers `switchboard mcp tools enable|disable [--scope]`
+	// edit; "" for the others.
+	Scope string `json:"scope,omitempty"`
 }
 
 // ToolFilter is every layer that filters one server's tools, in the order
@@ -30,26 +36,32 @@ type ToolFilter []ToolLayer
 // layer and the glob (or the enabledTools list it is not on). Safe for
 // concurrent use; the zero ToolFilter hides nothing.
 func (f ToolFilter) Hidden(tool string) (bool, string) {
-	for _, l := range f {
+	l, glob := f.HiddenBy(tool)
+	switch {
+	case l == nil:
+		return false, ""
+	case glob != "":
+		return true, fmt.Sprintf("disabledTools %q in %s", glob, l.Where)
+	}
+	return true, fmt.Sprintf("not in enabledTools %s in %s", quoteGlobs(l.Enabled), l.Where)
+}
+
+// HiddenBy returns the first layer that hides the tool named tool, and the
+// disabledTools glob that does ("" when the layer's enabledTools leaves it
+// out); nil when no layer hides it. Safe for concurrent use.
+func (f ToolFilter) HiddenBy(tool string) (layer *ToolLayer, glob string) {
+	for i := range f {
+		l := &f[i]
 		for _, g := range l.Disabled {
 			if GlobMatch(g, tool) {
-				return true, fmt.Sprintf("disabledTools %q in %s", g, l.Where)
+				return l, g
 			}
 		}
-		if len(l.Enabled) > 0 {
-			on := false
-			for _, g := range l.Enabled {
-				if GlobMatch(g, tool) {
-					on = true
-					break
-				}
-			}
-			if !on {
-				return true, fmt.Sprintf("not in enabledTools %s in %s", quoteGlobs(l.Enabled), l.Where)
-			}
+		if len(l.Enabled) > 0 && !slices.ContainsFunc(l.Enabled, func(g string) bool { return GlobMatch(g, tool) }) {
+			return l, ""
 		}
 	}
-	return false, ""
+	return nil, ""
 }
 
 // IsZero reports whether f filters nothing.
@@ -118,7 +130,7 @@ func (d *jsoncDoc) globList(v *hujson.Value, server, key string, diags *[]Diagno
 
 // toolFilters reads a "toolFilters" object of obj: server name →
 // {"enabledTools": […], "disabledTools": […]}. where names the layer.
-func (l *loader) toolFilters(doc *jsoncDoc, obj *hujson.Object, where string) {
+func (l *loader) toolFilters(doc *jsoncDoc, obj *hujson.Object, where, scope string) {
 	m := lookupMember(obj, "toolFilters")
 	if m == nil || isNull(&m.Value) {
 		return
@@ -144,7 +156,7 @@ func (l *loader) toolFilters(doc *jsoncDoc, obj *hujson.Object, where string) {
 			})
 			continue
 		}
-		layer := ToolLayer{Where: where}
+		layer := ToolLayer{Where: where, Scope: scope}
 		for j := range fo.Members {
 			fm := &fo.Members[j]
 			switch key := memberName(fm); key {

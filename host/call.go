@@ -151,8 +151,8 @@ func (h *Host) CallTool(ctx context.Context, serverName, tool string, args any) 
 	if err != nil {
 		return nil, err
 	}
-	if hid, why, view := h.hiddenBy(serverName, tool); hid {
-		return nil, &FilteredError{Server: serverName, Tool: tool, Reason: why, View: view}
+	if fe := h.filteredError(serverName, tool); fe != nil {
+		return nil, fe
 	}
 	served, err := h.checkHeld(ctx, s, tool)
 	if err != nil {

@@ -23,6 +23,11 @@ var ErrFiltered = errors.New("tool hidden by a tool filter")
 type FilteredError struct {
 	Server, Tool, Reason string
 	View                 bool
+	// Pattern is the disabledTools glob that hides the tool ("" when an
+	// enabledTools list leaves it out), and Scope the layer's
+	// [config.ToolLayer].Scope: "local" or "user" for a filter of the
+	// user's own file, "" for another layer's.
+	Pattern, Scope string
 }
 
 func (e *FilteredError) Error() string {
@@ -58,6 +63,22 @@ func (h *Host) hiddenBy(server, tool string) (hid bool, why string, view bool) {
 	return hid, why, hid
 }
 
+// filteredError is the FilteredError of a call of server's tool, nil when
+// no filter hides it.
+func (h *Host) filteredError(server, tool string) *FilteredError {
+	hid, why, view := h.hiddenBy(server, tool)
+	if !hid {
+		return nil
+	}
+	e := &FilteredError{Server: server, Tool: tool, Reason: why, View: view}
+	if !view {
+		if l, glob := h.toolFilter(server).HiddenBy(tool); l != nil {
+			e.Pattern, e.Scope = glob, l.Scope
+		}
+	}
+	return e
+}
+
 // filterTools returns the tools of server that no filter hides: what the
 // model, tool_search and the gateway's clients see. tools itself is
 // returned when the server has no filter, so that the cached list keeps
@@ -84,8 +105,8 @@ func (h *Host) filterTools(server string, tools []*mcp.Tool) []*mcp.Tool {
 func (h *Host) filteredCall(name string, servers []*server) error {
 	for _, s := range servers {
 		tool := strings.TrimPrefix(name, "mcp__"+toolsurface.SanitizePart(s.name)+"__")
-		if hid, why, view := h.hiddenBy(s.name, tool); hid {
-			return &FilteredError{Server: s.name, Tool: tool, Reason: why, View: view}
+		if fe := h.filteredError(s.name, tool); fe != nil {
+			return fe
 		}
 	}
 	return nil

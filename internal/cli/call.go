@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/lazyre"
 	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 	"github.com/switchboard-mcp/switchboard/toolsurface"
+	"github.com/switchboard-mcp/switchboard/trust"
 )
 
 func init() {
@@ -577,6 +578,25 @@ func progressText(p *mcp.ProgressNotificationParams) string {
 	return s
 }
 
+// filteredHint is the way out of a server's tool filter: the
+// `mcp tools enable` that shows the tool again when the filter is one it
+// edits (a layer of the user's own file, hiding the tool by a
+// disabledTools glob, which it names), else the file the reason names.
+func filteredHint(fe *host.FilteredError) string {
+	if fe.Pattern == "" || fe.Scope != "local" && fe.Scope != "user" {
+		return "to use it, take it out of that filter, in the file named above (switchboard mcp tools enable changes only the disabledTools of your own settings)"
+	}
+	cmd := "switchboard mcp tools enable "
+	if fe.Scope == "user" {
+		cmd += "--scope user "
+	}
+	word := trust.Quote(fe.Pattern)
+	if strings.HasPrefix(fe.Pattern, "-") {
+		word = "-- " + word
+	}
+	return "to use it, take it out of that filter (" + cmd + fe.Server + " " + word + ")"
+}
+
 // callErr maps a failed call to its exit status and hint.
 func callErr(err error) error {
 	switch {
@@ -590,7 +610,7 @@ func callErr(err error) error {
 			// own, which would not show it.
 			return RefusedErr(err, "to use it, take it out of that profile's filter in the file named, or run without --profile")
 		}
-		return RefusedErr(err, fmt.Sprintf("to use it, take it out of that filter (switchboard mcp tools enable %s %s)", fe.Server, fe.Tool))
+		return RefusedErr(err, filteredHint(fe))
 	case errors.Is(err, host.ErrUnknownTool):
 		var ue *host.UnknownToolError
 		if errors.As(err, &ue) && servedToolName(ue.Name) {
