@@ -36,7 +36,11 @@ func callHooks(st *config.SettingsStack) ([]config.CallHook, []string) {
 	var problems []string
 	for _, d := range diags {
 		if d.Severity == config.SeverityError {
-			problems = append(problems, d.Position.String()+": "+d.Message)
+			p := d.Message
+			if pos := d.Position.String(); pos != "" { // inline --settings has none
+				p = pos + ": " + p
+			}
+			problems = append(problems, p)
 		}
 	}
 	return hooks, problems

@@ -138,6 +138,17 @@ func TestDoctorBrokenSettings(t *testing.T) {
 	}
 }
 
+// TestDoctorInlineHookProblem: a hook of inline --settings has no file to
+// name; its problem reads from --settings, not from an empty position
+// (": --settings: …").
+func TestDoctorInlineHookProblem(t *testing.T) {
+	w := newRTWorld(t)
+	out, _, code := w.run(false, "doctor", "--settings", `{"callHooks": 5}`)
+	if code != 1 || !regexpMatch(`(?m)^fail\thooks\t-\t--settings: "callHooks" must be`, out) {
+		t.Errorf("exit %d; want a hooks row that starts with --settings:\n%s", code, out)
+	}
+}
+
 // TestDoctorProfiles: a profile naming a server that does not exist, or a
 // glob matching none, fails with the nearest name; a repository's
 // redefinition of the user's profile fails naming file:line:col.
