@@ -43,6 +43,16 @@ var importSources = map[string]string{
 // importSourceList names the sources for messages and help.
 const importSourceList = "claude-code, claude-desktop, codex, vscode, vscode-insiders, cursor, windsurf or gemini"
 
+// importSourceLabels names the sources as their users know them, in
+// importSourceOrder.
+func importSourceLabels() string {
+	labels := make([]string, len(importSourceOrder))
+	for i, from := range importSourceOrder {
+		labels[i] = importSources[from]
+	}
+	return strings.Join(labels[:len(labels)-1], ", ") + " or " + labels[len(labels)-1]
+}
+
 // MCPImportOptions are the inputs of `mcp import`.
 type MCPImportOptions struct {
 	IO      *IOStreams
@@ -226,11 +236,18 @@ func mcpImportRun(ctx context.Context, opts *MCPImportOptions) error {
 		if opts.From == "" {
 			// What there is to import: a newcomer's first question.
 			here := importableSources(f)
-			if len(here) == 0 {
-				return Usagef("e.g. switchboard mcp import --from claude-code", "mcp import needs --from %s; no such tool keeps servers on this machine where Switchboard looks", importSourceList)
-			}
 			if opts.JSON {
+				if here == nil {
+					here = []importSource{}
+				}
 				return printJSON(opts.IO.Out, here)
+			}
+			if len(here) == 0 {
+				// An answer, not a mistake: the README's first block runs
+				// this on machines that have none of these tools.
+				fmt.Fprintf(opts.IO.Out, "No other tool keeps MCP servers on this machine where Switchboard looks (%s).\n", importSourceLabels())
+				fmt.Fprintln(opts.IO.Out, "To import a file kept elsewhere: switchboard mcp import --from TOOL --file PATH")
+				return nil
 			}
 			fmt.Fprintln(opts.IO.Out, "Tools that keep servers on this machine; import each with its command:")
 			for _, s := range here {
