@@ -258,8 +258,22 @@ func doctorChecks(ctx context.Context, cfg *config.Resolved, servers []host.Serv
 	var names []string
 	for _, rs := range cfg.Servers {
 		names = append(names, rs.Name)
+	}
+	// A server whose name no host runs (a__b; my-srv beside my_srv) is
+	// fixed by renaming it: approving it, running its command or reading
+	// its sandbox would not start it.
+	refused := policy.ServerConflicts(names)
+	for _, rs := range cfg.Servers {
 		st, ok := status[rs.Name]
 		if !ok {
+			continue
+		}
+		if why := refused[rs.Name]; why != "" && rs.Availability == config.Available {
+			fix := "rename it in " + o.tilde(rs.File)
+			if policy.ServerNameProblem(rs.Name) == "" {
+				fix = "rename all but one of them (this one is in " + o.tilde(rs.File) + ")"
+			}
+			out = append(out, check("server", rs.Name, doctorFail, why, fix))
 			continue
 		}
 		if rs.Availability == config.Available && host.IsGatewayServer(&rs) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
+	"github.com/switchboard-mcp/switchboard/policy"
 	"github.com/switchboard-mcp/switchboard/trust"
 )
 
@@ -221,7 +222,7 @@ func mcpListRun(ctx context.Context, opts *MCPListOptions) error {
 		return err
 	}
 	profiles := f.profiles(r)
-	r = inProfile(r, profiles, f.global().Profile)
+	r = markNameRefusals(inProfile(r, profiles, f.global().Profile))
 	if opts.JSON {
 		list := make([]serverJSON, 0, len(r.Servers))
 		for i := range r.Servers {
@@ -326,7 +327,7 @@ func mcpGetRun(ctx context.Context, opts *MCPGetOptions) error {
 	if err != nil {
 		return err
 	}
-	r = inProfile(r, f.profiles(r), f.global().Profile)
+	r = markNameRefusals(inProfile(r, f.profiles(r), f.global().Profile))
 	s := r.Server(opts.Name)
 	onlyThis := func(server string) bool { return server == opts.Name }
 	if s == nil {
@@ -524,7 +525,9 @@ func printServerDetail(ios *IOStreams, f *Factory, r *config.Resolved, s *config
 		for _, l := range approvalDetails(*a) {
 			rows = append(rows, row{l.label, l.value})
 		}
-		if a.Fix != "" {
+		// An invalid definition does not start once approved: its error
+		// line says what to fix first.
+		if a.Fix != "" && s.Availability != config.Invalid {
 			rows = append(rows, row{"fix", a.Fix})
 		}
 	}
@@ -593,6 +596,37 @@ func inProfile(r *config.Resolved, profiles config.Profiles, name string) *confi
 		}
 	}
 	return &only
+}
+
+// markNameRefusals returns r with each available server that no host runs
+// for its name (policy.ServerConflicts over every configured name, as the
+// host decides it: a__b, or my-srv beside my_srv) made invalid, with why
+// at its entry: mcp list and get say what status and doctor will, instead
+// of "yes" and an approval that could never start it.
+func markNameRefusals(r *config.Resolved) *config.Resolved {
+	names := make([]string, len(r.Servers))
+	for i, rs := range r.Servers {
+		names[i] = rs.Name
+	}
+	refused := policy.ServerConflicts(names)
+	if len(refused) == 0 {
+		return r
+	}
+	out := *r
+	out.Servers = slices.Clone(r.Servers)
+	out.Diagnostics = slices.Clone(r.Diagnostics)
+	for i := range out.Servers {
+		rs := &out.Servers[i]
+		why, ok := refused[rs.Name]
+		if !ok || rs.Availability != config.Available {
+			continue
+		}
+		d := config.Diagnostic{Severity: config.SeverityError, Position: rs.Pos, Server: rs.Name, Field: "name", Message: why}
+		rs.Availability = config.Invalid
+		rs.Diagnostics = append(slices.Clone(rs.Diagnostics), d)
+		out.Diagnostics = append(out.Diagnostics, d)
+	}
+	return &out
 }
 
 // nearestNames suggests configured names close to a mistyped one.
