@@ -48,6 +48,15 @@ type pinnedWorkspace struct {
 	// Servers maps a server name to its tools' pins by tool name. A server
 	// with an empty map was seen with no tools.
 	Servers map[string]map[string]Pin `json:"servers"`
+	// Prompts maps a server name to its prompts' pins by prompt name, as
+	// Servers does its tools'. Files written before prompts were pinned
+	// have none: each server's prompts are then pinned on first sight.
+	// The file's version stays 1: a Switchboard of before ignores the key
+	// (it decodes without DisallowUnknownFields) rather than refusing the
+	// whole file, and drops it when it writes the file (the prompts are
+	// then pinned afresh, as on first sight, by the next one that pins
+	// them).
+	Prompts map[string]map[string]Pin `json:"prompts,omitempty"`
 }
 
 // DefinitionDigest is the digest a pin keeps of a tool's definition (the
@@ -164,6 +173,32 @@ func (p *PinStore) Server(workspace, server string) (map[string]Pin, bool) {
 	return out, true
 }
 
+// Prompts returns a copy of the pins of server's prompts in workspace, by
+// prompt name, and whether the server's prompts were ever pinned there,
+// as [PinStore.Server] does for its tools.
+func (p *PinStore) Prompts(workspace, server string) (map[string]Pin, bool) {
+	key := pinsKey(workspace)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refreshLocked()
+	if p.err != nil {
+		return nil, false
+	}
+	ws := p.data.Workspaces[key]
+	if ws == nil {
+		return nil, false
+	}
+	prompts, ok := ws.Prompts[server]
+	if !ok {
+		return nil, false
+	}
+	out := make(map[string]Pin, len(prompts))
+	for k, v := range prompts {
+		out[k] = v
+	}
+	return out, true
+}
+
 // Definition returns the pinned definition of a digest.
 func (p *PinStore) Definition(digest string) (json.RawMessage, bool) {
 	p.mu.Lock()
@@ -186,16 +221,37 @@ const MaxServerPins = 2 << 20
 // server was seen with none. It refuses while the file is unusable, and
 // when the server's pins in workspace would hold more than MaxServerPins.
 func (p *PinStore) Pin(workspace, server string, defs map[string]json.RawMessage, now time.Time) error {
+	return p.pin(workspace, server, "tools", defs, now, func(ws *pinnedWorkspace) map[string]map[string]Pin {
+		return ws.Servers
+	})
+}
+
+// PinPrompts records defs (prompt name → canonical definition) as the
+// pinned definitions of those prompts of server in workspace, as
+// [PinStore.Pin] does for tools; a server's prompts may hold up to
+// MaxServerPins of their own.
+func (p *PinStore) PinPrompts(workspace, server string, defs map[string]json.RawMessage, now time.Time) error {
+	return p.pin(workspace, server, "prompts", defs, now, func(ws *pinnedWorkspace) map[string]map[string]Pin {
+		if ws.Prompts == nil {
+			ws.Prompts = map[string]map[string]Pin{}
+		}
+		return ws.Prompts
+	})
+}
+
+// pin is Pin and PinPrompts: kind names what is pinned ("tools",
+// "prompts") and of picks its map in a workspace.
+func (p *PinStore) pin(workspace, server, kind string, defs map[string]json.RawMessage, now time.Time, of func(*pinnedWorkspace) map[string]map[string]Pin) error {
 	if workspace != "" && !filepath.IsAbs(workspace) {
-		return fmt.Errorf("pinning the tools of %s: the workspace must be an absolute path, not %q", server, workspace)
+		return fmt.Errorf("pinning the %s of %s: the workspace must be an absolute path, not %q", kind, server, workspace)
 	}
 	size := 0
 	for _, def := range defs {
 		size += len(def)
 	}
 	if size > MaxServerPins {
-		return fmt.Errorf("the definitions of %s's tools are %.1f MiB, more than the %d MiB one server's pins may hold; they are not pinned",
-			server, float64(size)/(1<<20), MaxServerPins>>20)
+		return fmt.Errorf("the definitions of %s's %s are %.1f MiB, more than the %d MiB one server's pins may hold; they are not pinned",
+			server, kind, float64(size)/(1<<20), MaxServerPins>>20)
 	}
 	key := pinsKey(workspace)
 	at := now.UTC().Truncate(time.Second)
@@ -205,10 +261,11 @@ func (p *PinStore) Pin(workspace, server string, defs map[string]json.RawMessage
 			ws = &pinnedWorkspace{Servers: map[string]map[string]Pin{}}
 			d.Workspaces[key] = ws
 		}
-		tools := ws.Servers[server]
-		if tools == nil {
-			tools = map[string]Pin{}
-			ws.Servers[server] = tools
+		m := of(ws)
+		items := m[server]
+		if items == nil {
+			items = map[string]Pin{}
+			m[server] = items
 		}
 		for name, def := range defs {
 			var c bytes.Buffer
@@ -218,30 +275,30 @@ func (p *PinStore) Pin(workspace, server string, defs map[string]json.RawMessage
 				c.Write(b)
 			}
 			digest := DefinitionDigest(c.Bytes())
-			tools[name] = Pin{Digest: digest, PinnedAt: at}
+			items[name] = Pin{Digest: digest, PinnedAt: at}
 			d.Definitions[digest] = c.Bytes()
 		}
 		// With the pins it has already: a server that offers other
 		// tools at each listing (each pinned, as "accept" does) would
 		// otherwise add up to the whole file.
 		held, seen := 0, map[string]bool{}
-		for _, pin := range tools {
+		for _, pin := range items {
 			if !seen[pin.Digest] {
 				seen[pin.Digest] = true
 				held += len(d.Definitions[pin.Digest])
 			}
 		}
 		if held > MaxServerPins {
-			return fmt.Errorf("with those of the tools %s offered before, the definitions of its tools are %.1f MiB, more than the %d MiB one server's pins may hold; they are not pinned",
-				server, float64(held)/(1<<20), MaxServerPins>>20)
+			return fmt.Errorf("with those of the %s %s offered before, the definitions of its %s are %.1f MiB, more than the %d MiB one server's pins may hold; they are not pinned",
+				kind, server, kind, float64(held)/(1<<20), MaxServerPins>>20)
 		}
 		return nil
 	})
 }
 
 // Forget removes every pin of server in workspace (all its servers when
-// server is ""), and saves the store: the next listing pins afresh. It
-// reports whether there were any.
+// server is ""), its prompts' too, and saves the store: the next listing
+// pins afresh. It reports whether there were any.
 func (p *PinStore) Forget(workspace, server string) (bool, error) {
 	key := pinsKey(workspace)
 	found := false
@@ -251,7 +308,7 @@ func (p *PinStore) Forget(workspace, server string) (bool, error) {
 			return nil
 		}
 		if server == "" {
-			found = len(ws.Servers) > 0
+			found = len(ws.Servers) > 0 || len(ws.Prompts) > 0
 			delete(d.Workspaces, key)
 			return nil
 		}
@@ -259,7 +316,11 @@ func (p *PinStore) Forget(workspace, server string) (bool, error) {
 			found = true
 			delete(ws.Servers, server)
 		}
-		if len(ws.Servers) == 0 {
+		if _, ok := ws.Prompts[server]; ok {
+			found = true
+			delete(ws.Prompts, server)
+		}
+		if len(ws.Servers) == 0 && len(ws.Prompts) == 0 {
 			delete(d.Workspaces, key)
 		}
 		return nil
@@ -284,9 +345,11 @@ func (p *PinStore) update(change func(*pinsFile) error) error {
 		}
 		used := map[string]bool{}
 		for _, ws := range d.Workspaces {
-			for _, tools := range ws.Servers {
-				for _, pin := range tools {
-					used[pin.Digest] = true
+			for _, m := range []map[string]map[string]Pin{ws.Servers, ws.Prompts} {
+				for _, items := range m {
+					for _, pin := range items {
+						used[pin.Digest] = true
+					}
 				}
 			}
 		}
@@ -400,6 +463,16 @@ func parsePins(data []byte) (pinsFile, error) {
 			for tool, pin := range tools {
 				if _, ok := d.Definitions[pin.Digest]; !ok {
 					return d, fmt.Errorf("workspace %q: tool %q of server %q is pinned to %s, whose definition is missing", ws, tool, server, short(pin.Digest))
+				}
+			}
+		}
+		for server, prompts := range e.Prompts {
+			if prompts == nil {
+				return d, fmt.Errorf("workspace %q: server %q has no prompts object", ws, server)
+			}
+			for prompt, pin := range prompts {
+				if _, ok := d.Definitions[pin.Digest]; !ok {
+					return d, fmt.Errorf("workspace %q: prompt %q of server %q is pinned to %s, whose definition is missing", ws, prompt, server, short(pin.Digest))
 				}
 			}
 		}

@@ -161,3 +161,111 @@ func TestPinStoreKeepsParallelPins(t *testing.T) {
 		}
 	}
 }
+
+// A server's prompts are pinned beside its tools, in the same file, and
+// kept apart from them: a tool and a prompt of one name are two pins, a
+// re-pin of the tools keeps the prompts' definitions, and Forget drops
+// both.
+func TestPinStorePrompts(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	p := OpenPins(home)
+	if err := p.Pin(ws, "fs", map[string]json.RawMessage{"read": def("read", "Reads.")}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.Prompts(ws, "fs"); ok {
+		t.Fatal("pinning tools pinned the prompts")
+	}
+	if err := p.PinPrompts(ws, "fs", map[string]json.RawMessage{"read": def("read", "A prompt.")}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Pin(ws, "fs", map[string]json.RawMessage{"read": def("read", "Reads more.")}, t0); err != nil {
+		t.Fatal(err)
+	}
+	q := OpenPins(home)
+	if err := q.Err(); err != nil {
+		t.Fatal(err)
+	}
+	prompts, ok := q.Prompts(ws, "fs")
+	if !ok || len(prompts) != 1 || prompts["read"].Digest != DefinitionDigest(def("read", "A prompt.")) {
+		t.Fatalf("prompts read back: %v %v", prompts, ok)
+	}
+	if d, ok := q.Definition(prompts["read"].Digest); !ok || string(d) != string(def("read", "A prompt.")) {
+		t.Errorf("the prompt's definition: %s %v", d, ok)
+	}
+	if tools, _ := q.Server(ws, "fs"); tools["read"].Digest != DefinitionDigest(def("read", "Reads more.")) {
+		t.Errorf("tools: %v", tools)
+	}
+	// Seen with no prompts is pinned as such.
+	if err := q.PinPrompts(ws, "none", nil, t0); err != nil {
+		t.Fatal(err)
+	}
+	if prompts, ok := OpenPins(home).Prompts(ws, "none"); !ok || len(prompts) != 0 {
+		t.Errorf("a server seen without prompts: %v %v", prompts, ok)
+	}
+	if found, err := q.Forget(ws, "fs"); !found || err != nil {
+		t.Fatalf("Forget = %v, %v", found, err)
+	}
+	if _, ok := OpenPins(home).Prompts(ws, "fs"); ok {
+		t.Error("Forget left the prompts' pins")
+	}
+	if found, err := q.Forget(ws, "none"); !found || err != nil {
+		t.Errorf("Forget of a server with prompts pins only = %v, %v", found, err)
+	}
+}
+
+// The pin file keeps version 1 with the prompts in it: a file written
+// before them (no "prompts") loads with the prompts not pinned, and a key
+// this version does not know is ignored rather than failing the whole
+// store closed, as the Switchboard before this one reads "prompts". A
+// prompt pinned to a definition the file lacks fails closed, as a tool's
+// does.
+func TestPinStorePromptsCompatible(t *testing.T) {
+	ws := t.TempDir()
+	digest := DefinitionDigest(def("read", "Reads."))
+	file := func(workspace string) string {
+		return fmt.Sprintf(`{"version": 1, "workspaces": {%q: %s}, "definitions": {%q: {"description": "Reads.", "name": "read"}}}`,
+			WorkspaceKey(ws), workspace, digest)
+	}
+	for _, tc := range []struct {
+		name, workspace string
+		prompts         bool
+		err             string
+	}{
+		{"before prompts", fmt.Sprintf(`{"servers": {"fs": {"read": {"digest": %q, "pinnedAt": "2026-11-29T12:00:00Z"}}}}`, digest), false, ""},
+		{"unknown key", fmt.Sprintf(`{"servers": {"fs": {"read": {"digest": %q, "pinnedAt": "2026-11-29T12:00:00Z"}}}, "resources": {"fs": {"x": 1}}}`, digest), false, ""},
+		{"with prompts", fmt.Sprintf(`{"servers": {"fs": {"read": {"digest": %q, "pinnedAt": "2026-11-29T12:00:00Z"}}}, "prompts": {"fs": {"p": {"digest": %q, "pinnedAt": "2026-11-29T12:00:00Z"}}}}`, digest, digest), true, ""},
+		{"prompt definition missing", fmt.Sprintf(`{"servers": {"fs": {"read": {"digest": %q, "pinnedAt": "2026-11-29T12:00:00Z"}}}, "prompts": {"fs": {"p": {"digest": "sha256:00", "pinnedAt": "2026-11-29T12:00:00Z"}}}}`, digest), false,
+			`prompt "p" of server "fs" is pinned to "sha256:00", whose definition is missing`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			if err := os.WriteFile(filepath.Join(home, PinsFileName), []byte(file(tc.workspace)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			p := OpenPins(home)
+			if err := p.Err(); tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+				t.Fatalf("Err() = %v, want %q", err, tc.err)
+			}
+			if tc.err != "" {
+				return
+			}
+			if tools, ok := p.Server(ws, "fs"); !ok || tools["read"].Digest != digest {
+				t.Errorf("tools: %v %v", tools, ok)
+			}
+			if _, ok := p.Prompts(ws, "fs"); ok != tc.prompts {
+				t.Errorf("prompts pinned = %v, want %v", ok, tc.prompts)
+			}
+			// Writing keeps the tools' pins and adds the prompts'.
+			if err := p.PinPrompts(ws, "fs", map[string]json.RawMessage{"q": def("q", "Asks.")}, t0); err != nil {
+				t.Fatal(err)
+			}
+			q := OpenPins(home)
+			if tools, ok := q.Server(ws, "fs"); !ok || tools["read"].Digest != digest {
+				t.Errorf("tools after pinning prompts: %v %v", tools, ok)
+			}
+			if prompts, _ := q.Prompts(ws, "fs"); prompts["q"].Digest != DefinitionDigest(def("q", "Asks.")) {
+				t.Errorf("prompts after pinning: %v", prompts)
+			}
+		})
+	}
+}
