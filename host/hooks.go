@@ -334,7 +334,7 @@ func (h *Host) SetToolChanges(mode config.ToolChangeMode) {
 	g.toolChanges = mode
 	h.guards.Store(&g)
 	h.pins.mu.Lock()
-	h.pins.m = nil
+	h.pins.m, h.pins.promptStates = nil, nil
 	h.pins.mu.Unlock()
 }
 

@@ -492,7 +492,8 @@ func (h *Host) Status() []ServerStatus {
 	closed := h.ctx.Err() != nil
 	for _, s := range h.all() {
 		st := s.status()
-		h.pinStatus(&st) // pins.go
+		h.pinStatus(&st)       // pins.go
+		h.promptPinStatus(&st) // promptpins.go
 		h.scopeCount(s, &st)
 		if closed && (st.State == StateConnected || st.State == StateConnecting) {
 			// Stopped by Close, which tells no one (no event): not

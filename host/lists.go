@@ -92,18 +92,23 @@ func (h *Host) Tools(ctx context.Context) (*ToolList, error) {
 
 // Prompts returns the prompts of every connected server (see Tools for the
 // waiting rule), their titles and descriptions cleaned of deceptive
-// characters as tools' are.
+// characters as tools' are. With a pin store, a prompt whose definition
+// is not the pinned one is left out while it is held (PromptChanges).
 func (h *Host) Prompts(ctx context.Context) ([]Prompt, []string, error) {
 	out, warnings, err := gather(ctx, h, func(s *server) *listCache[*mcp.Prompt] { return s.prompts },
 		func(caps *mcp.ServerCapabilities) bool { return caps.Prompts != nil },
-		func(ctx context.Context, cs *mcp.ClientSession) iter.Seq2[*mcp.Prompt, error] {
-			return cs.Prompts(ctx, nil)
-		},
+		listPrompts,
 		func(p *mcp.Prompt) string { return p.Name },
-		func(server string, p *mcp.Prompt) Prompt { return Prompt{Server: server, Prompt: p} })
+		func(server string, p *mcp.Prompt) Prompt { return Prompt{Server: server, Prompt: p} },
+		h.pinPrompts) // promptpins.go: held prompts left out
 	out, hidden := withoutSecretNamed(out, func(p Prompt) string { return p.Server },
 		func(p Prompt) bool { return h.promptHoldsSecret(p.Prompt) }, "prompt")
 	return h.cleanPrompts(out), sortedWarnings(warnings, hidden), err // guard.go: what the model reads
+}
+
+// listPrompts fetches a server's prompts, every page.
+func listPrompts(ctx context.Context, cs *mcp.ClientSession) iter.Seq2[*mcp.Prompt, error] {
+	return cs.Prompts(ctx, nil)
 }
 
 // sortedWarnings is warnings and more, sorted as eachReady sorts them.
@@ -128,7 +133,7 @@ func (h *Host) Resources(ctx context.Context) ([]Resource, []string, error) {
 			return cs.Resources(ctx, nil)
 		},
 		func(r *mcp.Resource) string { return r.URI },
-		func(server string, r *mcp.Resource) Resource { return Resource{Server: server, Resource: r} })
+		func(server string, r *mcp.Resource) Resource { return Resource{Server: server, Resource: r} }, nil)
 	out, hidden := withoutSecretNamed(out, func(r Resource) string { return r.Server },
 		func(r Resource) bool { return r.Resource != nil && h.holdsSecret(r.Resource.URI) }, "resource")
 	return h.cleanResources(out), sortedWarnings(warnings, hidden), err // listings.go: what the model reads
@@ -137,12 +142,14 @@ func (h *Host) Resources(ctx context.Context) ([]Resource, []string, error) {
 // gather collects one kind of list (prompts, resources, resource templates)
 // from every ready server, sorted by server and then by key: cache picks
 // the server's cache, declared says whether the server offers the feature,
-// list fetches it, and wrap pairs an item with its server.
+// list fetches it, wrap pairs an item with its server, and decide, if not
+// nil, gives what is served of a server's list (as the server sent it).
 func gather[T, O any](ctx context.Context, h *Host, cache func(*server) *listCache[*T],
 	declared func(*mcp.ServerCapabilities) bool,
 	list func(context.Context, *mcp.ClientSession) iter.Seq2[*T, error],
 	key func(*T) string,
-	wrap func(server string, item *T) O) ([]O, []string, error) {
+	wrap func(server string, item *T) O,
+	decide func(*server, []*T) []*T) ([]O, []string, error) {
 	type entry struct {
 		server string
 		item   *T
@@ -156,6 +163,9 @@ func gather[T, O any](ctx context.Context, h *Host, cache func(*server) *listCac
 			}
 			return collect(list(ctx, c.session))
 		})
+		if err == nil && decide != nil {
+			items = decide(s, items)
+		}
 		return func() {
 			for _, it := range items {
 				all = append(all, entry{s.name, it})
@@ -179,7 +189,8 @@ func gather[T, O any](ctx context.Context, h *Host, cache func(*server) *listCac
 
 // GetPrompt renders one prompt of one server with its arguments; its text
 // is what the model may read (deceptive characters removed or made
-// visible).
+// visible). A prompt that prompt pinning holds is refused with a
+// [*HeldPromptError], unrendered.
 func (h *Host) GetPrompt(ctx context.Context, serverName, prompt string, args map[string]string) (*mcp.GetPromptResult, error) {
 	s, c, err := h.liveServer(ctx, serverName)
 	if err != nil {
@@ -187,6 +198,9 @@ func (h *Host) GetPrompt(ctx context.Context, serverName, prompt string, args ma
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout())
 	defer cancel()
+	if err := h.checkPromptHeld(ctx, s, prompt); err != nil {
+		return nil, err // promptpins.go
+	}
 	res, err := c.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: prompt, Arguments: args})
 	// The server's error is its words too: the secret values it was
 	// given are replaced there as in its text.

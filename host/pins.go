@@ -134,6 +134,8 @@ type pinState struct {
 type pinSet struct {
 	mu sync.Mutex
 	m  map[string]*pinState
+	// promptStates are the servers' prompt pin states (promptpins.go).
+	promptStates map[string]*promptPinState
 	// prompts are the findings in each server's prompts.
 	prompts map[string][]ToolFindings
 }
@@ -146,7 +148,7 @@ func (p *pinSet) get(name string) *pinState {
 
 // sameList reports whether a and b are the very same list (a cached list
 // keeps its identity until it is fetched again).
-func sameList(a, b []*mcp.Tool) bool {
+func sameList[T any](a, b []*T) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 

@@ -103,6 +103,11 @@ type ServerStatus struct {
 	Held        []string     `json:"held,omitempty"`
 	ToolChanges []ToolChange `json:"toolChanges,omitempty"`
 	PinError    string       `json:"pinError,omitempty"`
+	// HeldPrompts are the prompts prompt pinning does not serve;
+	// PromptChanges says why each is held, and lists the changes served
+	// or accepted too.
+	HeldPrompts   []string       `json:"heldPrompts,omitempty"`
+	PromptChanges []PromptChange `json:"promptChanges,omitempty"`
 	// Findings are the deceptive characters found in its tools' and
 	// prompts' definitions, and the schema text cut to its caps
 	// (removed, made visible or cut in what the model reads).

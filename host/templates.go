@@ -33,7 +33,7 @@ func (h *Host) ResourceTemplates(ctx context.Context) ([]ResourceTemplate, []str
 		func(t *mcp.ResourceTemplate) string { return t.URITemplate },
 		func(server string, t *mcp.ResourceTemplate) ResourceTemplate {
 			return ResourceTemplate{Server: server, Template: t}
-		})
+		}, nil)
 	out, hidden := withoutSecretNamed(out, func(t ResourceTemplate) string { return t.Server },
 		func(t ResourceTemplate) bool { return t.Template != nil && h.holdsSecret(t.Template.URITemplate) }, "resource template")
 	return h.cleanTemplates(out), sortedWarnings(warnings, hidden), err // listings.go

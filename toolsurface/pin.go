@@ -48,6 +48,42 @@ func Definition(t *mcp.Tool) json.RawMessage {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
+// PromptDefinition returns the canonical JSON of what a model, or a
+// person picking a slash command, reads of a prompt: its name, title,
+// description and arguments (each one's name, title, description and
+// whether it is required, in the server's order), exactly as the server
+// sent them, before cleaning. It is what prompt pinning stores and
+// digests, as Definition is for a tool; it is compact, with a fixed key
+// order and nothing HTML-escaped.
+func PromptDefinition(p *mcp.Prompt) json.RawMessage {
+	d := promptDefinition{Name: p.Name, Title: p.Title, Description: p.Description}
+	for _, a := range p.Arguments {
+		if a != nil {
+			d.Arguments = append(d.Arguments, promptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required})
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(d) // strings and bools only: it cannot fail
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// promptDefinition is the encoding of PromptDefinition.
+type promptDefinition struct {
+	Name        string           `json:"name"`
+	Title       string           `json:"title,omitempty"`
+	Description string           `json:"description,omitempty"`
+	Arguments   []promptArgument `json:"arguments,omitempty"`
+}
+
+type promptArgument struct {
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	Required    bool   `json:"required,omitempty"`
+}
+
 // definition is the encoding of Definition; the field order is fixed.
 type definition struct {
 	Name        string         `json:"name"`
