@@ -95,6 +95,7 @@ func promptsRun(ctx context.Context, opts *PromptsOptions) (err error) {
 		return lerr
 	}
 	s.warn(warnings)
+	s.warnPromptChanges()
 	cmds := slashCommands(prompts)
 	command := func(p host.Prompt) string { c, _ := cmds.Command(p.Server, p.Prompt.Name); return c }
 	if opts.JSON {
@@ -251,6 +252,12 @@ func promptRun(ctx context.Context, opts *PromptOptions) (err error) {
 		}
 	}
 	if def == nil {
+		for _, c := range s.h.PromptChanges() {
+			if c.Server == opts.Server && c.Prompt == opts.Prompt && c.State == host.ChangeHeld {
+				he := &host.HeldPromptError{Server: c.Server, Prompt: c.Prompt, Reason: c.Reason}
+				return RefusedErr(he, he.Hint())
+			}
+		}
 		hint := fmt.Sprintf("server %s offers no prompts", opts.Server)
 		if len(names) > 0 {
 			hint = fmt.Sprintf("server %s offers: %s", opts.Server, strings.Join(names, ", "))
@@ -261,6 +268,10 @@ func promptRun(ctx context.Context, opts *PromptOptions) (err error) {
 		return err
 	}
 	res, gerr := s.h.GetPrompt(ctx, opts.Server, def.Name, opts.Args)
+	var held *host.HeldPromptError
+	if errors.As(gerr, &held) { // changed since it was listed
+		return RefusedErr(gerr, held.Hint())
+	}
 	if gerr != nil {
 		if errors.Is(gerr, host.ErrNotConnected) {
 			return FailureErr(gerr, "run `switchboard status` to see why")

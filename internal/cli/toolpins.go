@@ -59,8 +59,9 @@ findings: [{kind, field, count, action, hidden}]}]}.`,
 
 // toolsDiffJSON is `tools diff --json`.
 type toolsDiffJSON struct {
-	Changes  []host.ToolChange `json:"changes"`
-	Findings []serverFindings  `json:"findings"`
+	Changes       []host.ToolChange   `json:"changes"`
+	PromptChanges []host.PromptChange `json:"promptChanges"`
+	Findings      []serverFindings    `json:"findings"`
 }
 
 type serverFindings struct {
@@ -86,9 +87,12 @@ func toolsDiffRun(ctx context.Context, opts *ToolsDiffOptions) (err error) {
 			return err
 		}
 	}
-	out := toolsDiffJSON{Changes: s.h.ToolChanges(), Findings: []serverFindings{}}
+	out := toolsDiffJSON{Changes: s.h.ToolChanges(), PromptChanges: s.h.PromptChanges(), Findings: []serverFindings{}}
 	if out.Changes == nil {
 		out.Changes = []host.ToolChange{}
+	}
+	if out.PromptChanges == nil {
+		out.PromptChanges = []host.PromptChange{}
 	}
 	var unchecked []string // still connecting: their tools were not compared
 	for _, st := range s.statuses() {
@@ -106,14 +110,17 @@ func toolsDiffRun(ctx context.Context, opts *ToolsDiffOptions) (err error) {
 		return printJSON(opts.IO.Out, out)
 	}
 	switch {
-	case len(out.Changes) > 0:
+	case len(out.Changes) > 0 || len(out.PromptChanges) > 0:
 	case len(unchecked) > 0:
-		fmt.Fprintf(opts.IO.Out, "No tool of the servers that connected changed since it was pinned; not checked, still connecting: %s (wait for them with --wait 120s).\n", strings.Join(unchecked, ", "))
+		fmt.Fprintf(opts.IO.Out, "No tool or prompt of the servers that connected changed since it was pinned; not checked, still connecting: %s (wait for them with --wait 120s).\n", strings.Join(unchecked, ", "))
 	default:
-		fmt.Fprintln(opts.IO.Out, "No tool changed since it was pinned.")
+		fmt.Fprintln(opts.IO.Out, "No tool or prompt changed since it was pinned.")
 	}
 	for _, c := range out.Changes {
 		writeToolChange(opts.IO.Out, c, opts.tilde(s.cfg.Workspace))
+	}
+	for _, c := range out.PromptChanges {
+		writePromptChange(opts.IO.Out, c, opts.tilde(s.cfg.Workspace))
 	}
 	if len(out.Findings) > 0 {
 		fmt.Fprintln(opts.IO.Out, "\nDeceptive text in definitions (the model reads it removed or made visible):")
@@ -151,31 +158,63 @@ func writeToolChange(w io.Writer, c host.ToolChange, workspace string) {
 	}
 }
 
+// writePromptChange shows one prompt change as writeToolChange shows a
+// tool's.
+func writePromptChange(w io.Writer, c host.PromptChange, workspace string) {
+	what := "changed since it was pinned"
+	if !c.PinnedAt.IsZero() {
+		what += " on " + c.PinnedAt.UTC().Format("2006-01-02 15:04 UTC")
+	}
+	if c.Kind == host.ChangeAdded {
+		what = "is new since the server's prompts were pinned"
+	}
+	fmt.Fprintf(w, "%s: prompt %s %s: %s\n", termsafe.Line(c.Server), termsafe.Line(c.Prompt), what, termsafe.Line(c.State))
+	fmt.Fprintf(w, "  %s\n", termsafe.Line(c.Reason))
+	for _, d := range c.Changes {
+		fmt.Fprintf(w, "  %s: %s\n", termsafe.Line(d.Field), termsafe.Line(d.Words))
+	}
+	if c.State != host.ChangeAccepted {
+		where := ""
+		if workspace != "" {
+			where = " (pins it for workspace " + termsafe.Line(workspace) + ")"
+		}
+		fmt.Fprintf(w, "  accept: %s%s\n", termsafe.Line(host.PromptAcceptCommand(c.Server, c.Prompt)), where)
+	}
+}
+
 // ToolsAcceptOptions are the inputs of `switchboard tools accept`.
 type ToolsAcceptOptions struct {
 	runtimeOptions
 	Server string
 	Tools  []string
+	// Prompts are the prompts to accept (--prompt). With neither Tools
+	// nor Prompts, every changed tool and prompt of Server is accepted.
+	Prompts []string
 }
 
 func newToolsAcceptCmd(f *Factory) *cobra.Command {
-	return &cobra.Command{
-		Use:        "accept SERVER [TOOL…]",
+	var prompts []string
+	cmd := &cobra.Command{
+		Use:        "accept SERVER [TOOL…] [--prompt=PROMPT…]",
 		SuggestFor: []string{"pin"},
-		Short:      "Pin the definitions a server's tools have now, so that changed tools are served",
-		Long: `Start SERVER, list its tools, and pin the definition each changed tool has now
-(the named TOOLs, or every changed one): a held tool is then served, and a
-running gateway tells its clients the list changed. Review the change first with
+		Short:      "Pin the definitions a server's tools and prompts have now, so that changed ones are served",
+		Long: `Start SERVER, list its tools and prompts, and pin the definition each changed
+one has now (the named TOOLs and --prompt PROMPTs, or, when none is named, every
+changed tool and prompt): a held tool or prompt is then served, and a running
+gateway tells its clients the list changed. Review the change first with
 'switchboard tools diff SERVER'. Pins are kept per workspace beside your launch
 approvals (~/.switchboard/tool-pins.json).`,
 		Example: `  switchboard tools diff github
-  switchboard tools accept github create_issue`,
+  switchboard tools accept github create_issue
+  switchboard tools accept github --prompt=review`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts := &ToolsAcceptOptions{runtimeOptions: newRuntimeOptions(f), Server: args[0], Tools: args[1:]}
+			opts := &ToolsAcceptOptions{runtimeOptions: newRuntimeOptions(f), Server: args[0], Tools: args[1:], Prompts: prompts}
 			return toolsAcceptRun(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().StringArrayVar(&prompts, "prompt", nil, "accept this changed prompt (repeatable)")
+	return cmd
 }
 
 func toolsAcceptRun(ctx context.Context, opts *ToolsAcceptOptions) (err error) {
@@ -189,6 +228,7 @@ func toolsAcceptRun(ctx context.Context, opts *ToolsAcceptOptions) (err error) {
 	if list != nil {
 		s.warn(list.Warnings)
 	}
+	_, _, _ = s.h.Prompts(lctx) // their pins are decided by a listing
 	if err := serverNotReady(s, opts.Server); err != nil {
 		return err
 	}
@@ -200,25 +240,47 @@ func toolsAcceptRun(ctx context.Context, opts *ToolsAcceptOptions) (err error) {
 	// This process listed the server afresh: what it pins may not be what
 	// an earlier `tools diff` showed (a server can change between the
 	// two), so what is pinned is shown, word by word.
-	changes, err := s.h.AcceptToolChanges(opts.Server, opts.Tools...)
-	if err != nil {
-		return FailureErr(err, fmt.Sprintf("`switchboard tools diff %s` shows what changed", opts.Server))
+	hint := fmt.Sprintf("`switchboard tools diff %s` shows what changed", opts.Server)
+	all := len(opts.Tools) == 0 && len(opts.Prompts) == 0
+	var changes []host.ToolChange
+	if all || len(opts.Tools) > 0 {
+		if changes, err = s.h.AcceptToolChanges(opts.Server, opts.Tools...); err != nil {
+			return FailureErr(err, hint)
+		}
 	}
-	if len(changes) == 0 {
-		fmt.Fprintf(opts.IO.Out, "No tool of %s changed since it was pinned.\n", termsafe.Line(opts.Server))
+	var promptChanges []host.PromptChange
+	if all || len(opts.Prompts) > 0 {
+		promptChanges, err = s.h.AcceptPromptChanges(opts.Server, opts.Prompts...)
+		// A server that offers no prompts, or has not listed them, has
+		// none to accept when none was named.
+		if err != nil && (!all || len(s.h.PromptChanges()) > 0) {
+			return FailureErr(err, hint)
+		}
+	}
+	if len(changes) == 0 && len(promptChanges) == 0 {
+		fmt.Fprintf(opts.IO.Out, "No tool or prompt of %s changed since it was pinned.\n", termsafe.Line(opts.Server))
 		return nil
 	}
 	where := ""
 	if ws := s.cfg.Workspace; ws != "" {
 		where = " for workspace " + termsafe.Line(opts.tilde(ws))
 	}
-	accepted := make([]string, len(changes))
-	for i, c := range changes {
-		accepted[i] = termsafe.Line(c.Tool)
+	var accepted []string
+	for _, c := range changes {
+		accepted = append(accepted, termsafe.Line(c.Tool))
+	}
+	for _, c := range promptChanges {
+		accepted = append(accepted, "prompt "+termsafe.Line(c.Prompt))
 	}
 	fmt.Fprintf(opts.IO.Out, "Accepted %s of %s: pinned as they are now%s.\n", strings.Join(accepted, ", "), termsafe.Line(opts.Server), where)
 	for _, c := range changes {
 		fmt.Fprintf(opts.IO.Out, "%s:\n", termsafe.Line(c.Tool))
+		for _, d := range c.Changes {
+			fmt.Fprintf(opts.IO.Out, "  %s: %s\n", termsafe.Line(d.Field), termsafe.Line(d.Words))
+		}
+	}
+	for _, c := range promptChanges {
+		fmt.Fprintf(opts.IO.Out, "prompt %s:\n", termsafe.Line(c.Prompt))
 		for _, d := range c.Changes {
 			fmt.Fprintf(opts.IO.Out, "  %s: %s\n", termsafe.Line(d.Field), termsafe.Line(d.Words))
 		}
@@ -265,10 +327,31 @@ func (s *session) warnToolChanges() {
 		fmt.Fprintf(s.opts.IO.ErrOut, "warning: %s: tools not as pinned: %s; see `switchboard tools diff %s`\n",
 			termsafe.Line(srv), termsafe.Line(strings.Join(byServer[srv], ", ")), termsafe.Line(srv))
 	}
+	s.warnPromptChanges()
 	for _, st := range s.statuses() {
 		if st.PinError != "" {
 			fmt.Fprintf(s.opts.IO.ErrOut, "warning: %s: no tool is served: %s\n", termsafe.Line(st.Name), termsafe.Line(st.PinError))
 		}
+	}
+}
+
+// warnPromptChanges says on stderr which prompts are held, or served
+// changed, and the command that shows the change.
+func (s *session) warnPromptChanges() {
+	var byServer = map[string][]string{}
+	var order []string
+	for _, c := range s.h.PromptChanges() {
+		if c.State == host.ChangeAccepted {
+			continue
+		}
+		if _, ok := byServer[c.Server]; !ok {
+			order = append(order, c.Server)
+		}
+		byServer[c.Server] = append(byServer[c.Server], fmt.Sprintf("%s (%s, %s)", c.Prompt, c.Kind, c.State))
+	}
+	for _, srv := range order { // PromptChanges is sorted by server
+		fmt.Fprintf(s.opts.IO.ErrOut, "warning: %s: prompts not as pinned: %s; see `switchboard tools diff %s`\n",
+			termsafe.Line(srv), termsafe.Line(strings.Join(byServer[srv], ", ")), termsafe.Line(srv))
 	}
 }
 
@@ -303,6 +386,20 @@ func toolPinChecks(st host.ServerStatus) []doctorCheck {
 		}
 		msg := fmt.Sprintf("tool %s is %s: %s (%s)", c.Tool, c.State, c.Reason, strings.Join(fields, ", "))
 		fix := fmt.Sprintf("review it with `switchboard tools diff %s`, then `%s`", st.Name, host.AcceptCommand(st.Name, c.Tool))
+		switch c.State {
+		case host.ChangeHeld:
+			out = append(out, check("tools", st.Name, doctorFail, msg, fix))
+		case host.ChangeServed:
+			out = append(out, check("tools", st.Name, doctorNote, msg, fix))
+		}
+	}
+	for _, c := range st.PromptChanges {
+		fields := make([]string, len(c.Changes))
+		for i, d := range c.Changes {
+			fields[i] = d.Field
+		}
+		msg := fmt.Sprintf("prompt %s is %s: %s (%s)", c.Prompt, c.State, c.Reason, strings.Join(fields, ", "))
+		fix := fmt.Sprintf("review it with `switchboard tools diff %s`, then `%s`", st.Name, host.PromptAcceptCommand(st.Name, c.Prompt))
 		switch c.State {
 		case host.ChangeHeld:
 			out = append(out, check("tools", st.Name, doctorFail, msg, fix))
