@@ -220,6 +220,7 @@ func New(front Front, o Options) (*Console, error) {
 	m.HandleFunc("POST /call", c.adminOnly(c.call))
 	m.HandleFunc("GET /changes", c.adminOnly(c.toolChanges))
 	m.HandleFunc("POST /changes/accept", c.adminOnly(c.acceptTool))
+	m.HandleFunc("POST /changes/accept-prompt", c.adminOnly(c.acceptPrompt))
 	m.HandleFunc("POST /logout", c.logout)
 	m.HandleFunc("GET /calls", c.callsPage)
 	m.HandleFunc("GET /asks", c.asksPage)

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -93,10 +94,52 @@ func changeViews(changes []host.ToolChange) []changeView {
 	return views
 }
 
+// promptChangeView is a prompt change as the page shows it.
+type promptChangeView struct {
+	host.PromptChange
+	Fields     []fieldView
+	Definition string
+	// Command is the command line that accepts it, the prompt's name one
+	// shell word.
+	Command string
+}
+
+// promptDefinitionID is a short hash of a prompt's current definition.
+func promptDefinitionID(c host.PromptChange) string {
+	sum := sha256.Sum256(c.Current)
+	return hex.EncodeToString(sum[:8])
+}
+
+func promptChangeViews(changes []host.PromptChange) []promptChangeView {
+	views := make([]promptChangeView, 0, len(changes))
+	for _, c := range changes {
+		v := promptChangeView{PromptChange: c, Definition: promptDefinitionID(c), Command: termsafe.Line(host.PromptAcceptCommand(c.Server, c.Prompt))}
+		v.Reason = termsafe.Line(c.Reason)
+		for _, d := range c.Changes {
+			v.Fields = append(v.Fields, fieldView{Field: termsafe.Line(d.Field), Parts: diffParts(d.Words)})
+		}
+		views = append(views, v)
+	}
+	return views
+}
+
+// changesPage is the data of the Tool changes page.
+type changesPage struct {
+	Tools   []changeView
+	Prompts []promptChangeView
+}
+
+// promptChanges lists the prompts afresh (a listing decides their pins:
+// an accept elsewhere) and returns their changes.
+func (c *Console) promptChanges(ctx context.Context) []host.PromptChange {
+	_, _, _ = c.front.Host().Prompts(ctx)
+	return c.front.Host().PromptChanges()
+}
+
 func (c *Console) toolChanges(w http.ResponseWriter, r *http.Request) {
 	c.toolList(r.Context()) // a listing decides the pins afresh (an accept elsewhere)
 	c.render(w, r, http.StatusOK, "changes.html", page{Title: "Tool changes", Nav: "changes",
-		Data: changeViews(c.front.ToolChanges())})
+		Data: changesPage{Tools: changeViews(c.front.ToolChanges()), Prompts: promptChangeViews(c.promptChanges(r.Context()))}})
 }
 
 // acceptTool pins the definition of a changed tool the page showed, if it
@@ -132,4 +175,36 @@ func (c *Console) acceptTool(w http.ResponseWriter, r *http.Request) {
 	}
 	c.audit(r, sessionOf(r), "accept tool", target, "pinned "+tool+" as it is now ("+def+")")
 	c.done(w, r, "/changes", fmt.Sprintf("Accepted %s of %s: pinned as it is now, and served.", tool, server))
+}
+
+// acceptPrompt pins the definition of a changed prompt the page showed,
+// if it is still the one the host holds: the same store and effect as
+// `switchboard tools accept SERVER --prompt=PROMPT`.
+func (c *Console) acceptPrompt(w http.ResponseWriter, r *http.Request) {
+	server, prompt, def := r.PostForm.Get("server"), r.PostForm.Get("prompt"), r.PostForm.Get("definition")
+	target := server + " prompt " + prompt
+	if server == "" || prompt == "" {
+		c.fail(w, r, http.StatusBadRequest, "accept prompt", target, "the form names no server and prompt")
+		return
+	}
+	var shown *host.PromptChange
+	for _, ch := range c.promptChanges(r.Context()) {
+		if ch.Server == server && ch.Prompt == prompt {
+			shown = &ch
+		}
+	}
+	switch {
+	case shown == nil:
+		c.fail(w, r, http.StatusConflict, "accept prompt", target, fmt.Sprintf("prompt %q of %q is not changed now (accepted already, perhaps in another browser?)", prompt, server))
+		return
+	case promptDefinitionID(*shown) != def:
+		c.fail(w, r, http.StatusConflict, "accept prompt", target, fmt.Sprintf("prompt %q of %q changed again since this page showed it: read the change again", prompt, server))
+		return
+	}
+	if err := c.front.Host().AcceptPromptChange(*shown); err != nil {
+		c.fail(w, r, http.StatusConflict, "accept prompt", target, err.Error())
+		return
+	}
+	c.audit(r, sessionOf(r), "accept prompt", target, "pinned prompt "+prompt+" as it is now ("+def+")")
+	c.done(w, r, "/changes", fmt.Sprintf("Accepted prompt %s of %s: pinned as it is now, and served.", prompt, server))
 }
