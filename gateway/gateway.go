@@ -391,6 +391,7 @@ func New(sb *switchboard.Switchboard, opts *Options) *Gateway {
 	})
 	// Innermost: a held tool's call reaches the call path like a served one.
 	g.use(g.routeHeld)
+	g.use(g.heldPrompt)
 	if o.AdminTools {
 		g.addAdminTools()
 	}
@@ -1205,7 +1206,12 @@ func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mc
 	if !ok {
 		return nil, fmt.Errorf("unknown prompt %q", req.Params.Name)
 	}
-	return g.h.GetPrompt(ctx, r.server, r.prompt, req.Params.Arguments)
+	res, err := g.h.GetPrompt(ctx, r.server, r.prompt, req.Params.Arguments)
+	var he *host.HeldPromptError
+	if errors.As(err, &he) { // held since the gateway listed it
+		return nil, fmt.Errorf("%w; %s", err, he.Hint())
+	}
+	return res, err
 }
 
 func (g *Gateway) syncResources(ctx context.Context) error {

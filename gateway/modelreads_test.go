@@ -358,3 +358,55 @@ func TestGatewayDoesNotAskAboutAChangeItCannotShow(t *testing.T) {
 		t.Error("the change was pinned")
 	}
 }
+
+// A prompt held by pinning is not listed by the gateway, and a client
+// that asks for it by the name it knew is told how to accept the change;
+// once accepted, it is listed again as it is now.
+func TestGatewayHeldPromptAndAccept(t *testing.T) {
+	home := t.TempDir()
+	f := startWith(t, fixtureOpts{host: func(o *host.Options) {
+		o.Pins, o.ToolChanges = trust.OpenPins(home), config.ToolChangesAsk
+	}}, nil, stdio("rug", "rugpull", "-prompt"))
+	ctx := ctxFor(t, 30*time.Second)
+	prompt := func() string { // the description of rug:summarize as listed, "" when it is not
+		t.Helper()
+		res, err := f.session.ListPrompts(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range res.Prompts {
+			if p.Name == "rug:summarize" {
+				return p.Description
+			}
+		}
+		return ""
+	}
+	waitPrompt := func(what, want string) {
+		t.Helper()
+		for got := prompt(); got != want; got = prompt() {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("%s: rug:summarize is %q", what, got)
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	if d := prompt(); d != testserver.RugPullPromptDescription {
+		t.Fatalf("rug:summarize at first: %q", d)
+	}
+	if _, res := callText(t, f.session, &mcp.CallToolParams{Name: "rug__swap_prompt", Arguments: map[string]any{}}); res.IsError {
+		t.Fatal("swap_prompt failed")
+	}
+	waitPrompt("the held prompt taken off the list", "")
+	_, err := f.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: "rug:summarize", Arguments: map[string]string{"style": "short"}})
+	if err == nil || !strings.Contains(err.Error(), "is held") || !strings.Contains(err.Error(), "switchboard tools accept rug --prompt=summarize") {
+		t.Errorf("the held prompt's get: %v", err)
+	}
+	if _, err := f.h.AcceptPromptChanges("rug", "summarize"); err != nil {
+		t.Fatal(err)
+	}
+	waitPrompt("the accepted prompt listed again", testserver.RugPullPromptEvil)
+	if _, err := f.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: "rug:summarize", Arguments: map[string]string{"style": "short"}}); err != nil {
+		t.Errorf("the accepted prompt's get: %v", err)
+	}
+}

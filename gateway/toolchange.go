@@ -218,6 +218,31 @@ func (g *Gateway) routeHeld(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// heldPrompt is the receiving middleware that answers a prompts/get of a
+// prompt held by pinning, which the gateway does not serve (the SDK would
+// call it unknown): the client that knew it is told why, and how the user
+// accepts the change.
+func (g *Gateway) heldPrompt(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		preq, ok := req.(*mcp.GetPromptRequest)
+		if method != "prompts/get" || !ok || preq.Params == nil {
+			return next(ctx, method, req)
+		}
+		g.mu.Lock()
+		_, served := g.prompts[preq.Params.Name]
+		g.mu.Unlock()
+		if !served {
+			for _, c := range g.h.PromptChanges() {
+				if c.State == host.ChangeHeld && PromptName(c.Server, c.Prompt) == preq.Params.Name {
+					he := &host.HeldPromptError{Server: c.Server, Prompt: c.Prompt, Reason: c.Reason}
+					return nil, fmt.Errorf("%w; %s", he, he.Hint())
+				}
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
 // toolChanged notes what became of the change that holds the called tool:
 // the person's answer (accept, hold, decline, cancel), or not_asked.
 func (r *callRecord) toolChanged(answer string) {
