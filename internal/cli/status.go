@@ -292,15 +292,19 @@ func secretNamedText(st host.ServerStatus) string {
 	return fmt.Sprintf("%d tools not served: a name of theirs holds a secret value (docs/security.md)", st.SecretNamed)
 }
 
-// heldText says which tools tool pinning holds ("" when none).
+// heldText says which tools and prompts pinning holds ("" when none).
 func heldText(st host.ServerStatus) string {
 	if st.PinError != "" {
 		return "no tool served: the tool pin store cannot be used (see doctor)"
 	}
-	if len(st.Held) == 0 {
+	held := append([]string{}, st.Held...)
+	for _, p := range st.HeldPrompts {
+		held = append(held, "prompt "+p)
+	}
+	if len(held) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("held (changed since pinned): %s; see `switchboard tools diff %s`", strings.Join(st.Held, ", "), st.Name)
+	return fmt.Sprintf("held (changed since pinned): %s; see `switchboard tools diff %s`", strings.Join(held, ", "), st.Name)
 }
 
 // toolsCell is the tool count, with how many are deferred when any are.
@@ -446,10 +450,14 @@ type statusServerJSON struct {
 	// its definitions (docs/security.md, What the model reads).
 	Held []string `json:"held,omitempty"`
 	// Profiles are the settings' profiles that include the server.
-	Profiles    []string            `json:"profiles,omitempty"`
-	ToolChanges []statusChangeJSON  `json:"toolChanges,omitempty"`
-	PinError    string              `json:"pinError,omitempty"`
-	Findings    []host.ToolFindings `json:"findings,omitempty"`
+	Profiles    []string           `json:"profiles,omitempty"`
+	ToolChanges []statusChangeJSON `json:"toolChanges,omitempty"`
+	// HeldPrompts and PromptChanges are Held and ToolChanges for its
+	// prompts (docs/security.md, Prompt pinning).
+	HeldPrompts   []string                 `json:"heldPrompts,omitempty"`
+	PromptChanges []statusPromptChangeJSON `json:"promptChanges,omitempty"`
+	PinError      string                   `json:"pinError,omitempty"`
+	Findings      []host.ToolFindings      `json:"findings,omitempty"`
 	// SecretNamed counts its tools not served because a name of theirs
 	// holds a secret value (docs/security.md, Secrets going the wrong way).
 	SecretNamed int `json:"secretNamed,omitempty"`
@@ -462,6 +470,15 @@ type statusServerJSON struct {
 // diff --json` has the definitions and the word diff.
 type statusChangeJSON struct {
 	Tool   string   `json:"tool"`
+	Kind   string   `json:"kind"`
+	State  string   `json:"state"`
+	Reason string   `json:"reason"`
+	Fields []string `json:"fields"`
+}
+
+// statusPromptChangeJSON is a prompt change as status --json shows it.
+type statusPromptChangeJSON struct {
+	Prompt string   `json:"prompt"`
 	Kind   string   `json:"kind"`
 	State  string   `json:"state"`
 	Reason string   `json:"reason"`
@@ -518,7 +535,7 @@ func (r statusReport) json(cfg *config.Resolved, now time.Time) statusJSON {
 			Protocol: st.Protocol, ServerInfo: st.ServerInfo, Stderr: stderr,
 			Reconnects: st.Reconnects, Reconnecting: st.Reconnecting, NextTry: next, Stats: st.Stats,
 			Sandbox: r.Sandbox[st.Name], ListErrors: st.ListErrors,
-			Held: st.Held, PinError: st.PinError, Findings: st.Findings, SecretNamed: st.SecretNamed,
+			Held: st.Held, HeldPrompts: st.HeldPrompts, PinError: st.PinError, Findings: st.Findings, SecretNamed: st.SecretNamed,
 			Profiles: r.Profiles[st.Name],
 		})
 		if rf, ok := r.Refused[st.Name]; ok {
@@ -531,6 +548,14 @@ func (r statusReport) json(cfg *config.Resolved, now time.Time) statusJSON {
 			}
 			sj := &out.Servers[len(out.Servers)-1]
 			sj.ToolChanges = append(sj.ToolChanges, statusChangeJSON{Tool: c.Tool, Kind: c.Kind, State: c.State, Reason: c.Reason, Fields: fields})
+		}
+		for _, c := range st.PromptChanges {
+			fields := make([]string, len(c.Changes))
+			for i, d := range c.Changes {
+				fields[i] = d.Field
+			}
+			sj := &out.Servers[len(out.Servers)-1]
+			sj.PromptChanges = append(sj.PromptChanges, statusPromptChangeJSON{Prompt: c.Prompt, Kind: c.Kind, State: c.State, Reason: c.Reason, Fields: fields})
 		}
 	}
 	out.Hooks, out.HookProblems = r.Hooks, r.HookProblems
