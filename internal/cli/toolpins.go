@@ -31,10 +31,11 @@ type ToolsDiffOptions struct {
 func newToolsDiffCmd(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "diff [SERVER]",
-		Short: "Show tools whose definition changed since it was pinned, word by word",
-		Long: `Start the servers (or SERVER), list their tools, and show every tool whose
-definition — name, description, input schema, annotations — differs from the one
-pinned for this workspace, field by field, as a word diff: [-removed-] {+added+}.
+		Short: "Show tools and prompts whose definition changed since it was pinned, word by word",
+		Long: `Start the servers (or SERVER), list their tools and prompts, and show every tool
+whose definition — name, description, input schema, annotations — differs from
+the one pinned for this workspace, field by field, as a word diff: [-removed-]
+{+added+}; then every prompt whose name, title, description or arguments do.
 Each says whether it is held (not shown to the model until you accept it), served
 ("toolChanges": "notify") or was accepted ("toolChanges": "accept"), and the
 command that accepts it. Then the deceptive text found in tool and prompt
@@ -42,7 +43,8 @@ definitions (tag characters, bidi controls, zero-width characters…), which the
 model reads removed or made visible.
 
 With --json, print {changes: [{server, tool, name, kind, state, reason, pinnedAt,
-changes: [{field, old, new, added, removed, words}]}], findings: [{server, tool,
+changes: [{field, old, new, added, removed, words}]}], promptChanges: [{server,
+prompt, kind, state, reason, pinnedAt, changes}], findings: [{server, tool,
 findings: [{kind, field, count, action, hidden}]}]}.`,
 		Example: `  switchboard tools diff
   switchboard tools diff github --json`,
