@@ -129,12 +129,36 @@ func (h *Host) decidePromptPins(s *server, raw []*mcp.Prompt) *promptPinState {
 	store := h.opts.Pins
 	st := &promptPinState{s: s, raw: raw, current: map[string]json.RawMessage{}, held: map[string]string{}}
 	defs := make([]json.RawMessage, len(raw)) // nil: not pinned (a secret in its name)
+	// A second prompt of one name is neither pinned nor served: what is
+	// pinned under a name must be what is served under it, and a gateway
+	// serves the first (the pin of the last, with the first served,
+	// would let the server swap them unseen at its next listing).
+	var dups []*mcp.Prompt
 	for i, p := range raw {
 		if p == nil || h.promptHoldsSecret(p) {
 			continue
 		}
+		if _, dup := st.current[p.Name]; dup {
+			dups = append(dups, p)
+			continue
+		}
 		defs[i] = toolsurface.PromptDefinition(p)
 		st.current[p.Name] = defs[i]
+	}
+	if len(dups) > 0 {
+		h.log.Warn("prompts not served: the server lists another prompt of the same name first", "server", s.name, "prompts", len(dups))
+		kept := make([]*mcp.Prompt, 0, len(raw)-len(dups))
+		keptDefs := make([]json.RawMessage, 0, len(raw)-len(dups))
+		j := 0
+		for i, p := range raw {
+			if j < len(dups) && p == dups[j] {
+				j++
+				continue
+			}
+			kept = append(kept, p)
+			keptDefs = append(keptDefs, defs[i])
+		}
+		raw, defs = kept, keptDefs
 	}
 	holdAll := func(why string) *promptPinState {
 		st.pinErr = why

@@ -194,3 +194,36 @@ func TestPromptPinningUpgradePinsOnFirstSight(t *testing.T) {
 		t.Errorf("the changed tool is served: %q", d)
 	}
 }
+
+// A server that lists two prompts of one name cannot get the one it did
+// not show served as pinned: only the first of a name is pinned and
+// served (as the gateway serves the first), so listing the other first
+// at the next start is a change, held under "ask".
+func TestPromptPinningDuplicateNames(t *testing.T) {
+	home, state := t.TempDir(), filepath.Join(t.TempDir(), "starts")
+	rs := stdio("dup", "dup-prompts", "-state", state)
+	served := func(h *host.Host) []string {
+		prompts, _, err := h.Prompts(ctxFor(t, 20*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, p := range prompts {
+			out = append(out, p.Prompt.Description)
+		}
+		return out
+	}
+	w := newPinWorld(t, config.ToolChangesAsk, home, rs)
+	if got := served(w.h); len(got) != 1 || got[0] != testserver.RugPullPromptDescription {
+		t.Fatalf("first start: served %q", got)
+	}
+	w.h.Close()
+
+	w = newPinWorld(t, config.ToolChangesAsk, home, rs) // the evil one listed first now
+	if got := served(w.h); len(got) != 0 {
+		t.Fatalf("second start: served %q", got)
+	}
+	if ch := w.h.PromptChanges(); len(ch) != 1 || ch[0].State != host.ChangeHeld || !strings.Contains(string(ch[0].Current), testserver.RugPullPromptEvil) {
+		t.Errorf("changes: %+v", ch)
+	}
+}
