@@ -129,28 +129,42 @@ func mcpToolsRun(ctx context.Context, opts *MCPToolsOptions) error {
 	if err := config.SetToolsHidden(file, objPath, opts.Server, opts.Tools, !opts.Enable); err != nil {
 		return configFileErr(err)
 	}
-	done := "Hid"
-	if opts.Enable {
-		done = "Showed again"
+	say := func(done string, tools []string) {
+		fmt.Fprintf(opts.IO.Out, "%s %s of %q %s (%s)\n", done, termsafe.Line(strings.Join(tools, ", ")),
+			opts.Server, termsafe.Line(where), termsafe.Line(f.tilde(file)))
 	}
-	fmt.Fprintf(opts.IO.Out, "%s %s of %q %s (%s)\n", done, termsafe.Line(strings.Join(opts.Tools, ", ")),
-		opts.Server, termsafe.Line(where), termsafe.Line(f.tilde(file)))
-
+	if !opts.Enable {
+		say("Hid", opts.Tools)
+	}
 	r, err := f.LoadConfig()
-	if err != nil {
-		return nil
-	}
-	s := r.Server(opts.Server)
-	if s == nil {
-		fmt.Fprintf(opts.IO.ErrOut, "note: no scope defines %q (yet)\n", opts.Server)
-		return nil
+	var s *config.ResolvedServer
+	if err == nil {
+		s = r.Server(opts.Server)
 	}
 	if opts.Enable {
+		// "Showed again" only for what is shown now: a tool another
+		// filter (or a glob of yours, such as e*) still hides gets the
+		// warning that says which, not a line saying it is back.
+		var shown []string
+		var hidden [][2]string
 		for _, t := range opts.Tools {
-			if hid, why := s.Tools.Hidden(t); hid {
-				fmt.Fprintf(opts.IO.ErrOut, "warning: %s stays hidden: %s\n", termsafe.Line(t), termsafe.Line(why))
+			if s != nil {
+				if hid, why := s.Tools.Hidden(t); hid {
+					hidden = append(hidden, [2]string{t, why})
+					continue
+				}
 			}
+			shown = append(shown, t)
 		}
+		if len(shown) > 0 {
+			say("Showed again", shown)
+		}
+		for _, h := range hidden {
+			fmt.Fprintf(opts.IO.ErrOut, "warning: %s stays hidden: %s\n", termsafe.Line(h[0]), termsafe.Line(h[1]))
+		}
+	}
+	if err == nil && s == nil {
+		fmt.Fprintf(opts.IO.ErrOut, "note: no scope defines %q (yet)\n", opts.Server)
 	}
 	return nil
 }
