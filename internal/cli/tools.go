@@ -43,14 +43,18 @@ func NewToolsCmd(f *Factory, runF func(context.Context, *ToolsOptions) error) *c
 of every connected server under the names a model sees (mcp__<server>__<tool>).
 Servers still connecting are named in a warning on stderr.
 
-With --json, print an array of {name, server, tool, description, inputSchema,
-permission, rule, tightenedBy}: the description as a model gets it (capped),
-the input schema normalized, and what the permission rules say about calling
-the tool: permission is allow, ask or deny, rule the rule that decided (""
-for the default, ask), and tightenedBy "destructiveHint" when the tool's
+With --json, print an array of {name, server, tool, title, description,
+inputSchema, deferred, profiles, ui, permission, rule, ruleSource,
+tightenedBy, conditionalRules}: the description as a model gets it (capped),
+the input schema normalized; deferred when the tool waits for tool_search,
+profiles the settings' profiles that show it, ui the MCP App it shows; and
+what the permission rules say about calling the tool: permission is allow,
+ask or deny, rule the rule that decided ("" for the default, ask) and
+ruleSource its file, and tightenedBy "destructiveHint" when the tool's
 annotation kept a broad grant (mcp__server) from allowing it. Rules with
 argument conditions decide only some calls: they are listed in
-conditionalRules. The table shows the decision as its PERMISSION column.
+conditionalRules. Title, deferred, profiles, ui, permission, ruleSource,
+tightenedBy and conditionalRules are left out when empty. The table shows the decision as its PERMISSION column.
 
 Tools are pinned: a tool whose definition changed since the model was first
 shown it is held (a project server's, or with "toolChanges": "ask") or served
