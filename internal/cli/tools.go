@@ -54,7 +54,8 @@ ruleSource its file, and tightenedBy "destructiveHint" when the tool's
 annotation kept a broad grant (mcp__server) from allowing it. Rules with
 argument conditions decide only some calls: they are listed in
 conditionalRules. Title, deferred, profiles, ui, permission, ruleSource,
-tightenedBy and conditionalRules are left out when empty. The table shows the decision as its PERMISSION column.
+tightenedBy and conditionalRules are left out when empty. The table shows
+the decision as its PERMISSION column.
 
 Tools are pinned: a tool whose definition changed since the model was first
 shown it is held (a project server's, or with "toolChanges": "ask") or served
