@@ -294,6 +294,9 @@ func doctorChecks(ctx context.Context, cfg *config.Resolved, servers []host.Serv
 				out = append(out, serverCheck(rs, st, cfg.Workspace, o))
 			}
 			out = append(out, trustCheck(rs, st, a, held, o))
+			if a.Verdict == trust.Rejected.String() {
+				continue // it never starts: what its sandbox would be is noise
+			}
 		}
 		if c, ok := sandboxCheck(&rs, st, cfg.Workspace, o); ok {
 			out = append(out, c)
