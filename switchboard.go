@@ -750,6 +750,7 @@ func (sb *Switchboard) reload(settled bool) (host.ApplyResult, error) {
 	hooks, problems := callHooks(st)
 	sb.root.SetCallHooks(hooks, problems)
 	sb.root.SetToolChanges(sb.toolChangeMode(st))
+	sb.root.SetConfinement(st.SandboxDefaults(), st.AllowPrivateNetwork())
 	res := sb.root.Apply(next)
 	if sb.root.Closed() {
 		// Closed while this reload ran: Apply may have done nothing.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -337,6 +338,42 @@ type hostCore struct {
 	// the tool-change mode in force: the Options', then a reload's.
 	hooks  *hookRunner
 	guards atomic.Pointer[guardSettings]
+	// confine is what the settings say of how servers run where their
+	// definitions are silent: the Options', then SetConfinement's. Each
+	// server keeps the one it was made with (server.confine); under mu.
+	confine confinement
+}
+
+// confinement is the part of the settings that shapes how a server runs
+// without being part of its definition (docs/security.md, Sandbox and
+// Outbound URL safety).
+type confinement struct {
+	sandbox      config.SandboxDefaults
+	allowPrivate bool
+}
+
+// affects reports whether going from c to next changes how rs runs: its
+// scope's sandbox default where its definition has no "sandbox" (a
+// stdio server, or a repository's headersHelper), or, for a
+// repository's server, whether it may reach private addresses.
+func (c confinement) affects(next confinement, rs *config.ResolvedServer) bool {
+	if rs.Written.Sandbox == nil && (config.InferType(rs.Effective) == config.TypeStdio || rs.Effective.HeadersHelper != "") &&
+		!reflect.DeepEqual(c.sandbox[rs.Scope], next.sandbox[rs.Scope]) {
+		return true
+	}
+	return rs.Trust == config.TrustRepo && c.allowPrivate != next.allowPrivate
+}
+
+// SetConfinement replaces the per-scope sandbox defaults and whether
+// project servers may reach private addresses (Options.SandboxDefaults,
+// Options.AllowPrivateNetworkForProjectServers), as a reload of the
+// settings found them. Servers made from now on run under them; a
+// running server keeps those it started with until the next Apply,
+// which restarts each one they change. Safe for concurrent use.
+func (h *Host) SetConfinement(sandbox config.SandboxDefaults, allowPrivateNetworkForProjectServers bool) {
+	h.mu.Lock()
+	h.confine = confinement{sandbox: sandbox, allowPrivate: allowPrivateNetworkForProjectServers}
+	h.mu.Unlock()
 }
 
 // New is Start(context.Background(), cfg, opts): a Host that lives until
@@ -412,6 +449,7 @@ func Start(ctx context.Context, cfg *config.Resolved, opts *Options) *Host {
 		context.AfterFunc(h.ctx, func() { stop() })
 	}
 	h.conflicts = nameConflicts(cfg)
+	h.confine = confinement{sandbox: o.SandboxDefaults, allowPrivate: o.AllowPrivateNetworkForProjectServers}
 	if cfg != nil {
 		for i := range cfg.Servers {
 			rs := cfg.Servers[i]

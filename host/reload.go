@@ -29,7 +29,8 @@ func (r ApplyResult) Changed() bool {
 // definition is unchanged keeps running untouched (its sessions and caches
 // survive); a changed one is stopped and started again; a new one is
 // started; a removed one is stopped. A paused server stays paused across a
-// change. Servers held by launch trust are asked again, so an approval
+// change. A server whose confinement changed (SetConfinement) restarts
+// too. Servers held by launch trust are asked again, so an approval
 // granted meanwhile takes effect. Apply waits for stopped servers to be
 // reaped; new ones connect in the background as with New. After Close it
 // does nothing and returns an empty ApplyResult (see Closed).
@@ -54,7 +55,7 @@ func (h *Host) Apply(cfg *config.Resolved) ApplyResult {
 			continue // config never yields duplicates; be safe
 		}
 		o, existed := old[rs.Name]
-		if existed && sameDefinition(o.cfg, rs) && wasRefused[rs.Name] == refused[rs.Name] {
+		if existed && sameDefinition(o.cfg, rs) && wasRefused[rs.Name] == refused[rs.Name] && !o.confine.affects(h.confine, &rs) {
 			next[rs.Name] = o
 			if st := o.publicState(); st == StateNeedsApproval || st == StateApprovalStale {
 				regate = append(regate, o)

@@ -74,7 +74,7 @@ func (s *server) httpClient(ctx context.Context, def config.Server, ta *tasks.Ad
 // addresses are refused for all.
 func (s *server) netPolicy() netguard.Policy {
 	p := netguard.Policy{
-		AllowPrivate: s.cfg.Trust != config.TrustRepo || s.h.opts.AllowPrivateNetworkForProjectServers,
+		AllowPrivate: s.cfg.Trust != config.TrustRepo || s.confine.allowPrivate,
 		Hint: "project-scope servers may not reach private addresses; to allow it, set " +
 			`"allowPrivateNetworkForProjectServers": true in your user settings (~/.switchboard/settings.json)`,
 	}
@@ -163,7 +163,7 @@ func (s *server) runHeadersHelper(ctx context.Context, command string) (map[stri
 	ws := s.h.workspace()
 	dir := ws
 	var sb *proc.Sandbox
-	if p := HelperSandboxOf(&s.cfg, ws, s.h.opts.SandboxDefaults); p != nil {
+	if p := HelperSandboxOf(&s.cfg, ws, s.confine.sandbox); p != nil {
 		sb = &proc.Sandbox{Read: p.Read, Network: p.NetworkAll, Allow: p.Allow, AllowPrivate: s.netPolicy().AllowPrivate}
 		if dir == "" {
 			dir = proc.NeutralDir() // the sandbox's own root: nothing of yours

@@ -301,7 +301,7 @@ func shownAnyway(path string) bool {
 // sandbox refuses the definition (config.SandboxPolicy.Refused).
 func (s *server) sandboxSpec(def config.Server, dir string, env []string) (*proc.Sandbox, string, []string, error) {
 	e := s.runnerEnv()
-	p := sandboxOf(&s.cfg, e.workspace, e.home, s.h.opts.SandboxDefaults, e.lookupEnv)
+	p := sandboxOf(&s.cfg, e.workspace, e.home, s.confine.sandbox, e.lookupEnv)
 	if p == nil {
 		return nil, dir, env, nil
 	}

@@ -43,6 +43,9 @@ type server struct {
 	// selfLoop is set once the remote server answered as the gateway over
 	// this host itself (GatewayHeader): it is never tried again.
 	selfLoop atomic.Bool
+	// confine is the host's when the server was made: a change applies
+	// by a restart (Apply), never half-way through a run.
+	confine confinement
 
 	mu         sync.Mutex
 	state      State
@@ -108,7 +111,7 @@ type server struct {
 }
 
 func newServer(h *Host, rs config.ResolvedServer) *server {
-	s := &server{h: h, cfg: rs, name: rs.Name, settled: make(chan struct{})}
+	s := &server{h: h, cfg: rs, name: rs.Name, settled: make(chan struct{}), confine: h.confine}
 	s.breaker = newBreaker(h.opts.BreakerThreshold, h.opts.BreakerCooldown, h.opts.BreakerMaxCooldown, h.clock, func(from, to BreakerState, gen uint64) {
 		h.log.Info("circuit breaker", "server", rs.Name, "state_from", from.String(), "state_to", to.String())
 		if from == BreakerOpen {
