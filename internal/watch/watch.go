@@ -135,6 +135,15 @@ func (c *configWatcher) plan() (dirs, counts, anyChange map[string]bool) {
 	dirs, counts, anyChange = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, f := range c.files() {
 		dir := filepath.Dir(f.Path)
+		// A file that is a link (a dotfiles manager's) is edited at its
+		// target, whose folder no watch of dir sees: watch that folder
+		// for the target's own name (and removal). The link's own
+		// swaps are events in dir; the plan after the reload follows.
+		if t := linkTarget(f.Path); t != "" {
+			if td := filepath.Dir(t); isDirPath(td) {
+				dirs[td], counts[td], counts[t] = true, true, true
+			}
+		}
 		if isDirPath(dir) {
 			dirs[dir], counts[dir] = true, true // dir: its own removal
 			counts[f.Path] = true
@@ -306,6 +315,19 @@ func Start(files func() []File, log *slog.Logger, reload func(settled bool) (uns
 			wg.Wait()
 		})
 	}, nil
+}
+
+// linkTarget is what p, a link, resolves to in the end; "" when p is no
+// link or leads nowhere.
+func linkTarget(p string) string {
+	if fi, err := os.Lstat(p); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return ""
+	}
+	t, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return ""
+	}
+	return t
 }
 
 func isDirPath(p string) bool {

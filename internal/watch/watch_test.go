@@ -268,3 +268,92 @@ func TestUnsettledIsReadAgainOnceSettled(t *testing.T) {
 	case <-time.After(Settle + time.Second):
 	}
 }
+
+// A configuration file that is a link (a dotfiles manager's: stow,
+// chezmoi, home-manager) is edited at its target, in a folder of its
+// own: the watcher sees each save there, written in place or renamed
+// over as editors do, follows the link when it is pointed elsewhere, and
+// sees edits at the new target. Before, only the link's folder was
+// watched and no edit of the target reloaded.
+func TestWatchFollowsALinkedConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	homeDir := filepath.Join(dir, "home")
+	sbHome := filepath.Join(homeDir, ".switchboard")
+	dots := filepath.Join(dir, "dotfiles", "switchboard")
+	for _, d := range []string{sbHome, dots} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	target := filepath.Join(dots, "mcp.json")
+	writeJSON(t, target, echoServers("first"))
+	if err := os.Symlink(target, filepath.Join(sbHome, "mcp.json")); err != nil {
+		t.Fatal(err)
+	}
+	lo := &config.LoadOptions{Home: sbHome, HomeDir: homeDir, Cwd: homeDir,
+		LookupEnv: func(string) (string, bool) { return "", false }, LastGood: &config.LastGood{}}
+	load := func() *config.Resolved {
+		cfg, err := config.Load(lo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	cur := load()
+	if cur.Server("first") == nil {
+		t.Fatal("the linked file was not loaded")
+	}
+	loaded := make(chan *config.Resolved, 100)
+	stop, err := Start(func() []File { return Files(cur, sbHome, homeDir) }, slog.New(slog.DiscardHandler), func(bool) bool {
+		cur = load()
+		loaded <- cur
+		return false
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	waitFor := func(step, name string) {
+		t.Helper()
+		deadline := time.After(30 * time.Second)
+		for {
+			select {
+			case cfg := <-loaded:
+				if cfg.Server(name) != nil {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("%s: no reload saw server %s", step, name)
+			}
+		}
+	}
+	inPlace := func(path string, v any) {
+		t.Helper()
+		b, _ := json.Marshal(v)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	waitFor("the start-up reload", "first")
+	inPlace(target, echoServers("second"))
+	waitFor("target written in place", "second")
+	writeJSON(t, target, echoServers("third"))
+	waitFor("target renamed over", "third")
+
+	other := filepath.Join(dir, "elsewhere", "mcp.json")
+	if err := os.MkdirAll(filepath.Dir(other), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeJSON(t, other, echoServers("fourth"))
+	tmpLink := filepath.Join(sbHome, "mcp.json.new")
+	if err := os.Symlink(other, tmpLink); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmpLink, filepath.Join(sbHome, "mcp.json")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("link pointed elsewhere", "fourth")
+	inPlace(other, echoServers("fifth"))
+	waitFor("new target written in place", "fifth")
+}
