@@ -14,8 +14,9 @@ type ApplyResult struct {
 	Added     []string // started (or settled) for the first time
 	Removed   []string // stopped and forgotten
 	Restarted []string // definition changed: old runtime stopped, new one started
-	// Regated lists unchanged servers that were held by launch trust and
-	// were asked again (an approval may have been granted meanwhile).
+	// Regated lists unchanged servers that were held by the gate (launch
+	// trust, a profile) and were asked again: an approval may have been
+	// granted meanwhile, a profile may include them now.
 	Regated []string
 }
 
@@ -30,8 +31,9 @@ func (r ApplyResult) Changed() bool {
 // survive); a changed one is stopped and started again; a new one is
 // started; a removed one is stopped. A paused server stays paused across a
 // change. A server whose confinement changed (SetConfinement) restarts
-// too. Servers held by launch trust are asked again, so an approval
-// granted meanwhile takes effect. Apply waits for stopped servers to be
+// too. Servers held by the gate (Options.Gate: launch trust, a profile)
+// are asked again, so an approval granted meanwhile, or a profile that
+// now includes them, takes effect. Apply waits for stopped servers to be
 // reaped; new ones connect in the background as with New. After Close it
 // does nothing and returns an empty ApplyResult (see Closed).
 func (h *Host) Apply(cfg *config.Resolved) ApplyResult {
@@ -57,7 +59,7 @@ func (h *Host) Apply(cfg *config.Resolved) ApplyResult {
 		o, existed := old[rs.Name]
 		if existed && sameDefinition(o.cfg, rs) && wasRefused[rs.Name] == refused[rs.Name] && !o.confine.affects(h.confine, &rs) {
 			next[rs.Name] = o
-			if st := o.publicState(); st == StateNeedsApproval || st == StateApprovalStale {
+			if st := o.publicState(); st == StateNeedsApproval || st == StateApprovalStale || o.heldByGate() {
 				regate = append(regate, o)
 				res.Regated = append(res.Regated, rs.Name)
 			}
@@ -140,6 +142,13 @@ func sameDefinition(a, b config.ResolvedServer) bool {
 		a.Scope == b.Scope && a.Trust == b.Trust && a.File == b.File &&
 		a.Availability == b.Availability && a.DisabledReason == b.DisabledReason &&
 		reflect.DeepEqual(a.MissingEnv, b.MissingEnv)
+}
+
+// heldByGate reports whether Options.Gate refused the server's last start.
+func (s *server) heldByGate() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gateHeld && !s.paused
 }
 
 func (s *server) isPaused() bool {

@@ -47,18 +47,21 @@ type server struct {
 	// by a restart (Apply), never half-way through a run.
 	confine confinement
 
-	mu         sync.Mutex
-	state      State
-	reason     string
-	cause      error // the error that put it in StateError (ServerStatus.Err)
-	since      time.Time
-	conn       *conn
-	lastConn   *conn // for the stderr tail after a failure
-	starting   *conn // a connection being made: its stderr so far, while it connects
-	settled    chan struct{}
-	runCancel  context.CancelFunc
-	runDone    chan struct{}
-	paused     bool
+	mu        sync.Mutex
+	state     State
+	reason    string
+	cause     error // the error that put it in StateError (ServerStatus.Err)
+	since     time.Time
+	conn      *conn
+	lastConn  *conn // for the stderr tail after a failure
+	starting  *conn // a connection being made: its stderr so far, while it connects
+	settled   chan struct{}
+	runCancel context.CancelFunc
+	runDone   chan struct{}
+	paused    bool
+	// gateHeld: the last start was refused by Options.Gate (launch trust,
+	// a profile), whose answer a reload may change (Apply asks again).
+	gateHeld   bool
 	reconnects int
 	// reconnecting: the connection was lost and the run loop is getting
 	// it back (StateConnecting). The last lists it gave stay served
@@ -181,7 +184,11 @@ func (s *server) start() {
 		s.settle(StateError, why)
 		return
 	}
-	if st, why := s.h.opts.Gate(&s.cfg); st != "" {
+	st, why := s.h.opts.Gate(&s.cfg)
+	s.mu.Lock()
+	s.gateHeld = st != ""
+	s.mu.Unlock()
+	if st != "" {
 		s.settle(st, why)
 		return
 	}
