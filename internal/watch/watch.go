@@ -135,18 +135,29 @@ func (c *configWatcher) plan() (dirs, counts, anyChange map[string]bool) {
 	dirs, counts, anyChange = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, f := range c.files() {
 		dir := filepath.Dir(f.Path)
-		// A file that is a link (a dotfiles manager's) is edited at its
-		// target, whose folder no watch of dir sees: watch that folder
-		// for the target's own name (and removal). The link's own
-		// swaps are events in dir; the plan after the reload follows.
+		// A link on the way (a dotfiles manager's ~/.switchboard, or the
+		// file itself) can be pointed elsewhere: that is an event in
+		// the link's folder, for the link's name.
+		for _, l := range links(f.Path) {
+			if ld := filepath.Dir(l); isDirPath(ld) {
+				dirs[ld], counts[l] = true, true
+			}
+		}
+		// A file that is a link is edited at its target, whose folder no
+		// watch of dir sees: watch that folder for the target's own name
+		// (and removal).
 		if t := linkTarget(f.Path); t != "" {
 			if td := filepath.Dir(t); isDirPath(td) {
 				dirs[td], counts[td], counts[t] = true, true, true
 			}
 		}
 		if isDirPath(dir) {
+			// Watched where it resolves to: a watch follows a folder,
+			// not its name, so once a link is pointed elsewhere the next
+			// plan names a folder not watched yet.
+			dir = resolved(dir)
 			dirs[dir], counts[dir] = true, true // dir: its own removal
-			counts[f.Path] = true
+			counts[filepath.Join(dir, filepath.Base(f.Path))] = true
 			if !f.Shared {
 				anyChange[dir] = true
 			}
@@ -159,7 +170,9 @@ func (c *configWatcher) plan() (dirs, counts, anyChange map[string]bool) {
 				break
 			}
 			if isDirPath(parent) {
-				dirs[parent], counts[parent], counts[child] = true, true, true
+				// Resolved, as above: one folder, one name for its watch.
+				rp := resolved(parent)
+				dirs[rp], counts[rp], counts[filepath.Join(rp, filepath.Base(child))] = true, true, true
 				break
 			}
 			child = parent
@@ -328,6 +341,30 @@ func linkTarget(p string) string {
 		return ""
 	}
 	return t
+}
+
+// resolved is p with every link in it followed; p when that fails.
+func resolved(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+// links lists the links that p passes through (p included), each as its
+// folder resolves, with the link's own name.
+func links(p string) []string {
+	var out []string
+	for cur := p; ; {
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return out
+		}
+		if fi, err := os.Lstat(cur); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			out = append(out, filepath.Join(resolved(parent), filepath.Base(cur)))
+		}
+		cur = parent
+	}
 }
 
 func isDirPath(p string) bool {

@@ -357,3 +357,72 @@ func TestWatchFollowsALinkedConfigFile(t *testing.T) {
 	inPlace(other, echoServers("fifth"))
 	waitFor("new target written in place", "fifth")
 }
+
+// The Switchboard folder itself may be a link (~/.switchboard to a
+// dotfiles checkout): pointing it at another folder reloads from there,
+// and edits in the new folder reload; the old folder's no longer count.
+// Before, the watch stayed on the folder first linked: the switch went
+// unseen, and so did every edit after it.
+func TestWatchFollowsALinkedFolder(t *testing.T) {
+	dir := t.TempDir()
+	homeDir := filepath.Join(dir, "home")
+	sbHome := filepath.Join(homeDir, ".switchboard")
+	one, two := filepath.Join(dir, "dots", "one"), filepath.Join(dir, "dots", "two")
+	for _, d := range []string{homeDir, one, two} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeJSON(t, filepath.Join(one, "mcp.json"), echoServers("first"))
+	writeJSON(t, filepath.Join(two, "mcp.json"), echoServers("second"))
+	if err := os.Symlink(one, sbHome); err != nil {
+		t.Fatal(err)
+	}
+	lo := &config.LoadOptions{Home: sbHome, HomeDir: homeDir, Cwd: homeDir,
+		LookupEnv: func(string) (string, bool) { return "", false }, LastGood: &config.LastGood{}}
+	load := func() *config.Resolved {
+		cfg, err := config.Load(lo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	cur := load()
+	loaded := make(chan *config.Resolved, 100)
+	stop, err := Start(func() []File { return Files(cur, sbHome, homeDir) }, slog.New(slog.DiscardHandler), func(bool) bool {
+		cur = load()
+		loaded <- cur
+		return false
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	waitFor := func(step, name string) {
+		t.Helper()
+		deadline := time.After(30 * time.Second)
+		for {
+			select {
+			case cfg := <-loaded:
+				if cfg.Server(name) != nil {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("%s: no reload saw server %s", step, name)
+			}
+		}
+	}
+	waitFor("the start-up reload", "first")
+	tmp := filepath.Join(homeDir, ".switchboard.new")
+	if err := os.Symlink(two, tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, sbHome); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the folder link pointed elsewhere", "second")
+	if err := os.WriteFile(filepath.Join(two, "mcp.json"), []byte(`{"mcpServers": {"third": {"command": "echo"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("an edit in the folder now linked", "third")
+}
