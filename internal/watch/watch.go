@@ -133,7 +133,9 @@ type configWatcher struct {
 // plan computes the folders to watch now and which events count.
 func (c *configWatcher) plan() (dirs, counts, anyChange map[string]bool) {
 	dirs, counts, anyChange = map[string]bool{}, map[string]bool{}, map[string]bool{}
-	for _, f := range c.files() {
+	files := c.files()
+	for i, n := 0, len(files); i < len(files); i++ {
+		f := files[i]
 		dir := filepath.Dir(f.Path)
 		// A link on the way (a dotfiles manager's ~/.switchboard, or the
 		// file itself) can be pointed elsewhere: that is an event in
@@ -144,12 +146,15 @@ func (c *configWatcher) plan() (dirs, counts, anyChange map[string]bool) {
 			}
 		}
 		// A file that is a link is edited at its target, whose folder no
-		// watch of dir sees: watch that folder for the target's own name
-		// (and removal).
-		if t := linkTarget(f.Path); t != "" {
-			if td := filepath.Dir(t); isDirPath(td) {
-				dirs[td], counts[td], counts[t] = true, true, true
+		// watch of dir sees: the target is watched for as a file of its
+		// own (its name only), also while it leads nowhere yet (a
+		// dotfiles checkout not cloned yet, or cloned again).
+		if t := linkTarget(f.Path); t != "" && i < n {
+			tf := File{Path: t, Shared: true}
+			if f.Bound != "" && Within(t, f.Bound) {
+				tf.Bound = f.Bound
 			}
+			files = append(files, tf)
 		}
 		if isDirPath(dir) {
 			// Watched where it resolves to: a watch follows a folder,
@@ -330,17 +335,31 @@ func Start(files func() []File, log *slog.Logger, reload func(settled bool) (uns
 	}, nil
 }
 
-// linkTarget is what p, a link, resolves to in the end; "" when p is no
-// link or leads nowhere.
+// linkTarget is what p, a link, leads to in the end: the file it
+// resolves to, or, when it leads nowhere, the path that is missing at the
+// end of its links. "" when p is no link (or its links loop).
 func linkTarget(p string) string {
 	if fi, err := os.Lstat(p); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 		return ""
 	}
-	t, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		return ""
+	if t, err := filepath.EvalSymlinks(p); err == nil {
+		return t
 	}
-	return t
+	cur := p
+	for range 40 { // as many links as Linux follows
+		l, err := os.Readlink(cur)
+		if err != nil {
+			return ""
+		}
+		if !filepath.IsAbs(l) {
+			l = filepath.Join(filepath.Dir(cur), l)
+		}
+		cur = filepath.Clean(l)
+		if fi, err := os.Lstat(cur); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			return cur
+		}
+	}
+	return ""
 }
 
 // resolved is p with every link in it followed; p when that fails.

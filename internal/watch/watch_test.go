@@ -426,3 +426,74 @@ func TestWatchFollowsALinkedFolder(t *testing.T) {
 	}
 	waitFor("an edit in the folder now linked", "third")
 }
+
+// A configuration file linked to a checkout that is not there yet (or
+// is removed and cloned again) loads as soon as the checkout appears:
+// the missing target is watched for as a missing file is. Before, a
+// link leading nowhere had only its own folder watched.
+func TestWatchFollowsALinkToNothingYet(t *testing.T) {
+	dir := t.TempDir()
+	homeDir := filepath.Join(dir, "home")
+	sbHome := filepath.Join(homeDir, ".switchboard")
+	if err := os.MkdirAll(sbHome, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	checkout := filepath.Join(homeDir, "dotfiles")
+	target := filepath.Join(checkout, "switchboard", "mcp.json")
+	if err := os.Symlink(target, filepath.Join(sbHome, "mcp.json")); err != nil {
+		t.Fatal(err)
+	}
+	lo := &config.LoadOptions{Home: sbHome, HomeDir: homeDir, Cwd: homeDir,
+		LookupEnv: func(string) (string, bool) { return "", false }, LastGood: &config.LastGood{}}
+	load := func() *config.Resolved {
+		cfg, err := config.Load(lo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	cur := load()
+	loaded := make(chan *config.Resolved, 100)
+	stop, err := Start(func() []File { return Files(cur, sbHome, homeDir) }, slog.New(slog.DiscardHandler), func(bool) bool {
+		cur = load()
+		loaded <- cur
+		return false
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	waitFor := func(step string, ok func(*config.Resolved) bool) {
+		t.Helper()
+		deadline := time.After(30 * time.Second)
+		for {
+			select {
+			case cfg := <-loaded:
+				if ok(cfg) {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("%s: no reload saw it", step)
+			}
+		}
+	}
+	has := func(name string) func(*config.Resolved) bool {
+		return func(cfg *config.Resolved) bool { return cfg.Server(name) != nil }
+	}
+	waitFor("the start-up reload", func(*config.Resolved) bool { return true })
+	clone := func(name string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeJSON(t, target, echoServers(name))
+	}
+	clone("first")
+	waitFor("the checkout made", has("first"))
+	if err := os.RemoveAll(checkout); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the checkout removed", func(cfg *config.Resolved) bool { return cfg.Server("first") == nil })
+	clone("second")
+	waitFor("the checkout made again", has("second"))
+}
