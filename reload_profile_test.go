@@ -16,8 +16,8 @@ import (
 // --profile), a server the profile leaves out is held; once an edit of
 // the settings adds it to the profile, the reload starts it and its
 // tools are served, as a fresh start would; an edit that takes it out
-// again hides it. Before, the server stayed "not in profile" until the
-// process restarted.
+// again stops it. Before, the server stayed "not in profile" until the
+// process restarted, and one the profile lost ran on, hidden.
 func TestReloadStartsWhatAProfileGains(t *testing.T) {
 	dir, home := newHome(t)
 	writeJSON(t, filepath.Join(home, "mcp.json"), servers("one", "two"))
@@ -71,5 +71,12 @@ func TestReloadStartsWhatAProfileGains(t *testing.T) {
 	}
 	if err := call(); err == nil {
 		t.Error("a server the profile lost still answers")
+	}
+	// And it stops, as it would not have started: nothing runs that the
+	// profile leaves out.
+	for _, st := range sb.Status() {
+		if st.Name == "two" && st.State != host.StateDisabled {
+			t.Errorf("two is %s (%s) once the profile left it out, want disabled", st.State, st.Reason)
+		}
 	}
 }

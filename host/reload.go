@@ -31,7 +31,8 @@ func (r ApplyResult) Changed() bool {
 // survive); a changed one is stopped and started again; a new one is
 // started; a removed one is stopped. A paused server stays paused across a
 // change. A server whose confinement changed (SetConfinement) restarts
-// too. Servers held by the gate (Options.Gate: launch trust, a profile)
+// too, and one that runs but that the gate now disables (a profile that
+// no longer includes it) is stopped and shown disabled, as if restarted. Servers held by the gate (Options.Gate: launch trust, a profile)
 // are asked again, so an approval granted meanwhile, or a profile that
 // now includes them, takes effect. Apply waits for stopped servers to be
 // reaped; new ones connect in the background as with New. After Close it
@@ -40,6 +41,17 @@ func (h *Host) Apply(cfg *config.Resolved) ApplyResult {
 	var res ApplyResult
 	if cfg == nil {
 		cfg = &config.Resolved{}
+	}
+	// The gate disables outright (a profile that no longer includes the
+	// server) what it would not start now: such a server stops, as it
+	// would not have started. Asked before the lock: a gate is the
+	// embedder's code. A withdrawn approval (needs-approval) stops
+	// nothing that runs.
+	disabled := map[string]bool{}
+	for i := range cfg.Servers {
+		if st, _ := h.opts.Gate(&cfg.Servers[i]); st == StateDisabled {
+			disabled[cfg.Servers[i].Name] = true
+		}
 	}
 	h.mu.Lock()
 	if h.closed {
@@ -57,7 +69,8 @@ func (h *Host) Apply(cfg *config.Resolved) ApplyResult {
 			continue // config never yields duplicates; be safe
 		}
 		o, existed := old[rs.Name]
-		if existed && sameDefinition(o.cfg, rs) && wasRefused[rs.Name] == refused[rs.Name] && !o.confine.affects(h.confine, &rs) {
+		if existed && sameDefinition(o.cfg, rs) && wasRefused[rs.Name] == refused[rs.Name] && !o.confine.affects(h.confine, &rs) &&
+			!(disabled[rs.Name] && o.passedGate()) {
 			next[rs.Name] = o
 			if st := o.publicState(); st == StateNeedsApproval || st == StateApprovalStale || o.heldByGate() {
 				regate = append(regate, o)
@@ -142,6 +155,15 @@ func sameDefinition(a, b config.ResolvedServer) bool {
 		a.Scope == b.Scope && a.Trust == b.Trust && a.File == b.File &&
 		a.Availability == b.Availability && a.DisabledReason == b.DisabledReason &&
 		reflect.DeepEqual(a.MissingEnv, b.MissingEnv)
+}
+
+// passedGate reports whether the server's last start got past
+// Options.Gate: it runs, or tries to (not paused, not settled before the
+// gate by its configuration).
+func (s *server) passedGate() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gatePassed && !s.paused
 }
 
 // heldByGate reports whether Options.Gate refused the server's last start.

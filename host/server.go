@@ -60,9 +60,10 @@ type server struct {
 	runDone   chan struct{}
 	paused    bool
 	// gateHeld: the last start was refused by Options.Gate (launch trust,
-	// a profile), whose answer a reload may change (Apply asks again).
-	gateHeld   bool
-	reconnects int
+	// a profile), whose answer a reload may change (Apply asks again);
+	// gatePassed: it got past the gate and was launched.
+	gateHeld, gatePassed bool
+	reconnects           int
 	// reconnecting: the connection was lost and the run loop is getting
 	// it back (StateConnecting). The last lists it gave stay served
 	// meanwhile, and calls wait for it within their timeout.
@@ -186,7 +187,7 @@ func (s *server) start() {
 	}
 	st, why := s.h.opts.Gate(&s.cfg)
 	s.mu.Lock()
-	s.gateHeld = st != ""
+	s.gateHeld, s.gatePassed = st != "", st == ""
 	s.mu.Unlock()
 	if st != "" {
 		s.settle(st, why)
