@@ -143,7 +143,10 @@ type Options struct {
 	// it, a value kept there is an error naming the import.
 	Secrets host.SecretSource
 	// Host, if set, adjusts the host's options last (timeouts, tool
-	// modifiers, the client version servers see).
+	// modifiers, the client version servers see). What the settings
+	// decide is set again at each Reload, from the settings: the call
+	// hooks, the tool-change mode, the sandbox defaults and whether
+	// project servers may reach private addresses.
 	Host func(*host.Options)
 	// Now is the clock of approvals. If nil, time.Now.
 	Now func() time.Time
