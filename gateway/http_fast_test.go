@@ -143,6 +143,11 @@ func TestFastPathSameBytesAsSDK(t *testing.T) {
 		{"batch", `[` + call("9", `{"name":"echo__echo","arguments":{"text":"b"}}`) + `]`, nil, false},
 		{"standard headers", call("10", `{"name":"echo__echo","arguments":{"text":"h"}}`), map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": "echo__echo"}, false},
 		{"not JSON", `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":`, nil, false},
+		// Deeper than the SDK's decoder takes (1,000), not than
+		// encoding/json's (10,000): the SDK refuses it (400), and, sent
+		// on, it ended the upstream server for every client.
+		{"nested too deep", call("16", `{"name":"echo__echo","arguments":{"text":"d","n":`+strings.Repeat("[", 5000)+strings.Repeat("]", 5000)+`}}`), nil, false},
+		{"nested as deep as the SDK takes", call("17", `{"name":"echo__echo","arguments":{"text":"d","n":`+strings.Repeat("[", 997)+strings.Repeat("]", 997)+`}}`), nil, true},
 	}
 	for _, c := range cases {
 		sameAnswer(t, g, c.name, c.fast, func(fast bool) rawAnswer {
@@ -367,6 +372,7 @@ func TestFastPathSameBytesAsSDK2026(t *testing.T) {
 		{"Mcp-Name not the tool", call("11", "echo__echo", `{"text":"n"}`, ""), std("echo__add"), false},
 		{"no Mcp-Method", call("12", "echo__echo", `{"text":"m"}`, ""), map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Name": "echo__echo"}, false},
 		{"unknown tool", call("13", "nope__nope", `{}`, ""), std("nope__nope"), false},
+		{"nested too deep", call("17", "echo__echo", `{"text":"d","n":`+strings.Repeat("[", 5000)+strings.Repeat("]", 5000)+`}`, ""), std("echo__echo"), false},
 		{"an answer", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"echo__add","arguments":{"a":1,"b":2},"requestState":"nope","inputResponses":{},"_meta":{` + triple + `,"io.modelcontextprotocol/clientCapabilities":{}}}}`, std("echo__add"), false},
 	}
 	for _, c := range cases {

@@ -3,6 +3,8 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/switchboard-mcp/switchboard/internal/jsonl"
 )
 
 // scanCall reads a POST body that is exactly one tools/call in its plain
@@ -14,9 +16,13 @@ import (
 // other member, a member twice, an escape in a member's name or in the
 // method or tool name, a non-string method or name, a task, an answer to a
 // question, or null arguments make it report false, and the body goes to
-// the SDK. FuzzScanCall checks it against decodeMessages and plainParams.
+// the SDK. So does a body nested deeper than the SDK's decoder takes
+// (1,000 levels, where encoding/json takes 10,000): the SDK refuses it,
+// and a call sent on with such arguments ended the upstream server (a Go
+// SDK server exits on a message it cannot decode), for every client.
+// FuzzScanCall checks it against decodeMessages and plainParams.
 func scanCall(body []byte) (m rpcMessage, p fastParams, ok bool) {
-	if !json.Valid(body) {
+	if !json.Valid(body) || (len(body) > sdkMaxDepth && jsonl.NestsDeeper(body, sdkMaxDepth)) {
 		return m, p, false
 	}
 	var seen [4]bool
@@ -56,6 +62,11 @@ func scanCall(body []byte) (m rpcMessage, p fastParams, ok bool) {
 	}
 	return m, p, true
 }
+
+// sdkMaxDepth is the nesting the SDK's decoder takes in a message: it
+// refuses a deeper one (its internal/json). Each level takes a byte, so a
+// body of at most this many bytes cannot nest deeper.
+const sdkMaxDepth = 1000
 
 // scanParams reads a tools/call's params, raw, as plainParams would, when
 // they are plain: a name (printable ASCII, no escape), arguments that are
