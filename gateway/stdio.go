@@ -25,13 +25,21 @@ const stdioProgressGap = 5 * time.Millisecond
 // answered.
 const StdioAnswerGrace = 3 * time.Second
 
+// StdioMaxCalls is how many calls of its client [Stdio] holds unanswered:
+// past it, nothing more is read until one is answered, so a client that
+// writes calls without reading their answers finds its writes waiting
+// instead of the gateway holding every call it sent
+// (jsonl.Transport.MaxCallsInFlight).
+const StdioMaxCalls = 256
+
 // Stdio returns the transport `switchboard serve --stdio` serves on, for
 // [Gateway.Run]: one JSON-RPC message per line on in and out (usually
 // os.Stdin and os.Stdout). A client's malformed line is answered with a
 // JSON-RPC error instead of ending its session, and the answer to a call
 // that asked for progress waits until 5 ms after the last progress
 // notification written for it (the TypeScript SDK's client, 1.x, drops a
-// notification it reads together with its call's answer). When in ends
+// notification it reads together with its call's answer). While
+// [StdioMaxCalls] calls are unanswered, nothing more is read. When in ends
 // (the client closed it), the calls read just before the end are answered
 // first, for up to [StdioAnswerGrace]: a script that writes its requests
 // and closes the pipe gets its answers. A call read earlier (a client
@@ -68,7 +76,7 @@ func Stdio(in io.Reader, out io.Writer) (t mcp.Transport, restore func()) {
 			w = stdout // a duplicate: closing it leaves fd 1 open
 		}
 	}
-	t = jsonl.New(r, w, jsonl.Options{Tolerant: true, ProgressGap: stdioProgressGap, AnswerGrace: StdioAnswerGrace})
+	t = jsonl.New(r, w, jsonl.Options{Tolerant: true, ProgressGap: stdioProgressGap, AnswerGrace: StdioAnswerGrace, MaxCallsInFlight: StdioMaxCalls})
 	return t, func() {
 		for _, undo := range restores {
 			undo()

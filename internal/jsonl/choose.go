@@ -26,6 +26,8 @@ type Options struct {
 	ProgressGap time.Duration
 	// AnswerGrace is [Transport.AnswerGrace] (not with SDK).
 	AnswerGrace time.Duration
+	// MaxCallsInFlight is [Transport.MaxCallsInFlight] (not with SDK).
+	MaxCallsInFlight int
 }
 
 // New returns the transport over a pair of pipes, r (messages in) and w
@@ -36,5 +38,5 @@ func New(r io.ReadCloser, w io.WriteCloser, o Options) mcp.Transport {
 	if o.SDK {
 		return &mcp.IOTransport{Reader: r, Writer: w, MaxLineLength: o.MaxLineLength}
 	}
-	return &Transport{Reader: r, Writer: w, MaxLineLength: o.MaxLineLength, Tolerant: o.Tolerant, ProgressGap: o.ProgressGap, AnswerGrace: o.AnswerGrace}
+	return &Transport{Reader: r, Writer: w, MaxLineLength: o.MaxLineLength, Tolerant: o.Tolerant, ProgressGap: o.ProgressGap, AnswerGrace: o.AnswerGrace, MaxCallsInFlight: o.MaxCallsInFlight}
 }

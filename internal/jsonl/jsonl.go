@@ -130,6 +130,14 @@ type Transport struct {
 	// client that hangs up mid-call) or one the client cancelled is not
 	// waited for. If <= 0, Read reports the end at once.
 	AnswerGrace time.Duration
+	// MaxCallsInFlight, for the serving side, bounds the calls read and
+	// not answered yet: while that many wait for their answers, Read
+	// reads no more until one is answered. A client that writes calls
+	// without reading the answers (or faster than they are answered)
+	// then finds its writes waiting, as on any full pipe, instead of the
+	// server holding every call it sent (a goroutine and a call each,
+	// without bound). A batch is read whole. If <= 0, no bound.
+	MaxCallsInFlight int
 
 	endedOnce, endOnce sync.Once
 	ended              chan struct{} // see Ended
@@ -170,6 +178,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		atEnd:    t.markEnded,
 		start:    time.Now(),
 		closed:   make(chan struct{}),
+		maxCalls: t.MaxCallsInFlight,
 	}
 	if f, ok := t.Writer.(*os.File); ok && inPoller(f, true) {
 		if w := rawWrite(f); w != nil {
@@ -278,6 +287,13 @@ type conn struct {
 	// cut are the calls answered by answerCut at the input's end: the
 	// SDK's own answer to one, should it come, is not written.
 	cut map[jsonrpc.ID]bool
+
+	// maxCalls is Transport.MaxCallsInFlight; calls are the calls read
+	// and not answered yet, while it is set, and room, when set, is
+	// closed once there are fewer than maxCalls (a Read waits on it).
+	maxCalls int
+	calls    map[jsonrpc.ID]struct{}
+	room     chan struct{}
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -541,6 +557,11 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		c.queue = c.queue[1:]
 		return next, nil
 	}
+	if c.maxCalls > 0 {
+		if err := c.awaitRoom(ctx); err != nil {
+			return nil, err
+		}
+	}
 	var f frame
 	for {
 		if c.br != nil {
@@ -588,6 +609,9 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 	}
 	for _, m := range f.msgs {
+		if c.maxCalls > 0 {
+			c.noteInFlight(m)
+		}
 		c.watchRead(m)
 		if c.gap > 0 {
 			c.noteProgressCall(m)
@@ -773,6 +797,9 @@ func (c *conn) answer(resp *jsonrpc.Response) (done []*jsonrpc.Response, inBatch
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.watchAnswerLocked(resp)
+	if c.calls != nil {
+		c.answeredLocked(resp.ID)
+	}
 	if c.cut[resp.ID] {
 		delete(c.cut, resp.ID)
 		return nil, true // answered already (answerCut): nothing to write
@@ -946,4 +973,55 @@ func (c *conn) answerCut(ids []jsonrpc.ID) {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	_, _ = c.out.Write(out) // the client may be gone: nothing to do about it
+}
+
+// awaitRoom waits until fewer than maxCalls calls read are unanswered (the
+// client reads its answers), the connection is closed or ctx is done.
+func (c *conn) awaitRoom(ctx context.Context) error {
+	for {
+		c.mu.Lock()
+		if len(c.calls) < c.maxCalls {
+			c.mu.Unlock()
+			return nil
+		}
+		if c.room == nil {
+			c.room = make(chan struct{})
+		}
+		room := c.room
+		c.mu.Unlock()
+		select {
+		case <-room:
+		case <-c.closed:
+			return io.EOF
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// noteInFlight counts m if it is a call, until its answer is written.
+func (c *conn) noteInFlight(m jsonrpc.Message) {
+	req, ok := m.(*jsonrpc.Request)
+	if !ok || !req.IsCall() {
+		return
+	}
+	c.mu.Lock()
+	if c.calls == nil {
+		c.calls = map[jsonrpc.ID]struct{}{}
+	}
+	c.calls[req.ID] = struct{}{}
+	c.mu.Unlock()
+}
+
+// answeredLocked forgets call id, answered, and wakes a Read waiting for
+// room. c.mu is held.
+func (c *conn) answeredLocked(id jsonrpc.ID) {
+	if _, ok := c.calls[id]; !ok {
+		return
+	}
+	delete(c.calls, id)
+	if c.room != nil && len(c.calls) < c.maxCalls {
+		close(c.room)
+		c.room = nil
+	}
 }
