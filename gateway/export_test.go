@@ -40,3 +40,10 @@ func OpenStreams(g *Gateway) int {
 // StreamsOnOwnConnections says whether this platform serves standalone
 // streams on connections of their own (it can peek at a socket).
 const StreamsOnOwnConnections = canPeek
+
+// The bounds of the calls held for a client's answer: in all, and of one
+// client.
+const (
+	MaxHeldQuestions = maxHeldQuestions
+	MaxHeldPerClient = maxHeldPerClient
+)

@@ -28,9 +28,16 @@ import (
 // (Options.ElicitationTimeout).
 const DefaultElicitationTimeout = 5 * time.Minute
 
-// maxHeldQuestions bounds the calls held for a client's answer at once;
-// past it, an upstream server's question is declined instead of held.
-const maxHeldQuestions = 256
+// maxHeldQuestions bounds the calls held for a client's answer at once,
+// and maxHeldPerClient those of one client (owner: a connection, or over
+// HTTP a principal or Authorization header): past either, an upstream
+// server's question is declined instead of held. Without the share, one
+// client that never came back for 256 questions had every other client's
+// question declined for the next 5 minutes.
+const (
+	maxHeldQuestions = 256
+	maxHeldPerClient = 64
+)
 
 // Prefixes of the requestState values and input request keys the gateway
 // hands out. Permission questions use permissionStatePrefix and the key
@@ -524,11 +531,21 @@ func (r *relay) counts() (held, running int) {
 // idleWorkers returns how many workers wait for a host call (for tests).
 func (r *relay) idleWorkers() int { return int(r.pool.idle.Load()) }
 
-// full reports whether maxHeldQuestions calls already wait for answers.
-func (r *relay) full() bool {
+// full reports whether maxHeldQuestions calls already wait for answers,
+// or maxHeldPerClient of client who's.
+func (r *relay) full(who owner) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.held) >= maxHeldQuestions
+	if len(r.held) >= maxHeldQuestions {
+		return true
+	}
+	n := 0
+	for _, c := range r.held {
+		if c.owner == who {
+			n++
+		}
+	}
+	return n >= maxHeldPerClient
 }
 
 // elicit puts an upstream server's question to the client and waits for
@@ -540,8 +557,8 @@ func (c *heldCall) elicit(ctx context.Context, server string, params *mcp.Elicit
 // put puts a question, as it is to be shown, to the client and waits for
 // the answer; server names whom it is about, for the log.
 func (c *heldCall) put(ctx context.Context, server string, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	if c.r.full() {
-		c.r.log.Warn("too many questions wait for an answer; a question was declined", "server", server, "tool", c.name)
+	if c.r.full(c.owner) {
+		c.r.log.Warn("too many questions wait for an answer (of this client, or in all); a question was declined", "server", server, "tool", c.name)
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}
 	c.mu.Lock()
