@@ -126,6 +126,9 @@ func (l *httpLife) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setPostBody(r, body)
+	if !l.batchTaken(w, r, sid, body) {
+		return
+	}
 	var keys []string
 	if l.stateless {
 		keys = l.statelessCancels(r, body)
@@ -166,6 +169,35 @@ func (l *httpLife) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w, r, release := l.g.BindHTTP(w, r, keys...)
 	defer release()
 	l.next.ServeHTTP(w, r)
+}
+
+// maxBatch is the most messages one JSON-RPC batch may hold (protocols
+// before 2025-06-18 have batches): the SDK would run every call of a 4 MiB
+// batch at once, some 20,000 from one request.
+const maxBatch = 64
+
+// batchTaken reports whether r's body, body, is not a batch, or one the
+// gateway takes; otherwise it answers 400 as the SDK refuses a batch. A
+// batch may hold at most maxBatch messages, and none is taken in a session
+// whose protocol has none (2025-06-18 and later), whatever the request's
+// Mcp-Protocol-Version says: the SDK asks only that header, which its
+// client chooses.
+func (l *httpLife) batchTaken(w http.ResponseWriter, r *http.Request, sid string, body []byte) bool {
+	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) == 0 || b[0] != '[' {
+		return true
+	}
+	if n := len(postMessages(r, body)); n > maxBatch {
+		http.Error(w, fmt.Sprintf("JSON-RPC batch of %d messages: at most %d are taken in one request", n, maxBatch), http.StatusBadRequest)
+		return false
+	}
+	if l.sessions == nil || sid == "" {
+		return true
+	}
+	if v := l.sessions.protocol(sid, principalID(r)); v >= "2025-06-18" {
+		http.Error(w, fmt.Sprintf("JSON-RPC batching is not supported in 2025-06-18 and later (session version: %s)", v), http.StatusBadRequest)
+		return false
+	}
+	return true
 }
 
 // postBody is a POST's body read whole into memory (by readPostBody, or by
@@ -734,6 +766,17 @@ func (c *sessionCap) owns(id, userID string) bool {
 	defer c.mu.Unlock()
 	s := c.live[id]
 	return s != nil && s.ss != nil && s.userID == userID
+}
+
+// protocol returns the protocol session id of the principal with userID
+// was initialized on, or "" if it is not known.
+func (c *sessionCap) protocol(id, userID string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.live[id]; s != nil && s.userID == userID {
+		return s.protocol
+	}
+	return ""
 }
 
 // beginFast begins a fast-path call with request ID idKey in session id,

@@ -136,7 +136,8 @@ type Transport struct {
 	// without reading the answers (or faster than they are answered)
 	// then finds its writes waiting, as on any full pipe, instead of the
 	// server holding every call it sent (a goroutine and a call each,
-	// without bound). A batch is read whole. If <= 0, no bound.
+	// without bound). A batch is read whole, and one of more messages
+	// than this is refused (-32600). If <= 0, no bound.
 	MaxCallsInFlight int
 
 	endedOnce, endOnce sync.Once
@@ -631,6 +632,10 @@ func (c *conn) acceptBatch(msgs []jsonrpc.Message) error {
 	defer c.mu.Unlock()
 	if c.noBatch {
 		return errors.New("JSON-RPC batching is not supported in 2025-06-18 and later")
+	}
+	if c.maxCalls > 0 && len(msgs) > c.maxCalls {
+		// Read whole, a longer batch would pass MaxCallsInFlight.
+		return fmt.Errorf("a JSON-RPC batch of %d messages; at most %d are taken", len(msgs), c.maxCalls)
 	}
 	var b *batch
 	for _, m := range msgs {

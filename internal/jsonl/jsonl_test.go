@@ -449,3 +449,37 @@ func TestLongMessagesSpanReads(t *testing.T) {
 		})
 	}
 }
+
+// With MaxCallsInFlight, a batch — still allowed before 2025-06-18 — of
+// more messages than that is refused as a bad frame, and the calls after
+// it are read: read whole, a 16 MiB batch of calls would have passed the
+// bound by 150,000 calls at once.
+func TestLongBatchRefused(t *testing.T) {
+	in, feed := pipe(t)
+	outR, outW := pipe(t)
+	c, err := (&jsonl.Transport{Reader: in, Writer: outW, Tolerant: true, MaxCallsInFlight: 2}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(feed, `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"ping"}]`+"\n"+
+		`[{"jsonrpc":"2.0","id":4,"method":"ping"},{"jsonrpc":"2.0","id":5,"method":"ping"}]`+"\n")
+	m := within(t, 5*time.Second, "read after the long batch", func() jsonrpc.Message {
+		m, err := c.Read(context.Background())
+		if err != nil {
+			t.Errorf("read: %v", err)
+		}
+		return m
+	})
+	if req, ok := m.(*jsonrpc.Request); !ok || req.ID.Raw() != int64(4) {
+		t.Errorf("read %#v; want the ping with id 4 (the batch of 2)", m)
+	}
+	br := bufio.NewReader(outR)
+	line := within(t, 5*time.Second, "the answer to the long batch", func() []byte {
+		line, _ := br.ReadBytes('\n')
+		return line
+	})
+	if !strings.Contains(string(line), `"id":null`) || !strings.Contains(string(line), `-32600`) || !strings.Contains(string(line), "batch of 3 messages") {
+		t.Errorf("answer to the long batch: %s", line)
+	}
+}
