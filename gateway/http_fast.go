@@ -118,7 +118,7 @@ func (l *httpLife) fastCall(w http.ResponseWriter, r *http.Request, sid string, 
 	if askable || meta["progressToken"] != nil {
 		// Its first question, or its first progress notification, hands
 		// the request over to the SDK (http_handoff.go).
-		ho, ctx = l.newHandoff(ctx, w, r, body, sid, key)
+		ho, ctx = l.newHandoff(ctx, w, r, body, sid)
 	}
 	req := &mcp.CallToolRequest{
 		Session: ss,
@@ -351,7 +351,7 @@ func (l *httpLife) fastStateless(w http.ResponseWriter, r *http.Request, body []
 	if meta["progressToken"] != nil && len(keys) > 0 {
 		// Its first progress notification hands the request over to the
 		// SDK (http_handoff.go), which cancels it by its first key.
-		ho, ctx = l.newHandoff(ctx, w, r, body, "", keys[0])
+		ho, ctx = l.newHandoff(ctx, w, r, body, "")
 	}
 	req := &mcp.CallToolRequest{
 		Session: ss,
@@ -653,17 +653,11 @@ func (g *Gateway) fastBind(parent context.Context, keys ...string) (context.Cont
 	}
 	cr := &carrier{ctx: ctx, cancel: cancel, withdrawn: &withdrawals{}}
 	g.calls.mu.Lock()
-	for _, k := range keys {
-		g.calls.keys[k] = cr
-	}
+	g.calls.bindKeys(keys, cr)
 	g.calls.mu.Unlock()
 	return ctx, func() {
 		g.calls.mu.Lock()
-		for _, k := range keys {
-			if g.calls.keys[k] == cr {
-				delete(g.calls.keys, k)
-			}
-		}
+		g.calls.unbindKeys(keys, cr)
 		g.calls.mu.Unlock()
 		cancel(nil)
 	}

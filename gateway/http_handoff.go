@@ -47,7 +47,7 @@ type handoff struct {
 	r      *http.Request
 	body   []byte
 	sid    string
-	cancel func() // cancels the call (its fast cancellation key)
+	cancel func() // cancels the call
 
 	once  sync.Once
 	begun bool               // the SDK's handler was started on the request
@@ -62,10 +62,11 @@ type handoff struct {
 
 // newHandoff is a fast call's handoff, and ctx carrying it (toClient
 // finds it there): the request r with its body, in session sid ("" for a
-// stateless request), cancelled by its fast cancellation key.
-func (l *httpLife) newHandoff(ctx context.Context, w http.ResponseWriter, r *http.Request, body []byte, sid, key string) (*handoff, context.Context) {
-	g := l.g
-	ho := &handoff{l: l, w: w, r: r, body: body, sid: sid, cancel: func() { g.CancelHTTP(key) }}
+// stateless request). Its cancel cancels ctx itself, not the call's
+// cancellation key, which another client's call may share (calls.keys).
+func (l *httpLife) newHandoff(ctx context.Context, w http.ResponseWriter, r *http.Request, body []byte, sid string) (*handoff, context.Context) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	ho := &handoff{l: l, w: w, r: r, body: body, sid: sid, cancel: func() { cancel(errClientCancelled) }}
 	return ho, context.WithValue(ctx, handoffKey{}, ho)
 }
 

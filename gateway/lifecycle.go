@@ -56,7 +56,37 @@ type calls struct {
 	// once the server's connection closes.
 	cancelled time.Time
 	carriers  map[string]*carrier
-	keys      map[string]*carrier // BindHTTP keys → carrier
+	// keys are the BindHTTP keys of the requests in flight. Two clients
+	// the gateway cannot tell apart (no credential, one address: two
+	// agents on this machine) may send calls with the same ID at once:
+	// such a key names both requests, and a cancellation that names it
+	// cancels neither, as it cannot say whose it is.
+	keys map[string][]*carrier
+}
+
+// bindKeys files cr under keys. c.mu is held.
+func (c *calls) bindKeys(keys []string, cr *carrier) {
+	for _, k := range keys {
+		c.keys[k] = append(c.keys[k], cr)
+	}
+}
+
+// unbindKeys takes cr from under keys. c.mu is held.
+func (c *calls) unbindKeys(keys []string, cr *carrier) {
+	for _, k := range keys {
+		crs := c.keys[k]
+		for i, x := range crs {
+			if x == cr {
+				crs = append(crs[:i], crs[i+1:]...)
+				break
+			}
+		}
+		if len(crs) == 0 {
+			delete(c.keys, k)
+		} else {
+			c.keys[k] = crs
+		}
+	}
 }
 
 type liveCall struct {
@@ -78,7 +108,7 @@ type carrier struct {
 func (c *calls) init() {
 	c.set = map[*liveCall]struct{}{}
 	c.carriers = map[string]*carrier{}
-	c.keys = map[string]*carrier{}
+	c.keys = map[string][]*carrier{}
 }
 
 // add registers a call, or reports false once shutdown has begun.
@@ -258,9 +288,7 @@ func (g *Gateway) BindHTTP(w http.ResponseWriter, r *http.Request, keys ...strin
 	cr := &carrier{ctx: ctx, cancel: cancel, withdrawn: &withdrawals{}}
 	g.calls.mu.Lock()
 	g.calls.carriers[tok] = cr
-	for _, k := range keys {
-		g.calls.keys[k] = cr
-	}
+	g.calls.bindKeys(keys, cr)
 	g.calls.mu.Unlock()
 	r = r.WithContext(ctx)
 	r.Header.Set(CarrierHeader, tok)
@@ -268,21 +296,22 @@ func (g *Gateway) BindHTTP(w http.ResponseWriter, r *http.Request, keys ...strin
 	return &watchedWriter{ResponseWriter: w, withdrawn: cr.withdrawn}, r, func() {
 		g.calls.mu.Lock()
 		delete(g.calls.carriers, tok)
-		for _, k := range keys {
-			if g.calls.keys[k] == cr {
-				delete(g.calls.keys, k)
-			}
-		}
+		g.calls.unbindKeys(keys, cr)
 		g.calls.mu.Unlock()
 		cancel(nil)
 	}
 }
 
 // CancelHTTP cancels the calls of the request bound under key (BindHTTP)
-// and reports whether there was one.
+// and reports whether there was one. A key that two requests in flight
+// were bound under cancels neither: it cannot say which one it names.
 func (g *Gateway) CancelHTTP(key string) bool {
 	g.calls.mu.Lock()
-	cr := g.calls.keys[key]
+	crs := g.calls.keys[key]
+	var cr *carrier
+	if len(crs) == 1 {
+		cr = crs[0]
+	}
 	g.calls.mu.Unlock()
 	if cr == nil {
 		return false
