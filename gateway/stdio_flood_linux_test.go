@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -113,5 +114,69 @@ func TestStdioClientThatNeverReadsIsBounded(t *testing.T) {
 	}
 	if s := started(); s != gateway.StdioMaxCalls {
 		t.Errorf("%d calls started upstream, want %d", s, gateway.StdioMaxCalls)
+	}
+}
+
+// A client that leaves (closes its end) while the gateway holds its
+// StdioMaxCalls unanswered calls and reads no more is seen to have left
+// at once: the session ends and its calls are cancelled. Waiting for room
+// without looking, the gateway saw the end only once a call was answered:
+// calls that never end by themselves held it until their timeout (120 s).
+func TestStdioClientThatLeavesWhileFullEndsItsSession(t *testing.T) {
+	ctx := ctxFor(t, 90*time.Second)
+	file := filepath.Join(t.TempDir(), "calls")
+	sb := openSB(t, []config.ResolvedServer{stdio("c", "cancel-log", "-cancel-file", file)}, allowServer("c"))
+	g := gateway.New(sb, &gateway.Options{FirstSyncWait: 20 * time.Second})
+	t.Cleanup(func() { g.Close() })
+	if err := g.WaitSynced(ctx); err != nil {
+		t.Fatal(err)
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tr, restore := gateway.Stdio(inR, outW)
+		defer restore()
+		g.Run(rctx, tr)
+	}()
+	t.Cleanup(func() {
+		stop()
+		inW.Close()
+		<-done
+		outR.Close()
+		inR.Close()
+		outW.Close()
+	})
+	c := &stdioClient{t: t, in: inW, out: bufio.NewReader(outR)}
+	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"leaver","version":"1"}}}`, true)
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, false)
+	go io.Copy(io.Discard, outR) // this client reads; its calls just never end
+	started := func() int {
+		b, _ := os.ReadFile(file)
+		return bytes.Count(b, []byte("started\n"))
+	}
+	for i := 1; i <= gateway.StdioMaxCalls+8; i++ {
+		fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"c__wait","arguments":{}}}`+"\n", i)
+	}
+	for started() < gateway.StdioMaxCalls {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("waiting for the calls to start: %d", started())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	inW.Close()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		t.Fatalf("the client closed its end with %d calls unanswered, and its session did not end", gateway.StdioMaxCalls)
 	}
 }

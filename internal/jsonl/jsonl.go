@@ -196,6 +196,9 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 			in = r
 		}
 		c.br, c.limit = bufio.NewReaderSize(in, readBuffer), limit
+		if c.maxCalls > 0 {
+			c.hup = hungUp(t.Reader.(*os.File))
+		}
 	} else {
 		// A blocking file (a terminal, a non-pipe stdin) would not wake
 		// on Close: a goroutine reads, and Read waits on it or on Close.
@@ -295,6 +298,10 @@ type conn struct {
 	maxCalls int
 	calls    map[jsonrpc.ID]struct{}
 	room     chan struct{}
+	// hup, when set, reports whether the input's writer has gone (on
+	// Linux, for a pipe or socket): a Read waiting for room reads on
+	// then, to the end, so that a client that left is seen to have left.
+	hup func() bool
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -981,8 +988,11 @@ func (c *conn) answerCut(ids []jsonrpc.ID) {
 }
 
 // awaitRoom waits until fewer than maxCalls calls read are unanswered (the
-// client reads its answers), the connection is closed or ctx is done.
+// client reads its answers), the client has closed its end (hup: what is
+// left is read, up to the end, which ends the session), the connection is
+// closed or ctx is done.
 func (c *conn) awaitRoom(ctx context.Context) error {
+	var tick <-chan time.Time
 	for {
 		c.mu.Lock()
 		if len(c.calls) < c.maxCalls {
@@ -994,8 +1004,20 @@ func (c *conn) awaitRoom(ctx context.Context) error {
 		}
 		room := c.room
 		c.mu.Unlock()
+		if c.hup != nil {
+			if c.hup() {
+				c.hup = func() bool { return true } // for good
+				return nil
+			}
+			if tick == nil {
+				t := time.NewTicker(hupPoll)
+				defer t.Stop()
+				tick = t.C
+			}
+		}
 		select {
 		case <-room:
+		case <-tick:
 		case <-c.closed:
 			return io.EOF
 		case <-ctx.Done():
@@ -1003,6 +1025,10 @@ func (c *conn) awaitRoom(ctx context.Context) error {
 		}
 	}
 }
+
+// hupPoll is how often a Read waiting for room looks whether the client
+// has closed its end.
+const hupPoll = 50 * time.Millisecond
 
 // noteInFlight counts m if it is a call, until its answer is written.
 func (c *conn) noteInFlight(m jsonrpc.Message) {

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/switchboard-mcp/switchboard/internal/rawio"
 )
 
@@ -149,4 +151,25 @@ func isUnixStream(f *os.File) bool {
 		ok = err == nil && typ == syscall.SOCK_STREAM
 	})
 	return ok
+}
+
+// hungUp returns a function that reports whether f, the read end of a pipe
+// or a socket, has lost its writer (the client closed its end or exited),
+// without reading what is still buffered in it: poll(2) says POLLHUP (or
+// POLLRDHUP) beside any POLLIN. nil if f has no descriptor.
+func hungUp(f *os.File) func() bool {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return func() bool {
+		hup := false
+		_ = rc.Control(func(fd uintptr) {
+			p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN | unix.POLLRDHUP}}
+			if n, err := unix.Poll(p, 0); err == nil && n > 0 {
+				hup = p[0].Revents&(unix.POLLHUP|unix.POLLRDHUP|unix.POLLERR) != 0
+			}
+		})
+		return hup
+	}
 }

@@ -16,3 +16,7 @@ func rawWrite(*os.File) io.Writer { return nil }
 // peerUnread is Linux-only (see rawio_linux.go): elsewhere FIONREAD on a
 // pipe's write end does not count what its reader has yet to read.
 func peerUnread(*os.File) func() int { return nil }
+
+// hungUp is Linux-only (see rawio_linux.go): elsewhere a client that closes
+// its end while MaxCallsInFlight holds Read is seen once a call is answered.
+func hungUp(*os.File) func() bool { return nil }
