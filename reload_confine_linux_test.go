@@ -12,7 +12,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/host"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
@@ -89,5 +91,59 @@ func TestReloadAppliesSandboxDefaults(t *testing.T) {
 	// An unchanged default restarts nothing.
 	if res, err = sb.Reload(); err != nil || res.Changed() {
 		t.Errorf("a reload with nothing changed: %+v, %v", res, err)
+	}
+}
+
+// TestReloadKeepsTheEmbeddersSandbox: an embedder that puts user servers
+// in the sandbox through Options.Host keeps them there across a reload of
+// settings that say nothing of it — the reload does not set the settings'
+// (absent) sandbox defaults over the embedder's and restart them
+// unconfined.
+func TestReloadKeepsTheEmbeddersSandbox(t *testing.T) {
+	dir, home := newHome(t)
+	writeJSON(t, filepath.Join(home, "mcp.json"), servers("one"))
+	writeJSON(t, config.UserSettingsPath(home), map[string]any{"permissions": map[string]any{"allow": []string{"mcp__one"}}})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	sb, err := switchboard.Open(ctx, switchboard.Options{Home: home, HomeDir: dir, ManagedDir: filepath.Join(dir, "managed"),
+		LookupEnv: func(string) (string, bool) { return "", false },
+		Host: func(o *host.Options) {
+			o.SandboxDefaults = config.SandboxDefaults{config.ScopeUser: &config.Sandbox{}}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	self, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		t.Skip("no mount namespaces to compare:", err)
+	}
+	confined := func() bool {
+		t.Helper()
+		res, err := sb.Call(ctx, "mcp__one__pid", nil)
+		if err != nil {
+			t.Fatalf("pid: %v", err)
+		}
+		var pid int
+		if _, err := fmt.Sscan(res.Raw.Content[0].(*mcp.TextContent).Text, &pid); err != nil {
+			t.Fatalf("pid: %v", err)
+		}
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		ns, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid))
+		return !strings.Contains(string(cmdline), testserver.Arg) || ns != self
+	}
+	if !confined() {
+		t.Fatal("the embedder's sandbox default did not confine the user server at Open")
+	}
+	writeJSON(t, config.UserSettingsPath(home), map[string]any{"permissions": map[string]any{"allow": []string{"mcp__one", "mcp__two"}}})
+	res, err := sb.Reload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(res.Restarted, "one") {
+		t.Errorf("a settings edit that says nothing of the sandbox restarted one: %+v", res)
+	}
+	if !confined() {
+		t.Error("one runs unconfined after a reload: the settings' absent sandbox replaced the embedder's")
 	}
 }

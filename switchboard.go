@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -144,9 +145,10 @@ type Options struct {
 	Secrets host.SecretSource
 	// Host, if set, adjusts the host's options last (timeouts, tool
 	// modifiers, the client version servers see). What the settings
-	// decide is set again at each Reload, from the settings: the call
-	// hooks, the tool-change mode, the sandbox defaults and whether
-	// project servers may reach private addresses.
+	// decide — the call hooks, the tool-change mode, the sandbox
+	// defaults and whether project servers may reach private addresses —
+	// is set again from the settings at each Reload, except what this
+	// func changed: that stays as it set it.
 	Host func(*host.Options)
 	// Now is the clock of approvals. If nil, time.Now.
 	Now func() time.Time
@@ -223,6 +225,10 @@ type shared struct {
 	subs    map[int]subscriber
 	nextSub int
 
+	// kept says which of the host options the settings decide
+	// Options.Host changed at Open: a reload leaves those as it set them.
+	kept embedderKept
+
 	// sessions are the servers session views added (session.go).
 	sessionMu sync.Mutex
 	sessions  map[string]sessionServer
@@ -233,6 +239,11 @@ type subscriber struct {
 	ctx context.Context
 	fn  func(host.Event)
 }
+
+// embedderKept records which of the host options the settings decide —
+// call hooks, the tool-change mode, sandbox defaults with the private
+// network setting — an embedder's Options.Host changed at Open.
+type embedderKept struct{ hooks, toolChanges, confinement bool }
 
 // Open loads the configuration and settings of opts.Workspace, asks the
 // Prompter about the project servers that need approval, and starts every
@@ -313,6 +324,16 @@ func Open(ctx context.Context, opts Options) (*Switchboard, error) {
 	}
 	if o.Host != nil {
 		o.Host(hopts)
+		// What the hook changed of what the settings decide is the
+		// embedder's to keep: a reload that set it again from the
+		// settings would drop an embedder's call hook or sandbox at the
+		// first edit of a settings file (fail open).
+		hooks, problems := callHooks(st)
+		sb.kept = embedderKept{
+			hooks:       !reflect.DeepEqual(hopts.CallHooks, hooks) || !slices.Equal(hopts.CallHookProblems, problems),
+			toolChanges: hopts.ToolChanges != sb.toolChangeMode(st),
+			confinement: !reflect.DeepEqual(hopts.SandboxDefaults, st.SandboxDefaults()) || hopts.AllowPrivateNetworkForProjectServers != st.AllowPrivateNetwork(),
+		}
 	}
 	if own := hopts.OnEvent; own != nil {
 		// The hook set a callback of its own: it runs first.
@@ -750,10 +771,16 @@ func (sb *Switchboard) reload(settled bool) (host.ApplyResult, error) {
 	sb.trust.SetSettings(st)
 	sb.settings.Store(st)
 	sb.cfg.Store(next)
-	hooks, problems := callHooks(st)
-	sb.root.SetCallHooks(hooks, problems)
-	sb.root.SetToolChanges(sb.toolChangeMode(st))
-	sb.root.SetConfinement(st.SandboxDefaults(), st.AllowPrivateNetwork())
+	if !sb.kept.hooks {
+		hooks, problems := callHooks(st)
+		sb.root.SetCallHooks(hooks, problems)
+	}
+	if !sb.kept.toolChanges {
+		sb.root.SetToolChanges(sb.toolChangeMode(st))
+	}
+	if !sb.kept.confinement {
+		sb.root.SetConfinement(st.SandboxDefaults(), st.AllowPrivateNetwork())
+	}
 	res := sb.root.Apply(next)
 	if sb.root.Closed() {
 		// Closed while this reload ran: Apply may have done nothing.
