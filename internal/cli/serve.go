@@ -223,7 +223,11 @@ SIGINT or SIGTERM stops taking calls, gives the calls in flight 5 s (none
 once stdin has ended), cancels the rest (the servers get
 notifications/cancelled) and reaps every server.
 A client that ends its HTTP session, drops its connection or closes stdin has
-its calls cancelled likewise.`,
+its calls cancelled likewise; on stdin's end, the calls sent in the half
+second before it first get up to 3 s to be answered (a script that pipes
+its requests in and closes stdin still gets its answers). Over stdio, at
+most 256 calls are read while unanswered: a client that writes more waits
+until some are answered.`,
 		Example: `  switchboard serve --stdio
   SWITCHBOARD_GATEWAY_TOKEN=$(cat ~/.gw-token) switchboard serve --http 0.0.0.0:8080
   switchboard serve --http 127.0.0.1:8080 --stateless --admin-tools`,
