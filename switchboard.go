@@ -888,7 +888,8 @@ func MaybeRunSupervisor() { host.MaybeRunSupervisor() }
 // too), and a running Watch returns host.ErrClosed. After Close, on the
 // Switchboard and on every view and session of it, what can fail (Call,
 // Start, Tools, ListTools, Reload, Watch, View, OpenSession, AcceptTools,
-// AskToolChanges) fails at once with host.ErrClosed and starts nothing;
+// AskToolChanges, AcceptPrompts, AcceptPromptChange) fails at once with
+// host.ErrClosed and starts nothing;
 // Ready reports false; Status shows the servers that ran as stopped;
 // Config and the other accessors keep what was in force; Close again
 // returns nil. The supervisor that MaybeRunSupervisor sets up is the

@@ -159,3 +159,39 @@ func (sb *Switchboard) askHeld(ctx context.Context, he *host.HeldToolError, aske
 	}
 	return false
 }
+
+// PromptChanges returns every prompt whose definition is not the one
+// pinned for it in this workspace, as the servers last listed them (a
+// server's prompts are decided when they are listed: [host.Host.Prompts],
+// a GetPrompt, a gateway's list): held (a project server's, or under
+// "toolChanges": "ask"), served ("notify") or just accepted ("accept").
+// Host events of kind host.EventPromptChange report new ones as they are
+// seen ([Switchboard.Subscribe]). No one is asked about a prompt change:
+// a held prompt waits for [Switchboard.AcceptPromptChange] or
+// [Switchboard.AcceptPrompts].
+func (sb *Switchboard) PromptChanges() []host.PromptChange { return sb.host.PromptChanges() }
+
+// AcceptPrompts pins the definitions server's prompts have now, as it
+// last listed them: the named prompts, or every changed one when none is
+// named. Held prompts are served from then on, and gateways tell their
+// clients the list changed. It returns the changes it pinned. After Close
+// it fails with host.ErrClosed.
+func (sb *Switchboard) AcceptPrompts(server string, prompts ...string) ([]host.PromptChange, error) {
+	if err := sb.closedErr(); err != nil {
+		return nil, err
+	}
+	return sb.host.AcceptPromptChanges(server, prompts...)
+}
+
+// AcceptPromptChange pins the definition c shows (c.Current), c being a
+// change [Switchboard.PromptChanges] or an EventPromptChange reported and
+// a person was shown: a definition the server offers in its place by then
+// is held as a change of its own, never pinned unseen
+// ([host.Host.AcceptPromptChange]). After Close it fails with
+// host.ErrClosed.
+func (sb *Switchboard) AcceptPromptChange(c host.PromptChange) error {
+	if err := sb.closedErr(); err != nil {
+		return err
+	}
+	return sb.host.AcceptPromptChange(c)
+}

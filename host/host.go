@@ -274,6 +274,11 @@ const (
 	// EventToolChange reports tools whose definition is not the pinned
 	// one (Event.Changes): held, served or accepted.
 	EventToolChange EventKind = "tool_change"
+	// EventPromptChange reports prompts whose definition is not the
+	// pinned one (Event.PromptChanges): held, served or accepted. A
+	// server's prompts are decided when they are listed (Prompts,
+	// GetPrompt, a gateway's list), so it comes then, not at connect.
+	EventPromptChange EventKind = "prompt_change"
 )
 
 // Event is something that happened on one server.
@@ -286,6 +291,8 @@ type Event struct {
 	Log      *mcp.LoggingMessageParams
 	// Changes are the tool changes an EventToolChange reports.
 	Changes []ToolChange
+	// PromptChanges are the prompt changes an EventPromptChange reports.
+	PromptChanges []PromptChange
 }
 
 // Host runs a set of MCP servers: it starts them concurrently in the

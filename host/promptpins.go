@@ -250,7 +250,8 @@ func (h *Host) decidePromptPins(s *server, raw []*mcp.Prompt) *promptPinState {
 	return st
 }
 
-// reportPromptChanges logs the changes of next that prev did not have.
+// reportPromptChanges logs and announces (EventPromptChange) the changes
+// of next that prev did not have.
 func (h *Host) reportPromptChanges(server string, prev, next *promptPinState) {
 	known := map[string]string{}
 	if prev != nil {
@@ -258,10 +259,12 @@ func (h *Host) reportPromptChanges(server string, prev, next *promptPinState) {
 			known[c.Prompt] = c.State + string(c.Current)
 		}
 	}
+	var fresh []PromptChange
 	for _, c := range next.changes {
 		if known[c.Prompt] == c.State+string(c.Current) {
 			continue
 		}
+		fresh = append(fresh, c)
 		fields := make([]string, len(c.Changes))
 		for i, d := range c.Changes {
 			fields[i] = d.Field
@@ -271,6 +274,9 @@ func (h *Host) reportPromptChanges(server string, prev, next *promptPinState) {
 	}
 	if (prev == nil || prev.pinErr == "") && next.pinErr != "" {
 		h.log.Error("prompt pins cannot be used: no prompt of the server is served", "server", server, "error", next.pinErr)
+	}
+	if len(fresh) > 0 {
+		h.emit(Event{Kind: EventPromptChange, Server: server, PromptChanges: fresh})
 	}
 }
 
