@@ -142,7 +142,9 @@ type Options struct {
 	// are not offered list_changed, and a request without a session ID
 	// is a session of its own ("allow for this session" is not offered
 	// to it). Sessions with an ID (served by a stateful handler, see
-	// SessionID) keep all of it.
+	// SessionID) keep all of it. Handler and Endpoint set it: a
+	// gateway served over HTTP is stateless in this sense, whatever
+	// this says.
 	Stateless bool
 	// SessionID, if set, makes the IDs of the sessions a stateful HTTP
 	// handler creates for this gateway (mcp.ServerOptions.GetSessionID):
@@ -202,7 +204,14 @@ func legacyProtocol(req *mcp.CallToolRequest) bool {
 // sessionless reports whether ss is the session of one stateless HTTP
 // request, which ends with it.
 func (g *Gateway) sessionless(ss *mcp.ServerSession) bool {
-	return g.opts.Stateless && (ss == nil || ss.ID() == "")
+	return g.stateless() && (ss == nil || ss.ID() == "")
+}
+
+// stateless reports whether requests without a session ID are stateless
+// HTTP requests: Options.Stateless says so, and so does a Handler or
+// Endpoint made of the gateway (over HTTP they always are).
+func (g *Gateway) stateless() bool {
+	return g.opts.Stateless || g.servesHTTP.Load()
 }
 
 // Gateway aggregates a host's servers into one MCP server. Its methods are
@@ -211,8 +220,11 @@ type Gateway struct {
 	sb   *switchboard.Switchboard
 	h    *host.Host // sb.Host()
 	opts Options
-	log  *slog.Logger
-	srv  *mcp.Server
+	// servesHTTP is set once a Handler or Endpoint is made: its requests
+	// without a session are stateless, whatever Options.Stateless says.
+	servesHTTP atomic.Bool
+	log        *slog.Logger
+	srv        *mcp.Server
 	// relay holds calls whose upstream server asked a 2026-07-28 client
 	// a question.
 	relay *relay
@@ -395,9 +407,16 @@ func New(sb *switchboard.Switchboard, opts *Options) *Gateway {
 	if o.AdminTools {
 		g.addAdminTools()
 	}
-	if o.Stateless {
-		g.use(statelessCaps)
-	}
+	// Set now, or later by Handler or Endpoint (g.stateless).
+	g.use(func(next mcp.MethodHandler) mcp.MethodHandler {
+		caps := statelessCaps(next)
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if g.stateless() {
+				return caps(ctx, method, req)
+			}
+			return next(ctx, method, req)
+		}
+	})
 	// Outermost: a call's cancellation and timeout cover all of it.
 	g.use(g.trackCalls)
 	g.srv.AddSendingMiddleware(trackQuestions)

@@ -30,8 +30,8 @@ type HTTPOptions struct {
 	// Stateless serves every request on its own, without sessions (serve
 	// --stateless), so instances can sit behind a load balancer. If
 	// false, a client that initializes gets a session and one on protocol
-	// 2026-07-28 is served per request, on the same endpoint. The
-	// gateway's Options.Stateless must be true either way.
+	// 2026-07-28 is served per request, on the same endpoint. Either
+	// way the gateway is served as if its Options.Stateless were true.
 	Stateless bool
 	// ScaleOut, if set, is for instances behind a load balancer (serve
 	// --stateless --session-key-file): it gives the clients that need a
@@ -117,9 +117,10 @@ func (g *Gateway) httpDefaults(opts *HTTPOptions) *HTTPOptions {
 // gateway has Metrics, /metrics behind the Guard; a request's body on any
 // of them must arrive within opts.BodyTimeout (BodyDeadline). Mount it at "/" of a
 // mux to add more; more gateways (one per profile, say) mount their
-// Endpoint beside it. The gateway must have been made with
-// Options.Stateless set: over HTTP, a request without a session is always
-// served on its own.
+// Endpoint beside it. Over HTTP a request without a session is always
+// served on its own, so a gateway made without Options.Stateless is
+// served from then on as if it were set (serve such a gateway over HTTP
+// only, not on stdio too, where a client has no session ID).
 func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	o := g.httpDefaults(opts)
 	mux := http.NewServeMux()
@@ -142,13 +143,14 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 // requests (a client that drops its connection or ends its session has
 // its calls cancelled), both protocol revisions on one endpoint or
 // stateless only, and, with opts.ScaleOut, the sealed-session routing.
-// Each call returns an endpoint with sessions of its own. As for Handler,
-// the gateway must have been made with Options.Stateless set.
+// Each call returns an endpoint with sessions of its own. As Handler
+// does, it sets what Options.Stateless sets.
 func (g *Gateway) Endpoint(opts *HTTPOptions) http.Handler {
 	return g.endpoint(g.httpDefaults(opts))
 }
 
 func (g *Gateway) endpoint(o *HTTPOptions) http.Handler {
+	g.servesHTTP.Store(true)
 	log := o.Logger
 	var life http.Handler = newHTTPLife(g, g.sdkHandler(true, o), true, o, log)
 	switch s := o.ScaleOut; {
