@@ -56,9 +56,10 @@ type CallOptions struct {
 // args (a map, a struct, or the model's JSON as json.RawMessage, []byte or
 // string; a JSON object, or null), after the permission rules allow it
 // (asking the Prompter when they say to ask), and returns its result
-// enveloped and bounded. A held
-// server's tool is a *NotApprovedError; a denied call wraps
-// host.ErrDenied; a tool held by tool pinning wraps host.ErrToolHeld (a
+// enveloped and bounded. A name no server offers is a
+// *host.UnknownToolError; a tool a tool filter (or a view's profile)
+// hides, a *host.FilteredError (host.ErrFiltered); a held server's tool
+// is a *NotApprovedError; a denied call wraps host.ErrDenied; a tool held by tool pinning wraps host.ErrToolHeld (a
 // Prompter that implements ToolChangeAsker, or CallOptions.ToolChanges, is
 // asked first). A call or result refused by the server's "secrets" mode or
 // a call hook is a Result with IsError set whose Text says why

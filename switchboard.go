@@ -679,7 +679,10 @@ func (c *BackgroundCall) Forget() { c.b.Forget() }
 // Subscribe calls fn with every host event (a server's state, progress,
 // log lines, list changes) and every [EventReloaded] until ctx is done.
 // fn runs on the host's goroutines (a reload's on the reloading one) and
-// must not block. A gateway (package gateway) follows the Switchboard
+// must not block, nor wait for the Switchboard: Close called in fn never
+// returns (it waits for the goroutine fn runs on), and Call, Tools or
+// Reload there hold up the server whose event it is. Hand such work to
+// another goroutine. A gateway (package gateway) follows the Switchboard
 // this way. After Close (of sb, or of the view it is) there is nothing
 // more to hear: fn is never called and nothing is kept for it.
 func (sb *Switchboard) Subscribe(ctx context.Context, fn func(host.Event)) {

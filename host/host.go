@@ -705,7 +705,9 @@ func (h *Host) emit(ev Event) {
 
 // Subscribe calls fn with every event (Options.OnEvent's) from now until
 // ctx is done: an event after ctx is done is not delivered. fn runs on the
-// Host's goroutines and must not block.
+// Host's goroutines and must not block: Close called in fn never returns
+// (it waits for the goroutine fn runs on); hand such work to another
+// goroutine.
 func (h *Host) Subscribe(ctx context.Context, fn func(Event)) {
 	if h.scope != nil {
 		h.subscribeView(ctx, fn)
