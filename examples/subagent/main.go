@@ -31,17 +31,17 @@ func main() {
 		os.Exit(2)
 	}
 	ctx := context.Background()
-	main, err := switchboard.Open(ctx, switchboard.Options{Workspace: "."})
+	agent, err := switchboard.Open(ctx, switchboard.Options{Workspace: "."})
 	if err != nil {
 		fail(err)
 	}
-	defer main.Close()
-	sub, err := main.View(os.Args[1]) // an *UnknownProfileError names the profiles
+	defer agent.Close()
+	sub, err := agent.View(os.Args[1]) // an *UnknownProfileError names the profiles
 	if err != nil {
 		fail(err)
 	}
 	defer sub.Close() // the servers run on for the main agent
-	show("main agent", main)
+	show("main agent", agent)
 	show("sub-agent ("+os.Args[1]+")", sub)
 
 	if len(os.Args) > 2 {
@@ -49,7 +49,7 @@ func main() {
 		if err := json.Unmarshal([]byte(os.Args[2]), &servers); err != nil {
 			fail(fmt.Errorf("mcpServers: %w", err))
 		}
-		sess, err := main.OpenSession(ctx, switchboard.SessionOptions{Servers: servers, Trust: switchboard.TrustSessionServers})
+		sess, err := agent.OpenSession(ctx, switchboard.SessionOptions{Servers: servers, Trust: switchboard.TrustSessionServers})
 		if err != nil {
 			fail(err)
 		}
