@@ -628,7 +628,8 @@ func (h *Host) Retry(name string) error {
 // Close stops every server (stdin close → SIGTERM to its process group →
 // SIGKILL) concurrently and waits for them. It is idempotent. A call that
 // was waiting for its server to connect or reconnect (an idempotent call
-// cut by the stop is one) ends with an error wrapping ErrClosed; a call
+// cut by the stop is one), or for its Permit (a person's answer: the
+// Permit's ctx is done then), ends with an error wrapping ErrClosed; a call
 // the stop cut that may not be retried ends as any cut call does
 // (ErrMayHaveRun).
 func (h *Host) Close() error {

@@ -278,7 +278,7 @@ func (h *Host) permit(ctx context.Context, s *server, tool string, args any, ser
 			req.Annotations = t.Annotations
 		}
 	}
-	if err := permit(ctx, req); err != nil {
+	if err := h.askPermit(ctx, permit, req); err != nil {
 		// A question sent to be answered on the call's next round (the
 		// gateway's) puts the call off: it is decided again with the
 		// answer, and logged as refused only if it is refused then.
@@ -368,4 +368,20 @@ func argsJSON(args any) ([]byte, error) {
 		return raw, nil
 	}
 	return json.Marshal(args)
+}
+
+// askPermit runs permit, which may wait for a person, with a ctx that is
+// also done once the Host closes: a call made with a ctx that is never
+// done (context.Background) then ends with ErrClosed, and the question
+// with it, rather than waiting for an answer nobody can use.
+func (h *Host) askPermit(ctx context.Context, permit Permit, req PermitRequest) error {
+	pctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(h.hostCore.ctx, func() { cancel(ErrClosed) })
+	defer stop()
+	err := permit(pctx, req)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(pctx), ErrClosed) {
+		return fmt.Errorf("%s: asking permission: %w", req.Tool, ErrClosed)
+	}
+	return err
 }
