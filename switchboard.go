@@ -887,9 +887,10 @@ func MaybeRunSupervisor() { host.MaybeRunSupervisor() }
 
 // Close stops every server (each gets its grace, then is killed) and
 // returns when they are gone; a call still waiting for its server, or
-// for the Prompter's answer to a permission question (whose ctx is then
-// done), then ends with an error wrapping host.ErrClosed (a background
-// call's Wait too), and a running Watch returns host.ErrClosed. After Close, on the
+// for the Prompter's answer to a permission question, then ends with an
+// error wrapping host.ErrClosed (a background call's Wait too), and a
+// running Watch returns host.ErrClosed. The ctx of every question still
+// put to the Prompter (AskPermission, Elicit) is done. After Close, on the
 // Switchboard and on every view and session of it, what can fail (Call,
 // Start, Tools, ListTools, Reload, Watch, View, OpenSession, AcceptTools,
 // AskToolChanges, AcceptPrompts, AcceptPromptChange) fails at once with

@@ -15,7 +15,9 @@ import (
 
 // Prompter answers a server's elicitation requests on behalf of the user.
 // The CLI implements it on a terminal and declines when headless;
-// the gateway forwards to its own client.
+// the gateway forwards to its own client. Elicit may wait for a person
+// until ctx is done: it is done when the call that led to the question
+// ends, and when the server stops or restarts or the Host closes.
 type Prompter interface {
 	Elicit(ctx context.Context, server string, params *mcp.ElicitParams) (*mcp.ElicitResult, error)
 }
@@ -97,6 +99,8 @@ func (s *server) newClient(c *conn) *mcp.Client {
 			}
 			qctx, stop := s.questionContext(ctx)
 			defer stop()
+			qctx, stopRun := s.untilHalted(qctx)
+			defer stopRun()
 			return h.opts.Prompter.Elicit(qctx, s.name, q)
 		}
 	}

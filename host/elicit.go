@@ -89,3 +89,20 @@ func (s *server) questionContext(ctx context.Context) (qctx context.Context, sto
 	release := context.AfterFunc(ctx, cancel)
 	return qctx, func() { release(); cancel() }
 }
+
+// untilHalted returns ctx, also done once s's run loop is halted (the
+// server stops or restarts, or the Host closes): a Prompter waiting for
+// a person until its ctx is done then stops waiting, and so does the
+// SDK's handler of the question, which closing the connection waits for.
+// stop releases it.
+func (s *server) untilHalted(ctx context.Context) (qctx context.Context, stop func()) {
+	s.mu.Lock()
+	run := s.runCtx
+	s.mu.Unlock()
+	if run == nil {
+		run = s.h.ctx
+	}
+	qctx, cancel := context.WithCancel(ctx)
+	release := context.AfterFunc(run, cancel)
+	return qctx, func() { release(); cancel() }
+}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboard-mcp/switchboard/host"
 )
 
@@ -48,5 +50,48 @@ func TestCloseEndsACallWaitingForPermission(t *testing.T) {
 	case <-asked:
 	case <-guard.Done():
 		t.Fatal("the question's ctx was not done after Close")
+	}
+}
+
+// waitingPrompter is a person who never answers a server's question: its
+// Elicit waits until ctx is done, and says so.
+type waitingPrompter struct{ asking, ended chan error }
+
+func (p waitingPrompter) Elicit(ctx context.Context, _ string, _ *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	p.asking <- nil
+	<-ctx.Done()
+	p.ended <- ctx.Err()
+	return nil, ctx.Err()
+}
+
+// Close while a server's question waits for the person (an embedder's
+// Prompter whose Elicit waits for its UI until ctx is done, in a call made
+// with context.Background) returns, the question's ctx is done, and the
+// call ends: Close no longer waits forever for the SDK's handler of the
+// question, which waited for the Prompter.
+func TestCloseEndsAQuestionWaitingForThePerson(t *testing.T) {
+	p := waitingPrompter{asking: make(chan error, 1), ended: make(chan error, 1)}
+	h := newHost(t, cfgOf(stdio("echo", "echo")), &host.Options{Prompter: p})
+	if !h.WaitReady(ctxFor(t, 30*time.Second)) {
+		t.Fatal("echo did not connect")
+	}
+	called := make(chan error, 1)
+	go func() {
+		_, err := h.Call(context.Background(), "mcp__echo__ask", map[string]any{"question": "colour?"})
+		called <- err
+	}()
+	<-p.asking
+	closed := make(chan error, 1)
+	go func() { closed <- h.Close() }()
+	guard := ctxFor(t, 30*time.Second) // a hang guard, not a timing assert
+	for _, w := range []struct {
+		what string
+		ch   chan error
+	}{{"Close", closed}, {"the question's ctx", p.ended}, {"the call", called}} {
+		select {
+		case <-w.ch:
+		case <-guard.Done():
+			t.Fatalf("%s did not end after Close while a question waited for the person", w.what)
+		}
 	}
 }

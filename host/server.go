@@ -58,7 +58,10 @@ type server struct {
 	settled   chan struct{}
 	runCancel context.CancelFunc
 	runDone   chan struct{}
-	paused    bool
+	// runCtx is the run loop's context, done once it is halted (a stop,
+	// a restart, Close): a question of the server's waits no longer.
+	runCtx context.Context
+	paused bool
 	// gateHeld: the last start was refused by Options.Gate (launch trust,
 	// a profile), whose answer a reload may change (Apply asks again);
 	// gatePassed: it got past the gate and was launched.
@@ -225,7 +228,7 @@ func (s *server) launch() {
 		}
 		return
 	}
-	s.runCancel, s.runDone = cancel, done
+	s.runCancel, s.runDone, s.runCtx = cancel, done, ctx
 	s.mu.Unlock()
 	s.setState(StateConnecting, "starting")
 	go func() {
