@@ -181,8 +181,16 @@ func OpenAudit(path string, opts *AuditOptions) (*AuditLog, error) {
 	return l, nil
 }
 
+// open opens the file at l.path, which must be a regular file: a
+// symbolic link is refused (whoever can write the log's folder, or swap
+// the file between rotations, would have the gateway append to any file
+// it can write), and so is a named pipe or a device (a pipe nobody reads
+// would hold every call at its audit line).
 func (l *AuditLog) open() error {
-	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if fi, err := os.Lstat(l.path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("opening the audit log: %s is a symbolic link; give the file itself", l.path)
+	}
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|auditOpenFlags, 0o600)
 	if err != nil {
 		return fmt.Errorf("opening the audit log: %w", err)
 	}
@@ -190,6 +198,10 @@ func (l *AuditLog) open() error {
 	if err != nil {
 		f.Close()
 		return fmt.Errorf("opening the audit log: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return fmt.Errorf("opening the audit log: %s is not a regular file", l.path)
 	}
 	l.f, l.size = f, fi.Size()
 	return nil
