@@ -128,6 +128,9 @@ type AuditLog struct {
 	mu   sync.Mutex
 	f    *os.File
 	size int64
+	// torn: the last write put part of a line in the file and it could
+	// not be taken out; the next line is written after a newline.
+	torn bool
 	// recent are the last lines written (RecentAudit of them), for a
 	// console's Calls page: a ring, whose oldest line is at head once it
 	// is full, so that a line written moves no other.
@@ -364,12 +367,38 @@ func (l *AuditLog) Write(e *AuditEntry) error {
 	if l.f == nil {
 		return errors.New("the audit log is closed")
 	}
+	if l.torn {
+		// A line cut short by a failed write ends here.
+		n, err := l.f.Write([]byte{'\n'})
+		l.size += int64(n)
+		if err != nil {
+			return err
+		}
+		l.torn = false
+	}
 	if l.size > 0 && l.size+int64(len(b)) > l.max {
 		if err := l.rotate(); err != nil {
 			return err
 		}
 	}
 	n, err := l.f.Write(b)
+	if err != nil && n > 0 {
+		// Part of the line went in (the disk filled): take it out,
+		// or the next line would be appended to it and a reader
+		// would parse the two as one broken line (or, cut where a
+		// string was open, as something neither said). Where it
+		// cannot be taken out, the next line starts on a line of its
+		// own.
+		// The file's own size, not l.size: someone may have cut the
+		// file since (copytruncate), and a truncate past its end
+		// would fill it with zeros.
+		fi, serr := l.f.Stat()
+		if serr != nil || fi.Size() < int64(n) || l.f.Truncate(fi.Size()-int64(n)) != nil {
+			l.size += int64(n)
+			l.torn = true
+		}
+		return err
+	}
 	l.size += int64(n)
 	if err == nil {
 		if len(l.recent) < RecentAudit {
