@@ -29,7 +29,8 @@ import (
 //
 // server is "" for the gateway's own tools (tool_search, the admin tools)
 // and for names it does not serve, whose tool label is then "(unknown)",
-// so a client cannot grow the label set without bound. Create it with
+// so a client cannot grow the label set without bound; nor can a server,
+// whose tools past MetricsToolsPerServer are "(other)". Create it with
 // NewMetrics, pass it in Options.Metrics and serve Handler.
 type Metrics struct {
 	reg       *prometheus.Registry
@@ -45,7 +46,22 @@ type Metrics struct {
 	mu        sync.RWMutex
 	series    map[seriesKey]*toolSeries
 	decidedBy map[string]prometheus.Counter
+	// tools counts the tool labels of each server (MetricsToolsPerServer
+	// at most).
+	tools map[string]int
 }
+
+// MetricsToolsPerServer is how many tools of one server have series of
+// their own; the calls of the server's other tools are counted under
+// tool="(other)". A server chooses its tools' names (up to 100,000 of
+// them, and new ones at every list): without a bound, one that renamed
+// its tools at each list would add series with every call, for as long
+// as the gateway runs. A tool label is cut at metricsToolMax characters.
+const MetricsToolsPerServer = 500
+
+// metricsToolMax cuts a tool label: 128 characters, the longest tool
+// name MCP allows.
+const metricsToolMax = 128
 
 type seriesKey struct{ server, tool string }
 
@@ -125,9 +141,20 @@ func (m *Metrics) seriesOf(server, tool, decision string, failed bool) (*toolSer
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.series == nil {
-		m.series, m.decidedBy = map[seriesKey]*toolSeries{}, map[string]prometheus.Counter{}
+		m.series, m.decidedBy, m.tools = map[seriesKey]*toolSeries{}, map[string]prometheus.Counter{}, map[string]int{}
 	}
 	s = m.series[k]
+	if s == nil && server != "" {
+		// A new tool of a server: its own series while the server has
+		// fewer than MetricsToolsPerServer, else the server's "(other)".
+		if k.tool = cutString(k.tool, metricsToolMax); m.tools[server] >= MetricsToolsPerServer {
+			k.tool = "(other)"
+		}
+		if s = m.series[k]; s == nil {
+			m.tools[server]++
+		}
+	}
+	server, tool = k.server, k.tool
 	if s == nil {
 		s = &toolSeries{calls: m.calls.WithLabelValues(server, tool), latency: m.latency.WithLabelValues(server, tool)}
 		m.series[k] = s

@@ -1,0 +1,65 @@
+package gateway_test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/gateway"
+	"github.com/switchboard-mcp/switchboard/host"
+)
+
+// A server chooses its tools' names and how many (up to 100,000, new
+// ones at every list): the metrics give MetricsToolsPerServer of them
+// series of their own and count the calls of the rest under
+// tool="(other)", so that a server whose names change with every list
+// cannot add series with every call for as long as the gateway runs.
+func TestMetricsBoundAServersToolLabels(t *testing.T) {
+	n := gateway.MetricsToolsPerServer + 40
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("t%04d", i)
+	}
+	metrics := gateway.NewMetrics(nil)
+	f := startWith(t, fixtureOpts{pipe: true, host: func(o *host.Options) { o.AutoDeferShare = -1 }}, &gateway.Options{Metrics: metrics}, stdio("alpha", "longnames", "-names", strings.Join(names, ",")))
+	for _, name := range names {
+		got, res := callText(t, f.session, &mcp.CallToolParams{Name: "alpha__" + name, Arguments: map[string]any{"text": "x"}})
+		if res.IsError || !strings.Contains(got, name+": x") {
+			t.Fatalf("%s: %q", name, got)
+		}
+	}
+	srv := httptest.NewServer(metrics.Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := map[string]bool{}
+	var total float64
+	re := regexp.MustCompile(`^switchboard_gateway_calls_total\{server="alpha",tool="([^"]*)"\} (\d+)`)
+	sc := bufio.NewScanner(strings.NewReader(string(body)))
+	for sc.Scan() {
+		if mm := re.FindStringSubmatch(sc.Text()); mm != nil {
+			tools[mm[1]] = true
+			var v float64
+			fmt.Sscan(mm[2], &v)
+			total += v
+		}
+	}
+	if len(tools) > gateway.MetricsToolsPerServer+1 || !tools["(other)"] || total != float64(n) {
+		t.Fatalf("alpha's %d calls of %d tools are in %d tool series (want at most %d, one of them (other)) counting %v calls",
+			n, n, len(tools), gateway.MetricsToolsPerServer+1, total)
+	}
+}
