@@ -336,8 +336,23 @@ func cutStrings(v any) any {
 	case string:
 		return cutString(v, auditArgMax)
 	case map[string]any:
+		var cut map[string]any
 		for k, e := range v {
-			v[k] = cutStrings(e)
+			e = cutStrings(e)
+			if ck := cutString(k, auditArgMax); ck != k {
+				// A key is the caller's to choose too, as long as
+				// a request.
+				if cut == nil {
+					cut = map[string]any{}
+				}
+				cut[ck] = e
+				delete(v, k)
+				continue
+			}
+			v[k] = e
+		}
+		for k, e := range cut {
+			v[k] = e
 		}
 	case []any:
 		for i, e := range v {

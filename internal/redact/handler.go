@@ -91,7 +91,8 @@ func (h *handler) scrubDeep(v any) any {
 
 // EachString applies f to every string of v — v itself, or at any depth
 // of its maps and slices (map[string]any, []any, []string,
-// map[string]string, as [Args] and [Any] return them) — and returns the
+// map[string]string, as [Args] and [Any] return them), and the keys of
+// a map[string]any — and returns the
 // result. Maps and slices are changed in place: give it a copy (what
 // [Args] returns is one).
 func EachString(v any, f func(string) string) any {
@@ -99,8 +100,23 @@ func EachString(v any, f func(string) string) any {
 	case string:
 		return f(v)
 	case map[string]any:
+		var renamed map[string]any
 		for k, e := range v {
-			v[k] = EachString(e, f)
+			e = EachString(e, f)
+			if nk := f(k); nk != k {
+				// A key holds text too: a secret in it is
+				// replaced as in a value.
+				if renamed == nil {
+					renamed = map[string]any{}
+				}
+				renamed[nk] = e
+				delete(v, k)
+				continue
+			}
+			v[k] = e
+		}
+		for k, e := range renamed {
+			v[k] = e
 		}
 	case []any:
 		for i, e := range v {

@@ -80,7 +80,8 @@ func Value(key, value string) string {
 
 // Args returns a deep copy of tool arguments with secrets redacted: a
 // secret key's whole value (a scalar, or everything under it), and secret
-// shapes inside other strings. It never modifies args.
+// shapes inside other strings, keys included (a key is the caller's text
+// as much as a value is). It never modifies args.
 func Args(args map[string]any) map[string]any {
 	if args == nil {
 		return nil
@@ -88,10 +89,10 @@ func Args(args map[string]any) map[string]any {
 	out := make(map[string]any, len(args))
 	for k, v := range args {
 		if IsSecretKey(k) && v != nil {
-			out[k] = Placeholder
+			out[String(k)] = Placeholder
 			continue
 		}
-		out[k] = Any(v)
+		out[String(k)] = Any(v)
 	}
 	return out
 }
