@@ -85,6 +85,10 @@ type AuditEntry struct {
 	// (host.Host.Redact) are "<redacted>". Error is scrubbed the same way.
 	ArgsHMAC string         `json:"args_hmac,omitempty"`
 	Args     map[string]any `json:"args,omitempty"`
+	// ArgsCut, when the arguments so redacted and cut still take more
+	// than AuditArgsMax bytes of JSON (thousands of keys), is how many:
+	// Args is then left out (ArgsHMAC is still of all of them).
+	ArgsCut int `json:"args_cut,omitempty"`
 	// Hooks are the call hooks' decisions on the call (allow, deny,
 	// redact, error), Findings the deceptive text found in its result
 	// (removed or made visible before the model read it) and Secrets what
@@ -228,6 +232,10 @@ func (l *AuditLog) Close() error {
 // auditArgMax cuts each string of the redacted arguments.
 const auditArgMax = 200
 
+// AuditArgsMax is the most bytes of JSON an audit line's arguments take;
+// past it they are left out of the line (AuditEntry.ArgsCut).
+const AuditArgsMax = 16 << 10
+
 // auditNameMax cuts a line's tool and server names, and auditTextMax its
 // error and hook reasons (which may quote a name), in characters.
 const (
@@ -274,6 +282,18 @@ func (l *AuditLog) write(e *AuditEntry, raw json.RawMessage, scrub func(string) 
 		}
 		putLineBuf(lb)
 		e.Args = cutStrings(redact.EachString(redact.Args(args), scrub)).(map[string]any)
+		// Each string is cut, but not their number: a request's 4 MiB
+		// of short keys would be a line of megabytes, and the lines
+		// kept for the console (RecentAudit) gigabytes. A small
+		// request cannot come near the bound (its JSON at most grows
+		// sixfold, "<" written \u003c), and is not measured.
+		if len(raw) > AuditArgsMax/8 {
+			lb := getLineBuf()
+			if b, ok := appendValue(lb.b[:0], e.Args); ok && len(b) > AuditArgsMax {
+				e.Args, e.ArgsCut = nil, len(b)
+			}
+			putLineBuf(lb)
+		}
 	} else if len(raw) > 0 {
 		e.ArgsHMAC = l.mac(raw)
 	}

@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -66,5 +67,39 @@ func TestAuditAndDebugLogRedactArgumentNames(t *testing.T) {
 	}
 	if lines := readAudit(t, path); len(lines) != 1 {
 		t.Errorf("%d audit lines, want 1", len(lines))
+	}
+}
+
+// Each string of an audit line's arguments is cut, and so is their
+// number: a call with 50,000 short arguments (a request may be 4 MiB) is
+// a line of a few hundred bytes that says how much it left out, not one
+// of megabytes, and the line kept for the console holds none of them.
+func TestAuditLineLeavesOutArgumentsPastItsBound(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	audit, err := gateway.OpenAudit(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer audit.Close()
+	f := startWith(t, fixtureOpts{}, &gateway.Options{Audit: audit}, stdio("alpha", "echo"))
+	args := map[string]any{"text": "hi"}
+	for i := range 50_000 {
+		args[fmt.Sprintf("a%d", i)] = i
+	}
+	callText(t, f.session, &mcp.CallToolParams{Name: "alpha__echo", Arguments: args})
+	waitRelayIdle(t, f.g)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) > gateway.AuditArgsMax+4<<10 {
+		t.Fatalf("the audit line of a call with 50,000 arguments is %d bytes, want at most %d", len(raw), gateway.AuditArgsMax+4<<10)
+	}
+	lines := readAudit(t, path)
+	if len(lines) != 1 || lines[0].ArgsHMAC == "" || lines[0].Args != nil || lines[0].ArgsCut <= gateway.AuditArgsMax {
+		t.Fatalf("audit lines: %.1000v", lines)
+	}
+	if r := audit.Recent(); len(r) != 1 || r[0].Args != nil {
+		t.Fatalf("the line kept for the console holds %d arguments", len(r[0].Args))
 	}
 }

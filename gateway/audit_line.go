@@ -71,6 +71,10 @@ func appendEntry(b []byte, e *AuditEntry) ([]byte, bool) {
 			return b, false
 		}
 	}
+	if e.ArgsCut > 0 {
+		b = appendKey(b, "args_cut")
+		b = strconv.AppendInt(b, int64(e.ArgsCut), 10)
+	}
 	if len(e.Hooks) > 0 {
 		b = appendKey(b, "hooks")
 		b = append(b, '[')
