@@ -135,6 +135,11 @@ type AuditLog struct {
 	// torn: the last write put part of a line in the file and it could
 	// not be taken out; the next line is written after a newline.
 	torn bool
+	// noRotate: a rotation could not move the file.
+	noRotate bool
+	// closed: Close was called (f is also nil, for a while, after a
+	// rotation that could not open the next file).
+	closed bool
 	// recent are the last lines written (RecentAudit of them), for a
 	// console's Calls page: a ring, whose oldest line is at head once it
 	// is full, so that a line written moves no other.
@@ -221,6 +226,7 @@ func (l *AuditLog) Path() string { return l.path }
 func (l *AuditLog) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.closed = true
 	if l.f == nil {
 		return nil
 	}
@@ -399,8 +405,17 @@ func (l *AuditLog) Write(e *AuditEntry) error {
 	lb.b = b
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.f == nil {
+	if l.closed {
 		return errors.New("the audit log is closed")
+	}
+	if l.f == nil {
+		// A rotation could not open the next file (the disk was full,
+		// its folder refused): try again with each line, or the log
+		// would stay shut, every call unaudited, after the disk had
+		// room again.
+		if err := l.open(); err != nil {
+			return err
+		}
 	}
 	if l.torn {
 		// A line cut short by a failed write ends here.
@@ -411,7 +426,7 @@ func (l *AuditLog) Write(e *AuditEntry) error {
 		}
 		l.torn = false
 	}
-	if l.size > 0 && l.size+int64(len(b)) > l.max {
+	if !l.noRotate && l.size > 0 && l.size+int64(len(b)) > l.max {
 		if err := l.rotate(); err != nil {
 			return err
 		}
@@ -458,7 +473,12 @@ func (l *AuditLog) rotate() error {
 		}
 	}
 	if err := os.Rename(l.path, l.path+".1"); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("rotating the audit log: %w", err)
+		// The file cannot be moved (made append-only, chattr +a; a
+		// folder that refuses): the lines go on into it, past its
+		// size, and it is not rotated again (each try would move the
+		// older files once more, the oldest lost each time).
+		l.log.Warn("the audit log cannot be rotated; it grows past its size", "error", err)
+		l.noRotate = true
 	}
 	return l.open()
 }
