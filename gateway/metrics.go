@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/switchboard-mcp/switchboard/host"
+	"github.com/switchboard-mcp/switchboard/internal/termsafe"
 )
 
 // Metrics are a gateway's Prometheus metrics, in a registry of their own
@@ -56,7 +57,8 @@ type Metrics struct {
 // tool="(other)". A server chooses its tools' names (up to 100,000 of
 // them, and new ones at every list): without a bound, one that renamed
 // its tools at each list would add series with every call, for as long
-// as the gateway runs. A tool label is cut at metricsToolMax characters.
+// as the gateway runs. A tool label is cut at metricsToolMax characters,
+// what a terminal would act on in it escaped (termsafe.Line).
 const MetricsToolsPerServer = 500
 
 // metricsToolMax cuts a tool label: 128 characters, the longest tool
@@ -147,7 +149,11 @@ func (m *Metrics) seriesOf(server, tool, decision string, failed bool) (*toolSer
 	if s == nil && server != "" {
 		// A new tool of a server: its own series while the server has
 		// fewer than MetricsToolsPerServer, else the server's "(other)".
-		if k.tool = cutString(k.tool, metricsToolMax); m.tools[server] >= MetricsToolsPerServer {
+		// A server's name for its tool may hold what a terminal acts
+		// on (an escape sequence, a bidi override): the label shows it
+		// escaped, as status does, for whoever reads /metrics with
+		// curl.
+		if k.tool = cutString(termsafe.Line(k.tool), metricsToolMax); m.tools[server] >= MetricsToolsPerServer {
 			k.tool = "(other)"
 		}
 		if s = m.series[k]; s == nil {

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -61,5 +62,43 @@ func TestMetricsBoundAServersToolLabels(t *testing.T) {
 	if len(tools) > gateway.MetricsToolsPerServer+1 || !tools["(other)"] || total != float64(n) {
 		t.Fatalf("alpha's %d calls of %d tools are in %d tool series (want at most %d, one of them (other)) counting %v calls",
 			n, n, len(tools), gateway.MetricsToolsPerServer+1, total)
+	}
+}
+
+// A server's name for its tool may hold an escape sequence and a bidi
+// override: /metrics, which people read with curl, shows them escaped.
+func TestMetricsEscapeAServersToolName(t *testing.T) {
+	metrics := gateway.NewMetrics(nil)
+	f := startWith(t, fixtureOpts{}, &gateway.Options{Metrics: metrics}, stdio("evil", "hostile-output"))
+	lt, err := f.session.ListTools(ctxFor(t, 30*time.Second), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var name string
+	for _, tl := range lt.Tools {
+		if strings.HasPrefix(tl.Name, "evil__name") {
+			name = tl.Name
+		}
+	}
+	if name == "" {
+		t.Fatalf("no tool of the hostile name is served: %d tools", len(lt.Tools))
+	}
+	callText(t, f.session, &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
+	srv := httptest.NewServer(metrics.Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(body), `switchboard_gateway_calls_total{server="evil",tool="name`) {
+		t.Fatalf("the call is not in the metrics; the check below would prove little:\n%s", body)
+	}
+	if strings.ContainsAny(string(body), "\x1b\u202e") {
+		t.Errorf("/metrics holds the server's escape sequence or bidi override raw:\n%q", body)
 	}
 }
