@@ -183,7 +183,11 @@ func start(t testing.TB, bin string, opts *Options) (*Server, error) {
 	s := &Server{
 		Public: fmt.Sprintf("http://127.0.0.1:%d", pub),
 		Admin:  fmt.Sprintf("http://127.0.0.1:%d", adm),
-		http:   &http.Client{Timeout: 30 * time.Second},
+		// A new connection per request: Hydra closes idle ones, and a
+		// POST (the token request) on one it has just closed fails with
+		// EOF, which net/http does not retry for a POST — on a loaded
+		// machine, where the test's steps are far apart, it did.
+		http: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}},
 	}
 	s.Issuer = opts.Issuer
 	if s.Issuer == "" {
