@@ -1,5 +1,7 @@
 package gateway
 
+import "time"
+
 // RelayCounts returns how many calls are held for a client's answer and
 // how many host calls run on the relay's goroutines.
 func RelayCounts(g *Gateway) (held, running int) { return g.relay.counts() }
@@ -47,3 +49,24 @@ const (
 	MaxHeldQuestions = maxHeldQuestions
 	MaxHeldPerClient = maxHeldPerClient
 )
+
+// SetStreamWriteWait sets how long one write to a hijacked stream's client
+// may take, until the test ends.
+func SetStreamWriteWait(t interface{ Cleanup(func()) }, d time.Duration) {
+	old := streamWriteWait
+	streamWriteWait = d
+	t.Cleanup(func() { streamWriteWait = old })
+}
+
+// StreamWriting reports whether a write to the client of session sid's
+// hijacked stream is under way.
+func StreamWriting(g *Gateway, sid string) bool {
+	g.streams.mu.Lock()
+	defer g.streams.mu.Unlock()
+	for s := range g.streams.set {
+		if s.sid == sid && s.writing.Load() {
+			return true
+		}
+	}
+	return false
+}

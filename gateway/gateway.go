@@ -420,6 +420,9 @@ func New(sb *switchboard.Switchboard, opts *Options) *Gateway {
 	// Outermost: a call's cancellation and timeout cover all of it.
 	g.use(g.trackCalls)
 	g.srv.AddSendingMiddleware(trackQuestions)
+	// A client that stops reading its stream holds up its own
+	// list_changed only, not every session's after it.
+	g.srv.AddSendingMiddleware(newNotifyApart(quietNotifications(o.Logger)).middleware)
 	if g.observing() {
 		// Around even that: the audit line and metrics see the answer the
 		// client gets, timeouts included.

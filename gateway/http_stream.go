@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -35,7 +36,8 @@ import (
 
 // streamWriteWait bounds one write to a stream's client: a client that
 // stops reading its stream loses it, and the SDK's writer is not held.
-const streamWriteWait = 30 * time.Second
+// A variable for tests.
+var streamWriteWait = 30 * time.Second
 
 // sseStream is a standalone stream served on a hijacked connection: the
 // http.ResponseWriter the SDK writes the stream to.
@@ -48,6 +50,10 @@ type sseStream struct {
 	buf    []byte
 	err    error
 	cancel context.CancelFunc
+	sid    string
+	// writing is true while a write to the client is under way (a test
+	// sees a client stop reading by it).
+	writing atomic.Bool
 	// done is closed when the SDK is done with the stream and the
 	// connection is closed.
 	done chan struct{}
@@ -65,7 +71,7 @@ func (l *httpLife) serveStream(w http.ResponseWriter, r *http.Request, sid strin
 		return false
 	}
 	userID := principalID(r)
-	st := &sseStream{done: make(chan struct{})}
+	st := &sseStream{sid: sid, done: make(chan struct{})}
 	old, ok := l.sessions.attachStream(sid, userID, st)
 	if !ok {
 		return false
@@ -200,7 +206,9 @@ func (s *sseStream) flushLocked(last bool) error {
 // send writes b to the client within streamWriteWait.
 func (s *sseStream) send(b []byte) error {
 	_ = s.conn.SetWriteDeadline(time.Now().Add(streamWriteWait))
+	s.writing.Store(true)
 	_, err := s.conn.Write(b)
+	s.writing.Store(false)
 	return err
 }
 
