@@ -1,7 +1,5 @@
 package gateway
 
-import "time"
-
 // RelayCounts returns how many calls are held for a client's answer and
 // how many host calls run on the relay's goroutines.
 func RelayCounts(g *Gateway) (held, running int) { return g.relay.counts() }
@@ -49,14 +47,6 @@ const (
 	MaxHeldQuestions = maxHeldQuestions
 	MaxHeldPerClient = maxHeldPerClient
 )
-
-// SetStreamWriteWait sets how long one write to a hijacked stream's client
-// may take, until the test ends.
-func SetStreamWriteWait(t interface{ Cleanup(func()) }, d time.Duration) {
-	old := streamWriteWait
-	streamWriteWait = d
-	t.Cleanup(func() { streamWriteWait = old })
-}
 
 // StreamWriting reports whether a write to the client of session sid's
 // hijacked stream is under way.

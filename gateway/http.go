@@ -62,6 +62,24 @@ type HTTPOptions struct {
 	// trickles it gets 408). If <= 0, DefaultBodyTimeout. Bound the
 	// headers with the http.Server's ReadHeaderTimeout.
 	BodyTimeout time.Duration
+	// MaxCalls caps the POSTs of each endpoint in flight at once (a
+	// tools/call is one until its answer is written): past it, a POST is
+	// answered 429 with Retry-After and a JSON-RPC error. If <= 0,
+	// DefaultMaxCalls.
+	MaxCalls int
+	// MaxCallsPerPrincipal caps the POSTs in flight of one team member (a
+	// principal of a gateway key or an OAuth access token), so that one
+	// member's client that never reads its answers cannot take the
+	// others' calls: past it, that member's POST is answered 429. The
+	// shared token's holder and callers of a gateway without credentials
+	// have no share below MaxCalls. If <= 0, half of MaxCalls (at least 1).
+	MaxCallsPerPrincipal int
+	// WriteTimeout bounds one write of an answer (a JSON answer, an SSE
+	// event, a stream's event) to its client: a client that stops reading
+	// loses it, and its connection, instead of holding them and its
+	// session busy. A call or stream with nothing to write has no bound.
+	// If <= 0, DefaultWriteTimeout.
+	WriteTimeout time.Duration
 	// OAuth, if set, is the verifier of the access tokens the Guard's Auth
 	// accepts: Handler serves its protected resource metadata (RFC 9728)
 	// without auth.
@@ -100,6 +118,15 @@ func (g *Gateway) httpDefaults(opts *HTTPOptions) *HTTPOptions {
 	}
 	if o.MaxSessionsPerPrincipal <= 0 {
 		o.MaxSessionsPerPrincipal = max(o.MaxSessions/2, 1)
+	}
+	if o.MaxCalls <= 0 {
+		o.MaxCalls = DefaultMaxCalls
+	}
+	if o.MaxCallsPerPrincipal <= 0 {
+		o.MaxCallsPerPrincipal = max(o.MaxCalls/2, 1)
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = DefaultWriteTimeout
 	}
 	if o.SessionIdleTimeout <= 0 {
 		o.SessionIdleTimeout = DefaultSessionIdleTimeout
@@ -172,7 +199,7 @@ func (g *Gateway) endpoint(o *HTTPOptions) http.Handler {
 		// those on 2026-07-28, which have no sessions.
 		life = &revisionRouter{stateful: newHTTPLife(g, g.sdkHandler(false, o), false, o, log), stateless: life, body: o.BodyTimeout, log: log}
 	}
-	return g.refuseSelf(o.Guard.Wrap(life))
+	return g.refuseSelf(o.Guard.Wrap(newCallLimit(life, o)))
 }
 
 // refuseSelf refuses, before any credential is asked for, a request of

@@ -58,6 +58,7 @@ type httpLife struct {
 	next      http.Handler
 	stateless bool
 	body      time.Duration
+	write     time.Duration // HTTPOptions.WriteTimeout, for streams
 	log       *slog.Logger
 	sessions  *sessionCap // nil when stateless
 	// sdkOnly sends every request to the SDK's handler: no fast path
@@ -66,7 +67,7 @@ type httpLife struct {
 }
 
 func newHTTPLife(g *Gateway, next http.Handler, stateless bool, opts *HTTPOptions, log *slog.Logger) *httpLife {
-	l := &httpLife{g: g, next: next, stateless: stateless, body: opts.BodyTimeout, log: log, sdkOnly: opts.SDKOnly}
+	l := &httpLife{g: g, next: next, stateless: stateless, body: opts.BodyTimeout, write: opts.WriteTimeout, log: log, sdkOnly: opts.SDKOnly}
 	if !stateless {
 		n := opts.MaxSessions
 		l.sessions = &sessionCap{max: n, share: opts.MaxSessionsPerPrincipal, live: map[string]*liveSession{}, pendingBy: map[string]int{},

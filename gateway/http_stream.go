@@ -34,11 +34,6 @@ import (
 // and the session's own end (DELETE, the idle timeout, the gateway's
 // shutdown) ends the stream.
 
-// streamWriteWait bounds one write to a stream's client: a client that
-// stops reading its stream loses it, and the SDK's writer is not held.
-// A variable for tests.
-var streamWriteWait = 30 * time.Second
-
 // sseStream is a standalone stream served on a hijacked connection: the
 // http.ResponseWriter the SDK writes the stream to.
 type sseStream struct {
@@ -51,6 +46,10 @@ type sseStream struct {
 	err    error
 	cancel context.CancelFunc
 	sid    string
+	// wait bounds one write to the client (HTTPOptions.WriteTimeout): a
+	// client that stops reading its stream loses it, and the SDK's
+	// writer is not held.
+	wait time.Duration
 	// writing is true while a write to the client is under way (a test
 	// sees a client stop reading by it).
 	writing atomic.Bool
@@ -71,7 +70,7 @@ func (l *httpLife) serveStream(w http.ResponseWriter, r *http.Request, sid strin
 		return false
 	}
 	userID := principalID(r)
-	st := &sseStream{sid: sid, done: make(chan struct{})}
+	st := &sseStream{sid: sid, wait: l.write, done: make(chan struct{})}
 	old, ok := l.sessions.attachStream(sid, userID, st)
 	if !ok {
 		return false
@@ -203,9 +202,9 @@ func (s *sseStream) flushLocked(last bool) error {
 	return nil
 }
 
-// send writes b to the client within streamWriteWait.
+// send writes b to the client within s.wait.
 func (s *sseStream) send(b []byte) error {
-	_ = s.conn.SetWriteDeadline(time.Now().Add(streamWriteWait))
+	_ = s.conn.SetWriteDeadline(time.Now().Add(s.wait))
 	s.writing.Store(true)
 	_, err := s.conn.Write(b)
 	s.writing.Store(false)

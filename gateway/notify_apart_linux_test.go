@@ -17,12 +17,11 @@ import (
 // A client that opens its session's standalone stream and never reads it
 // holds up nobody's list_changed but its own. The SDK writes a change to
 // each session in turn; once this stream's socket is full, its write waits
-// (here, for the test's length), and before, every session after it waited
+// (here, for longer than the test), and before, every session after it waited
 // too. The other session must get each change while the stuck stream's
 // write is still under way.
 func TestStuckStreamHoldsUpNoOtherSession(t *testing.T) {
 	ctx := ctxFor(t, 3*time.Minute)
-	gateway.SetStreamWriteWait(t, 10*time.Minute)
 	g := servedGateway(t, "alpha", nil)
 	// Small socket buffers on both ends, so that a few changes fill them.
 	small := func(opt int) func(_, _ string, c syscall.RawConn) error {
@@ -35,7 +34,7 @@ func TestStuckStreamHoldsUpNoOtherSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(g.Endpoint(nil))
+	srv := httptest.NewUnstartedServer(g.Endpoint(&gateway.HTTPOptions{WriteTimeout: 10 * time.Minute}))
 	srv.Listener.Close()
 	srv.Listener = ln
 	srv.Start()

@@ -97,6 +97,15 @@ type ServeOptions struct {
 	// --max-sessions-per-principal), so that one member cannot fill
 	// MaxSessions. If <= 0, half of MaxSessions.
 	MaxSessionsPerPrincipal int
+	// MaxCalls caps the HTTP requests in flight at once (--max-calls);
+	// past it one is answered 429. If <= 0, DefaultMaxCalls.
+	MaxCalls int
+	// MaxCallsPerPrincipal caps those of one team member
+	// (--max-calls-per-principal). If <= 0, half of MaxCalls.
+	MaxCallsPerPrincipal int
+	// WriteTimeout bounds one write of an answer to an HTTP client
+	// (--write-timeout). If <= 0, DefaultWriteTimeout.
+	WriteTimeout time.Duration
 	// SessionIdleTimeout closes an HTTP session that has had no request
 	// for this long (--session-idle-timeout). If <= 0,
 	// DefaultSessionIdleTimeout.
@@ -325,6 +334,9 @@ until some are answered.`,
 	fl.StringVar(&opts.Advertise, "advertise", "", "with --session-key-file: the `URL` other instances reach this one at (default: from --http)")
 	fl.IntVar(&opts.MaxSessions, "max-sessions", DefaultMaxSessions, "keep at most `N` HTTP sessions; a new one past it ends the one idle longest")
 	fl.IntVar(&opts.MaxSessionsPerPrincipal, "max-sessions-per-principal", 0, "keep at most `N` HTTP sessions of one key's or access token's principal (0: half of --max-sessions); past it, its own idle longest ends")
+	fl.IntVar(&opts.MaxCalls, "max-calls", DefaultMaxCalls, "answer at most `N` HTTP requests (tool calls) at once; past it, 429 with Retry-After")
+	fl.IntVar(&opts.MaxCallsPerPrincipal, "max-calls-per-principal", 0, "answer at most `N` HTTP requests of one key's or access token's principal at once (0: half of --max-calls); past it, 429")
+	fl.DurationVar(&opts.WriteTimeout, "write-timeout", DefaultWriteTimeout, "drop an HTTP client whose one write (an answer, a stream's event) takes longer than `D` (it stopped reading)")
 	fl.DurationVar(&opts.SessionIdleTimeout, "session-idle-timeout", DefaultSessionIdleTimeout, "end an HTTP session that sent nothing for `D`")
 	fl.DurationVar(&opts.BodyTimeout, "body-timeout", DefaultBodyTimeout, "refuse an HTTP request whose body takes longer than `D` to arrive")
 	fl.BoolVar(&opts.AdminTools, "admin-tools", false, "add the switchboard__pause and switchboard__resume tools")
@@ -922,6 +934,8 @@ const (
 	DefaultMaxSessions        = gateway.DefaultMaxSessions
 	DefaultSessionIdleTimeout = gateway.DefaultSessionIdleTimeout
 	DefaultBodyTimeout        = gateway.DefaultBodyTimeout
+	DefaultMaxCalls           = gateway.DefaultMaxCalls
+	DefaultWriteTimeout       = gateway.DefaultWriteTimeout
 )
 
 // serveInstructions are the gateway's instructions to its clients' models:

@@ -116,6 +116,9 @@ func httpHandler(ctx context.Context, opts *ServeOptions, g *gateway.Gateway, ad
 		MaxSessionsPerPrincipal: opts.MaxSessionsPerPrincipal,
 		SessionIdleTimeout:      opts.SessionIdleTimeout,
 		BodyTimeout:             opts.BodyTimeout,
+		MaxCalls:                opts.MaxCalls,
+		MaxCallsPerPrincipal:    opts.MaxCallsPerPrincipal,
+		WriteTimeout:            opts.WriteTimeout,
 		OAuth:                   opts.jwt,
 		Logger:                  log,
 	}
