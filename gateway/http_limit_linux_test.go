@@ -184,3 +184,67 @@ func TestCallsInFlightCapped(t *testing.T) {
 		})
 	}
 }
+
+// A team member's calls in flight are capped at its share: alice, with
+// two slow calls under way, is refused a third (429), while bob, under
+// the same gateway cap, is answered.
+func TestCallsInFlightShare(t *testing.T) {
+	ak, aid, _ := gateway.NewKey()
+	bk, bid, _ := gateway.NewKey()
+	auth := gateway.NewAuth(&gateway.AuthOptions{File: writeAuth(t, &gateway.AuthFile{Principals: map[string]*gateway.AuthEntry{
+		"alice": {Keys: []gateway.AuthKey{{ID: aid, SHA256: gateway.KeyHash(ak)}}},
+		"bob":   {Keys: []gateway.AuthKey{{ID: bid, SHA256: gateway.KeyHash(bk)}}},
+	}})})
+	g := servedGateway(t, "alpha", auth)
+	srv := guardedServer(t, g, auth, &gateway.HTTPOptions{MaxCalls: 5, MaxCallsPerPrincipal: 2})
+	ctx := ctxFor(t, 60*time.Second)
+	do := func(ctx context.Context, key, sid, body string) (int, string, string) {
+		t.Helper()
+		resp, err := http.DefaultClient.Do(sessionRequest(ctx, "POST", srv.URL+"/mcp", key, sid, strings.NewReader(body)))
+		if err != nil {
+			return 0, err.Error(), ""
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), resp.Header.Get("Mcp-Session-Id")
+	}
+	open := func(key string) string {
+		code, body, sid := do(ctx, key, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+		if code != http.StatusOK || sid == "" {
+			t.Fatalf("initialize: %d %s", code, body)
+		}
+		if code, body, _ := do(ctx, key, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != http.StatusAccepted {
+			t.Fatalf("initialized: %d %s", code, body)
+		}
+		return sid
+	}
+	asid, bsid := open(ak), open(bk)
+	slowCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	for i := range 2 {
+		go func() {
+			for slowCtx.Err() == nil {
+				if code, _, _ := do(slowCtx, ak, asid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"alpha__slow","arguments":{"ms":600000}}}`, 10+i)); code != http.StatusTooManyRequests {
+					return
+				}
+			}
+		}()
+	}
+	echo := `{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"alpha__echo","arguments":{"text":"hi"}}}`
+	for i := 0; ; i++ {
+		code, body, _ := do(ctx, ak, asid, echo)
+		if code == http.StatusTooManyRequests {
+			if !strings.Contains(body, "alice has 2, its share") {
+				t.Fatalf("alice's refusal: %s", body)
+			}
+			break
+		}
+		if i == 200 {
+			t.Fatalf("alice has 3 calls in flight with a share of 2: %d %s", code, body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if code, body, _ := do(ctx, bk, bsid, echo); code != http.StatusOK {
+		t.Fatalf("bob, within the gateway's cap, was answered %d %s", code, body)
+	}
+}
