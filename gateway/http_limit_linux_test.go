@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -246,5 +247,41 @@ func TestCallsInFlightShare(t *testing.T) {
 	}
 	if code, body, _ := do(ctx, bk, bsid, echo); code != http.StatusOK {
 		t.Fatalf("bob, within the gateway's cap, was answered %d %s", code, body)
+	}
+}
+
+// The write deadline the endpoint sets for an answer does not outlive the
+// request: a keep-alive connection's next request, to another path, is
+// answered after the deadline has passed. (net/http lifts a write
+// deadline once it has finished an answer, since Go 1.20; the endpoint
+// relies on it.)
+func TestWriteDeadlineEndsWithItsRequest(t *testing.T) {
+	ctx := ctxFor(t, time.Minute)
+	g := servedGateway(t, "alpha", nil)
+	srv := httptest.NewServer(g.Handler(&gateway.HTTPOptions{WriteTimeout: 100 * time.Millisecond}))
+	defer srv.Close()
+	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	br := bufio.NewReader(conn)
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s", srv.Listener.Addr(), len(body), body)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("initialize: %v %v", resp, err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	time.Sleep(300 * time.Millisecond) // past the answer's write deadline
+	fmt.Fprintf(conn, "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", srv.Listener.Addr())
+	resp, err = http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("/healthz on the same connection: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/healthz: %d", resp.StatusCode)
 	}
 }
