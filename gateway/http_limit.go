@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
@@ -24,12 +25,15 @@ const (
 // callLimit bounds, in front of both the fast path and the SDK's
 // handler, the POSTs in flight — all of them, and a team member's — and
 // the time one write of any answer may take. A POST past a bound is
-// answered 429 with Retry-After and a JSON-RPC error, unread.
+// answered 429 with Retry-After and a JSON-RPC error, unless it holds no
+// request.
 type callLimit struct {
 	next  http.Handler
 	max   int
 	share int // a member's; 0: none below max
 	write time.Duration
+	body  time.Duration
+	log   *slog.Logger
 
 	mu sync.Mutex
 	n  int
@@ -37,26 +41,55 @@ type callLimit struct {
 }
 
 func newCallLimit(next http.Handler, o *HTTPOptions) *callLimit {
-	return &callLimit{next: next, max: o.MaxCalls, share: o.MaxCallsPerPrincipal, write: o.WriteTimeout, by: map[string]int{}}
+	return &callLimit{next: next, max: o.MaxCalls, share: o.MaxCallsPerPrincipal, write: o.WriteTimeout, body: o.BodyTimeout, log: o.Logger, by: map[string]int{}}
 }
 
 func (c *callLimit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	bw := &writeBound{ResponseWriter: w, rc: *http.NewResponseController(w), wait: c.write}
 	if r.Method == http.MethodPost {
 		user, shared := principalID(r), member(r)
 		if why := c.take(user, shared); why != "" {
+			// A POST of answers and notifications only (the answer to
+			// a question of a call in flight, a cancellation) is passed
+			// uncounted: it is answered at once, and the calls that hold
+			// the room may wait for it.
+			body, ok := readPostBody(w, r, c.body, c.log)
+			if !ok {
+				return
+			}
+			setPostBody(r, body)
+			if !holdsRequest(body) {
+				c.next.ServeHTTP(bw, r)
+				bw.bound()
+				return
+			}
 			w.Header().Set("Retry-After", "1")
 			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusTooManyRequests)
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":%q}}`+"\n", why)
+			bw.WriteHeader(http.StatusTooManyRequests)
+			fmt.Fprintf(bw, `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":%q}}`+"\n", why)
 			return
 		}
 		defer c.put(user, shared)
 	}
-	bw := &writeBound{ResponseWriter: w, rc: *http.NewResponseController(w), wait: c.write}
 	c.next.ServeHTTP(bw, r)
 	// What net/http writes once the handler returns (the rest of its
 	// buffer, the last chunk) is bounded too.
 	bw.bound()
+}
+
+// holdsRequest reports whether body holds a JSON-RPC request (a message
+// with both a method and an ID), or is not JSON-RPC at all.
+func holdsRequest(body []byte) bool {
+	msgs := decodeMessages(body)
+	if len(msgs) == 0 {
+		return true
+	}
+	for _, m := range msgs {
+		if m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null" {
+			return true
+		}
+	}
+	return false
 }
 
 // take counts a request of user in; the refusal's words if a bound is

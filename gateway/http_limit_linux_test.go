@@ -163,6 +163,22 @@ func TestCallsInFlightCapped(t *testing.T) {
 					if err := json.Unmarshal(b, &m); err != nil || m.Error.Code != -32000 || !strings.Contains(m.Error.Message, "--max-calls") || hdr.Get("Retry-After") == "" {
 						t.Fatalf("refusal: %s %v (Retry-After %q)", b, err, hdr.Get("Retry-After"))
 					}
+					// An answer or a notification is let through: a
+					// cancellation, here, of a call that holds the room.
+					req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":10}}`))
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set("Accept", "application/json, text/event-stream")
+					for k, v := range h {
+						req.Header.Set(k, v)
+					}
+					resp, err := http.DefaultClient.Do(req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusAccepted {
+						t.Fatalf("a notification at the cap was answered %d", resp.StatusCode)
+					}
 					break
 				}
 				if i == 200 {
