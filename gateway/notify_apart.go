@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -103,8 +102,9 @@ func (n *notifyApart) drain(s mcp.Session, q *notifyQueue, next mcp.MethodHandle
 		_, err := next(ctx, listKinds[kind], req)
 		cancel()
 		if err != nil && n.log != nil {
-			// The SDK's own words, which quietNotifications limits.
-			n.log.Warn(fmt.Sprintf("calling %s: %v", listKinds[kind], err))
+			// Worded as the SDK's own ("calling notifications/…"), which
+			// quietNotifications limits; the details are attributes.
+			n.log.Warn("calling notifications/*/list_changed failed", "method", listKinds[kind], "error", err)
 		}
 	}
 }
