@@ -783,3 +783,62 @@ func TestGatewayStdioSIGTERMAfterEOFCancelsAtOnce(t *testing.T) {
 		t.Error("serve --stdio still running 30s after SIGTERM")
 	}
 }
+
+// TestGatewayHTTPMaxCallsFlag: serve --max-calls reaches the endpoint.
+// With --max-calls 2 and one call of cl's wait tool in flight, a second
+// session's call of it is the second request in flight and is answered,
+// but with both held a third request gets 429 and Retry-After (the
+// default, 1,024, would answer it); once the calls end, requests are
+// answered again.
+func TestGatewayHTTPMaxCallsFlag(t *testing.T) {
+	w := newCancelWorld(t, false, nil)
+	base, stop := startHTTPGateway(t, w.gatewayWorld, "--http", "127.0.0.1:0", "--max-calls", "2", "--write-timeout", "10s")
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	var cs []*rawHTTP
+	for range 3 {
+		c := &rawHTTP{t: t, url: base + "/mcp"}
+		c.initialize(ctx, `{}`)
+		cs = append(cs, c)
+	}
+	tool := cs[0].waitTool(ctx)
+	callCtx, endCalls := context.WithCancel(ctx)
+	defer endCalls()
+	done := make(chan struct{}, 2)
+	for i, c := range cs[:2] {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			c.rpc(callCtx, callBody(10+i, tool, `{}`))
+		}()
+	}
+	// Both calls are in flight once the server has started two waits.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, _ := os.ReadFile(w.log)
+		if strings.Count(string(b), "started") >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the two calls never both reached the server:\n%s", b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_, resp, err := cs[2].rpc(ctx, `{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+	if err == nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("a third request with two calls in flight under --max-calls 2: %v; want 429 with Retry-After", err)
+	}
+	endCalls()
+	<-done
+	<-done
+	for {
+		_, _, err := cs[2].rpc(ctx, `{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("requests are still refused after the calls ended: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
