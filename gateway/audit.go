@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -214,6 +215,11 @@ func (l *AuditLog) open() error {
 	if !fi.Mode().IsRegular() {
 		f.Close()
 		return fmt.Errorf("opening the audit log: %s is not a regular file", l.path)
+	}
+	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
+		// Made by someone else, or by hand: left as it is (a log
+		// shipper may read it), but said, as it is created 0600.
+		l.log.Warn("the audit log can be read by others than its owner (chmod 600 it)", "path", l.path, "mode", fi.Mode().Perm().String())
 	}
 	l.f, l.size = f, fi.Size()
 	return nil

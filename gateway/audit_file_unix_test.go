@@ -3,6 +3,7 @@
 package gateway_test
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,5 +66,36 @@ func TestAuditLogRefusesANamedPipe(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("the refusal does not say why: %v", err)
+	}
+}
+
+// An audit log that exists readable by others (made by hand, or by
+// another tool) is kept as it is — a log shipper may read it — but the
+// gateway says so, as it creates its own 0600; one of its own says nothing.
+func TestAuditLogSaysItIsReadableByOthers(t *testing.T) {
+	for _, tc := range []struct {
+		mode os.FileMode
+		warn bool
+	}{{0o644, true}, {0o600, false}} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "calls.jsonl")
+		if err := os.WriteFile(path, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, tc.mode); err != nil {
+			t.Fatal(err)
+		}
+		var logged strings.Builder
+		l, err := gateway.OpenAudit(path, &gateway.AuditOptions{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Close()
+		if got := strings.Contains(logged.String(), "can be read by others"); got != tc.warn {
+			t.Errorf("an audit log of mode %v: warned %v, want %v (log: %q)", tc.mode, got, tc.warn, logged.String())
+		}
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != tc.mode {
+			t.Errorf("the audit log's mode changed: %v, %v", fi.Mode(), err)
+		}
 	}
 }
